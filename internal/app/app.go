@@ -1,0 +1,136 @@
+// Package app wires the service: configuration → database → services → HTTP
+// server and background jobs, and implements the fundsource subcommands.
+package app
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"time"
+
+	"golang.org/x/crypto/bcrypt"
+
+	"github.com/fundsource/fundsource/internal/config"
+	"github.com/fundsource/fundsource/internal/customer"
+	"github.com/fundsource/fundsource/internal/merchant"
+	"github.com/fundsource/fundsource/internal/postgres"
+)
+
+// ErrUsage marks a command-line mistake; main exits with status 2.
+var ErrUsage = errors.New("usage")
+
+const usage = `fundsource: bank funding sources, verification and webhooks
+
+Usage:
+  fundsource serve                 serve the API (DATABASE_URL, LISTEN_ADDR, …)
+  fundsource migrate               apply database migrations
+  fundsource dev                   what 'make run' runs: private PostgreSQL, migrate, demo merchant, serve
+  fundsource merchant create --name N --email E [--password P] [--json]
+  fundsource merchant activate-production MERCHANT_ID [--json]
+  fundsource merchant roll-key MERCHANT_ID --env sandbox|production [--json]
+  fundsource merchant grant-on-demand MERCHANT_ID --env sandbox|production [--json]
+  fundsource merchant enable-third-party-verification MERCHANT_ID --env sandbox|production [--json]
+
+Configuration comes from environment variables; see README.md.
+`
+
+// IO is where a command reads its environment and writes its output.
+type IO struct {
+	Getenv func(string) string
+	Stdout io.Writer // command results (JSON with --json)
+	Stderr io.Writer // logs and messages
+}
+
+// Run executes one fundsource command. It returns ErrUsage (wrapped) for bad
+// arguments after printing the usage.
+func Run(ctx context.Context, args []string, io IO) error {
+	if len(args) == 0 {
+		fmt.Fprint(io.Stderr, usage)
+		return fmt.Errorf("%w: no command", ErrUsage)
+	}
+	switch args[0] {
+	case "serve":
+		return withEnv(ctx, io, func(e *env) error { return e.serve(ctx) })
+	case "migrate":
+		return withEnv(ctx, io, func(e *env) error {
+			fmt.Fprintln(io.Stderr, "migrations applied")
+			return nil
+		})
+	case "dev":
+		return runDev(ctx, io)
+	case "merchant":
+		return runMerchant(ctx, args[1:], io)
+	case "help", "-h", "--help":
+		fmt.Fprint(io.Stdout, usage)
+		return nil
+	}
+	fmt.Fprint(io.Stderr, usage)
+	return fmt.Errorf("%w: unknown command %q", ErrUsage, args[0])
+}
+
+// env is a loaded configuration with an open, migrated database and services.
+type env struct {
+	cfg       *config.Config
+	log       *slog.Logger
+	io        IO
+	db        *postgres.DB
+	now       func() time.Time
+	merchants *merchant.Service
+	customers *customer.Service
+}
+
+// withEnv loads the configuration, opens and migrates the database, builds
+// the services and runs fn. In development without DATABASE_URL it uses the
+// private cluster of 'make run', which must be running.
+func withEnv(ctx context.Context, io IO, fn func(*env) error) error {
+	cfg, err := config.Load(io.Getenv)
+	if err != nil {
+		return err
+	}
+	dbURL := cfg.DatabaseURL
+	if dbURL == "" {
+		if dbURL, err = runningDevCluster(cfg.DataDir); err != nil {
+			return err
+		}
+	}
+	return withDatabase(ctx, cfg, dbURL, io, fn)
+}
+
+func withDatabase(ctx context.Context, cfg *config.Config, dbURL string, io IO, fn func(*env) error) error {
+	db, err := postgres.Open(ctx, dbURL)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	if err := db.Migrate(ctx); err != nil {
+		return err
+	}
+	e := newEnv(cfg, db, io, Clock)
+	return fn(e)
+}
+
+func newEnv(cfg *config.Config, db *postgres.DB, io IO, now func() time.Time) *env {
+	return &env{
+		cfg: cfg, io: io, db: db, now: now,
+		log:       slog.New(slog.NewJSONHandler(io.Stderr, nil)),
+		merchants: merchant.NewService(db, bcryptHasher{cost: bcrypt.DefaultCost}, now),
+		customers: customer.NewService(db, now),
+	}
+}
+
+// Clock is the service's time: UTC, truncated to PostgreSQL's microsecond
+// precision so that a value returned on creation equals the one read back.
+func Clock() time.Time { return time.Now().UTC().Truncate(time.Microsecond) }
+
+// bcryptHasher hashes dashboard passwords with bcrypt.
+type bcryptHasher struct{ cost int }
+
+func (h bcryptHasher) Hash(password string) (string, error) {
+	b, err := bcrypt.GenerateFromPassword([]byte(password), h.cost)
+	if err != nil {
+		return "", fmt.Errorf("hash password: %w", err)
+	}
+	return string(b), nil
+}

@@ -1,0 +1,320 @@
+// Package config reads the service's configuration from environment
+// variables (CONTRACT.md part 10), fills development defaults, generates
+// development keys once under DATA_DIR, and refuses to run production without
+// explicit keys.
+package config
+
+import (
+	"crypto/rand"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"github.com/fundsource/fundsource/internal/tenant"
+)
+
+// Mode is development or production.
+type Mode string
+
+// The two modes.
+const (
+	Development Mode = "development"
+	Production  Mode = "production"
+)
+
+// Key is one named symmetric key.
+type Key struct {
+	ID    string
+	Bytes []byte
+}
+
+// Config is the whole typed configuration.
+type Config struct {
+	Mode              Mode
+	DatabaseURL       string // empty in development means "start the private cluster"
+	ListenAddr        string
+	SandboxBaseURL    *url.URL
+	ProductionBaseURL *url.URL
+	HostedBaseURL     *url.URL
+	DataDir           string
+
+	// AccountEncryptionKeys: the first encrypts, all decrypt. Each is 32 bytes.
+	AccountEncryptionKeys []Key
+	FingerprintKey        []byte   // 32 bytes
+	SessionKeys           [][]byte // each 32 or 64 bytes
+
+	PlaidBaseURL  string
+	PlaidClientID string
+	PlaidSecret   string
+
+	WebhookAllowPrivateTargets bool
+
+	// RateLimitSandbox and RateLimitProduction are requests per second per
+	// API key; 0 turns the limit off.
+	RateLimitSandbox    float64
+	RateLimitProduction float64
+}
+
+// Getenv looks up one environment variable ("" when unset).
+type Getenv func(string) string
+
+// Names of the key variables, in the order they are reported.
+const (
+	varEncryption  = "ACCOUNT_ENCRYPTION_KEYS"
+	varFingerprint = "FINGERPRINT_KEY"
+	varSession     = "SESSION_KEYS"
+)
+
+// Load reads the configuration. In development, key variables that are unset
+// are read from (or generated once into) DATA_DIR/keys.env.
+func Load(getenv Getenv) (*Config, error) {
+	c := &Config{
+		Mode:          Mode(orDefault(getenv("FUNDSOURCE_MODE"), string(Development))),
+		DatabaseURL:   getenv("DATABASE_URL"),
+		ListenAddr:    orDefault(getenv("LISTEN_ADDR"), "127.0.0.1:8080"),
+		DataDir:       orDefault(getenv("DATA_DIR"), ".data"),
+		PlaidBaseURL:  getenv("PLAID_BASE_URL"),
+		PlaidClientID: getenv("PLAID_CLIENT_ID"),
+		PlaidSecret:   getenv("PLAID_SECRET"),
+	}
+	if c.Mode != Development && c.Mode != Production {
+		return nil, fmt.Errorf("FUNDSOURCE_MODE must be development or production, not %q", c.Mode)
+	}
+	prod := c.Mode == Production
+	if prod && c.DatabaseURL == "" {
+		return nil, errors.New("DATABASE_URL is required in production")
+	}
+
+	var err error
+	defaultBase := "http://127.0.0.1:8080"
+	if c.SandboxBaseURL, err = baseURL(getenv, "SANDBOX_BASE_URL", defaultBase, prod); err != nil {
+		return nil, err
+	}
+	if c.ProductionBaseURL, err = baseURL(getenv, "PRODUCTION_BASE_URL", defaultBase, prod); err != nil {
+		return nil, err
+	}
+	if c.HostedBaseURL, err = baseURL(getenv, "HOSTED_BASE_URL", defaultBase, prod); err != nil {
+		return nil, err
+	}
+
+	if c.WebhookAllowPrivateTargets, err = boolVar(getenv, "WEBHOOK_ALLOW_PRIVATE_TARGETS", !prod); err != nil {
+		return nil, err
+	}
+	if c.RateLimitSandbox, err = rateVar(getenv, "RATE_LIMIT_SANDBOX", 25); err != nil {
+		return nil, err
+	}
+	if c.RateLimitProduction, err = rateVar(getenv, "RATE_LIMIT_PRODUCTION", 100); err != nil {
+		return nil, err
+	}
+
+	if err := c.loadKeys(getenv); err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+// BaseURL returns the configured public base address of env.
+func (c *Config) BaseURL(env tenant.Environment) *url.URL {
+	if env == tenant.Production {
+		return c.ProductionBaseURL
+	}
+	return c.SandboxBaseURL
+}
+
+func (c *Config) loadKeys(getenv Getenv) error {
+	vals := map[string]string{
+		varEncryption:  getenv(varEncryption),
+		varFingerprint: getenv(varFingerprint),
+		varSession:     getenv(varSession),
+	}
+	if c.Mode == Production {
+		var missing []string
+		for _, name := range []string{varEncryption, varFingerprint, varSession} {
+			if vals[name] == "" {
+				missing = append(missing, name)
+			}
+		}
+		if len(missing) > 0 {
+			return fmt.Errorf("production mode needs explicit keys; missing: %s", strings.Join(missing, ", "))
+		}
+	} else if vals[varEncryption] == "" || vals[varFingerprint] == "" || vals[varSession] == "" {
+		stored, err := developmentKeys(filepath.Join(c.DataDir, "keys.env"))
+		if err != nil {
+			return err
+		}
+		for name, v := range vals {
+			if v == "" {
+				vals[name] = stored[name]
+			}
+		}
+	}
+
+	var err error
+	if c.AccountEncryptionKeys, err = parseKeyring(vals[varEncryption]); err != nil {
+		return fmt.Errorf("%s: %w", varEncryption, err)
+	}
+	if c.FingerprintKey, err = parseKey(vals[varFingerprint], 32, 32); err != nil {
+		return fmt.Errorf("%s: %w", varFingerprint, err)
+	}
+	for _, part := range strings.Split(vals[varSession], ",") {
+		k, err := parseKey(strings.TrimSpace(part), 32, 64)
+		if err != nil {
+			return fmt.Errorf("%s: %w", varSession, err)
+		}
+		c.SessionKeys = append(c.SessionKeys, k)
+	}
+	return nil
+}
+
+// developmentKeys reads path as NAME=VALUE lines, generating and writing it
+// (mode 0600) when it does not exist yet, so development data stays readable
+// across runs.
+func developmentKeys(path string) (map[string]string, error) {
+	data, err := os.ReadFile(path)
+	if errors.Is(err, os.ErrNotExist) {
+		gen := map[string]string{
+			varEncryption:  "k1:" + randomKey(32),
+			varFingerprint: randomKey(32),
+			varSession:     randomKey(64),
+		}
+		var b strings.Builder
+		b.WriteString("# Development keys generated by fundsource. Never use them in production.\n")
+		for _, name := range []string{varEncryption, varFingerprint, varSession} {
+			fmt.Fprintf(&b, "%s=%s\n", name, gen[name])
+		}
+		if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+			return nil, fmt.Errorf("create data dir: %w", err)
+		}
+		if err := os.WriteFile(path, []byte(b.String()), 0o600); err != nil {
+			return nil, fmt.Errorf("write development keys: %w", err)
+		}
+		return gen, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read development keys: %w", err)
+	}
+	return parseEnvFile(data), nil
+}
+
+// ReadEnvFile reads NAME=VALUE lines (comments with #); a missing file is empty.
+func ReadEnvFile(path string) map[string]string {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return map[string]string{}
+	}
+	return parseEnvFile(data)
+}
+
+func parseEnvFile(data []byte) map[string]string {
+	out := map[string]string{}
+	for _, line := range strings.Split(string(data), "\n") {
+		line = strings.TrimSpace(line)
+		if line == "" || strings.HasPrefix(line, "#") {
+			continue
+		}
+		if name, value, ok := strings.Cut(line, "="); ok {
+			out[name] = value
+		}
+	}
+	return out
+}
+
+func randomKey(n int) string {
+	b := make([]byte, n)
+	_, _ = rand.Read(b)
+	return base64.StdEncoding.EncodeToString(b)
+}
+
+func parseKey(s string, minLen, maxLen int) ([]byte, error) {
+	if s == "" {
+		return nil, errors.New("empty key")
+	}
+	b, err := base64.StdEncoding.DecodeString(s)
+	if err != nil {
+		return nil, errors.New("not valid base64")
+	}
+	if len(b) < minLen || len(b) > maxLen {
+		if minLen == maxLen {
+			return nil, fmt.Errorf("key must be %d bytes, got %d", minLen, len(b))
+		}
+		return nil, fmt.Errorf("key must be %d to %d bytes, got %d", minLen, maxLen, len(b))
+	}
+	return b, nil
+}
+
+// parseKeyring parses "id:base64key,…"; ids are unique and non-empty.
+func parseKeyring(s string) ([]Key, error) {
+	var keys []Key
+	seen := map[string]bool{}
+	for _, part := range strings.Split(s, ",") {
+		id, b64, ok := strings.Cut(strings.TrimSpace(part), ":")
+		if !ok || id == "" {
+			return nil, errors.New("each entry must be id:base64key")
+		}
+		if seen[id] {
+			return nil, fmt.Errorf("key id %q appears twice", id)
+		}
+		seen[id] = true
+		k, err := parseKey(b64, 32, 32)
+		if err != nil {
+			return nil, fmt.Errorf("key %q: %w", id, err)
+		}
+		keys = append(keys, Key{ID: id, Bytes: k})
+	}
+	return keys, nil
+}
+
+func orDefault(v, def string) string {
+	if v == "" {
+		return def
+	}
+	return v
+}
+
+func baseURL(getenv Getenv, name, def string, prod bool) (*url.URL, error) {
+	raw := getenv(name)
+	if raw == "" {
+		if prod {
+			return nil, fmt.Errorf("%s is required in production", name)
+		}
+		raw = def
+	}
+	u, err := url.Parse(raw)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.User != nil {
+		return nil, fmt.Errorf("%s must be an absolute http(s) URL, got %q", name, raw)
+	}
+	if prod && u.Scheme != "https" {
+		return nil, fmt.Errorf("%s must use https in production", name)
+	}
+	u.Path = strings.TrimSuffix(u.Path, "/")
+	return u, nil
+}
+
+func boolVar(getenv Getenv, name string, def bool) (bool, error) {
+	raw := getenv(name)
+	if raw == "" {
+		return def, nil
+	}
+	v, err := strconv.ParseBool(raw)
+	if err != nil {
+		return false, fmt.Errorf("%s must be true or false, got %q", name, raw)
+	}
+	return v, nil
+}
+
+func rateVar(getenv Getenv, name string, def float64) (float64, error) {
+	raw := getenv(name)
+	if raw == "" {
+		return def, nil
+	}
+	v, err := strconv.ParseFloat(raw, 64)
+	if err != nil || v < 0 {
+		return 0, fmt.Errorf("%s must be a number ≥ 0 (requests per second), got %q", name, raw)
+	}
+	return v, nil
+}

@@ -1,0 +1,129 @@
+// Package customer holds a merchant's customers (the spec's user_id).
+package customer
+
+import (
+	"context"
+	"time"
+
+	"github.com/fundsource/fundsource/internal/contact"
+	"github.com/fundsource/fundsource/internal/errs"
+	"github.com/fundsource/fundsource/internal/event"
+	"github.com/fundsource/fundsource/internal/ids"
+	"github.com/fundsource/fundsource/internal/paging"
+	"github.com/fundsource/fundsource/internal/tenant"
+)
+
+// Customer is one customer of a merchant in one environment. The JSON form is
+// the API resource and the customer.created event data.
+type Customer struct {
+	Scope        tenant.Scope `json:"-"`
+	ID           string       `json:"user_id"`
+	FirstName    string       `json:"first_name"`
+	LastName     string       `json:"last_name"`
+	Email        string       `json:"email"`
+	BusinessName *string      `json:"business_name"`
+	CreatedAt    time.Time    `json:"created_at"` // UTC
+}
+
+// Input is what a merchant sends to create a customer.
+type Input struct {
+	FirstName    string  `json:"first_name"`
+	LastName     string  `json:"last_name"`
+	Email        string  `json:"email"`
+	BusinessName *string `json:"business_name"`
+}
+
+// Store is the persistence the customer service needs.
+type Store interface {
+	WithTx(ctx context.Context, fn func(ctx context.Context) error) error
+	InsertCustomer(ctx context.Context, c Customer) error
+	// Customer returns errs.NotFound for an id unknown in the scope.
+	Customer(ctx context.Context, scope tenant.Scope, id string) (Customer, error)
+	// ListCustomers returns up to p.Limit+1 customers, newest first;
+	// errs.NotFound when p.StartingAfter is unknown.
+	ListCustomers(ctx context.Context, scope tenant.Scope, p paging.Page) ([]Customer, error)
+	event.Recorder
+}
+
+// Service applies the customer rules.
+type Service struct {
+	store Store
+	now   func() time.Time
+}
+
+// NewService returns a Service.
+func NewService(store Store, now func() time.Time) *Service {
+	return &Service{store: store, now: now}
+}
+
+// Create validates in and stores a new customer with its customer.created event.
+func (s *Service) Create(ctx context.Context, scope tenant.Scope, in Input) (Customer, error) {
+	c, err := validate(in)
+	if err != nil {
+		return Customer{}, err
+	}
+	c.Scope = scope
+	c.ID = ids.New(ids.Customer)
+	c.CreatedAt = s.now().UTC()
+	err = s.store.WithTx(ctx, func(ctx context.Context) error {
+		if err := s.store.InsertCustomer(ctx, c); err != nil {
+			return err
+		}
+		return s.store.RecordEvent(ctx, event.New(scope, event.CustomerCreated, c, c.CreatedAt))
+	})
+	if err != nil {
+		return Customer{}, err
+	}
+	return c, nil
+}
+
+// Get returns one customer, or customer_not_found.
+func (s *Service) Get(ctx context.Context, scope tenant.Scope, id string) (Customer, error) {
+	c, err := s.store.Customer(ctx, scope, id)
+	if errs.Is(err, errs.NotFound) {
+		return Customer{}, NotFound(id)
+	}
+	return c, err
+}
+
+// List returns a page of customers, newest first, and whether more follow.
+func (s *Service) List(ctx context.Context, scope tenant.Scope, p paging.Page) ([]Customer, bool, error) {
+	cs, err := s.store.ListCustomers(ctx, scope, p)
+	if errs.Is(err, errs.NotFound) {
+		return nil, false, paging.UnknownCursor()
+	}
+	if err != nil {
+		return nil, false, err
+	}
+	cs, more := paging.Trim(cs, p)
+	return cs, more, nil
+}
+
+// NotFound is the customer_not_found error for id.
+func NotFound(id string) error {
+	return &errs.Error{Code: errs.CustomerNotFound, Message: "No customer with this user_id exists.", Param: "user_id"}
+}
+
+func validate(in Input) (Customer, error) {
+	var c Customer
+	var err error
+	if c.FirstName, err = contact.Name("first_name", in.FirstName, 100, true); err != nil {
+		return Customer{}, err
+	}
+	if c.LastName, err = contact.Name("last_name", in.LastName, 100, true); err != nil {
+		return Customer{}, err
+	}
+	if c.Email, err = contact.Email("email", in.Email); err != nil {
+		return Customer{}, err
+	}
+	if in.BusinessName != nil {
+		b, err := contact.Name("business_name", *in.BusinessName, 200, false)
+		if err != nil {
+			return Customer{}, err
+		}
+		if b != "" {
+			c.BusinessName = &b
+		}
+	}
+	return c, nil
+}

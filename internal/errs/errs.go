@@ -1,0 +1,123 @@
+// Package errs defines the service's domain error type and the error codes of
+// the product contract (CONTRACT.md part 3). It imports only the standard
+// library so that every other package can use it.
+package errs
+
+import (
+	"errors"
+	"fmt"
+)
+
+// Code is a machine-readable error code from the contract's table.
+type Code string
+
+// The contract's error codes. The web package maps each to one HTTP status.
+const (
+	InvalidRequest               Code = "invalid_request"
+	InvalidRoutingNumber         Code = "invalid_routing_number"
+	InvalidAccountNumber         Code = "invalid_account_number"
+	InvalidAccountType           Code = "invalid_account_type"
+	InvalidAmounts               Code = "invalid_amounts"
+	VerificationFailed           Code = "verification_failed"
+	InvalidProcessorToken        Code = "invalid_processor_token"
+	InvalidURL                   Code = "invalid_url"
+	Unauthorized                 Code = "unauthorized"
+	PermissionDenied             Code = "permission_denied"
+	ProcessorNotEnabled          Code = "processor_not_enabled"
+	DebitNotAllowed              Code = "debit_not_allowed"
+	CustomerNotFound             Code = "customer_not_found"
+	FundingSourceNotFound        Code = "funding_source_not_found"
+	NotFound                     Code = "resource_not_found"
+	RouteNotFound                Code = "route_not_found"
+	MethodNotAllowed             Code = "method_not_allowed"
+	AccountInUse                 Code = "account_in_use"
+	DuplicateFundingSource       Code = "duplicate_funding_source"
+	FundingSourceAlreadyVerified Code = "funding_source_already_verified"
+	VerificationNotInitiated     Code = "verification_not_initiated"
+	VerificationPending          Code = "verification_pending"
+	VerificationAttemptsExceeded Code = "verification_attempts_exceeded"
+	VerificationExpired          Code = "verification_expired"
+	VerificationLimitReached     Code = "verification_limit_reached"
+	IdempotencyKeyReused         Code = "idempotency_key_reused"
+	RequestInProgress            Code = "request_in_progress"
+	Conflict                     Code = "conflict"
+	RequestTooLarge              Code = "request_too_large"
+	UnsupportedMediaType         Code = "unsupported_media_type"
+	RateLimited                  Code = "rate_limited"
+	ProviderUnavailable          Code = "provider_unavailable"
+	Internal                     Code = "internal_error"
+	ServiceUnavailable           Code = "service_unavailable"
+)
+
+// Error is a domain error with a contract code. Message is safe to show to the
+// API caller; Param names the offending request field, if any; Details are
+// extra members of the error object (for example attempts_remaining).
+type Error struct {
+	Code    Code
+	Message string
+	Param   string
+	Details map[string]any
+}
+
+// Error implements the error interface.
+func (e *Error) Error() string {
+	if e.Param != "" {
+		return fmt.Sprintf("%s: %s (param %s)", e.Code, e.Message, e.Param)
+	}
+	return fmt.Sprintf("%s: %s", e.Code, e.Message)
+}
+
+// New returns an Error with the code and message.
+func New(code Code, message string) *Error {
+	return &Error{Code: code, Message: message}
+}
+
+// Newf returns an Error with the code and a formatted message.
+func Newf(code Code, format string, args ...any) *Error {
+	return &Error{Code: code, Message: fmt.Sprintf(format, args...)}
+}
+
+// Invalid returns an invalid_request error about one request field.
+func Invalid(param, message string) *Error {
+	return &Error{Code: InvalidRequest, Message: message, Param: param}
+}
+
+// WithParam returns a copy of e naming the request field param.
+func (e *Error) WithParam(param string) *Error {
+	c := *e
+	c.Param = param
+	return &c
+}
+
+// WithDetail returns a copy of e with one more detail member.
+func (e *Error) WithDetail(key string, value any) *Error {
+	c := *e
+	c.Details = make(map[string]any, len(e.Details)+1)
+	for k, v := range e.Details {
+		c.Details[k] = v
+	}
+	c.Details[key] = value
+	return &c
+}
+
+// As returns the *Error in err's chain, if there is one.
+func As(err error) (*Error, bool) {
+	var e *Error
+	if errors.As(err, &e) {
+		return e, true
+	}
+	return nil, false
+}
+
+// CodeOf returns the code of the *Error in err's chain, or "" if there is none.
+func CodeOf(err error) Code {
+	if e, ok := As(err); ok {
+		return e.Code
+	}
+	return ""
+}
+
+// Is reports whether err carries the given code.
+func Is(err error, code Code) bool {
+	return CodeOf(err) == code
+}

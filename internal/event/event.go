@@ -1,0 +1,47 @@
+// Package event defines the events written to the outbox in the same
+// transaction as the change they describe (CONTRACT.md part 6). Delivery is
+// the webhook package's concern.
+package event
+
+import (
+	"context"
+	"time"
+
+	"github.com/fundsource/fundsource/internal/ids"
+	"github.com/fundsource/fundsource/internal/tenant"
+)
+
+// Event types of the contract.
+const (
+	CustomerCreated                  = "customer.created"
+	FundingSourceCreated             = "funding_source.created"
+	FundingSourceVerificationPending = "funding_source.verification_pending"
+	FundingSourceVerified            = "funding_source.verified"
+	FundingSourceVerificationFailed  = "funding_source.verification_failed"
+	FundingSourceVerificationExpired = "funding_source.verification_expired"
+	FundingSourceRemoved             = "funding_source.removed"
+	PaymentSuccess                   = "payment.success"
+	PaymentFailed                    = "payment.failed"
+	SubscriptionCreated              = "subscription.created"
+	WebhookTest                      = "webhook.test"
+)
+
+// Event is one notification. Data is marshalled to JSON as the envelope's
+// data member; it must never hold a full account number or a secret.
+type Event struct {
+	ID        string
+	Scope     tenant.Scope
+	Type      string
+	CreatedAt time.Time // UTC
+	Data      any
+}
+
+// New returns an event with a fresh evt_ id.
+func New(scope tenant.Scope, typ string, data any, now time.Time) Event {
+	return Event{ID: ids.New(ids.Event), Scope: scope, Type: typ, CreatedAt: now.UTC(), Data: data}
+}
+
+// Recorder writes events; called inside the transaction of the change.
+type Recorder interface {
+	RecordEvent(ctx context.Context, e Event) error
+}

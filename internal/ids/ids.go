@@ -1,0 +1,60 @@
+// Package ids makes identifiers and secrets from crypto/rand: a type prefix
+// plus 128 random bits for ids, 256 bits for secrets. Nothing here is
+// sequential or guessable.
+package ids
+
+import (
+	"crypto/rand"
+	"encoding/base32"
+	"math/big"
+	"strings"
+)
+
+// The id prefixes of the contract.
+const (
+	Customer      = "cus_"
+	FundingSource = "fs_"
+	Event         = "evt_"
+	Request       = "req_"
+	Merchant      = "mer_"
+	APIKey        = "key_"
+)
+
+var b32 = base32.StdEncoding.WithPadding(base32.NoPadding)
+
+// New returns prefix followed by 128 random bits in lowercase base32 (26 chars).
+func New(prefix string) string {
+	var b [16]byte
+	_, _ = rand.Read(b[:]) // crypto/rand.Read never fails (Go 1.24+)
+	return prefix + strings.ToLower(b32.EncodeToString(b[:]))
+}
+
+const base62 = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+
+// SecretLen is the length of the random part of Secret: 256 bits in base62.
+const SecretLen = 43
+
+// Secret returns prefix followed by 256 random bits in base62 (43 chars).
+func Secret(prefix string) string {
+	var b [32]byte
+	_, _ = rand.Read(b[:])
+	n := new(big.Int).SetBytes(b[:])
+	out := make([]byte, SecretLen)
+	base := big.NewInt(62)
+	mod := new(big.Int)
+	for i := SecretLen - 1; i >= 0; i-- {
+		n.DivMod(n, base, mod)
+		out[i] = base62[mod.Int64()]
+	}
+	return prefix + string(out)
+}
+
+// IsBase62 reports whether s consists only of base62 characters.
+func IsBase62(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if strings.IndexByte(base62, s[i]) < 0 {
+			return false
+		}
+	}
+	return true
+}

@@ -1,0 +1,283 @@
+// Package merchant holds merchants, their per-environment API keys and
+// permissions, and the authentication of secret keys.
+package merchant
+
+import (
+	"context"
+	"crypto/sha256"
+	"strings"
+	"time"
+
+	"github.com/fundsource/fundsource/internal/contact"
+	"github.com/fundsource/fundsource/internal/errs"
+	"github.com/fundsource/fundsource/internal/ids"
+	"github.com/fundsource/fundsource/internal/tenant"
+)
+
+// PermOnDemand is the key permission needed for POST /v2/on-demand/funding-source.
+const PermOnDemand = "on_demand_funding_source"
+
+// MinPasswordLen is the shortest dashboard password accepted.
+const MinPasswordLen = 12
+
+// Merchant is a business using the service.
+type Merchant struct {
+	ID                    string
+	Name                  string
+	Email                 string // lowercase; the dashboard login
+	PasswordHash          string // bcrypt
+	ProductionActivatedAt *time.Time
+	CreatedAt             time.Time
+}
+
+// Environment is a merchant's settings in one environment.
+type Environment struct {
+	Scope                  tenant.Scope
+	PublicKey              string
+	ThirdPartyVerification bool
+}
+
+// APIKey is a secret key as stored: only its SHA-256 and last four characters.
+type APIKey struct {
+	ID          string
+	Scope       tenant.Scope
+	SecretHash  []byte
+	LastFour    string
+	Permissions []string
+	CreatedAt   time.Time
+	RevokedAt   *time.Time
+}
+
+// Principal is who an authenticated API request acts for.
+type Principal struct {
+	Scope                  tenant.Scope
+	KeyID                  string
+	Permissions            []string
+	ThirdPartyVerification bool
+}
+
+// Can reports whether the key carries permission perm.
+func (p Principal) Can(perm string) bool {
+	for _, have := range p.Permissions {
+		if have == perm {
+			return true
+		}
+	}
+	return false
+}
+
+// Keys is a secret and public key pair; the secret is shown only once.
+type Keys struct {
+	SecretKey string `json:"secret_key"`
+	PublicKey string `json:"public_key"`
+}
+
+// Store is the persistence the merchant service needs.
+type Store interface {
+	WithTx(ctx context.Context, fn func(ctx context.Context) error) error
+	InsertMerchant(ctx context.Context, m Merchant) error
+	InsertEnvironment(ctx context.Context, e Environment) error
+	InsertAPIKey(ctx context.Context, k APIKey) error
+	// RevokeActiveKey revokes the scope's active key and returns its
+	// permissions; errs.NotFound when there is none.
+	RevokeActiveKey(ctx context.Context, scope tenant.Scope, at time.Time) ([]string, error)
+	// APIKeyByHash finds a key, revoked or not; errs.NotFound when unknown.
+	APIKeyByHash(ctx context.Context, hash []byte) (APIKey, Environment, error)
+	Merchant(ctx context.Context, id string) (Merchant, error)
+	MerchantByEmail(ctx context.Context, email string) (Merchant, error)
+	SetPasswordHash(ctx context.Context, id, hash string) error
+	// MarkProductionActivated sets the activation time once; errs.Conflict if set.
+	MarkProductionActivated(ctx context.Context, id string, at time.Time) error
+	GrantPermission(ctx context.Context, scope tenant.Scope, perm string) error
+	SetThirdPartyVerification(ctx context.Context, scope tenant.Scope, on bool) error
+	Environment(ctx context.Context, scope tenant.Scope) (Environment, error)
+}
+
+// Service applies the merchant rules.
+type Service struct {
+	store Store
+	now   func() time.Time
+	hash  PasswordHasher
+}
+
+// PasswordHasher hashes dashboard passwords (bcrypt in production code; a
+// cheap cost in tests).
+type PasswordHasher interface {
+	Hash(password string) (string, error)
+}
+
+// NewService returns a Service.
+func NewService(store Store, hasher PasswordHasher, now func() time.Time) *Service {
+	return &Service{store: store, now: now, hash: hasher}
+}
+
+// Created is the result of creating a merchant.
+type Created struct {
+	Merchant Merchant
+	Sandbox  Keys
+}
+
+// Create makes a merchant with its sandbox environment and keys. Sandbox keys
+// carry the on-demand permission from the start.
+func (s *Service) Create(ctx context.Context, name, email, password string) (Created, error) {
+	name, err := contact.Name("name", name, 200, true)
+	if err != nil {
+		return Created{}, err
+	}
+	email, err = NormalizeEmail(email)
+	if err != nil {
+		return Created{}, err
+	}
+	if len(password) < MinPasswordLen {
+		return Created{}, errs.Invalid("password", "password must be at least 12 characters")
+	}
+	pwHash, err := s.hash.Hash(password)
+	if err != nil {
+		return Created{}, err
+	}
+	m := Merchant{ID: ids.New(ids.Merchant), Name: name, Email: email, PasswordHash: pwHash, CreatedAt: s.now().UTC()}
+	var keys Keys
+	err = s.store.WithTx(ctx, func(ctx context.Context) error {
+		if err := s.store.InsertMerchant(ctx, m); err != nil {
+			if errs.Is(err, errs.Conflict) {
+				return errs.Invalid("email", "a merchant with this email already exists")
+			}
+			return err
+		}
+		keys, err = s.createEnvironment(ctx, tenant.Scope{MerchantID: m.ID, Env: tenant.Sandbox}, []string{PermOnDemand})
+		return err
+	})
+	if err != nil {
+		return Created{}, err
+	}
+	return Created{Merchant: m, Sandbox: keys}, nil
+}
+
+func (s *Service) createEnvironment(ctx context.Context, scope tenant.Scope, perms []string) (Keys, error) {
+	public := ids.Secret(scope.Env.PublicPrefix())
+	if err := s.store.InsertEnvironment(ctx, Environment{Scope: scope, PublicKey: public}); err != nil {
+		return Keys{}, err
+	}
+	secret, err := s.insertKey(ctx, scope, perms)
+	if err != nil {
+		return Keys{}, err
+	}
+	return Keys{SecretKey: secret, PublicKey: public}, nil
+}
+
+func (s *Service) insertKey(ctx context.Context, scope tenant.Scope, perms []string) (string, error) {
+	secret := ids.Secret(scope.Env.SecretPrefix())
+	k := APIKey{
+		ID:          ids.New(ids.APIKey),
+		Scope:       scope,
+		SecretHash:  HashSecret(secret),
+		LastFour:    secret[len(secret)-4:],
+		Permissions: perms,
+		CreatedAt:   s.now().UTC(),
+	}
+	if k.Permissions == nil {
+		k.Permissions = []string{}
+	}
+	return secret, s.store.InsertAPIKey(ctx, k)
+}
+
+// ActivateProduction creates the production environment and its keys. The
+// production key gets the on-demand permission only from GrantOnDemand.
+func (s *Service) ActivateProduction(ctx context.Context, merchantID string) (Keys, error) {
+	var keys Keys
+	err := s.store.WithTx(ctx, func(ctx context.Context) error {
+		if _, err := s.Merchant(ctx, merchantID); err != nil {
+			return err
+		}
+		if err := s.store.MarkProductionActivated(ctx, merchantID, s.now().UTC()); err != nil {
+			if errs.Is(err, errs.Conflict) {
+				return errs.New(errs.Conflict, "production is already activated; use roll-key for a new secret key")
+			}
+			return err
+		}
+		var err error
+		keys, err = s.createEnvironment(ctx, tenant.Scope{MerchantID: merchantID, Env: tenant.Production}, nil)
+		return err
+	})
+	return keys, err
+}
+
+// RollKey replaces the scope's secret key; the old one stops working at once.
+// The new key keeps the old one's permissions.
+func (s *Service) RollKey(ctx context.Context, scope tenant.Scope) (string, error) {
+	var secret string
+	err := s.store.WithTx(ctx, func(ctx context.Context) error {
+		perms, err := s.store.RevokeActiveKey(ctx, scope, s.now().UTC())
+		if err != nil {
+			return s.envErr(ctx, err, scope)
+		}
+		secret, err = s.insertKey(ctx, scope, perms)
+		return err
+	})
+	return secret, err
+}
+
+// GrantOnDemand gives the scope's key the on-demand funding-source permission.
+func (s *Service) GrantOnDemand(ctx context.Context, scope tenant.Scope) error {
+	return s.envErr(ctx, s.store.GrantPermission(ctx, scope, PermOnDemand), scope)
+}
+
+// EnableThirdPartyVerification lets the scope create Verified sources on demand.
+func (s *Service) EnableThirdPartyVerification(ctx context.Context, scope tenant.Scope) error {
+	return s.envErr(ctx, s.store.SetThirdPartyVerification(ctx, scope, true), scope)
+}
+
+// Environment returns the merchant's settings in one environment.
+func (s *Service) Environment(ctx context.Context, scope tenant.Scope) (Environment, error) {
+	e, err := s.store.Environment(ctx, scope)
+	return e, s.envErr(ctx, err, scope)
+}
+
+// Merchant returns a merchant by id.
+func (s *Service) Merchant(ctx context.Context, id string) (Merchant, error) {
+	m, err := s.store.Merchant(ctx, id)
+	if errs.Is(err, errs.NotFound) {
+		return Merchant{}, errs.Newf(errs.NotFound, "no merchant %s", id)
+	}
+	return m, err
+}
+
+// MerchantByEmail returns a merchant by login email.
+func (s *Service) MerchantByEmail(ctx context.Context, email string) (Merchant, error) {
+	return s.store.MerchantByEmail(ctx, strings.ToLower(strings.TrimSpace(email)))
+}
+
+// envErr explains a missing environment: production before activation, or an
+// unknown merchant.
+func (s *Service) envErr(ctx context.Context, err error, scope tenant.Scope) error {
+	if !errs.Is(err, errs.NotFound) {
+		return err
+	}
+	if _, merr := s.Merchant(ctx, scope.MerchantID); merr != nil {
+		return merr
+	}
+	return errs.Newf(errs.PermissionDenied, "merchant %s has no %s environment; activate production first", scope.MerchantID, scope.Env)
+}
+
+// NormalizeEmail trims and lowercases a login email address and checks it.
+func NormalizeEmail(email string) (string, error) {
+	return contact.Email("email", strings.ToLower(email))
+}
+
+// HashSecret is how secret keys are stored and looked up.
+func HashSecret(secret string) []byte {
+	h := sha256.Sum256([]byte(secret))
+	return h[:]
+}
+
+// SetPassword replaces a merchant's dashboard password.
+func (s *Service) SetPassword(ctx context.Context, merchantID, password string) error {
+	if len(password) < MinPasswordLen {
+		return errs.Invalid("password", "password must be at least 12 characters")
+	}
+	h, err := s.hash.Hash(password)
+	if err != nil {
+		return err
+	}
+	return s.store.SetPasswordHash(ctx, merchantID, h)
+}

@@ -1,0 +1,78 @@
+package postgres
+
+import (
+	"context"
+	"time"
+
+	"github.com/jmoiron/sqlx"
+
+	"github.com/fundsource/fundsource/internal/customer"
+	"github.com/fundsource/fundsource/internal/paging"
+	"github.com/fundsource/fundsource/internal/tenant"
+)
+
+type customerRow struct {
+	MerchantID   string    `db:"merchant_id"`
+	Environment  string    `db:"environment"`
+	ID           string    `db:"id"`
+	FirstName    string    `db:"first_name"`
+	LastName     string    `db:"last_name"`
+	Email        string    `db:"email"`
+	BusinessName *string   `db:"business_name"`
+	CreatedAt    time.Time `db:"created_at"`
+}
+
+func (r customerRow) domain() customer.Customer {
+	return customer.Customer{
+		Scope: tenant.Scope{MerchantID: r.MerchantID, Env: tenant.Environment(r.Environment)},
+		ID:    r.ID, FirstName: r.FirstName, LastName: r.LastName, Email: r.Email,
+		BusinessName: r.BusinessName, CreatedAt: r.CreatedAt.UTC(),
+	}
+}
+
+const insertCustomer = `
+INSERT INTO customers (merchant_id, environment, id, first_name, last_name, email, business_name, created_at)
+VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`
+
+// InsertCustomer stores a new customer.
+func (db *DB) InsertCustomer(ctx context.Context, c customer.Customer) error {
+	_, err := db.q(ctx).ExecContext(ctx, insertCustomer, c.Scope.MerchantID, c.Scope.Env, c.ID,
+		c.FirstName, c.LastName, c.Email, c.BusinessName, c.CreatedAt)
+	return translate(err)
+}
+
+const customerColumns = `merchant_id, environment, id, first_name, last_name, email, business_name, created_at`
+
+const selectCustomer = `
+SELECT ` + customerColumns + `
+FROM customers WHERE merchant_id = $1 AND environment = $2 AND id = $3`
+
+// Customer returns one customer of the scope.
+func (db *DB) Customer(ctx context.Context, scope tenant.Scope, id string) (customer.Customer, error) {
+	var r customerRow
+	if err := sqlx.GetContext(ctx, db.q(ctx), &r, selectCustomer, scope.MerchantID, scope.Env, id); err != nil {
+		return customer.Customer{}, translate(err)
+	}
+	return r.domain(), nil
+}
+
+const listCustomers = `
+SELECT ` + customerColumns + `
+FROM customers
+WHERE merchant_id = $1 AND environment = $2 AND (created_at, id) < ($3, $4)
+ORDER BY created_at DESC, id DESC
+LIMIT $5`
+
+// ListCustomers returns up to p.Limit+1 customers, newest first.
+func (db *DB) ListCustomers(ctx context.Context, scope tenant.Scope, p paging.Page) ([]customer.Customer, error) {
+	var rows []customerRow
+	err := db.list(ctx, &rows, listCustomers, "customers", scope, p)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]customer.Customer, len(rows))
+	for i, r := range rows {
+		out[i] = r.domain()
+	}
+	return out, nil
+}

@@ -1,0 +1,201 @@
+// Package postgres holds every SQL statement of the service. Methods take ctx
+// first; when ctx carries a transaction (WithTx), they run inside it, so one
+// use case is one transaction and an event row commits with its change.
+package postgres
+
+import (
+	"context"
+	"database/sql"
+	"database/sql/driver"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/url"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/jmoiron/sqlx"
+	"github.com/lib/pq"
+	"github.com/pressly/goose/v3"
+	"github.com/pressly/goose/v3/lock"
+
+	"github.com/fundsource/fundsource/internal/errs"
+	"github.com/fundsource/fundsource/migrations"
+)
+
+// DB is the service's PostgreSQL store. It implements the domain packages'
+// Store interfaces.
+type DB struct {
+	x *sqlx.DB
+}
+
+// Open connects to databaseURL (a postgres:// URL or key=value DSN) and checks
+// the connection. A connect_timeout of 5 s is added when none is given.
+func Open(ctx context.Context, databaseURL string) (*DB, error) {
+	x, err := sqlx.Open("postgres", withConnectTimeout(databaseURL))
+	if err != nil {
+		return nil, fmt.Errorf("open database: %w", err)
+	}
+	x.SetMaxOpenConns(32)
+	x.SetMaxIdleConns(32)
+	x.SetConnMaxIdleTime(5 * time.Minute)
+	x.SetConnMaxLifetime(time.Hour)
+	pctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	if err := x.PingContext(pctx); err != nil {
+		x.Close()
+		return nil, fmt.Errorf("connect to database: %w", err)
+	}
+	return &DB{x: x}, nil
+}
+
+// OpenLazy is Open without the initial ping: the pool connects on first use.
+// Used where the service must start (and answer 503) while the database is down.
+func OpenLazy(databaseURL string) (*DB, error) {
+	x, err := sqlx.Open("postgres", withConnectTimeout(databaseURL))
+	if err != nil {
+		return nil, fmt.Errorf("open database: %w", err)
+	}
+	return &DB{x: x}, nil
+}
+
+func withConnectTimeout(dsn string) string {
+	if strings.Contains(dsn, "connect_timeout") {
+		return dsn
+	}
+	if strings.HasPrefix(dsn, "postgres://") || strings.HasPrefix(dsn, "postgresql://") {
+		if u, err := url.Parse(dsn); err == nil {
+			q := u.Query()
+			q.Set("connect_timeout", "5")
+			u.RawQuery = q.Encode()
+			return u.String()
+		}
+		return dsn
+	}
+	return dsn + " connect_timeout=5"
+}
+
+// Close closes the pool.
+func (db *DB) Close() error { return db.x.Close() }
+
+// Ping checks that the database answers (for /readyz).
+func (db *DB) Ping(ctx context.Context) error { return translate(db.x.PingContext(ctx)) }
+
+// SQL returns the underlying pool, for tests and benchmarks that measure raw SQL.
+func (db *DB) SQL() *sqlx.DB { return db.x }
+
+// Migrate applies every pending migration. A PostgreSQL session lock makes
+// concurrent migrators (several processes starting at once) take turns.
+func Migrate(ctx context.Context, x *sql.DB) error {
+	locker, err := lock.NewPostgresSessionLocker()
+	if err != nil {
+		return fmt.Errorf("migrate: %w", err)
+	}
+	p, err := goose.NewProvider(goose.DialectPostgres, x, migrations.FS, goose.WithSessionLocker(locker))
+	if err != nil {
+		return fmt.Errorf("migrate: %w", err)
+	}
+	if _, err := p.Up(ctx); err != nil {
+		return fmt.Errorf("migrate: %w", err)
+	}
+	return nil
+}
+
+// Migrate applies pending migrations to db.
+func (db *DB) Migrate(ctx context.Context) error { return Migrate(ctx, db.x.DB) }
+
+type txKey struct{}
+
+type txState struct {
+	tx    *sqlx.Tx
+	depth int
+}
+
+// WithTx runs fn in a transaction carried by the ctx it passes on: begin,
+// deferred rollback, commit when fn returns nil. Called inside another
+// WithTx, it runs fn under a savepoint instead, so a failing inner use case
+// undoes only its own writes.
+func (db *DB) WithTx(ctx context.Context, fn func(ctx context.Context) error) error {
+	if st, ok := ctx.Value(txKey{}).(*txState); ok {
+		st.depth++
+		defer func() { st.depth-- }()
+		sp := fmt.Sprintf("sp%d", st.depth)
+		if _, err := st.tx.ExecContext(ctx, "SAVEPOINT "+sp); err != nil {
+			return translate(err)
+		}
+		if err := fn(ctx); err != nil {
+			if _, rerr := st.tx.ExecContext(ctx, "ROLLBACK TO SAVEPOINT "+sp); rerr != nil {
+				return errors.Join(err, translate(rerr))
+			}
+			return err
+		}
+		_, err := st.tx.ExecContext(ctx, "RELEASE SAVEPOINT "+sp)
+		return translate(err)
+	}
+	tx, err := db.x.BeginTxx(ctx, nil)
+	if err != nil {
+		return translate(err)
+	}
+	defer tx.Rollback() //nolint:errcheck // no-op after commit
+	if err := fn(context.WithValue(ctx, txKey{}, &txState{tx: tx})); err != nil {
+		return err
+	}
+	return translate(tx.Commit())
+}
+
+// q returns the transaction carried by ctx, or the pool.
+func (db *DB) q(ctx context.Context) sqlx.ExtContext {
+	if st, ok := ctx.Value(txKey{}).(*txState); ok {
+		return st.tx
+	}
+	return db.x
+}
+
+// translate turns driver errors into domain errors, in one place:
+// no rows → errs.NotFound, unique violation → errs.Conflict, an unreachable
+// or restarting database → errs.ServiceUnavailable. The cause stays wrapped
+// for logs.
+func translate(err error) error {
+	if err == nil {
+		return nil
+	}
+	if _, ok := errs.As(err); ok {
+		return err
+	}
+	if errors.Is(err, sql.ErrNoRows) {
+		return fmt.Errorf("%w: %w", errs.New(errs.NotFound, "not found"), err)
+	}
+	if unavailable(err) {
+		return fmt.Errorf("%w: %w", errs.New(errs.ServiceUnavailable, "The service is temporarily unavailable; retry shortly."), err)
+	}
+	var pqErr *pq.Error
+	if errors.As(err, &pqErr) && pqErr.Code == "23505" {
+		return fmt.Errorf("%w: %w", errs.New(errs.Conflict, "already exists"), err)
+	}
+	return err
+}
+
+func unavailable(err error) bool {
+	var pqErr *pq.Error
+	if errors.As(err, &pqErr) {
+		switch {
+		case pqErr.Code.Class() == "08", // connection exception
+			pqErr.Code == "57P01", pqErr.Code == "57P02", pqErr.Code == "57P03", // shutdown, cannot connect now
+			pqErr.Code == "53300": // too many connections
+			return true
+		}
+		return false
+	}
+	var netErr net.Error
+	var opErr *net.OpError
+	return errors.Is(err, driver.ErrBadConn) ||
+		errors.Is(err, syscall.ECONNREFUSED) ||
+		errors.Is(err, syscall.ECONNRESET) ||
+		errors.Is(err, syscall.ENOENT) || // Unix socket gone
+		errors.Is(err, io.ErrUnexpectedEOF) ||
+		errors.Is(err, io.EOF) ||
+		errors.As(err, &opErr) ||
+		(errors.As(err, &netErr) && netErr.Timeout())
+}

@@ -1,0 +1,9 @@
+package postgres_test
+
+import (
+	"testing"
+
+	"github.com/fundsource/fundsource/internal/pgtest"
+)
+
+func TestMain(m *testing.M) { pgtest.Main(m) }

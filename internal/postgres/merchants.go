@@ -1,0 +1,204 @@
+package postgres
+
+import (
+	"context"
+	"time"
+
+	"github.com/jmoiron/sqlx"
+	"github.com/lib/pq"
+
+	"github.com/fundsource/fundsource/internal/errs"
+	"github.com/fundsource/fundsource/internal/merchant"
+	"github.com/fundsource/fundsource/internal/tenant"
+)
+
+type merchantRow struct {
+	ID                    string     `db:"id"`
+	Name                  string     `db:"name"`
+	Email                 string     `db:"email"`
+	PasswordHash          string     `db:"password_hash"`
+	ProductionActivatedAt *time.Time `db:"production_activated_at"`
+	CreatedAt             time.Time  `db:"created_at"`
+}
+
+func (r merchantRow) domain() merchant.Merchant {
+	return merchant.Merchant{
+		ID: r.ID, Name: r.Name, Email: r.Email, PasswordHash: r.PasswordHash,
+		ProductionActivatedAt: utcPtr(r.ProductionActivatedAt), CreatedAt: r.CreatedAt.UTC(),
+	}
+}
+
+const insertMerchant = `
+INSERT INTO merchants (id, name, email, password_hash, created_at)
+VALUES ($1, $2, $3, $4, $5)`
+
+// InsertMerchant stores a new merchant; errs.Conflict when the email is taken.
+func (db *DB) InsertMerchant(ctx context.Context, m merchant.Merchant) error {
+	_, err := db.q(ctx).ExecContext(ctx, insertMerchant, m.ID, m.Name, m.Email, m.PasswordHash, m.CreatedAt)
+	return translate(err)
+}
+
+const selectMerchant = `
+SELECT id, name, email, password_hash, production_activated_at, created_at
+FROM merchants WHERE id = $1`
+
+// Merchant returns a merchant by id.
+func (db *DB) Merchant(ctx context.Context, id string) (merchant.Merchant, error) {
+	var r merchantRow
+	if err := sqlx.GetContext(ctx, db.q(ctx), &r, selectMerchant, id); err != nil {
+		return merchant.Merchant{}, translate(err)
+	}
+	return r.domain(), nil
+}
+
+const selectMerchantByEmail = `
+SELECT id, name, email, password_hash, production_activated_at, created_at
+FROM merchants WHERE email = $1`
+
+// MerchantByEmail returns a merchant by login email.
+func (db *DB) MerchantByEmail(ctx context.Context, email string) (merchant.Merchant, error) {
+	var r merchantRow
+	if err := sqlx.GetContext(ctx, db.q(ctx), &r, selectMerchantByEmail, email); err != nil {
+		return merchant.Merchant{}, translate(err)
+	}
+	return r.domain(), nil
+}
+
+const markProductionActivated = `
+UPDATE merchants SET production_activated_at = $2
+WHERE id = $1 AND production_activated_at IS NULL`
+
+// MarkProductionActivated sets the activation time once.
+func (db *DB) MarkProductionActivated(ctx context.Context, id string, at time.Time) error {
+	res, err := db.q(ctx).ExecContext(ctx, markProductionActivated, id, at)
+	return oneRow(res, err, errs.Conflict)
+}
+
+const insertEnvironment = `
+INSERT INTO merchant_environments (merchant_id, environment, public_key, third_party_verification)
+VALUES ($1, $2, $3, $4)`
+
+// InsertEnvironment stores a merchant's environment.
+func (db *DB) InsertEnvironment(ctx context.Context, e merchant.Environment) error {
+	_, err := db.q(ctx).ExecContext(ctx, insertEnvironment,
+		e.Scope.MerchantID, e.Scope.Env, e.PublicKey, e.ThirdPartyVerification)
+	return translate(err)
+}
+
+type environmentRow struct {
+	MerchantID             string `db:"merchant_id"`
+	Environment            string `db:"environment"`
+	PublicKey              string `db:"public_key"`
+	ThirdPartyVerification bool   `db:"third_party_verification"`
+}
+
+func (r environmentRow) domain() merchant.Environment {
+	return merchant.Environment{
+		Scope:                  tenant.Scope{MerchantID: r.MerchantID, Env: tenant.Environment(r.Environment)},
+		PublicKey:              r.PublicKey,
+		ThirdPartyVerification: r.ThirdPartyVerification,
+	}
+}
+
+const selectEnvironment = `
+SELECT merchant_id, environment, public_key, third_party_verification
+FROM merchant_environments WHERE merchant_id = $1 AND environment = $2`
+
+// Environment returns a merchant's settings in one environment.
+func (db *DB) Environment(ctx context.Context, scope tenant.Scope) (merchant.Environment, error) {
+	var r environmentRow
+	if err := sqlx.GetContext(ctx, db.q(ctx), &r, selectEnvironment, scope.MerchantID, scope.Env); err != nil {
+		return merchant.Environment{}, translate(err)
+	}
+	return r.domain(), nil
+}
+
+const setThirdPartyVerification = `
+UPDATE merchant_environments SET third_party_verification = $3
+WHERE merchant_id = $1 AND environment = $2`
+
+// SetThirdPartyVerification switches the environment's third-party flag.
+func (db *DB) SetThirdPartyVerification(ctx context.Context, scope tenant.Scope, on bool) error {
+	res, err := db.q(ctx).ExecContext(ctx, setThirdPartyVerification, scope.MerchantID, scope.Env, on)
+	return oneRow(res, err, errs.NotFound)
+}
+
+const insertAPIKey = `
+INSERT INTO api_keys (id, merchant_id, environment, secret_hash, last_four, permissions, created_at)
+VALUES ($1, $2, $3, $4, $5, $6, $7)`
+
+// InsertAPIKey stores a secret key's hash.
+func (db *DB) InsertAPIKey(ctx context.Context, k merchant.APIKey) error {
+	_, err := db.q(ctx).ExecContext(ctx, insertAPIKey, k.ID, k.Scope.MerchantID, k.Scope.Env,
+		k.SecretHash, k.LastFour, pq.StringArray(k.Permissions), k.CreatedAt)
+	return translate(err)
+}
+
+const revokeActiveKey = `
+UPDATE api_keys SET revoked_at = $3
+WHERE merchant_id = $1 AND environment = $2 AND revoked_at IS NULL
+RETURNING permissions`
+
+// RevokeActiveKey revokes the scope's active key and returns its permissions.
+func (db *DB) RevokeActiveKey(ctx context.Context, scope tenant.Scope, at time.Time) ([]string, error) {
+	var perms pq.StringArray
+	err := sqlx.GetContext(ctx, db.q(ctx), &perms, revokeActiveKey, scope.MerchantID, scope.Env, at)
+	if err != nil {
+		return nil, translate(err)
+	}
+	return perms, nil
+}
+
+type keyRow struct {
+	ID                     string         `db:"id"`
+	MerchantID             string         `db:"merchant_id"`
+	Environment            string         `db:"environment"`
+	SecretHash             []byte         `db:"secret_hash"`
+	LastFour               string         `db:"last_four"`
+	Permissions            pq.StringArray `db:"permissions"`
+	CreatedAt              time.Time      `db:"created_at"`
+	RevokedAt              *time.Time     `db:"revoked_at"`
+	PublicKey              string         `db:"public_key"`
+	ThirdPartyVerification bool           `db:"third_party_verification"`
+}
+
+const selectAPIKeyByHash = `
+SELECT k.id, k.merchant_id, k.environment, k.secret_hash, k.last_four, k.permissions,
+       k.created_at, k.revoked_at, e.public_key, e.third_party_verification
+FROM api_keys k
+JOIN merchant_environments e ON e.merchant_id = k.merchant_id AND e.environment = k.environment
+WHERE k.secret_hash = $1`
+
+// APIKeyByHash finds a key by the hash of its secret, with its environment.
+func (db *DB) APIKeyByHash(ctx context.Context, hash []byte) (merchant.APIKey, merchant.Environment, error) {
+	var r keyRow
+	if err := sqlx.GetContext(ctx, db.q(ctx), &r, selectAPIKeyByHash, hash); err != nil {
+		return merchant.APIKey{}, merchant.Environment{}, translate(err)
+	}
+	scope := tenant.Scope{MerchantID: r.MerchantID, Env: tenant.Environment(r.Environment)}
+	return merchant.APIKey{
+			ID: r.ID, Scope: scope, SecretHash: r.SecretHash, LastFour: r.LastFour,
+			Permissions: r.Permissions, CreatedAt: r.CreatedAt.UTC(), RevokedAt: utcPtr(r.RevokedAt),
+		}, merchant.Environment{
+			Scope: scope, PublicKey: r.PublicKey, ThirdPartyVerification: r.ThirdPartyVerification,
+		}, nil
+}
+
+const grantPermission = `
+UPDATE api_keys SET permissions = CASE WHEN $3 = ANY (permissions) THEN permissions
+                                       ELSE array_append(permissions, $3) END
+WHERE merchant_id = $1 AND environment = $2 AND revoked_at IS NULL`
+
+// GrantPermission adds perm to the scope's active key (once).
+func (db *DB) GrantPermission(ctx context.Context, scope tenant.Scope, perm string) error {
+	res, err := db.q(ctx).ExecContext(ctx, grantPermission, scope.MerchantID, scope.Env, perm)
+	return oneRow(res, err, errs.NotFound)
+}
+
+const setPasswordHash = `UPDATE merchants SET password_hash = $2 WHERE id = $1`
+
+// SetPasswordHash replaces a merchant's password hash.
+func (db *DB) SetPasswordHash(ctx context.Context, id, hash string) error {
+	res, err := db.q(ctx).ExecContext(ctx, setPasswordHash, id, hash)
+	return oneRow(res, err, errs.NotFound)
+}

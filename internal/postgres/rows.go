@@ -1,0 +1,32 @@
+package postgres
+
+import (
+	"database/sql"
+	"time"
+
+	"github.com/fundsource/fundsource/internal/errs"
+)
+
+// oneRow checks that an UPDATE touched a row; otherwise it returns an error
+// with code none (errs.NotFound or errs.Conflict, as the caller means it).
+func oneRow(res sql.Result, err error, none errs.Code) error {
+	if err != nil {
+		return translate(err)
+	}
+	n, err := res.RowsAffected()
+	if err != nil {
+		return translate(err)
+	}
+	if n == 0 {
+		return errs.New(none, "no matching row")
+	}
+	return nil
+}
+
+func utcPtr(t *time.Time) *time.Time {
+	if t == nil {
+		return nil
+	}
+	u := t.UTC()
+	return &u
+}

@@ -1,0 +1,151 @@
+package web
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"mime"
+	"net/http"
+	"reflect"
+	"strconv"
+	"strings"
+
+	"github.com/gin-gonic/gin"
+
+	"github.com/fundsource/fundsource/internal/errs"
+)
+
+// MaxBodyBytes is the largest request body accepted.
+const MaxBodyBytes = 64 << 10
+
+// readBody is middleware for POST, PUT, PATCH and DELETE: it requires
+// Content-Type application/json on POST (415), reads at most MaxBodyBytes
+// (413), and keeps the bytes for decode and the idempotency hash.
+func (s *server) readBody(c *gin.Context) {
+	r := c.Request
+	if r.Method == http.MethodGet || r.Method == http.MethodHead {
+		c.Next()
+		return
+	}
+	if r.Method == http.MethodPost {
+		mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type"))
+		if err != nil || mt != "application/json" {
+			s.fail(c, errs.New(errs.UnsupportedMediaType, "Send the request body as JSON with Content-Type: application/json."))
+			return
+		}
+	}
+	body, err := io.ReadAll(http.MaxBytesReader(c.Writer, r.Body, MaxBodyBytes))
+	if err != nil {
+		var tooLarge *http.MaxBytesError
+		if errors.As(err, &tooLarge) {
+			s.fail(c, errs.Newf(errs.RequestTooLarge, "The request body is larger than %d KiB.", MaxBodyBytes>>10))
+			return
+		}
+		s.fail(c, errs.New(errs.InvalidRequest, "The request body could not be read."))
+		return
+	}
+	c.Set(ctxBody, body)
+	r.Body = io.NopCloser(bytes.NewReader(body))
+	c.Next()
+}
+
+// decode parses the kept body strictly into dst (a pointer to a struct):
+// one JSON object, no unknown fields, no trailing data, exact JSON types.
+func decode(c *gin.Context, dst any) error {
+	body, _ := c.Get(ctxBody)
+	raw, _ := body.([]byte)
+	if len(bytes.TrimSpace(raw)) == 0 {
+		return errs.New(errs.InvalidRequest, "The request body is empty; send a JSON object.")
+	}
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(dst); err != nil {
+		return decodeError(err, dst)
+	}
+	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
+		return errs.New(errs.InvalidRequest, "The request body has data after the JSON object; send exactly one object.")
+	}
+	return nil
+}
+
+func decodeError(err error, dst any) error {
+	var syn *json.SyntaxError
+	var typ *json.UnmarshalTypeError
+	switch {
+	case errors.As(err, &syn):
+		return errs.Newf(errs.InvalidRequest, "The request body is not valid JSON (at byte %d).", syn.Offset)
+	case errors.Is(err, io.ErrUnexpectedEOF):
+		return errs.New(errs.InvalidRequest, "The request body is not valid JSON (it ends too early).")
+	case errors.As(err, &typ):
+		if typ.Field == "" {
+			return errs.New(errs.InvalidRequest, "The request body must be a JSON object.")
+		}
+		want := jsonKind(typ.Type)
+		msg := fmt.Sprintf("%s must be %s, not %s.", typ.Field, want, article(typ.Value))
+		if want == "a string" && typ.Value == "number" {
+			msg = fmt.Sprintf("%s must be a JSON string, not a number: send it in quotes, e.g. \"%s\": \"…\".", typ.Field, typ.Field)
+		}
+		return errs.Invalid(typ.Field, msg)
+	}
+	if f, ok := strings.CutPrefix(err.Error(), "json: unknown field "); ok {
+		name, _ := strconv.Unquote(f)
+		return errs.Invalid(name, fmt.Sprintf("Unknown field %q.", name))
+	}
+	_ = dst
+	return errs.New(errs.InvalidRequest, "The request body could not be parsed as the expected JSON object.")
+}
+
+func jsonKind(t reflect.Type) string {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	switch t.Kind() {
+	case reflect.String:
+		return "a string"
+	case reflect.Bool:
+		return "a boolean"
+	case reflect.Int, reflect.Int32, reflect.Int64, reflect.Float32, reflect.Float64, reflect.Uint, reflect.Uint32, reflect.Uint64:
+		return "a number"
+	case reflect.Slice, reflect.Array:
+		return "an array"
+	case reflect.Struct, reflect.Map:
+		return "an object"
+	}
+	return "of another type"
+}
+
+func article(jsonType string) string {
+	switch jsonType {
+	case "object", "array":
+		return "an " + jsonType
+	case "":
+		return "this type"
+	}
+	return "a " + jsonType
+}
+
+// ok writes a success response: HTTP 200, "success": true and the fields of v
+// (a struct or map) at the top level.
+func ok(c *gin.Context, v any) {
+	raw, err := json.Marshal(v)
+	if err != nil || len(raw) < 2 || raw[0] != '{' {
+		panic(fmt.Sprintf("ok: response must be a JSON object, got %T (%v)", v, err))
+	}
+	out := make([]byte, 0, len(raw)+16)
+	out = append(out, `{"success":true`...)
+	if len(raw) > 2 {
+		out = append(out, ',')
+	}
+	out = append(out, raw[1:]...)
+	c.Data(http.StatusOK, "application/json; charset=utf-8", out)
+}
+
+// listPage is the body of a list response (with success added by ok).
+type listPage[T any] struct {
+	Data    []T  `json:"data"`
+	HasMore bool `json:"has_more"`
+}
+
+func toString(v any) string { return fmt.Sprint(v) }

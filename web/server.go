@@ -1,0 +1,115 @@
+// Package web is the HTTP face of the service: the Gin engine, middleware,
+// the /v2 API handlers, operational endpoints, and the one error → status
+// table. Handlers decode, call one domain service method, and encode.
+package web
+
+import (
+	"context"
+	"log/slog"
+	"net/http"
+	"time"
+
+	"github.com/gin-gonic/gin"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/fundsource/fundsource/internal/config"
+	"github.com/fundsource/fundsource/internal/customer"
+	"github.com/fundsource/fundsource/internal/errs"
+	"github.com/fundsource/fundsource/internal/merchant"
+	"github.com/fundsource/fundsource/internal/postgres"
+	"github.com/fundsource/fundsource/internal/tenant"
+)
+
+// IdempotencyStore runs a POST at most once per key (postgres.DB).
+type IdempotencyStore interface {
+	Idempotent(ctx context.Context, scope tenant.Scope, key string, requestHash []byte, now time.Time,
+		fn func(ctx context.Context) (postgres.Response, bool)) (*postgres.Response, error)
+}
+
+// Pinger checks that the database answers.
+type Pinger interface {
+	Ping(ctx context.Context) error
+}
+
+// Deps are what the HTTP layer needs.
+type Deps struct {
+	Config      *config.Config
+	Logger      *slog.Logger
+	Now         func() time.Time
+	DB          Pinger
+	Idempotency IdempotencyStore
+	Merchants   *merchant.Service
+	Customers   *customer.Service
+}
+
+type server struct {
+	cfg       *config.Config
+	log       *slog.Logger
+	now       func() time.Time
+	db        Pinger
+	idem      IdempotencyStore
+	merchants *merchant.Service
+	customers *customer.Service
+	limiter   *limiter
+	metrics   *metrics
+}
+
+// New returns the Gin engine with every route and middleware.
+func New(d Deps) *gin.Engine {
+	s := &server{
+		cfg: d.Config, log: d.Logger, now: d.Now, db: d.DB, idem: d.Idempotency,
+		merchants: d.Merchants, customers: d.Customers,
+		limiter: newLimiter(d.Config.RateLimitSandbox, d.Config.RateLimitProduction),
+		metrics: newMetrics(),
+	}
+	gin.SetMode(gin.ReleaseMode)
+	r := gin.New()
+	r.HandleMethodNotAllowed = true
+	r.ContextWithFallback = true
+	r.Use(s.withRequestID, s.observe, s.recoverPanic)
+	r.NoRoute(func(c *gin.Context) {
+		s.fail(c, errs.Newf(errs.RouteNotFound, "No route %s %s.", c.Request.Method, c.Request.URL.Path))
+	})
+	r.NoMethod(func(c *gin.Context) {
+		s.fail(c, errs.Newf(errs.MethodNotAllowed, "%s is not allowed on %s.", c.Request.Method, c.Request.URL.Path))
+	})
+
+	r.GET("/healthz", s.healthz)
+	r.GET("/readyz", s.readyz)
+	r.GET("/metrics", gin.WrapH(promhttp.HandlerFor(s.metrics.registry, promhttp.HandlerOpts{})))
+	r.GET("/v2/openapi.json", s.openAPI)
+
+	api := r.Group("/v2", s.authenticate, s.rateLimit, s.readBody, s.idempotency)
+	api.POST("/customers", s.createCustomer)
+	api.GET("/customers", s.listCustomers)
+	api.GET("/customers/:user_id", s.getCustomer)
+	return r
+}
+
+// Server wraps the engine in an http.Server with timeouts.
+func Server(addr string, h http.Handler) *http.Server {
+	return &http.Server{
+		Addr:              addr,
+		Handler:           h,
+		ReadHeaderTimeout: 10 * time.Second,
+		ReadTimeout:       30 * time.Second,
+		WriteTimeout:      60 * time.Second,
+		IdleTimeout:       120 * time.Second,
+		MaxHeaderBytes:    64 << 10,
+	}
+}
+
+func (s *server) healthz(c *gin.Context) {
+	c.JSON(http.StatusOK, gin.H{"status": "ok"})
+}
+
+func (s *server) readyz(c *gin.Context) {
+	ctx, cancel := context.WithTimeout(c.Request.Context(), 2*time.Second)
+	defer cancel()
+	if err := s.db.Ping(ctx); err != nil {
+		c.Header("Retry-After", "5")
+		c.JSON(http.StatusServiceUnavailable, gin.H{"status": "unavailable", "database": "unreachable"})
+		return
+	}
+	c.JSON(http.StatusOK, gin.H{"status": "ready", "database": "ok"})
+}

@@ -67,9 +67,7 @@ func New(d Deps) *gin.Engine {
 	r.HandleMethodNotAllowed = true
 	r.ContextWithFallback = true
 	r.Use(s.withRequestID, s.observe, s.recoverPanic)
-	r.NoRoute(func(c *gin.Context) {
-		s.fail(c, errs.Newf(errs.RouteNotFound, "No route %s %s.", c.Request.Method, c.Request.URL.Path))
-	})
+	r.NoRoute(s.notFound)
 	r.NoMethod(func(c *gin.Context) {
 		s.fail(c, errs.Newf(errs.MethodNotAllowed, "%s is not allowed on %s.", c.Request.Method, c.Request.URL.Path))
 	})
@@ -78,6 +76,7 @@ func New(d Deps) *gin.Engine {
 	r.GET("/readyz", s.readyz)
 	r.GET("/metrics", gin.WrapH(promhttp.HandlerFor(s.metrics.registry, promhttp.HandlerOpts{})))
 	r.GET("/v2/openapi.json", s.openAPI)
+	r.GET("/static/*filepath", s.staticFiles())
 
 	api := r.Group("/v2", s.authenticate, s.rateLimit, s.readBody, s.idempotency)
 	api.POST("/customers", s.createCustomer)

@@ -218,4 +218,3 @@ Try it:
 `, state, path, v["DEMO_MERCHANT_ID"], v["DEMO_SECRET_KEY"], v["DEMO_PUBLIC_KEY"], v["DEMO_EMAIL"], v["DEMO_PASSWORD"],
 		base, v["DEMO_SECRET_KEY"])
 }
-

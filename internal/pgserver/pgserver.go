@@ -87,6 +87,11 @@ func Start(ctx context.Context, opts Options) (*Server, error) {
 		return nil, err
 	}
 	for _, d := range []string{opts.DataDir, opts.SocketDir} {
+		if cred != nil {
+			if err := reachable(filepath.Dir(d), cred); err != nil {
+				return nil, err
+			}
+		}
 		if err := os.MkdirAll(d, 0o700); err != nil {
 			return nil, fmt.Errorf("create %s: %w", d, err)
 		}
@@ -189,6 +194,29 @@ func serverUser() (*syscall.Credential, error) {
 	uid, _ := strconv.Atoi(u.Uid)
 	gid, _ := strconv.Atoi(u.Gid)
 	return &syscall.Credential{Uid: uint32(uid), Gid: uint32(gid)}, nil
+}
+
+// reachable checks that the server's user can traverse every directory from
+// the root down to dir, so it can reach its data and socket directories.
+func reachable(dir string, cred *syscall.Credential) error {
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return err
+	}
+	for d := abs; ; d = filepath.Dir(d) {
+		var st syscall.Stat_t
+		if err := syscall.Stat(d, &st); err == nil {
+			ok := st.Mode&0o001 != 0 ||
+				(st.Uid == cred.Uid && st.Mode&0o100 != 0) ||
+				(st.Gid == cred.Gid && st.Mode&0o010 != 0)
+			if !ok {
+				return fmt.Errorf("the postgres user cannot reach %s: make it traversable (chmod o+x %s) or choose another DATA_DIR", abs, d)
+			}
+		}
+		if d == "/" || d == "." {
+			return nil
+		}
+	}
 }
 
 func freePort() (int, error) {

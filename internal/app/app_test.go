@@ -1,0 +1,166 @@
+package app_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/fundsource/fundsource/internal/app"
+	"github.com/fundsource/fundsource/internal/merchant"
+	"github.com/fundsource/fundsource/internal/pgtest"
+	"github.com/fundsource/fundsource/internal/postgres"
+)
+
+func TestMain(m *testing.M) { pgtest.Main(m) }
+
+type cli struct {
+	t   *testing.T
+	env map[string]string
+}
+
+func newCLI(t *testing.T) *cli {
+	return &cli{t: t, env: map[string]string{"DATABASE_URL": pgtest.URL(t), "DATA_DIR": t.TempDir()}}
+}
+
+func (c *cli) run(args ...string) (string, string, error) {
+	var out, errOut bytes.Buffer
+	err := app.Run(context.Background(), args, app.IO{
+		Getenv: func(k string) string { return c.env[k] },
+		Stdout: &out, Stderr: &errOut,
+	})
+	return out.String(), errOut.String(), err
+}
+
+func (c *cli) json(args ...string) map[string]any {
+	c.t.Helper()
+	out, stderr, err := c.run(append(args, "--json")...)
+	if err != nil {
+		c.t.Fatalf("%v: %v\n%s", args, err, stderr)
+	}
+	var m map[string]any
+	if err := json.Unmarshal([]byte(out), &m); err != nil {
+		c.t.Fatalf("%v: stdout is not one JSON object: %v\n%s", args, err, out)
+	}
+	return m
+}
+
+// principal authenticates key against the command's database.
+func principal(t *testing.T, c *cli, key string) (merchant.Principal, error) {
+	t.Helper()
+	db, err := postgres.Open(context.Background(), c.env["DATABASE_URL"])
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	return merchant.NewService(db, nil, time.Now).Authenticate(context.Background(), key)
+}
+
+func keyWorks(t *testing.T, c *cli, key string) bool {
+	t.Helper()
+	_, err := principal(t, c, key)
+	return err == nil
+}
+
+func TestMerchantLifecycleCommands(t *testing.T) {
+	c := newCLI(t)
+	created := c.json("merchant", "create", "--name", "Acme Ltd", "--email", "Ops@Acme.example")
+	id, _ := created["merchant_id"].(string)
+	sandbox, _ := created["sandbox"].(map[string]any)
+	secret, _ := sandbox["secret_key"].(string)
+	if !strings.HasPrefix(id, "mer_") || !strings.HasPrefix(secret, "sk_test_") ||
+		!strings.HasPrefix(sandbox["public_key"].(string), "pk_test_") {
+		t.Fatalf("create = %v", created)
+	}
+	if pw := created["dashboard"].(map[string]any)["password"].(string); len(pw) < 12 {
+		t.Errorf("generated password %q shorter than 12", pw)
+	}
+	if !keyWorks(t, c, secret) {
+		t.Fatal("new sandbox key does not authenticate")
+	}
+
+	// Production: roll-key and grants need activation first.
+	if _, _, err := c.run("merchant", "roll-key", id, "--env", "production"); err == nil {
+		t.Error("roll-key on production before activation succeeded")
+	}
+	prod := c.json("merchant", "activate-production", id)["production"].(map[string]any)
+	live := prod["secret_key"].(string)
+	if !strings.HasPrefix(live, "sk_live_") || !strings.HasPrefix(prod["public_key"].(string), "pk_live_") {
+		t.Fatalf("activate-production = %v", prod)
+	}
+	if _, _, err := c.run("merchant", "activate-production", id); err == nil {
+		t.Error("second activate-production succeeded")
+	}
+
+	rolled := c.json("merchant", "roll-key", id, "--env", "sandbox")["secret_key"].(string)
+	if rolled == secret || keyWorks(t, c, secret) || !keyWorks(t, c, rolled) {
+		t.Errorf("after roll-key: old works = %v, new works = %v", keyWorks(t, c, secret), keyWorks(t, c, rolled))
+	}
+
+	// Flags may come before the merchant id too.
+	if g := c.json("merchant", "grant-on-demand", "--env", "production", id); g["permission"] != "on_demand_funding_source" {
+		t.Errorf("grant-on-demand = %v", g)
+	}
+	if e := c.json("merchant", "enable-third-party-verification", id, "--env", "production"); e["third_party_verification"] != true {
+		t.Errorf("enable-third-party-verification = %v", e)
+	}
+	p, err := principal(t, c, live)
+	if err != nil || !p.ThirdPartyVerification || !p.Can(merchant.PermOnDemand) || p.Scope.Env != "production" {
+		t.Errorf("production key: principal %+v, err %v", p, err)
+	}
+	// The grant survives a roll of the production key.
+	live = c.json("merchant", "roll-key", id, "--env", "production")["secret_key"].(string)
+	if p, err := principal(t, c, live); err != nil || !p.Can(merchant.PermOnDemand) {
+		t.Errorf("rolled production key lost its permission: %+v, %v", p, err)
+	}
+
+	// Unknown merchant: a clear error, not a crash.
+	if _, _, err := c.run("merchant", "grant-on-demand", "mer_doesnotexist", "--env", "sandbox"); err == nil ||
+		!strings.Contains(err.Error(), "mer_doesnotexist") {
+		t.Errorf("unknown merchant: err = %v", err)
+	}
+	// Duplicate email.
+	if _, _, err := c.run("merchant", "create", "--name", "Other", "--email", "ops@acme.example"); err == nil {
+		t.Error("second merchant with the same email created")
+	}
+}
+
+func TestBadArgumentsPrintUsage(t *testing.T) {
+	c := newCLI(t)
+	for _, args := range [][]string{
+		{},
+		{"frobnicate"},
+		{"merchant"},
+		{"merchant", "create", "--name", "X"},
+		{"merchant", "create", "--email", "x@example.com"},
+		{"merchant", "roll-key", "mer_x"},
+		{"merchant", "roll-key", "mer_x", "--env", "staging"},
+		{"merchant", "activate-production"},
+		{"merchant", "activate-production", "not-a-merchant-id"},
+		{"merchant", "grant-on-demand", "mer_a", "mer_b", "--env", "sandbox"},
+		{"merchant", "create", "--name", "X", "--email", "x@example.com", "--bogus"},
+	} {
+		_, stderr, err := c.run(args...)
+		if !errors.Is(err, app.ErrUsage) {
+			t.Errorf("%q: err = %v, want a usage error", args, err)
+		}
+		if !strings.Contains(stderr, "Usage:") {
+			t.Errorf("%q: no usage message on stderr: %q", args, stderr)
+		}
+	}
+}
+
+func TestCreateRefusesShortPasswordAndBadEmail(t *testing.T) {
+	c := newCLI(t)
+	for _, args := range [][]string{
+		{"merchant", "create", "--name", "A", "--email", "a@example.com", "--password", "short"},
+		{"merchant", "create", "--name", "A", "--email", "not-an-email"},
+	} {
+		if _, _, err := c.run(args...); err == nil || errors.Is(err, app.ErrUsage) {
+			t.Errorf("%q: err = %v, want a validation error", args, err)
+		}
+	}
+}

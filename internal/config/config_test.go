@@ -1,0 +1,99 @@
+package config
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func env(m map[string]string) Getenv { return func(k string) string { return m[k] } }
+
+func TestDevelopmentGeneratesKeysOnceAndReusesThem(t *testing.T) {
+	dir := t.TempDir()
+	c1, err := Load(env(map[string]string{"DATA_DIR": dir}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(c1.AccountEncryptionKeys) != 1 || len(c1.AccountEncryptionKeys[0].Bytes) != 32 || len(c1.FingerprintKey) != 32 || len(c1.SessionKeys) != 1 {
+		t.Fatalf("generated keys have wrong shape: %+v", c1)
+	}
+	st, err := os.Stat(filepath.Join(dir, "keys.env"))
+	if err != nil || st.Mode().Perm() != 0o600 {
+		t.Fatalf("keys.env: %v, mode %v", err, st.Mode())
+	}
+	c2, err := Load(env(map[string]string{"DATA_DIR": dir}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(c2.FingerprintKey) != string(c1.FingerprintKey) || string(c2.AccountEncryptionKeys[0].Bytes) != string(c1.AccountEncryptionKeys[0].Bytes) {
+		t.Error("second load generated new keys instead of reusing keys.env")
+	}
+	if c1.Mode != Development || c1.ListenAddr != "127.0.0.1:8080" || c1.RateLimitSandbox != 25 || c1.RateLimitProduction != 100 || !c1.WebhookAllowPrivateTargets {
+		t.Errorf("development defaults: %+v", c1)
+	}
+}
+
+func TestProductionRefusesToStartWithoutKeys(t *testing.T) {
+	base := map[string]string{
+		"FUNDSOURCE_MODE":     "production",
+		"DATABASE_URL":        "postgres://db/fundsource",
+		"SANDBOX_BASE_URL":    "https://sandbox.api.example",
+		"PRODUCTION_BASE_URL": "https://api.example",
+		"HOSTED_BASE_URL":     "https://verify.example",
+		"DATA_DIR":            t.TempDir(),
+	}
+	_, err := Load(env(base))
+	if err == nil {
+		t.Fatal("production started without keys")
+	}
+	for _, name := range []string{"ACCOUNT_ENCRYPTION_KEYS", "FINGERPRINT_KEY", "SESSION_KEYS"} {
+		if !strings.Contains(err.Error(), name) {
+			t.Errorf("error %q does not name %s", err, name)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(base["DATA_DIR"], "keys.env")); !os.IsNotExist(err) {
+		t.Error("production wrote development keys")
+	}
+
+	k := strings.Repeat("A", 43) + "=" // 32 zero bytes in base64
+	base["ACCOUNT_ENCRYPTION_KEYS"] = "k2:" + k + ",k1:" + k
+	base["FINGERPRINT_KEY"] = k
+	base["SESSION_KEYS"] = k
+	c, err := Load(env(base))
+	if err != nil {
+		t.Fatalf("production with keys: %v", err)
+	}
+	if c.AccountEncryptionKeys[0].ID != "k2" || len(c.AccountEncryptionKeys) != 2 {
+		t.Errorf("keyring = %+v, want k2 first", c.AccountEncryptionKeys)
+	}
+	if c.WebhookAllowPrivateTargets {
+		t.Error("production allows private webhook targets by default")
+	}
+}
+
+func TestInvalidValuesAreRefused(t *testing.T) {
+	good := strings.Repeat("A", 43) + "="
+	cases := map[string]map[string]string{
+		"unknown mode":       {"FUNDSOURCE_MODE": "staging"},
+		"relative base url":  {"SANDBOX_BASE_URL": "sandbox.example"},
+		"base url with user": {"HOSTED_BASE_URL": "http://u:p@example.com"},
+		"negative rate":      {"RATE_LIMIT_SANDBOX": "-1"},
+		"rate not a number":  {"RATE_LIMIT_PRODUCTION": "fast"},
+		"bad bool":           {"WEBHOOK_ALLOW_PRIVATE_TARGETS": "perhaps"},
+		"short fingerprint":  {"FINGERPRINT_KEY": "AAAA"},
+		"keyring without id": {"ACCOUNT_ENCRYPTION_KEYS": good},
+		"duplicate key id":   {"ACCOUNT_ENCRYPTION_KEYS": "a:" + good + ",a:" + good},
+		"not base64":         {"SESSION_KEYS": "!!!"},
+		"http in production": {"FUNDSOURCE_MODE": "production", "DATABASE_URL": "x", "SANDBOX_BASE_URL": "http://a.example"},
+		"production no db":   {"FUNDSOURCE_MODE": "production"},
+	}
+	for name, vars := range cases {
+		t.Run(name, func(t *testing.T) {
+			vars["DATA_DIR"] = t.TempDir()
+			if _, err := Load(env(vars)); err == nil {
+				t.Errorf("Load accepted %v", vars)
+			}
+		})
+	}
+}

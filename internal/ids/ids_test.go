@@ -1,0 +1,24 @@
+package ids
+
+import (
+	"strings"
+	"testing"
+)
+
+func TestNewAndSecret(t *testing.T) {
+	seen := map[string]bool{}
+	for range 1000 {
+		id := New(Customer)
+		if len(id) != len(Customer)+26 || !strings.HasPrefix(id, Customer) || id != strings.ToLower(id) {
+			t.Fatalf("New = %q", id)
+		}
+		if seen[id] {
+			t.Fatalf("duplicate id %q", id)
+		}
+		seen[id] = true
+		s := Secret("sk_test_")
+		if len(s) != len("sk_test_")+SecretLen || !IsBase62(s[len("sk_test_"):]) {
+			t.Fatalf("Secret = %q", s)
+		}
+	}
+}

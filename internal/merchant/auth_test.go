@@ -1,0 +1,53 @@
+package merchant
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/fundsource/fundsource/internal/errs"
+	"github.com/fundsource/fundsource/internal/ids"
+	"github.com/fundsource/fundsource/internal/tenant"
+)
+
+func TestParseSecretKey(t *testing.T) {
+	body := strings.Repeat("a", ids.SecretLen)
+	cases := []struct {
+		key  string
+		want tenant.Environment
+		ok   bool
+	}{
+		{"sk_test_" + body, tenant.Sandbox, true},
+		{"sk_live_" + body, tenant.Production, true},
+		{ids.Secret("sk_test_"), tenant.Sandbox, true},
+		{"pk_test_" + body, "", false},
+		{"pk_live_" + body, "", false},
+		{"sk_test_" + body[1:], "", false},
+		{"sk_test_" + body + "a", "", false},
+		{"sk_test_" + body[1:] + "-", "", false},
+		{"sk_prod_" + body, "", false},
+		{"", "", false},
+	}
+	for _, c := range cases {
+		env, err := ParseSecretKey(c.key)
+		if (err == nil) != c.ok || env != c.want {
+			t.Errorf("ParseSecretKey(%q) = %q, %v; want %q, ok=%v", c.key, env, err, c.want, c.ok)
+		}
+		if err != nil && errs.CodeOf(err) != errs.Unauthorized {
+			t.Errorf("ParseSecretKey(%q) code = %q, want unauthorized", c.key, errs.CodeOf(err))
+		}
+	}
+}
+
+func FuzzParseSecretKey(f *testing.F) {
+	f.Add("sk_test_" + strings.Repeat("a", ids.SecretLen))
+	f.Add("pk_live_x")
+	f.Fuzz(func(t *testing.T, key string) {
+		env, err := ParseSecretKey(key)
+		if err == nil && !strings.HasPrefix(key, env.SecretPrefix()) {
+			t.Fatalf("accepted %q as %s", key, env)
+		}
+		if err != nil && errs.CodeOf(err) != errs.Unauthorized {
+			t.Fatalf("error without unauthorized code: %v", err)
+		}
+	})
+}

@@ -1,0 +1,72 @@
+package web_test
+
+import (
+	"context"
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/fundsource/fundsource/internal/tenant"
+)
+
+func TestAuthenticationFailures(t *testing.T) {
+	h := newHarness(t, withHosts("sandbox.api.test", "api.test"))
+	m := h.merchant("Acme")
+	live := h.production(m)
+	rolledKey := m.Sandbox.SecretKey
+	if _, err := h.merchants.RollKey(context.Background(), tenant.Scope{MerchantID: m.Merchant.ID, Env: tenant.Sandbox}); err != nil {
+		t.Fatal(err)
+	}
+	unknown := "sk_test_" + strings.Repeat("A", 43)
+
+	cases := []struct {
+		name   string
+		header string
+		host   string
+	}{
+		{"no header", "", ""},
+		{"wrong scheme", "Basic " + live.SecretKey, ""},
+		{"bearer without key", "Bearer ", ""},
+		{"malformed key", "Bearer sk_test_short", ""},
+		{"not a key at all", "Bearer hello", ""},
+		{"unknown key", "Bearer " + unknown, ""},
+		{"public key as secret", "Bearer " + m.Sandbox.PublicKey, ""},
+		{"rolled key", "Bearer " + rolledKey, "sandbox.api.test"},
+		{"production key on sandbox host", "Bearer " + live.SecretKey, "sandbox.api.test"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			r := h.do(req{method: http.MethodGet, path: "/v2/customers", host: c.host,
+				header: map[string]string{"Authorization": c.header}})
+			wantError(t, r, http.StatusUnauthorized, "unauthorized")
+		})
+	}
+
+	// The production key works on its own host, and with the scheme in any case.
+	r := h.do(req{method: http.MethodGet, path: "/v2/customers", host: "api.test:443",
+		header: map[string]string{"Authorization": "bearer " + live.SecretKey}})
+	wantOK(t, r)
+
+	// A sandbox key on the production host is refused too.
+	h2 := newHarness(t, withHosts("sandbox.api.test", "api.test"))
+	m2 := h2.merchant("Beta")
+	wantError(t, h2.do(req{method: http.MethodGet, path: "/v2/customers", host: "api.test", key: m2.Sandbox.SecretKey}),
+		http.StatusUnauthorized, "unauthorized")
+	wantOK(t, h2.do(req{method: http.MethodGet, path: "/v2/customers", host: "sandbox.api.test", key: m2.Sandbox.SecretKey}))
+}
+
+func TestSecretsNeverLogged(t *testing.T) {
+	h := newHarness(t)
+	m := h.merchant("Acme")
+	h.post("/v2/customers", m.Sandbox.SecretKey, ada)
+	h.get("/v2/customers", "sk_test_"+strings.Repeat("B", 43))
+	logs := h.logs.String()
+	if !strings.Contains(logs, `"route":"/v2/customers"`) {
+		t.Fatalf("expected request log lines, got %q", logs)
+	}
+	for _, secret := range []string{m.Sandbox.SecretKey, strings.Repeat("B", 43), "ada@example.com"} {
+		if strings.Contains(logs, secret) {
+			t.Errorf("logs contain %q", secret)
+		}
+	}
+}

@@ -1,0 +1,123 @@
+package web_test
+
+import (
+	"net/http"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+func idemPost(h *harness, key, idem, body string) *response {
+	h.t.Helper()
+	return h.do(req{method: http.MethodPost, path: "/v2/customers", key: key, body: body,
+		header: map[string]string{"Idempotency-Key": idem}})
+}
+
+func TestIdempotencyReplayAndMismatch(t *testing.T) {
+	h := newHarness(t)
+	a, b := h.merchant("Alpha"), h.merchant("Beta")
+	key := a.Sandbox.SecretKey
+
+	first := idemPost(h, key, "order-1", ada)
+	wantOK(t, first)
+	if first.Header.Get("Idempotent-Replayed") != "" {
+		t.Errorf("first response marked as replay")
+	}
+	again := idemPost(h, key, "order-1", ada)
+	if again.Code != first.Code || string(again.Body) != string(first.Body) {
+		t.Fatalf("replay = %d %s, want %d %s", again.Code, again.Body, first.Code, first.Body)
+	}
+	if again.Header.Get("Idempotent-Replayed") != "true" {
+		t.Errorf("replay lacks Idempotent-Replayed: true")
+	}
+	if again.Header.Get("X-Request-Id") == first.Header.Get("X-Request-Id") {
+		t.Errorf("replay reused the first request id")
+	}
+	if n := h.count("customers"); n != 1 {
+		t.Fatalf("%d customers after replay, want 1", n)
+	}
+
+	// Same key, different body: refused, nothing created.
+	other := `{"first_name":"Grace","last_name":"Hopper","email":"grace@example.com"}`
+	wantError(t, idemPost(h, key, "order-1", other), http.StatusConflict, "idempotency_key_reused")
+	// Keys are per merchant: another merchant's identical key is independent.
+	wantOK(t, idemPost(h, b.Sandbox.SecretKey, "order-1", other))
+
+	// A client error is stored and replayed as well (and the next key is free).
+	bad := `{"first_name":"","last_name":"L","email":"x@example.com"}`
+	r1 := idemPost(h, key, "order-2", bad)
+	wantError(t, r1, http.StatusBadRequest, "invalid_request")
+	r2 := idemPost(h, key, "order-2", bad)
+	if r2.Code != 400 || string(r2.Body) != string(r1.Body) || r2.Header.Get("Idempotent-Replayed") != "true" {
+		t.Errorf("4xx replay = %d %s", r2.Code, r2.Body)
+	}
+
+	// Key format.
+	wantError(t, idemPost(h, key, strings.Repeat("k", 256), ada), http.StatusBadRequest, "invalid_request")
+	wantError(t, idemPost(h, key, "tab\there", ada), http.StatusBadRequest, "invalid_request")
+
+	if n := h.count("customers"); n != 2 {
+		t.Fatalf("%d customers, want 2 (one per merchant)", n)
+	}
+}
+
+func TestIdempotencyKeysExpireAfter24Hours(t *testing.T) {
+	h := newHarness(t)
+	key := h.merchant("Acme").Sandbox.SecretKey
+	first := wantOK(t, idemPost(h, key, "k", ada))
+	h.clock.Advance(23 * time.Hour)
+	if r := idemPost(h, key, "k", ada); r.Header.Get("Idempotent-Replayed") != "true" {
+		t.Fatalf("replay within 24 h not marked")
+	}
+	h.clock.Advance(2 * time.Hour)
+	second := wantOK(t, idemPost(h, key, "k", ada))
+	if second["user_id"] == first["user_id"] {
+		t.Errorf("after 25 h the key still replayed the first response")
+	}
+	if n, err := h.db.DeleteExpiredIdempotencyKeys(t.Context(), h.clock.Now().Add(25*time.Hour)); err != nil || n != 1 {
+		t.Errorf("sweep deleted %d (%v), want 1", n, err)
+	}
+}
+
+func TestIdempotencyConcurrentRequestsCreateOneCustomer(t *testing.T) {
+	h := newHarness(t)
+	key := h.merchant("Acme").Sandbox.SecretKey
+	const n = 20
+	results := make([]*response, n)
+	var wg sync.WaitGroup
+	start := make(chan struct{})
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			<-start
+			results[i] = idemPost(h, key, "same-key", ada)
+		}()
+	}
+	close(start)
+	wg.Wait()
+
+	var ids = map[string]bool{}
+	inProgress := 0
+	for _, r := range results {
+		switch r.Code {
+		case http.StatusOK:
+			ids[r.JSON(t)["user_id"].(string)] = true
+		case http.StatusConflict:
+			if c := r.ErrCode(t); c != "request_in_progress" {
+				t.Errorf("409 with code %q, want request_in_progress", c)
+			}
+			inProgress++
+		default:
+			t.Errorf("unexpected %d %s", r.Code, r.Body)
+		}
+	}
+	if len(ids) != 1 {
+		t.Errorf("%d different user_ids among the 200s, want 1", len(ids))
+	}
+	if c := h.count("customers"); c != 1 {
+		t.Fatalf("%d customers created by %d concurrent requests with one key, want 1", c, n)
+	}
+	t.Logf("%d answered 200, %d answered request_in_progress", n-inProgress, inProgress)
+}

@@ -1,0 +1,157 @@
+package web_test
+
+import (
+	"encoding/json"
+	"net/http"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/gin-gonic/gin"
+
+	"github.com/fundsource/fundsource/internal/postgres"
+)
+
+func TestRateLimitPerKey(t *testing.T) {
+	h := newHarness(t, withRateLimit(2, 100))
+	a, b := h.merchant("Alpha"), h.merchant("Beta")
+	for i := range 2 {
+		if r := h.get("/v2/customers", a.Sandbox.SecretKey); r.Code != 200 {
+			t.Fatalf("request %d: %d", i, r.Code)
+		}
+	}
+	r := h.get("/v2/customers", a.Sandbox.SecretKey)
+	wantError(t, r, http.StatusTooManyRequests, "rate_limited")
+	if ra, err := strconv.Atoi(r.Header.Get("Retry-After")); err != nil || ra < 1 {
+		t.Errorf("Retry-After = %q, want whole seconds ≥ 1", r.Header.Get("Retry-After"))
+	}
+	// Another key has its own bucket.
+	wantOK(t, h.get("/v2/customers", b.Sandbox.SecretKey))
+	// The bucket refills with time.
+	h.clock.Advance(time.Second)
+	wantOK(t, h.get("/v2/customers", a.Sandbox.SecretKey))
+}
+
+func TestPanicBecomes500Envelope(t *testing.T) {
+	h := newHarness(t)
+	h.engine.GET("/test-panic", func(*gin.Context) { panic("secret detail") })
+	r := h.do(req{method: http.MethodGet, path: "/test-panic"})
+	wantError(t, r, http.StatusInternalServerError, "internal_error")
+	if strings.Contains(string(r.Body), "secret detail") {
+		t.Errorf("500 body shows internal detail: %s", r.Body)
+	}
+	if !strings.Contains(h.logs.String(), "secret detail") {
+		t.Errorf("panic not logged")
+	}
+}
+
+func TestDatabaseDownGives503(t *testing.T) {
+	down, err := postgres.OpenLazy("host=/nonexistent-fundsource port=1 user=postgres dbname=x sslmode=disable")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer down.Close()
+	h := newHarnessOn(t, down)
+	r := h.get("/v2/customers", "sk_test_"+strings.Repeat("C", 43))
+	wantError(t, r, http.StatusServiceUnavailable, "service_unavailable")
+	if r.Header.Get("Retry-After") == "" {
+		t.Errorf("503 without Retry-After")
+	}
+	if r := h.get("/readyz", ""); r.Code != http.StatusServiceUnavailable {
+		t.Errorf("/readyz = %d with the database down, want 503", r.Code)
+	}
+	if r := h.get("/healthz", ""); r.Code != http.StatusOK {
+		t.Errorf("/healthz = %d, want 200 (the process is alive)", r.Code)
+	}
+}
+
+func TestHealthReadinessMetricsAndUnknownRoutes(t *testing.T) {
+	h := newHarness(t)
+	key := h.merchant("Acme").Sandbox.SecretKey
+	if r := h.get("/healthz", ""); r.Code != 200 {
+		t.Errorf("/healthz = %d", r.Code)
+	}
+	if r := h.get("/readyz", ""); r.Code != 200 || r.JSON(t)["database"] != "ok" {
+		t.Errorf("/readyz = %d %s", r.Code, r.Body)
+	}
+	wantOK(t, h.post("/v2/customers", key, ada))
+	wantError(t, h.get("/v2/nothing-here", key), http.StatusNotFound, "route_not_found")
+	wantError(t, h.do(req{method: http.MethodDelete, path: "/v2/customers", key: key}), http.StatusMethodNotAllowed, "method_not_allowed")
+
+	m := string(h.get("/metrics", "").Body)
+	for _, want := range []string{
+		`fundsource_http_requests_total{method="POST",route="/v2/customers",status="200"} 1`,
+		`fundsource_http_request_duration_seconds_bucket{method="POST",route="/v2/customers"`,
+		`route="unmatched",status="404"`,
+	} {
+		if !strings.Contains(m, want) {
+			t.Errorf("/metrics lacks %s", want)
+		}
+	}
+}
+
+func TestOpenAPIDescribesEveryRoute(t *testing.T) {
+	h := newHarness(t)
+	r := h.get("/v2/openapi.json", "")
+	var doc struct {
+		Paths map[string]map[string]any `json:"paths"`
+	}
+	if err := json.Unmarshal(r.Body, &doc); err != nil {
+		t.Fatal(err)
+	}
+	for _, route := range h.engine.Routes() {
+		path := route.Path
+		if strings.HasPrefix(path, "/static/") {
+			continue // assets, not API
+		}
+		for _, seg := range strings.Split(path, "/") {
+			if strings.HasPrefix(seg, ":") {
+				path = strings.Replace(path, seg, "{"+seg[1:]+"}", 1)
+			}
+		}
+		if _, ok := doc.Paths[path][strings.ToLower(route.Method)]; !ok {
+			t.Errorf("%s %s is served but not in openapi.json", route.Method, path)
+		}
+	}
+}
+
+func TestBrowserNotFoundPageAndStaticAssets(t *testing.T) {
+	h := newHarness(t)
+	r := h.do(req{method: http.MethodGet, path: "/no/such/page", header: map[string]string{"Accept": "text/html,application/xhtml+xml"}})
+	if r.Code != http.StatusNotFound || !strings.HasPrefix(r.Header.Get("Content-Type"), "text/html") {
+		t.Fatalf("browser 404 = %d %s", r.Code, r.Header.Get("Content-Type"))
+	}
+	body := string(r.Body)
+	for _, want := range []string{"<h1 id=\"message-heading\">Page not found</h1>", `href="/static/css/base.css"`, `lang="en"`} {
+		if !strings.Contains(body, want) {
+			t.Errorf("404 page lacks %s", want)
+		}
+	}
+	if strings.Contains(body, "<script>") || strings.Contains(body, "style=") {
+		t.Errorf("404 page has inline script or style")
+	}
+	for h2, want := range map[string]string{
+		"X-Content-Type-Options": "nosniff", "Referrer-Policy": "no-referrer", "Cache-Control": "no-store",
+	} {
+		if got := r.Header.Get(h2); got != want {
+			t.Errorf("%s = %q, want %q", h2, got, want)
+		}
+	}
+	if csp := r.Header.Get("Content-Security-Policy"); !strings.Contains(csp, "frame-ancestors 'none'") || strings.Contains(csp, "unsafe-inline") {
+		t.Errorf("CSP = %q", csp)
+	}
+	// The API path stays JSON even for browsers.
+	wantError(t, h.do(req{method: http.MethodGet, path: "/v2/nope", header: map[string]string{"Accept": "text/html"}}),
+		http.StatusNotFound, "route_not_found")
+
+	css := h.get("/static/css/base.css", "")
+	if css.Code != 200 || !strings.HasPrefix(css.Header.Get("Content-Type"), "text/css") || !strings.Contains(string(css.Body), "--accent") {
+		t.Errorf("base.css = %d %s", css.Code, css.Header.Get("Content-Type"))
+	}
+	for _, p := range []string{"/static/", "/static/css/", "/static/css/missing.css"} {
+		if r := h.get(p, ""); r.Code != http.StatusNotFound {
+			t.Errorf("GET %s = %d, want 404", p, r.Code)
+		}
+	}
+}

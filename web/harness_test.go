@@ -60,7 +60,7 @@ func (cheapHasher) Hash(pw string) (string, error) {
 
 // harness is the real engine on a fresh database.
 type harness struct {
-	t         *testing.T
+	t         testing.TB
 	db        *postgres.DB
 	cfg       *config.Config
 	clock     *clock
@@ -81,7 +81,7 @@ func withHosts(sandbox, production string) option {
 	}
 }
 
-func testConfig(t *testing.T, opts ...option) *config.Config {
+func testConfig(t testing.TB, opts ...option) *config.Config {
 	t.Helper()
 	cfg, err := config.Load(func(name string) string {
 		switch name {
@@ -101,12 +101,12 @@ func testConfig(t *testing.T, opts ...option) *config.Config {
 	return cfg
 }
 
-func newHarness(t *testing.T, opts ...option) *harness {
+func newHarness(t testing.TB, opts ...option) *harness {
 	t.Helper()
 	return newHarnessOn(t, pgtest.DB(t), opts...)
 }
 
-func newHarnessOn(t *testing.T, db *postgres.DB, opts ...option) *harness {
+func newHarnessOn(t testing.TB, db *postgres.DB, opts ...option) *harness {
 	h := &harness{t: t, db: db, cfg: testConfig(t, opts...), clock: newClock(), logs: &bytes.Buffer{}}
 	h.merchants = merchant.NewService(db, cheapHasher{}, h.clock.Now)
 	h.engine = web.New(web.Deps{
@@ -160,7 +160,7 @@ type response struct {
 }
 
 // JSON decodes the body into a generic map.
-func (r *response) JSON(t *testing.T) map[string]any {
+func (r *response) JSON(t testing.TB) map[string]any {
 	t.Helper()
 	var m map[string]any
 	if err := json.Unmarshal(r.Body, &m); err != nil {
@@ -170,7 +170,7 @@ func (r *response) JSON(t *testing.T) map[string]any {
 }
 
 // ErrCode is error.code of an error envelope ("" for a success).
-func (r *response) ErrCode(t *testing.T) string {
+func (r *response) ErrCode(t testing.TB) string {
 	t.Helper()
 	m := r.JSON(t)
 	e, _ := m["error"].(map[string]any)
@@ -179,7 +179,7 @@ func (r *response) ErrCode(t *testing.T) string {
 }
 
 // ErrParam is error.param of an error envelope.
-func (r *response) ErrParam(t *testing.T) string {
+func (r *response) ErrParam(t testing.TB) string {
 	t.Helper()
 	e, _ := r.JSON(t)["error"].(map[string]any)
 	p, _ := e["param"].(string)
@@ -235,7 +235,7 @@ func (h *harness) get(path, key string) *response {
 }
 
 // wantError checks status and error code of an error response.
-func wantError(t *testing.T, r *response, status int, code string) {
+func wantError(t testing.TB, r *response, status int, code string) {
 	t.Helper()
 	if r.Code != status || r.ErrCode(t) != code {
 		t.Fatalf("got %d %q, want %d %q\n%s", r.Code, r.ErrCode(t), status, code, r.Body)
@@ -245,7 +245,7 @@ func wantError(t *testing.T, r *response, status int, code string) {
 	}
 }
 
-func wantOK(t *testing.T, r *response) map[string]any {
+func wantOK(t testing.TB, r *response) map[string]any {
 	t.Helper()
 	if r.Code != http.StatusOK {
 		t.Fatalf("got %d, want 200\n%s", r.Code, r.Body)
@@ -284,7 +284,7 @@ func loadSpec() (*openapi3.T, routers.Router, error) {
 
 // checkOpenAPI validates a response against the document: documented routes
 // through kin-openapi, and every error envelope against ErrorResponse.
-func checkOpenAPI(t *testing.T, hr *http.Request, res *response) {
+func checkOpenAPI(t testing.TB, hr *http.Request, res *response) {
 	t.Helper()
 	doc, router, err := loadSpec()
 	if err != nil {

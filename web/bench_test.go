@@ -1,0 +1,56 @@
+package web_test
+
+import (
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync/atomic"
+	"testing"
+)
+
+// BenchmarkCreateCustomer measures POST /v2/customers with an Idempotency-Key
+// through the engine on the throwaway PostgreSQL (fsync off: this measures
+// the service's own overhead, not the disk).
+func BenchmarkCreateCustomer(b *testing.B) {
+	h := newHarness(b)
+	key := h.merchant("Bench").Sandbox.SecretKey
+	var n atomic.Int64
+	b.ReportAllocs()
+	b.ResetTimer()
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			i := n.Add(1)
+			r := httptest.NewRequest(http.MethodPost, "/v2/customers",
+				strings.NewReader(fmt.Sprintf(`{"first_name":"A","last_name":"B","email":"c%d@example.com"}`, i)))
+			r.Header.Set("Authorization", "Bearer "+key)
+			r.Header.Set("Content-Type", "application/json")
+			r.Header.Set("Idempotency-Key", fmt.Sprintf("bench-%d", i))
+			w := httptest.NewRecorder()
+			h.engine.ServeHTTP(w, r)
+			if w.Code != http.StatusOK {
+				b.Fatalf("status %d: %s", w.Code, w.Body)
+			}
+		}
+	})
+}
+
+// BenchmarkGetCustomer measures GET /v2/customers/{id}.
+func BenchmarkGetCustomer(b *testing.B) {
+	h := newHarness(b)
+	key := h.merchant("Bench").Sandbox.SecretKey
+	id := wantOK(h.t, h.post("/v2/customers", key, ada))["user_id"].(string)
+	b.ReportAllocs()
+	b.ResetTimer()
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			r := httptest.NewRequest(http.MethodGet, "/v2/customers/"+id, nil)
+			r.Header.Set("Authorization", "Bearer "+key)
+			w := httptest.NewRecorder()
+			h.engine.ServeHTTP(w, r)
+			if w.Code != http.StatusOK {
+				b.Fatalf("status %d: %s", w.Code, w.Body)
+			}
+		}
+	})
+}

@@ -3,6 +3,7 @@ package web
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"net/http"
 
@@ -92,7 +93,7 @@ func (s *server) fail(c *gin.Context, err error) {
 		c.Header("Retry-After", "5")
 	case errs.RateLimited:
 		if ra, ok := e.Details["retry_after"]; ok {
-			c.Header("Retry-After", toString(ra))
+			c.Header("Retry-After", fmt.Sprint(ra))
 		}
 	}
 	c.Set(ctxErrorCode, string(e.Code))

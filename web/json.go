@@ -62,7 +62,7 @@ func decode(c *gin.Context, dst any) error {
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(dst); err != nil {
-		return decodeError(err, dst)
+		return decodeError(err)
 	}
 	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
 		return errs.New(errs.InvalidRequest, "The request body has data after the JSON object; send exactly one object.")
@@ -70,7 +70,7 @@ func decode(c *gin.Context, dst any) error {
 	return nil
 }
 
-func decodeError(err error, dst any) error {
+func decodeError(err error) error {
 	var syn *json.SyntaxError
 	var typ *json.UnmarshalTypeError
 	switch {
@@ -93,7 +93,6 @@ func decodeError(err error, dst any) error {
 		name, _ := strconv.Unquote(f)
 		return errs.Invalid(name, fmt.Sprintf("Unknown field %q.", name))
 	}
-	_ = dst
 	return errs.New(errs.InvalidRequest, "The request body could not be parsed as the expected JSON object.")
 }
 
@@ -147,5 +146,3 @@ type listPage[T any] struct {
 	Data    []T  `json:"data"`
 	HasMore bool `json:"has_more"`
 }
-
-func toString(v any) string { return fmt.Sprint(v) }

@@ -14,7 +14,7 @@ import (
 
 	"github.com/fundsource/fundsource/internal/config"
 	"github.com/fundsource/fundsource/internal/errs"
-	"github.com/fundsource/fundsource/internal/ids"
+	"github.com/fundsource/fundsource/internal/merchant"
 	"github.com/fundsource/fundsource/internal/pgserver"
 	"github.com/fundsource/fundsource/internal/tenant"
 )
@@ -157,7 +157,7 @@ func (e *env) ensureDemoMerchant(ctx context.Context) error {
 			return nil
 		}
 	}
-	password := ids.Secret("")[:20]
+	password := merchant.NewPassword()
 	vals := map[string]string{"DEMO_EMAIL": demoEmail, "DEMO_PASSWORD": password}
 	m, err := e.merchants.MerchantByEmail(ctx, demoEmail)
 	switch {

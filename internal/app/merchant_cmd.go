@@ -122,7 +122,7 @@ func (e *env) merchantCommand(ctx context.Context, cmd merchantCmd) (any, string
 	case "create":
 		generated := cmd.password == ""
 		if generated {
-			cmd.password = ids.Secret("")[:20]
+			cmd.password = merchant.NewPassword()
 		}
 		created, err := e.merchants.Create(ctx, cmd.mName, cmd.email, cmd.password)
 		if err != nil {

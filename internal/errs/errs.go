@@ -82,13 +82,6 @@ func Invalid(param, message string) *Error {
 	return &Error{Code: InvalidRequest, Message: message, Param: param}
 }
 
-// WithParam returns a copy of e naming the request field param.
-func (e *Error) WithParam(param string) *Error {
-	c := *e
-	c.Param = param
-	return &c
-}
-
 // WithDetail returns a copy of e with one more detail member.
 func (e *Error) WithDetail(key string, value any) *Error {
 	c := *e

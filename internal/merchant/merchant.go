@@ -264,6 +264,10 @@ func NormalizeEmail(email string) (string, error) {
 	return contact.Email("email", strings.ToLower(email))
 }
 
+// NewPassword returns a random dashboard password of 20 base62 characters
+// (about 119 bits), for operator-created merchants.
+func NewPassword() string { return ids.Secret("")[:20] }
+
 // HashSecret is how secret keys are stored and looked up.
 func HashSecret(secret string) []byte {
 	h := sha256.Sum256([]byte(secret))

@@ -9,6 +9,7 @@ import (
 	"database/sql"
 	"encoding/hex"
 	"fmt"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -152,17 +153,9 @@ func randomHex() string {
 
 // withDatabase replaces the database name in a URL or key=value DSN.
 func withDatabase(dsn, db string) string {
-	if strings.HasPrefix(dsn, "postgres://") || strings.HasPrefix(dsn, "postgresql://") {
-		i := strings.Index(dsn[strings.Index(dsn, "://")+3:], "/")
-		base := dsn
-		query := ""
-		if q := strings.Index(dsn, "?"); q >= 0 {
-			base, query = dsn[:q], dsn[q:]
-		}
-		if i >= 0 {
-			base = base[:strings.Index(dsn, "://")+3+i]
-		}
-		return base + "/" + db + query
+	if u, err := url.Parse(dsn); err == nil && (u.Scheme == "postgres" || u.Scheme == "postgresql") {
+		u.Path = "/" + db
+		return u.String()
 	}
 	var parts []string
 	for _, f := range strings.Fields(dsn) {

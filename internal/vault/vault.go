@@ -1,0 +1,103 @@
+// Package vault keeps account numbers (and micro-deposit amounts) unreadable
+// at rest: AES-256-GCM with a key id stored beside each ciphertext so keys can
+// rotate (the first key encrypts, all decrypt), and keyed fingerprints
+// (HMAC-SHA256 under a separate key) for uniqueness checks without plaintext.
+package vault
+
+import (
+	"crypto/aes"
+	"crypto/cipher"
+	"crypto/hmac"
+	"crypto/rand"
+	"crypto/sha256"
+	"errors"
+	"fmt"
+)
+
+// Key is one named 32-byte AES-256 key.
+type Key struct {
+	ID    string
+	Bytes []byte
+}
+
+// Vault seals and opens values and computes fingerprints. It is safe for
+// concurrent use.
+type Vault struct {
+	current string
+	aeads   map[string]cipher.AEAD
+	fpKey   []byte
+}
+
+// New returns a Vault. keys[0] encrypts; every key decrypts. fingerprintKey
+// must be 32 bytes and differ from the encryption keys.
+func New(keys []Key, fingerprintKey []byte) (*Vault, error) {
+	if len(keys) == 0 {
+		return nil, errors.New("vault: no encryption key")
+	}
+	if len(fingerprintKey) != 32 {
+		return nil, errors.New("vault: fingerprint key must be 32 bytes")
+	}
+	v := &Vault{current: keys[0].ID, aeads: map[string]cipher.AEAD{}, fpKey: append([]byte(nil), fingerprintKey...)}
+	for _, k := range keys {
+		if len(k.Bytes) != 32 {
+			return nil, fmt.Errorf("vault: key %q must be 32 bytes", k.ID)
+		}
+		if hmac.Equal(k.Bytes, fingerprintKey) {
+			return nil, fmt.Errorf("vault: key %q equals the fingerprint key", k.ID)
+		}
+		if _, dup := v.aeads[k.ID]; dup {
+			return nil, fmt.Errorf("vault: key id %q appears twice", k.ID)
+		}
+		block, err := aes.NewCipher(k.Bytes)
+		if err != nil {
+			return nil, fmt.Errorf("vault: key %q: %w", k.ID, err)
+		}
+		aead, err := cipher.NewGCM(block)
+		if err != nil {
+			return nil, fmt.Errorf("vault: key %q: %w", k.ID, err)
+		}
+		v.aeads[k.ID] = aead
+	}
+	return v, nil
+}
+
+// Seal encrypts plaintext bound to aad (for example the funding source id,
+// so a ciphertext cannot be moved to another row). It returns the id of the
+// key used and nonce‖ciphertext‖tag.
+func (v *Vault) Seal(plaintext, aad []byte) (keyID string, sealed []byte) {
+	aead := v.aeads[v.current]
+	nonce := make([]byte, aead.NonceSize(), aead.NonceSize()+len(plaintext)+aead.Overhead())
+	_, _ = rand.Read(nonce)
+	return v.current, aead.Seal(nonce, nonce, plaintext, aad)
+}
+
+// ErrOpen means a sealed value could not be opened: unknown key id, wrong
+// associated data, or tampering.
+var ErrOpen = errors.New("vault: cannot open sealed value")
+
+// Open decrypts a value sealed with key keyID and the same aad.
+func (v *Vault) Open(keyID string, sealed, aad []byte) ([]byte, error) {
+	aead, ok := v.aeads[keyID]
+	if !ok || len(sealed) < aead.NonceSize()+aead.Overhead() {
+		return nil, ErrOpen
+	}
+	n := aead.NonceSize()
+	out, err := aead.Open(nil, sealed[:n], sealed[n:], aad)
+	if err != nil {
+		return nil, ErrOpen
+	}
+	return out, nil
+}
+
+// CurrentKeyID is the id of the key that encrypts new values.
+func (v *Vault) CurrentKeyID() string { return v.current }
+
+// Fingerprint is HMAC-SHA256 of value under the fingerprint key, with a
+// domain label so fingerprints of different kinds never collide.
+func (v *Vault) Fingerprint(label, value string) []byte {
+	m := hmac.New(sha256.New, v.fpKey)
+	m.Write([]byte(label))
+	m.Write([]byte{0})
+	m.Write([]byte(value))
+	return m.Sum(nil)
+}

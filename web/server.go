@@ -15,6 +15,7 @@ import (
 	"github.com/fundsource/fundsource/internal/config"
 	"github.com/fundsource/fundsource/internal/customer"
 	"github.com/fundsource/fundsource/internal/errs"
+	"github.com/fundsource/fundsource/internal/funding"
 	"github.com/fundsource/fundsource/internal/merchant"
 	"github.com/fundsource/fundsource/internal/postgres"
 	"github.com/fundsource/fundsource/internal/tenant"
@@ -40,6 +41,7 @@ type Deps struct {
 	Idempotency IdempotencyStore
 	Merchants   *merchant.Service
 	Customers   *customer.Service
+	Funding     *funding.Service
 }
 
 type server struct {
@@ -50,6 +52,7 @@ type server struct {
 	idem      IdempotencyStore
 	merchants *merchant.Service
 	customers *customer.Service
+	funding   *funding.Service
 	limiter   *limiter
 	metrics   *metrics
 }
@@ -58,7 +61,7 @@ type server struct {
 func New(d Deps) *gin.Engine {
 	s := &server{
 		cfg: d.Config, log: d.Logger, now: d.Now, db: d.DB, idem: d.Idempotency,
-		merchants: d.Merchants, customers: d.Customers,
+		merchants: d.Merchants, customers: d.Customers, funding: d.Funding,
 		limiter: newLimiter(d.Config.RateLimitSandbox, d.Config.RateLimitProduction),
 		metrics: newMetrics(),
 	}
@@ -82,6 +85,15 @@ func New(d Deps) *gin.Engine {
 	api.POST("/customers", s.createCustomer)
 	api.GET("/customers", s.listCustomers)
 	api.GET("/customers/:user_id", s.getCustomer)
+	api.GET("/customers/:user_id/funding-sources", s.listCustomerSources)
+	api.POST("/on-demand/funding-source", s.createOnDemand)
+	api.POST("/funding-source", s.createForMicroDeposits)
+	api.GET("/funding-source/:funding_source_id", s.getSource)
+	api.POST("/funding-source/initiate/verification", s.initiateVerification)
+	api.POST("/funding-source/verify", s.verifyMicroDeposits)
+	api.POST("/accounts", s.checkAccount)
+	api.POST("/accounts/delete", s.deleteAccount)
+	api.GET("/sandbox/funding-source/:funding_source_id/micro-deposits", s.sandboxMicroDeposits)
 	return r
 }
 

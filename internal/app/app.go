@@ -8,14 +8,18 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"os"
 	"time"
 
 	"golang.org/x/crypto/bcrypt"
 
 	"github.com/fundsource/fundsource/internal/config"
 	"github.com/fundsource/fundsource/internal/customer"
+	"github.com/fundsource/fundsource/internal/funding"
 	"github.com/fundsource/fundsource/internal/merchant"
 	"github.com/fundsource/fundsource/internal/postgres"
+	"github.com/fundsource/fundsource/internal/routing"
+	"github.com/fundsource/fundsource/internal/vault"
 )
 
 // ErrUsage marks a command-line mistake; main exits with status 2.
@@ -79,6 +83,7 @@ type env struct {
 	now       func() time.Time
 	merchants *merchant.Service
 	customers *customer.Service
+	funding   *funding.Service
 }
 
 // withEnv loads the configuration, opens and migrates the database, builds
@@ -107,17 +112,51 @@ func withDatabase(ctx context.Context, cfg *config.Config, dbURL string, io IO, 
 	if err := db.Migrate(ctx); err != nil {
 		return err
 	}
-	e := newEnv(cfg, db, io, Clock)
+	e, err := newEnv(cfg, db, io, Clock)
+	if err != nil {
+		return err
+	}
 	return fn(e)
 }
 
-func newEnv(cfg *config.Config, db *postgres.DB, io IO, now func() time.Time) *env {
+func newEnv(cfg *config.Config, db *postgres.DB, io IO, now func() time.Time) (*env, error) {
+	keys := make([]vault.Key, len(cfg.AccountEncryptionKeys))
+	for i, k := range cfg.AccountEncryptionKeys {
+		keys[i] = vault.Key{ID: k.ID, Bytes: k.Bytes}
+	}
+	v, err := vault.New(keys, cfg.FingerprintKey)
+	if err != nil {
+		return nil, err
+	}
+	banks, err := loadDirectory(cfg.RoutingDirectoryFile)
+	if err != nil {
+		return nil, err
+	}
 	return &env{
 		cfg: cfg, io: io, db: db, now: now,
 		log:       slog.New(slog.NewJSONHandler(io.Stderr, nil)),
 		merchants: merchant.NewService(db, bcryptHasher{cost: bcrypt.DefaultCost}, now),
 		customers: customer.NewService(db, now),
+		funding:   funding.NewService(db, banks, v, now),
+	}, nil
+}
+
+// loadDirectory reads the FedACH directory file when configured, else the
+// embedded sample.
+func loadDirectory(path string) (*routing.Directory, error) {
+	if path == "" {
+		return routing.Embedded(), nil
 	}
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("ROUTING_DIRECTORY_FILE: %w", err)
+	}
+	defer f.Close()
+	d, err := routing.LoadFedACH(f)
+	if err != nil {
+		return nil, fmt.Errorf("ROUTING_DIRECTORY_FILE %s: %w", path, err)
+	}
+	return d, nil
 }
 
 // Clock is the service's time: UTC, truncated to PostgreSQL's microsecond

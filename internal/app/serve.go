@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"sync"
 	"time"
 
 	"github.com/fundsource/fundsource/web"
@@ -22,6 +23,7 @@ func (e *env) handler() http.Handler {
 		Idempotency: e.db,
 		Merchants:   e.merchants,
 		Customers:   e.customers,
+		Funding:     e.funding,
 	})
 }
 
@@ -62,16 +64,35 @@ func (e *env) serveOn(ctx context.Context, ln net.Listener) error {
 	return serveErr
 }
 
-// runJobs runs the periodic maintenance of this process until ctx ends.
+// runJobs runs the periodic work of this process until ctx ends: expiring
+// micro-deposit verifications every minute, sweeping idempotency keys every
+// hour. Every process runs them; rows are claimed with SKIP LOCKED or
+// deleted idempotently, so processes never do the same work twice.
 func (e *env) runJobs(ctx context.Context) {
-	t := time.NewTicker(time.Hour)
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		e.every(ctx, time.Minute, "micro-deposit expiry", func(ctx context.Context) (int64, error) {
+			n, err := e.funding.ExpireDue(ctx)
+			return int64(n), err
+		})
+	})
+	e.every(ctx, time.Hour, "idempotency sweep", func(ctx context.Context) (int64, error) {
+		return e.db.DeleteExpiredIdempotencyKeys(ctx, e.now())
+	})
+	wg.Wait()
+}
+
+// every runs job now and then every interval until ctx ends, logging what
+// it did and its failures.
+func (e *env) every(ctx context.Context, interval time.Duration, name string, job func(context.Context) (int64, error)) {
+	t := time.NewTicker(interval)
 	defer t.Stop()
 	for {
-		n, err := e.db.DeleteExpiredIdempotencyKeys(ctx, e.now())
+		n, err := job(ctx)
 		if err != nil && ctx.Err() == nil {
-			e.log.Warn("idempotency sweep failed", slog.Any("error", err))
+			e.log.Warn(name+" failed", slog.Any("error", err))
 		} else if n > 0 {
-			e.log.Info("idempotency sweep", slog.Int64("deleted", n))
+			e.log.Info(name, slog.Int64("count", n))
 		}
 		select {
 		case <-ctx.Done():

@@ -48,6 +48,10 @@ type Config struct {
 	FingerprintKey        []byte   // 32 bytes
 	SessionKeys           [][]byte // each 32 or 64 bytes
 
+	// RoutingDirectoryFile is the FedACH directory file; empty uses the
+	// embedded sample, which accepts unknown (check-digit-valid) numbers.
+	RoutingDirectoryFile string
+
 	PlaidBaseURL  string
 	PlaidClientID string
 	PlaidSecret   string
@@ -74,13 +78,14 @@ const (
 // are read from (or generated once into) DATA_DIR/keys.env.
 func Load(getenv Getenv) (*Config, error) {
 	c := &Config{
-		Mode:          Mode(orDefault(getenv("FUNDSOURCE_MODE"), string(Development))),
-		DatabaseURL:   getenv("DATABASE_URL"),
-		ListenAddr:    orDefault(getenv("LISTEN_ADDR"), "127.0.0.1:8080"),
-		DataDir:       orDefault(getenv("DATA_DIR"), ".data"),
-		PlaidBaseURL:  getenv("PLAID_BASE_URL"),
-		PlaidClientID: getenv("PLAID_CLIENT_ID"),
-		PlaidSecret:   getenv("PLAID_SECRET"),
+		Mode:                 Mode(orDefault(getenv("FUNDSOURCE_MODE"), string(Development))),
+		DatabaseURL:          getenv("DATABASE_URL"),
+		ListenAddr:           orDefault(getenv("LISTEN_ADDR"), "127.0.0.1:8080"),
+		DataDir:              orDefault(getenv("DATA_DIR"), ".data"),
+		RoutingDirectoryFile: getenv("ROUTING_DIRECTORY_FILE"),
+		PlaidBaseURL:         getenv("PLAID_BASE_URL"),
+		PlaidClientID:        getenv("PLAID_CLIENT_ID"),
+		PlaidSecret:          getenv("PLAID_SECRET"),
 	}
 	if c.Mode != Development && c.Mode != Production {
 		return nil, fmt.Errorf("FUNDSOURCE_MODE must be development or production, not %q", c.Mode)

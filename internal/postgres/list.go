@@ -14,11 +14,11 @@ import (
 var endOfTime = time.Date(9999, 1, 1, 0, 0, 0, 0, time.UTC)
 
 // list runs a keyset-paginated query whose parameters are ($1 merchant,
-// $2 environment, $3 cursor created_at, $4 cursor id, $5 limit), fetching
+// $2 environment, $3 cursor created_at, $4 cursor id, $5 limit, then extra), fetching
 // p.Limit+1 rows so the caller can tell whether more follow. The cursor row
 // is looked up in table within the scope; errs.NotFound when it is unknown.
 // table is one of this package's constant table names, never user input.
-func (db *DB) list(ctx context.Context, dest any, query, table string, scope tenant.Scope, p paging.Page) error {
+func (db *DB) list(ctx context.Context, dest any, query, table string, scope tenant.Scope, p paging.Page, extra ...any) error {
 	q := db.q(ctx)
 	at, id := endOfTime, ""
 	if p.StartingAfter != "" {
@@ -34,5 +34,6 @@ func (db *DB) list(ctx context.Context, dest any, query, table string, scope ten
 		}
 		at, id = cur.CreatedAt, cur.ID
 	}
-	return translate(sqlx.SelectContext(ctx, q, dest, query, scope.MerchantID, scope.Env, at, id, p.Limit+1))
+	args := append([]any{scope.MerchantID, scope.Env, at, id, p.Limit + 1}, extra...)
+	return translate(sqlx.SelectContext(ctx, q, dest, query, args...))
 }

@@ -1,0 +1,213 @@
+package funding
+
+import (
+	"context"
+
+	"github.com/fundsource/fundsource/internal/errs"
+	"github.com/fundsource/fundsource/internal/event"
+	"github.com/fundsource/fundsource/internal/ids"
+	"github.com/fundsource/fundsource/internal/paging"
+	"github.com/fundsource/fundsource/internal/tenant"
+)
+
+// fingerprintLabel separates account-number fingerprints from any other kind.
+const fingerprintLabel = "account_number"
+
+// Caller is what the funding rules need to know about the API key in use.
+type Caller struct {
+	Scope tenant.Scope
+	// OnDemand: the key carries the on-demand funding-source permission.
+	OnDemand bool
+	// ThirdPartyVerification: the merchant's environment is enabled for it.
+	ThirdPartyVerification bool
+}
+
+// CreateOnDemand is POST /v2/on-demand/funding-source: Verified when the
+// merchant's environment has third-party verification, else Unverified
+// (credit only).
+func (s *Service) CreateOnDemand(ctx context.Context, c Caller, in Input) (Source, error) {
+	if !c.OnDemand {
+		return Source{}, errs.New(errs.PermissionDenied,
+			"This API key lacks the on-demand funding-source permission (on_demand_funding_source).")
+	}
+	if c.ThirdPartyVerification {
+		return s.create(ctx, c.Scope, in, Verified)
+	}
+	return s.create(ctx, c.Scope, in, Unverified)
+}
+
+// CreateForMicroDeposits is POST /v2/funding-source: always Unverified, to be
+// verified by micro-deposits.
+func (s *Service) CreateForMicroDeposits(ctx context.Context, scope tenant.Scope, in Input) (Source, error) {
+	return s.create(ctx, scope, in, Unverified)
+}
+
+// create validates in and stores a source with the given status, its account
+// claim and its events, in one transaction.
+func (s *Service) create(ctx context.Context, scope tenant.Scope, in Input, status Status) (Source, error) {
+	a, err := s.validate(in)
+	if err != nil {
+		return Source{}, err
+	}
+	now := s.now()
+	src := Source{
+		Scope: scope, ID: ids.New(ids.FundingSource), UserID: a.userID, Status: status,
+		BankName: a.bankName, LastFour: a.number[len(a.number)-4:], AccountType: a.accountType,
+		Nickname: a.nickname, CreatedAt: now, RoutingNumber: a.routing,
+		Fingerprint: s.vault.Fingerprint(fingerprintLabel, a.number),
+	}
+	src.Account.KeyID, src.Account.Data = s.vault.Seal([]byte(a.number), []byte(src.ID))
+	var out Source
+	err = s.store.WithTx(ctx, func(ctx context.Context) error {
+		var err error
+		out, err = s.insert(ctx, src)
+		return err
+	})
+	return out, err
+}
+
+// insert claims the account number and stores src with its events. When the
+// same customer already holds the number, a Verified creation upgrades an
+// Unverified source and returns it; anything else is a duplicate. Another
+// customer's number is account_in_use. Call inside a transaction.
+func (s *Service) insert(ctx context.Context, src Source) (Source, error) {
+	ok, err := s.store.CustomerExists(ctx, src.Scope, src.UserID)
+	if err != nil {
+		return Source{}, err
+	}
+	if !ok {
+		return Source{}, customerNotFound()
+	}
+	holder, claimed, err := s.store.ClaimAccount(ctx, AccountClaim{
+		Env: src.Scope.Env, Fingerprint: src.Fingerprint, MerchantID: src.Scope.MerchantID,
+		SourceID: src.ID, UserID: src.UserID, CreatedAt: src.CreatedAt,
+	})
+	if err != nil {
+		return Source{}, err
+	}
+	if !claimed {
+		if holder.MerchantID != src.Scope.MerchantID || holder.UserID != src.UserID {
+			return Source{}, &errs.Error{Code: errs.AccountInUse, Param: "account_number", Message: AccountInUseMessage}
+		}
+		existing, err := s.store.Source(ctx, src.Scope, holder.SourceID, true)
+		if err != nil {
+			return Source{}, err
+		}
+		if src.Status == Verified && existing.Status == Unverified {
+			return s.markVerified(ctx, existing)
+		}
+		return Source{}, (&errs.Error{Code: errs.DuplicateFundingSource, Param: "account_number",
+			Message: "This customer already has a funding source with this account number."}).
+			WithDetail("funding_source_id", existing.ID)
+	}
+	if err := s.store.InsertSource(ctx, src); err != nil {
+		return Source{}, err
+	}
+	if err := s.record(ctx, src, event.FundingSourceCreated, src.Status); err != nil {
+		return Source{}, err
+	}
+	if src.Status == Verified {
+		if err := s.record(ctx, src, event.FundingSourceVerified, Verified); err != nil {
+			return Source{}, err
+		}
+	}
+	return src, nil
+}
+
+// markVerified sets src Verified and records funding_source.verified.
+func (s *Service) markVerified(ctx context.Context, src Source) (Source, error) {
+	if err := s.store.SetStatus(ctx, src.Scope, src.ID, Verified, s.now()); err != nil {
+		return Source{}, err
+	}
+	src.Status = Verified
+	return src, s.record(ctx, src, event.FundingSourceVerified, Verified)
+}
+
+// Get returns a source, removed ones included.
+func (s *Service) Get(ctx context.Context, scope tenant.Scope, id string) (Source, error) {
+	src, err := s.store.Source(ctx, scope, id, false)
+	if errs.Is(err, errs.NotFound) {
+		return Source{}, sourceNotFound()
+	}
+	return src, err
+}
+
+// ListForCustomer returns a page of a customer's sources, newest first.
+func (s *Service) ListForCustomer(ctx context.Context, scope tenant.Scope, userID string, includeRemoved bool, p paging.Page) ([]Source, bool, error) {
+	ok, err := s.store.CustomerExists(ctx, scope, userID)
+	if err != nil {
+		return nil, false, err
+	}
+	if !ok {
+		return nil, false, customerNotFound()
+	}
+	list, err := s.store.ListSources(ctx, scope, userID, includeRemoved, p)
+	if errs.Is(err, errs.NotFound) {
+		return nil, false, paging.UnknownCursor()
+	}
+	if err != nil {
+		return nil, false, err
+	}
+	list, more := paging.Trim(list, p)
+	return list, more, nil
+}
+
+// AccountAvailable reports whether an account number is free in the scope's
+// environment (no customer of any merchant holds it).
+func (s *Service) AccountAvailable(ctx context.Context, scope tenant.Scope, number string) (bool, error) {
+	if err := CheckAccountNumber(number); err != nil {
+		return false, err
+	}
+	_, err := s.store.AccountHolder(ctx, scope.Env, s.vault.Fingerprint(fingerprintLabel, number))
+	if errs.Is(err, errs.NotFound) {
+		return true, nil
+	}
+	return false, err
+}
+
+// Remove marks a source removed, frees its account number and records
+// funding_source.removed.
+func (s *Service) Remove(ctx context.Context, scope tenant.Scope, id string) (Source, error) {
+	var out Source
+	err := s.store.WithTx(ctx, func(ctx context.Context) error {
+		src, err := s.liveSource(ctx, scope, id)
+		if err != nil {
+			return err
+		}
+		now := s.now()
+		if err := s.store.MarkRemoved(ctx, scope, id, now); err != nil {
+			return err
+		}
+		if err := s.store.ReleaseAccount(ctx, scope.Env, src.Fingerprint, src.ID); err != nil {
+			return err
+		}
+		src.Removed, src.RemovedAt = true, &now
+		out = src
+		return s.record(ctx, src, event.FundingSourceRemoved, src.Status)
+	})
+	return out, err
+}
+
+// RemoveAccount removes the customer's source holding an account number.
+func (s *Service) RemoveAccount(ctx context.Context, scope tenant.Scope, userID, number string) (Source, error) {
+	if err := CheckAccountNumber(number); err != nil {
+		return Source{}, err
+	}
+	holder, err := s.store.AccountHolder(ctx, scope.Env, s.vault.Fingerprint(fingerprintLabel, number))
+	if errs.Is(err, errs.NotFound) || (err == nil && (holder.MerchantID != scope.MerchantID || holder.UserID != userID)) {
+		return Source{}, sourceNotFound()
+	}
+	if err != nil {
+		return Source{}, err
+	}
+	return s.Remove(ctx, scope, holder.SourceID)
+}
+
+// liveSource locks a source for a write; removed sources count as missing.
+func (s *Service) liveSource(ctx context.Context, scope tenant.Scope, id string) (Source, error) {
+	src, err := s.store.Source(ctx, scope, id, true)
+	if errs.Is(err, errs.NotFound) || (err == nil && src.Removed) {
+		return Source{}, sourceNotFound()
+	}
+	return src, err
+}

@@ -1,0 +1,150 @@
+// Package funding holds funding sources: validation, creation rules and
+// account-number uniqueness, removal, and verification by micro-deposits.
+// Account numbers are sealed by a Vault before they reach the store; only
+// last_four is kept in clear.
+package funding
+
+import (
+	"context"
+	"time"
+
+	"github.com/fundsource/fundsource/internal/event"
+	"github.com/fundsource/fundsource/internal/paging"
+	"github.com/fundsource/fundsource/internal/tenant"
+)
+
+// Status of a funding source. The API only ever shows Unverified or Verified;
+// PendingVerified is the status carried by verification_pending events.
+type Status string
+
+// Statuses.
+const (
+	Unverified      Status = "Unverified"
+	Verified        Status = "Verified"
+	PendingVerified Status = "PendingVerified"
+)
+
+// Account types.
+const (
+	Checking = "checking"
+	Savings  = "savings"
+)
+
+// Sealed is an encrypted value and the id of the key that sealed it.
+type Sealed struct {
+	KeyID string
+	Data  []byte
+}
+
+// Source is a funding source. Its JSON form is the API resource and the data
+// of funding-source events; it never holds the account number in clear.
+type Source struct {
+	Scope        tenant.Scope  `json:"-"`
+	ID           string        `json:"funding_source_id"`
+	UserID       string        `json:"user_id"`
+	Status       Status        `json:"status"`
+	BankName     *string       `json:"bank_name"`
+	LastFour     string        `json:"last_four"`
+	AccountType  string        `json:"account_type"`
+	Nickname     *string       `json:"nickname"`
+	CreatedAt    time.Time     `json:"created_at"` // UTC
+	Removed      bool          `json:"removed"`
+	Verification *Verification `json:"verification"`
+
+	RoutingNumber string     `json:"-"`
+	Account       Sealed     `json:"-"` // the account number, sealed with the source id as associated data
+	Fingerprint   []byte     `json:"-"` // HMAC of the account number
+	RemovedAt     *time.Time `json:"-"`
+}
+
+// Verification is the state of the latest micro-deposit verification.
+type Verification struct {
+	Method              string    `json:"method"` // micro_deposits
+	Status              string    `json:"status"` // pending, succeeded, failed or expired
+	InitiatedAt         time.Time `json:"initiated_at"`
+	ExpectedArrivalDate string    `json:"expected_arrival_date"` // YYYY-MM-DD
+	ExpiresAt           time.Time `json:"expires_at"`
+	AttemptsRemaining   int       `json:"attempts_remaining"`
+}
+
+// AccountClaim is the registry entry that makes an account number unique
+// within an environment, across merchants and customers.
+type AccountClaim struct {
+	Env         tenant.Environment
+	Fingerprint []byte
+	MerchantID  string
+	SourceID    string
+	UserID      string
+	CreatedAt   time.Time
+}
+
+// Store is the persistence the funding service needs.
+type Store interface {
+	WithTx(ctx context.Context, fn func(ctx context.Context) error) error
+	event.Recorder
+
+	CustomerExists(ctx context.Context, scope tenant.Scope, userID string) (bool, error)
+	// ClaimAccount registers an account number; when another source holds it
+	// already, it returns that holder and claimed = false.
+	ClaimAccount(ctx context.Context, c AccountClaim) (holder AccountClaim, claimed bool, err error)
+	// AccountHolder returns the claim on a fingerprint; errs.NotFound if none.
+	AccountHolder(ctx context.Context, env tenant.Environment, fingerprint []byte) (AccountClaim, error)
+	ReleaseAccount(ctx context.Context, env tenant.Environment, fingerprint []byte, sourceID string) error
+
+	InsertSource(ctx context.Context, s Source) error
+	// Source returns a source with its latest verification; forUpdate locks
+	// the source row until the transaction ends. errs.NotFound if unknown.
+	Source(ctx context.Context, scope tenant.Scope, id string, forUpdate bool) (Source, error)
+	// ListSources returns up to p.Limit+1 sources of a customer, newest first.
+	ListSources(ctx context.Context, scope tenant.Scope, userID string, includeRemoved bool, p paging.Page) ([]Source, error)
+	SetStatus(ctx context.Context, scope tenant.Scope, id string, status Status, at time.Time) error
+	MarkRemoved(ctx context.Context, scope tenant.Scope, id string, at time.Time) error
+
+	// LatestMicroDeposit returns the newest verification of a source,
+	// locked when forUpdate; errs.NotFound when none was initiated.
+	LatestMicroDeposit(ctx context.Context, scope tenant.Scope, sourceID string, forUpdate bool) (MicroDeposit, error)
+	InsertMicroDeposit(ctx context.Context, m MicroDeposit) error
+	UpdateMicroDeposit(ctx context.Context, m MicroDeposit) error
+	// ExpiringMicroDeposits locks up to limit pending verifications whose
+	// expiry is at or before now, skipping rows other processes hold.
+	ExpiringMicroDeposits(ctx context.Context, now time.Time, limit int) ([]MicroDeposit, error)
+}
+
+// Banks validates routing numbers and names their banks (routing.Directory).
+type Banks interface {
+	Check(routingNumber string) (bankName string, err error)
+}
+
+// Vault seals account numbers and amounts and fingerprints account numbers
+// (vault.Vault).
+type Vault interface {
+	Seal(plaintext, aad []byte) (keyID string, sealed []byte)
+	Open(keyID string, sealed, aad []byte) ([]byte, error)
+	Fingerprint(label, value string) []byte
+}
+
+// Service applies the funding-source rules.
+type Service struct {
+	store Store
+	banks Banks
+	vault Vault
+	now   func() time.Time
+}
+
+// NewService returns a Service.
+func NewService(store Store, banks Banks, vault Vault, now func() time.Time) *Service {
+	return &Service{store: store, banks: banks, vault: vault, now: now}
+}
+
+// eventData is a source as event data, with the event's status (which is
+// PendingVerified for verification_pending).
+func eventData(s Source, status Status) any {
+	return struct {
+		Source
+		Status Status `json:"status"`
+	}{s, status}
+}
+
+func (s *Service) record(ctx context.Context, src Source, typ string, status Status) error {
+	return s.store.RecordEvent(ctx, event.New(src.Scope, typ, eventData(src, status), s.now()))
+}

@@ -1,0 +1,112 @@
+package funding
+
+import (
+	"strings"
+
+	"github.com/fundsource/fundsource/internal/contact"
+	"github.com/fundsource/fundsource/internal/errs"
+)
+
+// Input creates a funding source from routing and account numbers. Both are
+// strings: account numbers may carry significant leading zeros.
+type Input struct {
+	UserID        string  `json:"user_id"`
+	RoutingNumber string  `json:"routing_number"`
+	AccountNumber string  `json:"account_number"`
+	AccountType   string  `json:"account_type"`
+	Nickname      *string `json:"nickname"`
+	// BankName is accepted because the spec's parameter list marks it
+	// required; it is used only when the routing directory has no name.
+	BankName *string `json:"bank_name"`
+}
+
+// Limits of the input fields.
+const (
+	MinAccountDigits = 4
+	MaxAccountDigits = 17
+	MaxNickname      = 50
+	MaxBankName      = 100
+	MaxUserID        = 100
+)
+
+// AccountInUseMessage is the spec's exact message for an account number held
+// by another customer.
+const AccountInUseMessage = "This bank account is associated with another user"
+
+// account is validated creation input.
+type account struct {
+	userID, routing, number, accountType string
+	nickname, bankName                   *string
+}
+
+func (s *Service) validate(in Input) (account, error) {
+	a := account{userID: strings.TrimSpace(in.UserID), routing: in.RoutingNumber, number: in.AccountNumber}
+	if a.userID == "" {
+		return account{}, errs.Invalid("user_id", "user_id is required")
+	}
+	if len(a.userID) > MaxUserID {
+		return account{}, customerNotFound()
+	}
+	if a.routing == "" {
+		return account{}, errs.Invalid("routing_number", "routing_number is required")
+	}
+	name, err := s.banks.Check(a.routing)
+	if err != nil {
+		return account{}, err
+	}
+	if a.number == "" {
+		return account{}, errs.Invalid("account_number", "account_number is required")
+	}
+	if err := CheckAccountNumber(a.number); err != nil {
+		return account{}, err
+	}
+	switch in.AccountType {
+	case "":
+		a.accountType = Checking
+	case Checking, Savings:
+		a.accountType = in.AccountType
+	default:
+		return account{}, &errs.Error{Code: errs.InvalidAccountType, Param: "account_type",
+			Message: `account_type must be "checking" or "savings"`}
+	}
+	if a.nickname, err = optional("nickname", in.Nickname, MaxNickname); err != nil {
+		return account{}, err
+	}
+	if name != "" {
+		a.bankName = &name
+	} else if a.bankName, err = optional("bank_name", in.BankName, MaxBankName); err != nil {
+		return account{}, err
+	}
+	return a, nil
+}
+
+// CheckAccountNumber accepts 4 to 17 ASCII digits; leading zeros are kept
+// and significant.
+func CheckAccountNumber(n string) error {
+	if len(n) < MinAccountDigits || len(n) > MaxAccountDigits || strings.Trim(n, "0123456789") != "" {
+		return &errs.Error{Code: errs.InvalidAccountNumber, Param: "account_number",
+			Message: "account_number must be 4 to 17 digits, sent as a string (leading zeros are kept)"}
+	}
+	return nil
+}
+
+// optional trims an optional label; empty becomes nil.
+func optional(param string, v *string, max int) (*string, error) {
+	if v == nil {
+		return nil, nil
+	}
+	t, err := contact.Name(param, *v, max, false)
+	if err != nil || t == "" {
+		return nil, err
+	}
+	return &t, nil
+}
+
+func customerNotFound() error {
+	return &errs.Error{Code: errs.CustomerNotFound, Param: "user_id", Message: "No customer with this user_id exists."}
+}
+
+func sourceNotFound() error {
+	return &errs.Error{Code: errs.FundingSourceNotFound, Param: "funding_source_id",
+		Message: "No funding source with this funding_source_id exists."}
+}

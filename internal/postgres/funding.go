@@ -1,0 +1,304 @@
+package postgres
+
+import (
+	"context"
+	"time"
+
+	"github.com/jmoiron/sqlx"
+
+	"github.com/fundsource/fundsource/internal/errs"
+	"github.com/fundsource/fundsource/internal/funding"
+	"github.com/fundsource/fundsource/internal/paging"
+	"github.com/fundsource/fundsource/internal/tenant"
+)
+
+const customerExists = `
+SELECT EXISTS (SELECT 1 FROM customers WHERE merchant_id = $1 AND environment = $2 AND id = $3)`
+
+// CustomerExists reports whether the scope has the customer.
+func (db *DB) CustomerExists(ctx context.Context, scope tenant.Scope, userID string) (bool, error) {
+	var ok bool
+	err := sqlx.GetContext(ctx, db.q(ctx), &ok, customerExists, scope.MerchantID, scope.Env, userID)
+	return ok, translate(err)
+}
+
+type claimRow struct {
+	Environment string    `db:"environment"`
+	Fingerprint []byte    `db:"fingerprint"`
+	MerchantID  string    `db:"merchant_id"`
+	SourceID    string    `db:"funding_source_id"`
+	UserID      string    `db:"customer_id"`
+	CreatedAt   time.Time `db:"created_at"`
+}
+
+func (r claimRow) domain() funding.AccountClaim {
+	return funding.AccountClaim{Env: tenant.Environment(r.Environment), Fingerprint: r.Fingerprint,
+		MerchantID: r.MerchantID, SourceID: r.SourceID, UserID: r.UserID, CreatedAt: r.CreatedAt.UTC()}
+}
+
+// A concurrent claim of the same number waits for the other transaction:
+// if it commits, DO NOTHING applies and the holder is read below.
+const claimAccount = `
+INSERT INTO account_numbers (environment, fingerprint, merchant_id, funding_source_id, customer_id, created_at)
+VALUES ($1, $2, $3, $4, $5, $6)
+ON CONFLICT (environment, fingerprint) DO NOTHING`
+
+// ClaimAccount registers an account number, or returns its current holder.
+func (db *DB) ClaimAccount(ctx context.Context, c funding.AccountClaim) (funding.AccountClaim, bool, error) {
+	res, err := db.q(ctx).ExecContext(ctx, claimAccount, c.Env, c.Fingerprint, c.MerchantID, c.SourceID, c.UserID, c.CreatedAt)
+	if err != nil {
+		return funding.AccountClaim{}, false, translate(err)
+	}
+	if n, _ := res.RowsAffected(); n == 1 {
+		return c, true, nil
+	}
+	holder, err := db.AccountHolder(ctx, c.Env, c.Fingerprint)
+	return holder, false, err
+}
+
+const selectAccountHolder = `
+SELECT environment, fingerprint, merchant_id, funding_source_id, customer_id, created_at
+FROM account_numbers WHERE environment = $1 AND fingerprint = $2`
+
+// AccountHolder returns the registry entry of a fingerprint.
+func (db *DB) AccountHolder(ctx context.Context, env tenant.Environment, fp []byte) (funding.AccountClaim, error) {
+	var r claimRow
+	if err := sqlx.GetContext(ctx, db.q(ctx), &r, selectAccountHolder, env, fp); err != nil {
+		return funding.AccountClaim{}, translate(err)
+	}
+	return r.domain(), nil
+}
+
+const releaseAccount = `
+DELETE FROM account_numbers WHERE environment = $1 AND fingerprint = $2 AND funding_source_id = $3`
+
+// ReleaseAccount frees an account number held by sourceID.
+func (db *DB) ReleaseAccount(ctx context.Context, env tenant.Environment, fp []byte, sourceID string) error {
+	res, err := db.q(ctx).ExecContext(ctx, releaseAccount, env, fp, sourceID)
+	return oneRow(res, err, errs.NotFound)
+}
+
+const insertSource = `
+INSERT INTO funding_sources (merchant_id, environment, id, customer_id, status, routing_number, bank_name,
+    last_four, account_type, nickname, account_key_id, account_ciphertext, fingerprint, created_at, verified_at)
+VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14,
+    CASE WHEN $5 = 'Verified' THEN $14::timestamptz END)`
+
+// InsertSource stores a new funding source.
+func (db *DB) InsertSource(ctx context.Context, s funding.Source) error {
+	_, err := db.q(ctx).ExecContext(ctx, insertSource, s.Scope.MerchantID, s.Scope.Env, s.ID, s.UserID, s.Status,
+		s.RoutingNumber, s.BankName, s.LastFour, s.AccountType, s.Nickname, s.Account.KeyID, s.Account.Data,
+		s.Fingerprint, s.CreatedAt)
+	return translate(err)
+}
+
+type sourceRow struct {
+	MerchantID    string     `db:"merchant_id"`
+	Environment   string     `db:"environment"`
+	ID            string     `db:"id"`
+	CustomerID    string     `db:"customer_id"`
+	Status        string     `db:"status"`
+	RoutingNumber string     `db:"routing_number"`
+	BankName      *string    `db:"bank_name"`
+	LastFour      string     `db:"last_four"`
+	AccountType   string     `db:"account_type"`
+	Nickname      *string    `db:"nickname"`
+	KeyID         string     `db:"account_key_id"`
+	Ciphertext    []byte     `db:"account_ciphertext"`
+	Fingerprint   []byte     `db:"fingerprint"`
+	CreatedAt     time.Time  `db:"created_at"`
+	RemovedAt     *time.Time `db:"removed_at"`
+	depositCols
+}
+
+// depositCols are the latest verification's columns, NULL when none.
+type depositCols struct {
+	Seq               *int       `db:"md_seq"`
+	Status            *string    `db:"md_status"`
+	InitiatedAt       *time.Time `db:"md_initiated_at"`
+	ExpectedArrival   *time.Time `db:"md_expected_arrival_date"`
+	ExpiresAt         *time.Time `db:"md_expires_at"`
+	AttemptsRemaining *int       `db:"md_attempts_remaining"`
+}
+
+func (r sourceRow) domain() funding.Source {
+	s := funding.Source{
+		Scope: tenant.Scope{MerchantID: r.MerchantID, Env: tenant.Environment(r.Environment)},
+		ID:    r.ID, UserID: r.CustomerID, Status: funding.Status(r.Status), BankName: r.BankName,
+		LastFour: r.LastFour, AccountType: r.AccountType, Nickname: r.Nickname, CreatedAt: r.CreatedAt.UTC(),
+		Removed: r.RemovedAt != nil, RoutingNumber: r.RoutingNumber,
+		Account: funding.Sealed{KeyID: r.KeyID, Data: r.Ciphertext}, Fingerprint: r.Fingerprint,
+		RemovedAt: utcPtr(r.RemovedAt),
+	}
+	if r.Seq != nil {
+		s.Verification = funding.MicroDeposit{
+			Status: *r.depositCols.Status, InitiatedAt: r.InitiatedAt.UTC(), ExpectedArrival: *r.ExpectedArrival,
+			ExpiresAt: r.ExpiresAt.UTC(), AttemptsRemaining: *r.AttemptsRemaining,
+		}.Verification()
+	}
+	return s
+}
+
+const sourceSelect = `
+SELECT f.merchant_id, f.environment, f.id, f.customer_id, f.status, f.routing_number, f.bank_name, f.last_four,
+       f.account_type, f.nickname, f.account_key_id, f.account_ciphertext, f.fingerprint, f.created_at, f.removed_at,
+       md.seq AS md_seq, md.status AS md_status, md.initiated_at AS md_initiated_at,
+       md.expected_arrival_date AS md_expected_arrival_date, md.expires_at AS md_expires_at,
+       md.attempts_remaining AS md_attempts_remaining
+FROM funding_sources f
+LEFT JOIN LATERAL (
+    SELECT seq, status, initiated_at, expected_arrival_date, expires_at, attempts_remaining
+    FROM micro_deposits m
+    WHERE m.merchant_id = f.merchant_id AND m.environment = f.environment AND m.funding_source_id = f.id
+    ORDER BY seq DESC LIMIT 1
+) md ON true`
+
+const selectSource = sourceSelect + `
+WHERE f.merchant_id = $1 AND f.environment = $2 AND f.id = $3`
+
+// Source returns one source with its latest verification.
+func (db *DB) Source(ctx context.Context, scope tenant.Scope, id string, forUpdate bool) (funding.Source, error) {
+	q := selectSource
+	if forUpdate {
+		q += ` FOR UPDATE OF f`
+	}
+	var r sourceRow
+	if err := sqlx.GetContext(ctx, db.q(ctx), &r, q, scope.MerchantID, scope.Env, id); err != nil {
+		return funding.Source{}, translate(err)
+	}
+	return r.domain(), nil
+}
+
+const listSources = sourceSelect + `
+WHERE f.merchant_id = $1 AND f.environment = $2 AND (f.created_at, f.id) < ($3, $4)
+  AND f.customer_id = $6 AND ($7 OR f.removed_at IS NULL)
+ORDER BY f.created_at DESC, f.id DESC
+LIMIT $5`
+
+// ListSources returns up to p.Limit+1 sources of a customer, newest first.
+func (db *DB) ListSources(ctx context.Context, scope tenant.Scope, userID string, includeRemoved bool, p paging.Page) ([]funding.Source, error) {
+	var rows []sourceRow
+	if err := db.list(ctx, &rows, listSources, "funding_sources", scope, p, userID, includeRemoved); err != nil {
+		return nil, err
+	}
+	out := make([]funding.Source, len(rows))
+	for i, r := range rows {
+		out[i] = r.domain()
+	}
+	return out, nil
+}
+
+const setSourceStatus = `
+UPDATE funding_sources SET status = $4, verified_at = CASE WHEN $4 = 'Verified' THEN $5 END
+WHERE merchant_id = $1 AND environment = $2 AND id = $3`
+
+// SetStatus changes a source's status.
+func (db *DB) SetStatus(ctx context.Context, scope tenant.Scope, id string, status funding.Status, at time.Time) error {
+	res, err := db.q(ctx).ExecContext(ctx, setSourceStatus, scope.MerchantID, scope.Env, id, status, at)
+	return oneRow(res, err, errs.NotFound)
+}
+
+const markSourceRemoved = `
+UPDATE funding_sources SET removed_at = $4
+WHERE merchant_id = $1 AND environment = $2 AND id = $3 AND removed_at IS NULL`
+
+// MarkRemoved marks a source removed.
+func (db *DB) MarkRemoved(ctx context.Context, scope tenant.Scope, id string, at time.Time) error {
+	res, err := db.q(ctx).ExecContext(ctx, markSourceRemoved, scope.MerchantID, scope.Env, id, at)
+	return oneRow(res, err, errs.NotFound)
+}
+
+type depositRow struct {
+	MerchantID        string     `db:"merchant_id"`
+	Environment       string     `db:"environment"`
+	SourceID          string     `db:"funding_source_id"`
+	Seq               int        `db:"seq"`
+	KeyID             string     `db:"amounts_key_id"`
+	Ciphertext        []byte     `db:"amounts_ciphertext"`
+	Status            string     `db:"status"`
+	InitiatedAt       time.Time  `db:"initiated_at"`
+	ExpectedArrival   time.Time  `db:"expected_arrival_date"`
+	ExpiresAt         time.Time  `db:"expires_at"`
+	AttemptsRemaining int        `db:"attempts_remaining"`
+	FinishedAt        *time.Time `db:"finished_at"`
+	ReturnCode        *string    `db:"return_code"`
+}
+
+func (r depositRow) domain() funding.MicroDeposit {
+	m := funding.MicroDeposit{
+		Scope:    tenant.Scope{MerchantID: r.MerchantID, Env: tenant.Environment(r.Environment)},
+		SourceID: r.SourceID, Seq: r.Seq, Amounts: funding.Sealed{KeyID: r.KeyID, Data: r.Ciphertext},
+		Status: r.Status, InitiatedAt: r.InitiatedAt.UTC(), ExpectedArrival: r.ExpectedArrival,
+		ExpiresAt: r.ExpiresAt.UTC(), AttemptsRemaining: r.AttemptsRemaining, FinishedAt: utcPtr(r.FinishedAt),
+	}
+	if r.ReturnCode != nil {
+		m.ReturnCode = *r.ReturnCode
+	}
+	return m
+}
+
+const depositColumns = `merchant_id, environment, funding_source_id, seq, amounts_key_id, amounts_ciphertext, status,
+    initiated_at, expected_arrival_date, expires_at, attempts_remaining, finished_at, return_code`
+
+const selectLatestDeposit = `
+SELECT ` + depositColumns + `
+FROM micro_deposits
+WHERE merchant_id = $1 AND environment = $2 AND funding_source_id = $3
+ORDER BY seq DESC LIMIT 1`
+
+// LatestMicroDeposit returns a source's newest verification.
+func (db *DB) LatestMicroDeposit(ctx context.Context, scope tenant.Scope, sourceID string, forUpdate bool) (funding.MicroDeposit, error) {
+	q := selectLatestDeposit
+	if forUpdate {
+		q += ` FOR UPDATE`
+	}
+	var r depositRow
+	if err := sqlx.GetContext(ctx, db.q(ctx), &r, q, scope.MerchantID, scope.Env, sourceID); err != nil {
+		return funding.MicroDeposit{}, translate(err)
+	}
+	return r.domain(), nil
+}
+
+const insertDeposit = `
+INSERT INTO micro_deposits (` + depositColumns + `)
+VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, NULLIF($13, ''))`
+
+// InsertMicroDeposit stores a new verification.
+func (db *DB) InsertMicroDeposit(ctx context.Context, m funding.MicroDeposit) error {
+	_, err := db.q(ctx).ExecContext(ctx, insertDeposit, m.Scope.MerchantID, m.Scope.Env, m.SourceID, m.Seq,
+		m.Amounts.KeyID, m.Amounts.Data, m.Status, m.InitiatedAt, m.ExpectedArrival.Format(time.DateOnly), m.ExpiresAt,
+		m.AttemptsRemaining, m.FinishedAt, m.ReturnCode)
+	return translate(err)
+}
+
+const updateDeposit = `
+UPDATE micro_deposits SET status = $5, attempts_remaining = $6, finished_at = $7, return_code = NULLIF($8, '')
+WHERE merchant_id = $1 AND environment = $2 AND funding_source_id = $3 AND seq = $4`
+
+// UpdateMicroDeposit saves a verification's state.
+func (db *DB) UpdateMicroDeposit(ctx context.Context, m funding.MicroDeposit) error {
+	res, err := db.q(ctx).ExecContext(ctx, updateDeposit, m.Scope.MerchantID, m.Scope.Env, m.SourceID, m.Seq,
+		m.Status, m.AttemptsRemaining, m.FinishedAt, m.ReturnCode)
+	return oneRow(res, err, errs.NotFound)
+}
+
+const selectExpiringDeposits = `
+SELECT ` + depositColumns + `
+FROM micro_deposits
+WHERE status = 'pending' AND expires_at <= $1
+ORDER BY expires_at
+LIMIT $2
+FOR UPDATE SKIP LOCKED`
+
+// ExpiringMicroDeposits locks pending verifications due to expire.
+func (db *DB) ExpiringMicroDeposits(ctx context.Context, now time.Time, limit int) ([]funding.MicroDeposit, error) {
+	var rows []depositRow
+	if err := sqlx.SelectContext(ctx, db.q(ctx), &rows, selectExpiringDeposits, now, limit); err != nil {
+		return nil, translate(err)
+	}
+	out := make([]funding.MicroDeposit, len(rows))
+	for i, r := range rows {
+		out[i] = r.domain()
+	}
+	return out, nil
+}

@@ -39,6 +39,8 @@ templ-check:
 fuzz:
 	$(GO) test -run='^$$' -fuzz=FuzzDecode -fuzztime=30s ./web
 	$(GO) test -run='^$$' -fuzz=FuzzParseSecretKey -fuzztime=15s ./internal/merchant
+	$(GO) test -run='^$$' -fuzz=FuzzParseCents -fuzztime=30s ./internal/funding
+	$(GO) test -run='^$$' -fuzz=FuzzValidChecksum -fuzztime=30s ./internal/routing
 
 # PostgreSQL's server binaries: installed from Debian's packages when missing
 # and we are root; otherwise say exactly what to install.

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
@@ -22,10 +23,12 @@ import (
 
 	"github.com/fundsource/fundsource/internal/config"
 	"github.com/fundsource/fundsource/internal/customer"
+	"github.com/fundsource/fundsource/internal/funding"
 	"github.com/fundsource/fundsource/internal/merchant"
 	"github.com/fundsource/fundsource/internal/pgtest"
 	"github.com/fundsource/fundsource/internal/postgres"
-	"github.com/fundsource/fundsource/internal/tenant"
+	"github.com/fundsource/fundsource/internal/routing"
+	"github.com/fundsource/fundsource/internal/vault"
 	"github.com/fundsource/fundsource/web"
 )
 
@@ -66,6 +69,7 @@ type harness struct {
 	clock     *clock
 	engine    *gin.Engine
 	merchants *merchant.Service
+	funding   *funding.Service
 	logs      *bytes.Buffer
 }
 
@@ -109,6 +113,15 @@ func newHarness(t testing.TB, opts ...option) *harness {
 func newHarnessOn(t testing.TB, db *postgres.DB, opts ...option) *harness {
 	h := &harness{t: t, db: db, cfg: testConfig(t, opts...), clock: newClock(), logs: &bytes.Buffer{}}
 	h.merchants = merchant.NewService(db, cheapHasher{}, h.clock.Now)
+	keys := make([]vault.Key, len(h.cfg.AccountEncryptionKeys))
+	for i, k := range h.cfg.AccountEncryptionKeys {
+		keys[i] = vault.Key{ID: k.ID, Bytes: k.Bytes}
+	}
+	v, err := vault.New(keys, h.cfg.FingerprintKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.funding = funding.NewService(db, routing.Embedded(), v, h.clock.Now)
 	h.engine = web.New(web.Deps{
 		Config:      h.cfg,
 		Logger:      slog.New(slog.NewJSONHandler(&lockedWriter{w: h.logs}, nil)),
@@ -117,6 +130,7 @@ func newHarnessOn(t testing.TB, db *postgres.DB, opts ...option) *harness {
 		Idempotency: db,
 		Merchants:   h.merchants,
 		Customers:   customer.NewService(db, h.clock.Now),
+		Funding:     h.funding,
 	})
 	return h
 }
@@ -332,4 +346,42 @@ func (h *harness) count(table string) int {
 	return n
 }
 
-var _ = tenant.Sandbox
+// customer creates a customer with the key and returns its user_id.
+func (h *harness) customer(key string) string {
+	h.t.Helper()
+	n := h.count("customers")
+	body := fmt.Sprintf(`{"first_name":"C%d","last_name":"L","email":"c%d@example.com"}`, n, n)
+	return wantOK(h.t, h.post("/v2/customers", key, body))["user_id"].(string)
+}
+
+// source creates an Unverified micro-deposit source and returns its id.
+func (h *harness) source(key, userID, account string) string {
+	h.t.Helper()
+	return wantOK(h.t, h.post("/v2/funding-source", key, sourceBody(userID, "021000021", account)))["funding_source_id"].(string)
+}
+
+func sourceBody(userID, routing, account string) string {
+	return fmt.Sprintf(`{"user_id":%q,"routing_number":%q,"account_number":%q}`, userID, routing, account)
+}
+
+type eventRow struct {
+	ID   string `db:"id"`
+	Type string `db:"type"`
+	Data string `db:"data"`
+}
+
+// events returns the event rows of a type, oldest first, data as JSON maps.
+func (h *harness) events(typ string) []map[string]any {
+	h.t.Helper()
+	var rows []eventRow
+	if err := h.db.SQL().Select(&rows, `SELECT id, type, data::text AS data FROM events WHERE type = $1 ORDER BY created_at, id`, typ); err != nil {
+		h.t.Fatal(err)
+	}
+	out := make([]map[string]any, len(rows))
+	for i, r := range rows {
+		if err := json.Unmarshal([]byte(r.Data), &out[i]); err != nil {
+			h.t.Fatal(err)
+		}
+	}
+	return out
+}

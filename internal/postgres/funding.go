@@ -189,7 +189,7 @@ func (db *DB) ListSources(ctx context.Context, scope tenant.Scope, userID string
 }
 
 const setSourceStatus = `
-UPDATE funding_sources SET status = $4, verified_at = CASE WHEN $4 = 'Verified' THEN $5 END
+UPDATE funding_sources SET status = $4, verified_at = CASE WHEN $4 = 'Verified' THEN $5::timestamptz END
 WHERE merchant_id = $1 AND environment = $2 AND id = $3`
 
 // SetStatus changes a source's status.

@@ -1,0 +1,65 @@
+package funding
+
+import (
+	"encoding/json"
+	"fmt"
+	"testing"
+
+	"github.com/fundsource/fundsource/internal/errs"
+)
+
+func TestParseCents(t *testing.T) {
+	for s, want := range map[string]int{"0.12": 12, ".12": 12, "0.1": 10, ".5": 50, "1": 100, "1.00": 100, "00.07": 7, "12.3": 1230, "0": 0} {
+		if got, ok := ParseCents(s); !ok || got != want {
+			t.Errorf("ParseCents(%q) = %d, %v; want %d", s, got, ok, want)
+		}
+	}
+	for _, s := range []string{"", ".", "1.", "0.123", "-0.1", "+0.1", "1e-1", " 0.1", "0.1 ", "0,12", "0x1", "1.2.3", "١"} {
+		if got, ok := ParseCents(s); ok {
+			t.Errorf("ParseCents(%q) = %d, accepted", s, got)
+		}
+	}
+}
+
+func raw(ss ...string) []json.RawMessage {
+	out := make([]json.RawMessage, len(ss))
+	for i, s := range ss {
+		out[i] = json.RawMessage(s)
+	}
+	return out
+}
+
+func TestParseAmounts(t *testing.T) {
+	got, err := ParseAmounts(raw(`0.12`, `"0.3"`))
+	if err != nil || got != [2]int{12, 30} {
+		t.Errorf("ParseAmounts = %v, %v", got, err)
+	}
+	for _, in := range [][]json.RawMessage{raw(), raw(`0.1`), raw(`0.1`, `0.2`, `0.3`), raw(`0.00`, `0.5`), raw(`1`, `0.5`),
+		raw(`"x"`, `0.1`), raw(`null`, `0.1`), raw(`true`, `0.1`), raw(`"0.1`, `0.1`)} {
+		if _, err := ParseAmounts(in); errs.CodeOf(err) != errs.InvalidAmounts {
+			t.Errorf("ParseAmounts(%s) error = %v, want invalid_amounts", in, err)
+		}
+	}
+}
+
+func FuzzParseCents(f *testing.F) {
+	for _, s := range []string{"0.12", ".5", "1", "1.", "-1", "1e2", "99.99"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		c, ok := ParseCents(s)
+		if !ok {
+			return
+		}
+		if c < 0 {
+			t.Fatalf("ParseCents(%q) = %d, negative", s, c)
+		}
+		// Round trip: the cents printed back parse to the same value.
+		back, ok2 := ParseCents(centsString(c))
+		if !ok2 || back != c {
+			t.Fatalf("round trip of %q: %d → %q → %d", s, c, centsString(c), back)
+		}
+	})
+}
+
+func centsString(c int) string { return fmt.Sprintf("%d.%02d", c/100, c%100) }

@@ -1,0 +1,222 @@
+package web_test
+
+import (
+	"fmt"
+	"net/http"
+	"sync"
+	"testing"
+	"time"
+)
+
+// amounts reads the open micro-deposit amounts through the sandbox endpoint.
+func (h *harness) amounts(key, id string) [2]string {
+	h.t.Helper()
+	r := wantOK(h.t, h.get("/v2/sandbox/funding-source/"+id+"/micro-deposits", key))
+	a := r["amounts"].([]any)
+	return [2]string{fmt.Sprintf("%.2f", a[0].(float64)), fmt.Sprintf("%.2f", a[1].(float64))}
+}
+
+// wrongPair returns two amounts that differ from the deposited pair.
+func wrongPair(right [2]string) string {
+	if right[0] == "0.98" || right[1] == "0.98" {
+		return `[0.99, 0.99]`
+	}
+	return `[0.98, 0.98]`
+}
+
+func verifyBody(id, amounts string) string {
+	return `{"funding_source_id":"` + id + `","amounts":` + amounts + `}`
+}
+
+func initiate(h *harness, key, id string) *response {
+	h.t.Helper()
+	return h.post("/v2/funding-source/initiate/verification", key, `{"funding_source_id":"`+id+`"}`)
+}
+
+func TestMicroDepositFlow(t *testing.T) {
+	h := newHarness(t) // clock: Monday 2026-11-02 15:04 UTC
+	key := h.merchant("Acme").Sandbox.SecretKey
+	id := h.source(key, h.customer(key), "123456789")
+
+	wantError(t, h.post("/v2/funding-source/verify", key, verifyBody(id, `[0.1, 0.2]`)), 409, "verification_not_initiated")
+	wantError(t, h.get("/v2/sandbox/funding-source/"+id+"/micro-deposits", key), 409, "verification_not_initiated")
+
+	r := wantOK(t, initiate(h, key, id))
+	v := r["verification"].(map[string]any)
+	want := map[string]any{"method": "micro_deposits", "status": "pending", "expected_arrival_date": "2026-11-04",
+		"expires_at": "2026-11-12T15:04:05Z", "initiated_at": "2026-11-02T15:04:05Z", "attempts_remaining": float64(3)}
+	for k, w := range want {
+		if v[k] != w {
+			t.Errorf("verification.%s = %v, want %v", k, v[k], w)
+		}
+	}
+	if r["status"] != "Unverified" {
+		t.Errorf("status while pending = %v, want Unverified", r["status"])
+	}
+	if ev := h.events("funding_source.verification_pending"); len(ev) != 1 || ev[0]["status"] != "PendingVerified" || ev[0]["funding_source_id"] != id {
+		t.Errorf("pending events = %v", ev)
+	}
+	wantError(t, initiate(h, key, id), 409, "verification_pending")
+
+	right := h.amounts(key, id)
+	bad := h.post("/v2/funding-source/verify", key, verifyBody(id, wrongPair(right)))
+	wantError(t, bad, 400, "verification_failed")
+	if got := bad.JSON(t)["error"].(map[string]any)["attempts_remaining"]; got != float64(2) {
+		t.Errorf("attempts_remaining after one miss = %v, want 2", got)
+	}
+	if got := wantOK(t, h.get("/v2/funding-source/"+id, key))["verification"].(map[string]any)["attempts_remaining"]; got != float64(2) {
+		t.Errorf("resource attempts_remaining = %v, want 2", got)
+	}
+
+	// The right pair, reversed, as decimal strings.
+	ok := wantOK(t, h.post("/v2/funding-source/verify", key, verifyBody(id, `["`+right[1]+`","`+right[0]+`"]`)))
+	if ok["status"] != "Verified" || ok["verification"].(map[string]any)["status"] != "succeeded" {
+		t.Errorf("after the right pair: %s", mustJSON(ok))
+	}
+	if ev := h.events("funding_source.verified"); len(ev) != 1 || ev[0]["status"] != "Verified" || ev[0]["funding_source_id"] != id {
+		t.Errorf("verified events = %v", ev)
+	}
+	wantError(t, h.post("/v2/funding-source/verify", key, verifyBody(id, `[`+right[0]+`,`+right[1]+`]`)), 409, "funding_source_already_verified")
+	wantError(t, initiate(h, key, id), 409, "funding_source_already_verified")
+}
+
+func TestAmountsAreValidated(t *testing.T) {
+	h := newHarness(t)
+	key := h.merchant("Acme").Sandbox.SecretKey
+	id := h.source(key, h.customer(key), "123456789")
+	wantOK(t, initiate(h, key, id))
+	for _, amounts := range []string{`[]`, `[0.12]`, `[0.1, 0.2, 0.3]`, `[1.00, 0.5]`, `[0, 0.5]`, `[0.123, 0.1]`,
+		`[-0.1, 0.2]`, `["abc", 0.1]`, `["0.1 ", 0.2]`, `[1e-1, 0.2]`, `[null, 0.1]`} {
+		wantError(t, h.post("/v2/funding-source/verify", key, verifyBody(id, amounts)), 400, "invalid_amounts")
+	}
+	wantError(t, h.post("/v2/funding-source/verify", key, verifyBody(id, `"0.12,0.34"`)), 400, "invalid_request")
+	wantError(t, h.post("/v2/funding-source/verify", key, `{"amounts":[0.1,0.2]}`), 400, "invalid_request")
+	// None of that used an attempt.
+	if got := wantOK(t, h.get("/v2/funding-source/"+id, key))["verification"].(map[string]any)["attempts_remaining"]; got != float64(3) {
+		t.Errorf("attempts_remaining = %v after invalid input, want 3", got)
+	}
+}
+
+func TestThreeWrongPairsFailAndInitiationsAreLimited(t *testing.T) {
+	h := newHarness(t)
+	key := h.merchant("Acme").Sandbox.SecretKey
+	id := h.source(key, h.customer(key), "123456789")
+	wantOK(t, initiate(h, key, id))
+	wrong := wrongPair(h.amounts(key, id))
+	for i, left := range []float64{2, 1, 0} {
+		r := h.post("/v2/funding-source/verify", key, verifyBody(id, wrong))
+		wantError(t, r, 400, "verification_failed")
+		if got := r.JSON(t)["error"].(map[string]any)["attempts_remaining"]; got != left {
+			t.Errorf("miss %d: attempts_remaining = %v, want %v", i+1, got, left)
+		}
+	}
+	if ev := h.events("funding_source.verification_failed"); len(ev) != 1 || ev[0]["funding_source_id"] != id {
+		t.Errorf("failed events = %v", ev)
+	}
+	// Even the right pair is refused now.
+	right := h.amounts(key, id)
+	wantError(t, h.post("/v2/funding-source/verify", key, verifyBody(id, "["+right[0]+","+right[1]+"]")), 409, "verification_attempts_exceeded")
+	if v := wantOK(t, h.get("/v2/funding-source/"+id, key))["verification"].(map[string]any); v["status"] != "failed" {
+		t.Errorf("verification status = %v, want failed", v["status"])
+	}
+
+	// A failed verification may be initiated again, up to three times in all;
+	// an expired one counts too.
+	wantOK(t, initiate(h, key, id)) // second
+	h.clock.Advance(11 * 24 * time.Hour)
+	r := wantOK(t, initiate(h, key, id)) // third: the second expires on the way
+	if v := r["verification"].(map[string]any); v["status"] != "pending" || v["attempts_remaining"] != float64(3) {
+		t.Errorf("third initiation = %v", v)
+	}
+	if ev := h.events("funding_source.verification_expired"); len(ev) != 1 {
+		t.Errorf("%d expired events, want 1", len(ev))
+	}
+	h.clock.Advance(11 * 24 * time.Hour)
+	wantError(t, initiate(h, key, id), 409, "verification_limit_reached")
+}
+
+func TestConcurrentWrongGuessesCountAtMostThree(t *testing.T) {
+	h := newHarness(t)
+	key := h.merchant("Acme").Sandbox.SecretKey
+	id := h.source(key, h.customer(key), "123456789")
+	wantOK(t, initiate(h, key, id))
+	wrong := wrongPair(h.amounts(key, id))
+	const n = 50
+	results := make([]*response, n)
+	var wg sync.WaitGroup
+	start := make(chan struct{})
+	for i := range n {
+		wg.Go(func() {
+			<-start
+			results[i] = h.post("/v2/funding-source/verify", key, verifyBody(id, wrong))
+		})
+	}
+	close(start)
+	wg.Wait()
+	counts := map[string]int{}
+	for _, r := range results {
+		counts[r.ErrCode(t)]++
+	}
+	if counts["verification_failed"] != 3 || counts["verification_attempts_exceeded"] != n-3 {
+		t.Fatalf("outcomes = %v, want 3 verification_failed and %d verification_attempts_exceeded", counts, n-3)
+	}
+	var left int
+	if err := h.db.SQL().Get(&left, `SELECT attempts_remaining FROM micro_deposits`); err != nil || left != 0 {
+		t.Errorf("stored attempts_remaining = %d (%v), want 0", left, err)
+	}
+}
+
+func TestMicroDepositsExpire(t *testing.T) {
+	h := newHarness(t)
+	key := h.merchant("Acme").Sandbox.SecretKey
+	user := h.customer(key)
+	a, b := h.source(key, user, "1111222233"), h.source(key, user, "4444555566")
+	wantOK(t, initiate(h, key, a))
+	wantOK(t, initiate(h, key, b))
+	right := h.amounts(key, a)
+
+	h.clock.Advance(10*24*time.Hour - time.Second)
+	if n, err := h.funding.ExpireDue(t.Context()); err != nil || n != 0 {
+		t.Fatalf("ExpireDue before expiry = %d, %v", n, err)
+	}
+	h.clock.Advance(time.Second)
+
+	// Verifying at expiry refuses even the right pair, and expires it.
+	wantError(t, h.post("/v2/funding-source/verify", key, verifyBody(a, "["+right[0]+","+right[1]+"]")), 409, "verification_expired")
+	wantError(t, h.post("/v2/funding-source/verify", key, verifyBody(a, "["+right[0]+","+right[1]+"]")), 409, "verification_expired")
+
+	// The sweeper expires the other one, once.
+	if n, err := h.funding.ExpireDue(t.Context()); err != nil || n != 1 {
+		t.Fatalf("ExpireDue = %d, %v; want 1", n, err)
+	}
+	if n, _ := h.funding.ExpireDue(t.Context()); n != 0 {
+		t.Errorf("second sweep expired %d more", n)
+	}
+	for _, id := range []string{a, b} {
+		if v := wantOK(t, h.get("/v2/funding-source/"+id, key))["verification"].(map[string]any); v["status"] != "expired" {
+			t.Errorf("%s verification = %v, want expired", id, v["status"])
+		}
+	}
+	if ev := h.events("funding_source.verification_expired"); len(ev) != 2 {
+		t.Errorf("%d expired events, want 2", len(ev))
+	}
+	// A new verification can start after expiry.
+	wantOK(t, initiate(h, key, a))
+}
+
+func TestSandboxAmountsEndpoint(t *testing.T) {
+	h := newHarness(t)
+	key := h.merchant("Acme").Sandbox.SecretKey
+	id := h.source(key, h.customer(key), "123456789")
+	wantOK(t, initiate(h, key, id))
+	r := wantOK(t, h.get("/v2/sandbox/funding-source/"+id+"/micro-deposits", key))
+	for _, a := range r["amounts"].([]any) {
+		if f := a.(float64); f < 0.01 || f > 0.99 {
+			t.Errorf("amount %v out of range", f)
+		}
+	}
+	if r["verification"].(map[string]any)["status"] != "pending" {
+		t.Errorf("verification = %v", r["verification"])
+	}
+	wantError(t, h.get("/v2/sandbox/funding-source/fs_unknown/micro-deposits", key), http.StatusNotFound, "funding_source_not_found")
+}

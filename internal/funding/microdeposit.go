@@ -64,12 +64,9 @@ func amountsAAD(sourceID string, seq int) []byte {
 func (s *Service) InitiateVerification(ctx context.Context, scope tenant.Scope, id string) (Source, error) {
 	var out Source
 	err := s.store.WithTx(ctx, func(ctx context.Context) error {
-		src, err := s.liveSource(ctx, scope, id)
+		src, err := s.unverifiedSource(ctx, scope, id)
 		if err != nil {
 			return err
-		}
-		if src.Status == Verified {
-			return alreadyVerified()
 		}
 		now := s.now()
 		seq := 1
@@ -121,12 +118,9 @@ func (s *Service) VerifyMicroDeposits(ctx context.Context, scope tenant.Scope, i
 	var out Source
 	var refusal error // committed outcome that is still an error for the caller
 	err := s.store.WithTx(ctx, func(ctx context.Context) error {
-		src, err := s.liveSource(ctx, scope, id)
+		src, err := s.unverifiedSource(ctx, scope, id)
 		if err != nil {
 			return err
-		}
-		if src.Status == Verified {
-			return alreadyVerified()
 		}
 		m, err := s.store.LatestMicroDeposit(ctx, scope, id, true)
 		if errs.Is(err, errs.NotFound) {
@@ -276,8 +270,13 @@ func randomCents() int {
 	return int(n.Int64()) + MinDeposit
 }
 
-func alreadyVerified() error {
-	return errs.New(errs.FundingSourceAlreadyVerified, "This funding source is already Verified.")
+// unverifiedSource locks a live source that micro-deposits can still verify.
+func (s *Service) unverifiedSource(ctx context.Context, scope tenant.Scope, id string) (Source, error) {
+	src, err := s.liveSource(ctx, scope, id)
+	if err == nil && src.Status == Verified {
+		return Source{}, errs.New(errs.FundingSourceAlreadyVerified, "This funding source is already Verified.")
+	}
+	return src, err
 }
 
 func expired() error {

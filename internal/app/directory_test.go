@@ -1,0 +1,31 @@
+package app
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func TestLoadDirectoryFollowsConfig(t *testing.T) {
+	d, err := loadDirectory("")
+	if err != nil || d.Full() {
+		t.Fatalf("no file: full = %v, err = %v; want the embedded sample", d.Full(), err)
+	}
+	rec := "021000021" + "O" + "011000015" + "0" + "020802" + "000000000" + "JPMORGAN CHASE BANK, NA             "
+	path := filepath.Join(t.TempDir(), "FedACHdir.txt")
+	if err := os.WriteFile(path, []byte(rec+strings.Repeat(" ", 155-len(rec))+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	d, err = loadDirectory(path)
+	if err != nil || !d.Full() {
+		t.Fatalf("FedACH file: full = %v, err = %v", d != nil && d.Full(), err)
+	}
+	if _, err := d.Check("026009593"); err == nil {
+		t.Error("a full directory accepted a routing number it does not list")
+	}
+	if _, err := loadDirectory(filepath.Join(t.TempDir(), "missing.txt")); err == nil ||
+		!strings.Contains(err.Error(), "ROUTING_DIRECTORY_FILE") {
+		t.Errorf("missing file: err = %v, want one naming ROUTING_DIRECTORY_FILE", err)
+	}
+}

@@ -41,8 +41,5 @@ func (s *server) listCustomers(c *gin.Context) {
 		s.fail(c, err)
 		return
 	}
-	if cs == nil {
-		cs = []customer.Customer{}
-	}
-	ok(c, listPage[customer.Customer]{Data: cs, HasMore: more})
+	okList(c, cs, more)
 }

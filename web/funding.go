@@ -61,10 +61,7 @@ func (s *server) listCustomerSources(c *gin.Context) {
 		s.fail(c, err)
 		return
 	}
-	if list == nil {
-		list = []funding.Source{}
-	}
-	ok(c, listPage[funding.Source]{Data: list, HasMore: more})
+	okList(c, list, more)
 }
 
 // sourceRef is a body naming one funding source.

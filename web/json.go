@@ -146,3 +146,11 @@ type listPage[T any] struct {
 	Data    []T  `json:"data"`
 	HasMore bool `json:"has_more"`
 }
+
+// okList writes a list response; an empty page is [] rather than null.
+func okList[T any](c *gin.Context, items []T, more bool) {
+	if items == nil {
+		items = []T{}
+	}
+	ok(c, listPage[T]{Data: items, HasMore: more})
+}

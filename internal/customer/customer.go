@@ -81,7 +81,7 @@ func (s *Service) Create(ctx context.Context, scope tenant.Scope, in Input) (Cus
 func (s *Service) Get(ctx context.Context, scope tenant.Scope, id string) (Customer, error) {
 	c, err := s.store.Customer(ctx, scope, id)
 	if errs.Is(err, errs.NotFound) {
-		return Customer{}, NotFound(id)
+		return Customer{}, NotFound()
 	}
 	return c, err
 }
@@ -89,18 +89,11 @@ func (s *Service) Get(ctx context.Context, scope tenant.Scope, id string) (Custo
 // List returns a page of customers, newest first, and whether more follow.
 func (s *Service) List(ctx context.Context, scope tenant.Scope, p paging.Page) ([]Customer, bool, error) {
 	cs, err := s.store.ListCustomers(ctx, scope, p)
-	if errs.Is(err, errs.NotFound) {
-		return nil, false, paging.UnknownCursor()
-	}
-	if err != nil {
-		return nil, false, err
-	}
-	cs, more := paging.Trim(cs, p)
-	return cs, more, nil
+	return paging.Result(cs, err, p)
 }
 
-// NotFound is the customer_not_found error for id.
-func NotFound(id string) error {
+// NotFound is the customer_not_found error.
+func NotFound() error {
 	return &errs.Error{Code: errs.CustomerNotFound, Message: "No customer with this user_id exists.", Param: "user_id"}
 }
 

@@ -142,14 +142,7 @@ func (s *Service) ListForCustomer(ctx context.Context, scope tenant.Scope, userI
 		return nil, false, customerNotFound()
 	}
 	list, err := s.store.ListSources(ctx, scope, userID, includeRemoved, p)
-	if errs.Is(err, errs.NotFound) {
-		return nil, false, paging.UnknownCursor()
-	}
-	if err != nil {
-		return nil, false, err
-	}
-	list, more := paging.Trim(list, p)
-	return list, more, nil
+	return paging.Result(list, err, p)
 }
 
 // AccountAvailable reports whether an account number is free in the scope's

@@ -42,6 +42,20 @@ func UnknownCursor() error {
 	return errs.Invalid("starting_after", "starting_after is not a known object id")
 }
 
+// Result finishes a list read from a store that fetched p.Limit+1 items and
+// answers errs.NotFound for an unknown cursor: it turns that into the
+// starting_after error and trims the page, reporting whether more follow.
+func Result[T any](items []T, err error, p Page) ([]T, bool, error) {
+	if errs.Is(err, errs.NotFound) {
+		return nil, false, UnknownCursor()
+	}
+	if err != nil {
+		return nil, false, err
+	}
+	items, more := Trim(items, p)
+	return items, more, nil
+}
+
 // Trim cuts a result fetched with Limit+1 rows down to Limit and reports
 // whether there were more.
 func Trim[T any](items []T, p Page) ([]T, bool) {

@@ -28,6 +28,8 @@ var statusOf = map[errs.Code]int{
 	errs.DebitNotAllowed:              http.StatusForbidden,
 	errs.CustomerNotFound:             http.StatusNotFound,
 	errs.FundingSourceNotFound:        http.StatusNotFound,
+	errs.EventNotFound:                http.StatusNotFound,
+	errs.WebhookNotFound:              http.StatusNotFound,
 	errs.NotFound:                     http.StatusNotFound,
 	errs.RouteNotFound:                http.StatusNotFound,
 	errs.MethodNotAllowed:             http.StatusMethodNotAllowed,

@@ -29,6 +29,7 @@ import (
 	"github.com/fundsource/fundsource/internal/postgres"
 	"github.com/fundsource/fundsource/internal/routing"
 	"github.com/fundsource/fundsource/internal/vault"
+	"github.com/fundsource/fundsource/internal/webhook"
 	"github.com/fundsource/fundsource/web"
 )
 
@@ -70,6 +71,8 @@ type harness struct {
 	engine    *gin.Engine
 	merchants *merchant.Service
 	funding   *funding.Service
+	webhooks  *webhook.Service
+	vault     *vault.Vault
 	logs      *bytes.Buffer
 }
 
@@ -121,7 +124,9 @@ func newHarnessOn(t testing.TB, db *postgres.DB, opts ...option) *harness {
 	if err != nil {
 		t.Fatal(err)
 	}
+	h.vault = v
 	h.funding = funding.NewService(db, routing.Embedded(), v, h.clock.Now)
+	h.webhooks = webhook.NewService(db, v, h.clock.Now, webhook.URLPolicy{AllowPrivate: h.cfg.WebhookAllowPrivateTargets})
 	h.engine = web.New(web.Deps{
 		Config:      h.cfg,
 		Logger:      slog.New(slog.NewJSONHandler(&lockedWriter{w: h.logs}, nil)),
@@ -131,8 +136,30 @@ func newHarnessOn(t testing.TB, db *postgres.DB, opts ...option) *harness {
 		Merchants:   h.merchants,
 		Customers:   customer.NewService(db, h.clock.Now),
 		Funding:     h.funding,
+		Webhooks:    h.webhooks,
 	})
 	return h
+}
+
+// withPrivateTargets sets the operator's development flag for webhooks.
+func withPrivateTargets(allow bool) option {
+	return func(c *config.Config) { c.WebhookAllowPrivateTargets = allow }
+}
+
+// dispatcher returns a webhook dispatcher on the harness's database and
+// clock, with the client the flag of the configuration calls for.
+func (h *harness) dispatcher(opts webhook.DispatcherOptions) *webhook.Dispatcher {
+	return webhook.NewDispatcher(h.db, h.vault, webhook.NewClient(h.cfg.WebhookAllowPrivateTargets), h.clock.Now, opts)
+}
+
+// deliver sends every due delivery and returns how many were sent.
+func (h *harness) deliver() int {
+	h.t.Helper()
+	n, err := h.dispatcher(webhook.DispatcherOptions{}).DeliverDue(context.Background())
+	if err != nil {
+		h.t.Fatalf("deliver: %v", err)
+	}
+	return n
 }
 
 type lockedWriter struct {

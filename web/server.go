@@ -19,6 +19,7 @@ import (
 	"github.com/fundsource/fundsource/internal/merchant"
 	"github.com/fundsource/fundsource/internal/postgres"
 	"github.com/fundsource/fundsource/internal/tenant"
+	"github.com/fundsource/fundsource/internal/webhook"
 )
 
 // IdempotencyStore runs a POST at most once per key (postgres.DB).
@@ -42,6 +43,7 @@ type Deps struct {
 	Merchants   *merchant.Service
 	Customers   *customer.Service
 	Funding     *funding.Service
+	Webhooks    *webhook.Service
 }
 
 type server struct {
@@ -53,6 +55,7 @@ type server struct {
 	merchants *merchant.Service
 	customers *customer.Service
 	funding   *funding.Service
+	webhooks  *webhook.Service
 	limiter   *limiter
 	metrics   *metrics
 }
@@ -61,7 +64,7 @@ type server struct {
 func New(d Deps) *gin.Engine {
 	s := &server{
 		cfg: d.Config, log: d.Logger, now: d.Now, db: d.DB, idem: d.Idempotency,
-		merchants: d.Merchants, customers: d.Customers, funding: d.Funding,
+		merchants: d.Merchants, customers: d.Customers, funding: d.Funding, webhooks: d.Webhooks,
 		limiter: newLimiter(d.Config.RateLimitSandbox, d.Config.RateLimitProduction),
 		metrics: newMetrics(),
 	}
@@ -81,7 +84,10 @@ func New(d Deps) *gin.Engine {
 	r.GET("/v2/openapi.json", s.openAPI)
 	r.GET("/static/*filepath", s.staticFiles())
 
-	api := r.Group("/v2", s.authenticate, s.rateLimit, s.readBody, s.idempotency)
+	chain := []gin.HandlerFunc{s.authenticate, s.rateLimit, s.readBody, s.idempotency}
+	// The spec names POST /webhooks without the /v2 prefix; both work.
+	r.POST("/webhooks", append(chain, s.registerWebhook)...)
+	api := r.Group("/v2", chain...)
 	api.POST("/customers", s.createCustomer)
 	api.GET("/customers", s.listCustomers)
 	api.GET("/customers/:user_id", s.getCustomer)
@@ -94,6 +100,14 @@ func New(d Deps) *gin.Engine {
 	api.POST("/accounts", s.checkAccount)
 	api.POST("/accounts/delete", s.deleteAccount)
 	api.GET("/sandbox/funding-source/:funding_source_id/micro-deposits", s.sandboxMicroDeposits)
+	api.POST("/webhooks", s.registerWebhook)
+	api.GET("/webhooks", s.getWebhook)
+	api.DELETE("/webhooks", s.deleteWebhook)
+	api.POST("/webhooks/secret/roll", s.rollWebhookSecret)
+	api.POST("/webhooks/test", s.testWebhook)
+	api.GET("/events", s.listEvents)
+	api.GET("/events/:id", s.getEvent)
+	api.POST("/events/:id/redeliver", s.redeliverEvent)
 	return r
 }
 

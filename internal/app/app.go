@@ -20,6 +20,7 @@ import (
 	"github.com/fundsource/fundsource/internal/postgres"
 	"github.com/fundsource/fundsource/internal/routing"
 	"github.com/fundsource/fundsource/internal/vault"
+	"github.com/fundsource/fundsource/internal/webhook"
 )
 
 // ErrUsage marks a command-line mistake; main exits with status 2.
@@ -80,10 +81,13 @@ type env struct {
 	log       *slog.Logger
 	io        IO
 	db        *postgres.DB
+	dbURL     string
 	now       func() time.Time
+	vault     *vault.Vault
 	merchants *merchant.Service
 	customers *customer.Service
 	funding   *funding.Service
+	webhooks  *webhook.Service
 }
 
 // withEnv loads the configuration, opens and migrates the database, builds
@@ -116,6 +120,7 @@ func withDatabase(ctx context.Context, cfg *config.Config, dbURL string, io IO, 
 	if err != nil {
 		return err
 	}
+	e.dbURL = dbURL
 	return fn(e)
 }
 
@@ -133,11 +138,12 @@ func newEnv(cfg *config.Config, db *postgres.DB, io IO, now func() time.Time) (*
 		return nil, err
 	}
 	return &env{
-		cfg: cfg, io: io, db: db, now: now,
+		cfg: cfg, io: io, db: db, now: now, vault: v,
 		log:       slog.New(slog.NewJSONHandler(io.Stderr, nil)),
 		merchants: merchant.NewService(db, bcryptHasher{cost: bcrypt.DefaultCost}, now),
 		customers: customer.NewService(db, now),
 		funding:   funding.NewService(db, banks, v, now),
+		webhooks:  webhook.NewService(db, v, now, webhook.URLPolicy{AllowPrivate: cfg.WebhookAllowPrivateTargets}),
 	}, nil
 }
 

@@ -10,6 +10,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/fundsource/fundsource/internal/postgres"
+	"github.com/fundsource/fundsource/internal/webhook"
 	"github.com/fundsource/fundsource/web"
 )
 
@@ -24,6 +26,7 @@ func (e *env) handler() http.Handler {
 		Merchants:   e.merchants,
 		Customers:   e.customers,
 		Funding:     e.funding,
+		Webhooks:    e.webhooks,
 	})
 }
 
@@ -64,12 +67,27 @@ func (e *env) serveOn(ctx context.Context, ln net.Listener) error {
 	return serveErr
 }
 
-// runJobs runs the periodic work of this process until ctx ends: expiring
-// micro-deposit verifications every minute, sweeping idempotency keys every
-// hour. Every process runs them; rows are claimed with SKIP LOCKED or
-// deleted idempotently, so processes never do the same work twice.
+// dispatcher returns the webhook dispatcher of this process.
+func (e *env) dispatcher() *webhook.Dispatcher {
+	return webhook.NewDispatcher(e.db, e.vault, webhook.NewClient(e.cfg.WebhookAllowPrivateTargets), e.now,
+		webhook.DispatcherOptions{Workers: e.cfg.WebhookWorkers, Poll: e.cfg.WebhookPollInterval, Logger: e.log})
+}
+
+// runJobs runs the background work of this process until ctx ends:
+// delivering webhooks (woken by PostgreSQL notifications, polling besides),
+// expiring micro-deposit verifications every minute, sweeping idempotency
+// keys and events past their retention every hour. Every process runs them;
+// rows are claimed with SKIP LOCKED or deleted idempotently, so processes
+// never do the same work twice. It returns when the deliveries in flight
+// have been recorded.
 func (e *env) runJobs(ctx context.Context) {
 	var wg sync.WaitGroup
+	wg.Go(func() {
+		e.dispatcher().Run(ctx, postgres.Listen(ctx, e.dbURL, postgres.DeliveryChannel, e.log))
+	})
+	wg.Go(func() {
+		e.every(ctx, time.Hour, "event retention", e.webhooks.PurgeEvents)
+	})
 	wg.Go(func() {
 		e.every(ctx, time.Minute, "micro-deposit expiry", func(ctx context.Context) (int64, error) {
 			n, err := e.funding.ExpireDue(ctx)

@@ -14,6 +14,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/fundsource/fundsource/internal/tenant"
 )
@@ -56,7 +57,14 @@ type Config struct {
 	PlaidClientID string
 	PlaidSecret   string
 
+	// WebhookAllowPrivateTargets lets webhooks go to loopback and private
+	// addresses (development; on by default there, off in production).
 	WebhookAllowPrivateTargets bool
+	// WebhookWorkers is how many deliveries one process sends at once.
+	WebhookWorkers int
+	// WebhookPollInterval is how often a process looks for due deliveries
+	// besides the notifications that wake it.
+	WebhookPollInterval time.Duration
 
 	// RateLimitSandbox and RateLimitProduction are requests per second per
 	// API key; 0 turns the limit off.
@@ -108,6 +116,12 @@ func Load(getenv Getenv) (*Config, error) {
 	}
 
 	if c.WebhookAllowPrivateTargets, err = boolVar(getenv, "WEBHOOK_ALLOW_PRIVATE_TARGETS", !prod); err != nil {
+		return nil, err
+	}
+	if c.WebhookWorkers, err = intVar(getenv, "WEBHOOK_WORKERS", 8, 1, 256); err != nil {
+		return nil, err
+	}
+	if c.WebhookPollInterval, err = durationVar(getenv, "WEBHOOK_POLL_INTERVAL", time.Second); err != nil {
 		return nil, err
 	}
 	if c.RateLimitSandbox, err = rateVar(getenv, "RATE_LIMIT_SANDBOX", 25); err != nil {
@@ -320,6 +334,30 @@ func rateVar(getenv Getenv, name string, def float64) (float64, error) {
 	v, err := strconv.ParseFloat(raw, 64)
 	if err != nil || v < 0 {
 		return 0, fmt.Errorf("%s must be a number ≥ 0 (requests per second), got %q", name, raw)
+	}
+	return v, nil
+}
+
+func intVar(getenv Getenv, name string, def, lo, hi int) (int, error) {
+	raw := getenv(name)
+	if raw == "" {
+		return def, nil
+	}
+	v, err := strconv.Atoi(raw)
+	if err != nil || v < lo || v > hi {
+		return 0, fmt.Errorf("%s must be a whole number from %d to %d, got %q", name, lo, hi, raw)
+	}
+	return v, nil
+}
+
+func durationVar(getenv Getenv, name string, def time.Duration) (time.Duration, error) {
+	raw := getenv(name)
+	if raw == "" {
+		return def, nil
+	}
+	v, err := time.ParseDuration(raw)
+	if err != nil || v < 10*time.Millisecond || v > time.Hour {
+		return 0, fmt.Errorf("%s must be a duration from 10ms to 1h such as 500ms or 2s, got %q", name, raw)
 	}
 	return v, nil
 }

@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 func env(m map[string]string) Getenv { return func(k string) string { return m[k] } }
@@ -29,7 +30,8 @@ func TestDevelopmentGeneratesKeysOnceAndReusesThem(t *testing.T) {
 	if string(c2.FingerprintKey) != string(c1.FingerprintKey) || string(c2.AccountEncryptionKeys[0].Bytes) != string(c1.AccountEncryptionKeys[0].Bytes) {
 		t.Error("second load generated new keys instead of reusing keys.env")
 	}
-	if c1.Mode != Development || c1.ListenAddr != "127.0.0.1:8080" || c1.RateLimitSandbox != 25 || c1.RateLimitProduction != 100 || !c1.WebhookAllowPrivateTargets {
+	if c1.Mode != Development || c1.ListenAddr != "127.0.0.1:8080" || c1.RateLimitSandbox != 25 || c1.RateLimitProduction != 100 || !c1.WebhookAllowPrivateTargets ||
+		c1.WebhookWorkers != 8 || c1.WebhookPollInterval != time.Second {
 		t.Errorf("development defaults: %+v", c1)
 	}
 }
@@ -81,6 +83,9 @@ func TestInvalidValuesAreRefused(t *testing.T) {
 		"negative rate":      {"RATE_LIMIT_SANDBOX": "-1"},
 		"rate not a number":  {"RATE_LIMIT_PRODUCTION": "fast"},
 		"bad bool":           {"WEBHOOK_ALLOW_PRIVATE_TARGETS": "perhaps"},
+		"zero workers":       {"WEBHOOK_WORKERS": "0"},
+		"poll not duration":  {"WEBHOOK_POLL_INTERVAL": "5"},
+		"poll too short":     {"WEBHOOK_POLL_INTERVAL": "1ms"},
 		"short fingerprint":  {"FINGERPRINT_KEY": "AAAA"},
 		"keyring without id": {"ACCOUNT_ENCRYPTION_KEYS": good},
 		"duplicate key id":   {"ACCOUNT_ENCRYPTION_KEYS": "a:" + good + ",a:" + good},

@@ -27,6 +27,8 @@ const (
 	DebitNotAllowed              Code = "debit_not_allowed"
 	CustomerNotFound             Code = "customer_not_found"
 	FundingSourceNotFound        Code = "funding_source_not_found"
+	EventNotFound                Code = "event_not_found"
+	WebhookNotFound              Code = "webhook_not_found"
 	NotFound                     Code = "resource_not_found"
 	RouteNotFound                Code = "route_not_found"
 	MethodNotAllowed             Code = "method_not_allowed"

@@ -5,6 +5,8 @@ package event
 
 import (
 	"context"
+	"encoding/json"
+	"strings"
 	"time"
 
 	"github.com/fundsource/fundsource/internal/ids"
@@ -34,6 +36,38 @@ type Event struct {
 	Type      string
 	CreatedAt time.Time // UTC
 	Data      any
+}
+
+// Types lists every event type, in the order of the contract.
+var Types = []string{
+	CustomerCreated, FundingSourceCreated, FundingSourceVerificationPending, FundingSourceVerified,
+	FundingSourceVerificationFailed, FundingSourceVerificationExpired, FundingSourceRemoved,
+	PaymentSuccess, PaymentFailed, SubscriptionCreated, WebhookTest,
+}
+
+// ValidFilter reports whether f names an event type or a group of them
+// ("funding_source.*").
+func ValidFilter(f string) bool {
+	for _, t := range Types {
+		if t == f || (strings.HasSuffix(f, ".*") && strings.HasPrefix(t, f[:len(f)-1])) {
+			return true
+		}
+	}
+	return false
+}
+
+// envelope is the JSON form of an event: the webhook payload and the API resource.
+type envelope struct {
+	ID        string    `json:"id"`
+	Type      string    `json:"type"`
+	CreatedAt time.Time `json:"created_at"`
+	Livemode  bool      `json:"livemode"`
+	Data      any       `json:"data"`
+}
+
+// MarshalJSON writes {id, type, created_at, livemode, data}.
+func (e Event) MarshalJSON() ([]byte, error) {
+	return json.Marshal(envelope{ID: e.ID, Type: e.Type, CreatedAt: e.CreatedAt, Livemode: e.Scope.Env.Live(), Data: e.Data})
 }
 
 // New returns an event with a fresh evt_ id.

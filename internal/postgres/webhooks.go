@@ -1,0 +1,342 @@
+package postgres
+
+import (
+	"context"
+	"encoding/json"
+	"time"
+
+	"github.com/jmoiron/sqlx"
+	"github.com/lib/pq"
+
+	"github.com/fundsource/fundsource/internal/errs"
+	"github.com/fundsource/fundsource/internal/event"
+	"github.com/fundsource/fundsource/internal/paging"
+	"github.com/fundsource/fundsource/internal/tenant"
+	"github.com/fundsource/fundsource/internal/webhook"
+)
+
+// DeliveryChannel is the PostgreSQL notification channel that wakes the
+// webhook dispatchers when a delivery is queued.
+const DeliveryChannel = "webhook_deliveries"
+
+type endpointRow struct {
+	MerchantID        string     `db:"merchant_id"`
+	Environment       string     `db:"environment"`
+	URL               string     `db:"url"`
+	SecretKeyID       string     `db:"secret_key_id"`
+	SecretSealed      []byte     `db:"secret_sealed"`
+	PreviousKeyID     *string    `db:"previous_secret_key_id"`
+	PreviousSealed    []byte     `db:"previous_secret_sealed"`
+	PreviousExpiresAt *time.Time `db:"previous_secret_expires_at"`
+	CreatedAt         time.Time  `db:"created_at"`
+	UpdatedAt         time.Time  `db:"updated_at"`
+}
+
+func (r endpointRow) domain() webhook.Endpoint {
+	ep := webhook.Endpoint{
+		Scope:     tenant.Scope{MerchantID: r.MerchantID, Env: tenant.Environment(r.Environment)},
+		URL:       r.URL,
+		Secret:    webhook.Sealed{KeyID: r.SecretKeyID, Data: r.SecretSealed},
+		CreatedAt: r.CreatedAt.UTC(), UpdatedAt: r.UpdatedAt.UTC(),
+	}
+	if r.PreviousKeyID != nil && r.PreviousExpiresAt != nil {
+		ep.Previous = &webhook.Sealed{KeyID: *r.PreviousKeyID, Data: r.PreviousSealed}
+		ep.PreviousExpiresAt = utcPtr(r.PreviousExpiresAt)
+	}
+	return ep
+}
+
+const endpointColumns = `merchant_id, environment, url, secret_key_id, secret_sealed,
+previous_secret_key_id, previous_secret_sealed, previous_secret_expires_at, created_at, updated_at`
+
+const upsertEndpoint = `
+INSERT INTO webhook_endpoints (merchant_id, environment, url, secret_key_id, secret_sealed, created_at, updated_at)
+VALUES ($1, $2, $3, $4, $5, $6, $6)
+ON CONFLICT (merchant_id, environment) DO UPDATE SET url = EXCLUDED.url, updated_at = EXCLUDED.updated_at
+RETURNING ` + endpointColumns
+
+// UpsertEndpoint stores a new endpoint, or changes the URL of the existing one.
+func (db *DB) UpsertEndpoint(ctx context.Context, ep webhook.Endpoint) (webhook.Endpoint, error) {
+	var r endpointRow
+	err := sqlx.GetContext(ctx, db.q(ctx), &r, upsertEndpoint, ep.Scope.MerchantID, ep.Scope.Env, ep.URL,
+		ep.Secret.KeyID, ep.Secret.Data, ep.CreatedAt)
+	if err != nil {
+		return webhook.Endpoint{}, translate(err)
+	}
+	return r.domain(), nil
+}
+
+const selectEndpoint = `SELECT ` + endpointColumns + `
+FROM webhook_endpoints WHERE merchant_id = $1 AND environment = $2`
+
+// Endpoint returns the scope's endpoint.
+func (db *DB) Endpoint(ctx context.Context, scope tenant.Scope, forUpdate bool) (webhook.Endpoint, error) {
+	q := selectEndpoint
+	if forUpdate {
+		q += ` FOR UPDATE`
+	}
+	var r endpointRow
+	if err := sqlx.GetContext(ctx, db.q(ctx), &r, q, scope.MerchantID, scope.Env); err != nil {
+		return webhook.Endpoint{}, translate(err)
+	}
+	return r.domain(), nil
+}
+
+const updateSecrets = `
+UPDATE webhook_endpoints SET secret_key_id = $3, secret_sealed = $4,
+  previous_secret_key_id = $5, previous_secret_sealed = $6, previous_secret_expires_at = $7, updated_at = $8
+WHERE merchant_id = $1 AND environment = $2`
+
+// UpdateSecrets stores an endpoint's current and previous secrets.
+func (db *DB) UpdateSecrets(ctx context.Context, ep webhook.Endpoint) error {
+	var prevID *string
+	var prev []byte
+	if ep.Previous != nil {
+		prevID, prev = &ep.Previous.KeyID, ep.Previous.Data
+	}
+	res, err := db.q(ctx).ExecContext(ctx, updateSecrets, ep.Scope.MerchantID, ep.Scope.Env,
+		ep.Secret.KeyID, ep.Secret.Data, prevID, prev, ep.PreviousExpiresAt, ep.UpdatedAt)
+	return oneRow(res, err, errs.NotFound)
+}
+
+const deleteEndpoint = `
+WITH gone AS (
+  DELETE FROM webhook_endpoints WHERE merchant_id = $1 AND environment = $2 RETURNING 1
+), canceled AS (
+  UPDATE webhook_deliveries SET status = 'canceled', next_attempt_at = NULL,
+    last_error = 'The webhook endpoint was deleted.', updated_at = $3
+  WHERE merchant_id = $1 AND environment = $2 AND status = 'pending' AND EXISTS (SELECT 1 FROM gone)
+)
+SELECT count(*) FROM gone`
+
+// DeleteEndpoint removes the scope's endpoint and cancels its pending deliveries.
+func (db *DB) DeleteEndpoint(ctx context.Context, scope tenant.Scope, at time.Time) error {
+	var n int
+	if err := sqlx.GetContext(ctx, db.q(ctx), &n, deleteEndpoint, scope.MerchantID, scope.Env, at); err != nil {
+		return translate(err)
+	}
+	if n == 0 {
+		return errs.New(errs.NotFound, "no webhook endpoint")
+	}
+	return nil
+}
+
+type eventRow struct {
+	MerchantID  string          `db:"merchant_id"`
+	Environment string          `db:"environment"`
+	ID          string          `db:"id"`
+	Type        string          `db:"type"`
+	Data        json.RawMessage `db:"data"`
+	CreatedAt   time.Time       `db:"created_at"`
+}
+
+func (r eventRow) domain() event.Event {
+	return event.Event{
+		ID:    r.ID,
+		Scope: tenant.Scope{MerchantID: r.MerchantID, Env: tenant.Environment(r.Environment)},
+		Type:  r.Type, CreatedAt: r.CreatedAt.UTC(), Data: r.Data,
+	}
+}
+
+const eventColumns = `merchant_id, environment, id, type, data, created_at`
+
+const selectEvent = `SELECT ` + eventColumns + ` FROM events WHERE merchant_id = $1 AND environment = $2 AND id = $3`
+
+// Event returns one event.
+func (db *DB) Event(ctx context.Context, scope tenant.Scope, id string) (event.Event, error) {
+	var r eventRow
+	if err := sqlx.GetContext(ctx, db.q(ctx), &r, selectEvent, scope.MerchantID, scope.Env, id); err != nil {
+		return event.Event{}, translate(err)
+	}
+	return r.domain(), nil
+}
+
+const listEvents = `SELECT ` + eventColumns + `
+FROM events
+WHERE merchant_id = $1 AND environment = $2 AND (created_at, id) < ($3, $4)
+  AND ($6 = '' OR type = $6) AND ($7 = '' OR starts_with(type, $7))
+ORDER BY created_at DESC, id DESC
+LIMIT $5`
+
+// ListEvents returns up to p.Limit+1 events newest first.
+func (db *DB) ListEvents(ctx context.Context, scope tenant.Scope, typ, prefix string, p paging.Page) ([]event.Event, error) {
+	var rows []eventRow
+	if err := db.list(ctx, &rows, listEvents, "events", scope, p, typ, prefix); err != nil {
+		return nil, err
+	}
+	out := make([]event.Event, len(rows))
+	for i, r := range rows {
+		out[i] = r.domain()
+	}
+	return out, nil
+}
+
+type deliveryRow struct {
+	ID            string     `db:"id"`
+	MerchantID    string     `db:"merchant_id"`
+	Environment   string     `db:"environment"`
+	EventID       string     `db:"event_id"`
+	Status        string     `db:"status"`
+	Attempts      int        `db:"attempts"`
+	NextAttemptAt *time.Time `db:"next_attempt_at"`
+	LastError     *string    `db:"last_error"`
+	CreatedAt     time.Time  `db:"created_at"`
+	UpdatedAt     time.Time  `db:"updated_at"`
+}
+
+func (r deliveryRow) domain() webhook.Delivery {
+	return webhook.Delivery{
+		ID: r.ID, Scope: tenant.Scope{MerchantID: r.MerchantID, Env: tenant.Environment(r.Environment)},
+		EventID: r.EventID, Status: r.Status, Attempts: r.Attempts, NextAttemptAt: utcPtr(r.NextAttemptAt),
+		LastError: r.LastError, CreatedAt: r.CreatedAt.UTC(), UpdatedAt: r.UpdatedAt.UTC(),
+	}
+}
+
+const deliveryColumns = `d.id, d.merchant_id, d.environment, d.event_id, d.status, d.attempts,
+d.next_attempt_at, d.last_error, d.created_at, d.updated_at`
+
+const selectDeliveries = `SELECT ` + deliveryColumns + `
+FROM webhook_deliveries d WHERE d.merchant_id = $1 AND d.environment = $2 AND d.event_id = $3
+ORDER BY d.created_at, d.id`
+
+type attemptRow struct {
+	DeliveryID   string    `db:"delivery_id"`
+	AttemptedAt  time.Time `db:"attempted_at"`
+	URL          string    `db:"url"`
+	StatusCode   *int      `db:"status_code"`
+	LatencyMS    int       `db:"latency_ms"`
+	ResponseBody string    `db:"response_body"`
+	Error        *string   `db:"error"`
+}
+
+const selectAttempts = `
+SELECT a.delivery_id, a.attempted_at, a.url, a.status_code, a.latency_ms, a.response_body, a.error
+FROM webhook_attempts a JOIN webhook_deliveries d ON d.id = a.delivery_id
+WHERE d.merchant_id = $1 AND d.environment = $2 AND d.event_id = $3
+ORDER BY a.attempted_at, a.id`
+
+// Deliveries returns an event's deliveries with their attempts, oldest first.
+func (db *DB) Deliveries(ctx context.Context, scope tenant.Scope, eventID string) ([]webhook.Delivery, error) {
+	var ds []deliveryRow
+	if err := sqlx.SelectContext(ctx, db.q(ctx), &ds, selectDeliveries, scope.MerchantID, scope.Env, eventID); err != nil {
+		return nil, translate(err)
+	}
+	var as []attemptRow
+	if err := sqlx.SelectContext(ctx, db.q(ctx), &as, selectAttempts, scope.MerchantID, scope.Env, eventID); err != nil {
+		return nil, translate(err)
+	}
+	out := make([]webhook.Delivery, len(ds))
+	at := make(map[string]int, len(ds))
+	for i, r := range ds {
+		out[i] = r.domain()
+		at[r.ID] = i
+	}
+	for _, a := range as {
+		d := &out[at[a.DeliveryID]]
+		d.Log = append(d.Log, webhook.Attempt{
+			AttemptedAt: a.AttemptedAt.UTC(), URL: a.URL, StatusCode: a.StatusCode,
+			LatencyMS: a.LatencyMS, ResponseBody: a.ResponseBody, Error: a.Error,
+		})
+	}
+	return out, nil
+}
+
+const queueDelivery = `
+WITH due AS (
+  UPDATE webhook_deliveries SET next_attempt_at = $4, updated_at = $4
+  WHERE merchant_id = $1 AND environment = $2 AND event_id = $3 AND status = 'pending'
+  RETURNING 1
+), added AS (
+  INSERT INTO webhook_deliveries (id, merchant_id, environment, event_id, next_attempt_at, created_at, updated_at)
+  SELECT $5, $1, $2, $3, $4, $4, $4 WHERE NOT EXISTS (SELECT 1 FROM due)
+  RETURNING 1
+)
+SELECT pg_notify('` + DeliveryChannel + `', '')`
+
+// QueueDelivery makes the event's pending delivery due now or adds a new one,
+// and wakes the dispatchers when the transaction commits.
+func (db *DB) QueueDelivery(ctx context.Context, scope tenant.Scope, eventID, id string, now time.Time) error {
+	_, err := db.q(ctx).ExecContext(ctx, queueDelivery, scope.MerchantID, scope.Env, eventID, now, id)
+	return translate(err)
+}
+
+type deliveryClaimRow struct {
+	deliveryRow
+	Type              string          `db:"type"`
+	Data              json.RawMessage `db:"data"`
+	EventCreatedAt    time.Time       `db:"event_created_at"`
+	URL               string          `db:"url"`
+	SecretKeyID       string          `db:"secret_key_id"`
+	SecretSealed      []byte          `db:"secret_sealed"`
+	PreviousKeyID     *string         `db:"previous_secret_key_id"`
+	PreviousSealed    []byte          `db:"previous_secret_sealed"`
+	PreviousExpiresAt *time.Time      `db:"previous_secret_expires_at"`
+}
+
+const claimDelivery = `
+SELECT ` + deliveryColumns + `, e.type, e.data, e.created_at AS event_created_at,
+  w.url, w.secret_key_id, w.secret_sealed, w.previous_secret_key_id, w.previous_secret_sealed,
+  w.previous_secret_expires_at
+FROM webhook_deliveries d
+JOIN events e ON e.merchant_id = d.merchant_id AND e.environment = d.environment AND e.id = d.event_id
+JOIN webhook_endpoints w ON w.merchant_id = d.merchant_id AND w.environment = d.environment
+WHERE d.status = 'pending' AND d.next_attempt_at <= $1
+  AND NOT (d.merchant_id || '/' || d.environment = ANY ($2::text[]))
+ORDER BY d.next_attempt_at
+LIMIT 1
+FOR UPDATE OF d SKIP LOCKED`
+
+// ClaimDelivery locks the pending delivery due first; call it in a transaction.
+func (db *DB) ClaimDelivery(ctx context.Context, now time.Time, busy []string) (webhook.Claim, bool, error) {
+	if busy == nil {
+		busy = []string{} // a NULL array would make the filter NULL and match nothing
+	}
+	var r deliveryClaimRow
+	err := sqlx.GetContext(ctx, db.q(ctx), &r, claimDelivery, now, pq.Array(busy))
+	if err != nil {
+		err = translate(err)
+		if errs.Is(err, errs.NotFound) {
+			return webhook.Claim{}, false, nil
+		}
+		return webhook.Claim{}, false, err
+	}
+	d := r.deliveryRow.domain()
+	ep := endpointRow{
+		MerchantID: r.MerchantID, Environment: r.Environment, URL: r.URL,
+		SecretKeyID: r.SecretKeyID, SecretSealed: r.SecretSealed,
+		PreviousKeyID: r.PreviousKeyID, PreviousSealed: r.PreviousSealed, PreviousExpiresAt: r.PreviousExpiresAt,
+	}
+	return webhook.Claim{
+		Delivery: d,
+		Event:    event.Event{ID: d.EventID, Scope: d.Scope, Type: r.Type, CreatedAt: r.EventCreatedAt.UTC(), Data: r.Data},
+		Endpoint: ep.domain(),
+	}, true, nil
+}
+
+const finishDelivery = `
+WITH attempt AS (
+  INSERT INTO webhook_attempts (delivery_id, attempted_at, url, status_code, latency_ms, response_body, error)
+  VALUES ($1, $7, $8, $9, $10, $11, $12)
+)
+UPDATE webhook_deliveries SET status = $2, attempts = $3, next_attempt_at = $4, last_error = $5, updated_at = $6
+WHERE id = $1`
+
+// FinishDelivery stores a delivery's new state and its attempt.
+func (db *DB) FinishDelivery(ctx context.Context, d webhook.Delivery, a webhook.Attempt) error {
+	res, err := db.q(ctx).ExecContext(ctx, finishDelivery, d.ID, d.Status, d.Attempts, d.NextAttemptAt, d.LastError,
+		d.UpdatedAt, a.AttemptedAt, a.URL, a.StatusCode, a.LatencyMS, a.ResponseBody, a.Error)
+	return oneRow(res, err, errs.NotFound)
+}
+
+const deleteEventsBefore = `
+DELETE FROM events WHERE ctid = ANY (ARRAY(SELECT ctid FROM events WHERE created_at < $1 LIMIT $2))`
+
+// DeleteEventsBefore deletes up to limit events created before t; their
+// deliveries and attempts go with them.
+func (db *DB) DeleteEventsBefore(ctx context.Context, t time.Time, limit int) (int64, error) {
+	res, err := db.q(ctx).ExecContext(ctx, deleteEventsBefore, t, limit)
+	if err != nil {
+		return 0, translate(err)
+	}
+	return res.RowsAffected()
+}

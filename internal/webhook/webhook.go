@@ -1,0 +1,351 @@
+// Package webhook delivers events to merchants: the one endpoint per key,
+// its signing secrets, the events API, and the Dispatcher that sends each
+// event signed with Standard Webhooks, at least once, with retries.
+package webhook
+
+import (
+	"context"
+	"time"
+
+	"github.com/fundsource/fundsource/internal/errs"
+	"github.com/fundsource/fundsource/internal/event"
+	"github.com/fundsource/fundsource/internal/ids"
+	"github.com/fundsource/fundsource/internal/paging"
+	"github.com/fundsource/fundsource/internal/tenant"
+)
+
+// DeliveryPrefix starts delivery ids.
+const DeliveryPrefix = "whd_"
+
+// SecretOverlap is how long a rolled secret keeps signing beside the new one.
+const SecretOverlap = 24 * time.Hour
+
+// Retention is how long events (with their deliveries) are kept.
+const Retention = 30 * 24 * time.Hour
+
+// Sealed is a secret encrypted by the Vault and the id of its key.
+type Sealed struct {
+	KeyID string
+	Data  []byte
+}
+
+// Endpoint is the webhook of one merchant and environment.
+type Endpoint struct {
+	Scope             tenant.Scope
+	URL               string
+	Secret            Sealed
+	Previous          *Sealed    // the secret before the last roll, while it still signs
+	PreviousExpiresAt *time.Time // UTC; set exactly when Previous is
+	CreatedAt         time.Time  // UTC
+	UpdatedAt         time.Time  // UTC
+}
+
+// Registration is the API view of an endpoint.
+type Registration struct {
+	WebhookURL              string     `json:"webhook_url"`
+	Secret                  string     `json:"secret"`
+	PreviousSecretExpiresAt *time.Time `json:"previous_secret_expires_at"`
+	CreatedAt               time.Time  `json:"created_at"`
+	UpdatedAt               time.Time  `json:"updated_at"`
+}
+
+// Delivery statuses as stored.
+const (
+	Pending   = "pending"
+	Delivered = "delivered"
+	Failed    = "failed"
+	Canceled  = "canceled"
+)
+
+// Delivery is the job of getting one event to the endpoint.
+type Delivery struct {
+	ID            string
+	Scope         tenant.Scope
+	EventID       string
+	Status        string // Pending, Delivered, Failed or Canceled
+	Attempts      int
+	NextAttemptAt *time.Time // UTC; set exactly while Pending
+	LastError     *string
+	CreatedAt     time.Time // UTC
+	UpdatedAt     time.Time // UTC
+	Log           []Attempt // oldest first; filled by Store.Deliveries
+}
+
+// Attempt is one HTTP POST of a delivery.
+type Attempt struct {
+	AttemptedAt  time.Time `json:"attempted_at"` // UTC
+	URL          string    `json:"url"`
+	StatusCode   *int      `json:"status_code"`   // nil when no response came
+	LatencyMS    int       `json:"latency_ms"`    // milliseconds until the response headers or the error
+	ResponseBody string    `json:"response_body"` // at most the first KiB, valid UTF-8
+	Error        *string   `json:"error"`
+}
+
+// Claim is a delivery locked by a worker with what it needs to send it.
+type Claim struct {
+	Delivery Delivery
+	Event    event.Event // Data is the stored JSON
+	Endpoint Endpoint
+}
+
+// Store is the persistence the webhook service and dispatcher need.
+type Store interface {
+	WithTx(ctx context.Context, fn func(ctx context.Context) error) error
+	event.Recorder
+
+	// UpsertEndpoint stores ep, or when the scope has an endpoint already
+	// changes only its URL and updated_at; it returns the stored endpoint.
+	UpsertEndpoint(ctx context.Context, ep Endpoint) (Endpoint, error)
+	// Endpoint returns the scope's endpoint, locked when forUpdate; errs.NotFound if none.
+	Endpoint(ctx context.Context, scope tenant.Scope, forUpdate bool) (Endpoint, error)
+	UpdateSecrets(ctx context.Context, ep Endpoint) error
+	// DeleteEndpoint removes the endpoint and cancels its pending
+	// deliveries; errs.NotFound if there is none.
+	DeleteEndpoint(ctx context.Context, scope tenant.Scope, at time.Time) error
+
+	// Event returns one event; errs.NotFound if unknown.
+	Event(ctx context.Context, scope tenant.Scope, id string) (event.Event, error)
+	// ListEvents returns up to p.Limit+1 events newest first, of the type
+	// (all when "") or whose type starts with prefix (all when "").
+	ListEvents(ctx context.Context, scope tenant.Scope, typ, prefix string, p paging.Page) ([]event.Event, error)
+	// Deliveries returns an event's deliveries, oldest first, with their attempts.
+	Deliveries(ctx context.Context, scope tenant.Scope, eventID string) ([]Delivery, error)
+	// QueueDelivery makes the event's pending delivery due at now, or when
+	// none is pending adds a new delivery with id, due at now.
+	QueueDelivery(ctx context.Context, scope tenant.Scope, eventID, id string, now time.Time) error
+	// ClaimDelivery locks the pending delivery due first at now, skipping
+	// rows other transactions hold and endpoints named in busy
+	// ("merchant_id/environment"); found is false when none is due.
+	ClaimDelivery(ctx context.Context, now time.Time, busy []string) (c Claim, found bool, err error)
+	// FinishDelivery stores a delivery's new state and the attempt that led to it.
+	FinishDelivery(ctx context.Context, d Delivery, a Attempt) error
+	// DeleteEventsBefore deletes up to limit events created before t, with
+	// their deliveries and attempts, and returns how many it deleted.
+	DeleteEventsBefore(ctx context.Context, t time.Time, limit int) (int64, error)
+}
+
+// Vault seals and opens signing secrets (vault.Vault).
+type Vault interface {
+	Seal(plaintext, aad []byte) (keyID string, sealed []byte)
+	Open(keyID string, sealed, aad []byte) ([]byte, error)
+}
+
+// Service registers endpoints and answers the events API.
+type Service struct {
+	store  Store
+	vault  Vault
+	now    func() time.Time
+	policy URLPolicy
+}
+
+// NewService returns a Service.
+func NewService(store Store, vault Vault, now func() time.Time, policy URLPolicy) *Service {
+	return &Service{store: store, vault: vault, now: now, policy: policy}
+}
+
+// NotFound is the webhook_not_found error.
+func NotFound() error {
+	return errs.New(errs.WebhookNotFound, "No webhook URL is registered for this API key; register one with POST /v2/webhooks.")
+}
+
+func eventNotFound() error {
+	return &errs.Error{Code: errs.EventNotFound, Message: "No event with this id exists.", Param: "id"}
+}
+
+func secretAAD(scope tenant.Scope) []byte {
+	return []byte("webhook-secret:" + scope.MerchantID + ":" + string(scope.Env))
+}
+
+func (s *Service) seal(scope tenant.Scope, secret string) Sealed {
+	id, data := s.vault.Seal([]byte(secret), secretAAD(scope))
+	return Sealed{KeyID: id, Data: data}
+}
+
+// secrets returns the endpoint's secrets that sign at now: the current one,
+// then the previous one during its overlap.
+func secrets(v Vault, ep Endpoint, now time.Time) ([]string, error) {
+	cur, err := v.Open(ep.Secret.KeyID, ep.Secret.Data, secretAAD(ep.Scope))
+	if err != nil {
+		return nil, err
+	}
+	out := []string{string(cur)}
+	if ep.Previous != nil && ep.PreviousExpiresAt != nil && now.Before(*ep.PreviousExpiresAt) {
+		prev, err := v.Open(ep.Previous.KeyID, ep.Previous.Data, secretAAD(ep.Scope))
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, string(prev))
+	}
+	return out, nil
+}
+
+func (s *Service) view(ep Endpoint) (Registration, error) {
+	now := s.now()
+	sec, err := secrets(s.vault, ep, now)
+	if err != nil {
+		return Registration{}, err
+	}
+	r := Registration{WebhookURL: ep.URL, Secret: sec[0], CreatedAt: ep.CreatedAt, UpdatedAt: ep.UpdatedAt}
+	if len(sec) > 1 {
+		r.PreviousSecretExpiresAt = ep.PreviousExpiresAt
+	}
+	return r, nil
+}
+
+// Register sets the scope's webhook URL. The first registration creates the
+// signing secret; a later one replaces the URL and keeps the secret.
+// Pending deliveries go to the new URL from their next attempt on.
+func (s *Service) Register(ctx context.Context, scope tenant.Scope, rawURL string) (Registration, error) {
+	u, err := s.policy.Check(ctx, scope.Env, rawURL)
+	if err != nil {
+		return Registration{}, err
+	}
+	now := s.now().UTC()
+	ep, err := s.store.UpsertEndpoint(ctx, Endpoint{
+		Scope: scope, URL: u, Secret: s.seal(scope, NewSecret()), CreatedAt: now, UpdatedAt: now,
+	})
+	if err != nil {
+		return Registration{}, err
+	}
+	return s.view(ep)
+}
+
+// Get returns the scope's webhook registration, or webhook_not_found.
+func (s *Service) Get(ctx context.Context, scope tenant.Scope) (Registration, error) {
+	ep, err := s.endpoint(ctx, scope, false)
+	if err != nil {
+		return Registration{}, err
+	}
+	return s.view(ep)
+}
+
+func (s *Service) endpoint(ctx context.Context, scope tenant.Scope, forUpdate bool) (Endpoint, error) {
+	ep, err := s.store.Endpoint(ctx, scope, forUpdate)
+	if errs.Is(err, errs.NotFound) {
+		return Endpoint{}, NotFound()
+	}
+	return ep, err
+}
+
+// Delete removes the scope's webhook and cancels its pending deliveries.
+func (s *Service) Delete(ctx context.Context, scope tenant.Scope) error {
+	err := s.store.DeleteEndpoint(ctx, scope, s.now().UTC())
+	if errs.Is(err, errs.NotFound) {
+		return NotFound()
+	}
+	return err
+}
+
+// RollSecret replaces the signing secret. The old one keeps signing beside
+// the new one for SecretOverlap (a secret rolled before that is dropped).
+func (s *Service) RollSecret(ctx context.Context, scope tenant.Scope) (Registration, error) {
+	var out Registration
+	err := s.store.WithTx(ctx, func(ctx context.Context) error {
+		ep, err := s.endpoint(ctx, scope, true)
+		if err != nil {
+			return err
+		}
+		now := s.now().UTC()
+		prev, until := ep.Secret, now.Add(SecretOverlap)
+		ep.Previous, ep.PreviousExpiresAt = &prev, &until
+		ep.Secret = s.seal(scope, NewSecret())
+		ep.UpdatedAt = now
+		if err := s.store.UpdateSecrets(ctx, ep); err != nil {
+			return err
+		}
+		out, err = s.view(ep)
+		return err
+	})
+	return out, err
+}
+
+// EventDetail is an event with its deliveries: the GET /v2/events/{id} resource.
+type EventDetail struct {
+	event.Event
+	Deliveries []Delivery
+}
+
+// SendTest records a webhook.test event, which is delivered like any other.
+func (s *Service) SendTest(ctx context.Context, scope tenant.Scope) (EventDetail, error) {
+	var e event.Event
+	err := s.store.WithTx(ctx, func(ctx context.Context) error {
+		if _, err := s.endpoint(ctx, scope, false); err != nil {
+			return err
+		}
+		e = event.New(scope, event.WebhookTest, map[string]string{
+			"message": "This is a test event from fundsource; your endpoint received and verified it.",
+		}, s.now())
+		return s.store.RecordEvent(ctx, e)
+	})
+	if err != nil {
+		return EventDetail{}, err
+	}
+	return s.Event(ctx, scope, e.ID)
+}
+
+// Events lists events newest first; filter is "" (all), an event type, or
+// a group such as "funding_source.*".
+func (s *Service) Events(ctx context.Context, scope tenant.Scope, filter string, p paging.Page) ([]event.Event, bool, error) {
+	var typ, prefix string
+	switch {
+	case filter == "":
+	case !event.ValidFilter(filter):
+		return nil, false, errs.Invalid("type", "type must be an event type such as funding_source.verified, or a group such as funding_source.*.")
+	case filter[len(filter)-1] == '*':
+		prefix = filter[:len(filter)-1]
+	default:
+		typ = filter
+	}
+	es, err := s.store.ListEvents(ctx, scope, typ, prefix, p)
+	return paging.Result(es, err, p)
+}
+
+// Event returns one event with its deliveries, or event_not_found.
+func (s *Service) Event(ctx context.Context, scope tenant.Scope, id string) (EventDetail, error) {
+	e, err := s.store.Event(ctx, scope, id)
+	if errs.Is(err, errs.NotFound) {
+		return EventDetail{}, eventNotFound()
+	}
+	if err != nil {
+		return EventDetail{}, err
+	}
+	ds, err := s.store.Deliveries(ctx, scope, id)
+	if err != nil {
+		return EventDetail{}, err
+	}
+	return EventDetail{Event: e, Deliveries: ds}, nil
+}
+
+// Redeliver sends an event again to the current webhook URL: its pending
+// delivery becomes due now, or a new delivery starts a fresh retry schedule.
+func (s *Service) Redeliver(ctx context.Context, scope tenant.Scope, id string) (EventDetail, error) {
+	err := s.store.WithTx(ctx, func(ctx context.Context) error {
+		if _, err := s.store.Event(ctx, scope, id); errs.Is(err, errs.NotFound) {
+			return eventNotFound()
+		} else if err != nil {
+			return err
+		}
+		if _, err := s.endpoint(ctx, scope, false); err != nil {
+			return err
+		}
+		return s.store.QueueDelivery(ctx, scope, id, ids.New(DeliveryPrefix), s.now().UTC())
+	})
+	if err != nil {
+		return EventDetail{}, err
+	}
+	return s.Event(ctx, scope, id)
+}
+
+// PurgeEvents deletes events older than Retention, in batches, and returns
+// how many it deleted.
+func (s *Service) PurgeEvents(ctx context.Context) (int64, error) {
+	cutoff := s.now().Add(-Retention)
+	var total int64
+	for {
+		n, err := s.store.DeleteEventsBefore(ctx, cutoff, 1000)
+		total += n
+		if err != nil || n < 1000 {
+			return total, err
+		}
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -569,5 +570,60 @@ func TestDeliveryRefusesPrivateAddressesInProductionMode(t *testing.T) {
 	}
 	if n := len(listener.requests()); n != 0 {
 		t.Errorf("the loopback listener got %d requests", n)
+	}
+}
+
+func TestDispatcherBoundsConcurrencyPerEndpoint(t *testing.T) {
+	h := newHarness(t)
+	var mu sync.Mutex
+	inFlight, peak := 0, 0
+	slow := func(_ int, w http.ResponseWriter) {
+		mu.Lock()
+		inFlight++
+		peak = max(peak, inFlight)
+		mu.Unlock()
+		time.Sleep(20 * time.Millisecond)
+		mu.Lock()
+		inFlight--
+		mu.Unlock()
+	}
+	a, b := newReceiver(t, slow), newReceiver(t, nil)
+	keyA := h.merchant("Acme").Sandbox.SecretKey
+	keyB := h.merchant("Other").Sandbox.SecretKey
+	register(h, keyA, a.URL())
+	register(h, keyB, b.URL())
+	const n = 30
+	for range n {
+		wantOK(t, h.post("/v2/webhooks/test", keyA, `{}`))
+		wantOK(t, h.post("/v2/webhooks/test", keyB, `{}`))
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		h.dispatcher(webhook.DispatcherOptions{Workers: 8, PerEndpoint: 2, Poll: 10 * time.Millisecond}).Run(ctx, nil)
+	}()
+	deadline := time.Now().Add(20 * time.Second)
+	for len(a.requests()) < n || len(b.requests()) < n {
+		if time.Now().After(deadline) {
+			t.Fatalf("delivered %d and %d of %d", len(a.requests()), len(b.requests()), n)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	cancel()
+	<-done
+	if peak > 2 || peak < 1 {
+		t.Errorf("peak concurrent deliveries to one endpoint = %d, want at most 2", peak)
+	}
+	seen := map[string]bool{}
+	for _, r := range append(a.requests(), b.requests()...) {
+		if id := r.Header.Get("webhook-id"); seen[id] {
+			t.Errorf("event %s delivered twice", id)
+		} else {
+			seen[id] = true
+		}
+	}
+	if len(seen) != 2*n {
+		t.Errorf("distinct events delivered = %d, want %d", len(seen), 2*n)
 	}
 }

@@ -37,6 +37,8 @@ Usage:
   fundsource merchant roll-key MERCHANT_ID --env sandbox|production [--json]
   fundsource merchant grant-on-demand MERCHANT_ID --env sandbox|production [--json]
   fundsource merchant enable-third-party-verification MERCHANT_ID --env sandbox|production [--json]
+  fundsource webhook-receiver --secret whsec_… [--listen 127.0.0.1:9000]
+                                   a development endpoint that verifies and prints deliveries
 
 Configuration comes from environment variables; see README.md.
 `
@@ -67,6 +69,8 @@ func Run(ctx context.Context, args []string, io IO) error {
 		return runDev(ctx, io)
 	case "merchant":
 		return runMerchant(ctx, args[1:], io)
+	case "webhook-receiver":
+		return runReceiver(ctx, args[1:], io)
 	case "help", "-h", "--help":
 		fmt.Fprint(io.Stdout, usage)
 		return nil

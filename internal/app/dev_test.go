@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"os"
@@ -111,26 +113,35 @@ func TestDevStartsPrivateClusterServesAndReusesData(t *testing.T) {
 		t.Errorf("demo.env = %v", demo)
 	}
 
-	// The printed key creates and reads back a customer over real HTTP.
-	body := `{"first_name":"Ada","last_name":"Lovelace","email":"ada@example.com"}`
-	req, _ := http.NewRequest(http.MethodPost, "http://"+addr+"/v2/customers", strings.NewReader(body))
-	req.Header.Set("Authorization", "Bearer "+key)
-	req.Header.Set("Content-Type", "application/json")
-	res, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
+	// A local receiver gets the signed events of the micro-deposit flow
+	// that the printed key drives over real HTTP.
+	baseURL := "http://" + addr
+	rcAddr := freeAddr(t)
+	secret := api(t, "POST", baseURL+"/v2/webhooks", key, `{"url":"http://`+rcAddr+`/"}`)["secret"].(string)
+	received := startReceiver(t, secret, rcAddr)
+	id := api(t, "POST", baseURL+"/v2/customers", key, `{"first_name":"Ada","last_name":"Lovelace","email":"ada@example.com"}`)["user_id"].(string)
+	fs := api(t, "POST", baseURL+"/v2/funding-source", key, `{"user_id":"`+id+`","routing_number":"222222226","account_number":"000123456789"}`)["funding_source_id"].(string)
+	api(t, "POST", baseURL+"/v2/funding-source/initiate/verification", key, `{"funding_source_id":"`+fs+`"}`)
+	amounts, _ := json.Marshal(api(t, "GET", baseURL+"/v2/sandbox/funding-source/"+fs+"/micro-deposits", key, "")["amounts"])
+	if v := api(t, "POST", baseURL+"/v2/funding-source/verify", key, `{"funding_source_id":"`+fs+`","amounts":`+string(amounts)+`}`); v["status"] != "Verified" {
+		t.Fatalf("verify = %v", v)
 	}
-	var created map[string]any
-	_ = json.NewDecoder(res.Body).Decode(&created)
-	res.Body.Close()
-	id, _ := created["user_id"].(string)
-	if res.StatusCode != 200 || id == "" {
-		t.Fatalf("create customer: %d %v", res.StatusCode, created)
+	want := []string{"customer.created", "funding_source.created", "funding_source.verification_pending", "funding_source.verified"}
+	deadline := time.Now().Add(30 * time.Second)
+	for !containsAll(received.String(), want) {
+		if time.Now().After(deadline) {
+			t.Fatalf("the receiver did not print every event:\n%s", received.String())
+		}
+		time.Sleep(50 * time.Millisecond)
 	}
+	if strings.Contains(received.String(), "REFUSED") || strings.Count(received.String(), "verified  evt_") != len(want) {
+		t.Errorf("receiver output:\n%s", received.String())
+	}
+
 	// An unknown key gets the 401 envelope.
-	req, _ = http.NewRequest(http.MethodGet, "http://"+addr+"/v2/customers", nil)
+	req, _ := http.NewRequest(http.MethodGet, "http://"+addr+"/v2/customers", nil)
 	req.Header.Set("Authorization", "Bearer sk_test_"+strings.Repeat("Z", 43))
-	res, err = http.DefaultClient.Do(req)
+	res, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -166,5 +177,81 @@ func TestDevStartsPrivateClusterServesAndReusesData(t *testing.T) {
 	res.Body.Close()
 	if res.StatusCode != 200 {
 		t.Errorf("customer from the first run: %d, want 200", res.StatusCode)
+	}
+}
+
+// api sends one request with the key and returns the decoded 200 body.
+func api(t *testing.T, method, url, key, body string) map[string]any {
+	t.Helper()
+	req, _ := http.NewRequest(method, url, strings.NewReader(body))
+	req.Header.Set("Authorization", "Bearer "+key)
+	if body != "" {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	var m map[string]any
+	_ = json.NewDecoder(res.Body).Decode(&m)
+	if res.StatusCode != 200 {
+		t.Fatalf("%s %s: %d %v", method, url, res.StatusCode, m)
+	}
+	return m
+}
+
+// startReceiver runs 'fundsource webhook-receiver' until the test ends and
+// returns its output.
+func startReceiver(t *testing.T, secret, addr string) *syncBuffer {
+	t.Helper()
+	out := &syncBuffer{}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() {
+		done <- app.Run(ctx, []string{"webhook-receiver", "--secret", secret, "--listen", addr},
+			app.IO{Getenv: func(string) string { return "" }, Stdout: out, Stderr: io.Discard})
+	}()
+	t.Cleanup(func() { cancel(); <-done })
+	for i := 0; ; i++ {
+		if c, err := net.Dial("tcp", addr); err == nil {
+			c.Close()
+			return out
+		}
+		if i == 200 {
+			t.Fatal("the webhook receiver did not start")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+func containsAll(s string, subs []string) bool {
+	for _, sub := range subs {
+		if !strings.Contains(s, sub) {
+			return false
+		}
+	}
+	return true
+}
+
+func TestWebhookReceiverRefusesDeliveriesThatDoNotVerify(t *testing.T) {
+	addr := freeAddr(t)
+	out := startReceiver(t, "whsec_"+strings.Repeat("A", 43)+"=", addr)
+	req, _ := http.NewRequest(http.MethodPost, "http://"+addr+"/", strings.NewReader(`{"id":"evt_x","type":"webhook.test","data":{}}`))
+	req.Header.Set("webhook-id", "evt_x")
+	req.Header.Set("webhook-timestamp", fmt.Sprint(time.Now().Unix()))
+	req.Header.Set("webhook-signature", "v1,"+strings.Repeat("A", 43)+"=")
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res.Body.Close()
+	if res.StatusCode != http.StatusUnauthorized || !strings.Contains(out.String(), "REFUSED  evt_x") {
+		t.Errorf("forged delivery: %d, output %q", res.StatusCode, out.String())
+	}
+	var stderr bytes.Buffer
+	err = app.Run(context.Background(), []string{"webhook-receiver"}, app.IO{Getenv: func(string) string { return "" }, Stdout: io.Discard, Stderr: &stderr})
+	if !errors.Is(err, app.ErrUsage) || !strings.Contains(stderr.String(), "--secret") {
+		t.Errorf("without a secret: %v\n%s", err, stderr.String())
 	}
 }

@@ -6,6 +6,8 @@ import (
 	"crypto/sha256"
 	"encoding/base64"
 	"errors"
+	"fmt"
+	"net/http"
 	"strconv"
 	"strings"
 	"time"
@@ -52,4 +54,37 @@ func signatureHeader(secrets []string, msgID string, at time.Time, body []byte) 
 		sigs = append(sigs, sig)
 	}
 	return strings.Join(sigs, " "), nil
+}
+
+// Tolerance is how far a delivery's timestamp may be from the receiver's
+// clock before Verify refuses it (replay protection).
+const Tolerance = 5 * time.Minute
+
+// ErrSignature is returned by Verify for a delivery that is not authentic.
+var ErrSignature = errors.New("webhook: no valid signature")
+
+// Verify checks a delivery as a receiver must: the webhook-timestamp is
+// within Tolerance of now and one of the webhook-signature entries is the
+// v1 signature of webhook-id, webhook-timestamp and the raw body under secret.
+// It is the check the README shows merchants and the dev receiver runs.
+func Verify(secret string, header http.Header, body []byte, now time.Time) error {
+	id, ts := header.Get("webhook-id"), header.Get("webhook-timestamp")
+	sec, err := strconv.ParseInt(ts, 10, 64)
+	if id == "" || err != nil {
+		return ErrSignature
+	}
+	at := time.Unix(sec, 0)
+	if now.Sub(at) > Tolerance || at.Sub(now) > Tolerance {
+		return fmt.Errorf("%w: timestamp outside the %s tolerance", ErrSignature, Tolerance)
+	}
+	want, err := Sign(secret, id, at, body)
+	if err != nil {
+		return err
+	}
+	for _, got := range strings.Fields(header.Get("webhook-signature")) {
+		if hmac.Equal([]byte(got), []byte(want)) {
+			return nil
+		}
+	}
+	return ErrSignature
 }

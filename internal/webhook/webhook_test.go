@@ -3,6 +3,8 @@ package webhook
 import (
 	"context"
 	"errors"
+	"fmt"
+	"net/http"
 	"net/netip"
 	"strings"
 	"testing"
@@ -147,4 +149,41 @@ func FuzzURLPolicy(f *testing.F) {
 			t.Fatalf("Check(%q) accepted %q", raw, got)
 		}
 	})
+}
+
+func TestVerify(t *testing.T) {
+	secret := NewSecret()
+	at := time.Date(2026, 11, 2, 15, 4, 5, 0, time.UTC)
+	body := []byte(`{"id":"evt_1"}`)
+	sig, err := Sign(secret, "evt_1", at, body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	header := func(id, ts, sigs string) http.Header {
+		return http.Header{"Webhook-Id": {id}, "Webhook-Timestamp": {ts}, "Webhook-Signature": {sigs}}
+	}
+	ts := fmt.Sprint(at.Unix())
+	if err := Verify(secret, header("evt_1", ts, "v1,bogus "+sig), body, at.Add(time.Minute)); err != nil {
+		t.Errorf("valid delivery refused: %v", err)
+	}
+	for name, c := range map[string]struct {
+		h    http.Header
+		body string
+		now  time.Time
+	}{
+		"other body":      {header("evt_1", ts, sig), `{"id":"evt_2"}`, at},
+		"other id":        {header("evt_2", ts, sig), string(body), at},
+		"other timestamp": {header("evt_1", fmt.Sprint(at.Unix()+1), sig), string(body), at},
+		"too old":         {header("evt_1", ts, sig), string(body), at.Add(6 * time.Minute)},
+		"from the future": {header("evt_1", ts, sig), string(body), at.Add(-6 * time.Minute)},
+		"no signature":    {header("evt_1", ts, ""), string(body), at},
+		"no id":           {header("", ts, sig), string(body), at},
+	} {
+		if err := Verify(secret, c.h, []byte(c.body), c.now); err == nil {
+			t.Errorf("%s: accepted", name)
+		}
+	}
+	if err := Verify(NewSecret(), header("evt_1", ts, sig), body, at); err == nil {
+		t.Error("another secret verified the delivery")
+	}
 }

@@ -37,6 +37,15 @@ func (s *server) createForMicroDeposits(c *gin.Context) {
 	s.respond(c)(s.funding.CreateForMicroDeposits(c.Request.Context(), scope(c), in))
 }
 
+func (s *server) linkProcessorToken(c *gin.Context) {
+	var in funding.ProcessorInput
+	if err := decode(c, &in); err != nil {
+		s.fail(c, err)
+		return
+	}
+	s.respond(c)(s.funding.CreateFromProcessorToken(c.Request.Context(), scope(c), in))
+}
+
 func (s *server) getSource(c *gin.Context) {
 	s.respond(c)(s.funding.Get(c.Request.Context(), scope(c), c.Param("funding_source_id")))
 }

@@ -73,6 +73,7 @@ type harness struct {
 	funding   *funding.Service
 	webhooks  *webhook.Service
 	vault     *vault.Vault
+	logger    *slog.Logger
 	logs      *bytes.Buffer
 }
 
@@ -127,9 +128,10 @@ func newHarnessOn(t testing.TB, db *postgres.DB, opts ...option) *harness {
 	h.vault = v
 	h.funding = funding.NewService(db, routing.Embedded(), v, h.clock.Now)
 	h.webhooks = webhook.NewService(db, v, h.clock.Now, webhook.URLPolicy{AllowPrivate: h.cfg.WebhookAllowPrivateTargets})
+	h.logger = slog.New(slog.NewJSONHandler(&lockedWriter{w: h.logs}, nil))
 	h.engine = web.New(web.Deps{
 		Config:      h.cfg,
-		Logger:      slog.New(slog.NewJSONHandler(&lockedWriter{w: h.logs}, nil)),
+		Logger:      h.logger,
 		Now:         h.clock.Now,
 		DB:          db,
 		Idempotency: db,
@@ -411,4 +413,27 @@ func (h *harness) events(typ string) []map[string]any {
 		}
 	}
 	return out
+}
+
+// dumpDatabase returns every row of every table as text, for scans that
+// prove a secret is not stored in clear. It fails the test when the dump
+// misses rows it must contain, so a broken scan cannot pass.
+func (h *harness) dumpDatabase() string {
+	h.t.Helper()
+	var tables []string
+	if err := h.db.SQL().Select(&tables, `SELECT tablename FROM pg_tables WHERE schemaname = 'public'`); err != nil {
+		h.t.Fatal(err)
+	}
+	var dump strings.Builder
+	for _, tbl := range tables {
+		var rows []string
+		if err := h.db.SQL().Select(&rows, fmt.Sprintf(`SELECT t::text FROM %q t`, tbl)); err != nil {
+			h.t.Fatal(err)
+		}
+		dump.WriteString(strings.Join(rows, "\n"))
+	}
+	if !strings.Contains(dump.String(), "customer.created") {
+		h.t.Fatal("database dump does not contain the rows it should (scan is broken)")
+	}
+	return dump.String()
 }

@@ -94,6 +94,7 @@ func New(d Deps) *gin.Engine {
 	api.GET("/customers/:user_id/funding-sources", s.listCustomerSources)
 	api.POST("/on-demand/funding-source", s.createOnDemand)
 	api.POST("/funding-source", s.createForMicroDeposits)
+	api.POST("/funding-source/processor/linking", s.linkProcessorToken)
 	api.GET("/funding-source/:funding_source_id", s.getSource)
 	api.POST("/funding-source/initiate/verification", s.initiateVerification)
 	api.POST("/funding-source/verify", s.verifyMicroDeposits)

@@ -43,8 +43,9 @@ func (s *Service) CreateForMicroDeposits(ctx context.Context, scope tenant.Scope
 }
 
 // create validates in and stores a source with the given status, its account
-// claim and its events, in one transaction.
-func (s *Service) create(ctx context.Context, scope tenant.Scope, in Input, status Status) (Source, error) {
+// claim and its events, in one transaction. When also is set it runs last in
+// that transaction with the stored source.
+func (s *Service) create(ctx context.Context, scope tenant.Scope, in Input, status Status, also ...func(context.Context, Source) error) (Source, error) {
 	a, err := s.validate(in)
 	if err != nil {
 		return Source{}, err
@@ -60,8 +61,15 @@ func (s *Service) create(ctx context.Context, scope tenant.Scope, in Input, stat
 	var out Source
 	err = s.store.WithTx(ctx, func(ctx context.Context) error {
 		var err error
-		out, err = s.insert(ctx, src)
-		return err
+		if out, err = s.insert(ctx, src); err != nil {
+			return err
+		}
+		for _, fn := range also {
+			if err := fn(ctx, out); err != nil {
+				return err
+			}
+		}
+		return nil
 	})
 	return out, err
 }

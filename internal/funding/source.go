@@ -105,6 +105,13 @@ type Store interface {
 	LatestMicroDeposit(ctx context.Context, scope tenant.Scope, sourceID string, forUpdate bool) (MicroDeposit, error)
 	InsertMicroDeposit(ctx context.Context, m MicroDeposit) error
 	UpdateMicroDeposit(ctx context.Context, m MicroDeposit) error
+	// ProcessorTokenUsed reports whether a processor token (by fingerprint)
+	// was consumed in the environment.
+	ProcessorTokenUsed(ctx context.Context, env tenant.Environment, fingerprint []byte) (bool, error)
+	// ConsumeProcessorToken records a token as used by a source;
+	// errs.Conflict when it was consumed already.
+	ConsumeProcessorToken(ctx context.Context, scope tenant.Scope, fingerprint []byte, sourceID string, at time.Time) error
+
 	// ExpiringMicroDeposits locks up to limit pending verifications whose
 	// expiry is at or before now, skipping rows other processes hold.
 	ExpiringMicroDeposits(ctx context.Context, now time.Time, limit int) ([]MicroDeposit, error)
@@ -123,17 +130,40 @@ type Vault interface {
 	Fingerprint(label, value string) []byte
 }
 
+// ProviderAccount is the bank account behind a processor token, as the
+// bank-linking provider reports it.
+type ProviderAccount struct {
+	RoutingNumber string
+	AccountNumber string
+	Type          string // depository, credit, …
+	Subtype       string // checking, savings, credit card, …
+	Name          string // the account's name at the bank, used as nickname
+}
+
+// Provider reads processor tokens (provider.Client). Its errors are
+// invalid_processor_token, processor_not_enabled or provider_unavailable.
+type Provider interface {
+	Account(ctx context.Context, processorToken string) (ProviderAccount, error)
+}
+
 // Service applies the funding-source rules.
 type Service struct {
 	store Store
 	banks Banks
-	vault Vault
-	now   func() time.Time
+	vault    Vault
+	provider Provider
+	now      func() time.Time
 }
 
 // NewService returns a Service.
 func NewService(store Store, banks Banks, vault Vault, now func() time.Time) *Service {
 	return &Service{store: store, banks: banks, vault: vault, now: now}
+}
+
+// WithProvider sets the bank-linking provider of the processor-token path.
+func (s *Service) WithProvider(p Provider) *Service {
+	s.provider = p
+	return s
 }
 
 // eventData is a source as event data, with the event's status (which is

@@ -62,6 +62,12 @@ var embedded = map[string]string{
 	"256074974":     "Navy Federal Credit Union",
 	SandboxRouting1: "fundsource Sandbox Bank",
 	SandboxRouting2: "fundsource Sandbox Credit Union",
+	// The provider simulator's sandbox institutions (Plaid's sandbox names).
+	"011401533": "First Platypus Bank",
+	"011401546": "First Gingham Credit Union",
+	"011401559": "Tattersall Federal Credit Union",
+	"011401562": "Tartan Bank",
+	"011401575": "Houndstooth Bank",
 }
 
 // Embedded returns the built-in sample directory (not full).

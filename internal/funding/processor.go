@@ -1,0 +1,89 @@
+package funding
+
+import (
+	"context"
+	"strings"
+
+	"github.com/fundsource/fundsource/internal/errs"
+	"github.com/fundsource/fundsource/internal/tenant"
+)
+
+// tokenLabel separates processor-token fingerprints from account numbers.
+const tokenLabel = "processor_token"
+
+// MaxProcessorToken is the longest processor token accepted.
+const MaxProcessorToken = 200
+
+// ProcessorInput is POST /v2/funding-source/processor/linking.
+type ProcessorInput struct {
+	UserID         string `json:"user_id"`
+	ProcessorToken string `json:"processor_token"`
+}
+
+func invalidToken(msg string) error {
+	return &errs.Error{Code: errs.InvalidProcessorToken, Param: "processor_token", Message: msg}
+}
+
+// CreateFromProcessorToken links the account behind a bank-linking
+// provider's processor token as a Verified source. Order: the customer must
+// exist; a token seen before is refused without asking the provider; then
+// the provider is asked for the account. The token is recorded as consumed
+// (by a keyed fingerprint, never in clear) in the transaction that stores
+// the source, so a provider failure leaves it usable.
+func (s *Service) CreateFromProcessorToken(ctx context.Context, scope tenant.Scope, in ProcessorInput) (Source, error) {
+	userID := strings.TrimSpace(in.UserID)
+	if userID == "" {
+		return Source{}, errs.Invalid("user_id", "user_id is required")
+	}
+	if in.ProcessorToken == "" {
+		return Source{}, errs.Invalid("processor_token", "processor_token is required")
+	}
+	if len(userID) > MaxUserID {
+		return Source{}, customerNotFound()
+	}
+	ok, err := s.store.CustomerExists(ctx, scope, userID)
+	if err != nil {
+		return Source{}, err
+	}
+	if !ok {
+		return Source{}, customerNotFound()
+	}
+	tok := in.ProcessorToken
+	if len(tok) > MaxProcessorToken || !strings.HasPrefix(tok, "processor-") || strings.Trim(tok, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_") != "" {
+		return Source{}, invalidToken("The processor token is malformed; pass the processor_token the provider returned (processor-…).")
+	}
+	fp := s.vault.Fingerprint(tokenLabel, tok)
+	used, err := s.store.ProcessorTokenUsed(ctx, scope.Env, fp)
+	if err != nil {
+		return Source{}, err
+	}
+	if used {
+		return Source{}, invalidToken("This processor token was already used; a processor token links one account once. Create a new one with the provider.")
+	}
+	if s.provider == nil {
+		return Source{}, errs.New(errs.ProviderUnavailable, "No bank-linking provider is configured.")
+	}
+	acct, err := s.provider.Account(ctx, tok)
+	if err != nil {
+		return Source{}, err
+	}
+	if acct.Subtype != Checking && acct.Subtype != Savings {
+		kind := strings.TrimSpace(acct.Subtype + " " + acct.Type)
+		return Source{}, &errs.Error{Code: errs.InvalidAccountType, Param: "processor_token",
+			Message: "The linked account is a " + kind + " account; only checking and savings accounts can be funding sources."}
+	}
+	in2 := Input{UserID: userID, RoutingNumber: acct.RoutingNumber, AccountNumber: acct.AccountNumber, AccountType: acct.Subtype}
+	if name := strings.TrimSpace(acct.Name); name != "" {
+		if len(name) > MaxNickname {
+			name = name[:MaxNickname]
+		}
+		in2.Nickname = &name
+	}
+	return s.create(ctx, scope, in2, Verified, func(ctx context.Context, src Source) error {
+		err := s.store.ConsumeProcessorToken(ctx, scope, fp, src.ID, s.now())
+		if errs.Is(err, errs.Conflict) {
+			return invalidToken("This processor token was already used; a processor token links one account once.")
+		}
+		return err
+	})
+}

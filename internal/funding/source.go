@@ -148,8 +148,8 @@ type Provider interface {
 
 // Service applies the funding-source rules.
 type Service struct {
-	store Store
-	banks Banks
+	store    Store
+	banks    Banks
 	vault    Vault
 	provider Provider
 	now      func() time.Time

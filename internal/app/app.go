@@ -18,6 +18,7 @@ import (
 	"github.com/fundsource/fundsource/internal/funding"
 	"github.com/fundsource/fundsource/internal/merchant"
 	"github.com/fundsource/fundsource/internal/postgres"
+	"github.com/fundsource/fundsource/internal/provider"
 	"github.com/fundsource/fundsource/internal/routing"
 	"github.com/fundsource/fundsource/internal/vault"
 	"github.com/fundsource/fundsource/internal/webhook"
@@ -37,6 +38,8 @@ Usage:
   fundsource merchant roll-key MERCHANT_ID --env sandbox|production [--json]
   fundsource merchant grant-on-demand MERCHANT_ID --env sandbox|production [--json]
   fundsource merchant enable-third-party-verification MERCHANT_ID --env sandbox|production [--json]
+  fundsource provider-sim [--listen 127.0.0.1:8090] [--client ID:SECRET …] [--processor-client ID]
+                                   the bank-linking provider simulator (Plaid-shaped API)
   fundsource webhook-receiver --secret whsec_… [--listen 127.0.0.1:9000]
                                    a development endpoint that verifies and prints deliveries
 
@@ -69,6 +72,8 @@ func Run(ctx context.Context, args []string, io IO) error {
 		return runDev(ctx, io)
 	case "merchant":
 		return runMerchant(ctx, args[1:], io)
+	case "provider-sim":
+		return runProviderSim(ctx, args[1:], io)
 	case "webhook-receiver":
 		return runReceiver(ctx, args[1:], io)
 	case "help", "-h", "--help":
@@ -141,12 +146,16 @@ func newEnv(cfg *config.Config, db *postgres.DB, io IO, now func() time.Time) (*
 	if err != nil {
 		return nil, err
 	}
+	log := slog.New(slog.NewJSONHandler(io.Stderr, nil))
+	fund := funding.NewService(db, banks, v, now)
+	if cfg.PlaidBaseURL != "" {
+		fund.WithProvider(provider.New(cfg.PlaidBaseURL, cfg.PlaidClientID, cfg.PlaidSecret, log))
+	}
 	return &env{
-		cfg: cfg, io: io, db: db, now: now, vault: v,
-		log:       slog.New(slog.NewJSONHandler(io.Stderr, nil)),
+		cfg: cfg, io: io, db: db, now: now, vault: v, log: log,
 		merchants: merchant.NewService(db, bcryptHasher{cost: bcrypt.DefaultCost}, now),
 		customers: customer.NewService(db, now),
-		funding:   funding.NewService(db, banks, v, now),
+		funding:   fund,
 		webhooks:  webhook.NewService(db, v, now, webhook.URLPolicy{AllowPrivate: cfg.WebhookAllowPrivateTargets}),
 	}, nil
 }

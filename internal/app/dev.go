@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"net"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -49,6 +50,16 @@ func runDev(ctx context.Context, io IO) error {
 			}
 		}()
 		dbURL = url
+	}
+	if cfg.ProviderSimulator {
+		ln, err := net.Listen("tcp", cfg.ProviderSimAddr)
+		if err != nil {
+			return fmt.Errorf("start the provider simulator on %s (set PROVIDER_SIM_ADDR or PLAID_BASE_URL): %w", cfg.ProviderSimAddr, err)
+		}
+		simCtx, stopSim := context.WithCancel(ctx)
+		defer stopSim()
+		go serveSim(simCtx, ln, devSimConfig(cfg))
+		fmt.Fprintf(io.Stderr, "provider simulator on %s\n", cfg.PlaidBaseURL)
 	}
 	return withDatabase(ctx, cfg, dbURL, io, func(e *env) error {
 		if err := e.ensureDemoMerchant(ctx); err != nil {
@@ -209,6 +220,7 @@ Demo merchant (%s; also in %s)
   sandbox secret key: %s
   sandbox public key: %s
   dashboard sign-in:  %s / %s
+  provider simulator: %s (merchant client %s / %s)
 
 Try it:
   curl -s %s/v2/customers -H "Authorization: Bearer %s" \
@@ -216,5 +228,6 @@ Try it:
     -d '{"first_name":"Ada","last_name":"Lovelace","email":"ada@example.com"}'
 
 `, state, path, v["DEMO_MERCHANT_ID"], v["DEMO_SECRET_KEY"], v["DEMO_PUBLIC_KEY"], v["DEMO_EMAIL"], v["DEMO_PASSWORD"],
+		e.cfg.PlaidBaseURL, config.SimMerchantClientID, config.SimMerchantSecret,
 		base, v["DEMO_SECRET_KEY"])
 }

@@ -50,12 +50,13 @@ func freeAddr(t *testing.T) string {
 var secretRE = regexp.MustCompile(`sandbox secret key: (sk_test_\w+)`)
 
 // startDev runs 'fundsource dev' until the returned stop is called.
-func startDev(t *testing.T, dataDir, addr string) (out *syncBuffer, stop func() error) {
+func startDev(t *testing.T, dataDir, addr, simAddr string) (out *syncBuffer, stop func() error) {
 	out = &syncBuffer{}
 	errOut := &syncBuffer{}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
-	env := map[string]string{"DATA_DIR": dataDir, "LISTEN_ADDR": addr, "SANDBOX_BASE_URL": "http://" + addr}
+	env := map[string]string{"DATA_DIR": dataDir, "LISTEN_ADDR": addr, "SANDBOX_BASE_URL": "http://" + addr,
+		"PROVIDER_SIM_ADDR": simAddr}
 	go func() {
 		done <- app.Run(ctx, []string{"dev"}, app.IO{Getenv: func(k string) string { return env[k] }, Stdout: out, Stderr: errOut})
 	}()
@@ -100,8 +101,8 @@ func TestDevStartsPrivateClusterServesAndReusesData(t *testing.T) {
 		t.Fatal(err)
 	}
 	dataDir := filepath.Join(base, "data")
-	addr := freeAddr(t)
-	out, stop := startDev(t, dataDir, addr)
+	addr, simAddr := freeAddr(t), freeAddr(t)
+	out, stop := startDev(t, dataDir, addr, simAddr)
 	m := secretRE.FindStringSubmatch(out.String())
 	if m == nil {
 		stop()
@@ -138,6 +139,21 @@ func TestDevStartsPrivateClusterServesAndReusesData(t *testing.T) {
 		t.Errorf("receiver output:\n%s", received.String())
 	}
 
+	// The five upstream steps of processor-token linking, as the README
+	// shows them with curl, against the simulator 'make run' started.
+	sim := "http://" + simAddr
+	creds := `"client_id":"demo-merchant","secret":"demo-merchant-secret"`
+	plaid := func(path, body string) map[string]any { return api(t, "POST", sim+path, "", `{`+creds+`,`+body+`}`) }
+	plaid("/link/token/create", `"client_name":"Demo","language":"en","country_codes":["US"],"user":{"client_user_id":"`+id+`"},"products":["auth"]`)
+	public := plaid("/sandbox/public_token/create", `"institution_id":"ins_109508","initial_products":["auth"]`)["public_token"].(string)
+	access := plaid("/item/public_token/exchange", `"public_token":"`+public+`"`)["access_token"].(string)
+	account := plaid("/accounts/get", `"access_token":"`+access+`"`)["accounts"].([]any)[0].(map[string]any)["account_id"].(string)
+	token := plaid("/processor/token/create", `"access_token":"`+access+`","account_id":"`+account+`","processor":"service"`)["processor_token"].(string)
+	linked := api(t, "POST", baseURL+"/v2/funding-source/processor/linking", key, `{"user_id":"`+id+`","processor_token":"`+token+`"}`)
+	if linked["status"] != "Verified" || linked["bank_name"] != "First Platypus Bank" {
+		t.Errorf("processor linking = %v", linked)
+	}
+
 	// An unknown key gets the 401 envelope.
 	req, _ := http.NewRequest(http.MethodGet, "http://"+addr+"/v2/customers", nil)
 	req.Header.Set("Authorization", "Bearer sk_test_"+strings.Repeat("Z", 43))
@@ -163,7 +179,7 @@ func TestDevStartsPrivateClusterServesAndReusesData(t *testing.T) {
 	}
 
 	// The next run reuses the cluster, the demo merchant and its key.
-	out2, stop2 := startDev(t, dataDir, addr)
+	out2, stop2 := startDev(t, dataDir, addr, simAddr)
 	defer stop2()
 	if !strings.Contains(out2.String(), "reused") || !strings.Contains(out2.String(), key) {
 		t.Errorf("second run did not reuse the demo merchant:\n%s", out2.String())
@@ -180,11 +196,13 @@ func TestDevStartsPrivateClusterServesAndReusesData(t *testing.T) {
 	}
 }
 
-// api sends one request with the key and returns the decoded 200 body.
+// api sends one request (with the key, when given) and returns the decoded 200 body.
 func api(t *testing.T, method, url, key, body string) map[string]any {
 	t.Helper()
 	req, _ := http.NewRequest(method, url, strings.NewReader(body))
-	req.Header.Set("Authorization", "Bearer "+key)
+	if key != "" {
+		req.Header.Set("Authorization", "Bearer "+key)
+	}
 	if body != "" {
 		req.Header.Set("Content-Type", "application/json")
 	}
@@ -253,5 +271,49 @@ func TestWebhookReceiverRefusesDeliveriesThatDoNotVerify(t *testing.T) {
 	err = app.Run(context.Background(), []string{"webhook-receiver"}, app.IO{Getenv: func(string) string { return "" }, Stdout: io.Discard, Stderr: &stderr})
 	if !errors.Is(err, app.ErrUsage) || !strings.Contains(stderr.String(), "--secret") {
 		t.Errorf("without a secret: %v\n%s", err, stderr.String())
+	}
+}
+
+func TestProviderSimCommand(t *testing.T) {
+	addr := freeAddr(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() {
+		done <- app.Run(ctx, []string{"provider-sim", "--listen", addr, "--client", "m1:s1", "--client", "svc:s2", "--processor-client", "svc"},
+			app.IO{Getenv: func(string) string { return "" }, Stdout: io.Discard, Stderr: io.Discard})
+	}()
+	defer func() { cancel(); <-done }()
+	var res *http.Response
+	var err error
+	for range 200 {
+		if res, err = http.Post("http://"+addr+"/sandbox/public_token/create", "application/json",
+			strings.NewReader(`{"client_id":"m1","secret":"wrong","institution_id":"ins_109508","initial_products":["auth"]}`)); err == nil {
+			break
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	var perr map[string]any
+	json.NewDecoder(res.Body).Decode(&perr)
+	res.Body.Close()
+	if res.StatusCode != 400 || perr["error_code"] != "INVALID_API_KEYS" || perr["error_type"] != "INVALID_INPUT" {
+		t.Errorf("wrong secret: %d %v", res.StatusCode, perr)
+	}
+	ok := api(t, "POST", "http://"+addr+"/sandbox/public_token/create", "",
+		`{"client_id":"m1","secret":"s1","institution_id":"ins_109508","initial_products":["auth"]}`)
+	if !strings.HasPrefix(ok["public_token"].(string), "public-sandbox-") {
+		t.Errorf("public token = %v", ok)
+	}
+
+	var stderr bytes.Buffer
+	err = app.Run(context.Background(), []string{"provider-sim", "--client", "nocolon"}, app.IO{Getenv: func(string) string { return "" }, Stdout: io.Discard, Stderr: &stderr})
+	if !errors.Is(err, app.ErrUsage) {
+		t.Errorf("bad --client: %v", err)
+	}
+	err = app.Run(context.Background(), []string{"provider-sim", "--processor-client", "ghost"}, app.IO{Getenv: func(string) string { return "" }, Stdout: io.Discard, Stderr: &stderr})
+	if !errors.Is(err, app.ErrUsage) {
+		t.Errorf("unknown processor client: %v", err)
 	}
 }

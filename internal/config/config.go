@@ -53,9 +53,18 @@ type Config struct {
 	// embedded sample, which accepts unknown (check-digit-valid) numbers.
 	RoutingDirectoryFile string
 
+	// PlaidBaseURL, PlaidClientID and PlaidSecret reach the bank-linking
+	// provider as the processor "service". In development they default to
+	// the bundled simulator at ProviderSimAddr and its service client.
 	PlaidBaseURL  string
 	PlaidClientID string
 	PlaidSecret   string
+	// ProviderSimAddr is where 'make run' starts the provider simulator
+	// (development, when PLAID_BASE_URL is unset).
+	ProviderSimAddr string
+	// ProviderSimulator: development without PLAID_BASE_URL, so 'make run'
+	// starts the simulator and the service uses it.
+	ProviderSimulator bool
 
 	// WebhookAllowPrivateTargets lets webhooks go to loopback and private
 	// addresses (development; on by default there, off in production).
@@ -71,6 +80,15 @@ type Config struct {
 	RateLimitSandbox    float64
 	RateLimitProduction float64
 }
+
+// The provider simulator's clients in development: the service (the
+// processor "service") and the demo merchant. Development-only values.
+const (
+	SimServiceClientID  = "fundsource-service"
+	SimServiceSecret    = "fundsource-service-secret"
+	SimMerchantClientID = "demo-merchant"
+	SimMerchantSecret   = "demo-merchant-secret"
+)
 
 // Getenv looks up one environment variable ("" when unset).
 type Getenv func(string) string
@@ -99,6 +117,13 @@ func Load(getenv Getenv) (*Config, error) {
 		return nil, fmt.Errorf("FUNDSOURCE_MODE must be development or production, not %q", c.Mode)
 	}
 	prod := c.Mode == Production
+	c.ProviderSimAddr = orDefault(getenv("PROVIDER_SIM_ADDR"), "127.0.0.1:8090")
+	if !prod && c.PlaidBaseURL == "" {
+		c.ProviderSimulator = true
+		c.PlaidBaseURL = "http://" + c.ProviderSimAddr
+		c.PlaidClientID = orDefault(c.PlaidClientID, SimServiceClientID)
+		c.PlaidSecret = orDefault(c.PlaidSecret, SimServiceSecret)
+	}
 	if prod && c.DatabaseURL == "" {
 		return nil, errors.New("DATABASE_URL is required in production")
 	}

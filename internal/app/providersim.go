@@ -76,7 +76,13 @@ func runProviderSim(ctx context.Context, args []string, io IO) error {
 
 // serveSim serves the simulator on ln until ctx ends.
 func serveSim(ctx context.Context, ln net.Listener, cfg providersim.Config) error {
-	srv := &http.Server{Handler: providersim.New(cfg).Handler(), ReadHeaderTimeout: 5 * time.Second}
+	return serveUntil(ctx, ln, providersim.New(cfg).Handler())
+}
+
+// serveUntil serves h on ln until ctx ends (the development helpers:
+// provider simulator and webhook receiver).
+func serveUntil(ctx context.Context, ln net.Listener, h http.Handler) error {
+	srv := &http.Server{Handler: h, ReadHeaderTimeout: 5 * time.Second}
 	go func() {
 		<-ctx.Done()
 		srv.Close()

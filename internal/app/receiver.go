@@ -3,7 +3,6 @@ package app
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -35,17 +34,9 @@ func runReceiver(ctx context.Context, args []string, io IO) error {
 	if err != nil {
 		return fmt.Errorf("listen on %s: %w", *listen, err)
 	}
-	srv := &http.Server{Handler: receiverHandler(*secret, io.Stdout, time.Now), ReadHeaderTimeout: 5 * time.Second}
 	fmt.Fprintf(io.Stderr, "webhook receiver on http://%s/ — register it with POST /v2/webhooks {\"url\": \"http://%s/\"}\n",
 		ln.Addr(), ln.Addr())
-	go func() {
-		<-ctx.Done()
-		srv.Close()
-	}()
-	if err := srv.Serve(ln); !errors.Is(err, http.ErrServerClosed) {
-		return err
-	}
-	return nil
+	return serveUntil(ctx, ln, receiverHandler(*secret, io.Stdout, time.Now))
 }
 
 func receiverHandler(secret string, out io.Writer, now func() time.Time) http.Handler {

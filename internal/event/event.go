@@ -56,8 +56,8 @@ func ValidFilter(f string) bool {
 	return false
 }
 
-// envelope is the JSON form of an event: the webhook payload and the API resource.
-type envelope struct {
+// Envelope is the JSON form of an event: the webhook payload and the API resource.
+type Envelope struct {
 	ID        string    `json:"id"`
 	Type      string    `json:"type"`
 	CreatedAt time.Time `json:"created_at"`
@@ -65,9 +65,14 @@ type envelope struct {
 	Data      any       `json:"data"`
 }
 
+// Envelope returns the event's JSON form.
+func (e Event) Envelope() Envelope {
+	return Envelope{ID: e.ID, Type: e.Type, CreatedAt: e.CreatedAt, Livemode: e.Scope.Env.Live(), Data: e.Data}
+}
+
 // MarshalJSON writes {id, type, created_at, livemode, data}.
 func (e Event) MarshalJSON() ([]byte, error) {
-	return json.Marshal(envelope{ID: e.ID, Type: e.Type, CreatedAt: e.CreatedAt, Livemode: e.Scope.Env.Live(), Data: e.Data})
+	return json.Marshal(e.Envelope())
 }
 
 // New returns an event with a fresh evt_ id.

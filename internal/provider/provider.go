@@ -7,7 +7,6 @@ package provider
 import (
 	"context"
 	"errors"
-	"fmt"
 	"log/slog"
 	"net/http"
 	"time"
@@ -106,7 +105,8 @@ func (c *Client) mapError(err error) error {
 	} else {
 		var gerr plaid.GenericOpenAPIError
 		if !errors.As(err, &gerr) {
-			c.log.Warn("bank-linking provider unreachable", slog.String("error", redact(err)))
+			// Transport errors name the URL, never the request body with the token.
+			c.log.Warn("bank-linking provider unreachable", slog.Any("error", err))
 		}
 	}
 	return errs.New(errs.ProviderUnavailable, "The bank-linking provider failed or did not answer in time; the processor token was not used, so you can retry.")
@@ -122,10 +122,4 @@ func describe(code string) string {
 		return "the customer revoked the connection"
 	}
 	return "it is invalid, expired or revoked"
-}
-
-// redact keeps transport errors short; the request body (with the token)
-// is never part of them, but the URL is, and it carries no secret.
-func redact(err error) string {
-	return fmt.Sprint(err)
 }

@@ -3,6 +3,8 @@ package webhook
 import (
 	"encoding/json"
 	"time"
+
+	"github.com/fundsource/fundsource/internal/event"
 )
 
 // State is the delivery status shown to merchants: pending (not tried yet),
@@ -34,20 +36,12 @@ func (d Delivery) MarshalJSON() ([]byte, error) {
 
 // MarshalJSON writes the event's envelope with a deliveries member.
 func (e EventDetail) MarshalJSON() ([]byte, error) {
-	ev, err := json.Marshal(e.Event)
-	if err != nil {
-		return nil, err
-	}
 	ds := e.Deliveries
 	if ds == nil {
 		ds = []Delivery{}
 	}
-	var fields map[string]json.RawMessage
-	if err := json.Unmarshal(ev, &fields); err != nil {
-		return nil, err
-	}
-	if fields["deliveries"], err = json.Marshal(ds); err != nil {
-		return nil, err
-	}
-	return json.Marshal(fields)
+	return json.Marshal(struct {
+		event.Envelope
+		Deliveries []Delivery `json:"deliveries"`
+	}{e.Event.Envelope(), ds})
 }

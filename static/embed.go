@@ -5,5 +5,5 @@ import "embed"
 
 // FS holds css/, js/ and img/.
 //
-//go:embed css
+//go:embed css js
 var FS embed.FS

@@ -14,11 +14,17 @@ import (
 	"github.com/fundsource/fundsource/templates/components"
 )
 
-// pageHeaders are the security headers of every HTML page.
-func (s *server) pageHeaders(c *gin.Context) {
+// pageHeaders are the security headers of every HTML page. formTargets are
+// origins (already checked) that the page's forms may end up at through a
+// redirect: browsers apply form-action to the redirect too.
+func (s *server) pageHeaders(c *gin.Context, formTargets ...string) {
 	h := c.Writer.Header()
+	formAction := "'self'"
+	for _, o := range formTargets {
+		formAction += " " + o
+	}
 	h.Set("Content-Security-Policy", "default-src 'none'; style-src 'self'; script-src 'self'; img-src 'self'; "+
-		"form-action 'self'; base-uri 'none'; frame-ancestors 'none'")
+		"form-action "+formAction+"; base-uri 'none'; frame-ancestors 'none'")
 	h.Set("X-Content-Type-Options", "nosniff")
 	h.Set("Referrer-Policy", "no-referrer")
 	h.Set("Cache-Control", "no-store")
@@ -30,12 +36,17 @@ func (s *server) pageHeaders(c *gin.Context) {
 // page renders a templ component into a buffer first, so a render error
 // still becomes a proper 500 instead of half a page.
 func (s *server) page(c *gin.Context, status int, comp templ.Component) {
+	s.pageFor(c, status, comp)
+}
+
+// pageFor is page with the origins the page's forms may redirect to.
+func (s *server) pageFor(c *gin.Context, status int, comp templ.Component, formTargets ...string) {
 	var buf bytes.Buffer
 	if err := comp.Render(c.Request.Context(), &buf); err != nil {
 		s.fail(c, err)
 		return
 	}
-	s.pageHeaders(c)
+	s.pageHeaders(c, formTargets...)
 	c.Data(status, "text/html; charset=utf-8", buf.Bytes())
 }
 

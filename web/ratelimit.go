@@ -9,51 +9,37 @@ import (
 	"github.com/fundsource/fundsource/internal/tenant"
 )
 
-// limiter holds one token bucket per API key, in this process. The burst is
-// one second's worth of requests. With N processes behind a load balancer a
-// key may get up to N times the rate; see the README's design notes.
-type limiter struct {
-	perSecond map[tenant.Environment]float64 // 0 = unlimited
-
-	mu      sync.Mutex // guards buckets
-	buckets map[string]*bucket
+// buckets are token buckets by key, in this process. With N processes
+// behind a load balancer a key may get up to N times its rate; see the
+// README's design notes.
+type buckets struct {
+	mu sync.Mutex // guards m
+	m  map[string]*bucket
 }
 
 type bucket struct {
 	lim      *rate.Limiter
+	refill   time.Duration // from empty to full
 	lastSeen time.Time
 }
 
-func newLimiter(sandbox, production float64) *limiter {
-	return &limiter{
-		perSecond: map[tenant.Environment]float64{tenant.Sandbox: sandbox, tenant.Production: production},
-		buckets:   map[string]*bucket{},
-	}
-}
+func newBuckets() *buckets { return &buckets{m: map[string]*bucket{}} }
 
-// allow takes one token from keyID's bucket at now; when none is left it
-// reports how long until one is.
-func (l *limiter) allow(keyID string, env tenant.Environment, now time.Time) (time.Duration, bool) {
-	r := l.perSecond[env]
-	if r <= 0 {
-		return 0, true
-	}
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	b := l.buckets[keyID]
-	if b == nil {
-		burst := int(r)
-		if burst < 1 {
-			burst = 1
-		}
-		b = &bucket{lim: rate.NewLimiter(rate.Limit(r), burst)}
-		l.buckets[keyID] = b
-		if len(l.buckets) > 10000 {
-			l.evictIdle(now)
+// take removes one token from key's bucket at now (made with rate r and
+// burst on first use); when none is left it reports how long until one is.
+func (b *buckets) take(key string, r rate.Limit, burst int, now time.Time) (time.Duration, bool) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	bk := b.m[key]
+	if bk == nil {
+		bk = &bucket{lim: rate.NewLimiter(r, burst), refill: time.Duration(float64(burst) / float64(r) * float64(time.Second))}
+		b.m[key] = bk
+		if len(b.m) > 10000 {
+			b.evictFull(now)
 		}
 	}
-	b.lastSeen = now
-	res := b.lim.ReserveN(now, 1)
+	bk.lastSeen = now
+	res := bk.lim.ReserveN(now, 1)
 	if d := res.DelayFrom(now); d > 0 {
 		res.CancelAt(now)
 		return d, false
@@ -61,11 +47,62 @@ func (l *limiter) allow(keyID string, env tenant.Environment, now time.Time) (ti
 	return 0, true
 }
 
-// evictIdle drops buckets unused for a minute (they are full again by then).
-func (l *limiter) evictIdle(now time.Time) {
-	for k, b := range l.buckets {
-		if now.Sub(b.lastSeen) > time.Minute {
-			delete(l.buckets, k)
+// evictFull drops buckets idle long enough to be full again: forgetting
+// them changes nothing.
+func (b *buckets) evictFull(now time.Time) {
+	for k, bk := range b.m {
+		if now.Sub(bk.lastSeen) > bk.refill {
+			delete(b.m, k)
 		}
 	}
+}
+
+// limiter is the API's limit: one bucket per API key, its rate by
+// environment, the burst one second's worth of requests.
+type limiter struct {
+	perSecond map[tenant.Environment]float64 // 0 = unlimited
+	buckets   *buckets
+}
+
+func newLimiter(sandbox, production float64) *limiter {
+	return &limiter{
+		perSecond: map[tenant.Environment]float64{tenant.Sandbox: sandbox, tenant.Production: production},
+		buckets:   newBuckets(),
+	}
+}
+
+// allow takes one request of keyID at now.
+func (l *limiter) allow(keyID string, env tenant.Environment, now time.Time) (time.Duration, bool) {
+	r := l.perSecond[env]
+	if r <= 0 {
+		return 0, true
+	}
+	return l.buckets.take(keyID, rate.Limit(r), max(int(r), 1), now)
+}
+
+// hostedWindow is the time over which the hosted page's per-IP and
+// per-source submission allowances refill.
+const hostedWindow = 10 * time.Minute
+
+// hostedLimiter bounds hosted-page submissions per client IP and per
+// funding source: N at once, refilled evenly over hostedWindow.
+type hostedLimiter struct {
+	perIP, perSource int
+	buckets          *buckets
+}
+
+func newHostedLimiter(perIP, perSource int) *hostedLimiter {
+	return &hostedLimiter{perIP: perIP, perSource: perSource, buckets: newBuckets()}
+}
+
+// allow takes one submission from ip and one from sourceID; both must have
+// one left. It reports the longer wait otherwise.
+func (h *hostedLimiter) allow(ip, sourceID string, now time.Time) (time.Duration, bool) {
+	if wait, ok := h.buckets.take("ip:"+ip, rate.Every(hostedWindow/time.Duration(h.perIP)), h.perIP, now); !ok {
+		return wait, false
+	}
+	if len(sourceID) > 64 {
+		sourceID = sourceID[:64]
+	}
+	return h.buckets.take("fs:"+sourceID, rate.Every(hostedWindow/time.Duration(h.perSource)), h.perSource, now)
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/fundsource/fundsource/internal/customer"
 	"github.com/fundsource/fundsource/internal/errs"
 	"github.com/fundsource/fundsource/internal/funding"
+	"github.com/fundsource/fundsource/internal/hosted"
 	"github.com/fundsource/fundsource/internal/merchant"
 	"github.com/fundsource/fundsource/internal/postgres"
 	"github.com/fundsource/fundsource/internal/tenant"
@@ -58,6 +59,10 @@ type server struct {
 	webhooks  *webhook.Service
 	limiter   *limiter
 	metrics   *metrics
+
+	hosted        *hosted.Service
+	hostedLimiter *hostedLimiter
+	crossOrigin   *http.CrossOriginProtection
 }
 
 // New returns the Gin engine with every route and middleware.
@@ -67,9 +72,18 @@ func New(d Deps) *gin.Engine {
 		merchants: d.Merchants, customers: d.Customers, funding: d.Funding, webhooks: d.Webhooks,
 		limiter: newLimiter(d.Config.RateLimitSandbox, d.Config.RateLimitProduction),
 		metrics: newMetrics(),
+
+		hosted:        hosted.NewService(d.Merchants, d.Customers, d.Funding, d.Now),
+		hostedLimiter: newHostedLimiter(d.Config.HostedSubmitsPerIP, d.Config.HostedSubmitsPerSource),
+		crossOrigin:   http.NewCrossOriginProtection(),
 	}
 	gin.SetMode(gin.ReleaseMode)
 	r := gin.New()
+	// The client IP (hosted-page limits, logs) comes from X-Forwarded-For
+	// only through the configured proxies; with none, from the peer.
+	if err := r.SetTrustedProxies(d.Config.TrustedProxies); err != nil {
+		panic(err) // config.Load checked every entry
+	}
 	r.HandleMethodNotAllowed = true
 	r.ContextWithFallback = true
 	r.Use(s.withRequestID, s.observe, s.recoverPanic)
@@ -83,6 +97,7 @@ func New(d Deps) *gin.Engine {
 	r.GET("/metrics", gin.WrapH(promhttp.HandlerFor(s.metrics.registry, promhttp.HandlerOpts{})))
 	r.GET("/v2/openapi.json", s.openAPI)
 	r.GET("/static/*filepath", s.staticFiles())
+	s.hostedRoutes(r)
 
 	chain := []gin.HandlerFunc{s.authenticate, s.rateLimit, s.readBody, s.idempotency}
 	// The spec names POST /webhooks without the /v2 prefix; both work.

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -128,6 +129,57 @@ func TestMerchantLifecycleCommands(t *testing.T) {
 	}
 }
 
+func TestRedirectOriginCommands(t *testing.T) {
+	c := newCLI(t)
+	id := c.json("merchant", "create", "--name", "Acme", "--email", "ops@acme.example")["merchant_id"].(string)
+	origins := func(m map[string]any) []any { l, _ := m["redirect_origins"].([]any); return l }
+
+	// Normalized on the way in, listed sorted, allowing twice changes nothing.
+	got := c.json("merchant", "allow-redirect-origin", id, "--env", "sandbox", "HTTP://LocalHost:3000/")
+	if l := origins(got); len(l) != 1 || l[0] != "http://localhost:3000" {
+		t.Errorf("allow = %v", got)
+	}
+	c.json("merchant", "allow-redirect-origin", id, "https://shop.example:443", "--env", "sandbox")
+	c.json("merchant", "allow-redirect-origin", id, "https://shop.example", "--env", "sandbox")
+	if l := origins(c.json("merchant", "redirect-origins", id, "--env", "sandbox")); fmt.Sprint(l) != "[http://localhost:3000 https://shop.example]" {
+		t.Errorf("list = %v", l)
+	}
+	out, _, err := c.run("merchant", "redirect-origins", id, "--env", "sandbox")
+	if err != nil || !strings.Contains(out, "  https://shop.example\n") {
+		t.Errorf("text list = %q, %v", out, err)
+	}
+
+	// Production: only after activation, and https only.
+	if _, _, err := c.run("merchant", "allow-redirect-origin", id, "--env", "production", "https://shop.example"); err == nil {
+		t.Error("production origin allowed before activation")
+	}
+	c.json("merchant", "activate-production", id)
+	if _, _, err := c.run("merchant", "allow-redirect-origin", id, "--env", "production", "http://shop.example"); err == nil ||
+		!strings.Contains(err.Error(), "https") {
+		t.Errorf("plain http production origin: err = %v", err)
+	}
+	for _, bad := range []string{"https://shop.example/path", "javascript:alert(1)", "https://u@shop.example", "shop.example"} {
+		if _, _, err := c.run("merchant", "allow-redirect-origin", id, "--env", "production", bad); err == nil {
+			t.Errorf("origin %q allowed", bad)
+		}
+	}
+	c.json("merchant", "allow-redirect-origin", id, "--env", "production", "https://shop.example")
+	if l := origins(c.json("merchant", "redirect-origins", id, "--env", "production")); len(l) != 1 {
+		t.Errorf("production list = %v", l)
+	}
+
+	// Removal is per environment.
+	if l := origins(c.json("merchant", "remove-redirect-origin", id, "--env", "sandbox", "https://shop.example")); len(l) != 1 || l[0] != "http://localhost:3000" {
+		t.Errorf("after remove: %v", l)
+	}
+	if _, _, err := c.run("merchant", "remove-redirect-origin", id, "--env", "sandbox", "https://shop.example"); err == nil {
+		t.Error("removing an origin that is not allowed succeeded")
+	}
+	if l := origins(c.json("merchant", "redirect-origins", id, "--env", "production")); len(l) != 1 {
+		t.Errorf("production list changed by a sandbox removal: %v", l)
+	}
+}
+
 func TestBadArgumentsPrintUsage(t *testing.T) {
 	c := newCLI(t)
 	for _, args := range [][]string{
@@ -142,6 +194,9 @@ func TestBadArgumentsPrintUsage(t *testing.T) {
 		{"merchant", "activate-production", "not-a-merchant-id"},
 		{"merchant", "grant-on-demand", "mer_a", "mer_b", "--env", "sandbox"},
 		{"merchant", "create", "--name", "X", "--email", "x@example.com", "--bogus"},
+		{"merchant", "allow-redirect-origin", "mer_x", "--env", "sandbox"},
+		{"merchant", "allow-redirect-origin", "--env", "sandbox", "https://shop.example"},
+		{"merchant", "redirect-origins", "mer_x", "https://shop.example", "--env", "sandbox"},
 	} {
 		_, stderr, err := c.run(args...)
 		if !errors.Is(err, app.ErrUsage) {

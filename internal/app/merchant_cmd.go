@@ -20,6 +20,9 @@ const merchantUsage = `Usage:
   fundsource merchant roll-key MERCHANT_ID --env sandbox|production [--json]
   fundsource merchant grant-on-demand MERCHANT_ID --env sandbox|production [--json]
   fundsource merchant enable-third-party-verification MERCHANT_ID --env sandbox|production [--json]
+  fundsource merchant allow-redirect-origin MERCHANT_ID --env sandbox|production ORIGIN [--json]
+  fundsource merchant remove-redirect-origin MERCHANT_ID --env sandbox|production ORIGIN [--json]
+  fundsource merchant redirect-origins MERCHANT_ID --env sandbox|production [--json]
 `
 
 // merchantCmd is one parsed operator command.
@@ -28,6 +31,7 @@ type merchantCmd struct {
 	merchantID             string
 	env                    tenant.Environment
 	mName, email, password string
+	origin                 string // redirect-origin commands
 	json                   bool
 }
 
@@ -65,7 +69,8 @@ func parseMerchantCmd(args []string, stderr io.Writer) (merchantCmd, error) {
 		fs.StringVar(&cmd.email, "email", "", "dashboard sign-in email")
 		fs.StringVar(&cmd.password, "password", "", "dashboard password (generated when omitted)")
 	case "activate-production":
-	case "roll-key", "grant-on-demand", "enable-third-party-verification":
+	case "roll-key", "grant-on-demand", "enable-third-party-verification", "redirect-origins",
+		"allow-redirect-origin", "remove-redirect-origin":
 		fs.StringVar(&envName, "env", "", "sandbox or production")
 	default:
 		return merchantCmd{}, fmt.Errorf("unknown subcommand %q", cmd.name)
@@ -83,7 +88,13 @@ func parseMerchantCmd(args []string, stderr io.Writer) (merchantCmd, error) {
 		}
 		return cmd, nil
 	}
-	if len(pos) != 1 {
+	switch {
+	case strings.HasSuffix(cmd.name, "-redirect-origin"):
+		if len(pos) != 2 {
+			return merchantCmd{}, errors.New("give MERCHANT_ID and ORIGIN")
+		}
+		cmd.origin = pos[1]
+	case len(pos) != 1:
 		return merchantCmd{}, errors.New("give exactly one MERCHANT_ID")
 	}
 	cmd.merchantID = pos[0]
@@ -164,6 +175,36 @@ func (e *env) merchantCommand(ctx context.Context, cmd merchantCmd) (any, string
 		}
 		return map[string]any{"merchant_id": cmd.merchantID, "environment": cmd.env, "third_party_verification": true},
 			fmt.Sprintf("third-party verification enabled for %s in %s\n", cmd.merchantID, cmd.env), nil
+	case "allow-redirect-origin", "remove-redirect-origin":
+		change, verb := e.merchants.AllowRedirectOrigin, "allowed"
+		if cmd.name == "remove-redirect-origin" {
+			change, verb = e.merchants.RemoveRedirectOrigin, "no longer allowed"
+		}
+		origin, err := change(ctx, sc, cmd.origin)
+		if err != nil {
+			return nil, "", err
+		}
+		return e.redirectOrigins(ctx, sc, fmt.Sprintf("%s %s as a redirect origin in %s\n", origin, verb, cmd.env))
+	case "redirect-origins":
+		return e.redirectOrigins(ctx, sc, "")
 	}
 	return nil, "", fmt.Errorf("unknown subcommand %q", cmd.name)
+}
+
+// redirectOrigins answers with the scope's allowed redirect origins after a
+// change (headline) or on their own.
+func (e *env) redirectOrigins(ctx context.Context, sc tenant.Scope, headline string) (any, string, error) {
+	origins, err := e.merchants.RedirectOrigins(ctx, sc)
+	if err != nil {
+		return nil, "", err
+	}
+	text := headline + fmt.Sprintf("allowed redirect origins of %s in %s:", sc.MerchantID, sc.Env)
+	if len(origins) == 0 {
+		text += " none"
+	}
+	text += "\n"
+	for _, o := range origins {
+		text += "  " + o + "\n"
+	}
+	return map[string]any{"merchant_id": sc.MerchantID, "environment": sc.Env, "redirect_origins": origins}, text, nil
 }

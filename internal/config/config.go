@@ -9,6 +9,7 @@ import (
 	"encoding/base64"
 	"errors"
 	"fmt"
+	"net"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -79,6 +80,16 @@ type Config struct {
 	// API key; 0 turns the limit off.
 	RateLimitSandbox    float64
 	RateLimitProduction float64
+
+	// HostedSubmitsPerIP and HostedSubmitsPerSource bound the hosted page's
+	// form submissions: that many at once, refilled evenly over 10 minutes.
+	HostedSubmitsPerIP     int
+	HostedSubmitsPerSource int
+
+	// TrustedProxies are the addresses (IPs or CIDRs) of reverse proxies
+	// whose X-Forwarded-For names the client; empty trusts none, so the
+	// client is the connection's peer.
+	TrustedProxies []string
 }
 
 // The provider simulator's clients in development: the service (the
@@ -154,6 +165,22 @@ func Load(getenv Getenv) (*Config, error) {
 	}
 	if c.RateLimitProduction, err = rateVar(getenv, "RATE_LIMIT_PRODUCTION", 100); err != nil {
 		return nil, err
+	}
+
+	if c.HostedSubmitsPerIP, err = intVar(getenv, "HOSTED_SUBMITS_PER_IP", 20, 1, 100000); err != nil {
+		return nil, err
+	}
+	if c.HostedSubmitsPerSource, err = intVar(getenv, "HOSTED_SUBMITS_PER_SOURCE", 10, 1, 100000); err != nil {
+		return nil, err
+	}
+	for _, p := range strings.Split(getenv("TRUSTED_PROXIES"), ",") {
+		if p = strings.TrimSpace(p); p == "" {
+			continue
+		}
+		if _, _, err := net.ParseCIDR(p); err != nil && net.ParseIP(p) == nil {
+			return nil, fmt.Errorf("TRUSTED_PROXIES: %q is neither an IP address nor a CIDR", p)
+		}
+		c.TrustedProxies = append(c.TrustedProxies, p)
 	}
 
 	if err := c.loadKeys(getenv); err != nil {

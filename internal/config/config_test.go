@@ -96,6 +96,9 @@ func TestInvalidValuesAreRefused(t *testing.T) {
 		"not base64":         {"SESSION_KEYS": "!!!"},
 		"http in production": {"FUNDSOURCE_MODE": "production", "DATABASE_URL": "x", "SANDBOX_BASE_URL": "http://a.example"},
 		"production no db":   {"FUNDSOURCE_MODE": "production"},
+		"zero hosted limit":  {"HOSTED_SUBMITS_PER_IP": "0"},
+		"bad hosted limit":   {"HOSTED_SUBMITS_PER_SOURCE": "ten"},
+		"bad proxy":          {"TRUSTED_PROXIES": "10.0.0.0/8, proxy.internal"},
 	}
 	for name, vars := range cases {
 		t.Run(name, func(t *testing.T) {
@@ -104,5 +107,19 @@ func TestInvalidValuesAreRefused(t *testing.T) {
 				t.Errorf("Load accepted %v", vars)
 			}
 		})
+	}
+}
+
+func TestHostedLimitsAndTrustedProxies(t *testing.T) {
+	c, err := Load(env(map[string]string{"DATA_DIR": t.TempDir(), "TRUSTED_PROXIES": " 10.0.0.0/8 ,192.0.2.7,",
+		"HOSTED_SUBMITS_PER_SOURCE": "4"}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.Join(c.TrustedProxies, "|"); got != "10.0.0.0/8|192.0.2.7" {
+		t.Errorf("TrustedProxies = %q", got)
+	}
+	if c.HostedSubmitsPerIP != 20 || c.HostedSubmitsPerSource != 4 {
+		t.Errorf("hosted limits = %d per IP, %d per source; want 20 and 4", c.HostedSubmitsPerIP, c.HostedSubmitsPerSource)
 	}
 }

@@ -63,3 +63,40 @@ func FuzzParseCents(f *testing.F) {
 }
 
 func centsString(c int) string { return fmt.Sprintf("%d.%02d", c/100, c%100) }
+
+func TestParseStatementAmount(t *testing.T) {
+	for s, want := range map[string]int{"0.12": 12, ".12": 12, "$0.12": 12, "$ 0.12": 12, " 0.12 ": 12, "0,12": 12, "12": 12, "012": 12,
+		"5": 5, "0.5": 50, "99": 99, "0.99": 99, "0.01": 1, "1": 1} {
+		if got, err := ParseStatementAmount("amount1", s); err != nil || got != want {
+			t.Errorf("ParseStatementAmount(%q) = %d, %v; want %d", s, got, err, want)
+		}
+	}
+	for _, s := range []string{"", "  ", "0", "0.00", "100", "1.00", "1.5", "0.123", "-0.12", "12 cents", "0.1.2", "1,000", "0,1,2", "$", "x"} {
+		got, err := ParseStatementAmount("amount2", s)
+		if e, ok := errs.As(err); !ok || e.Code != errs.InvalidAmounts || e.Param != "amount2" {
+			t.Errorf("ParseStatementAmount(%q) = %d, %v; want invalid_amounts on amount2", s, got, err)
+		}
+	}
+}
+
+func FuzzParseStatementAmount(f *testing.F) {
+	for _, s := range []string{"0.12", "12", "$0.12", "0,12", " 7 ", "1.00", "-1"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		c, err := ParseStatementAmount("amount1", s)
+		if err != nil {
+			if errs.CodeOf(err) != errs.InvalidAmounts {
+				t.Fatalf("ParseStatementAmount(%q): error %v without invalid_amounts", s, err)
+			}
+			return
+		}
+		if c < MinDeposit || c > MaxDeposit {
+			t.Fatalf("ParseStatementAmount(%q) = %d, out of range", s, c)
+		}
+		// What a statement shows for c reads back as c.
+		if back, err := ParseStatementAmount("amount1", centsString(c)); err != nil || back != c {
+			t.Fatalf("round trip of %q: %d → %q → %d, %v", s, c, centsString(c), back, err)
+		}
+	})
+}

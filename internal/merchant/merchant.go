@@ -91,6 +91,12 @@ type Store interface {
 	GrantPermission(ctx context.Context, scope tenant.Scope, perm string) error
 	SetThirdPartyVerification(ctx context.Context, scope tenant.Scope, on bool) error
 	Environment(ctx context.Context, scope tenant.Scope) (Environment, error)
+	// EnvironmentByPublicKey finds an environment by its public key.
+	EnvironmentByPublicKey(ctx context.Context, publicKey string) (Environment, error)
+	RedirectOrigins(ctx context.Context, scope tenant.Scope) ([]string, error)
+	InsertRedirectOrigin(ctx context.Context, scope tenant.Scope, origin string, at time.Time) error
+	// DeleteRedirectOrigin: errs.NotFound when the origin was not allowed.
+	DeleteRedirectOrigin(ctx context.Context, scope tenant.Scope, origin string) error
 }
 
 // Service applies the merchant rules.

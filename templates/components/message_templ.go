@@ -106,7 +106,7 @@ func NotFoundPage() templ.Component {
 			}
 			return nil
 		})
-		templ_7745c5c3_Err = layout.Base("Page not found").Render(templ.WithChildren(ctx, templ_7745c5c3_Var5), templ_7745c5c3_Buffer)
+		templ_7745c5c3_Err = layout.Base("Page not found", "").Render(templ.WithChildren(ctx, templ_7745c5c3_Var5), templ_7745c5c3_Buffer)
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}

@@ -1,0 +1,237 @@
+// Package hosted is the use case behind the hosted verification page
+// (spec 4.5, CONTRACT 7): it resolves a link to one merchant environment,
+// customer and funding source, checks the redirect targets, and verifies
+// micro-deposits through the same funding service as the API.
+package hosted
+
+import (
+	"context"
+	"errors"
+	"net/url"
+	"time"
+
+	"github.com/fundsource/fundsource/internal/customer"
+	"github.com/fundsource/fundsource/internal/errs"
+	"github.com/fundsource/fundsource/internal/funding"
+	"github.com/fundsource/fundsource/internal/merchant"
+	"github.com/fundsource/fundsource/internal/redirect"
+	"github.com/fundsource/fundsource/internal/tenant"
+)
+
+// State is where the verification stands, as the customer sees it.
+type State string
+
+// States of the page; each has its own message.
+const (
+	Pending      State = "pending"       // deposits sent: the form
+	NotInitiated State = "not_initiated" // no deposits sent yet
+	Verified     State = "verified"      // nothing left to do: continue
+	Failed       State = "failed"        // attempts used up
+	Expired      State = "expired"       // deposits too old
+)
+
+// Link is the address the customer opened, as given (untrusted).
+type Link struct {
+	PublicKey  string
+	UserID     string
+	SourceID   string
+	SuccessURL string // "" when absent
+	CancelURL  string // "" when absent
+}
+
+// Merchants is what the page needs from the merchant service.
+type Merchants interface {
+	EnvironmentByPublicKey(ctx context.Context, publicKey string) (merchant.Environment, error)
+	Merchant(ctx context.Context, id string) (merchant.Merchant, error)
+	RedirectRules(ctx context.Context, scope tenant.Scope) (redirect.Rules, error)
+}
+
+// Customers finds a customer.
+type Customers interface {
+	Get(ctx context.Context, scope tenant.Scope, id string) (customer.Customer, error)
+}
+
+// Sources is the funding service: the same methods the API calls.
+type Sources interface {
+	Get(ctx context.Context, scope tenant.Scope, id string) (funding.Source, error)
+	VerifyMicroDeposits(ctx context.Context, scope tenant.Scope, id string, amounts [2]int) (funding.Source, error)
+}
+
+// Service resolves links and verifies through them.
+type Service struct {
+	merchants Merchants
+	customers Customers
+	sources   Sources
+	now       func() time.Time
+}
+
+// NewService returns a Service.
+func NewService(m Merchants, c Customers, s Sources, now func() time.Time) *Service {
+	return &Service{merchants: m, customers: c, sources: s, now: now}
+}
+
+// Page is a resolved link: everything the page shows and where it may send
+// the customer.
+type Page struct {
+	Scope        tenant.Scope
+	MerchantName string
+	Source       funding.Source
+	State        State
+	Success      *url.URL // checked successUrl; nil when absent
+	Cancel       *url.URL // checked cancelUrl; nil when absent
+}
+
+// SuccessAddress is successUrl with funding_source_id and status=Verified
+// appended; "" without a successUrl.
+func (p Page) SuccessAddress() string {
+	if p.Success == nil {
+		return ""
+	}
+	return redirect.Append(p.Success, url.Values{"funding_source_id": {p.Source.ID}, "status": {string(funding.Verified)}})
+}
+
+// CancelAddress is cancelUrl with funding_source_id appended; "" without one.
+func (p Page) CancelAddress() string {
+	if p.Cancel == nil {
+		return ""
+	}
+	return redirect.Append(p.Cancel, url.Values{"funding_source_id": {p.Source.ID}})
+}
+
+// RedirectOrigins are the origins the page may send the customer to (for
+// the page's Content-Security-Policy form-action).
+func (p Page) RedirectOrigins() []string {
+	var out []string
+	for _, u := range []*url.URL{p.Success, p.Cancel} {
+		if u != nil {
+			out = append(out, u.Scheme+"://"+u.Host)
+		}
+	}
+	return out
+}
+
+// LinkInvalid is the one error for every mismatch of key, customer, source,
+// merchant or environment: nothing tells which part was wrong.
+func LinkInvalid() error {
+	return errs.New(errs.NotFound, "This verification link is not valid.")
+}
+
+// Open resolves l. Errors: LinkInvalid (errs.NotFound), or errs.InvalidURL
+// with Param successUrl or cancelUrl for a refused redirect target.
+func (s *Service) Open(ctx context.Context, l Link) (Page, error) {
+	env, err := s.merchants.EnvironmentByPublicKey(ctx, l.PublicKey)
+	if err != nil {
+		return Page{}, notFoundAsInvalid(err)
+	}
+	scope := env.Scope
+	m, err := s.merchants.Merchant(ctx, scope.MerchantID)
+	if err != nil {
+		return Page{}, notFoundAsInvalid(err)
+	}
+	if _, err := s.customers.Get(ctx, scope, l.UserID); err != nil {
+		return Page{}, notFoundAsInvalid(err)
+	}
+	src, err := s.sources.Get(ctx, scope, l.SourceID)
+	if err != nil {
+		return Page{}, notFoundAsInvalid(err)
+	}
+	if src.UserID != l.UserID || src.Removed {
+		return Page{}, LinkInvalid()
+	}
+	p := Page{Scope: scope, MerchantName: m.Name, Source: src, State: stateOf(src, s.now())}
+	rules, err := s.merchants.RedirectRules(ctx, scope)
+	if err != nil {
+		return Page{}, err
+	}
+	if p.Success, err = target("successUrl", l.SuccessURL, rules); err != nil {
+		return Page{}, err
+	}
+	if p.Cancel, err = target("cancelUrl", l.CancelURL, rules); err != nil {
+		return Page{}, err
+	}
+	return p, nil
+}
+
+// Verify checks the two amounts the customer typed. On success the page is
+// in state Verified. A refusal (invalid_amounts with Param amount1 or
+// amount2, verification_failed with attempts_remaining, or the verification
+// having failed or expired meanwhile) comes back with the page as it now
+// stands, so it can be shown again.
+func (s *Service) Verify(ctx context.Context, l Link, first, second string) (Page, error) {
+	p, err := s.Open(ctx, l)
+	if err != nil || p.State != Pending {
+		return p, err
+	}
+	var amounts [2]int
+	if amounts[0], err = funding.ParseStatementAmount("amount1", first); err != nil {
+		return p, err
+	}
+	if amounts[1], err = funding.ParseStatementAmount("amount2", second); err != nil {
+		return p, err
+	}
+	src, verr := s.sources.VerifyMicroDeposits(ctx, p.Scope, p.Source.ID, amounts)
+	if verr == nil {
+		p.Source, p.State = src, Verified
+		return p, nil
+	}
+	if _, ok := errs.As(verr); !ok {
+		return Page{}, verr
+	}
+	// Attempts, expiry and concurrent changes are the funding service's:
+	// show the page as the refusal left it.
+	if p, err = s.Open(ctx, l); err != nil {
+		return Page{}, err
+	}
+	return p, verr
+}
+
+// Cancel returns where to send a customer who gives up: cancelUrl with
+// funding_source_id appended.
+func (s *Service) Cancel(ctx context.Context, l Link) (string, error) {
+	p, err := s.Open(ctx, l)
+	if err != nil {
+		return "", err
+	}
+	if p.Cancel == nil {
+		return "", &errs.Error{Code: errs.InvalidURL, Param: "cancelUrl", Message: "This link has no cancelUrl to return to."}
+	}
+	return p.CancelAddress(), nil
+}
+
+func stateOf(src funding.Source, now time.Time) State {
+	v := src.Verification
+	switch {
+	case src.Status == funding.Verified:
+		return Verified
+	case v == nil:
+		return NotInitiated
+	case v.Status == funding.DepositFailed:
+		return Failed
+	case v.Status == funding.DepositExpired,
+		v.Status == funding.DepositPending && !now.Before(v.ExpiresAt): // the sweeper has not run yet
+		return Expired
+	case v.Status == funding.DepositPending:
+		return Pending
+	}
+	return NotInitiated
+}
+
+func target(param, raw string, rules redirect.Rules) (*url.URL, error) {
+	if raw == "" {
+		return nil, nil
+	}
+	u, err := redirect.Target(raw, rules)
+	if err != nil {
+		return nil, &errs.Error{Code: errs.InvalidURL, Param: param, Message: err.Error()}
+	}
+	return u, nil
+}
+
+// notFoundAsInvalid hides which lookup failed.
+func notFoundAsInvalid(err error) error {
+	var e *errs.Error
+	if errors.As(err, &e) && (e.Code == errs.NotFound || e.Code == errs.CustomerNotFound || e.Code == errs.FundingSourceNotFound) {
+		return LinkInvalid()
+	}
+	return err
+}

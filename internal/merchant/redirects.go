@@ -1,0 +1,88 @@
+package merchant
+
+import (
+	"context"
+	"slices"
+	"strings"
+
+	"github.com/fundsource/fundsource/internal/errs"
+	"github.com/fundsource/fundsource/internal/redirect"
+	"github.com/fundsource/fundsource/internal/tenant"
+)
+
+// MaxRedirectOrigins is how many redirect origins one environment may allow.
+const MaxRedirectOrigins = 50
+
+// EnvironmentByPublicKey returns the environment of a public key;
+// errs.NotFound when no environment has it.
+func (s *Service) EnvironmentByPublicKey(ctx context.Context, publicKey string) (Environment, error) {
+	if publicKey == "" || len(publicKey) > 100 {
+		return Environment{}, errs.New(errs.NotFound, "no such public key")
+	}
+	return s.store.EnvironmentByPublicKey(ctx, publicKey)
+}
+
+// RedirectRules are the hosted page's redirect rules for scope: production
+// needs https and an allowed origin; sandbox takes any http(s) address
+// until the merchant lists an origin, and then only listed ones.
+func (s *Service) RedirectRules(ctx context.Context, scope tenant.Scope) (redirect.Rules, error) {
+	allowed, err := s.store.RedirectOrigins(ctx, scope)
+	if err != nil {
+		return redirect.Rules{}, err
+	}
+	prod := scope.Env == tenant.Production
+	return redirect.Rules{RequireHTTPS: prod, RequireAllowed: prod || len(allowed) > 0, Allowed: allowed}, nil
+}
+
+// RedirectOrigins lists the scope's allowed redirect origins.
+func (s *Service) RedirectOrigins(ctx context.Context, scope tenant.Scope) ([]string, error) {
+	if _, err := s.Environment(ctx, scope); err != nil {
+		return nil, err
+	}
+	return s.store.RedirectOrigins(ctx, scope)
+}
+
+// AllowRedirectOrigin adds an origin the hosted page may redirect to and
+// returns it normalized. Production origins must be https.
+func (s *Service) AllowRedirectOrigin(ctx context.Context, scope tenant.Scope, raw string) (string, error) {
+	origin, err := redirect.Origin(strings.TrimSpace(raw))
+	if err != nil {
+		return "", errs.Invalid("origin", err.Error())
+	}
+	if scope.Env == tenant.Production && !strings.HasPrefix(origin, "https://") {
+		return "", errs.Invalid("origin", "production redirect origins must use https")
+	}
+	err = s.store.WithTx(ctx, func(ctx context.Context) error {
+		if _, err := s.Environment(ctx, scope); err != nil {
+			return err
+		}
+		have, err := s.store.RedirectOrigins(ctx, scope)
+		if err != nil {
+			return err
+		}
+		if len(have) >= MaxRedirectOrigins && !slices.Contains(have, origin) {
+			return errs.Invalid("origin", "at most 50 redirect origins can be allowed; remove one first")
+		}
+		return s.store.InsertRedirectOrigin(ctx, scope, origin, s.now().UTC())
+	})
+	return origin, err
+}
+
+// RemoveRedirectOrigin stops allowing an origin; errs.NotFound when it was
+// not allowed.
+func (s *Service) RemoveRedirectOrigin(ctx context.Context, scope tenant.Scope, raw string) (string, error) {
+	origin, err := redirect.Origin(strings.TrimSpace(raw))
+	if err != nil {
+		return "", errs.Invalid("origin", err.Error())
+	}
+	if _, err := s.Environment(ctx, scope); err != nil {
+		return "", err
+	}
+	if err := s.store.DeleteRedirectOrigin(ctx, scope, origin); err != nil {
+		if errs.Is(err, errs.NotFound) {
+			return "", errs.Newf(errs.NotFound, "%s is not an allowed redirect origin of %s in %s", origin, scope.MerchantID, scope.Env)
+		}
+		return "", err
+	}
+	return origin, nil
+}

@@ -1,0 +1,54 @@
+// Package hosted holds the templ components of the hosted verification page.
+package hosted
+
+// View is what the hosted verification page shows. It carries masked values
+// only: the last four digits of the account, never the number.
+type View struct {
+	Merchant     string // the merchant's name
+	Bank         string // the bank's name, or "Your bank"
+	Account      string // "Checking •••• 6789"
+	State        string // pending, not_initiated, verified, failed or expired
+	Action       string // where the form posts: the page's own path and query
+	CancelAction string // where Cancel posts; "" when the link has no cancelUrl
+	ContinueURL  string // verified: successUrl with the result appended; "" without one
+	Arrival      string // expected arrival date, "Tuesday, November 24, 2026"
+	Arrived      bool   // the expected arrival date has come
+	Expires      string // the date the deposits expire
+	Attempts     int    // attempts remaining
+	Amounts      [2]string
+	Error        string // the message to announce, "" when none
+	ErrorField   string // "amount1" or "amount2" when Error is about one input
+}
+
+// invalid reports whether input name carries the error.
+func (v View) invalid(name string) bool { return v.Error != "" && v.ErrorField == name }
+
+// describedBy links an input to the hint and, when it is wrong, its error.
+func (v View) describedBy(name string) string {
+	if v.invalid(name) {
+		return "amount-hint " + name + "-error"
+	}
+	return "amount-hint"
+}
+
+// title is the page's title for its state.
+func (v View) title() string {
+	switch v.State {
+	case "verified":
+		return "Bank account verified"
+	case "failed":
+		return "Verification locked"
+	case "expired":
+		return "Deposits expired"
+	case "not_initiated":
+		return "Deposits not sent yet"
+	}
+	return "Confirm your bank account"
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
+}

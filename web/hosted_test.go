@@ -1,0 +1,440 @@
+package web_test
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"net/url"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/fundsource/fundsource/internal/config"
+	"github.com/fundsource/fundsource/internal/tenant"
+)
+
+// hostedSetup is a sandbox merchant with a customer and an Unverified
+// source, and the hosted-page path for them.
+type hostedSetup struct {
+	h                  *harness
+	scope              tenant.Scope
+	key, pk, user, src string
+}
+
+func newHostedSetup(t *testing.T, opts ...option) *hostedSetup {
+	h := newHarness(t, opts...)
+	m := h.merchant("Acme Books")
+	s := &hostedSetup{h: h, key: m.Sandbox.SecretKey, pk: m.Sandbox.PublicKey,
+		scope: tenant.Scope{MerchantID: m.Merchant.ID, Env: tenant.Sandbox}}
+	s.user = h.customer(s.key)
+	s.src = h.source(s.key, s.user, "123456789")
+	return s
+}
+
+// path is the page's address with the given query ("" for none).
+func (s *hostedSetup) path(query string) string {
+	p := "/bank-account/" + s.pk + "/" + s.user + "/" + s.src
+	if query != "" {
+		p += "?" + query
+	}
+	return p
+}
+
+func okQuery() string {
+	return "successUrl=" + url.QueryEscape("https://shop.example/done?order=7") +
+		"&cancelUrl=" + url.QueryEscape("https://shop.example/cart")
+}
+
+// page opens a hosted page as a browser would.
+func (h *harness) page(path string) *response {
+	h.t.Helper()
+	return h.do(req{method: http.MethodGet, path: path, header: map[string]string{"Accept": "text/html"}})
+}
+
+// submit posts the hosted form as the page itself would (same origin).
+func (h *harness) submit(path string, form url.Values, header ...map[string]string) *response {
+	h.t.Helper()
+	r := req{method: http.MethodPost, path: path, body: form.Encode(), header: map[string]string{
+		"Content-Type": "application/x-www-form-urlencoded", "Sec-Fetch-Site": "same-origin",
+	}}
+	for _, hd := range header {
+		for k, v := range hd {
+			if k == "remote" {
+				r.remote = v
+				continue
+			}
+			r.header[k] = v
+		}
+	}
+	return h.do(r)
+}
+
+// wrongAmounts is a pair that cannot match right.
+func wrongAmounts(right [2]string) [2]string {
+	if right[0] == "0.98" || right[1] == "0.98" {
+		return [2]string{"0.99", "0.99"}
+	}
+	return [2]string{"0.98", "0.98"}
+}
+
+func amountsForm(a [2]string) url.Values { return url.Values{"amount1": {a[0]}, "amount2": {a[1]}} }
+
+func wantPage(t *testing.T, r *response, status int, contains ...string) string {
+	t.Helper()
+	body := string(r.Body)
+	if r.Code != status || !strings.HasPrefix(r.Header.Get("Content-Type"), "text/html") {
+		t.Fatalf("got %d %s, want %d text/html\n%s", r.Code, r.Header.Get("Content-Type"), status, body)
+	}
+	for _, want := range contains {
+		if !strings.Contains(body, want) {
+			t.Errorf("page (%d) lacks %q\n%s", status, want, body)
+		}
+	}
+	return body
+}
+
+func attemptsLeft(t *testing.T, s *hostedSetup) float64 {
+	t.Helper()
+	v, _ := wantOK(t, s.h.get("/v2/funding-source/"+s.src, s.key))["verification"].(map[string]any)
+	n, _ := v["attempts_remaining"].(float64)
+	return n
+}
+
+func TestHostedPageStates(t *testing.T) {
+	s := newHostedSetup(t) // clock: Monday 2026-11-02 15:04 UTC
+	h := s.h
+
+	wantPage(t, h.page(s.path(okQuery())), 200, "Deposits not sent yet", "Acme Books has not sent",
+		"•••• 6789", "JPMorgan Chase", `action="/bank-account/`+s.pk+"/"+s.user+"/"+s.src+`/cancel?`)
+
+	wantOK(t, initiate(h, s.key, s.src))
+	body := wantPage(t, h.page(s.path(okQuery())), 200, "Confirm your bank account", "Acme Books", "Checking •••• 6789",
+		"Wednesday, November 4, 2026", "<strong>3</strong> attempts remaining", "November 12, 2026",
+		`<label for="amount1">First deposit</label>`, `<label for="amount2">Second deposit</label>`,
+		`aria-describedby="amount-hint"`, "12 means $0.12", `role="alert"`)
+	if strings.Contains(body, "123456789") {
+		t.Error("the page shows the full account number")
+	}
+
+	// Failed: three wrong pairs.
+	wrong := wrongAmounts(h.amounts(s.key, s.src))
+	wantPage(t, h.submit(s.path(okQuery()), amountsForm(wrong)), 422, "don&#39;t match the deposits. You have 2 attempts left.",
+		"<strong>2</strong> attempts remaining")
+	wantPage(t, h.submit(s.path(okQuery()), amountsForm(wrong)), 422, "You have 1 attempt left.")
+	wantPage(t, h.submit(s.path(okQuery()), amountsForm(wrong)), 422, "Verification locked", "too many times")
+	if ev := h.events("funding_source.verification_failed"); len(ev) != 1 {
+		t.Errorf("verification_failed events = %d, want 1", len(ev))
+	}
+	wantPage(t, h.page(s.path(okQuery())), 200, "Verification locked", "Ask Acme Books to send new deposits")
+
+	// Expired: a new initiation left past its expiry (before the sweeper runs).
+	wantOK(t, initiate(h, s.key, s.src))
+	h.clock.Advance(10*24*time.Hour + time.Second)
+	wantPage(t, h.page(s.path(okQuery())), 200, "Deposits expired", "sent too long ago")
+	if n, err := h.funding.ExpireDue(context.Background()); err != nil || n != 1 {
+		t.Fatalf("ExpireDue = %d, %v", n, err)
+	}
+	wantPage(t, h.page(s.path("")), 200, "Deposits expired")
+
+	// Verified: a third initiation, then the right pair.
+	wantOK(t, initiate(h, s.key, s.src))
+	right := h.amounts(s.key, s.src)
+	wantOK(t, h.post("/v2/funding-source/verify", s.key, verifyBody(s.src, "["+right[0]+","+right[1]+"]")))
+	wantPage(t, h.page(s.path(okQuery())), 200, "Bank account verified",
+		`href="https://shop.example/done?order=7&amp;funding_source_id=`+s.src+`&amp;status=Verified"`)
+	wantPage(t, h.page(s.path("")), 200, "Bank account verified", "You can close this page")
+}
+
+func TestHostedVerifySuccessRedirectsAndFiresEvent(t *testing.T) {
+	s := newHostedSetup(t)
+	h := s.h
+	wantOK(t, initiate(h, s.key, s.src))
+	right := h.amounts(s.key, s.src)
+
+	// Amounts as typed from a statement: cents without a point, either order.
+	typed := [2]string{strings.TrimPrefix(right[1], "0."), "$" + right[0]}
+	r := h.submit(s.path(okQuery()), amountsForm(typed))
+	if r.Code != http.StatusSeeOther {
+		t.Fatalf("right pair: %d, want 303\n%s", r.Code, r.Body)
+	}
+	want := "https://shop.example/done?order=7&funding_source_id=" + s.src + "&status=Verified"
+	if got := r.Header.Get("Location"); got != want {
+		t.Errorf("Location = %q, want %q", got, want)
+	}
+	if got := wantOK(t, h.get("/v2/funding-source/"+s.src, s.key))["status"]; got != "Verified" {
+		t.Errorf("status after the page = %v", got)
+	}
+	ev := h.events("funding_source.verified")
+	if len(ev) != 1 || ev[0]["funding_source_id"] != s.src || ev[0]["status"] != "Verified" {
+		t.Errorf("verified events = %v", ev)
+	}
+	// Posting again (a double submit) continues to successUrl; nothing more happens.
+	if r := h.submit(s.path(okQuery()), amountsForm(typed)); r.Code != http.StatusSeeOther || r.Header.Get("Location") != want {
+		t.Errorf("second post: %d %q", r.Code, r.Header.Get("Location"))
+	}
+	wantPage(t, h.submit(s.path(""), amountsForm(typed)), 200, "Bank account verified", "You can close this page")
+	if n := len(h.events("funding_source.verified")); n != 1 {
+		t.Errorf("verified events after a second post = %d", n)
+	}
+}
+
+func TestHostedWrongAndMalformedAmountsShareTheAPIsAttempts(t *testing.T) {
+	s := newHostedSetup(t)
+	h := s.h
+	wantOK(t, initiate(h, s.key, s.src))
+	right := h.amounts(s.key, s.src)
+
+	// A malformed amount is an input error; it uses no attempt and keeps what was typed.
+	for _, tc := range []struct{ a1, a2, field, msg string }{
+		{"", right[1], "amount1", "Enter the amount of this deposit."},
+		{right[0], "1.50", "amount2", "Each deposit is between 0.01 and 0.99"},
+		{"abc", right[1], "amount1", "like 0.12, or just the cents, like 12"},
+	} {
+		body := wantPage(t, h.submit(s.path(okQuery()), url.Values{"amount1": {tc.a1}, "amount2": {tc.a2}}), 422,
+			`id="`+tc.field+`-error"`, tc.msg, `aria-describedby="amount-hint `+tc.field+`-error"`, `aria-invalid="true"`,
+			`value="`+tc.a2+`"`)
+		if strings.Count(body, `aria-invalid="true"`) != 1 {
+			t.Errorf("%s: not exactly one input marked invalid", tc.field)
+		}
+	}
+	if n := attemptsLeft(t, s); n != 3 {
+		t.Errorf("attempts after malformed input = %v, want 3", n)
+	}
+
+	// One wrong guess on the page and one on the API: the same counter.
+	wantPage(t, h.submit(s.path(""), amountsForm(wrongAmounts(right))), 422, "attempts left")
+	if n := attemptsLeft(t, s); n != 2 {
+		t.Errorf("attempts after a wrong page guess = %v, want 2", n)
+	}
+	wantError(t, h.post("/v2/funding-source/verify", s.key, verifyBody(s.src, wrongPair(right))), 400, "verification_failed")
+	wantPage(t, h.page(s.path("")), 200, "<strong>1</strong> attempt remaining")
+}
+
+func TestHostedCancel(t *testing.T) {
+	s := newHostedSetup(t)
+	h := s.h
+	r := h.submit(strings.Replace(s.path(okQuery()), "?", "/cancel?", 1), url.Values{})
+	if r.Code != http.StatusSeeOther || r.Header.Get("Location") != "https://shop.example/cart?funding_source_id="+s.src {
+		t.Fatalf("cancel: %d Location %q\n%s", r.Code, r.Header.Get("Location"), r.Body)
+	}
+	// Without a cancelUrl there is no Cancel button, and posting anyway is refused.
+	body := wantPage(t, h.page(s.path("successUrl="+url.QueryEscape("https://shop.example/done"))), 200)
+	if strings.Contains(body, `id="cancel"`) {
+		t.Error("Cancel shown without a cancelUrl")
+	}
+	r = h.submit(s.path("")+"/cancel", url.Values{})
+	wantPage(t, r, 400, "This link cannot be used", "cancelUrl")
+	if r.Header.Get("Location") != "" {
+		t.Errorf("refused cancel redirected to %q", r.Header.Get("Location"))
+	}
+}
+
+func TestHostedInvalidLinksAreAllTheSame404(t *testing.T) {
+	s := newHostedSetup(t)
+	h := s.h
+	other := h.merchant("Other Shop")
+	otherUser := h.customer(other.Sandbox.SecretKey)
+	otherSrc := h.source(other.Sandbox.SecretKey, otherUser, "555555555")
+	sameMerchantUser := h.customer(s.key)
+	removed := h.source(s.key, s.user, "222222222")
+	wantOK(t, h.post("/v2/accounts/delete", s.key, `{"funding_source_id":"`+removed+`"}`))
+	prod := h.production(h.merchant("Live Shop"))
+
+	paths := map[string]string{
+		"unknown public key":          "/bank-account/pk_test_nope/" + s.user + "/" + s.src,
+		"secret key as public key":    "/bank-account/" + s.key + "/" + s.user + "/" + s.src,
+		"other merchant's key":        "/bank-account/" + other.Sandbox.PublicKey + "/" + s.user + "/" + s.src,
+		"other merchant's source":     "/bank-account/" + s.pk + "/" + s.user + "/" + otherSrc,
+		"other customer of merchant":  "/bank-account/" + s.pk + "/" + sameMerchantUser + "/" + s.src,
+		"unknown customer":            "/bank-account/" + s.pk + "/cus_nope/" + s.src,
+		"unknown source":              "/bank-account/" + s.pk + "/" + s.user + "/fs_nope",
+		"removed source":              "/bank-account/" + s.pk + "/" + s.user + "/" + removed,
+		"production key, sandbox ids": "/bank-account/" + prod.PublicKey + "/" + s.user + "/" + s.src,
+	}
+	var first string
+	for name, p := range paths {
+		body := wantPage(t, h.page(p+"?"+okQuery()), 404, "This link is not valid")
+		if first == "" {
+			first = body
+		} else if body != first {
+			t.Errorf("%s: the 404 page differs from another case's, telling which part was wrong", name)
+		}
+		// Posting to an invalid link is the same 404, not a verification.
+		wantPage(t, h.submit(p, url.Values{"amount1": {"0.01"}, "amount2": {"0.02"}}), 404, "This link is not valid")
+	}
+}
+
+func TestHostedRedirectValidation(t *testing.T) {
+	s := newHostedSetup(t)
+	h := s.h
+	refused := []string{
+		"javascript:alert(1)", "data:text/html,hi", "//evil.example/x", `https://shop.example\@evil.example`,
+		`https:\\evil.example`, "https://user:pw@shop.example/", "https://shop.example@evil.example/",
+		"/relative", "ftp://shop.example/", "https://shop.example/%0a x",
+	}
+	for _, target := range refused {
+		for _, param := range []string{"successUrl", "cancelUrl"} {
+			r := h.page(s.path(param + "=" + url.QueryEscape(target)))
+			wantPage(t, r, 400, "This link cannot be used", param+" was refused")
+			if r.Header.Get("Location") != "" {
+				t.Errorf("%s=%q: redirected", param, target)
+			}
+		}
+	}
+	// Sandbox accepts any absolute http(s) address until origins are listed…
+	wantPage(t, h.page(s.path("successUrl="+url.QueryEscape("http://localhost:3000/ok"))), 200)
+	if _, err := h.merchants.AllowRedirectOrigin(context.Background(), s.scope, "https://shop.example"); err != nil {
+		t.Fatal(err)
+	}
+	// …and then only listed ones.
+	wantPage(t, h.page(s.path("successUrl="+url.QueryEscape("http://localhost:3000/ok"))), 400, "not one of the merchant")
+	wantPage(t, h.page(s.path(okQuery())), 200)
+}
+
+func TestHostedProductionRedirectRules(t *testing.T) {
+	h := newHarness(t)
+	m := h.merchant("Live Shop")
+	keys := h.production(m)
+	user := h.customer(keys.SecretKey)
+	src := h.source(keys.SecretKey, user, "123456789")
+	path := "/bank-account/" + keys.PublicKey + "/" + user + "/" + src + "?successUrl="
+	scope := tenant.Scope{MerchantID: m.Merchant.ID, Env: tenant.Production}
+
+	wantPage(t, h.page(path+url.QueryEscape("https://shop.example/done")), 400, "is not one of the merchant")
+	if _, err := h.merchants.AllowRedirectOrigin(context.Background(), scope, "https://shop.example"); err != nil {
+		t.Fatal(err)
+	}
+	wantPage(t, h.page(path+url.QueryEscape("https://shop.example/done")), 200, "Deposits not sent yet")
+	wantPage(t, h.page(path+url.QueryEscape("http://shop.example/done")), 400, "must use https")
+	wantPage(t, h.page(path+url.QueryEscape("https://evil.example/done")), 400, "not one of the merchant")
+	// The sandbox list is separate.
+	if o, _ := h.merchants.RedirectOrigins(context.Background(), tenant.Scope{MerchantID: m.Merchant.ID, Env: tenant.Sandbox}); len(o) != 0 {
+		t.Errorf("sandbox origins = %v", o)
+	}
+}
+
+func TestHostedHeaders(t *testing.T) {
+	for _, mode := range []config.Mode{config.Development, config.Production} {
+		s := newHostedSetup(t, func(c *config.Config) { c.Mode = mode })
+		wantOK(t, initiate(s.h, s.key, s.src))
+		for name, r := range map[string]*response{
+			"form":    s.h.page(s.path(okQuery())),
+			"invalid": s.h.page("/bank-account/pk_test_x/cus_x/fs_x"),
+			"index":   s.h.page("/"),
+			"refused": s.h.page(s.path("successUrl=javascript:alert(1)")),
+		} {
+			hd := r.Header
+			csp := hd.Get("Content-Security-Policy")
+			for _, want := range []string{"default-src 'none'", "script-src 'self'", "frame-ancestors 'none'", "base-uri 'none'"} {
+				if !strings.Contains(csp, want) {
+					t.Errorf("%s %s: CSP %q lacks %q", mode, name, csp, want)
+				}
+			}
+			if strings.Contains(csp, "unsafe-inline") || strings.Contains(csp, "unsafe-eval") {
+				t.Errorf("%s %s: CSP allows inline script: %q", mode, name, csp)
+			}
+			for k, want := range map[string]string{"Cache-Control": "no-store", "X-Content-Type-Options": "nosniff", "Referrer-Policy": "no-referrer"} {
+				if got := hd.Get(k); got != want {
+					t.Errorf("%s %s: %s = %q, want %q", mode, name, k, got, want)
+				}
+			}
+			if hsts := hd.Get("Strict-Transport-Security"); (mode == config.Production) != strings.HasPrefix(hsts, "max-age=") {
+				t.Errorf("%s %s: Strict-Transport-Security = %q", mode, name, hsts)
+			}
+		}
+		// The form may end at the link's return origin (browsers apply form-action to the redirect).
+		if csp := s.h.page(s.path(okQuery())).Header.Get("Content-Security-Policy"); !strings.Contains(csp, "form-action 'self' https://shop.example https://shop.example;") &&
+			!strings.Contains(csp, "form-action 'self' https://shop.example;") {
+			t.Errorf("form-action of the form page: %q", csp)
+		}
+	}
+}
+
+func TestHostedRefusesCrossOriginPosts(t *testing.T) {
+	s := newHostedSetup(t)
+	h := s.h
+	wantOK(t, initiate(h, s.key, s.src))
+	right := h.amounts(s.key, s.src)
+	for name, hd := range map[string]map[string]string{
+		"cross-site fetch metadata": {"Sec-Fetch-Site": "cross-site"},
+		"same-site fetch metadata":  {"Sec-Fetch-Site": "same-site"},
+		"foreign Origin":            {"Sec-Fetch-Site": "", "Origin": "https://evil.example"},
+	} {
+		r := h.submit(s.path(okQuery()), amountsForm(right), hd)
+		wantPage(t, r, 403, "This form was sent from another site")
+		if r.Header.Get("Location") != "" {
+			t.Errorf("%s: redirected", name)
+		}
+		wantPage(t, h.submit(strings.Replace(s.path(okQuery()), "?", "/cancel?", 1), url.Values{}, hd), 403)
+	}
+	if n := attemptsLeft(t, s); n != 3 {
+		t.Errorf("attempts after refused posts = %v", n)
+	}
+	if got := wantOK(t, h.get("/v2/funding-source/"+s.src, s.key))["status"]; got != "Unverified" {
+		t.Errorf("status after refused cross-site posts = %v", got)
+	}
+	// The page's own origin (no fetch metadata, Origin matching Host) is accepted.
+	r := h.submit(s.path(okQuery()), amountsForm(right), map[string]string{"Sec-Fetch-Site": "", "Origin": "http://example.com"})
+	if r.Code != http.StatusSeeOther {
+		t.Errorf("same-origin post by Origin header: %d\n%s", r.Code, r.Body)
+	}
+}
+
+func TestHostedRateLimits(t *testing.T) {
+	s := newHostedSetup(t, func(c *config.Config) { c.HostedSubmitsPerSource, c.HostedSubmitsPerIP = 4, 6 })
+	h := s.h
+	bad := url.Values{"amount1": {"x"}, "amount2": {"y"}} // input errors: no attempt used
+	from := func(ip string) map[string]string { return map[string]string{"remote": ip + ":5000"} }
+	wantOK(t, initiate(h, s.key, s.src))
+
+	// Per source: 4, then 429 from any address.
+	for i := 0; i < 4; i++ {
+		wantPage(t, h.submit(s.path(""), bad, from("198.51.100.1")), 422)
+	}
+	r := h.submit(s.path(""), bad, from("198.51.100.2"))
+	wantPage(t, r, 429, "Too many attempts")
+	if r.Header.Get("Retry-After") == "" {
+		t.Error("429 without Retry-After")
+	}
+	// Refilled over time.
+	h.clock.Advance(3 * time.Minute)
+	wantPage(t, h.submit(s.path(""), bad, from("198.51.100.2")), 422)
+
+	// Per IP: 6 across many sources, then 429; X-Forwarded-For is not trusted
+	// without TRUSTED_PROXIES, so it cannot buy more.
+	for i := 0; i < 6; i++ {
+		src := h.source(s.key, s.user, fmt.Sprintf("40000001%d", i))
+		wantOK(t, initiate(h, s.key, src))
+		p := "/bank-account/" + s.pk + "/" + s.user + "/" + src
+		hd := from("203.0.113.9")
+		hd["X-Forwarded-For"] = fmt.Sprintf("10.0.0.%d", i+1)
+		wantPage(t, h.submit(p, bad, hd), 422)
+	}
+	src := h.source(s.key, s.user, "499999999")
+	wantOK(t, initiate(h, s.key, src))
+	wantPage(t, h.submit("/bank-account/"+s.pk+"/"+s.user+"/"+src, bad, from("203.0.113.9")), 429)
+	wantPage(t, h.submit("/bank-account/"+s.pk+"/"+s.user+"/"+src, bad, from("203.0.113.10")), 422)
+}
+
+func TestHostedTrustedProxySetsClientIP(t *testing.T) {
+	s := newHostedSetup(t, func(c *config.Config) {
+		c.HostedSubmitsPerSource, c.HostedSubmitsPerIP, c.TrustedProxies = 100, 1, []string{"192.0.2.0/24"}
+	})
+	bad := url.Values{"amount1": {"x"}, "amount2": {"y"}}
+	wantOK(t, initiate(s.h, s.key, s.src))
+	via := func(client string) map[string]string {
+		return map[string]string{"remote": "192.0.2.10:443", "X-Forwarded-For": client}
+	}
+	wantPage(t, s.h.submit(s.path(""), bad, via("198.51.100.7")), 422)
+	wantPage(t, s.h.submit(s.path(""), bad, via("198.51.100.8")), 422)
+	wantPage(t, s.h.submit(s.path(""), bad, via("198.51.100.7")), 429)
+}
+
+func TestHostedIndexAndScript(t *testing.T) {
+	h := newHarness(t)
+	wantPage(t, h.page("/"), 200, `<script src="/static/js/hosted.js" defer></script>`, "Open the verification link", "<noscript>")
+	r := h.do(req{method: http.MethodGet, path: "/static/js/hosted.js"})
+	if r.Code != 200 || !strings.Contains(string(r.Body), "/bank-account/") || !strings.Contains(r.Header.Get("Content-Type"), "javascript") {
+		t.Errorf("hosted.js: %d %s", r.Code, r.Header.Get("Content-Type"))
+	}
+}

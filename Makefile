@@ -3,16 +3,19 @@ SHELL := /bin/bash
 GO    ?= go
 BIN   := bin/fundsource
 SRC   := cmd internal web templates static migrations
+# playwright-go v0.5200.1 drives Chromium through playwright-core 1.52.0 exactly.
+PLAYWRIGHT_VERSION := 1.52.0
+export PLAYWRIGHT_DRIVER_PATH ?= $(CURDIR)/.playwright/driver-$(PLAYWRIGHT_VERSION)
 
-.PHONY: run test bench build fmt-check vet templ-check postgres fuzz
+.PHONY: run test bench build fmt-check vet templ-check postgres browser screenshots fuzz
 
 ## run: private PostgreSQL under .data/ (unless DATABASE_URL is set), migrate, demo merchant, serve on :8080
 run: build
 	@if [ -z "$$DATABASE_URL" ]; then $(MAKE) --no-print-directory postgres; fi
 	./$(BIN) dev
 
-## test: formatting, vet, generated templ output, and every test against a real PostgreSQL
-test: fmt-check vet templ-check
+## test: formatting, vet, generated templ output, and every test against a real PostgreSQL and Chromium
+test: fmt-check vet templ-check browser
 	@if [ -z "$$TEST_DATABASE_URL" ]; then $(MAKE) --no-print-directory postgres; fi
 	$(GO) test -count=1 ./...
 
@@ -35,12 +38,19 @@ templ-check:
 	@if [ -d .git ] && [ -n "$$(git status --porcelain -- templates)" ]; then \
 		echo "templ output is stale: run 'go tool templ generate' and commit"; git status --short -- templates; exit 1; fi
 
+## screenshots: the hosted page's pictures in the README (static/screenshots/)
+screenshots: browser
+	@if [ -z "$$TEST_DATABASE_URL" ]; then $(MAKE) --no-print-directory postgres; fi
+	HOSTED_SCREENSHOTS=$(CURDIR)/static/screenshots $(GO) test -count=1 -run 'TestBrowserHostedStates' ./web
+
 ## fuzz: run each fuzz target briefly
 fuzz:
 	$(GO) test -run='^$$' -fuzz=FuzzDecode -fuzztime=30s ./web
 	$(GO) test -run='^$$' -fuzz=FuzzParseSecretKey -fuzztime=15s ./internal/merchant
 	$(GO) test -run='^$$' -fuzz=FuzzParseCents -fuzztime=30s ./internal/funding
 	$(GO) test -run='^$$' -fuzz=FuzzValidChecksum -fuzztime=30s ./internal/routing
+	$(GO) test -run='^$$' -fuzz=FuzzParseStatementAmount -fuzztime=30s ./internal/funding
+	$(GO) test -run='^$$' -fuzz=FuzzTarget -fuzztime=30s ./internal/redirect
 
 # PostgreSQL's server binaries: installed from Debian's packages when missing
 # and we are root; otherwise say exactly what to install.
@@ -52,4 +62,31 @@ postgres:
 	else \
 		echo "PostgreSQL is not installed. Install it with: sudo apt-get install -y postgresql"; \
 		echo "(or set DATABASE_URL / TEST_DATABASE_URL to an existing server)"; exit 1; \
+	fi
+
+# Browser tests need Debian's Chromium and the playwright driver (Node.js
+# plus playwright-core, from npm; never playwright's own browser download).
+# Installed when missing: Chromium only as root, otherwise say what to run.
+browser:
+	@if ! ls /usr/lib/chromium/chromium /usr/bin/chromium >/dev/null 2>&1 && [ -z "$$CHROMIUM_PATH" ]; then \
+		if [ "$$(id -u)" = 0 ]; then \
+			echo "installing Debian's chromium package"; \
+			apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends chromium fonts-liberation >/dev/null; \
+		else \
+			echo "Chromium is not installed. Install it with: sudo apt-get install -y chromium (or set CHROMIUM_PATH)"; exit 1; \
+		fi; \
+	fi
+	@if ! command -v node >/dev/null 2>&1 || ! command -v npm >/dev/null 2>&1; then \
+		if [ "$$(id -u)" = 0 ]; then \
+			echo "installing Debian's nodejs and npm packages"; \
+			apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends nodejs npm >/dev/null; \
+		else \
+			echo "Node.js is not installed. Install it with: sudo apt-get install -y nodejs npm"; exit 1; \
+		fi; \
+	fi
+	@if [ ! -f "$$PLAYWRIGHT_DRIVER_PATH/package/cli.js" ]; then \
+		echo "installing playwright-core $(PLAYWRIGHT_VERSION) into $$PLAYWRIGHT_DRIVER_PATH"; \
+		mkdir -p "$$PLAYWRIGHT_DRIVER_PATH" && cd "$$PLAYWRIGHT_DRIVER_PATH" && \
+		npm install --no-save --ignore-scripts --no-audit --no-fund --loglevel=error playwright-core@$(PLAYWRIGHT_VERSION) >/dev/null && \
+		ln -sfn node_modules/playwright-core package && ln -sfn "$$(command -v node)" node; \
 	fi

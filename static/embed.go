@@ -1,9 +1,11 @@
-// Package static embeds the CSS, scripts and images served under /static/.
+// Package static embeds the CSS and scripts served under /static/.
+// screenshots/ holds the README's pictures of the hosted page (made by
+// `make screenshots`); they are not embedded or served.
 package static
 
 import "embed"
 
-// FS holds css/, js/ and img/.
+// FS holds css/ and js/.
 //
 //go:embed css js
 var FS embed.FS

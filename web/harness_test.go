@@ -33,7 +33,7 @@ import (
 	"github.com/fundsource/fundsource/web"
 )
 
-func TestMain(m *testing.M) { pgtest.Main(m) }
+func TestMain(m *testing.M) { pgtest.Main(m, stopBrowser) }
 
 // clock is a settable test clock (UTC, microsecond precision).
 type clock struct {

@@ -34,9 +34,13 @@ var (
 )
 
 // Main runs the package's tests and then stops the throwaway server. Call it
-// from TestMain: func TestMain(m *testing.M) { pgtest.Main(m) }.
-func Main(m *testing.M) {
+// from TestMain: func TestMain(m *testing.M) { pgtest.Main(m) }. The after
+// functions run once the tests are done, before the server stops.
+func Main(m *testing.M, after ...func()) {
 	code := m.Run()
+	for _, f := range after {
+		f()
+	}
 	shutdown()
 	os.Exit(code)
 }

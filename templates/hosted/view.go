@@ -23,10 +23,21 @@ type View struct {
 // invalid reports whether input name carries the error.
 func (v View) invalid(name string) bool { return v.Error != "" && v.ErrorField == name }
 
+// focus reports whether input name takes the focus when the page loads:
+// the wrong input, or the first one after a wrong pair, so a keyboard user
+// is back where to type.
+func (v View) focus(name string) bool {
+	return v.invalid(name) || (v.Error != "" && v.ErrorField == "" && name == "amount1")
+}
+
 // describedBy links an input to the hint and, when it is wrong, its error.
+// A wrong pair is about both inputs: both point at the form's error.
 func (v View) describedBy(name string) string {
-	if v.invalid(name) {
+	switch {
+	case v.invalid(name):
 		return "amount-hint " + name + "-error"
+	case v.Error != "" && v.ErrorField == "":
+		return "amount-hint form-error"
 	}
 	return "amount-hint"
 }

@@ -227,7 +227,10 @@ Try it:
     -H "Content-Type: application/json" \
     -d '{"first_name":"Ada","last_name":"Lovelace","email":"ada@example.com"}'
 
+Hosted verification page (after initiating micro-deposits; README: "Hosted verification page"):
+  %s/#/bank-account/%s/{user_id}/{funding_source_id}?successUrl=https://example.com/done
+
 `, state, path, v["DEMO_MERCHANT_ID"], v["DEMO_SECRET_KEY"], v["DEMO_PUBLIC_KEY"], v["DEMO_EMAIL"], v["DEMO_PASSWORD"],
 		e.cfg.PlaidBaseURL, config.SimMerchantClientID, config.SimMerchantSecret,
-		base, v["DEMO_SECRET_KEY"])
+		base, v["DEMO_SECRET_KEY"], e.cfg.HostedBaseURL.String(), v["DEMO_PUBLIC_KEY"])
 }

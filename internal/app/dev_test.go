@@ -9,6 +9,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -139,6 +140,8 @@ func TestDevStartsPrivateClusterServesAndReusesData(t *testing.T) {
 		t.Errorf("receiver output:\n%s", received.String())
 	}
 
+	hostedByHand(t, out.String(), baseURL, demo["DEMO_PUBLIC_KEY"], key, id)
+
 	// The five upstream steps of processor-token linking, as the README
 	// shows them with curl, against the simulator 'make run' started.
 	sim := "http://" + simAddr
@@ -193,6 +196,54 @@ func TestDevStartsPrivateClusterServesAndReusesData(t *testing.T) {
 	res.Body.Close()
 	if res.StatusCode != 200 {
 		t.Errorf("customer from the first run: %d, want 200", res.StatusCode)
+	}
+}
+
+// hostedByHand verifies a second source through the hosted page the way
+// a person would with 'make run': the printed link template, the page, and
+// the form posted from the page itself.
+func hostedByHand(t *testing.T, printed, baseURL, publicKey, key, userID string) {
+	t.Helper()
+	template := baseURL + "/#/bank-account/" + publicKey + "/{user_id}/{funding_source_id}?successUrl="
+	if !strings.Contains(printed, template) {
+		t.Errorf("make run does not print the hosted link %s…:\n%s", template, printed)
+	}
+	fs := api(t, "POST", baseURL+"/v2/funding-source", key, `{"user_id":"`+userID+`","routing_number":"222222226","account_number":"000987654321"}`)["funding_source_id"].(string)
+	api(t, "POST", baseURL+"/v2/funding-source/initiate/verification", key, `{"funding_source_id":"`+fs+`"}`)
+	var amounts [2]string
+	for i, a := range api(t, "GET", baseURL+"/v2/sandbox/funding-source/"+fs+"/micro-deposits", key, "")["amounts"].([]any) {
+		amounts[i] = fmt.Sprintf("%.2f", a.(float64))
+	}
+	client := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	get := func(u string) string {
+		res, err := client.Get(u)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer res.Body.Close()
+		b, _ := io.ReadAll(res.Body)
+		if res.StatusCode != 200 {
+			t.Fatalf("GET %s: %d\n%s", u, res.StatusCode, b)
+		}
+		return string(b)
+	}
+	if root := get(baseURL + "/"); !strings.Contains(root, "/static/js/hosted.js") || !strings.Contains(get(baseURL+"/static/js/hosted.js"), "bank-account") {
+		t.Errorf("the hosted root does not load its router script:\n%s", root)
+	}
+	page := baseURL + "/bank-account/" + publicKey + "/" + userID + "/" + fs + "?successUrl=" + url.QueryEscape("https://example.com/done")
+	if body := get(page); !strings.Contains(body, "Confirm your bank account") || !strings.Contains(body, "Demo Merchant") {
+		t.Fatalf("hosted page:\n%s", body)
+	}
+	req, _ := http.NewRequest(http.MethodPost, page, strings.NewReader(url.Values{"amount1": {amounts[0]}, "amount2": {amounts[1]}}.Encode()))
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	req.Header.Set("Origin", baseURL) // as the browser sends it from the page
+	res, err := client.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res.Body.Close()
+	if want := "https://example.com/done?funding_source_id=" + fs + "&status=Verified"; res.StatusCode != http.StatusSeeOther || res.Header.Get("Location") != want {
+		t.Errorf("hosted form: %d to %q, want 303 to %q", res.StatusCode, res.Header.Get("Location"), want)
 	}
 }
 

@@ -140,7 +140,14 @@ func Load(getenv Getenv) (*Config, error) {
 	}
 
 	var err error
+	// Development base URLs follow LISTEN_ADDR, so printed links work.
 	defaultBase := "http://127.0.0.1:8080"
+	if host, port, err := net.SplitHostPort(c.ListenAddr); err == nil && port != "" {
+		if ip := net.ParseIP(host); host == "" || (ip != nil && ip.IsUnspecified()) {
+			host = "127.0.0.1"
+		}
+		defaultBase = "http://" + net.JoinHostPort(host, port)
+	}
 	if c.SandboxBaseURL, err = baseURL(getenv, "SANDBOX_BASE_URL", defaultBase, prod); err != nil {
 		return nil, err
 	}

@@ -123,3 +123,18 @@ func TestHostedLimitsAndTrustedProxies(t *testing.T) {
 		t.Errorf("hosted limits = %d per IP, %d per source; want 20 and 4", c.HostedSubmitsPerIP, c.HostedSubmitsPerSource)
 	}
 }
+
+func TestDevelopmentBaseURLsFollowListenAddr(t *testing.T) {
+	for listen, want := range map[string]string{"": "http://127.0.0.1:8080", "127.0.0.1:9090": "http://127.0.0.1:9090",
+		":7070": "http://127.0.0.1:7070", "0.0.0.0:7071": "http://127.0.0.1:7071", "localhost:7072": "http://localhost:7072"} {
+		c, err := Load(env(map[string]string{"DATA_DIR": t.TempDir(), "LISTEN_ADDR": listen}))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for name, u := range map[string]string{"sandbox": c.SandboxBaseURL.String(), "production": c.ProductionBaseURL.String(), "hosted": c.HostedBaseURL.String()} {
+			if u != want {
+				t.Errorf("LISTEN_ADDR=%q: %s base = %s, want %s", listen, name, u, want)
+			}
+		}
+	}
+}

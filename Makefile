@@ -47,7 +47,7 @@ screenshots: browser
 fuzz:
 	$(GO) test -run='^$$' -fuzz=FuzzDecode -fuzztime=30s ./web
 	$(GO) test -run='^$$' -fuzz=FuzzParseSecretKey -fuzztime=15s ./internal/merchant
-	$(GO) test -run='^$$' -fuzz=FuzzParseCents -fuzztime=30s ./internal/funding
+	$(GO) test -run='^$$' -fuzz=FuzzParseCents -fuzztime=30s ./internal/money
 	$(GO) test -run='^$$' -fuzz=FuzzValidChecksum -fuzztime=30s ./internal/routing
 	$(GO) test -run='^$$' -fuzz=FuzzParseStatementAmount -fuzztime=30s ./internal/funding
 	$(GO) test -run='^$$' -fuzz=FuzzTarget -fuzztime=30s ./internal/redirect

@@ -4,7 +4,6 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"github.com/fundsource/fundsource/internal/customer"
-	"github.com/fundsource/fundsource/internal/paging"
 )
 
 func (s *server) createCustomer(c *gin.Context) {
@@ -31,15 +30,5 @@ func (s *server) getCustomer(c *gin.Context) {
 }
 
 func (s *server) listCustomers(c *gin.Context) {
-	p, err := paging.Parse(c.Query("limit"), c.Query("starting_after"))
-	if err != nil {
-		s.fail(c, err)
-		return
-	}
-	cs, more, err := s.customers.List(c.Request.Context(), scope(c), p)
-	if err != nil {
-		s.fail(c, err)
-		return
-	}
-	okList(c, cs, more)
+	list(s, c, s.customers.List)
 }

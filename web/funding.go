@@ -182,11 +182,5 @@ func centsNumber(c int) json.Number { return json.Number(fmt.Sprintf("%d.%02d", 
 // respond returns a function writing a service result: the resource with
 // success, or the error envelope.
 func (s *server) respond(c *gin.Context) func(funding.Source, error) {
-	return func(src funding.Source, err error) {
-		if err != nil {
-			s.fail(c, err)
-			return
-		}
-		ok(c, src)
-	}
+	return func(src funding.Source, err error) { reply(s, c, src, err) }
 }

@@ -25,6 +25,7 @@ import (
 	"github.com/fundsource/fundsource/internal/customer"
 	"github.com/fundsource/fundsource/internal/funding"
 	"github.com/fundsource/fundsource/internal/merchant"
+	"github.com/fundsource/fundsource/internal/payment"
 	"github.com/fundsource/fundsource/internal/pgtest"
 	"github.com/fundsource/fundsource/internal/postgres"
 	"github.com/fundsource/fundsource/internal/routing"
@@ -72,6 +73,7 @@ type harness struct {
 	merchants *merchant.Service
 	funding   *funding.Service
 	webhooks  *webhook.Service
+	payments  *payment.Service
 	vault     *vault.Vault
 	logger    *slog.Logger
 	logs      *bytes.Buffer
@@ -127,6 +129,7 @@ func newHarnessOn(t testing.TB, db *postgres.DB, opts ...option) *harness {
 	}
 	h.vault = v
 	h.funding = funding.NewService(db, routing.Embedded(), v, h.clock.Now)
+	h.payments = payment.NewService(db, payment.Config{MaxAmount: h.cfg.PaymentMaxCents, SettleDelay: h.cfg.PaymentSettleDelay}, h.clock.Now)
 	h.webhooks = webhook.NewService(db, v, h.clock.Now, webhook.URLPolicy{AllowPrivate: h.cfg.WebhookAllowPrivateTargets})
 	h.logger = slog.New(slog.NewJSONHandler(&lockedWriter{w: h.logs}, nil))
 	h.engine = web.New(web.Deps{
@@ -139,6 +142,7 @@ func newHarnessOn(t testing.TB, db *postgres.DB, opts ...option) *harness {
 		Customers:   customer.NewService(db, h.clock.Now),
 		Funding:     h.funding,
 		Webhooks:    h.webhooks,
+		Payments:    h.payments,
 	})
 	return h
 }

@@ -154,3 +154,12 @@ func okList[T any](c *gin.Context, items []T, more bool) {
 	}
 	ok(c, listPage[T]{Data: items, HasMore: more})
 }
+
+// reply writes a service result: v with success, or the error envelope.
+func reply[T any](s *server, c *gin.Context, v T, err error) {
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	ok(c, v)
+}

@@ -18,6 +18,7 @@ import (
 	"github.com/fundsource/fundsource/internal/funding"
 	"github.com/fundsource/fundsource/internal/hosted"
 	"github.com/fundsource/fundsource/internal/merchant"
+	"github.com/fundsource/fundsource/internal/payment"
 	"github.com/fundsource/fundsource/internal/postgres"
 	"github.com/fundsource/fundsource/internal/tenant"
 	"github.com/fundsource/fundsource/internal/webhook"
@@ -45,6 +46,7 @@ type Deps struct {
 	Customers   *customer.Service
 	Funding     *funding.Service
 	Webhooks    *webhook.Service
+	Payments    *payment.Service
 }
 
 type server struct {
@@ -57,6 +59,7 @@ type server struct {
 	customers *customer.Service
 	funding   *funding.Service
 	webhooks  *webhook.Service
+	payments  *payment.Service
 	limiter   *limiter
 	metrics   *metrics
 
@@ -69,7 +72,7 @@ type server struct {
 func New(d Deps) *gin.Engine {
 	s := &server{
 		cfg: d.Config, log: d.Logger, now: d.Now, db: d.DB, idem: d.Idempotency,
-		merchants: d.Merchants, customers: d.Customers, funding: d.Funding, webhooks: d.Webhooks,
+		merchants: d.Merchants, customers: d.Customers, funding: d.Funding, webhooks: d.Webhooks, payments: d.Payments,
 		limiter: newLimiter(d.Config.RateLimitSandbox, d.Config.RateLimitProduction),
 		metrics: newMetrics(),
 
@@ -124,6 +127,13 @@ func New(d Deps) *gin.Engine {
 	api.GET("/events", s.listEvents)
 	api.GET("/events/:id", s.getEvent)
 	api.POST("/events/:id/redeliver", s.redeliverEvent)
+	api.POST("/payments", s.createPayment)
+	api.GET("/payments", s.listPayments)
+	api.GET("/payments/:id", s.getPayment)
+	api.POST("/subscriptions", s.createSubscription)
+	api.GET("/subscriptions", s.listSubscriptions)
+	api.GET("/subscriptions/:id", s.getSubscription)
+	api.POST("/subscriptions/:id/cancel", s.cancelSubscription)
 	return r
 }
 

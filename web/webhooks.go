@@ -2,11 +2,14 @@ package web
 
 import (
 	"bytes"
+	"context"
 
 	"github.com/gin-gonic/gin"
 
 	"github.com/fundsource/fundsource/internal/errs"
+	"github.com/fundsource/fundsource/internal/event"
 	"github.com/fundsource/fundsource/internal/paging"
+	"github.com/fundsource/fundsource/internal/tenant"
 )
 
 // decodeNone accepts an empty body or an empty JSON object, for POSTs
@@ -86,17 +89,9 @@ func (s *server) testWebhook(c *gin.Context) {
 }
 
 func (s *server) listEvents(c *gin.Context) {
-	p, err := paging.Parse(c.Query("limit"), c.Query("starting_after"))
-	if err != nil {
-		s.fail(c, err)
-		return
-	}
-	es, more, err := s.webhooks.Events(c.Request.Context(), scope(c), c.Query("type"), p)
-	if err != nil {
-		s.fail(c, err)
-		return
-	}
-	okList(c, es, more)
+	list(s, c, func(ctx context.Context, sc tenant.Scope, p paging.Page) ([]event.Event, bool, error) {
+		return s.webhooks.Events(ctx, sc, c.Query("type"), p)
+	})
 }
 
 func (s *server) getEvent(c *gin.Context) {

@@ -17,6 +17,7 @@ import (
 	"github.com/fundsource/fundsource/internal/customer"
 	"github.com/fundsource/fundsource/internal/funding"
 	"github.com/fundsource/fundsource/internal/merchant"
+	"github.com/fundsource/fundsource/internal/payment"
 	"github.com/fundsource/fundsource/internal/postgres"
 	"github.com/fundsource/fundsource/internal/provider"
 	"github.com/fundsource/fundsource/internal/routing"
@@ -97,6 +98,7 @@ type env struct {
 	customers *customer.Service
 	funding   *funding.Service
 	webhooks  *webhook.Service
+	payments  *payment.Service
 }
 
 // withEnv loads the configuration, opens and migrates the database, builds
@@ -157,6 +159,7 @@ func newEnv(cfg *config.Config, db *postgres.DB, io IO, now func() time.Time) (*
 		customers: customer.NewService(db, now),
 		funding:   fund,
 		webhooks:  webhook.NewService(db, v, now, webhook.URLPolicy{AllowPrivate: cfg.WebhookAllowPrivateTargets}),
+		payments:  payment.NewService(db, payment.Config{MaxAmount: cfg.PaymentMaxCents, SettleDelay: cfg.PaymentSettleDelay}, now),
 	}, nil
 }
 

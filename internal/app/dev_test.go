@@ -57,7 +57,7 @@ func startDev(t *testing.T, dataDir, addr, simAddr string) (out *syncBuffer, sto
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	env := map[string]string{"DATA_DIR": dataDir, "LISTEN_ADDR": addr, "SANDBOX_BASE_URL": "http://" + addr,
-		"PROVIDER_SIM_ADDR": simAddr}
+		"PROVIDER_SIM_ADDR": simAddr, "PAYMENT_SETTLE_DELAY": "200ms"}
 	go func() {
 		done <- app.Run(ctx, []string{"dev"}, app.IO{Getenv: func(k string) string { return env[k] }, Stdout: out, Stderr: errOut})
 	}()
@@ -142,6 +142,30 @@ func TestDevStartsPrivateClusterServesAndReusesData(t *testing.T) {
 
 	hostedByHand(t, out.String(), baseURL, demo["DEMO_PUBLIC_KEY"], key, id)
 
+	// Payments: a debit of an Unverified source is refused; one of the
+	// Verified source settles and fires payment.success to the webhook.
+	unverified := api(t, "POST", baseURL+"/v2/funding-source", key, `{"user_id":"`+id+`","routing_number":"222222226","account_number":"000555555555"}`)["funding_source_id"].(string)
+	req, _ := http.NewRequest(http.MethodPost, baseURL+"/v2/payments",
+		strings.NewReader(`{"funding_source_id":"`+unverified+`","amount":"25.00","direction":"debit"}`))
+	req.Header.Set("Authorization", "Bearer "+key)
+	req.Header.Set("Content-Type", "application/json")
+	if res, err := http.DefaultClient.Do(req); err != nil || res.StatusCode != http.StatusForbidden {
+		t.Errorf("debit of an Unverified source: %v %v", res, err)
+	} else {
+		res.Body.Close()
+	}
+	pay := api(t, "POST", baseURL+"/v2/payments", key, `{"funding_source_id":"`+fs+`","amount":"25.00","direction":"debit"}`)["payment_id"].(string)
+	deadline = time.Now().Add(30 * time.Second)
+	for !strings.Contains(received.String(), "payment.success") || !strings.Contains(received.String(), pay) {
+		if time.Now().After(deadline) {
+			t.Fatalf("no payment.success for %s at the receiver:\n%s", pay, received.String())
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if p := api(t, "GET", baseURL+"/v2/payments/"+pay, key, ""); p["status"] != "processed" {
+		t.Errorf("payment after payment.success = %v", p)
+	}
+
 	// The five upstream steps of processor-token linking, as the README
 	// shows them with curl, against the simulator 'make run' started.
 	sim := "http://" + simAddr
@@ -158,7 +182,7 @@ func TestDevStartsPrivateClusterServesAndReusesData(t *testing.T) {
 	}
 
 	// An unknown key gets the 401 envelope.
-	req, _ := http.NewRequest(http.MethodGet, "http://"+addr+"/v2/customers", nil)
+	req, _ = http.NewRequest(http.MethodGet, "http://"+addr+"/v2/customers", nil)
 	req.Header.Set("Authorization", "Bearer sk_test_"+strings.Repeat("Z", 43))
 	res, err := http.DefaultClient.Do(req)
 	if err != nil {

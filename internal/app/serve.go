@@ -27,6 +27,7 @@ func (e *env) handler() http.Handler {
 		Customers:   e.customers,
 		Funding:     e.funding,
 		Webhooks:    e.webhooks,
+		Payments:    e.payments,
 	})
 }
 
@@ -89,15 +90,26 @@ func (e *env) runJobs(ctx context.Context) {
 		e.every(ctx, time.Hour, "event retention", e.webhooks.PurgeEvents)
 	})
 	wg.Go(func() {
-		e.every(ctx, time.Minute, "micro-deposit expiry", func(ctx context.Context) (int64, error) {
-			n, err := e.funding.ExpireDue(ctx)
-			return int64(n), err
-		})
+		e.every(ctx, time.Minute, "micro-deposit expiry", counted(e.funding.ExpireDue))
+	})
+	wg.Go(func() {
+		e.every(ctx, time.Second, "sandbox payment settlement", counted(e.payments.SettleDue))
+	})
+	wg.Go(func() {
+		e.every(ctx, time.Minute, "subscription debits", counted(e.payments.RunDue))
 	})
 	e.every(ctx, time.Hour, "idempotency sweep", func(ctx context.Context) (int64, error) {
 		return e.db.DeleteExpiredIdempotencyKeys(ctx, e.now())
 	})
 	wg.Wait()
+}
+
+// counted adapts a job that counts in int.
+func counted(job func(context.Context) (int, error)) func(context.Context) (int64, error) {
+	return func(ctx context.Context) (int64, error) {
+		n, err := job(ctx)
+		return int64(n), err
+	}
 }
 
 // every runs job now and then every interval until ctx ends, logging what

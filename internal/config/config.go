@@ -17,6 +17,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/fundsource/fundsource/internal/money"
 	"github.com/fundsource/fundsource/internal/tenant"
 )
 
@@ -85,6 +86,12 @@ type Config struct {
 	// form submissions: that many at once, refilled evenly over 10 minutes.
 	HostedSubmitsPerIP     int
 	HostedSubmitsPerSource int
+
+	// PaymentMaxCents is the largest payment or subscription amount, in cents.
+	PaymentMaxCents int64
+	// PaymentSettleDelay is how long a sandbox payment stays pending before
+	// it settles by itself.
+	PaymentSettleDelay time.Duration
 
 	// TrustedProxies are the addresses (IPs or CIDRs) of reverse proxies
 	// whose X-Forwarded-For names the client; empty trusts none, so the
@@ -178,6 +185,13 @@ func Load(getenv Getenv) (*Config, error) {
 		return nil, err
 	}
 	if c.HostedSubmitsPerSource, err = intVar(getenv, "HOSTED_SUBMITS_PER_SOURCE", 10, 1, 100000); err != nil {
+		return nil, err
+	}
+	maxAmount := orDefault(getenv("PAYMENT_MAX_AMOUNT"), "10000.00")
+	if c.PaymentMaxCents, _ = money.ParseCents(maxAmount); c.PaymentMaxCents <= 0 {
+		return nil, fmt.Errorf("PAYMENT_MAX_AMOUNT must be a positive amount like 10000.00, got %q", maxAmount)
+	}
+	if c.PaymentSettleDelay, err = durationVar(getenv, "PAYMENT_SETTLE_DELAY", 5*time.Second); err != nil {
 		return nil, err
 	}
 	for _, p := range strings.Split(getenv("TRUSTED_PROXIES"), ",") {

@@ -99,6 +99,9 @@ func TestInvalidValuesAreRefused(t *testing.T) {
 		"zero hosted limit":  {"HOSTED_SUBMITS_PER_IP": "0"},
 		"bad hosted limit":   {"HOSTED_SUBMITS_PER_SOURCE": "ten"},
 		"bad proxy":          {"TRUSTED_PROXIES": "10.0.0.0/8, proxy.internal"},
+		"zero max amount":    {"PAYMENT_MAX_AMOUNT": "0"},
+		"bad max amount":     {"PAYMENT_MAX_AMOUNT": "1e6"},
+		"bad settle delay":   {"PAYMENT_SETTLE_DELAY": "soon"},
 	}
 	for name, vars := range cases {
 		t.Run(name, func(t *testing.T) {

@@ -49,6 +49,12 @@ const (
 	ProviderUnavailable          Code = "provider_unavailable"
 	Internal                     Code = "internal_error"
 	ServiceUnavailable           Code = "service_unavailable"
+
+	// Beyond the contract's table, for payments and subscriptions.
+	InvalidAmount        Code = "invalid_amount"         // 400: not a positive amount within the limit
+	PaymentNotFound      Code = "payment_not_found"      // 404
+	SubscriptionNotFound Code = "subscription_not_found" // 404
+	FundingSourceRemoved Code = "funding_source_removed" // 409: a payment or subscription on a removed source
 )
 
 // Error is a domain error with a contract code. Message is safe to show to the

@@ -2,24 +2,11 @@ package funding
 
 import (
 	"encoding/json"
-	"fmt"
 	"testing"
 
 	"github.com/fundsource/fundsource/internal/errs"
+	"github.com/fundsource/fundsource/internal/money"
 )
-
-func TestParseCents(t *testing.T) {
-	for s, want := range map[string]int{"0.12": 12, ".12": 12, "0.1": 10, ".5": 50, "1": 100, "1.00": 100, "00.07": 7, "12.3": 1230, "0": 0} {
-		if got, ok := ParseCents(s); !ok || got != want {
-			t.Errorf("ParseCents(%q) = %d, %v; want %d", s, got, ok, want)
-		}
-	}
-	for _, s := range []string{"", ".", "1.", "0.123", "-0.1", "+0.1", "1e-1", " 0.1", "0.1 ", "0,12", "0x1", "1.2.3", "١"} {
-		if got, ok := ParseCents(s); ok {
-			t.Errorf("ParseCents(%q) = %d, accepted", s, got)
-		}
-	}
-}
 
 func raw(ss ...string) []json.RawMessage {
 	out := make([]json.RawMessage, len(ss))
@@ -42,27 +29,7 @@ func TestParseAmounts(t *testing.T) {
 	}
 }
 
-func FuzzParseCents(f *testing.F) {
-	for _, s := range []string{"0.12", ".5", "1", "1.", "-1", "1e2", "99.99"} {
-		f.Add(s)
-	}
-	f.Fuzz(func(t *testing.T, s string) {
-		c, ok := ParseCents(s)
-		if !ok {
-			return
-		}
-		if c < 0 {
-			t.Fatalf("ParseCents(%q) = %d, negative", s, c)
-		}
-		// Round trip: the cents printed back parse to the same value.
-		back, ok2 := ParseCents(centsString(c))
-		if !ok2 || back != c {
-			t.Fatalf("round trip of %q: %d → %q → %d", s, c, centsString(c), back)
-		}
-	})
-}
-
-func centsString(c int) string { return fmt.Sprintf("%d.%02d", c/100, c%100) }
+func centsString(c int) string { return money.Format(int64(c)) }
 
 func TestParseStatementAmount(t *testing.T) {
 	for s, want := range map[string]int{"0.12": 12, ".12": 12, "$0.12": 12, "$ 0.12": 12, " 0.12 ": 12, "0,12": 12, "12": 12, "012": 12,

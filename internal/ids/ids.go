@@ -18,6 +18,8 @@ const (
 	Request       = "req_"
 	Merchant      = "mer_"
 	APIKey        = "key_"
+	Payment       = "pay_"
+	Subscription  = "sub_"
 )
 
 var b32 = base32.StdEncoding.WithPadding(base32.NoPadding)

@@ -70,9 +70,5 @@ func (db *DB) ListCustomers(ctx context.Context, scope tenant.Scope, p paging.Pa
 	if err != nil {
 		return nil, err
 	}
-	out := make([]customer.Customer, len(rows))
-	for i, r := range rows {
-		out[i] = r.domain()
-	}
-	return out, nil
+	return mapRows(rows, customerRow.domain), nil
 }

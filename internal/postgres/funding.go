@@ -181,11 +181,7 @@ func (db *DB) ListSources(ctx context.Context, scope tenant.Scope, userID string
 	if err := db.list(ctx, &rows, listSources, "funding_sources", scope, p, userID, includeRemoved); err != nil {
 		return nil, err
 	}
-	out := make([]funding.Source, len(rows))
-	for i, r := range rows {
-		out[i] = r.domain()
-	}
-	return out, nil
+	return mapRows(rows, sourceRow.domain), nil
 }
 
 const setSourceStatus = `
@@ -296,9 +292,5 @@ func (db *DB) ExpiringMicroDeposits(ctx context.Context, now time.Time, limit in
 	if err := sqlx.SelectContext(ctx, db.q(ctx), &rows, selectExpiringDeposits, now, limit); err != nil {
 		return nil, translate(err)
 	}
-	out := make([]funding.MicroDeposit, len(rows))
-	for i, r := range rows {
-		out[i] = r.domain()
-	}
-	return out, nil
+	return mapRows(rows, depositRow.domain), nil
 }

@@ -164,11 +164,7 @@ func (db *DB) ListEvents(ctx context.Context, scope tenant.Scope, typ, prefix st
 	if err := db.list(ctx, &rows, listEvents, "events", scope, p, typ, prefix); err != nil {
 		return nil, err
 	}
-	out := make([]event.Event, len(rows))
-	for i, r := range rows {
-		out[i] = r.domain()
-	}
-	return out, nil
+	return mapRows(rows, eventRow.domain), nil
 }
 
 type deliveryRow struct {

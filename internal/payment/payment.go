@@ -1,0 +1,296 @@
+// Package payment holds the rules that make verification matter (spec:
+// "Unverified funding sources are credit-only"; CONTRACT part 9): ACH
+// payments against funding sources, their settlement and returns, and
+// subscriptions that debit a Verified source on a schedule.
+package payment
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"time"
+
+	"github.com/fundsource/fundsource/internal/errs"
+	"github.com/fundsource/fundsource/internal/event"
+	"github.com/fundsource/fundsource/internal/ids"
+	"github.com/fundsource/fundsource/internal/money"
+	"github.com/fundsource/fundsource/internal/paging"
+	"github.com/fundsource/fundsource/internal/tenant"
+)
+
+// Direction of a payment, seen from the customer's account.
+type Direction string
+
+// Directions: a debit takes money from the account, a credit pays into it.
+const (
+	Debit  Direction = "debit"
+	Credit Direction = "credit"
+)
+
+// Status of a payment: pending until it settles (processed) or comes back
+// (failed, with the ACH return code).
+type Status string
+
+// Statuses.
+const (
+	Pending   Status = "pending"
+	Processed Status = "processed"
+	Failed    Status = "failed"
+)
+
+// MaxDescription is the longest payment or subscription description, in characters.
+const MaxDescription = 100
+
+// Payment is one ACH debit or credit.
+type Payment struct {
+	Scope          tenant.Scope `json:"-"`
+	ID             string       `json:"payment_id"`
+	SourceID       string       `json:"funding_source_id"`
+	UserID         string       `json:"user_id"`
+	Amount         string       `json:"amount"` // decimal dollars, "12.34"
+	Currency       string       `json:"currency"`
+	Direction      Direction    `json:"direction"`
+	Description    *string      `json:"description"`
+	Status         Status       `json:"status"`
+	FailureCode    *string      `json:"failure_code"`   // ACH return code, "R01"
+	FailureReason  *string      `json:"failure_reason"` // its meaning
+	SubscriptionID *string      `json:"subscription_id"`
+	CreatedAt      time.Time    `json:"created_at"` // UTC
+	SettledAt      *time.Time   `json:"settled_at"` // processed or failed; UTC
+
+	Cents    int64      `json:"-"` // the amount in cents, > 0
+	DueDate  *string    `json:"-"` // subscription debits: the due date, YYYY-MM-DD
+	SettleAt *time.Time `json:"-"` // sandbox: when it settles by itself
+}
+
+// SourceInfo is what payments need to know about a funding source.
+type SourceInfo struct {
+	UserID   string
+	Verified bool
+	Removed  bool
+}
+
+// Store is the persistence of payments and subscriptions.
+type Store interface {
+	WithTx(ctx context.Context, fn func(ctx context.Context) error) error
+	event.Recorder
+
+	// PaymentSource reads a funding source and holds a share lock on it
+	// until the transaction ends; errs.NotFound when unknown.
+	PaymentSource(ctx context.Context, scope tenant.Scope, id string) (SourceInfo, error)
+	InsertPayment(ctx context.Context, p Payment) error
+	// Payment returns a payment, locked when forUpdate; errs.NotFound when unknown.
+	Payment(ctx context.Context, scope tenant.Scope, id string, forUpdate bool) (Payment, error)
+	// ListPayments returns up to p.Limit+1 payments, newest first, of one
+	// funding source when sourceID is not "".
+	ListPayments(ctx context.Context, scope tenant.Scope, sourceID string, p paging.Page) ([]Payment, error)
+	// SettlingPayments locks up to limit pending payments whose SettleAt is
+	// at or before now, skipping rows other processes hold.
+	SettlingPayments(ctx context.Context, now time.Time, limit int) ([]Payment, error)
+	// FinishPayment stores a payment's final status, failure and settle time.
+	FinishPayment(ctx context.Context, p Payment) error
+
+	InsertSubscription(ctx context.Context, s Subscription) error
+	Subscription(ctx context.Context, scope tenant.Scope, id string, forUpdate bool) (Subscription, error)
+	ListSubscriptions(ctx context.Context, scope tenant.Scope, sourceID string, p paging.Page) ([]Subscription, error)
+	// DueSubscriptions locks up to limit active subscriptions whose next
+	// date is at or before today, skipping rows other processes hold.
+	DueSubscriptions(ctx context.Context, today string, limit int) ([]Subscription, error)
+	UpdateSubscription(ctx context.Context, s Subscription) error
+}
+
+// Config are the operator's payment settings.
+type Config struct {
+	MaxAmount   int64         // cents; larger payments are refused
+	SettleDelay time.Duration // sandbox: pending → final after this long
+}
+
+// Service applies the payment rules.
+type Service struct {
+	store Store
+	cfg   Config
+	now   func() time.Time
+}
+
+// NewService returns a Service.
+func NewService(store Store, cfg Config, now func() time.Time) *Service {
+	return &Service{store: store, cfg: cfg, now: now}
+}
+
+// Input is a payment request.
+type Input struct {
+	SourceID    string          `json:"funding_source_id"`
+	Amount      json.RawMessage `json:"amount"`
+	Direction   Direction       `json:"direction"`
+	Description *string         `json:"description"`
+}
+
+// Create records a pending payment. A debit needs a Verified source (403
+// debit_not_allowed otherwise); credits go to any live source.
+func (s *Service) Create(ctx context.Context, scope tenant.Scope, in Input) (Payment, error) {
+	if in.SourceID == "" {
+		return Payment{}, errs.Invalid("funding_source_id", "funding_source_id is required")
+	}
+	if in.Direction != Debit && in.Direction != Credit {
+		return Payment{}, errs.Invalid("direction", `direction must be "debit" or "credit"`)
+	}
+	cents, err := s.amount(in.Amount)
+	if err != nil {
+		return Payment{}, err
+	}
+	desc, err := description(in.Description)
+	if err != nil {
+		return Payment{}, err
+	}
+	var out Payment
+	err = s.store.WithTx(ctx, func(ctx context.Context) error {
+		src, err := s.usableSource(ctx, scope, in.SourceID, in.Direction)
+		if err != nil {
+			return err
+		}
+		out, err = s.insert(ctx, scope, in.SourceID, src.UserID, cents, in.Direction, desc, nil, nil)
+		return err
+	})
+	return out, err
+}
+
+// usableSource checks that a live source may take a payment in direction d.
+func (s *Service) usableSource(ctx context.Context, scope tenant.Scope, id string, d Direction) (SourceInfo, error) {
+	src, err := s.store.PaymentSource(ctx, scope, id)
+	if errs.Is(err, errs.NotFound) {
+		return SourceInfo{}, &errs.Error{Code: errs.FundingSourceNotFound, Param: "funding_source_id",
+			Message: "No funding source with this funding_source_id exists."}
+	}
+	if err != nil {
+		return SourceInfo{}, err
+	}
+	if src.Removed {
+		return SourceInfo{}, &errs.Error{Code: errs.FundingSourceRemoved, Param: "funding_source_id",
+			Message: "This funding source was removed and cannot be used for payments."}
+	}
+	if d == Debit && !src.Verified {
+		return SourceInfo{}, &errs.Error{Code: errs.DebitNotAllowed, Param: "funding_source_id",
+			Message: "A debit against an Unverified funding source is refused; verify it first. Credits are allowed."}
+	}
+	return src, nil
+}
+
+func (s *Service) insert(ctx context.Context, scope tenant.Scope, sourceID, userID string, cents int64, d Direction,
+	desc *string, subscriptionID, dueDate *string) (Payment, error) {
+	now := s.now().UTC()
+	p := Payment{
+		Scope: scope, ID: ids.New(ids.Payment), SourceID: sourceID, UserID: userID,
+		Amount: money.Format(cents), Currency: "USD", Cents: cents, Direction: d, Description: desc,
+		Status: Pending, SubscriptionID: subscriptionID, DueDate: dueDate, CreatedAt: now,
+	}
+	if scope.Env == tenant.Sandbox {
+		at := now.Add(s.cfg.SettleDelay)
+		p.SettleAt = &at
+	}
+	if err := s.store.InsertPayment(ctx, p); err != nil {
+		return Payment{}, err
+	}
+	return p, nil
+}
+
+// Get returns a payment.
+func (s *Service) Get(ctx context.Context, scope tenant.Scope, id string) (Payment, error) {
+	p, err := s.store.Payment(ctx, scope, id, false)
+	if errs.Is(err, errs.NotFound) {
+		return Payment{}, paymentNotFound()
+	}
+	return p, err
+}
+
+// List returns a page of payments, newest first, of one source when
+// sourceID is not "".
+func (s *Service) List(ctx context.Context, scope tenant.Scope, sourceID string, p paging.Page) ([]Payment, bool, error) {
+	items, err := s.store.ListPayments(ctx, scope, sourceID, p)
+	return paging.Result(items, err, p)
+}
+
+// SettleDue settles sandbox payments whose delay has passed: processed, or
+// failed with the return code of a magic amount. Several processes may run
+// it at once; each payment settles once.
+func (s *Service) SettleDue(ctx context.Context) (int, error) {
+	total := 0
+	for {
+		n := 0
+		err := s.store.WithTx(ctx, func(ctx context.Context) error {
+			due, err := s.store.SettlingPayments(ctx, s.now(), 100)
+			if err != nil {
+				return err
+			}
+			for _, p := range due {
+				code := ""
+				if p.Scope.Env == tenant.Sandbox {
+					code = SandboxReturnCode(p.Cents)
+				}
+				if err := s.finish(ctx, p, code); err != nil {
+					return err
+				}
+			}
+			n = len(due)
+			return nil
+		})
+		total += n
+		if err != nil || n < 100 {
+			return total, err
+		}
+	}
+}
+
+// finish settles p as processed (code "") or failed with an ACH return
+// code, and fires payment.success or payment.failed.
+func (s *Service) finish(ctx context.Context, p Payment, code string) error {
+	now := s.now().UTC()
+	p.SettledAt = &now
+	typ := event.PaymentSuccess
+	if code == "" {
+		p.Status = Processed
+	} else {
+		reason := ReturnReason(code)
+		p.Status, p.FailureCode, p.FailureReason = Failed, &code, &reason
+		typ = event.PaymentFailed
+	}
+	if err := s.store.FinishPayment(ctx, p); err != nil {
+		return err
+	}
+	return s.store.RecordEvent(ctx, event.New(p.Scope, typ, p, now))
+}
+
+func (s *Service) amount(raw json.RawMessage) (int64, error) {
+	if len(raw) == 0 {
+		return 0, &errs.Error{Code: errs.InvalidAmount, Param: "amount", Message: "amount is required, like \"12.34\""}
+	}
+	c, ok := money.ParseJSON(raw)
+	switch {
+	case !ok:
+		return 0, &errs.Error{Code: errs.InvalidAmount, Param: "amount",
+			Message: "amount must be a positive number of dollars with at most two decimals, like 12.34 or \"12.34\""}
+	case c <= 0:
+		return 0, &errs.Error{Code: errs.InvalidAmount, Param: "amount", Message: "amount must be more than 0.00"}
+	case c > s.cfg.MaxAmount:
+		return 0, &errs.Error{Code: errs.InvalidAmount, Param: "amount",
+			Message: "amount is above the limit of " + money.Format(s.cfg.MaxAmount) + " per payment"}
+	}
+	return c, nil
+}
+
+func description(d *string) (*string, error) {
+	if d == nil {
+		return nil, nil
+	}
+	v := strings.TrimSpace(*d)
+	if v == "" {
+		return nil, nil
+	}
+	if len([]rune(v)) > MaxDescription || strings.ContainsFunc(v, func(r rune) bool { return r < ' ' || r == 0x7f }) {
+		return nil, errs.Invalid("description", "description must be at most 100 characters without control characters")
+	}
+	return &v, nil
+}
+
+func paymentNotFound() error {
+	return &errs.Error{Code: errs.PaymentNotFound, Message: "No payment with this id exists."}
+}

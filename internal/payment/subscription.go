@@ -1,0 +1,228 @@
+package payment
+
+import (
+	"context"
+	"encoding/json"
+	"time"
+
+	"github.com/fundsource/fundsource/internal/calendar"
+	"github.com/fundsource/fundsource/internal/errs"
+	"github.com/fundsource/fundsource/internal/event"
+	"github.com/fundsource/fundsource/internal/ids"
+	"github.com/fundsource/fundsource/internal/money"
+	"github.com/fundsource/fundsource/internal/paging"
+	"github.com/fundsource/fundsource/internal/tenant"
+)
+
+// Interval between a subscription's debits.
+type Interval string
+
+// Intervals. Monthly debits fall on the start date's day of the month, or
+// the month's last day when it is shorter.
+const (
+	Weekly  Interval = "weekly"
+	Monthly Interval = "monthly"
+)
+
+// Subscription states.
+const (
+	Active   = "active"
+	Canceled = "canceled"
+)
+
+// MaxStartAhead is how far in the future a subscription may start.
+const MaxStartAhead = 366 * 24 * time.Hour
+
+// Subscription debits a Verified source on a schedule: one payment per due
+// date, created by the scheduler.
+type Subscription struct {
+	Scope        tenant.Scope `json:"-"`
+	ID           string       `json:"subscription_id"`
+	SourceID     string       `json:"funding_source_id"`
+	UserID       string       `json:"user_id"`
+	Amount       string       `json:"amount"`
+	Currency     string       `json:"currency"`
+	Interval     Interval     `json:"interval"`
+	Description  *string      `json:"description"`
+	Status       string       `json:"status"`     // active or canceled
+	StartDate    string       `json:"start_date"` // YYYY-MM-DD (US Eastern)
+	NextDate     *string      `json:"next_payment_date"`
+	PaymentCount int          `json:"payment_count"` // debits created so far
+	CancelReason *string      `json:"cancel_reason"` // "requested" or "funding_source_removed"
+	CreatedAt    time.Time    `json:"created_at"`
+	CanceledAt   *time.Time   `json:"canceled_at"`
+
+	Cents int64 `json:"-"`
+}
+
+// DueDate is the date of a subscription's n-th debit (from 0), YYYY-MM-DD.
+func DueDate(s Subscription, n int) string {
+	start, _ := time.Parse(time.DateOnly, s.StartDate)
+	if s.Interval == Weekly {
+		return start.AddDate(0, 0, 7*n).Format(time.DateOnly)
+	}
+	y, m, d := start.Date()
+	first := time.Date(y, m+time.Month(n), 1, 0, 0, 0, 0, time.UTC)
+	last := first.AddDate(0, 1, -1).Day()
+	return time.Date(first.Year(), first.Month(), min(d, last), 0, 0, 0, 0, time.UTC).Format(time.DateOnly)
+}
+
+// SubscriptionInput is a subscription request.
+type SubscriptionInput struct {
+	SourceID    string          `json:"funding_source_id"`
+	Amount      json.RawMessage `json:"amount"`
+	Interval    Interval        `json:"interval"`
+	StartDate   string          `json:"start_date"`
+	Description *string         `json:"description"`
+}
+
+// Subscribe creates a subscription on a Verified source (403
+// debit_not_allowed on an Unverified one) and fires subscription.created.
+func (s *Service) Subscribe(ctx context.Context, scope tenant.Scope, in SubscriptionInput) (Subscription, error) {
+	if in.SourceID == "" {
+		return Subscription{}, errs.Invalid("funding_source_id", "funding_source_id is required")
+	}
+	cents, err := s.amount(in.Amount)
+	if err != nil {
+		return Subscription{}, err
+	}
+	if in.Interval != Weekly && in.Interval != Monthly {
+		return Subscription{}, errs.Invalid("interval", `interval must be "weekly" or "monthly"`)
+	}
+	now := s.now().UTC()
+	today := calendar.DateOf(now)
+	start, err := time.Parse(time.DateOnly, in.StartDate)
+	switch {
+	case err != nil:
+		return Subscription{}, errs.Invalid("start_date", "start_date must be a date like 2026-12-01")
+	case start.Before(today):
+		return Subscription{}, errs.Invalid("start_date", "start_date must be today ("+today.Format(time.DateOnly)+", US Eastern) or later")
+	case start.After(today.Add(MaxStartAhead)):
+		return Subscription{}, errs.Invalid("start_date", "start_date must be within a year")
+	}
+	desc, err := description(in.Description)
+	if err != nil {
+		return Subscription{}, err
+	}
+	var out Subscription
+	err = s.store.WithTx(ctx, func(ctx context.Context) error {
+		src, err := s.usableSource(ctx, scope, in.SourceID, Debit)
+		if err != nil {
+			return err
+		}
+		next := in.StartDate
+		out = Subscription{
+			Scope: scope, ID: ids.New(ids.Subscription), SourceID: in.SourceID, UserID: src.UserID,
+			Amount: money.Format(cents), Currency: "USD", Cents: cents, Interval: in.Interval, Description: desc,
+			Status: Active, StartDate: in.StartDate, NextDate: &next, CreatedAt: now,
+		}
+		if err := s.store.InsertSubscription(ctx, out); err != nil {
+			return err
+		}
+		return s.store.RecordEvent(ctx, event.New(scope, event.SubscriptionCreated, out, now))
+	})
+	return out, err
+}
+
+// GetSubscription returns a subscription.
+func (s *Service) GetSubscription(ctx context.Context, scope tenant.Scope, id string) (Subscription, error) {
+	sub, err := s.store.Subscription(ctx, scope, id, false)
+	if errs.Is(err, errs.NotFound) {
+		return Subscription{}, subscriptionNotFound()
+	}
+	return sub, err
+}
+
+// ListSubscriptions returns a page of subscriptions, newest first, of one
+// source when sourceID is not "".
+func (s *Service) ListSubscriptions(ctx context.Context, scope tenant.Scope, sourceID string, p paging.Page) ([]Subscription, bool, error) {
+	items, err := s.store.ListSubscriptions(ctx, scope, sourceID, p)
+	return paging.Result(items, err, p)
+}
+
+// CancelSubscription stops future debits; payments already created go on.
+// Canceling twice answers the canceled subscription.
+func (s *Service) CancelSubscription(ctx context.Context, scope tenant.Scope, id string) (Subscription, error) {
+	var out Subscription
+	err := s.store.WithTx(ctx, func(ctx context.Context) error {
+		sub, err := s.store.Subscription(ctx, scope, id, true)
+		if errs.Is(err, errs.NotFound) {
+			return subscriptionNotFound()
+		}
+		if err != nil {
+			return err
+		}
+		if sub.Status == Active {
+			s.cancel(&sub, "requested")
+			if err := s.store.UpdateSubscription(ctx, sub); err != nil {
+				return err
+			}
+		}
+		out = sub
+		return nil
+	})
+	return out, err
+}
+
+func (s *Service) cancel(sub *Subscription, reason string) {
+	now := s.now().UTC()
+	sub.Status, sub.NextDate, sub.CanceledAt, sub.CancelReason = Canceled, nil, &now, &reason
+}
+
+// RunDue creates the debit of every due date that has come (US Eastern),
+// catching up on missed dates, each exactly once: subscriptions are locked
+// with SKIP LOCKED while one process works on them, and a unique index on
+// (subscription, due date) backs that up. A subscription whose source was
+// removed is canceled instead.
+func (s *Service) RunDue(ctx context.Context) (int, error) {
+	created := 0
+	for {
+		n := 0
+		err := s.store.WithTx(ctx, func(ctx context.Context) error {
+			today := calendar.DateOf(s.now()).Format(time.DateOnly)
+			due, err := s.store.DueSubscriptions(ctx, today, 100)
+			if err != nil {
+				return err
+			}
+			for _, sub := range due {
+				k, err := s.runOne(ctx, sub, today)
+				if err != nil {
+					return err
+				}
+				created += k
+			}
+			n = len(due)
+			return nil
+		})
+		if err != nil || n < 100 {
+			return created, err
+		}
+	}
+}
+
+func (s *Service) runOne(ctx context.Context, sub Subscription, today string) (int, error) {
+	created := 0
+	for sub.Status == Active && sub.NextDate != nil && *sub.NextDate <= today {
+		_, err := s.usableSource(ctx, sub.Scope, sub.SourceID, Debit)
+		if code := errs.CodeOf(err); code == errs.FundingSourceRemoved || code == errs.FundingSourceNotFound || code == errs.DebitNotAllowed {
+			s.cancel(&sub, "funding_source_removed")
+			break
+		}
+		if err != nil {
+			return created, err
+		}
+		due := *sub.NextDate
+		if _, err := s.insert(ctx, sub.Scope, sub.SourceID, sub.UserID, sub.Cents, Debit, sub.Description, &sub.ID, &due); err != nil {
+			return created, err
+		}
+		created++
+		sub.PaymentCount++
+		next := DueDate(sub, sub.PaymentCount)
+		sub.NextDate = &next
+	}
+	return created, s.store.UpdateSubscription(ctx, sub)
+}
+
+func subscriptionNotFound() error {
+	return &errs.Error{Code: errs.SubscriptionNotFound, Message: "No subscription with this id exists."}
+}

@@ -1,0 +1,246 @@
+package postgres
+
+import (
+	"context"
+	"time"
+
+	"github.com/jmoiron/sqlx"
+
+	"github.com/fundsource/fundsource/internal/money"
+	"github.com/fundsource/fundsource/internal/paging"
+	"github.com/fundsource/fundsource/internal/payment"
+	"github.com/fundsource/fundsource/internal/tenant"
+)
+
+const selectPaymentSource = `
+SELECT customer_id, status = 'Verified' AS verified, removed_at IS NOT NULL AS removed
+FROM funding_sources WHERE merchant_id = $1 AND environment = $2 AND id = $3
+FOR SHARE`
+
+// PaymentSource reads a funding source for a payment and share-locks it, so
+// it cannot be removed while the payment is written.
+func (db *DB) PaymentSource(ctx context.Context, scope tenant.Scope, id string) (payment.SourceInfo, error) {
+	var r struct {
+		UserID   string `db:"customer_id"`
+		Verified bool   `db:"verified"`
+		Removed  bool   `db:"removed"`
+	}
+	if err := sqlx.GetContext(ctx, db.q(ctx), &r, selectPaymentSource, scope.MerchantID, scope.Env, id); err != nil {
+		return payment.SourceInfo{}, translate(err)
+	}
+	return payment.SourceInfo{UserID: r.UserID, Verified: r.Verified, Removed: r.Removed}, nil
+}
+
+type paymentRow struct {
+	MerchantID     string     `db:"merchant_id"`
+	Environment    string     `db:"environment"`
+	ID             string     `db:"id"`
+	SourceID       string     `db:"funding_source_id"`
+	UserID         string     `db:"customer_id"`
+	Direction      string     `db:"direction"`
+	Cents          int64      `db:"amount_cents"`
+	Description    *string    `db:"description"`
+	Status         string     `db:"status"`
+	FailureCode    *string    `db:"failure_code"`
+	SubscriptionID *string    `db:"subscription_id"`
+	DueDate        *time.Time `db:"due_date"`
+	SettleAt       *time.Time `db:"settle_at"`
+	SettledAt      *time.Time `db:"settled_at"`
+	CreatedAt      time.Time  `db:"created_at"`
+}
+
+func (r paymentRow) domain() payment.Payment {
+	p := payment.Payment{
+		Scope: tenant.Scope{MerchantID: r.MerchantID, Env: tenant.Environment(r.Environment)},
+		ID:    r.ID, SourceID: r.SourceID, UserID: r.UserID, Amount: money.Format(r.Cents), Currency: "USD",
+		Cents: r.Cents, Direction: payment.Direction(r.Direction), Description: r.Description,
+		Status: payment.Status(r.Status), FailureCode: r.FailureCode, SubscriptionID: r.SubscriptionID,
+		SettleAt: utcPtr(r.SettleAt), SettledAt: utcPtr(r.SettledAt), CreatedAt: r.CreatedAt.UTC(),
+	}
+	if r.FailureCode != nil {
+		reason := payment.ReturnReason(*r.FailureCode)
+		p.FailureReason = &reason
+	}
+	if r.DueDate != nil {
+		d := r.DueDate.Format(time.DateOnly)
+		p.DueDate = &d
+	}
+	return p
+}
+
+const paymentColumns = `merchant_id, environment, id, funding_source_id, customer_id, direction, amount_cents,
+       description, status, failure_code, subscription_id, due_date, settle_at, settled_at, created_at`
+
+const insertPayment = `
+INSERT INTO payments (` + paymentColumns + `)
+VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15)`
+
+// InsertPayment stores a new payment; errs.Conflict when a subscription's
+// debit for that due date exists already.
+func (db *DB) InsertPayment(ctx context.Context, p payment.Payment) error {
+	_, err := db.q(ctx).ExecContext(ctx, insertPayment, p.Scope.MerchantID, p.Scope.Env, p.ID, p.SourceID, p.UserID,
+		p.Direction, p.Cents, p.Description, p.Status, p.FailureCode, p.SubscriptionID, p.DueDate, p.SettleAt,
+		p.SettledAt, p.CreatedAt)
+	return translate(err)
+}
+
+const selectPayment = `SELECT ` + paymentColumns + ` FROM payments
+WHERE merchant_id = $1 AND environment = $2 AND id = $3`
+
+// Payment returns one payment, locked when forUpdate.
+func (db *DB) Payment(ctx context.Context, scope tenant.Scope, id string, forUpdate bool) (payment.Payment, error) {
+	q := selectPayment
+	if forUpdate {
+		q += ` FOR UPDATE`
+	}
+	var r paymentRow
+	if err := sqlx.GetContext(ctx, db.q(ctx), &r, q, scope.MerchantID, scope.Env, id); err != nil {
+		return payment.Payment{}, translate(err)
+	}
+	return r.domain(), nil
+}
+
+const listPayments = `SELECT ` + paymentColumns + ` FROM payments
+WHERE merchant_id = $1 AND environment = $2 AND (created_at, id) < ($3, $4)
+  AND ($6 = '' OR funding_source_id = $6)
+ORDER BY created_at DESC, id DESC
+LIMIT $5`
+
+// ListPayments returns up to p.Limit+1 payments, newest first.
+func (db *DB) ListPayments(ctx context.Context, scope tenant.Scope, sourceID string, p paging.Page) ([]payment.Payment, error) {
+	var rows []paymentRow
+	if err := db.list(ctx, &rows, listPayments, "payments", scope, p, sourceID); err != nil {
+		return nil, err
+	}
+	return mapRows(rows, paymentRow.domain), nil
+}
+
+const settlingPayments = `SELECT ` + paymentColumns + ` FROM payments
+WHERE status = 'pending' AND settle_at IS NOT NULL AND settle_at <= $1
+ORDER BY settle_at
+LIMIT $2
+FOR UPDATE SKIP LOCKED`
+
+// SettlingPayments locks up to limit pending payments due to settle.
+func (db *DB) SettlingPayments(ctx context.Context, now time.Time, limit int) ([]payment.Payment, error) {
+	var rows []paymentRow
+	if err := sqlx.SelectContext(ctx, db.q(ctx), &rows, settlingPayments, now, limit); err != nil {
+		return nil, translate(err)
+	}
+	return mapRows(rows, paymentRow.domain), nil
+}
+
+const finishPayment = `
+UPDATE payments SET status = $4, failure_code = $5, settled_at = $6
+WHERE merchant_id = $1 AND environment = $2 AND id = $3`
+
+// FinishPayment stores a payment's final status.
+func (db *DB) FinishPayment(ctx context.Context, p payment.Payment) error {
+	_, err := db.q(ctx).ExecContext(ctx, finishPayment, p.Scope.MerchantID, p.Scope.Env, p.ID, p.Status, p.FailureCode, p.SettledAt)
+	return translate(err)
+}
+
+type subscriptionRow struct {
+	MerchantID   string     `db:"merchant_id"`
+	Environment  string     `db:"environment"`
+	ID           string     `db:"id"`
+	SourceID     string     `db:"funding_source_id"`
+	UserID       string     `db:"customer_id"`
+	Cents        int64      `db:"amount_cents"`
+	Interval     string     `db:"interval"`
+	Description  *string    `db:"description"`
+	Status       string     `db:"status"`
+	StartDate    time.Time  `db:"start_date"`
+	NextDate     *time.Time `db:"next_date"`
+	PaymentCount int        `db:"payment_count"`
+	CancelReason *string    `db:"cancel_reason"`
+	CreatedAt    time.Time  `db:"created_at"`
+	CanceledAt   *time.Time `db:"canceled_at"`
+}
+
+func (r subscriptionRow) domain() payment.Subscription {
+	s := payment.Subscription{
+		Scope: tenant.Scope{MerchantID: r.MerchantID, Env: tenant.Environment(r.Environment)},
+		ID:    r.ID, SourceID: r.SourceID, UserID: r.UserID, Amount: money.Format(r.Cents), Currency: "USD",
+		Cents: r.Cents, Interval: payment.Interval(r.Interval), Description: r.Description, Status: r.Status,
+		StartDate: r.StartDate.Format(time.DateOnly), PaymentCount: r.PaymentCount, CancelReason: r.CancelReason,
+		CreatedAt: r.CreatedAt.UTC(), CanceledAt: utcPtr(r.CanceledAt),
+	}
+	if r.NextDate != nil {
+		d := r.NextDate.Format(time.DateOnly)
+		s.NextDate = &d
+	}
+	return s
+}
+
+const subscriptionColumns = `merchant_id, environment, id, funding_source_id, customer_id, amount_cents, interval,
+       description, status, start_date, next_date, payment_count, cancel_reason, created_at, canceled_at`
+
+const insertSubscription = `
+INSERT INTO subscriptions (` + subscriptionColumns + `)
+VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15)`
+
+// InsertSubscription stores a new subscription.
+func (db *DB) InsertSubscription(ctx context.Context, s payment.Subscription) error {
+	_, err := db.q(ctx).ExecContext(ctx, insertSubscription, s.Scope.MerchantID, s.Scope.Env, s.ID, s.SourceID, s.UserID,
+		s.Cents, s.Interval, s.Description, s.Status, s.StartDate, s.NextDate, s.PaymentCount, s.CancelReason,
+		s.CreatedAt, s.CanceledAt)
+	return translate(err)
+}
+
+const selectSubscription = `SELECT ` + subscriptionColumns + ` FROM subscriptions
+WHERE merchant_id = $1 AND environment = $2 AND id = $3`
+
+// Subscription returns one subscription, locked when forUpdate.
+func (db *DB) Subscription(ctx context.Context, scope tenant.Scope, id string, forUpdate bool) (payment.Subscription, error) {
+	q := selectSubscription
+	if forUpdate {
+		q += ` FOR UPDATE`
+	}
+	var r subscriptionRow
+	if err := sqlx.GetContext(ctx, db.q(ctx), &r, q, scope.MerchantID, scope.Env, id); err != nil {
+		return payment.Subscription{}, translate(err)
+	}
+	return r.domain(), nil
+}
+
+const listSubscriptions = `SELECT ` + subscriptionColumns + ` FROM subscriptions
+WHERE merchant_id = $1 AND environment = $2 AND (created_at, id) < ($3, $4)
+  AND ($6 = '' OR funding_source_id = $6)
+ORDER BY created_at DESC, id DESC
+LIMIT $5`
+
+// ListSubscriptions returns up to p.Limit+1 subscriptions, newest first.
+func (db *DB) ListSubscriptions(ctx context.Context, scope tenant.Scope, sourceID string, p paging.Page) ([]payment.Subscription, error) {
+	var rows []subscriptionRow
+	if err := db.list(ctx, &rows, listSubscriptions, "subscriptions", scope, p, sourceID); err != nil {
+		return nil, err
+	}
+	return mapRows(rows, subscriptionRow.domain), nil
+}
+
+const dueSubscriptions = `SELECT ` + subscriptionColumns + ` FROM subscriptions
+WHERE status = 'active' AND next_date <= $1
+ORDER BY next_date
+LIMIT $2
+FOR UPDATE SKIP LOCKED`
+
+// DueSubscriptions locks up to limit active subscriptions due on or before today.
+func (db *DB) DueSubscriptions(ctx context.Context, today string, limit int) ([]payment.Subscription, error) {
+	var rows []subscriptionRow
+	if err := sqlx.SelectContext(ctx, db.q(ctx), &rows, dueSubscriptions, today, limit); err != nil {
+		return nil, translate(err)
+	}
+	return mapRows(rows, subscriptionRow.domain), nil
+}
+
+const updateSubscription = `
+UPDATE subscriptions SET status = $4, next_date = $5, payment_count = $6, cancel_reason = $7, canceled_at = $8
+WHERE merchant_id = $1 AND environment = $2 AND id = $3`
+
+// UpdateSubscription stores a subscription's schedule and state.
+func (db *DB) UpdateSubscription(ctx context.Context, s payment.Subscription) error {
+	_, err := db.q(ctx).ExecContext(ctx, updateSubscription, s.Scope.MerchantID, s.Scope.Env, s.ID, s.Status, s.NextDate,
+		s.PaymentCount, s.CancelReason, s.CanceledAt)
+	return translate(err)
+}

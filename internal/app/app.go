@@ -13,6 +13,7 @@ import (
 
 	"golang.org/x/crypto/bcrypt"
 
+	"github.com/fundsource/fundsource/internal/ach"
 	"github.com/fundsource/fundsource/internal/config"
 	"github.com/fundsource/fundsource/internal/customer"
 	"github.com/fundsource/fundsource/internal/funding"
@@ -39,6 +40,12 @@ Usage:
   fundsource merchant roll-key MERCHANT_ID --env sandbox|production [--json]
   fundsource merchant grant-on-demand MERCHANT_ID --env sandbox|production [--json]
   fundsource merchant enable-third-party-verification MERCHANT_ID --env sandbox|production [--json]
+  fundsource merchant allow-redirect-origin|remove-redirect-origin MERCHANT_ID --env E ORIGIN [--json]
+  fundsource merchant redirect-origins MERCHANT_ID --env sandbox|production [--json]
+  fundsource ach originate [--json]
+                                   write waiting production entries to ACH_OUTBOX_DIR now
+  fundsource ach import-returns FILE [--json]
+                                   apply an ACH return file
   fundsource provider-sim [--listen 127.0.0.1:8090] [--client ID:SECRET …] [--processor-client ID]
                                    the bank-linking provider simulator (Plaid-shaped API)
   fundsource webhook-receiver --secret whsec_… [--listen 127.0.0.1:9000]
@@ -73,6 +80,8 @@ func Run(ctx context.Context, args []string, io IO) error {
 		return runDev(ctx, io)
 	case "merchant":
 		return runMerchant(ctx, args[1:], io)
+	case "ach":
+		return runACH(ctx, args[1:], io)
 	case "provider-sim":
 		return runProviderSim(ctx, args[1:], io)
 	case "webhook-receiver":
@@ -99,6 +108,8 @@ type env struct {
 	funding   *funding.Service
 	webhooks  *webhook.Service
 	payments  *payment.Service
+	// originator writes NACHA files; nil unless ACH_ODFI_ROUTING is set.
+	originator *ach.Originator
 }
 
 // withEnv loads the configuration, opens and migrates the database, builds
@@ -153,14 +164,24 @@ func newEnv(cfg *config.Config, db *postgres.DB, io IO, now func() time.Time) (*
 	if cfg.PlaidBaseURL != "" {
 		fund.WithProvider(provider.New(cfg.PlaidBaseURL, cfg.PlaidClientID, cfg.PlaidSecret, log))
 	}
-	return &env{
+	e := &env{
 		cfg: cfg, io: io, db: db, now: now, vault: v, log: log,
 		merchants: merchant.NewService(db, bcryptHasher{cost: bcrypt.DefaultCost}, now),
 		customers: customer.NewService(db, now),
 		funding:   fund,
 		webhooks:  webhook.NewService(db, v, now, webhook.URLPolicy{AllowPrivate: cfg.WebhookAllowPrivateTargets}),
 		payments:  payment.NewService(db, payment.Config{MaxAmount: cfg.PaymentMaxCents, SettleDelay: cfg.PaymentSettleDelay}, now),
-	}, nil
+	}
+	if cfg.ACHODFIRouting != "" {
+		ac := ach.Config{Dir: cfg.ACHOutboxDir, ODFIRouting: cfg.ACHODFIRouting, DestinationRouting: cfg.ACHDestinationRouting,
+			DestinationName: cfg.ACHDestinationName, OriginName: cfg.ACHOriginName, CompanyName: cfg.ACHCompanyName,
+			CompanyID: cfg.ACHCompanyID}
+		if err := ac.Validate(); err != nil {
+			return nil, err
+		}
+		e.originator = ach.NewOriginator(ac, db, e.funding, e.payments, e.customers, now)
+	}
+	return e, nil
 }
 
 // loadDirectory reads the FedACH directory file when configured, else the

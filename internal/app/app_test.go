@@ -6,6 +6,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -217,5 +219,33 @@ func TestCreateRefusesShortPasswordAndBadEmail(t *testing.T) {
 		if _, _, err := c.run(args...); err == nil || errors.Is(err, app.ErrUsage) {
 			t.Errorf("%q: err = %v, want a validation error", args, err)
 		}
+	}
+}
+
+func TestACHCommands(t *testing.T) {
+	c := newCLI(t)
+	if _, _, err := c.run("ach", "originate"); err == nil || !strings.Contains(err.Error(), "ACH_ODFI_ROUTING") {
+		t.Errorf("originate without configuration: %v", err)
+	}
+	c.env["ACH_ODFI_ROUTING"], c.env["ACH_COMPANY_NAME"], c.env["ACH_COMPANY_ID"] = "121042882", "FUNDSOURCE", "1234567890"
+	c.env["ACH_OUTBOX_DIR"] = t.TempDir()
+	if out := c.json("ach", "originate"); fmt.Sprint(out["files"]) != "[]" || out["outbox"] != c.env["ACH_OUTBOX_DIR"] {
+		t.Errorf("originate with nothing waiting = %v", out)
+	}
+	empty := filepath.Join(t.TempDir(), "returns.ach")
+	if err := os.WriteFile(empty, []byte("not an ACH file\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := c.run("ach", "import-returns", empty); err == nil {
+		t.Error("a file that is not ACH was imported")
+	}
+	for _, args := range [][]string{{"ach"}, {"ach", "send"}, {"ach", "import-returns"}, {"ach", "originate", "extra"}} {
+		if _, _, err := c.run(args...); !errors.Is(err, app.ErrUsage) {
+			t.Errorf("%q: err = %v, want a usage error", args, err)
+		}
+	}
+	c.env["ACH_ODFI_ROUTING"] = "12345"
+	if _, _, err := c.run("ach", "originate"); err == nil || !strings.Contains(err.Error(), "9-digit") {
+		t.Errorf("a bad routing number: %v", err)
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/fundsource/fundsource/internal/config"
 	"github.com/fundsource/fundsource/internal/postgres"
 	"github.com/fundsource/fundsource/internal/webhook"
 	"github.com/fundsource/fundsource/web"
@@ -98,6 +99,16 @@ func (e *env) runJobs(ctx context.Context) {
 	wg.Go(func() {
 		e.every(ctx, time.Minute, "subscription debits", counted(e.payments.RunDue))
 	})
+	if e.originator != nil {
+		wg.Go(func() {
+			e.every(ctx, time.Minute, "ACH origination", func(ctx context.Context) (int64, error) {
+				files, err := e.originator.Run(ctx)
+				return int64(len(files)), err
+			})
+		})
+	} else if e.cfg.Mode == config.Production {
+		e.log.Warn("ACH origination is off: set ACH_ODFI_ROUTING and the other ACH_ variables to send production micro-deposits and payments")
+	}
 	e.every(ctx, time.Hour, "idempotency sweep", func(ctx context.Context) (int64, error) {
 		return e.db.DeleteExpiredIdempotencyKeys(ctx, e.now())
 	})

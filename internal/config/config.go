@@ -93,6 +93,16 @@ type Config struct {
 	// it settles by itself.
 	PaymentSettleDelay time.Duration
 
+	// ACH origination of production entries: on when ACHODFIRouting is
+	// set. ACHOutboxDir receives the NACHA files.
+	ACHOutboxDir          string
+	ACHODFIRouting        string
+	ACHDestinationRouting string // defaults to ACHODFIRouting
+	ACHDestinationName    string
+	ACHOriginName         string
+	ACHCompanyName        string
+	ACHCompanyID          string
+
 	// TrustedProxies are the addresses (IPs or CIDRs) of reverse proxies
 	// whose X-Forwarded-For names the client; empty trusts none, so the
 	// client is the connection's peer.
@@ -194,6 +204,13 @@ func Load(getenv Getenv) (*Config, error) {
 	if c.PaymentSettleDelay, err = durationVar(getenv, "PAYMENT_SETTLE_DELAY", 5*time.Second); err != nil {
 		return nil, err
 	}
+	c.ACHODFIRouting = getenv("ACH_ODFI_ROUTING")
+	c.ACHOutboxDir = orDefault(getenv("ACH_OUTBOX_DIR"), filepath.Join(c.DataDir, "ach-outbox"))
+	c.ACHDestinationRouting = orDefault(getenv("ACH_DESTINATION_ROUTING"), c.ACHODFIRouting)
+	c.ACHDestinationName = getenv("ACH_DESTINATION_NAME")
+	c.ACHOriginName = getenv("ACH_ORIGIN_NAME")
+	c.ACHCompanyName = getenv("ACH_COMPANY_NAME")
+	c.ACHCompanyID = getenv("ACH_COMPANY_ID")
 	for _, p := range strings.Split(getenv("TRUSTED_PROXIES"), ",") {
 		if p = strings.TrimSpace(p); p == "" {
 			continue

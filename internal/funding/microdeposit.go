@@ -52,7 +52,7 @@ func (m MicroDeposit) Verification() *Verification {
 	return &Verification{
 		Method: "micro_deposits", Status: m.Status, InitiatedAt: m.InitiatedAt,
 		ExpectedArrivalDate: m.ExpectedArrival.Format(time.DateOnly),
-		ExpiresAt:           m.ExpiresAt, AttemptsRemaining: m.AttemptsRemaining,
+		ExpiresAt:           m.ExpiresAt, AttemptsRemaining: m.AttemptsRemaining, ReturnCode: m.ReturnCode,
 	}
 }
 

@@ -65,6 +65,8 @@ type Verification struct {
 	ExpectedArrivalDate string    `json:"expected_arrival_date"` // YYYY-MM-DD
 	ExpiresAt           time.Time `json:"expires_at"`
 	AttemptsRemaining   int       `json:"attempts_remaining"`
+	// ReturnCode is the ACH return code when a deposit came back (R03…).
+	ReturnCode string `json:"return_code,omitempty"`
 }
 
 // AccountClaim is the registry entry that makes an account number unique
@@ -103,6 +105,8 @@ type Store interface {
 	// LatestMicroDeposit returns the newest verification of a source,
 	// locked when forUpdate; errs.NotFound when none was initiated.
 	LatestMicroDeposit(ctx context.Context, scope tenant.Scope, sourceID string, forUpdate bool) (MicroDeposit, error)
+	// MicroDeposit locks one verification by its sequence number.
+	MicroDeposit(ctx context.Context, scope tenant.Scope, sourceID string, seq int) (MicroDeposit, error)
 	InsertMicroDeposit(ctx context.Context, m MicroDeposit) error
 	UpdateMicroDeposit(ctx context.Context, m MicroDeposit) error
 	// ProcessorTokenUsed reports whether a processor token (by fingerprint)

@@ -89,6 +89,8 @@ type Store interface {
 	SettlingPayments(ctx context.Context, now time.Time, limit int) ([]Payment, error)
 	// FinishPayment stores a payment's final status, failure and settle time.
 	FinishPayment(ctx context.Context, p Payment) error
+	// SetPaymentSettleAt sets when a pending payment settles.
+	SetPaymentSettleAt(ctx context.Context, scope tenant.Scope, id string, at time.Time) error
 
 	InsertSubscription(ctx context.Context, s Subscription) error
 	Subscription(ctx context.Context, scope tenant.Scope, id string, forUpdate bool) (Subscription, error)
@@ -257,6 +259,28 @@ func (s *Service) finish(ctx context.Context, p Payment, code string) error {
 		return err
 	}
 	return s.store.RecordEvent(ctx, event.New(p.Scope, typ, p, now))
+}
+
+// Originated records that a payment went out in an ACH file: unless a
+// return comes first, it settles (processed, payment.success) at settleAt.
+func (s *Service) Originated(ctx context.Context, scope tenant.Scope, id string, settleAt time.Time) error {
+	return s.store.SetPaymentSettleAt(ctx, scope, id, settleAt)
+}
+
+// Return applies an ACH return: the payment fails with the code and fires
+// payment.failed, even after it was processed (returns can come later).
+// A payment already failed is left as it is.
+func (s *Service) Return(ctx context.Context, scope tenant.Scope, id, code string) error {
+	return s.store.WithTx(ctx, func(ctx context.Context) error {
+		p, err := s.store.Payment(ctx, scope, id, true)
+		if errs.Is(err, errs.NotFound) {
+			return paymentNotFound()
+		}
+		if err != nil || p.Status == Failed {
+			return err
+		}
+		return s.finish(ctx, p, code)
+	})
 }
 
 func (s *Service) amount(raw json.RawMessage) (int64, error) {

@@ -119,6 +119,7 @@ type depositCols struct {
 	ExpectedArrival   *time.Time `db:"md_expected_arrival_date"`
 	ExpiresAt         *time.Time `db:"md_expires_at"`
 	AttemptsRemaining *int       `db:"md_attempts_remaining"`
+	ReturnCode        *string    `db:"md_return_code"`
 }
 
 func (r sourceRow) domain() funding.Source {
@@ -133,7 +134,7 @@ func (r sourceRow) domain() funding.Source {
 	if r.Seq != nil {
 		s.Verification = funding.MicroDeposit{
 			Status: *r.depositCols.Status, InitiatedAt: r.InitiatedAt.UTC(), ExpectedArrival: *r.ExpectedArrival,
-			ExpiresAt: r.ExpiresAt.UTC(), AttemptsRemaining: *r.AttemptsRemaining,
+			ExpiresAt: r.ExpiresAt.UTC(), AttemptsRemaining: *r.AttemptsRemaining, ReturnCode: deref(r.depositCols.ReturnCode),
 		}.Verification()
 	}
 	return s
@@ -144,10 +145,10 @@ SELECT f.merchant_id, f.environment, f.id, f.customer_id, f.status, f.routing_nu
        f.account_type, f.nickname, f.account_key_id, f.account_ciphertext, f.fingerprint, f.created_at, f.removed_at,
        md.seq AS md_seq, md.status AS md_status, md.initiated_at AS md_initiated_at,
        md.expected_arrival_date AS md_expected_arrival_date, md.expires_at AS md_expires_at,
-       md.attempts_remaining AS md_attempts_remaining
+       md.attempts_remaining AS md_attempts_remaining, md.return_code AS md_return_code
 FROM funding_sources f
 LEFT JOIN LATERAL (
-    SELECT seq, status, initiated_at, expected_arrival_date, expires_at, attempts_remaining
+    SELECT seq, status, initiated_at, expected_arrival_date, expires_at, attempts_remaining, return_code
     FROM micro_deposits m
     WHERE m.merchant_id = f.merchant_id AND m.environment = f.environment AND m.funding_source_id = f.id
     ORDER BY seq DESC LIMIT 1
@@ -250,6 +251,21 @@ func (db *DB) LatestMicroDeposit(ctx context.Context, scope tenant.Scope, source
 	}
 	var r depositRow
 	if err := sqlx.GetContext(ctx, db.q(ctx), &r, q, scope.MerchantID, scope.Env, sourceID); err != nil {
+		return funding.MicroDeposit{}, translate(err)
+	}
+	return r.domain(), nil
+}
+
+const selectDepositBySeq = `
+SELECT ` + depositColumns + `
+FROM micro_deposits
+WHERE merchant_id = $1 AND environment = $2 AND funding_source_id = $3 AND seq = $4
+FOR UPDATE`
+
+// MicroDeposit locks one verification of a source by its sequence number.
+func (db *DB) MicroDeposit(ctx context.Context, scope tenant.Scope, sourceID string, seq int) (funding.MicroDeposit, error) {
+	var r depositRow
+	if err := sqlx.GetContext(ctx, db.q(ctx), &r, selectDepositBySeq, scope.MerchantID, scope.Env, sourceID, seq); err != nil {
 		return funding.MicroDeposit{}, translate(err)
 	}
 	return r.domain(), nil

@@ -244,3 +244,13 @@ func (db *DB) UpdateSubscription(ctx context.Context, s payment.Subscription) er
 		s.PaymentCount, s.CancelReason, s.CanceledAt)
 	return translate(err)
 }
+
+const setPaymentSettleAt = `
+UPDATE payments SET settle_at = $4
+WHERE merchant_id = $1 AND environment = $2 AND id = $3 AND status = 'pending'`
+
+// SetPaymentSettleAt sets when a pending payment settles.
+func (db *DB) SetPaymentSettleAt(ctx context.Context, scope tenant.Scope, id string, at time.Time) error {
+	_, err := db.q(ctx).ExecContext(ctx, setPaymentSettleAt, scope.MerchantID, scope.Env, id, at)
+	return translate(err)
+}

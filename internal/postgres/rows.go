@@ -39,3 +39,11 @@ func mapRows[R, T any](rows []R, f func(R) T) []T {
 	}
 	return out
 }
+
+// deref is the value of a nullable column, "" for NULL.
+func deref(s *string) string {
+	if s == nil {
+		return ""
+	}
+	return *s
+}

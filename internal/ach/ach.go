@@ -1,0 +1,257 @@
+// Package ach originates production ACH entries — micro-deposit credits and
+// payments — as NACHA files in an outbox folder, and applies return files.
+// It builds and parses files with github.com/moov-io/ach. Sandbox entries
+// are never originated.
+//
+// Each entry is in exactly one file. A run first assigns entries to a new
+// file record and commits (unique indexes forbid assigning an entry twice),
+// then writes the file from those rows (temp name, fsync, rename, fsync of
+// the folder), then marks it written. A file left 'building' by a crash is
+// written again at the next run, from the same rows, to the same bytes.
+package ach
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/fundsource/fundsource/internal/calendar"
+	"github.com/fundsource/fundsource/internal/customer"
+	"github.com/fundsource/fundsource/internal/funding"
+	"github.com/fundsource/fundsource/internal/ids"
+	"github.com/fundsource/fundsource/internal/payment"
+	"github.com/fundsource/fundsource/internal/tenant"
+)
+
+// Entry kinds.
+const (
+	KindMicroDeposit = "micro_deposit"
+	KindPayment      = "payment"
+)
+
+// File is one NACHA file of the outbox.
+type File struct {
+	ID        string
+	Serial    int64 // gives the file id modifier
+	Name      string
+	Status    string // building or written
+	CreatedAt time.Time
+}
+
+// Entry is one ACH entry of a file.
+type Entry struct {
+	Trace        string // 15 digits: 8 of the ODFI routing number, 7 of sequence
+	FileID       string
+	Scope        tenant.Scope
+	Kind         string
+	SourceID     string
+	UserID       string
+	DepositSeq   int // micro-deposits: which verification
+	DepositIndex int // micro-deposits: 1 or 2
+	PaymentID    string
+	Debit        bool
+	Cents        int64
+	ReturnCode   string // "" until returned
+}
+
+// Deposit is a verification whose two credits are still to be sent.
+type Deposit struct {
+	Scope    tenant.Scope
+	SourceID string
+	UserID   string
+	Seq      int
+}
+
+// Store is the persistence of origination.
+type Store interface {
+	WithTx(ctx context.Context, fn func(ctx context.Context) error) error
+	BuildingACHFiles(ctx context.Context) ([]File, error)
+	// InsertACHFile stores a new file record and returns its serial.
+	InsertACHFile(ctx context.Context, f File) (int64, error)
+	// DepositsToOriginate locks up to limit open production verifications
+	// without entries, skipping rows other processes hold.
+	DepositsToOriginate(ctx context.Context, limit int) ([]Deposit, error)
+	// PaymentsToOriginate likewise locks pending production payments.
+	PaymentsToOriginate(ctx context.Context, limit int) ([]payment.Payment, error)
+	// NextTraceSequence is the next 7-digit trace sequence number.
+	NextTraceSequence(ctx context.Context) (int64, error)
+	InsertACHEntry(ctx context.Context, e Entry) error
+	// ACHEntries returns a file's entries by trace number.
+	ACHEntries(ctx context.Context, fileID string) ([]Entry, error)
+	MarkACHFileWritten(ctx context.Context, fileID string, at time.Time) error
+	// ACHEntry locks an entry by trace number; errs.NotFound when unknown.
+	ACHEntry(ctx context.Context, trace string) (Entry, error)
+	MarkACHEntryReturned(ctx context.Context, trace, code string, at time.Time) error
+}
+
+// Funding is what origination needs from the funding service.
+type Funding interface {
+	BankAccount(ctx context.Context, scope tenant.Scope, id string) (funding.BankAccount, error)
+	DepositAmounts(ctx context.Context, scope tenant.Scope, id string, seq int) ([2]int, error)
+	ReturnMicroDeposit(ctx context.Context, scope tenant.Scope, id string, seq int, code string) error
+}
+
+// Payments is what origination needs from the payment service.
+type Payments interface {
+	Originated(ctx context.Context, scope tenant.Scope, id string, settleAt time.Time) error
+	Return(ctx context.Context, scope tenant.Scope, id, code string) error
+}
+
+// Customers names the account holders.
+type Customers interface {
+	Get(ctx context.Context, scope tenant.Scope, id string) (customer.Customer, error)
+}
+
+// Config is the originating bank's details and the outbox folder.
+type Config struct {
+	Dir                string // the outbox folder
+	ODFIRouting        string // the originating bank's routing number (9 digits)
+	DestinationRouting string // immediate destination (9 digits)
+	DestinationName    string // ≤ 23 characters
+	OriginName         string // ≤ 23 characters
+	CompanyName        string // ≤ 16 characters
+	CompanyID          string // ≤ 10 characters
+}
+
+// Validate checks c for origination.
+func (c Config) Validate() error {
+	switch {
+	case c.Dir == "":
+		return errors.New("ACH_OUTBOX_DIR is required for origination")
+	case !nineDigits(c.ODFIRouting):
+		return errors.New("ACH_ODFI_ROUTING must be the originating bank's 9-digit routing number")
+	case !nineDigits(c.DestinationRouting):
+		return errors.New("ACH_DESTINATION_ROUTING must be a 9-digit routing number")
+	case c.CompanyName == "" || len(c.CompanyName) > 16:
+		return errors.New("ACH_COMPANY_NAME must be 1 to 16 characters")
+	case c.CompanyID == "" || len(c.CompanyID) > 10:
+		return errors.New("ACH_COMPANY_ID must be 1 to 10 characters")
+	}
+	return nil
+}
+
+func nineDigits(s string) bool {
+	if len(s) != 9 {
+		return false
+	}
+	for _, c := range s {
+		if c < '0' || c > '9' {
+			return false
+		}
+	}
+	return true
+}
+
+// Originator writes the outbox files and applies returns.
+type Originator struct {
+	cfg       Config
+	store     Store
+	funding   Funding
+	payments  Payments
+	customers Customers
+	now       func() time.Time
+}
+
+// NewOriginator returns an Originator.
+func NewOriginator(cfg Config, store Store, f Funding, p Payments, c Customers, now func() time.Time) *Originator {
+	return &Originator{cfg: cfg, store: store, funding: f, payments: p, customers: c, now: now}
+}
+
+// batchLimit bounds the entries of one file per kind.
+const batchLimit = 1000
+
+// SettleDays is how many business days after its effective date a
+// payment without a return counts as settled.
+const SettleDays = 2
+
+// Run writes files left building, then assigns everything waiting to one
+// new file and writes it. It returns the names of the files written.
+func (o *Originator) Run(ctx context.Context) ([]string, error) {
+	pending, err := o.store.BuildingACHFiles(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var written []string
+	for _, f := range pending {
+		if err := o.write(ctx, f); err != nil {
+			return written, err
+		}
+		written = append(written, f.Name)
+	}
+	f, ok, err := o.assign(ctx)
+	if err != nil || !ok {
+		return written, err
+	}
+	if err := o.write(ctx, f); err != nil {
+		return written, err
+	}
+	return append(written, f.Name), nil
+}
+
+// assign creates a file record with every waiting entry, in one transaction.
+func (o *Originator) assign(ctx context.Context) (File, bool, error) {
+	var f File
+	found := false
+	err := o.store.WithTx(ctx, func(ctx context.Context) error {
+		deposits, err := o.store.DepositsToOriginate(ctx, batchLimit)
+		if err != nil {
+			return err
+		}
+		payments, err := o.store.PaymentsToOriginate(ctx, batchLimit)
+		if err != nil {
+			return err
+		}
+		if len(deposits)+len(payments) == 0 {
+			return nil
+		}
+		found = true
+		now := o.now().UTC()
+		f = File{ID: ids.New("achf_"), Status: "building", CreatedAt: now}
+		f.Name = fmt.Sprintf("fundsource-%s-%s.ach", calendar.DateOf(now).Format("20060102"), f.ID[len("achf_"):])
+		if f.Serial, err = o.store.InsertACHFile(ctx, f); err != nil {
+			return err
+		}
+		for _, d := range deposits {
+			amounts, err := o.funding.DepositAmounts(ctx, d.Scope, d.SourceID, d.Seq)
+			if err != nil {
+				return err
+			}
+			for i, a := range amounts {
+				e := Entry{FileID: f.ID, Scope: d.Scope, Kind: KindMicroDeposit, SourceID: d.SourceID, UserID: d.UserID,
+					DepositSeq: d.Seq, DepositIndex: i + 1, Cents: int64(a)}
+				if err := o.insertEntry(ctx, &e); err != nil {
+					return err
+				}
+			}
+		}
+		settle := calendar.AddBusinessDays(effectiveDate(now), SettleDays).Add(12 * time.Hour) // noon UTC of that day
+		for _, p := range payments {
+			e := Entry{FileID: f.ID, Scope: p.Scope, Kind: KindPayment, SourceID: p.SourceID, UserID: p.UserID,
+				PaymentID: p.ID, Debit: p.Direction == payment.Debit, Cents: p.Cents}
+			if err := o.insertEntry(ctx, &e); err != nil {
+				return err
+			}
+			if err := o.payments.Originated(ctx, p.Scope, p.ID, settle); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	return f, found, err
+}
+
+func (o *Originator) insertEntry(ctx context.Context, e *Entry) error {
+	seq, err := o.store.NextTraceSequence(ctx)
+	if err != nil {
+		return err
+	}
+	e.Trace = fmt.Sprintf("%s%07d", o.cfg.ODFIRouting[:8], seq)
+	return o.store.InsertACHEntry(ctx, *e)
+}
+
+// effectiveDate is the next business day after the file's creation (US
+// Eastern), the date the entries are meant to settle at the banks.
+func effectiveDate(created time.Time) time.Time {
+	return calendar.AddBusinessDays(calendar.DateOf(created), 1)
+}

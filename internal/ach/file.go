@@ -1,0 +1,197 @@
+package ach
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	nacha "github.com/moov-io/ach"
+
+	"github.com/fundsource/fundsource/internal/calendar"
+	"github.com/fundsource/fundsource/internal/funding"
+)
+
+// Company entry descriptions of the two batches.
+const (
+	DescriptionMicroDeposits = "ACCTVERIFY"
+	DescriptionPayments      = "PAYMENT"
+)
+
+// write builds f from its entries, puts it into the outbox atomically and
+// marks it written.
+func (o *Originator) write(ctx context.Context, f File) error {
+	entries, err := o.store.ACHEntries(ctx, f.ID)
+	if err != nil {
+		return err
+	}
+	data, err := o.build(ctx, f, entries)
+	if err != nil {
+		return fmt.Errorf("build ACH file %s: %w", f.Name, err)
+	}
+	if err := writeAtomically(o.cfg.Dir, f.Name, data); err != nil {
+		return fmt.Errorf("write ACH file %s: %w", f.Name, err)
+	}
+	return o.store.MarkACHFileWritten(ctx, f.ID, o.now().UTC())
+}
+
+// build renders the NACHA file: one PPD credit batch of micro-deposits
+// (ACCTVERIFY) and one PPD batch of payments, entries by trace number.
+// It depends only on f and its entries, so a rewrite gives the same bytes.
+func (o *Originator) build(ctx context.Context, f File, entries []Entry) ([]byte, error) {
+	created := f.CreatedAt.In(calendar.Eastern)
+	fh := nacha.NewFileHeader()
+	fh.ImmediateDestination = o.cfg.DestinationRouting
+	fh.ImmediateOrigin = o.cfg.ODFIRouting
+	fh.FileCreationDate = created.Format("060102")
+	fh.FileCreationTime = created.Format("1504")
+	fh.FileIDModifier = string("ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"[f.Serial%36])
+	fh.ImmediateDestinationName = upper(o.cfg.DestinationName, 23)
+	fh.ImmediateOriginName = upper(o.cfg.OriginName, 23)
+	file := nacha.NewFile()
+	file.SetHeader(fh)
+
+	effective := effectiveDate(f.CreatedAt).Format("060102")
+	var deposits, payments []*nacha.EntryDetail
+	for _, e := range entries {
+		ed, err := o.entryDetail(ctx, e)
+		if err != nil {
+			return nil, err
+		}
+		if e.Kind == KindMicroDeposit {
+			deposits = append(deposits, ed)
+		} else {
+			payments = append(payments, ed)
+		}
+	}
+	number := 0
+	for _, b := range []struct {
+		entries     []*nacha.EntryDetail
+		class       int
+		description string
+	}{{deposits, nacha.CreditsOnly, DescriptionMicroDeposits}, {payments, nacha.MixedDebitsAndCredits, DescriptionPayments}} {
+		if len(b.entries) == 0 {
+			continue
+		}
+		number++
+		bh := nacha.NewBatchHeader()
+		bh.ServiceClassCode = b.class
+		bh.CompanyName = upper(o.cfg.CompanyName, 16)
+		bh.CompanyIdentification = o.cfg.CompanyID
+		bh.StandardEntryClassCode = nacha.PPD
+		bh.CompanyEntryDescription = b.description
+		bh.EffectiveEntryDate = effective
+		bh.ODFIIdentification = o.cfg.ODFIRouting[:8]
+		bh.BatchNumber = number
+		batch := nacha.NewBatchPPD(bh)
+		for _, ed := range b.entries {
+			batch.AddEntry(ed)
+		}
+		if err := batch.Create(); err != nil {
+			return nil, err
+		}
+		file.AddBatch(batch)
+	}
+	if err := file.Create(); err != nil {
+		return nil, err
+	}
+	var buf bytes.Buffer
+	if err := nacha.NewWriter(&buf).Write(file); err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), nil
+}
+
+func (o *Originator) entryDetail(ctx context.Context, e Entry) (*nacha.EntryDetail, error) {
+	acct, err := o.funding.BankAccount(ctx, e.Scope, e.SourceID)
+	if err != nil {
+		return nil, err
+	}
+	cus, err := o.customers.Get(ctx, e.Scope, e.UserID)
+	if err != nil {
+		return nil, err
+	}
+	ed := nacha.NewEntryDetail()
+	ed.TransactionCode = transactionCode(acct.AccountType, e.Debit)
+	ed.SetRDFI(acct.RoutingNumber)
+	ed.DFIAccountNumber = acct.AccountNumber
+	ed.Amount = int(e.Cents)
+	ed.IndividualName = upper(cus.FirstName+" "+cus.LastName, 22)
+	id := e.PaymentID
+	if e.Kind == KindMicroDeposit {
+		id = e.SourceID
+	}
+	ed.IdentificationNumber = upper(id[len(id)-min(15, len(id)):], 15)
+	ed.TraceNumber = e.Trace
+	return ed, nil
+}
+
+func transactionCode(accountType string, debit bool) int {
+	switch {
+	case accountType == funding.Savings && debit:
+		return nacha.SavingsDebit
+	case accountType == funding.Savings:
+		return nacha.SavingsCredit
+	case debit:
+		return nacha.CheckingDebit
+	}
+	return nacha.CheckingCredit
+}
+
+// upper keeps the characters NACHA allows in names (uppercase ASCII letters,
+// digits, spaces and simple punctuation), cut to n.
+func upper(s string, n int) string {
+	var b strings.Builder
+	for _, r := range strings.ToUpper(s) {
+		switch {
+		case r >= 'A' && r <= 'Z', r >= '0' && r <= '9', strings.ContainsRune(" .,-&'/", r):
+			b.WriteRune(r)
+		case r > 127:
+			b.WriteByte(' ')
+		}
+	}
+	out := strings.TrimSpace(b.String())
+	if len(out) > n {
+		out = out[:n]
+	}
+	return out
+}
+
+// writeAtomically puts data at dir/name so that a reader of the folder sees
+// either nothing or the whole file: a temp file in the same folder, fsync,
+// rename, then fsync of the folder so the rename survives a crash.
+func writeAtomically(dir, name string, data []byte) error {
+	if err := os.MkdirAll(dir, 0o750); err != nil {
+		return err
+	}
+	tmp, err := os.CreateTemp(dir, "."+name+".tmp-*")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(tmp.Name()) // after a successful rename this finds nothing
+	if _, err := tmp.Write(data); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Sync(); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Close(); err != nil {
+		return err
+	}
+	if err := os.Chmod(tmp.Name(), 0o640); err != nil {
+		return err
+	}
+	if err := os.Rename(tmp.Name(), filepath.Join(dir, name)); err != nil {
+		return err
+	}
+	d, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	return d.Sync()
+}

@@ -1,0 +1,89 @@
+package app
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+)
+
+const achUsage = `Usage:
+  fundsource ach originate [--json]
+  fundsource ach import-returns FILE [--json]
+`
+
+// runACH runs the operator's ACH commands: originate now, or apply a
+// return file from the bank.
+func runACH(ctx context.Context, args []string, io IO) error {
+	name, file, asJSON, err := parseACH(args)
+	if err != nil {
+		fmt.Fprintf(io.Stderr, "fundsource ach: %v\n\n%s", err, achUsage)
+		return fmt.Errorf("%w: %v", ErrUsage, err)
+	}
+	return withEnv(ctx, io, func(e *env) error {
+		if e.originator == nil {
+			return errors.New("ACH origination is not configured: set ACH_ODFI_ROUTING, ACH_COMPANY_NAME and ACH_COMPANY_ID (see README)")
+		}
+		var out any
+		var text string
+		switch name {
+		case "originate":
+			files, err := e.originator.Run(ctx)
+			if err != nil {
+				return err
+			}
+			if files == nil {
+				files = []string{}
+			}
+			out, text = map[string]any{"files": files, "outbox": e.cfg.ACHOutboxDir}, fmt.Sprintf("%d file(s) written to %s\n", len(files), e.cfg.ACHOutboxDir)
+			for _, f := range files {
+				text += "  " + f + "\n"
+			}
+		case "import-returns":
+			f, err := os.Open(file)
+			if err != nil {
+				return err
+			}
+			defer f.Close()
+			res, err := e.originator.ImportReturns(ctx, f)
+			if err != nil {
+				return err
+			}
+			out = res
+			text = fmt.Sprintf("%d returns: %d applied, %d already applied, %d unknown %v\n",
+				res.Returns, res.Applied, res.Duplicate, len(res.Unknown), res.Unknown)
+		}
+		if asJSON {
+			return json.NewEncoder(io.Stdout).Encode(out)
+		}
+		fmt.Fprint(io.Stdout, text)
+		return nil
+	})
+}
+
+func parseACH(args []string) (name, file string, asJSON bool, err error) {
+	if len(args) == 0 {
+		return "", "", false, errors.New("missing subcommand")
+	}
+	name = args[0]
+	fs := flag.NewFlagSet("fundsource ach "+name, flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	fs.BoolVar(&asJSON, "json", false, "print one JSON object")
+	pos, err := parseInterspersed(fs, args[1:])
+	if err != nil {
+		return "", "", false, err
+	}
+	switch {
+	case name == "originate" && len(pos) == 0:
+	case name == "import-returns" && len(pos) == 1:
+		file = pos[0]
+	case name == "originate" || name == "import-returns":
+		return "", "", false, errors.New("wrong arguments")
+	default:
+		return "", "", false, fmt.Errorf("unknown subcommand %q", name)
+	}
+	return name, file, asJSON, nil
+}

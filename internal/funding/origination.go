@@ -1,0 +1,74 @@
+package funding
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/fundsource/fundsource/internal/event"
+	"github.com/fundsource/fundsource/internal/tenant"
+)
+
+// BankAccount is a source's account in clear, for ACH origination only:
+// it must never be logged, rendered or returned by the API.
+type BankAccount struct {
+	RoutingNumber string
+	AccountNumber string
+	AccountType   string // checking or savings
+}
+
+// BankAccount opens a source's account number for origination.
+func (s *Service) BankAccount(ctx context.Context, scope tenant.Scope, id string) (BankAccount, error) {
+	src, err := s.store.Source(ctx, scope, id, false)
+	if err != nil {
+		return BankAccount{}, err
+	}
+	number, err := s.vault.Open(src.Account.KeyID, src.Account.Data, []byte(src.ID))
+	if err != nil {
+		return BankAccount{}, fmt.Errorf("open account number of %s: %w", id, err)
+	}
+	return BankAccount{RoutingNumber: src.RoutingNumber, AccountNumber: string(number), AccountType: src.AccountType}, nil
+}
+
+// DepositAmounts returns the two amounts (cents) of a source's seq-th
+// micro-deposits, for origination.
+func (s *Service) DepositAmounts(ctx context.Context, scope tenant.Scope, id string, seq int) ([2]int, error) {
+	m, err := s.store.MicroDeposit(ctx, scope, id, seq)
+	if err != nil {
+		return [2]int{}, err
+	}
+	return s.openAmounts(m)
+}
+
+// ReturnMicroDeposit applies an ACH return of one of a verification's
+// deposits: the code is recorded and, when the verification is still
+// open, it fails with funding_source.verification_failed (the event's
+// verification carries return_code). Applying it again changes nothing.
+func (s *Service) ReturnMicroDeposit(ctx context.Context, scope tenant.Scope, id string, seq int, code string) error {
+	return s.store.WithTx(ctx, func(ctx context.Context) error {
+		src, err := s.store.Source(ctx, scope, id, true)
+		if err != nil {
+			return err
+		}
+		m, err := s.store.MicroDeposit(ctx, scope, id, seq)
+		if err != nil {
+			return err
+		}
+		if m.ReturnCode != "" {
+			return nil
+		}
+		m.ReturnCode = code
+		open := m.Status == DepositPending
+		if open {
+			now := s.now()
+			m.Status, m.FinishedAt, m.AttemptsRemaining = DepositFailed, &now, 0
+		}
+		if err := s.store.UpdateMicroDeposit(ctx, m); err != nil {
+			return err
+		}
+		if !open {
+			return nil
+		}
+		src.Verification = m.Verification()
+		return s.record(ctx, src, event.FundingSourceVerificationFailed, src.Status)
+	})
+}

@@ -1,0 +1,177 @@
+package postgres
+
+import (
+	"context"
+	"time"
+
+	"github.com/jmoiron/sqlx"
+
+	"github.com/fundsource/fundsource/internal/ach"
+	"github.com/fundsource/fundsource/internal/payment"
+	"github.com/fundsource/fundsource/internal/tenant"
+)
+
+type achFileRow struct {
+	ID        string    `db:"id"`
+	Serial    int64     `db:"serial"`
+	Name      string    `db:"name"`
+	Status    string    `db:"status"`
+	CreatedAt time.Time `db:"created_at"`
+}
+
+func (r achFileRow) domain() ach.File {
+	return ach.File{ID: r.ID, Serial: r.Serial, Name: r.Name, Status: r.Status, CreatedAt: r.CreatedAt.UTC()}
+}
+
+const buildingACHFiles = `
+SELECT id, serial, name, status, created_at FROM ach_files WHERE status = 'building' ORDER BY created_at`
+
+// BuildingACHFiles lists files whose entries are assigned but which are
+// not yet in the outbox.
+func (db *DB) BuildingACHFiles(ctx context.Context) ([]ach.File, error) {
+	var rows []achFileRow
+	if err := sqlx.SelectContext(ctx, db.q(ctx), &rows, buildingACHFiles); err != nil {
+		return nil, translate(err)
+	}
+	return mapRows(rows, achFileRow.domain), nil
+}
+
+const insertACHFile = `
+INSERT INTO ach_files (id, name, status, created_at) VALUES ($1, $2, $3, $4) RETURNING serial`
+
+// InsertACHFile stores a new file record and returns its serial.
+func (db *DB) InsertACHFile(ctx context.Context, f ach.File) (int64, error) {
+	var serial int64
+	err := sqlx.GetContext(ctx, db.q(ctx), &serial, insertACHFile, f.ID, f.Name, f.Status, f.CreatedAt)
+	return serial, translate(err)
+}
+
+const depositsToOriginate = `
+SELECT m.merchant_id, m.environment, m.funding_source_id, f.customer_id, m.seq
+FROM micro_deposits m
+JOIN funding_sources f ON f.merchant_id = m.merchant_id AND f.environment = m.environment AND f.id = m.funding_source_id
+WHERE m.environment = 'production' AND m.status = 'pending'
+  AND NOT EXISTS (SELECT 1 FROM ach_entries e
+                  WHERE e.merchant_id = m.merchant_id AND e.environment = m.environment
+                    AND e.funding_source_id = m.funding_source_id AND e.deposit_seq = m.seq)
+ORDER BY m.initiated_at
+LIMIT $1
+FOR UPDATE OF m SKIP LOCKED`
+
+// DepositsToOriginate locks open production verifications not yet in a file.
+func (db *DB) DepositsToOriginate(ctx context.Context, limit int) ([]ach.Deposit, error) {
+	var rows []struct {
+		MerchantID  string `db:"merchant_id"`
+		Environment string `db:"environment"`
+		SourceID    string `db:"funding_source_id"`
+		UserID      string `db:"customer_id"`
+		Seq         int    `db:"seq"`
+	}
+	if err := sqlx.SelectContext(ctx, db.q(ctx), &rows, depositsToOriginate, limit); err != nil {
+		return nil, translate(err)
+	}
+	out := make([]ach.Deposit, len(rows))
+	for i, r := range rows {
+		out[i] = ach.Deposit{Scope: tenant.Scope{MerchantID: r.MerchantID, Env: tenant.Environment(r.Environment)},
+			SourceID: r.SourceID, UserID: r.UserID, Seq: r.Seq}
+	}
+	return out, nil
+}
+
+const paymentsToOriginate = `SELECT ` + paymentColumns + ` FROM payments p
+WHERE environment = 'production' AND status = 'pending'
+  AND NOT EXISTS (SELECT 1 FROM ach_entries e
+                  WHERE e.merchant_id = p.merchant_id AND e.environment = p.environment AND e.payment_id = p.id)
+ORDER BY created_at
+LIMIT $1
+FOR UPDATE SKIP LOCKED`
+
+// PaymentsToOriginate locks pending production payments not yet in a file.
+func (db *DB) PaymentsToOriginate(ctx context.Context, limit int) ([]payment.Payment, error) {
+	var rows []paymentRow
+	if err := sqlx.SelectContext(ctx, db.q(ctx), &rows, paymentsToOriginate, limit); err != nil {
+		return nil, translate(err)
+	}
+	return mapRows(rows, paymentRow.domain), nil
+}
+
+// NextTraceSequence is the next 7-digit trace sequence number.
+func (db *DB) NextTraceSequence(ctx context.Context) (int64, error) {
+	var n int64
+	err := sqlx.GetContext(ctx, db.q(ctx), &n, `SELECT nextval('ach_trace_seq')`)
+	return n, translate(err)
+}
+
+type achEntryRow struct {
+	Trace        string  `db:"trace_number"`
+	FileID       string  `db:"file_id"`
+	MerchantID   string  `db:"merchant_id"`
+	Environment  string  `db:"environment"`
+	Kind         string  `db:"kind"`
+	SourceID     string  `db:"funding_source_id"`
+	UserID       string  `db:"customer_id"`
+	DepositSeq   *int    `db:"deposit_seq"`
+	DepositIndex *int    `db:"deposit_index"`
+	PaymentID    *string `db:"payment_id"`
+	Debit        bool    `db:"debit"`
+	Cents        int64   `db:"amount_cents"`
+	ReturnCode   *string `db:"return_code"`
+}
+
+func (r achEntryRow) domain() ach.Entry {
+	e := ach.Entry{Trace: r.Trace, FileID: r.FileID, Scope: tenant.Scope{MerchantID: r.MerchantID, Env: tenant.Environment(r.Environment)},
+		Kind: r.Kind, SourceID: r.SourceID, UserID: r.UserID, PaymentID: deref(r.PaymentID), Debit: r.Debit, Cents: r.Cents,
+		ReturnCode: deref(r.ReturnCode)}
+	if r.DepositSeq != nil {
+		e.DepositSeq, e.DepositIndex = *r.DepositSeq, *r.DepositIndex
+	}
+	return e
+}
+
+const achEntryColumns = `trace_number, file_id, merchant_id, environment, kind, funding_source_id, customer_id,
+       deposit_seq, deposit_index, payment_id, debit, amount_cents, return_code`
+
+const insertACHEntry = `
+INSERT INTO ach_entries (` + achEntryColumns + `)
+VALUES ($1, $2, $3, $4, $5, $6, $7, NULLIF($8, 0), NULLIF($9, 0), NULLIF($10, ''), $11, $12, NULL)`
+
+// InsertACHEntry assigns an entry to a file; errs.Conflict when the
+// payment or deposit is in a file already.
+func (db *DB) InsertACHEntry(ctx context.Context, e ach.Entry) error {
+	_, err := db.q(ctx).ExecContext(ctx, insertACHEntry, e.Trace, e.FileID, e.Scope.MerchantID, e.Scope.Env, e.Kind,
+		e.SourceID, e.UserID, e.DepositSeq, e.DepositIndex, e.PaymentID, e.Debit, e.Cents)
+	return translate(err)
+}
+
+const achEntriesOfFile = `SELECT ` + achEntryColumns + ` FROM ach_entries WHERE file_id = $1 ORDER BY trace_number`
+
+// ACHEntries returns a file's entries by trace number.
+func (db *DB) ACHEntries(ctx context.Context, fileID string) ([]ach.Entry, error) {
+	var rows []achEntryRow
+	if err := sqlx.SelectContext(ctx, db.q(ctx), &rows, achEntriesOfFile, fileID); err != nil {
+		return nil, translate(err)
+	}
+	return mapRows(rows, achEntryRow.domain), nil
+}
+
+// MarkACHFileWritten records that a file is in the outbox.
+func (db *DB) MarkACHFileWritten(ctx context.Context, fileID string, at time.Time) error {
+	_, err := db.q(ctx).ExecContext(ctx, `UPDATE ach_files SET status = 'written', written_at = $2 WHERE id = $1`, fileID, at)
+	return translate(err)
+}
+
+// ACHEntry locks an entry by trace number.
+func (db *DB) ACHEntry(ctx context.Context, trace string) (ach.Entry, error) {
+	var r achEntryRow
+	q := `SELECT ` + achEntryColumns + ` FROM ach_entries WHERE trace_number = $1 FOR UPDATE`
+	if err := sqlx.GetContext(ctx, db.q(ctx), &r, q, trace); err != nil {
+		return ach.Entry{}, translate(err)
+	}
+	return r.domain(), nil
+}
+
+// MarkACHEntryReturned records a return on an entry.
+func (db *DB) MarkACHEntryReturned(ctx context.Context, trace, code string, at time.Time) error {
+	_, err := db.q(ctx).ExecContext(ctx, `UPDATE ach_entries SET return_code = $2, returned_at = $3 WHERE trace_number = $1`, trace, code, at)
+	return translate(err)
+}

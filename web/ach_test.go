@@ -1,0 +1,302 @@
+package web_test
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	nacha "github.com/moov-io/ach"
+
+	"github.com/fundsource/fundsource/internal/ach"
+	"github.com/fundsource/fundsource/internal/customer"
+	"github.com/fundsource/fundsource/internal/tenant"
+)
+
+func achConfig(dir string) ach.Config {
+	return ach.Config{Dir: dir, ODFIRouting: "121042882", DestinationRouting: "231380104", DestinationName: "Federal Reserve Bank",
+		OriginName: "Fundsource Bank", CompanyName: "FUNDSOURCE", CompanyID: "1234567890"}
+}
+
+func (h *harness) originator(cfg ach.Config) *ach.Originator {
+	return ach.NewOriginator(cfg, h.db, h.funding, h.payments, customer.NewService(h.db, h.clock.Now), h.clock.Now)
+}
+
+// readACH parses every file of the outbox with moov-io/ach and validates it.
+func readACH(t *testing.T, dir string) map[string]*nacha.File {
+	t.Helper()
+	names, _ := filepath.Glob(filepath.Join(dir, "*.ach"))
+	out := map[string]*nacha.File{}
+	for _, n := range names {
+		f, err := nacha.ReadFile(n)
+		if err != nil {
+			t.Fatalf("%s does not parse: %v", n, err)
+		}
+		if err := f.Validate(); err != nil {
+			t.Fatalf("%s does not validate: %v", n, err)
+		}
+		out[filepath.Base(n)] = f
+	}
+	return out
+}
+
+// achSetup: a production merchant with a Verified checking source, an
+// Unverified savings source with open micro-deposits, and payments; and a
+// sandbox source with deposits and a payment that must never be originated.
+type achSetup struct {
+	h                    *harness
+	key                  string
+	scope                tenant.Scope
+	verified, unverified string
+	debit, credit        string
+}
+
+func newACHSetup(t *testing.T) *achSetup {
+	h := newHarness(t)
+	m := h.merchant("Acme")
+	prod := h.production(m)
+	scope := tenant.Scope{MerchantID: m.Merchant.ID, Env: tenant.Production}
+	if err := h.merchants.GrantOnDemand(context.Background(), scope); err != nil {
+		t.Fatal(err)
+	}
+	if err := h.merchants.EnableThirdPartyVerification(context.Background(), scope); err != nil {
+		t.Fatal(err)
+	}
+	s := &achSetup{h: h, key: prod.SecretKey, scope: scope}
+	user := h.customer(s.key)
+	s.verified = wantOK(t, h.post("/v2/on-demand/funding-source", s.key, sourceBody(user, "021000021", "000123456789")))["funding_source_id"].(string)
+	s.unverified = wantOK(t, h.post("/v2/funding-source", s.key,
+		`{"user_id":"`+user+`","routing_number":"026009593","account_number":"987654321","account_type":"savings"}`))["funding_source_id"].(string)
+	wantOK(t, initiate(h, s.key, s.unverified))
+	s.debit = wantOK(t, h.post("/v2/payments", s.key, paymentBody(s.verified, `"25.00"`, "debit")))["payment_id"].(string)
+	s.credit = wantOK(t, h.post("/v2/payments", s.key, paymentBody(s.unverified, `"10.00"`, "credit")))["payment_id"].(string)
+
+	sandbox := m.Sandbox.SecretKey
+	sbSrc := h.source(sandbox, h.customer(sandbox), "555555555")
+	wantOK(t, initiate(h, sandbox, sbSrc))
+	wantOK(t, h.post("/v2/payments", sandbox, paymentBody(sbSrc, `"7.00"`, "credit")))
+	return s
+}
+
+func TestOriginationWritesEachEntryOnceAndTheFileParsesBack(t *testing.T) {
+	s := newACHSetup(t)
+	h := s.h
+	dir := t.TempDir()
+	o := h.originator(achConfig(dir))
+	written, err := o.Run(context.Background())
+	if err != nil || len(written) != 1 {
+		t.Fatalf("Run = %v, %v", written, err)
+	}
+	files := readACH(t, dir)
+	f := files[written[0]]
+	if f == nil || len(f.Batches) != 2 {
+		t.Fatalf("files = %v", files)
+	}
+	if f.Header.ImmediateOrigin != "121042882" || f.Header.ImmediateDestination != "231380104" {
+		t.Errorf("file header = %+v", f.Header)
+	}
+	amounts, err := h.funding.DepositAmounts(context.Background(), s.scope, s.unverified, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	// Batch 1: the micro-deposits, two PPD credits to the savings account.
+	deposits := f.Batches[0]
+	if hd := deposits.GetHeader(); hd.CompanyEntryDescription != "ACCTVERIFY" || hd.StandardEntryClassCode != "PPD" ||
+		hd.ServiceClassCode != nacha.CreditsOnly || hd.CompanyName != "FUNDSOURCE" || hd.CompanyIdentification != "1234567890" {
+		t.Errorf("micro-deposit batch header = %+v", hd)
+	}
+	var got []int
+	for _, e := range deposits.GetEntries() {
+		if e.TransactionCode != nacha.SavingsCredit || strings.TrimSpace(e.DFIAccountNumber) != "987654321" || e.RDFIIdentification+e.CheckDigit != "026009593" {
+			t.Errorf("micro-deposit entry = %s", e.String())
+		}
+		got = append(got, e.Amount)
+	}
+	want := []int{amounts[0], amounts[1]}
+	sort.Ints(got)
+	sort.Ints(want)
+	if len(got) != 2 || got[0] != want[0] || got[1] != want[1] {
+		t.Errorf("micro-deposit amounts in the file = %v, want %v", got, want)
+	}
+
+	// Batch 2: the production payments, a checking debit and a savings credit.
+	pay := f.Batches[1]
+	if hd := pay.GetHeader(); hd.CompanyEntryDescription != "PAYMENT" || hd.ServiceClassCode != nacha.MixedDebitsAndCredits {
+		t.Errorf("payment batch header = %+v", hd)
+	}
+	byCode := map[int]*nacha.EntryDetail{}
+	for _, e := range pay.GetEntries() {
+		byCode[e.TransactionCode] = e
+	}
+	if e := byCode[nacha.CheckingDebit]; e == nil || e.Amount != 2500 || strings.TrimSpace(e.DFIAccountNumber) != "000123456789" || !strings.HasPrefix(e.TraceNumber, "12104288") {
+		t.Errorf("debit entry = %v", e)
+	}
+	if e := byCode[nacha.SavingsCredit]; e == nil || e.Amount != 1000 {
+		t.Errorf("credit entry = %v", e)
+	}
+	// File totals match the entries; the sandbox's 7.00 and its deposits are not there.
+	if f.Control.TotalDebitEntryDollarAmountInFile != 2500 || f.Control.TotalCreditEntryDollarAmountInFile != 1000+amounts[0]+amounts[1] ||
+		f.Control.EntryAddendaCount != 4 || f.Control.BatchCount != 2 {
+		t.Errorf("file control = %+v", f.Control)
+	}
+
+	// Nothing is sent twice.
+	if again, err := o.Run(context.Background()); err != nil || len(again) != 0 {
+		t.Errorf("second run wrote %v, %v", again, err)
+	}
+
+	// A production payment settles (processed, payment.success) after origination, without a return.
+	h.clock.Advance(7 * 24 * time.Hour)
+	if _, err := h.payments.SettleDue(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if p := wantOK(t, h.get("/v2/payments/"+s.debit, s.key)); p["status"] != "processed" {
+		t.Errorf("originated payment a week later = %v", p["status"])
+	}
+	if p := wantOK(t, h.get("/v2/payments/"+s.credit, s.key)); p["status"] != "processed" {
+		t.Errorf("originated credit a week later = %v", p["status"])
+	}
+	if n := len(h.events("payment.success")); n != 3 { // the two production payments and the sandbox one
+		t.Errorf("payment.success events = %d, want 3", n)
+	}
+}
+
+func TestOriginationRewritesAFileLeftBuilding(t *testing.T) {
+	s := newACHSetup(t)
+	h := s.h
+	dir := t.TempDir()
+	blocked := filepath.Join(dir, "not-a-folder")
+	if err := os.WriteFile(blocked, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	// The write fails after the entries were assigned (as after a crash).
+	if _, err := h.originator(achConfig(blocked)).Run(context.Background()); err == nil {
+		t.Fatal("Run into a file instead of a folder succeeded")
+	}
+	outbox := filepath.Join(dir, "outbox")
+	o := h.originator(achConfig(outbox))
+	wantOK(t, h.post("/v2/payments", s.key, paymentBody(s.verified, `"3.00"`, "debit"))) // arrives meanwhile
+	written, err := o.Run(context.Background())
+	if err != nil || len(written) != 2 {
+		t.Fatalf("recovery run = %v, %v (want the building file and a new one)", written, err)
+	}
+	traces := map[string]int{}
+	total := 0
+	for _, f := range readACH(t, outbox) {
+		for _, b := range f.Batches {
+			for _, e := range b.GetEntries() {
+				traces[e.TraceNumber]++
+				total++
+			}
+		}
+	}
+	if total != 5 || len(traces) != 5 {
+		t.Errorf("entries across files = %d (%d distinct), want 5 once each", total, len(traces))
+	}
+	if leftovers, _ := filepath.Glob(filepath.Join(outbox, ".*")); len(leftovers) != 0 {
+		t.Errorf("temp files left in the outbox: %v", leftovers)
+	}
+}
+
+func TestReturnFileFailsTheVerificationAndThePayment(t *testing.T) {
+	s := newACHSetup(t)
+	h := s.h
+	dir := t.TempDir()
+	o := h.originator(achConfig(dir))
+	if _, err := o.Run(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	var depositTrace, creditTrace string
+	for _, f := range readACH(t, dir) {
+		for _, e := range f.Batches[0].GetEntries() {
+			depositTrace = e.TraceNumber
+		}
+		for _, e := range f.Batches[1].GetEntries() {
+			if e.TransactionCode == nacha.SavingsCredit {
+				creditTrace = e.TraceNumber
+			}
+		}
+	}
+	returns := returnFile(t, map[string]string{depositTrace: "R03", creditTrace: "R01", "121042889999999": "R02"})
+
+	res, err := o.ImportReturns(context.Background(), bytes.NewReader(returns))
+	if err != nil || res.Returns != 3 || res.Applied != 2 || len(res.Unknown) != 1 || res.Unknown[0] != "121042889999999" {
+		t.Fatalf("ImportReturns = %+v, %v", res, err)
+	}
+	src := wantOK(t, h.get("/v2/funding-source/"+s.unverified, s.key))
+	if v := src["verification"].(map[string]any); v["status"] != "failed" || v["return_code"] != "R03" || v["attempts_remaining"] != float64(0) {
+		t.Errorf("verification after an R03 = %v", v)
+	}
+	ev := h.events("funding_source.verification_failed")
+	if len(ev) != 1 || ev[0]["verification"].(map[string]any)["return_code"] != "R03" {
+		t.Errorf("verification_failed events = %v", ev)
+	}
+	p := wantOK(t, h.get("/v2/payments/"+s.credit, s.key))
+	if p["status"] != "failed" || p["failure_code"] != "R01" || p["failure_reason"] != "Insufficient funds" {
+		t.Errorf("returned payment = %v", p)
+	}
+	if failed := h.events("payment.failed"); len(failed) != 1 || failed[0]["payment_id"] != s.credit {
+		t.Errorf("payment.failed events = %v", failed)
+	}
+	// The same file again: nothing more happens.
+	res, err = o.ImportReturns(context.Background(), bytes.NewReader(returns))
+	if err != nil || res.Applied != 0 || res.Duplicate != 2 {
+		t.Errorf("second import = %+v, %v", res, err)
+	}
+	if n := len(h.events("payment.failed")) + len(h.events("funding_source.verification_failed")); n != 2 {
+		t.Errorf("events after a second import = %d, want 2", n)
+	}
+}
+
+// returnFile builds an ACH return file (as the bank sends it) with one
+// return per original trace number.
+func returnFile(t *testing.T, codes map[string]string) []byte {
+	t.Helper()
+	fh := nacha.NewFileHeader()
+	fh.ImmediateDestination, fh.ImmediateOrigin = "121042882", "231380104"
+	fh.FileCreationDate, fh.FileCreationTime = "261105", "0900"
+	fh.ImmediateDestinationName, fh.ImmediateOriginName = "FUNDSOURCE BANK", "FEDERAL RESERVE BANK"
+	bh := nacha.NewBatchHeader()
+	bh.ServiceClassCode = nacha.MixedDebitsAndCredits
+	bh.CompanyName, bh.CompanyIdentification = "FUNDSOURCE", "1234567890"
+	bh.StandardEntryClassCode, bh.CompanyEntryDescription = nacha.PPD, "RETURN"
+	bh.EffectiveEntryDate, bh.ODFIIdentification = "261105", "23138010"
+	batch := nacha.NewBatchPPD(bh)
+	traces := make([]string, 0, len(codes))
+	for tr := range codes {
+		traces = append(traces, tr)
+	}
+	sort.Strings(traces)
+	for i, tr := range traces {
+		e := nacha.NewEntryDetail()
+		e.TransactionCode = nacha.CheckingReturnNOCCredit
+		e.SetRDFI("121042882")
+		e.DFIAccountNumber = "1"
+		e.Amount = 100
+		e.IndividualName = "RETURN"
+		e.SetTraceNumber("23138010", i+1)
+		a := nacha.NewAddenda99()
+		a.ReturnCode, a.OriginalTrace, a.OriginalDFI = codes[tr], tr, "12104288"
+		e.Addenda99, e.Category, e.AddendaRecordIndicator = a, nacha.CategoryReturn, 1
+		batch.AddEntry(e)
+	}
+	if err := batch.Create(); err != nil {
+		t.Fatal(err)
+	}
+	file := nacha.NewFile()
+	file.SetHeader(fh)
+	file.AddBatch(batch)
+	if err := file.Create(); err != nil {
+		t.Fatal(err)
+	}
+	var buf bytes.Buffer
+	if err := nacha.NewWriter(&buf).Write(file); err != nil {
+		t.Fatal(err)
+	}
+	return buf.Bytes()
+}

@@ -10,6 +10,8 @@ import (
 
 	"github.com/fundsource/fundsource/internal/config"
 	"github.com/fundsource/fundsource/internal/payment"
+	"github.com/fundsource/fundsource/internal/pgtest"
+	"github.com/fundsource/fundsource/internal/postgres"
 )
 
 // verifiedSource creates a source and verifies it with its micro-deposits.
@@ -188,7 +190,21 @@ func subscriptionBody(src, amount, interval, start string) string {
 }
 
 func TestSubscriptionsDebitEachDueDateOnce(t *testing.T) {
-	h := newHarness(t) // Monday 2026-11-02 15:04 UTC = 10:04 US Eastern
+	// Two schedulers as two processes would run them: each with its own
+	// connection pool to the one database.
+	url := pgtest.URL(t)
+	pools := make([]*postgres.DB, 2)
+	for i := range pools {
+		db, err := postgres.Open(context.Background(), url)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { db.Close() })
+		pools[i] = db
+	}
+	h := newHarnessOn(t, pools[0]) // Monday 2026-11-02 15:04 UTC = 10:04 US Eastern
+	schedulers := []*payment.Service{h.payments,
+		payment.NewService(pools[1], payment.Config{MaxAmount: h.cfg.PaymentMaxCents, SettleDelay: h.cfg.PaymentSettleDelay}, h.clock.Now)}
 	key := h.merchant("Acme").Sandbox.SecretKey
 	user := h.customer(key)
 	unverified := h.source(key, user, "111111111")
@@ -216,13 +232,13 @@ func TestSubscriptionsDebitEachDueDateOnce(t *testing.T) {
 		t.Errorf("subscription.created events = %v", ev)
 	}
 
-	// Two schedulers at once, on separate connections: one debit per date.
+	// Both schedulers at once: one debit per date.
 	run := func() int {
 		var wg sync.WaitGroup
 		counts := make([]int, 2)
 		for i := range counts {
 			wg.Go(func() {
-				n, err := h.payments.RunDue(context.Background())
+				n, err := schedulers[i].RunDue(context.Background())
 				if err != nil {
 					t.Errorf("RunDue: %v", err)
 				}

@@ -51,6 +51,9 @@ fuzz:
 	$(GO) test -run='^$$' -fuzz=FuzzValidChecksum -fuzztime=30s ./internal/routing
 	$(GO) test -run='^$$' -fuzz=FuzzParseStatementAmount -fuzztime=30s ./internal/funding
 	$(GO) test -run='^$$' -fuzz=FuzzTarget -fuzztime=30s ./internal/redirect
+	$(GO) test -run='^$$' -fuzz=FuzzURLPolicy -fuzztime=30s ./internal/webhook
+	$(GO) test -run='^$$' -fuzz=FuzzEndpoints -fuzztime=60s ./web
+	$(GO) test -run='^$$' -fuzz=FuzzHostedForm -fuzztime=30s ./web
 
 # PostgreSQL's server binaries: installed from Debian's packages when missing
 # and we are root; otherwise say exactly what to install.

@@ -19,8 +19,9 @@ test: fmt-check vet templ-check browser
 	@if [ -z "$$TEST_DATABASE_URL" ]; then $(MAKE) --no-print-directory postgres; fi
 	$(GO) test -count=1 ./...
 
-## bench: the benchmark suite
-bench:
+## bench: the load table against a durable private PostgreSQL (bench/results.json), then the Go benchmarks
+bench: build postgres
+	./$(BIN) bench
 	$(GO) test -run='^$$' -bench=. -benchmem ./...
 
 build:

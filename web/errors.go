@@ -1,8 +1,6 @@
 package web
 
 import (
-	"context"
-	"errors"
 	"fmt"
 	"log/slog"
 	"net/http"
@@ -74,9 +72,7 @@ func (s *server) fail(c *gin.Context, err error) {
 		status, known = statusOf[e.Code]
 	}
 	if !known {
-		if errors.Is(err, context.Canceled) && c.Request.Context().Err() != nil {
-			// The client went away; nobody reads the answer.
-			c.Abort()
+		if s.clientGone(c, err) {
 			return
 		}
 		s.log.ErrorContext(c.Request.Context(), "internal error",
@@ -104,4 +100,18 @@ func (s *server) fail(c *gin.Context, err error) {
 	}
 	c.Set(ctxErrorCode, string(e.Code))
 	c.AbortWithStatusJSON(status, errorEnvelope{Success: false, Error: body})
+}
+
+// clientGone reports (and handles) a request whose client went away: its
+// context was canceled, so the database work was cut off (the error may be
+// "context canceled", a rolled-back transaction or a dropped connection).
+// Nobody reads an answer; it is logged at info level, not as a bug.
+func (s *server) clientGone(c *gin.Context, err error) bool {
+	if c.Request.Context().Err() == nil {
+		return false
+	}
+	s.log.InfoContext(c.Request.Context(), "client went away", slog.String("request_id", requestID(c)),
+		slog.String("route", c.FullPath()), slog.Any("error", err))
+	c.Abort()
+	return true
 }

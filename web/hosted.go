@@ -149,6 +149,9 @@ func accountLabel(src funding.Source) string {
 func (s *server) hostedProblem(c *gin.Context, err error) {
 	var e *errs.Error
 	if !errors.As(err, &e) {
+		if s.clientGone(c, err) {
+			return
+		}
 		s.log.ErrorContext(c.Request.Context(), "internal error",
 			slog.String("request_id", requestID(c)), slog.String("route", c.FullPath()), slog.Any("error", err))
 		s.page(c, http.StatusInternalServerError, view.Problem("Something went wrong",

@@ -1,8 +1,10 @@
 package web_test
 
 import (
+	"context"
 	"encoding/json"
 	"net/http"
+	"net/http/httptest"
 	"strconv"
 	"strings"
 	"testing"
@@ -153,5 +155,25 @@ func TestBrowserNotFoundPageAndStaticAssets(t *testing.T) {
 		if r := h.get(p, ""); r.Code != http.StatusNotFound {
 			t.Errorf("GET %s = %d, want 404", p, r.Code)
 		}
+	}
+}
+
+// A client that goes away mid-request cuts the database work off; that is
+// not a bug, and the log says so instead of reporting an internal error.
+func TestClientGoneIsNotAnInternalError(t *testing.T) {
+	h := newHarness(t)
+	key := h.merchant("Acme").Sandbox.SecretKey
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	r := httptest.NewRequest(http.MethodPost, "/v2/customers", strings.NewReader(ada)).WithContext(ctx)
+	r.Header.Set("Authorization", "Bearer "+key)
+	r.Header.Set("Content-Type", "application/json")
+	h.engine.ServeHTTP(httptest.NewRecorder(), r)
+	logs := h.logs.String()
+	if strings.Contains(logs, "internal error") || !strings.Contains(logs, "client went away") {
+		t.Errorf("logs:\n%s", logs)
+	}
+	if n := h.count("customers"); n != 0 {
+		t.Errorf("customers = %d after a canceled request", n)
 	}
 }

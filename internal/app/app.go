@@ -46,6 +46,8 @@ Usage:
                                    write waiting production entries to ACH_OUTBOX_DIR now
   fundsource ach import-returns FILE [--json]
                                    apply an ACH return file
+  fundsource bench [--duration 5s] [--workers 32] [--out bench/results.json]
+                                   measure the service against PostgreSQL's own limits (make bench)
   fundsource provider-sim [--listen 127.0.0.1:8090] [--client ID:SECRET …] [--processor-client ID]
                                    the bank-linking provider simulator (Plaid-shaped API)
   fundsource webhook-receiver --secret whsec_… [--listen 127.0.0.1:9000]
@@ -80,6 +82,8 @@ func Run(ctx context.Context, args []string, io IO) error {
 		return runDev(ctx, io)
 	case "merchant":
 		return runMerchant(ctx, args[1:], io)
+	case "bench":
+		return runBench(ctx, args[1:], io)
 	case "ach":
 		return runACH(ctx, args[1:], io)
 	case "provider-sim":

@@ -1,0 +1,453 @@
+package app
+
+import (
+	"bufio"
+	"context"
+	"crypto/sha256"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/fundsource/fundsource/internal/customer"
+	"github.com/fundsource/fundsource/internal/funding"
+	"github.com/fundsource/fundsource/internal/loadgen"
+	"github.com/fundsource/fundsource/internal/postgres"
+	"github.com/fundsource/fundsource/internal/tenant"
+)
+
+// benchReport is the table 'fundsource bench' prints and writes as JSON.
+type benchReport struct {
+	Date     time.Time        `json:"date"`
+	Duration string           `json:"phase_duration"`
+	Workers  int              `json:"workers"`
+	Loads    []loadgen.Result `json:"loads"`
+	Checks   []benchCheck     `json:"checks"`
+	// FirstFailure names the first failed operation, "" when none failed.
+	FirstFailure string `json:"first_failure,omitempty"`
+}
+
+// benchCheck is one target of the issue with its measured value.
+type benchCheck struct {
+	Name   string  `json:"name"`
+	Value  float64 `json:"value"`
+	Unit   string  `json:"unit"`
+	Target string  `json:"target"`
+	Met    bool    `json:"met"`
+}
+
+// bench holds what the phases share.
+type bench struct {
+	e       *env
+	base    string // the server's address
+	client  *http.Client
+	key     string
+	scope   tenant.Scope
+	userID  string
+	workers int
+	phase   time.Duration
+}
+
+// runBench measures the service against the database's own limits: a
+// private durable PostgreSQL (fsync on), the server as its own process,
+// and load from this one.
+func runBench(ctx context.Context, args []string, stdio IO) error {
+	fs := flag.NewFlagSet("fundsource bench", flag.ContinueOnError)
+	fs.SetOutput(stdio.Stderr)
+	phase := fs.Duration("duration", 5*time.Second, "how long each load runs")
+	workers := fs.Int("workers", 32, "concurrent connections")
+	out := fs.String("out", "bench/results.json", "where the JSON results go")
+	serverBin := fs.String("server", "", "the fundsource binary to run as the server (default: this one)")
+	if err := fs.Parse(args); err != nil {
+		return fmt.Errorf("%w: %v", ErrUsage, err)
+	}
+	if *serverBin == "" {
+		exe, err := os.Executable()
+		if err != nil {
+			return err
+		}
+		*serverBin = exe
+	}
+	dir, err := os.MkdirTemp("", "fundsource-bench-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(dir)
+	srv, dbURL, err := startDevCluster(ctx, dir, IO{Getenv: stdio.Getenv, Stdout: stdio.Stdout, Stderr: io.Discard})
+	if err != nil {
+		return err
+	}
+	defer srv.Stop()
+
+	vars := map[string]string{"DATA_DIR": dir, "DATABASE_URL": dbURL, "RATE_LIMIT_SANDBOX": "0",
+		"WEBHOOK_ALLOW_PRIVATE_TARGETS": "true", "HOSTED_SUBMITS_PER_IP": "100000"}
+	getenv := func(k string) string { return vars[k] }
+	return withEnv(ctx, IO{Getenv: getenv, Stdout: stdio.Stdout, Stderr: io.Discard}, func(e *env) error {
+		addr, err := freeLoopback()
+		if err != nil {
+			return err
+		}
+		vars["LISTEN_ADDR"] = addr
+		server, err := startServer(ctx, *serverBin, vars)
+		if err != nil {
+			return err
+		}
+		defer server.stop()
+		b := &bench{e: e, base: "http://" + addr, workers: *workers, phase: *phase,
+			client: &http.Client{Timeout: 30 * time.Second, Transport: &http.Transport{MaxIdleConnsPerHost: *workers, MaxConnsPerHost: *workers}}}
+		if err := b.setup(ctx); err != nil {
+			return err
+		}
+		rep, err := b.run(ctx, server.pid())
+		if err != nil {
+			return err
+		}
+		rep.Date, rep.Duration, rep.Workers = time.Now().UTC(), phase.String(), *workers
+		printBench(stdio.Stdout, rep)
+		if err := os.MkdirAll(filepath.Dir(*out), 0o755); err != nil {
+			return err
+		}
+		data, _ := json.MarshalIndent(rep, "", "  ")
+		return os.WriteFile(*out, append(data, '\n'), 0o644)
+	})
+}
+
+func (b *bench) setup(ctx context.Context) error {
+	m, err := b.e.merchants.Create(ctx, "Bench", "bench@fundsource.test", "bench-password-123")
+	if err != nil {
+		return err
+	}
+	b.key, b.scope = m.Sandbox.SecretKey, tenant.Scope{MerchantID: m.Merchant.ID, Env: tenant.Sandbox}
+	c, err := b.e.customers.Create(ctx, b.scope, customer.Input{FirstName: "Ada", LastName: "Lovelace", Email: "ada@example.com"})
+	b.userID = c.ID
+	if err != nil {
+		return err
+	}
+	_, err = b.e.db.SQL().ExecContext(ctx, `CREATE TABLE bench_plain (id bigserial PRIMARY KEY, merchant_id text NOT NULL, payload text NOT NULL)`)
+	return err
+}
+
+func (b *bench) run(ctx context.Context, serverPID int) (benchReport, error) {
+	var rep benchReport
+	create := func(seq int64, prefix string) string {
+		return fmt.Sprintf(`{"user_id":%q,"routing_number":"021000021","account_number":"%s%010d"}`, b.userID, prefix, seq)
+	}
+	httpCreate := loadgen.Run(ctx, "create funding source over HTTP", b.workers, b.phase, func(ctx context.Context, seq int64) error {
+		_, err := b.call(ctx, http.MethodPost, "/v2/funding-source", create(seq, "11"), "bench-http-"+strconv.FormatInt(seq, 10))
+		return err
+	})
+	direct := loadgen.Run(ctx, "create funding source, same transaction without HTTP", b.workers, b.phase, func(ctx context.Context, seq int64) error {
+		return b.directCreate(ctx, create(seq, "22"), "bench-direct-"+strconv.FormatInt(seq, 10))
+	})
+	plain := loadgen.Run(ctx, "plain single-row INSERT", b.workers, b.phase, func(ctx context.Context, seq int64) error {
+		_, err := b.e.db.SQL().ExecContext(ctx, `INSERT INTO bench_plain (merchant_id, payload) VALUES ($1, $2)`, b.scope.MerchantID, create(seq, "33"))
+		return err
+	})
+	src, err := b.call(ctx, http.MethodPost, "/v2/funding-source", create(1, "44"), "")
+	if err != nil {
+		return rep, err
+	}
+	id := src["funding_source_id"].(string)
+	get := loadgen.Run(ctx, "GET funding source over HTTP", b.workers, b.phase, func(ctx context.Context, _ int64) error {
+		_, err := b.call(ctx, http.MethodGet, "/v2/funding-source/"+id, "", "")
+		return err
+	})
+	var maxID int64
+	_ = b.e.db.SQL().GetContext(ctx, &maxID, `SELECT max(id) FROM bench_plain`)
+	selectPK := loadgen.Run(ctx, "plain primary-key SELECT", b.workers, b.phase, func(ctx context.Context, seq int64) error {
+		var payload string
+		return b.e.db.SQL().GetContext(ctx, &payload, `SELECT payload FROM bench_plain WHERE id = $1`, 1+seq%max(maxID, 1))
+	})
+	if _, err := b.e.funding.InitiateVerification(ctx, b.scope, id); err != nil {
+		return rep, err
+	}
+	env, err := b.e.merchants.Environment(ctx, b.scope)
+	if err != nil {
+		return rep, err
+	}
+	hosted := loadgen.Run(ctx, "hosted page GET", b.workers, b.phase, func(ctx context.Context, _ int64) error {
+		return b.page(ctx, "/bank-account/"+env.PublicKey+"/"+b.userID+"/"+id+"?successUrl=https%3A%2F%2Fshop.example%2Fdone")
+	})
+	hooks, err := b.webhooks(ctx, 500)
+	if err != nil {
+		return rep, err
+	}
+	rss, err := peakRSS(serverPID)
+	if err != nil {
+		return rep, err
+	}
+	rep.Loads = []loadgen.Result{httpCreate, direct, plain, get, selectPK, hosted, hooks}
+	ratio := func(a, b loadgen.Result) float64 {
+		if b.PerSec == 0 {
+			return 0
+		}
+		return a.PerSec / b.PerSec
+	}
+	rep.Checks = []benchCheck{
+		{"create over HTTP ÷ same transaction direct", ratio(httpCreate, direct), "×", "≥ 0.8", ratio(httpCreate, direct) >= 0.8},
+		{"create over HTTP ÷ plain INSERT", ratio(httpCreate, plain), "×", "≥ 0.6", ratio(httpCreate, plain) >= 0.6},
+		{"GET over HTTP ÷ plain SELECT", ratio(get, selectPK), "×", "≥ 0.5", ratio(get, selectPK) >= 0.5},
+		{"webhook delivery p99 at 500 events/s", ms(hooks.P99), "ms", "≤ 200", hooks.P99 <= 200*time.Millisecond && hooks.Errors == 0},
+		{"hosted page GET p99", ms(hosted.P99), "ms", "(reported)", true},
+		{"server peak RSS", float64(rss) / (1 << 20), "MiB", "≤ 150", rss <= 150<<20},
+	}
+	failures, first := 0, ""
+	for _, l := range rep.Loads {
+		failures += l.Errors
+		if first == "" && l.FirstError != "" {
+			first = l.Name + ": " + l.FirstError
+		}
+	}
+	rep.Checks = append(rep.Checks, benchCheck{"failed operations (any load)", float64(failures), "", "0", failures == 0})
+	rep.FirstFailure = first
+	return rep, nil
+}
+
+// directCreate runs what POST /v2/funding-source runs in the database —
+// key lookup, idempotency record, the creation with its event — without
+// HTTP, JSON routing or middleware.
+func (b *bench) directCreate(ctx context.Context, body, idemKey string) error {
+	p, err := b.e.merchants.Authenticate(ctx, b.key)
+	if err != nil {
+		return err
+	}
+	var in funding.Input
+	if err := json.Unmarshal([]byte(body), &in); err != nil {
+		return err
+	}
+	h := sha256.Sum256([]byte("POST /v2/funding-source " + body))
+	var failed error
+	_, err = b.e.db.Idempotent(ctx, p.Scope, idemKey, h[:], b.e.now(), func(ctx context.Context) (postgres.Response, bool) {
+		src, err := b.e.funding.CreateForMicroDeposits(ctx, p.Scope, in)
+		if err != nil {
+			failed = err
+			return postgres.Response{Status: 500}, false
+		}
+		out, _ := json.Marshal(src)
+		return postgres.Response{Status: 200, Body: out}, true
+	})
+	if failed != nil {
+		return failed
+	}
+	return err
+}
+
+// call sends one API request and decodes the 200 answer.
+func (b *bench) call(ctx context.Context, method, path, body, idemKey string) (map[string]any, error) {
+	req, _ := http.NewRequestWithContext(ctx, method, b.base+path, strings.NewReader(body))
+	req.Header.Set("Authorization", "Bearer "+b.key)
+	if body != "" {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	if idemKey != "" {
+		req.Header.Set("Idempotency-Key", idemKey)
+	}
+	res, err := b.client.Do(req)
+	if err != nil {
+		return nil, err
+	}
+	defer res.Body.Close()
+	var m map[string]any
+	if err := json.NewDecoder(res.Body).Decode(&m); err != nil || res.StatusCode != http.StatusOK {
+		return nil, fmt.Errorf("%s %s: %d %v", method, path, res.StatusCode, m)
+	}
+	return m, nil
+}
+
+func (b *bench) page(ctx context.Context, path string) error {
+	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, b.base+path, nil)
+	res, err := b.client.Do(req)
+	if err != nil {
+		return err
+	}
+	defer res.Body.Close()
+	_, _ = io.Copy(io.Discard, res.Body)
+	if res.StatusCode != http.StatusOK {
+		return fmt.Errorf("GET %s: %d", path, res.StatusCode)
+	}
+	return nil
+}
+
+// webhooks commits rate events per second for one phase and measures, at a
+// local receiver, the time from each commit to its delivery.
+func (b *bench) webhooks(ctx context.Context, rate int) (loadgen.Result, error) {
+	var mu sync.Mutex                 // guards sent and arrived
+	sent := map[string]time.Time{}    // event id → commit returned
+	arrived := map[string]time.Time{} // event id → first delivery
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return loadgen.Result{}, err
+	}
+	rctx, stop := context.WithCancel(ctx)
+	defer stop()
+	go serveUntil(rctx, ln, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		at := time.Now()
+		id := r.Header.Get("webhook-id")
+		mu.Lock()
+		if _, ok := arrived[id]; !ok {
+			arrived[id] = at
+		}
+		mu.Unlock()
+	}))
+	if _, err := b.e.webhooks.Register(ctx, b.scope, "http://"+ln.Addr().String()+"/hooks"); err != nil {
+		return loadgen.Result{}, err
+	}
+	start := time.Now()
+	tick := time.NewTicker(time.Second / time.Duration(rate))
+	var wg sync.WaitGroup
+	var failed error
+	for time.Since(start) < b.phase {
+		<-tick.C
+		wg.Go(func() {
+			ev, err := b.e.webhooks.SendTest(ctx, b.scope)
+			at := time.Now()
+			mu.Lock()
+			defer mu.Unlock()
+			if err != nil {
+				failed = err
+				return
+			}
+			sent[ev.ID] = at
+		})
+	}
+	tick.Stop()
+	wg.Wait()
+	secs := time.Since(start).Seconds()
+	if failed != nil {
+		return loadgen.Result{}, failed
+	}
+	missing := func() int {
+		mu.Lock()
+		defer mu.Unlock()
+		n := 0
+		for id := range sent {
+			if _, ok := arrived[id]; !ok {
+				n++
+			}
+		}
+		return n
+	}
+	for deadline := time.Now().Add(30 * time.Second); missing() > 0 && time.Now().Before(deadline); {
+		time.Sleep(20 * time.Millisecond)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	var lat []time.Duration
+	for id, t0 := range sent {
+		if t1, ok := arrived[id]; ok {
+			lat = append(lat, max(t1.Sub(t0), 0)) // a delivery can beat the producer's clock read
+		}
+	}
+	slices.Sort(lat)
+	r := loadgen.Result{Name: fmt.Sprintf("webhook delivery, %d events/s", rate), Workers: 1, Ops: len(lat),
+		Errors: len(sent) - len(lat), Seconds: secs, PerSec: float64(len(sent)) / secs,
+		P50: loadgen.Percentile(lat, 0.5), P99: loadgen.Percentile(lat, 0.99)}
+	if r.Errors > 0 {
+		r.FirstError = fmt.Sprintf("%d of %d events not delivered within 30 s", r.Errors, len(sent))
+	}
+	return r, nil
+}
+
+func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
+
+// serverProcess is the 'fundsource serve' under measurement.
+type serverProcess struct {
+	cmd *exec.Cmd
+}
+
+func startServer(ctx context.Context, bin string, vars map[string]string) (*serverProcess, error) {
+	cmd := exec.Command(bin, "serve")
+	for k, v := range vars {
+		cmd.Env = append(cmd.Env, k+"="+v)
+	}
+	cmd.Env = append(cmd.Env, "PATH="+os.Getenv("PATH"))
+	cmd.Stdout, cmd.Stderr = io.Discard, io.Discard
+	if err := cmd.Start(); err != nil {
+		return nil, err
+	}
+	s := &serverProcess{cmd: cmd}
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		res, err := http.Get("http://" + vars["LISTEN_ADDR"] + "/readyz")
+		if err == nil {
+			res.Body.Close()
+			if res.StatusCode == http.StatusOK {
+				return s, nil
+			}
+		}
+		if time.Now().After(deadline) || ctx.Err() != nil {
+			s.stop()
+			return nil, errors.New("the server did not become ready")
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+func (s *serverProcess) pid() int { return s.cmd.Process.Pid }
+
+func (s *serverProcess) stop() {
+	_ = s.cmd.Process.Signal(os.Interrupt)
+	done := make(chan struct{})
+	go func() { _ = s.cmd.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(20 * time.Second):
+		_ = s.cmd.Process.Kill()
+		<-done
+	}
+}
+
+// peakRSS is a process's high-water resident set (VmHWM), in bytes.
+func peakRSS(pid int) (int64, error) {
+	f, err := os.Open(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return 0, err
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		if rest, ok := strings.CutPrefix(sc.Text(), "VmHWM:"); ok {
+			kb, err := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(rest), "kB")), 10, 64)
+			return kb << 10, err
+		}
+	}
+	return 0, errors.New("no VmHWM in /proc/status")
+}
+
+func freeLoopback() (string, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return "", err
+	}
+	defer l.Close()
+	return l.Addr().String(), nil
+}
+
+func printBench(w io.Writer, rep benchReport) {
+	fmt.Fprintf(w, "\n%-58s %10s %10s %10s\n", "load ("+strconv.Itoa(rep.Workers)+" connections, "+rep.Duration+" each)", "ops/s", "p50 ms", "p99 ms")
+	for _, l := range rep.Loads {
+		fmt.Fprintf(w, "%-58s %10.0f %10.2f %10.2f\n", l.Name, l.PerSec, ms(l.P50), ms(l.P99))
+	}
+	fmt.Fprintf(w, "\n%-58s %10s %10s %6s\n", "target", "value", "wanted", "met")
+	for _, c := range rep.Checks {
+		met := "yes"
+		if !c.Met {
+			met = "NO"
+		}
+		fmt.Fprintf(w, "%-58s %7.2f %-3s %9s %6s\n", c.Name, c.Value, c.Unit, c.Target, met)
+	}
+	if rep.FirstFailure != "" {
+		fmt.Fprintf(w, "\nfirst failure: %s\n", rep.FirstFailure)
+	}
+}

@@ -1,0 +1,40 @@
+package loadgen
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+)
+
+func TestPercentile(t *testing.T) {
+	var d []time.Duration
+	for i := 1; i <= 100; i++ {
+		d = append(d, time.Duration(i))
+	}
+	if p := Percentile(d, 0.5); p != 50 {
+		t.Errorf("p50 = %d", p)
+	}
+	if p := Percentile(d, 0.99); p != 99 {
+		t.Errorf("p99 = %d", p)
+	}
+	if p := Percentile(nil, 0.5); p != 0 {
+		t.Errorf("p50 of nothing = %d", p)
+	}
+}
+
+func TestRunCountsOpsAndErrors(t *testing.T) {
+	r := Run(context.Background(), "x", 4, 100*time.Millisecond, func(ctx context.Context, seq int64) error {
+		time.Sleep(time.Millisecond)
+		if seq%10 == 0 {
+			return errors.New("every tenth fails")
+		}
+		return nil
+	})
+	if r.Ops == 0 || r.Errors == 0 || r.FirstError == "" || r.PerSec <= 0 || r.P50 < time.Millisecond || r.P99 < r.P50 {
+		t.Errorf("result = %+v", r)
+	}
+	if ratio := float64(r.Errors) / float64(r.Ops+r.Errors); ratio < 0.05 || ratio > 0.15 {
+		t.Errorf("error share %.2f, want about 0.10", ratio)
+	}
+}

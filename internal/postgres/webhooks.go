@@ -269,18 +269,27 @@ type deliveryClaimRow struct {
 	PreviousExpiresAt *time.Time      `db:"previous_secret_expires_at"`
 }
 
+// claimDelivery locks the one delivery due first on its own (through the
+// partial due index), then joins its event and endpoint by primary key.
+// Joining before the LIMIT let the planner, misled by a fresh backlog's
+// stale statistics, join every due delivery with every event of the scope:
+// 600 ms per claim at 2,000 due deliveries (found by 'make bench').
 const claimDelivery = `
+WITH d AS (
+  SELECT ` + deliveryColumns + `
+  FROM webhook_deliveries d
+  WHERE d.status = 'pending' AND d.next_attempt_at <= $1
+    AND NOT (d.merchant_id || '/' || d.environment = ANY ($2::text[]))
+  ORDER BY d.next_attempt_at
+  LIMIT 1
+  FOR UPDATE SKIP LOCKED
+)
 SELECT ` + deliveryColumns + `, e.type, e.data, e.created_at AS event_created_at,
   w.url, w.secret_key_id, w.secret_sealed, w.previous_secret_key_id, w.previous_secret_sealed,
   w.previous_secret_expires_at
-FROM webhook_deliveries d
+FROM d
 JOIN events e ON e.merchant_id = d.merchant_id AND e.environment = d.environment AND e.id = d.event_id
-JOIN webhook_endpoints w ON w.merchant_id = d.merchant_id AND w.environment = d.environment
-WHERE d.status = 'pending' AND d.next_attempt_at <= $1
-  AND NOT (d.merchant_id || '/' || d.environment = ANY ($2::text[]))
-ORDER BY d.next_attempt_at
-LIMIT 1
-FOR UPDATE OF d SKIP LOCKED`
+JOIN webhook_endpoints w ON w.merchant_id = d.merchant_id AND w.environment = d.environment`
 
 // ClaimDelivery locks the pending delivery due first; call it in a transaction.
 func (db *DB) ClaimDelivery(ctx context.Context, now time.Time, busy []string) (webhook.Claim, bool, error) {

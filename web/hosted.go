@@ -82,7 +82,7 @@ func (s *server) hostedVerify(c *gin.Context) {
 		v.Amounts = [2]string{}
 		if n := p.Source.Verification; n != nil && n.AttemptsRemaining > 0 {
 			v.Error = fmt.Sprintf("Those amounts don't match the deposits. You have %d %s left.",
-				n.AttemptsRemaining, plural(n.AttemptsRemaining, "attempt", "attempts"))
+				n.AttemptsRemaining, view.Plural(n.AttemptsRemaining, "attempt", "attempts"))
 		}
 	}
 	s.hostedRender(c, http.StatusUnprocessableEntity, p, v)
@@ -203,17 +203,9 @@ func (s *server) hostedLimit(c *gin.Context) {
 		mins := (secs + 59) / 60
 		s.page(c, http.StatusTooManyRequests, view.Problem("Too many attempts",
 			fmt.Sprintf("Please wait about %d %s and try again. Your remaining attempts are unchanged.",
-				mins, plural(mins, "minute", "minutes")), ""))
+				mins, view.Plural(mins, "minute", "minutes")), ""))
 		c.Abort()
 		return
 	}
 	c.Next()
-}
-
-// plural picks the word for n.
-func plural(n int, one, many string) string {
-	if n == 1 {
-		return one
-	}
-	return many
 }

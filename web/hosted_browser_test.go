@@ -27,6 +27,20 @@ func (s *hostedSetup) fragmentLink(base, success, cancel string) string {
 	return link
 }
 
+// verify fills the two amounts, found by their labels, and presses Verify.
+func (tb *tab) verify(first, second string) {
+	tb.t.Helper()
+	if err := tb.page.GetByLabel("First deposit").Fill(first); err != nil {
+		tb.t.Fatal(err)
+	}
+	if err := tb.page.GetByLabel("Second deposit").Fill(second); err != nil {
+		tb.t.Fatal(err)
+	}
+	if err := tb.page.GetByRole("button", playwright.PageGetByRoleOptions{Name: "Verify account"}).Click(); err != nil {
+		tb.t.Fatal(err)
+	}
+}
+
 func TestBrowserHostedVerificationByKeyboard(t *testing.T) {
 	s := newHostedSetup(t)
 	h := s.h
@@ -76,15 +90,7 @@ func TestBrowserHostedVerificationByKeyboard(t *testing.T) {
 	tb.wantText("2 attempts remaining")
 
 	// The right pair, found by their labels; one typed as bare cents.
-	if err := tb.page.GetByLabel("First deposit").Fill(strings.TrimPrefix(right[0], "0.")); err != nil {
-		t.Fatal(err)
-	}
-	if err := tb.page.GetByLabel("Second deposit").Fill(right[1]); err != nil {
-		t.Fatal(err)
-	}
-	if err := tb.page.GetByRole("button", playwright.PageGetByRoleOptions{Name: "Verify account"}).Click(); err != nil {
-		t.Fatal(err)
-	}
+	tb.verify(strings.TrimPrefix(right[0], "0."), right[1])
 	tb.waitURL(`/done\?order=7&funding_source_id=` + s.src + `&status=Verified$`)
 	tb.wantText("Back at the shop")
 
@@ -176,14 +182,8 @@ func TestBrowserHostedStates(t *testing.T) {
 	errored := sourceIn("error")
 	tb.open(errored.fragmentLink(srv.URL, success, cancel))
 	tb.waitURL(`/bank-account/`)
-	for _, in := range []string{"First deposit", "Second deposit"} {
-		if err := tb.page.GetByLabel(in).Fill("0.98"); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := tb.page.GetByRole("button", playwright.PageGetByRoleOptions{Name: "Verify account"}).Click(); err != nil {
-		t.Fatal(err)
-	}
+	wrong := wrongAmounts(h.amounts(s.key, errored.src))
+	tb.verify(wrong[0], wrong[1])
 	tb.wantText("attempts left")
 	if shots != "" {
 		tb.screenshot(shots, "hosted-wrong-amounts")
@@ -258,14 +258,6 @@ func TestBrowserHostedWithoutJavaScript(t *testing.T) {
 	if status := tb.open(srv.URL + s.path("successUrl="+url.QueryEscape(shop.URL("127.0.0.1")+"/done"))); status != 200 {
 		t.Fatalf("direct route without JavaScript: %d", status)
 	}
-	if err := tb.page.GetByLabel("First deposit").Fill(right[1]); err != nil { // either order
-		t.Fatal(err)
-	}
-	if err := tb.page.GetByLabel("Second deposit").Fill(right[0]); err != nil {
-		t.Fatal(err)
-	}
-	if err := tb.page.GetByRole("button", playwright.PageGetByRoleOptions{Name: "Verify account"}).Click(); err != nil {
-		t.Fatal(err)
-	}
+	tb.verify(right[1], right[0]) // either order
 	tb.waitURL(`/done\?funding_source_id=` + s.src + `&status=Verified$`)
 }

@@ -2,6 +2,7 @@ package web
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -15,6 +16,8 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"github.com/fundsource/fundsource/internal/errs"
+	"github.com/fundsource/fundsource/internal/paging"
+	"github.com/fundsource/fundsource/internal/tenant"
 )
 
 // MaxBodyBytes is the largest request body accepted.
@@ -162,4 +165,19 @@ func reply[T any](s *server, c *gin.Context, v T, err error) {
 		return
 	}
 	ok(c, v)
+}
+
+// list answers a list endpoint: the page from the query, then one page of fetch.
+func list[T any](s *server, c *gin.Context, fetch func(context.Context, tenant.Scope, paging.Page) ([]T, bool, error)) {
+	p, err := paging.Parse(c.Query("limit"), c.Query("starting_after"))
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	items, more, err := fetch(c.Request.Context(), scope(c), p)
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	okList(c, items, more)
 }

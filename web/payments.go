@@ -60,18 +60,3 @@ func (s *server) listSubscriptions(c *gin.Context) {
 		return s.payments.ListSubscriptions(ctx, sc, c.Query("funding_source_id"), p)
 	})
 }
-
-// list answers a list endpoint: the page from the query, then one page of fetch.
-func list[T any](s *server, c *gin.Context, fetch func(context.Context, tenant.Scope, paging.Page) ([]T, bool, error)) {
-	p, err := paging.Parse(c.Query("limit"), c.Query("starting_after"))
-	if err != nil {
-		s.fail(c, err)
-		return
-	}
-	items, more, err := fetch(c.Request.Context(), scope(c), p)
-	if err != nil {
-		s.fail(c, err)
-		return
-	}
-	okList(c, items, more)
-}

@@ -76,7 +76,7 @@ func New(d Deps) *gin.Engine {
 		limiter: newLimiter(d.Config.RateLimitSandbox, d.Config.RateLimitProduction),
 		metrics: newMetrics(),
 
-		hosted:        hosted.NewService(d.Merchants, d.Customers, d.Funding, d.Now),
+		hosted:        hosted.NewService(d.Merchants, d.Funding, d.Now),
 		hostedLimiter: newHostedLimiter(d.Config.HostedSubmitsPerIP, d.Config.HostedSubmitsPerSource),
 		crossOrigin:   http.NewCrossOriginProtection(),
 	}

@@ -21,6 +21,7 @@ import (
 	"github.com/fundsource/fundsource/internal/funding"
 	"github.com/fundsource/fundsource/internal/ids"
 	"github.com/fundsource/fundsource/internal/payment"
+	"github.com/fundsource/fundsource/internal/routing"
 	"github.com/fundsource/fundsource/internal/tenant"
 )
 
@@ -119,28 +120,16 @@ func (c Config) Validate() error {
 	switch {
 	case c.Dir == "":
 		return errors.New("ACH_OUTBOX_DIR is required for origination")
-	case !nineDigits(c.ODFIRouting):
-		return errors.New("ACH_ODFI_ROUTING must be the originating bank's 9-digit routing number")
-	case !nineDigits(c.DestinationRouting):
-		return errors.New("ACH_DESTINATION_ROUTING must be a 9-digit routing number")
+	case !routing.ValidChecksum(c.ODFIRouting):
+		return errors.New("ACH_ODFI_ROUTING must be the originating bank's 9-digit routing number (with a valid check digit)")
+	case !routing.ValidChecksum(c.DestinationRouting):
+		return errors.New("ACH_DESTINATION_ROUTING must be a 9-digit routing number (with a valid check digit)")
 	case c.CompanyName == "" || len(c.CompanyName) > 16:
 		return errors.New("ACH_COMPANY_NAME must be 1 to 16 characters")
 	case c.CompanyID == "" || len(c.CompanyID) > 10:
 		return errors.New("ACH_COMPANY_ID must be 1 to 10 characters")
 	}
 	return nil
-}
-
-func nineDigits(s string) bool {
-	if len(s) != 9 {
-		return false
-	}
-	for _, c := range s {
-		if c < '0' || c > '9' {
-			return false
-		}
-	}
-	return true
 }
 
 // Originator writes the outbox files and applies returns.

@@ -55,8 +55,9 @@ func (o *Originator) build(ctx context.Context, f File, entries []Entry) ([]byte
 
 	effective := effectiveDate(f.CreatedAt).Format("060102")
 	var deposits, payments []*nacha.EntryDetail
+	h := holders{accounts: map[string]funding.BankAccount{}, names: map[string]string{}}
 	for _, e := range entries {
-		ed, err := o.entryDetail(ctx, e)
+		ed, err := o.entryDetail(ctx, e, h)
 		if err != nil {
 			return nil, err
 		}
@@ -104,21 +105,37 @@ func (o *Originator) build(ctx context.Context, f File, entries []Entry) ([]byte
 	return buf.Bytes(), nil
 }
 
-func (o *Originator) entryDetail(ctx context.Context, e Entry) (*nacha.EntryDetail, error) {
-	acct, err := o.funding.BankAccount(ctx, e.Scope, e.SourceID)
-	if err != nil {
-		return nil, err
+// holders remembers, within one file, the accounts and names already read:
+// a verification's two credits share both.
+type holders struct {
+	accounts map[string]funding.BankAccount // by merchant and source id
+	names    map[string]string              // by merchant and customer id
+}
+
+func (o *Originator) entryDetail(ctx context.Context, e Entry, h holders) (*nacha.EntryDetail, error) {
+	acct, ok := h.accounts[e.Scope.MerchantID+"/"+e.SourceID]
+	if !ok {
+		var err error
+		if acct, err = o.funding.BankAccount(ctx, e.Scope, e.SourceID); err != nil {
+			return nil, err
+		}
+		h.accounts[e.Scope.MerchantID+"/"+e.SourceID] = acct
 	}
-	cus, err := o.customers.Get(ctx, e.Scope, e.UserID)
-	if err != nil {
-		return nil, err
+	name, ok := h.names[e.Scope.MerchantID+"/"+e.UserID]
+	if !ok {
+		cus, err := o.customers.Get(ctx, e.Scope, e.UserID)
+		if err != nil {
+			return nil, err
+		}
+		name = cus.FirstName + " " + cus.LastName
+		h.names[e.Scope.MerchantID+"/"+e.UserID] = name
 	}
 	ed := nacha.NewEntryDetail()
 	ed.TransactionCode = transactionCode(acct.AccountType, e.Debit)
 	ed.SetRDFI(acct.RoutingNumber)
 	ed.DFIAccountNumber = acct.AccountNumber
 	ed.Amount = int(e.Cents)
-	ed.IndividualName = upper(cus.FirstName+" "+cus.LastName, 22)
+	ed.IndividualName = upper(name, 22)
 	id := e.PaymentID
 	if e.Kind == KindMicroDeposit {
 		id = e.SourceID

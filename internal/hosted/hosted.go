@@ -8,9 +8,9 @@ import (
 	"context"
 	"errors"
 	"net/url"
+	"slices"
 	"time"
 
-	"github.com/fundsource/fundsource/internal/customer"
 	"github.com/fundsource/fundsource/internal/errs"
 	"github.com/fundsource/fundsource/internal/funding"
 	"github.com/fundsource/fundsource/internal/merchant"
@@ -46,11 +46,6 @@ type Merchants interface {
 	RedirectRules(ctx context.Context, scope tenant.Scope) (redirect.Rules, error)
 }
 
-// Customers finds a customer.
-type Customers interface {
-	Get(ctx context.Context, scope tenant.Scope, id string) (customer.Customer, error)
-}
-
 // Sources is the funding service: the same methods the API calls.
 type Sources interface {
 	Get(ctx context.Context, scope tenant.Scope, id string) (funding.Source, error)
@@ -60,14 +55,13 @@ type Sources interface {
 // Service resolves links and verifies through them.
 type Service struct {
 	merchants Merchants
-	customers Customers
 	sources   Sources
 	now       func() time.Time
 }
 
 // NewService returns a Service.
-func NewService(m Merchants, c Customers, s Sources, now func() time.Time) *Service {
-	return &Service{merchants: m, customers: c, sources: s, now: now}
+func NewService(m Merchants, s Sources, now func() time.Time) *Service {
+	return &Service{merchants: m, sources: s, now: now}
 }
 
 // Page is a resolved link: everything the page shows and where it may send
@@ -103,8 +97,8 @@ func (p Page) CancelAddress() string {
 func (p Page) RedirectOrigins() []string {
 	var out []string
 	for _, u := range []*url.URL{p.Success, p.Cancel} {
-		if u != nil {
-			out = append(out, u.Scheme+"://"+u.Host)
+		if u != nil && !slices.Contains(out, redirect.OriginOf(u)) {
+			out = append(out, redirect.OriginOf(u))
 		}
 	}
 	return out
@@ -128,9 +122,7 @@ func (s *Service) Open(ctx context.Context, l Link) (Page, error) {
 	if err != nil {
 		return Page{}, notFoundAsInvalid(err)
 	}
-	if _, err := s.customers.Get(ctx, scope, l.UserID); err != nil {
-		return Page{}, notFoundAsInvalid(err)
-	}
+	// The source names its customer, so one lookup checks both.
 	src, err := s.sources.Get(ctx, scope, l.SourceID)
 	if err != nil {
 		return Page{}, notFoundAsInvalid(err)
@@ -230,7 +222,7 @@ func target(param, raw string, rules redirect.Rules) (*url.URL, error) {
 // notFoundAsInvalid hides which lookup failed.
 func notFoundAsInvalid(err error) error {
 	var e *errs.Error
-	if errors.As(err, &e) && (e.Code == errs.NotFound || e.Code == errs.CustomerNotFound || e.Code == errs.FundingSourceNotFound) {
+	if errors.As(err, &e) && (e.Code == errs.NotFound || e.Code == errs.FundingSourceNotFound) {
 		return LinkInvalid()
 	}
 	return err

@@ -215,29 +215,44 @@ func (s *Service) List(ctx context.Context, scope tenant.Scope, sourceID string,
 // failed with the return code of a magic amount. Several processes may run
 // it at once; each payment settles once.
 func (s *Service) SettleDue(ctx context.Context) (int, error) {
+	return s.inBatches(ctx, func(ctx context.Context) (int, int, error) {
+		due, err := s.store.SettlingPayments(ctx, s.now(), batchSize)
+		if err != nil {
+			return 0, 0, err
+		}
+		for _, p := range due {
+			code := ""
+			if p.Scope.Env == tenant.Sandbox {
+				code = SandboxReturnCode(p.Cents)
+			}
+			if err := s.finish(ctx, p, code); err != nil {
+				return 0, 0, err
+			}
+		}
+		return len(due), len(due), nil
+	})
+}
+
+// batchSize is how many rows one transaction of a background job handles.
+const batchSize = 100
+
+// inBatches runs batch, each time in its own transaction, until it handles
+// fewer than batchSize rows, and returns the sum of what it counted. A
+// failed batch is rolled back and not counted.
+func (s *Service) inBatches(ctx context.Context, batch func(ctx context.Context) (rows, counted int, err error)) (int, error) {
 	total := 0
 	for {
-		n := 0
-		err := s.store.WithTx(ctx, func(ctx context.Context) error {
-			due, err := s.store.SettlingPayments(ctx, s.now(), 100)
-			if err != nil {
-				return err
-			}
-			for _, p := range due {
-				code := ""
-				if p.Scope.Env == tenant.Sandbox {
-					code = SandboxReturnCode(p.Cents)
-				}
-				if err := s.finish(ctx, p, code); err != nil {
-					return err
-				}
-			}
-			n = len(due)
-			return nil
+		rows, counted := 0, 0
+		err := s.store.WithTx(ctx, func(ctx context.Context) (err error) {
+			rows, counted, err = batch(ctx)
+			return err
 		})
-		total += n
-		if err != nil || n < 100 {
+		if err != nil {
 			return total, err
+		}
+		total += counted
+		if rows < batchSize {
+			return total, nil
 		}
 	}
 }

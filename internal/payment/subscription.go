@@ -175,29 +175,22 @@ func (s *Service) cancel(sub *Subscription, reason string) {
 // (subscription, due date) backs that up. A subscription whose source was
 // removed is canceled instead.
 func (s *Service) RunDue(ctx context.Context) (int, error) {
-	created := 0
-	for {
-		n := 0
-		err := s.store.WithTx(ctx, func(ctx context.Context) error {
-			today := calendar.DateOf(s.now()).Format(time.DateOnly)
-			due, err := s.store.DueSubscriptions(ctx, today, 100)
-			if err != nil {
-				return err
-			}
-			for _, sub := range due {
-				k, err := s.runOne(ctx, sub, today)
-				if err != nil {
-					return err
-				}
-				created += k
-			}
-			n = len(due)
-			return nil
-		})
-		if err != nil || n < 100 {
-			return created, err
+	return s.inBatches(ctx, func(ctx context.Context) (int, int, error) {
+		today := calendar.DateOf(s.now()).Format(time.DateOnly)
+		due, err := s.store.DueSubscriptions(ctx, today, batchSize)
+		if err != nil {
+			return 0, 0, err
 		}
-	}
+		created := 0
+		for _, sub := range due {
+			k, err := s.runOne(ctx, sub, today)
+			if err != nil {
+				return 0, 0, err
+			}
+			created += k
+		}
+		return len(due), created, nil
+	})
 }
 
 func (s *Service) runOne(ctx context.Context, sub Subscription, today string) (int, error) {

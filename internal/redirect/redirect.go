@@ -45,7 +45,7 @@ func Target(raw string, r Rules) (*url.URL, error) {
 	if r.RequireHTTPS && u.Scheme != "https" {
 		return nil, ErrNotHTTPS
 	}
-	if r.RequireAllowed && !slices.Contains(r.Allowed, originOf(u)) {
+	if r.RequireAllowed && !slices.Contains(r.Allowed, OriginOf(u)) {
 		return nil, ErrNotAllowed
 	}
 	return u, nil
@@ -62,7 +62,7 @@ func Origin(raw string) (string, error) {
 	if (u.Path != "" && u.Path != "/") || u.RawQuery != "" || u.ForceQuery || u.Fragment != "" || strings.Contains(raw, "#") {
 		return "", errors.New("an origin is only scheme, host and port, like https://shop.example")
 	}
-	return originOf(u), nil
+	return OriginOf(u), nil
 }
 
 // Append adds params to u's query, keeping the merchant's own query as it
@@ -144,8 +144,9 @@ func validHostname(h string) bool {
 	return true
 }
 
-// originOf is scheme://host[:port] with the default port dropped.
-func originOf(u *url.URL) string {
+// OriginOf is the origin of a checked address: scheme://host[:port] with
+// the default port dropped.
+func OriginOf(u *url.URL) string {
 	host, port := strings.ToLower(u.Hostname()), u.Port()
 	if (u.Scheme == "https" && port == "443") || (u.Scheme == "http" && port == "80") {
 		port = ""

@@ -131,7 +131,7 @@ func FuzzTarget(f *testing.F) {
 			t.Fatalf("accepted %q as %#v", raw, u)
 		}
 		back, err := url.Parse(Append(u, url.Values{"k": {"v"}}))
-		if err != nil || originOf(back) != originOf(u) {
+		if err != nil || OriginOf(back) != OriginOf(u) {
 			t.Fatalf("appended address of %q changes origin: %v", raw, err)
 		}
 	})

@@ -376,7 +376,7 @@ func form(v View) templ.Component {
 			return templ_7745c5c3_Err
 		}
 		var templ_7745c5c3_Var19 string
-		templ_7745c5c3_Var19, templ_7745c5c3_Err = templ.JoinStringErrs(plural(v.Attempts, "attempt", "attempts"))
+		templ_7745c5c3_Var19, templ_7745c5c3_Err = templ.JoinStringErrs(Plural(v.Attempts, "attempt", "attempts"))
 		if templ_7745c5c3_Err != nil {
 			return templ.Error{Err: templ_7745c5c3_Err, FileName: `hosted/page.templ`, Line: 66, Col: 92}
 		}

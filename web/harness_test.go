@@ -63,6 +63,10 @@ func (cheapHasher) Hash(pw string) (string, error) {
 	return string(b), err
 }
 
+func (cheapHasher) Compare(hash, pw string) error {
+	return bcrypt.CompareHashAndPassword([]byte(hash), []byte(pw))
+}
+
 // harness is the real engine on a fresh database.
 type harness struct {
 	t         testing.TB
@@ -373,10 +377,10 @@ func checkOpenAPI(t testing.TB, hr *http.Request, res *response) {
 	}
 }
 
-// isPage reports whether path is one of the hosted page's HTML routes,
-// which are not part of the API document.
+// isPage reports whether path is one of the HTML routes (the hosted page
+// and the dashboard), which are not part of the API document.
 func isPage(path string) bool {
-	return path == "/" || strings.HasPrefix(path, "/bank-account/")
+	return path == "/" || strings.HasPrefix(path, "/bank-account/") || path == "/dashboard" || strings.HasPrefix(path, "/dashboard/")
 }
 
 // count returns the number of rows of a table (test-only SQL).

@@ -13,6 +13,7 @@ import (
 	"github.com/fundsource/fundsource/internal/errs"
 	"github.com/fundsource/fundsource/internal/funding"
 	"github.com/fundsource/fundsource/internal/hosted"
+	"github.com/fundsource/fundsource/templates/components"
 	view "github.com/fundsource/fundsource/templates/hosted"
 )
 
@@ -24,8 +25,10 @@ func (s *server) hostedRoutes(r *gin.Engine) {
 	r.GET("/", s.hostedIndex)
 	g := r.Group("/bank-account/:public_key/:user_id/:funding_source_id")
 	g.GET("", s.hostedPage)
-	g.POST("", s.sameOrigin, s.hostedLimit, s.hostedVerify)
-	g.POST("/cancel", s.sameOrigin, s.hostedLimit, s.hostedCancel)
+	sameOrigin := s.crossSiteGuard(view.Problem("This form was sent from another site",
+		"For your safety we only accept this form from its own page. Open your verification link again.", ""))
+	g.POST("", sameOrigin, s.hostedLimit, s.hostedVerify)
+	g.POST("/cancel", sameOrigin, s.hostedLimit, s.hostedCancel)
 }
 
 // hostedIndex serves the page whose script turns the #/bank-account/… link
@@ -82,7 +85,7 @@ func (s *server) hostedVerify(c *gin.Context) {
 		v.Amounts = [2]string{}
 		if n := p.Source.Verification; n != nil && n.AttemptsRemaining > 0 {
 			v.Error = fmt.Sprintf("Those amounts don't match the deposits. You have %d %s left.",
-				n.AttemptsRemaining, view.Plural(n.AttemptsRemaining, "attempt", "attempts"))
+				n.AttemptsRemaining, components.Plural(n.AttemptsRemaining, "attempt", "attempts"))
 		}
 	}
 	s.hostedRender(c, http.StatusUnprocessableEntity, p, v)
@@ -181,19 +184,6 @@ func (s *server) hostedProblem(c *gin.Context, err error) {
 	}
 }
 
-// sameOrigin refuses cross-origin form posts (Go's CrossOriginProtection:
-// Sec-Fetch-Site, else Origin against Host).
-func (s *server) sameOrigin(c *gin.Context) {
-	if err := s.crossOrigin.Check(c.Request); err != nil {
-		c.Set(ctxErrorCode, string(errs.PermissionDenied))
-		s.page(c, http.StatusForbidden, view.Problem("This form was sent from another site",
-			"For your safety we only accept this form from its own page. Open your verification link again.", ""))
-		c.Abort()
-		return
-	}
-	c.Next()
-}
-
 // hostedLimit bounds submissions per client IP and per funding source.
 func (s *server) hostedLimit(c *gin.Context) {
 	if wait, ok := s.hostedLimiter.allow(c.ClientIP(), c.Param("funding_source_id"), s.now()); !ok {
@@ -203,7 +193,7 @@ func (s *server) hostedLimit(c *gin.Context) {
 		mins := (secs + 59) / 60
 		s.page(c, http.StatusTooManyRequests, view.Problem("Too many attempts",
 			fmt.Sprintf("Please wait about %d %s and try again. Your remaining attempts are unchanged.",
-				mins, view.Plural(mins, "minute", "minutes")), ""))
+				mins, components.Plural(mins, "minute", "minutes")), ""))
 		c.Abort()
 		return
 	}

@@ -84,25 +84,31 @@ func (l *limiter) allow(keyID string, env tenant.Environment, now time.Time) (ti
 // per-source submission allowances refill.
 const hostedWindow = 10 * time.Minute
 
-// hostedLimiter bounds hosted-page submissions per client IP and per
-// funding source: N at once, refilled evenly over hostedWindow.
-type hostedLimiter struct {
-	perIP, perSource int
-	buckets          *buckets
+// signInWindow is the time over which the dashboard's per-IP and per-email
+// sign-in allowances refill.
+const signInWindow = 15 * time.Minute
+
+// pairLimiter bounds an action by two keys at once, such as the client IP
+// and the thing acted on: up to first (second) at once per key, refilled
+// evenly over window.
+type pairLimiter struct {
+	window        time.Duration
+	first, second int
+	buckets       *buckets
 }
 
-func newHostedLimiter(perIP, perSource int) *hostedLimiter {
-	return &hostedLimiter{perIP: perIP, perSource: perSource, buckets: newBuckets()}
+func newPairLimiter(window time.Duration, first, second int) *pairLimiter {
+	return &pairLimiter{window: window, first: first, second: second, buckets: newBuckets()}
 }
 
-// allow takes one submission from ip and one from sourceID; both must have
-// one left. It reports the longer wait otherwise.
-func (h *hostedLimiter) allow(ip, sourceID string, now time.Time) (time.Duration, bool) {
-	if wait, ok := h.buckets.take("ip:"+ip, rate.Every(hostedWindow/time.Duration(h.perIP)), h.perIP, now); !ok {
+// allow takes one from each key's allowance; both must have one left. It
+// reports the wait otherwise.
+func (l *pairLimiter) allow(first, second string, now time.Time) (time.Duration, bool) {
+	if wait, ok := l.buckets.take("1:"+first, rate.Every(l.window/time.Duration(l.first)), l.first, now); !ok {
 		return wait, false
 	}
-	if len(sourceID) > 64 {
-		sourceID = sourceID[:64]
+	if len(second) > 320 {
+		second = second[:320]
 	}
-	return h.buckets.take("fs:"+sourceID, rate.Every(hostedWindow/time.Duration(h.perSource)), h.perSource, now)
+	return l.buckets.take("2:"+second, rate.Every(l.window/time.Duration(l.second)), l.second, now)
 }

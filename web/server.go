@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/gin-gonic/gin"
+	"github.com/gorilla/sessions"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/fundsource/fundsource/internal/config"
@@ -64,8 +65,11 @@ type server struct {
 	metrics   *metrics
 
 	hosted        *hosted.Service
-	hostedLimiter *hostedLimiter
+	hostedLimiter *pairLimiter
 	crossOrigin   *http.CrossOriginProtection
+
+	sessions      *sessions.CookieStore
+	signInLimiter *pairLimiter
 }
 
 // New returns the Gin engine with every route and middleware.
@@ -77,8 +81,11 @@ func New(d Deps) *gin.Engine {
 		metrics: newMetrics(),
 
 		hosted:        hosted.NewService(d.Merchants, d.Funding, d.Now),
-		hostedLimiter: newHostedLimiter(d.Config.HostedSubmitsPerIP, d.Config.HostedSubmitsPerSource),
+		hostedLimiter: newPairLimiter(hostedWindow, d.Config.HostedSubmitsPerIP, d.Config.HostedSubmitsPerSource),
 		crossOrigin:   http.NewCrossOriginProtection(),
+
+		sessions:      newSessionStore(d.Config),
+		signInLimiter: newPairLimiter(signInWindow, d.Config.SignInAttemptsPerIP, d.Config.SignInAttemptsPerEmail),
 	}
 	gin.SetMode(gin.ReleaseMode)
 	r := gin.New()
@@ -101,6 +108,7 @@ func New(d Deps) *gin.Engine {
 	r.GET("/v2/openapi.json", s.openAPI)
 	r.GET("/static/*filepath", s.staticFiles())
 	s.hostedRoutes(r)
+	s.dashboardRoutes(r)
 
 	chain := []gin.HandlerFunc{s.authenticate, s.rateLimit, s.readBody, s.idempotency}
 	// The spec names POST /webhooks without the /v2 prefix; both work.

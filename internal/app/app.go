@@ -220,3 +220,7 @@ func (h bcryptHasher) Hash(password string) (string, error) {
 	}
 	return string(b), nil
 }
+
+func (bcryptHasher) Compare(hash, password string) error {
+	return bcrypt.CompareHashAndPassword([]byte(hash), []byte(password))
+}

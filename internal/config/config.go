@@ -87,6 +87,15 @@ type Config struct {
 	HostedSubmitsPerIP     int
 	HostedSubmitsPerSource int
 
+	// DashboardIdleTimeout signs a dashboard session out after this long
+	// without a request; DashboardSessionMaxAge after this long in any case.
+	DashboardIdleTimeout   time.Duration
+	DashboardSessionMaxAge time.Duration
+	// SignInAttemptsPerEmail and SignInAttemptsPerIP bound dashboard
+	// sign-in attempts: that many at once, refilled evenly over 15 minutes.
+	SignInAttemptsPerEmail int
+	SignInAttemptsPerIP    int
+
 	// PaymentMaxCents is the largest payment or subscription amount, in cents.
 	PaymentMaxCents int64
 	// PaymentSettleDelay is how long a sandbox payment stays pending before
@@ -195,6 +204,20 @@ func Load(getenv Getenv) (*Config, error) {
 		return nil, err
 	}
 	if c.HostedSubmitsPerSource, err = intVar(getenv, "HOSTED_SUBMITS_PER_SOURCE", 10, 1, 100000); err != nil {
+		return nil, err
+	}
+	if c.DashboardIdleTimeout, err = durationIn(getenv, "DASHBOARD_IDLE_TIMEOUT", 30*time.Minute,
+		time.Minute, 24*time.Hour, "1m to 24h such as 30m"); err != nil {
+		return nil, err
+	}
+	if c.DashboardSessionMaxAge, err = durationIn(getenv, "DASHBOARD_SESSION_MAX_AGE", 12*time.Hour,
+		time.Minute, 30*24*time.Hour, "1m to 720h such as 12h"); err != nil {
+		return nil, err
+	}
+	if c.SignInAttemptsPerEmail, err = intVar(getenv, "SIGNIN_ATTEMPTS_PER_EMAIL", 5, 1, 100000); err != nil {
+		return nil, err
+	}
+	if c.SignInAttemptsPerIP, err = intVar(getenv, "SIGNIN_ATTEMPTS_PER_IP", 20, 1, 100000); err != nil {
 		return nil, err
 	}
 	maxAmount := orDefault(getenv("PAYMENT_MAX_AMOUNT"), "10000.00")
@@ -441,13 +464,18 @@ func intVar(getenv Getenv, name string, def, lo, hi int) (int, error) {
 }
 
 func durationVar(getenv Getenv, name string, def time.Duration) (time.Duration, error) {
+	return durationIn(getenv, name, def, 10*time.Millisecond, time.Hour, "10ms to 1h such as 500ms or 2s")
+}
+
+// durationIn reads a duration from lo to hi; span says so in the error.
+func durationIn(getenv Getenv, name string, def, lo, hi time.Duration, span string) (time.Duration, error) {
 	raw := getenv(name)
 	if raw == "" {
 		return def, nil
 	}
 	v, err := time.ParseDuration(raw)
-	if err != nil || v < 10*time.Millisecond || v > time.Hour {
-		return 0, fmt.Errorf("%s must be a duration from 10ms to 1h such as 500ms or 2s, got %q", name, raw)
+	if err != nil || v < lo || v > hi {
+		return 0, fmt.Errorf("%s must be a duration from %s, got %q", name, span, raw)
 	}
 	return v, nil
 }

@@ -3,6 +3,7 @@ package customer
 
 import (
 	"context"
+	"strings"
 	"time"
 
 	"github.com/fundsource/fundsource/internal/contact"
@@ -39,9 +40,10 @@ type Store interface {
 	InsertCustomer(ctx context.Context, c Customer) error
 	// Customer returns errs.NotFound for an id unknown in the scope.
 	Customer(ctx context.Context, scope tenant.Scope, id string) (Customer, error)
-	// ListCustomers returns up to p.Limit+1 customers, newest first;
-	// errs.NotFound when p.StartingAfter is unknown.
-	ListCustomers(ctx context.Context, scope tenant.Scope, p paging.Page) ([]Customer, error)
+	// ListCustomers returns up to p.Limit+1 customers, newest first, all
+	// or those matching search (see Search); errs.NotFound when
+	// p.StartingAfter is unknown.
+	ListCustomers(ctx context.Context, scope tenant.Scope, search string, p paging.Page) ([]Customer, error)
 	event.Recorder
 }
 
@@ -88,7 +90,20 @@ func (s *Service) Get(ctx context.Context, scope tenant.Scope, id string) (Custo
 
 // List returns a page of customers, newest first, and whether more follow.
 func (s *Service) List(ctx context.Context, scope tenant.Scope, p paging.Page) ([]Customer, bool, error) {
-	cs, err := s.store.ListCustomers(ctx, scope, p)
+	return s.Search(ctx, scope, "", p)
+}
+
+// MaxSearchLen bounds a search text.
+const MaxSearchLen = 100
+
+// Search returns a page of the customers whose user_id is text or whose
+// email or name contains it (any case), newest first; "" finds all.
+func (s *Service) Search(ctx context.Context, scope tenant.Scope, text string, p paging.Page) ([]Customer, bool, error) {
+	text = strings.TrimSpace(text)
+	if len(text) > MaxSearchLen {
+		return nil, false, errs.Invalid("q", "Search text must be at most 100 characters.")
+	}
+	cs, err := s.store.ListCustomers(ctx, scope, text, p)
 	return paging.Result(cs, err, p)
 }
 

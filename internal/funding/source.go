@@ -99,6 +99,9 @@ type Store interface {
 	Source(ctx context.Context, scope tenant.Scope, id string, forUpdate bool) (Source, error)
 	// ListSources returns up to p.Limit+1 sources of a customer, newest first.
 	ListSources(ctx context.Context, scope tenant.Scope, userID string, includeRemoved bool, p paging.Page) ([]Source, error)
+	// SearchSources returns up to p.Limit+1 sources matching f, newest
+	// first; errs.NotFound when p.StartingAfter is unknown.
+	SearchSources(ctx context.Context, scope tenant.Scope, f Filter, p paging.Page) ([]Listed, error)
 	SetStatus(ctx context.Context, scope tenant.Scope, id string, status Status, at time.Time) error
 	MarkRemoved(ctx context.Context, scope tenant.Scope, id string, at time.Time) error
 

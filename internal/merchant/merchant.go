@@ -81,6 +81,8 @@ type Store interface {
 	// RevokeActiveKey revokes the scope's active key and returns its
 	// permissions; errs.NotFound when there is none.
 	RevokeActiveKey(ctx context.Context, scope tenant.Scope, at time.Time) ([]string, error)
+	// ActiveKey returns the scope's active secret key; errs.NotFound if none.
+	ActiveKey(ctx context.Context, scope tenant.Scope) (APIKey, error)
 	// APIKeyByHash finds a key, revoked or not; errs.NotFound when unknown.
 	APIKeyByHash(ctx context.Context, hash []byte) (APIKey, Environment, error)
 	Merchant(ctx context.Context, id string) (Merchant, error)
@@ -106,10 +108,12 @@ type Service struct {
 	hash  PasswordHasher
 }
 
-// PasswordHasher hashes dashboard passwords (bcrypt in production code; a
-// cheap cost in tests).
+// PasswordHasher hashes and checks dashboard passwords (bcrypt in
+// production code; a cheap cost in tests).
 type PasswordHasher interface {
 	Hash(password string) (string, error)
+	// Compare returns nil exactly when password matches hash.
+	Compare(hash, password string) error
 }
 
 // NewService returns a Service.
@@ -134,8 +138,8 @@ func (s *Service) Create(ctx context.Context, name, email, password string) (Cre
 	if err != nil {
 		return Created{}, err
 	}
-	if len(password) < MinPasswordLen {
-		return Created{}, errs.Invalid("password", "password must be at least 12 characters")
+	if err := checkPassword(password); err != nil {
+		return Created{}, err
 	}
 	pwHash, err := s.hash.Hash(password)
 	if err != nil {
@@ -282,8 +286,8 @@ func HashSecret(secret string) []byte {
 
 // SetPassword replaces a merchant's dashboard password.
 func (s *Service) SetPassword(ctx context.Context, merchantID, password string) error {
-	if len(password) < MinPasswordLen {
-		return errs.Invalid("password", "password must be at least 12 characters")
+	if err := checkPassword(password); err != nil {
+		return err
 	}
 	h, err := s.hash.Hash(password)
 	if err != nil {

@@ -60,13 +60,16 @@ const listCustomers = `
 SELECT ` + customerColumns + `
 FROM customers
 WHERE merchant_id = $1 AND environment = $2 AND (created_at, id) < ($3, $4)
+  AND ($6 = '' OR id = $6 OR email ILIKE $7 OR (first_name || ' ' || last_name) ILIKE $7 OR business_name ILIKE $7)
 ORDER BY created_at DESC, id DESC
 LIMIT $5`
 
-// ListCustomers returns up to p.Limit+1 customers, newest first.
-func (db *DB) ListCustomers(ctx context.Context, scope tenant.Scope, p paging.Page) ([]customer.Customer, error) {
+// ListCustomers returns up to p.Limit+1 customers, newest first; with a
+// search text, only those whose user_id is it or whose email or name
+// contains it.
+func (db *DB) ListCustomers(ctx context.Context, scope tenant.Scope, search string, p paging.Page) ([]customer.Customer, error) {
 	var rows []customerRow
-	err := db.list(ctx, &rows, listCustomers, "customers", scope, p)
+	err := db.list(ctx, &rows, listCustomers, "customers", scope, p, search, contains(search))
 	if err != nil {
 		return nil, err
 	}

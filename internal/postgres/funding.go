@@ -185,6 +185,45 @@ func (db *DB) ListSources(ctx context.Context, scope tenant.Scope, userID string
 	return mapRows(rows, sourceRow.domain), nil
 }
 
+type listedRow struct {
+	sourceRow
+	FirstName string `db:"first_name"`
+	LastName  string `db:"last_name"`
+	Email     string `db:"email"`
+}
+
+func (r listedRow) domain() funding.Listed {
+	return funding.Listed{Source: r.sourceRow.domain(), CustomerName: r.FirstName + " " + r.LastName, CustomerEmail: r.Email}
+}
+
+// searchSources: $6 the search text, $7 its ILIKE pattern, $8 the status filter.
+const searchSources = `
+SELECT s.*, c.first_name, c.last_name, c.email
+FROM (` + sourceSelect + `) s
+JOIN customers c ON c.merchant_id = s.merchant_id AND c.environment = s.environment AND c.id = s.customer_id
+WHERE s.merchant_id = $1 AND s.environment = $2 AND (s.created_at, s.id) < ($3, $4)
+  AND ($6 = '' OR s.id = $6 OR s.customer_id = $6 OR s.last_four = $6
+       OR c.email ILIKE $7 OR (c.first_name || ' ' || c.last_name) ILIKE $7 OR s.nickname ILIKE $7)
+  AND CASE $8
+        WHEN 'removed' THEN s.removed_at IS NOT NULL
+        WHEN 'verified' THEN s.removed_at IS NULL AND s.status = 'Verified'
+        WHEN 'unverified' THEN s.removed_at IS NULL AND s.status = 'Unverified'
+        WHEN 'pending' THEN s.removed_at IS NULL AND s.status = 'Unverified' AND s.md_status = 'pending'
+        ELSE s.removed_at IS NULL
+      END
+ORDER BY s.created_at DESC, s.id DESC
+LIMIT $5`
+
+// SearchSources returns up to p.Limit+1 sources of the scope matching f,
+// newest first, with their customers' names and emails.
+func (db *DB) SearchSources(ctx context.Context, scope tenant.Scope, f funding.Filter, p paging.Page) ([]funding.Listed, error) {
+	var rows []listedRow
+	if err := db.list(ctx, &rows, searchSources, "funding_sources", scope, p, f.Search, contains(f.Search), f.Status); err != nil {
+		return nil, err
+	}
+	return mapRows(rows, listedRow.domain), nil
+}
+
 const setSourceStatus = `
 UPDATE funding_sources SET status = $4, verified_at = CASE WHEN $4 = 'Verified' THEN $5::timestamptz END
 WHERE merchant_id = $1 AND environment = $2 AND id = $3`

@@ -184,6 +184,22 @@ func (db *DB) APIKeyByHash(ctx context.Context, hash []byte) (merchant.APIKey, m
 		}, nil
 }
 
+const selectActiveKey = `
+SELECT id, merchant_id, environment, secret_hash, last_four, permissions, created_at, revoked_at
+FROM api_keys WHERE merchant_id = $1 AND environment = $2 AND revoked_at IS NULL`
+
+// ActiveKey returns the scope's active secret key (its hash, never the key).
+func (db *DB) ActiveKey(ctx context.Context, scope tenant.Scope) (merchant.APIKey, error) {
+	var r keyRow
+	if err := sqlx.GetContext(ctx, db.q(ctx), &r, selectActiveKey, scope.MerchantID, scope.Env); err != nil {
+		return merchant.APIKey{}, translate(err)
+	}
+	return merchant.APIKey{
+		ID: r.ID, Scope: scope, SecretHash: r.SecretHash, LastFour: r.LastFour,
+		Permissions: r.Permissions, CreatedAt: r.CreatedAt.UTC(),
+	}, nil
+}
+
 const grantPermission = `
 UPDATE api_keys SET permissions = CASE WHEN $3 = ANY (permissions) THEN permissions
                                        ELSE array_append(permissions, $3) END

@@ -2,6 +2,7 @@ package postgres
 
 import (
 	"database/sql"
+	"strings"
 	"time"
 
 	"github.com/fundsource/fundsource/internal/errs"
@@ -46,4 +47,12 @@ func deref(s *string) string {
 		return ""
 	}
 	return *s
+}
+
+// likeEscaper makes text match itself literally in a LIKE pattern.
+var likeEscaper = strings.NewReplacer(`\`, `\\`, "%", `\%`, "_", `\_`)
+
+// contains is the ILIKE pattern of values containing text.
+func contains(text string) string {
+	return "%" + likeEscaper.Replace(text) + "%"
 }

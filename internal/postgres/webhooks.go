@@ -167,6 +167,68 @@ func (db *DB) ListEvents(ctx context.Context, scope tenant.Scope, typ, prefix st
 	return mapRows(rows, eventRow.domain), nil
 }
 
+type logRow struct {
+	eventRow
+	DeliveryStatus *string    `db:"d_status"`
+	Attempts       *int       `db:"d_attempts"`
+	NextAttemptAt  *time.Time `db:"d_next_attempt_at"`
+	StatusCode     *int       `db:"a_status_code"`
+	LatencyMS      *int       `db:"a_latency_ms"`
+}
+
+func (r logRow) domain() webhook.LogEntry {
+	e := webhook.LogEntry{Event: r.eventRow.domain(), DeliveryStatus: deref(r.DeliveryStatus),
+		NextAttemptAt: utcPtr(r.NextAttemptAt), LastStatusCode: r.StatusCode, LastLatencyMS: r.LatencyMS}
+	if r.Attempts != nil {
+		e.Attempts = *r.Attempts
+	}
+	return e
+}
+
+const deliveryLog = `
+SELECT e.merchant_id, e.environment, e.id, e.type, e.data, e.created_at,
+       d.status AS d_status, d.attempts AS d_attempts, d.next_attempt_at AS d_next_attempt_at,
+       a.status_code AS a_status_code, a.latency_ms AS a_latency_ms
+FROM events e
+LEFT JOIN LATERAL (
+    SELECT id, status, attempts, next_attempt_at FROM webhook_deliveries d
+    WHERE d.merchant_id = e.merchant_id AND d.environment = e.environment AND d.event_id = e.id
+    ORDER BY d.created_at DESC, d.id DESC LIMIT 1
+) d ON true
+LEFT JOIN LATERAL (
+    SELECT status_code, latency_ms FROM webhook_attempts a
+    WHERE a.delivery_id = d.id ORDER BY a.attempted_at DESC, a.id DESC LIMIT 1
+) a ON true
+WHERE e.merchant_id = $1 AND e.environment = $2 AND (e.created_at, e.id) < ($3, $4)
+ORDER BY e.created_at DESC, e.id DESC
+LIMIT $5`
+
+// DeliveryLog returns up to p.Limit+1 events newest first with the state of
+// their latest delivery.
+func (db *DB) DeliveryLog(ctx context.Context, scope tenant.Scope, p paging.Page) ([]webhook.LogEntry, error) {
+	var rows []logRow
+	if err := db.list(ctx, &rows, deliveryLog, "events", scope, p); err != nil {
+		return nil, err
+	}
+	return mapRows(rows, logRow.domain), nil
+}
+
+// sourceEvents uses the index events_by_source (migration 00008).
+const sourceEvents = `SELECT ` + eventColumns + `
+FROM events
+WHERE merchant_id = $1 AND environment = $2 AND data ? 'funding_source_id' AND data->>'funding_source_id' = $3
+ORDER BY data->>'funding_source_id', created_at DESC, id DESC
+LIMIT $4`
+
+// SourceEvents returns up to limit events about a funding source, newest first.
+func (db *DB) SourceEvents(ctx context.Context, scope tenant.Scope, sourceID string, limit int) ([]event.Event, error) {
+	var rows []eventRow
+	if err := sqlx.SelectContext(ctx, db.q(ctx), &rows, sourceEvents, scope.MerchantID, scope.Env, sourceID, limit); err != nil {
+		return nil, translate(err)
+	}
+	return mapRows(rows, eventRow.domain), nil
+}
+
 type deliveryRow struct {
 	ID            string     `db:"id"`
 	MerchantID    string     `db:"merchant_id"`

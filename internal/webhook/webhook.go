@@ -108,6 +108,11 @@ type Store interface {
 	// ListEvents returns up to p.Limit+1 events newest first, of the type
 	// (all when "") or whose type starts with prefix (all when "").
 	ListEvents(ctx context.Context, scope tenant.Scope, typ, prefix string, p paging.Page) ([]event.Event, error)
+	// DeliveryLog returns up to p.Limit+1 events newest first, each with
+	// its latest delivery and that delivery's latest attempt.
+	DeliveryLog(ctx context.Context, scope tenant.Scope, p paging.Page) ([]LogEntry, error)
+	// SourceEvents returns up to limit events about a funding source, newest first.
+	SourceEvents(ctx context.Context, scope tenant.Scope, sourceID string, limit int) ([]event.Event, error)
 	// Deliveries returns an event's deliveries, oldest first, with their attempts.
 	Deliveries(ctx context.Context, scope tenant.Scope, eventID string) ([]Delivery, error)
 	// QueueDelivery makes the event's pending delivery due at now, or when

@@ -56,11 +56,3 @@ func (v View) title() string {
 	}
 	return "Confirm your bank account"
 }
-
-// Plural picks the word for n: one for 1, many otherwise.
-func Plural(n int, one, many string) string {
-	if n == 1 {
-		return one
-	}
-	return many
-}

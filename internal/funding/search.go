@@ -1,0 +1,59 @@
+package funding
+
+import (
+	"context"
+	"strings"
+
+	"github.com/fundsource/fundsource/internal/errs"
+	"github.com/fundsource/fundsource/internal/paging"
+	"github.com/fundsource/fundsource/internal/tenant"
+)
+
+// Listed is a source as the dashboard lists it: with its customer's name
+// and email.
+type Listed struct {
+	Source
+	CustomerName  string
+	CustomerEmail string
+}
+
+// Status filters of Search.
+const (
+	FilterLive       = ""           // every source not removed
+	FilterUnverified = "unverified" // not removed, Unverified (a verification may be pending)
+	FilterPending    = "pending"    // not removed, Unverified, micro-deposits pending
+	FilterVerified   = "verified"   // not removed, Verified
+	FilterRemoved    = "removed"    // removed
+)
+
+// Filters lists the status filters in the order a merchant picks them.
+var Filters = []string{FilterLive, FilterUnverified, FilterPending, FilterVerified, FilterRemoved}
+
+// Filter narrows a search of sources.
+type Filter struct {
+	// Search matches a source id, a user_id or last four digits exactly,
+	// or a part of the customer's email or name or the nickname; "" all.
+	Search string
+	Status string // one of Filters
+}
+
+// MaxSearchLen bounds a search text.
+const MaxSearchLen = 100
+
+// Search returns a page of the scope's sources across customers, newest
+// first, with whether more follow.
+func (s *Service) Search(ctx context.Context, scope tenant.Scope, f Filter, p paging.Page) ([]Listed, bool, error) {
+	f.Search = strings.TrimSpace(f.Search)
+	if len(f.Search) > MaxSearchLen {
+		return nil, false, errs.Invalid("q", "Search text must be at most 100 characters.")
+	}
+	known := false
+	for _, k := range Filters {
+		known = known || k == f.Status
+	}
+	if !known {
+		return nil, false, errs.Invalid("status", "status must be unverified, pending, verified or removed.")
+	}
+	list, err := s.store.SearchSources(ctx, scope, f, p)
+	return paging.Result(list, err, p)
+}

@@ -1,0 +1,192 @@
+// Package dashboard holds the templ components of the merchant dashboard.
+// Every view carries display-ready, masked values: last four digits, never
+// an account number; a secret key only on the one page that shows it once.
+package dashboard
+
+// Frame is what every signed-in page shows around its content.
+type Frame struct {
+	Title         string
+	Section       string // the nav entry to mark: overview, customers, sources, webhooks or settings
+	Merchant      string // the merchant's name
+	Email         string // the signed-in login
+	Env           string // sandbox or production
+	CanProduction bool   // an operator activated production
+	Path          string // this page's path and query, where the environment switch comes back to
+	Notices       []string
+	Errors        []string
+}
+
+// Live reports whether the page shows production data.
+func (f Frame) Live() bool { return f.Env == "production" }
+
+// EnvLabel is "Sandbox" or "Production".
+func (f Frame) EnvLabel() string {
+	if f.Live() {
+		return "Production"
+	}
+	return "Sandbox"
+}
+
+// AuthForm is the sign-up or sign-in form as typed (never the password).
+type AuthForm struct {
+	Name       string
+	Email      string
+	Next       string // where to go after signing in
+	Notice     string // e.g. "You have been signed out."
+	Error      string
+	ErrorField string // name, email or password when Error is about one field
+}
+
+// Overview is the home page: keys and the first steps.
+type Overview struct {
+	APIBase     string // the environment's API address
+	PublicKey   string
+	SecretHint  string // "sk_test_…abcd"
+	KeyCreated  string
+	NewSecret   string // the secret key, on the one page that shows it once; else ""
+	HasWebhook  bool
+	HasCustomer bool
+	HasSource   bool
+}
+
+// Webhooks is the webhook page: the endpoint and the delivery log.
+type Webhooks struct {
+	URL             string // registered URL, "" when none
+	Typed           string // the URL as typed after a refused change
+	Error           string
+	Secret          string // shown only after Reveal or Roll
+	PreviousExpires string // when the secret before the last roll stops signing; "" if none
+	Log             []LogRow
+	Page            Pager
+}
+
+// LogRow is one event in the delivery log.
+type LogRow struct {
+	ID       string
+	Type     string
+	Time     string
+	State    string // delivered, retrying, pending, failed, canceled, not sent
+	Attempts int
+	Code     string // last response status, "—" when none
+	Latency  string // "123 ms", "" when no attempt
+}
+
+// Event is one event's page: payload and every delivery attempt.
+type Event struct {
+	ID         string
+	Type       string
+	Time       string
+	Payload    string // indented JSON
+	Deliveries []Delivery
+	CanResend  bool // a webhook URL is registered
+}
+
+// Delivery is one delivery of an event.
+type Delivery struct {
+	ID       string
+	State    string
+	Next     string // next attempt time while retrying
+	Attempts []Attempt
+}
+
+// Attempt is one HTTP POST of a delivery.
+type Attempt struct {
+	Time    string
+	URL     string
+	Code    string // "—" when no response came
+	Latency string
+	Error   string
+	Body    string // the first KiB of the response
+}
+
+// Pager links the pages of a list; keyset pagination goes forward only.
+type Pager struct {
+	Next  string // address of the next page, "" on the last
+	First string // address of the first page, "" on the first
+}
+
+// Customers is the customer list.
+type Customers struct {
+	Query string
+	Rows  []CustomerRow
+	Page  Pager
+}
+
+// CustomerRow is one customer in a list.
+type CustomerRow struct {
+	ID      string
+	Name    string
+	Email   string
+	Created string
+}
+
+// Customer is one customer's page.
+type Customer struct {
+	CustomerRow
+	Business string
+	Sources  []SourceRow
+}
+
+// Sources is the funding-source list.
+type Sources struct {
+	Query    string
+	Status   string
+	Statuses []Option
+	Rows     []SourceRow
+	Page     Pager
+}
+
+// Option is one choice of a select.
+type Option struct {
+	Value string
+	Label string
+}
+
+// SourceRow is one funding source in a list.
+type SourceRow struct {
+	ID       string
+	Customer string // name
+	Email    string
+	Bank     string
+	Account  string // "Checking •••• 6789"
+	Nickname string
+	Status   string // Verified, Unverified, Pending, Removed
+	Created  string
+}
+
+// Source is one funding source's page.
+type Source struct {
+	SourceRow
+	UserID       string
+	Removed      bool
+	Verification string // none, pending, succeeded, failed or expired
+	Initiated    string
+	Arrival      string
+	Expires      string
+	Attempts     int
+	ReturnCode   string
+	CanInitiate  bool
+	HostedLink   string // "" unless a customer can verify there now
+	Amounts      string // sandbox only: "$0.12 and $0.34" while pending
+	Events       []LogRow
+}
+
+// Settings is the settings page.
+type Settings struct {
+	Origins []string
+	Typed   string
+	Error   string
+}
+
+// statusClass is the badge style of a status or delivery state.
+func statusClass(s string) string {
+	switch s {
+	case "Verified", "delivered", "succeeded":
+		return "badge badge-ok"
+	case "failed", "Removed", "expired", "canceled":
+		return "badge badge-bad"
+	case "Pending", "pending", "retrying":
+		return "badge badge-wait"
+	}
+	return "badge"
+}

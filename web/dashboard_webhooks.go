@@ -1,0 +1,158 @@
+package web
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"strconv"
+
+	"github.com/gin-gonic/gin"
+
+	"github.com/fundsource/fundsource/internal/errs"
+	"github.com/fundsource/fundsource/internal/event"
+	"github.com/fundsource/fundsource/internal/webhook"
+	"github.com/fundsource/fundsource/templates/dashboard"
+)
+
+// logPageSize is how many events a page of the delivery log shows.
+const logPageSize = 25
+
+func (s *server) webhooksPage(c *gin.Context) {
+	s.renderWebhooks(c, http.StatusOK, dashboard.Webhooks{}, false)
+}
+
+// renderWebhooks shows the webhook page; v carries a refused URL and its
+// error; reveal shows the signing secret.
+func (s *server) renderWebhooks(c *gin.Context, status int, v dashboard.Webhooks, reveal bool) {
+	ctx, scope := c.Request.Context(), current(c).Scope
+	reg, err := s.webhooks.Get(ctx, scope)
+	switch {
+	case err == nil:
+		v.URL = reg.WebhookURL
+		if reveal {
+			v.Secret = reg.Secret
+		}
+		if reg.PreviousSecretExpiresAt != nil {
+			v.PreviousExpires = shortTime(*reg.PreviousSecretExpiresAt)
+		}
+	case !errs.Is(err, errs.WebhookNotFound):
+		s.dashboardError(c, err)
+		return
+	}
+	entries, more, err := s.webhooks.Log(ctx, scope, pageOf(c, logPageSize))
+	if err != nil {
+		s.dashboardError(c, err)
+		return
+	}
+	v.Log = make([]dashboard.LogRow, len(entries))
+	last := ""
+	for i, e := range entries {
+		v.Log[i] = logRow(e)
+		last = e.Event.ID
+	}
+	v.Page = pager(c, last, more)
+	s.page(c, status, dashboard.WebhooksPage(s.frame(c, "Webhooks", "webhooks"), v))
+}
+
+// logRow is a delivery-log entry for people.
+func logRow(e webhook.LogEntry) dashboard.LogRow {
+	r := dashboard.LogRow{ID: e.Event.ID, Type: e.Event.Type, Time: shortTime(e.Event.CreatedAt),
+		State: e.State(), Attempts: e.Attempts, Code: "—"}
+	if e.LastStatusCode != nil {
+		r.Code = strconv.Itoa(*e.LastStatusCode)
+	} else if e.Attempts > 0 {
+		r.Code = "no response"
+	}
+	if e.LastLatencyMS != nil {
+		r.Latency = fmt.Sprintf("%d ms", *e.LastLatencyMS)
+	}
+	return r
+}
+
+// setWebhook sets or replaces the URL under the API's rules; a refused URL
+// stays in the field with the reason.
+func (s *server) setWebhook(c *gin.Context) {
+	typed := c.PostForm("url")
+	_, err := s.webhooks.Register(c.Request.Context(), current(c).Scope, typed)
+	if e, ok := errs.As(err); ok && (e.Code == errs.InvalidURL || e.Code == errs.InvalidRequest) {
+		c.Set(ctxErrorCode, string(e.Code))
+		s.renderWebhooks(c, http.StatusUnprocessableEntity, dashboard.Webhooks{Typed: typed, Error: sentence(e.Message)}, false)
+		return
+	}
+	s.done(c, err, "Webhook URL saved. New events go to it.", "/dashboard/webhooks")
+}
+
+func (s *server) deleteWebhookPage(c *gin.Context) {
+	s.done(c, s.webhooks.Delete(c.Request.Context(), current(c).Scope),
+		"Webhook URL deleted. Pending deliveries were canceled.", "/dashboard/webhooks")
+}
+
+// revealWebhookSecret shows the signing secret on this response only (a
+// POST, so the secret never sits in an address or a history entry).
+func (s *server) revealWebhookSecret(c *gin.Context) {
+	s.renderWebhooks(c, http.StatusOK, dashboard.Webhooks{}, true)
+}
+
+func (s *server) rollWebhookSecretPage(c *gin.Context) {
+	if _, err := s.webhooks.RollSecret(c.Request.Context(), current(c).Scope); err != nil {
+		s.done(c, err, "", "/dashboard/webhooks")
+		return
+	}
+	s.renderWebhooks(c, http.StatusOK, dashboard.Webhooks{}, true)
+}
+
+func (s *server) testWebhookPage(c *gin.Context) {
+	_, err := s.webhooks.SendTest(c.Request.Context(), current(c).Scope)
+	s.done(c, err, "Test event sent. Its delivery shows below within seconds.", "/dashboard/webhooks")
+}
+
+func (s *server) eventPage(c *gin.Context) {
+	ctx, scope := c.Request.Context(), current(c).Scope
+	d, err := s.webhooks.Event(ctx, scope, c.Param("id"))
+	if err != nil {
+		s.dashboardError(c, err)
+		return
+	}
+	_, hookErr := s.webhooks.Get(ctx, scope)
+	v := dashboard.Event{ID: d.ID, Type: d.Type, Time: shortTime(d.CreatedAt), Payload: payload(d.Event), CanResend: hookErr == nil}
+	for _, del := range d.Deliveries {
+		entry := webhook.LogEntry{DeliveryStatus: del.Status, Attempts: del.Attempts}
+		dv := dashboard.Delivery{ID: del.ID, State: entry.State()}
+		if del.NextAttemptAt != nil {
+			dv.Next = shortTime(*del.NextAttemptAt)
+		}
+		for _, a := range del.Log {
+			av := dashboard.Attempt{Time: shortTime(a.AttemptedAt), URL: a.URL, Code: "no response",
+				Latency: fmt.Sprintf("%d ms", a.LatencyMS), Body: a.ResponseBody}
+			if a.StatusCode != nil {
+				av.Code = strconv.Itoa(*a.StatusCode)
+			}
+			if a.Error != nil {
+				av.Error = *a.Error
+			}
+			dv.Attempts = append(dv.Attempts, av)
+		}
+		v.Deliveries = append(v.Deliveries, dv)
+	}
+	s.page(c, http.StatusOK, dashboard.EventPage(s.frame(c, d.Type, "webhooks"), v))
+}
+
+// payload is the event as its webhook body, indented.
+func payload(e event.Event) string {
+	raw, err := json.Marshal(e)
+	if err != nil {
+		return ""
+	}
+	var out bytes.Buffer
+	if json.Indent(&out, raw, "", "  ") != nil {
+		return string(raw)
+	}
+	return out.String()
+}
+
+func (s *server) resendEvent(c *gin.Context) {
+	id := c.Param("id")
+	_, err := s.webhooks.Redeliver(c.Request.Context(), current(c).Scope, id)
+	s.done(c, err, "Queued for delivery to the current webhook URL.", "/dashboard/events/"+id)
+}

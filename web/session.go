@@ -1,0 +1,205 @@
+package web
+
+import (
+	"crypto/hmac"
+	"crypto/sha256"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/gin-gonic/gin"
+	"github.com/gorilla/sessions"
+
+	"github.com/fundsource/fundsource/internal/config"
+	"github.com/fundsource/fundsource/internal/ids"
+	"github.com/fundsource/fundsource/internal/merchant"
+	"github.com/fundsource/fundsource/internal/tenant"
+)
+
+// sessionCookie is the dashboard's session cookie. It holds the merchant,
+// the environment shown, and when the session began and was last used,
+// signed and encrypted; nothing else about the merchant.
+const sessionCookie = "fundsource_session"
+
+// Session value keys.
+const (
+	sessMerchant = "merchant"
+	sessEnv      = "env"
+	sessID       = "sid"
+	sessIssued   = "issued" // Unix seconds
+	sessSeen     = "seen"   // Unix seconds
+)
+
+// seenEvery is how stale the last-used time may get before a request
+// writes the cookie again: idle expiry is exact to this much.
+const seenEvery = time.Minute
+
+// newSessionStore derives, from each SESSION_KEYS key, an authentication
+// key and an AES-256 encryption key; the first pair writes, all read, so
+// keys can rotate.
+func newSessionStore(cfg *config.Config) *sessions.CookieStore {
+	var pairs [][]byte
+	for _, k := range cfg.SessionKeys {
+		pairs = append(pairs, derive(k, "session authentication"), derive(k, "session encryption"))
+	}
+	st := sessions.NewCookieStore(pairs...)
+	st.Options = &sessions.Options{
+		Path:     "/dashboard",
+		HttpOnly: true,
+		SameSite: http.SameSiteLaxMode,
+		Secure:   cfg.Mode == config.Production,
+	}
+	st.MaxAge(int(cfg.DashboardSessionMaxAge / time.Second))
+	return st
+}
+
+func derive(key []byte, label string) []byte {
+	m := hmac.New(sha256.New, key)
+	m.Write([]byte(label))
+	return m.Sum(nil)
+}
+
+// signedIn is the dashboard request's merchant and environment.
+type signedIn struct {
+	Merchant merchant.Merchant
+	Scope    tenant.Scope
+	session  *sessions.Session
+}
+
+const ctxSignedIn = "dashboard.signed_in"
+
+func current(c *gin.Context) *signedIn { return c.MustGet(ctxSignedIn).(*signedIn) }
+
+// startSession replaces whatever session the browser had with a new one
+// for m in the sandbox (a fresh session on every sign-in), and makes this
+// request a signed-in one.
+func (s *server) startSession(c *gin.Context, m merchant.Merchant) error {
+	sess := sessions.NewSession(s.sessions, sessionCookie)
+	opts := *s.sessions.Options
+	sess.Options = &opts
+	sess.Options.MaxAge = int(s.cfg.DashboardSessionMaxAge / time.Second)
+	now := s.now().Unix()
+	sess.Values[sessMerchant] = m.ID
+	sess.Values[sessEnv] = string(tenant.Sandbox)
+	sess.Values[sessID] = ids.New("ses_")
+	sess.Values[sessIssued] = now
+	sess.Values[sessSeen] = now
+	if err := sess.Save(c.Request, c.Writer); err != nil {
+		return err
+	}
+	c.Set(ctxSignedIn, &signedIn{Merchant: m, Scope: tenant.Scope{MerchantID: m.ID, Env: tenant.Sandbox}, session: sess})
+	return nil
+}
+
+// endSession deletes the session cookie.
+func (s *server) endSession(c *gin.Context) {
+	sess := sessions.NewSession(s.sessions, sessionCookie)
+	opts := *s.sessions.Options
+	sess.Options = &opts
+	sess.Options.MaxAge = -1
+	_ = sess.Save(c.Request, c.Writer)
+}
+
+// dashboardAuth lets a request through with a live session; otherwise it
+// sends the browser to sign in, back to this page afterwards. Sessions end
+// after DASHBOARD_IDLE_TIMEOUT without a request and DASHBOARD_SESSION_MAX_AGE
+// after sign-in.
+func (s *server) dashboardAuth(c *gin.Context) {
+	sess, err := s.sessions.Get(c.Request, sessionCookie)
+	id, _ := sess.Values[sessMerchant].(string)
+	env, _ := sess.Values[sessEnv].(string)
+	issued, _ := sess.Values[sessIssued].(int64)
+	seen, _ := sess.Values[sessSeen].(int64)
+	if err != nil || id == "" {
+		s.toSignIn(c, "")
+		return
+	}
+	now := s.now()
+	if now.Sub(time.Unix(seen, 0)) > s.cfg.DashboardIdleTimeout || now.Sub(time.Unix(issued, 0)) > s.cfg.DashboardSessionMaxAge {
+		s.endSession(c)
+		s.toSignIn(c, "expired")
+		return
+	}
+	m, err := s.merchants.Merchant(c.Request.Context(), id)
+	if err != nil {
+		s.endSession(c)
+		s.toSignIn(c, "")
+		return
+	}
+	scope := tenant.Scope{MerchantID: m.ID, Env: tenant.Environment(env)}
+	if !m.Can(scope.Env) {
+		scope.Env = tenant.Sandbox
+	}
+	if now.Sub(time.Unix(seen, 0)) >= seenEvery {
+		sess.Values[sessSeen] = now.Unix()
+		if err := sess.Save(c.Request, c.Writer); err != nil {
+			s.dashboardError(c, err)
+			return
+		}
+	}
+	c.Set(ctxSignedIn, &signedIn{Merchant: m, Scope: scope, session: sess})
+	c.Next()
+}
+
+// toSignIn redirects to the sign-in page; GET requests come back to where
+// they were going afterwards.
+func (s *server) toSignIn(c *gin.Context, reason string) {
+	q := url.Values{}
+	if c.Request.Method == http.MethodGet {
+		q.Set("next", c.Request.URL.RequestURI())
+	}
+	if reason != "" {
+		q.Set("reason", reason)
+	}
+	to := "/dashboard/sign-in"
+	if len(q) > 0 {
+		to += "?" + q.Encode()
+	}
+	s.pageHeaders(c)
+	c.Redirect(http.StatusSeeOther, to)
+	c.Abort()
+}
+
+// localNext is where to go after signing in: a dashboard path on this
+// site, never another site.
+func localNext(next string) string {
+	if !strings.HasPrefix(next, "/dashboard") || strings.HasPrefix(next, "//") ||
+		strings.ContainsAny(next, "\\\r\n") || strings.HasPrefix(next, "/dashboard/sign-") {
+		return "/dashboard"
+	}
+	return next
+}
+
+// Flash kinds.
+const (
+	flashOK    = "ok"
+	flashError = "error"
+)
+
+// flash queues a message for the next page the merchant sees.
+func (s *server) flash(c *gin.Context, kind, msg string) {
+	in := current(c)
+	in.session.AddFlash(kind + ":" + msg)
+	_ = in.session.Save(c.Request, c.Writer)
+}
+
+// takeFlashes returns and clears the queued messages.
+func (s *server) takeFlashes(c *gin.Context) (ok, bad []string) {
+	in := current(c)
+	fs := in.session.Flashes()
+	if len(fs) == 0 {
+		return nil, nil
+	}
+	_ = in.session.Save(c.Request, c.Writer)
+	for _, f := range fs {
+		str, _ := f.(string)
+		kind, msg, _ := strings.Cut(str, ":")
+		if kind == flashError {
+			bad = append(bad, msg)
+		} else {
+			ok = append(ok, msg)
+		}
+	}
+	return ok, bad
+}

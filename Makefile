@@ -39,10 +39,11 @@ templ-check:
 	@if [ -d .git ] && [ -n "$$(git status --porcelain -- templates)" ]; then \
 		echo "templ output is stale: run 'go tool templ generate' and commit"; git status --short -- templates; exit 1; fi
 
-## screenshots: the hosted page's pictures in the README (static/screenshots/)
+## screenshots: the hosted page's and the dashboard's pictures in the README (static/screenshots/)
 screenshots: browser
 	@if [ -z "$$TEST_DATABASE_URL" ]; then $(MAKE) --no-print-directory postgres; fi
-	HOSTED_SCREENSHOTS=$(CURDIR)/static/screenshots $(GO) test -count=1 -run 'TestBrowserHostedStates' ./web
+	HOSTED_SCREENSHOTS=$(CURDIR)/static/screenshots DASHBOARD_SCREENSHOTS=$(CURDIR)/static/screenshots \
+		$(GO) test -count=1 -run 'TestBrowserHostedStates|TestBrowserDashboardTour' ./web
 
 ## fuzz: run each fuzz target briefly
 fuzz:

@@ -229,12 +229,13 @@ func (s *server) dashboardNotFound(c *gin.Context) {
 }
 
 // done finishes a form action: a message for the next page and a 303 to
-// it. A refusal by the rules becomes an error message there; a missing
-// object the 404 page.
+// it. A refusal by the rules (no webhook URL included) becomes an error
+// message there; a missing object the 404 page.
 func (s *server) done(c *gin.Context, err error, okMsg, back string) {
 	if err != nil {
 		e, ok := errs.As(err)
-		if !ok || statusOf[e.Code] >= 500 || statusOf[e.Code] == http.StatusNotFound {
+		missing := ok && statusOf[e.Code] == http.StatusNotFound && e.Code != errs.WebhookNotFound
+		if !ok || statusOf[e.Code] >= 500 || missing {
 			s.dashboardError(c, err)
 			return
 		}

@@ -219,6 +219,7 @@ Demo merchant (%s; also in %s)
   merchant id:        %s
   sandbox secret key: %s
   sandbox public key: %s
+  dashboard:          %s/dashboard/sign-in
   dashboard sign-in:  %s / %s
   provider simulator: %s (merchant client %s / %s)
 
@@ -230,7 +231,7 @@ Try it:
 Hosted verification page (after initiating micro-deposits; README: "Hosted verification page"):
   %s/#/bank-account/%s/{user_id}/{funding_source_id}?successUrl=https://example.com/done
 
-`, state, path, v["DEMO_MERCHANT_ID"], v["DEMO_SECRET_KEY"], v["DEMO_PUBLIC_KEY"], v["DEMO_EMAIL"], v["DEMO_PASSWORD"],
+`, state, path, v["DEMO_MERCHANT_ID"], v["DEMO_SECRET_KEY"], v["DEMO_PUBLIC_KEY"], base, v["DEMO_EMAIL"], v["DEMO_PASSWORD"],
 		e.cfg.PlaidBaseURL, config.SimMerchantClientID, config.SimMerchantSecret,
 		base, v["DEMO_SECRET_KEY"], e.cfg.HostedBaseURL.String(), v["DEMO_PUBLIC_KEY"])
 }

@@ -9,6 +9,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/http/cookiejar"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -141,6 +142,7 @@ func TestDevStartsPrivateClusterServesAndReusesData(t *testing.T) {
 	}
 
 	hostedByHand(t, out.String(), baseURL, demo["DEMO_PUBLIC_KEY"], key, id)
+	dashboardByHand(t, out.String(), baseURL, demo["DEMO_EMAIL"], demo["DEMO_PASSWORD"], fs)
 
 	// Payments: a debit of an Unverified source is refused; one of the
 	// Verified source settles and fires payment.success to the webhook.
@@ -390,5 +392,34 @@ func TestProviderSimCommand(t *testing.T) {
 	err = app.Run(context.Background(), []string{"provider-sim", "--processor-client", "ghost"}, app.IO{Getenv: func(string) string { return "" }, Stdout: io.Discard, Stderr: &stderr})
 	if !errors.Is(err, app.ErrUsage) {
 		t.Errorf("unknown processor client: %v", err)
+	}
+}
+
+// dashboardByHand signs in to the dashboard printed by 'make run' with the
+// printed demo sign-in, over real HTTP with a cookie jar, and finds the
+// verified source there.
+func dashboardByHand(t *testing.T, out, baseURL, email, password, sourceID string) {
+	t.Helper()
+	if !strings.Contains(out, baseURL+"/dashboard/sign-in") {
+		t.Errorf("make run does not print the dashboard address:\n%s", out)
+	}
+	jar, _ := cookiejar.New(nil)
+	client := &http.Client{Jar: jar}
+	res, err := client.PostForm(baseURL+"/dashboard/sign-in", url.Values{"email": {email}, "password": {password}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res.Body.Close()
+	if res.Request.URL.Path != "/dashboard" || res.StatusCode != http.StatusOK {
+		t.Fatalf("dashboard sign-in ended at %s with %d", res.Request.URL, res.StatusCode)
+	}
+	res, err = client.Get(baseURL + "/dashboard/funding-sources?status=verified")
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(res.Body)
+	res.Body.Close()
+	if res.StatusCode != http.StatusOK || !strings.Contains(string(body), sourceID) {
+		t.Errorf("the verified source is not in the dashboard (%d)", res.StatusCode)
 	}
 }

@@ -1,0 +1,423 @@
+package web_test
+
+import (
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/fundsource/fundsource/internal/config"
+	"github.com/fundsource/fundsource/internal/tenant"
+)
+
+// dash is a browser without a browser: it keeps the dashboard's cookies
+// and sends forms through the real engine.
+type dash struct {
+	t       *testing.T
+	h       *harness
+	cookies map[string]*http.Cookie
+	remote  string
+}
+
+func newDash(h *harness) *dash {
+	return &dash{t: h.t.(*testing.T), h: h, cookies: map[string]*http.Cookie{}, remote: "192.0.2.10:5000"}
+}
+
+func (d *dash) do(method, path string, form url.Values, header map[string]string) *response {
+	d.t.Helper()
+	var body io.Reader
+	if form != nil {
+		body = strings.NewReader(form.Encode())
+	}
+	r := httptest.NewRequest(method, path, body)
+	r.RemoteAddr = d.remote
+	if form != nil {
+		r.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	}
+	for k, v := range header {
+		r.Header.Set(k, v)
+	}
+	for _, c := range d.cookies {
+		r.AddCookie(c)
+	}
+	w := httptest.NewRecorder()
+	d.h.engine.ServeHTTP(w, r)
+	res := w.Result()
+	for _, c := range res.Cookies() {
+		if c.MaxAge < 0 {
+			delete(d.cookies, c.Name)
+		} else {
+			d.cookies[c.Name] = c
+		}
+	}
+	return &response{Code: w.Code, Header: w.Header(), Body: w.Body.Bytes()}
+}
+
+func (d *dash) get(path string) *response { return d.do(http.MethodGet, path, nil, nil) }
+
+func (d *dash) post(path string, form url.Values) *response {
+	return d.do(http.MethodPost, path, form, map[string]string{"Sec-Fetch-Site": "same-origin"})
+}
+
+// follow gets the page a 303 points at.
+func (d *dash) follow(p *response) *response {
+	d.t.Helper()
+	if p.Code != http.StatusSeeOther {
+		d.t.Fatalf("got %d, want a 303\n%s", p.Code, p.Body)
+	}
+	return d.get(p.Header.Get("Location"))
+}
+
+func (d *dash) signIn(email, password string) *response {
+	return d.post("/dashboard/sign-in", url.Values{"email": {email}, "password": {password}})
+}
+
+// signedIn returns a dashboard client signed in as a new merchant.
+func signedIn(t *testing.T, h *harness, name string) (*dash, string) {
+	m := h.merchant(name)
+	d := newDash(h)
+	if p := d.signIn(m.Merchant.Email, "correct horse battery"); p.Code != http.StatusSeeOther || p.Header.Get("Location") != "/dashboard" {
+		t.Fatalf("sign in: %d %s", p.Code, p.Header.Get("Location"))
+	}
+	return d, m.Sandbox.SecretKey
+}
+
+func TestDashboardCookieFlags(t *testing.T) {
+	for _, mode := range []config.Mode{config.Development, config.Production} {
+		t.Run(string(mode), func(t *testing.T) {
+			h := newHarness(t, func(c *config.Config) { c.Mode = mode })
+			d := newDash(h)
+			p := d.post("/dashboard/sign-up", url.Values{"name": {"Acme"}, "email": {"a@acme.example"}, "password": {"correct horse battery"}})
+			wantPage(t, p, http.StatusOK, "Your new secret key")
+			c := d.cookies["fundsource_session"]
+			if c == nil {
+				t.Fatal("no session cookie")
+			}
+			if !c.HttpOnly || c.SameSite != http.SameSiteLaxMode || c.Path != "/dashboard" || c.Secure != (mode == config.Production) {
+				t.Errorf("cookie = %+v", c)
+			}
+			if c.MaxAge != int(h.cfg.DashboardSessionMaxAge.Seconds()) {
+				t.Errorf("cookie Max-Age = %d", c.MaxAge)
+			}
+			if cc := p.Header.Get("Cache-Control"); cc != "no-store" || !strings.Contains(p.Header.Get("Content-Security-Policy"), "frame-ancestors 'none'") {
+				t.Errorf("headers: %v", p.Header)
+			}
+			if (p.Header.Get("Strict-Transport-Security") != "") != (mode == config.Production) {
+				t.Errorf("HSTS in %s: %q", mode, p.Header.Get("Strict-Transport-Security"))
+			}
+		})
+	}
+}
+
+func TestDashboardSignUpRules(t *testing.T) {
+	h := newHarness(t)
+	h.merchant("Acme Books")
+	d := newDash(h)
+	for _, c := range []struct {
+		name, email, password, want string
+	}{
+		{"", "x@example.com", "correct horse battery", "name"},
+		{"Shop", "not-an-email", "correct horse battery", "email"},
+		{"Shop", "acme.books@example.com", "correct horse battery", "already exists"},
+		{"Shop", "y@example.com", "eleven char", "at least 12 characters"},
+		{"Shop", "y@example.com", strings.Repeat("p", 73), "at most 72 bytes"},
+	} {
+		p := d.post("/dashboard/sign-up", url.Values{"name": {c.name}, "email": {c.email}, "password": {c.password}})
+		wantPage(t, p, http.StatusUnprocessableEntity, c.want)
+		if strings.Contains(string(p.Body), c.password) {
+			t.Errorf("the typed password is echoed back")
+		}
+		if d.cookies["fundsource_session"] != nil {
+			t.Fatalf("a refused sign-up started a session")
+		}
+	}
+	if n := h.count("merchants"); n != 1 {
+		t.Errorf("merchants = %d after refused sign-ups", n)
+	}
+}
+
+func TestDashboardSignInIsLimitedPerEmailAndIP(t *testing.T) {
+	h := newHarness(t)
+	h.merchant("Acme Books")
+	d := newDash(h)
+	for i := 0; i < h.cfg.SignInAttemptsPerEmail; i++ {
+		wantPage(t, d.signIn("acme.books@example.com", "wrong password"), http.StatusUnauthorized, "don&#39;t match")
+	}
+	// Even the right password waits now, from any address.
+	d.remote = "192.0.2.99:1"
+	p := d.signIn("Acme.Books@example.com ", "correct horse battery")
+	wantPage(t, p, http.StatusTooManyRequests, "Too many sign-in attempts")
+	if p.Header.Get("Retry-After") == "" {
+		t.Error("no Retry-After")
+	}
+	h.clock.Advance(15 * time.Minute) // the whole allowance is back
+	if p := d.signIn("acme.books@example.com", "correct horse battery"); p.Code != http.StatusSeeOther {
+		t.Fatalf("after the wait: %d", p.Code)
+	}
+
+	// One address trying many emails.
+	d2 := newDash(h)
+	d2.remote = "198.51.100.7:1"
+	for i := 0; i < h.cfg.SignInAttemptsPerIP; i++ {
+		d2.signIn(fmt.Sprintf("nobody%d@example.com", i), "whatever password")
+	}
+	wantPage(t, d2.signIn("acme.books@example.com", "correct horse battery"), http.StatusTooManyRequests)
+}
+
+func TestDashboardSignInRedirectsOnlyWithinTheDashboard(t *testing.T) {
+	h := newHarness(t)
+	h.merchant("Acme Books")
+	p := newDash(h).get("/dashboard/customers?q=a%20b")
+	if p.Code != http.StatusSeeOther || p.Header.Get("Location") != "/dashboard/sign-in?next=%2Fdashboard%2Fcustomers%3Fq%3Da%2520b" {
+		t.Fatalf("signed out: %d %q", p.Code, p.Header.Get("Location"))
+	}
+	for next, want := range map[string]string{
+		"/dashboard/customers?q=a": "/dashboard/customers?q=a",
+		"https://evil.example/":    "/dashboard",
+		"//evil.example/dashboard": "/dashboard",
+		"/dashboard\\@evil":        "/dashboard",
+		"/dashboard/sign-out":      "/dashboard",
+	} {
+		d := newDash(h)
+		p := d.post("/dashboard/sign-in", url.Values{"email": {"acme.books@example.com"}, "password": {"correct horse battery"}, "next": {next}})
+		if p.Code != http.StatusSeeOther || p.Header.Get("Location") != want {
+			t.Errorf("next %q: %d %q, want %q", next, p.Code, p.Header.Get("Location"), want)
+		}
+	}
+	// A signed-out post goes to sign in, not back to the post.
+	if p := newDash(h).post("/dashboard/keys/roll", url.Values{}); p.Code != http.StatusSeeOther || p.Header.Get("Location") != "/dashboard/sign-in" {
+		t.Errorf("signed-out post: %d %q", p.Code, p.Header.Get("Location"))
+	}
+}
+
+func TestDashboardSignInStartsAFreshSession(t *testing.T) {
+	h := newHarness(t)
+	a, _ := signedIn(t, h, "Acme Books")
+	h.merchant("Other Shop")
+	before := a.cookies["fundsource_session"].Value
+	if p := a.signIn("other.shop@example.com", "correct horse battery"); p.Code != http.StatusSeeOther {
+		t.Fatalf("second sign-in: %d", p.Code)
+	}
+	if a.cookies["fundsource_session"].Value == before {
+		t.Error("signing in kept the old session cookie")
+	}
+	wantPage(t, a.get("/dashboard"), http.StatusOK, "Welcome, Other Shop")
+	// A forged or foreign cookie is no session.
+	a.cookies["fundsource_session"].Value = strings.Repeat("A", 60)
+	if p := a.get("/dashboard"); p.Code != http.StatusSeeOther {
+		t.Errorf("forged cookie: %d", p.Code)
+	}
+}
+
+func TestDashboardEnvironmentSwitch(t *testing.T) {
+	h := newHarness(t)
+	m := h.merchant("Acme Books")
+	d := newDash(h)
+	d.signIn(m.Merchant.Email, "correct horse battery")
+	h.customer(m.Sandbox.SecretKey)
+
+	p := d.follow(d.post("/dashboard/environment", url.Values{"env": {"production"}, "next": {"/dashboard/customers"}}))
+	wantPage(t, p, http.StatusOK, "Production is not activated", "Sandbox: test data only", "C0 L")
+	live := h.production(m)
+	p = d.follow(d.post("/dashboard/environment", url.Values{"env": {"production"}, "next": {"/dashboard/customers/cus_x?y=1"}}))
+	wantPage(t, p, http.StatusOK, "Now showing production data.", `id="env-current" class="env-badge env-live">Production`, "No customers in Production yet")
+	if strings.Contains(string(p.Body), "Sandbox: test data only") {
+		t.Error("the sandbox banner shows in production")
+	}
+	wantPage(t, d.get("/dashboard"), http.StatusOK, live.PublicKey, "sk_live_…"+live.SecretKey[len(live.SecretKey)-4:])
+	if p := d.post("/dashboard/environment", url.Values{"env": {"staging"}}); p.Code != http.StatusSeeOther {
+		t.Errorf("unknown environment: %d", p.Code)
+	}
+	wantPage(t, d.get("/dashboard"), http.StatusOK, live.PublicKey)
+}
+
+func TestDashboardRollKeyShowsTheNewKeyOnce(t *testing.T) {
+	h := newHarness(t)
+	d, old := signedIn(t, h, "Acme Books")
+	p := d.post("/dashboard/keys/roll", url.Values{})
+	wantPage(t, p, http.StatusOK, "Your new secret key")
+	secret := regexp.MustCompile(`sk_test_[A-Za-z0-9]{40,}`).FindString(string(p.Body))
+	if secret == "" || secret == old {
+		t.Fatalf("new secret %q", secret)
+	}
+	wantError(t, h.get("/v2/customers", old), http.StatusUnauthorized, "unauthorized")
+	wantOK(t, h.get("/v2/customers", secret))
+	if home := d.get("/dashboard"); strings.Contains(string(home.Body), secret) || !strings.Contains(string(home.Body), "sk_test_…"+secret[len(secret)-4:]) {
+		t.Error("the home page shows the whole secret after the roll, or not its hint")
+	}
+}
+
+func TestDashboardWebhookSettings(t *testing.T) {
+	h := newHarness(t)
+	d, key := signedIn(t, h, "Acme Books")
+	wantPage(t, d.follow(d.post("/dashboard/webhooks/test", url.Values{})), http.StatusOK, "No webhook URL is registered")
+
+	p := d.post("/dashboard/webhooks", url.Values{"url": {"ftp://files.example/hook"}})
+	wantPage(t, p, http.StatusUnprocessableEntity, `value="ftp://files.example/hook"`, `aria-invalid="true"`)
+	p = d.follow(d.post("/dashboard/webhooks", url.Values{"url": {"https://hooks.example/a"}}))
+	wantPage(t, p, http.StatusOK, "Webhook URL saved", `value="https://hooks.example/a"`, "whsec_••••")
+	reg := wantOK(t, h.get("/v2/webhooks", key))
+	if reg["webhook_url"] != "https://hooks.example/a" || strings.Contains(string(p.Body), reg["secret"].(string)) {
+		t.Errorf("after saving: %v (the secret must stay hidden until revealed)", reg["webhook_url"])
+	}
+	wantPage(t, d.post("/dashboard/webhooks/secret/reveal", url.Values{}), http.StatusOK, reg["secret"].(string))
+	rolled := d.post("/dashboard/webhooks/secret/roll", url.Values{})
+	newSecret := wantOK(t, h.get("/v2/webhooks", key))["secret"].(string)
+	wantPage(t, rolled, http.StatusOK, newSecret, "The previous secret also signs until")
+	if newSecret == reg["secret"] {
+		t.Error("roll kept the secret")
+	}
+	p = d.follow(d.post("/dashboard/webhooks", url.Values{"url": {"https://hooks.example/b"}}))
+	wantPage(t, p, http.StatusOK, `value="https://hooks.example/b"`)
+	wantPage(t, d.follow(d.post("/dashboard/webhooks/delete", url.Values{})), http.StatusOK, "Webhook URL deleted", "No webhook URL yet")
+	wantError(t, h.get("/v2/webhooks", key), http.StatusNotFound, "webhook_not_found")
+}
+
+func TestDashboardDeliveryLogAndResend(t *testing.T) {
+	h := newHarness(t)
+	d, key := signedIn(t, h, "Acme Books")
+	failing := newReceiver(t, func(n int, w http.ResponseWriter) { w.WriteHeader(http.StatusServiceUnavailable) })
+	user := h.customer(key) // before any webhook: not sent
+	register(h, key, failing.URL())
+	src := h.source(key, user, "123456789")
+	h.deliver()
+
+	p := d.get("/dashboard/webhooks")
+	wantPage(t, p, http.StatusOK, "funding_source.created", "retrying", "503", "customer.created", "not sent")
+	evID := regexp.MustCompile(`/dashboard/events/(evt_[a-z0-9]+)">funding_source.created`).FindStringSubmatch(string(p.Body))
+	if evID == nil {
+		t.Fatal("no link to the event")
+	}
+	ev := d.get("/dashboard/events/" + evID[1])
+	wantPage(t, ev, http.StatusOK, "retrying", "503", failing.URL(), "&#34;funding_source_id&#34;: &#34;"+src)
+	wantPage(t, d.follow(d.post("/dashboard/events/"+evID[1]+"/resend", url.Values{})), http.StatusOK, "Queued for delivery")
+	if n := h.deliver(); n != 1 {
+		t.Errorf("resend made %d deliveries due, want 1", n)
+	}
+
+	// Another merchant sees none of it.
+	other, _ := signedIn(t, h, "Other Shop")
+	wantPage(t, other.get("/dashboard/events/"+evID[1]), http.StatusNotFound, "Not found")
+	wantPage(t, other.post("/dashboard/events/"+evID[1]+"/resend", url.Values{}), http.StatusNotFound)
+	if p := other.get("/dashboard/webhooks"); strings.Contains(string(p.Body), evID[1]) {
+		t.Error("another merchant's log shows the event")
+	}
+}
+
+func TestDashboardListsSearchAndPages(t *testing.T) {
+	h := newHarness(t)
+	d, key := signedIn(t, h, "Acme Books")
+	var first string
+	for i := 0; i < 30; i++ {
+		u := wantOK(t, h.post("/v2/customers", key, fmt.Sprintf(`{"first_name":"Pat%d","last_name":"Lee","email":"pat%d@lee.example"}`, i, i)))["user_id"].(string)
+		if i == 0 {
+			first = u
+		}
+		h.clock.Advance(time.Millisecond)
+	}
+	p := d.get("/dashboard/customers")
+	wantPage(t, p, http.StatusOK, "Pat29 Lee", `rel="next"`)
+	if n := strings.Count(string(p.Body), `<a href="/dashboard/customers/cus_`); n != 25 {
+		t.Errorf("first page rows = %d, want 25", n)
+	}
+	next := regexp.MustCompile(`href="([^"]+)" rel="next"`).FindStringSubmatch(string(p.Body))[1]
+	p2 := d.get(strings.ReplaceAll(next, "&amp;", "&"))
+	wantPage(t, p2, http.StatusOK, "Pat0 Lee", "First page")
+	if n := strings.Count(string(p2.Body), `<a href="/dashboard/customers/cus_`); n != 5 || strings.Contains(string(p2.Body), `rel="next"`) {
+		t.Errorf("second page rows = %d", n)
+	}
+	for q, want := range map[string]int{"pat7@": 1, "PAT1": 11, first: 1, "%": 0, "_": 0, "lee.example": 25} {
+		p := d.get("/dashboard/customers?q=" + url.QueryEscape(q))
+		if n := strings.Count(string(p.Body), `<a href="/dashboard/customers/cus_`); n != want {
+			t.Errorf("search %q: %d rows, want %d", q, n, want)
+		}
+	}
+
+	// Sources: search by last four and email, filter by status.
+	a := h.source(key, first, "111122223333")
+	b := h.source(key, first, "444455556666")
+	wantOK(t, initiate(h, key, b))
+	for query, want := range map[string][]string{
+		"?q=3333":                  {a},
+		"?q=pat0%40lee":            {a, b},
+		"?status=pending":          {b},
+		"?status=unverified":       {a, b},
+		"?status=verified":         {},
+		"?q=6666&status=pending":   {b},
+		"?q=6666&status=removed":   {},
+		"?q=" + first + "&status=": {a, b},
+	} {
+		p := d.get("/dashboard/funding-sources" + query)
+		got := regexp.MustCompile(`/dashboard/funding-sources/(fs_[a-z0-9]+)"`).FindAllStringSubmatch(string(p.Body), -1)
+		if len(got) != len(want) {
+			t.Errorf("%s: %d rows, want %d", query, len(got), len(want))
+		}
+	}
+	wantPage(t, d.get("/dashboard/funding-sources?status=bogus"), http.StatusBadRequest, "Status must be")
+	wantPage(t, d.get("/dashboard/customers?q="+strings.Repeat("x", 101)), http.StatusBadRequest, "at most 100")
+
+	// Remove from the dashboard: gone from the live list, shown as removed.
+	wantPage(t, d.follow(d.post("/dashboard/funding-sources/"+a+"/remove", url.Values{})), http.StatusOK, "Funding source removed", "was removed")
+	p = d.get("/dashboard/funding-sources?status=removed")
+	if !strings.Contains(string(p.Body), a) || strings.Contains(string(d.get("/dashboard/funding-sources").Body), a) {
+		t.Error("removed source in the wrong list")
+	}
+	wantPage(t, d.post("/dashboard/funding-sources/"+a+"/initiate", url.Values{}), http.StatusNotFound)
+	wantPage(t, d.get("/dashboard/customers/"+first), http.StatusOK, "Removed", "Pending")
+}
+
+func TestDashboardInitiateLimitsAndSandboxAmounts(t *testing.T) {
+	h := newHarness(t)
+	d, key := signedIn(t, h, "Acme Books")
+	user := h.customer(key)
+	src := h.source(key, user, "123456789")
+	wantPage(t, d.follow(d.post("/dashboard/funding-sources/"+src+"/initiate", url.Values{})), http.StatusOK, "Micro-deposits sent")
+	right := h.amounts(key, src)
+	wantPage(t, d.get("/dashboard/funding-sources/"+src), http.StatusOK, "$"+right[0]+" and $"+right[1], "3</strong> attempts remaining")
+	// A second initiation while one is pending is refused by the rules,
+	// shown as a message, not an error page.
+	wantPage(t, d.follow(d.post("/dashboard/funding-sources/"+src+"/initiate", url.Values{})), http.StatusOK, "role=\"alert\"")
+	if n := h.count("micro_deposits"); n != 1 {
+		t.Errorf("micro_deposits = %d", n)
+	}
+}
+
+func TestDashboardRedirectOrigins(t *testing.T) {
+	h := newHarness(t)
+	d, _ := signedIn(t, h, "Acme Books")
+	wantPage(t, d.get("/dashboard/settings"), http.StatusOK, "No origins yet")
+	p := d.post("/dashboard/settings/redirect-origins", url.Values{"origin": {"javascript:alert(1)"}})
+	wantPage(t, p, http.StatusUnprocessableEntity, `aria-invalid="true"`, "javascript:alert(1)")
+	p = d.follow(d.post("/dashboard/settings/redirect-origins", url.Values{"origin": {"HTTPS://Shop.Example:443"}}))
+	wantPage(t, p, http.StatusOK, "Added https://shop.example.", `<span class="mono">https://shop.example</span>`)
+	m, err := h.merchants.MerchantByEmail(t.Context(), "acme.books@example.com")
+	if err != nil {
+		t.Fatal(err)
+	}
+	origins, _ := h.merchants.RedirectOrigins(t.Context(), tenant.Scope{MerchantID: m.ID, Env: tenant.Sandbox})
+	if len(origins) != 1 || origins[0] != "https://shop.example" {
+		t.Errorf("origins = %v", origins)
+	}
+	wantPage(t, d.follow(d.post("/dashboard/settings/redirect-origins/remove", url.Values{"origin": {"https://shop.example"}})), http.StatusOK, "Removed https://shop.example.", "No origins yet")
+	wantPage(t, d.follow(d.post("/dashboard/settings/redirect-origins/remove", url.Values{"origin": {"https://shop.example"}})), http.StatusOK, "not on the list")
+}
+
+func TestDashboardRefusesCrossSiteFormsAndHugeBodies(t *testing.T) {
+	h := newHarness(t)
+	d, key := signedIn(t, h, "Acme Books")
+	p := d.do(http.MethodPost, "/dashboard/keys/roll", url.Values{}, map[string]string{"Sec-Fetch-Site": "cross-site"})
+	wantPage(t, p, http.StatusForbidden, "This form was sent from another site")
+	p = d.do(http.MethodPost, "/dashboard/sign-in", url.Values{"email": {"acme.books@example.com"}, "password": {"correct horse battery"}},
+		map[string]string{"Origin": "https://evil.example"})
+	wantPage(t, p, http.StatusForbidden)
+	wantOK(t, h.get("/v2/customers", key)) // the key was not rolled
+	big := url.Values{"url": {strings.Repeat("a", 20<<10)}}
+	if p := d.post("/dashboard/webhooks", big); p.Code >= 500 {
+		t.Errorf("huge form: %d", p.Code)
+	}
+}

@@ -93,6 +93,7 @@ func TestBrowserDashboardTour(t *testing.T) {
 	if inv, _ := tb.page.Locator("#password").GetAttribute("aria-invalid"); inv != "true" {
 		t.Errorf("password aria-invalid = %q", inv)
 	}
+	tb.accessible()
 	tb.shot(shots, "dashboard-sign-up")
 	tb.fill("Password", "flour water salt yeast")
 	tb.click("button", "Create account")
@@ -109,6 +110,7 @@ func TestBrowserDashboardTour(t *testing.T) {
 	if got := tb.text("#env-current"); got != "Sandbox" {
 		t.Errorf("environment shown = %q", got)
 	}
+	tb.accessible()
 	tb.shot(shots, "dashboard-home")
 
 	// The webhook URL, pointing at a receiver, and a test event.
@@ -136,6 +138,7 @@ func TestBrowserDashboardTour(t *testing.T) {
 	if s := tb.value("#webhook-secret"); !strings.HasPrefix(s, "whsec_") {
 		t.Errorf("revealed secret = %q", s)
 	}
+	tb.accessible()
 	tb.shot(shots, "dashboard-webhooks")
 	tb.click("link", "webhook.test")
 	tb.wantText("Deliveries", "delivered", "200", `"type": "webhook.test"`)
@@ -176,6 +179,7 @@ func TestBrowserDashboardTour(t *testing.T) {
 	if want := srv.URL + "/#/bank-account/" + public + "/" + cus + "/" + src; link != want {
 		t.Errorf("hosted link = %q, want %q", link, want)
 	}
+	tb.accessible()
 	tb.shot(shots, "dashboard-source")
 
 	customerTab := newTab(t)
@@ -205,7 +209,45 @@ func TestBrowserDashboardTour(t *testing.T) {
 	}
 	tb.open(srv.URL + "/dashboard/customers")
 	tb.wantText("Ada Baker", "ada@baker.example")
+	tb.accessible()
 	tb.shot(shots, "dashboard-customers")
+	tb.open(srv.URL + "/dashboard/settings")
+	tb.wantText("Allowed redirect origins · Sandbox", "No origins yet")
+	tb.accessible()
+
+	// Remove asks first (the script's confirm), then removes.
+	other := wantOK(t, h.post("/v2/funding-source", secret, sourceBody(cus, "021000021", "555566667777")))["funding_source_id"].(string)
+	tb.open(srv.URL + "/dashboard/funding-sources/" + other)
+	if ok, _ := tb.page.Locator(`button[data-copy="hosted-link"]`).IsVisible(); !ok {
+		t.Error("the Copy button stays hidden with JavaScript on")
+	}
+	tb.click("button", "Remove funding source") // dismissed: nothing happens
+	if got := wantOK(t, h.get("/v2/funding-source/"+other, secret))["removed"]; got != false {
+		t.Fatalf("a dismissed confirmation removed the source")
+	}
+	tb.acceptDialogs()
+	tb.click("button", "Remove funding source")
+	tb.wantText("Funding source removed.", "This funding source was removed.")
+	if got := wantOK(t, h.get("/v2/funding-source/"+other, secret))["removed"]; got != true {
+		t.Errorf("removed = %v after confirming", got)
+	}
+}
+
+// accessible fails on form controls without a label, a page without one
+// h1 or a language.
+func (tb *tab) accessible() {
+	tb.t.Helper()
+	unlabelled := tb.eval(`[...document.querySelectorAll('input:not([type=hidden]), select, textarea')]
+		.filter(e => e.labels.length === 0 && !e.getAttribute('aria-label')).map(e => e.id || e.name).join(',')`)
+	if unlabelled != "" {
+		tb.t.Errorf("%s: controls without a label: %v", tb.page.URL(), unlabelled)
+	}
+	if n := tb.eval(`document.querySelectorAll('h1').length`); n != 1 {
+		tb.t.Errorf("%s: %v h1 elements", tb.page.URL(), n)
+	}
+	if lang := tb.eval(`document.documentElement.lang`); lang != "en" {
+		tb.t.Errorf("%s: lang = %v", tb.page.URL(), lang)
+	}
 }
 
 func TestBrowserDashboardSignInFailureAndExpiry(t *testing.T) {

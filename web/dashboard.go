@@ -98,6 +98,10 @@ func (s *server) signUpPage(c *gin.Context) {
 // shows the secret key once.
 func (s *server) signUp(c *gin.Context) {
 	v := dashboard.AuthForm{Name: c.PostForm("name"), Email: c.PostForm("email")}
+	if !s.allowAttempt(c, &v) {
+		s.page(c, http.StatusTooManyRequests, dashboard.SignUp(v))
+		return
+	}
 	created, err := s.merchants.Create(c.Request.Context(), v.Name, v.Email, c.PostForm("password"))
 	if err != nil {
 		e, ok := errs.As(err)
@@ -127,11 +131,7 @@ func (s *server) signInPage(c *gin.Context) {
 // starts a fresh session.
 func (s *server) signIn(c *gin.Context) {
 	v := dashboard.AuthForm{Email: c.PostForm("email"), Next: localNext(c.PostForm("next"))}
-	if wait, ok := s.signInLimiter.allow(c.ClientIP(), strings.ToLower(strings.TrimSpace(v.Email)), s.now()); !ok {
-		mins := max(int((wait+time.Minute-1)/time.Minute), 1)
-		c.Header("Retry-After", strconv.Itoa(int(wait/time.Second)+1))
-		c.Set(ctxErrorCode, string(errs.RateLimited))
-		v.Error = fmt.Sprintf("Too many sign-in attempts. Wait about %d %s and try again.", mins, components.Plural(mins, "minute", "minutes"))
+	if !s.allowAttempt(c, &v) {
 		s.page(c, http.StatusTooManyRequests, dashboard.SignIn(v))
 		return
 	}
@@ -141,6 +141,8 @@ func (s *server) signIn(c *gin.Context) {
 			s.dashboardError(c, err)
 			return
 		}
+		s.log.InfoContext(c.Request.Context(), "dashboard sign-in refused",
+			slog.String("request_id", requestID(c)), slog.String("client_ip", c.ClientIP()))
 		c.Set(ctxErrorCode, string(errs.Unauthorized))
 		v.Error = "That email and password don't match an account."
 		s.page(c, http.StatusUnauthorized, dashboard.SignIn(v))
@@ -152,6 +154,21 @@ func (s *server) signIn(c *gin.Context) {
 	}
 	s.pageHeaders(c)
 	c.Redirect(http.StatusSeeOther, v.Next)
+}
+
+// allowAttempt takes one sign-in or sign-up attempt from the client's IP
+// and the typed email; when either has none left it sets the error and
+// Retry-After and reports false.
+func (s *server) allowAttempt(c *gin.Context, v *dashboard.AuthForm) bool {
+	wait, ok := s.signInLimiter.allow(c.ClientIP(), strings.ToLower(strings.TrimSpace(v.Email)), s.now())
+	if ok {
+		return true
+	}
+	mins := max(int((wait+time.Minute-1)/time.Minute), 1)
+	c.Header("Retry-After", strconv.Itoa(int(wait/time.Second)+1))
+	c.Set(ctxErrorCode, string(errs.RateLimited))
+	v.Error = fmt.Sprintf("Too many attempts. Wait about %d %s and try again.", mins, components.Plural(mins, "minute", "minutes"))
+	return false
 }
 
 func (s *server) signOut(c *gin.Context) {
@@ -385,6 +402,20 @@ func pageOf(c *gin.Context, limit int) paging.Page {
 		after = ""
 	}
 	return paging.Page{Limit: limit, StartingAfter: after}
+}
+
+// rowsOf turns a page of a list into its rows for people, and links the
+// first page and the one after the page's last item (id names an item).
+func rowsOf[T, R any](c *gin.Context, items []T, more bool, row func(T) R, id func(T) string) ([]R, dashboard.Pager) {
+	rows := make([]R, len(items))
+	for i, it := range items {
+		rows[i] = row(it)
+	}
+	last := ""
+	if len(items) > 0 {
+		last = id(items[len(items)-1])
+	}
+	return rows, pager(c, last, more)
 }
 
 // pager links the first and next pages of a list shown at c's address.

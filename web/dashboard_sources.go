@@ -39,12 +39,8 @@ func (s *server) customersPage(c *gin.Context) {
 		s.dashboardError(c, err)
 		return
 	}
-	v := dashboard.Customers{Query: q, Rows: make([]dashboard.CustomerRow, len(list))}
-	last := ""
-	for i, cu := range list {
-		v.Rows[i], last = customerRow(cu), cu.ID
-	}
-	v.Page = pager(c, last, more)
+	v := dashboard.Customers{Query: q}
+	v.Rows, v.Page = rowsOf(c, list, more, customerRow, func(cu customer.Customer) string { return cu.ID })
 	s.page(c, http.StatusOK, dashboard.CustomersPage(s.frame(c, "Customers", "customers"), v))
 }
 
@@ -83,12 +79,8 @@ func (s *server) sourcesPage(c *gin.Context) {
 		s.dashboardError(c, err)
 		return
 	}
-	v := dashboard.Sources{Query: f.Search, Status: f.Status, Statuses: statusOptions, Rows: make([]dashboard.SourceRow, len(list))}
-	last := ""
-	for i, l := range list {
-		v.Rows[i], last = sourceRow(l), l.ID
-	}
-	v.Page = pager(c, last, more)
+	v := dashboard.Sources{Query: f.Search, Status: f.Status, Statuses: statusOptions}
+	v.Rows, v.Page = rowsOf(c, list, more, sourceRow, func(l funding.Listed) string { return l.ID })
 	s.page(c, http.StatusOK, dashboard.SourcesPage(s.frame(c, "Funding sources", "sources"), v))
 }
 

@@ -151,7 +151,7 @@ func TestDashboardSignInIsLimitedPerEmailAndIP(t *testing.T) {
 	// Even the right password waits now, from any address.
 	d.remote = "192.0.2.99:1"
 	p := d.signIn("Acme.Books@example.com ", "correct horse battery")
-	wantPage(t, p, http.StatusTooManyRequests, "Too many sign-in attempts")
+	wantPage(t, p, http.StatusTooManyRequests, "Too many attempts")
 	if p.Header.Get("Retry-After") == "" {
 		t.Error("no Retry-After")
 	}
@@ -167,6 +167,12 @@ func TestDashboardSignInIsLimitedPerEmailAndIP(t *testing.T) {
 		d2.signIn(fmt.Sprintf("nobody%d@example.com", i), "whatever password")
 	}
 	wantPage(t, d2.signIn("acme.books@example.com", "correct horse battery"), http.StatusTooManyRequests)
+	// Sign-ups count against the same address.
+	p = d2.post("/dashboard/sign-up", url.Values{"name": {"Bot"}, "email": {"bot@example.com"}, "password": {"correct horse battery"}})
+	wantPage(t, p, http.StatusTooManyRequests, "Too many attempts")
+	if n := h.count("merchants"); n != 1 {
+		t.Errorf("a limited sign-up made a merchant (%d)", n)
+	}
 }
 
 func TestDashboardSignInRedirectsOnlyWithinTheDashboard(t *testing.T) {

@@ -45,13 +45,7 @@ func (s *server) renderWebhooks(c *gin.Context, status int, v dashboard.Webhooks
 		s.dashboardError(c, err)
 		return
 	}
-	v.Log = make([]dashboard.LogRow, len(entries))
-	last := ""
-	for i, e := range entries {
-		v.Log[i] = logRow(e)
-		last = e.Event.ID
-	}
-	v.Page = pager(c, last, more)
+	v.Log, v.Page = rowsOf(c, entries, more, logRow, func(e webhook.LogEntry) string { return e.Event.ID })
 	s.page(c, status, dashboard.WebhooksPage(s.frame(c, "Webhooks", "webhooks"), v))
 }
 

@@ -7,7 +7,7 @@ SRC   := cmd internal web templates static migrations
 PLAYWRIGHT_VERSION := 1.52.0
 export PLAYWRIGHT_DRIVER_PATH ?= $(CURDIR)/.playwright/driver-$(PLAYWRIGHT_VERSION)
 
-.PHONY: run test bench build fmt-check vet templ-check postgres browser screenshots fuzz
+.PHONY: run test bench chaos build fmt-check vet templ-check postgres browser screenshots fuzz
 
 ## run: private PostgreSQL under .data/ (unless DATABASE_URL is set), migrate, demo merchant, serve on :8080
 run: build
@@ -23,6 +23,10 @@ test: fmt-check vet templ-check browser
 bench: build postgres
 	./$(BIN) bench
 	$(GO) test -run='^$$' -bench=. -benchmem ./...
+
+## chaos: kill -9, PostgreSQL restart, webhook receiver down, three servers; fails on any loss
+chaos: build postgres
+	./$(BIN) chaos
 
 build:
 	$(GO) build -o $(BIN) ./cmd/fundsource

@@ -48,6 +48,8 @@ Usage:
                                    apply an ACH return file
   fundsource bench [--duration 5s] [--workers 32] [--out bench/results.json]
                                    measure the service against PostgreSQL's own limits (make bench)
+  fundsource chaos [--duration 3s] kill -9, PostgreSQL restart, receiver down, three servers:
+                                   count every creation and event, fail on any loss (make chaos)
   fundsource provider-sim [--listen 127.0.0.1:8090] [--client ID:SECRET …] [--processor-client ID]
                                    the bank-linking provider simulator (Plaid-shaped API)
   fundsource webhook-receiver --secret whsec_… [--listen 127.0.0.1:9000]
@@ -84,6 +86,8 @@ func Run(ctx context.Context, args []string, io IO) error {
 		return runMerchant(ctx, args[1:], io)
 	case "bench":
 		return runBench(ctx, args[1:], io)
+	case "chaos":
+		return runChaos(ctx, args[1:], io)
 	case "ach":
 		return runACH(ctx, args[1:], io)
 	case "provider-sim":

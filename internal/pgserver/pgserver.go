@@ -181,6 +181,20 @@ func (s *Server) Stop() error {
 	}
 }
 
+// Restart stops the server and starts it again on the same cluster,
+// socket and port (what an operator's restart looks like to clients).
+func (s *Server) Restart(ctx context.Context, down time.Duration) (*Server, error) {
+	if err := s.Stop(); err != nil {
+		return nil, err
+	}
+	select {
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	case <-time.After(down):
+	}
+	return Start(ctx, s.opts)
+}
+
 // serverUser returns the postgres user's credential when we are root, nil
 // otherwise (the server then runs as the current user).
 func serverUser() (*syscall.Credential, error) {

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/http/pprof"
 	"sync"
 	"time"
 
@@ -50,6 +51,10 @@ func (e *env) serveOn(ctx context.Context, ln net.Listener) error {
 
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
+	if e.cfg.PprofAddr != "" {
+		stopProfiler := e.serveProfiler()
+		defer stopProfiler()
+	}
 	e.log.Info("serving", slog.String("addr", ln.Addr().String()), slog.String("mode", string(e.cfg.Mode)))
 
 	var serveErr error
@@ -69,10 +74,28 @@ func (e *env) serveOn(ctx context.Context, ln net.Listener) error {
 	return serveErr
 }
 
+// serveProfiler serves net/http/pprof on PPROF_ADDR (its own listener and
+// mux, never the service's) and returns how to stop it.
+func (e *env) serveProfiler() func() {
+	mux := http.NewServeMux()
+	mux.HandleFunc("/debug/pprof/", pprof.Index)
+	mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
+	mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
+	mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
+	srv := &http.Server{Addr: e.cfg.PprofAddr, Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	go func() {
+		if err := srv.ListenAndServe(); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			e.log.Warn("profiler stopped", slog.Any("error", err))
+		}
+	}()
+	e.log.Info("profiler listening", slog.String("addr", e.cfg.PprofAddr))
+	return func() { _ = srv.Close() }
+}
+
 // dispatcher returns the webhook dispatcher of this process.
 func (e *env) dispatcher() *webhook.Dispatcher {
 	return webhook.NewDispatcher(e.db, e.vault, webhook.NewClient(e.cfg.WebhookAllowPrivateTargets), e.now,
-		webhook.DispatcherOptions{Workers: e.cfg.WebhookWorkers, Poll: e.cfg.WebhookPollInterval, Logger: e.log})
+		webhook.DispatcherOptions{Workers: e.cfg.WebhookWorkers, PerEndpoint: e.cfg.WebhookPerEndpoint, Poll: e.cfg.WebhookPollInterval, Logger: e.log})
 }
 
 // runJobs runs the background work of this process until ctx ends:

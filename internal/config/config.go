@@ -73,6 +73,8 @@ type Config struct {
 	WebhookAllowPrivateTargets bool
 	// WebhookWorkers is how many deliveries one process sends at once.
 	WebhookWorkers int
+	// WebhookPerEndpoint is how many of them may go to one endpoint at once.
+	WebhookPerEndpoint int
 	// WebhookPollInterval is how often a process looks for due deliveries
 	// besides the notifications that wake it.
 	WebhookPollInterval time.Duration
@@ -111,6 +113,10 @@ type Config struct {
 	ACHOriginName         string
 	ACHCompanyName        string
 	ACHCompanyID          string
+
+	// PprofAddr, when set, serves Go's profiler (net/http/pprof) on this
+	// address, apart from the service: an operator's tool, never public.
+	PprofAddr string
 
 	// TrustedProxies are the addresses (IPs or CIDRs) of reverse proxies
 	// whose X-Forwarded-For names the client; empty trusts none, so the
@@ -187,7 +193,10 @@ func Load(getenv Getenv) (*Config, error) {
 	if c.WebhookAllowPrivateTargets, err = boolVar(getenv, "WEBHOOK_ALLOW_PRIVATE_TARGETS", !prod); err != nil {
 		return nil, err
 	}
-	if c.WebhookWorkers, err = intVar(getenv, "WEBHOOK_WORKERS", 8, 1, 256); err != nil {
+	if c.WebhookWorkers, err = intVar(getenv, "WEBHOOK_WORKERS", 32, 1, 256); err != nil {
+		return nil, err
+	}
+	if c.WebhookPerEndpoint, err = intVar(getenv, "WEBHOOK_PER_ENDPOINT", 16, 1, 256); err != nil {
 		return nil, err
 	}
 	if c.WebhookPollInterval, err = durationVar(getenv, "WEBHOOK_POLL_INTERVAL", time.Second); err != nil {
@@ -227,6 +236,7 @@ func Load(getenv Getenv) (*Config, error) {
 	if c.PaymentSettleDelay, err = durationVar(getenv, "PAYMENT_SETTLE_DELAY", 5*time.Second); err != nil {
 		return nil, err
 	}
+	c.PprofAddr = getenv("PPROF_ADDR")
 	c.ACHODFIRouting = getenv("ACH_ODFI_ROUTING")
 	c.ACHOutboxDir = orDefault(getenv("ACH_OUTBOX_DIR"), filepath.Join(c.DataDir, "ach-outbox"))
 	c.ACHDestinationRouting = orDefault(getenv("ACH_DESTINATION_ROUTING"), c.ACHODFIRouting)

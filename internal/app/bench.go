@@ -23,6 +23,7 @@ import (
 	"github.com/fundsource/fundsource/internal/customer"
 	"github.com/fundsource/fundsource/internal/funding"
 	"github.com/fundsource/fundsource/internal/loadgen"
+	"github.com/fundsource/fundsource/internal/pgserver"
 	"github.com/fundsource/fundsource/internal/postgres"
 	"github.com/fundsource/fundsource/internal/tenant"
 )
@@ -72,23 +73,12 @@ func runBench(ctx context.Context, args []string, stdio IO) error {
 	if err := fs.Parse(args); err != nil {
 		return fmt.Errorf("%w: %v", ErrUsage, err)
 	}
-	if *serverBin == "" {
-		exe, err := os.Executable()
-		if err != nil {
-			return err
-		}
-		*serverBin = exe
-	}
-	dir, err := os.MkdirTemp("", "fundsource-bench-")
+	bin, dir, _, dbURL, cleanup, err := privateCluster(ctx, "bench", *serverBin, stdio)
 	if err != nil {
 		return err
 	}
-	defer os.RemoveAll(dir)
-	srv, dbURL, err := startDevCluster(ctx, dir, IO{Getenv: stdio.Getenv, Stdout: stdio.Stdout, Stderr: io.Discard})
-	if err != nil {
-		return err
-	}
-	defer srv.Stop()
+	defer cleanup()
+	*serverBin = bin
 
 	vars := map[string]string{"DATA_DIR": dir, "DATABASE_URL": dbURL, "RATE_LIMIT_SANDBOX": "0",
 		"WEBHOOK_ALLOW_PRIVATE_TARGETS": "true", "HOSTED_SUBMITS_PER_IP": "100000", "PPROF_ADDR": stdio.Getenv("PPROF_ADDR")}
@@ -365,6 +355,28 @@ func (b *bench) webhooks(ctx context.Context, rate int) (loadgen.Result, error) 
 }
 
 func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
+
+// privateCluster prepares a bench or chaos run: the server binary (this
+// one unless given), a temporary folder, and a durable private PostgreSQL
+// in it. cleanup stops the cluster (whichever it is by then) and removes
+// the folder.
+func privateCluster(ctx context.Context, name, serverBin string, stdio IO) (bin, dir string, pg *pgserver.Server, dbURL string, cleanup func(), err error) {
+	bin = serverBin
+	if bin == "" {
+		if bin, err = os.Executable(); err != nil {
+			return "", "", nil, "", nil, err
+		}
+	}
+	if dir, err = os.MkdirTemp("", "fundsource-"+name+"-"); err != nil {
+		return "", "", nil, "", nil, err
+	}
+	pg, dbURL, err = startDevCluster(ctx, dir, IO{Getenv: stdio.Getenv, Stdout: stdio.Stdout, Stderr: io.Discard})
+	if err != nil {
+		os.RemoveAll(dir)
+		return "", "", nil, "", nil, err
+	}
+	return bin, dir, pg, dbURL, func() { _ = pg.Stop(); os.RemoveAll(dir) }, nil
+}
 
 // serverProcess is the 'fundsource serve' under measurement.
 type serverProcess struct {

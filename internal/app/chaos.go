@@ -8,7 +8,6 @@ import (
 	"io"
 	"net"
 	"net/http"
-	"os"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -56,23 +55,12 @@ func runChaos(ctx context.Context, args []string, stdio IO) error {
 	if err := fs.Parse(args); err != nil {
 		return fmt.Errorf("%w: %v", ErrUsage, err)
 	}
-	if *serverBin == "" {
-		exe, err := os.Executable()
-		if err != nil {
-			return err
-		}
-		*serverBin = exe
-	}
-	dir, err := os.MkdirTemp("", "fundsource-chaos-")
+	bin, dir, pg, dbURL, cleanup, err := privateCluster(ctx, "chaos", *serverBin, stdio)
 	if err != nil {
 		return err
 	}
-	defer os.RemoveAll(dir)
-	pg, dbURL, err := startDevCluster(ctx, dir, IO{Getenv: stdio.Getenv, Stdout: stdio.Stdout, Stderr: io.Discard})
-	if err != nil {
-		return err
-	}
-	c := &chaos{pg: pg, bin: *serverBin, load: *load,
+	defer cleanup()
+	c := &chaos{pg: pg, bin: bin, load: *load,
 		vars: map[string]string{"DATA_DIR": dir, "DATABASE_URL": dbURL, "RATE_LIMIT_SANDBOX": "0",
 			"WEBHOOK_ALLOW_PRIVATE_TARGETS": "true", "WEBHOOK_POLL_INTERVAL": "200ms"},
 		client: &http.Client{Timeout: 10 * time.Second}}
@@ -492,21 +480,31 @@ func (c *chaos) events(ctx context.Context, key string, scope tenant.Scope, addr
 	return ids, err
 }
 
+// hooked makes a merchant whose webhook points at a new receiver.
+func (c *chaos) hooked(ctx context.Context, name string) (string, tenant.Scope, *chaosReceiver, error) {
+	key, scope, err := c.merchant(ctx, name)
+	if err != nil {
+		return "", scope, nil, err
+	}
+	rc, err := newChaosReceiver()
+	if err != nil {
+		return "", scope, nil, err
+	}
+	if _, err := c.e.webhooks.Register(ctx, scope, "http://"+rc.addr+"/hooks"); err != nil {
+		rc.down()
+		return "", scope, nil, err
+	}
+	return key, scope, rc, nil
+}
+
 // receiverDown records events while the receiver is down, brings it back,
 // and checks that every event arrives.
 func (c *chaos) receiverDown(ctx context.Context) (chaosResult, error) {
-	key, scope, err := c.merchant(ctx, "Receiver Down")
-	if err != nil {
-		return chaosResult{}, err
-	}
-	rc, err := newChaosReceiver()
+	key, scope, rc, err := c.hooked(ctx, "Receiver Down")
 	if err != nil {
 		return chaosResult{}, err
 	}
 	defer rc.down()
-	if _, err := c.e.webhooks.Register(ctx, scope, "http://"+rc.addr+"/hooks"); err != nil {
-		return chaosResult{}, err
-	}
 	srv, addr, err := c.server(ctx)
 	if err != nil {
 		return chaosResult{}, err
@@ -532,18 +530,11 @@ func (c *chaos) receiverDown(ctx context.Context) (chaosResult, error) {
 // threeServers runs three server processes on one database and checks
 // that each event is delivered exactly once in normal operation.
 func (c *chaos) threeServers(ctx context.Context) (chaosResult, error) {
-	key, scope, err := c.merchant(ctx, "Three Servers")
-	if err != nil {
-		return chaosResult{}, err
-	}
-	rc, err := newChaosReceiver()
+	key, scope, rc, err := c.hooked(ctx, "Three Servers")
 	if err != nil {
 		return chaosResult{}, err
 	}
 	defer rc.down()
-	if _, err := c.e.webhooks.Register(ctx, scope, "http://"+rc.addr+"/hooks"); err != nil {
-		return chaosResult{}, err
-	}
 	var addrs []string
 	for i := 0; i < 3; i++ {
 		srv, addr, err := c.server(ctx)
@@ -559,10 +550,16 @@ func (c *chaos) threeServers(ctx context.Context) (chaosResult, error) {
 	}
 	rc.wait(ids, 30*time.Second)
 	found, extra := rc.count(ids)
+	// A delivery's attempt is recorded just after the receiver answered.
 	var attempts int
-	if err := c.e.db.SQL().GetContext(ctx, &attempts, `SELECT count(*) FROM webhook_attempts a JOIN webhook_deliveries d ON d.id = a.delivery_id
-		WHERE d.merchant_id = $1`, scope.MerchantID); err != nil {
-		return chaosResult{}, err
+	for end := time.Now().Add(10 * time.Second); ; time.Sleep(100 * time.Millisecond) {
+		if err := c.e.db.SQL().GetContext(ctx, &attempts, `SELECT count(*) FROM webhook_attempts a JOIN webhook_deliveries d ON d.id = a.delivery_id
+			WHERE d.merchant_id = $1`, scope.MerchantID); err != nil {
+			return chaosResult{}, err
+		}
+		if attempts >= len(ids) || time.Now().After(end) {
+			break
+		}
 	}
 	r := chaosResult{Sent: len(ids), Acknowledged: len(ids), Found: found, Lost: len(ids) - found, Duplicated: extra,
 		Notes: fmt.Sprintf("3 processes; %d HTTP attempts recorded", attempts)}

@@ -172,11 +172,12 @@ func (s *Server) Stop() error {
 	}
 	_ = s.cmd.Process.Signal(syscall.SIGINT)
 	select {
-	case <-s.done:
+	case err := <-s.done:
+		s.done <- err // stopped: a later Stop returns at once
 		return nil
 	case <-time.After(30 * time.Second):
 		_ = s.cmd.Process.Kill()
-		<-s.done
+		s.done <- <-s.done
 		return errors.New("postgres did not stop within 30 s; killed")
 	}
 }

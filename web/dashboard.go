@@ -13,6 +13,7 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"github.com/fundsource/fundsource/internal/errs"
+	"github.com/fundsource/fundsource/internal/funding"
 	"github.com/fundsource/fundsource/internal/paging"
 	"github.com/fundsource/fundsource/internal/tenant"
 	"github.com/fundsource/fundsource/templates/components"
@@ -292,7 +293,7 @@ func (s *server) renderHome(c *gin.Context, newSecret string) {
 		s.dashboardError(c, err)
 		return
 	}
-	sources, _, err := s.funding.Search(ctx, scope, fundingFilter("", ""), one)
+	sources, _, err := s.funding.Search(ctx, scope, funding.Filter{}, one)
 	if err != nil {
 		s.dashboardError(c, err)
 		return
@@ -303,11 +304,8 @@ func (s *server) renderHome(c *gin.Context, newSecret string) {
 	}
 	v := dashboard.Overview{
 		APIBase: strings.TrimSuffix(base.String(), "/") + "/v2", PublicKey: env.PublicKey,
-		SecretHint: hint.String(), KeyCreated: hint.CreatedAt, NewSecret: newSecret,
+		SecretHint: hint.String(), KeyCreated: shortTime(hint.CreatedAt), NewSecret: newSecret,
 		HasWebhook: hookErr == nil, HasCustomer: len(customers) > 0, HasSource: len(sources) > 0,
-	}
-	if t, err := time.Parse(time.RFC3339, hint.CreatedAt); err == nil {
-		v.KeyCreated = shortTime(t)
 	}
 	s.page(c, http.StatusOK, dashboard.Home(s.frame(c, "Home", "overview"), v))
 }

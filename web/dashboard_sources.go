@@ -28,10 +28,6 @@ var statusOptions = []dashboard.Option{
 	{Value: funding.FilterRemoved, Label: "Removed"},
 }
 
-func fundingFilter(q, status string) funding.Filter {
-	return funding.Filter{Search: q, Status: status}
-}
-
 func (s *server) customersPage(c *gin.Context) {
 	q := c.Query("q")
 	list, more, err := s.customers.Search(c.Request.Context(), current(c).Scope, q, pageOf(c, listSize))
@@ -73,7 +69,7 @@ func (s *server) customerPage(c *gin.Context) {
 }
 
 func (s *server) sourcesPage(c *gin.Context) {
-	f := fundingFilter(c.Query("q"), c.Query("status"))
+	f := funding.Filter{Search: c.Query("q"), Status: c.Query("status")}
 	list, more, err := s.funding.Search(c.Request.Context(), current(c).Scope, f, pageOf(c, listSize))
 	if err != nil {
 		s.dashboardError(c, err)

@@ -111,8 +111,7 @@ func (s *server) eventPage(c *gin.Context) {
 	_, hookErr := s.webhooks.Get(ctx, scope)
 	v := dashboard.Event{ID: d.ID, Type: d.Type, Time: shortTime(d.CreatedAt), Payload: payload(d.Event), CanResend: hookErr == nil}
 	for _, del := range d.Deliveries {
-		entry := webhook.LogEntry{DeliveryStatus: del.Status, Attempts: del.Attempts}
-		dv := dashboard.Delivery{ID: del.ID, State: entry.State()}
+		dv := dashboard.Delivery{ID: del.ID, State: webhook.State(del.Status, del.Attempts)}
 		if del.NextAttemptAt != nil {
 			dv.Next = shortTime(*del.NextAttemptAt)
 		}

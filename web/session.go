@@ -75,10 +75,7 @@ func current(c *gin.Context) *signedIn { return c.MustGet(ctxSignedIn).(*signedI
 // for m in the sandbox (a fresh session on every sign-in), and makes this
 // request a signed-in one.
 func (s *server) startSession(c *gin.Context, m merchant.Merchant) error {
-	sess := sessions.NewSession(s.sessions, sessionCookie)
-	opts := *s.sessions.Options
-	sess.Options = &opts
-	sess.Options.MaxAge = int(s.cfg.DashboardSessionMaxAge / time.Second)
+	sess := s.newSession(int(s.cfg.DashboardSessionMaxAge / time.Second))
 	now := s.now().Unix()
 	sess.Values[sessMerchant] = m.ID
 	sess.Values[sessEnv] = string(tenant.Sandbox)
@@ -94,11 +91,17 @@ func (s *server) startSession(c *gin.Context, m merchant.Merchant) error {
 
 // endSession deletes the session cookie.
 func (s *server) endSession(c *gin.Context) {
+	_ = s.newSession(-1).Save(c.Request, c.Writer)
+}
+
+// newSession is an empty session, not the browser's, whose cookie lives
+// maxAge seconds (-1 deletes it).
+func (s *server) newSession(maxAge int) *sessions.Session {
 	sess := sessions.NewSession(s.sessions, sessionCookie)
 	opts := *s.sessions.Options
+	opts.MaxAge = maxAge
 	sess.Options = &opts
-	sess.Options.MaxAge = -1
-	_ = sess.Save(c.Request, c.Writer)
+	return sess
 }
 
 // dashboardAuth lets a request through with a live session; otherwise it

@@ -2,6 +2,7 @@ package funding
 
 import (
 	"context"
+	"slices"
 	"strings"
 
 	"github.com/fundsource/fundsource/internal/errs"
@@ -47,11 +48,7 @@ func (s *Service) Search(ctx context.Context, scope tenant.Scope, f Filter, p pa
 	if len(f.Search) > MaxSearchLen {
 		return nil, false, errs.Invalid("q", "Search text must be at most 100 characters.")
 	}
-	known := false
-	for _, k := range Filters {
-		known = known || k == f.Status
-	}
-	if !known {
+	if !slices.Contains(Filters, f.Status) {
 		return nil, false, errs.Invalid("status", "status must be unverified, pending, verified or removed.")
 	}
 	list, err := s.store.SearchSources(ctx, scope, f, p)

@@ -3,6 +3,7 @@ package merchant
 import (
 	"context"
 	"sync"
+	"time"
 
 	"github.com/fundsource/fundsource/internal/errs"
 	"github.com/fundsource/fundsource/internal/tenant"
@@ -17,7 +18,7 @@ const MaxPasswordBytes = 72
 type SecretKeyHint struct {
 	Prefix    string // "sk_test_"
 	LastFour  string
-	CreatedAt string // RFC 3339, UTC
+	CreatedAt time.Time // UTC
 }
 
 // String is "sk_test_…abcd".
@@ -84,6 +85,5 @@ func (s *Service) SecretKeyHint(ctx context.Context, scope tenant.Scope) (Secret
 	if err != nil {
 		return SecretKeyHint{}, s.envErr(ctx, err, scope)
 	}
-	return SecretKeyHint{Prefix: scope.Env.SecretPrefix(), LastFour: k.LastFour,
-		CreatedAt: k.CreatedAt.UTC().Format("2006-01-02T15:04:05Z")}, nil
+	return SecretKeyHint{Prefix: scope.Env.SecretPrefix(), LastFour: k.LastFour, CreatedAt: k.CreatedAt.UTC()}, nil
 }

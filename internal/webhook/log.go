@@ -31,12 +31,16 @@ type LogEntry struct {
 }
 
 // State is the entry's state for people: one of the Log… constants.
-func (e LogEntry) State() string {
-	switch e.DeliveryStatus {
+func (e LogEntry) State() string { return State(e.DeliveryStatus, e.Attempts) }
+
+// State is a delivery's state for people, from its stored status ("" for
+// no delivery) and its attempts so far: one of the Log… constants.
+func State(status string, attempts int) string {
+	switch status {
 	case "":
 		return LogNotSent
 	case Pending:
-		if e.Attempts > 0 {
+		if attempts > 0 {
 			return LogRetrying
 		}
 		return LogPending

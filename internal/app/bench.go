@@ -30,13 +30,21 @@ import (
 
 // benchReport is the table 'fundsource bench' prints and writes as JSON.
 type benchReport struct {
-	Date     time.Time        `json:"date"`
-	Duration string           `json:"phase_duration"`
-	Workers  int              `json:"workers"`
-	Loads    []loadgen.Result `json:"loads"`
-	Checks   []benchCheck     `json:"checks"`
+	Date     time.Time    `json:"date"`
+	Duration string       `json:"phase_duration"`
+	Workers  int          `json:"workers"`
+	Loads    []benchLoad  `json:"loads"`
+	Checks   []benchCheck `json:"checks"`
 	// FirstFailure names the first failed operation, "" when none failed.
 	FirstFailure string `json:"first_failure,omitempty"`
+}
+
+// benchLoad is one measured load with what it cost the machine.
+type benchLoad struct {
+	loadgen.Result
+	CPU cpuUse `json:"cpu"`
+	// Statements are where the database spent its time (with -statements).
+	Statements []statementStat `json:"statements,omitempty"`
 }
 
 // benchCheck is one target of the issue with its measured value.
@@ -58,6 +66,11 @@ type bench struct {
 	userID  string
 	workers int
 	phase   time.Duration
+	// pgPID and serverPID are the processes whose CPU each load reports.
+	pgPID, serverPID int
+	// statements, when > 0, is how many of each load's top statements
+	// (pg_stat_statements) to report.
+	statements int
 }
 
 // runBench measures the service against the database's own limits: a
@@ -70,10 +83,15 @@ func runBench(ctx context.Context, args []string, stdio IO) error {
 	workers := fs.Int("workers", 32, "concurrent connections")
 	out := fs.String("out", "bench/results.json", "where the JSON results go")
 	serverBin := fs.String("server", "", "the fundsource binary to run as the server (default: this one)")
+	topN := fs.Int("statements", 0, "report each load's N most expensive SQL statements (loads pg_stat_statements)")
 	if err := fs.Parse(args); err != nil {
 		return fmt.Errorf("%w: %v", ErrUsage, err)
 	}
-	bin, dir, _, dbURL, cleanup, err := privateCluster(ctx, "bench", *serverBin, stdio)
+	var settings []string
+	if *topN > 0 {
+		settings = append(settings, "shared_preload_libraries=pg_stat_statements", "pg_stat_statements.track_planning=on")
+	}
+	bin, dir, pg, dbURL, cleanup, err := privateCluster(ctx, "bench", *serverBin, stdio, settings...)
 	if err != nil {
 		return err
 	}
@@ -97,12 +115,13 @@ func runBench(ctx context.Context, args []string, stdio IO) error {
 			return err
 		}
 		defer server.stop()
-		b := &bench{e: e, base: "http://" + addr, workers: *workers, phase: *phase,
+		b := &bench{e: e, base: "http://" + addr, workers: *workers, phase: *phase, statements: *topN,
+			pgPID: pg.PID(), serverPID: server.pid(),
 			client: &http.Client{Timeout: 30 * time.Second, Transport: &http.Transport{MaxIdleConnsPerHost: *workers, MaxConnsPerHost: *workers}}}
 		if err := b.setup(ctx); err != nil {
 			return err
 		}
-		rep, err := b.run(ctx, server.pid())
+		rep, err := b.run(ctx)
 		if err != nil {
 			return err
 		}
@@ -128,60 +147,121 @@ func (b *bench) setup(ctx context.Context) error {
 		return err
 	}
 	_, err = b.e.db.SQL().ExecContext(ctx, `CREATE TABLE bench_plain (id bigserial PRIMARY KEY, merchant_id text NOT NULL, payload text NOT NULL)`)
+	if err == nil && b.statements > 0 {
+		_, err = b.e.db.SQL().ExecContext(ctx, `CREATE EXTENSION IF NOT EXISTS pg_stat_statements`)
+	}
 	return err
 }
 
-func (b *bench) run(ctx context.Context, serverPID int) (benchReport, error) {
+// measure runs one load and records what it cost each process (and, with
+// -statements, where the database spent its time).
+func (b *bench) measure(ctx context.Context, name string, op func(ctx context.Context, seq int64) error) (benchLoad, error) {
+	return b.measured(ctx, func() (loadgen.Result, error) {
+		return loadgen.Run(ctx, name, b.workers, b.phase, op), nil
+	})
+}
+
+func (b *bench) measured(ctx context.Context, load func() (loadgen.Result, error)) (benchLoad, error) {
+	if b.statements > 0 {
+		if _, err := b.e.db.SQL().ExecContext(ctx, `SELECT pg_stat_statements_reset()`); err != nil {
+			return benchLoad{}, err
+		}
+	}
+	before := b.sampleCPU()
+	r, err := load()
+	if err != nil {
+		return benchLoad{}, err
+	}
+	l := benchLoad{Result: r, CPU: b.sampleCPU().since(before, r.Ops)}
+	if b.statements > 0 {
+		l.Statements, err = statements(ctx, b.e.db.SQL(), b.statements)
+	}
+	return l, err
+}
+
+func (b *bench) run(ctx context.Context) (benchReport, error) {
 	var rep benchReport
 	create := func(seq int64, prefix string) string {
 		return fmt.Sprintf(`{"user_id":%q,"routing_number":"021000021","account_number":"%s%010d"}`, b.userID, prefix, seq)
 	}
-	httpCreate := loadgen.Run(ctx, "create funding source over HTTP", b.workers, b.phase, func(ctx context.Context, seq int64) error {
-		_, err := b.call(ctx, http.MethodPost, "/v2/funding-source", create(seq, "11"), "bench-http-"+strconv.FormatInt(seq, 10))
-		return err
-	})
-	direct := loadgen.Run(ctx, "create funding source, same transaction without HTTP", b.workers, b.phase, func(ctx context.Context, seq int64) error {
-		return b.directCreate(ctx, create(seq, "22"), "bench-direct-"+strconv.FormatInt(seq, 10))
-	})
-	plain := loadgen.Run(ctx, "plain single-row INSERT", b.workers, b.phase, func(ctx context.Context, seq int64) error {
-		_, err := b.e.db.SQL().ExecContext(ctx, `INSERT INTO bench_plain (merchant_id, payload) VALUES ($1, $2)`, b.scope.MerchantID, create(seq, "33"))
-		return err
-	})
-	src, err := b.call(ctx, http.MethodPost, "/v2/funding-source", create(1, "44"), "")
+	var id, publicKey string
+	var hooks benchLoad
+	steps := []func() (benchLoad, error){
+		func() (benchLoad, error) {
+			return b.measure(ctx, "create funding source over HTTP", func(ctx context.Context, seq int64) error {
+				_, err := b.call(ctx, http.MethodPost, "/v2/funding-source", create(seq, "11"), "bench-http-"+strconv.FormatInt(seq, 10))
+				return err
+			})
+		},
+		func() (benchLoad, error) {
+			return b.measure(ctx, "create funding source, same transaction without HTTP", func(ctx context.Context, seq int64) error {
+				return b.directCreate(ctx, create(seq, "22"), "bench-direct-"+strconv.FormatInt(seq, 10))
+			})
+		},
+		func() (benchLoad, error) {
+			return b.measure(ctx, "plain single-row INSERT", func(ctx context.Context, seq int64) error {
+				_, err := b.e.db.SQL().ExecContext(ctx, `INSERT INTO bench_plain (merchant_id, payload) VALUES ($1, $2)`, b.scope.MerchantID, create(seq, "33"))
+				return err
+			})
+		},
+		func() (benchLoad, error) {
+			// Autovacuum analyzes a table within a minute of this much
+			// change; the phases are shorter, and without statistics the
+			// planner may read a source through the customer index
+			// (every row of the customer) instead of its primary key.
+			if _, err := b.e.db.SQL().ExecContext(ctx, `ANALYZE`); err != nil {
+				return benchLoad{}, err
+			}
+			src, err := b.call(ctx, http.MethodPost, "/v2/funding-source", create(1, "44"), "")
+			if err != nil {
+				return benchLoad{}, err
+			}
+			id = src["funding_source_id"].(string)
+			return b.measure(ctx, "GET funding source over HTTP", func(ctx context.Context, _ int64) error {
+				_, err := b.call(ctx, http.MethodGet, "/v2/funding-source/"+id, "", "")
+				return err
+			})
+		},
+		func() (benchLoad, error) {
+			var maxID int64
+			_ = b.e.db.SQL().GetContext(ctx, &maxID, `SELECT max(id) FROM bench_plain`)
+			return b.measure(ctx, "plain primary-key SELECT", func(ctx context.Context, seq int64) error {
+				var payload string
+				return b.e.db.SQL().GetContext(ctx, &payload, `SELECT payload FROM bench_plain WHERE id = $1`, 1+seq%max(maxID, 1))
+			})
+		},
+		func() (benchLoad, error) {
+			if _, err := b.e.funding.InitiateVerification(ctx, b.scope, id); err != nil {
+				return benchLoad{}, err
+			}
+			env, err := b.e.merchants.Environment(ctx, b.scope)
+			if err != nil {
+				return benchLoad{}, err
+			}
+			publicKey = env.PublicKey
+			return b.measure(ctx, "hosted page GET", func(ctx context.Context, _ int64) error {
+				return b.page(ctx, "/bank-account/"+publicKey+"/"+b.userID+"/"+id+"?successUrl=https%3A%2F%2Fshop.example%2Fdone")
+			})
+		},
+		func() (benchLoad, error) {
+			var err error
+			hooks, err = b.measured(ctx, func() (loadgen.Result, error) { return b.webhooks(ctx, 500) })
+			return hooks, err
+		},
+	}
+	for _, step := range steps {
+		l, err := step()
+		if err != nil {
+			return rep, err
+		}
+		rep.Loads = append(rep.Loads, l)
+	}
+	rss, err := peakRSS(b.serverPID)
 	if err != nil {
 		return rep, err
 	}
-	id := src["funding_source_id"].(string)
-	get := loadgen.Run(ctx, "GET funding source over HTTP", b.workers, b.phase, func(ctx context.Context, _ int64) error {
-		_, err := b.call(ctx, http.MethodGet, "/v2/funding-source/"+id, "", "")
-		return err
-	})
-	var maxID int64
-	_ = b.e.db.SQL().GetContext(ctx, &maxID, `SELECT max(id) FROM bench_plain`)
-	selectPK := loadgen.Run(ctx, "plain primary-key SELECT", b.workers, b.phase, func(ctx context.Context, seq int64) error {
-		var payload string
-		return b.e.db.SQL().GetContext(ctx, &payload, `SELECT payload FROM bench_plain WHERE id = $1`, 1+seq%max(maxID, 1))
-	})
-	if _, err := b.e.funding.InitiateVerification(ctx, b.scope, id); err != nil {
-		return rep, err
-	}
-	env, err := b.e.merchants.Environment(ctx, b.scope)
-	if err != nil {
-		return rep, err
-	}
-	hosted := loadgen.Run(ctx, "hosted page GET", b.workers, b.phase, func(ctx context.Context, _ int64) error {
-		return b.page(ctx, "/bank-account/"+env.PublicKey+"/"+b.userID+"/"+id+"?successUrl=https%3A%2F%2Fshop.example%2Fdone")
-	})
-	hooks, err := b.webhooks(ctx, 500)
-	if err != nil {
-		return rep, err
-	}
-	rss, err := peakRSS(serverPID)
-	if err != nil {
-		return rep, err
-	}
-	rep.Loads = []loadgen.Result{httpCreate, direct, plain, get, selectPK, hosted, hooks}
-	ratio := func(a, b loadgen.Result) float64 {
+	httpCreate, direct, plain, get, selectPK, hosted := rep.Loads[0], rep.Loads[1], rep.Loads[2], rep.Loads[3], rep.Loads[4], rep.Loads[5]
+	ratio := func(a, b benchLoad) float64 {
 		if b.PerSec == 0 {
 			return 0
 		}
@@ -297,24 +377,28 @@ func (b *bench) webhooks(ctx context.Context, rate int) (loadgen.Result, error) 
 		return loadgen.Result{}, err
 	}
 	start := time.Now()
-	tick := time.NewTicker(time.Second / time.Duration(rate))
+	tick := time.NewTicker(time.Millisecond)
 	var wg sync.WaitGroup
 	var failed error
-	for time.Since(start) < b.phase {
-		<-tick.C
-		wg.Go(func() {
-			ev, err := b.e.webhooks.SendTest(ctx, b.scope)
-			mu.Lock()
-			defer mu.Unlock()
-			if err != nil {
-				failed = err
-				return
-			}
-			// From the event's creation, just before its commit: SendTest
-			// reads the event back after the commit, and the delivery,
-			// woken by the commit's notification, often arrives first.
-			sent[ev.ID] = ev.CreatedAt
-		})
+	// Open loop: whatever the machine's load, by time t the producer has
+	// started rate·t events (a late tick starts the ones it missed).
+	for started := 0; time.Since(start) < b.phase; <-tick.C {
+		due := int(time.Since(start).Seconds() * float64(rate))
+		for ; started < due; started++ {
+			wg.Go(func() {
+				ev, err := b.e.webhooks.SendTest(ctx, b.scope)
+				mu.Lock()
+				defer mu.Unlock()
+				if err != nil {
+					failed = err
+					return
+				}
+				// From the event's creation, just before its commit: SendTest
+				// reads the event back after the commit, and the delivery,
+				// woken by the commit's notification, often arrives first.
+				sent[ev.ID] = ev.CreatedAt
+			})
+		}
 	}
 	tick.Stop()
 	wg.Wait()
@@ -360,7 +444,7 @@ func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond)
 // one unless given), a temporary folder, and a durable private PostgreSQL
 // in it. cleanup stops the cluster (whichever it is by then) and removes
 // the folder.
-func privateCluster(ctx context.Context, name, serverBin string, stdio IO) (bin, dir string, pg *pgserver.Server, dbURL string, cleanup func(), err error) {
+func privateCluster(ctx context.Context, name, serverBin string, stdio IO, settings ...string) (bin, dir string, pg *pgserver.Server, dbURL string, cleanup func(), err error) {
 	bin = serverBin
 	if bin == "" {
 		if bin, err = os.Executable(); err != nil {
@@ -370,7 +454,7 @@ func privateCluster(ctx context.Context, name, serverBin string, stdio IO) (bin,
 	if dir, err = os.MkdirTemp("", "fundsource-"+name+"-"); err != nil {
 		return "", "", nil, "", nil, err
 	}
-	pg, dbURL, err = startDevCluster(ctx, dir, IO{Getenv: stdio.Getenv, Stdout: stdio.Stdout, Stderr: io.Discard})
+	pg, dbURL, err = startDevCluster(ctx, dir, IO{Getenv: stdio.Getenv, Stdout: stdio.Stdout, Stderr: io.Discard}, settings...)
 	if err != nil {
 		os.RemoveAll(dir)
 		return "", "", nil, "", nil, err
@@ -452,17 +536,28 @@ func freeLoopback() (string, error) {
 }
 
 func printBench(w io.Writer, rep benchReport) {
-	fmt.Fprintf(w, "\n%-58s %10s %10s %10s\n", "load ("+strconv.Itoa(rep.Workers)+" connections, "+rep.Duration+" each)", "ops/s", "p50 ms", "p99 ms")
+	fmt.Fprintf(w, "\n%-54s %8s %8s %8s   %s\n", "load ("+strconv.Itoa(rep.Workers)+" connections, "+rep.Duration+" each)",
+		"ops/s", "p50 ms", "p99 ms", "CPU µs/op: server  postgres  bench  (cores)")
 	for _, l := range rep.Loads {
-		fmt.Fprintf(w, "%-58s %10.0f %10.2f %10.2f\n", l.Name, l.PerSec, ms(l.P50), ms(l.P99))
+		fmt.Fprintf(w, "%-54s %8.0f %8.2f %8.2f   %17.0f %9.0f %6.0f  (%.2f)\n", l.Name, l.PerSec, ms(l.P50), ms(l.P99),
+			l.CPU.ServerUS, l.CPU.PostgresUS, l.CPU.BenchUS, l.CPU.Cores)
 	}
-	fmt.Fprintf(w, "\n%-58s %10s %10s %6s\n", "target", "value", "wanted", "met")
+	fmt.Fprintf(w, "\n%-54s %10s %10s %6s\n", "target", "value", "wanted", "met")
 	for _, c := range rep.Checks {
 		met := "yes"
 		if !c.Met {
 			met = "NO"
 		}
-		fmt.Fprintf(w, "%-58s %7.2f %-3s %9s %6s\n", c.Name, c.Value, c.Unit, c.Target, met)
+		fmt.Fprintf(w, "%-54s %7.2f %-3s %9s %6s\n", c.Name, c.Value, c.Unit, c.Target, met)
+	}
+	for _, l := range rep.Loads {
+		if len(l.Statements) == 0 {
+			continue
+		}
+		fmt.Fprintf(w, "\n%s: the database's time by statement\n%8s %10s %9s  %s\n", l.Name, "calls", "total ms", "mean ms", "statement")
+		for _, st := range l.Statements {
+			fmt.Fprintf(w, "%8d %10.0f %9.3f  %s\n", st.Calls, st.TotalMS, st.MeanMS, st.Query)
+		}
 	}
 	if rep.FirstFailure != "" {
 		fmt.Fprintf(w, "\nfirst failure: %s\n", rep.FirstFailure)

@@ -18,7 +18,7 @@ import (
 func TestBenchRunsEveryLoad(t *testing.T) {
 	out := filepath.Join(t.TempDir(), "results.json")
 	var stdout syncBuffer
-	err := app.Run(context.Background(), []string{"bench", "--duration", "300ms", "--workers", "8", "--out", out, "--server", binary(t)},
+	err := app.Run(context.Background(), []string{"bench", "--duration", "300ms", "--workers", "8", "--statements", "3", "--out", out, "--server", binary(t)},
 		app.IO{Getenv: func(string) string { return "" }, Stdout: &stdout, Stderr: &syncBuffer{}})
 	if err != nil {
 		t.Fatalf("bench: %v\n%s", err, stdout.String())
@@ -33,6 +33,14 @@ func TestBenchRunsEveryLoad(t *testing.T) {
 			Ops    int     `json:"ops"`
 			Errors int     `json:"errors"`
 			PerSec float64 `json:"per_second"`
+			CPU    struct {
+				Postgres float64 `json:"postgres_us_per_op"`
+				Cores    float64 `json:"cores"`
+			} `json:"cpu"`
+			Statements []struct {
+				Query string `json:"query"`
+				Calls int    `json:"calls"`
+			} `json:"statements"`
 		} `json:"loads"`
 		Checks []struct {
 			Name string `json:"name"`
@@ -51,6 +59,21 @@ func TestBenchRunsEveryLoad(t *testing.T) {
 		if !strings.Contains(stdout.String(), l.Name) {
 			t.Errorf("the table lacks %q", l.Name)
 		}
+		// Every load works the database, and the bench counts its CPU.
+		if l.CPU.Postgres <= 0 || l.CPU.Cores <= 0 {
+			t.Errorf("load %q: no CPU counted: %+v", l.Name, l.CPU)
+		}
+		if len(l.Statements) == 0 || len(l.Statements) > 3 {
+			t.Errorf("load %q: %d statements reported, want 1 to 3", l.Name, len(l.Statements))
+		}
+	}
+	// The creation's heaviest statements are its own inserts.
+	var creation []string
+	for _, st := range rep.Loads[0].Statements {
+		creation = append(creation, st.Query)
+	}
+	if !strings.Contains(strings.Join(creation, "\n"), "INSERT INTO") {
+		t.Errorf("create over HTTP: top statements %q", creation)
 	}
 	if !strings.Contains(stdout.String(), "server peak RSS") {
 		t.Errorf("table:\n%s", stdout.String())

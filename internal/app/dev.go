@@ -72,7 +72,7 @@ func runDev(ctx context.Context, io IO) error {
 func portFile(dataDir string) string  { return filepath.Join(dataDir, "postgres.port") }
 func socketDir(dataDir string) string { return filepath.Join(dataDir, "run") }
 
-func startDevCluster(ctx context.Context, dataDir string, io IO) (*pgserver.Server, string, error) {
+func startDevCluster(ctx context.Context, dataDir string, io IO, settings ...string) (*pgserver.Server, string, error) {
 	if _, err := pgserver.BinDir(); err != nil {
 		return nil, "", fmt.Errorf("%w\nInstall it (as root: apt-get install -y postgresql) or set DATABASE_URL", err)
 	}
@@ -102,6 +102,7 @@ func startDevCluster(ctx context.Context, dataDir string, io IO) (*pgserver.Serv
 		TCPAddr:   "127.0.0.1",
 		Durable:   true,
 		Log:       logFile,
+		Settings:  settings,
 	})
 	if err != nil {
 		return nil, "", err

@@ -37,6 +37,9 @@ type Options struct {
 	Durable bool
 	// Log receives the server's output; nil discards it.
 	Log *os.File
+	// Settings are more "name=value" server settings (the bench loads
+	// pg_stat_statements with one).
+	Settings []string
 }
 
 // Server is a running PostgreSQL server.
@@ -115,6 +118,9 @@ func Start(ctx context.Context, opts Options) (*Server, error) {
 	if !opts.Durable {
 		args = append(args, "-c", "fsync=off", "-c", "synchronous_commit=off", "-c", "full_page_writes=off")
 	}
+	for _, s := range opts.Settings {
+		args = append(args, "-c", s)
+	}
 	cmd := exec.Command(filepath.Join(bin, "postgres"), args...)
 	cmd.Stdout, cmd.Stderr = opts.Log, opts.Log
 	// Own process group: a terminal's Ctrl-C reaches our process, which then
@@ -161,6 +167,9 @@ func (s *Server) waitReady(ctx context.Context) error {
 func (s *Server) URL(name string) string {
 	return fmt.Sprintf("host=%s port=%d user=postgres dbname=%s sslmode=disable", s.opts.SocketDir, s.opts.Port, name)
 }
+
+// PID is the postmaster's process id.
+func (s *Server) PID() int { return s.cmd.Process.Pid }
 
 // Port is the server's port (its socket file is named after it).
 func (s *Server) Port() int { return s.opts.Port }

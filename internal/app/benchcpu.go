@@ -1,0 +1,114 @@
+package app
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/jmoiron/sqlx"
+)
+
+// cpuUse is the processor time one load cost, per successful operation, in
+// each process on the machine that matters: the server, PostgreSQL (every
+// process of the cluster) and the bench itself (the load generator).
+type cpuUse struct {
+	ServerUS   float64 `json:"server_us_per_op"`
+	PostgresUS float64 `json:"postgres_us_per_op"`
+	BenchUS    float64 `json:"bench_us_per_op"`
+	// Cores is how many processor cores the three used together.
+	Cores float64 `json:"cores"`
+}
+
+// cpuSample is the processor time used so far by each process group.
+type cpuSample struct {
+	server, postgres, bench time.Duration
+	at                      time.Time
+}
+
+var clockTick = time.Second / 100 // USER_HZ, 100 on Linux
+
+// procCPU reads a process's user+system time from /proc/pid/stat; with
+// children it adds the time of its children that have been waited for
+// (PostgreSQL's backends that ended).
+func procCPU(pid int, children bool) (time.Duration, int, error) {
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0, 0, err
+	}
+	// The command name is in parentheses and may hold spaces.
+	_, rest, ok := strings.Cut(string(data), ") ")
+	if !ok {
+		return 0, 0, fmt.Errorf("unexpected /proc/%d/stat", pid)
+	}
+	f := strings.Fields(rest) // f[0] is field 3 (state)
+	field := func(n int) int64 { v, _ := strconv.ParseInt(f[n-3], 10, 64); return v }
+	ticks := field(14) + field(15)
+	if children {
+		ticks += field(16) + field(17)
+	}
+	return time.Duration(ticks) * clockTick, int(field(4)), nil
+}
+
+// clusterCPU is the time used by a PostgreSQL cluster: the postmaster with
+// its ended children, plus every live child.
+func clusterCPU(postmaster int) time.Duration {
+	total, _, _ := procCPU(postmaster, true)
+	entries, _ := os.ReadDir("/proc")
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil || pid == postmaster {
+			continue
+		}
+		t, parent, err := procCPU(pid, false)
+		if err == nil && parent == postmaster {
+			total += t
+		}
+	}
+	return total
+}
+
+func (b *bench) sampleCPU() cpuSample {
+	s := cpuSample{at: time.Now(), postgres: clusterCPU(b.pgPID)}
+	s.server, _, _ = procCPU(b.serverPID, false)
+	s.bench, _, _ = procCPU(os.Getpid(), false)
+	return s
+}
+
+// since is the use between an earlier sample and this one, over ops.
+func (s cpuSample) since(before cpuSample, ops int) cpuUse {
+	per := func(d time.Duration) float64 {
+		if ops == 0 {
+			return 0
+		}
+		return float64(d.Microseconds()) / float64(ops)
+	}
+	server, pg, self := s.server-before.server, s.postgres-before.postgres, s.bench-before.bench
+	return cpuUse{ServerUS: per(server), PostgresUS: per(pg), BenchUS: per(self),
+		Cores: (server + pg + self).Seconds() / s.at.Sub(before.at).Seconds()}
+}
+
+// statementStat is one statement's share of the database's time in a load
+// (from pg_stat_statements, with -statements).
+type statementStat struct {
+	Query   string  `json:"query" db:"query"`
+	Calls   int64   `json:"calls" db:"calls"`
+	TotalMS float64 `json:"total_ms" db:"total_ms"`
+	MeanMS  float64 `json:"mean_ms" db:"mean_ms"`
+}
+
+const topStatements = `
+SELECT left(regexp_replace(query, '\s+', ' ', 'g'), 110) AS query, calls,
+       total_exec_time + total_plan_time AS total_ms,
+       (total_exec_time + total_plan_time) / greatest(calls, 1) AS mean_ms
+FROM pg_stat_statements
+WHERE query NOT LIKE '%pg_stat_statements%'
+ORDER BY total_ms DESC LIMIT $1`
+
+func statements(ctx context.Context, db *sqlx.DB, n int) ([]statementStat, error) {
+	var out []statementStat
+	err := db.SelectContext(ctx, &out, topStatements, n)
+	return out, err
+}

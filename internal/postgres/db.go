@@ -34,9 +34,9 @@ type DB struct {
 // Open connects to databaseURL (a postgres:// URL or key=value DSN) and checks
 // the connection. A connect_timeout of 5 s is added when none is given.
 func Open(ctx context.Context, databaseURL string) (*DB, error) {
-	x, err := sqlx.Open("postgres", withConnectTimeout(databaseURL))
+	x, err := open(databaseURL)
 	if err != nil {
-		return nil, fmt.Errorf("open database: %w", err)
+		return nil, err
 	}
 	x.SetMaxOpenConns(32)
 	x.SetMaxIdleConns(32)
@@ -54,11 +54,21 @@ func Open(ctx context.Context, databaseURL string) (*DB, error) {
 // OpenLazy is Open without the initial ping: the pool connects on first use.
 // Used where the service must start (and answer 503) while the database is down.
 func OpenLazy(databaseURL string) (*DB, error) {
-	x, err := sqlx.Open("postgres", withConnectTimeout(databaseURL))
+	x, err := open(databaseURL)
+	if err != nil {
+		return nil, err
+	}
+	return &DB{x: x}, nil
+}
+
+// open makes the pool, whose connections keep their statements prepared
+// (see preparingConnector).
+func open(databaseURL string) (*sqlx.DB, error) {
+	c, err := newPreparingConnector(withConnectTimeout(databaseURL))
 	if err != nil {
 		return nil, fmt.Errorf("open database: %w", err)
 	}
-	return &DB{x: x}, nil
+	return sqlx.NewDb(sql.OpenDB(c), "postgres"), nil
 }
 
 func withConnectTimeout(dsn string) string {

@@ -245,6 +245,7 @@ func TestDashboardEnvironmentSwitch(t *testing.T) {
 func TestDashboardRollKeyShowsTheNewKeyOnce(t *testing.T) {
 	h := newHarness(t)
 	d, old := signedIn(t, h, "Acme Books")
+	wantOK(t, h.get("/v2/customers", old)) // now in the key cache
 	p := d.post("/dashboard/keys/roll", url.Values{})
 	wantPage(t, p, http.StatusOK, "Your new secret key")
 	secret := regexp.MustCompile(`sk_test_[A-Za-z0-9]{40,}`).FindString(string(p.Body))

@@ -123,11 +123,16 @@ func newHarness(t testing.TB, opts ...option) *harness {
 func newHarnessOn(t testing.TB, db *postgres.DB, opts ...option) *harness {
 	h := &harness{t: t, db: db, cfg: testConfig(t, opts...), clock: newClock(), logs: &bytes.Buffer{}}
 	h.merchants = merchant.NewService(db, cheapHasher{}, h.clock.Now)
-	keys := make([]vault.Key, len(h.cfg.AccountEncryptionKeys))
+	// As in a server whose key notifications are connected: every test then
+	// shows that key changes take effect at once despite the cache.
+	keys := merchant.NewKeyCache(30*time.Second, h.clock.Now)
+	keys.Live(func() bool { return true })
+	h.merchants.UseKeyCache(keys)
+	vkeys := make([]vault.Key, len(h.cfg.AccountEncryptionKeys))
 	for i, k := range h.cfg.AccountEncryptionKeys {
-		keys[i] = vault.Key{ID: k.ID, Bytes: k.Bytes}
+		vkeys[i] = vault.Key{ID: k.ID, Bytes: k.Bytes}
 	}
-	v, err := vault.New(keys, h.cfg.FingerprintKey)
+	v, err := vault.New(vkeys, h.cfg.FingerprintKey)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/fundsource/fundsource/internal/config"
+	"github.com/fundsource/fundsource/internal/merchant"
 	"github.com/fundsource/fundsource/internal/postgres"
 	"github.com/fundsource/fundsource/internal/webhook"
 	"github.com/fundsource/fundsource/web"
@@ -44,8 +45,15 @@ func (e *env) serve(ctx context.Context) error {
 }
 
 func (e *env) serveOn(ctx context.Context, ln net.Listener) error {
-	srv := web.Server(ln.Addr().String(), e.handler())
 	jobs, stopJobs := context.WithCancel(context.Background())
+	defer stopJobs()
+	if e.cfg.APIKeyCacheTTL > 0 {
+		cache := merchant.NewKeyCache(e.cfg.APIKeyCacheTTL, e.now)
+		sub := postgres.Subscribe(jobs, e.dbURL, postgres.KeyChannel, e.log, cache.Clear)
+		cache.Live(sub.Connected)
+		e.merchants.UseKeyCache(cache)
+	}
+	srv := web.Server(ln.Addr().String(), e.handler())
 	done := make(chan struct{})
 	go func() { defer close(done); e.runJobs(jobs) }()
 

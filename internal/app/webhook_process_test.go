@@ -56,6 +56,7 @@ type cluster struct {
 	db    *postgres.DB
 	vault *vault.Vault
 	scope tenant.Scope
+	key   string // the merchant's sandbox secret key
 }
 
 func randomKey() ([]byte, string) {
@@ -87,7 +88,8 @@ func newCluster(t *testing.T) *cluster {
 		env = append(env, k+"="+val)
 	}
 	merchantID := created["merchant_id"].(string)
-	return &cluster{t: t, env: env, db: db, vault: v, scope: tenant.Scope{MerchantID: merchantID, Env: tenant.Sandbox}}
+	key := created["sandbox"].(map[string]any)["secret_key"].(string)
+	return &cluster{t: t, env: env, db: db, vault: v, scope: tenant.Scope{MerchantID: merchantID, Env: tenant.Sandbox}, key: key}
 }
 
 // register points the merchant's sandbox webhook at url.
@@ -117,9 +119,16 @@ func (c *cluster) record(n int) []string {
 
 // serve starts a 'fundsource serve' process; it is killed when the test ends.
 func (c *cluster) serve(name string) *exec.Cmd {
+	cmd, _ := c.serveAt(name)
+	return cmd
+}
+
+// serveAt is serve that also returns the process's address.
+func (c *cluster) serveAt(name string) (*exec.Cmd, string) {
 	c.t.Helper()
 	cmd := exec.Command(binary(c.t), "serve")
-	cmd.Env = append(append([]string{}, c.env...), "LISTEN_ADDR="+freeAddr(c.t))
+	addr := freeAddr(c.t)
+	cmd.Env = append(append([]string{}, c.env...), "LISTEN_ADDR="+addr)
 	out := &syncBuffer{}
 	cmd.Stdout, cmd.Stderr = out, out
 	if err := cmd.Start(); err != nil {
@@ -132,7 +141,7 @@ func (c *cluster) serve(name string) *exec.Cmd {
 			c.t.Logf("%s output:\n%s", name, out.String())
 		}
 	})
-	return cmd
+	return cmd, addr
 }
 
 // deliveryCounts returns how many deliveries have each status and the

@@ -89,6 +89,10 @@ type Config struct {
 	HostedSubmitsPerIP     int
 	HostedSubmitsPerSource int
 
+	// APIKeyCacheTTL is how long a server may answer from its memory of a
+	// resolved API key (cleared on every key change); 0 turns the cache off.
+	APIKeyCacheTTL time.Duration
+
 	// DashboardIdleTimeout signs a dashboard session out after this long
 	// without a request; DashboardSessionMaxAge after this long in any case.
 	DashboardIdleTimeout   time.Duration
@@ -213,6 +217,10 @@ func Load(getenv Getenv) (*Config, error) {
 		return nil, err
 	}
 	if c.HostedSubmitsPerSource, err = intVar(getenv, "HOSTED_SUBMITS_PER_SOURCE", 10, 1, 100000); err != nil {
+		return nil, err
+	}
+	if c.APIKeyCacheTTL, err = durationIn(getenv, "API_KEY_CACHE_TTL", 30*time.Second,
+		0, 10*time.Minute, "0 (off) to 10m such as 30s"); err != nil {
 		return nil, err
 	}
 	if c.DashboardIdleTimeout, err = durationIn(getenv, "DASHBOARD_IDLE_TIMEOUT", 30*time.Minute,

@@ -32,7 +32,12 @@ func (s *Service) Authenticate(ctx context.Context, key string) (Principal, erro
 	if err != nil {
 		return Principal{}, err
 	}
-	k, e, err := s.store.APIKeyByHash(ctx, HashSecret(key))
+	hash := HashSecret(key)
+	if p, ok := s.keys.get(string(hash)); ok && p.Scope.Env == env {
+		return p, nil
+	}
+	gen := s.keys.generation()
+	k, e, err := s.store.APIKeyByHash(ctx, hash)
 	if errs.Is(err, errs.NotFound) {
 		return Principal{}, errs.New(errs.Unauthorized, "Invalid API key.")
 	}
@@ -45,10 +50,12 @@ func (s *Service) Authenticate(ctx context.Context, key string) (Principal, erro
 	if k.Scope.Env != env { // cannot happen with generated keys; refuse rather than trust the prefix
 		return Principal{}, errs.New(errs.Unauthorized, "Invalid API key.")
 	}
-	return Principal{
+	p := Principal{
 		Scope:                  k.Scope,
 		KeyID:                  k.ID,
 		Permissions:            k.Permissions,
 		ThirdPartyVerification: e.ThirdPartyVerification,
-	}, nil
+	}
+	s.keys.put(string(hash), p, gen)
+	return p, nil
 }

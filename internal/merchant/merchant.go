@@ -106,6 +106,7 @@ type Service struct {
 	store Store
 	now   func() time.Time
 	hash  PasswordHasher
+	keys  *KeyCache // nil: every request asks the database
 }
 
 // PasswordHasher hashes and checks dashboard passwords (bcrypt in
@@ -212,6 +213,9 @@ func (s *Service) ActivateProduction(ctx context.Context, merchantID string) (Ke
 	return keys, err
 }
 
+// UseKeyCache makes Authenticate remember resolved keys in c (see KeyCache).
+func (s *Service) UseKeyCache(c *KeyCache) { s.keys = c }
+
 // RollKey replaces the scope's secret key; the old one stops working at once.
 // The new key keeps the old one's permissions.
 func (s *Service) RollKey(ctx context.Context, scope tenant.Scope) (string, error) {
@@ -224,17 +228,22 @@ func (s *Service) RollKey(ctx context.Context, scope tenant.Scope) (string, erro
 		secret, err = s.insertKey(ctx, scope, perms)
 		return err
 	})
+	s.keys.Clear() // this process at once; others on the trigger's notification
 	return secret, err
 }
 
 // GrantOnDemand gives the scope's key the on-demand funding-source permission.
 func (s *Service) GrantOnDemand(ctx context.Context, scope tenant.Scope) error {
-	return s.envErr(ctx, s.store.GrantPermission(ctx, scope, PermOnDemand), scope)
+	err := s.store.GrantPermission(ctx, scope, PermOnDemand)
+	s.keys.Clear()
+	return s.envErr(ctx, err, scope)
 }
 
 // EnableThirdPartyVerification lets the scope create Verified sources on demand.
 func (s *Service) EnableThirdPartyVerification(ctx context.Context, scope tenant.Scope) error {
-	return s.envErr(ctx, s.store.SetThirdPartyVerification(ctx, scope, true), scope)
+	err := s.store.SetThirdPartyVerification(ctx, scope, true)
+	s.keys.Clear()
+	return s.envErr(ctx, err, scope)
 }
 
 // Environment returns the merchant's settings in one environment.

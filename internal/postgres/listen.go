@@ -3,29 +3,40 @@ package postgres
 import (
 	"context"
 	"log/slog"
+	"sync/atomic"
 	"time"
 
 	"github.com/lib/pq"
 )
 
-// Listen subscribes to a notification channel with lib/pq's Listener and
-// returns a channel that fires (coalesced) for every notification and after
-// every reconnection, when notifications may have been missed. It stops
-// when ctx ends. Callers poll as well: a notification is only a hint.
-func Listen(ctx context.Context, databaseURL, channel string, log *slog.Logger) <-chan struct{} {
-	wake := make(chan struct{}, 1)
-	fire := func() {
-		select {
-		case wake <- struct{}{}:
-		default:
-		}
-	}
+// KeyChannel carries a notification whenever an API key or a merchant
+// environment changes (a trigger sends it, whoever writes); servers clear
+// their key cache on it.
+const KeyChannel = "api_keys_changed"
+
+// Subscription is a LISTEN on one channel through lib/pq's Listener.
+type Subscription struct {
+	connected atomic.Bool
+}
+
+// Connected reports whether notifications are being received now: the
+// channel is listened to on a live connection.
+func (s *Subscription) Connected() bool { return s.connected.Load() }
+
+// Subscribe listens on channel until ctx ends. onChange runs (on the
+// listener's goroutine) for every notification, and after every
+// (re)connection, when notifications may have been missed.
+func Subscribe(ctx context.Context, databaseURL, channel string, log *slog.Logger, onChange func()) *Subscription {
+	s := &Subscription{}
 	l := pq.NewListener(withConnectTimeout(databaseURL), 100*time.Millisecond, 10*time.Second,
 		func(ev pq.ListenerEventType, err error) {
 			switch ev {
 			case pq.ListenerEventReconnected:
-				fire()
+				// lib/pq has listened again before it reports this.
+				onChange()
+				s.connected.Store(true)
 			case pq.ListenerEventConnectionAttemptFailed, pq.ListenerEventDisconnected:
+				s.connected.Store(false)
 				if err != nil && ctx.Err() == nil {
 					log.Debug("notification listener", slog.String("channel", channel), slog.Any("error", err))
 				}
@@ -33,22 +44,37 @@ func Listen(ctx context.Context, databaseURL, channel string, log *slog.Logger) 
 		})
 	go func() {
 		<-ctx.Done()
+		s.connected.Store(false)
 		l.Close()
 	}()
 	go func() {
 		// Listen waits for the first connection; the listener reconnects
-		// (and re-listens) by itself, and until then the caller's polling covers.
+		// (and re-listens) by itself.
 		if err := l.Listen(channel); err != nil {
 			if ctx.Err() == nil {
 				log.Warn("notification listener failed", slog.String("channel", channel), slog.Any("error", err))
 			}
 			return
 		}
-		fire()
-		for n := range l.Notify {
-			_ = n // nil after a reconnection; either way, look
-			fire()
+		onChange()
+		s.connected.Store(true)
+		for range l.Notify {
+			onChange() // a nil notification follows a reconnection; either way, look
 		}
 	}()
+	return s
+}
+
+// Listen is Subscribe for a worker that polls as well: the channel it
+// returns fires (coalesced) for every notification and after every
+// reconnection. A notification is only a hint.
+func Listen(ctx context.Context, databaseURL, channel string, log *slog.Logger) <-chan struct{} {
+	wake := make(chan struct{}, 1)
+	Subscribe(ctx, databaseURL, channel, log, func() {
+		select {
+		case wake <- struct{}{}:
+		default:
+		}
+	})
 	return wake
 }

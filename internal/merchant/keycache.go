@@ -1,0 +1,94 @@
+package merchant
+
+import (
+	"slices"
+	"sync"
+	"time"
+)
+
+// maxCachedKeys bounds the cache; past it, the cache starts over.
+const maxCachedKeys = 10_000
+
+// KeyCache keeps resolved secret keys in memory for a short while, so an API
+// request need not ask the database who sends it. It is only used while it
+// cannot go stale: the service clears it after its own key changes, the
+// server clears it on every notification that a key or environment changed
+// (a trigger sends them, whoever writes), and while that subscription is
+// down (live reports false) the cache is bypassed. The TTL bounds an entry's
+// life whatever happens. Unknown and revoked keys are never cached.
+type KeyCache struct {
+	ttl  time.Duration
+	live func() bool
+	now  func() time.Time
+
+	mu   sync.Mutex
+	gen  uint64 // counts clears; a lookup started before one is not stored
+	keys map[string]cachedKey
+}
+
+type cachedKey struct {
+	p     Principal
+	until time.Time
+}
+
+// NewKeyCache returns a cache whose entries last ttl. It stays unused
+// until Live says how to tell that it receives every change.
+func NewKeyCache(ttl time.Duration, now func() time.Time) *KeyCache {
+	return &KeyCache{ttl: ttl, live: func() bool { return false }, now: now, keys: map[string]cachedKey{}}
+}
+
+// Live sets what reports whether every change reaches Clear now (the
+// notification subscription is connected). Call it before the cache is used.
+func (c *KeyCache) Live(live func() bool) { c.live = live }
+
+// Clear forgets every key. Safe on a nil cache.
+func (c *KeyCache) Clear() {
+	if c == nil {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.gen++
+	clear(c.keys)
+}
+
+func (c *KeyCache) get(hash string) (Principal, bool) {
+	if c == nil || !c.live() {
+		return Principal{}, false
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	k, ok := c.keys[hash]
+	if !ok || !c.now().Before(k.until) {
+		return Principal{}, false
+	}
+	return k.p, true
+}
+
+// generation is read before a database lookup and handed to put.
+func (c *KeyCache) generation() uint64 {
+	if c == nil {
+		return 0
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.gen
+}
+
+// put stores what a lookup found, unless the cache was cleared since the
+// lookup began (its answer may predate the change) or is not live.
+func (c *KeyCache) put(hash string, p Principal, gen uint64) {
+	if c == nil || !c.live() {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if gen != c.gen {
+		return
+	}
+	if len(c.keys) >= maxCachedKeys {
+		clear(c.keys)
+	}
+	p.Permissions = slices.Clone(p.Permissions)
+	c.keys[hash] = cachedKey{p: p, until: c.now().Add(c.ttl)}
+}

@@ -627,3 +627,48 @@ func TestDispatcherBoundsConcurrencyPerEndpoint(t *testing.T) {
 		t.Errorf("distinct events delivered = %d, want %d", len(seen), 2*n)
 	}
 }
+
+// One wake-up kicks one worker; each claim kicks another, so a backlog is
+// soon sent by every worker, with no polling to help.
+func TestDispatcherFansOutToABacklog(t *testing.T) {
+	h := newHarness(t)
+	var mu sync.Mutex
+	inFlight, peak := 0, 0
+	slow := func(_ int, w http.ResponseWriter) {
+		mu.Lock()
+		inFlight++
+		peak = max(peak, inFlight)
+		mu.Unlock()
+		time.Sleep(150 * time.Millisecond)
+		mu.Lock()
+		inFlight--
+		mu.Unlock()
+	}
+	r := newReceiver(t, slow)
+	key := h.merchant("Acme").Sandbox.SecretKey
+	register(h, key, r.URL())
+	const n = 24
+	for range n {
+		wantOK(t, h.post("/v2/webhooks/test", key, `{}`))
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		h.dispatcher(webhook.DispatcherOptions{Workers: 8, PerEndpoint: 8, Poll: time.Hour}).Run(ctx, nil)
+	}()
+	deadline := time.Now().Add(20 * time.Second)
+	for len(r.requests()) < n {
+		if time.Now().After(deadline) {
+			t.Fatalf("delivered %d of %d", len(r.requests()), n)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	cancel()
+	<-done
+	mu.Lock()
+	defer mu.Unlock()
+	if peak < 6 {
+		t.Errorf("peak concurrent deliveries = %d, want the backlog spread over (nearly) all 8 workers", peak)
+	}
+}

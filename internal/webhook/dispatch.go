@@ -82,22 +82,26 @@ func NewDispatcher(store Store, vault Vault, client *http.Client, now func() tim
 // When ctx ends it stops claiming and waits for the deliveries being sent
 // (at most Timeout) to be recorded.
 func (d *Dispatcher) Run(ctx context.Context, wake <-chan struct{}) {
-	kicks := make([]chan struct{}, d.opts.Workers)
+	// One kick wakes one idle worker. A worker that claims a delivery kicks
+	// another before sending it, so a backlog draws in as many workers as
+	// it needs, while a single event costs about two claims rather than
+	// one per worker (every worker at every wake-up claimed 7 times per
+	// event at 500 events/s: 'make bench').
+	kicks := make(chan struct{}, d.opts.Workers)
+	kick := func() {
+		select {
+		case kicks <- struct{}{}:
+		default:
+		}
+	}
 	var wg sync.WaitGroup
-	for i := range kicks {
-		kicks[i] = make(chan struct{}, 1)
-		k := kicks[i]
-		wg.Go(func() { d.work(ctx, k) })
+	for range d.opts.Workers {
+		wg.Go(func() { d.work(ctx, kicks, kick) })
 	}
 	t := time.NewTicker(d.opts.Poll)
 	defer t.Stop()
 	for {
-		for _, k := range kicks {
-			select {
-			case k <- struct{}{}:
-			default:
-			}
-		}
+		kick()
 		select {
 		case <-ctx.Done():
 			wg.Wait()
@@ -108,15 +112,15 @@ func (d *Dispatcher) Run(ctx context.Context, wake <-chan struct{}) {
 	}
 }
 
-func (d *Dispatcher) work(ctx context.Context, kick <-chan struct{}) {
+func (d *Dispatcher) work(ctx context.Context, kicks <-chan struct{}, kick func()) {
 	for {
 		select {
 		case <-ctx.Done():
 			return
-		case <-kick:
+		case <-kicks:
 		}
 		for ctx.Err() == nil {
-			found, err := d.deliverOne(ctx)
+			found, err := d.deliverOne(ctx, kick)
 			if err != nil {
 				if ctx.Err() == nil {
 					d.opts.Logger.Warn("webhook delivery failed", slog.Any("error", err))
@@ -135,7 +139,7 @@ func (d *Dispatcher) work(ctx context.Context, kick <-chan struct{}) {
 func (d *Dispatcher) DeliverDue(ctx context.Context) (int, error) {
 	n := 0
 	for {
-		found, err := d.deliverOne(ctx)
+		found, err := d.deliverOne(ctx, nil)
 		if err != nil || !found {
 			return n, err
 		}
@@ -183,7 +187,9 @@ func (d *Dispatcher) release(key string) {
 // attempt, all in one transaction. It runs detached from ctx's cancellation
 // so that a shutdown lets the attempt finish and be recorded; found is false
 // when nothing was due.
-func (d *Dispatcher) deliverOne(ctx context.Context) (found bool, err error) {
+// deliverOne claims the delivery due first and sends it; claimed (when not
+// nil) runs once the claim is made, before the send.
+func (d *Dispatcher) deliverOne(ctx context.Context, claimed func()) (found bool, err error) {
 	err = d.store.WithTx(context.WithoutCancel(ctx), func(tx context.Context) error {
 		c, ok, err := d.store.ClaimDelivery(tx, d.now().UTC(), d.busy())
 		if err != nil || !ok {
@@ -195,6 +201,9 @@ func (d *Dispatcher) deliverOne(ctx context.Context) (found bool, err error) {
 		}
 		defer d.release(key)
 		found = true
+		if claimed != nil {
+			claimed()
+		}
 		a := d.send(tx, c)
 		return d.store.FinishDelivery(tx, next(c.Delivery, a, d.now().UTC()), a)
 	})

@@ -2,6 +2,7 @@ package funding
 
 import (
 	"context"
+	"errors"
 
 	"github.com/fundsource/fundsource/internal/errs"
 	"github.com/fundsource/fundsource/internal/event"
@@ -79,17 +80,13 @@ func (s *Service) create(ctx context.Context, scope tenant.Scope, in Input, stat
 // Unverified source and returns it; anything else is a duplicate. Another
 // customer's number is account_in_use. Call inside a transaction.
 func (s *Service) insert(ctx context.Context, src Source) (Source, error) {
-	ok, err := s.store.CustomerExists(ctx, src.Scope, src.UserID)
-	if err != nil {
-		return Source{}, err
-	}
-	if !ok {
-		return Source{}, customerNotFound()
-	}
 	holder, claimed, err := s.store.ClaimAccount(ctx, AccountClaim{
 		Env: src.Scope.Env, Fingerprint: src.Fingerprint, MerchantID: src.Scope.MerchantID,
 		SourceID: src.ID, UserID: src.UserID, CreatedAt: src.CreatedAt,
 	})
+	if errors.Is(err, ErrNoCustomer) {
+		return Source{}, customerNotFound()
+	}
 	if err != nil {
 		return Source{}, err
 	}

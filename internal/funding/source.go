@@ -86,8 +86,10 @@ type Store interface {
 	event.Recorder
 
 	CustomerExists(ctx context.Context, scope tenant.Scope, userID string) (bool, error)
-	// ClaimAccount registers an account number; when another source holds it
-	// already, it returns that holder and claimed = false.
+	// ClaimAccount registers an account number for c.UserID, checking in the
+	// same round trip that the customer exists (ErrNoCustomer when not, and
+	// nothing is claimed). When another source holds the number already, it
+	// returns that holder and claimed = false.
 	ClaimAccount(ctx context.Context, c AccountClaim) (holder AccountClaim, claimed bool, err error)
 	// AccountHolder returns the claim on a fingerprint; errs.NotFound if none.
 	AccountHolder(ctx context.Context, env tenant.Environment, fingerprint []byte) (AccountClaim, error)

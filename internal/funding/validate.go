@@ -1,6 +1,7 @@
 package funding
 
 import (
+	"errors"
 	"strings"
 
 	"github.com/fundsource/fundsource/internal/contact"
@@ -101,6 +102,10 @@ func optional(param string, v *string, max int) (*string, error) {
 	}
 	return &t, nil
 }
+
+// ErrNoCustomer is the store's answer to a claim for a customer that does
+// not exist in the scope.
+var ErrNoCustomer = errors.New("funding: no such customer")
 
 func customerNotFound() error {
 	return &errs.Error{Code: errs.CustomerNotFound, Param: "user_id", Message: "No customer with this user_id exists."}

@@ -36,20 +36,34 @@ func (r claimRow) domain() funding.AccountClaim {
 		MerchantID: r.MerchantID, SourceID: r.SourceID, UserID: r.UserID, CreatedAt: r.CreatedAt.UTC()}
 }
 
+// claimAccount checks the customer and claims the number in one round trip.
 // A concurrent claim of the same number waits for the other transaction:
-// if it commits, DO NOTHING applies and the holder is read below.
+// if it commits, DO NOTHING applies and the holder is read after.
 const claimAccount = `
-INSERT INTO account_numbers (environment, fingerprint, merchant_id, funding_source_id, customer_id, created_at)
-VALUES ($1, $2, $3, $4, $5, $6)
-ON CONFLICT (environment, fingerprint) DO NOTHING`
+WITH customer AS (
+  SELECT 1 FROM customers WHERE merchant_id = $3 AND environment = $1 AND id = $5
+), claim AS (
+  INSERT INTO account_numbers (environment, fingerprint, merchant_id, funding_source_id, customer_id, created_at)
+  SELECT $1::text, $2::bytea, $3::text, $4::text, $5::text, $6::timestamptz WHERE EXISTS (SELECT 1 FROM customer)
+  ON CONFLICT (environment, fingerprint) DO NOTHING
+  RETURNING 1
+)
+SELECT EXISTS (SELECT 1 FROM customer) AS customer, EXISTS (SELECT 1 FROM claim) AS claimed`
 
-// ClaimAccount registers an account number, or returns its current holder.
+// ClaimAccount registers an account number for an existing customer, or
+// returns its current holder.
 func (db *DB) ClaimAccount(ctx context.Context, c funding.AccountClaim) (funding.AccountClaim, bool, error) {
-	res, err := db.q(ctx).ExecContext(ctx, claimAccount, c.Env, c.Fingerprint, c.MerchantID, c.SourceID, c.UserID, c.CreatedAt)
-	if err != nil {
-		return funding.AccountClaim{}, false, translate(err)
+	var r struct {
+		Customer bool `db:"customer"`
+		Claimed  bool `db:"claimed"`
 	}
-	if n, _ := res.RowsAffected(); n == 1 {
+	err := sqlx.GetContext(ctx, db.q(ctx), &r, claimAccount, c.Env, c.Fingerprint, c.MerchantID, c.SourceID, c.UserID, c.CreatedAt)
+	switch {
+	case err != nil:
+		return funding.AccountClaim{}, false, translate(err)
+	case !r.Customer:
+		return funding.AccountClaim{}, false, funding.ErrNoCustomer
+	case r.Claimed:
 		return c, true, nil
 	}
 	holder, err := db.AccountHolder(ctx, c.Env, c.Fingerprint)

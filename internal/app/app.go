@@ -143,6 +143,7 @@ func withDatabase(ctx context.Context, cfg *config.Config, dbURL string, io IO, 
 		return err
 	}
 	defer db.Close()
+	db.Reserve(cfg.WebhookWorkers) // each delivery in flight holds a connection
 	if err := db.Migrate(ctx); err != nil {
 		return err
 	}

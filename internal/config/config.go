@@ -197,10 +197,10 @@ func Load(getenv Getenv) (*Config, error) {
 	if c.WebhookAllowPrivateTargets, err = boolVar(getenv, "WEBHOOK_ALLOW_PRIVATE_TARGETS", !prod); err != nil {
 		return nil, err
 	}
-	if c.WebhookWorkers, err = intVar(getenv, "WEBHOOK_WORKERS", 32, 1, 256); err != nil {
+	if c.WebhookWorkers, err = intVar(getenv, "WEBHOOK_WORKERS", 16, 1, 256); err != nil {
 		return nil, err
 	}
-	if c.WebhookPerEndpoint, err = intVar(getenv, "WEBHOOK_PER_ENDPOINT", 16, 1, 256); err != nil {
+	if c.WebhookPerEndpoint, err = intVar(getenv, "WEBHOOK_PER_ENDPOINT", 8, 1, 256); err != nil {
 		return nil, err
 	}
 	if c.WebhookPollInterval, err = durationVar(getenv, "WEBHOOK_POLL_INTERVAL", time.Second); err != nil {

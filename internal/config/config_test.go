@@ -31,7 +31,7 @@ func TestDevelopmentGeneratesKeysOnceAndReusesThem(t *testing.T) {
 		t.Error("second load generated new keys instead of reusing keys.env")
 	}
 	if c1.Mode != Development || c1.ListenAddr != "127.0.0.1:8080" || c1.RateLimitSandbox != 25 || c1.RateLimitProduction != 100 || !c1.WebhookAllowPrivateTargets ||
-		c1.WebhookWorkers != 32 || c1.WebhookPerEndpoint != 16 || c1.WebhookPollInterval != time.Second ||
+		c1.WebhookWorkers != 16 || c1.WebhookPerEndpoint != 8 || c1.WebhookPollInterval != time.Second ||
 		c1.DashboardIdleTimeout != 30*time.Minute || c1.DashboardSessionMaxAge != 12*time.Hour || c1.SignInAttemptsPerEmail != 5 ||
 		!c1.ProviderSimulator || c1.PlaidBaseURL != "http://127.0.0.1:8090" || c1.PlaidClientID != SimServiceClientID {
 		t.Errorf("development defaults: %+v", c1)

@@ -38,8 +38,8 @@ func Open(ctx context.Context, databaseURL string) (*DB, error) {
 	if err != nil {
 		return nil, err
 	}
-	x.SetMaxOpenConns(32)
-	x.SetMaxIdleConns(32)
+	x.SetMaxOpenConns(APIConns)
+	x.SetMaxIdleConns(APIConns)
 	x.SetConnMaxIdleTime(5 * time.Minute)
 	x.SetConnMaxLifetime(time.Hour)
 	pctx, cancel := context.WithTimeout(ctx, 10*time.Second)
@@ -85,6 +85,18 @@ func withConnectTimeout(dsn string) string {
 		return dsn
 	}
 	return dsn + " connect_timeout=5"
+}
+
+// APIConns is how many pooled connections requests may use at once,
+// whatever background work holds.
+const APIConns = 32
+
+// Reserve grows the pool by n connections for background work that holds a
+// connection for long (a webhook delivery keeps its claim's transaction
+// open while it sends), so requests keep APIConns.
+func (db *DB) Reserve(n int) {
+	db.x.SetMaxOpenConns(APIConns + n)
+	db.x.SetMaxIdleConns(APIConns + n)
 }
 
 // Close closes the pool.

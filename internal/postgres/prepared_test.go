@@ -112,3 +112,18 @@ func TestAPreparedStatementSurvivesATableChange(t *testing.T) {
 		t.Errorf("columns %v, want id and name", cols)
 	}
 }
+
+func TestReserveKeepsRequestsTheirConnections(t *testing.T) {
+	db, err := postgres.Open(context.Background(), pgtest.URL(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if got := db.SQL().Stats().MaxOpenConnections; got != postgres.APIConns {
+		t.Fatalf("pool: %d connections, want %d", got, postgres.APIConns)
+	}
+	db.Reserve(16)
+	if got := db.SQL().Stats().MaxOpenConnections; got != postgres.APIConns+16 {
+		t.Errorf("after reserving 16: %d connections, want %d", got, postgres.APIConns+16)
+	}
+}

@@ -1,14 +1,18 @@
 package app
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/jmoiron/sqlx"
+
+	"github.com/fundsource/fundsource/internal/loadgen"
 )
 
 // cpuUse is the processor time one load cost, per successful operation, in
@@ -111,4 +115,42 @@ func statements(ctx context.Context, db *sqlx.DB, n int) ([]statementStat, error
 	var out []statementStat
 	err := db.SelectContext(ctx, &out, topStatements, n)
 	return out, err
+}
+
+// mergeLoads combines two measured parts of one load; the top statements
+// are summed by statement and the n most expensive kept.
+func mergeLoads(a, b benchLoad, n int) benchLoad {
+	m := benchLoad{Result: loadgen.Merge(a.Result, b.Result)}
+	perOp := func(x, y float64) float64 {
+		if m.Ops == 0 {
+			return 0
+		}
+		return (x*float64(a.Ops) + y*float64(b.Ops)) / float64(m.Ops)
+	}
+	m.CPU = cpuUse{
+		ServerUS:   perOp(a.CPU.ServerUS, b.CPU.ServerUS),
+		PostgresUS: perOp(a.CPU.PostgresUS, b.CPU.PostgresUS),
+		BenchUS:    perOp(a.CPU.BenchUS, b.CPU.BenchUS),
+	}
+	if m.Seconds > 0 {
+		m.CPU.Cores = (a.CPU.Cores*a.Seconds + b.CPU.Cores*b.Seconds) / m.Seconds
+	}
+	byQuery := map[string]*statementStat{}
+	for _, st := range append(slices.Clone(a.Statements), b.Statements...) {
+		if s, ok := byQuery[st.Query]; ok {
+			s.Calls += st.Calls
+			s.TotalMS += st.TotalMS
+			continue
+		}
+		byQuery[st.Query] = &st
+	}
+	for _, st := range byQuery {
+		st.MeanMS = st.TotalMS / float64(max(st.Calls, 1))
+		m.Statements = append(m.Statements, *st)
+	}
+	slices.SortFunc(m.Statements, func(x, y statementStat) int { return cmp.Compare(y.TotalMS, x.TotalMS) })
+	if len(m.Statements) > n {
+		m.Statements = m.Statements[:n]
+	}
+	return m
 }

@@ -22,6 +22,32 @@ type Result struct {
 	P99     time.Duration `json:"p99_ns"`
 	// FirstError describes the first failure, "" when none.
 	FirstError string `json:"first_error,omitempty"`
+
+	latencies []time.Duration // sorted, for Merge
+}
+
+// Merge combines runs of the same operation (one load measured in several
+// parts) into one result, with percentiles over all their latencies.
+func Merge(parts ...Result) Result {
+	var r Result
+	for _, p := range parts {
+		if r.Name == "" {
+			r.Name, r.Workers = p.Name, p.Workers
+		}
+		r.Ops += p.Ops
+		r.Errors += p.Errors
+		r.Seconds += p.Seconds
+		r.latencies = append(r.latencies, p.latencies...)
+		if r.FirstError == "" {
+			r.FirstError = p.FirstError
+		}
+	}
+	slices.Sort(r.latencies)
+	if r.Seconds > 0 {
+		r.PerSec = float64(r.Ops) / r.Seconds
+	}
+	r.P50, r.P99 = Percentile(r.latencies, 0.50), Percentile(r.latencies, 0.99)
+	return r
 }
 
 // Run calls op from workers goroutines until d has passed (or ctx ends).
@@ -71,7 +97,8 @@ func Run(ctx context.Context, name string, workers int, d time.Duration, op func
 	secs := time.Since(start).Seconds()
 	slices.Sort(all)
 	return Result{Name: name, Workers: workers, Ops: len(all), Errors: errCount, Seconds: secs,
-		PerSec: float64(len(all)) / secs, P50: Percentile(all, 0.50), P99: Percentile(all, 0.99), FirstError: firstErr}
+		PerSec: float64(len(all)) / secs, P50: Percentile(all, 0.50), P99: Percentile(all, 0.99), FirstError: firstErr,
+		latencies: all}
 }
 
 // Percentile of sorted latencies (nearest rank); 0 for none.

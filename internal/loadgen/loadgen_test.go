@@ -38,3 +38,29 @@ func TestRunCountsOpsAndErrors(t *testing.T) {
 		t.Errorf("error share %.2f, want about 0.10", ratio)
 	}
 }
+
+func TestMergeCombinesParts(t *testing.T) {
+	fast := Run(context.Background(), "op", 2, 100*time.Millisecond, func(ctx context.Context, _ int64) error {
+		time.Sleep(time.Millisecond)
+		return nil
+	})
+	slow := Run(context.Background(), "op", 2, 100*time.Millisecond, func(ctx context.Context, _ int64) error {
+		time.Sleep(10 * time.Millisecond)
+		return errors.New("slow and failing")
+	})
+	slow2 := Run(context.Background(), "op", 2, 100*time.Millisecond, func(ctx context.Context, _ int64) error {
+		time.Sleep(10 * time.Millisecond)
+		return nil
+	})
+	m := Merge(fast, slow, slow2)
+	if m.Name != "op" || m.Ops != fast.Ops+slow2.Ops || m.Errors != slow.Errors || m.FirstError != "slow and failing" {
+		t.Errorf("merged = %+v", m)
+	}
+	if want := float64(m.Ops) / (fast.Seconds + slow.Seconds + slow2.Seconds); m.PerSec != want {
+		t.Errorf("per second %f, want %f", m.PerSec, want)
+	}
+	// The fast part has most of the operations, the slow one the tail.
+	if m.P50 >= 10*time.Millisecond || m.P99 < 10*time.Millisecond {
+		t.Errorf("p50 %v, p99 %v", m.P50, m.P99)
+	}
+}

@@ -573,20 +573,31 @@ func TestDeliveryRefusesPrivateAddressesInProductionMode(t *testing.T) {
 	}
 }
 
-func TestDispatcherBoundsConcurrencyPerEndpoint(t *testing.T) {
-	h := newHarness(t)
+// slowReceiver answers after d and reports the most requests it held at
+// once.
+func slowReceiver(d time.Duration) (respond func(int, http.ResponseWriter), peak func() int) {
 	var mu sync.Mutex
-	inFlight, peak := 0, 0
-	slow := func(_ int, w http.ResponseWriter) {
+	inFlight, most := 0, 0
+	respond = func(_ int, w http.ResponseWriter) {
 		mu.Lock()
 		inFlight++
-		peak = max(peak, inFlight)
+		most = max(most, inFlight)
 		mu.Unlock()
-		time.Sleep(20 * time.Millisecond)
+		time.Sleep(d)
 		mu.Lock()
 		inFlight--
 		mu.Unlock()
 	}
+	return respond, func() int {
+		mu.Lock()
+		defer mu.Unlock()
+		return most
+	}
+}
+
+func TestDispatcherBoundsConcurrencyPerEndpoint(t *testing.T) {
+	h := newHarness(t)
+	slow, peakOf := slowReceiver(20 * time.Millisecond)
 	a, b := newReceiver(t, slow), newReceiver(t, nil)
 	keyA := h.merchant("Acme").Sandbox.SecretKey
 	keyB := h.merchant("Other").Sandbox.SecretKey
@@ -612,7 +623,7 @@ func TestDispatcherBoundsConcurrencyPerEndpoint(t *testing.T) {
 	}
 	cancel()
 	<-done
-	if peak > 2 || peak < 1 {
+	if peak := peakOf(); peak > 2 || peak < 1 {
 		t.Errorf("peak concurrent deliveries to one endpoint = %d, want at most 2", peak)
 	}
 	seen := map[string]bool{}
@@ -632,18 +643,7 @@ func TestDispatcherBoundsConcurrencyPerEndpoint(t *testing.T) {
 // soon sent by every worker, with no polling to help.
 func TestDispatcherFansOutToABacklog(t *testing.T) {
 	h := newHarness(t)
-	var mu sync.Mutex
-	inFlight, peak := 0, 0
-	slow := func(_ int, w http.ResponseWriter) {
-		mu.Lock()
-		inFlight++
-		peak = max(peak, inFlight)
-		mu.Unlock()
-		time.Sleep(150 * time.Millisecond)
-		mu.Lock()
-		inFlight--
-		mu.Unlock()
-	}
+	slow, peakOf := slowReceiver(150 * time.Millisecond)
 	r := newReceiver(t, slow)
 	key := h.merchant("Acme").Sandbox.SecretKey
 	register(h, key, r.URL())
@@ -666,9 +666,7 @@ func TestDispatcherFansOutToABacklog(t *testing.T) {
 	}
 	cancel()
 	<-done
-	mu.Lock()
-	defer mu.Unlock()
-	if peak < 6 {
+	if peak := peakOf(); peak < 6 {
 		t.Errorf("peak concurrent deliveries = %d, want the backlog spread over (nearly) all 8 workers", peak)
 	}
 }

@@ -5,24 +5,31 @@ import (
 	"errors"
 	"testing"
 
+	"github.com/jmoiron/sqlx"
 	"github.com/lib/pq"
 
 	"github.com/fundsource/fundsource/internal/pgtest"
 	"github.com/fundsource/fundsource/internal/postgres"
 )
 
-func TestStatementsArePreparedOncePerConnection(t *testing.T) {
+// oneConn opens a pool on a fresh database and takes one connection of it.
+func oneConn(t *testing.T) *sqlx.Conn {
 	db, err := postgres.Open(context.Background(), pgtest.URL(t))
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer db.Close()
-	ctx := context.Background()
-	conn, err := db.SQL().Connx(ctx)
+	t.Cleanup(func() { db.Close() })
+	conn, err := db.SQL().Connx(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer conn.Close()
+	t.Cleanup(func() { conn.Close() })
+	return conn
+}
+
+func TestStatementsArePreparedOncePerConnection(t *testing.T) {
+	ctx := context.Background()
+	conn := oneConn(t)
 	const query = `SELECT $1::int + 1`
 	for i := range 3 {
 		var got int
@@ -72,17 +79,8 @@ func TestStatementsArePreparedOncePerConnection(t *testing.T) {
 }
 
 func TestAPreparedStatementSurvivesATableChange(t *testing.T) {
-	db, err := postgres.Open(context.Background(), pgtest.URL(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
 	ctx := context.Background()
-	conn, err := db.SQL().Connx(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close()
+	conn := oneConn(t)
 	if _, err := conn.ExecContext(ctx, `CREATE TABLE changing (id int PRIMARY KEY)`); err != nil {
 		t.Fatal(err)
 	}

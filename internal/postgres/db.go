@@ -38,8 +38,8 @@ func Open(ctx context.Context, databaseURL string) (*DB, error) {
 	if err != nil {
 		return nil, err
 	}
-	x.SetMaxOpenConns(APIConns)
-	x.SetMaxIdleConns(APIConns)
+	db := &DB{x: x}
+	db.Reserve(0)
 	x.SetConnMaxIdleTime(5 * time.Minute)
 	x.SetConnMaxLifetime(time.Hour)
 	pctx, cancel := context.WithTimeout(ctx, 10*time.Second)
@@ -48,7 +48,7 @@ func Open(ctx context.Context, databaseURL string) (*DB, error) {
 		x.Close()
 		return nil, fmt.Errorf("connect to database: %w", err)
 	}
-	return &DB{x: x}, nil
+	return db, nil
 }
 
 // OpenLazy is Open without the initial ping: the pool connects on first use.

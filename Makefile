@@ -2,6 +2,7 @@
 SHELL := /bin/bash
 GO    ?= go
 BIN   := bin/fundsource
+LAB   := bin/fundsource-lab
 SRC   := cmd internal web templates static migrations
 # playwright-go v0.5200.1 drives Chromium through playwright-core 1.52.0 exactly.
 PLAYWRIGHT_VERSION := 1.52.0
@@ -21,15 +22,17 @@ test: fmt-check vet templ-check browser
 
 ## bench: the load table against a durable private PostgreSQL (bench/results.json), then the Go benchmarks
 bench: build postgres
-	./$(BIN) bench
+	./$(LAB) bench
 	$(GO) test -run='^$$' -bench=. -benchmem ./...
 
 ## chaos: kill -9, PostgreSQL restart, webhook receiver down, three servers; fails on any loss
 chaos: build postgres
-	./$(BIN) chaos
+	./$(LAB) chaos
 
+## build: the product's binary and the lab's (bench and resilience suite), into bin/
 build:
 	$(GO) build -o $(BIN) ./cmd/fundsource
+	$(GO) build -o $(LAB) ./cmd/fundsource-lab
 
 fmt-check:
 	@out=$$(gofmt -l $(SRC)); if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi

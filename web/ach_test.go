@@ -13,7 +13,6 @@ import (
 	nacha "github.com/moov-io/ach"
 
 	"github.com/fundsource/fundsource/internal/ach"
-	"github.com/fundsource/fundsource/internal/customer"
 	"github.com/fundsource/fundsource/internal/tenant"
 )
 
@@ -23,7 +22,7 @@ func achConfig(dir string) ach.Config {
 }
 
 func (h *harness) originator(cfg ach.Config) *ach.Originator {
-	return ach.NewOriginator(cfg, h.db, h.funding, h.payments, customer.NewService(h.db, h.clock.Now), h.clock.Now)
+	return ach.NewOriginator(cfg, h.db, h.funding, h.payments, h.svc.Customers, h.clock.Now)
 }
 
 // readACH parses every file of the outbox with moov-io/ach and validates it.

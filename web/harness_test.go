@@ -22,15 +22,14 @@ import (
 	"golang.org/x/crypto/bcrypt"
 
 	"github.com/fundsource/fundsource/internal/config"
-	"github.com/fundsource/fundsource/internal/customer"
 	"github.com/fundsource/fundsource/internal/funding"
 	"github.com/fundsource/fundsource/internal/merchant"
 	"github.com/fundsource/fundsource/internal/payment"
 	"github.com/fundsource/fundsource/internal/pgtest"
 	"github.com/fundsource/fundsource/internal/postgres"
-	"github.com/fundsource/fundsource/internal/routing"
 	"github.com/fundsource/fundsource/internal/vault"
 	"github.com/fundsource/fundsource/internal/webhook"
+	"github.com/fundsource/fundsource/internal/wiring"
 	"github.com/fundsource/fundsource/web"
 )
 
@@ -56,17 +55,6 @@ func (c *clock) Advance(d time.Duration) {
 	c.t = c.t.Add(d)
 }
 
-type cheapHasher struct{}
-
-func (cheapHasher) Hash(pw string) (string, error) {
-	b, err := bcrypt.GenerateFromPassword([]byte(pw), bcrypt.MinCost)
-	return string(b), err
-}
-
-func (cheapHasher) Compare(hash, pw string) error {
-	return bcrypt.CompareHashAndPassword([]byte(hash), []byte(pw))
-}
-
 // harness is the real engine on a fresh database.
 type harness struct {
 	t         testing.TB
@@ -74,6 +62,7 @@ type harness struct {
 	cfg       *config.Config
 	clock     *clock
 	engine    *gin.Engine
+	svc       *wiring.Services
 	merchants *merchant.Service
 	funding   *funding.Service
 	webhooks  *webhook.Service
@@ -122,37 +111,18 @@ func newHarness(t testing.TB, opts ...option) *harness {
 
 func newHarnessOn(t testing.TB, db *postgres.DB, opts ...option) *harness {
 	h := &harness{t: t, db: db, cfg: testConfig(t, opts...), clock: newClock(), logs: &bytes.Buffer{}}
-	h.merchants = merchant.NewService(db, cheapHasher{}, h.clock.Now)
+	h.logger = slog.New(slog.NewJSONHandler(&lockedWriter{w: h.logs}, nil))
+	svc, err := wiring.Build(h.cfg, wiring.Deps{DB: db, Log: h.logger, Now: h.clock.Now, PasswordCost: bcrypt.MinCost})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.svc, h.merchants, h.funding, h.webhooks, h.payments, h.vault = svc, svc.Merchants, svc.Funding, svc.Webhooks, svc.Payments, svc.Vault
 	// As in a server whose key notifications are connected: every test then
 	// shows that key changes take effect at once despite the cache.
 	keys := merchant.NewKeyCache(30*time.Second, h.clock.Now)
 	keys.Live(func() bool { return true })
 	h.merchants.UseKeyCache(keys)
-	vkeys := make([]vault.Key, len(h.cfg.AccountEncryptionKeys))
-	for i, k := range h.cfg.AccountEncryptionKeys {
-		vkeys[i] = vault.Key{ID: k.ID, Bytes: k.Bytes}
-	}
-	v, err := vault.New(vkeys, h.cfg.FingerprintKey)
-	if err != nil {
-		t.Fatal(err)
-	}
-	h.vault = v
-	h.funding = funding.NewService(db, routing.Embedded(), v, h.clock.Now)
-	h.payments = payment.NewService(db, payment.Config{MaxAmount: h.cfg.PaymentMaxCents, SettleDelay: h.cfg.PaymentSettleDelay}, h.clock.Now)
-	h.webhooks = webhook.NewService(db, v, h.clock.Now, webhook.URLPolicy{AllowPrivate: h.cfg.WebhookAllowPrivateTargets})
-	h.logger = slog.New(slog.NewJSONHandler(&lockedWriter{w: h.logs}, nil))
-	h.engine = web.New(web.Deps{
-		Config:      h.cfg,
-		Logger:      h.logger,
-		Now:         h.clock.Now,
-		DB:          db,
-		Idempotency: db,
-		Merchants:   h.merchants,
-		Customers:   customer.NewService(db, h.clock.Now),
-		Funding:     h.funding,
-		Webhooks:    h.webhooks,
-		Payments:    h.payments,
-	})
+	h.engine = svc.Handler()
 	return h
 }
 
@@ -164,7 +134,7 @@ func withPrivateTargets(allow bool) option {
 // dispatcher returns a webhook dispatcher on the harness's database and
 // clock, with the client the flag of the configuration calls for.
 func (h *harness) dispatcher(opts webhook.DispatcherOptions) *webhook.Dispatcher {
-	return webhook.NewDispatcher(h.db, h.vault, webhook.NewClient(h.cfg.WebhookAllowPrivateTargets), h.clock.Now, opts)
+	return h.svc.Dispatcher(opts)
 }
 
 // deliver sends every due delivery and returns how many were sent.

@@ -23,22 +23,22 @@ func runACH(ctx context.Context, args []string, io IO) error {
 		fmt.Fprintf(io.Stderr, "fundsource ach: %v\n\n%s", err, achUsage)
 		return fmt.Errorf("%w: %v", ErrUsage, err)
 	}
-	return withEnv(ctx, io, func(e *env) error {
-		if e.originator == nil {
+	return withService(ctx, io, func(s *service) error {
+		if s.Originator == nil {
 			return errors.New("ACH origination is not configured: set ACH_ODFI_ROUTING, ACH_COMPANY_NAME and ACH_COMPANY_ID (see README)")
 		}
 		var out any
 		var text string
 		switch name {
 		case "originate":
-			files, err := e.originator.Run(ctx)
+			files, err := s.Originator.Run(ctx)
 			if err != nil {
 				return err
 			}
 			if files == nil {
 				files = []string{}
 			}
-			out, text = map[string]any{"files": files, "outbox": e.cfg.ACHOutboxDir}, fmt.Sprintf("%d file(s) written to %s\n", len(files), e.cfg.ACHOutboxDir)
+			out, text = map[string]any{"files": files, "outbox": s.Config.ACHOutboxDir}, fmt.Sprintf("%d file(s) written to %s\n", len(files), s.Config.ACHOutboxDir)
 			for _, f := range files {
 				text += "  " + f + "\n"
 			}
@@ -48,7 +48,7 @@ func runACH(ctx context.Context, args []string, io IO) error {
 				return err
 			}
 			defer f.Close()
-			res, err := e.originator.ImportReturns(ctx, f)
+			res, err := s.Originator.ImportReturns(ctx, f)
 			if err != nil {
 				return err
 			}

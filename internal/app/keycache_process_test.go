@@ -5,8 +5,6 @@ import (
 	"net/http"
 	"testing"
 	"time"
-
-	"github.com/fundsource/fundsource/internal/merchant"
 )
 
 // status is the status of GET url with the key.
@@ -67,8 +65,7 @@ func TestKeyChangesReachEveryServersKeyCache(t *testing.T) {
 	waitFor(t, 2*time.Second, "the restored key accepted", func() bool {
 		return status(t, customers, c.key) == http.StatusOK
 	})
-	other := merchant.NewService(c.db, nil, time.Now)
-	rolled, err := other.RollKey(ctx, c.scope)
+	rolled, err := c.svc.Merchants.RollKey(ctx, c.scope)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -41,8 +41,8 @@ func runMerchant(ctx context.Context, args []string, io IO) error {
 		fmt.Fprintf(io.Stderr, "fundsource merchant: %v\n\n%s", err, merchantUsage)
 		return fmt.Errorf("%w: %v", ErrUsage, err)
 	}
-	return withEnv(ctx, io, func(e *env) error {
-		out, text, err := e.merchantCommand(ctx, cmd)
+	return withService(ctx, io, func(s *service) error {
+		out, text, err := s.merchantCommand(ctx, cmd)
 		if err != nil {
 			return err
 		}
@@ -127,7 +127,7 @@ func parseInterspersed(fs *flag.FlagSet, args []string) ([]string, error) {
 }
 
 // merchantCommand runs cmd and returns its JSON result and its text form.
-func (e *env) merchantCommand(ctx context.Context, cmd merchantCmd) (any, string, error) {
+func (s *service) merchantCommand(ctx context.Context, cmd merchantCmd) (any, string, error) {
 	sc := tenant.Scope{MerchantID: cmd.merchantID, Env: cmd.env}
 	switch cmd.name {
 	case "create":
@@ -135,7 +135,7 @@ func (e *env) merchantCommand(ctx context.Context, cmd merchantCmd) (any, string
 		if generated {
 			cmd.password = merchant.NewPassword()
 		}
-		created, err := e.merchants.Create(ctx, cmd.mName, cmd.email, cmd.password)
+		created, err := s.Merchants.Create(ctx, cmd.mName, cmd.email, cmd.password)
 		if err != nil {
 			return nil, "", err
 		}
@@ -149,7 +149,7 @@ func (e *env) merchantCommand(ctx context.Context, cmd merchantCmd) (any, string
 		}
 		return out, text + "The secret key is shown only now; store it safely.\n", nil
 	case "activate-production":
-		keys, err := e.merchants.ActivateProduction(ctx, cmd.merchantID)
+		keys, err := s.Merchants.ActivateProduction(ctx, cmd.merchantID)
 		if err != nil {
 			return nil, "", err
 		}
@@ -157,44 +157,44 @@ func (e *env) merchantCommand(ctx context.Context, cmd merchantCmd) (any, string
 			fmt.Sprintf("production secret key: %s\nproduction public key: %s\nThe secret key is shown only now; store it safely.\n",
 				keys.SecretKey, keys.PublicKey), nil
 	case "roll-key":
-		secret, err := e.merchants.RollKey(ctx, sc)
+		secret, err := s.Merchants.RollKey(ctx, sc)
 		if err != nil {
 			return nil, "", err
 		}
 		return map[string]any{"merchant_id": cmd.merchantID, "environment": cmd.env, "secret_key": secret},
 			fmt.Sprintf("new %s secret key: %s\nThe previous key no longer works.\n", cmd.env, secret), nil
 	case "grant-on-demand":
-		if err := e.merchants.GrantOnDemand(ctx, sc); err != nil {
+		if err := s.Merchants.GrantOnDemand(ctx, sc); err != nil {
 			return nil, "", err
 		}
 		return map[string]any{"merchant_id": cmd.merchantID, "environment": cmd.env, "permission": merchant.PermOnDemand},
 			fmt.Sprintf("granted %s to the %s key of %s\n", merchant.PermOnDemand, cmd.env, cmd.merchantID), nil
 	case "enable-third-party-verification":
-		if err := e.merchants.EnableThirdPartyVerification(ctx, sc); err != nil {
+		if err := s.Merchants.EnableThirdPartyVerification(ctx, sc); err != nil {
 			return nil, "", err
 		}
 		return map[string]any{"merchant_id": cmd.merchantID, "environment": cmd.env, "third_party_verification": true},
 			fmt.Sprintf("third-party verification enabled for %s in %s\n", cmd.merchantID, cmd.env), nil
 	case "allow-redirect-origin", "remove-redirect-origin":
-		change, verb := e.merchants.AllowRedirectOrigin, "allowed"
+		change, verb := s.Merchants.AllowRedirectOrigin, "allowed"
 		if cmd.name == "remove-redirect-origin" {
-			change, verb = e.merchants.RemoveRedirectOrigin, "no longer allowed"
+			change, verb = s.Merchants.RemoveRedirectOrigin, "no longer allowed"
 		}
 		origin, err := change(ctx, sc, cmd.origin)
 		if err != nil {
 			return nil, "", err
 		}
-		return e.redirectOrigins(ctx, sc, fmt.Sprintf("%s %s as a redirect origin in %s\n", origin, verb, cmd.env))
+		return s.redirectOrigins(ctx, sc, fmt.Sprintf("%s %s as a redirect origin in %s\n", origin, verb, cmd.env))
 	case "redirect-origins":
-		return e.redirectOrigins(ctx, sc, "")
+		return s.redirectOrigins(ctx, sc, "")
 	}
 	return nil, "", fmt.Errorf("unknown subcommand %q", cmd.name)
 }
 
 // redirectOrigins answers with the scope's allowed redirect origins after a
 // change (headline) or on their own.
-func (e *env) redirectOrigins(ctx context.Context, sc tenant.Scope, headline string) (any, string, error) {
-	origins, err := e.merchants.RedirectOrigins(ctx, sc)
+func (s *service) redirectOrigins(ctx context.Context, sc tenant.Scope, headline string) (any, string, error) {
+	origins, err := s.Merchants.RedirectOrigins(ctx, sc)
 	if err != nil {
 		return nil, "", err
 	}

@@ -6,12 +6,11 @@ import (
 	"flag"
 	"fmt"
 	"net"
-	"net/http"
 	"strings"
-	"time"
 
 	"github.com/fundsource/fundsource/internal/config"
 	"github.com/fundsource/fundsource/internal/providersim"
+	"github.com/fundsource/fundsource/web"
 )
 
 const providerSimUsage = `Usage:
@@ -76,19 +75,5 @@ func runProviderSim(ctx context.Context, args []string, io IO) error {
 
 // serveSim serves the simulator on ln until ctx ends.
 func serveSim(ctx context.Context, ln net.Listener, cfg providersim.Config) error {
-	return serveUntil(ctx, ln, providersim.New(cfg).Handler())
-}
-
-// serveUntil serves h on ln until ctx ends (the development helpers:
-// provider simulator and webhook receiver).
-func serveUntil(ctx context.Context, ln net.Listener, h http.Handler) error {
-	srv := &http.Server{Handler: h, ReadHeaderTimeout: 5 * time.Second}
-	go func() {
-		<-ctx.Done()
-		srv.Close()
-	}()
-	if err := srv.Serve(ln); !errors.Is(err, http.ErrServerClosed) {
-		return err
-	}
-	return nil
+	return web.ServeUntil(ctx, ln, providersim.New(cfg).Handler())
 }

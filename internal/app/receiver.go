@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/fundsource/fundsource/internal/webhook"
+	"github.com/fundsource/fundsource/web"
 )
 
 const receiverUsage = `Usage:
@@ -36,7 +37,7 @@ func runReceiver(ctx context.Context, args []string, io IO) error {
 	}
 	fmt.Fprintf(io.Stderr, "webhook receiver on http://%s/ — register it with POST /v2/webhooks {\"url\": \"http://%s/\"}\n",
 		ln.Addr(), ln.Addr())
-	return serveUntil(ctx, ln, receiverHandler(*secret, io.Stdout, time.Now))
+	return web.ServeUntil(ctx, ln, receiverHandler(*secret, io.Stdout, time.Now))
 }
 
 func receiverHandler(secret string, out io.Writer, now func() time.Time) http.Handler {

@@ -18,58 +18,42 @@ import (
 	"github.com/fundsource/fundsource/web"
 )
 
-// handler builds the HTTP handler of the service.
-func (e *env) handler() http.Handler {
-	return web.New(web.Deps{
-		Config:      e.cfg,
-		Logger:      e.log,
-		Now:         e.now,
-		DB:          e.db,
-		Idempotency: e.db,
-		Merchants:   e.merchants,
-		Customers:   e.customers,
-		Funding:     e.funding,
-		Webhooks:    e.webhooks,
-		Payments:    e.payments,
-	})
-}
-
 // serve listens on LISTEN_ADDR until ctx ends, then shuts down gracefully:
 // in-flight requests get up to 20 s, background jobs stop.
-func (e *env) serve(ctx context.Context) error {
-	ln, err := net.Listen("tcp", e.cfg.ListenAddr)
+func (s *service) serve(ctx context.Context) error {
+	ln, err := net.Listen("tcp", s.Config.ListenAddr)
 	if err != nil {
-		return fmt.Errorf("listen on %s: %w", e.cfg.ListenAddr, err)
+		return fmt.Errorf("listen on %s: %w", s.Config.ListenAddr, err)
 	}
-	return e.serveOn(ctx, ln)
+	return s.serveOn(ctx, ln)
 }
 
-func (e *env) serveOn(ctx context.Context, ln net.Listener) error {
+func (s *service) serveOn(ctx context.Context, ln net.Listener) error {
 	jobs, stopJobs := context.WithCancel(context.Background())
 	defer stopJobs()
-	if e.cfg.APIKeyCacheTTL > 0 {
-		cache := merchant.NewKeyCache(e.cfg.APIKeyCacheTTL, e.now)
-		sub := postgres.Subscribe(jobs, e.dbURL, postgres.KeyChannel, e.log, cache.Clear)
+	if s.Config.APIKeyCacheTTL > 0 {
+		cache := merchant.NewKeyCache(s.Config.APIKeyCacheTTL, s.Now)
+		sub := postgres.Subscribe(jobs, s.dbURL, postgres.KeyChannel, s.Log, cache.Clear)
 		cache.Live(sub.Connected)
-		e.merchants.UseKeyCache(cache)
+		s.Merchants.UseKeyCache(cache)
 	}
-	srv := web.Server(ln.Addr().String(), e.handler())
+	srv := web.Server(ln.Addr().String(), s.Handler())
 	done := make(chan struct{})
-	go func() { defer close(done); e.runJobs(jobs) }()
+	go func() { defer close(done); s.runJobs(jobs) }()
 
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
-	if e.cfg.PprofAddr != "" {
-		stopProfiler := e.serveProfiler()
+	if s.Config.PprofAddr != "" {
+		stopProfiler := s.serveProfiler()
 		defer stopProfiler()
 	}
-	e.log.Info("serving", slog.String("addr", ln.Addr().String()), slog.String("mode", string(e.cfg.Mode)))
+	s.Log.Info("serving", slog.String("addr", ln.Addr().String()), slog.String("mode", string(s.Config.Mode)))
 
 	var serveErr error
 	select {
 	case serveErr = <-errc:
 	case <-ctx.Done():
-		e.log.Info("shutting down")
+		s.Log.Info("shutting down")
 		sctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 		serveErr = srv.Shutdown(sctx)
 		cancel()
@@ -84,26 +68,20 @@ func (e *env) serveOn(ctx context.Context, ln net.Listener) error {
 
 // serveProfiler serves net/http/pprof on PPROF_ADDR (its own listener and
 // mux, never the service's) and returns how to stop it.
-func (e *env) serveProfiler() func() {
+func (s *service) serveProfiler() func() {
 	mux := http.NewServeMux()
 	mux.HandleFunc("/debug/pprof/", pprof.Index)
 	mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
 	mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
 	mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
-	srv := &http.Server{Addr: e.cfg.PprofAddr, Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	srv := &http.Server{Addr: s.Config.PprofAddr, Handler: mux, ReadHeaderTimeout: 10 * time.Second}
 	go func() {
 		if err := srv.ListenAndServe(); err != nil && !errors.Is(err, http.ErrServerClosed) {
-			e.log.Warn("profiler stopped", slog.Any("error", err))
+			s.Log.Warn("profiler stopped", slog.Any("error", err))
 		}
 	}()
-	e.log.Info("profiler listening", slog.String("addr", e.cfg.PprofAddr))
+	s.Log.Info("profiler listening", slog.String("addr", s.Config.PprofAddr))
 	return func() { _ = srv.Close() }
-}
-
-// dispatcher returns the webhook dispatcher of this process.
-func (e *env) dispatcher() *webhook.Dispatcher {
-	return webhook.NewDispatcher(e.db, e.vault, webhook.NewClient(e.cfg.WebhookAllowPrivateTargets), e.now,
-		webhook.DispatcherOptions{Workers: e.cfg.WebhookWorkers, PerEndpoint: e.cfg.WebhookPerEndpoint, Poll: e.cfg.WebhookPollInterval, Logger: e.log})
 }
 
 // runJobs runs the background work of this process until ctx ends:
@@ -113,35 +91,35 @@ func (e *env) dispatcher() *webhook.Dispatcher {
 // rows are claimed with SKIP LOCKED or deleted idempotently, so processes
 // never do the same work twice. It returns when the deliveries in flight
 // have been recorded.
-func (e *env) runJobs(ctx context.Context) {
+func (s *service) runJobs(ctx context.Context) {
 	var wg sync.WaitGroup
 	wg.Go(func() {
-		e.dispatcher().Run(ctx, postgres.Listen(ctx, e.dbURL, postgres.DeliveryChannel, e.log))
+		s.Dispatcher(webhook.DispatcherOptions{Workers: s.Config.WebhookWorkers, PerEndpoint: s.Config.WebhookPerEndpoint, Poll: s.Config.WebhookPollInterval}).Run(ctx, postgres.Listen(ctx, s.dbURL, postgres.DeliveryChannel, s.Log))
 	})
 	wg.Go(func() {
-		e.every(ctx, time.Hour, "event retention", e.webhooks.PurgeEvents)
+		s.every(ctx, time.Hour, "event retention", s.Webhooks.PurgeEvents)
 	})
 	wg.Go(func() {
-		e.every(ctx, time.Minute, "micro-deposit expiry", counted(e.funding.ExpireDue))
+		s.every(ctx, time.Minute, "micro-deposit expiry", counted(s.Funding.ExpireDue))
 	})
 	wg.Go(func() {
-		e.every(ctx, time.Second, "sandbox payment settlement", counted(e.payments.SettleDue))
+		s.every(ctx, time.Second, "sandbox payment settlement", counted(s.Payments.SettleDue))
 	})
 	wg.Go(func() {
-		e.every(ctx, time.Minute, "subscription debits", counted(e.payments.RunDue))
+		s.every(ctx, time.Minute, "subscription debits", counted(s.Payments.RunDue))
 	})
-	if e.originator != nil {
+	if s.Originator != nil {
 		wg.Go(func() {
-			e.every(ctx, time.Minute, "ACH origination", func(ctx context.Context) (int64, error) {
-				files, err := e.originator.Run(ctx)
+			s.every(ctx, time.Minute, "ACH origination", func(ctx context.Context) (int64, error) {
+				files, err := s.Originator.Run(ctx)
 				return int64(len(files)), err
 			})
 		})
-	} else if e.cfg.Mode == config.Production {
-		e.log.Warn("ACH origination is off: set ACH_ODFI_ROUTING and the other ACH_ variables to send production micro-deposits and payments")
+	} else if s.Config.Mode == config.Production {
+		s.Log.Warn("ACH origination is off: set ACH_ODFI_ROUTING and the other ACH_ variables to send production micro-deposits and payments")
 	}
-	e.every(ctx, time.Hour, "idempotency sweep", func(ctx context.Context) (int64, error) {
-		return e.db.DeleteExpiredIdempotencyKeys(ctx, e.now())
+	s.every(ctx, time.Hour, "idempotency sweep", func(ctx context.Context) (int64, error) {
+		return s.DB.DeleteExpiredIdempotencyKeys(ctx, s.Now())
 	})
 	wg.Wait()
 }
@@ -156,15 +134,15 @@ func counted(job func(context.Context) (int, error)) func(context.Context) (int6
 
 // every runs job now and then every interval until ctx ends, logging what
 // it did and its failures.
-func (e *env) every(ctx context.Context, interval time.Duration, name string, job func(context.Context) (int64, error)) {
+func (s *service) every(ctx context.Context, interval time.Duration, name string, job func(context.Context) (int64, error)) {
 	t := time.NewTicker(interval)
 	defer t.Stop()
 	for {
 		n, err := job(ctx)
 		if err != nil && ctx.Err() == nil {
-			e.log.Warn(name+" failed", slog.Any("error", err))
+			s.Log.Warn(name+" failed", slog.Any("error", err))
 		} else if n > 0 {
-			e.log.Info(name, slog.Int64("count", n))
+			s.Log.Info(name, slog.Int64("count", n))
 		}
 		select {
 		case <-ctx.Done():

@@ -5,48 +5,33 @@ import (
 	"crypto/rand"
 	"encoding/base64"
 	"fmt"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"sync"
 	"syscall"
 	"testing"
 	"time"
 
+	"github.com/fundsource/fundsource/internal/config"
 	"github.com/fundsource/fundsource/internal/event"
+	"github.com/fundsource/fundsource/internal/lab"
 	"github.com/fundsource/fundsource/internal/postgres"
 	"github.com/fundsource/fundsource/internal/tenant"
-	"github.com/fundsource/fundsource/internal/vault"
 	"github.com/fundsource/fundsource/internal/webhook"
+	"github.com/fundsource/fundsource/internal/wiring"
 )
 
-var (
-	binOnce sync.Once
-	binPath string
-	binErr  error
-)
-
-// binary builds cmd/fundsource once per test process.
+// binary is cmd/fundsource, built once per test process.
 func binary(t *testing.T) string {
 	t.Helper()
-	binOnce.Do(func() {
-		dir, err := os.MkdirTemp("", "fundsource-bin-")
-		if err != nil {
-			binErr = err
-			return
-		}
-		binPath = filepath.Join(dir, "fundsource")
-		out, err := exec.Command("go", "build", "-o", binPath, "../../cmd/fundsource").CombinedOutput()
-		if err != nil {
-			binErr = fmt.Errorf("go build: %v\n%s", err, out)
-		}
-	})
-	if binErr != nil {
-		t.Fatal(binErr)
+	bin, err := lab.BuildServer()
+	if err != nil {
+		t.Fatal(err)
 	}
-	return binPath
+	return bin
 }
 
 // cluster is a database with the settings several serve processes share.
@@ -54,7 +39,7 @@ type cluster struct {
 	t     *testing.T
 	env   []string
 	db    *postgres.DB
-	vault *vault.Vault
+	svc   *wiring.Services // the service on db, as the processes wire it
 	scope tenant.Scope
 	key   string // the merchant's sandbox secret key
 }
@@ -67,8 +52,8 @@ func randomKey() ([]byte, string) {
 
 func newCluster(t *testing.T) *cluster {
 	c := newCLI(t)
-	enc, encB64 := randomKey()
-	fp, fpB64 := randomKey()
+	_, encB64 := randomKey()
+	_, fpB64 := randomKey()
 	_, sessB64 := randomKey()
 	c.env["ACCOUNT_ENCRYPTION_KEYS"] = "k1:" + encB64
 	c.env["FINGERPRINT_KEY"] = fpB64
@@ -79,7 +64,12 @@ func newCluster(t *testing.T) *cluster {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { db.Close() })
-	v, err := vault.New([]vault.Key{{ID: "k1", Bytes: enc}}, fp)
+	cfg, err := config.Load(func(k string) string { return c.env[k] })
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.WebhookAllowPrivateTargets = true
+	svc, err := wiring.Build(cfg, wiring.Deps{DB: db, Log: slog.New(slog.DiscardHandler), Now: time.Now})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -89,13 +79,13 @@ func newCluster(t *testing.T) *cluster {
 	}
 	merchantID := created["merchant_id"].(string)
 	key := created["sandbox"].(map[string]any)["secret_key"].(string)
-	return &cluster{t: t, env: env, db: db, vault: v, scope: tenant.Scope{MerchantID: merchantID, Env: tenant.Sandbox}, key: key}
+	return &cluster{t: t, env: env, db: db, svc: svc, scope: tenant.Scope{MerchantID: merchantID, Env: tenant.Sandbox}, key: key}
 }
 
 // register points the merchant's sandbox webhook at url.
 func (c *cluster) register(url string) string {
 	c.t.Helper()
-	reg, err := webhook.NewService(c.db, c.vault, time.Now, webhook.URLPolicy{AllowPrivate: true}).Register(context.Background(), c.scope, url)
+	reg, err := c.svc.Webhooks.Register(context.Background(), c.scope, url)
 	if err != nil {
 		c.t.Fatal(err)
 	}

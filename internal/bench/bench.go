@@ -1,18 +1,17 @@
-package app
+// Package bench is the load bench of `make bench` (fundsource-lab bench):
+// the service measured against PostgreSQL's own limits on this machine.
+package bench
 
 import (
-	"bufio"
 	"context"
 	"crypto/sha256"
 	"encoding/json"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"net"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -22,10 +21,12 @@ import (
 
 	"github.com/fundsource/fundsource/internal/customer"
 	"github.com/fundsource/fundsource/internal/funding"
+	"github.com/fundsource/fundsource/internal/lab"
 	"github.com/fundsource/fundsource/internal/loadgen"
-	"github.com/fundsource/fundsource/internal/pgserver"
 	"github.com/fundsource/fundsource/internal/postgres"
 	"github.com/fundsource/fundsource/internal/tenant"
+	"github.com/fundsource/fundsource/internal/wiring"
+	"github.com/fundsource/fundsource/web"
 )
 
 // benchReport is the table 'fundsource bench' prints and writes as JSON.
@@ -58,7 +59,7 @@ type benchCheck struct {
 
 // bench holds what the phases share.
 type bench struct {
-	e       *env
+	svc     *wiring.Services
 	base    string // the server's address
 	client  *http.Client
 	key     string
@@ -73,19 +74,19 @@ type bench struct {
 	statements int
 }
 
-// runBench measures the service against the database's own limits: a
-// private durable PostgreSQL (fsync on), the server as its own process,
-// and load from this one.
-func runBench(ctx context.Context, args []string, stdio IO) error {
-	fs := flag.NewFlagSet("fundsource bench", flag.ContinueOnError)
+// Run measures the service against the database's own limits: a private
+// durable PostgreSQL (fsync on), the server as its own process, and load
+// from this one.
+func Run(ctx context.Context, args []string, stdio lab.IO) error {
+	fs := flag.NewFlagSet("fundsource-lab bench", flag.ContinueOnError)
 	fs.SetOutput(stdio.Stderr)
 	phase := fs.Duration("duration", 5*time.Second, "how long each load runs")
 	workers := fs.Int("workers", 32, "concurrent connections")
 	out := fs.String("out", "bench/results.json", "where the JSON results go")
-	serverBin := fs.String("server", "", "the fundsource binary to run as the server (default: this one)")
+	serverBin := fs.String("server", "", "the fundsource binary to run as the server (default: the one beside this binary)")
 	topN := fs.Int("statements", 0, "report each load's N most expensive SQL statements (loads pg_stat_statements)")
 	if err := fs.Parse(args); err != nil {
-		return fmt.Errorf("%w: %v", ErrUsage, err)
+		return fmt.Errorf("%w: %v", lab.ErrUsage, err)
 	}
 	// Autovacuum would land in whichever load it pleases; the bench vacuums
 	// and checkpoints before each load instead, so every load starts alike.
@@ -93,32 +94,30 @@ func runBench(ctx context.Context, args []string, stdio IO) error {
 	if *topN > 0 {
 		settings = append(settings, "shared_preload_libraries=pg_stat_statements", "pg_stat_statements.track_planning=on")
 	}
-	bin, dir, pg, dbURL, cleanup, err := privateCluster(ctx, "bench", *serverBin, stdio, settings...)
+	run, err := lab.Prepare(ctx, "bench", *serverBin, settings...)
 	if err != nil {
 		return err
 	}
-	defer cleanup()
-	*serverBin = bin
+	defer run.Close()
 
-	vars := map[string]string{"DATA_DIR": dir, "DATABASE_URL": dbURL, "RATE_LIMIT_SANDBOX": "0",
+	vars := map[string]string{"DATA_DIR": run.Dir, "DATABASE_URL": run.DBURL, "RATE_LIMIT_SANDBOX": "0",
 		"WEBHOOK_ALLOW_PRIVATE_TARGETS": "true", "HOSTED_SUBMITS_PER_IP": "100000", "PPROF_ADDR": stdio.Getenv("PPROF_ADDR")}
 	for _, k := range []string{"WEBHOOK_WORKERS", "WEBHOOK_PER_ENDPOINT", "GOGC"} {
 		vars[k] = stdio.Getenv(k)
 	}
-	getenv := func(k string) string { return vars[k] }
-	return withEnv(ctx, IO{Getenv: getenv, Stdout: stdio.Stdout, Stderr: io.Discard}, func(e *env) error {
-		addr, err := freeLoopback()
+	return lab.Wire(ctx, vars, func(svc *wiring.Services) error {
+		addr, err := lab.FreeLoopback()
 		if err != nil {
 			return err
 		}
 		vars["LISTEN_ADDR"] = addr
-		server, err := startServer(ctx, *serverBin, vars)
+		server, err := lab.StartServer(ctx, run.Bin, vars)
 		if err != nil {
 			return err
 		}
-		defer server.stop()
-		b := &bench{e: e, base: "http://" + addr, workers: *workers, phase: *phase, statements: *topN,
-			pgPID: pg.PID(), serverPID: server.pid(),
+		defer server.Stop()
+		b := &bench{svc: svc, base: "http://" + addr, workers: *workers, phase: *phase, statements: *topN,
+			pgPID: run.PG.PID(), serverPID: server.PID(),
 			client: &http.Client{Timeout: 30 * time.Second, Transport: &http.Transport{MaxIdleConnsPerHost: *workers, MaxConnsPerHost: *workers}}}
 		if err := b.setup(ctx); err != nil {
 			return err
@@ -138,19 +137,19 @@ func runBench(ctx context.Context, args []string, stdio IO) error {
 }
 
 func (b *bench) setup(ctx context.Context) error {
-	m, err := b.e.merchants.Create(ctx, "Bench", "bench@fundsource.test", "bench-password-123")
+	m, err := b.svc.Merchants.Create(ctx, "Bench", "bench@fundsource.test", "bench-password-123")
 	if err != nil {
 		return err
 	}
 	b.key, b.scope = m.Sandbox.SecretKey, tenant.Scope{MerchantID: m.Merchant.ID, Env: tenant.Sandbox}
-	c, err := b.e.customers.Create(ctx, b.scope, customer.Input{FirstName: "Ada", LastName: "Lovelace", Email: "ada@example.com"})
+	c, err := b.svc.Customers.Create(ctx, b.scope, customer.Input{FirstName: "Ada", LastName: "Lovelace", Email: "ada@example.com"})
 	b.userID = c.ID
 	if err != nil {
 		return err
 	}
-	_, err = b.e.db.SQL().ExecContext(ctx, `CREATE TABLE bench_plain (id bigserial PRIMARY KEY, merchant_id text NOT NULL, payload text NOT NULL)`)
+	_, err = b.svc.DB.SQL().ExecContext(ctx, `CREATE TABLE bench_plain (id bigserial PRIMARY KEY, merchant_id text NOT NULL, payload text NOT NULL)`)
 	if err == nil && b.statements > 0 {
-		_, err = b.e.db.SQL().ExecContext(ctx, `CREATE EXTENSION IF NOT EXISTS pg_stat_statements`)
+		_, err = b.svc.DB.SQL().ExecContext(ctx, `CREATE EXTENSION IF NOT EXISTS pg_stat_statements`)
 	}
 	return err
 }
@@ -172,12 +171,12 @@ func (b *bench) measured(ctx context.Context, load func() (loadgen.Result, error
 	// planner chose the customer index for a source without them, 4.5 ms
 	// per GET), no dead rows, and no checkpoint pending.
 	for _, q := range []string{`VACUUM (ANALYZE)`, `CHECKPOINT`} {
-		if _, err := b.e.db.SQL().ExecContext(ctx, q); err != nil {
+		if _, err := b.svc.DB.SQL().ExecContext(ctx, q); err != nil {
 			return benchLoad{}, fmt.Errorf("%s: %w", q, err)
 		}
 	}
 	if b.statements > 0 {
-		if _, err := b.e.db.SQL().ExecContext(ctx, `SELECT pg_stat_statements_reset()`); err != nil {
+		if _, err := b.svc.DB.SQL().ExecContext(ctx, `SELECT pg_stat_statements_reset()`); err != nil {
 			return benchLoad{}, err
 		}
 	}
@@ -188,7 +187,7 @@ func (b *bench) measured(ctx context.Context, load func() (loadgen.Result, error
 	}
 	l := benchLoad{Result: r, CPU: b.sampleCPU().since(before, r.Ops)}
 	if b.statements > 0 {
-		l.Statements, err = statements(ctx, b.e.db.SQL(), b.statements)
+		l.Statements, err = statements(ctx, b.svc.DB.SQL(), b.statements)
 	}
 	return l, err
 }
@@ -238,7 +237,7 @@ func (b *bench) run(ctx context.Context) (benchReport, error) {
 	steps := []func() (benchLoad, error){
 		func() (benchLoad, error) {
 			return b.measure(ctx, "plain single-row INSERT", func(ctx context.Context, seq int64) error {
-				_, err := b.e.db.SQL().ExecContext(ctx, `INSERT INTO bench_plain (merchant_id, payload) VALUES ($1, $2)`, b.scope.MerchantID, create(seq, "33"))
+				_, err := b.svc.DB.SQL().ExecContext(ctx, `INSERT INTO bench_plain (merchant_id, payload) VALUES ($1, $2)`, b.scope.MerchantID, create(seq, "33"))
 				return err
 			})
 		},
@@ -264,17 +263,17 @@ func (b *bench) run(ctx context.Context) (benchReport, error) {
 		},
 		func() (benchLoad, error) {
 			var maxID int64
-			_ = b.e.db.SQL().GetContext(ctx, &maxID, `SELECT max(id) FROM bench_plain`)
+			_ = b.svc.DB.SQL().GetContext(ctx, &maxID, `SELECT max(id) FROM bench_plain`)
 			return b.measure(ctx, "plain primary-key SELECT", func(ctx context.Context, seq int64) error {
 				var payload string
-				return b.e.db.SQL().GetContext(ctx, &payload, `SELECT payload FROM bench_plain WHERE id = $1`, 1+seq%max(maxID, 1))
+				return b.svc.DB.SQL().GetContext(ctx, &payload, `SELECT payload FROM bench_plain WHERE id = $1`, 1+seq%max(maxID, 1))
 			})
 		},
 		func() (benchLoad, error) {
-			if _, err := b.e.funding.InitiateVerification(ctx, b.scope, id); err != nil {
+			if _, err := b.svc.Funding.InitiateVerification(ctx, b.scope, id); err != nil {
 				return benchLoad{}, err
 			}
-			env, err := b.e.merchants.Environment(ctx, b.scope)
+			env, err := b.svc.Merchants.Environment(ctx, b.scope)
 			if err != nil {
 				return benchLoad{}, err
 			}
@@ -296,7 +295,7 @@ func (b *bench) run(ctx context.Context) (benchReport, error) {
 		}
 		rep.Loads = append(rep.Loads, l)
 	}
-	rss, err := peakRSS(b.serverPID)
+	rss, err := lab.PeakRSS(b.serverPID)
 	if err != nil {
 		return rep, err
 	}
@@ -361,8 +360,8 @@ func (b *bench) directCreate(ctx context.Context, body, idemKey string) error {
 	}
 	h := sha256.Sum256([]byte("POST /v2/funding-source " + body))
 	var failed error
-	_, err := b.e.db.Idempotent(ctx, b.scope, idemKey, h[:], b.e.now(), func(ctx context.Context) (postgres.Response, bool) {
-		src, err := b.e.funding.CreateForMicroDeposits(ctx, b.scope, in)
+	_, err := b.svc.DB.Idempotent(ctx, b.scope, idemKey, h[:], b.svc.Now(), func(ctx context.Context) (postgres.Response, bool) {
+		src, err := b.svc.Funding.CreateForMicroDeposits(ctx, b.scope, in)
 		if err != nil {
 			failed = err
 			return postgres.Response{Status: 500}, false
@@ -388,7 +387,7 @@ func (b *bench) creationRows(ctx context.Context, seq int64) error {
 	body := fmt.Sprintf(`{"funding_source_id":%q,"user_id":%q,"status":"Unverified","routing_number":"021000021",`+
 		`"bank_name":"JPMORGAN CHASE BANK","last_four":"0001","account_type":"checking","nickname":null,`+
 		`"created_at":"2026-11-21T12:00:00Z","verification":null}`, srcID, b.userID)
-	_, err := b.e.db.SQL().ExecContext(ctx, creationRows, b.scope.MerchantID, string(b.scope.Env), "bench-rows-"+n,
+	_, err := b.svc.DB.SQL().ExecContext(ctx, creationRows, b.scope.MerchantID, string(b.scope.Env), "bench-rows-"+n,
 		sum("request"+n), []byte(body), srcID, b.userID, sum("sealed" + n)[:28], sum("account"+n), "evt_bench"+n,
 		fmt.Sprintf(`{"funding_source_id":%q,"user_id":%q}`, srcID, b.userID))
 	return err
@@ -473,7 +472,7 @@ func (b *bench) webhooks(ctx context.Context, rate int) (loadgen.Result, error) 
 	}
 	rctx, stop := context.WithCancel(ctx)
 	defer stop()
-	go serveUntil(rctx, ln, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	go web.ServeUntil(rctx, ln, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		at := time.Now()
 		id := r.Header.Get("webhook-id")
 		mu.Lock()
@@ -482,7 +481,7 @@ func (b *bench) webhooks(ctx context.Context, rate int) (loadgen.Result, error) 
 		}
 		mu.Unlock()
 	}))
-	if _, err := b.e.webhooks.Register(ctx, b.scope, "http://"+ln.Addr().String()+"/hooks"); err != nil {
+	if _, err := b.svc.Webhooks.Register(ctx, b.scope, "http://"+ln.Addr().String()+"/hooks"); err != nil {
 		return loadgen.Result{}, err
 	}
 	start := time.Now()
@@ -495,7 +494,7 @@ func (b *bench) webhooks(ctx context.Context, rate int) (loadgen.Result, error) 
 		due := int(time.Since(start).Seconds() * float64(rate))
 		for ; started < due; started++ {
 			wg.Go(func() {
-				ev, err := b.e.webhooks.SendTest(ctx, b.scope)
+				ev, err := b.svc.Webhooks.SendTest(ctx, b.scope)
 				mu.Lock()
 				defer mu.Unlock()
 				if err != nil {
@@ -548,108 +547,6 @@ func (b *bench) webhooks(ctx context.Context, rate int) (loadgen.Result, error) 
 }
 
 func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
-
-// privateCluster prepares a bench or chaos run: the server binary (this
-// one unless given), a temporary folder, and a durable private PostgreSQL
-// in it. cleanup stops the cluster (whichever it is by then) and removes
-// the folder.
-func privateCluster(ctx context.Context, name, serverBin string, stdio IO, settings ...string) (bin, dir string, pg *pgserver.Server, dbURL string, cleanup func(), err error) {
-	bin = serverBin
-	if bin == "" {
-		if bin, err = os.Executable(); err != nil {
-			return "", "", nil, "", nil, err
-		}
-	}
-	if dir, err = os.MkdirTemp("", "fundsource-"+name+"-"); err != nil {
-		return "", "", nil, "", nil, err
-	}
-	pg, dbURL, err = startDevCluster(ctx, dir, IO{Getenv: stdio.Getenv, Stdout: stdio.Stdout, Stderr: io.Discard}, settings...)
-	if err != nil {
-		os.RemoveAll(dir)
-		return "", "", nil, "", nil, err
-	}
-	return bin, dir, pg, dbURL, func() { _ = pg.Stop(); os.RemoveAll(dir) }, nil
-}
-
-// serverProcess is the 'fundsource serve' under measurement.
-type serverProcess struct {
-	cmd *exec.Cmd
-}
-
-func startServer(ctx context.Context, bin string, vars map[string]string) (*serverProcess, error) {
-	cmd := exec.Command(bin, "serve")
-	for k, v := range vars {
-		cmd.Env = append(cmd.Env, k+"="+v)
-	}
-	cmd.Env = append(cmd.Env, "PATH="+os.Getenv("PATH"))
-	// The server's logs go to /dev/null itself: through a pipe, this
-	// process would spend its cores (shared with the server) copying them.
-	devNull, err := os.OpenFile(os.DevNull, os.O_WRONLY, 0)
-	if err != nil {
-		return nil, err
-	}
-	defer devNull.Close()
-	cmd.Stdout, cmd.Stderr = devNull, devNull
-	if err := cmd.Start(); err != nil {
-		return nil, err
-	}
-	s := &serverProcess{cmd: cmd}
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		res, err := http.Get("http://" + vars["LISTEN_ADDR"] + "/readyz")
-		if err == nil {
-			res.Body.Close()
-			if res.StatusCode == http.StatusOK {
-				return s, nil
-			}
-		}
-		if time.Now().After(deadline) || ctx.Err() != nil {
-			s.stop()
-			return nil, errors.New("the server did not become ready")
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-}
-
-func (s *serverProcess) pid() int { return s.cmd.Process.Pid }
-
-func (s *serverProcess) stop() {
-	_ = s.cmd.Process.Signal(os.Interrupt)
-	done := make(chan struct{})
-	go func() { _ = s.cmd.Wait(); close(done) }()
-	select {
-	case <-done:
-	case <-time.After(20 * time.Second):
-		_ = s.cmd.Process.Kill()
-		<-done
-	}
-}
-
-// peakRSS is a process's high-water resident set (VmHWM), in bytes.
-func peakRSS(pid int) (int64, error) {
-	f, err := os.Open(fmt.Sprintf("/proc/%d/status", pid))
-	if err != nil {
-		return 0, err
-	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		if rest, ok := strings.CutPrefix(sc.Text(), "VmHWM:"); ok {
-			kb, err := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(rest), "kB")), 10, 64)
-			return kb << 10, err
-		}
-	}
-	return 0, errors.New("no VmHWM in /proc/status")
-}
-
-func freeLoopback() (string, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return "", err
-	}
-	defer l.Close()
-	return l.Addr().String(), nil
-}
 
 func printBench(w io.Writer, rep benchReport) {
 	fmt.Fprintf(w, "\n%-54s %8s %8s %8s   %s\n", "load ("+strconv.Itoa(rep.Workers)+" connections, "+rep.Duration+" each)",

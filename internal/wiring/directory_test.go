@@ -1,4 +1,4 @@
-package app
+package wiring
 
 import (
 	"os"
@@ -8,7 +8,7 @@ import (
 )
 
 func TestLoadDirectoryFollowsConfig(t *testing.T) {
-	d, err := loadDirectory("")
+	d, err := LoadDirectory("")
 	if err != nil || d.Full() {
 		t.Fatalf("no file: full = %v, err = %v; want the embedded sample", d.Full(), err)
 	}
@@ -17,14 +17,14 @@ func TestLoadDirectoryFollowsConfig(t *testing.T) {
 	if err := os.WriteFile(path, []byte(rec+strings.Repeat(" ", 155-len(rec))+"\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	d, err = loadDirectory(path)
+	d, err = LoadDirectory(path)
 	if err != nil || !d.Full() {
 		t.Fatalf("FedACH file: full = %v, err = %v", d != nil && d.Full(), err)
 	}
 	if _, err := d.Check("026009593"); err == nil {
 		t.Error("a full directory accepted a routing number it does not list")
 	}
-	if _, err := loadDirectory(filepath.Join(t.TempDir(), "missing.txt")); err == nil ||
+	if _, err := LoadDirectory(filepath.Join(t.TempDir(), "missing.txt")); err == nil ||
 		!strings.Contains(err.Error(), "ROUTING_DIRECTORY_FILE") {
 		t.Errorf("missing file: err = %v, want one naming ROUTING_DIRECTORY_FILE", err)
 	}

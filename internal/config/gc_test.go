@@ -1,4 +1,4 @@
-package app
+package config
 
 import (
 	"math"
@@ -14,7 +14,7 @@ func TestTuneGCRespectsTheOperatorsSettings(t *testing.T) {
 	t.Setenv("GOMEMLIMIT", "")
 	debug.SetGCPercent(100)
 	debug.SetMemoryLimit(math.MaxInt64)
-	tuneGC()
+	TuneGC()
 	if got := debug.SetGCPercent(100); got != 400 {
 		t.Errorf("GC percent %d, want 400", got)
 	}
@@ -27,7 +27,7 @@ func TestTuneGCRespectsTheOperatorsSettings(t *testing.T) {
 	t.Setenv("GOMEMLIMIT", "1GiB")
 	debug.SetGCPercent(150)
 	debug.SetMemoryLimit(1 << 30)
-	tuneGC()
+	TuneGC()
 	if got := debug.SetGCPercent(150); got != 150 {
 		t.Errorf("GC percent %d with GOGC=150 set", got)
 	}

@@ -1,6 +1,7 @@
-package app_test
+package bench_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"os"
@@ -8,18 +9,23 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/fundsource/fundsource/internal/app"
+	"github.com/fundsource/fundsource/internal/bench"
+	"github.com/fundsource/fundsource/internal/lab"
 )
 
-// TestBenchRunsEveryLoad runs 'fundsource bench' briefly: a durable private
+// TestBenchRunsEveryLoad runs the bench briefly: a durable private
 // cluster, the server as its own process, every load without a failure,
 // the table on stdout and the JSON results. (Targets are judged by 'make
 // bench', on full-length runs.)
 func TestBenchRunsEveryLoad(t *testing.T) {
 	out := filepath.Join(t.TempDir(), "results.json")
-	var stdout syncBuffer
-	err := app.Run(context.Background(), []string{"bench", "--duration", "300ms", "--workers", "8", "--statements", "3", "--out", out, "--server", binary(t)},
-		app.IO{Getenv: func(string) string { return "" }, Stdout: &stdout, Stderr: &syncBuffer{}})
+	bin, err := lab.BuildServer()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stdout, stderr bytes.Buffer
+	err = bench.Run(context.Background(), []string{"--duration", "300ms", "--workers", "8", "--statements", "3", "--out", out, "--server", bin},
+		lab.IO{Getenv: func(string) string { return "" }, Stdout: &stdout, Stderr: &stderr})
 	if err != nil {
 		t.Fatalf("bench: %v\n%s", err, stdout.String())
 	}

@@ -1,4 +1,7 @@
-package app
+// Package chaos is the resilience suite of `make chaos` (fundsource-lab
+// chaos): real server processes killed, their database restarted, their
+// webhook receiver taken down, and every creation and event counted.
+package chaos
 
 import (
 	"context"
@@ -14,8 +17,9 @@ import (
 	"time"
 
 	"github.com/fundsource/fundsource/internal/customer"
-	"github.com/fundsource/fundsource/internal/pgserver"
+	"github.com/fundsource/fundsource/internal/lab"
 	"github.com/fundsource/fundsource/internal/tenant"
+	"github.com/fundsource/fundsource/internal/wiring"
 )
 
 // chaosResult is one scenario's counts. A scenario fails on any loss, any
@@ -36,38 +40,35 @@ func (r chaosResult) ok() bool { return r.Lost == 0 && r.Duplicated == 0 && r.Fa
 // chaos holds what the scenarios share: the private cluster, the server
 // binary and the environment of its processes.
 type chaos struct {
-	e      *env
-	pg     *pgserver.Server
-	bin    string
+	svc    *wiring.Services
+	run    *lab.Run // its PG is replaced when the scenario restarts it
 	vars   map[string]string
 	client *http.Client
 	load   time.Duration
 }
 
-// runChaos runs the resilience scenarios against real processes: the
+// Run runs the resilience scenarios against real processes: the
 // server killed with SIGKILL mid-load, PostgreSQL restarted mid-load, the
 // webhook receiver down and back, and three servers on one database.
-func runChaos(ctx context.Context, args []string, stdio IO) error {
-	fs := flag.NewFlagSet("fundsource chaos", flag.ContinueOnError)
+func Run(ctx context.Context, args []string, stdio lab.IO) error {
+	fs := flag.NewFlagSet("fundsource-lab chaos", flag.ContinueOnError)
 	fs.SetOutput(stdio.Stderr)
 	load := fs.Duration("duration", 3*time.Second, "how long each load runs")
-	serverBin := fs.String("server", "", "the fundsource binary to run as the server (default: this one)")
+	serverBin := fs.String("server", "", "the fundsource binary to run as the server (default: the one beside this binary)")
 	if err := fs.Parse(args); err != nil {
-		return fmt.Errorf("%w: %v", ErrUsage, err)
+		return fmt.Errorf("%w: %v", lab.ErrUsage, err)
 	}
-	bin, dir, pg, dbURL, cleanup, err := privateCluster(ctx, "chaos", *serverBin, stdio)
+	run, err := lab.Prepare(ctx, "chaos", *serverBin)
 	if err != nil {
 		return err
 	}
-	defer cleanup()
-	c := &chaos{pg: pg, bin: bin, load: *load,
-		vars: map[string]string{"DATA_DIR": dir, "DATABASE_URL": dbURL, "RATE_LIMIT_SANDBOX": "0",
+	defer run.Close() // the cluster of the run, restarted or not
+	c := &chaos{run: run, load: *load,
+		vars: map[string]string{"DATA_DIR": run.Dir, "DATABASE_URL": run.DBURL, "RATE_LIMIT_SANDBOX": "0",
 			"WEBHOOK_ALLOW_PRIVATE_TARGETS": "true", "WEBHOOK_POLL_INTERVAL": "200ms"},
 		client: &http.Client{Timeout: 10 * time.Second}}
-	defer func() { _ = c.pg.Stop() }()
-	getenv := func(k string) string { return c.vars[k] }
-	return withEnv(ctx, IO{Getenv: getenv, Stdout: stdio.Stdout, Stderr: io.Discard}, func(e *env) error {
-		c.e = e
+	return lab.Wire(ctx, c.vars, func(svc *wiring.Services) error {
+		c.svc = svc
 		var results []chaosResult
 		for _, sc := range []struct {
 			name string
@@ -100,7 +101,7 @@ func runChaos(ctx context.Context, args []string, stdio IO) error {
 
 // merchant makes a merchant for a scenario.
 func (c *chaos) merchant(ctx context.Context, name string) (key string, scope tenant.Scope, err error) {
-	m, err := c.e.merchants.Create(ctx, name, strings.ToLower(strings.ReplaceAll(name, " ", "-"))+"@chaos.test", "chaos-password-123")
+	m, err := c.svc.Merchants.Create(ctx, name, strings.ToLower(strings.ReplaceAll(name, " ", "-"))+"@chaos.test", "chaos-password-123")
 	if err != nil {
 		return "", tenant.Scope{}, err
 	}
@@ -115,7 +116,7 @@ func (c *chaos) creatorFor(ctx context.Context, name string, digit int, addr fun
 	if err != nil {
 		return nil, scope, err
 	}
-	cu, err := c.e.customers.Create(ctx, scope, customer.Input{FirstName: "Chaos", LastName: "Monkey", Email: "chaos@example.com"})
+	cu, err := c.svc.Customers.Create(ctx, scope, customer.Input{FirstName: "Chaos", LastName: "Monkey", Email: "chaos@example.com"})
 	if err != nil {
 		return nil, scope, err
 	}
@@ -124,8 +125,8 @@ func (c *chaos) creatorFor(ctx context.Context, name string, digit int, addr fun
 }
 
 // server starts 'fundsource serve' on a fresh loopback address.
-func (c *chaos) server(ctx context.Context) (*serverProcess, string, error) {
-	addr, err := freeLoopback()
+func (c *chaos) server(ctx context.Context) (*lab.Server, string, error) {
+	addr, err := lab.FreeLoopback()
 	if err != nil {
 		return nil, "", err
 	}
@@ -133,13 +134,13 @@ func (c *chaos) server(ctx context.Context) (*serverProcess, string, error) {
 	return s, addr, err
 }
 
-func (c *chaos) serverOn(ctx context.Context, addr string) (*serverProcess, error) {
+func (c *chaos) serverOn(ctx context.Context, addr string) (*lab.Server, error) {
 	vars := make(map[string]string, len(c.vars)+1)
 	for k, v := range c.vars {
 		vars[k] = v
 	}
 	vars["LISTEN_ADDR"] = addr
-	return startServer(ctx, c.bin, vars)
+	return lab.StartServer(ctx, c.run.Bin, vars)
 }
 
 // creator creates funding sources, each with its own Idempotency-Key,
@@ -229,7 +230,7 @@ func (cr *creator) check(ctx context.Context, scope tenant.Scope) (chaosResult, 
 		Claims  int    `db:"claims"`
 		Created int    `db:"created"`
 	}
-	err := cr.c.e.db.SQL().SelectContext(ctx, &rows, `
+	err := cr.c.svc.DB.SQL().SelectContext(ctx, &rows, `
 SELECT f.id,
        (SELECT count(*) FROM account_numbers a WHERE a.environment = f.environment AND a.funding_source_id = f.id) AS claims,
        (SELECT count(*) FROM events e WHERE e.merchant_id = f.merchant_id AND e.environment = f.environment
@@ -289,8 +290,7 @@ func (c *chaos) killServer(ctx context.Context) (chaosResult, error) {
 	kills := 0
 	for ; kills < 3; kills++ {
 		time.Sleep(c.load / 4)
-		_ = srv.cmd.Process.Kill()
-		_ = srv.cmd.Wait()
+		srv.Kill()
 		if srv, err = c.serverOn(ctx, addr); err != nil {
 			close(stop)
 			<-done
@@ -300,7 +300,7 @@ func (c *chaos) killServer(ctx context.Context) (chaosResult, error) {
 	time.Sleep(c.load / 4)
 	close(stop)
 	<-done
-	srv.stop()
+	srv.Stop()
 	r, err := cr.check(ctx, scope)
 	r.Notes = fmt.Sprintf("%d kills; answers %v; %d requests cut off and retried", kills, cr.status, cr.broken.Load())
 	return r, err
@@ -314,8 +314,8 @@ func (c *chaos) restartDatabase(ctx context.Context) (chaosResult, error) {
 	if err != nil {
 		return chaosResult{}, err
 	}
-	defer srv.stop()
-	pid := srv.pid()
+	defer srv.Stop()
+	pid := srv.PID()
 	cr, scope, err := c.creatorFor(ctx, "Restart DB", 8, func() string { return addr })
 	if err != nil {
 		return chaosResult{}, err
@@ -349,13 +349,13 @@ func (c *chaos) restartDatabase(ctx context.Context) (chaosResult, error) {
 		}
 	}()
 	time.Sleep(c.load / 2)
-	pg, err := c.pg.Restart(ctx, 2*time.Second)
+	pg, err := c.run.PG.Restart(ctx, 2*time.Second)
 	if err != nil {
 		close(stop)
 		<-done
 		return chaosResult{}, fmt.Errorf("restart PostgreSQL: %w", err)
 	}
-	c.pg = pg
+	c.run.PG = pg
 	time.Sleep(c.load / 2)
 	close(stop)
 	<-done
@@ -369,7 +369,7 @@ func (c *chaos) restartDatabase(ctx context.Context) (chaosResult, error) {
 	defer readyMu.Unlock()
 	r.Notes = fmt.Sprintf("answers %v; /readyz went %v", cr.status, ready)
 	switch {
-	case srv.cmd.ProcessState != nil || srv.pid() != pid:
+	case srv.Exited() || srv.PID() != pid:
 		r.Failure += " the server did not survive"
 	case cr.status[http.StatusServiceUnavailable] == 0:
 		r.Failure += " no 503 while the database was down"
@@ -400,7 +400,7 @@ type chaosReceiver struct {
 }
 
 func newChaosReceiver() (*chaosReceiver, error) {
-	addr, err := freeLoopback()
+	addr, err := lab.FreeLoopback()
 	if err != nil {
 		return nil, err
 	}
@@ -475,7 +475,7 @@ func (c *chaos) events(ctx context.Context, key string, scope tenant.Scope, addr
 		}
 	}
 	var ids []string
-	err := c.e.db.SQL().SelectContext(ctx, &ids, `SELECT id FROM events WHERE merchant_id = $1 AND environment = $2 AND type = 'customer.created'`,
+	err := c.svc.DB.SQL().SelectContext(ctx, &ids, `SELECT id FROM events WHERE merchant_id = $1 AND environment = $2 AND type = 'customer.created'`,
 		scope.MerchantID, scope.Env)
 	return ids, err
 }
@@ -490,7 +490,7 @@ func (c *chaos) hooked(ctx context.Context, name string) (string, tenant.Scope, 
 	if err != nil {
 		return "", scope, nil, err
 	}
-	if _, err := c.e.webhooks.Register(ctx, scope, "http://"+rc.addr+"/hooks"); err != nil {
+	if _, err := c.svc.Webhooks.Register(ctx, scope, "http://"+rc.addr+"/hooks"); err != nil {
 		rc.down()
 		return "", scope, nil, err
 	}
@@ -509,7 +509,7 @@ func (c *chaos) receiverDown(ctx context.Context) (chaosResult, error) {
 	if err != nil {
 		return chaosResult{}, err
 	}
-	defer srv.stop()
+	defer srv.Stop()
 	rc.down()
 	ids, err := c.events(ctx, key, scope, []string{addr}, 100)
 	if err != nil {
@@ -541,7 +541,7 @@ func (c *chaos) threeServers(ctx context.Context) (chaosResult, error) {
 		if err != nil {
 			return chaosResult{}, err
 		}
-		defer srv.stop()
+		defer srv.Stop()
 		addrs = append(addrs, addr)
 	}
 	ids, err := c.events(ctx, key, scope, addrs, 300)
@@ -553,7 +553,7 @@ func (c *chaos) threeServers(ctx context.Context) (chaosResult, error) {
 	// A delivery's attempt is recorded just after the receiver answered.
 	var attempts int
 	for end := time.Now().Add(10 * time.Second); ; time.Sleep(100 * time.Millisecond) {
-		if err := c.e.db.SQL().GetContext(ctx, &attempts, `SELECT count(*) FROM webhook_attempts a JOIN webhook_deliveries d ON d.id = a.delivery_id
+		if err := c.svc.DB.SQL().GetContext(ctx, &attempts, `SELECT count(*) FROM webhook_attempts a JOIN webhook_deliveries d ON d.id = a.delivery_id
 			WHERE d.merchant_id = $1`, scope.MerchantID); err != nil {
 			return chaosResult{}, err
 		}

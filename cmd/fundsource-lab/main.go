@@ -1,0 +1,65 @@
+// Command fundsource-lab holds the tools that measure and break the
+// service: the load bench (`make bench`) and the resilience suite (`make
+// chaos`). It runs the fundsource binary beside it as the server under
+// test. Kept apart so that the product's binary links neither.
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/fundsource/fundsource/internal/bench"
+	"github.com/fundsource/fundsource/internal/chaos"
+	"github.com/fundsource/fundsource/internal/config"
+	"github.com/fundsource/fundsource/internal/lab"
+)
+
+const usage = `fundsource-lab: measure and break fundsource on this machine
+
+Usage:
+  fundsource-lab bench [--duration 5s] [--workers 32] [--statements N] [--out bench/results.json] [--server BIN]
+        measure the service against PostgreSQL's own limits (make bench)
+  fundsource-lab chaos [--duration 3s] [--server BIN]
+        kill -9, PostgreSQL restart, receiver down, three servers:
+        count every creation and event, fail on any loss (make chaos)
+
+Both run the fundsource binary beside this one (or --server) as the server,
+on a durable private PostgreSQL in a temporary folder.
+`
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	err := run(ctx, os.Args[1:], lab.IO{Getenv: os.Getenv, Stdout: os.Stdout, Stderr: os.Stderr})
+	switch {
+	case err == nil:
+	case errors.Is(err, lab.ErrUsage):
+		os.Exit(2)
+	default:
+		fmt.Fprintln(os.Stderr, "fundsource-lab:", err)
+		os.Exit(1)
+	}
+}
+
+func run(ctx context.Context, args []string, stdio lab.IO) error {
+	if len(args) == 0 {
+		fmt.Fprint(stdio.Stderr, usage)
+		return fmt.Errorf("%w: no command", lab.ErrUsage)
+	}
+	switch args[0] {
+	case "bench":
+		config.TuneGC() // the load generator and the direct path run here: the same collector as the server's
+		return bench.Run(ctx, args[1:], stdio)
+	case "chaos":
+		return chaos.Run(ctx, args[1:], stdio)
+	case "help", "-h", "--help":
+		fmt.Fprint(stdio.Stdout, usage)
+		return nil
+	}
+	fmt.Fprint(stdio.Stderr, usage)
+	return fmt.Errorf("%w: unknown command %q", lab.ErrUsage, args[0])
+}

@@ -1,0 +1,184 @@
+// Package wiring builds the service from a configuration and a database:
+// the vault, the routing directory, every domain service, the HTTP handler
+// and the webhook dispatcher. It is the one place that does so: 'serve',
+// 'dev', the operator commands, the lab and every test harness call Build.
+package wiring
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"os"
+	"time"
+
+	"golang.org/x/crypto/bcrypt"
+
+	"github.com/gin-gonic/gin"
+
+	"github.com/fundsource/fundsource/internal/ach"
+	"github.com/fundsource/fundsource/internal/config"
+	"github.com/fundsource/fundsource/internal/customer"
+	"github.com/fundsource/fundsource/internal/funding"
+	"github.com/fundsource/fundsource/internal/merchant"
+	"github.com/fundsource/fundsource/internal/payment"
+	"github.com/fundsource/fundsource/internal/postgres"
+	"github.com/fundsource/fundsource/internal/provider"
+	"github.com/fundsource/fundsource/internal/routing"
+	"github.com/fundsource/fundsource/internal/vault"
+	"github.com/fundsource/fundsource/internal/webhook"
+	"github.com/fundsource/fundsource/web"
+)
+
+// Deps are what Build needs besides the configuration.
+type Deps struct {
+	DB  *postgres.DB
+	Log *slog.Logger
+	Now func() time.Time // the service's clock; Clock in production
+	// PasswordCost is bcrypt's cost for dashboard passwords; 0 is
+	// bcrypt.DefaultCost (tests use bcrypt.MinCost).
+	PasswordCost int
+}
+
+// Services is the built service.
+type Services struct {
+	Config    *config.Config
+	Log       *slog.Logger
+	Now       func() time.Time
+	DB        *postgres.DB
+	Vault     *vault.Vault
+	Merchants *merchant.Service
+	Customers *customer.Service
+	Funding   *funding.Service
+	Webhooks  *webhook.Service
+	Payments  *payment.Service
+	// Originator writes NACHA files; nil unless ACH_ODFI_ROUTING is set.
+	Originator *ach.Originator
+}
+
+// Build makes the services of cfg on d.DB.
+func Build(cfg *config.Config, d Deps) (*Services, error) {
+	keys := make([]vault.Key, len(cfg.AccountEncryptionKeys))
+	for i, k := range cfg.AccountEncryptionKeys {
+		keys[i] = vault.Key{ID: k.ID, Bytes: k.Bytes}
+	}
+	v, err := vault.New(keys, cfg.FingerprintKey)
+	if err != nil {
+		return nil, err
+	}
+	banks, err := LoadDirectory(cfg.RoutingDirectoryFile)
+	if err != nil {
+		return nil, err
+	}
+	cost := d.PasswordCost
+	if cost == 0 {
+		cost = bcrypt.DefaultCost
+	}
+	db, now := d.DB, d.Now
+	fund := funding.NewService(db, banks, v, now)
+	if cfg.PlaidBaseURL != "" {
+		fund.WithProvider(provider.New(cfg.PlaidBaseURL, cfg.PlaidClientID, cfg.PlaidSecret, d.Log))
+	}
+	s := &Services{
+		Config: cfg, Log: d.Log, Now: now, DB: db, Vault: v,
+		Merchants: merchant.NewService(db, bcryptHasher{cost: cost}, now),
+		Customers: customer.NewService(db, now),
+		Funding:   fund,
+		Webhooks:  webhook.NewService(db, v, now, webhook.URLPolicy{AllowPrivate: cfg.WebhookAllowPrivateTargets}),
+		Payments:  payment.NewService(db, payment.Config{MaxAmount: cfg.PaymentMaxCents, SettleDelay: cfg.PaymentSettleDelay}, now),
+	}
+	if cfg.ACHODFIRouting != "" {
+		ac := ach.Config{Dir: cfg.ACHOutboxDir, ODFIRouting: cfg.ACHODFIRouting, DestinationRouting: cfg.ACHDestinationRouting,
+			DestinationName: cfg.ACHDestinationName, OriginName: cfg.ACHOriginName, CompanyName: cfg.ACHCompanyName,
+			CompanyID: cfg.ACHCompanyID}
+		if err := ac.Validate(); err != nil {
+			return nil, err
+		}
+		s.Originator = ach.NewOriginator(ac, db, s.Funding, s.Payments, s.Customers, now)
+	}
+	return s, nil
+}
+
+// Open opens the database at dbURL, sized for cfg's webhook workers,
+// migrates it and builds the services on it with the service's clock. The
+// returned function closes the database.
+func Open(ctx context.Context, cfg *config.Config, dbURL string, log *slog.Logger) (*Services, func(), error) {
+	db, err := postgres.Open(ctx, dbURL)
+	if err != nil {
+		return nil, nil, err
+	}
+	db.Reserve(cfg.WebhookWorkers) // each delivery in flight holds a connection
+	if err := db.Migrate(ctx); err != nil {
+		db.Close()
+		return nil, nil, err
+	}
+	s, err := Build(cfg, Deps{DB: db, Log: log, Now: Clock})
+	if err != nil {
+		db.Close()
+		return nil, nil, err
+	}
+	return s, func() { db.Close() }, nil
+}
+
+// Handler is the HTTP handler of the service: the API, the dashboard and
+// the hosted page on one Gin engine.
+func (s *Services) Handler() *gin.Engine {
+	return web.New(web.Deps{
+		Config:      s.Config,
+		Logger:      s.Log,
+		Now:         s.Now,
+		DB:          s.DB,
+		Idempotency: s.DB,
+		Merchants:   s.Merchants,
+		Customers:   s.Customers,
+		Funding:     s.Funding,
+		Webhooks:    s.Webhooks,
+		Payments:    s.Payments,
+	})
+}
+
+// Dispatcher is a webhook dispatcher with the configured client and limits;
+// opts fills in what the configuration does not say (the logger, and in
+// tests the numbers).
+func (s *Services) Dispatcher(opts webhook.DispatcherOptions) *webhook.Dispatcher {
+	if opts.Logger == nil {
+		opts.Logger = s.Log
+	}
+	return webhook.NewDispatcher(s.DB, s.Vault, webhook.NewClient(s.Config.WebhookAllowPrivateTargets), s.Now, opts)
+}
+
+// LoadDirectory reads the FedACH directory file when configured, else the
+// embedded sample.
+func LoadDirectory(path string) (*routing.Directory, error) {
+	if path == "" {
+		return routing.Embedded(), nil
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("ROUTING_DIRECTORY_FILE: %w", err)
+	}
+	defer f.Close()
+	d, err := routing.LoadFedACH(f)
+	if err != nil {
+		return nil, fmt.Errorf("ROUTING_DIRECTORY_FILE %s: %w", path, err)
+	}
+	return d, nil
+}
+
+// Clock is the service's time: UTC, truncated to PostgreSQL's microsecond
+// precision so that a value returned on creation equals the one read back.
+func Clock() time.Time { return time.Now().UTC().Truncate(time.Microsecond) }
+
+// bcryptHasher hashes dashboard passwords with bcrypt.
+type bcryptHasher struct{ cost int }
+
+func (h bcryptHasher) Hash(password string) (string, error) {
+	b, err := bcrypt.GenerateFromPassword([]byte(password), h.cost)
+	if err != nil {
+		return "", fmt.Errorf("hash password: %w", err)
+	}
+	return string(b), nil
+}
+
+func (bcryptHasher) Compare(hash, password string) error {
+	return bcrypt.CompareHashAndPassword([]byte(hash), []byte(password))
+}

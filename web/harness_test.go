@@ -30,7 +30,7 @@ import (
 	"github.com/fundsource/fundsource/internal/vault"
 	"github.com/fundsource/fundsource/internal/webhook"
 	"github.com/fundsource/fundsource/internal/wiring"
-	"github.com/fundsource/fundsource/web"
+	"github.com/fundsource/fundsource/web/api"
 )
 
 func TestMain(m *testing.M) { pgtest.Main(m, stopBrowser) }
@@ -297,7 +297,7 @@ var (
 func loadSpec() (*openapi3.T, routers.Router, error) {
 	specOnce.Do(func() {
 		loader := openapi3.NewLoader()
-		spec, specErr = loader.LoadFromData(web.OpenAPI)
+		spec, specErr = loader.LoadFromData(api.OpenAPI)
 		if specErr != nil {
 			return
 		}

@@ -21,9 +21,9 @@ import (
 
 	"github.com/fundsource/fundsource/internal/customer"
 	"github.com/fundsource/fundsource/internal/funding"
+	"github.com/fundsource/fundsource/internal/idempotency"
 	"github.com/fundsource/fundsource/internal/lab"
 	"github.com/fundsource/fundsource/internal/loadgen"
-	"github.com/fundsource/fundsource/internal/postgres"
 	"github.com/fundsource/fundsource/internal/tenant"
 	"github.com/fundsource/fundsource/internal/wiring"
 	"github.com/fundsource/fundsource/web"
@@ -358,16 +358,16 @@ func (b *bench) directCreate(ctx context.Context, body, idemKey string) error {
 	if err := json.Unmarshal([]byte(body), &in); err != nil {
 		return err
 	}
-	h := sha256.Sum256([]byte("POST /v2/funding-source " + body))
+	h := idempotency.RequestHash(http.MethodPost, "/v2/funding-source", []byte(body))
 	var failed error
-	_, err := b.svc.DB.Idempotent(ctx, b.scope, idemKey, h[:], b.svc.Now(), func(ctx context.Context) (postgres.Response, bool) {
+	_, err := b.svc.DB.Idempotent(ctx, b.scope, idemKey, h, b.svc.Now(), func(ctx context.Context) (idempotency.Response, bool) {
 		src, err := b.svc.Funding.CreateForMicroDeposits(ctx, b.scope, in)
 		if err != nil {
 			failed = err
-			return postgres.Response{Status: 500}, false
+			return idempotency.Response{Status: 500}, false
 		}
 		out, _ := json.Marshal(src)
-		return postgres.Response{Status: 200, Body: out}, true
+		return idempotency.Response{Status: 200, Body: out}, true
 	})
 	if failed != nil {
 		return failed

@@ -11,22 +11,14 @@ import (
 	"github.com/jmoiron/sqlx"
 
 	"github.com/fundsource/fundsource/internal/errs"
+	"github.com/fundsource/fundsource/internal/idempotency"
 	"github.com/fundsource/fundsource/internal/tenant"
 )
-
-// IdempotencyTTL is how long a first response is kept for replay.
-const IdempotencyTTL = 24 * time.Hour
-
-// Response is a stored first response to an idempotent POST.
-type Response struct {
-	Status int
-	Body   []byte
-}
 
 // errDiscard rolls back a request whose response is not kept (a 5xx).
 var errDiscard = errors.New("discard idempotent response")
 
-// Idempotent runs fn at most once per (scope, key) within IdempotencyTTL.
+// Idempotent runs fn at most once per (scope, key) within idempotency.TTL.
 //
 // fn runs inside a transaction carried by its ctx, and its response is stored
 // in that same transaction, so a request's changes and its stored response
@@ -38,7 +30,7 @@ var errDiscard = errors.New("discard idempotent response")
 // the stored response without calling fn. A different requestHash gives
 // idempotency_key_reused; a first request still running, request_in_progress.
 func (db *DB) Idempotent(ctx context.Context, scope tenant.Scope, key string, requestHash []byte, now time.Time,
-	fn func(ctx context.Context) (Response, bool)) (replay *Response, err error) {
+	fn func(ctx context.Context) (idempotency.Response, bool)) (replay *idempotency.Response, err error) {
 	err = db.WithTx(ctx, func(ctx context.Context) error {
 		q := db.q(ctx)
 		var locked bool
@@ -53,14 +45,14 @@ func (db *DB) Idempotent(ctx context.Context, scope tenant.Scope, key string, re
 			Status int    `db:"response_status"`
 			Body   []byte `db:"response_body"`
 		}
-		err := sqlx.GetContext(ctx, q, &saved, selectIdempotency, scope.MerchantID, scope.Env, key, now.Add(-IdempotencyTTL))
+		err := sqlx.GetContext(ctx, q, &saved, selectIdempotency, scope.MerchantID, scope.Env, key, now.Add(-idempotency.TTL))
 		switch {
 		case err == nil:
 			if !bytes.Equal(saved.Hash, requestHash) {
 				return errs.New(errs.IdempotencyKeyReused,
 					"This Idempotency-Key was already used with a different request; use a new key for a new request.")
 			}
-			replay = &Response{Status: saved.Status, Body: saved.Body}
+			replay = &idempotency.Response{Status: saved.Status, Body: saved.Body}
 			return nil
 		case !errs.Is(translate(err), errs.NotFound):
 			return translate(err)
@@ -101,12 +93,12 @@ const deleteExpiredIdempotency = `
 DELETE FROM idempotency_keys
 WHERE ctid IN (SELECT ctid FROM idempotency_keys WHERE created_at < $1 LIMIT 1000)`
 
-// DeleteExpiredIdempotencyKeys removes keys older than IdempotencyTTL, in
+// DeleteExpiredIdempotencyKeys removes keys older than idempotency.TTL, in
 // batches, and returns how many it removed.
 func (db *DB) DeleteExpiredIdempotencyKeys(ctx context.Context, now time.Time) (int64, error) {
 	var total int64
 	for {
-		res, err := db.x.ExecContext(ctx, deleteExpiredIdempotency, now.Add(-IdempotencyTTL))
+		res, err := db.x.ExecContext(ctx, deleteExpiredIdempotency, now.Add(-idempotency.TTL))
 		if err != nil {
 			return total, translate(err)
 		}

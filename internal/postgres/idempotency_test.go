@@ -6,8 +6,8 @@ import (
 	"time"
 
 	"github.com/fundsource/fundsource/internal/errs"
+	"github.com/fundsource/fundsource/internal/idempotency"
 	"github.com/fundsource/fundsource/internal/pgtest"
-	"github.com/fundsource/fundsource/internal/postgres"
 	"github.com/fundsource/fundsource/internal/tenant"
 )
 
@@ -25,17 +25,17 @@ func TestIdempotentInFlightAndDiscardedResponses(t *testing.T) {
 	entered, release := make(chan struct{}), make(chan struct{})
 	firstDone := make(chan error, 1)
 	go func() {
-		_, err := db.Idempotent(ctx, scope, "k", hash, now, func(ctx context.Context) (postgres.Response, bool) {
+		_, err := db.Idempotent(ctx, scope, "k", hash, now, func(ctx context.Context) (idempotency.Response, bool) {
 			close(entered)
 			<-release
-			return postgres.Response{Status: 200, Body: []byte(`{"n":1}`)}, true
+			return idempotency.Response{Status: 200, Body: []byte(`{"n":1}`)}, true
 		})
 		firstDone <- err
 	}()
 	<-entered
-	_, err := db.Idempotent(ctx, scope, "k", hash, now, func(context.Context) (postgres.Response, bool) {
+	_, err := db.Idempotent(ctx, scope, "k", hash, now, func(context.Context) (idempotency.Response, bool) {
 		t.Error("second request ran while the first was in flight")
-		return postgres.Response{}, false
+		return idempotency.Response{}, false
 	})
 	if got := errs.CodeOf(err); got != errs.RequestInProgress {
 		t.Errorf("in-flight duplicate: code = %q, want %q", got, errs.RequestInProgress)
@@ -53,12 +53,12 @@ func TestIdempotentInFlightAndDiscardedResponses(t *testing.T) {
 	// leaves the key free for a retry.
 	runs := 0
 	for range 2 {
-		replay, err := db.Idempotent(ctx, scope, "k5", hash, now, func(ctx context.Context) (postgres.Response, bool) {
+		replay, err := db.Idempotent(ctx, scope, "k5", hash, now, func(ctx context.Context) (idempotency.Response, bool) {
 			runs++
 			if err := db.InsertMerchant(ctx, newMerchant("mer_5xx", "5xx@example.com")); err != nil {
 				t.Errorf("insert inside idempotent run: %v", err)
 			}
-			return postgres.Response{Status: 500}, false
+			return idempotency.Response{Status: 500}, false
 		})
 		if err != nil || replay != nil {
 			t.Fatalf("discarded run: replay %v, err %v", replay, err)

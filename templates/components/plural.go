@@ -7,3 +7,16 @@ func Plural(n int, one, many string) string {
 	}
 	return many
 }
+
+// AccountLabel is an account for people: "Checking •••• 6789" for the
+// account type "checking" and the last four digits "6789".
+func AccountLabel(accountType, lastFour string) string {
+	kind := "Account"
+	switch accountType {
+	case "checking":
+		kind = "Checking"
+	case "savings":
+		kind = "Savings"
+	}
+	return kind + " •••• " + lastFour
+}

@@ -1,4 +1,4 @@
-package web
+package kit
 
 import (
 	"net/http"
@@ -21,8 +21,8 @@ func FuzzDecode(f *testing.F) {
 		c.Request = httptest.NewRequest(http.MethodPost, "/", nil)
 		c.Set(ctxBody, body)
 		var in customer.Input
-		if err := decode(c, &in); err != nil && errs.CodeOf(err) != errs.InvalidRequest {
-			t.Fatalf("decode(%q) error without invalid_request: %v", body, err)
+		if err := Decode(c, &in); err != nil && errs.CodeOf(err) != errs.InvalidRequest {
+			t.Fatalf("Decode(%q) error without invalid_request: %v", body, err)
 		}
 	})
 }

@@ -1,4 +1,4 @@
-package web
+package dashboard
 
 import (
 	"bytes"
@@ -12,19 +12,19 @@ import (
 	"github.com/fundsource/fundsource/internal/errs"
 	"github.com/fundsource/fundsource/internal/event"
 	"github.com/fundsource/fundsource/internal/webhook"
-	"github.com/fundsource/fundsource/templates/dashboard"
+	view "github.com/fundsource/fundsource/templates/dashboard"
 )
 
 // logPageSize is how many events a page of the delivery log shows.
 const logPageSize = 25
 
-func (s *server) webhooksPage(c *gin.Context) {
-	s.renderWebhooks(c, http.StatusOK, dashboard.Webhooks{}, false)
+func (s *Surface) webhooksPage(c *gin.Context) {
+	s.renderWebhooks(c, http.StatusOK, view.Webhooks{}, false)
 }
 
 // renderWebhooks shows the webhook page; v carries a refused URL and its
 // error; reveal shows the signing secret.
-func (s *server) renderWebhooks(c *gin.Context, status int, v dashboard.Webhooks, reveal bool) {
+func (s *Surface) renderWebhooks(c *gin.Context, status int, v view.Webhooks, reveal bool) {
 	ctx, scope := c.Request.Context(), current(c).Scope
 	reg, err := s.webhooks.Get(ctx, scope)
 	switch {
@@ -37,21 +37,21 @@ func (s *server) renderWebhooks(c *gin.Context, status int, v dashboard.Webhooks
 			v.PreviousExpires = shortTime(*reg.PreviousSecretExpiresAt)
 		}
 	case !errs.Is(err, errs.WebhookNotFound):
-		s.dashboardError(c, err)
+		s.Fail(c, err)
 		return
 	}
 	entries, more, err := s.webhooks.Log(ctx, scope, pageOf(c, logPageSize))
 	if err != nil {
-		s.dashboardError(c, err)
+		s.Fail(c, err)
 		return
 	}
 	v.Log, v.Page = rowsOf(c, entries, more, logRow, func(e webhook.LogEntry) string { return e.Event.ID })
-	s.page(c, status, dashboard.WebhooksPage(s.frame(c, "Webhooks", "webhooks"), v))
+	s.Page(c, status, view.WebhooksPage(s.frame(c, "Webhooks", "webhooks"), v))
 }
 
 // logRow is a delivery-log entry for people.
-func logRow(e webhook.LogEntry) dashboard.LogRow {
-	r := dashboard.LogRow{ID: e.Event.ID, Type: e.Event.Type, Time: shortTime(e.Event.CreatedAt),
+func logRow(e webhook.LogEntry) view.LogRow {
+	r := view.LogRow{ID: e.Event.ID, Type: e.Event.Type, Time: shortTime(e.Event.CreatedAt),
 		State: e.State(), Attempts: e.Attempts, Code: "—"}
 	if e.LastStatusCode != nil {
 		r.Code = strconv.Itoa(*e.LastStatusCode)
@@ -66,57 +66,57 @@ func logRow(e webhook.LogEntry) dashboard.LogRow {
 
 // setWebhook sets or replaces the URL under the API's rules; a refused URL
 // stays in the field with the reason.
-func (s *server) setWebhook(c *gin.Context) {
+func (s *Surface) setWebhook(c *gin.Context) {
 	typed := c.PostForm("url")
 	_, err := s.webhooks.Register(c.Request.Context(), current(c).Scope, typed)
 	if e, ok := errs.As(err); ok && (e.Code == errs.InvalidURL || e.Code == errs.InvalidRequest) {
-		c.Set(ctxErrorCode, string(e.Code))
-		s.renderWebhooks(c, http.StatusUnprocessableEntity, dashboard.Webhooks{Typed: typed, Error: sentence(e.Message)}, false)
+		s.Resolve(c, err)
+		s.renderWebhooks(c, http.StatusUnprocessableEntity, view.Webhooks{Typed: typed, Error: sentence(e.Message)}, false)
 		return
 	}
 	s.done(c, err, "Webhook URL saved. New events go to it.", "/dashboard/webhooks")
 }
 
-func (s *server) deleteWebhookPage(c *gin.Context) {
+func (s *Surface) deleteWebhookPage(c *gin.Context) {
 	s.done(c, s.webhooks.Delete(c.Request.Context(), current(c).Scope),
 		"Webhook URL deleted. Pending deliveries were canceled.", "/dashboard/webhooks")
 }
 
 // revealWebhookSecret shows the signing secret on this response only (a
 // POST, so the secret never sits in an address or a history entry).
-func (s *server) revealWebhookSecret(c *gin.Context) {
-	s.renderWebhooks(c, http.StatusOK, dashboard.Webhooks{}, true)
+func (s *Surface) revealWebhookSecret(c *gin.Context) {
+	s.renderWebhooks(c, http.StatusOK, view.Webhooks{}, true)
 }
 
-func (s *server) rollWebhookSecretPage(c *gin.Context) {
+func (s *Surface) rollWebhookSecretPage(c *gin.Context) {
 	if _, err := s.webhooks.RollSecret(c.Request.Context(), current(c).Scope); err != nil {
 		s.done(c, err, "", "/dashboard/webhooks")
 		return
 	}
-	s.renderWebhooks(c, http.StatusOK, dashboard.Webhooks{}, true)
+	s.renderWebhooks(c, http.StatusOK, view.Webhooks{}, true)
 }
 
-func (s *server) testWebhookPage(c *gin.Context) {
+func (s *Surface) testWebhookPage(c *gin.Context) {
 	_, err := s.webhooks.SendTest(c.Request.Context(), current(c).Scope)
 	s.done(c, err, "Test event sent. Its delivery shows below within seconds.", "/dashboard/webhooks")
 }
 
-func (s *server) eventPage(c *gin.Context) {
+func (s *Surface) eventPage(c *gin.Context) {
 	ctx, scope := c.Request.Context(), current(c).Scope
 	d, err := s.webhooks.Event(ctx, scope, c.Param("id"))
 	if err != nil {
-		s.dashboardError(c, err)
+		s.Fail(c, err)
 		return
 	}
 	_, hookErr := s.webhooks.Get(ctx, scope)
-	v := dashboard.Event{ID: d.ID, Type: d.Type, Time: shortTime(d.CreatedAt), Payload: payload(d.Event), CanResend: hookErr == nil}
+	v := view.Event{ID: d.ID, Type: d.Type, Time: shortTime(d.CreatedAt), Payload: payload(d.Event), CanResend: hookErr == nil}
 	for _, del := range d.Deliveries {
-		dv := dashboard.Delivery{ID: del.ID, State: webhook.State(del.Status, del.Attempts)}
+		dv := view.Delivery{ID: del.ID, State: webhook.State(del.Status, del.Attempts)}
 		if del.NextAttemptAt != nil {
 			dv.Next = shortTime(*del.NextAttemptAt)
 		}
 		for _, a := range del.Log {
-			av := dashboard.Attempt{Time: shortTime(a.AttemptedAt), URL: a.URL, Code: "no response",
+			av := view.Attempt{Time: shortTime(a.AttemptedAt), URL: a.URL, Code: "no response",
 				Latency: fmt.Sprintf("%d ms", a.LatencyMS), Body: a.ResponseBody}
 			if a.StatusCode != nil {
 				av.Code = strconv.Itoa(*a.StatusCode)
@@ -128,7 +128,7 @@ func (s *server) eventPage(c *gin.Context) {
 		}
 		v.Deliveries = append(v.Deliveries, dv)
 	}
-	s.page(c, http.StatusOK, dashboard.EventPage(s.frame(c, d.Type, "webhooks"), v))
+	s.Page(c, http.StatusOK, view.EventPage(s.frame(c, d.Type, "webhooks"), v))
 }
 
 // payload is the event as its webhook body, indented.
@@ -144,7 +144,7 @@ func payload(e event.Event) string {
 	return out.String()
 }
 
-func (s *server) resendEvent(c *gin.Context) {
+func (s *Surface) resendEvent(c *gin.Context) {
 	id := c.Param("id")
 	_, err := s.webhooks.Redeliver(c.Request.Context(), current(c).Scope, id)
 	s.done(c, err, "Queued for delivery to the current webhook URL.", "/dashboard/events/"+id)

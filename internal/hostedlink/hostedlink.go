@@ -1,8 +1,8 @@
-// Package hosted is the use case behind the hosted verification page
-// (spec 4.5, CONTRACT 7): it resolves a link to one merchant environment,
-// customer and funding source, checks the redirect targets, and verifies
-// micro-deposits through the same funding service as the API.
-package hosted
+// Package hostedlink is the use case behind the hosted verification page:
+// it resolves a link to one merchant environment, customer and funding
+// source, checks the redirect targets, and verifies micro-deposits through
+// the same funding service as the API.
+package hostedlink
 
 import (
 	"context"

@@ -1,4 +1,4 @@
-package web
+package kit
 
 import (
 	"sync"
@@ -57,22 +57,24 @@ func (b *buckets) evictFull(now time.Time) {
 	}
 }
 
-// limiter is the API's limit: one bucket per API key, its rate by
+// Limiter is the API's limit: one bucket per API key, its rate by
 // environment, the burst one second's worth of requests.
-type limiter struct {
+type Limiter struct {
 	perSecond map[tenant.Environment]float64 // 0 = unlimited
 	buckets   *buckets
 }
 
-func newLimiter(sandbox, production float64) *limiter {
-	return &limiter{
+// NewLimiter returns the API limit with the per-second rates of the two
+// environments (0 = unlimited).
+func NewLimiter(sandbox, production float64) *Limiter {
+	return &Limiter{
 		perSecond: map[tenant.Environment]float64{tenant.Sandbox: sandbox, tenant.Production: production},
 		buckets:   newBuckets(),
 	}
 }
 
-// allow takes one request of keyID at now.
-func (l *limiter) allow(keyID string, env tenant.Environment, now time.Time) (time.Duration, bool) {
+// Allow takes one request of keyID at now.
+func (l *Limiter) Allow(keyID string, env tenant.Environment, now time.Time) (time.Duration, bool) {
 	r := l.perSecond[env]
 	if r <= 0 {
 		return 0, true
@@ -80,30 +82,23 @@ func (l *limiter) allow(keyID string, env tenant.Environment, now time.Time) (ti
 	return l.buckets.take(keyID, rate.Limit(r), max(int(r), 1), now)
 }
 
-// hostedWindow is the time over which the hosted page's per-IP and
-// per-source submission allowances refill.
-const hostedWindow = 10 * time.Minute
-
-// signInWindow is the time over which the dashboard's per-IP and per-email
-// sign-in allowances refill.
-const signInWindow = 15 * time.Minute
-
-// pairLimiter bounds an action by two keys at once, such as the client IP
+// PairLimiter bounds an action by two keys at once, such as the client IP
 // and the thing acted on: up to first (second) at once per key, refilled
 // evenly over window.
-type pairLimiter struct {
+type PairLimiter struct {
 	window        time.Duration
 	first, second int
 	buckets       *buckets
 }
 
-func newPairLimiter(window time.Duration, first, second int) *pairLimiter {
-	return &pairLimiter{window: window, first: first, second: second, buckets: newBuckets()}
+// NewPairLimiter returns a PairLimiter.
+func NewPairLimiter(window time.Duration, first, second int) *PairLimiter {
+	return &PairLimiter{window: window, first: first, second: second, buckets: newBuckets()}
 }
 
-// allow takes one from each key's allowance; both must have one left. It
+// Allow takes one from each key's allowance; both must have one left. It
 // reports the wait otherwise.
-func (l *pairLimiter) allow(first, second string, now time.Time) (time.Duration, bool) {
+func (l *PairLimiter) Allow(first, second string, now time.Time) (time.Duration, bool) {
 	if wait, ok := l.buckets.take("1:"+first, rate.Every(l.window/time.Duration(l.first)), l.first, now); !ok {
 		return wait, false
 	}

@@ -1,4 +1,4 @@
-package web
+package dashboard
 
 import (
 	"fmt"
@@ -13,14 +13,15 @@ import (
 	"github.com/fundsource/fundsource/internal/money"
 	"github.com/fundsource/fundsource/internal/paging"
 	"github.com/fundsource/fundsource/internal/tenant"
-	"github.com/fundsource/fundsource/templates/dashboard"
+	"github.com/fundsource/fundsource/templates/components"
+	view "github.com/fundsource/fundsource/templates/dashboard"
 )
 
 // listSize is how many rows a page of a dashboard list shows.
 const listSize = 25
 
 // statusOptions are the funding-source list's status filter.
-var statusOptions = []dashboard.Option{
+var statusOptions = []view.Option{
 	{Value: funding.FilterLive, Label: "All (not removed)"},
 	{Value: funding.FilterUnverified, Label: "Unverified"},
 	{Value: funding.FilterPending, Label: "Deposits pending"},
@@ -28,62 +29,62 @@ var statusOptions = []dashboard.Option{
 	{Value: funding.FilterRemoved, Label: "Removed"},
 }
 
-func (s *server) customersPage(c *gin.Context) {
+func (s *Surface) customersPage(c *gin.Context) {
 	q := c.Query("q")
 	list, more, err := s.customers.Search(c.Request.Context(), current(c).Scope, q, pageOf(c, listSize))
 	if err != nil {
-		s.dashboardError(c, err)
+		s.Fail(c, err)
 		return
 	}
-	v := dashboard.Customers{Query: q}
+	v := view.Customers{Query: q}
 	v.Rows, v.Page = rowsOf(c, list, more, customerRow, func(cu customer.Customer) string { return cu.ID })
-	s.page(c, http.StatusOK, dashboard.CustomersPage(s.frame(c, "Customers", "customers"), v))
+	s.Page(c, http.StatusOK, view.CustomersPage(s.frame(c, "Customers", "customers"), v))
 }
 
-func customerRow(cu customer.Customer) dashboard.CustomerRow {
-	return dashboard.CustomerRow{ID: cu.ID, Name: cu.FirstName + " " + cu.LastName, Email: cu.Email, Created: shortTime(cu.CreatedAt)}
+func customerRow(cu customer.Customer) view.CustomerRow {
+	return view.CustomerRow{ID: cu.ID, Name: cu.FirstName + " " + cu.LastName, Email: cu.Email, Created: shortTime(cu.CreatedAt)}
 }
 
 // customerPage shows a customer with up to 100 of their sources, removed
 // ones included.
-func (s *server) customerPage(c *gin.Context) {
+func (s *Surface) customerPage(c *gin.Context) {
 	ctx, scope := c.Request.Context(), current(c).Scope
 	cu, err := s.customers.Get(ctx, scope, c.Param("id"))
 	if err != nil {
-		s.dashboardError(c, err)
+		s.Fail(c, err)
 		return
 	}
 	srcs, _, err := s.funding.ListForCustomer(ctx, scope, cu.ID, true, paging.Page{Limit: paging.MaxLimit})
 	if err != nil {
-		s.dashboardError(c, err)
+		s.Fail(c, err)
 		return
 	}
-	v := dashboard.Customer{CustomerRow: customerRow(cu)}
+	v := view.Customer{CustomerRow: customerRow(cu)}
 	if cu.BusinessName != nil {
 		v.Business = *cu.BusinessName
 	}
 	for _, src := range srcs {
 		v.Sources = append(v.Sources, sourceRow(funding.Listed{Source: src}))
 	}
-	s.page(c, http.StatusOK, dashboard.CustomerPage(s.frame(c, v.Name, "customers"), v))
+	s.Page(c, http.StatusOK, view.CustomerPage(s.frame(c, v.Name, "customers"), v))
 }
 
-func (s *server) sourcesPage(c *gin.Context) {
+func (s *Surface) sourcesPage(c *gin.Context) {
 	f := funding.Filter{Search: c.Query("q"), Status: c.Query("status")}
 	list, more, err := s.funding.Search(c.Request.Context(), current(c).Scope, f, pageOf(c, listSize))
 	if err != nil {
-		s.dashboardError(c, err)
+		s.Fail(c, err)
 		return
 	}
-	v := dashboard.Sources{Query: f.Search, Status: f.Status, Statuses: statusOptions}
+	v := view.Sources{Query: f.Search, Status: f.Status, Statuses: statusOptions}
 	v.Rows, v.Page = rowsOf(c, list, more, sourceRow, func(l funding.Listed) string { return l.ID })
-	s.page(c, http.StatusOK, dashboard.SourcesPage(s.frame(c, "Funding sources", "sources"), v))
+	s.Page(c, http.StatusOK, view.SourcesPage(s.frame(c, "Funding sources", "sources"), v))
 }
 
 // sourceRow is a source for people: bank, masked account, status.
-func sourceRow(l funding.Listed) dashboard.SourceRow {
-	r := dashboard.SourceRow{ID: l.ID, Customer: l.CustomerName, Email: l.CustomerEmail, Bank: "Unknown bank",
-		Account: accountLabel(l.Source), Status: string(l.Status), Created: shortTime(l.CreatedAt)}
+func sourceRow(l funding.Listed) view.SourceRow {
+	r := view.SourceRow{ID: l.ID, Customer: l.CustomerName, Email: l.CustomerEmail, Bank: "Unknown bank",
+		Account: components.AccountLabel(string(l.Source.AccountType), l.Source.LastFour), Status: string(l.Status), Created: shortTime(l.CreatedAt)}
 	if l.BankName != nil && *l.BankName != "" {
 		r.Bank = *l.BankName
 	}
@@ -101,19 +102,19 @@ func sourceRow(l funding.Listed) dashboard.SourceRow {
 
 // sourcePage shows a source with its verification, the hosted link while
 // the customer can still verify, the sandbox amounts, and its events.
-func (s *server) sourcePage(c *gin.Context) {
+func (s *Surface) sourcePage(c *gin.Context) {
 	ctx, scope := c.Request.Context(), current(c).Scope
 	src, err := s.funding.Get(ctx, scope, c.Param("id"))
 	if err != nil {
-		s.dashboardError(c, err)
+		s.Fail(c, err)
 		return
 	}
 	cu, err := s.customers.Get(ctx, scope, src.UserID)
 	if err != nil {
-		s.dashboardError(c, err)
+		s.Fail(c, err)
 		return
 	}
-	v := dashboard.Source{
+	v := view.Source{
 		SourceRow: sourceRow(funding.Listed{Source: src, CustomerName: cu.FirstName + " " + cu.LastName, CustomerEmail: cu.Email}),
 		UserID:    src.UserID, Removed: src.Removed, Verification: "none",
 	}
@@ -130,7 +131,7 @@ func (s *server) sourcePage(c *gin.Context) {
 	if unverified {
 		env, err := s.merchants.Environment(ctx, scope)
 		if err != nil {
-			s.dashboardError(c, err)
+			s.Fail(c, err)
 			return
 		}
 		v.HostedLink = fmt.Sprintf("%s/#/bank-account/%s/%s/%s", strings.TrimRight(s.cfg.HostedBaseURL.String(), "/"), env.PublicKey, src.UserID, src.ID)
@@ -138,29 +139,29 @@ func (s *server) sourcePage(c *gin.Context) {
 	if unverified && scope.Env == tenant.Sandbox && vf != nil && vf.Status == "pending" {
 		a, _, err := s.funding.SandboxAmounts(ctx, scope, src.ID)
 		if err != nil {
-			s.dashboardError(c, err)
+			s.Fail(c, err)
 			return
 		}
 		v.Amounts = "$" + money.Format(int64(a[0])) + " and $" + money.Format(int64(a[1]))
 	}
 	events, err := s.webhooks.SourceEvents(ctx, scope, src.ID)
 	if err != nil {
-		s.dashboardError(c, err)
+		s.Fail(c, err)
 		return
 	}
 	for _, e := range events {
-		v.Events = append(v.Events, dashboard.LogRow{ID: e.ID, Type: e.Type, Time: shortTime(e.CreatedAt)})
+		v.Events = append(v.Events, view.LogRow{ID: e.ID, Type: e.Type, Time: shortTime(e.CreatedAt)})
 	}
-	s.page(c, http.StatusOK, dashboard.SourcePage(s.frame(c, v.Bank+" "+v.Account, "sources"), v))
+	s.Page(c, http.StatusOK, view.SourcePage(s.frame(c, v.Bank+" "+v.Account, "sources"), v))
 }
 
-func (s *server) initiateFromPage(c *gin.Context) {
+func (s *Surface) initiateFromPage(c *gin.Context) {
 	id := c.Param("id")
 	_, err := s.funding.InitiateVerification(c.Request.Context(), current(c).Scope, id)
 	s.done(c, err, "Micro-deposits sent. They arrive in one to two business days.", "/dashboard/funding-sources/"+id)
 }
 
-func (s *server) removeFromPage(c *gin.Context) {
+func (s *Surface) removeFromPage(c *gin.Context) {
 	id := c.Param("id")
 	_, err := s.funding.Remove(c.Request.Context(), current(c).Scope, id)
 	s.done(c, err, "Funding source removed.", "/dashboard/funding-sources/"+id)

@@ -1,4 +1,4 @@
-package web
+package dashboard
 
 import (
 	"crypto/hmac"
@@ -74,9 +74,9 @@ func current(c *gin.Context) *signedIn { return c.MustGet(ctxSignedIn).(*signedI
 // startSession replaces whatever session the browser had with a new one
 // for m in the sandbox (a fresh session on every sign-in), and makes this
 // request a signed-in one.
-func (s *server) startSession(c *gin.Context, m merchant.Merchant) error {
+func (s *Surface) startSession(c *gin.Context, m merchant.Merchant) error {
 	sess := s.newSession(int(s.cfg.DashboardSessionMaxAge / time.Second))
-	now := s.now().Unix()
+	now := s.Now().Unix()
 	sess.Values[sessMerchant] = m.ID
 	sess.Values[sessEnv] = string(tenant.Sandbox)
 	sess.Values[sessID] = ids.New("ses_")
@@ -90,13 +90,13 @@ func (s *server) startSession(c *gin.Context, m merchant.Merchant) error {
 }
 
 // endSession deletes the session cookie.
-func (s *server) endSession(c *gin.Context) {
+func (s *Surface) endSession(c *gin.Context) {
 	_ = s.newSession(-1).Save(c.Request, c.Writer)
 }
 
 // newSession is an empty session, not the browser's, whose cookie lives
 // maxAge seconds (-1 deletes it).
-func (s *server) newSession(maxAge int) *sessions.Session {
+func (s *Surface) newSession(maxAge int) *sessions.Session {
 	sess := sessions.NewSession(s.sessions, sessionCookie)
 	opts := *s.sessions.Options
 	opts.MaxAge = maxAge
@@ -108,7 +108,7 @@ func (s *server) newSession(maxAge int) *sessions.Session {
 // sends the browser to sign in, back to this page afterwards. Sessions end
 // after DASHBOARD_IDLE_TIMEOUT without a request and DASHBOARD_SESSION_MAX_AGE
 // after sign-in.
-func (s *server) dashboardAuth(c *gin.Context) {
+func (s *Surface) dashboardAuth(c *gin.Context) {
 	sess, err := s.sessions.Get(c.Request, sessionCookie)
 	id, _ := sess.Values[sessMerchant].(string)
 	env, _ := sess.Values[sessEnv].(string)
@@ -118,7 +118,7 @@ func (s *server) dashboardAuth(c *gin.Context) {
 		s.toSignIn(c, "")
 		return
 	}
-	now := s.now()
+	now := s.Now()
 	if now.Sub(time.Unix(seen, 0)) > s.cfg.DashboardIdleTimeout || now.Sub(time.Unix(issued, 0)) > s.cfg.DashboardSessionMaxAge {
 		s.endSession(c)
 		s.toSignIn(c, "expired")
@@ -137,7 +137,7 @@ func (s *server) dashboardAuth(c *gin.Context) {
 	if now.Sub(time.Unix(seen, 0)) >= seenEvery {
 		sess.Values[sessSeen] = now.Unix()
 		if err := sess.Save(c.Request, c.Writer); err != nil {
-			s.dashboardError(c, err)
+			s.Fail(c, err)
 			return
 		}
 	}
@@ -147,7 +147,7 @@ func (s *server) dashboardAuth(c *gin.Context) {
 
 // toSignIn redirects to the sign-in page; GET requests come back to where
 // they were going afterwards.
-func (s *server) toSignIn(c *gin.Context, reason string) {
+func (s *Surface) toSignIn(c *gin.Context, reason string) {
 	q := url.Values{}
 	if c.Request.Method == http.MethodGet {
 		q.Set("next", c.Request.URL.RequestURI())
@@ -159,8 +159,7 @@ func (s *server) toSignIn(c *gin.Context, reason string) {
 	if len(q) > 0 {
 		to += "?" + q.Encode()
 	}
-	s.pageHeaders(c)
-	c.Redirect(http.StatusSeeOther, to)
+	s.Redirect(c, to)
 	c.Abort()
 }
 
@@ -181,14 +180,14 @@ const (
 )
 
 // flash queues a message for the next page the merchant sees.
-func (s *server) flash(c *gin.Context, kind, msg string) {
+func (s *Surface) flash(c *gin.Context, kind, msg string) {
 	in := current(c)
 	in.session.AddFlash(kind + ":" + msg)
 	_ = in.session.Save(c.Request, c.Writer)
 }
 
 // takeFlashes returns and clears the queued messages.
-func (s *server) takeFlashes(c *gin.Context) (ok, bad []string) {
+func (s *Surface) takeFlashes(c *gin.Context) (ok, bad []string) {
 	in := current(c)
 	fs := in.session.Flashes()
 	if len(fs) == 0 {

@@ -1,29 +1,68 @@
-package web
+package dashboard
 
 import (
 	"fmt"
 	"log/slog"
 	"net/http"
 	"net/url"
-	"strconv"
 	"strings"
 	"time"
 
 	"github.com/a-h/templ"
 	"github.com/gin-gonic/gin"
+	"github.com/gorilla/sessions"
 
+	"github.com/fundsource/fundsource/internal/config"
+	"github.com/fundsource/fundsource/internal/customer"
 	"github.com/fundsource/fundsource/internal/errs"
 	"github.com/fundsource/fundsource/internal/funding"
+	"github.com/fundsource/fundsource/internal/merchant"
 	"github.com/fundsource/fundsource/internal/paging"
 	"github.com/fundsource/fundsource/internal/tenant"
+	"github.com/fundsource/fundsource/internal/webhook"
 	"github.com/fundsource/fundsource/templates/components"
-	"github.com/fundsource/fundsource/templates/dashboard"
+	view "github.com/fundsource/fundsource/templates/dashboard"
+	"github.com/fundsource/fundsource/web/kit"
 )
 
-// dashboardRoutes are the merchant dashboard (CONTRACT 8). Pages call the
-// same services as the API. Every form post is refused when it comes from
-// another site, and is bounded in size.
-func (s *server) dashboardRoutes(r *gin.Engine) {
+// signInWindow is the time over which the per-IP and per-email sign-in
+// allowances refill.
+const signInWindow = 15 * time.Minute
+
+// Deps are what the dashboard needs.
+type Deps struct {
+	Config    *config.Config
+	Merchants *merchant.Service
+	Customers *customer.Service
+	Funding   *funding.Service
+	Webhooks  *webhook.Service
+}
+
+// Surface is the dashboard's handlers.
+type Surface struct {
+	*kit.Kit
+	cfg       *config.Config
+	merchants *merchant.Service
+	customers *customer.Service
+	funding   *funding.Service
+	webhooks  *webhook.Service
+
+	sessions      *sessions.CookieStore
+	signInLimiter *kit.PairLimiter
+}
+
+// New returns the dashboard on k.
+func New(k *kit.Kit, d Deps) *Surface {
+	return &Surface{Kit: k, cfg: d.Config, merchants: d.Merchants, customers: d.Customers, funding: d.Funding, webhooks: d.Webhooks,
+		sessions:      newSessionStore(d.Config),
+		signInLimiter: kit.NewPairLimiter(signInWindow, d.Config.SignInAttemptsPerIP, d.Config.SignInAttemptsPerEmail),
+	}
+}
+
+// Mount adds the dashboard's routes to r. Pages call the same services as
+// the API. Every form post is refused when it comes from another site, and
+// is bounded in size.
+func (s *Surface) Mount(r *gin.Engine) {
 	forms := s.formPosts(components.MessagePage("This form was sent from another site",
 		"For your safety the dashboard only accepts forms from its own pages. Go back to the dashboard and try again."))
 	r.GET("/dashboard/sign-up", s.signUpPage)
@@ -58,30 +97,15 @@ func (s *server) dashboardRoutes(r *gin.Engine) {
 // formPosts guards the dashboard's form posts before anything else runs:
 // a post from another site is refused with the problem page (whether or
 // not it carries a session), and a post's body is bounded.
-func (s *server) formPosts(problem templ.Component) gin.HandlerFunc {
-	guard := s.crossSiteGuard(problem)
+func (s *Surface) formPosts(problem templ.Component) gin.HandlerFunc {
+	guard := s.CrossSiteGuard(problem)
 	return func(c *gin.Context) {
 		if c.Request.Method != http.MethodPost {
 			c.Next()
 			return
 		}
-		c.Request.Body = http.MaxBytesReader(c.Writer, c.Request.Body, maxFormBytes)
+		kit.BoundForm(c)
 		guard(c)
-	}
-}
-
-// crossSiteGuard refuses cross-origin form posts (Go's
-// CrossOriginProtection: Sec-Fetch-Site, else Origin against Host) with
-// the given page.
-func (s *server) crossSiteGuard(problem templ.Component) gin.HandlerFunc {
-	return func(c *gin.Context) {
-		if err := s.crossOrigin.Check(c.Request); err != nil {
-			c.Set(ctxErrorCode, string(errs.PermissionDenied))
-			s.page(c, http.StatusForbidden, problem)
-			c.Abort()
-			return
-		}
-		c.Next()
 	}
 }
 
@@ -91,91 +115,88 @@ var signInNotices = map[string]string{
 	"signed-out": "You have been signed out.",
 }
 
-func (s *server) signUpPage(c *gin.Context) {
-	s.page(c, http.StatusOK, dashboard.SignUp(dashboard.AuthForm{}))
+func (s *Surface) signUpPage(c *gin.Context) {
+	s.Page(c, http.StatusOK, view.SignUp(view.AuthForm{}))
 }
 
 // signUp creates the merchant with its sandbox keys, signs it in, and
 // shows the secret key once.
-func (s *server) signUp(c *gin.Context) {
-	v := dashboard.AuthForm{Name: c.PostForm("name"), Email: c.PostForm("email")}
+func (s *Surface) signUp(c *gin.Context) {
+	v := view.AuthForm{Name: c.PostForm("name"), Email: c.PostForm("email")}
 	if !s.allowAttempt(c, &v) {
-		s.page(c, http.StatusTooManyRequests, dashboard.SignUp(v))
+		s.Page(c, http.StatusTooManyRequests, view.SignUp(v))
 		return
 	}
 	created, err := s.merchants.Create(c.Request.Context(), v.Name, v.Email, c.PostForm("password"))
 	if err != nil {
 		e, ok := errs.As(err)
 		if !ok || e.Code != errs.InvalidRequest {
-			s.dashboardError(c, err)
+			s.Fail(c, err)
 			return
 		}
 		v.Error, v.ErrorField = sentence(e.Message), e.Param
-		s.page(c, http.StatusUnprocessableEntity, dashboard.SignUp(v))
+		s.Page(c, http.StatusUnprocessableEntity, view.SignUp(v))
 		return
 	}
 	if err := s.startSession(c, created.Merchant); err != nil {
-		s.dashboardError(c, err)
+		s.Fail(c, err)
 		return
 	}
-	s.log.InfoContext(c.Request.Context(), "merchant signed up", slog.String("merchant_id", created.Merchant.ID))
+	s.Log.InfoContext(c.Request.Context(), "merchant signed up", slog.String("merchant_id", created.Merchant.ID))
 	s.renderHome(c, created.Sandbox.SecretKey)
 }
 
-func (s *server) signInPage(c *gin.Context) {
-	s.page(c, http.StatusOK, dashboard.SignIn(dashboard.AuthForm{
+func (s *Surface) signInPage(c *gin.Context) {
+	s.Page(c, http.StatusOK, view.SignIn(view.AuthForm{
 		Next: localNext(c.Query("next")), Notice: signInNotices[c.Query("reason")],
 	}))
 }
 
 // signIn checks the password (attempts bounded per IP and per email) and
 // starts a fresh session.
-func (s *server) signIn(c *gin.Context) {
-	v := dashboard.AuthForm{Email: c.PostForm("email"), Next: localNext(c.PostForm("next"))}
+func (s *Surface) signIn(c *gin.Context) {
+	v := view.AuthForm{Email: c.PostForm("email"), Next: localNext(c.PostForm("next"))}
 	if !s.allowAttempt(c, &v) {
-		s.page(c, http.StatusTooManyRequests, dashboard.SignIn(v))
+		s.Page(c, http.StatusTooManyRequests, view.SignIn(v))
 		return
 	}
 	m, err := s.merchants.SignIn(c.Request.Context(), v.Email, c.PostForm("password"))
 	if err != nil {
 		if !errs.Is(err, errs.Unauthorized) {
-			s.dashboardError(c, err)
+			s.Fail(c, err)
 			return
 		}
-		s.log.InfoContext(c.Request.Context(), "dashboard sign-in refused",
-			slog.String("request_id", requestID(c)), slog.String("client_ip", c.ClientIP()))
-		c.Set(ctxErrorCode, string(errs.Unauthorized))
+		s.Log.InfoContext(c.Request.Context(), "dashboard sign-in refused",
+			slog.String("request_id", kit.RequestID(c)), slog.String("client_ip", c.ClientIP()))
+		s.Resolve(c, err)
 		v.Error = "That email and password don't match an account."
-		s.page(c, http.StatusUnauthorized, dashboard.SignIn(v))
+		s.Page(c, http.StatusUnauthorized, view.SignIn(v))
 		return
 	}
 	if err := s.startSession(c, m); err != nil {
-		s.dashboardError(c, err)
+		s.Fail(c, err)
 		return
 	}
-	s.pageHeaders(c)
-	c.Redirect(http.StatusSeeOther, v.Next)
+	s.Redirect(c, v.Next)
 }
 
 // allowAttempt takes one sign-in or sign-up attempt from the client's IP
 // and the typed email; when either has none left it sets the error and
 // Retry-After and reports false.
-func (s *server) allowAttempt(c *gin.Context, v *dashboard.AuthForm) bool {
-	wait, ok := s.signInLimiter.allow(c.ClientIP(), strings.ToLower(strings.TrimSpace(v.Email)), s.now())
+func (s *Surface) allowAttempt(c *gin.Context, v *view.AuthForm) bool {
+	wait, ok := s.signInLimiter.Allow(c.ClientIP(), strings.ToLower(strings.TrimSpace(v.Email)), s.Now())
 	if ok {
 		return true
 	}
+	s.Resolve(c, kit.RateLimited("Too many sign-in attempts.", wait))
 	mins := max(int((wait+time.Minute-1)/time.Minute), 1)
-	c.Header("Retry-After", strconv.Itoa(int(wait/time.Second)+1))
-	c.Set(ctxErrorCode, string(errs.RateLimited))
 	v.Error = fmt.Sprintf("Too many attempts. Wait about %d %s and try again.", mins, components.Plural(mins, "minute", "minutes"))
 	return false
 }
 
-func (s *server) signOut(c *gin.Context) {
+func (s *Surface) signOut(c *gin.Context) {
 	s.endSession(c)
-	s.pageHeaders(c)
-	c.Redirect(http.StatusSeeOther, "/dashboard/sign-in?reason=signed-out")
+	s.Redirect(c, "/dashboard/sign-in?reason=signed-out")
 }
 
 // sentence starts a message with a capital letter and ends it with a full stop.
@@ -191,134 +212,125 @@ func sentence(msg string) string {
 }
 
 // frame is the frame of a signed-in page, with the messages queued for it.
-func (s *server) frame(c *gin.Context, title, section string) dashboard.Frame {
+func (s *Surface) frame(c *gin.Context, title, section string) view.Frame {
 	in := current(c)
 	ok, bad := s.takeFlashes(c)
-	return dashboard.Frame{
+	return view.Frame{
 		Title: title, Section: section, Merchant: in.Merchant.Name, Email: in.Merchant.Email,
 		Env: string(in.Scope.Env), CanProduction: in.Merchant.Can(tenant.Production),
 		Path: c.Request.URL.RequestURI(), Notices: ok, Errors: bad,
 	}
 }
 
-// dashboardError answers a failed dashboard request: 404 for anything not
-// found, the message of any other contract error, and a logged 500 for
-// the rest.
-func (s *server) dashboardError(c *gin.Context, err error) {
-	if s.clientGone(c, err) {
+// Fail answers a failed dashboard request through the one error path: the
+// 404 page for anything not found, the message of any other contract
+// error, and a page naming the request id for the rest.
+func (s *Surface) Fail(c *gin.Context, err error) {
+	o := s.Resolve(c, err)
+	if o.Gone {
 		return
 	}
-	e, ok := errs.As(err)
-	status := http.StatusInternalServerError
-	if ok {
-		if st, known := statusOf[e.Code]; known {
-			status = st
-		}
-	}
-	if status == http.StatusNotFound {
-		s.dashboardNotFound(c)
+	if o.Status == http.StatusNotFound {
+		s.notFound(c)
 		return
 	}
-	heading, text := "That didn't work", ""
-	if status >= 500 {
-		s.log.ErrorContext(c.Request.Context(), "internal error", slog.String("request_id", requestID(c)),
-			slog.String("route", c.FullPath()), slog.Any("error", err))
+	heading, text := "That didn't work", sentence(o.Message)
+	if o.Status >= 500 {
 		heading = "Something went wrong"
-		text = "We could not complete this request. It has been logged as " + requestID(c) + "; please try again."
-	} else {
-		text = sentence(e.Message)
-		c.Set(ctxErrorCode, string(e.Code))
+		text = "We could not complete this request. It has been logged as " + kit.RequestID(c) + "; please try again."
 	}
 	if _, in := c.Get(ctxSignedIn); !in {
-		s.page(c, status, components.MessagePage(heading, text))
+		s.Page(c, o.Status, components.MessagePage(heading, text))
 	} else {
-		s.page(c, status, dashboard.Problem(s.frame(c, heading, ""), heading, text))
+		s.Page(c, o.Status, view.Problem(s.frame(c, heading, ""), heading, text))
 	}
 	c.Abort()
 }
 
-// dashboardNotFound is the one 404 page of the dashboard: another
-// merchant's object, the other environment's, and an unknown id all look
-// the same.
-func (s *server) dashboardNotFound(c *gin.Context) {
-	c.Set(ctxErrorCode, string(errs.NotFound))
-	s.page(c, http.StatusNotFound, dashboard.NotFound(s.frame(c, "Not found", "")))
+// notFound is the one 404 page of the dashboard: another merchant's
+// object, the other environment's, and an unknown id all look the same.
+func (s *Surface) notFound(c *gin.Context) {
+	s.Resolve(c, errs.New(errs.NotFound, "Not found."))
+	if _, in := c.Get(ctxSignedIn); !in {
+		s.Page(c, http.StatusNotFound, components.NotFoundPage())
+	} else {
+		s.Page(c, http.StatusNotFound, view.NotFound(s.frame(c, "Not found", "")))
+	}
 	c.Abort()
 }
 
 // done finishes a form action: a message for the next page and a 303 to
 // it. A refusal by the rules (no webhook URL included) becomes an error
 // message there; a missing object the 404 page.
-func (s *server) done(c *gin.Context, err error, okMsg, back string) {
+func (s *Surface) done(c *gin.Context, err error, okMsg, back string) {
 	if err != nil {
 		e, ok := errs.As(err)
-		missing := ok && statusOf[e.Code] == http.StatusNotFound && e.Code != errs.WebhookNotFound
-		if !ok || statusOf[e.Code] >= 500 || missing {
-			s.dashboardError(c, err)
+		missing := ok && kit.StatusOf(e.Code) == http.StatusNotFound && e.Code != errs.WebhookNotFound
+		if !ok || kit.StatusOf(e.Code) >= 500 || missing {
+			s.Fail(c, err)
 			return
 		}
 		s.flash(c, flashError, sentence(e.Message))
 	} else if okMsg != "" {
 		s.flash(c, flashOK, okMsg)
 	}
-	s.pageHeaders(c)
-	c.Redirect(http.StatusSeeOther, back)
+	s.Redirect(c, back)
 }
 
-func (s *server) home(c *gin.Context) { s.renderHome(c, "") }
+func (s *Surface) home(c *gin.Context) { s.renderHome(c, "") }
 
 // renderHome shows the overview; newSecret is the secret key just created
 // or rolled, shown this once.
-func (s *server) renderHome(c *gin.Context, newSecret string) {
+func (s *Surface) renderHome(c *gin.Context, newSecret string) {
 	in := current(c)
 	ctx, scope := c.Request.Context(), in.Scope
 	env, err := s.merchants.Environment(ctx, scope)
 	if err != nil {
-		s.dashboardError(c, err)
+		s.Fail(c, err)
 		return
 	}
 	hint, err := s.merchants.SecretKeyHint(ctx, scope)
 	if err != nil {
-		s.dashboardError(c, err)
+		s.Fail(c, err)
 		return
 	}
 	_, hookErr := s.webhooks.Get(ctx, scope)
 	if hookErr != nil && !errs.Is(hookErr, errs.WebhookNotFound) {
-		s.dashboardError(c, hookErr)
+		s.Fail(c, hookErr)
 		return
 	}
 	one := paging.Page{Limit: 1}
 	customers, _, err := s.customers.List(ctx, scope, one)
 	if err != nil {
-		s.dashboardError(c, err)
+		s.Fail(c, err)
 		return
 	}
 	sources, _, err := s.funding.Search(ctx, scope, funding.Filter{}, one)
 	if err != nil {
-		s.dashboardError(c, err)
+		s.Fail(c, err)
 		return
 	}
 	base := s.cfg.SandboxBaseURL
 	if scope.Env == tenant.Production {
 		base = s.cfg.ProductionBaseURL
 	}
-	v := dashboard.Overview{
+	v := view.Overview{
 		APIBase: strings.TrimSuffix(base.String(), "/") + "/v2", PublicKey: env.PublicKey,
 		SecretHint: hint.String(), KeyCreated: shortTime(hint.CreatedAt), NewSecret: newSecret,
 		HasWebhook: hookErr == nil, HasCustomer: len(customers) > 0, HasSource: len(sources) > 0,
 	}
-	s.page(c, http.StatusOK, dashboard.Home(s.frame(c, "Home", "overview"), v))
+	s.Page(c, http.StatusOK, view.Home(s.frame(c, "Home", "overview"), v))
 }
 
 // rollKey replaces the environment's secret key and shows the new one once.
-func (s *server) rollKey(c *gin.Context) {
+func (s *Surface) rollKey(c *gin.Context) {
 	in := current(c)
 	secret, err := s.merchants.RollKey(c.Request.Context(), in.Scope)
 	if err != nil {
-		s.dashboardError(c, err)
+		s.Fail(c, err)
 		return
 	}
-	s.log.InfoContext(c.Request.Context(), "secret key rolled from the dashboard",
+	s.Log.InfoContext(c.Request.Context(), "secret key rolled from the dashboard",
 		slog.String("merchant_id", in.Scope.MerchantID), slog.String("environment", string(in.Scope.Env)))
 	s.renderHome(c, secret)
 }
@@ -326,7 +338,7 @@ func (s *server) rollKey(c *gin.Context) {
 // switchEnvironment shows the other environment's data from now on;
 // production only once an operator activated it. The merchant lands on
 // the same section, not the same object (ids differ per environment).
-func (s *server) switchEnvironment(c *gin.Context) {
+func (s *Surface) switchEnvironment(c *gin.Context) {
 	in := current(c)
 	env := tenant.Environment(c.PostForm("env"))
 	back := sectionOf(localNext(c.PostForm("next")))
@@ -336,10 +348,10 @@ func (s *server) switchEnvironment(c *gin.Context) {
 	}
 	in.session.Values[sessEnv] = string(env)
 	if err := in.session.Save(c.Request, c.Writer); err != nil {
-		s.dashboardError(c, err)
+		s.Fail(c, err)
 		return
 	}
-	s.done(c, nil, "Now showing "+strings.ToLower(dashboard.Frame{Env: string(env)}.EnvLabel())+" data.", back)
+	s.done(c, nil, "Now showing "+strings.ToLower(view.Frame{Env: string(env)}.EnvLabel())+" data.", back)
 }
 
 // sectionOf is the list page of a dashboard path: /dashboard/customers for
@@ -356,31 +368,31 @@ func sectionOf(path string) string {
 	return "/dashboard/" + parts[1]
 }
 
-func (s *server) settingsPage(c *gin.Context) {
-	s.renderSettings(c, http.StatusOK, dashboard.Settings{})
+func (s *Surface) settingsPage(c *gin.Context) {
+	s.renderSettings(c, http.StatusOK, view.Settings{})
 }
 
-func (s *server) renderSettings(c *gin.Context, status int, v dashboard.Settings) {
+func (s *Surface) renderSettings(c *gin.Context, status int, v view.Settings) {
 	origins, err := s.merchants.RedirectOrigins(c.Request.Context(), current(c).Scope)
 	if err != nil {
-		s.dashboardError(c, err)
+		s.Fail(c, err)
 		return
 	}
 	v.Origins = origins
-	s.page(c, status, dashboard.SettingsPage(s.frame(c, "Settings", "settings"), v))
+	s.Page(c, status, view.SettingsPage(s.frame(c, "Settings", "settings"), v))
 }
 
-func (s *server) addRedirectOrigin(c *gin.Context) {
+func (s *Surface) addRedirectOrigin(c *gin.Context) {
 	typed := c.PostForm("origin")
 	origin, err := s.merchants.AllowRedirectOrigin(c.Request.Context(), current(c).Scope, typed)
 	if e, ok := errs.As(err); ok && e.Code == errs.InvalidRequest {
-		s.renderSettings(c, http.StatusUnprocessableEntity, dashboard.Settings{Typed: typed, Error: sentence(e.Message)})
+		s.renderSettings(c, http.StatusUnprocessableEntity, view.Settings{Typed: typed, Error: sentence(e.Message)})
 		return
 	}
 	s.done(c, err, "Added "+origin+".", "/dashboard/settings")
 }
 
-func (s *server) removeRedirectOrigin(c *gin.Context) {
+func (s *Surface) removeRedirectOrigin(c *gin.Context) {
 	origin, err := s.merchants.RemoveRedirectOrigin(c.Request.Context(), current(c).Scope, c.PostForm("origin"))
 	if errs.Is(err, errs.NotFound) || errs.Is(err, errs.InvalidRequest) {
 		err = errs.New(errs.Conflict, "That origin was not on the list.")
@@ -404,7 +416,7 @@ func pageOf(c *gin.Context, limit int) paging.Page {
 
 // rowsOf turns a page of a list into its rows for people, and links the
 // first page and the one after the page's last item (id names an item).
-func rowsOf[T, R any](c *gin.Context, items []T, more bool, row func(T) R, id func(T) string) ([]R, dashboard.Pager) {
+func rowsOf[T, R any](c *gin.Context, items []T, more bool, row func(T) R, id func(T) string) ([]R, view.Pager) {
 	rows := make([]R, len(items))
 	for i, it := range items {
 		rows[i] = row(it)
@@ -417,8 +429,8 @@ func rowsOf[T, R any](c *gin.Context, items []T, more bool, row func(T) R, id fu
 }
 
 // pager links the first and next pages of a list shown at c's address.
-func pager(c *gin.Context, lastID string, more bool) dashboard.Pager {
-	var p dashboard.Pager
+func pager(c *gin.Context, lastID string, more bool) view.Pager {
+	var p view.Pager
 	q := c.Request.URL.Query()
 	if q.Get("after") != "" {
 		q.Del("after")

@@ -1,4 +1,4 @@
-package web
+package kit
 
 import (
 	"bytes"
@@ -23,10 +23,10 @@ import (
 // MaxBodyBytes is the largest request body accepted.
 const MaxBodyBytes = 64 << 10
 
-// readBody is middleware for POST, PUT, PATCH and DELETE: it requires
+// ReadBody is middleware for POST, PUT, PATCH and DELETE: it requires
 // Content-Type application/json on POST (415), reads at most MaxBodyBytes
 // (413), and keeps the bytes for decode and the idempotency hash.
-func (s *server) readBody(c *gin.Context) {
+func (k *Kit) ReadBody(c *gin.Context) {
 	r := c.Request
 	if r.Method == http.MethodGet || r.Method == http.MethodHead {
 		c.Next()
@@ -35,7 +35,7 @@ func (s *server) readBody(c *gin.Context) {
 	if r.Method == http.MethodPost {
 		mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type"))
 		if err != nil || mt != "application/json" {
-			s.fail(c, errs.New(errs.UnsupportedMediaType, "Send the request body as JSON with Content-Type: application/json."))
+			k.Fail(c, errs.New(errs.UnsupportedMediaType, "Send the request body as JSON with Content-Type: application/json."))
 			return
 		}
 	}
@@ -43,10 +43,10 @@ func (s *server) readBody(c *gin.Context) {
 	if err != nil {
 		var tooLarge *http.MaxBytesError
 		if errors.As(err, &tooLarge) {
-			s.fail(c, errs.Newf(errs.RequestTooLarge, "The request body is larger than %d KiB.", MaxBodyBytes>>10))
+			k.Fail(c, errs.Newf(errs.RequestTooLarge, "The request body is larger than %d KiB.", MaxBodyBytes>>10))
 			return
 		}
-		s.fail(c, errs.New(errs.InvalidRequest, "The request body could not be read."))
+		k.Fail(c, errs.New(errs.InvalidRequest, "The request body could not be read."))
 		return
 	}
 	c.Set(ctxBody, body)
@@ -54,11 +54,17 @@ func (s *server) readBody(c *gin.Context) {
 	c.Next()
 }
 
-// decode parses the kept body strictly into dst (a pointer to a struct):
-// one JSON object, no unknown fields, no trailing data, exact JSON types.
-func decode(c *gin.Context, dst any) error {
+// Body is the request body ReadBody kept.
+func Body(c *gin.Context) []byte {
 	body, _ := c.Get(ctxBody)
 	raw, _ := body.([]byte)
+	return raw
+}
+
+// Decode parses the kept body strictly into dst (a pointer to a struct):
+// one JSON object, no unknown fields, no trailing data, exact JSON types.
+func Decode(c *gin.Context, dst any) error {
+	raw := Body(c)
 	if len(bytes.TrimSpace(raw)) == 0 {
 		return errs.New(errs.InvalidRequest, "The request body is empty; send a JSON object.")
 	}
@@ -128,12 +134,22 @@ func article(jsonType string) string {
 	return "a " + jsonType
 }
 
-// ok writes a success response: HTTP 200, "success": true and the fields of v
-// (a struct or map) at the top level.
-func ok(c *gin.Context, v any) {
+// DecodeNone accepts an empty body or an empty JSON object, for POSTs
+// that take no parameters.
+func DecodeNone(c *gin.Context) error {
+	if len(bytes.TrimSpace(Body(c))) == 0 {
+		return nil
+	}
+	var none struct{}
+	return Decode(c, &none)
+}
+
+// writeOK writes a success response: HTTP 200, "success": true and the
+// fields of v (a struct or map) at the top level.
+func writeOK(c *gin.Context, v any) {
 	raw, err := json.Marshal(v)
 	if err != nil || len(raw) < 2 || raw[0] != '{' {
-		panic(fmt.Sprintf("ok: response must be a JSON object, got %T (%v)", v, err))
+		panic(fmt.Sprintf("writeOK: response must be a JSON object, got %T (%v)", v, err))
 	}
 	out := make([]byte, 0, len(raw)+16)
 	out = append(out, `{"success":true`...)
@@ -144,40 +160,39 @@ func ok(c *gin.Context, v any) {
 	c.Data(http.StatusOK, "application/json; charset=utf-8", out)
 }
 
-// listPage is the body of a list response (with success added by ok).
-type listPage[T any] struct {
+// ListPage is the body of a list response (with success added by Reply).
+type ListPage[T any] struct {
 	Data    []T  `json:"data"`
 	HasMore bool `json:"has_more"`
 }
 
-// okList writes a list response; an empty page is [] rather than null.
-func okList[T any](c *gin.Context, items []T, more bool) {
+// ListOf is a page of a list as its response; an empty page is [] rather
+// than null.
+func ListOf[T any](items []T, more bool) ListPage[T] {
 	if items == nil {
 		items = []T{}
 	}
-	ok(c, listPage[T]{Data: items, HasMore: more})
+	return ListPage[T]{Data: items, HasMore: more}
 }
 
-// reply writes a service result: v with success, or the error envelope.
-func reply[T any](s *server, c *gin.Context, v T, err error) {
+// Reply is how every API handler answers: v with success, or the error
+// envelope of err.
+func Reply[T any](k *Kit, c *gin.Context, v T, err error) {
 	if err != nil {
-		s.fail(c, err)
+		k.Fail(c, err)
 		return
 	}
-	ok(c, v)
+	writeOK(c, v)
 }
 
-// list answers a list endpoint: the page from the query, then one page of fetch.
-func list[T any](s *server, c *gin.Context, fetch func(context.Context, tenant.Scope, paging.Page) ([]T, bool, error)) {
+// List answers a list endpoint: the page from the query, then one page of
+// fetch.
+func List[T any](k *Kit, c *gin.Context, fetch func(context.Context, tenant.Scope, paging.Page) ([]T, bool, error)) {
 	p, err := paging.Parse(c.Query("limit"), c.Query("starting_after"))
 	if err != nil {
-		s.fail(c, err)
+		k.Fail(c, err)
 		return
 	}
-	items, more, err := fetch(c.Request.Context(), scope(c), p)
-	if err != nil {
-		s.fail(c, err)
-		return
-	}
-	okList(c, items, more)
+	items, more, err := fetch(c.Request.Context(), Scope(c), p)
+	Reply(k, c, ListOf(items, more), err)
 }

@@ -1,0 +1,157 @@
+package api
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"net"
+	"net/http"
+	"strings"
+
+	"github.com/gin-gonic/gin"
+
+	"github.com/fundsource/fundsource/internal/errs"
+	"github.com/fundsource/fundsource/internal/idempotency"
+	"github.com/fundsource/fundsource/internal/merchant"
+	"github.com/fundsource/fundsource/internal/tenant"
+	"github.com/fundsource/fundsource/web/kit"
+)
+
+// authenticate resolves the Bearer secret key. The environment comes from the
+// key; a key presented on the other environment's host is refused.
+func (s *Surface) authenticate(c *gin.Context) {
+	h := c.GetHeader("Authorization")
+	if h == "" {
+		s.Fail(c, errs.New(errs.Unauthorized, "No API key given: send Authorization: Bearer <secret key>."))
+		return
+	}
+	scheme, key, found := strings.Cut(h, " ")
+	if !found || !strings.EqualFold(scheme, "Bearer") || strings.TrimSpace(key) == "" {
+		s.Fail(c, errs.New(errs.Unauthorized, "Use the Bearer scheme: Authorization: Bearer <secret key>."))
+		return
+	}
+	key = strings.TrimSpace(key)
+	env, err := merchant.ParseSecretKey(key)
+	if err != nil {
+		s.Fail(c, err)
+		return
+	}
+	if s.onOtherEnvironmentHost(c.Request, env) {
+		s.Fail(c, errs.Newf(errs.Unauthorized, "This is a %s key; send it to %s.", env, s.Config.BaseURL(env).String()))
+		return
+	}
+	p, err := s.Merchants.Authenticate(c.Request.Context(), key)
+	if err != nil {
+		s.Fail(c, err)
+		return
+	}
+	kit.SetPrincipal(c, p)
+	c.Next()
+}
+
+// onOtherEnvironmentHost reports whether r was sent to the host of the
+// environment that is not env. When both environments share a host, no
+// request is refused for its host.
+func (s *Surface) onOtherEnvironmentHost(r *http.Request, env tenant.Environment) bool {
+	other := tenant.Production
+	if env == tenant.Production {
+		other = tenant.Sandbox
+	}
+	mine, theirs := s.Config.BaseURL(env).Hostname(), s.Config.BaseURL(other).Hostname()
+	if strings.EqualFold(mine, theirs) {
+		return false
+	}
+	host := r.Host
+	if h, _, err := net.SplitHostPort(host); err == nil {
+		host = h
+	}
+	return strings.EqualFold(strings.Trim(host, "[]"), theirs)
+}
+
+// rateLimit applies the per-key limit of the key's environment.
+func (s *Surface) rateLimit(c *gin.Context) {
+	p := kit.Principal(c)
+	if wait, ok := s.limiter.Allow(p.KeyID, p.Scope.Env, s.Now()); !ok {
+		s.Fail(c, kit.RateLimited(fmt.Sprintf("Too many requests for this API key; retry after %d s.", kit.RetryAfter(wait)), wait))
+		return
+	}
+	c.Next()
+}
+
+// idempotency makes a POST with an Idempotency-Key run at most once: the
+// response and the request's writes commit in one transaction, and a replay
+// returns the first status and body with Idempotent-Replayed: true.
+func (s *Surface) idempotency(c *gin.Context) {
+	key := c.GetHeader("Idempotency-Key")
+	if c.Request.Method != http.MethodPost || key == "" {
+		c.Next()
+		return
+	}
+	if len(key) > 255 || !printableASCII(key) {
+		s.Fail(c, errs.Invalid("Idempotency-Key", "The Idempotency-Key header must be 1 to 255 printable ASCII characters."))
+		return
+	}
+	hash := idempotency.RequestHash(c.Request.Method, c.Request.URL.Path, kit.Body(c))
+
+	orig, origReq := c.Writer, c.Request
+	buf := &bufferedWriter{ResponseWriter: orig, status: http.StatusOK}
+	defer func() { c.Writer, c.Request = orig, origReq }() // also on panic, so recovery writes for real
+	replay, err := s.Idempotency.Idempotent(c.Request.Context(), kit.Scope(c), key, hash, s.Now(),
+		func(ctx context.Context) (idempotency.Response, bool) {
+			c.Request = origReq.WithContext(ctx)
+			c.Writer = buf
+			c.Next()
+			return idempotency.Response{Status: buf.status, Body: buf.body.Bytes()}, buf.status < 500
+		})
+	c.Writer, c.Request = orig, origReq
+	switch {
+	case err != nil:
+		// Nothing was committed; whatever the handler wrote is void.
+		for k := range orig.Header() {
+			if k != "X-Request-Id" {
+				orig.Header().Del(k)
+			}
+		}
+		s.Fail(c, err)
+	case replay != nil:
+		c.Header("Idempotent-Replayed", "true")
+		c.Data(replay.Status, "application/json; charset=utf-8", replay.Body)
+		c.Abort()
+	default:
+		orig.WriteHeader(buf.status)
+		_, _ = orig.Write(buf.body.Bytes())
+	}
+}
+
+func printableASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] < 0x20 || s[i] > 0x7e {
+			return false
+		}
+	}
+	return true
+}
+
+// bufferedWriter holds a response until the transaction behind it commits.
+type bufferedWriter struct {
+	gin.ResponseWriter
+	status  int
+	written bool
+	body    bytes.Buffer
+}
+
+func (w *bufferedWriter) WriteHeader(code int) {
+	if !w.written {
+		w.status = code
+	}
+}
+func (w *bufferedWriter) WriteHeaderNow()             { w.written = true }
+func (w *bufferedWriter) Write(b []byte) (int, error) { w.written = true; return w.body.Write(b) }
+func (w *bufferedWriter) WriteString(s string) (int, error) {
+	w.written = true
+	return w.body.WriteString(s)
+}
+func (w *bufferedWriter) Status() int   { return w.status }
+func (w *bufferedWriter) Size() int     { return w.body.Len() }
+func (w *bufferedWriter) Written() bool { return w.written }
+func (w *bufferedWriter) Flush()        {}

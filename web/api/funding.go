@@ -1,0 +1,177 @@
+package api
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"github.com/gin-gonic/gin"
+
+	"github.com/fundsource/fundsource/internal/errs"
+	"github.com/fundsource/fundsource/internal/funding"
+	"github.com/fundsource/fundsource/internal/merchant"
+	"github.com/fundsource/fundsource/internal/paging"
+	"github.com/fundsource/fundsource/web/kit"
+)
+
+// caller is what the funding rules need to know about the request's key.
+func caller(c *gin.Context) funding.Caller {
+	p := kit.Principal(c)
+	return funding.Caller{Scope: p.Scope, OnDemand: p.Can(merchant.PermOnDemand), ThirdPartyVerification: p.ThirdPartyVerification}
+}
+
+func (s *Surface) createOnDemand(c *gin.Context) {
+	var in funding.Input
+	if err := kit.Decode(c, &in); err != nil {
+		s.Fail(c, err)
+		return
+	}
+	src, err := s.Funding.CreateOnDemand(c.Request.Context(), caller(c), in)
+	kit.Reply(s.Kit, c, src, err)
+}
+
+func (s *Surface) createForMicroDeposits(c *gin.Context) {
+	var in funding.Input
+	if err := kit.Decode(c, &in); err != nil {
+		s.Fail(c, err)
+		return
+	}
+	src, err := s.Funding.CreateForMicroDeposits(c.Request.Context(), kit.Scope(c), in)
+	kit.Reply(s.Kit, c, src, err)
+}
+
+func (s *Surface) linkProcessorToken(c *gin.Context) {
+	var in funding.ProcessorInput
+	if err := kit.Decode(c, &in); err != nil {
+		s.Fail(c, err)
+		return
+	}
+	src, err := s.Funding.CreateFromProcessorToken(c.Request.Context(), kit.Scope(c), in)
+	kit.Reply(s.Kit, c, src, err)
+}
+
+func (s *Surface) getSource(c *gin.Context) {
+	src, err := s.Funding.Get(c.Request.Context(), kit.Scope(c), c.Param("funding_source_id"))
+	kit.Reply(s.Kit, c, src, err)
+}
+
+func (s *Surface) listCustomerSources(c *gin.Context) {
+	p, err := paging.Parse(c.Query("limit"), c.Query("starting_after"))
+	if err != nil {
+		s.Fail(c, err)
+		return
+	}
+	var removed bool
+	switch c.Query("removed") {
+	case "", "false":
+	case "true":
+		removed = true
+	default:
+		s.Fail(c, errs.Invalid("removed", "removed must be true or false"))
+		return
+	}
+	list, more, err := s.Funding.ListForCustomer(c.Request.Context(), kit.Scope(c), c.Param("user_id"), removed, p)
+	kit.Reply(s.Kit, c, kit.ListOf(list, more), err)
+}
+
+// sourceRef is a body naming one funding source.
+type sourceRef struct {
+	FundingSourceID string `json:"funding_source_id"`
+}
+
+func (r *sourceRef) ref() *sourceRef { return r }
+
+// decodeRef decodes a body that names a funding source and requires the id.
+func decodeRef(c *gin.Context, dst interface{ ref() *sourceRef }) error {
+	if err := kit.Decode(c, dst); err != nil {
+		return err
+	}
+	if strings.TrimSpace(dst.ref().FundingSourceID) == "" {
+		return errs.Invalid("funding_source_id", "funding_source_id is required")
+	}
+	return nil
+}
+
+func (s *Surface) initiateVerification(c *gin.Context) {
+	var in sourceRef
+	if err := decodeRef(c, &in); err != nil {
+		s.Fail(c, err)
+		return
+	}
+	src, err := s.Funding.InitiateVerification(c.Request.Context(), kit.Scope(c), in.FundingSourceID)
+	kit.Reply(s.Kit, c, src, err)
+}
+
+func (s *Surface) verifyMicroDeposits(c *gin.Context) {
+	var in struct {
+		sourceRef
+		Amounts []json.RawMessage `json:"amounts"`
+	}
+	if err := decodeRef(c, &in); err != nil {
+		s.Fail(c, err)
+		return
+	}
+	cents, err := funding.ParseAmounts(in.Amounts)
+	if err != nil {
+		s.Fail(c, err)
+		return
+	}
+	src, err := s.Funding.VerifyMicroDeposits(c.Request.Context(), kit.Scope(c), in.FundingSourceID, cents)
+	kit.Reply(s.Kit, c, src, err)
+}
+
+func (s *Surface) checkAccount(c *gin.Context) {
+	var in struct {
+		AccountNumber string `json:"account_number"`
+	}
+	if err := kit.Decode(c, &in); err != nil {
+		s.Fail(c, err)
+		return
+	}
+	if in.AccountNumber == "" {
+		s.Fail(c, errs.Invalid("account_number", "account_number is required"))
+		return
+	}
+	available, err := s.Funding.AccountAvailable(c.Request.Context(), kit.Scope(c), in.AccountNumber)
+	kit.Reply(s.Kit, c, struct {
+		Available bool `json:"available"`
+	}{available}, err)
+}
+
+// deleteAccount removes a source named by funding_source_id, or by user_id
+// and account_number.
+func (s *Surface) deleteAccount(c *gin.Context) {
+	var in struct {
+		FundingSourceID string `json:"funding_source_id"`
+		UserID          string `json:"user_id"`
+		AccountNumber   string `json:"account_number"`
+	}
+	if err := kit.Decode(c, &in); err != nil {
+		s.Fail(c, err)
+		return
+	}
+	ctx := c.Request.Context()
+	switch {
+	case in.FundingSourceID != "" && in.UserID == "" && in.AccountNumber == "":
+		src, err := s.Funding.Remove(ctx, kit.Scope(c), in.FundingSourceID)
+		kit.Reply(s.Kit, c, src, err)
+	case in.FundingSourceID == "" && in.UserID != "" && in.AccountNumber != "":
+		src, err := s.Funding.RemoveAccount(ctx, kit.Scope(c), in.UserID, in.AccountNumber)
+		kit.Reply(s.Kit, c, src, err)
+	default:
+		s.Fail(c, errs.Invalid("funding_source_id", "send either funding_source_id, or user_id and account_number"))
+	}
+}
+
+func (s *Surface) sandboxMicroDeposits(c *gin.Context) {
+	id := c.Param("funding_source_id")
+	cents, v, err := s.Funding.SandboxAmounts(c.Request.Context(), kit.Scope(c), id)
+	kit.Reply(s.Kit, c, struct {
+		FundingSourceID string                `json:"funding_source_id"`
+		Amounts         [2]json.Number        `json:"amounts"`
+		Verification    *funding.Verification `json:"verification"`
+	}{id, [2]json.Number{centsNumber(cents[0]), centsNumber(cents[1])}, v}, err)
+}
+
+// centsNumber formats cents as a JSON number with two decimals (12 → 0.12).
+func centsNumber(c int) json.Number { return json.Number(fmt.Sprintf("%d.%02d", c/100, c%100)) }

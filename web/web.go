@@ -1,0 +1,136 @@
+// Package web is the HTTP face of the service. New mounts its three
+// surfaces on one Gin engine behind the shared middleware of web/kit:
+//
+//   - web/api: the JSON /v2 API, /webhooks and the operational endpoints;
+//   - web/dashboard: the merchant dashboard;
+//   - web/hosted: the hosted verification page.
+//
+// Each surface owns only its handlers and view glue; every error reaches
+// the client through kit's one error path.
+package web
+
+import (
+	"context"
+	"errors"
+	iofs "io/fs"
+	"log/slog"
+	"net"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/gin-gonic/gin"
+
+	"github.com/fundsource/fundsource/internal/config"
+	"github.com/fundsource/fundsource/internal/customer"
+	"github.com/fundsource/fundsource/internal/errs"
+	"github.com/fundsource/fundsource/internal/funding"
+	"github.com/fundsource/fundsource/internal/hostedlink"
+	"github.com/fundsource/fundsource/internal/merchant"
+	"github.com/fundsource/fundsource/internal/payment"
+	"github.com/fundsource/fundsource/internal/webhook"
+	"github.com/fundsource/fundsource/static"
+	"github.com/fundsource/fundsource/templates/components"
+	"github.com/fundsource/fundsource/web/api"
+	"github.com/fundsource/fundsource/web/dashboard"
+	"github.com/fundsource/fundsource/web/hosted"
+	"github.com/fundsource/fundsource/web/kit"
+)
+
+// Deps are what the HTTP layer needs.
+type Deps struct {
+	Config      *config.Config
+	Logger      *slog.Logger
+	Now         func() time.Time
+	DB          api.Pinger
+	Idempotency api.IdempotencyStore
+	Merchants   *merchant.Service
+	Customers   *customer.Service
+	Funding     *funding.Service
+	Webhooks    *webhook.Service
+	Payments    *payment.Service
+}
+
+// New returns the Gin engine with every surface, route and middleware.
+func New(d Deps) *gin.Engine {
+	k := kit.New(d.Logger, d.Now, d.Config.Mode == config.Production)
+	gin.SetMode(gin.ReleaseMode)
+	r := gin.New()
+	// The client IP (hosted-page limits, logs) comes from X-Forwarded-For
+	// only through the configured proxies; with none, from the peer.
+	if err := r.SetTrustedProxies(d.Config.TrustedProxies); err != nil {
+		panic(err) // config.Load checked every entry
+	}
+	r.HandleMethodNotAllowed = true
+	r.ContextWithFallback = true
+	r.Use(k.WithRequestID, k.Observe, k.Recover)
+	r.NoRoute(notFound(k))
+	r.NoMethod(func(c *gin.Context) {
+		k.Fail(c, errs.Newf(errs.MethodNotAllowed, "%s is not allowed on %s.", c.Request.Method, c.Request.URL.Path))
+	})
+	r.GET("/static/*filepath", staticFiles(k))
+
+	api.New(k, api.Deps{Config: d.Config, DB: d.DB, Idempotency: d.Idempotency, Merchants: d.Merchants,
+		Customers: d.Customers, Funding: d.Funding, Webhooks: d.Webhooks, Payments: d.Payments}).Mount(r)
+	hosted.New(k, hostedlink.NewService(d.Merchants, d.Funding, d.Now),
+		d.Config.HostedSubmitsPerIP, d.Config.HostedSubmitsPerSource).Mount(r)
+	dashboard.New(k, dashboard.Deps{Config: d.Config, Merchants: d.Merchants, Customers: d.Customers,
+		Funding: d.Funding, Webhooks: d.Webhooks}).Mount(r)
+	return r
+}
+
+// notFound answers an unknown address: the JSON envelope for the API and
+// for clients that do not ask for HTML, a page for browsers.
+func notFound(k *kit.Kit) gin.HandlerFunc {
+	return func(c *gin.Context) {
+		if !strings.HasPrefix(c.Request.URL.Path, "/v2/") && strings.Contains(c.GetHeader("Accept"), "text/html") {
+			k.Resolve(c, errs.New(errs.RouteNotFound, "No such page."))
+			k.Page(c, http.StatusNotFound, components.NotFoundPage())
+			return
+		}
+		k.Fail(c, errs.Newf(errs.RouteNotFound, "No route %s %s.", c.Request.Method, c.Request.URL.Path))
+	}
+}
+
+// staticFiles serves the embedded assets; they change only with a release.
+// Missing files and directories get the usual 404 (no listings).
+func staticFiles(k *kit.Kit) gin.HandlerFunc {
+	missing := notFound(k)
+	return func(c *gin.Context) {
+		name := strings.TrimPrefix(c.Param("filepath"), "/")
+		if st, err := iofs.Stat(static.FS, name); err != nil || st.IsDir() {
+			missing(c)
+			return
+		}
+		c.Header("Cache-Control", "public, max-age=3600")
+		c.Header("X-Content-Type-Options", "nosniff")
+		http.ServeFileFS(c.Writer, c.Request, static.FS, name)
+	}
+}
+
+// Server wraps the engine in an http.Server with timeouts.
+func Server(addr string, h http.Handler) *http.Server {
+	return &http.Server{
+		Addr:              addr,
+		Handler:           h,
+		ReadHeaderTimeout: 10 * time.Second,
+		ReadTimeout:       30 * time.Second,
+		WriteTimeout:      60 * time.Second,
+		IdleTimeout:       120 * time.Second,
+		MaxHeaderBytes:    64 << 10,
+	}
+}
+
+// ServeUntil serves h on ln until ctx ends: the development helpers (the
+// provider simulator, the webhook receiver) and the lab's receivers.
+func ServeUntil(ctx context.Context, ln net.Listener, h http.Handler) error {
+	srv := &http.Server{Handler: h, ReadHeaderTimeout: 5 * time.Second}
+	go func() {
+		<-ctx.Done()
+		srv.Close()
+	}()
+	if err := srv.Serve(ln); !errors.Is(err, http.ErrServerClosed) {
+		return err
+	}
+	return nil
+}

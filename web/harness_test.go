@@ -377,13 +377,13 @@ func (h *harness) customer(key string) string {
 }
 
 // source creates an Unverified micro-deposit source and returns its id.
-func (h *harness) source(key, userID, account string) string {
+func (h *harness) source(key, customerID, account string) string {
 	h.t.Helper()
-	return wantOK(h.t, h.post("/v2/funding-source", key, sourceBody(userID, "021000021", account)))["funding_source_id"].(string)
+	return wantOK(h.t, h.post("/v2/funding-source", key, sourceBody(customerID, "021000021", account)))["funding_source_id"].(string)
 }
 
-func sourceBody(userID, routing, account string) string {
-	return fmt.Sprintf(`{"user_id":%q,"routing_number":%q,"account_number":%q}`, userID, routing, account)
+func sourceBody(customerID, routing, account string) string {
+	return fmt.Sprintf(`{"user_id":%q,"routing_number":%q,"account_number":%q}`, customerID, routing, account)
 }
 
 type eventRow struct {

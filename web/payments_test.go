@@ -15,9 +15,9 @@ import (
 )
 
 // verifiedSource creates a source and verifies it with its micro-deposits.
-func (h *harness) verifiedSource(key, userID, account string) string {
+func (h *harness) verifiedSource(key, customerID, account string) string {
 	h.t.Helper()
-	id := h.source(key, userID, account)
+	id := h.source(key, customerID, account)
 	wantOK(h.t, initiate(h, key, id))
 	a := h.amounts(key, id)
 	wantOK(h.t, h.post("/v2/funding-source/verify", key, verifyBody(id, "["+a[0]+","+a[1]+"]")))

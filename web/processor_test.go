@@ -113,8 +113,8 @@ func (l *linking) control(path, body string) {
 }
 
 // linkBody is step 5's request.
-func linkBody(userID, token string) string {
-	return `{"user_id":` + mustJSON(userID) + `,"processor_token":` + mustJSON(token) + `}`
+func linkBody(customerID, token string) string {
+	return `{"user_id":` + mustJSON(customerID) + `,"processor_token":` + mustJSON(token) + `}`
 }
 
 const linkPath = "/v2/funding-source/processor/linking"

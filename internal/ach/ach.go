@@ -47,7 +47,7 @@ type Entry struct {
 	Scope        tenant.Scope
 	Kind         string
 	SourceID     string
-	UserID       string
+	CustomerID   string
 	DepositSeq   int // micro-deposits: which verification
 	DepositIndex int // micro-deposits: 1 or 2
 	PaymentID    string
@@ -58,10 +58,10 @@ type Entry struct {
 
 // Deposit is a verification whose two credits are still to be sent.
 type Deposit struct {
-	Scope    tenant.Scope
-	SourceID string
-	UserID   string
-	Seq      int
+	Scope      tenant.Scope
+	SourceID   string
+	CustomerID string
+	Seq        int
 }
 
 // Store is the persistence of origination.
@@ -207,7 +207,7 @@ func (o *Originator) assign(ctx context.Context) (File, bool, error) {
 				return err
 			}
 			for i, a := range amounts {
-				e := Entry{FileID: f.ID, Scope: d.Scope, Kind: KindMicroDeposit, SourceID: d.SourceID, UserID: d.UserID,
+				e := Entry{FileID: f.ID, Scope: d.Scope, Kind: KindMicroDeposit, SourceID: d.SourceID, CustomerID: d.CustomerID,
 					DepositSeq: d.Seq, DepositIndex: i + 1, Cents: int64(a)}
 				if err := o.insertEntry(ctx, &e); err != nil {
 					return err
@@ -216,7 +216,7 @@ func (o *Originator) assign(ctx context.Context) (File, bool, error) {
 		}
 		settle := calendar.AddBusinessDays(effectiveDate(now), SettleDays).Add(12 * time.Hour) // noon UTC of that day
 		for _, p := range payments {
-			e := Entry{FileID: f.ID, Scope: p.Scope, Kind: KindPayment, SourceID: p.SourceID, UserID: p.UserID,
+			e := Entry{FileID: f.ID, Scope: p.Scope, Kind: KindPayment, SourceID: p.SourceID, CustomerID: p.CustomerID,
 				PaymentID: p.ID, Debit: p.Direction == payment.Debit, Cents: p.Cents}
 			if err := o.insertEntry(ctx, &e); err != nil {
 				return err

@@ -121,14 +121,14 @@ func (o *Originator) entryDetail(ctx context.Context, e Entry, h holders) (*nach
 		}
 		h.accounts[e.Scope.MerchantID+"/"+e.SourceID] = acct
 	}
-	name, ok := h.names[e.Scope.MerchantID+"/"+e.UserID]
+	name, ok := h.names[e.Scope.MerchantID+"/"+e.CustomerID]
 	if !ok {
-		cus, err := o.customers.Get(ctx, e.Scope, e.UserID)
+		cus, err := o.customers.Get(ctx, e.Scope, e.CustomerID)
 		if err != nil {
 			return nil, err
 		}
 		name = cus.FirstName + " " + cus.LastName
-		h.names[e.Scope.MerchantID+"/"+e.UserID] = name
+		h.names[e.Scope.MerchantID+"/"+e.CustomerID] = name
 	}
 	ed := nacha.NewEntryDetail()
 	ed.TransactionCode = transactionCode(acct.AccountType, e.Debit)

@@ -79,7 +79,7 @@ func (s *service) ensureDemoMerchant(ctx context.Context) error {
 	id, secret := saved["DEMO_MERCHANT_ID"], saved["DEMO_SECRET_KEY"]
 	if id != "" && secret != "" {
 		if p, err := s.Merchants.Authenticate(ctx, secret); err == nil && p.Scope.MerchantID == id {
-			s.printDemo(saved, path, false)
+			s.printDemo(saved, path, "reused")
 			return nil
 		}
 	}
@@ -119,15 +119,13 @@ func (s *service) ensureDemoMerchant(ctx context.Context) error {
 	if err := os.WriteFile(path, []byte(b.String()), 0o600); err != nil {
 		return fmt.Errorf("write %s: %w", path, err)
 	}
-	s.printDemo(vals, path, true)
+	s.printDemo(vals, path, "created")
 	return nil
 }
 
-func (s *service) printDemo(v map[string]string, path string, fresh bool) {
-	state := "reused"
-	if fresh {
-		state = "created"
-	}
+// printDemo prints the demo merchant's keys and sign-in; state says
+// whether they were "created" or "reused".
+func (s *service) printDemo(v map[string]string, path, state string) {
 	base := s.Config.SandboxBaseURL.String()
 	fmt.Fprintf(s.io.Stdout, `
 Demo merchant (%s; also in %s)

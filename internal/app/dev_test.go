@@ -228,13 +228,13 @@ func TestDevStartsPrivateClusterServesAndReusesData(t *testing.T) {
 // hostedByHand verifies a second source through the hosted page the way
 // a person would with 'make run': the printed link template, the page, and
 // the form posted from the page itself.
-func hostedByHand(t *testing.T, printed, baseURL, publicKey, key, userID string) {
+func hostedByHand(t *testing.T, printed, baseURL, publicKey, key, customerID string) {
 	t.Helper()
 	template := baseURL + "/#/bank-account/" + publicKey + "/{user_id}/{funding_source_id}?successUrl="
 	if !strings.Contains(printed, template) {
 		t.Errorf("make run does not print the hosted link %s…:\n%s", template, printed)
 	}
-	fs := api(t, "POST", baseURL+"/v2/funding-source", key, `{"user_id":"`+userID+`","routing_number":"222222226","account_number":"000987654321"}`)["funding_source_id"].(string)
+	fs := api(t, "POST", baseURL+"/v2/funding-source", key, `{"user_id":"`+customerID+`","routing_number":"222222226","account_number":"000987654321"}`)["funding_source_id"].(string)
 	api(t, "POST", baseURL+"/v2/funding-source/initiate/verification", key, `{"funding_source_id":"`+fs+`"}`)
 	var amounts [2]string
 	for i, a := range api(t, "GET", baseURL+"/v2/sandbox/funding-source/"+fs+"/micro-deposits", key, "")["amounts"].([]any) {
@@ -256,7 +256,7 @@ func hostedByHand(t *testing.T, printed, baseURL, publicKey, key, userID string)
 	if root := get(baseURL + "/"); !strings.Contains(root, "/static/js/hosted.js") || !strings.Contains(get(baseURL+"/static/js/hosted.js"), "bank-account") {
 		t.Errorf("the hosted root does not load its router script:\n%s", root)
 	}
-	page := baseURL + "/bank-account/" + publicKey + "/" + userID + "/" + fs + "?successUrl=" + url.QueryEscape("https://example.com/done")
+	page := baseURL + "/bank-account/" + publicKey + "/" + customerID + "/" + fs + "?successUrl=" + url.QueryEscape("https://example.com/done")
 	if body := get(page); !strings.Contains(body, "Confirm your bank account") || !strings.Contains(body, "Demo Merchant") {
 		t.Fatalf("hosted page:\n%s", body)
 	}

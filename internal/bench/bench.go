@@ -59,14 +59,14 @@ type benchCheck struct {
 
 // bench holds what the phases share.
 type bench struct {
-	svc     *wiring.Services
-	base    string // the server's address
-	client  *http.Client
-	key     string
-	scope   tenant.Scope
-	userID  string
-	workers int
-	phase   time.Duration
+	svc        *wiring.Services
+	base       string // the server's address
+	client     *http.Client
+	key        string
+	scope      tenant.Scope
+	customerID string
+	workers    int
+	phase      time.Duration
 	// pgPID and serverPID are the processes whose CPU each load reports.
 	pgPID, serverPID int
 	// statements, when > 0, is how many of each load's top statements
@@ -143,7 +143,7 @@ func (b *bench) setup(ctx context.Context) error {
 	}
 	b.key, b.scope = m.Sandbox.SecretKey, tenant.Scope{MerchantID: m.Merchant.ID, Env: tenant.Sandbox}
 	c, err := b.svc.Customers.Create(ctx, b.scope, customer.Input{FirstName: "Ada", LastName: "Lovelace", Email: "ada@example.com"})
-	b.userID = c.ID
+	b.customerID = c.ID
 	if err != nil {
 		return err
 	}
@@ -195,7 +195,7 @@ func (b *bench) measured(ctx context.Context, load func() (loadgen.Result, error
 func (b *bench) run(ctx context.Context) (benchReport, error) {
 	var rep benchReport
 	create := func(seq int64, prefix string) string {
-		return fmt.Sprintf(`{"user_id":%q,"routing_number":"021000021","account_number":"%s%010d"}`, b.userID, prefix, seq)
+		return fmt.Sprintf(`{"user_id":%q,"routing_number":"021000021","account_number":"%s%010d"}`, b.customerID, prefix, seq)
 	}
 	var id, publicKey string
 	var hooks benchLoad
@@ -279,7 +279,7 @@ func (b *bench) run(ctx context.Context) (benchReport, error) {
 			}
 			publicKey = env.PublicKey
 			return b.measure(ctx, "hosted page GET", func(ctx context.Context, _ int64) error {
-				return b.page(ctx, "/bank-account/"+publicKey+"/"+b.userID+"/"+id+"?successUrl=https%3A%2F%2Fshop.example%2Fdone")
+				return b.page(ctx, "/bank-account/"+publicKey+"/"+b.customerID+"/"+id+"?successUrl=https%3A%2F%2Fshop.example%2Fdone")
 			})
 		},
 		func() (benchLoad, error) {
@@ -386,10 +386,10 @@ func (b *bench) creationRows(ctx context.Context, seq int64) error {
 	srcID := "fs_bench" + n
 	body := fmt.Sprintf(`{"funding_source_id":%q,"user_id":%q,"status":"Unverified","routing_number":"021000021",`+
 		`"bank_name":"JPMORGAN CHASE BANK","last_four":"0001","account_type":"checking","nickname":null,`+
-		`"created_at":"2026-11-21T12:00:00Z","verification":null}`, srcID, b.userID)
+		`"created_at":"2026-11-21T12:00:00Z","verification":null}`, srcID, b.customerID)
 	_, err := b.svc.DB.SQL().ExecContext(ctx, creationRows, b.scope.MerchantID, string(b.scope.Env), "bench-rows-"+n,
-		sum("request"+n), []byte(body), srcID, b.userID, sum("sealed" + n)[:28], sum("account"+n), "evt_bench"+n,
-		fmt.Sprintf(`{"funding_source_id":%q,"user_id":%q}`, srcID, b.userID))
+		sum("request"+n), []byte(body), srcID, b.customerID, sum("sealed" + n)[:28], sum("account"+n), "evt_bench"+n,
+		fmt.Sprintf(`{"funding_source_id":%q,"user_id":%q}`, srcID, b.customerID))
 	return err
 }
 

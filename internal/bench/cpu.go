@@ -34,41 +34,43 @@ type cpuSample struct {
 
 var clockTick = time.Second / 100 // USER_HZ, 100 on Linux
 
-// procCPU reads a process's user+system time from /proc/pid/stat; with
-// children it adds the time of its children that have been waited for
-// (PostgreSQL's backends that ended).
-func procCPU(pid int, children bool) (time.Duration, int, error) {
+// procStat is a process's CPU time and parent, from /proc/pid/stat.
+type procStat struct {
+	own      time.Duration // user + system
+	children time.Duration // of its children that have been waited for (PostgreSQL's backends that ended)
+	parent   int
+}
+
+func procCPU(pid int) (procStat, error) {
 	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
 	if err != nil {
-		return 0, 0, err
+		return procStat{}, err
 	}
 	// The command name is in parentheses and may hold spaces.
 	_, rest, ok := strings.Cut(string(data), ") ")
 	if !ok {
-		return 0, 0, fmt.Errorf("unexpected /proc/%d/stat", pid)
+		return procStat{}, fmt.Errorf("unexpected /proc/%d/stat", pid)
 	}
 	f := strings.Fields(rest) // f[0] is field 3 (state)
 	field := func(n int) int64 { v, _ := strconv.ParseInt(f[n-3], 10, 64); return v }
-	ticks := field(14) + field(15)
-	if children {
-		ticks += field(16) + field(17)
-	}
-	return time.Duration(ticks) * clockTick, int(field(4)), nil
+	return procStat{own: time.Duration(field(14)+field(15)) * clockTick, children: time.Duration(field(16)+field(17)) * clockTick,
+		parent: int(field(4))}, nil
 }
 
 // clusterCPU is the time used by a PostgreSQL cluster: the postmaster with
 // its ended children, plus every live child.
 func clusterCPU(postmaster int) time.Duration {
-	total, _, _ := procCPU(postmaster, true)
+	pm, _ := procCPU(postmaster)
+	total := pm.own + pm.children
 	entries, _ := os.ReadDir("/proc")
 	for _, e := range entries {
 		pid, err := strconv.Atoi(e.Name())
 		if err != nil || pid == postmaster {
 			continue
 		}
-		t, parent, err := procCPU(pid, false)
-		if err == nil && parent == postmaster {
-			total += t
+		st, err := procCPU(pid)
+		if err == nil && st.parent == postmaster {
+			total += st.own
 		}
 	}
 	return total
@@ -76,8 +78,9 @@ func clusterCPU(postmaster int) time.Duration {
 
 func (b *bench) sampleCPU() cpuSample {
 	s := cpuSample{at: time.Now(), postgres: clusterCPU(b.pgPID)}
-	s.server, _, _ = procCPU(b.serverPID, false)
-	s.bench, _, _ = procCPU(os.Getpid(), false)
+	server, _ := procCPU(b.serverPID)
+	self, _ := procCPU(os.Getpid())
+	s.server, s.bench = server.own, self.own
 	return s
 }
 

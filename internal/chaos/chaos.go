@@ -120,7 +120,7 @@ func (c *chaos) creatorFor(ctx context.Context, name string, digit int, addr fun
 	if err != nil {
 		return nil, scope, err
 	}
-	return &creator{c: c, key: key, userID: cu.ID, addr: addr, digit: digit, acked: map[string]string{}, status: map[int]int{},
+	return &creator{c: c, key: key, customerID: cu.ID, addr: addr, digit: digit, acked: map[string]string{}, status: map[int]int{},
 		giveUp: time.Now().Add(c.load + 60*time.Second)}, scope, nil
 }
 
@@ -147,18 +147,18 @@ func (c *chaos) serverOn(ctx context.Context, addr string) (*lab.Server, error) 
 // retrying a request with the same key until it is answered (or until
 // giveUp), as a careful client does through crashes and outages.
 type creator struct {
-	c       *chaos
-	key     string
-	userID  string
-	addr    func() string
-	digit   int // first digit of every account number
-	giveUp  time.Time
-	mu      sync.Mutex
-	acked   map[string]string // idempotency key → funding_source_id
-	sent    atomic.Int64
-	status  map[int]int // answers by status code, retries included
-	refused atomic.Int64
-	broken  atomic.Int64 // requests that got no answer (connection refused or cut)
+	c          *chaos
+	key        string
+	customerID string
+	addr       func() string
+	digit      int // first digit of every account number
+	giveUp     time.Time
+	mu         sync.Mutex
+	acked      map[string]string // idempotency key → funding_source_id
+	sent       atomic.Int64
+	status     map[int]int // answers by status code, retries included
+	refused    atomic.Int64
+	broken     atomic.Int64 // requests that got no answer (connection refused or cut)
 }
 
 // run sends creations from workers until stop is closed.
@@ -183,7 +183,7 @@ func (cr *creator) run(ctx context.Context, workers int, prefix string, stop <-c
 }
 
 func (cr *creator) create(ctx context.Context, idem, account string) {
-	body := fmt.Sprintf(`{"user_id":%q,"routing_number":"021000021","account_number":%q}`, cr.userID, account)
+	body := fmt.Sprintf(`{"user_id":%q,"routing_number":"021000021","account_number":%q}`, cr.customerID, account)
 	for time.Now().Before(cr.giveUp) && ctx.Err() == nil {
 		req, _ := http.NewRequestWithContext(ctx, http.MethodPost, "http://"+cr.addr()+"/v2/funding-source", strings.NewReader(body))
 		req.Header.Set("Authorization", "Bearer "+cr.key)

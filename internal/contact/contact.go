@@ -37,12 +37,21 @@ func Email(param, s string) (string, error) {
 	return s, nil
 }
 
+// Presence says whether a name may be empty.
+type Presence int
+
+// The two presences.
+const (
+	Required Presence = iota
+	Optional
+)
+
 // Name trims v and checks it: at most max characters, no control
-// characters, and present when required.
-func Name(param, v string, max int, required bool) (string, error) {
+// characters, and not empty when Required.
+func Name(param, v string, max int, presence Presence) (string, error) {
 	v = strings.TrimSpace(v)
 	switch {
-	case v == "" && required:
+	case v == "" && presence == Required:
 		return "", errs.Invalid(param, param+" is required")
 	case len([]rune(v)) > max:
 		return "", errs.Invalid(param, param+" must be at most "+strconv.Itoa(max)+" characters")

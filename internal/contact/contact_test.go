@@ -25,19 +25,19 @@ func TestValidEmail(t *testing.T) {
 }
 
 func TestName(t *testing.T) {
-	if v, err := Name("n", "  Ada  ", 10, true); err != nil || v != "Ada" {
+	if v, err := Name("n", "  Ada  ", 10, Required); err != nil || v != "Ada" {
 		t.Errorf("Name trims: %q, %v", v, err)
 	}
-	if v, err := Name("n", "", 10, false); err != nil || v != "" {
+	if v, err := Name("n", "", 10, Optional); err != nil || v != "" {
 		t.Errorf("optional empty: %q, %v", v, err)
 	}
 	for _, bad := range []string{"", "   ", strings.Repeat("é", 11), "a\x00b", "tab\there"} {
-		if _, err := Name("n", bad, 10, true); err == nil {
+		if _, err := Name("n", bad, 10, Required); err == nil {
 			t.Errorf("Name accepted %q", bad)
 		}
 	}
 	// The limit counts characters, not bytes.
-	if _, err := Name("n", strings.Repeat("é", 10), 10, true); err != nil {
+	if _, err := Name("n", strings.Repeat("é", 10), 10, Required); err != nil {
 		t.Errorf("10 two-byte characters refused: %v", err)
 	}
 }

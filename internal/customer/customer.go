@@ -115,17 +115,17 @@ func NotFound() error {
 func validate(in Input) (Customer, error) {
 	var c Customer
 	var err error
-	if c.FirstName, err = contact.Name("first_name", in.FirstName, 100, true); err != nil {
+	if c.FirstName, err = contact.Name("first_name", in.FirstName, 100, contact.Required); err != nil {
 		return Customer{}, err
 	}
-	if c.LastName, err = contact.Name("last_name", in.LastName, 100, true); err != nil {
+	if c.LastName, err = contact.Name("last_name", in.LastName, 100, contact.Required); err != nil {
 		return Customer{}, err
 	}
 	if c.Email, err = contact.Email("email", in.Email); err != nil {
 		return Customer{}, err
 	}
 	if in.BusinessName != nil {
-		b, err := contact.Name("business_name", *in.BusinessName, 200, false)
+		b, err := contact.Name("business_name", *in.BusinessName, 200, contact.Optional)
 		if err != nil {
 			return Customer{}, err
 		}

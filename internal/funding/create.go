@@ -53,7 +53,7 @@ func (s *Service) create(ctx context.Context, scope tenant.Scope, in Input, stat
 	}
 	now := s.now()
 	src := Source{
-		Scope: scope, ID: ids.New(ids.FundingSource), UserID: a.userID, Status: status,
+		Scope: scope, ID: ids.New(ids.FundingSource), CustomerID: a.customerID, Status: status,
 		BankName: a.bankName, LastFour: a.number[len(a.number)-4:], AccountType: a.accountType,
 		Nickname: a.nickname, CreatedAt: now, RoutingNumber: a.routing,
 		Fingerprint: s.vault.Fingerprint(fingerprintLabel, a.number),
@@ -82,7 +82,7 @@ func (s *Service) create(ctx context.Context, scope tenant.Scope, in Input, stat
 func (s *Service) insert(ctx context.Context, src Source) (Source, error) {
 	holder, claimed, err := s.store.ClaimAccount(ctx, AccountClaim{
 		Env: src.Scope.Env, Fingerprint: src.Fingerprint, MerchantID: src.Scope.MerchantID,
-		SourceID: src.ID, UserID: src.UserID, CreatedAt: src.CreatedAt,
+		SourceID: src.ID, CustomerID: src.CustomerID, CreatedAt: src.CreatedAt,
 	})
 	if errors.Is(err, ErrNoCustomer) {
 		return Source{}, customerNotFound()
@@ -91,10 +91,10 @@ func (s *Service) insert(ctx context.Context, src Source) (Source, error) {
 		return Source{}, err
 	}
 	if !claimed {
-		if holder.MerchantID != src.Scope.MerchantID || holder.UserID != src.UserID {
+		if holder.MerchantID != src.Scope.MerchantID || holder.CustomerID != src.CustomerID {
 			return Source{}, &errs.Error{Code: errs.AccountInUse, Param: "account_number", Message: AccountInUseMessage}
 		}
-		existing, err := s.store.Source(ctx, src.Scope, holder.SourceID, true)
+		existing, err := s.store.SourceForUpdate(ctx, src.Scope, holder.SourceID)
 		if err != nil {
 			return Source{}, err
 		}
@@ -130,23 +130,32 @@ func (s *Service) markVerified(ctx context.Context, src Source) (Source, error) 
 
 // Get returns a source, removed ones included.
 func (s *Service) Get(ctx context.Context, scope tenant.Scope, id string) (Source, error) {
-	src, err := s.store.Source(ctx, scope, id, false)
+	src, err := s.store.Source(ctx, scope, id)
 	if errs.Is(err, errs.NotFound) {
 		return Source{}, sourceNotFound()
 	}
 	return src, err
 }
 
+// Removed says whether a list of sources includes the removed ones.
+type Removed bool
+
+// The two kinds of list.
+const (
+	WithoutRemoved Removed = false
+	WithRemoved    Removed = true
+)
+
 // ListForCustomer returns a page of a customer's sources, newest first.
-func (s *Service) ListForCustomer(ctx context.Context, scope tenant.Scope, userID string, includeRemoved bool, p paging.Page) ([]Source, bool, error) {
-	ok, err := s.store.CustomerExists(ctx, scope, userID)
+func (s *Service) ListForCustomer(ctx context.Context, scope tenant.Scope, customerID string, removed Removed, p paging.Page) ([]Source, bool, error) {
+	ok, err := s.store.CustomerExists(ctx, scope, customerID)
 	if err != nil {
 		return nil, false, err
 	}
 	if !ok {
 		return nil, false, customerNotFound()
 	}
-	list, err := s.store.ListSources(ctx, scope, userID, includeRemoved, p)
+	list, err := s.store.ListSources(ctx, scope, customerID, removed, p)
 	return paging.Result(list, err, p)
 }
 
@@ -187,12 +196,12 @@ func (s *Service) Remove(ctx context.Context, scope tenant.Scope, id string) (So
 }
 
 // RemoveAccount removes the customer's source holding an account number.
-func (s *Service) RemoveAccount(ctx context.Context, scope tenant.Scope, userID, number string) (Source, error) {
+func (s *Service) RemoveAccount(ctx context.Context, scope tenant.Scope, customerID, number string) (Source, error) {
 	if err := CheckAccountNumber(number); err != nil {
 		return Source{}, err
 	}
 	holder, err := s.store.AccountHolder(ctx, scope.Env, s.vault.Fingerprint(fingerprintLabel, number))
-	if errs.Is(err, errs.NotFound) || (err == nil && (holder.MerchantID != scope.MerchantID || holder.UserID != userID)) {
+	if errs.Is(err, errs.NotFound) || (err == nil && (holder.MerchantID != scope.MerchantID || holder.CustomerID != customerID)) {
 		return Source{}, sourceNotFound()
 	}
 	if err != nil {
@@ -203,7 +212,7 @@ func (s *Service) RemoveAccount(ctx context.Context, scope tenant.Scope, userID,
 
 // liveSource locks a source for a write; removed sources count as missing.
 func (s *Service) liveSource(ctx context.Context, scope tenant.Scope, id string) (Source, error) {
-	src, err := s.store.Source(ctx, scope, id, true)
+	src, err := s.store.SourceForUpdate(ctx, scope, id)
 	if errs.Is(err, errs.NotFound) || (err == nil && src.Removed) {
 		return Source{}, sourceNotFound()
 	}

@@ -70,7 +70,7 @@ func (s *Service) InitiateVerification(ctx context.Context, scope tenant.Scope, 
 		}
 		now := s.now()
 		seq := 1
-		last, err := s.store.LatestMicroDeposit(ctx, scope, id, true)
+		last, err := s.store.LatestMicroDepositForUpdate(ctx, scope, id)
 		switch {
 		case err == nil:
 			if last.Status == DepositPending {
@@ -122,7 +122,7 @@ func (s *Service) VerifyMicroDeposits(ctx context.Context, scope tenant.Scope, i
 		if err != nil {
 			return err
 		}
-		m, err := s.store.LatestMicroDeposit(ctx, scope, id, true)
+		m, err := s.store.LatestMicroDepositForUpdate(ctx, scope, id)
 		if errs.Is(err, errs.NotFound) {
 			return errs.New(errs.VerificationNotInitiated,
 				"No micro-deposits were sent to this funding source yet; initiate verification first.")
@@ -192,7 +192,7 @@ func (s *Service) SandboxAmounts(ctx context.Context, scope tenant.Scope, id str
 	if _, err := s.Get(ctx, scope, id); err != nil {
 		return [2]int{}, nil, err
 	}
-	m, err := s.store.LatestMicroDeposit(ctx, scope, id, false)
+	m, err := s.store.LatestMicroDeposit(ctx, scope, id)
 	if errs.Is(err, errs.NotFound) {
 		return [2]int{}, nil, errs.New(errs.VerificationNotInitiated, "No micro-deposits were sent to this funding source yet.")
 	}
@@ -216,7 +216,7 @@ func (s *Service) ExpireDue(ctx context.Context) (int, error) {
 				return err
 			}
 			for _, m := range due {
-				src, err := s.store.Source(ctx, m.Scope, m.SourceID, true)
+				src, err := s.store.SourceForUpdate(ctx, m.Scope, m.SourceID)
 				if err != nil {
 					return err
 				}

@@ -18,7 +18,7 @@ type BankAccount struct {
 
 // BankAccount opens a source's account number for origination.
 func (s *Service) BankAccount(ctx context.Context, scope tenant.Scope, id string) (BankAccount, error) {
-	src, err := s.store.Source(ctx, scope, id, false)
+	src, err := s.store.Source(ctx, scope, id)
 	if err != nil {
 		return BankAccount{}, err
 	}
@@ -45,7 +45,7 @@ func (s *Service) DepositAmounts(ctx context.Context, scope tenant.Scope, id str
 // verification carries return_code). Applying it again changes nothing.
 func (s *Service) ReturnMicroDeposit(ctx context.Context, scope tenant.Scope, id string, seq int, code string) error {
 	return s.store.WithTx(ctx, func(ctx context.Context) error {
-		src, err := s.store.Source(ctx, scope, id, true)
+		src, err := s.store.SourceForUpdate(ctx, scope, id)
 		if err != nil {
 			return err
 		}

@@ -16,7 +16,7 @@ const MaxProcessorToken = 200
 
 // ProcessorInput is POST /v2/funding-source/processor/linking.
 type ProcessorInput struct {
-	UserID         string `json:"user_id"`
+	CustomerID     string `json:"user_id"`
 	ProcessorToken string `json:"processor_token"`
 }
 
@@ -31,17 +31,17 @@ func invalidToken(msg string) error {
 // (by a keyed fingerprint, never in clear) in the transaction that stores
 // the source, so a provider failure leaves it usable.
 func (s *Service) CreateFromProcessorToken(ctx context.Context, scope tenant.Scope, in ProcessorInput) (Source, error) {
-	userID := strings.TrimSpace(in.UserID)
-	if userID == "" {
+	customerID := strings.TrimSpace(in.CustomerID)
+	if customerID == "" {
 		return Source{}, errs.Invalid("user_id", "user_id is required")
 	}
 	if in.ProcessorToken == "" {
 		return Source{}, errs.Invalid("processor_token", "processor_token is required")
 	}
-	if len(userID) > MaxUserID {
+	if len(customerID) > MaxUserID {
 		return Source{}, customerNotFound()
 	}
-	ok, err := s.store.CustomerExists(ctx, scope, userID)
+	ok, err := s.store.CustomerExists(ctx, scope, customerID)
 	if err != nil {
 		return Source{}, err
 	}
@@ -72,7 +72,7 @@ func (s *Service) CreateFromProcessorToken(ctx context.Context, scope tenant.Sco
 		return Source{}, &errs.Error{Code: errs.InvalidAccountType, Param: "processor_token",
 			Message: "The linked account is a " + kind + " account; only checking and savings accounts can be funding sources."}
 	}
-	in2 := Input{UserID: userID, RoutingNumber: acct.RoutingNumber, AccountNumber: acct.AccountNumber, AccountType: acct.Subtype}
+	in2 := Input{CustomerID: customerID, RoutingNumber: acct.RoutingNumber, AccountNumber: acct.AccountNumber, AccountType: acct.Subtype}
 	if name := strings.TrimSpace(acct.Name); name != "" {
 		if len(name) > MaxNickname {
 			name = name[:MaxNickname]

@@ -41,7 +41,7 @@ type Sealed struct {
 type Source struct {
 	Scope        tenant.Scope  `json:"-"`
 	ID           string        `json:"funding_source_id"`
-	UserID       string        `json:"user_id"`
+	CustomerID   string        `json:"user_id"`
 	Status       Status        `json:"status"`
 	BankName     *string       `json:"bank_name"`
 	LastFour     string        `json:"last_four"`
@@ -76,7 +76,7 @@ type AccountClaim struct {
 	Fingerprint []byte
 	MerchantID  string
 	SourceID    string
-	UserID      string
+	CustomerID  string
 	CreatedAt   time.Time
 }
 
@@ -85,8 +85,8 @@ type Store interface {
 	WithTx(ctx context.Context, fn func(ctx context.Context) error) error
 	event.Recorder
 
-	CustomerExists(ctx context.Context, scope tenant.Scope, userID string) (bool, error)
-	// ClaimAccount registers an account number for c.UserID, checking in the
+	CustomerExists(ctx context.Context, scope tenant.Scope, customerID string) (bool, error)
+	// ClaimAccount registers an account number for c.CustomerID, checking in the
 	// same round trip that the customer exists (ErrNoCustomer when not, and
 	// nothing is claimed). When another source holds the number already, it
 	// returns that holder and claimed = false.
@@ -96,20 +96,24 @@ type Store interface {
 	ReleaseAccount(ctx context.Context, env tenant.Environment, fingerprint []byte, sourceID string) error
 
 	InsertSource(ctx context.Context, s Source) error
-	// Source returns a source with its latest verification; forUpdate locks
-	// the source row until the transaction ends. errs.NotFound if unknown.
-	Source(ctx context.Context, scope tenant.Scope, id string, forUpdate bool) (Source, error)
+	// Source returns a source with its latest verification; errs.NotFound
+	// if unknown. SourceForUpdate also locks the source row until the
+	// transaction ends.
+	Source(ctx context.Context, scope tenant.Scope, id string) (Source, error)
+	SourceForUpdate(ctx context.Context, scope tenant.Scope, id string) (Source, error)
 	// ListSources returns up to p.Limit+1 sources of a customer, newest first.
-	ListSources(ctx context.Context, scope tenant.Scope, userID string, includeRemoved bool, p paging.Page) ([]Source, error)
+	ListSources(ctx context.Context, scope tenant.Scope, customerID string, removed Removed, p paging.Page) ([]Source, error)
 	// SearchSources returns up to p.Limit+1 sources matching f, newest
 	// first; errs.NotFound when p.StartingAfter is unknown.
 	SearchSources(ctx context.Context, scope tenant.Scope, f Filter, p paging.Page) ([]Listed, error)
 	SetStatus(ctx context.Context, scope tenant.Scope, id string, status Status, at time.Time) error
 	MarkRemoved(ctx context.Context, scope tenant.Scope, id string, at time.Time) error
 
-	// LatestMicroDeposit returns the newest verification of a source,
-	// locked when forUpdate; errs.NotFound when none was initiated.
-	LatestMicroDeposit(ctx context.Context, scope tenant.Scope, sourceID string, forUpdate bool) (MicroDeposit, error)
+	// LatestMicroDeposit returns the newest verification of a source;
+	// errs.NotFound when none was initiated. LatestMicroDepositForUpdate
+	// also locks it until the transaction ends.
+	LatestMicroDeposit(ctx context.Context, scope tenant.Scope, sourceID string) (MicroDeposit, error)
+	LatestMicroDepositForUpdate(ctx context.Context, scope tenant.Scope, sourceID string) (MicroDeposit, error)
 	// MicroDeposit locks one verification by its sequence number.
 	MicroDeposit(ctx context.Context, scope tenant.Scope, sourceID string, seq int) (MicroDeposit, error)
 	InsertMicroDeposit(ctx context.Context, m MicroDeposit) error

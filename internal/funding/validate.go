@@ -11,7 +11,7 @@ import (
 // Input creates a funding source from routing and account numbers. Both are
 // strings: account numbers may carry significant leading zeros.
 type Input struct {
-	UserID        string  `json:"user_id"`
+	CustomerID    string  `json:"user_id"`
 	RoutingNumber string  `json:"routing_number"`
 	AccountNumber string  `json:"account_number"`
 	AccountType   string  `json:"account_type"`
@@ -36,16 +36,16 @@ const AccountInUseMessage = "This bank account is associated with another user"
 
 // account is validated creation input.
 type account struct {
-	userID, routing, number, accountType string
-	nickname, bankName                   *string
+	customerID, routing, number, accountType string
+	nickname, bankName                       *string
 }
 
 func (s *Service) validate(in Input) (account, error) {
-	a := account{userID: strings.TrimSpace(in.UserID), routing: in.RoutingNumber, number: in.AccountNumber}
-	if a.userID == "" {
+	a := account{customerID: strings.TrimSpace(in.CustomerID), routing: in.RoutingNumber, number: in.AccountNumber}
+	if a.customerID == "" {
 		return account{}, errs.Invalid("user_id", "user_id is required")
 	}
-	if len(a.userID) > MaxUserID {
+	if len(a.customerID) > MaxUserID {
 		return account{}, customerNotFound()
 	}
 	if a.routing == "" {
@@ -96,7 +96,7 @@ func optional(param string, v *string, max int) (*string, error) {
 	if v == nil {
 		return nil, nil
 	}
-	t, err := contact.Name(param, *v, max, false)
+	t, err := contact.Name(param, *v, max, contact.Optional)
 	if err != nil || t == "" {
 		return nil, err
 	}

@@ -33,7 +33,7 @@ const (
 // Link is the address the customer opened, as given (untrusted).
 type Link struct {
 	PublicKey  string
-	UserID     string
+	CustomerID string
 	SourceID   string
 	SuccessURL string // "" when absent
 	CancelURL  string // "" when absent
@@ -127,7 +127,7 @@ func (s *Service) Open(ctx context.Context, l Link) (Page, error) {
 	if err != nil {
 		return Page{}, notFoundAsInvalid(err)
 	}
-	if src.UserID != l.UserID || src.Removed {
+	if src.CustomerID != l.CustomerID || src.Removed {
 		return Page{}, LinkInvalid()
 	}
 	p := Page{Scope: scope, MerchantName: m.Name, Source: src, State: stateOf(src, s.now())}

@@ -91,7 +91,7 @@ type Store interface {
 	// MarkProductionActivated sets the activation time once; errs.Conflict if set.
 	MarkProductionActivated(ctx context.Context, id string, at time.Time) error
 	GrantPermission(ctx context.Context, scope tenant.Scope, perm string) error
-	SetThirdPartyVerification(ctx context.Context, scope tenant.Scope, on bool) error
+	EnableThirdPartyVerification(ctx context.Context, scope tenant.Scope) error
 	Environment(ctx context.Context, scope tenant.Scope) (Environment, error)
 	// EnvironmentByPublicKey finds an environment by its public key.
 	EnvironmentByPublicKey(ctx context.Context, publicKey string) (Environment, error)
@@ -131,7 +131,7 @@ type Created struct {
 // Create makes a merchant with its sandbox environment and keys. Sandbox keys
 // carry the on-demand permission from the start.
 func (s *Service) Create(ctx context.Context, name, email, password string) (Created, error) {
-	name, err := contact.Name("name", name, 200, true)
+	name, err := contact.Name("name", name, 200, contact.Required)
 	if err != nil {
 		return Created{}, err
 	}
@@ -241,7 +241,7 @@ func (s *Service) GrantOnDemand(ctx context.Context, scope tenant.Scope) error {
 
 // EnableThirdPartyVerification lets the scope create Verified sources on demand.
 func (s *Service) EnableThirdPartyVerification(ctx context.Context, scope tenant.Scope) error {
-	err := s.store.SetThirdPartyVerification(ctx, scope, true)
+	err := s.store.EnableThirdPartyVerification(ctx, scope)
 	s.keys.Clear()
 	return s.envErr(ctx, err, scope)
 }

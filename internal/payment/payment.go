@@ -46,7 +46,7 @@ type Payment struct {
 	Scope          tenant.Scope `json:"-"`
 	ID             string       `json:"payment_id"`
 	SourceID       string       `json:"funding_source_id"`
-	UserID         string       `json:"user_id"`
+	CustomerID     string       `json:"user_id"`
 	Amount         string       `json:"amount"` // decimal dollars, "12.34"
 	Currency       string       `json:"currency"`
 	Direction      Direction    `json:"direction"`
@@ -65,9 +65,9 @@ type Payment struct {
 
 // SourceInfo is what payments need to know about a funding source.
 type SourceInfo struct {
-	UserID   string
-	Verified bool
-	Removed  bool
+	CustomerID string
+	Verified   bool
+	Removed    bool
 }
 
 // Store is the persistence of payments and subscriptions.
@@ -79,8 +79,10 @@ type Store interface {
 	// until the transaction ends; errs.NotFound when unknown.
 	PaymentSource(ctx context.Context, scope tenant.Scope, id string) (SourceInfo, error)
 	InsertPayment(ctx context.Context, p Payment) error
-	// Payment returns a payment, locked when forUpdate; errs.NotFound when unknown.
-	Payment(ctx context.Context, scope tenant.Scope, id string, forUpdate bool) (Payment, error)
+	// Payment returns a payment; errs.NotFound when unknown.
+	// PaymentForUpdate also locks it until the transaction ends.
+	Payment(ctx context.Context, scope tenant.Scope, id string) (Payment, error)
+	PaymentForUpdate(ctx context.Context, scope tenant.Scope, id string) (Payment, error)
 	// ListPayments returns up to p.Limit+1 payments, newest first, of one
 	// funding source when sourceID is not "".
 	ListPayments(ctx context.Context, scope tenant.Scope, sourceID string, p paging.Page) ([]Payment, error)
@@ -93,7 +95,10 @@ type Store interface {
 	SetPaymentSettleAt(ctx context.Context, scope tenant.Scope, id string, at time.Time) error
 
 	InsertSubscription(ctx context.Context, s Subscription) error
-	Subscription(ctx context.Context, scope tenant.Scope, id string, forUpdate bool) (Subscription, error)
+	// Subscription returns a subscription; errs.NotFound when unknown.
+	// SubscriptionForUpdate also locks it until the transaction ends.
+	Subscription(ctx context.Context, scope tenant.Scope, id string) (Subscription, error)
+	SubscriptionForUpdate(ctx context.Context, scope tenant.Scope, id string) (Subscription, error)
 	ListSubscriptions(ctx context.Context, scope tenant.Scope, sourceID string, p paging.Page) ([]Subscription, error)
 	// DueSubscriptions locks up to limit active subscriptions whose next
 	// date is at or before today, skipping rows other processes hold.
@@ -150,7 +155,7 @@ func (s *Service) Create(ctx context.Context, scope tenant.Scope, in Input) (Pay
 		if err != nil {
 			return err
 		}
-		out, err = s.insert(ctx, scope, in.SourceID, src.UserID, cents, in.Direction, desc, nil, nil)
+		out, err = s.insert(ctx, scope, in.SourceID, src.CustomerID, cents, in.Direction, desc, nil, nil)
 		return err
 	})
 	return out, err
@@ -177,11 +182,11 @@ func (s *Service) usableSource(ctx context.Context, scope tenant.Scope, id strin
 	return src, nil
 }
 
-func (s *Service) insert(ctx context.Context, scope tenant.Scope, sourceID, userID string, cents int64, d Direction,
+func (s *Service) insert(ctx context.Context, scope tenant.Scope, sourceID, customerID string, cents int64, d Direction,
 	desc *string, subscriptionID, dueDate *string) (Payment, error) {
 	now := s.now().UTC()
 	p := Payment{
-		Scope: scope, ID: ids.New(ids.Payment), SourceID: sourceID, UserID: userID,
+		Scope: scope, ID: ids.New(ids.Payment), SourceID: sourceID, CustomerID: customerID,
 		Amount: money.Format(cents), Currency: "USD", Cents: cents, Direction: d, Description: desc,
 		Status: Pending, SubscriptionID: subscriptionID, DueDate: dueDate, CreatedAt: now,
 	}
@@ -197,7 +202,7 @@ func (s *Service) insert(ctx context.Context, scope tenant.Scope, sourceID, user
 
 // Get returns a payment.
 func (s *Service) Get(ctx context.Context, scope tenant.Scope, id string) (Payment, error) {
-	p, err := s.store.Payment(ctx, scope, id, false)
+	p, err := s.store.Payment(ctx, scope, id)
 	if errs.Is(err, errs.NotFound) {
 		return Payment{}, paymentNotFound()
 	}
@@ -287,7 +292,7 @@ func (s *Service) Originated(ctx context.Context, scope tenant.Scope, id string,
 // A payment already failed is left as it is.
 func (s *Service) Return(ctx context.Context, scope tenant.Scope, id, code string) error {
 	return s.store.WithTx(ctx, func(ctx context.Context) error {
-		p, err := s.store.Payment(ctx, scope, id, true)
+		p, err := s.store.PaymentForUpdate(ctx, scope, id)
 		if errs.Is(err, errs.NotFound) {
 			return paymentNotFound()
 		}

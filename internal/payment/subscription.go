@@ -39,7 +39,7 @@ type Subscription struct {
 	Scope        tenant.Scope `json:"-"`
 	ID           string       `json:"subscription_id"`
 	SourceID     string       `json:"funding_source_id"`
-	UserID       string       `json:"user_id"`
+	CustomerID   string       `json:"user_id"`
 	Amount       string       `json:"amount"`
 	Currency     string       `json:"currency"`
 	Interval     Interval     `json:"interval"`
@@ -112,7 +112,7 @@ func (s *Service) Subscribe(ctx context.Context, scope tenant.Scope, in Subscrip
 		}
 		next := in.StartDate
 		out = Subscription{
-			Scope: scope, ID: ids.New(ids.Subscription), SourceID: in.SourceID, UserID: src.UserID,
+			Scope: scope, ID: ids.New(ids.Subscription), SourceID: in.SourceID, CustomerID: src.CustomerID,
 			Amount: money.Format(cents), Currency: "USD", Cents: cents, Interval: in.Interval, Description: desc,
 			Status: Active, StartDate: in.StartDate, NextDate: &next, CreatedAt: now,
 		}
@@ -126,7 +126,7 @@ func (s *Service) Subscribe(ctx context.Context, scope tenant.Scope, in Subscrip
 
 // GetSubscription returns a subscription.
 func (s *Service) GetSubscription(ctx context.Context, scope tenant.Scope, id string) (Subscription, error) {
-	sub, err := s.store.Subscription(ctx, scope, id, false)
+	sub, err := s.store.Subscription(ctx, scope, id)
 	if errs.Is(err, errs.NotFound) {
 		return Subscription{}, subscriptionNotFound()
 	}
@@ -145,7 +145,7 @@ func (s *Service) ListSubscriptions(ctx context.Context, scope tenant.Scope, sou
 func (s *Service) CancelSubscription(ctx context.Context, scope tenant.Scope, id string) (Subscription, error) {
 	var out Subscription
 	err := s.store.WithTx(ctx, func(ctx context.Context) error {
-		sub, err := s.store.Subscription(ctx, scope, id, true)
+		sub, err := s.store.SubscriptionForUpdate(ctx, scope, id)
 		if errs.Is(err, errs.NotFound) {
 			return subscriptionNotFound()
 		}
@@ -205,7 +205,7 @@ func (s *Service) runOne(ctx context.Context, sub Subscription, today string) (i
 			return created, err
 		}
 		due := *sub.NextDate
-		if _, err := s.insert(ctx, sub.Scope, sub.SourceID, sub.UserID, sub.Cents, Debit, sub.Description, &sub.ID, &due); err != nil {
+		if _, err := s.insert(ctx, sub.Scope, sub.SourceID, sub.CustomerID, sub.Cents, Debit, sub.Description, &sub.ID, &due); err != nil {
 			return created, err
 		}
 		created++

@@ -64,7 +64,7 @@ func (db *DB) DepositsToOriginate(ctx context.Context, limit int) ([]ach.Deposit
 		MerchantID  string `db:"merchant_id"`
 		Environment string `db:"environment"`
 		SourceID    string `db:"funding_source_id"`
-		UserID      string `db:"customer_id"`
+		CustomerID  string `db:"customer_id"`
 		Seq         int    `db:"seq"`
 	}
 	if err := sqlx.SelectContext(ctx, db.q(ctx), &rows, depositsToOriginate, limit); err != nil {
@@ -73,7 +73,7 @@ func (db *DB) DepositsToOriginate(ctx context.Context, limit int) ([]ach.Deposit
 	out := make([]ach.Deposit, len(rows))
 	for i, r := range rows {
 		out[i] = ach.Deposit{Scope: tenant.Scope{MerchantID: r.MerchantID, Env: tenant.Environment(r.Environment)},
-			SourceID: r.SourceID, UserID: r.UserID, Seq: r.Seq}
+			SourceID: r.SourceID, CustomerID: r.CustomerID, Seq: r.Seq}
 	}
 	return out, nil
 }
@@ -109,7 +109,7 @@ type achEntryRow struct {
 	Environment  string  `db:"environment"`
 	Kind         string  `db:"kind"`
 	SourceID     string  `db:"funding_source_id"`
-	UserID       string  `db:"customer_id"`
+	CustomerID   string  `db:"customer_id"`
 	DepositSeq   *int    `db:"deposit_seq"`
 	DepositIndex *int    `db:"deposit_index"`
 	PaymentID    *string `db:"payment_id"`
@@ -120,7 +120,7 @@ type achEntryRow struct {
 
 func (r achEntryRow) domain() ach.Entry {
 	e := ach.Entry{Trace: r.Trace, FileID: r.FileID, Scope: tenant.Scope{MerchantID: r.MerchantID, Env: tenant.Environment(r.Environment)},
-		Kind: r.Kind, SourceID: r.SourceID, UserID: r.UserID, PaymentID: deref(r.PaymentID), Debit: r.Debit, Cents: r.Cents,
+		Kind: r.Kind, SourceID: r.SourceID, CustomerID: r.CustomerID, PaymentID: deref(r.PaymentID), Debit: r.Debit, Cents: r.Cents,
 		ReturnCode: deref(r.ReturnCode)}
 	if r.DepositSeq != nil {
 		e.DepositSeq, e.DepositIndex = *r.DepositSeq, *r.DepositIndex
@@ -139,7 +139,7 @@ VALUES ($1, $2, $3, $4, $5, $6, $7, NULLIF($8, 0), NULLIF($9, 0), NULLIF($10, ''
 // payment or deposit is in a file already.
 func (db *DB) InsertACHEntry(ctx context.Context, e ach.Entry) error {
 	_, err := db.q(ctx).ExecContext(ctx, insertACHEntry, e.Trace, e.FileID, e.Scope.MerchantID, e.Scope.Env, e.Kind,
-		e.SourceID, e.UserID, e.DepositSeq, e.DepositIndex, e.PaymentID, e.Debit, e.Cents)
+		e.SourceID, e.CustomerID, e.DepositSeq, e.DepositIndex, e.PaymentID, e.Debit, e.Cents)
 	return translate(err)
 }
 

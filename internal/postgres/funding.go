@@ -16,9 +16,9 @@ const customerExists = `
 SELECT EXISTS (SELECT 1 FROM customers WHERE merchant_id = $1 AND environment = $2 AND id = $3)`
 
 // CustomerExists reports whether the scope has the customer.
-func (db *DB) CustomerExists(ctx context.Context, scope tenant.Scope, userID string) (bool, error) {
+func (db *DB) CustomerExists(ctx context.Context, scope tenant.Scope, customerID string) (bool, error) {
 	var ok bool
-	err := sqlx.GetContext(ctx, db.q(ctx), &ok, customerExists, scope.MerchantID, scope.Env, userID)
+	err := sqlx.GetContext(ctx, db.q(ctx), &ok, customerExists, scope.MerchantID, scope.Env, customerID)
 	return ok, translate(err)
 }
 
@@ -27,13 +27,13 @@ type claimRow struct {
 	Fingerprint []byte    `db:"fingerprint"`
 	MerchantID  string    `db:"merchant_id"`
 	SourceID    string    `db:"funding_source_id"`
-	UserID      string    `db:"customer_id"`
+	CustomerID  string    `db:"customer_id"`
 	CreatedAt   time.Time `db:"created_at"`
 }
 
 func (r claimRow) domain() funding.AccountClaim {
 	return funding.AccountClaim{Env: tenant.Environment(r.Environment), Fingerprint: r.Fingerprint,
-		MerchantID: r.MerchantID, SourceID: r.SourceID, UserID: r.UserID, CreatedAt: r.CreatedAt.UTC()}
+		MerchantID: r.MerchantID, SourceID: r.SourceID, CustomerID: r.CustomerID, CreatedAt: r.CreatedAt.UTC()}
 }
 
 // claimAccount checks the customer and claims the number in one round trip.
@@ -57,7 +57,7 @@ func (db *DB) ClaimAccount(ctx context.Context, c funding.AccountClaim) (funding
 		Customer bool `db:"customer"`
 		Claimed  bool `db:"claimed"`
 	}
-	err := sqlx.GetContext(ctx, db.q(ctx), &r, claimAccount, c.Env, c.Fingerprint, c.MerchantID, c.SourceID, c.UserID, c.CreatedAt)
+	err := sqlx.GetContext(ctx, db.q(ctx), &r, claimAccount, c.Env, c.Fingerprint, c.MerchantID, c.SourceID, c.CustomerID, c.CreatedAt)
 	switch {
 	case err != nil:
 		return funding.AccountClaim{}, false, translate(err)
@@ -100,7 +100,7 @@ VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14,
 
 // InsertSource stores a new funding source.
 func (db *DB) InsertSource(ctx context.Context, s funding.Source) error {
-	_, err := db.q(ctx).ExecContext(ctx, insertSource, s.Scope.MerchantID, s.Scope.Env, s.ID, s.UserID, s.Status,
+	_, err := db.q(ctx).ExecContext(ctx, insertSource, s.Scope.MerchantID, s.Scope.Env, s.ID, s.CustomerID, s.Status,
 		s.RoutingNumber, s.BankName, s.LastFour, s.AccountType, s.Nickname, s.Account.KeyID, s.Account.Data,
 		s.Fingerprint, s.CreatedAt)
 	return translate(err)
@@ -139,7 +139,7 @@ type depositCols struct {
 func (r sourceRow) domain() funding.Source {
 	s := funding.Source{
 		Scope: tenant.Scope{MerchantID: r.MerchantID, Env: tenant.Environment(r.Environment)},
-		ID:    r.ID, UserID: r.CustomerID, Status: funding.Status(r.Status), BankName: r.BankName,
+		ID:    r.ID, CustomerID: r.CustomerID, Status: funding.Status(r.Status), BankName: r.BankName,
 		LastFour: r.LastFour, AccountType: r.AccountType, Nickname: r.Nickname, CreatedAt: r.CreatedAt.UTC(),
 		Removed: r.RemovedAt != nil, RoutingNumber: r.RoutingNumber,
 		Account: funding.Sealed{KeyID: r.KeyID, Data: r.Ciphertext}, Fingerprint: r.Fingerprint,
@@ -172,16 +172,14 @@ const selectSource = sourceSelect + `
 WHERE f.merchant_id = $1 AND f.environment = $2 AND f.id = $3`
 
 // Source returns one source with its latest verification.
-func (db *DB) Source(ctx context.Context, scope tenant.Scope, id string, forUpdate bool) (funding.Source, error) {
-	q := selectSource
-	if forUpdate {
-		q += ` FOR UPDATE OF f`
-	}
-	var r sourceRow
-	if err := sqlx.GetContext(ctx, db.q(ctx), &r, q, scope.MerchantID, scope.Env, id); err != nil {
-		return funding.Source{}, translate(err)
-	}
-	return r.domain(), nil
+func (db *DB) Source(ctx context.Context, scope tenant.Scope, id string) (funding.Source, error) {
+	return getOne[sourceRow](ctx, db.q(ctx), selectSource, scope.MerchantID, scope.Env, id)
+}
+
+// SourceForUpdate is Source with the source's row locked until the
+// transaction ends.
+func (db *DB) SourceForUpdate(ctx context.Context, scope tenant.Scope, id string) (funding.Source, error) {
+	return getOne[sourceRow](ctx, db.q(ctx), selectSource+` FOR UPDATE OF f`, scope.MerchantID, scope.Env, id)
 }
 
 const listSources = sourceSelect + `
@@ -191,9 +189,9 @@ ORDER BY f.created_at DESC, f.id DESC
 LIMIT $5`
 
 // ListSources returns up to p.Limit+1 sources of a customer, newest first.
-func (db *DB) ListSources(ctx context.Context, scope tenant.Scope, userID string, includeRemoved bool, p paging.Page) ([]funding.Source, error) {
+func (db *DB) ListSources(ctx context.Context, scope tenant.Scope, customerID string, removed funding.Removed, p paging.Page) ([]funding.Source, error) {
 	var rows []sourceRow
-	if err := db.list(ctx, &rows, listSources, "funding_sources", scope, p, userID, includeRemoved); err != nil {
+	if err := db.list(ctx, &rows, listSources, "funding_sources", scope, p, customerID, bool(removed)); err != nil {
 		return nil, err
 	}
 	return mapRows(rows, sourceRow.domain), nil
@@ -297,16 +295,14 @@ WHERE merchant_id = $1 AND environment = $2 AND funding_source_id = $3
 ORDER BY seq DESC LIMIT 1`
 
 // LatestMicroDeposit returns a source's newest verification.
-func (db *DB) LatestMicroDeposit(ctx context.Context, scope tenant.Scope, sourceID string, forUpdate bool) (funding.MicroDeposit, error) {
-	q := selectLatestDeposit
-	if forUpdate {
-		q += ` FOR UPDATE`
-	}
-	var r depositRow
-	if err := sqlx.GetContext(ctx, db.q(ctx), &r, q, scope.MerchantID, scope.Env, sourceID); err != nil {
-		return funding.MicroDeposit{}, translate(err)
-	}
-	return r.domain(), nil
+func (db *DB) LatestMicroDeposit(ctx context.Context, scope tenant.Scope, sourceID string) (funding.MicroDeposit, error) {
+	return getOne[depositRow](ctx, db.q(ctx), selectLatestDeposit, scope.MerchantID, scope.Env, sourceID)
+}
+
+// LatestMicroDepositForUpdate is LatestMicroDeposit with the row locked
+// until the transaction ends.
+func (db *DB) LatestMicroDepositForUpdate(ctx context.Context, scope tenant.Scope, sourceID string) (funding.MicroDeposit, error) {
+	return getOne[depositRow](ctx, db.q(ctx), selectLatestDeposit+` FOR UPDATE`, scope.MerchantID, scope.Env, sourceID)
 }
 
 const selectDepositBySeq = `

@@ -113,13 +113,13 @@ func (db *DB) Environment(ctx context.Context, scope tenant.Scope) (merchant.Env
 	return r.domain(), nil
 }
 
-const setThirdPartyVerification = `
-UPDATE merchant_environments SET third_party_verification = $3
+const enableThirdPartyVerification = `
+UPDATE merchant_environments SET third_party_verification = true
 WHERE merchant_id = $1 AND environment = $2`
 
-// SetThirdPartyVerification switches the environment's third-party flag.
-func (db *DB) SetThirdPartyVerification(ctx context.Context, scope tenant.Scope, on bool) error {
-	res, err := db.q(ctx).ExecContext(ctx, setThirdPartyVerification, scope.MerchantID, scope.Env, on)
+// EnableThirdPartyVerification turns the environment's third-party flag on.
+func (db *DB) EnableThirdPartyVerification(ctx context.Context, scope tenant.Scope) error {
+	res, err := db.q(ctx).ExecContext(ctx, enableThirdPartyVerification, scope.MerchantID, scope.Env)
 	return oneRow(res, err, errs.NotFound)
 }
 

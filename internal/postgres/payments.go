@@ -21,14 +21,14 @@ FOR SHARE`
 // it cannot be removed while the payment is written.
 func (db *DB) PaymentSource(ctx context.Context, scope tenant.Scope, id string) (payment.SourceInfo, error) {
 	var r struct {
-		UserID   string `db:"customer_id"`
-		Verified bool   `db:"verified"`
-		Removed  bool   `db:"removed"`
+		CustomerID string `db:"customer_id"`
+		Verified   bool   `db:"verified"`
+		Removed    bool   `db:"removed"`
 	}
 	if err := sqlx.GetContext(ctx, db.q(ctx), &r, selectPaymentSource, scope.MerchantID, scope.Env, id); err != nil {
 		return payment.SourceInfo{}, translate(err)
 	}
-	return payment.SourceInfo{UserID: r.UserID, Verified: r.Verified, Removed: r.Removed}, nil
+	return payment.SourceInfo{CustomerID: r.CustomerID, Verified: r.Verified, Removed: r.Removed}, nil
 }
 
 type paymentRow struct {
@@ -36,7 +36,7 @@ type paymentRow struct {
 	Environment    string     `db:"environment"`
 	ID             string     `db:"id"`
 	SourceID       string     `db:"funding_source_id"`
-	UserID         string     `db:"customer_id"`
+	CustomerID     string     `db:"customer_id"`
 	Direction      string     `db:"direction"`
 	Cents          int64      `db:"amount_cents"`
 	Description    *string    `db:"description"`
@@ -52,7 +52,7 @@ type paymentRow struct {
 func (r paymentRow) domain() payment.Payment {
 	p := payment.Payment{
 		Scope: tenant.Scope{MerchantID: r.MerchantID, Env: tenant.Environment(r.Environment)},
-		ID:    r.ID, SourceID: r.SourceID, UserID: r.UserID, Amount: money.Format(r.Cents), Currency: "USD",
+		ID:    r.ID, SourceID: r.SourceID, CustomerID: r.CustomerID, Amount: money.Format(r.Cents), Currency: "USD",
 		Cents: r.Cents, Direction: payment.Direction(r.Direction), Description: r.Description,
 		Status: payment.Status(r.Status), FailureCode: r.FailureCode, SubscriptionID: r.SubscriptionID,
 		SettleAt: utcPtr(r.SettleAt), SettledAt: utcPtr(r.SettledAt), CreatedAt: r.CreatedAt.UTC(),
@@ -78,7 +78,7 @@ VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15)`
 // InsertPayment stores a new payment; errs.Conflict when a subscription's
 // debit for that due date exists already.
 func (db *DB) InsertPayment(ctx context.Context, p payment.Payment) error {
-	_, err := db.q(ctx).ExecContext(ctx, insertPayment, p.Scope.MerchantID, p.Scope.Env, p.ID, p.SourceID, p.UserID,
+	_, err := db.q(ctx).ExecContext(ctx, insertPayment, p.Scope.MerchantID, p.Scope.Env, p.ID, p.SourceID, p.CustomerID,
 		p.Direction, p.Cents, p.Description, p.Status, p.FailureCode, p.SubscriptionID, p.DueDate, p.SettleAt,
 		p.SettledAt, p.CreatedAt)
 	return translate(err)
@@ -87,17 +87,14 @@ func (db *DB) InsertPayment(ctx context.Context, p payment.Payment) error {
 const selectPayment = `SELECT ` + paymentColumns + ` FROM payments
 WHERE merchant_id = $1 AND environment = $2 AND id = $3`
 
-// Payment returns one payment, locked when forUpdate.
-func (db *DB) Payment(ctx context.Context, scope tenant.Scope, id string, forUpdate bool) (payment.Payment, error) {
-	q := selectPayment
-	if forUpdate {
-		q += ` FOR UPDATE`
-	}
-	var r paymentRow
-	if err := sqlx.GetContext(ctx, db.q(ctx), &r, q, scope.MerchantID, scope.Env, id); err != nil {
-		return payment.Payment{}, translate(err)
-	}
-	return r.domain(), nil
+// Payment returns one payment.
+func (db *DB) Payment(ctx context.Context, scope tenant.Scope, id string) (payment.Payment, error) {
+	return getOne[paymentRow](ctx, db.q(ctx), selectPayment, scope.MerchantID, scope.Env, id)
+}
+
+// PaymentForUpdate is Payment with its row locked until the transaction ends.
+func (db *DB) PaymentForUpdate(ctx context.Context, scope tenant.Scope, id string) (payment.Payment, error) {
+	return getOne[paymentRow](ctx, db.q(ctx), selectPayment+` FOR UPDATE`, scope.MerchantID, scope.Env, id)
 }
 
 const listPayments = `SELECT ` + paymentColumns + ` FROM payments
@@ -145,7 +142,7 @@ type subscriptionRow struct {
 	Environment  string     `db:"environment"`
 	ID           string     `db:"id"`
 	SourceID     string     `db:"funding_source_id"`
-	UserID       string     `db:"customer_id"`
+	CustomerID   string     `db:"customer_id"`
 	Cents        int64      `db:"amount_cents"`
 	Interval     string     `db:"interval"`
 	Description  *string    `db:"description"`
@@ -161,7 +158,7 @@ type subscriptionRow struct {
 func (r subscriptionRow) domain() payment.Subscription {
 	s := payment.Subscription{
 		Scope: tenant.Scope{MerchantID: r.MerchantID, Env: tenant.Environment(r.Environment)},
-		ID:    r.ID, SourceID: r.SourceID, UserID: r.UserID, Amount: money.Format(r.Cents), Currency: "USD",
+		ID:    r.ID, SourceID: r.SourceID, CustomerID: r.CustomerID, Amount: money.Format(r.Cents), Currency: "USD",
 		Cents: r.Cents, Interval: payment.Interval(r.Interval), Description: r.Description, Status: r.Status,
 		StartDate: r.StartDate.Format(time.DateOnly), PaymentCount: r.PaymentCount, CancelReason: r.CancelReason,
 		CreatedAt: r.CreatedAt.UTC(), CanceledAt: utcPtr(r.CanceledAt),
@@ -182,7 +179,7 @@ VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15)`
 
 // InsertSubscription stores a new subscription.
 func (db *DB) InsertSubscription(ctx context.Context, s payment.Subscription) error {
-	_, err := db.q(ctx).ExecContext(ctx, insertSubscription, s.Scope.MerchantID, s.Scope.Env, s.ID, s.SourceID, s.UserID,
+	_, err := db.q(ctx).ExecContext(ctx, insertSubscription, s.Scope.MerchantID, s.Scope.Env, s.ID, s.SourceID, s.CustomerID,
 		s.Cents, s.Interval, s.Description, s.Status, s.StartDate, s.NextDate, s.PaymentCount, s.CancelReason,
 		s.CreatedAt, s.CanceledAt)
 	return translate(err)
@@ -191,17 +188,15 @@ func (db *DB) InsertSubscription(ctx context.Context, s payment.Subscription) er
 const selectSubscription = `SELECT ` + subscriptionColumns + ` FROM subscriptions
 WHERE merchant_id = $1 AND environment = $2 AND id = $3`
 
-// Subscription returns one subscription, locked when forUpdate.
-func (db *DB) Subscription(ctx context.Context, scope tenant.Scope, id string, forUpdate bool) (payment.Subscription, error) {
-	q := selectSubscription
-	if forUpdate {
-		q += ` FOR UPDATE`
-	}
-	var r subscriptionRow
-	if err := sqlx.GetContext(ctx, db.q(ctx), &r, q, scope.MerchantID, scope.Env, id); err != nil {
-		return payment.Subscription{}, translate(err)
-	}
-	return r.domain(), nil
+// Subscription returns one subscription.
+func (db *DB) Subscription(ctx context.Context, scope tenant.Scope, id string) (payment.Subscription, error) {
+	return getOne[subscriptionRow](ctx, db.q(ctx), selectSubscription, scope.MerchantID, scope.Env, id)
+}
+
+// SubscriptionForUpdate is Subscription with its row locked until the
+// transaction ends.
+func (db *DB) SubscriptionForUpdate(ctx context.Context, scope tenant.Scope, id string) (payment.Subscription, error) {
+	return getOne[subscriptionRow](ctx, db.q(ctx), selectSubscription+` FOR UPDATE`, scope.MerchantID, scope.Env, id)
 }
 
 const listSubscriptions = `SELECT ` + subscriptionColumns + ` FROM subscriptions

@@ -1,7 +1,10 @@
 package postgres
 
 import (
+	"context"
+
 	"database/sql"
+	"github.com/jmoiron/sqlx"
 	"strings"
 	"time"
 
@@ -30,6 +33,16 @@ func utcPtr(t *time.Time) *time.Time {
 	}
 	u := t.UTC()
 	return &u
+}
+
+// getOne reads one row of q into R and converts it to its domain value.
+func getOne[R interface{ domain() T }, T any](ctx context.Context, q sqlx.QueryerContext, query string, args ...any) (T, error) {
+	var r R
+	if err := sqlx.GetContext(ctx, q, &r, query, args...); err != nil {
+		var zero T
+		return zero, translate(err)
+	}
+	return r.domain(), nil
 }
 
 // mapRows converts scanned rows to domain values.

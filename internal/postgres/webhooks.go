@@ -70,16 +70,14 @@ const selectEndpoint = `SELECT ` + endpointColumns + `
 FROM webhook_endpoints WHERE merchant_id = $1 AND environment = $2`
 
 // Endpoint returns the scope's endpoint.
-func (db *DB) Endpoint(ctx context.Context, scope tenant.Scope, forUpdate bool) (webhook.Endpoint, error) {
-	q := selectEndpoint
-	if forUpdate {
-		q += ` FOR UPDATE`
-	}
-	var r endpointRow
-	if err := sqlx.GetContext(ctx, db.q(ctx), &r, q, scope.MerchantID, scope.Env); err != nil {
-		return webhook.Endpoint{}, translate(err)
-	}
-	return r.domain(), nil
+func (db *DB) Endpoint(ctx context.Context, scope tenant.Scope) (webhook.Endpoint, error) {
+	return getOne[endpointRow](ctx, db.q(ctx), selectEndpoint, scope.MerchantID, scope.Env)
+}
+
+// EndpointForUpdate is Endpoint with its row locked until the transaction
+// ends.
+func (db *DB) EndpointForUpdate(ctx context.Context, scope tenant.Scope) (webhook.Endpoint, error) {
+	return getOne[endpointRow](ctx, db.q(ctx), selectEndpoint+` FOR UPDATE`, scope.MerchantID, scope.Env)
 }
 
 const updateSecrets = `

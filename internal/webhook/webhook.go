@@ -96,8 +96,10 @@ type Store interface {
 	// UpsertEndpoint stores ep, or when the scope has an endpoint already
 	// changes only its URL and updated_at; it returns the stored endpoint.
 	UpsertEndpoint(ctx context.Context, ep Endpoint) (Endpoint, error)
-	// Endpoint returns the scope's endpoint, locked when forUpdate; errs.NotFound if none.
-	Endpoint(ctx context.Context, scope tenant.Scope, forUpdate bool) (Endpoint, error)
+	// Endpoint returns the scope's endpoint; errs.NotFound if none.
+	// EndpointForUpdate also locks it until the transaction ends.
+	Endpoint(ctx context.Context, scope tenant.Scope) (Endpoint, error)
+	EndpointForUpdate(ctx context.Context, scope tenant.Scope) (Endpoint, error)
 	UpdateSecrets(ctx context.Context, ep Endpoint) error
 	// DeleteEndpoint removes the endpoint and cancels its pending
 	// deliveries; errs.NotFound if there is none.
@@ -217,15 +219,17 @@ func (s *Service) Register(ctx context.Context, scope tenant.Scope, rawURL strin
 
 // Get returns the scope's webhook registration, or webhook_not_found.
 func (s *Service) Get(ctx context.Context, scope tenant.Scope) (Registration, error) {
-	ep, err := s.endpoint(ctx, scope, false)
+	ep, err := endpoint(ctx, scope, s.store.Endpoint)
 	if err != nil {
 		return Registration{}, err
 	}
 	return s.view(ep)
 }
 
-func (s *Service) endpoint(ctx context.Context, scope tenant.Scope, forUpdate bool) (Endpoint, error) {
-	ep, err := s.store.Endpoint(ctx, scope, forUpdate)
+// endpoint is the scope's endpoint from get (Store.Endpoint or
+// Store.EndpointForUpdate), or webhook_not_found.
+func endpoint(ctx context.Context, scope tenant.Scope, get func(context.Context, tenant.Scope) (Endpoint, error)) (Endpoint, error) {
+	ep, err := get(ctx, scope)
 	if errs.Is(err, errs.NotFound) {
 		return Endpoint{}, NotFound()
 	}
@@ -246,7 +250,7 @@ func (s *Service) Delete(ctx context.Context, scope tenant.Scope) error {
 func (s *Service) RollSecret(ctx context.Context, scope tenant.Scope) (Registration, error) {
 	var out Registration
 	err := s.store.WithTx(ctx, func(ctx context.Context) error {
-		ep, err := s.endpoint(ctx, scope, true)
+		ep, err := endpoint(ctx, scope, s.store.EndpointForUpdate)
 		if err != nil {
 			return err
 		}
@@ -274,7 +278,7 @@ type EventDetail struct {
 func (s *Service) SendTest(ctx context.Context, scope tenant.Scope) (EventDetail, error) {
 	var e event.Event
 	err := s.store.WithTx(ctx, func(ctx context.Context) error {
-		if _, err := s.endpoint(ctx, scope, false); err != nil {
+		if _, err := endpoint(ctx, scope, s.store.Endpoint); err != nil {
 			return err
 		}
 		e = event.New(scope, event.WebhookTest, map[string]string{
@@ -330,7 +334,7 @@ func (s *Service) Redeliver(ctx context.Context, scope tenant.Scope, id string) 
 		} else if err != nil {
 			return err
 		}
-		if _, err := s.endpoint(ctx, scope, false); err != nil {
+		if _, err := endpoint(ctx, scope, s.store.Endpoint); err != nil {
 			return err
 		}
 		return s.store.QueueDelivery(ctx, scope, id, ids.New(DeliveryPrefix), s.now().UTC())

@@ -157,7 +157,7 @@ type SourceRow struct {
 // Source is one funding source's page.
 type Source struct {
 	SourceRow
-	UserID       string
+	CustomerID   string
 	Removed      bool
 	Verification string // none, pending, succeeded, failed or expired
 	Initiated    string

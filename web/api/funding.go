@@ -61,11 +61,11 @@ func (s *Surface) listCustomerSources(c *gin.Context) {
 		s.Fail(c, err)
 		return
 	}
-	var removed bool
+	removed := funding.WithoutRemoved
 	switch c.Query("removed") {
 	case "", "false":
 	case "true":
-		removed = true
+		removed = funding.WithRemoved
 	default:
 		s.Fail(c, errs.Invalid("removed", "removed must be true or false"))
 		return
@@ -143,7 +143,7 @@ func (s *Surface) checkAccount(c *gin.Context) {
 func (s *Surface) deleteAccount(c *gin.Context) {
 	var in struct {
 		FundingSourceID string `json:"funding_source_id"`
-		UserID          string `json:"user_id"`
+		CustomerID      string `json:"user_id"`
 		AccountNumber   string `json:"account_number"`
 	}
 	if err := kit.Decode(c, &in); err != nil {
@@ -152,11 +152,11 @@ func (s *Surface) deleteAccount(c *gin.Context) {
 	}
 	ctx := c.Request.Context()
 	switch {
-	case in.FundingSourceID != "" && in.UserID == "" && in.AccountNumber == "":
+	case in.FundingSourceID != "" && in.CustomerID == "" && in.AccountNumber == "":
 		src, err := s.Funding.Remove(ctx, kit.Scope(c), in.FundingSourceID)
 		kit.Reply(s.Kit, c, src, err)
-	case in.FundingSourceID == "" && in.UserID != "" && in.AccountNumber != "":
-		src, err := s.Funding.RemoveAccount(ctx, kit.Scope(c), in.UserID, in.AccountNumber)
+	case in.FundingSourceID == "" && in.CustomerID != "" && in.AccountNumber != "":
+		src, err := s.Funding.RemoveAccount(ctx, kit.Scope(c), in.CustomerID, in.AccountNumber)
 		kit.Reply(s.Kit, c, src, err)
 	default:
 		s.Fail(c, errs.Invalid("funding_source_id", "send either funding_source_id, or user_id and account_number"))

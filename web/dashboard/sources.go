@@ -54,7 +54,7 @@ func (s *Surface) customerPage(c *gin.Context) {
 		s.Fail(c, err)
 		return
 	}
-	srcs, _, err := s.funding.ListForCustomer(ctx, scope, cu.ID, true, paging.Page{Limit: paging.MaxLimit})
+	srcs, _, err := s.funding.ListForCustomer(ctx, scope, cu.ID, funding.WithRemoved, paging.Page{Limit: paging.MaxLimit})
 	if err != nil {
 		s.Fail(c, err)
 		return
@@ -109,14 +109,14 @@ func (s *Surface) sourcePage(c *gin.Context) {
 		s.Fail(c, err)
 		return
 	}
-	cu, err := s.customers.Get(ctx, scope, src.UserID)
+	cu, err := s.customers.Get(ctx, scope, src.CustomerID)
 	if err != nil {
 		s.Fail(c, err)
 		return
 	}
 	v := view.Source{
-		SourceRow: sourceRow(funding.Listed{Source: src, CustomerName: cu.FirstName + " " + cu.LastName, CustomerEmail: cu.Email}),
-		UserID:    src.UserID, Removed: src.Removed, Verification: "none",
+		SourceRow:  sourceRow(funding.Listed{Source: src, CustomerName: cu.FirstName + " " + cu.LastName, CustomerEmail: cu.Email}),
+		CustomerID: src.CustomerID, Removed: src.Removed, Verification: "none",
 	}
 	vf := src.Verification
 	if vf != nil {
@@ -134,7 +134,7 @@ func (s *Surface) sourcePage(c *gin.Context) {
 			s.Fail(c, err)
 			return
 		}
-		v.HostedLink = fmt.Sprintf("%s/#/bank-account/%s/%s/%s", strings.TrimRight(s.cfg.HostedBaseURL.String(), "/"), env.PublicKey, src.UserID, src.ID)
+		v.HostedLink = fmt.Sprintf("%s/#/bank-account/%s/%s/%s", strings.TrimRight(s.cfg.HostedBaseURL.String(), "/"), env.PublicKey, src.CustomerID, src.ID)
 	}
 	if unverified && scope.Env == tenant.Sandbox && vf != nil && vf.Status == "pending" {
 		a, _, err := s.funding.SandboxAmounts(ctx, scope, src.ID)

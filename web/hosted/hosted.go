@@ -56,7 +56,7 @@ func (s *Surface) index(c *gin.Context) {
 func link(c *gin.Context) hostedlink.Link {
 	return hostedlink.Link{
 		PublicKey:  c.Param("public_key"),
-		UserID:     c.Param("user_id"),
+		CustomerID: c.Param("user_id"),
 		SourceID:   c.Param("funding_source_id"),
 		SuccessURL: c.Query("successUrl"),
 		CancelURL:  c.Query("cancelUrl"),

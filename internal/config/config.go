@@ -1,5 +1,5 @@
 // Package config reads the service's configuration from environment
-// variables (CONTRACT.md part 10), fills development defaults, generates
+// variables, fills development defaults, generates
 // development keys once under DATA_DIR, and refuses to run production without
 // explicit keys.
 package config

@@ -1,6 +1,6 @@
-// Package errs defines the service's domain error type and the error codes of
-// the product contract (CONTRACT.md part 3). It imports only the standard
-// library so that every other package can use it.
+// Package errs defines the service's domain error type and the error codes
+// the API answers with (the README's error table). It imports only the
+// standard library so that every other package can use it.
 package errs
 
 import (

@@ -1,6 +1,21 @@
-// Package event defines the events written to the outbox in the same
-// transaction as the change they describe (CONTRACT.md part 6). Delivery is
-// the webhook package's concern.
+// Package event defines the events the service tells merchants about, and
+// the outbox they travel through. The path of one event, from the change
+// to the merchant's endpoint:
+//
+//  1. A use case (funding.Service.InitiateVerification, say) makes its
+//     change and calls Recorder.RecordEvent with the event, inside the
+//     same database transaction: the change and its event commit
+//     together or not at all.
+//  2. RecordEvent (internal/postgres/events.go) writes the event row and,
+//     when the merchant's environment has a webhook endpoint, a pending
+//     delivery row due now, and notifies the dispatchers, which PostgreSQL
+//     passes on only when the transaction commits.
+//  3. Every process's webhook.Dispatcher, woken by the notification (or
+//     by its poll), claims the due delivery, signs the event's envelope
+//     with the endpoint's secret and POSTs it, then records the attempt
+//     and the delivery's next state (delivered, a retry, or failed).
+//
+// The events API (webhook.Service.Events) reads the same rows.
 package event
 
 import (

@@ -15,7 +15,7 @@ import (
 	"github.com/fundsource/fundsource/internal/tenant"
 )
 
-// Micro-deposit rules (CONTRACT 5.1).
+// Micro-deposit rules (README: "Micro-deposits").
 const (
 	MaxInitiations  = 3
 	MaxAttempts     = 3

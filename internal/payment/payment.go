@@ -1,5 +1,5 @@
 // Package payment holds the rules that make verification matter (spec:
-// "Unverified funding sources are credit-only"; CONTRACT part 9): ACH
+// "Unverified funding sources are credit-only"): ACH
 // payments against funding sources, their settlement and returns, and
 // subscriptions that debit a Verified source on a schedule.
 package payment

@@ -4,9 +4,10 @@ import (
 	"context"
 
 	"database/sql"
-	"github.com/jmoiron/sqlx"
 	"strings"
 	"time"
+
+	"github.com/jmoiron/sqlx"
 
 	"github.com/fundsource/fundsource/internal/errs"
 )

@@ -119,52 +119,6 @@ func (db *DB) DeleteEndpoint(ctx context.Context, scope tenant.Scope, at time.Ti
 	return nil
 }
 
-type eventRow struct {
-	MerchantID  string          `db:"merchant_id"`
-	Environment string          `db:"environment"`
-	ID          string          `db:"id"`
-	Type        string          `db:"type"`
-	Data        json.RawMessage `db:"data"`
-	CreatedAt   time.Time       `db:"created_at"`
-}
-
-func (r eventRow) domain() event.Event {
-	return event.Event{
-		ID:    r.ID,
-		Scope: tenant.Scope{MerchantID: r.MerchantID, Env: tenant.Environment(r.Environment)},
-		Type:  r.Type, CreatedAt: r.CreatedAt.UTC(), Data: r.Data,
-	}
-}
-
-const eventColumns = `merchant_id, environment, id, type, data, created_at`
-
-const selectEvent = `SELECT ` + eventColumns + ` FROM events WHERE merchant_id = $1 AND environment = $2 AND id = $3`
-
-// Event returns one event.
-func (db *DB) Event(ctx context.Context, scope tenant.Scope, id string) (event.Event, error) {
-	var r eventRow
-	if err := sqlx.GetContext(ctx, db.q(ctx), &r, selectEvent, scope.MerchantID, scope.Env, id); err != nil {
-		return event.Event{}, translate(err)
-	}
-	return r.domain(), nil
-}
-
-const listEvents = `SELECT ` + eventColumns + `
-FROM events
-WHERE merchant_id = $1 AND environment = $2 AND (created_at, id) < ($3, $4)
-  AND ($6 = '' OR type = $6) AND ($7 = '' OR starts_with(type, $7))
-ORDER BY created_at DESC, id DESC
-LIMIT $5`
-
-// ListEvents returns up to p.Limit+1 events newest first.
-func (db *DB) ListEvents(ctx context.Context, scope tenant.Scope, typ, prefix string, p paging.Page) ([]event.Event, error) {
-	var rows []eventRow
-	if err := db.list(ctx, &rows, listEvents, "events", scope, p, typ, prefix); err != nil {
-		return nil, err
-	}
-	return mapRows(rows, eventRow.domain), nil
-}
-
 type logRow struct {
 	eventRow
 	DeliveryStatus *string    `db:"d_status"`
@@ -209,22 +163,6 @@ func (db *DB) DeliveryLog(ctx context.Context, scope tenant.Scope, p paging.Page
 		return nil, err
 	}
 	return mapRows(rows, logRow.domain), nil
-}
-
-// sourceEvents uses the index events_by_source (migration 00008).
-const sourceEvents = `SELECT ` + eventColumns + `
-FROM events
-WHERE merchant_id = $1 AND environment = $2 AND data ? 'funding_source_id' AND data->>'funding_source_id' = $3
-ORDER BY data->>'funding_source_id', created_at DESC, id DESC
-LIMIT $4`
-
-// SourceEvents returns up to limit events about a funding source, newest first.
-func (db *DB) SourceEvents(ctx context.Context, scope tenant.Scope, sourceID string, limit int) ([]event.Event, error) {
-	var rows []eventRow
-	if err := sqlx.SelectContext(ctx, db.q(ctx), &rows, sourceEvents, scope.MerchantID, scope.Env, sourceID, limit); err != nil {
-		return nil, translate(err)
-	}
-	return mapRows(rows, eventRow.domain), nil
 }
 
 type deliveryRow struct {
@@ -391,17 +329,4 @@ func (db *DB) FinishDelivery(ctx context.Context, d webhook.Delivery, a webhook.
 	res, err := db.q(ctx).ExecContext(ctx, finishDelivery, d.ID, d.Status, d.Attempts, d.NextAttemptAt, d.LastError,
 		d.UpdatedAt, a.AttemptedAt, a.URL, a.StatusCode, a.LatencyMS, a.ResponseBody, a.Error)
 	return oneRow(res, err, errs.NotFound)
-}
-
-const deleteEventsBefore = `
-DELETE FROM events WHERE ctid = ANY (ARRAY(SELECT ctid FROM events WHERE created_at < $1 LIMIT $2))`
-
-// DeleteEventsBefore deletes up to limit events created before t; their
-// deliveries and attempts go with them.
-func (db *DB) DeleteEventsBefore(ctx context.Context, t time.Time, limit int) (int64, error) {
-	res, err := db.q(ctx).ExecContext(ctx, deleteEventsBefore, t, limit)
-	if err != nil {
-		return 0, translate(err)
-	}
-	return res.RowsAffected()
 }

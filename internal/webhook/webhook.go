@@ -1,6 +1,13 @@
 // Package webhook delivers events to merchants: the one endpoint per key,
 // its signing secrets, the events API, and the Dispatcher that sends each
 // event signed with Standard Webhooks, at least once, with retries.
+//
+// It is the last leg of the outbox (see package event for the whole
+// path): a use case records its event in its own transaction, that writes
+// the delivery row and notifies, and the Dispatcher claims the delivery
+// (Store.ClaimDelivery), signs it (Sign), sends it (Dispatcher.send,
+// through the client of NewClient that refuses private addresses), and
+// records the attempt and the next state (Store.FinishDelivery).
 package webhook
 
 import (

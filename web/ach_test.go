@@ -82,6 +82,7 @@ func newACHSetup(t *testing.T) *achSetup {
 }
 
 func TestOriginationWritesEachEntryOnceAndTheFileParsesBack(t *testing.T) {
+	t.Parallel()
 	s := newACHSetup(t)
 	h := s.h
 	dir := t.TempDir()
@@ -166,6 +167,7 @@ func TestOriginationWritesEachEntryOnceAndTheFileParsesBack(t *testing.T) {
 }
 
 func TestOriginationRewritesAFileLeftBuilding(t *testing.T) {
+	t.Parallel()
 	s := newACHSetup(t)
 	h := s.h
 	dir := t.TempDir()
@@ -203,6 +205,7 @@ func TestOriginationRewritesAFileLeftBuilding(t *testing.T) {
 }
 
 func TestReturnFileFailsTheVerificationAndThePayment(t *testing.T) {
+	t.Parallel()
 	s := newACHSetup(t)
 	h := s.h
 	dir := t.TempDir()

@@ -10,6 +10,7 @@ import (
 )
 
 func TestAuthenticationFailures(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, withHosts("sandbox.api.test", "api.test"))
 	m := h.merchant("Acme")
 	live := h.production(m)
@@ -56,6 +57,7 @@ func TestAuthenticationFailures(t *testing.T) {
 }
 
 func TestSecretsNeverLogged(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	m := h.merchant("Acme")
 	h.post("/v2/customers", m.Sandbox.SecretKey, ada)

@@ -12,6 +12,7 @@ import (
 const ada = `{"first_name":"Ada","last_name":"Lovelace","email":"ada@example.com"}`
 
 func TestCreateGetListCustomer(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	key := h.merchant("Acme").Sandbox.SecretKey
 
@@ -57,6 +58,7 @@ func TestCreateGetListCustomer(t *testing.T) {
 }
 
 func TestCustomerValidation(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	key := h.merchant("Acme").Sandbox.SecretKey
 	long := strings.Repeat("x", 101)
@@ -89,6 +91,7 @@ func TestCustomerValidation(t *testing.T) {
 }
 
 func TestPagination(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	key := h.merchant("Acme").Sandbox.SecretKey
 	var ids []string // oldest first
@@ -140,6 +143,7 @@ func TestPagination(t *testing.T) {
 }
 
 func TestIsolationBetweenMerchantsAndEnvironments(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	a, b := h.merchant("Alpha"), h.merchant("Beta")
 	aLive := h.production(a).SecretKey

@@ -88,6 +88,7 @@ func signedIn(t *testing.T, h *harness, name string) (*dash, string) {
 }
 
 func TestDashboardCookieFlags(t *testing.T) {
+	t.Parallel()
 	for _, mode := range []config.Mode{config.Development, config.Production} {
 		t.Run(string(mode), func(t *testing.T) {
 			h := newHarness(t, func(c *config.Config) { c.Mode = mode })
@@ -115,6 +116,7 @@ func TestDashboardCookieFlags(t *testing.T) {
 }
 
 func TestDashboardSignUpRules(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	h.merchant("Acme Books")
 	d := newDash(h)
@@ -142,6 +144,7 @@ func TestDashboardSignUpRules(t *testing.T) {
 }
 
 func TestDashboardSignInIsLimitedPerEmailAndIP(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	h.merchant("Acme Books")
 	d := newDash(h)
@@ -176,6 +179,7 @@ func TestDashboardSignInIsLimitedPerEmailAndIP(t *testing.T) {
 }
 
 func TestDashboardSignInRedirectsOnlyWithinTheDashboard(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	h.merchant("Acme Books")
 	p := newDash(h).get("/dashboard/customers?q=a%20b")
@@ -202,6 +206,7 @@ func TestDashboardSignInRedirectsOnlyWithinTheDashboard(t *testing.T) {
 }
 
 func TestDashboardSignInStartsAFreshSession(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	a, _ := signedIn(t, h, "Acme Books")
 	h.merchant("Other Shop")
@@ -221,6 +226,7 @@ func TestDashboardSignInStartsAFreshSession(t *testing.T) {
 }
 
 func TestDashboardEnvironmentSwitch(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	m := h.merchant("Acme Books")
 	d := newDash(h)
@@ -243,6 +249,7 @@ func TestDashboardEnvironmentSwitch(t *testing.T) {
 }
 
 func TestDashboardRollKeyShowsTheNewKeyOnce(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	d, old := signedIn(t, h, "Acme Books")
 	wantOK(t, h.get("/v2/customers", old)) // now in the key cache
@@ -260,6 +267,7 @@ func TestDashboardRollKeyShowsTheNewKeyOnce(t *testing.T) {
 }
 
 func TestDashboardWebhookSettings(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	d, key := signedIn(t, h, "Acme Books")
 	wantPage(t, d.follow(d.post("/dashboard/webhooks/test", url.Values{})), http.StatusOK, "No webhook URL is registered")
@@ -286,6 +294,7 @@ func TestDashboardWebhookSettings(t *testing.T) {
 }
 
 func TestDashboardDeliveryLogAndResend(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	d, key := signedIn(t, h, "Acme Books")
 	failing := newReceiver(t, func(n int, w http.ResponseWriter) { w.WriteHeader(http.StatusServiceUnavailable) })
@@ -317,6 +326,7 @@ func TestDashboardDeliveryLogAndResend(t *testing.T) {
 }
 
 func TestDashboardListsSearchAndPages(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	d, key := signedIn(t, h, "Acme Books")
 	var first string
@@ -379,6 +389,7 @@ func TestDashboardListsSearchAndPages(t *testing.T) {
 }
 
 func TestDashboardInitiateLimitsAndSandboxAmounts(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	d, key := signedIn(t, h, "Acme Books")
 	user := h.customer(key)
@@ -395,6 +406,7 @@ func TestDashboardInitiateLimitsAndSandboxAmounts(t *testing.T) {
 }
 
 func TestDashboardRedirectOrigins(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	d, _ := signedIn(t, h, "Acme Books")
 	wantPage(t, d.get("/dashboard/settings"), http.StatusOK, "No origins yet")
@@ -415,6 +427,7 @@ func TestDashboardRedirectOrigins(t *testing.T) {
 }
 
 func TestDashboardRefusesCrossSiteFormsAndHugeBodies(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	d, key := signedIn(t, h, "Acme Books")
 	p := d.do(http.MethodPost, "/dashboard/keys/roll", url.Values{}, map[string]string{"Sec-Fetch-Site": "cross-site"})

@@ -25,6 +25,7 @@ import (
 // and Retry-After come from the one error path whatever the surface, the
 // code reaches the access log, and an internal error shows no detail.
 func TestEveryErrorCodeThroughEverySurface(t *testing.T) {
+	t.Parallel()
 	gin.SetMode(gin.ReleaseMode)
 	cfg := testConfig(t)
 	var logs bytes.Buffer

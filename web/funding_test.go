@@ -11,6 +11,7 @@ import (
 )
 
 func TestCreationPathsAndStatuses(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	m := h.merchant("Acme")
 	key := m.Sandbox.SecretKey
@@ -74,6 +75,7 @@ func TestCreationPathsAndStatuses(t *testing.T) {
 }
 
 func TestFundingSourceValidation(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	key := h.merchant("Acme").Sandbox.SecretKey
 	user := h.customer(key)
@@ -122,6 +124,7 @@ func TestFundingSourceValidation(t *testing.T) {
 }
 
 func TestLeadingZerosAreSignificant(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	key := h.merchant("Acme").Sandbox.SecretKey
 	user := h.customer(key)
@@ -144,6 +147,7 @@ func TestLeadingZerosAreSignificant(t *testing.T) {
 }
 
 func TestAccountNumberUniqueness(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	a, b := h.merchant("Alpha"), h.merchant("Beta")
 	ka, kb := a.Sandbox.SecretKey, b.Sandbox.SecretKey
@@ -204,6 +208,7 @@ func TestAccountNumberUniqueness(t *testing.T) {
 }
 
 func TestRemoveByUserAndAccountNumber(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	a, b := h.merchant("Alpha"), h.merchant("Beta")
 	ka := a.Sandbox.SecretKey
@@ -228,6 +233,7 @@ func TestRemoveByUserAndAccountNumber(t *testing.T) {
 }
 
 func TestThirdPartyPathUpgradesTheCustomersUnverifiedSource(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	m := h.merchant("Acme")
 	key := m.Sandbox.SecretKey
@@ -251,6 +257,7 @@ func TestThirdPartyPathUpgradesTheCustomersUnverifiedSource(t *testing.T) {
 }
 
 func TestConcurrentCreationOfOneAccountNumber(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	a, b := h.merchant("Alpha"), h.merchant("Beta")
 	type try struct{ key, user string }
@@ -289,6 +296,7 @@ func TestConcurrentCreationOfOneAccountNumber(t *testing.T) {
 }
 
 func TestFundingIsolation(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	a, b := h.merchant("Alpha"), h.merchant("Beta")
 	ka := a.Sandbox.SecretKey
@@ -313,6 +321,7 @@ func TestFundingIsolation(t *testing.T) {
 
 // The account numbers used must not appear anywhere in the database or logs.
 func TestNoPlaintextAccountNumbersAtRest(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	key := h.merchant("Acme").Sandbox.SecretKey
 	user := h.customer(key)

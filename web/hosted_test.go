@@ -101,6 +101,7 @@ func attemptsLeft(t *testing.T, s *hostedSetup) float64 {
 }
 
 func TestHostedPageStates(t *testing.T) {
+	t.Parallel()
 	s := newHostedSetup(t) // clock: Monday 2026-11-02 15:04 UTC
 	h := s.h
 
@@ -146,6 +147,7 @@ func TestHostedPageStates(t *testing.T) {
 }
 
 func TestHostedVerifySuccessRedirectsAndFiresEvent(t *testing.T) {
+	t.Parallel()
 	s := newHostedSetup(t)
 	h := s.h
 	wantOK(t, initiate(h, s.key, s.src))
@@ -179,6 +181,7 @@ func TestHostedVerifySuccessRedirectsAndFiresEvent(t *testing.T) {
 }
 
 func TestHostedWrongAndMalformedAmountsShareTheAPIsAttempts(t *testing.T) {
+	t.Parallel()
 	s := newHostedSetup(t)
 	h := s.h
 	wantOK(t, initiate(h, s.key, s.src))
@@ -211,6 +214,7 @@ func TestHostedWrongAndMalformedAmountsShareTheAPIsAttempts(t *testing.T) {
 }
 
 func TestHostedCancel(t *testing.T) {
+	t.Parallel()
 	s := newHostedSetup(t)
 	h := s.h
 	r := h.submit(strings.Replace(s.path(okQuery()), "?", "/cancel?", 1), url.Values{})
@@ -230,6 +234,7 @@ func TestHostedCancel(t *testing.T) {
 }
 
 func TestHostedInvalidLinksAreAllTheSame404(t *testing.T) {
+	t.Parallel()
 	s := newHostedSetup(t)
 	h := s.h
 	other := h.merchant("Other Shop")
@@ -265,6 +270,7 @@ func TestHostedInvalidLinksAreAllTheSame404(t *testing.T) {
 }
 
 func TestHostedRedirectValidation(t *testing.T) {
+	t.Parallel()
 	s := newHostedSetup(t)
 	h := s.h
 	refused := []string{
@@ -292,6 +298,7 @@ func TestHostedRedirectValidation(t *testing.T) {
 }
 
 func TestHostedProductionRedirectRules(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	m := h.merchant("Live Shop")
 	keys := h.production(m)
@@ -314,6 +321,7 @@ func TestHostedProductionRedirectRules(t *testing.T) {
 }
 
 func TestHostedHeaders(t *testing.T) {
+	t.Parallel()
 	for _, mode := range []config.Mode{config.Development, config.Production} {
 		s := newHostedSetup(t, func(c *config.Config) { c.Mode = mode })
 		wantOK(t, initiate(s.h, s.key, s.src))
@@ -351,6 +359,7 @@ func TestHostedHeaders(t *testing.T) {
 }
 
 func TestHostedRefusesCrossOriginPosts(t *testing.T) {
+	t.Parallel()
 	s := newHostedSetup(t)
 	h := s.h
 	wantOK(t, initiate(h, s.key, s.src))
@@ -381,6 +390,7 @@ func TestHostedRefusesCrossOriginPosts(t *testing.T) {
 }
 
 func TestHostedRateLimits(t *testing.T) {
+	t.Parallel()
 	s := newHostedSetup(t, func(c *config.Config) { c.HostedSubmitsPerSource, c.HostedSubmitsPerIP = 4, 6 })
 	h := s.h
 	bad := url.Values{"amount1": {"x"}, "amount2": {"y"}} // input errors: no attempt used
@@ -417,6 +427,7 @@ func TestHostedRateLimits(t *testing.T) {
 }
 
 func TestHostedTrustedProxySetsClientIP(t *testing.T) {
+	t.Parallel()
 	s := newHostedSetup(t, func(c *config.Config) {
 		c.HostedSubmitsPerSource, c.HostedSubmitsPerIP, c.TrustedProxies = 100, 1, []string{"192.0.2.0/24"}
 	})
@@ -431,6 +442,7 @@ func TestHostedTrustedProxySetsClientIP(t *testing.T) {
 }
 
 func TestHostedIndexAndScript(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	wantPage(t, h.page("/"), 200, `<script src="/static/js/hosted.js" defer></script>`, "Open the verification link", "<noscript>")
 	r := h.do(req{method: http.MethodGet, path: "/static/js/hosted.js"})

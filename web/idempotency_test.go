@@ -15,6 +15,7 @@ func idemPost(h *harness, key, idem, body string) *response {
 }
 
 func TestIdempotencyReplayAndMismatch(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	a, b := h.merchant("Alpha"), h.merchant("Beta")
 	key := a.Sandbox.SecretKey
@@ -63,6 +64,7 @@ func TestIdempotencyReplayAndMismatch(t *testing.T) {
 }
 
 func TestIdempotencyKeysExpireAfter24Hours(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	key := h.merchant("Acme").Sandbox.SecretKey
 	first := wantOK(t, idemPost(h, key, "k", ada))
@@ -81,6 +83,7 @@ func TestIdempotencyKeysExpireAfter24Hours(t *testing.T) {
 }
 
 func TestIdempotencyConcurrentRequestsCreateOneCustomer(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	key := h.merchant("Acme").Sandbox.SecretKey
 	const n = 20

@@ -7,6 +7,7 @@ import (
 )
 
 func TestStrictJSON(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	key := h.merchant("Acme").Sandbox.SecretKey
 	cases := []struct {

@@ -34,6 +34,7 @@ func initiate(h *harness, key, id string) *response {
 }
 
 func TestMicroDepositFlow(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t) // clock: Monday 2026-11-02 15:04 UTC
 	key := h.merchant("Acme").Sandbox.SecretKey
 	id := h.source(key, h.customer(key), "123456789")
@@ -81,6 +82,7 @@ func TestMicroDepositFlow(t *testing.T) {
 }
 
 func TestAmountsAreValidated(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	key := h.merchant("Acme").Sandbox.SecretKey
 	id := h.source(key, h.customer(key), "123456789")
@@ -98,6 +100,7 @@ func TestAmountsAreValidated(t *testing.T) {
 }
 
 func TestThreeWrongPairsFailAndInitiationsAreLimited(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	key := h.merchant("Acme").Sandbox.SecretKey
 	id := h.source(key, h.customer(key), "123456789")
@@ -136,6 +139,7 @@ func TestThreeWrongPairsFailAndInitiationsAreLimited(t *testing.T) {
 }
 
 func TestConcurrentWrongGuessesCountAtMostThree(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	key := h.merchant("Acme").Sandbox.SecretKey
 	id := h.source(key, h.customer(key), "123456789")
@@ -167,6 +171,7 @@ func TestConcurrentWrongGuessesCountAtMostThree(t *testing.T) {
 }
 
 func TestMicroDepositsExpire(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	key := h.merchant("Acme").Sandbox.SecretKey
 	user := h.customer(key)
@@ -205,6 +210,7 @@ func TestMicroDepositsExpire(t *testing.T) {
 }
 
 func TestSandboxAmountsEndpoint(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	key := h.merchant("Acme").Sandbox.SecretKey
 	id := h.source(key, h.customer(key), "123456789")

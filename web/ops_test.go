@@ -16,6 +16,7 @@ import (
 )
 
 func TestRateLimitPerKey(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, withRateLimit(2, 100))
 	a, b := h.merchant("Alpha"), h.merchant("Beta")
 	for i := range 2 {
@@ -36,6 +37,7 @@ func TestRateLimitPerKey(t *testing.T) {
 }
 
 func TestPanicBecomes500Envelope(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	h.engine.GET("/test-panic", func(*gin.Context) { panic("secret detail") })
 	r := h.do(req{method: http.MethodGet, path: "/test-panic"})
@@ -49,6 +51,7 @@ func TestPanicBecomes500Envelope(t *testing.T) {
 }
 
 func TestDatabaseDownGives503(t *testing.T) {
+	t.Parallel()
 	down, err := postgres.OpenLazy("host=/nonexistent-fundsource port=1 user=postgres dbname=x sslmode=disable")
 	if err != nil {
 		t.Fatal(err)
@@ -69,6 +72,7 @@ func TestDatabaseDownGives503(t *testing.T) {
 }
 
 func TestHealthReadinessMetricsAndUnknownRoutes(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	key := h.merchant("Acme").Sandbox.SecretKey
 	if r := h.get("/healthz", ""); r.Code != 200 {
@@ -94,6 +98,7 @@ func TestHealthReadinessMetricsAndUnknownRoutes(t *testing.T) {
 }
 
 func TestOpenAPIDescribesEveryRoute(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	r := h.get("/v2/openapi.json", "")
 	var doc struct {
@@ -119,6 +124,7 @@ func TestOpenAPIDescribesEveryRoute(t *testing.T) {
 }
 
 func TestBrowserNotFoundPageAndStaticAssets(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	r := h.do(req{method: http.MethodGet, path: "/no/such/page", header: map[string]string{"Accept": "text/html,application/xhtml+xml"}})
 	if r.Code != http.StatusNotFound || !strings.HasPrefix(r.Header.Get("Content-Type"), "text/html") {
@@ -161,6 +167,7 @@ func TestBrowserNotFoundPageAndStaticAssets(t *testing.T) {
 // A client that goes away mid-request cuts the database work off; that is
 // not a bug, and the log says so instead of reporting an internal error.
 func TestClientGoneIsNotAnInternalError(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	key := h.merchant("Acme").Sandbox.SecretKey
 	ctx, cancel := context.WithCancel(context.Background())

@@ -29,6 +29,7 @@ func paymentBody(src, amount, direction string) string {
 }
 
 func TestDebitsNeedAVerifiedSourceCreditsDoNot(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	key := h.merchant("Acme").Sandbox.SecretKey
 	user := h.customer(key)
@@ -64,6 +65,7 @@ func TestDebitsNeedAVerifiedSourceCreditsDoNot(t *testing.T) {
 }
 
 func TestPaymentInputIsChecked(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, func(c *config.Config) { c.PaymentMaxCents = 100000 }) // 1,000.00
 	key := h.merchant("Acme").Sandbox.SecretKey
 	src := h.source(key, h.customer(key), "111111111")
@@ -95,6 +97,7 @@ func TestPaymentInputIsChecked(t *testing.T) {
 }
 
 func TestSandboxPaymentsSettleWithEventsAndMagicAmountsFail(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t) // settle delay: 5 s
 	key := h.merchant("Acme").Sandbox.SecretKey
 	user := h.customer(key)
@@ -138,6 +141,7 @@ func TestSandboxPaymentsSettleWithEventsAndMagicAmountsFail(t *testing.T) {
 }
 
 func TestPaymentsGetAndList(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	key := h.merchant("Acme").Sandbox.SecretKey
 	user := h.customer(key)
@@ -167,6 +171,7 @@ func TestPaymentsGetAndList(t *testing.T) {
 }
 
 func TestPaymentIdempotency(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	key := h.merchant("Acme").Sandbox.SecretKey
 	src := h.source(key, h.customer(key), "111111111")
@@ -190,6 +195,7 @@ func subscriptionBody(src, amount, interval, start string) string {
 }
 
 func TestSubscriptionsDebitEachDueDateOnce(t *testing.T) {
+	t.Parallel()
 	// Two schedulers as two processes would run them: each with its own
 	// connection pool to the one database.
 	url := pgtest.URL(t)
@@ -291,6 +297,7 @@ func TestSubscriptionsDebitEachDueDateOnce(t *testing.T) {
 }
 
 func TestSubscriptionOfARemovedSourceIsCanceled(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	key := h.merchant("Acme").Sandbox.SecretKey
 	src := h.verifiedSource(key, h.customer(key), "222222222")
@@ -307,6 +314,7 @@ func TestSubscriptionOfARemovedSourceIsCanceled(t *testing.T) {
 }
 
 func TestMonthlyDueDatesKeepTheDayOrTheMonthsLast(t *testing.T) {
+	t.Parallel()
 	sub := payment.Subscription{Interval: payment.Monthly, StartDate: "2027-01-31"}
 	want := []string{"2027-01-31", "2027-02-28", "2027-03-31", "2027-04-30", "2028-02-29"}
 	got := []string{payment.DueDate(sub, 0), payment.DueDate(sub, 1), payment.DueDate(sub, 2), payment.DueDate(sub, 3), payment.DueDate(sub, 13)}

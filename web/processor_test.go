@@ -120,6 +120,7 @@ func linkBody(customerID, token string) string {
 const linkPath = "/v2/funding-source/processor/linking"
 
 func TestProcessorTokenFiveStepFlow(t *testing.T) {
+	t.Parallel()
 	l := newLinking(t)
 	key := l.merchant("Acme").Sandbox.SecretKey
 	user := l.customer(key)
@@ -164,6 +165,7 @@ func TestProcessorTokenFiveStepFlow(t *testing.T) {
 }
 
 func TestProcessorTokenUpgradesTheCustomersUnverifiedSource(t *testing.T) {
+	t.Parallel()
 	l := newLinking(t)
 	key := l.merchant("Acme").Sandbox.SecretKey
 	user := l.customer(key)
@@ -186,6 +188,7 @@ func TestProcessorTokenUpgradesTheCustomersUnverifiedSource(t *testing.T) {
 }
 
 func TestProcessorTokenErrors(t *testing.T) {
+	t.Parallel()
 	l := newLinking(t)
 	key := l.merchant("Acme").Sandbox.SecretKey
 	user := l.customer(key)
@@ -265,6 +268,7 @@ func TestProcessorTokenErrors(t *testing.T) {
 }
 
 func TestProviderUnreachableIs502(t *testing.T) {
+	t.Parallel()
 	l := newLinking(t)
 	key := l.merchant("Acme").Sandbox.SecretKey
 	user := l.customer(key)
@@ -277,6 +281,7 @@ func TestProviderUnreachableIs502(t *testing.T) {
 }
 
 func TestProcessorTokensNeverStoredOrLoggedInClear(t *testing.T) {
+	t.Parallel()
 	l := newLinking(t)
 	key := l.merchant("Acme").Sandbox.SecretKey
 	user := l.customer(key)

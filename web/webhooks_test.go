@@ -35,6 +35,7 @@ func onlyDelivery(t *testing.T, ev map[string]any) map[string]any {
 }
 
 func TestWebhookRegistration(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	m := h.merchant("Acme")
 	key := m.Sandbox.SecretKey
@@ -121,6 +122,7 @@ func TestWebhookRegistration(t *testing.T) {
 }
 
 func TestWebhookURLsMustBePublicWithoutTheDevelopmentFlag(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, withPrivateTargets(false))
 	key := h.merchant("Acme").Sandbox.SecretKey
 	for _, u := range []string{
@@ -139,6 +141,7 @@ func TestWebhookURLsMustBePublicWithoutTheDevelopmentFlag(t *testing.T) {
 }
 
 func TestMicroDepositFlowDeliversSignedEvents(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	key := h.merchant("Acme").Sandbox.SecretKey
 	rc := newReceiver(t, nil)
@@ -200,6 +203,7 @@ func TestMicroDepositFlowDeliversSignedEvents(t *testing.T) {
 }
 
 func TestFailedAttemptIsRetriedOnSchedule(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	key := h.merchant("Acme").Sandbox.SecretKey
 	rc := newReceiver(t, func(n int, w http.ResponseWriter) {
@@ -253,6 +257,7 @@ func TestFailedAttemptIsRetriedOnSchedule(t *testing.T) {
 }
 
 func TestEveryRetryFailsThenTheDeliveryFails(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	key := h.merchant("Acme").Sandbox.SecretKey
 	rc := newReceiver(t, func(_ int, w http.ResponseWriter) { w.WriteHeader(http.StatusGone) })
@@ -289,6 +294,7 @@ func TestEveryRetryFailsThenTheDeliveryFails(t *testing.T) {
 }
 
 func TestTimeoutsAndRedirectsAreFailures(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	key := h.merchant("Acme").Sandbox.SecretKey
 
@@ -326,6 +332,7 @@ func TestTimeoutsAndRedirectsAreFailures(t *testing.T) {
 }
 
 func TestRolledSecretSignsAlongsideTheNewOneFor24Hours(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	key := h.merchant("Acme").Sandbox.SecretKey
 	rc := newReceiver(t, nil)
@@ -370,6 +377,7 @@ func TestRolledSecretSignsAlongsideTheNewOneFor24Hours(t *testing.T) {
 }
 
 func TestNewURLTakesOverPendingDeliveriesWithTheSameSecret(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	key := h.merchant("Acme").Sandbox.SecretKey
 	down := newReceiver(t, func(_ int, w http.ResponseWriter) { w.WriteHeader(503) })
@@ -393,6 +401,7 @@ func TestNewURLTakesOverPendingDeliveriesWithTheSameSecret(t *testing.T) {
 }
 
 func TestDeletingTheWebhookCancelsPendingDeliveries(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	key := h.merchant("Acme").Sandbox.SecretKey
 	rc := newReceiver(t, func(_ int, w http.ResponseWriter) { w.WriteHeader(500) })
@@ -415,6 +424,7 @@ func TestDeletingTheWebhookCancelsPendingDeliveries(t *testing.T) {
 }
 
 func TestEventsAPI(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	m := h.merchant("Acme")
 	key := m.Sandbox.SecretKey
@@ -486,6 +496,7 @@ func TestEventsAPI(t *testing.T) {
 }
 
 func TestRedeliverOfAPendingDeliveryMakesItDueNow(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	key := h.merchant("Acme").Sandbox.SecretKey
 	rc := newReceiver(t, func(n int, w http.ResponseWriter) {
@@ -509,6 +520,7 @@ func TestRedeliverOfAPendingDeliveryMakesItDueNow(t *testing.T) {
 }
 
 func TestEventsOlderThan30DaysArePurged(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	key := h.merchant("Acme").Sandbox.SecretKey
 	register(h, key, newReceiver(t, nil).URL())
@@ -529,6 +541,7 @@ func TestEventsOlderThan30DaysArePurged(t *testing.T) {
 }
 
 func TestDeliveryRefusesPrivateAddressesInProductionMode(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, withPrivateTargets(false))
 	m := h.merchant("Acme")
 	key := m.Sandbox.SecretKey
@@ -596,6 +609,7 @@ func slowReceiver(d time.Duration) (respond func(int, http.ResponseWriter), peak
 }
 
 func TestDispatcherBoundsConcurrencyPerEndpoint(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	slow, peakOf := slowReceiver(20 * time.Millisecond)
 	a, b := newReceiver(t, slow), newReceiver(t, nil)
@@ -642,6 +656,7 @@ func TestDispatcherBoundsConcurrencyPerEndpoint(t *testing.T) {
 // One wake-up kicks one worker; each claim kicks another, so a backlog is
 // soon sent by every worker, with no polling to help.
 func TestDispatcherFansOutToABacklog(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	slow, peakOf := slowReceiver(150 * time.Millisecond)
 	r := newReceiver(t, slow)

@@ -15,7 +15,7 @@ import (
 	"github.com/fundsource/fundsource/internal/tenant"
 )
 
-// Micro-deposit rules (README: "Micro-deposits").
+// Micro-deposit rules (README: "Micro-deposit verification").
 const (
 	MaxInitiations  = 3
 	MaxAttempts     = 3

@@ -171,15 +171,24 @@ func (s *Service) usableSource(ctx context.Context, scope tenant.Scope, id strin
 	if err != nil {
 		return SourceInfo{}, err
 	}
+	if err := src.allows(d); err != nil {
+		return SourceInfo{}, err
+	}
+	return src, nil
+}
+
+// allows is the rule that makes verification matter: a removed source takes
+// no payment, and an Unverified one only credits.
+func (src SourceInfo) allows(d Direction) error {
 	if src.Removed {
-		return SourceInfo{}, &errs.Error{Code: errs.FundingSourceRemoved, Param: "funding_source_id",
+		return &errs.Error{Code: errs.FundingSourceRemoved, Param: "funding_source_id",
 			Message: "This funding source was removed and cannot be used for payments."}
 	}
 	if d == Debit && !src.Verified {
-		return SourceInfo{}, &errs.Error{Code: errs.DebitNotAllowed, Param: "funding_source_id",
+		return &errs.Error{Code: errs.DebitNotAllowed, Param: "funding_source_id",
 			Message: "A debit against an Unverified funding source is refused; verify it first. Credits are allowed."}
 	}
-	return src, nil
+	return nil
 }
 
 func (s *Service) insert(ctx context.Context, scope tenant.Scope, sourceID, customerID string, cents int64, d Direction,

@@ -12,6 +12,7 @@ import (
 )
 
 func TestIdempotentInFlightAndDiscardedResponses(t *testing.T) {
+	t.Parallel()
 	db := pgtest.DB(t)
 	ctx := context.Background()
 	if err := db.InsertMerchant(ctx, newMerchant("mer_i", "i@example.com")); err != nil {

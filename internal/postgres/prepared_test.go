@@ -28,6 +28,7 @@ func oneConn(t *testing.T) *sqlx.Conn {
 }
 
 func TestStatementsArePreparedOncePerConnection(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	conn := oneConn(t)
 	const query = `SELECT $1::int + 1`
@@ -79,6 +80,7 @@ func TestStatementsArePreparedOncePerConnection(t *testing.T) {
 }
 
 func TestAPreparedStatementSurvivesATableChange(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	conn := oneConn(t)
 	if _, err := conn.ExecContext(ctx, `CREATE TABLE changing (id int PRIMARY KEY)`); err != nil {
@@ -112,6 +114,7 @@ func TestAPreparedStatementSurvivesATableChange(t *testing.T) {
 }
 
 func TestReserveKeepsRequestsTheirConnections(t *testing.T) {
+	t.Parallel()
 	db, err := postgres.Open(context.Background(), pgtest.URL(t))
 	if err != nil {
 		t.Fatal(err)

@@ -17,6 +17,7 @@ func newMerchant(id, email string) merchant.Merchant {
 }
 
 func TestWithTxCommitsRollsBackAndNestsUnderSavepoints(t *testing.T) {
+	t.Parallel()
 	db := pgtest.DB(t)
 	ctx := context.Background()
 	innerErr := errors.New("inner failed")
@@ -59,6 +60,7 @@ func TestWithTxCommitsRollsBackAndNestsUnderSavepoints(t *testing.T) {
 }
 
 func TestTranslateConflictAndNotFound(t *testing.T) {
+	t.Parallel()
 	db := pgtest.DB(t)
 	ctx := context.Background()
 	if err := db.InsertMerchant(ctx, newMerchant("mer_a", "same@example.com")); err != nil {
@@ -75,6 +77,7 @@ func TestTranslateConflictAndNotFound(t *testing.T) {
 }
 
 func TestUnreachableDatabaseIsServiceUnavailable(t *testing.T) {
+	t.Parallel()
 	db, err := postgres.OpenLazy("host=/nonexistent/socket-dir port=1 user=postgres dbname=x sslmode=disable")
 	if err != nil {
 		t.Fatal(err)

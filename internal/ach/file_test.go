@@ -1,0 +1,174 @@
+package ach
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	nacha "github.com/moov-io/ach"
+
+	"github.com/fundsource/fundsource/internal/customer"
+	"github.com/fundsource/fundsource/internal/funding"
+	"github.com/fundsource/fundsource/internal/tenant"
+)
+
+// accounts is the funding service's answer for the accounts of a file,
+// by source id; holders names the customers by id.
+type accounts map[string]funding.BankAccount
+
+func (a accounts) BankAccount(_ context.Context, _ tenant.Scope, id string) (funding.BankAccount, error) {
+	acct, ok := a[id]
+	if !ok {
+		return funding.BankAccount{}, fmt.Errorf("no source %s", id)
+	}
+	return acct, nil
+}
+
+func (accounts) DepositAmounts(context.Context, tenant.Scope, string, int) ([2]int, error) {
+	return [2]int{}, nil
+}
+
+func (accounts) ReturnMicroDeposit(context.Context, tenant.Scope, string, int, string) error {
+	return nil
+}
+
+type names map[string]string
+
+func (n names) Get(_ context.Context, _ tenant.Scope, id string) (customer.Customer, error) {
+	return customer.Customer{ID: id, FirstName: n[id], LastName: "Lovelace"}, nil
+}
+
+var testConfig = Config{Dir: "unused", ODFIRouting: "021000021", DestinationRouting: "011000015",
+	DestinationName: "Federal Reserve Bank", OriginName: "fundsource", CompanyName: "Acme Payments", CompanyID: "1234567890"}
+
+// TestBuildParsesBackWithEveryEntry builds a file with a verification's
+// two credits and two payments, reads it back with moov-io/ach, and
+// checks each batch and entry; a second build gives the same bytes.
+func TestBuildParsesBackWithEveryEntry(t *testing.T) {
+	scope := tenant.Scope{MerchantID: "mer_1", Env: tenant.Production}
+	o := NewOriginator(testConfig, nil, accounts{
+		"fs_checking": {RoutingNumber: "021000021", AccountNumber: "000123456789", AccountType: funding.Checking},
+		"fs_savings":  {RoutingNumber: "011000015", AccountNumber: "9876", AccountType: funding.Savings},
+	}, nil, names{"cus_ada": "Ada", "cus_bob": "Bób"}, time.Now)
+	// Friday evening in New York: the effective date is the next business day, Monday.
+	f := File{ID: "achf_1", Serial: 2, Name: "f.ach", CreatedAt: time.Date(2026, 11, 20, 23, 0, 0, 0, time.UTC)}
+	entries := []Entry{
+		{Trace: "021000020000001", Scope: scope, Kind: KindMicroDeposit, SourceID: "fs_checking", CustomerID: "cus_ada", DepositSeq: 1, DepositIndex: 1, Cents: 12},
+		{Trace: "021000020000002", Scope: scope, Kind: KindMicroDeposit, SourceID: "fs_checking", CustomerID: "cus_ada", DepositSeq: 1, DepositIndex: 2, Cents: 87},
+		{Trace: "021000020000003", Scope: scope, Kind: KindPayment, SourceID: "fs_savings", CustomerID: "cus_bob", PaymentID: "pay_0123456789abcdefXYZ", Debit: true, Cents: 125000},
+		{Trace: "021000020000004", Scope: scope, Kind: KindPayment, SourceID: "fs_checking", CustomerID: "cus_ada", PaymentID: "pay_2", Cents: 5},
+	}
+	data, err := o.build(context.Background(), f, entries)
+	if err != nil {
+		t.Fatal(err)
+	}
+	again, err := o.build(context.Background(), f, entries)
+	if err != nil || !bytes.Equal(data, again) {
+		t.Errorf("a second build differs (%v)", err)
+	}
+	file, err := nacha.NewReader(bytes.NewReader(data)).Read()
+	if err != nil {
+		t.Fatalf("the file does not parse back: %v\n%s", err, data)
+	}
+	if err := file.Validate(); err != nil {
+		t.Errorf("the file does not validate: %v", err)
+	}
+	if file.Header.ImmediateOrigin != "021000021" || file.Header.ImmediateDestination != "011000015" || file.Header.FileIDModifier != "C" {
+		t.Errorf("file header: origin %q, destination %q, modifier %q", file.Header.ImmediateOrigin, file.Header.ImmediateDestination, file.Header.FileIDModifier)
+	}
+	if len(file.Batches) != 2 {
+		t.Fatalf("%d batches, want 2", len(file.Batches))
+	}
+	type want struct {
+		code     int
+		account  string
+		cents    int
+		name, id string
+		trace    string
+	}
+	for i, b := range []struct {
+		description string
+		class       int
+		entries     []want
+	}{
+		{DescriptionMicroDeposits, nacha.CreditsOnly, []want{
+			{nacha.CheckingCredit, "000123456789", 12, "ADA LOVELACE", "FSCHECKING", "021000020000001"},
+			{nacha.CheckingCredit, "000123456789", 87, "ADA LOVELACE", "FSCHECKING", "021000020000002"},
+		}},
+		{DescriptionPayments, nacha.MixedDebitsAndCredits, []want{
+			{nacha.SavingsDebit, "9876", 125000, "B B LOVELACE", "456789ABCDEFXYZ", "021000020000003"},
+			{nacha.CheckingCredit, "000123456789", 5, "ADA LOVELACE", "PAY2", "021000020000004"},
+		}},
+	} {
+		h := file.Batches[i].GetHeader()
+		if h.CompanyEntryDescription != b.description || h.ServiceClassCode != b.class || h.StandardEntryClassCode != nacha.PPD ||
+			h.EffectiveEntryDate != "261123" || h.CompanyName != "ACME PAYMENTS" {
+			t.Errorf("batch %d header: %q class %d %s effective %s company %q", i, h.CompanyEntryDescription, h.ServiceClassCode,
+				h.StandardEntryClassCode, h.EffectiveEntryDate, h.CompanyName)
+		}
+		got := file.Batches[i].GetEntries()
+		if len(got) != len(b.entries) {
+			t.Fatalf("batch %d: %d entries, want %d", i, len(got), len(b.entries))
+		}
+		for j, w := range b.entries {
+			e := got[j]
+			if e.TransactionCode != w.code || e.DFIAccountNumberField() != fmt.Sprintf("%-17s", w.account) || e.Amount != w.cents ||
+				e.IndividualName != fmt.Sprintf("%-22s", w.name) || e.TraceNumber != w.trace ||
+				e.IdentificationNumber != fmt.Sprintf("%-15s", w.id) {
+				t.Errorf("batch %d entry %d: code %d account %q amount %d name %q id %q trace %s; want %+v",
+					i, j, e.TransactionCode, e.DFIAccountNumberField(), e.Amount, e.IndividualName, e.IdentificationNumber, e.TraceNumber, w)
+			}
+		}
+	}
+}
+
+func TestBuildRefusesAnUnknownSource(t *testing.T) {
+	o := NewOriginator(testConfig, nil, accounts{}, nil, names{}, time.Now)
+	_, err := o.build(context.Background(), File{CreatedAt: time.Now()}, []Entry{{Trace: "021000020000001", Kind: KindPayment, SourceID: "fs_gone", PaymentID: "pay_1", Cents: 1}})
+	if err == nil {
+		t.Fatal("a file was built for an entry whose account cannot be read")
+	}
+}
+
+func TestUpperKeepsWhatNACHAAllows(t *testing.T) {
+	for _, c := range []struct {
+		in   string
+		n    int
+		want string
+	}{
+		{"Ada Lovelace", 22, "ADA LOVELACE"},
+		{"  O'Brien & Sons, Ltd.  ", 30, "O'BRIEN & SONS, LTD."},
+		{"Zoë", 10, "ZO"},
+		{"Łukasz", 10, "UKASZ"},
+		{"a\tb\nc", 10, "ABC"},
+		{"abcdefghij", 4, "ABCD"},
+		{"", 4, ""},
+	} {
+		if got := upper(c.in, c.n); got != c.want {
+			t.Errorf("upper(%q, %d) = %q, want %q", c.in, c.n, got, c.want)
+		}
+	}
+}
+
+func TestConfigValidate(t *testing.T) {
+	ok := testConfig
+	if err := ok.Validate(); err != nil {
+		t.Fatalf("a complete config: %v", err)
+	}
+	for name, change := range map[string]func(*Config){
+		"no folder":            func(c *Config) { c.Dir = "" },
+		"bad ODFI check digit": func(c *Config) { c.ODFIRouting = "021000022" },
+		"short destination":    func(c *Config) { c.DestinationRouting = "01100001" },
+		"no company name":      func(c *Config) { c.CompanyName = "" },
+		"long company name":    func(c *Config) { c.CompanyName = "Seventeen chars!!" },
+		"long company id":      func(c *Config) { c.CompanyID = "12345678901" },
+	} {
+		c := testConfig
+		change(&c)
+		if c.Validate() == nil {
+			t.Errorf("%s: accepted", name)
+		}
+	}
+}

@@ -1,0 +1,183 @@
+package hostedlink_test
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"testing"
+
+	"golang.org/x/crypto/bcrypt"
+
+	"github.com/fundsource/fundsource/internal/config"
+	"github.com/fundsource/fundsource/internal/customer"
+	"github.com/fundsource/fundsource/internal/errs"
+	"github.com/fundsource/fundsource/internal/funding"
+	"github.com/fundsource/fundsource/internal/hostedlink"
+	"github.com/fundsource/fundsource/internal/pgtest"
+	"github.com/fundsource/fundsource/internal/tenant"
+	"github.com/fundsource/fundsource/internal/wiring"
+)
+
+func TestMain(m *testing.M) { pgtest.Main(m) }
+
+// linked is a merchant with a customer whose source has open deposits,
+// and the link that opens it.
+type linked struct {
+	svc   *wiring.Services
+	links *hostedlink.Service
+	scope tenant.Scope
+	link  hostedlink.Link
+}
+
+func newLinked(t *testing.T, name string, svc *wiring.Services) linked {
+	t.Helper()
+	ctx := context.Background()
+	m, err := svc.Merchants.Create(ctx, name, name+"@example.com", "correct horse battery")
+	if err != nil {
+		t.Fatal(err)
+	}
+	scope := tenant.Scope{MerchantID: m.Merchant.ID, Env: tenant.Sandbox}
+	cu, err := svc.Customers.Create(ctx, scope, customer.Input{FirstName: "Ada", LastName: "Lovelace", Email: "ada@example.com"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := map[string]string{"acme": "1111222233", "other": "4444555566"}[name]
+	src, err := svc.Funding.CreateForMicroDeposits(ctx, scope, funding.Input{CustomerID: cu.ID, RoutingNumber: "021000021", AccountNumber: n})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := svc.Funding.InitiateVerification(ctx, scope, src.ID); err != nil {
+		t.Fatal(err)
+	}
+	return linked{svc: svc, links: hostedlink.NewService(svc.Merchants, svc.Funding, svc.Now), scope: scope,
+		link: hostedlink.Link{PublicKey: m.Sandbox.PublicKey, CustomerID: cu.ID, SourceID: src.ID, SuccessURL: "https://shop.example/done"}}
+}
+
+func services(t *testing.T) *wiring.Services {
+	t.Helper()
+	cfg, err := config.Load(func(k string) string {
+		if k == "DATA_DIR" {
+			return t.TempDir()
+		}
+		return ""
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	svc, err := wiring.Build(cfg, wiring.Deps{DB: pgtest.DB(t), Log: slog.New(slog.DiscardHandler), Now: wiring.Clock, PasswordCost: bcrypt.MinCost})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return svc
+}
+
+// TestEveryMismatchIsTheSameInvalidLink: another merchant's key, another
+// customer, an unknown source and a removed source all give the one
+// LinkInvalid, so a link reveals nothing about which part was wrong.
+func TestEveryMismatchIsTheSameInvalidLink(t *testing.T) {
+	t.Parallel()
+	svc := services(t)
+	acme, other := newLinked(t, "acme", svc), newLinked(t, "other", svc)
+	ctx := context.Background()
+
+	p, err := acme.links.Open(ctx, acme.link)
+	if err != nil || p.State != hostedlink.Pending || p.MerchantName != "acme" || p.Success == nil {
+		t.Fatalf("the link itself: %+v, %v", p, err)
+	}
+	for name, change := range map[string]func(*hostedlink.Link){
+		"another merchant's key":        func(l *hostedlink.Link) { l.PublicKey = other.link.PublicKey },
+		"an unknown key":                func(l *hostedlink.Link) { l.PublicKey = "pk_test_unknown" },
+		"another customer":              func(l *hostedlink.Link) { l.CustomerID = other.link.CustomerID },
+		"another merchant's source":     func(l *hostedlink.Link) { l.SourceID = other.link.SourceID },
+		"an unknown source":             func(l *hostedlink.Link) { l.SourceID = "fs_unknown" },
+		"an empty source":               func(l *hostedlink.Link) { l.SourceID = "" },
+		"the other merchant's customer": func(l *hostedlink.Link) { l.PublicKey, l.CustomerID = other.link.PublicKey, acme.link.CustomerID },
+	} {
+		l := acme.link
+		change(&l)
+		_, err := acme.links.Open(ctx, l)
+		if err == nil || err.Error() != hostedlink.LinkInvalid().Error() {
+			t.Errorf("%s: %v, want the one invalid link", name, err)
+		}
+	}
+	if _, err := svc.Funding.Remove(ctx, acme.scope, acme.link.SourceID); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := acme.links.Open(ctx, acme.link); !errs.Is(err, errs.NotFound) {
+		t.Errorf("a removed source: %v, want the invalid link", err)
+	}
+}
+
+// TestRedirectTargetsAreChecked: a target that is not an absolute http(s)
+// URL, or not an allowed origin once the merchant listed some, is refused
+// with invalid_url naming the parameter; Cancel needs a cancelUrl.
+func TestRedirectTargetsAreChecked(t *testing.T) {
+	t.Parallel()
+	svc := services(t)
+	acme := newLinked(t, "acme", svc)
+	ctx := context.Background()
+	refused := func(name string, l hostedlink.Link, param string) {
+		t.Helper()
+		_, err := acme.links.Open(ctx, l)
+		if e, ok := errs.As(err); !ok || e.Code != errs.InvalidURL || e.Param != param {
+			t.Errorf("%s: %v, want invalid_url on %s", name, err, param)
+		}
+	}
+	l := acme.link
+	l.SuccessURL = "javascript:alert(1)"
+	refused("a script URL", l, "successUrl")
+	l = acme.link
+	l.CancelURL = "/relative"
+	refused("a relative cancelUrl", l, "cancelUrl")
+
+	if _, err := acme.links.Cancel(ctx, acme.link); !errs.Is(err, errs.InvalidURL) {
+		t.Errorf("Cancel without a cancelUrl: %v", err)
+	}
+	l = acme.link
+	l.CancelURL = "https://shop.example/cancel"
+	if to, err := acme.links.Cancel(ctx, l); err != nil || to != "https://shop.example/cancel?funding_source_id="+l.SourceID {
+		t.Errorf("Cancel: %q, %v", to, err)
+	}
+
+	if _, err := svc.Merchants.AllowRedirectOrigin(ctx, acme.scope, "https://allowed.example"); err != nil {
+		t.Fatal(err)
+	}
+	refused("an origin not on the list", acme.link, "successUrl")
+	l = acme.link
+	l.SuccessURL = "https://allowed.example/done"
+	if _, err := acme.links.Open(ctx, l); err != nil {
+		t.Errorf("an allowed origin: %v", err)
+	}
+}
+
+// TestVerifyThroughTheLink: wrong amounts leave the page pending with an
+// attempt fewer; the right ones verify the source.
+func TestVerifyThroughTheLink(t *testing.T) {
+	t.Parallel()
+	svc := services(t)
+	acme := newLinked(t, "acme", svc)
+	ctx := context.Background()
+	cents, _, err := svc.Funding.SandboxAmounts(ctx, acme.scope, acme.link.SourceID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wrong := "0.01"
+	if cents[0] == 1 || cents[1] == 1 {
+		wrong = "0.02"
+	}
+	p, err := acme.links.Verify(ctx, acme.link, wrong, wrong)
+	if !errs.Is(err, errs.VerificationFailed) || p.State != hostedlink.Pending || p.Source.Verification.AttemptsRemaining != 2 {
+		t.Fatalf("wrong amounts: %v, state %s", err, p.State)
+	}
+	if _, err := acme.links.Verify(ctx, acme.link, "twelve", "0.1"); !errs.Is(err, errs.InvalidAmounts) {
+		t.Errorf("unreadable amount: %v", err)
+	}
+	amount := func(c int) string { return fmt.Sprintf("0.%02d", c) }
+	p, err = acme.links.Verify(ctx, acme.link, amount(cents[1]), amount(cents[0]))
+	if err != nil || p.State != hostedlink.Verified || p.Source.Status != funding.Verified {
+		t.Fatalf("right amounts in either order: %v, state %s", err, p.State)
+	}
+	if got := p.SuccessAddress(); got != "https://shop.example/done?funding_source_id="+acme.link.SourceID+"&status=Verified" {
+		t.Errorf("success address %q", got)
+	}
+}

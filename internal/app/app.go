@@ -1,5 +1,7 @@
-// Package app wires the service: configuration → database → services → HTTP
-// server and background jobs, and implements the fundsource subcommands.
+// Package app implements the product's commands: serve (the HTTP server
+// and the background jobs), migrate, dev (what 'make run' runs), merchant
+// and ach (operator commands), provider-sim and webhook-receiver. Each gets
+// its services from internal/wiring.
 package app
 
 import (

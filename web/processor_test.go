@@ -7,6 +7,7 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/plaid/plaid-go/v43/plaid"
 
@@ -34,7 +35,7 @@ func newLinking(t *testing.T) *linking {
 		ProcessorClientID: serviceClient,
 	}).Handler())
 	t.Cleanup(sim.Close)
-	h.funding.WithProvider(provider.New(sim.URL, serviceClient, serviceSecret, h.logger))
+	h.funding.WithProvider(provider.New(sim.URL, serviceClient, serviceSecret, h.logger).WithTimeout(time.Second))
 	cfg := plaid.NewConfiguration()
 	cfg.Servers = plaid.ServerConfigurations{{URL: sim.URL}}
 	cfg.AddDefaultHeader("PLAID-CLIENT-ID", merchantClient)
@@ -159,7 +160,7 @@ func TestProcessorTokenFiveStepFlow(t *testing.T) {
 	}
 	card := l.post(linkPath, key, linkBody(user, l.token(l.link("ins_109510", "credit card"))))
 	wantError(t, card, 400, "invalid_account_type")
-	if !strings.Contains(string(card.Body), "credit card") {
+	if !strings.Contains(string(card.Body), "checking or savings") || card.ErrParam(t) != "processor_token" {
 		t.Errorf("credit card refusal: %s", card.Body)
 	}
 }
@@ -198,7 +199,7 @@ func TestProcessorTokenErrors(t *testing.T) {
 		for _, p := range []string{"Service", " service", "service ", "SERVICE", "dwolla", ""} {
 			tok, err := l.processorToken(it, p)
 			pe, perr := plaid.ToPlaidError(err)
-			if err == nil || tok != "" || perr != nil || pe.ErrorType != "INVALID_INPUT" {
+			if err == nil || tok != "" || perr != nil || pe.ErrorType != "INVALID_REQUEST" {
 				t.Errorf("processor %q: token %q, error %v", p, tok, err)
 			}
 		}
@@ -241,8 +242,15 @@ func TestProcessorTokenErrors(t *testing.T) {
 		it := l.link("ins_109512", "checking")
 		tok := l.token(it)
 		l.control("/sim/institutions/disable", `{"institution_id":"ins_109512"}`)
-		defer l.control("/sim/institutions/disable", `{"institution_id":"ins_109512","disabled":false}`)
-		wantError(t, l.post(linkPath, key, linkBody(user, tok)), 400, "invalid_processor_token")
+		r := l.post(linkPath, key, linkBody(user, tok))
+		wantError(t, r, 502, "provider_unavailable")
+		if r.Header.Get("Retry-After") == "" {
+			t.Errorf("a bank that is not available now: no Retry-After")
+		}
+		// Plaid counts INSTITUTION_NOT_AVAILABLE among the temporary
+		// errors: the token still works once the bank is back.
+		l.control("/sim/institutions/disable", `{"institution_id":"ins_109512","disabled":false}`)
+		wantOK(t, l.post(linkPath, key, linkBody(user, tok)))
 	})
 	t.Run("integration off", func(t *testing.T) {
 		it := l.link("ins_109510", "savings")
@@ -305,4 +313,63 @@ func TestProcessorTokensNeverStoredOrLoggedInClear(t *testing.T) {
 	if n := l.count("processor_tokens"); n != 2 {
 		t.Errorf("consumed tokens = %d, want 2", n)
 	}
+}
+
+// TestProviderErrorsReachTheMerchant makes the simulator answer
+// /processor/auth/get with each failure Plaid documents for it (and a
+// proxy's HTML 502, and no answer at all), one at a time, and checks the
+// merchant's answer. After all of them the same token still links: no
+// failure consumed it.
+func TestProviderErrorsReachTheMerchant(t *testing.T) {
+	t.Parallel()
+	l := newLinking(t)
+	key := l.merchant("Acme").Sandbox.SecretKey
+	user := l.customer(key)
+	tok := l.token(l.link("ins_109508", "checking"))
+	want := map[string]struct {
+		status     int
+		code       string
+		retryAfter bool
+	}{
+		"INVALID_PROCESSOR_TOKEN":         {400, "invalid_processor_token", false},
+		"ITEM_LOGIN_REQUIRED":             {400, "invalid_processor_token", false},
+		"ITEM_NOT_FOUND":                  {400, "invalid_processor_token", false},
+		"ACCESS_NOT_GRANTED":              {400, "invalid_processor_token", false},
+		"INSTITUTION_NO_LONGER_SUPPORTED": {400, "invalid_processor_token", false},
+		"NO_AUTH_ACCOUNTS":                {400, "invalid_account_type", false},
+		"INVALID_PRODUCT":                 {403, "processor_not_enabled", false},
+		"PRODUCT_NOT_READY":               {502, "provider_unavailable", true},
+		"INSTITUTION_DOWN":                {502, "provider_unavailable", true},
+		"INSTITUTION_NOT_RESPONDING":      {502, "provider_unavailable", true},
+		"INSTITUTION_NOT_AVAILABLE":       {502, "provider_unavailable", true},
+		"RATE_LIMIT_EXCEEDED":             {502, "provider_unavailable", true},
+		"PLANNED_MAINTENANCE":             {502, "provider_unavailable", true},
+		"INTERNAL_SERVER_ERROR":           {502, "provider_unavailable", true},
+		"INVALID_API_KEYS":                {502, "provider_unavailable", false},
+		providersim.FailHTML502:           {502, "provider_unavailable", true},
+		providersim.FailTimeout:           {502, "provider_unavailable", true},
+	}
+	for _, failure := range providersim.Failures() {
+		w, ok := want[failure]
+		if !ok {
+			t.Errorf("the simulator can answer %s, which this test does not expect", failure)
+			continue
+		}
+		l.control("/sim/fail", `{"error_code":"`+failure+`","count":1}`)
+		r := l.post(linkPath, key, linkBody(user, tok))
+		wantError(t, r, w.status, w.code)
+		if got := r.Header.Get("Retry-After") != ""; got != w.retryAfter {
+			t.Errorf("%s: Retry-After %q, want one: %v", failure, r.Header.Get("Retry-After"), w.retryAfter)
+		}
+		if n := l.count("processor_tokens"); n != 0 {
+			t.Fatalf("%s consumed the token", failure)
+		}
+	}
+	if len(want) != len(providersim.Failures()) {
+		t.Errorf("the test expects %d failures, the simulator has %d", len(want), len(providersim.Failures()))
+	}
+	if !strings.Contains(l.logs.String(), `"level":"ERROR","msg":"the bank-linking provider refused the service's credentials`) {
+		t.Errorf("INVALID_API_KEYS was not logged at error level for the operator")
+	}
+	wantOK(t, l.post(linkPath, key, linkBody(user, tok)))
 }

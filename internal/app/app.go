@@ -35,7 +35,7 @@ Usage:
                                    write waiting production entries to ACH_OUTBOX_DIR now
   fundsource ach import-returns FILE [--json]
                                    apply an ACH return file
-  fundsource provider-sim [--listen 127.0.0.1:8090] [--client ID:SECRET …] [--processor-client ID]
+  fundsource provider-sim [--listen 127.0.0.1:8090] [--client ID:SECRET …] [--processor-client ID] [--plaid-sandbox-numbers]
                                    the bank-linking provider simulator (Plaid-shaped API)
   fundsource webhook-receiver --secret whsec_… [--listen 127.0.0.1:9000]
                                    a development endpoint that verifies and prints deliveries

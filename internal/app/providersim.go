@@ -14,9 +14,11 @@ import (
 )
 
 const providerSimUsage = `Usage:
-  fundsource provider-sim [--listen 127.0.0.1:8090] [--client ID:SECRET …] [--processor-client ID]
+  fundsource provider-sim [--listen 127.0.0.1:8090] [--client ID:SECRET …] [--processor-client ID] [--plaid-sandbox-numbers]
 
-Without --client, the development clients are accepted: demo-merchant:demo-merchant-secret
+--plaid-sandbox-numbers gives every Item Plaid's fixed sandbox account and
+routing numbers, as Plaid's own sandbox does (two customers linking "Plaid
+Checking" then hold the same account). Without --client, the development clients are accepted: demo-merchant:demo-merchant-secret
 (a merchant) and fundsource-service:fundsource-service-secret (the processor "service").
 `
 
@@ -53,6 +55,7 @@ func runProviderSim(ctx context.Context, args []string, io IO) error {
 	clients := clientFlags{}
 	fs.Var(clients, "client", "a client as ID:SECRET (repeatable)")
 	processor := fs.String("processor-client", config.SimServiceClientID, "the client id of the processor \"service\"")
+	sandboxNumbers := fs.Bool("plaid-sandbox-numbers", false, "give every Item Plaid's fixed sandbox numbers")
 	if err := fs.Parse(args); err != nil || fs.NArg() != 0 {
 		fmt.Fprint(io.Stderr, providerSimUsage)
 		return fmt.Errorf("%w: bad provider-sim arguments", ErrUsage)
@@ -70,7 +73,7 @@ func runProviderSim(ctx context.Context, args []string, io IO) error {
 		return fmt.Errorf("listen on %s: %w", *listen, err)
 	}
 	fmt.Fprintf(io.Stderr, "provider simulator on http://%s/\n", ln.Addr())
-	return serveSim(ctx, ln, providersim.Config{Clients: clients, ProcessorClientID: *processor})
+	return serveSim(ctx, ln, providersim.Config{Clients: clients, ProcessorClientID: *processor, SandboxNumbers: *sandboxNumbers})
 }
 
 // serveSim serves the simulator on ln until ctx ends.

@@ -12,6 +12,8 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"slices"
+	"strings"
 	"sync"
 	"time"
 )
@@ -19,21 +21,32 @@ import (
 // Processor is the only processor name the simulator issues tokens for.
 const Processor = "service"
 
-// Institution is a sandbox institution with its routing number.
+// Institution is a sandbox institution with its routing numbers.
 type Institution struct {
-	ID      string
-	Name    string
-	Routing string // 9 digits with a valid ABA check digit
+	ID          string
+	Name        string
+	Routing     string // ACH: 9 digits with a valid ABA check digit
+	WireRouting string // wires: another 9-digit number, as at real banks
 }
 
 // Institutions are Plaid's published sandbox institution ids.
 var Institutions = []Institution{
-	{"ins_109508", "First Platypus Bank", "011401533"},
-	{"ins_109509", "First Gingham Credit Union", "011401546"},
-	{"ins_109510", "Tattersall Federal Credit Union", "011401559"},
-	{"ins_109511", "Tartan Bank", "011401562"},
-	{"ins_109512", "Houndstooth Bank", "011401575"},
+	{"ins_109508", "First Platypus Bank", "011401533", "021000021"},
+	{"ins_109509", "First Gingham Credit Union", "011401546", "021000089"},
+	{"ins_109510", "Tattersall Federal Credit Union", "011401559", "026009593"},
+	{"ins_109511", "Tartan Bank", "011401562", "021000322"},
+	{"ins_109512", "Houndstooth Bank", "011401575", "011000138"},
 }
+
+// Plaid's sandbox gives every Item the same numbers: these, whatever the
+// institution. With Config.SandboxNumbers the simulator does too.
+const (
+	SandboxRouting        = "011401533"
+	SandboxWireRouting    = "021000021"
+	SandboxCheckingNumber = "1111222233330000"
+	SandboxSavingsNumber  = "1111222233331111"
+	sandboxCreditNumber   = "1111222233333333"
+)
 
 // Config sets who may call the simulator.
 type Config struct {
@@ -42,6 +55,11 @@ type Config struct {
 	// ProcessorClientID is the client of the processor partner "service":
 	// the only client that may call /processor/auth/get.
 	ProcessorClientID string
+	// SandboxNumbers gives every Item Plaid's fixed sandbox account and
+	// routing numbers, as Plaid's own sandbox does, instead of distinct
+	// numbers per account. Two customers linking "Plaid Checking" then
+	// hold the same account number.
+	SandboxNumbers bool
 }
 
 type account struct {
@@ -72,7 +90,9 @@ type Sim struct {
 	disabled       map[string]bool // institution ids
 	integrationOff map[string]bool // client ids
 	outage         bool
-	seq            int // account-number sequence: every account is distinct
+	seq            int    // account-number sequence: every account is distinct
+	fail           string // what /processor/auth/get answers instead (see /sim/fail); "" for none
+	failLeft       int    // answers left to fail; 0 fails until cleared
 }
 
 // New returns a simulator.
@@ -128,6 +148,7 @@ func (s *Sim) Handler() http.Handler {
 	mux.HandleFunc("POST /sim/institutions/disable", s.control(s.setInstitutionDisabled))
 	mux.HandleFunc("POST /sim/clients/integration", s.control(s.setIntegration))
 	mux.HandleFunc("POST /sim/outage", s.control(s.setOutage))
+	mux.HandleFunc("POST /sim/fail", s.control(s.setFail))
 	return mux
 }
 
@@ -158,8 +179,30 @@ func (s *Sim) serveAPI(w http.ResponseWriter, r *http.Request, fn func(string, m
 		outage := s.outage
 		s.mu.Unlock()
 		if outage {
-			aerr = &apiError{500, "API_ERROR", "INTERNAL_SERVER_ERROR", "an unexpected error occurred (simulated outage)"}
+			aerr = plaidError("INTERNAL_SERVER_ERROR")
 			break
+		}
+		if r.URL.Path == "/processor/auth/get" {
+			switch fail := s.takeFailure(); fail {
+			case "":
+			case FailTimeout:
+				// Nothing comes back before the client gives up.
+				select {
+				case <-r.Context().Done():
+				case <-time.After(time.Minute):
+				}
+				return
+			case FailHTML502:
+				w.Header().Set("Content-Type", "text/html")
+				w.WriteHeader(http.StatusBadGateway)
+				io.WriteString(w, "<html><head><title>502 Bad Gateway</title></head><body><center><h1>502 Bad Gateway</h1></center></body></html>\n")
+				return
+			default:
+				aerr = plaidError(fail)
+			}
+			if aerr != nil {
+				break
+			}
 		}
 		client, ok := s.authenticate(r, body)
 		if !ok {
@@ -203,10 +246,28 @@ func str(body map[string]any, key string) string {
 	return v
 }
 
+// takeFailure returns the failure to answer with, counting it down.
+func (s *Sim) takeFailure() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	fail := s.fail
+	if fail != "" && s.failLeft > 0 {
+		if s.failLeft--; s.failLeft == 0 {
+			s.fail = ""
+		}
+	}
+	return fail
+}
+
 func (s *Sim) linkTokenCreate(_ string, body map[string]any) (any, *apiError) {
-	user, _ := body["user"].(map[string]any)
-	if user == nil || str(user, "client_user_id") == "" {
-		return nil, &apiError{400, "INVALID_REQUEST", "MISSING_FIELDS", "the following required fields are missing: user.client_user_id"}
+	if aerr := missing(body, "client_name", "language", "country_codes", "user.client_user_id"); aerr != nil {
+		return nil, aerr
+	}
+	if aerr := enumList(body, "country_codes", validCountryCode); aerr != nil {
+		return nil, aerr
+	}
+	if aerr := enumList(body, "products", validProduct); aerr != nil {
+		return nil, aerr
 	}
 	return map[string]any{
 		"link_token": "link-sandbox-" + uuid(),
@@ -224,6 +285,12 @@ func institution(id string) (Institution, bool) {
 }
 
 func (s *Sim) sandboxPublicTokenCreate(client string, body map[string]any) (any, *apiError) {
+	if aerr := missing(body, "institution_id", "initial_products"); aerr != nil {
+		return nil, aerr
+	}
+	if aerr := enumList(body, "initial_products", validProduct); aerr != nil {
+		return nil, aerr
+	}
 	inst, ok := institution(str(body, "institution_id"))
 	if !ok {
 		return nil, errInput("INVALID_INSTITUTION", "invalid institution_id provided")
@@ -231,18 +298,24 @@ func (s *Sim) sandboxPublicTokenCreate(client string, body map[string]any) (any,
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.disabled[inst.ID] {
-		return nil, &apiError{400, "INSTITUTION_ERROR", "INSTITUTION_NOT_AVAILABLE", "this institution is not currently available"}
+		return nil, plaidError("INSTITUTION_NOT_AVAILABLE")
 	}
 	it := &item{id: randomID(), accessToken: "access-sandbox-" + uuid(), clientID: client, inst: inst}
-	for _, a := range []struct{ name, official, typ, subtype string }{
-		{"Plaid Checking", "Plaid Gold Standard 0% Interest Checking", "depository", "checking"},
-		{"Plaid Saving", "Plaid Silver Standard 0.1% Interest Saving", "depository", "savings"},
-		{"Plaid Credit Card", "Plaid Diamond 12.5% APR Interest Credit Card", "credit", "credit card"},
+	if s.cfg.SandboxNumbers {
+		it.inst.Routing, it.inst.WireRouting = SandboxRouting, SandboxWireRouting
+	}
+	for _, a := range []struct{ name, official, typ, subtype, sandboxNumber string }{
+		{"Plaid Checking", "Plaid Gold Standard 0% Interest Checking", "depository", "checking", SandboxCheckingNumber},
+		{"Plaid Saving", "Plaid Silver Standard 0.1% Interest Saving", "depository", "savings", SandboxSavingsNumber},
+		{"Plaid Credit Card", "Plaid Diamond 12.5% APR Interest Credit Card", "credit", "credit card", sandboxCreditNumber},
 	} {
 		s.seq++
+		number := fmt.Sprintf("%s%08d", inst.ID[len(inst.ID)-4:], s.seq)
+		if s.cfg.SandboxNumbers {
+			number = a.sandboxNumber
+		}
 		it.accounts = append(it.accounts, account{
-			id: randomID(), name: a.name, official: a.official, typ: a.typ, subtype: a.subtype,
-			number: fmt.Sprintf("%s%08d", inst.ID[len(inst.ID)-4:], s.seq),
+			id: randomID(), name: a.name, official: a.official, typ: a.typ, subtype: a.subtype, number: number,
 		})
 	}
 	public := "public-sandbox-" + uuid()
@@ -253,6 +326,9 @@ func (s *Sim) sandboxPublicTokenCreate(client string, body map[string]any) (any,
 }
 
 func (s *Sim) publicTokenExchange(client string, body map[string]any) (any, *apiError) {
+	if aerr := missing(body, "public_token"); aerr != nil {
+		return nil, aerr
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	it, ok := s.publicTokens[str(body, "public_token")]
@@ -278,9 +354,9 @@ func (s *Sim) liveItem(client, accessToken string) (*item, *apiError) {
 func (s *Sim) itemState(it *item) *apiError {
 	switch {
 	case s.disabled[it.inst.ID]:
-		return &apiError{400, "INSTITUTION_ERROR", "INSTITUTION_NOT_AVAILABLE", "this institution is not currently available"}
+		return plaidError("INSTITUTION_NOT_AVAILABLE")
 	case it.loginRequired:
-		return &apiError{400, "ITEM_ERROR", "ITEM_LOGIN_REQUIRED", "the login details of this item have changed (credentials, MFA, or required user action) and a user login is required to update this information"}
+		return plaidError("ITEM_LOGIN_REQUIRED")
 	}
 	return nil
 }
@@ -295,15 +371,38 @@ func accountJSON(a account) map[string]any {
 }
 
 func (s *Sim) accountsGet(client string, body map[string]any) (any, *apiError) {
+	if aerr := missing(body, "access_token"); aerr != nil {
+		return nil, aerr
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	it, aerr := s.liveItem(client, str(body, "access_token"))
 	if aerr != nil {
 		return nil, aerr
 	}
+	// options.account_ids narrows the answer to those accounts; an id that
+	// is not the Item's is refused.
+	var only []string
+	if opts, _ := body["options"].(map[string]any); opts != nil {
+		if ids, present := opts["account_ids"]; present {
+			list, ok := ids.([]any)
+			if !ok {
+				return nil, invalidField("options.account_ids must be an array")
+			}
+			for _, id := range list {
+				want, _ := id.(string)
+				if !slices.ContainsFunc(it.accounts, func(a account) bool { return a.id == want }) {
+					return nil, errInput("INVALID_ACCOUNT_ID", "one or more of the account IDs is invalid")
+				}
+				only = append(only, want)
+			}
+		}
+	}
 	accounts := []any{}
 	for _, a := range it.accounts {
-		accounts = append(accounts, accountJSON(a))
+		if only == nil || slices.Contains(only, a.id) {
+			accounts = append(accounts, accountJSON(a))
+		}
 	}
 	return map[string]any{
 		"accounts": accounts,
@@ -316,8 +415,11 @@ func (s *Sim) accountsGet(client string, body map[string]any) (any, *apiError) {
 }
 
 func (s *Sim) processorTokenCreate(client string, body map[string]any) (any, *apiError) {
+	if aerr := missing(body, "access_token", "account_id", "processor"); aerr != nil {
+		return nil, aerr
+	}
 	if p := str(body, "processor"); p != Processor {
-		return nil, errInput("INVALID_FIELD", fmt.Sprintf("processor %q is not a valid processor; use %q", p, Processor))
+		return nil, invalidField("processor %q is not a valid processor; use %q", p, Processor)
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -338,12 +440,14 @@ func (s *Sim) processorTokenCreate(client string, body map[string]any) (any, *ap
 	return nil, errInput("INVALID_ACCOUNT_ID", "the account_id is not one of this item's accounts")
 }
 
-func notEnabled() *apiError {
-	return &apiError{400, "INVALID_REQUEST", "PROCESSOR_NOT_ENABLED",
-		`the integration with the processor "service" is not enabled for this client; enable it in the dashboard`}
-}
+// notEnabled is Plaid's answer when the client's keys are not enabled for
+// the processor's integration.
+func notEnabled() *apiError { return plaidError("INVALID_PRODUCT") }
 
 func (s *Sim) processorAuthGet(client string, body map[string]any) (any, *apiError) {
+	if aerr := missing(body, "processor_token"); aerr != nil {
+		return nil, aerr
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	pt, ok := s.tokens[str(body, "processor_token")]
@@ -359,16 +463,30 @@ func (s *Sim) processorAuthGet(client string, body map[string]any) (any, *apiErr
 	if aerr := s.itemState(pt.item); aerr != nil {
 		return nil, aerr
 	}
+	if pt.account.typ != "depository" {
+		// A credit card has no ACH numbers: Plaid answers with an error,
+		// not with an empty or made-up ach member.
+		return nil, plaidError("NO_AUTH_ACCOUNTS")
+	}
 	return map[string]any{
 		"account": accountJSON(pt.account),
 		"numbers": map[string]any{"ach": map[string]any{
 			"account_id": pt.account.id, "account": pt.account.number,
-			"routing": pt.item.inst.Routing, "wire_routing": pt.item.inst.Routing,
+			"routing": pt.item.inst.Routing, "wire_routing": pt.item.inst.WireRouting,
 		}},
 	}, nil
 }
 
 func (s *Sim) itemRemove(client string, body map[string]any) (any, *apiError) {
+	if aerr := missing(body, "access_token"); aerr != nil {
+		return nil, aerr
+	}
+	if rc, present := body["reason_code"]; present {
+		code, _ := rc.(string)
+		if !validReasonCode(code) {
+			return nil, invalidField("reason_code %q is not one of the allowed values", fmt.Sprint(rc))
+		}
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	it, ok := s.items[str(body, "access_token")]
@@ -438,5 +556,18 @@ func (s *Sim) setIntegration(body map[string]any) error {
 
 func (s *Sim) setOutage(body map[string]any) error {
 	s.outage = flag(body, "enabled")
+	return nil
+}
+
+// setFail makes /processor/auth/get answer with one of Failures: a Plaid
+// error code as Plaid sends it, an HTML 502, or no answer at all
+// ("timeout"). "count" limits it to that many answers; "" clears it.
+func (s *Sim) setFail(body map[string]any) error {
+	code := str(body, "error_code")
+	if _, known := plaidErrors[code]; !known && code != "" && code != FailHTML502 && code != FailTimeout {
+		return fmt.Errorf("unknown error_code; one of %s", strings.Join(Failures(), ", "))
+	}
+	n, _ := body["count"].(float64)
+	s.fail, s.failLeft = code, int(n)
 	return nil
 }

@@ -118,19 +118,19 @@ func Classify(ctx context.Context, err error) Outcome {
 	if status >= 500 {
 		o.Level = slog.LevelWarn
 	}
-	switch e.Code {
-	case errs.ServiceUnavailable:
+	// A wait the error names (rate_limited, provider_unavailable) is sent
+	// as Retry-After too; a 503 without one waits serviceUnavailableRetry.
+	if ra, ok := e.Details[RetryAfterDetail].(string); ok {
+		o.RetryAfter, _ = strconv.Atoi(ra)
+	} else if e.Code == errs.ServiceUnavailable {
 		o.RetryAfter = serviceUnavailableRetry
-	case errs.RateLimited:
-		if ra, ok := e.Details[RetryAfterDetail].(string); ok {
-			o.RetryAfter, _ = strconv.Atoi(ra)
-		}
 	}
 	return o
 }
 
-// RetryAfterDetail is the detail of a rate_limited error that holds the
-// wait in whole seconds (a string, as the API has always shown it).
+// RetryAfterDetail is the detail of an error (rate_limited,
+// provider_unavailable) that holds the wait in whole seconds (a string, as
+// the API has always shown it); the answer's Retry-After repeats it.
 const RetryAfterDetail = "retry_after"
 
 // RetryAfter is a wait in whole seconds, rounded up, at least 1: the one

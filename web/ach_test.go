@@ -103,6 +103,15 @@ func TestOriginationWritesEachEntryOnceAndTheFileParsesBack(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// The amounts would verify the source: none is stored in clear, and
+	// the file itself is for the service's user alone.
+	var clear int
+	if err := h.db.SQL().Get(&clear, `SELECT count(*) FROM ach_entries WHERE kind = 'micro_deposit' AND amount_cents IS NOT NULL`); err != nil || clear != 0 {
+		t.Errorf("micro-deposit amounts stored in clear in ach_entries: %d (%v)", clear, err)
+	}
+	if st, err := os.Stat(filepath.Join(dir, written[0])); err != nil || st.Mode().Perm() != 0o600 {
+		t.Errorf("the NACHA file's mode: %v (%v), want 0600", st.Mode().Perm(), err)
+	}
 
 	// Batch 1: the micro-deposits, two PPD credits to the savings account.
 	deposits := f.Batches[0]

@@ -1,6 +1,9 @@
 package web_test
 
 import (
+	"bytes"
+	"crypto/hmac"
+	"crypto/sha256"
 	"net/http"
 	"strings"
 	"sync"
@@ -123,4 +126,33 @@ func TestIdempotencyConcurrentRequestsCreateOneCustomer(t *testing.T) {
 		t.Fatalf("%d customers created by %d concurrent requests with one key, want 1", c, n)
 	}
 	t.Logf("%d answered 200, %d answered request_in_progress", n-inProgress, inProgress)
+}
+
+// TestIdempotencyRecordsCannotTestGuesses: the stored hash of a creation is
+// keyed, so a database reader who sees it beside the stored response (the
+// bank and the last four digits) cannot find the account number by hashing
+// guesses, as an unkeyed SHA-256 of the body allowed.
+func TestIdempotencyRecordsCannotTestGuesses(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	key := h.merchant("Acme").Sandbox.SecretKey
+	user := h.customer(key)
+	body := sourceBody(user, "021000021", "4410072233")
+	wantOK(t, h.do(req{method: http.MethodPost, path: "/v2/funding-source", key: key, body: body,
+		header: map[string]string{"Idempotency-Key": "create-1"}}))
+	var stored []byte
+	if err := h.db.SQL().Get(&stored, `SELECT request_hash FROM idempotency_keys WHERE key = 'create-1'`); err != nil {
+		t.Fatal(err)
+	}
+	// The attack: knowing the customer, routing number and last four, try
+	// the 10^6 middles; here the right guess is tried directly.
+	unkeyed := sha256.Sum256([]byte("POST /v2/funding-source\n" + body))
+	if bytes.Equal(stored, unkeyed[:]) {
+		t.Fatal("the stored request hash is an unkeyed SHA-256 of the body: guesses can be tested against it")
+	}
+	mac := hmac.New(sha256.New, h.cfg.IdempotencyKey)
+	mac.Write([]byte("POST /v2/funding-source\n" + body))
+	if !bytes.Equal(stored, mac.Sum(nil)) {
+		t.Error("the stored hash is not the HMAC of the request under IDEMPOTENCY_KEY")
+	}
 }

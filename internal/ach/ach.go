@@ -52,7 +52,7 @@ type Entry struct {
 	DepositIndex int // micro-deposits: 1 or 2
 	PaymentID    string
 	Debit        bool
-	Cents        int64
+	Cents        int64  // payments; a micro-deposit's is read sealed when its file is built
 	ReturnCode   string // "" until returned
 }
 
@@ -202,13 +202,10 @@ func (o *Originator) assign(ctx context.Context) (File, bool, error) {
 			return err
 		}
 		for _, d := range deposits {
-			amounts, err := o.funding.DepositAmounts(ctx, d.Scope, d.SourceID, d.Seq)
-			if err != nil {
-				return err
-			}
-			for i, a := range amounts {
+			// The amounts stay sealed with the verification; build reads them.
+			for i := range 2 {
 				e := Entry{FileID: f.ID, Scope: d.Scope, Kind: KindMicroDeposit, SourceID: d.SourceID, CustomerID: d.CustomerID,
-					DepositSeq: d.Seq, DepositIndex: i + 1, Cents: int64(a)}
+					DepositSeq: d.Seq, DepositIndex: i + 1}
 				if err := o.insertEntry(ctx, &e); err != nil {
 					return err
 				}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 
 	nacha "github.com/moov-io/ach"
@@ -55,7 +56,7 @@ func (o *Originator) build(ctx context.Context, f File, entries []Entry) ([]byte
 
 	effective := effectiveDate(f.CreatedAt).Format("060102")
 	var deposits, payments []*nacha.EntryDetail
-	h := holders{accounts: map[string]funding.BankAccount{}, names: map[string]string{}}
+	h := holders{accounts: map[string]funding.BankAccount{}, names: map[string]string{}, deposits: map[string][2]int{}}
 	for _, e := range entries {
 		ed, err := o.entryDetail(ctx, e, h)
 		if err != nil {
@@ -105,11 +106,12 @@ func (o *Originator) build(ctx context.Context, f File, entries []Entry) ([]byte
 	return buf.Bytes(), nil
 }
 
-// holders remembers, within one file, the accounts and names already read:
-// a verification's two credits share both.
+// holders remembers, within one file, the accounts, names and sealed
+// amounts already read: a verification's two credits share all three.
 type holders struct {
 	accounts map[string]funding.BankAccount // by merchant and source id
 	names    map[string]string              // by merchant and customer id
+	deposits map[string][2]int              // by merchant, source id and verification
 }
 
 func (o *Originator) entryDetail(ctx context.Context, e Entry, h holders) (*nacha.EntryDetail, error) {
@@ -130,11 +132,23 @@ func (o *Originator) entryDetail(ctx context.Context, e Entry, h holders) (*nach
 		name = cus.FirstName + " " + cus.LastName
 		h.names[e.Scope.MerchantID+"/"+e.CustomerID] = name
 	}
+	cents := e.Cents
+	if e.Kind == KindMicroDeposit {
+		amounts, ok := h.deposits[e.Scope.MerchantID+"/"+e.SourceID+"/"+strconv.Itoa(e.DepositSeq)]
+		if !ok {
+			var err error
+			if amounts, err = o.funding.DepositAmounts(ctx, e.Scope, e.SourceID, e.DepositSeq); err != nil {
+				return nil, err
+			}
+			h.deposits[e.Scope.MerchantID+"/"+e.SourceID+"/"+strconv.Itoa(e.DepositSeq)] = amounts
+		}
+		cents = int64(amounts[e.DepositIndex-1])
+	}
 	ed := nacha.NewEntryDetail()
 	ed.TransactionCode = transactionCode(acct.AccountType, e.Debit)
 	ed.SetRDFI(acct.RoutingNumber)
 	ed.DFIAccountNumber = acct.AccountNumber
-	ed.Amount = int(e.Cents)
+	ed.Amount = int(cents)
 	ed.IndividualName = upper(name, 22)
 	id := e.PaymentID
 	if e.Kind == KindMicroDeposit {
@@ -180,7 +194,7 @@ func upper(s string, n int) string {
 // either nothing or the whole file: a temp file in the same folder, fsync,
 // rename, then fsync of the folder so the rename survives a crash.
 func writeAtomically(dir, name string, data []byte) error {
-	if err := os.MkdirAll(dir, 0o750); err != nil {
+	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return err
 	}
 	tmp, err := os.CreateTemp(dir, "."+name+".tmp-*")
@@ -199,7 +213,9 @@ func writeAtomically(dir, name string, data []byte) error {
 	if err := tmp.Close(); err != nil {
 		return err
 	}
-	if err := os.Chmod(tmp.Name(), 0o640); err != nil {
+	// The file holds account numbers and micro-deposit amounts: its owner
+	// (the service's user, and the transfer job run as it) alone may read it.
+	if err := os.Chmod(tmp.Name(), 0o600); err != nil {
 		return err
 	}
 	if err := os.Rename(tmp.Name(), filepath.Join(dir, name)); err != nil {

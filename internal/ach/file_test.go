@@ -26,8 +26,13 @@ func (a accounts) BankAccount(_ context.Context, _ tenant.Scope, id string) (fun
 	return acct, nil
 }
 
-func (accounts) DepositAmounts(context.Context, tenant.Scope, string, int) ([2]int, error) {
-	return [2]int{}, nil
+// DepositAmounts are the sealed amounts of the one verification the
+// tests originate.
+func (accounts) DepositAmounts(_ context.Context, _ tenant.Scope, id string, seq int) ([2]int, error) {
+	if id != "fs_checking" || seq != 1 {
+		return [2]int{}, fmt.Errorf("no verification %s/%d", id, seq)
+	}
+	return [2]int{12, 87}, nil
 }
 
 func (accounts) ReturnMicroDeposit(context.Context, tenant.Scope, string, int, string) error {
@@ -44,7 +49,8 @@ var testConfig = Config{Dir: "unused", ODFIRouting: "021000021", DestinationRout
 	DestinationName: "Federal Reserve Bank", OriginName: "fundsource", CompanyName: "Acme Payments", CompanyID: "1234567890"}
 
 // TestBuildParsesBackWithEveryEntry builds a file with a verification's
-// two credits and two payments, reads it back with moov-io/ach, and
+// two credits (their amounts read sealed, not from the entries) and two
+// payments, reads it back with moov-io/ach, and
 // checks each batch and entry; a second build gives the same bytes.
 func TestBuildParsesBackWithEveryEntry(t *testing.T) {
 	scope := tenant.Scope{MerchantID: "mer_1", Env: tenant.Production}
@@ -55,8 +61,8 @@ func TestBuildParsesBackWithEveryEntry(t *testing.T) {
 	// Friday evening in New York: the effective date is the next business day, Monday.
 	f := File{ID: "achf_1", Serial: 2, Name: "f.ach", CreatedAt: time.Date(2026, 11, 20, 23, 0, 0, 0, time.UTC)}
 	entries := []Entry{
-		{Trace: "021000020000001", Scope: scope, Kind: KindMicroDeposit, SourceID: "fs_checking", CustomerID: "cus_ada", DepositSeq: 1, DepositIndex: 1, Cents: 12},
-		{Trace: "021000020000002", Scope: scope, Kind: KindMicroDeposit, SourceID: "fs_checking", CustomerID: "cus_ada", DepositSeq: 1, DepositIndex: 2, Cents: 87},
+		{Trace: "021000020000001", Scope: scope, Kind: KindMicroDeposit, SourceID: "fs_checking", CustomerID: "cus_ada", DepositSeq: 1, DepositIndex: 1},
+		{Trace: "021000020000002", Scope: scope, Kind: KindMicroDeposit, SourceID: "fs_checking", CustomerID: "cus_ada", DepositSeq: 1, DepositIndex: 2},
 		{Trace: "021000020000003", Scope: scope, Kind: KindPayment, SourceID: "fs_savings", CustomerID: "cus_bob", PaymentID: "pay_0123456789abcdefXYZ", Debit: true, Cents: 125000},
 		{Trace: "021000020000004", Scope: scope, Kind: KindPayment, SourceID: "fs_checking", CustomerID: "cus_ada", PaymentID: "pay_2", Cents: 5},
 	}

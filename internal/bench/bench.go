@@ -358,7 +358,7 @@ func (b *bench) directCreate(ctx context.Context, body, idemKey string) error {
 	if err := json.Unmarshal([]byte(body), &in); err != nil {
 		return err
 	}
-	h := idempotency.RequestHash(http.MethodPost, "/v2/funding-source", []byte(body))
+	h := idempotency.RequestHash(b.svc.Config.IdempotencyKey, http.MethodPost, "/v2/funding-source", []byte(body))
 	var failed error
 	_, err := b.svc.DB.Idempotent(ctx, b.scope, idemKey, h, b.svc.Now(), func(ctx context.Context) (idempotency.Response, bool) {
 		src, err := b.svc.Funding.CreateForMicroDeposits(ctx, b.scope, in)

@@ -16,7 +16,8 @@ func TestDevelopmentGeneratesKeysOnceAndReusesThem(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(c1.AccountEncryptionKeys) != 1 || len(c1.AccountEncryptionKeys[0].Bytes) != 32 || len(c1.FingerprintKey) != 32 || len(c1.SessionKeys) != 1 {
+	if len(c1.AccountEncryptionKeys) != 1 || len(c1.AccountEncryptionKeys[0].Bytes) != 32 || len(c1.FingerprintKey) != 32 || len(c1.SessionKeys) != 1 ||
+		len(c1.IdempotencyKey) != 32 || string(c1.IdempotencyKey) == string(c1.FingerprintKey) {
 		t.Fatalf("generated keys have wrong shape: %+v", c1)
 	}
 	st, err := os.Stat(filepath.Join(dir, "keys.env"))
@@ -38,6 +39,31 @@ func TestDevelopmentGeneratesKeysOnceAndReusesThem(t *testing.T) {
 	}
 }
 
+// TestDevelopmentKeysGainANewKey: a data folder from before IDEMPOTENCY_KEY
+// keeps its keys and gains that one.
+func TestDevelopmentKeysGainANewKey(t *testing.T) {
+	dir := t.TempDir()
+	k := strings.Repeat("B", 43) + "="
+	old := "ACCOUNT_ENCRYPTION_KEYS=k1:" + k + "\nFINGERPRINT_KEY=" + k + "\nSESSION_KEYS=" + k + "\n"
+	if err := os.WriteFile(filepath.Join(dir, "keys.env"), []byte(old), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	c1, err := Load(env(map[string]string{"DATA_DIR": dir}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c2, err := Load(env(map[string]string{"DATA_DIR": dir}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(c1.IdempotencyKey) != 32 || string(c1.IdempotencyKey) != string(c2.IdempotencyKey) {
+		t.Errorf("the new key was not generated once and kept")
+	}
+	if string(c1.FingerprintKey) != strings.Repeat("\x04\x10\x41", 10)+"\x04\x10" {
+		t.Errorf("the existing fingerprint key changed: %x", c1.FingerprintKey)
+	}
+}
+
 func TestProductionRefusesToStartWithoutKeys(t *testing.T) {
 	base := map[string]string{
 		"FUNDSOURCE_MODE":     "production",
@@ -51,7 +77,7 @@ func TestProductionRefusesToStartWithoutKeys(t *testing.T) {
 	if err == nil {
 		t.Fatal("production started without keys")
 	}
-	for _, name := range []string{"ACCOUNT_ENCRYPTION_KEYS", "FINGERPRINT_KEY", "SESSION_KEYS"} {
+	for _, name := range []string{"ACCOUNT_ENCRYPTION_KEYS", "FINGERPRINT_KEY", "SESSION_KEYS", "IDEMPOTENCY_KEY"} {
 		if !strings.Contains(err.Error(), name) {
 			t.Errorf("error %q does not name %s", err, name)
 		}
@@ -64,6 +90,10 @@ func TestProductionRefusesToStartWithoutKeys(t *testing.T) {
 	base["ACCOUNT_ENCRYPTION_KEYS"] = "k2:" + k + ",k1:" + k
 	base["FINGERPRINT_KEY"] = k
 	base["SESSION_KEYS"] = k
+	if _, err := Load(env(base)); err == nil || !strings.Contains(err.Error(), "IDEMPOTENCY_KEY") {
+		t.Fatalf("production without IDEMPOTENCY_KEY: %v", err)
+	}
+	base["IDEMPOTENCY_KEY"] = k
 	c, err := Load(env(base))
 	if err != nil {
 		t.Fatalf("production with keys: %v", err)

@@ -5,6 +5,7 @@
 package idempotency
 
 import (
+	"crypto/hmac"
 	"crypto/sha256"
 	"time"
 )
@@ -19,9 +20,13 @@ type Response struct {
 }
 
 // RequestHash identifies a request's method, path and body: a retry with
-// the same Idempotency-Key must send the same.
-func RequestHash(method, path string, body []byte) []byte {
-	h := sha256.New()
+// the same Idempotency-Key must send the same. It is keyed (HMAC-SHA256
+// with the server's IDEMPOTENCY_KEY): the body may hold a full account
+// number, and an unkeyed hash beside the stored response (which names the
+// bank and the last four digits) would let a database reader find it by
+// trying the few remaining guesses.
+func RequestHash(key []byte, method, path string, body []byte) []byte {
+	h := hmac.New(sha256.New, key)
 	h.Write([]byte(method + " " + path + "\n"))
 	h.Write(body)
 	return h.Sum(nil)

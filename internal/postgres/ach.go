@@ -114,16 +114,19 @@ type achEntryRow struct {
 	DepositIndex *int    `db:"deposit_index"`
 	PaymentID    *string `db:"payment_id"`
 	Debit        bool    `db:"debit"`
-	Cents        int64   `db:"amount_cents"`
+	Cents        *int64  `db:"amount_cents"` // NULL for micro-deposits (kept sealed)
 	ReturnCode   *string `db:"return_code"`
 }
 
 func (r achEntryRow) domain() ach.Entry {
 	e := ach.Entry{Trace: r.Trace, FileID: r.FileID, Scope: tenant.Scope{MerchantID: r.MerchantID, Env: tenant.Environment(r.Environment)},
-		Kind: r.Kind, SourceID: r.SourceID, CustomerID: r.CustomerID, PaymentID: deref(r.PaymentID), Debit: r.Debit, Cents: r.Cents,
+		Kind: r.Kind, SourceID: r.SourceID, CustomerID: r.CustomerID, PaymentID: deref(r.PaymentID), Debit: r.Debit,
 		ReturnCode: deref(r.ReturnCode)}
 	if r.DepositSeq != nil {
 		e.DepositSeq, e.DepositIndex = *r.DepositSeq, *r.DepositIndex
+	}
+	if r.Cents != nil {
+		e.Cents = *r.Cents
 	}
 	return e
 }
@@ -133,10 +136,11 @@ const achEntryColumns = `trace_number, file_id, merchant_id, environment, kind, 
 
 const insertACHEntry = `
 INSERT INTO ach_entries (` + achEntryColumns + `)
-VALUES ($1, $2, $3, $4, $5, $6, $7, NULLIF($8, 0), NULLIF($9, 0), NULLIF($10, ''), $11, $12, NULL)`
+VALUES ($1, $2, $3, $4, $5, $6, $7, NULLIF($8, 0), NULLIF($9, 0), NULLIF($10, ''), $11, NULLIF($12, 0), NULL)`
 
 // InsertACHEntry assigns an entry to a file; errs.Conflict when the
-// payment or deposit is in a file already.
+// payment or deposit is in a file already. A micro-deposit's amount is not
+// stored: it stays sealed with its verification.
 func (db *DB) InsertACHEntry(ctx context.Context, e ach.Entry) error {
 	_, err := db.q(ctx).ExecContext(ctx, insertACHEntry, e.Trace, e.FileID, e.Scope.MerchantID, e.Scope.Env, e.Kind,
 		e.SourceID, e.CustomerID, e.DepositSeq, e.DepositIndex, e.PaymentID, e.Debit, e.Cents)

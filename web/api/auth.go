@@ -91,7 +91,7 @@ func (s *Surface) idempotency(c *gin.Context) {
 		s.Fail(c, errs.Invalid("Idempotency-Key", "The Idempotency-Key header must be 1 to 255 printable ASCII characters."))
 		return
 	}
-	hash := idempotency.RequestHash(c.Request.Method, c.Request.URL.Path, kit.Body(c))
+	hash := idempotency.RequestHash(s.Config.IdempotencyKey, c.Request.Method, c.Request.URL.Path, kit.Body(c))
 
 	orig, origReq := c.Writer, c.Request
 	buf := &bufferedWriter{ResponseWriter: orig, status: http.StatusOK}

@@ -34,6 +34,10 @@ func TestAuthenticationFailures(t *testing.T) {
 		{"public key as secret", "Bearer " + m.Sandbox.PublicKey, ""},
 		{"rolled key", "Bearer " + rolledKey, "sandbox.api.test"},
 		{"production key on sandbox host", "Bearer " + live.SecretKey, "sandbox.api.test"},
+		// Other spellings of the sandbox host are the sandbox host.
+		{"production key, sandbox host with a trailing dot", "Bearer " + live.SecretKey, "sandbox.api.test."},
+		{"production key, sandbox host in capitals with its default port", "Bearer " + live.SecretKey, "SANDBOX.API.TEST:443"},
+		{"production key, sandbox host with a dot and a port", "Bearer " + live.SecretKey, "Sandbox.Api.Test.:80"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -51,8 +55,10 @@ func TestAuthenticationFailures(t *testing.T) {
 	// A sandbox key on the production host is refused too.
 	h2 := newHarness(t, withHosts("sandbox.api.test", "api.test"))
 	m2 := h2.merchant("Beta")
-	wantError(t, h2.do(req{method: http.MethodGet, path: "/v2/customers", host: "api.test", key: m2.Sandbox.SecretKey}),
-		http.StatusUnauthorized, "unauthorized")
+	for _, host := range []string{"api.test", "api.test.", "API.test.:443"} {
+		wantError(t, h2.do(req{method: http.MethodGet, path: "/v2/customers", host: host, key: m2.Sandbox.SecretKey}),
+			http.StatusUnauthorized, "unauthorized")
+	}
 	wantOK(t, h2.do(req{method: http.MethodGet, path: "/v2/customers", host: "sandbox.api.test", key: m2.Sandbox.SecretKey}))
 }
 

@@ -29,7 +29,7 @@ func TestEveryErrorCodeThroughEverySurface(t *testing.T) {
 	gin.SetMode(gin.ReleaseMode)
 	cfg := testConfig(t)
 	var logs bytes.Buffer
-	k := kit.New(slog.New(slog.NewJSONHandler(&lockedWriter{w: &logs}, nil)), newClock().Now, false)
+	k := kit.New(slog.New(slog.NewJSONHandler(&lockedWriter{w: &logs}, nil)), newClock().Now, false, nil)
 	surfaces := []struct {
 		name string
 		fail func(*gin.Context, error)

@@ -250,6 +250,13 @@ func (h *harness) do(r req) *response {
 	if id := res.Header.Get("X-Request-Id"); !strings.HasPrefix(id, "req_") {
 		h.t.Errorf("%s %s: X-Request-Id = %q, want req_…", r.method, r.path, id)
 	}
+	// No answer may be cached or sniffed (static files excepted: they may
+	// be cached, never sniffed).
+	if res.Header.Get("X-Content-Type-Options") != "nosniff" ||
+		(res.Header.Get("Cache-Control") != "no-store" && !strings.HasPrefix(r.path, "/static/")) {
+		h.t.Errorf("%s %s: Cache-Control %q, X-Content-Type-Options %q", r.method, r.path,
+			res.Header.Get("Cache-Control"), res.Header.Get("X-Content-Type-Options"))
+	}
 	checkOpenAPI(h.t, hr, res)
 	return res
 }

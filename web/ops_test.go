@@ -12,6 +12,7 @@ import (
 
 	"github.com/gin-gonic/gin"
 
+	"github.com/fundsource/fundsource/internal/config"
 	"github.com/fundsource/fundsource/internal/postgres"
 )
 
@@ -182,5 +183,20 @@ func TestClientGoneIsNotAnInternalError(t *testing.T) {
 	}
 	if n := h.count("customers"); n != 0 {
 		t.Errorf("customers = %d after a canceled request", n)
+	}
+}
+
+// TestMetricsNotOnTheServiceListener: in production, and wherever
+// METRICS_ADDR is set, the service's own listener does not serve /metrics.
+func TestMetricsNotOnTheServiceListener(t *testing.T) {
+	t.Parallel()
+	for name, opt := range map[string]option{
+		"production":   func(c *config.Config) { c.Mode = config.Production },
+		"METRICS_ADDR": func(c *config.Config) { c.MetricsAddr = "127.0.0.1:9464" },
+	} {
+		h := newHarness(t, opt)
+		if r := h.get("/metrics", ""); r.Code != http.StatusNotFound || strings.Contains(string(r.Body), "fundsource_http") {
+			t.Errorf("%s: /metrics = %d", name, r.Code)
+		}
 	}
 }

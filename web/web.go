@@ -49,11 +49,13 @@ type Deps struct {
 	Funding     *funding.Service
 	Webhooks    *webhook.Service
 	Payments    *payment.Service
+	// Metrics record the requests; nil gives the engine its own.
+	Metrics *kit.Metrics
 }
 
 // New returns the Gin engine with every surface, route and middleware.
 func New(d Deps) *gin.Engine {
-	k := kit.New(d.Logger, d.Now, d.Config.Mode == config.Production)
+	k := kit.New(d.Logger, d.Now, d.Config.Mode == config.Production, d.Metrics)
 	gin.SetMode(gin.ReleaseMode)
 	r := gin.New()
 	// The client IP (hosted-page limits, logs) comes from X-Forwarded-For
@@ -63,7 +65,7 @@ func New(d Deps) *gin.Engine {
 	}
 	r.HandleMethodNotAllowed = true
 	r.ContextWithFallback = true
-	r.Use(k.WithRequestID, k.Observe, k.Recover)
+	r.Use(k.WithRequestID, k.NoStore, k.Observe, k.Recover)
 	r.NoRoute(notFound(k))
 	r.NoMethod(func(c *gin.Context) {
 		k.Fail(c, errs.Newf(errs.MethodNotAllowed, "%s is not allowed on %s.", c.Request.Method, c.Request.URL.Path))

@@ -2,7 +2,9 @@ package app_test
 
 import (
 	"context"
+	"io"
 	"net/http"
+	"strings"
 	"testing"
 	"time"
 )
@@ -74,5 +76,29 @@ func TestKeyChangesReachEveryServersKeyCache(t *testing.T) {
 	})
 	if got := status(t, customers, rolled); got != http.StatusOK {
 		t.Errorf("the rolled key: %d", got)
+	}
+}
+
+// TestMetricsOnTheirOwnListener: with METRICS_ADDR, /metrics is served
+// there and not on the service's listener.
+func TestMetricsOnTheirOwnListener(t *testing.T) {
+	c := newCluster(t)
+	metricsAddr := freeAddr(t)
+	c.env = append(c.env, "METRICS_ADDR="+metricsAddr)
+	_, addr := c.serveAt("server")
+	waitFor(t, 20*time.Second, "the server answers", func() bool {
+		return status(t, "http://"+addr+"/v2/customers", c.key) == http.StatusOK
+	})
+	if got := status(t, "http://"+addr+"/metrics", ""); got != http.StatusNotFound {
+		t.Errorf("/metrics on the service's listener: %d, want 404", got)
+	}
+	res, err := http.Get("http://" + metricsAddr + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(res.Body)
+	res.Body.Close()
+	if res.StatusCode != http.StatusOK || !strings.Contains(string(body), `fundsource_http_requests_total{method="GET",route="/v2/customers",status="200"}`) {
+		t.Errorf("/metrics on METRICS_ADDR: %d\n%.500s", res.StatusCode, body)
 	}
 }

@@ -44,8 +44,16 @@ func (s *service) serveOn(ctx context.Context, ln net.Listener) error {
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
 	if s.Config.PprofAddr != "" {
-		stopProfiler := s.serveProfiler()
-		defer stopProfiler()
+		stop := s.serveAside("profiler", s.Config.PprofAddr, profiler())
+		defer stop()
+	}
+	if s.Config.MetricsAddr != "" {
+		mux := http.NewServeMux()
+		mux.Handle("GET /metrics", s.Metrics.Handler())
+		stop := s.serveAside("metrics", s.Config.MetricsAddr, mux)
+		defer stop()
+	} else if s.Config.Mode == config.Production {
+		s.Log.Warn("/metrics is not served: set METRICS_ADDR to a private address to serve it")
 	}
 	s.Log.Info("serving", slog.String("addr", ln.Addr().String()), slog.String("mode", string(s.Config.Mode)))
 
@@ -66,21 +74,26 @@ func (s *service) serveOn(ctx context.Context, ln net.Listener) error {
 	return serveErr
 }
 
-// serveProfiler serves net/http/pprof on PPROF_ADDR (its own listener and
-// mux, never the service's) and returns how to stop it.
-func (s *service) serveProfiler() func() {
+// profiler is net/http/pprof's handlers on a mux of their own.
+func profiler() http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("/debug/pprof/", pprof.Index)
 	mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
 	mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
 	mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
-	srv := &http.Server{Addr: s.Config.PprofAddr, Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	return mux
+}
+
+// serveAside serves an operator's handler (the profiler, the metrics) on
+// a listener of its own, never the service's, and returns how to stop it.
+func (s *service) serveAside(name, addr string, h http.Handler) func() {
+	srv := &http.Server{Addr: addr, Handler: h, ReadHeaderTimeout: 10 * time.Second}
 	go func() {
 		if err := srv.ListenAndServe(); err != nil && !errors.Is(err, http.ErrServerClosed) {
-			s.Log.Warn("profiler stopped", slog.Any("error", err))
+			s.Log.Warn(name+" stopped", slog.Any("error", err))
 		}
 	}()
-	s.Log.Info("profiler listening", slog.String("addr", s.Config.PprofAddr))
+	s.Log.Info(name+" listening", slog.String("addr", addr))
 	return func() { _ = srv.Close() }
 }
 

@@ -126,6 +126,10 @@ type Config struct {
 	// PprofAddr, when set, serves Go's profiler (net/http/pprof) on this
 	// address, apart from the service: an operator's tool, never public.
 	PprofAddr string
+	// MetricsAddr, when set, serves /metrics on this listener alone. In
+	// production /metrics is served nowhere else; in development, without
+	// it, the main listener serves it too.
+	MetricsAddr string
 
 	// TrustedProxies are the addresses (IPs or CIDRs) of reverse proxies
 	// whose X-Forwarded-For names the client; empty trusts none, so the
@@ -265,6 +269,7 @@ func Load(getenv Getenv) (*Config, error) {
 		return nil, err
 	}
 	c.PprofAddr = getenv("PPROF_ADDR")
+	c.MetricsAddr = getenv("METRICS_ADDR")
 	c.ACHODFIRouting = getenv("ACH_ODFI_ROUTING")
 	c.ACHOutboxDir = orDefault(getenv("ACH_OUTBOX_DIR"), filepath.Join(c.DataDir, "ach-outbox"))
 	c.ACHDestinationRouting = orDefault(getenv("ACH_DESTINATION_ROUTING"), c.ACHODFIRouting)
@@ -286,6 +291,12 @@ func Load(getenv Getenv) (*Config, error) {
 		return nil, err
 	}
 	return c, nil
+}
+
+// MetricsOnMainListener reports whether the service's own listener serves
+// /metrics: only in development without METRICS_ADDR.
+func (c *Config) MetricsOnMainListener() bool {
+	return c.MetricsAddr == "" && c.Mode != Production
 }
 
 // BaseURL returns the configured public base address of env.

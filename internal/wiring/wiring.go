@@ -27,6 +27,7 @@ import (
 	"github.com/fundsource/fundsource/internal/vault"
 	"github.com/fundsource/fundsource/internal/webhook"
 	"github.com/fundsource/fundsource/web"
+	"github.com/fundsource/fundsource/web/kit"
 )
 
 // Deps are what Build needs besides the configuration.
@@ -53,6 +54,8 @@ type Services struct {
 	Payments  *payment.Service
 	// Originator writes NACHA files; nil unless ACH_ODFI_ROUTING is set.
 	Originator *ach.Originator
+	// Metrics are the HTTP series of Handler, for METRICS_ADDR.
+	Metrics *kit.Metrics
 }
 
 // Build makes the services of cfg on d.DB.
@@ -79,7 +82,7 @@ func Build(cfg *config.Config, d Deps) (*Services, error) {
 		fund.WithProvider(provider.New(cfg.PlaidBaseURL, cfg.PlaidClientID, cfg.PlaidSecret, d.Log))
 	}
 	s := &Services{
-		Config: cfg, Log: d.Log, Now: now, DB: db, Vault: v,
+		Config: cfg, Log: d.Log, Now: now, DB: db, Vault: v, Metrics: kit.NewMetrics(),
 		Merchants: merchant.NewService(db, bcryptHasher{cost: cost}, now),
 		Customers: customer.NewService(db, now),
 		Funding:   fund,
@@ -133,6 +136,7 @@ func (s *Services) Handler() *gin.Engine {
 		Funding:     s.Funding,
 		Webhooks:    s.Webhooks,
 		Payments:    s.Payments,
+		Metrics:     s.Metrics,
 	})
 }
 

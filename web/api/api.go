@@ -68,7 +68,9 @@ func New(k *kit.Kit, d Deps) *Surface {
 func (s *Surface) Mount(r *gin.Engine) {
 	r.GET("/healthz", s.healthz)
 	r.GET("/readyz", s.readyz)
-	r.GET("/metrics", s.Metrics())
+	if s.Config.MetricsOnMainListener() {
+		r.GET("/metrics", s.Metrics())
+	}
 	r.GET("/v2/openapi.json", s.openAPI)
 
 	chain := []gin.HandlerFunc{s.authenticate, s.rateLimit, s.ReadBody, s.idempotency}

@@ -57,15 +57,20 @@ func (s *Surface) onOtherEnvironmentHost(r *http.Request, env tenant.Environment
 	if env == tenant.Production {
 		other = tenant.Sandbox
 	}
-	mine, theirs := s.Config.BaseURL(env).Hostname(), s.Config.BaseURL(other).Hostname()
-	if strings.EqualFold(mine, theirs) {
-		return false
-	}
-	host := r.Host
+	mine, theirs := hostName(s.Config.BaseURL(env).Host), hostName(s.Config.BaseURL(other).Host)
+	return mine != theirs && hostName(r.Host) == theirs
+}
+
+// hostName is the name of a Host header or URL host, normalised so that
+// spellings of one name compare equal: lower case, without the port (a
+// default port or any other: the environments are told apart by name),
+// without IPv6 brackets, and without the trailing dot of a fully
+// qualified name ("API.example.:443" is "api.example").
+func hostName(host string) string {
 	if h, _, err := net.SplitHostPort(host); err == nil {
 		host = h
 	}
-	return strings.EqualFold(strings.Trim(host, "[]"), theirs)
+	return strings.TrimSuffix(strings.ToLower(strings.Trim(host, "[]")), ".")
 }
 
 // rateLimit applies the per-key limit of the key's environment.
@@ -106,9 +111,12 @@ func (s *Surface) idempotency(c *gin.Context) {
 	c.Writer, c.Request = orig, origReq
 	switch {
 	case err != nil:
-		// Nothing was committed; whatever the handler wrote is void.
+		// Nothing was committed; whatever the handler wrote is void (but
+		// not the headers every answer carries).
 		for k := range orig.Header() {
-			if k != "X-Request-Id" {
+			switch k {
+			case "X-Request-Id", "Cache-Control", "X-Content-Type-Options":
+			default:
 				orig.Header().Del(k)
 			}
 		}

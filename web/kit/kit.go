@@ -21,13 +21,16 @@ type Kit struct {
 	Now        func() time.Time
 	Production bool // production mode: HSTS on pages
 
-	metrics     *metrics
+	metrics     *Metrics
 	crossOrigin *http.CrossOriginProtection
 }
 
-// New returns a Kit with its own metrics registry.
-func New(log *slog.Logger, now func() time.Time, production bool) *Kit {
-	return &Kit{Log: log, Now: now, Production: production, metrics: newMetrics(), crossOrigin: http.NewCrossOriginProtection()}
+// New returns a Kit recording into m (a registry of its own when nil).
+func New(log *slog.Logger, now func() time.Time, production bool, m *Metrics) *Kit {
+	if m == nil {
+		m = NewMetrics()
+	}
+	return &Kit{Log: log, Now: now, Production: production, metrics: m, crossOrigin: http.NewCrossOriginProtection()}
 }
 
 // Keys of values kept on the gin context.

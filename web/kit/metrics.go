@@ -1,22 +1,26 @@
 package kit
 
 import (
+	"net/http"
 	"strconv"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
 )
 
-// metrics are the Prometheus series served at /metrics.
-type metrics struct {
+// Metrics are the Prometheus series served at /metrics: on the main
+// listener, or on METRICS_ADDR alone (Handler).
+type Metrics struct {
 	registry *prometheus.Registry
 	requests *prometheus.CounterVec
 	latency  *prometheus.HistogramVec
 }
 
-func newMetrics() *metrics {
-	m := &metrics{
+// NewMetrics returns the series with their own registry.
+func NewMetrics() *Metrics {
+	m := &Metrics{
 		registry: prometheus.NewRegistry(),
 		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "fundsource_http_requests_total",
@@ -33,7 +37,12 @@ func newMetrics() *metrics {
 	return m
 }
 
-func (m *metrics) observe(method, route string, status int, d time.Duration) {
+// Handler serves the series in Prometheus's format.
+func (m *Metrics) Handler() http.Handler {
+	return promhttp.HandlerFor(m.registry, promhttp.HandlerOpts{})
+}
+
+func (m *Metrics) observe(method, route string, status int, d time.Duration) {
 	m.requests.WithLabelValues(route, method, strconv.Itoa(status)).Inc()
 	m.latency.WithLabelValues(route, method).Observe(d.Seconds())
 }

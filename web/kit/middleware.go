@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/gin-gonic/gin"
-	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/fundsource/fundsource/internal/ids"
 	"github.com/fundsource/fundsource/internal/merchant"
@@ -21,6 +20,16 @@ func (k *Kit) WithRequestID(c *gin.Context) {
 	id := ids.New(ids.Request)
 	c.Set(ctxRequestID, id)
 	c.Header("X-Request-Id", id)
+	c.Next()
+}
+
+// NoStore marks every answer as not to be cached or sniffed: API answers
+// carry secrets (a webhook signing secret, sandbox amounts) and pages
+// carry account details. The static files override Cache-Control.
+func (k *Kit) NoStore(c *gin.Context) {
+	h := c.Writer.Header()
+	h.Set("Cache-Control", "no-store")
+	h.Set("X-Content-Type-Options", "nosniff")
 	c.Next()
 }
 
@@ -68,5 +77,5 @@ func (k *Kit) Recover(c *gin.Context) {
 
 // Metrics serves the Prometheus series.
 func (k *Kit) Metrics() gin.HandlerFunc {
-	return gin.WrapH(promhttp.HandlerFor(k.metrics.registry, promhttp.HandlerOpts{}))
+	return gin.WrapH(k.metrics.Handler())
 }

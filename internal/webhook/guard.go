@@ -26,8 +26,11 @@ const Timeout = 15 * time.Second
 // reserved are ranges beyond what netip's predicates cover that a webhook
 // must never reach: "this network", CGNAT, IETF protocol assignments,
 // documentation and benchmarking nets, the reserved class E (with broadcast),
-// IPv4-compatible IPv6, NAT64, Teredo, 6to4 (which embed IPv4 addresses),
+// every IPv6 form that embeds an IPv4 address (IPv4-compatible ::/96,
+// IPv4-translated ::ffff:0:0:0/96, NAT64 64:ff9b::/96 and 64:ff9b:1::/48,
+// Teredo 2001::/32, 6to4 2002::/16) whatever the address it embeds,
 // documentation IPv6, deprecated site-local, and the discard prefix.
+// (IPv4-mapped ::ffff:0:0/96 is judged as the IPv4 address it maps.)
 var reserved = []netip.Prefix{
 	netip.MustParsePrefix("0.0.0.0/8"),
 	netip.MustParsePrefix("100.64.0.0/10"),
@@ -38,6 +41,7 @@ var reserved = []netip.Prefix{
 	netip.MustParsePrefix("203.0.113.0/24"),
 	netip.MustParsePrefix("240.0.0.0/4"),
 	netip.MustParsePrefix("::/96"),
+	netip.MustParsePrefix("::ffff:0:0:0/96"), // IPv4-translated (SIIT): ::ffff:0:a.b.c.d
 	netip.MustParsePrefix("64:ff9b::/96"),
 	netip.MustParsePrefix("64:ff9b:1::/48"),
 	netip.MustParsePrefix("100::/64"),

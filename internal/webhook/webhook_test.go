@@ -187,3 +187,40 @@ func TestVerify(t *testing.T) {
 		t.Error("another secret verified the delivery")
 	}
 }
+
+// TestEmbeddedIPv4IsRefused: every IPv6 form that embeds an IPv4 address
+// is refused when that address is not public, at registration (an IP
+// literal in the URL) and at dial time.
+func TestEmbeddedIPv4IsRefused(t *testing.T) {
+	for _, c := range []struct{ form, addr string }{
+		{"IPv4-mapped", "::ffff:127.0.0.1"},
+		{"IPv4-mapped, hex", "::ffff:7f00:1"},
+		{"IPv4-mapped metadata", "::ffff:169.254.169.254"},
+		{"IPv4-translated", "::ffff:0:7f00:1"},
+		{"IPv4-translated private", "::ffff:0:a00:1"},
+		{"IPv4-compatible", "::127.0.0.1"},
+		{"IPv4-compatible private", "::10.0.0.1"},
+		{"NAT64", "64:ff9b::7f00:1"},
+		{"NAT64 metadata", "64:ff9b::a9fe:a9fe"},
+		{"NAT64 local-use", "64:ff9b:1::a00:1"},
+		{"6to4", "2002:7f00:1::1"},
+		{"6to4 private", "2002:a00:1::"},
+		{"Teredo (server 127.0.0.1)", "2001:0:7f00:1::1"},
+		{"Teredo (client 10.0.0.1, inverted)", "2001:0:4136:e378:8000:63bf:f5ff:fffe"},
+	} {
+		a := netip.MustParseAddr(c.addr)
+		if Public(a) {
+			t.Errorf("%s %s: Public", c.form, c.addr)
+		}
+		if err := refusePrivate("tcp", netip.AddrPortFrom(a, 443).String(), nil); err == nil {
+			t.Errorf("%s %s: dialled", c.form, c.addr)
+		}
+		if _, err := (URLPolicy{}).Check(context.Background(), tenant.Production, "https://["+c.addr+"]/hooks"); errs.CodeOf(err) != errs.InvalidURL {
+			t.Errorf("%s %s: registered (%v)", c.form, c.addr, err)
+		}
+	}
+	// An IPv4-mapped public address is the public address.
+	if !Public(netip.MustParseAddr("::ffff:93.184.216.34")) {
+		t.Error("::ffff:93.184.216.34 refused")
+	}
+}

@@ -54,7 +54,7 @@ screenshots: browser
 
 ## fuzz: run each fuzz target briefly
 fuzz:
-	$(GO) test -run='^$$' -fuzz=FuzzDecode -fuzztime=30s ./web
+	$(GO) test -run='^$$' -fuzz=FuzzDecode -fuzztime=30s ./web/kit
 	$(GO) test -run='^$$' -fuzz=FuzzParseSecretKey -fuzztime=15s ./internal/merchant
 	$(GO) test -run='^$$' -fuzz=FuzzParseCents -fuzztime=30s ./internal/money
 	$(GO) test -run='^$$' -fuzz=FuzzValidChecksum -fuzztime=30s ./internal/routing
@@ -63,6 +63,7 @@ fuzz:
 	$(GO) test -run='^$$' -fuzz=FuzzURLPolicy -fuzztime=30s ./internal/webhook
 	$(GO) test -run='^$$' -fuzz=FuzzEndpoints -fuzztime=60s ./web
 	$(GO) test -run='^$$' -fuzz=FuzzHostedForm -fuzztime=30s ./web
+	$(GO) test -run='^$$' -fuzz=FuzzPathsAndQueries -fuzztime=30s ./web
 
 # PostgreSQL's server binaries: installed from Debian's packages when missing
 # and we are root; otherwise say exactly what to install.

@@ -98,3 +98,49 @@ func FuzzHostedForm(f *testing.F) {
 		}
 	})
 }
+
+// fuzzGets are addresses with a path id or query value, {} marking where
+// the fuzzed text goes (escaped, so it can be any byte).
+var fuzzGets = []string{
+	"/v2/customers/{}", "/v2/customers/{}/funding-sources", "/v2/funding-source/{}", "/v2/events/{}",
+	"/v2/payments/{}", "/v2/subscriptions/{}", "/v2/sandbox/funding-source/{}/micro-deposits",
+	"/v2/customers?starting_after={}", "/v2/customers?limit={}", "/v2/events?type={}", "/v2/payments?funding_source_id={}",
+	"/v2/customers/USER/funding-sources?removed={}", "/v2/events?starting_after={}", "/v2/subscriptions?funding_source_id={}",
+	"/bank-account/{}/USER/SOURCE", "/bank-account/PK/{}/SOURCE", "/bank-account/PK/USER/{}",
+	"/bank-account/PK/USER/SOURCE?successUrl={}", "/bank-account/PK/USER/SOURCE?cancelUrl={}",
+	"/dashboard/sign-in?next={}", "/static/{}",
+}
+
+// FuzzPathsAndQueries: any text (NUL, invalid UTF-8, anything) as a path
+// id or query value answers below 500, on the API and on the pages.
+func FuzzPathsAndQueries(f *testing.F) {
+	h := newHarness(f)
+	m := h.merchant("Fuzz")
+	key := m.Sandbox.SecretKey
+	user := h.customer(key)
+	src := h.source(key, user, "123456789")
+	for i, s := range []string{"cus_x", "\x00", "\xff\xfe", "%", "a/b", "..", "fs_\x00", "", "\u202e", strings.Repeat("x", 300)} {
+		f.Add(uint8(i), s)
+	}
+	f.Fuzz(func(t *testing.T, which uint8, text string) {
+		tmpl := fuzzGets[int(which)%len(fuzzGets)]
+		path := strings.NewReplacer("USER", user, "SOURCE", src, "PK", m.Sandbox.PublicKey).Replace(tmpl)
+		escaped := url.PathEscape(text)
+		if strings.Contains(tmpl, "={}") {
+			escaped = url.QueryEscape(text)
+		}
+		r := httptest.NewRequest(http.MethodGet, "/", nil)
+		r.URL.RawPath = ""
+		u, err := url.Parse(strings.Replace(path, "{}", escaped, 1))
+		if err != nil {
+			return // not a URL at all: no server sees it
+		}
+		r.URL, r.RequestURI = u, u.RequestURI()
+		r.Header.Set("Authorization", "Bearer "+key)
+		w := httptest.NewRecorder()
+		h.engine.ServeHTTP(w, r)
+		if w.Code >= 500 {
+			t.Fatalf("GET %s: %d\n%s", u.RequestURI(), w.Code, w.Body)
+		}
+	})
+}

@@ -200,3 +200,51 @@ func TestMetricsNotOnTheServiceListener(t *testing.T) {
 		}
 	}
 }
+
+// TestMalformedTextIsRefusedNotA500: NUL and invalid UTF-8 in path ids,
+// cursors, query values and JSON strings get 400 invalid_request naming
+// the parameter, on the API and on the unauthenticated hosted page.
+func TestMalformedTextIsRefusedNotA500(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	key := h.merchant("Acme").Sandbox.SecretKey
+	user := h.customer(key)
+	for path, param := range map[string]string{
+		"/v2/customers/%00":                                             "user_id",
+		"/v2/customers/cus_%ff":                                         "user_id",
+		"/v2/funding-source/fs_%00":                                     "funding_source_id",
+		"/v2/customers?starting_after=%00":                              "starting_after",
+		"/v2/customers?starting_after=%ff%fe":                           "starting_after",
+		"/v2/payments?funding_source_id=%ff":                            "funding_source_id",
+		"/v2/customers/" + user + "/funding-sources?starting_after=%00": "starting_after",
+		"/v2/events/evt_%00":                                            "id",
+	} {
+		r := h.get(path, key)
+		wantError(t, r, http.StatusBadRequest, "invalid_request")
+		if got := r.ErrParam(t); got != param {
+			t.Errorf("%s: param %q, want %q", path, got, param)
+		}
+	}
+	for body, param := range map[string]string{
+		`{"first_name":"A\u0000","last_name":"B","email":"a@example.com"}`:                          "first_name",
+		"{\"first_name\":\"A\xff\",\"last_name\":\"B\",\"email\":\"a@example.com\"}":                "",
+		`{"user_id":"cus_\u0000","routing_number":"021000021","account_number":"12345678"}`:         "user_id",
+		`{"user_id":"` + user + `","routing_number":"021000021","account_number":"1234\u00005678"}`: "account_number",
+	} {
+		path := "/v2/customers"
+		if strings.Contains(body, "routing_number") {
+			path = "/v2/funding-source"
+		}
+		r := h.post(path, key, body)
+		wantError(t, r, http.StatusBadRequest, "invalid_request")
+		if got := r.ErrParam(t); got != param {
+			t.Errorf("%q: param %q, want %q", body, got, param)
+		}
+	}
+	for _, path := range []string{"/bank-account/pk_%00/cus_1/fs_1", "/bank-account/pk_1/cus_%ff/fs_1", "/bank-account/pk_1/cus_1/fs_1?successUrl=%00"} {
+		if r := h.do(req{method: http.MethodGet, path: path, header: map[string]string{"Accept": "text/html"}}); r.Code != http.StatusBadRequest ||
+			!strings.HasPrefix(r.Header.Get("Content-Type"), "text/html") {
+			t.Errorf("%s: %d %s, want a 400 page", path, r.Code, r.Header.Get("Content-Type"))
+		}
+	}
+}

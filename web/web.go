@@ -10,12 +10,14 @@
 package web
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	iofs "io/fs"
 	"log/slog"
 	"net"
 	"net/http"
+	"slices"
 	"strings"
 	"time"
 
@@ -70,6 +72,7 @@ func New(d Deps) *gin.Engine {
 	r.NoMethod(func(c *gin.Context) {
 		k.Fail(c, errs.Newf(errs.MethodNotAllowed, "%s is not allowed on %s.", c.Request.Method, c.Request.URL.Path))
 	})
+	r.Use(cleanInput(k))
 	r.GET("/static/*filepath", staticFiles(k))
 
 	api.New(k, api.Deps{Config: d.Config, DB: d.DB, Idempotency: d.Idempotency, Merchants: d.Merchants,
@@ -79,6 +82,45 @@ func New(d Deps) *gin.Engine {
 	dashboard.New(k, dashboard.Deps{Config: d.Config, Merchants: d.Merchants, Customers: d.Customers,
 		Funding: d.Funding, Webhooks: d.Webhooks}).Mount(r)
 	return r
+}
+
+// cleanInput refuses a request whose path segments or query (names and
+// values) are not valid UTF-8 or hold NUL: no id, cursor or search text
+// can, and PostgreSQL refuses such text. The API answers 400
+// invalid_request naming the parameter; pages show a 400 page.
+func cleanInput(k *kit.Kit) gin.HandlerFunc {
+	return func(c *gin.Context) {
+		bad := ""
+		for _, p := range c.Params {
+			if !kit.CleanText(p.Value) {
+				bad = p.Key
+			}
+		}
+		for name, values := range c.Request.URL.Query() {
+			if !kit.CleanText(name) || slices.ContainsFunc(values, func(v string) bool { return !kit.CleanText(v) }) {
+				bad = cmp.Or(strings.ToValidUTF8(strings.ReplaceAll(name, "\x00", ""), ""), "query")
+			}
+		}
+		if bad == "" {
+			c.Next()
+			return
+		}
+		err := errs.Invalid(bad, bad+" must be valid UTF-8 text without NUL characters.")
+		if isAPI(c.Request.URL.Path) {
+			k.Fail(c, err)
+			return
+		}
+		o := k.Resolve(c, err)
+		k.Page(c, o.Status, components.MessagePage("This address is not valid",
+			"Part of this address is not valid text. Check the link you followed."))
+		c.Abort()
+	}
+}
+
+// isAPI reports whether path is the JSON API's (or its unversioned
+// /webhooks) rather than a page's.
+func isAPI(path string) bool {
+	return strings.HasPrefix(path, "/v2/") || path == "/webhooks"
 }
 
 // notFound answers an unknown address: the JSON envelope for the API and

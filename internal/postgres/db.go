@@ -193,8 +193,14 @@ func translate(err error) error {
 		return fmt.Errorf("%w: %w", errs.New(errs.ServiceUnavailable, "The service is temporarily unavailable; retry shortly."), err)
 	}
 	var pqErr *pq.Error
-	if errors.As(err, &pqErr) && pqErr.Code == "23505" {
-		return fmt.Errorf("%w: %w", errs.New(errs.Conflict, "already exists"), err)
+	if errors.As(err, &pqErr) {
+		switch pqErr.Code {
+		case "23505": // unique_violation
+			return fmt.Errorf("%w: %w", errs.New(errs.Conflict, "already exists"), err)
+		case "22021", "22P05": // character_not_in_repertoire (NUL, bad UTF-8), untranslatable_character
+			// The edges refuse such text first; this is the net below them.
+			return fmt.Errorf("%w: %w", errs.New(errs.InvalidRequest, "The request holds text that is not valid UTF-8 or contains a NUL character."), err)
+		}
 	}
 	return err
 }

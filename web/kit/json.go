@@ -12,6 +12,7 @@ import (
 	"reflect"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/gin-gonic/gin"
 
@@ -68,6 +69,9 @@ func Decode(c *gin.Context, dst any) error {
 	if len(bytes.TrimSpace(raw)) == 0 {
 		return errs.New(errs.InvalidRequest, "The request body is empty; send a JSON object.")
 	}
+	if !utf8.Valid(raw) {
+		return errs.New(errs.InvalidRequest, "The request body is not valid UTF-8.")
+	}
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(dst); err != nil {
@@ -76,7 +80,61 @@ func Decode(c *gin.Context, dst any) error {
 	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
 		return errs.New(errs.InvalidRequest, "The request body has data after the JSON object; send exactly one object.")
 	}
+	if name, found := nulField(reflect.ValueOf(dst), ""); found {
+		return errs.Invalid(name, name+" must not contain a NUL character (\\u0000).")
+	}
 	return nil
+}
+
+// nulField finds a decoded string holding NUL (JSON's \u0000), which no
+// field may hold, and names its field as the JSON does.
+func nulField(v reflect.Value, name string) (string, bool) {
+	switch v.Kind() {
+	case reflect.Pointer, reflect.Interface:
+		if !v.IsNil() {
+			return nulField(v.Elem(), name)
+		}
+	case reflect.String:
+		return name, strings.IndexByte(v.String(), 0) >= 0
+	case reflect.Slice, reflect.Array:
+		if v.Type().Elem().Kind() == reflect.Uint8 { // json.RawMessage: parsed by its own rules
+			return "", false
+		}
+		for i := range v.Len() {
+			if n, ok := nulField(v.Index(i), name); ok {
+				return n, true
+			}
+		}
+	case reflect.Map:
+		for _, k := range v.MapKeys() {
+			if n, ok := nulField(v.MapIndex(k), name); ok {
+				return n, true
+			}
+		}
+	case reflect.Struct:
+		for i := range v.NumField() {
+			f := v.Type().Field(i)
+			if !f.IsExported() {
+				continue
+			}
+			field := name
+			if tag, _, _ := strings.Cut(f.Tag.Get("json"), ","); tag != "" && tag != "-" {
+				field = tag
+			} else if !f.Anonymous {
+				field = f.Name
+			}
+			if n, ok := nulField(v.Field(i), field); ok {
+				return n, true
+			}
+		}
+	}
+	return "", false
+}
+
+// CleanText reports whether s is valid UTF-8 without NUL: what ids, path
+// segments, cursors and query values must be before they reach a query.
+func CleanText(s string) bool {
+	return utf8.ValidString(s) && strings.IndexByte(s, 0) < 0
 }
 
 func decodeError(err error) error {

@@ -1,6 +1,7 @@
 package web_test
 
 import (
+	"context"
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
@@ -9,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/fundsource/fundsource/internal/config"
+	"github.com/fundsource/fundsource/internal/tenant"
 )
 
 // fuzzPosts are the JSON endpoints the fuzzer sends bodies to.
@@ -78,6 +80,9 @@ func FuzzHostedForm(f *testing.F) {
 	src := h.source(key, user, "123456789")
 	if r := initiate(h, key, src); r.Code != http.StatusOK {
 		f.Fatalf("initiate: %d", r.Code)
+	}
+	if _, err := h.merchants.AllowRedirectOrigin(context.Background(), tenant.Scope{MerchantID: m.Merchant.ID, Env: tenant.Sandbox}, "https://shop.example"); err != nil {
+		f.Fatal(err)
 	}
 	path := "/bank-account/" + m.Sandbox.PublicKey + "/" + user + "/" + src
 	for _, s := range [][2]string{{"0.12", "0.34"}, {"12", "$0.34"}, {"", ""}, {"0,5", "1e2"}, {"\x00", "٠.١٢"}} {

@@ -42,7 +42,7 @@ func (tb *tab) verify(first, second string) {
 }
 
 func TestBrowserHostedVerificationByKeyboard(t *testing.T) {
-	s := newHostedSetup(t)
+	s := newHostedSetup(t).localOnly()
 	h := s.h
 	rc := newReceiver(t, nil)
 	secret := register(h, s.key, rc.URL())["secret"].(string)
@@ -117,7 +117,7 @@ func TestBrowserHostedVerificationByKeyboard(t *testing.T) {
 }
 
 func TestBrowserHostedCancel(t *testing.T) {
-	s := newHostedSetup(t)
+	s := newHostedSetup(t).localOnly()
 	wantOK(t, initiate(s.h, s.key, s.src))
 	srv, shop := s.h.live(), newShopSite(t)
 
@@ -136,7 +136,7 @@ func TestBrowserHostedCancel(t *testing.T) {
 // HOSTED_SCREENSHOTS=dir it also saves one screenshot per state there (the
 // README's pictures come from `make screenshots`).
 func TestBrowserHostedStates(t *testing.T) {
-	s := newHostedSetup(t) // not initiated
+	s := newHostedSetup(t).localOnly() // not initiated
 	h := s.h
 	srv, shop := h.live(), newShopSite(t)
 	success := shop.URL("127.0.0.1") + "/done"
@@ -218,7 +218,7 @@ func TestBrowserHostedStates(t *testing.T) {
 }
 
 func TestBrowserHostedRefusesCrossSitePost(t *testing.T) {
-	s := newHostedSetup(t)
+	s := newHostedSetup(t).localOnly()
 	wantOK(t, initiate(s.h, s.key, s.src))
 	right := s.h.amounts(s.key, s.src)
 	srv, shop := s.h.live(), newShopSite(t)
@@ -247,7 +247,7 @@ func TestBrowserHostedRefusesCrossSitePost(t *testing.T) {
 }
 
 func TestBrowserHostedWithoutJavaScript(t *testing.T) {
-	s := newHostedSetup(t)
+	s := newHostedSetup(t).localOnly()
 	wantOK(t, initiate(s.h, s.key, s.src))
 	right := s.h.amounts(s.key, s.src)
 	srv, shop := s.h.live(), newShopSite(t)

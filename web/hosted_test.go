@@ -14,7 +14,9 @@ import (
 )
 
 // hostedSetup is a sandbox merchant with a customer and an Unverified
-// source, and the hosted-page path for them.
+// source, and the hosted-page path for them. The merchant allowed
+// https://shop.example as a redirect origin, as a sandbox must before
+// sending customers anywhere but localhost.
 type hostedSetup struct {
 	h                  *harness
 	scope              tenant.Scope
@@ -28,6 +30,9 @@ func newHostedSetup(t *testing.T, opts ...option) *hostedSetup {
 		scope: tenant.Scope{MerchantID: m.Merchant.ID, Env: tenant.Sandbox}}
 	s.user = h.customer(s.key)
 	s.src = h.source(s.key, s.user, "123456789")
+	if _, err := h.merchants.AllowRedirectOrigin(context.Background(), s.scope, "https://shop.example"); err != nil {
+		t.Fatal(err)
+	}
 	return s
 }
 
@@ -287,14 +292,40 @@ func TestHostedRedirectValidation(t *testing.T) {
 			}
 		}
 	}
-	// Sandbox accepts any absolute http(s) address until origins are listed…
-	wantPage(t, h.page(s.path("successUrl="+url.QueryEscape("http://localhost:3000/ok"))), 200)
-	if _, err := h.merchants.AllowRedirectOrigin(context.Background(), s.scope, "https://shop.example"); err != nil {
-		t.Fatal(err)
-	}
-	// …and then only listed ones.
+	// With origins listed, only those.
 	wantPage(t, h.page(s.path("successUrl="+url.QueryEscape("http://localhost:3000/ok"))), 400, "not one of the merchant")
 	wantPage(t, h.page(s.path(okQuery())), 200)
+	// A sandbox that allowed none sends customers only to this computer:
+	// anyone can sign up for sandbox keys, so its links are no open redirect.
+	if _, err := h.merchants.RemoveRedirectOrigin(context.Background(), s.scope, "https://shop.example"); err != nil {
+		t.Fatal(err)
+	}
+	for _, target := range []string{"https://shop.example/done", "https://evil.example/", "http://localhost.evil.example/"} {
+		for _, param := range []string{"successUrl", "cancelUrl"} {
+			wantPage(t, h.page(s.path(param+"="+url.QueryEscape(target))), 400, "only to this computer")
+		}
+	}
+	for _, target := range []string{"http://localhost:3000/ok", "http://127.0.0.1:8080/done", "http://[::1]:3000/"} {
+		wantPage(t, h.page(s.path("successUrl="+url.QueryEscape(target)+"&cancelUrl="+url.QueryEscape(target))), 200)
+	}
+	r := h.submit(s.path("cancelUrl="+url.QueryEscape("https://evil.example/")), nil)
+	if r.Header.Get("Location") != "" {
+		t.Errorf("Cancel redirected off this computer: %s", r.Header.Get("Location"))
+	}
+}
+
+// TestHostedSandboxBanner: a sandbox link says so; a production one does not.
+func TestHostedSandboxBanner(t *testing.T) {
+	t.Parallel()
+	s := newHostedSetup(t)
+	wantPage(t, s.h.page(s.path("")), 200, `id="sandbox-banner"`, "No real deposits")
+	m := s.h.merchant("Live Shop")
+	keys := s.h.production(m)
+	user := s.h.customer(keys.SecretKey)
+	src := s.h.source(keys.SecretKey, user, "987654321")
+	if body := wantPage(t, s.h.page("/bank-account/"+keys.PublicKey+"/"+user+"/"+src), 200); strings.Contains(body, "sandbox-banner") {
+		t.Error("a production page shows the sandbox banner")
+	}
 }
 
 func TestHostedProductionRedirectRules(t *testing.T) {
@@ -449,4 +480,14 @@ func TestHostedIndexAndScript(t *testing.T) {
 	if r.Code != 200 || !strings.Contains(string(r.Body), "/bank-account/") || !strings.Contains(r.Header.Get("Content-Type"), "javascript") {
 		t.Errorf("hosted.js: %d %s", r.Code, r.Header.Get("Content-Type"))
 	}
+}
+
+// localOnly takes the allowed origin away again: a sandbox merchant
+// developing on this computer, whose links may return only to loopback
+// addresses (the browser tests' shop runs on 127.0.0.1).
+func (s *hostedSetup) localOnly() *hostedSetup {
+	if _, err := s.h.merchants.RemoveRedirectOrigin(context.Background(), s.scope, "https://shop.example"); err != nil {
+		s.h.t.Fatal(err)
+	}
+	return s
 }

@@ -142,7 +142,7 @@ Try it:
     -d '{"first_name":"Ada","last_name":"Lovelace","email":"ada@example.com"}'
 
 Hosted verification page (after initiating micro-deposits; README: "Hosted verification page"):
-  %s/#/bank-account/%s/{user_id}/{funding_source_id}?successUrl=https://example.com/done
+  %s/#/bank-account/%s/{user_id}/{funding_source_id}?successUrl=http://localhost:3000/done
 
 `, state, path, v["DEMO_MERCHANT_ID"], v["DEMO_SECRET_KEY"], v["DEMO_PUBLIC_KEY"], base, v["DEMO_EMAIL"], v["DEMO_PASSWORD"],
 		s.Config.PlaidBaseURL, config.SimMerchantClientID, config.SimMerchantSecret,

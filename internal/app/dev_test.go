@@ -256,7 +256,7 @@ func hostedByHand(t *testing.T, printed, baseURL, publicKey, key, customerID str
 	if root := get(baseURL + "/"); !strings.Contains(root, "/static/js/hosted.js") || !strings.Contains(get(baseURL+"/static/js/hosted.js"), "bank-account") {
 		t.Errorf("the hosted root does not load its router script:\n%s", root)
 	}
-	page := baseURL + "/bank-account/" + publicKey + "/" + customerID + "/" + fs + "?successUrl=" + url.QueryEscape("https://example.com/done")
+	page := baseURL + "/bank-account/" + publicKey + "/" + customerID + "/" + fs + "?successUrl=" + url.QueryEscape("http://localhost:3000/done")
 	if body := get(page); !strings.Contains(body, "Confirm your bank account") || !strings.Contains(body, "Demo Merchant") {
 		t.Fatalf("hosted page:\n%s", body)
 	}
@@ -268,7 +268,7 @@ func hostedByHand(t *testing.T, printed, baseURL, publicKey, key, customerID str
 		t.Fatal(err)
 	}
 	res.Body.Close()
-	if want := "https://example.com/done?funding_source_id=" + fs + "&status=Verified"; res.StatusCode != http.StatusSeeOther || res.Header.Get("Location") != want {
+	if want := "http://localhost:3000/done?funding_source_id=" + fs + "&status=Verified"; res.StatusCode != http.StatusSeeOther || res.Header.Get("Location") != want {
 		t.Errorf("hosted form: %d to %q, want 303 to %q", res.StatusCode, res.Header.Get("Location"), want)
 	}
 }

@@ -49,6 +49,10 @@ func newLinked(t *testing.T, name string, svc *wiring.Services) linked {
 	if _, err := svc.Funding.InitiateVerification(ctx, scope, src.ID); err != nil {
 		t.Fatal(err)
 	}
+	// A sandbox redirects off this computer only to origins it allowed.
+	if _, err := svc.Merchants.AllowRedirectOrigin(ctx, scope, "https://shop.example"); err != nil {
+		t.Fatal(err)
+	}
 	return linked{svc: svc, links: hostedlink.NewService(svc.Merchants, svc.Funding, svc.Now), scope: scope,
 		link: hostedlink.Link{PublicKey: m.Sandbox.PublicKey, CustomerID: cu.ID, SourceID: src.ID, SuccessURL: "https://shop.example/done"}}
 }
@@ -142,7 +146,9 @@ func TestRedirectTargetsAreChecked(t *testing.T) {
 	if _, err := svc.Merchants.AllowRedirectOrigin(ctx, acme.scope, "https://allowed.example"); err != nil {
 		t.Fatal(err)
 	}
-	refused("an origin not on the list", acme.link, "successUrl")
+	l = acme.link
+	l.SuccessURL = "https://elsewhere.example/done"
+	refused("an origin not on the list", l, "successUrl")
 	l = acme.link
 	l.SuccessURL = "https://allowed.example/done"
 	if _, err := acme.links.Open(ctx, l); err != nil {

@@ -23,7 +23,7 @@ func (s *Service) EnvironmentByPublicKey(ctx context.Context, publicKey string) 
 }
 
 // RedirectRules are the hosted page's redirect rules for scope: production
-// needs https and an allowed origin; sandbox takes any http(s) address
+// needs https and an allowed origin; sandbox takes only loopback addresses
 // until the merchant lists an origin, and then only listed ones.
 func (s *Service) RedirectRules(ctx context.Context, scope tenant.Scope) (redirect.Rules, error) {
 	allowed, err := s.store.RedirectOrigins(ctx, scope)

@@ -2,12 +2,15 @@
 // merchant's successUrl and cancelUrl. A redirect target is an absolute
 // http(s) URL without user-info, backslashes or control characters; in a
 // production environment it must be https and its origin must be one the
-// merchant allowed.
+// merchant allowed. In sandbox, where anyone can sign up, an origin must be
+// allowed too, except loopback ones while the merchant has allowed none: a
+// free sandbox link can never send a customer to another site.
 package redirect
 
 import (
 	"errors"
 	"net"
+	"net/netip"
 	"net/url"
 	"slices"
 	"strconv"
@@ -23,6 +26,8 @@ var (
 	ErrMalformed  = errors.New("the address is not an absolute http or https URL")
 	ErrNotHTTPS   = errors.New("production redirects must use https")
 	ErrNotAllowed = errors.New("the address's origin is not one of the merchant's allowed redirect origins")
+	ErrNotLocal   = errors.New("until the merchant allows redirect origins in the dashboard's Settings, " +
+		"sandbox redirects go only to this computer (localhost, 127.0.0.0/8 or [::1])")
 )
 
 // Rules say which targets one merchant environment accepts.
@@ -30,7 +35,8 @@ type Rules struct {
 	// RequireHTTPS refuses plain http (production environments).
 	RequireHTTPS bool
 	// RequireAllowed refuses origins not in Allowed. Production always
-	// requires it; sandbox only once the merchant listed an origin.
+	// requires it; sandbox once the merchant listed an origin. Without it
+	// only loopback origins are accepted (a sandbox with none listed).
 	RequireAllowed bool
 	// Allowed are normalized origins (see Origin).
 	Allowed []string
@@ -48,7 +54,20 @@ func Target(raw string, r Rules) (*url.URL, error) {
 	if r.RequireAllowed && !slices.Contains(r.Allowed, OriginOf(u)) {
 		return nil, ErrNotAllowed
 	}
+	if !r.RequireAllowed && !Loopback(u.Hostname()) {
+		return nil, ErrNotLocal
+	}
 	return u, nil
+}
+
+// Loopback reports whether host names this computer: localhost, an
+// address in 127.0.0.0/8, or ::1.
+func Loopback(host string) bool {
+	if strings.EqualFold(strings.TrimSuffix(host, "."), "localhost") {
+		return true
+	}
+	a, err := netip.ParseAddr(strings.Trim(host, "[]"))
+	return err == nil && a.Unmap().IsLoopback()
 }
 
 // Origin normalizes an origin ("https://Shop.Example:443" →

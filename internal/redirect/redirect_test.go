@@ -14,8 +14,18 @@ func TestTarget(t *testing.T) {
 		rules Rules
 		want  error // nil: accepted
 	}{
-		{"https://shop.example/done?order=7", sandbox, nil},
+		// A sandbox that allowed no origin sends customers only to this
+		// computer: a free sandbox link is no open redirect.
+		{"https://shop.example/done?order=7", sandbox, ErrNotLocal},
+		{"https://evil.example/", sandbox, ErrNotLocal},
+		{"http://localhost.evil.example/", sandbox, ErrNotLocal},
+		{"http://127.0.0.1.evil.example/", sandbox, ErrNotLocal},
+		{"http://10.0.0.1/", sandbox, ErrNotLocal},
 		{"http://localhost:3000/done", sandbox, nil},
+		{"https://LOCALHOST/done", sandbox, nil},
+		{"http://localhost./done", sandbox, nil},
+		{"http://127.0.0.2:9/x", sandbox, nil},
+		{"http://[::ffff:127.0.0.1]:8080/", sandbox, nil},
 		{"http://127.0.0.1:8080/x", sandbox, nil},
 		{"HTTPS://Shop.Example/ok", prod, nil},
 		{"https://shop.example:443/ok", prod, nil},
@@ -105,8 +115,9 @@ func TestAppend(t *testing.T) {
 		{"https://shop.example/done?", "https://shop.example/done?funding_source_id=fs_1&status=Verified"},
 		{"https://shop.example/done#step", "https://shop.example/done?funding_source_id=fs_1&status=Verified#step"},
 	}
+	shop := Rules{RequireAllowed: true, Allowed: []string{"https://shop.example"}}
 	for _, tt := range tests {
-		u, err := Target(tt.raw, Rules{})
+		u, err := Target(tt.raw, shop)
 		if err != nil {
 			t.Fatalf("Target(%q): %v", tt.raw, err)
 		}
@@ -121,9 +132,12 @@ func FuzzTarget(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, raw string) {
-		u, err := Target(raw, Rules{})
+		u, err := parse(raw) // the syntax every rule shares
 		if err != nil {
 			return
+		}
+		if _, err := Target(raw, Rules{}); err == nil && !Loopback(u.Hostname()) {
+			t.Fatalf("a sandbox without origins accepted %q", raw)
 		}
 		// Whatever is accepted is an absolute http(s) address with a host,
 		// and what the browser is sent still parses to the same origin.

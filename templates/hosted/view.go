@@ -18,6 +18,7 @@ type View struct {
 	Amounts      [2]string
 	Error        string // the message to announce, "" when none
 	ErrorField   string // "amount1" or "amount2" when Error is about one input
+	Sandbox      bool   // a sandbox link: test data, no real deposits
 }
 
 // invalid reports whether input name carries the error.

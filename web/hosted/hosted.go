@@ -122,6 +122,7 @@ func (s *Surface) cancel(c *gin.Context) {
 func (s *Surface) render(c *gin.Context, status int, p hostedlink.Page, v view.View) {
 	src := p.Source
 	v.Merchant, v.State, v.Account = p.MerchantName, string(p.State), components.AccountLabel(string(src.AccountType), src.LastFour)
+	v.Sandbox = !p.Scope.Env.Live()
 	v.Bank = "Your bank"
 	if src.BankName != nil && *src.BankName != "" {
 		v.Bank = *src.BankName

@@ -7,6 +7,7 @@ import (
 	"net/http/httptest"
 	"net/url"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -145,22 +146,45 @@ func TestDashboardSignUpRules(t *testing.T) {
 
 func TestDashboardSignInIsLimitedPerEmailAndIP(t *testing.T) {
 	t.Parallel()
-	h := newHarness(t)
+	h := newHarness(t, func(c *config.Config) { c.SignInSlowdown = 300 * time.Millisecond })
 	h.merchant("Acme Books")
-	d := newDash(h)
+	attacker := newDash(h)
+	attacker.remote = "203.0.113.66:1"
 	for i := 0; i < h.cfg.SignInAttemptsPerEmail; i++ {
-		wantPage(t, d.signIn("acme.books@example.com", "wrong password"), http.StatusUnauthorized, "don&#39;t match")
+		wantPage(t, attacker.signIn("acme.books@example.com", "wrong password"), http.StatusUnauthorized, "don&#39;t match")
 	}
-	// Even the right password waits now, from any address.
-	d.remote = "192.0.2.99:1"
-	p := d.signIn("Acme.Books@example.com ", "correct horse battery")
+	// The attacker's address is stopped for this email, even with the right password…
+	p := attacker.signIn("Acme.Books@example.com ", "correct horse battery")
 	wantPage(t, p, http.StatusTooManyRequests, "Too many attempts")
-	if p.Header.Get("Retry-After") == "" {
-		t.Error("no Retry-After")
+	if ra, err := strconv.Atoi(p.Header.Get("Retry-After")); err != nil || ra < 1 {
+		t.Errorf("Retry-After %q", p.Header.Get("Retry-After"))
+	}
+	// …but the merchant, from their own address, is not locked out.
+	merchant := newDash(h)
+	merchant.remote = "192.0.2.99:1"
+	if p := merchant.signIn("acme.books@example.com", "correct horse battery"); p.Code != http.StatusSeeOther {
+		t.Fatalf("the merchant was locked out by another address's attempts: %d", p.Code)
 	}
 	h.clock.Advance(15 * time.Minute) // the whole allowance is back
-	if p := d.signIn("acme.books@example.com", "correct horse battery"); p.Code != http.StatusSeeOther {
+	if p := attacker.signIn("acme.books@example.com", "correct horse battery"); p.Code != http.StatusSeeOther {
 		t.Fatalf("after the wait: %d", p.Code)
+	}
+
+	// Many addresses at one email: once the email's allowance from all
+	// addresses together is spent, attempts are slowed, never refused.
+	for i := 0; i < h.cfg.SignInAttemptsPerEmail*20; i++ {
+		bot := newDash(h)
+		bot.remote = fmt.Sprintf("198.18.%d.%d:1", i/200, i%200)
+		bot.signIn("acme.books@example.com", "wrong password")
+	}
+	start := time.Now()
+	wantPage(t, newDash(h).signIn("acme.books@example.com", "wrong password"), http.StatusUnauthorized, "don&#39;t match")
+	if time.Since(start) < 300*time.Millisecond {
+		t.Errorf("an attempt past the email's allowance was not slowed")
+	}
+	start = time.Now()
+	if p := merchant.signIn("acme.books@example.com", "correct horse battery"); p.Code != http.StatusSeeOther || time.Since(start) < 300*time.Millisecond {
+		t.Errorf("the merchant during the flood: %d after %s, want a slowed success", p.Code, time.Since(start))
 	}
 
 	// One address trying many emails.

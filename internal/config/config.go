@@ -106,6 +106,10 @@ type Config struct {
 	// sign-in attempts: that many at once, refilled evenly over 15 minutes.
 	SignInAttemptsPerEmail int
 	SignInAttemptsPerIP    int
+	// SignInSlowdown is how long a sign-in waits once an email's attempts
+	// from all addresses together (20 × SignInAttemptsPerEmail per 15
+	// minutes) are spent: slowed, not refused.
+	SignInSlowdown time.Duration
 
 	// PaymentMaxCents is the largest payment or subscription amount, in cents.
 	PaymentMaxCents int64
@@ -256,6 +260,9 @@ func Load(getenv Getenv) (*Config, error) {
 		return nil, err
 	}
 	if c.SignInAttemptsPerEmail, err = intVar(getenv, "SIGNIN_ATTEMPTS_PER_EMAIL", 5, 1, 100000); err != nil {
+		return nil, err
+	}
+	if c.SignInSlowdown, err = durationVar(getenv, "SIGNIN_SLOWDOWN", time.Second); err != nil {
 		return nil, err
 	}
 	if c.SignInAttemptsPerIP, err = intVar(getenv, "SIGNIN_ATTEMPTS_PER_IP", 20, 1, 100000); err != nil {

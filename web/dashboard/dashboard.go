@@ -25,9 +25,22 @@ import (
 	"github.com/fundsource/fundsource/web/kit"
 )
 
-// signInWindow is the time over which the per-IP and per-email sign-in
-// allowances refill.
+// signInWindow is the time over which the sign-in allowances refill.
 const signInWindow = 15 * time.Minute
+
+// emailAloneFactor is how many more attempts an email gets from all
+// addresses together than from one address.
+const emailAloneFactor = 20
+
+// signInLimits bound sign-in and sign-up attempts. The refusing limits
+// are per client IP and per (email, IP): nobody can lock a merchant out
+// from the merchant's own address. Per email alone, from any number of
+// addresses, a much larger allowance only slows attempts down once spent.
+type signInLimits struct {
+	perIP, perEmailAtIP *kit.KeyLimiter
+	perEmail            *kit.KeyLimiter // slows, never refuses
+	slowdown            time.Duration   // the wait of an attempt past perEmail
+}
 
 // Deps are what the dashboard needs.
 type Deps struct {
@@ -47,15 +60,20 @@ type Surface struct {
 	funding   *funding.Service
 	webhooks  *webhook.Service
 
-	sessions      *sessions.CookieStore
-	signInLimiter *kit.PairLimiter
+	sessions *sessions.CookieStore
+	attempts signInLimits
 }
 
 // New returns the dashboard on k.
 func New(k *kit.Kit, d Deps) *Surface {
 	return &Surface{Kit: k, cfg: d.Config, merchants: d.Merchants, customers: d.Customers, funding: d.Funding, webhooks: d.Webhooks,
-		sessions:      newSessionStore(d.Config),
-		signInLimiter: kit.NewPairLimiter(signInWindow, d.Config.SignInAttemptsPerIP, d.Config.SignInAttemptsPerEmail),
+		sessions: newSessionStore(d.Config),
+		attempts: signInLimits{
+			perIP:        kit.NewKeyLimiter(signInWindow, d.Config.SignInAttemptsPerIP),
+			perEmailAtIP: kit.NewKeyLimiter(signInWindow, d.Config.SignInAttemptsPerEmail),
+			perEmail:     kit.NewKeyLimiter(signInWindow, d.Config.SignInAttemptsPerEmail*emailAloneFactor),
+			slowdown:     d.Config.SignInSlowdown,
+		},
 	}
 }
 
@@ -184,8 +202,19 @@ func (s *Surface) signIn(c *gin.Context) {
 // and the typed email; when either has none left it sets the error and
 // Retry-After and reports false.
 func (s *Surface) allowAttempt(c *gin.Context, v *view.AuthForm) bool {
-	wait, ok := s.signInLimiter.Allow(c.ClientIP(), strings.ToLower(strings.TrimSpace(v.Email)), s.Now())
+	ip, email, now := c.ClientIP(), strings.ToLower(strings.TrimSpace(v.Email)), s.Now()
+	wait, ok := s.attempts.perIP.Allow(ip, now)
 	if ok {
+		wait, ok = s.attempts.perEmailAtIP.Allow(email+"\x00"+ip, now)
+	}
+	if ok {
+		if _, fresh := s.attempts.perEmail.Allow(email, now); !fresh {
+			// Many addresses at one email: slow them all, lock nobody out.
+			select {
+			case <-time.After(s.attempts.slowdown):
+			case <-c.Request.Context().Done():
+			}
+		}
 		return true
 	}
 	s.Resolve(c, kit.RateLimited("Too many sign-in attempts.", wait))

@@ -82,28 +82,45 @@ func (l *Limiter) Allow(keyID string, env tenant.Environment, now time.Time) (ti
 	return l.buckets.take(keyID, rate.Limit(r), max(int(r), 1), now)
 }
 
+// KeyLimiter bounds an action per key: up to max at once, refilled
+// evenly over window.
+type KeyLimiter struct {
+	window  time.Duration
+	max     int
+	buckets *buckets
+}
+
+// NewKeyLimiter returns a KeyLimiter.
+func NewKeyLimiter(window time.Duration, max int) *KeyLimiter {
+	return &KeyLimiter{window: window, max: max, buckets: newBuckets()}
+}
+
+// Allow takes one from key's allowance, or reports the wait until one is
+// back. Keys longer than 320 bytes count as their first 320.
+func (l *KeyLimiter) Allow(key string, now time.Time) (time.Duration, bool) {
+	if len(key) > 320 {
+		key = key[:320]
+	}
+	return l.buckets.take(key, rate.Every(l.window/time.Duration(l.max)), l.max, now)
+}
+
 // PairLimiter bounds an action by two keys at once, such as the client IP
 // and the thing acted on: up to first (second) at once per key, refilled
 // evenly over window.
 type PairLimiter struct {
-	window        time.Duration
-	first, second int
-	buckets       *buckets
+	first, second *KeyLimiter
 }
 
 // NewPairLimiter returns a PairLimiter.
 func NewPairLimiter(window time.Duration, first, second int) *PairLimiter {
-	return &PairLimiter{window: window, first: first, second: second, buckets: newBuckets()}
+	return &PairLimiter{first: NewKeyLimiter(window, first), second: NewKeyLimiter(window, second)}
 }
 
 // Allow takes one from each key's allowance; both must have one left. It
 // reports the wait otherwise.
 func (l *PairLimiter) Allow(first, second string, now time.Time) (time.Duration, bool) {
-	if wait, ok := l.buckets.take("1:"+first, rate.Every(l.window/time.Duration(l.first)), l.first, now); !ok {
+	if wait, ok := l.first.Allow(first, now); !ok {
 		return wait, false
 	}
-	if len(second) > 320 {
-		second = second[:320]
-	}
-	return l.buckets.take("2:"+second, rate.Every(l.window/time.Duration(l.second)), l.second, now)
+	return l.second.Allow(second, now)
 }

@@ -113,6 +113,12 @@ func (s *service) runJobs(ctx context.Context) {
 		s.every(ctx, time.Hour, "event retention", s.Webhooks.PurgeEvents)
 	})
 	wg.Go(func() {
+		limits := merchant.SessionLimits{IdleTimeout: s.Config.DashboardIdleTimeout, MaxAge: s.Config.DashboardSessionMaxAge}
+		s.every(ctx, time.Hour, "dashboard session sweep", func(ctx context.Context) (int64, error) {
+			return s.Merchants.PurgeSessions(ctx, limits)
+		})
+	})
+	wg.Go(func() {
 		s.every(ctx, time.Minute, "micro-deposit expiry", counted(s.Funding.ExpireDue))
 	})
 	wg.Go(func() {

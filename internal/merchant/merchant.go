@@ -88,6 +88,7 @@ type Store interface {
 	Merchant(ctx context.Context, id string) (Merchant, error)
 	MerchantByEmail(ctx context.Context, email string) (Merchant, error)
 	SetPasswordHash(ctx context.Context, id, hash string) error
+	SessionStore
 	// MarkProductionActivated sets the activation time once; errs.Conflict if set.
 	MarkProductionActivated(ctx context.Context, id string, at time.Time) error
 	GrantPermission(ctx context.Context, scope tenant.Scope, perm string) error

@@ -173,9 +173,18 @@ type Source struct {
 
 // Settings is the settings page.
 type Settings struct {
-	Origins []string
-	Typed   string
-	Error   string
+	Origins       []string
+	Typed         string // a refused origin, shown again
+	Error         string // why it was refused
+	Sessions      []SessionRow
+	PasswordError string // why a password change was refused
+	PasswordField string // current_password or new_password, with PasswordError
+}
+
+// SessionRow is a signed-in session for people.
+type SessionRow struct {
+	Created, LastSeen, IP, Agent string
+	Current                      bool // the session viewing the page
 }
 
 // statusClass is the badge style of a status or delivery state.

@@ -1,6 +1,7 @@
 package dashboard
 
 import (
+	"bytes"
 	"fmt"
 	"log/slog"
 	"net/http"
@@ -110,6 +111,8 @@ func (s *Surface) Mount(r *gin.Engine) {
 	g.GET("/settings", s.settingsPage)
 	g.POST("/settings/redirect-origins", s.addRedirectOrigin)
 	g.POST("/settings/redirect-origins/remove", s.removeRedirectOrigin)
+	g.POST("/settings/sessions/end-others", s.endOtherSessions)
+	g.POST("/settings/password", s.changePassword)
 }
 
 // formPosts guards the dashboard's form posts before anything else runs:
@@ -223,7 +226,14 @@ func (s *Surface) allowAttempt(c *gin.Context, v *view.AuthForm) bool {
 	return false
 }
 
+// signOut ends the session on the server, then deletes the cookie.
 func (s *Surface) signOut(c *gin.Context) {
+	if id := s.cookieSessionID(c); id != "" {
+		if err := s.merchants.EndSession(c.Request.Context(), id); err != nil {
+			s.Fail(c, err)
+			return
+		}
+	}
 	s.endSession(c)
 	s.Redirect(c, "/dashboard/sign-in?reason=signed-out")
 }
@@ -402,10 +412,21 @@ func (s *Surface) settingsPage(c *gin.Context) {
 }
 
 func (s *Surface) renderSettings(c *gin.Context, status int, v view.Settings) {
-	origins, err := s.merchants.RedirectOrigins(c.Request.Context(), current(c).Scope)
+	in := current(c)
+	origins, err := s.merchants.RedirectOrigins(c.Request.Context(), in.Scope)
 	if err != nil {
 		s.Fail(c, err)
 		return
+	}
+	sessions, err := s.merchants.Sessions(c.Request.Context(), in.Merchant.ID)
+	if err != nil {
+		s.Fail(c, err)
+		return
+	}
+	mine := merchant.SessionHash(in.sessionID)
+	for _, ses := range sessions {
+		v.Sessions = append(v.Sessions, view.SessionRow{Created: shortTime(ses.CreatedAt), LastSeen: shortTime(ses.LastSeenAt),
+			IP: ses.IP, Agent: ses.UserAgent, Current: bytes.Equal(ses.IDHash, mine)})
 	}
 	v.Origins = origins
 	s.Page(c, status, view.SettingsPage(s.frame(c, "Settings", "settings"), v))
@@ -427,6 +448,31 @@ func (s *Surface) removeRedirectOrigin(c *gin.Context) {
 		err = errs.New(errs.Conflict, "That origin was not on the list.")
 	}
 	s.done(c, err, "Removed "+origin+".", "/dashboard/settings")
+}
+
+// endOtherSessions signs out every other browser of this account.
+func (s *Surface) endOtherSessions(c *gin.Context) {
+	in := current(c)
+	n, err := s.merchants.EndOtherSessions(c.Request.Context(), in.Merchant.ID, in.sessionID)
+	s.done(c, err, fmt.Sprintf("Signed out of %d other %s.", n, components.Plural(int(n), "session", "sessions")), "/dashboard/settings")
+}
+
+// changePassword replaces the password after checking the current one,
+// and signs out every other session.
+func (s *Surface) changePassword(c *gin.Context) {
+	in := current(c)
+	err := s.merchants.ChangePassword(c.Request.Context(), in.Merchant.ID, in.sessionID,
+		c.PostForm("current_password"), c.PostForm("new_password"))
+	if e, ok := errs.As(err); ok && e.Code == errs.InvalidRequest {
+		s.Resolve(c, err)
+		s.renderSettings(c, http.StatusUnprocessableEntity, view.Settings{PasswordError: sentence(e.Message), PasswordField: e.Param})
+		return
+	}
+	if err == nil {
+		s.Log.InfoContext(c.Request.Context(), "dashboard password changed; other sessions ended",
+			slog.String("merchant_id", in.Merchant.ID))
+	}
+	s.done(c, err, "Password changed. Every other session was signed out.", "/dashboard/settings")
 }
 
 // shortTime formats a time for the dashboard, in UTC.

@@ -12,28 +12,23 @@ import (
 	"github.com/gorilla/sessions"
 
 	"github.com/fundsource/fundsource/internal/config"
-	"github.com/fundsource/fundsource/internal/ids"
+	"github.com/fundsource/fundsource/internal/errs"
 	"github.com/fundsource/fundsource/internal/merchant"
 	"github.com/fundsource/fundsource/internal/tenant"
 )
 
-// sessionCookie is the dashboard's session cookie. It holds the merchant,
-// the environment shown, and when the session began and was last used,
-// signed and encrypted; nothing else about the merchant.
+// sessionCookie is the dashboard's session cookie. It holds the session's
+// secret id, the environment shown and the flash messages, signed and
+// encrypted. The session itself lives in PostgreSQL (merchant.Session), so
+// sign-out, "sign out of all other sessions" and a password change end it
+// on the server: a copied cookie opens nothing afterwards.
 const sessionCookie = "fundsource_session"
 
 // Session value keys.
 const (
-	sessMerchant = "merchant"
-	sessEnv      = "env"
-	sessID       = "sid"
-	sessIssued   = "issued" // Unix seconds
-	sessSeen     = "seen"   // Unix seconds
+	sessEnv = "env"
+	sessID  = "sid"
 )
-
-// seenEvery is how stale the last-used time may get before a request
-// writes the cookie again: idle expiry is exact to this much.
-const seenEvery = time.Minute
 
 // newSessionStore derives, from each SESSION_KEYS key, an authentication
 // key and an AES-256 encryption key; the first pair writes, all read, so
@@ -62,9 +57,10 @@ func derive(key []byte, label string) []byte {
 
 // signedIn is the dashboard request's merchant and environment.
 type signedIn struct {
-	Merchant merchant.Merchant
-	Scope    tenant.Scope
-	session  *sessions.Session
+	Merchant  merchant.Merchant
+	Scope     tenant.Scope
+	sessionID string // the secret id of the server's session
+	session   *sessions.Session
 }
 
 const ctxSignedIn = "dashboard.signed_in"
@@ -75,23 +71,34 @@ func current(c *gin.Context) *signedIn { return c.MustGet(ctxSignedIn).(*signedI
 // for m in the sandbox (a fresh session on every sign-in), and makes this
 // request a signed-in one.
 func (s *Surface) startSession(c *gin.Context, m merchant.Merchant) error {
+	id, err := s.merchants.StartSession(c.Request.Context(), m.ID, c.ClientIP(), c.Request.UserAgent())
+	if err != nil {
+		return err
+	}
 	sess := s.newSession(int(s.cfg.DashboardSessionMaxAge / time.Second))
-	now := s.Now().Unix()
-	sess.Values[sessMerchant] = m.ID
 	sess.Values[sessEnv] = string(tenant.Sandbox)
-	sess.Values[sessID] = ids.New("ses_")
-	sess.Values[sessIssued] = now
-	sess.Values[sessSeen] = now
+	sess.Values[sessID] = id
 	if err := sess.Save(c.Request, c.Writer); err != nil {
 		return err
 	}
-	c.Set(ctxSignedIn, &signedIn{Merchant: m, Scope: tenant.Scope{MerchantID: m.ID, Env: tenant.Sandbox}, session: sess})
+	c.Set(ctxSignedIn, &signedIn{Merchant: m, Scope: tenant.Scope{MerchantID: m.ID, Env: tenant.Sandbox}, sessionID: id, session: sess})
 	return nil
 }
 
 // endSession deletes the session cookie.
 func (s *Surface) endSession(c *gin.Context) {
 	_ = s.newSession(-1).Save(c.Request, c.Writer)
+}
+
+// cookieSessionID is the session id the browser's cookie carries, "" when
+// it carries none that this server can read.
+func (s *Surface) cookieSessionID(c *gin.Context) string {
+	sess, err := s.sessions.Get(c.Request, sessionCookie)
+	if err != nil {
+		return ""
+	}
+	id, _ := sess.Values[sessID].(string)
+	return id
 }
 
 // newSession is an empty session, not the browser's, whose cookie lives
@@ -110,38 +117,33 @@ func (s *Surface) newSession(maxAge int) *sessions.Session {
 // after sign-in.
 func (s *Surface) dashboardAuth(c *gin.Context) {
 	sess, err := s.sessions.Get(c.Request, sessionCookie)
-	id, _ := sess.Values[sessMerchant].(string)
+	id, _ := sess.Values[sessID].(string)
 	env, _ := sess.Values[sessEnv].(string)
-	issued, _ := sess.Values[sessIssued].(int64)
-	seen, _ := sess.Values[sessSeen].(int64)
 	if err != nil || id == "" {
 		s.toSignIn(c, "")
 		return
 	}
-	now := s.Now()
-	if now.Sub(time.Unix(seen, 0)) > s.cfg.DashboardIdleTimeout || now.Sub(time.Unix(issued, 0)) > s.cfg.DashboardSessionMaxAge {
+	_, m, err := s.merchants.ResumeSession(c.Request.Context(), id,
+		merchant.SessionLimits{IdleTimeout: s.cfg.DashboardIdleTimeout, MaxAge: s.cfg.DashboardSessionMaxAge})
+	switch {
+	case err == merchant.ErrSessionExpired:
 		s.endSession(c)
 		s.toSignIn(c, "expired")
 		return
-	}
-	m, err := s.merchants.Merchant(c.Request.Context(), id)
-	if err != nil {
+	case errs.Is(err, errs.Unauthorized), errs.Is(err, errs.NotFound):
+		// Signed out, revoked, or the merchant is gone.
 		s.endSession(c)
 		s.toSignIn(c, "")
+		return
+	case err != nil:
+		s.Fail(c, err)
 		return
 	}
 	scope := tenant.Scope{MerchantID: m.ID, Env: tenant.Environment(env)}
 	if !m.Can(scope.Env) {
 		scope.Env = tenant.Sandbox
 	}
-	if now.Sub(time.Unix(seen, 0)) >= seenEvery {
-		sess.Values[sessSeen] = now.Unix()
-		if err := sess.Save(c.Request, c.Writer); err != nil {
-			s.Fail(c, err)
-			return
-		}
-	}
-	c.Set(ctxSignedIn, &signedIn{Merchant: m, Scope: scope, session: sess})
+	c.Set(ctxSignedIn, &signedIn{Merchant: m, Scope: scope, sessionID: id, session: sess})
 	c.Next()
 }
 

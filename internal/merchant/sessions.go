@@ -1,0 +1,171 @@
+package merchant
+
+import (
+	"context"
+	"crypto/sha256"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/fundsource/fundsource/internal/errs"
+	"github.com/fundsource/fundsource/internal/ids"
+)
+
+// SessionPrefix starts a dashboard session's secret id.
+const SessionPrefix = "ses_"
+
+// Session is a dashboard sign-in as stored: never its id, only the id's
+// SHA-256.
+type Session struct {
+	IDHash     []byte
+	MerchantID string
+	CreatedAt  time.Time // UTC
+	LastSeenAt time.Time // UTC; updated at most once a minute
+	IP         string    // the client address at sign-in
+	UserAgent  string    // at most 256 bytes
+}
+
+// SessionStore keeps dashboard sessions.
+type SessionStore interface {
+	InsertSession(ctx context.Context, s Session) error
+	// SessionByHash returns a session; errs.NotFound when it ended.
+	SessionByHash(ctx context.Context, idHash []byte) (Session, error)
+	TouchSession(ctx context.Context, idHash []byte, at time.Time) error
+	DeleteSession(ctx context.Context, idHash []byte) error
+	// DeleteSessionsExcept ends every session of a merchant but keep's.
+	DeleteSessionsExcept(ctx context.Context, merchantID string, keep []byte) (int64, error)
+	// Sessions lists a merchant's sessions, newest first.
+	Sessions(ctx context.Context, merchantID string) ([]Session, error)
+	// DeleteSessionsBefore ends sessions created before created or last
+	// seen before seen.
+	DeleteSessionsBefore(ctx context.Context, created, seen time.Time) (int64, error)
+}
+
+// SessionHash is what is stored of a session id.
+func SessionHash(id string) []byte {
+	h := sha256.Sum256([]byte(id))
+	return h[:]
+}
+
+// clip keeps at most n bytes of s, cut at a character boundary.
+func clip(s string, n int) string {
+	s = strings.ToValidUTF8(s, "")
+	for len(s) > n {
+		_, size := utf8.DecodeLastRuneInString(s)
+		s = s[:len(s)-size]
+	}
+	return s
+}
+
+// StartSession records a sign-in of merchantID from ip with userAgent and
+// returns the session's secret id (256 random bits), for the cookie alone.
+func (s *Service) StartSession(ctx context.Context, merchantID, ip, userAgent string) (string, error) {
+	id := ids.Secret(SessionPrefix)
+	now := s.now().UTC()
+	err := s.store.InsertSession(ctx, Session{IDHash: SessionHash(id), MerchantID: merchantID, CreatedAt: now, LastSeenAt: now,
+		IP: clip(ip, 64), UserAgent: clip(userAgent, 256)})
+	if err != nil {
+		return "", err
+	}
+	return id, nil
+}
+
+// SessionLimits bound a session's life: IdleTimeout without a request,
+// MaxAge after sign-in.
+type SessionLimits struct {
+	IdleTimeout, MaxAge time.Duration
+}
+
+// ErrSessionExpired is the answer for a session past its limits.
+var ErrSessionExpired = errs.New(errs.Unauthorized, "The session expired.")
+
+// seenEvery is how stale a session's last-seen time may get before a
+// request records it again: idle expiry is exact to this much.
+const seenEvery = time.Minute
+
+// ResumeSession checks the session of a cookie's id: it must exist (sign-
+// out and revocation delete it) and be within limits (an expired one is
+// ended). It records the request as the session's last use, at most once
+// a minute, and returns the session with its merchant.
+func (s *Service) ResumeSession(ctx context.Context, id string, limits SessionLimits) (Session, Merchant, error) {
+	if !strings.HasPrefix(id, SessionPrefix) {
+		return Session{}, Merchant{}, errs.New(errs.Unauthorized, "No session.")
+	}
+	hash := SessionHash(id)
+	sess, err := s.store.SessionByHash(ctx, hash)
+	if errs.Is(err, errs.NotFound) {
+		return Session{}, Merchant{}, errs.New(errs.Unauthorized, "The session ended.")
+	}
+	if err != nil {
+		return Session{}, Merchant{}, err
+	}
+	now := s.now().UTC()
+	if now.Sub(sess.LastSeenAt) > limits.IdleTimeout || now.Sub(sess.CreatedAt) > limits.MaxAge {
+		if err := s.store.DeleteSession(ctx, hash); err != nil {
+			return Session{}, Merchant{}, err
+		}
+		return Session{}, Merchant{}, ErrSessionExpired
+	}
+	if now.Sub(sess.LastSeenAt) >= seenEvery {
+		if err := s.store.TouchSession(ctx, hash, now); err != nil {
+			return Session{}, Merchant{}, err
+		}
+		sess.LastSeenAt = now
+	}
+	m, err := s.Merchant(ctx, sess.MerchantID)
+	if err != nil {
+		return Session{}, Merchant{}, err
+	}
+	return sess, m, nil
+}
+
+// EndSession ends the session of a cookie's id (sign-out); ending one that
+// already ended is no error.
+func (s *Service) EndSession(ctx context.Context, id string) error {
+	err := s.store.DeleteSession(ctx, SessionHash(id))
+	if errs.Is(err, errs.NotFound) {
+		return nil
+	}
+	return err
+}
+
+// EndOtherSessions ends every session of the merchant except the one of
+// id, and returns how many ended.
+func (s *Service) EndOtherSessions(ctx context.Context, merchantID, id string) (int64, error) {
+	return s.store.DeleteSessionsExcept(ctx, merchantID, SessionHash(id))
+}
+
+// PurgeSessions deletes the sessions past their limits (a sweep: each is
+// refused anyway when next used).
+func (s *Service) PurgeSessions(ctx context.Context, limits SessionLimits) (int64, error) {
+	now := s.now().UTC()
+	return s.store.DeleteSessionsBefore(ctx, now.Add(-limits.MaxAge), now.Add(-limits.IdleTimeout))
+}
+
+// Sessions lists the merchant's sessions, newest first.
+func (s *Service) Sessions(ctx context.Context, merchantID string) ([]Session, error) {
+	return s.store.Sessions(ctx, merchantID)
+}
+
+// ChangePassword replaces the merchant's password after checking the
+// current one, and ends every other session: whoever knew the old
+// password is signed out.
+func (s *Service) ChangePassword(ctx context.Context, merchantID, sessionID, current, next string) error {
+	m, err := s.Merchant(ctx, merchantID)
+	if err != nil {
+		return err
+	}
+	if s.hash.Compare(m.PasswordHash, current) != nil {
+		return errs.Invalid("current_password", "The current password is not right.")
+	}
+	if e, ok := errs.As(checkPassword(next)); ok {
+		return errs.Invalid("new_password", "The new "+strings.ToLower(e.Message[:1])+e.Message[1:])
+	}
+	return s.store.WithTx(ctx, func(ctx context.Context) error {
+		if err := s.SetPassword(ctx, merchantID, next); err != nil {
+			return err
+		}
+		_, err := s.EndOtherSessions(ctx, merchantID, sessionID)
+		return err
+	})
+}

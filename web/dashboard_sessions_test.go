@@ -1,0 +1,122 @@
+package web_test
+
+import (
+	"context"
+	"maps"
+	"net/http"
+	"net/url"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/fundsource/fundsource/internal/merchant"
+)
+
+// copyCookies is what an attacker who copied the browser's cookies holds.
+func copyCookies(d *dash) *dash {
+	c := newDash(d.h)
+	c.cookies = maps.Clone(d.cookies)
+	c.remote = "203.0.113.9:4000"
+	return c
+}
+
+// wantSignInPage checks that a dashboard page sends the browser to sign in.
+func wantSignInPage(t *testing.T, p *response) {
+	t.Helper()
+	if p.Code != http.StatusSeeOther || !strings.HasPrefix(p.Header.Get("Location"), "/dashboard/sign-in") {
+		t.Fatalf("got %d to %q, want the sign-in page", p.Code, p.Header.Get("Location"))
+	}
+}
+
+// TestSignOutEndsTheSessionOnTheServer: a cookie copied before sign-out
+// opens nothing afterwards, and the session's id is stored only hashed.
+func TestSignOutEndsTheSessionOnTheServer(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	d, key := signedIn(t, h, "Acme Books")
+	h.customer(key) // some data beside the session, for the dump
+	stolen := copyCookies(d)
+	wantPage(t, stolen.get("/dashboard"), http.StatusOK, "Acme Books")
+	if n := h.count("dashboard_sessions"); n != 1 {
+		t.Fatalf("%d session rows, want 1", n)
+	}
+	if dump := h.dumpDatabase(); strings.Contains(dump, "ses_") {
+		t.Error("a session id is stored in clear")
+	}
+
+	if p := d.post("/dashboard/sign-out", url.Values{}); p.Code != http.StatusSeeOther {
+		t.Fatalf("sign-out: %d", p.Code)
+	}
+	wantSignInPage(t, stolen.get("/dashboard"))
+	wantSignInPage(t, stolen.get("/dashboard/settings"))
+	if n := h.count("dashboard_sessions"); n != 0 {
+		t.Errorf("%d session rows after sign-out", n)
+	}
+}
+
+// TestSignOutOfAllOtherSessions: Settings lists each browser with its
+// address and user agent, and ends every one but this.
+func TestSignOutOfAllOtherSessions(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	m := h.merchant("Acme Books")
+	laptop, phone := newDash(h), newDash(h)
+	phone.remote = "198.51.100.20:443"
+	for _, d := range []*dash{laptop, phone} {
+		if p := d.signIn(m.Merchant.Email, "correct horse battery"); p.Code != http.StatusSeeOther {
+			t.Fatalf("sign in: %d", p.Code)
+		}
+	}
+	page := wantPage(t, laptop.get("/dashboard/settings"), http.StatusOK, "Signed-in sessions", "192.0.2.10", "198.51.100.20",
+		"This session", "Sign out of all other sessions")
+	if strings.Count(page, "<tr>") != 3 { // the header and two sessions
+		t.Errorf("sessions table:\n%s", page)
+	}
+	wantPage(t, laptop.follow(laptop.post("/dashboard/settings/sessions/end-others", url.Values{})), http.StatusOK,
+		"Signed out of 1 other session.")
+	wantSignInPage(t, phone.get("/dashboard"))
+	wantPage(t, laptop.get("/dashboard"), http.StatusOK)
+
+	// The hourly sweep deletes sessions past their limits.
+	limits := merchant.SessionLimits{IdleTimeout: h.cfg.DashboardIdleTimeout, MaxAge: h.cfg.DashboardSessionMaxAge}
+	if n, err := h.merchants.PurgeSessions(context.Background(), limits); err != nil || n != 0 {
+		t.Errorf("a live session was swept: %d, %v", n, err)
+	}
+	h.clock.Advance(h.cfg.DashboardIdleTimeout + time.Minute)
+	if n, err := h.merchants.PurgeSessions(context.Background(), limits); err != nil || n != 1 || h.count("dashboard_sessions") != 0 {
+		t.Errorf("sweep after the idle timeout: %d, %v", n, err)
+	}
+}
+
+// TestChangePasswordEndsOtherSessions: the current password must be
+// right and the new one valid; a change signs out every other session,
+// and only the new password signs in.
+func TestChangePasswordEndsOtherSessions(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	m := h.merchant("Acme Books")
+	mine, other := newDash(h), newDash(h)
+	other.remote = "198.51.100.20:443"
+	for _, d := range []*dash{mine, other} {
+		if p := d.signIn(m.Merchant.Email, "correct horse battery"); p.Code != http.StatusSeeOther {
+			t.Fatalf("sign in: %d", p.Code)
+		}
+	}
+	change := func(current, next string) *response {
+		return mine.post("/dashboard/settings/password", url.Values{"current_password": {current}, "new_password": {next}})
+	}
+	wantPage(t, change("not my password", "a brand new passphrase"), http.StatusUnprocessableEntity, "current password is not right")
+	wantPage(t, change("correct horse battery", "short"), http.StatusUnprocessableEntity, "at least 12 characters")
+	wantPage(t, other.get("/dashboard"), http.StatusOK) // nothing changed yet
+
+	wantPage(t, mine.follow(change("correct horse battery", "a brand new passphrase")), http.StatusOK, "Password changed")
+	wantSignInPage(t, other.get("/dashboard"))
+	wantPage(t, mine.get("/dashboard"), http.StatusOK)
+
+	fresh := newDash(h)
+	fresh.remote = "192.0.2.77:1"
+	wantPage(t, fresh.signIn(m.Merchant.Email, "correct horse battery"), http.StatusUnauthorized)
+	if p := fresh.signIn(m.Merchant.Email, "a brand new passphrase"); p.Code != http.StatusSeeOther {
+		t.Errorf("the new password: %d", p.Code)
+	}
+}

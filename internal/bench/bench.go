@@ -142,6 +142,10 @@ func (b *bench) setup(ctx context.Context) error {
 		return err
 	}
 	b.key, b.scope = m.Sandbox.SecretKey, tenant.Scope{MerchantID: m.Merchant.ID, Env: tenant.Sandbox}
+	// The hosted page load returns customers to the merchant's site.
+	if _, err := b.svc.Merchants.AllowRedirectOrigin(ctx, b.scope, "https://shop.example"); err != nil {
+		return err
+	}
 	c, err := b.svc.Customers.Create(ctx, b.scope, customer.Input{FirstName: "Ada", LastName: "Lovelace", Email: "ada@example.com"})
 	b.customerID = c.ID
 	if err != nil {

@@ -69,6 +69,7 @@ type bench struct {
 	phase      time.Duration
 	// pgPID and serverPID are the processes whose CPU each load reports.
 	pgPID, serverPID int
+	lastPG           time.Duration // the cluster's CPU at the last sample
 	// statements, when > 0, is how many of each load's top statements
 	// (pg_stat_statements) to report.
 	statements int

@@ -57,6 +57,26 @@ func procCPU(pid int) (procStat, error) {
 		parent: int(field(4))}, nil
 }
 
+// settledClusterCPU is clusterCPU read until it does not go down: a backend
+// that ended moments ago has left the live children but, until the
+// postmaster reaps it, not yet joined the postmaster's children's time
+// (a load on a busy machine once measured a negative cost). It never
+// reports less than the previous sample.
+func (b *bench) settledClusterCPU() time.Duration {
+	cur := clusterCPU(b.pgPID)
+	for range 5 {
+		time.Sleep(10 * time.Millisecond)
+		next := clusterCPU(b.pgPID)
+		if next >= cur {
+			cur = next
+			break
+		}
+		cur = next
+	}
+	b.lastPG = max(b.lastPG, cur)
+	return b.lastPG
+}
+
 // clusterCPU is the time used by a PostgreSQL cluster: the postmaster with
 // its ended children, plus every live child.
 func clusterCPU(postmaster int) time.Duration {
@@ -77,7 +97,7 @@ func clusterCPU(postmaster int) time.Duration {
 }
 
 func (b *bench) sampleCPU() cpuSample {
-	s := cpuSample{at: time.Now(), postgres: clusterCPU(b.pgPID)}
+	s := cpuSample{at: time.Now(), postgres: b.settledClusterCPU()}
 	server, _ := procCPU(b.serverPID)
 	self, _ := procCPU(os.Getpid())
 	s.server, s.bench = server.own, self.own

@@ -626,7 +626,7 @@ func TestDispatcherBoundsConcurrencyPerEndpoint(t *testing.T) {
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		h.dispatcher(webhook.DispatcherOptions{Workers: 8, PerEndpoint: 2, Poll: 10 * time.Millisecond}).Run(ctx, nil)
+		h.dispatcher(webhook.DispatcherOptions{InFlight: 8, PerEndpoint: 2, Poll: 10 * time.Millisecond}).Run(ctx, nil)
 	}()
 	deadline := time.Now().Add(20 * time.Second)
 	for len(a.requests()) < n || len(b.requests()) < n {
@@ -653,8 +653,8 @@ func TestDispatcherBoundsConcurrencyPerEndpoint(t *testing.T) {
 	}
 }
 
-// One wake-up kicks one worker; each claim kicks another, so a backlog is
-// soon sent by every worker, with no polling to help.
+// One claim round at start-up, then one per finished delivery: a backlog is
+// soon sent with all the room the process has, with no polling to help.
 func TestDispatcherFansOutToABacklog(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t)
@@ -670,7 +670,7 @@ func TestDispatcherFansOutToABacklog(t *testing.T) {
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		h.dispatcher(webhook.DispatcherOptions{Workers: 8, PerEndpoint: 8, Poll: time.Hour}).Run(ctx, nil)
+		h.dispatcher(webhook.DispatcherOptions{InFlight: 8, PerEndpoint: 8, Poll: time.Hour}).Run(ctx, nil)
 	}()
 	deadline := time.Now().Add(20 * time.Second)
 	for len(r.requests()) < n {
@@ -682,6 +682,6 @@ func TestDispatcherFansOutToABacklog(t *testing.T) {
 	cancel()
 	<-done
 	if peak := peakOf(); peak < 6 {
-		t.Errorf("peak concurrent deliveries = %d, want the backlog spread over (nearly) all 8 workers", peak)
+		t.Errorf("peak concurrent deliveries = %d, want the backlog spread over (nearly) all 8 places in flight", peak)
 	}
 }

@@ -107,7 +107,7 @@ func (s *service) serveAside(name, addr string, h http.Handler) func() {
 func (s *service) runJobs(ctx context.Context) {
 	var wg sync.WaitGroup
 	wg.Go(func() {
-		s.Dispatcher(webhook.DispatcherOptions{Workers: s.Config.WebhookWorkers, PerEndpoint: s.Config.WebhookPerEndpoint, Poll: s.Config.WebhookPollInterval}).Run(ctx, postgres.Listen(ctx, s.dbURL, postgres.DeliveryChannel, s.Log))
+		s.Dispatcher(webhook.DispatcherOptions{}).Run(ctx, postgres.Listen(ctx, s.dbURL, postgres.DeliveryChannel, s.Log))
 	})
 	wg.Go(func() {
 		s.every(ctx, time.Hour, "event retention", s.Webhooks.PurgeEvents)

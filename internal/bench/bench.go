@@ -103,7 +103,7 @@ func Run(ctx context.Context, args []string, stdio lab.IO) error {
 
 	vars := map[string]string{"DATA_DIR": run.Dir, "DATABASE_URL": run.DBURL, "RATE_LIMIT_SANDBOX": "0",
 		"WEBHOOK_ALLOW_PRIVATE_TARGETS": "true", "HOSTED_SUBMITS_PER_IP": "100000", "PPROF_ADDR": stdio.Getenv("PPROF_ADDR")}
-	for _, k := range []string{"WEBHOOK_WORKERS", "WEBHOOK_PER_ENDPOINT", "GOGC"} {
+	for _, k := range []string{"WEBHOOK_INFLIGHT", "WEBHOOK_PER_ENDPOINT", "GOGC"} {
 		vars[k] = stdio.Getenv(k)
 	}
 	return lab.Wire(ctx, vars, func(svc *wiring.Services) error {

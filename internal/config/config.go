@@ -76,10 +76,16 @@ type Config struct {
 	// WebhookAllowPrivateTargets lets webhooks go to loopback and private
 	// addresses (development; on by default there, off in production).
 	WebhookAllowPrivateTargets bool
-	// WebhookWorkers is how many deliveries one process sends at once.
-	WebhookWorkers int
+	// WebhookInFlight is how many deliveries one process sends at once;
+	// each is a goroutine, not a database connection.
+	WebhookInFlight int
 	// WebhookPerEndpoint is how many of them may go to one endpoint at once.
 	WebhookPerEndpoint int
+	// WebhookTimeout bounds one delivery attempt.
+	WebhookTimeout time.Duration
+	// WebhookDisableAfter disables an endpoint that has failed this long
+	// without a success.
+	WebhookDisableAfter time.Duration
 	// WebhookPollInterval is how often a process looks for due deliveries
 	// besides the notifications that wake it.
 	WebhookPollInterval time.Duration
@@ -225,7 +231,15 @@ func Load(getenv Getenv) (*Config, error) {
 	if c.WebhookAllowPrivateTargets, err = boolVar(getenv, "WEBHOOK_ALLOW_PRIVATE_TARGETS", !prod); err != nil {
 		return nil, err
 	}
-	if c.WebhookWorkers, err = intVar(getenv, "WEBHOOK_WORKERS", 16, 1, 256); err != nil {
+	if c.WebhookInFlight, err = intVar(getenv, "WEBHOOK_INFLIGHT", 256, 1, 100000); err != nil {
+		return nil, err
+	}
+	if c.WebhookTimeout, err = durationIn(getenv, "WEBHOOK_TIMEOUT", 10*time.Second, 100*time.Millisecond, 15*time.Second,
+		"100ms to 15s such as 10s"); err != nil {
+		return nil, err
+	}
+	if c.WebhookDisableAfter, err = durationIn(getenv, "WEBHOOK_DISABLE_AFTER", 72*time.Hour, time.Second, 30*24*time.Hour,
+		"1s to 720h such as 72h"); err != nil {
 		return nil, err
 	}
 	if c.WebhookPerEndpoint, err = intVar(getenv, "WEBHOOK_PER_ENDPOINT", 8, 1, 256); err != nil {

@@ -32,7 +32,8 @@ func TestDevelopmentGeneratesKeysOnceAndReusesThem(t *testing.T) {
 		t.Error("second load generated new keys instead of reusing keys.env")
 	}
 	if c1.Mode != Development || c1.ListenAddr != "127.0.0.1:8080" || c1.RateLimitSandbox != 25 || c1.RateLimitProduction != 100 || !c1.WebhookAllowPrivateTargets ||
-		c1.WebhookWorkers != 16 || c1.WebhookPerEndpoint != 8 || c1.WebhookPollInterval != time.Second ||
+		c1.WebhookInFlight != 256 || c1.WebhookPerEndpoint != 8 ||
+		c1.WebhookTimeout != 10*time.Second || c1.WebhookDisableAfter != 72*time.Hour || c1.WebhookPollInterval != time.Second ||
 		c1.DashboardIdleTimeout != 30*time.Minute || c1.DashboardSessionMaxAge != 12*time.Hour || c1.SignInAttemptsPerEmail != 5 ||
 		!c1.ProviderSimulator || c1.PlaidBaseURL != "http://127.0.0.1:8090" || c1.PlaidClientID != SimServiceClientID {
 		t.Errorf("development defaults: %+v", c1)
@@ -118,7 +119,9 @@ func TestInvalidValuesAreRefused(t *testing.T) {
 		"negative rate":      {"RATE_LIMIT_SANDBOX": "-1"},
 		"rate not a number":  {"RATE_LIMIT_PRODUCTION": "fast"},
 		"bad bool":           {"WEBHOOK_ALLOW_PRIVATE_TARGETS": "perhaps"},
-		"zero workers":       {"WEBHOOK_WORKERS": "0"},
+		"zero in flight":     {"WEBHOOK_INFLIGHT": "0"},
+		"long timeout":       {"WEBHOOK_TIMEOUT": "1m"},
+		"bad disable after":  {"WEBHOOK_DISABLE_AFTER": "soon"},
 		"poll not duration":  {"WEBHOOK_POLL_INTERVAL": "5"},
 		"poll too short":     {"WEBHOOK_POLL_INTERVAL": "1ms"},
 		"short fingerprint":  {"FINGERPRINT_KEY": "AAAA"},

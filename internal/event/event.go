@@ -41,6 +41,7 @@ const (
 	PaymentFailed                    = "payment.failed"
 	SubscriptionCreated              = "subscription.created"
 	WebhookTest                      = "webhook.test"
+	WebhookDisabled                  = "webhook.disabled"
 )
 
 // Event is one notification. Data is marshalled to JSON as the envelope's
@@ -57,7 +58,7 @@ type Event struct {
 var Types = []string{
 	CustomerCreated, FundingSourceCreated, FundingSourceVerificationPending, FundingSourceVerified,
 	FundingSourceVerificationFailed, FundingSourceVerificationExpired, FundingSourceRemoved,
-	PaymentSuccess, PaymentFailed, SubscriptionCreated, WebhookTest,
+	PaymentSuccess, PaymentFailed, SubscriptionCreated, WebhookTest, WebhookDisabled,
 }
 
 // ValidFilter reports whether f names an event type or a group of them

@@ -91,9 +91,9 @@ func withConnectTimeout(dsn string) string {
 // whatever background work holds.
 const APIConns = 32
 
-// Reserve grows the pool by n connections for background work that holds a
-// connection for long (a webhook delivery keeps its claim's transaction
-// open while it sends), so requests keep APIConns.
+// Reserve grows the pool by n connections for background work (the
+// webhook dispatcher's claims and records, the sweeps), so requests keep
+// APIConns.
 func (db *DB) Reserve(n int) {
 	db.x.SetMaxOpenConns(APIConns + n)
 	db.x.SetMaxIdleConns(APIConns + n)

@@ -33,6 +33,7 @@ WITH ev AS (
   INSERT INTO webhook_deliveries (id, merchant_id, environment, event_id, next_attempt_at, created_at, updated_at)
   SELECT $7, ev.merchant_id, ev.environment, ev.id, ev.created_at, ev.created_at, ev.created_at
   FROM ev JOIN webhook_endpoints w ON w.merchant_id = ev.merchant_id AND w.environment = ev.environment
+  WHERE $8
   RETURNING 1
 )
 SELECT pg_notify('` + DeliveryChannel + `', '') FROM queued`
@@ -40,12 +41,22 @@ SELECT pg_notify('` + DeliveryChannel + `', '') FROM queued`
 // RecordEvent writes an event row (and its webhook delivery); call it inside
 // the change's transaction.
 func (db *DB) RecordEvent(ctx context.Context, e event.Event) error {
+	return db.recordEvent(ctx, e, true)
+}
+
+// RecordUndeliveredEvent writes an event row that queues no delivery (the
+// endpoint it is about was just disabled).
+func (db *DB) RecordUndeliveredEvent(ctx context.Context, e event.Event) error {
+	return db.recordEvent(ctx, e, false)
+}
+
+func (db *DB) recordEvent(ctx context.Context, e event.Event, deliver bool) error {
 	data, err := json.Marshal(e.Data)
 	if err != nil {
 		return fmt.Errorf("record event %s: %w", e.Type, err)
 	}
 	_, err = db.q(ctx).ExecContext(ctx, recordEvent, e.Scope.MerchantID, e.Scope.Env, e.ID, e.Type, data, e.CreatedAt,
-		ids.New(webhook.DeliveryPrefix))
+		ids.New(webhook.DeliveryPrefix), deliver)
 	return translate(err)
 }
 

@@ -30,6 +30,9 @@ type endpointRow struct {
 	PreviousExpiresAt *time.Time `db:"previous_secret_expires_at"`
 	CreatedAt         time.Time  `db:"created_at"`
 	UpdatedAt         time.Time  `db:"updated_at"`
+	Failures          int        `db:"consecutive_failures"`
+	FailingSince      *time.Time `db:"failing_since"`
+	DisabledAt        *time.Time `db:"disabled_at"`
 }
 
 func (r endpointRow) domain() webhook.Endpoint {
@@ -38,6 +41,7 @@ func (r endpointRow) domain() webhook.Endpoint {
 		URL:       r.URL,
 		Secret:    webhook.Sealed{KeyID: r.SecretKeyID, Data: r.SecretSealed},
 		CreatedAt: r.CreatedAt.UTC(), UpdatedAt: r.UpdatedAt.UTC(),
+		ConsecutiveFailures: r.Failures, FailingSince: utcPtr(r.FailingSince), DisabledAt: utcPtr(r.DisabledAt),
 	}
 	if r.PreviousKeyID != nil && r.PreviousExpiresAt != nil {
 		ep.Previous = &webhook.Sealed{KeyID: *r.PreviousKeyID, Data: r.PreviousSealed}
@@ -47,7 +51,8 @@ func (r endpointRow) domain() webhook.Endpoint {
 }
 
 const endpointColumns = `merchant_id, environment, url, secret_key_id, secret_sealed,
-previous_secret_key_id, previous_secret_sealed, previous_secret_expires_at, created_at, updated_at`
+previous_secret_key_id, previous_secret_sealed, previous_secret_expires_at, created_at, updated_at,
+consecutive_failures, failing_since, disabled_at`
 
 const upsertEndpoint = `
 INSERT INTO webhook_endpoints (merchant_id, environment, url, secret_key_id, secret_sealed, created_at, updated_at)
@@ -238,7 +243,7 @@ func (db *DB) Deliveries(ctx context.Context, scope tenant.Scope, eventID string
 const queueDelivery = `
 WITH due AS (
   UPDATE webhook_deliveries SET next_attempt_at = $4, updated_at = $4
-  WHERE merchant_id = $1 AND environment = $2 AND event_id = $3 AND status = 'pending'
+  WHERE merchant_id = $1 AND environment = $2 AND event_id = $3 AND status = 'pending' AND lease_token IS NULL
   RETURNING 1
 ), added AS (
   INSERT INTO webhook_deliveries (id, merchant_id, environment, event_id, next_attempt_at, created_at, updated_at)
@@ -247,8 +252,9 @@ WITH due AS (
 )
 SELECT pg_notify('` + DeliveryChannel + `', '')`
 
-// QueueDelivery makes the event's pending delivery due now or adds a new one,
-// and wakes the dispatchers when the transaction commits.
+// QueueDelivery makes the event's pending delivery due now (unless it is
+// being sent right now) or adds a new one, and wakes the dispatchers when
+// the transaction commits.
 func (db *DB) QueueDelivery(ctx context.Context, scope tenant.Scope, eventID, id string, now time.Time) error {
 	_, err := db.q(ctx).ExecContext(ctx, queueDelivery, scope.MerchantID, scope.Env, eventID, now, id)
 	return translate(err)
@@ -265,68 +271,154 @@ type deliveryClaimRow struct {
 	PreviousKeyID     *string         `db:"previous_secret_key_id"`
 	PreviousSealed    []byte          `db:"previous_secret_sealed"`
 	PreviousExpiresAt *time.Time      `db:"previous_secret_expires_at"`
+	LeaseToken        string          `db:"lease_token"`
 }
 
-// claimDelivery locks the one delivery due first on its own (through the
-// partial due index), then joins its event and endpoint by primary key.
-// Joining before the LIMIT let the planner, misled by a fresh backlog's
-// stale statistics, join every due delivery with every event of the scope:
-// 600 ms per claim at 2,000 due deliveries (found by 'make bench').
-const claimDelivery = `
-WITH d AS (
-  SELECT ` + deliveryColumns + `
+// claimDeliveries leases due deliveries fairly: first the oldest due
+// delivery of each endpoint (the partial index by endpoint), skipping
+// endpoints this process has at its cap ($2), disabled endpoints, and
+// backing-off ones with a delivery in flight; of those the $3 due longest,
+// locked with SKIP LOCKED so concurrent claims never take the same row;
+// then the lease: next_attempt_at moves to the lease's end ($4), when the
+// delivery is due again should this process die.
+const claimDeliveries = `
+WITH cand AS (
+  SELECT DISTINCT ON (d.merchant_id, d.environment) d.id, d.next_attempt_at
   FROM webhook_deliveries d
   WHERE d.status = 'pending' AND d.next_attempt_at <= $1
     AND NOT (d.merchant_id || '/' || d.environment = ANY ($2::text[]))
-  ORDER BY d.next_attempt_at
-  LIMIT 1
-  FOR UPDATE SKIP LOCKED
+  ORDER BY d.merchant_id, d.environment, d.next_attempt_at
+), pick AS (
+  SELECT d.id
+  FROM cand
+  JOIN webhook_deliveries d ON d.id = cand.id
+  JOIN webhook_endpoints w ON w.merchant_id = d.merchant_id AND w.environment = d.environment
+  WHERE d.status = 'pending' AND d.next_attempt_at <= $1 AND w.disabled_at IS NULL
+    AND (w.consecutive_failures < $6 OR NOT EXISTS (
+      SELECT 1 FROM webhook_deliveries x
+      WHERE x.merchant_id = d.merchant_id AND x.environment = d.environment AND x.status = 'pending'
+        AND x.leased_until > $1))
+  ORDER BY cand.next_attempt_at
+  LIMIT $3
+  FOR UPDATE OF d SKIP LOCKED
+), leased AS (
+  UPDATE webhook_deliveries d SET next_attempt_at = $4, leased_until = $4, lease_token = $5
+  FROM pick WHERE d.id = pick.id
+  RETURNING d.*
 )
-SELECT ` + deliveryColumns + `, e.type, e.data, e.created_at AS event_created_at,
+SELECT ` + deliveryColumns + `, d.lease_token, e.type, e.data, e.created_at AS event_created_at,
   w.url, w.secret_key_id, w.secret_sealed, w.previous_secret_key_id, w.previous_secret_sealed,
   w.previous_secret_expires_at
-FROM d
+FROM leased d
 JOIN events e ON e.merchant_id = d.merchant_id AND e.environment = d.environment AND e.id = d.event_id
 JOIN webhook_endpoints w ON w.merchant_id = d.merchant_id AND w.environment = d.environment`
 
-// ClaimDelivery locks the pending delivery due first; call it in a transaction.
-func (db *DB) ClaimDelivery(ctx context.Context, now time.Time, busy []string) (webhook.Claim, bool, error) {
+// ClaimDeliveries leases due deliveries (see claimDeliveries). Run outside
+// a transaction, it commits at once: no lock outlives the statement.
+func (db *DB) ClaimDeliveries(ctx context.Context, r webhook.ClaimRequest) ([]webhook.Claim, error) {
+	busy := r.Busy
 	if busy == nil {
 		busy = []string{} // a NULL array would make the filter NULL and match nothing
 	}
-	var r deliveryClaimRow
-	err := sqlx.GetContext(ctx, db.q(ctx), &r, claimDelivery, now, pq.Array(busy))
-	if err != nil {
-		err = translate(err)
-		if errs.Is(err, errs.NotFound) {
-			return webhook.Claim{}, false, nil
+	var rows []deliveryClaimRow
+	if err := sqlx.SelectContext(ctx, db.q(ctx), &rows, claimDeliveries, r.Now, pq.Array(busy), r.Limit, r.LeaseUntil,
+		r.Token, webhook.BackoffAfter); err != nil {
+		return nil, translate(err)
+	}
+	out := make([]webhook.Claim, len(rows))
+	for i, row := range rows {
+		d := row.deliveryRow.domain()
+		ep := endpointRow{
+			MerchantID: row.MerchantID, Environment: row.Environment, URL: row.URL,
+			SecretKeyID: row.SecretKeyID, SecretSealed: row.SecretSealed,
+			PreviousKeyID: row.PreviousKeyID, PreviousSealed: row.PreviousSealed, PreviousExpiresAt: row.PreviousExpiresAt,
 		}
-		return webhook.Claim{}, false, err
+		out[i] = webhook.Claim{
+			Delivery:   d,
+			Event:      event.Event{ID: d.EventID, Scope: d.Scope, Type: row.Type, CreatedAt: row.EventCreatedAt.UTC(), Data: row.Data},
+			Endpoint:   ep.domain(),
+			LeaseToken: row.LeaseToken,
+		}
 	}
-	d := r.deliveryRow.domain()
-	ep := endpointRow{
-		MerchantID: r.MerchantID, Environment: r.Environment, URL: r.URL,
-		SecretKeyID: r.SecretKeyID, SecretSealed: r.SecretSealed,
-		PreviousKeyID: r.PreviousKeyID, PreviousSealed: r.PreviousSealed, PreviousExpiresAt: r.PreviousExpiresAt,
-	}
-	return webhook.Claim{
-		Delivery: d,
-		Event:    event.Event{ID: d.EventID, Scope: d.Scope, Type: r.Type, CreatedAt: r.EventCreatedAt.UTC(), Data: r.Data},
-		Endpoint: ep.domain(),
-	}, true, nil
+	return out, nil
 }
 
 const finishDelivery = `
-WITH attempt AS (
+WITH done AS (
+  UPDATE webhook_deliveries SET status = $2, attempts = $3, next_attempt_at = $4, last_error = $5, updated_at = $6,
+    lease_token = NULL, leased_until = NULL
+  WHERE id = $1 AND lease_token = $13 AND status = 'pending'
+  RETURNING id
+), attempt AS (
   INSERT INTO webhook_attempts (delivery_id, attempted_at, url, status_code, latency_ms, response_body, error)
-  VALUES ($1, $7, $8, $9, $10, $11, $12)
+  SELECT id, $7, $8, $9, $10, $11, $12 FROM done
 )
-UPDATE webhook_deliveries SET status = $2, attempts = $3, next_attempt_at = $4, last_error = $5, updated_at = $6
-WHERE id = $1`
+SELECT count(*) FROM done`
 
-// FinishDelivery stores a delivery's new state and its attempt.
-func (db *DB) FinishDelivery(ctx context.Context, d webhook.Delivery, a webhook.Attempt) error {
-	res, err := db.q(ctx).ExecContext(ctx, finishDelivery, d.ID, d.Status, d.Attempts, d.NextAttemptAt, d.LastError,
-		d.UpdatedAt, a.AttemptedAt, a.URL, a.StatusCode, a.LatencyMS, a.ResponseBody, a.Error)
-	return oneRow(res, err, errs.NotFound)
+// FinishDelivery stores a delivery's new state and its attempt while the
+// lease of token holds it; errs.Conflict when it no longer does.
+func (db *DB) FinishDelivery(ctx context.Context, d webhook.Delivery, a webhook.Attempt, token string) error {
+	var n int
+	err := sqlx.GetContext(ctx, db.q(ctx), &n, finishDelivery, d.ID, d.Status, d.Attempts, d.NextAttemptAt, d.LastError,
+		d.UpdatedAt, a.AttemptedAt, a.URL, a.StatusCode, a.LatencyMS, a.ResponseBody, a.Error, token)
+	if err != nil {
+		return translate(err)
+	}
+	if n == 0 {
+		return errs.New(errs.Conflict, "the delivery's lease ran out")
+	}
+	return nil
+}
+
+// EndpointSucceeded clears the scope's failure streak.
+func (db *DB) EndpointSucceeded(ctx context.Context, scope tenant.Scope) error {
+	_, err := db.q(ctx).ExecContext(ctx, `UPDATE webhook_endpoints SET consecutive_failures = 0, failing_since = NULL
+WHERE merchant_id = $1 AND environment = $2 AND (consecutive_failures > 0 OR failing_since IS NOT NULL)`, scope.MerchantID, scope.Env)
+	return translate(err)
+}
+
+const endpointFailed = `
+UPDATE webhook_endpoints SET
+  consecutive_failures = consecutive_failures + 1,
+  failing_since = coalesce(failing_since, $3),
+  disabled_at = CASE WHEN disabled_at IS NULL AND coalesce(failing_since, $3) <= $3 - $4 * interval '1 microsecond'
+                     THEN $3 ELSE disabled_at END
+WHERE merchant_id = $1 AND environment = $2
+RETURNING disabled_at IS NOT DISTINCT FROM $3::timestamptz`
+
+// EndpointFailed counts a failed attempt and disables the endpoint once it
+// has failed for disableAfter without a success; disabled reports that
+// this call disabled it.
+func (db *DB) EndpointFailed(ctx context.Context, scope tenant.Scope, now time.Time, disableAfter time.Duration) (bool, error) {
+	var disabled bool
+	err := sqlx.GetContext(ctx, db.q(ctx), &disabled, endpointFailed, scope.MerchantID, scope.Env, now, disableAfter.Microseconds())
+	return disabled, translate(err)
+}
+
+const enableEndpoint = `
+WITH ep AS (
+  UPDATE webhook_endpoints SET disabled_at = NULL, consecutive_failures = 0, failing_since = NULL, updated_at = $3
+  WHERE merchant_id = $1 AND environment = $2
+  RETURNING 1
+), held AS (
+  UPDATE webhook_deliveries SET next_attempt_at = least(next_attempt_at, created_at), updated_at = $3
+  WHERE merchant_id = $1 AND environment = $2 AND status = 'pending' AND lease_token IS NULL
+    AND EXISTS (SELECT 1 FROM ep)
+)
+SELECT count(*), pg_notify('` + DeliveryChannel + `', '') FROM ep`
+
+// EnableEndpoint enables the endpoint again and makes every held delivery
+// due at its creation time, so they go out oldest first.
+func (db *DB) EnableEndpoint(ctx context.Context, scope tenant.Scope, now time.Time) error {
+	var row struct {
+		N      int    `db:"count"`
+		Notify string `db:"pg_notify"`
+	}
+	if err := sqlx.GetContext(ctx, db.q(ctx), &row, enableEndpoint, scope.MerchantID, scope.Env, now); err != nil {
+		return translate(err)
+	}
+	if row.N == 0 {
+		return errs.New(errs.NotFound, "no webhook endpoint")
+	}
+	return nil
 }

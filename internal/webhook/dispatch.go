@@ -16,6 +16,10 @@ import (
 	"sync"
 	"time"
 	"unicode/utf8"
+
+	"github.com/fundsource/fundsource/internal/errs"
+	"github.com/fundsource/fundsource/internal/event"
+	"github.com/fundsource/fundsource/internal/ids"
 )
 
 // Schedule is the wait before each retry: after the first failed attempt
@@ -32,20 +36,39 @@ const Jitter = 0.1
 // MaxResponseBody is how much of a response body an attempt keeps.
 const MaxResponseBody = 1024
 
+// Defaults of DispatcherOptions.
+const (
+	DefaultInFlight     = 256
+	DefaultPerEndpoint  = 8
+	DefaultTimeout      = 10 * time.Second
+	DefaultDisableAfter = 72 * time.Hour
+)
+
+// leaseMargin is how much longer than an attempt's timeout a lease lasts:
+// the time to record the attempt after the endpoint gave up.
+const leaseMargin = 5 * time.Second
+
+// claimBatch is the most deliveries one claim leases.
+const claimBatch = 64
+
 // DispatcherOptions tune a Dispatcher; zero values take the defaults.
 type DispatcherOptions struct {
-	Workers     int           // concurrent deliveries of this process; default 8
-	PerEndpoint int           // concurrent deliveries to one endpoint from this process; default 4
-	Poll        time.Duration // how often to look for due deliveries without a notification; default 1 s
-	Timeout     time.Duration // limit of one attempt; default (and at most) Timeout
-	Logger      *slog.Logger
+	InFlight     int           // deliveries this process sends at once; default DefaultInFlight
+	PerEndpoint  int           // of those, to one endpoint; default DefaultPerEndpoint
+	Poll         time.Duration // how often to look for due deliveries without a notification; default 1 s
+	Timeout      time.Duration // limit of one attempt; default DefaultTimeout, at most Timeout
+	DisableAfter time.Duration // an endpoint failing this long is disabled; default DefaultDisableAfter
+	Logger       *slog.Logger
 }
 
-// Dispatcher sends due deliveries. Every process of the service runs one; a
-// delivery is claimed with FOR UPDATE SKIP LOCKED inside a transaction that
-// stays open while it is sent, so two processes never send the same attempt,
-// and when a process dies its row lock goes with its connection and another
-// process takes the delivery over.
+// Dispatcher sends due deliveries. Every process of the service runs one.
+// It leases deliveries instead of locking them: a claim is one short
+// statement that leases due deliveries (FOR UPDATE SKIP LOCKED, so two
+// processes never lease the same one), each is sent by its own goroutine
+// with no transaction or connection held while the endpoint answers, and
+// the attempt is recorded in a second short statement that must still hold
+// the lease. A hanging endpoint costs goroutines, never connections, and
+// when a process dies its leases run out and another process sends again.
 type Dispatcher struct {
 	store  Store
 	vault  Vault
@@ -55,21 +78,27 @@ type Dispatcher struct {
 
 	mu       sync.Mutex
 	inFlight map[string]int // deliveries being sent per endpoint key; guarded by mu
+	total    int            // all deliveries being sent; guarded by mu
+	peak     int            // the most ever at once; guarded by mu
 }
 
 // NewDispatcher returns a Dispatcher sending with client.
 func NewDispatcher(store Store, vault Vault, client *http.Client, now func() time.Time, opts DispatcherOptions) *Dispatcher {
-	if opts.Workers <= 0 {
-		opts.Workers = 8
+	if opts.InFlight <= 0 {
+		opts.InFlight = DefaultInFlight
 	}
 	if opts.PerEndpoint <= 0 {
-		opts.PerEndpoint = 4
+		opts.PerEndpoint = DefaultPerEndpoint
 	}
 	if opts.Poll <= 0 {
 		opts.Poll = time.Second
 	}
-	if opts.Timeout <= 0 || opts.Timeout > Timeout {
-		opts.Timeout = Timeout
+	if opts.Timeout <= 0 {
+		opts.Timeout = DefaultTimeout
+	}
+	opts.Timeout = min(opts.Timeout, Timeout)
+	if opts.DisableAfter <= 0 {
+		opts.DisableAfter = DefaultDisableAfter
 	}
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
@@ -77,61 +106,70 @@ func NewDispatcher(store Store, vault Vault, client *http.Client, now func() tim
 	return &Dispatcher{store: store, vault: vault, client: client, now: now, opts: opts, inFlight: map[string]int{}}
 }
 
-// Run delivers until ctx ends: its workers look for due deliveries when wake
-// fires (a PostgreSQL notification), every Poll, and after each delivery.
-// When ctx ends it stops claiming and waits for the deliveries being sent
-// (at most Timeout) to be recorded.
+// Run delivers until ctx ends: it claims due deliveries when wake fires (a
+// PostgreSQL notification), every Poll, and whenever a delivery finishes,
+// as long as it has room. When ctx ends it stops claiming and waits for
+// the deliveries being sent (at most the timeout) to be recorded.
 func (d *Dispatcher) Run(ctx context.Context, wake <-chan struct{}) {
-	// One kick wakes one idle worker. A worker that claims a delivery kicks
-	// another before sending it, so a backlog draws in as many workers as
-	// it needs, while a single event costs about two claims rather than
-	// one per worker (every worker at every wake-up claimed 7 times per
-	// event at 500 events/s: 'make bench').
-	kicks := make(chan struct{}, d.opts.Workers)
-	kick := func() {
-		select {
-		case kicks <- struct{}{}:
-		default:
-		}
-	}
+	freed := make(chan struct{}, 1)
 	var wg sync.WaitGroup
-	for range d.opts.Workers {
-		wg.Go(func() { d.work(ctx, kicks, kick) })
-	}
 	t := time.NewTicker(d.opts.Poll)
 	defer t.Stop()
 	for {
-		kick()
+		d.claimRounds(ctx, &wg, freed)
 		select {
 		case <-ctx.Done():
 			wg.Wait()
 			return
 		case <-wake:
+		case <-freed:
 		case <-t.C:
 		}
 	}
 }
 
-func (d *Dispatcher) work(ctx context.Context, kicks <-chan struct{}, kick func()) {
-	for {
-		select {
-		case <-ctx.Done():
+// claimRounds leases and starts deliveries until none is due or the
+// process has no room left.
+func (d *Dispatcher) claimRounds(ctx context.Context, wg *sync.WaitGroup, freed chan<- struct{}) {
+	for ctx.Err() == nil {
+		room := d.room()
+		if room == 0 {
 			return
-		case <-kicks:
 		}
-		for ctx.Err() == nil {
-			found, err := d.deliverOne(ctx, kick)
-			if err != nil {
-				if ctx.Err() == nil {
-					d.opts.Logger.Warn("webhook delivery failed", slog.Any("error", err))
+		claims, err := d.claim(ctx, min(room, claimBatch))
+		if err != nil {
+			if ctx.Err() == nil {
+				d.opts.Logger.Warn("webhook claim failed", slog.Any("error", err))
+			}
+			return
+		}
+		for _, c := range claims {
+			d.start(endpointKey(c))
+			wg.Go(func() {
+				defer func() {
+					d.done(endpointKey(c))
+					select {
+					case freed <- struct{}{}:
+					default:
+					}
+				}()
+				if err := d.deliver(context.WithoutCancel(ctx), c); err != nil {
+					d.opts.Logger.Warn("webhook delivery not recorded", slog.String("delivery_id", c.Delivery.ID), slog.Any("error", err))
 				}
-				break
-			}
-			if !found {
-				break
-			}
+			})
+		}
+		if len(claims) == 0 {
+			return
 		}
 	}
+}
+
+// claim leases up to n due deliveries, at most one per endpoint and none of
+// an endpoint at its cap in this process.
+func (d *Dispatcher) claim(ctx context.Context, n int) ([]Claim, error) {
+	now := d.now().UTC()
+	return d.store.ClaimDeliveries(ctx, ClaimRequest{Now: now, Busy: d.busy(), Limit: n,
+		LeaseUntil: now.Add(d.opts.Timeout + leaseMargin), Token: ids.New("lease_")})
 }
 
 // DeliverDue sends every delivery due now, one after another, and returns
@@ -139,20 +177,29 @@ func (d *Dispatcher) work(ctx context.Context, kicks <-chan struct{}, kick func(
 func (d *Dispatcher) DeliverDue(ctx context.Context) (int, error) {
 	n := 0
 	for {
-		found, err := d.deliverOne(ctx, nil)
-		if err != nil || !found {
+		claims, err := d.claim(ctx, 1)
+		if err != nil || len(claims) == 0 {
+			return n, err
+		}
+		if err := d.deliver(ctx, claims[0]); err != nil {
 			return n, err
 		}
 		n++
 	}
 }
 
-var errEndpointBusy = errors.New("webhook: endpoint at its concurrency limit")
+// Peak is the most deliveries this dispatcher has had in flight at once.
+func (d *Dispatcher) Peak() int {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.peak
+}
 
 func endpointKey(c Claim) string {
 	return c.Delivery.Scope.MerchantID + "/" + string(c.Delivery.Scope.Env)
 }
 
+// busy lists the endpoints at their cap in this process.
 func (d *Dispatcher) busy() []string {
 	d.mu.Lock()
 	defer d.mu.Unlock()
@@ -165,59 +212,78 @@ func (d *Dispatcher) busy() []string {
 	return out
 }
 
-func (d *Dispatcher) acquire(key string) bool {
+// room is how many more deliveries this process may start.
+func (d *Dispatcher) room() int {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	if d.inFlight[key] >= d.opts.PerEndpoint {
-		return false
-	}
-	d.inFlight[key]++
-	return true
+	return max(d.opts.InFlight-d.total, 0)
 }
 
-func (d *Dispatcher) release(key string) {
+func (d *Dispatcher) start(key string) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.inFlight[key]++
+	d.total++
+	d.peak = max(d.peak, d.total)
+}
+
+func (d *Dispatcher) done(key string) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if d.inFlight[key]--; d.inFlight[key] <= 0 {
 		delete(d.inFlight, key)
 	}
+	d.total--
 }
 
-// deliverOne claims the delivery due first, sends it and records the
-// attempt, all in one transaction. It runs detached from ctx's cancellation
-// so that a shutdown lets the attempt finish and be recorded; found is false
-// when nothing was due.
-// deliverOne claims the delivery due first and sends it; claimed (when not
-// nil) runs once the claim is made, before the send.
-func (d *Dispatcher) deliverOne(ctx context.Context, claimed func()) (found bool, err error) {
-	err = d.store.WithTx(context.WithoutCancel(ctx), func(tx context.Context) error {
-		c, ok, err := d.store.ClaimDelivery(tx, d.now().UTC(), d.busy())
-		if err != nil || !ok {
+// deliver sends a leased delivery, then records the attempt, the next
+// state and the endpoint's health in one short transaction. A lease that
+// ran out (another process took the delivery over) drops this attempt.
+func (d *Dispatcher) deliver(ctx context.Context, c Claim) error {
+	a := d.send(ctx, c)
+	now := d.now().UTC()
+	err := d.store.WithTx(ctx, func(tx context.Context) error {
+		if err := d.store.FinishDelivery(tx, next(c.Delivery, a, now), a, c.LeaseToken); err != nil {
 			return err
 		}
-		key := endpointKey(c)
-		if !d.acquire(key) {
-			return errEndpointBusy // another worker filled the slot: roll back, claim again
+		if succeeded(a) {
+			return d.store.EndpointSucceeded(tx, c.Delivery.Scope)
 		}
-		defer d.release(key)
-		found = true
-		if claimed != nil {
-			claimed()
+		disabled, err := d.store.EndpointFailed(tx, c.Delivery.Scope, now, d.opts.DisableAfter)
+		if err != nil || !disabled {
+			return err
 		}
-		a := d.send(tx, c)
-		return d.store.FinishDelivery(tx, next(c.Delivery, a, d.now().UTC()), a)
+		d.opts.Logger.Warn("webhook endpoint disabled after failing continuously",
+			slog.String("merchant_id", c.Delivery.Scope.MerchantID), slog.String("environment", string(c.Delivery.Scope.Env)))
+		return d.store.RecordUndeliveredEvent(tx, event.New(c.Delivery.Scope, event.WebhookDisabled, Disabled{
+			WebhookURL: c.Endpoint.URL, DisabledAt: now, LastError: describe(a),
+			FailingFor: d.opts.DisableAfter.String(),
+		}, now))
 	})
-	if errors.Is(err, errEndpointBusy) {
-		return true, nil
+	if errs.Is(err, errs.Conflict) || errs.Is(err, errs.NotFound) {
+		return nil // the lease ran out, or the endpoint or delivery is gone
 	}
-	return found, err
+	return err
+}
+
+// Disabled is the data of a webhook.disabled event.
+type Disabled struct {
+	WebhookURL string    `json:"webhook_url"`
+	DisabledAt time.Time `json:"disabled_at"`
+	FailingFor string    `json:"failing_for"` // at least this long without a success
+	LastError  string    `json:"last_error"`
+}
+
+// succeeded reports whether an attempt got a 2xx.
+func succeeded(a Attempt) bool {
+	return a.Error == nil && a.StatusCode != nil && *a.StatusCode >= 200 && *a.StatusCode < 300
 }
 
 // next is the delivery's state after attempt a at now.
 func next(dl Delivery, a Attempt, now time.Time) Delivery {
 	dl.Attempts++
 	dl.UpdatedAt = now
-	if a.Error == nil && a.StatusCode != nil && *a.StatusCode >= 200 && *a.StatusCode < 300 {
+	if succeeded(a) {
 		dl.Status, dl.NextAttemptAt, dl.LastError = Delivered, nil, nil
 		return dl
 	}

@@ -45,6 +45,33 @@ type Endpoint struct {
 	PreviousExpiresAt *time.Time // UTC; set exactly when Previous is
 	CreatedAt         time.Time  // UTC
 	UpdatedAt         time.Time  // UTC
+	// Health: failed attempts in a row, since when the endpoint has failed
+	// without a success (nil while it succeeds), and when it was disabled.
+	ConsecutiveFailures int
+	FailingSince        *time.Time // UTC
+	DisabledAt          *time.Time // UTC; nil while enabled
+}
+
+// Endpoint statuses (Registration.Status).
+const (
+	StatusEnabled    = "enabled"
+	StatusBackingOff = "backing_off" // one delivery in flight at a time until one succeeds
+	StatusDisabled   = "disabled"    // no attempts; deliveries are kept for Enable
+)
+
+// BackoffAfter is how many failed attempts in a row put an endpoint in
+// backing_off.
+const BackoffAfter = 3
+
+// Status is the endpoint's health for people.
+func (ep Endpoint) Status() string {
+	switch {
+	case ep.DisabledAt != nil:
+		return StatusDisabled
+	case ep.ConsecutiveFailures >= BackoffAfter:
+		return StatusBackingOff
+	}
+	return StatusEnabled
 }
 
 // Registration is the API view of an endpoint.
@@ -52,6 +79,9 @@ type Registration struct {
 	WebhookURL              string     `json:"webhook_url"`
 	Secret                  string     `json:"secret"`
 	PreviousSecretExpiresAt *time.Time `json:"previous_secret_expires_at"`
+	Status                  string     `json:"status"` // enabled, backing_off or disabled
+	ConsecutiveFailures     int        `json:"consecutive_failures"`
+	DisabledAt              *time.Time `json:"disabled_at"`
 	CreatedAt               time.Time  `json:"created_at"`
 	UpdatedAt               time.Time  `json:"updated_at"`
 }
@@ -88,11 +118,21 @@ type Attempt struct {
 	Error        *string   `json:"error"`
 }
 
-// Claim is a delivery locked by a worker with what it needs to send it.
+// Claim is a delivery leased to a dispatcher with what it needs to send it.
 type Claim struct {
-	Delivery Delivery
-	Event    event.Event // Data is the stored JSON
-	Endpoint Endpoint
+	Delivery   Delivery
+	Event      event.Event // Data is the stored JSON
+	Endpoint   Endpoint
+	LeaseToken string // FinishDelivery must present it
+}
+
+// ClaimRequest says which due deliveries a dispatcher leases.
+type ClaimRequest struct {
+	Now        time.Time
+	Busy       []string  // endpoint keys (merchant/environment) this process has at its cap
+	Limit      int       // at most this many, at most one per endpoint
+	LeaseUntil time.Time // when the leases end if not finished
+	Token      string    // the leases' token
 }
 
 // Store is the persistence the webhook service and dispatcher need.
@@ -127,12 +167,25 @@ type Store interface {
 	// QueueDelivery makes the event's pending delivery due at now, or when
 	// none is pending adds a new delivery with id, due at now.
 	QueueDelivery(ctx context.Context, scope tenant.Scope, eventID, id string, now time.Time) error
-	// ClaimDelivery locks the pending delivery due first at now, skipping
-	// rows other transactions hold and endpoints named in busy
-	// ("merchant_id/environment"); found is false when none is due.
-	ClaimDelivery(ctx context.Context, now time.Time, busy []string) (c Claim, found bool, err error)
-	// FinishDelivery stores a delivery's new state and the attempt that led to it.
-	FinishDelivery(ctx context.Context, d Delivery, a Attempt) error
+	// ClaimDeliveries leases up to r.Limit due deliveries, the oldest due of
+	// each endpoint first, skipping r.Busy endpoints, disabled endpoints,
+	// backing-off endpoints that have a delivery in flight, and rows other
+	// processes are claiming; it commits before it returns.
+	ClaimDeliveries(ctx context.Context, r ClaimRequest) ([]Claim, error)
+	// EndpointSucceeded clears the scope's failure streak.
+	EndpointSucceeded(ctx context.Context, scope tenant.Scope) error
+	// EndpointFailed counts a failed attempt; when the streak has lasted
+	// disableAfter it disables the endpoint and reports so (once).
+	EndpointFailed(ctx context.Context, scope tenant.Scope, now time.Time, disableAfter time.Duration) (disabled bool, err error)
+	// EnableEndpoint enables the endpoint again with a clean record and
+	// makes every held delivery due, oldest first; errs.NotFound if none.
+	EnableEndpoint(ctx context.Context, scope tenant.Scope, now time.Time) error
+	// RecordUndeliveredEvent writes an event that queues no delivery.
+	RecordUndeliveredEvent(ctx context.Context, e event.Event) error
+	// FinishDelivery stores a delivery's new state and the attempt that led
+	// to it, if the lease of token still holds it; errs.Conflict when not
+	// (the lease ran out and another process took the delivery over).
+	FinishDelivery(ctx context.Context, d Delivery, a Attempt, token string) error
 	// DeleteEventsBefore deletes up to limit events created before t, with
 	// their deliveries and attempts, and returns how many it deleted.
 	DeleteEventsBefore(ctx context.Context, t time.Time, limit int) (int64, error)
@@ -199,7 +252,8 @@ func (s *Service) view(ep Endpoint) (Registration, error) {
 	if err != nil {
 		return Registration{}, err
 	}
-	r := Registration{WebhookURL: ep.URL, Secret: sec[0], CreatedAt: ep.CreatedAt, UpdatedAt: ep.UpdatedAt}
+	r := Registration{WebhookURL: ep.URL, Secret: sec[0], CreatedAt: ep.CreatedAt, UpdatedAt: ep.UpdatedAt,
+		Status: ep.Status(), ConsecutiveFailures: ep.ConsecutiveFailures, DisabledAt: ep.DisabledAt}
 	if len(sec) > 1 {
 		r.PreviousSecretExpiresAt = ep.PreviousExpiresAt
 	}
@@ -250,6 +304,21 @@ func (s *Service) Delete(ctx context.Context, scope tenant.Scope) error {
 		return NotFound()
 	}
 	return err
+}
+
+// Enable turns a disabled (or backing-off) endpoint back on with a clean
+// record, and makes every delivery it held due now, oldest first: unlike
+// services that drop what failed while an endpoint was down, nothing is
+// lost.
+func (s *Service) Enable(ctx context.Context, scope tenant.Scope) (Registration, error) {
+	err := s.store.EnableEndpoint(ctx, scope, s.now().UTC())
+	if errs.Is(err, errs.NotFound) {
+		return Registration{}, NotFound()
+	}
+	if err != nil {
+		return Registration{}, err
+	}
+	return s.Get(ctx, scope)
 }
 
 // RollSecret replaces the signing secret. The old one keeps signing beside

@@ -5,6 +5,7 @@
 package wiring
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"log/slog"
@@ -101,6 +102,12 @@ func Build(cfg *config.Config, d Deps) (*Services, error) {
 	return s, nil
 }
 
+// BackgroundConns are the connections a process keeps for its background
+// work beside the API's: webhook claims and records are short statements
+// (no delivery holds a connection while it waits on a receiver), and the
+// sweeps run one at a time.
+const BackgroundConns = 8
+
 // Open opens the database at dbURL, sized for cfg's webhook workers,
 // migrates it and builds the services on it with the service's clock. The
 // returned function closes the database.
@@ -109,7 +116,7 @@ func Open(ctx context.Context, cfg *config.Config, dbURL string, log *slog.Logge
 	if err != nil {
 		return nil, nil, err
 	}
-	db.Reserve(cfg.WebhookWorkers) // each delivery in flight holds a connection
+	db.Reserve(BackgroundConns)
 	if err := db.Migrate(ctx); err != nil {
 		db.Close()
 		return nil, nil, err
@@ -140,13 +147,16 @@ func (s *Services) Handler() *gin.Engine {
 	})
 }
 
-// Dispatcher is a webhook dispatcher with the configured client and limits;
-// opts fills in what the configuration does not say (the logger, and in
-// tests the numbers).
+// Dispatcher is a webhook dispatcher with the configured client and
+// limits; what opts sets (tests set numbers) takes precedence.
 func (s *Services) Dispatcher(opts webhook.DispatcherOptions) *webhook.Dispatcher {
-	if opts.Logger == nil {
-		opts.Logger = s.Log
-	}
+	cfg := s.Config
+	opts.Logger = cmp.Or(opts.Logger, s.Log)
+	opts.InFlight = cmp.Or(opts.InFlight, cfg.WebhookInFlight)
+	opts.PerEndpoint = cmp.Or(opts.PerEndpoint, cfg.WebhookPerEndpoint)
+	opts.Poll = cmp.Or(opts.Poll, cfg.WebhookPollInterval)
+	opts.Timeout = cmp.Or(opts.Timeout, cfg.WebhookTimeout)
+	opts.DisableAfter = cmp.Or(opts.DisableAfter, cfg.WebhookDisableAfter)
 	return webhook.NewDispatcher(s.DB, s.Vault, webhook.NewClient(s.Config.WebhookAllowPrivateTargets), s.Now, opts)
 }
 

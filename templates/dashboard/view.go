@@ -56,6 +56,9 @@ type Webhooks struct {
 	Error           string
 	Secret          string // shown only after Reveal or Roll
 	PreviousExpires string // when the secret before the last roll stops signing; "" if none
+	Status          string // enabled, backing_off or disabled ("" without a URL)
+	Failures        int    // failed attempts in a row
+	DisabledAt      string // when the endpoint was disabled; "" while enabled
 	Log             []LogRow
 	Page            Pager
 }

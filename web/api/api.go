@@ -95,6 +95,7 @@ func (s *Surface) Mount(r *gin.Engine) {
 	g.DELETE("/webhooks", s.deleteWebhook)
 	g.POST("/webhooks/secret/roll", s.rollWebhookSecret)
 	g.POST("/webhooks/test", s.testWebhook)
+	g.POST("/webhooks/enable", s.enableWebhook)
 	g.GET("/events", s.listEvents)
 	g.GET("/events/:id", s.getEvent)
 	g.POST("/events/:id/redeliver", s.redeliverEvent)

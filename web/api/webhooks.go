@@ -77,3 +77,12 @@ func (s *Surface) redeliverEvent(c *gin.Context) {
 	ev, err := s.Webhooks.Redeliver(c.Request.Context(), kit.Scope(c), c.Param("id"))
 	kit.Reply(s.Kit, c, ev, err)
 }
+
+func (s *Surface) enableWebhook(c *gin.Context) {
+	if err := kit.DecodeNone(c); err != nil {
+		s.Fail(c, err)
+		return
+	}
+	reg, err := s.Webhooks.Enable(c.Request.Context(), kit.Scope(c))
+	kit.Reply(s.Kit, c, reg, err)
+}

@@ -100,6 +100,7 @@ func (s *Surface) Mount(r *gin.Engine) {
 	g.POST("/webhooks/secret/reveal", s.revealWebhookSecret)
 	g.POST("/webhooks/secret/roll", s.rollWebhookSecretPage)
 	g.POST("/webhooks/test", s.testWebhookPage)
+	g.POST("/webhooks/enable", s.enableWebhookPage)
 	g.GET("/events/:id", s.eventPage)
 	g.POST("/events/:id/resend", s.resendEvent)
 	g.GET("/customers", s.customersPage)

@@ -36,6 +36,10 @@ func (s *Surface) renderWebhooks(c *gin.Context, status int, v view.Webhooks, re
 		if reg.PreviousSecretExpiresAt != nil {
 			v.PreviousExpires = shortTime(*reg.PreviousSecretExpiresAt)
 		}
+		v.Status, v.Failures = reg.Status, reg.ConsecutiveFailures
+		if reg.DisabledAt != nil {
+			v.DisabledAt = shortTime(*reg.DisabledAt)
+		}
 	case !errs.Is(err, errs.WebhookNotFound):
 		s.Fail(c, err)
 		return
@@ -94,6 +98,12 @@ func (s *Surface) rollWebhookSecretPage(c *gin.Context) {
 		return
 	}
 	s.renderWebhooks(c, http.StatusOK, view.Webhooks{}, true)
+}
+
+// enableWebhookPage turns a disabled endpoint back on; what it held goes out.
+func (s *Surface) enableWebhookPage(c *gin.Context) {
+	_, err := s.webhooks.Enable(c.Request.Context(), current(c).Scope)
+	s.done(c, err, "Endpoint enabled. Held events are being delivered, oldest first.", "/dashboard/webhooks")
 }
 
 func (s *Surface) testWebhookPage(c *gin.Context) {

@@ -1,0 +1,263 @@
+package web_test
+
+import (
+	"context"
+	"net/http"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/fundsource/fundsource/internal/errs"
+	"github.com/fundsource/fundsource/internal/event"
+	"github.com/fundsource/fundsource/internal/tenant"
+	"github.com/fundsource/fundsource/internal/webhook"
+)
+
+// hooked is a sandbox merchant with a webhook endpoint at rc.
+type hooked struct {
+	key   string
+	scope tenant.Scope
+	rc    *receiver
+}
+
+func newHooked(t *testing.T, h *harness, name string, respond func(int, http.ResponseWriter)) hooked {
+	t.Helper()
+	m := h.merchant(name)
+	hk := hooked{key: m.Sandbox.SecretKey, scope: tenant.Scope{MerchantID: m.Merchant.ID, Env: tenant.Sandbox}, rc: newReceiver(t, respond)}
+	register(h, hk.key, hk.rc.URL())
+	return hk
+}
+
+// record writes n webhook.test events for the merchant at the harness's
+// clock, as the service does, and returns their ids.
+func (hk hooked) record(t *testing.T, h *harness, n int) []string {
+	t.Helper()
+	out := make([]string, n)
+	for i := range out {
+		e := event.New(hk.scope, event.WebhookTest, map[string]int{"n": i}, h.clock.Now())
+		if err := h.db.RecordEvent(context.Background(), e); err != nil {
+			t.Fatal(err)
+		}
+		out[i] = e.ID
+	}
+	return out
+}
+
+func failing(_ int, w http.ResponseWriter) { w.WriteHeader(http.StatusInternalServerError) }
+
+// TestLeaseExpiryAndTakeover: a delivery leased by a process that then
+// goes silent is due again when the lease ends, another dispatcher sends
+// it, and the late finisher's record is dropped: one attempt recorded.
+func TestLeaseExpiryAndTakeover(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	hk := newHooked(t, h, "Acme", nil)
+	id := hk.record(t, h, 1)[0]
+	ctx := context.Background()
+	now := h.clock.Now()
+	claims, err := h.db.ClaimDeliveries(ctx, webhook.ClaimRequest{Now: now, Limit: 10, LeaseUntil: now.Add(15 * time.Second), Token: "lease_dead"})
+	if err != nil || len(claims) != 1 || claims[0].Event.ID != id {
+		t.Fatalf("claim: %v %+v", err, claims)
+	}
+	// Leased: nobody else may send it before the lease ends.
+	if n := h.deliver(); n != 0 {
+		t.Fatalf("a leased delivery was sent again %d time(s) before its lease ended", n)
+	}
+	h.clock.Advance(16 * time.Second)
+	if n := h.deliver(); n != 1 || len(hk.rc.requests()) != 1 || hk.rc.requests()[0].Header.Get("webhook-id") != id {
+		t.Fatalf("after the lease: sent %d, receiver saw %d", n, len(hk.rc.requests()))
+	}
+	// The first process wakes up and tries to record its attempt.
+	c := claims[0]
+	attempt := webhook.Attempt{AttemptedAt: now, URL: c.Endpoint.URL, LatencyMS: 1}
+	err = h.db.FinishDelivery(ctx, c.Delivery, attempt, c.LeaseToken)
+	if !errs.Is(err, errs.Conflict) {
+		t.Errorf("a finish without the lease: %v, want conflict", err)
+	}
+	d := onlyDelivery(t, h.event(hk.key, id))
+	if d["status"] != "delivered" || len(d["attempts"].([]any)) != 1 {
+		t.Errorf("delivery after takeover: %s", mustJSON(d))
+	}
+}
+
+// TestClaimsAreFairAcrossEndpoints: with a backlog of 1,000 on one
+// endpoint, another endpoint's first event still goes out within a second.
+func TestClaimsAreFairAcrossEndpoints(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	slow := newHooked(t, h, "Busy", func(_ int, w http.ResponseWriter) { time.Sleep(50 * time.Millisecond) })
+	quiet := newHooked(t, h, "Quiet", nil)
+	slow.record(t, h, 1000)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		h.dispatcher(webhook.DispatcherOptions{InFlight: 16, PerEndpoint: 8, Poll: 20 * time.Millisecond}).Run(ctx, nil)
+	}()
+	defer func() { cancel(); <-done }()
+	waitUntil(t, 10*time.Second, "the backlog flowing", func() bool { return len(slow.rc.requests()) >= 20 })
+	start := time.Now()
+	quiet.record(t, h, 1)
+	waitUntil(t, 5*time.Second, "the quiet endpoint's event", func() bool { return len(quiet.rc.requests()) == 1 })
+	if took := time.Since(start); took > time.Second {
+		t.Errorf("the quiet endpoint waited %s behind another's backlog", took)
+	}
+	if got := len(slow.rc.requests()); got >= 1000 {
+		t.Errorf("the backlog (%d sent) finished first: the test proves nothing", got)
+	}
+}
+
+// TestEndpointHealth: failures in a row put an endpoint in backing_off
+// (one delivery in flight), a success clears it, failing continuously for
+// DisableAfter disables it (a webhook.disabled event, listed, not sent to
+// it; attempts stop, deliveries are kept), and enable delivers what it
+// held, oldest first.
+func TestEndpointHealth(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	var mu sync.Mutex
+	healthy := false
+	hk := newHooked(t, h, "Flaky", func(_ int, w http.ResponseWriter) {
+		mu.Lock()
+		defer mu.Unlock()
+		if !healthy {
+			w.WriteHeader(http.StatusServiceUnavailable)
+		}
+	})
+	setHealthy := func(v bool) { mu.Lock(); healthy = v; mu.Unlock() }
+	status := func() map[string]any { return wantOK(t, h.get("/v2/webhooks", hk.key)) }
+	if s := status(); s["status"] != "enabled" || s["consecutive_failures"] != 0.0 || s["disabled_at"] != nil {
+		t.Fatalf("a new endpoint: %s", mustJSON(s))
+	}
+	opts := webhook.DispatcherOptions{DisableAfter: 72 * time.Hour}
+	deliver := func() int {
+		n, err := h.dispatcher(opts).DeliverDue(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+
+	hk.record(t, h, 3)
+	if n := deliver(); n != 3 {
+		t.Fatalf("sent %d of 3", n)
+	}
+	if s := status(); s["status"] != "backing_off" || s["consecutive_failures"] != 3.0 {
+		t.Fatalf("after 3 failures: %s", mustJSON(s))
+	}
+	// Backing off: while one delivery is leased, no other of the endpoint is claimed.
+	h.clock.Advance(time.Hour) // every retry is due
+	now := h.clock.Now()
+	first, err := h.db.ClaimDeliveries(context.Background(), webhook.ClaimRequest{Now: now, Limit: 10, LeaseUntil: now.Add(time.Minute), Token: "lease_a"})
+	if err != nil || len(first) != 1 {
+		t.Fatalf("claim while backing off: %v, %d", err, len(first))
+	}
+	if more, err := h.db.ClaimDeliveries(context.Background(), webhook.ClaimRequest{Now: now, Limit: 10, LeaseUntil: now.Add(time.Minute), Token: "lease_b"}); err != nil || len(more) != 0 {
+		t.Fatalf("a second delivery in flight while backing off: %v, %d", err, len(more))
+	}
+	// A success clears the streak.
+	setHealthy(true)
+	h.clock.Advance(2 * time.Minute) // the first lease ends
+	if n := deliver(); n != 3 {
+		t.Fatalf("recovery: sent %d of 3", n)
+	}
+	if s := status(); s["status"] != "enabled" || s["consecutive_failures"] != 0.0 {
+		t.Fatalf("after a success: %s", mustJSON(s))
+	}
+
+	// Failing for 72 hours disables it.
+	setHealthy(false)
+	hk.record(t, h, 1)
+	for range 12 {
+		deliver()
+		h.clock.Advance(10 * time.Hour)
+	}
+	s := status()
+	if s["status"] != "disabled" || s["disabled_at"] == nil {
+		t.Fatalf("after failing for 100 h: %s", mustJSON(s))
+	}
+	disabled := h.events("webhook.disabled")
+	if len(disabled) != 1 || disabled[0]["webhook_url"] != hk.rc.URL() {
+		t.Fatalf("webhook.disabled events: %v", disabled)
+	}
+	list := wantOK(t, h.get("/v2/events?type=webhook.disabled", hk.key))["data"].([]any)
+	if len(list) != 1 {
+		t.Errorf("GET /v2/events?type=webhook.disabled: %d", len(list))
+	}
+	sentBefore := len(hk.rc.requests())
+	held := hk.record(t, h, 3)
+	h.clock.Advance(48 * time.Hour)
+	if n := deliver(); n != 0 || len(hk.rc.requests()) != sentBefore {
+		t.Fatalf("a disabled endpoint got %d attempts", n)
+	}
+	for _, r := range hk.rc.requests() {
+		if body := r.Payload(t); body["type"] == "webhook.disabled" {
+			t.Error("webhook.disabled was sent to the disabled endpoint")
+		}
+	}
+
+	// Enable: everything held goes out, oldest first.
+	setHealthy(true)
+	if s := wantOK(t, h.post("/v2/webhooks/enable", hk.key, "")); s["status"] != "enabled" || s["disabled_at"] != nil {
+		t.Fatalf("enable: %s", mustJSON(s))
+	}
+	if n := deliver(); n != 4 { // the one that was failing, and the three held
+		t.Fatalf("after enable: sent %d, want 4", n)
+	}
+	var order []string
+	for _, r := range hk.rc.requests()[sentBefore:] {
+		order = append(order, r.Header.Get("webhook-id"))
+	}
+	if order[1] != held[0] || order[2] != held[1] || order[3] != held[2] {
+		t.Errorf("held events delivered as %v, want oldest first ending %v", order, held)
+	}
+	wantError(t, h.post("/v2/webhooks/enable", h.merchant("Nobody").Sandbox.SecretKey, ""), http.StatusNotFound, "webhook_not_found")
+}
+
+// TestInFlightIsBoundedPerProcess: a process keeps at most InFlight
+// deliveries in flight, whatever the endpoints, and none of them holds a
+// database connection while it waits: receivers that hang for a while
+// never stall the claims of others.
+func TestInFlightIsBoundedPerProcess(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	release := make(chan struct{})
+	var hangers []hooked
+	for _, name := range []string{"Hang One", "Hang Two", "Hang Three"} {
+		hk := newHooked(t, h, name, func(_ int, w http.ResponseWriter) { <-release })
+		hk.record(t, h, 10)
+		hangers = append(hangers, hk)
+	}
+	d := h.dispatcher(webhook.DispatcherOptions{InFlight: 12, PerEndpoint: 8, Poll: 20 * time.Millisecond, Timeout: 5 * time.Second})
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { defer close(done); d.Run(ctx, nil) }()
+	waitUntil(t, 5*time.Second, "12 deliveries in flight", func() bool {
+		n := 0
+		for _, hk := range hangers {
+			n += len(hk.rc.requests())
+		}
+		return n >= 12
+	})
+	time.Sleep(200 * time.Millisecond) // room for a 13th, if the bound did not hold
+	if peak := d.Peak(); peak != 12 {
+		t.Errorf("peak in flight %d, want 12", peak)
+	}
+	// Twelve hang, yet the pool serves the API at once.
+	wantOK(t, h.get("/v2/webhooks", hangers[0].key))
+	close(release)
+	cancel()
+	<-done
+}
+
+// waitUntil polls cond until it holds or d passes.
+func waitUntil(t *testing.T, d time.Duration, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(d)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/fundsource/fundsource/internal/customer"
+	"github.com/fundsource/fundsource/internal/event"
 	"github.com/fundsource/fundsource/internal/lab"
 	"github.com/fundsource/fundsource/internal/tenant"
 	"github.com/fundsource/fundsource/internal/wiring"
@@ -78,6 +79,7 @@ func Run(ctx context.Context, args []string, stdio lab.IO) error {
 			{"PostgreSQL restart", c.restartDatabase},
 			{"webhook receiver down", c.receiverDown},
 			{"three servers, one database", c.threeServers},
+			{"kill -9 with webhooks in flight", c.killWithWebhooksInFlight},
 		} {
 			fmt.Fprintf(stdio.Stderr, "chaos: %s…\n", sc.name)
 			start := time.Now()
@@ -397,6 +399,37 @@ type chaosReceiver struct {
 	mu   sync.Mutex
 	got  map[string]int // webhook-id → receipts
 	srv  *http.Server
+	// hold, while open, keeps every request waiting for an answer (a
+	// hanging endpoint); a request whose client gives up meanwhile is not
+	// counted: the receiver never processed it. Guarded by mu.
+	hold chan struct{}
+	// delay is how long each answer takes.
+	delay time.Duration
+	held  int // requests waiting on hold; guarded by mu
+}
+
+// hang makes the receiver keep requests waiting until release.
+func (rc *chaosReceiver) hang() {
+	rc.mu.Lock()
+	defer rc.mu.Unlock()
+	rc.hold = make(chan struct{})
+}
+
+// release answers the waiting requests and the ones to come.
+func (rc *chaosReceiver) release() {
+	rc.mu.Lock()
+	defer rc.mu.Unlock()
+	if rc.hold != nil {
+		close(rc.hold)
+		rc.hold = nil
+	}
+}
+
+// waiting is how many requests the receiver is holding.
+func (rc *chaosReceiver) waiting() int {
+	rc.mu.Lock()
+	defer rc.mu.Unlock()
+	return rc.held
 }
 
 func newChaosReceiver() (*chaosReceiver, error) {
@@ -415,6 +448,25 @@ func (rc *chaosReceiver) up() error {
 	}
 	rc.srv = &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		_, _ = io.Copy(io.Discard, r.Body)
+		rc.mu.Lock()
+		hold := rc.hold
+		if hold != nil {
+			rc.held++
+		}
+		rc.mu.Unlock()
+		if hold != nil {
+			select {
+			case <-hold:
+			case <-r.Context().Done():
+			}
+			rc.mu.Lock()
+			rc.held--
+			rc.mu.Unlock()
+			if r.Context().Err() != nil {
+				return // the sender gave up or died: nothing was processed
+			}
+		}
+		time.Sleep(rc.delay)
 		rc.mu.Lock()
 		rc.got[r.Header.Get("webhook-id")]++
 		rc.mu.Unlock()
@@ -579,4 +631,77 @@ func printChaos(w io.Writer, results []chaosResult) {
 		fmt.Fprintf(w, "%-30s %6d %6d %6d %5d %5d  %s\n", r.Name, r.Sent, r.Acknowledged, r.Found, r.Lost, r.Duplicated, verdict)
 		fmt.Fprintf(w, "%-30s %s\n", "", r.Notes)
 	}
+}
+
+// killWithWebhooksInFlight kills a server with SIGKILL while it has
+// deliveries in flight to an endpoint that hangs and to a healthy one, then
+// starts another: every event must arrive at least once, and repeated
+// receipts may come only from the deliveries in flight at the kill (their
+// leases end and the new server sends them again).
+func (c *chaos) killWithWebhooksInFlight(ctx context.Context) (chaosResult, error) {
+	_, hangScope, hanging, err := c.hooked(ctx, "Hanging Endpoint")
+	if err != nil {
+		return chaosResult{}, err
+	}
+	defer hanging.down()
+	_, okScope, healthy, err := c.hooked(ctx, "Healthy Endpoint")
+	if err != nil {
+		return chaosResult{}, err
+	}
+	defer healthy.down()
+	healthy.delay = 100 * time.Millisecond
+	hanging.hang()
+	c.vars["WEBHOOK_TIMEOUT"] = "5s" // leases end 10 s after a claim
+	defer delete(c.vars, "WEBHOOK_TIMEOUT")
+	srv, _, err := c.server(ctx)
+	if err != nil {
+		return chaosResult{}, err
+	}
+	record := func(scope tenant.Scope, n int) ([]string, error) {
+		ids := make([]string, n)
+		for i := range ids {
+			e := event.New(scope, event.WebhookTest, map[string]int{"n": i}, time.Now().UTC())
+			if err := c.svc.DB.RecordEvent(ctx, e); err != nil {
+				return nil, err
+			}
+			ids[i] = e.ID
+		}
+		return ids, nil
+	}
+	hangIDs, err := record(hangScope, 30)
+	if err != nil {
+		return chaosResult{}, err
+	}
+	okIDs, err := record(okScope, 100)
+	if err != nil {
+		return chaosResult{}, err
+	}
+	// Kill while the hanging endpoint holds its requests and the healthy
+	// one is mid-stream.
+	for end := time.Now().Add(10 * time.Second); hanging.waiting() < 8 && time.Now().Before(end); {
+		time.Sleep(20 * time.Millisecond)
+	}
+	var leased int
+	if err := c.svc.DB.SQL().GetContext(ctx, &leased, `SELECT count(*) FROM webhook_deliveries WHERE lease_token IS NOT NULL`); err != nil {
+		return chaosResult{}, err
+	}
+	srv.Kill()
+	hanging.release()
+	next, _, err := c.server(ctx)
+	if err != nil {
+		return chaosResult{}, err
+	}
+	defer next.Stop()
+	all := append(append([]string{}, hangIDs...), okIDs...)
+	hanging.wait(hangIDs, 60*time.Second)
+	healthy.wait(okIDs, 60*time.Second)
+	foundH, extraH := hanging.count(hangIDs)
+	foundOK, extraOK := healthy.count(okIDs)
+	r := chaosResult{Sent: len(all), Acknowledged: len(all), Found: foundH + foundOK, Lost: len(all) - foundH - foundOK,
+		Notes: fmt.Sprintf("%d deliveries leased at the kill (8 holding at the hanging endpoint); %d repeated receipts (at-least-once)",
+			leased, extraH+extraOK)}
+	if extraH+extraOK > leased {
+		r.Failure = fmt.Sprintf(" %d repeated receipts, more than the %d deliveries in flight at the kill", extraH+extraOK, leased)
+	}
+	return r, nil
 }

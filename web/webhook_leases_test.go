@@ -3,6 +3,8 @@ package web_test
 import (
 	"context"
 	"net/http"
+	"net/url"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -259,5 +261,36 @@ func waitUntil(t *testing.T, d time.Duration, what string, cond func() bool) {
 			t.Fatalf("timed out waiting for %s", what)
 		}
 		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// TestDashboardDisabledEndpointBanner: the dashboard says an endpoint is
+// backing off or disabled, and its button enables it again.
+func TestDashboardDisabledEndpointBanner(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	d, key := signedIn(t, h, "Acme Books")
+	rc := newReceiver(t, failing)
+	register(h, key, rc.URL())
+	body := wantPage(t, d.get("/dashboard/webhooks"), http.StatusOK)
+	if strings.Contains(body, "disabled-banner") || strings.Contains(body, "backoff-banner") {
+		t.Fatal("a healthy endpoint shows a warning")
+	}
+	opts := webhook.DispatcherOptions{DisableAfter: time.Hour}
+	wantOK(t, h.post("/v2/webhooks/test", key, ""))
+	for range 4 {
+		if _, err := h.dispatcher(opts).DeliverDue(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		h.clock.Advance(40 * time.Minute)
+	}
+	if s := wantOK(t, h.get("/v2/webhooks", key)); s["status"] != "disabled" {
+		t.Fatalf("endpoint: %s", mustJSON(s))
+	}
+	d.signIn("acme.books@example.com", "correct horse battery") // the session idled out meanwhile
+	wantPage(t, d.get("/dashboard/webhooks"), http.StatusOK, `id="disabled-banner"`, "This endpoint is disabled", "Enable and deliver held events")
+	wantPage(t, d.follow(d.post("/dashboard/webhooks/enable", url.Values{})), http.StatusOK, "Endpoint enabled")
+	if s := wantOK(t, h.get("/v2/webhooks", key)); s["status"] != "enabled" {
+		t.Errorf("after the button: %s", mustJSON(s))
 	}
 }

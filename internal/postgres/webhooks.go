@@ -274,33 +274,41 @@ type deliveryClaimRow struct {
 	LeaseToken        string          `db:"lease_token"`
 }
 
-// claimDeliveries leases due deliveries fairly: first the oldest due
-// delivery of each endpoint (the partial index by endpoint), skipping
-// endpoints this process has at its cap ($2), disabled endpoints, and
-// backing-off ones with a delivery in flight; of those the $3 due longest,
-// locked with SKIP LOCKED so concurrent claims never take the same row;
-// then the lease: next_attempt_at moves to the lease's end ($4), when the
+// claimDeliveries leases due deliveries fairly. For every enabled endpoint
+// it reads, through the partial index by endpoint, the oldest due
+// deliveries up to the endpoint's room in this process ($8 minus what the
+// process has in flight there: $2 keys, $7 counts), and only the oldest
+// one of a backing-off endpoint without a delivery in flight. Of those it
+// takes $3, every endpoint's first before any endpoint's second, locks them
+// with SKIP LOCKED so concurrent claims never take the same row, and
+// leases them: next_attempt_at moves to the lease's end ($4), when the
 // delivery is due again should this process die.
 const claimDeliveries = `
-WITH cand AS (
-  SELECT DISTINCT ON (d.merchant_id, d.environment) d.id, d.next_attempt_at
-  FROM webhook_deliveries d
-  WHERE d.status = 'pending' AND d.next_attempt_at <= $1
-    AND NOT (d.merchant_id || '/' || d.environment = ANY ($2::text[]))
-  ORDER BY d.merchant_id, d.environment, d.next_attempt_at
+WITH room AS (
+  SELECT k, n FROM unnest($2::text[], $7::int[]) AS f(k, n)
+), cand AS (
+  SELECT c.id, c.next_attempt_at, c.rn
+  FROM webhook_endpoints w
+  CROSS JOIN LATERAL (
+    SELECT d.id, d.next_attempt_at, row_number() OVER (ORDER BY d.next_attempt_at) AS rn
+    FROM webhook_deliveries d
+    WHERE d.merchant_id = w.merchant_id AND d.environment = w.environment
+      AND d.status = 'pending' AND d.next_attempt_at <= $1
+    ORDER BY d.next_attempt_at
+    LIMIT $8
+  ) c
+  WHERE w.disabled_at IS NULL
+    AND c.rn <= $8 - coalesce((SELECT n FROM room WHERE k = w.merchant_id || '/' || w.environment), 0)
+    AND (w.consecutive_failures < $6 OR (c.rn = 1 AND NOT EXISTS (
+      SELECT 1 FROM webhook_deliveries x
+      WHERE x.merchant_id = w.merchant_id AND x.environment = w.environment AND x.status = 'pending'
+        AND x.leased_until > $1)))
 ), pick AS (
   SELECT d.id
-  FROM cand
-  JOIN webhook_deliveries d ON d.id = cand.id
-  JOIN webhook_endpoints w ON w.merchant_id = d.merchant_id AND w.environment = d.environment
-  WHERE d.status = 'pending' AND d.next_attempt_at <= $1 AND w.disabled_at IS NULL
-    AND (w.consecutive_failures < $6 OR NOT EXISTS (
-      SELECT 1 FROM webhook_deliveries x
-      WHERE x.merchant_id = d.merchant_id AND x.environment = d.environment AND x.status = 'pending'
-        AND x.leased_until > $1))
-  ORDER BY cand.next_attempt_at
-  LIMIT $3
-  FOR UPDATE OF d SKIP LOCKED
+  FROM webhook_deliveries d
+  WHERE d.id IN (SELECT id FROM cand ORDER BY rn, next_attempt_at LIMIT $3)
+    AND d.status = 'pending' AND d.next_attempt_at <= $1
+  FOR UPDATE SKIP LOCKED
 ), leased AS (
   UPDATE webhook_deliveries d SET next_attempt_at = $4, leased_until = $4, lease_token = $5
   FROM pick WHERE d.id = pick.id
@@ -316,13 +324,13 @@ JOIN webhook_endpoints w ON w.merchant_id = d.merchant_id AND w.environment = d.
 // ClaimDeliveries leases due deliveries (see claimDeliveries). Run outside
 // a transaction, it commits at once: no lock outlives the statement.
 func (db *DB) ClaimDeliveries(ctx context.Context, r webhook.ClaimRequest) ([]webhook.Claim, error) {
-	busy := r.Busy
-	if busy == nil {
-		busy = []string{} // a NULL array would make the filter NULL and match nothing
+	keys, counts := make([]string, 0, len(r.InFlight)), make([]int64, 0, len(r.InFlight))
+	for k, n := range r.InFlight {
+		keys, counts = append(keys, k), append(counts, int64(n))
 	}
 	var rows []deliveryClaimRow
-	if err := sqlx.SelectContext(ctx, db.q(ctx), &rows, claimDeliveries, r.Now, pq.Array(busy), r.Limit, r.LeaseUntil,
-		r.Token, webhook.BackoffAfter); err != nil {
+	if err := sqlx.SelectContext(ctx, db.q(ctx), &rows, claimDeliveries, r.Now, pq.Array(keys), r.Limit, r.LeaseUntil,
+		r.Token, webhook.BackoffAfter, pq.Array(counts), max(r.PerEndpoint, 1)); err != nil {
 		return nil, translate(err)
 	}
 	out := make([]webhook.Claim, len(rows))

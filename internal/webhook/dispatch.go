@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"math/rand/v2"
 	"net"
 	"net/http"
@@ -136,7 +137,8 @@ func (d *Dispatcher) claimRounds(ctx context.Context, wg *sync.WaitGroup, freed 
 		if room == 0 {
 			return
 		}
-		claims, err := d.claim(ctx, min(room, claimBatch))
+		want := min(room, claimBatch)
+		claims, err := d.claim(ctx, want)
 		if err != nil {
 			if ctx.Err() == nil {
 				d.opts.Logger.Warn("webhook claim failed", slog.Any("error", err))
@@ -158,17 +160,19 @@ func (d *Dispatcher) claimRounds(ctx context.Context, wg *sync.WaitGroup, freed 
 				}
 			})
 		}
-		if len(claims) == 0 {
+		if len(claims) < want {
+			// Everything due that this process has room for is on its way;
+			// a finished delivery or a notification starts the next round.
 			return
 		}
 	}
 }
 
-// claim leases up to n due deliveries, at most one per endpoint and none of
-// an endpoint at its cap in this process.
+// claim leases up to n due deliveries, within each endpoint's room under
+// PerEndpoint in this process.
 func (d *Dispatcher) claim(ctx context.Context, n int) ([]Claim, error) {
 	now := d.now().UTC()
-	return d.store.ClaimDeliveries(ctx, ClaimRequest{Now: now, Busy: d.busy(), Limit: n,
+	return d.store.ClaimDeliveries(ctx, ClaimRequest{Now: now, Limit: n, PerEndpoint: d.opts.PerEndpoint, InFlight: d.inFlightNow(),
 		LeaseUntil: now.Add(d.opts.Timeout + leaseMargin), Token: ids.New("lease_")})
 }
 
@@ -199,17 +203,11 @@ func endpointKey(c Claim) string {
 	return c.Delivery.Scope.MerchantID + "/" + string(c.Delivery.Scope.Env)
 }
 
-// busy lists the endpoints at their cap in this process.
-func (d *Dispatcher) busy() []string {
+// inFlightNow is a copy of what this process has in flight per endpoint.
+func (d *Dispatcher) inFlightNow() map[string]int {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	var out []string
-	for k, n := range d.inFlight {
-		if n >= d.opts.PerEndpoint {
-			out = append(out, k)
-		}
-	}
-	return out
+	return maps.Clone(d.inFlight)
 }
 
 // room is how many more deliveries this process may start.

@@ -128,11 +128,12 @@ type Claim struct {
 
 // ClaimRequest says which due deliveries a dispatcher leases.
 type ClaimRequest struct {
-	Now        time.Time
-	Busy       []string  // endpoint keys (merchant/environment) this process has at its cap
-	Limit      int       // at most this many, at most one per endpoint
-	LeaseUntil time.Time // when the leases end if not finished
-	Token      string    // the leases' token
+	Now         time.Time
+	Limit       int            // at most this many in all
+	PerEndpoint int            // at most this many in flight per endpoint in this process (1 when 0)
+	InFlight    map[string]int // what this process has in flight, by endpoint key (merchant/environment)
+	LeaseUntil  time.Time      // when the leases end if not finished
+	Token       string         // the leases' token
 }
 
 // Store is the persistence the webhook service and dispatcher need.
@@ -167,10 +168,11 @@ type Store interface {
 	// QueueDelivery makes the event's pending delivery due at now, or when
 	// none is pending adds a new delivery with id, due at now.
 	QueueDelivery(ctx context.Context, scope tenant.Scope, eventID, id string, now time.Time) error
-	// ClaimDeliveries leases up to r.Limit due deliveries, the oldest due of
-	// each endpoint first, skipping r.Busy endpoints, disabled endpoints,
-	// backing-off endpoints that have a delivery in flight, and rows other
-	// processes are claiming; it commits before it returns.
+	// ClaimDeliveries leases up to r.Limit due deliveries round-robin
+	// across endpoints (every endpoint's oldest before anyone's second),
+	// within each endpoint's room under r.PerEndpoint, skipping disabled
+	// endpoints, backing-off endpoints that have a delivery in flight, and
+	// rows other processes are claiming; it commits before it returns.
 	ClaimDeliveries(ctx context.Context, r ClaimRequest) ([]Claim, error)
 	// EndpointSucceeded clears the scope's failure streak.
 	EndpointSucceeded(ctx context.Context, scope tenant.Scope) error

@@ -88,7 +88,7 @@ func TestAmountsAreValidated(t *testing.T) {
 	id := h.source(key, h.customer(key), "123456789")
 	wantOK(t, initiate(h, key, id))
 	for _, amounts := range []string{`[]`, `[0.12]`, `[0.1, 0.2, 0.3]`, `[1.00, 0.5]`, `[0, 0.5]`, `[0.123, 0.1]`,
-		`[-0.1, 0.2]`, `["abc", 0.1]`, `["0.1 ", 0.2]`, `[1e-1, 0.2]`, `[null, 0.1]`} {
+		`[-0.1, 0.2]`, `["abc", 0.1]`, `["0.1 ", 0.2]`, `[1e-3, 0.2]`, `[0.1230, 0.2]`, `[null, 0.1]`} {
 		wantError(t, h.post("/v2/funding-source/verify", key, verifyBody(id, amounts)), 400, "invalid_amounts")
 	}
 	wantError(t, h.post("/v2/funding-source/verify", key, verifyBody(id, `"0.12,0.34"`)), 400, "invalid_request")

@@ -47,7 +47,7 @@ func (s *Service) CreateForMicroDeposits(ctx context.Context, scope tenant.Scope
 // claim and its events, in one transaction. When also is set it runs last in
 // that transaction with the stored source.
 func (s *Service) create(ctx context.Context, scope tenant.Scope, in Input, status Status, also ...func(context.Context, Source) error) (Source, error) {
-	a, err := s.validate(in)
+	a, err := s.validate(scope.Env, in)
 	if err != nil {
 		return Source{}, err
 	}

@@ -72,7 +72,7 @@ func (s *Service) CreateFromProcessorToken(ctx context.Context, scope tenant.Sco
 		return Source{}, &errs.Error{Code: errs.InvalidAccountType, Param: "processor_token",
 			Message: "The linked account is a " + kind + " account; only checking and savings accounts can be funding sources."}
 	}
-	in2 := Input{CustomerID: customerID, RoutingNumber: acct.RoutingNumber, AccountNumber: acct.AccountNumber, AccountType: acct.Subtype}
+	in2 := Input{CustomerID: customerID, RoutingNumber: acct.RoutingNumber, AccountNumber: acct.AccountNumber, AccountType: &acct.Subtype}
 	if name := strings.TrimSpace(acct.Name); name != "" {
 		if len(name) > MaxNickname {
 			name = name[:MaxNickname]

@@ -133,6 +133,9 @@ type Store interface {
 // Banks validates routing numbers and names their banks (routing.Directory).
 type Banks interface {
 	Check(routingNumber string) (bankName string, err error)
+	// SandboxOnly reports whether the routing number is one of the sandbox's
+	// test numbers, which production refuses.
+	SandboxOnly(routingNumber string) bool
 }
 
 // Vault seals account numbers and amounts and fingerprints account numbers

@@ -6,6 +6,7 @@ import (
 
 	"github.com/fundsource/fundsource/internal/contact"
 	"github.com/fundsource/fundsource/internal/errs"
+	"github.com/fundsource/fundsource/internal/tenant"
 )
 
 // Input creates a funding source from routing and account numbers. Both are
@@ -14,7 +15,7 @@ type Input struct {
 	CustomerID    string  `json:"user_id"`
 	RoutingNumber string  `json:"routing_number"`
 	AccountNumber string  `json:"account_number"`
-	AccountType   string  `json:"account_type"`
+	AccountType   *string `json:"account_type"` // nil: checking; "" is refused
 	Nickname      *string `json:"nickname"`
 	// BankName is accepted because the spec's parameter list marks it
 	// required; it is used only when the routing directory has no name.
@@ -40,7 +41,7 @@ type account struct {
 	nickname, bankName                       *string
 }
 
-func (s *Service) validate(in Input) (account, error) {
+func (s *Service) validate(env tenant.Environment, in Input) (account, error) {
 	a := account{customerID: strings.TrimSpace(in.CustomerID), routing: in.RoutingNumber, number: in.AccountNumber}
 	if a.customerID == "" {
 		return account{}, errs.Invalid("user_id", "user_id is required")
@@ -55,17 +56,21 @@ func (s *Service) validate(in Input) (account, error) {
 	if err != nil {
 		return account{}, err
 	}
+	if env.Live() && s.banks.SandboxOnly(a.routing) {
+		return account{}, &errs.Error{Code: errs.InvalidRoutingNumber, Param: "routing_number",
+			Message: "routing_number is a sandbox test number; production needs a real bank's routing number"}
+	}
 	if a.number == "" {
 		return account{}, errs.Invalid("account_number", "account_number is required")
 	}
 	if err := CheckAccountNumber(a.number); err != nil {
 		return account{}, err
 	}
-	switch in.AccountType {
-	case "":
+	switch {
+	case in.AccountType == nil:
 		a.accountType = Checking
-	case Checking, Savings:
-		a.accountType = in.AccountType
+	case *in.AccountType == Checking || *in.AccountType == Savings:
+		a.accountType = *in.AccountType
 	default:
 		return account{}, &errs.Error{Code: errs.InvalidAccountType, Param: "account_type",
 			Message: `account_type must be "checking" or "savings"`}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/fundsource/fundsource/internal/errs"
 	"github.com/fundsource/fundsource/internal/routing"
+	"github.com/fundsource/fundsource/internal/tenant"
 )
 
 func ptr(s string) *string { return &s }
@@ -41,16 +42,32 @@ func TestValidate(t *testing.T) {
 		{"18 digits", with(func(in *Input) { in.AccountNumber = strings.Repeat("1", 18) }), errs.InvalidAccountNumber, "account_number"},
 		{"a dash", with(func(in *Input) { in.AccountNumber = "1234-5678" }), errs.InvalidAccountNumber, "account_number"},
 		{"non-ASCII digits", with(func(in *Input) { in.AccountNumber = "١٢٣٤٥" }), errs.InvalidAccountNumber, "account_number"},
-		{"unknown account type", with(func(in *Input) { in.AccountType = "brokerage" }), errs.InvalidAccountType, "account_type"},
-		{"capitalised account type", with(func(in *Input) { in.AccountType = "Checking" }), errs.InvalidAccountType, "account_type"},
+		{"unknown account type", with(func(in *Input) { in.AccountType = ptr("brokerage") }), errs.InvalidAccountType, "account_type"},
+		{"capitalised account type", with(func(in *Input) { in.AccountType = ptr("Checking") }), errs.InvalidAccountType, "account_type"},
+		{"empty account type", with(func(in *Input) { in.AccountType = ptr("") }), errs.InvalidAccountType, "account_type"},
 		{"long nickname", with(func(in *Input) { in.Nickname = ptr(strings.Repeat("n", MaxNickname+1)) }), errs.InvalidRequest, "nickname"},
 		{"control character in nickname", with(func(in *Input) { in.Nickname = ptr("rent\x00") }), errs.InvalidRequest, "nickname"},
 		{"long bank name", with(func(in *Input) {
 			in.RoutingNumber, in.BankName = "011000028", ptr(strings.Repeat("b", MaxBankName+1))
 		}), errs.InvalidRequest, "bank_name"},
 	}
+	refusedLive := []struct {
+		name string
+		in   Input
+	}{
+		{"sandbox test number 1", with(func(in *Input) { in.RoutingNumber = "110000000" })},
+		{"sandbox test number 2", with(func(in *Input) { in.RoutingNumber = "222222226" })},
+	}
+	for _, c := range refusedLive {
+		if _, err := s.validate(tenant.Sandbox, c.in); err != nil {
+			t.Errorf("%s in sandbox: %v", c.name, err)
+		}
+		if _, err := s.validate(tenant.Production, c.in); errs.CodeOf(err) != errs.InvalidRoutingNumber {
+			t.Errorf("%s in production: %v, want invalid_routing_number", c.name, err)
+		}
+	}
 	for _, c := range refused {
-		_, err := s.validate(c.in)
+		_, err := s.validate(tenant.Sandbox, c.in)
 		e, isErr := errs.As(err)
 		if !isErr || e.Code != c.code || e.Param != c.param {
 			t.Errorf("%s: error %v, want %s on %q", c.name, err, c.code, c.param)
@@ -65,7 +82,7 @@ func TestValidate(t *testing.T) {
 		{"leading zeros kept, checking by default, bank from the directory", ok,
 			account{customerID: "cus_1", routing: "021000021", number: "000123456789", accountType: Checking, bankName: ptr("JPMorgan Chase Bank")}},
 		{"4 digits, savings, nickname trimmed", with(func(in *Input) {
-			in.AccountNumber, in.AccountType, in.Nickname = "0001", Savings, ptr("  Rent  ")
+			in.AccountNumber, in.AccountType, in.Nickname = "0001", ptr(Savings), ptr("  Rent  ")
 		}), account{customerID: "cus_1", routing: "021000021", number: "0001", accountType: Savings, nickname: ptr("Rent"), bankName: ptr("JPMorgan Chase Bank")}},
 		{"17 digits, the directory's bank name wins over the request's", with(func(in *Input) {
 			in.AccountNumber, in.BankName = strings.Repeat("9", 17), ptr("My Bank")
@@ -85,7 +102,7 @@ func TestValidate(t *testing.T) {
 		return *p
 	}
 	for _, c := range accepted {
-		got, err := s.validate(c.in)
+		got, err := s.validate(tenant.Sandbox, c.in)
 		if err != nil {
 			t.Errorf("%s: %v", c.name, err)
 			continue

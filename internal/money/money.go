@@ -5,15 +5,20 @@ package money
 import (
 	"encoding/json"
 	"fmt"
+	"math/big"
 	"strconv"
 	"strings"
 )
 
-// ParseCents parses a non-negative decimal amount with at most two decimals
-// ("0.12", ".5", "3", "1.00") into cents. It refuses signs, exponents,
-// spaces, more than two decimals and more than nine whole digits.
+// ParseCents parses a non-negative decimal amount that is a whole number of
+// cents ("0.12", ".5", "3", "1.00", "0.550") into cents. It refuses signs,
+// exponents, spaces, a third decimal that is not zero ("0.123") and more
+// than nine whole digits.
 func ParseCents(s string) (int64, bool) {
 	whole, frac, hasDot := strings.Cut(s, ".")
+	if len(frac) > 2 && strings.Trim(frac[2:], "0") == "" && len(frac) <= 20 {
+		frac = frac[:2] // trailing zeros: still exact cents
+	}
 	if (whole == "" && (!hasDot || frac == "")) || len(frac) > 2 || (hasDot && frac == "") {
 		return 0, false
 	}
@@ -33,16 +38,36 @@ func ParseCents(s string) (int64, bool) {
 	return w*100 + f, true
 }
 
-// ParseJSON reads an amount given as a JSON number (12.5) or a decimal
-// string ("12.50") into cents.
+// ParseJSON reads an amount given as a JSON number (12.5, 0.550, 1e2) or
+// a decimal string ("12.50") into cents. A number must be exactly a whole
+// number of cents, whatever its spelling.
 func ParseJSON(raw json.RawMessage) (int64, bool) {
 	text := strings.TrimSpace(string(raw))
 	if strings.HasPrefix(text, `"`) {
 		if err := json.Unmarshal(raw, &text); err != nil {
 			return 0, false
 		}
+		return ParseCents(text)
 	}
-	return ParseCents(text)
+	mant, exp, hasExp := strings.Cut(strings.ToLower(text), "e")
+	if !hasExp {
+		return ParseCents(text)
+	}
+	// An exponent: computed exactly, within bounds a price can need.
+	e, err := strconv.Atoi(strings.TrimPrefix(exp, "+"))
+	if err != nil || e < -20 || e > 12 || len(mant) > 30 || !json.Valid(raw) {
+		return 0, false
+	}
+	r, ok := new(big.Rat).SetString(mant)
+	if !ok || r.Sign() < 0 {
+		return 0, false
+	}
+	r.Mul(r, new(big.Rat).SetFrac(new(big.Int).Exp(big.NewInt(10), big.NewInt(int64(max(e, 0)+2)), nil),
+		new(big.Int).Exp(big.NewInt(10), big.NewInt(int64(max(-e, 0))), nil)))
+	if !r.IsInt() || !r.Num().IsInt64() || r.Num().Int64() > 99999999999 {
+		return 0, false
+	}
+	return r.Num().Int64(), true
 }
 
 // Format prints cents as a decimal string with two decimals: 1234 → "12.34".

@@ -55,7 +55,9 @@ func TestAmountLimits(t *testing.T) {
 		{`"ten"`, 0},
 		{`true`, 0},
 		{`null`, 0},
-		{`1e2`, 0},
+		{`1e2`, 10000},
+		{`0.550`, 55},
+		{`0.555`, 0},
 		{``, 0},
 	} {
 		got, err := s.amount(json.RawMessage(c.raw))

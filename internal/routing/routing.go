@@ -101,6 +101,12 @@ func (d *Directory) Check(rn string) (string, error) {
 	return name, nil
 }
 
+// SandboxOnly reports whether rn is one of the sandbox's test routing
+// numbers: no bank has them, so production refuses them.
+func (d *Directory) SandboxOnly(rn string) bool {
+	return rn == SandboxRouting1 || rn == SandboxRouting2
+}
+
 func invalid(msg string) error {
 	return &errs.Error{Code: errs.InvalidRoutingNumber, Message: msg, Param: "routing_number"}
 }

@@ -8,13 +8,19 @@ package api
 import (
 	"context"
 	_ "embed"
+	"encoding/json"
+	"fmt"
+	"maps"
 	"net/http"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/gin-gonic/gin"
 
 	"github.com/fundsource/fundsource/internal/config"
 	"github.com/fundsource/fundsource/internal/customer"
+	"github.com/fundsource/fundsource/internal/errs"
 	"github.com/fundsource/fundsource/internal/funding"
 	"github.com/fundsource/fundsource/internal/idempotency"
 	"github.com/fundsource/fundsource/internal/merchant"
@@ -57,11 +63,42 @@ type Surface struct {
 	*kit.Kit
 	Deps
 	limiter *kit.Limiter
+	openAPI []byte // OpenAPI with this deployment's servers
 }
 
 // New returns the API on k.
 func New(k *kit.Kit, d Deps) *Surface {
-	return &Surface{Kit: k, Deps: d, limiter: kit.NewLimiter(d.Config.RateLimitSandbox, d.Config.RateLimitProduction)}
+	return &Surface{Kit: k, Deps: d, limiter: kit.NewLimiter(d.Config.RateLimitSandbox, d.Config.RateLimitProduction),
+		openAPI: withServers(OpenAPI, d.Config)}
+}
+
+// withServers is the document with the configured base addresses as its
+// servers: the sandbox's, and the production one when it differs.
+func withServers(doc []byte, cfg *config.Config) []byte {
+	if cfg == nil || cfg.SandboxBaseURL == nil {
+		return doc
+	}
+	var d map[string]json.RawMessage
+	if json.Unmarshal(doc, &d) != nil {
+		return doc
+	}
+	type server struct {
+		URL         string `json:"url"`
+		Description string `json:"description"`
+	}
+	sandbox, production := strings.TrimSuffix(cfg.SandboxBaseURL.String(), "/"), strings.TrimSuffix(cfg.ProductionBaseURL.String(), "/")
+	servers := []server{{sandbox, "sandbox (sk_test_ keys)"}}
+	if production != sandbox {
+		servers = append(servers, server{production, "production (sk_live_ keys)"})
+	} else {
+		servers[0].Description = "sandbox and production (the key decides)"
+	}
+	d["servers"], _ = json.Marshal(servers)
+	out, err := json.Marshal(d)
+	if err != nil {
+		return doc
+	}
+	return out
 }
 
 // Mount adds the API's routes to r.
@@ -71,11 +108,14 @@ func (s *Surface) Mount(r *gin.Engine) {
 	if s.Config.MetricsOnMainListener() {
 		r.GET("/metrics", s.Metrics())
 	}
-	r.GET("/v2/openapi.json", s.openAPI)
+	r.GET("/v2/openapi.json", s.serveOpenAPI)
 
-	chain := []gin.HandlerFunc{s.authenticate, s.rateLimit, s.ReadBody, s.idempotency}
-	// The spec names POST /webhooks without the /v2 prefix; both work.
+	chain := []gin.HandlerFunc{s.authenticate, s.rateLimit, s.knownQuery, s.ReadBody, s.idempotency}
+	// The spec names POST /webhooks, /accounts and /accounts/delete without
+	// the /v2 prefix; both spellings work.
 	r.POST("/webhooks", append(chain, s.registerWebhook)...)
+	r.POST("/accounts", append(chain, s.checkAccount)...)
+	r.POST("/accounts/delete", append(chain, s.deleteAccount)...)
 	g := r.Group("/v2", chain...)
 	g.POST("/customers", s.createCustomer)
 	g.GET("/customers", s.listCustomers)
@@ -108,6 +148,30 @@ func (s *Surface) Mount(r *gin.Engine) {
 	g.POST("/subscriptions/:id/cancel", s.cancelSubscription)
 }
 
+// queryParams are the query parameters of the API routes that take any;
+// every other route takes none.
+var queryParams = map[string][]string{
+	"GET /v2/customers":                          {"limit", "starting_after"},
+	"GET /v2/customers/:user_id/funding-sources": {"limit", "starting_after", "removed"},
+	"GET /v2/events":                             {"limit", "starting_after", "type"},
+	"GET /v2/payments":                           {"limit", "starting_after", "funding_source_id"},
+	"GET /v2/subscriptions":                      {"limit", "starting_after", "funding_source_id"},
+}
+
+// knownQuery refuses a query parameter the route does not take, as an
+// unknown JSON field is refused: a misspelt filter must not silently
+// return everything.
+func (s *Surface) knownQuery(c *gin.Context) {
+	allowed := queryParams[c.Request.Method+" "+c.FullPath()]
+	for _, name := range slices.Sorted(maps.Keys(c.Request.URL.Query())) {
+		if !slices.Contains(allowed, name) {
+			s.Fail(c, errs.Invalid(name, fmt.Sprintf("Unknown query parameter %q.", name)))
+			return
+		}
+	}
+	c.Next()
+}
+
 func (s *Surface) healthz(c *gin.Context) {
 	c.JSON(http.StatusOK, gin.H{"status": "ok"})
 }
@@ -123,6 +187,6 @@ func (s *Surface) readyz(c *gin.Context) {
 	c.JSON(http.StatusOK, gin.H{"status": "ready", "database": "ok"})
 }
 
-func (s *Surface) openAPI(c *gin.Context) {
-	c.Data(http.StatusOK, "application/json; charset=utf-8", OpenAPI)
+func (s *Surface) serveOpenAPI(c *gin.Context) {
+	c.Data(http.StatusOK, "application/json; charset=utf-8", s.openAPI)
 }

@@ -5,7 +5,7 @@ package static
 
 import "embed"
 
-// FS holds css/ and js/.
+// FS holds css/, js/ and img/ (the favicon).
 //
-//go:embed css js
+//go:embed css js img
 var FS embed.FS

@@ -1,9 +1,14 @@
 package web_test
 
 import (
+	"context"
 	"encoding/json"
 	"net/http"
+	"net/url"
+	"strings"
 	"testing"
+
+	"github.com/fundsource/fundsource/internal/tenant"
 )
 
 // TestUnversionedAccountsPaths: the spec's /accounts and /accounts/delete
@@ -103,4 +108,55 @@ func TestOpenAPIServersComeFromTheConfiguration(t *testing.T) {
 	if got := servers(newHarness(t)); len(got) != 1 {
 		t.Errorf("one host: servers %v", got)
 	}
+}
+
+// TestTrialFindings: what a merchant's trial tripped on.
+func TestTrialFindings(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	m := h.merchant("Acme Books")
+	key := m.Sandbox.SecretKey
+
+	// The sign-in and sign-up inputs carry one aria-describedby and no stray attribute.
+	for _, path := range []string{"/dashboard/sign-in", "/dashboard/sign-up"} {
+		body := string(h.page(path).Body)
+		if strings.Contains(body, " else") || strings.Count(body, `aria-describedby="password-hint" aria-describedby`) > 0 {
+			t.Errorf("%s: stray attributes", path)
+		}
+	}
+	p := newDash(h).post("/dashboard/sign-up", url.Values{"name": {"X"}, "email": {"x@example.com"}, "password": {"short"}})
+	if body := string(p.Body); strings.Count(body, "aria-describedby") != 1 || !strings.Contains(body, `aria-describedby="form-error password-hint"`) {
+		t.Errorf("the refused password's input is not described by the error and its hint once:\n%s", body)
+	}
+
+	// A favicon, so the hosted page's browser gets no 404.
+	if r := h.do(req{method: http.MethodGet, path: "/favicon.ico"}); r.Code != http.StatusOK || !strings.HasPrefix(r.Header.Get("Content-Type"), "image/") {
+		t.Errorf("/favicon.ico: %d %s", r.Code, r.Header.Get("Content-Type"))
+	}
+
+	// An unmatched route is logged with its path.
+	h.get("/v2/no-such-thing", key)
+	if !strings.Contains(h.logs.String(), `"route":"unmatched"`) || !strings.Contains(h.logs.String(), `"path":"/v2/no-such-thing"`) {
+		t.Errorf("the unmatched request's log line lacks its path:\n%s", h.logs.String())
+	}
+
+	// An unknown dashboard status filter says so.
+	d, _ := signedIn(t, h, "Other Shop")
+	wantPage(t, d.get("/dashboard/funding-sources?status=Verifed"), http.StatusBadRequest, "There is no status filter", "Verifed")
+
+	// The webhook.test payload claims nothing about the endpoint's answer.
+	register(h, key, "https://hooks.example/x")
+	ev := wantOK(t, h.post("/v2/webhooks/test", key, ""))
+	if msg := mustJSON(ev["data"]); strings.Contains(msg, "received and verified") {
+		t.Errorf("webhook.test says it was received: %s", msg)
+	}
+
+	// Settings shows the merchant id and whether third-party verification is on.
+	dm := newDash(h)
+	dm.signIn(m.Merchant.Email, "correct horse battery")
+	wantPage(t, dm.get("/dashboard/settings"), http.StatusOK, m.Merchant.ID, "Third-party verification", "Off:")
+	if err := h.merchants.EnableThirdPartyVerification(context.Background(), tenant.Scope{MerchantID: m.Merchant.ID, Env: tenant.Sandbox}); err != nil {
+		t.Fatal(err)
+	}
+	wantPage(t, dm.get("/dashboard/settings"), http.StatusOK, "On: <code>")
 }

@@ -399,7 +399,7 @@ func TestDashboardListsSearchAndPages(t *testing.T) {
 			t.Errorf("%s: %d rows, want %d", query, len(got), len(want))
 		}
 	}
-	wantPage(t, d.get("/dashboard/funding-sources?status=bogus"), http.StatusBadRequest, "Status must be")
+	wantPage(t, d.get("/dashboard/funding-sources?status=bogus"), http.StatusBadRequest, "There is no status filter")
 	wantPage(t, d.get("/dashboard/customers?q="+strings.Repeat("x", 101)), http.StatusBadRequest, "at most 100")
 
 	// Remove from the dashboard: gone from the live list, shown as removed.

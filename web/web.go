@@ -74,6 +74,11 @@ func New(d Deps) *gin.Engine {
 	})
 	r.Use(cleanInput(k))
 	r.GET("/static/*filepath", staticFiles(k))
+	// Browsers ask for /favicon.ico on every page, the hosted one included.
+	r.GET("/favicon.ico", func(c *gin.Context) {
+		c.Header("Cache-Control", "public, max-age=86400")
+		http.ServeFileFS(c.Writer, c.Request, static.FS, "img/favicon.ico")
+	})
 
 	api.New(k, api.Deps{Config: d.Config, DB: d.DB, Idempotency: d.Idempotency, Merchants: d.Merchants,
 		Customers: d.Customers, Funding: d.Funding, Webhooks: d.Webhooks, Payments: d.Payments}).Mount(r)

@@ -79,11 +79,18 @@ func (s *Service) CreateFromProcessorToken(ctx context.Context, scope tenant.Sco
 		}
 		in2.Nickname = &name
 	}
-	return s.create(ctx, scope, in2, Verified, func(ctx context.Context, src Source) error {
+	src, err := s.create(ctx, scope, in2, Verified, func(ctx context.Context, src Source) error {
 		err := s.store.ConsumeProcessorToken(ctx, scope, fp, src.ID, s.now())
 		if errs.Is(err, errs.Conflict) {
 			return invalidToken("This processor token was already used; a processor token links one account once.")
 		}
 		return err
 	})
+	if e, ok := errs.As(err); ok && e.Code == errs.AccountInUse {
+		// This request has no account_number: the account came with the token.
+		e2 := *e
+		e2.Param = "processor_token"
+		return Source{}, &e2
+	}
+	return src, err
 }

@@ -360,7 +360,7 @@ func (s *Service) SendTest(ctx context.Context, scope tenant.Scope) (EventDetail
 			return err
 		}
 		e = event.New(scope, event.WebhookTest, map[string]string{
-			"message": "This is a test event from fundsource; your endpoint received and verified it.",
+			"message": "This is a test event from fundsource. Its delivery is acknowledged when your endpoint answers 2xx; check the signature with your secret.",
 		}, s.now())
 		return s.store.RecordEvent(ctx, e)
 	})

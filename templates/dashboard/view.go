@@ -3,6 +3,12 @@
 // an account number; a secret key only on the one page that shows it once.
 package dashboard
 
+import (
+	"strings"
+
+	"github.com/a-h/templ"
+)
+
 // Frame is what every signed-in page shows around its content.
 type Frame struct {
 	Title         string
@@ -134,6 +140,7 @@ type Customer struct {
 type Sources struct {
 	Query    string
 	Status   string
+	Error    string // an unknown status filter, said so
 	Statuses []Option
 	Rows     []SourceRow
 	Page     Pager
@@ -176,6 +183,8 @@ type Source struct {
 
 // Settings is the settings page.
 type Settings struct {
+	MerchantID    string
+	ThirdParty    bool // third-party verification is on in this environment
 	Origins       []string
 	Typed         string // a refused origin, shown again
 	Error         string // why it was refused
@@ -201,4 +210,21 @@ func statusClass(s string) string {
 		return "badge badge-wait"
 	}
 	return "badge"
+}
+
+// describedBy is the aria-describedby of a sign-in or sign-up input: the
+// error when it is about this field, and the hint when there is one; no
+// attribute when neither.
+func describedBy(v AuthForm, name, hint string) templ.Attributes {
+	var ids []string
+	if v.ErrorField == name {
+		ids = append(ids, "form-error")
+	}
+	if hint != "" {
+		ids = append(ids, name+"-hint")
+	}
+	if len(ids) == 0 {
+		return templ.Attributes{}
+	}
+	return templ.Attributes{"aria-describedby": strings.Join(ids, " ")}
 }

@@ -424,6 +424,12 @@ func (s *Surface) renderSettings(c *gin.Context, status int, v view.Settings) {
 		s.Fail(c, err)
 		return
 	}
+	env, err := s.merchants.Environment(c.Request.Context(), in.Scope)
+	if err != nil {
+		s.Fail(c, err)
+		return
+	}
+	v.MerchantID, v.ThirdParty = in.Merchant.ID, env.ThirdPartyVerification
 	mine := merchant.SessionHash(in.sessionID)
 	for _, ses := range sessions {
 		v.Sessions = append(v.Sessions, view.SessionRow{Created: shortTime(ses.CreatedAt), LastSeen: shortTime(ses.LastSeenAt),

@@ -3,6 +3,7 @@ package dashboard
 import (
 	"fmt"
 	"net/http"
+	"slices"
 	"strings"
 	"time"
 
@@ -71,14 +72,22 @@ func (s *Surface) customerPage(c *gin.Context) {
 
 func (s *Surface) sourcesPage(c *gin.Context) {
 	f := funding.Filter{Search: c.Query("q"), Status: c.Query("status")}
+	status, unknown := http.StatusOK, ""
+	if f.Status != "" && !slices.ContainsFunc(statusOptions, func(o view.Option) bool { return o.Value == f.Status }) {
+		// Say so rather than show an empty list as if nothing matched.
+		status, unknown, f.Status = http.StatusBadRequest, f.Status, ""
+	}
 	list, more, err := s.funding.Search(c.Request.Context(), current(c).Scope, f, pageOf(c, listSize))
 	if err != nil {
 		s.Fail(c, err)
 		return
 	}
 	v := view.Sources{Query: f.Search, Status: f.Status, Statuses: statusOptions}
+	if unknown != "" {
+		v.Error = fmt.Sprintf("There is no status filter %q; showing every status. Choose one from the list.", unknown)
+	}
 	v.Rows, v.Page = rowsOf(c, list, more, sourceRow, func(l funding.Listed) string { return l.ID })
-	s.Page(c, http.StatusOK, view.SourcesPage(s.frame(c, "Funding sources", "sources"), v))
+	s.Page(c, status, view.SourcesPage(s.frame(c, "Funding sources", "sources"), v))
 }
 
 // sourceRow is a source for people: bank, masked account, status.

@@ -5,6 +5,7 @@ import (
 	"log/slog"
 	"net/http"
 	"runtime/debug"
+	"strings"
 	"time"
 
 	"github.com/gin-gonic/gin"
@@ -58,6 +59,12 @@ func (k *Kit) Observe(c *gin.Context) {
 	}
 	if code := c.GetString(ctxErrorCode); code != "" {
 		attrs = append(attrs, slog.String("error_code", code))
+	}
+	if route == "unmatched" {
+		// Which address nobody serves; the path only (a query may hold
+		// anything), valid UTF-8, at most 200 bytes.
+		path := strings.ToValidUTF8(c.Request.URL.EscapedPath(), "?")
+		attrs = append(attrs, slog.String("path", path[:min(len(path), 200)]))
 	}
 	k.Log.LogAttrs(c.Request.Context(), slog.LevelInfo, "request", attrs...)
 }

@@ -186,6 +186,9 @@ func TestProcessorTokenUpgradesTheCustomersUnverifiedSource(t *testing.T) {
 	other := l.customer(key)
 	r := l.post(linkPath, key, linkBody(other, l.token(it)))
 	wantError(t, r, 409, "account_in_use")
+	if p := r.ErrParam(t); p != "processor_token" {
+		t.Errorf("account_in_use names %q; the request's field is processor_token", p)
+	}
 }
 
 func TestProcessorTokenErrors(t *testing.T) {

@@ -2,6 +2,7 @@
 package customer
 
 import (
+	"cmp"
 	"context"
 	"strings"
 	"time"
@@ -34,8 +35,21 @@ type Input struct {
 	BusinessName *string `json:"business_name"`
 }
 
+// Update is a partial change of a customer: only the fields given change.
+// An empty business_name removes it.
+type Update struct {
+	FirstName    *string `json:"first_name"`
+	LastName     *string `json:"last_name"`
+	Email        *string `json:"email"`
+	BusinessName *string `json:"business_name"`
+}
+
 // Store is the persistence the customer service needs.
 type Store interface {
+	// CustomerForUpdate is Customer with the row locked until the
+	// transaction ends.
+	CustomerForUpdate(ctx context.Context, scope tenant.Scope, id string) (Customer, error)
+	UpdateCustomer(ctx context.Context, c Customer) error
 	WithTx(ctx context.Context, fn func(ctx context.Context) error) error
 	InsertCustomer(ctx context.Context, c Customer) error
 	// Customer returns errs.NotFound for an id unknown in the scope.
@@ -77,6 +91,50 @@ func (s *Service) Create(ctx context.Context, scope tenant.Scope, in Input) (Cus
 		return Customer{}, err
 	}
 	return c, nil
+}
+
+// Update changes the fields u gives (under the creation's rules) and
+// records customer.updated when anything changed.
+func (s *Service) Update(ctx context.Context, scope tenant.Scope, id string, u Update) (Customer, error) {
+	if u == (Update{}) {
+		return Customer{}, errs.Invalid("first_name", "Send at least one of first_name, last_name, email and business_name.")
+	}
+	var out Customer
+	err := s.store.WithTx(ctx, func(ctx context.Context) error {
+		c, err := s.store.CustomerForUpdate(ctx, scope, id)
+		if errs.Is(err, errs.NotFound) {
+			return NotFound()
+		}
+		if err != nil {
+			return err
+		}
+		in := Input{FirstName: c.FirstName, LastName: c.LastName, Email: c.Email, BusinessName: c.BusinessName}
+		in.FirstName = *cmp.Or(u.FirstName, &in.FirstName)
+		in.LastName = *cmp.Or(u.LastName, &in.LastName)
+		in.Email = *cmp.Or(u.Email, &in.Email)
+		if u.BusinessName != nil {
+			in.BusinessName = u.BusinessName
+		}
+		next, err := validate(in)
+		if err != nil {
+			return err
+		}
+		next.Scope, next.ID, next.CreatedAt = c.Scope, c.ID, c.CreatedAt
+		out = next
+		if next.FirstName == c.FirstName && next.LastName == c.LastName && next.Email == c.Email &&
+			ptrEqual(next.BusinessName, c.BusinessName) {
+			return nil // nothing changed: no write, no event
+		}
+		if err := s.store.UpdateCustomer(ctx, next); err != nil {
+			return err
+		}
+		return s.store.RecordEvent(ctx, event.New(scope, event.CustomerUpdated, next, s.now().UTC()))
+	})
+	return out, err
+}
+
+func ptrEqual(a, b *string) bool {
+	return (a == nil) == (b == nil) && (a == nil || *a == *b)
 }
 
 // Get returns one customer, or customer_not_found.

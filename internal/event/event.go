@@ -31,6 +31,9 @@ import (
 // Event types of the contract.
 const (
 	CustomerCreated                  = "customer.created"
+	CustomerUpdated                  = "customer.updated"
+	FundingSourceUpdated             = "funding_source.updated"
+	PaymentCanceled                  = "payment.canceled"
 	FundingSourceCreated             = "funding_source.created"
 	FundingSourceVerificationPending = "funding_source.verification_pending"
 	FundingSourceVerified            = "funding_source.verified"
@@ -59,6 +62,7 @@ var Types = []string{
 	CustomerCreated, FundingSourceCreated, FundingSourceVerificationPending, FundingSourceVerified,
 	FundingSourceVerificationFailed, FundingSourceVerificationExpired, FundingSourceRemoved,
 	PaymentSuccess, PaymentFailed, SubscriptionCreated, WebhookTest, WebhookDisabled,
+	CustomerUpdated, FundingSourceUpdated, PaymentCanceled,
 }
 
 // ValidFilter reports whether f names an event type or a group of them

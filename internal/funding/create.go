@@ -177,9 +177,16 @@ func (s *Service) AccountAvailable(ctx context.Context, scope tenant.Scope, numb
 func (s *Service) Remove(ctx context.Context, scope tenant.Scope, id string) (Source, error) {
 	var out Source
 	err := s.store.WithTx(ctx, func(ctx context.Context) error {
-		src, err := s.liveSource(ctx, scope, id)
+		src, err := s.store.SourceForUpdate(ctx, scope, id)
+		if errs.Is(err, errs.NotFound) {
+			return sourceNotFound()
+		}
 		if err != nil {
 			return err
+		}
+		if src.Removed {
+			out = src // removed before: a retried delete succeeds, and nothing happens twice
+			return nil
 		}
 		now := s.now()
 		if err := s.store.MarkRemoved(ctx, scope, id, now); err != nil {
@@ -193,6 +200,36 @@ func (s *Service) Remove(ctx context.Context, scope tenant.Scope, id string) (So
 		return s.record(ctx, src, event.FundingSourceRemoved, src.Status)
 	})
 	return out, err
+}
+
+// SetNickname changes a live source's nickname (nil or "" removes it) and
+// records funding_source.updated when it changed.
+func (s *Service) SetNickname(ctx context.Context, scope tenant.Scope, id string, nickname *string) (Source, error) {
+	name, err := optional("nickname", nickname, MaxNickname)
+	if err != nil {
+		return Source{}, err
+	}
+	var out Source
+	err = s.store.WithTx(ctx, func(ctx context.Context) error {
+		src, err := s.liveSource(ctx, scope, id)
+		if err != nil {
+			return err
+		}
+		out = src
+		if ptrEqual(src.Nickname, name) {
+			return nil
+		}
+		if err := s.store.SetNickname(ctx, scope, id, name); err != nil {
+			return err
+		}
+		out.Nickname = name
+		return s.record(ctx, out, event.FundingSourceUpdated, out.Status)
+	})
+	return out, err
+}
+
+func ptrEqual(a, b *string) bool {
+	return (a == nil) == (b == nil) && (a == nil || *a == *b)
 }
 
 // RemoveAccount removes the customer's source holding an account number.

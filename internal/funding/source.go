@@ -108,6 +108,7 @@ type Store interface {
 	SearchSources(ctx context.Context, scope tenant.Scope, f Filter, p paging.Page) ([]Listed, error)
 	SetStatus(ctx context.Context, scope tenant.Scope, id string, status Status, at time.Time) error
 	MarkRemoved(ctx context.Context, scope tenant.Scope, id string, at time.Time) error
+	SetNickname(ctx context.Context, scope tenant.Scope, id string, nickname *string) error
 
 	// LatestMicroDeposit returns the newest verification of a source;
 	// errs.NotFound when none was initiated. LatestMicroDepositForUpdate

@@ -36,6 +36,7 @@ const (
 	Pending   Status = "pending"
 	Processed Status = "processed"
 	Failed    Status = "failed"
+	Voided    Status = "canceled" // canceled while pending: never sent
 )
 
 // MaxDescription is the longest payment or subscription description, in characters.
@@ -288,6 +289,39 @@ func (s *Service) finish(ctx context.Context, p Payment, code string) error {
 		return err
 	}
 	return s.store.RecordEvent(ctx, event.New(p.Scope, typ, p, now))
+}
+
+// Cancel cancels a pending payment: in sandbox before it settles, in
+// production before it is written into an ACH file (the file's assignment
+// locks the payment, so the two never both happen). It records
+// payment.canceled. Canceling a canceled payment returns it as it is.
+func (s *Service) Cancel(ctx context.Context, scope tenant.Scope, id string) (Payment, error) {
+	var out Payment
+	err := s.store.WithTx(ctx, func(ctx context.Context) error {
+		p, err := s.store.PaymentForUpdate(ctx, scope, id)
+		if errs.Is(err, errs.NotFound) {
+			return paymentNotFound()
+		}
+		if err != nil {
+			return err
+		}
+		out = p
+		switch {
+		case p.Status == Voided:
+			return nil
+		case p.Status != Pending:
+			return errs.Newf(errs.Conflict, "This payment is %s; only a pending payment can be canceled.", p.Status)
+		case scope.Env.Live() && p.SettleAt != nil:
+			return errs.New(errs.Conflict, "This payment is already in an ACH file sent to the bank; it can no longer be canceled.")
+		}
+		now := s.now().UTC()
+		out.Status, out.SettledAt = Voided, &now
+		if err := s.store.FinishPayment(ctx, out); err != nil {
+			return err
+		}
+		return s.store.RecordEvent(ctx, event.New(scope, event.PaymentCanceled, out, now))
+	})
+	return out, err
 }
 
 // Originated records that a payment went out in an ACH file: unless a

@@ -7,6 +7,7 @@ import (
 	"github.com/jmoiron/sqlx"
 
 	"github.com/fundsource/fundsource/internal/customer"
+	"github.com/fundsource/fundsource/internal/errs"
 	"github.com/fundsource/fundsource/internal/paging"
 	"github.com/fundsource/fundsource/internal/tenant"
 )
@@ -74,4 +75,20 @@ func (db *DB) ListCustomers(ctx context.Context, scope tenant.Scope, search stri
 		return nil, err
 	}
 	return mapRows(rows, customerRow.domain), nil
+}
+
+// CustomerForUpdate returns a customer with its row locked.
+func (db *DB) CustomerForUpdate(ctx context.Context, scope tenant.Scope, id string) (customer.Customer, error) {
+	return getOne[customerRow](ctx, db.q(ctx), selectCustomer+` FOR UPDATE`, scope.MerchantID, scope.Env, id)
+}
+
+const updateCustomer = `
+UPDATE customers SET first_name = $4, last_name = $5, email = $6, business_name = $7
+WHERE merchant_id = $1 AND environment = $2 AND id = $3`
+
+// UpdateCustomer stores a customer's changed fields.
+func (db *DB) UpdateCustomer(ctx context.Context, c customer.Customer) error {
+	res, err := db.q(ctx).ExecContext(ctx, updateCustomer, c.Scope.MerchantID, c.Scope.Env, c.ID,
+		c.FirstName, c.LastName, c.Email, c.BusinessName)
+	return oneRow(res, err, errs.NotFound)
 }

@@ -359,3 +359,10 @@ func (db *DB) ExpiringMicroDeposits(ctx context.Context, now time.Time, limit in
 	}
 	return mapRows(rows, depositRow.domain), nil
 }
+
+// SetNickname stores a source's nickname (nil for none).
+func (db *DB) SetNickname(ctx context.Context, scope tenant.Scope, id string, nickname *string) error {
+	res, err := db.q(ctx).ExecContext(ctx, `UPDATE funding_sources SET nickname = $4 WHERE merchant_id = $1 AND environment = $2 AND id = $3`,
+		scope.MerchantID, scope.Env, id, nickname)
+	return oneRow(res, err, errs.NotFound)
+}

@@ -25,3 +25,13 @@ func (s *Surface) getCustomer(c *gin.Context) {
 func (s *Surface) listCustomers(c *gin.Context) {
 	kit.List(s.Kit, c, s.Customers.List)
 }
+
+func (s *Surface) updateCustomer(c *gin.Context) {
+	var in customer.Update
+	if err := kit.Decode(c, &in); err != nil {
+		s.Fail(c, err)
+		return
+	}
+	cus, err := s.Customers.Update(c.Request.Context(), kit.Scope(c), c.Param("user_id"), in)
+	kit.Reply(s.Kit, c, cus, err)
+}

@@ -175,3 +175,37 @@ func (s *Surface) sandboxMicroDeposits(c *gin.Context) {
 
 // centsNumber formats cents as a JSON number with two decimals (12 → 0.12).
 func centsNumber(c int) json.Number { return json.Number(fmt.Sprintf("%d.%02d", c/100, c%100)) }
+
+// updateSource changes a source's nickname; the body must name it (null or
+// "" removes it).
+func (s *Surface) updateSource(c *gin.Context) {
+	var in struct {
+		Nickname nicknameMember `json:"nickname"`
+	}
+	if err := kit.Decode(c, &in); err != nil {
+		s.Fail(c, err)
+		return
+	}
+	if !in.Nickname.set {
+		s.Fail(c, errs.Invalid("nickname", "Send the nickname to set, or null to remove it."))
+		return
+	}
+	src, err := s.Funding.SetNickname(c.Request.Context(), kit.Scope(c), c.Param("funding_source_id"), in.Nickname.value)
+	kit.Reply(s.Kit, c, src, err)
+}
+
+// nicknameMember is the nickname member: a string or null, and whether it was
+// sent at all (a JSON null and a missing member differ).
+type nicknameMember struct {
+	set   bool
+	value *string
+}
+
+// UnmarshalJSON records that the member was sent.
+func (n *nicknameMember) UnmarshalJSON(b []byte) error {
+	n.set = true
+	if err := json.Unmarshal(b, &n.value); err != nil {
+		return errs.Invalid("nickname", "nickname must be a string or null.")
+	}
+	return nil
+}

@@ -61,3 +61,12 @@ func (s *Surface) listSubscriptions(c *gin.Context) {
 		return s.Payments.ListSubscriptions(ctx, sc, c.Query("funding_source_id"), p)
 	})
 }
+
+func (s *Surface) cancelPayment(c *gin.Context) {
+	if err := kit.DecodeNone(c); err != nil {
+		s.Fail(c, err)
+		return
+	}
+	p, err := s.Payments.Cancel(c.Request.Context(), kit.Scope(c), c.Param("id"))
+	kit.Reply(s.Kit, c, p, err)
+}

@@ -141,6 +141,9 @@ func CleanText(s string) bool {
 }
 
 func decodeError(err error) error {
+	if e, ok := errs.As(err); ok { // a field's own UnmarshalJSON said why
+		return e
+	}
 	var syn *json.SyntaxError
 	var typ *json.UnmarshalTypeError
 	switch {

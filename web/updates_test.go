@@ -1,0 +1,109 @@
+package web_test
+
+import (
+	"context"
+	"net/http"
+	"testing"
+	"time"
+)
+
+// TestCustomerPartialUpdate: only the fields given change, under the
+// creation's rules; customer.updated is recorded when something changed.
+func TestCustomerPartialUpdate(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	key := h.merchant("Acme").Sandbox.SecretKey
+	id := h.customer(key)
+	before := wantOK(t, h.get("/v2/customers/"+id, key))
+	c := wantOK(t, h.post("/v2/customers/"+id, key, `{"email":"new@example.com","business_name":"Ada Ltd"}`))
+	if c["email"] != "new@example.com" || c["business_name"] != "Ada Ltd" || c["first_name"] != before["first_name"] ||
+		c["created_at"] != before["created_at"] {
+		t.Errorf("updated: %s", mustJSON(c))
+	}
+	if got := wantOK(t, h.get("/v2/customers/"+id, key)); got["email"] != "new@example.com" {
+		t.Errorf("read back: %s", mustJSON(got))
+	}
+	if ev := h.events("customer.updated"); len(ev) != 1 || ev[0]["email"] != "new@example.com" {
+		t.Errorf("customer.updated events: %v", ev)
+	}
+	wantOK(t, h.post("/v2/customers/"+id, key, `{"email":"new@example.com"}`)) // no change
+	if ev := h.events("customer.updated"); len(ev) != 1 {
+		t.Errorf("an update that changed nothing recorded an event (%d)", len(ev))
+	}
+	if c := wantOK(t, h.post("/v2/customers/"+id, key, `{"business_name":""}`)); c["business_name"] != nil {
+		t.Errorf("empty business_name: %s", mustJSON(c))
+	}
+	wantError(t, h.post("/v2/customers/"+id, key, `{"email":"not an email"}`), http.StatusBadRequest, "invalid_request")
+	wantError(t, h.post("/v2/customers/"+id, key, `{"first_name":""}`), http.StatusBadRequest, "invalid_request")
+	wantError(t, h.post("/v2/customers/"+id, key, `{}`), http.StatusBadRequest, "invalid_request")
+	wantError(t, h.post("/v2/customers/"+id, key, `{"user_id":"x"}`), http.StatusBadRequest, "invalid_request")
+	wantError(t, h.post("/v2/customers/cus_unknown", key, `{"email":"a@example.com"}`), http.StatusNotFound, "customer_not_found")
+	other := h.merchant("Other").Sandbox.SecretKey
+	wantError(t, h.post("/v2/customers/"+id, other, `{"email":"a@example.com"}`), http.StatusNotFound, "customer_not_found")
+}
+
+// TestFundingSourceNicknameAndRepeatedRemove: the nickname changes with an
+// event; removing a removed source answers 200 with it, changing nothing.
+func TestFundingSourceNicknameAndRepeatedRemove(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	key := h.merchant("Acme").Sandbox.SecretKey
+	id := h.source(key, h.customer(key), "31313131")
+	if s := wantOK(t, h.post("/v2/funding-source/"+id, key, `{"nickname":"  Rent account "}`)); s["nickname"] != "Rent account" {
+		t.Errorf("nickname: %s", mustJSON(s))
+	}
+	if ev := h.events("funding_source.updated"); len(ev) != 1 || ev[0]["nickname"] != "Rent account" {
+		t.Errorf("funding_source.updated: %v", ev)
+	}
+	if s := wantOK(t, h.post("/v2/funding-source/"+id, key, `{"nickname":null}`)); s["nickname"] != nil {
+		t.Errorf("nickname removed: %s", mustJSON(s))
+	}
+	wantError(t, h.post("/v2/funding-source/"+id, key, `{}`), http.StatusBadRequest, "invalid_request")
+	wantError(t, h.post("/v2/funding-source/"+id, key, `{"nickname":"`+string(make([]byte, 0))+`x\u0001"}`), http.StatusBadRequest, "invalid_request")
+
+	first := wantOK(t, h.post("/v2/accounts/delete", key, `{"funding_source_id":"`+id+`"}`))
+	again := wantOK(t, h.post("/v2/accounts/delete", key, `{"funding_source_id":"`+id+`"}`))
+	if again["removed"] != true || again["funding_source_id"] != id || first["removed"] != true {
+		t.Errorf("repeated remove: %s", mustJSON(again))
+	}
+	if ev := h.events("funding_source.removed"); len(ev) != 1 {
+		t.Errorf("funding_source.removed events: %d, want 1", len(ev))
+	}
+	wantError(t, h.post("/v2/funding-source/"+id, key, `{"nickname":"x"}`), http.StatusNotFound, "funding_source_not_found")
+}
+
+// TestPaymentCancel: a pending sandbox payment cancels (payment.canceled)
+// and never settles; a settled one cannot; a production payment cannot
+// once it is in an ACH file.
+func TestPaymentCancel(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	m := h.merchant("Acme")
+	key := m.Sandbox.SecretKey
+	src := h.source(key, h.customer(key), "42424242")
+	p := wantOK(t, h.post("/v2/payments", key, paymentBody(src, `"5.00"`, "credit")))
+	id := p["payment_id"].(string)
+	c := wantOK(t, h.do(req{method: http.MethodPost, path: "/v2/payments/" + id + "/cancel", key: key, noContentType: true}))
+	if c["status"] != "canceled" {
+		t.Fatalf("cancel: %s", mustJSON(c))
+	}
+	wantOK(t, h.post("/v2/payments/"+id+"/cancel", key, "")) // again: the same answer
+	h.clock.Advance(time.Hour)
+	if _, err := h.payments.SettleDue(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if got := wantOK(t, h.get("/v2/payments/"+id, key)); got["status"] != "canceled" {
+		t.Errorf("a canceled payment settled: %s", mustJSON(got))
+	}
+	if ev := h.events("payment.canceled"); len(ev) != 1 || len(h.events("payment.success")) != 0 {
+		t.Errorf("events: %d payment.canceled, %d payment.success", len(ev), len(h.events("payment.success")))
+	}
+
+	settled := wantOK(t, h.post("/v2/payments", key, paymentBody(src, `"6.00"`, "credit")))["payment_id"].(string)
+	h.clock.Advance(time.Hour)
+	if _, err := h.payments.SettleDue(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	wantError(t, h.post("/v2/payments/"+settled+"/cancel", key, ""), http.StatusConflict, "conflict")
+	wantError(t, h.post("/v2/payments/pay_unknown/cancel", key, ""), http.StatusNotFound, "payment_not_found")
+}

@@ -107,3 +107,37 @@ func TestPaymentCancel(t *testing.T) {
 	wantError(t, h.post("/v2/payments/"+settled+"/cancel", key, ""), http.StatusConflict, "conflict")
 	wantError(t, h.post("/v2/payments/pay_unknown/cancel", key, ""), http.StatusNotFound, "payment_not_found")
 }
+
+// TestSubscriptionsEndProperly: removing a source cancels its
+// subscriptions at once, in the same transaction, with
+// funding_source_removed; an API cancel says requested; each cancel fires
+// subscription.canceled.
+func TestSubscriptionsEndProperly(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	key := h.merchant("Acme").Sandbox.SecretKey
+	src := h.verifiedSource(key, h.customer(key), "64646464")
+	a := wantOK(t, h.post("/v2/subscriptions", key, subscriptionBody(src, "9.99", "monthly", "2026-12-01")))["subscription_id"].(string)
+	b := wantOK(t, h.post("/v2/subscriptions", key, subscriptionBody(src, "4.99", "weekly", "2026-12-01")))["subscription_id"].(string)
+
+	c := wantOK(t, h.post("/v2/subscriptions/"+a+"/cancel", key, ""))
+	if c["status"] != "canceled" || c["cancel_reason"] != "requested" {
+		t.Errorf("API cancel: %s", mustJSON(c))
+	}
+	wantOK(t, h.post("/v2/accounts/delete", key, `{"funding_source_id":"`+src+`"}`))
+	if got := wantOK(t, h.get("/v2/subscriptions/"+b, key)); got["status"] != "canceled" || got["cancel_reason"] != "funding_source_removed" ||
+		got["next_payment_date"] != nil {
+		t.Errorf("after the source's removal: %s", mustJSON(got))
+	}
+	reasons := map[any]any{}
+	for _, e := range h.events("subscription.canceled") {
+		reasons[e["subscription_id"]] = e["cancel_reason"]
+	}
+	if len(reasons) != 2 || reasons[a] != "requested" || reasons[b] != "funding_source_removed" {
+		t.Errorf("subscription.canceled events: %v", reasons)
+	}
+	wantOK(t, h.post("/v2/subscriptions/"+a+"/cancel", key, "")) // again: no second event
+	if n := len(h.events("subscription.canceled")); n != 2 {
+		t.Errorf("%d subscription.canceled events after a repeated cancel", n)
+	}
+}

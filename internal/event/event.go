@@ -43,6 +43,7 @@ const (
 	PaymentSuccess                   = "payment.success"
 	PaymentFailed                    = "payment.failed"
 	SubscriptionCreated              = "subscription.created"
+	SubscriptionCanceled             = "subscription.canceled"
 	WebhookTest                      = "webhook.test"
 	WebhookDisabled                  = "webhook.disabled"
 )
@@ -62,7 +63,7 @@ var Types = []string{
 	CustomerCreated, FundingSourceCreated, FundingSourceVerificationPending, FundingSourceVerified,
 	FundingSourceVerificationFailed, FundingSourceVerificationExpired, FundingSourceRemoved,
 	PaymentSuccess, PaymentFailed, SubscriptionCreated, WebhookTest, WebhookDisabled,
-	CustomerUpdated, FundingSourceUpdated, PaymentCanceled,
+	CustomerUpdated, FundingSourceUpdated, PaymentCanceled, SubscriptionCanceled,
 }
 
 // ValidFilter reports whether f names an event type or a group of them

@@ -197,6 +197,11 @@ func (s *Service) Remove(ctx context.Context, scope tenant.Scope, id string) (So
 		}
 		src.Removed, src.RemovedAt = true, &now
 		out = src
+		if s.onRemove != nil {
+			if err := s.onRemove(ctx, scope, id); err != nil {
+				return err
+			}
+		}
 		return s.record(ctx, src, event.FundingSourceRemoved, src.Status)
 	})
 	return out, err

@@ -170,11 +170,19 @@ type Service struct {
 	vault    Vault
 	provider Provider
 	now      func() time.Time
+	onRemove func(ctx context.Context, scope tenant.Scope, sourceID string) error // nil: nothing more
 }
 
 // NewService returns a Service.
 func NewService(store Store, banks Banks, vault Vault, now func() time.Time) *Service {
 	return &Service{store: store, banks: banks, vault: vault, now: now}
+}
+
+// OnRemove sets what else a removal does in its transaction (the payment
+// service cancels the source's subscriptions): ctx carries the transaction.
+func (s *Service) OnRemove(fn func(ctx context.Context, scope tenant.Scope, sourceID string) error) *Service {
+	s.onRemove = fn
+	return s
 }
 
 // WithProvider sets the bank-linking provider of the processor-token path.

@@ -104,6 +104,8 @@ type Store interface {
 	// DueSubscriptions locks up to limit active subscriptions whose next
 	// date is at or before today, skipping rows other processes hold.
 	DueSubscriptions(ctx context.Context, today string, limit int) ([]Subscription, error)
+	// ActiveSubscriptionsOfSource locks a source's active subscriptions.
+	ActiveSubscriptionsOfSource(ctx context.Context, scope tenant.Scope, sourceID string) ([]Subscription, error)
 	UpdateSubscription(ctx context.Context, s Subscription) error
 }
 

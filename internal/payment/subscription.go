@@ -30,6 +30,13 @@ const (
 	Canceled = "canceled"
 )
 
+// Why a subscription was canceled (cancel_reason).
+const (
+	CancelRequested       = "requested"              // POST /v2/subscriptions/{id}/cancel
+	CancelSourceRemoved   = "funding_source_removed" // its source was removed
+	CancelPaymentReturned = "payment_returned"       // a debit came back for good
+)
+
 // MaxStartAhead is how far in the future a subscription may start.
 const MaxStartAhead = 366 * 24 * time.Hour
 
@@ -48,7 +55,7 @@ type Subscription struct {
 	StartDate    string       `json:"start_date"` // YYYY-MM-DD (US Eastern)
 	NextDate     *string      `json:"next_payment_date"`
 	PaymentCount int          `json:"payment_count"` // debits created so far
-	CancelReason *string      `json:"cancel_reason"` // "requested" or "funding_source_removed"
+	CancelReason *string      `json:"cancel_reason"` // CancelRequested, CancelSourceRemoved or CancelPaymentReturned
 	CreatedAt    time.Time    `json:"created_at"`
 	CanceledAt   *time.Time   `json:"canceled_at"`
 
@@ -153,8 +160,7 @@ func (s *Service) CancelSubscription(ctx context.Context, scope tenant.Scope, id
 			return err
 		}
 		if sub.Status == Active {
-			s.cancel(&sub, "requested")
-			if err := s.store.UpdateSubscription(ctx, sub); err != nil {
+			if err := s.cancel(ctx, &sub, CancelRequested); err != nil {
 				return err
 			}
 		}
@@ -164,9 +170,31 @@ func (s *Service) CancelSubscription(ctx context.Context, scope tenant.Scope, id
 	return out, err
 }
 
-func (s *Service) cancel(sub *Subscription, reason string) {
+// CancelForSource cancels the active subscriptions of a source that is being
+// removed, in the removal's transaction (ctx carries it), each with
+// subscription.canceled.
+func (s *Service) CancelForSource(ctx context.Context, scope tenant.Scope, sourceID string) error {
+	subs, err := s.store.ActiveSubscriptionsOfSource(ctx, scope, sourceID)
+	if err != nil {
+		return err
+	}
+	for _, sub := range subs {
+		if err := s.cancel(ctx, &sub, CancelSourceRemoved); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// cancel ends an active subscription for reason, stores it and records
+// subscription.canceled; call it in the change's transaction.
+func (s *Service) cancel(ctx context.Context, sub *Subscription, reason string) error {
 	now := s.now().UTC()
 	sub.Status, sub.NextDate, sub.CanceledAt, sub.CancelReason = Canceled, nil, &now, &reason
+	if err := s.store.UpdateSubscription(ctx, *sub); err != nil {
+		return err
+	}
+	return s.store.RecordEvent(ctx, event.New(sub.Scope, event.SubscriptionCanceled, *sub, now))
 }
 
 // RunDue creates the debit of every due date that has come (US Eastern),
@@ -198,8 +226,7 @@ func (s *Service) runOne(ctx context.Context, sub Subscription, today string) (i
 	for sub.Status == Active && sub.NextDate != nil && *sub.NextDate <= today {
 		_, err := s.usableSource(ctx, sub.Scope, sub.SourceID, Debit)
 		if code := errs.CodeOf(err); code == errs.FundingSourceRemoved || code == errs.FundingSourceNotFound || code == errs.DebitNotAllowed {
-			s.cancel(&sub, "funding_source_removed")
-			break
+			return created, s.cancel(ctx, &sub, CancelSourceRemoved)
 		}
 		if err != nil {
 			return created, err

@@ -249,3 +249,17 @@ func (db *DB) SetPaymentSettleAt(ctx context.Context, scope tenant.Scope, id str
 	_, err := db.q(ctx).ExecContext(ctx, setPaymentSettleAt, scope.MerchantID, scope.Env, id, at)
 	return translate(err)
 }
+
+const activeSubscriptionsOfSource = `SELECT ` + subscriptionColumns + ` FROM subscriptions
+WHERE merchant_id = $1 AND environment = $2 AND funding_source_id = $3 AND status = 'active'
+ORDER BY created_at
+FOR UPDATE`
+
+// ActiveSubscriptionsOfSource locks a source's active subscriptions.
+func (db *DB) ActiveSubscriptionsOfSource(ctx context.Context, scope tenant.Scope, sourceID string) ([]payment.Subscription, error) {
+	var rows []subscriptionRow
+	if err := sqlx.SelectContext(ctx, db.q(ctx), &rows, activeSubscriptionsOfSource, scope.MerchantID, scope.Env, sourceID); err != nil {
+		return nil, translate(err)
+	}
+	return mapRows(rows, subscriptionRow.domain), nil
+}

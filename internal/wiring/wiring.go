@@ -90,6 +90,7 @@ func Build(cfg *config.Config, d Deps) (*Services, error) {
 		Webhooks:  webhook.NewService(db, v, now, webhook.URLPolicy{AllowPrivate: cfg.WebhookAllowPrivateTargets}),
 		Payments:  payment.NewService(db, payment.Config{MaxAmount: cfg.PaymentMaxCents, SettleDelay: cfg.PaymentSettleDelay}, now),
 	}
+	s.Funding.OnRemove(s.Payments.CancelForSource) // a removed source's subscriptions end with it
 	if cfg.ACHODFIRouting != "" {
 		ac := ach.Config{Dir: cfg.ACHOutboxDir, ODFIRouting: cfg.ACHODFIRouting, DestinationRouting: cfg.ACHDestinationRouting,
 			DestinationName: cfg.ACHDestinationName, OriginName: cfg.ACHOriginName, CompanyName: cfg.ACHCompanyName,

@@ -56,19 +56,26 @@ func (s *Service) ReturnMicroDeposit(ctx context.Context, scope tenant.Scope, id
 		if m.ReturnCode != "" {
 			return nil
 		}
-		m.ReturnCode = code
-		open := m.Status == DepositPending
-		if open {
-			now := s.now()
-			m.Status, m.FinishedAt, m.AttemptsRemaining = DepositFailed, &now, 0
-		}
-		if err := s.store.UpdateMicroDeposit(ctx, m); err != nil {
-			return err
-		}
-		if !open {
-			return nil
-		}
-		src.Verification = m.Verification()
-		return s.record(ctx, src, event.FundingSourceVerificationFailed, src.Status)
+		return s.depositReturned(ctx, src, m, code)
 	})
+}
+
+// depositReturned records a deposit's return code on m and, when the
+// verification is still open, fails it with
+// funding_source.verification_failed. Call it under the source's lock.
+func (s *Service) depositReturned(ctx context.Context, src Source, m MicroDeposit, code string) error {
+	m.ReturnCode = code
+	open := m.Status == DepositPending
+	if open {
+		now := s.now()
+		m.Status, m.FinishedAt, m.AttemptsRemaining = DepositFailed, &now, 0
+	}
+	if err := s.store.UpdateMicroDeposit(ctx, m); err != nil {
+		return err
+	}
+	if !open {
+		return nil
+	}
+	src.Verification = m.Verification()
+	return s.record(ctx, src, event.FundingSourceVerificationFailed, src.Status)
 }

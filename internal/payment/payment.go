@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/fundsource/fundsource/internal/achreturn"
 	"github.com/fundsource/fundsource/internal/errs"
 	"github.com/fundsource/fundsource/internal/event"
 	"github.com/fundsource/fundsource/internal/ids"
@@ -56,6 +57,7 @@ type Payment struct {
 	FailureCode    *string      `json:"failure_code"`   // ACH return code, "R01"
 	FailureReason  *string      `json:"failure_reason"` // its meaning
 	SubscriptionID *string      `json:"subscription_id"`
+	Attempt        *int         `json:"attempt"`    // subscription debits: 1, or 2 and 3 for re-presentments
 	CreatedAt      time.Time    `json:"created_at"` // UTC
 	SettledAt      *time.Time   `json:"settled_at"` // processed or failed; UTC
 
@@ -158,7 +160,7 @@ func (s *Service) Create(ctx context.Context, scope tenant.Scope, in Input) (Pay
 		if err != nil {
 			return err
 		}
-		out, err = s.insert(ctx, scope, in.SourceID, src.CustomerID, cents, in.Direction, desc, nil, nil)
+		out, err = s.insert(ctx, scope, in.SourceID, src.CustomerID, cents, in.Direction, desc, nil)
 		return err
 	})
 	return out, err
@@ -194,13 +196,23 @@ func (src SourceInfo) allows(d Direction) error {
 	return nil
 }
 
+// debitOf names the subscription debit a payment is: which subscription,
+// which due date and which attempt.
+type debitOf struct {
+	subscriptionID, dueDate string
+	attempt                 int
+}
+
 func (s *Service) insert(ctx context.Context, scope tenant.Scope, sourceID, customerID string, cents int64, d Direction,
-	desc *string, subscriptionID, dueDate *string) (Payment, error) {
+	desc *string, of *debitOf) (Payment, error) {
 	now := s.now().UTC()
 	p := Payment{
 		Scope: scope, ID: ids.New(ids.Payment), SourceID: sourceID, CustomerID: customerID,
 		Amount: money.Format(cents), Currency: "USD", Cents: cents, Direction: d, Description: desc,
-		Status: Pending, SubscriptionID: subscriptionID, DueDate: dueDate, CreatedAt: now,
+		Status: Pending, CreatedAt: now,
+	}
+	if of != nil {
+		p.SubscriptionID, p.DueDate, p.Attempt = &of.subscriptionID, &of.dueDate, &of.attempt
 	}
 	if scope.Env == tenant.Sandbox {
 		at := now.Add(s.cfg.SettleDelay)
@@ -275,7 +287,8 @@ func (s *Service) inBatches(ctx context.Context, batch func(ctx context.Context)
 }
 
 // finish settles p as processed (code "") or failed with an ACH return
-// code, and fires payment.success or payment.failed.
+// code, and fires payment.success or payment.failed. A returned
+// subscription debit also applies the subscription's return rules.
 func (s *Service) finish(ctx context.Context, p Payment, code string) error {
 	now := s.now().UTC()
 	p.SettledAt = &now
@@ -283,14 +296,20 @@ func (s *Service) finish(ctx context.Context, p Payment, code string) error {
 	if code == "" {
 		p.Status = Processed
 	} else {
-		reason := ReturnReason(code)
+		reason := achreturn.Reason(code)
 		p.Status, p.FailureCode, p.FailureReason = Failed, &code, &reason
 		typ = event.PaymentFailed
 	}
 	if err := s.store.FinishPayment(ctx, p); err != nil {
 		return err
 	}
-	return s.store.RecordEvent(ctx, event.New(p.Scope, typ, p, now))
+	if err := s.store.RecordEvent(ctx, event.New(p.Scope, typ, p, now)); err != nil {
+		return err
+	}
+	if code != "" && p.SubscriptionID != nil {
+		return s.debitReturned(ctx, p, code)
+	}
+	return nil
 }
 
 // Cancel cancels a pending payment: in sandbox before it settles, in
@@ -334,18 +353,46 @@ func (s *Service) Originated(ctx context.Context, scope tenant.Scope, id string,
 
 // Return applies an ACH return: the payment fails with the code and fires
 // payment.failed, even after it was processed (returns can come later).
-// A payment already failed is left as it is.
+// A payment already failed or canceled is left as it is.
 func (s *Service) Return(ctx context.Context, scope tenant.Scope, id, code string) error {
 	return s.store.WithTx(ctx, func(ctx context.Context) error {
 		p, err := s.store.PaymentForUpdate(ctx, scope, id)
 		if errs.Is(err, errs.NotFound) {
 			return paymentNotFound()
 		}
-		if err != nil || p.Status == Failed {
+		if err != nil || p.Status == Failed || p.Status == Voided {
 			return err
 		}
 		return s.finish(ctx, p, code)
 	})
+}
+
+// SimulateReturn is the sandbox's return: a pending or processed payment
+// comes back with code (like "R10") exactly as an ACH return would, and the
+// payment is answered as it now is. Any other status is 409 conflict.
+func (s *Service) SimulateReturn(ctx context.Context, scope tenant.Scope, id, code string) (Payment, error) {
+	if !achreturn.Valid(code) {
+		return Payment{}, errs.Invalid("code", `code must be an ACH return code, "R" and two digits, like "R10"`)
+	}
+	var out Payment
+	err := s.store.WithTx(ctx, func(ctx context.Context) error {
+		p, err := s.store.PaymentForUpdate(ctx, scope, id)
+		if errs.Is(err, errs.NotFound) {
+			return paymentNotFound()
+		}
+		if err != nil {
+			return err
+		}
+		if p.Status != Pending && p.Status != Processed {
+			return errs.Newf(errs.Conflict, "This payment is %s; only a pending or processed payment can come back.", p.Status)
+		}
+		if err := s.finish(ctx, p, code); err != nil {
+			return err
+		}
+		out, err = s.store.Payment(ctx, scope, id)
+		return err
+	})
+	return out, err
 }
 
 func (s *Service) amount(raw json.RawMessage) (int64, error) {

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"time"
 
+	"github.com/fundsource/fundsource/internal/achreturn"
 	"github.com/fundsource/fundsource/internal/calendar"
 	"github.com/fundsource/fundsource/internal/errs"
 	"github.com/fundsource/fundsource/internal/event"
@@ -58,8 +59,13 @@ type Subscription struct {
 	CancelReason *string      `json:"cancel_reason"` // CancelRequested, CancelSourceRemoved or CancelPaymentReturned
 	CreatedAt    time.Time    `json:"created_at"`
 	CanceledAt   *time.Time   `json:"canceled_at"`
+	// RetryDate is the business day a returned debit (R01, R09) is
+	// presented again, when one is scheduled.
+	RetryDate *string `json:"retry_date"`
 
-	Cents int64 `json:"-"`
+	Cents        int64   `json:"-"`
+	RetryDue     *string `json:"-"` // the due date the scheduled re-presentment is for
+	RetryAttempt int     `json:"-"` // its attempt, 2 or 3
 }
 
 // DueDate is the date of a subscription's n-th debit (from 0), YYYY-MM-DD.
@@ -186,11 +192,35 @@ func (s *Service) CancelForSource(ctx context.Context, scope tenant.Scope, sourc
 	return nil
 }
 
+// debitReturned applies a subscription's return rules to its debit p that
+// came back with code, in the return's transaction: R01 and R09 are
+// presented again on the next business day, at most achreturn.MaxAttempts times in
+// all; any other code, the last attempt, or a second retriable return while
+// a re-presentment is already scheduled cancels the subscription
+// (payment_returned). A subscription no longer active is left as it is.
+func (s *Service) debitReturned(ctx context.Context, p Payment, code string) error {
+	sub, err := s.store.SubscriptionForUpdate(ctx, p.Scope, *p.SubscriptionID)
+	if err != nil || sub.Status != Active {
+		return err
+	}
+	attempt := 1
+	if p.Attempt != nil {
+		attempt = *p.Attempt
+	}
+	if !achreturn.Retriable(code) || attempt >= achreturn.MaxAttempts || sub.RetryDate != nil || p.DueDate == nil {
+		return s.cancel(ctx, &sub, CancelPaymentReturned)
+	}
+	day := calendar.AddBusinessDays(calendar.DateOf(s.now()), 1).Format(time.DateOnly)
+	sub.RetryDate, sub.RetryDue, sub.RetryAttempt = &day, p.DueDate, attempt+1
+	return s.store.UpdateSubscription(ctx, sub)
+}
+
 // cancel ends an active subscription for reason, stores it and records
 // subscription.canceled; call it in the change's transaction.
 func (s *Service) cancel(ctx context.Context, sub *Subscription, reason string) error {
 	now := s.now().UTC()
 	sub.Status, sub.NextDate, sub.CanceledAt, sub.CancelReason = Canceled, nil, &now, &reason
+	sub.RetryDate, sub.RetryDue, sub.RetryAttempt = nil, nil, 0
 	if err := s.store.UpdateSubscription(ctx, *sub); err != nil {
 		return err
 	}
@@ -198,10 +228,11 @@ func (s *Service) cancel(ctx context.Context, sub *Subscription, reason string) 
 }
 
 // RunDue creates the debit of every due date that has come (US Eastern),
-// catching up on missed dates, each exactly once: subscriptions are locked
-// with SKIP LOCKED while one process works on them, and a unique index on
-// (subscription, due date) backs that up. A subscription whose source was
-// removed is canceled instead.
+// catching up on missed dates, and every re-presentment whose day has come,
+// each exactly once: subscriptions are locked with SKIP LOCKED while one
+// process works on them, and a unique index on (subscription, due date,
+// attempt) backs that up. A subscription whose source was removed is
+// canceled instead.
 func (s *Service) RunDue(ctx context.Context) (int, error) {
 	return s.inBatches(ctx, func(ctx context.Context) (int, int, error) {
 		today := calendar.DateOf(s.now()).Format(time.DateOnly)
@@ -223,24 +254,77 @@ func (s *Service) RunDue(ctx context.Context) (int, error) {
 
 func (s *Service) runOne(ctx context.Context, sub Subscription, today string) (int, error) {
 	created := 0
-	for sub.Status == Active && sub.NextDate != nil && *sub.NextDate <= today {
-		_, err := s.usableSource(ctx, sub.Scope, sub.SourceID, Debit)
-		if code := errs.CodeOf(err); code == errs.FundingSourceRemoved || code == errs.FundingSourceNotFound || code == errs.DebitNotAllowed {
-			return created, s.cancel(ctx, &sub, CancelSourceRemoved)
+	for sub.Status == Active {
+		retry := sub.RetryDate != nil && *sub.RetryDate <= today
+		if !retry && (sub.NextDate == nil || *sub.NextDate > today) {
+			break
 		}
-		if err != nil {
-			return created, err
-		}
-		due := *sub.NextDate
-		if _, err := s.insert(ctx, sub.Scope, sub.SourceID, sub.CustomerID, sub.Cents, Debit, sub.Description, &sub.ID, &due); err != nil {
+		if _, err := s.presentNext(ctx, &sub, retry); err != nil || sub.Status != Active {
 			return created, err
 		}
 		created++
-		sub.PaymentCount++
-		next := DueDate(sub, sub.PaymentCount)
-		sub.NextDate = &next
 	}
 	return created, s.store.UpdateSubscription(ctx, sub)
+}
+
+// presentNext creates the subscription's next debit, the scheduled
+// re-presentment when retry is true and the next due date's otherwise, and
+// moves sub on; sub is stored by the caller. When the source can no longer
+// be debited the subscription is canceled (and stored) instead, and the
+// payment is the zero value.
+func (s *Service) presentNext(ctx context.Context, sub *Subscription, retry bool) (Payment, error) {
+	_, err := s.usableSource(ctx, sub.Scope, sub.SourceID, Debit)
+	if code := errs.CodeOf(err); code == errs.FundingSourceRemoved || code == errs.FundingSourceNotFound || code == errs.DebitNotAllowed {
+		return Payment{}, s.cancel(ctx, sub, CancelSourceRemoved)
+	}
+	if err != nil {
+		return Payment{}, err
+	}
+	of := &debitOf{subscriptionID: sub.ID, attempt: 1}
+	if retry {
+		of.dueDate, of.attempt = *sub.RetryDue, sub.RetryAttempt
+		sub.RetryDate, sub.RetryDue, sub.RetryAttempt = nil, nil, 0
+	} else {
+		of.dueDate = *sub.NextDate
+		sub.PaymentCount++
+		next := DueDate(*sub, sub.PaymentCount)
+		sub.NextDate = &next
+	}
+	return s.insert(ctx, sub.Scope, sub.SourceID, sub.CustomerID, sub.Cents, Debit, sub.Description, of)
+}
+
+// Advance is the sandbox's clock for one subscription: it creates the next
+// debit now, the scheduled re-presentment if there is one and the next due
+// date's otherwise, and answers it. A canceled subscription is 409
+// conflict; one whose source can no longer be debited is canceled and
+// answered with 409 too.
+func (s *Service) Advance(ctx context.Context, scope tenant.Scope, id string) (Payment, error) {
+	var out Payment
+	canceled := false
+	err := s.store.WithTx(ctx, func(ctx context.Context) error {
+		sub, err := s.store.SubscriptionForUpdate(ctx, scope, id)
+		if errs.Is(err, errs.NotFound) {
+			return subscriptionNotFound()
+		}
+		if err != nil {
+			return err
+		}
+		if sub.Status != Active {
+			return errs.New(errs.Conflict, "This subscription is canceled; it creates no more debits.")
+		}
+		if out, err = s.presentNext(ctx, &sub, sub.RetryDate != nil); err != nil {
+			return err
+		}
+		canceled = sub.Status != Active
+		if canceled {
+			return nil
+		}
+		return s.store.UpdateSubscription(ctx, sub)
+	})
+	if err == nil && canceled {
+		err = errs.New(errs.Conflict, "This subscription's funding source can no longer be debited; the subscription was canceled.")
+	}
+	return out, err
 }
 
 func subscriptionNotFound() error {

@@ -6,6 +6,7 @@ import (
 
 	"github.com/jmoiron/sqlx"
 
+	"github.com/fundsource/fundsource/internal/achreturn"
 	"github.com/fundsource/fundsource/internal/money"
 	"github.com/fundsource/fundsource/internal/paging"
 	"github.com/fundsource/fundsource/internal/payment"
@@ -43,6 +44,7 @@ type paymentRow struct {
 	Status         string     `db:"status"`
 	FailureCode    *string    `db:"failure_code"`
 	SubscriptionID *string    `db:"subscription_id"`
+	Attempt        *int       `db:"attempt"`
 	DueDate        *time.Time `db:"due_date"`
 	SettleAt       *time.Time `db:"settle_at"`
 	SettledAt      *time.Time `db:"settled_at"`
@@ -55,31 +57,28 @@ func (r paymentRow) domain() payment.Payment {
 		ID:    r.ID, SourceID: r.SourceID, CustomerID: r.CustomerID, Amount: money.Format(r.Cents), Currency: "USD",
 		Cents: r.Cents, Direction: payment.Direction(r.Direction), Description: r.Description,
 		Status: payment.Status(r.Status), FailureCode: r.FailureCode, SubscriptionID: r.SubscriptionID,
-		SettleAt: utcPtr(r.SettleAt), SettledAt: utcPtr(r.SettledAt), CreatedAt: r.CreatedAt.UTC(),
+		Attempt: r.Attempt, SettleAt: utcPtr(r.SettleAt), SettledAt: utcPtr(r.SettledAt), CreatedAt: r.CreatedAt.UTC(),
 	}
 	if r.FailureCode != nil {
-		reason := payment.ReturnReason(*r.FailureCode)
+		reason := achreturn.Reason(*r.FailureCode)
 		p.FailureReason = &reason
 	}
-	if r.DueDate != nil {
-		d := r.DueDate.Format(time.DateOnly)
-		p.DueDate = &d
-	}
+	p.DueDate = dateOnly(r.DueDate)
 	return p
 }
 
 const paymentColumns = `merchant_id, environment, id, funding_source_id, customer_id, direction, amount_cents,
-       description, status, failure_code, subscription_id, due_date, settle_at, settled_at, created_at`
+       description, status, failure_code, subscription_id, attempt, due_date, settle_at, settled_at, created_at`
 
 const insertPayment = `
 INSERT INTO payments (` + paymentColumns + `)
-VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15)`
+VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16)`
 
 // InsertPayment stores a new payment; errs.Conflict when a subscription's
 // debit for that due date exists already.
 func (db *DB) InsertPayment(ctx context.Context, p payment.Payment) error {
 	_, err := db.q(ctx).ExecContext(ctx, insertPayment, p.Scope.MerchantID, p.Scope.Env, p.ID, p.SourceID, p.CustomerID,
-		p.Direction, p.Cents, p.Description, p.Status, p.FailureCode, p.SubscriptionID, p.DueDate, p.SettleAt,
+		p.Direction, p.Cents, p.Description, p.Status, p.FailureCode, p.SubscriptionID, p.Attempt, p.DueDate, p.SettleAt,
 		p.SettledAt, p.CreatedAt)
 	return translate(err)
 }
@@ -153,6 +152,9 @@ type subscriptionRow struct {
 	CancelReason *string    `db:"cancel_reason"`
 	CreatedAt    time.Time  `db:"created_at"`
 	CanceledAt   *time.Time `db:"canceled_at"`
+	RetryDate    *time.Time `db:"retry_date"`
+	RetryDue     *time.Time `db:"retry_due"`
+	RetryAttempt *int       `db:"retry_attempt"`
 }
 
 func (r subscriptionRow) domain() payment.Subscription {
@@ -163,25 +165,44 @@ func (r subscriptionRow) domain() payment.Subscription {
 		StartDate: r.StartDate.Format(time.DateOnly), PaymentCount: r.PaymentCount, CancelReason: r.CancelReason,
 		CreatedAt: r.CreatedAt.UTC(), CanceledAt: utcPtr(r.CanceledAt),
 	}
-	if r.NextDate != nil {
-		d := r.NextDate.Format(time.DateOnly)
-		s.NextDate = &d
+	s.NextDate, s.RetryDate, s.RetryDue = dateOnly(r.NextDate), dateOnly(r.RetryDate), dateOnly(r.RetryDue)
+	if r.RetryAttempt != nil {
+		s.RetryAttempt = *r.RetryAttempt
 	}
 	return s
 }
 
+// dateOnly formats a date column, YYYY-MM-DD, or nil.
+func dateOnly(t *time.Time) *string {
+	if t == nil {
+		return nil
+	}
+	d := t.Format(time.DateOnly)
+	return &d
+}
+
+// retryAttempt is the retry_attempt column: NULL unless a re-presentment
+// is scheduled.
+func retryAttempt(s payment.Subscription) *int {
+	if s.RetryDate == nil {
+		return nil
+	}
+	return &s.RetryAttempt
+}
+
 const subscriptionColumns = `merchant_id, environment, id, funding_source_id, customer_id, amount_cents, interval,
-       description, status, start_date, next_date, payment_count, cancel_reason, created_at, canceled_at`
+       description, status, start_date, next_date, payment_count, cancel_reason, created_at, canceled_at,
+       retry_date, retry_due, retry_attempt`
 
 const insertSubscription = `
 INSERT INTO subscriptions (` + subscriptionColumns + `)
-VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15)`
+VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18)`
 
 // InsertSubscription stores a new subscription.
 func (db *DB) InsertSubscription(ctx context.Context, s payment.Subscription) error {
 	_, err := db.q(ctx).ExecContext(ctx, insertSubscription, s.Scope.MerchantID, s.Scope.Env, s.ID, s.SourceID, s.CustomerID,
 		s.Cents, s.Interval, s.Description, s.Status, s.StartDate, s.NextDate, s.PaymentCount, s.CancelReason,
-		s.CreatedAt, s.CanceledAt)
+		s.CreatedAt, s.CanceledAt, s.RetryDate, s.RetryDue, retryAttempt(s))
 	return translate(err)
 }
 
@@ -215,8 +236,8 @@ func (db *DB) ListSubscriptions(ctx context.Context, scope tenant.Scope, sourceI
 }
 
 const dueSubscriptions = `SELECT ` + subscriptionColumns + ` FROM subscriptions
-WHERE status = 'active' AND next_date <= $1
-ORDER BY next_date
+WHERE status = 'active' AND (next_date <= $1 OR retry_date <= $1)
+ORDER BY LEAST(next_date, retry_date)
 LIMIT $2
 FOR UPDATE SKIP LOCKED`
 
@@ -230,13 +251,14 @@ func (db *DB) DueSubscriptions(ctx context.Context, today string, limit int) ([]
 }
 
 const updateSubscription = `
-UPDATE subscriptions SET status = $4, next_date = $5, payment_count = $6, cancel_reason = $7, canceled_at = $8
+UPDATE subscriptions SET status = $4, next_date = $5, payment_count = $6, cancel_reason = $7, canceled_at = $8,
+       retry_date = $9, retry_due = $10, retry_attempt = $11
 WHERE merchant_id = $1 AND environment = $2 AND id = $3`
 
 // UpdateSubscription stores a subscription's schedule and state.
 func (db *DB) UpdateSubscription(ctx context.Context, s payment.Subscription) error {
 	_, err := db.q(ctx).ExecContext(ctx, updateSubscription, s.Scope.MerchantID, s.Scope.Env, s.ID, s.Status, s.NextDate,
-		s.PaymentCount, s.CancelReason, s.CanceledAt)
+		s.PaymentCount, s.CancelReason, s.CanceledAt, s.RetryDate, s.RetryDue, retryAttempt(s))
 	return translate(err)
 }
 

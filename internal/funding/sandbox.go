@@ -1,0 +1,62 @@
+package funding
+
+import (
+	"context"
+
+	"github.com/fundsource/fundsource/internal/achreturn"
+	"github.com/fundsource/fundsource/internal/errs"
+	"github.com/fundsource/fundsource/internal/tenant"
+)
+
+// SimulateDepositReturn is the sandbox's micro-deposit return: the open
+// deposits of an Unverified source come back with code (like "R03"), the
+// verification fails with that return_code and
+// funding_source.verification_failed is fired, exactly as when the bank's
+// return file says so. The source stays Unverified.
+func (s *Service) SimulateDepositReturn(ctx context.Context, scope tenant.Scope, id, code string) (Source, error) {
+	if !achreturn.Valid(code) {
+		return Source{}, errs.Invalid("code", `code must be an ACH return code, "R" and two digits, like "R03"`)
+	}
+	return s.onOpenDeposits(ctx, scope, id, func(ctx context.Context, src Source, m MicroDeposit) error {
+		return s.depositReturned(ctx, src, m, code)
+	})
+}
+
+// SimulateDepositExpiry is the sandbox's clock for a verification: the
+// open deposits expire now, with funding_source.verification_expired, and
+// a verify afterwards answers 409 verification_expired.
+func (s *Service) SimulateDepositExpiry(ctx context.Context, scope tenant.Scope, id string) (Source, error) {
+	return s.onOpenDeposits(ctx, scope, id, func(ctx context.Context, src Source, m MicroDeposit) error {
+		now := s.now()
+		m.ExpiresAt = now
+		return s.expire(ctx, src, m, now)
+	})
+}
+
+// onOpenDeposits runs fn on the open micro-deposits of a source, under the
+// source's lock, and answers the source as it then is. A source without
+// open deposits is 409: verification_not_initiated when none were ever
+// sent, conflict when the latest ones are finished.
+func (s *Service) onOpenDeposits(ctx context.Context, scope tenant.Scope, id string,
+	fn func(ctx context.Context, src Source, m MicroDeposit) error) (Source, error) {
+	err := s.store.WithTx(ctx, func(ctx context.Context) error {
+		src, err := s.unverifiedSource(ctx, scope, id)
+		if err != nil {
+			return err
+		}
+		m, err := s.store.LatestMicroDepositForUpdate(ctx, scope, id)
+		switch {
+		case errs.Is(err, errs.NotFound):
+			return errs.New(errs.VerificationNotInitiated, "No micro-deposits were sent to this funding source yet.")
+		case err != nil:
+			return err
+		case m.Status != DepositPending:
+			return errs.Newf(errs.Conflict, "This funding source's latest micro-deposits are %s; only open ones can be simulated.", m.Status)
+		}
+		return fn(ctx, src, m)
+	})
+	if err != nil {
+		return Source{}, err
+	}
+	return s.Get(ctx, scope, id)
+}

@@ -1,0 +1,78 @@
+package api
+
+import (
+	"github.com/gin-gonic/gin"
+
+	"github.com/fundsource/fundsource/internal/errs"
+	"github.com/fundsource/fundsource/internal/tenant"
+	"github.com/fundsource/fundsource/web/kit"
+)
+
+// The sandbox's simulations (/v2/sandbox/…) force what a bank or time would
+// do: returns, expiries, a subscription's next debit. Each goes through the
+// same service code, and so fires the same events, as the real path. They
+// take a sandbox key; a production key gets 403 permission_denied.
+
+// sandboxOnly refuses production keys on the simulation routes.
+func (s *Surface) sandboxOnly(c *gin.Context) {
+	if kit.Scope(c).Env != tenant.Sandbox {
+		s.Fail(c, errs.New(errs.PermissionDenied, "Sandbox simulations take a sandbox key (sk_test_); this is a production key."))
+		c.Abort()
+		return
+	}
+	c.Next()
+}
+
+// returnCode is the body of a simulated return.
+type returnCode struct {
+	Code string `json:"code"`
+}
+
+func (s *Surface) decodeReturnCode(c *gin.Context) (string, bool) {
+	var in returnCode
+	if err := kit.Decode(c, &in); err != nil {
+		s.Fail(c, err)
+		return "", false
+	}
+	if in.Code == "" {
+		s.Fail(c, errs.Invalid("code", `code is required: an ACH return code like "R03"`))
+		return "", false
+	}
+	return in.Code, true
+}
+
+func (s *Surface) simulateDepositReturn(c *gin.Context) {
+	code, ok := s.decodeReturnCode(c)
+	if !ok {
+		return
+	}
+	src, err := s.Funding.SimulateDepositReturn(c.Request.Context(), kit.Scope(c), c.Param("funding_source_id"), code)
+	kit.Reply(s.Kit, c, src, err)
+}
+
+func (s *Surface) simulateDepositExpiry(c *gin.Context) {
+	if err := kit.DecodeNone(c); err != nil {
+		s.Fail(c, err)
+		return
+	}
+	src, err := s.Funding.SimulateDepositExpiry(c.Request.Context(), kit.Scope(c), c.Param("funding_source_id"))
+	kit.Reply(s.Kit, c, src, err)
+}
+
+func (s *Surface) simulatePaymentReturn(c *gin.Context) {
+	code, ok := s.decodeReturnCode(c)
+	if !ok {
+		return
+	}
+	p, err := s.Payments.SimulateReturn(c.Request.Context(), kit.Scope(c), c.Param("id"), code)
+	kit.Reply(s.Kit, c, p, err)
+}
+
+func (s *Surface) advanceSubscription(c *gin.Context) {
+	if err := kit.DecodeNone(c); err != nil {
+		s.Fail(c, err)
+		return
+	}
+	p, err := s.Payments.Advance(c.Request.Context(), kit.Scope(c), c.Param("id"))
+	kit.Reply(s.Kit, c, p, err)
+}

@@ -85,7 +85,7 @@ func New(d Deps) *gin.Engine {
 	hosted.New(k, hostedlink.NewService(d.Merchants, d.Funding, d.Now),
 		d.Config.HostedSubmitsPerIP, d.Config.HostedSubmitsPerSource).Mount(r)
 	dashboard.New(k, dashboard.Deps{Config: d.Config, Merchants: d.Merchants, Customers: d.Customers,
-		Funding: d.Funding, Webhooks: d.Webhooks}).Mount(r)
+		Funding: d.Funding, Payments: d.Payments, Webhooks: d.Webhooks}).Mount(r)
 	return r
 }
 

@@ -2,6 +2,8 @@
 // what each means, which may be re-presented, and what a code looks like.
 package achreturn
 
+import "slices"
+
 // ACH return codes the service names (NACHA). Unknown codes are kept as
 // they came, with a generic reason.
 var returnReasons = map[string]string{
@@ -38,4 +40,14 @@ func Reason(code string) string {
 		return r
 	}
 	return "Returned by the receiving bank"
+}
+
+// Known returns the codes the service names, in order.
+func Known() []string {
+	codes := make([]string, 0, len(returnReasons))
+	for c := range returnReasons {
+		codes = append(codes, c)
+	}
+	slices.Sort(codes)
+	return codes
 }

@@ -14,6 +14,9 @@ import (
 // funding_source.verification_failed is fired, exactly as when the bank's
 // return file says so. The source stays Unverified.
 func (s *Service) SimulateDepositReturn(ctx context.Context, scope tenant.Scope, id, code string) (Source, error) {
+	if err := tenant.SandboxOnly(scope); err != nil {
+		return Source{}, err
+	}
 	if !achreturn.Valid(code) {
 		return Source{}, errs.Invalid("code", `code must be an ACH return code, "R" and two digits, like "R03"`)
 	}
@@ -39,6 +42,9 @@ func (s *Service) SimulateDepositExpiry(ctx context.Context, scope tenant.Scope,
 // sent, conflict when the latest ones are finished.
 func (s *Service) onOpenDeposits(ctx context.Context, scope tenant.Scope, id string,
 	fn func(ctx context.Context, src Source, m MicroDeposit) error) (Source, error) {
+	if err := tenant.SandboxOnly(scope); err != nil {
+		return Source{}, err
+	}
 	err := s.store.WithTx(ctx, func(ctx context.Context) error {
 		src, err := s.unverifiedSource(ctx, scope, id)
 		if err != nil {

@@ -371,6 +371,9 @@ func (s *Service) Return(ctx context.Context, scope tenant.Scope, id, code strin
 // comes back with code (like "R10") exactly as an ACH return would, and the
 // payment is answered as it now is. Any other status is 409 conflict.
 func (s *Service) SimulateReturn(ctx context.Context, scope tenant.Scope, id, code string) (Payment, error) {
+	if err := tenant.SandboxOnly(scope); err != nil {
+		return Payment{}, err
+	}
 	if !achreturn.Valid(code) {
 		return Payment{}, errs.Invalid("code", `code must be an ACH return code, "R" and two digits, like "R10"`)
 	}

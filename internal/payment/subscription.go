@@ -299,6 +299,9 @@ func (s *Service) presentNext(ctx context.Context, sub *Subscription, retry bool
 // conflict; one whose source can no longer be debited is canceled and
 // answered with 409 too.
 func (s *Service) Advance(ctx context.Context, scope tenant.Scope, id string) (Payment, error) {
+	if err := tenant.SandboxOnly(scope); err != nil {
+		return Payment{}, err
+	}
 	var out Payment
 	canceled := false
 	err := s.store.WithTx(ctx, func(ctx context.Context) error {

@@ -3,7 +3,11 @@
 // takes a Scope so that no query can cross merchants or environments.
 package tenant
 
-import "fmt"
+import (
+	"fmt"
+
+	"github.com/fundsource/fundsource/internal/errs"
+)
 
 // Environment is sandbox or production. The API key decides it.
 type Environment string
@@ -46,4 +50,13 @@ func (e Environment) PublicPrefix() string {
 type Scope struct {
 	MerchantID string
 	Env        Environment
+}
+
+// SandboxOnly refuses a production scope with permission_denied: the
+// sandbox's simulations and shortcuts must never touch production data.
+func SandboxOnly(scope Scope) error {
+	if scope.Env != Sandbox {
+		return errs.New(errs.PermissionDenied, "Sandbox simulations take a sandbox key (sk_test_); this is a production key.")
+	}
+	return nil
 }

@@ -179,6 +179,34 @@ type Source struct {
 	HostedLink   string // "" unless a customer can verify there now
 	Amounts      string // sandbox only: "$0.12 and $0.34" while pending
 	Events       []LogRow
+
+	Sandbox       bool     // the sandbox's simulation buttons are shown
+	ReturnCodes   []Option // the codes a simulated return offers
+	Payments      []PaymentRow
+	Subscriptions []SubscriptionRow
+}
+
+// PaymentRow is one payment of a source.
+type PaymentRow struct {
+	ID        string
+	Amount    string // "$12.34"
+	Direction string // debit or credit
+	Status    string // pending, processed, failed or canceled
+	Failure   string // "R01 Insufficient funds", "" unless failed
+	Attempt   string // "subscription, attempt 2", "" for a one-off payment
+	Created   string
+	CanReturn bool // sandbox: pending or processed, so a return can be simulated
+}
+
+// SubscriptionRow is one subscription of a source.
+type SubscriptionRow struct {
+	ID         string
+	Amount     string // "$9.99 weekly"
+	Status     string // active or canceled
+	Next       string // next due date, "" when canceled
+	Retry      string // the re-presentment's day, "" when none
+	Reason     string // why it was canceled
+	CanAdvance bool   // sandbox: active, so its next debit can be created now
 }
 
 // Settings is the settings page.

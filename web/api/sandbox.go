@@ -13,10 +13,11 @@ import (
 // same service code, and so fires the same events, as the real path. They
 // take a sandbox key; a production key gets 403 permission_denied.
 
-// sandboxOnly refuses production keys on the simulation routes.
+// sandboxOnly refuses production keys on the simulation routes (the
+// services refuse them too).
 func (s *Surface) sandboxOnly(c *gin.Context) {
-	if kit.Scope(c).Env != tenant.Sandbox {
-		s.Fail(c, errs.New(errs.PermissionDenied, "Sandbox simulations take a sandbox key (sk_test_); this is a production key."))
+	if err := tenant.SandboxOnly(kit.Scope(c)); err != nil {
+		s.Fail(c, err)
 		c.Abort()
 		return
 	}

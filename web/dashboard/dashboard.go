@@ -19,6 +19,7 @@ import (
 	"github.com/fundsource/fundsource/internal/funding"
 	"github.com/fundsource/fundsource/internal/merchant"
 	"github.com/fundsource/fundsource/internal/paging"
+	"github.com/fundsource/fundsource/internal/payment"
 	"github.com/fundsource/fundsource/internal/tenant"
 	"github.com/fundsource/fundsource/internal/webhook"
 	"github.com/fundsource/fundsource/templates/components"
@@ -49,6 +50,7 @@ type Deps struct {
 	Merchants *merchant.Service
 	Customers *customer.Service
 	Funding   *funding.Service
+	Payments  *payment.Service
 	Webhooks  *webhook.Service
 }
 
@@ -59,6 +61,7 @@ type Surface struct {
 	merchants *merchant.Service
 	customers *customer.Service
 	funding   *funding.Service
+	payments  *payment.Service
 	webhooks  *webhook.Service
 
 	sessions *sessions.CookieStore
@@ -67,7 +70,7 @@ type Surface struct {
 
 // New returns the dashboard on k.
 func New(k *kit.Kit, d Deps) *Surface {
-	return &Surface{Kit: k, cfg: d.Config, merchants: d.Merchants, customers: d.Customers, funding: d.Funding, webhooks: d.Webhooks,
+	return &Surface{Kit: k, cfg: d.Config, merchants: d.Merchants, customers: d.Customers, funding: d.Funding, payments: d.Payments, webhooks: d.Webhooks,
 		sessions: newSessionStore(d.Config),
 		attempts: signInLimits{
 			perIP:        kit.NewKeyLimiter(signInWindow, d.Config.SignInAttemptsPerIP),
@@ -109,6 +112,10 @@ func (s *Surface) Mount(r *gin.Engine) {
 	g.GET("/funding-sources/:id", s.sourcePage)
 	g.POST("/funding-sources/:id/initiate", s.initiateFromPage)
 	g.POST("/funding-sources/:id/remove", s.removeFromPage)
+	g.POST("/funding-sources/:id/sandbox/return", s.simulateDepositReturn)
+	g.POST("/funding-sources/:id/sandbox/expire", s.simulateDepositExpiry)
+	g.POST("/payments/:id/sandbox/return", s.simulatePaymentReturn)
+	g.POST("/subscriptions/:id/sandbox/advance", s.advanceSubscription)
 	g.GET("/settings", s.settingsPage)
 	g.POST("/settings/redirect-origins", s.addRedirectOrigin)
 	g.POST("/settings/redirect-origins/remove", s.removeRedirectOrigin)

@@ -9,10 +9,12 @@ import (
 
 	"github.com/gin-gonic/gin"
 
+	"github.com/fundsource/fundsource/internal/achreturn"
 	"github.com/fundsource/fundsource/internal/customer"
 	"github.com/fundsource/fundsource/internal/funding"
 	"github.com/fundsource/fundsource/internal/money"
 	"github.com/fundsource/fundsource/internal/paging"
+	"github.com/fundsource/fundsource/internal/payment"
 	"github.com/fundsource/fundsource/internal/tenant"
 	"github.com/fundsource/fundsource/templates/components"
 	view "github.com/fundsource/fundsource/templates/dashboard"
@@ -161,7 +163,89 @@ func (s *Surface) sourcePage(c *gin.Context) {
 	for _, e := range events {
 		v.Events = append(v.Events, view.LogRow{ID: e.ID, Type: e.Type, Time: shortTime(e.CreatedAt)})
 	}
+	if err := s.addPayments(c, &v); err != nil {
+		s.Fail(c, err)
+		return
+	}
 	s.Page(c, http.StatusOK, view.SourcePage(s.frame(c, v.Bank+" "+v.Account, "sources"), v))
+}
+
+// addPayments adds a source's newest payments and subscriptions to its
+// page, and in sandbox the simulations that apply to them.
+func (s *Surface) addPayments(c *gin.Context, v *view.Source) error {
+	ctx, scope := c.Request.Context(), current(c).Scope
+	v.Sandbox = scope.Env == tenant.Sandbox
+	for _, code := range achreturn.Known() {
+		v.ReturnCodes = append(v.ReturnCodes, view.Option{Value: code, Label: code + " " + achreturn.Reason(code)})
+	}
+	pays, _, err := s.payments.List(ctx, scope, v.ID, paging.Page{Limit: listSize})
+	if err != nil {
+		return err
+	}
+	for _, p := range pays {
+		r := view.PaymentRow{ID: p.ID, Amount: "$" + p.Amount, Direction: string(p.Direction), Status: string(p.Status),
+			Created: shortTime(p.CreatedAt), CanReturn: v.Sandbox && (p.Status == payment.Pending || p.Status == payment.Processed)}
+		if p.FailureCode != nil && p.FailureReason != nil {
+			r.Failure = *p.FailureCode + " " + *p.FailureReason
+		}
+		if p.Attempt != nil {
+			r.Attempt = fmt.Sprintf("subscription debit, attempt %d", *p.Attempt)
+		}
+		v.Payments = append(v.Payments, r)
+	}
+	subs, _, err := s.payments.ListSubscriptions(ctx, scope, v.ID, paging.Page{Limit: listSize})
+	if err != nil {
+		return err
+	}
+	for _, sub := range subs {
+		r := view.SubscriptionRow{ID: sub.ID, Amount: "$" + sub.Amount + " " + string(sub.Interval), Status: sub.Status,
+			CanAdvance: v.Sandbox && sub.Status == payment.Active}
+		if sub.NextDate != nil {
+			r.Next = *sub.NextDate
+		}
+		if sub.RetryDate != nil {
+			r.Retry = *sub.RetryDate
+		}
+		if sub.CancelReason != nil {
+			r.Reason = strings.ReplaceAll(*sub.CancelReason, "_", " ")
+		}
+		v.Subscriptions = append(v.Subscriptions, r)
+	}
+	return nil
+}
+
+func (s *Surface) simulateDepositReturn(c *gin.Context) {
+	id, code := c.Param("id"), c.PostForm("code")
+	_, err := s.funding.SimulateDepositReturn(c.Request.Context(), current(c).Scope, id, code)
+	s.done(c, err, "Sandbox: the micro-deposits came back with "+code+"; the verification failed.", "/dashboard/funding-sources/"+id)
+}
+
+func (s *Surface) simulateDepositExpiry(c *gin.Context) {
+	id := c.Param("id")
+	_, err := s.funding.SimulateDepositExpiry(c.Request.Context(), current(c).Scope, id)
+	s.done(c, err, "Sandbox: the micro-deposits expired.", "/dashboard/funding-sources/"+id)
+}
+
+func (s *Surface) simulatePaymentReturn(c *gin.Context) {
+	ctx, scope, code := c.Request.Context(), current(c).Scope, c.PostForm("code")
+	p, err := s.payments.Get(ctx, scope, c.Param("id"))
+	if err != nil {
+		s.Fail(c, err)
+		return
+	}
+	_, err = s.payments.SimulateReturn(ctx, scope, p.ID, code)
+	s.done(c, err, "Sandbox: payment "+p.ID+" came back with "+code+".", "/dashboard/funding-sources/"+p.SourceID)
+}
+
+func (s *Surface) advanceSubscription(c *gin.Context) {
+	ctx, scope := c.Request.Context(), current(c).Scope
+	sub, err := s.payments.GetSubscription(ctx, scope, c.Param("id"))
+	if err != nil {
+		s.Fail(c, err)
+		return
+	}
+	p, err := s.payments.Advance(ctx, scope, sub.ID)
+	s.done(c, err, "Sandbox: created the next debit, "+p.ID+".", "/dashboard/funding-sources/"+sub.SourceID)
 }
 
 func (s *Surface) initiateFromPage(c *gin.Context) {

@@ -1,0 +1,81 @@
+package web_test
+
+import (
+	"testing"
+
+	"github.com/playwright-community/playwright-go"
+)
+
+// inside clicks the first button within the element matching selector
+// and waits for the page it leads to.
+func (tb *tab) inside(selector string) {
+	tb.t.Helper()
+	if err := tb.page.Locator(selector + " button").First().Click(); err != nil {
+		tb.t.Fatalf("click the button in %s: %v", selector, err)
+	}
+	if err := tb.page.WaitForLoadState(playwright.PageWaitForLoadStateOptions{State: playwright.LoadStateLoad}); err != nil {
+		tb.t.Fatal(err)
+	}
+}
+
+// choose selects value in the select matching selector.
+func (tb *tab) choose(selector, value string) {
+	tb.t.Helper()
+	if _, err := tb.page.Locator(selector).SelectOption(playwright.SelectOptionValues{Values: &[]string{value}}); err != nil {
+		tb.t.Fatalf("choose %s in %s: %v", value, selector, err)
+	}
+}
+
+// TestBrowserDashboardSandboxSimulations: a sandbox source's page returns
+// and expires its micro-deposits, returns a payment and creates a
+// subscription's next debit, each with the events of the API's
+// simulations.
+func TestBrowserDashboardSandboxSimulations(t *testing.T) {
+	h := newHarness(t)
+	srv := h.live()
+	key := h.merchant("Acme Books").Sandbox.SecretKey
+	user := h.customer(key)
+	src := h.source(key, user, "123456789")
+	wantOK(t, initiate(h, key, src))
+
+	tb := newTab(t)
+	tb.signIn(srv.URL, "acme.books@example.com", "correct horse battery")
+	tb.open(srv.URL + "/dashboard/funding-sources/" + src)
+	tb.choose("#deposit-return-code", "R02")
+	tb.click("button", "Simulate return")
+	tb.waitURL(`/dashboard/funding-sources/` + src + `$`)
+	tb.wantText("came back with R02", "The last micro-deposit verification failed (the bank returned a deposit: R02)")
+	if ev := h.events("funding_source.verification_failed"); len(ev) != 1 {
+		t.Errorf("verification_failed events: %d", len(ev))
+	}
+
+	wantOK(t, initiate(h, key, src))
+	tb.open(srv.URL + "/dashboard/funding-sources/" + src)
+	tb.click("button", "Expire the deposits now")
+	tb.waitURL(`/dashboard/funding-sources/` + src + `$`)
+	tb.wantText("the micro-deposits expired", "The last micro-deposits expired")
+	if ev := h.events("funding_source.verification_expired"); len(ev) != 1 {
+		t.Errorf("verification_expired events: %d", len(ev))
+	}
+	if n, err := tb.page.Locator("#deposit-simulations").Count(); err != nil || n != 0 {
+		t.Errorf("deposit simulations shown without open deposits: %d, %v", n, err)
+	}
+
+	verified := h.verifiedSource(key, user, "222222222")
+	sub := wantOK(t, h.post("/v2/subscriptions", key, subscriptionBody(verified, "9.99", "weekly", "2026-11-20")))["subscription_id"].(string)
+	tb.open(srv.URL + "/dashboard/funding-sources/" + verified)
+	tb.wantText("No payments with this funding source yet.")
+	tb.inside("#subscription-" + sub)
+	tb.wantText("created the next debit", "subscription debit, attempt 1")
+	p := wantOK(t, h.get("/v2/payments?funding_source_id="+verified, key))["data"].([]any)[0].(map[string]any)
+	id := p["payment_id"].(string)
+	tb.choose("#return-code-"+id, "R01")
+	tb.inside("#payment-" + id)
+	tb.wantText("came back with R01", "R01 Insufficient funds", "presented again 2026-11-03")
+	if got := wantOK(t, h.get("/v2/payments/"+id, key)); got["status"] != "failed" || got["failure_code"] != "R01" {
+		t.Errorf("payment after the page's return: %s", mustJSON(got))
+	}
+	tb.inside("#subscription-" + sub)
+	tb.wantText("subscription debit, attempt 2")
+	tb.accessible()
+}

@@ -46,6 +46,7 @@ func newReceiver(t testing.TB, respond func(n int, w http.ResponseWriter)) *rece
 	rc := &receiver{respond: respond}
 	rc.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		body, _ := io.ReadAll(r.Body)
+		checkEvent(t, body)
 		rc.mu.Lock()
 		n := len(rc.got)
 		rc.got = append(rc.got, received{Header: r.Header.Clone(), Body: body})
@@ -58,6 +59,24 @@ func newReceiver(t testing.TB, respond func(n int, w http.ResponseWriter)) *rece
 	}))
 	t.Cleanup(rc.srv.Close)
 	return rc
+}
+
+// checkEvent validates a delivered payload against the document's Event
+// schema: the one schema of its type, chosen by the discriminator.
+func checkEvent(t testing.TB, body []byte) {
+	doc, _, err := loadSpec()
+	if err != nil {
+		t.Errorf("openapi.json: %v", err)
+		return
+	}
+	var v any
+	if err := json.Unmarshal(body, &v); err != nil {
+		t.Errorf("delivered payload is not JSON: %s", body)
+		return
+	}
+	if err := doc.Components.Schemas["Event"].Value.VisitJSON(v); err != nil {
+		t.Errorf("delivered payload does not match its event schema: %v\n%s", err, body)
+	}
 }
 
 func (rc *receiver) URL() string { return rc.srv.URL + "/hooks" }

@@ -2,6 +2,7 @@ package web_test
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"net/url"
 	"strings"
@@ -36,7 +37,7 @@ func (hk hooked) record(t *testing.T, h *harness, n int) []string {
 	t.Helper()
 	out := make([]string, n)
 	for i := range out {
-		e := event.New(hk.scope, event.WebhookTest, map[string]int{"n": i}, h.clock.Now())
+		e := event.New(hk.scope, event.WebhookTest, map[string]string{"message": fmt.Sprint("backlog ", i)}, h.clock.Now())
 		if err := h.db.RecordEvent(context.Background(), e); err != nil {
 			t.Fatal(err)
 		}

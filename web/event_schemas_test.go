@@ -1,0 +1,104 @@
+package web_test
+
+import (
+	"context"
+	"encoding/json"
+	"slices"
+	"testing"
+	"time"
+)
+
+// TestEveryEventTypeIsDeliveredMatchingItsSchema drives one merchant
+// through every event a webhook can carry; the receiver validates each
+// payload against the document's schema of its type, and the test checks
+// that every type of the document (but webhook.disabled, which is listed,
+// never sent) arrived.
+func TestEveryEventTypeIsDeliveredMatchingItsSchema(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	key := h.merchant("Acme").Sandbox.SecretKey
+	rc := newReceiver(t, nil)
+	register(h, key, rc.URL())
+
+	wantOK(t, h.post("/v2/webhooks/test", key, ``))
+	user := h.customer(key)
+	wantOK(t, h.post("/v2/customers/"+user, key, `{"email":"new@example.com"}`))
+	a := h.source(key, user, "123456789")
+	wantOK(t, h.post("/v2/funding-source/"+a, key, `{"nickname":"Rent"}`))
+	wantOK(t, initiate(h, key, a))
+	wantOK(t, h.post("/v2/sandbox/funding-source/"+a+"/micro-deposits/return", key, `{"code":"R03"}`))
+	wantOK(t, initiate(h, key, a))
+	wantOK(t, h.post("/v2/sandbox/funding-source/"+a+"/micro-deposits/expire", key, ``))
+	b := h.verifiedSource(key, user, "222222222")
+	settles := wantOK(t, h.post("/v2/payments", key, paymentBody(b, `"10.00"`, "debit")))["payment_id"].(string)
+	returned := wantOK(t, h.post("/v2/payments", key, paymentBody(b, `"11.00"`, "debit")))["payment_id"].(string)
+	canceled := wantOK(t, h.post("/v2/payments", key, paymentBody(b, `"12.00"`, "credit")))["payment_id"].(string)
+	wantOK(t, h.post("/v2/sandbox/payments/"+returned+"/return", key, `{"code":"R10"}`))
+	wantOK(t, h.post("/v2/payments/"+canceled+"/cancel", key, ``))
+	h.clock.Advance(time.Hour)
+	if _, err := h.payments.SettleDue(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if p := wantOK(t, h.get("/v2/payments/"+settles, key)); p["status"] != "processed" {
+		t.Fatalf("payment: %s", mustJSON(p))
+	}
+	sub := wantOK(t, h.post("/v2/subscriptions", key, subscriptionBody(b, "9.99", "weekly", "2026-11-20")))["subscription_id"].(string)
+	wantOK(t, h.post("/v2/sandbox/subscriptions/"+sub+"/advance", key, ``))
+	wantOK(t, h.post("/v2/subscriptions/"+sub+"/cancel", key, ``))
+	wantOK(t, h.post("/v2/accounts/delete", key, `{"funding_source_id":"`+a+`"}`))
+	h.deliver()
+
+	doc, _, err := loadSpec()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var want []string
+	for typ := range doc.Components.Schemas["Event"].Value.Discriminator.Mapping {
+		if typ != "webhook.disabled" {
+			want = append(want, typ)
+		}
+	}
+	var got []string
+	for _, r := range rc.requests() {
+		if typ := r.Payload(t)["type"].(string); !slices.Contains(got, typ) {
+			got = append(got, typ)
+		}
+	}
+	slices.Sort(want)
+	slices.Sort(got)
+	if !slices.Equal(got, want) || len(want) != 15 {
+		t.Errorf("delivered types:\n%v\nthe document's:\n%v", got, want)
+	}
+}
+
+// TestEventSchemasRejectWhatTheyShould: the discriminator picks the type's
+// schema, so data of another type, an unknown type or an extra member fail.
+func TestEventSchemasRejectWhatTheyShould(t *testing.T) {
+	t.Parallel()
+	doc, _, err := loadSpec()
+	if err != nil {
+		t.Fatal(err)
+	}
+	schema := doc.Components.Schemas["Event"].Value
+	customer := `{"user_id":"cus_gdsepu2dh2gnolqhyuh3aeerhm","first_name":"Ada","last_name":"Lovelace","email":"ada@example.com","business_name":null,"created_at":"2026-11-02T15:04:05Z"}`
+	envelope := func(typ, data string) any {
+		var v any
+		if err := json.Unmarshal([]byte(`{"id":"evt_aaaaaaaaaaaaaaaaaaaaaaaaaa","type":"`+typ+`","created_at":"2026-11-02T15:04:05Z","livemode":false,"data":`+data+`}`), &v); err != nil {
+			t.Fatal(err)
+		}
+		return v
+	}
+	if err := schema.VisitJSON(envelope("customer.created", customer)); err != nil {
+		t.Errorf("a valid customer.created: %v", err)
+	}
+	for name, v := range map[string]any{
+		"customer data in payment.failed": envelope("payment.failed", customer),
+		"an unknown type":                 envelope("customer.deleted", customer),
+		"an extra data member":            envelope("customer.updated", customer[:len(customer)-1]+`,"extra":1}`),
+		"webhook.test without a message":  envelope("webhook.test", `{}`),
+	} {
+		if err := schema.VisitJSON(v); err == nil {
+			t.Errorf("%s passed the schema", name)
+		}
+	}
+}

@@ -64,7 +64,20 @@ func TestConventions(t *testing.T) {
 	h := newHarness(t)
 	key := h.merchant("Acme").Sandbox.SecretKey
 	register(h, key, "https://hooks.example/a")
-	for _, path := range []string{"/v2/webhooks/test", "/v2/webhooks/secret/roll"} {
+	src := h.verifiedSource(key, h.customer(key), "222222222")
+	pay := wantOK(t, h.post("/v2/payments", key, paymentBody(src, `"5.00"`, "credit")))["payment_id"].(string)
+	sub := wantOK(t, h.post("/v2/subscriptions", key, subscriptionBody(src, "9.99", "weekly", "2026-11-20")))["subscription_id"].(string)
+	unverified := h.source(key, h.customer(key), "333333333")
+	wantOK(t, initiate(h, key, unverified))
+	var firstEvent string
+	if err := h.db.SQL().Get(&firstEvent, `SELECT id FROM events WHERE type = 'customer.created' ORDER BY created_at LIMIT 1`); err != nil {
+		t.Fatal(err)
+	}
+	for _, path := range []string{
+		"/v2/webhooks/test", "/v2/webhooks/secret/roll", "/v2/events/" + firstEvent + "/redeliver",
+		"/v2/payments/" + pay + "/cancel", "/v2/sandbox/subscriptions/" + sub + "/advance",
+		"/v2/sandbox/funding-source/" + unverified + "/micro-deposits/expire",
+	} {
 		wantOK(t, h.do(req{method: http.MethodPost, path: path, key: key, noContentType: true}))
 	}
 	r := h.do(req{method: http.MethodPost, path: "/v2/customers", key: key, body: ada, noContentType: true})

@@ -319,10 +319,7 @@ func (s *Service) finish(ctx context.Context, p Payment, code string) error {
 func (s *Service) Cancel(ctx context.Context, scope tenant.Scope, id string) (Payment, error) {
 	var out Payment
 	err := s.store.WithTx(ctx, func(ctx context.Context) error {
-		p, err := s.store.PaymentForUpdate(ctx, scope, id)
-		if errs.Is(err, errs.NotFound) {
-			return paymentNotFound()
-		}
+		p, err := s.lockPayment(ctx, scope, id)
 		if err != nil {
 			return err
 		}
@@ -356,10 +353,7 @@ func (s *Service) Originated(ctx context.Context, scope tenant.Scope, id string,
 // A payment already failed or canceled is left as it is.
 func (s *Service) Return(ctx context.Context, scope tenant.Scope, id, code string) error {
 	return s.store.WithTx(ctx, func(ctx context.Context) error {
-		p, err := s.store.PaymentForUpdate(ctx, scope, id)
-		if errs.Is(err, errs.NotFound) {
-			return paymentNotFound()
-		}
+		p, err := s.lockPayment(ctx, scope, id)
 		if err != nil || p.Status == Failed || p.Status == Voided {
 			return err
 		}
@@ -379,10 +373,7 @@ func (s *Service) SimulateReturn(ctx context.Context, scope tenant.Scope, id, co
 	}
 	var out Payment
 	err := s.store.WithTx(ctx, func(ctx context.Context) error {
-		p, err := s.store.PaymentForUpdate(ctx, scope, id)
-		if errs.Is(err, errs.NotFound) {
-			return paymentNotFound()
-		}
+		p, err := s.lockPayment(ctx, scope, id)
 		if err != nil {
 			return err
 		}
@@ -428,6 +419,16 @@ func description(d *string) (*string, error) {
 		return nil, errs.Invalid("description", "description must be at most 100 characters without control characters")
 	}
 	return &v, nil
+}
+
+// lockPayment reads a payment and locks it until the transaction ends;
+// payment_not_found when unknown.
+func (s *Service) lockPayment(ctx context.Context, scope tenant.Scope, id string) (Payment, error) {
+	p, err := s.store.PaymentForUpdate(ctx, scope, id)
+	if errs.Is(err, errs.NotFound) {
+		return Payment{}, paymentNotFound()
+	}
+	return p, err
 }
 
 func paymentNotFound() error {

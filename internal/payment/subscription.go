@@ -158,10 +158,7 @@ func (s *Service) ListSubscriptions(ctx context.Context, scope tenant.Scope, sou
 func (s *Service) CancelSubscription(ctx context.Context, scope tenant.Scope, id string) (Subscription, error) {
 	var out Subscription
 	err := s.store.WithTx(ctx, func(ctx context.Context) error {
-		sub, err := s.store.SubscriptionForUpdate(ctx, scope, id)
-		if errs.Is(err, errs.NotFound) {
-			return subscriptionNotFound()
-		}
+		sub, err := s.lockSubscription(ctx, scope, id)
 		if err != nil {
 			return err
 		}
@@ -305,10 +302,7 @@ func (s *Service) Advance(ctx context.Context, scope tenant.Scope, id string) (P
 	var out Payment
 	canceled := false
 	err := s.store.WithTx(ctx, func(ctx context.Context) error {
-		sub, err := s.store.SubscriptionForUpdate(ctx, scope, id)
-		if errs.Is(err, errs.NotFound) {
-			return subscriptionNotFound()
-		}
+		sub, err := s.lockSubscription(ctx, scope, id)
 		if err != nil {
 			return err
 		}
@@ -328,6 +322,16 @@ func (s *Service) Advance(ctx context.Context, scope tenant.Scope, id string) (P
 		err = errs.New(errs.Conflict, "This subscription's funding source can no longer be debited; the subscription was canceled.")
 	}
 	return out, err
+}
+
+// lockSubscription reads a subscription and locks it until the
+// transaction ends; subscription_not_found when unknown.
+func (s *Service) lockSubscription(ctx context.Context, scope tenant.Scope, id string) (Subscription, error) {
+	sub, err := s.store.SubscriptionForUpdate(ctx, scope, id)
+	if errs.Is(err, errs.NotFound) {
+		return Subscription{}, subscriptionNotFound()
+	}
+	return sub, err
 }
 
 func subscriptionNotFound() error {

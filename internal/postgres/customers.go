@@ -46,7 +46,7 @@ const customerColumns = `merchant_id, environment, id, first_name, last_name, em
 
 const selectCustomer = `
 SELECT ` + customerColumns + `
-FROM customers WHERE merchant_id = $1 AND environment = $2 AND id = $3`
+FROM customers WHERE ` + byID
 
 // Customer returns one customer of the scope.
 func (db *DB) Customer(ctx context.Context, scope tenant.Scope, id string) (customer.Customer, error) {
@@ -84,7 +84,7 @@ func (db *DB) CustomerForUpdate(ctx context.Context, scope tenant.Scope, id stri
 
 const updateCustomer = `
 UPDATE customers SET first_name = $4, last_name = $5, email = $6, business_name = $7
-WHERE merchant_id = $1 AND environment = $2 AND id = $3`
+WHERE ` + byID
 
 // UpdateCustomer stores a customer's changed fields.
 func (db *DB) UpdateCustomer(ctx context.Context, c customer.Customer) error {

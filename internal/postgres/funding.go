@@ -13,7 +13,7 @@ import (
 )
 
 const customerExists = `
-SELECT EXISTS (SELECT 1 FROM customers WHERE merchant_id = $1 AND environment = $2 AND id = $3)`
+SELECT EXISTS (SELECT 1 FROM customers WHERE ` + byID + `)`
 
 // CustomerExists reports whether the scope has the customer.
 func (db *DB) CustomerExists(ctx context.Context, scope tenant.Scope, customerID string) (bool, error) {
@@ -169,7 +169,7 @@ LEFT JOIN LATERAL (
 ) md ON true`
 
 const selectSource = sourceSelect + `
-WHERE f.merchant_id = $1 AND f.environment = $2 AND f.id = $3`
+WHERE f.` + byID
 
 // Source returns one source with its latest verification.
 func (db *DB) Source(ctx context.Context, scope tenant.Scope, id string) (funding.Source, error) {
@@ -238,7 +238,7 @@ func (db *DB) SearchSources(ctx context.Context, scope tenant.Scope, f funding.F
 
 const setSourceStatus = `
 UPDATE funding_sources SET status = $4, verified_at = CASE WHEN $4 = 'Verified' THEN $5::timestamptz END
-WHERE merchant_id = $1 AND environment = $2 AND id = $3`
+WHERE ` + byID
 
 // SetStatus changes a source's status.
 func (db *DB) SetStatus(ctx context.Context, scope tenant.Scope, id string, status funding.Status, at time.Time) error {
@@ -248,7 +248,7 @@ func (db *DB) SetStatus(ctx context.Context, scope tenant.Scope, id string, stat
 
 const markSourceRemoved = `
 UPDATE funding_sources SET removed_at = $4
-WHERE merchant_id = $1 AND environment = $2 AND id = $3 AND removed_at IS NULL`
+WHERE ` + byID + ` AND removed_at IS NULL`
 
 // MarkRemoved marks a source removed.
 func (db *DB) MarkRemoved(ctx context.Context, scope tenant.Scope, id string, at time.Time) error {
@@ -362,7 +362,7 @@ func (db *DB) ExpiringMicroDeposits(ctx context.Context, now time.Time, limit in
 
 // SetNickname stores a source's nickname (nil for none).
 func (db *DB) SetNickname(ctx context.Context, scope tenant.Scope, id string, nickname *string) error {
-	res, err := db.q(ctx).ExecContext(ctx, `UPDATE funding_sources SET nickname = $4 WHERE merchant_id = $1 AND environment = $2 AND id = $3`,
+	res, err := db.q(ctx).ExecContext(ctx, `UPDATE funding_sources SET nickname = $4 WHERE `+byID,
 		scope.MerchantID, scope.Env, id, nickname)
 	return oneRow(res, err, errs.NotFound)
 }

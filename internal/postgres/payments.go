@@ -15,7 +15,7 @@ import (
 
 const selectPaymentSource = `
 SELECT customer_id, status = 'Verified' AS verified, removed_at IS NOT NULL AS removed
-FROM funding_sources WHERE merchant_id = $1 AND environment = $2 AND id = $3
+FROM funding_sources WHERE ` + byID + `
 FOR SHARE`
 
 // PaymentSource reads a funding source for a payment and share-locks it, so
@@ -84,7 +84,7 @@ func (db *DB) InsertPayment(ctx context.Context, p payment.Payment) error {
 }
 
 const selectPayment = `SELECT ` + paymentColumns + ` FROM payments
-WHERE merchant_id = $1 AND environment = $2 AND id = $3`
+WHERE ` + byID
 
 // Payment returns one payment.
 func (db *DB) Payment(ctx context.Context, scope tenant.Scope, id string) (payment.Payment, error) {
@@ -128,7 +128,7 @@ func (db *DB) SettlingPayments(ctx context.Context, now time.Time, limit int) ([
 
 const finishPayment = `
 UPDATE payments SET status = $4, failure_code = $5, settled_at = $6
-WHERE merchant_id = $1 AND environment = $2 AND id = $3`
+WHERE ` + byID
 
 // FinishPayment stores a payment's final status.
 func (db *DB) FinishPayment(ctx context.Context, p payment.Payment) error {
@@ -264,7 +264,7 @@ func (db *DB) UpdateSubscription(ctx context.Context, s payment.Subscription) er
 
 const setPaymentSettleAt = `
 UPDATE payments SET settle_at = $4
-WHERE merchant_id = $1 AND environment = $2 AND id = $3 AND status = 'pending'`
+WHERE ` + byID + ` AND status = 'pending'`
 
 // SetPaymentSettleAt sets when a pending payment settles.
 func (db *DB) SetPaymentSettleAt(ctx context.Context, scope tenant.Scope, id string, at time.Time) error {

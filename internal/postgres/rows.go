@@ -70,3 +70,12 @@ var likeEscaper = strings.NewReplacer(`\`, `\\`, "%", `\%`, "_", `\_`)
 func contains(text string) string {
 	return "%" + likeEscaper.Replace(text) + "%"
 }
+
+// byID keys a one-row statement on customers, funding_sources or payments
+// ($1 merchant, $2 environment, $3 id). Ids are unique across merchants and
+// environments, so the row is found by its id alone, through the table's
+// unique index on id, and the tenancy check is a filter no index can serve:
+// the planner has one index to choose, with or without statistics. (Keyed
+// by all three columns, a table never analyzed was read through an index
+// on (merchant_id, environment, …) that matched the merchant's every row.)
+const byID = `id = $3 AND (merchant_id, environment) IS NOT DISTINCT FROM ($1::text, $2::text)`

@@ -1,0 +1,131 @@
+package postgres_test
+
+import (
+	"context"
+	"encoding/json"
+	"testing"
+
+	"github.com/fundsource/fundsource/internal/pgtest"
+	"github.com/fundsource/fundsource/internal/postgres"
+)
+
+// TestOneRowReadsUseTheIDIndexWithoutStatistics: on tables that were
+// never analyzed (autovacuum off, 40,000 sources and payments bulk-written
+// into 64 customers), the hot one-row reads go through the table's unique
+// id index, for a one-off plan and for the generic plan a prepared
+// statement ends up with.
+func TestOneRowReadsUseTheIDIndexWithoutStatistics(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	db, err := postgres.Open(ctx, pgtest.URL(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	conn, err := db.SQL().Connx(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { conn.Close() })
+	for _, q := range []string{
+		`ALTER TABLE customers SET (autovacuum_enabled = false)`,
+		`ALTER TABLE funding_sources SET (autovacuum_enabled = false)`,
+		`ALTER TABLE payments SET (autovacuum_enabled = false)`,
+		`INSERT INTO merchants (id, name, email, password_hash) VALUES ('mer_a', 'A', 'a@example.com', 'x'), ('mer_b', 'B', 'b@example.com', 'x')`,
+		`INSERT INTO merchant_environments (merchant_id, environment, public_key) VALUES ('mer_a', 'sandbox', 'pk_a'), ('mer_b', 'sandbox', 'pk_b')`,
+		`INSERT INTO customers (merchant_id, environment, id, first_name, last_name, email)
+		 SELECT 'mer_a', 'sandbox', 'cus_' || i, 'A', 'B', 'a@example.com' FROM generate_series(1, 64) i`,
+		`INSERT INTO funding_sources (merchant_id, environment, id, customer_id, status, routing_number, last_four, account_type,
+		   account_key_id, account_ciphertext, fingerprint, created_at)
+		 SELECT 'mer_a', 'sandbox', 'fs_' || i, 'cus_' || (i % 64 + 1), 'Unverified', '110000000', '1234', 'checking',
+		   'k', '\x00', convert_to(i::text, 'UTF8'), now()
+		 FROM generate_series(1, 40000) i`,
+		`INSERT INTO payments (merchant_id, environment, id, funding_source_id, customer_id, direction, amount_cents, status, created_at)
+		 SELECT 'mer_a', 'sandbox', 'pay_' || i, 'fs_' || i, 'cus_' || (i % 64 + 1), 'credit', 100, 'pending', now()
+		 FROM generate_series(1, 40000) i`,
+	} {
+		if _, err := conn.ExecContext(ctx, q); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+	var analyzed int
+	if err := conn.GetContext(ctx, &analyzed, `SELECT count(*) FROM pg_class
+		WHERE relname IN ('customers', 'funding_sources', 'payments') AND reltuples >= 0`); err != nil || analyzed != 0 {
+		t.Fatalf("the tables have statistics (%d, %v): the test would prove nothing", analyzed, err)
+	}
+
+	for _, c := range []struct {
+		table, query, id string
+	}{
+		{"funding_sources", postgres.SelectSource, "fs_777"},
+		{"customers", postgres.SelectCustomer, "cus_7"},
+		{"payments", postgres.SelectPayment, "pay_777"},
+	} {
+		var custom []byte
+		if err := conn.GetContext(ctx, &custom, `EXPLAIN (FORMAT JSON) `+c.query, "mer_a", "sandbox", c.id); err != nil {
+			t.Fatal(err)
+		}
+		if got := scanOf(t, custom, c.table); got != c.table+"_id" {
+			t.Errorf("%s, one-off plan: read through %q, want %s_id\n%s", c.table, got, c.table, custom)
+		}
+		if _, err := conn.ExecContext(ctx, `SET plan_cache_mode = force_generic_plan`); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := conn.ExecContext(ctx, `PREPARE lookup (text, text, text) AS `+c.query); err != nil {
+			t.Fatal(err)
+		}
+		var generic []byte
+		if err := conn.GetContext(ctx, &generic, `EXPLAIN (FORMAT JSON) EXECUTE lookup ('mer_a', 'sandbox', '`+c.id+`')`); err != nil {
+			t.Fatal(err)
+		}
+		if got := scanOf(t, generic, c.table); got != c.table+"_id" {
+			t.Errorf("%s, generic plan: read through %q, want %s_id\n%s", c.table, got, c.table, generic)
+		}
+		if _, err := conn.ExecContext(ctx, `DEALLOCATE lookup; RESET plan_cache_mode`); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	// The tenancy filter still holds: another merchant's key finds nothing.
+	var n int
+	if err := conn.GetContext(ctx, &n, `SELECT count(*) FROM (`+postgres.SelectSource+`) s`, "mer_b", "sandbox", "fs_777"); err != nil || n != 0 {
+		t.Errorf("another merchant read fs_777: %d rows, %v", n, err)
+	}
+	if err := conn.GetContext(ctx, &n, `SELECT count(*) FROM (`+postgres.SelectSource+`) s`, "mer_a", "production", "fs_777"); err != nil || n != 0 {
+		t.Errorf("production read a sandbox source: %d rows, %v", n, err)
+	}
+}
+
+// scanOf returns the index through which an EXPLAIN (FORMAT JSON) plan
+// reads table, or the node type when it reads it without an index.
+func scanOf(t *testing.T, plan []byte, table string) string {
+	t.Helper()
+	var doc []struct {
+		Plan node `json:"Plan"`
+	}
+	if err := json.Unmarshal(plan, &doc); err != nil || len(doc) != 1 {
+		t.Fatalf("plan: %v\n%s", err, plan)
+	}
+	var found string
+	var walk func(n node)
+	walk = func(n node) {
+		if n.Relation == table && found == "" {
+			found = n.Type
+			if n.Index != "" {
+				found = n.Index
+			}
+		}
+		for _, c := range n.Plans {
+			walk(c)
+		}
+	}
+	walk(doc[0].Plan)
+	return found
+}
+
+type node struct {
+	Type     string `json:"Node Type"`
+	Relation string `json:"Relation Name"`
+	Index    string `json:"Index Name"`
+	Plans    []node `json:"Plans"`
+}

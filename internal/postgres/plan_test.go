@@ -27,12 +27,10 @@ func TestOneRowReadsUseTheIDIndexWithoutStatistics(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { conn.Close() })
-	for _, q := range []string{
+	execAll(t, conn, append(merchantRows("mer_a", "mer_b"),
 		`ALTER TABLE customers SET (autovacuum_enabled = false)`,
 		`ALTER TABLE funding_sources SET (autovacuum_enabled = false)`,
 		`ALTER TABLE payments SET (autovacuum_enabled = false)`,
-		`INSERT INTO merchants (id, name, email, password_hash) VALUES ('mer_a', 'A', 'a@example.com', 'x'), ('mer_b', 'B', 'b@example.com', 'x')`,
-		`INSERT INTO merchant_environments (merchant_id, environment, public_key) VALUES ('mer_a', 'sandbox', 'pk_a'), ('mer_b', 'sandbox', 'pk_b')`,
 		`INSERT INTO customers (merchant_id, environment, id, first_name, last_name, email)
 		 SELECT 'mer_a', 'sandbox', 'cus_' || i, 'A', 'B', 'a@example.com' FROM generate_series(1, 64) i`,
 		`INSERT INTO funding_sources (merchant_id, environment, id, customer_id, status, routing_number, last_four, account_type,
@@ -43,11 +41,7 @@ func TestOneRowReadsUseTheIDIndexWithoutStatistics(t *testing.T) {
 		`INSERT INTO payments (merchant_id, environment, id, funding_source_id, customer_id, direction, amount_cents, status, created_at)
 		 SELECT 'mer_a', 'sandbox', 'pay_' || i, 'fs_' || i, 'cus_' || (i % 64 + 1), 'credit', 100, 'pending', now()
 		 FROM generate_series(1, 40000) i`,
-	} {
-		if _, err := conn.ExecContext(ctx, q); err != nil {
-			t.Fatalf("%s: %v", q, err)
-		}
-	}
+	)...)
 	var analyzed int
 	if err := conn.GetContext(ctx, &analyzed, `SELECT count(*) FROM pg_class
 		WHERE relname IN ('customers', 'funding_sources', 'payments') AND reltuples >= 0`); err != nil || analyzed != 0 {

@@ -16,18 +16,12 @@ func TestSourceRowCarriesItsCurrentVerification(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	db := pgtest.DB(t).SQL()
-	for _, q := range []string{
-		`INSERT INTO merchants (id, name, email, password_hash) VALUES ('mer_v', 'V', 'v@example.com', 'x')`,
-		`INSERT INTO merchant_environments (merchant_id, environment, public_key) VALUES ('mer_v', 'sandbox', 'pk_v')`,
+	execAll(t, db, append(merchantRows("mer_v"),
 		`INSERT INTO customers (merchant_id, environment, id, first_name, last_name, email) VALUES ('mer_v', 'sandbox', 'cus_v', 'A', 'B', 'a@example.com')`,
 		`INSERT INTO funding_sources (merchant_id, environment, id, customer_id, status, routing_number, last_four, account_type,
 		   account_key_id, account_ciphertext, fingerprint, created_at)
 		 VALUES ('mer_v', 'sandbox', 'fs_v', 'cus_v', 'Unverified', '110000000', '1234', 'checking', 'k', '\x00', '\x01', now())`,
-	} {
-		if _, err := db.ExecContext(ctx, q); err != nil {
-			t.Fatalf("%s: %v", q, err)
-		}
-	}
+	)...)
 	type current struct {
 		Seq      *int    `db:"md_seq"`
 		Status   *string `db:"md_status"`

@@ -219,7 +219,7 @@ func (b *bench) run(ctx context.Context) (benchReport, error) {
 	// sources bulk-created into a few customers, then read.
 	cold, err := b.coldStatistics(ctx)
 	if err != nil {
-		return rep, err
+		return rep, fmt.Errorf("cold statistics: %w", err)
 	}
 	// Warm-up, not measured: the first load would otherwise also pay for
 	// the server's new connections, their prepared statements and the
@@ -325,10 +325,11 @@ func (b *bench) run(ctx context.Context) (benchReport, error) {
 			return noisy, err
 		},
 	}
-	for _, step := range steps {
+	for i, step := range steps {
 		l, err := step()
 		if err != nil {
-			return rep, err
+			// Say which: a step's own setup (not its load) failed.
+			return rep, fmt.Errorf("step %d after the create loads: %w", i+1, err)
 		}
 		rep.Loads = append(rep.Loads, l)
 	}

@@ -186,8 +186,8 @@ func (s *Service) VerifyMicroDeposits(ctx context.Context, scope tenant.Scope, i
 // SandboxAmounts returns the open (or latest) micro-deposit amounts of a
 // sandbox source, in cents.
 func (s *Service) SandboxAmounts(ctx context.Context, scope tenant.Scope, id string) ([2]int, *Verification, error) {
-	if scope.Env != tenant.Sandbox {
-		return [2]int{}, nil, errs.New(errs.PermissionDenied, "Micro-deposit amounts can be read only with a sandbox key.")
+	if err := tenant.SandboxOnly(scope); err != nil {
+		return [2]int{}, nil, err
 	}
 	if _, err := s.Get(ctx, scope, id); err != nil {
 		return [2]int{}, nil, err

@@ -29,6 +29,9 @@ func (s *Service) SimulateDepositReturn(ctx context.Context, scope tenant.Scope,
 // open deposits expire now, with funding_source.verification_expired, and
 // a verify afterwards answers 409 verification_expired.
 func (s *Service) SimulateDepositExpiry(ctx context.Context, scope tenant.Scope, id string) (Source, error) {
+	if err := tenant.SandboxOnly(scope); err != nil {
+		return Source{}, err
+	}
 	return s.onOpenDeposits(ctx, scope, id, func(ctx context.Context, src Source, m MicroDeposit) error {
 		now := s.now()
 		m.ExpiresAt = now
@@ -36,15 +39,12 @@ func (s *Service) SimulateDepositExpiry(ctx context.Context, scope tenant.Scope,
 	})
 }
 
-// onOpenDeposits runs fn on the open micro-deposits of a source, under the
-// source's lock, and answers the source as it then is. A source without
+// onOpenDeposits runs fn on the open micro-deposits of a source (its
+// callers have refused production scopes), under the source's lock, and answers the source as it then is. A source without
 // open deposits is 409: verification_not_initiated when none were ever
 // sent, conflict when the latest ones are finished.
 func (s *Service) onOpenDeposits(ctx context.Context, scope tenant.Scope, id string,
 	fn func(ctx context.Context, src Source, m MicroDeposit) error) (Source, error) {
-	if err := tenant.SandboxOnly(scope); err != nil {
-		return Source{}, err
-	}
 	err := s.store.WithTx(ctx, func(ctx context.Context) error {
 		src, err := s.unverifiedSource(ctx, scope, id)
 		if err != nil {

@@ -56,7 +56,7 @@ type Scope struct {
 // sandbox's simulations and shortcuts must never touch production data.
 func SandboxOnly(scope Scope) error {
 	if scope.Env != Sandbox {
-		return errs.New(errs.PermissionDenied, "Sandbox simulations take a sandbox key (sk_test_); this is a production key.")
+		return errs.New(errs.PermissionDenied, "The sandbox's simulations and shortcuts take a sandbox key (sk_test_); this is a production key.")
 	}
 	return nil
 }

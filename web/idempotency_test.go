@@ -5,6 +5,7 @@ import (
 	"crypto/hmac"
 	"crypto/sha256"
 	"net/http"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -154,5 +155,106 @@ func TestIdempotencyRecordsCannotTestGuesses(t *testing.T) {
 	mac.Write([]byte("POST /v2/funding-source\n" + body))
 	if !bytes.Equal(stored, mac.Sum(nil)) {
 		t.Error("the stored hash is not the HMAC of the request under IDEMPOTENCY_KEY")
+	}
+}
+
+// TestKeyedCreationUnderConcurrency: the creation takes its Idempotency-Key
+// in the same statement that writes the source. Concurrent retries of one
+// request create one source with one event and answer it or
+// request_in_progress; concurrent requests with their own keys for one
+// account number create one source, and the others' error answers are
+// stored without any of their writes.
+func TestKeyedCreationUnderConcurrency(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	a, b := h.merchant("Alpha"), h.merchant("Beta")
+	ka, kb := a.Sandbox.SecretKey, b.Sandbox.SecretKey
+	user, other, stranger := h.customer(ka), h.customer(ka), h.customer(kb)
+	create := func(key, idem, body string) *response {
+		return h.do(req{method: http.MethodPost, path: "/v2/funding-source", key: key, body: body,
+			header: map[string]string{"Idempotency-Key": idem}})
+	}
+	concurrently := func(n int, do func(i int) *response) []*response {
+		results := make([]*response, n)
+		var wg sync.WaitGroup
+		start := make(chan struct{})
+		for i := range n {
+			wg.Go(func() {
+				<-start
+				results[i] = do(i)
+			})
+		}
+		close(start)
+		wg.Wait()
+		return results
+	}
+
+	// One request, retried 16 times at once.
+	ids := map[string]bool{}
+	for _, r := range concurrently(16, func(int) *response {
+		return create(ka, "retried", sourceBody(user, "021000021", "900000000001"))
+	}) {
+		switch {
+		case r.Code == http.StatusOK:
+			ids[r.JSON(t)["funding_source_id"].(string)] = true
+		case r.Code == http.StatusConflict && r.ErrCode(t) == "request_in_progress":
+		default:
+			t.Errorf("retry: %d %s", r.Code, r.Body)
+		}
+	}
+	if len(ids) != 1 || h.count("funding_sources") != 1 || len(h.events("funding_source.created")) != 1 {
+		t.Fatalf("retries: %d ids answered, %d sources, %d events; want 1 of each", len(ids), h.count("funding_sources"), len(h.events("funding_source.created")))
+	}
+
+	// One account number, 24 requests with their own keys: the same
+	// customer, another of the merchant's customers, another merchant's.
+	bodies := []struct{ key, user string }{{ka, user}, {ka, other}, {kb, stranger}}
+	results := concurrently(24, func(i int) *response {
+		c := bodies[i%3]
+		return create(c.key, "own-"+strconv.Itoa(i), sourceBody(c.user, "021000021", "900000000002"))
+	})
+	won := -1
+	for i, r := range results {
+		switch {
+		case r.Code == http.StatusOK && won < 0:
+			won = i
+		case r.Code == http.StatusOK:
+			t.Errorf("a second creation of one account number succeeded: %s", r.Body)
+		case r.Code != http.StatusConflict:
+			t.Errorf("own key: %d %s", r.Code, r.Body)
+		}
+	}
+	if won < 0 || h.count("funding_sources") != 2 || h.count("account_numbers") != 2 || len(h.events("funding_source.created")) != 2 {
+		t.Fatalf("one account: winner %d, %d sources, %d claims, %d events; want one more of each", won,
+			h.count("funding_sources"), h.count("account_numbers"), len(h.events("funding_source.created")))
+	}
+	// Each loser's answer was stored: its retry replays it, even once the
+	// number is free again, and writes nothing.
+	winner := results[won].JSON(t)["funding_source_id"].(string)
+	wantOK(t, h.post("/v2/accounts/delete", bodies[won%3].key, `{"funding_source_id":"`+winner+`"}`))
+	for i, r := range results {
+		if i == won {
+			continue
+		}
+		c, want := bodies[i%3], "account_in_use"
+		if c.user == bodies[won%3].user {
+			want = "duplicate_funding_source"
+		}
+		if r.ErrCode(t) != want {
+			t.Errorf("request %d: %s, want %s", i, r.ErrCode(t), want)
+		}
+		again := create(c.key, "own-"+strconv.Itoa(i), sourceBody(c.user, "021000021", "900000000002"))
+		if again.Header.Get("Idempotent-Replayed") != "true" || again.Code != r.Code || !bytes.Equal(again.Body, r.Body) {
+			t.Errorf("request %d's retry: %d %s, want the stored %d %s", i, again.Code, again.Body, r.Code, r.Body)
+		}
+	}
+	if h.count("funding_sources") != 2 || h.count("account_numbers") != 1 {
+		t.Errorf("after the retries: %d sources, %d claims; want 2 and 1 (the first part's)", h.count("funding_sources"), h.count("account_numbers"))
+	}
+	// A failed creation's answer is kept too: an unknown customer.
+	missing := create(ka, "missing", sourceBody("cus_missing", "021000021", "900000000003"))
+	wantError(t, missing, http.StatusNotFound, "customer_not_found")
+	if again := create(ka, "missing", sourceBody("cus_missing", "021000021", "900000000003")); again.Header.Get("Idempotent-Replayed") != "true" {
+		t.Errorf("customer_not_found was not stored: %d %s", again.Code, again.Body)
 	}
 }

@@ -44,8 +44,9 @@ func (s *Service) CreateForMicroDeposits(ctx context.Context, scope tenant.Scope
 }
 
 // create validates in and stores a source with the given status, its account
-// claim and its events, in one transaction. When also is set it runs last in
-// that transaction with the stored source.
+// claim and its events: one statement (see Store.CreateSource), within the
+// caller's transaction if ctx carries one. When also is set, it runs in the
+// same transaction with the stored source.
 func (s *Service) create(ctx context.Context, scope tenant.Scope, in Input, status Status, also ...func(context.Context, Source) error) (Source, error) {
 	a, err := s.validate(scope.Env, in)
 	if err != nil {
@@ -59,6 +60,9 @@ func (s *Service) create(ctx context.Context, scope tenant.Scope, in Input, stat
 		Fingerprint: s.vault.Fingerprint(fingerprintLabel, a.number),
 	}
 	src.Account.KeyID, src.Account.Data = s.vault.Seal([]byte(a.number), []byte(src.ID))
+	if len(also) == 0 {
+		return s.insert(ctx, src)
+	}
 	var out Source
 	err = s.store.WithTx(ctx, func(ctx context.Context) error {
 		var err error
@@ -78,45 +82,38 @@ func (s *Service) create(ctx context.Context, scope tenant.Scope, in Input, stat
 // insert claims the account number and stores src with its events. When the
 // same customer already holds the number, a Verified creation upgrades an
 // Unverified source and returns it; anything else is a duplicate. Another
-// customer's number is account_in_use. Call inside a transaction.
+// customer's number is account_in_use.
 func (s *Service) insert(ctx context.Context, src Source) (Source, error) {
-	holder, claimed, err := s.store.ClaimAccount(ctx, AccountClaim{
-		Env: src.Scope.Env, Fingerprint: src.Fingerprint, MerchantID: src.Scope.MerchantID,
-		SourceID: src.ID, CustomerID: src.CustomerID, CreatedAt: src.CreatedAt,
-	})
-	if errors.Is(err, ErrNoCustomer) {
+	events := []event.Event{event.New(src.Scope, event.FundingSourceCreated, eventData(src, src.Status), src.CreatedAt)}
+	if src.Status == Verified {
+		events = append(events, event.New(src.Scope, event.FundingSourceVerified, eventData(src, Verified), src.CreatedAt))
+	}
+	holder, created, err := s.store.CreateSource(ctx, src, events)
+	switch {
+	case errors.Is(err, ErrNoCustomer):
 		return Source{}, customerNotFound()
-	}
-	if err != nil {
+	case err != nil:
 		return Source{}, err
+	case created:
+		return src, nil
+	case holder.MerchantID != src.Scope.MerchantID || holder.CustomerID != src.CustomerID:
+		return Source{}, &errs.Error{Code: errs.AccountInUse, Param: "account_number", Message: AccountInUseMessage}
 	}
-	if !claimed {
-		if holder.MerchantID != src.Scope.MerchantID || holder.CustomerID != src.CustomerID {
-			return Source{}, &errs.Error{Code: errs.AccountInUse, Param: "account_number", Message: AccountInUseMessage}
-		}
+	var out Source
+	err = s.store.WithTx(ctx, func(ctx context.Context) error {
 		existing, err := s.store.SourceForUpdate(ctx, src.Scope, holder.SourceID)
 		if err != nil {
-			return Source{}, err
+			return err
 		}
 		if src.Status == Verified && existing.Status == Unverified {
-			return s.markVerified(ctx, existing)
+			out, err = s.markVerified(ctx, existing)
+			return err
 		}
-		return Source{}, (&errs.Error{Code: errs.DuplicateFundingSource, Param: "account_number",
+		return (&errs.Error{Code: errs.DuplicateFundingSource, Param: "account_number",
 			Message: "This customer already has a funding source with this account number."}).
 			WithDetail("funding_source_id", existing.ID)
-	}
-	if err := s.store.InsertSource(ctx, src); err != nil {
-		return Source{}, err
-	}
-	if err := s.record(ctx, src, event.FundingSourceCreated, src.Status); err != nil {
-		return Source{}, err
-	}
-	if src.Status == Verified {
-		if err := s.record(ctx, src, event.FundingSourceVerified, Verified); err != nil {
-			return Source{}, err
-		}
-	}
-	return src, nil
+	})
+	return out, err
 }
 
 // markVerified sets src Verified and records funding_source.verified.

@@ -86,16 +86,16 @@ type Store interface {
 	event.Recorder
 
 	CustomerExists(ctx context.Context, scope tenant.Scope, customerID string) (bool, error)
-	// ClaimAccount registers an account number for c.CustomerID, checking in the
-	// same round trip that the customer exists (ErrNoCustomer when not, and
-	// nothing is claimed). When another source holds the number already, it
-	// returns that holder and claimed = false.
-	ClaimAccount(ctx context.Context, c AccountClaim) (holder AccountClaim, claimed bool, err error)
+	// CreateSource stores src with its account-number claim and its events,
+	// checking that the customer exists (ErrNoCustomer when not, and nothing
+	// is written). When another source holds the number already, it writes
+	// nothing and returns that holder with created = false. Without a
+	// transaction in ctx it is one on its own.
+	CreateSource(ctx context.Context, src Source, events []event.Event) (holder AccountClaim, created bool, err error)
 	// AccountHolder returns the claim on a fingerprint; errs.NotFound if none.
 	AccountHolder(ctx context.Context, env tenant.Environment, fingerprint []byte) (AccountClaim, error)
 	ReleaseAccount(ctx context.Context, env tenant.Environment, fingerprint []byte, sourceID string) error
 
-	InsertSource(ctx context.Context, s Source) error
 	// Source returns a source with its latest verification; errs.NotFound
 	// if unknown. SourceForUpdate also locks the source row until the
 	// transaction ends.

@@ -133,14 +133,30 @@ type txKey struct{}
 type txState struct {
 	tx    *sqlx.Tx
 	depth int
+	// claim is the Idempotency-Key claim of the request running in the
+	// transaction, nil when there is none (see Idempotent).
+	claim *claim
+}
+
+// txOf returns the transaction carried by ctx, nil when there is none.
+func txOf(ctx context.Context) *txState {
+	st, _ := ctx.Value(txKey{}).(*txState)
+	return st
 }
 
 // WithTx runs fn in a transaction carried by the ctx it passes on: begin,
 // deferred rollback, commit when fn returns nil. Called inside another
 // WithTx, it runs fn under a savepoint instead, so a failing inner use case
-// undoes only its own writes.
+// undoes only its own writes; the outer transaction's pending
+// Idempotency-Key claim is taken first (outside the savepoint, whose
+// rollback would release the lock), and when it is refused fn does not run.
 func (db *DB) WithTx(ctx context.Context, fn func(ctx context.Context) error) error {
-	if st, ok := ctx.Value(txKey{}).(*txState); ok {
+	if st := txOf(ctx); st != nil {
+		if st.claim != nil {
+			if err := db.take(ctx, st.claim); err != nil {
+				return err
+			}
+		}
 		st.depth++
 		defer func() { st.depth-- }()
 		sp := fmt.Sprintf("sp%d", st.depth)
@@ -169,7 +185,7 @@ func (db *DB) WithTx(ctx context.Context, fn func(ctx context.Context) error) er
 
 // q returns the transaction carried by ctx, or the pool.
 func (db *DB) q(ctx context.Context) sqlx.ExtContext {
-	if st, ok := ctx.Value(txKey{}).(*txState); ok {
+	if st := txOf(ctx); st != nil {
 		return st.tx
 	}
 	return db.x

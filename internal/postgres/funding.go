@@ -2,14 +2,20 @@ package postgres
 
 import (
 	"context"
+	"encoding/json"
+	"fmt"
 	"time"
 
 	"github.com/jmoiron/sqlx"
+	"github.com/lib/pq"
 
 	"github.com/fundsource/fundsource/internal/errs"
+	"github.com/fundsource/fundsource/internal/event"
 	"github.com/fundsource/fundsource/internal/funding"
+	"github.com/fundsource/fundsource/internal/ids"
 	"github.com/fundsource/fundsource/internal/paging"
 	"github.com/fundsource/fundsource/internal/tenant"
+	"github.com/fundsource/fundsource/internal/webhook"
 )
 
 const customerExists = `
@@ -36,38 +42,118 @@ func (r claimRow) domain() funding.AccountClaim {
 		MerchantID: r.MerchantID, SourceID: r.SourceID, CustomerID: r.CustomerID, CreatedAt: r.CreatedAt.UTC()}
 }
 
-// claimAccount checks the customer and claims the number in one round trip.
+// createSource is a creation in one statement. In order: it takes the
+// request's Idempotency-Key claim when there is one ("go", see claimSQL);
+// then it checks the customer, claims the account number, and inserts the
+// source, its events and their webhook deliveries, each step only when the
+// one before succeeded; "notified" wakes the dispatchers at commit. It
+// reports which rule refused, if one did: the claim (locked, prior), the
+// customer, or the account number, whose holder it reads when that holder
+// committed before the statement began (else the caller reads it after).
+//
 // A concurrent claim of the same number waits for the other transaction:
-// if it commits, DO NOTHING applies and the holder is read after.
-const claimAccount = `
-WITH customer AS (
-  SELECT 1 FROM customers WHERE merchant_id = $3 AND environment = $1 AND id = $5
+// if that one commits, ON CONFLICT DO NOTHING applies.
+var createSource = `
+WITH ` + claimSQL("$3", "$4", "$5") + `, customer AS (
+  SELECT 1 FROM customers
+  WHERE id = $7 AND (merchant_id, environment) IS NOT DISTINCT FROM ($1::text, $2::text) AND EXISTS (SELECT 1 FROM go)
 ), claim AS (
   INSERT INTO account_numbers (environment, fingerprint, merchant_id, funding_source_id, customer_id, created_at)
-  SELECT $1::text, $2::bytea, $3::text, $4::text, $5::text, $6::timestamptz WHERE EXISTS (SELECT 1 FROM customer)
+  SELECT $2, $16, $1, $6, $7, $17 WHERE EXISTS (SELECT 1 FROM customer)
   ON CONFLICT (environment, fingerprint) DO NOTHING
   RETURNING 1
+), src AS (
+  INSERT INTO funding_sources (merchant_id, environment, id, customer_id, status, routing_number, bank_name,
+      last_four, account_type, nickname, account_key_id, account_ciphertext, fingerprint, created_at, verified_at)
+  SELECT $1, $2, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17,
+      CASE WHEN $8 = 'Verified' THEN $17::timestamptz END
+  WHERE EXISTS (SELECT 1 FROM claim)
+  RETURNING 1
+), ev AS (
+  INSERT INTO events (merchant_id, environment, id, type, data, created_at)
+  SELECT $1, $2, e.id, e.type, e.data::jsonb, e.created_at::timestamptz
+  FROM unnest($18::text[], $19::text[], $20::text[], $21::text[]) AS e(id, type, data, created_at)
+  WHERE EXISTS (SELECT 1 FROM src)
+  RETURNING id, created_at
+), queued AS (
+  INSERT INTO webhook_deliveries (id, merchant_id, environment, event_id, next_attempt_at, created_at, updated_at)
+  SELECT d.id, $1, $2, ev.id, ev.created_at, ev.created_at, ev.created_at
+  FROM unnest($22::text[], $18::text[]) AS d(id, event_id)
+  JOIN ev ON ev.id = d.event_id
+  JOIN webhook_endpoints w ON w.merchant_id = $1 AND w.environment = $2
+  RETURNING 1
+), notified AS (
+  SELECT pg_notify('` + DeliveryChannel + `', '') FROM queued LIMIT 1
+), holder AS (
+  SELECT merchant_id, customer_id, funding_source_id, created_at FROM account_numbers
+  WHERE environment = $2 AND fingerprint = $16
+    AND EXISTS (SELECT 1 FROM customer) AND NOT EXISTS (SELECT 1 FROM claim)
 )
-SELECT EXISTS (SELECT 1 FROM customer) AS customer, EXISTS (SELECT 1 FROM claim) AS claimed`
+SELECT l.locked, p.request_hash, p.response_status, p.response_body,
+  EXISTS (SELECT 1 FROM customer) AS customer, EXISTS (SELECT 1 FROM src) AS created,
+  h.merchant_id AS holder_merchant_id, h.customer_id AS holder_customer_id,
+  h.funding_source_id AS holder_source_id, h.created_at AS holder_created_at,
+  (SELECT count(*) FROM notified) AS notified
+FROM lock l LEFT JOIN prior p ON true LEFT JOIN holder h ON true`
 
-// ClaimAccount registers an account number for an existing customer, or
-// returns its current holder.
-func (db *DB) ClaimAccount(ctx context.Context, c funding.AccountClaim) (funding.AccountClaim, bool, error) {
-	var r struct {
-		Customer bool `db:"customer"`
-		Claimed  bool `db:"claimed"`
+type createdRow struct {
+	claimColumns
+	Customer bool       `db:"customer"`
+	Created  bool       `db:"created"`
+	Merchant *string    `db:"holder_merchant_id"`
+	Holder   *string    `db:"holder_customer_id"`
+	SourceID *string    `db:"holder_source_id"`
+	HeldAt   *time.Time `db:"holder_created_at"`
+	Notified int        `db:"notified"`
+}
+
+// CreateSource stores a new source with its account-number claim and its
+// events in one statement, which also takes the transaction's pending
+// Idempotency-Key claim (see Idempotent); a refused claim writes nothing
+// and returns request_in_progress.
+func (db *DB) CreateSource(ctx context.Context, s funding.Source, evs []event.Event) (funding.AccountClaim, bool, error) {
+	var lock, key, since any // NULL: no claim to take
+	cl := pendingClaim(ctx)
+	if cl != nil {
+		lock, key, since = cl.lockID(), cl.key, cl.since
 	}
-	err := sqlx.GetContext(ctx, db.q(ctx), &r, claimAccount, c.Env, c.Fingerprint, c.MerchantID, c.SourceID, c.CustomerID, c.CreatedAt)
-	switch {
-	case err != nil:
+	n := len(evs)
+	evIDs, types, data, at, deliveries := make([]string, n), make([]string, n), make([]string, n), make([]string, n), make([]string, n)
+	for i, e := range evs {
+		b, err := json.Marshal(e.Data)
+		if err != nil {
+			return funding.AccountClaim{}, false, fmt.Errorf("record event %s: %w", e.Type, err)
+		}
+		evIDs[i], types[i], data[i], at[i] = e.ID, e.Type, string(b), e.CreatedAt.Format(time.RFC3339Nano)
+		deliveries[i] = ids.New(webhook.DeliveryPrefix)
+	}
+	var r createdRow
+	err := sqlx.GetContext(ctx, db.q(ctx), &r, createSource, s.Scope.MerchantID, s.Scope.Env, lock, key, since,
+		s.ID, s.CustomerID, s.Status, s.RoutingNumber, s.BankName, s.LastFour, s.AccountType, s.Nickname,
+		s.Account.KeyID, s.Account.Data, s.Fingerprint, s.CreatedAt,
+		pq.StringArray(evIDs), pq.StringArray(types), pq.StringArray(data), pq.StringArray(at), pq.StringArray(deliveries))
+	if err != nil {
 		return funding.AccountClaim{}, false, translate(err)
+	}
+	if cl != nil {
+		if err := cl.settle(r.claimColumns); err != nil {
+			return funding.AccountClaim{}, false, err
+		}
+	}
+	claimed := funding.AccountClaim{Env: s.Scope.Env, Fingerprint: s.Fingerprint, MerchantID: s.Scope.MerchantID,
+		SourceID: s.ID, CustomerID: s.CustomerID, CreatedAt: s.CreatedAt}
+	switch {
 	case !r.Customer:
 		return funding.AccountClaim{}, false, funding.ErrNoCustomer
-	case r.Claimed:
-		return c, true, nil
+	case r.Created:
+		return claimed, true, nil
+	case r.SourceID == nil:
+		// The holder committed while this statement waited for it.
+		holder, err := db.AccountHolder(ctx, s.Scope.Env, s.Fingerprint)
+		return holder, false, err
 	}
-	holder, err := db.AccountHolder(ctx, c.Env, c.Fingerprint)
-	return holder, false, err
+	return funding.AccountClaim{Env: s.Scope.Env, Fingerprint: s.Fingerprint, MerchantID: *r.Merchant,
+		SourceID: *r.SourceID, CustomerID: *r.Holder, CreatedAt: r.HeldAt.UTC()}, false, nil
 }
 
 const selectAccountHolder = `
@@ -90,20 +176,6 @@ DELETE FROM account_numbers WHERE environment = $1 AND fingerprint = $2 AND fund
 func (db *DB) ReleaseAccount(ctx context.Context, env tenant.Environment, fp []byte, sourceID string) error {
 	res, err := db.q(ctx).ExecContext(ctx, releaseAccount, env, fp, sourceID)
 	return oneRow(res, err, errs.NotFound)
-}
-
-const insertSource = `
-INSERT INTO funding_sources (merchant_id, environment, id, customer_id, status, routing_number, bank_name,
-    last_four, account_type, nickname, account_key_id, account_ciphertext, fingerprint, created_at, verified_at)
-VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14,
-    CASE WHEN $5 = 'Verified' THEN $14::timestamptz END)`
-
-// InsertSource stores a new funding source.
-func (db *DB) InsertSource(ctx context.Context, s funding.Source) error {
-	_, err := db.q(ctx).ExecContext(ctx, insertSource, s.Scope.MerchantID, s.Scope.Env, s.ID, s.CustomerID, s.Status,
-		s.RoutingNumber, s.BankName, s.LastFour, s.AccountType, s.Nickname, s.Account.KeyID, s.Account.Data,
-		s.Fingerprint, s.CreatedAt)
-	return translate(err)
 }
 
 type sourceRow struct {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"crypto/sha256"
+	"database/sql"
 	"encoding/binary"
 	"errors"
 	"time"
@@ -15,8 +16,12 @@ import (
 	"github.com/fundsource/fundsource/internal/tenant"
 )
 
-// errDiscard rolls back a request whose response is not kept (a 5xx).
-var errDiscard = errors.New("discard idempotent response")
+// errDiscard rolls back a request whose response is not kept (a 5xx), and
+// errReplay one that found its key taken, to answer from the stored row.
+var (
+	errDiscard = errors.New("discard idempotent response")
+	errReplay  = errors.New("replay the stored response")
+)
 
 // Idempotent runs fn at most once per (scope, key) within idempotency.TTL.
 //
@@ -26,68 +31,200 @@ var errDiscard = errors.New("discard idempotent response")
 // retry with the same key runs afresh. fn returns the response and whether
 // to keep it; a response that is not kept (a 5xx) rolls fn's writes back.
 //
-// When the key was used before with the same requestHash, Idempotent returns
-// the stored response without calling fn. A different requestHash gives
-// idempotency_key_reused; a first request still running, request_in_progress.
+// The key is claimed (a transaction-level advisory lock, and a check that no
+// live response is stored) by the request's first write, not before fn: by
+// the first WithTx inside fn, or folded into the first statement of a write
+// that takes the claim itself (CreateSource), or after fn when it wrote
+// nothing through either. A refused claim makes that write fail, and fn's
+// answer is discarded with anything it wrote: a first request still running
+// gives request_in_progress; a stored response with the same requestHash is
+// returned as the replay, without fn's effects; another requestHash gives
+// idempotency_key_reused. Storing the response is the last word: it inserts
+// only where no live response is stored, so a request that raced past the
+// claim (the first committed between its snapshot and its lock) is rolled
+// back and answered from the stored row.
 func (db *DB) Idempotent(ctx context.Context, scope tenant.Scope, key string, requestHash []byte, now time.Time,
 	fn func(ctx context.Context) (idempotency.Response, bool)) (replay *idempotency.Response, err error) {
+	cl := &claim{scope: scope, key: key, hash: requestHash, since: now.Add(-idempotency.TTL)}
 	err = db.WithTx(ctx, func(ctx context.Context) error {
-		q := db.q(ctx)
-		var locked bool
-		if err := sqlx.GetContext(ctx, q, &locked, `SELECT pg_try_advisory_xact_lock($1)`, lockID(scope, key)); err != nil {
-			return translate(err)
-		}
-		if !locked {
-			return errs.New(errs.RequestInProgress, "A request with this Idempotency-Key is still being processed; retry shortly.")
-		}
-		var saved struct {
-			Hash   []byte `db:"request_hash"`
-			Status int    `db:"response_status"`
-			Body   []byte `db:"response_body"`
-		}
-		err := sqlx.GetContext(ctx, q, &saved, selectIdempotency, scope.MerchantID, scope.Env, key, now.Add(-idempotency.TTL))
-		switch {
-		case err == nil:
-			if !bytes.Equal(saved.Hash, requestHash) {
-				return errs.New(errs.IdempotencyKeyReused,
-					"This Idempotency-Key was already used with a different request; use a new key for a new request.")
-			}
-			replay = &idempotency.Response{Status: saved.Status, Body: saved.Body}
-			return nil
-		case !errs.Is(translate(err), errs.NotFound):
-			return translate(err)
-		}
+		txOf(ctx).claim = cl
 		resp, keep := fn(ctx)
-		if !keep {
+		if keep && cl.state == claimPending {
+			if err := db.take(ctx, cl); err != nil && cl.state == claimPending {
+				return err
+			}
+		}
+		switch {
+		case cl.state == claimInProgress, cl.state == claimTaken:
+			return errReplay
+		case !keep:
 			return errDiscard
 		}
-		_, err = q.ExecContext(ctx, upsertIdempotency, scope.MerchantID, scope.Env, key, requestHash, resp.Status, resp.Body, now)
+		var stored bool
+		err := sqlx.GetContext(ctx, db.q(ctx), &stored, storeIdempotency,
+			scope.MerchantID, scope.Env, key, requestHash, resp.Status, resp.Body, now, cl.since)
+		if errors.Is(err, sql.ErrNoRows) {
+			cl.state = claimRaced
+			return errReplay
+		}
 		return translate(err)
 	})
-	if errors.Is(err, errDiscard) {
+	switch {
+	case errors.Is(err, errDiscard):
 		return nil, nil
+	case !errors.Is(err, errReplay):
+		return nil, err
+	case cl.state == claimInProgress:
+		return nil, inProgress()
+	case cl.state == claimRaced:
+		err := sqlx.GetContext(ctx, db.x, &cl.stored, selectIdempotency, scope.MerchantID, scope.Env, key, cl.since)
+		if errors.Is(err, sql.ErrNoRows) {
+			return nil, inProgress() // swept meanwhile: a retry runs afresh
+		}
+		if err != nil {
+			return nil, translate(err)
+		}
 	}
-	return replay, err
+	return cl.answer()
 }
+
+// claim is an idempotent request's hold on its key, carried by the
+// transaction until the first write takes it.
+type claim struct {
+	scope tenant.Scope
+	key   string
+	hash  []byte
+	since time.Time // responses stored before it have expired
+	state claimState
+	// stored is the response found when the key was taken.
+	stored storedResponse
+}
+
+type claimState int
+
+const (
+	claimPending    claimState = iota
+	claimHeld                  // this request holds the key
+	claimInProgress            // another request holds it now
+	claimTaken                 // a response is stored under it
+	claimRaced                 // a response was stored while this request ran
+)
+
+type storedResponse struct {
+	Hash   []byte `db:"request_hash"`
+	Status int    `db:"response_status"`
+	Body   []byte `db:"response_body"`
+}
+
+// claimColumns are what a statement that takes a claim reports: whether it
+// got the lock and the live stored response, if any (NULLs when none).
+type claimColumns struct {
+	Locked bool   `db:"locked"`
+	Hash   []byte `db:"request_hash"`
+	Status *int   `db:"response_status"`
+	Body   []byte `db:"response_body"`
+}
+
+// settle records what a statement that took the claim found, and returns
+// the error that stops the request's writes when the claim was refused.
+func (cl *claim) settle(c claimColumns) error {
+	switch {
+	case !c.Locked:
+		cl.state = claimInProgress
+	case c.Status != nil:
+		cl.state = claimTaken
+		cl.stored = storedResponse{Hash: c.Hash, Status: *c.Status, Body: c.Body}
+	default:
+		cl.state = claimHeld
+		return nil
+	}
+	return inProgress()
+}
+
+// lockID is the claim's advisory lock: 64 bits of the SHA-256 of its scope
+// and key.
+func (cl *claim) lockID() int64 {
+	h := sha256.Sum256([]byte("idem\x00" + cl.scope.MerchantID + "\x00" + string(cl.scope.Env) + "\x00" + cl.key))
+	return int64(binary.BigEndian.Uint64(h[:8]))
+}
+
+// answer is the outcome of a request whose key was taken: the stored
+// response when the request is the same, else idempotency_key_reused.
+func (cl *claim) answer() (*idempotency.Response, error) {
+	if !bytes.Equal(cl.stored.Hash, cl.hash) {
+		return nil, errs.New(errs.IdempotencyKeyReused,
+			"This Idempotency-Key was already used with a different request; use a new key for a new request.")
+	}
+	return &idempotency.Response{Status: cl.stored.Status, Body: cl.stored.Body}, nil
+}
+
+func inProgress() error {
+	return errs.New(errs.RequestInProgress, "A request with this Idempotency-Key is still being processed; retry shortly.")
+}
+
+// pendingClaim returns the transaction's claim while nothing has taken it.
+func pendingClaim(ctx context.Context) *claim {
+	if st := txOf(ctx); st != nil && st.claim != nil && st.claim.state == claimPending {
+		return st.claim
+	}
+	return nil
+}
+
+// take takes the transaction's pending claim, if any, in one statement; it
+// returns the refusal (request_in_progress) when another request holds the
+// key or a response is stored under it, and nil when the claim is held.
+func (db *DB) take(ctx context.Context, cl *claim) error {
+	switch cl.state {
+	case claimHeld:
+		return nil
+	case claimPending:
+		var c claimColumns
+		if err := sqlx.GetContext(ctx, db.q(ctx), &c, takeClaim, cl.scope.MerchantID, cl.scope.Env, cl.lockID(), cl.key, cl.since); err != nil {
+			return translate(err)
+		}
+		return cl.settle(c)
+	}
+	return inProgress()
+}
+
+// claimSQL are the common table expressions that take a claim, for a
+// statement whose parameters $1 and $2 are the scope and $lock, $key and
+// $since the claim's (or NULL, NULL, NULL when there is none): "lock"
+// holds the advisory lock's outcome, "prior" the live stored response, and
+// "go" has a row when the claim is held (or there is none).
+func claimSQL(lock, key, since string) string {
+	return `lock AS (
+  SELECT ` + lock + `::bigint IS NULL OR pg_try_advisory_xact_lock(` + lock + `) AS locked
+), prior AS (
+  SELECT request_hash, response_status, response_body FROM idempotency_keys
+  WHERE merchant_id = $1 AND environment = $2 AND key = ` + key + `::text AND created_at > ` + since + `::timestamptz
+), go AS (
+  SELECT 1 FROM lock WHERE locked AND NOT EXISTS (SELECT 1 FROM prior)
+)`
+}
+
+// takeClaim takes a claim on its own.
+var takeClaim = `
+WITH ` + claimSQL("$3", "$4", "$5") + `
+SELECT l.locked, p.request_hash, p.response_status, p.response_body
+FROM lock l LEFT JOIN prior p ON true`
 
 const selectIdempotency = `
 SELECT request_hash, response_status, response_body
 FROM idempotency_keys
 WHERE merchant_id = $1 AND environment = $2 AND key = $3 AND created_at > $4`
 
-// An expired row (still present until the sweep) is replaced.
-const upsertIdempotency = `
+// storeIdempotency stores a response unless a live one is stored already
+// (then it returns no row); an expired row (still present until the sweep)
+// is replaced.
+const storeIdempotency = `
 INSERT INTO idempotency_keys (merchant_id, environment, key, request_hash, response_status, response_body, created_at)
 VALUES ($1, $2, $3, $4, $5, $6, $7)
 ON CONFLICT (merchant_id, environment, key) DO UPDATE
 SET request_hash = EXCLUDED.request_hash, response_status = EXCLUDED.response_status,
-    response_body = EXCLUDED.response_body, created_at = EXCLUDED.created_at`
-
-// lockID is the advisory lock of one (scope, key): 64 bits of its SHA-256.
-func lockID(scope tenant.Scope, key string) int64 {
-	h := sha256.Sum256([]byte("idem\x00" + scope.MerchantID + "\x00" + string(scope.Env) + "\x00" + key))
-	return int64(binary.BigEndian.Uint64(h[:8]))
-}
+    response_body = EXCLUDED.response_body, created_at = EXCLUDED.created_at
+WHERE idempotency_keys.created_at <= $8
+RETURNING true`
 
 const deleteExpiredIdempotency = `
 DELETE FROM idempotency_keys

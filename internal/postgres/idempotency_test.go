@@ -22,11 +22,22 @@ func TestIdempotentInFlightAndDiscardedResponses(t *testing.T) {
 	now := time.Now().UTC()
 	hash := []byte("h1")
 
-	// While the first request runs, a second with the same key is refused.
+	// The first request takes the key with its first write (a WithTx) and
+	// holds it until it commits. A second request with the same key may
+	// run, but its first write is refused, nothing it wrote commits, and it
+	// answers request_in_progress.
+	write := func(ctx context.Context, id string) error {
+		return db.WithTx(ctx, func(ctx context.Context) error {
+			return db.InsertMerchant(ctx, newMerchant(id, id+"@example.com"))
+		})
+	}
 	entered, release := make(chan struct{}), make(chan struct{})
 	firstDone := make(chan error, 1)
 	go func() {
 		_, err := db.Idempotent(ctx, scope, "k", hash, now, func(ctx context.Context) (idempotency.Response, bool) {
+			if err := write(ctx, "mer_first"); err != nil {
+				t.Errorf("first request's write: %v", err)
+			}
 			close(entered)
 			<-release
 			return idempotency.Response{Status: 200, Body: []byte(`{"n":1}`)}, true
@@ -34,20 +45,67 @@ func TestIdempotentInFlightAndDiscardedResponses(t *testing.T) {
 		firstDone <- err
 	}()
 	<-entered
-	_, err := db.Idempotent(ctx, scope, "k", hash, now, func(context.Context) (idempotency.Response, bool) {
-		t.Error("second request ran while the first was in flight")
-		return idempotency.Response{}, false
-	})
-	if got := errs.CodeOf(err); got != errs.RequestInProgress {
-		t.Errorf("in-flight duplicate: code = %q, want %q", got, errs.RequestInProgress)
+	second := func(id string) (*idempotency.Response, error, error) {
+		var writeErr error
+		replay, err := db.Idempotent(ctx, scope, "k", hash, now, func(ctx context.Context) (idempotency.Response, bool) {
+			writeErr = write(ctx, id)
+			return idempotency.Response{Status: 201, Body: []byte(`{"n":2}`)}, true
+		})
+		return replay, err, writeErr
+	}
+	replay, err, writeErr := second("mer_second")
+	if got := errs.CodeOf(err); got != errs.RequestInProgress || replay != nil {
+		t.Errorf("in-flight duplicate: replay %v, code = %q, want %q", replay, got, errs.RequestInProgress)
+	}
+	if got := errs.CodeOf(writeErr); got != errs.RequestInProgress {
+		t.Errorf("in-flight duplicate's write: code = %q, want %q (refused before it ran)", got, errs.RequestInProgress)
 	}
 	close(release)
 	if err := <-firstDone; err != nil {
 		t.Fatal(err)
 	}
-	replay, err := db.Idempotent(ctx, scope, "k", hash, now, nil)
+	// After the first committed, a retry is answered from the stored
+	// response, and its own write is refused.
+	replay, err, writeErr = second("mer_third")
 	if err != nil || replay == nil || replay.Status != 200 || string(replay.Body) != `{"n":1}` {
 		t.Fatalf("replay = %+v, %v", replay, err)
+	}
+	if writeErr == nil {
+		t.Error("a replayed request's write was not refused")
+	}
+	for id, want := range map[string]bool{"mer_first": true, "mer_second": false, "mer_third": false} {
+		if _, err := db.Merchant(ctx, id); (err == nil) != want {
+			t.Errorf("merchant %s committed = %v, want %v", id, err == nil, want)
+		}
+	}
+	// The same key with another request is idempotency_key_reused.
+	if _, err := db.Idempotent(ctx, scope, "k", []byte("h2"), now, func(context.Context) (idempotency.Response, bool) {
+		return idempotency.Response{Status: 200}, true
+	}); errs.CodeOf(err) != errs.IdempotencyKeyReused {
+		t.Errorf("other request with the key: %v, want %s", err, errs.IdempotencyKeyReused)
+	}
+
+	// A response stored by another transaction after this request took
+	// the key (as when a first request commits between the snapshot of
+	// this one's claiming statement and its lock) wins when this request
+	// stores its own: this request's writes roll back, and it answers with
+	// the stored response.
+	replay, err = db.Idempotent(ctx, scope, "raced", hash, now, func(ctx context.Context) (idempotency.Response, bool) {
+		if err := write(ctx, "mer_raced"); err != nil {
+			t.Errorf("raced request's write: %v", err)
+		}
+		if _, err := db.SQL().ExecContext(context.Background(), `INSERT INTO idempotency_keys
+			(merchant_id, environment, key, request_hash, response_status, response_body, created_at)
+			VALUES ('mer_i', 'sandbox', 'raced', $1, 200, '{"n":"stored"}', $2)`, hash, now); err != nil {
+			t.Errorf("store beside the request: %v", err)
+		}
+		return idempotency.Response{Status: 200, Body: []byte(`{"n":"mine"}`)}, true
+	})
+	if err != nil || replay == nil || string(replay.Body) != `{"n":"stored"}` {
+		t.Errorf("raced request: replay %+v, %v; want the stored response", replay, err)
+	}
+	if _, err := db.Merchant(ctx, "mer_raced"); !errs.Is(err, errs.NotFound) {
+		t.Errorf("a raced request's writes were committed: %v", err)
 	}
 
 	// A response that is not kept (5xx) rolls back the request's writes and

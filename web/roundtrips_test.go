@@ -1,0 +1,116 @@
+package web_test
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/fundsource/fundsource/internal/pgtest"
+	"github.com/fundsource/fundsource/internal/postgres"
+)
+
+// TestWriteRoundTrips counts, at the wire, the round trips to PostgreSQL of
+// the API's hot writes (a warm server: its key cached, its statements
+// prepared). A creation with an Idempotency-Key is BEGIN, one statement
+// (claim, customer check, account claim, source, events, deliveries), the
+// stored response, COMMIT.
+func TestWriteRoundTrips(t *testing.T) {
+	t.Parallel()
+	db, trips := pgtest.CountingDB(t)
+	h := newHarnessOn(t, db)
+	key := h.merchant("Acme").Sandbox.SecretKey
+	user := h.customer(key)
+	wantOK(t, h.post("/v2/webhooks", key, `{"url":"https://hooks.example.com/fundsource"}`)) // deliveries are written too
+	n := 0
+	account := func() string {
+		n++
+		return fmt.Sprintf("40000000%04d", n)
+	}
+	// measure sends a request made by mk twice, the first to prepare the
+	// statements on the connection (sequential requests reuse the last
+	// connection), and counts the second.
+	measure := func(name string, most int, mk func() req) *response {
+		t.Helper()
+		h.do(mk())
+		trips.Reset()
+		res := h.do(mk())
+		if got := trips.Count(); got > most {
+			t.Errorf("%s: %d round trips, want at most %d:\n  %s", name, got, most, strings.Join(trips.Log(), "\n  "))
+		}
+		return res
+	}
+	create := func(idem string) func() req {
+		return func() req {
+			r := req{method: http.MethodPost, path: "/v2/funding-source", key: key, body: sourceBody(user, "021000021", account())}
+			if idem != "" {
+				r.header = map[string]string{"Idempotency-Key": idem + strconv.Itoa(n)}
+			}
+			return r
+		}
+	}
+	wantOK(t, measure("creation with an Idempotency-Key", 4, create("create-")))
+	wantOK(t, measure("creation without one", 1, create("")))
+	first := wantOK(t, h.do(req{method: http.MethodPost, path: "/v2/funding-source", key: key, body: sourceBody(user, "021000021", "500000000001"),
+		header: map[string]string{"Idempotency-Key": "again"}}))
+	// A replay finds the stored response in the creation's statement: BEGIN,
+	// that statement, ROLLBACK.
+	replay := measure("replay", 3, func() req {
+		return req{method: http.MethodPost, path: "/v2/funding-source", key: key, body: sourceBody(user, "021000021", "500000000001"),
+			header: map[string]string{"Idempotency-Key": "again"}}
+	})
+	if got := wantOK(t, replay); got["funding_source_id"] != first["funding_source_id"] || replay.Header.Get("Idempotent-Replayed") != "true" {
+		t.Errorf("replay: %s", replay.Body)
+	}
+	if got, want := h.count("funding_sources"), 5; got != want || len(h.events("funding_source.created")) != want || h.count("webhook_deliveries") != want {
+		t.Errorf("%d sources, %d created events, %d deliveries; want %d of each", got, len(h.events("funding_source.created")), h.count("webhook_deliveries"), want)
+	}
+}
+
+// TestCreationWakesTheDispatchers: the creation's one statement queues its
+// deliveries and notifies the dispatchers' channel when it commits, as
+// every other write of an event does.
+func TestCreationWakesTheDispatchers(t *testing.T) {
+	t.Parallel()
+	url := pgtest.URL(t)
+	db, err := postgres.Open(context.Background(), url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	h := newHarnessOn(t, db)
+	key := h.merchant("Acme").Sandbox.SecretKey
+	user := h.customer(key)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	wake := postgres.Listen(ctx, url, postgres.DeliveryChannel, slog.New(slog.DiscardHandler))
+	select {
+	case <-wake: // listening
+	case <-time.After(10 * time.Second):
+		t.Fatal("the listener did not connect")
+	}
+	notified := func() bool {
+		select {
+		case <-wake:
+			return true
+		case <-time.After(time.Second):
+			return false
+		}
+	}
+	h.source(key, user, "700000000001")
+	if notified() {
+		t.Error("a notification without a webhook endpoint (nothing queued)")
+	}
+	wantOK(t, h.post("/v2/webhooks", key, `{"url":"https://hooks.example.com/fundsource"}`))
+	for len(wake) > 0 {
+		<-wake
+	}
+	h.source(key, user, "700000000002")
+	if !notified() {
+		t.Error("no notification after a creation that queued a delivery")
+	}
+}

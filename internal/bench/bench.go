@@ -30,6 +30,7 @@ import (
 	"github.com/fundsource/fundsource/internal/tenant"
 	"github.com/fundsource/fundsource/internal/wiring"
 	"github.com/fundsource/fundsource/web"
+	"github.com/fundsource/fundsource/web/kit"
 )
 
 // benchReport is the table 'fundsource bench' prints and writes as JSON.
@@ -439,24 +440,27 @@ func (b *bench) coldStatistics(ctx context.Context) (benchLoad, error) {
 	})
 }
 
-// directCreate runs the transaction POST /v2/funding-source runs — the
-// idempotency record, the creation with its event — without HTTP, JSON
-// routing or middleware. (The server finds the key in its cache.)
+// directCreate runs what POST /v2/funding-source runs — the idempotency
+// record, the creation with its event, in one statement when it succeeds —
+// without HTTP, JSON routing or middleware. (The server finds the key in
+// its cache.)
 func (b *bench) directCreate(ctx context.Context, body, idemKey string) error {
 	var in funding.Input
 	if err := json.Unmarshal([]byte(body), &in); err != nil {
 		return err
 	}
 	h := idempotency.RequestHash(b.svc.Config.IdempotencyKey, http.MethodPost, "/v2/funding-source", []byte(body))
+	answer := func(v any) idempotency.Response {
+		return idempotency.Response{Status: http.StatusOK, Body: kit.OKBody(v)}
+	}
 	var failed error
-	_, err := b.svc.DB.Idempotent(ctx, b.scope, idemKey, h, b.svc.Now(), func(ctx context.Context) (idempotency.Response, bool) {
+	_, err := b.svc.DB.Idempotent(ctx, b.scope, idemKey, h, b.svc.Now(), answer, func(ctx context.Context) (idempotency.Response, bool) {
 		src, err := b.svc.Funding.CreateForMicroDeposits(ctx, b.scope, in)
 		if err != nil {
 			failed = err
 			return idempotency.Response{Status: 500}, false
 		}
-		out, _ := json.Marshal(src)
-		return idempotency.Response{Status: 200, Body: out}, true
+		return answer(src), true
 	})
 	if failed != nil {
 		return failed

@@ -31,3 +31,11 @@ func RequestHash(key []byte, method, path string, body []byte) []byte {
 	h.Write(body)
 	return h.Sum(nil)
 }
+
+// Answer renders the success response of a request whose use case can
+// finish in one statement: the status and body the handler sends for the
+// use case's result. A store that commits such a use case in one statement
+// stores this response in that same statement, and the request needs no
+// transaction of its own. Only requests whose handlers write through
+// transactions or through such statements may be given one.
+type Answer func(result any) Response

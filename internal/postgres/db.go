@@ -131,11 +131,29 @@ func (db *DB) Migrate(ctx context.Context) error { return Migrate(ctx, db.x.DB) 
 type txKey struct{}
 
 type txState struct {
+	// tx is nil until a request that begins lazily needs it (see Idempotent).
 	tx    *sqlx.Tx
 	depth int
 	// claim is the Idempotency-Key claim of the request running in the
 	// transaction, nil when there is none (see Idempotent).
 	claim *claim
+}
+
+// begin begins st's transaction.
+func (db *DB) begin(ctx context.Context, st *txState) error {
+	tx, err := db.x.BeginTxx(ctx, nil)
+	if err != nil {
+		return translate(err)
+	}
+	st.tx = tx
+	return nil
+}
+
+// rollback ends st's transaction unless it was committed (a no-op then).
+func (st *txState) rollback() {
+	if st.tx != nil {
+		_ = st.tx.Rollback()
+	}
 }
 
 // txOf returns the transaction carried by ctx, nil when there is none.
@@ -147,11 +165,17 @@ func txOf(ctx context.Context) *txState {
 // WithTx runs fn in a transaction carried by the ctx it passes on: begin,
 // deferred rollback, commit when fn returns nil. Called inside another
 // WithTx, it runs fn under a savepoint instead, so a failing inner use case
-// undoes only its own writes; the outer transaction's pending
+// undoes only its own writes (a request's lazily begun transaction begins
+// here, see Idempotent); the outer transaction's pending
 // Idempotency-Key claim is taken first (outside the savepoint, whose
 // rollback would release the lock), and when it is refused fn does not run.
 func (db *DB) WithTx(ctx context.Context, fn func(ctx context.Context) error) error {
 	if st := txOf(ctx); st != nil {
+		if st.tx == nil {
+			if err := db.begin(ctx, st); err != nil {
+				return err
+			}
+		}
 		if st.claim != nil {
 			if err := db.take(ctx, st.claim); err != nil {
 				return err
@@ -183,9 +207,10 @@ func (db *DB) WithTx(ctx context.Context, fn func(ctx context.Context) error) er
 	return translate(tx.Commit())
 }
 
-// q returns the transaction carried by ctx, or the pool.
+// q returns the transaction carried by ctx, or the pool (also while a
+// request's lazily begun transaction has not begun).
 func (db *DB) q(ctx context.Context) sqlx.ExtContext {
-	if st := txOf(ctx); st != nil {
+	if st := txOf(ctx); st != nil && st.tx != nil {
 		return st.tx
 	}
 	return db.x

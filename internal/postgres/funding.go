@@ -53,7 +53,18 @@ func (r claimRow) domain() funding.AccountClaim {
 //
 // A concurrent claim of the same number waits for the other transaction:
 // if that one commits, ON CONFLICT DO NOTHING applies.
-var createSource = `
+//
+// createAnswered also stores the request's response, for a request that has
+// no transaction yet: then the statement is the whole request. A response
+// stored under the key meanwhile (or an expired one still present) makes
+// it fail with a unique violation, and write nothing.
+var createSource, createAnswered = createSQL(""), createSQL(`, stored AS (
+  INSERT INTO idempotency_keys (merchant_id, environment, key, request_hash, response_status, response_body, created_at)
+  SELECT $1, $2, $4, $23, $24, $25, $26 WHERE EXISTS (SELECT 1 FROM src)
+)`)
+
+func createSQL(store string) string {
+	return `
 WITH ` + claimSQL("$3", "$4", "$5") + `, customer AS (
   SELECT 1 FROM customers
   WHERE id = $7 AND (merchant_id, environment) IS NOT DISTINCT FROM ($1::text, $2::text) AND EXISTS (SELECT 1 FROM go)
@@ -88,13 +99,14 @@ WITH ` + claimSQL("$3", "$4", "$5") + `, customer AS (
   SELECT merchant_id, customer_id, funding_source_id, created_at FROM account_numbers
   WHERE environment = $2 AND fingerprint = $16
     AND EXISTS (SELECT 1 FROM customer) AND NOT EXISTS (SELECT 1 FROM claim)
-)
+)` + store + `
 SELECT l.locked, p.request_hash, p.response_status, p.response_body,
   EXISTS (SELECT 1 FROM customer) AS customer, EXISTS (SELECT 1 FROM src) AS created,
   h.merchant_id AS holder_merchant_id, h.customer_id AS holder_customer_id,
   h.funding_source_id AS holder_source_id, h.created_at AS holder_created_at,
   (SELECT count(*) FROM notified) AS notified
 FROM lock l LEFT JOIN prior p ON true LEFT JOIN holder h ON true`
+}
 
 type createdRow struct {
 	claimColumns
@@ -112,11 +124,6 @@ type createdRow struct {
 // Idempotency-Key claim (see Idempotent); a refused claim writes nothing
 // and returns request_in_progress.
 func (db *DB) CreateSource(ctx context.Context, s funding.Source, evs []event.Event) (funding.AccountClaim, bool, error) {
-	var lock, key, since any // NULL: no claim to take
-	cl := pendingClaim(ctx)
-	if cl != nil {
-		lock, key, since = cl.lockID(), cl.key, cl.since
-	}
 	n := len(evs)
 	evIDs, types, data, at, deliveries := make([]string, n), make([]string, n), make([]string, n), make([]string, n), make([]string, n)
 	for i, e := range evs {
@@ -127,12 +134,37 @@ func (db *DB) CreateSource(ctx context.Context, s funding.Source, evs []event.Ev
 		evIDs[i], types[i], data[i], at[i] = e.ID, e.Type, string(b), e.CreatedAt.Format(time.RFC3339Nano)
 		deliveries[i] = ids.New(webhook.DeliveryPrefix)
 	}
-	var r createdRow
-	err := sqlx.GetContext(ctx, db.q(ctx), &r, createSource, s.Scope.MerchantID, s.Scope.Env, lock, key, since,
+	args := []any{s.Scope.MerchantID, s.Scope.Env, nil, nil, nil, // $3–$5: no claim to take
 		s.ID, s.CustomerID, s.Status, s.RoutingNumber, s.BankName, s.LastFour, s.AccountType, s.Nickname,
 		s.Account.KeyID, s.Account.Data, s.Fingerprint, s.CreatedAt,
-		pq.StringArray(evIDs), pq.StringArray(types), pq.StringArray(data), pq.StringArray(at), pq.StringArray(deliveries))
-	if err != nil {
+		pq.StringArray(evIDs), pq.StringArray(types), pq.StringArray(data), pq.StringArray(at), pq.StringArray(deliveries)}
+	cl := pendingClaim(ctx)
+	if cl != nil {
+		args[2], args[3], args[4] = cl.lockID(), cl.key, cl.since
+	}
+	var r createdRow
+	if st := txOf(ctx); cl != nil && cl.answer != nil && st.tx == nil {
+		// The request has no transaction yet: when the source is created,
+		// this one statement is the whole request, its response included.
+		resp := cl.answer(s)
+		err := sqlx.GetContext(ctx, db.x, &r, createAnswered, append(args, cl.hash, resp.Status, resp.Body, cl.now)...)
+		switch {
+		case err == nil && r.Created:
+			cl.state = claimAnswered
+			return createdClaim(s), true, nil
+		case err == nil && (!r.Locked || r.Status != nil):
+			return funding.AccountClaim{}, false, cl.settle(r.claimColumns)
+		case err != nil && !errs.Is(translate(err), errs.Conflict):
+			return funding.AccountClaim{}, false, translate(err)
+		}
+		// A rule refused, or a response is stored under the key: take the
+		// transaction path, which tells which and answers accordingly.
+		if err := db.begin(ctx, st); err != nil {
+			return funding.AccountClaim{}, false, err
+		}
+		r = createdRow{}
+	}
+	if err := sqlx.GetContext(ctx, db.q(ctx), &r, createSource, args...); err != nil {
 		return funding.AccountClaim{}, false, translate(err)
 	}
 	if cl != nil {
@@ -140,13 +172,11 @@ func (db *DB) CreateSource(ctx context.Context, s funding.Source, evs []event.Ev
 			return funding.AccountClaim{}, false, err
 		}
 	}
-	claimed := funding.AccountClaim{Env: s.Scope.Env, Fingerprint: s.Fingerprint, MerchantID: s.Scope.MerchantID,
-		SourceID: s.ID, CustomerID: s.CustomerID, CreatedAt: s.CreatedAt}
 	switch {
 	case !r.Customer:
 		return funding.AccountClaim{}, false, funding.ErrNoCustomer
 	case r.Created:
-		return claimed, true, nil
+		return createdClaim(s), true, nil
 	case r.SourceID == nil:
 		// The holder committed while this statement waited for it.
 		holder, err := db.AccountHolder(ctx, s.Scope.Env, s.Fingerprint)
@@ -154,6 +184,12 @@ func (db *DB) CreateSource(ctx context.Context, s funding.Source, evs []event.Ev
 	}
 	return funding.AccountClaim{Env: s.Scope.Env, Fingerprint: s.Fingerprint, MerchantID: *r.Merchant,
 		SourceID: *r.SourceID, CustomerID: *r.Holder, CreatedAt: r.HeldAt.UTC()}, false, nil
+}
+
+// createdClaim is the account-number claim of a source just stored.
+func createdClaim(s funding.Source) funding.AccountClaim {
+	return funding.AccountClaim{Env: s.Scope.Env, Fingerprint: s.Fingerprint, MerchantID: s.Scope.MerchantID,
+		SourceID: s.ID, CustomerID: s.CustomerID, CreatedAt: s.CreatedAt}
 }
 
 const selectAccountHolder = `

@@ -16,13 +16,6 @@ import (
 	"github.com/fundsource/fundsource/internal/tenant"
 )
 
-// errDiscard rolls back a request whose response is not kept (a 5xx), and
-// errReplay one that found its key taken, to answer from the stored row.
-var (
-	errDiscard = errors.New("discard idempotent response")
-	errReplay  = errors.New("replay the stored response")
-)
-
 // Idempotent runs fn at most once per (scope, key) within idempotency.TTL.
 //
 // fn runs inside a transaction carried by its ctx, and its response is stored
@@ -43,40 +36,52 @@ var (
 // only where no live response is stored, so a request that raced past the
 // claim (the first committed between its snapshot and its lock) is rolled
 // back and answered from the stored row.
+//
+// With answer set, the transaction begins only when fn first needs one (its
+// first WithTx; statements outside one run on their own), so a use case
+// that finishes in one statement (CreateSource) commits its writes and
+// answer's response in that statement alone: one round trip. A request
+// whose writes do not all go through WithTx or such a statement must not
+// be given an answer.
 func (db *DB) Idempotent(ctx context.Context, scope tenant.Scope, key string, requestHash []byte, now time.Time,
-	fn func(ctx context.Context) (idempotency.Response, bool)) (replay *idempotency.Response, err error) {
-	cl := &claim{scope: scope, key: key, hash: requestHash, since: now.Add(-idempotency.TTL)}
-	err = db.WithTx(ctx, func(ctx context.Context) error {
-		txOf(ctx).claim = cl
-		resp, keep := fn(ctx)
-		if keep && cl.state == claimPending {
-			if err := db.take(ctx, cl); err != nil && cl.state == claimPending {
-				return err
+	answer idempotency.Answer, fn func(ctx context.Context) (idempotency.Response, bool)) (*idempotency.Response, error) {
+	cl := &claim{scope: scope, key: key, hash: requestHash, now: now, since: now.Add(-idempotency.TTL), answer: answer}
+	st := &txState{claim: cl}
+	defer st.rollback()
+	if answer == nil {
+		if err := db.begin(ctx, st); err != nil {
+			return nil, err
+		}
+	}
+	ctx = context.WithValue(ctx, txKey{}, st)
+	resp, keep := fn(ctx)
+	if cl.state == claimAnswered {
+		return nil, nil
+	}
+	if keep && cl.state == claimPending {
+		if st.tx == nil {
+			if err := db.begin(ctx, st); err != nil {
+				return nil, err
 			}
 		}
-		switch {
-		case cl.state == claimInProgress, cl.state == claimTaken:
-			return errReplay
-		case !keep:
-			return errDiscard
+		if err := db.take(ctx, cl); err != nil && cl.state == claimPending {
+			return nil, err
 		}
-		var stored bool
-		err := sqlx.GetContext(ctx, db.q(ctx), &stored, storeIdempotency,
-			scope.MerchantID, scope.Env, key, requestHash, resp.Status, resp.Body, now, cl.since)
-		if errors.Is(err, sql.ErrNoRows) {
-			cl.state = claimRaced
-			return errReplay
-		}
-		return translate(err)
-	})
+	}
 	switch {
-	case errors.Is(err, errDiscard):
-		return nil, nil
-	case !errors.Is(err, errReplay):
-		return nil, err
 	case cl.state == claimInProgress:
 		return nil, inProgress()
-	case cl.state == claimRaced:
+	case cl.state == claimTaken:
+		return cl.outcome()
+	case !keep:
+		return nil, nil
+	}
+	var stored bool
+	err := sqlx.GetContext(ctx, st.tx, &stored, storeIdempotency,
+		scope.MerchantID, scope.Env, key, requestHash, resp.Status, resp.Body, now, cl.since)
+	if errors.Is(err, sql.ErrNoRows) {
+		// A response was stored while this request ran: it is the answer.
+		st.rollback()
 		err := sqlx.GetContext(ctx, db.x, &cl.stored, selectIdempotency, scope.MerchantID, scope.Env, key, cl.since)
 		if errors.Is(err, sql.ErrNoRows) {
 			return nil, inProgress() // swept meanwhile: a retry runs afresh
@@ -84,8 +89,12 @@ func (db *DB) Idempotent(ctx context.Context, scope tenant.Scope, key string, re
 		if err != nil {
 			return nil, translate(err)
 		}
+		return cl.outcome()
 	}
-	return cl.answer()
+	if err != nil {
+		return nil, translate(err)
+	}
+	return nil, translate(st.tx.Commit())
 }
 
 // claim is an idempotent request's hold on its key, carried by the
@@ -94,8 +103,12 @@ type claim struct {
 	scope tenant.Scope
 	key   string
 	hash  []byte
+	now   time.Time
 	since time.Time // responses stored before it have expired
-	state claimState
+	// answer, when set, renders the response of a use case that finishes
+	// in one statement (see Idempotent).
+	answer idempotency.Answer
+	state  claimState
 	// stored is the response found when the key was taken.
 	stored storedResponse
 }
@@ -107,7 +120,7 @@ const (
 	claimHeld                  // this request holds the key
 	claimInProgress            // another request holds it now
 	claimTaken                 // a response is stored under it
-	claimRaced                 // a response was stored while this request ran
+	claimAnswered              // one statement committed the request and its response
 )
 
 type storedResponse struct {
@@ -148,9 +161,9 @@ func (cl *claim) lockID() int64 {
 	return int64(binary.BigEndian.Uint64(h[:8]))
 }
 
-// answer is the outcome of a request whose key was taken: the stored
+// outcome is the answer to a request whose key was taken: the stored
 // response when the request is the same, else idempotency_key_reused.
-func (cl *claim) answer() (*idempotency.Response, error) {
+func (cl *claim) outcome() (*idempotency.Response, error) {
 	if !bytes.Equal(cl.stored.Hash, cl.hash) {
 		return nil, errs.New(errs.IdempotencyKeyReused,
 			"This Idempotency-Key was already used with a different request; use a new key for a new request.")

@@ -34,7 +34,7 @@ func TestIdempotentInFlightAndDiscardedResponses(t *testing.T) {
 	entered, release := make(chan struct{}), make(chan struct{})
 	firstDone := make(chan error, 1)
 	go func() {
-		_, err := db.Idempotent(ctx, scope, "k", hash, now, func(ctx context.Context) (idempotency.Response, bool) {
+		_, err := db.Idempotent(ctx, scope, "k", hash, now, nil, func(ctx context.Context) (idempotency.Response, bool) {
 			if err := write(ctx, "mer_first"); err != nil {
 				t.Errorf("first request's write: %v", err)
 			}
@@ -47,7 +47,7 @@ func TestIdempotentInFlightAndDiscardedResponses(t *testing.T) {
 	<-entered
 	second := func(id string) (*idempotency.Response, error, error) {
 		var writeErr error
-		replay, err := db.Idempotent(ctx, scope, "k", hash, now, func(ctx context.Context) (idempotency.Response, bool) {
+		replay, err := db.Idempotent(ctx, scope, "k", hash, now, nil, func(ctx context.Context) (idempotency.Response, bool) {
 			writeErr = write(ctx, id)
 			return idempotency.Response{Status: 201, Body: []byte(`{"n":2}`)}, true
 		})
@@ -79,7 +79,7 @@ func TestIdempotentInFlightAndDiscardedResponses(t *testing.T) {
 		}
 	}
 	// The same key with another request is idempotency_key_reused.
-	if _, err := db.Idempotent(ctx, scope, "k", []byte("h2"), now, func(context.Context) (idempotency.Response, bool) {
+	if _, err := db.Idempotent(ctx, scope, "k", []byte("h2"), now, nil, func(context.Context) (idempotency.Response, bool) {
 		return idempotency.Response{Status: 200}, true
 	}); errs.CodeOf(err) != errs.IdempotencyKeyReused {
 		t.Errorf("other request with the key: %v, want %s", err, errs.IdempotencyKeyReused)
@@ -90,7 +90,7 @@ func TestIdempotentInFlightAndDiscardedResponses(t *testing.T) {
 	// this one's claiming statement and its lock) wins when this request
 	// stores its own: this request's writes roll back, and it answers with
 	// the stored response.
-	replay, err = db.Idempotent(ctx, scope, "raced", hash, now, func(ctx context.Context) (idempotency.Response, bool) {
+	replay, err = db.Idempotent(ctx, scope, "raced", hash, now, nil, func(ctx context.Context) (idempotency.Response, bool) {
 		if err := write(ctx, "mer_raced"); err != nil {
 			t.Errorf("raced request's write: %v", err)
 		}
@@ -112,7 +112,7 @@ func TestIdempotentInFlightAndDiscardedResponses(t *testing.T) {
 	// leaves the key free for a retry.
 	runs := 0
 	for range 2 {
-		replay, err := db.Idempotent(ctx, scope, "k5", hash, now, func(ctx context.Context) (idempotency.Response, bool) {
+		replay, err := db.Idempotent(ctx, scope, "k5", hash, now, nil, func(ctx context.Context) (idempotency.Response, bool) {
 			runs++
 			if err := db.InsertMerchant(ctx, newMerchant("mer_5xx", "5xx@example.com")); err != nil {
 				t.Errorf("insert inside idempotent run: %v", err)

@@ -38,7 +38,7 @@ var OpenAPI []byte
 // IdempotencyStore runs a POST at most once per key (postgres.DB).
 type IdempotencyStore interface {
 	Idempotent(ctx context.Context, scope tenant.Scope, key string, requestHash []byte, now time.Time,
-		fn func(ctx context.Context) (idempotency.Response, bool)) (*idempotency.Response, error)
+		answer idempotency.Answer, fn func(ctx context.Context) (idempotency.Response, bool)) (*idempotency.Response, error)
 }
 
 // Pinger checks that the database answers.

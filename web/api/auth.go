@@ -101,7 +101,11 @@ func (s *Surface) idempotency(c *gin.Context) {
 	orig, origReq := c.Writer, c.Request
 	buf := &bufferedWriter{ResponseWriter: orig, status: http.StatusOK}
 	defer func() { c.Writer, c.Request = orig, origReq }() // also on panic, so recovery writes for real
-	replay, err := s.Idempotency.Idempotent(c.Request.Context(), kit.Scope(c), key, hash, s.Now(),
+	var answer idempotency.Answer
+	if oneStatement[c.Request.Method+" "+c.FullPath()] {
+		answer = okAnswer
+	}
+	replay, err := s.Idempotency.Idempotent(c.Request.Context(), kit.Scope(c), key, hash, s.Now(), answer,
 		func(ctx context.Context) (idempotency.Response, bool) {
 			c.Request = origReq.WithContext(ctx)
 			c.Writer = buf
@@ -129,6 +133,21 @@ func (s *Surface) idempotency(c *gin.Context) {
 		orig.WriteHeader(buf.status)
 		_, _ = orig.Write(buf.body.Bytes())
 	}
+}
+
+// oneStatement are the routes whose use case can finish in one statement
+// that also stores the response (a funding-source creation): their
+// requests begin a transaction only when the use case needs one (see
+// postgres.DB.Idempotent). Their handlers write only through the store's
+// transactions or that statement, and answer with kit.Reply.
+var oneStatement = map[string]bool{
+	"POST /v2/funding-source":           true,
+	"POST /v2/on-demand/funding-source": true,
+}
+
+// okAnswer is the success response kit.Reply sends for a result.
+func okAnswer(result any) idempotency.Response {
+	return idempotency.Response{Status: http.StatusOK, Body: kit.OKBody(result)}
 }
 
 func printableASCII(s string) bool {

@@ -208,9 +208,14 @@ func DecodeNone(c *gin.Context) error {
 	return Decode(c, &none)
 }
 
-// writeOK writes a success response: HTTP 200, "success": true and the
-// fields of v (a struct or map) at the top level.
+// writeOK writes a success response: HTTP 200 and OKBody(v).
 func writeOK(c *gin.Context, v any) {
+	c.Data(http.StatusOK, "application/json; charset=utf-8", OKBody(v))
+}
+
+// OKBody is the body of a success response: "success": true and the fields
+// of v (a struct or map) at the top level.
+func OKBody(v any) []byte {
 	raw, err := json.Marshal(v)
 	if err != nil || len(raw) < 2 || raw[0] != '{' {
 		panic(fmt.Sprintf("writeOK: response must be a JSON object, got %T (%v)", v, err))
@@ -220,8 +225,7 @@ func writeOK(c *gin.Context, v any) {
 	if len(raw) > 2 {
 		out = append(out, ',')
 	}
-	out = append(out, raw[1:]...)
-	c.Data(http.StatusOK, "application/json; charset=utf-8", out)
+	return append(out, raw[1:]...)
 }
 
 // ListPage is the body of a list response (with success added by Reply).

@@ -15,16 +15,18 @@ import (
 	"github.com/fundsource/fundsource/internal/postgres"
 )
 
-// TestWriteRoundTrips counts, at the wire, the round trips to PostgreSQL of
-// the API's hot writes (a warm server: its key cached, its statements
-// prepared). A creation, with an Idempotency-Key or without, is one
+// TestRoundTrips counts, at the wire, the round trips to PostgreSQL of the
+// hot requests (a warm server: its key cached, its statements prepared). A
+// source's GET is one; the hosted page is two (the link's owner with its
+// redirect origins, then the source). A creation, with an Idempotency-Key or without, is one
 // statement: the claim of the key, the customer check, the account claim,
 // the source, its events and deliveries, and the stored response.
-func TestWriteRoundTrips(t *testing.T) {
+func TestRoundTrips(t *testing.T) {
 	t.Parallel()
 	db, trips := pgtest.CountingDB(t)
 	h := newHarnessOn(t, db)
-	key := h.merchant("Acme").Sandbox.SecretKey
+	m := h.merchant("Acme")
+	key := m.Sandbox.SecretKey
 	user := h.customer(key)
 	wantOK(t, h.post("/v2/webhooks", key, `{"url":"https://hooks.example.com/fundsource"}`)) // deliveries are written too
 	n := 0
@@ -73,6 +75,16 @@ func TestWriteRoundTrips(t *testing.T) {
 	}
 	if got, want := h.count("funding_sources"), 5; got != want || len(h.events("funding_source.created")) != want || h.count("webhook_deliveries") != want {
 		t.Errorf("%d sources, %d created events, %d deliveries; want %d of each", got, len(h.events("funding_source.created")), h.count("webhook_deliveries"), want)
+	}
+	id := first["funding_source_id"].(string)
+	wantOK(t, measure("GET funding source", 1, func() req { return req{method: http.MethodGet, path: "/v2/funding-source/" + id, key: key} }))
+	wantOK(t, h.post("/v2/funding-source/initiate/verification", key, `{"funding_source_id":"`+id+`"}`))
+	page := measure("hosted page", 2, func() req {
+		return req{method: http.MethodGet, path: "/bank-account/" + m.Sandbox.PublicKey + "/" + user + "/" + id + "?successUrl=http%3A%2F%2F127.0.0.1%2Fdone",
+			header: map[string]string{"Accept": "text/html"}}
+	})
+	if page.Code != http.StatusOK || !strings.Contains(string(page.Body), "Acme") {
+		t.Errorf("hosted page: %d\n%s", page.Code, page.Body)
 	}
 }
 

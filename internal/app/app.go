@@ -9,7 +9,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"log/slog"
 
 	"github.com/fundsource/fundsource/internal/config"
 	"github.com/fundsource/fundsource/internal/wiring"
@@ -112,7 +111,9 @@ func withService(ctx context.Context, io IO, fn func(*service) error) error {
 }
 
 func withDatabase(ctx context.Context, cfg *config.Config, dbURL string, io IO, fn func(*service) error) error {
-	svc, closeDB, err := wiring.Open(ctx, cfg, dbURL, slog.New(slog.NewJSONHandler(io.Stderr, nil)))
+	log, flush := newLogger(io.Stderr)
+	defer flush()
+	svc, closeDB, err := wiring.Open(ctx, cfg, dbURL, log)
 	if err != nil {
 		return err
 	}

@@ -41,9 +41,7 @@ type Link struct {
 
 // Merchants is what the page needs from the merchant service.
 type Merchants interface {
-	EnvironmentByPublicKey(ctx context.Context, publicKey string) (merchant.Environment, error)
-	Merchant(ctx context.Context, id string) (merchant.Merchant, error)
-	RedirectRules(ctx context.Context, scope tenant.Scope) (redirect.Rules, error)
+	LinkOwner(ctx context.Context, publicKey string) (merchant.LinkOwner, error)
 }
 
 // Sources is the funding service: the same methods the API calls.
@@ -113,15 +111,11 @@ func LinkInvalid() error {
 // Open resolves l. Errors: LinkInvalid (errs.NotFound), or errs.InvalidURL
 // with Param successUrl or cancelUrl for a refused redirect target.
 func (s *Service) Open(ctx context.Context, l Link) (Page, error) {
-	env, err := s.merchants.EnvironmentByPublicKey(ctx, l.PublicKey)
+	owner, err := s.merchants.LinkOwner(ctx, l.PublicKey)
 	if err != nil {
 		return Page{}, notFoundAsInvalid(err)
 	}
-	scope := env.Scope
-	m, err := s.merchants.Merchant(ctx, scope.MerchantID)
-	if err != nil {
-		return Page{}, notFoundAsInvalid(err)
-	}
+	scope := owner.Env.Scope
 	// The source names its customer, so one lookup checks both.
 	src, err := s.sources.Get(ctx, scope, l.SourceID)
 	if err != nil {
@@ -130,15 +124,11 @@ func (s *Service) Open(ctx context.Context, l Link) (Page, error) {
 	if src.CustomerID != l.CustomerID || src.Removed {
 		return Page{}, LinkInvalid()
 	}
-	p := Page{Scope: scope, MerchantName: m.Name, Source: src, State: stateOf(src, s.now())}
-	rules, err := s.merchants.RedirectRules(ctx, scope)
-	if err != nil {
+	p := Page{Scope: scope, MerchantName: owner.MerchantName, Source: src, State: stateOf(src, s.now())}
+	if p.Success, err = target("successUrl", l.SuccessURL, owner.Rules); err != nil {
 		return Page{}, err
 	}
-	if p.Success, err = target("successUrl", l.SuccessURL, rules); err != nil {
-		return Page{}, err
-	}
-	if p.Cancel, err = target("cancelUrl", l.CancelURL, rules); err != nil {
+	if p.Cancel, err = target("cancelUrl", l.CancelURL, owner.Rules); err != nil {
 		return Page{}, err
 	}
 	return p, nil

@@ -94,8 +94,9 @@ type Store interface {
 	GrantPermission(ctx context.Context, scope tenant.Scope, perm string) error
 	EnableThirdPartyVerification(ctx context.Context, scope tenant.Scope) error
 	Environment(ctx context.Context, scope tenant.Scope) (Environment, error)
-	// EnvironmentByPublicKey finds an environment by its public key.
-	EnvironmentByPublicKey(ctx context.Context, publicKey string) (Environment, error)
+	// LinkOwner finds an environment by its public key, with its
+	// merchant's name and allowed redirect origins (sorted).
+	LinkOwner(ctx context.Context, publicKey string) (env Environment, merchantName string, origins []string, err error)
 	RedirectOrigins(ctx context.Context, scope tenant.Scope) ([]string, error)
 	InsertRedirectOrigin(ctx context.Context, scope tenant.Scope, origin string, at time.Time) error
 	// DeleteRedirectOrigin: errs.NotFound when the origin was not allowed.

@@ -13,25 +13,33 @@ import (
 // MaxRedirectOrigins is how many redirect origins one environment may allow.
 const MaxRedirectOrigins = 50
 
-// EnvironmentByPublicKey returns the environment of a public key;
-// errs.NotFound when no environment has it.
-func (s *Service) EnvironmentByPublicKey(ctx context.Context, publicKey string) (Environment, error) {
-	if publicKey == "" || len(publicKey) > 100 {
-		return Environment{}, errs.New(errs.NotFound, "no such public key")
-	}
-	return s.store.EnvironmentByPublicKey(ctx, publicKey)
+// LinkOwner is what a hosted-page link's public key resolves to.
+type LinkOwner struct {
+	Env          Environment
+	MerchantName string
+	Rules        redirect.Rules
 }
 
-// RedirectRules are the hosted page's redirect rules for scope: production
-// needs https and an allowed origin; sandbox takes only loopback addresses
-// until the merchant lists an origin, and then only listed ones.
-func (s *Service) RedirectRules(ctx context.Context, scope tenant.Scope) (redirect.Rules, error) {
-	allowed, err := s.store.RedirectOrigins(ctx, scope)
-	if err != nil {
-		return redirect.Rules{}, err
+// LinkOwner resolves a public key to its environment, the merchant's name
+// and the environment's redirect rules, in one read; errs.NotFound when no
+// environment has the key.
+func (s *Service) LinkOwner(ctx context.Context, publicKey string) (LinkOwner, error) {
+	if publicKey == "" || len(publicKey) > 100 {
+		return LinkOwner{}, errs.New(errs.NotFound, "no such public key")
 	}
+	env, name, allowed, err := s.store.LinkOwner(ctx, publicKey)
+	if err != nil {
+		return LinkOwner{}, err
+	}
+	return LinkOwner{Env: env, MerchantName: name, Rules: redirectRules(env.Scope, allowed)}, nil
+}
+
+// redirectRules: production needs https and an allowed origin; sandbox
+// takes only loopback addresses until the merchant lists an origin, and
+// then only listed ones.
+func redirectRules(scope tenant.Scope, allowed []string) redirect.Rules {
 	prod := scope.Env == tenant.Production
-	return redirect.Rules{RequireHTTPS: prod, RequireAllowed: prod || len(allowed) > 0, Allowed: allowed}, nil
+	return redirect.Rules{RequireHTTPS: prod, RequireAllowed: prod || len(allowed) > 0, Allowed: allowed}
 }
 
 // RedirectOrigins lists the scope's allowed redirect origins.

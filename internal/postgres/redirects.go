@@ -5,23 +5,32 @@ import (
 	"time"
 
 	"github.com/jmoiron/sqlx"
+	"github.com/lib/pq"
 
 	"github.com/fundsource/fundsource/internal/errs"
 	"github.com/fundsource/fundsource/internal/merchant"
 	"github.com/fundsource/fundsource/internal/tenant"
 )
 
-const selectEnvironmentByPublicKey = `
-SELECT merchant_id, environment, public_key, third_party_verification
-FROM merchant_environments WHERE public_key = $1`
+const selectLinkOwner = `
+SELECT e.merchant_id, e.environment, e.public_key, e.third_party_verification, m.name,
+  ARRAY(SELECT r.origin FROM redirect_origins r
+        WHERE r.merchant_id = e.merchant_id AND r.environment = e.environment ORDER BY r.origin) AS origins
+FROM merchant_environments e JOIN merchants m ON m.id = e.merchant_id
+WHERE e.public_key = $1`
 
-// EnvironmentByPublicKey returns the environment a public key belongs to.
-func (db *DB) EnvironmentByPublicKey(ctx context.Context, publicKey string) (merchant.Environment, error) {
-	var r environmentRow
-	if err := sqlx.GetContext(ctx, db.q(ctx), &r, selectEnvironmentByPublicKey, publicKey); err != nil {
-		return merchant.Environment{}, translate(err)
+// LinkOwner returns the environment a public key belongs to, its merchant's
+// name and its allowed redirect origins, in one round trip.
+func (db *DB) LinkOwner(ctx context.Context, publicKey string) (merchant.Environment, string, []string, error) {
+	var r struct {
+		environmentRow
+		Name    string         `db:"name"`
+		Origins pq.StringArray `db:"origins"`
 	}
-	return r.domain(), nil
+	if err := sqlx.GetContext(ctx, db.q(ctx), &r, selectLinkOwner, publicKey); err != nil {
+		return merchant.Environment{}, "", nil, translate(err)
+	}
+	return r.domain(), r.Name, []string(r.Origins), nil
 }
 
 const selectRedirectOrigins = `

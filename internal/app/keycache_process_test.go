@@ -7,6 +7,9 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/fundsource/fundsource/internal/customer"
+	"github.com/fundsource/fundsource/internal/funding"
 )
 
 // status is the status of GET url with the key.
@@ -101,4 +104,53 @@ func TestMetricsOnTheirOwnListener(t *testing.T) {
 	if res.StatusCode != http.StatusOK || !strings.Contains(string(body), `fundsource_http_requests_total{method="GET",route="/v2/customers",status="200"}`) {
 		t.Errorf("/metrics on METRICS_ADDR: %d\n%.500s", res.StatusCode, body)
 	}
+}
+
+// A server also remembers what a hosted-page link's public key resolves to
+// (the merchant's name and redirect origins), and forgets it when any
+// process changes an origin.
+func TestRedirectOriginChangesReachEveryServersCache(t *testing.T) {
+	c := newCluster(t)
+	_, addr := c.serveAt("server")
+	ctx := context.Background()
+	cust, err := c.svc.Customers.Create(ctx, c.scope, customer.Input{FirstName: "Ada", LastName: "Lovelace", Email: "ada@example.com"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	src, err := c.svc.Funding.CreateForMicroDeposits(ctx, c.scope, funding.Input{CustomerID: cust.ID, RoutingNumber: "021000021", AccountNumber: "12345678"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	env, err := c.svc.Merchants.Environment(ctx, c.scope)
+	if err != nil {
+		t.Fatal(err)
+	}
+	page := "http://" + addr + "/bank-account/" + env.PublicKey + "/" + cust.ID + "/" + src.ID + "?successUrl=https%3A%2F%2Fshop.example%2Fdone"
+	// Sandbox takes loopback addresses only until an origin is allowed.
+	waitFor(t, 20*time.Second, "the page refuses an origin not allowed", func() bool {
+		return status(t, page, "") == http.StatusBadRequest
+	})
+	// Proof that the server answers from its cache: with the trigger off,
+	// an origin allowed in the database goes unnoticed.
+	waitFor(t, 5*time.Second, "an answer from the cache", func() bool {
+		tx := c.db.SQL().MustBeginTx(ctx, nil)
+		defer tx.Rollback()
+		tx.MustExec(`ALTER TABLE redirect_origins DISABLE TRIGGER redirect_origins_changed`)
+		tx.MustExec(`INSERT INTO redirect_origins (merchant_id, environment, origin, created_at) VALUES ($1, 'sandbox', 'https://shop.example', now())`, c.scope.MerchantID)
+		if err := tx.Commit(); err != nil {
+			t.Fatal(err)
+		}
+		cached := status(t, page, "") == http.StatusBadRequest
+		c.db.SQL().MustExec(`ALTER TABLE redirect_origins ENABLE TRIGGER redirect_origins_changed`)
+		if !cached {
+			c.db.SQL().MustExec(`DELETE FROM redirect_origins WHERE merchant_id = $1`, c.scope.MerchantID)
+			waitFor(t, 2*time.Second, "the origin refused again", func() bool { return status(t, page, "") == http.StatusBadRequest })
+		}
+		return cached
+	})
+	// Any statement on the table notifies; the server reads the origins again.
+	c.db.SQL().MustExec(`UPDATE redirect_origins SET origin = origin WHERE merchant_id = $1`, c.scope.MerchantID)
+	waitFor(t, 2*time.Second, "the allowed origin accepted", func() bool {
+		return status(t, page, "") == http.StatusOK
+	})
 }

@@ -10,31 +10,37 @@ import (
 const maxCachedKeys = 10_000
 
 // KeyCache keeps resolved secret keys in memory for a short while, so an API
-// request need not ask the database who sends it. It is only used while it
+// request need not ask the database who sends it, and resolved public keys
+// (LinkOwner: the environment, the merchant's name and its redirect
+// origins), so the hosted page need not either. It is only used while it
 // cannot go stale: the service clears it after its own key changes, the
 // server clears it on every notification that a key or environment changed
 // (a trigger sends them, whoever writes), and while that subscription is
 // down (live reports false) the cache is bypassed. The TTL bounds an entry's
-// life whatever happens. Unknown and revoked keys are never cached.
+// life whatever happens. Unknown and revoked keys are never cached. (The
+// trigger fires on changes to api_keys, merchant_environments, merchants
+// and redirect_origins: migrations 00009 and 00017.)
 type KeyCache struct {
 	ttl  time.Duration
 	live func() bool
 	now  func() time.Time
 
-	mu   sync.Mutex
-	gen  uint64 // counts clears; a lookup started before one is not stored
-	keys map[string]cachedKey
+	mu     sync.Mutex
+	gen    uint64 // counts clears; a lookup started before one is not stored
+	keys   map[string]cached[Principal]
+	owners map[string]cached[LinkOwner]
 }
 
-type cachedKey struct {
-	p     Principal
+type cached[V any] struct {
+	v     V
 	until time.Time
 }
 
 // NewKeyCache returns a cache whose entries last ttl. It stays unused
 // until Live says how to tell that it receives every change.
 func NewKeyCache(ttl time.Duration, now func() time.Time) *KeyCache {
-	return &KeyCache{ttl: ttl, live: func() bool { return false }, now: now, keys: map[string]cachedKey{}}
+	return &KeyCache{ttl: ttl, live: func() bool { return false }, now: now,
+		keys: map[string]cached[Principal]{}, owners: map[string]cached[LinkOwner]{}}
 }
 
 // Live sets what reports whether every change reaches Clear now (the
@@ -50,19 +56,35 @@ func (c *KeyCache) Clear() {
 	defer c.mu.Unlock()
 	c.gen++
 	clear(c.keys)
+	clear(c.owners)
 }
 
 func (c *KeyCache) get(hash string) (Principal, bool) {
-	if c == nil || !c.live() {
+	if c == nil {
 		return Principal{}, false
+	}
+	return lookup(c, c.keys, hash)
+}
+
+func (c *KeyCache) owner(publicKey string) (LinkOwner, bool) {
+	if c == nil {
+		return LinkOwner{}, false
+	}
+	return lookup(c, c.owners, publicKey)
+}
+
+func lookup[V any](c *KeyCache, m map[string]cached[V], k string) (V, bool) {
+	var zero V
+	if !c.live() {
+		return zero, false
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	k, ok := c.keys[hash]
-	if !ok || !c.now().Before(k.until) {
-		return Principal{}, false
+	e, ok := m[k]
+	if !ok || !c.now().Before(e.until) {
+		return zero, false
 	}
-	return k.p, true
+	return e.v, true
 }
 
 // generation is read before a database lookup and handed to put.
@@ -78,7 +100,23 @@ func (c *KeyCache) generation() uint64 {
 // put stores what a lookup found, unless the cache was cleared since the
 // lookup began (its answer may predate the change) or is not live.
 func (c *KeyCache) put(hash string, p Principal, gen uint64) {
-	if c == nil || !c.live() {
+	if c == nil {
+		return
+	}
+	p.Permissions = slices.Clone(p.Permissions)
+	store(c, c.keys, hash, p, gen)
+}
+
+func (c *KeyCache) putOwner(publicKey string, o LinkOwner, gen uint64) {
+	if c == nil {
+		return
+	}
+	o.Rules.Allowed = slices.Clone(o.Rules.Allowed)
+	store(c, c.owners, publicKey, o, gen)
+}
+
+func store[V any](c *KeyCache, m map[string]cached[V], k string, v V, gen uint64) {
+	if !c.live() {
 		return
 	}
 	c.mu.Lock()
@@ -86,9 +124,8 @@ func (c *KeyCache) put(hash string, p Principal, gen uint64) {
 	if gen != c.gen {
 		return
 	}
-	if len(c.keys) >= maxCachedKeys {
-		clear(c.keys)
+	if len(m) >= maxCachedKeys {
+		clear(m)
 	}
-	p.Permissions = slices.Clone(p.Permissions)
-	c.keys[hash] = cachedKey{p: p, until: c.now().Add(c.ttl)}
+	m[k] = cached[V]{v: v, until: c.now().Add(c.ttl)}
 }

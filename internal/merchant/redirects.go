@@ -21,17 +21,23 @@ type LinkOwner struct {
 }
 
 // LinkOwner resolves a public key to its environment, the merchant's name
-// and the environment's redirect rules, in one read; errs.NotFound when no
-// environment has the key.
+// and the environment's redirect rules, in one read, or from the key cache
+// (see KeyCache); errs.NotFound when no environment has the key.
 func (s *Service) LinkOwner(ctx context.Context, publicKey string) (LinkOwner, error) {
 	if publicKey == "" || len(publicKey) > 100 {
 		return LinkOwner{}, errs.New(errs.NotFound, "no such public key")
 	}
+	if o, ok := s.keys.owner(publicKey); ok {
+		return o, nil
+	}
+	gen := s.keys.generation()
 	env, name, allowed, err := s.store.LinkOwner(ctx, publicKey)
 	if err != nil {
 		return LinkOwner{}, err
 	}
-	return LinkOwner{Env: env, MerchantName: name, Rules: redirectRules(env.Scope, allowed)}, nil
+	o := LinkOwner{Env: env, MerchantName: name, Rules: redirectRules(env.Scope, allowed)}
+	s.keys.putOwner(publicKey, o, gen)
+	return o, nil
 }
 
 // redirectRules: production needs https and an allowed origin; sandbox
@@ -73,6 +79,7 @@ func (s *Service) AllowRedirectOrigin(ctx context.Context, scope tenant.Scope, r
 		}
 		return s.store.InsertRedirectOrigin(ctx, scope, origin, s.now().UTC())
 	})
+	s.keys.Clear() // this process at once; others on the trigger's notification
 	return origin, err
 }
 
@@ -86,7 +93,9 @@ func (s *Service) RemoveRedirectOrigin(ctx context.Context, scope tenant.Scope, 
 	if _, err := s.Environment(ctx, scope); err != nil {
 		return "", err
 	}
-	if err := s.store.DeleteRedirectOrigin(ctx, scope, origin); err != nil {
+	err = s.store.DeleteRedirectOrigin(ctx, scope, origin)
+	s.keys.Clear()
+	if err != nil {
 		if errs.Is(err, errs.NotFound) {
 			return "", errs.Newf(errs.NotFound, "%s is not an allowed redirect origin of %s in %s", origin, scope.MerchantID, scope.Env)
 		}

@@ -84,9 +84,9 @@ func (s *Service) create(ctx context.Context, scope tenant.Scope, in Input, stat
 // Unverified source and returns it; anything else is a duplicate. Another
 // customer's number is account_in_use.
 func (s *Service) insert(ctx context.Context, src Source) (Source, error) {
-	events := []event.Event{event.New(src.Scope, event.FundingSourceCreated, eventData(src, src.Status), src.CreatedAt)}
+	events := []event.Event{s.event(src, event.FundingSourceCreated, src.Status)}
 	if src.Status == Verified {
-		events = append(events, event.New(src.Scope, event.FundingSourceVerified, eventData(src, Verified), src.CreatedAt))
+		events = append(events, s.event(src, event.FundingSourceVerified, Verified))
 	}
 	holder, created, err := s.store.CreateSource(ctx, src, events)
 	switch {
@@ -118,11 +118,11 @@ func (s *Service) insert(ctx context.Context, src Source) (Source, error) {
 
 // markVerified sets src Verified and records funding_source.verified.
 func (s *Service) markVerified(ctx context.Context, src Source) (Source, error) {
-	if err := s.store.SetStatus(ctx, src.Scope, src.ID, Verified, s.now()); err != nil {
+	src.Status = Verified
+	if err := s.store.SetStatus(ctx, src.Scope, src.ID, Verified, s.now(), s.event(src, event.FundingSourceVerified, Verified)); err != nil {
 		return Source{}, err
 	}
-	src.Status = Verified
-	return src, s.record(ctx, src, event.FundingSourceVerified, Verified)
+	return src, nil
 }
 
 // Get returns a source, removed ones included.

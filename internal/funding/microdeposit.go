@@ -53,6 +53,7 @@ func (m MicroDeposit) Verification() *Verification {
 		Method: "micro_deposits", Status: m.Status, InitiatedAt: m.InitiatedAt,
 		ExpectedArrivalDate: m.ExpectedArrival.Format(time.DateOnly),
 		ExpiresAt:           m.ExpiresAt, AttemptsRemaining: m.AttemptsRemaining, ReturnCode: m.ReturnCode,
+		Seq: m.Seq,
 	}
 }
 
@@ -68,18 +69,23 @@ func (s *Service) InitiateVerification(ctx context.Context, scope tenant.Scope, 
 		if err != nil {
 			return err
 		}
+		// The source's row carries its current verification (kept by a
+		// trigger) and is locked: no verification changes under us.
 		now := s.now()
 		seq := 1
-		last, err := s.store.LatestMicroDepositForUpdate(ctx, scope, id)
-		switch {
-		case err == nil:
+		if last := src.Verification; last != nil {
 			if last.Status == DepositPending {
 				if now.Before(last.ExpiresAt) {
 					return errs.New(errs.VerificationPending,
 						"Micro-deposits were already sent and are still open; verify them or wait until they expire.").
 						WithDetail("attempts_remaining", last.AttemptsRemaining)
 				}
-				if err := s.expire(ctx, src, last, now); err != nil {
+				// Expired, and the sweeper has not run yet.
+				m, err := s.store.LatestMicroDepositForUpdate(ctx, scope, id)
+				if err != nil {
+					return err
+				}
+				if err := s.expire(ctx, src, m, now); err != nil {
 					return err
 				}
 			}
@@ -88,8 +94,6 @@ func (s *Service) InitiateVerification(ctx context.Context, scope tenant.Scope, 
 					"Micro-deposits were already sent %d times to this funding source; no more can be sent.", MaxInitiations)
 			}
 			seq = last.Seq + 1
-		case !errs.Is(err, errs.NotFound):
-			return err
 		}
 		a, b := randomCents(), randomCents()
 		m := MicroDeposit{
@@ -99,12 +103,9 @@ func (s *Service) InitiateVerification(ctx context.Context, scope tenant.Scope, 
 			AttemptsRemaining: MaxAttempts,
 		}
 		m.Amounts.KeyID, m.Amounts.Data = s.vault.Seal([]byte(fmt.Sprintf("%d,%d", a, b)), amountsAAD(id, seq))
-		if err := s.store.InsertMicroDeposit(ctx, m); err != nil {
-			return err
-		}
 		src.Verification = m.Verification()
 		out = src
-		return s.record(ctx, src, event.FundingSourceVerificationPending, PendingVerified)
+		return s.store.InsertMicroDeposit(ctx, m, s.event(src, event.FundingSourceVerificationPending, PendingVerified))
 	})
 	return out, err
 }
@@ -160,19 +161,14 @@ func (s *Service) VerifyMicroDeposits(ctx context.Context, scope tenant.Scope, i
 			return err
 		}
 		m.AttemptsRemaining--
-		if m.AttemptsRemaining == 0 {
-			m.Status, m.FinishedAt = DepositFailed, &now
-		}
-		if err := s.store.UpdateMicroDeposit(ctx, m); err != nil {
-			return err
-		}
 		refusal = (&errs.Error{Code: errs.VerificationFailed, Param: "amounts",
 			Message: "The amounts do not match the micro-deposits."}).WithDetail("attempts_remaining", m.AttemptsRemaining)
-		if m.Status == DepositFailed {
-			src.Verification = m.Verification()
-			return s.record(ctx, src, event.FundingSourceVerificationFailed, src.Status)
+		if m.AttemptsRemaining > 0 {
+			return s.store.UpdateMicroDeposit(ctx, m)
 		}
-		return nil
+		m.Status, m.FinishedAt = DepositFailed, &now
+		src.Verification = m.Verification()
+		return s.store.UpdateMicroDeposit(ctx, m, s.event(src, event.FundingSourceVerificationFailed, src.Status))
 	})
 	if err != nil {
 		return Source{}, err
@@ -236,11 +232,8 @@ func (s *Service) ExpireDue(ctx context.Context) (int, error) {
 
 func (s *Service) expire(ctx context.Context, src Source, m MicroDeposit, now time.Time) error {
 	m.Status, m.FinishedAt = DepositExpired, &now
-	if err := s.store.UpdateMicroDeposit(ctx, m); err != nil {
-		return err
-	}
 	src.Verification = m.Verification()
-	return s.record(ctx, src, event.FundingSourceVerificationExpired, src.Status)
+	return s.store.UpdateMicroDeposit(ctx, m, s.event(src, event.FundingSourceVerificationExpired, src.Status))
 }
 
 func (s *Service) openAmounts(m MicroDeposit) ([2]int, error) {

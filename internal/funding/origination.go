@@ -70,12 +70,9 @@ func (s *Service) depositReturned(ctx context.Context, src Source, m MicroDeposi
 		now := s.now()
 		m.Status, m.FinishedAt, m.AttemptsRemaining = DepositFailed, &now, 0
 	}
-	if err := s.store.UpdateMicroDeposit(ctx, m); err != nil {
-		return err
-	}
 	if !open {
-		return nil
+		return s.store.UpdateMicroDeposit(ctx, m)
 	}
 	src.Verification = m.Verification()
-	return s.record(ctx, src, event.FundingSourceVerificationFailed, src.Status)
+	return s.store.UpdateMicroDeposit(ctx, m, s.event(src, event.FundingSourceVerificationFailed, src.Status))
 }

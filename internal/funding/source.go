@@ -67,6 +67,8 @@ type Verification struct {
 	AttemptsRemaining   int       `json:"attempts_remaining"`
 	// ReturnCode is the ACH return code when a deposit came back (R03…).
 	ReturnCode string `json:"return_code,omitempty"`
+	// Seq numbers the source's verifications, 1 to MaxInitiations.
+	Seq int `json:"-"`
 }
 
 // AccountClaim is the registry entry that makes an account number unique
@@ -106,7 +108,9 @@ type Store interface {
 	// SearchSources returns up to p.Limit+1 sources matching f, newest
 	// first; errs.NotFound when p.StartingAfter is unknown.
 	SearchSources(ctx context.Context, scope tenant.Scope, f Filter, p paging.Page) ([]Listed, error)
-	SetStatus(ctx context.Context, scope tenant.Scope, id string, status Status, at time.Time) error
+	// SetStatus, InsertMicroDeposit and UpdateMicroDeposit record the
+	// events given in the same statement as the change.
+	SetStatus(ctx context.Context, scope tenant.Scope, id string, status Status, at time.Time, events ...event.Event) error
 	MarkRemoved(ctx context.Context, scope tenant.Scope, id string, at time.Time) error
 	SetNickname(ctx context.Context, scope tenant.Scope, id string, nickname *string) error
 
@@ -117,8 +121,8 @@ type Store interface {
 	LatestMicroDepositForUpdate(ctx context.Context, scope tenant.Scope, sourceID string) (MicroDeposit, error)
 	// MicroDeposit locks one verification by its sequence number.
 	MicroDeposit(ctx context.Context, scope tenant.Scope, sourceID string, seq int) (MicroDeposit, error)
-	InsertMicroDeposit(ctx context.Context, m MicroDeposit) error
-	UpdateMicroDeposit(ctx context.Context, m MicroDeposit) error
+	InsertMicroDeposit(ctx context.Context, m MicroDeposit, events ...event.Event) error
+	UpdateMicroDeposit(ctx context.Context, m MicroDeposit, events ...event.Event) error
 	// ProcessorTokenUsed reports whether a processor token (by fingerprint)
 	// was consumed in the environment.
 	ProcessorTokenUsed(ctx context.Context, env tenant.Environment, fingerprint []byte) (bool, error)
@@ -201,5 +205,10 @@ func eventData(s Source, status Status) any {
 }
 
 func (s *Service) record(ctx context.Context, src Source, typ string, status Status) error {
-	return s.store.RecordEvent(ctx, event.New(src.Scope, typ, eventData(src, status), s.now()))
+	return s.store.RecordEvent(ctx, s.event(src, typ, status))
+}
+
+// event is an event about src, for a store write that records it.
+func (s *Service) event(src Source, typ string, status Status) event.Event {
+	return event.New(src.Scope, typ, eventData(src, status), s.now())
 }

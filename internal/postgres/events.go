@@ -10,9 +10,11 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"strconv"
 	"time"
 
 	"github.com/jmoiron/sqlx"
+	"github.com/lib/pq"
 
 	"github.com/fundsource/fundsource/internal/event"
 	"github.com/fundsource/fundsource/internal/ids"
@@ -21,22 +23,12 @@ import (
 	"github.com/fundsource/fundsource/internal/webhook"
 )
 
-// recordEvent writes the event and, when the scope has a webhook endpoint,
-// its delivery, due at once; the notification wakes the dispatchers when
-// the transaction commits. One statement, one round trip.
-const recordEvent = `
-WITH ev AS (
-  INSERT INTO events (merchant_id, environment, id, type, data, created_at)
-  VALUES ($1, $2, $3, $4, $5, $6)
-  RETURNING merchant_id, environment, id, created_at
-), queued AS (
-  INSERT INTO webhook_deliveries (id, merchant_id, environment, event_id, next_attempt_at, created_at, updated_at)
-  SELECT $7, ev.merchant_id, ev.environment, ev.id, ev.created_at, ev.created_at, ev.created_at
-  FROM ev JOIN webhook_endpoints w ON w.merchant_id = ev.merchant_id AND w.environment = ev.environment
-  WHERE $8
-  RETURNING 1
-)
-SELECT pg_notify('` + DeliveryChannel + `', '') FROM queued`
+// recordEvents writes events and, when the scope has a webhook endpoint,
+// their deliveries, due at once; the notification wakes the dispatchers
+// when the transaction commits. One statement, one round trip.
+var recordEvents = `
+WITH ` + eventsSQL("true", 3) + `
+SELECT count(*) FROM notified`
 
 // RecordEvent writes an event row (and its webhook delivery); call it inside
 // the change's transaction.
@@ -51,13 +43,96 @@ func (db *DB) RecordUndeliveredEvent(ctx context.Context, e event.Event) error {
 }
 
 func (db *DB) recordEvent(ctx context.Context, e event.Event, deliver bool) error {
-	data, err := json.Marshal(e.Data)
+	args, err := eventArgs([]event.Event{e}, deliver)
 	if err != nil {
-		return fmt.Errorf("record event %s: %w", e.Type, err)
+		return err
 	}
-	_, err = db.q(ctx).ExecContext(ctx, recordEvent, e.Scope.MerchantID, e.Scope.Env, e.ID, e.Type, data, e.CreatedAt,
-		ids.New(webhook.DeliveryPrefix), deliver)
+	_, err = db.q(ctx).ExecContext(ctx, recordEvents, append([]any{e.Scope.MerchantID, e.Scope.Env}, args...)...)
 	return translate(err)
+}
+
+// eventsSQL are the common table expressions that record events in the
+// statement of the change they are about, when cond holds: "ev" (the
+// events), "queued" (their webhook deliveries, when the scope has an
+// endpoint) and "notified" (which wakes the dispatchers at commit, when
+// the statement selects from it). $1 and $2 are the scope; $p to $p+4 are
+// eventArgs: the events' ids, types, data and creation times, and the
+// deliveries' ids.
+func eventsSQL(cond string, p int) string {
+	n := func(i int) string { return "$" + strconv.Itoa(p+i) }
+	return `ev AS (
+  INSERT INTO events (merchant_id, environment, id, type, data, created_at)
+  SELECT $1, $2, e.id, e.type, e.data::jsonb, e.created_at::timestamptz
+  FROM unnest(` + n(0) + `::text[], ` + n(1) + `::text[], ` + n(2) + `::text[], ` + n(3) + `::text[]) AS e(id, type, data, created_at)
+  WHERE ` + cond + `
+  RETURNING id, created_at
+), queued AS (
+  INSERT INTO webhook_deliveries (id, merchant_id, environment, event_id, next_attempt_at, created_at, updated_at)
+  SELECT d.id, $1, $2, ev.id, ev.created_at, ev.created_at, ev.created_at
+  FROM unnest(` + n(4) + `::text[], ` + n(0) + `::text[]) AS d(id, event_id)
+  JOIN ev ON ev.id = d.event_id
+  JOIN webhook_endpoints w ON w.merchant_id = $1 AND w.environment = $2
+  WHERE d.id IS NOT NULL
+  RETURNING 1
+), notified AS (
+  SELECT pg_notify('` + DeliveryChannel + `', '') FROM queued LIMIT 1
+)`
+}
+
+// eventArgs are the parameters of eventsSQL for evs; deliver false queues
+// no delivery.
+func eventArgs(evs []event.Event, deliver bool) ([]any, error) {
+	n := len(evs)
+	evIDs, types, data, at, deliveries := make([]string, n), make([]string, n), make([]string, n), make([]string, n), make([]string, n)
+	for i, e := range evs {
+		b, err := json.Marshal(e.Data)
+		if err != nil {
+			return nil, fmt.Errorf("record event %s: %w", e.Type, err)
+		}
+		evIDs[i], types[i], data[i], at[i] = e.ID, e.Type, string(b), e.CreatedAt.Format(time.RFC3339Nano)
+		deliveries[i] = ids.New(webhook.DeliveryPrefix)
+	}
+	if !deliver {
+		deliveries = []string{} // unnest pads it with NULLs, which queue nothing
+	}
+	return []any{pq.StringArray(evIDs), pq.StringArray(types), pq.StringArray(data), pq.StringArray(at), pq.StringArray(deliveries)}, nil
+}
+
+// recording is write (a data-modifying statement whose first two
+// parameters are the scope, and which has n) with events recorded in the
+// same statement when it changes a row: one round trip for both. It
+// returns how many rows write changed.
+func recording(write string, n int) string {
+	return `
+WITH w AS (` + write + `
+  RETURNING 1
+), ` + eventsSQL("EXISTS (SELECT 1 FROM w)", n+1) + `
+SELECT (SELECT count(*) FROM w) AS written, (SELECT count(*) FROM notified) AS notified`
+}
+
+// writeRecording runs write, or recording(write) with evs when there are
+// any, and reports the rows it changed (none: errs.NotFound when one was
+// expected).
+func (db *DB) writeRecording(ctx context.Context, write, withEvents string, args []any, evs []event.Event) (int64, error) {
+	if len(evs) == 0 {
+		res, err := db.q(ctx).ExecContext(ctx, write, args...)
+		if err != nil {
+			return 0, translate(err)
+		}
+		return res.RowsAffected()
+	}
+	evArgs, err := eventArgs(evs, true)
+	if err != nil {
+		return 0, err
+	}
+	var r struct {
+		Written  int64 `db:"written"`
+		Notified int   `db:"notified"`
+	}
+	if err := sqlx.GetContext(ctx, db.q(ctx), &r, withEvents, append(args, evArgs...)...); err != nil {
+		return 0, translate(err)
+	}
+	return r.Written, nil
 }
 
 type eventRow struct {

@@ -2,20 +2,15 @@ package postgres
 
 import (
 	"context"
-	"encoding/json"
-	"fmt"
 	"time"
 
 	"github.com/jmoiron/sqlx"
-	"github.com/lib/pq"
 
 	"github.com/fundsource/fundsource/internal/errs"
 	"github.com/fundsource/fundsource/internal/event"
 	"github.com/fundsource/fundsource/internal/funding"
-	"github.com/fundsource/fundsource/internal/ids"
 	"github.com/fundsource/fundsource/internal/paging"
 	"github.com/fundsource/fundsource/internal/tenant"
-	"github.com/fundsource/fundsource/internal/webhook"
 )
 
 const customerExists = `
@@ -80,22 +75,7 @@ WITH ` + claimSQL("$3", "$4", "$5") + `, customer AS (
       CASE WHEN $8 = 'Verified' THEN $17::timestamptz END
   WHERE EXISTS (SELECT 1 FROM claim)
   RETURNING 1
-), ev AS (
-  INSERT INTO events (merchant_id, environment, id, type, data, created_at)
-  SELECT $1, $2, e.id, e.type, e.data::jsonb, e.created_at::timestamptz
-  FROM unnest($18::text[], $19::text[], $20::text[], $21::text[]) AS e(id, type, data, created_at)
-  WHERE EXISTS (SELECT 1 FROM src)
-  RETURNING id, created_at
-), queued AS (
-  INSERT INTO webhook_deliveries (id, merchant_id, environment, event_id, next_attempt_at, created_at, updated_at)
-  SELECT d.id, $1, $2, ev.id, ev.created_at, ev.created_at, ev.created_at
-  FROM unnest($22::text[], $18::text[]) AS d(id, event_id)
-  JOIN ev ON ev.id = d.event_id
-  JOIN webhook_endpoints w ON w.merchant_id = $1 AND w.environment = $2
-  RETURNING 1
-), notified AS (
-  SELECT pg_notify('` + DeliveryChannel + `', '') FROM queued LIMIT 1
-), holder AS (
+), ` + eventsSQL("EXISTS (SELECT 1 FROM src)", 18) + `, holder AS (
   SELECT merchant_id, customer_id, funding_source_id, created_at FROM account_numbers
   WHERE environment = $2 AND fingerprint = $16
     AND EXISTS (SELECT 1 FROM customer) AND NOT EXISTS (SELECT 1 FROM claim)
@@ -124,20 +104,13 @@ type createdRow struct {
 // Idempotency-Key claim (see Idempotent); a refused claim writes nothing
 // and returns request_in_progress.
 func (db *DB) CreateSource(ctx context.Context, s funding.Source, evs []event.Event) (funding.AccountClaim, bool, error) {
-	n := len(evs)
-	evIDs, types, data, at, deliveries := make([]string, n), make([]string, n), make([]string, n), make([]string, n), make([]string, n)
-	for i, e := range evs {
-		b, err := json.Marshal(e.Data)
-		if err != nil {
-			return funding.AccountClaim{}, false, fmt.Errorf("record event %s: %w", e.Type, err)
-		}
-		evIDs[i], types[i], data[i], at[i] = e.ID, e.Type, string(b), e.CreatedAt.Format(time.RFC3339Nano)
-		deliveries[i] = ids.New(webhook.DeliveryPrefix)
+	evArgs, err := eventArgs(evs, true)
+	if err != nil {
+		return funding.AccountClaim{}, false, err
 	}
-	args := []any{s.Scope.MerchantID, s.Scope.Env, nil, nil, nil, // $3–$5: no claim to take
+	args := append([]any{s.Scope.MerchantID, s.Scope.Env, nil, nil, nil, // $3–$5: no claim to take
 		s.ID, s.CustomerID, s.Status, s.RoutingNumber, s.BankName, s.LastFour, s.AccountType, s.Nickname,
-		s.Account.KeyID, s.Account.Data, s.Fingerprint, s.CreatedAt,
-		pq.StringArray(evIDs), pq.StringArray(types), pq.StringArray(data), pq.StringArray(at), pq.StringArray(deliveries)}
+		s.Account.KeyID, s.Account.Data, s.Fingerprint, s.CreatedAt}, evArgs...)
 	cl := pendingClaim(ctx)
 	if cl != nil {
 		args[2], args[3], args[4] = cl.lockID(), cl.key, cl.since
@@ -255,7 +228,7 @@ func (r sourceRow) domain() funding.Source {
 	}
 	if r.Seq != nil {
 		s.Verification = funding.MicroDeposit{
-			Status: *r.depositCols.Status, InitiatedAt: r.InitiatedAt.UTC(), ExpectedArrival: *r.ExpectedArrival,
+			Seq: *r.Seq, Status: *r.depositCols.Status, InitiatedAt: r.InitiatedAt.UTC(), ExpectedArrival: *r.ExpectedArrival,
 			ExpiresAt: r.ExpiresAt.UTC(), AttemptsRemaining: *r.AttemptsRemaining, ReturnCode: deref(r.depositCols.ReturnCode),
 		}.Verification()
 	}
@@ -344,10 +317,12 @@ UPDATE funding_sources SET status = $4, verified_at = CASE WHEN $4 = 'Verified' 
 WHERE ` + byID
 
 // SetStatus changes a source's status.
-func (db *DB) SetStatus(ctx context.Context, scope tenant.Scope, id string, status funding.Status, at time.Time) error {
-	res, err := db.q(ctx).ExecContext(ctx, setSourceStatus, scope.MerchantID, scope.Env, id, status, at)
-	return oneRow(res, err, errs.NotFound)
+func (db *DB) SetStatus(ctx context.Context, scope tenant.Scope, id string, status funding.Status, at time.Time, evs ...event.Event) error {
+	n, err := db.writeRecording(ctx, setSourceStatus, setSourceStatusRecording, []any{scope.MerchantID, scope.Env, id, status, at}, evs)
+	return changed(n, err)
 }
+
+var setSourceStatusRecording = recording(setSourceStatus, 5)
 
 const markSourceRemoved = `
 UPDATE funding_sources SET removed_at = $4
@@ -427,23 +402,29 @@ const insertDeposit = `
 INSERT INTO micro_deposits (` + depositColumns + `)
 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, NULLIF($13, ''))`
 
-// InsertMicroDeposit stores a new verification.
-func (db *DB) InsertMicroDeposit(ctx context.Context, m funding.MicroDeposit) error {
-	_, err := db.q(ctx).ExecContext(ctx, insertDeposit, m.Scope.MerchantID, m.Scope.Env, m.SourceID, m.Seq,
+var insertDepositRecording = recording(insertDeposit, 13)
+
+// InsertMicroDeposit stores a new verification, with evs in the same
+// statement.
+func (db *DB) InsertMicroDeposit(ctx context.Context, m funding.MicroDeposit, evs ...event.Event) error {
+	_, err := db.writeRecording(ctx, insertDeposit, insertDepositRecording, []any{m.Scope.MerchantID, m.Scope.Env, m.SourceID, m.Seq,
 		m.Amounts.KeyID, m.Amounts.Data, m.Status, m.InitiatedAt, m.ExpectedArrival.Format(time.DateOnly), m.ExpiresAt,
-		m.AttemptsRemaining, m.FinishedAt, m.ReturnCode)
-	return translate(err)
+		m.AttemptsRemaining, m.FinishedAt, m.ReturnCode}, evs)
+	return err
 }
 
 const updateDeposit = `
 UPDATE micro_deposits SET status = $5, attempts_remaining = $6, finished_at = $7, return_code = NULLIF($8, '')
 WHERE merchant_id = $1 AND environment = $2 AND funding_source_id = $3 AND seq = $4`
 
-// UpdateMicroDeposit saves a verification's state.
-func (db *DB) UpdateMicroDeposit(ctx context.Context, m funding.MicroDeposit) error {
-	res, err := db.q(ctx).ExecContext(ctx, updateDeposit, m.Scope.MerchantID, m.Scope.Env, m.SourceID, m.Seq,
-		m.Status, m.AttemptsRemaining, m.FinishedAt, m.ReturnCode)
-	return oneRow(res, err, errs.NotFound)
+var updateDepositRecording = recording(updateDeposit, 8)
+
+// UpdateMicroDeposit saves a verification's state, with evs in the same
+// statement.
+func (db *DB) UpdateMicroDeposit(ctx context.Context, m funding.MicroDeposit, evs ...event.Event) error {
+	n, err := db.writeRecording(ctx, updateDeposit, updateDepositRecording, []any{m.Scope.MerchantID, m.Scope.Env, m.SourceID, m.Seq,
+		m.Status, m.AttemptsRemaining, m.FinishedAt, m.ReturnCode}, evs)
+	return changed(n, err)
 }
 
 const selectExpiringDeposits = `

@@ -28,6 +28,14 @@ func oneRow(res sql.Result, err error, none errs.Code) error {
 	return nil
 }
 
+// changed is oneRow for a count of changed rows.
+func changed(n int64, err error) error {
+	if err == nil && n == 0 {
+		return errs.New(errs.NotFound, "no matching row")
+	}
+	return err
+}
+
 func utcPtr(t *time.Time) *time.Time {
 	if t == nil {
 		return nil

@@ -1,8 +1,10 @@
 package web_test
 
 import (
+	"bytes"
 	"context"
 	"net/http"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -325,5 +327,86 @@ func TestMonthlyDueDatesKeepTheDayOrTheMonthsLast(t *testing.T) {
 	weekly := payment.Subscription{Interval: payment.Weekly, StartDate: "2026-12-28"}
 	if d := payment.DueDate(weekly, 1); d != "2027-01-04" {
 		t.Errorf("weekly next = %s", d)
+	}
+}
+
+// TestPaymentCreationUnderConcurrency: the payment's statement takes the
+// Idempotency-Key claim, checks the source under a share lock and inserts
+// the payment. Concurrent retries of one request make one payment; a
+// removal racing with debits leaves no payment on a source removed before
+// it committed, and each refused debit's answer is stored with no writes.
+func TestPaymentCreationUnderConcurrency(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	key := h.merchant("Acme").Sandbox.SecretKey
+	user := h.customer(key)
+	src := h.verifiedSource(key, user, "222233334444")
+	send := func(idem, body string) *response {
+		return h.do(req{method: http.MethodPost, path: "/v2/payments", key: key, body: body,
+			header: map[string]string{"Idempotency-Key": idem}})
+	}
+	var wg sync.WaitGroup
+	results := make([]*response, 16)
+	start := make(chan struct{})
+	for i := range results {
+		wg.Go(func() {
+			<-start
+			results[i] = send("order-7", paymentBody(src, `"7.00"`, "debit"))
+		})
+	}
+	close(start)
+	wg.Wait()
+	ids := map[any]bool{}
+	for _, r := range results {
+		switch {
+		case r.Code == http.StatusOK:
+			ids[r.JSON(t)["payment_id"]] = true
+		case r.Code == http.StatusConflict && r.ErrCode(t) == "request_in_progress":
+		default:
+			t.Errorf("retry: %d %s", r.Code, r.Body)
+		}
+	}
+	if len(ids) != 1 || h.count("payments") != 1 {
+		t.Fatalf("retries: %d payment ids answered, %d payments; want 1 and 1", len(ids), h.count("payments"))
+	}
+
+	// Debits racing with the source's removal.
+	results = make([]*response, 12)
+	start = make(chan struct{})
+	var removed *response
+	wg.Go(func() {
+		<-start
+		removed = h.post("/v2/accounts/delete", key, `{"funding_source_id":"`+src+`"}`)
+	})
+	for i := range results {
+		wg.Go(func() {
+			<-start
+			results[i] = send("race-"+strconv.Itoa(i), paymentBody(src, `"1.00"`, "debit"))
+		})
+	}
+	close(start)
+	wg.Wait()
+	wantOK(t, removed)
+	made := 0
+	for i, r := range results {
+		switch {
+		case r.Code == http.StatusOK:
+			made++
+		case r.Code == http.StatusBadRequest && r.ErrCode(t) == "funding_source_removed":
+			again := send("race-"+strconv.Itoa(i), paymentBody(src, `"1.00"`, "debit"))
+			if again.Header.Get("Idempotent-Replayed") != "true" || !bytes.Equal(again.Body, r.Body) {
+				t.Errorf("a refused debit's retry: %d %s", again.Code, again.Body)
+			}
+		default:
+			t.Errorf("racing debit: %d %s", r.Code, r.Body)
+		}
+	}
+	var late int
+	if err := h.db.SQL().Get(&late, `SELECT count(*) FROM payments p JOIN funding_sources f ON f.id = p.funding_source_id
+		WHERE p.created_at > f.removed_at`); err != nil {
+		t.Fatal(err)
+	}
+	if late != 0 || h.count("payments") != 1+made {
+		t.Errorf("%d payments after the removal; %d payments for %d accepted debits", late, h.count("payments"), made)
 	}
 }

@@ -22,7 +22,9 @@ import (
 // the merchant's name and redirect origins, comes from the key cache). A
 // creation, with an Idempotency-Key or without, is one
 // statement: the claim of the key, the customer check, the account claim,
-// the source, its events and deliveries, and the stored response.
+// the source, its events and deliveries, and the stored response. The
+// micro-deposit writes and a payment are counted below, each with what it
+// does.
 func TestRoundTrips(t *testing.T) {
 	t.Parallel()
 	db, trips := pgtest.CountingDB(t)
@@ -109,6 +111,21 @@ func TestRoundTrips(t *testing.T) {
 		trips.Reset() // the sandbox read of the amounts is not the verification's
 		return req{method: http.MethodPost, path: "/v2/funding-source/verify", key: key, body: `{"funding_source_id":"` + src + `","amounts":[` + a[0] + `,` + a[1] + `]}`}
 	}))
+	// A payment: one statement checks the source under a share lock and
+	// inserts the payment (taking the Idempotency-Key claim): BEGIN, that,
+	// the stored response, COMMIT; without a key, the statement alone.
+	pay := func(idem string) func() req {
+		return func() req {
+			n++
+			r := req{method: http.MethodPost, path: "/v2/payments", key: key, body: paymentBody(id, `"1.00"`, "debit")}
+			if idem != "" {
+				r.header = map[string]string{"Idempotency-Key": idem + strconv.Itoa(n)}
+			}
+			return r
+		}
+	}
+	wantOK(t, measure("payment with an Idempotency-Key", 4, pay("pay-")))
+	wantOK(t, measure("payment without one", 1, pay("")))
 	page := measure("hosted page", 1, func() req {
 		return req{method: http.MethodGet, path: "/bank-account/" + m.Sandbox.PublicKey + "/" + user + "/" + id + "?successUrl=http%3A%2F%2F127.0.0.1%2Fdone",
 			header: map[string]string{"Accept": "text/html"}}

@@ -82,6 +82,12 @@ type Store interface {
 	// until the transaction ends; errs.NotFound when unknown.
 	PaymentSource(ctx context.Context, scope tenant.Scope, id string) (SourceInfo, error)
 	InsertPayment(ctx context.Context, p Payment) error
+	// CreatePayment stores p when its source exists, is live and, for a
+	// debit, Verified, holding the source's share lock until the
+	// transaction ends (p's customer is the source's); it returns the
+	// source as found (errs.NotFound when unknown) and whether p was
+	// stored. Without a transaction in ctx it is one on its own.
+	CreatePayment(ctx context.Context, p Payment) (src SourceInfo, created bool, err error)
 	// Payment returns a payment; errs.NotFound when unknown.
 	// PaymentForUpdate also locks it until the transaction ends.
 	Payment(ctx context.Context, scope tenant.Scope, id string) (Payment, error)
@@ -154,32 +160,37 @@ func (s *Service) Create(ctx context.Context, scope tenant.Scope, in Input) (Pay
 	if err != nil {
 		return Payment{}, err
 	}
-	var out Payment
-	err = s.store.WithTx(ctx, func(ctx context.Context) error {
-		src, err := s.usableSource(ctx, scope, in.SourceID, in.Direction)
-		if err != nil {
-			return err
-		}
-		out, err = s.insert(ctx, scope, in.SourceID, src.CustomerID, cents, in.Direction, desc, nil)
-		return err
-	})
-	return out, err
+	p := s.pending(scope, in.SourceID, "", cents, in.Direction, desc, nil)
+	src, created, err := s.store.CreatePayment(ctx, p)
+	switch {
+	case created:
+		p.CustomerID = src.CustomerID
+		return p, nil
+	case err == nil:
+		err = src.allows(in.Direction)
+	}
+	return Payment{}, sourceRefusal(err)
 }
 
 // usableSource checks that a live source may take a payment in direction d.
 func (s *Service) usableSource(ctx context.Context, scope tenant.Scope, id string, d Direction) (SourceInfo, error) {
 	src, err := s.store.PaymentSource(ctx, scope, id)
-	if errs.Is(err, errs.NotFound) {
-		return SourceInfo{}, &errs.Error{Code: errs.FundingSourceNotFound, Param: "funding_source_id",
-			Message: "No funding source with this funding_source_id exists."}
+	if err == nil {
+		err = src.allows(d)
 	}
 	if err != nil {
-		return SourceInfo{}, err
-	}
-	if err := src.allows(d); err != nil {
-		return SourceInfo{}, err
+		return SourceInfo{}, sourceRefusal(err)
 	}
 	return src, nil
+}
+
+// sourceRefusal names an unknown source as such; other errors pass.
+func sourceRefusal(err error) error {
+	if errs.Is(err, errs.NotFound) {
+		return &errs.Error{Code: errs.FundingSourceNotFound, Param: "funding_source_id",
+			Message: "No funding source with this funding_source_id exists."}
+	}
+	return err
 }
 
 // allows is the rule that makes verification matter: a removed source takes
@@ -205,6 +216,15 @@ type debitOf struct {
 
 func (s *Service) insert(ctx context.Context, scope tenant.Scope, sourceID, customerID string, cents int64, d Direction,
 	desc *string, of *debitOf) (Payment, error) {
+	p := s.pending(scope, sourceID, customerID, cents, d, desc, of)
+	if err := s.store.InsertPayment(ctx, p); err != nil {
+		return Payment{}, err
+	}
+	return p, nil
+}
+
+// pending is a new payment, not yet stored.
+func (s *Service) pending(scope tenant.Scope, sourceID, customerID string, cents int64, d Direction, desc *string, of *debitOf) Payment {
 	now := s.now().UTC()
 	p := Payment{
 		Scope: scope, ID: ids.New(ids.Payment), SourceID: sourceID, CustomerID: customerID,
@@ -218,10 +238,7 @@ func (s *Service) insert(ctx context.Context, scope tenant.Scope, sourceID, cust
 		at := now.Add(s.cfg.SettleDelay)
 		p.SettleAt = &at
 	}
-	if err := s.store.InsertPayment(ctx, p); err != nil {
-		return Payment{}, err
-	}
-	return p, nil
+	return p
 }
 
 // Get returns a payment.

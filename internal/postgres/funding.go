@@ -108,13 +108,10 @@ func (db *DB) CreateSource(ctx context.Context, s funding.Source, evs []event.Ev
 	if err != nil {
 		return funding.AccountClaim{}, false, err
 	}
-	args := append([]any{s.Scope.MerchantID, s.Scope.Env, nil, nil, nil, // $3–$5: no claim to take
+	cl, lock, key, since := claimArgs(ctx)
+	args := append([]any{s.Scope.MerchantID, s.Scope.Env, lock, key, since,
 		s.ID, s.CustomerID, s.Status, s.RoutingNumber, s.BankName, s.LastFour, s.AccountType, s.Nickname,
 		s.Account.KeyID, s.Account.Data, s.Fingerprint, s.CreatedAt}, evArgs...)
-	cl := pendingClaim(ctx)
-	if cl != nil {
-		args[2], args[3], args[4] = cl.lockID(), cl.key, cl.since
-	}
 	var r createdRow
 	if st := txOf(ctx); cl != nil && cl.answer != nil && st.tx == nil {
 		// The request has no transaction yet: when the source is created,

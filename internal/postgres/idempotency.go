@@ -183,6 +183,15 @@ func pendingClaim(ctx context.Context) *claim {
 	return nil
 }
 
+// claimArgs returns ctx's pending claim, for a statement that takes it
+// (claimSQL), with its three parameters: all nil when there is none.
+func claimArgs(ctx context.Context) (cl *claim, lock, key, since any) {
+	if cl = pendingClaim(ctx); cl != nil {
+		return cl, cl.lockID(), cl.key, cl.since
+	}
+	return nil, nil, nil, nil
+}
+
 // take takes the transaction's pending claim, if any, in one statement; it
 // returns the refusal (request_in_progress) when another request holds the
 // key or a response is stored under it, and nil when the claim is held.

@@ -7,6 +7,7 @@ import (
 	"github.com/jmoiron/sqlx"
 
 	"github.com/fundsource/fundsource/internal/achreturn"
+	"github.com/fundsource/fundsource/internal/errs"
 	"github.com/fundsource/fundsource/internal/money"
 	"github.com/fundsource/fundsource/internal/paging"
 	"github.com/fundsource/fundsource/internal/payment"
@@ -30,6 +31,58 @@ func (db *DB) PaymentSource(ctx context.Context, scope tenant.Scope, id string) 
 		return payment.SourceInfo{}, translate(err)
 	}
 	return payment.SourceInfo{CustomerID: r.CustomerID, Verified: r.Verified, Removed: r.Removed}, nil
+}
+
+// createPayment is a payment's creation in one statement: it takes the
+// request's pending Idempotency-Key claim when there is one (claimSQL),
+// share-locks the source so it cannot be removed meanwhile, and inserts
+// the payment when the source takes it: live, and Verified for a debit.
+// It reports what refused: the claim, or the source (absent, removed,
+// Unverified).
+var createPayment = `
+WITH ` + claimSQL("$3", "$4", "$5") + `, src AS (
+  SELECT customer_id, status = 'Verified' AS verified, removed_at IS NOT NULL AS removed
+  FROM funding_sources
+  WHERE id = $6 AND (merchant_id, environment) IS NOT DISTINCT FROM ($1::text, $2::text) AND EXISTS (SELECT 1 FROM go)
+  FOR SHARE
+), ins AS (
+  INSERT INTO payments (` + paymentColumns + `)
+  SELECT $1, $2, $7, $6, src.customer_id, $8, $9, $10, $11, NULL, NULL, NULL, NULL, $12, NULL, $13
+  FROM src WHERE NOT src.removed AND (src.verified OR $8 = 'credit')
+  RETURNING 1
+)
+SELECT l.locked, p.request_hash, p.response_status, p.response_body,
+  s.customer_id, s.verified, s.removed, EXISTS (SELECT 1 FROM ins) AS created
+FROM lock l LEFT JOIN prior p ON true LEFT JOIN src s ON true`
+
+// CreatePayment stores p when its source takes it, in one statement that
+// also takes the transaction's pending Idempotency-Key claim (refused:
+// request_in_progress, and nothing is written). It returns the source as
+// found (errs.NotFound when unknown) and whether p was stored; p's
+// customer is the source's.
+func (db *DB) CreatePayment(ctx context.Context, p payment.Payment) (payment.SourceInfo, bool, error) {
+	cl, lock, key, since := claimArgs(ctx)
+	var r struct {
+		claimColumns
+		CustomerID *string `db:"customer_id"`
+		Verified   *bool   `db:"verified"`
+		Removed    *bool   `db:"removed"`
+		Created    bool    `db:"created"`
+	}
+	err := sqlx.GetContext(ctx, db.q(ctx), &r, createPayment, p.Scope.MerchantID, p.Scope.Env, lock, key, since,
+		p.SourceID, p.ID, p.Direction, p.Cents, p.Description, p.Status, p.SettleAt, p.CreatedAt)
+	if err != nil {
+		return payment.SourceInfo{}, false, translate(err)
+	}
+	if cl != nil {
+		if err := cl.settle(r.claimColumns); err != nil {
+			return payment.SourceInfo{}, false, err
+		}
+	}
+	if r.CustomerID == nil {
+		return payment.SourceInfo{}, false, errs.New(errs.NotFound, "no such funding source")
+	}
+	return payment.SourceInfo{CustomerID: *r.CustomerID, Verified: *r.Verified, Removed: *r.Removed}, r.Created, nil
 }
 
 type paymentRow struct {

@@ -392,7 +392,7 @@ func TestPaymentCreationUnderConcurrency(t *testing.T) {
 		switch {
 		case r.Code == http.StatusOK:
 			made++
-		case r.Code == http.StatusBadRequest && r.ErrCode(t) == "funding_source_removed":
+		case r.Code == http.StatusConflict && r.ErrCode(t) == "funding_source_removed":
 			again := send("race-"+strconv.Itoa(i), paymentBody(src, `"1.00"`, "debit"))
 			if again.Header.Get("Idempotent-Replayed") != "true" || !bytes.Equal(again.Body, r.Body) {
 				t.Errorf("a refused debit's retry: %d %s", again.Code, again.Body)

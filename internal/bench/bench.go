@@ -437,6 +437,14 @@ func (b *bench) coldStatistics(ctx context.Context) (benchLoad, error) {
 	if _, err := b.svc.DB.SQL().ExecContext(ctx, `CHECKPOINT`); err != nil {
 		return benchLoad{}, err
 	}
+	// As every other load, after a warm-up (the server's first GETs on
+	// new connections prepare their statements); reading analyzes nothing.
+	warm := loadgen.Run(ctx, "warm-up", b.workers, max(b.phase/5, 100*time.Millisecond), func(ctx context.Context, _ int64) error {
+		return b.send(ctx, http.MethodGet, "/v2/funding-source/"+id, "", "", nil)
+	})
+	if warm.Errors > 0 {
+		return benchLoad{}, fmt.Errorf("cold statistics warm-up: %s", warm.FirstError)
+	}
 	name := "GET funding source over HTTP, cold statistics (" + strconv.Itoa(bulk.Ops) + " sources, never analyzed)"
 	return b.observed(ctx, func() (loadgen.Result, error) {
 		return loadgen.Run(ctx, name, b.workers, b.phase, func(ctx context.Context, _ int64) error {

@@ -54,3 +54,29 @@ func BenchmarkGetCustomer(b *testing.B) {
 		}
 	})
 }
+
+// BenchmarkCreateFundingSource measures POST /v2/funding-source with an
+// Idempotency-Key through the engine: one statement per creation.
+func BenchmarkCreateFundingSource(b *testing.B) {
+	h := newHarness(b)
+	key := h.merchant("Bench").Sandbox.SecretKey
+	user := h.customer(key)
+	var n atomic.Int64
+	b.ReportAllocs()
+	b.ResetTimer()
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			i := n.Add(1)
+			r := httptest.NewRequest(http.MethodPost, "/v2/funding-source",
+				strings.NewReader(sourceBody(user, "021000021", fmt.Sprintf("7%011d", i))))
+			r.Header.Set("Authorization", "Bearer "+key)
+			r.Header.Set("Content-Type", "application/json")
+			r.Header.Set("Idempotency-Key", fmt.Sprintf("bench-%d", i))
+			w := httptest.NewRecorder()
+			h.engine.ServeHTTP(w, r)
+			if w.Code != http.StatusOK {
+				b.Fatalf("status %d: %s", w.Code, w.Body)
+			}
+		}
+	})
+}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"net/http"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/fundsource/fundsource/internal/tenant"
@@ -272,17 +271,9 @@ func TestConcurrentCreationOfOneAccountNumber(t *testing.T) {
 		}
 		tries = append(tries, try{key, h.customer(key)})
 	}
-	results := make([]*response, len(tries))
-	var wg sync.WaitGroup
-	start := make(chan struct{})
-	for i, tr := range tries {
-		wg.Go(func() {
-			<-start
-			results[i] = h.post("/v2/funding-source", tr.key, sourceBody(tr.user, "021000021", "1000200030004"))
-		})
-	}
-	close(start)
-	wg.Wait()
+	results := concurrently(len(tries), func(i int) *response {
+		return h.post("/v2/funding-source", tries[i].key, sourceBody(tries[i].user, "021000021", "1000200030004"))
+	})
 	okCount := 0
 	for _, r := range results {
 		switch {

@@ -261,6 +261,23 @@ func (h *harness) do(r req) *response {
 	return res
 }
 
+// concurrently sends n requests made by do at once (released together) and
+// returns their responses in order.
+func concurrently(n int, do func(i int) *response) []*response {
+	results := make([]*response, n)
+	var wg sync.WaitGroup
+	start := make(chan struct{})
+	for i := range n {
+		wg.Go(func() {
+			<-start
+			results[i] = do(i)
+		})
+	}
+	close(start)
+	wg.Wait()
+	return results
+}
+
 func (h *harness) post(path, key, body string) *response {
 	h.t.Helper()
 	return h.do(req{method: http.MethodPost, path: path, key: key, body: body})

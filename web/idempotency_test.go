@@ -174,21 +174,6 @@ func TestKeyedCreationUnderConcurrency(t *testing.T) {
 		return h.do(req{method: http.MethodPost, path: "/v2/funding-source", key: key, body: body,
 			header: map[string]string{"Idempotency-Key": idem}})
 	}
-	concurrently := func(n int, do func(i int) *response) []*response {
-		results := make([]*response, n)
-		var wg sync.WaitGroup
-		start := make(chan struct{})
-		for i := range n {
-			wg.Go(func() {
-				<-start
-				results[i] = do(i)
-			})
-		}
-		close(start)
-		wg.Wait()
-		return results
-	}
-
 	// One request, retried 16 times at once.
 	ids := map[string]bool{}
 	for _, r := range concurrently(16, func(int) *response {

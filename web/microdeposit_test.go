@@ -3,7 +3,6 @@ package web_test
 import (
 	"fmt"
 	"net/http"
-	"sync"
 	"testing"
 	"time"
 )
@@ -146,17 +145,9 @@ func TestConcurrentWrongGuessesCountAtMostThree(t *testing.T) {
 	wantOK(t, initiate(h, key, id))
 	wrong := wrongPair(h.amounts(key, id))
 	const n = 50
-	results := make([]*response, n)
-	var wg sync.WaitGroup
-	start := make(chan struct{})
-	for i := range n {
-		wg.Go(func() {
-			<-start
-			results[i] = h.post("/v2/funding-source/verify", key, verifyBody(id, wrong))
-		})
-	}
-	close(start)
-	wg.Wait()
+	results := concurrently(n, func(int) *response {
+		return h.post("/v2/funding-source/verify", key, verifyBody(id, wrong))
+	})
 	counts := map[string]int{}
 	for _, r := range results {
 		counts[r.ErrCode(t)]++

@@ -345,17 +345,7 @@ func TestPaymentCreationUnderConcurrency(t *testing.T) {
 		return h.do(req{method: http.MethodPost, path: "/v2/payments", key: key, body: body,
 			header: map[string]string{"Idempotency-Key": idem}})
 	}
-	var wg sync.WaitGroup
-	results := make([]*response, 16)
-	start := make(chan struct{})
-	for i := range results {
-		wg.Go(func() {
-			<-start
-			results[i] = send("order-7", paymentBody(src, `"7.00"`, "debit"))
-		})
-	}
-	close(start)
-	wg.Wait()
+	results := concurrently(16, func(int) *response { return send("order-7", paymentBody(src, `"7.00"`, "debit")) })
 	ids := map[any]bool{}
 	for _, r := range results {
 		switch {
@@ -370,23 +360,15 @@ func TestPaymentCreationUnderConcurrency(t *testing.T) {
 		t.Fatalf("retries: %d payment ids answered, %d payments; want 1 and 1", len(ids), h.count("payments"))
 	}
 
-	// Debits racing with the source's removal.
-	results = make([]*response, 12)
-	start = make(chan struct{})
-	var removed *response
-	wg.Go(func() {
-		<-start
-		removed = h.post("/v2/accounts/delete", key, `{"funding_source_id":"`+src+`"}`)
+	// Debits racing with the source's removal (the last request).
+	results = concurrently(13, func(i int) *response {
+		if i == 12 {
+			return h.post("/v2/accounts/delete", key, `{"funding_source_id":"`+src+`"}`)
+		}
+		return send("race-"+strconv.Itoa(i), paymentBody(src, `"1.00"`, "debit"))
 	})
-	for i := range results {
-		wg.Go(func() {
-			<-start
-			results[i] = send("race-"+strconv.Itoa(i), paymentBody(src, `"1.00"`, "debit"))
-		})
-	}
-	close(start)
-	wg.Wait()
-	wantOK(t, removed)
+	wantOK(t, results[12])
+	results = results[:12]
 	made := 0
 	for i, r := range results {
 		switch {

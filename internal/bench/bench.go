@@ -235,44 +235,49 @@ func (b *bench) run(ctx context.Context) (benchReport, error) {
 	if warm.Errors > 0 {
 		return rep, fmt.Errorf("warm-up: %s", warm.FirstError)
 	}
-	// The creation over HTTP and the same transaction direct are compared
-	// in halves, in the order HTTP, direct, direct, HTTP, so that neither
-	// gains from going first or last (tables grow; autovacuum runs when
-	// it will).
-	overHTTP := func(half string) func() (benchLoad, error) {
-		return func() (benchLoad, error) {
-			return b.measureFor(ctx, "create funding source over HTTP", b.phase/2, func(ctx context.Context, seq int64) error {
-				return b.send(ctx, http.MethodPost, "/v2/funding-source", create(seq, "1"+half), "bench-http-"+half+"-"+strconv.FormatInt(seq, 10), nil)
-			})
+	// The four write loads (the creation over HTTP, the same work direct,
+	// the plain INSERT and the floor) run in halves, in the order 1 2 3 4
+	// 4 3 2 1, so that none gains from its place in the run: a load's
+	// PostgreSQL CPU moves with its place (tables grow, and the same
+	// statement was seen to cost 40% less later in one run), and the
+	// ratios compare these loads.
+	writes := []struct {
+		name string
+		op   func(half string, seq int64) error
+	}{
+		{"create funding source over HTTP", func(half string, seq int64) error {
+			return b.send(ctx, http.MethodPost, "/v2/funding-source", create(seq, "1"+half), "bench-http-"+half+"-"+strconv.FormatInt(seq, 10), nil)
+		}},
+		{"create funding source, same transaction without HTTP", func(half string, seq int64) error {
+			return b.directCreate(ctx, create(seq, "2"+half), "bench-direct-"+half+"-"+strconv.FormatInt(seq, 10))
+		}},
+		{"plain single-row INSERT", func(half string, seq int64) error {
+			_, err := b.svc.DB.SQL().ExecContext(ctx, `INSERT INTO bench_plain (merchant_id, payload) VALUES ($1, $2)`, b.scope.MerchantID, create(seq, "3"+half))
+			return err
+		}},
+		{"floor: the creation's rows in one statement", func(half string, seq int64) error {
+			return b.creationRows(ctx, half+"-"+strconv.FormatInt(seq, 10))
+		}},
+	}
+	halves := make([][2]benchLoad, len(writes))
+	for pass, half := range []string{"1", "2"} {
+		for k := range writes {
+			i := k
+			if pass == 1 {
+				i = len(writes) - 1 - k
+			}
+			w := writes[i]
+			l, err := b.measureFor(ctx, w.name, b.phase/2, func(ctx context.Context, seq int64) error { return w.op(half, seq) })
+			if err != nil {
+				return rep, err
+			}
+			halves[i][pass] = l
 		}
 	}
-	direct := func(half string) func() (benchLoad, error) {
-		return func() (benchLoad, error) {
-			return b.measureFor(ctx, "create funding source, same transaction without HTTP", b.phase/2, func(ctx context.Context, seq int64) error {
-				return b.directCreate(ctx, create(seq, "2"+half), "bench-direct-"+half+"-"+strconv.FormatInt(seq, 10))
-			})
-		}
+	for _, h := range halves {
+		rep.Loads = append(rep.Loads, mergeLoads(h[0], h[1], b.statements))
 	}
-	var halves [4]benchLoad
-	for i, step := range []func() (benchLoad, error){overHTTP("1"), direct("1"), direct("2"), overHTTP("2")} {
-		var err error
-		if halves[i], err = step(); err != nil {
-			return rep, err
-		}
-	}
-	rep.Loads = append(rep.Loads, mergeLoads(halves[0], halves[3], b.statements), mergeLoads(halves[1], halves[2], b.statements))
 	steps := []func() (benchLoad, error){
-		func() (benchLoad, error) {
-			return b.measure(ctx, "plain single-row INSERT", func(ctx context.Context, seq int64) error {
-				_, err := b.svc.DB.SQL().ExecContext(ctx, `INSERT INTO bench_plain (merchant_id, payload) VALUES ($1, $2)`, b.scope.MerchantID, create(seq, "33"))
-				return err
-			})
-		},
-		func() (benchLoad, error) {
-			return b.measure(ctx, "floor: the creation's rows in one statement", func(ctx context.Context, seq int64) error {
-				return b.creationRows(ctx, seq)
-			})
-		},
 		func() (benchLoad, error) {
 			src, err := b.call(ctx, http.MethodPost, "/v2/funding-source", create(1, "44"), "")
 			if err != nil {
@@ -486,8 +491,7 @@ func (b *bench) directCreate(ctx context.Context, body, idemKey string) error {
 // account-number claim and the event, with their indexes — and nothing
 // else: no checks, no read-back. No implementation of the creation can
 // beat it, so its rate over the plain INSERT's bounds that ratio here.
-func (b *bench) creationRows(ctx context.Context, seq int64) error {
-	n := strconv.FormatInt(seq, 10)
+func (b *bench) creationRows(ctx context.Context, n string) error {
 	sum := func(s string) []byte { h := sha256.Sum256([]byte(s)); return h[:] }
 	srcID := "fs_bench" + n
 	body := fmt.Sprintf(`{"funding_source_id":%q,"user_id":%q,"status":"Unverified","routing_number":"021000021",`+

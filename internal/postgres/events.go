@@ -25,21 +25,10 @@ import (
 
 // recordEvent writes an event and, when the scope has a webhook endpoint,
 // its delivery, due at once; the notification wakes the dispatchers when
-// the transaction commits. One statement, one round trip. (A change that
-// records its events in its own statement uses eventsSQL instead.)
-const recordEvent = `
-WITH ev AS (
-  INSERT INTO events (merchant_id, environment, id, type, data, created_at)
-  VALUES ($1, $2, $3, $4, $5, $6)
-  RETURNING merchant_id, environment, id, created_at
-), queued AS (
-  INSERT INTO webhook_deliveries (id, merchant_id, environment, event_id, next_attempt_at, created_at, updated_at)
-  SELECT $7, ev.merchant_id, ev.environment, ev.id, ev.created_at, ev.created_at, ev.created_at
-  FROM ev JOIN webhook_endpoints w ON w.merchant_id = ev.merchant_id AND w.environment = ev.environment
-  WHERE $8
-  RETURNING 1
-)
-SELECT pg_notify('` + DeliveryChannel + `', '') FROM queued`
+// the transaction commits. One statement, one round trip.
+var recordEvent = `
+WITH ` + eventsSQL("true", 3) + `
+SELECT count(*) FROM notified`
 
 // RecordEvent writes an event row (and its webhook delivery); call it inside
 // the change's transaction.
@@ -54,12 +43,11 @@ func (db *DB) RecordUndeliveredEvent(ctx context.Context, e event.Event) error {
 }
 
 func (db *DB) recordEvent(ctx context.Context, e event.Event, deliver bool) error {
-	data, err := json.Marshal(e.Data)
+	args, err := eventArgs([]event.Event{e}, deliver)
 	if err != nil {
-		return fmt.Errorf("record event %s: %w", e.Type, err)
+		return err
 	}
-	_, err = db.q(ctx).ExecContext(ctx, recordEvent, e.Scope.MerchantID, e.Scope.Env, e.ID, e.Type, data, e.CreatedAt,
-		ids.New(webhook.DeliveryPrefix), deliver)
+	_, err = db.q(ctx).ExecContext(ctx, recordEvent, append([]any{e.Scope.MerchantID, e.Scope.Env}, args...)...)
 	return translate(err)
 }
 
@@ -84,14 +72,16 @@ func eventsSQL(cond string, p int) string {
   FROM unnest(` + n(4) + `::text[], ` + n(0) + `::text[]) AS d(id, event_id)
   JOIN ev ON ev.id = d.event_id
   JOIN webhook_endpoints w ON w.merchant_id = $1 AND w.environment = $2
+  WHERE d.id IS NOT NULL
   RETURNING 1
 ), notified AS (
   SELECT pg_notify('` + DeliveryChannel + `', '') FROM queued LIMIT 1
 )`
 }
 
-// eventArgs are the parameters of eventsSQL for evs.
-func eventArgs(evs []event.Event) ([]any, error) {
+// eventArgs are the parameters of eventsSQL for evs; with deliver false
+// they queue no delivery.
+func eventArgs(evs []event.Event, deliver bool) ([]any, error) {
 	n := len(evs)
 	evIDs, types, data, at, deliveries := make([]string, n), make([]string, n), make([]string, n), make([]string, n), make([]string, n)
 	for i, e := range evs {
@@ -101,6 +91,9 @@ func eventArgs(evs []event.Event) ([]any, error) {
 		}
 		evIDs[i], types[i], data[i], at[i] = e.ID, e.Type, string(b), e.CreatedAt.Format(time.RFC3339Nano)
 		deliveries[i] = ids.New(webhook.DeliveryPrefix)
+	}
+	if !deliver {
+		deliveries = []string{} // unnest pads it with NULLs, which queue nothing
 	}
 	return []any{pq.StringArray(evIDs), pq.StringArray(types), pq.StringArray(data), pq.StringArray(at), pq.StringArray(deliveries)}, nil
 }
@@ -128,13 +121,13 @@ func (db *DB) writeRecording(ctx context.Context, write, withEvents string, args
 		}
 		return res.RowsAffected()
 	}
-	evArgs, err := eventArgs(evs)
+	evArgs, err := eventArgs(evs, true)
 	if err != nil {
 		return 0, err
 	}
 	var r struct {
 		Written  int64 `db:"written"`
-		Notified int   `db:"notified"`
+		Notified int   `db:"notified"` // selected so that the notification runs
 	}
 	if err := sqlx.GetContext(ctx, db.q(ctx), &r, withEvents, append(args, evArgs...)...); err != nil {
 		return 0, translate(err)

@@ -96,7 +96,7 @@ type createdRow struct {
 	Holder   *string    `db:"holder_customer_id"`
 	SourceID *string    `db:"holder_source_id"`
 	HeldAt   *time.Time `db:"holder_created_at"`
-	Notified int        `db:"notified"`
+	Notified int        `db:"notified"` // selected so that the notification runs
 }
 
 // CreateSource stores a new source with its account-number claim and its
@@ -104,7 +104,7 @@ type createdRow struct {
 // Idempotency-Key claim (see Idempotent); a refused claim writes nothing
 // and returns request_in_progress.
 func (db *DB) CreateSource(ctx context.Context, s funding.Source, evs []event.Event) (funding.AccountClaim, bool, error) {
-	evArgs, err := eventArgs(evs)
+	evArgs, err := eventArgs(evs, true)
 	if err != nil {
 		return funding.AccountClaim{}, false, err
 	}
@@ -137,10 +137,8 @@ func (db *DB) CreateSource(ctx context.Context, s funding.Source, evs []event.Ev
 	if err := sqlx.GetContext(ctx, db.q(ctx), &r, createSource, args...); err != nil {
 		return funding.AccountClaim{}, false, translate(err)
 	}
-	if cl != nil {
-		if err := cl.settle(r.claimColumns); err != nil {
-			return funding.AccountClaim{}, false, err
-		}
+	if err := cl.settle(r.claimColumns); err != nil {
+		return funding.AccountClaim{}, false, err
 	}
 	switch {
 	case !r.Customer:

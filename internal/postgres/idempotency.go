@@ -140,8 +140,11 @@ type claimColumns struct {
 
 // settle records what a statement that took the claim found, and returns
 // the error that stops the request's writes when the claim was refused.
+// A nil claim (the statement took none) settles to nil.
 func (cl *claim) settle(c claimColumns) error {
 	switch {
+	case cl == nil:
+		return nil
 	case !c.Locked:
 		cl.state = claimInProgress
 	case c.Status != nil:

@@ -74,10 +74,8 @@ func (db *DB) CreatePayment(ctx context.Context, p payment.Payment) (payment.Sou
 	if err != nil {
 		return payment.SourceInfo{}, false, translate(err)
 	}
-	if cl != nil {
-		if err := cl.settle(r.claimColumns); err != nil {
-			return payment.SourceInfo{}, false, err
-		}
+	if err := cl.settle(r.claimColumns); err != nil {
+		return payment.SourceInfo{}, false, err
 	}
 	if r.CustomerID == nil {
 		return payment.SourceInfo{}, false, errs.New(errs.NotFound, "no such funding source")

@@ -38,13 +38,18 @@ func (r claimRow) domain() funding.AccountClaim {
 }
 
 // createSource is a creation in one statement. In order: it takes the
-// request's Idempotency-Key claim when there is one ("go", see claimSQL);
-// then it checks the customer, claims the account number, and inserts the
-// source, its events and their webhook deliveries, each step only when the
-// one before succeeded; "notified" wakes the dispatchers at commit. It
-// reports which rule refused, if one did: the claim (locked, prior), the
-// customer, or the account number, whose holder it reads when that holder
-// committed before the statement began (else the caller reads it after).
+// request's Idempotency-Key claim when there is one ("claimed", see
+// claimSQL); then it checks the customer, claims the account number, and
+// inserts the source, its events and their webhook deliveries (whose
+// RETURNING wakes the dispatchers at commit), each step only when the one
+// before succeeded. It reports which rule refused, if one did: the claim
+// (locked, a stored response), the customer, or the account number, whose
+// holder it reads when that holder committed before the statement began
+// (else the caller reads it after).
+//
+// Each step reads the one before in its FROM rather than testing it with
+// EXISTS: PostgreSQL sets up every node of a plan on every call, and this
+// is the hottest statement there is.
 //
 // A concurrent claim of the same number waits for the other transaction:
 // if that one commits, ON CONFLICT DO NOTHING applies.
@@ -55,17 +60,17 @@ func (r claimRow) domain() funding.AccountClaim {
 // it fail with a unique violation, and write nothing.
 var createSource, createAnswered = createSQL(""), createSQL(`, stored AS (
   INSERT INTO idempotency_keys (merchant_id, environment, key, request_hash, response_status, response_body, created_at)
-  SELECT $1, $2, $4, $23, $24, $25, $26 WHERE EXISTS (SELECT 1 FROM src)
+  SELECT $1, $2, $4, $23, $24, $25, $26 FROM src
 )`)
 
 func createSQL(store string) string {
 	return `
 WITH ` + claimSQL("$3", "$4", "$5") + `, customer AS (
-  SELECT 1 FROM customers
-  WHERE id = $7 AND (merchant_id, environment) IS NOT DISTINCT FROM ($1::text, $2::text) AND EXISTS (SELECT 1 FROM go)
+  SELECT 1 FROM claimed, customers c
+  WHERE claimed.go AND c.id = $7 AND (c.merchant_id, c.environment) IS NOT DISTINCT FROM ($1::text, $2::text)
 ), claim AS (
   INSERT INTO account_numbers (environment, fingerprint, merchant_id, funding_source_id, customer_id, created_at)
-  SELECT $2, $16, $1, $6, $7, $17 WHERE EXISTS (SELECT 1 FROM customer)
+  SELECT $2, $16, $1, $6, $7, $17 FROM customer
   ON CONFLICT (environment, fingerprint) DO NOTHING
   RETURNING 1
 ), src AS (
@@ -73,19 +78,15 @@ WITH ` + claimSQL("$3", "$4", "$5") + `, customer AS (
       last_four, account_type, nickname, account_key_id, account_ciphertext, fingerprint, created_at, verified_at)
   SELECT $1, $2, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17,
       CASE WHEN $8 = 'Verified' THEN $17::timestamptz END
-  WHERE EXISTS (SELECT 1 FROM claim)
+  FROM claim
   RETURNING 1
-), ` + eventsSQL("EXISTS (SELECT 1 FROM src)", 18) + `, holder AS (
-  SELECT merchant_id, customer_id, funding_source_id, created_at FROM account_numbers
-  WHERE environment = $2 AND fingerprint = $16
-    AND EXISTS (SELECT 1 FROM customer) AND NOT EXISTS (SELECT 1 FROM claim)
-)` + store + `
-SELECT l.locked, p.request_hash, p.response_status, p.response_body,
+), ` + eventsSQL("EXISTS (SELECT 1 FROM src)", 18) + store + `
+SELECT c.locked, c.request_hash, c.response_status, c.response_body,
   EXISTS (SELECT 1 FROM customer) AS customer, EXISTS (SELECT 1 FROM src) AS created,
   h.merchant_id AS holder_merchant_id, h.customer_id AS holder_customer_id,
-  h.funding_source_id AS holder_source_id, h.created_at AS holder_created_at,
-  (SELECT count(*) FROM notified) AS notified
-FROM lock l LEFT JOIN prior p ON true LEFT JOIN holder h ON true`
+  h.funding_source_id AS holder_source_id, h.created_at AS holder_created_at
+FROM claimed c LEFT JOIN account_numbers h ON h.environment = $2 AND h.fingerprint = $16
+  AND EXISTS (SELECT 1 FROM customer) AND NOT EXISTS (SELECT 1 FROM claim)`
 }
 
 type createdRow struct {
@@ -96,7 +97,6 @@ type createdRow struct {
 	Holder   *string    `db:"holder_customer_id"`
 	SourceID *string    `db:"holder_source_id"`
 	HeldAt   *time.Time `db:"holder_created_at"`
-	Notified int        `db:"notified"` // selected so that the notification runs
 }
 
 // CreateSource stores a new source with its account-number claim and its

@@ -212,27 +212,27 @@ func (db *DB) take(ctx context.Context, cl *claim) error {
 	return inProgress()
 }
 
-// claimSQL are the common table expressions that take a claim, for a
-// statement whose parameters $1 and $2 are the scope and $lock, $key and
-// $since the claim's (or NULL, NULL, NULL when there is none): "lock"
-// holds the advisory lock's outcome, "prior" the live stored response, and
-// "go" has a row when the claim is held (or there is none).
+// claimSQL is the common table expression "claimed" that takes a claim,
+// for a statement whose parameters $1 and $2 are the scope and $lock, $key
+// and $since the claim's (or NULL, NULL, NULL when there is none). Its one
+// row holds the advisory lock's outcome (locked), the live stored
+// response's columns (NULL when none), and "go", true when the claim is
+// held (or there is none). It is one CTE, joined rather than tested with
+// EXISTS, because PostgreSQL sets up every node of a plan on each call:
+// the fewer nodes, the cheaper the statement.
 func claimSQL(lock, key, since string) string {
-	return `lock AS (
-  SELECT ` + lock + `::bigint IS NULL OR pg_try_advisory_xact_lock(` + lock + `) AS locked
-), prior AS (
-  SELECT request_hash, response_status, response_body FROM idempotency_keys
-  WHERE merchant_id = $1 AND environment = $2 AND key = ` + key + `::text AND created_at > ` + since + `::timestamptz
-), go AS (
-  SELECT 1 FROM lock WHERE locked AND NOT EXISTS (SELECT 1 FROM prior)
+	return `claimed AS (
+  SELECT l.locked, p.request_hash, p.response_status, p.response_body, l.locked AND p.key IS NULL AS go
+  FROM (SELECT ` + lock + `::bigint IS NULL OR pg_try_advisory_xact_lock(` + lock + `) AS locked) l
+  LEFT JOIN idempotency_keys p ON p.merchant_id = $1 AND p.environment = $2 AND p.key = ` + key + `::text
+    AND p.created_at > ` + since + `::timestamptz
 )`
 }
 
 // takeClaim takes a claim on its own.
 var takeClaim = `
 WITH ` + claimSQL("$3", "$4", "$5") + `
-SELECT l.locked, p.request_hash, p.response_status, p.response_body
-FROM lock l LEFT JOIN prior p ON true`
+SELECT locked, request_hash, response_status, response_body FROM claimed`
 
 const selectIdempotency = `
 SELECT request_hash, response_status, response_body

@@ -41,19 +41,19 @@ func (db *DB) PaymentSource(ctx context.Context, scope tenant.Scope, id string) 
 // Unverified).
 var createPayment = `
 WITH ` + claimSQL("$3", "$4", "$5") + `, src AS (
-  SELECT customer_id, status = 'Verified' AS verified, removed_at IS NOT NULL AS removed
-  FROM funding_sources
-  WHERE id = $6 AND (merchant_id, environment) IS NOT DISTINCT FROM ($1::text, $2::text) AND EXISTS (SELECT 1 FROM go)
-  FOR SHARE
+  SELECT f.customer_id, f.status = 'Verified' AS verified, f.removed_at IS NOT NULL AS removed
+  FROM claimed, funding_sources f
+  WHERE claimed.go AND f.id = $6 AND (f.merchant_id, f.environment) IS NOT DISTINCT FROM ($1::text, $2::text)
+  FOR SHARE OF f
 ), ins AS (
   INSERT INTO payments (` + paymentColumns + `)
   SELECT $1, $2, $7, $6, src.customer_id, $8, $9, $10, $11, NULL, NULL, NULL, NULL, $12, NULL, $13
   FROM src WHERE NOT src.removed AND (src.verified OR $8 = 'credit')
   RETURNING 1
 )
-SELECT l.locked, p.request_hash, p.response_status, p.response_body,
+SELECT c.locked, c.request_hash, c.response_status, c.response_body,
   s.customer_id, s.verified, s.removed, EXISTS (SELECT 1 FROM ins) AS created
-FROM lock l LEFT JOIN prior p ON true LEFT JOIN src s ON true`
+FROM claimed c LEFT JOIN src s ON true`
 
 // CreatePayment stores p when its source takes it, in one statement that
 // also takes the transaction's pending Idempotency-Key claim (refused:

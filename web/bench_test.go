@@ -72,3 +72,23 @@ func BenchmarkGetCustomer(b *testing.B) {
 		}
 	})
 }
+
+// BenchmarkGetFundingSource measures GET /v2/funding-source/{id}.
+func BenchmarkGetFundingSource(b *testing.B) {
+	h := newHarness(b)
+	key := h.merchant("Bench").Sandbox.SecretKey
+	id := h.source(key, h.customer(key), "123456789")
+	b.ReportAllocs()
+	b.ResetTimer()
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			r := httptest.NewRequest(http.MethodGet, "/v2/funding-source/"+id, nil)
+			r.Header.Set("Authorization", "Bearer "+key)
+			w := httptest.NewRecorder()
+			h.engine.ServeHTTP(w, r)
+			if w.Code != http.StatusOK {
+				b.Fatalf("status %d: %s", w.Code, w.Body)
+			}
+		}
+	})
+}

@@ -294,6 +294,11 @@ func (b *bench) run(ctx context.Context) (benchReport, error) {
 			})
 		},
 		func() (benchLoad, error) {
+			return b.measure(ctx, "floor: HTTP with one database round trip (GET /readyz)", func(ctx context.Context, _ int64) error {
+				return b.page(ctx, "/readyz")
+			})
+		},
+		func() (benchLoad, error) {
 			var maxID int64
 			_ = b.svc.DB.SQL().GetContext(ctx, &maxID, `SELECT max(id) FROM bench_plain`)
 			return b.measure(ctx, "plain primary-key SELECT", func(ctx context.Context, seq int64) error {
@@ -348,8 +353,8 @@ func (b *bench) run(ctx context.Context) (benchReport, error) {
 	if err != nil {
 		return rep, err
 	}
-	httpCreate, directCreate, plain, rows, get, httpAlone, selectPK, hosted := rep.Loads[0], rep.Loads[1], rep.Loads[2], rep.Loads[3],
-		rep.Loads[4], rep.Loads[5], rep.Loads[6], rep.Loads[7]
+	httpCreate, directCreate, plain, rows, get, httpAlone, oneTrip, selectPK, hosted := rep.Loads[0], rep.Loads[1], rep.Loads[2], rep.Loads[3],
+		rep.Loads[4], rep.Loads[5], rep.Loads[6], rep.Loads[7], rep.Loads[8]
 	ratio := func(a, b benchLoad) float64 {
 		if b.PerSec == 0 {
 			return 0
@@ -383,6 +388,7 @@ func (b *bench) run(ctx context.Context) (benchReport, error) {
 		{"  ceiling here: HTTP round trip + the creation's rows", ceiling(httpAlone, rows, plain), "×", "(limit)", true},
 		{"GET over HTTP ÷ plain SELECT", ratio(get, selectPK), "×", "≥ 0.30", ratio(get, selectPK) >= 0.30},
 		{"  ceiling here: HTTP round trip + one SELECT", ceiling(httpAlone, selectPK, selectPK), "×", "(limit)", true},
+		{"  floor here: a request with one database round trip", ratio(oneTrip, selectPK), "×", "(limit)", true},
 		{"cold-statistics GET ÷ analyzed GET", ratio(cold, get), "×", "≥ 0.8", ratio(cold, get) >= 0.8},
 		{"webhook delivery p99 at 500 events/s", ms(hooks.P99), "ms", "≤ 50", hooks.P99 <= 50*time.Millisecond && hooks.Errors == 0},
 		{"noisy neighbours: healthy endpoint p99", ms(noisy.P99), "ms", "≤ 250", noisy.P99 <= 250*time.Millisecond && noisy.Errors == 0},

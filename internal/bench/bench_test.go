@@ -55,7 +55,7 @@ func TestBenchRunsEveryLoad(t *testing.T) {
 	if err := json.Unmarshal(data, &rep); err != nil {
 		t.Fatal(err)
 	}
-	if len(rep.Loads) != 12 || len(rep.Checks) != 16 {
+	if len(rep.Loads) != 13 || len(rep.Checks) != 17 {
 		t.Fatalf("results: %d loads, %d checks\n%s", len(rep.Loads), len(rep.Checks), data)
 	}
 	for _, l := range rep.Loads {

@@ -80,13 +80,16 @@ WITH ` + claimSQL("$3", "$4", "$5") + `, customer AS (
       CASE WHEN $8 = 'Verified' THEN $17::timestamptz END
   FROM claim
   RETURNING 1
-), ` + eventsSQL("EXISTS (SELECT 1 FROM src)", 18) + store + `
+), ` + eventsSQL("EXISTS (SELECT 1 FROM src)", 18) + `, holder AS (
+  SELECT merchant_id, customer_id, funding_source_id, created_at FROM account_numbers
+  WHERE environment = $2 AND fingerprint = $16
+    AND EXISTS (SELECT 1 FROM customer) AND NOT EXISTS (SELECT 1 FROM claim)
+)` + store + `
 SELECT c.locked, c.request_hash, c.response_status, c.response_body,
   EXISTS (SELECT 1 FROM customer) AS customer, EXISTS (SELECT 1 FROM src) AS created,
   h.merchant_id AS holder_merchant_id, h.customer_id AS holder_customer_id,
   h.funding_source_id AS holder_source_id, h.created_at AS holder_created_at
-FROM claimed c LEFT JOIN account_numbers h ON h.environment = $2 AND h.fingerprint = $16
-  AND EXISTS (SELECT 1 FROM customer) AND NOT EXISTS (SELECT 1 FROM claim)`
+FROM claimed c LEFT JOIN holder h ON true`
 }
 
 type createdRow struct {

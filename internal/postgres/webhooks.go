@@ -102,13 +102,21 @@ func (db *DB) UpdateSecrets(ctx context.Context, ep webhook.Endpoint) error {
 	return oneRow(res, err, errs.NotFound)
 }
 
+// deleteEndpoint cancels the scope's pending deliveries, then removes its
+// endpoint: "gone" waits for "canceled" (its condition reads it), so the
+// statement locks the deliveries before the endpoint's row. A dispatcher
+// recording an attempt locks them in that order too (the delivery, then
+// the endpoint's failure streak); the other order deadlocked with it.
 const deleteEndpoint = `
-WITH gone AS (
-  DELETE FROM webhook_endpoints WHERE merchant_id = $1 AND environment = $2 RETURNING 1
-), canceled AS (
+WITH canceled AS (
   UPDATE webhook_deliveries SET status = 'canceled', next_attempt_at = NULL,
     last_error = 'The webhook endpoint was deleted.', updated_at = $3
-  WHERE merchant_id = $1 AND environment = $2 AND status = 'pending' AND EXISTS (SELECT 1 FROM gone)
+  WHERE merchant_id = $1 AND environment = $2 AND status = 'pending'
+  RETURNING 1
+), gone AS (
+  DELETE FROM webhook_endpoints WHERE merchant_id = $1 AND environment = $2
+    AND (SELECT count(*) FROM canceled) >= 0
+  RETURNING 1
 )
 SELECT count(*) FROM gone`
 

@@ -1,0 +1,98 @@
+package postgres_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/fundsource/fundsource/internal/event"
+	"github.com/fundsource/fundsource/internal/pgtest"
+	"github.com/fundsource/fundsource/internal/tenant"
+	"github.com/fundsource/fundsource/internal/webhook"
+)
+
+// A merchant deleting its endpoint while a dispatcher records an attempt
+// of one of its deliveries: the dispatcher's transaction holds the
+// delivery and then updates the endpoint's failure streak, while the
+// delete cancels the deliveries and removes the endpoint. Both must
+// succeed; with the two rows locked in opposite orders PostgreSQL aborted
+// one of them as a deadlock.
+func TestDeletingAnEndpointWhileADeliveryIsRecorded(t *testing.T) {
+	t.Parallel()
+	db := pgtest.DB(t)
+	ctx := context.Background()
+	scope := tenant.Scope{MerchantID: "mer_deadlock", Env: tenant.Sandbox}
+	execAll(t, db.SQL(), merchantRows(scope.MerchantID)...)
+	execAll(t, db.SQL(), `INSERT INTO webhook_endpoints (merchant_id, environment, url, secret_key_id, secret_sealed, created_at, updated_at)
+VALUES ('mer_deadlock', 'sandbox', 'https://hooks.example/in', 'k1', '\x00', now(), now())`)
+	now := time.Now().UTC()
+	if err := db.RecordEvent(ctx, event.New(scope, event.WebhookTest, map[string]int{"n": 1}, now)); err != nil {
+		t.Fatal(err)
+	}
+	var id string
+	if err := db.SQL().GetContext(ctx, &id, `UPDATE webhook_deliveries SET lease_token = 'tok', leased_until = now() + interval '1 minute'
+WHERE merchant_id = 'mer_deadlock' RETURNING id`); err != nil {
+		t.Fatal(err)
+	}
+
+	deleted := make(chan error, 1)
+	err := db.WithTx(ctx, func(ctx context.Context) error {
+		// The dispatcher's transaction: the delivery's new state first.
+		next := now.Add(time.Minute)
+		failure := "connection refused"
+		if err := db.FinishDelivery(ctx, webhook.Delivery{ID: id, Scope: scope, Status: webhook.Pending, Attempts: 1,
+			NextAttemptAt: &next, LastError: &failure, UpdatedAt: now},
+			webhook.Attempt{AttemptedAt: now, URL: "https://hooks.example/in", Error: &failure}, "tok"); err != nil {
+			return err
+		}
+		// The merchant deletes the endpoint meanwhile; it waits for the
+		// delivery this transaction holds.
+		go func() { deleted <- db.DeleteEndpoint(context.Background(), scope, now) }()
+		waitForLockWait(t, db.SQL())
+		// Then the endpoint's failure streak.
+		_, err := db.EndpointFailed(ctx, scope, now, time.Hour)
+		return err
+	})
+	if err != nil {
+		t.Fatalf("the dispatcher's transaction: %v", err)
+	}
+	select {
+	case err := <-deleted:
+		if err != nil {
+			t.Fatalf("delete: %v", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the delete never finished")
+	}
+	var endpoints int
+	var status string
+	if err := db.SQL().GetContext(ctx, &endpoints, `SELECT count(*) FROM webhook_endpoints WHERE merchant_id = 'mer_deadlock'`); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.SQL().GetContext(ctx, &status, `SELECT status FROM webhook_deliveries WHERE id = $1`, id); err != nil {
+		t.Fatal(err)
+	}
+	if endpoints != 0 || status != webhook.Canceled {
+		t.Errorf("after the delete: %d endpoints, delivery %s; want 0 and %s", endpoints, status, webhook.Canceled)
+	}
+}
+
+// waitForLockWait returns once some session of the test's database waits
+// for a lock.
+func waitForLockWait(t *testing.T, db interface {
+	GetContext(context.Context, any, string, ...any) error
+}) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for time.Now().Before(deadline) {
+		var waiting int
+		if err := db.GetContext(context.Background(), &waiting, `SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'`); err != nil {
+			t.Fatal(err)
+		}
+		if waiting > 0 {
+			return
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	t.Fatal("no session ever waited for a lock")
+}

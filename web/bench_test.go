@@ -58,31 +58,23 @@ func BenchmarkGetCustomer(b *testing.B) {
 	h := newHarness(b)
 	key := h.merchant("Bench").Sandbox.SecretKey
 	id := wantOK(h.t, h.post("/v2/customers", key, ada))["user_id"].(string)
-	b.ReportAllocs()
-	b.ResetTimer()
-	b.RunParallel(func(pb *testing.PB) {
-		for pb.Next() {
-			r := httptest.NewRequest(http.MethodGet, "/v2/customers/"+id, nil)
-			r.Header.Set("Authorization", "Bearer "+key)
-			w := httptest.NewRecorder()
-			h.engine.ServeHTTP(w, r)
-			if w.Code != http.StatusOK {
-				b.Fatalf("status %d: %s", w.Code, w.Body)
-			}
-		}
-	})
+	benchmarkGet(b, h, key, "/v2/customers/"+id)
 }
 
 // BenchmarkGetFundingSource measures GET /v2/funding-source/{id}.
 func BenchmarkGetFundingSource(b *testing.B) {
 	h := newHarness(b)
 	key := h.merchant("Bench").Sandbox.SecretKey
-	id := h.source(key, h.customer(key), "123456789")
+	benchmarkGet(b, h, key, "/v2/funding-source/"+h.source(key, h.customer(key), "123456789"))
+}
+
+// benchmarkGet sends GETs of path in parallel and requires 200.
+func benchmarkGet(b *testing.B, h *harness, key, path string) {
 	b.ReportAllocs()
 	b.ResetTimer()
 	b.RunParallel(func(pb *testing.PB) {
 		for pb.Next() {
-			r := httptest.NewRequest(http.MethodGet, "/v2/funding-source/"+id, nil)
+			r := httptest.NewRequest(http.MethodGet, path, nil)
 			r.Header.Set("Authorization", "Bearer "+key)
 			w := httptest.NewRecorder()
 			h.engine.ServeHTTP(w, r)

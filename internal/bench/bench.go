@@ -3,6 +3,7 @@
 package bench
 
 import (
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"database/sql"
@@ -479,22 +480,9 @@ func (b *bench) directCreate(ctx context.Context, body, idemKey string) error {
 		return err
 	}
 	h := idempotency.RequestHash(b.svc.Config.IdempotencyKey, http.MethodPost, "/v2/funding-source", []byte(body))
-	answer := func(v any) idempotency.Response {
-		return idempotency.Response{Status: http.StatusOK, Body: kit.OKBody(v)}
-	}
-	var failed error
-	_, err := b.svc.DB.Idempotent(ctx, b.scope, idemKey, h, b.svc.Now(), answer, func(ctx context.Context) (idempotency.Response, bool) {
-		src, err := b.svc.Funding.CreateForMicroDeposits(ctx, b.scope, in)
-		if err != nil {
-			failed = err
-			return idempotency.Response{Status: 500}, false
-		}
-		return answer(src), true
+	return b.keyed(ctx, idemKey, h, b.svc.Now(), func(ctx context.Context) (any, error) {
+		return b.svc.Funding.CreateForMicroDeposits(ctx, b.scope, in)
 	})
-	if failed != nil {
-		return failed
-	}
-	return err
 }
 
 // storeCreate is a creation as the store makes it, with none of the
@@ -509,25 +497,32 @@ func (b *bench) storeCreate(ctx context.Context, n string) error {
 		RoutingNumber: "021000021", BankName: &bank, LastFour: "0001", AccountType: "checking", CreatedAt: now,
 		Account: funding.Sealed{KeyID: "k1", Data: sum("sealed" + n)[:28]}, Fingerprint: sum("store" + n)}
 	ev := event.New(b.scope, event.FundingSourceCreated, map[string]string{"funding_source_id": src.ID, "user_id": src.CustomerID}, now)
+	return b.keyed(ctx, "bench-store-"+n, sum("request"+n), now, func(ctx context.Context) (any, error) {
+		if _, created, err := b.svc.DB.CreateSource(ctx, src, []event.Event{ev}); err != nil || !created {
+			return nil, cmp.Or(err, errors.New("the source was not created"))
+		}
+		return src, nil
+	})
+}
+
+// keyed runs create under an Idempotency-Key as the server's middleware
+// does for the creation routes: the response (create's result, rendered
+// like a 200) is stored in the creation's statement. create's error is
+// the load's.
+func (b *bench) keyed(ctx context.Context, key string, hash []byte, now time.Time, create func(ctx context.Context) (any, error)) error {
 	answer := func(v any) idempotency.Response {
 		return idempotency.Response{Status: http.StatusOK, Body: kit.OKBody(v)}
 	}
 	var failed error
-	_, err := b.svc.DB.Idempotent(ctx, b.scope, "bench-store-"+n, sum("request"+n), now, answer, func(ctx context.Context) (idempotency.Response, bool) {
-		_, created, err := b.svc.DB.CreateSource(ctx, src, []event.Event{ev})
-		if err == nil && !created {
-			err = errors.New("the source was not created")
-		}
+	_, err := b.svc.DB.Idempotent(ctx, b.scope, key, hash, now, answer, func(ctx context.Context) (idempotency.Response, bool) {
+		v, err := create(ctx)
 		if err != nil {
 			failed = err
 			return idempotency.Response{Status: 500}, false
 		}
-		return answer(src), true
+		return answer(v), true
 	})
-	if failed != nil {
-		return failed
-	}
-	return err
+	return cmp.Or(failed, err)
 }
 
 // creationRows writes, in one prepared statement and one durable commit,

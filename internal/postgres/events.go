@@ -58,9 +58,8 @@ func (db *DB) recordEvent(ctx context.Context, e event.Event, deliver bool) erro
 // PostgreSQL sends one notification however many there are). $1 and $2 are
 // the scope; $p to $p+4 are eventArgs: the events' ids, types, data and
 // creation times, and the deliveries' ids. The deliveries read the events
-// from the arguments rather than from "ev", so that the plan has no join
-// to set up on every call; their foreign key still checks each event at
-// the end of the statement.
+// from the arguments rather than from "ev" (no join in the plan); their
+// foreign key still checks each event at the end of the statement.
 func eventsSQL(cond string, p int) string {
 	n := func(i int) string { return "$" + strconv.Itoa(p+i) }
 	return `ev AS (

@@ -51,6 +51,11 @@ func (r *RoundTrips) Log() []string {
 }
 
 func (r *RoundTrips) add(what string) {
+	if what == postgres.WakeStatement {
+		// The dispatchers' wake-up, sent after a commit on the waker's own
+		// connection: not a round trip of the request.
+		return
+	}
 	if what = strings.Join(strings.Fields(what), " "); len(what) > 100 {
 		what = what[:100] + "…"
 	}

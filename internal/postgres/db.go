@@ -29,16 +29,18 @@ import (
 // Store interfaces.
 type DB struct {
 	x *sqlx.DB
+	// waker notifies the dispatchers after commits that queued deliveries.
+	waker *waker
 }
 
 // Open connects to databaseURL (a postgres:// URL or key=value DSN) and checks
 // the connection. A connect_timeout of 5 s is added when none is given.
 func Open(ctx context.Context, databaseURL string) (*DB, error) {
-	x, err := open(databaseURL)
+	db, err := open(databaseURL)
 	if err != nil {
 		return nil, err
 	}
-	db := &DB{x: x}
+	x := db.x
 	db.Reserve(0)
 	x.SetConnMaxIdleTime(5 * time.Minute)
 	x.SetConnMaxLifetime(time.Hour)
@@ -54,21 +56,18 @@ func Open(ctx context.Context, databaseURL string) (*DB, error) {
 // OpenLazy is Open without the initial ping: the pool connects on first use.
 // Used where the service must start (and answer 503) while the database is down.
 func OpenLazy(databaseURL string) (*DB, error) {
-	x, err := open(databaseURL)
-	if err != nil {
-		return nil, err
-	}
-	return &DB{x: x}, nil
+	return open(databaseURL)
 }
 
 // open makes the pool, whose connections keep their statements prepared
-// (see preparingConnector).
-func open(databaseURL string) (*sqlx.DB, error) {
+// (see preparingConnector), and the dispatchers' waker, which has a
+// connection of its own.
+func open(databaseURL string) (*DB, error) {
 	c, err := newPreparingConnector(withConnectTimeout(databaseURL))
 	if err != nil {
 		return nil, fmt.Errorf("open database: %w", err)
 	}
-	return sqlx.NewDb(sql.OpenDB(c), "postgres"), nil
+	return &DB{x: sqlx.NewDb(sql.OpenDB(c), "postgres"), waker: newWaker(c)}, nil
 }
 
 func withConnectTimeout(dsn string) string {
@@ -99,8 +98,12 @@ func (db *DB) Reserve(n int) {
 	db.x.SetMaxIdleConns(APIConns + n)
 }
 
-// Close closes the pool.
-func (db *DB) Close() error { return db.x.Close() }
+// Close sends the dispatchers' pending notification, if any, and closes
+// the pool.
+func (db *DB) Close() error {
+	db.closeWaker()
+	return db.x.Close()
+}
 
 // Ping checks that the database answers (for /readyz).
 func (db *DB) Ping(ctx context.Context) error { return translate(db.x.PingContext(ctx)) }
@@ -137,6 +140,9 @@ type txState struct {
 	// claim is the Idempotency-Key claim of the request running in the
 	// transaction, nil when there is none (see Idempotent).
 	claim *claim
+	// queued is set when a statement of the transaction queued webhook
+	// deliveries: the dispatchers are woken once it commits.
+	queued bool
 }
 
 // begin begins st's transaction.
@@ -153,6 +159,24 @@ func (db *DB) begin(ctx context.Context, st *txState) error {
 func (st *txState) rollback() {
 	if st.tx != nil {
 		_ = st.tx.Rollback()
+	}
+}
+
+// queued records that the statement just run queued webhook deliveries:
+// the dispatchers are woken after its transaction commits, or at once when
+// it ran on its own (see waker).
+func (db *DB) queued(ctx context.Context) {
+	if st := txOf(ctx); st != nil && st.tx != nil {
+		st.queued = true
+		return
+	}
+	db.wake()
+}
+
+// committed is called after st's transaction committed.
+func (db *DB) committed(st *txState) {
+	if st.queued {
+		db.wake()
 	}
 }
 
@@ -201,10 +225,15 @@ func (db *DB) WithTx(ctx context.Context, fn func(ctx context.Context) error) er
 		return translate(err)
 	}
 	defer tx.Rollback() //nolint:errcheck // no-op after commit
-	if err := fn(context.WithValue(ctx, txKey{}, &txState{tx: tx})); err != nil {
+	st := &txState{tx: tx}
+	if err := fn(context.WithValue(ctx, txKey{}, st)); err != nil {
 		return err
 	}
-	return translate(tx.Commit())
+	if err := tx.Commit(); err != nil {
+		return translate(err)
+	}
+	db.committed(st)
+	return nil
 }
 
 // q returns the transaction carried by ctx, or the pool (also while a

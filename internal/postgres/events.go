@@ -24,11 +24,11 @@ import (
 )
 
 // recordEvent writes an event and, when the scope has a webhook endpoint,
-// its delivery, due at once; the notification wakes the dispatchers when
-// the transaction commits. One statement, one round trip.
+// its delivery, due at once; it reports how many deliveries it queued. One
+// statement, one round trip.
 var recordEvent = `
 WITH ` + eventsSQL("true", 3) + `
-SELECT 1`
+SELECT count(*) FROM queued`
 
 // RecordEvent writes an event row (and its webhook delivery); call it inside
 // the change's transaction.
@@ -47,15 +47,21 @@ func (db *DB) recordEvent(ctx context.Context, e event.Event, deliver bool) erro
 	if err != nil {
 		return err
 	}
-	_, err = db.q(ctx).ExecContext(ctx, recordEvent, append([]any{e.Scope.MerchantID, e.Scope.Env}, args...)...)
-	return translate(err)
+	var queued int
+	if err := sqlx.GetContext(ctx, db.q(ctx), &queued, recordEvent, append([]any{e.Scope.MerchantID, e.Scope.Env}, args...)...); err != nil {
+		return translate(err)
+	}
+	if queued > 0 {
+		db.queued(ctx)
+	}
+	return nil
 }
 
 // eventsSQL are the common table expressions that record events in the
 // statement of the change they are about, when cond holds: "ev" (the
 // events) and "queued" (their webhook deliveries, when the scope has an
-// endpoint; each one's RETURNING wakes the dispatchers at commit, and
-// PostgreSQL sends one notification however many there are). $1 and $2 are
+// endpoint; a statement that queued any calls db.queued, which wakes the
+// dispatchers after the commit). $1 and $2 are
 // the scope; $p to $p+4 are eventArgs: the events' ids, types, data and
 // creation times, and the deliveries' ids. The deliveries read the events
 // from the arguments rather than from "ev" (no join in the plan); their
@@ -73,7 +79,7 @@ func eventsSQL(cond string, p int) string {
   FROM unnest(` + n(4) + `::text[], ` + n(0) + `::text[], ` + n(3) + `::text[]) AS d(id, event_id, at)
   JOIN webhook_endpoints w ON w.merchant_id = $1 AND w.environment = $2
   WHERE d.id IS NOT NULL AND ` + cond + `
-  RETURNING pg_notify('` + DeliveryChannel + `', '')
+  RETURNING 1
 )`
 }
 
@@ -105,7 +111,7 @@ func recording(write string, n int) string {
 WITH w AS (` + write + `
   RETURNING 1
 ), ` + eventsSQL("EXISTS (SELECT 1 FROM w)", n+1) + `
-SELECT count(*) AS written FROM w`
+SELECT (SELECT count(*) FROM w) AS written, (SELECT count(*) FROM queued) AS queued`
 }
 
 // writeRecording runs write, or recording(write) with evs when there are
@@ -123,11 +129,17 @@ func (db *DB) writeRecording(ctx context.Context, write, withEvents string, args
 	if err != nil {
 		return 0, err
 	}
-	var written int64
-	if err := sqlx.GetContext(ctx, db.q(ctx), &written, withEvents, append(args, evArgs...)...); err != nil {
+	var r struct {
+		Written int64 `db:"written"`
+		Queued  int   `db:"queued"`
+	}
+	if err := sqlx.GetContext(ctx, db.q(ctx), &r, withEvents, append(args, evArgs...)...); err != nil {
 		return 0, translate(err)
 	}
-	return written, nil
+	if r.Queued > 0 {
+		db.queued(ctx)
+	}
+	return r.Written, nil
 }
 
 type eventRow struct {

@@ -40,9 +40,9 @@ func (r claimRow) domain() funding.AccountClaim {
 // createSource is a creation in one statement. In order: it takes the
 // request's Idempotency-Key claim when there is one ("claimed", see
 // claimSQL); then it checks the customer, claims the account number, and
-// inserts the source, its events and their webhook deliveries (whose
-// RETURNING wakes the dispatchers at commit), each step only when the one
-// before succeeded. It reports which rule refused, if one did: the claim
+// inserts the source, its events and their webhook deliveries (how many
+// it queued, so that the dispatchers are woken after the commit), each
+// step only when the one before succeeded. It reports which rule refused, if one did: the claim
 // (locked, a stored response), the customer, or the account number, whose
 // holder it reads when that holder committed before the statement began
 // (else the caller reads it after).
@@ -88,7 +88,8 @@ WITH ` + claimSQL("$3", "$4", "$5") + `, customer AS (
 SELECT c.locked, c.request_hash, c.response_status, c.response_body,
   EXISTS (SELECT 1 FROM customer) AS customer, EXISTS (SELECT 1 FROM src) AS created,
   h.merchant_id AS holder_merchant_id, h.customer_id AS holder_customer_id,
-  h.funding_source_id AS holder_source_id, h.created_at AS holder_created_at
+  h.funding_source_id AS holder_source_id, h.created_at AS holder_created_at,
+  (SELECT count(*) FROM queued) AS queued
 FROM claimed c LEFT JOIN holder h ON true`
 }
 
@@ -100,6 +101,7 @@ type createdRow struct {
 	Holder   *string    `db:"holder_customer_id"`
 	SourceID *string    `db:"holder_source_id"`
 	HeldAt   *time.Time `db:"holder_created_at"`
+	Queued   int        `db:"queued"`
 }
 
 // CreateSource stores a new source with its account-number claim and its
@@ -124,6 +126,9 @@ func (db *DB) CreateSource(ctx context.Context, s funding.Source, evs []event.Ev
 		switch {
 		case err == nil && r.Created:
 			cl.state = claimAnswered
+			if r.Queued > 0 {
+				db.wake() // the statement committed alone
+			}
 			return createdClaim(s), true, nil
 		case err == nil && (!r.Locked || r.Status != nil):
 			return funding.AccountClaim{}, false, cl.settle(r.claimColumns)
@@ -147,6 +152,9 @@ func (db *DB) CreateSource(ctx context.Context, s funding.Source, evs []event.Ev
 	case !r.Customer:
 		return funding.AccountClaim{}, false, funding.ErrNoCustomer
 	case r.Created:
+		if r.Queued > 0 {
+			db.queued(ctx)
+		}
 		return createdClaim(s), true, nil
 	case r.SourceID == nil:
 		// The holder committed while this statement waited for it.

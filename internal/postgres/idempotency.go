@@ -94,7 +94,11 @@ func (db *DB) Idempotent(ctx context.Context, scope tenant.Scope, key string, re
 	if err != nil {
 		return nil, translate(err)
 	}
-	return nil, translate(st.tx.Commit())
+	if err := st.tx.Commit(); err != nil {
+		return nil, translate(err)
+	}
+	db.committed(st)
+	return nil, nil
 }
 
 // claim is an idempotent request's hold on its key, carried by the

@@ -258,14 +258,18 @@ WITH due AS (
   SELECT $5, $1, $2, $3, $4, $4, $4 WHERE NOT EXISTS (SELECT 1 FROM due)
   RETURNING 1
 )
-SELECT pg_notify('` + DeliveryChannel + `', '')`
+SELECT (SELECT count(*) FROM due) + (SELECT count(*) FROM added)`
 
 // QueueDelivery makes the event's pending delivery due now (unless it is
 // being sent right now) or adds a new one, and wakes the dispatchers when
 // the transaction commits.
 func (db *DB) QueueDelivery(ctx context.Context, scope tenant.Scope, eventID, id string, now time.Time) error {
-	_, err := db.q(ctx).ExecContext(ctx, queueDelivery, scope.MerchantID, scope.Env, eventID, now, id)
-	return translate(err)
+	var n int
+	if err := sqlx.GetContext(ctx, db.q(ctx), &n, queueDelivery, scope.MerchantID, scope.Env, eventID, now, id); err != nil {
+		return translate(err)
+	}
+	db.queued(ctx)
+	return nil
 }
 
 type deliveryClaimRow struct {
@@ -421,20 +425,18 @@ WITH ep AS (
   WHERE merchant_id = $1 AND environment = $2 AND status = 'pending' AND lease_token IS NULL
     AND EXISTS (SELECT 1 FROM ep)
 )
-SELECT count(*), pg_notify('` + DeliveryChannel + `', '') FROM ep`
+SELECT count(*) FROM ep`
 
 // EnableEndpoint enables the endpoint again and makes every held delivery
 // due at its creation time, so they go out oldest first.
 func (db *DB) EnableEndpoint(ctx context.Context, scope tenant.Scope, now time.Time) error {
-	var row struct {
-		N      int    `db:"count"`
-		Notify string `db:"pg_notify"`
-	}
-	if err := sqlx.GetContext(ctx, db.q(ctx), &row, enableEndpoint, scope.MerchantID, scope.Env, now); err != nil {
+	var n int
+	if err := sqlx.GetContext(ctx, db.q(ctx), &n, enableEndpoint, scope.MerchantID, scope.Env, now); err != nil {
 		return translate(err)
 	}
-	if row.N == 0 {
+	if n == 0 {
 		return errs.New(errs.NotFound, "no webhook endpoint")
 	}
+	db.queued(ctx) // the deliveries it held are due
 	return nil
 }

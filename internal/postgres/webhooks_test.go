@@ -2,11 +2,14 @@ package postgres_test
 
 import (
 	"context"
+	"errors"
+	"log/slog"
 	"testing"
 	"time"
 
 	"github.com/fundsource/fundsource/internal/event"
 	"github.com/fundsource/fundsource/internal/pgtest"
+	"github.com/fundsource/fundsource/internal/postgres"
 	"github.com/fundsource/fundsource/internal/tenant"
 	"github.com/fundsource/fundsource/internal/webhook"
 )
@@ -95,4 +98,83 @@ func waitForLockWait(t *testing.T, db interface {
 		time.Sleep(10 * time.Millisecond)
 	}
 	t.Fatal("no session ever waited for a lock")
+}
+
+// The dispatchers are woken after a transaction that queued a delivery
+// commits, by a notification of its own (the transaction does not notify,
+// see waker): not before the commit, not after a rollback, and not for an
+// event that queued nothing.
+func TestDispatchersAreWokenAfterTheCommit(t *testing.T) {
+	t.Parallel()
+	url := pgtest.URL(t)
+	db, err := postgres.Open(context.Background(), url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	wake := postgres.Listen(ctx, url, postgres.DeliveryChannel, slog.New(slog.DiscardHandler))
+	select {
+	case <-wake: // listening
+	case <-time.After(10 * time.Second):
+		t.Fatal("the listener did not connect")
+	}
+	woken := func(within time.Duration) bool {
+		select {
+		case <-wake:
+			return true
+		case <-time.After(within):
+			return false
+		}
+	}
+	quiet, hooked := tenant.Scope{MerchantID: "mer_quiet", Env: tenant.Sandbox}, tenant.Scope{MerchantID: "mer_hooked", Env: tenant.Sandbox}
+	execAll(t, db.SQL(), merchantRows(quiet.MerchantID, hooked.MerchantID)...)
+	execAll(t, db.SQL(), `INSERT INTO webhook_endpoints (merchant_id, environment, url, secret_key_id, secret_sealed, created_at, updated_at)
+VALUES ('mer_hooked', 'sandbox', 'https://hooks.example/in', 'k1', '\x00', now(), now())`)
+	record := func(ctx context.Context, scope tenant.Scope) error {
+		return db.RecordEvent(ctx, event.New(scope, event.WebhookTest, map[string]int{"n": 1}, time.Now().UTC()))
+	}
+
+	if err := record(ctx, quiet); err != nil {
+		t.Fatal(err)
+	}
+	if woken(500 * time.Millisecond) {
+		t.Error("woken by an event that queued no delivery")
+	}
+
+	rollback := errors.New("roll back")
+	if err := db.WithTx(ctx, func(ctx context.Context) error {
+		if err := record(ctx, hooked); err != nil {
+			return err
+		}
+		return rollback
+	}); !errors.Is(err, rollback) {
+		t.Fatal(err)
+	}
+	if woken(500 * time.Millisecond) {
+		t.Error("woken by a transaction that rolled back")
+	}
+
+	if err := db.WithTx(ctx, func(ctx context.Context) error {
+		if err := record(ctx, hooked); err != nil {
+			return err
+		}
+		if woken(500 * time.Millisecond) {
+			t.Error("woken before the commit")
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if !woken(5 * time.Second) {
+		t.Error("not woken after the commit of a queued delivery")
+	}
+
+	if err := record(ctx, hooked); err != nil { // a statement on its own
+		t.Fatal(err)
+	}
+	if !woken(5 * time.Second) {
+		t.Error("not woken after a queued delivery outside a transaction")
+	}
 }

@@ -2,8 +2,9 @@ package postgres
 
 // The outbox: a use case records its events with RecordEvent inside its
 // own transaction, and the same statement queues each event's webhook
-// delivery and notifies the dispatchers (DeliveryChannel) when that
-// transaction commits. The dispatchers claim deliveries in webhooks.go.
+// delivery; the dispatchers are notified (DeliveryChannel) once that
+// transaction has committed (wake.go). They claim deliveries in
+// webhooks.go.
 // Below RecordEvent: the reads of the events API and the retention sweep.
 
 import (

@@ -162,10 +162,13 @@ func (st *txState) rollback() {
 	}
 }
 
-// queued records that the statement just run queued webhook deliveries:
-// the dispatchers are woken after its transaction commits, or at once when
-// it ran on its own (see waker).
-func (db *DB) queued(ctx context.Context) {
+// queued records that the statement just run queued n webhook deliveries:
+// when n > 0, the dispatchers are woken after its transaction commits, or
+// at once when it ran on its own (see waker).
+func (db *DB) queued(ctx context.Context, n int) {
+	if n <= 0 {
+		return
+	}
 	if st := txOf(ctx); st != nil && st.tx != nil {
 		st.queued = true
 		return

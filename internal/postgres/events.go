@@ -52,19 +52,17 @@ func (db *DB) recordEvent(ctx context.Context, e event.Event, deliver bool) erro
 	if err := sqlx.GetContext(ctx, db.q(ctx), &queued, recordEvent, append([]any{e.Scope.MerchantID, e.Scope.Env}, args...)...); err != nil {
 		return translate(err)
 	}
-	if queued > 0 {
-		db.queued(ctx)
-	}
+	db.queued(ctx, queued)
 	return nil
 }
 
 // eventsSQL are the common table expressions that record events in the
 // statement of the change they are about, when cond holds: "ev" (the
 // events) and "queued" (their webhook deliveries, when the scope has an
-// endpoint; a statement that queued any calls db.queued, which wakes the
-// dispatchers after the commit). $1 and $2 are
-// the scope; $p to $p+4 are eventArgs: the events' ids, types, data and
-// creation times, and the deliveries' ids. The deliveries read the events
+// endpoint; the statement reports how many, for db.queued, which wakes the
+// dispatchers after the commit). $1 and $2 are the scope; $p to $p+4 are
+// eventArgs: the events' ids, types, data and creation times, and the
+// deliveries' ids. The deliveries read the events
 // from the arguments rather than from "ev" (no join in the plan); their
 // foreign key still checks each event at the end of the statement.
 func eventsSQL(cond string, p int) string {
@@ -137,9 +135,7 @@ func (db *DB) writeRecording(ctx context.Context, write, withEvents string, args
 	if err := sqlx.GetContext(ctx, db.q(ctx), &r, withEvents, append(args, evArgs...)...); err != nil {
 		return 0, translate(err)
 	}
-	if r.Queued > 0 {
-		db.queued(ctx)
-	}
+	db.queued(ctx, r.Queued)
 	return r.Written, nil
 }
 

@@ -40,12 +40,12 @@ func (r claimRow) domain() funding.AccountClaim {
 // createSource is a creation in one statement. In order: it takes the
 // request's Idempotency-Key claim when there is one ("claimed", see
 // claimSQL); then it checks the customer, claims the account number, and
-// inserts the source, its events and their webhook deliveries (how many
-// it queued, so that the dispatchers are woken after the commit), each
-// step only when the one before succeeded. It reports which rule refused, if one did: the claim
-// (locked, a stored response), the customer, or the account number, whose
-// holder it reads when that holder committed before the statement began
-// (else the caller reads it after).
+// inserts the source, its events and their webhook deliveries, each step
+// only when the one before succeeded. It reports which rule refused, if
+// one did: the claim (locked, a stored response), the customer, or the
+// account number, whose holder it reads when that holder committed before
+// the statement began (else the caller reads it after); and how many
+// deliveries it queued, so that the dispatchers are woken after the commit.
 //
 // Each step reads the one before in its FROM rather than testing it with
 // EXISTS, which gives the plan fewer nodes to set up on every call (29,
@@ -126,9 +126,7 @@ func (db *DB) CreateSource(ctx context.Context, s funding.Source, evs []event.Ev
 		switch {
 		case err == nil && r.Created:
 			cl.state = claimAnswered
-			if r.Queued > 0 {
-				db.wake() // the statement committed alone
-			}
+			db.queued(ctx, r.Queued) // committed alone: wakes at once
 			return createdClaim(s), true, nil
 		case err == nil && (!r.Locked || r.Status != nil):
 			return funding.AccountClaim{}, false, cl.settle(r.claimColumns)
@@ -152,9 +150,7 @@ func (db *DB) CreateSource(ctx context.Context, s funding.Source, evs []event.Ev
 	case !r.Customer:
 		return funding.AccountClaim{}, false, funding.ErrNoCustomer
 	case r.Created:
-		if r.Queued > 0 {
-			db.queued(ctx)
-		}
+		db.queued(ctx, r.Queued)
 		return createdClaim(s), true, nil
 	case r.SourceID == nil:
 		// The holder committed while this statement waited for it.

@@ -268,7 +268,7 @@ func (db *DB) QueueDelivery(ctx context.Context, scope tenant.Scope, eventID, id
 	if err := sqlx.GetContext(ctx, db.q(ctx), &n, queueDelivery, scope.MerchantID, scope.Env, eventID, now, id); err != nil {
 		return translate(err)
 	}
-	db.queued(ctx)
+	db.queued(ctx, n)
 	return nil
 }
 
@@ -437,6 +437,6 @@ func (db *DB) EnableEndpoint(ctx context.Context, scope tenant.Scope, now time.T
 	if n == 0 {
 		return errs.New(errs.NotFound, "no webhook endpoint")
 	}
-	db.queued(ctx) // the deliveries it held are due
+	db.queued(ctx, n) // the deliveries it held are due
 	return nil
 }

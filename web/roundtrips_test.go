@@ -2,9 +2,7 @@ package web_test
 
 import (
 	"bytes"
-	"context"
 	"fmt"
-	"log/slog"
 	"net/http"
 	"slices"
 	"strconv"
@@ -13,7 +11,6 @@ import (
 	"time"
 
 	"github.com/fundsource/fundsource/internal/pgtest"
-	"github.com/fundsource/fundsource/internal/postgres"
 )
 
 // TestRoundTrips counts, at the wire, the round trips to PostgreSQL of the
@@ -136,45 +133,23 @@ func TestRoundTrips(t *testing.T) {
 }
 
 // TestCreationWakesTheDispatchers: the creation's one statement queues its
-// deliveries and notifies the dispatchers' channel when it commits, as
-// every other write of an event does.
+// deliveries, and the dispatchers are notified after it commits, as after
+// every other write of an event.
 func TestCreationWakesTheDispatchers(t *testing.T) {
 	t.Parallel()
-	url := pgtest.URL(t)
-	db, err := postgres.Open(context.Background(), url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
+	db, woken := pgtest.Woken(t, pgtest.URL(t))
 	h := newHarnessOn(t, db)
 	key := h.merchant("Acme").Sandbox.SecretKey
 	user := h.customer(key)
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	wake := postgres.Listen(ctx, url, postgres.DeliveryChannel, slog.New(slog.DiscardHandler))
-	select {
-	case <-wake: // listening
-	case <-time.After(10 * time.Second):
-		t.Fatal("the listener did not connect")
-	}
-	notified := func() bool {
-		select {
-		case <-wake:
-			return true
-		case <-time.After(time.Second):
-			return false
-		}
-	}
 	h.source(key, user, "700000000001")
-	if notified() {
+	if woken(time.Second) {
 		t.Error("a notification without a webhook endpoint (nothing queued)")
 	}
 	wantOK(t, h.post("/v2/webhooks", key, `{"url":"https://hooks.example.com/fundsource"}`))
-	for len(wake) > 0 {
-		<-wake
+	for woken(100 * time.Millisecond) {
 	}
 	h.source(key, user, "700000000002")
-	if !notified() {
+	if !woken(5 * time.Second) {
 		t.Error("no notification after a creation that queued a delivery")
 	}
 }

@@ -3,13 +3,11 @@ package postgres_test
 import (
 	"context"
 	"errors"
-	"log/slog"
 	"testing"
 	"time"
 
 	"github.com/fundsource/fundsource/internal/event"
 	"github.com/fundsource/fundsource/internal/pgtest"
-	"github.com/fundsource/fundsource/internal/postgres"
 	"github.com/fundsource/fundsource/internal/tenant"
 	"github.com/fundsource/fundsource/internal/webhook"
 )
@@ -106,28 +104,8 @@ func waitForLockWait(t *testing.T, db interface {
 // event that queued nothing.
 func TestDispatchersAreWokenAfterTheCommit(t *testing.T) {
 	t.Parallel()
-	url := pgtest.URL(t)
-	db, err := postgres.Open(context.Background(), url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	wake := postgres.Listen(ctx, url, postgres.DeliveryChannel, slog.New(slog.DiscardHandler))
-	select {
-	case <-wake: // listening
-	case <-time.After(10 * time.Second):
-		t.Fatal("the listener did not connect")
-	}
-	woken := func(within time.Duration) bool {
-		select {
-		case <-wake:
-			return true
-		case <-time.After(within):
-			return false
-		}
-	}
+	db, woken := pgtest.Woken(t, pgtest.URL(t))
+	ctx := context.Background()
 	quiet, hooked := tenant.Scope{MerchantID: "mer_quiet", Env: tenant.Sandbox}, tenant.Scope{MerchantID: "mer_hooked", Env: tenant.Sandbox}
 	execAll(t, db.SQL(), merchantRows(quiet.MerchantID, hooked.MerchantID)...)
 	execAll(t, db.SQL(), `INSERT INTO webhook_endpoints (merchant_id, environment, url, secret_key_id, secret_sealed, created_at, updated_at)

@@ -145,8 +145,11 @@ type txState struct {
 	queued bool
 }
 
-// begin begins st's transaction.
+// begin begins st's transaction, unless it has begun.
 func (db *DB) begin(ctx context.Context, st *txState) error {
+	if st.tx != nil {
+		return nil
+	}
 	tx, err := db.x.BeginTxx(ctx, nil)
 	if err != nil {
 		return translate(err)
@@ -198,10 +201,8 @@ func txOf(ctx context.Context) *txState {
 // rollback would release the lock), and when it is refused fn does not run.
 func (db *DB) WithTx(ctx context.Context, fn func(ctx context.Context) error) error {
 	if st := txOf(ctx); st != nil {
-		if st.tx == nil {
-			if err := db.begin(ctx, st); err != nil {
-				return err
-			}
+		if err := db.begin(ctx, st); err != nil {
+			return err
 		}
 		if st.claim != nil {
 			if err := db.take(ctx, st.claim); err != nil {

@@ -59,10 +59,8 @@ func (db *DB) Idempotent(ctx context.Context, scope tenant.Scope, key string, re
 		return nil, nil
 	}
 	if keep && cl.state == claimPending {
-		if st.tx == nil {
-			if err := db.begin(ctx, st); err != nil {
-				return nil, err
-			}
+		if err := db.begin(ctx, st); err != nil {
+			return nil, err
 		}
 		if err := db.take(ctx, cl); err != nil && cl.state == claimPending {
 			return nil, err

@@ -31,6 +31,8 @@ type DB struct {
 	x *sqlx.DB
 	// waker notifies the dispatchers after commits that queued deliveries.
 	waker *waker
+	// creations gathers concurrent requests' creations into batches.
+	creations creations
 }
 
 // Open connects to databaseURL (a postgres:// URL or key=value DSN) and checks

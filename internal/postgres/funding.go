@@ -122,6 +122,16 @@ func (db *DB) CreateSource(ctx context.Context, s funding.Source, evs []event.Ev
 		// The request has no transaction yet: when the source is created,
 		// this one statement is the whole request, its response included.
 		resp := cl.answer(s)
+		b := db.createBatched(&pendingCreation{s: s, evs: evs, cl: cl, resp: resp})
+		switch c := b.row.claimColumns(cl); {
+		case b.ok && b.row.Created:
+			cl.state = claimAnswered
+			return createdClaim(s), true, nil
+		case b.ok && (!c.Locked || c.Status != nil):
+			return funding.AccountClaim{}, false, cl.settle(c)
+		}
+		// A rule refused it, or its batch failed: the one-row statement
+		// below tells which rule, or creates it when the batch failed.
 		err := sqlx.GetContext(ctx, db.x, &r, createAnswered, append(args, cl.hash, resp.Status, resp.Body, cl.now)...)
 		switch {
 		case err == nil && r.Created:

@@ -1,8 +1,10 @@
 package postgres_test
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
+	"strings"
 	"testing"
 
 	"github.com/fundsource/fundsource/internal/pgtest"
@@ -31,6 +33,7 @@ func TestOneRowReadsUseTheIDIndexWithoutStatistics(t *testing.T) {
 		`ALTER TABLE customers SET (autovacuum_enabled = false)`,
 		`ALTER TABLE funding_sources SET (autovacuum_enabled = false)`,
 		`ALTER TABLE payments SET (autovacuum_enabled = false)`,
+		`ALTER TABLE idempotency_keys SET (autovacuum_enabled = false)`,
 		`INSERT INTO customers (merchant_id, environment, id, first_name, last_name, email)
 		 SELECT 'mer_a', 'sandbox', 'cus_' || i, 'A', 'B', 'a@example.com' FROM generate_series(1, 64) i`,
 		`INSERT INTO funding_sources (merchant_id, environment, id, customer_id, status, routing_number, last_four, account_type,
@@ -41,10 +44,12 @@ func TestOneRowReadsUseTheIDIndexWithoutStatistics(t *testing.T) {
 		`INSERT INTO payments (merchant_id, environment, id, funding_source_id, customer_id, direction, amount_cents, status, created_at)
 		 SELECT 'mer_a', 'sandbox', 'pay_' || i, 'fs_' || i, 'cus_' || (i % 64 + 1), 'credit', 100, 'pending', now()
 		 FROM generate_series(1, 40000) i`,
+		`INSERT INTO idempotency_keys (merchant_id, environment, key, request_hash, response_status, response_body, created_at)
+		 SELECT 'mer_a', 'sandbox', 'key-' || i, '\x00', 200, '\x00', now() FROM generate_series(1, 40000) i`,
 	)...)
 	var analyzed int
 	if err := conn.GetContext(ctx, &analyzed, `SELECT count(*) FROM pg_class
-		WHERE relname IN ('customers', 'funding_sources', 'payments') AND reltuples >= 0`); err != nil || analyzed != 0 {
+		WHERE relname IN ('customers', 'funding_sources', 'payments', 'idempotency_keys') AND reltuples >= 0`); err != nil || analyzed != 0 {
 		t.Fatalf("the tables have statistics (%d, %v): the test would prove nothing", analyzed, err)
 	}
 
@@ -80,6 +85,25 @@ func TestOneRowReadsUseTheIDIndexWithoutStatistics(t *testing.T) {
 		}
 	}
 
+	// The batch of creations reads each row's stored response and customer
+	// through their unique keys, whatever the number of rows it is given.
+	if _, err := conn.ExecContext(ctx, `SET plan_cache_mode = force_generic_plan`); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := conn.ExecContext(ctx, `PREPARE batch AS `+postgres.CreateBatch); err != nil {
+		t.Fatal(err)
+	}
+	var batch []byte
+	if err := conn.GetContext(ctx, &batch, `EXPLAIN (FORMAT JSON) EXECUTE batch (`+
+		strings.TrimSuffix(strings.Repeat(`'{}', `, 26), ", ")+`)`); err != nil {
+		t.Fatal(err)
+	}
+	for table, index := range map[string]string{"customers": "customers_id", "idempotency_keys": "idempotency_keys_pkey"} {
+		if got := readsOf(t, batch, table); len(got) != 1 || got[0] != index {
+			t.Errorf("the batch reads %s through %q, want %s once\n%s", table, got, index, batch)
+		}
+	}
+
 	// The tenancy filter still holds: another merchant's key finds nothing.
 	var n int
 	if err := conn.GetContext(ctx, &n, `SELECT count(*) FROM (`+postgres.SelectSource+`) s`, "mer_b", "sandbox", "fs_777"); err != nil || n != 0 {
@@ -90,9 +114,37 @@ func TestOneRowReadsUseTheIDIndexWithoutStatistics(t *testing.T) {
 	}
 }
 
+// readsOf returns, for every node of an EXPLAIN (FORMAT JSON) plan that
+// reads table (not one that writes it), the index it reads through, or its
+// node type when it reads without an index.
+func readsOf(t *testing.T, plan []byte, table string) []string {
+	t.Helper()
+	var reads []string
+	walkPlan(t, plan, func(n node) {
+		if n.Relation != table || n.Type == "ModifyTable" {
+			return
+		}
+		reads = append(reads, cmp.Or(n.Index, n.Type))
+	})
+	return reads
+}
+
 // scanOf returns the index through which an EXPLAIN (FORMAT JSON) plan
 // reads table, or the node type when it reads it without an index.
 func scanOf(t *testing.T, plan []byte, table string) string {
+	t.Helper()
+	var found string
+	walkPlan(t, plan, func(n node) {
+		if n.Relation == table && found == "" {
+			found = cmp.Or(n.Index, n.Type)
+		}
+	})
+	return found
+}
+
+// walkPlan calls visit on every node of an EXPLAIN (FORMAT JSON) plan,
+// parents first.
+func walkPlan(t *testing.T, plan []byte, visit func(n node)) {
 	t.Helper()
 	var doc []struct {
 		Plan node `json:"Plan"`
@@ -100,21 +152,14 @@ func scanOf(t *testing.T, plan []byte, table string) string {
 	if err := json.Unmarshal(plan, &doc); err != nil || len(doc) != 1 {
 		t.Fatalf("plan: %v\n%s", err, plan)
 	}
-	var found string
 	var walk func(n node)
 	walk = func(n node) {
-		if n.Relation == table && found == "" {
-			found = n.Type
-			if n.Index != "" {
-				found = n.Index
-			}
-		}
+		visit(n)
 		for _, c := range n.Plans {
 			walk(c)
 		}
 	}
 	walk(doc[0].Plan)
-	return found
 }
 
 type node struct {

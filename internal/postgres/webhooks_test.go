@@ -49,7 +49,7 @@ WHERE merchant_id = 'mer_deadlock' RETURNING id`); err != nil {
 		// The merchant deletes the endpoint meanwhile; it waits for the
 		// delivery this transaction holds.
 		go func() { deleted <- db.DeleteEndpoint(context.Background(), scope, now) }()
-		waitForLockWait(t, db.SQL())
+		waitForLockWait(t, db.SQL(), 1)
 		// Then the endpoint's failure streak.
 		_, err := db.EndpointFailed(ctx, scope, now, time.Hour)
 		return err
@@ -78,11 +78,11 @@ WHERE merchant_id = 'mer_deadlock' RETURNING id`); err != nil {
 	}
 }
 
-// waitForLockWait returns once some session of the test's database waits
-// for a lock.
+// waitForLockWait returns once n sessions of the test's database wait for
+// a lock.
 func waitForLockWait(t *testing.T, db interface {
 	GetContext(context.Context, any, string, ...any) error
-}) {
+}, n int) {
 	t.Helper()
 	deadline := time.Now().Add(10 * time.Second)
 	for time.Now().Before(deadline) {
@@ -90,12 +90,12 @@ func waitForLockWait(t *testing.T, db interface {
 		if err := db.GetContext(context.Background(), &waiting, `SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'`); err != nil {
 			t.Fatal(err)
 		}
-		if waiting > 0 {
+		if waiting >= n {
 			return
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
-	t.Fatal("no session ever waited for a lock")
+	t.Fatalf("fewer than %d sessions ever waited for a lock", n)
 }
 
 // The dispatchers are woken after a transaction that queued a delivery

@@ -368,15 +368,22 @@ WITH done AS (
   UPDATE webhook_deliveries SET status = $2, attempts = $3, next_attempt_at = $4, last_error = $5, updated_at = $6,
     lease_token = NULL, leased_until = NULL
   WHERE id = $1 AND lease_token = $13 AND status = 'pending'
-  RETURNING id
+  RETURNING id, merchant_id, environment
 ), attempt AS (
   INSERT INTO webhook_attempts (delivery_id, attempted_at, url, status_code, latency_ms, response_body, error)
   SELECT id, $7, $8, $9, $10, $11, $12 FROM done
+), healthy AS (
+  UPDATE webhook_endpoints w SET consecutive_failures = 0, failing_since = NULL
+  FROM done
+  WHERE $2 = '` + webhook.Delivered + `' AND w.merchant_id = done.merchant_id AND w.environment = done.environment
+    AND (w.consecutive_failures > 0 OR w.failing_since IS NOT NULL)
 )
 SELECT count(*) FROM done`
 
 // FinishDelivery stores a delivery's new state and its attempt while the
-// lease of token holds it; errs.Conflict when it no longer does.
+// lease of token holds it; errs.Conflict when it no longer does. A
+// delivered one also clears its endpoint's failure streak, in the same
+// statement, so a success commits in one round trip.
 func (db *DB) FinishDelivery(ctx context.Context, d webhook.Delivery, a webhook.Attempt, token string) error {
 	var n int
 	err := sqlx.GetContext(ctx, db.q(ctx), &n, finishDelivery, d.ID, d.Status, d.Attempts, d.NextAttemptAt, d.LastError,
@@ -388,13 +395,6 @@ func (db *DB) FinishDelivery(ctx context.Context, d webhook.Delivery, a webhook.
 		return errs.New(errs.Conflict, "the delivery's lease ran out")
 	}
 	return nil
-}
-
-// EndpointSucceeded clears the scope's failure streak.
-func (db *DB) EndpointSucceeded(ctx context.Context, scope tenant.Scope) error {
-	_, err := db.q(ctx).ExecContext(ctx, `UPDATE webhook_endpoints SET consecutive_failures = 0, failing_since = NULL
-WHERE merchant_id = $1 AND environment = $2 AND (consecutive_failures > 0 OR failing_since IS NOT NULL)`, scope.MerchantID, scope.Env)
-	return translate(err)
 }
 
 const endpointFailed = `

@@ -234,30 +234,34 @@ func (d *Dispatcher) done(key string) {
 	d.total--
 }
 
-// deliver sends a leased delivery, then records the attempt, the next
-// state and the endpoint's health in one short transaction. A lease that
-// ran out (another process took the delivery over) drops this attempt.
+// deliver sends a leased delivery, then records the attempt and the next
+// state: a success in one statement, which also clears the endpoint's
+// failure streak; a failure in one short transaction with the endpoint's
+// streak (and, when it disables the endpoint, its event). A lease that ran
+// out (another process took the delivery over) drops this attempt.
 func (d *Dispatcher) deliver(ctx context.Context, c Claim) error {
 	a := d.send(ctx, c)
 	now := d.now().UTC()
-	err := d.store.WithTx(ctx, func(tx context.Context) error {
-		if err := d.store.FinishDelivery(tx, next(c.Delivery, a, now), a, c.LeaseToken); err != nil {
-			return err
-		}
-		if succeeded(a) {
-			return d.store.EndpointSucceeded(tx, c.Delivery.Scope)
-		}
-		disabled, err := d.store.EndpointFailed(tx, c.Delivery.Scope, now, d.opts.DisableAfter)
-		if err != nil || !disabled {
-			return err
-		}
-		d.opts.Logger.Warn("webhook endpoint disabled after failing continuously",
-			slog.String("merchant_id", c.Delivery.Scope.MerchantID), slog.String("environment", string(c.Delivery.Scope.Env)))
-		return d.store.RecordUndeliveredEvent(tx, event.New(c.Delivery.Scope, event.WebhookDisabled, Disabled{
-			WebhookURL: c.Endpoint.URL, DisabledAt: now, LastError: describe(a),
-			FailingFor: d.opts.DisableAfter.String(),
-		}, now))
-	})
+	var err error
+	if succeeded(a) {
+		err = d.store.FinishDelivery(ctx, next(c.Delivery, a, now), a, c.LeaseToken)
+	} else {
+		err = d.store.WithTx(ctx, func(tx context.Context) error {
+			if err := d.store.FinishDelivery(tx, next(c.Delivery, a, now), a, c.LeaseToken); err != nil {
+				return err
+			}
+			disabled, err := d.store.EndpointFailed(tx, c.Delivery.Scope, now, d.opts.DisableAfter)
+			if err != nil || !disabled {
+				return err
+			}
+			d.opts.Logger.Warn("webhook endpoint disabled after failing continuously",
+				slog.String("merchant_id", c.Delivery.Scope.MerchantID), slog.String("environment", string(c.Delivery.Scope.Env)))
+			return d.store.RecordUndeliveredEvent(tx, event.New(c.Delivery.Scope, event.WebhookDisabled, Disabled{
+				WebhookURL: c.Endpoint.URL, DisabledAt: now, LastError: describe(a),
+				FailingFor: d.opts.DisableAfter.String(),
+			}, now))
+		})
+	}
 	if errs.Is(err, errs.Conflict) || errs.Is(err, errs.NotFound) {
 		return nil // the lease ran out, or the endpoint or delivery is gone
 	}

@@ -174,8 +174,6 @@ type Store interface {
 	// endpoints, backing-off endpoints that have a delivery in flight, and
 	// rows other processes are claiming; it commits before it returns.
 	ClaimDeliveries(ctx context.Context, r ClaimRequest) ([]Claim, error)
-	// EndpointSucceeded clears the scope's failure streak.
-	EndpointSucceeded(ctx context.Context, scope tenant.Scope) error
 	// EndpointFailed counts a failed attempt; when the streak has lasted
 	// disableAfter it disables the endpoint and reports so (once).
 	EndpointFailed(ctx context.Context, scope tenant.Scope, now time.Time, disableAfter time.Duration) (disabled bool, err error)
@@ -186,7 +184,8 @@ type Store interface {
 	RecordUndeliveredEvent(ctx context.Context, e event.Event) error
 	// FinishDelivery stores a delivery's new state and the attempt that led
 	// to it, if the lease of token still holds it; errs.Conflict when not
-	// (the lease ran out and another process took the delivery over).
+	// (the lease ran out and another process took the delivery over). A
+	// delivered one also clears its endpoint's failure streak.
 	FinishDelivery(ctx context.Context, d Delivery, a Attempt, token string) error
 	// DeleteEventsBefore deletes up to limit events created before t, with
 	// their deliveries and attempts, and returns how many it deleted.

@@ -78,24 +78,20 @@ type batchResult struct {
 // advisory lock, and the row stored under the key, live or expired) and
 // whether the source was created.
 type batchRow struct {
+	claimColumns
 	ID       string     `db:"id"`
-	Locked   bool       `db:"locked"`
-	Hash     []byte     `db:"stored_hash"`
-	Status   *int       `db:"stored_status"`
-	Body     []byte     `db:"stored_body"`
 	StoredAt *time.Time `db:"stored_at"`
 	Created  bool       `db:"created"`
 	Queued   int        `db:"queued"`
 }
 
-// claimColumns is the row's claim as createSource reports it: the stored
+// liveClaim is the row's claim as createSource reports it: the stored
 // response only when it is live.
-func (r batchRow) claimColumns(cl *claim) claimColumns {
-	c := claimColumns{Locked: r.Locked}
-	if r.StoredAt != nil && r.StoredAt.After(cl.since) {
-		c.Hash, c.Status, c.Body = r.Hash, r.Status, r.Body
+func (r batchRow) liveClaim(cl *claim) claimColumns {
+	if r.StoredAt == nil || !r.StoredAt.After(cl.since) {
+		return claimColumns{Locked: r.Locked}
 	}
-	return c
+	return r.claimColumns
 }
 
 // createBatched writes p's creation in a batch and returns its row, or
@@ -220,7 +216,8 @@ WITH r AS (
   SELECT ok.merchant_id, ok.environment, ok.key, ok.request_hash, ok.response_status, ok.response_body, ok.now
   FROM ok JOIN src USING (id)
 )
-SELECT c.id, c.locked, c.stored_hash, c.stored_status, c.stored_body, c.stored_at,
+SELECT c.id, c.locked, c.stored_hash AS request_hash, c.stored_status AS response_status,
+  c.stored_body AS response_body, c.stored_at,
   src.id IS NOT NULL AS created, (SELECT count(*) FROM queued) AS queued
 FROM claimed c LEFT JOIN src USING (id)`
 

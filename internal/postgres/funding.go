@@ -123,7 +123,7 @@ func (db *DB) CreateSource(ctx context.Context, s funding.Source, evs []event.Ev
 		// this one statement is the whole request, its response included.
 		resp := cl.answer(s)
 		b := db.createBatched(&pendingCreation{s: s, evs: evs, cl: cl, resp: resp})
-		switch c := b.row.claimColumns(cl); {
+		switch c := b.row.liveClaim(cl); {
 		case b.ok && b.row.Created:
 			cl.state = claimAnswered
 			return createdClaim(s), true, nil

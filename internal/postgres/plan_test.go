@@ -12,10 +12,12 @@ import (
 )
 
 // TestOneRowReadsUseTheIDIndexWithoutStatistics: on tables that were
-// never analyzed (autovacuum off, 40,000 sources and payments bulk-written
-// into 64 customers), the hot one-row reads go through the table's unique
-// id index, for a one-off plan and for the generic plan a prepared
-// statement ends up with.
+// never analyzed (autovacuum off, 40,000 sources, payments and stored
+// responses bulk-written into 64 customers), the hot one-row reads go
+// through the table's unique id index, for a one-off plan and for the
+// generic plan a prepared statement ends up with; and the batch of
+// creations reads each row's customer and stored response through their
+// unique indexes.
 func TestOneRowReadsUseTheIDIndexWithoutStatistics(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()

@@ -5,7 +5,6 @@ import (
 	"database/sql"
 	"encoding/json"
 	"fmt"
-	"sync"
 	"time"
 
 	"github.com/lib/pq"
@@ -50,11 +49,12 @@ const (
 	creationBatchTimeout = 30 * time.Second
 )
 
-// creations is the queue of creations waiting for a batch.
-type creations struct {
-	mu      sync.Mutex
-	queue   []*pendingCreation
-	running int // batches taking from the queue
+// newCreations is the queue of db's creations: never two requests with
+// the same Idempotency-Key in one batch.
+func newCreations(db *DB) *batches[*pendingCreation] {
+	return newBatches(creationBatches, creationBatchMax, func(p *pendingCreation) string {
+		return p.cl.scope.MerchantID + "\x00" + string(p.cl.scope.Env) + "\x00" + p.cl.key
+	}, db.runCreationBatch)
 }
 
 // pendingCreation is one request's creation, with the response to store
@@ -98,62 +98,20 @@ func (r batchRow) liveClaim(cl *claim) claimColumns {
 // ok false when the batch failed (then nothing of it was written).
 func (db *DB) createBatched(p *pendingCreation) batchResult {
 	p.done = make(chan batchResult, 1)
-	c := &db.creations
-	c.mu.Lock()
-	c.queue = append(c.queue, p)
-	start := c.running < creationBatches
-	if start {
-		c.running++
-	}
-	c.mu.Unlock()
-	if start {
-		go db.runCreations()
-	}
+	db.creations.add(p)
 	return <-p.done
 }
 
-// runCreations writes batches until the queue is empty.
-func (db *DB) runCreations() {
-	for {
-		batch := db.creations.next()
-		if batch == nil {
-			return
-		}
-		rows, queued, err := db.createBatch(batch)
-		if err == nil {
-			db.queued(context.Background(), queued) // committed alone: wakes at once
-		}
-		for _, p := range batch {
-			r, ok := rows[p.s.ID]
-			p.done <- batchResult{ok: err == nil && ok, row: r}
-		}
+// runCreationBatch writes one batch and answers each of its requests.
+func (db *DB) runCreationBatch(batch []*pendingCreation) {
+	rows, queued, err := db.createBatch(batch)
+	if err == nil {
+		db.queued(context.Background(), queued) // committed alone: wakes at once
 	}
-}
-
-// next takes the next batch off the queue, nil (and one fewer running)
-// when the queue is empty. Requests with the same Idempotency-Key as one
-// already taken stay queued, in order.
-func (c *creations) next() []*pendingCreation {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if len(c.queue) == 0 {
-		c.running--
-		return nil
+	for _, p := range batch {
+		r, ok := rows[p.s.ID]
+		p.done <- batchResult{ok: err == nil && ok, row: r}
 	}
-	type scopedKey struct{ merchant, env, key string }
-	var batch, rest []*pendingCreation
-	keys := make(map[scopedKey]bool, len(c.queue))
-	for _, p := range c.queue {
-		k := scopedKey{p.cl.scope.MerchantID, string(p.cl.scope.Env), p.cl.key}
-		if len(batch) == creationBatchMax || keys[k] {
-			rest = append(rest, p)
-			continue
-		}
-		keys[k] = true
-		batch = append(batch, p)
-	}
-	c.queue = rest
-	return batch
 }
 
 // createBatchSQL is the batch's statement: createSource's steps for many

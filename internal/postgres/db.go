@@ -32,7 +32,7 @@ type DB struct {
 	// waker notifies the dispatchers after commits that queued deliveries.
 	waker *waker
 	// creations gathers concurrent requests' creations into batches.
-	creations creations
+	creations *batches[*pendingCreation]
 }
 
 // Open connects to databaseURL (a postgres:// URL or key=value DSN) and checks
@@ -69,7 +69,9 @@ func open(databaseURL string) (*DB, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open database: %w", err)
 	}
-	return &DB{x: sqlx.NewDb(sql.OpenDB(c), "postgres"), waker: newWaker(c)}, nil
+	db := &DB{x: sqlx.NewDb(sql.OpenDB(c), "postgres"), waker: newWaker(c)}
+	db.creations = newCreations(db)
+	return db, nil
 }
 
 func withConnectTimeout(dsn string) string {

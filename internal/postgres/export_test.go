@@ -13,8 +13,4 @@ const (
 const CreationBatches = creationBatches
 
 // QueuedCreations is how many creations wait for a batch.
-func QueuedCreations(db *DB) int {
-	db.creations.mu.Lock()
-	defer db.creations.mu.Unlock()
-	return len(db.creations.queue)
-}
+func QueuedCreations(db *DB) int { return db.creations.queued() }

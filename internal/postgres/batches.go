@@ -7,8 +7,8 @@ import "sync"
 // goroutines at a time each take what is queued (at most max items) and
 // run it as one batch, until the queue is empty. A lone item is a batch of
 // one at once: nothing waits for company, and under load the batches grow
-// by themselves. Items with the same non-empty key never share a batch (the
-// later one waits for the next), in queue order.
+// by themselves. Items with the same key never share a batch (the later
+// one waits for the next), in queue order.
 type batches[T any] struct {
 	limit, max int
 	key        func(T) string
@@ -57,25 +57,15 @@ func (b *batches[T]) next() []T {
 		b.running--
 		return nil
 	}
-	if b.key == nil && len(b.queue) <= b.max {
-		batch := b.queue
-		b.queue = nil
-		return batch
-	}
 	var batch, rest []T
 	keys := make(map[string]bool, len(b.queue))
 	for _, item := range b.queue {
-		k := ""
-		if b.key != nil {
-			k = b.key(item)
-		}
-		if len(batch) == b.max || (k != "" && keys[k]) {
+		k := b.key(item)
+		if len(batch) == b.max || keys[k] {
 			rest = append(rest, item)
 			continue
 		}
-		if k != "" {
-			keys[k] = true
-		}
+		keys[k] = true
 		batch = append(batch, item)
 	}
 	b.queue = rest

@@ -32,10 +32,12 @@ import (
 // A lone creation is written at once, in a batch of one: nothing waits for
 // company. Each row of a batch is checked on its own, as the one-row
 // statement checks it (the claim, the customer, the account number), and a
-// row that is refused writes nothing; its request then runs the one-row
-// statement, which tells which rule refused and answers accordingly (the
-// path it took before batches). So a batch reports only which rows it
-// created. A batch that fails as a whole (a unique violation from a race
+// row that is refused writes nothing. A refused claim is answered from the
+// batch's row (request_in_progress, or the stored response); a request
+// refused by a rule runs the one-row statement, which tells which rule and
+// answers accordingly (the path it took before batches). So a batch reports
+// only each row's claim and whether it was created. A batch that fails as a
+// whole (a unique violation from a race
 // the checks could not see, a deadlock between two batches over two account
 // numbers, a lost connection) writes nothing either, and each of its
 // requests runs the one-row statement. A batch never holds two requests

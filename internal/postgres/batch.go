@@ -3,8 +3,6 @@ package postgres
 import (
 	"context"
 	"database/sql"
-	"encoding/json"
-	"fmt"
 	"time"
 
 	"github.com/lib/pq"
@@ -12,8 +10,6 @@ import (
 	"github.com/fundsource/fundsource/internal/event"
 	"github.com/fundsource/fundsource/internal/funding"
 	"github.com/fundsource/fundsource/internal/idempotency"
-	"github.com/fundsource/fundsource/internal/ids"
-	"github.com/fundsource/fundsource/internal/webhook"
 )
 
 // Creations of concurrent requests are written together: group commit.
@@ -192,7 +188,8 @@ func (db *DB) createBatch(batch []*pendingCreation) (map[string]batchRow, int, e
 		banks, nicknames                                       = make([]sql.NullString, n), make([]sql.NullString, n)
 		locks, statusCodes                                     = make([]int64, n), make([]int64, n)
 		ciphertexts, fingerprints, hashes, bodies              = make([][]byte, n), make([][]byte, n), make([][]byte, n), make([][]byte, n)
-		evSources, evIDs, evTypes, evData, evAt, deliveries    []string
+		evSources                                              []string
+		evs                                                    eventArrays
 	)
 	for i, p := range batch {
 		s := p.s
@@ -204,13 +201,10 @@ func (db *DB) createBatch(batch []*pendingCreation) (map[string]batchRow, int, e
 		locks[i], statusCodes[i] = p.cl.lockID(), int64(p.resp.Status)
 		ciphertexts[i], fingerprints[i], hashes[i], bodies[i] = s.Account.Data, s.Fingerprint, p.cl.hash, p.resp.Body
 		for _, e := range p.evs {
-			data, err := json.Marshal(e.Data)
-			if err != nil {
-				return nil, 0, fmt.Errorf("record event %s: %w", e.Type, err)
+			if err := evs.add(e); err != nil {
+				return nil, 0, err
 			}
-			evSources, evIDs, evTypes = append(evSources, s.ID), append(evIDs, e.ID), append(evTypes, e.Type)
-			evData, evAt = append(evData, string(data)), append(evAt, e.CreatedAt.Format(time.RFC3339Nano))
-			deliveries = append(deliveries, ids.New(webhook.DeliveryPrefix))
+			evSources = append(evSources, s.ID)
 		}
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), creationBatchTimeout)
@@ -221,8 +215,8 @@ func (db *DB) createBatch(batch []*pendingCreation) (map[string]batchRow, int, e
 		pq.Array(banks), pq.StringArray(lastFour), pq.StringArray(accountTypes), pq.Array(nicknames),
 		pq.StringArray(keyIDs), pq.ByteaArray(ciphertexts), pq.ByteaArray(fingerprints), pq.StringArray(created),
 		pq.ByteaArray(hashes), pq.Int64Array(statusCodes), pq.ByteaArray(bodies), pq.StringArray(nows),
-		pq.StringArray(evSources), pq.StringArray(evIDs), pq.StringArray(evTypes), pq.StringArray(evData),
-		pq.StringArray(evAt), pq.StringArray(deliveries))
+		pq.StringArray(evSources), pq.StringArray(evs.ids), pq.StringArray(evs.types), pq.StringArray(evs.data),
+		pq.StringArray(evs.at), pq.StringArray(evs.deliveries))
 	if err != nil {
 		return nil, 0, err
 	}

@@ -85,20 +85,33 @@ func eventsSQL(cond string, p int) string {
 // eventArgs are the parameters of eventsSQL for evs; with deliver false
 // they queue no delivery.
 func eventArgs(evs []event.Event, deliver bool) ([]any, error) {
-	n := len(evs)
-	evIDs, types, data, at, deliveries := make([]string, n), make([]string, n), make([]string, n), make([]string, n), make([]string, n)
-	for i, e := range evs {
-		b, err := json.Marshal(e.Data)
-		if err != nil {
-			return nil, fmt.Errorf("record event %s: %w", e.Type, err)
+	var c eventArrays
+	for _, e := range evs {
+		if err := c.add(e); err != nil {
+			return nil, err
 		}
-		evIDs[i], types[i], data[i], at[i] = e.ID, e.Type, string(b), e.CreatedAt.Format(time.RFC3339Nano)
-		deliveries[i] = ids.New(webhook.DeliveryPrefix)
 	}
 	if !deliver {
-		deliveries = []string{} // unnest pads it with NULLs, which queue nothing
+		c.deliveries = []string{} // unnest pads it with NULLs, which queue nothing
 	}
-	return []any{pq.StringArray(evIDs), pq.StringArray(types), pq.StringArray(data), pq.StringArray(at), pq.StringArray(deliveries)}, nil
+	return []any{pq.StringArray(c.ids), pq.StringArray(c.types), pq.StringArray(c.data), pq.StringArray(c.at), pq.StringArray(c.deliveries)}, nil
+}
+
+// eventArrays are events as a statement's array parameters: their ids,
+// types, JSON data and creation times, and the ids of their deliveries.
+type eventArrays struct {
+	ids, types, data, at, deliveries []string
+}
+
+// add appends e, with a new delivery id.
+func (c *eventArrays) add(e event.Event) error {
+	b, err := json.Marshal(e.Data)
+	if err != nil {
+		return fmt.Errorf("record event %s: %w", e.Type, err)
+	}
+	c.ids, c.types, c.data = append(c.ids, e.ID), append(c.types, e.Type), append(c.data, string(b))
+	c.at, c.deliveries = append(c.at, e.CreatedAt.Format(time.RFC3339Nano)), append(c.deliveries, ids.New(webhook.DeliveryPrefix))
+	return nil
 }
 
 // recording is write (a data-modifying statement whose first two

@@ -1,12 +1,16 @@
 package web_test
 
 import (
+	"context"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"strings"
 	"sync/atomic"
 	"testing"
+
+	"github.com/fundsource/fundsource/internal/tenant"
 )
 
 // BenchmarkCreateCustomer measures POST /v2/customers with an Idempotency-Key
@@ -76,6 +80,33 @@ func benchmarkGet(b *testing.B, h *harness, key, path string) {
 		for pb.Next() {
 			r := httptest.NewRequest(http.MethodGet, path, nil)
 			r.Header.Set("Authorization", "Bearer "+key)
+			w := httptest.NewRecorder()
+			h.engine.ServeHTTP(w, r)
+			if w.Code != http.StatusOK {
+				b.Fatalf("status %d: %s", w.Code, w.Body)
+			}
+		}
+	})
+}
+
+// BenchmarkHostedPage measures the hosted page's GET of a source whose
+// micro-deposits are on their way, with a successUrl.
+func BenchmarkHostedPage(b *testing.B) {
+	h := newHarness(b)
+	m := h.merchant("Bench")
+	key := m.Sandbox.SecretKey
+	user := h.customer(key)
+	src := h.source(key, user, "123456789")
+	scope := tenant.Scope{MerchantID: m.Merchant.ID, Env: tenant.Sandbox}
+	if _, err := h.funding.InitiateVerification(context.Background(), scope, src); err != nil {
+		b.Fatal(err)
+	}
+	path := "/bank-account/" + m.Sandbox.PublicKey + "/" + user + "/" + src + "?successUrl=" + url.QueryEscape("http://127.0.0.1/done")
+	b.ReportAllocs()
+	b.ResetTimer()
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			r := httptest.NewRequest(http.MethodGet, path, nil)
 			w := httptest.NewRecorder()
 			h.engine.ServeHTTP(w, r)
 			if w.Code != http.StatusOK {

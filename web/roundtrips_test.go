@@ -16,7 +16,8 @@ import (
 // TestRoundTrips counts, at the wire, the round trips to PostgreSQL of the
 // hot requests (a warm server: its key cached, its statements prepared). A
 // source's GET is one, and so is the hosted page (its link's owner, with
-// the merchant's name and redirect origins, comes from the key cache). A
+// the merchant's name and redirect origins, comes from the key cache), and
+// a test event. A
 // creation, with an Idempotency-Key or without, is one
 // statement: the claim of the key, the customer check, the account claim,
 // the source, its events and deliveries, and the stored response. The
@@ -129,6 +130,19 @@ func TestRoundTrips(t *testing.T) {
 	})
 	if page.Code != http.StatusOK || !strings.Contains(string(page.Body), "Acme") {
 		t.Errorf("hosted page: %d\n%s", page.Code, page.Body)
+	}
+	// A test event: one statement checks the endpoint and writes the event
+	// with its delivery. The answer is the event as committed, as the
+	// events API shows it (no dispatcher runs here).
+	test := measure("test event", 1, func() req { return req{method: http.MethodPost, path: "/v2/webhooks/test", key: key} })
+	sent := wantOK(t, test)
+	shown := h.get("/v2/events/"+sent["id"].(string), key)
+	wantOK(t, shown)
+	if !bytes.Equal(test.Body, shown.Body) {
+		t.Errorf("test event answered\n%s\nthe events API shows\n%s", test.Body, shown.Body)
+	}
+	if ds, _ := sent["deliveries"].([]any); len(ds) != 1 || ds[0].(map[string]any)["status"] != "pending" {
+		t.Errorf("test event's deliveries: %v", sent["deliveries"])
 	}
 }
 

@@ -113,7 +113,11 @@ func TestWebhookRegistration(t *testing.T) {
 	wantError(t, h.get("/v2/webhooks", key), 404, "webhook_not_found")
 	wantError(t, h.do(req{method: http.MethodDelete, path: "/v2/webhooks", key: key}), 404, "webhook_not_found")
 	wantError(t, h.post("/v2/webhooks/secret/roll", key, ``), 404, "webhook_not_found")
+	tests := len(h.events("webhook.test"))
 	wantError(t, h.post("/v2/webhooks/test", key, `{}`), 404, "webhook_not_found")
+	if got := len(h.events("webhook.test")); got != tests {
+		t.Errorf("a refused test event was recorded: %d test events, want %d", got, tests)
+	}
 	// A new registration after a delete gets a new secret.
 	if again := register(h, key, "https://merchant.example/hooks"); again["secret"] == secret {
 		t.Error("re-registration after delete reused the deleted secret")

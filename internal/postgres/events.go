@@ -17,6 +17,7 @@ import (
 	"github.com/jmoiron/sqlx"
 	"github.com/lib/pq"
 
+	"github.com/fundsource/fundsource/internal/errs"
 	"github.com/fundsource/fundsource/internal/event"
 	"github.com/fundsource/fundsource/internal/ids"
 	"github.com/fundsource/fundsource/internal/paging"
@@ -54,6 +55,34 @@ func (db *DB) recordEvent(ctx context.Context, e event.Event, deliver bool) erro
 	}
 	db.queued(ctx, queued)
 	return nil
+}
+
+// recordEventForEndpoint is recordEvent only when the scope has a webhook
+// endpoint: without one it writes nothing and queues nothing.
+var recordEventForEndpoint = `
+WITH ` + eventsSQL("EXISTS (SELECT 1 FROM webhook_endpoints WHERE merchant_id = $1 AND environment = $2)", 3) + `
+SELECT count(*) FROM queued`
+
+// RecordEventForEndpoint writes e and its delivery, due at once, in one
+// statement that also checks the scope's webhook endpoint, and returns the
+// delivery as written; errs.NotFound, with nothing written, when the scope
+// has no endpoint.
+func (db *DB) RecordEventForEndpoint(ctx context.Context, e event.Event) (webhook.Delivery, error) {
+	var c eventArrays
+	if err := c.add(e); err != nil {
+		return webhook.Delivery{}, err
+	}
+	var queued int
+	if err := sqlx.GetContext(ctx, db.q(ctx), &queued, recordEventForEndpoint, append([]any{e.Scope.MerchantID, e.Scope.Env}, c.args()...)...); err != nil {
+		return webhook.Delivery{}, translate(err)
+	}
+	if queued == 0 {
+		return webhook.Delivery{}, errs.New(errs.NotFound, "no webhook endpoint")
+	}
+	db.queued(ctx, queued)
+	at := e.CreatedAt.UTC()
+	return webhook.Delivery{ID: c.deliveries[0], Scope: e.Scope, EventID: e.ID, Status: webhook.Pending,
+		NextAttemptAt: &at, CreatedAt: at, UpdatedAt: at}, nil
 }
 
 // eventsSQL are the common table expressions that record events in the
@@ -94,7 +123,7 @@ func eventArgs(evs []event.Event, deliver bool) ([]any, error) {
 	if !deliver {
 		c.deliveries = []string{} // unnest pads it with NULLs, which queue nothing
 	}
-	return []any{pq.StringArray(c.ids), pq.StringArray(c.types), pq.StringArray(c.data), pq.StringArray(c.at), pq.StringArray(c.deliveries)}, nil
+	return c.args(), nil
 }
 
 // eventArrays are events as a statement's array parameters: their ids,
@@ -112,6 +141,11 @@ func (c *eventArrays) add(e event.Event) error {
 	c.ids, c.types, c.data = append(c.ids, e.ID), append(c.types, e.Type), append(c.data, string(b))
 	c.at, c.deliveries = append(c.at, e.CreatedAt.Format(time.RFC3339Nano)), append(c.deliveries, ids.New(webhook.DeliveryPrefix))
 	return nil
+}
+
+// args are the arrays as eventsSQL's parameters, in its order.
+func (c eventArrays) args() []any {
+	return []any{pq.StringArray(c.ids), pq.StringArray(c.types), pq.StringArray(c.data), pq.StringArray(c.at), pq.StringArray(c.deliveries)}
 }
 
 // recording is write (a data-modifying statement whose first two

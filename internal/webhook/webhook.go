@@ -153,6 +153,11 @@ type Store interface {
 	// deliveries; errs.NotFound if there is none.
 	DeleteEndpoint(ctx context.Context, scope tenant.Scope, at time.Time) error
 
+	// RecordEventForEndpoint records e with its delivery, due at once, and
+	// returns the delivery; errs.NotFound, with nothing written, when the
+	// scope has no endpoint.
+	RecordEventForEndpoint(ctx context.Context, e event.Event) (Delivery, error)
+
 	// Event returns one event; errs.NotFound if unknown.
 	Event(ctx context.Context, scope tenant.Scope, id string) (event.Event, error)
 	// ListEvents returns up to p.Limit+1 events newest first, of the type
@@ -351,22 +356,22 @@ type EventDetail struct {
 	Deliveries []Delivery
 }
 
-// SendTest records a webhook.test event, which is delivered like any other.
+// SendTest records a webhook.test event, which is delivered like any other,
+// in one statement that also checks the endpoint, and answers with the event
+// and its delivery as committed (pending, not yet tried).
 func (s *Service) SendTest(ctx context.Context, scope tenant.Scope) (EventDetail, error) {
-	var e event.Event
-	err := s.store.WithTx(ctx, func(ctx context.Context) error {
-		if _, err := endpoint(ctx, scope, s.store.Endpoint); err != nil {
-			return err
-		}
-		e = event.New(scope, event.WebhookTest, map[string]string{
-			"message": "This is a test event from fundsource. Its delivery is acknowledged when your endpoint answers 2xx; check the signature with your secret.",
-		}, s.now())
-		return s.store.RecordEvent(ctx, e)
-	})
+	e := event.New(scope, event.WebhookTest, map[string]string{
+		"message": "This is a test event from fundsource. Its delivery is acknowledged when your endpoint answers 2xx; check the signature with your secret.",
+	}, s.now())
+	d, err := s.store.RecordEventForEndpoint(ctx, e)
+	if errs.Is(err, errs.NotFound) {
+		return EventDetail{}, NotFound()
+	}
 	if err != nil {
 		return EventDetail{}, err
 	}
-	return s.Event(ctx, scope, e.ID)
+	// The event as committed: its one delivery pending, not yet tried.
+	return EventDetail{Event: e, Deliveries: []Delivery{d}}, nil
 }
 
 // Events lists events newest first; filter is "" (all), an event type, or

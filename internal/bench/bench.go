@@ -62,9 +62,16 @@ type benchCheck struct {
 	Met    bool    `json:"met"`
 }
 
-// hostedBefore is the hosted page's GET rate on this bench before the work
-// on round trips (the README's "Performance" table), the base of its target.
-const hostedBefore = 6375.0
+// hostedBefore and selectBefore are the hosted page's GET rate and the
+// plain primary-key SELECT's in one run of this bench before the work on
+// round trips (the README's "Performance" table). The hosted page's target
+// compares its share of the plain SELECT's rate with theirs: this machine's
+// speed moves from run to run by half (the plain loops' rates over a day),
+// so a rate from another day is no base, while a ratio within one run is.
+const (
+	hostedBefore = 6375.0
+	selectBefore = 68323.0
+)
 
 // bench holds what the phases share.
 type bench struct {
@@ -400,6 +407,9 @@ func (b *bench) run(ctx context.Context) (benchReport, error) {
 		}
 		return (direct.CPU.ServerUS + direct.CPU.PostgresUS + direct.CPU.BenchUS) / withHTTP
 	}
+	// hostedGain is the hosted page's share of the plain SELECT's rate
+	// now, over its share before the round-trip work.
+	hostedGain := ratio(hosted, selectPK) / (hostedBefore / selectBefore)
 	rep.Checks = []benchCheck{
 		{"create over HTTP ÷ same transaction direct", ratio(httpCreate, directCreate), "×", "≥ 0.8", ratio(httpCreate, directCreate) >= 0.8},
 		{"  the same in CPU per creation, without the HTTP client", serverSide(httpCreate, directCreate), "×", "(limit)", true},
@@ -414,7 +424,8 @@ func (b *bench) run(ctx context.Context) (benchReport, error) {
 		{"noisy neighbours: healthy endpoint p99", ms(noisy.P99), "ms", "≤ 250", noisy.P99 <= 250*time.Millisecond && noisy.Errors == 0},
 		{"  noisy neighbours: healthy endpoint p50", ms(noisy.P50), "ms", "(reported)", true},
 		{"  noisy neighbours: attempts to all five endpoints", noisyRate, "/s", "(reported)", true},
-		{"hosted page GET ÷ its rate before the round-trip work", hosted.PerSec / hostedBefore, "×", "≥ 1.3", hosted.PerSec >= 1.3*hostedBefore},
+		{"hosted page GET ÷ SELECT, against the same before", hostedGain, "×", "≥ 1.3", hostedGain >= 1.3},
+		{"  hosted page GET ÷ its rate before (another day)", hosted.PerSec / hostedBefore, "×", "(reported)", true},
 		{"  hosted page GET p99", ms(hosted.P99), "ms", "(reported)", true},
 		{"server peak RSS", float64(rss) / (1 << 20), "MiB", "≤ 150", rss <= 150<<20},
 	}
@@ -695,9 +706,9 @@ func (b *bench) webhooksTo(ctx context.Context, name string, scope tenant.Scope,
 					failed = err
 					return
 				}
-				// From the event's creation, just before its commit: SendTest
-				// reads the event back after the commit, and the delivery,
-				// woken by the commit's notification, often arrives first.
+				// From the event's creation, just before its commit: the
+				// delivery, woken by the commit's notification, can arrive
+				// before SendTest has returned.
 				sent[ev.ID] = ev.CreatedAt
 			})
 		}

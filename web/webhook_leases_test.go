@@ -295,3 +295,84 @@ func TestDashboardDisabledEndpointBanner(t *testing.T) {
 		t.Errorf("after the button: %s", mustJSON(s))
 	}
 }
+
+// TestFinishedDeliveriesClaimAgainOnlyWhereALimitHeldOneBack: with no poll
+// and no notification, the deliveries that the endpoint's limit, the
+// process's limit or the endpoint's backoff held back still go as the ones
+// before them finish; and where no limit held anything back, a finished
+// delivery starts no claim of its own (new deliveries come with a
+// notification).
+func TestFinishedDeliveriesClaimAgainOnlyWhereALimitHeldOneBack(t *testing.T) {
+	t.Parallel()
+	// run starts a dispatcher that never polls (only wake starts a round)
+	// and stops it when the test ends.
+	run := func(t *testing.T, h *harness, opts webhook.DispatcherOptions, wake chan struct{}) *webhook.Dispatcher {
+		opts.Poll, opts.Timeout = time.Hour, 5*time.Second
+		d := h.dispatcher(opts)
+		ctx, cancel := context.WithCancel(context.Background())
+		done := make(chan struct{})
+		go func() { defer close(done); d.Run(ctx, wake) }()
+		t.Cleanup(func() { cancel(); <-done })
+		return d
+	}
+	delivered := func(t *testing.T, h *harness, hk hooked, n int) {
+		t.Helper()
+		waitUntil(t, 5*time.Second, fmt.Sprintf("%d deliveries", n), func() bool {
+			var got int
+			if err := h.db.SQL().Get(&got, `SELECT count(*) FROM webhook_deliveries WHERE merchant_id = $1 AND status = 'delivered'`, hk.scope.MerchantID); err != nil {
+				t.Fatal(err)
+			}
+			return got == n
+		})
+	}
+	t.Run("the endpoint's limit", func(t *testing.T) {
+		t.Parallel()
+		h := newHarness(t)
+		hk := newHooked(t, h, "Two At A Time", nil)
+		hk.record(t, h, 6)
+		run(t, h, webhook.DispatcherOptions{InFlight: 16, PerEndpoint: 2}, nil)
+		delivered(t, h, hk, 6)
+	})
+	t.Run("the process's limit", func(t *testing.T) {
+		t.Parallel()
+		h := newHarness(t)
+		hk := newHooked(t, h, "Two In All", nil)
+		hk.record(t, h, 5)
+		run(t, h, webhook.DispatcherOptions{InFlight: 2, PerEndpoint: 8}, nil)
+		delivered(t, h, hk, 5)
+	})
+	t.Run("a backing-off endpoint that recovers", func(t *testing.T) {
+		t.Parallel()
+		h := newHarness(t)
+		hk := newHooked(t, h, "Backing Off", nil)
+		if _, err := h.db.SQL().Exec(`UPDATE webhook_endpoints SET consecutive_failures = $2, failing_since = $3 WHERE merchant_id = $1`,
+			hk.scope.MerchantID, webhook.BackoffAfter, h.clock.Now()); err != nil {
+			t.Fatal(err)
+		}
+		if got := wantOK(t, h.get("/v2/webhooks", hk.key))["status"]; got != webhook.StatusBackingOff {
+			t.Fatalf("endpoint status %v, want %s", got, webhook.StatusBackingOff)
+		}
+		hk.record(t, h, 3)
+		// One goes; its success ends the backoff, and the others follow.
+		run(t, h, webhook.DispatcherOptions{InFlight: 16, PerEndpoint: 8}, nil)
+		delivered(t, h, hk, 3)
+	})
+	t.Run("no limit held one back", func(t *testing.T) {
+		t.Parallel()
+		h := newHarness(t)
+		hk := newHooked(t, h, "Plenty Of Room", nil)
+		wake := make(chan struct{}, 1)
+		d := run(t, h, webhook.DispatcherOptions{InFlight: 16, PerEndpoint: 8}, wake)
+		const events = 10
+		for i := range events {
+			hk.record(t, h, 1)
+			wake <- struct{}{}
+			delivered(t, h, hk, i+1)
+		}
+		time.Sleep(100 * time.Millisecond) // for a claim the last one would start
+		// One round when Run starts, and one per notification.
+		if got := d.Claims(); got > events+1 {
+			t.Errorf("%d claims for %d events sent one at a time, want at most %d", got, events, events+1)
+		}
+	})
+}

@@ -283,6 +283,7 @@ type deliveryClaimRow struct {
 	PreviousKeyID     *string         `db:"previous_secret_key_id"`
 	PreviousSealed    []byte          `db:"previous_secret_sealed"`
 	PreviousExpiresAt *time.Time      `db:"previous_secret_expires_at"`
+	Failures          int             `db:"consecutive_failures"`
 	LeaseToken        string          `db:"lease_token"`
 }
 
@@ -328,7 +329,7 @@ WITH room AS (
 )
 SELECT ` + deliveryColumns + `, d.lease_token, e.type, e.data, e.created_at AS event_created_at,
   w.url, w.secret_key_id, w.secret_sealed, w.previous_secret_key_id, w.previous_secret_sealed,
-  w.previous_secret_expires_at
+  w.previous_secret_expires_at, w.consecutive_failures
 FROM leased d
 JOIN events e ON e.merchant_id = d.merchant_id AND e.environment = d.environment AND e.id = d.event_id
 JOIN webhook_endpoints w ON w.merchant_id = d.merchant_id AND w.environment = d.environment`
@@ -352,6 +353,7 @@ func (db *DB) ClaimDeliveries(ctx context.Context, r webhook.ClaimRequest) ([]we
 			MerchantID: row.MerchantID, Environment: row.Environment, URL: row.URL,
 			SecretKeyID: row.SecretKeyID, SecretSealed: row.SecretSealed,
 			PreviousKeyID: row.PreviousKeyID, PreviousSealed: row.PreviousSealed, PreviousExpiresAt: row.PreviousExpiresAt,
+			Failures: row.Failures,
 		}
 		out[i] = webhook.Claim{
 			Delivery:   d,

@@ -81,6 +81,7 @@ type Dispatcher struct {
 	inFlight map[string]int // deliveries being sent per endpoint key; guarded by mu
 	total    int            // all deliveries being sent; guarded by mu
 	peak     int            // the most ever at once; guarded by mu
+	claims   int            // claim statements run; guarded by mu
 }
 
 // NewDispatcher returns a Dispatcher sending with client.
@@ -108,9 +109,10 @@ func NewDispatcher(store Store, vault Vault, client *http.Client, now func() tim
 }
 
 // Run delivers until ctx ends: it claims due deliveries when wake fires (a
-// PostgreSQL notification), every Poll, and whenever a delivery finishes,
-// as long as it has room. When ctx ends it stops claiming and waits for
-// the deliveries being sent (at most the timeout) to be recorded.
+// PostgreSQL notification), every Poll, and when a finished delivery may
+// have let through one that a limit held back (see claimRounds), as long
+// as it has room. When ctx ends it stops claiming and waits for the
+// deliveries being sent (at most the timeout) to be recorded.
 func (d *Dispatcher) Run(ctx context.Context, wake <-chan struct{}) {
 	freed := make(chan struct{}, 1)
 	var wg sync.WaitGroup
@@ -130,7 +132,13 @@ func (d *Dispatcher) Run(ctx context.Context, wake <-chan struct{}) {
 }
 
 // claimRounds leases and starts deliveries until none is due or the
-// process has no room left.
+// process has no room left. A claim that came back short took everything
+// due that the limits let through, so a finished delivery starts another
+// round (through freed) only when it may have held one back: the process
+// or its endpoint was at its limit, the attempt failed (its endpoint may
+// now back off, one delivery at a time), or its endpoint was backing off
+// when it was claimed (a success lets the endpoint's others go). New
+// deliveries come with a notification, and retries fall due on the Poll.
 func (d *Dispatcher) claimRounds(ctx context.Context, wg *sync.WaitGroup, freed chan<- struct{}) {
 	for ctx.Err() == nil {
 		room := d.room()
@@ -138,7 +146,7 @@ func (d *Dispatcher) claimRounds(ctx context.Context, wg *sync.WaitGroup, freed 
 			return
 		}
 		want := min(room, claimBatch)
-		claims, err := d.claim(ctx, want)
+		claims, again, err := d.claim(ctx, want)
 		if err != nil {
 			if ctx.Err() == nil {
 				d.opts.Logger.Warn("webhook claim failed", slog.Any("error", err))
@@ -146,21 +154,21 @@ func (d *Dispatcher) claimRounds(ctx context.Context, wg *sync.WaitGroup, freed 
 			return
 		}
 		for _, c := range claims {
-			d.start(endpointKey(c))
 			wg.Go(func() {
-				defer func() {
-					d.done(endpointKey(c))
+				delivered, err := d.deliver(context.WithoutCancel(ctx), c)
+				if err != nil {
+					d.opts.Logger.Warn("webhook delivery not recorded", slog.String("delivery_id", c.Delivery.ID), slog.Any("error", err))
+				}
+				full := d.done(endpointKey(c))
+				if full || !delivered || c.Endpoint.ConsecutiveFailures >= BackoffAfter {
 					select {
 					case freed <- struct{}{}:
 					default:
 					}
-				}()
-				if err := d.deliver(context.WithoutCancel(ctx), c); err != nil {
-					d.opts.Logger.Warn("webhook delivery not recorded", slog.String("delivery_id", c.Delivery.ID), slog.Any("error", err))
 				}
 			})
 		}
-		if len(claims) < want {
+		if len(claims) < want && !again {
 			// Everything due that this process has room for is on its way;
 			// a finished delivery or a notification starts the next round.
 			return
@@ -169,11 +177,31 @@ func (d *Dispatcher) claimRounds(ctx context.Context, wg *sync.WaitGroup, freed 
 }
 
 // claim leases up to n due deliveries, within each endpoint's room under
-// PerEndpoint in this process.
-func (d *Dispatcher) claim(ctx context.Context, n int) ([]Claim, error) {
+// PerEndpoint in this process, and counts them in flight (done counts each
+// out). again reports that an endpoint whose room the claim filled has
+// room once more: one of its deliveries finished while the claim ran, so
+// the claim may have held one back that no later finish will ask for.
+func (d *Dispatcher) claim(ctx context.Context, n int) (claims []Claim, again bool, err error) {
+	d.mu.Lock()
+	d.claims++
+	counted := maps.Clone(d.inFlight)
+	d.mu.Unlock()
 	now := d.now().UTC()
-	return d.store.ClaimDeliveries(ctx, ClaimRequest{Now: now, Limit: n, PerEndpoint: d.opts.PerEndpoint, InFlight: d.inFlightNow(),
+	claims, err = d.store.ClaimDeliveries(ctx, ClaimRequest{Now: now, Limit: n, PerEndpoint: d.opts.PerEndpoint, InFlight: counted,
 		LeaseUntil: now.Add(d.opts.Timeout + leaseMargin), Token: ids.New("lease_")})
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	for _, c := range claims {
+		k := endpointKey(c)
+		d.inFlight[k]++
+		d.total++
+		counted[k]++ // now what the endpoint had, and what this claim added
+	}
+	d.peak = max(d.peak, d.total)
+	for k, n := range counted {
+		again = again || (n >= d.opts.PerEndpoint && d.inFlight[k] < d.opts.PerEndpoint)
+	}
+	return claims, again, err
 }
 
 // DeliverDue sends every delivery due now, one after another, and returns
@@ -181,11 +209,13 @@ func (d *Dispatcher) claim(ctx context.Context, n int) ([]Claim, error) {
 func (d *Dispatcher) DeliverDue(ctx context.Context) (int, error) {
 	n := 0
 	for {
-		claims, err := d.claim(ctx, 1)
+		claims, _, err := d.claim(ctx, 1)
 		if err != nil || len(claims) == 0 {
 			return n, err
 		}
-		if err := d.deliver(ctx, claims[0]); err != nil {
+		_, err = d.deliver(ctx, claims[0])
+		d.done(endpointKey(claims[0]))
+		if err != nil {
 			return n, err
 		}
 		n++
@@ -199,15 +229,15 @@ func (d *Dispatcher) Peak() int {
 	return d.peak
 }
 
-func endpointKey(c Claim) string {
-	return c.Delivery.Scope.MerchantID + "/" + string(c.Delivery.Scope.Env)
-}
-
-// inFlightNow is a copy of what this process has in flight per endpoint.
-func (d *Dispatcher) inFlightNow() map[string]int {
+// Claims is how many claim statements this dispatcher has run.
+func (d *Dispatcher) Claims() int {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	return maps.Clone(d.inFlight)
+	return d.claims
+}
+
+func endpointKey(c Claim) string {
+	return c.Delivery.Scope.MerchantID + "/" + string(c.Delivery.Scope.Env)
 }
 
 // room is how many more deliveries this process may start.
@@ -217,29 +247,26 @@ func (d *Dispatcher) room() int {
 	return max(d.opts.InFlight-d.total, 0)
 }
 
-func (d *Dispatcher) start(key string) {
+// done counts a finished delivery to the endpoint key out, and reports
+// whether the process or the endpoint was at its limit until then.
+func (d *Dispatcher) done(key string) (full bool) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	d.inFlight[key]++
-	d.total++
-	d.peak = max(d.peak, d.total)
-}
-
-func (d *Dispatcher) done(key string) {
-	d.mu.Lock()
-	defer d.mu.Unlock()
+	full = d.total >= d.opts.InFlight || d.inFlight[key] >= d.opts.PerEndpoint
 	if d.inFlight[key]--; d.inFlight[key] <= 0 {
 		delete(d.inFlight, key)
 	}
 	d.total--
+	return full
 }
 
 // deliver sends a leased delivery, then records the attempt and the next
 // state: a success in one statement, which also clears the endpoint's
 // failure streak; a failure in one short transaction with the endpoint's
 // streak (and, when it disables the endpoint, its event). A lease that ran
-// out (another process took the delivery over) drops this attempt.
-func (d *Dispatcher) deliver(ctx context.Context, c Claim) error {
+// out (another process took the delivery over) drops this attempt. It
+// reports whether the endpoint accepted the delivery.
+func (d *Dispatcher) deliver(ctx context.Context, c Claim) (bool, error) {
 	a := d.send(ctx, c)
 	now := d.now().UTC()
 	var err error
@@ -263,9 +290,9 @@ func (d *Dispatcher) deliver(ctx context.Context, c Claim) error {
 		})
 	}
 	if errs.Is(err, errs.Conflict) || errs.Is(err, errs.NotFound) {
-		return nil // the lease ran out, or the endpoint or delivery is gone
+		return false, nil // the lease ran out, or the endpoint or delivery is gone
 	}
-	return err
+	return succeeded(a), err
 }
 
 // Disabled is the data of a webhook.disabled event.

@@ -5,12 +5,9 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
-	"net/url"
 	"strings"
 	"sync/atomic"
 	"testing"
-
-	"github.com/fundsource/fundsource/internal/tenant"
 )
 
 // BenchmarkCreateCustomer measures POST /v2/customers with an Idempotency-Key
@@ -90,25 +87,20 @@ func benchmarkGet(b *testing.B, h *harness, key, path string) {
 }
 
 // BenchmarkHostedPage measures the hosted page's GET of a source whose
-// micro-deposits are on their way, with a successUrl.
+// micro-deposits are on their way, with a successUrl and a cancelUrl.
 func BenchmarkHostedPage(b *testing.B) {
-	h := newHarness(b)
-	m := h.merchant("Bench")
-	key := m.Sandbox.SecretKey
-	user := h.customer(key)
-	src := h.source(key, user, "123456789")
-	scope := tenant.Scope{MerchantID: m.Merchant.ID, Env: tenant.Sandbox}
-	if _, err := h.funding.InitiateVerification(context.Background(), scope, src); err != nil {
+	s := newHostedSetup(b)
+	if _, err := s.h.funding.InitiateVerification(context.Background(), s.scope, s.src); err != nil {
 		b.Fatal(err)
 	}
-	path := "/bank-account/" + m.Sandbox.PublicKey + "/" + user + "/" + src + "?successUrl=" + url.QueryEscape("http://127.0.0.1/done")
+	path := s.path(okQuery())
 	b.ReportAllocs()
 	b.ResetTimer()
 	b.RunParallel(func(pb *testing.PB) {
 		for pb.Next() {
 			r := httptest.NewRequest(http.MethodGet, path, nil)
 			w := httptest.NewRecorder()
-			h.engine.ServeHTTP(w, r)
+			s.h.engine.ServeHTTP(w, r)
 			if w.Code != http.StatusOK {
 				b.Fatalf("status %d: %s", w.Code, w.Body)
 			}

@@ -23,7 +23,7 @@ type hostedSetup struct {
 	key, pk, user, src string
 }
 
-func newHostedSetup(t *testing.T, opts ...option) *hostedSetup {
+func newHostedSetup(t testing.TB, opts ...option) *hostedSetup {
 	h := newHarness(t, opts...)
 	m := h.merchant("Acme Books")
 	s := &hostedSetup{h: h, key: m.Sandbox.SecretKey, pk: m.Sandbox.PublicKey,

@@ -325,38 +325,36 @@ func TestFinishedDeliveriesClaimAgainOnlyWhereALimitHeldOneBack(t *testing.T) {
 			return got == n
 		})
 	}
-	t.Run("the endpoint's limit", func(t *testing.T) {
-		t.Parallel()
-		h := newHarness(t)
-		hk := newHooked(t, h, "Two At A Time", nil)
-		hk.record(t, h, 6)
-		run(t, h, webhook.DispatcherOptions{InFlight: 16, PerEndpoint: 2}, nil)
-		delivered(t, h, hk, 6)
-	})
-	t.Run("the process's limit", func(t *testing.T) {
-		t.Parallel()
-		h := newHarness(t)
-		hk := newHooked(t, h, "Two In All", nil)
-		hk.record(t, h, 5)
-		run(t, h, webhook.DispatcherOptions{InFlight: 2, PerEndpoint: 8}, nil)
-		delivered(t, h, hk, 5)
-	})
-	t.Run("a backing-off endpoint that recovers", func(t *testing.T) {
-		t.Parallel()
-		h := newHarness(t)
-		hk := newHooked(t, h, "Backing Off", nil)
-		if _, err := h.db.SQL().Exec(`UPDATE webhook_endpoints SET consecutive_failures = $2, failing_since = $3 WHERE merchant_id = $1`,
-			hk.scope.MerchantID, webhook.BackoffAfter, h.clock.Now()); err != nil {
-			t.Fatal(err)
-		}
-		if got := wantOK(t, h.get("/v2/webhooks", hk.key))["status"]; got != webhook.StatusBackingOff {
-			t.Fatalf("endpoint status %v, want %s", got, webhook.StatusBackingOff)
-		}
-		hk.record(t, h, 3)
+	// Each limit holds deliveries back; each must still let them all go.
+	for _, c := range []struct {
+		name      string
+		events    int
+		opts      webhook.DispatcherOptions
+		backedOff bool
+	}{
+		{"the endpoint's limit", 6, webhook.DispatcherOptions{InFlight: 16, PerEndpoint: 2}, false},
+		{"the process's limit", 5, webhook.DispatcherOptions{InFlight: 2, PerEndpoint: 8}, false},
 		// One goes; its success ends the backoff, and the others follow.
-		run(t, h, webhook.DispatcherOptions{InFlight: 16, PerEndpoint: 8}, nil)
-		delivered(t, h, hk, 3)
-	})
+		{"a backing-off endpoint that recovers", 3, webhook.DispatcherOptions{InFlight: 16, PerEndpoint: 8}, true},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			h := newHarness(t)
+			hk := newHooked(t, h, "Held Back", nil)
+			if c.backedOff {
+				if _, err := h.db.SQL().Exec(`UPDATE webhook_endpoints SET consecutive_failures = $2, failing_since = $3 WHERE merchant_id = $1`,
+					hk.scope.MerchantID, webhook.BackoffAfter, h.clock.Now()); err != nil {
+					t.Fatal(err)
+				}
+				if got := wantOK(t, h.get("/v2/webhooks", hk.key))["status"]; got != webhook.StatusBackingOff {
+					t.Fatalf("endpoint status %v, want %s", got, webhook.StatusBackingOff)
+				}
+			}
+			hk.record(t, h, c.events)
+			run(t, h, c.opts, nil)
+			delivered(t, h, hk, c.events)
+		})
+	}
 	t.Run("no limit held one back", func(t *testing.T) {
 		t.Parallel()
 		h := newHarness(t)

@@ -28,7 +28,8 @@ Usage:
         count every creation and event, fail on any loss (make chaos)
 
 Both run the fundsource binary beside this one (or --server) as the server,
-on a durable private PostgreSQL in a temporary folder.
+on a durable private PostgreSQL in a temporary folder. (The bench also runs
+'fundsource-lab bare-get', the least server that answers a GET, as a floor.)
 `
 
 func main() {
@@ -56,6 +57,9 @@ func run(ctx context.Context, args []string, stdio lab.IO) error {
 		return bench.Run(ctx, args[1:], stdio)
 	case "chaos":
 		return chaos.Run(ctx, args[1:], stdio)
+	case "bare-get":
+		config.TuneGC() // as the server's
+		return bench.ServeBare(ctx, args[1:], stdio)
 	case "help", "-h", "--help":
 		fmt.Fprint(stdio.Stdout, usage)
 		return nil

@@ -77,6 +77,8 @@ const (
 type bench struct {
 	svc        *wiring.Services
 	base       string // the server's address
+	dbURL      string // the database's
+	plainRows  int64  // the plain INSERT loop's rows, which the plain SELECT reads
 	client     *http.Client
 	key        string
 	scope      tenant.Scope
@@ -133,7 +135,7 @@ func Run(ctx context.Context, args []string, stdio lab.IO) error {
 			return err
 		}
 		defer server.Stop()
-		b := &bench{svc: svc, base: "http://" + addr, workers: *workers, phase: *phase, statements: *topN,
+		b := &bench{svc: svc, base: "http://" + addr, dbURL: run.DBURL, workers: *workers, phase: *phase, statements: *topN,
 			pgPID: run.PG.PID(), serverPID: server.PID(),
 			client: &http.Client{Timeout: 30 * time.Second, Transport: &http.Transport{MaxIdleConnsPerHost: *workers, MaxConnsPerHost: *workers}}}
 		if err := b.setup(ctx); err != nil {
@@ -298,6 +300,10 @@ func (b *bench) run(ctx context.Context) (benchReport, error) {
 	for _, h := range halves {
 		rep.Loads = append(rep.Loads, mergeLoads(h[0], h[1], b.statements))
 	}
+	// The plain INSERT loop's rows, which the plain SELECT loops read.
+	if err := b.svc.DB.SQL().GetContext(ctx, &b.plainRows, `SELECT greatest(max(id), 1) FROM bench_plain`); err != nil {
+		return rep, err
+	}
 	steps := []func() (benchLoad, error){
 		func() (benchLoad, error) {
 			src, err := b.call(ctx, http.MethodPost, "/v2/funding-source", create(1, "44"), "")
@@ -307,6 +313,14 @@ func (b *bench) run(ctx context.Context) (benchReport, error) {
 			id = src["funding_source_id"].(string)
 			return b.measure(ctx, "GET funding source over HTTP", func(ctx context.Context, _ int64) error {
 				return b.send(ctx, http.MethodGet, "/v2/funding-source/"+id, "", "", nil)
+			})
+		},
+		func() (benchLoad, error) {
+			return b.bareFloor(ctx, "floor: a bare Go server's GET of the row", func(int64) string { return "/source/" + id })
+		},
+		func() (benchLoad, error) {
+			return b.bareFloor(ctx, "floor: a bare Go server's plain SELECT", func(seq int64) string {
+				return "/plain/" + strconv.FormatInt(1+seq%b.plainRows, 10)
 			})
 		},
 		func() (benchLoad, error) {
@@ -325,11 +339,9 @@ func (b *bench) run(ctx context.Context) (benchReport, error) {
 			})
 		},
 		func() (benchLoad, error) {
-			var maxID int64
-			_ = b.svc.DB.SQL().GetContext(ctx, &maxID, `SELECT max(id) FROM bench_plain`)
 			return b.measure(ctx, "plain primary-key SELECT", func(ctx context.Context, seq int64) error {
 				var payload string
-				err := b.svc.DB.SQL().GetContext(ctx, &payload, `SELECT payload FROM bench_plain WHERE id = $1`, 1+seq%max(maxID, 1))
+				err := b.svc.DB.SQL().GetContext(ctx, &payload, plainSelect, 1+seq%b.plainRows)
 				if errors.Is(err, sql.ErrNoRows) {
 					// An insert cut off at the end of its load left a gap in
 					// the ids: the lookup cost the same.
@@ -379,8 +391,8 @@ func (b *bench) run(ctx context.Context) (benchReport, error) {
 	if err != nil {
 		return rep, err
 	}
-	httpCreate, directCreate, plain, _, statement, get, httpAlone, oneTrip, front, selectPK, hosted := rep.Loads[0], rep.Loads[1],
-		rep.Loads[2], rep.Loads[3], rep.Loads[4], rep.Loads[5], rep.Loads[6], rep.Loads[7], rep.Loads[8], rep.Loads[9], rep.Loads[10]
+	httpCreate, directCreate, plain, _, statement, get, bare, barePlain, httpAlone, oneTrip, front, selectPK, hosted := rep.Loads[0], rep.Loads[1],
+		rep.Loads[2], rep.Loads[3], rep.Loads[4], rep.Loads[5], rep.Loads[6], rep.Loads[7], rep.Loads[8], rep.Loads[9], rep.Loads[10], rep.Loads[11], rep.Loads[12]
 	ratio := func(a, b benchLoad) float64 {
 		if b.PerSec == 0 {
 			return 0
@@ -419,6 +431,8 @@ func (b *bench) run(ctx context.Context) (benchReport, error) {
 		{"GET over HTTP ÷ plain SELECT", ratio(get, selectPK), "×", "≥ 0.30", ratio(get, selectPK) >= 0.30},
 		{"  ceiling here: HTTP round trip + one SELECT", ceiling(httpAlone, selectPK, selectPK), "×", "(limit)", true},
 		{"  floor here: a request with one database round trip", ratio(oneTrip, selectPK), "×", "(limit)", true},
+		{"  floor here: a bare Go server's GET of the row", ratio(bare, selectPK), "×", "(limit)", true},
+		{"  floor here: a bare Go server's plain SELECT", ratio(barePlain, selectPK), "×", "(limit)", true},
 		{"cold-statistics GET ÷ analyzed GET", ratio(cold, get), "×", "≥ 0.8", ratio(cold, get) >= 0.8},
 		{"webhook delivery p99 at 500 events/s", ms(hooks.P99), "ms", "≤ 50", hooks.P99 <= 50*time.Millisecond && hooks.Errors == 0},
 		{"noisy neighbours: healthy endpoint p99", ms(noisy.P99), "ms", "≤ 250", noisy.P99 <= 250*time.Millisecond && noisy.Errors == 0},
@@ -592,7 +606,7 @@ VALUES ($1, $2, $10, 'funding_source_created', $11::jsonb, now())`
 // creation over HTTP does that much and then the work the direct load
 // does, so the two together bound create over HTTP ÷ direct.
 func (b *bench) refused(ctx context.Context, body, idemKey string) error {
-	_, err := b.exchange(ctx, http.MethodPost, "/v2/funding-source", body, "text/plain", idemKey, http.StatusUnsupportedMediaType)
+	_, err := b.exchange(ctx, http.MethodPost, b.base+"/v2/funding-source", body, "text/plain", idemKey, http.StatusUnsupportedMediaType)
 	return err
 }
 
@@ -612,18 +626,18 @@ func (b *bench) send(ctx context.Context, method, path, body, idemKey string, in
 	if body != "" {
 		contentType = "application/json"
 	}
-	data, err := b.exchange(ctx, method, path, body, contentType, idemKey, http.StatusOK)
+	data, err := b.exchange(ctx, method, b.base+path, body, contentType, idemKey, http.StatusOK)
 	if err != nil || into == nil {
 		return err
 	}
 	return json.Unmarshal(data, into)
 }
 
-// exchange sends one API request (body labelled contentType when it is
-// set) and checks that it is answered status with a JSON object, which it
-// returns.
-func (b *bench) exchange(ctx context.Context, method, path, body, contentType, idemKey string, status int) ([]byte, error) {
-	req, _ := http.NewRequestWithContext(ctx, method, b.base+path, strings.NewReader(body))
+// exchange sends one API request to url (body labelled contentType when
+// it is set) and checks that it is answered status with a JSON object,
+// which it returns.
+func (b *bench) exchange(ctx context.Context, method, url, body, contentType, idemKey string, status int) ([]byte, error) {
+	req, _ := http.NewRequestWithContext(ctx, method, url, strings.NewReader(body))
 	req.Header.Set("Authorization", "Bearer "+b.key)
 	if contentType != "" {
 		req.Header.Set("Content-Type", contentType)
@@ -641,9 +655,36 @@ func (b *bench) exchange(ctx context.Context, method, path, body, contentType, i
 		return nil, err
 	}
 	if res.StatusCode != status || !json.Valid(data) || len(data) == 0 || data[0] != '{' {
-		return nil, fmt.Errorf("%s %s: %d %.200s", method, path, res.StatusCode, data)
+		return nil, fmt.Errorf("%s %s: %d %.200s", method, url, res.StatusCode, data)
 	}
 	return data, nil
+}
+
+// bareFloor measures 'fundsource-lab bare-get' (see ServeBare), run as a
+// process of its own in the server's place, answering the GETs of path
+// sent as the real GET load sends them.
+func (b *bench) bareFloor(ctx context.Context, name string, path func(seq int64) string) (benchLoad, error) {
+	self, err := os.Executable()
+	if err != nil {
+		return benchLoad{}, err
+	}
+	addr, err := lab.FreeLoopback()
+	if err != nil {
+		return benchLoad{}, err
+	}
+	srv, err := lab.StartProcess(ctx, addr, self, "bare-get", "--listen", addr, "--database-url", b.dbURL,
+		"--merchant", b.scope.MerchantID, "--env", string(b.scope.Env))
+	if err != nil {
+		return benchLoad{}, fmt.Errorf("bare-get: %w", err)
+	}
+	defer srv.Stop()
+	server := b.serverPID
+	b.serverPID = srv.PID() // its CPU is the load's server column
+	defer func() { b.serverPID = server }()
+	return b.measure(ctx, name, func(ctx context.Context, seq int64) error {
+		_, err := b.exchange(ctx, http.MethodGet, "http://"+addr+path(seq), "", "", "", http.StatusOK)
+		return err
+	})
 }
 
 func (b *bench) page(ctx context.Context, path string) error {

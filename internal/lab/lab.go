@@ -105,7 +105,8 @@ func Wire(ctx context.Context, vars map[string]string, fn func(*wiring.Services)
 	return fn(svc)
 }
 
-// Server is a 'fundsource serve' process.
+// Server is a 'fundsource serve' process (or another server the lab
+// runs as a process of its own, see StartProcess).
 type Server struct {
 	cmd *exec.Cmd
 }
@@ -117,6 +118,16 @@ func StartServer(ctx context.Context, bin string, vars map[string]string) (*Serv
 	for k, v := range vars {
 		cmd.Env = append(cmd.Env, k+"="+v)
 	}
+	return start(ctx, cmd, vars["LISTEN_ADDR"])
+}
+
+// StartProcess starts bin with args and nothing but PATH in its
+// environment, and waits until it answers /readyz at addr.
+func StartProcess(ctx context.Context, addr, bin string, args ...string) (*Server, error) {
+	return start(ctx, exec.Command(bin, args...), addr)
+}
+
+func start(ctx context.Context, cmd *exec.Cmd, addr string) (*Server, error) {
 	cmd.Env = append(cmd.Env, "PATH="+os.Getenv("PATH"))
 	// The server's logs go to /dev/null itself: through a pipe, this
 	// process would spend its cores (shared with the server) copying them.
@@ -132,7 +143,7 @@ func StartServer(ctx context.Context, bin string, vars map[string]string) (*Serv
 	s := &Server{cmd: cmd}
 	deadline := time.Now().Add(30 * time.Second)
 	for {
-		res, err := http.Get("http://" + vars["LISTEN_ADDR"] + "/readyz")
+		res, err := http.Get("http://" + addr + "/readyz")
 		if err == nil {
 			res.Body.Close()
 			if res.StatusCode == http.StatusOK {

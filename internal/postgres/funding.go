@@ -259,6 +259,10 @@ FROM funding_sources f`
 const selectSource = sourceSelect + `
 WHERE f.` + byID
 
+// SourceQuery is Source's statement (parameters: the scope's merchant and
+// environment, then the id), for the bench's floor of a GET.
+const SourceQuery = selectSource
+
 // Source returns one source with its latest verification.
 func (db *DB) Source(ctx context.Context, scope tenant.Scope, id string) (funding.Source, error) {
 	return getOne[sourceRow](ctx, db.q(ctx), selectSource, scope.MerchantID, scope.Env, id)

@@ -29,7 +29,8 @@ Usage:
 
 Both run the fundsource binary beside this one (or --server) as the server,
 on a durable private PostgreSQL in a temporary folder. (The bench also runs
-'fundsource-lab bare-get', the least server that answers a GET, as a floor.)
+'fundsource-lab bare', the least server that answers a GET or a creation,
+as a floor.)
 `
 
 func main() {
@@ -57,7 +58,7 @@ func run(ctx context.Context, args []string, stdio lab.IO) error {
 		return bench.Run(ctx, args[1:], stdio)
 	case "chaos":
 		return chaos.Run(ctx, args[1:], stdio)
-	case "bare-get":
+	case "bare":
 		config.TuneGC() // as the server's
 		return bench.ServeBare(ctx, args[1:], stdio)
 	case "help", "-h", "--help":

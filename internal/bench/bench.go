@@ -28,6 +28,7 @@ import (
 	"github.com/fundsource/fundsource/internal/idempotency"
 	"github.com/fundsource/fundsource/internal/lab"
 	"github.com/fundsource/fundsource/internal/loadgen"
+	"github.com/fundsource/fundsource/internal/postgres"
 	"github.com/fundsource/fundsource/internal/tenant"
 	"github.com/fundsource/fundsource/internal/wiring"
 	"github.com/fundsource/fundsource/web"
@@ -78,7 +79,10 @@ type bench struct {
 	svc        *wiring.Services
 	base       string // the server's address
 	dbURL      string // the database's
-	plainRows  int64  // the plain INSERT loop's rows, which the plain SELECT reads
+	dataDir    string // the server's DATA_DIR (its keys)
+	bareBase   string // the bare server's address (see ServeBare)
+	barePID    int
+	plainRows  int64 // the plain INSERT loop's rows, which the plain SELECT reads
 	client     *http.Client
 	key        string
 	scope      tenant.Scope
@@ -135,7 +139,7 @@ func Run(ctx context.Context, args []string, stdio lab.IO) error {
 			return err
 		}
 		defer server.Stop()
-		b := &bench{svc: svc, base: "http://" + addr, dbURL: run.DBURL, workers: *workers, phase: *phase, statements: *topN,
+		b := &bench{svc: svc, base: "http://" + addr, dbURL: run.DBURL, dataDir: run.Dir, workers: *workers, phase: *phase, statements: *topN,
 			pgPID: run.PG.PID(), serverPID: server.PID(),
 			client: &http.Client{Timeout: 30 * time.Second, Transport: &http.Transport{MaxIdleConnsPerHost: *workers, MaxConnsPerHost: *workers}}}
 		if err := b.setup(ctx); err != nil {
@@ -254,33 +258,44 @@ func (b *bench) run(ctx context.Context) (benchReport, error) {
 	if warm.Errors > 0 {
 		return rep, fmt.Errorf("warm-up: %s", warm.FirstError)
 	}
-	// The five write loads (the creation over HTTP, the same work direct,
-	// the plain INSERT, the creation's rows and the creation's statement alone) run in
-	// halves, in the order 1 2 3 4 5 5 4 3 2 1, so that none gains from its
-	// place in the run: a load's
-	// PostgreSQL CPU moves with its place (tables grow, and the same
-	// statement was seen to cost 40% less later in one run), and the
-	// ratios compare these loads.
+	bare, err := b.startBare(ctx)
+	if err != nil {
+		return rep, err
+	}
+	defer bare.Stop()
+	// The six write loads (the creation over HTTP, the same work direct,
+	// the plain INSERT, the creation's rows, the creation's statement alone
+	// and the bare server's creation) run in halves, in the order
+	// 1 2 3 4 5 6 6 5 4 3 2 1, so that none gains from its place in the
+	// run: a load's PostgreSQL CPU moves with its place (tables grow, and
+	// the same statement was seen to cost 40% less later in one run), and
+	// the ratios compare these loads.
 	writes := []struct {
 		name string
 		op   func(half string, seq int64) error
+		bare bool // served by the bare server
 	}{
 		{"create funding source over HTTP", func(half string, seq int64) error {
 			return b.send(ctx, http.MethodPost, "/v2/funding-source", create(seq, "1"+half), "bench-http-"+half+"-"+strconv.FormatInt(seq, 10), nil)
-		}},
+		}, false},
 		{"create funding source, same transaction without HTTP", func(half string, seq int64) error {
 			return b.directCreate(ctx, create(seq, "2"+half), "bench-direct-"+half+"-"+strconv.FormatInt(seq, 10))
-		}},
+		}, false},
 		{"plain single-row INSERT", func(half string, seq int64) error {
 			_, err := b.svc.DB.SQL().ExecContext(ctx, `INSERT INTO bench_plain (merchant_id, payload) VALUES ($1, $2)`, b.scope.MerchantID, create(seq, "3"+half))
 			return err
-		}},
+		}, false},
 		{"the creation's rows, one statement and commit each", func(half string, seq int64) error {
 			return b.creationRows(ctx, half+"-"+strconv.FormatInt(seq, 10))
-		}},
+		}, false},
 		{"the creation's statement alone, from the store", func(half string, seq int64) error {
 			return b.storeCreate(ctx, half+"-"+strconv.FormatInt(seq, 10))
-		}},
+		}, false},
+		{"floor: a bare Go server's creation", func(half string, seq int64) error {
+			_, err := b.exchange(ctx, http.MethodPost, b.bareBase+"/create", create(seq, "6"+half), "application/json",
+				"bench-bare-"+half+"-"+strconv.FormatInt(seq, 10), http.StatusOK)
+			return err
+		}, true},
 	}
 	halves := make([][2]benchLoad, len(writes))
 	for pass, half := range []string{"1", "2"} {
@@ -290,7 +305,13 @@ func (b *bench) run(ctx context.Context) (benchReport, error) {
 				i = len(writes) - 1 - k
 			}
 			w := writes[i]
-			l, err := b.measureFor(ctx, w.name, b.phase/2, func(ctx context.Context, seq int64) error { return w.op(half, seq) })
+			measure := func() (benchLoad, error) {
+				return b.measureFor(ctx, w.name, b.phase/2, func(ctx context.Context, seq int64) error { return w.op(half, seq) })
+			}
+			if w.bare {
+				measure = b.onBare(measure)
+			}
+			l, err := measure()
 			if err != nil {
 				return rep, err
 			}
@@ -315,14 +336,18 @@ func (b *bench) run(ctx context.Context) (benchReport, error) {
 				return b.send(ctx, http.MethodGet, "/v2/funding-source/"+id, "", "", nil)
 			})
 		},
-		func() (benchLoad, error) {
-			return b.bareFloor(ctx, "floor: a bare Go server's GET of the row", func(int64) string { return "/source/" + id })
-		},
-		func() (benchLoad, error) {
-			return b.bareFloor(ctx, "floor: a bare Go server's plain SELECT", func(seq int64) string {
-				return "/plain/" + strconv.FormatInt(1+seq%b.plainRows, 10)
+		b.onBare(func() (benchLoad, error) {
+			return b.measure(ctx, "floor: a bare Go server's GET of the row", func(ctx context.Context, _ int64) error {
+				_, err := b.exchange(ctx, http.MethodGet, b.bareBase+"/source/"+id, "", "", "", http.StatusOK)
+				return err
 			})
-		},
+		}),
+		b.onBare(func() (benchLoad, error) {
+			return b.measure(ctx, "floor: a bare Go server's plain SELECT", func(ctx context.Context, seq int64) error {
+				_, err := b.exchange(ctx, http.MethodGet, b.bareBase+"/plain/"+strconv.FormatInt(1+seq%b.plainRows, 10), "", "", "", http.StatusOK)
+				return err
+			})
+		}),
 		func() (benchLoad, error) {
 			return b.measure(ctx, "floor: HTTP round trip alone (GET /healthz)", func(ctx context.Context, _ int64) error {
 				return b.page(ctx, "/healthz")
@@ -391,8 +416,9 @@ func (b *bench) run(ctx context.Context) (benchReport, error) {
 	if err != nil {
 		return rep, err
 	}
-	httpCreate, directCreate, plain, _, statement, get, bare, barePlain, httpAlone, oneTrip, front, selectPK, hosted := rep.Loads[0], rep.Loads[1],
-		rep.Loads[2], rep.Loads[3], rep.Loads[4], rep.Loads[5], rep.Loads[6], rep.Loads[7], rep.Loads[8], rep.Loads[9], rep.Loads[10], rep.Loads[11], rep.Loads[12]
+	httpCreate, directCreate, plain, _, statement, bareCreate := rep.Loads[0], rep.Loads[1], rep.Loads[2], rep.Loads[3], rep.Loads[4], rep.Loads[5]
+	get, bareGet, barePlain, httpAlone, oneTrip, front, selectPK, hosted := rep.Loads[6], rep.Loads[7], rep.Loads[8], rep.Loads[9],
+		rep.Loads[10], rep.Loads[11], rep.Loads[12], rep.Loads[13]
 	ratio := func(a, b benchLoad) float64 {
 		if b.PerSec == 0 {
 			return 0
@@ -426,12 +452,13 @@ func (b *bench) run(ctx context.Context) (benchReport, error) {
 		{"create over HTTP ÷ same transaction direct", ratio(httpCreate, directCreate), "×", "≥ 0.8", ratio(httpCreate, directCreate) >= 0.8},
 		{"  the same in CPU per creation, without the HTTP client", serverSide(httpCreate, directCreate), "×", "(limit)", true},
 		{"  ceiling here: a creation's HTTP front + the same work direct", ceiling(front, directCreate, directCreate), "×", "(limit)", true},
+		{"  floor here: a bare Go server's creation", ratio(bareCreate, directCreate), "×", "(limit)", true},
 		{"create over HTTP ÷ plain INSERT", ratio(httpCreate, plain), "×", "≥ 0.18", ratio(httpCreate, plain) >= 0.18},
 		{"  ceiling here: HTTP round trip + the creation's statement", ceiling(httpAlone, statement, plain), "×", "(limit)", true},
 		{"GET over HTTP ÷ plain SELECT", ratio(get, selectPK), "×", "≥ 0.30", ratio(get, selectPK) >= 0.30},
 		{"  ceiling here: HTTP round trip + one SELECT", ceiling(httpAlone, selectPK, selectPK), "×", "(limit)", true},
 		{"  floor here: a request with one database round trip", ratio(oneTrip, selectPK), "×", "(limit)", true},
-		{"  floor here: a bare Go server's GET of the row", ratio(bare, selectPK), "×", "(limit)", true},
+		{"  floor here: a bare Go server's GET of the row", ratio(bareGet, selectPK), "×", "(limit)", true},
 		{"  floor here: a bare Go server's plain SELECT", ratio(barePlain, selectPK), "×", "(limit)", true},
 		{"cold-statistics GET ÷ analyzed GET", ratio(cold, get), "×", "≥ 0.8", ratio(cold, get) >= 0.8},
 		{"webhook delivery p99 at 500 events/s", ms(hooks.P99), "ms", "≤ 50", hooks.P99 <= 50*time.Millisecond && hooks.Errors == 0},
@@ -514,13 +541,21 @@ func (b *bench) coldStatistics(ctx context.Context) (benchLoad, error) {
 // without HTTP, JSON routing or middleware. (The server finds the key in
 // its cache.)
 func (b *bench) directCreate(ctx context.Context, body, idemKey string) error {
+	_, err := createDirect(ctx, b.svc, b.scope, []byte(body), idemKey)
+	return err
+}
+
+// createDirect is directCreate's work on svc for scope: it decodes body,
+// creates the source under idemKey as the server's middleware would, and
+// returns the stored response's body (the source, rendered like a 200).
+func createDirect(ctx context.Context, svc *wiring.Services, scope tenant.Scope, body []byte, idemKey string) ([]byte, error) {
 	var in funding.Input
-	if err := json.Unmarshal([]byte(body), &in); err != nil {
-		return err
+	if err := json.Unmarshal(body, &in); err != nil {
+		return nil, err
 	}
-	h := idempotency.RequestHash(b.svc.Config.IdempotencyKey, http.MethodPost, "/v2/funding-source", []byte(body))
-	return b.keyed(ctx, idemKey, h, b.svc.Now(), func(ctx context.Context) (any, error) {
-		return b.svc.Funding.CreateForMicroDeposits(ctx, b.scope, in)
+	h := idempotency.RequestHash(svc.Config.IdempotencyKey, http.MethodPost, "/v2/funding-source", body)
+	return keyed(ctx, svc.DB, scope, idemKey, h, svc.Now(), func(ctx context.Context) (any, error) {
+		return svc.Funding.CreateForMicroDeposits(ctx, scope, in)
 	})
 }
 
@@ -537,32 +572,39 @@ func (b *bench) storeCreate(ctx context.Context, n string) error {
 		RoutingNumber: "021000021", BankName: &bank, LastFour: "0001", AccountType: "checking", CreatedAt: now,
 		Account: funding.Sealed{KeyID: "k1", Data: sum("sealed" + n)[:28]}, Fingerprint: sum("store" + n)}
 	ev := event.New(b.scope, event.FundingSourceCreated, map[string]string{"funding_source_id": src.ID, "user_id": src.CustomerID}, now)
-	return b.keyed(ctx, "bench-store-"+n, sum("request"+n), now, func(ctx context.Context) (any, error) {
+	_, err := keyed(ctx, b.svc.DB, b.scope, "bench-store-"+n, sum("request"+n), now, func(ctx context.Context) (any, error) {
 		if _, created, err := b.svc.DB.CreateSource(ctx, src, []event.Event{ev}); err != nil || !created {
 			return nil, cmp.Or(err, errors.New("the source was not created"))
 		}
 		return src, nil
 	})
+	return err
 }
 
 // keyed runs create under an Idempotency-Key as the server's middleware
 // does for the creation routes: the response (create's result, rendered
-// like a 200) is stored in the creation's statement. create's error is
-// the load's.
-func (b *bench) keyed(ctx context.Context, key string, hash []byte, now time.Time, create func(ctx context.Context) (any, error)) error {
+// like a 200) is stored in the creation's statement, and its body is
+// returned. create's error is the load's.
+func keyed(ctx context.Context, db *postgres.DB, scope tenant.Scope, key string, hash []byte, now time.Time, create func(ctx context.Context) (any, error)) ([]byte, error) {
 	answer := func(v any) idempotency.Response {
 		return idempotency.Response{Status: http.StatusOK, Body: kit.OKBody(v)}
 	}
 	var failed error
-	_, err := b.svc.DB.Idempotent(ctx, b.scope, key, hash, now, answer, func(ctx context.Context) (idempotency.Response, bool) {
+	var body []byte
+	replay, err := db.Idempotent(ctx, scope, key, hash, now, answer, func(ctx context.Context) (idempotency.Response, bool) {
 		v, err := create(ctx)
 		if err != nil {
 			failed = err
 			return idempotency.Response{Status: 500}, false
 		}
-		return answer(v), true
+		r := answer(v)
+		body = r.Body
+		return r, true
 	})
-	return cmp.Or(failed, err)
+	if replay != nil {
+		body = replay.Body
+	}
+	return body, cmp.Or(failed, err)
 }
 
 // creationRows writes, in one prepared statement and one durable commit,
@@ -660,31 +702,34 @@ func (b *bench) exchange(ctx context.Context, method, url, body, contentType, id
 	return data, nil
 }
 
-// bareFloor measures 'fundsource-lab bare-get' (see ServeBare), run as a
-// process of its own in the server's place, answering the GETs of path
-// sent as the real GET load sends them.
-func (b *bench) bareFloor(ctx context.Context, name string, path func(seq int64) string) (benchLoad, error) {
+// startBare starts 'fundsource-lab bare' (see ServeBare), the least
+// server, as a process of its own beside the real one.
+func (b *bench) startBare(ctx context.Context) (*lab.Server, error) {
 	self, err := os.Executable()
 	if err != nil {
-		return benchLoad{}, err
+		return nil, err
 	}
 	addr, err := lab.FreeLoopback()
 	if err != nil {
-		return benchLoad{}, err
+		return nil, err
 	}
-	srv, err := lab.StartProcess(ctx, addr, self, "bare-get", "--listen", addr, "--database-url", b.dbURL,
+	srv, err := lab.StartProcess(ctx, addr, self, "bare", "--listen", addr, "--data-dir", b.dataDir, "--database-url", b.dbURL,
 		"--merchant", b.scope.MerchantID, "--env", string(b.scope.Env))
 	if err != nil {
-		return benchLoad{}, fmt.Errorf("bare-get: %w", err)
+		return nil, fmt.Errorf("the bare server: %w", err)
 	}
-	defer srv.Stop()
-	server := b.serverPID
-	b.serverPID = srv.PID() // its CPU is the load's server column
-	defer func() { b.serverPID = server }()
-	return b.measure(ctx, name, func(ctx context.Context, seq int64) error {
-		_, err := b.exchange(ctx, http.MethodGet, "http://"+addr+path(seq), "", "", "", http.StatusOK)
-		return err
-	})
+	b.bareBase, b.barePID = "http://"+addr, srv.PID()
+	return srv, nil
+}
+
+// onBare is measure with the bare server's CPU as the load's server column.
+func (b *bench) onBare(measure func() (benchLoad, error)) func() (benchLoad, error) {
+	return func() (benchLoad, error) {
+		server := b.serverPID
+		b.serverPID = b.barePID
+		defer func() { b.serverPID = server }()
+		return measure()
+	}
 }
 
 func (b *bench) page(ctx context.Context, path string) error {

@@ -15,15 +15,15 @@ import (
 	"github.com/fundsource/fundsource/internal/lab"
 )
 
-// TestMain lets this test binary stand in for 'fundsource-lab bare-get',
+// TestMain lets this test binary stand in for 'fundsource-lab bare',
 // which the bench runs as its own executable.
 func TestMain(m *testing.M) {
-	if len(os.Args) > 1 && os.Args[1] == "bare-get" {
+	if len(os.Args) > 1 && os.Args[1] == "bare" {
 		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 		err := bench.ServeBare(ctx, os.Args[2:], lab.IO{Getenv: os.Getenv, Stdout: os.Stdout, Stderr: os.Stderr})
 		stop()
 		if err != nil {
-			fmt.Fprintln(os.Stderr, "bare-get:", err)
+			fmt.Fprintln(os.Stderr, "bare:", err)
 			os.Exit(1)
 		}
 		os.Exit(0)
@@ -73,7 +73,7 @@ func TestBenchRunsEveryLoad(t *testing.T) {
 	if err := json.Unmarshal(data, &rep); err != nil {
 		t.Fatal(err)
 	}
-	if len(rep.Loads) != 16 || len(rep.Checks) != 20 {
+	if len(rep.Loads) != 17 || len(rep.Checks) != 21 {
 		t.Fatalf("results: %d loads, %d checks\n%s", len(rep.Loads), len(rep.Checks), data)
 	}
 	for _, l := range rep.Loads {

@@ -245,7 +245,7 @@ func (b *bench) run(ctx context.Context) (benchReport, error) {
 	var noisyRate float64 // attempts per second to all five endpoints
 	// First, while the tables have never been analyzed (autovacuum is off):
 	// sources bulk-created into a few customers, then read.
-	cold, err := b.coldStatistics(ctx)
+	cold, coldAnalyzed, err := b.coldStatistics(ctx)
 	if err != nil {
 		return rep, fmt.Errorf("cold statistics: %w", err)
 	}
@@ -411,7 +411,7 @@ func (b *bench) run(ctx context.Context) (benchReport, error) {
 		}
 		rep.Loads = append(rep.Loads, l)
 	}
-	rep.Loads = append(rep.Loads, cold)
+	rep.Loads = append(rep.Loads, cold, coldAnalyzed)
 	rss, err := lab.PeakRSS(b.serverPID)
 	if err != nil {
 		return rep, err
@@ -460,7 +460,7 @@ func (b *bench) run(ctx context.Context) (benchReport, error) {
 		{"  floor here: a request with one database round trip", ratio(oneTrip, selectPK), "×", "(limit)", true},
 		{"  floor here: a bare Go server's GET of the row", ratio(bareGet, selectPK), "×", "(limit)", true},
 		{"  floor here: a bare Go server's plain SELECT", ratio(barePlain, selectPK), "×", "(limit)", true},
-		{"cold-statistics GET ÷ analyzed GET", ratio(cold, get), "×", "≥ 0.8", ratio(cold, get) >= 0.8},
+		{"cold-statistics GET ÷ the same just analyzed", ratio(cold, coldAnalyzed), "×", "≥ 0.8", ratio(cold, coldAnalyzed) >= 0.8},
 		{"webhook delivery p99 at 500 events/s", ms(hooks.P99), "ms", "≤ 50", hooks.P99 <= 50*time.Millisecond && hooks.Errors == 0},
 		{"noisy neighbours: healthy endpoint p99", ms(noisy.P99), "ms", "≤ 250", noisy.P99 <= 250*time.Millisecond && noisy.Errors == 0},
 		{"  noisy neighbours: healthy endpoint p50", ms(noisy.P50), "ms", "(reported)", true},
@@ -485,14 +485,15 @@ func (b *bench) run(ctx context.Context) (benchReport, error) {
 // coldStatistics is the load of a fresh deployment that imports sources in
 // bulk: creations over HTTP into eight customers for one phase, then GETs
 // of one of them before any ANALYZE has run (the bench's database has
-// autovacuum off). It fails if the tables have statistics after all, since
-// the load would then measure nothing of what it is for.
-func (b *bench) coldStatistics(ctx context.Context) (benchLoad, error) {
+// autovacuum off), and the same GETs once the tables are analyzed. It
+// fails if the tables have statistics before the cold load, since it
+// would then measure nothing of what it is for.
+func (b *bench) coldStatistics(ctx context.Context) (cold, analyzed benchLoad, err error) {
 	customers := make([]string, 8)
 	for i := range customers {
 		c, err := b.svc.Customers.Create(ctx, b.scope, customer.Input{FirstName: "Bulk", LastName: strconv.Itoa(i), Email: "bulk@example.com"})
 		if err != nil {
-			return benchLoad{}, err
+			return cold, analyzed, err
 		}
 		customers[i] = c.ID
 	}
@@ -501,24 +502,24 @@ func (b *bench) coldStatistics(ctx context.Context) (benchLoad, error) {
 		return b.send(ctx, http.MethodPost, "/v2/funding-source", body, "", nil)
 	})
 	if bulk.Errors > 0 {
-		return benchLoad{}, fmt.Errorf("bulk creation: %s", bulk.FirstError)
+		return cold, analyzed, fmt.Errorf("bulk creation: %s", bulk.FirstError)
 	}
 	var id string
-	var analyzed bool
-	err := b.svc.DB.SQL().GetContext(ctx, &id, `SELECT id FROM funding_sources WHERE customer_id = $1 LIMIT 1`, customers[3])
+	var hasStatistics bool
+	err = b.svc.DB.SQL().GetContext(ctx, &id, `SELECT id FROM funding_sources WHERE customer_id = $1 LIMIT 1`, customers[3])
 	if err == nil {
-		err = b.svc.DB.SQL().GetContext(ctx, &analyzed, `SELECT reltuples >= 0 FROM pg_class WHERE relname = 'funding_sources'`)
+		err = b.svc.DB.SQL().GetContext(ctx, &hasStatistics, `SELECT reltuples >= 0 FROM pg_class WHERE relname = 'funding_sources'`)
 	}
 	switch {
 	case err != nil:
-		return benchLoad{}, err
-	case analyzed:
-		return benchLoad{}, errors.New("cold statistics: funding_sources was analyzed before the load")
+		return cold, analyzed, err
+	case hasStatistics:
+		return cold, analyzed, errors.New("cold statistics: funding_sources was analyzed before the load")
 	}
 	// The bulk creation's dirty pages are written out first, as before
 	// every other load: what differs is only that nothing was analyzed.
 	if _, err := b.svc.DB.SQL().ExecContext(ctx, `CHECKPOINT`); err != nil {
-		return benchLoad{}, err
+		return cold, analyzed, err
 	}
 	// As every other load, after a warm-up (the server's first GETs on
 	// new connections prepare their statements); reading analyzes nothing.
@@ -526,14 +527,22 @@ func (b *bench) coldStatistics(ctx context.Context) (benchLoad, error) {
 		return b.send(ctx, http.MethodGet, "/v2/funding-source/"+id, "", "", nil)
 	})
 	if warm.Errors > 0 {
-		return benchLoad{}, fmt.Errorf("cold statistics warm-up: %s", warm.FirstError)
+		return cold, analyzed, fmt.Errorf("cold statistics warm-up: %s", warm.FirstError)
+	}
+	get := func(ctx context.Context, _ int64) error {
+		return b.send(ctx, http.MethodGet, "/v2/funding-source/"+id, "", "", nil)
 	}
 	name := "GET funding source over HTTP, cold statistics (" + strconv.Itoa(bulk.Ops) + " sources, never analyzed)"
-	return b.observed(ctx, func() (loadgen.Result, error) {
-		return loadgen.Run(ctx, name, b.workers, b.phase, func(ctx context.Context, _ int64) error {
-			return b.send(ctx, http.MethodGet, "/v2/funding-source/"+id, "", "", nil)
-		}), nil
-	})
+	cold, err = b.observed(ctx, func() (loadgen.Result, error) { return loadgen.Run(ctx, name, b.workers, b.phase, get), nil })
+	if err != nil {
+		return cold, analyzed, err
+	}
+	// The same GETs of the same sources at once after VACUUM (ANALYZE), as
+	// before every other load: the base of the target, measured beside the
+	// cold load rather than minutes later, when this machine may run at
+	// another speed and the tables hold many more rows.
+	analyzed, err = b.measure(ctx, "GET funding source over HTTP, the same sources just analyzed", get)
+	return cold, analyzed, err
 }
 
 // directCreate runs what POST /v2/funding-source runs — the idempotency

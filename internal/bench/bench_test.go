@@ -73,7 +73,7 @@ func TestBenchRunsEveryLoad(t *testing.T) {
 	if err := json.Unmarshal(data, &rep); err != nil {
 		t.Fatal(err)
 	}
-	if len(rep.Loads) != 17 || len(rep.Checks) != 21 {
+	if len(rep.Loads) != 18 || len(rep.Checks) != 21 {
 		t.Fatalf("results: %d loads, %d checks\n%s", len(rep.Loads), len(rep.Checks), data)
 	}
 	for _, l := range rep.Loads {

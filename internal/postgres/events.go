@@ -45,16 +45,24 @@ func (db *DB) RecordUndeliveredEvent(ctx context.Context, e event.Event) error {
 }
 
 func (db *DB) recordEvent(ctx context.Context, e event.Event, deliver bool) error {
-	args, err := eventArgs([]event.Event{e}, deliver)
+	_, _, err := db.writeEvent(ctx, recordEvent, e, deliver)
+	return err
+}
+
+// writeEvent runs query (recordEvent or recordEventForEndpoint) for e,
+// wakes the dispatchers for the deliveries it queued, and returns e's
+// arrays (its delivery's id among them) and how many it queued.
+func (db *DB) writeEvent(ctx context.Context, query string, e event.Event, deliver bool) (eventArrays, int, error) {
+	c, err := arraysOf([]event.Event{e}, deliver)
 	if err != nil {
-		return err
+		return c, 0, err
 	}
 	var queued int
-	if err := sqlx.GetContext(ctx, db.q(ctx), &queued, recordEvent, append([]any{e.Scope.MerchantID, e.Scope.Env}, args...)...); err != nil {
-		return translate(err)
+	if err := sqlx.GetContext(ctx, db.q(ctx), &queued, query, append([]any{e.Scope.MerchantID, e.Scope.Env}, c.args()...)...); err != nil {
+		return c, 0, translate(err)
 	}
 	db.queued(ctx, queued)
-	return nil
+	return c, queued, nil
 }
 
 // recordEventForEndpoint is recordEvent only when the scope has a webhook
@@ -68,18 +76,13 @@ SELECT count(*) FROM queued`
 // delivery as written; errs.NotFound, with nothing written, when the scope
 // has no endpoint.
 func (db *DB) RecordEventForEndpoint(ctx context.Context, e event.Event) (webhook.Delivery, error) {
-	var c eventArrays
-	if err := c.add(e); err != nil {
+	c, queued, err := db.writeEvent(ctx, recordEventForEndpoint, e, true)
+	if err != nil {
 		return webhook.Delivery{}, err
-	}
-	var queued int
-	if err := sqlx.GetContext(ctx, db.q(ctx), &queued, recordEventForEndpoint, append([]any{e.Scope.MerchantID, e.Scope.Env}, c.args()...)...); err != nil {
-		return webhook.Delivery{}, translate(err)
 	}
 	if queued == 0 {
 		return webhook.Delivery{}, errs.New(errs.NotFound, "no webhook endpoint")
 	}
-	db.queued(ctx, queued)
 	at := e.CreatedAt.UTC()
 	return webhook.Delivery{ID: c.deliveries[0], Scope: e.Scope, EventID: e.ID, Status: webhook.Pending,
 		NextAttemptAt: &at, CreatedAt: at, UpdatedAt: at}, nil
@@ -111,19 +114,25 @@ func eventsSQL(cond string, p int) string {
 )`
 }
 
-// eventArgs are the parameters of eventsSQL for evs; with deliver false
-// they queue no delivery.
-func eventArgs(evs []event.Event, deliver bool) ([]any, error) {
+// eventArgs are the parameters of eventsSQL for evs, with their deliveries.
+func eventArgs(evs []event.Event) ([]any, error) {
+	c, err := arraysOf(evs, true)
+	return c.args(), err
+}
+
+// arraysOf is evs as eventsSQL's arrays; with deliver false they queue no
+// delivery.
+func arraysOf(evs []event.Event, deliver bool) (eventArrays, error) {
 	var c eventArrays
 	for _, e := range evs {
 		if err := c.add(e); err != nil {
-			return nil, err
+			return c, err
 		}
 	}
 	if !deliver {
 		c.deliveries = []string{} // unnest pads it with NULLs, which queue nothing
 	}
-	return c.args(), nil
+	return c, nil
 }
 
 // eventArrays are events as a statement's array parameters: their ids,
@@ -171,7 +180,7 @@ func (db *DB) writeRecording(ctx context.Context, write, withEvents string, args
 		}
 		return res.RowsAffected()
 	}
-	evArgs, err := eventArgs(evs, true)
+	evArgs, err := eventArgs(evs)
 	if err != nil {
 		return 0, err
 	}

@@ -109,7 +109,7 @@ type createdRow struct {
 // Idempotency-Key claim (see Idempotent); a refused claim writes nothing
 // and returns request_in_progress.
 func (db *DB) CreateSource(ctx context.Context, s funding.Source, evs []event.Event) (funding.AccountClaim, bool, error) {
-	evArgs, err := eventArgs(evs, true)
+	evArgs, err := eventArgs(evs)
 	if err != nil {
 		return funding.AccountClaim{}, false, err
 	}

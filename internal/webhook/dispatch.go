@@ -160,7 +160,7 @@ func (d *Dispatcher) claimRounds(ctx context.Context, wg *sync.WaitGroup, freed 
 					d.opts.Logger.Warn("webhook delivery not recorded", slog.String("delivery_id", c.Delivery.ID), slog.Any("error", err))
 				}
 				full := d.done(endpointKey(c))
-				if full || !delivered || c.Endpoint.ConsecutiveFailures >= BackoffAfter {
+				if full || !delivered || c.Endpoint.Status() == StatusBackingOff {
 					select {
 					case freed <- struct{}{}:
 					default:

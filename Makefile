@@ -54,12 +54,12 @@ screenshots: browser
 
 ## fuzz: run each fuzz target briefly
 fuzz:
-	$(GO) test -run='^$$' -fuzz=FuzzDecode -fuzztime=30s ./web/kit
+	$(GO) test -run='^$$' -fuzz=FuzzDecode -fuzztime=30s ./web/surface
 	$(GO) test -run='^$$' -fuzz=FuzzParseSecretKey -fuzztime=15s ./internal/merchant
-	$(GO) test -run='^$$' -fuzz=FuzzParseCents -fuzztime=30s ./internal/money
+	$(GO) test -run='^$$' -fuzz=FuzzParseCents -fuzztime=30s ./internal/core/money
 	$(GO) test -run='^$$' -fuzz=FuzzValidChecksum -fuzztime=30s ./internal/routing
 	$(GO) test -run='^$$' -fuzz=FuzzParseStatementAmount -fuzztime=30s ./internal/funding
-	$(GO) test -run='^$$' -fuzz=FuzzTarget -fuzztime=30s ./internal/redirect
+	$(GO) test -run='^$$' -fuzz=FuzzTarget -fuzztime=30s ./internal/core/redirect
 	$(GO) test -run='^$$' -fuzz=FuzzURLPolicy -fuzztime=30s ./internal/webhook
 	$(GO) test -run='^$$' -fuzz=FuzzEndpoints -fuzztime=60s ./web
 	$(GO) test -run='^$$' -fuzz=FuzzHostedForm -fuzztime=30s ./web

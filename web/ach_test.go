@@ -13,7 +13,7 @@ import (
 	nacha "github.com/moov-io/ach"
 
 	"github.com/fundsource/fundsource/internal/ach"
-	"github.com/fundsource/fundsource/internal/tenant"
+	"github.com/fundsource/fundsource/internal/core/tenant"
 )
 
 func achConfig(dir string) ach.Config {

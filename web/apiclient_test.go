@@ -11,12 +11,12 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/fundsource/fundsource/internal/apiclient"
+	"github.com/fundsource/fundsource/internal/testing/apiclient"
 )
 
 // TestGeneratedClientMatchesTheServedDocument generates a Go client from
 // the document the server serves, with the pinned oapi-codegen, and
-// requires it to equal the committed internal/apiclient: the client a
+// requires it to equal the committed internal/testing/apiclient: the client a
 // merchant generates is the one the next test drives.
 func TestGeneratedClientMatchesTheServedDocument(t *testing.T) {
 	t.Parallel()
@@ -45,12 +45,12 @@ func TestGeneratedClientMatchesTheServedDocument(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	committed, err := os.ReadFile("../internal/apiclient/client.gen.go")
+	committed, err := os.ReadFile("../internal/testing/apiclient/client.gen.go")
 	if err != nil {
 		t.Fatal(err)
 	}
 	if !bytes.Equal(got, committed) {
-		t.Errorf("the client generated from the served document (%d bytes) differs from internal/apiclient (%d bytes): run go generate ./internal/apiclient",
+		t.Errorf("the client generated from the served document (%d bytes) differs from internal/testing/apiclient (%d bytes): run go generate ./internal/testing/apiclient",
 			len(got), len(committed))
 	}
 }

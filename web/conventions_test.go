@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/fundsource/fundsource/internal/tenant"
+	"github.com/fundsource/fundsource/internal/core/tenant"
 )
 
 // TestUnversionedAccountsPaths: the spec's /accounts and /accounts/delete

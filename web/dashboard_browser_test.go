@@ -12,7 +12,7 @@ import (
 
 	"github.com/playwright-community/playwright-go"
 
-	"github.com/fundsource/fundsource/internal/tenant"
+	"github.com/fundsource/fundsource/internal/core/tenant"
 )
 
 // Browser tests of the merchant dashboard. With DASHBOARD_SCREENSHOTS=dir

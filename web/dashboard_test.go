@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"github.com/fundsource/fundsource/internal/config"
-	"github.com/fundsource/fundsource/internal/tenant"
+	"github.com/fundsource/fundsource/internal/core/tenant"
 )
 
 // dash is a browser without a browser: it keeps the dashboard's cookies

@@ -13,11 +13,11 @@ import (
 
 	"github.com/gin-gonic/gin"
 
-	"github.com/fundsource/fundsource/internal/errs"
+	"github.com/fundsource/fundsource/internal/core/errs"
 	"github.com/fundsource/fundsource/web/api"
 	"github.com/fundsource/fundsource/web/dashboard"
 	"github.com/fundsource/fundsource/web/hosted"
-	"github.com/fundsource/fundsource/web/kit"
+	"github.com/fundsource/fundsource/web/surface"
 )
 
 // TestEveryErrorCodeThroughEverySurface sends every error code, and an
@@ -29,7 +29,7 @@ func TestEveryErrorCodeThroughEverySurface(t *testing.T) {
 	gin.SetMode(gin.ReleaseMode)
 	cfg := testConfig(t)
 	var logs bytes.Buffer
-	k := kit.New(slog.New(slog.NewJSONHandler(&lockedWriter{w: &logs}, nil)), newClock().Now, false, nil)
+	k := surface.New(slog.New(slog.NewJSONHandler(&lockedWriter{w: &logs}, nil)), newClock().Now, false, nil)
 	surfaces := []struct {
 		name string
 		fail func(*gin.Context, error)
@@ -47,11 +47,11 @@ func TestEveryErrorCodeThroughEverySurface(t *testing.T) {
 		retryAfter string
 	}
 	var cases []errCase
-	for _, code := range kit.Codes() {
-		c := errCase{name: string(code), err: errs.New(code, "The message of "+string(code)+"."), status: kit.StatusOf(code), code: code}
+	for _, code := range surface.Codes() {
+		c := errCase{name: string(code), err: errs.New(code, "The message of "+string(code)+"."), status: surface.StatusOf(code), code: code}
 		switch code {
 		case errs.RateLimited:
-			c.err, c.retryAfter = kit.RateLimited("The message of rate_limited.", 1500*time.Millisecond), "2"
+			c.err, c.retryAfter = surface.RateLimited("The message of rate_limited.", 1500*time.Millisecond), "2"
 		case errs.ServiceUnavailable:
 			c.retryAfter = "5"
 		}

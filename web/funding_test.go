@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/fundsource/fundsource/internal/tenant"
+	"github.com/fundsource/fundsource/internal/core/tenant"
 )
 
 func TestCreationPathsAndStatuses(t *testing.T) {

@@ -10,7 +10,7 @@ import (
 	"testing"
 
 	"github.com/fundsource/fundsource/internal/config"
-	"github.com/fundsource/fundsource/internal/tenant"
+	"github.com/fundsource/fundsource/internal/core/tenant"
 )
 
 // fuzzPosts are the JSON endpoints the fuzzer sends bodies to.

@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/fundsource/fundsource/internal/config"
-	"github.com/fundsource/fundsource/internal/tenant"
+	"github.com/fundsource/fundsource/internal/core/tenant"
 )
 
 // hostedSetup is a sandbox merchant with a customer and an Unverified

@@ -12,8 +12,8 @@ import (
 
 	"github.com/fundsource/fundsource/internal/config"
 	"github.com/fundsource/fundsource/internal/payment"
-	"github.com/fundsource/fundsource/internal/pgtest"
 	"github.com/fundsource/fundsource/internal/postgres"
+	"github.com/fundsource/fundsource/internal/testing/pgtest"
 )
 
 // verifiedSource creates a source and verifies it with its micro-deposits.

@@ -11,8 +11,8 @@ import (
 
 	"github.com/plaid/plaid-go/v43/plaid"
 
+	"github.com/fundsource/fundsource/internal/dev/providersim"
 	"github.com/fundsource/fundsource/internal/provider"
-	"github.com/fundsource/fundsource/internal/providersim"
 )
 
 const (

@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/fundsource/fundsource/internal/pgtest"
+	"github.com/fundsource/fundsource/internal/testing/pgtest"
 )
 
 // TestRoundTrips counts, at the wire, the round trips to PostgreSQL of the

@@ -1,12 +1,12 @@
 // Package web is the HTTP face of the service. New mounts its three
-// surfaces on one Gin engine behind the shared middleware of web/kit:
+// surfaces on one Gin engine behind the shared middleware of web/surface:
 //
 //   - web/api: the JSON /v2 API, /webhooks and the operational endpoints;
 //   - web/dashboard: the merchant dashboard;
 //   - web/hosted: the hosted verification page.
 //
 // Each surface owns only its handlers and view glue; every error reaches
-// the client through kit's one error path.
+// the client through web/surface's one error path.
 package web
 
 import (
@@ -24,8 +24,8 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"github.com/fundsource/fundsource/internal/config"
+	"github.com/fundsource/fundsource/internal/core/errs"
 	"github.com/fundsource/fundsource/internal/customer"
-	"github.com/fundsource/fundsource/internal/errs"
 	"github.com/fundsource/fundsource/internal/funding"
 	"github.com/fundsource/fundsource/internal/hostedlink"
 	"github.com/fundsource/fundsource/internal/merchant"
@@ -36,7 +36,7 @@ import (
 	"github.com/fundsource/fundsource/web/api"
 	"github.com/fundsource/fundsource/web/dashboard"
 	"github.com/fundsource/fundsource/web/hosted"
-	"github.com/fundsource/fundsource/web/kit"
+	"github.com/fundsource/fundsource/web/surface"
 )
 
 // Deps are what the HTTP layer needs.
@@ -52,12 +52,12 @@ type Deps struct {
 	Webhooks    *webhook.Service
 	Payments    *payment.Service
 	// Metrics record the requests; nil gives the engine its own.
-	Metrics *kit.Metrics
+	Metrics *surface.Metrics
 }
 
 // New returns the Gin engine with every surface, route and middleware.
 func New(d Deps) *gin.Engine {
-	k := kit.New(d.Logger, d.Now, d.Config.Mode == config.Production, d.Metrics)
+	k := surface.New(d.Logger, d.Now, d.Config.Mode == config.Production, d.Metrics)
 	gin.SetMode(gin.ReleaseMode)
 	r := gin.New()
 	// The client IP (hosted-page limits, logs) comes from X-Forwarded-For
@@ -93,16 +93,16 @@ func New(d Deps) *gin.Engine {
 // values) are not valid UTF-8 or hold NUL: no id, cursor or search text
 // can, and PostgreSQL refuses such text. The API answers 400
 // invalid_request naming the parameter; pages show a 400 page.
-func cleanInput(k *kit.Kit) gin.HandlerFunc {
+func cleanInput(k *surface.Shared) gin.HandlerFunc {
 	return func(c *gin.Context) {
 		bad := ""
 		for _, p := range c.Params {
-			if !kit.CleanText(p.Value) {
+			if !surface.CleanText(p.Value) {
 				bad = p.Key
 			}
 		}
 		for name, values := range c.Request.URL.Query() {
-			if !kit.CleanText(name) || slices.ContainsFunc(values, func(v string) bool { return !kit.CleanText(v) }) {
+			if !surface.CleanText(name) || slices.ContainsFunc(values, func(v string) bool { return !surface.CleanText(v) }) {
 				bad = cmp.Or(strings.ToValidUTF8(strings.ReplaceAll(name, "\x00", ""), ""), "query")
 			}
 		}
@@ -130,7 +130,7 @@ func isAPI(path string) bool {
 
 // notFound answers an unknown address: the JSON envelope for the API and
 // for clients that do not ask for HTML, a page for browsers.
-func notFound(k *kit.Kit) gin.HandlerFunc {
+func notFound(k *surface.Shared) gin.HandlerFunc {
 	return func(c *gin.Context) {
 		if !strings.HasPrefix(c.Request.URL.Path, "/v2/") && strings.Contains(c.GetHeader("Accept"), "text/html") {
 			k.Resolve(c, errs.New(errs.RouteNotFound, "No such page."))
@@ -143,7 +143,7 @@ func notFound(k *kit.Kit) gin.HandlerFunc {
 
 // staticFiles serves the embedded assets; they change only with a release.
 // Missing files and directories get the usual 404 (no listings).
-func staticFiles(k *kit.Kit) gin.HandlerFunc {
+func staticFiles(k *surface.Shared) gin.HandlerFunc {
 	missing := notFound(k)
 	return func(c *gin.Context) {
 		name := strings.TrimPrefix(c.Param("filepath"), "/")

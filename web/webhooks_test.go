@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/fundsource/fundsource/internal/tenant"
+	"github.com/fundsource/fundsource/internal/core/tenant"
 	"github.com/fundsource/fundsource/internal/webhook"
 )
 

@@ -12,10 +12,10 @@ import (
 	"os/signal"
 	"syscall"
 
-	"github.com/fundsource/fundsource/internal/bench"
-	"github.com/fundsource/fundsource/internal/chaos"
 	"github.com/fundsource/fundsource/internal/config"
-	"github.com/fundsource/fundsource/internal/lab"
+	"github.com/fundsource/fundsource/internal/lab/bench"
+	"github.com/fundsource/fundsource/internal/lab/chaos"
+	"github.com/fundsource/fundsource/internal/lab/rig"
 )
 
 const usage = `fundsource-lab: measure and break fundsource on this machine
@@ -36,10 +36,10 @@ as a floor.)
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	err := run(ctx, os.Args[1:], lab.IO{Getenv: os.Getenv, Stdout: os.Stdout, Stderr: os.Stderr})
+	err := run(ctx, os.Args[1:], rig.IO{Getenv: os.Getenv, Stdout: os.Stdout, Stderr: os.Stderr})
 	switch {
 	case err == nil:
-	case errors.Is(err, lab.ErrUsage):
+	case errors.Is(err, rig.ErrUsage):
 		os.Exit(2)
 	default:
 		fmt.Fprintln(os.Stderr, "fundsource-lab:", err)
@@ -47,10 +47,10 @@ func main() {
 	}
 }
 
-func run(ctx context.Context, args []string, stdio lab.IO) error {
+func run(ctx context.Context, args []string, stdio rig.IO) error {
 	if len(args) == 0 {
 		fmt.Fprint(stdio.Stderr, usage)
-		return fmt.Errorf("%w: no command", lab.ErrUsage)
+		return fmt.Errorf("%w: no command", rig.ErrUsage)
 	}
 	switch args[0] {
 	case "bench":
@@ -66,5 +66,5 @@ func run(ctx context.Context, args []string, stdio lab.IO) error {
 		return nil
 	}
 	fmt.Fprint(stdio.Stderr, usage)
-	return fmt.Errorf("%w: unknown command %q", lab.ErrUsage, args[0])
+	return fmt.Errorf("%w: unknown command %q", rig.ErrUsage, args[0])
 }

@@ -11,7 +11,7 @@ import (
 
 	nacha "github.com/moov-io/ach"
 
-	"github.com/fundsource/fundsource/internal/calendar"
+	"github.com/fundsource/fundsource/internal/core/calendar"
 	"github.com/fundsource/fundsource/internal/funding"
 )
 

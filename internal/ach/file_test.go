@@ -9,9 +9,9 @@ import (
 
 	nacha "github.com/moov-io/ach"
 
+	"github.com/fundsource/fundsource/internal/core/tenant"
 	"github.com/fundsource/fundsource/internal/customer"
 	"github.com/fundsource/fundsource/internal/funding"
-	"github.com/fundsource/fundsource/internal/tenant"
 )
 
 // accounts is the funding service's answer for the accounts of a file,

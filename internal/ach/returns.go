@@ -7,7 +7,7 @@ import (
 
 	nacha "github.com/moov-io/ach"
 
-	"github.com/fundsource/fundsource/internal/errs"
+	"github.com/fundsource/fundsource/internal/core/errs"
 )
 
 // ReturnResult counts what an imported return file did.

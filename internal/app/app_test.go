@@ -14,8 +14,8 @@ import (
 
 	"github.com/fundsource/fundsource/internal/app"
 	"github.com/fundsource/fundsource/internal/merchant"
-	"github.com/fundsource/fundsource/internal/pgtest"
 	"github.com/fundsource/fundsource/internal/postgres"
+	"github.com/fundsource/fundsource/internal/testing/pgtest"
 )
 
 func TestMain(m *testing.M) { pgtest.Main(m) }

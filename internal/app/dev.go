@@ -9,10 +9,10 @@ import (
 	"strings"
 
 	"github.com/fundsource/fundsource/internal/config"
-	"github.com/fundsource/fundsource/internal/errs"
+	"github.com/fundsource/fundsource/internal/core/errs"
+	"github.com/fundsource/fundsource/internal/core/tenant"
+	"github.com/fundsource/fundsource/internal/dev/pgserver"
 	"github.com/fundsource/fundsource/internal/merchant"
-	"github.com/fundsource/fundsource/internal/pgserver"
-	"github.com/fundsource/fundsource/internal/tenant"
 )
 
 // Demo merchant of 'make run'.

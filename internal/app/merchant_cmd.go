@@ -9,9 +9,9 @@ import (
 	"io"
 	"strings"
 
-	"github.com/fundsource/fundsource/internal/ids"
+	"github.com/fundsource/fundsource/internal/core/ids"
+	"github.com/fundsource/fundsource/internal/core/tenant"
 	"github.com/fundsource/fundsource/internal/merchant"
-	"github.com/fundsource/fundsource/internal/tenant"
 )
 
 const merchantUsage = `Usage:

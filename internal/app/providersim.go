@@ -9,7 +9,7 @@ import (
 	"strings"
 
 	"github.com/fundsource/fundsource/internal/config"
-	"github.com/fundsource/fundsource/internal/providersim"
+	"github.com/fundsource/fundsource/internal/dev/providersim"
 	"github.com/fundsource/fundsource/web"
 )
 

@@ -16,10 +16,10 @@ import (
 	"time"
 
 	"github.com/fundsource/fundsource/internal/config"
-	"github.com/fundsource/fundsource/internal/event"
-	"github.com/fundsource/fundsource/internal/lab"
+	"github.com/fundsource/fundsource/internal/core/event"
+	"github.com/fundsource/fundsource/internal/core/tenant"
+	"github.com/fundsource/fundsource/internal/lab/rig"
 	"github.com/fundsource/fundsource/internal/postgres"
-	"github.com/fundsource/fundsource/internal/tenant"
 	"github.com/fundsource/fundsource/internal/webhook"
 	"github.com/fundsource/fundsource/internal/wiring"
 )
@@ -27,7 +27,7 @@ import (
 // binary is cmd/fundsource, built once per test process.
 func binary(t *testing.T) string {
 	t.Helper()
-	bin, err := lab.BuildServer()
+	bin, err := rig.BuildServer()
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -18,8 +18,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/fundsource/fundsource/internal/money"
-	"github.com/fundsource/fundsource/internal/tenant"
+	"github.com/fundsource/fundsource/internal/core/money"
+	"github.com/fundsource/fundsource/internal/core/tenant"
 )
 
 // Mode is development or production.

@@ -7,12 +7,12 @@ import (
 	"strings"
 	"time"
 
-	"github.com/fundsource/fundsource/internal/contact"
-	"github.com/fundsource/fundsource/internal/errs"
-	"github.com/fundsource/fundsource/internal/event"
-	"github.com/fundsource/fundsource/internal/ids"
-	"github.com/fundsource/fundsource/internal/paging"
-	"github.com/fundsource/fundsource/internal/tenant"
+	"github.com/fundsource/fundsource/internal/core/errs"
+	"github.com/fundsource/fundsource/internal/core/event"
+	"github.com/fundsource/fundsource/internal/core/ids"
+	"github.com/fundsource/fundsource/internal/core/paging"
+	"github.com/fundsource/fundsource/internal/core/person"
+	"github.com/fundsource/fundsource/internal/core/tenant"
 )
 
 // Customer is one customer of a merchant in one environment. The JSON form is
@@ -173,17 +173,17 @@ func NotFound() error {
 func validate(in Input) (Customer, error) {
 	var c Customer
 	var err error
-	if c.FirstName, err = contact.Name("first_name", in.FirstName, 100, contact.Required); err != nil {
+	if c.FirstName, err = person.Name("first_name", in.FirstName, 100, person.Required); err != nil {
 		return Customer{}, err
 	}
-	if c.LastName, err = contact.Name("last_name", in.LastName, 100, contact.Required); err != nil {
+	if c.LastName, err = person.Name("last_name", in.LastName, 100, person.Required); err != nil {
 		return Customer{}, err
 	}
-	if c.Email, err = contact.Email("email", in.Email); err != nil {
+	if c.Email, err = person.Email("email", in.Email); err != nil {
 		return Customer{}, err
 	}
 	if in.BusinessName != nil {
-		b, err := contact.Name("business_name", *in.BusinessName, 200, contact.Optional)
+		b, err := person.Name("business_name", *in.BusinessName, 200, person.Optional)
 		if err != nil {
 			return Customer{}, err
 		}

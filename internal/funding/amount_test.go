@@ -4,8 +4,8 @@ import (
 	"encoding/json"
 	"testing"
 
-	"github.com/fundsource/fundsource/internal/errs"
-	"github.com/fundsource/fundsource/internal/money"
+	"github.com/fundsource/fundsource/internal/core/errs"
+	"github.com/fundsource/fundsource/internal/core/money"
 )
 
 func raw(ss ...string) []json.RawMessage {

@@ -9,10 +9,10 @@ import (
 	"strings"
 	"time"
 
-	"github.com/fundsource/fundsource/internal/calendar"
-	"github.com/fundsource/fundsource/internal/errs"
-	"github.com/fundsource/fundsource/internal/event"
-	"github.com/fundsource/fundsource/internal/tenant"
+	"github.com/fundsource/fundsource/internal/core/calendar"
+	"github.com/fundsource/fundsource/internal/core/errs"
+	"github.com/fundsource/fundsource/internal/core/event"
+	"github.com/fundsource/fundsource/internal/core/tenant"
 )
 
 // Micro-deposit rules (README: "Micro-deposit verification").

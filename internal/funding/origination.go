@@ -4,8 +4,8 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/fundsource/fundsource/internal/event"
-	"github.com/fundsource/fundsource/internal/tenant"
+	"github.com/fundsource/fundsource/internal/core/event"
+	"github.com/fundsource/fundsource/internal/core/tenant"
 )
 
 // BankAccount is a source's account in clear, for ACH origination only:

@@ -4,8 +4,8 @@ import (
 	"context"
 	"strings"
 
-	"github.com/fundsource/fundsource/internal/errs"
-	"github.com/fundsource/fundsource/internal/tenant"
+	"github.com/fundsource/fundsource/internal/core/errs"
+	"github.com/fundsource/fundsource/internal/core/tenant"
 )
 
 // tokenLabel separates processor-token fingerprints from account numbers.

@@ -3,9 +3,9 @@ package funding
 import (
 	"context"
 
-	"github.com/fundsource/fundsource/internal/achreturn"
-	"github.com/fundsource/fundsource/internal/errs"
-	"github.com/fundsource/fundsource/internal/tenant"
+	"github.com/fundsource/fundsource/internal/core/achcode"
+	"github.com/fundsource/fundsource/internal/core/errs"
+	"github.com/fundsource/fundsource/internal/core/tenant"
 )
 
 // SimulateDepositReturn is the sandbox's micro-deposit return: the open
@@ -17,7 +17,7 @@ func (s *Service) SimulateDepositReturn(ctx context.Context, scope tenant.Scope,
 	if err := tenant.SandboxOnly(scope); err != nil {
 		return Source{}, err
 	}
-	if !achreturn.Valid(code) {
+	if !achcode.Valid(code) {
 		return Source{}, errs.Invalid("code", `code must be an ACH return code, "R" and two digits, like "R03"`)
 	}
 	return s.onOpenDeposits(ctx, scope, id, func(ctx context.Context, src Source, m MicroDeposit) error {

@@ -8,9 +8,9 @@ import (
 	"context"
 	"time"
 
-	"github.com/fundsource/fundsource/internal/event"
-	"github.com/fundsource/fundsource/internal/paging"
-	"github.com/fundsource/fundsource/internal/tenant"
+	"github.com/fundsource/fundsource/internal/core/event"
+	"github.com/fundsource/fundsource/internal/core/paging"
+	"github.com/fundsource/fundsource/internal/core/tenant"
 )
 
 // Status of a funding source. The API only ever shows Unverified or Verified;

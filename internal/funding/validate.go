@@ -4,9 +4,9 @@ import (
 	"errors"
 	"strings"
 
-	"github.com/fundsource/fundsource/internal/contact"
-	"github.com/fundsource/fundsource/internal/errs"
-	"github.com/fundsource/fundsource/internal/tenant"
+	"github.com/fundsource/fundsource/internal/core/errs"
+	"github.com/fundsource/fundsource/internal/core/person"
+	"github.com/fundsource/fundsource/internal/core/tenant"
 )
 
 // Input creates a funding source from routing and account numbers. Both are
@@ -101,7 +101,7 @@ func optional(param string, v *string, max int) (*string, error) {
 	if v == nil {
 		return nil, nil
 	}
-	t, err := contact.Name(param, *v, max, contact.Optional)
+	t, err := person.Name(param, *v, max, person.Optional)
 	if err != nil || t == "" {
 		return nil, err
 	}

@@ -5,9 +5,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/fundsource/fundsource/internal/errs"
+	"github.com/fundsource/fundsource/internal/core/errs"
+	"github.com/fundsource/fundsource/internal/core/tenant"
 	"github.com/fundsource/fundsource/internal/routing"
-	"github.com/fundsource/fundsource/internal/tenant"
 )
 
 func ptr(s string) *string { return &s }

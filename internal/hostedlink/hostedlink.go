@@ -11,11 +11,11 @@ import (
 	"slices"
 	"time"
 
-	"github.com/fundsource/fundsource/internal/errs"
+	"github.com/fundsource/fundsource/internal/core/errs"
+	"github.com/fundsource/fundsource/internal/core/redirect"
+	"github.com/fundsource/fundsource/internal/core/tenant"
 	"github.com/fundsource/fundsource/internal/funding"
 	"github.com/fundsource/fundsource/internal/merchant"
-	"github.com/fundsource/fundsource/internal/redirect"
-	"github.com/fundsource/fundsource/internal/tenant"
 )
 
 // State is where the verification stands, as the customer sees it.

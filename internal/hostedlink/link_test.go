@@ -9,12 +9,12 @@ import (
 	"golang.org/x/crypto/bcrypt"
 
 	"github.com/fundsource/fundsource/internal/config"
+	"github.com/fundsource/fundsource/internal/core/errs"
+	"github.com/fundsource/fundsource/internal/core/tenant"
 	"github.com/fundsource/fundsource/internal/customer"
-	"github.com/fundsource/fundsource/internal/errs"
 	"github.com/fundsource/fundsource/internal/funding"
 	"github.com/fundsource/fundsource/internal/hostedlink"
-	"github.com/fundsource/fundsource/internal/pgtest"
-	"github.com/fundsource/fundsource/internal/tenant"
+	"github.com/fundsource/fundsource/internal/testing/pgtest"
 	"github.com/fundsource/fundsource/internal/wiring"
 )
 

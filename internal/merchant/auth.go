@@ -4,9 +4,9 @@ import (
 	"context"
 	"strings"
 
-	"github.com/fundsource/fundsource/internal/errs"
-	"github.com/fundsource/fundsource/internal/ids"
-	"github.com/fundsource/fundsource/internal/tenant"
+	"github.com/fundsource/fundsource/internal/core/errs"
+	"github.com/fundsource/fundsource/internal/core/ids"
+	"github.com/fundsource/fundsource/internal/core/tenant"
 )
 
 // ParseSecretKey checks the shape of a secret key and returns its

@@ -5,8 +5,8 @@ import (
 	"sync"
 	"time"
 
-	"github.com/fundsource/fundsource/internal/errs"
-	"github.com/fundsource/fundsource/internal/tenant"
+	"github.com/fundsource/fundsource/internal/core/errs"
+	"github.com/fundsource/fundsource/internal/core/tenant"
 )
 
 // MaxPasswordBytes is the longest dashboard password accepted: bcrypt reads

@@ -4,7 +4,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/fundsource/fundsource/internal/tenant"
+	"github.com/fundsource/fundsource/internal/core/tenant"
 )
 
 func TestKeyCache(t *testing.T) {

@@ -8,10 +8,10 @@ import (
 	"strings"
 	"time"
 
-	"github.com/fundsource/fundsource/internal/contact"
-	"github.com/fundsource/fundsource/internal/errs"
-	"github.com/fundsource/fundsource/internal/ids"
-	"github.com/fundsource/fundsource/internal/tenant"
+	"github.com/fundsource/fundsource/internal/core/errs"
+	"github.com/fundsource/fundsource/internal/core/ids"
+	"github.com/fundsource/fundsource/internal/core/person"
+	"github.com/fundsource/fundsource/internal/core/tenant"
 )
 
 // PermOnDemand is the key permission needed for POST /v2/on-demand/funding-source.
@@ -133,7 +133,7 @@ type Created struct {
 // Create makes a merchant with its sandbox environment and keys. Sandbox keys
 // carry the on-demand permission from the start.
 func (s *Service) Create(ctx context.Context, name, email, password string) (Created, error) {
-	name, err := contact.Name("name", name, 200, contact.Required)
+	name, err := person.Name("name", name, 200, person.Required)
 	if err != nil {
 		return Created{}, err
 	}
@@ -282,7 +282,7 @@ func (s *Service) envErr(ctx context.Context, err error, scope tenant.Scope) err
 
 // NormalizeEmail trims and lowercases a login email address and checks it.
 func NormalizeEmail(email string) (string, error) {
-	return contact.Email("email", strings.ToLower(email))
+	return person.Email("email", strings.ToLower(email))
 }
 
 // NewPassword returns a random dashboard password of 20 base62 characters

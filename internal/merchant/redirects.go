@@ -5,9 +5,9 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/fundsource/fundsource/internal/errs"
-	"github.com/fundsource/fundsource/internal/redirect"
-	"github.com/fundsource/fundsource/internal/tenant"
+	"github.com/fundsource/fundsource/internal/core/errs"
+	"github.com/fundsource/fundsource/internal/core/redirect"
+	"github.com/fundsource/fundsource/internal/core/tenant"
 )
 
 // MaxRedirectOrigins is how many redirect origins one environment may allow.

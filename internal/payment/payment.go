@@ -10,13 +10,13 @@ import (
 	"strings"
 	"time"
 
-	"github.com/fundsource/fundsource/internal/achreturn"
-	"github.com/fundsource/fundsource/internal/errs"
-	"github.com/fundsource/fundsource/internal/event"
-	"github.com/fundsource/fundsource/internal/ids"
-	"github.com/fundsource/fundsource/internal/money"
-	"github.com/fundsource/fundsource/internal/paging"
-	"github.com/fundsource/fundsource/internal/tenant"
+	"github.com/fundsource/fundsource/internal/core/achcode"
+	"github.com/fundsource/fundsource/internal/core/errs"
+	"github.com/fundsource/fundsource/internal/core/event"
+	"github.com/fundsource/fundsource/internal/core/ids"
+	"github.com/fundsource/fundsource/internal/core/money"
+	"github.com/fundsource/fundsource/internal/core/paging"
+	"github.com/fundsource/fundsource/internal/core/tenant"
 )
 
 // Direction of a payment, seen from the customer's account.
@@ -313,7 +313,7 @@ func (s *Service) finish(ctx context.Context, p Payment, code string) error {
 	if code == "" {
 		p.Status = Processed
 	} else {
-		reason := achreturn.Reason(code)
+		reason := achcode.Reason(code)
 		p.Status, p.FailureCode, p.FailureReason = Failed, &code, &reason
 		typ = event.PaymentFailed
 	}
@@ -385,7 +385,7 @@ func (s *Service) SimulateReturn(ctx context.Context, scope tenant.Scope, id, co
 	if err := tenant.SandboxOnly(scope); err != nil {
 		return Payment{}, err
 	}
-	if !achreturn.Valid(code) {
+	if !achcode.Valid(code) {
 		return Payment{}, errs.Invalid("code", `code must be an ACH return code, "R" and two digits, like "R10"`)
 	}
 	var out Payment

@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/fundsource/fundsource/internal/errs"
+	"github.com/fundsource/fundsource/internal/core/errs"
 )
 
 // TestDebitRule: a debit needs a Verified source; credits go to any live

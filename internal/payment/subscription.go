@@ -5,14 +5,14 @@ import (
 	"encoding/json"
 	"time"
 
-	"github.com/fundsource/fundsource/internal/achreturn"
-	"github.com/fundsource/fundsource/internal/calendar"
-	"github.com/fundsource/fundsource/internal/errs"
-	"github.com/fundsource/fundsource/internal/event"
-	"github.com/fundsource/fundsource/internal/ids"
-	"github.com/fundsource/fundsource/internal/money"
-	"github.com/fundsource/fundsource/internal/paging"
-	"github.com/fundsource/fundsource/internal/tenant"
+	"github.com/fundsource/fundsource/internal/core/achcode"
+	"github.com/fundsource/fundsource/internal/core/calendar"
+	"github.com/fundsource/fundsource/internal/core/errs"
+	"github.com/fundsource/fundsource/internal/core/event"
+	"github.com/fundsource/fundsource/internal/core/ids"
+	"github.com/fundsource/fundsource/internal/core/money"
+	"github.com/fundsource/fundsource/internal/core/paging"
+	"github.com/fundsource/fundsource/internal/core/tenant"
 )
 
 // Interval between a subscription's debits.
@@ -191,7 +191,7 @@ func (s *Service) CancelForSource(ctx context.Context, scope tenant.Scope, sourc
 
 // debitReturned applies a subscription's return rules to its debit p that
 // came back with code, in the return's transaction: R01 and R09 are
-// presented again on the next business day, at most achreturn.MaxAttempts times in
+// presented again on the next business day, at most achcode.MaxAttempts times in
 // all; any other code, the last attempt, or a second retriable return while
 // a re-presentment is already scheduled cancels the subscription
 // (payment_returned). A subscription no longer active is left as it is.
@@ -204,7 +204,7 @@ func (s *Service) debitReturned(ctx context.Context, p Payment, code string) err
 	if p.Attempt != nil {
 		attempt = *p.Attempt
 	}
-	if !achreturn.Retriable(code) || attempt >= achreturn.MaxAttempts || sub.RetryDate != nil || p.DueDate == nil {
+	if !achcode.Retriable(code) || attempt >= achcode.MaxAttempts || sub.RetryDate != nil || p.DueDate == nil {
 		return s.cancel(ctx, &sub, CancelPaymentReturned)
 	}
 	day := calendar.AddBusinessDays(calendar.DateOf(s.now()), 1).Format(time.DateOnly)

@@ -7,8 +7,8 @@ import (
 	"github.com/jmoiron/sqlx"
 
 	"github.com/fundsource/fundsource/internal/ach"
+	"github.com/fundsource/fundsource/internal/core/tenant"
 	"github.com/fundsource/fundsource/internal/payment"
-	"github.com/fundsource/fundsource/internal/tenant"
 )
 
 type achFileRow struct {

@@ -7,9 +7,9 @@ import (
 
 	"github.com/lib/pq"
 
-	"github.com/fundsource/fundsource/internal/event"
+	"github.com/fundsource/fundsource/internal/core/event"
+	"github.com/fundsource/fundsource/internal/core/idempotency"
 	"github.com/fundsource/fundsource/internal/funding"
-	"github.com/fundsource/fundsource/internal/idempotency"
 )
 
 // Creations of concurrent requests are written together: group commit.

@@ -11,14 +11,14 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fundsource/fundsource/internal/core/errs"
+	"github.com/fundsource/fundsource/internal/core/event"
+	"github.com/fundsource/fundsource/internal/core/idempotency"
+	"github.com/fundsource/fundsource/internal/core/tenant"
 	"github.com/fundsource/fundsource/internal/customer"
-	"github.com/fundsource/fundsource/internal/errs"
-	"github.com/fundsource/fundsource/internal/event"
 	"github.com/fundsource/fundsource/internal/funding"
-	"github.com/fundsource/fundsource/internal/idempotency"
-	"github.com/fundsource/fundsource/internal/pgtest"
 	"github.com/fundsource/fundsource/internal/postgres"
-	"github.com/fundsource/fundsource/internal/tenant"
+	"github.com/fundsource/fundsource/internal/testing/pgtest"
 )
 
 // keyedCreation is one request of the batch tests: a creation under an

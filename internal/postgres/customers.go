@@ -6,10 +6,10 @@ import (
 
 	"github.com/jmoiron/sqlx"
 
+	"github.com/fundsource/fundsource/internal/core/errs"
+	"github.com/fundsource/fundsource/internal/core/paging"
+	"github.com/fundsource/fundsource/internal/core/tenant"
 	"github.com/fundsource/fundsource/internal/customer"
-	"github.com/fundsource/fundsource/internal/errs"
-	"github.com/fundsource/fundsource/internal/paging"
-	"github.com/fundsource/fundsource/internal/tenant"
 )
 
 type customerRow struct {

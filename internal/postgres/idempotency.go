@@ -11,9 +11,9 @@ import (
 
 	"github.com/jmoiron/sqlx"
 
-	"github.com/fundsource/fundsource/internal/errs"
-	"github.com/fundsource/fundsource/internal/idempotency"
-	"github.com/fundsource/fundsource/internal/tenant"
+	"github.com/fundsource/fundsource/internal/core/errs"
+	"github.com/fundsource/fundsource/internal/core/idempotency"
+	"github.com/fundsource/fundsource/internal/core/tenant"
 )
 
 // Idempotent runs fn at most once per (scope, key) within idempotency.TTL.

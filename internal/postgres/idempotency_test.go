@@ -5,10 +5,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/fundsource/fundsource/internal/errs"
-	"github.com/fundsource/fundsource/internal/idempotency"
-	"github.com/fundsource/fundsource/internal/pgtest"
-	"github.com/fundsource/fundsource/internal/tenant"
+	"github.com/fundsource/fundsource/internal/core/errs"
+	"github.com/fundsource/fundsource/internal/core/idempotency"
+	"github.com/fundsource/fundsource/internal/core/tenant"
+	"github.com/fundsource/fundsource/internal/testing/pgtest"
 )
 
 func TestIdempotentInFlightAndDiscardedResponses(t *testing.T) {

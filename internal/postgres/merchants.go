@@ -7,9 +7,9 @@ import (
 	"github.com/jmoiron/sqlx"
 	"github.com/lib/pq"
 
-	"github.com/fundsource/fundsource/internal/errs"
+	"github.com/fundsource/fundsource/internal/core/errs"
+	"github.com/fundsource/fundsource/internal/core/tenant"
 	"github.com/fundsource/fundsource/internal/merchant"
-	"github.com/fundsource/fundsource/internal/tenant"
 )
 
 type merchantRow struct {

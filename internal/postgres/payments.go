@@ -6,12 +6,12 @@ import (
 
 	"github.com/jmoiron/sqlx"
 
-	"github.com/fundsource/fundsource/internal/achreturn"
-	"github.com/fundsource/fundsource/internal/errs"
-	"github.com/fundsource/fundsource/internal/money"
-	"github.com/fundsource/fundsource/internal/paging"
+	"github.com/fundsource/fundsource/internal/core/achcode"
+	"github.com/fundsource/fundsource/internal/core/errs"
+	"github.com/fundsource/fundsource/internal/core/money"
+	"github.com/fundsource/fundsource/internal/core/paging"
+	"github.com/fundsource/fundsource/internal/core/tenant"
 	"github.com/fundsource/fundsource/internal/payment"
-	"github.com/fundsource/fundsource/internal/tenant"
 )
 
 const selectPaymentSource = `
@@ -111,7 +111,7 @@ func (r paymentRow) domain() payment.Payment {
 		Attempt: r.Attempt, SettleAt: utcPtr(r.SettleAt), SettledAt: utcPtr(r.SettledAt), CreatedAt: r.CreatedAt.UTC(),
 	}
 	if r.FailureCode != nil {
-		reason := achreturn.Reason(*r.FailureCode)
+		reason := achcode.Reason(*r.FailureCode)
 		p.FailureReason = &reason
 	}
 	p.DueDate = dateOnly(r.DueDate)

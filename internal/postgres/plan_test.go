@@ -7,8 +7,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/fundsource/fundsource/internal/pgtest"
 	"github.com/fundsource/fundsource/internal/postgres"
+	"github.com/fundsource/fundsource/internal/testing/pgtest"
 )
 
 // TestOneRowReadsUseTheIDIndexWithoutStatistics: on tables that were

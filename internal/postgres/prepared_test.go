@@ -8,8 +8,8 @@ import (
 	"github.com/jmoiron/sqlx"
 	"github.com/lib/pq"
 
-	"github.com/fundsource/fundsource/internal/pgtest"
 	"github.com/fundsource/fundsource/internal/postgres"
+	"github.com/fundsource/fundsource/internal/testing/pgtest"
 )
 
 // oneConn opens a pool on a fresh database and takes one connection of it.

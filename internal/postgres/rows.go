@@ -9,7 +9,7 @@ import (
 
 	"github.com/jmoiron/sqlx"
 
-	"github.com/fundsource/fundsource/internal/errs"
+	"github.com/fundsource/fundsource/internal/core/errs"
 )
 
 // oneRow checks that an UPDATE touched a row; otherwise it returns an error

@@ -6,10 +6,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/fundsource/fundsource/internal/errs"
+	"github.com/fundsource/fundsource/internal/core/errs"
 	"github.com/fundsource/fundsource/internal/merchant"
-	"github.com/fundsource/fundsource/internal/pgtest"
 	"github.com/fundsource/fundsource/internal/postgres"
+	"github.com/fundsource/fundsource/internal/testing/pgtest"
 )
 
 func newMerchant(id, email string) merchant.Merchant {

@@ -5,7 +5,7 @@ import (
 	"strconv"
 	"testing"
 
-	"github.com/fundsource/fundsource/internal/pgtest"
+	"github.com/fundsource/fundsource/internal/testing/pgtest"
 )
 
 // TestSourceRowCarriesItsCurrentVerification: whatever writes

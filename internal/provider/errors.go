@@ -4,7 +4,7 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/fundsource/fundsource/internal/errs"
+	"github.com/fundsource/fundsource/internal/core/errs"
 )
 
 // Outcome is how one of the provider's errors reaches the merchant.

@@ -13,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/fundsource/fundsource/internal/errs"
+	"github.com/fundsource/fundsource/internal/core/errs"
 )
 
 // TestErrorMapping sends real-Plaid-shaped errors — the HTTP status,

@@ -11,7 +11,7 @@ import (
 	"io"
 	"strings"
 
-	"github.com/fundsource/fundsource/internal/errs"
+	"github.com/fundsource/fundsource/internal/core/errs"
 )
 
 // Sandbox test routing numbers: valid check digits, accepted everywhere, and

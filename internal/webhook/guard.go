@@ -12,8 +12,8 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/fundsource/fundsource/internal/errs"
-	"github.com/fundsource/fundsource/internal/tenant"
+	"github.com/fundsource/fundsource/internal/core/errs"
+	"github.com/fundsource/fundsource/internal/core/tenant"
 )
 
 // MaxURLLength is the longest webhook URL accepted.

@@ -4,7 +4,7 @@ import (
 	"encoding/json"
 	"time"
 
-	"github.com/fundsource/fundsource/internal/event"
+	"github.com/fundsource/fundsource/internal/core/event"
 )
 
 // State is the delivery status shown to merchants: pending (not tried yet),

@@ -4,9 +4,9 @@ import (
 	"context"
 	"time"
 
-	"github.com/fundsource/fundsource/internal/event"
-	"github.com/fundsource/fundsource/internal/paging"
-	"github.com/fundsource/fundsource/internal/tenant"
+	"github.com/fundsource/fundsource/internal/core/event"
+	"github.com/fundsource/fundsource/internal/core/paging"
+	"github.com/fundsource/fundsource/internal/core/tenant"
 )
 
 // States of an event in the delivery log.

@@ -14,11 +14,11 @@ import (
 	"context"
 	"time"
 
-	"github.com/fundsource/fundsource/internal/errs"
-	"github.com/fundsource/fundsource/internal/event"
-	"github.com/fundsource/fundsource/internal/ids"
-	"github.com/fundsource/fundsource/internal/paging"
-	"github.com/fundsource/fundsource/internal/tenant"
+	"github.com/fundsource/fundsource/internal/core/errs"
+	"github.com/fundsource/fundsource/internal/core/event"
+	"github.com/fundsource/fundsource/internal/core/ids"
+	"github.com/fundsource/fundsource/internal/core/paging"
+	"github.com/fundsource/fundsource/internal/core/tenant"
 )
 
 // DeliveryPrefix starts delivery ids.

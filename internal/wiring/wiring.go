@@ -28,7 +28,7 @@ import (
 	"github.com/fundsource/fundsource/internal/vault"
 	"github.com/fundsource/fundsource/internal/webhook"
 	"github.com/fundsource/fundsource/web"
-	"github.com/fundsource/fundsource/web/kit"
+	"github.com/fundsource/fundsource/web/surface"
 )
 
 // Deps are what Build needs besides the configuration.
@@ -56,7 +56,7 @@ type Services struct {
 	// Originator writes NACHA files; nil unless ACH_ODFI_ROUTING is set.
 	Originator *ach.Originator
 	// Metrics are the HTTP series of Handler, for METRICS_ADDR.
-	Metrics *kit.Metrics
+	Metrics *surface.Metrics
 }
 
 // Build makes the services of cfg on d.DB.
@@ -83,7 +83,7 @@ func Build(cfg *config.Config, d Deps) (*Services, error) {
 		fund.WithProvider(provider.New(cfg.PlaidBaseURL, cfg.PlaidClientID, cfg.PlaidSecret, d.Log))
 	}
 	s := &Services{
-		Config: cfg, Log: d.Log, Now: now, DB: db, Vault: v, Metrics: kit.NewMetrics(),
+		Config: cfg, Log: d.Log, Now: now, DB: db, Vault: v, Metrics: surface.NewMetrics(),
 		Merchants: merchant.NewService(db, bcryptHasher{cost: cost}, now),
 		Customers: customer.NewService(db, now),
 		Funding:   fund,

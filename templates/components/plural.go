@@ -1,3 +1,5 @@
+// Package components holds templ pieces the hosted page and the dashboard
+// share: whole-page messages (errors, not found) and wording helpers.
 package components
 
 // Plural picks the word for n: one for 1, many otherwise.

@@ -2,7 +2,7 @@
 // /webhooks), with the operational endpoints /healthz, /readyz, /metrics
 // and /v2/openapi.json. A request passes authentication, the per-key rate
 // limit, the body reader and the idempotency record, then one handler that
-// decodes, calls one domain service method and replies through kit.Reply.
+// decodes, calls one domain service method and replies through surface.Reply.
 package api
 
 import (
@@ -19,15 +19,15 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"github.com/fundsource/fundsource/internal/config"
+	"github.com/fundsource/fundsource/internal/core/errs"
+	"github.com/fundsource/fundsource/internal/core/idempotency"
+	"github.com/fundsource/fundsource/internal/core/tenant"
 	"github.com/fundsource/fundsource/internal/customer"
-	"github.com/fundsource/fundsource/internal/errs"
 	"github.com/fundsource/fundsource/internal/funding"
-	"github.com/fundsource/fundsource/internal/idempotency"
 	"github.com/fundsource/fundsource/internal/merchant"
 	"github.com/fundsource/fundsource/internal/payment"
-	"github.com/fundsource/fundsource/internal/tenant"
 	"github.com/fundsource/fundsource/internal/webhook"
-	"github.com/fundsource/fundsource/web/kit"
+	"github.com/fundsource/fundsource/web/surface"
 )
 
 // OpenAPI is the OpenAPI 3 document of the API, served at /v2/openapi.json.
@@ -60,15 +60,15 @@ type Deps struct {
 
 // Surface is the API's handlers.
 type Surface struct {
-	*kit.Kit
+	*surface.Shared
 	Deps
-	limiter *kit.Limiter
+	limiter *surface.Limiter
 	openAPI []byte // OpenAPI with this deployment's servers
 }
 
 // New returns the API on k.
-func New(k *kit.Kit, d Deps) *Surface {
-	return &Surface{Kit: k, Deps: d, limiter: kit.NewLimiter(d.Config.RateLimitSandbox, d.Config.RateLimitProduction),
+func New(k *surface.Shared, d Deps) *Surface {
+	return &Surface{Shared: k, Deps: d, limiter: surface.NewLimiter(d.Config.RateLimitSandbox, d.Config.RateLimitProduction),
 		openAPI: withServers(OpenAPI, d.Config)}
 }
 

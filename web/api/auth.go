@@ -10,11 +10,11 @@ import (
 
 	"github.com/gin-gonic/gin"
 
-	"github.com/fundsource/fundsource/internal/errs"
-	"github.com/fundsource/fundsource/internal/idempotency"
+	"github.com/fundsource/fundsource/internal/core/errs"
+	"github.com/fundsource/fundsource/internal/core/idempotency"
+	"github.com/fundsource/fundsource/internal/core/tenant"
 	"github.com/fundsource/fundsource/internal/merchant"
-	"github.com/fundsource/fundsource/internal/tenant"
-	"github.com/fundsource/fundsource/web/kit"
+	"github.com/fundsource/fundsource/web/surface"
 )
 
 // authenticate resolves the Bearer secret key. The environment comes from the
@@ -45,7 +45,7 @@ func (s *Surface) authenticate(c *gin.Context) {
 		s.Fail(c, err)
 		return
 	}
-	kit.SetPrincipal(c, p)
+	surface.SetPrincipal(c, p)
 	c.Next()
 }
 
@@ -75,9 +75,9 @@ func hostName(host string) string {
 
 // rateLimit applies the per-key limit of the key's environment.
 func (s *Surface) rateLimit(c *gin.Context) {
-	p := kit.Principal(c)
+	p := surface.Principal(c)
 	if wait, ok := s.limiter.Allow(p.KeyID, p.Scope.Env, s.Now()); !ok {
-		s.Fail(c, kit.RateLimited(fmt.Sprintf("Too many requests for this API key; retry after %d s.", kit.RetryAfter(wait)), wait))
+		s.Fail(c, surface.RateLimited(fmt.Sprintf("Too many requests for this API key; retry after %d s.", surface.RetryAfter(wait)), wait))
 		return
 	}
 	c.Next()
@@ -96,7 +96,7 @@ func (s *Surface) idempotency(c *gin.Context) {
 		s.Fail(c, errs.Invalid("Idempotency-Key", "The Idempotency-Key header must be 1 to 255 printable ASCII characters."))
 		return
 	}
-	hash := idempotency.RequestHash(s.Config.IdempotencyKey, c.Request.Method, c.Request.URL.Path, kit.Body(c))
+	hash := idempotency.RequestHash(s.Config.IdempotencyKey, c.Request.Method, c.Request.URL.Path, surface.Body(c))
 
 	orig, origReq := c.Writer, c.Request
 	buf := &bufferedWriter{ResponseWriter: orig, status: http.StatusOK}
@@ -105,7 +105,7 @@ func (s *Surface) idempotency(c *gin.Context) {
 	if oneStatement[c.Request.Method+" "+c.FullPath()] {
 		answer = okAnswer
 	}
-	replay, err := s.Idempotency.Idempotent(c.Request.Context(), kit.Scope(c), key, hash, s.Now(), answer,
+	replay, err := s.Idempotency.Idempotent(c.Request.Context(), surface.Scope(c), key, hash, s.Now(), answer,
 		func(ctx context.Context) (idempotency.Response, bool) {
 			c.Request = origReq.WithContext(ctx)
 			c.Writer = buf
@@ -139,15 +139,15 @@ func (s *Surface) idempotency(c *gin.Context) {
 // that also stores the response (a funding-source creation): their
 // requests begin a transaction only when the use case needs one (see
 // postgres.DB.Idempotent). Their handlers write only through the store's
-// transactions or that statement, and answer with kit.Reply.
+// transactions or that statement, and answer with surface.Reply.
 var oneStatement = map[string]bool{
 	"POST /v2/funding-source":           true,
 	"POST /v2/on-demand/funding-source": true,
 }
 
-// okAnswer is the success response kit.Reply sends for a result.
+// okAnswer is the success response surface.Reply sends for a result.
 func okAnswer(result any) idempotency.Response {
-	return idempotency.Response{Status: http.StatusOK, Body: kit.OKBody(result)}
+	return idempotency.Response{Status: http.StatusOK, Body: surface.OKBody(result)}
 }
 
 func printableASCII(s string) bool {

@@ -7,52 +7,52 @@ import (
 
 	"github.com/gin-gonic/gin"
 
-	"github.com/fundsource/fundsource/internal/errs"
+	"github.com/fundsource/fundsource/internal/core/errs"
+	"github.com/fundsource/fundsource/internal/core/paging"
 	"github.com/fundsource/fundsource/internal/funding"
 	"github.com/fundsource/fundsource/internal/merchant"
-	"github.com/fundsource/fundsource/internal/paging"
-	"github.com/fundsource/fundsource/web/kit"
+	"github.com/fundsource/fundsource/web/surface"
 )
 
 // caller is what the funding rules need to know about the request's key.
 func caller(c *gin.Context) funding.Caller {
-	p := kit.Principal(c)
+	p := surface.Principal(c)
 	return funding.Caller{Scope: p.Scope, OnDemand: p.Can(merchant.PermOnDemand), ThirdPartyVerification: p.ThirdPartyVerification}
 }
 
 func (s *Surface) createOnDemand(c *gin.Context) {
 	var in funding.Input
-	if err := kit.Decode(c, &in); err != nil {
+	if err := surface.Decode(c, &in); err != nil {
 		s.Fail(c, err)
 		return
 	}
 	src, err := s.Funding.CreateOnDemand(c.Request.Context(), caller(c), in)
-	kit.Reply(s.Kit, c, src, err)
+	surface.Reply(s.Shared, c, src, err)
 }
 
 func (s *Surface) createForMicroDeposits(c *gin.Context) {
 	var in funding.Input
-	if err := kit.Decode(c, &in); err != nil {
+	if err := surface.Decode(c, &in); err != nil {
 		s.Fail(c, err)
 		return
 	}
-	src, err := s.Funding.CreateForMicroDeposits(c.Request.Context(), kit.Scope(c), in)
-	kit.Reply(s.Kit, c, src, err)
+	src, err := s.Funding.CreateForMicroDeposits(c.Request.Context(), surface.Scope(c), in)
+	surface.Reply(s.Shared, c, src, err)
 }
 
 func (s *Surface) linkProcessorToken(c *gin.Context) {
 	var in funding.ProcessorInput
-	if err := kit.Decode(c, &in); err != nil {
+	if err := surface.Decode(c, &in); err != nil {
 		s.Fail(c, err)
 		return
 	}
-	src, err := s.Funding.CreateFromProcessorToken(c.Request.Context(), kit.Scope(c), in)
-	kit.Reply(s.Kit, c, src, err)
+	src, err := s.Funding.CreateFromProcessorToken(c.Request.Context(), surface.Scope(c), in)
+	surface.Reply(s.Shared, c, src, err)
 }
 
 func (s *Surface) getSource(c *gin.Context) {
-	src, err := s.Funding.Get(c.Request.Context(), kit.Scope(c), c.Param("funding_source_id"))
-	kit.Reply(s.Kit, c, src, err)
+	src, err := s.Funding.Get(c.Request.Context(), surface.Scope(c), c.Param("funding_source_id"))
+	surface.Reply(s.Shared, c, src, err)
 }
 
 func (s *Surface) listCustomerSources(c *gin.Context) {
@@ -70,8 +70,8 @@ func (s *Surface) listCustomerSources(c *gin.Context) {
 		s.Fail(c, errs.Invalid("removed", "removed must be true or false"))
 		return
 	}
-	list, more, err := s.Funding.ListForCustomer(c.Request.Context(), kit.Scope(c), c.Param("user_id"), removed, p)
-	kit.Reply(s.Kit, c, kit.ListOf(list, more), err)
+	list, more, err := s.Funding.ListForCustomer(c.Request.Context(), surface.Scope(c), c.Param("user_id"), removed, p)
+	surface.Reply(s.Shared, c, surface.ListOf(list, more), err)
 }
 
 // sourceRef is a body naming one funding source.
@@ -83,7 +83,7 @@ func (r *sourceRef) ref() *sourceRef { return r }
 
 // decodeRef decodes a body that names a funding source and requires the id.
 func decodeRef(c *gin.Context, dst interface{ ref() *sourceRef }) error {
-	if err := kit.Decode(c, dst); err != nil {
+	if err := surface.Decode(c, dst); err != nil {
 		return err
 	}
 	if strings.TrimSpace(dst.ref().FundingSourceID) == "" {
@@ -98,8 +98,8 @@ func (s *Surface) initiateVerification(c *gin.Context) {
 		s.Fail(c, err)
 		return
 	}
-	src, err := s.Funding.InitiateVerification(c.Request.Context(), kit.Scope(c), in.FundingSourceID)
-	kit.Reply(s.Kit, c, src, err)
+	src, err := s.Funding.InitiateVerification(c.Request.Context(), surface.Scope(c), in.FundingSourceID)
+	surface.Reply(s.Shared, c, src, err)
 }
 
 func (s *Surface) verifyMicroDeposits(c *gin.Context) {
@@ -116,15 +116,15 @@ func (s *Surface) verifyMicroDeposits(c *gin.Context) {
 		s.Fail(c, err)
 		return
 	}
-	src, err := s.Funding.VerifyMicroDeposits(c.Request.Context(), kit.Scope(c), in.FundingSourceID, cents)
-	kit.Reply(s.Kit, c, src, err)
+	src, err := s.Funding.VerifyMicroDeposits(c.Request.Context(), surface.Scope(c), in.FundingSourceID, cents)
+	surface.Reply(s.Shared, c, src, err)
 }
 
 func (s *Surface) checkAccount(c *gin.Context) {
 	var in struct {
 		AccountNumber string `json:"account_number"`
 	}
-	if err := kit.Decode(c, &in); err != nil {
+	if err := surface.Decode(c, &in); err != nil {
 		s.Fail(c, err)
 		return
 	}
@@ -132,8 +132,8 @@ func (s *Surface) checkAccount(c *gin.Context) {
 		s.Fail(c, errs.Invalid("account_number", "account_number is required"))
 		return
 	}
-	available, err := s.Funding.AccountAvailable(c.Request.Context(), kit.Scope(c), in.AccountNumber)
-	kit.Reply(s.Kit, c, struct {
+	available, err := s.Funding.AccountAvailable(c.Request.Context(), surface.Scope(c), in.AccountNumber)
+	surface.Reply(s.Shared, c, struct {
 		Available bool `json:"available"`
 	}{available}, err)
 }
@@ -146,18 +146,18 @@ func (s *Surface) deleteAccount(c *gin.Context) {
 		CustomerID      string `json:"user_id"`
 		AccountNumber   string `json:"account_number"`
 	}
-	if err := kit.Decode(c, &in); err != nil {
+	if err := surface.Decode(c, &in); err != nil {
 		s.Fail(c, err)
 		return
 	}
 	ctx := c.Request.Context()
 	switch {
 	case in.FundingSourceID != "" && in.CustomerID == "" && in.AccountNumber == "":
-		src, err := s.Funding.Remove(ctx, kit.Scope(c), in.FundingSourceID)
-		kit.Reply(s.Kit, c, src, err)
+		src, err := s.Funding.Remove(ctx, surface.Scope(c), in.FundingSourceID)
+		surface.Reply(s.Shared, c, src, err)
 	case in.FundingSourceID == "" && in.CustomerID != "" && in.AccountNumber != "":
-		src, err := s.Funding.RemoveAccount(ctx, kit.Scope(c), in.CustomerID, in.AccountNumber)
-		kit.Reply(s.Kit, c, src, err)
+		src, err := s.Funding.RemoveAccount(ctx, surface.Scope(c), in.CustomerID, in.AccountNumber)
+		surface.Reply(s.Shared, c, src, err)
 	default:
 		s.Fail(c, errs.Invalid("funding_source_id", "send either funding_source_id, or user_id and account_number"))
 	}
@@ -165,8 +165,8 @@ func (s *Surface) deleteAccount(c *gin.Context) {
 
 func (s *Surface) sandboxMicroDeposits(c *gin.Context) {
 	id := c.Param("funding_source_id")
-	cents, v, err := s.Funding.SandboxAmounts(c.Request.Context(), kit.Scope(c), id)
-	kit.Reply(s.Kit, c, struct {
+	cents, v, err := s.Funding.SandboxAmounts(c.Request.Context(), surface.Scope(c), id)
+	surface.Reply(s.Shared, c, struct {
 		FundingSourceID string                `json:"funding_source_id"`
 		Amounts         [2]json.Number        `json:"amounts"`
 		Verification    *funding.Verification `json:"verification"`
@@ -182,7 +182,7 @@ func (s *Surface) updateSource(c *gin.Context) {
 	var in struct {
 		Nickname nicknameMember `json:"nickname"`
 	}
-	if err := kit.Decode(c, &in); err != nil {
+	if err := surface.Decode(c, &in); err != nil {
 		s.Fail(c, err)
 		return
 	}
@@ -190,8 +190,8 @@ func (s *Surface) updateSource(c *gin.Context) {
 		s.Fail(c, errs.Invalid("nickname", "Send the nickname to set, or null to remove it."))
 		return
 	}
-	src, err := s.Funding.SetNickname(c.Request.Context(), kit.Scope(c), c.Param("funding_source_id"), in.Nickname.value)
-	kit.Reply(s.Kit, c, src, err)
+	src, err := s.Funding.SetNickname(c.Request.Context(), surface.Scope(c), c.Param("funding_source_id"), in.Nickname.value)
+	surface.Reply(s.Shared, c, src, err)
 }
 
 // nicknameMember is the nickname member: a string or null, and whether it was

@@ -3,9 +3,9 @@ package api
 import (
 	"github.com/gin-gonic/gin"
 
-	"github.com/fundsource/fundsource/internal/errs"
-	"github.com/fundsource/fundsource/internal/tenant"
-	"github.com/fundsource/fundsource/web/kit"
+	"github.com/fundsource/fundsource/internal/core/errs"
+	"github.com/fundsource/fundsource/internal/core/tenant"
+	"github.com/fundsource/fundsource/web/surface"
 )
 
 // The sandbox's simulations (/v2/sandbox/…) force what a bank or time would
@@ -16,7 +16,7 @@ import (
 // sandboxOnly refuses production keys on the simulation routes (the
 // services refuse them too).
 func (s *Surface) sandboxOnly(c *gin.Context) {
-	if err := tenant.SandboxOnly(kit.Scope(c)); err != nil {
+	if err := tenant.SandboxOnly(surface.Scope(c)); err != nil {
 		s.Fail(c, err)
 		c.Abort()
 		return
@@ -31,7 +31,7 @@ type returnCode struct {
 
 func (s *Surface) decodeReturnCode(c *gin.Context) (string, bool) {
 	var in returnCode
-	if err := kit.Decode(c, &in); err != nil {
+	if err := surface.Decode(c, &in); err != nil {
 		s.Fail(c, err)
 		return "", false
 	}
@@ -47,17 +47,17 @@ func (s *Surface) simulateDepositReturn(c *gin.Context) {
 	if !ok {
 		return
 	}
-	src, err := s.Funding.SimulateDepositReturn(c.Request.Context(), kit.Scope(c), c.Param("funding_source_id"), code)
-	kit.Reply(s.Kit, c, src, err)
+	src, err := s.Funding.SimulateDepositReturn(c.Request.Context(), surface.Scope(c), c.Param("funding_source_id"), code)
+	surface.Reply(s.Shared, c, src, err)
 }
 
 func (s *Surface) simulateDepositExpiry(c *gin.Context) {
-	if err := kit.DecodeNone(c); err != nil {
+	if err := surface.DecodeNone(c); err != nil {
 		s.Fail(c, err)
 		return
 	}
-	src, err := s.Funding.SimulateDepositExpiry(c.Request.Context(), kit.Scope(c), c.Param("funding_source_id"))
-	kit.Reply(s.Kit, c, src, err)
+	src, err := s.Funding.SimulateDepositExpiry(c.Request.Context(), surface.Scope(c), c.Param("funding_source_id"))
+	surface.Reply(s.Shared, c, src, err)
 }
 
 func (s *Surface) simulatePaymentReturn(c *gin.Context) {
@@ -65,15 +65,15 @@ func (s *Surface) simulatePaymentReturn(c *gin.Context) {
 	if !ok {
 		return
 	}
-	p, err := s.Payments.SimulateReturn(c.Request.Context(), kit.Scope(c), c.Param("id"), code)
-	kit.Reply(s.Kit, c, p, err)
+	p, err := s.Payments.SimulateReturn(c.Request.Context(), surface.Scope(c), c.Param("id"), code)
+	surface.Reply(s.Shared, c, p, err)
 }
 
 func (s *Surface) advanceSubscription(c *gin.Context) {
-	if err := kit.DecodeNone(c); err != nil {
+	if err := surface.DecodeNone(c); err != nil {
 		s.Fail(c, err)
 		return
 	}
-	p, err := s.Payments.Advance(c.Request.Context(), kit.Scope(c), c.Param("id"))
-	kit.Reply(s.Kit, c, p, err)
+	p, err := s.Payments.Advance(c.Request.Context(), surface.Scope(c), c.Param("id"))
+	surface.Reply(s.Shared, c, p, err)
 }

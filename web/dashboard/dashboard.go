@@ -1,3 +1,9 @@
+// Package dashboard is the merchant dashboard: sign-up and sign-in with
+// server-side sessions, and pages for customers, funding sources,
+// payments, webhooks, keys and settings. Pages are templ components fed
+// small view structs (templates/dashboard); every write is a form post
+// behind cross-origin protection and goes through the same domain
+// services as the API.
 package dashboard
 
 import (
@@ -14,17 +20,17 @@ import (
 	"github.com/gorilla/sessions"
 
 	"github.com/fundsource/fundsource/internal/config"
+	"github.com/fundsource/fundsource/internal/core/errs"
+	"github.com/fundsource/fundsource/internal/core/paging"
+	"github.com/fundsource/fundsource/internal/core/tenant"
 	"github.com/fundsource/fundsource/internal/customer"
-	"github.com/fundsource/fundsource/internal/errs"
 	"github.com/fundsource/fundsource/internal/funding"
 	"github.com/fundsource/fundsource/internal/merchant"
-	"github.com/fundsource/fundsource/internal/paging"
 	"github.com/fundsource/fundsource/internal/payment"
-	"github.com/fundsource/fundsource/internal/tenant"
 	"github.com/fundsource/fundsource/internal/webhook"
 	"github.com/fundsource/fundsource/templates/components"
 	view "github.com/fundsource/fundsource/templates/dashboard"
-	"github.com/fundsource/fundsource/web/kit"
+	"github.com/fundsource/fundsource/web/surface"
 )
 
 // signInWindow is the time over which the sign-in allowances refill.
@@ -39,9 +45,9 @@ const emailAloneFactor = 20
 // from the merchant's own address. Per email alone, from any number of
 // addresses, a much larger allowance only slows attempts down once spent.
 type signInLimits struct {
-	perIP, perEmailAtIP *kit.KeyLimiter
-	perEmail            *kit.KeyLimiter // slows, never refuses
-	slowdown            time.Duration   // the wait of an attempt past perEmail
+	perIP, perEmailAtIP *surface.KeyLimiter
+	perEmail            *surface.KeyLimiter // slows, never refuses
+	slowdown            time.Duration       // the wait of an attempt past perEmail
 }
 
 // Deps are what the dashboard needs.
@@ -56,7 +62,7 @@ type Deps struct {
 
 // Surface is the dashboard's handlers.
 type Surface struct {
-	*kit.Kit
+	*surface.Shared
 	cfg       *config.Config
 	merchants *merchant.Service
 	customers *customer.Service
@@ -69,13 +75,13 @@ type Surface struct {
 }
 
 // New returns the dashboard on k.
-func New(k *kit.Kit, d Deps) *Surface {
-	return &Surface{Kit: k, cfg: d.Config, merchants: d.Merchants, customers: d.Customers, funding: d.Funding, payments: d.Payments, webhooks: d.Webhooks,
+func New(k *surface.Shared, d Deps) *Surface {
+	return &Surface{Shared: k, cfg: d.Config, merchants: d.Merchants, customers: d.Customers, funding: d.Funding, payments: d.Payments, webhooks: d.Webhooks,
 		sessions: newSessionStore(d.Config),
 		attempts: signInLimits{
-			perIP:        kit.NewKeyLimiter(signInWindow, d.Config.SignInAttemptsPerIP),
-			perEmailAtIP: kit.NewKeyLimiter(signInWindow, d.Config.SignInAttemptsPerEmail),
-			perEmail:     kit.NewKeyLimiter(signInWindow, d.Config.SignInAttemptsPerEmail*emailAloneFactor),
+			perIP:        surface.NewKeyLimiter(signInWindow, d.Config.SignInAttemptsPerIP),
+			perEmailAtIP: surface.NewKeyLimiter(signInWindow, d.Config.SignInAttemptsPerEmail),
+			perEmail:     surface.NewKeyLimiter(signInWindow, d.Config.SignInAttemptsPerEmail*emailAloneFactor),
 			slowdown:     d.Config.SignInSlowdown,
 		},
 	}
@@ -133,7 +139,7 @@ func (s *Surface) formPosts(problem templ.Component) gin.HandlerFunc {
 			c.Next()
 			return
 		}
-		kit.BoundForm(c)
+		surface.BoundForm(c)
 		guard(c)
 	}
 }
@@ -196,7 +202,7 @@ func (s *Surface) signIn(c *gin.Context) {
 			return
 		}
 		s.Log.InfoContext(c.Request.Context(), "dashboard sign-in refused",
-			slog.String("request_id", kit.RequestID(c)), slog.String("client_ip", c.ClientIP()))
+			slog.String("request_id", surface.RequestID(c)), slog.String("client_ip", c.ClientIP()))
 		s.Resolve(c, err)
 		v.Error = "That email and password don't match an account."
 		s.Page(c, http.StatusUnauthorized, view.SignIn(v))
@@ -228,7 +234,7 @@ func (s *Surface) allowAttempt(c *gin.Context, v *view.AuthForm) bool {
 		}
 		return true
 	}
-	s.Resolve(c, kit.RateLimited("Too many sign-in attempts.", wait))
+	s.Resolve(c, surface.RateLimited("Too many sign-in attempts.", wait))
 	mins := max(int((wait+time.Minute-1)/time.Minute), 1)
 	v.Error = fmt.Sprintf("Too many attempts. Wait about %d %s and try again.", mins, components.Plural(mins, "minute", "minutes"))
 	return false
@@ -284,7 +290,7 @@ func (s *Surface) Fail(c *gin.Context, err error) {
 	heading, text := "That didn't work", sentence(o.Message)
 	if o.Status >= 500 {
 		heading = "Something went wrong"
-		text = "We could not complete this request. It has been logged as " + kit.RequestID(c) + "; please try again."
+		text = "We could not complete this request. It has been logged as " + surface.RequestID(c) + "; please try again."
 	}
 	if _, in := c.Get(ctxSignedIn); !in {
 		s.Page(c, o.Status, components.MessagePage(heading, text))
@@ -312,8 +318,8 @@ func (s *Surface) notFound(c *gin.Context) {
 func (s *Surface) done(c *gin.Context, err error, okMsg, back string) {
 	if err != nil {
 		e, ok := errs.As(err)
-		missing := ok && kit.StatusOf(e.Code) == http.StatusNotFound && e.Code != errs.WebhookNotFound
-		if !ok || kit.StatusOf(e.Code) >= 500 || missing {
+		missing := ok && surface.StatusOf(e.Code) == http.StatusNotFound && e.Code != errs.WebhookNotFound
+		if !ok || surface.StatusOf(e.Code) >= 500 || missing {
 			s.Fail(c, err)
 			return
 		}

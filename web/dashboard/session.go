@@ -12,9 +12,9 @@ import (
 	"github.com/gorilla/sessions"
 
 	"github.com/fundsource/fundsource/internal/config"
-	"github.com/fundsource/fundsource/internal/errs"
+	"github.com/fundsource/fundsource/internal/core/errs"
+	"github.com/fundsource/fundsource/internal/core/tenant"
 	"github.com/fundsource/fundsource/internal/merchant"
-	"github.com/fundsource/fundsource/internal/tenant"
 )
 
 // sessionCookie is the dashboard's session cookie. It holds the session's

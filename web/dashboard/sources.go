@@ -9,13 +9,13 @@ import (
 
 	"github.com/gin-gonic/gin"
 
-	"github.com/fundsource/fundsource/internal/achreturn"
+	"github.com/fundsource/fundsource/internal/core/achcode"
+	"github.com/fundsource/fundsource/internal/core/money"
+	"github.com/fundsource/fundsource/internal/core/paging"
+	"github.com/fundsource/fundsource/internal/core/tenant"
 	"github.com/fundsource/fundsource/internal/customer"
 	"github.com/fundsource/fundsource/internal/funding"
-	"github.com/fundsource/fundsource/internal/money"
-	"github.com/fundsource/fundsource/internal/paging"
 	"github.com/fundsource/fundsource/internal/payment"
-	"github.com/fundsource/fundsource/internal/tenant"
 	"github.com/fundsource/fundsource/templates/components"
 	view "github.com/fundsource/fundsource/templates/dashboard"
 )
@@ -175,8 +175,8 @@ func (s *Surface) sourcePage(c *gin.Context) {
 func (s *Surface) addPayments(c *gin.Context, v *view.Source) error {
 	ctx, scope := c.Request.Context(), current(c).Scope
 	v.Sandbox = scope.Env == tenant.Sandbox
-	for _, code := range achreturn.Known() {
-		v.ReturnCodes = append(v.ReturnCodes, view.Option{Value: code, Label: code + " " + achreturn.Reason(code)})
+	for _, code := range achcode.Known() {
+		v.ReturnCodes = append(v.ReturnCodes, view.Option{Value: code, Label: code + " " + achcode.Reason(code)})
 	}
 	pays, _, err := s.payments.List(ctx, scope, v.ID, paging.Page{Limit: listSize})
 	if err != nil {

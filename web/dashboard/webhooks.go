@@ -9,8 +9,8 @@ import (
 
 	"github.com/gin-gonic/gin"
 
-	"github.com/fundsource/fundsource/internal/errs"
-	"github.com/fundsource/fundsource/internal/event"
+	"github.com/fundsource/fundsource/internal/core/errs"
+	"github.com/fundsource/fundsource/internal/core/event"
 	"github.com/fundsource/fundsource/internal/webhook"
 	view "github.com/fundsource/fundsource/templates/dashboard"
 )

@@ -1,7 +1,7 @@
 // Package hosted is the hosted verification page: the page a merchant
 // links its customer to, which shows a funding source's micro-deposit
 // verification and checks the two amounts through the same funding
-// service as the API. Every refusal goes through the kit's one error path
+// service as the API. Every refusal goes through web/surface's one error path
 // and becomes one of the page's problem pages.
 package hosted
 
@@ -12,11 +12,11 @@ import (
 
 	"github.com/gin-gonic/gin"
 
-	"github.com/fundsource/fundsource/internal/errs"
+	"github.com/fundsource/fundsource/internal/core/errs"
 	"github.com/fundsource/fundsource/internal/hostedlink"
 	"github.com/fundsource/fundsource/templates/components"
 	view "github.com/fundsource/fundsource/templates/hosted"
-	"github.com/fundsource/fundsource/web/kit"
+	"github.com/fundsource/fundsource/web/surface"
 )
 
 // submitWindow is the time over which the per-IP and per-source
@@ -25,15 +25,15 @@ const submitWindow = 10 * time.Minute
 
 // Surface is the hosted page's handlers.
 type Surface struct {
-	*kit.Kit
+	*surface.Shared
 	links   *hostedlink.Service
-	limiter *kit.PairLimiter
+	limiter *surface.PairLimiter
 }
 
 // New returns the hosted page on k: links resolves and verifies; perIP and
 // perSource bound the form posts over 10 minutes.
-func New(k *kit.Kit, links *hostedlink.Service, perIP, perSource int) *Surface {
-	return &Surface{Kit: k, links: links, limiter: kit.NewPairLimiter(submitWindow, perIP, perSource)}
+func New(k *surface.Shared, links *hostedlink.Service, perIP, perSource int) *Surface {
+	return &Surface{Shared: k, links: links, limiter: surface.NewPairLimiter(submitWindow, perIP, perSource)}
 }
 
 // Mount adds the page's routes to r.
@@ -76,7 +76,7 @@ func (s *Surface) show(c *gin.Context) {
 // uses. Success goes to successUrl (303); a refusal shows the page again
 // with the error and the attempts left.
 func (s *Surface) verify(c *gin.Context) {
-	kit.BoundForm(c)
+	surface.BoundForm(c)
 	typed := [2]string{c.PostForm("amount1"), c.PostForm("amount2")}
 	p, err := s.links.Verify(c.Request.Context(), link(c), typed[0], typed[1])
 	if err == nil {
@@ -163,7 +163,7 @@ func (s *Surface) Fail(c *gin.Context, err error) {
 	switch {
 	case o.Code == errs.Internal:
 		page = view.Problem("Something went wrong",
-			"We could not open this page. Please try again in a few minutes.", "Request id: "+kit.RequestID(c))
+			"We could not open this page. Please try again in a few minutes.", "Request id: "+surface.RequestID(c))
 	case o.Code == errs.NotFound:
 		page = view.Problem("This link is not valid",
 			"Check that you opened the whole link you received, or ask the business that sent it for a new one.", "")
@@ -188,7 +188,7 @@ func (s *Surface) Fail(c *gin.Context, err error) {
 // limit bounds submissions per client IP and per funding source.
 func (s *Surface) limit(c *gin.Context) {
 	if wait, ok := s.limiter.Allow(c.ClientIP(), c.Param("funding_source_id"), s.Now()); !ok {
-		s.Fail(c, kit.RateLimited("Too many attempts from this device or for this account.", wait))
+		s.Fail(c, surface.RateLimited("Too many attempts from this device or for this account.", wait))
 		return
 	}
 	c.Next()

@@ -1,0 +1,53 @@
+// Package achcode names the ACH return codes (NACHA) the service meets:
+// what each means, which may be re-presented, and what a code looks like.
+package achcode
+
+import "slices"
+
+// ACH return codes the service names (NACHA). Unknown codes are kept as
+// they came, with a generic reason.
+var returnReasons = map[string]string{
+	"R01": "Insufficient funds",
+	"R02": "Account closed",
+	"R03": "No account or unable to locate account",
+	"R04": "Invalid account number structure",
+	"R05": "Unauthorized debit to consumer account",
+	"R07": "Authorization revoked by customer",
+	"R08": "Payment stopped",
+	"R09": "Uncollected funds",
+	"R10": "Customer advises originator is not known or not authorized",
+	"R16": "Account frozen",
+	"R20": "Non-transaction account",
+	"R29": "Corporate customer advises not authorized",
+}
+
+// Re-presentment (NACHA): a debit returned for insufficient or uncollected
+// funds may be presented again at most twice; every other return is final.
+const MaxAttempts = 3 // the first presentment and two re-presentments
+
+// Retriable reports whether a debit returned with code may be re-presented.
+func Retriable(code string) bool { return code == "R01" || code == "R09" }
+
+// Valid reports whether code looks like an ACH return code: R and
+// two digits.
+func Valid(code string) bool {
+	return len(code) == 3 && code[0] == 'R' && code[1] >= '0' && code[1] <= '9' && code[2] >= '0' && code[2] <= '9'
+}
+
+// Reason is the meaning of an ACH return code.
+func Reason(code string) string {
+	if r, ok := returnReasons[code]; ok {
+		return r
+	}
+	return "Returned by the receiving bank"
+}
+
+// Known returns the codes the service names, in order.
+func Known() []string {
+	codes := make([]string, 0, len(returnReasons))
+	for c := range returnReasons {
+		codes = append(codes, c)
+	}
+	slices.Sort(codes)
+	return codes
+}

@@ -1,0 +1,112 @@
+package bench_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/fundsource/fundsource/internal/lab/bench"
+	"github.com/fundsource/fundsource/internal/lab/rig"
+)
+
+// TestMain lets this test binary stand in for 'fundsource-lab bare',
+// which the bench runs as its own executable.
+func TestMain(m *testing.M) {
+	if len(os.Args) > 1 && os.Args[1] == "bare" {
+		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+		err := bench.ServeBare(ctx, os.Args[2:], rig.IO{Getenv: os.Getenv, Stdout: os.Stdout, Stderr: os.Stderr})
+		stop()
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "bare:", err)
+			os.Exit(1)
+		}
+		os.Exit(0)
+	}
+	os.Exit(m.Run())
+}
+
+// TestBenchRunsEveryLoad runs the bench briefly: a durable private
+// cluster, the server as its own process, every load without a failure,
+// the table on stdout and the JSON results. (Targets are judged by 'make
+// bench', on full-length runs.)
+func TestBenchRunsEveryLoad(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "results.json")
+	bin, err := rig.BuildServer()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stdout, stderr bytes.Buffer
+	err = bench.Run(context.Background(), []string{"--duration", "300ms", "--workers", "8", "--statements", "3", "--out", out, "--server", bin},
+		rig.IO{Getenv: func(string) string { return "" }, Stdout: &stdout, Stderr: &stderr})
+	if err != nil {
+		t.Fatalf("bench: %v\n%s", err, stdout.String())
+	}
+	data, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rep struct {
+		Loads []struct {
+			Name   string  `json:"name"`
+			Ops    int     `json:"ops"`
+			Errors int     `json:"errors"`
+			PerSec float64 `json:"per_second"`
+			CPU    struct {
+				Postgres float64 `json:"postgres_us_per_op"`
+				Cores    float64 `json:"cores"`
+			} `json:"cpu"`
+			Statements []struct {
+				Query string `json:"query"`
+				Calls int    `json:"calls"`
+			} `json:"statements"`
+		} `json:"loads"`
+		Checks []struct {
+			Name string `json:"name"`
+		} `json:"checks"`
+	}
+	if err := json.Unmarshal(data, &rep); err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Loads) != 18 || len(rep.Checks) != 21 {
+		t.Fatalf("results: %d loads, %d checks\n%s", len(rep.Loads), len(rep.Checks), data)
+	}
+	for _, l := range rep.Loads {
+		if l.Ops == 0 || l.Errors != 0 || l.PerSec <= 0 {
+			t.Errorf("load %q: %+v", l.Name, l)
+		}
+		if !strings.Contains(stdout.String(), l.Name) {
+			t.Errorf("the table lacks %q", l.Name)
+		}
+		if l.CPU.Cores <= 0 {
+			t.Errorf("load %q: no CPU counted: %+v", l.Name, l.CPU)
+		}
+		if strings.Contains(l.Name, "HTTP round trip alone") || strings.Contains(l.Name, "HTTP front") {
+			continue // the two loads that do not use the database
+		}
+		// Every other load works the database, and the bench counts its CPU.
+		if l.CPU.Postgres <= 0 {
+			t.Errorf("load %q: no database CPU counted: %+v", l.Name, l.CPU)
+		}
+		if strings.Contains(l.Name, "GET /readyz") {
+			continue // its one statement (";") is empty: pg_stat_statements lists none
+		}
+		if len(l.Statements) == 0 || len(l.Statements) > 3 {
+			t.Errorf("load %q: %d statements reported, want 1 to 3", l.Name, len(l.Statements))
+		}
+	}
+	// A creation is written by the batch statement of concurrent
+	// creations (its text begins with its rows), called at most once per
+	// creation.
+	if st := rep.Loads[0].Statements; len(st) == 0 || !strings.HasPrefix(st[0].Query, "WITH r AS") || st[0].Calls > rep.Loads[0].Ops {
+		t.Errorf("create over HTTP (%d creations): top statements %+v", rep.Loads[0].Ops, st)
+	}
+	if !strings.Contains(stdout.String(), "server peak RSS") {
+		t.Errorf("table:\n%s", stdout.String())
+	}
+}

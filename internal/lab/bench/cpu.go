@@ -1,0 +1,179 @@
+package bench
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/jmoiron/sqlx"
+
+	"github.com/fundsource/fundsource/internal/lab/loadgen"
+)
+
+// cpuUse is the processor time one load cost, per successful operation, in
+// each process on the machine that matters: the server, PostgreSQL (every
+// process of the cluster) and the bench itself (the load generator).
+type cpuUse struct {
+	ServerUS   float64 `json:"server_us_per_op"`
+	PostgresUS float64 `json:"postgres_us_per_op"`
+	BenchUS    float64 `json:"bench_us_per_op"`
+	// Cores is how many processor cores the three used together.
+	Cores float64 `json:"cores"`
+}
+
+// cpuSample is the processor time used so far by each process group.
+type cpuSample struct {
+	server, postgres, bench time.Duration
+	at                      time.Time
+}
+
+var clockTick = time.Second / 100 // USER_HZ, 100 on Linux
+
+// procStat is a process's CPU time and parent, from /proc/pid/stat.
+type procStat struct {
+	own      time.Duration // user + system
+	children time.Duration // of its children that have been waited for (PostgreSQL's backends that ended)
+	parent   int
+}
+
+func procCPU(pid int) (procStat, error) {
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return procStat{}, err
+	}
+	// The command name is in parentheses and may hold spaces.
+	_, rest, ok := strings.Cut(string(data), ") ")
+	if !ok {
+		return procStat{}, fmt.Errorf("unexpected /proc/%d/stat", pid)
+	}
+	f := strings.Fields(rest) // f[0] is field 3 (state)
+	field := func(n int) int64 { v, _ := strconv.ParseInt(f[n-3], 10, 64); return v }
+	return procStat{own: time.Duration(field(14)+field(15)) * clockTick, children: time.Duration(field(16)+field(17)) * clockTick,
+		parent: int(field(4))}, nil
+}
+
+// settledClusterCPU is clusterCPU read until it does not go down: a backend
+// that ended moments ago has left the live children but, until the
+// postmaster reaps it, not yet joined the postmaster's children's time
+// (a load on a busy machine once measured a negative cost). It never
+// reports less than the previous sample.
+func (b *bench) settledClusterCPU() time.Duration {
+	cur := clusterCPU(b.pgPID)
+	for range 5 {
+		time.Sleep(10 * time.Millisecond)
+		next := clusterCPU(b.pgPID)
+		if next >= cur {
+			cur = next
+			break
+		}
+		cur = next
+	}
+	b.lastPG = max(b.lastPG, cur)
+	return b.lastPG
+}
+
+// clusterCPU is the time used by a PostgreSQL cluster: the postmaster with
+// its ended children, plus every live child.
+func clusterCPU(postmaster int) time.Duration {
+	pm, _ := procCPU(postmaster)
+	total := pm.own + pm.children
+	entries, _ := os.ReadDir("/proc")
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil || pid == postmaster {
+			continue
+		}
+		st, err := procCPU(pid)
+		if err == nil && st.parent == postmaster {
+			total += st.own
+		}
+	}
+	return total
+}
+
+func (b *bench) sampleCPU() cpuSample {
+	s := cpuSample{at: time.Now(), postgres: b.settledClusterCPU()}
+	server, _ := procCPU(b.serverPID)
+	self, _ := procCPU(os.Getpid())
+	s.server, s.bench = server.own, self.own
+	return s
+}
+
+// since is the use between an earlier sample and this one, over ops.
+func (s cpuSample) since(before cpuSample, ops int) cpuUse {
+	per := func(d time.Duration) float64 {
+		if ops == 0 {
+			return 0
+		}
+		return float64(d.Microseconds()) / float64(ops)
+	}
+	server, pg, self := s.server-before.server, s.postgres-before.postgres, s.bench-before.bench
+	return cpuUse{ServerUS: per(server), PostgresUS: per(pg), BenchUS: per(self),
+		Cores: (server + pg + self).Seconds() / s.at.Sub(before.at).Seconds()}
+}
+
+// statementStat is one statement's share of the database's time in a load
+// (from pg_stat_statements, with -statements).
+type statementStat struct {
+	Query   string  `json:"query" db:"query"`
+	Calls   int64   `json:"calls" db:"calls"`
+	TotalMS float64 `json:"total_ms" db:"total_ms"`
+	MeanMS  float64 `json:"mean_ms" db:"mean_ms"`
+}
+
+const topStatements = `
+SELECT left(regexp_replace(query, '\s+', ' ', 'g'), 110) AS query, calls,
+       total_exec_time + total_plan_time AS total_ms,
+       (total_exec_time + total_plan_time) / greatest(calls, 1) AS mean_ms
+FROM pg_stat_statements
+WHERE query NOT LIKE '%pg_stat_statements%'
+ORDER BY total_ms DESC LIMIT $1`
+
+func statements(ctx context.Context, db *sqlx.DB, n int) ([]statementStat, error) {
+	var out []statementStat
+	err := db.SelectContext(ctx, &out, topStatements, n)
+	return out, err
+}
+
+// mergeLoads combines two measured parts of one load; the top statements
+// are summed by statement and the n most expensive kept.
+func mergeLoads(a, b benchLoad, n int) benchLoad {
+	m := benchLoad{Result: loadgen.Merge(a.Result, b.Result)}
+	perOp := func(x, y float64) float64 {
+		if m.Ops == 0 {
+			return 0
+		}
+		return (x*float64(a.Ops) + y*float64(b.Ops)) / float64(m.Ops)
+	}
+	m.CPU = cpuUse{
+		ServerUS:   perOp(a.CPU.ServerUS, b.CPU.ServerUS),
+		PostgresUS: perOp(a.CPU.PostgresUS, b.CPU.PostgresUS),
+		BenchUS:    perOp(a.CPU.BenchUS, b.CPU.BenchUS),
+	}
+	if m.Seconds > 0 {
+		m.CPU.Cores = (a.CPU.Cores*a.Seconds + b.CPU.Cores*b.Seconds) / m.Seconds
+	}
+	byQuery := map[string]*statementStat{}
+	for _, st := range append(slices.Clone(a.Statements), b.Statements...) {
+		if s, ok := byQuery[st.Query]; ok {
+			s.Calls += st.Calls
+			s.TotalMS += st.TotalMS
+			continue
+		}
+		byQuery[st.Query] = &st
+	}
+	for _, st := range byQuery {
+		st.MeanMS = st.TotalMS / float64(max(st.Calls, 1))
+		m.Statements = append(m.Statements, *st)
+	}
+	slices.SortFunc(m.Statements, func(x, y statementStat) int { return cmp.Compare(y.TotalMS, x.TotalMS) })
+	if len(m.Statements) > n {
+		m.Statements = m.Statements[:n]
+	}
+	return m
+}

@@ -1,0 +1,237 @@
+// Package rig is what the load bench (internal/lab/bench) and the resilience
+// suite (internal/lab/chaos) share: a durable private PostgreSQL in a
+// temporary folder, the service wired on it, and 'fundsource serve'
+// processes to measure or to kill. It is linked only into
+// cmd/fundsource-lab, never into the product's binary.
+package rig
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/fundsource/fundsource/internal/config"
+	"github.com/fundsource/fundsource/internal/dev/pgserver"
+	"github.com/fundsource/fundsource/internal/wiring"
+)
+
+// ErrUsage marks a command-line mistake; main exits with status 2.
+var ErrUsage = errors.New("usage")
+
+// IO is where a lab command reads its environment and writes its output.
+type IO struct {
+	Getenv func(string) string
+	Stdout io.Writer // the results
+	Stderr io.Writer // progress
+}
+
+// Run is one lab run: its server binary, its temporary folder and the
+// private cluster in it.
+type Run struct {
+	Bin   string           // the 'fundsource' binary the servers run
+	Dir   string           // the temporary folder
+	PG    *pgserver.Server // the cluster (Restart replaces it)
+	DBURL string
+}
+
+// Prepare makes a run's folder and starts its durable private PostgreSQL
+// (with more server settings, if any). serverBin is the fundsource binary
+// to run as the server; "" finds it beside this executable. Close stops the
+// cluster (whichever it is by then) and removes the folder.
+func Prepare(ctx context.Context, name, serverBin string, settings ...string) (*Run, error) {
+	bin, err := serverBinary(serverBin)
+	if err != nil {
+		return nil, err
+	}
+	dir, err := os.MkdirTemp("", "fundsource-"+name+"-")
+	if err != nil {
+		return nil, err
+	}
+	pg, dbURL, err := pgserver.Private{Dir: dir, Database: "fundsource", Settings: settings}.Start(ctx)
+	if err != nil {
+		os.RemoveAll(dir)
+		return nil, err
+	}
+	return &Run{Bin: bin, Dir: dir, PG: pg, DBURL: dbURL}, nil
+}
+
+// Close stops the cluster and removes the run's folder.
+func (r *Run) Close() {
+	_ = r.PG.Stop()
+	os.RemoveAll(r.Dir)
+}
+
+// serverBinary is bin, or the fundsource binary beside this executable
+// (make builds both into bin/).
+func serverBinary(bin string) (string, error) {
+	if bin != "" {
+		return bin, nil
+	}
+	self, err := os.Executable()
+	if err != nil {
+		return "", err
+	}
+	bin = filepath.Join(filepath.Dir(self), "fundsource")
+	if _, err := os.Stat(bin); err != nil {
+		return "", fmt.Errorf("no fundsource binary beside %s: build it (make build) or pass --server", self)
+	}
+	return bin, nil
+}
+
+// Wire loads the configuration that vars give, opens and migrates the
+// database, and runs fn with the service wired on it (its logs discarded).
+func Wire(ctx context.Context, vars map[string]string, fn func(*wiring.Services) error) error {
+	cfg, err := config.Load(func(k string) string { return vars[k] })
+	if err != nil {
+		return err
+	}
+	svc, closeDB, err := wiring.Open(ctx, cfg, cfg.DatabaseURL, slog.New(slog.DiscardHandler))
+	if err != nil {
+		return err
+	}
+	defer closeDB()
+	return fn(svc)
+}
+
+// Server is a 'fundsource serve' process (or another server the lab
+// runs as a process of its own, see StartProcess).
+type Server struct {
+	cmd *exec.Cmd
+}
+
+// StartServer starts 'bin serve' with exactly vars as its environment
+// (and PATH), and waits until it answers /readyz at vars["LISTEN_ADDR"].
+func StartServer(ctx context.Context, bin string, vars map[string]string) (*Server, error) {
+	cmd := exec.Command(bin, "serve")
+	for k, v := range vars {
+		cmd.Env = append(cmd.Env, k+"="+v)
+	}
+	return start(ctx, cmd, vars["LISTEN_ADDR"])
+}
+
+// StartProcess starts bin with args and nothing but PATH in its
+// environment, and waits until it answers /readyz at addr.
+func StartProcess(ctx context.Context, addr, bin string, args ...string) (*Server, error) {
+	return start(ctx, exec.Command(bin, args...), addr)
+}
+
+func start(ctx context.Context, cmd *exec.Cmd, addr string) (*Server, error) {
+	cmd.Env = append(cmd.Env, "PATH="+os.Getenv("PATH"))
+	// The server's logs go to /dev/null itself: through a pipe, this
+	// process would spend its cores (shared with the server) copying them.
+	devNull, err := os.OpenFile(os.DevNull, os.O_WRONLY, 0)
+	if err != nil {
+		return nil, err
+	}
+	defer devNull.Close()
+	cmd.Stdout, cmd.Stderr = devNull, devNull
+	if err := cmd.Start(); err != nil {
+		return nil, err
+	}
+	s := &Server{cmd: cmd}
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		res, err := http.Get("http://" + addr + "/readyz")
+		if err == nil {
+			res.Body.Close()
+			if res.StatusCode == http.StatusOK {
+				return s, nil
+			}
+		}
+		if time.Now().After(deadline) || ctx.Err() != nil {
+			s.Stop()
+			return nil, errors.New("the server did not become ready")
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// PID is the server's process id.
+func (s *Server) PID() int { return s.cmd.Process.Pid }
+
+// Exited reports whether the server has ended (after Wait, as Stop does).
+func (s *Server) Exited() bool { return s.cmd.ProcessState != nil }
+
+// Kill ends the server with SIGKILL and waits for it.
+func (s *Server) Kill() {
+	_ = s.cmd.Process.Kill()
+	_ = s.cmd.Wait()
+}
+
+// Stop interrupts the server and waits up to 20 s for its graceful
+// shutdown, then kills it.
+func (s *Server) Stop() {
+	_ = s.cmd.Process.Signal(os.Interrupt)
+	done := make(chan struct{})
+	go func() { _ = s.cmd.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(20 * time.Second):
+		_ = s.cmd.Process.Kill()
+		<-done
+	}
+}
+
+// PeakRSS is a process's high-water resident set (VmHWM), in bytes.
+func PeakRSS(pid int) (int64, error) {
+	f, err := os.Open(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return 0, err
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		if rest, ok := strings.CutPrefix(sc.Text(), "VmHWM:"); ok {
+			kb, err := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(rest), "kB")), 10, 64)
+			return kb << 10, err
+		}
+	}
+	return 0, errors.New("no VmHWM in /proc/status")
+}
+
+// FreeLoopback is a free TCP address on 127.0.0.1.
+func FreeLoopback() (string, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return "", err
+	}
+	defer l.Close()
+	return l.Addr().String(), nil
+}
+
+var (
+	buildOnce sync.Once
+	buildPath string
+	buildErr  error
+)
+
+// BuildServer builds cmd/fundsource into a temporary folder, once per
+// process, and returns the binary's path: the tests that run servers as
+// processes use it.
+func BuildServer() (string, error) {
+	buildOnce.Do(func() {
+		dir, err := os.MkdirTemp("", "fundsource-bin-")
+		if err != nil {
+			buildErr = err
+			return
+		}
+		buildPath = filepath.Join(dir, "fundsource")
+		out, err := exec.Command("go", "build", "-o", buildPath, "github.com/fundsource/fundsource/cmd/fundsource").CombinedOutput()
+		if err != nil {
+			buildErr = fmt.Errorf("go build: %v\n%s", err, out)
+		}
+	})
+	return buildPath, buildErr
+}

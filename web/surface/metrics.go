@@ -1,0 +1,48 @@
+package surface
+
+import (
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+)
+
+// Metrics are the Prometheus series served at /metrics: on the main
+// listener, or on METRICS_ADDR alone (Handler).
+type Metrics struct {
+	registry *prometheus.Registry
+	requests *prometheus.CounterVec
+	latency  *prometheus.HistogramVec
+}
+
+// NewMetrics returns the series with their own registry.
+func NewMetrics() *Metrics {
+	m := &Metrics{
+		registry: prometheus.NewRegistry(),
+		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "fundsource_http_requests_total",
+			Help: "HTTP requests by route, method and status.",
+		}, []string{"route", "method", "status"}),
+		latency: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name:    "fundsource_http_request_duration_seconds",
+			Help:    "HTTP request latency by route and method.",
+			Buckets: []float64{.001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10},
+		}, []string{"route", "method"}),
+	}
+	m.registry.MustRegister(m.requests, m.latency,
+		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	return m
+}
+
+// Handler serves the series in Prometheus's format.
+func (m *Metrics) Handler() http.Handler {
+	return promhttp.HandlerFor(m.registry, promhttp.HandlerOpts{})
+}
+
+func (m *Metrics) observe(method, route string, status int, d time.Duration) {
+	m.requests.WithLabelValues(route, method, strconv.Itoa(status)).Inc()
+	m.latency.WithLabelValues(route, method).Observe(d.Seconds())
+}

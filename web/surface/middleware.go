@@ -1,0 +1,88 @@
+package surface
+
+import (
+	"fmt"
+	"log/slog"
+	"net/http"
+	"runtime/debug"
+	"strings"
+	"time"
+
+	"github.com/gin-gonic/gin"
+
+	"github.com/fundsource/fundsource/internal/core/ids"
+	"github.com/fundsource/fundsource/internal/merchant"
+)
+
+// WithRequestID gives every request a fresh req_ id, echoed in
+// X-Request-Id. An incoming X-Request-Id is not trusted (it would reach
+// the logs).
+func (k *Shared) WithRequestID(c *gin.Context) {
+	id := ids.New(ids.Request)
+	c.Set(ctxRequestID, id)
+	c.Header("X-Request-Id", id)
+	c.Next()
+}
+
+// NoStore marks every answer as not to be cached or sniffed: API answers
+// carry secrets (a webhook signing secret, sandbox amounts) and pages
+// carry account details. The static files override Cache-Control.
+func (k *Shared) NoStore(c *gin.Context) {
+	h := c.Writer.Header()
+	h.Set("Cache-Control", "no-store")
+	h.Set("X-Content-Type-Options", "nosniff")
+	c.Next()
+}
+
+// Observe logs one JSON line per request and records its metrics. It never
+// logs headers or bodies, so keys, account numbers and tokens stay out.
+func (k *Shared) Observe(c *gin.Context) {
+	start := time.Now()
+	c.Next()
+	route := c.FullPath()
+	if route == "" {
+		route = "unmatched"
+	}
+	status := c.Writer.Status()
+	elapsed := time.Since(start)
+	k.metrics.observe(c.Request.Method, route, status, elapsed)
+	attrs := []slog.Attr{
+		slog.String("request_id", RequestID(c)),
+		slog.String("method", c.Request.Method),
+		slog.String("route", route),
+		slog.Int("status", status),
+		slog.Float64("latency_ms", float64(elapsed.Microseconds())/1000),
+	}
+	if p, found := c.Get(ctxPrincipal); found {
+		pr := p.(merchant.Principal)
+		attrs = append(attrs, slog.String("merchant_id", pr.Scope.MerchantID), slog.String("environment", string(pr.Scope.Env)))
+	}
+	if code := c.GetString(ctxErrorCode); code != "" {
+		attrs = append(attrs, slog.String("error_code", code))
+	}
+	if route == "unmatched" {
+		// Which address nobody serves; the path only (a query may hold
+		// anything), valid UTF-8, at most 200 bytes.
+		path := strings.ToValidUTF8(c.Request.URL.EscapedPath(), "?")
+		attrs = append(attrs, slog.String("path", path[:min(len(path), 200)]))
+	}
+	k.Log.LogAttrs(c.Request.Context(), slog.LevelInfo, "request", attrs...)
+}
+
+// Recover turns a panic into the 500 envelope and logs the stack.
+func (k *Shared) Recover(c *gin.Context) {
+	defer func() {
+		if v := recover(); v != nil {
+			if v == http.ErrAbortHandler {
+				panic(v)
+			}
+			k.Fail(c, fmt.Errorf("panic: %v\n%s", v, debug.Stack()))
+		}
+	}()
+	c.Next()
+}
+
+// Metrics serves the Prometheus series.
+func (k *Shared) Metrics() gin.HandlerFunc {
+	return gin.WrapH(k.metrics.Handler())
+}

@@ -6,6 +6,7 @@ import (
 
 	"github.com/fundsource/fundsource/internal/core/errs"
 	"github.com/fundsource/fundsource/internal/core/event"
+	"github.com/fundsource/fundsource/internal/core/idempotency"
 	"github.com/fundsource/fundsource/internal/core/ids"
 	"github.com/fundsource/fundsource/internal/core/paging"
 	"github.com/fundsource/fundsource/internal/core/tenant"
@@ -23,34 +24,60 @@ type Caller struct {
 	ThirdPartyVerification bool
 }
 
-// CreateOnDemand is POST /v2/on-demand/funding-source: Verified when the
-// merchant's environment has third-party verification, else Unverified
-// (credit only).
-func (s *Service) CreateOnDemand(ctx context.Context, c Caller, in Input) (Source, error) {
+// Creation is a source ready to be stored: its input validated, its
+// account number sealed and fingerprinted, its id, time and events made.
+// Preparing touches no store, so the caller can render the answer a
+// successful creation gives before it is written (InsertKeyed stores that
+// answer with the source).
+type Creation struct {
+	Source Source
+	events []event.Event
+}
+
+// PrepareOnDemand prepares POST /v2/on-demand/funding-source: Verified when
+// the merchant's environment has third-party verification, else
+// Unverified (credit only).
+func (s *Service) PrepareOnDemand(c Caller, in Input) (Creation, error) {
 	if !c.OnDemand {
-		return Source{}, errs.New(errs.PermissionDenied,
+		return Creation{}, errs.New(errs.PermissionDenied,
 			"This API key lacks the on-demand funding-source permission (on_demand_funding_source).")
 	}
 	if c.ThirdPartyVerification {
-		return s.create(ctx, c.Scope, in, Verified)
+		return s.prepare(c.Scope, in, Verified)
 	}
-	return s.create(ctx, c.Scope, in, Unverified)
+	return s.prepare(c.Scope, in, Unverified)
 }
 
-// CreateForMicroDeposits is POST /v2/funding-source: always Unverified, to be
-// verified by micro-deposits.
-func (s *Service) CreateForMicroDeposits(ctx context.Context, scope tenant.Scope, in Input) (Source, error) {
-	return s.create(ctx, scope, in, Unverified)
+// PrepareForMicroDeposits prepares POST /v2/funding-source: always
+// Unverified, to be verified by micro-deposits.
+func (s *Service) PrepareForMicroDeposits(scope tenant.Scope, in Input) (Creation, error) {
+	return s.prepare(scope, in, Unverified)
 }
 
-// create validates in and stores a source with the given status, its account
-// claim and its events: one statement (see Store.CreateSource), within the
-// caller's transaction if ctx carries one. When also is set, it runs in the
-// same transaction with the stored source.
-func (s *Service) create(ctx context.Context, scope tenant.Scope, in Input, status Status, also ...func(context.Context, Source) error) (Source, error) {
-	a, err := s.validate(scope.Env, in)
+// CreateOnDemand prepares and inserts an on-demand creation.
+func (s *Service) CreateOnDemand(ctx context.Context, c Caller, in Input) (Source, error) {
+	cr, err := s.PrepareOnDemand(c, in)
 	if err != nil {
 		return Source{}, err
+	}
+	return s.Insert(ctx, cr)
+}
+
+// CreateForMicroDeposits prepares and inserts a creation to be verified by
+// micro-deposits.
+func (s *Service) CreateForMicroDeposits(ctx context.Context, scope tenant.Scope, in Input) (Source, error) {
+	cr, err := s.PrepareForMicroDeposits(scope, in)
+	if err != nil {
+		return Source{}, err
+	}
+	return s.Insert(ctx, cr)
+}
+
+// prepare validates in and makes the source with the given status.
+func (s *Service) prepare(scope tenant.Scope, in Input, status Status) (Creation, error) {
+	a, err := s.validate(scope.Env, in)
+	if err != nil {
+		return Creation{}, err
 	}
 	now := s.now()
 	src := Source{
@@ -60,13 +87,27 @@ func (s *Service) create(ctx context.Context, scope tenant.Scope, in Input, stat
 		Fingerprint: s.vault.Fingerprint(fingerprintLabel, a.number),
 	}
 	src.Account.KeyID, src.Account.Data = s.vault.Seal([]byte(a.number), []byte(src.ID))
+	events := []event.Event{s.event(src, event.FundingSourceCreated, src.Status)}
+	if src.Status == Verified {
+		events = append(events, s.event(src, event.FundingSourceVerified, Verified))
+	}
+	return Creation{Source: src, events: events}, nil
+}
+
+// create prepares a source with the given status and inserts it; when also
+// is set, it runs in the same transaction with the stored source.
+func (s *Service) create(ctx context.Context, scope tenant.Scope, in Input, status Status, also ...func(context.Context, Source) error) (Source, error) {
+	cr, err := s.prepare(scope, in, status)
+	if err != nil {
+		return Source{}, err
+	}
 	if len(also) == 0 {
-		return s.insert(ctx, src)
+		return s.Insert(ctx, cr)
 	}
 	var out Source
 	err = s.store.WithTx(ctx, func(ctx context.Context) error {
 		var err error
-		if out, err = s.insert(ctx, src); err != nil {
+		if out, err = s.Insert(ctx, cr); err != nil {
 			return err
 		}
 		for _, fn := range also {
@@ -79,16 +120,25 @@ func (s *Service) create(ctx context.Context, scope tenant.Scope, in Input, stat
 	return out, err
 }
 
-// insert claims the account number and stores src with its events. When the
-// same customer already holds the number, a Verified creation upgrades an
-// Unverified source and returns it; anything else is a duplicate. Another
-// customer's number is account_in_use.
-func (s *Service) insert(ctx context.Context, src Source) (Source, error) {
-	events := []event.Event{s.event(src, event.FundingSourceCreated, src.Status)}
-	if src.Status == Verified {
-		events = append(events, s.event(src, event.FundingSourceVerified, Verified))
-	}
-	holder, created, err := s.store.CreateSource(ctx, src, events)
+// InsertKeyed stores cr as the whole of an idempotent request: the claim on
+// req's key, the source and its events, and resp (the answer to a
+// successful creation) under the key, in one statement. It answers created
+// when all of it committed, a stored response's replay, or the claim's
+// refusal (request_in_progress, idempotency_key_reused). When it answers
+// none of these, nothing was written: a rule refused the source, or the
+// statement could not run, and the caller runs the request on its general
+// path, which tells which rule and stores that answer.
+func (s *Service) InsertKeyed(ctx context.Context, cr Creation, req idempotency.Request, resp idempotency.Response) (created bool, replay *idempotency.Response, err error) {
+	return s.store.CreateSourceKeyed(ctx, cr.Source, cr.events, req, resp)
+}
+
+// Insert claims the account number and stores cr's source with its
+// events. When the same customer already holds the number, a Verified
+// creation upgrades an Unverified source and returns it; anything else is
+// a duplicate. Another customer's number is account_in_use.
+func (s *Service) Insert(ctx context.Context, cr Creation) (Source, error) {
+	src := cr.Source
+	holder, created, err := s.store.CreateSource(ctx, src, cr.events)
 	switch {
 	case errors.Is(err, ErrNoCustomer):
 		return Source{}, customerNotFound()

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/fundsource/fundsource/internal/core/event"
+	"github.com/fundsource/fundsource/internal/core/idempotency"
 	"github.com/fundsource/fundsource/internal/core/paging"
 	"github.com/fundsource/fundsource/internal/core/tenant"
 )
@@ -94,6 +95,10 @@ type Store interface {
 	// nothing and returns that holder with created = false. Without a
 	// transaction in ctx it is one on its own.
 	CreateSource(ctx context.Context, src Source, events []event.Event) (holder AccountClaim, created bool, err error)
+	// CreateSourceKeyed is CreateSource as the whole of an idempotent
+	// request, with the claim on req's key and resp stored under it, all
+	// in one statement (see Service.InsertKeyed).
+	CreateSourceKeyed(ctx context.Context, src Source, events []event.Event, req idempotency.Request, resp idempotency.Response) (created bool, replay *idempotency.Response, err error)
 	// AccountHolder returns the claim on a fingerprint; errs.NotFound if none.
 	AccountHolder(ctx context.Context, env tenant.Environment, fingerprint []byte) (AccountClaim, error)
 	ReleaseAccount(ctx context.Context, env tenant.Environment, fingerprint []byte, sourceID string) error

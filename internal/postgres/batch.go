@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"time"
 
+	"github.com/jmoiron/sqlx"
 	"github.com/lib/pq"
 
 	"github.com/fundsource/fundsource/internal/core/event"
@@ -12,33 +13,35 @@ import (
 	"github.com/fundsource/fundsource/internal/funding"
 )
 
-// Creations of concurrent requests are written together: group commit.
+// A funding source's creation is one statement, createSources, for one
+// row or many: it is the only place the creation rule is written in SQL.
+// CreateSource runs it for one row inside the caller's transaction (or as
+// a transaction of its own); CreateSourceKeyed runs it as the whole of an
+// idempotent request, the claim on the key and the stored response
+// included, and writes concurrent requests' creations together: group
+// commit.
 //
-// Measured on this service's tables (2 cores, fsync on), a creation's rows
-// cost PostgreSQL about 400 µs of CPU when each creation is a statement and
-// a commit of its own, and under 100 µs each when eight are written by one
-// statement: most of the cost is per statement and per commit (setting up
-// the plan of six written tables, the commit, the wake-ups on both sides of
-// the round trip), not per row. So a keyed creation that has no
-// transaction yet (see Idempotent) does not run its statement itself: it
-// joins a queue, and up to creationBatches statements at a time each take
-// what is queued (at most creationBatchMax) and write it in one statement,
-// createBatch, which is its own transaction.
+// Most of a creation's cost to PostgreSQL is per statement and per commit
+// (planning the writes to six tables, the commit's flush, the wake-ups on
+// both sides of the round trip), not per row. So a keyed creation joins a
+// queue, and up to creationBatches goroutines at a time each take what is
+// queued (at most creationBatchMax) and write it in one statement, which
+// is its own transaction. A lone creation is written at once, in a batch
+// of one: nothing waits for company, and under load the batches grow by
+// themselves.
 //
-// A lone creation is written at once, in a batch of one: nothing waits for
-// company. Each row of a batch is checked on its own, as the one-row
-// statement checks it (the claim, the customer, the account number), and a
-// row that is refused writes nothing. A refused claim is answered from the
-// batch's row (request_in_progress, or the stored response); a request
-// refused by a rule runs the one-row statement, which tells which rule and
-// answers accordingly (the path it took before batches). So a batch reports
-// only each row's claim and whether it was created. A batch that fails as a
-// whole (a unique violation from a race
-// the checks could not see, a deadlock between two batches over two account
-// numbers, a lost connection) writes nothing either, and each of its
-// requests runs the one-row statement. A batch never holds two requests
-// with the same Idempotency-Key (the second waits for the next batch), so
-// a retry racing its first request meets it exactly as before.
+// Each row of a batch is checked on its own, and a row that is refused
+// writes nothing; the statement reports each row's refusal. A refused
+// claim is answered from the row (request_in_progress, or the stored
+// response's replay). A row refused by a rule (customer, account number),
+// one whose key holds an expired response still present, and every row of
+// a batch that failed as a whole (a deadlock between two batches over two
+// account numbers, a lost connection) is handed back to the caller, which
+// runs the request as any other idempotent request (postgres.Idempotent):
+// the rule's error is then stored under the key like any answer. A batch
+// never holds two requests with the same Idempotency-Key (the second waits
+// for the next batch), so a retry racing its first request meets it as it
+// would without batches.
 const (
 	creationBatches  = 4
 	creationBatchMax = 32
@@ -47,82 +50,25 @@ const (
 	creationBatchTimeout = 30 * time.Second
 )
 
-// newCreations is the queue of db's creations: never two requests with
-// the same Idempotency-Key in one batch.
-func newCreations(db *DB) *batches[*pendingCreation] {
-	return newBatches(creationBatches, creationBatchMax, func(p *pendingCreation) string {
-		return p.cl.scope.MerchantID + "\x00" + string(p.cl.scope.Env) + "\x00" + p.cl.key
-	}, db.runCreationBatch)
-}
-
-// pendingCreation is one request's creation, with the response to store
-// under its Idempotency-Key; done receives its row of the batch.
-type pendingCreation struct {
-	s    funding.Source
-	evs  []event.Event
-	cl   *claim
-	resp idempotency.Response
-	done chan batchResult
-}
-
-// batchResult is what a batch reports for one creation: ok is false when
-// the batch failed as a whole.
-type batchResult struct {
-	ok  bool
-	row batchRow
-}
-
-// batchRow is one row of a batch's answer: the claim's outcome (the
-// advisory lock, and the row stored under the key, live or expired) and
-// whether the source was created.
-type batchRow struct {
-	claimColumns
-	ID       string     `db:"id"`
-	StoredAt *time.Time `db:"stored_at"`
-	Created  bool       `db:"created"`
-	Queued   int        `db:"queued"`
-}
-
-// liveClaim is the row's claim as createSource reports it: the stored
-// response only when it is live.
-func (r batchRow) liveClaim(cl *claim) claimColumns {
-	if r.StoredAt == nil || !r.StoredAt.After(cl.since) {
-		return claimColumns{Locked: r.Locked}
-	}
-	return r.claimColumns
-}
-
-// createBatched writes p's creation in a batch and returns its row, or
-// ok false when the batch failed (then nothing of it was written).
-func (db *DB) createBatched(p *pendingCreation) batchResult {
-	p.done = make(chan batchResult, 1)
-	db.creations.add(p)
-	return <-p.done
-}
-
-// runCreationBatch writes one batch and answers each of its requests.
-func (db *DB) runCreationBatch(batch []*pendingCreation) {
-	rows, queued, err := db.createBatch(batch)
-	if err == nil {
-		db.queued(context.Background(), queued) // committed alone: wakes at once
-	}
-	for _, p := range batch {
-		r, ok := rows[p.s.ID]
-		p.done <- batchResult{ok: err == nil && ok, row: r}
-	}
-}
-
-// createBatchSQL is the batch's statement: createSource's steps for many
-// rows, each row checked on its own. Its lookups are correlated subqueries
-// on unique keys, so every row reads one index entry whatever the tables'
-// statistics. A row goes on when it takes its key's advisory lock, no row
-// (live or expired) is stored under its key, and its customer is the
-// scope's; then its account number is claimed (ON CONFLICT DO NOTHING:
-// taken, also by an earlier row of the batch, leaves the row out), and the
-// rows whose claim was inserted get their source, events, deliveries and
-// stored response. It returns one row per creation: its claim's outcome,
-// whether it was created, and the count of deliveries the batch queued.
-const createBatchSQL = `
+// createSources creates the sources of its rows, each checked on its own.
+// In order, per row: it takes the row's Idempotency-Key claim when the row
+// has a key (the advisory lock, and no row, live or expired, stored under
+// the key); checks that the customer is the scope's; claims the account
+// number (ON CONFLICT DO NOTHING: a number taken, also by an earlier row of
+// the same statement, leaves the row out); and inserts the source, its
+// events, their webhook deliveries and, for a keyed row, the stored
+// response. Its lookups are correlated subqueries on unique keys, so every
+// row reads one index entry whatever the tables' statistics.
+//
+// It answers one row per creation: the claim's outcome (the stored
+// response's columns, NULL when none), the refusal (NULL when created:
+// in_progress, stored, customer, account_number), the account number's
+// holder when it committed before the statement began (else the caller
+// reads it after), and the count of deliveries queued.
+//
+// A concurrent claim of the same number waits for the other transaction:
+// if that one commits, ON CONFLICT DO NOTHING applies.
+const createSources = `
 WITH r AS (
   SELECT * FROM unnest($1::text[], $2::text[], $3::bigint[], $4::text[], $5::text[], $6::text[], $7::text[],
       $8::text[], $9::text[], $10::text[], $11::text[], $12::text[], $13::text[], $14::bytea[], $15::bytea[],
@@ -132,15 +78,14 @@ WITH r AS (
       response_status, response_body, now)
 ), claimed AS (
   SELECT r.*, l.locked, p.request_hash AS stored_hash, p.response_status AS stored_status,
-    p.response_body AS stored_body, p.created_at AS stored_at
-  FROM r CROSS JOIN LATERAL (SELECT pg_try_advisory_xact_lock(r.lock) AS locked) l
+    p.response_body AS stored_body, p.created_at AS stored_at,
+    EXISTS (SELECT 1 FROM customers u
+      WHERE u.id = r.customer_id AND (u.merchant_id, u.environment) IS NOT DISTINCT FROM (r.merchant_id, r.environment)) AS customer
+  FROM r CROSS JOIN LATERAL (SELECT r.lock IS NULL OR pg_try_advisory_xact_lock(r.lock) AS locked) l
   LEFT JOIN LATERAL (SELECT request_hash, response_status, response_body, created_at FROM idempotency_keys p
     WHERE p.merchant_id = r.merchant_id AND p.environment = r.environment AND p.key = r.key) p ON true
 ), ok AS (
-  SELECT c.* FROM claimed c
-  WHERE c.locked AND c.stored_at IS NULL
-    AND EXISTS (SELECT 1 FROM customers u
-      WHERE u.id = c.customer_id AND (u.merchant_id, u.environment) IS NOT DISTINCT FROM (c.merchant_id, c.environment))
+  SELECT c.* FROM claimed c WHERE c.locked AND c.stored_at IS NULL AND c.customer
 ), claim AS (
   INSERT INTO account_numbers (environment, fingerprint, merchant_id, funding_source_id, customer_id, created_at)
   SELECT environment, fingerprint, merchant_id, id, customer_id, created_at FROM ok
@@ -171,59 +116,191 @@ WITH r AS (
   INSERT INTO idempotency_keys (merchant_id, environment, key, request_hash, response_status, response_body, created_at)
   SELECT ok.merchant_id, ok.environment, ok.key, ok.request_hash, ok.response_status, ok.response_body, ok.now
   FROM ok JOIN src USING (id)
+  WHERE ok.key IS NOT NULL
 )
 SELECT c.id, c.locked, c.stored_hash AS request_hash, c.stored_status AS response_status,
   c.stored_body AS response_body, c.stored_at,
-  src.id IS NOT NULL AS created, (SELECT count(*) FROM queued) AS queued
-FROM claimed c LEFT JOIN src USING (id)`
+  CASE WHEN src.id IS NOT NULL THEN NULL
+    WHEN NOT c.locked THEN 'in_progress'
+    WHEN c.stored_at IS NOT NULL THEN 'stored'
+    WHEN NOT c.customer THEN 'customer'
+    ELSE 'account_number' END AS refusal,
+  h.merchant_id AS holder_merchant_id, h.customer_id AS holder_customer_id,
+  h.funding_source_id AS holder_source_id, h.created_at AS holder_created_at,
+  (SELECT count(*) FROM queued) AS queued
+FROM claimed c LEFT JOIN src USING (id)
+LEFT JOIN account_numbers h ON src.id IS NULL AND c.locked AND c.stored_at IS NULL AND c.customer
+  AND h.environment = c.environment AND h.fingerprint = c.fingerprint`
 
-// createBatch writes batch in one statement (its own transaction) and
-// returns its rows by source id and how many deliveries it queued; on an
-// error it wrote nothing.
-func (db *DB) createBatch(batch []*pendingCreation) (map[string]batchRow, int, error) {
-	n := len(batch)
+// Refusals createSources reports.
+const (
+	refusedInProgress = "in_progress"
+	refusedStored     = "stored"
+	refusedCustomer   = "customer"
+	refusedAccount    = "account_number"
+)
+
+// creation is one row of createSources: a source with its events and,
+// for a keyed creation, its request and the response to store.
+type creation struct {
+	src  funding.Source
+	evs  []event.Event
+	req  *idempotency.Request // nil: no key
+	resp idempotency.Response
+	done chan batchResult // CreateSourceKeyed's answer
+}
+
+// creationRow is createSources' answer for one creation.
+type creationRow struct {
+	claimColumns
+	ID       string     `db:"id"`
+	StoredAt *time.Time `db:"stored_at"`
+	Refusal  *string    `db:"refusal"`
+	Merchant *string    `db:"holder_merchant_id"`
+	Holder   *string    `db:"holder_customer_id"`
+	SourceID *string    `db:"holder_source_id"`
+	HeldAt   *time.Time `db:"holder_created_at"`
+	Queued   int        `db:"queued"`
+}
+
+// batchResult is a batch's answer to one creation: ok is false when the
+// batch failed as a whole.
+type batchResult struct {
+	ok  bool
+	row creationRow
+}
+
+// CreateSource stores src with its account-number claim and its events in
+// one statement (in ctx's transaction, if any). It returns
+// funding.ErrNoCustomer when the customer is not the scope's, and the
+// number's holder with created false when another source holds the number.
+func (db *DB) CreateSource(ctx context.Context, s funding.Source, evs []event.Event) (funding.AccountClaim, bool, error) {
+	rows, queued, err := db.createSources(ctx, db.q(ctx), []*creation{{src: s, evs: evs}})
+	if err != nil {
+		return funding.AccountClaim{}, false, translate(err)
+	}
+	r, ok := rows[s.ID]
+	switch {
+	case !ok:
+		return funding.AccountClaim{}, false, translate(sql.ErrNoRows)
+	case r.Refusal == nil:
+		db.queued(ctx, queued)
+		return funding.AccountClaim{Env: s.Scope.Env, Fingerprint: s.Fingerprint, MerchantID: s.Scope.MerchantID,
+			SourceID: s.ID, CustomerID: s.CustomerID, CreatedAt: s.CreatedAt}, true, nil
+	case *r.Refusal == refusedCustomer:
+		return funding.AccountClaim{}, false, funding.ErrNoCustomer
+	case r.SourceID == nil:
+		// The holder committed while the statement waited for it.
+		holder, err := db.AccountHolder(ctx, s.Scope.Env, s.Fingerprint)
+		return holder, false, err
+	}
+	return funding.AccountClaim{Env: s.Scope.Env, Fingerprint: s.Fingerprint, MerchantID: *r.Merchant,
+		SourceID: *r.SourceID, CustomerID: *r.Holder, CreatedAt: r.HeldAt.UTC()}, false, nil
+}
+
+// CreateSourceKeyed is the whole of an idempotent creation request in one
+// statement, written in a batch with concurrent ones: the claim on req's
+// key, the source with its account-number claim and events (as
+// CreateSource), and resp stored under the key. It answers created when
+// all of it committed; the stored response's replay (or
+// idempotency_key_reused) when one is stored under the key;
+// request_in_progress when another request holds the key. When it answers
+// none of these (a rule refused the source, an expired response is still
+// stored under the key, or the batch failed), it wrote nothing, and the
+// caller runs the request on the general path (Idempotent).
+func (db *DB) CreateSourceKeyed(ctx context.Context, s funding.Source, evs []event.Event, req idempotency.Request, resp idempotency.Response) (bool, *idempotency.Response, error) {
+	c := &creation{src: s, evs: evs, req: &req, resp: resp, done: make(chan batchResult, 1)}
+	db.creations.add(c)
+	var b batchResult
+	select {
+	case b = <-c.done:
+	case <-ctx.Done():
+		return false, nil, ctx.Err()
+	}
+	switch r := b.row; {
+	case !b.ok:
+		return false, nil, nil
+	case r.Refusal == nil:
+		return true, nil, nil
+	case *r.Refusal == refusedInProgress:
+		return false, nil, idempotency.InProgress()
+	case *r.Refusal == refusedStored && r.StoredAt.After(req.Since()):
+		replay, err := req.Replay(r.stored())
+		return false, replay, err
+	}
+	return false, nil, nil
+}
+
+// newCreations is the queue of db's keyed creations: never two requests
+// with the same Idempotency-Key in one batch.
+func newCreations(db *DB) *batches[*creation] {
+	return newBatches(creationBatches, creationBatchMax, func(c *creation) string {
+		return c.req.Scope.MerchantID + "\x00" + string(c.req.Scope.Env) + "\x00" + c.req.Key
+	}, db.runCreationBatch)
+}
+
+// runCreationBatch writes one batch and answers each of its requests.
+func (db *DB) runCreationBatch(batch []*creation) {
+	ctx, cancel := context.WithTimeout(context.Background(), creationBatchTimeout)
+	defer cancel()
+	rows, queued, err := db.createSources(ctx, db.x, batch)
+	if err == nil {
+		db.queued(ctx, queued) // committed on its own: wakes at once
+	}
+	for _, c := range batch {
+		r, ok := rows[c.src.ID]
+		c.done <- batchResult{ok: err == nil && ok, row: r}
+	}
+}
+
+// createSources runs the statement for cs on q and returns its rows by
+// source id and how many deliveries it queued; on an error it wrote
+// nothing.
+func (db *DB) createSources(ctx context.Context, q sqlx.QueryerContext, cs []*creation) (map[string]creationRow, int, error) {
+	n := len(cs)
 	var (
-		merchants, envs, keys, srcIDs, customers, statuses     = make([]string, n), make([]string, n), make([]string, n), make([]string, n), make([]string, n), make([]string, n)
-		routing, lastFour, accountTypes, keyIDs, created, nows = make([]string, n), make([]string, n), make([]string, n), make([]string, n), make([]string, n), make([]string, n)
-		banks, nicknames                                       = make([]sql.NullString, n), make([]sql.NullString, n)
-		locks, statusCodes                                     = make([]int64, n), make([]int64, n)
+		merchants, envs, srcIDs, customers, statuses, routing  = make([]string, n), make([]string, n), make([]string, n), make([]string, n), make([]string, n), make([]string, n)
+		lastFour, accountTypes, keyIDs, created                = make([]string, n), make([]string, n), make([]string, n), make([]string, n)
+		keys, banks, nicknames, nows                           = make([]sql.NullString, n), make([]sql.NullString, n), make([]sql.NullString, n), make([]sql.NullString, n)
+		locks, statusCodes                                     = make([]sql.NullInt64, n), make([]sql.NullInt64, n)
 		ciphertexts, fingerprints, hashes, bodies              = make([][]byte, n), make([][]byte, n), make([][]byte, n), make([][]byte, n)
 		evSources                                              []string
 		evs                                                    eventArrays
 	)
-	for i, p := range batch {
-		s := p.s
-		merchants[i], envs[i], keys[i], srcIDs[i], customers[i], statuses[i] =
-			s.Scope.MerchantID, string(s.Scope.Env), p.cl.key, s.ID, s.CustomerID, string(s.Status)
-		routing[i], lastFour[i], accountTypes[i], keyIDs[i], created[i], nows[i] =
-			s.RoutingNumber, s.LastFour, s.AccountType, s.Account.KeyID, s.CreatedAt.Format(time.RFC3339Nano), p.cl.now.Format(time.RFC3339Nano)
+	for i, c := range cs {
+		s := c.src
+		merchants[i], envs[i], srcIDs[i], customers[i], statuses[i], routing[i] =
+			s.Scope.MerchantID, string(s.Scope.Env), s.ID, s.CustomerID, string(s.Status), s.RoutingNumber
+		lastFour[i], accountTypes[i], keyIDs[i], created[i] = s.LastFour, s.AccountType, s.Account.KeyID, s.CreatedAt.Format(time.RFC3339Nano)
 		banks[i], nicknames[i] = nullString(s.BankName), nullString(s.Nickname)
-		locks[i], statusCodes[i] = p.cl.lockID(), int64(p.resp.Status)
-		ciphertexts[i], fingerprints[i], hashes[i], bodies[i] = s.Account.Data, s.Fingerprint, p.cl.hash, p.resp.Body
-		for _, e := range p.evs {
+		ciphertexts[i], fingerprints[i] = s.Account.Data, s.Fingerprint
+		if r := c.req; r != nil {
+			keys[i], nows[i] = sql.NullString{String: r.Key, Valid: true}, sql.NullString{String: r.Now.Format(time.RFC3339Nano), Valid: true}
+			locks[i], statusCodes[i] = sql.NullInt64{Int64: r.LockID(), Valid: true}, sql.NullInt64{Int64: int64(c.resp.Status), Valid: true}
+			hashes[i], bodies[i] = r.Hash, c.resp.Body
+		}
+		for _, e := range c.evs {
 			if err := evs.add(e); err != nil {
 				return nil, 0, err
 			}
 			evSources = append(evSources, s.ID)
 		}
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), creationBatchTimeout)
-	defer cancel()
-	rows, err := db.x.QueryxContext(ctx, createBatchSQL,
-		pq.StringArray(merchants), pq.StringArray(envs), pq.Int64Array(locks), pq.StringArray(keys),
+	rows, err := q.QueryxContext(ctx, createSources,
+		pq.StringArray(merchants), pq.StringArray(envs), pq.Array(locks), pq.Array(keys),
 		pq.StringArray(srcIDs), pq.StringArray(customers), pq.StringArray(statuses), pq.StringArray(routing),
 		pq.Array(banks), pq.StringArray(lastFour), pq.StringArray(accountTypes), pq.Array(nicknames),
 		pq.StringArray(keyIDs), pq.ByteaArray(ciphertexts), pq.ByteaArray(fingerprints), pq.StringArray(created),
-		pq.ByteaArray(hashes), pq.Int64Array(statusCodes), pq.ByteaArray(bodies), pq.StringArray(nows),
+		pq.ByteaArray(hashes), pq.Array(statusCodes), pq.ByteaArray(bodies), pq.Array(nows),
 		pq.StringArray(evSources), pq.StringArray(evs.ids), pq.StringArray(evs.types), pq.StringArray(evs.data),
 		pq.StringArray(evs.at), pq.StringArray(evs.deliveries))
 	if err != nil {
 		return nil, 0, err
 	}
 	defer rows.Close()
-	out, queued := make(map[string]batchRow, n), 0
+	out, queued := make(map[string]creationRow, n), 0
 	for rows.Next() {
-		var r batchRow
+		var r creationRow
 		if err := rows.StructScan(&r); err != nil {
 			return nil, 0, err
 		}

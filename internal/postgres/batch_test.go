@@ -44,15 +44,23 @@ func newKeyedCreation(scope tenant.Scope, customerID, id, key, account string, n
 // body is the response stored under the creation's key.
 func (k *keyedCreation) body() []byte { return []byte(`{"funding_source_id":"` + k.src.ID + `"}`) }
 
+// run creates the source as the server's creation handler does: in one
+// keyed statement, or on the general idempotent path when that hands it
+// back.
 func (k *keyedCreation) run(db *postgres.DB) {
 	ctx := context.Background()
 	hash := sha256.Sum256([]byte(k.key + k.account))
-	answer := func(any) idempotency.Response { return idempotency.Response{Status: 200, Body: k.body()} }
 	now := k.src.CreatedAt
+	req := idempotency.Request{Scope: k.src.Scope, Key: k.key, Hash: hash[:], Now: now}
+	answer := idempotency.Response{Status: 200, Body: k.body()}
+	evs := []event.Event{event.New(k.src.Scope, event.FundingSourceCreated, map[string]string{"funding_source_id": k.src.ID}, now)}
+	k.created, k.replay, k.err = db.CreateSourceKeyed(ctx, k.src, evs, req, answer)
+	if k.created || k.replay != nil || k.err != nil {
+		return
+	}
 	var failed error
-	k.replay, k.err = db.Idempotent(ctx, k.src.Scope, k.key, hash[:], now, answer, func(ctx context.Context) (idempotency.Response, bool) {
-		ev := event.New(k.src.Scope, event.FundingSourceCreated, map[string]string{"funding_source_id": k.src.ID}, now)
-		_, created, err := db.CreateSource(ctx, k.src, []event.Event{ev})
+	k.replay, k.err = db.Idempotent(ctx, req, func(ctx context.Context) (idempotency.Response, bool) {
+		_, created, err := db.CreateSource(ctx, k.src, evs)
 		k.created = created
 		switch {
 		case err != nil:
@@ -61,7 +69,7 @@ func (k *keyedCreation) run(db *postgres.DB) {
 		case !created:
 			return idempotency.Response{Status: 400, Body: []byte(`{"code":"account_taken"}`)}, true
 		}
-		return answer(nil), true
+		return answer, true
 	})
 	if k.err == nil {
 		k.err = failed
@@ -77,7 +85,7 @@ func queueBehindHeldBatches(t *testing.T, db *postgres.DB, scope tenant.Scope, c
 	reqs []*keyedCreation) (release func()) {
 	t.Helper()
 	ctx := context.Background()
-	hold, err := db.SQL().BeginTxx(ctx, nil)
+	hold, err := db.Pool().BeginTxx(ctx, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -94,7 +102,7 @@ func queueBehindHeldBatches(t *testing.T, db *postgres.DB, scope tenant.Scope, c
 		k := newKeyedCreation(scope, customerID, fmt.Sprintf("fs_held%d", i), fmt.Sprintf("held-%d", i), fmt.Sprintf("90000000%d", i), now)
 		first = append(first, k)
 		start(k)
-		waitForLockWait(t, db.SQL(), i+1) // each runner holds a batch of one
+		waitForLockWait(t, db.Pool(), i+1) // each runner holds a batch of one
 	}
 	for _, k := range reqs {
 		start(k)
@@ -122,7 +130,7 @@ func queueBehindHeldBatches(t *testing.T, db *postgres.DB, scope tenant.Scope, c
 func batchTestScope(t *testing.T, db *postgres.DB, merchantID string) (tenant.Scope, string, time.Time) {
 	t.Helper()
 	scope := tenant.Scope{MerchantID: merchantID, Env: tenant.Sandbox}
-	execAll(t, db.SQL(), merchantRows(merchantID)...)
+	execAll(t, db.Pool(), merchantRows(merchantID)...)
 	now := time.Now().UTC().Truncate(time.Microsecond)
 	c := customer.Customer{Scope: scope, ID: "cus_" + merchantID, FirstName: "Ada", LastName: "Lovelace",
 		Email: "ada@example.com", CreatedAt: now}
@@ -195,7 +203,7 @@ func TestCreationsOfConcurrentRequestsShareStatements(t *testing.T) {
 	count := func(q string, args ...any) int {
 		t.Helper()
 		var n int
-		if err := db.SQL().Get(&n, q, args...); err != nil {
+		if err := db.Pool().Get(&n, q, args...); err != nil {
 			t.Fatal(err)
 		}
 		return n
@@ -230,7 +238,7 @@ func TestCreationsOfConcurrentRequestsShareStatements(t *testing.T) {
 	}
 	for _, k := range reqs {
 		var body []byte
-		err := db.SQL().Get(&body, `SELECT response_body FROM idempotency_keys WHERE merchant_id = $1 AND key = $2`, scope.MerchantID, k.key)
+		err := db.Pool().Get(&body, `SELECT response_body FROM idempotency_keys WHERE merchant_id = $1 AND key = $2`, scope.MerchantID, k.key)
 		switch {
 		case k == foreign:
 			if err == nil {
@@ -298,7 +306,7 @@ func TestAFailedBatchFallsBackToOneCreationEach(t *testing.T) {
 		}
 	}
 	var n int
-	if err := db.SQL().Get(&n, `SELECT count(*) FROM funding_sources WHERE id LIKE 'fs_f%'`); err != nil || n != len(reqs)-1 {
+	if err := db.Pool().Get(&n, `SELECT count(*) FROM funding_sources WHERE id LIKE 'fs_f%'`); err != nil || n != len(reqs)-1 {
 		t.Errorf("%d of the batch's sources written (%v), want %d", n, err, len(reqs)-1)
 	}
 }

@@ -1,6 +1,12 @@
 // Package postgres holds every SQL statement of the service. Methods take ctx
 // first; when ctx carries a transaction (WithTx), they run inside it, so one
 // use case is one transaction and an event row commits with its change.
+//
+// An idempotent request is one transaction too (Idempotent): the claim on
+// its key, its writes and its stored response commit together. The one
+// exception is a keyed creation (CreateSourceKeyed), which is a whole
+// request in one statement, written together with concurrent creations
+// (batch.go).
 package postgres
 
 import (
@@ -32,7 +38,7 @@ type DB struct {
 	// waker notifies the dispatchers after commits that queued deliveries.
 	waker *waker
 	// creations gathers concurrent requests' creations into batches.
-	creations *batches[*pendingCreation]
+	creations *batches[*creation]
 }
 
 // Open connects to databaseURL (a postgres:// URL or key=value DSN) and checks
@@ -112,9 +118,6 @@ func (db *DB) Close() error {
 // Ping checks that the database answers (for /readyz).
 func (db *DB) Ping(ctx context.Context) error { return translate(db.x.PingContext(ctx)) }
 
-// SQL returns the underlying pool, for tests and benchmarks that measure raw SQL.
-func (db *DB) SQL() *sqlx.DB { return db.x }
-
 // Migrate applies every pending migration. A PostgreSQL session lock makes
 // concurrent migrators (several processes starting at once) take turns.
 func Migrate(ctx context.Context, x *sql.DB) error {
@@ -138,35 +141,31 @@ func (db *DB) Migrate(ctx context.Context) error { return Migrate(ctx, db.x.DB) 
 type txKey struct{}
 
 type txState struct {
-	// tx is nil until a request that begins lazily needs it (see Idempotent).
 	tx    *sqlx.Tx
 	depth int
-	// claim is the Idempotency-Key claim of the request running in the
-	// transaction, nil when there is none (see Idempotent).
-	claim *claim
 	// queued is set when a statement of the transaction queued webhook
 	// deliveries: the dispatchers are woken once it commits.
 	queued bool
 }
 
-// begin begins st's transaction, unless it has begun.
-func (db *DB) begin(ctx context.Context, st *txState) error {
-	if st.tx != nil {
-		return nil
-	}
+// begin begins a transaction.
+func (db *DB) begin(ctx context.Context) (*txState, error) {
 	tx, err := db.x.BeginTxx(ctx, nil)
 	if err != nil {
-		return translate(err)
+		return nil, translate(err)
 	}
-	st.tx = tx
-	return nil
+	return &txState{tx: tx}, nil
 }
 
-// rollback ends st's transaction unless it was committed (a no-op then).
-func (st *txState) rollback() {
-	if st.tx != nil {
-		_ = st.tx.Rollback()
+// commit commits st and wakes the dispatchers when it queued deliveries.
+func (db *DB) commit(st *txState) error {
+	if err := st.tx.Commit(); err != nil {
+		return translate(err)
 	}
+	if st.queued {
+		db.wake()
+	}
+	return nil
 }
 
 // queued records that the statement just run queued n webhook deliveries:
@@ -176,18 +175,11 @@ func (db *DB) queued(ctx context.Context, n int) {
 	if n <= 0 {
 		return
 	}
-	if st := txOf(ctx); st != nil && st.tx != nil {
+	if st := txOf(ctx); st != nil {
 		st.queued = true
 		return
 	}
 	db.wake()
-}
-
-// committed is called after st's transaction committed.
-func (db *DB) committed(st *txState) {
-	if st.queued {
-		db.wake()
-	}
 }
 
 // txOf returns the transaction carried by ctx, nil when there is none.
@@ -198,21 +190,10 @@ func txOf(ctx context.Context) *txState {
 
 // WithTx runs fn in a transaction carried by the ctx it passes on: begin,
 // deferred rollback, commit when fn returns nil. Called inside another
-// WithTx, it runs fn under a savepoint instead, so a failing inner use case
-// undoes only its own writes (a request's lazily begun transaction begins
-// here, see Idempotent); the outer transaction's pending
-// Idempotency-Key claim is taken first (outside the savepoint, whose
-// rollback would release the lock), and when it is refused fn does not run.
+// WithTx (or inside Idempotent), it runs fn under a savepoint instead, so a
+// failing inner use case undoes only its own writes.
 func (db *DB) WithTx(ctx context.Context, fn func(ctx context.Context) error) error {
 	if st := txOf(ctx); st != nil {
-		if err := db.begin(ctx, st); err != nil {
-			return err
-		}
-		if st.claim != nil {
-			if err := db.take(ctx, st.claim); err != nil {
-				return err
-			}
-		}
 		st.depth++
 		defer func() { st.depth-- }()
 		sp := fmt.Sprintf("sp%d", st.depth)
@@ -228,26 +209,20 @@ func (db *DB) WithTx(ctx context.Context, fn func(ctx context.Context) error) er
 		_, err := st.tx.ExecContext(ctx, "RELEASE SAVEPOINT "+sp)
 		return translate(err)
 	}
-	tx, err := db.x.BeginTxx(ctx, nil)
+	st, err := db.begin(ctx)
 	if err != nil {
-		return translate(err)
+		return err
 	}
-	defer tx.Rollback() //nolint:errcheck // no-op after commit
-	st := &txState{tx: tx}
+	defer st.tx.Rollback() //nolint:errcheck // no-op after commit
 	if err := fn(context.WithValue(ctx, txKey{}, st)); err != nil {
 		return err
 	}
-	if err := tx.Commit(); err != nil {
-		return translate(err)
-	}
-	db.committed(st)
-	return nil
+	return db.commit(st)
 }
 
-// q returns the transaction carried by ctx, or the pool (also while a
-// request's lazily begun transaction has not begun).
+// q returns the transaction carried by ctx, or the pool.
 func (db *DB) q(ctx context.Context) sqlx.ExtContext {
-	if st := txOf(ctx); st != nil && st.tx != nil {
+	if st := txOf(ctx); st != nil {
 		return st.tx
 	}
 	return db.x

@@ -1,12 +1,14 @@
 package postgres
 
+import "github.com/jmoiron/sqlx"
+
 // The one-row reads whose plans plan_test.go checks.
 const (
 	SelectSource   = selectSource
 	SelectCustomer = selectCustomer
 	SelectPayment  = selectPayment
-	// CreateBatch is the batch of creations, whose reads it checks too.
-	CreateBatch = createBatchSQL
+	// CreateSources is the creation statement, whose reads it checks too.
+	CreateSources = createSources
 )
 
 // CreationBatches is how many batches of creations run at once.
@@ -14,3 +16,6 @@ const CreationBatches = creationBatches
 
 // QueuedCreations is how many creations wait for a batch.
 func QueuedCreations(db *DB) int { return db.creations.queued() }
+
+// Pool is db's pool, for tests that run raw SQL beside the store.
+func (db *DB) Pool() *sqlx.DB { return db.x }

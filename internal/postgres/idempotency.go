@@ -1,129 +1,71 @@
 package postgres
 
 import (
-	"bytes"
 	"context"
-	"crypto/sha256"
 	"database/sql"
-	"encoding/binary"
 	"errors"
 	"time"
 
 	"github.com/jmoiron/sqlx"
 
-	"github.com/fundsource/fundsource/internal/core/errs"
 	"github.com/fundsource/fundsource/internal/core/idempotency"
-	"github.com/fundsource/fundsource/internal/core/tenant"
 )
 
-// Idempotent runs fn at most once per (scope, key) within idempotency.TTL.
+// Idempotent runs fn at most once for req within idempotency.TTL, in one
+// transaction with the claim on req's key and fn's stored response.
 //
-// fn runs inside a transaction carried by its ctx, and its response is stored
-// in that same transaction, so a request's changes and its stored response
-// commit together or not at all: a crash mid-request leaves nothing, and a
-// retry with the same key runs afresh. fn returns the response and whether
-// to keep it; a response that is not kept (a 5xx) rolls fn's writes back.
-//
-// The key is claimed (a transaction-level advisory lock, and a check that no
-// live response is stored) by the request's first write, not before fn: by
-// the first WithTx inside fn, or folded into the first statement of a write
-// that takes the claim itself (CreateSource), or after fn when it wrote
-// nothing through either. A refused claim makes that write fail, and fn's
-// answer is discarded with anything it wrote: a first request still running
-// gives request_in_progress; a stored response with the same requestHash is
-// returned as the replay, without fn's effects; another requestHash gives
-// idempotency_key_reused. Storing the response is the last word: it inserts
-// only where no live response is stored, so a request that raced past the
-// claim (the first committed between its snapshot and its lock) is rolled
-// back and answered from the stored row.
-//
-// With answer set, the transaction begins only when fn first needs one (its
-// first WithTx; statements outside one run on their own), so a use case
-// that finishes in one statement (CreateSource) commits its writes and
-// answer's response in that statement alone: one round trip. A request
-// whose writes do not all go through WithTx or such a statement must not
-// be given an answer.
-func (db *DB) Idempotent(ctx context.Context, scope tenant.Scope, key string, requestHash []byte, now time.Time,
-	answer idempotency.Answer, fn func(ctx context.Context) (idempotency.Response, bool)) (*idempotency.Response, error) {
-	cl := &claim{scope: scope, key: key, hash: requestHash, now: now, since: now.Add(-idempotency.TTL), answer: answer}
-	st := &txState{claim: cl}
-	defer st.rollback()
-	if answer == nil {
-		if err := db.begin(ctx, st); err != nil {
-			return nil, err
-		}
+// It begins the transaction and takes the claim (takeClaim) before fn runs:
+// while another request holds the key, it answers request_in_progress; when
+// a live response is stored under it, it answers req.Replay of it (the
+// stored response, or idempotency_key_reused) and fn does not run. fn runs
+// with the transaction in its ctx, so the use case's WithTx runs under a
+// savepoint of it, and returns its response and whether to keep it: a
+// response that is not kept (a 5xx) rolls fn's writes back and stores
+// nothing. Storing the response is the last word: it inserts only where no
+// live response is stored, so a request that raced past the claim (the
+// first committed between this snapshot and this lock) is rolled back and
+// answered from the stored row.
+func (db *DB) Idempotent(ctx context.Context, req idempotency.Request, fn func(ctx context.Context) (idempotency.Response, bool)) (*idempotency.Response, error) {
+	st, err := db.begin(ctx)
+	if err != nil {
+		return nil, err
 	}
-	ctx = context.WithValue(ctx, txKey{}, st)
-	resp, keep := fn(ctx)
-	if cl.state == claimAnswered {
-		return nil, nil
-	}
-	if keep && cl.state == claimPending {
-		if err := db.begin(ctx, st); err != nil {
-			return nil, err
-		}
-		if err := db.take(ctx, cl); err != nil && cl.state == claimPending {
-			return nil, err
-		}
+	defer st.tx.Rollback() //nolint:errcheck // no-op after commit
+	var c claimColumns
+	if err := sqlx.GetContext(ctx, st.tx, &c, takeClaim, req.Scope.MerchantID, req.Scope.Env, req.LockID(), req.Key, req.Since()); err != nil {
+		return nil, translate(err)
 	}
 	switch {
-	case cl.state == claimInProgress:
-		return nil, inProgress()
-	case cl.state == claimTaken:
-		return cl.outcome()
-	case !keep:
+	case !c.Locked:
+		return nil, idempotency.InProgress()
+	case c.Status != nil:
+		return req.Replay(c.stored())
+	}
+	resp, keep := fn(context.WithValue(ctx, txKey{}, st))
+	if !keep {
 		return nil, nil
 	}
 	var stored bool
-	err := sqlx.GetContext(ctx, st.tx, &stored, storeIdempotency,
-		scope.MerchantID, scope.Env, key, requestHash, resp.Status, resp.Body, now, cl.since)
+	err = sqlx.GetContext(ctx, st.tx, &stored, storeIdempotency,
+		req.Scope.MerchantID, req.Scope.Env, req.Key, req.Hash, resp.Status, resp.Body, req.Now, req.Since())
 	if errors.Is(err, sql.ErrNoRows) {
 		// A response was stored while this request ran: it is the answer.
-		st.rollback()
-		err := sqlx.GetContext(ctx, db.x, &cl.stored, selectIdempotency, scope.MerchantID, scope.Env, key, cl.since)
+		_ = st.tx.Rollback()
+		var s storedResponse
+		err := sqlx.GetContext(ctx, db.x, &s, selectIdempotency, req.Scope.MerchantID, req.Scope.Env, req.Key, req.Since())
 		if errors.Is(err, sql.ErrNoRows) {
-			return nil, inProgress() // swept meanwhile: a retry runs afresh
+			return nil, idempotency.InProgress() // swept meanwhile: a retry runs afresh
 		}
 		if err != nil {
 			return nil, translate(err)
 		}
-		return cl.outcome()
+		return req.Replay(idempotency.Stored{Hash: s.Hash, Response: idempotency.Response{Status: s.Status, Body: s.Body}})
 	}
 	if err != nil {
 		return nil, translate(err)
 	}
-	if err := st.tx.Commit(); err != nil {
-		return nil, translate(err)
-	}
-	db.committed(st)
-	return nil, nil
+	return nil, db.commit(st)
 }
-
-// claim is an idempotent request's hold on its key, carried by the
-// transaction until the first write takes it.
-type claim struct {
-	scope tenant.Scope
-	key   string
-	hash  []byte
-	now   time.Time
-	since time.Time // responses stored before it have expired
-	// answer, when set, renders the response of a use case that finishes
-	// in one statement (see Idempotent).
-	answer idempotency.Answer
-	state  claimState
-	// stored is the response found when the key was taken.
-	stored storedResponse
-}
-
-type claimState int
-
-const (
-	claimPending    claimState = iota
-	claimHeld                  // this request holds the key
-	claimInProgress            // another request holds it now
-	claimTaken                 // a response is stored under it
-	claimAnswered              // one statement committed the request and its response
-)
 
 type storedResponse struct {
 	Hash   []byte `db:"request_hash"`
@@ -140,102 +82,22 @@ type claimColumns struct {
 	Body   []byte `db:"response_body"`
 }
 
-// settle records what a statement that took the claim found, and returns
-// the error that stops the request's writes when the claim was refused.
-// A nil claim (the statement took none) settles to nil.
-func (cl *claim) settle(c claimColumns) error {
-	switch {
-	case cl == nil:
-		return nil
-	case !c.Locked:
-		cl.state = claimInProgress
-	case c.Status != nil:
-		cl.state = claimTaken
-		cl.stored = storedResponse{Hash: c.Hash, Status: *c.Status, Body: c.Body}
-	default:
-		cl.state = claimHeld
-		return nil
-	}
-	return inProgress()
+// stored is the stored response of c, whose Status is set.
+func (c claimColumns) stored() idempotency.Stored {
+	return idempotency.Stored{Hash: c.Hash, Response: idempotency.Response{Status: *c.Status, Body: c.Body}}
 }
 
-// lockID is the claim's advisory lock: 64 bits of the SHA-256 of its scope
-// and key.
-func (cl *claim) lockID() int64 {
-	h := sha256.Sum256([]byte("idem\x00" + cl.scope.MerchantID + "\x00" + string(cl.scope.Env) + "\x00" + cl.key))
-	return int64(binary.BigEndian.Uint64(h[:8]))
-}
-
-// outcome is the answer to a request whose key was taken: the stored
-// response when the request is the same, else idempotency_key_reused.
-func (cl *claim) outcome() (*idempotency.Response, error) {
-	if !bytes.Equal(cl.stored.Hash, cl.hash) {
-		return nil, errs.New(errs.IdempotencyKeyReused,
-			"This Idempotency-Key was already used with a different request; use a new key for a new request.")
-	}
-	return &idempotency.Response{Status: cl.stored.Status, Body: cl.stored.Body}, nil
-}
-
-func inProgress() error {
-	return errs.New(errs.RequestInProgress, "A request with this Idempotency-Key is still being processed; retry shortly.")
-}
-
-// pendingClaim returns the transaction's claim while nothing has taken it.
-func pendingClaim(ctx context.Context) *claim {
-	if st := txOf(ctx); st != nil && st.claim != nil && st.claim.state == claimPending {
-		return st.claim
-	}
-	return nil
-}
-
-// claimArgs returns ctx's pending claim, for a statement that takes it
-// (claimSQL), with its three parameters: all nil when there is none.
-func claimArgs(ctx context.Context) (cl *claim, lock, key, since any) {
-	if cl = pendingClaim(ctx); cl != nil {
-		return cl, cl.lockID(), cl.key, cl.since
-	}
-	return nil, nil, nil, nil
-}
-
-// take takes the transaction's pending claim, if any, in one statement; it
-// returns the refusal (request_in_progress) when another request holds the
-// key or a response is stored under it, and nil when the claim is held.
-func (db *DB) take(ctx context.Context, cl *claim) error {
-	switch cl.state {
-	case claimHeld:
-		return nil
-	case claimPending:
-		var c claimColumns
-		if err := sqlx.GetContext(ctx, db.q(ctx), &c, takeClaim, cl.scope.MerchantID, cl.scope.Env, cl.lockID(), cl.key, cl.since); err != nil {
-			return translate(err)
-		}
-		return cl.settle(c)
-	}
-	return inProgress()
-}
-
-// claimSQL is the common table expression "claimed" that takes a claim,
-// for a statement whose parameters $1 and $2 are the scope and $lock, $key
-// and $since the claim's (or NULL, NULL, NULL when there is none). Its one
-// row holds the advisory lock's outcome (locked), the live stored
-// response's columns (NULL when none), and "go", true when the claim is
-// held (or there is none). The statements that take a claim join it
-// rather than test three CTEs with EXISTS: fewer plan nodes, which
-// PostgreSQL sets up on every call (the gain measured within the bench's
-// noise; the shape stays for being simpler).
-func claimSQL(lock, key, since string) string {
-	return `claimed AS (
-  SELECT l.locked, p.request_hash, p.response_status, p.response_body, l.locked AND p.key IS NULL AS go
-  FROM (SELECT ` + lock + `::bigint IS NULL OR pg_try_advisory_xact_lock(` + lock + `) AS locked) l
-  LEFT JOIN idempotency_keys p ON p.merchant_id = $1 AND p.environment = $2 AND p.key = ` + key + `::text
-    AND p.created_at > ` + since + `::timestamptz
-)`
-}
-
-// takeClaim takes a claim on its own.
-var takeClaim = `
-WITH ` + claimSQL("$3", "$4", "$5") + `
-SELECT locked, request_hash, response_status, response_body FROM claimed`
+// takeClaim takes the claim on a key ($3 its advisory lock, $4 the key,
+// $5 the moment before which stored responses have expired): it reports
+// whether it got the lock, and the live stored response's columns (NULL
+// when none). The lock is the transaction's: it holds until the commit
+// that stores the response, and a concurrent request is refused rather
+// than made to wait.
+const takeClaim = `
+SELECT l.locked, p.request_hash, p.response_status, p.response_body
+FROM (SELECT pg_try_advisory_xact_lock($3) AS locked) l
+LEFT JOIN idempotency_keys p ON p.merchant_id = $1 AND p.environment = $2 AND p.key = $4
+  AND p.created_at > $5`
 
 const selectIdempotency = `
 SELECT request_hash, response_status, response_body

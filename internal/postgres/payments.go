@@ -7,7 +7,6 @@ import (
 	"github.com/jmoiron/sqlx"
 
 	"github.com/fundsource/fundsource/internal/core/achcode"
-	"github.com/fundsource/fundsource/internal/core/errs"
 	"github.com/fundsource/fundsource/internal/core/money"
 	"github.com/fundsource/fundsource/internal/core/paging"
 	"github.com/fundsource/fundsource/internal/core/tenant"
@@ -33,54 +32,42 @@ func (db *DB) PaymentSource(ctx context.Context, scope tenant.Scope, id string) 
 	return payment.SourceInfo{CustomerID: r.CustomerID, Verified: r.Verified, Removed: r.Removed}, nil
 }
 
-// createPayment is a payment's creation in one statement: it takes the
-// request's pending Idempotency-Key claim when there is one (claimSQL),
-// share-locks the source so it cannot be removed meanwhile, and inserts
-// the payment when the source takes it: live, and Verified for a debit.
-// It reports what refused: the claim, or the source (absent, removed,
-// Unverified).
-var createPayment = `
-WITH ` + claimSQL("$3", "$4", "$5") + `, src AS (
+// createPayment is a payment's creation in one statement: it share-locks
+// the source so it cannot be removed meanwhile, and inserts the payment
+// when the source takes it: live, and Verified for a debit. It reports the
+// source as found (no row when unknown) and whether the payment was
+// inserted.
+const createPayment = `
+WITH src AS (
   SELECT f.customer_id, f.status = 'Verified' AS verified, f.removed_at IS NOT NULL AS removed
-  FROM claimed, funding_sources f
-  WHERE claimed.go AND f.id = $6 AND (f.merchant_id, f.environment) IS NOT DISTINCT FROM ($1::text, $2::text)
+  FROM funding_sources f
+  WHERE f.id = $3 AND (f.merchant_id, f.environment) IS NOT DISTINCT FROM ($1::text, $2::text)
   FOR SHARE OF f
 ), ins AS (
   INSERT INTO payments (` + paymentColumns + `)
-  SELECT $1, $2, $7, $6, src.customer_id, $8, $9, $10, $11, NULL, NULL, NULL, NULL, $12, NULL, $13
-  FROM src WHERE NOT src.removed AND (src.verified OR $8 = 'credit')
+  SELECT $1, $2, $4, $3, src.customer_id, $5, $6, $7, $8, NULL, NULL, NULL, NULL, $9, NULL, $10
+  FROM src WHERE NOT src.removed AND (src.verified OR $5 = 'credit')
   RETURNING 1
 )
-SELECT c.locked, c.request_hash, c.response_status, c.response_body,
-  s.customer_id, s.verified, s.removed, EXISTS (SELECT 1 FROM ins) AS created
-FROM claimed c LEFT JOIN src s ON true`
+SELECT s.customer_id, s.verified, s.removed, EXISTS (SELECT 1 FROM ins) AS created
+FROM src s`
 
-// CreatePayment stores p when its source takes it, in one statement that
-// also takes the transaction's pending Idempotency-Key claim (refused:
-// request_in_progress, and nothing is written). It returns the source as
-// found (errs.NotFound when unknown) and whether p was stored; p's
-// customer is the source's.
+// CreatePayment stores p when its source takes it, in one statement. It
+// returns the source as found (errs.NotFound when unknown) and whether p
+// was stored; p's customer is the source's.
 func (db *DB) CreatePayment(ctx context.Context, p payment.Payment) (payment.SourceInfo, bool, error) {
-	cl, lock, key, since := claimArgs(ctx)
 	var r struct {
-		claimColumns
-		CustomerID *string `db:"customer_id"`
-		Verified   *bool   `db:"verified"`
-		Removed    *bool   `db:"removed"`
-		Created    bool    `db:"created"`
+		CustomerID string `db:"customer_id"`
+		Verified   bool   `db:"verified"`
+		Removed    bool   `db:"removed"`
+		Created    bool   `db:"created"`
 	}
-	err := sqlx.GetContext(ctx, db.q(ctx), &r, createPayment, p.Scope.MerchantID, p.Scope.Env, lock, key, since,
+	err := sqlx.GetContext(ctx, db.q(ctx), &r, createPayment, p.Scope.MerchantID, p.Scope.Env,
 		p.SourceID, p.ID, p.Direction, p.Cents, p.Description, p.Status, p.SettleAt, p.CreatedAt)
 	if err != nil {
 		return payment.SourceInfo{}, false, translate(err)
 	}
-	if err := cl.settle(r.claimColumns); err != nil {
-		return payment.SourceInfo{}, false, err
-	}
-	if r.CustomerID == nil {
-		return payment.SourceInfo{}, false, errs.New(errs.NotFound, "no such funding source")
-	}
-	return payment.SourceInfo{CustomerID: *r.CustomerID, Verified: *r.Verified, Removed: *r.Removed}, r.Created, nil
+	return payment.SourceInfo{CustomerID: r.CustomerID, Verified: r.Verified, Removed: r.Removed}, r.Created, nil
 }
 
 type paymentRow struct {

@@ -26,7 +26,7 @@ func TestOneRowReadsUseTheIDIndexWithoutStatistics(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { db.Close() })
-	conn, err := db.SQL().Connx(ctx)
+	conn, err := db.Pool().Connx(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -92,7 +92,7 @@ func TestOneRowReadsUseTheIDIndexWithoutStatistics(t *testing.T) {
 	if _, err := conn.ExecContext(ctx, `SET plan_cache_mode = force_generic_plan`); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := conn.ExecContext(ctx, `PREPARE batch AS `+postgres.CreateBatch); err != nil {
+	if _, err := conn.ExecContext(ctx, `PREPARE batch AS `+postgres.CreateSources); err != nil {
 		t.Fatal(err)
 	}
 	var batch []byte

@@ -19,7 +19,7 @@ func oneConn(t *testing.T) *sqlx.Conn {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { db.Close() })
-	conn, err := db.SQL().Connx(context.Background())
+	conn, err := db.Pool().Connx(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -120,11 +120,11 @@ func TestReserveKeepsRequestsTheirConnections(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer db.Close()
-	if got := db.SQL().Stats().MaxOpenConnections; got != postgres.APIConns {
+	if got := db.Pool().Stats().MaxOpenConnections; got != postgres.APIConns {
 		t.Fatalf("pool: %d connections, want %d", got, postgres.APIConns)
 	}
 	db.Reserve(16)
-	if got := db.SQL().Stats().MaxOpenConnections; got != postgres.APIConns+16 {
+	if got := db.Pool().Stats().MaxOpenConnections; got != postgres.APIConns+16 {
 		t.Errorf("after reserving 16: %d connections, want %d", got, postgres.APIConns+16)
 	}
 }

@@ -15,7 +15,7 @@ import (
 func TestSourceRowCarriesItsCurrentVerification(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	db := pgtest.DB(t).SQL()
+	db := pgtest.DB(t).Pool()
 	execAll(t, db, append(merchantRows("mer_v"),
 		`INSERT INTO customers (merchant_id, environment, id, first_name, last_name, email) VALUES ('mer_v', 'sandbox', 'cus_v', 'A', 'B', 'a@example.com')`,
 		`INSERT INTO funding_sources (merchant_id, environment, id, customer_id, status, routing_number, last_four, account_type,

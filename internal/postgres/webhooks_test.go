@@ -23,15 +23,15 @@ func TestDeletingAnEndpointWhileADeliveryIsRecorded(t *testing.T) {
 	db := pgtest.DB(t)
 	ctx := context.Background()
 	scope := tenant.Scope{MerchantID: "mer_deadlock", Env: tenant.Sandbox}
-	execAll(t, db.SQL(), merchantRows(scope.MerchantID)...)
-	execAll(t, db.SQL(), `INSERT INTO webhook_endpoints (merchant_id, environment, url, secret_key_id, secret_sealed, created_at, updated_at)
+	execAll(t, db.Pool(), merchantRows(scope.MerchantID)...)
+	execAll(t, db.Pool(), `INSERT INTO webhook_endpoints (merchant_id, environment, url, secret_key_id, secret_sealed, created_at, updated_at)
 VALUES ('mer_deadlock', 'sandbox', 'https://hooks.example/in', 'k1', '\x00', now(), now())`)
 	now := time.Now().UTC()
 	if err := db.RecordEvent(ctx, event.New(scope, event.WebhookTest, map[string]int{"n": 1}, now)); err != nil {
 		t.Fatal(err)
 	}
 	var id string
-	if err := db.SQL().GetContext(ctx, &id, `UPDATE webhook_deliveries SET lease_token = 'tok', leased_until = now() + interval '1 minute'
+	if err := db.Pool().GetContext(ctx, &id, `UPDATE webhook_deliveries SET lease_token = 'tok', leased_until = now() + interval '1 minute'
 WHERE merchant_id = 'mer_deadlock' RETURNING id`); err != nil {
 		t.Fatal(err)
 	}
@@ -49,7 +49,7 @@ WHERE merchant_id = 'mer_deadlock' RETURNING id`); err != nil {
 		// The merchant deletes the endpoint meanwhile; it waits for the
 		// delivery this transaction holds.
 		go func() { deleted <- db.DeleteEndpoint(context.Background(), scope, now) }()
-		waitForLockWait(t, db.SQL(), 1)
+		waitForLockWait(t, db.Pool(), 1)
 		// Then the endpoint's failure streak.
 		_, err := db.EndpointFailed(ctx, scope, now, time.Hour)
 		return err
@@ -67,10 +67,10 @@ WHERE merchant_id = 'mer_deadlock' RETURNING id`); err != nil {
 	}
 	var endpoints int
 	var status string
-	if err := db.SQL().GetContext(ctx, &endpoints, `SELECT count(*) FROM webhook_endpoints WHERE merchant_id = 'mer_deadlock'`); err != nil {
+	if err := db.Pool().GetContext(ctx, &endpoints, `SELECT count(*) FROM webhook_endpoints WHERE merchant_id = 'mer_deadlock'`); err != nil {
 		t.Fatal(err)
 	}
-	if err := db.SQL().GetContext(ctx, &status, `SELECT status FROM webhook_deliveries WHERE id = $1`, id); err != nil {
+	if err := db.Pool().GetContext(ctx, &status, `SELECT status FROM webhook_deliveries WHERE id = $1`, id); err != nil {
 		t.Fatal(err)
 	}
 	if endpoints != 0 || status != webhook.Canceled {
@@ -107,8 +107,8 @@ func TestDispatchersAreWokenAfterTheCommit(t *testing.T) {
 	db, woken := pgtest.Woken(t, pgtest.URL(t))
 	ctx := context.Background()
 	quiet, hooked := tenant.Scope{MerchantID: "mer_quiet", Env: tenant.Sandbox}, tenant.Scope{MerchantID: "mer_hooked", Env: tenant.Sandbox}
-	execAll(t, db.SQL(), merchantRows(quiet.MerchantID, hooked.MerchantID)...)
-	execAll(t, db.SQL(), `INSERT INTO webhook_endpoints (merchant_id, environment, url, secret_key_id, secret_sealed, created_at, updated_at)
+	execAll(t, db.Pool(), merchantRows(quiet.MerchantID, hooked.MerchantID)...)
+	execAll(t, db.Pool(), `INSERT INTO webhook_endpoints (merchant_id, environment, url, secret_key_id, secret_sealed, created_at, updated_at)
 VALUES ('mer_hooked', 'sandbox', 'https://hooks.example/in', 'k1', '\x00', now(), now())`)
 	record := func(ctx context.Context, scope tenant.Scope) error {
 		return db.RecordEvent(ctx, event.New(scope, event.WebhookTest, map[string]int{"n": 1}, time.Now().UTC()))

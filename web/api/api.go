@@ -21,7 +21,6 @@ import (
 	"github.com/fundsource/fundsource/internal/config"
 	"github.com/fundsource/fundsource/internal/core/errs"
 	"github.com/fundsource/fundsource/internal/core/idempotency"
-	"github.com/fundsource/fundsource/internal/core/tenant"
 	"github.com/fundsource/fundsource/internal/customer"
 	"github.com/fundsource/fundsource/internal/funding"
 	"github.com/fundsource/fundsource/internal/merchant"
@@ -35,10 +34,11 @@ import (
 //go:embed openapi.json
 var OpenAPI []byte
 
-// IdempotencyStore runs a POST at most once per key (postgres.DB).
+// IdempotencyStore runs a POST at most once per key (postgres.DB): fn
+// runs with the request's transaction in its ctx, after the claim on the
+// key, and its kept response is stored in that transaction.
 type IdempotencyStore interface {
-	Idempotent(ctx context.Context, scope tenant.Scope, key string, requestHash []byte, now time.Time,
-		answer idempotency.Answer, fn func(ctx context.Context) (idempotency.Response, bool)) (*idempotency.Response, error)
+	Idempotent(ctx context.Context, req idempotency.Request, fn func(ctx context.Context) (idempotency.Response, bool)) (*idempotency.Response, error)
 }
 
 // Pinger checks that the database answers.
@@ -110,7 +110,12 @@ func (s *Surface) Mount(r *gin.Engine) {
 	}
 	r.GET("/v2/openapi.json", s.serveOpenAPI)
 
-	chain := []gin.HandlerFunc{s.authenticate, s.rateLimit, s.knownQuery, s.ReadBody, s.idempotency}
+	before := []gin.HandlerFunc{s.authenticate, s.rateLimit, s.knownQuery, s.ReadBody}
+	// The two account-number creations take their Idempotency-Key
+	// themselves (createKeyed); every other route through the middleware.
+	r.POST("/v2/on-demand/funding-source", append(before, s.createOnDemand)...)
+	r.POST("/v2/funding-source", append(before, s.createForMicroDeposits)...)
+	chain := append(before, s.idempotency)
 	// The spec names POST /webhooks, /accounts and /accounts/delete without
 	// the /v2 prefix; both spellings work.
 	r.POST("/webhooks", append(chain, s.registerWebhook)...)
@@ -121,8 +126,6 @@ func (s *Surface) Mount(r *gin.Engine) {
 	g.GET("/customers", s.listCustomers)
 	g.GET("/customers/:user_id", s.getCustomer)
 	g.GET("/customers/:user_id/funding-sources", s.listCustomerSources)
-	g.POST("/on-demand/funding-source", s.createOnDemand)
-	g.POST("/funding-source", s.createForMicroDeposits)
 	g.POST("/funding-source/processor/linking", s.linkProcessorToken)
 	g.GET("/funding-source/:funding_source_id", s.getSource)
 	g.POST("/funding-source/initiate/verification", s.initiateVerification)

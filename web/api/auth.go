@@ -84,34 +84,49 @@ func (s *Surface) rateLimit(c *gin.Context) {
 }
 
 // idempotency makes a POST with an Idempotency-Key run at most once: the
-// response and the request's writes commit in one transaction, and a replay
-// returns the first status and body with Idempotent-Replayed: true.
+// claim on the key, the request's writes and its answer commit in one
+// transaction, and a replay returns the first status and body with
+// Idempotent-Replayed: true.
 func (s *Surface) idempotency(c *gin.Context) {
-	key := c.GetHeader("Idempotency-Key")
-	if c.Request.Method != http.MethodPost || key == "" {
+	req, ok := s.idempotencyRequest(c)
+	if !ok {
+		return
+	}
+	if req == nil {
 		c.Next()
 		return
 	}
+	s.runIdempotent(c, *req, func(c *gin.Context) { c.Next() })
+}
+
+// idempotencyRequest is the request's Idempotency-Key, nil when it has none
+// (or is no POST); false when the header is refused (answered already).
+func (s *Surface) idempotencyRequest(c *gin.Context) (*idempotency.Request, bool) {
+	key := c.GetHeader("Idempotency-Key")
+	if c.Request.Method != http.MethodPost || key == "" {
+		return nil, true
+	}
 	if len(key) > 255 || !printableASCII(key) {
 		s.Fail(c, errs.Invalid("Idempotency-Key", "The Idempotency-Key header must be 1 to 255 printable ASCII characters."))
-		return
+		return nil, false
 	}
-	hash := idempotency.RequestHash(s.Config.IdempotencyKey, c.Request.Method, c.Request.URL.Path, surface.Body(c))
+	return &idempotency.Request{Scope: surface.Scope(c), Key: key, Now: s.Now(),
+		Hash: idempotency.RequestHash(s.Config.IdempotencyKey, c.Request.Method, c.Request.URL.Path, surface.Body(c))}, true
+}
 
+// runIdempotent runs handle under req (IdempotencyStore.Idempotent): its
+// answer is held until the transaction commits, a 5xx is not kept, and a
+// refused claim is answered instead.
+func (s *Surface) runIdempotent(c *gin.Context, req idempotency.Request, handle func(c *gin.Context)) {
 	orig, origReq := c.Writer, c.Request
 	buf := &bufferedWriter{ResponseWriter: orig, status: http.StatusOK}
 	defer func() { c.Writer, c.Request = orig, origReq }() // also on panic, so recovery writes for real
-	var answer idempotency.Answer
-	if oneStatement[c.Request.Method+" "+c.FullPath()] {
-		answer = okAnswer
-	}
-	replay, err := s.Idempotency.Idempotent(c.Request.Context(), surface.Scope(c), key, hash, s.Now(), answer,
-		func(ctx context.Context) (idempotency.Response, bool) {
-			c.Request = origReq.WithContext(ctx)
-			c.Writer = buf
-			c.Next()
-			return idempotency.Response{Status: buf.status, Body: buf.body.Bytes()}, buf.status < 500
-		})
+	replay, err := s.Idempotency.Idempotent(c.Request.Context(), req, func(ctx context.Context) (idempotency.Response, bool) {
+		c.Request = origReq.WithContext(ctx)
+		c.Writer = buf
+		handle(c)
+		return idempotency.Response{Status: buf.status, Body: buf.body.Bytes()}, buf.status < 500
+	})
 	c.Writer, c.Request = orig, origReq
 	switch {
 	case err != nil:
@@ -126,28 +141,18 @@ func (s *Surface) idempotency(c *gin.Context) {
 		}
 		s.Fail(c, err)
 	case replay != nil:
-		c.Header("Idempotent-Replayed", "true")
-		c.Data(replay.Status, "application/json; charset=utf-8", replay.Body)
-		c.Abort()
+		s.replay(c, replay)
 	default:
 		orig.WriteHeader(buf.status)
 		_, _ = orig.Write(buf.body.Bytes())
 	}
 }
 
-// oneStatement are the routes whose use case can finish in one statement
-// that also stores the response (a funding-source creation): their
-// requests begin a transaction only when the use case needs one (see
-// postgres.DB.Idempotent). Their handlers write only through the store's
-// transactions or that statement, and answer with surface.Reply.
-var oneStatement = map[string]bool{
-	"POST /v2/funding-source":           true,
-	"POST /v2/on-demand/funding-source": true,
-}
-
-// okAnswer is the success response surface.Reply sends for a result.
-func okAnswer(result any) idempotency.Response {
-	return idempotency.Response{Status: http.StatusOK, Body: surface.OKBody(result)}
+// replay answers with a stored first response.
+func (s *Surface) replay(c *gin.Context, r *idempotency.Response) {
+	c.Header("Idempotent-Replayed", "true")
+	c.Data(r.Status, "application/json; charset=utf-8", r.Body)
+	c.Abort()
 }
 
 func printableASCII(s string) bool {

@@ -3,11 +3,13 @@ package api
 import (
 	"encoding/json"
 	"fmt"
+	"net/http"
 	"strings"
 
 	"github.com/gin-gonic/gin"
 
 	"github.com/fundsource/fundsource/internal/core/errs"
+	"github.com/fundsource/fundsource/internal/core/idempotency"
 	"github.com/fundsource/fundsource/internal/core/paging"
 	"github.com/fundsource/fundsource/internal/funding"
 	"github.com/fundsource/fundsource/internal/merchant"
@@ -21,23 +23,64 @@ func caller(c *gin.Context) funding.Caller {
 }
 
 func (s *Surface) createOnDemand(c *gin.Context) {
-	var in funding.Input
-	if err := surface.Decode(c, &in); err != nil {
-		s.Fail(c, err)
-		return
-	}
-	src, err := s.Funding.CreateOnDemand(c.Request.Context(), caller(c), in)
-	surface.Reply(s.Shared, c, src, err)
+	s.createKeyed(c, func(in funding.Input) (funding.Creation, error) { return s.Funding.PrepareOnDemand(caller(c), in) })
 }
 
 func (s *Surface) createForMicroDeposits(c *gin.Context) {
-	var in funding.Input
-	if err := surface.Decode(c, &in); err != nil {
-		s.Fail(c, err)
+	s.createKeyed(c, func(in funding.Input) (funding.Creation, error) {
+		return s.Funding.PrepareForMicroDeposits(surface.Scope(c), in)
+	})
+}
+
+// createKeyed answers an account-number creation. With an
+// Idempotency-Key, a creation that succeeds is written by one statement
+// with the claim on the key and its answer (funding.Service.InsertKeyed,
+// which writes concurrent requests' creations together); anything else
+// (a bad body, a rule's refusal, an expired response under the key) runs
+// as every other idempotent request does, whose transaction stores the
+// answer it gives.
+func (s *Surface) createKeyed(c *gin.Context, prepare func(funding.Input) (funding.Creation, error)) {
+	create := func(c *gin.Context) {
+		var in funding.Input
+		if err := surface.Decode(c, &in); err != nil {
+			s.Fail(c, err)
+			return
+		}
+		cr, err := prepare(in)
+		if err != nil {
+			s.Fail(c, err)
+			return
+		}
+		src, err := s.Funding.Insert(c.Request.Context(), cr)
+		surface.Reply(s.Shared, c, src, err)
+	}
+	req, ok := s.idempotencyRequest(c)
+	switch {
+	case !ok:
+		return
+	case req == nil:
+		create(c)
 		return
 	}
-	src, err := s.Funding.CreateForMicroDeposits(c.Request.Context(), surface.Scope(c), in)
-	surface.Reply(s.Shared, c, src, err)
+	var in funding.Input
+	if err := surface.Decode(c, &in); err == nil {
+		if cr, err := prepare(in); err == nil {
+			answer := idempotency.Response{Status: http.StatusOK, Body: surface.OKBody(cr.Source)}
+			created, replay, err := s.Funding.InsertKeyed(c.Request.Context(), cr, *req, answer)
+			switch {
+			case err != nil:
+				s.Fail(c, err)
+				return
+			case replay != nil:
+				s.replay(c, replay)
+				return
+			case created:
+				c.Data(answer.Status, "application/json; charset=utf-8", answer.Body)
+				return
+			}
+		}
+	}
+	s.runIdempotent(c, *req, create)
 }
 
 func (s *Surface) linkProcessorToken(c *gin.Context) {

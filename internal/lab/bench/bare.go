@@ -15,9 +15,11 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/jmoiron/sqlx"
+
 	"github.com/fundsource/fundsource/internal/core/tenant"
+	"github.com/fundsource/fundsource/internal/funding"
 	"github.com/fundsource/fundsource/internal/lab/rig"
-	"github.com/fundsource/fundsource/internal/postgres"
 	"github.com/fundsource/fundsource/internal/wiring"
 	"github.com/fundsource/fundsource/web"
 )
@@ -27,8 +29,8 @@ import (
 // process of its own like the real server, with the service wired as the
 // bench wires it (the same configuration and database, a pool like the
 // server's, its statements prepared):
-//   - GET /source/{id} reads the source's row with the server's own
-//     statement and answers its columns as a JSON object;
+//   - GET /source/{id} reads the source with the server's own store
+//     method and statement and answers it as a JSON object;
 //   - GET /plain/{id} runs the bench's plain primary-key SELECT and answers
 //     its one column the same way;
 //   - POST /create does the direct creation load's work on the request's
@@ -53,23 +55,31 @@ func ServeBare(ctx context.Context, args []string, stdio rig.IO) error {
 	if err != nil {
 		return err
 	}
-	return rig.Wire(ctx, map[string]string{"DATA_DIR": *dataDir, "DATABASE_URL": *dsn}, func(svc *wiring.Services) error {
-		return web.ServeUntil(ctx, ln, bare(svc, tenant.Scope{MerchantID: *merchant, Env: tenant.Environment(*env)}))
+	return rig.Wire(ctx, map[string]string{"DATA_DIR": *dataDir, "DATABASE_URL": *dsn}, func(svc *wiring.Services, raw *sqlx.DB) error {
+		// Prepared once per connection, as the server's statements are.
+		plain, err := raw.PrepareContext(ctx, plainSelect)
+		if err != nil {
+			return err
+		}
+		defer plain.Close()
+		return web.ServeUntil(ctx, ln, bare(svc, plain, tenant.Scope{MerchantID: *merchant, Env: tenant.Environment(*env)}))
 	})
 }
 
 // plainSelect is the plain primary-key SELECT of the bench's loop.
 const plainSelect = `SELECT payload FROM bench_plain WHERE id = $1`
 
-func bare(svc *wiring.Services, scope tenant.Scope) http.Handler {
-	db := svc.DB.SQL().DB
+func bare(svc *wiring.Services, plain *sql.Stmt, scope tenant.Scope) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		var body []byte
 		var err error
 		if id, ok := strings.CutPrefix(r.URL.Path, "/source/"); ok {
-			body, err = row(r.Context(), db, postgres.SourceQuery, scope.MerchantID, scope.Env, id)
+			var src funding.Source
+			if src, err = svc.DB.Source(r.Context(), scope, id); err == nil {
+				body, err = json.Marshal(src)
+			}
 		} else if id, ok := strings.CutPrefix(r.URL.Path, "/plain/"); ok {
-			body, err = row(r.Context(), db, plainSelect, id)
+			body, err = row(r.Context(), plain, id)
 		} else if r.URL.Path == "/create" {
 			if body, err = io.ReadAll(r.Body); err == nil {
 				body, err = createDirect(r.Context(), svc, scope, body, r.Header.Get("Idempotency-Key"))
@@ -90,10 +100,10 @@ func bare(svc *wiring.Services, scope tenant.Scope) http.Handler {
 	})
 }
 
-// row runs query and answers its one row's columns as a JSON object
+// row runs stmt and answers its one row's columns as a JSON object
 // (bytes that are not UTF-8 in hex).
-func row(ctx context.Context, db *sql.DB, query string, args ...any) ([]byte, error) {
-	rows, err := db.QueryContext(ctx, query, args...)
+func row(ctx context.Context, stmt *sql.Stmt, args ...any) ([]byte, error) {
+	rows, err := stmt.QueryContext(ctx, args...)
 	if err != nil {
 		return nil, err
 	}

@@ -22,6 +22,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/jmoiron/sqlx"
+
 	"github.com/fundsource/fundsource/internal/core/event"
 	"github.com/fundsource/fundsource/internal/core/idempotency"
 	"github.com/fundsource/fundsource/internal/core/tenant"
@@ -29,7 +31,6 @@ import (
 	"github.com/fundsource/fundsource/internal/funding"
 	"github.com/fundsource/fundsource/internal/lab/loadgen"
 	"github.com/fundsource/fundsource/internal/lab/rig"
-	"github.com/fundsource/fundsource/internal/postgres"
 	"github.com/fundsource/fundsource/internal/wiring"
 	"github.com/fundsource/fundsource/web"
 	"github.com/fundsource/fundsource/web/surface"
@@ -76,19 +77,23 @@ const (
 
 // bench holds what the phases share.
 type bench struct {
-	svc        *wiring.Services
-	base       string // the server's address
-	dbURL      string // the database's
-	dataDir    string // the server's DATA_DIR (its keys)
-	bareBase   string // the bare server's address (see ServeBare)
-	barePID    int
-	plainRows  int64 // the plain INSERT loop's rows, which the plain SELECT reads
-	client     *http.Client
-	key        string
-	scope      tenant.Scope
-	customerID string
-	workers    int
-	phase      time.Duration
+	svc *wiring.Services
+	raw *sqlx.DB // a pool of the bench's own, for raw SQL
+	// The plain loads' statements, prepared once per connection as the
+	// server's statements are.
+	insertStmt, selectStmt, rowsStmt *sql.Stmt
+	base                             string // the server's address
+	dbURL                            string // the database's
+	dataDir                          string // the server's DATA_DIR (its keys)
+	bareBase                         string // the bare server's address (see ServeBare)
+	barePID                          int
+	plainRows                        int64 // the plain INSERT loop's rows, which the plain SELECT reads
+	client                           *http.Client
+	key                              string
+	scope                            tenant.Scope
+	customerID                       string
+	workers                          int
+	phase                            time.Duration
 	// pgPID and serverPID are the processes whose CPU each load reports.
 	pgPID, serverPID int
 	lastPG           time.Duration // the cluster's CPU at the last sample
@@ -128,7 +133,7 @@ func Run(ctx context.Context, args []string, stdio rig.IO) error {
 	for _, k := range []string{"WEBHOOK_INFLIGHT", "WEBHOOK_PER_ENDPOINT", "GOGC"} {
 		vars[k] = stdio.Getenv(k)
 	}
-	return rig.Wire(ctx, vars, func(svc *wiring.Services) error {
+	return rig.Wire(ctx, vars, func(svc *wiring.Services, raw *sqlx.DB) error {
 		addr, err := rig.FreeLoopback()
 		if err != nil {
 			return err
@@ -139,7 +144,7 @@ func Run(ctx context.Context, args []string, stdio rig.IO) error {
 			return err
 		}
 		defer server.Stop()
-		b := &bench{svc: svc, base: "http://" + addr, dbURL: run.DBURL, dataDir: run.Dir, workers: *workers, phase: *phase, statements: *topN,
+		b := &bench{svc: svc, raw: raw, base: "http://" + addr, dbURL: run.DBURL, dataDir: run.Dir, workers: *workers, phase: *phase, statements: *topN,
 			pgPID: run.PG.PID(), serverPID: server.PID(),
 			client: &http.Client{Timeout: 30 * time.Second, Transport: &http.Transport{MaxIdleConnsPerHost: *workers, MaxConnsPerHost: *workers}}}
 		if err := b.setup(ctx); err != nil {
@@ -174,9 +179,17 @@ func (b *bench) setup(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	_, err = b.svc.DB.SQL().ExecContext(ctx, `CREATE TABLE bench_plain (id bigserial PRIMARY KEY, merchant_id text NOT NULL, payload text NOT NULL)`)
+	_, err = b.raw.ExecContext(ctx, `CREATE TABLE bench_plain (id bigserial PRIMARY KEY, merchant_id text NOT NULL, payload text NOT NULL)`)
 	if err == nil && b.statements > 0 {
-		_, err = b.svc.DB.SQL().ExecContext(ctx, `CREATE EXTENSION IF NOT EXISTS pg_stat_statements`)
+		_, err = b.raw.ExecContext(ctx, `CREATE EXTENSION IF NOT EXISTS pg_stat_statements`)
+	}
+	for _, p := range []struct {
+		stmt  **sql.Stmt
+		query string
+	}{{&b.insertStmt, `INSERT INTO bench_plain (merchant_id, payload) VALUES ($1, $2)`}, {&b.selectStmt, plainSelect}, {&b.rowsStmt, creationRows}} {
+		if err == nil {
+			*p.stmt, err = b.raw.PrepareContext(ctx, p.query)
+		}
 	}
 	return err
 }
@@ -202,12 +215,12 @@ func (b *bench) measured(ctx context.Context, load func() (loadgen.Result, error
 	// plan scans it whole however much the load writes into it (the
 	// webhook load's read-backs did so before).
 	var tables []string
-	if err := b.svc.DB.SQL().SelectContext(ctx, &tables, `SELECT quote_ident(relname) FROM pg_class
+	if err := b.raw.SelectContext(ctx, &tables, `SELECT quote_ident(relname) FROM pg_class
 WHERE relkind = 'r' AND relnamespace = 'public'::regnamespace AND pg_relation_size(oid) > 0 ORDER BY relname`); err != nil {
 		return benchLoad{}, fmt.Errorf("tables to vacuum: %w", err)
 	}
 	for _, q := range []string{`VACUUM (ANALYZE) ` + strings.Join(tables, ", "), `CHECKPOINT`} {
-		if _, err := b.svc.DB.SQL().ExecContext(ctx, q); err != nil {
+		if _, err := b.raw.ExecContext(ctx, q); err != nil {
 			return benchLoad{}, fmt.Errorf("%s: %w", q, err)
 		}
 	}
@@ -219,7 +232,7 @@ WHERE relkind = 'r' AND relnamespace = 'public'::regnamespace AND pg_relation_si
 // time).
 func (b *bench) observed(ctx context.Context, load func() (loadgen.Result, error)) (benchLoad, error) {
 	if b.statements > 0 {
-		if _, err := b.svc.DB.SQL().ExecContext(ctx, `SELECT pg_stat_statements_reset()`); err != nil {
+		if _, err := b.raw.ExecContext(ctx, `SELECT pg_stat_statements_reset()`); err != nil {
 			return benchLoad{}, err
 		}
 	}
@@ -230,7 +243,7 @@ func (b *bench) observed(ctx context.Context, load func() (loadgen.Result, error
 	}
 	l := benchLoad{Result: r, CPU: b.sampleCPU().since(before, r.Ops)}
 	if b.statements > 0 {
-		l.Statements, err = statements(ctx, b.svc.DB.SQL(), b.statements)
+		l.Statements, err = statements(ctx, b.raw, b.statements)
 	}
 	return l, err
 }
@@ -282,7 +295,7 @@ func (b *bench) run(ctx context.Context) (benchReport, error) {
 			return b.directCreate(ctx, create(seq, "2"+half), "bench-direct-"+half+"-"+strconv.FormatInt(seq, 10))
 		}, false},
 		{"plain single-row INSERT", func(half string, seq int64) error {
-			_, err := b.svc.DB.SQL().ExecContext(ctx, `INSERT INTO bench_plain (merchant_id, payload) VALUES ($1, $2)`, b.scope.MerchantID, create(seq, "3"+half))
+			_, err := b.insertStmt.ExecContext(ctx, b.scope.MerchantID, create(seq, "3"+half))
 			return err
 		}, false},
 		{"the creation's rows, one statement and commit each", func(half string, seq int64) error {
@@ -322,7 +335,7 @@ func (b *bench) run(ctx context.Context) (benchReport, error) {
 		rep.Loads = append(rep.Loads, mergeLoads(h[0], h[1], b.statements))
 	}
 	// The plain INSERT loop's rows, which the plain SELECT loops read.
-	if err := b.svc.DB.SQL().GetContext(ctx, &b.plainRows, `SELECT greatest(max(id), 1) FROM bench_plain`); err != nil {
+	if err := b.raw.GetContext(ctx, &b.plainRows, `SELECT greatest(max(id), 1) FROM bench_plain`); err != nil {
 		return rep, err
 	}
 	steps := []func() (benchLoad, error){
@@ -366,7 +379,7 @@ func (b *bench) run(ctx context.Context) (benchReport, error) {
 		func() (benchLoad, error) {
 			return b.measure(ctx, "plain primary-key SELECT", func(ctx context.Context, seq int64) error {
 				var payload string
-				err := b.svc.DB.SQL().GetContext(ctx, &payload, plainSelect, 1+seq%b.plainRows)
+				err := b.selectStmt.QueryRowContext(ctx, 1+seq%b.plainRows).Scan(&payload)
 				if errors.Is(err, sql.ErrNoRows) {
 					// An insert cut off at the end of its load left a gap in
 					// the ids: the lookup cost the same.
@@ -506,9 +519,9 @@ func (b *bench) coldStatistics(ctx context.Context) (cold, analyzed benchLoad, e
 	}
 	var id string
 	var hasStatistics bool
-	err = b.svc.DB.SQL().GetContext(ctx, &id, `SELECT id FROM funding_sources WHERE customer_id = $1 LIMIT 1`, customers[3])
+	err = b.raw.GetContext(ctx, &id, `SELECT id FROM funding_sources WHERE customer_id = $1 LIMIT 1`, customers[3])
 	if err == nil {
-		err = b.svc.DB.SQL().GetContext(ctx, &hasStatistics, `SELECT reltuples >= 0 FROM pg_class WHERE relname = 'funding_sources'`)
+		err = b.raw.GetContext(ctx, &hasStatistics, `SELECT reltuples >= 0 FROM pg_class WHERE relname = 'funding_sources'`)
 	}
 	switch {
 	case err != nil:
@@ -518,7 +531,7 @@ func (b *bench) coldStatistics(ctx context.Context) (cold, analyzed benchLoad, e
 	}
 	// The bulk creation's dirty pages are written out first, as before
 	// every other load: what differs is only that nothing was analyzed.
-	if _, err := b.svc.DB.SQL().ExecContext(ctx, `CHECKPOINT`); err != nil {
+	if _, err := b.raw.ExecContext(ctx, `CHECKPOINT`); err != nil {
 		return cold, analyzed, err
 	}
 	// As every other load, after a warm-up (the server's first GETs on
@@ -554,18 +567,43 @@ func (b *bench) directCreate(ctx context.Context, body, idemKey string) error {
 	return err
 }
 
-// createDirect is directCreate's work on svc for scope: it decodes body,
-// creates the source under idemKey as the server's middleware would, and
-// returns the stored response's body (the source, rendered like a 200).
+// createDirect is directCreate's work on svc for scope: it decodes body
+// and creates the source under idemKey as the server's handler does (one
+// statement with the claim and the answer, the general idempotent path
+// when that refuses), and returns the answer's body (the source, rendered
+// like a 200).
 func createDirect(ctx context.Context, svc *wiring.Services, scope tenant.Scope, body []byte, idemKey string) ([]byte, error) {
 	var in funding.Input
 	if err := json.Unmarshal(body, &in); err != nil {
 		return nil, err
 	}
-	h := idempotency.RequestHash(svc.Config.IdempotencyKey, http.MethodPost, "/v2/funding-source", body)
-	return keyed(ctx, svc.DB, scope, idemKey, h, svc.Now(), func(ctx context.Context) (any, error) {
-		return svc.Funding.CreateForMicroDeposits(ctx, scope, in)
+	req := idempotency.Request{Scope: scope, Key: idemKey, Now: svc.Now(),
+		Hash: idempotency.RequestHash(svc.Config.IdempotencyKey, http.MethodPost, "/v2/funding-source", body)}
+	cr, err := svc.Funding.PrepareForMicroDeposits(scope, in)
+	if err != nil {
+		return nil, err
+	}
+	answer := idempotency.Response{Status: http.StatusOK, Body: surface.OKBody(cr.Source)}
+	created, replay, err := svc.Funding.InsertKeyed(ctx, cr, req, answer)
+	switch {
+	case err != nil:
+		return nil, err
+	case replay != nil:
+		return replay.Body, nil
+	case created:
+		return answer.Body, nil
+	}
+	var failed error
+	replay, err = svc.DB.Idempotent(ctx, req, func(ctx context.Context) (idempotency.Response, bool) {
+		if _, failed = svc.Funding.Insert(ctx, cr); failed != nil {
+			return idempotency.Response{Status: http.StatusInternalServerError}, false
+		}
+		return answer, true
 	})
+	if replay != nil {
+		return replay.Body, nil
+	}
+	return answer.Body, cmp.Or(failed, err)
 }
 
 // storeCreate is a creation as the store makes it, with none of the
@@ -581,55 +619,29 @@ func (b *bench) storeCreate(ctx context.Context, n string) error {
 		RoutingNumber: "021000021", BankName: &bank, LastFour: "0001", AccountType: "checking", CreatedAt: now,
 		Account: funding.Sealed{KeyID: "k1", Data: sum("sealed" + n)[:28]}, Fingerprint: sum("store" + n)}
 	ev := event.New(b.scope, event.FundingSourceCreated, map[string]string{"funding_source_id": src.ID, "user_id": src.CustomerID}, now)
-	_, err := keyed(ctx, b.svc.DB, b.scope, "bench-store-"+n, sum("request"+n), now, func(ctx context.Context) (any, error) {
-		if _, created, err := b.svc.DB.CreateSource(ctx, src, []event.Event{ev}); err != nil || !created {
-			return nil, cmp.Or(err, errors.New("the source was not created"))
-		}
-		return src, nil
-	})
+	req := idempotency.Request{Scope: b.scope, Key: "bench-store-" + n, Hash: sum("request" + n), Now: now}
+	created, _, err := b.svc.DB.CreateSourceKeyed(ctx, src, []event.Event{ev}, req,
+		idempotency.Response{Status: http.StatusOK, Body: surface.OKBody(src)})
+	if err == nil && !created {
+		err = errors.New("the source was not created")
+	}
 	return err
-}
-
-// keyed runs create under an Idempotency-Key as the server's middleware
-// does for the creation routes: the response (create's result, rendered
-// like a 200) is stored in the creation's statement, and its body is
-// returned. create's error is the load's.
-func keyed(ctx context.Context, db *postgres.DB, scope tenant.Scope, key string, hash []byte, now time.Time, create func(ctx context.Context) (any, error)) ([]byte, error) {
-	answer := func(v any) idempotency.Response {
-		return idempotency.Response{Status: http.StatusOK, Body: surface.OKBody(v)}
-	}
-	var failed error
-	var body []byte
-	replay, err := db.Idempotent(ctx, scope, key, hash, now, answer, func(ctx context.Context) (idempotency.Response, bool) {
-		v, err := create(ctx)
-		if err != nil {
-			failed = err
-			return idempotency.Response{Status: 500}, false
-		}
-		r := answer(v)
-		body = r.Body
-		return r, true
-	})
-	if replay != nil {
-		body = replay.Body
-	}
-	return body, cmp.Or(failed, err)
 }
 
 // creationRows writes, in one prepared statement and one durable commit,
 // the rows a creation must write — its idempotency record, the source, the
 // account-number claim and the event, with their indexes — and nothing
-// else: no checks, no read-back. It was the floor of a creation written
-// on its own; the service now writes concurrent creations together (see
-// postgres.createBatched), which beats it, and the load stays to show by
-// how much.
+// else: no checks, no read-back: the least a creation written on its own
+// costs. The service writes concurrent creations together
+// (postgres.CreateSourceKeyed), and this load shows by how much that beats
+// it.
 func (b *bench) creationRows(ctx context.Context, n string) error {
 	sum := func(s string) []byte { h := sha256.Sum256([]byte(s)); return h[:] }
 	srcID := "fs_bench" + n
 	body := fmt.Sprintf(`{"funding_source_id":%q,"user_id":%q,"status":"Unverified","routing_number":"021000021",`+
 		`"bank_name":"JPMORGAN CHASE BANK","last_four":"0001","account_type":"checking","nickname":null,`+
 		`"created_at":"2026-11-21T12:00:00Z","verification":null}`, srcID, b.customerID)
-	_, err := b.svc.DB.SQL().ExecContext(ctx, creationRows, b.scope.MerchantID, string(b.scope.Env), "bench-rows-"+n,
+	_, err := b.rowsStmt.ExecContext(ctx, b.scope.MerchantID, string(b.scope.Env), "bench-rows-"+n,
 		sum("request"+n), []byte(body), srcID, b.customerID, sum("sealed" + n)[:28], sum("account"+n), "evt_bench"+n,
 		fmt.Sprintf(`{"funding_source_id":%q,"user_id":%q}`, srcID, b.customerID))
 	return err
@@ -921,7 +933,7 @@ func (b *bench) noisyNeighbours(ctx context.Context) (loadgen.Result, float64, e
 	}
 	healthy := tenant.Scope{MerchantID: m.Merchant.ID, Env: tenant.Sandbox}
 	var before int
-	if err := b.svc.DB.SQL().GetContext(ctx, &before, `SELECT count(*) FROM webhook_attempts`); err != nil {
+	if err := b.raw.GetContext(ctx, &before, `SELECT count(*) FROM webhook_attempts`); err != nil {
 		return loadgen.Result{}, 0, err
 	}
 	start := time.Now()
@@ -930,7 +942,7 @@ func (b *bench) noisyNeighbours(ctx context.Context) (loadgen.Result, float64, e
 		return r, 0, err
 	}
 	var after int
-	if err := b.svc.DB.SQL().GetContext(ctx, &after, `SELECT count(*) FROM webhook_attempts`); err != nil {
+	if err := b.raw.GetContext(ctx, &after, `SELECT count(*) FROM webhook_attempts`); err != nil {
 		return r, 0, err
 	}
 	rate := float64(after-before) / time.Since(start).Seconds()

@@ -16,6 +16,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/jmoiron/sqlx"
+
 	"github.com/fundsource/fundsource/internal/core/event"
 	"github.com/fundsource/fundsource/internal/core/tenant"
 	"github.com/fundsource/fundsource/internal/customer"
@@ -42,6 +44,7 @@ func (r chaosResult) ok() bool { return r.Lost == 0 && r.Duplicated == 0 && r.Fa
 // binary and the environment of its processes.
 type chaos struct {
 	svc    *wiring.Services
+	raw    *sqlx.DB // a pool of the suite's own, for raw SQL
 	run    *rig.Run // its PG is replaced when the scenario restarts it
 	vars   map[string]string
 	client *http.Client
@@ -68,8 +71,8 @@ func Run(ctx context.Context, args []string, stdio rig.IO) error {
 		vars: map[string]string{"DATA_DIR": run.Dir, "DATABASE_URL": run.DBURL, "RATE_LIMIT_SANDBOX": "0",
 			"WEBHOOK_ALLOW_PRIVATE_TARGETS": "true", "WEBHOOK_POLL_INTERVAL": "200ms"},
 		client: &http.Client{Timeout: 10 * time.Second}}
-	return rig.Wire(ctx, c.vars, func(svc *wiring.Services) error {
-		c.svc = svc
+	return rig.Wire(ctx, c.vars, func(svc *wiring.Services, raw *sqlx.DB) error {
+		c.svc, c.raw = svc, raw
 		var results []chaosResult
 		for _, sc := range []struct {
 			name string
@@ -232,7 +235,7 @@ func (cr *creator) check(ctx context.Context, scope tenant.Scope) (chaosResult, 
 		Claims  int    `db:"claims"`
 		Created int    `db:"created"`
 	}
-	err := cr.c.svc.DB.SQL().SelectContext(ctx, &rows, `
+	err := cr.c.raw.SelectContext(ctx, &rows, `
 SELECT f.id,
        (SELECT count(*) FROM account_numbers a WHERE a.environment = f.environment AND a.funding_source_id = f.id) AS claims,
        (SELECT count(*) FROM events e WHERE e.merchant_id = f.merchant_id AND e.environment = f.environment
@@ -527,7 +530,7 @@ func (c *chaos) events(ctx context.Context, key string, scope tenant.Scope, addr
 		}
 	}
 	var ids []string
-	err := c.svc.DB.SQL().SelectContext(ctx, &ids, `SELECT id FROM events WHERE merchant_id = $1 AND environment = $2 AND type = 'customer.created'`,
+	err := c.raw.SelectContext(ctx, &ids, `SELECT id FROM events WHERE merchant_id = $1 AND environment = $2 AND type = 'customer.created'`,
 		scope.MerchantID, scope.Env)
 	return ids, err
 }
@@ -605,7 +608,7 @@ func (c *chaos) threeServers(ctx context.Context) (chaosResult, error) {
 	// A delivery's attempt is recorded just after the receiver answered.
 	var attempts int
 	for end := time.Now().Add(10 * time.Second); ; time.Sleep(100 * time.Millisecond) {
-		if err := c.svc.DB.SQL().GetContext(ctx, &attempts, `SELECT count(*) FROM webhook_attempts a JOIN webhook_deliveries d ON d.id = a.delivery_id
+		if err := c.raw.GetContext(ctx, &attempts, `SELECT count(*) FROM webhook_attempts a JOIN webhook_deliveries d ON d.id = a.delivery_id
 			WHERE d.merchant_id = $1`, scope.MerchantID); err != nil {
 			return chaosResult{}, err
 		}
@@ -682,7 +685,7 @@ func (c *chaos) killWithWebhooksInFlight(ctx context.Context) (chaosResult, erro
 		time.Sleep(20 * time.Millisecond)
 	}
 	var leased int
-	if err := c.svc.DB.SQL().GetContext(ctx, &leased, `SELECT count(*) FROM webhook_deliveries WHERE lease_token IS NOT NULL`); err != nil {
+	if err := c.raw.GetContext(ctx, &leased, `SELECT count(*) FROM webhook_deliveries WHERE lease_token IS NOT NULL`); err != nil {
 		return chaosResult{}, err
 	}
 	srv.Kill()

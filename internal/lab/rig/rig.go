@@ -22,6 +22,9 @@ import (
 	"sync"
 	"time"
 
+	"github.com/jmoiron/sqlx"
+	_ "github.com/lib/pq" // the raw pool's driver
+
 	"github.com/fundsource/fundsource/internal/config"
 	"github.com/fundsource/fundsource/internal/dev/pgserver"
 	"github.com/fundsource/fundsource/internal/wiring"
@@ -91,8 +94,9 @@ func serverBinary(bin string) (string, error) {
 }
 
 // Wire loads the configuration that vars give, opens and migrates the
-// database, and runs fn with the service wired on it (its logs discarded).
-func Wire(ctx context.Context, vars map[string]string, fn func(*wiring.Services) error) error {
+// database, and runs fn with the service wired on it (its logs discarded)
+// and a pool of its own on the same database, for the lab's raw SQL.
+func Wire(ctx context.Context, vars map[string]string, fn func(svc *wiring.Services, raw *sqlx.DB) error) error {
 	cfg, err := config.Load(func(k string) string { return vars[k] })
 	if err != nil {
 		return err
@@ -102,7 +106,14 @@ func Wire(ctx context.Context, vars map[string]string, fn func(*wiring.Services)
 		return err
 	}
 	defer closeDB()
-	return fn(svc)
+	raw, err := sqlx.Open("postgres", cfg.DatabaseURL)
+	if err != nil {
+		return err
+	}
+	defer raw.Close()
+	raw.SetMaxOpenConns(64)
+	raw.SetMaxIdleConns(64)
+	return fn(svc, raw)
 }
 
 // Server is a 'fundsource serve' process (or another server the lab

@@ -259,13 +259,13 @@ func (db *DB) runCreationBatch(batch []*creation) {
 func (db *DB) createSources(ctx context.Context, q sqlx.QueryerContext, cs []*creation) (map[string]creationRow, int, error) {
 	n := len(cs)
 	var (
-		merchants, envs, srcIDs, customers, statuses, routing  = make([]string, n), make([]string, n), make([]string, n), make([]string, n), make([]string, n), make([]string, n)
-		lastFour, accountTypes, keyIDs, created                = make([]string, n), make([]string, n), make([]string, n), make([]string, n)
-		keys, banks, nicknames, nows                           = make([]sql.NullString, n), make([]sql.NullString, n), make([]sql.NullString, n), make([]sql.NullString, n)
-		locks, statusCodes                                     = make([]sql.NullInt64, n), make([]sql.NullInt64, n)
-		ciphertexts, fingerprints, hashes, bodies              = make([][]byte, n), make([][]byte, n), make([][]byte, n), make([][]byte, n)
-		evSources                                              []string
-		evs                                                    eventArrays
+		merchants, envs, srcIDs, customers, statuses, routing = make([]string, n), make([]string, n), make([]string, n), make([]string, n), make([]string, n), make([]string, n)
+		lastFour, accountTypes, keyIDs, created               = make([]string, n), make([]string, n), make([]string, n), make([]string, n)
+		keys, banks, nicknames, nows                          = make([]sql.NullString, n), make([]sql.NullString, n), make([]sql.NullString, n), make([]sql.NullString, n)
+		locks, statusCodes                                    = make([]sql.NullInt64, n), make([]sql.NullInt64, n)
+		ciphertexts, fingerprints, hashes, bodies             = make([][]byte, n), make([][]byte, n), make([][]byte, n), make([][]byte, n)
+		evSources                                             []string
+		evs                                                   eventArrays
 	)
 	for i, c := range cs {
 		s := c.src

@@ -8,6 +8,10 @@
 // then writes the file from those rows (temp name, fsync, rename, fsync of
 // the folder), then marks it written. A file left 'building' by a crash is
 // written again at the next run, from the same rows, to the same bytes.
+//
+// It holds no domain rules of its own: origination reads accounts and
+// deposit amounts through the funding service, and returns are applied
+// through the funding and payment services.
 package ach
 
 import (

@@ -15,7 +15,7 @@ import (
 	"github.com/fundsource/fundsource/internal/core/tenant"
 )
 
-// Micro-deposit rules (README: "Micro-deposit verification").
+// Micro-deposit rules (README: "Funding sources and micro-deposits").
 const (
 	MaxInitiations  = 3
 	MaxAttempts     = 3

@@ -2,6 +2,24 @@
 // account-number uniqueness, removal, and verification by micro-deposits.
 // Account numbers are sealed by a Vault before they reach the store; only
 // last_four is kept in clear.
+//
+// Uniqueness: the account number's fingerprint is the primary key of a
+// small registry keyed by (environment, fingerprint), written in the
+// transaction that stores the source and deleted when the source is
+// removed, so two concurrent creations of one number cannot both commit,
+// whichever merchants make them.
+//
+// Micro-deposit attempts are counted under the source's row lock, so
+// parallel guesses never get more than three; the API and the hosted page
+// share the counter because both call VerifyMicroDeposits.
+//
+// Processor tokens: the single-use ledger keeps an HMAC of each consumed
+// token (under the fingerprint key, so a database reader cannot test
+// tokens), written in the transaction that stores the source: two
+// concurrent submissions of one token cannot both succeed, and a provider
+// failure consumes nothing. The customer is checked before the provider is
+// called. The bank name comes from the routing directory on every creation
+// path, so one account has one name whichever way it was linked.
 package funding
 
 import (

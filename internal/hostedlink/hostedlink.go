@@ -2,6 +2,13 @@
 // it resolves a link to one merchant environment, customer and funding
 // source, checks the redirect targets, and verifies micro-deposits through
 // the same funding service as the API.
+//
+// It holds no rules of its own: it combines the merchant service (public
+// key to merchant environment, its name and redirect origins) with the
+// funding service's own Get and VerifyMicroDeposits, so attempt counting
+// and events are the API's by construction. Every failed lookup becomes the
+// same not-found error before anything else is checked, so the "link not
+// valid" page cannot be used to probe which part of a link exists.
 package hostedlink
 
 import (

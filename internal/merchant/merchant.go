@@ -1,5 +1,30 @@
 // Package merchant holds merchants, their per-environment API keys and
 // permissions, and the authentication of secret keys.
+//
+// Secret keys carry 256 random bits, so a plain SHA-256 is the right
+// storage (a slow password hash would add only latency to every request);
+// lookup is by hash through a unique index, and one active secret key per
+// merchant and environment is a partial unique index. The public key
+// belongs to the environment and survives key rolls, so hosted-page links
+// keep working. Dashboard passwords go through the PasswordHasher the
+// wiring sets (bcrypt).
+//
+// The key cache cannot serve a rolled key. A server remembers resolved
+// keys, and resolved hosted-page public keys (the environment, the
+// merchant's name and its redirect origins), for API_KEY_CACHE_TTL, but
+// only while it is sure to hear of every change:
+//   - the service clears it after its own changes, so a roll takes effect
+//     at once in that process;
+//   - a statement-level trigger on api_keys, merchant_environments,
+//     merchants and redirect_origins notifies at commit for any change,
+//     whoever makes it (the service, the CLI, an operator's SQL), and every
+//     server clears its cache on it;
+//   - while the server's LISTEN connection is down the cache is bypassed,
+//     and it is cleared when the connection returns;
+//   - a lookup that began before a clear is not stored, so a read racing a
+//     roll cannot put the old key back.
+//
+// Unknown and revoked keys are never cached; the TTL bounds every entry.
 package merchant
 
 import (

@@ -2,6 +2,15 @@
 // "Unverified funding sources are credit-only"): ACH
 // payments against funding sources, their settlement and returns, and
 // subscriptions that debit a Verified source on a schedule.
+//
+// It reads what it needs of a source through its own small store method
+// rather than importing the funding package. The source row is
+// share-locked while a payment is written, so a removal cannot slip in
+// between, and removing a source cancels its subscriptions in the
+// removal's transaction. The scheduler runs in every serve process; each
+// due date is debited once however many run, because due subscriptions are
+// claimed with FOR UPDATE SKIP LOCKED and a unique index on (subscription,
+// due date, attempt) backs that up.
 package payment
 
 import (

@@ -2,6 +2,17 @@
 // bank-linking provider (Plaid's API) through the official client plaid-go,
 // as the processor partner "service", and maps the provider's errors to the
 // contract's codes. It implements funding.Provider.
+//
+// It is the only code that knows Plaid; the funding service sees the small
+// funding.Provider port. plaid-go's own request and error models make the
+// service speak exactly what the provider publishes. Provider errors become
+// invalid_processor_token, invalid_account_type (an account that is
+// neither checking nor savings), processor_not_enabled, or
+// provider_unavailable with a Retry-After where the provider calls the
+// trouble temporary. An unknown error counts as provider_unavailable, never
+// as a bad token, so a surprise on the provider's side never burns the
+// merchant's token; the service's own rejected credentials are logged at
+// error level for the operator.
 package provider
 
 import (

@@ -2,6 +2,14 @@
 // at rest: AES-256-GCM with a key id stored beside each ciphertext so keys can
 // rotate (the first key encrypts, all decrypt), and keyed fingerprints
 // (HMAC-SHA256 under a separate key) for uniqueness checks without plaintext.
+//
+// Associated data binds each ciphertext to its row (the funding source for
+// an account number; the source and attempt for micro-deposit amounts), so
+// a ciphertext copied into another row does not open. Keys rotate by
+// putting a new key first. Fingerprints use a key of their own, and a keyed
+// fingerprint rather than a plain or salted hash means nobody without the
+// key can test guesses against the table. Micro-deposit amounts are sealed
+// too, so a database reader cannot verify an account.
 package vault
 
 import (

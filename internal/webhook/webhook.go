@@ -8,6 +8,52 @@
 // (Store.ClaimDelivery), signs it (Sign), sends it (Dispatcher.send,
 // through the client of NewClient that refuses private addresses), and
 // records the attempt and the next state (Store.FinishDelivery).
+//
+// Deliveries are leased, not held in open transactions. The Dispatcher
+// works in three steps, and none holds a transaction or a database
+// connection while a receiver thinks:
+//
+//  1. Claim (one statement, committed at once): the oldest due delivery of
+//     each endpoint, skipping endpoints this process has at
+//     WEBHOOK_PER_ENDPOINT, disabled endpoints, and backing-off endpoints
+//     with a delivery in flight. Rows are locked with FOR UPDATE SKIP
+//     LOCKED, so two processes never take the same one, and leased: a
+//     random token, and next_attempt_at moved to the lease's end
+//     (WEBHOOK_TIMEOUT + 5 s).
+//  2. Send from a goroutine: sign, POST, read at most 1 KiB of the answer.
+//     A hanging receiver costs one of the process's WEBHOOK_INFLIGHT
+//     goroutines and nothing else, so one merchant's dead endpoint never
+//     delays another merchant's events.
+//  3. Record the attempt, the next state and the endpoint's health, only if
+//     the row still carries this lease's token. A process that dies
+//     mid-send leaves the delivery due again when the lease ends and
+//     another process sends it (at least once: receivers dedupe on the
+//     event id); a late record from a process that was only slow finds the
+//     token changed and is dropped.
+//
+// Fairness comes from the claim's per-endpoint pick: a backlog on one
+// endpoint leaves another endpoint's first event waiting for one claim
+// round. A claim round runs on a wake-up, on the poll, and when a finished
+// delivery may have let through one that a limit held back (the process or
+// the endpoint was at its limit, the attempt failed, or the endpoint was
+// backing off); a claim that comes back short took everything else that
+// was due.
+//
+// Endpoint health: three failed attempts in a row make an endpoint
+// backing_off (one delivery at a time across all processes until one
+// succeeds); failing every attempt for WEBHOOK_DISABLE_AFTER disables it
+// and records webhook.disabled. Nothing is dropped while it is disabled:
+// enabling it delivers what it held, oldest first.
+//
+// Signing secrets are sealed with the account-number keyring (associated
+// data: merchant and environment), because signing needs them in clear.
+//
+// SSRF: registration checks the URL, and the delivery client's dialer
+// checks every address it connects to (net.Dialer.Control, after DNS), with
+// no proxy and no redirects. The registration check alone would fall to DNS
+// rebinding; the dial-time check alone would accept URLs that can never
+// work. The development flag allows private addresses in both, and never
+// lifts the https rule of production keys.
 package webhook
 
 import (

@@ -2,6 +2,13 @@
 // the vault, the routing directory, every domain service, the HTTP handler
 // and the webhook dispatcher. It is the one place that does so: 'serve',
 // 'dev', the operator commands, the lab and every test harness call Build.
+//
+// Domain packages declare the small interfaces they need (Store, and for
+// funding also Banks, Vault and Provider) and share only the kernel
+// packages of internal/core; this package is where the adapters meet them.
+// No domain package imports web or app. The service clock truncates
+// to microseconds, so a timestamp returned on creation equals the one read
+// back.
 package wiring
 
 import (

@@ -4,6 +4,31 @@
 // small view structs (templates/dashboard); every write is a form post
 // behind cross-origin protection and goes through the same domain
 // services as the API.
+//
+// Sessions are rows; the cookie only names one. A session must be able to
+// end on the server: sign-out, "sign out of all other sessions" and a
+// password change delete rows, and a copied cookie then opens nothing. The
+// gorilla/sessions cookie (signed and encrypted with keys derived from
+// SESSION_KEYS) carries the session's 256-bit random id, the environment
+// shown and flash messages; the database keeps only the id's SHA-256 with
+// the merchant, when it began and was last seen, the IP address and the
+// browser. Every request reads its row by primary key, so processes stay
+// stateless, and records the last use at most once a minute; idle and
+// absolute expiry are checked against those times. Rolling SESSION_KEYS
+// ends every session at once.
+//
+// Sign-in attempts are limited per client IP and per email from one IP, so
+// attempts from other addresses never lock a merchant out; attempts at one
+// email from everywhere together are only slowed (SIGNIN_SLOWDOWN). An
+// unknown email and a wrong password get the same answer after the same
+// bcrypt work.
+//
+// The dashboard adds only read models for people to the services the API
+// uses: searches across customers and sources (customer.Service.Search,
+// funding.Service.Search), the delivery log with each event's latest
+// delivery and attempt in one query (webhook.Service.Log), and a source's
+// event history through an expression index on the event data's
+// funding_source_id, so it never scans the outbox.
 package dashboard
 
 import (

@@ -3,6 +3,17 @@
 // verification and checks the two amounts through the same funding
 // service as the API. Every refusal goes through web/surface's one error path
 // and becomes one of the page's problem pages.
+//
+// The page is server-rendered. The spec's link puts everything after a '#',
+// which never reaches a server; a ten-line script (static/js/hosted.js)
+// turns it into a real path and query, and from there the page is plain
+// HTML forms: it works without JavaScript, and nothing about the source is
+// fetched by script. The script accepts only [A-Za-z0-9_] ids, so it can
+// only navigate within the site. Browsers apply CSP form-action to the
+// redirect after a form post, so the form page allows exactly its link's
+// checked return origins. Submissions are limited by token buckets keyed
+// by client IP and by source, refilled over 10 minutes; a bucket is
+// forgotten only once full again, so eviction never resets a limit.
 package hosted
 
 import (

@@ -11,7 +11,7 @@ import (
 
 // buckets are token buckets by key, in this process. With N processes
 // behind a load balancer a key may get up to N times its rate; see the
-// README's design notes.
+// package documentation.
 type buckets struct {
 	mu sync.Mutex // guards m
 	m  map[string]*bucket

@@ -2,6 +2,26 @@
 // web/dashboard, web/hosted) share: request ids, the access log and
 // metrics, panic recovery, the one error path, security headers and page
 // rendering, cross-origin protection, rate limiting and strict JSON.
+//
+// Classify is the one function that turns any error into what an answer
+// needs: status, code, message, Retry-After (5 s for a 503; the wait,
+// rounded up to whole seconds, for a 429) and log level (internal errors
+// at error level with the request id, other 5xx at warning, 4xx only in
+// the access log). The surfaces only render that outcome: the API as the
+// JSON envelope, the dashboard and the hosted page as their error pages.
+//
+// Rate limiting is a token bucket per key in each process
+// (golang.org/x/time/rate, time injected so tests do not sleep). With N
+// processes behind a load balancer a key can get up to N times its rate; a
+// shared limiter would cost a database round trip on every request.
+//
+// Strict JSON: DisallowUnknownFields, exactly one value, a 64 KiB cap, and
+// text that is not valid UTF-8 or holds NUL refused as invalid_request.
+//
+// Pages are rendered into a buffer before anything is written, so a render
+// error still becomes a proper 500 page, and carry a CSP without inline
+// script or style, nosniff, no-referrer and no-store. Cross-site form posts
+// are refused by Go's http.CrossOriginProtection: no token plumbing.
 package surface
 
 import (

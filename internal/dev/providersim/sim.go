@@ -4,6 +4,15 @@
 // service uses to read the account, and controls to make items, institutions
 // and integrations fail. Bodies follow Plaid's published shapes, so the
 // official client plaid-go works against it unchanged. State is in memory.
+//
+// Unlike Plaid's sandbox, which gives every item the same account numbers,
+// each simulated account has numbers no other item has, so the service's
+// rule that an account number belongs to one customer per environment does
+// not get in the way of development; 'fundsource provider-sim
+// --plaid-sandbox-numbers' behaves like Plaid's sandbox to try exactly that
+// case. Requests are checked as Plaid checks them, and a test decodes every
+// answer into plaid-go's models and fails on members they do not know, so
+// the simulator cannot drift from the client.
 package providersim
 
 import (

@@ -1,5 +1,21 @@
 // Package bench is the load bench of `make bench` (fundsource-lab bench):
 // the service measured against PostgreSQL's own limits on this machine.
+//
+// Every load starts from the same state: before each load but the
+// cold-statistics one, the bench runs VACUUM (ANALYZE) of every table that
+// has been written and CHECKPOINT, with autovacuum off in its cluster. A
+// table never written is left unanalyzed, as autovacuum leaves it: analyzed
+// while empty, it would be planned as empty until the next ANALYZE. The
+// write loads run in halves, in the order 1 2 … n n … 2 1, so none gains
+// from its place in the run. The cold-statistics load reads sources from
+// tables that were never analyzed and is compared with the same reads just
+// analyzed, so a plan that depends on statistics shows.
+//
+// Floors (an HTTP round trip alone, a request with one database round trip,
+// a creation's HTTP front refused before decoding, and a bare Go server
+// doing only a load's work: fundsource-lab bare) bound what any
+// implementation could reach on the machine. Targets are ratios within one
+// run, because the machine's speed moves between runs.
 package bench
 
 import (
@@ -66,7 +82,7 @@ type benchCheck struct {
 
 // hostedBefore and selectBefore are the hosted page's GET rate and the
 // plain primary-key SELECT's in one run of this bench before the work on
-// round trips (the README's "Performance" table). The hosted page's target
+// round trips. The hosted page's target
 // compares its share of the plain SELECT's rate with theirs: this machine's
 // speed moves from run to run by half (the plain loops' rates over a day),
 // so a rate from another day is no base, while a ratio within one run is.

@@ -1,6 +1,16 @@
 // Package chaos is the resilience suite of `make chaos` (fundsource-lab
 // chaos): real server processes killed, their database restarted, their
 // webhook receiver taken down, and every creation and event counted.
+//
+// Scenarios: kill -9 of the server under creations retried with their
+// Idempotency-Keys (every acknowledged creation exists exactly once, with
+// its account-number claim and event, and nothing unacknowledged exists);
+// PostgreSQL stopped and started under load (503 meanwhile, nothing lost);
+// the webhook receiver down (every event arrives through the retries);
+// three servers on one database (one HTTP attempt per event); and kill -9
+// with webhooks in flight (every event arrives at least once; repeats only
+// from the deliveries leased at the kill). The command fails on any loss,
+// duplicate, half-written row or 500.
 package chaos
 
 import (

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	th "github.com/fundsource/fundsource/internal/testing/harness"
 	"github.com/fundsource/fundsource/internal/testing/pgtest"
 )
 
@@ -25,12 +26,13 @@ import (
 // does.
 func TestRoundTrips(t *testing.T) {
 	t.Parallel()
-	db, trips := pgtest.CountingDB(t)
-	h := newHarnessOn(t, db)
-	m := h.merchant("Acme")
+	url := pgtest.URL(t)
+	db, trips := pgtest.CountingOn(t, url)
+	h := newHarnessOn(t, db, url)
+	m := h.Merchant("Acme")
 	key := m.Sandbox.SecretKey
-	user := h.customer(key)
-	wantOK(t, h.post("/v2/webhooks", key, `{"url":"https://hooks.example.com/fundsource"}`)) // deliveries are written too
+	user := h.Customer(key)
+	th.WantOK(t, h.Post("/v2/webhooks", key, `{"url":"https://hooks.example.com/fundsource"}`)) // deliveries are written too
 	n := 0
 	account := func() string {
 		n++
@@ -39,11 +41,11 @@ func TestRoundTrips(t *testing.T) {
 	// measure sends a request made by mk twice, the first to prepare the
 	// statements on the connection (sequential requests reuse the last
 	// connection), and counts the second.
-	measure := func(name string, most int, mk func() req) *response {
+	measure := func(name string, most int, mk func() th.Req) *th.Response {
 		t.Helper()
-		h.do(mk())
+		h.Do(mk())
 		trips.Reset()
-		res := h.do(mk())
+		res := h.Do(mk())
 		got := trips.Count()
 		t.Logf("%s: %d round trips", name, got)
 		if got > most {
@@ -51,82 +53,82 @@ func TestRoundTrips(t *testing.T) {
 		}
 		return res
 	}
-	create := func(idem string) func() req {
-		return func() req {
-			r := req{method: http.MethodPost, path: "/v2/funding-source", key: key, body: sourceBody(user, "021000021", account())}
+	create := func(idem string) func() th.Req {
+		return func() th.Req {
+			r := th.Req{Method: http.MethodPost, Path: "/v2/funding-source", Key: key, Body: th.SourceBody(user, "021000021", account())}
 			if idem != "" {
-				r.header = map[string]string{"Idempotency-Key": idem + strconv.Itoa(n)}
+				r.Header = map[string]string{"Idempotency-Key": idem + strconv.Itoa(n)}
 			}
 			return r
 		}
 	}
-	wantOK(t, measure("creation with an Idempotency-Key", 1, create("create-")))
-	wantOK(t, measure("creation without one", 1, create("")))
-	firstResp := h.do(req{method: http.MethodPost, path: "/v2/funding-source", key: key, body: sourceBody(user, "021000021", "500000000001"),
-		header: map[string]string{"Idempotency-Key": "again"}})
-	first, firstBody := wantOK(t, firstResp), firstResp.Body
+	th.WantOK(t, measure("creation with an Idempotency-Key", 1, create("create-")))
+	th.WantOK(t, measure("creation without one", 1, create("")))
+	firstResp := h.Do(th.Req{Method: http.MethodPost, Path: "/v2/funding-source", Key: key, Body: th.SourceBody(user, "021000021", "500000000001"),
+		Header: map[string]string{"Idempotency-Key": "again"}})
+	first, firstBody := th.WantOK(t, firstResp), firstResp.Body
 	// A replay finds the stored response in the creation's statement.
-	replay := measure("replay", 1, func() req {
-		return req{method: http.MethodPost, path: "/v2/funding-source", key: key, body: sourceBody(user, "021000021", "500000000001"),
-			header: map[string]string{"Idempotency-Key": "again"}}
+	replay := measure("replay", 1, func() th.Req {
+		return th.Req{Method: http.MethodPost, Path: "/v2/funding-source", Key: key, Body: th.SourceBody(user, "021000021", "500000000001"),
+			Header: map[string]string{"Idempotency-Key": "again"}}
 	})
-	if got := wantOK(t, replay); got["funding_source_id"] != first["funding_source_id"] || replay.Header.Get("Idempotent-Replayed") != "true" {
+	if got := th.WantOK(t, replay); got["funding_source_id"] != first["funding_source_id"] || replay.Header.Get("Idempotent-Replayed") != "true" {
 		t.Errorf("replay: %s", replay.Body)
 	}
 	// The response the statement stored is the one the handler sent.
 	if !bytes.Equal(replay.Body, firstBody) {
 		t.Errorf("stored response differs from the first:\n%s\n%s", replay.Body, firstBody)
 	}
-	if got, want := h.count("funding_sources"), 5; got != want || len(h.events("funding_source.created")) != want || h.count("webhook_deliveries") != want {
-		t.Errorf("%d sources, %d created events, %d deliveries; want %d of each", got, len(h.events("funding_source.created")), h.count("webhook_deliveries"), want)
+	if got, want := h.Count("funding_sources"), 5; got != want || len(h.Events("funding_source.created")) != want || h.Count("webhook_deliveries") != want {
+		t.Errorf("%d sources, %d created events, %d deliveries; want %d of each", got, len(h.Events("funding_source.created")), h.Count("webhook_deliveries"), want)
 	}
 	id := first["funding_source_id"].(string)
-	wantOK(t, measure("GET funding source", 1, func() req { return req{method: http.MethodGet, path: "/v2/funding-source/" + id, key: key} }))
+	th.WantOK(t, measure("GET funding source", 1, func() th.Req { return th.Req{Method: http.MethodGet, Path: "/v2/funding-source/" + id, Key: key} }))
 	// Initiating micro-deposits: BEGIN, the source locked (its row carries
 	// its current verification), the deposits with their event, COMMIT.
 	// (measure sends each kind of request twice: to two sources.)
-	pending := []string{id, h.source(key, user, "500000000002")}
+	pending := []string{id, h.Source(key, user, "500000000002")}
 	next := func(ids *[]string) string {
 		v := (*ids)[0]
 		*ids = (*ids)[1:]
 		return v
 	}
 	initiate := slices.Clone(pending)
-	measure("initiating micro-deposits", 4, func() req {
-		return req{method: http.MethodPost, path: "/v2/funding-source/initiate/verification", key: key, body: `{"funding_source_id":"` + next(&initiate) + `"}`}
+	measure("initiating micro-deposits", 4, func() th.Req {
+		return th.Req{Method: http.MethodPost, Path: "/v2/funding-source/initiate/verification", Key: key, Body: `{"funding_source_id":"` + next(&initiate) + `"}`}
 	})
 	// A wrong guess: BEGIN, the source, its deposits, the attempt, COMMIT.
-	guessed := h.source(key, user, "500000000003")
-	wantOK(t, h.post("/v2/funding-source/initiate/verification", key, `{"funding_source_id":"`+guessed+`"}`))
+	guessed := h.Source(key, user, "500000000003")
+	th.WantOK(t, h.Post("/v2/funding-source/initiate/verification", key, `{"funding_source_id":"`+guessed+`"}`))
 	wrong := wrongPair(h.amounts(key, guessed))
-	wantError(t, measure("a wrong guess", 5, func() req {
-		return req{method: http.MethodPost, path: "/v2/funding-source/verify", key: key, body: `{"funding_source_id":"` + guessed + `","amounts":` + wrong + `}`}
+	th.WantError(t, measure("a wrong guess", 5, func() th.Req {
+		return th.Req{Method: http.MethodPost, Path: "/v2/funding-source/verify", Key: key, Body: `{"funding_source_id":"` + guessed + `","amounts":` + wrong + `}`}
 	}), 400, "verification_failed")
 	// The right one adds the source's new status with its event.
-	wantOK(t, measure("verification", 6, func() req {
+	th.WantOK(t, measure("verification", 6, func() th.Req {
 		src := next(&pending)
 		a := h.amounts(key, src)
 		trips.Reset() // the sandbox read of the amounts is not the verification's
-		return req{method: http.MethodPost, path: "/v2/funding-source/verify", key: key, body: `{"funding_source_id":"` + src + `","amounts":[` + a[0] + `,` + a[1] + `]}`}
+		return th.Req{Method: http.MethodPost, Path: "/v2/funding-source/verify", Key: key, Body: `{"funding_source_id":"` + src + `","amounts":[` + a[0] + `,` + a[1] + `]}`}
 	}))
 	// A payment: one statement checks the source under a share lock and
 	// inserts the payment (taking the Idempotency-Key claim): BEGIN, that,
 	// the stored response, COMMIT; without a key, the statement alone.
-	pay := func(idem string) func() req {
-		return func() req {
+	pay := func(idem string) func() th.Req {
+		return func() th.Req {
 			n++
-			r := req{method: http.MethodPost, path: "/v2/payments", key: key, body: paymentBody(id, `"1.00"`, "debit")}
+			r := th.Req{Method: http.MethodPost, Path: "/v2/payments", Key: key, Body: paymentBody(id, `"1.00"`, "debit")}
 			if idem != "" {
-				r.header = map[string]string{"Idempotency-Key": idem + strconv.Itoa(n)}
+				r.Header = map[string]string{"Idempotency-Key": idem + strconv.Itoa(n)}
 			}
 			return r
 		}
 	}
-	wantOK(t, measure("payment with an Idempotency-Key", 4, pay("pay-")))
-	wantOK(t, measure("payment without one", 1, pay("")))
-	page := measure("hosted page", 1, func() req {
-		return req{method: http.MethodGet, path: "/bank-account/" + m.Sandbox.PublicKey + "/" + user + "/" + id + "?successUrl=http%3A%2F%2F127.0.0.1%2Fdone",
-			header: map[string]string{"Accept": "text/html"}}
+	th.WantOK(t, measure("payment with an Idempotency-Key", 4, pay("pay-")))
+	th.WantOK(t, measure("payment without one", 1, pay("")))
+	page := measure("hosted page", 1, func() th.Req {
+		return th.Req{Method: http.MethodGet, Path: "/bank-account/" + m.Sandbox.PublicKey + "/" + user + "/" + id + "?successUrl=http%3A%2F%2F127.0.0.1%2Fdone",
+			Header: map[string]string{"Accept": "text/html"}}
 	})
 	if page.Code != http.StatusOK || !strings.Contains(string(page.Body), "Acme") {
 		t.Errorf("hosted page: %d\n%s", page.Code, page.Body)
@@ -134,10 +136,10 @@ func TestRoundTrips(t *testing.T) {
 	// A test event: one statement checks the endpoint and writes the event
 	// with its delivery. The answer is the event as committed, as the
 	// events API shows it (no dispatcher runs here).
-	test := measure("test event", 1, func() req { return req{method: http.MethodPost, path: "/v2/webhooks/test", key: key} })
-	sent := wantOK(t, test)
-	shown := h.get("/v2/events/"+sent["id"].(string), key)
-	wantOK(t, shown)
+	test := measure("test event", 1, func() th.Req { return th.Req{Method: http.MethodPost, Path: "/v2/webhooks/test", Key: key} })
+	sent := th.WantOK(t, test)
+	shown := h.Get("/v2/events/"+sent["id"].(string), key)
+	th.WantOK(t, shown)
 	if !bytes.Equal(test.Body, shown.Body) {
 		t.Errorf("test event answered\n%s\nthe events API shows\n%s", test.Body, shown.Body)
 	}
@@ -151,18 +153,19 @@ func TestRoundTrips(t *testing.T) {
 // every other write of an event.
 func TestCreationWakesTheDispatchers(t *testing.T) {
 	t.Parallel()
-	db, woken := pgtest.Woken(t, pgtest.URL(t))
-	h := newHarnessOn(t, db)
-	key := h.merchant("Acme").Sandbox.SecretKey
-	user := h.customer(key)
-	h.source(key, user, "700000000001")
+	url := pgtest.URL(t)
+	db, woken := pgtest.Woken(t, url)
+	h := newHarnessOn(t, db, url)
+	key := h.Merchant("Acme").Sandbox.SecretKey
+	user := h.Customer(key)
+	h.Source(key, user, "700000000001")
 	if woken(time.Second) {
 		t.Error("a notification without a webhook endpoint (nothing queued)")
 	}
-	wantOK(t, h.post("/v2/webhooks", key, `{"url":"https://hooks.example.com/fundsource"}`))
+	th.WantOK(t, h.Post("/v2/webhooks", key, `{"url":"https://hooks.example.com/fundsource"}`))
 	for woken(100 * time.Millisecond) {
 	}
-	h.source(key, user, "700000000002")
+	h.Source(key, user, "700000000002")
 	if !woken(5 * time.Second) {
 		t.Error("no notification after a creation that queued a delivery")
 	}

@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/fundsource/fundsource/internal/testing/apiclient"
+	th "github.com/fundsource/fundsource/internal/testing/harness"
 )
 
 // TestGeneratedClientMatchesTheServedDocument generates a Go client from
@@ -61,7 +62,7 @@ func TestGeneratedClientRunsTheVerificationFlow(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t)
 	srv := h.live()
-	key := h.merchant("Acme").Sandbox.SecretKey
+	key := h.Merchant("Acme").Sandbox.SecretKey
 	c, err := apiclient.NewClientWithResponses(srv.URL, apiclient.WithRequestEditorFn(func(_ context.Context, r *http.Request) error {
 		r.Header.Set("Authorization", "Bearer "+key)
 		return nil
@@ -120,7 +121,7 @@ func TestGeneratedClientRunsTheVerificationFlow(t *testing.T) {
 	if ok.JSON200.Status != apiclient.FundingSourceResponseStatusVerified {
 		t.Errorf("verified source: %s", ok.Body)
 	}
-	if got := wantOK(t, h.get("/v2/funding-source/"+id, key)); got["status"] != "Verified" {
+	if got := th.WantOK(t, h.Get("/v2/funding-source/"+id, key)); got["status"] != "Verified" {
 		t.Errorf("read back: %s", mustJSON(got))
 	}
 }

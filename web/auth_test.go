@@ -7,15 +7,16 @@ import (
 	"testing"
 
 	"github.com/fundsource/fundsource/internal/core/tenant"
+	th "github.com/fundsource/fundsource/internal/testing/harness"
 )
 
 func TestAuthenticationFailures(t *testing.T) {
 	t.Parallel()
-	h := newHarness(t, withHosts("sandbox.api.test", "api.test"))
-	m := h.merchant("Acme")
-	live := h.production(m)
+	h := newHarness(t, th.WithHosts("sandbox.api.test", "api.test"))
+	m := h.Merchant("Acme")
+	live := h.Production(m)
 	rolledKey := m.Sandbox.SecretKey
-	if _, err := h.merchants.RollKey(context.Background(), tenant.Scope{MerchantID: m.Merchant.ID, Env: tenant.Sandbox}); err != nil {
+	if _, err := h.Merchants.RollKey(context.Background(), tenant.Scope{MerchantID: m.Merchant.ID, Env: tenant.Sandbox}); err != nil {
 		t.Fatal(err)
 	}
 	unknown := "sk_test_" + strings.Repeat("A", 43)
@@ -41,34 +42,34 @@ func TestAuthenticationFailures(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			r := h.do(req{method: http.MethodGet, path: "/v2/customers", host: c.host,
-				header: map[string]string{"Authorization": c.header}})
-			wantError(t, r, http.StatusUnauthorized, "unauthorized")
+			r := h.Do(th.Req{Method: http.MethodGet, Path: "/v2/customers", Host: c.host,
+				Header: map[string]string{"Authorization": c.header}})
+			th.WantError(t, r, http.StatusUnauthorized, "unauthorized")
 		})
 	}
 
 	// The production key works on its own host, and with the scheme in any case.
-	r := h.do(req{method: http.MethodGet, path: "/v2/customers", host: "api.test:443",
-		header: map[string]string{"Authorization": "bearer " + live.SecretKey}})
-	wantOK(t, r)
+	r := h.Do(th.Req{Method: http.MethodGet, Path: "/v2/customers", Host: "api.test:443",
+		Header: map[string]string{"Authorization": "bearer " + live.SecretKey}})
+	th.WantOK(t, r)
 
 	// A sandbox key on the production host is refused too.
-	h2 := newHarness(t, withHosts("sandbox.api.test", "api.test"))
-	m2 := h2.merchant("Beta")
+	h2 := newHarness(t, th.WithHosts("sandbox.api.test", "api.test"))
+	m2 := h2.Merchant("Beta")
 	for _, host := range []string{"api.test", "api.test.", "API.test.:443"} {
-		wantError(t, h2.do(req{method: http.MethodGet, path: "/v2/customers", host: host, key: m2.Sandbox.SecretKey}),
+		th.WantError(t, h2.Do(th.Req{Method: http.MethodGet, Path: "/v2/customers", Host: host, Key: m2.Sandbox.SecretKey}),
 			http.StatusUnauthorized, "unauthorized")
 	}
-	wantOK(t, h2.do(req{method: http.MethodGet, path: "/v2/customers", host: "sandbox.api.test", key: m2.Sandbox.SecretKey}))
+	th.WantOK(t, h2.Do(th.Req{Method: http.MethodGet, Path: "/v2/customers", Host: "sandbox.api.test", Key: m2.Sandbox.SecretKey}))
 }
 
 func TestSecretsNeverLogged(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t)
-	m := h.merchant("Acme")
-	h.post("/v2/customers", m.Sandbox.SecretKey, ada)
-	h.get("/v2/customers", "sk_test_"+strings.Repeat("B", 43))
-	logs := h.logs.String()
+	m := h.Merchant("Acme")
+	h.Post("/v2/customers", m.Sandbox.SecretKey, ada)
+	h.Get("/v2/customers", "sk_test_"+strings.Repeat("B", 43))
+	logs := h.Logs.String()
 	if !strings.Contains(logs, `"route":"/v2/customers"`) {
 		t.Fatalf("expected request log lines, got %q", logs)
 	}

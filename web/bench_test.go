@@ -8,6 +8,8 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+
+	th "github.com/fundsource/fundsource/internal/testing/harness"
 )
 
 // BenchmarkCreateCustomer measures POST /v2/customers with an Idempotency-Key
@@ -15,7 +17,7 @@ import (
 // the service's own overhead, not the disk).
 func BenchmarkCreateCustomer(b *testing.B) {
 	h := newHarness(b)
-	key := h.merchant("Bench").Sandbox.SecretKey
+	key := h.Merchant("Bench").Sandbox.SecretKey
 	benchmarkKeyedPost(b, h, key, "/v2/customers", func(i int64) string {
 		return fmt.Sprintf(`{"first_name":"A","last_name":"B","email":"c%d@example.com"}`, i)
 	})
@@ -25,10 +27,10 @@ func BenchmarkCreateCustomer(b *testing.B) {
 // Idempotency-Key: one statement per creation.
 func BenchmarkCreateFundingSource(b *testing.B) {
 	h := newHarness(b)
-	key := h.merchant("Bench").Sandbox.SecretKey
-	user := h.customer(key)
+	key := h.Merchant("Bench").Sandbox.SecretKey
+	user := h.Customer(key)
 	benchmarkKeyedPost(b, h, key, "/v2/funding-source", func(i int64) string {
-		return sourceBody(user, "021000021", fmt.Sprintf("7%011d", i))
+		return th.SourceBody(user, "021000021", fmt.Sprintf("7%011d", i))
 	})
 }
 
@@ -46,7 +48,7 @@ func benchmarkKeyedPost(b *testing.B, h *harness, key, path string, body func(i 
 			r.Header.Set("Content-Type", "application/json")
 			r.Header.Set("Idempotency-Key", fmt.Sprintf("bench-%d", i))
 			w := httptest.NewRecorder()
-			h.engine.ServeHTTP(w, r)
+			h.Engine.ServeHTTP(w, r)
 			if w.Code != http.StatusOK {
 				b.Fatalf("status %d: %s", w.Code, w.Body)
 			}
@@ -57,16 +59,16 @@ func benchmarkKeyedPost(b *testing.B, h *harness, key, path string, body func(i 
 // BenchmarkGetCustomer measures GET /v2/customers/{id}.
 func BenchmarkGetCustomer(b *testing.B) {
 	h := newHarness(b)
-	key := h.merchant("Bench").Sandbox.SecretKey
-	id := wantOK(h.t, h.post("/v2/customers", key, ada))["user_id"].(string)
+	key := h.Merchant("Bench").Sandbox.SecretKey
+	id := th.WantOK(h.T, h.Post("/v2/customers", key, ada))["user_id"].(string)
 	benchmarkGet(b, h, key, "/v2/customers/"+id)
 }
 
 // BenchmarkGetFundingSource measures GET /v2/funding-source/{id}.
 func BenchmarkGetFundingSource(b *testing.B) {
 	h := newHarness(b)
-	key := h.merchant("Bench").Sandbox.SecretKey
-	benchmarkGet(b, h, key, "/v2/funding-source/"+h.source(key, h.customer(key), "123456789"))
+	key := h.Merchant("Bench").Sandbox.SecretKey
+	benchmarkGet(b, h, key, "/v2/funding-source/"+h.Source(key, h.Customer(key), "123456789"))
 }
 
 // benchmarkGet sends GETs of path in parallel and requires 200.
@@ -78,7 +80,7 @@ func benchmarkGet(b *testing.B, h *harness, key, path string) {
 			r := httptest.NewRequest(http.MethodGet, path, nil)
 			r.Header.Set("Authorization", "Bearer "+key)
 			w := httptest.NewRecorder()
-			h.engine.ServeHTTP(w, r)
+			h.Engine.ServeHTTP(w, r)
 			if w.Code != http.StatusOK {
 				b.Fatalf("status %d: %s", w.Code, w.Body)
 			}
@@ -90,7 +92,7 @@ func benchmarkGet(b *testing.B, h *harness, key, path string) {
 // micro-deposits are on their way, with a successUrl and a cancelUrl.
 func BenchmarkHostedPage(b *testing.B) {
 	s := newHostedSetup(b)
-	if _, err := s.h.funding.InitiateVerification(context.Background(), s.scope, s.src); err != nil {
+	if _, err := s.h.Funding.InitiateVerification(context.Background(), s.scope, s.src); err != nil {
 		b.Fatal(err)
 	}
 	path := s.path(okQuery())
@@ -100,7 +102,7 @@ func BenchmarkHostedPage(b *testing.B) {
 		for pb.Next() {
 			r := httptest.NewRequest(http.MethodGet, path, nil)
 			w := httptest.NewRecorder()
-			s.h.engine.ServeHTTP(w, r)
+			s.h.Engine.ServeHTTP(w, r)
 			if w.Code != http.StatusOK {
 				b.Fatalf("status %d: %s", w.Code, w.Body)
 			}

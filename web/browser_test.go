@@ -230,8 +230,8 @@ func (tb *tab) press(keys ...string) {
 
 // live serves the harness's engine over real HTTP on 127.0.0.1:0.
 func (h *harness) live() *httptest.Server {
-	srv := httptest.NewServer(h.engine)
-	h.t.Cleanup(srv.Close)
+	srv := httptest.NewServer(h.Engine)
+	h.T.Cleanup(srv.Close)
 	return srv
 }
 

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	th "github.com/fundsource/fundsource/internal/testing/harness"
 )
 
 const ada = `{"first_name":"Ada","last_name":"Lovelace","email":"ada@example.com"}`
@@ -14,9 +16,9 @@ const ada = `{"first_name":"Ada","last_name":"Lovelace","email":"ada@example.com
 func TestCreateGetListCustomer(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t)
-	key := h.merchant("Acme").Sandbox.SecretKey
+	key := h.Merchant("Acme").Sandbox.SecretKey
 
-	created := wantOK(t, h.post("/v2/customers", key,
+	created := th.WantOK(t, h.Post("/v2/customers", key,
 		`{"first_name":" Ada ","last_name":"Lovelace","email":"ada@example.com","business_name":"Analytical Engines"}`))
 	id, _ := created["user_id"].(string)
 	if !strings.HasPrefix(id, "cus_") || len(id) != 30 {
@@ -29,14 +31,14 @@ func TestCreateGetListCustomer(t *testing.T) {
 		t.Errorf("business_name = %v", created["business_name"])
 	}
 
-	got := wantOK(t, h.get("/v2/customers/"+id, key))
+	got := th.WantOK(t, h.Get("/v2/customers/"+id, key))
 	for _, f := range []string{"user_id", "first_name", "last_name", "email", "business_name", "created_at"} {
 		if got[f] != created[f] {
 			t.Errorf("GET %s = %v, created %v", f, got[f], created[f])
 		}
 	}
 
-	list := wantOK(t, h.get("/v2/customers", key))
+	list := th.WantOK(t, h.Get("/v2/customers", key))
 	data := list["data"].([]any)
 	if len(data) != 1 || data[0].(map[string]any)["user_id"] != id || list["has_more"] != false {
 		t.Errorf("list = %s", mustJSON(list))
@@ -47,7 +49,7 @@ func TestCreateGetListCustomer(t *testing.T) {
 		Type string `db:"type"`
 		Data string `db:"data"`
 	}
-	if err := h.db.SQL().Get(&ev, `SELECT type, data::text AS data FROM events`); err != nil {
+	if err := h.SQL().Get(&ev, `SELECT type, data::text AS data FROM events`); err != nil {
 		t.Fatalf("event row: %v", err)
 	}
 	var data2 map[string]any
@@ -60,7 +62,7 @@ func TestCreateGetListCustomer(t *testing.T) {
 func TestCustomerValidation(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t)
-	key := h.merchant("Acme").Sandbox.SecretKey
+	key := h.Merchant("Acme").Sandbox.SecretKey
 	long := strings.Repeat("x", 101)
 	cases := []struct {
 		name, body, param string
@@ -78,14 +80,14 @@ func TestCustomerValidation(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			r := h.post("/v2/customers", key, c.body)
-			wantError(t, r, http.StatusBadRequest, "invalid_request")
+			r := h.Post("/v2/customers", key, c.body)
+			th.WantError(t, r, http.StatusBadRequest, "invalid_request")
 			if got := r.ErrParam(t); got != c.param {
 				t.Errorf("param = %q, want %q", got, c.param)
 			}
 		})
 	}
-	if n := h.count("customers"); n != 0 {
+	if n := h.Count("customers"); n != 0 {
 		t.Errorf("%d customers stored after invalid requests, want 0", n)
 	}
 }
@@ -93,11 +95,11 @@ func TestCustomerValidation(t *testing.T) {
 func TestPagination(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t)
-	key := h.merchant("Acme").Sandbox.SecretKey
+	key := h.Merchant("Acme").Sandbox.SecretKey
 	var ids []string // oldest first
 	for i := range 25 {
-		h.clock.Advance(time.Second)
-		r := wantOK(t, h.post("/v2/customers", key,
+		h.Clock.Advance(time.Second)
+		r := th.WantOK(t, h.Post("/v2/customers", key,
 			fmt.Sprintf(`{"first_name":"C%d","last_name":"L","email":"c%d@example.com"}`, i, i)))
 		ids = append(ids, r["user_id"].(string))
 	}
@@ -108,7 +110,7 @@ func TestPagination(t *testing.T) {
 		if cursor != "" {
 			path += "&starting_after=" + cursor
 		}
-		r := wantOK(t, h.get(path, key))
+		r := th.WantOK(t, h.Get(path, key))
 		data := r["data"].([]any)
 		for _, d := range data {
 			seen = append(seen, d.(map[string]any)["user_id"].(string))
@@ -130,12 +132,12 @@ func TestPagination(t *testing.T) {
 			t.Fatalf("position %d = %s, want %s", i, id, want)
 		}
 	}
-	if r := wantOK(t, h.get("/v2/customers", key)); len(r["data"].([]any)) != 10 {
+	if r := th.WantOK(t, h.Get("/v2/customers", key)); len(r["data"].([]any)) != 10 {
 		t.Errorf("default page size = %d, want 10", len(r["data"].([]any)))
 	}
 	for _, bad := range []string{"limit=0", "limit=101", "limit=ten", "starting_after=cus_unknown"} {
-		r := h.get("/v2/customers?"+bad, key)
-		wantError(t, r, http.StatusBadRequest, "invalid_request")
+		r := h.Get("/v2/customers?"+bad, key)
+		th.WantError(t, r, http.StatusBadRequest, "invalid_request")
 		if p := r.ErrParam(t); !strings.HasPrefix(bad, p+"=") {
 			t.Errorf("%s: param = %q", bad, p)
 		}
@@ -145,21 +147,21 @@ func TestPagination(t *testing.T) {
 func TestIsolationBetweenMerchantsAndEnvironments(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t)
-	a, b := h.merchant("Alpha"), h.merchant("Beta")
-	aLive := h.production(a).SecretKey
-	id := wantOK(t, h.post("/v2/customers", a.Sandbox.SecretKey, ada))["user_id"].(string)
+	a, b := h.Merchant("Alpha"), h.Merchant("Beta")
+	aLive := h.Production(a).SecretKey
+	id := th.WantOK(t, h.Post("/v2/customers", a.Sandbox.SecretKey, ada))["user_id"].(string)
 
 	for name, key := range map[string]string{"other merchant": b.Sandbox.SecretKey, "same merchant, production key": aLive} {
 		t.Run(name, func(t *testing.T) {
-			wantError(t, h.get("/v2/customers/"+id, key), http.StatusNotFound, "customer_not_found")
-			if data := wantOK(t, h.get("/v2/customers", key))["data"].([]any); len(data) != 0 {
+			th.WantError(t, h.Get("/v2/customers/"+id, key), http.StatusNotFound, "customer_not_found")
+			if data := th.WantOK(t, h.Get("/v2/customers", key))["data"].([]any); len(data) != 0 {
 				t.Errorf("list shows %d customers of another tenant", len(data))
 			}
 			// Another tenant's id is no cursor either.
-			wantError(t, h.get("/v2/customers?starting_after="+id, key), http.StatusBadRequest, "invalid_request")
+			th.WantError(t, h.Get("/v2/customers?starting_after="+id, key), http.StatusBadRequest, "invalid_request")
 		})
 	}
-	wantOK(t, h.get("/v2/customers/"+id, a.Sandbox.SecretKey))
+	th.WantOK(t, h.Get("/v2/customers/"+id, a.Sandbox.SecretKey))
 }
 
 func mustJSON(v any) string {

@@ -13,6 +13,7 @@ import (
 	"github.com/playwright-community/playwright-go"
 
 	"github.com/fundsource/fundsource/internal/core/tenant"
+	th "github.com/fundsource/fundsource/internal/testing/harness"
 )
 
 // Browser tests of the merchant dashboard. With DASHBOARD_SCREENSHOTS=dir
@@ -79,7 +80,7 @@ func (tb *tab) shot(dir, name string) {
 func TestBrowserDashboardTour(t *testing.T) {
 	h := newHarness(t)
 	srv := h.live()
-	h.cfg.HostedBaseURL, _ = url.Parse(srv.URL)
+	h.Cfg.HostedBaseURL, _ = url.Parse(srv.URL)
 	rc := newReceiver(t, nil)
 	shots := os.Getenv("DASHBOARD_SCREENSHOTS")
 
@@ -121,7 +122,7 @@ func TestBrowserDashboardTour(t *testing.T) {
 	tb.wantText("Webhook URL saved")
 	tb.click("button", "Send test event")
 	tb.wantText("Test event sent")
-	if n := h.deliver(); n != 1 {
+	if n := h.Deliver(); n != 1 {
 		t.Fatalf("deliveries = %d, want 1 (the test event)", n)
 	}
 	if len(rc.requests()) != 1 || rc.requests()[0].Payload(t)["type"] != "webhook.test" {
@@ -146,9 +147,9 @@ func TestBrowserDashboardTour(t *testing.T) {
 	// A customer and an Unverified source through the API with the key the
 	// dashboard showed; the nickname carries HTML.
 	nickname := `<b>Rent</b><img src=x onerror=alert(1)>`
-	cus := wantOK(t, h.post("/v2/customers", secret, `{"first_name":"Ada","last_name":"Baker","email":"ada@baker.example"}`))["user_id"].(string)
+	cus := th.WantOK(t, h.Post("/v2/customers", secret, `{"first_name":"Ada","last_name":"Baker","email":"ada@baker.example"}`))["user_id"].(string)
 	body := fmt.Sprintf(`{"user_id":%q,"routing_number":"021000021","account_number":"000123456789","nickname":%q}`, cus, nickname)
-	src := wantOK(t, h.post("/v2/funding-source", secret, body))["funding_source_id"].(string)
+	src := th.WantOK(t, h.Post("/v2/funding-source", secret, body))["funding_source_id"].(string)
 
 	// Found in the list by the last four, then opened.
 	tb.click("link", "Funding sources")
@@ -216,19 +217,19 @@ func TestBrowserDashboardTour(t *testing.T) {
 	tb.accessible()
 
 	// Remove asks first (the script's confirm), then removes.
-	other := wantOK(t, h.post("/v2/funding-source", secret, sourceBody(cus, "021000021", "555566667777")))["funding_source_id"].(string)
+	other := th.WantOK(t, h.Post("/v2/funding-source", secret, th.SourceBody(cus, "021000021", "555566667777")))["funding_source_id"].(string)
 	tb.open(srv.URL + "/dashboard/funding-sources/" + other)
 	if ok, _ := tb.page.Locator(`button[data-copy="hosted-link"]`).IsVisible(); !ok {
 		t.Error("the Copy button stays hidden with JavaScript on")
 	}
 	tb.click("button", "Remove funding source") // dismissed: nothing happens
-	if got := wantOK(t, h.get("/v2/funding-source/"+other, secret))["removed"]; got != false {
+	if got := th.WantOK(t, h.Get("/v2/funding-source/"+other, secret))["removed"]; got != false {
 		t.Fatalf("a dismissed confirmation removed the source")
 	}
 	tb.acceptDialogs()
 	tb.click("button", "Remove funding source")
 	tb.wantText("Funding source removed.", "This funding source was removed.")
-	if got := wantOK(t, h.get("/v2/funding-source/"+other, secret))["removed"]; got != true {
+	if got := th.WantOK(t, h.Get("/v2/funding-source/"+other, secret))["removed"]; got != true {
 		t.Errorf("removed = %v after confirming", got)
 	}
 }
@@ -253,7 +254,7 @@ func (tb *tab) accessible() {
 func TestBrowserDashboardSignInFailureAndExpiry(t *testing.T) {
 	h := newHarness(t)
 	srv := h.live()
-	h.merchant("Acme Books")
+	h.Merchant("Acme Books")
 
 	tb := newTab(t)
 	tb.open(srv.URL + "/dashboard/customers?q=ada")
@@ -287,7 +288,7 @@ func TestBrowserDashboardSignInFailureAndExpiry(t *testing.T) {
 	}
 
 	// Idle for longer than the timeout: signed out, and back after signing in.
-	h.clock.Advance(h.cfg.DashboardIdleTimeout + time.Minute)
+	h.Clock.Advance(h.Cfg.DashboardIdleTimeout + time.Minute)
 	tb.open(srv.URL + "/dashboard/webhooks")
 	tb.waitURL(`/dashboard/sign-in\?`)
 	tb.wantText("Your session expired")
@@ -295,11 +296,11 @@ func TestBrowserDashboardSignInFailureAndExpiry(t *testing.T) {
 	tb.waitURL(`/dashboard/webhooks$`)
 
 	// Used now and then, a session still ends at its absolute age.
-	for left := h.cfg.DashboardSessionMaxAge; left > 0; left -= h.cfg.DashboardIdleTimeout / 2 {
-		h.clock.Advance(h.cfg.DashboardIdleTimeout / 2)
+	for left := h.Cfg.DashboardSessionMaxAge; left > 0; left -= h.Cfg.DashboardIdleTimeout / 2 {
+		h.Clock.Advance(h.Cfg.DashboardIdleTimeout / 2)
 		tb.open(srv.URL + "/dashboard")
 	}
-	h.clock.Advance(h.cfg.DashboardIdleTimeout / 2)
+	h.Clock.Advance(h.Cfg.DashboardIdleTimeout / 2)
 	tb.open(srv.URL + "/dashboard")
 	tb.waitURL(`/dashboard/sign-in\?`)
 	tb.wantText("Your session expired")
@@ -316,10 +317,10 @@ func TestBrowserDashboardSignInFailureAndExpiry(t *testing.T) {
 func TestBrowserDashboardHidesOtherMerchantsAndRefusesCrossSitePosts(t *testing.T) {
 	h := newHarness(t)
 	srv, shop := h.live(), newShopSite(t)
-	acme := h.merchant("Acme Books")
-	other := h.merchant("Other Shop")
-	otherUser := h.customer(other.Sandbox.SecretKey)
-	otherSrc := h.source(other.Sandbox.SecretKey, otherUser, "987654321")
+	acme := h.Merchant("Acme Books")
+	other := h.Merchant("Other Shop")
+	otherUser := h.Customer(other.Sandbox.SecretKey)
+	otherSrc := h.Source(other.Sandbox.SecretKey, otherUser, "987654321")
 
 	tb := newTab(t)
 	tb.signIn(srv.URL, "acme.books@example.com", "correct horse battery")
@@ -340,7 +341,7 @@ func TestBrowserDashboardHidesOtherMerchantsAndRefusesCrossSitePosts(t *testing.
 	}
 	tb.waitURL(`/dashboard/webhooks$`)
 	tb.wantText("This form was sent from another site")
-	if _, err := h.webhooks.Get(t.Context(), tenant.Scope{MerchantID: acme.Merchant.ID, Env: tenant.Sandbox}); err == nil {
+	if _, err := h.Webhooks.Get(t.Context(), tenant.Scope{MerchantID: acme.Merchant.ID, Env: tenant.Sandbox}); err == nil {
 		t.Error("a cross-site post set the webhook URL")
 	}
 }

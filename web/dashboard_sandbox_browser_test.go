@@ -4,6 +4,8 @@ import (
 	"testing"
 
 	"github.com/playwright-community/playwright-go"
+
+	th "github.com/fundsource/fundsource/internal/testing/harness"
 )
 
 // inside clicks the first button within the element matching selector
@@ -33,10 +35,10 @@ func (tb *tab) choose(selector, value string) {
 func TestBrowserDashboardSandboxSimulations(t *testing.T) {
 	h := newHarness(t)
 	srv := h.live()
-	key := h.merchant("Acme Books").Sandbox.SecretKey
-	user := h.customer(key)
-	src := h.source(key, user, "123456789")
-	wantOK(t, initiate(h, key, src))
+	key := h.Merchant("Acme Books").Sandbox.SecretKey
+	user := h.Customer(key)
+	src := h.Source(key, user, "123456789")
+	th.WantOK(t, initiate(h, key, src))
 
 	tb := newTab(t)
 	tb.signIn(srv.URL, "acme.books@example.com", "correct horse battery")
@@ -45,16 +47,16 @@ func TestBrowserDashboardSandboxSimulations(t *testing.T) {
 	tb.click("button", "Simulate return")
 	tb.waitURL(`/dashboard/funding-sources/` + src + `$`)
 	tb.wantText("came back with R02", "The last micro-deposit verification failed (the bank returned a deposit: R02)")
-	if ev := h.events("funding_source.verification_failed"); len(ev) != 1 {
+	if ev := h.Events("funding_source.verification_failed"); len(ev) != 1 {
 		t.Errorf("verification_failed events: %d", len(ev))
 	}
 
-	wantOK(t, initiate(h, key, src))
+	th.WantOK(t, initiate(h, key, src))
 	tb.open(srv.URL + "/dashboard/funding-sources/" + src)
 	tb.click("button", "Expire the deposits now")
 	tb.waitURL(`/dashboard/funding-sources/` + src + `$`)
 	tb.wantText("the micro-deposits expired", "The last micro-deposits expired")
-	if ev := h.events("funding_source.verification_expired"); len(ev) != 1 {
+	if ev := h.Events("funding_source.verification_expired"); len(ev) != 1 {
 		t.Errorf("verification_expired events: %d", len(ev))
 	}
 	if n, err := tb.page.Locator("#deposit-simulations").Count(); err != nil || n != 0 {
@@ -62,17 +64,17 @@ func TestBrowserDashboardSandboxSimulations(t *testing.T) {
 	}
 
 	verified := h.verifiedSource(key, user, "222222222")
-	sub := wantOK(t, h.post("/v2/subscriptions", key, subscriptionBody(verified, "9.99", "weekly", "2026-11-20")))["subscription_id"].(string)
+	sub := th.WantOK(t, h.Post("/v2/subscriptions", key, subscriptionBody(verified, "9.99", "weekly", "2026-11-20")))["subscription_id"].(string)
 	tb.open(srv.URL + "/dashboard/funding-sources/" + verified)
 	tb.wantText("No payments with this funding source yet.")
 	tb.inside("#subscription-" + sub)
 	tb.wantText("created the next debit", "subscription debit, attempt 1")
-	p := wantOK(t, h.get("/v2/payments?funding_source_id="+verified, key))["data"].([]any)[0].(map[string]any)
+	p := th.WantOK(t, h.Get("/v2/payments?funding_source_id="+verified, key))["data"].([]any)[0].(map[string]any)
 	id := p["payment_id"].(string)
 	tb.choose("#return-code-"+id, "R01")
 	tb.inside("#payment-" + id)
 	tb.wantText("came back with R01", "R01 Insufficient funds", "presented again 2026-11-03")
-	if got := wantOK(t, h.get("/v2/payments/"+id, key)); got["status"] != "failed" || got["failure_code"] != "R01" {
+	if got := th.WantOK(t, h.Get("/v2/payments/"+id, key)); got["status"] != "failed" || got["failure_code"] != "R01" {
 		t.Errorf("payment after the page's return: %s", mustJSON(got))
 	}
 	tb.inside("#subscription-" + sub)

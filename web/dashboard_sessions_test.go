@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/fundsource/fundsource/internal/merchant"
+	th "github.com/fundsource/fundsource/internal/testing/harness"
 )
 
 // copyCookies is what an attacker who copied the browser's cookies holds.
@@ -21,7 +22,7 @@ func copyCookies(d *dash) *dash {
 }
 
 // wantSignInPage checks that a dashboard page sends the browser to sign in.
-func wantSignInPage(t *testing.T, p *response) {
+func wantSignInPage(t *testing.T, p *th.Response) {
 	t.Helper()
 	if p.Code != http.StatusSeeOther || !strings.HasPrefix(p.Header.Get("Location"), "/dashboard/sign-in") {
 		t.Fatalf("got %d to %q, want the sign-in page", p.Code, p.Header.Get("Location"))
@@ -34,13 +35,13 @@ func TestSignOutEndsTheSessionOnTheServer(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t)
 	d, key := signedIn(t, h, "Acme Books")
-	h.customer(key) // some data beside the session, for the dump
+	h.Customer(key) // some data beside the session, for the dump
 	stolen := copyCookies(d)
 	wantPage(t, stolen.get("/dashboard"), http.StatusOK, "Acme Books")
-	if n := h.count("dashboard_sessions"); n != 1 {
+	if n := h.Count("dashboard_sessions"); n != 1 {
 		t.Fatalf("%d session rows, want 1", n)
 	}
-	if dump := h.dumpDatabase(); strings.Contains(dump, "ses_") {
+	if dump := h.DumpDatabase(); strings.Contains(dump, "ses_") {
 		t.Error("a session id is stored in clear")
 	}
 
@@ -49,7 +50,7 @@ func TestSignOutEndsTheSessionOnTheServer(t *testing.T) {
 	}
 	wantSignInPage(t, stolen.get("/dashboard"))
 	wantSignInPage(t, stolen.get("/dashboard/settings"))
-	if n := h.count("dashboard_sessions"); n != 0 {
+	if n := h.Count("dashboard_sessions"); n != 0 {
 		t.Errorf("%d session rows after sign-out", n)
 	}
 }
@@ -59,7 +60,7 @@ func TestSignOutEndsTheSessionOnTheServer(t *testing.T) {
 func TestSignOutOfAllOtherSessions(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t)
-	m := h.merchant("Acme Books")
+	m := h.Merchant("Acme Books")
 	laptop, phone := newDash(h), newDash(h)
 	phone.remote = "198.51.100.20:443"
 	for _, d := range []*dash{laptop, phone} {
@@ -78,12 +79,12 @@ func TestSignOutOfAllOtherSessions(t *testing.T) {
 	wantPage(t, laptop.get("/dashboard"), http.StatusOK)
 
 	// The hourly sweep deletes sessions past their limits.
-	limits := merchant.SessionLimits{IdleTimeout: h.cfg.DashboardIdleTimeout, MaxAge: h.cfg.DashboardSessionMaxAge}
-	if n, err := h.merchants.PurgeSessions(context.Background(), limits); err != nil || n != 0 {
+	limits := merchant.SessionLimits{IdleTimeout: h.Cfg.DashboardIdleTimeout, MaxAge: h.Cfg.DashboardSessionMaxAge}
+	if n, err := h.Merchants.PurgeSessions(context.Background(), limits); err != nil || n != 0 {
 		t.Errorf("a live session was swept: %d, %v", n, err)
 	}
-	h.clock.Advance(h.cfg.DashboardIdleTimeout + time.Minute)
-	if n, err := h.merchants.PurgeSessions(context.Background(), limits); err != nil || n != 1 || h.count("dashboard_sessions") != 0 {
+	h.Clock.Advance(h.Cfg.DashboardIdleTimeout + time.Minute)
+	if n, err := h.Merchants.PurgeSessions(context.Background(), limits); err != nil || n != 1 || h.Count("dashboard_sessions") != 0 {
 		t.Errorf("sweep after the idle timeout: %d, %v", n, err)
 	}
 }
@@ -94,7 +95,7 @@ func TestSignOutOfAllOtherSessions(t *testing.T) {
 func TestChangePasswordEndsOtherSessions(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t)
-	m := h.merchant("Acme Books")
+	m := h.Merchant("Acme Books")
 	mine, other := newDash(h), newDash(h)
 	other.remote = "198.51.100.20:443"
 	for _, d := range []*dash{mine, other} {
@@ -102,7 +103,7 @@ func TestChangePasswordEndsOtherSessions(t *testing.T) {
 			t.Fatalf("sign in: %d", p.Code)
 		}
 	}
-	change := func(current, next string) *response {
+	change := func(current, next string) *th.Response {
 		return mine.post("/dashboard/settings/password", url.Values{"current_password": {current}, "new_password": {next}})
 	}
 	wantPage(t, change("not my password", "a brand new passphrase"), http.StatusUnprocessableEntity, "current password is not right")

@@ -14,6 +14,7 @@ import (
 
 	"github.com/fundsource/fundsource/internal/config"
 	"github.com/fundsource/fundsource/internal/core/tenant"
+	th "github.com/fundsource/fundsource/internal/testing/harness"
 )
 
 // dash is a browser without a browser: it keeps the dashboard's cookies
@@ -26,10 +27,10 @@ type dash struct {
 }
 
 func newDash(h *harness) *dash {
-	return &dash{t: h.t.(*testing.T), h: h, cookies: map[string]*http.Cookie{}, remote: "192.0.2.10:5000"}
+	return &dash{t: h.T.(*testing.T), h: h, cookies: map[string]*http.Cookie{}, remote: "192.0.2.10:5000"}
 }
 
-func (d *dash) do(method, path string, form url.Values, header map[string]string) *response {
+func (d *dash) do(method, path string, form url.Values, header map[string]string) *th.Response {
 	d.t.Helper()
 	var body io.Reader
 	if form != nil {
@@ -47,7 +48,7 @@ func (d *dash) do(method, path string, form url.Values, header map[string]string
 		r.AddCookie(c)
 	}
 	w := httptest.NewRecorder()
-	d.h.engine.ServeHTTP(w, r)
+	d.h.Engine.ServeHTTP(w, r)
 	res := w.Result()
 	for _, c := range res.Cookies() {
 		if c.MaxAge < 0 {
@@ -56,17 +57,17 @@ func (d *dash) do(method, path string, form url.Values, header map[string]string
 			d.cookies[c.Name] = c
 		}
 	}
-	return &response{Code: w.Code, Header: w.Header(), Body: w.Body.Bytes()}
+	return &th.Response{Code: w.Code, Header: w.Header(), Body: w.Body.Bytes()}
 }
 
-func (d *dash) get(path string) *response { return d.do(http.MethodGet, path, nil, nil) }
+func (d *dash) get(path string) *th.Response { return d.do(http.MethodGet, path, nil, nil) }
 
-func (d *dash) post(path string, form url.Values) *response {
+func (d *dash) post(path string, form url.Values) *th.Response {
 	return d.do(http.MethodPost, path, form, map[string]string{"Sec-Fetch-Site": "same-origin"})
 }
 
 // follow gets the page a 303 points at.
-func (d *dash) follow(p *response) *response {
+func (d *dash) follow(p *th.Response) *th.Response {
 	d.t.Helper()
 	if p.Code != http.StatusSeeOther {
 		d.t.Fatalf("got %d, want a 303\n%s", p.Code, p.Body)
@@ -74,13 +75,13 @@ func (d *dash) follow(p *response) *response {
 	return d.get(p.Header.Get("Location"))
 }
 
-func (d *dash) signIn(email, password string) *response {
+func (d *dash) signIn(email, password string) *th.Response {
 	return d.post("/dashboard/sign-in", url.Values{"email": {email}, "password": {password}})
 }
 
 // signedIn returns a dashboard client signed in as a new merchant.
 func signedIn(t *testing.T, h *harness, name string) (*dash, string) {
-	m := h.merchant(name)
+	m := h.Merchant(name)
 	d := newDash(h)
 	if p := d.signIn(m.Merchant.Email, "correct horse battery"); p.Code != http.StatusSeeOther || p.Header.Get("Location") != "/dashboard" {
 		t.Fatalf("sign in: %d %s", p.Code, p.Header.Get("Location"))
@@ -103,7 +104,7 @@ func TestDashboardCookieFlags(t *testing.T) {
 			if !c.HttpOnly || c.SameSite != http.SameSiteLaxMode || c.Path != "/dashboard" || c.Secure != (mode == config.Production) {
 				t.Errorf("cookie = %+v", c)
 			}
-			if c.MaxAge != int(h.cfg.DashboardSessionMaxAge.Seconds()) {
+			if c.MaxAge != int(h.Cfg.DashboardSessionMaxAge.Seconds()) {
 				t.Errorf("cookie Max-Age = %d", c.MaxAge)
 			}
 			if cc := p.Header.Get("Cache-Control"); cc != "no-store" || !strings.Contains(p.Header.Get("Content-Security-Policy"), "frame-ancestors 'none'") {
@@ -119,7 +120,7 @@ func TestDashboardCookieFlags(t *testing.T) {
 func TestDashboardSignUpRules(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t)
-	h.merchant("Acme Books")
+	h.Merchant("Acme Books")
 	d := newDash(h)
 	for _, c := range []struct {
 		name, email, password, want string
@@ -139,7 +140,7 @@ func TestDashboardSignUpRules(t *testing.T) {
 			t.Fatalf("a refused sign-up started a session")
 		}
 	}
-	if n := h.count("merchants"); n != 1 {
+	if n := h.Count("merchants"); n != 1 {
 		t.Errorf("merchants = %d after refused sign-ups", n)
 	}
 }
@@ -147,10 +148,10 @@ func TestDashboardSignUpRules(t *testing.T) {
 func TestDashboardSignInIsLimitedPerEmailAndIP(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t, func(c *config.Config) { c.SignInSlowdown = 300 * time.Millisecond })
-	h.merchant("Acme Books")
+	h.Merchant("Acme Books")
 	attacker := newDash(h)
 	attacker.remote = "203.0.113.66:1"
-	for i := 0; i < h.cfg.SignInAttemptsPerEmail; i++ {
+	for i := 0; i < h.Cfg.SignInAttemptsPerEmail; i++ {
 		wantPage(t, attacker.signIn("acme.books@example.com", "wrong password"), http.StatusUnauthorized, "don&#39;t match")
 	}
 	// The attacker's address is stopped for this email, even with the right password…
@@ -165,14 +166,14 @@ func TestDashboardSignInIsLimitedPerEmailAndIP(t *testing.T) {
 	if p := merchant.signIn("acme.books@example.com", "correct horse battery"); p.Code != http.StatusSeeOther {
 		t.Fatalf("the merchant was locked out by another address's attempts: %d", p.Code)
 	}
-	h.clock.Advance(15 * time.Minute) // the whole allowance is back
+	h.Clock.Advance(15 * time.Minute) // the whole allowance is back
 	if p := attacker.signIn("acme.books@example.com", "correct horse battery"); p.Code != http.StatusSeeOther {
 		t.Fatalf("after the wait: %d", p.Code)
 	}
 
 	// Many addresses at one email: once the email's allowance from all
 	// addresses together is spent, attempts are slowed, never refused.
-	for i := 0; i < h.cfg.SignInAttemptsPerEmail*20; i++ {
+	for i := 0; i < h.Cfg.SignInAttemptsPerEmail*20; i++ {
 		bot := newDash(h)
 		bot.remote = fmt.Sprintf("198.18.%d.%d:1", i/200, i%200)
 		bot.signIn("acme.books@example.com", "wrong password")
@@ -190,14 +191,14 @@ func TestDashboardSignInIsLimitedPerEmailAndIP(t *testing.T) {
 	// One address trying many emails.
 	d2 := newDash(h)
 	d2.remote = "198.51.100.7:1"
-	for i := 0; i < h.cfg.SignInAttemptsPerIP; i++ {
+	for i := 0; i < h.Cfg.SignInAttemptsPerIP; i++ {
 		d2.signIn(fmt.Sprintf("nobody%d@example.com", i), "whatever password")
 	}
 	wantPage(t, d2.signIn("acme.books@example.com", "correct horse battery"), http.StatusTooManyRequests)
 	// Sign-ups count against the same address.
 	p = d2.post("/dashboard/sign-up", url.Values{"name": {"Bot"}, "email": {"bot@example.com"}, "password": {"correct horse battery"}})
 	wantPage(t, p, http.StatusTooManyRequests, "Too many attempts")
-	if n := h.count("merchants"); n != 1 {
+	if n := h.Count("merchants"); n != 1 {
 		t.Errorf("a limited sign-up made a merchant (%d)", n)
 	}
 }
@@ -205,7 +206,7 @@ func TestDashboardSignInIsLimitedPerEmailAndIP(t *testing.T) {
 func TestDashboardSignInRedirectsOnlyWithinTheDashboard(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t)
-	h.merchant("Acme Books")
+	h.Merchant("Acme Books")
 	p := newDash(h).get("/dashboard/customers?q=a%20b")
 	if p.Code != http.StatusSeeOther || p.Header.Get("Location") != "/dashboard/sign-in?next=%2Fdashboard%2Fcustomers%3Fq%3Da%2520b" {
 		t.Fatalf("signed out: %d %q", p.Code, p.Header.Get("Location"))
@@ -233,7 +234,7 @@ func TestDashboardSignInStartsAFreshSession(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t)
 	a, _ := signedIn(t, h, "Acme Books")
-	h.merchant("Other Shop")
+	h.Merchant("Other Shop")
 	before := a.cookies["fundsource_session"].Value
 	if p := a.signIn("other.shop@example.com", "correct horse battery"); p.Code != http.StatusSeeOther {
 		t.Fatalf("second sign-in: %d", p.Code)
@@ -252,14 +253,14 @@ func TestDashboardSignInStartsAFreshSession(t *testing.T) {
 func TestDashboardEnvironmentSwitch(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t)
-	m := h.merchant("Acme Books")
+	m := h.Merchant("Acme Books")
 	d := newDash(h)
 	d.signIn(m.Merchant.Email, "correct horse battery")
-	h.customer(m.Sandbox.SecretKey)
+	h.Customer(m.Sandbox.SecretKey)
 
 	p := d.follow(d.post("/dashboard/environment", url.Values{"env": {"production"}, "next": {"/dashboard/customers"}}))
 	wantPage(t, p, http.StatusOK, "Production is not activated", "Sandbox: test data only", "C0 L")
-	live := h.production(m)
+	live := h.Production(m)
 	p = d.follow(d.post("/dashboard/environment", url.Values{"env": {"production"}, "next": {"/dashboard/customers/cus_x?y=1"}}))
 	wantPage(t, p, http.StatusOK, "Now showing production data.", `id="env-current" class="env-badge env-live">Production`, "No customers in Production yet")
 	if strings.Contains(string(p.Body), "Sandbox: test data only") {
@@ -276,15 +277,15 @@ func TestDashboardRollKeyShowsTheNewKeyOnce(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t)
 	d, old := signedIn(t, h, "Acme Books")
-	wantOK(t, h.get("/v2/customers", old)) // now in the key cache
+	th.WantOK(t, h.Get("/v2/customers", old)) // now in the key cache
 	p := d.post("/dashboard/keys/roll", url.Values{})
 	wantPage(t, p, http.StatusOK, "Your new secret key")
 	secret := regexp.MustCompile(`sk_test_[A-Za-z0-9]{40,}`).FindString(string(p.Body))
 	if secret == "" || secret == old {
 		t.Fatalf("new secret %q", secret)
 	}
-	wantError(t, h.get("/v2/customers", old), http.StatusUnauthorized, "unauthorized")
-	wantOK(t, h.get("/v2/customers", secret))
+	th.WantError(t, h.Get("/v2/customers", old), http.StatusUnauthorized, "unauthorized")
+	th.WantOK(t, h.Get("/v2/customers", secret))
 	if home := d.get("/dashboard"); strings.Contains(string(home.Body), secret) || !strings.Contains(string(home.Body), "sk_test_…"+secret[len(secret)-4:]) {
 		t.Error("the home page shows the whole secret after the roll, or not its hint")
 	}
@@ -300,13 +301,13 @@ func TestDashboardWebhookSettings(t *testing.T) {
 	wantPage(t, p, http.StatusUnprocessableEntity, `value="ftp://files.example/hook"`, `aria-invalid="true"`)
 	p = d.follow(d.post("/dashboard/webhooks", url.Values{"url": {"https://hooks.example/a"}}))
 	wantPage(t, p, http.StatusOK, "Webhook URL saved", `value="https://hooks.example/a"`, "whsec_••••")
-	reg := wantOK(t, h.get("/v2/webhooks", key))
+	reg := th.WantOK(t, h.Get("/v2/webhooks", key))
 	if reg["webhook_url"] != "https://hooks.example/a" || strings.Contains(string(p.Body), reg["secret"].(string)) {
 		t.Errorf("after saving: %v (the secret must stay hidden until revealed)", reg["webhook_url"])
 	}
 	wantPage(t, d.post("/dashboard/webhooks/secret/reveal", url.Values{}), http.StatusOK, reg["secret"].(string))
 	rolled := d.post("/dashboard/webhooks/secret/roll", url.Values{})
-	newSecret := wantOK(t, h.get("/v2/webhooks", key))["secret"].(string)
+	newSecret := th.WantOK(t, h.Get("/v2/webhooks", key))["secret"].(string)
 	wantPage(t, rolled, http.StatusOK, newSecret, "The previous secret also signs until")
 	if newSecret == reg["secret"] {
 		t.Error("roll kept the secret")
@@ -314,7 +315,7 @@ func TestDashboardWebhookSettings(t *testing.T) {
 	p = d.follow(d.post("/dashboard/webhooks", url.Values{"url": {"https://hooks.example/b"}}))
 	wantPage(t, p, http.StatusOK, `value="https://hooks.example/b"`)
 	wantPage(t, d.follow(d.post("/dashboard/webhooks/delete", url.Values{})), http.StatusOK, "Webhook URL deleted", "No webhook URL yet")
-	wantError(t, h.get("/v2/webhooks", key), http.StatusNotFound, "webhook_not_found")
+	th.WantError(t, h.Get("/v2/webhooks", key), http.StatusNotFound, "webhook_not_found")
 }
 
 func TestDashboardDeliveryLogAndResend(t *testing.T) {
@@ -322,10 +323,10 @@ func TestDashboardDeliveryLogAndResend(t *testing.T) {
 	h := newHarness(t)
 	d, key := signedIn(t, h, "Acme Books")
 	failing := newReceiver(t, func(n int, w http.ResponseWriter) { w.WriteHeader(http.StatusServiceUnavailable) })
-	user := h.customer(key) // before any webhook: not sent
+	user := h.Customer(key) // before any webhook: not sent
 	register(h, key, failing.URL())
-	src := h.source(key, user, "123456789")
-	h.deliver()
+	src := h.Source(key, user, "123456789")
+	h.Deliver()
 
 	p := d.get("/dashboard/webhooks")
 	wantPage(t, p, http.StatusOK, "funding_source.created", "retrying", "503", "customer.created", "not sent")
@@ -336,7 +337,7 @@ func TestDashboardDeliveryLogAndResend(t *testing.T) {
 	ev := d.get("/dashboard/events/" + evID[1])
 	wantPage(t, ev, http.StatusOK, "retrying", "503", failing.URL(), "&#34;funding_source_id&#34;: &#34;"+src)
 	wantPage(t, d.follow(d.post("/dashboard/events/"+evID[1]+"/resend", url.Values{})), http.StatusOK, "Queued for delivery")
-	if n := h.deliver(); n != 1 {
+	if n := h.Deliver(); n != 1 {
 		t.Errorf("resend made %d deliveries due, want 1", n)
 	}
 
@@ -355,11 +356,11 @@ func TestDashboardListsSearchAndPages(t *testing.T) {
 	d, key := signedIn(t, h, "Acme Books")
 	var first string
 	for i := 0; i < 30; i++ {
-		u := wantOK(t, h.post("/v2/customers", key, fmt.Sprintf(`{"first_name":"Pat%d","last_name":"Lee","email":"pat%d@lee.example"}`, i, i)))["user_id"].(string)
+		u := th.WantOK(t, h.Post("/v2/customers", key, fmt.Sprintf(`{"first_name":"Pat%d","last_name":"Lee","email":"pat%d@lee.example"}`, i, i)))["user_id"].(string)
 		if i == 0 {
 			first = u
 		}
-		h.clock.Advance(time.Millisecond)
+		h.Clock.Advance(time.Millisecond)
 	}
 	p := d.get("/dashboard/customers")
 	wantPage(t, p, http.StatusOK, "Pat29 Lee", `rel="next"`)
@@ -380,9 +381,9 @@ func TestDashboardListsSearchAndPages(t *testing.T) {
 	}
 
 	// Sources: search by last four and email, filter by status.
-	a := h.source(key, first, "111122223333")
-	b := h.source(key, first, "444455556666")
-	wantOK(t, initiate(h, key, b))
+	a := h.Source(key, first, "111122223333")
+	b := h.Source(key, first, "444455556666")
+	th.WantOK(t, initiate(h, key, b))
 	for query, want := range map[string][]string{
 		"?q=3333":                  {a},
 		"?q=pat0%40lee":            {a, b},
@@ -416,15 +417,15 @@ func TestDashboardInitiateLimitsAndSandboxAmounts(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t)
 	d, key := signedIn(t, h, "Acme Books")
-	user := h.customer(key)
-	src := h.source(key, user, "123456789")
+	user := h.Customer(key)
+	src := h.Source(key, user, "123456789")
 	wantPage(t, d.follow(d.post("/dashboard/funding-sources/"+src+"/initiate", url.Values{})), http.StatusOK, "Micro-deposits sent")
 	right := h.amounts(key, src)
 	wantPage(t, d.get("/dashboard/funding-sources/"+src), http.StatusOK, "$"+right[0]+" and $"+right[1], "3</strong> attempts remaining")
 	// A second initiation while one is pending is refused by the rules,
 	// shown as a message, not an error page.
 	wantPage(t, d.follow(d.post("/dashboard/funding-sources/"+src+"/initiate", url.Values{})), http.StatusOK, "role=\"alert\"")
-	if n := h.count("micro_deposits"); n != 1 {
+	if n := h.Count("micro_deposits"); n != 1 {
 		t.Errorf("micro_deposits = %d", n)
 	}
 }
@@ -438,11 +439,11 @@ func TestDashboardRedirectOrigins(t *testing.T) {
 	wantPage(t, p, http.StatusUnprocessableEntity, `aria-invalid="true"`, "javascript:alert(1)")
 	p = d.follow(d.post("/dashboard/settings/redirect-origins", url.Values{"origin": {"HTTPS://Shop.Example:443"}}))
 	wantPage(t, p, http.StatusOK, "Added https://shop.example.", `<span class="mono">https://shop.example</span>`)
-	m, err := h.merchants.MerchantByEmail(t.Context(), "acme.books@example.com")
+	m, err := h.Merchants.MerchantByEmail(t.Context(), "acme.books@example.com")
 	if err != nil {
 		t.Fatal(err)
 	}
-	origins, _ := h.merchants.RedirectOrigins(t.Context(), tenant.Scope{MerchantID: m.ID, Env: tenant.Sandbox})
+	origins, _ := h.Merchants.RedirectOrigins(t.Context(), tenant.Scope{MerchantID: m.ID, Env: tenant.Sandbox})
 	if len(origins) != 1 || origins[0] != "https://shop.example" {
 		t.Errorf("origins = %v", origins)
 	}
@@ -459,7 +460,7 @@ func TestDashboardRefusesCrossSiteFormsAndHugeBodies(t *testing.T) {
 	p = d.do(http.MethodPost, "/dashboard/sign-in", url.Values{"email": {"acme.books@example.com"}, "password": {"correct horse battery"}},
 		map[string]string{"Origin": "https://evil.example"})
 	wantPage(t, p, http.StatusForbidden)
-	wantOK(t, h.get("/v2/customers", key)) // the key was not rolled
+	th.WantOK(t, h.Get("/v2/customers", key)) // the key was not rolled
 	big := url.Values{"url": {strings.Repeat("a", 20<<10)}}
 	if p := d.post("/dashboard/webhooks", big); p.Code >= 500 {
 		t.Errorf("huge form: %d", p.Code)

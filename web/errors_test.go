@@ -14,6 +14,7 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"github.com/fundsource/fundsource/internal/core/errs"
+	th "github.com/fundsource/fundsource/internal/testing/harness"
 	"github.com/fundsource/fundsource/web/api"
 	"github.com/fundsource/fundsource/web/dashboard"
 	"github.com/fundsource/fundsource/web/hosted"
@@ -27,9 +28,9 @@ import (
 func TestEveryErrorCodeThroughEverySurface(t *testing.T) {
 	t.Parallel()
 	gin.SetMode(gin.ReleaseMode)
-	cfg := testConfig(t)
+	cfg := th.Config(t)
 	var logs bytes.Buffer
-	k := surface.New(slog.New(slog.NewJSONHandler(&lockedWriter{w: &logs}, nil)), newClock().Now, false, nil)
+	k := surface.New(slog.New(slog.NewJSONHandler(&th.LockedWriter{W: &logs}, nil)), th.NewClock().Now, false, nil)
 	surfaces := []struct {
 		name string
 		fail func(*gin.Context, error)

@@ -6,6 +6,8 @@ import (
 	"slices"
 	"testing"
 	"time"
+
+	th "github.com/fundsource/fundsource/internal/testing/harness"
 )
 
 // TestEveryEventTypeIsDeliveredMatchingItsSchema drives one merchant
@@ -16,39 +18,39 @@ import (
 func TestEveryEventTypeIsDeliveredMatchingItsSchema(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t)
-	key := h.merchant("Acme").Sandbox.SecretKey
+	key := h.Merchant("Acme").Sandbox.SecretKey
 	rc := newReceiver(t, nil)
 	register(h, key, rc.URL())
 
-	wantOK(t, h.post("/v2/webhooks/test", key, ``))
-	user := h.customer(key)
-	wantOK(t, h.post("/v2/customers/"+user, key, `{"email":"new@example.com"}`))
-	a := h.source(key, user, "123456789")
-	wantOK(t, h.post("/v2/funding-source/"+a, key, `{"nickname":"Rent"}`))
-	wantOK(t, initiate(h, key, a))
-	wantOK(t, h.post("/v2/sandbox/funding-source/"+a+"/micro-deposits/return", key, `{"code":"R03"}`))
-	wantOK(t, initiate(h, key, a))
-	wantOK(t, h.post("/v2/sandbox/funding-source/"+a+"/micro-deposits/expire", key, ``))
+	th.WantOK(t, h.Post("/v2/webhooks/test", key, ``))
+	user := h.Customer(key)
+	th.WantOK(t, h.Post("/v2/customers/"+user, key, `{"email":"new@example.com"}`))
+	a := h.Source(key, user, "123456789")
+	th.WantOK(t, h.Post("/v2/funding-source/"+a, key, `{"nickname":"Rent"}`))
+	th.WantOK(t, initiate(h, key, a))
+	th.WantOK(t, h.Post("/v2/sandbox/funding-source/"+a+"/micro-deposits/return", key, `{"code":"R03"}`))
+	th.WantOK(t, initiate(h, key, a))
+	th.WantOK(t, h.Post("/v2/sandbox/funding-source/"+a+"/micro-deposits/expire", key, ``))
 	b := h.verifiedSource(key, user, "222222222")
-	settles := wantOK(t, h.post("/v2/payments", key, paymentBody(b, `"10.00"`, "debit")))["payment_id"].(string)
-	returned := wantOK(t, h.post("/v2/payments", key, paymentBody(b, `"11.00"`, "debit")))["payment_id"].(string)
-	canceled := wantOK(t, h.post("/v2/payments", key, paymentBody(b, `"12.00"`, "credit")))["payment_id"].(string)
-	wantOK(t, h.post("/v2/sandbox/payments/"+returned+"/return", key, `{"code":"R10"}`))
-	wantOK(t, h.post("/v2/payments/"+canceled+"/cancel", key, ``))
-	h.clock.Advance(time.Hour)
-	if _, err := h.payments.SettleDue(context.Background()); err != nil {
+	settles := th.WantOK(t, h.Post("/v2/payments", key, paymentBody(b, `"10.00"`, "debit")))["payment_id"].(string)
+	returned := th.WantOK(t, h.Post("/v2/payments", key, paymentBody(b, `"11.00"`, "debit")))["payment_id"].(string)
+	canceled := th.WantOK(t, h.Post("/v2/payments", key, paymentBody(b, `"12.00"`, "credit")))["payment_id"].(string)
+	th.WantOK(t, h.Post("/v2/sandbox/payments/"+returned+"/return", key, `{"code":"R10"}`))
+	th.WantOK(t, h.Post("/v2/payments/"+canceled+"/cancel", key, ``))
+	h.Clock.Advance(time.Hour)
+	if _, err := h.Payments.SettleDue(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	if p := wantOK(t, h.get("/v2/payments/"+settles, key)); p["status"] != "processed" {
+	if p := th.WantOK(t, h.Get("/v2/payments/"+settles, key)); p["status"] != "processed" {
 		t.Fatalf("payment: %s", mustJSON(p))
 	}
-	sub := wantOK(t, h.post("/v2/subscriptions", key, subscriptionBody(b, "9.99", "weekly", "2026-11-20")))["subscription_id"].(string)
-	wantOK(t, h.post("/v2/sandbox/subscriptions/"+sub+"/advance", key, ``))
-	wantOK(t, h.post("/v2/subscriptions/"+sub+"/cancel", key, ``))
-	wantOK(t, h.post("/v2/accounts/delete", key, `{"funding_source_id":"`+a+`"}`))
-	h.deliver()
+	sub := th.WantOK(t, h.Post("/v2/subscriptions", key, subscriptionBody(b, "9.99", "weekly", "2026-11-20")))["subscription_id"].(string)
+	th.WantOK(t, h.Post("/v2/sandbox/subscriptions/"+sub+"/advance", key, ``))
+	th.WantOK(t, h.Post("/v2/subscriptions/"+sub+"/cancel", key, ``))
+	th.WantOK(t, h.Post("/v2/accounts/delete", key, `{"funding_source_id":"`+a+`"}`))
+	h.Deliver()
 
-	doc, _, err := loadSpec()
+	doc, _, err := th.LoadSpec()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -75,7 +77,7 @@ func TestEveryEventTypeIsDeliveredMatchingItsSchema(t *testing.T) {
 // schema, so data of another type, an unknown type or an extra member fail.
 func TestEventSchemasRejectWhatTheyShould(t *testing.T) {
 	t.Parallel()
-	doc, _, err := loadSpec()
+	doc, _, err := th.LoadSpec()
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -7,17 +7,18 @@ import (
 	"testing"
 
 	"github.com/fundsource/fundsource/internal/core/tenant"
+	th "github.com/fundsource/fundsource/internal/testing/harness"
 )
 
 func TestCreationPathsAndStatuses(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t)
-	m := h.merchant("Acme")
+	m := h.Merchant("Acme")
 	key := m.Sandbox.SecretKey
-	user := h.customer(key)
+	user := h.Customer(key)
 
 	// On demand without third-party verification: Unverified (credit only).
-	r := wantOK(t, h.post("/v2/on-demand/funding-source", key,
+	r := th.WantOK(t, h.Post("/v2/on-demand/funding-source", key,
 		`{"user_id":"`+user+`","routing_number":"021000021","account_number":"000123456789","nickname":"  Payroll  "}`))
 	want := map[string]any{"status": "Unverified", "bank_name": "JPMorgan Chase Bank", "last_four": "6789",
 		"account_type": "checking", "nickname": "Payroll", "user_id": user, "removed": false, "verification": nil}
@@ -32,12 +33,12 @@ func TestCreationPathsAndStatuses(t *testing.T) {
 
 	// Micro-deposit path: always Unverified; bank_name from the request only
 	// when the directory does not know the routing number.
-	r = wantOK(t, h.post("/v2/funding-source", key,
+	r = th.WantOK(t, h.Post("/v2/funding-source", key,
 		`{"user_id":"`+user+`","routing_number":"011000015","account_number":"5555","account_type":"savings","bank_name":"First Local Bank"}`))
 	if r["status"] != "Unverified" || r["bank_name"] != "First Local Bank" || r["account_type"] != "savings" || r["last_four"] != "5555" {
 		t.Errorf("micro-deposit source = %s", mustJSON(r))
 	}
-	r = wantOK(t, h.post("/v2/funding-source", key,
+	r = th.WantOK(t, h.Post("/v2/funding-source", key,
 		`{"user_id":"`+user+`","routing_number":"026009593","account_number":"7777777","bank_name":"Wrong Name"}`))
 	if r["bank_name"] != "Bank of America" {
 		t.Errorf("bank_name = %v, want the directory's name", r["bank_name"])
@@ -45,30 +46,30 @@ func TestCreationPathsAndStatuses(t *testing.T) {
 
 	// Third-party verification enabled: Verified right away, with events.
 	scope := tenant.Scope{MerchantID: m.Merchant.ID, Env: tenant.Sandbox}
-	if err := h.merchants.EnableThirdPartyVerification(context.Background(), scope); err != nil {
+	if err := h.Merchants.EnableThirdPartyVerification(context.Background(), scope); err != nil {
 		t.Fatal(err)
 	}
-	r = wantOK(t, h.post("/v2/on-demand/funding-source", key, sourceBody(user, "110000000", "99990000")))
+	r = th.WantOK(t, h.Post("/v2/on-demand/funding-source", key, th.SourceBody(user, "110000000", "99990000")))
 	if r["status"] != "Verified" || r["bank_name"] != "fundsource Sandbox Bank" {
 		t.Errorf("third-party source = %s", mustJSON(r))
 	}
-	verified := h.events("funding_source.verified")
+	verified := h.Events("funding_source.verified")
 	if len(verified) != 1 || verified[0]["funding_source_id"] != r["funding_source_id"] || verified[0]["status"] != "Verified" {
 		t.Errorf("verified events = %v", verified)
 	}
-	if created := h.events("funding_source.created"); len(created) != 4 {
+	if created := h.Events("funding_source.created"); len(created) != 4 {
 		t.Errorf("%d funding_source.created events, want 4", len(created))
 	}
 
 	// A production key needs the on-demand permission from an operator.
-	live := h.production(m).SecretKey
-	liveUser := h.customer(live)
-	wantError(t, h.post("/v2/on-demand/funding-source", live, sourceBody(liveUser, "021000021", "123456")),
+	live := h.Production(m).SecretKey
+	liveUser := h.Customer(live)
+	th.WantError(t, h.Post("/v2/on-demand/funding-source", live, th.SourceBody(liveUser, "021000021", "123456")),
 		http.StatusForbidden, "permission_denied")
-	if err := h.merchants.GrantOnDemand(context.Background(), tenant.Scope{MerchantID: m.Merchant.ID, Env: tenant.Production}); err != nil {
+	if err := h.Merchants.GrantOnDemand(context.Background(), tenant.Scope{MerchantID: m.Merchant.ID, Env: tenant.Production}); err != nil {
 		t.Fatal(err)
 	}
-	if r := wantOK(t, h.post("/v2/on-demand/funding-source", live, sourceBody(liveUser, "021000021", "123456"))); r["status"] != "Unverified" {
+	if r := th.WantOK(t, h.Post("/v2/on-demand/funding-source", live, th.SourceBody(liveUser, "021000021", "123456"))); r["status"] != "Unverified" {
 		t.Errorf("production on-demand status = %v (third-party is enabled only in sandbox)", r["status"])
 	}
 }
@@ -76,8 +77,8 @@ func TestCreationPathsAndStatuses(t *testing.T) {
 func TestFundingSourceValidation(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t)
-	key := h.merchant("Acme").Sandbox.SecretKey
-	user := h.customer(key)
+	key := h.Merchant("Acme").Sandbox.SecretKey
+	user := h.Customer(key)
 	body := func(fields string) string { return `{"user_id":"` + user + `",` + fields + `}` }
 	cases := []struct {
 		name, body  string
@@ -86,7 +87,7 @@ func TestFundingSourceValidation(t *testing.T) {
 		messageHint string
 	}{
 		{"missing user_id", `{"routing_number":"021000021","account_number":"1234"}`, 400, "invalid_request", "user_id", ""},
-		{"unknown user_id", sourceBody("cus_unknown", "021000021", "1234"), 404, "customer_not_found", "user_id", ""},
+		{"unknown user_id", th.SourceBody("cus_unknown", "021000021", "1234"), 404, "customer_not_found", "user_id", ""},
 		{"missing routing", body(`"account_number":"1234"`), 400, "invalid_request", "routing_number", ""},
 		{"short routing", body(`"routing_number":"02100002","account_number":"1234"`), 400, "invalid_routing_number", "routing_number", "9 digits"},
 		{"bad check digit", body(`"routing_number":"021000022","account_number":"1234"`), 400, "invalid_routing_number", "routing_number", "check digit"},
@@ -106,8 +107,8 @@ func TestFundingSourceValidation(t *testing.T) {
 	for _, path := range []string{"/v2/funding-source", "/v2/on-demand/funding-source"} {
 		for _, c := range cases {
 			t.Run(path+"/"+c.name, func(t *testing.T) {
-				r := h.post(path, key, c.body)
-				wantError(t, r, c.status, c.code)
+				r := h.Post(path, key, c.body)
+				th.WantError(t, r, c.status, c.code)
 				if p := r.ErrParam(t); p != c.param {
 					t.Errorf("param = %q, want %q", p, c.param)
 				}
@@ -117,7 +118,7 @@ func TestFundingSourceValidation(t *testing.T) {
 			})
 		}
 	}
-	if n, m := h.count("funding_sources"), h.count("account_numbers"); n != 0 || m != 0 {
+	if n, m := h.Count("funding_sources"), h.Count("account_numbers"); n != 0 || m != 0 {
 		t.Errorf("refused requests stored %d sources and %d account claims", n, m)
 	}
 }
@@ -125,21 +126,21 @@ func TestFundingSourceValidation(t *testing.T) {
 func TestLeadingZerosAreSignificant(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t)
-	key := h.merchant("Acme").Sandbox.SecretKey
-	user := h.customer(key)
-	a := h.source(key, user, "00012345")
-	b := h.source(key, user, "12345")
+	key := h.Merchant("Acme").Sandbox.SecretKey
+	user := h.Customer(key)
+	a := h.Source(key, user, "00012345")
+	b := h.Source(key, user, "12345")
 	if a == b {
 		t.Fatal("00012345 and 12345 became one source")
 	}
 	for _, id := range []string{a, b} {
-		if r := wantOK(t, h.get("/v2/funding-source/"+id, key)); r["last_four"] != "2345" {
+		if r := th.WantOK(t, h.Get("/v2/funding-source/"+id, key)); r["last_four"] != "2345" {
 			t.Errorf("last_four = %v", r["last_four"])
 		}
 	}
 	// Each is a duplicate of itself only.
-	r := h.post("/v2/funding-source", key, sourceBody(user, "021000021", "00012345"))
-	wantError(t, r, http.StatusConflict, "duplicate_funding_source")
+	r := h.Post("/v2/funding-source", key, th.SourceBody(user, "021000021", "00012345"))
+	th.WantError(t, r, http.StatusConflict, "duplicate_funding_source")
 	if got := r.JSON(t)["error"].(map[string]any)["funding_source_id"]; got != a {
 		t.Errorf("duplicate names %v, want %s", got, a)
 	}
@@ -148,18 +149,18 @@ func TestLeadingZerosAreSignificant(t *testing.T) {
 func TestAccountNumberUniqueness(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t)
-	a, b := h.merchant("Alpha"), h.merchant("Beta")
+	a, b := h.Merchant("Alpha"), h.Merchant("Beta")
 	ka, kb := a.Sandbox.SecretKey, b.Sandbox.SecretKey
-	ua1, ua2, ub := h.customer(ka), h.customer(ka), h.customer(kb)
-	first := h.source(ka, ua1, "44445555")
+	ua1, ua2, ub := h.Customer(ka), h.Customer(ka), h.Customer(kb)
+	first := h.Source(ka, ua1, "44445555")
 
 	for name, c := range map[string]struct{ key, user string }{
 		"other merchant":                {kb, ub},
 		"same merchant, other customer": {ka, ua2},
 	} {
 		for _, path := range []string{"/v2/funding-source", "/v2/on-demand/funding-source"} {
-			r := h.post(path, c.key, sourceBody(c.user, "121000248", "44445555"))
-			wantError(t, r, http.StatusConflict, "account_in_use")
+			r := h.Post(path, c.key, th.SourceBody(c.user, "121000248", "44445555"))
+			th.WantError(t, r, http.StatusConflict, "account_in_use")
 			if msg := r.JSON(t)["error"].(map[string]any)["message"]; msg != "This bank account is associated with another user" {
 				t.Errorf("%s %s: message = %q", name, path, msg)
 			}
@@ -167,43 +168,43 @@ func TestAccountNumberUniqueness(t *testing.T) {
 	}
 	// The account check agrees, for every merchant of the environment.
 	for _, key := range []string{ka, kb} {
-		if r := wantOK(t, h.post("/v2/accounts", key, `{"account_number":"44445555"}`)); r["available"] != false {
+		if r := th.WantOK(t, h.Post("/v2/accounts", key, `{"account_number":"44445555"}`)); r["available"] != false {
 			t.Errorf("available = %v, want false", r["available"])
 		}
 	}
-	if r := wantOK(t, h.post("/v2/accounts", kb, `{"account_number":"044445555"}`)); r["available"] != true {
+	if r := th.WantOK(t, h.Post("/v2/accounts", kb, `{"account_number":"044445555"}`)); r["available"] != true {
 		t.Errorf("044445555 available = %v, want true", r["available"])
 	}
-	wantError(t, h.post("/v2/accounts", kb, `{"account_number":"12"}`), 400, "invalid_account_number")
-	wantError(t, h.post("/v2/accounts", kb, `{}`), 400, "invalid_request")
+	th.WantError(t, h.Post("/v2/accounts", kb, `{"account_number":"12"}`), 400, "invalid_account_number")
+	th.WantError(t, h.Post("/v2/accounts", kb, `{}`), 400, "invalid_request")
 
 	// Production is a separate namespace.
-	live := h.production(b).SecretKey
-	if r := wantOK(t, h.post("/v2/accounts", live, `{"account_number":"44445555"}`)); r["available"] != true {
+	live := h.Production(b).SecretKey
+	if r := th.WantOK(t, h.Post("/v2/accounts", live, `{"account_number":"44445555"}`)); r["available"] != true {
 		t.Errorf("production availability = %v, want true", r["available"])
 	}
-	wantOK(t, h.post("/v2/funding-source", live, sourceBody(h.customer(live), "021000021", "44445555")))
+	th.WantOK(t, h.Post("/v2/funding-source", live, th.SourceBody(h.Customer(live), "021000021", "44445555")))
 
 	// Removing the source frees the number for another customer.
-	removed := wantOK(t, h.post("/v2/accounts/delete", ka, `{"funding_source_id":"`+first+`"}`))
+	removed := th.WantOK(t, h.Post("/v2/accounts/delete", ka, `{"funding_source_id":"`+first+`"}`))
 	if removed["removed"] != true || removed["funding_source_id"] != first {
 		t.Errorf("delete = %s", mustJSON(removed))
 	}
-	if ev := h.events("funding_source.removed"); len(ev) != 1 || ev[0]["funding_source_id"] != first {
+	if ev := h.Events("funding_source.removed"); len(ev) != 1 || ev[0]["funding_source_id"] != first {
 		t.Errorf("removed events = %v", ev)
 	}
-	wantOK(t, h.post("/v2/funding-source", kb, sourceBody(ub, "121000248", "44445555")))
+	th.WantOK(t, h.Post("/v2/funding-source", kb, th.SourceBody(ub, "121000248", "44445555")))
 	// The removed source stays readable; writes treat it as gone.
-	if r := wantOK(t, h.get("/v2/funding-source/"+first, ka)); r["removed"] != true {
+	if r := th.WantOK(t, h.Get("/v2/funding-source/"+first, ka)); r["removed"] != true {
 		t.Errorf("removed source reads removed = %v", r["removed"])
 	}
 	// Removing it again answers 200 with it (a retried delete is no failure).
-	if r := wantOK(t, h.post("/v2/accounts/delete", ka, `{"funding_source_id":"`+first+`"}`)); r["removed"] != true {
+	if r := th.WantOK(t, h.Post("/v2/accounts/delete", ka, `{"funding_source_id":"`+first+`"}`)); r["removed"] != true {
 		t.Errorf("repeated delete: %s", mustJSON(r))
 	}
-	wantError(t, h.post("/v2/funding-source/initiate/verification", ka, `{"funding_source_id":"`+first+`"}`), 404, "funding_source_not_found")
-	list := wantOK(t, h.get("/v2/customers/"+ua1+"/funding-sources", ka))["data"].([]any)
-	all := wantOK(t, h.get("/v2/customers/"+ua1+"/funding-sources?removed=true", ka))["data"].([]any)
+	th.WantError(t, h.Post("/v2/funding-source/initiate/verification", ka, `{"funding_source_id":"`+first+`"}`), 404, "funding_source_not_found")
+	list := th.WantOK(t, h.Get("/v2/customers/"+ua1+"/funding-sources", ka))["data"].([]any)
+	all := th.WantOK(t, h.Get("/v2/customers/"+ua1+"/funding-sources?removed=true", ka))["data"].([]any)
 	if len(list) != 0 || len(all) != 1 {
 		t.Errorf("list without removed = %d, with = %d; want 0, 1", len(list), len(all))
 	}
@@ -212,23 +213,23 @@ func TestAccountNumberUniqueness(t *testing.T) {
 func TestRemoveByUserAndAccountNumber(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t)
-	a, b := h.merchant("Alpha"), h.merchant("Beta")
+	a, b := h.Merchant("Alpha"), h.Merchant("Beta")
 	ka := a.Sandbox.SecretKey
-	u1, u2 := h.customer(ka), h.customer(ka)
-	id := h.source(ka, u1, "31415926")
+	u1, u2 := h.Customer(ka), h.Customer(ka)
+	id := h.Source(ka, u1, "31415926")
 
 	for _, body := range []string{
 		`{"user_id":"` + u2 + `","account_number":"31415926"}`, // another customer's number
 		`{"user_id":"` + u1 + `","account_number":"27182818"}`, // a number nobody holds
 	} {
-		wantError(t, h.post("/v2/accounts/delete", ka, body), 404, "funding_source_not_found")
+		th.WantError(t, h.Post("/v2/accounts/delete", ka, body), 404, "funding_source_not_found")
 	}
-	wantError(t, h.post("/v2/accounts/delete", b.Sandbox.SecretKey, `{"user_id":"`+u1+`","account_number":"31415926"}`),
+	th.WantError(t, h.Post("/v2/accounts/delete", b.Sandbox.SecretKey, `{"user_id":"`+u1+`","account_number":"31415926"}`),
 		404, "funding_source_not_found")
 	for _, bad := range []string{`{}`, `{"user_id":"` + u1 + `"}`, `{"funding_source_id":"` + id + `","user_id":"` + u1 + `"}`} {
-		wantError(t, h.post("/v2/accounts/delete", ka, bad), 400, "invalid_request")
+		th.WantError(t, h.Post("/v2/accounts/delete", ka, bad), 400, "invalid_request")
 	}
-	r := wantOK(t, h.post("/v2/accounts/delete", ka, `{"user_id":"`+u1+`","account_number":"31415926"}`))
+	r := th.WantOK(t, h.Post("/v2/accounts/delete", ka, `{"user_id":"`+u1+`","account_number":"31415926"}`))
 	if r["funding_source_id"] != id || r["removed"] != true {
 		t.Errorf("delete by account = %s", mustJSON(r))
 	}
@@ -237,31 +238,31 @@ func TestRemoveByUserAndAccountNumber(t *testing.T) {
 func TestThirdPartyPathUpgradesTheCustomersUnverifiedSource(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t)
-	m := h.merchant("Acme")
+	m := h.Merchant("Acme")
 	key := m.Sandbox.SecretKey
-	user := h.customer(key)
-	id := h.source(key, user, "8675309")
-	if err := h.merchants.EnableThirdPartyVerification(context.Background(), tenant.Scope{MerchantID: m.Merchant.ID, Env: tenant.Sandbox}); err != nil {
+	user := h.Customer(key)
+	id := h.Source(key, user, "8675309")
+	if err := h.Merchants.EnableThirdPartyVerification(context.Background(), tenant.Scope{MerchantID: m.Merchant.ID, Env: tenant.Sandbox}); err != nil {
 		t.Fatal(err)
 	}
-	r := wantOK(t, h.post("/v2/on-demand/funding-source", key, sourceBody(user, "021000021", "8675309")))
+	r := th.WantOK(t, h.Post("/v2/on-demand/funding-source", key, th.SourceBody(user, "021000021", "8675309")))
 	if r["funding_source_id"] != id || r["status"] != "Verified" {
 		t.Fatalf("upgrade = %s, want %s Verified", mustJSON(r), id)
 	}
-	if got := wantOK(t, h.get("/v2/funding-source/"+id, key))["status"]; got != "Verified" {
+	if got := th.WantOK(t, h.Get("/v2/funding-source/"+id, key))["status"]; got != "Verified" {
 		t.Errorf("stored status = %v", got)
 	}
-	if ev := h.events("funding_source.verified"); len(ev) != 1 || ev[0]["funding_source_id"] != id {
+	if ev := h.Events("funding_source.verified"); len(ev) != 1 || ev[0]["funding_source_id"] != id {
 		t.Errorf("verified events = %v", ev)
 	}
 	// Now Verified: a further attempt is a plain duplicate.
-	wantError(t, h.post("/v2/on-demand/funding-source", key, sourceBody(user, "021000021", "8675309")), 409, "duplicate_funding_source")
+	th.WantError(t, h.Post("/v2/on-demand/funding-source", key, th.SourceBody(user, "021000021", "8675309")), 409, "duplicate_funding_source")
 }
 
 func TestConcurrentCreationOfOneAccountNumber(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t)
-	a, b := h.merchant("Alpha"), h.merchant("Beta")
+	a, b := h.Merchant("Alpha"), h.Merchant("Beta")
 	type try struct{ key, user string }
 	var tries []try
 	for i := range 20 {
@@ -269,10 +270,10 @@ func TestConcurrentCreationOfOneAccountNumber(t *testing.T) {
 		if i%2 == 1 {
 			key = b.Sandbox.SecretKey
 		}
-		tries = append(tries, try{key, h.customer(key)})
+		tries = append(tries, try{key, h.Customer(key)})
 	}
-	results := concurrently(len(tries), func(i int) *response {
-		return h.post("/v2/funding-source", tries[i].key, sourceBody(tries[i].user, "021000021", "1000200030004"))
+	results := th.Concurrently(len(tries), func(i int) *th.Response {
+		return h.Post("/v2/funding-source", tries[i].key, th.SourceBody(tries[i].user, "021000021", "1000200030004"))
 	})
 	okCount := 0
 	for _, r := range results {
@@ -284,58 +285,58 @@ func TestConcurrentCreationOfOneAccountNumber(t *testing.T) {
 			t.Errorf("unexpected %d %s", r.Code, r.Body)
 		}
 	}
-	if okCount != 1 || h.count("funding_sources") != 1 || h.count("account_numbers") != 1 {
-		t.Fatalf("%d succeeded, %d sources, %d claims; want exactly one of each", okCount, h.count("funding_sources"), h.count("account_numbers"))
+	if okCount != 1 || h.Count("funding_sources") != 1 || h.Count("account_numbers") != 1 {
+		t.Fatalf("%d succeeded, %d sources, %d claims; want exactly one of each", okCount, h.Count("funding_sources"), h.Count("account_numbers"))
 	}
 }
 
 func TestFundingIsolation(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t)
-	a, b := h.merchant("Alpha"), h.merchant("Beta")
+	a, b := h.Merchant("Alpha"), h.Merchant("Beta")
 	ka := a.Sandbox.SecretKey
-	live := h.production(a).SecretKey
-	user := h.customer(ka)
-	id := h.source(ka, user, "24681357")
-	wantOK(t, h.post("/v2/funding-source/initiate/verification", ka, `{"funding_source_id":"`+id+`"}`))
+	live := h.Production(a).SecretKey
+	user := h.Customer(ka)
+	id := h.Source(ka, user, "24681357")
+	th.WantOK(t, h.Post("/v2/funding-source/initiate/verification", ka, `{"funding_source_id":"`+id+`"}`))
 	for name, key := range map[string]string{"other merchant": b.Sandbox.SecretKey, "production key": live} {
 		t.Run(name, func(t *testing.T) {
-			wantError(t, h.get("/v2/funding-source/"+id, key), 404, "funding_source_not_found")
-			wantError(t, h.get("/v2/customers/"+user+"/funding-sources", key), 404, "customer_not_found")
-			wantError(t, h.post("/v2/funding-source/verify", key, `{"funding_source_id":"`+id+`","amounts":[0.1,0.2]}`), 404, "funding_source_not_found")
-			wantError(t, h.post("/v2/funding-source/initiate/verification", key, `{"funding_source_id":"`+id+`"}`), 404, "funding_source_not_found")
-			wantError(t, h.post("/v2/accounts/delete", key, `{"funding_source_id":"`+id+`"}`), 404, "funding_source_not_found")
-			wantError(t, h.post("/v2/funding-source", key, sourceBody(user, "021000021", "11112222")), 404, "customer_not_found")
+			th.WantError(t, h.Get("/v2/funding-source/"+id, key), 404, "funding_source_not_found")
+			th.WantError(t, h.Get("/v2/customers/"+user+"/funding-sources", key), 404, "customer_not_found")
+			th.WantError(t, h.Post("/v2/funding-source/verify", key, `{"funding_source_id":"`+id+`","amounts":[0.1,0.2]}`), 404, "funding_source_not_found")
+			th.WantError(t, h.Post("/v2/funding-source/initiate/verification", key, `{"funding_source_id":"`+id+`"}`), 404, "funding_source_not_found")
+			th.WantError(t, h.Post("/v2/accounts/delete", key, `{"funding_source_id":"`+id+`"}`), 404, "funding_source_not_found")
+			th.WantError(t, h.Post("/v2/funding-source", key, th.SourceBody(user, "021000021", "11112222")), 404, "customer_not_found")
 		})
 	}
-	wantError(t, h.get("/v2/sandbox/funding-source/"+id+"/micro-deposits", b.Sandbox.SecretKey), 404, "funding_source_not_found")
-	wantError(t, h.get("/v2/sandbox/funding-source/"+id+"/micro-deposits", live), 403, "permission_denied")
-	wantOK(t, h.get("/v2/sandbox/funding-source/"+id+"/micro-deposits", ka))
+	th.WantError(t, h.Get("/v2/sandbox/funding-source/"+id+"/micro-deposits", b.Sandbox.SecretKey), 404, "funding_source_not_found")
+	th.WantError(t, h.Get("/v2/sandbox/funding-source/"+id+"/micro-deposits", live), 403, "permission_denied")
+	th.WantOK(t, h.Get("/v2/sandbox/funding-source/"+id+"/micro-deposits", ka))
 }
 
 // The account numbers used must not appear anywhere in the database or logs.
 func TestNoPlaintextAccountNumbersAtRest(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t)
-	key := h.merchant("Acme").Sandbox.SecretKey
-	user := h.customer(key)
+	key := h.Merchant("Acme").Sandbox.SecretKey
+	user := h.Customer(key)
 	numbers := []string{"90817263544536", "000000071829364", "5647382910"}
 	for _, n := range numbers {
-		id := h.source(key, user, n)
-		wantOK(t, h.post("/v2/funding-source/initiate/verification", key, `{"funding_source_id":"`+id+`"}`))
-		h.post("/v2/funding-source/verify", key, `{"funding_source_id":"`+id+`","amounts":[0.01,0.02]}`)
-		h.post("/v2/accounts", key, `{"account_number":"`+n+`"}`)
+		id := h.Source(key, user, n)
+		th.WantOK(t, h.Post("/v2/funding-source/initiate/verification", key, `{"funding_source_id":"`+id+`"}`))
+		h.Post("/v2/funding-source/verify", key, `{"funding_source_id":"`+id+`","amounts":[0.01,0.02]}`)
+		h.Post("/v2/accounts", key, `{"account_number":"`+n+`"}`)
 	}
-	h.do(req{method: http.MethodPost, path: "/v2/funding-source", key: key, body: sourceBody(user, "021000021", numbers[0]),
-		header: map[string]string{"Idempotency-Key": "scan-1"}})
-	wantOK(t, h.post("/v2/accounts/delete", key, `{"user_id":"`+user+`","account_number":"`+numbers[2]+`"}`))
+	h.Do(th.Req{Method: http.MethodPost, Path: "/v2/funding-source", Key: key, Body: th.SourceBody(user, "021000021", numbers[0]),
+		Header: map[string]string{"Idempotency-Key": "scan-1"}})
+	th.WantOK(t, h.Post("/v2/accounts/delete", key, `{"user_id":"`+user+`","account_number":"`+numbers[2]+`"}`))
 
-	dump := h.dumpDatabase()
+	dump := h.DumpDatabase()
 	for _, n := range numbers {
 		if strings.Contains(dump, n) {
 			t.Errorf("account number %s found in the database", n)
 		}
-		if strings.Contains(h.logs.String(), n) {
+		if strings.Contains(h.Logs.String(), n) {
 			t.Errorf("account number %s found in the logs", n)
 		}
 	}

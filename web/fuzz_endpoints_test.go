@@ -11,6 +11,7 @@ import (
 
 	"github.com/fundsource/fundsource/internal/config"
 	"github.com/fundsource/fundsource/internal/core/tenant"
+	th "github.com/fundsource/fundsource/internal/testing/harness"
 )
 
 // fuzzPosts are the JSON endpoints the fuzzer sends bodies to.
@@ -24,13 +25,13 @@ var fuzzPosts = []string{
 // error is the contract's envelope.
 func FuzzEndpoints(f *testing.F) {
 	h := newHarness(f)
-	key := h.merchant("Fuzz").Sandbox.SecretKey
-	user := h.customer(key)
-	src := h.source(key, user, "123456789")
+	key := h.Merchant("Fuzz").Sandbox.SecretKey
+	user := h.Customer(key)
+	src := h.Source(key, user, "123456789")
 	for i, body := range []string{
 		`{"first_name":"A","last_name":"B","email":"a@example.com"}`,
-		sourceBody(user, "021000021", "000111222333"),
-		sourceBody(user, "110000000", "44445555"),
+		th.SourceBody(user, "021000021", "000111222333"),
+		th.SourceBody(user, "110000000", "44445555"),
 		`{"funding_source_id":"` + src + `"}`,
 		verifyBody(src, `[0.1,"0.2"]`),
 		`{"user_id":"` + user + `","processor_token":"processor-sandbox-x"}`,
@@ -52,7 +53,7 @@ func FuzzEndpoints(f *testing.F) {
 		r.Header.Set("Authorization", "Bearer "+key)
 		r.Header.Set("Content-Type", "application/json")
 		w := httptest.NewRecorder()
-		h.engine.ServeHTTP(w, r)
+		h.Engine.ServeHTTP(w, r)
 		if w.Code >= 500 && w.Code != http.StatusBadGateway { // 502: the provider simulator is not running here
 			t.Fatalf("POST %s %q: %d\n%s", path, body, w.Code, w.Body)
 		}
@@ -74,14 +75,14 @@ func FuzzEndpoints(f *testing.F) {
 // below 500.
 func FuzzHostedForm(f *testing.F) {
 	h := newHarness(f, func(c *config.Config) { c.HostedSubmitsPerIP, c.HostedSubmitsPerSource = 1e6, 1e6 })
-	m := h.merchant("Fuzz")
+	m := h.Merchant("Fuzz")
 	key := m.Sandbox.SecretKey
-	user := h.customer(key)
-	src := h.source(key, user, "123456789")
+	user := h.Customer(key)
+	src := h.Source(key, user, "123456789")
 	if r := initiate(h, key, src); r.Code != http.StatusOK {
 		f.Fatalf("initiate: %d", r.Code)
 	}
-	if _, err := h.merchants.AllowRedirectOrigin(context.Background(), tenant.Scope{MerchantID: m.Merchant.ID, Env: tenant.Sandbox}, "https://shop.example"); err != nil {
+	if _, err := h.Merchants.AllowRedirectOrigin(context.Background(), tenant.Scope{MerchantID: m.Merchant.ID, Env: tenant.Sandbox}, "https://shop.example"); err != nil {
 		f.Fatal(err)
 	}
 	path := "/bank-account/" + m.Sandbox.PublicKey + "/" + user + "/" + src
@@ -94,7 +95,7 @@ func FuzzHostedForm(f *testing.F) {
 		r.Header.Set("Content-Type", "application/x-www-form-urlencoded")
 		r.Header.Set("Sec-Fetch-Site", "same-origin")
 		w := httptest.NewRecorder()
-		h.engine.ServeHTTP(w, r)
+		h.Engine.ServeHTTP(w, r)
 		if w.Code >= 500 {
 			t.Fatalf("hosted form %q %q %q: %d\n%s", a1, a2, success, w.Code, w.Body)
 		}
@@ -120,10 +121,10 @@ var fuzzGets = []string{
 // id or query value answers below 500, on the API and on the pages.
 func FuzzPathsAndQueries(f *testing.F) {
 	h := newHarness(f)
-	m := h.merchant("Fuzz")
+	m := h.Merchant("Fuzz")
 	key := m.Sandbox.SecretKey
-	user := h.customer(key)
-	src := h.source(key, user, "123456789")
+	user := h.Customer(key)
+	src := h.Source(key, user, "123456789")
 	for i, s := range []string{"cus_x", "\x00", "\xff\xfe", "%", "a/b", "..", "fs_\x00", "", "\u202e", strings.Repeat("x", 300)} {
 		f.Add(uint8(i), s)
 	}
@@ -143,7 +144,7 @@ func FuzzPathsAndQueries(f *testing.F) {
 		r.URL, r.RequestURI = u, u.RequestURI()
 		r.Header.Set("Authorization", "Bearer "+key)
 		w := httptest.NewRecorder()
-		h.engine.ServeHTTP(w, r)
+		h.Engine.ServeHTTP(w, r)
 		if w.Code >= 500 {
 			t.Fatalf("GET %s: %d\n%s", u.RequestURI(), w.Code, w.Body)
 		}

@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/playwright-community/playwright-go"
+
+	th "github.com/fundsource/fundsource/internal/testing/harness"
 )
 
 // fragmentLink is the link a merchant builds: {hosted_url}/#/bank-account/….
@@ -46,7 +48,7 @@ func TestBrowserHostedVerificationByKeyboard(t *testing.T) {
 	h := s.h
 	rc := newReceiver(t, nil)
 	secret := register(h, s.key, rc.URL())["secret"].(string)
-	wantOK(t, initiate(h, s.key, s.src))
+	th.WantOK(t, initiate(h, s.key, s.src))
 	right := h.amounts(s.key, s.src)
 	srv, shop := h.live(), newShopSite(t)
 	success := shop.URL("127.0.0.1") + "/done?order=7"
@@ -95,10 +97,10 @@ func TestBrowserHostedVerificationByKeyboard(t *testing.T) {
 	tb.wantText("Back at the shop")
 
 	// The same service as the API: Verified, one event, delivered signed.
-	if got := wantOK(t, h.get("/v2/funding-source/"+s.src, s.key))["status"]; got != "Verified" {
+	if got := th.WantOK(t, h.Get("/v2/funding-source/"+s.src, s.key))["status"]; got != "Verified" {
 		t.Errorf("status = %v", got)
 	}
-	h.deliver()
+	h.Deliver()
 	var verified []received
 	for _, r := range rc.requests() {
 		if r.Payload(t)["type"] == "funding_source.verified" {
@@ -108,7 +110,7 @@ func TestBrowserHostedVerificationByKeyboard(t *testing.T) {
 	if len(verified) != 1 {
 		t.Fatalf("funding_source.verified deliveries = %d, want 1", len(verified))
 	}
-	if err := verifyStandardWebhook(secret, verified[0].Header, verified[0].Body, h.clock.Now()); err != nil {
+	if err := verifyStandardWebhook(secret, verified[0].Header, verified[0].Body, h.Clock.Now()); err != nil {
 		t.Errorf("verified event signature: %v", err)
 	}
 	if d := verified[0].Payload(t)["data"].(map[string]any); d["funding_source_id"] != s.src || d["status"] != "Verified" {
@@ -118,7 +120,7 @@ func TestBrowserHostedVerificationByKeyboard(t *testing.T) {
 
 func TestBrowserHostedCancel(t *testing.T) {
 	s := newHostedSetup(t).localOnly()
-	wantOK(t, initiate(s.h, s.key, s.src))
+	th.WantOK(t, initiate(s.h, s.key, s.src))
 	srv, shop := s.h.live(), newShopSite(t)
 
 	tb := newTab(t)
@@ -143,19 +145,19 @@ func TestBrowserHostedStates(t *testing.T) {
 	cancel := shop.URL("127.0.0.1") + "/cart"
 	sourceIn := func(state string) *hostedSetup {
 		c := *s
-		c.src = h.source(s.key, s.user, map[string]string{"pending": "222222222", "failed": "333333333",
+		c.src = h.Source(s.key, s.user, map[string]string{"pending": "222222222", "failed": "333333333",
 			"verified": "444444444", "expired": "555555555", "error": "666666666"}[state])
 		if state != "not_initiated" {
-			wantOK(t, initiate(h, s.key, c.src))
+			th.WantOK(t, initiate(h, s.key, c.src))
 		}
 		right := h.amounts(s.key, c.src)
 		switch state {
 		case "failed":
 			for i := 0; i < 3; i++ {
-				h.post("/v2/funding-source/verify", s.key, verifyBody(c.src, wrongPair(right)))
+				h.Post("/v2/funding-source/verify", s.key, verifyBody(c.src, wrongPair(right)))
 			}
 		case "verified":
-			wantOK(t, h.post("/v2/funding-source/verify", s.key, verifyBody(c.src, "["+right[0]+","+right[1]+"]")))
+			th.WantOK(t, h.Post("/v2/funding-source/verify", s.key, verifyBody(c.src, "["+right[0]+","+right[1]+"]")))
 		}
 		return &c
 	}
@@ -197,7 +199,7 @@ func TestBrowserHostedStates(t *testing.T) {
 	tb.waitURL(`/done\?funding_source_id=` + verified.src + `&status=Verified$`)
 
 	expired := sourceIn("expired")
-	h.clock.Advance(10*24*time.Hour + time.Minute)
+	h.Clock.Advance(10*24*time.Hour + time.Minute)
 	check("expired", expired.fragmentLink(srv.URL, success, cancel), "Deposits expired", "sent too long ago")
 
 	// Links that cannot be used.
@@ -219,7 +221,7 @@ func TestBrowserHostedStates(t *testing.T) {
 
 func TestBrowserHostedRefusesCrossSitePost(t *testing.T) {
 	s := newHostedSetup(t).localOnly()
-	wantOK(t, initiate(s.h, s.key, s.src))
+	th.WantOK(t, initiate(s.h, s.key, s.src))
 	right := s.h.amounts(s.key, s.src)
 	srv, shop := s.h.live(), newShopSite(t)
 	target := srv.URL + s.path("successUrl="+url.QueryEscape(shop.URL("127.0.0.1")+"/done"))
@@ -238,7 +240,7 @@ func TestBrowserHostedRefusesCrossSitePost(t *testing.T) {
 		t.Fatal(err)
 	}
 	tb.wantText("This form was sent from another site")
-	if got := wantOK(t, s.h.get("/v2/funding-source/"+s.src, s.key))["status"]; got != "Unverified" {
+	if got := th.WantOK(t, s.h.Get("/v2/funding-source/"+s.src, s.key))["status"]; got != "Unverified" {
 		t.Errorf("a cross-site post changed the source to %v", got)
 	}
 	if n := attemptsLeft(t, s); n != 3 {
@@ -248,7 +250,7 @@ func TestBrowserHostedRefusesCrossSitePost(t *testing.T) {
 
 func TestBrowserHostedWithoutJavaScript(t *testing.T) {
 	s := newHostedSetup(t).localOnly()
-	wantOK(t, initiate(s.h, s.key, s.src))
+	th.WantOK(t, initiate(s.h, s.key, s.src))
 	right := s.h.amounts(s.key, s.src)
 	srv, shop := s.h.live(), newShopSite(t)
 

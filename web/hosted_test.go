@@ -11,6 +11,7 @@ import (
 
 	"github.com/fundsource/fundsource/internal/config"
 	"github.com/fundsource/fundsource/internal/core/tenant"
+	th "github.com/fundsource/fundsource/internal/testing/harness"
 )
 
 // hostedSetup is a sandbox merchant with a customer and an Unverified
@@ -23,14 +24,14 @@ type hostedSetup struct {
 	key, pk, user, src string
 }
 
-func newHostedSetup(t testing.TB, opts ...option) *hostedSetup {
+func newHostedSetup(t testing.TB, opts ...th.Option) *hostedSetup {
 	h := newHarness(t, opts...)
-	m := h.merchant("Acme Books")
+	m := h.Merchant("Acme Books")
 	s := &hostedSetup{h: h, key: m.Sandbox.SecretKey, pk: m.Sandbox.PublicKey,
 		scope: tenant.Scope{MerchantID: m.Merchant.ID, Env: tenant.Sandbox}}
-	s.user = h.customer(s.key)
-	s.src = h.source(s.key, s.user, "123456789")
-	if _, err := h.merchants.AllowRedirectOrigin(context.Background(), s.scope, "https://shop.example"); err != nil {
+	s.user = h.Customer(s.key)
+	s.src = h.Source(s.key, s.user, "123456789")
+	if _, err := h.Merchants.AllowRedirectOrigin(context.Background(), s.scope, "https://shop.example"); err != nil {
 		t.Fatal(err)
 	}
 	return s
@@ -51,27 +52,27 @@ func okQuery() string {
 }
 
 // page opens a hosted page as a browser would.
-func (h *harness) page(path string) *response {
-	h.t.Helper()
-	return h.do(req{method: http.MethodGet, path: path, header: map[string]string{"Accept": "text/html"}})
+func (h *harness) page(path string) *th.Response {
+	h.T.Helper()
+	return h.Do(th.Req{Method: http.MethodGet, Path: path, Header: map[string]string{"Accept": "text/html"}})
 }
 
 // submit posts the hosted form as the page itself would (same origin).
-func (h *harness) submit(path string, form url.Values, header ...map[string]string) *response {
-	h.t.Helper()
-	r := req{method: http.MethodPost, path: path, body: form.Encode(), header: map[string]string{
+func (h *harness) submit(path string, form url.Values, header ...map[string]string) *th.Response {
+	h.T.Helper()
+	r := th.Req{Method: http.MethodPost, Path: path, Body: form.Encode(), Header: map[string]string{
 		"Content-Type": "application/x-www-form-urlencoded", "Sec-Fetch-Site": "same-origin",
 	}}
 	for _, hd := range header {
 		for k, v := range hd {
 			if k == "remote" {
-				r.remote = v
+				r.Remote = v
 				continue
 			}
-			r.header[k] = v
+			r.Header[k] = v
 		}
 	}
-	return h.do(r)
+	return h.Do(r)
 }
 
 // wrongAmounts is a pair that cannot match right.
@@ -84,7 +85,7 @@ func wrongAmounts(right [2]string) [2]string {
 
 func amountsForm(a [2]string) url.Values { return url.Values{"amount1": {a[0]}, "amount2": {a[1]}} }
 
-func wantPage(t *testing.T, r *response, status int, contains ...string) string {
+func wantPage(t *testing.T, r *th.Response, status int, contains ...string) string {
 	t.Helper()
 	body := string(r.Body)
 	if r.Code != status || !strings.HasPrefix(r.Header.Get("Content-Type"), "text/html") {
@@ -100,7 +101,7 @@ func wantPage(t *testing.T, r *response, status int, contains ...string) string 
 
 func attemptsLeft(t *testing.T, s *hostedSetup) float64 {
 	t.Helper()
-	v, _ := wantOK(t, s.h.get("/v2/funding-source/"+s.src, s.key))["verification"].(map[string]any)
+	v, _ := th.WantOK(t, s.h.Get("/v2/funding-source/"+s.src, s.key))["verification"].(map[string]any)
 	n, _ := v["attempts_remaining"].(float64)
 	return n
 }
@@ -113,7 +114,7 @@ func TestHostedPageStates(t *testing.T) {
 	wantPage(t, h.page(s.path(okQuery())), 200, "Deposits not sent yet", "Acme Books has not sent",
 		"•••• 6789", "JPMorgan Chase", `action="/bank-account/`+s.pk+"/"+s.user+"/"+s.src+`/cancel?`)
 
-	wantOK(t, initiate(h, s.key, s.src))
+	th.WantOK(t, initiate(h, s.key, s.src))
 	body := wantPage(t, h.page(s.path(okQuery())), 200, "Confirm your bank account", "Acme Books", "Checking •••• 6789",
 		"Wednesday, November 4, 2026", "<strong>3</strong> attempts remaining", "November 12, 2026",
 		`<label for="amount1">First deposit</label>`, `<label for="amount2">Second deposit</label>`,
@@ -128,24 +129,24 @@ func TestHostedPageStates(t *testing.T) {
 		"<strong>2</strong> attempts remaining")
 	wantPage(t, h.submit(s.path(okQuery()), amountsForm(wrong)), 422, "You have 1 attempt left.")
 	wantPage(t, h.submit(s.path(okQuery()), amountsForm(wrong)), 422, "Verification locked", "too many times")
-	if ev := h.events("funding_source.verification_failed"); len(ev) != 1 {
+	if ev := h.Events("funding_source.verification_failed"); len(ev) != 1 {
 		t.Errorf("verification_failed events = %d, want 1", len(ev))
 	}
 	wantPage(t, h.page(s.path(okQuery())), 200, "Verification locked", "Ask Acme Books to send new deposits")
 
 	// Expired: a new initiation left past its expiry (before the sweeper runs).
-	wantOK(t, initiate(h, s.key, s.src))
-	h.clock.Advance(10*24*time.Hour + time.Second)
+	th.WantOK(t, initiate(h, s.key, s.src))
+	h.Clock.Advance(10*24*time.Hour + time.Second)
 	wantPage(t, h.page(s.path(okQuery())), 200, "Deposits expired", "sent too long ago")
-	if n, err := h.funding.ExpireDue(context.Background()); err != nil || n != 1 {
+	if n, err := h.Funding.ExpireDue(context.Background()); err != nil || n != 1 {
 		t.Fatalf("ExpireDue = %d, %v", n, err)
 	}
 	wantPage(t, h.page(s.path("")), 200, "Deposits expired")
 
 	// Verified: a third initiation, then the right pair.
-	wantOK(t, initiate(h, s.key, s.src))
+	th.WantOK(t, initiate(h, s.key, s.src))
 	right := h.amounts(s.key, s.src)
-	wantOK(t, h.post("/v2/funding-source/verify", s.key, verifyBody(s.src, "["+right[0]+","+right[1]+"]")))
+	th.WantOK(t, h.Post("/v2/funding-source/verify", s.key, verifyBody(s.src, "["+right[0]+","+right[1]+"]")))
 	wantPage(t, h.page(s.path(okQuery())), 200, "Bank account verified",
 		`href="https://shop.example/done?order=7&amp;funding_source_id=`+s.src+`&amp;status=Verified"`)
 	wantPage(t, h.page(s.path("")), 200, "Bank account verified", "You can close this page")
@@ -155,7 +156,7 @@ func TestHostedVerifySuccessRedirectsAndFiresEvent(t *testing.T) {
 	t.Parallel()
 	s := newHostedSetup(t)
 	h := s.h
-	wantOK(t, initiate(h, s.key, s.src))
+	th.WantOK(t, initiate(h, s.key, s.src))
 	right := h.amounts(s.key, s.src)
 
 	// Amounts as typed from a statement: cents without a point, either order.
@@ -168,10 +169,10 @@ func TestHostedVerifySuccessRedirectsAndFiresEvent(t *testing.T) {
 	if got := r.Header.Get("Location"); got != want {
 		t.Errorf("Location = %q, want %q", got, want)
 	}
-	if got := wantOK(t, h.get("/v2/funding-source/"+s.src, s.key))["status"]; got != "Verified" {
+	if got := th.WantOK(t, h.Get("/v2/funding-source/"+s.src, s.key))["status"]; got != "Verified" {
 		t.Errorf("status after the page = %v", got)
 	}
-	ev := h.events("funding_source.verified")
+	ev := h.Events("funding_source.verified")
 	if len(ev) != 1 || ev[0]["funding_source_id"] != s.src || ev[0]["status"] != "Verified" {
 		t.Errorf("verified events = %v", ev)
 	}
@@ -180,7 +181,7 @@ func TestHostedVerifySuccessRedirectsAndFiresEvent(t *testing.T) {
 		t.Errorf("second post: %d %q", r.Code, r.Header.Get("Location"))
 	}
 	wantPage(t, h.submit(s.path(""), amountsForm(typed)), 200, "Bank account verified", "You can close this page")
-	if n := len(h.events("funding_source.verified")); n != 1 {
+	if n := len(h.Events("funding_source.verified")); n != 1 {
 		t.Errorf("verified events after a second post = %d", n)
 	}
 }
@@ -189,7 +190,7 @@ func TestHostedWrongAndMalformedAmountsShareTheAPIsAttempts(t *testing.T) {
 	t.Parallel()
 	s := newHostedSetup(t)
 	h := s.h
-	wantOK(t, initiate(h, s.key, s.src))
+	th.WantOK(t, initiate(h, s.key, s.src))
 	right := h.amounts(s.key, s.src)
 
 	// A malformed amount is an input error; it uses no attempt and keeps what was typed.
@@ -214,7 +215,7 @@ func TestHostedWrongAndMalformedAmountsShareTheAPIsAttempts(t *testing.T) {
 	if n := attemptsLeft(t, s); n != 2 {
 		t.Errorf("attempts after a wrong page guess = %v, want 2", n)
 	}
-	wantError(t, h.post("/v2/funding-source/verify", s.key, verifyBody(s.src, wrongPair(right))), 400, "verification_failed")
+	th.WantError(t, h.Post("/v2/funding-source/verify", s.key, verifyBody(s.src, wrongPair(right))), 400, "verification_failed")
 	wantPage(t, h.page(s.path("")), 200, "<strong>1</strong> attempt remaining")
 }
 
@@ -242,13 +243,13 @@ func TestHostedInvalidLinksAreAllTheSame404(t *testing.T) {
 	t.Parallel()
 	s := newHostedSetup(t)
 	h := s.h
-	other := h.merchant("Other Shop")
-	otherUser := h.customer(other.Sandbox.SecretKey)
-	otherSrc := h.source(other.Sandbox.SecretKey, otherUser, "555555555")
-	sameMerchantUser := h.customer(s.key)
-	removed := h.source(s.key, s.user, "222222222")
-	wantOK(t, h.post("/v2/accounts/delete", s.key, `{"funding_source_id":"`+removed+`"}`))
-	prod := h.production(h.merchant("Live Shop"))
+	other := h.Merchant("Other Shop")
+	otherUser := h.Customer(other.Sandbox.SecretKey)
+	otherSrc := h.Source(other.Sandbox.SecretKey, otherUser, "555555555")
+	sameMerchantUser := h.Customer(s.key)
+	removed := h.Source(s.key, s.user, "222222222")
+	th.WantOK(t, h.Post("/v2/accounts/delete", s.key, `{"funding_source_id":"`+removed+`"}`))
+	prod := h.Production(h.Merchant("Live Shop"))
 
 	paths := map[string]string{
 		"unknown public key":          "/bank-account/pk_test_nope/" + s.user + "/" + s.src,
@@ -297,7 +298,7 @@ func TestHostedRedirectValidation(t *testing.T) {
 	wantPage(t, h.page(s.path(okQuery())), 200)
 	// A sandbox that allowed none sends customers only to this computer:
 	// anyone can sign up for sandbox keys, so its links are no open redirect.
-	if _, err := h.merchants.RemoveRedirectOrigin(context.Background(), s.scope, "https://shop.example"); err != nil {
+	if _, err := h.Merchants.RemoveRedirectOrigin(context.Background(), s.scope, "https://shop.example"); err != nil {
 		t.Fatal(err)
 	}
 	for _, target := range []string{"https://shop.example/done", "https://evil.example/", "http://localhost.evil.example/"} {
@@ -319,10 +320,10 @@ func TestHostedSandboxBanner(t *testing.T) {
 	t.Parallel()
 	s := newHostedSetup(t)
 	wantPage(t, s.h.page(s.path("")), 200, `id="sandbox-banner"`, "No real deposits")
-	m := s.h.merchant("Live Shop")
-	keys := s.h.production(m)
-	user := s.h.customer(keys.SecretKey)
-	src := s.h.source(keys.SecretKey, user, "987654321")
+	m := s.h.Merchant("Live Shop")
+	keys := s.h.Production(m)
+	user := s.h.Customer(keys.SecretKey)
+	src := s.h.Source(keys.SecretKey, user, "987654321")
 	if body := wantPage(t, s.h.page("/bank-account/"+keys.PublicKey+"/"+user+"/"+src), 200); strings.Contains(body, "sandbox-banner") {
 		t.Error("a production page shows the sandbox banner")
 	}
@@ -331,22 +332,22 @@ func TestHostedSandboxBanner(t *testing.T) {
 func TestHostedProductionRedirectRules(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t)
-	m := h.merchant("Live Shop")
-	keys := h.production(m)
-	user := h.customer(keys.SecretKey)
-	src := h.source(keys.SecretKey, user, "123456789")
+	m := h.Merchant("Live Shop")
+	keys := h.Production(m)
+	user := h.Customer(keys.SecretKey)
+	src := h.Source(keys.SecretKey, user, "123456789")
 	path := "/bank-account/" + keys.PublicKey + "/" + user + "/" + src + "?successUrl="
 	scope := tenant.Scope{MerchantID: m.Merchant.ID, Env: tenant.Production}
 
 	wantPage(t, h.page(path+url.QueryEscape("https://shop.example/done")), 400, "is not one of the merchant")
-	if _, err := h.merchants.AllowRedirectOrigin(context.Background(), scope, "https://shop.example"); err != nil {
+	if _, err := h.Merchants.AllowRedirectOrigin(context.Background(), scope, "https://shop.example"); err != nil {
 		t.Fatal(err)
 	}
 	wantPage(t, h.page(path+url.QueryEscape("https://shop.example/done")), 200, "Deposits not sent yet")
 	wantPage(t, h.page(path+url.QueryEscape("http://shop.example/done")), 400, "must use https")
 	wantPage(t, h.page(path+url.QueryEscape("https://evil.example/done")), 400, "not one of the merchant")
 	// The sandbox list is separate.
-	if o, _ := h.merchants.RedirectOrigins(context.Background(), tenant.Scope{MerchantID: m.Merchant.ID, Env: tenant.Sandbox}); len(o) != 0 {
+	if o, _ := h.Merchants.RedirectOrigins(context.Background(), tenant.Scope{MerchantID: m.Merchant.ID, Env: tenant.Sandbox}); len(o) != 0 {
 		t.Errorf("sandbox origins = %v", o)
 	}
 }
@@ -355,8 +356,8 @@ func TestHostedHeaders(t *testing.T) {
 	t.Parallel()
 	for _, mode := range []config.Mode{config.Development, config.Production} {
 		s := newHostedSetup(t, func(c *config.Config) { c.Mode = mode })
-		wantOK(t, initiate(s.h, s.key, s.src))
-		for name, r := range map[string]*response{
+		th.WantOK(t, initiate(s.h, s.key, s.src))
+		for name, r := range map[string]*th.Response{
 			"form":    s.h.page(s.path(okQuery())),
 			"invalid": s.h.page("/bank-account/pk_test_x/cus_x/fs_x"),
 			"index":   s.h.page("/"),
@@ -393,7 +394,7 @@ func TestHostedRefusesCrossOriginPosts(t *testing.T) {
 	t.Parallel()
 	s := newHostedSetup(t)
 	h := s.h
-	wantOK(t, initiate(h, s.key, s.src))
+	th.WantOK(t, initiate(h, s.key, s.src))
 	right := h.amounts(s.key, s.src)
 	for name, hd := range map[string]map[string]string{
 		"cross-site fetch metadata": {"Sec-Fetch-Site": "cross-site"},
@@ -410,7 +411,7 @@ func TestHostedRefusesCrossOriginPosts(t *testing.T) {
 	if n := attemptsLeft(t, s); n != 3 {
 		t.Errorf("attempts after refused posts = %v", n)
 	}
-	if got := wantOK(t, h.get("/v2/funding-source/"+s.src, s.key))["status"]; got != "Unverified" {
+	if got := th.WantOK(t, h.Get("/v2/funding-source/"+s.src, s.key))["status"]; got != "Unverified" {
 		t.Errorf("status after refused cross-site posts = %v", got)
 	}
 	// The page's own origin (no fetch metadata, Origin matching Host) is accepted.
@@ -426,7 +427,7 @@ func TestHostedRateLimits(t *testing.T) {
 	h := s.h
 	bad := url.Values{"amount1": {"x"}, "amount2": {"y"}} // input errors: no attempt used
 	from := func(ip string) map[string]string { return map[string]string{"remote": ip + ":5000"} }
-	wantOK(t, initiate(h, s.key, s.src))
+	th.WantOK(t, initiate(h, s.key, s.src))
 
 	// Per source: 4, then 429 from any address.
 	for i := 0; i < 4; i++ {
@@ -438,21 +439,21 @@ func TestHostedRateLimits(t *testing.T) {
 		t.Error("429 without Retry-After")
 	}
 	// Refilled over time.
-	h.clock.Advance(3 * time.Minute)
+	h.Clock.Advance(3 * time.Minute)
 	wantPage(t, h.submit(s.path(""), bad, from("198.51.100.2")), 422)
 
 	// Per IP: 6 across many sources, then 429; X-Forwarded-For is not trusted
 	// without TRUSTED_PROXIES, so it cannot buy more.
 	for i := 0; i < 6; i++ {
-		src := h.source(s.key, s.user, fmt.Sprintf("40000001%d", i))
-		wantOK(t, initiate(h, s.key, src))
+		src := h.Source(s.key, s.user, fmt.Sprintf("40000001%d", i))
+		th.WantOK(t, initiate(h, s.key, src))
 		p := "/bank-account/" + s.pk + "/" + s.user + "/" + src
 		hd := from("203.0.113.9")
 		hd["X-Forwarded-For"] = fmt.Sprintf("10.0.0.%d", i+1)
 		wantPage(t, h.submit(p, bad, hd), 422)
 	}
-	src := h.source(s.key, s.user, "499999999")
-	wantOK(t, initiate(h, s.key, src))
+	src := h.Source(s.key, s.user, "499999999")
+	th.WantOK(t, initiate(h, s.key, src))
 	wantPage(t, h.submit("/bank-account/"+s.pk+"/"+s.user+"/"+src, bad, from("203.0.113.9")), 429)
 	wantPage(t, h.submit("/bank-account/"+s.pk+"/"+s.user+"/"+src, bad, from("203.0.113.10")), 422)
 }
@@ -463,7 +464,7 @@ func TestHostedTrustedProxySetsClientIP(t *testing.T) {
 		c.HostedSubmitsPerSource, c.HostedSubmitsPerIP, c.TrustedProxies = 100, 1, []string{"192.0.2.0/24"}
 	})
 	bad := url.Values{"amount1": {"x"}, "amount2": {"y"}}
-	wantOK(t, initiate(s.h, s.key, s.src))
+	th.WantOK(t, initiate(s.h, s.key, s.src))
 	via := func(client string) map[string]string {
 		return map[string]string{"remote": "192.0.2.10:443", "X-Forwarded-For": client}
 	}
@@ -476,7 +477,7 @@ func TestHostedIndexAndScript(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t)
 	wantPage(t, h.page("/"), 200, `<script src="/static/js/hosted.js" defer></script>`, "Open the verification link", "<noscript>")
-	r := h.do(req{method: http.MethodGet, path: "/static/js/hosted.js"})
+	r := h.Do(th.Req{Method: http.MethodGet, Path: "/static/js/hosted.js"})
 	if r.Code != 200 || !strings.Contains(string(r.Body), "/bank-account/") || !strings.Contains(r.Header.Get("Content-Type"), "javascript") {
 		t.Errorf("hosted.js: %d %s", r.Code, r.Header.Get("Content-Type"))
 	}
@@ -486,8 +487,8 @@ func TestHostedIndexAndScript(t *testing.T) {
 // developing on this computer, whose links may return only to loopback
 // addresses (the browser tests' shop runs on 127.0.0.1).
 func (s *hostedSetup) localOnly() *hostedSetup {
-	if _, err := s.h.merchants.RemoveRedirectOrigin(context.Background(), s.scope, "https://shop.example"); err != nil {
-		s.h.t.Fatal(err)
+	if _, err := s.h.Merchants.RemoveRedirectOrigin(context.Background(), s.scope, "https://shop.example"); err != nil {
+		s.h.T.Fatal(err)
 	}
 	return s
 }

@@ -10,22 +10,24 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	th "github.com/fundsource/fundsource/internal/testing/harness"
 )
 
-func idemPost(h *harness, key, idem, body string) *response {
-	h.t.Helper()
-	return h.do(req{method: http.MethodPost, path: "/v2/customers", key: key, body: body,
-		header: map[string]string{"Idempotency-Key": idem}})
+func idemPost(h *harness, key, idem, body string) *th.Response {
+	h.T.Helper()
+	return h.Do(th.Req{Method: http.MethodPost, Path: "/v2/customers", Key: key, Body: body,
+		Header: map[string]string{"Idempotency-Key": idem}})
 }
 
 func TestIdempotencyReplayAndMismatch(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t)
-	a, b := h.merchant("Alpha"), h.merchant("Beta")
+	a, b := h.Merchant("Alpha"), h.Merchant("Beta")
 	key := a.Sandbox.SecretKey
 
 	first := idemPost(h, key, "order-1", ada)
-	wantOK(t, first)
+	th.WantOK(t, first)
 	if first.Header.Get("Idempotent-Replayed") != "" {
 		t.Errorf("first response marked as replay")
 	}
@@ -39,30 +41,30 @@ func TestIdempotencyReplayAndMismatch(t *testing.T) {
 	if again.Header.Get("X-Request-Id") == first.Header.Get("X-Request-Id") {
 		t.Errorf("replay reused the first request id")
 	}
-	if n := h.count("customers"); n != 1 {
+	if n := h.Count("customers"); n != 1 {
 		t.Fatalf("%d customers after replay, want 1", n)
 	}
 
 	// Same key, different body: refused, nothing created.
 	other := `{"first_name":"Grace","last_name":"Hopper","email":"grace@example.com"}`
-	wantError(t, idemPost(h, key, "order-1", other), http.StatusConflict, "idempotency_key_reused")
+	th.WantError(t, idemPost(h, key, "order-1", other), http.StatusConflict, "idempotency_key_reused")
 	// Keys are per merchant: another merchant's identical key is independent.
-	wantOK(t, idemPost(h, b.Sandbox.SecretKey, "order-1", other))
+	th.WantOK(t, idemPost(h, b.Sandbox.SecretKey, "order-1", other))
 
 	// A client error is stored and replayed as well (and the next key is free).
 	bad := `{"first_name":"","last_name":"L","email":"x@example.com"}`
 	r1 := idemPost(h, key, "order-2", bad)
-	wantError(t, r1, http.StatusBadRequest, "invalid_request")
+	th.WantError(t, r1, http.StatusBadRequest, "invalid_request")
 	r2 := idemPost(h, key, "order-2", bad)
 	if r2.Code != 400 || string(r2.Body) != string(r1.Body) || r2.Header.Get("Idempotent-Replayed") != "true" {
 		t.Errorf("4xx replay = %d %s", r2.Code, r2.Body)
 	}
 
 	// Key format.
-	wantError(t, idemPost(h, key, strings.Repeat("k", 256), ada), http.StatusBadRequest, "invalid_request")
-	wantError(t, idemPost(h, key, "tab\there", ada), http.StatusBadRequest, "invalid_request")
+	th.WantError(t, idemPost(h, key, strings.Repeat("k", 256), ada), http.StatusBadRequest, "invalid_request")
+	th.WantError(t, idemPost(h, key, "tab\there", ada), http.StatusBadRequest, "invalid_request")
 
-	if n := h.count("customers"); n != 2 {
+	if n := h.Count("customers"); n != 2 {
 		t.Fatalf("%d customers, want 2 (one per merchant)", n)
 	}
 }
@@ -70,18 +72,18 @@ func TestIdempotencyReplayAndMismatch(t *testing.T) {
 func TestIdempotencyKeysExpireAfter24Hours(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t)
-	key := h.merchant("Acme").Sandbox.SecretKey
-	first := wantOK(t, idemPost(h, key, "k", ada))
-	h.clock.Advance(23 * time.Hour)
+	key := h.Merchant("Acme").Sandbox.SecretKey
+	first := th.WantOK(t, idemPost(h, key, "k", ada))
+	h.Clock.Advance(23 * time.Hour)
 	if r := idemPost(h, key, "k", ada); r.Header.Get("Idempotent-Replayed") != "true" {
 		t.Fatalf("replay within 24 h not marked")
 	}
-	h.clock.Advance(2 * time.Hour)
-	second := wantOK(t, idemPost(h, key, "k", ada))
+	h.Clock.Advance(2 * time.Hour)
+	second := th.WantOK(t, idemPost(h, key, "k", ada))
 	if second["user_id"] == first["user_id"] {
 		t.Errorf("after 25 h the key still replayed the first response")
 	}
-	if n, err := h.db.DeleteExpiredIdempotencyKeys(t.Context(), h.clock.Now().Add(25*time.Hour)); err != nil || n != 1 {
+	if n, err := h.DB.DeleteExpiredIdempotencyKeys(t.Context(), h.Clock.Now().Add(25*time.Hour)); err != nil || n != 1 {
 		t.Errorf("sweep deleted %d (%v), want 1", n, err)
 	}
 }
@@ -89,9 +91,9 @@ func TestIdempotencyKeysExpireAfter24Hours(t *testing.T) {
 func TestIdempotencyConcurrentRequestsCreateOneCustomer(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t)
-	key := h.merchant("Acme").Sandbox.SecretKey
+	key := h.Merchant("Acme").Sandbox.SecretKey
 	const n = 20
-	results := make([]*response, n)
+	results := make([]*th.Response, n)
 	var wg sync.WaitGroup
 	start := make(chan struct{})
 	for i := range n {
@@ -123,7 +125,7 @@ func TestIdempotencyConcurrentRequestsCreateOneCustomer(t *testing.T) {
 	if len(ids) != 1 {
 		t.Errorf("%d different user_ids among the 200s, want 1", len(ids))
 	}
-	if c := h.count("customers"); c != 1 {
+	if c := h.Count("customers"); c != 1 {
 		t.Fatalf("%d customers created by %d concurrent requests with one key, want 1", c, n)
 	}
 	t.Logf("%d answered 200, %d answered request_in_progress", n-inProgress, inProgress)
@@ -136,13 +138,13 @@ func TestIdempotencyConcurrentRequestsCreateOneCustomer(t *testing.T) {
 func TestIdempotencyRecordsCannotTestGuesses(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t)
-	key := h.merchant("Acme").Sandbox.SecretKey
-	user := h.customer(key)
-	body := sourceBody(user, "021000021", "4410072233")
-	wantOK(t, h.do(req{method: http.MethodPost, path: "/v2/funding-source", key: key, body: body,
-		header: map[string]string{"Idempotency-Key": "create-1"}}))
+	key := h.Merchant("Acme").Sandbox.SecretKey
+	user := h.Customer(key)
+	body := th.SourceBody(user, "021000021", "4410072233")
+	th.WantOK(t, h.Do(th.Req{Method: http.MethodPost, Path: "/v2/funding-source", Key: key, Body: body,
+		Header: map[string]string{"Idempotency-Key": "create-1"}}))
 	var stored []byte
-	if err := h.db.SQL().Get(&stored, `SELECT request_hash FROM idempotency_keys WHERE key = 'create-1'`); err != nil {
+	if err := h.SQL().Get(&stored, `SELECT request_hash FROM idempotency_keys WHERE key = 'create-1'`); err != nil {
 		t.Fatal(err)
 	}
 	// The attack: knowing the customer, routing number and last four, try
@@ -151,7 +153,7 @@ func TestIdempotencyRecordsCannotTestGuesses(t *testing.T) {
 	if bytes.Equal(stored, unkeyed[:]) {
 		t.Fatal("the stored request hash is an unkeyed SHA-256 of the body: guesses can be tested against it")
 	}
-	mac := hmac.New(sha256.New, h.cfg.IdempotencyKey)
+	mac := hmac.New(sha256.New, h.Cfg.IdempotencyKey)
 	mac.Write([]byte("POST /v2/funding-source\n" + body))
 	if !bytes.Equal(stored, mac.Sum(nil)) {
 		t.Error("the stored hash is not the HMAC of the request under IDEMPOTENCY_KEY")
@@ -167,17 +169,17 @@ func TestIdempotencyRecordsCannotTestGuesses(t *testing.T) {
 func TestKeyedCreationUnderConcurrency(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t)
-	a, b := h.merchant("Alpha"), h.merchant("Beta")
+	a, b := h.Merchant("Alpha"), h.Merchant("Beta")
 	ka, kb := a.Sandbox.SecretKey, b.Sandbox.SecretKey
-	user, other, stranger := h.customer(ka), h.customer(ka), h.customer(kb)
-	create := func(key, idem, body string) *response {
-		return h.do(req{method: http.MethodPost, path: "/v2/funding-source", key: key, body: body,
-			header: map[string]string{"Idempotency-Key": idem}})
+	user, other, stranger := h.Customer(ka), h.Customer(ka), h.Customer(kb)
+	create := func(key, idem, body string) *th.Response {
+		return h.Do(th.Req{Method: http.MethodPost, Path: "/v2/funding-source", Key: key, Body: body,
+			Header: map[string]string{"Idempotency-Key": idem}})
 	}
 	// One request, retried 16 times at once.
 	ids := map[string]bool{}
-	for _, r := range concurrently(16, func(int) *response {
-		return create(ka, "retried", sourceBody(user, "021000021", "900000000001"))
+	for _, r := range th.Concurrently(16, func(int) *th.Response {
+		return create(ka, "retried", th.SourceBody(user, "021000021", "900000000001"))
 	}) {
 		switch {
 		case r.Code == http.StatusOK:
@@ -187,16 +189,16 @@ func TestKeyedCreationUnderConcurrency(t *testing.T) {
 			t.Errorf("retry: %d %s", r.Code, r.Body)
 		}
 	}
-	if len(ids) != 1 || h.count("funding_sources") != 1 || len(h.events("funding_source.created")) != 1 {
-		t.Fatalf("retries: %d ids answered, %d sources, %d events; want 1 of each", len(ids), h.count("funding_sources"), len(h.events("funding_source.created")))
+	if len(ids) != 1 || h.Count("funding_sources") != 1 || len(h.Events("funding_source.created")) != 1 {
+		t.Fatalf("retries: %d ids answered, %d sources, %d events; want 1 of each", len(ids), h.Count("funding_sources"), len(h.Events("funding_source.created")))
 	}
 
 	// One account number, 24 requests with their own keys: the same
 	// customer, another of the merchant's customers, another merchant's.
 	bodies := []struct{ key, user string }{{ka, user}, {ka, other}, {kb, stranger}}
-	results := concurrently(24, func(i int) *response {
+	results := th.Concurrently(24, func(i int) *th.Response {
 		c := bodies[i%3]
-		return create(c.key, "own-"+strconv.Itoa(i), sourceBody(c.user, "021000021", "900000000002"))
+		return create(c.key, "own-"+strconv.Itoa(i), th.SourceBody(c.user, "021000021", "900000000002"))
 	})
 	won := -1
 	for i, r := range results {
@@ -209,14 +211,14 @@ func TestKeyedCreationUnderConcurrency(t *testing.T) {
 			t.Errorf("own key: %d %s", r.Code, r.Body)
 		}
 	}
-	if won < 0 || h.count("funding_sources") != 2 || h.count("account_numbers") != 2 || len(h.events("funding_source.created")) != 2 {
+	if won < 0 || h.Count("funding_sources") != 2 || h.Count("account_numbers") != 2 || len(h.Events("funding_source.created")) != 2 {
 		t.Fatalf("one account: winner %d, %d sources, %d claims, %d events; want one more of each", won,
-			h.count("funding_sources"), h.count("account_numbers"), len(h.events("funding_source.created")))
+			h.Count("funding_sources"), h.Count("account_numbers"), len(h.Events("funding_source.created")))
 	}
 	// Each loser's answer was stored: its retry replays it, even once the
 	// number is free again, and writes nothing.
 	winner := results[won].JSON(t)["funding_source_id"].(string)
-	wantOK(t, h.post("/v2/accounts/delete", bodies[won%3].key, `{"funding_source_id":"`+winner+`"}`))
+	th.WantOK(t, h.Post("/v2/accounts/delete", bodies[won%3].key, `{"funding_source_id":"`+winner+`"}`))
 	for i, r := range results {
 		if i == won {
 			continue
@@ -228,18 +230,18 @@ func TestKeyedCreationUnderConcurrency(t *testing.T) {
 		if r.ErrCode(t) != want {
 			t.Errorf("request %d: %s, want %s", i, r.ErrCode(t), want)
 		}
-		again := create(c.key, "own-"+strconv.Itoa(i), sourceBody(c.user, "021000021", "900000000002"))
+		again := create(c.key, "own-"+strconv.Itoa(i), th.SourceBody(c.user, "021000021", "900000000002"))
 		if again.Header.Get("Idempotent-Replayed") != "true" || again.Code != r.Code || !bytes.Equal(again.Body, r.Body) {
 			t.Errorf("request %d's retry: %d %s, want the stored %d %s", i, again.Code, again.Body, r.Code, r.Body)
 		}
 	}
-	if h.count("funding_sources") != 2 || h.count("account_numbers") != 1 {
-		t.Errorf("after the retries: %d sources, %d claims; want 2 and 1 (the first part's)", h.count("funding_sources"), h.count("account_numbers"))
+	if h.Count("funding_sources") != 2 || h.Count("account_numbers") != 1 {
+		t.Errorf("after the retries: %d sources, %d claims; want 2 and 1 (the first part's)", h.Count("funding_sources"), h.Count("account_numbers"))
 	}
 	// A failed creation's answer is kept too: an unknown customer.
-	missing := create(ka, "missing", sourceBody("cus_missing", "021000021", "900000000003"))
-	wantError(t, missing, http.StatusNotFound, "customer_not_found")
-	if again := create(ka, "missing", sourceBody("cus_missing", "021000021", "900000000003")); again.Header.Get("Idempotent-Replayed") != "true" {
+	missing := create(ka, "missing", th.SourceBody("cus_missing", "021000021", "900000000003"))
+	th.WantError(t, missing, http.StatusNotFound, "customer_not_found")
+	if again := create(ka, "missing", th.SourceBody("cus_missing", "021000021", "900000000003")); again.Header.Get("Idempotent-Replayed") != "true" {
 		t.Errorf("customer_not_found was not stored: %d %s", again.Code, again.Body)
 	}
 }

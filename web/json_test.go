@@ -4,12 +4,14 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+
+	th "github.com/fundsource/fundsource/internal/testing/harness"
 )
 
 func TestStrictJSON(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t)
-	key := h.merchant("Acme").Sandbox.SecretKey
+	key := h.Merchant("Acme").Sandbox.SecretKey
 	cases := []struct {
 		name        string
 		body        string
@@ -39,23 +41,23 @@ func TestStrictJSON(t *testing.T) {
 			if c.contentType != "" && c.contentType != "-" {
 				hdr["Content-Type"] = c.contentType
 			}
-			r := h.do(req{method: http.MethodPost, path: "/v2/customers", key: key, body: c.body,
-				header: hdr, noContentType: c.contentType == "-"})
-			wantError(t, r, c.status, c.code)
+			r := h.Do(th.Req{Method: http.MethodPost, Path: "/v2/customers", Key: key, Body: c.body,
+				Header: hdr, NoContentType: c.contentType == "-"})
+			th.WantError(t, r, c.status, c.code)
 			if got := r.ErrParam(t); got != c.param {
 				t.Errorf("param = %q, want %q", got, c.param)
 			}
 		})
 	}
-	if n := h.count("customers"); n != 0 {
+	if n := h.Count("customers"); n != 0 {
 		t.Fatalf("%d customers stored after refused requests, want 0", n)
 	}
 	// The message for a number sent as a string tells the caller what to do.
-	r := h.post("/v2/customers", key, `{"first_name":12,"last_name":"L","email":"a@example.com"}`)
+	r := h.Post("/v2/customers", key, `{"first_name":12,"last_name":"L","email":"a@example.com"}`)
 	if msg := r.JSON(t)["error"].(map[string]any)["message"].(string); !strings.Contains(msg, "string") {
 		t.Errorf("message %q does not say to send a string", msg)
 	}
 	// Parameters on the media type are fine.
-	wantOK(t, h.do(req{method: http.MethodPost, path: "/v2/customers", key: key, body: ada,
-		header: map[string]string{"Content-Type": "application/json; charset=utf-8"}}))
+	th.WantOK(t, h.Do(th.Req{Method: http.MethodPost, Path: "/v2/customers", Key: key, Body: ada,
+		Header: map[string]string{"Content-Type": "application/json; charset=utf-8"}}))
 }

@@ -14,39 +14,40 @@ import (
 
 	"github.com/fundsource/fundsource/internal/config"
 	"github.com/fundsource/fundsource/internal/postgres"
+	th "github.com/fundsource/fundsource/internal/testing/harness"
 )
 
 func TestRateLimitPerKey(t *testing.T) {
 	t.Parallel()
-	h := newHarness(t, withRateLimit(2, 100))
-	a, b := h.merchant("Alpha"), h.merchant("Beta")
+	h := newHarness(t, th.WithRateLimit(2, 100))
+	a, b := h.Merchant("Alpha"), h.Merchant("Beta")
 	for i := range 2 {
-		if r := h.get("/v2/customers", a.Sandbox.SecretKey); r.Code != 200 {
+		if r := h.Get("/v2/customers", a.Sandbox.SecretKey); r.Code != 200 {
 			t.Fatalf("request %d: %d", i, r.Code)
 		}
 	}
-	r := h.get("/v2/customers", a.Sandbox.SecretKey)
-	wantError(t, r, http.StatusTooManyRequests, "rate_limited")
+	r := h.Get("/v2/customers", a.Sandbox.SecretKey)
+	th.WantError(t, r, http.StatusTooManyRequests, "rate_limited")
 	if ra, err := strconv.Atoi(r.Header.Get("Retry-After")); err != nil || ra < 1 {
 		t.Errorf("Retry-After = %q, want whole seconds ≥ 1", r.Header.Get("Retry-After"))
 	}
 	// Another key has its own bucket.
-	wantOK(t, h.get("/v2/customers", b.Sandbox.SecretKey))
+	th.WantOK(t, h.Get("/v2/customers", b.Sandbox.SecretKey))
 	// The bucket refills with time.
-	h.clock.Advance(time.Second)
-	wantOK(t, h.get("/v2/customers", a.Sandbox.SecretKey))
+	h.Clock.Advance(time.Second)
+	th.WantOK(t, h.Get("/v2/customers", a.Sandbox.SecretKey))
 }
 
 func TestPanicBecomes500Envelope(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t)
-	h.engine.GET("/test-panic", func(*gin.Context) { panic("secret detail") })
-	r := h.do(req{method: http.MethodGet, path: "/test-panic"})
-	wantError(t, r, http.StatusInternalServerError, "internal_error")
+	h.Engine.GET("/test-panic", func(*gin.Context) { panic("secret detail") })
+	r := h.Do(th.Req{Method: http.MethodGet, Path: "/test-panic"})
+	th.WantError(t, r, http.StatusInternalServerError, "internal_error")
 	if strings.Contains(string(r.Body), "secret detail") {
 		t.Errorf("500 body shows internal detail: %s", r.Body)
 	}
-	if !strings.Contains(h.logs.String(), "secret detail") {
+	if !strings.Contains(h.Logs.String(), "secret detail") {
 		t.Errorf("panic not logged")
 	}
 }
@@ -58,16 +59,16 @@ func TestDatabaseDownGives503(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer down.Close()
-	h := newHarnessOn(t, down)
-	r := h.get("/v2/customers", "sk_test_"+strings.Repeat("C", 43))
-	wantError(t, r, http.StatusServiceUnavailable, "service_unavailable")
+	h := newHarnessOn(t, down, "")
+	r := h.Get("/v2/customers", "sk_test_"+strings.Repeat("C", 43))
+	th.WantError(t, r, http.StatusServiceUnavailable, "service_unavailable")
 	if r.Header.Get("Retry-After") == "" {
 		t.Errorf("503 without Retry-After")
 	}
-	if r := h.get("/readyz", ""); r.Code != http.StatusServiceUnavailable {
+	if r := h.Get("/readyz", ""); r.Code != http.StatusServiceUnavailable {
 		t.Errorf("/readyz = %d with the database down, want 503", r.Code)
 	}
-	if r := h.get("/healthz", ""); r.Code != http.StatusOK {
+	if r := h.Get("/healthz", ""); r.Code != http.StatusOK {
 		t.Errorf("/healthz = %d, want 200 (the process is alive)", r.Code)
 	}
 }
@@ -75,18 +76,18 @@ func TestDatabaseDownGives503(t *testing.T) {
 func TestHealthReadinessMetricsAndUnknownRoutes(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t)
-	key := h.merchant("Acme").Sandbox.SecretKey
-	if r := h.get("/healthz", ""); r.Code != 200 {
+	key := h.Merchant("Acme").Sandbox.SecretKey
+	if r := h.Get("/healthz", ""); r.Code != 200 {
 		t.Errorf("/healthz = %d", r.Code)
 	}
-	if r := h.get("/readyz", ""); r.Code != 200 || r.JSON(t)["database"] != "ok" {
+	if r := h.Get("/readyz", ""); r.Code != 200 || r.JSON(t)["database"] != "ok" {
 		t.Errorf("/readyz = %d %s", r.Code, r.Body)
 	}
-	wantOK(t, h.post("/v2/customers", key, ada))
-	wantError(t, h.get("/v2/nothing-here", key), http.StatusNotFound, "route_not_found")
-	wantError(t, h.do(req{method: http.MethodDelete, path: "/v2/customers", key: key}), http.StatusMethodNotAllowed, "method_not_allowed")
+	th.WantOK(t, h.Post("/v2/customers", key, ada))
+	th.WantError(t, h.Get("/v2/nothing-here", key), http.StatusNotFound, "route_not_found")
+	th.WantError(t, h.Do(th.Req{Method: http.MethodDelete, Path: "/v2/customers", Key: key}), http.StatusMethodNotAllowed, "method_not_allowed")
 
-	m := string(h.get("/metrics", "").Body)
+	m := string(h.Get("/metrics", "").Body)
 	for _, want := range []string{
 		`fundsource_http_requests_total{method="POST",route="/v2/customers",status="200"} 1`,
 		`fundsource_http_request_duration_seconds_bucket{method="POST",route="/v2/customers"`,
@@ -101,16 +102,16 @@ func TestHealthReadinessMetricsAndUnknownRoutes(t *testing.T) {
 func TestOpenAPIDescribesEveryRoute(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t)
-	r := h.get("/v2/openapi.json", "")
+	r := h.Get("/v2/openapi.json", "")
 	var doc struct {
 		Paths map[string]map[string]any `json:"paths"`
 	}
 	if err := json.Unmarshal(r.Body, &doc); err != nil {
 		t.Fatal(err)
 	}
-	for _, route := range h.engine.Routes() {
+	for _, route := range h.Engine.Routes() {
 		path := route.Path
-		if strings.HasPrefix(path, "/static/") || isPage(path) {
+		if strings.HasPrefix(path, "/static/") || th.IsPage(path) {
 			continue // assets and pages, not API
 		}
 		for _, seg := range strings.Split(path, "/") {
@@ -127,7 +128,7 @@ func TestOpenAPIDescribesEveryRoute(t *testing.T) {
 func TestBrowserNotFoundPageAndStaticAssets(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t)
-	r := h.do(req{method: http.MethodGet, path: "/no/such/page", header: map[string]string{"Accept": "text/html,application/xhtml+xml"}})
+	r := h.Do(th.Req{Method: http.MethodGet, Path: "/no/such/page", Header: map[string]string{"Accept": "text/html,application/xhtml+xml"}})
 	if r.Code != http.StatusNotFound || !strings.HasPrefix(r.Header.Get("Content-Type"), "text/html") {
 		t.Fatalf("browser 404 = %d %s", r.Code, r.Header.Get("Content-Type"))
 	}
@@ -151,15 +152,15 @@ func TestBrowserNotFoundPageAndStaticAssets(t *testing.T) {
 		t.Errorf("CSP = %q", csp)
 	}
 	// The API path stays JSON even for browsers.
-	wantError(t, h.do(req{method: http.MethodGet, path: "/v2/nope", header: map[string]string{"Accept": "text/html"}}),
+	th.WantError(t, h.Do(th.Req{Method: http.MethodGet, Path: "/v2/nope", Header: map[string]string{"Accept": "text/html"}}),
 		http.StatusNotFound, "route_not_found")
 
-	css := h.get("/static/css/base.css", "")
+	css := h.Get("/static/css/base.css", "")
 	if css.Code != 200 || !strings.HasPrefix(css.Header.Get("Content-Type"), "text/css") || !strings.Contains(string(css.Body), "--accent") {
 		t.Errorf("base.css = %d %s", css.Code, css.Header.Get("Content-Type"))
 	}
 	for _, p := range []string{"/static/", "/static/css/", "/static/css/missing.css"} {
-		if r := h.get(p, ""); r.Code != http.StatusNotFound {
+		if r := h.Get(p, ""); r.Code != http.StatusNotFound {
 			t.Errorf("GET %s = %d, want 404", p, r.Code)
 		}
 	}
@@ -170,18 +171,18 @@ func TestBrowserNotFoundPageAndStaticAssets(t *testing.T) {
 func TestClientGoneIsNotAnInternalError(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t)
-	key := h.merchant("Acme").Sandbox.SecretKey
+	key := h.Merchant("Acme").Sandbox.SecretKey
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	r := httptest.NewRequest(http.MethodPost, "/v2/customers", strings.NewReader(ada)).WithContext(ctx)
 	r.Header.Set("Authorization", "Bearer "+key)
 	r.Header.Set("Content-Type", "application/json")
-	h.engine.ServeHTTP(httptest.NewRecorder(), r)
-	logs := h.logs.String()
+	h.Engine.ServeHTTP(httptest.NewRecorder(), r)
+	logs := h.Logs.String()
 	if strings.Contains(logs, "internal error") || !strings.Contains(logs, "client went away") {
 		t.Errorf("logs:\n%s", logs)
 	}
-	if n := h.count("customers"); n != 0 {
+	if n := h.Count("customers"); n != 0 {
 		t.Errorf("customers = %d after a canceled request", n)
 	}
 }
@@ -190,12 +191,12 @@ func TestClientGoneIsNotAnInternalError(t *testing.T) {
 // METRICS_ADDR is set, the service's own listener does not serve /metrics.
 func TestMetricsNotOnTheServiceListener(t *testing.T) {
 	t.Parallel()
-	for name, opt := range map[string]option{
+	for name, opt := range map[string]th.Option{
 		"production":   func(c *config.Config) { c.Mode = config.Production },
 		"METRICS_ADDR": func(c *config.Config) { c.MetricsAddr = "127.0.0.1:9464" },
 	} {
 		h := newHarness(t, opt)
-		if r := h.get("/metrics", ""); r.Code != http.StatusNotFound || strings.Contains(string(r.Body), "fundsource_http") {
+		if r := h.Get("/metrics", ""); r.Code != http.StatusNotFound || strings.Contains(string(r.Body), "fundsource_http") {
 			t.Errorf("%s: /metrics = %d", name, r.Code)
 		}
 	}
@@ -207,8 +208,8 @@ func TestMetricsNotOnTheServiceListener(t *testing.T) {
 func TestMalformedTextIsRefusedNotA500(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t)
-	key := h.merchant("Acme").Sandbox.SecretKey
-	user := h.customer(key)
+	key := h.Merchant("Acme").Sandbox.SecretKey
+	user := h.Customer(key)
 	for path, param := range map[string]string{
 		"/v2/customers/%00":                                             "user_id",
 		"/v2/customers/cus_%ff":                                         "user_id",
@@ -219,8 +220,8 @@ func TestMalformedTextIsRefusedNotA500(t *testing.T) {
 		"/v2/customers/" + user + "/funding-sources?starting_after=%00": "starting_after",
 		"/v2/events/evt_%00":                                            "id",
 	} {
-		r := h.get(path, key)
-		wantError(t, r, http.StatusBadRequest, "invalid_request")
+		r := h.Get(path, key)
+		th.WantError(t, r, http.StatusBadRequest, "invalid_request")
 		if got := r.ErrParam(t); got != param {
 			t.Errorf("%s: param %q, want %q", path, got, param)
 		}
@@ -235,14 +236,14 @@ func TestMalformedTextIsRefusedNotA500(t *testing.T) {
 		if strings.Contains(body, "routing_number") {
 			path = "/v2/funding-source"
 		}
-		r := h.post(path, key, body)
-		wantError(t, r, http.StatusBadRequest, "invalid_request")
+		r := h.Post(path, key, body)
+		th.WantError(t, r, http.StatusBadRequest, "invalid_request")
 		if got := r.ErrParam(t); got != param {
 			t.Errorf("%q: param %q, want %q", body, got, param)
 		}
 	}
 	for _, path := range []string{"/bank-account/pk_%00/cus_1/fs_1", "/bank-account/pk_1/cus_%ff/fs_1", "/bank-account/pk_1/cus_1/fs_1?successUrl=%00"} {
-		if r := h.do(req{method: http.MethodGet, path: path, header: map[string]string{"Accept": "text/html"}}); r.Code != http.StatusBadRequest ||
+		if r := h.Do(th.Req{Method: http.MethodGet, Path: path, Header: map[string]string{"Accept": "text/html"}}); r.Code != http.StatusBadRequest ||
 			!strings.HasPrefix(r.Header.Get("Content-Type"), "text/html") {
 			t.Errorf("%s: %d %s, want a 400 page", path, r.Code, r.Header.Get("Content-Type"))
 		}

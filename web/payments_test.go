@@ -13,16 +13,17 @@ import (
 	"github.com/fundsource/fundsource/internal/config"
 	"github.com/fundsource/fundsource/internal/payment"
 	"github.com/fundsource/fundsource/internal/postgres"
+	th "github.com/fundsource/fundsource/internal/testing/harness"
 	"github.com/fundsource/fundsource/internal/testing/pgtest"
 )
 
 // verifiedSource creates a source and verifies it with its micro-deposits.
 func (h *harness) verifiedSource(key, customerID, account string) string {
-	h.t.Helper()
-	id := h.source(key, customerID, account)
-	wantOK(h.t, initiate(h, key, id))
+	h.T.Helper()
+	id := h.Source(key, customerID, account)
+	th.WantOK(h.T, initiate(h, key, id))
 	a := h.amounts(key, id)
-	wantOK(h.t, h.post("/v2/funding-source/verify", key, verifyBody(id, "["+a[0]+","+a[1]+"]")))
+	th.WantOK(h.T, h.Post("/v2/funding-source/verify", key, verifyBody(id, "["+a[0]+","+a[1]+"]")))
 	return id
 }
 
@@ -33,44 +34,44 @@ func paymentBody(src, amount, direction string) string {
 func TestDebitsNeedAVerifiedSourceCreditsDoNot(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t)
-	key := h.merchant("Acme").Sandbox.SecretKey
-	user := h.customer(key)
-	unverified := h.source(key, user, "111111111")
+	key := h.Merchant("Acme").Sandbox.SecretKey
+	user := h.Customer(key)
+	unverified := h.Source(key, user, "111111111")
 	verified := h.verifiedSource(key, user, "222222222")
 
-	r := h.post("/v2/payments", key, paymentBody(unverified, `"25.00"`, "debit"))
-	wantError(t, r, http.StatusForbidden, "debit_not_allowed")
+	r := h.Post("/v2/payments", key, paymentBody(unverified, `"25.00"`, "debit"))
+	th.WantError(t, r, http.StatusForbidden, "debit_not_allowed")
 	if r.ErrParam(t) != "funding_source_id" {
 		t.Errorf("param = %q", r.ErrParam(t))
 	}
-	credit := wantOK(t, h.post("/v2/payments", key, paymentBody(unverified, `"25.00"`, "credit")))
+	credit := th.WantOK(t, h.Post("/v2/payments", key, paymentBody(unverified, `"25.00"`, "credit")))
 	if credit["status"] != "pending" || credit["direction"] != "credit" || credit["amount"] != "25.00" || credit["user_id"] != user {
 		t.Errorf("credit = %v", credit)
 	}
-	debit := wantOK(t, h.post("/v2/payments", key,
+	debit := th.WantOK(t, h.Post("/v2/payments", key,
 		`{"funding_source_id":"`+verified+`","amount":12.5,"direction":"debit","description":" Order 1001 "}`))
 	if !strings.HasPrefix(debit["payment_id"].(string), "pay_") || debit["amount"] != "12.50" || debit["description"] != "Order 1001" ||
 		debit["status"] != "pending" || debit["currency"] != "USD" || debit["settled_at"] != nil {
 		t.Errorf("debit = %v", debit)
 	}
-	if h.count("payments") != 2 {
-		t.Errorf("payments stored = %d, want 2", h.count("payments"))
+	if h.Count("payments") != 2 {
+		t.Errorf("payments stored = %d, want 2", h.Count("payments"))
 	}
 
 	// Removed: 409 for both directions; unknown: 404.
-	wantOK(t, h.post("/v2/accounts/delete", key, `{"funding_source_id":"`+verified+`"}`))
-	wantError(t, h.post("/v2/payments", key, paymentBody(verified, `1`, "credit")), http.StatusConflict, "funding_source_removed")
-	wantError(t, h.post("/v2/payments", key, paymentBody("fs_nope", `1`, "credit")), http.StatusNotFound, "funding_source_not_found")
+	th.WantOK(t, h.Post("/v2/accounts/delete", key, `{"funding_source_id":"`+verified+`"}`))
+	th.WantError(t, h.Post("/v2/payments", key, paymentBody(verified, `1`, "credit")), http.StatusConflict, "funding_source_removed")
+	th.WantError(t, h.Post("/v2/payments", key, paymentBody("fs_nope", `1`, "credit")), http.StatusNotFound, "funding_source_not_found")
 	// Another merchant's source is unknown here.
-	other := h.merchant("Other").Sandbox.SecretKey
-	wantError(t, h.post("/v2/payments", other, paymentBody(unverified, `1`, "credit")), http.StatusNotFound, "funding_source_not_found")
+	other := h.Merchant("Other").Sandbox.SecretKey
+	th.WantError(t, h.Post("/v2/payments", other, paymentBody(unverified, `1`, "credit")), http.StatusNotFound, "funding_source_not_found")
 }
 
 func TestPaymentInputIsChecked(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t, func(c *config.Config) { c.PaymentMaxCents = 100000 }) // 1,000.00
-	key := h.merchant("Acme").Sandbox.SecretKey
-	src := h.source(key, h.customer(key), "111111111")
+	key := h.Merchant("Acme").Sandbox.SecretKey
+	src := h.Source(key, h.Customer(key), "111111111")
 	for _, tc := range []struct{ body, code, param string }{
 		{paymentBody(src, `"0"`, "credit"), "invalid_amount", "amount"},
 		{paymentBody(src, `0.00`, "credit"), "invalid_amount", "amount"},
@@ -87,14 +88,14 @@ func TestPaymentInputIsChecked(t *testing.T) {
 		{`{"funding_source_id":"` + src + `","amount":1,"direction":"credit","description":"` + strings.Repeat("x", 101) + `"}`, "invalid_request", "description"},
 		{`{"funding_source_id":"` + src + `","amount":1,"direction":"credit","extra":1}`, "invalid_request", ""},
 	} {
-		r := h.post("/v2/payments", key, tc.body)
-		wantError(t, r, http.StatusBadRequest, tc.code)
+		r := h.Post("/v2/payments", key, tc.body)
+		th.WantError(t, r, http.StatusBadRequest, tc.code)
 		if tc.param != "" && r.ErrParam(t) != tc.param {
 			t.Errorf("%s: param %q, want %q", tc.body, r.ErrParam(t), tc.param)
 		}
 	}
-	wantOK(t, h.post("/v2/payments", key, paymentBody(src, `"1000.00"`, "credit")))
-	if n := h.count("payments"); n != 1 {
+	th.WantOK(t, h.Post("/v2/payments", key, paymentBody(src, `"1000.00"`, "credit")))
+	if n := h.Count("payments"); n != 1 {
 		t.Errorf("payments stored = %d, want 1 (refusals store nothing)", n)
 	}
 }
@@ -102,34 +103,34 @@ func TestPaymentInputIsChecked(t *testing.T) {
 func TestSandboxPaymentsSettleWithEventsAndMagicAmountsFail(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t) // settle delay: 5 s
-	key := h.merchant("Acme").Sandbox.SecretKey
-	user := h.customer(key)
+	key := h.Merchant("Acme").Sandbox.SecretKey
+	user := h.Customer(key)
 	src := h.verifiedSource(key, user, "222222222")
-	ok1 := wantOK(t, h.post("/v2/payments", key, paymentBody(src, `"25.00"`, "debit")))["payment_id"].(string)
-	r01 := wantOK(t, h.post("/v2/payments", key, paymentBody(src, `"13.01"`, "debit")))["payment_id"].(string)
-	r03 := wantOK(t, h.post("/v2/payments", key, paymentBody(src, `"13.03"`, "credit")))["payment_id"].(string)
+	ok1 := th.WantOK(t, h.Post("/v2/payments", key, paymentBody(src, `"25.00"`, "debit")))["payment_id"].(string)
+	r01 := th.WantOK(t, h.Post("/v2/payments", key, paymentBody(src, `"13.01"`, "debit")))["payment_id"].(string)
+	r03 := th.WantOK(t, h.Post("/v2/payments", key, paymentBody(src, `"13.03"`, "credit")))["payment_id"].(string)
 
-	if n, err := h.payments.SettleDue(context.Background()); err != nil || n != 0 {
+	if n, err := h.Payments.SettleDue(context.Background()); err != nil || n != 0 {
 		t.Fatalf("before the delay: settled %d, %v", n, err)
 	}
-	h.clock.Advance(5 * time.Second)
-	if n, err := h.payments.SettleDue(context.Background()); err != nil || n != 3 {
+	h.Clock.Advance(5 * time.Second)
+	if n, err := h.Payments.SettleDue(context.Background()); err != nil || n != 3 {
 		t.Fatalf("after the delay: settled %d, %v", n, err)
 	}
-	if n, _ := h.payments.SettleDue(context.Background()); n != 0 {
+	if n, _ := h.Payments.SettleDue(context.Background()); n != 0 {
 		t.Errorf("settled again: %d", n)
 	}
-	p := wantOK(t, h.get("/v2/payments/"+ok1, key))
-	if p["status"] != "processed" || p["failure_code"] != nil || p["settled_at"] != h.clock.Now().Format(time.RFC3339) {
+	p := th.WantOK(t, h.Get("/v2/payments/"+ok1, key))
+	if p["status"] != "processed" || p["failure_code"] != nil || p["settled_at"] != h.Clock.Now().Format(time.RFC3339) {
 		t.Errorf("processed payment = %v", p)
 	}
 	for id, code := range map[string]string{r01: "R01", r03: "R03"} {
-		p := wantOK(t, h.get("/v2/payments/"+id, key))
+		p := th.WantOK(t, h.Get("/v2/payments/"+id, key))
 		if p["status"] != "failed" || p["failure_code"] != code || p["failure_reason"] == nil {
 			t.Errorf("magic amount payment = %v, want failed %s", p, code)
 		}
 	}
-	success, failed := h.events("payment.success"), h.events("payment.failed")
+	success, failed := h.Events("payment.success"), h.Events("payment.failed")
 	if len(success) != 1 || success[0]["payment_id"] != ok1 || success[0]["status"] != "processed" {
 		t.Errorf("payment.success events = %v", success)
 	}
@@ -146,49 +147,49 @@ func TestSandboxPaymentsSettleWithEventsAndMagicAmountsFail(t *testing.T) {
 func TestPaymentsGetAndList(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t)
-	key := h.merchant("Acme").Sandbox.SecretKey
-	user := h.customer(key)
-	a, b := h.source(key, user, "111111111"), h.source(key, user, "333333333")
+	key := h.Merchant("Acme").Sandbox.SecretKey
+	user := h.Customer(key)
+	a, b := h.Source(key, user, "111111111"), h.Source(key, user, "333333333")
 	var ids []string
 	for i, src := range []string{a, b, a} {
-		h.clock.Advance(time.Second)
-		ids = append(ids, wantOK(t, h.post("/v2/payments", key, paymentBody(src, `"1.0`+string(rune('1'+i))+`"`, "credit")))["payment_id"].(string))
+		h.Clock.Advance(time.Second)
+		ids = append(ids, th.WantOK(t, h.Post("/v2/payments", key, paymentBody(src, `"1.0`+string(rune('1'+i))+`"`, "credit")))["payment_id"].(string))
 	}
-	all := wantOK(t, h.get("/v2/payments?limit=2", key))
+	all := th.WantOK(t, h.Get("/v2/payments?limit=2", key))
 	data := all["data"].([]any)
 	if len(data) != 2 || all["has_more"] != true || data[0].(map[string]any)["payment_id"] != ids[2] {
 		t.Fatalf("first page = %v", all)
 	}
-	next := wantOK(t, h.get("/v2/payments?limit=2&starting_after="+ids[1], key))
+	next := th.WantOK(t, h.Get("/v2/payments?limit=2&starting_after="+ids[1], key))
 	if d := next["data"].([]any); len(d) != 1 || d[0].(map[string]any)["payment_id"] != ids[0] || next["has_more"] != false {
 		t.Errorf("second page = %v", next)
 	}
-	ofA := wantOK(t, h.get("/v2/payments?funding_source_id="+a, key))["data"].([]any)
+	ofA := th.WantOK(t, h.Get("/v2/payments?funding_source_id="+a, key))["data"].([]any)
 	if len(ofA) != 2 {
 		t.Errorf("payments of a = %d, want 2", len(ofA))
 	}
-	wantError(t, h.get("/v2/payments/pay_nope", key), http.StatusNotFound, "payment_not_found")
-	other := h.merchant("Other").Sandbox.SecretKey
-	wantError(t, h.get("/v2/payments/"+ids[0], other), http.StatusNotFound, "payment_not_found")
-	wantError(t, h.get("/v2/payments?starting_after=pay_nope", key), http.StatusBadRequest, "invalid_request")
+	th.WantError(t, h.Get("/v2/payments/pay_nope", key), http.StatusNotFound, "payment_not_found")
+	other := h.Merchant("Other").Sandbox.SecretKey
+	th.WantError(t, h.Get("/v2/payments/"+ids[0], other), http.StatusNotFound, "payment_not_found")
+	th.WantError(t, h.Get("/v2/payments?starting_after=pay_nope", key), http.StatusBadRequest, "invalid_request")
 }
 
 func TestPaymentIdempotency(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t)
-	key := h.merchant("Acme").Sandbox.SecretKey
-	src := h.source(key, h.customer(key), "111111111")
-	send := func(body string) *response {
-		return h.do(req{method: http.MethodPost, path: "/v2/payments", key: key, body: body,
-			header: map[string]string{"Idempotency-Key": "order-1001"}})
+	key := h.Merchant("Acme").Sandbox.SecretKey
+	src := h.Source(key, h.Customer(key), "111111111")
+	send := func(body string) *th.Response {
+		return h.Do(th.Req{Method: http.MethodPost, Path: "/v2/payments", Key: key, Body: body,
+			Header: map[string]string{"Idempotency-Key": "order-1001"}})
 	}
-	first := wantOK(t, send(paymentBody(src, `"5.00"`, "credit")))
+	first := th.WantOK(t, send(paymentBody(src, `"5.00"`, "credit")))
 	again := send(paymentBody(src, `"5.00"`, "credit"))
-	if wantOK(t, again)["payment_id"] != first["payment_id"] || again.Header.Get("Idempotent-Replayed") != "true" {
+	if th.WantOK(t, again)["payment_id"] != first["payment_id"] || again.Header.Get("Idempotent-Replayed") != "true" {
 		t.Errorf("replay = %s", again.Body)
 	}
-	wantError(t, send(paymentBody(src, `"6.00"`, "credit")), http.StatusConflict, "idempotency_key_reused")
-	if n := h.count("payments"); n != 1 {
+	th.WantError(t, send(paymentBody(src, `"6.00"`, "credit")), http.StatusConflict, "idempotency_key_reused")
+	if n := h.Count("payments"); n != 1 {
 		t.Errorf("payments = %d, want 1", n)
 	}
 }
@@ -211,15 +212,15 @@ func TestSubscriptionsDebitEachDueDateOnce(t *testing.T) {
 		t.Cleanup(func() { db.Close() })
 		pools[i] = db
 	}
-	h := newHarnessOn(t, pools[0]) // Monday 2026-11-02 15:04 UTC = 10:04 US Eastern
-	schedulers := []*payment.Service{h.payments,
-		payment.NewService(pools[1], payment.Config{MaxAmount: h.cfg.PaymentMaxCents, SettleDelay: h.cfg.PaymentSettleDelay}, h.clock.Now)}
-	key := h.merchant("Acme").Sandbox.SecretKey
-	user := h.customer(key)
-	unverified := h.source(key, user, "111111111")
+	h := newHarnessOn(t, pools[0], url) // Monday 2026-11-02 15:04 UTC = 10:04 US Eastern
+	schedulers := []*payment.Service{h.Payments,
+		payment.NewService(pools[1], payment.Config{MaxAmount: h.Cfg.PaymentMaxCents, SettleDelay: h.Cfg.PaymentSettleDelay}, h.Clock.Now)}
+	key := h.Merchant("Acme").Sandbox.SecretKey
+	user := h.Customer(key)
+	unverified := h.Source(key, user, "111111111")
 	src := h.verifiedSource(key, user, "222222222")
 
-	wantError(t, h.post("/v2/subscriptions", key, subscriptionBody(unverified, "9.99", "weekly", "2026-11-02")), http.StatusForbidden, "debit_not_allowed")
+	th.WantError(t, h.Post("/v2/subscriptions", key, subscriptionBody(unverified, "9.99", "weekly", "2026-11-02")), http.StatusForbidden, "debit_not_allowed")
 	for _, body := range []string{
 		subscriptionBody(src, "9.99", "daily", "2026-11-02"),
 		subscriptionBody(src, "9.99", "weekly", "2026-11-01"), // yesterday
@@ -227,17 +228,17 @@ func TestSubscriptionsDebitEachDueDateOnce(t *testing.T) {
 		subscriptionBody(src, "9.99", "weekly", "2028-01-01"), // more than a year ahead
 		subscriptionBody(src, "0", "weekly", "2026-11-02"),
 	} {
-		r := h.post("/v2/subscriptions", key, body)
+		r := h.Post("/v2/subscriptions", key, body)
 		if r.Code != http.StatusBadRequest {
 			t.Errorf("%s: %d, want 400\n%s", body, r.Code, r.Body)
 		}
 	}
-	sub := wantOK(t, h.post("/v2/subscriptions", key, subscriptionBody(src, "9.99", "weekly", "2026-11-02")))
+	sub := th.WantOK(t, h.Post("/v2/subscriptions", key, subscriptionBody(src, "9.99", "weekly", "2026-11-02")))
 	id := sub["subscription_id"].(string)
 	if sub["status"] != "active" || sub["next_payment_date"] != "2026-11-02" || sub["amount"] != "9.99" || sub["payment_count"] != float64(0) {
 		t.Errorf("subscription = %v", sub)
 	}
-	if ev := h.events("subscription.created"); len(ev) != 1 || ev[0]["subscription_id"] != id {
+	if ev := h.Events("subscription.created"); len(ev) != 1 || ev[0]["subscription_id"] != id {
 		t.Errorf("subscription.created events = %v", ev)
 	}
 
@@ -263,11 +264,11 @@ func TestSubscriptionsDebitEachDueDateOnce(t *testing.T) {
 	if n := run(); n != 0 {
 		t.Errorf("second run the same day created %d", n)
 	}
-	h.clock.Advance(21 * 24 * time.Hour) // three more due dates, caught up at once
+	h.Clock.Advance(21 * 24 * time.Hour) // three more due dates, caught up at once
 	if n := run(); n != 3 {
 		t.Errorf("after three weeks: %d debits, want 3", n)
 	}
-	debits := wantOK(t, h.get("/v2/payments?funding_source_id="+src, key))["data"].([]any)
+	debits := th.WantOK(t, h.Get("/v2/payments?funding_source_id="+src, key))["data"].([]any)
 	seen := map[string]bool{}
 	for _, d := range debits {
 		p := d.(map[string]any)
@@ -279,22 +280,22 @@ func TestSubscriptionsDebitEachDueDateOnce(t *testing.T) {
 	if len(debits) != 4 || len(seen) != 4 {
 		t.Errorf("debits = %d", len(debits))
 	}
-	if got := wantOK(t, h.get("/v2/subscriptions/"+id, key)); got["next_payment_date"] != "2026-11-30" || got["payment_count"] != float64(4) {
+	if got := th.WantOK(t, h.Get("/v2/subscriptions/"+id, key)); got["next_payment_date"] != "2026-11-30" || got["payment_count"] != float64(4) {
 		t.Errorf("after four debits: %v", got)
 	}
 
 	// Cancel: no more debits; canceling again is harmless.
-	c := wantOK(t, h.post("/v2/subscriptions/"+id+"/cancel", key, `{}`))
+	c := th.WantOK(t, h.Post("/v2/subscriptions/"+id+"/cancel", key, `{}`))
 	if c["status"] != "canceled" || c["next_payment_date"] != nil || c["cancel_reason"] != "requested" || c["canceled_at"] == nil {
 		t.Errorf("canceled = %v", c)
 	}
-	wantOK(t, h.post("/v2/subscriptions/"+id+"/cancel", key, ``))
-	h.clock.Advance(7 * 24 * time.Hour)
+	th.WantOK(t, h.Post("/v2/subscriptions/"+id+"/cancel", key, ``))
+	h.Clock.Advance(7 * 24 * time.Hour)
 	if n := run(); n != 0 {
 		t.Errorf("a canceled subscription created %d debits", n)
 	}
-	wantError(t, h.get("/v2/subscriptions/sub_nope", key), http.StatusNotFound, "subscription_not_found")
-	if l := wantOK(t, h.get("/v2/subscriptions?funding_source_id="+src, key))["data"].([]any); len(l) != 1 {
+	th.WantError(t, h.Get("/v2/subscriptions/sub_nope", key), http.StatusNotFound, "subscription_not_found")
+	if l := th.WantOK(t, h.Get("/v2/subscriptions?funding_source_id="+src, key))["data"].([]any); len(l) != 1 {
 		t.Errorf("subscriptions of the source = %d", len(l))
 	}
 }
@@ -302,18 +303,18 @@ func TestSubscriptionsDebitEachDueDateOnce(t *testing.T) {
 func TestSubscriptionOfARemovedSourceIsCanceled(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t)
-	key := h.merchant("Acme").Sandbox.SecretKey
-	src := h.verifiedSource(key, h.customer(key), "222222222")
-	id := wantOK(t, h.post("/v2/subscriptions", key, subscriptionBody(src, "5.00", "monthly", "2026-11-03")))["subscription_id"].(string)
-	wantOK(t, h.post("/v2/accounts/delete", key, `{"funding_source_id":"`+src+`"}`))
-	h.clock.Advance(24 * time.Hour)
-	if n, err := h.payments.RunDue(context.Background()); err != nil || n != 0 {
+	key := h.Merchant("Acme").Sandbox.SecretKey
+	src := h.verifiedSource(key, h.Customer(key), "222222222")
+	id := th.WantOK(t, h.Post("/v2/subscriptions", key, subscriptionBody(src, "5.00", "monthly", "2026-11-03")))["subscription_id"].(string)
+	th.WantOK(t, h.Post("/v2/accounts/delete", key, `{"funding_source_id":"`+src+`"}`))
+	h.Clock.Advance(24 * time.Hour)
+	if n, err := h.Payments.RunDue(context.Background()); err != nil || n != 0 {
 		t.Fatalf("RunDue = %d, %v", n, err)
 	}
-	if s := wantOK(t, h.get("/v2/subscriptions/"+id, key)); s["status"] != "canceled" || s["cancel_reason"] != "funding_source_removed" {
+	if s := th.WantOK(t, h.Get("/v2/subscriptions/"+id, key)); s["status"] != "canceled" || s["cancel_reason"] != "funding_source_removed" {
 		t.Errorf("subscription = %v", s)
 	}
-	wantError(t, h.post("/v2/subscriptions", key, subscriptionBody(src, "5.00", "monthly", "2026-11-03")), http.StatusConflict, "funding_source_removed")
+	th.WantError(t, h.Post("/v2/subscriptions", key, subscriptionBody(src, "5.00", "monthly", "2026-11-03")), http.StatusConflict, "funding_source_removed")
 }
 
 func TestMonthlyDueDatesKeepTheDayOrTheMonthsLast(t *testing.T) {
@@ -338,14 +339,14 @@ func TestMonthlyDueDatesKeepTheDayOrTheMonthsLast(t *testing.T) {
 func TestPaymentCreationUnderConcurrency(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t)
-	key := h.merchant("Acme").Sandbox.SecretKey
-	user := h.customer(key)
+	key := h.Merchant("Acme").Sandbox.SecretKey
+	user := h.Customer(key)
 	src := h.verifiedSource(key, user, "222233334444")
-	send := func(idem, body string) *response {
-		return h.do(req{method: http.MethodPost, path: "/v2/payments", key: key, body: body,
-			header: map[string]string{"Idempotency-Key": idem}})
+	send := func(idem, body string) *th.Response {
+		return h.Do(th.Req{Method: http.MethodPost, Path: "/v2/payments", Key: key, Body: body,
+			Header: map[string]string{"Idempotency-Key": idem}})
 	}
-	results := concurrently(16, func(int) *response { return send("order-7", paymentBody(src, `"7.00"`, "debit")) })
+	results := th.Concurrently(16, func(int) *th.Response { return send("order-7", paymentBody(src, `"7.00"`, "debit")) })
 	ids := map[any]bool{}
 	for _, r := range results {
 		switch {
@@ -356,18 +357,18 @@ func TestPaymentCreationUnderConcurrency(t *testing.T) {
 			t.Errorf("retry: %d %s", r.Code, r.Body)
 		}
 	}
-	if len(ids) != 1 || h.count("payments") != 1 {
-		t.Fatalf("retries: %d payment ids answered, %d payments; want 1 and 1", len(ids), h.count("payments"))
+	if len(ids) != 1 || h.Count("payments") != 1 {
+		t.Fatalf("retries: %d payment ids answered, %d payments; want 1 and 1", len(ids), h.Count("payments"))
 	}
 
 	// Debits racing with the source's removal (the last request).
-	results = concurrently(13, func(i int) *response {
+	results = th.Concurrently(13, func(i int) *th.Response {
 		if i == 12 {
-			return h.post("/v2/accounts/delete", key, `{"funding_source_id":"`+src+`"}`)
+			return h.Post("/v2/accounts/delete", key, `{"funding_source_id":"`+src+`"}`)
 		}
 		return send("race-"+strconv.Itoa(i), paymentBody(src, `"1.00"`, "debit"))
 	})
-	wantOK(t, results[12])
+	th.WantOK(t, results[12])
 	results = results[:12]
 	made := 0
 	for i, r := range results {
@@ -384,11 +385,11 @@ func TestPaymentCreationUnderConcurrency(t *testing.T) {
 		}
 	}
 	var late int
-	if err := h.db.SQL().Get(&late, `SELECT count(*) FROM payments p JOIN funding_sources f ON f.id = p.funding_source_id
+	if err := h.SQL().Get(&late, `SELECT count(*) FROM payments p JOIN funding_sources f ON f.id = p.funding_source_id
 		WHERE p.created_at > f.removed_at`); err != nil {
 		t.Fatal(err)
 	}
-	if late != 0 || h.count("payments") != 1+made {
-		t.Errorf("%d payments after the removal; %d payments for %d accepted debits", late, h.count("payments"), made)
+	if late != 0 || h.Count("payments") != 1+made {
+		t.Errorf("%d payments after the removal; %d payments for %d accepted debits", late, h.Count("payments"), made)
 	}
 }

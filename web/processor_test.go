@@ -13,6 +13,7 @@ import (
 
 	"github.com/fundsource/fundsource/internal/dev/providersim"
 	"github.com/fundsource/fundsource/internal/provider"
+	th "github.com/fundsource/fundsource/internal/testing/harness"
 )
 
 const (
@@ -35,7 +36,7 @@ func newLinking(t *testing.T) *linking {
 		ProcessorClientID: serviceClient,
 	}).Handler())
 	t.Cleanup(sim.Close)
-	h.funding.WithProvider(provider.New(sim.URL, serviceClient, serviceSecret, h.logger).WithTimeout(time.Second))
+	h.Funding.WithProvider(provider.New(sim.URL, serviceClient, serviceSecret, h.Logger).WithTimeout(time.Second))
 	cfg := plaid.NewConfiguration()
 	cfg.Servers = plaid.ServerConfigurations{{URL: sim.URL}}
 	cfg.AddDefaultHeader("PLAID-CLIENT-ID", merchantClient)
@@ -54,7 +55,7 @@ type item struct {
 // plaid-go: link token, sandbox public token (no accounts returned), the
 // exchange, and /accounts/get to find the account of the subtype.
 func (l *linking) link(institution, subtype string) item {
-	l.t.Helper()
+	l.T.Helper()
 	ctx := context.Background()
 	api := l.client.PlaidApi
 	ltReq := plaid.NewLinkTokenCreateRequest("Acme", "en", []plaid.CountryCode{plaid.COUNTRYCODE_US})
@@ -62,28 +63,28 @@ func (l *linking) link(institution, subtype string) item {
 	ltReq.SetProducts([]plaid.Products{plaid.PRODUCTS_AUTH})
 	lt, _, err := api.LinkTokenCreate(ctx).LinkTokenCreateRequest(*ltReq).Execute()
 	if err != nil || !strings.HasPrefix(lt.GetLinkToken(), "link-sandbox-") {
-		l.t.Fatalf("link token: %v %+v", err, lt)
+		l.T.Fatalf("link token: %v %+v", err, lt)
 	}
 	pt, _, err := api.SandboxPublicTokenCreate(ctx).SandboxPublicTokenCreateRequest(
 		*plaid.NewSandboxPublicTokenCreateRequest(institution, []plaid.Products{plaid.PRODUCTS_AUTH})).Execute()
 	if err != nil {
-		l.t.Fatalf("sandbox public token: %v", err)
+		l.T.Fatalf("sandbox public token: %v", err)
 	}
 	ex, _, err := api.ItemPublicTokenExchange(ctx).ItemPublicTokenExchangeRequest(
 		*plaid.NewItemPublicTokenExchangeRequest(pt.GetPublicToken())).Execute()
 	if err != nil {
-		l.t.Fatalf("exchange: %v", err)
+		l.T.Fatalf("exchange: %v", err)
 	}
 	accts, _, err := api.AccountsGet(ctx).AccountsGetRequest(*plaid.NewAccountsGetRequest(ex.GetAccessToken())).Execute()
 	if err != nil {
-		l.t.Fatalf("accounts: %v", err)
+		l.T.Fatalf("accounts: %v", err)
 	}
 	for _, a := range accts.GetAccounts() {
 		if st, ok := a.GetSubtypeOk(); ok && st != nil && string(*st) == subtype {
 			return item{accessToken: ex.GetAccessToken(), accountID: a.GetAccountId(), institution: institution}
 		}
 	}
-	l.t.Fatalf("no %s account among %d", subtype, len(accts.GetAccounts()))
+	l.T.Fatalf("no %s account among %d", subtype, len(accts.GetAccounts()))
 	return item{}
 }
 
@@ -95,20 +96,20 @@ func (l *linking) processorToken(it item, processor string) (string, error) {
 }
 
 func (l *linking) token(it item) string {
-	l.t.Helper()
+	l.T.Helper()
 	tok, err := l.processorToken(it, "service")
 	if err != nil {
-		l.t.Fatalf("processor token: %v", err)
+		l.T.Fatalf("processor token: %v", err)
 	}
 	return tok
 }
 
 // control flips a simulator switch.
 func (l *linking) control(path, body string) {
-	l.t.Helper()
+	l.T.Helper()
 	res, err := http.Post(l.sim.URL+path, "application/json", strings.NewReader(body))
 	if err != nil || res.StatusCode != 200 {
-		l.t.Fatalf("simulator control %s: %v %v", path, err, res)
+		l.T.Fatalf("simulator control %s: %v %v", path, err, res)
 	}
 	res.Body.Close()
 }
@@ -123,43 +124,43 @@ const linkPath = "/v2/funding-source/processor/linking"
 func TestProcessorTokenFiveStepFlow(t *testing.T) {
 	t.Parallel()
 	l := newLinking(t)
-	key := l.merchant("Acme").Sandbox.SecretKey
-	user := l.customer(key)
+	key := l.Merchant("Acme").Sandbox.SecretKey
+	user := l.Customer(key)
 	it := l.link("ins_109508", "checking")
 	tok := l.token(it)
 
-	src := wantOK(t, l.post(linkPath, key, linkBody(user, tok)))
+	src := th.WantOK(t, l.Post(linkPath, key, linkBody(user, tok)))
 	if src["status"] != "Verified" || src["bank_name"] != "First Platypus Bank" || src["account_type"] != "checking" ||
 		src["user_id"] != user || len(src["last_four"].(string)) != 4 || src["nickname"] != "Plaid Checking" {
 		t.Fatalf("linked source = %s", mustJSON(src))
 	}
 	id := src["funding_source_id"].(string)
-	if got := wantOK(t, l.get("/v2/funding-source/"+id, key)); got["status"] != "Verified" {
+	if got := th.WantOK(t, l.Get("/v2/funding-source/"+id, key)); got["status"] != "Verified" {
 		t.Errorf("GET = %s", mustJSON(got))
 	}
-	if ev := l.events("funding_source.verified"); len(ev) != 1 || ev[0]["funding_source_id"] != id {
+	if ev := l.Events("funding_source.verified"); len(ev) != 1 || ev[0]["funding_source_id"] != id {
 		t.Errorf("verified events = %v", ev)
 	}
-	if ev := l.events("funding_source.created"); len(ev) != 1 || ev[0]["status"] != "Verified" {
+	if ev := l.Events("funding_source.created"); len(ev) != 1 || ev[0]["status"] != "Verified" {
 		t.Errorf("created events = %v", ev)
 	}
 
 	// Single use: a second submission is refused without calling the provider.
 	l.control("/sim/outage", `{"enabled":true}`)
-	r := l.post(linkPath, key, linkBody(user, tok))
-	wantError(t, r, 400, "invalid_processor_token")
+	r := l.Post(linkPath, key, linkBody(user, tok))
+	th.WantError(t, r, 400, "invalid_processor_token")
 	if !strings.Contains(r.JSON(t)["error"].(map[string]any)["message"].(string), "already used") {
 		t.Errorf("reuse message: %s", r.Body)
 	}
 	l.control("/sim/outage", `{"enabled":false}`)
 
 	// Another account of the same item (savings) links too; the credit card is refused clearly.
-	sav := wantOK(t, l.post(linkPath, key, linkBody(user, l.token(l.link("ins_109509", "savings")))))
+	sav := th.WantOK(t, l.Post(linkPath, key, linkBody(user, l.token(l.link("ins_109509", "savings")))))
 	if sav["account_type"] != "savings" || sav["bank_name"] != "First Gingham Credit Union" {
 		t.Errorf("savings = %s", mustJSON(sav))
 	}
-	card := l.post(linkPath, key, linkBody(user, l.token(l.link("ins_109510", "credit card"))))
-	wantError(t, card, 400, "invalid_account_type")
+	card := l.Post(linkPath, key, linkBody(user, l.token(l.link("ins_109510", "credit card"))))
+	th.WantError(t, card, 400, "invalid_account_type")
 	if !strings.Contains(string(card.Body), "checking or savings") || card.ErrParam(t) != "processor_token" {
 		t.Errorf("credit card refusal: %s", card.Body)
 	}
@@ -168,24 +169,24 @@ func TestProcessorTokenFiveStepFlow(t *testing.T) {
 func TestProcessorTokenUpgradesTheCustomersUnverifiedSource(t *testing.T) {
 	t.Parallel()
 	l := newLinking(t)
-	key := l.merchant("Acme").Sandbox.SecretKey
-	user := l.customer(key)
+	key := l.Merchant("Acme").Sandbox.SecretKey
+	user := l.Customer(key)
 	it := l.link("ins_109511", "checking")
 	tok := l.token(it)
 	// Learn the account number the way the service does, then create it Unverified first.
-	acct, err := provider.New(l.sim.URL, serviceClient, serviceSecret, l.logger).Account(context.Background(), tok)
+	acct, err := provider.New(l.sim.URL, serviceClient, serviceSecret, l.Logger).Account(context.Background(), tok)
 	if err != nil {
 		t.Fatal(err)
 	}
-	unverified := wantOK(t, l.post("/v2/funding-source", key, sourceBody(user, acct.RoutingNumber, acct.AccountNumber)))
-	linked := wantOK(t, l.post(linkPath, key, linkBody(user, tok)))
+	unverified := th.WantOK(t, l.Post("/v2/funding-source", key, th.SourceBody(user, acct.RoutingNumber, acct.AccountNumber)))
+	linked := th.WantOK(t, l.Post(linkPath, key, linkBody(user, tok)))
 	if linked["funding_source_id"] != unverified["funding_source_id"] || linked["status"] != "Verified" {
 		t.Errorf("linking the customer's Unverified account = %s, want %s upgraded", mustJSON(linked), unverified["funding_source_id"])
 	}
 	// Another customer cannot link the same account.
-	other := l.customer(key)
-	r := l.post(linkPath, key, linkBody(other, l.token(it)))
-	wantError(t, r, 409, "account_in_use")
+	other := l.Customer(key)
+	r := l.Post(linkPath, key, linkBody(other, l.token(it)))
+	th.WantError(t, r, 409, "account_in_use")
 	if p := r.ErrParam(t); p != "processor_token" {
 		t.Errorf("account_in_use names %q; the request's field is processor_token", p)
 	}
@@ -194,8 +195,8 @@ func TestProcessorTokenUpgradesTheCustomersUnverifiedSource(t *testing.T) {
 func TestProcessorTokenErrors(t *testing.T) {
 	t.Parallel()
 	l := newLinking(t)
-	key := l.merchant("Acme").Sandbox.SecretKey
-	user := l.customer(key)
+	key := l.Merchant("Acme").Sandbox.SecretKey
+	user := l.Customer(key)
 
 	t.Run("service spelling", func(t *testing.T) {
 		it := l.link("ins_109508", "checking")
@@ -210,18 +211,18 @@ func TestProcessorTokenErrors(t *testing.T) {
 	t.Run("unknown customer checked first", func(t *testing.T) {
 		l.control("/sim/outage", `{"enabled":true}`)
 		defer l.control("/sim/outage", `{"enabled":false}`)
-		wantError(t, l.post(linkPath, key, linkBody("cus_unknown", "processor-sandbox-x")), 404, "customer_not_found")
+		th.WantError(t, l.Post(linkPath, key, linkBody("cus_unknown", "processor-sandbox-x")), 404, "customer_not_found")
 	})
 	t.Run("malformed", func(t *testing.T) {
 		for _, tok := range []string{"not-a-token", "processor-sandbox-<script>", "access-sandbox-1234", strings.Repeat("processor-", 30)} {
-			wantError(t, l.post(linkPath, key, linkBody(user, tok)), 400, "invalid_processor_token")
+			th.WantError(t, l.Post(linkPath, key, linkBody(user, tok)), 400, "invalid_processor_token")
 		}
-		wantError(t, l.post(linkPath, key, linkBody(user, "processor-sandbox-00000000-0000-4000-8000-000000000000")), 400, "invalid_processor_token")
-		wantError(t, l.post(linkPath, key, `{"user_id":"`+user+`"}`), 400, "invalid_request")
-		wantError(t, l.post(linkPath, key, `{"user_id":"`+user+`","processor_token":42}`), 400, "invalid_request")
+		th.WantError(t, l.Post(linkPath, key, linkBody(user, "processor-sandbox-00000000-0000-4000-8000-000000000000")), 400, "invalid_processor_token")
+		th.WantError(t, l.Post(linkPath, key, `{"user_id":"`+user+`"}`), 400, "invalid_request")
+		th.WantError(t, l.Post(linkPath, key, `{"user_id":"`+user+`","processor_token":42}`), 400, "invalid_request")
 	})
 	t.Run("unauthorized", func(t *testing.T) {
-		wantError(t, l.post(linkPath, "sk_test_"+strings.Repeat("Z", 43), linkBody(user, "processor-sandbox-x")), 401, "unauthorized")
+		th.WantError(t, l.Post(linkPath, "sk_test_"+strings.Repeat("Z", 43), linkBody(user, "processor-sandbox-x")), 401, "unauthorized")
 	})
 	t.Run("revoked item", func(t *testing.T) {
 		it := l.link("ins_109508", "checking")
@@ -229,14 +230,14 @@ func TestProcessorTokenErrors(t *testing.T) {
 		if _, _, err := l.client.PlaidApi.ItemRemove(context.Background()).ItemRemoveRequest(*plaid.NewItemRemoveRequest(it.accessToken)).Execute(); err != nil {
 			t.Fatal(err)
 		}
-		wantError(t, l.post(linkPath, key, linkBody(user, tok)), 400, "invalid_processor_token")
+		th.WantError(t, l.Post(linkPath, key, linkBody(user, tok)), 400, "invalid_processor_token")
 	})
 	t.Run("login required", func(t *testing.T) {
 		it := l.link("ins_109509", "checking")
 		tok := l.token(it)
 		l.control("/sim/items/login-required", `{"access_token":"`+it.accessToken+`"}`)
-		r := l.post(linkPath, key, linkBody(user, tok))
-		wantError(t, r, 400, "invalid_processor_token")
+		r := l.Post(linkPath, key, linkBody(user, tok))
+		th.WantError(t, r, 400, "invalid_processor_token")
 		if !strings.Contains(string(r.Body), "re-authenticate") {
 			t.Errorf("login-required message: %s", r.Body)
 		}
@@ -245,15 +246,15 @@ func TestProcessorTokenErrors(t *testing.T) {
 		it := l.link("ins_109512", "checking")
 		tok := l.token(it)
 		l.control("/sim/institutions/disable", `{"institution_id":"ins_109512"}`)
-		r := l.post(linkPath, key, linkBody(user, tok))
-		wantError(t, r, 502, "provider_unavailable")
+		r := l.Post(linkPath, key, linkBody(user, tok))
+		th.WantError(t, r, 502, "provider_unavailable")
 		if r.Header.Get("Retry-After") == "" {
 			t.Errorf("a bank that is not available now: no Retry-After")
 		}
 		// Plaid counts INSTITUTION_NOT_AVAILABLE among the temporary
 		// errors: the token still works once the bank is back.
 		l.control("/sim/institutions/disable", `{"institution_id":"ins_109512","disabled":false}`)
-		wantOK(t, l.post(linkPath, key, linkBody(user, tok)))
+		th.WantOK(t, l.Post(linkPath, key, linkBody(user, tok)))
 	})
 	t.Run("integration off", func(t *testing.T) {
 		it := l.link("ins_109510", "savings")
@@ -262,17 +263,17 @@ func TestProcessorTokenErrors(t *testing.T) {
 		if _, err := l.processorToken(it, "service"); err == nil {
 			t.Error("the provider issued a processor token with the integration off")
 		}
-		wantError(t, l.post(linkPath, key, linkBody(user, tok)), 403, "processor_not_enabled")
+		th.WantError(t, l.Post(linkPath, key, linkBody(user, tok)), 403, "processor_not_enabled")
 		l.control("/sim/clients/integration", `{"client_id":"`+merchantClient+`","enabled":true}`)
-		wantOK(t, l.post(linkPath, key, linkBody(user, tok)))
+		th.WantOK(t, l.Post(linkPath, key, linkBody(user, tok)))
 	})
 	t.Run("provider down, token kept", func(t *testing.T) {
 		it := l.link("ins_109511", "savings")
 		tok := l.token(it)
 		l.control("/sim/outage", `{"enabled":true}`)
-		wantError(t, l.post(linkPath, key, linkBody(user, tok)), 502, "provider_unavailable")
+		th.WantError(t, l.Post(linkPath, key, linkBody(user, tok)), 502, "provider_unavailable")
 		l.control("/sim/outage", `{"enabled":false}`)
-		if got := wantOK(t, l.post(linkPath, key, linkBody(user, tok))); got["status"] != "Verified" {
+		if got := th.WantOK(t, l.Post(linkPath, key, linkBody(user, tok))); got["status"] != "Verified" {
 			t.Errorf("after the outage: %s", mustJSON(got))
 		}
 	})
@@ -281,12 +282,12 @@ func TestProcessorTokenErrors(t *testing.T) {
 func TestProviderUnreachableIs502(t *testing.T) {
 	t.Parallel()
 	l := newLinking(t)
-	key := l.merchant("Acme").Sandbox.SecretKey
-	user := l.customer(key)
+	key := l.Merchant("Acme").Sandbox.SecretKey
+	user := l.Customer(key)
 	tok := l.token(l.link("ins_109508", "checking"))
 	l.sim.Close()
-	wantError(t, l.post(linkPath, key, linkBody(user, tok)), 502, "provider_unavailable")
-	if n := l.count("processor_tokens"); n != 0 {
+	th.WantError(t, l.Post(linkPath, key, linkBody(user, tok)), 502, "provider_unavailable")
+	if n := l.Count("processor_tokens"); n != 0 {
 		t.Errorf("a token was consumed by a failed call (%d rows)", n)
 	}
 }
@@ -294,26 +295,26 @@ func TestProviderUnreachableIs502(t *testing.T) {
 func TestProcessorTokensNeverStoredOrLoggedInClear(t *testing.T) {
 	t.Parallel()
 	l := newLinking(t)
-	key := l.merchant("Acme").Sandbox.SecretKey
-	user := l.customer(key)
+	key := l.Merchant("Acme").Sandbox.SecretKey
+	user := l.Customer(key)
 	var tokens []string
 	for _, ins := range []string{"ins_109508", "ins_109509"} {
 		tok := l.token(l.link(ins, "checking"))
 		tokens = append(tokens, tok)
-		wantOK(t, l.post(linkPath, key, linkBody(user, tok)))
-		wantError(t, l.post(linkPath, key, linkBody(user, tok)), 400, "invalid_processor_token")
+		th.WantOK(t, l.Post(linkPath, key, linkBody(user, tok)))
+		th.WantError(t, l.Post(linkPath, key, linkBody(user, tok)), 400, "invalid_processor_token")
 	}
-	dump := []byte(l.dumpDatabase())
+	dump := []byte(l.DumpDatabase())
 	for _, tok := range tokens {
 		uuidPart := strings.TrimPrefix(tok, "processor-sandbox-")
 		if bytes.Contains(dump, []byte(uuidPart)) {
 			t.Errorf("processor token %s… found in the database", tok[:22])
 		}
-		if strings.Contains(l.logs.String(), uuidPart) {
+		if strings.Contains(l.Logs.String(), uuidPart) {
 			t.Errorf("processor token %s… found in the logs", tok[:22])
 		}
 	}
-	if n := l.count("processor_tokens"); n != 2 {
+	if n := l.Count("processor_tokens"); n != 2 {
 		t.Errorf("consumed tokens = %d, want 2", n)
 	}
 }
@@ -326,8 +327,8 @@ func TestProcessorTokensNeverStoredOrLoggedInClear(t *testing.T) {
 func TestProviderErrorsReachTheMerchant(t *testing.T) {
 	t.Parallel()
 	l := newLinking(t)
-	key := l.merchant("Acme").Sandbox.SecretKey
-	user := l.customer(key)
+	key := l.Merchant("Acme").Sandbox.SecretKey
+	user := l.Customer(key)
 	tok := l.token(l.link("ins_109508", "checking"))
 	want := map[string]struct {
 		status     int
@@ -359,20 +360,20 @@ func TestProviderErrorsReachTheMerchant(t *testing.T) {
 			continue
 		}
 		l.control("/sim/fail", `{"error_code":"`+failure+`","count":1}`)
-		r := l.post(linkPath, key, linkBody(user, tok))
-		wantError(t, r, w.status, w.code)
+		r := l.Post(linkPath, key, linkBody(user, tok))
+		th.WantError(t, r, w.status, w.code)
 		if got := r.Header.Get("Retry-After") != ""; got != w.retryAfter {
 			t.Errorf("%s: Retry-After %q, want one: %v", failure, r.Header.Get("Retry-After"), w.retryAfter)
 		}
-		if n := l.count("processor_tokens"); n != 0 {
+		if n := l.Count("processor_tokens"); n != 0 {
 			t.Fatalf("%s consumed the token", failure)
 		}
 	}
 	if len(want) != len(providersim.Failures()) {
 		t.Errorf("the test expects %d failures, the simulator has %d", len(want), len(providersim.Failures()))
 	}
-	if !strings.Contains(l.logs.String(), `"level":"ERROR","msg":"the bank-linking provider refused the service's credentials`) {
+	if !strings.Contains(l.Logs.String(), `"level":"ERROR","msg":"the bank-linking provider refused the service's credentials`) {
 		t.Errorf("INVALID_API_KEYS was not logged at error level for the operator")
 	}
-	wantOK(t, l.post(linkPath, key, linkBody(user, tok)))
+	th.WantOK(t, l.Post(linkPath, key, linkBody(user, tok)))
 }

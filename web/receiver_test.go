@@ -14,6 +14,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	th "github.com/fundsource/fundsource/internal/testing/harness"
 )
 
 // received is one request a test receiver got.
@@ -64,7 +66,7 @@ func newReceiver(t testing.TB, respond func(n int, w http.ResponseWriter)) *rece
 // checkEvent validates a delivered payload against the document's Event
 // schema: the one schema of its type, chosen by the discriminator.
 func checkEvent(t testing.TB, body []byte) {
-	doc, _, err := loadSpec()
+	doc, _, err := th.LoadSpec()
 	if err != nil {
 		t.Errorf("openapi.json: %v", err)
 		return

@@ -5,6 +5,8 @@ import (
 	"net/http"
 	"testing"
 	"time"
+
+	th "github.com/fundsource/fundsource/internal/testing/harness"
 )
 
 // TestSandboxMicroDepositSimulations: a return fails the open verification
@@ -13,49 +15,49 @@ import (
 func TestSandboxMicroDepositSimulations(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t)
-	key := h.merchant("Acme").Sandbox.SecretKey
-	user := h.customer(key)
-	id := h.source(key, user, "123456789")
+	key := h.Merchant("Acme").Sandbox.SecretKey
+	user := h.Customer(key)
+	id := h.Source(key, user, "123456789")
 	base := "/v2/sandbox/funding-source/" + id + "/micro-deposits/"
 
-	wantError(t, h.post(base+"return", key, `{"code":"R03"}`), http.StatusConflict, "verification_not_initiated")
-	wantOK(t, initiate(h, key, id))
+	th.WantError(t, h.Post(base+"return", key, `{"code":"R03"}`), http.StatusConflict, "verification_not_initiated")
+	th.WantOK(t, initiate(h, key, id))
 	for _, body := range []string{`{}`, `{"code":"X03"}`, `{"code":"R3"}`, `{"code":"R03","extra":1}`} {
-		r := h.post(base+"return", key, body)
-		wantError(t, r, http.StatusBadRequest, "invalid_request")
+		r := h.Post(base+"return", key, body)
+		th.WantError(t, r, http.StatusBadRequest, "invalid_request")
 		if p := r.ErrParam(t); body != `{"code":"R03","extra":1}` && p != "code" {
 			t.Errorf("%s: param %q, want code", body, p)
 		}
 	}
-	src := wantOK(t, h.post(base+"return", key, `{"code":"R03"}`))
+	src := th.WantOK(t, h.Post(base+"return", key, `{"code":"R03"}`))
 	v, _ := src["verification"].(map[string]any)
 	if src["status"] != "Unverified" || v["status"] != "failed" || v["return_code"] != "R03" {
 		t.Errorf("after the return: %s", mustJSON(src))
 	}
-	ev := h.events("funding_source.verification_failed")
+	ev := h.Events("funding_source.verification_failed")
 	if len(ev) != 1 || ev[0]["verification"].(map[string]any)["return_code"] != "R03" {
 		t.Errorf("verification_failed events: %v", ev)
 	}
-	wantError(t, h.post(base+"return", key, `{"code":"R03"}`), http.StatusConflict, "conflict")
-	wantError(t, h.post(base+"expire", key, ``), http.StatusConflict, "conflict")
+	th.WantError(t, h.Post(base+"return", key, `{"code":"R03"}`), http.StatusConflict, "conflict")
+	th.WantError(t, h.Post(base+"expire", key, ``), http.StatusConflict, "conflict")
 
 	// A new verification of the same source, then its expiry.
-	wantOK(t, initiate(h, key, id))
+	th.WantOK(t, initiate(h, key, id))
 	amounts := h.amounts(key, id)
-	src = wantOK(t, h.post(base+"expire", key, ``))
+	src = th.WantOK(t, h.Post(base+"expire", key, ``))
 	v, _ = src["verification"].(map[string]any)
 	if src["status"] != "Unverified" || v["status"] != "expired" {
 		t.Errorf("after the expiry: %s", mustJSON(src))
 	}
-	if ev := h.events("funding_source.verification_expired"); len(ev) != 1 {
+	if ev := h.Events("funding_source.verification_expired"); len(ev) != 1 {
 		t.Errorf("verification_expired events: %d, want 1", len(ev))
 	}
-	wantError(t, h.post("/v2/funding-source/verify", key, verifyBody(id, "["+amounts[0]+","+amounts[1]+"]")),
+	th.WantError(t, h.Post("/v2/funding-source/verify", key, verifyBody(id, "["+amounts[0]+","+amounts[1]+"]")),
 		http.StatusConflict, "verification_expired")
 
-	wantError(t, h.post("/v2/sandbox/funding-source/fs_unknown/micro-deposits/expire", key, ``), http.StatusNotFound, "funding_source_not_found")
-	other := h.merchant("Other").Sandbox.SecretKey
-	wantError(t, h.post(base+"expire", other, ``), http.StatusNotFound, "funding_source_not_found")
+	th.WantError(t, h.Post("/v2/sandbox/funding-source/fs_unknown/micro-deposits/expire", key, ``), http.StatusNotFound, "funding_source_not_found")
+	other := h.Merchant("Other").Sandbox.SecretKey
+	th.WantError(t, h.Post(base+"expire", other, ``), http.StatusNotFound, "funding_source_not_found")
 }
 
 // TestSandboxSimulationsRefuseProductionKeys: every simulation answers a
@@ -63,19 +65,19 @@ func TestSandboxMicroDepositSimulations(t *testing.T) {
 func TestSandboxSimulationsRefuseProductionKeys(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t)
-	m := h.merchant("Acme")
-	live := h.production(m).SecretKey
-	before := h.count("events")
+	m := h.Merchant("Acme")
+	live := h.Production(m).SecretKey
+	before := h.Count("events")
 	for _, path := range []string{
 		"/v2/sandbox/funding-source/fs_x/micro-deposits/return",
 		"/v2/sandbox/funding-source/fs_x/micro-deposits/expire",
 		"/v2/sandbox/payments/pay_x/return",
 		"/v2/sandbox/subscriptions/sub_x/advance",
 	} {
-		wantError(t, h.post(path, live, `{"code":"R01"}`), http.StatusForbidden, "permission_denied")
+		th.WantError(t, h.Post(path, live, `{"code":"R01"}`), http.StatusForbidden, "permission_denied")
 	}
-	wantError(t, h.get("/v2/sandbox/funding-source/fs_x/micro-deposits", live), http.StatusForbidden, "permission_denied")
-	if after := h.count("events"); after != before {
+	th.WantError(t, h.Get("/v2/sandbox/funding-source/fs_x/micro-deposits", live), http.StatusForbidden, "permission_denied")
+	if after := h.Count("events"); after != before {
 		t.Errorf("refused simulations recorded %d events", after-before)
 	}
 }
@@ -85,35 +87,35 @@ func TestSandboxSimulationsRefuseProductionKeys(t *testing.T) {
 func TestSandboxPaymentReturn(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t)
-	key := h.merchant("Acme").Sandbox.SecretKey
-	src := h.verifiedSource(key, h.customer(key), "222222222")
-	pending := wantOK(t, h.post("/v2/payments", key, paymentBody(src, `"25.00"`, "debit")))["payment_id"].(string)
-	p := wantOK(t, h.post("/v2/sandbox/payments/"+pending+"/return", key, `{"code":"R10"}`))
+	key := h.Merchant("Acme").Sandbox.SecretKey
+	src := h.verifiedSource(key, h.Customer(key), "222222222")
+	pending := th.WantOK(t, h.Post("/v2/payments", key, paymentBody(src, `"25.00"`, "debit")))["payment_id"].(string)
+	p := th.WantOK(t, h.Post("/v2/sandbox/payments/"+pending+"/return", key, `{"code":"R10"}`))
 	if p["status"] != "failed" || p["failure_code"] != "R10" || p["failure_reason"] == nil || p["attempt"] != nil {
 		t.Errorf("returned pending payment: %s", mustJSON(p))
 	}
-	if ev := h.events("payment.failed"); len(ev) != 1 || ev[0]["failure_code"] != "R10" {
+	if ev := h.Events("payment.failed"); len(ev) != 1 || ev[0]["failure_code"] != "R10" {
 		t.Errorf("payment.failed events: %v", ev)
 	}
-	wantError(t, h.post("/v2/sandbox/payments/"+pending+"/return", key, `{"code":"R10"}`), http.StatusConflict, "conflict")
+	th.WantError(t, h.Post("/v2/sandbox/payments/"+pending+"/return", key, `{"code":"R10"}`), http.StatusConflict, "conflict")
 
-	settled := wantOK(t, h.post("/v2/payments", key, paymentBody(src, `"30.00"`, "credit")))["payment_id"].(string)
-	h.clock.Advance(time.Hour)
-	if _, err := h.payments.SettleDue(context.Background()); err != nil {
+	settled := th.WantOK(t, h.Post("/v2/payments", key, paymentBody(src, `"30.00"`, "credit")))["payment_id"].(string)
+	h.Clock.Advance(time.Hour)
+	if _, err := h.Payments.SettleDue(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	if got := wantOK(t, h.get("/v2/payments/"+settled, key)); got["status"] != "processed" {
+	if got := th.WantOK(t, h.Get("/v2/payments/"+settled, key)); got["status"] != "processed" {
 		t.Fatalf("settled payment: %s", mustJSON(got))
 	}
-	if p := wantOK(t, h.post("/v2/sandbox/payments/"+settled+"/return", key, `{"code":"R02"}`)); p["status"] != "failed" || p["failure_code"] != "R02" {
+	if p := th.WantOK(t, h.Post("/v2/sandbox/payments/"+settled+"/return", key, `{"code":"R02"}`)); p["status"] != "failed" || p["failure_code"] != "R02" {
 		t.Errorf("returned processed payment: %s", mustJSON(p))
 	}
 
-	canceled := wantOK(t, h.post("/v2/payments", key, paymentBody(src, `"5.00"`, "debit")))["payment_id"].(string)
-	wantOK(t, h.post("/v2/payments/"+canceled+"/cancel", key, ``))
-	wantError(t, h.post("/v2/sandbox/payments/"+canceled+"/return", key, `{"code":"R01"}`), http.StatusConflict, "conflict")
-	wantError(t, h.post("/v2/sandbox/payments/pay_unknown/return", key, `{"code":"R01"}`), http.StatusNotFound, "payment_not_found")
-	wantError(t, h.post("/v2/sandbox/payments/"+canceled+"/return", key, `{"code":"01"}`), http.StatusBadRequest, "invalid_request")
+	canceled := th.WantOK(t, h.Post("/v2/payments", key, paymentBody(src, `"5.00"`, "debit")))["payment_id"].(string)
+	th.WantOK(t, h.Post("/v2/payments/"+canceled+"/cancel", key, ``))
+	th.WantError(t, h.Post("/v2/sandbox/payments/"+canceled+"/return", key, `{"code":"R01"}`), http.StatusConflict, "conflict")
+	th.WantError(t, h.Post("/v2/sandbox/payments/pay_unknown/return", key, `{"code":"R01"}`), http.StatusNotFound, "payment_not_found")
+	th.WantError(t, h.Post("/v2/sandbox/payments/"+canceled+"/return", key, `{"code":"01"}`), http.StatusBadRequest, "invalid_request")
 }
 
 // TestSubscriptionReturnsRepresentAtMostTwice: R01 and R09 are presented
@@ -122,18 +124,18 @@ func TestSandboxPaymentReturn(t *testing.T) {
 func TestSubscriptionReturnsRepresentAtMostTwice(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t) // Monday 2026-11-02
-	key := h.merchant("Acme").Sandbox.SecretKey
-	src := h.verifiedSource(key, h.customer(key), "222222222")
-	sub := wantOK(t, h.post("/v2/subscriptions", key, subscriptionBody(src, "9.99", "weekly", "2026-11-09")))["subscription_id"].(string)
+	key := h.Merchant("Acme").Sandbox.SecretKey
+	src := h.verifiedSource(key, h.Customer(key), "222222222")
+	sub := th.WantOK(t, h.Post("/v2/subscriptions", key, subscriptionBody(src, "9.99", "weekly", "2026-11-09")))["subscription_id"].(string)
 	advance := "/v2/sandbox/subscriptions/" + sub + "/advance"
 
 	for attempt, code := range []string{"R01", "R09", "R01"} {
-		p := wantOK(t, h.post(advance, key, ``))
+		p := th.WantOK(t, h.Post(advance, key, ``))
 		if p["subscription_id"] != sub || p["attempt"] != float64(attempt+1) || p["direction"] != "debit" || p["amount"] != "9.99" {
 			t.Fatalf("attempt %d: %s", attempt+1, mustJSON(p))
 		}
-		wantOK(t, h.post("/v2/sandbox/payments/"+p["payment_id"].(string)+"/return", key, `{"code":"`+code+`"}`))
-		s := wantOK(t, h.get("/v2/subscriptions/"+sub, key))
+		th.WantOK(t, h.Post("/v2/sandbox/payments/"+p["payment_id"].(string)+"/return", key, `{"code":"`+code+`"}`))
+		s := th.WantOK(t, h.Get("/v2/subscriptions/"+sub, key))
 		if attempt < 2 && (s["status"] != "active" || s["retry_date"] != "2026-11-03" || s["payment_count"] != float64(1)) {
 			t.Fatalf("after return %d: %s", attempt+1, mustJSON(s))
 		}
@@ -141,27 +143,27 @@ func TestSubscriptionReturnsRepresentAtMostTwice(t *testing.T) {
 			t.Fatalf("after the last return: %s", mustJSON(s))
 		}
 	}
-	if ev := h.events("subscription.canceled"); len(ev) != 1 || ev[0]["cancel_reason"] != "payment_returned" {
+	if ev := h.Events("subscription.canceled"); len(ev) != 1 || ev[0]["cancel_reason"] != "payment_returned" {
 		t.Errorf("subscription.canceled events: %v", ev)
 	}
-	wantError(t, h.post(advance, key, ``), http.StatusConflict, "conflict")
+	th.WantError(t, h.Post(advance, key, ``), http.StatusConflict, "conflict")
 
 	// A final code cancels at once.
-	final := wantOK(t, h.post("/v2/subscriptions", key, subscriptionBody(src, "4.00", "monthly", "2026-11-20")))["subscription_id"].(string)
-	p := wantOK(t, h.post("/v2/sandbox/subscriptions/"+final+"/advance", key, ``))
-	wantOK(t, h.post("/v2/sandbox/payments/"+p["payment_id"].(string)+"/return", key, `{"code":"R10"}`))
-	if s := wantOK(t, h.get("/v2/subscriptions/"+final, key)); s["status"] != "canceled" || s["cancel_reason"] != "payment_returned" {
+	final := th.WantOK(t, h.Post("/v2/subscriptions", key, subscriptionBody(src, "4.00", "monthly", "2026-11-20")))["subscription_id"].(string)
+	p := th.WantOK(t, h.Post("/v2/sandbox/subscriptions/"+final+"/advance", key, ``))
+	th.WantOK(t, h.Post("/v2/sandbox/payments/"+p["payment_id"].(string)+"/return", key, `{"code":"R10"}`))
+	if s := th.WantOK(t, h.Get("/v2/subscriptions/"+final, key)); s["status"] != "canceled" || s["cancel_reason"] != "payment_returned" {
 		t.Errorf("after R10: %s", mustJSON(s))
 	}
 
 	// A return that arrives by settlement (the sandbox's 13.02 comes back R02) follows the same rules.
-	magic := wantOK(t, h.post("/v2/subscriptions", key, subscriptionBody(src, "13.02", "weekly", "2026-11-20")))["subscription_id"].(string)
-	wantOK(t, h.post("/v2/sandbox/subscriptions/"+magic+"/advance", key, ``))
-	h.clock.Advance(time.Hour)
-	if _, err := h.payments.SettleDue(context.Background()); err != nil {
+	magic := th.WantOK(t, h.Post("/v2/subscriptions", key, subscriptionBody(src, "13.02", "weekly", "2026-11-20")))["subscription_id"].(string)
+	th.WantOK(t, h.Post("/v2/sandbox/subscriptions/"+magic+"/advance", key, ``))
+	h.Clock.Advance(time.Hour)
+	if _, err := h.Payments.SettleDue(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	if s := wantOK(t, h.get("/v2/subscriptions/"+magic, key)); s["status"] != "canceled" || s["cancel_reason"] != "payment_returned" {
+	if s := th.WantOK(t, h.Get("/v2/subscriptions/"+magic, key)); s["status"] != "canceled" || s["cancel_reason"] != "payment_returned" {
 		t.Errorf("after a settled R02: %s", mustJSON(s))
 	}
 }
@@ -171,13 +173,13 @@ func TestSubscriptionReturnsRepresentAtMostTwice(t *testing.T) {
 func TestSchedulerRepresentsOnTheNextBusinessDay(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t)
-	h.clock.Advance(4 * 24 * time.Hour) // Friday 2026-11-06
-	key := h.merchant("Acme").Sandbox.SecretKey
-	src := h.verifiedSource(key, h.customer(key), "222222222")
-	sub := wantOK(t, h.post("/v2/subscriptions", key, subscriptionBody(src, "12.00", "weekly", "2026-11-06")))["subscription_id"].(string)
+	h.Clock.Advance(4 * 24 * time.Hour) // Friday 2026-11-06
+	key := h.Merchant("Acme").Sandbox.SecretKey
+	src := h.verifiedSource(key, h.Customer(key), "222222222")
+	sub := th.WantOK(t, h.Post("/v2/subscriptions", key, subscriptionBody(src, "12.00", "weekly", "2026-11-06")))["subscription_id"].(string)
 	run := func() int {
 		t.Helper()
-		n, err := h.payments.RunDue(context.Background())
+		n, err := h.Payments.RunDue(context.Background())
 		if err != nil {
 			t.Fatalf("RunDue: %v", err)
 		}
@@ -186,28 +188,28 @@ func TestSchedulerRepresentsOnTheNextBusinessDay(t *testing.T) {
 	if n := run(); n != 1 {
 		t.Fatalf("first run created %d debits", n)
 	}
-	first := wantOK(t, h.get("/v2/payments?funding_source_id="+src, key))["data"].([]any)[0].(map[string]any)
-	wantOK(t, h.post("/v2/sandbox/payments/"+first["payment_id"].(string)+"/return", key, `{"code":"R01"}`))
-	if s := wantOK(t, h.get("/v2/subscriptions/"+sub, key)); s["retry_date"] != "2026-11-09" { // the Monday after
+	first := th.WantOK(t, h.Get("/v2/payments?funding_source_id="+src, key))["data"].([]any)[0].(map[string]any)
+	th.WantOK(t, h.Post("/v2/sandbox/payments/"+first["payment_id"].(string)+"/return", key, `{"code":"R01"}`))
+	if s := th.WantOK(t, h.Get("/v2/subscriptions/"+sub, key)); s["retry_date"] != "2026-11-09" { // the Monday after
 		t.Fatalf("retry_date: %s", mustJSON(s))
 	}
-	h.clock.Advance(24 * time.Hour) // Saturday
+	h.Clock.Advance(24 * time.Hour) // Saturday
 	if n := run(); n != 0 {
 		t.Errorf("a re-presentment before its business day: %d", n)
 	}
-	h.clock.Advance(2 * 24 * time.Hour) // Monday 11-09: the re-presentment
+	h.Clock.Advance(2 * 24 * time.Hour) // Monday 11-09: the re-presentment
 	if n := run(); n != 1 {
 		t.Errorf("Monday created %d debits, want 1", n)
 	}
 	if n := run(); n != 0 {
 		t.Errorf("a second run created %d", n)
 	}
-	h.clock.Advance(4 * 24 * time.Hour) // Friday 11-13: the next weekly debit
+	h.Clock.Advance(4 * 24 * time.Hour) // Friday 11-13: the next weekly debit
 	if n := run(); n != 1 {
 		t.Errorf("the next Friday created %d debits, want 1", n)
 	}
 	attempts := map[float64]int{}
-	for _, it := range wantOK(t, h.get("/v2/payments?funding_source_id="+src, key))["data"].([]any) {
+	for _, it := range th.WantOK(t, h.Get("/v2/payments?funding_source_id="+src, key))["data"].([]any) {
 		p := it.(map[string]any)
 		if p["subscription_id"] != sub {
 			t.Errorf("payment without its subscription: %s", mustJSON(p))

@@ -13,6 +13,7 @@ import (
 	"github.com/fundsource/fundsource/internal/core/errs"
 	"github.com/fundsource/fundsource/internal/core/event"
 	"github.com/fundsource/fundsource/internal/core/tenant"
+	th "github.com/fundsource/fundsource/internal/testing/harness"
 	"github.com/fundsource/fundsource/internal/webhook"
 )
 
@@ -25,7 +26,7 @@ type hooked struct {
 
 func newHooked(t *testing.T, h *harness, name string, respond func(int, http.ResponseWriter)) hooked {
 	t.Helper()
-	m := h.merchant(name)
+	m := h.Merchant(name)
 	hk := hooked{key: m.Sandbox.SecretKey, scope: tenant.Scope{MerchantID: m.Merchant.ID, Env: tenant.Sandbox}, rc: newReceiver(t, respond)}
 	register(h, hk.key, hk.rc.URL())
 	return hk
@@ -37,8 +38,8 @@ func (hk hooked) record(t *testing.T, h *harness, n int) []string {
 	t.Helper()
 	out := make([]string, n)
 	for i := range out {
-		e := event.New(hk.scope, event.WebhookTest, map[string]string{"message": fmt.Sprint("backlog ", i)}, h.clock.Now())
-		if err := h.db.RecordEvent(context.Background(), e); err != nil {
+		e := event.New(hk.scope, event.WebhookTest, map[string]string{"message": fmt.Sprint("backlog ", i)}, h.Clock.Now())
+		if err := h.DB.RecordEvent(context.Background(), e); err != nil {
 			t.Fatal(err)
 		}
 		out[i] = e.ID
@@ -57,23 +58,23 @@ func TestLeaseExpiryAndTakeover(t *testing.T) {
 	hk := newHooked(t, h, "Acme", nil)
 	id := hk.record(t, h, 1)[0]
 	ctx := context.Background()
-	now := h.clock.Now()
-	claims, err := h.db.ClaimDeliveries(ctx, webhook.ClaimRequest{Now: now, Limit: 10, LeaseUntil: now.Add(15 * time.Second), Token: "lease_dead"})
+	now := h.Clock.Now()
+	claims, err := h.DB.ClaimDeliveries(ctx, webhook.ClaimRequest{Now: now, Limit: 10, LeaseUntil: now.Add(15 * time.Second), Token: "lease_dead"})
 	if err != nil || len(claims) != 1 || claims[0].Event.ID != id {
 		t.Fatalf("claim: %v %+v", err, claims)
 	}
 	// Leased: nobody else may send it before the lease ends.
-	if n := h.deliver(); n != 0 {
+	if n := h.Deliver(); n != 0 {
 		t.Fatalf("a leased delivery was sent again %d time(s) before its lease ended", n)
 	}
-	h.clock.Advance(16 * time.Second)
-	if n := h.deliver(); n != 1 || len(hk.rc.requests()) != 1 || hk.rc.requests()[0].Header.Get("webhook-id") != id {
+	h.Clock.Advance(16 * time.Second)
+	if n := h.Deliver(); n != 1 || len(hk.rc.requests()) != 1 || hk.rc.requests()[0].Header.Get("webhook-id") != id {
 		t.Fatalf("after the lease: sent %d, receiver saw %d", n, len(hk.rc.requests()))
 	}
 	// The first process wakes up and tries to record its attempt.
 	c := claims[0]
 	attempt := webhook.Attempt{AttemptedAt: now, URL: c.Endpoint.URL, LatencyMS: 1}
-	err = h.db.FinishDelivery(ctx, c.Delivery, attempt, c.LeaseToken)
+	err = h.DB.FinishDelivery(ctx, c.Delivery, attempt, c.LeaseToken)
 	if !errs.Is(err, errs.Conflict) {
 		t.Errorf("a finish without the lease: %v, want conflict", err)
 	}
@@ -95,7 +96,7 @@ func TestClaimsAreFairAcrossEndpoints(t *testing.T) {
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		h.dispatcher(webhook.DispatcherOptions{InFlight: 16, PerEndpoint: 8, Poll: 20 * time.Millisecond}).Run(ctx, nil)
+		h.Dispatcher(webhook.DispatcherOptions{InFlight: 16, PerEndpoint: 8, Poll: 20 * time.Millisecond}).Run(ctx, nil)
 	}()
 	defer func() { cancel(); <-done }()
 	waitUntil(t, 10*time.Second, "the backlog flowing", func() bool { return len(slow.rc.requests()) >= 20 })
@@ -128,13 +129,13 @@ func TestEndpointHealth(t *testing.T) {
 		}
 	})
 	setHealthy := func(v bool) { mu.Lock(); healthy = v; mu.Unlock() }
-	status := func() map[string]any { return wantOK(t, h.get("/v2/webhooks", hk.key)) }
+	status := func() map[string]any { return th.WantOK(t, h.Get("/v2/webhooks", hk.key)) }
 	if s := status(); s["status"] != "enabled" || s["consecutive_failures"] != 0.0 || s["disabled_at"] != nil {
 		t.Fatalf("a new endpoint: %s", mustJSON(s))
 	}
 	opts := webhook.DispatcherOptions{DisableAfter: 72 * time.Hour}
 	deliver := func() int {
-		n, err := h.dispatcher(opts).DeliverDue(context.Background())
+		n, err := h.Dispatcher(opts).DeliverDue(context.Background())
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -149,18 +150,18 @@ func TestEndpointHealth(t *testing.T) {
 		t.Fatalf("after 3 failures: %s", mustJSON(s))
 	}
 	// Backing off: while one delivery is leased, no other of the endpoint is claimed.
-	h.clock.Advance(time.Hour) // every retry is due
-	now := h.clock.Now()
-	first, err := h.db.ClaimDeliveries(context.Background(), webhook.ClaimRequest{Now: now, Limit: 10, LeaseUntil: now.Add(time.Minute), Token: "lease_a"})
+	h.Clock.Advance(time.Hour) // every retry is due
+	now := h.Clock.Now()
+	first, err := h.DB.ClaimDeliveries(context.Background(), webhook.ClaimRequest{Now: now, Limit: 10, LeaseUntil: now.Add(time.Minute), Token: "lease_a"})
 	if err != nil || len(first) != 1 {
 		t.Fatalf("claim while backing off: %v, %d", err, len(first))
 	}
-	if more, err := h.db.ClaimDeliveries(context.Background(), webhook.ClaimRequest{Now: now, Limit: 10, LeaseUntil: now.Add(time.Minute), Token: "lease_b"}); err != nil || len(more) != 0 {
+	if more, err := h.DB.ClaimDeliveries(context.Background(), webhook.ClaimRequest{Now: now, Limit: 10, LeaseUntil: now.Add(time.Minute), Token: "lease_b"}); err != nil || len(more) != 0 {
 		t.Fatalf("a second delivery in flight while backing off: %v, %d", err, len(more))
 	}
 	// A success clears the streak.
 	setHealthy(true)
-	h.clock.Advance(2 * time.Minute) // the first lease ends
+	h.Clock.Advance(2 * time.Minute) // the first lease ends
 	if n := deliver(); n != 3 {
 		t.Fatalf("recovery: sent %d of 3", n)
 	}
@@ -173,23 +174,23 @@ func TestEndpointHealth(t *testing.T) {
 	hk.record(t, h, 1)
 	for range 12 {
 		deliver()
-		h.clock.Advance(10 * time.Hour)
+		h.Clock.Advance(10 * time.Hour)
 	}
 	s := status()
 	if s["status"] != "disabled" || s["disabled_at"] == nil {
 		t.Fatalf("after failing for 100 h: %s", mustJSON(s))
 	}
-	disabled := h.events("webhook.disabled")
+	disabled := h.Events("webhook.disabled")
 	if len(disabled) != 1 || disabled[0]["webhook_url"] != hk.rc.URL() {
 		t.Fatalf("webhook.disabled events: %v", disabled)
 	}
-	list := wantOK(t, h.get("/v2/events?type=webhook.disabled", hk.key))["data"].([]any)
+	list := th.WantOK(t, h.Get("/v2/events?type=webhook.disabled", hk.key))["data"].([]any)
 	if len(list) != 1 {
 		t.Errorf("GET /v2/events?type=webhook.disabled: %d", len(list))
 	}
 	sentBefore := len(hk.rc.requests())
 	held := hk.record(t, h, 3)
-	h.clock.Advance(48 * time.Hour)
+	h.Clock.Advance(48 * time.Hour)
 	if n := deliver(); n != 0 || len(hk.rc.requests()) != sentBefore {
 		t.Fatalf("a disabled endpoint got %d attempts", n)
 	}
@@ -201,7 +202,7 @@ func TestEndpointHealth(t *testing.T) {
 
 	// Enable: everything held goes out, oldest first.
 	setHealthy(true)
-	if s := wantOK(t, h.post("/v2/webhooks/enable", hk.key, "")); s["status"] != "enabled" || s["disabled_at"] != nil {
+	if s := th.WantOK(t, h.Post("/v2/webhooks/enable", hk.key, "")); s["status"] != "enabled" || s["disabled_at"] != nil {
 		t.Fatalf("enable: %s", mustJSON(s))
 	}
 	if n := deliver(); n != 4 { // the one that was failing, and the three held
@@ -214,7 +215,7 @@ func TestEndpointHealth(t *testing.T) {
 	if order[1] != held[0] || order[2] != held[1] || order[3] != held[2] {
 		t.Errorf("held events delivered as %v, want oldest first ending %v", order, held)
 	}
-	wantError(t, h.post("/v2/webhooks/enable", h.merchant("Nobody").Sandbox.SecretKey, ""), http.StatusNotFound, "webhook_not_found")
+	th.WantError(t, h.Post("/v2/webhooks/enable", h.Merchant("Nobody").Sandbox.SecretKey, ""), http.StatusNotFound, "webhook_not_found")
 }
 
 // TestInFlightIsBoundedPerProcess: a process keeps at most InFlight
@@ -231,7 +232,7 @@ func TestInFlightIsBoundedPerProcess(t *testing.T) {
 		hk.record(t, h, 10)
 		hangers = append(hangers, hk)
 	}
-	d := h.dispatcher(webhook.DispatcherOptions{InFlight: 12, PerEndpoint: 8, Poll: 20 * time.Millisecond, Timeout: 5 * time.Second})
+	d := h.Dispatcher(webhook.DispatcherOptions{InFlight: 12, PerEndpoint: 8, Poll: 20 * time.Millisecond, Timeout: 5 * time.Second})
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() { defer close(done); d.Run(ctx, nil) }()
@@ -247,7 +248,7 @@ func TestInFlightIsBoundedPerProcess(t *testing.T) {
 		t.Errorf("peak in flight %d, want 12", peak)
 	}
 	// Twelve hang, yet the pool serves the API at once.
-	wantOK(t, h.get("/v2/webhooks", hangers[0].key))
+	th.WantOK(t, h.Get("/v2/webhooks", hangers[0].key))
 	close(release)
 	cancel()
 	<-done
@@ -278,20 +279,20 @@ func TestDashboardDisabledEndpointBanner(t *testing.T) {
 		t.Fatal("a healthy endpoint shows a warning")
 	}
 	opts := webhook.DispatcherOptions{DisableAfter: time.Hour}
-	wantOK(t, h.post("/v2/webhooks/test", key, ""))
+	th.WantOK(t, h.Post("/v2/webhooks/test", key, ""))
 	for range 4 {
-		if _, err := h.dispatcher(opts).DeliverDue(context.Background()); err != nil {
+		if _, err := h.Dispatcher(opts).DeliverDue(context.Background()); err != nil {
 			t.Fatal(err)
 		}
-		h.clock.Advance(40 * time.Minute)
+		h.Clock.Advance(40 * time.Minute)
 	}
-	if s := wantOK(t, h.get("/v2/webhooks", key)); s["status"] != "disabled" {
+	if s := th.WantOK(t, h.Get("/v2/webhooks", key)); s["status"] != "disabled" {
 		t.Fatalf("endpoint: %s", mustJSON(s))
 	}
 	d.signIn("acme.books@example.com", "correct horse battery") // the session idled out meanwhile
 	wantPage(t, d.get("/dashboard/webhooks"), http.StatusOK, `id="disabled-banner"`, "This endpoint is disabled", "Enable and deliver held events")
 	wantPage(t, d.follow(d.post("/dashboard/webhooks/enable", url.Values{})), http.StatusOK, "Endpoint enabled")
-	if s := wantOK(t, h.get("/v2/webhooks", key)); s["status"] != "enabled" {
+	if s := th.WantOK(t, h.Get("/v2/webhooks", key)); s["status"] != "enabled" {
 		t.Errorf("after the button: %s", mustJSON(s))
 	}
 }
@@ -308,7 +309,7 @@ func TestFinishedDeliveriesClaimAgainOnlyWhereALimitHeldOneBack(t *testing.T) {
 	// and stops it when the test ends.
 	run := func(t *testing.T, h *harness, opts webhook.DispatcherOptions, wake chan struct{}) *webhook.Dispatcher {
 		opts.Poll, opts.Timeout = time.Hour, 5*time.Second
-		d := h.dispatcher(opts)
+		d := h.Dispatcher(opts)
 		ctx, cancel := context.WithCancel(context.Background())
 		done := make(chan struct{})
 		go func() { defer close(done); d.Run(ctx, wake) }()
@@ -319,7 +320,7 @@ func TestFinishedDeliveriesClaimAgainOnlyWhereALimitHeldOneBack(t *testing.T) {
 		t.Helper()
 		waitUntil(t, 5*time.Second, fmt.Sprintf("%d deliveries", n), func() bool {
 			var got int
-			if err := h.db.SQL().Get(&got, `SELECT count(*) FROM webhook_deliveries WHERE merchant_id = $1 AND status = 'delivered'`, hk.scope.MerchantID); err != nil {
+			if err := h.SQL().Get(&got, `SELECT count(*) FROM webhook_deliveries WHERE merchant_id = $1 AND status = 'delivered'`, hk.scope.MerchantID); err != nil {
 				t.Fatal(err)
 			}
 			return got == n
@@ -342,11 +343,11 @@ func TestFinishedDeliveriesClaimAgainOnlyWhereALimitHeldOneBack(t *testing.T) {
 			h := newHarness(t)
 			hk := newHooked(t, h, "Held Back", nil)
 			if c.backedOff {
-				if _, err := h.db.SQL().Exec(`UPDATE webhook_endpoints SET consecutive_failures = $2, failing_since = $3 WHERE merchant_id = $1`,
-					hk.scope.MerchantID, webhook.BackoffAfter, h.clock.Now()); err != nil {
+				if _, err := h.SQL().Exec(`UPDATE webhook_endpoints SET consecutive_failures = $2, failing_since = $3 WHERE merchant_id = $1`,
+					hk.scope.MerchantID, webhook.BackoffAfter, h.Clock.Now()); err != nil {
 					t.Fatal(err)
 				}
-				if got := wantOK(t, h.get("/v2/webhooks", hk.key))["status"]; got != webhook.StatusBackingOff {
+				if got := th.WantOK(t, h.Get("/v2/webhooks", hk.key))["status"]; got != webhook.StatusBackingOff {
 					t.Fatalf("endpoint status %v, want %s", got, webhook.StatusBackingOff)
 				}
 			}

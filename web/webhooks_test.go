@@ -10,18 +10,19 @@ import (
 	"time"
 
 	"github.com/fundsource/fundsource/internal/core/tenant"
+	th "github.com/fundsource/fundsource/internal/testing/harness"
 	"github.com/fundsource/fundsource/internal/webhook"
 )
 
 func register(h *harness, key, url string) map[string]any {
-	h.t.Helper()
-	return wantOK(h.t, h.post("/v2/webhooks", key, `{"url":`+mustJSON(url)+`}`))
+	h.T.Helper()
+	return th.WantOK(h.T, h.Post("/v2/webhooks", key, `{"url":`+mustJSON(url)+`}`))
 }
 
 // event returns GET /v2/events/{id}.
 func (h *harness) event(key, id string) map[string]any {
-	h.t.Helper()
-	return wantOK(h.t, h.get("/v2/events/"+id, key))
+	h.T.Helper()
+	return th.WantOK(h.T, h.Get("/v2/events/"+id, key))
 }
 
 // delivery returns the only delivery of an event detail.
@@ -37,33 +38,33 @@ func onlyDelivery(t *testing.T, ev map[string]any) map[string]any {
 func TestWebhookRegistration(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t)
-	m := h.merchant("Acme")
+	m := h.Merchant("Acme")
 	key := m.Sandbox.SecretKey
 
-	wantError(t, h.get("/v2/webhooks", key), 404, "webhook_not_found")
+	th.WantError(t, h.Get("/v2/webhooks", key), 404, "webhook_not_found")
 	first := register(h, key, "https://merchant.example/hooks")
 	secret := first["secret"].(string)
 	if first["webhook_url"] != "https://merchant.example/hooks" || !strings.HasPrefix(secret, "whsec_") || len(secret) != 50 {
 		t.Fatalf("registration = %s", mustJSON(first))
 	}
 	// The spec's unversioned path replaces the URL and keeps the secret.
-	h.clock.Advance(time.Minute)
-	second := wantOK(t, h.post("/webhooks", key, `{"url":"http://merchant.example:8443/v2/hooks?src=fundsource"}`))
+	h.Clock.Advance(time.Minute)
+	second := th.WantOK(t, h.Post("/webhooks", key, `{"url":"http://merchant.example:8443/v2/hooks?src=fundsource"}`))
 	if second["webhook_url"] != "http://merchant.example:8443/v2/hooks?src=fundsource" || second["secret"] != secret {
 		t.Errorf("overwrite = %s, want the new URL and the same secret", mustJSON(second))
 	}
 	if second["created_at"] != first["created_at"] || second["updated_at"] == first["updated_at"] {
 		t.Errorf("overwrite timestamps: created %v→%v, updated %v→%v", first["created_at"], second["created_at"], first["updated_at"], second["updated_at"])
 	}
-	got := wantOK(t, h.get("/v2/webhooks", key))
+	got := th.WantOK(t, h.Get("/v2/webhooks", key))
 	if got["webhook_url"] != second["webhook_url"] || got["secret"] != secret {
 		t.Errorf("GET = %s", mustJSON(got))
 	}
-	if h.count("webhook_endpoints") != 1 {
-		t.Errorf("endpoints = %d, want 1", h.count("webhook_endpoints"))
+	if h.Count("webhook_endpoints") != 1 {
+		t.Errorf("endpoints = %d, want 1", h.Count("webhook_endpoints"))
 	}
 	var sealed string
-	if err := h.db.SQL().Get(&sealed, `SELECT encode(secret_sealed, 'escape') FROM webhook_endpoints`); err != nil {
+	if err := h.SQL().Get(&sealed, `SELECT encode(secret_sealed, 'escape') FROM webhook_endpoints`); err != nil {
 		t.Fatal(err)
 	}
 	if strings.Contains(sealed, secret[6:]) {
@@ -71,10 +72,10 @@ func TestWebhookRegistration(t *testing.T) {
 	}
 
 	// Another merchant and the other environment do not see it.
-	other := h.merchant("Other").Sandbox.SecretKey
-	wantError(t, h.get("/v2/webhooks", other), 404, "webhook_not_found")
-	live := h.production(m).SecretKey
-	wantError(t, h.get("/v2/webhooks", live), 404, "webhook_not_found")
+	other := h.Merchant("Other").Sandbox.SecretKey
+	th.WantError(t, h.Get("/v2/webhooks", other), 404, "webhook_not_found")
+	live := h.Production(m).SecretKey
+	th.WantError(t, h.Get("/v2/webhooks", live), 404, "webhook_not_found")
 
 	bad := map[string]string{
 		"relative":        "/hooks",
@@ -91,73 +92,73 @@ func TestWebhookRegistration(t *testing.T) {
 	}
 	for name, u := range bad {
 		t.Run(name, func(t *testing.T) {
-			r := h.post("/v2/webhooks", key, `{"url":`+mustJSON(u)+`}`)
-			wantError(t, r, 400, "invalid_url")
+			r := h.Post("/v2/webhooks", key, `{"url":`+mustJSON(u)+`}`)
+			th.WantError(t, r, 400, "invalid_url")
 			if r.ErrParam(t) != "url" {
 				t.Errorf("param = %q, want url", r.ErrParam(t))
 			}
 		})
 	}
-	wantError(t, h.post("/v2/webhooks", key, `{}`), 400, "invalid_request")
-	wantError(t, h.post("/v2/webhooks", key, `{"url":"https://a.example","events":[]}`), 400, "invalid_request")
-	wantError(t, h.post("/v2/webhooks", live, `{"url":"http://merchant.example/hooks"}`), 400, "invalid_url")
-	wantOK(t, h.post("/v2/webhooks", live, `{"url":"https://merchant.example/live"}`))
-	if got := wantOK(t, h.get("/v2/webhooks", key))["webhook_url"]; got != second["webhook_url"] {
+	th.WantError(t, h.Post("/v2/webhooks", key, `{}`), 400, "invalid_request")
+	th.WantError(t, h.Post("/v2/webhooks", key, `{"url":"https://a.example","events":[]}`), 400, "invalid_request")
+	th.WantError(t, h.Post("/v2/webhooks", live, `{"url":"http://merchant.example/hooks"}`), 400, "invalid_url")
+	th.WantOK(t, h.Post("/v2/webhooks", live, `{"url":"https://merchant.example/live"}`))
+	if got := th.WantOK(t, h.Get("/v2/webhooks", key))["webhook_url"]; got != second["webhook_url"] {
 		t.Errorf("refused registrations changed the URL to %v", got)
 	}
 
-	del := wantOK(t, h.do(req{method: http.MethodDelete, path: "/v2/webhooks", key: key}))
+	del := th.WantOK(t, h.Do(th.Req{Method: http.MethodDelete, Path: "/v2/webhooks", Key: key}))
 	if del["deleted"] != true {
 		t.Errorf("DELETE = %s", mustJSON(del))
 	}
-	wantError(t, h.get("/v2/webhooks", key), 404, "webhook_not_found")
-	wantError(t, h.do(req{method: http.MethodDelete, path: "/v2/webhooks", key: key}), 404, "webhook_not_found")
-	wantError(t, h.post("/v2/webhooks/secret/roll", key, ``), 404, "webhook_not_found")
-	tests := len(h.events("webhook.test"))
-	wantError(t, h.post("/v2/webhooks/test", key, `{}`), 404, "webhook_not_found")
-	if got := len(h.events("webhook.test")); got != tests {
+	th.WantError(t, h.Get("/v2/webhooks", key), 404, "webhook_not_found")
+	th.WantError(t, h.Do(th.Req{Method: http.MethodDelete, Path: "/v2/webhooks", Key: key}), 404, "webhook_not_found")
+	th.WantError(t, h.Post("/v2/webhooks/secret/roll", key, ``), 404, "webhook_not_found")
+	tests := len(h.Events("webhook.test"))
+	th.WantError(t, h.Post("/v2/webhooks/test", key, `{}`), 404, "webhook_not_found")
+	if got := len(h.Events("webhook.test")); got != tests {
 		t.Errorf("a refused test event was recorded: %d test events, want %d", got, tests)
 	}
 	// A new registration after a delete gets a new secret.
 	if again := register(h, key, "https://merchant.example/hooks"); again["secret"] == secret {
 		t.Error("re-registration after delete reused the deleted secret")
 	}
-	wantOK(t, h.get("/v2/webhooks", live)) // production's endpoint is untouched
+	th.WantOK(t, h.Get("/v2/webhooks", live)) // production's endpoint is untouched
 }
 
 func TestWebhookURLsMustBePublicWithoutTheDevelopmentFlag(t *testing.T) {
 	t.Parallel()
-	h := newHarness(t, withPrivateTargets(false))
-	key := h.merchant("Acme").Sandbox.SecretKey
+	h := newHarness(t, th.WithPrivateTargets(false))
+	key := h.Merchant("Acme").Sandbox.SecretKey
 	for _, u := range []string{
 		"http://127.0.0.1/hooks", "http://127.1.2.3:8080/", "http://localhost/hooks", "http://api.localhost/",
 		"http://[::1]/hooks", "http://169.254.169.254/latest/meta-data/", "http://10.0.0.1/", "http://172.16.5.4/",
 		"http://192.168.1.1/", "http://100.64.0.1/", "http://[::ffff:10.0.0.1]/", "http://[fd00:ec2::254]/",
 		"http://0.0.0.0/", "http://[::]/", "http://224.0.0.1/", "http://intranet/",
 	} {
-		wantError(t, h.post("/v2/webhooks", key, `{"url":`+mustJSON(u)+`}`), 400, "invalid_url")
+		th.WantError(t, h.Post("/v2/webhooks", key, `{"url":`+mustJSON(u)+`}`), 400, "invalid_url")
 	}
-	if n := h.count("webhook_endpoints"); n != 0 {
+	if n := h.Count("webhook_endpoints"); n != 0 {
 		t.Errorf("endpoints = %d after refused registrations", n)
 	}
 	// A public literal address needs no DNS and is accepted.
-	wantOK(t, h.post("/v2/webhooks", key, `{"url":"http://93.184.215.14/hooks"}`))
+	th.WantOK(t, h.Post("/v2/webhooks", key, `{"url":"http://93.184.215.14/hooks"}`))
 }
 
 func TestMicroDepositFlowDeliversSignedEvents(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t)
-	key := h.merchant("Acme").Sandbox.SecretKey
+	key := h.Merchant("Acme").Sandbox.SecretKey
 	rc := newReceiver(t, nil)
 	secret := register(h, key, rc.URL())["secret"].(string)
 
-	user := h.customer(key)
-	id := h.source(key, user, "123456789")
-	wantOK(t, initiate(h, key, id))
+	user := h.Customer(key)
+	id := h.Source(key, user, "123456789")
+	th.WantOK(t, initiate(h, key, id))
 	right := h.amounts(key, id)
-	wantOK(t, h.post("/v2/funding-source/verify", key, verifyBody(id, `[`+right[0]+`,`+right[1]+`]`)))
+	th.WantOK(t, h.Post("/v2/funding-source/verify", key, verifyBody(id, `[`+right[0]+`,`+right[1]+`]`)))
 
-	if n := h.deliver(); n != 4 {
+	if n := h.Deliver(); n != 4 {
 		t.Fatalf("delivered %d, want 4", n)
 	}
 	got := rc.requests()
@@ -166,14 +167,14 @@ func TestMicroDepositFlowDeliversSignedEvents(t *testing.T) {
 		t.Fatalf("receiver got %d requests, want %d", len(got), len(wantTypes))
 	}
 	for i, r := range got {
-		if err := verifyStandardWebhook(secret, r.Header, r.Body, h.clock.Now()); err != nil {
+		if err := verifyStandardWebhook(secret, r.Header, r.Body, h.Clock.Now()); err != nil {
 			t.Errorf("request %d: %v", i, err)
 		}
 		p := r.Payload(t)
 		if p["type"] != wantTypes[i] || p["id"] != r.Header.Get("webhook-id") || p["livemode"] != false {
 			t.Errorf("request %d: payload %s, webhook-id %s", i, r.Body, r.Header.Get("webhook-id"))
 		}
-		if r.Header.Get("webhook-timestamp") != fmt.Sprint(h.clock.Now().Unix()) || r.Header.Get("Content-Type") != "application/json" {
+		if r.Header.Get("webhook-timestamp") != fmt.Sprint(h.Clock.Now().Unix()) || r.Header.Get("Content-Type") != "application/json" {
 			t.Errorf("request %d headers: %v", i, r.Header)
 		}
 		if len(p) != 5 {
@@ -201,7 +202,7 @@ func TestMicroDepositFlowDeliversSignedEvents(t *testing.T) {
 	if a["status_code"] != float64(200) || a["response_body"] != "ok" || a["error"] != nil || a["url"] != rc.URL() {
 		t.Errorf("attempt = %s", mustJSON(a))
 	}
-	if n := h.deliver(); n != 0 {
+	if n := h.Deliver(); n != 0 {
 		t.Errorf("a second pass delivered %d more", n)
 	}
 }
@@ -209,7 +210,7 @@ func TestMicroDepositFlowDeliversSignedEvents(t *testing.T) {
 func TestFailedAttemptIsRetriedOnSchedule(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t)
-	key := h.merchant("Acme").Sandbox.SecretKey
+	key := h.Merchant("Acme").Sandbox.SecretKey
 	rc := newReceiver(t, func(n int, w http.ResponseWriter) {
 		if n == 0 {
 			w.WriteHeader(500)
@@ -219,9 +220,9 @@ func TestFailedAttemptIsRetriedOnSchedule(t *testing.T) {
 		w.WriteHeader(204)
 	})
 	secret := register(h, key, rc.URL())["secret"].(string)
-	id := wantOK(t, h.post("/v2/webhooks/test", key, `{}`))["id"].(string)
+	id := th.WantOK(t, h.Post("/v2/webhooks/test", key, `{}`))["id"].(string)
 
-	if n := h.deliver(); n != 1 {
+	if n := h.Deliver(); n != 1 {
 		t.Fatalf("first pass delivered %d", n)
 	}
 	d := onlyDelivery(t, h.event(key, id))
@@ -229,7 +230,7 @@ func TestFailedAttemptIsRetriedOnSchedule(t *testing.T) {
 	if err != nil {
 		t.Fatalf("next_attempt_at = %v", d["next_attempt_at"])
 	}
-	if wait := next.Sub(h.clock.Now()); d["status"] != "retrying" || wait < 4500*time.Millisecond || wait > 5500*time.Millisecond {
+	if wait := next.Sub(h.Clock.Now()); d["status"] != "retrying" || wait < 4500*time.Millisecond || wait > 5500*time.Millisecond {
 		t.Fatalf("after a 500: status %v, retry in %v, want retrying in 5 s ± 10 %%", d["status"], wait)
 	}
 	a := d["attempts"].([]any)[0].(map[string]any)
@@ -237,11 +238,11 @@ func TestFailedAttemptIsRetriedOnSchedule(t *testing.T) {
 		t.Errorf("failed attempt = %s", mustJSON(d))
 	}
 
-	if n := h.deliver(); n != 0 {
+	if n := h.Deliver(); n != 0 {
 		t.Fatalf("delivered %d before the retry was due", n)
 	}
-	h.clock.Advance(5500 * time.Millisecond)
-	if n := h.deliver(); n != 1 {
+	h.Clock.Advance(5500 * time.Millisecond)
+	if n := h.Deliver(); n != 1 {
 		t.Fatalf("retry pass delivered %d", n)
 	}
 	d = onlyDelivery(t, h.event(key, id))
@@ -252,7 +253,7 @@ func TestFailedAttemptIsRetriedOnSchedule(t *testing.T) {
 	if len(got) != 2 || got[0].Header.Get("webhook-id") != id || got[1].Header.Get("webhook-id") != id {
 		t.Fatalf("receiver got %d requests; the retry must keep the event id", len(got))
 	}
-	if err := verifyStandardWebhook(secret, got[1].Header, got[1].Body, h.clock.Now()); err != nil {
+	if err := verifyStandardWebhook(secret, got[1].Header, got[1].Body, h.Clock.Now()); err != nil {
 		t.Errorf("retry signature: %v", err)
 	}
 	if got[0].Header.Get("webhook-timestamp") == got[1].Header.Get("webhook-timestamp") {
@@ -263,23 +264,23 @@ func TestFailedAttemptIsRetriedOnSchedule(t *testing.T) {
 func TestEveryRetryFailsThenTheDeliveryFails(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t)
-	key := h.merchant("Acme").Sandbox.SecretKey
+	key := h.Merchant("Acme").Sandbox.SecretKey
 	rc := newReceiver(t, func(_ int, w http.ResponseWriter) { w.WriteHeader(http.StatusGone) })
 	register(h, key, rc.URL())
-	id := wantOK(t, h.post("/v2/webhooks/test", key, `{}`))["id"].(string)
+	id := th.WantOK(t, h.Post("/v2/webhooks/test", key, `{}`))["id"].(string)
 
 	var total time.Duration
 	for i := 0; i <= len(webhook.Schedule); i++ {
-		if n := h.deliver(); n != 1 {
+		if n := h.Deliver(); n != 1 {
 			t.Fatalf("attempt %d: delivered %d", i+1, n)
 		}
 		if i < len(webhook.Schedule) {
 			// Just before the earliest jittered time nothing is due.
-			h.clock.Advance(webhook.Schedule[i] * 89 / 100)
-			if n := h.deliver(); n != 0 {
+			h.Clock.Advance(webhook.Schedule[i] * 89 / 100)
+			if n := h.Deliver(); n != 0 {
 				t.Fatalf("retry %d was sent %v early", i+1, webhook.Schedule[i]*11/100)
 			}
-			h.clock.Advance(webhook.Schedule[i] * 22 / 100)
+			h.Clock.Advance(webhook.Schedule[i] * 22 / 100)
 			total += webhook.Schedule[i]
 		}
 	}
@@ -291,8 +292,8 @@ func TestEveryRetryFailsThenTheDeliveryFails(t *testing.T) {
 	if want := 75*time.Hour + 35*time.Minute + 5*time.Second; total != want || len(webhook.Schedule) != 9 {
 		t.Errorf("the schedule spans %v in %d waits, want %v in 9", total, len(webhook.Schedule), want)
 	}
-	h.clock.Advance(48 * time.Hour)
-	if n := h.deliver(); n != 0 || len(rc.requests()) != 10 {
+	h.Clock.Advance(48 * time.Hour)
+	if n := h.Deliver(); n != 0 || len(rc.requests()) != 10 {
 		t.Errorf("a failed delivery was tried again (%d, %d requests)", n, len(rc.requests()))
 	}
 }
@@ -300,7 +301,7 @@ func TestEveryRetryFailsThenTheDeliveryFails(t *testing.T) {
 func TestTimeoutsAndRedirectsAreFailures(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t)
-	key := h.merchant("Acme").Sandbox.SecretKey
+	key := h.Merchant("Acme").Sandbox.SecretKey
 
 	internal := newReceiver(t, nil)
 	redirect := newReceiver(t, func(_ int, w http.ResponseWriter) {
@@ -308,8 +309,8 @@ func TestTimeoutsAndRedirectsAreFailures(t *testing.T) {
 		w.WriteHeader(http.StatusFound)
 	})
 	register(h, key, redirect.URL())
-	id := wantOK(t, h.post("/v2/webhooks/test", key, `{}`))["id"].(string)
-	h.deliver()
+	id := th.WantOK(t, h.Post("/v2/webhooks/test", key, `{}`))["id"].(string)
+	h.Deliver()
 	d := onlyDelivery(t, h.event(key, id))
 	a := d["attempts"].([]any)[0].(map[string]any)
 	if d["status"] != "retrying" || a["status_code"] != float64(302) || !strings.Contains(fmt.Sprint(a["error"]), "redirect") {
@@ -323,8 +324,8 @@ func TestTimeoutsAndRedirectsAreFailures(t *testing.T) {
 	slow := newReceiver(t, func(_ int, w http.ResponseWriter) { <-release })
 	defer close(release)
 	register(h, key, slow.URL())
-	id = wantOK(t, h.post("/v2/webhooks/test", key, `{}`))["id"].(string)
-	n, err := h.dispatcher(webhook.DispatcherOptions{Timeout: 200 * time.Millisecond}).DeliverDue(context.Background())
+	id = th.WantOK(t, h.Post("/v2/webhooks/test", key, `{}`))["id"].(string)
+	n, err := h.Dispatcher(webhook.DispatcherOptions{Timeout: 200 * time.Millisecond}).DeliverDue(context.Background())
 	if err != nil || n < 1 {
 		t.Fatalf("deliver: %d, %v", n, err)
 	}
@@ -338,44 +339,44 @@ func TestTimeoutsAndRedirectsAreFailures(t *testing.T) {
 func TestRolledSecretSignsAlongsideTheNewOneFor24Hours(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t)
-	key := h.merchant("Acme").Sandbox.SecretKey
+	key := h.Merchant("Acme").Sandbox.SecretKey
 	rc := newReceiver(t, nil)
 	old := register(h, key, rc.URL())["secret"].(string)
 
-	rolled := wantOK(t, h.post("/v2/webhooks/secret/roll", key, ``))
+	rolled := th.WantOK(t, h.Post("/v2/webhooks/secret/roll", key, ``))
 	cur := rolled["secret"].(string)
 	if cur == old || rolled["previous_secret_expires_at"] != "2026-11-03T15:04:05Z" {
 		t.Fatalf("roll = %s", mustJSON(rolled))
 	}
-	if got := wantOK(t, h.get("/v2/webhooks", key)); got["secret"] != cur {
+	if got := th.WantOK(t, h.Get("/v2/webhooks", key)); got["secret"] != cur {
 		t.Errorf("GET after roll shows %v", got["secret"])
 	}
-	wantOK(t, h.post("/v2/webhooks/test", key, `{}`))
-	h.deliver()
+	th.WantOK(t, h.Post("/v2/webhooks/test", key, `{}`))
+	h.Deliver()
 	r := rc.requests()[0]
 	if sigs := strings.Fields(r.Header.Get("webhook-signature")); len(sigs) != 2 {
 		t.Fatalf("webhook-signature = %q, want two signatures", r.Header.Get("webhook-signature"))
 	}
 	for name, s := range map[string]string{"new": cur, "old": old} {
-		if err := verifyStandardWebhook(s, r.Header, r.Body, h.clock.Now()); err != nil {
+		if err := verifyStandardWebhook(s, r.Header, r.Body, h.Clock.Now()); err != nil {
 			t.Errorf("%s secret during the overlap: %v", name, err)
 		}
 	}
 
-	h.clock.Advance(24*time.Hour + time.Second)
-	wantOK(t, h.post("/v2/webhooks/test", key, `{}`))
-	h.deliver()
+	h.Clock.Advance(24*time.Hour + time.Second)
+	th.WantOK(t, h.Post("/v2/webhooks/test", key, `{}`))
+	h.Deliver()
 	r = rc.requests()[1]
 	if sigs := strings.Fields(r.Header.Get("webhook-signature")); len(sigs) != 1 {
 		t.Errorf("after the overlap: %d signatures", len(sigs))
 	}
-	if err := verifyStandardWebhook(cur, r.Header, r.Body, h.clock.Now()); err != nil {
+	if err := verifyStandardWebhook(cur, r.Header, r.Body, h.Clock.Now()); err != nil {
 		t.Errorf("new secret after the overlap: %v", err)
 	}
-	if err := verifyStandardWebhook(old, r.Header, r.Body, h.clock.Now()); err == nil {
+	if err := verifyStandardWebhook(old, r.Header, r.Body, h.Clock.Now()); err == nil {
 		t.Error("the old secret still verifies after 24 hours")
 	}
-	if got := wantOK(t, h.get("/v2/webhooks", key)); got["previous_secret_expires_at"] != nil {
+	if got := th.WantOK(t, h.Get("/v2/webhooks", key)); got["previous_secret_expires_at"] != nil {
 		t.Errorf("previous_secret_expires_at after the overlap = %v", got["previous_secret_expires_at"])
 	}
 }
@@ -383,20 +384,20 @@ func TestRolledSecretSignsAlongsideTheNewOneFor24Hours(t *testing.T) {
 func TestNewURLTakesOverPendingDeliveriesWithTheSameSecret(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t)
-	key := h.merchant("Acme").Sandbox.SecretKey
+	key := h.Merchant("Acme").Sandbox.SecretKey
 	down := newReceiver(t, func(_ int, w http.ResponseWriter) { w.WriteHeader(503) })
 	up := newReceiver(t, nil)
 	secret := register(h, key, down.URL())["secret"].(string)
-	id := wantOK(t, h.post("/v2/webhooks/test", key, `{}`))["id"].(string)
-	h.deliver()
+	id := th.WantOK(t, h.Post("/v2/webhooks/test", key, `{}`))["id"].(string)
+	h.Deliver()
 	register(h, key, up.URL())
-	h.clock.Advance(6 * time.Second)
-	h.deliver()
+	h.Clock.Advance(6 * time.Second)
+	h.Deliver()
 	got := up.requests()
 	if len(down.requests()) != 1 || len(got) != 1 || got[0].Header.Get("webhook-id") != id {
 		t.Fatalf("old URL got %d, new URL got %d", len(down.requests()), len(got))
 	}
-	if err := verifyStandardWebhook(secret, got[0].Header, got[0].Body, h.clock.Now()); err != nil {
+	if err := verifyStandardWebhook(secret, got[0].Header, got[0].Body, h.Clock.Now()); err != nil {
 		t.Errorf("new URL, kept secret: %v", err)
 	}
 	if d := onlyDelivery(t, h.event(key, id)); d["status"] != "delivered" || len(d["attempts"].([]any)) != 2 {
@@ -407,22 +408,22 @@ func TestNewURLTakesOverPendingDeliveriesWithTheSameSecret(t *testing.T) {
 func TestDeletingTheWebhookCancelsPendingDeliveries(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t)
-	key := h.merchant("Acme").Sandbox.SecretKey
+	key := h.Merchant("Acme").Sandbox.SecretKey
 	rc := newReceiver(t, func(_ int, w http.ResponseWriter) { w.WriteHeader(500) })
 	register(h, key, rc.URL())
-	id := wantOK(t, h.post("/v2/webhooks/test", key, `{}`))["id"].(string)
-	h.deliver()
-	wantOK(t, h.do(req{method: http.MethodDelete, path: "/v2/webhooks", key: key}))
-	h.clock.Advance(time.Hour)
-	if n := h.deliver(); n != 0 {
+	id := th.WantOK(t, h.Post("/v2/webhooks/test", key, `{}`))["id"].(string)
+	h.Deliver()
+	th.WantOK(t, h.Do(th.Req{Method: http.MethodDelete, Path: "/v2/webhooks", Key: key}))
+	h.Clock.Advance(time.Hour)
+	if n := h.Deliver(); n != 0 {
 		t.Errorf("delivered %d after the delete", n)
 	}
 	if d := onlyDelivery(t, h.event(key, id)); d["status"] != "canceled" || d["next_attempt_at"] != nil {
 		t.Errorf("delivery after delete = %s", mustJSON(d))
 	}
 	// Events still happen without an endpoint; they are listed, not delivered.
-	h.customer(key)
-	if n := h.count("webhook_deliveries"); n != 1 {
+	h.Customer(key)
+	if n := h.Count("webhook_deliveries"); n != 1 {
 		t.Errorf("deliveries = %d, want only the canceled one", n)
 	}
 }
@@ -430,15 +431,15 @@ func TestDeletingTheWebhookCancelsPendingDeliveries(t *testing.T) {
 func TestEventsAPI(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t)
-	m := h.merchant("Acme")
+	m := h.Merchant("Acme")
 	key := m.Sandbox.SecretKey
-	user := h.customer(key)
-	h.clock.Advance(time.Second)
-	id := h.source(key, user, "123456789")
-	h.clock.Advance(time.Second)
-	wantOK(t, initiate(h, key, id))
+	user := h.Customer(key)
+	h.Clock.Advance(time.Second)
+	id := h.Source(key, user, "123456789")
+	h.Clock.Advance(time.Second)
+	th.WantOK(t, initiate(h, key, id))
 
-	list := wantOK(t, h.get("/v2/events", key))
+	list := th.WantOK(t, h.Get("/v2/events", key))
 	data := list["data"].([]any)
 	if len(data) != 3 || list["has_more"] != false {
 		t.Fatalf("events = %s", mustJSON(list))
@@ -450,16 +451,16 @@ func TestEventsAPI(t *testing.T) {
 	if strings.Join(types, " ") != "funding_source.verification_pending funding_source.created customer.created" {
 		t.Errorf("types newest first = %v", types)
 	}
-	if got := wantOK(t, h.get("/v2/events?type=customer.created", key))["data"].([]any); len(got) != 1 {
+	if got := th.WantOK(t, h.Get("/v2/events?type=customer.created", key))["data"].([]any); len(got) != 1 {
 		t.Errorf("type filter: %d events", len(got))
 	}
-	if got := wantOK(t, h.get("/v2/events?type=funding_source.*", key))["data"].([]any); len(got) != 2 {
+	if got := th.WantOK(t, h.Get("/v2/events?type=funding_source.*", key))["data"].([]any); len(got) != 2 {
 		t.Errorf("group filter: %d events", len(got))
 	}
-	wantError(t, h.get("/v2/events?type=funding_source.verifed", key), 400, "invalid_request")
-	page := wantOK(t, h.get("/v2/events?limit=2", key))
+	th.WantError(t, h.Get("/v2/events?type=funding_source.verifed", key), 400, "invalid_request")
+	page := th.WantOK(t, h.Get("/v2/events?limit=2", key))
 	last := page["data"].([]any)[1].(map[string]any)["id"].(string)
-	rest := wantOK(t, h.get("/v2/events?limit=2&starting_after="+last, key))
+	rest := th.WantOK(t, h.Get("/v2/events?limit=2&starting_after="+last, key))
 	if page["has_more"] != true || len(rest["data"].([]any)) != 1 || rest["has_more"] != false {
 		t.Errorf("pages: %s then %s", mustJSON(page), mustJSON(rest))
 	}
@@ -469,27 +470,27 @@ func TestEventsAPI(t *testing.T) {
 	if ev["type"] != "customer.created" || ev["data"].(map[string]any)["user_id"] != user || len(ev["deliveries"].([]any)) != 0 {
 		t.Errorf("event without a webhook = %s", mustJSON(ev))
 	}
-	wantError(t, h.get("/v2/events/evt_unknown", key), 404, "event_not_found")
-	other := h.merchant("Other").Sandbox.SecretKey
-	wantError(t, h.get("/v2/events/"+first["id"].(string), other), 404, "event_not_found")
-	live := h.production(m).SecretKey
-	if got := wantOK(t, h.get("/v2/events", live))["data"].([]any); len(got) != 0 {
+	th.WantError(t, h.Get("/v2/events/evt_unknown", key), 404, "event_not_found")
+	other := h.Merchant("Other").Sandbox.SecretKey
+	th.WantError(t, h.Get("/v2/events/"+first["id"].(string), other), 404, "event_not_found")
+	live := h.Production(m).SecretKey
+	if got := th.WantOK(t, h.Get("/v2/events", live))["data"].([]any); len(got) != 0 {
 		t.Errorf("production sees %d sandbox events", len(got))
 	}
 
 	// Redelivery needs a webhook; then it sends the same event id again.
-	wantError(t, h.post("/v2/events/"+first["id"].(string)+"/redeliver", key, `{}`), 404, "webhook_not_found")
+	th.WantError(t, h.Post("/v2/events/"+first["id"].(string)+"/redeliver", key, `{}`), 404, "webhook_not_found")
 	rc := newReceiver(t, nil)
 	register(h, key, rc.URL())
-	wantError(t, h.post("/v2/events/evt_unknown/redeliver", key, `{}`), 404, "event_not_found")
-	wantError(t, h.post("/v2/events/"+first["id"].(string)+"/redeliver", key, `{"now":true}`), 400, "invalid_request")
-	r := wantOK(t, h.post("/v2/events/"+first["id"].(string)+"/redeliver", key, `{}`))
+	th.WantError(t, h.Post("/v2/events/evt_unknown/redeliver", key, `{}`), 404, "event_not_found")
+	th.WantError(t, h.Post("/v2/events/"+first["id"].(string)+"/redeliver", key, `{"now":true}`), 400, "invalid_request")
+	r := th.WantOK(t, h.Post("/v2/events/"+first["id"].(string)+"/redeliver", key, `{}`))
 	if d := onlyDelivery(t, r); d["status"] != "pending" {
 		t.Errorf("redeliver = %s", mustJSON(r))
 	}
-	h.deliver()
-	wantOK(t, h.post("/v2/events/"+first["id"].(string)+"/redeliver", key, ``))
-	h.deliver()
+	h.Deliver()
+	th.WantOK(t, h.Post("/v2/events/"+first["id"].(string)+"/redeliver", key, ``))
+	h.Deliver()
 	got := rc.requests()
 	if len(got) != 2 || got[0].Header.Get("webhook-id") != first["id"] || got[1].Header.Get("webhook-id") != first["id"] {
 		t.Fatalf("redelivered requests = %d", len(got))
@@ -502,20 +503,20 @@ func TestEventsAPI(t *testing.T) {
 func TestRedeliverOfAPendingDeliveryMakesItDueNow(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t)
-	key := h.merchant("Acme").Sandbox.SecretKey
+	key := h.Merchant("Acme").Sandbox.SecretKey
 	rc := newReceiver(t, func(n int, w http.ResponseWriter) {
 		if n == 0 {
 			w.WriteHeader(500)
 		}
 	})
 	register(h, key, rc.URL())
-	id := wantOK(t, h.post("/v2/webhooks/test", key, `{}`))["id"].(string)
-	h.deliver()
-	if n := h.deliver(); n != 0 {
+	id := th.WantOK(t, h.Post("/v2/webhooks/test", key, `{}`))["id"].(string)
+	h.Deliver()
+	if n := h.Deliver(); n != 0 {
 		t.Fatal("retry due at once")
 	}
-	wantOK(t, h.post("/v2/events/"+id+"/redeliver", key, `{}`))
-	if n := h.deliver(); n != 1 {
+	th.WantOK(t, h.Post("/v2/events/"+id+"/redeliver", key, `{}`))
+	if n := h.Deliver(); n != 1 {
 		t.Fatalf("redeliver of a retrying delivery: %d sent", n)
 	}
 	if d := onlyDelivery(t, h.event(key, id)); d["status"] != "delivered" || d["attempt_count"] != float64(2) {
@@ -526,28 +527,28 @@ func TestRedeliverOfAPendingDeliveryMakesItDueNow(t *testing.T) {
 func TestEventsOlderThan30DaysArePurged(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t)
-	key := h.merchant("Acme").Sandbox.SecretKey
+	key := h.Merchant("Acme").Sandbox.SecretKey
 	register(h, key, newReceiver(t, nil).URL())
-	old := wantOK(t, h.post("/v2/webhooks/test", key, `{}`))["id"].(string)
-	h.deliver()
-	h.clock.Advance(20 * 24 * time.Hour)
-	recent := wantOK(t, h.post("/v2/webhooks/test", key, `{}`))["id"].(string)
-	h.clock.Advance(10*24*time.Hour + time.Second)
-	n, err := h.webhooks.PurgeEvents(context.Background())
+	old := th.WantOK(t, h.Post("/v2/webhooks/test", key, `{}`))["id"].(string)
+	h.Deliver()
+	h.Clock.Advance(20 * 24 * time.Hour)
+	recent := th.WantOK(t, h.Post("/v2/webhooks/test", key, `{}`))["id"].(string)
+	h.Clock.Advance(10*24*time.Hour + time.Second)
+	n, err := h.Webhooks.PurgeEvents(context.Background())
 	if err != nil || n != 1 {
 		t.Fatalf("purge = %d, %v; want 1", n, err)
 	}
-	wantError(t, h.get("/v2/events/"+old, key), 404, "event_not_found")
+	th.WantError(t, h.Get("/v2/events/"+old, key), 404, "event_not_found")
 	h.event(key, recent)
-	if h.count("webhook_attempts") != 0 || h.count("webhook_deliveries") != 1 {
-		t.Errorf("attempts %d, deliveries %d after purge", h.count("webhook_attempts"), h.count("webhook_deliveries"))
+	if h.Count("webhook_attempts") != 0 || h.Count("webhook_deliveries") != 1 {
+		t.Errorf("attempts %d, deliveries %d after purge", h.Count("webhook_attempts"), h.Count("webhook_deliveries"))
 	}
 }
 
 func TestDeliveryRefusesPrivateAddressesInProductionMode(t *testing.T) {
 	t.Parallel()
-	h := newHarness(t, withPrivateTargets(false))
-	m := h.merchant("Acme")
+	h := newHarness(t, th.WithPrivateTargets(false))
+	m := h.Merchant("Acme")
 	key := m.Sandbox.SecretKey
 	scope := tenant.Scope{MerchantID: m.Merchant.ID, Env: tenant.Sandbox}
 	listener := newReceiver(t, nil)
@@ -569,15 +570,15 @@ func TestDeliveryRefusesPrivateAddressesInProductionMode(t *testing.T) {
 	}
 	for _, u := range targets {
 		t.Run(u, func(t *testing.T) {
-			_, err := h.db.UpsertEndpoint(context.Background(), webhook.Endpoint{
+			_, err := h.DB.UpsertEndpoint(context.Background(), webhook.Endpoint{
 				Scope: scope, URL: u, Secret: webhook.Sealed{KeyID: "unused", Data: []byte("unused")},
-				CreatedAt: h.clock.Now(), UpdatedAt: h.clock.Now(),
+				CreatedAt: h.Clock.Now(), UpdatedAt: h.Clock.Now(),
 			})
 			if err != nil {
 				t.Fatal(err)
 			}
-			id := wantOK(t, h.post("/v2/webhooks/test", key, `{}`))["id"].(string)
-			h.deliver()
+			id := th.WantOK(t, h.Post("/v2/webhooks/test", key, `{}`))["id"].(string)
+			h.Deliver()
 			d := onlyDelivery(t, h.event(key, id))
 			a := d["attempts"].([]any)[0].(map[string]any)
 			if a["status_code"] != nil || !strings.Contains(fmt.Sprint(a["error"]), "not a public address") {
@@ -617,20 +618,20 @@ func TestDispatcherBoundsConcurrencyPerEndpoint(t *testing.T) {
 	h := newHarness(t)
 	slow, peakOf := slowReceiver(20 * time.Millisecond)
 	a, b := newReceiver(t, slow), newReceiver(t, nil)
-	keyA := h.merchant("Acme").Sandbox.SecretKey
-	keyB := h.merchant("Other").Sandbox.SecretKey
+	keyA := h.Merchant("Acme").Sandbox.SecretKey
+	keyB := h.Merchant("Other").Sandbox.SecretKey
 	register(h, keyA, a.URL())
 	register(h, keyB, b.URL())
 	const n = 30
 	for range n {
-		wantOK(t, h.post("/v2/webhooks/test", keyA, `{}`))
-		wantOK(t, h.post("/v2/webhooks/test", keyB, `{}`))
+		th.WantOK(t, h.Post("/v2/webhooks/test", keyA, `{}`))
+		th.WantOK(t, h.Post("/v2/webhooks/test", keyB, `{}`))
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		h.dispatcher(webhook.DispatcherOptions{InFlight: 8, PerEndpoint: 2, Poll: 10 * time.Millisecond}).Run(ctx, nil)
+		h.Dispatcher(webhook.DispatcherOptions{InFlight: 8, PerEndpoint: 2, Poll: 10 * time.Millisecond}).Run(ctx, nil)
 	}()
 	deadline := time.Now().Add(20 * time.Second)
 	for len(a.requests()) < n || len(b.requests()) < n {
@@ -664,17 +665,17 @@ func TestDispatcherFansOutToABacklog(t *testing.T) {
 	h := newHarness(t)
 	slow, peakOf := slowReceiver(150 * time.Millisecond)
 	r := newReceiver(t, slow)
-	key := h.merchant("Acme").Sandbox.SecretKey
+	key := h.Merchant("Acme").Sandbox.SecretKey
 	register(h, key, r.URL())
 	const n = 24
 	for range n {
-		wantOK(t, h.post("/v2/webhooks/test", key, `{}`))
+		th.WantOK(t, h.Post("/v2/webhooks/test", key, `{}`))
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		h.dispatcher(webhook.DispatcherOptions{InFlight: 8, PerEndpoint: 8, Poll: time.Hour}).Run(ctx, nil)
+		h.Dispatcher(webhook.DispatcherOptions{InFlight: 8, PerEndpoint: 8, Poll: time.Hour}).Run(ctx, nil)
 	}()
 	deadline := time.Now().Add(20 * time.Second)
 	for len(r.requests()) < n {

@@ -42,7 +42,7 @@ func TestKeyChangesReachEveryServersKeyCache(t *testing.T) {
 		if status(t, customers, c.key) != http.StatusOK {
 			t.Fatal("the key stopped working")
 		}
-		tx := c.db.SQL().MustBeginTx(ctx, nil)
+		tx := c.sql.MustBeginTx(ctx, nil)
 		defer tx.Rollback()
 		tx.MustExec(`ALTER TABLE api_keys DISABLE TRIGGER api_keys_changed`)
 		tx.MustExec(`UPDATE api_keys SET revoked_at = now() WHERE merchant_id = $1 AND revoked_at IS NULL`, c.scope.MerchantID)
@@ -50,23 +50,23 @@ func TestKeyChangesReachEveryServersKeyCache(t *testing.T) {
 			t.Fatal(err)
 		}
 		cached := status(t, customers, c.key) == http.StatusOK
-		c.db.SQL().MustExec(`ALTER TABLE api_keys ENABLE TRIGGER api_keys_changed`)
+		c.sql.MustExec(`ALTER TABLE api_keys ENABLE TRIGGER api_keys_changed`)
 		if !cached {
 			// Not cached yet (the server's subscription was still
 			// connecting): undo and try again.
-			c.db.SQL().MustExec(`UPDATE api_keys SET revoked_at = NULL WHERE merchant_id = $1`, c.scope.MerchantID)
+			c.sql.MustExec(`UPDATE api_keys SET revoked_at = NULL WHERE merchant_id = $1`, c.scope.MerchantID)
 		}
 		return cached
 	})
 	// Any statement on the table notifies; the server forgets the key.
-	c.db.SQL().MustExec(`UPDATE api_keys SET revoked_at = revoked_at WHERE merchant_id = $1`, c.scope.MerchantID)
+	c.sql.MustExec(`UPDATE api_keys SET revoked_at = revoked_at WHERE merchant_id = $1`, c.scope.MerchantID)
 	waitFor(t, 2*time.Second, "the revoked key refused", func() bool {
 		return status(t, customers, c.key) == http.StatusUnauthorized
 	})
 
 	// A roll by another process: the new key works, the old one (cached
 	// again first) stops.
-	c.db.SQL().MustExec(`UPDATE api_keys SET revoked_at = NULL WHERE merchant_id = $1`, c.scope.MerchantID)
+	c.sql.MustExec(`UPDATE api_keys SET revoked_at = NULL WHERE merchant_id = $1`, c.scope.MerchantID)
 	waitFor(t, 2*time.Second, "the restored key accepted", func() bool {
 		return status(t, customers, c.key) == http.StatusOK
 	})
@@ -133,7 +133,7 @@ func TestRedirectOriginChangesReachEveryServersCache(t *testing.T) {
 	// Proof that the server answers from its cache: with the trigger off,
 	// an origin allowed in the database goes unnoticed.
 	waitFor(t, 5*time.Second, "an answer from the cache", func() bool {
-		tx := c.db.SQL().MustBeginTx(ctx, nil)
+		tx := c.sql.MustBeginTx(ctx, nil)
 		defer tx.Rollback()
 		tx.MustExec(`ALTER TABLE redirect_origins DISABLE TRIGGER redirect_origins_changed`)
 		tx.MustExec(`INSERT INTO redirect_origins (merchant_id, environment, origin, created_at) VALUES ($1, 'sandbox', 'https://shop.example', now())`, c.scope.MerchantID)
@@ -141,15 +141,15 @@ func TestRedirectOriginChangesReachEveryServersCache(t *testing.T) {
 			t.Fatal(err)
 		}
 		cached := status(t, page, "") == http.StatusBadRequest
-		c.db.SQL().MustExec(`ALTER TABLE redirect_origins ENABLE TRIGGER redirect_origins_changed`)
+		c.sql.MustExec(`ALTER TABLE redirect_origins ENABLE TRIGGER redirect_origins_changed`)
 		if !cached {
-			c.db.SQL().MustExec(`DELETE FROM redirect_origins WHERE merchant_id = $1`, c.scope.MerchantID)
+			c.sql.MustExec(`DELETE FROM redirect_origins WHERE merchant_id = $1`, c.scope.MerchantID)
 			waitFor(t, 2*time.Second, "the origin refused again", func() bool { return status(t, page, "") == http.StatusBadRequest })
 		}
 		return cached
 	})
 	// Any statement on the table notifies; the server reads the origins again.
-	c.db.SQL().MustExec(`UPDATE redirect_origins SET origin = origin WHERE merchant_id = $1`, c.scope.MerchantID)
+	c.sql.MustExec(`UPDATE redirect_origins SET origin = origin WHERE merchant_id = $1`, c.scope.MerchantID)
 	waitFor(t, 2*time.Second, "the allowed origin accepted", func() bool {
 		return status(t, page, "") == http.StatusOK
 	})

@@ -15,11 +15,14 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jmoiron/sqlx"
+
 	"github.com/fundsource/fundsource/internal/config"
 	"github.com/fundsource/fundsource/internal/core/event"
 	"github.com/fundsource/fundsource/internal/core/tenant"
 	"github.com/fundsource/fundsource/internal/lab/rig"
 	"github.com/fundsource/fundsource/internal/postgres"
+	"github.com/fundsource/fundsource/internal/testing/pgtest"
 	"github.com/fundsource/fundsource/internal/webhook"
 	"github.com/fundsource/fundsource/internal/wiring"
 )
@@ -39,6 +42,7 @@ type cluster struct {
 	t     *testing.T
 	env   []string
 	db    *postgres.DB
+	sql   *sqlx.DB         // the test's own pool on the same database
 	svc   *wiring.Services // the service on db, as the processes wire it
 	scope tenant.Scope
 	key   string // the merchant's sandbox secret key
@@ -79,7 +83,7 @@ func newCluster(t *testing.T) *cluster {
 	}
 	merchantID := created["merchant_id"].(string)
 	key := created["sandbox"].(map[string]any)["secret_key"].(string)
-	return &cluster{t: t, env: env, db: db, svc: svc, scope: tenant.Scope{MerchantID: merchantID, Env: tenant.Sandbox}, key: key}
+	return &cluster{t: t, env: env, db: db, sql: pgtest.Pool(t, c.env["DATABASE_URL"]), svc: svc, scope: tenant.Scope{MerchantID: merchantID, Env: tenant.Sandbox}, key: key}
 }
 
 // register points the merchant's sandbox webhook at url.
@@ -142,7 +146,7 @@ func (c *cluster) deliveryCounts() (map[string]int, int) {
 		Status string `db:"status"`
 		N      int    `db:"n"`
 	}
-	if err := c.db.SQL().Select(&rows, `SELECT status, count(*) AS n FROM webhook_deliveries GROUP BY status`); err != nil {
+	if err := c.sql.Select(&rows, `SELECT status, count(*) AS n FROM webhook_deliveries GROUP BY status`); err != nil {
 		c.t.Fatal(err)
 	}
 	out := map[string]int{}
@@ -150,7 +154,7 @@ func (c *cluster) deliveryCounts() (map[string]int, int) {
 		out[r.Status] = r.N
 	}
 	var attempts int
-	if err := c.db.SQL().Get(&attempts, `SELECT count(*) FROM webhook_attempts`); err != nil {
+	if err := c.sql.Get(&attempts, `SELECT count(*) FROM webhook_attempts`); err != nil {
 		c.t.Fatal(err)
 	}
 	return out, attempts

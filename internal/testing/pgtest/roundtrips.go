@@ -69,7 +69,13 @@ func (r *RoundTrips) add(what string) {
 // connection goes through a proxy that counts round trips.
 func CountingDB(t testing.TB) (*postgres.DB, *RoundTrips) {
 	t.Helper()
-	dsn := URL(t)
+	return CountingOn(t, URL(t))
+}
+
+// CountingOn is CountingDB on the database at dsn (one of URL's), so that
+// the test can also open its own pool there.
+func CountingOn(t testing.TB, dsn string) (*postgres.DB, *RoundTrips) {
+	t.Helper()
 	if strings.HasPrefix(dsn, "postgres://") || strings.HasPrefix(dsn, "postgresql://") {
 		var err error
 		if dsn, err = pq.ParseURL(dsn); err != nil {

@@ -1,4 +1,4 @@
-package web_test
+package e2e_test
 
 import (
 	"bytes"
@@ -14,6 +14,7 @@ import (
 
 	"github.com/fundsource/fundsource/internal/ach"
 	"github.com/fundsource/fundsource/internal/core/tenant"
+	th "github.com/fundsource/fundsource/internal/testing/harness"
 )
 
 func achConfig(dir string) ach.Config {
@@ -22,7 +23,7 @@ func achConfig(dir string) ach.Config {
 }
 
 func (h *harness) originator(cfg ach.Config) *ach.Originator {
-	return ach.NewOriginator(cfg, h.db, h.funding, h.payments, h.svc.Customers, h.clock.Now)
+	return ach.NewOriginator(cfg, h.DB, h.Funding, h.Payments, h.Svc.Customers, h.Clock.Now)
 }
 
 // readACH parses every file of the outbox with moov-io/ach and validates it.
@@ -56,28 +57,28 @@ type achSetup struct {
 
 func newACHSetup(t *testing.T) *achSetup {
 	h := newHarness(t)
-	m := h.merchant("Acme")
-	prod := h.production(m)
+	m := h.Merchant("Acme")
+	prod := h.Production(m)
 	scope := tenant.Scope{MerchantID: m.Merchant.ID, Env: tenant.Production}
-	if err := h.merchants.GrantOnDemand(context.Background(), scope); err != nil {
+	if err := h.Merchants.GrantOnDemand(context.Background(), scope); err != nil {
 		t.Fatal(err)
 	}
-	if err := h.merchants.EnableThirdPartyVerification(context.Background(), scope); err != nil {
+	if err := h.Merchants.EnableThirdPartyVerification(context.Background(), scope); err != nil {
 		t.Fatal(err)
 	}
 	s := &achSetup{h: h, key: prod.SecretKey, scope: scope}
-	user := h.customer(s.key)
-	s.verified = wantOK(t, h.post("/v2/on-demand/funding-source", s.key, sourceBody(user, "021000021", "000123456789")))["funding_source_id"].(string)
-	s.unverified = wantOK(t, h.post("/v2/funding-source", s.key,
+	user := h.Customer(s.key)
+	s.verified = th.WantOK(t, h.Post("/v2/on-demand/funding-source", s.key, th.SourceBody(user, "021000021", "000123456789")))["funding_source_id"].(string)
+	s.unverified = th.WantOK(t, h.Post("/v2/funding-source", s.key,
 		`{"user_id":"`+user+`","routing_number":"026009593","account_number":"987654321","account_type":"savings"}`))["funding_source_id"].(string)
-	wantOK(t, initiate(h, s.key, s.unverified))
-	s.debit = wantOK(t, h.post("/v2/payments", s.key, paymentBody(s.verified, `"25.00"`, "debit")))["payment_id"].(string)
-	s.credit = wantOK(t, h.post("/v2/payments", s.key, paymentBody(s.unverified, `"10.00"`, "credit")))["payment_id"].(string)
+	th.WantOK(t, initiate(h, s.key, s.unverified))
+	s.debit = th.WantOK(t, h.Post("/v2/payments", s.key, paymentBody(s.verified, `"25.00"`, "debit")))["payment_id"].(string)
+	s.credit = th.WantOK(t, h.Post("/v2/payments", s.key, paymentBody(s.unverified, `"10.00"`, "credit")))["payment_id"].(string)
 
 	sandbox := m.Sandbox.SecretKey
-	sbSrc := h.source(sandbox, h.customer(sandbox), "555555555")
-	wantOK(t, initiate(h, sandbox, sbSrc))
-	wantOK(t, h.post("/v2/payments", sandbox, paymentBody(sbSrc, `"7.00"`, "credit")))
+	sbSrc := h.Source(sandbox, h.Customer(sandbox), "555555555")
+	th.WantOK(t, initiate(h, sandbox, sbSrc))
+	th.WantOK(t, h.Post("/v2/payments", sandbox, paymentBody(sbSrc, `"7.00"`, "credit")))
 	return s
 }
 
@@ -99,14 +100,14 @@ func TestOriginationWritesEachEntryOnceAndTheFileParsesBack(t *testing.T) {
 	if f.Header.ImmediateOrigin != "121042882" || f.Header.ImmediateDestination != "231380104" {
 		t.Errorf("file header = %+v", f.Header)
 	}
-	amounts, err := h.funding.DepositAmounts(context.Background(), s.scope, s.unverified, 1)
+	amounts, err := h.Funding.DepositAmounts(context.Background(), s.scope, s.unverified, 1)
 	if err != nil {
 		t.Fatal(err)
 	}
 	// The amounts would verify the source: none is stored in clear, and
 	// the file itself is for the service's user alone.
 	var clear int
-	if err := h.db.SQL().Get(&clear, `SELECT count(*) FROM ach_entries WHERE kind = 'micro_deposit' AND amount_cents IS NOT NULL`); err != nil || clear != 0 {
+	if err := h.SQL().Get(&clear, `SELECT count(*) FROM ach_entries WHERE kind = 'micro_deposit' AND amount_cents IS NOT NULL`); err != nil || clear != 0 {
 		t.Errorf("micro-deposit amounts stored in clear in ach_entries: %d (%v)", clear, err)
 	}
 	if st, err := os.Stat(filepath.Join(dir, written[0])); err != nil || st.Mode().Perm() != 0o600 {
@@ -160,17 +161,17 @@ func TestOriginationWritesEachEntryOnceAndTheFileParsesBack(t *testing.T) {
 	}
 
 	// A production payment settles (processed, payment.success) after origination, without a return.
-	h.clock.Advance(7 * 24 * time.Hour)
-	if _, err := h.payments.SettleDue(context.Background()); err != nil {
+	h.Clock.Advance(7 * 24 * time.Hour)
+	if _, err := h.Payments.SettleDue(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	if p := wantOK(t, h.get("/v2/payments/"+s.debit, s.key)); p["status"] != "processed" {
+	if p := th.WantOK(t, h.Get("/v2/payments/"+s.debit, s.key)); p["status"] != "processed" {
 		t.Errorf("originated payment a week later = %v", p["status"])
 	}
-	if p := wantOK(t, h.get("/v2/payments/"+s.credit, s.key)); p["status"] != "processed" {
+	if p := th.WantOK(t, h.Get("/v2/payments/"+s.credit, s.key)); p["status"] != "processed" {
 		t.Errorf("originated credit a week later = %v", p["status"])
 	}
-	if n := len(h.events("payment.success")); n != 3 { // the two production payments and the sandbox one
+	if n := len(h.Events("payment.success")); n != 3 { // the two production payments and the sandbox one
 		t.Errorf("payment.success events = %d, want 3", n)
 	}
 }
@@ -190,7 +191,7 @@ func TestOriginationRewritesAFileLeftBuilding(t *testing.T) {
 	}
 	outbox := filepath.Join(dir, "outbox")
 	o := h.originator(achConfig(outbox))
-	wantOK(t, h.post("/v2/payments", s.key, paymentBody(s.verified, `"3.00"`, "debit"))) // arrives meanwhile
+	th.WantOK(t, h.Post("/v2/payments", s.key, paymentBody(s.verified, `"3.00"`, "debit"))) // arrives meanwhile
 	written, err := o.Run(context.Background())
 	if err != nil || len(written) != 2 {
 		t.Fatalf("recovery run = %v, %v (want the building file and a new one)", written, err)
@@ -239,19 +240,19 @@ func TestReturnFileFailsTheVerificationAndThePayment(t *testing.T) {
 	if err != nil || res.Returns != 3 || res.Applied != 2 || len(res.Unknown) != 1 || res.Unknown[0] != "121042889999999" {
 		t.Fatalf("ImportReturns = %+v, %v", res, err)
 	}
-	src := wantOK(t, h.get("/v2/funding-source/"+s.unverified, s.key))
+	src := th.WantOK(t, h.Get("/v2/funding-source/"+s.unverified, s.key))
 	if v := src["verification"].(map[string]any); v["status"] != "failed" || v["return_code"] != "R03" || v["attempts_remaining"] != float64(0) {
 		t.Errorf("verification after an R03 = %v", v)
 	}
-	ev := h.events("funding_source.verification_failed")
+	ev := h.Events("funding_source.verification_failed")
 	if len(ev) != 1 || ev[0]["verification"].(map[string]any)["return_code"] != "R03" {
 		t.Errorf("verification_failed events = %v", ev)
 	}
-	p := wantOK(t, h.get("/v2/payments/"+s.credit, s.key))
+	p := th.WantOK(t, h.Get("/v2/payments/"+s.credit, s.key))
 	if p["status"] != "failed" || p["failure_code"] != "R01" || p["failure_reason"] != "Insufficient funds" {
 		t.Errorf("returned payment = %v", p)
 	}
-	if failed := h.events("payment.failed"); len(failed) != 1 || failed[0]["payment_id"] != s.credit {
+	if failed := h.Events("payment.failed"); len(failed) != 1 || failed[0]["payment_id"] != s.credit {
 		t.Errorf("payment.failed events = %v", failed)
 	}
 	// The same file again: nothing more happens.
@@ -259,7 +260,7 @@ func TestReturnFileFailsTheVerificationAndThePayment(t *testing.T) {
 	if err != nil || res.Applied != 0 || res.Duplicate != 2 {
 		t.Errorf("second import = %+v, %v", res, err)
 	}
-	if n := len(h.events("payment.failed")) + len(h.events("funding_source.verification_failed")); n != 2 {
+	if n := len(h.Events("payment.failed")) + len(h.Events("funding_source.verification_failed")); n != 2 {
 		t.Errorf("events after a second import = %d, want 2", n)
 	}
 }

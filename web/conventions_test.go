@@ -47,10 +47,10 @@ func TestWholeCentAmountsPassWhateverTheirSpelling(t *testing.T) {
 	h := newHarness(t)
 	key := h.Merchant("Acme").Sandbox.SecretKey
 	src := h.Source(key, h.Customer(key), "777788889")
-	if p := th.WantOK(t, h.Post("/v2/payments", key, paymentBody(src, `0.550`, "credit"))); p["amount"] != "0.55" {
+	if p := th.WantOK(t, h.Post("/v2/payments", key, th.PaymentBody(src, `0.550`, "credit"))); p["amount"] != "0.55" {
 		t.Errorf("0.550: %s", mustJSON(p))
 	}
-	if p := th.WantOK(t, h.Post("/v2/payments", key, paymentBody(src, `1.2e1`, "credit"))); p["amount"] != "12.00" {
+	if p := th.WantOK(t, h.Post("/v2/payments", key, th.PaymentBody(src, `1.2e1`, "credit"))); p["amount"] != "12.00" {
 		t.Errorf("1.2e1: %s", mustJSON(p))
 	}
 }
@@ -78,11 +78,11 @@ func TestConventions(t *testing.T) {
 	h := newHarness(t)
 	key := h.Merchant("Acme").Sandbox.SecretKey
 	register(h, key, "https://hooks.example/a")
-	src := h.verifiedSource(key, h.Customer(key), "222222222")
-	pay := th.WantOK(t, h.Post("/v2/payments", key, paymentBody(src, `"5.00"`, "credit")))["payment_id"].(string)
+	src := h.VerifiedSource(key, h.Customer(key), "222222222")
+	pay := th.WantOK(t, h.Post("/v2/payments", key, th.PaymentBody(src, `"5.00"`, "credit")))["payment_id"].(string)
 	sub := th.WantOK(t, h.Post("/v2/subscriptions", key, subscriptionBody(src, "9.99", "weekly", "2026-11-20")))["subscription_id"].(string)
 	unverified := h.Source(key, h.Customer(key), "333333333")
-	th.WantOK(t, initiate(h, key, unverified))
+	th.WantOK(t, h.Initiate(key, unverified))
 	var firstEvent string
 	if err := h.SQL().Get(&firstEvent, `SELECT id FROM events WHERE type = 'customer.created' ORDER BY created_at LIMIT 1`); err != nil {
 		t.Fatal(err)

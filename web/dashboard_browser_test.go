@@ -173,7 +173,7 @@ func TestBrowserDashboardTour(t *testing.T) {
 	if amounts == nil {
 		t.Fatalf("sandbox amounts = %q", tb.text("#sandbox-amounts"))
 	}
-	if api := h.amounts(secret, src); api[0] != amounts[1] || api[1] != amounts[2] {
+	if api := h.Amounts(secret, src); api[0] != amounts[1] || api[1] != amounts[2] {
 		t.Errorf("dashboard amounts %v, API %v", amounts[1:], api)
 	}
 	link := tb.value("#hosted-link")

@@ -38,7 +38,7 @@ func TestBrowserDashboardSandboxSimulations(t *testing.T) {
 	key := h.Merchant("Acme Books").Sandbox.SecretKey
 	user := h.Customer(key)
 	src := h.Source(key, user, "123456789")
-	th.WantOK(t, initiate(h, key, src))
+	th.WantOK(t, h.Initiate(key, src))
 
 	tb := newTab(t)
 	tb.signIn(srv.URL, "acme.books@example.com", "correct horse battery")
@@ -51,7 +51,7 @@ func TestBrowserDashboardSandboxSimulations(t *testing.T) {
 		t.Errorf("verification_failed events: %d", len(ev))
 	}
 
-	th.WantOK(t, initiate(h, key, src))
+	th.WantOK(t, h.Initiate(key, src))
 	tb.open(srv.URL + "/dashboard/funding-sources/" + src)
 	tb.click("button", "Expire the deposits now")
 	tb.waitURL(`/dashboard/funding-sources/` + src + `$`)
@@ -63,7 +63,7 @@ func TestBrowserDashboardSandboxSimulations(t *testing.T) {
 		t.Errorf("deposit simulations shown without open deposits: %d, %v", n, err)
 	}
 
-	verified := h.verifiedSource(key, user, "222222222")
+	verified := h.VerifiedSource(key, user, "222222222")
 	sub := th.WantOK(t, h.Post("/v2/subscriptions", key, subscriptionBody(verified, "9.99", "weekly", "2026-11-20")))["subscription_id"].(string)
 	tb.open(srv.URL + "/dashboard/funding-sources/" + verified)
 	tb.wantText("No payments with this funding source yet.")

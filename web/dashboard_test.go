@@ -383,7 +383,7 @@ func TestDashboardListsSearchAndPages(t *testing.T) {
 	// Sources: search by last four and email, filter by status.
 	a := h.Source(key, first, "111122223333")
 	b := h.Source(key, first, "444455556666")
-	th.WantOK(t, initiate(h, key, b))
+	th.WantOK(t, h.Initiate(key, b))
 	for query, want := range map[string][]string{
 		"?q=3333":                  {a},
 		"?q=pat0%40lee":            {a, b},
@@ -420,7 +420,7 @@ func TestDashboardInitiateLimitsAndSandboxAmounts(t *testing.T) {
 	user := h.Customer(key)
 	src := h.Source(key, user, "123456789")
 	wantPage(t, d.follow(d.post("/dashboard/funding-sources/"+src+"/initiate", url.Values{})), http.StatusOK, "Micro-deposits sent")
-	right := h.amounts(key, src)
+	right := h.Amounts(key, src)
 	wantPage(t, d.get("/dashboard/funding-sources/"+src), http.StatusOK, "$"+right[0]+" and $"+right[1], "3</strong> attempts remaining")
 	// A second initiation while one is pending is refused by the rules,
 	// shown as a message, not an error page.

@@ -33,14 +33,14 @@ func FuzzEndpoints(f *testing.F) {
 		th.SourceBody(user, "021000021", "000111222333"),
 		th.SourceBody(user, "110000000", "44445555"),
 		`{"funding_source_id":"` + src + `"}`,
-		verifyBody(src, `[0.1,"0.2"]`),
+		th.VerifyBody(src, `[0.1,"0.2"]`),
 		`{"user_id":"` + user + `","processor_token":"processor-sandbox-x"}`,
 		`{"account_number":"123456789"}`,
 		`{"funding_source_id":"fs_x"}`,
 		`{"url":"https://example.com/hook"}`,
 		``,
 		`{}`,
-		paymentBody(src, `"1.00"`, "credit"),
+		th.PaymentBody(src, `"1.00"`, "credit"),
 		subscriptionBody(src, "1.00", "weekly", "2026-11-09"),
 	} {
 		f.Add(uint8(i), []byte(body))
@@ -79,7 +79,7 @@ func FuzzHostedForm(f *testing.F) {
 	key := m.Sandbox.SecretKey
 	user := h.Customer(key)
 	src := h.Source(key, user, "123456789")
-	if r := initiate(h, key, src); r.Code != http.StatusOK {
+	if r := h.Initiate(key, src); r.Code != http.StatusOK {
 		f.Fatalf("initiate: %d", r.Code)
 	}
 	if _, err := h.Merchants.AllowRedirectOrigin(context.Background(), tenant.Scope{MerchantID: m.Merchant.ID, Env: tenant.Sandbox}, "https://shop.example"); err != nil {

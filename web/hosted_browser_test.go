@@ -48,8 +48,8 @@ func TestBrowserHostedVerificationByKeyboard(t *testing.T) {
 	h := s.h
 	rc := newReceiver(t, nil)
 	secret := register(h, s.key, rc.URL())["secret"].(string)
-	th.WantOK(t, initiate(h, s.key, s.src))
-	right := h.amounts(s.key, s.src)
+	th.WantOK(t, h.Initiate(s.key, s.src))
+	right := h.Amounts(s.key, s.src)
 	srv, shop := h.live(), newShopSite(t)
 	success := shop.URL("127.0.0.1") + "/done?order=7"
 
@@ -120,7 +120,7 @@ func TestBrowserHostedVerificationByKeyboard(t *testing.T) {
 
 func TestBrowserHostedCancel(t *testing.T) {
 	s := newHostedSetup(t).localOnly()
-	th.WantOK(t, initiate(s.h, s.key, s.src))
+	th.WantOK(t, s.h.Initiate(s.key, s.src))
 	srv, shop := s.h.live(), newShopSite(t)
 
 	tb := newTab(t)
@@ -148,16 +148,16 @@ func TestBrowserHostedStates(t *testing.T) {
 		c.src = h.Source(s.key, s.user, map[string]string{"pending": "222222222", "failed": "333333333",
 			"verified": "444444444", "expired": "555555555", "error": "666666666"}[state])
 		if state != "not_initiated" {
-			th.WantOK(t, initiate(h, s.key, c.src))
+			th.WantOK(t, h.Initiate(s.key, c.src))
 		}
-		right := h.amounts(s.key, c.src)
+		right := h.Amounts(s.key, c.src)
 		switch state {
 		case "failed":
 			for i := 0; i < 3; i++ {
-				h.Post("/v2/funding-source/verify", s.key, verifyBody(c.src, wrongPair(right)))
+				h.Post("/v2/funding-source/verify", s.key, th.VerifyBody(c.src, th.WrongPair(right)))
 			}
 		case "verified":
-			th.WantOK(t, h.Post("/v2/funding-source/verify", s.key, verifyBody(c.src, "["+right[0]+","+right[1]+"]")))
+			th.WantOK(t, h.Post("/v2/funding-source/verify", s.key, th.VerifyBody(c.src, "["+right[0]+","+right[1]+"]")))
 		}
 		return &c
 	}
@@ -184,7 +184,7 @@ func TestBrowserHostedStates(t *testing.T) {
 	errored := sourceIn("error")
 	tb.open(errored.fragmentLink(srv.URL, success, cancel))
 	tb.waitURL(`/bank-account/`)
-	wrong := wrongAmounts(h.amounts(s.key, errored.src))
+	wrong := wrongAmounts(h.Amounts(s.key, errored.src))
 	tb.verify(wrong[0], wrong[1])
 	tb.wantText("attempts left")
 	if shots != "" {
@@ -221,8 +221,8 @@ func TestBrowserHostedStates(t *testing.T) {
 
 func TestBrowserHostedRefusesCrossSitePost(t *testing.T) {
 	s := newHostedSetup(t).localOnly()
-	th.WantOK(t, initiate(s.h, s.key, s.src))
-	right := s.h.amounts(s.key, s.src)
+	th.WantOK(t, s.h.Initiate(s.key, s.src))
+	right := s.h.Amounts(s.key, s.src)
 	srv, shop := s.h.live(), newShopSite(t)
 	target := srv.URL + s.path("successUrl="+url.QueryEscape(shop.URL("127.0.0.1")+"/done"))
 	// Another site (localhost is a different site from 127.0.0.1) posts the
@@ -250,8 +250,8 @@ func TestBrowserHostedRefusesCrossSitePost(t *testing.T) {
 
 func TestBrowserHostedWithoutJavaScript(t *testing.T) {
 	s := newHostedSetup(t).localOnly()
-	th.WantOK(t, initiate(s.h, s.key, s.src))
-	right := s.h.amounts(s.key, s.src)
+	th.WantOK(t, s.h.Initiate(s.key, s.src))
+	right := s.h.Amounts(s.key, s.src)
 	srv, shop := s.h.live(), newShopSite(t)
 
 	tb := newTab(t, withoutJavaScript)

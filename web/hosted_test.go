@@ -114,7 +114,7 @@ func TestHostedPageStates(t *testing.T) {
 	wantPage(t, h.page(s.path(okQuery())), 200, "Deposits not sent yet", "Acme Books has not sent",
 		"•••• 6789", "JPMorgan Chase", `action="/bank-account/`+s.pk+"/"+s.user+"/"+s.src+`/cancel?`)
 
-	th.WantOK(t, initiate(h, s.key, s.src))
+	th.WantOK(t, h.Initiate(s.key, s.src))
 	body := wantPage(t, h.page(s.path(okQuery())), 200, "Confirm your bank account", "Acme Books", "Checking •••• 6789",
 		"Wednesday, November 4, 2026", "<strong>3</strong> attempts remaining", "November 12, 2026",
 		`<label for="amount1">First deposit</label>`, `<label for="amount2">Second deposit</label>`,
@@ -124,7 +124,7 @@ func TestHostedPageStates(t *testing.T) {
 	}
 
 	// Failed: three wrong pairs.
-	wrong := wrongAmounts(h.amounts(s.key, s.src))
+	wrong := wrongAmounts(h.Amounts(s.key, s.src))
 	wantPage(t, h.submit(s.path(okQuery()), amountsForm(wrong)), 422, "don&#39;t match the deposits. You have 2 attempts left.",
 		"<strong>2</strong> attempts remaining")
 	wantPage(t, h.submit(s.path(okQuery()), amountsForm(wrong)), 422, "You have 1 attempt left.")
@@ -135,7 +135,7 @@ func TestHostedPageStates(t *testing.T) {
 	wantPage(t, h.page(s.path(okQuery())), 200, "Verification locked", "Ask Acme Books to send new deposits")
 
 	// Expired: a new initiation left past its expiry (before the sweeper runs).
-	th.WantOK(t, initiate(h, s.key, s.src))
+	th.WantOK(t, h.Initiate(s.key, s.src))
 	h.Clock.Advance(10*24*time.Hour + time.Second)
 	wantPage(t, h.page(s.path(okQuery())), 200, "Deposits expired", "sent too long ago")
 	if n, err := h.Funding.ExpireDue(context.Background()); err != nil || n != 1 {
@@ -144,9 +144,9 @@ func TestHostedPageStates(t *testing.T) {
 	wantPage(t, h.page(s.path("")), 200, "Deposits expired")
 
 	// Verified: a third initiation, then the right pair.
-	th.WantOK(t, initiate(h, s.key, s.src))
-	right := h.amounts(s.key, s.src)
-	th.WantOK(t, h.Post("/v2/funding-source/verify", s.key, verifyBody(s.src, "["+right[0]+","+right[1]+"]")))
+	th.WantOK(t, h.Initiate(s.key, s.src))
+	right := h.Amounts(s.key, s.src)
+	th.WantOK(t, h.Post("/v2/funding-source/verify", s.key, th.VerifyBody(s.src, "["+right[0]+","+right[1]+"]")))
 	wantPage(t, h.page(s.path(okQuery())), 200, "Bank account verified",
 		`href="https://shop.example/done?order=7&amp;funding_source_id=`+s.src+`&amp;status=Verified"`)
 	wantPage(t, h.page(s.path("")), 200, "Bank account verified", "You can close this page")
@@ -156,8 +156,8 @@ func TestHostedVerifySuccessRedirectsAndFiresEvent(t *testing.T) {
 	t.Parallel()
 	s := newHostedSetup(t)
 	h := s.h
-	th.WantOK(t, initiate(h, s.key, s.src))
-	right := h.amounts(s.key, s.src)
+	th.WantOK(t, h.Initiate(s.key, s.src))
+	right := h.Amounts(s.key, s.src)
 
 	// Amounts as typed from a statement: cents without a point, either order.
 	typed := [2]string{strings.TrimPrefix(right[1], "0."), "$" + right[0]}
@@ -190,8 +190,8 @@ func TestHostedWrongAndMalformedAmountsShareTheAPIsAttempts(t *testing.T) {
 	t.Parallel()
 	s := newHostedSetup(t)
 	h := s.h
-	th.WantOK(t, initiate(h, s.key, s.src))
-	right := h.amounts(s.key, s.src)
+	th.WantOK(t, h.Initiate(s.key, s.src))
+	right := h.Amounts(s.key, s.src)
 
 	// A malformed amount is an input error; it uses no attempt and keeps what was typed.
 	for _, tc := range []struct{ a1, a2, field, msg string }{
@@ -215,7 +215,7 @@ func TestHostedWrongAndMalformedAmountsShareTheAPIsAttempts(t *testing.T) {
 	if n := attemptsLeft(t, s); n != 2 {
 		t.Errorf("attempts after a wrong page guess = %v, want 2", n)
 	}
-	th.WantError(t, h.Post("/v2/funding-source/verify", s.key, verifyBody(s.src, wrongPair(right))), 400, "verification_failed")
+	th.WantError(t, h.Post("/v2/funding-source/verify", s.key, th.VerifyBody(s.src, th.WrongPair(right))), 400, "verification_failed")
 	wantPage(t, h.page(s.path("")), 200, "<strong>1</strong> attempt remaining")
 }
 
@@ -356,7 +356,7 @@ func TestHostedHeaders(t *testing.T) {
 	t.Parallel()
 	for _, mode := range []config.Mode{config.Development, config.Production} {
 		s := newHostedSetup(t, func(c *config.Config) { c.Mode = mode })
-		th.WantOK(t, initiate(s.h, s.key, s.src))
+		th.WantOK(t, s.h.Initiate(s.key, s.src))
 		for name, r := range map[string]*th.Response{
 			"form":    s.h.page(s.path(okQuery())),
 			"invalid": s.h.page("/bank-account/pk_test_x/cus_x/fs_x"),
@@ -394,8 +394,8 @@ func TestHostedRefusesCrossOriginPosts(t *testing.T) {
 	t.Parallel()
 	s := newHostedSetup(t)
 	h := s.h
-	th.WantOK(t, initiate(h, s.key, s.src))
-	right := h.amounts(s.key, s.src)
+	th.WantOK(t, h.Initiate(s.key, s.src))
+	right := h.Amounts(s.key, s.src)
 	for name, hd := range map[string]map[string]string{
 		"cross-site fetch metadata": {"Sec-Fetch-Site": "cross-site"},
 		"same-site fetch metadata":  {"Sec-Fetch-Site": "same-site"},
@@ -427,7 +427,7 @@ func TestHostedRateLimits(t *testing.T) {
 	h := s.h
 	bad := url.Values{"amount1": {"x"}, "amount2": {"y"}} // input errors: no attempt used
 	from := func(ip string) map[string]string { return map[string]string{"remote": ip + ":5000"} }
-	th.WantOK(t, initiate(h, s.key, s.src))
+	th.WantOK(t, h.Initiate(s.key, s.src))
 
 	// Per source: 4, then 429 from any address.
 	for i := 0; i < 4; i++ {
@@ -446,14 +446,14 @@ func TestHostedRateLimits(t *testing.T) {
 	// without TRUSTED_PROXIES, so it cannot buy more.
 	for i := 0; i < 6; i++ {
 		src := h.Source(s.key, s.user, fmt.Sprintf("40000001%d", i))
-		th.WantOK(t, initiate(h, s.key, src))
+		th.WantOK(t, h.Initiate(s.key, src))
 		p := "/bank-account/" + s.pk + "/" + s.user + "/" + src
 		hd := from("203.0.113.9")
 		hd["X-Forwarded-For"] = fmt.Sprintf("10.0.0.%d", i+1)
 		wantPage(t, h.submit(p, bad, hd), 422)
 	}
 	src := h.Source(s.key, s.user, "499999999")
-	th.WantOK(t, initiate(h, s.key, src))
+	th.WantOK(t, h.Initiate(s.key, src))
 	wantPage(t, h.submit("/bank-account/"+s.pk+"/"+s.user+"/"+src, bad, from("203.0.113.9")), 429)
 	wantPage(t, h.submit("/bank-account/"+s.pk+"/"+s.user+"/"+src, bad, from("203.0.113.10")), 422)
 }
@@ -464,7 +464,7 @@ func TestHostedTrustedProxySetsClientIP(t *testing.T) {
 		c.HostedSubmitsPerSource, c.HostedSubmitsPerIP, c.TrustedProxies = 100, 1, []string{"192.0.2.0/24"}
 	})
 	bad := url.Values{"amount1": {"x"}, "amount2": {"y"}}
-	th.WantOK(t, initiate(s.h, s.key, s.src))
+	th.WantOK(t, s.h.Initiate(s.key, s.src))
 	via := func(client string) map[string]string {
 		return map[string]string{"remote": "192.0.2.10:443", "X-Forwarded-For": client}
 	}

@@ -1,7 +1,6 @@
 package web_test
 
 import (
-	"fmt"
 	"net/http"
 	"testing"
 	"time"
@@ -9,41 +8,16 @@ import (
 	th "github.com/fundsource/fundsource/internal/testing/harness"
 )
 
-// amounts reads the open micro-deposit amounts through the sandbox endpoint.
-func (h *harness) amounts(key, id string) [2]string {
-	h.T.Helper()
-	r := th.WantOK(h.T, h.Get("/v2/sandbox/funding-source/"+id+"/micro-deposits", key))
-	a := r["amounts"].([]any)
-	return [2]string{fmt.Sprintf("%.2f", a[0].(float64)), fmt.Sprintf("%.2f", a[1].(float64))}
-}
-
-// wrongPair returns two amounts that differ from the deposited pair.
-func wrongPair(right [2]string) string {
-	if right[0] == "0.98" || right[1] == "0.98" {
-		return `[0.99, 0.99]`
-	}
-	return `[0.98, 0.98]`
-}
-
-func verifyBody(id, amounts string) string {
-	return `{"funding_source_id":"` + id + `","amounts":` + amounts + `}`
-}
-
-func initiate(h *harness, key, id string) *th.Response {
-	h.T.Helper()
-	return h.Post("/v2/funding-source/initiate/verification", key, `{"funding_source_id":"`+id+`"}`)
-}
-
 func TestMicroDepositFlow(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t) // clock: Monday 2026-11-02 15:04 UTC
 	key := h.Merchant("Acme").Sandbox.SecretKey
 	id := h.Source(key, h.Customer(key), "123456789")
 
-	th.WantError(t, h.Post("/v2/funding-source/verify", key, verifyBody(id, `[0.1, 0.2]`)), 409, "verification_not_initiated")
+	th.WantError(t, h.Post("/v2/funding-source/verify", key, th.VerifyBody(id, `[0.1, 0.2]`)), 409, "verification_not_initiated")
 	th.WantError(t, h.Get("/v2/sandbox/funding-source/"+id+"/micro-deposits", key), 409, "verification_not_initiated")
 
-	r := th.WantOK(t, initiate(h, key, id))
+	r := th.WantOK(t, h.Initiate(key, id))
 	v := r["verification"].(map[string]any)
 	want := map[string]any{"method": "micro_deposits", "status": "pending", "expected_arrival_date": "2026-11-04",
 		"expires_at": "2026-11-12T15:04:05Z", "initiated_at": "2026-11-02T15:04:05Z", "attempts_remaining": float64(3)}
@@ -58,10 +32,10 @@ func TestMicroDepositFlow(t *testing.T) {
 	if ev := h.Events("funding_source.verification_pending"); len(ev) != 1 || ev[0]["status"] != "PendingVerified" || ev[0]["funding_source_id"] != id {
 		t.Errorf("pending events = %v", ev)
 	}
-	th.WantError(t, initiate(h, key, id), 409, "verification_pending")
+	th.WantError(t, h.Initiate(key, id), 409, "verification_pending")
 
-	right := h.amounts(key, id)
-	bad := h.Post("/v2/funding-source/verify", key, verifyBody(id, wrongPair(right)))
+	right := h.Amounts(key, id)
+	bad := h.Post("/v2/funding-source/verify", key, th.VerifyBody(id, th.WrongPair(right)))
 	th.WantError(t, bad, 400, "verification_failed")
 	if got := bad.JSON(t)["error"].(map[string]any)["attempts_remaining"]; got != float64(2) {
 		t.Errorf("attempts_remaining after one miss = %v, want 2", got)
@@ -71,15 +45,15 @@ func TestMicroDepositFlow(t *testing.T) {
 	}
 
 	// The right pair, reversed, as decimal strings.
-	ok := th.WantOK(t, h.Post("/v2/funding-source/verify", key, verifyBody(id, `["`+right[1]+`","`+right[0]+`"]`)))
+	ok := th.WantOK(t, h.Post("/v2/funding-source/verify", key, th.VerifyBody(id, `["`+right[1]+`","`+right[0]+`"]`)))
 	if ok["status"] != "Verified" || ok["verification"].(map[string]any)["status"] != "succeeded" {
 		t.Errorf("after the right pair: %s", mustJSON(ok))
 	}
 	if ev := h.Events("funding_source.verified"); len(ev) != 1 || ev[0]["status"] != "Verified" || ev[0]["funding_source_id"] != id {
 		t.Errorf("verified events = %v", ev)
 	}
-	th.WantError(t, h.Post("/v2/funding-source/verify", key, verifyBody(id, `[`+right[0]+`,`+right[1]+`]`)), 409, "funding_source_already_verified")
-	th.WantError(t, initiate(h, key, id), 409, "funding_source_already_verified")
+	th.WantError(t, h.Post("/v2/funding-source/verify", key, th.VerifyBody(id, `[`+right[0]+`,`+right[1]+`]`)), 409, "funding_source_already_verified")
+	th.WantError(t, h.Initiate(key, id), 409, "funding_source_already_verified")
 }
 
 func TestAmountsAreValidated(t *testing.T) {
@@ -87,12 +61,12 @@ func TestAmountsAreValidated(t *testing.T) {
 	h := newHarness(t)
 	key := h.Merchant("Acme").Sandbox.SecretKey
 	id := h.Source(key, h.Customer(key), "123456789")
-	th.WantOK(t, initiate(h, key, id))
+	th.WantOK(t, h.Initiate(key, id))
 	for _, amounts := range []string{`[]`, `[0.12]`, `[0.1, 0.2, 0.3]`, `[1.00, 0.5]`, `[0, 0.5]`, `[0.123, 0.1]`,
 		`[-0.1, 0.2]`, `["abc", 0.1]`, `["0.1 ", 0.2]`, `[1e-3, 0.2]`, `[0.1230, 0.2]`, `[null, 0.1]`} {
-		th.WantError(t, h.Post("/v2/funding-source/verify", key, verifyBody(id, amounts)), 400, "invalid_amounts")
+		th.WantError(t, h.Post("/v2/funding-source/verify", key, th.VerifyBody(id, amounts)), 400, "invalid_amounts")
 	}
-	th.WantError(t, h.Post("/v2/funding-source/verify", key, verifyBody(id, `"0.12,0.34"`)), 400, "invalid_request")
+	th.WantError(t, h.Post("/v2/funding-source/verify", key, th.VerifyBody(id, `"0.12,0.34"`)), 400, "invalid_request")
 	th.WantError(t, h.Post("/v2/funding-source/verify", key, `{"amounts":[0.1,0.2]}`), 400, "invalid_request")
 	// None of that used an attempt.
 	if got := th.WantOK(t, h.Get("/v2/funding-source/"+id, key))["verification"].(map[string]any)["attempts_remaining"]; got != float64(3) {
@@ -105,10 +79,10 @@ func TestThreeWrongPairsFailAndInitiationsAreLimited(t *testing.T) {
 	h := newHarness(t)
 	key := h.Merchant("Acme").Sandbox.SecretKey
 	id := h.Source(key, h.Customer(key), "123456789")
-	th.WantOK(t, initiate(h, key, id))
-	wrong := wrongPair(h.amounts(key, id))
+	th.WantOK(t, h.Initiate(key, id))
+	wrong := th.WrongPair(h.Amounts(key, id))
 	for i, left := range []float64{2, 1, 0} {
-		r := h.Post("/v2/funding-source/verify", key, verifyBody(id, wrong))
+		r := h.Post("/v2/funding-source/verify", key, th.VerifyBody(id, wrong))
 		th.WantError(t, r, 400, "verification_failed")
 		if got := r.JSON(t)["error"].(map[string]any)["attempts_remaining"]; got != left {
 			t.Errorf("miss %d: attempts_remaining = %v, want %v", i+1, got, left)
@@ -118,17 +92,17 @@ func TestThreeWrongPairsFailAndInitiationsAreLimited(t *testing.T) {
 		t.Errorf("failed events = %v", ev)
 	}
 	// Even the right pair is refused now.
-	right := h.amounts(key, id)
-	th.WantError(t, h.Post("/v2/funding-source/verify", key, verifyBody(id, "["+right[0]+","+right[1]+"]")), 409, "verification_attempts_exceeded")
+	right := h.Amounts(key, id)
+	th.WantError(t, h.Post("/v2/funding-source/verify", key, th.VerifyBody(id, "["+right[0]+","+right[1]+"]")), 409, "verification_attempts_exceeded")
 	if v := th.WantOK(t, h.Get("/v2/funding-source/"+id, key))["verification"].(map[string]any); v["status"] != "failed" {
 		t.Errorf("verification status = %v, want failed", v["status"])
 	}
 
 	// A failed verification may be initiated again, up to three times in all;
 	// an expired one counts too.
-	th.WantOK(t, initiate(h, key, id)) // second
+	th.WantOK(t, h.Initiate(key, id)) // second
 	h.Clock.Advance(11 * 24 * time.Hour)
-	r := th.WantOK(t, initiate(h, key, id)) // third: the second expires on the way
+	r := th.WantOK(t, h.Initiate(key, id)) // third: the second expires on the way
 	if v := r["verification"].(map[string]any); v["status"] != "pending" || v["attempts_remaining"] != float64(3) {
 		t.Errorf("third initiation = %v", v)
 	}
@@ -136,7 +110,7 @@ func TestThreeWrongPairsFailAndInitiationsAreLimited(t *testing.T) {
 		t.Errorf("%d expired events, want 1", len(ev))
 	}
 	h.Clock.Advance(11 * 24 * time.Hour)
-	th.WantError(t, initiate(h, key, id), 409, "verification_limit_reached")
+	th.WantError(t, h.Initiate(key, id), 409, "verification_limit_reached")
 }
 
 func TestConcurrentWrongGuessesCountAtMostThree(t *testing.T) {
@@ -144,11 +118,11 @@ func TestConcurrentWrongGuessesCountAtMostThree(t *testing.T) {
 	h := newHarness(t)
 	key := h.Merchant("Acme").Sandbox.SecretKey
 	id := h.Source(key, h.Customer(key), "123456789")
-	th.WantOK(t, initiate(h, key, id))
-	wrong := wrongPair(h.amounts(key, id))
+	th.WantOK(t, h.Initiate(key, id))
+	wrong := th.WrongPair(h.Amounts(key, id))
 	const n = 50
 	results := th.Concurrently(n, func(int) *th.Response {
-		return h.Post("/v2/funding-source/verify", key, verifyBody(id, wrong))
+		return h.Post("/v2/funding-source/verify", key, th.VerifyBody(id, wrong))
 	})
 	counts := map[string]int{}
 	for _, r := range results {
@@ -169,9 +143,9 @@ func TestMicroDepositsExpire(t *testing.T) {
 	key := h.Merchant("Acme").Sandbox.SecretKey
 	user := h.Customer(key)
 	a, b := h.Source(key, user, "1111222233"), h.Source(key, user, "4444555566")
-	th.WantOK(t, initiate(h, key, a))
-	th.WantOK(t, initiate(h, key, b))
-	right := h.amounts(key, a)
+	th.WantOK(t, h.Initiate(key, a))
+	th.WantOK(t, h.Initiate(key, b))
+	right := h.Amounts(key, a)
 
 	h.Clock.Advance(10*24*time.Hour - time.Second)
 	if n, err := h.Funding.ExpireDue(t.Context()); err != nil || n != 0 {
@@ -180,8 +154,8 @@ func TestMicroDepositsExpire(t *testing.T) {
 	h.Clock.Advance(time.Second)
 
 	// Verifying at expiry refuses even the right pair, and expires it.
-	th.WantError(t, h.Post("/v2/funding-source/verify", key, verifyBody(a, "["+right[0]+","+right[1]+"]")), 409, "verification_expired")
-	th.WantError(t, h.Post("/v2/funding-source/verify", key, verifyBody(a, "["+right[0]+","+right[1]+"]")), 409, "verification_expired")
+	th.WantError(t, h.Post("/v2/funding-source/verify", key, th.VerifyBody(a, "["+right[0]+","+right[1]+"]")), 409, "verification_expired")
+	th.WantError(t, h.Post("/v2/funding-source/verify", key, th.VerifyBody(a, "["+right[0]+","+right[1]+"]")), 409, "verification_expired")
 
 	// The sweeper expires the other one, once.
 	if n, err := h.Funding.ExpireDue(t.Context()); err != nil || n != 1 {
@@ -199,7 +173,7 @@ func TestMicroDepositsExpire(t *testing.T) {
 		t.Errorf("%d expired events, want 2", len(ev))
 	}
 	// A new verification can start after expiry.
-	th.WantOK(t, initiate(h, key, a))
+	th.WantOK(t, h.Initiate(key, a))
 }
 
 func TestSandboxAmountsEndpoint(t *testing.T) {
@@ -207,7 +181,7 @@ func TestSandboxAmountsEndpoint(t *testing.T) {
 	h := newHarness(t)
 	key := h.Merchant("Acme").Sandbox.SecretKey
 	id := h.Source(key, h.Customer(key), "123456789")
-	th.WantOK(t, initiate(h, key, id))
+	th.WantOK(t, h.Initiate(key, id))
 	r := th.WantOK(t, h.Get("/v2/sandbox/funding-source/"+id+"/micro-deposits", key))
 	for _, a := range r["amounts"].([]any) {
 		if f := a.(float64); f < 0.01 || f > 0.99 {

@@ -17,34 +17,20 @@ import (
 	"github.com/fundsource/fundsource/internal/testing/pgtest"
 )
 
-// verifiedSource creates a source and verifies it with its micro-deposits.
-func (h *harness) verifiedSource(key, customerID, account string) string {
-	h.T.Helper()
-	id := h.Source(key, customerID, account)
-	th.WantOK(h.T, initiate(h, key, id))
-	a := h.amounts(key, id)
-	th.WantOK(h.T, h.Post("/v2/funding-source/verify", key, verifyBody(id, "["+a[0]+","+a[1]+"]")))
-	return id
-}
-
-func paymentBody(src, amount, direction string) string {
-	return `{"funding_source_id":"` + src + `","amount":` + amount + `,"direction":"` + direction + `"}`
-}
-
 func TestDebitsNeedAVerifiedSourceCreditsDoNot(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t)
 	key := h.Merchant("Acme").Sandbox.SecretKey
 	user := h.Customer(key)
 	unverified := h.Source(key, user, "111111111")
-	verified := h.verifiedSource(key, user, "222222222")
+	verified := h.VerifiedSource(key, user, "222222222")
 
-	r := h.Post("/v2/payments", key, paymentBody(unverified, `"25.00"`, "debit"))
+	r := h.Post("/v2/payments", key, th.PaymentBody(unverified, `"25.00"`, "debit"))
 	th.WantError(t, r, http.StatusForbidden, "debit_not_allowed")
 	if r.ErrParam(t) != "funding_source_id" {
 		t.Errorf("param = %q", r.ErrParam(t))
 	}
-	credit := th.WantOK(t, h.Post("/v2/payments", key, paymentBody(unverified, `"25.00"`, "credit")))
+	credit := th.WantOK(t, h.Post("/v2/payments", key, th.PaymentBody(unverified, `"25.00"`, "credit")))
 	if credit["status"] != "pending" || credit["direction"] != "credit" || credit["amount"] != "25.00" || credit["user_id"] != user {
 		t.Errorf("credit = %v", credit)
 	}
@@ -60,11 +46,11 @@ func TestDebitsNeedAVerifiedSourceCreditsDoNot(t *testing.T) {
 
 	// Removed: 409 for both directions; unknown: 404.
 	th.WantOK(t, h.Post("/v2/accounts/delete", key, `{"funding_source_id":"`+verified+`"}`))
-	th.WantError(t, h.Post("/v2/payments", key, paymentBody(verified, `1`, "credit")), http.StatusConflict, "funding_source_removed")
-	th.WantError(t, h.Post("/v2/payments", key, paymentBody("fs_nope", `1`, "credit")), http.StatusNotFound, "funding_source_not_found")
+	th.WantError(t, h.Post("/v2/payments", key, th.PaymentBody(verified, `1`, "credit")), http.StatusConflict, "funding_source_removed")
+	th.WantError(t, h.Post("/v2/payments", key, th.PaymentBody("fs_nope", `1`, "credit")), http.StatusNotFound, "funding_source_not_found")
 	// Another merchant's source is unknown here.
 	other := h.Merchant("Other").Sandbox.SecretKey
-	th.WantError(t, h.Post("/v2/payments", other, paymentBody(unverified, `1`, "credit")), http.StatusNotFound, "funding_source_not_found")
+	th.WantError(t, h.Post("/v2/payments", other, th.PaymentBody(unverified, `1`, "credit")), http.StatusNotFound, "funding_source_not_found")
 }
 
 func TestPaymentInputIsChecked(t *testing.T) {
@@ -73,18 +59,18 @@ func TestPaymentInputIsChecked(t *testing.T) {
 	key := h.Merchant("Acme").Sandbox.SecretKey
 	src := h.Source(key, h.Customer(key), "111111111")
 	for _, tc := range []struct{ body, code, param string }{
-		{paymentBody(src, `"0"`, "credit"), "invalid_amount", "amount"},
-		{paymentBody(src, `0.00`, "credit"), "invalid_amount", "amount"},
-		{paymentBody(src, `-1`, "credit"), "invalid_amount", "amount"},
-		{paymentBody(src, `"12.345"`, "credit"), "invalid_amount", "amount"},
-		{paymentBody(src, `1e-3`, "credit"), "invalid_amount", "amount"},
-		{paymentBody(src, `0.0050`, "credit"), "invalid_amount", "amount"},
-		{paymentBody(src, `"abc"`, "credit"), "invalid_amount", "amount"},
-		{paymentBody(src, `"1000.01"`, "credit"), "invalid_amount", "amount"},
-		{paymentBody(src, `null`, "credit"), "invalid_amount", "amount"},
+		{th.PaymentBody(src, `"0"`, "credit"), "invalid_amount", "amount"},
+		{th.PaymentBody(src, `0.00`, "credit"), "invalid_amount", "amount"},
+		{th.PaymentBody(src, `-1`, "credit"), "invalid_amount", "amount"},
+		{th.PaymentBody(src, `"12.345"`, "credit"), "invalid_amount", "amount"},
+		{th.PaymentBody(src, `1e-3`, "credit"), "invalid_amount", "amount"},
+		{th.PaymentBody(src, `0.0050`, "credit"), "invalid_amount", "amount"},
+		{th.PaymentBody(src, `"abc"`, "credit"), "invalid_amount", "amount"},
+		{th.PaymentBody(src, `"1000.01"`, "credit"), "invalid_amount", "amount"},
+		{th.PaymentBody(src, `null`, "credit"), "invalid_amount", "amount"},
 		{`{"funding_source_id":"` + src + `","direction":"credit"}`, "invalid_amount", "amount"},
-		{paymentBody(src, `1`, "refund"), "invalid_request", "direction"},
-		{paymentBody("", `1`, "credit"), "invalid_request", "funding_source_id"},
+		{th.PaymentBody(src, `1`, "refund"), "invalid_request", "direction"},
+		{th.PaymentBody("", `1`, "credit"), "invalid_request", "funding_source_id"},
 		{`{"funding_source_id":"` + src + `","amount":1,"direction":"credit","description":"` + strings.Repeat("x", 101) + `"}`, "invalid_request", "description"},
 		{`{"funding_source_id":"` + src + `","amount":1,"direction":"credit","extra":1}`, "invalid_request", ""},
 	} {
@@ -94,7 +80,7 @@ func TestPaymentInputIsChecked(t *testing.T) {
 			t.Errorf("%s: param %q, want %q", tc.body, r.ErrParam(t), tc.param)
 		}
 	}
-	th.WantOK(t, h.Post("/v2/payments", key, paymentBody(src, `"1000.00"`, "credit")))
+	th.WantOK(t, h.Post("/v2/payments", key, th.PaymentBody(src, `"1000.00"`, "credit")))
 	if n := h.Count("payments"); n != 1 {
 		t.Errorf("payments stored = %d, want 1 (refusals store nothing)", n)
 	}
@@ -105,10 +91,10 @@ func TestSandboxPaymentsSettleWithEventsAndMagicAmountsFail(t *testing.T) {
 	h := newHarness(t) // settle delay: 5 s
 	key := h.Merchant("Acme").Sandbox.SecretKey
 	user := h.Customer(key)
-	src := h.verifiedSource(key, user, "222222222")
-	ok1 := th.WantOK(t, h.Post("/v2/payments", key, paymentBody(src, `"25.00"`, "debit")))["payment_id"].(string)
-	r01 := th.WantOK(t, h.Post("/v2/payments", key, paymentBody(src, `"13.01"`, "debit")))["payment_id"].(string)
-	r03 := th.WantOK(t, h.Post("/v2/payments", key, paymentBody(src, `"13.03"`, "credit")))["payment_id"].(string)
+	src := h.VerifiedSource(key, user, "222222222")
+	ok1 := th.WantOK(t, h.Post("/v2/payments", key, th.PaymentBody(src, `"25.00"`, "debit")))["payment_id"].(string)
+	r01 := th.WantOK(t, h.Post("/v2/payments", key, th.PaymentBody(src, `"13.01"`, "debit")))["payment_id"].(string)
+	r03 := th.WantOK(t, h.Post("/v2/payments", key, th.PaymentBody(src, `"13.03"`, "credit")))["payment_id"].(string)
 
 	if n, err := h.Payments.SettleDue(context.Background()); err != nil || n != 0 {
 		t.Fatalf("before the delay: settled %d, %v", n, err)
@@ -153,7 +139,7 @@ func TestPaymentsGetAndList(t *testing.T) {
 	var ids []string
 	for i, src := range []string{a, b, a} {
 		h.Clock.Advance(time.Second)
-		ids = append(ids, th.WantOK(t, h.Post("/v2/payments", key, paymentBody(src, `"1.0`+string(rune('1'+i))+`"`, "credit")))["payment_id"].(string))
+		ids = append(ids, th.WantOK(t, h.Post("/v2/payments", key, th.PaymentBody(src, `"1.0`+string(rune('1'+i))+`"`, "credit")))["payment_id"].(string))
 	}
 	all := th.WantOK(t, h.Get("/v2/payments?limit=2", key))
 	data := all["data"].([]any)
@@ -183,12 +169,12 @@ func TestPaymentIdempotency(t *testing.T) {
 		return h.Do(th.Req{Method: http.MethodPost, Path: "/v2/payments", Key: key, Body: body,
 			Header: map[string]string{"Idempotency-Key": "order-1001"}})
 	}
-	first := th.WantOK(t, send(paymentBody(src, `"5.00"`, "credit")))
-	again := send(paymentBody(src, `"5.00"`, "credit"))
+	first := th.WantOK(t, send(th.PaymentBody(src, `"5.00"`, "credit")))
+	again := send(th.PaymentBody(src, `"5.00"`, "credit"))
 	if th.WantOK(t, again)["payment_id"] != first["payment_id"] || again.Header.Get("Idempotent-Replayed") != "true" {
 		t.Errorf("replay = %s", again.Body)
 	}
-	th.WantError(t, send(paymentBody(src, `"6.00"`, "credit")), http.StatusConflict, "idempotency_key_reused")
+	th.WantError(t, send(th.PaymentBody(src, `"6.00"`, "credit")), http.StatusConflict, "idempotency_key_reused")
 	if n := h.Count("payments"); n != 1 {
 		t.Errorf("payments = %d, want 1", n)
 	}
@@ -218,7 +204,7 @@ func TestSubscriptionsDebitEachDueDateOnce(t *testing.T) {
 	key := h.Merchant("Acme").Sandbox.SecretKey
 	user := h.Customer(key)
 	unverified := h.Source(key, user, "111111111")
-	src := h.verifiedSource(key, user, "222222222")
+	src := h.VerifiedSource(key, user, "222222222")
 
 	th.WantError(t, h.Post("/v2/subscriptions", key, subscriptionBody(unverified, "9.99", "weekly", "2026-11-02")), http.StatusForbidden, "debit_not_allowed")
 	for _, body := range []string{
@@ -304,7 +290,7 @@ func TestSubscriptionOfARemovedSourceIsCanceled(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t)
 	key := h.Merchant("Acme").Sandbox.SecretKey
-	src := h.verifiedSource(key, h.Customer(key), "222222222")
+	src := h.VerifiedSource(key, h.Customer(key), "222222222")
 	id := th.WantOK(t, h.Post("/v2/subscriptions", key, subscriptionBody(src, "5.00", "monthly", "2026-11-03")))["subscription_id"].(string)
 	th.WantOK(t, h.Post("/v2/accounts/delete", key, `{"funding_source_id":"`+src+`"}`))
 	h.Clock.Advance(24 * time.Hour)
@@ -341,12 +327,12 @@ func TestPaymentCreationUnderConcurrency(t *testing.T) {
 	h := newHarness(t)
 	key := h.Merchant("Acme").Sandbox.SecretKey
 	user := h.Customer(key)
-	src := h.verifiedSource(key, user, "222233334444")
+	src := h.VerifiedSource(key, user, "222233334444")
 	send := func(idem, body string) *th.Response {
 		return h.Do(th.Req{Method: http.MethodPost, Path: "/v2/payments", Key: key, Body: body,
 			Header: map[string]string{"Idempotency-Key": idem}})
 	}
-	results := th.Concurrently(16, func(int) *th.Response { return send("order-7", paymentBody(src, `"7.00"`, "debit")) })
+	results := th.Concurrently(16, func(int) *th.Response { return send("order-7", th.PaymentBody(src, `"7.00"`, "debit")) })
 	ids := map[any]bool{}
 	for _, r := range results {
 		switch {
@@ -366,7 +352,7 @@ func TestPaymentCreationUnderConcurrency(t *testing.T) {
 		if i == 12 {
 			return h.Post("/v2/accounts/delete", key, `{"funding_source_id":"`+src+`"}`)
 		}
-		return send("race-"+strconv.Itoa(i), paymentBody(src, `"1.00"`, "debit"))
+		return send("race-"+strconv.Itoa(i), th.PaymentBody(src, `"1.00"`, "debit"))
 	})
 	th.WantOK(t, results[12])
 	results = results[:12]
@@ -376,7 +362,7 @@ func TestPaymentCreationUnderConcurrency(t *testing.T) {
 		case r.Code == http.StatusOK:
 			made++
 		case r.Code == http.StatusConflict && r.ErrCode(t) == "funding_source_removed":
-			again := send("race-"+strconv.Itoa(i), paymentBody(src, `"1.00"`, "debit"))
+			again := send("race-"+strconv.Itoa(i), th.PaymentBody(src, `"1.00"`, "debit"))
 			if again.Header.Get("Idempotent-Replayed") != "true" || !bytes.Equal(again.Body, r.Body) {
 				t.Errorf("a refused debit's retry: %d %s", again.Code, again.Body)
 			}

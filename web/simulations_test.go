@@ -21,7 +21,7 @@ func TestSandboxMicroDepositSimulations(t *testing.T) {
 	base := "/v2/sandbox/funding-source/" + id + "/micro-deposits/"
 
 	th.WantError(t, h.Post(base+"return", key, `{"code":"R03"}`), http.StatusConflict, "verification_not_initiated")
-	th.WantOK(t, initiate(h, key, id))
+	th.WantOK(t, h.Initiate(key, id))
 	for _, body := range []string{`{}`, `{"code":"X03"}`, `{"code":"R3"}`, `{"code":"R03","extra":1}`} {
 		r := h.Post(base+"return", key, body)
 		th.WantError(t, r, http.StatusBadRequest, "invalid_request")
@@ -42,8 +42,8 @@ func TestSandboxMicroDepositSimulations(t *testing.T) {
 	th.WantError(t, h.Post(base+"expire", key, ``), http.StatusConflict, "conflict")
 
 	// A new verification of the same source, then its expiry.
-	th.WantOK(t, initiate(h, key, id))
-	amounts := h.amounts(key, id)
+	th.WantOK(t, h.Initiate(key, id))
+	amounts := h.Amounts(key, id)
 	src = th.WantOK(t, h.Post(base+"expire", key, ``))
 	v, _ = src["verification"].(map[string]any)
 	if src["status"] != "Unverified" || v["status"] != "expired" {
@@ -52,7 +52,7 @@ func TestSandboxMicroDepositSimulations(t *testing.T) {
 	if ev := h.Events("funding_source.verification_expired"); len(ev) != 1 {
 		t.Errorf("verification_expired events: %d, want 1", len(ev))
 	}
-	th.WantError(t, h.Post("/v2/funding-source/verify", key, verifyBody(id, "["+amounts[0]+","+amounts[1]+"]")),
+	th.WantError(t, h.Post("/v2/funding-source/verify", key, th.VerifyBody(id, "["+amounts[0]+","+amounts[1]+"]")),
 		http.StatusConflict, "verification_expired")
 
 	th.WantError(t, h.Post("/v2/sandbox/funding-source/fs_unknown/micro-deposits/expire", key, ``), http.StatusNotFound, "funding_source_not_found")
@@ -88,8 +88,8 @@ func TestSandboxPaymentReturn(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t)
 	key := h.Merchant("Acme").Sandbox.SecretKey
-	src := h.verifiedSource(key, h.Customer(key), "222222222")
-	pending := th.WantOK(t, h.Post("/v2/payments", key, paymentBody(src, `"25.00"`, "debit")))["payment_id"].(string)
+	src := h.VerifiedSource(key, h.Customer(key), "222222222")
+	pending := th.WantOK(t, h.Post("/v2/payments", key, th.PaymentBody(src, `"25.00"`, "debit")))["payment_id"].(string)
 	p := th.WantOK(t, h.Post("/v2/sandbox/payments/"+pending+"/return", key, `{"code":"R10"}`))
 	if p["status"] != "failed" || p["failure_code"] != "R10" || p["failure_reason"] == nil || p["attempt"] != nil {
 		t.Errorf("returned pending payment: %s", mustJSON(p))
@@ -99,7 +99,7 @@ func TestSandboxPaymentReturn(t *testing.T) {
 	}
 	th.WantError(t, h.Post("/v2/sandbox/payments/"+pending+"/return", key, `{"code":"R10"}`), http.StatusConflict, "conflict")
 
-	settled := th.WantOK(t, h.Post("/v2/payments", key, paymentBody(src, `"30.00"`, "credit")))["payment_id"].(string)
+	settled := th.WantOK(t, h.Post("/v2/payments", key, th.PaymentBody(src, `"30.00"`, "credit")))["payment_id"].(string)
 	h.Clock.Advance(time.Hour)
 	if _, err := h.Payments.SettleDue(context.Background()); err != nil {
 		t.Fatal(err)
@@ -111,7 +111,7 @@ func TestSandboxPaymentReturn(t *testing.T) {
 		t.Errorf("returned processed payment: %s", mustJSON(p))
 	}
 
-	canceled := th.WantOK(t, h.Post("/v2/payments", key, paymentBody(src, `"5.00"`, "debit")))["payment_id"].(string)
+	canceled := th.WantOK(t, h.Post("/v2/payments", key, th.PaymentBody(src, `"5.00"`, "debit")))["payment_id"].(string)
 	th.WantOK(t, h.Post("/v2/payments/"+canceled+"/cancel", key, ``))
 	th.WantError(t, h.Post("/v2/sandbox/payments/"+canceled+"/return", key, `{"code":"R01"}`), http.StatusConflict, "conflict")
 	th.WantError(t, h.Post("/v2/sandbox/payments/pay_unknown/return", key, `{"code":"R01"}`), http.StatusNotFound, "payment_not_found")
@@ -125,7 +125,7 @@ func TestSubscriptionReturnsRepresentAtMostTwice(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t) // Monday 2026-11-02
 	key := h.Merchant("Acme").Sandbox.SecretKey
-	src := h.verifiedSource(key, h.Customer(key), "222222222")
+	src := h.VerifiedSource(key, h.Customer(key), "222222222")
 	sub := th.WantOK(t, h.Post("/v2/subscriptions", key, subscriptionBody(src, "9.99", "weekly", "2026-11-09")))["subscription_id"].(string)
 	advance := "/v2/sandbox/subscriptions/" + sub + "/advance"
 
@@ -175,7 +175,7 @@ func TestSchedulerRepresentsOnTheNextBusinessDay(t *testing.T) {
 	h := newHarness(t)
 	h.Clock.Advance(4 * 24 * time.Hour) // Friday 2026-11-06
 	key := h.Merchant("Acme").Sandbox.SecretKey
-	src := h.verifiedSource(key, h.Customer(key), "222222222")
+	src := h.VerifiedSource(key, h.Customer(key), "222222222")
 	sub := th.WantOK(t, h.Post("/v2/subscriptions", key, subscriptionBody(src, "12.00", "weekly", "2026-11-06")))["subscription_id"].(string)
 	run := func() int {
 		t.Helper()

@@ -83,7 +83,7 @@ func TestPaymentCancel(t *testing.T) {
 	m := h.Merchant("Acme")
 	key := m.Sandbox.SecretKey
 	src := h.Source(key, h.Customer(key), "42424242")
-	p := th.WantOK(t, h.Post("/v2/payments", key, paymentBody(src, `"5.00"`, "credit")))
+	p := th.WantOK(t, h.Post("/v2/payments", key, th.PaymentBody(src, `"5.00"`, "credit")))
 	id := p["payment_id"].(string)
 	c := th.WantOK(t, h.Do(th.Req{Method: http.MethodPost, Path: "/v2/payments/" + id + "/cancel", Key: key, NoContentType: true}))
 	if c["status"] != "canceled" {
@@ -101,7 +101,7 @@ func TestPaymentCancel(t *testing.T) {
 		t.Errorf("events: %d payment.canceled, %d payment.success", len(ev), len(h.Events("payment.success")))
 	}
 
-	settled := th.WantOK(t, h.Post("/v2/payments", key, paymentBody(src, `"6.00"`, "credit")))["payment_id"].(string)
+	settled := th.WantOK(t, h.Post("/v2/payments", key, th.PaymentBody(src, `"6.00"`, "credit")))["payment_id"].(string)
 	h.Clock.Advance(time.Hour)
 	if _, err := h.Payments.SettleDue(context.Background()); err != nil {
 		t.Fatal(err)
@@ -118,7 +118,7 @@ func TestSubscriptionsEndProperly(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t)
 	key := h.Merchant("Acme").Sandbox.SecretKey
-	src := h.verifiedSource(key, h.Customer(key), "64646464")
+	src := h.VerifiedSource(key, h.Customer(key), "64646464")
 	a := th.WantOK(t, h.Post("/v2/subscriptions", key, subscriptionBody(src, "9.99", "monthly", "2026-12-01")))["subscription_id"].(string)
 	b := th.WantOK(t, h.Post("/v2/subscriptions", key, subscriptionBody(src, "4.99", "weekly", "2026-12-01")))["subscription_id"].(string)
 

@@ -154,9 +154,9 @@ func TestMicroDepositFlowDeliversSignedEvents(t *testing.T) {
 
 	user := h.Customer(key)
 	id := h.Source(key, user, "123456789")
-	th.WantOK(t, initiate(h, key, id))
-	right := h.amounts(key, id)
-	th.WantOK(t, h.Post("/v2/funding-source/verify", key, verifyBody(id, `[`+right[0]+`,`+right[1]+`]`)))
+	th.WantOK(t, h.Initiate(key, id))
+	right := h.Amounts(key, id)
+	th.WantOK(t, h.Post("/v2/funding-source/verify", key, th.VerifyBody(id, `[`+right[0]+`,`+right[1]+`]`)))
 
 	if n := h.Deliver(); n != 4 {
 		t.Fatalf("delivered %d, want 4", n)
@@ -437,7 +437,7 @@ func TestEventsAPI(t *testing.T) {
 	h.Clock.Advance(time.Second)
 	id := h.Source(key, user, "123456789")
 	h.Clock.Advance(time.Second)
-	th.WantOK(t, initiate(h, key, id))
+	th.WantOK(t, h.Initiate(key, id))
 
 	list := th.WantOK(t, h.Get("/v2/events", key))
 	data := list["data"].([]any)

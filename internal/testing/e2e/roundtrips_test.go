@@ -100,31 +100,32 @@ func TestRoundTrips(t *testing.T) {
 	// A wrong guess: BEGIN, the source, its deposits, the attempt, COMMIT.
 	guessed := h.Source(key, user, "500000000003")
 	th.WantOK(t, h.Post("/v2/funding-source/initiate/verification", key, `{"funding_source_id":"`+guessed+`"}`))
-	wrong := wrongPair(h.amounts(key, guessed))
+	wrong := th.WrongPair(h.Amounts(key, guessed))
 	th.WantError(t, measure("a wrong guess", 5, func() th.Req {
 		return th.Req{Method: http.MethodPost, Path: "/v2/funding-source/verify", Key: key, Body: `{"funding_source_id":"` + guessed + `","amounts":` + wrong + `}`}
 	}), 400, "verification_failed")
 	// The right one adds the source's new status with its event.
 	th.WantOK(t, measure("verification", 6, func() th.Req {
 		src := next(&pending)
-		a := h.amounts(key, src)
+		a := h.Amounts(key, src)
 		trips.Reset() // the sandbox read of the amounts is not the verification's
 		return th.Req{Method: http.MethodPost, Path: "/v2/funding-source/verify", Key: key, Body: `{"funding_source_id":"` + src + `","amounts":[` + a[0] + `,` + a[1] + `]}`}
 	}))
 	// A payment: one statement checks the source under a share lock and
-	// inserts the payment (taking the Idempotency-Key claim): BEGIN, that,
-	// the stored response, COMMIT; without a key, the statement alone.
+	// inserts the payment; with an Idempotency-Key: BEGIN, the key's claim,
+	// that, the stored response, COMMIT; without a key, the statement
+	// alone.
 	pay := func(idem string) func() th.Req {
 		return func() th.Req {
 			n++
-			r := th.Req{Method: http.MethodPost, Path: "/v2/payments", Key: key, Body: paymentBody(id, `"1.00"`, "debit")}
+			r := th.Req{Method: http.MethodPost, Path: "/v2/payments", Key: key, Body: th.PaymentBody(id, `"1.00"`, "debit")}
 			if idem != "" {
 				r.Header = map[string]string{"Idempotency-Key": idem + strconv.Itoa(n)}
 			}
 			return r
 		}
 	}
-	th.WantOK(t, measure("payment with an Idempotency-Key", 4, pay("pay-")))
+	th.WantOK(t, measure("payment with an Idempotency-Key", 5, pay("pay-")))
 	th.WantOK(t, measure("payment without one", 1, pay("")))
 	page := measure("hosted page", 1, func() th.Req {
 		return th.Req{Method: http.MethodGet, Path: "/bank-account/" + m.Sandbox.PublicKey + "/" + user + "/" + id + "?successUrl=http%3A%2F%2F127.0.0.1%2Fdone",

@@ -1,0 +1,48 @@
+package harness
+
+import "fmt"
+
+// Amounts reads a source's open micro-deposit amounts through the sandbox
+// endpoint, as "0.12".
+func (h *Harness) Amounts(key, id string) [2]string {
+	h.T.Helper()
+	r := WantOK(h.T, h.Get("/v2/sandbox/funding-source/"+id+"/micro-deposits", key))
+	a := r["amounts"].([]any)
+	return [2]string{fmt.Sprintf("%.2f", a[0].(float64)), fmt.Sprintf("%.2f", a[1].(float64))}
+}
+
+// WrongPair returns two amounts that differ from the deposited pair, as a
+// JSON array.
+func WrongPair(right [2]string) string {
+	if right[0] == "0.98" || right[1] == "0.98" {
+		return `[0.99, 0.99]`
+	}
+	return `[0.98, 0.98]`
+}
+
+// VerifyBody is the body of POST /v2/funding-source/verify; amounts is a
+// JSON array.
+func VerifyBody(id, amounts string) string {
+	return `{"funding_source_id":"` + id + `","amounts":` + amounts + `}`
+}
+
+// Initiate sends a source's micro-deposits.
+func (h *Harness) Initiate(key, id string) *Response {
+	h.T.Helper()
+	return h.Post("/v2/funding-source/initiate/verification", key, `{"funding_source_id":"`+id+`"}`)
+}
+
+// VerifiedSource creates a source and verifies it with its micro-deposits.
+func (h *Harness) VerifiedSource(key, customerID, account string) string {
+	h.T.Helper()
+	id := h.Source(key, customerID, account)
+	WantOK(h.T, h.Initiate(key, id))
+	a := h.Amounts(key, id)
+	WantOK(h.T, h.Post("/v2/funding-source/verify", key, VerifyBody(id, "["+a[0]+","+a[1]+"]")))
+	return id
+}
+
+// PaymentBody is the body of POST /v2/payments; amount is a JSON value.
+func PaymentBody(src, amount, direction string) string {
+	return `{"funding_source_id":"` + src + `","amount":` + amount + `,"direction":"` + direction + `"}`
+}

@@ -200,7 +200,7 @@ func TestSubscriptionsDebitEachDueDateOnce(t *testing.T) {
 	}
 	h := newHarnessOn(t, pools[0], url) // Monday 2026-11-02 15:04 UTC = 10:04 US Eastern
 	schedulers := []*payment.Service{h.Payments,
-		payment.NewService(pools[1], payment.Config{MaxAmount: h.Cfg.PaymentMaxCents, SettleDelay: h.Cfg.PaymentSettleDelay}, h.Clock.Now)}
+		payment.NewService(pools[1].Payments(), payment.Config{MaxAmount: h.Cfg.PaymentMaxCents, SettleDelay: h.Cfg.PaymentSettleDelay}, h.Clock.Now)}
 	key := h.Merchant("Acme").Sandbox.SecretKey
 	user := h.Customer(key)
 	unverified := h.Source(key, user, "111111111")

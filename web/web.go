@@ -80,8 +80,8 @@ func New(d Deps) *gin.Engine {
 		http.ServeFileFS(c.Writer, c.Request, static.FS, "img/favicon.ico")
 	})
 
-	api.New(k, api.Deps{Config: d.Config, DB: d.DB, Idempotency: d.Idempotency, Merchants: d.Merchants,
-		Customers: d.Customers, Funding: d.Funding, Webhooks: d.Webhooks, Payments: d.Payments}).Mount(r)
+	api.New(k, api.Deps{Config: d.Config, DB: d.DB, Idempotency: d.Idempotency, Services: api.Services{Merchants: d.Merchants,
+		Customers: d.Customers, Funding: d.Funding, Webhooks: d.Webhooks, Payments: d.Payments}}).Mount(r)
 	hosted.New(k, hostedlink.NewService(d.Merchants, d.Funding, d.Now),
 		d.Config.HostedSubmitsPerIP, d.Config.HostedSubmitsPerSource).Mount(r)
 	dashboard.New(k, dashboard.Deps{Config: d.Config, Merchants: d.Merchants, Customers: d.Customers,

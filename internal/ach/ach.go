@@ -70,7 +70,14 @@ type Deposit struct {
 
 // Store is the persistence of origination.
 type Store interface {
-	WithTx(ctx context.Context, fn func(ctx context.Context) error) error
+	// WithTx runs fn in one transaction, on the store bound to it; on a
+	// store that is a transaction's already, under a savepoint of it.
+	WithTx(ctx context.Context, fn func(tx Store) error) error
+	// Funding and Payments are those domains' stores on the same
+	// transaction: a file's assignment and a return change payments and
+	// verifications in the transaction that records the entries.
+	Funding() funding.Store
+	Payments() payment.Store
 	BuildingACHFiles(ctx context.Context) ([]File, error)
 	// InsertACHFile stores a new file record and returns its serial.
 	InsertACHFile(ctx context.Context, f File) (int64, error)
@@ -94,13 +101,13 @@ type Store interface {
 type Funding interface {
 	BankAccount(ctx context.Context, scope tenant.Scope, id string) (funding.BankAccount, error)
 	DepositAmounts(ctx context.Context, scope tenant.Scope, id string, seq int) ([2]int, error)
-	ReturnMicroDeposit(ctx context.Context, scope tenant.Scope, id string, seq int, code string) error
+	ReturnMicroDepositTx(ctx context.Context, tx funding.Store, scope tenant.Scope, id string, seq int, code string) error
 }
 
 // Payments is what origination needs from the payment service.
 type Payments interface {
-	Originated(ctx context.Context, scope tenant.Scope, id string, settleAt time.Time) error
-	Return(ctx context.Context, scope tenant.Scope, id, code string) error
+	OriginatedTx(ctx context.Context, tx payment.Store, scope tenant.Scope, id string, settleAt time.Time) error
+	ReturnTx(ctx context.Context, tx payment.Store, scope tenant.Scope, id, code string) error
 }
 
 // Customers names the account holders.
@@ -186,12 +193,12 @@ func (o *Originator) Run(ctx context.Context) ([]string, error) {
 func (o *Originator) assign(ctx context.Context) (File, bool, error) {
 	var f File
 	found := false
-	err := o.store.WithTx(ctx, func(ctx context.Context) error {
-		deposits, err := o.store.DepositsToOriginate(ctx, batchLimit)
+	err := o.store.WithTx(ctx, func(tx Store) error {
+		deposits, err := tx.DepositsToOriginate(ctx, batchLimit)
 		if err != nil {
 			return err
 		}
-		payments, err := o.store.PaymentsToOriginate(ctx, batchLimit)
+		payments, err := tx.PaymentsToOriginate(ctx, batchLimit)
 		if err != nil {
 			return err
 		}
@@ -202,7 +209,7 @@ func (o *Originator) assign(ctx context.Context) (File, bool, error) {
 		now := o.now().UTC()
 		f = File{ID: ids.New("achf_"), Status: "building", CreatedAt: now}
 		f.Name = fmt.Sprintf("fundsource-%s-%s.ach", calendar.DateOf(now).Format("20060102"), f.ID[len("achf_"):])
-		if f.Serial, err = o.store.InsertACHFile(ctx, f); err != nil {
+		if f.Serial, err = tx.InsertACHFile(ctx, f); err != nil {
 			return err
 		}
 		for _, d := range deposits {
@@ -210,7 +217,7 @@ func (o *Originator) assign(ctx context.Context) (File, bool, error) {
 			for i := range 2 {
 				e := Entry{FileID: f.ID, Scope: d.Scope, Kind: KindMicroDeposit, SourceID: d.SourceID, CustomerID: d.CustomerID,
 					DepositSeq: d.Seq, DepositIndex: i + 1}
-				if err := o.insertEntry(ctx, &e); err != nil {
+				if err := o.insertEntry(ctx, tx, &e); err != nil {
 					return err
 				}
 			}
@@ -219,10 +226,10 @@ func (o *Originator) assign(ctx context.Context) (File, bool, error) {
 		for _, p := range payments {
 			e := Entry{FileID: f.ID, Scope: p.Scope, Kind: KindPayment, SourceID: p.SourceID, CustomerID: p.CustomerID,
 				PaymentID: p.ID, Debit: p.Direction == payment.Debit, Cents: p.Cents}
-			if err := o.insertEntry(ctx, &e); err != nil {
+			if err := o.insertEntry(ctx, tx, &e); err != nil {
 				return err
 			}
-			if err := o.payments.Originated(ctx, p.Scope, p.ID, settle); err != nil {
+			if err := o.payments.OriginatedTx(ctx, tx.Payments(), p.Scope, p.ID, settle); err != nil {
 				return err
 			}
 		}
@@ -231,13 +238,13 @@ func (o *Originator) assign(ctx context.Context) (File, bool, error) {
 	return f, found, err
 }
 
-func (o *Originator) insertEntry(ctx context.Context, e *Entry) error {
-	seq, err := o.store.NextTraceSequence(ctx)
+func (o *Originator) insertEntry(ctx context.Context, tx Store, e *Entry) error {
+	seq, err := tx.NextTraceSequence(ctx)
 	if err != nil {
 		return err
 	}
 	e.Trace = fmt.Sprintf("%s%07d", o.cfg.ODFIRouting[:8], seq)
-	return o.store.InsertACHEntry(ctx, *e)
+	return tx.InsertACHEntry(ctx, *e)
 }
 
 // effectiveDate is the next business day after the file's creation (US

@@ -35,7 +35,7 @@ func (accounts) DepositAmounts(_ context.Context, _ tenant.Scope, id string, seq
 	return [2]int{12, 87}, nil
 }
 
-func (accounts) ReturnMicroDeposit(context.Context, tenant.Scope, string, int, string) error {
+func (accounts) ReturnMicroDepositTx(context.Context, funding.Store, tenant.Scope, string, int, string) error {
 	return nil
 }
 

@@ -51,21 +51,21 @@ func (o *Originator) ImportReturns(ctx context.Context, r io.Reader) (ReturnResu
 
 func (o *Originator) applyReturn(ctx context.Context, trace, code string) (bool, error) {
 	applied := false
-	err := o.store.WithTx(ctx, func(ctx context.Context) error {
-		e, err := o.store.ACHEntry(ctx, trace)
+	err := o.store.WithTx(ctx, func(tx Store) error {
+		e, err := tx.ACHEntry(ctx, trace)
 		if err != nil || e.ReturnCode != "" {
 			return err
 		}
 		if e.Kind == KindMicroDeposit {
-			err = o.funding.ReturnMicroDeposit(ctx, e.Scope, e.SourceID, e.DepositSeq, code)
+			err = o.funding.ReturnMicroDepositTx(ctx, tx.Funding(), e.Scope, e.SourceID, e.DepositSeq, code)
 		} else {
-			err = o.payments.Return(ctx, e.Scope, e.PaymentID, code)
+			err = o.payments.ReturnTx(ctx, tx.Payments(), e.Scope, e.PaymentID, code)
 		}
 		if err != nil {
 			return err
 		}
 		applied = true
-		return o.store.MarkACHEntryReturned(ctx, trace, code, o.now().UTC())
+		return tx.MarkACHEntryReturned(ctx, trace, code, o.now().UTC())
 	})
 	return applied, err
 }

@@ -59,7 +59,7 @@ func principal(t *testing.T, c *cli, key string) (merchant.Principal, error) {
 		t.Fatal(err)
 	}
 	defer db.Close()
-	return merchant.NewService(db, nil, time.Now).Authenticate(context.Background(), key)
+	return merchant.NewService(db.Merchants(), nil, time.Now).Authenticate(context.Background(), key)
 }
 
 func keyWorks(t *testing.T, c *cli, key string) bool {

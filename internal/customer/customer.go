@@ -50,7 +50,9 @@ type Store interface {
 	// transaction ends.
 	CustomerForUpdate(ctx context.Context, scope tenant.Scope, id string) (Customer, error)
 	UpdateCustomer(ctx context.Context, c Customer) error
-	WithTx(ctx context.Context, fn func(ctx context.Context) error) error
+	// WithTx runs fn in one transaction, on the store bound to it; on a
+	// store that is a transaction's already, under a savepoint of it.
+	WithTx(ctx context.Context, fn func(tx Store) error) error
 	InsertCustomer(ctx context.Context, c Customer) error
 	// Customer returns errs.NotFound for an id unknown in the scope.
 	Customer(ctx context.Context, scope tenant.Scope, id string) (Customer, error)
@@ -67,6 +69,14 @@ type Service struct {
 	now   func() time.Time
 }
 
+// On returns the service on tx, a store bound to a caller's transaction:
+// its use cases write in that transaction, each under a savepoint of it.
+func (s *Service) On(tx Store) *Service {
+	c := *s
+	c.store = tx
+	return &c
+}
+
 // NewService returns a Service.
 func NewService(store Store, now func() time.Time) *Service {
 	return &Service{store: store, now: now}
@@ -81,11 +91,11 @@ func (s *Service) Create(ctx context.Context, scope tenant.Scope, in Input) (Cus
 	c.Scope = scope
 	c.ID = ids.New(ids.Customer)
 	c.CreatedAt = s.now().UTC()
-	err = s.store.WithTx(ctx, func(ctx context.Context) error {
-		if err := s.store.InsertCustomer(ctx, c); err != nil {
+	err = s.store.WithTx(ctx, func(tx Store) error {
+		if err := tx.InsertCustomer(ctx, c); err != nil {
 			return err
 		}
-		return s.store.RecordEvent(ctx, event.New(scope, event.CustomerCreated, c, c.CreatedAt))
+		return tx.RecordEvent(ctx, event.New(scope, event.CustomerCreated, c, c.CreatedAt))
 	})
 	if err != nil {
 		return Customer{}, err
@@ -100,8 +110,8 @@ func (s *Service) Update(ctx context.Context, scope tenant.Scope, id string, u U
 		return Customer{}, errs.Invalid("first_name", "Send at least one of first_name, last_name, email and business_name.")
 	}
 	var out Customer
-	err := s.store.WithTx(ctx, func(ctx context.Context) error {
-		c, err := s.store.CustomerForUpdate(ctx, scope, id)
+	err := s.store.WithTx(ctx, func(tx Store) error {
+		c, err := tx.CustomerForUpdate(ctx, scope, id)
 		if errs.Is(err, errs.NotFound) {
 			return NotFound()
 		}
@@ -125,10 +135,10 @@ func (s *Service) Update(ctx context.Context, scope tenant.Scope, id string, u U
 			ptrEqual(next.BusinessName, c.BusinessName) {
 			return nil // nothing changed: no write, no event
 		}
-		if err := s.store.UpdateCustomer(ctx, next); err != nil {
+		if err := tx.UpdateCustomer(ctx, next); err != nil {
 			return err
 		}
-		return s.store.RecordEvent(ctx, event.New(scope, event.CustomerUpdated, next, s.now().UTC()))
+		return tx.RecordEvent(ctx, event.New(scope, event.CustomerUpdated, next, s.now().UTC()))
 	})
 	return out, err
 }

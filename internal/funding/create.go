@@ -96,7 +96,7 @@ func (s *Service) prepare(scope tenant.Scope, in Input, status Status) (Creation
 
 // create prepares a source with the given status and inserts it; when also
 // is set, it runs in the same transaction with the stored source.
-func (s *Service) create(ctx context.Context, scope tenant.Scope, in Input, status Status, also ...func(context.Context, Source) error) (Source, error) {
+func (s *Service) create(ctx context.Context, scope tenant.Scope, in Input, status Status, also ...func(ctx context.Context, tx Store, src Source) error) (Source, error) {
 	cr, err := s.prepare(scope, in, status)
 	if err != nil {
 		return Source{}, err
@@ -105,13 +105,13 @@ func (s *Service) create(ctx context.Context, scope tenant.Scope, in Input, stat
 		return s.Insert(ctx, cr)
 	}
 	var out Source
-	err = s.store.WithTx(ctx, func(ctx context.Context) error {
+	err = s.store.WithTx(ctx, func(tx Store) error {
 		var err error
-		if out, err = s.Insert(ctx, cr); err != nil {
+		if out, err = s.insert(ctx, tx, cr); err != nil {
 			return err
 		}
 		for _, fn := range also {
-			if err := fn(ctx, out); err != nil {
+			if err := fn(ctx, tx, out); err != nil {
 				return err
 			}
 		}
@@ -137,8 +137,13 @@ func (s *Service) InsertKeyed(ctx context.Context, cr Creation, req idempotency.
 // creation upgrades an Unverified source and returns it; anything else is
 // a duplicate. Another customer's number is account_in_use.
 func (s *Service) Insert(ctx context.Context, cr Creation) (Source, error) {
+	return s.insert(ctx, s.store, cr)
+}
+
+// insert is Insert on st, the pool's store or a transaction's.
+func (s *Service) insert(ctx context.Context, st Store, cr Creation) (Source, error) {
 	src := cr.Source
-	holder, created, err := s.store.CreateSource(ctx, src, cr.events)
+	holder, created, err := st.CreateSource(ctx, src, cr.events)
 	switch {
 	case errors.Is(err, ErrNoCustomer):
 		return Source{}, customerNotFound()
@@ -150,13 +155,13 @@ func (s *Service) Insert(ctx context.Context, cr Creation) (Source, error) {
 		return Source{}, &errs.Error{Code: errs.AccountInUse, Param: "account_number", Message: AccountInUseMessage}
 	}
 	var out Source
-	err = s.store.WithTx(ctx, func(ctx context.Context) error {
-		existing, err := s.store.SourceForUpdate(ctx, src.Scope, holder.SourceID)
+	err = st.WithTx(ctx, func(tx Store) error {
+		existing, err := tx.SourceForUpdate(ctx, src.Scope, holder.SourceID)
 		if err != nil {
 			return err
 		}
 		if src.Status == Verified && existing.Status == Unverified {
-			out, err = s.markVerified(ctx, existing)
+			out, err = s.markVerified(ctx, tx, existing)
 			return err
 		}
 		return (&errs.Error{Code: errs.DuplicateFundingSource, Param: "account_number",
@@ -167,9 +172,9 @@ func (s *Service) Insert(ctx context.Context, cr Creation) (Source, error) {
 }
 
 // markVerified sets src Verified and records funding_source.verified.
-func (s *Service) markVerified(ctx context.Context, src Source) (Source, error) {
+func (s *Service) markVerified(ctx context.Context, tx Store, src Source) (Source, error) {
 	src.Status = Verified
-	if err := s.store.SetStatus(ctx, src.Scope, src.ID, Verified, s.now(), s.event(src, event.FundingSourceVerified, Verified)); err != nil {
+	if err := tx.SetStatus(ctx, src.Scope, src.ID, Verified, s.now(), s.event(src, event.FundingSourceVerified, Verified)); err != nil {
 		return Source{}, err
 	}
 	return src, nil
@@ -223,8 +228,8 @@ func (s *Service) AccountAvailable(ctx context.Context, scope tenant.Scope, numb
 // funding_source.removed.
 func (s *Service) Remove(ctx context.Context, scope tenant.Scope, id string) (Source, error) {
 	var out Source
-	err := s.store.WithTx(ctx, func(ctx context.Context) error {
-		src, err := s.store.SourceForUpdate(ctx, scope, id)
+	err := s.store.WithTx(ctx, func(tx Store) error {
+		src, err := tx.SourceForUpdate(ctx, scope, id)
 		if errs.Is(err, errs.NotFound) {
 			return sourceNotFound()
 		}
@@ -236,20 +241,20 @@ func (s *Service) Remove(ctx context.Context, scope tenant.Scope, id string) (So
 			return nil
 		}
 		now := s.now()
-		if err := s.store.MarkRemoved(ctx, scope, id, now); err != nil {
+		if err := tx.MarkRemoved(ctx, scope, id, now); err != nil {
 			return err
 		}
-		if err := s.store.ReleaseAccount(ctx, scope.Env, src.Fingerprint, src.ID); err != nil {
+		if err := tx.ReleaseAccount(ctx, scope.Env, src.Fingerprint, src.ID); err != nil {
 			return err
 		}
 		src.Removed, src.RemovedAt = true, &now
 		out = src
 		if s.onRemove != nil {
-			if err := s.onRemove(ctx, scope, id); err != nil {
+			if err := s.onRemove(ctx, tx, scope, id); err != nil {
 				return err
 			}
 		}
-		return s.record(ctx, src, event.FundingSourceRemoved, src.Status)
+		return s.record(ctx, tx, src, event.FundingSourceRemoved, src.Status)
 	})
 	return out, err
 }
@@ -262,8 +267,8 @@ func (s *Service) SetNickname(ctx context.Context, scope tenant.Scope, id string
 		return Source{}, err
 	}
 	var out Source
-	err = s.store.WithTx(ctx, func(ctx context.Context) error {
-		src, err := s.liveSource(ctx, scope, id)
+	err = s.store.WithTx(ctx, func(tx Store) error {
+		src, err := s.liveSource(ctx, tx, scope, id)
 		if err != nil {
 			return err
 		}
@@ -271,11 +276,11 @@ func (s *Service) SetNickname(ctx context.Context, scope tenant.Scope, id string
 		if ptrEqual(src.Nickname, name) {
 			return nil
 		}
-		if err := s.store.SetNickname(ctx, scope, id, name); err != nil {
+		if err := tx.SetNickname(ctx, scope, id, name); err != nil {
 			return err
 		}
 		out.Nickname = name
-		return s.record(ctx, out, event.FundingSourceUpdated, out.Status)
+		return s.record(ctx, tx, out, event.FundingSourceUpdated, out.Status)
 	})
 	return out, err
 }
@@ -300,8 +305,8 @@ func (s *Service) RemoveAccount(ctx context.Context, scope tenant.Scope, custome
 }
 
 // liveSource locks a source for a write; removed sources count as missing.
-func (s *Service) liveSource(ctx context.Context, scope tenant.Scope, id string) (Source, error) {
-	src, err := s.store.SourceForUpdate(ctx, scope, id)
+func (s *Service) liveSource(ctx context.Context, tx Store, scope tenant.Scope, id string) (Source, error) {
+	src, err := tx.SourceForUpdate(ctx, scope, id)
 	if errs.Is(err, errs.NotFound) || (err == nil && src.Removed) {
 		return Source{}, sourceNotFound()
 	}

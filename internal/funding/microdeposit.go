@@ -64,8 +64,8 @@ func amountsAAD(sourceID string, seq int) []byte {
 // InitiateVerification sends two micro-deposits to an Unverified source.
 func (s *Service) InitiateVerification(ctx context.Context, scope tenant.Scope, id string) (Source, error) {
 	var out Source
-	err := s.store.WithTx(ctx, func(ctx context.Context) error {
-		src, err := s.unverifiedSource(ctx, scope, id)
+	err := s.store.WithTx(ctx, func(tx Store) error {
+		src, err := s.unverifiedSource(ctx, tx, scope, id)
 		if err != nil {
 			return err
 		}
@@ -81,11 +81,11 @@ func (s *Service) InitiateVerification(ctx context.Context, scope tenant.Scope, 
 						WithDetail("attempts_remaining", last.AttemptsRemaining)
 				}
 				// Expired, and the sweeper has not run yet.
-				m, err := s.store.LatestMicroDepositForUpdate(ctx, scope, id)
+				m, err := tx.LatestMicroDepositForUpdate(ctx, scope, id)
 				if err != nil {
 					return err
 				}
-				if err := s.expire(ctx, src, m, now); err != nil {
+				if err := s.expire(ctx, tx, src, m, now); err != nil {
 					return err
 				}
 			}
@@ -105,7 +105,7 @@ func (s *Service) InitiateVerification(ctx context.Context, scope tenant.Scope, 
 		m.Amounts.KeyID, m.Amounts.Data = s.vault.Seal([]byte(fmt.Sprintf("%d,%d", a, b)), amountsAAD(id, seq))
 		src.Verification = m.Verification()
 		out = src
-		return s.store.InsertMicroDeposit(ctx, m, s.event(src, event.FundingSourceVerificationPending, PendingVerified))
+		return tx.InsertMicroDeposit(ctx, m, s.event(src, event.FundingSourceVerificationPending, PendingVerified))
 	})
 	return out, err
 }
@@ -118,12 +118,12 @@ func (s *Service) InitiateVerification(ctx context.Context, scope tenant.Scope, 
 func (s *Service) VerifyMicroDeposits(ctx context.Context, scope tenant.Scope, id string, amounts [2]int) (Source, error) {
 	var out Source
 	var refusal error // committed outcome that is still an error for the caller
-	err := s.store.WithTx(ctx, func(ctx context.Context) error {
-		src, err := s.unverifiedSource(ctx, scope, id)
+	err := s.store.WithTx(ctx, func(tx Store) error {
+		src, err := s.unverifiedSource(ctx, tx, scope, id)
 		if err != nil {
 			return err
 		}
-		m, err := s.store.LatestMicroDepositForUpdate(ctx, scope, id)
+		m, err := tx.LatestMicroDepositForUpdate(ctx, scope, id)
 		if errs.Is(err, errs.NotFound) {
 			return errs.New(errs.VerificationNotInitiated,
 				"No micro-deposits were sent to this funding source yet; initiate verification first.")
@@ -145,7 +145,7 @@ func (s *Service) VerifyMicroDeposits(ctx context.Context, scope tenant.Scope, i
 		}
 		if !now.Before(m.ExpiresAt) {
 			refusal = expired()
-			return s.expire(ctx, src, m, now)
+			return s.expire(ctx, tx, src, m, now)
 		}
 		want, err := s.openAmounts(m)
 		if err != nil {
@@ -153,22 +153,22 @@ func (s *Service) VerifyMicroDeposits(ctx context.Context, scope tenant.Scope, i
 		}
 		if sameAmounts(want, amounts) {
 			m.Status, m.FinishedAt = DepositSucceeded, &now
-			if err := s.store.UpdateMicroDeposit(ctx, m); err != nil {
+			if err := tx.UpdateMicroDeposit(ctx, m); err != nil {
 				return err
 			}
 			src.Verification = m.Verification()
-			out, err = s.markVerified(ctx, src)
+			out, err = s.markVerified(ctx, tx, src)
 			return err
 		}
 		m.AttemptsRemaining--
 		refusal = (&errs.Error{Code: errs.VerificationFailed, Param: "amounts",
 			Message: "The amounts do not match the micro-deposits."}).WithDetail("attempts_remaining", m.AttemptsRemaining)
 		if m.AttemptsRemaining > 0 {
-			return s.store.UpdateMicroDeposit(ctx, m)
+			return tx.UpdateMicroDeposit(ctx, m)
 		}
 		m.Status, m.FinishedAt = DepositFailed, &now
 		src.Verification = m.Verification()
-		return s.store.UpdateMicroDeposit(ctx, m, s.event(src, event.FundingSourceVerificationFailed, src.Status))
+		return tx.UpdateMicroDeposit(ctx, m, s.event(src, event.FundingSourceVerificationFailed, src.Status))
 	})
 	if err != nil {
 		return Source{}, err
@@ -205,18 +205,18 @@ func (s *Service) ExpireDue(ctx context.Context) (int, error) {
 	total := 0
 	for {
 		n := 0
-		err := s.store.WithTx(ctx, func(ctx context.Context) error {
+		err := s.store.WithTx(ctx, func(tx Store) error {
 			now := s.now()
-			due, err := s.store.ExpiringMicroDeposits(ctx, now, 100)
+			due, err := tx.ExpiringMicroDeposits(ctx, now, 100)
 			if err != nil {
 				return err
 			}
 			for _, m := range due {
-				src, err := s.store.SourceForUpdate(ctx, m.Scope, m.SourceID)
+				src, err := tx.SourceForUpdate(ctx, m.Scope, m.SourceID)
 				if err != nil {
 					return err
 				}
-				if err := s.expire(ctx, src, m, now); err != nil {
+				if err := s.expire(ctx, tx, src, m, now); err != nil {
 					return err
 				}
 			}
@@ -230,10 +230,10 @@ func (s *Service) ExpireDue(ctx context.Context) (int, error) {
 	}
 }
 
-func (s *Service) expire(ctx context.Context, src Source, m MicroDeposit, now time.Time) error {
+func (s *Service) expire(ctx context.Context, tx Store, src Source, m MicroDeposit, now time.Time) error {
 	m.Status, m.FinishedAt = DepositExpired, &now
 	src.Verification = m.Verification()
-	return s.store.UpdateMicroDeposit(ctx, m, s.event(src, event.FundingSourceVerificationExpired, src.Status))
+	return tx.UpdateMicroDeposit(ctx, m, s.event(src, event.FundingSourceVerificationExpired, src.Status))
 }
 
 func (s *Service) openAmounts(m MicroDeposit) ([2]int, error) {
@@ -264,8 +264,8 @@ func randomCents() int {
 }
 
 // unverifiedSource locks a live source that micro-deposits can still verify.
-func (s *Service) unverifiedSource(ctx context.Context, scope tenant.Scope, id string) (Source, error) {
-	src, err := s.liveSource(ctx, scope, id)
+func (s *Service) unverifiedSource(ctx context.Context, tx Store, scope tenant.Scope, id string) (Source, error) {
+	src, err := s.liveSource(ctx, tx, scope, id)
 	if err == nil && src.Status == Verified {
 		return Source{}, errs.New(errs.FundingSourceAlreadyVerified, "This funding source is already Verified.")
 	}

@@ -39,31 +39,30 @@ func (s *Service) DepositAmounts(ctx context.Context, scope tenant.Scope, id str
 	return s.openAmounts(m)
 }
 
-// ReturnMicroDeposit applies an ACH return of one of a verification's
-// deposits: the code is recorded and, when the verification is still
-// open, it fails with funding_source.verification_failed (the event's
-// verification carries return_code). Applying it again changes nothing.
-func (s *Service) ReturnMicroDeposit(ctx context.Context, scope tenant.Scope, id string, seq int, code string) error {
-	return s.store.WithTx(ctx, func(ctx context.Context) error {
-		src, err := s.store.SourceForUpdate(ctx, scope, id)
-		if err != nil {
-			return err
-		}
-		m, err := s.store.MicroDeposit(ctx, scope, id, seq)
-		if err != nil {
-			return err
-		}
-		if m.ReturnCode != "" {
-			return nil
-		}
-		return s.depositReturned(ctx, src, m, code)
-	})
+// ReturnMicroDepositTx applies an ACH return of one of a verification's
+// deposits in the caller's transaction, tx: the code is recorded and, when
+// the verification is still open, it fails with
+// funding_source.verification_failed (the event's verification carries
+// return_code). Applying it again changes nothing.
+func (s *Service) ReturnMicroDepositTx(ctx context.Context, tx Store, scope tenant.Scope, id string, seq int, code string) error {
+	src, err := tx.SourceForUpdate(ctx, scope, id)
+	if err != nil {
+		return err
+	}
+	m, err := tx.MicroDeposit(ctx, scope, id, seq)
+	if err != nil {
+		return err
+	}
+	if m.ReturnCode != "" {
+		return nil
+	}
+	return s.depositReturned(ctx, tx, src, m, code)
 }
 
 // depositReturned records a deposit's return code on m and, when the
 // verification is still open, fails it with
 // funding_source.verification_failed. Call it under the source's lock.
-func (s *Service) depositReturned(ctx context.Context, src Source, m MicroDeposit, code string) error {
+func (s *Service) depositReturned(ctx context.Context, tx Store, src Source, m MicroDeposit, code string) error {
 	m.ReturnCode = code
 	open := m.Status == DepositPending
 	if open {
@@ -71,8 +70,8 @@ func (s *Service) depositReturned(ctx context.Context, src Source, m MicroDeposi
 		m.Status, m.FinishedAt, m.AttemptsRemaining = DepositFailed, &now, 0
 	}
 	if !open {
-		return s.store.UpdateMicroDeposit(ctx, m)
+		return tx.UpdateMicroDeposit(ctx, m)
 	}
 	src.Verification = m.Verification()
-	return s.store.UpdateMicroDeposit(ctx, m, s.event(src, event.FundingSourceVerificationFailed, src.Status))
+	return tx.UpdateMicroDeposit(ctx, m, s.event(src, event.FundingSourceVerificationFailed, src.Status))
 }

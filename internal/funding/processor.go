@@ -79,8 +79,8 @@ func (s *Service) CreateFromProcessorToken(ctx context.Context, scope tenant.Sco
 		}
 		in2.Nickname = &name
 	}
-	src, err := s.create(ctx, scope, in2, Verified, func(ctx context.Context, src Source) error {
-		err := s.store.ConsumeProcessorToken(ctx, scope, fp, src.ID, s.now())
+	src, err := s.create(ctx, scope, in2, Verified, func(ctx context.Context, tx Store, src Source) error {
+		err := tx.ConsumeProcessorToken(ctx, scope, fp, src.ID, s.now())
 		if errs.Is(err, errs.Conflict) {
 			return invalidToken("This processor token was already used; a processor token links one account once.")
 		}

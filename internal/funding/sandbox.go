@@ -20,8 +20,8 @@ func (s *Service) SimulateDepositReturn(ctx context.Context, scope tenant.Scope,
 	if !achcode.Valid(code) {
 		return Source{}, errs.Invalid("code", `code must be an ACH return code, "R" and two digits, like "R03"`)
 	}
-	return s.onOpenDeposits(ctx, scope, id, func(ctx context.Context, src Source, m MicroDeposit) error {
-		return s.depositReturned(ctx, src, m, code)
+	return s.onOpenDeposits(ctx, scope, id, func(ctx context.Context, tx Store, src Source, m MicroDeposit) error {
+		return s.depositReturned(ctx, tx, src, m, code)
 	})
 }
 
@@ -32,10 +32,10 @@ func (s *Service) SimulateDepositExpiry(ctx context.Context, scope tenant.Scope,
 	if err := tenant.SandboxOnly(scope); err != nil {
 		return Source{}, err
 	}
-	return s.onOpenDeposits(ctx, scope, id, func(ctx context.Context, src Source, m MicroDeposit) error {
+	return s.onOpenDeposits(ctx, scope, id, func(ctx context.Context, tx Store, src Source, m MicroDeposit) error {
 		now := s.now()
 		m.ExpiresAt = now
-		return s.expire(ctx, src, m, now)
+		return s.expire(ctx, tx, src, m, now)
 	})
 }
 
@@ -44,13 +44,13 @@ func (s *Service) SimulateDepositExpiry(ctx context.Context, scope tenant.Scope,
 // open deposits is 409: verification_not_initiated when none were ever
 // sent, conflict when the latest ones are finished.
 func (s *Service) onOpenDeposits(ctx context.Context, scope tenant.Scope, id string,
-	fn func(ctx context.Context, src Source, m MicroDeposit) error) (Source, error) {
-	err := s.store.WithTx(ctx, func(ctx context.Context) error {
-		src, err := s.unverifiedSource(ctx, scope, id)
+	fn func(ctx context.Context, tx Store, src Source, m MicroDeposit) error) (Source, error) {
+	err := s.store.WithTx(ctx, func(tx Store) error {
+		src, err := s.unverifiedSource(ctx, tx, scope, id)
 		if err != nil {
 			return err
 		}
-		m, err := s.store.LatestMicroDepositForUpdate(ctx, scope, id)
+		m, err := tx.LatestMicroDepositForUpdate(ctx, scope, id)
 		switch {
 		case errs.Is(err, errs.NotFound):
 			return errs.New(errs.VerificationNotInitiated, "No micro-deposits were sent to this funding source yet.")
@@ -59,7 +59,7 @@ func (s *Service) onOpenDeposits(ctx context.Context, scope tenant.Scope, id str
 		case m.Status != DepositPending:
 			return errs.Newf(errs.Conflict, "This funding source's latest micro-deposits are %s; only open ones can be simulated.", m.Status)
 		}
-		return fn(ctx, src, m)
+		return fn(ctx, tx, src, m)
 	})
 	if err != nil {
 		return Source{}, err

@@ -103,15 +103,16 @@ type AccountClaim struct {
 
 // Store is the persistence the funding service needs.
 type Store interface {
-	WithTx(ctx context.Context, fn func(ctx context.Context) error) error
+	// WithTx runs fn in one transaction, on the store bound to it; on a
+	// store that is a transaction's already, under a savepoint of it.
+	WithTx(ctx context.Context, fn func(tx Store) error) error
 	event.Recorder
 
 	CustomerExists(ctx context.Context, scope tenant.Scope, customerID string) (bool, error)
 	// CreateSource stores src with its account-number claim and its events,
 	// checking that the customer exists (ErrNoCustomer when not, and nothing
 	// is written). When another source holds the number already, it writes
-	// nothing and returns that holder with created = false. Without a
-	// transaction in ctx it is one on its own.
+	// nothing and returns that holder with created = false.
 	CreateSource(ctx context.Context, src Source, events []event.Event) (holder AccountClaim, created bool, err error)
 	// CreateSourceKeyed is CreateSource as the whole of an idempotent
 	// request, with the claim on req's key and resp stored under it, all
@@ -197,7 +198,15 @@ type Service struct {
 	vault    Vault
 	provider Provider
 	now      func() time.Time
-	onRemove func(ctx context.Context, scope tenant.Scope, sourceID string) error // nil: nothing more
+	onRemove func(ctx context.Context, tx Store, scope tenant.Scope, sourceID string) error // nil: nothing more
+}
+
+// On returns the service on tx, a store bound to a caller's transaction:
+// its use cases write in that transaction, each under a savepoint of it.
+func (s *Service) On(tx Store) *Service {
+	c := *s
+	c.store = tx
+	return &c
 }
 
 // NewService returns a Service.
@@ -205,9 +214,9 @@ func NewService(store Store, banks Banks, vault Vault, now func() time.Time) *Se
 	return &Service{store: store, banks: banks, vault: vault, now: now}
 }
 
-// OnRemove sets what else a removal does in its transaction (the payment
-// service cancels the source's subscriptions): ctx carries the transaction.
-func (s *Service) OnRemove(fn func(ctx context.Context, scope tenant.Scope, sourceID string) error) *Service {
+// OnRemove sets what else a removal does in its transaction, tx (the
+// payment service cancels the source's subscriptions).
+func (s *Service) OnRemove(fn func(ctx context.Context, tx Store, scope tenant.Scope, sourceID string) error) *Service {
 	s.onRemove = fn
 	return s
 }
@@ -227,8 +236,8 @@ func eventData(s Source, status Status) any {
 	}{s, status}
 }
 
-func (s *Service) record(ctx context.Context, src Source, typ string, status Status) error {
-	return s.store.RecordEvent(ctx, s.event(src, typ, status))
+func (s *Service) record(ctx context.Context, tx Store, src Source, typ string, status Status) error {
+	return tx.RecordEvent(ctx, s.event(src, typ, status))
 }
 
 // event is an event about src, for a store write that records it.

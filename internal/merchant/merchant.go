@@ -99,7 +99,9 @@ type Keys struct {
 
 // Store is the persistence the merchant service needs.
 type Store interface {
-	WithTx(ctx context.Context, fn func(ctx context.Context) error) error
+	// WithTx runs fn in one transaction, on the store bound to it; on a
+	// store that is a transaction's already, under a savepoint of it.
+	WithTx(ctx context.Context, fn func(tx Store) error) error
 	InsertMerchant(ctx context.Context, m Merchant) error
 	InsertEnvironment(ctx context.Context, e Environment) error
 	InsertAPIKey(ctx context.Context, k APIKey) error
@@ -134,6 +136,14 @@ type Service struct {
 	now   func() time.Time
 	hash  PasswordHasher
 	keys  *KeyCache // nil: every request asks the database
+}
+
+// On returns the service on tx, a store bound to a caller's transaction:
+// its use cases write in that transaction, each under a savepoint of it.
+func (s *Service) On(tx Store) *Service {
+	c := *s
+	c.store = tx
+	return &c
 }
 
 // PasswordHasher hashes and checks dashboard passwords (bcrypt in
@@ -175,14 +185,14 @@ func (s *Service) Create(ctx context.Context, name, email, password string) (Cre
 	}
 	m := Merchant{ID: ids.New(ids.Merchant), Name: name, Email: email, PasswordHash: pwHash, CreatedAt: s.now().UTC()}
 	var keys Keys
-	err = s.store.WithTx(ctx, func(ctx context.Context) error {
-		if err := s.store.InsertMerchant(ctx, m); err != nil {
+	err = s.store.WithTx(ctx, func(tx Store) error {
+		if err := tx.InsertMerchant(ctx, m); err != nil {
 			if errs.Is(err, errs.Conflict) {
 				return errs.Invalid("email", "a merchant with this email already exists")
 			}
 			return err
 		}
-		keys, err = s.createEnvironment(ctx, tenant.Scope{MerchantID: m.ID, Env: tenant.Sandbox}, []string{PermOnDemand})
+		keys, err = s.createEnvironment(ctx, tx, tenant.Scope{MerchantID: m.ID, Env: tenant.Sandbox}, []string{PermOnDemand})
 		return err
 	})
 	if err != nil {
@@ -191,19 +201,19 @@ func (s *Service) Create(ctx context.Context, name, email, password string) (Cre
 	return Created{Merchant: m, Sandbox: keys}, nil
 }
 
-func (s *Service) createEnvironment(ctx context.Context, scope tenant.Scope, perms []string) (Keys, error) {
+func (s *Service) createEnvironment(ctx context.Context, tx Store, scope tenant.Scope, perms []string) (Keys, error) {
 	public := ids.Secret(scope.Env.PublicPrefix())
-	if err := s.store.InsertEnvironment(ctx, Environment{Scope: scope, PublicKey: public}); err != nil {
+	if err := tx.InsertEnvironment(ctx, Environment{Scope: scope, PublicKey: public}); err != nil {
 		return Keys{}, err
 	}
-	secret, err := s.insertKey(ctx, scope, perms)
+	secret, err := s.insertKey(ctx, tx, scope, perms)
 	if err != nil {
 		return Keys{}, err
 	}
 	return Keys{SecretKey: secret, PublicKey: public}, nil
 }
 
-func (s *Service) insertKey(ctx context.Context, scope tenant.Scope, perms []string) (string, error) {
+func (s *Service) insertKey(ctx context.Context, tx Store, scope tenant.Scope, perms []string) (string, error) {
 	secret := ids.Secret(scope.Env.SecretPrefix())
 	k := APIKey{
 		ID:          ids.New(ids.APIKey),
@@ -216,25 +226,25 @@ func (s *Service) insertKey(ctx context.Context, scope tenant.Scope, perms []str
 	if k.Permissions == nil {
 		k.Permissions = []string{}
 	}
-	return secret, s.store.InsertAPIKey(ctx, k)
+	return secret, tx.InsertAPIKey(ctx, k)
 }
 
 // ActivateProduction creates the production environment and its keys. The
 // production key gets the on-demand permission only from GrantOnDemand.
 func (s *Service) ActivateProduction(ctx context.Context, merchantID string) (Keys, error) {
 	var keys Keys
-	err := s.store.WithTx(ctx, func(ctx context.Context) error {
+	err := s.store.WithTx(ctx, func(tx Store) error {
 		if _, err := s.Merchant(ctx, merchantID); err != nil {
 			return err
 		}
-		if err := s.store.MarkProductionActivated(ctx, merchantID, s.now().UTC()); err != nil {
+		if err := tx.MarkProductionActivated(ctx, merchantID, s.now().UTC()); err != nil {
 			if errs.Is(err, errs.Conflict) {
 				return errs.New(errs.Conflict, "production is already activated; use roll-key for a new secret key")
 			}
 			return err
 		}
 		var err error
-		keys, err = s.createEnvironment(ctx, tenant.Scope{MerchantID: merchantID, Env: tenant.Production}, nil)
+		keys, err = s.createEnvironment(ctx, tx, tenant.Scope{MerchantID: merchantID, Env: tenant.Production}, nil)
 		return err
 	})
 	return keys, err
@@ -247,12 +257,12 @@ func (s *Service) UseKeyCache(c *KeyCache) { s.keys = c }
 // The new key keeps the old one's permissions.
 func (s *Service) RollKey(ctx context.Context, scope tenant.Scope) (string, error) {
 	var secret string
-	err := s.store.WithTx(ctx, func(ctx context.Context) error {
-		perms, err := s.store.RevokeActiveKey(ctx, scope, s.now().UTC())
+	err := s.store.WithTx(ctx, func(tx Store) error {
+		perms, err := tx.RevokeActiveKey(ctx, scope, s.now().UTC())
 		if err != nil {
 			return s.envErr(ctx, err, scope)
 		}
-		secret, err = s.insertKey(ctx, scope, perms)
+		secret, err = s.insertKey(ctx, tx, scope, perms)
 		return err
 	})
 	s.keys.Clear() // this process at once; others on the trigger's notification
@@ -322,6 +332,11 @@ func HashSecret(secret string) []byte {
 
 // SetPassword replaces a merchant's dashboard password.
 func (s *Service) SetPassword(ctx context.Context, merchantID, password string) error {
+	return s.setPassword(ctx, s.store, merchantID, password)
+}
+
+// setPassword is SetPassword on st, the pool's store or a transaction's.
+func (s *Service) setPassword(ctx context.Context, st Store, merchantID, password string) error {
 	if err := checkPassword(password); err != nil {
 		return err
 	}
@@ -329,5 +344,5 @@ func (s *Service) SetPassword(ctx context.Context, merchantID, password string) 
 	if err != nil {
 		return err
 	}
-	return s.store.SetPasswordHash(ctx, merchantID, h)
+	return st.SetPasswordHash(ctx, merchantID, h)
 }

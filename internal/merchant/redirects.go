@@ -66,18 +66,18 @@ func (s *Service) AllowRedirectOrigin(ctx context.Context, scope tenant.Scope, r
 	if scope.Env == tenant.Production && !strings.HasPrefix(origin, "https://") {
 		return "", errs.Invalid("origin", "production redirect origins must use https")
 	}
-	err = s.store.WithTx(ctx, func(ctx context.Context) error {
+	err = s.store.WithTx(ctx, func(tx Store) error {
 		if _, err := s.Environment(ctx, scope); err != nil {
 			return err
 		}
-		have, err := s.store.RedirectOrigins(ctx, scope)
+		have, err := tx.RedirectOrigins(ctx, scope)
 		if err != nil {
 			return err
 		}
 		if len(have) >= MaxRedirectOrigins && !slices.Contains(have, origin) {
 			return errs.Invalid("origin", "at most 50 redirect origins can be allowed; remove one first")
 		}
-		return s.store.InsertRedirectOrigin(ctx, scope, origin, s.now().UTC())
+		return tx.InsertRedirectOrigin(ctx, scope, origin, s.now().UTC())
 	})
 	s.keys.Clear() // this process at once; others on the trigger's notification
 	return origin, err

@@ -161,11 +161,11 @@ func (s *Service) ChangePassword(ctx context.Context, merchantID, sessionID, cur
 	if e, ok := errs.As(checkPassword(next)); ok {
 		return errs.Invalid("new_password", "The new "+strings.ToLower(e.Message[:1])+e.Message[1:])
 	}
-	return s.store.WithTx(ctx, func(ctx context.Context) error {
-		if err := s.SetPassword(ctx, merchantID, next); err != nil {
+	return s.store.WithTx(ctx, func(tx Store) error {
+		if err := s.setPassword(ctx, tx, merchantID, next); err != nil {
 			return err
 		}
-		_, err := s.EndOtherSessions(ctx, merchantID, sessionID)
+		_, err := tx.DeleteSessionsExcept(ctx, merchantID, SessionHash(sessionID))
 		return err
 	})
 }

@@ -84,7 +84,9 @@ type SourceInfo struct {
 
 // Store is the persistence of payments and subscriptions.
 type Store interface {
-	WithTx(ctx context.Context, fn func(ctx context.Context) error) error
+	// WithTx runs fn in one transaction, on the store bound to it; on a
+	// store that is a transaction's already, under a savepoint of it.
+	WithTx(ctx context.Context, fn func(tx Store) error) error
 	event.Recorder
 
 	// PaymentSource reads a funding source and holds a share lock on it
@@ -95,7 +97,7 @@ type Store interface {
 	// debit, Verified, holding the source's share lock until the
 	// transaction ends (p's customer is the source's); it returns the
 	// source as found (errs.NotFound when unknown) and whether p was
-	// stored. Without a transaction in ctx it is one on its own.
+	// stored.
 	CreatePayment(ctx context.Context, p Payment) (src SourceInfo, created bool, err error)
 	// Payment returns a payment; errs.NotFound when unknown.
 	// PaymentForUpdate also locks it until the transaction ends.
@@ -137,6 +139,14 @@ type Service struct {
 	store Store
 	cfg   Config
 	now   func() time.Time
+}
+
+// On returns the service on tx, a store bound to a caller's transaction:
+// its use cases write in that transaction, each under a savepoint of it.
+func (s *Service) On(tx Store) *Service {
+	c := *s
+	c.store = tx
+	return &c
 }
 
 // NewService returns a Service.
@@ -182,8 +192,8 @@ func (s *Service) Create(ctx context.Context, scope tenant.Scope, in Input) (Pay
 }
 
 // usableSource checks that a live source may take a payment in direction d.
-func (s *Service) usableSource(ctx context.Context, scope tenant.Scope, id string, d Direction) (SourceInfo, error) {
-	src, err := s.store.PaymentSource(ctx, scope, id)
+func (s *Service) usableSource(ctx context.Context, tx Store, scope tenant.Scope, id string, d Direction) (SourceInfo, error) {
+	src, err := tx.PaymentSource(ctx, scope, id)
 	if err == nil {
 		err = src.allows(d)
 	}
@@ -223,10 +233,10 @@ type debitOf struct {
 	attempt                 int
 }
 
-func (s *Service) insert(ctx context.Context, scope tenant.Scope, sourceID, customerID string, cents int64, d Direction,
+func (s *Service) insert(ctx context.Context, tx Store, scope tenant.Scope, sourceID, customerID string, cents int64, d Direction,
 	desc *string, of *debitOf) (Payment, error) {
 	p := s.pending(scope, sourceID, customerID, cents, d, desc, of)
-	if err := s.store.InsertPayment(ctx, p); err != nil {
+	if err := tx.InsertPayment(ctx, p); err != nil {
 		return Payment{}, err
 	}
 	return p, nil
@@ -270,8 +280,8 @@ func (s *Service) List(ctx context.Context, scope tenant.Scope, sourceID string,
 // failed with the return code of a magic amount. Several processes may run
 // it at once; each payment settles once.
 func (s *Service) SettleDue(ctx context.Context) (int, error) {
-	return s.inBatches(ctx, func(ctx context.Context) (int, int, error) {
-		due, err := s.store.SettlingPayments(ctx, s.now(), batchSize)
+	return s.inBatches(ctx, func(ctx context.Context, tx Store) (int, int, error) {
+		due, err := tx.SettlingPayments(ctx, s.now(), batchSize)
 		if err != nil {
 			return 0, 0, err
 		}
@@ -280,7 +290,7 @@ func (s *Service) SettleDue(ctx context.Context) (int, error) {
 			if p.Scope.Env == tenant.Sandbox {
 				code = SandboxReturnCode(p.Cents)
 			}
-			if err := s.finish(ctx, p, code); err != nil {
+			if err := s.finish(ctx, tx, p, code); err != nil {
 				return 0, 0, err
 			}
 		}
@@ -294,12 +304,12 @@ const batchSize = 100
 // inBatches runs batch, each time in its own transaction, until it handles
 // fewer than batchSize rows, and returns the sum of what it counted. A
 // failed batch is rolled back and not counted.
-func (s *Service) inBatches(ctx context.Context, batch func(ctx context.Context) (rows, counted int, err error)) (int, error) {
+func (s *Service) inBatches(ctx context.Context, batch func(ctx context.Context, tx Store) (rows, counted int, err error)) (int, error) {
 	total := 0
 	for {
 		rows, counted := 0, 0
-		err := s.store.WithTx(ctx, func(ctx context.Context) (err error) {
-			rows, counted, err = batch(ctx)
+		err := s.store.WithTx(ctx, func(tx Store) (err error) {
+			rows, counted, err = batch(ctx, tx)
 			return err
 		})
 		if err != nil {
@@ -315,7 +325,7 @@ func (s *Service) inBatches(ctx context.Context, batch func(ctx context.Context)
 // finish settles p as processed (code "") or failed with an ACH return
 // code, and fires payment.success or payment.failed. A returned
 // subscription debit also applies the subscription's return rules.
-func (s *Service) finish(ctx context.Context, p Payment, code string) error {
+func (s *Service) finish(ctx context.Context, tx Store, p Payment, code string) error {
 	now := s.now().UTC()
 	p.SettledAt = &now
 	typ := event.PaymentSuccess
@@ -326,14 +336,14 @@ func (s *Service) finish(ctx context.Context, p Payment, code string) error {
 		p.Status, p.FailureCode, p.FailureReason = Failed, &code, &reason
 		typ = event.PaymentFailed
 	}
-	if err := s.store.FinishPayment(ctx, p); err != nil {
+	if err := tx.FinishPayment(ctx, p); err != nil {
 		return err
 	}
-	if err := s.store.RecordEvent(ctx, event.New(p.Scope, typ, p, now)); err != nil {
+	if err := tx.RecordEvent(ctx, event.New(p.Scope, typ, p, now)); err != nil {
 		return err
 	}
 	if code != "" && p.SubscriptionID != nil {
-		return s.debitReturned(ctx, p, code)
+		return s.debitReturned(ctx, tx, p, code)
 	}
 	return nil
 }
@@ -344,8 +354,8 @@ func (s *Service) finish(ctx context.Context, p Payment, code string) error {
 // payment.canceled. Canceling a canceled payment returns it as it is.
 func (s *Service) Cancel(ctx context.Context, scope tenant.Scope, id string) (Payment, error) {
 	var out Payment
-	err := s.store.WithTx(ctx, func(ctx context.Context) error {
-		p, err := s.lockPayment(ctx, scope, id)
+	err := s.store.WithTx(ctx, func(tx Store) error {
+		p, err := s.lockPayment(ctx, tx, scope, id)
 		if err != nil {
 			return err
 		}
@@ -360,31 +370,31 @@ func (s *Service) Cancel(ctx context.Context, scope tenant.Scope, id string) (Pa
 		}
 		now := s.now().UTC()
 		out.Status, out.SettledAt = Voided, &now
-		if err := s.store.FinishPayment(ctx, out); err != nil {
+		if err := tx.FinishPayment(ctx, out); err != nil {
 			return err
 		}
-		return s.store.RecordEvent(ctx, event.New(scope, event.PaymentCanceled, out, now))
+		return tx.RecordEvent(ctx, event.New(scope, event.PaymentCanceled, out, now))
 	})
 	return out, err
 }
 
-// Originated records that a payment went out in an ACH file: unless a
-// return comes first, it settles (processed, payment.success) at settleAt.
-func (s *Service) Originated(ctx context.Context, scope tenant.Scope, id string, settleAt time.Time) error {
-	return s.store.SetPaymentSettleAt(ctx, scope, id, settleAt)
+// OriginatedTx records, in the caller's transaction tx, that a payment
+// went out in an ACH file: unless a return comes first, it settles
+// (processed, payment.success) at settleAt.
+func (s *Service) OriginatedTx(ctx context.Context, tx Store, scope tenant.Scope, id string, settleAt time.Time) error {
+	return tx.SetPaymentSettleAt(ctx, scope, id, settleAt)
 }
 
-// Return applies an ACH return: the payment fails with the code and fires
-// payment.failed, even after it was processed (returns can come later).
-// A payment already failed or canceled is left as it is.
-func (s *Service) Return(ctx context.Context, scope tenant.Scope, id, code string) error {
-	return s.store.WithTx(ctx, func(ctx context.Context) error {
-		p, err := s.lockPayment(ctx, scope, id)
-		if err != nil || p.Status == Failed || p.Status == Voided {
-			return err
-		}
-		return s.finish(ctx, p, code)
-	})
+// ReturnTx applies an ACH return in the caller's transaction tx: the
+// payment fails with the code and fires payment.failed, even after it was
+// processed (returns can come later). A payment already failed or
+// canceled is left as it is.
+func (s *Service) ReturnTx(ctx context.Context, tx Store, scope tenant.Scope, id, code string) error {
+	p, err := s.lockPayment(ctx, tx, scope, id)
+	if err != nil || p.Status == Failed || p.Status == Voided {
+		return err
+	}
+	return s.finish(ctx, tx, p, code)
 }
 
 // SimulateReturn is the sandbox's return: a pending or processed payment
@@ -398,18 +408,18 @@ func (s *Service) SimulateReturn(ctx context.Context, scope tenant.Scope, id, co
 		return Payment{}, errs.Invalid("code", `code must be an ACH return code, "R" and two digits, like "R10"`)
 	}
 	var out Payment
-	err := s.store.WithTx(ctx, func(ctx context.Context) error {
-		p, err := s.lockPayment(ctx, scope, id)
+	err := s.store.WithTx(ctx, func(tx Store) error {
+		p, err := s.lockPayment(ctx, tx, scope, id)
 		if err != nil {
 			return err
 		}
 		if p.Status != Pending && p.Status != Processed {
 			return errs.Newf(errs.Conflict, "This payment is %s; only a pending or processed payment can come back.", p.Status)
 		}
-		if err := s.finish(ctx, p, code); err != nil {
+		if err := s.finish(ctx, tx, p, code); err != nil {
 			return err
 		}
-		out, err = s.store.Payment(ctx, scope, id)
+		out, err = tx.Payment(ctx, scope, id)
 		return err
 	})
 	return out, err
@@ -449,8 +459,8 @@ func description(d *string) (*string, error) {
 
 // lockPayment reads a payment and locks it until the transaction ends;
 // payment_not_found when unknown.
-func (s *Service) lockPayment(ctx context.Context, scope tenant.Scope, id string) (Payment, error) {
-	p, err := s.store.PaymentForUpdate(ctx, scope, id)
+func (s *Service) lockPayment(ctx context.Context, tx Store, scope tenant.Scope, id string) (Payment, error) {
+	p, err := tx.PaymentForUpdate(ctx, scope, id)
 	if errs.Is(err, errs.NotFound) {
 		return Payment{}, paymentNotFound()
 	}

@@ -118,8 +118,8 @@ func (s *Service) Subscribe(ctx context.Context, scope tenant.Scope, in Subscrip
 		return Subscription{}, err
 	}
 	var out Subscription
-	err = s.store.WithTx(ctx, func(ctx context.Context) error {
-		src, err := s.usableSource(ctx, scope, in.SourceID, Debit)
+	err = s.store.WithTx(ctx, func(tx Store) error {
+		src, err := s.usableSource(ctx, tx, scope, in.SourceID, Debit)
 		if err != nil {
 			return err
 		}
@@ -129,10 +129,10 @@ func (s *Service) Subscribe(ctx context.Context, scope tenant.Scope, in Subscrip
 			Amount: money.Format(cents), Currency: "USD", Cents: cents, Interval: in.Interval, Description: desc,
 			Status: Active, StartDate: in.StartDate, NextDate: &next, CreatedAt: now,
 		}
-		if err := s.store.InsertSubscription(ctx, out); err != nil {
+		if err := tx.InsertSubscription(ctx, out); err != nil {
 			return err
 		}
-		return s.store.RecordEvent(ctx, event.New(scope, event.SubscriptionCreated, out, now))
+		return tx.RecordEvent(ctx, event.New(scope, event.SubscriptionCreated, out, now))
 	})
 	return out, err
 }
@@ -157,13 +157,13 @@ func (s *Service) ListSubscriptions(ctx context.Context, scope tenant.Scope, sou
 // Canceling twice answers the canceled subscription.
 func (s *Service) CancelSubscription(ctx context.Context, scope tenant.Scope, id string) (Subscription, error) {
 	var out Subscription
-	err := s.store.WithTx(ctx, func(ctx context.Context) error {
-		sub, err := s.lockSubscription(ctx, scope, id)
+	err := s.store.WithTx(ctx, func(tx Store) error {
+		sub, err := s.lockSubscription(ctx, tx, scope, id)
 		if err != nil {
 			return err
 		}
 		if sub.Status == Active {
-			if err := s.cancel(ctx, &sub, CancelRequested); err != nil {
+			if err := s.cancel(ctx, tx, &sub, CancelRequested); err != nil {
 				return err
 			}
 		}
@@ -173,16 +173,16 @@ func (s *Service) CancelSubscription(ctx context.Context, scope tenant.Scope, id
 	return out, err
 }
 
-// CancelForSource cancels the active subscriptions of a source that is being
-// removed, in the removal's transaction (ctx carries it), each with
+// CancelForSourceTx cancels the active subscriptions of a source that is
+// being removed, in the removal's transaction tx, each with
 // subscription.canceled.
-func (s *Service) CancelForSource(ctx context.Context, scope tenant.Scope, sourceID string) error {
-	subs, err := s.store.ActiveSubscriptionsOfSource(ctx, scope, sourceID)
+func (s *Service) CancelForSourceTx(ctx context.Context, tx Store, scope tenant.Scope, sourceID string) error {
+	subs, err := tx.ActiveSubscriptionsOfSource(ctx, scope, sourceID)
 	if err != nil {
 		return err
 	}
 	for _, sub := range subs {
-		if err := s.cancel(ctx, &sub, CancelSourceRemoved); err != nil {
+		if err := s.cancel(ctx, tx, &sub, CancelSourceRemoved); err != nil {
 			return err
 		}
 	}
@@ -195,8 +195,8 @@ func (s *Service) CancelForSource(ctx context.Context, scope tenant.Scope, sourc
 // all; any other code, the last attempt, or a second retriable return while
 // a re-presentment is already scheduled cancels the subscription
 // (payment_returned). A subscription no longer active is left as it is.
-func (s *Service) debitReturned(ctx context.Context, p Payment, code string) error {
-	sub, err := s.store.SubscriptionForUpdate(ctx, p.Scope, *p.SubscriptionID)
+func (s *Service) debitReturned(ctx context.Context, tx Store, p Payment, code string) error {
+	sub, err := tx.SubscriptionForUpdate(ctx, p.Scope, *p.SubscriptionID)
 	if err != nil || sub.Status != Active {
 		return err
 	}
@@ -205,23 +205,23 @@ func (s *Service) debitReturned(ctx context.Context, p Payment, code string) err
 		attempt = *p.Attempt
 	}
 	if !achcode.Retriable(code) || attempt >= achcode.MaxAttempts || sub.RetryDate != nil || p.DueDate == nil {
-		return s.cancel(ctx, &sub, CancelPaymentReturned)
+		return s.cancel(ctx, tx, &sub, CancelPaymentReturned)
 	}
 	day := calendar.AddBusinessDays(calendar.DateOf(s.now()), 1).Format(time.DateOnly)
 	sub.RetryDate, sub.RetryDue, sub.RetryAttempt = &day, p.DueDate, attempt+1
-	return s.store.UpdateSubscription(ctx, sub)
+	return tx.UpdateSubscription(ctx, sub)
 }
 
 // cancel ends an active subscription for reason, stores it and records
 // subscription.canceled; call it in the change's transaction.
-func (s *Service) cancel(ctx context.Context, sub *Subscription, reason string) error {
+func (s *Service) cancel(ctx context.Context, tx Store, sub *Subscription, reason string) error {
 	now := s.now().UTC()
 	sub.Status, sub.NextDate, sub.CanceledAt, sub.CancelReason = Canceled, nil, &now, &reason
 	sub.RetryDate, sub.RetryDue, sub.RetryAttempt = nil, nil, 0
-	if err := s.store.UpdateSubscription(ctx, *sub); err != nil {
+	if err := tx.UpdateSubscription(ctx, *sub); err != nil {
 		return err
 	}
-	return s.store.RecordEvent(ctx, event.New(sub.Scope, event.SubscriptionCanceled, *sub, now))
+	return tx.RecordEvent(ctx, event.New(sub.Scope, event.SubscriptionCanceled, *sub, now))
 }
 
 // RunDue creates the debit of every due date that has come (US Eastern),
@@ -231,15 +231,15 @@ func (s *Service) cancel(ctx context.Context, sub *Subscription, reason string) 
 // attempt) backs that up. A subscription whose source was removed is
 // canceled instead.
 func (s *Service) RunDue(ctx context.Context) (int, error) {
-	return s.inBatches(ctx, func(ctx context.Context) (int, int, error) {
+	return s.inBatches(ctx, func(ctx context.Context, tx Store) (int, int, error) {
 		today := calendar.DateOf(s.now()).Format(time.DateOnly)
-		due, err := s.store.DueSubscriptions(ctx, today, batchSize)
+		due, err := tx.DueSubscriptions(ctx, today, batchSize)
 		if err != nil {
 			return 0, 0, err
 		}
 		created := 0
 		for _, sub := range due {
-			k, err := s.runOne(ctx, sub, today)
+			k, err := s.runOne(ctx, tx, sub, today)
 			if err != nil {
 				return 0, 0, err
 			}
@@ -249,19 +249,19 @@ func (s *Service) RunDue(ctx context.Context) (int, error) {
 	})
 }
 
-func (s *Service) runOne(ctx context.Context, sub Subscription, today string) (int, error) {
+func (s *Service) runOne(ctx context.Context, tx Store, sub Subscription, today string) (int, error) {
 	created := 0
 	for sub.Status == Active {
 		retry := sub.RetryDate != nil && *sub.RetryDate <= today
 		if !retry && (sub.NextDate == nil || *sub.NextDate > today) {
 			break
 		}
-		if _, err := s.presentNext(ctx, &sub, retry); err != nil || sub.Status != Active {
+		if _, err := s.presentNext(ctx, tx, &sub, retry); err != nil || sub.Status != Active {
 			return created, err
 		}
 		created++
 	}
-	return created, s.store.UpdateSubscription(ctx, sub)
+	return created, tx.UpdateSubscription(ctx, sub)
 }
 
 // presentNext creates the subscription's next debit, the scheduled
@@ -269,10 +269,10 @@ func (s *Service) runOne(ctx context.Context, sub Subscription, today string) (i
 // moves sub on; sub is stored by the caller. When the source can no longer
 // be debited the subscription is canceled (and stored) instead, and the
 // payment is the zero value.
-func (s *Service) presentNext(ctx context.Context, sub *Subscription, retry bool) (Payment, error) {
-	_, err := s.usableSource(ctx, sub.Scope, sub.SourceID, Debit)
+func (s *Service) presentNext(ctx context.Context, tx Store, sub *Subscription, retry bool) (Payment, error) {
+	_, err := s.usableSource(ctx, tx, sub.Scope, sub.SourceID, Debit)
 	if code := errs.CodeOf(err); code == errs.FundingSourceRemoved || code == errs.FundingSourceNotFound || code == errs.DebitNotAllowed {
-		return Payment{}, s.cancel(ctx, sub, CancelSourceRemoved)
+		return Payment{}, s.cancel(ctx, tx, sub, CancelSourceRemoved)
 	}
 	if err != nil {
 		return Payment{}, err
@@ -287,7 +287,7 @@ func (s *Service) presentNext(ctx context.Context, sub *Subscription, retry bool
 		next := DueDate(*sub, sub.PaymentCount)
 		sub.NextDate = &next
 	}
-	return s.insert(ctx, sub.Scope, sub.SourceID, sub.CustomerID, sub.Cents, Debit, sub.Description, of)
+	return s.insert(ctx, tx, sub.Scope, sub.SourceID, sub.CustomerID, sub.Cents, Debit, sub.Description, of)
 }
 
 // Advance is the sandbox's clock for one subscription: it creates the next
@@ -301,22 +301,22 @@ func (s *Service) Advance(ctx context.Context, scope tenant.Scope, id string) (P
 	}
 	var out Payment
 	canceled := false
-	err := s.store.WithTx(ctx, func(ctx context.Context) error {
-		sub, err := s.lockSubscription(ctx, scope, id)
+	err := s.store.WithTx(ctx, func(tx Store) error {
+		sub, err := s.lockSubscription(ctx, tx, scope, id)
 		if err != nil {
 			return err
 		}
 		if sub.Status != Active {
 			return errs.New(errs.Conflict, "This subscription is canceled; it creates no more debits.")
 		}
-		if out, err = s.presentNext(ctx, &sub, sub.RetryDate != nil); err != nil {
+		if out, err = s.presentNext(ctx, tx, &sub, sub.RetryDate != nil); err != nil {
 			return err
 		}
 		canceled = sub.Status != Active
 		if canceled {
 			return nil
 		}
-		return s.store.UpdateSubscription(ctx, sub)
+		return tx.UpdateSubscription(ctx, sub)
 	})
 	if err == nil && canceled {
 		err = errs.New(errs.Conflict, "This subscription's funding source can no longer be debited; the subscription was canceled.")
@@ -326,8 +326,8 @@ func (s *Service) Advance(ctx context.Context, scope tenant.Scope, id string) (P
 
 // lockSubscription reads a subscription and locks it until the
 // transaction ends; subscription_not_found when unknown.
-func (s *Service) lockSubscription(ctx context.Context, scope tenant.Scope, id string) (Subscription, error) {
-	sub, err := s.store.SubscriptionForUpdate(ctx, scope, id)
+func (s *Service) lockSubscription(ctx context.Context, tx Store, scope tenant.Scope, id string) (Subscription, error) {
+	sub, err := tx.SubscriptionForUpdate(ctx, scope, id)
 	if errs.Is(err, errs.NotFound) {
 		return Subscription{}, subscriptionNotFound()
 	}

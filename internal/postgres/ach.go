@@ -28,9 +28,9 @@ SELECT id, serial, name, status, created_at FROM ach_files WHERE status = 'build
 
 // BuildingACHFiles lists files whose entries are assigned but which are
 // not yet in the outbox.
-func (db *DB) BuildingACHFiles(ctx context.Context) ([]ach.File, error) {
+func (q queries) BuildingACHFiles(ctx context.Context) ([]ach.File, error) {
 	var rows []achFileRow
-	if err := sqlx.SelectContext(ctx, db.q(ctx), &rows, buildingACHFiles); err != nil {
+	if err := sqlx.SelectContext(ctx, q.ex, &rows, buildingACHFiles); err != nil {
 		return nil, translate(err)
 	}
 	return mapRows(rows, achFileRow.domain), nil
@@ -40,9 +40,9 @@ const insertACHFile = `
 INSERT INTO ach_files (id, name, status, created_at) VALUES ($1, $2, $3, $4) RETURNING serial`
 
 // InsertACHFile stores a new file record and returns its serial.
-func (db *DB) InsertACHFile(ctx context.Context, f ach.File) (int64, error) {
+func (q queries) InsertACHFile(ctx context.Context, f ach.File) (int64, error) {
 	var serial int64
-	err := sqlx.GetContext(ctx, db.q(ctx), &serial, insertACHFile, f.ID, f.Name, f.Status, f.CreatedAt)
+	err := sqlx.GetContext(ctx, q.ex, &serial, insertACHFile, f.ID, f.Name, f.Status, f.CreatedAt)
 	return serial, translate(err)
 }
 
@@ -59,7 +59,7 @@ LIMIT $1
 FOR UPDATE OF m SKIP LOCKED`
 
 // DepositsToOriginate locks open production verifications not yet in a file.
-func (db *DB) DepositsToOriginate(ctx context.Context, limit int) ([]ach.Deposit, error) {
+func (q queries) DepositsToOriginate(ctx context.Context, limit int) ([]ach.Deposit, error) {
 	var rows []struct {
 		MerchantID  string `db:"merchant_id"`
 		Environment string `db:"environment"`
@@ -67,7 +67,7 @@ func (db *DB) DepositsToOriginate(ctx context.Context, limit int) ([]ach.Deposit
 		CustomerID  string `db:"customer_id"`
 		Seq         int    `db:"seq"`
 	}
-	if err := sqlx.SelectContext(ctx, db.q(ctx), &rows, depositsToOriginate, limit); err != nil {
+	if err := sqlx.SelectContext(ctx, q.ex, &rows, depositsToOriginate, limit); err != nil {
 		return nil, translate(err)
 	}
 	out := make([]ach.Deposit, len(rows))
@@ -87,18 +87,18 @@ LIMIT $1
 FOR UPDATE SKIP LOCKED`
 
 // PaymentsToOriginate locks pending production payments not yet in a file.
-func (db *DB) PaymentsToOriginate(ctx context.Context, limit int) ([]payment.Payment, error) {
+func (q queries) PaymentsToOriginate(ctx context.Context, limit int) ([]payment.Payment, error) {
 	var rows []paymentRow
-	if err := sqlx.SelectContext(ctx, db.q(ctx), &rows, paymentsToOriginate, limit); err != nil {
+	if err := sqlx.SelectContext(ctx, q.ex, &rows, paymentsToOriginate, limit); err != nil {
 		return nil, translate(err)
 	}
 	return mapRows(rows, paymentRow.domain), nil
 }
 
 // NextTraceSequence is the next 7-digit trace sequence number.
-func (db *DB) NextTraceSequence(ctx context.Context) (int64, error) {
+func (q queries) NextTraceSequence(ctx context.Context) (int64, error) {
 	var n int64
-	err := sqlx.GetContext(ctx, db.q(ctx), &n, `SELECT nextval('ach_trace_seq')`)
+	err := sqlx.GetContext(ctx, q.ex, &n, `SELECT nextval('ach_trace_seq')`)
 	return n, translate(err)
 }
 
@@ -141,8 +141,8 @@ VALUES ($1, $2, $3, $4, $5, $6, $7, NULLIF($8, 0), NULLIF($9, 0), NULLIF($10, ''
 // InsertACHEntry assigns an entry to a file; errs.Conflict when the
 // payment or deposit is in a file already. A micro-deposit's amount is not
 // stored: it stays sealed with its verification.
-func (db *DB) InsertACHEntry(ctx context.Context, e ach.Entry) error {
-	_, err := db.q(ctx).ExecContext(ctx, insertACHEntry, e.Trace, e.FileID, e.Scope.MerchantID, e.Scope.Env, e.Kind,
+func (q queries) InsertACHEntry(ctx context.Context, e ach.Entry) error {
+	_, err := q.ex.ExecContext(ctx, insertACHEntry, e.Trace, e.FileID, e.Scope.MerchantID, e.Scope.Env, e.Kind,
 		e.SourceID, e.CustomerID, e.DepositSeq, e.DepositIndex, e.PaymentID, e.Debit, e.Cents)
 	return translate(err)
 }
@@ -150,32 +150,32 @@ func (db *DB) InsertACHEntry(ctx context.Context, e ach.Entry) error {
 const achEntriesOfFile = `SELECT ` + achEntryColumns + ` FROM ach_entries WHERE file_id = $1 ORDER BY trace_number`
 
 // ACHEntries returns a file's entries by trace number.
-func (db *DB) ACHEntries(ctx context.Context, fileID string) ([]ach.Entry, error) {
+func (q queries) ACHEntries(ctx context.Context, fileID string) ([]ach.Entry, error) {
 	var rows []achEntryRow
-	if err := sqlx.SelectContext(ctx, db.q(ctx), &rows, achEntriesOfFile, fileID); err != nil {
+	if err := sqlx.SelectContext(ctx, q.ex, &rows, achEntriesOfFile, fileID); err != nil {
 		return nil, translate(err)
 	}
 	return mapRows(rows, achEntryRow.domain), nil
 }
 
 // MarkACHFileWritten records that a file is in the outbox.
-func (db *DB) MarkACHFileWritten(ctx context.Context, fileID string, at time.Time) error {
-	_, err := db.q(ctx).ExecContext(ctx, `UPDATE ach_files SET status = 'written', written_at = $2 WHERE id = $1`, fileID, at)
+func (q queries) MarkACHFileWritten(ctx context.Context, fileID string, at time.Time) error {
+	_, err := q.ex.ExecContext(ctx, `UPDATE ach_files SET status = 'written', written_at = $2 WHERE id = $1`, fileID, at)
 	return translate(err)
 }
 
 // ACHEntry locks an entry by trace number.
-func (db *DB) ACHEntry(ctx context.Context, trace string) (ach.Entry, error) {
+func (q queries) ACHEntry(ctx context.Context, trace string) (ach.Entry, error) {
 	var r achEntryRow
-	q := `SELECT ` + achEntryColumns + ` FROM ach_entries WHERE trace_number = $1 FOR UPDATE`
-	if err := sqlx.GetContext(ctx, db.q(ctx), &r, q, trace); err != nil {
+	query := `SELECT ` + achEntryColumns + ` FROM ach_entries WHERE trace_number = $1 FOR UPDATE`
+	if err := sqlx.GetContext(ctx, q.ex, &r, query, trace); err != nil {
 		return ach.Entry{}, translate(err)
 	}
 	return r.domain(), nil
 }
 
 // MarkACHEntryReturned records a return on an entry.
-func (db *DB) MarkACHEntryReturned(ctx context.Context, trace, code string, at time.Time) error {
-	_, err := db.q(ctx).ExecContext(ctx, `UPDATE ach_entries SET return_code = $2, returned_at = $3 WHERE trace_number = $1`, trace, code, at)
+func (q queries) MarkACHEntryReturned(ctx context.Context, trace, code string, at time.Time) error {
+	_, err := q.ex.ExecContext(ctx, `UPDATE ach_entries SET return_code = $2, returned_at = $3 WHERE trace_number = $1`, trace, code, at)
 	return translate(err)
 }

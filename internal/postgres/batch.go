@@ -5,7 +5,6 @@ import (
 	"database/sql"
 	"time"
 
-	"github.com/jmoiron/sqlx"
 	"github.com/lib/pq"
 
 	"github.com/fundsource/fundsource/internal/core/event"
@@ -171,11 +170,11 @@ type batchResult struct {
 }
 
 // CreateSource stores src with its account-number claim and its events in
-// one statement (in ctx's transaction, if any). It returns
+// one statement, on q's executor. It returns
 // funding.ErrNoCustomer when the customer is not the scope's, and the
 // number's holder with created false when another source holds the number.
-func (db *DB) CreateSource(ctx context.Context, s funding.Source, evs []event.Event) (funding.AccountClaim, bool, error) {
-	rows, queued, err := db.createSources(ctx, db.q(ctx), []*creation{{src: s, evs: evs}})
+func (q queries) CreateSource(ctx context.Context, s funding.Source, evs []event.Event) (funding.AccountClaim, bool, error) {
+	rows, queued, err := q.createSources(ctx, []*creation{{src: s, evs: evs}})
 	if err != nil {
 		return funding.AccountClaim{}, false, translate(err)
 	}
@@ -184,14 +183,14 @@ func (db *DB) CreateSource(ctx context.Context, s funding.Source, evs []event.Ev
 	case !ok:
 		return funding.AccountClaim{}, false, translate(sql.ErrNoRows)
 	case r.Refusal == nil:
-		db.queued(ctx, queued)
+		q.queued(queued)
 		return funding.AccountClaim{Env: s.Scope.Env, Fingerprint: s.Fingerprint, MerchantID: s.Scope.MerchantID,
 			SourceID: s.ID, CustomerID: s.CustomerID, CreatedAt: s.CreatedAt}, true, nil
 	case *r.Refusal == refusedCustomer:
 		return funding.AccountClaim{}, false, funding.ErrNoCustomer
 	case r.SourceID == nil:
 		// The holder committed while the statement waited for it.
-		holder, err := db.AccountHolder(ctx, s.Scope.Env, s.Fingerprint)
+		holder, err := q.AccountHolder(ctx, s.Scope.Env, s.Fingerprint)
 		return holder, false, err
 	}
 	return funding.AccountClaim{Env: s.Scope.Env, Fingerprint: s.Fingerprint, MerchantID: *r.Merchant,
@@ -208,9 +207,12 @@ func (db *DB) CreateSource(ctx context.Context, s funding.Source, evs []event.Ev
 // none of these (a rule refused the source, an expired response is still
 // stored under the key, or the batch failed), it wrote nothing, and the
 // caller runs the request on the general path (Idempotent).
-func (db *DB) CreateSourceKeyed(ctx context.Context, s funding.Source, evs []event.Event, req idempotency.Request, resp idempotency.Response) (bool, *idempotency.Response, error) {
+func (q queries) CreateSourceKeyed(ctx context.Context, s funding.Source, evs []event.Event, req idempotency.Request, resp idempotency.Response) (bool, *idempotency.Response, error) {
+	if q.tx != nil {
+		return false, nil, nil // a whole request commits on its own, never inside another transaction
+	}
 	c := &creation{src: s, evs: evs, req: &req, resp: resp, done: make(chan batchResult, 1)}
-	db.creations.add(c)
+	q.db.creations.add(c)
 	var b batchResult
 	select {
 	case b = <-c.done:
@@ -243,9 +245,9 @@ func newCreations(db *DB) *batches[*creation] {
 func (db *DB) runCreationBatch(batch []*creation) {
 	ctx, cancel := context.WithTimeout(context.Background(), creationBatchTimeout)
 	defer cancel()
-	rows, queued, err := db.createSources(ctx, db.x, batch)
+	rows, queued, err := db.createSources(ctx, batch)
 	if err == nil {
-		db.queued(ctx, queued) // committed on its own: wakes at once
+		db.queued(queued) // committed on its own: wakes at once
 	}
 	for _, c := range batch {
 		r, ok := rows[c.src.ID]
@@ -253,10 +255,10 @@ func (db *DB) runCreationBatch(batch []*creation) {
 	}
 }
 
-// createSources runs the statement for cs on q and returns its rows by
+// createSources runs the statement for cs and returns its rows by
 // source id and how many deliveries it queued; on an error it wrote
 // nothing.
-func (db *DB) createSources(ctx context.Context, q sqlx.QueryerContext, cs []*creation) (map[string]creationRow, int, error) {
+func (q queries) createSources(ctx context.Context, cs []*creation) (map[string]creationRow, int, error) {
 	n := len(cs)
 	var (
 		merchants, envs, srcIDs, customers, statuses, routing = make([]string, n), make([]string, n), make([]string, n), make([]string, n), make([]string, n), make([]string, n)
@@ -286,7 +288,7 @@ func (db *DB) createSources(ctx context.Context, q sqlx.QueryerContext, cs []*cr
 			evSources = append(evSources, s.ID)
 		}
 	}
-	rows, err := q.QueryxContext(ctx, createSources,
+	rows, err := q.ex.QueryxContext(ctx, createSources,
 		pq.StringArray(merchants), pq.StringArray(envs), pq.Array(locks), pq.Array(keys),
 		pq.StringArray(srcIDs), pq.StringArray(customers), pq.StringArray(statuses), pq.StringArray(routing),
 		pq.Array(banks), pq.StringArray(lastFour), pq.StringArray(accountTypes), pq.Array(nicknames),

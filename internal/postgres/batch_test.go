@@ -59,8 +59,8 @@ func (k *keyedCreation) run(db *postgres.DB) {
 		return
 	}
 	var failed error
-	k.replay, k.err = db.Idempotent(ctx, req, func(ctx context.Context) (idempotency.Response, bool) {
-		_, created, err := db.CreateSource(ctx, k.src, evs)
+	k.replay, k.err = db.Idempotent(ctx, req, func(tx postgres.Tx) (idempotency.Response, bool) {
+		_, created, err := tx.CreateSource(ctx, k.src, evs)
 		k.created = created
 		switch {
 		case err != nil:

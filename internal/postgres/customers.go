@@ -36,8 +36,8 @@ INSERT INTO customers (merchant_id, environment, id, first_name, last_name, emai
 VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`
 
 // InsertCustomer stores a new customer.
-func (db *DB) InsertCustomer(ctx context.Context, c customer.Customer) error {
-	_, err := db.q(ctx).ExecContext(ctx, insertCustomer, c.Scope.MerchantID, c.Scope.Env, c.ID,
+func (q queries) InsertCustomer(ctx context.Context, c customer.Customer) error {
+	_, err := q.ex.ExecContext(ctx, insertCustomer, c.Scope.MerchantID, c.Scope.Env, c.ID,
 		c.FirstName, c.LastName, c.Email, c.BusinessName, c.CreatedAt)
 	return translate(err)
 }
@@ -49,9 +49,9 @@ SELECT ` + customerColumns + `
 FROM customers WHERE ` + byID
 
 // Customer returns one customer of the scope.
-func (db *DB) Customer(ctx context.Context, scope tenant.Scope, id string) (customer.Customer, error) {
+func (q queries) Customer(ctx context.Context, scope tenant.Scope, id string) (customer.Customer, error) {
 	var r customerRow
-	if err := sqlx.GetContext(ctx, db.q(ctx), &r, selectCustomer, scope.MerchantID, scope.Env, id); err != nil {
+	if err := sqlx.GetContext(ctx, q.ex, &r, selectCustomer, scope.MerchantID, scope.Env, id); err != nil {
 		return customer.Customer{}, translate(err)
 	}
 	return r.domain(), nil
@@ -68,9 +68,9 @@ LIMIT $5`
 // ListCustomers returns up to p.Limit+1 customers, newest first; with a
 // search text, only those whose user_id is it or whose email or name
 // contains it.
-func (db *DB) ListCustomers(ctx context.Context, scope tenant.Scope, search string, p paging.Page) ([]customer.Customer, error) {
+func (q queries) ListCustomers(ctx context.Context, scope tenant.Scope, search string, p paging.Page) ([]customer.Customer, error) {
 	var rows []customerRow
-	err := db.list(ctx, &rows, listCustomers, "customers", scope, p, search, contains(search))
+	err := q.list(ctx, &rows, listCustomers, "customers", scope, p, search, contains(search))
 	if err != nil {
 		return nil, err
 	}
@@ -78,8 +78,8 @@ func (db *DB) ListCustomers(ctx context.Context, scope tenant.Scope, search stri
 }
 
 // CustomerForUpdate returns a customer with its row locked.
-func (db *DB) CustomerForUpdate(ctx context.Context, scope tenant.Scope, id string) (customer.Customer, error) {
-	return getOne[customerRow](ctx, db.q(ctx), selectCustomer+` FOR UPDATE`, scope.MerchantID, scope.Env, id)
+func (q queries) CustomerForUpdate(ctx context.Context, scope tenant.Scope, id string) (customer.Customer, error) {
+	return getOne[customerRow](ctx, q.ex, selectCustomer+` FOR UPDATE`, scope.MerchantID, scope.Env, id)
 }
 
 const updateCustomer = `
@@ -87,8 +87,8 @@ UPDATE customers SET first_name = $4, last_name = $5, email = $6, business_name 
 WHERE ` + byID
 
 // UpdateCustomer stores a customer's changed fields.
-func (db *DB) UpdateCustomer(ctx context.Context, c customer.Customer) error {
-	res, err := db.q(ctx).ExecContext(ctx, updateCustomer, c.Scope.MerchantID, c.Scope.Env, c.ID,
+func (q queries) UpdateCustomer(ctx context.Context, c customer.Customer) error {
+	res, err := q.ex.ExecContext(ctx, updateCustomer, c.Scope.MerchantID, c.Scope.Env, c.ID,
 		c.FirstName, c.LastName, c.Email, c.BusinessName)
 	return oneRow(res, err, errs.NotFound)
 }

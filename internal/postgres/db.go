@@ -1,6 +1,11 @@
-// Package postgres holds every SQL statement of the service. Methods take ctx
-// first; when ctx carries a transaction (WithTx), they run inside it, so one
-// use case is one transaction and an event row commits with its change.
+// Package postgres holds every SQL statement of the service. A store
+// method runs where its receiver does: on the pool (DB) or in one
+// transaction (the Tx that WithTx hands its function). Each domain gets
+// its Store from here (DB.Funding, Tx.Payments, ...), whose WithTx hands
+// the use case that domain's store on the transaction, so one use case is
+// one transaction, an event row commits with its change, and the
+// transaction a write joins is named where it is made (tx.SetStatus(...)).
+// Nothing travels in the context but deadlines.
 //
 // An idempotent request is one transaction too (Idempotent): the claim on
 // its key, its writes and its stored response commit together. The one
@@ -34,6 +39,7 @@ import (
 // DB is the service's PostgreSQL store. It implements the domain packages'
 // Store interfaces.
 type DB struct {
+	queries
 	x *sqlx.DB
 	// waker notifies the dispatchers after commits that queued deliveries.
 	waker *waker
@@ -76,6 +82,7 @@ func open(databaseURL string) (*DB, error) {
 		return nil, fmt.Errorf("open database: %w", err)
 	}
 	db := &DB{x: sqlx.NewDb(sql.OpenDB(c), "postgres"), waker: newWaker(c)}
+	db.queries = queries{ex: db.x, db: db}
 	db.creations = newCreations(db)
 	return db, nil
 }
@@ -138,7 +145,19 @@ func Migrate(ctx context.Context, x *sql.DB) error {
 // Migrate applies pending migrations to db.
 func (db *DB) Migrate(ctx context.Context) error { return Migrate(ctx, db.x.DB) }
 
-type txKey struct{}
+// queries are the store's statements, run on one executor: the pool (DB)
+// or one transaction (the store WithTx hands its function). Every store
+// method is a method of queries, so the same method runs on either, and
+// which one is visible where it is called: db.Source(...) on the pool,
+// tx.Source(...) in tx.
+type queries struct {
+	ex sqlx.ExtContext
+	db *DB
+	tx *txState // nil on the pool
+}
+
+// Tx is the store on one open transaction.
+type Tx struct{ queries }
 
 type txState struct {
 	tx    *sqlx.Tx
@@ -149,58 +168,52 @@ type txState struct {
 }
 
 // begin begins a transaction.
-func (db *DB) begin(ctx context.Context) (*txState, error) {
+func (db *DB) begin(ctx context.Context) (queries, error) {
 	tx, err := db.x.BeginTxx(ctx, nil)
 	if err != nil {
-		return nil, translate(err)
+		return queries{}, translate(err)
 	}
-	return &txState{tx: tx}, nil
+	return queries{ex: tx, db: db, tx: &txState{tx: tx}}, nil
 }
 
-// commit commits st and wakes the dispatchers when it queued deliveries.
-func (db *DB) commit(st *txState) error {
-	if err := st.tx.Commit(); err != nil {
+// commit commits q's transaction and wakes the dispatchers when it queued
+// deliveries.
+func (q queries) commit() error {
+	if err := q.tx.tx.Commit(); err != nil {
 		return translate(err)
 	}
-	if st.queued {
-		db.wake()
+	if q.tx.queued {
+		q.db.wake()
 	}
 	return nil
 }
 
 // queued records that the statement just run queued n webhook deliveries:
 // when n > 0, the dispatchers are woken after its transaction commits, or
-// at once when it ran on its own (see waker).
-func (db *DB) queued(ctx context.Context, n int) {
-	if n <= 0 {
-		return
+// at once when it ran on the pool (see waker).
+func (q queries) queued(n int) {
+	switch {
+	case n <= 0:
+	case q.tx != nil:
+		q.tx.queued = true
+	default:
+		q.db.wake()
 	}
-	if st := txOf(ctx); st != nil {
-		st.queued = true
-		return
-	}
-	db.wake()
 }
 
-// txOf returns the transaction carried by ctx, nil when there is none.
-func txOf(ctx context.Context) *txState {
-	st, _ := ctx.Value(txKey{}).(*txState)
-	return st
-}
-
-// WithTx runs fn in a transaction carried by the ctx it passes on: begin,
-// deferred rollback, commit when fn returns nil. Called inside another
-// WithTx (or inside Idempotent), it runs fn under a savepoint instead, so a
-// failing inner use case undoes only its own writes.
-func (db *DB) WithTx(ctx context.Context, fn func(ctx context.Context) error) error {
-	if st := txOf(ctx); st != nil {
+// withTx runs fn on a transaction: on the pool it begins one, rolls it
+// back when fn fails and commits it otherwise; in a transaction it runs fn
+// under a savepoint, so a failing inner use case undoes only its own
+// writes.
+func (q queries) withTx(ctx context.Context, fn func(tx queries) error) error {
+	if st := q.tx; st != nil {
 		st.depth++
 		defer func() { st.depth-- }()
 		sp := fmt.Sprintf("sp%d", st.depth)
 		if _, err := st.tx.ExecContext(ctx, "SAVEPOINT "+sp); err != nil {
 			return translate(err)
 		}
-		if err := fn(ctx); err != nil {
+		if err := fn(q); err != nil {
 			if _, rerr := st.tx.ExecContext(ctx, "ROLLBACK TO SAVEPOINT "+sp); rerr != nil {
 				return errors.Join(err, translate(rerr))
 			}
@@ -209,23 +222,20 @@ func (db *DB) WithTx(ctx context.Context, fn func(ctx context.Context) error) er
 		_, err := st.tx.ExecContext(ctx, "RELEASE SAVEPOINT "+sp)
 		return translate(err)
 	}
-	st, err := db.begin(ctx)
+	tx, err := q.db.begin(ctx)
 	if err != nil {
 		return err
 	}
-	defer st.tx.Rollback() //nolint:errcheck // no-op after commit
-	if err := fn(context.WithValue(ctx, txKey{}, st)); err != nil {
+	defer tx.tx.tx.Rollback() //nolint:errcheck // no-op after commit
+	if err := fn(tx); err != nil {
 		return err
 	}
-	return db.commit(st)
+	return tx.commit()
 }
 
-// q returns the transaction carried by ctx, or the pool.
-func (db *DB) q(ctx context.Context) sqlx.ExtContext {
-	if st := txOf(ctx); st != nil {
-		return st.tx
-	}
-	return db.x
+// WithTx runs fn in a transaction (under a savepoint when called on a Tx).
+func (q queries) WithTx(ctx context.Context, fn func(tx Tx) error) error {
+	return q.withTx(ctx, func(tx queries) error { return fn(Tx{tx}) })
 }
 
 // translate turns driver errors into domain errors, in one place:

@@ -34,34 +34,34 @@ SELECT count(*) FROM queued`
 
 // RecordEvent writes an event row (and its webhook delivery); call it inside
 // the change's transaction.
-func (db *DB) RecordEvent(ctx context.Context, e event.Event) error {
-	return db.recordEvent(ctx, e, true)
+func (q queries) RecordEvent(ctx context.Context, e event.Event) error {
+	return q.recordEvent(ctx, e, true)
 }
 
 // RecordUndeliveredEvent writes an event row that queues no delivery (the
 // endpoint it is about was just disabled).
-func (db *DB) RecordUndeliveredEvent(ctx context.Context, e event.Event) error {
-	return db.recordEvent(ctx, e, false)
+func (q queries) RecordUndeliveredEvent(ctx context.Context, e event.Event) error {
+	return q.recordEvent(ctx, e, false)
 }
 
-func (db *DB) recordEvent(ctx context.Context, e event.Event, deliver bool) error {
-	_, _, err := db.writeEvent(ctx, recordEvent, e, deliver)
+func (q queries) recordEvent(ctx context.Context, e event.Event, deliver bool) error {
+	_, _, err := q.writeEvent(ctx, recordEvent, e, deliver)
 	return err
 }
 
 // writeEvent runs query (recordEvent or recordEventForEndpoint) for e,
 // wakes the dispatchers for the deliveries it queued, and returns e's
 // arrays (its delivery's id among them) and how many it queued.
-func (db *DB) writeEvent(ctx context.Context, query string, e event.Event, deliver bool) (eventArrays, int, error) {
+func (q queries) writeEvent(ctx context.Context, query string, e event.Event, deliver bool) (eventArrays, int, error) {
 	c, err := arraysOf([]event.Event{e}, deliver)
 	if err != nil {
 		return c, 0, err
 	}
 	var queued int
-	if err := sqlx.GetContext(ctx, db.q(ctx), &queued, query, append([]any{e.Scope.MerchantID, e.Scope.Env}, c.args()...)...); err != nil {
+	if err := sqlx.GetContext(ctx, q.ex, &queued, query, append([]any{e.Scope.MerchantID, e.Scope.Env}, c.args()...)...); err != nil {
 		return c, 0, translate(err)
 	}
-	db.queued(ctx, queued)
+	q.queued(queued)
 	return c, queued, nil
 }
 
@@ -75,8 +75,8 @@ SELECT count(*) FROM queued`
 // statement that also checks the scope's webhook endpoint, and returns the
 // delivery as written; errs.NotFound, with nothing written, when the scope
 // has no endpoint.
-func (db *DB) RecordEventForEndpoint(ctx context.Context, e event.Event) (webhook.Delivery, error) {
-	c, queued, err := db.writeEvent(ctx, recordEventForEndpoint, e, true)
+func (q queries) RecordEventForEndpoint(ctx context.Context, e event.Event) (webhook.Delivery, error) {
+	c, queued, err := q.writeEvent(ctx, recordEventForEndpoint, e, true)
 	if err != nil {
 		return webhook.Delivery{}, err
 	}
@@ -91,7 +91,7 @@ func (db *DB) RecordEventForEndpoint(ctx context.Context, e event.Event) (webhoo
 // eventsSQL are the common table expressions that record events in the
 // statement of the change they are about, when cond holds: "ev" (the
 // events) and "queued" (their webhook deliveries, when the scope has an
-// endpoint; the statement reports how many, for db.queued, which wakes the
+// endpoint; the statement reports how many, for q.queued, which wakes the
 // dispatchers after the commit). $1 and $2 are the scope; $p to $p+4 are
 // eventArgs: the events' ids, types, data and creation times, and the
 // deliveries' ids. The deliveries read the events
@@ -172,9 +172,9 @@ SELECT (SELECT count(*) FROM w) AS written, (SELECT count(*) FROM queued) AS que
 // writeRecording runs write, or recording(write) with evs when there are
 // any, and reports the rows it changed (none: errs.NotFound when one was
 // expected).
-func (db *DB) writeRecording(ctx context.Context, write, withEvents string, args []any, evs []event.Event) (int64, error) {
+func (q queries) writeRecording(ctx context.Context, write, withEvents string, args []any, evs []event.Event) (int64, error) {
 	if len(evs) == 0 {
-		res, err := db.q(ctx).ExecContext(ctx, write, args...)
+		res, err := q.ex.ExecContext(ctx, write, args...)
 		if err != nil {
 			return 0, translate(err)
 		}
@@ -188,10 +188,10 @@ func (db *DB) writeRecording(ctx context.Context, write, withEvents string, args
 		Written int64 `db:"written"`
 		Queued  int   `db:"queued"`
 	}
-	if err := sqlx.GetContext(ctx, db.q(ctx), &r, withEvents, append(args, evArgs...)...); err != nil {
+	if err := sqlx.GetContext(ctx, q.ex, &r, withEvents, append(args, evArgs...)...); err != nil {
 		return 0, translate(err)
 	}
-	db.queued(ctx, r.Queued)
+	q.queued(r.Queued)
 	return r.Written, nil
 }
 
@@ -217,9 +217,9 @@ const eventColumns = `merchant_id, environment, id, type, data, created_at`
 const selectEvent = `SELECT ` + eventColumns + ` FROM events WHERE merchant_id = $1 AND environment = $2 AND id = $3`
 
 // Event returns one event.
-func (db *DB) Event(ctx context.Context, scope tenant.Scope, id string) (event.Event, error) {
+func (q queries) Event(ctx context.Context, scope tenant.Scope, id string) (event.Event, error) {
 	var r eventRow
-	if err := sqlx.GetContext(ctx, db.q(ctx), &r, selectEvent, scope.MerchantID, scope.Env, id); err != nil {
+	if err := sqlx.GetContext(ctx, q.ex, &r, selectEvent, scope.MerchantID, scope.Env, id); err != nil {
 		return event.Event{}, translate(err)
 	}
 	return r.domain(), nil
@@ -233,9 +233,9 @@ ORDER BY created_at DESC, id DESC
 LIMIT $5`
 
 // ListEvents returns up to p.Limit+1 events newest first.
-func (db *DB) ListEvents(ctx context.Context, scope tenant.Scope, typ, prefix string, p paging.Page) ([]event.Event, error) {
+func (q queries) ListEvents(ctx context.Context, scope tenant.Scope, typ, prefix string, p paging.Page) ([]event.Event, error) {
 	var rows []eventRow
-	if err := db.list(ctx, &rows, listEvents, "events", scope, p, typ, prefix); err != nil {
+	if err := q.list(ctx, &rows, listEvents, "events", scope, p, typ, prefix); err != nil {
 		return nil, err
 	}
 	return mapRows(rows, eventRow.domain), nil
@@ -249,9 +249,9 @@ ORDER BY data->>'funding_source_id', created_at DESC, id DESC
 LIMIT $4`
 
 // SourceEvents returns up to limit events about a funding source, newest first.
-func (db *DB) SourceEvents(ctx context.Context, scope tenant.Scope, sourceID string, limit int) ([]event.Event, error) {
+func (q queries) SourceEvents(ctx context.Context, scope tenant.Scope, sourceID string, limit int) ([]event.Event, error) {
 	var rows []eventRow
-	if err := sqlx.SelectContext(ctx, db.q(ctx), &rows, sourceEvents, scope.MerchantID, scope.Env, sourceID, limit); err != nil {
+	if err := sqlx.SelectContext(ctx, q.ex, &rows, sourceEvents, scope.MerchantID, scope.Env, sourceID, limit); err != nil {
 		return nil, translate(err)
 	}
 	return mapRows(rows, eventRow.domain), nil
@@ -262,8 +262,8 @@ DELETE FROM events WHERE ctid = ANY (ARRAY(SELECT ctid FROM events WHERE created
 
 // DeleteEventsBefore deletes up to limit events created before t; their
 // deliveries and attempts go with them.
-func (db *DB) DeleteEventsBefore(ctx context.Context, t time.Time, limit int) (int64, error) {
-	res, err := db.q(ctx).ExecContext(ctx, deleteEventsBefore, t, limit)
+func (q queries) DeleteEventsBefore(ctx context.Context, t time.Time, limit int) (int64, error) {
+	res, err := q.ex.ExecContext(ctx, deleteEventsBefore, t, limit)
 	if err != nil {
 		return 0, translate(err)
 	}

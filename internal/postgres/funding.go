@@ -17,9 +17,9 @@ const customerExists = `
 SELECT EXISTS (SELECT 1 FROM customers WHERE ` + byID + `)`
 
 // CustomerExists reports whether the scope has the customer.
-func (db *DB) CustomerExists(ctx context.Context, scope tenant.Scope, customerID string) (bool, error) {
+func (q queries) CustomerExists(ctx context.Context, scope tenant.Scope, customerID string) (bool, error) {
 	var ok bool
-	err := sqlx.GetContext(ctx, db.q(ctx), &ok, customerExists, scope.MerchantID, scope.Env, customerID)
+	err := sqlx.GetContext(ctx, q.ex, &ok, customerExists, scope.MerchantID, scope.Env, customerID)
 	return ok, translate(err)
 }
 
@@ -42,9 +42,9 @@ SELECT environment, fingerprint, merchant_id, funding_source_id, customer_id, cr
 FROM account_numbers WHERE environment = $1 AND fingerprint = $2`
 
 // AccountHolder returns the registry entry of a fingerprint.
-func (db *DB) AccountHolder(ctx context.Context, env tenant.Environment, fp []byte) (funding.AccountClaim, error) {
+func (q queries) AccountHolder(ctx context.Context, env tenant.Environment, fp []byte) (funding.AccountClaim, error) {
 	var r claimRow
-	if err := sqlx.GetContext(ctx, db.q(ctx), &r, selectAccountHolder, env, fp); err != nil {
+	if err := sqlx.GetContext(ctx, q.ex, &r, selectAccountHolder, env, fp); err != nil {
 		return funding.AccountClaim{}, translate(err)
 	}
 	return r.domain(), nil
@@ -54,8 +54,8 @@ const releaseAccount = `
 DELETE FROM account_numbers WHERE environment = $1 AND fingerprint = $2 AND funding_source_id = $3`
 
 // ReleaseAccount frees an account number held by sourceID.
-func (db *DB) ReleaseAccount(ctx context.Context, env tenant.Environment, fp []byte, sourceID string) error {
-	res, err := db.q(ctx).ExecContext(ctx, releaseAccount, env, fp, sourceID)
+func (q queries) ReleaseAccount(ctx context.Context, env tenant.Environment, fp []byte, sourceID string) error {
+	res, err := q.ex.ExecContext(ctx, releaseAccount, env, fp, sourceID)
 	return oneRow(res, err, errs.NotFound)
 }
 
@@ -120,14 +120,14 @@ const selectSource = sourceSelect + `
 WHERE f.` + byID
 
 // Source returns one source with its latest verification.
-func (db *DB) Source(ctx context.Context, scope tenant.Scope, id string) (funding.Source, error) {
-	return getOne[sourceRow](ctx, db.q(ctx), selectSource, scope.MerchantID, scope.Env, id)
+func (q queries) Source(ctx context.Context, scope tenant.Scope, id string) (funding.Source, error) {
+	return getOne[sourceRow](ctx, q.ex, selectSource, scope.MerchantID, scope.Env, id)
 }
 
 // SourceForUpdate is Source with the source's row locked until the
 // transaction ends.
-func (db *DB) SourceForUpdate(ctx context.Context, scope tenant.Scope, id string) (funding.Source, error) {
-	return getOne[sourceRow](ctx, db.q(ctx), selectSource+` FOR UPDATE OF f`, scope.MerchantID, scope.Env, id)
+func (q queries) SourceForUpdate(ctx context.Context, scope tenant.Scope, id string) (funding.Source, error) {
+	return getOne[sourceRow](ctx, q.ex, selectSource+` FOR UPDATE OF f`, scope.MerchantID, scope.Env, id)
 }
 
 const listSources = sourceSelect + `
@@ -137,9 +137,9 @@ ORDER BY f.created_at DESC, f.id DESC
 LIMIT $5`
 
 // ListSources returns up to p.Limit+1 sources of a customer, newest first.
-func (db *DB) ListSources(ctx context.Context, scope tenant.Scope, customerID string, removed funding.Removed, p paging.Page) ([]funding.Source, error) {
+func (q queries) ListSources(ctx context.Context, scope tenant.Scope, customerID string, removed funding.Removed, p paging.Page) ([]funding.Source, error) {
 	var rows []sourceRow
-	if err := db.list(ctx, &rows, listSources, "funding_sources", scope, p, customerID, bool(removed)); err != nil {
+	if err := q.list(ctx, &rows, listSources, "funding_sources", scope, p, customerID, bool(removed)); err != nil {
 		return nil, err
 	}
 	return mapRows(rows, sourceRow.domain), nil
@@ -176,9 +176,9 @@ LIMIT $5`
 
 // SearchSources returns up to p.Limit+1 sources of the scope matching f,
 // newest first, with their customers' names and emails.
-func (db *DB) SearchSources(ctx context.Context, scope tenant.Scope, f funding.Filter, p paging.Page) ([]funding.Listed, error) {
+func (q queries) SearchSources(ctx context.Context, scope tenant.Scope, f funding.Filter, p paging.Page) ([]funding.Listed, error) {
 	var rows []listedRow
-	if err := db.list(ctx, &rows, searchSources, "funding_sources", scope, p, f.Search, contains(f.Search), f.Status); err != nil {
+	if err := q.list(ctx, &rows, searchSources, "funding_sources", scope, p, f.Search, contains(f.Search), f.Status); err != nil {
 		return nil, err
 	}
 	return mapRows(rows, listedRow.domain), nil
@@ -189,8 +189,8 @@ UPDATE funding_sources SET status = $4, verified_at = CASE WHEN $4 = 'Verified' 
 WHERE ` + byID
 
 // SetStatus changes a source's status.
-func (db *DB) SetStatus(ctx context.Context, scope tenant.Scope, id string, status funding.Status, at time.Time, evs ...event.Event) error {
-	n, err := db.writeRecording(ctx, setSourceStatus, setSourceStatusRecording, []any{scope.MerchantID, scope.Env, id, status, at}, evs)
+func (q queries) SetStatus(ctx context.Context, scope tenant.Scope, id string, status funding.Status, at time.Time, evs ...event.Event) error {
+	n, err := q.writeRecording(ctx, setSourceStatus, setSourceStatusRecording, []any{scope.MerchantID, scope.Env, id, status, at}, evs)
 	return changed(n, err)
 }
 
@@ -201,8 +201,8 @@ UPDATE funding_sources SET removed_at = $4
 WHERE ` + byID + ` AND removed_at IS NULL`
 
 // MarkRemoved marks a source removed.
-func (db *DB) MarkRemoved(ctx context.Context, scope tenant.Scope, id string, at time.Time) error {
-	res, err := db.q(ctx).ExecContext(ctx, markSourceRemoved, scope.MerchantID, scope.Env, id, at)
+func (q queries) MarkRemoved(ctx context.Context, scope tenant.Scope, id string, at time.Time) error {
+	res, err := q.ex.ExecContext(ctx, markSourceRemoved, scope.MerchantID, scope.Env, id, at)
 	return oneRow(res, err, errs.NotFound)
 }
 
@@ -245,14 +245,14 @@ WHERE merchant_id = $1 AND environment = $2 AND funding_source_id = $3
 ORDER BY seq DESC LIMIT 1`
 
 // LatestMicroDeposit returns a source's newest verification.
-func (db *DB) LatestMicroDeposit(ctx context.Context, scope tenant.Scope, sourceID string) (funding.MicroDeposit, error) {
-	return getOne[depositRow](ctx, db.q(ctx), selectLatestDeposit, scope.MerchantID, scope.Env, sourceID)
+func (q queries) LatestMicroDeposit(ctx context.Context, scope tenant.Scope, sourceID string) (funding.MicroDeposit, error) {
+	return getOne[depositRow](ctx, q.ex, selectLatestDeposit, scope.MerchantID, scope.Env, sourceID)
 }
 
 // LatestMicroDepositForUpdate is LatestMicroDeposit with the row locked
 // until the transaction ends.
-func (db *DB) LatestMicroDepositForUpdate(ctx context.Context, scope tenant.Scope, sourceID string) (funding.MicroDeposit, error) {
-	return getOne[depositRow](ctx, db.q(ctx), selectLatestDeposit+` FOR UPDATE`, scope.MerchantID, scope.Env, sourceID)
+func (q queries) LatestMicroDepositForUpdate(ctx context.Context, scope tenant.Scope, sourceID string) (funding.MicroDeposit, error) {
+	return getOne[depositRow](ctx, q.ex, selectLatestDeposit+` FOR UPDATE`, scope.MerchantID, scope.Env, sourceID)
 }
 
 const selectDepositBySeq = `
@@ -262,9 +262,9 @@ WHERE merchant_id = $1 AND environment = $2 AND funding_source_id = $3 AND seq =
 FOR UPDATE`
 
 // MicroDeposit locks one verification of a source by its sequence number.
-func (db *DB) MicroDeposit(ctx context.Context, scope tenant.Scope, sourceID string, seq int) (funding.MicroDeposit, error) {
+func (q queries) MicroDeposit(ctx context.Context, scope tenant.Scope, sourceID string, seq int) (funding.MicroDeposit, error) {
 	var r depositRow
-	if err := sqlx.GetContext(ctx, db.q(ctx), &r, selectDepositBySeq, scope.MerchantID, scope.Env, sourceID, seq); err != nil {
+	if err := sqlx.GetContext(ctx, q.ex, &r, selectDepositBySeq, scope.MerchantID, scope.Env, sourceID, seq); err != nil {
 		return funding.MicroDeposit{}, translate(err)
 	}
 	return r.domain(), nil
@@ -278,8 +278,8 @@ var insertDepositRecording = recording(insertDeposit, 13)
 
 // InsertMicroDeposit stores a new verification, with evs in the same
 // statement.
-func (db *DB) InsertMicroDeposit(ctx context.Context, m funding.MicroDeposit, evs ...event.Event) error {
-	_, err := db.writeRecording(ctx, insertDeposit, insertDepositRecording, []any{m.Scope.MerchantID, m.Scope.Env, m.SourceID, m.Seq,
+func (q queries) InsertMicroDeposit(ctx context.Context, m funding.MicroDeposit, evs ...event.Event) error {
+	_, err := q.writeRecording(ctx, insertDeposit, insertDepositRecording, []any{m.Scope.MerchantID, m.Scope.Env, m.SourceID, m.Seq,
 		m.Amounts.KeyID, m.Amounts.Data, m.Status, m.InitiatedAt, m.ExpectedArrival.Format(time.DateOnly), m.ExpiresAt,
 		m.AttemptsRemaining, m.FinishedAt, m.ReturnCode}, evs)
 	return err
@@ -293,8 +293,8 @@ var updateDepositRecording = recording(updateDeposit, 8)
 
 // UpdateMicroDeposit saves a verification's state, with evs in the same
 // statement.
-func (db *DB) UpdateMicroDeposit(ctx context.Context, m funding.MicroDeposit, evs ...event.Event) error {
-	n, err := db.writeRecording(ctx, updateDeposit, updateDepositRecording, []any{m.Scope.MerchantID, m.Scope.Env, m.SourceID, m.Seq,
+func (q queries) UpdateMicroDeposit(ctx context.Context, m funding.MicroDeposit, evs ...event.Event) error {
+	n, err := q.writeRecording(ctx, updateDeposit, updateDepositRecording, []any{m.Scope.MerchantID, m.Scope.Env, m.SourceID, m.Seq,
 		m.Status, m.AttemptsRemaining, m.FinishedAt, m.ReturnCode}, evs)
 	return changed(n, err)
 }
@@ -308,17 +308,17 @@ LIMIT $2
 FOR UPDATE SKIP LOCKED`
 
 // ExpiringMicroDeposits locks pending verifications due to expire.
-func (db *DB) ExpiringMicroDeposits(ctx context.Context, now time.Time, limit int) ([]funding.MicroDeposit, error) {
+func (q queries) ExpiringMicroDeposits(ctx context.Context, now time.Time, limit int) ([]funding.MicroDeposit, error) {
 	var rows []depositRow
-	if err := sqlx.SelectContext(ctx, db.q(ctx), &rows, selectExpiringDeposits, now, limit); err != nil {
+	if err := sqlx.SelectContext(ctx, q.ex, &rows, selectExpiringDeposits, now, limit); err != nil {
 		return nil, translate(err)
 	}
 	return mapRows(rows, depositRow.domain), nil
 }
 
 // SetNickname stores a source's nickname (nil for none).
-func (db *DB) SetNickname(ctx context.Context, scope tenant.Scope, id string, nickname *string) error {
-	res, err := db.q(ctx).ExecContext(ctx, `UPDATE funding_sources SET nickname = $4 WHERE `+byID,
+func (q queries) SetNickname(ctx context.Context, scope tenant.Scope, id string, nickname *string) error {
+	res, err := q.ex.ExecContext(ctx, `UPDATE funding_sources SET nickname = $4 WHERE `+byID,
 		scope.MerchantID, scope.Env, id, nickname)
 	return oneRow(res, err, errs.NotFound)
 }

@@ -18,21 +18,21 @@ import (
 // while another request holds the key, it answers request_in_progress; when
 // a live response is stored under it, it answers req.Replay of it (the
 // stored response, or idempotency_key_reused) and fn does not run. fn runs
-// with the transaction in its ctx, so the use case's WithTx runs under a
-// savepoint of it, and returns its response and whether to keep it: a
+// on the transaction, tx (a use case's WithTx on it runs under a
+// savepoint), and returns its response and whether to keep it: a
 // response that is not kept (a 5xx) rolls fn's writes back and stores
 // nothing. Storing the response is the last word: it inserts only where no
 // live response is stored, so a request that raced past the claim (the
 // first committed between this snapshot and this lock) is rolled back and
 // answered from the stored row.
-func (db *DB) Idempotent(ctx context.Context, req idempotency.Request, fn func(ctx context.Context) (idempotency.Response, bool)) (*idempotency.Response, error) {
-	st, err := db.begin(ctx)
+func (db *DB) Idempotent(ctx context.Context, req idempotency.Request, fn func(tx Tx) (idempotency.Response, bool)) (*idempotency.Response, error) {
+	tx, err := db.begin(ctx)
 	if err != nil {
 		return nil, err
 	}
-	defer st.tx.Rollback() //nolint:errcheck // no-op after commit
+	defer tx.tx.tx.Rollback() //nolint:errcheck // no-op after commit
 	var c claimColumns
-	if err := sqlx.GetContext(ctx, st.tx, &c, takeClaim, req.Scope.MerchantID, req.Scope.Env, req.LockID(), req.Key, req.Since()); err != nil {
+	if err := sqlx.GetContext(ctx, tx.ex, &c, takeClaim, req.Scope.MerchantID, req.Scope.Env, req.LockID(), req.Key, req.Since()); err != nil {
 		return nil, translate(err)
 	}
 	switch {
@@ -41,16 +41,16 @@ func (db *DB) Idempotent(ctx context.Context, req idempotency.Request, fn func(c
 	case c.Status != nil:
 		return req.Replay(c.stored())
 	}
-	resp, keep := fn(context.WithValue(ctx, txKey{}, st))
+	resp, keep := fn(Tx{tx})
 	if !keep {
 		return nil, nil
 	}
 	var stored bool
-	err = sqlx.GetContext(ctx, st.tx, &stored, storeIdempotency,
+	err = sqlx.GetContext(ctx, tx.ex, &stored, storeIdempotency,
 		req.Scope.MerchantID, req.Scope.Env, req.Key, req.Hash, resp.Status, resp.Body, req.Now, req.Since())
 	if errors.Is(err, sql.ErrNoRows) {
 		// A response was stored while this request ran: it is the answer.
-		_ = st.tx.Rollback()
+		_ = tx.tx.tx.Rollback()
 		var s storedResponse
 		err := sqlx.GetContext(ctx, db.x, &s, selectIdempotency, req.Scope.MerchantID, req.Scope.Env, req.Key, req.Since())
 		if errors.Is(err, sql.ErrNoRows) {
@@ -64,7 +64,7 @@ func (db *DB) Idempotent(ctx context.Context, req idempotency.Request, fn func(c
 	if err != nil {
 		return nil, translate(err)
 	}
-	return nil, db.commit(st)
+	return nil, tx.commit()
 }
 
 type storedResponse struct {

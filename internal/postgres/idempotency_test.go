@@ -8,6 +8,7 @@ import (
 	"github.com/fundsource/fundsource/internal/core/errs"
 	"github.com/fundsource/fundsource/internal/core/idempotency"
 	"github.com/fundsource/fundsource/internal/core/tenant"
+	"github.com/fundsource/fundsource/internal/postgres"
 	"github.com/fundsource/fundsource/internal/testing/pgtest"
 )
 
@@ -25,16 +26,16 @@ func TestIdempotentInFlightAndDiscardedResponses(t *testing.T) {
 	// The first request takes the key before it runs and holds it until it
 	// commits. A second request with the same key does not run: it answers
 	// request_in_progress at once.
-	write := func(ctx context.Context, id string) error {
-		return db.WithTx(ctx, func(ctx context.Context) error {
-			return db.InsertMerchant(ctx, newMerchant(id, id+"@example.com"))
+	write := func(tx postgres.Tx, id string) error {
+		return tx.WithTx(ctx, func(tx postgres.Tx) error {
+			return tx.InsertMerchant(ctx, newMerchant(id, id+"@example.com"))
 		})
 	}
 	entered, release := make(chan struct{}), make(chan struct{})
 	firstDone := make(chan error, 1)
 	go func() {
-		_, err := db.Idempotent(ctx, idempotency.Request{Scope: scope, Key: "k", Hash: hash, Now: now}, func(ctx context.Context) (idempotency.Response, bool) {
-			if err := write(ctx, "mer_first"); err != nil {
+		_, err := db.Idempotent(ctx, idempotency.Request{Scope: scope, Key: "k", Hash: hash, Now: now}, func(tx postgres.Tx) (idempotency.Response, bool) {
+			if err := write(tx, "mer_first"); err != nil {
 				t.Errorf("first request's write: %v", err)
 			}
 			close(entered)
@@ -46,9 +47,9 @@ func TestIdempotentInFlightAndDiscardedResponses(t *testing.T) {
 	<-entered
 	second := func(id string) (*idempotency.Response, error, bool) {
 		ran := false
-		replay, err := db.Idempotent(ctx, idempotency.Request{Scope: scope, Key: "k", Hash: hash, Now: now}, func(ctx context.Context) (idempotency.Response, bool) {
+		replay, err := db.Idempotent(ctx, idempotency.Request{Scope: scope, Key: "k", Hash: hash, Now: now}, func(tx postgres.Tx) (idempotency.Response, bool) {
 			ran = true
-			if err := write(ctx, id); err != nil {
+			if err := write(tx, id); err != nil {
 				t.Errorf("write of %s: %v", id, err)
 			}
 			return idempotency.Response{Status: 201, Body: []byte(`{"n":2}`)}, true
@@ -81,7 +82,7 @@ func TestIdempotentInFlightAndDiscardedResponses(t *testing.T) {
 		}
 	}
 	// The same key with another request is idempotency_key_reused.
-	if _, err := db.Idempotent(ctx, idempotency.Request{Scope: scope, Key: "k", Hash: []byte("h2"), Now: now}, func(context.Context) (idempotency.Response, bool) {
+	if _, err := db.Idempotent(ctx, idempotency.Request{Scope: scope, Key: "k", Hash: []byte("h2"), Now: now}, func(postgres.Tx) (idempotency.Response, bool) {
 		return idempotency.Response{Status: 200}, true
 	}); errs.CodeOf(err) != errs.IdempotencyKeyReused {
 		t.Errorf("other request with the key: %v, want %s", err, errs.IdempotencyKeyReused)
@@ -92,8 +93,8 @@ func TestIdempotentInFlightAndDiscardedResponses(t *testing.T) {
 	// this one's claiming statement and its lock) wins when this request
 	// stores its own: this request's writes roll back, and it answers with
 	// the stored response.
-	replay, err = db.Idempotent(ctx, idempotency.Request{Scope: scope, Key: "raced", Hash: hash, Now: now}, func(ctx context.Context) (idempotency.Response, bool) {
-		if err := write(ctx, "mer_raced"); err != nil {
+	replay, err = db.Idempotent(ctx, idempotency.Request{Scope: scope, Key: "raced", Hash: hash, Now: now}, func(tx postgres.Tx) (idempotency.Response, bool) {
+		if err := write(tx, "mer_raced"); err != nil {
 			t.Errorf("raced request's write: %v", err)
 		}
 		if _, err := db.Pool().ExecContext(context.Background(), `INSERT INTO idempotency_keys
@@ -114,9 +115,9 @@ func TestIdempotentInFlightAndDiscardedResponses(t *testing.T) {
 	// leaves the key free for a retry.
 	runs := 0
 	for range 2 {
-		replay, err := db.Idempotent(ctx, idempotency.Request{Scope: scope, Key: "k5", Hash: hash, Now: now}, func(ctx context.Context) (idempotency.Response, bool) {
+		replay, err := db.Idempotent(ctx, idempotency.Request{Scope: scope, Key: "k5", Hash: hash, Now: now}, func(tx postgres.Tx) (idempotency.Response, bool) {
 			runs++
-			if err := db.InsertMerchant(ctx, newMerchant("mer_5xx", "5xx@example.com")); err != nil {
+			if err := tx.InsertMerchant(ctx, newMerchant("mer_5xx", "5xx@example.com")); err != nil {
 				t.Errorf("insert inside idempotent run: %v", err)
 			}
 			return idempotency.Response{Status: 500}, false

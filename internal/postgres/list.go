@@ -18,15 +18,14 @@ var endOfTime = time.Date(9999, 1, 1, 0, 0, 0, 0, time.UTC)
 // p.Limit+1 rows so the caller can tell whether more follow. The cursor row
 // is looked up in table within the scope; errs.NotFound when it is unknown.
 // table is one of this package's constant table names, never user input.
-func (db *DB) list(ctx context.Context, dest any, query, table string, scope tenant.Scope, p paging.Page, extra ...any) error {
-	q := db.q(ctx)
+func (q queries) list(ctx context.Context, dest any, query, table string, scope tenant.Scope, p paging.Page, extra ...any) error {
 	at, id := endOfTime, ""
 	if p.StartingAfter != "" {
 		var cur struct {
 			CreatedAt time.Time `db:"created_at"`
 			ID        string    `db:"id"`
 		}
-		err := sqlx.GetContext(ctx, q, &cur,
+		err := sqlx.GetContext(ctx, q.ex, &cur,
 			`SELECT created_at, id FROM `+table+` WHERE merchant_id = $1 AND environment = $2 AND id = $3`,
 			scope.MerchantID, scope.Env, p.StartingAfter)
 		if err != nil {
@@ -35,5 +34,5 @@ func (db *DB) list(ctx context.Context, dest any, query, table string, scope ten
 		at, id = cur.CreatedAt, cur.ID
 	}
 	args := append([]any{scope.MerchantID, scope.Env, at, id, p.Limit + 1}, extra...)
-	return translate(sqlx.SelectContext(ctx, q, dest, query, args...))
+	return translate(sqlx.SelectContext(ctx, q.ex, dest, query, args...))
 }

@@ -33,8 +33,8 @@ INSERT INTO merchants (id, name, email, password_hash, created_at)
 VALUES ($1, $2, $3, $4, $5)`
 
 // InsertMerchant stores a new merchant; errs.Conflict when the email is taken.
-func (db *DB) InsertMerchant(ctx context.Context, m merchant.Merchant) error {
-	_, err := db.q(ctx).ExecContext(ctx, insertMerchant, m.ID, m.Name, m.Email, m.PasswordHash, m.CreatedAt)
+func (q queries) InsertMerchant(ctx context.Context, m merchant.Merchant) error {
+	_, err := q.ex.ExecContext(ctx, insertMerchant, m.ID, m.Name, m.Email, m.PasswordHash, m.CreatedAt)
 	return translate(err)
 }
 
@@ -43,9 +43,9 @@ SELECT id, name, email, password_hash, production_activated_at, created_at
 FROM merchants WHERE id = $1`
 
 // Merchant returns a merchant by id.
-func (db *DB) Merchant(ctx context.Context, id string) (merchant.Merchant, error) {
+func (q queries) Merchant(ctx context.Context, id string) (merchant.Merchant, error) {
 	var r merchantRow
-	if err := sqlx.GetContext(ctx, db.q(ctx), &r, selectMerchant, id); err != nil {
+	if err := sqlx.GetContext(ctx, q.ex, &r, selectMerchant, id); err != nil {
 		return merchant.Merchant{}, translate(err)
 	}
 	return r.domain(), nil
@@ -56,9 +56,9 @@ SELECT id, name, email, password_hash, production_activated_at, created_at
 FROM merchants WHERE email = $1`
 
 // MerchantByEmail returns a merchant by login email.
-func (db *DB) MerchantByEmail(ctx context.Context, email string) (merchant.Merchant, error) {
+func (q queries) MerchantByEmail(ctx context.Context, email string) (merchant.Merchant, error) {
 	var r merchantRow
-	if err := sqlx.GetContext(ctx, db.q(ctx), &r, selectMerchantByEmail, email); err != nil {
+	if err := sqlx.GetContext(ctx, q.ex, &r, selectMerchantByEmail, email); err != nil {
 		return merchant.Merchant{}, translate(err)
 	}
 	return r.domain(), nil
@@ -69,8 +69,8 @@ UPDATE merchants SET production_activated_at = $2
 WHERE id = $1 AND production_activated_at IS NULL`
 
 // MarkProductionActivated sets the activation time once.
-func (db *DB) MarkProductionActivated(ctx context.Context, id string, at time.Time) error {
-	res, err := db.q(ctx).ExecContext(ctx, markProductionActivated, id, at)
+func (q queries) MarkProductionActivated(ctx context.Context, id string, at time.Time) error {
+	res, err := q.ex.ExecContext(ctx, markProductionActivated, id, at)
 	return oneRow(res, err, errs.Conflict)
 }
 
@@ -79,8 +79,8 @@ INSERT INTO merchant_environments (merchant_id, environment, public_key, third_p
 VALUES ($1, $2, $3, $4)`
 
 // InsertEnvironment stores a merchant's environment.
-func (db *DB) InsertEnvironment(ctx context.Context, e merchant.Environment) error {
-	_, err := db.q(ctx).ExecContext(ctx, insertEnvironment,
+func (q queries) InsertEnvironment(ctx context.Context, e merchant.Environment) error {
+	_, err := q.ex.ExecContext(ctx, insertEnvironment,
 		e.Scope.MerchantID, e.Scope.Env, e.PublicKey, e.ThirdPartyVerification)
 	return translate(err)
 }
@@ -105,9 +105,9 @@ SELECT merchant_id, environment, public_key, third_party_verification
 FROM merchant_environments WHERE merchant_id = $1 AND environment = $2`
 
 // Environment returns a merchant's settings in one environment.
-func (db *DB) Environment(ctx context.Context, scope tenant.Scope) (merchant.Environment, error) {
+func (q queries) Environment(ctx context.Context, scope tenant.Scope) (merchant.Environment, error) {
 	var r environmentRow
-	if err := sqlx.GetContext(ctx, db.q(ctx), &r, selectEnvironment, scope.MerchantID, scope.Env); err != nil {
+	if err := sqlx.GetContext(ctx, q.ex, &r, selectEnvironment, scope.MerchantID, scope.Env); err != nil {
 		return merchant.Environment{}, translate(err)
 	}
 	return r.domain(), nil
@@ -118,8 +118,8 @@ UPDATE merchant_environments SET third_party_verification = true
 WHERE merchant_id = $1 AND environment = $2`
 
 // EnableThirdPartyVerification turns the environment's third-party flag on.
-func (db *DB) EnableThirdPartyVerification(ctx context.Context, scope tenant.Scope) error {
-	res, err := db.q(ctx).ExecContext(ctx, enableThirdPartyVerification, scope.MerchantID, scope.Env)
+func (q queries) EnableThirdPartyVerification(ctx context.Context, scope tenant.Scope) error {
+	res, err := q.ex.ExecContext(ctx, enableThirdPartyVerification, scope.MerchantID, scope.Env)
 	return oneRow(res, err, errs.NotFound)
 }
 
@@ -128,8 +128,8 @@ INSERT INTO api_keys (id, merchant_id, environment, secret_hash, last_four, perm
 VALUES ($1, $2, $3, $4, $5, $6, $7)`
 
 // InsertAPIKey stores a secret key's hash.
-func (db *DB) InsertAPIKey(ctx context.Context, k merchant.APIKey) error {
-	_, err := db.q(ctx).ExecContext(ctx, insertAPIKey, k.ID, k.Scope.MerchantID, k.Scope.Env,
+func (q queries) InsertAPIKey(ctx context.Context, k merchant.APIKey) error {
+	_, err := q.ex.ExecContext(ctx, insertAPIKey, k.ID, k.Scope.MerchantID, k.Scope.Env,
 		k.SecretHash, k.LastFour, pq.StringArray(k.Permissions), k.CreatedAt)
 	return translate(err)
 }
@@ -140,9 +140,9 @@ WHERE merchant_id = $1 AND environment = $2 AND revoked_at IS NULL
 RETURNING permissions`
 
 // RevokeActiveKey revokes the scope's active key and returns its permissions.
-func (db *DB) RevokeActiveKey(ctx context.Context, scope tenant.Scope, at time.Time) ([]string, error) {
+func (q queries) RevokeActiveKey(ctx context.Context, scope tenant.Scope, at time.Time) ([]string, error) {
 	var perms pq.StringArray
-	err := sqlx.GetContext(ctx, db.q(ctx), &perms, revokeActiveKey, scope.MerchantID, scope.Env, at)
+	err := sqlx.GetContext(ctx, q.ex, &perms, revokeActiveKey, scope.MerchantID, scope.Env, at)
 	if err != nil {
 		return nil, translate(err)
 	}
@@ -170,9 +170,9 @@ JOIN merchant_environments e ON e.merchant_id = k.merchant_id AND e.environment 
 WHERE k.secret_hash = $1`
 
 // APIKeyByHash finds a key by the hash of its secret, with its environment.
-func (db *DB) APIKeyByHash(ctx context.Context, hash []byte) (merchant.APIKey, merchant.Environment, error) {
+func (q queries) APIKeyByHash(ctx context.Context, hash []byte) (merchant.APIKey, merchant.Environment, error) {
 	var r keyRow
-	if err := sqlx.GetContext(ctx, db.q(ctx), &r, selectAPIKeyByHash, hash); err != nil {
+	if err := sqlx.GetContext(ctx, q.ex, &r, selectAPIKeyByHash, hash); err != nil {
 		return merchant.APIKey{}, merchant.Environment{}, translate(err)
 	}
 	scope := tenant.Scope{MerchantID: r.MerchantID, Env: tenant.Environment(r.Environment)}
@@ -189,9 +189,9 @@ SELECT id, merchant_id, environment, secret_hash, last_four, permissions, create
 FROM api_keys WHERE merchant_id = $1 AND environment = $2 AND revoked_at IS NULL`
 
 // ActiveKey returns the scope's active secret key (its hash, never the key).
-func (db *DB) ActiveKey(ctx context.Context, scope tenant.Scope) (merchant.APIKey, error) {
+func (q queries) ActiveKey(ctx context.Context, scope tenant.Scope) (merchant.APIKey, error) {
 	var r keyRow
-	if err := sqlx.GetContext(ctx, db.q(ctx), &r, selectActiveKey, scope.MerchantID, scope.Env); err != nil {
+	if err := sqlx.GetContext(ctx, q.ex, &r, selectActiveKey, scope.MerchantID, scope.Env); err != nil {
 		return merchant.APIKey{}, translate(err)
 	}
 	return merchant.APIKey{
@@ -206,15 +206,15 @@ UPDATE api_keys SET permissions = CASE WHEN $3 = ANY (permissions) THEN permissi
 WHERE merchant_id = $1 AND environment = $2 AND revoked_at IS NULL`
 
 // GrantPermission adds perm to the scope's active key (once).
-func (db *DB) GrantPermission(ctx context.Context, scope tenant.Scope, perm string) error {
-	res, err := db.q(ctx).ExecContext(ctx, grantPermission, scope.MerchantID, scope.Env, perm)
+func (q queries) GrantPermission(ctx context.Context, scope tenant.Scope, perm string) error {
+	res, err := q.ex.ExecContext(ctx, grantPermission, scope.MerchantID, scope.Env, perm)
 	return oneRow(res, err, errs.NotFound)
 }
 
 const setPasswordHash = `UPDATE merchants SET password_hash = $2 WHERE id = $1`
 
 // SetPasswordHash replaces a merchant's password hash.
-func (db *DB) SetPasswordHash(ctx context.Context, id, hash string) error {
-	res, err := db.q(ctx).ExecContext(ctx, setPasswordHash, id, hash)
+func (q queries) SetPasswordHash(ctx context.Context, id, hash string) error {
+	res, err := q.ex.ExecContext(ctx, setPasswordHash, id, hash)
 	return oneRow(res, err, errs.NotFound)
 }

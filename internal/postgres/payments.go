@@ -20,13 +20,13 @@ FOR SHARE`
 
 // PaymentSource reads a funding source for a payment and share-locks it, so
 // it cannot be removed while the payment is written.
-func (db *DB) PaymentSource(ctx context.Context, scope tenant.Scope, id string) (payment.SourceInfo, error) {
+func (q queries) PaymentSource(ctx context.Context, scope tenant.Scope, id string) (payment.SourceInfo, error) {
 	var r struct {
 		CustomerID string `db:"customer_id"`
 		Verified   bool   `db:"verified"`
 		Removed    bool   `db:"removed"`
 	}
-	if err := sqlx.GetContext(ctx, db.q(ctx), &r, selectPaymentSource, scope.MerchantID, scope.Env, id); err != nil {
+	if err := sqlx.GetContext(ctx, q.ex, &r, selectPaymentSource, scope.MerchantID, scope.Env, id); err != nil {
 		return payment.SourceInfo{}, translate(err)
 	}
 	return payment.SourceInfo{CustomerID: r.CustomerID, Verified: r.Verified, Removed: r.Removed}, nil
@@ -55,14 +55,14 @@ FROM src s`
 // CreatePayment stores p when its source takes it, in one statement. It
 // returns the source as found (errs.NotFound when unknown) and whether p
 // was stored; p's customer is the source's.
-func (db *DB) CreatePayment(ctx context.Context, p payment.Payment) (payment.SourceInfo, bool, error) {
+func (q queries) CreatePayment(ctx context.Context, p payment.Payment) (payment.SourceInfo, bool, error) {
 	var r struct {
 		CustomerID string `db:"customer_id"`
 		Verified   bool   `db:"verified"`
 		Removed    bool   `db:"removed"`
 		Created    bool   `db:"created"`
 	}
-	err := sqlx.GetContext(ctx, db.q(ctx), &r, createPayment, p.Scope.MerchantID, p.Scope.Env,
+	err := sqlx.GetContext(ctx, q.ex, &r, createPayment, p.Scope.MerchantID, p.Scope.Env,
 		p.SourceID, p.ID, p.Direction, p.Cents, p.Description, p.Status, p.SettleAt, p.CreatedAt)
 	if err != nil {
 		return payment.SourceInfo{}, false, translate(err)
@@ -114,8 +114,8 @@ VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16)`
 
 // InsertPayment stores a new payment; errs.Conflict when a subscription's
 // debit for that due date exists already.
-func (db *DB) InsertPayment(ctx context.Context, p payment.Payment) error {
-	_, err := db.q(ctx).ExecContext(ctx, insertPayment, p.Scope.MerchantID, p.Scope.Env, p.ID, p.SourceID, p.CustomerID,
+func (q queries) InsertPayment(ctx context.Context, p payment.Payment) error {
+	_, err := q.ex.ExecContext(ctx, insertPayment, p.Scope.MerchantID, p.Scope.Env, p.ID, p.SourceID, p.CustomerID,
 		p.Direction, p.Cents, p.Description, p.Status, p.FailureCode, p.SubscriptionID, p.Attempt, p.DueDate, p.SettleAt,
 		p.SettledAt, p.CreatedAt)
 	return translate(err)
@@ -125,13 +125,13 @@ const selectPayment = `SELECT ` + paymentColumns + ` FROM payments
 WHERE ` + byID
 
 // Payment returns one payment.
-func (db *DB) Payment(ctx context.Context, scope tenant.Scope, id string) (payment.Payment, error) {
-	return getOne[paymentRow](ctx, db.q(ctx), selectPayment, scope.MerchantID, scope.Env, id)
+func (q queries) Payment(ctx context.Context, scope tenant.Scope, id string) (payment.Payment, error) {
+	return getOne[paymentRow](ctx, q.ex, selectPayment, scope.MerchantID, scope.Env, id)
 }
 
 // PaymentForUpdate is Payment with its row locked until the transaction ends.
-func (db *DB) PaymentForUpdate(ctx context.Context, scope tenant.Scope, id string) (payment.Payment, error) {
-	return getOne[paymentRow](ctx, db.q(ctx), selectPayment+` FOR UPDATE`, scope.MerchantID, scope.Env, id)
+func (q queries) PaymentForUpdate(ctx context.Context, scope tenant.Scope, id string) (payment.Payment, error) {
+	return getOne[paymentRow](ctx, q.ex, selectPayment+` FOR UPDATE`, scope.MerchantID, scope.Env, id)
 }
 
 const listPayments = `SELECT ` + paymentColumns + ` FROM payments
@@ -141,9 +141,9 @@ ORDER BY created_at DESC, id DESC
 LIMIT $5`
 
 // ListPayments returns up to p.Limit+1 payments, newest first.
-func (db *DB) ListPayments(ctx context.Context, scope tenant.Scope, sourceID string, p paging.Page) ([]payment.Payment, error) {
+func (q queries) ListPayments(ctx context.Context, scope tenant.Scope, sourceID string, p paging.Page) ([]payment.Payment, error) {
 	var rows []paymentRow
-	if err := db.list(ctx, &rows, listPayments, "payments", scope, p, sourceID); err != nil {
+	if err := q.list(ctx, &rows, listPayments, "payments", scope, p, sourceID); err != nil {
 		return nil, err
 	}
 	return mapRows(rows, paymentRow.domain), nil
@@ -156,9 +156,9 @@ LIMIT $2
 FOR UPDATE SKIP LOCKED`
 
 // SettlingPayments locks up to limit pending payments due to settle.
-func (db *DB) SettlingPayments(ctx context.Context, now time.Time, limit int) ([]payment.Payment, error) {
+func (q queries) SettlingPayments(ctx context.Context, now time.Time, limit int) ([]payment.Payment, error) {
 	var rows []paymentRow
-	if err := sqlx.SelectContext(ctx, db.q(ctx), &rows, settlingPayments, now, limit); err != nil {
+	if err := sqlx.SelectContext(ctx, q.ex, &rows, settlingPayments, now, limit); err != nil {
 		return nil, translate(err)
 	}
 	return mapRows(rows, paymentRow.domain), nil
@@ -169,8 +169,8 @@ UPDATE payments SET status = $4, failure_code = $5, settled_at = $6
 WHERE ` + byID
 
 // FinishPayment stores a payment's final status.
-func (db *DB) FinishPayment(ctx context.Context, p payment.Payment) error {
-	_, err := db.q(ctx).ExecContext(ctx, finishPayment, p.Scope.MerchantID, p.Scope.Env, p.ID, p.Status, p.FailureCode, p.SettledAt)
+func (q queries) FinishPayment(ctx context.Context, p payment.Payment) error {
+	_, err := q.ex.ExecContext(ctx, finishPayment, p.Scope.MerchantID, p.Scope.Env, p.ID, p.Status, p.FailureCode, p.SettledAt)
 	return translate(err)
 }
 
@@ -237,8 +237,8 @@ INSERT INTO subscriptions (` + subscriptionColumns + `)
 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18)`
 
 // InsertSubscription stores a new subscription.
-func (db *DB) InsertSubscription(ctx context.Context, s payment.Subscription) error {
-	_, err := db.q(ctx).ExecContext(ctx, insertSubscription, s.Scope.MerchantID, s.Scope.Env, s.ID, s.SourceID, s.CustomerID,
+func (q queries) InsertSubscription(ctx context.Context, s payment.Subscription) error {
+	_, err := q.ex.ExecContext(ctx, insertSubscription, s.Scope.MerchantID, s.Scope.Env, s.ID, s.SourceID, s.CustomerID,
 		s.Cents, s.Interval, s.Description, s.Status, s.StartDate, s.NextDate, s.PaymentCount, s.CancelReason,
 		s.CreatedAt, s.CanceledAt, s.RetryDate, s.RetryDue, retryAttempt(s))
 	return translate(err)
@@ -248,14 +248,14 @@ const selectSubscription = `SELECT ` + subscriptionColumns + ` FROM subscription
 WHERE merchant_id = $1 AND environment = $2 AND id = $3`
 
 // Subscription returns one subscription.
-func (db *DB) Subscription(ctx context.Context, scope tenant.Scope, id string) (payment.Subscription, error) {
-	return getOne[subscriptionRow](ctx, db.q(ctx), selectSubscription, scope.MerchantID, scope.Env, id)
+func (q queries) Subscription(ctx context.Context, scope tenant.Scope, id string) (payment.Subscription, error) {
+	return getOne[subscriptionRow](ctx, q.ex, selectSubscription, scope.MerchantID, scope.Env, id)
 }
 
 // SubscriptionForUpdate is Subscription with its row locked until the
 // transaction ends.
-func (db *DB) SubscriptionForUpdate(ctx context.Context, scope tenant.Scope, id string) (payment.Subscription, error) {
-	return getOne[subscriptionRow](ctx, db.q(ctx), selectSubscription+` FOR UPDATE`, scope.MerchantID, scope.Env, id)
+func (q queries) SubscriptionForUpdate(ctx context.Context, scope tenant.Scope, id string) (payment.Subscription, error) {
+	return getOne[subscriptionRow](ctx, q.ex, selectSubscription+` FOR UPDATE`, scope.MerchantID, scope.Env, id)
 }
 
 const listSubscriptions = `SELECT ` + subscriptionColumns + ` FROM subscriptions
@@ -265,9 +265,9 @@ ORDER BY created_at DESC, id DESC
 LIMIT $5`
 
 // ListSubscriptions returns up to p.Limit+1 subscriptions, newest first.
-func (db *DB) ListSubscriptions(ctx context.Context, scope tenant.Scope, sourceID string, p paging.Page) ([]payment.Subscription, error) {
+func (q queries) ListSubscriptions(ctx context.Context, scope tenant.Scope, sourceID string, p paging.Page) ([]payment.Subscription, error) {
 	var rows []subscriptionRow
-	if err := db.list(ctx, &rows, listSubscriptions, "subscriptions", scope, p, sourceID); err != nil {
+	if err := q.list(ctx, &rows, listSubscriptions, "subscriptions", scope, p, sourceID); err != nil {
 		return nil, err
 	}
 	return mapRows(rows, subscriptionRow.domain), nil
@@ -280,9 +280,9 @@ LIMIT $2
 FOR UPDATE SKIP LOCKED`
 
 // DueSubscriptions locks up to limit active subscriptions due on or before today.
-func (db *DB) DueSubscriptions(ctx context.Context, today string, limit int) ([]payment.Subscription, error) {
+func (q queries) DueSubscriptions(ctx context.Context, today string, limit int) ([]payment.Subscription, error) {
 	var rows []subscriptionRow
-	if err := sqlx.SelectContext(ctx, db.q(ctx), &rows, dueSubscriptions, today, limit); err != nil {
+	if err := sqlx.SelectContext(ctx, q.ex, &rows, dueSubscriptions, today, limit); err != nil {
 		return nil, translate(err)
 	}
 	return mapRows(rows, subscriptionRow.domain), nil
@@ -294,8 +294,8 @@ UPDATE subscriptions SET status = $4, next_date = $5, payment_count = $6, cancel
 WHERE merchant_id = $1 AND environment = $2 AND id = $3`
 
 // UpdateSubscription stores a subscription's schedule and state.
-func (db *DB) UpdateSubscription(ctx context.Context, s payment.Subscription) error {
-	_, err := db.q(ctx).ExecContext(ctx, updateSubscription, s.Scope.MerchantID, s.Scope.Env, s.ID, s.Status, s.NextDate,
+func (q queries) UpdateSubscription(ctx context.Context, s payment.Subscription) error {
+	_, err := q.ex.ExecContext(ctx, updateSubscription, s.Scope.MerchantID, s.Scope.Env, s.ID, s.Status, s.NextDate,
 		s.PaymentCount, s.CancelReason, s.CanceledAt, s.RetryDate, s.RetryDue, retryAttempt(s))
 	return translate(err)
 }
@@ -305,8 +305,8 @@ UPDATE payments SET settle_at = $4
 WHERE ` + byID + ` AND status = 'pending'`
 
 // SetPaymentSettleAt sets when a pending payment settles.
-func (db *DB) SetPaymentSettleAt(ctx context.Context, scope tenant.Scope, id string, at time.Time) error {
-	_, err := db.q(ctx).ExecContext(ctx, setPaymentSettleAt, scope.MerchantID, scope.Env, id, at)
+func (q queries) SetPaymentSettleAt(ctx context.Context, scope tenant.Scope, id string, at time.Time) error {
+	_, err := q.ex.ExecContext(ctx, setPaymentSettleAt, scope.MerchantID, scope.Env, id, at)
 	return translate(err)
 }
 
@@ -316,9 +316,9 @@ ORDER BY created_at
 FOR UPDATE`
 
 // ActiveSubscriptionsOfSource locks a source's active subscriptions.
-func (db *DB) ActiveSubscriptionsOfSource(ctx context.Context, scope tenant.Scope, sourceID string) ([]payment.Subscription, error) {
+func (q queries) ActiveSubscriptionsOfSource(ctx context.Context, scope tenant.Scope, sourceID string) ([]payment.Subscription, error) {
 	var rows []subscriptionRow
-	if err := sqlx.SelectContext(ctx, db.q(ctx), &rows, activeSubscriptionsOfSource, scope.MerchantID, scope.Env, sourceID); err != nil {
+	if err := sqlx.SelectContext(ctx, q.ex, &rows, activeSubscriptionsOfSource, scope.MerchantID, scope.Env, sourceID); err != nil {
 		return nil, translate(err)
 	}
 	return mapRows(rows, subscriptionRow.domain), nil

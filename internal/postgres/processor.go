@@ -13,9 +13,9 @@ const processorTokenUsed = `
 SELECT EXISTS (SELECT 1 FROM processor_tokens WHERE environment = $1 AND fingerprint = $2)`
 
 // ProcessorTokenUsed reports whether a token fingerprint was consumed.
-func (db *DB) ProcessorTokenUsed(ctx context.Context, env tenant.Environment, fingerprint []byte) (bool, error) {
+func (q queries) ProcessorTokenUsed(ctx context.Context, env tenant.Environment, fingerprint []byte) (bool, error) {
 	var used bool
-	err := sqlx.GetContext(ctx, db.q(ctx), &used, processorTokenUsed, env, fingerprint)
+	err := sqlx.GetContext(ctx, q.ex, &used, processorTokenUsed, env, fingerprint)
 	return used, translate(err)
 }
 
@@ -24,7 +24,7 @@ INSERT INTO processor_tokens (environment, fingerprint, merchant_id, funding_sou
 VALUES ($1, $2, $3, $4, $5)`
 
 // ConsumeProcessorToken records a token as used; errs.Conflict if it was.
-func (db *DB) ConsumeProcessorToken(ctx context.Context, scope tenant.Scope, fingerprint []byte, sourceID string, at time.Time) error {
-	_, err := db.q(ctx).ExecContext(ctx, consumeProcessorToken, scope.Env, fingerprint, scope.MerchantID, sourceID, at)
+func (q queries) ConsumeProcessorToken(ctx context.Context, scope tenant.Scope, fingerprint []byte, sourceID string, at time.Time) error {
+	_, err := q.ex.ExecContext(ctx, consumeProcessorToken, scope.Env, fingerprint, scope.MerchantID, sourceID, at)
 	return translate(err)
 }

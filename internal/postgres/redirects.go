@@ -21,13 +21,13 @@ WHERE e.public_key = $1`
 
 // LinkOwner returns the environment a public key belongs to, its merchant's
 // name and its allowed redirect origins, in one round trip.
-func (db *DB) LinkOwner(ctx context.Context, publicKey string) (merchant.Environment, string, []string, error) {
+func (q queries) LinkOwner(ctx context.Context, publicKey string) (merchant.Environment, string, []string, error) {
 	var r struct {
 		environmentRow
 		Name    string         `db:"name"`
 		Origins pq.StringArray `db:"origins"`
 	}
-	if err := sqlx.GetContext(ctx, db.q(ctx), &r, selectLinkOwner, publicKey); err != nil {
+	if err := sqlx.GetContext(ctx, q.ex, &r, selectLinkOwner, publicKey); err != nil {
 		return merchant.Environment{}, "", nil, translate(err)
 	}
 	return r.domain(), r.Name, []string(r.Origins), nil
@@ -39,9 +39,9 @@ WHERE merchant_id = $1 AND environment = $2
 ORDER BY origin`
 
 // RedirectOrigins lists the scope's allowed redirect origins, sorted.
-func (db *DB) RedirectOrigins(ctx context.Context, scope tenant.Scope) ([]string, error) {
+func (q queries) RedirectOrigins(ctx context.Context, scope tenant.Scope) ([]string, error) {
 	out := []string{}
-	err := sqlx.SelectContext(ctx, db.q(ctx), &out, selectRedirectOrigins, scope.MerchantID, scope.Env)
+	err := sqlx.SelectContext(ctx, q.ex, &out, selectRedirectOrigins, scope.MerchantID, scope.Env)
 	return out, translate(err)
 }
 
@@ -51,8 +51,8 @@ VALUES ($1, $2, $3, $4)
 ON CONFLICT DO NOTHING`
 
 // InsertRedirectOrigin allows an origin; allowing it twice changes nothing.
-func (db *DB) InsertRedirectOrigin(ctx context.Context, scope tenant.Scope, origin string, at time.Time) error {
-	_, err := db.q(ctx).ExecContext(ctx, insertRedirectOrigin, scope.MerchantID, scope.Env, origin, at)
+func (q queries) InsertRedirectOrigin(ctx context.Context, scope tenant.Scope, origin string, at time.Time) error {
+	_, err := q.ex.ExecContext(ctx, insertRedirectOrigin, scope.MerchantID, scope.Env, origin, at)
 	return translate(err)
 }
 
@@ -60,7 +60,7 @@ const deleteRedirectOrigin = `
 DELETE FROM redirect_origins WHERE merchant_id = $1 AND environment = $2 AND origin = $3`
 
 // DeleteRedirectOrigin removes an allowed origin; errs.NotFound when it was not allowed.
-func (db *DB) DeleteRedirectOrigin(ctx context.Context, scope tenant.Scope, origin string) error {
-	res, err := db.q(ctx).ExecContext(ctx, deleteRedirectOrigin, scope.MerchantID, scope.Env, origin)
+func (q queries) DeleteRedirectOrigin(ctx context.Context, scope tenant.Scope, origin string) error {
+	res, err := q.ex.ExecContext(ctx, deleteRedirectOrigin, scope.MerchantID, scope.Env, origin)
 	return oneRow(res, err, errs.NotFound)
 }

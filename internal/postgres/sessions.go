@@ -29,33 +29,33 @@ const sessionColumns = `id_hash, merchant_id, created_at, last_seen_at, ip, user
 const insertSession = `INSERT INTO dashboard_sessions (` + sessionColumns + `) VALUES ($1, $2, $3, $4, $5, $6)`
 
 // InsertSession records a dashboard sign-in.
-func (db *DB) InsertSession(ctx context.Context, s merchant.Session) error {
-	_, err := db.q(ctx).ExecContext(ctx, insertSession, s.IDHash, s.MerchantID, s.CreatedAt, s.LastSeenAt, s.IP, s.UserAgent)
+func (q queries) InsertSession(ctx context.Context, s merchant.Session) error {
+	_, err := q.ex.ExecContext(ctx, insertSession, s.IDHash, s.MerchantID, s.CreatedAt, s.LastSeenAt, s.IP, s.UserAgent)
 	return translate(err)
 }
 
 const selectSession = `SELECT ` + sessionColumns + ` FROM dashboard_sessions WHERE id_hash = $1`
 
 // SessionByHash returns a session by the hash of its id.
-func (db *DB) SessionByHash(ctx context.Context, idHash []byte) (merchant.Session, error) {
-	return getOne[sessionRow](ctx, db.q(ctx), selectSession, idHash)
+func (q queries) SessionByHash(ctx context.Context, idHash []byte) (merchant.Session, error) {
+	return getOne[sessionRow](ctx, q.ex, selectSession, idHash)
 }
 
 // TouchSession records a session's latest use.
-func (db *DB) TouchSession(ctx context.Context, idHash []byte, at time.Time) error {
-	res, err := db.q(ctx).ExecContext(ctx, `UPDATE dashboard_sessions SET last_seen_at = $2 WHERE id_hash = $1`, idHash, at)
+func (q queries) TouchSession(ctx context.Context, idHash []byte, at time.Time) error {
+	res, err := q.ex.ExecContext(ctx, `UPDATE dashboard_sessions SET last_seen_at = $2 WHERE id_hash = $1`, idHash, at)
 	return oneRow(res, err, errs.NotFound)
 }
 
 // DeleteSession ends a session.
-func (db *DB) DeleteSession(ctx context.Context, idHash []byte) error {
-	res, err := db.q(ctx).ExecContext(ctx, `DELETE FROM dashboard_sessions WHERE id_hash = $1`, idHash)
+func (q queries) DeleteSession(ctx context.Context, idHash []byte) error {
+	res, err := q.ex.ExecContext(ctx, `DELETE FROM dashboard_sessions WHERE id_hash = $1`, idHash)
 	return oneRow(res, err, errs.NotFound)
 }
 
 // DeleteSessionsExcept ends every session of a merchant but keep's.
-func (db *DB) DeleteSessionsExcept(ctx context.Context, merchantID string, keep []byte) (int64, error) {
-	res, err := db.q(ctx).ExecContext(ctx, `DELETE FROM dashboard_sessions WHERE merchant_id = $1 AND id_hash <> $2`, merchantID, keep)
+func (q queries) DeleteSessionsExcept(ctx context.Context, merchantID string, keep []byte) (int64, error) {
+	res, err := q.ex.ExecContext(ctx, `DELETE FROM dashboard_sessions WHERE merchant_id = $1 AND id_hash <> $2`, merchantID, keep)
 	if err != nil {
 		return 0, translate(err)
 	}
@@ -64,8 +64,8 @@ func (db *DB) DeleteSessionsExcept(ctx context.Context, merchantID string, keep 
 
 // DeleteSessionsBefore ends sessions created before created or last seen
 // before seen.
-func (db *DB) DeleteSessionsBefore(ctx context.Context, created, seen time.Time) (int64, error) {
-	res, err := db.q(ctx).ExecContext(ctx, `DELETE FROM dashboard_sessions WHERE created_at < $1 OR last_seen_at < $2`, created, seen)
+func (q queries) DeleteSessionsBefore(ctx context.Context, created, seen time.Time) (int64, error) {
+	res, err := q.ex.ExecContext(ctx, `DELETE FROM dashboard_sessions WHERE created_at < $1 OR last_seen_at < $2`, created, seen)
 	if err != nil {
 		return 0, translate(err)
 	}
@@ -76,9 +76,9 @@ const merchantSessions = `SELECT ` + sessionColumns + ` FROM dashboard_sessions 
 ORDER BY created_at DESC LIMIT 100`
 
 // Sessions lists a merchant's sessions, newest first (at most 100).
-func (db *DB) Sessions(ctx context.Context, merchantID string) ([]merchant.Session, error) {
+func (q queries) Sessions(ctx context.Context, merchantID string) ([]merchant.Session, error) {
 	var rows []sessionRow
-	if err := sqlx.SelectContext(ctx, db.q(ctx), &rows, merchantSessions, merchantID); err != nil {
+	if err := sqlx.SelectContext(ctx, q.ex, &rows, merchantSessions, merchantID); err != nil {
 		return nil, translate(err)
 	}
 	return mapRows(rows, sessionRow.domain), nil

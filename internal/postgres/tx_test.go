@@ -22,13 +22,13 @@ func TestWithTxCommitsRollsBackAndNestsUnderSavepoints(t *testing.T) {
 	ctx := context.Background()
 	innerErr := errors.New("inner failed")
 
-	err := db.WithTx(ctx, func(ctx context.Context) error {
-		if err := db.InsertMerchant(ctx, newMerchant("mer_outer", "outer@example.com")); err != nil {
+	err := db.WithTx(ctx, func(tx postgres.Tx) error {
+		if err := tx.InsertMerchant(ctx, newMerchant("mer_outer", "outer@example.com")); err != nil {
 			return err
 		}
 		// A failing inner use case undoes only its own writes.
-		err := db.WithTx(ctx, func(ctx context.Context) error {
-			if err := db.InsertMerchant(ctx, newMerchant("mer_inner", "inner@example.com")); err != nil {
+		err := tx.WithTx(ctx, func(tx postgres.Tx) error {
+			if err := tx.InsertMerchant(ctx, newMerchant("mer_inner", "inner@example.com")); err != nil {
 				return err
 			}
 			return innerErr
@@ -37,7 +37,7 @@ func TestWithTxCommitsRollsBackAndNestsUnderSavepoints(t *testing.T) {
 			t.Errorf("inner WithTx error = %v, want %v", err, innerErr)
 		}
 		// The transaction is still usable after the savepoint rollback.
-		return db.InsertMerchant(ctx, newMerchant("mer_after", "after@example.com"))
+		return tx.InsertMerchant(ctx, newMerchant("mer_after", "after@example.com"))
 	})
 	if err != nil {
 		t.Fatalf("WithTx: %v", err)
@@ -50,8 +50,8 @@ func TestWithTxCommitsRollsBackAndNestsUnderSavepoints(t *testing.T) {
 	}
 
 	// An error from the outer function rolls everything back.
-	_ = db.WithTx(ctx, func(ctx context.Context) error {
-		_ = db.InsertMerchant(ctx, newMerchant("mer_rolled", "rolled@example.com"))
+	_ = db.WithTx(ctx, func(tx postgres.Tx) error {
+		_ = tx.InsertMerchant(ctx, newMerchant("mer_rolled", "rolled@example.com"))
 		return innerErr
 	})
 	if _, err := db.Merchant(ctx, "mer_rolled"); !errs.Is(err, errs.NotFound) {

@@ -61,9 +61,9 @@ ON CONFLICT (merchant_id, environment) DO UPDATE SET url = EXCLUDED.url, updated
 RETURNING ` + endpointColumns
 
 // UpsertEndpoint stores a new endpoint, or changes the URL of the existing one.
-func (db *DB) UpsertEndpoint(ctx context.Context, ep webhook.Endpoint) (webhook.Endpoint, error) {
+func (q queries) UpsertEndpoint(ctx context.Context, ep webhook.Endpoint) (webhook.Endpoint, error) {
 	var r endpointRow
-	err := sqlx.GetContext(ctx, db.q(ctx), &r, upsertEndpoint, ep.Scope.MerchantID, ep.Scope.Env, ep.URL,
+	err := sqlx.GetContext(ctx, q.ex, &r, upsertEndpoint, ep.Scope.MerchantID, ep.Scope.Env, ep.URL,
 		ep.Secret.KeyID, ep.Secret.Data, ep.CreatedAt)
 	if err != nil {
 		return webhook.Endpoint{}, translate(err)
@@ -75,14 +75,14 @@ const selectEndpoint = `SELECT ` + endpointColumns + `
 FROM webhook_endpoints WHERE merchant_id = $1 AND environment = $2`
 
 // Endpoint returns the scope's endpoint.
-func (db *DB) Endpoint(ctx context.Context, scope tenant.Scope) (webhook.Endpoint, error) {
-	return getOne[endpointRow](ctx, db.q(ctx), selectEndpoint, scope.MerchantID, scope.Env)
+func (q queries) Endpoint(ctx context.Context, scope tenant.Scope) (webhook.Endpoint, error) {
+	return getOne[endpointRow](ctx, q.ex, selectEndpoint, scope.MerchantID, scope.Env)
 }
 
 // EndpointForUpdate is Endpoint with its row locked until the transaction
 // ends.
-func (db *DB) EndpointForUpdate(ctx context.Context, scope tenant.Scope) (webhook.Endpoint, error) {
-	return getOne[endpointRow](ctx, db.q(ctx), selectEndpoint+` FOR UPDATE`, scope.MerchantID, scope.Env)
+func (q queries) EndpointForUpdate(ctx context.Context, scope tenant.Scope) (webhook.Endpoint, error) {
+	return getOne[endpointRow](ctx, q.ex, selectEndpoint+` FOR UPDATE`, scope.MerchantID, scope.Env)
 }
 
 const updateSecrets = `
@@ -91,13 +91,13 @@ UPDATE webhook_endpoints SET secret_key_id = $3, secret_sealed = $4,
 WHERE merchant_id = $1 AND environment = $2`
 
 // UpdateSecrets stores an endpoint's current and previous secrets.
-func (db *DB) UpdateSecrets(ctx context.Context, ep webhook.Endpoint) error {
+func (q queries) UpdateSecrets(ctx context.Context, ep webhook.Endpoint) error {
 	var prevID *string
 	var prev []byte
 	if ep.Previous != nil {
 		prevID, prev = &ep.Previous.KeyID, ep.Previous.Data
 	}
-	res, err := db.q(ctx).ExecContext(ctx, updateSecrets, ep.Scope.MerchantID, ep.Scope.Env,
+	res, err := q.ex.ExecContext(ctx, updateSecrets, ep.Scope.MerchantID, ep.Scope.Env,
 		ep.Secret.KeyID, ep.Secret.Data, prevID, prev, ep.PreviousExpiresAt, ep.UpdatedAt)
 	return oneRow(res, err, errs.NotFound)
 }
@@ -121,9 +121,9 @@ WITH canceled AS (
 SELECT count(*) FROM gone`
 
 // DeleteEndpoint removes the scope's endpoint and cancels its pending deliveries.
-func (db *DB) DeleteEndpoint(ctx context.Context, scope tenant.Scope, at time.Time) error {
+func (q queries) DeleteEndpoint(ctx context.Context, scope tenant.Scope, at time.Time) error {
 	var n int
-	if err := sqlx.GetContext(ctx, db.q(ctx), &n, deleteEndpoint, scope.MerchantID, scope.Env, at); err != nil {
+	if err := sqlx.GetContext(ctx, q.ex, &n, deleteEndpoint, scope.MerchantID, scope.Env, at); err != nil {
 		return translate(err)
 	}
 	if n == 0 {
@@ -170,9 +170,9 @@ LIMIT $5`
 
 // DeliveryLog returns up to p.Limit+1 events newest first with the state of
 // their latest delivery.
-func (db *DB) DeliveryLog(ctx context.Context, scope tenant.Scope, p paging.Page) ([]webhook.LogEntry, error) {
+func (q queries) DeliveryLog(ctx context.Context, scope tenant.Scope, p paging.Page) ([]webhook.LogEntry, error) {
 	var rows []logRow
-	if err := db.list(ctx, &rows, deliveryLog, "events", scope, p); err != nil {
+	if err := q.list(ctx, &rows, deliveryLog, "events", scope, p); err != nil {
 		return nil, err
 	}
 	return mapRows(rows, logRow.domain), nil
@@ -223,13 +223,13 @@ WHERE d.merchant_id = $1 AND d.environment = $2 AND d.event_id = $3
 ORDER BY a.attempted_at, a.id`
 
 // Deliveries returns an event's deliveries with their attempts, oldest first.
-func (db *DB) Deliveries(ctx context.Context, scope tenant.Scope, eventID string) ([]webhook.Delivery, error) {
+func (q queries) Deliveries(ctx context.Context, scope tenant.Scope, eventID string) ([]webhook.Delivery, error) {
 	var ds []deliveryRow
-	if err := sqlx.SelectContext(ctx, db.q(ctx), &ds, selectDeliveries, scope.MerchantID, scope.Env, eventID); err != nil {
+	if err := sqlx.SelectContext(ctx, q.ex, &ds, selectDeliveries, scope.MerchantID, scope.Env, eventID); err != nil {
 		return nil, translate(err)
 	}
 	var as []attemptRow
-	if err := sqlx.SelectContext(ctx, db.q(ctx), &as, selectAttempts, scope.MerchantID, scope.Env, eventID); err != nil {
+	if err := sqlx.SelectContext(ctx, q.ex, &as, selectAttempts, scope.MerchantID, scope.Env, eventID); err != nil {
 		return nil, translate(err)
 	}
 	out := make([]webhook.Delivery, len(ds))
@@ -263,12 +263,12 @@ SELECT (SELECT count(*) FROM due) + (SELECT count(*) FROM added)`
 // QueueDelivery makes the event's pending delivery due now (unless it is
 // being sent right now) or adds a new one, and wakes the dispatchers when
 // the transaction commits.
-func (db *DB) QueueDelivery(ctx context.Context, scope tenant.Scope, eventID, id string, now time.Time) error {
+func (q queries) QueueDelivery(ctx context.Context, scope tenant.Scope, eventID, id string, now time.Time) error {
 	var n int
-	if err := sqlx.GetContext(ctx, db.q(ctx), &n, queueDelivery, scope.MerchantID, scope.Env, eventID, now, id); err != nil {
+	if err := sqlx.GetContext(ctx, q.ex, &n, queueDelivery, scope.MerchantID, scope.Env, eventID, now, id); err != nil {
 		return translate(err)
 	}
-	db.queued(ctx, n)
+	q.queued(n)
 	return nil
 }
 
@@ -336,13 +336,13 @@ JOIN webhook_endpoints w ON w.merchant_id = d.merchant_id AND w.environment = d.
 
 // ClaimDeliveries leases due deliveries (see claimDeliveries). Run outside
 // a transaction, it commits at once: no lock outlives the statement.
-func (db *DB) ClaimDeliveries(ctx context.Context, r webhook.ClaimRequest) ([]webhook.Claim, error) {
+func (q queries) ClaimDeliveries(ctx context.Context, r webhook.ClaimRequest) ([]webhook.Claim, error) {
 	keys, counts := make([]string, 0, len(r.InFlight)), make([]int64, 0, len(r.InFlight))
 	for k, n := range r.InFlight {
 		keys, counts = append(keys, k), append(counts, int64(n))
 	}
 	var rows []deliveryClaimRow
-	if err := sqlx.SelectContext(ctx, db.q(ctx), &rows, claimDeliveries, r.Now, pq.Array(keys), r.Limit, r.LeaseUntil,
+	if err := sqlx.SelectContext(ctx, q.ex, &rows, claimDeliveries, r.Now, pq.Array(keys), r.Limit, r.LeaseUntil,
 		r.Token, webhook.BackoffAfter, pq.Array(counts), max(r.PerEndpoint, 1)); err != nil {
 		return nil, translate(err)
 	}
@@ -386,9 +386,9 @@ SELECT count(*) FROM done`
 // lease of token holds it; errs.Conflict when it no longer does. A
 // delivered one also clears its endpoint's failure streak, in the same
 // statement, so a success commits in one round trip.
-func (db *DB) FinishDelivery(ctx context.Context, d webhook.Delivery, a webhook.Attempt, token string) error {
+func (q queries) FinishDelivery(ctx context.Context, d webhook.Delivery, a webhook.Attempt, token string) error {
 	var n int
-	err := sqlx.GetContext(ctx, db.q(ctx), &n, finishDelivery, d.ID, d.Status, d.Attempts, d.NextAttemptAt, d.LastError,
+	err := sqlx.GetContext(ctx, q.ex, &n, finishDelivery, d.ID, d.Status, d.Attempts, d.NextAttemptAt, d.LastError,
 		d.UpdatedAt, a.AttemptedAt, a.URL, a.StatusCode, a.LatencyMS, a.ResponseBody, a.Error, token)
 	if err != nil {
 		return translate(err)
@@ -411,9 +411,9 @@ RETURNING disabled_at IS NOT DISTINCT FROM $3::timestamptz`
 // EndpointFailed counts a failed attempt and disables the endpoint once it
 // has failed for disableAfter without a success; disabled reports that
 // this call disabled it.
-func (db *DB) EndpointFailed(ctx context.Context, scope tenant.Scope, now time.Time, disableAfter time.Duration) (bool, error) {
+func (q queries) EndpointFailed(ctx context.Context, scope tenant.Scope, now time.Time, disableAfter time.Duration) (bool, error) {
 	var disabled bool
-	err := sqlx.GetContext(ctx, db.q(ctx), &disabled, endpointFailed, scope.MerchantID, scope.Env, now, disableAfter.Microseconds())
+	err := sqlx.GetContext(ctx, q.ex, &disabled, endpointFailed, scope.MerchantID, scope.Env, now, disableAfter.Microseconds())
 	return disabled, translate(err)
 }
 
@@ -431,14 +431,14 @@ SELECT count(*) FROM ep`
 
 // EnableEndpoint enables the endpoint again and makes every held delivery
 // due at its creation time, so they go out oldest first.
-func (db *DB) EnableEndpoint(ctx context.Context, scope tenant.Scope, now time.Time) error {
+func (q queries) EnableEndpoint(ctx context.Context, scope tenant.Scope, now time.Time) error {
 	var n int
-	if err := sqlx.GetContext(ctx, db.q(ctx), &n, enableEndpoint, scope.MerchantID, scope.Env, now); err != nil {
+	if err := sqlx.GetContext(ctx, q.ex, &n, enableEndpoint, scope.MerchantID, scope.Env, now); err != nil {
 		return translate(err)
 	}
 	if n == 0 {
 		return errs.New(errs.NotFound, "no webhook endpoint")
 	}
-	db.queued(ctx, n) // the deliveries it held are due
+	q.queued(n) // the deliveries it held are due
 	return nil
 }

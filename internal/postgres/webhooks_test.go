@@ -8,6 +8,7 @@ import (
 
 	"github.com/fundsource/fundsource/internal/core/event"
 	"github.com/fundsource/fundsource/internal/core/tenant"
+	"github.com/fundsource/fundsource/internal/postgres"
 	"github.com/fundsource/fundsource/internal/testing/pgtest"
 	"github.com/fundsource/fundsource/internal/webhook"
 )
@@ -37,11 +38,11 @@ WHERE merchant_id = 'mer_deadlock' RETURNING id`); err != nil {
 	}
 
 	deleted := make(chan error, 1)
-	err := db.WithTx(ctx, func(ctx context.Context) error {
+	err := db.WithTx(ctx, func(tx postgres.Tx) error {
 		// The dispatcher's transaction: the delivery's new state first.
 		next := now.Add(time.Minute)
 		failure := "connection refused"
-		if err := db.FinishDelivery(ctx, webhook.Delivery{ID: id, Scope: scope, Status: webhook.Pending, Attempts: 1,
+		if err := tx.FinishDelivery(ctx, webhook.Delivery{ID: id, Scope: scope, Status: webhook.Pending, Attempts: 1,
 			NextAttemptAt: &next, LastError: &failure, UpdatedAt: now},
 			webhook.Attempt{AttemptedAt: now, URL: "https://hooks.example/in", Error: &failure}, "tok"); err != nil {
 			return err
@@ -51,7 +52,7 @@ WHERE merchant_id = 'mer_deadlock' RETURNING id`); err != nil {
 		go func() { deleted <- db.DeleteEndpoint(context.Background(), scope, now) }()
 		waitForLockWait(t, db.Pool(), 1)
 		// Then the endpoint's failure streak.
-		_, err := db.EndpointFailed(ctx, scope, now, time.Hour)
+		_, err := tx.EndpointFailed(ctx, scope, now, time.Hour)
 		return err
 	})
 	if err != nil {
@@ -110,11 +111,11 @@ func TestDispatchersAreWokenAfterTheCommit(t *testing.T) {
 	execAll(t, db.Pool(), merchantRows(quiet.MerchantID, hooked.MerchantID)...)
 	execAll(t, db.Pool(), `INSERT INTO webhook_endpoints (merchant_id, environment, url, secret_key_id, secret_sealed, created_at, updated_at)
 VALUES ('mer_hooked', 'sandbox', 'https://hooks.example/in', 'k1', '\x00', now(), now())`)
-	record := func(ctx context.Context, scope tenant.Scope) error {
-		return db.RecordEvent(ctx, event.New(scope, event.WebhookTest, map[string]int{"n": 1}, time.Now().UTC()))
+	record := func(st postgres.Stores, scope tenant.Scope) error {
+		return st.Webhooks().RecordEvent(ctx, event.New(scope, event.WebhookTest, map[string]int{"n": 1}, time.Now().UTC()))
 	}
 
-	if err := record(ctx, quiet); err != nil {
+	if err := record(db, quiet); err != nil {
 		t.Fatal(err)
 	}
 	if woken(500 * time.Millisecond) {
@@ -122,8 +123,8 @@ VALUES ('mer_hooked', 'sandbox', 'https://hooks.example/in', 'k1', '\x00', now()
 	}
 
 	rollback := errors.New("roll back")
-	if err := db.WithTx(ctx, func(ctx context.Context) error {
-		if err := record(ctx, hooked); err != nil {
+	if err := db.WithTx(ctx, func(tx postgres.Tx) error {
+		if err := record(tx, hooked); err != nil {
 			return err
 		}
 		return rollback
@@ -134,8 +135,8 @@ VALUES ('mer_hooked', 'sandbox', 'https://hooks.example/in', 'k1', '\x00', now()
 		t.Error("woken by a transaction that rolled back")
 	}
 
-	if err := db.WithTx(ctx, func(ctx context.Context) error {
-		if err := record(ctx, hooked); err != nil {
+	if err := db.WithTx(ctx, func(tx postgres.Tx) error {
+		if err := record(tx, hooked); err != nil {
 			return err
 		}
 		if woken(500 * time.Millisecond) {
@@ -149,7 +150,7 @@ VALUES ('mer_hooked', 'sandbox', 'https://hooks.example/in', 'k1', '\x00', now()
 		t.Error("not woken after the commit of a queued delivery")
 	}
 
-	if err := record(ctx, hooked); err != nil { // a statement on its own
+	if err := record(db, hooked); err != nil { // a statement on its own
 		t.Fatal(err)
 	}
 	if !woken(5 * time.Second) {

@@ -273,17 +273,17 @@ func (d *Dispatcher) deliver(ctx context.Context, c Claim) (bool, error) {
 	if succeeded(a) {
 		err = d.store.FinishDelivery(ctx, next(c.Delivery, a, now), a, c.LeaseToken)
 	} else {
-		err = d.store.WithTx(ctx, func(tx context.Context) error {
-			if err := d.store.FinishDelivery(tx, next(c.Delivery, a, now), a, c.LeaseToken); err != nil {
+		err = d.store.WithTx(ctx, func(tx Store) error {
+			if err := tx.FinishDelivery(ctx, next(c.Delivery, a, now), a, c.LeaseToken); err != nil {
 				return err
 			}
-			disabled, err := d.store.EndpointFailed(tx, c.Delivery.Scope, now, d.opts.DisableAfter)
+			disabled, err := tx.EndpointFailed(ctx, c.Delivery.Scope, now, d.opts.DisableAfter)
 			if err != nil || !disabled {
 				return err
 			}
 			d.opts.Logger.Warn("webhook endpoint disabled after failing continuously",
 				slog.String("merchant_id", c.Delivery.Scope.MerchantID), slog.String("environment", string(c.Delivery.Scope.Env)))
-			return d.store.RecordUndeliveredEvent(tx, event.New(c.Delivery.Scope, event.WebhookDisabled, Disabled{
+			return tx.RecordUndeliveredEvent(ctx, event.New(c.Delivery.Scope, event.WebhookDisabled, Disabled{
 				WebhookURL: c.Endpoint.URL, DisabledAt: now, LastError: describe(a),
 				FailingFor: d.opts.DisableAfter.String(),
 			}, now))

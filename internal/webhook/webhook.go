@@ -184,7 +184,9 @@ type ClaimRequest struct {
 
 // Store is the persistence the webhook service and dispatcher need.
 type Store interface {
-	WithTx(ctx context.Context, fn func(ctx context.Context) error) error
+	// WithTx runs fn in one transaction, on the store bound to it; on a
+	// store that is a transaction's already, under a savepoint of it.
+	WithTx(ctx context.Context, fn func(tx Store) error) error
 	event.Recorder
 
 	// UpsertEndpoint stores ep, or when the scope has an endpoint already
@@ -255,6 +257,14 @@ type Service struct {
 	vault  Vault
 	now    func() time.Time
 	policy URLPolicy
+}
+
+// On returns the service on tx, a store bound to a caller's transaction:
+// its use cases write in that transaction, each under a savepoint of it.
+func (s *Service) On(tx Store) *Service {
+	c := *s
+	c.store = tx
+	return &c
 }
 
 // NewService returns a Service.
@@ -377,8 +387,8 @@ func (s *Service) Enable(ctx context.Context, scope tenant.Scope) (Registration,
 // the new one for SecretOverlap (a secret rolled before that is dropped).
 func (s *Service) RollSecret(ctx context.Context, scope tenant.Scope) (Registration, error) {
 	var out Registration
-	err := s.store.WithTx(ctx, func(ctx context.Context) error {
-		ep, err := endpoint(ctx, scope, s.store.EndpointForUpdate)
+	err := s.store.WithTx(ctx, func(tx Store) error {
+		ep, err := endpoint(ctx, scope, tx.EndpointForUpdate)
 		if err != nil {
 			return err
 		}
@@ -387,7 +397,7 @@ func (s *Service) RollSecret(ctx context.Context, scope tenant.Scope) (Registrat
 		ep.Previous, ep.PreviousExpiresAt = &prev, &until
 		ep.Secret = s.seal(scope, NewSecret())
 		ep.UpdatedAt = now
-		if err := s.store.UpdateSecrets(ctx, ep); err != nil {
+		if err := tx.UpdateSecrets(ctx, ep); err != nil {
 			return err
 		}
 		out, err = s.view(ep)
@@ -456,16 +466,16 @@ func (s *Service) Event(ctx context.Context, scope tenant.Scope, id string) (Eve
 // Redeliver sends an event again to the current webhook URL: its pending
 // delivery becomes due now, or a new delivery starts a fresh retry schedule.
 func (s *Service) Redeliver(ctx context.Context, scope tenant.Scope, id string) (EventDetail, error) {
-	err := s.store.WithTx(ctx, func(ctx context.Context) error {
-		if _, err := s.store.Event(ctx, scope, id); errs.Is(err, errs.NotFound) {
+	err := s.store.WithTx(ctx, func(tx Store) error {
+		if _, err := tx.Event(ctx, scope, id); errs.Is(err, errs.NotFound) {
 			return eventNotFound()
 		} else if err != nil {
 			return err
 		}
-		if _, err := endpoint(ctx, scope, s.store.Endpoint); err != nil {
+		if _, err := endpoint(ctx, scope, tx.Endpoint); err != nil {
 			return err
 		}
-		return s.store.QueueDelivery(ctx, scope, id, ids.New(DeliveryPrefix), s.now().UTC())
+		return tx.QueueDelivery(ctx, scope, id, ids.New(DeliveryPrefix), s.now().UTC())
 	})
 	if err != nil {
 		return EventDetail{}, err

@@ -25,6 +25,8 @@ import (
 
 	"github.com/fundsource/fundsource/internal/ach"
 	"github.com/fundsource/fundsource/internal/config"
+	"github.com/fundsource/fundsource/internal/core/idempotency"
+	"github.com/fundsource/fundsource/internal/core/tenant"
 	"github.com/fundsource/fundsource/internal/customer"
 	"github.com/fundsource/fundsource/internal/funding"
 	"github.com/fundsource/fundsource/internal/merchant"
@@ -35,6 +37,7 @@ import (
 	"github.com/fundsource/fundsource/internal/vault"
 	"github.com/fundsource/fundsource/internal/webhook"
 	"github.com/fundsource/fundsource/web"
+	"github.com/fundsource/fundsource/web/api"
 	"github.com/fundsource/fundsource/web/surface"
 )
 
@@ -85,19 +88,24 @@ func Build(cfg *config.Config, d Deps) (*Services, error) {
 		cost = bcrypt.DefaultCost
 	}
 	db, now := d.DB, d.Now
-	fund := funding.NewService(db, banks, v, now)
+	fund := funding.NewService(db.Funding(), banks, v, now)
 	if cfg.PlaidBaseURL != "" {
 		fund.WithProvider(provider.New(cfg.PlaidBaseURL, cfg.PlaidClientID, cfg.PlaidSecret, d.Log))
 	}
 	s := &Services{
 		Config: cfg, Log: d.Log, Now: now, DB: db, Vault: v, Metrics: surface.NewMetrics(),
-		Merchants: merchant.NewService(db, bcryptHasher{cost: cost}, now),
-		Customers: customer.NewService(db, now),
+		Merchants: merchant.NewService(db.Merchants(), bcryptHasher{cost: cost}, now),
+		Customers: customer.NewService(db.Customers(), now),
 		Funding:   fund,
-		Webhooks:  webhook.NewService(db, v, now, webhook.URLPolicy{AllowPrivate: cfg.WebhookAllowPrivateTargets}),
-		Payments:  payment.NewService(db, payment.Config{MaxAmount: cfg.PaymentMaxCents, SettleDelay: cfg.PaymentSettleDelay}, now),
+		Webhooks:  webhook.NewService(db.Webhooks(), v, now, webhook.URLPolicy{AllowPrivate: cfg.WebhookAllowPrivateTargets}),
+		Payments:  payment.NewService(db.Payments(), payment.Config{MaxAmount: cfg.PaymentMaxCents, SettleDelay: cfg.PaymentSettleDelay}, now),
 	}
-	s.Funding.OnRemove(s.Payments.CancelForSource) // a removed source's subscriptions end with it
+	// A removed source's subscriptions end with it, in the removal's
+	// transaction: every store of package postgres reaches the other
+	// domains' stores on its transaction (postgres.Stores).
+	s.Funding.OnRemove(func(ctx context.Context, tx funding.Store, scope tenant.Scope, sourceID string) error {
+		return s.Payments.CancelForSourceTx(ctx, tx.(postgres.Stores).Payments(), scope, sourceID)
+	})
 	if cfg.ACHODFIRouting != "" {
 		ac := ach.Config{Dir: cfg.ACHOutboxDir, ODFIRouting: cfg.ACHODFIRouting, DestinationRouting: cfg.ACHDestinationRouting,
 			DestinationName: cfg.ACHDestinationName, OriginName: cfg.ACHOriginName, CompanyName: cfg.ACHCompanyName,
@@ -105,7 +113,7 @@ func Build(cfg *config.Config, d Deps) (*Services, error) {
 		if err := ac.Validate(); err != nil {
 			return nil, err
 		}
-		s.Originator = ach.NewOriginator(ac, db, s.Funding, s.Payments, s.Customers, now)
+		s.Originator = ach.NewOriginator(ac, db.ACH(), s.Funding, s.Payments, s.Customers, now)
 	}
 	return s, nil
 }
@@ -145,7 +153,7 @@ func (s *Services) Handler() *gin.Engine {
 		Logger:      s.Log,
 		Now:         s.Now,
 		DB:          s.DB,
-		Idempotency: s.DB,
+		Idempotency: idempotent{s},
 		Merchants:   s.Merchants,
 		Customers:   s.Customers,
 		Funding:     s.Funding,
@@ -153,6 +161,26 @@ func (s *Services) Handler() *gin.Engine {
 		Payments:    s.Payments,
 		Metrics:     s.Metrics,
 	})
+}
+
+// On returns the API's services bound to tx: an idempotent request's use
+// cases write in the transaction that holds the claim on its key.
+func (s *Services) On(tx postgres.Tx) api.Services {
+	return api.Services{
+		Merchants: s.Merchants.On(tx.Merchants()),
+		Customers: s.Customers.On(tx.Customers()),
+		Funding:   s.Funding.On(tx.Funding()),
+		Webhooks:  s.Webhooks.On(tx.Webhooks()),
+		Payments:  s.Payments.On(tx.Payments()),
+	}
+}
+
+// idempotent is the API's IdempotencyStore: postgres.DB.Idempotent, whose
+// function gets the services bound to the request's transaction.
+type idempotent struct{ s *Services }
+
+func (i idempotent) Idempotent(ctx context.Context, req idempotency.Request, fn func(tx api.Services) (idempotency.Response, bool)) (*idempotency.Response, error) {
+	return i.s.DB.Idempotent(ctx, req, func(tx postgres.Tx) (idempotency.Response, bool) { return fn(i.s.On(tx)) })
 }
 
 // Dispatcher is a webhook dispatcher with the configured client and
@@ -165,7 +193,7 @@ func (s *Services) Dispatcher(opts webhook.DispatcherOptions) *webhook.Dispatche
 	opts.Poll = cmp.Or(opts.Poll, cfg.WebhookPollInterval)
 	opts.Timeout = cmp.Or(opts.Timeout, cfg.WebhookTimeout)
 	opts.DisableAfter = cmp.Or(opts.DisableAfter, cfg.WebhookDisableAfter)
-	return webhook.NewDispatcher(s.DB, s.Vault, webhook.NewClient(s.Config.WebhookAllowPrivateTargets), s.Now, opts)
+	return webhook.NewDispatcher(s.DB.Webhooks(), s.Vault, webhook.NewClient(s.Config.WebhookAllowPrivateTargets), s.Now, opts)
 }
 
 // LoadDirectory reads the FedACH directory file when configured, else the

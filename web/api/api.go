@@ -34,11 +34,21 @@ import (
 //go:embed openapi.json
 var OpenAPI []byte
 
-// IdempotencyStore runs a POST at most once per key (postgres.DB): fn
-// runs with the request's transaction in its ctx, after the claim on the
-// key, and its kept response is stored in that transaction.
+// Services are the domain services a handler calls, all on one executor:
+// the pool, or the transaction of an idempotent request.
+type Services struct {
+	Merchants *merchant.Service
+	Customers *customer.Service
+	Funding   *funding.Service
+	Webhooks  *webhook.Service
+	Payments  *payment.Service
+}
+
+// IdempotencyStore runs a POST at most once per key: it takes the claim on
+// the key in a new transaction, runs fn on the services bound to that
+// transaction, and stores fn's kept response in it.
 type IdempotencyStore interface {
-	Idempotent(ctx context.Context, req idempotency.Request, fn func(ctx context.Context) (idempotency.Response, bool)) (*idempotency.Response, error)
+	Idempotent(ctx context.Context, req idempotency.Request, fn func(tx Services) (idempotency.Response, bool)) (*idempotency.Response, error)
 }
 
 // Pinger checks that the database answers.
@@ -51,11 +61,9 @@ type Deps struct {
 	Config      *config.Config
 	DB          Pinger
 	Idempotency IdempotencyStore
-	Merchants   *merchant.Service
-	Customers   *customer.Service
-	Funding     *funding.Service
-	Webhooks    *webhook.Service
-	Payments    *payment.Service
+	// Services are on the pool: requests without an Idempotency-Key, and
+	// authentication, use them.
+	Services Services
 }
 
 // Surface is the API's handlers.
@@ -112,51 +120,50 @@ func (s *Surface) Mount(r *gin.Engine) {
 
 	before := []gin.HandlerFunc{s.authenticate, s.rateLimit, s.knownQuery, s.ReadBody}
 	// The two account-number creations take their Idempotency-Key
-	// themselves (createKeyed); every other route through the middleware.
+	// themselves (createKeyed); every other POST runs once per key (once).
 	r.POST("/v2/on-demand/funding-source", append(before, s.createOnDemand)...)
 	r.POST("/v2/funding-source", append(before, s.createForMicroDeposits)...)
-	chain := append(before, s.idempotency)
 	// The spec names POST /webhooks, /accounts and /accounts/delete without
 	// the /v2 prefix; both spellings work.
-	r.POST("/webhooks", append(chain, s.registerWebhook)...)
-	r.POST("/accounts", append(chain, s.checkAccount)...)
-	r.POST("/accounts/delete", append(chain, s.deleteAccount)...)
-	g := r.Group("/v2", chain...)
-	g.POST("/customers", s.createCustomer)
-	g.GET("/customers", s.listCustomers)
-	g.GET("/customers/:user_id", s.getCustomer)
-	g.GET("/customers/:user_id/funding-sources", s.listCustomerSources)
-	g.POST("/funding-source/processor/linking", s.linkProcessorToken)
-	g.GET("/funding-source/:funding_source_id", s.getSource)
-	g.POST("/funding-source/initiate/verification", s.initiateVerification)
-	g.POST("/funding-source/verify", s.verifyMicroDeposits)
-	g.POST("/accounts", s.checkAccount)
-	g.POST("/accounts/delete", s.deleteAccount)
+	r.POST("/webhooks", append(before, s.once(s.registerWebhook))...)
+	r.POST("/accounts", append(before, s.once(s.checkAccount))...)
+	r.POST("/accounts/delete", append(before, s.once(s.deleteAccount))...)
+	g := r.Group("/v2", before...)
+	g.POST("/customers", s.once(s.createCustomer))
+	g.GET("/customers", s.run(s.listCustomers))
+	g.GET("/customers/:user_id", s.run(s.getCustomer))
+	g.GET("/customers/:user_id/funding-sources", s.run(s.listCustomerSources))
+	g.POST("/funding-source/processor/linking", s.once(s.linkProcessorToken))
+	g.GET("/funding-source/:funding_source_id", s.run(s.getSource))
+	g.POST("/funding-source/initiate/verification", s.once(s.initiateVerification))
+	g.POST("/funding-source/verify", s.once(s.verifyMicroDeposits))
+	g.POST("/accounts", s.once(s.checkAccount))
+	g.POST("/accounts/delete", s.once(s.deleteAccount))
 	sb := g.Group("/sandbox", s.sandboxOnly)
-	sb.GET("/funding-source/:funding_source_id/micro-deposits", s.sandboxMicroDeposits)
-	sb.POST("/funding-source/:funding_source_id/micro-deposits/return", s.simulateDepositReturn)
-	sb.POST("/funding-source/:funding_source_id/micro-deposits/expire", s.simulateDepositExpiry)
-	sb.POST("/payments/:id/return", s.simulatePaymentReturn)
-	sb.POST("/subscriptions/:id/advance", s.advanceSubscription)
-	g.POST("/webhooks", s.registerWebhook)
-	g.GET("/webhooks", s.getWebhook)
-	g.DELETE("/webhooks", s.deleteWebhook)
-	g.POST("/webhooks/secret/roll", s.rollWebhookSecret)
-	g.POST("/webhooks/test", s.testWebhook)
-	g.POST("/webhooks/enable", s.enableWebhook)
-	g.GET("/events", s.listEvents)
-	g.GET("/events/:id", s.getEvent)
-	g.POST("/events/:id/redeliver", s.redeliverEvent)
-	g.POST("/payments", s.createPayment)
-	g.GET("/payments", s.listPayments)
-	g.GET("/payments/:id", s.getPayment)
-	g.POST("/payments/:id/cancel", s.cancelPayment)
-	g.POST("/customers/:user_id", s.updateCustomer)
-	g.POST("/funding-source/:funding_source_id", s.updateSource)
-	g.POST("/subscriptions", s.createSubscription)
-	g.GET("/subscriptions", s.listSubscriptions)
-	g.GET("/subscriptions/:id", s.getSubscription)
-	g.POST("/subscriptions/:id/cancel", s.cancelSubscription)
+	sb.GET("/funding-source/:funding_source_id/micro-deposits", s.run(s.sandboxMicroDeposits))
+	sb.POST("/funding-source/:funding_source_id/micro-deposits/return", s.once(s.simulateDepositReturn))
+	sb.POST("/funding-source/:funding_source_id/micro-deposits/expire", s.once(s.simulateDepositExpiry))
+	sb.POST("/payments/:id/return", s.once(s.simulatePaymentReturn))
+	sb.POST("/subscriptions/:id/advance", s.once(s.advanceSubscription))
+	g.POST("/webhooks", s.once(s.registerWebhook))
+	g.GET("/webhooks", s.run(s.getWebhook))
+	g.DELETE("/webhooks", s.run(s.deleteWebhook))
+	g.POST("/webhooks/secret/roll", s.once(s.rollWebhookSecret))
+	g.POST("/webhooks/test", s.once(s.testWebhook))
+	g.POST("/webhooks/enable", s.once(s.enableWebhook))
+	g.GET("/events", s.run(s.listEvents))
+	g.GET("/events/:id", s.run(s.getEvent))
+	g.POST("/events/:id/redeliver", s.once(s.redeliverEvent))
+	g.POST("/payments", s.once(s.createPayment))
+	g.GET("/payments", s.run(s.listPayments))
+	g.GET("/payments/:id", s.run(s.getPayment))
+	g.POST("/payments/:id/cancel", s.once(s.cancelPayment))
+	g.POST("/customers/:user_id", s.once(s.updateCustomer))
+	g.POST("/funding-source/:funding_source_id", s.once(s.updateSource))
+	g.POST("/subscriptions", s.once(s.createSubscription))
+	g.GET("/subscriptions", s.run(s.listSubscriptions))
+	g.GET("/subscriptions/:id", s.run(s.getSubscription))
+	g.POST("/subscriptions/:id/cancel", s.once(s.cancelSubscription))
 }
 
 // queryParams are the query parameters of the API routes that take any;

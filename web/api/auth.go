@@ -2,7 +2,6 @@ package api
 
 import (
 	"bytes"
-	"context"
 	"fmt"
 	"net"
 	"net/http"
@@ -40,7 +39,7 @@ func (s *Surface) authenticate(c *gin.Context) {
 		s.Fail(c, errs.Newf(errs.Unauthorized, "This is a %s key; send it to %s.", env, s.Config.BaseURL(env).String()))
 		return
 	}
-	p, err := s.Merchants.Authenticate(c.Request.Context(), key)
+	p, err := s.Services.Merchants.Authenticate(c.Request.Context(), key)
 	if err != nil {
 		s.Fail(c, err)
 		return
@@ -83,20 +82,31 @@ func (s *Surface) rateLimit(c *gin.Context) {
 	c.Next()
 }
 
-// idempotency makes a POST with an Idempotency-Key run at most once: the
-// claim on the key, the request's writes and its answer commit in one
-// transaction, and a replay returns the first status and body with
-// Idempotent-Replayed: true.
-func (s *Surface) idempotency(c *gin.Context) {
-	req, ok := s.idempotencyRequest(c)
-	if !ok {
-		return
+// handler is an API route's handler: it calls the domain services it is
+// given, svc.
+type handler func(c *gin.Context, svc Services)
+
+// run runs h on the pool's services.
+func (s *Surface) run(h handler) gin.HandlerFunc {
+	return func(c *gin.Context) { h(c, s.Services) }
+}
+
+// once runs a POST with an Idempotency-Key at most once: h runs on the
+// services of the request's transaction, in which the claim on the key,
+// the request's writes and its answer commit together; a replay returns
+// the first status and body with Idempotent-Replayed: true. Without a key,
+// h runs on the pool's services.
+func (s *Surface) once(h handler) gin.HandlerFunc {
+	return func(c *gin.Context) {
+		req, ok := s.idempotencyRequest(c)
+		switch {
+		case !ok:
+		case req == nil:
+			h(c, s.Services)
+		default:
+			s.runIdempotent(c, *req, h)
+		}
 	}
-	if req == nil {
-		c.Next()
-		return
-	}
-	s.runIdempotent(c, *req, func(c *gin.Context) { c.Next() })
 }
 
 // idempotencyRequest is the request's Idempotency-Key, nil when it has none
@@ -114,20 +124,19 @@ func (s *Surface) idempotencyRequest(c *gin.Context) (*idempotency.Request, bool
 		Hash: idempotency.RequestHash(s.Config.IdempotencyKey, c.Request.Method, c.Request.URL.Path, surface.Body(c))}, true
 }
 
-// runIdempotent runs handle under req (IdempotencyStore.Idempotent): its
-// answer is held until the transaction commits, a 5xx is not kept, and a
-// refused claim is answered instead.
-func (s *Surface) runIdempotent(c *gin.Context, req idempotency.Request, handle func(c *gin.Context)) {
-	orig, origReq := c.Writer, c.Request
+// runIdempotent runs h under req (IdempotencyStore.Idempotent) on the
+// services of its transaction: h's answer is held until the transaction
+// commits, a 5xx is not kept, and a refused claim is answered instead.
+func (s *Surface) runIdempotent(c *gin.Context, req idempotency.Request, h handler) {
+	orig := c.Writer
 	buf := &bufferedWriter{ResponseWriter: orig, status: http.StatusOK}
-	defer func() { c.Writer, c.Request = orig, origReq }() // also on panic, so recovery writes for real
-	replay, err := s.Idempotency.Idempotent(c.Request.Context(), req, func(ctx context.Context) (idempotency.Response, bool) {
-		c.Request = origReq.WithContext(ctx)
+	defer func() { c.Writer = orig }() // also on panic, so recovery writes for real
+	replay, err := s.Idempotency.Idempotent(c.Request.Context(), req, func(tx Services) (idempotency.Response, bool) {
 		c.Writer = buf
-		handle(c)
+		h(c, tx)
 		return idempotency.Response{Status: buf.status, Body: buf.body.Bytes()}, buf.status < 500
 	})
-	c.Writer, c.Request = orig, origReq
+	c.Writer = orig
 	switch {
 	case err != nil:
 		// Nothing was committed; whatever the handler wrote is void (but

@@ -7,31 +7,31 @@ import (
 	"github.com/fundsource/fundsource/web/surface"
 )
 
-func (s *Surface) createCustomer(c *gin.Context) {
+func (s *Surface) createCustomer(c *gin.Context, svc Services) {
 	var in customer.Input
 	if err := surface.Decode(c, &in); err != nil {
 		s.Fail(c, err)
 		return
 	}
-	cus, err := s.Customers.Create(c.Request.Context(), surface.Scope(c), in)
+	cus, err := svc.Customers.Create(c.Request.Context(), surface.Scope(c), in)
 	surface.Reply(s.Shared, c, cus, err)
 }
 
-func (s *Surface) getCustomer(c *gin.Context) {
-	cus, err := s.Customers.Get(c.Request.Context(), surface.Scope(c), c.Param("user_id"))
+func (s *Surface) getCustomer(c *gin.Context, svc Services) {
+	cus, err := svc.Customers.Get(c.Request.Context(), surface.Scope(c), c.Param("user_id"))
 	surface.Reply(s.Shared, c, cus, err)
 }
 
-func (s *Surface) listCustomers(c *gin.Context) {
-	surface.List(s.Shared, c, s.Customers.List)
+func (s *Surface) listCustomers(c *gin.Context, svc Services) {
+	surface.List(s.Shared, c, svc.Customers.List)
 }
 
-func (s *Surface) updateCustomer(c *gin.Context) {
+func (s *Surface) updateCustomer(c *gin.Context, svc Services) {
 	var in customer.Update
 	if err := surface.Decode(c, &in); err != nil {
 		s.Fail(c, err)
 		return
 	}
-	cus, err := s.Customers.Update(c.Request.Context(), surface.Scope(c), c.Param("user_id"), in)
+	cus, err := svc.Customers.Update(c.Request.Context(), surface.Scope(c), c.Param("user_id"), in)
 	surface.Reply(s.Shared, c, cus, err)
 }

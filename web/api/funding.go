@@ -23,12 +23,14 @@ func caller(c *gin.Context) funding.Caller {
 }
 
 func (s *Surface) createOnDemand(c *gin.Context) {
-	s.createKeyed(c, func(in funding.Input) (funding.Creation, error) { return s.Funding.PrepareOnDemand(caller(c), in) })
+	s.createKeyed(c, func(in funding.Input) (funding.Creation, error) {
+		return s.Services.Funding.PrepareOnDemand(caller(c), in)
+	})
 }
 
 func (s *Surface) createForMicroDeposits(c *gin.Context) {
 	s.createKeyed(c, func(in funding.Input) (funding.Creation, error) {
-		return s.Funding.PrepareForMicroDeposits(surface.Scope(c), in)
+		return s.Services.Funding.PrepareForMicroDeposits(surface.Scope(c), in)
 	})
 }
 
@@ -40,7 +42,7 @@ func (s *Surface) createForMicroDeposits(c *gin.Context) {
 // as every other idempotent request does, whose transaction stores the
 // answer it gives.
 func (s *Surface) createKeyed(c *gin.Context, prepare func(funding.Input) (funding.Creation, error)) {
-	create := func(c *gin.Context) {
+	create := func(c *gin.Context, svc Services) {
 		var in funding.Input
 		if err := surface.Decode(c, &in); err != nil {
 			s.Fail(c, err)
@@ -51,7 +53,7 @@ func (s *Surface) createKeyed(c *gin.Context, prepare func(funding.Input) (fundi
 			s.Fail(c, err)
 			return
 		}
-		src, err := s.Funding.Insert(c.Request.Context(), cr)
+		src, err := svc.Funding.Insert(c.Request.Context(), cr)
 		surface.Reply(s.Shared, c, src, err)
 	}
 	req, ok := s.idempotencyRequest(c)
@@ -59,14 +61,14 @@ func (s *Surface) createKeyed(c *gin.Context, prepare func(funding.Input) (fundi
 	case !ok:
 		return
 	case req == nil:
-		create(c)
+		create(c, s.Services)
 		return
 	}
 	var in funding.Input
 	if err := surface.Decode(c, &in); err == nil {
 		if cr, err := prepare(in); err == nil {
 			answer := idempotency.Response{Status: http.StatusOK, Body: surface.OKBody(cr.Source)}
-			created, replay, err := s.Funding.InsertKeyed(c.Request.Context(), cr, *req, answer)
+			created, replay, err := s.Services.Funding.InsertKeyed(c.Request.Context(), cr, *req, answer)
 			switch {
 			case err != nil:
 				s.Fail(c, err)
@@ -83,22 +85,22 @@ func (s *Surface) createKeyed(c *gin.Context, prepare func(funding.Input) (fundi
 	s.runIdempotent(c, *req, create)
 }
 
-func (s *Surface) linkProcessorToken(c *gin.Context) {
+func (s *Surface) linkProcessorToken(c *gin.Context, svc Services) {
 	var in funding.ProcessorInput
 	if err := surface.Decode(c, &in); err != nil {
 		s.Fail(c, err)
 		return
 	}
-	src, err := s.Funding.CreateFromProcessorToken(c.Request.Context(), surface.Scope(c), in)
+	src, err := svc.Funding.CreateFromProcessorToken(c.Request.Context(), surface.Scope(c), in)
 	surface.Reply(s.Shared, c, src, err)
 }
 
-func (s *Surface) getSource(c *gin.Context) {
-	src, err := s.Funding.Get(c.Request.Context(), surface.Scope(c), c.Param("funding_source_id"))
+func (s *Surface) getSource(c *gin.Context, svc Services) {
+	src, err := svc.Funding.Get(c.Request.Context(), surface.Scope(c), c.Param("funding_source_id"))
 	surface.Reply(s.Shared, c, src, err)
 }
 
-func (s *Surface) listCustomerSources(c *gin.Context) {
+func (s *Surface) listCustomerSources(c *gin.Context, svc Services) {
 	p, err := paging.Parse(c.Query("limit"), c.Query("starting_after"))
 	if err != nil {
 		s.Fail(c, err)
@@ -113,7 +115,7 @@ func (s *Surface) listCustomerSources(c *gin.Context) {
 		s.Fail(c, errs.Invalid("removed", "removed must be true or false"))
 		return
 	}
-	list, more, err := s.Funding.ListForCustomer(c.Request.Context(), surface.Scope(c), c.Param("user_id"), removed, p)
+	list, more, err := svc.Funding.ListForCustomer(c.Request.Context(), surface.Scope(c), c.Param("user_id"), removed, p)
 	surface.Reply(s.Shared, c, surface.ListOf(list, more), err)
 }
 
@@ -135,17 +137,17 @@ func decodeRef(c *gin.Context, dst interface{ ref() *sourceRef }) error {
 	return nil
 }
 
-func (s *Surface) initiateVerification(c *gin.Context) {
+func (s *Surface) initiateVerification(c *gin.Context, svc Services) {
 	var in sourceRef
 	if err := decodeRef(c, &in); err != nil {
 		s.Fail(c, err)
 		return
 	}
-	src, err := s.Funding.InitiateVerification(c.Request.Context(), surface.Scope(c), in.FundingSourceID)
+	src, err := svc.Funding.InitiateVerification(c.Request.Context(), surface.Scope(c), in.FundingSourceID)
 	surface.Reply(s.Shared, c, src, err)
 }
 
-func (s *Surface) verifyMicroDeposits(c *gin.Context) {
+func (s *Surface) verifyMicroDeposits(c *gin.Context, svc Services) {
 	var in struct {
 		sourceRef
 		Amounts []json.RawMessage `json:"amounts"`
@@ -159,11 +161,11 @@ func (s *Surface) verifyMicroDeposits(c *gin.Context) {
 		s.Fail(c, err)
 		return
 	}
-	src, err := s.Funding.VerifyMicroDeposits(c.Request.Context(), surface.Scope(c), in.FundingSourceID, cents)
+	src, err := svc.Funding.VerifyMicroDeposits(c.Request.Context(), surface.Scope(c), in.FundingSourceID, cents)
 	surface.Reply(s.Shared, c, src, err)
 }
 
-func (s *Surface) checkAccount(c *gin.Context) {
+func (s *Surface) checkAccount(c *gin.Context, svc Services) {
 	var in struct {
 		AccountNumber string `json:"account_number"`
 	}
@@ -175,7 +177,7 @@ func (s *Surface) checkAccount(c *gin.Context) {
 		s.Fail(c, errs.Invalid("account_number", "account_number is required"))
 		return
 	}
-	available, err := s.Funding.AccountAvailable(c.Request.Context(), surface.Scope(c), in.AccountNumber)
+	available, err := svc.Funding.AccountAvailable(c.Request.Context(), surface.Scope(c), in.AccountNumber)
 	surface.Reply(s.Shared, c, struct {
 		Available bool `json:"available"`
 	}{available}, err)
@@ -183,7 +185,7 @@ func (s *Surface) checkAccount(c *gin.Context) {
 
 // deleteAccount removes a source named by funding_source_id, or by user_id
 // and account_number.
-func (s *Surface) deleteAccount(c *gin.Context) {
+func (s *Surface) deleteAccount(c *gin.Context, svc Services) {
 	var in struct {
 		FundingSourceID string `json:"funding_source_id"`
 		CustomerID      string `json:"user_id"`
@@ -196,19 +198,19 @@ func (s *Surface) deleteAccount(c *gin.Context) {
 	ctx := c.Request.Context()
 	switch {
 	case in.FundingSourceID != "" && in.CustomerID == "" && in.AccountNumber == "":
-		src, err := s.Funding.Remove(ctx, surface.Scope(c), in.FundingSourceID)
+		src, err := svc.Funding.Remove(ctx, surface.Scope(c), in.FundingSourceID)
 		surface.Reply(s.Shared, c, src, err)
 	case in.FundingSourceID == "" && in.CustomerID != "" && in.AccountNumber != "":
-		src, err := s.Funding.RemoveAccount(ctx, surface.Scope(c), in.CustomerID, in.AccountNumber)
+		src, err := svc.Funding.RemoveAccount(ctx, surface.Scope(c), in.CustomerID, in.AccountNumber)
 		surface.Reply(s.Shared, c, src, err)
 	default:
 		s.Fail(c, errs.Invalid("funding_source_id", "send either funding_source_id, or user_id and account_number"))
 	}
 }
 
-func (s *Surface) sandboxMicroDeposits(c *gin.Context) {
+func (s *Surface) sandboxMicroDeposits(c *gin.Context, svc Services) {
 	id := c.Param("funding_source_id")
-	cents, v, err := s.Funding.SandboxAmounts(c.Request.Context(), surface.Scope(c), id)
+	cents, v, err := svc.Funding.SandboxAmounts(c.Request.Context(), surface.Scope(c), id)
 	surface.Reply(s.Shared, c, struct {
 		FundingSourceID string                `json:"funding_source_id"`
 		Amounts         [2]json.Number        `json:"amounts"`
@@ -221,7 +223,7 @@ func centsNumber(c int) json.Number { return json.Number(fmt.Sprintf("%d.%02d", 
 
 // updateSource changes a source's nickname; the body must name it (null or
 // "" removes it).
-func (s *Surface) updateSource(c *gin.Context) {
+func (s *Surface) updateSource(c *gin.Context, svc Services) {
 	var in struct {
 		Nickname nicknameMember `json:"nickname"`
 	}
@@ -233,7 +235,7 @@ func (s *Surface) updateSource(c *gin.Context) {
 		s.Fail(c, errs.Invalid("nickname", "Send the nickname to set, or null to remove it."))
 		return
 	}
-	src, err := s.Funding.SetNickname(c.Request.Context(), surface.Scope(c), c.Param("funding_source_id"), in.Nickname.value)
+	src, err := svc.Funding.SetNickname(c.Request.Context(), surface.Scope(c), c.Param("funding_source_id"), in.Nickname.value)
 	surface.Reply(s.Shared, c, src, err)
 }
 

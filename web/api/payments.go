@@ -11,62 +11,62 @@ import (
 	"github.com/fundsource/fundsource/web/surface"
 )
 
-func (s *Surface) createPayment(c *gin.Context) {
+func (s *Surface) createPayment(c *gin.Context, svc Services) {
 	var in payment.Input
 	if err := surface.Decode(c, &in); err != nil {
 		s.Fail(c, err)
 		return
 	}
-	p, err := s.Payments.Create(c.Request.Context(), surface.Scope(c), in)
+	p, err := svc.Payments.Create(c.Request.Context(), surface.Scope(c), in)
 	surface.Reply(s.Shared, c, p, err)
 }
 
-func (s *Surface) getPayment(c *gin.Context) {
-	p, err := s.Payments.Get(c.Request.Context(), surface.Scope(c), c.Param("id"))
+func (s *Surface) getPayment(c *gin.Context, svc Services) {
+	p, err := svc.Payments.Get(c.Request.Context(), surface.Scope(c), c.Param("id"))
 	surface.Reply(s.Shared, c, p, err)
 }
 
-func (s *Surface) listPayments(c *gin.Context) {
+func (s *Surface) listPayments(c *gin.Context, svc Services) {
 	surface.List(s.Shared, c, func(ctx context.Context, sc tenant.Scope, p paging.Page) ([]payment.Payment, bool, error) {
-		return s.Payments.List(ctx, sc, c.Query("funding_source_id"), p)
+		return svc.Payments.List(ctx, sc, c.Query("funding_source_id"), p)
 	})
 }
 
-func (s *Surface) createSubscription(c *gin.Context) {
+func (s *Surface) createSubscription(c *gin.Context, svc Services) {
 	var in payment.SubscriptionInput
 	if err := surface.Decode(c, &in); err != nil {
 		s.Fail(c, err)
 		return
 	}
-	sub, err := s.Payments.Subscribe(c.Request.Context(), surface.Scope(c), in)
+	sub, err := svc.Payments.Subscribe(c.Request.Context(), surface.Scope(c), in)
 	surface.Reply(s.Shared, c, sub, err)
 }
 
-func (s *Surface) getSubscription(c *gin.Context) {
-	sub, err := s.Payments.GetSubscription(c.Request.Context(), surface.Scope(c), c.Param("id"))
+func (s *Surface) getSubscription(c *gin.Context, svc Services) {
+	sub, err := svc.Payments.GetSubscription(c.Request.Context(), surface.Scope(c), c.Param("id"))
 	surface.Reply(s.Shared, c, sub, err)
 }
 
-func (s *Surface) cancelSubscription(c *gin.Context) {
+func (s *Surface) cancelSubscription(c *gin.Context, svc Services) {
 	if err := surface.DecodeNone(c); err != nil {
 		s.Fail(c, err)
 		return
 	}
-	sub, err := s.Payments.CancelSubscription(c.Request.Context(), surface.Scope(c), c.Param("id"))
+	sub, err := svc.Payments.CancelSubscription(c.Request.Context(), surface.Scope(c), c.Param("id"))
 	surface.Reply(s.Shared, c, sub, err)
 }
 
-func (s *Surface) listSubscriptions(c *gin.Context) {
+func (s *Surface) listSubscriptions(c *gin.Context, svc Services) {
 	surface.List(s.Shared, c, func(ctx context.Context, sc tenant.Scope, p paging.Page) ([]payment.Subscription, bool, error) {
-		return s.Payments.ListSubscriptions(ctx, sc, c.Query("funding_source_id"), p)
+		return svc.Payments.ListSubscriptions(ctx, sc, c.Query("funding_source_id"), p)
 	})
 }
 
-func (s *Surface) cancelPayment(c *gin.Context) {
+func (s *Surface) cancelPayment(c *gin.Context, svc Services) {
 	if err := surface.DecodeNone(c); err != nil {
 		s.Fail(c, err)
 		return
 	}
-	p, err := s.Payments.Cancel(c.Request.Context(), surface.Scope(c), c.Param("id"))
+	p, err := svc.Payments.Cancel(c.Request.Context(), surface.Scope(c), c.Param("id"))
 	surface.Reply(s.Shared, c, p, err)
 }

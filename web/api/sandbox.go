@@ -42,38 +42,38 @@ func (s *Surface) decodeReturnCode(c *gin.Context) (string, bool) {
 	return in.Code, true
 }
 
-func (s *Surface) simulateDepositReturn(c *gin.Context) {
+func (s *Surface) simulateDepositReturn(c *gin.Context, svc Services) {
 	code, ok := s.decodeReturnCode(c)
 	if !ok {
 		return
 	}
-	src, err := s.Funding.SimulateDepositReturn(c.Request.Context(), surface.Scope(c), c.Param("funding_source_id"), code)
+	src, err := svc.Funding.SimulateDepositReturn(c.Request.Context(), surface.Scope(c), c.Param("funding_source_id"), code)
 	surface.Reply(s.Shared, c, src, err)
 }
 
-func (s *Surface) simulateDepositExpiry(c *gin.Context) {
+func (s *Surface) simulateDepositExpiry(c *gin.Context, svc Services) {
 	if err := surface.DecodeNone(c); err != nil {
 		s.Fail(c, err)
 		return
 	}
-	src, err := s.Funding.SimulateDepositExpiry(c.Request.Context(), surface.Scope(c), c.Param("funding_source_id"))
+	src, err := svc.Funding.SimulateDepositExpiry(c.Request.Context(), surface.Scope(c), c.Param("funding_source_id"))
 	surface.Reply(s.Shared, c, src, err)
 }
 
-func (s *Surface) simulatePaymentReturn(c *gin.Context) {
+func (s *Surface) simulatePaymentReturn(c *gin.Context, svc Services) {
 	code, ok := s.decodeReturnCode(c)
 	if !ok {
 		return
 	}
-	p, err := s.Payments.SimulateReturn(c.Request.Context(), surface.Scope(c), c.Param("id"), code)
+	p, err := svc.Payments.SimulateReturn(c.Request.Context(), surface.Scope(c), c.Param("id"), code)
 	surface.Reply(s.Shared, c, p, err)
 }
 
-func (s *Surface) advanceSubscription(c *gin.Context) {
+func (s *Surface) advanceSubscription(c *gin.Context, svc Services) {
 	if err := surface.DecodeNone(c); err != nil {
 		s.Fail(c, err)
 		return
 	}
-	p, err := s.Payments.Advance(c.Request.Context(), surface.Scope(c), c.Param("id"))
+	p, err := svc.Payments.Advance(c.Request.Context(), surface.Scope(c), c.Param("id"))
 	surface.Reply(s.Shared, c, p, err)
 }

@@ -47,6 +47,7 @@ import (
 	"github.com/fundsource/fundsource/internal/funding"
 	"github.com/fundsource/fundsource/internal/lab/loadgen"
 	"github.com/fundsource/fundsource/internal/lab/rig"
+	"github.com/fundsource/fundsource/internal/postgres"
 	"github.com/fundsource/fundsource/internal/wiring"
 	"github.com/fundsource/fundsource/web"
 	"github.com/fundsource/fundsource/web/surface"
@@ -610,8 +611,8 @@ func createDirect(ctx context.Context, svc *wiring.Services, scope tenant.Scope,
 		return answer.Body, nil
 	}
 	var failed error
-	replay, err = svc.DB.Idempotent(ctx, req, func(ctx context.Context) (idempotency.Response, bool) {
-		if _, failed = svc.Funding.Insert(ctx, cr); failed != nil {
+	replay, err = svc.DB.Idempotent(ctx, req, func(tx postgres.Tx) (idempotency.Response, bool) {
+		if _, failed = svc.Funding.On(tx.Funding()).Insert(ctx, cr); failed != nil {
 			return idempotency.Response{Status: http.StatusInternalServerError}, false
 		}
 		return answer, true

@@ -67,7 +67,7 @@ const (
 //
 // A concurrent claim of the same number waits for the other transaction:
 // if that one commits, ON CONFLICT DO NOTHING applies.
-const createSources = `
+var createSources = `
 WITH r AS (
   SELECT * FROM unnest($1::text[], $2::text[], $3::bigint[], $4::text[], $5::text[], $6::text[], $7::text[],
       $8::text[], $9::text[], $10::text[], $11::text[], $12::text[], $13::text[], $14::bytea[], $15::bytea[],
@@ -98,20 +98,7 @@ WITH r AS (
       ok.created_at, CASE WHEN ok.status = 'Verified' THEN ok.created_at END
   FROM ok JOIN claim USING (id)
   RETURNING merchant_id, environment, id
-), ev AS (
-  INSERT INTO events (merchant_id, environment, id, type, data, created_at)
-  SELECT src.merchant_id, src.environment, e.id, e.type, e.data::jsonb, e.created_at
-  FROM unnest($21::text[], $22::text[], $23::text[], $24::text[], $25::timestamptz[])
-    AS e(source_id, id, type, data, created_at)
-  JOIN src ON src.id = e.source_id
-), queued AS (
-  INSERT INTO webhook_deliveries (id, merchant_id, environment, event_id, next_attempt_at, created_at, updated_at)
-  SELECT d.id, src.merchant_id, src.environment, d.event_id, d.at, d.at, d.at
-  FROM unnest($26::text[], $21::text[], $22::text[], $25::timestamptz[]) AS d(id, source_id, event_id, at)
-  JOIN src ON src.id = d.source_id
-  JOIN webhook_endpoints w ON w.merchant_id = src.merchant_id AND w.environment = src.environment
-  RETURNING 1
-), stored AS (
+), ` + rowEventsSQL("src", 21) + `, stored AS (
   INSERT INTO idempotency_keys (merchant_id, environment, key, request_hash, response_status, response_body, created_at)
   SELECT ok.merchant_id, ok.environment, ok.key, ok.request_hash, ok.response_status, ok.response_body, ok.now
   FROM ok JOIN src USING (id)
@@ -294,8 +281,8 @@ func (q queries) createSources(ctx context.Context, cs []*creation) (map[string]
 		pq.Array(banks), pq.StringArray(lastFour), pq.StringArray(accountTypes), pq.Array(nicknames),
 		pq.StringArray(keyIDs), pq.ByteaArray(ciphertexts), pq.ByteaArray(fingerprints), pq.StringArray(created),
 		pq.ByteaArray(hashes), pq.Array(statusCodes), pq.ByteaArray(bodies), pq.Array(nows),
-		pq.StringArray(evSources), pq.StringArray(evs.ids), pq.StringArray(evs.types), pq.StringArray(evs.data),
-		pq.StringArray(evs.at), pq.StringArray(evs.deliveries))
+		pq.StringArray(evs.ids), pq.StringArray(evs.types), pq.StringArray(evs.data), pq.StringArray(evs.at),
+		pq.StringArray(evs.deliveries), pq.StringArray(evSources))
 	if err != nil {
 		return nil, 0, err
 	}

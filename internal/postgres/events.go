@@ -94,21 +94,39 @@ func (q queries) RecordEventForEndpoint(ctx context.Context, e event.Event) (web
 // endpoint; the statement reports how many, for q.queued, which wakes the
 // dispatchers after the commit). $1 and $2 are the scope; $p to $p+4 are
 // eventArgs: the events' ids, types, data and creation times, and the
-// deliveries' ids. The deliveries read the events
-// from the arguments rather than from "ev" (no join in the plan); their
-// foreign key still checks each event at the end of the statement.
+// deliveries' ids.
 func eventsSQL(cond string, p int) string {
+	return eventCTEs(p, "", "$1", "$2", cond)
+}
+
+// rowEventsSQL is eventsSQL for a statement that changes rows of several
+// scopes at once: each event belongs to a row of rows (a relation with
+// id, merchant_id and environment), named by its id in $p+5, and is
+// written, with its delivery, only when that row is.
+func rowEventsSQL(rows string, p int) string {
+	return eventCTEs(p, rows, "o.merchant_id", "o.environment", "true")
+}
+
+// eventCTEs writes eventsSQL and rowEventsSQL. The deliveries read the
+// events from the arguments rather than from "ev" (no join in the plan);
+// their foreign key still checks each event at the end of the statement.
+func eventCTEs(p int, rows, merchant, env, cond string) string {
 	n := func(i int) string { return "$" + strconv.Itoa(p+i) }
+	owner, eCols, dCols, eJoin, dJoin := "", "", "", "", ""
+	if rows != "" {
+		owner, eCols, dCols = ", "+n(5)+"::text[]", ", owner", ", owner"
+		eJoin, dJoin = "\n  JOIN "+rows+" o ON o.id = e.owner", "\n  JOIN "+rows+" o ON o.id = d.owner"
+	}
 	return `ev AS (
   INSERT INTO events (merchant_id, environment, id, type, data, created_at)
-  SELECT $1, $2, e.id, e.type, e.data::jsonb, e.created_at::timestamptz
-  FROM unnest(` + n(0) + `::text[], ` + n(1) + `::text[], ` + n(2) + `::text[], ` + n(3) + `::text[]) AS e(id, type, data, created_at)
+  SELECT ` + merchant + `, ` + env + `, e.id, e.type, e.data::jsonb, e.created_at::timestamptz
+  FROM unnest(` + n(0) + `::text[], ` + n(1) + `::text[], ` + n(2) + `::text[], ` + n(3) + `::text[]` + owner + `) AS e(id, type, data, created_at` + eCols + `)` + eJoin + `
   WHERE ` + cond + `
 ), queued AS (
   INSERT INTO webhook_deliveries (id, merchant_id, environment, event_id, next_attempt_at, created_at, updated_at)
-  SELECT d.id, $1, $2, d.event_id, d.at::timestamptz, d.at::timestamptz, d.at::timestamptz
-  FROM unnest(` + n(4) + `::text[], ` + n(0) + `::text[], ` + n(3) + `::text[]) AS d(id, event_id, at)
-  JOIN webhook_endpoints w ON w.merchant_id = $1 AND w.environment = $2
+  SELECT d.id, ` + merchant + `, ` + env + `, d.event_id, d.at::timestamptz, d.at::timestamptz, d.at::timestamptz
+  FROM unnest(` + n(4) + `::text[], ` + n(0) + `::text[], ` + n(3) + `::text[]` + owner + `) AS d(id, event_id, at` + dCols + `)` + dJoin + `
+  JOIN webhook_endpoints w ON w.merchant_id = ` + merchant + ` AND w.environment = ` + env + `
   WHERE d.id IS NOT NULL AND ` + cond + `
   RETURNING 1
 )`

@@ -7,9 +7,10 @@ const (
 	SelectSource   = selectSource
 	SelectCustomer = selectCustomer
 	SelectPayment  = selectPayment
-	// CreateSources is the creation statement, whose reads it checks too.
-	CreateSources = createSources
 )
+
+// CreateSources is the creation statement, whose reads it checks too.
+var CreateSources = createSources
 
 // CreationBatches is how many batches of creations run at once.
 const CreationBatches = creationBatches

@@ -60,7 +60,7 @@ func procCPU(pid int) (procStat, error) {
 // settledClusterCPU is clusterCPU read until it does not go down: a backend
 // that ended moments ago has left the live children but, until the
 // postmaster reaps it, not yet joined the postmaster's children's time
-// (a load on a busy machine once measured a negative cost). It never
+// (without waiting, a load on a busy machine can show a negative cost). It never
 // reports less than the previous sample.
 func (b *bench) settledClusterCPU() time.Duration {
 	cur := clusterCPU(b.pgPID)

@@ -8,6 +8,9 @@
 // then writes the file from those rows (temp name, fsync, rename, fsync of
 // the folder), then marks it written. A file left 'building' by a crash is
 // written again at the next run, from the same rows, to the same bytes.
+// That is why an entry's class (SEC code, description, payment type;
+// Classify) and a file's offsetting debits' trace numbers are decided at
+// assignment and stored, not recomputed when the file is built.
 //
 // It holds no domain rules of its own: origination reads accounts and
 // deposit amounts through the funding service, and returns are applied
@@ -42,6 +45,10 @@ type File struct {
 	Name      string
 	Status    string // building or written
 	CreatedAt time.Time
+	// OffsetTraces are the trace numbers of the offsetting debits, one
+	// per micro-deposit batch in the order the batches are written; none
+	// when micro-deposits go without an offset.
+	OffsetTraces []string
 }
 
 // Entry is one ACH entry of a file.
@@ -58,6 +65,7 @@ type Entry struct {
 	Debit        bool
 	Cents        int64  // payments; a micro-deposit's is read sealed when its file is built
 	ReturnCode   string // "" until returned
+	Class        Class  // zero for an entry assigned before classes were stored
 }
 
 // Deposit is a verification whose two credits are still to be sent.
@@ -124,6 +132,11 @@ type Config struct {
 	OriginName         string // ≤ 23 characters
 	CompanyName        string // ≤ 16 characters
 	CompanyID          string // ≤ 10 characters
+	// MicroOffset puts, into each micro-deposit batch, a debit of its
+	// total from OffsetAccount, the originator's account at the ODFI, so
+	// the batch balances.
+	MicroOffset   bool
+	OffsetAccount string // ≤ 17 characters
 }
 
 // Validate checks c for origination.
@@ -139,6 +152,8 @@ func (c Config) Validate() error {
 		return errors.New("ACH_COMPANY_NAME must be 1 to 16 characters")
 	case c.CompanyID == "" || len(c.CompanyID) > 10:
 		return errors.New("ACH_COMPANY_ID must be 1 to 10 characters")
+	case c.MicroOffset && (c.OffsetAccount == "" || len(c.OffsetAccount) > 17):
+		return errors.New("ACH_OFFSET_ACCOUNT (1 to 17 characters: the originator's account at the ODFI) is required while ACH_MICRO_OFFSET is on")
 	}
 	return nil
 }
@@ -209,14 +224,33 @@ func (o *Originator) assign(ctx context.Context) (File, bool, error) {
 		now := o.now().UTC()
 		f = File{ID: ids.New("achf_"), Status: "building", CreatedAt: now}
 		f.Name = fmt.Sprintf("fundsource-%s-%s.ach", calendar.DateOf(now).Format("20060102"), f.ID[len("achf_"):])
+		business := map[string]bool{}
+		depositClasses := make([]Class, len(deposits))
+		for i, d := range deposits {
+			b, err := o.business(ctx, d.Scope, d.CustomerID, business)
+			if err != nil {
+				return err
+			}
+			depositClasses[i] = Classify(Payer{Business: b, MicroDeposit: true})
+		}
+		if o.cfg.MicroOffset {
+			// One offsetting debit per micro-deposit batch, in batch order.
+			for range batchOrder(depositClasses) {
+				seq, err := tx.NextTraceSequence(ctx)
+				if err != nil {
+					return err
+				}
+				f.OffsetTraces = append(f.OffsetTraces, o.trace(seq))
+			}
+		}
 		if f.Serial, err = tx.InsertACHFile(ctx, f); err != nil {
 			return err
 		}
-		for _, d := range deposits {
+		for di, d := range deposits {
 			// The amounts stay sealed with the verification; build reads them.
 			for i := range 2 {
 				e := Entry{FileID: f.ID, Scope: d.Scope, Kind: KindMicroDeposit, SourceID: d.SourceID, CustomerID: d.CustomerID,
-					DepositSeq: d.Seq, DepositIndex: i + 1}
+					DepositSeq: d.Seq, DepositIndex: i + 1, Class: depositClasses[di]}
 				if err := o.insertEntry(ctx, tx, &e); err != nil {
 					return err
 				}
@@ -224,8 +258,14 @@ func (o *Originator) assign(ctx context.Context) (File, bool, error) {
 		}
 		settle := calendar.AddBusinessDays(effectiveDate(now), SettleDays).Add(12 * time.Hour) // noon UTC of that day
 		for _, p := range payments {
+			b, err := o.business(ctx, p.Scope, p.CustomerID, business)
+			if err != nil {
+				return err
+			}
+			debit := p.Direction == payment.Debit
 			e := Entry{FileID: f.ID, Scope: p.Scope, Kind: KindPayment, SourceID: p.SourceID, CustomerID: p.CustomerID,
-				PaymentID: p.ID, Debit: p.Direction == payment.Debit, Cents: p.Cents}
+				PaymentID: p.ID, Debit: debit, Cents: p.Cents,
+				Class: Classify(Payer{Business: b, Debit: debit, Subscription: p.SubscriptionID != nil, Retry: p.Attempt != nil && *p.Attempt > 1})}
 			if err := o.insertEntry(ctx, tx, &e); err != nil {
 				return err
 			}
@@ -243,8 +283,29 @@ func (o *Originator) insertEntry(ctx context.Context, tx Store, e *Entry) error 
 	if err != nil {
 		return err
 	}
-	e.Trace = fmt.Sprintf("%s%07d", o.cfg.ODFIRouting[:8], seq)
+	e.Trace = o.trace(seq)
 	return tx.InsertACHEntry(ctx, *e)
+}
+
+// trace is the trace number of sequence number seq: the ODFI's routing
+// number without its check digit, then seq in 7 digits.
+func (o *Originator) trace(seq int64) string {
+	return fmt.Sprintf("%s%07d", o.cfg.ODFIRouting[:8], seq)
+}
+
+// business says whether a customer is a business (has a business name),
+// remembering the answers of one file in seen.
+func (o *Originator) business(ctx context.Context, scope tenant.Scope, customerID string, seen map[string]bool) (bool, error) {
+	key := scope.MerchantID + "/" + customerID
+	if b, ok := seen[key]; ok {
+		return b, nil
+	}
+	c, err := o.customers.Get(ctx, scope, customerID)
+	if err != nil {
+		return false, err
+	}
+	seen[key] = c.BusinessName != nil && *c.BusinessName != ""
+	return seen[key], nil
 }
 
 // effectiveDate is the next business day after the file's creation (US

@@ -2,10 +2,12 @@ package ach
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -13,12 +15,6 @@ import (
 
 	"github.com/fundsource/fundsource/internal/core/calendar"
 	"github.com/fundsource/fundsource/internal/funding"
-)
-
-// Company entry descriptions of the two batches.
-const (
-	DescriptionMicroDeposits = "ACCTVERIFY"
-	DescriptionPayments      = "PAYMENT"
 )
 
 // write builds f from its entries, puts it into the outbox atomically and
@@ -38,8 +34,9 @@ func (o *Originator) write(ctx context.Context, f File) error {
 	return o.store.MarkACHFileWritten(ctx, f.ID, o.now().UTC())
 }
 
-// build renders the NACHA file: one PPD credit batch of micro-deposits
-// (ACCTVERIFY) and one PPD batch of payments, entries by trace number.
+// build renders the NACHA file: one batch per SEC code and description
+// (batchOrder), micro-deposits first, each entry under its class, and in
+// each micro-deposit batch the offsetting debit the file was assigned.
 // It depends only on f and its entries, so a rewrite gives the same bytes.
 func (o *Originator) build(ctx context.Context, f File, entries []Entry) ([]byte, error) {
 	created := f.CreatedAt.In(calendar.Eastern)
@@ -55,40 +52,47 @@ func (o *Originator) build(ctx context.Context, f File, entries []Entry) ([]byte
 	file.SetHeader(fh)
 
 	effective := effectiveDate(f.CreatedAt).Format("060102")
-	var deposits, payments []*nacha.EntryDetail
 	h := holders{accounts: map[string]funding.BankAccount{}, names: map[string]string{}, deposits: map[string][2]int{}}
-	for _, e := range entries {
+	classes := make([]Class, len(entries))
+	byClass := map[batchKey][]*nacha.EntryDetail{}
+	for i, e := range entries {
+		classes[i] = e.Class
+		if classes[i] == (Class{}) {
+			classes[i] = legacyClass(e)
+		}
 		ed, err := o.entryDetail(ctx, e, h)
 		if err != nil {
 			return nil, err
 		}
-		if e.Kind == KindMicroDeposit {
-			deposits = append(deposits, ed)
-		} else {
-			payments = append(payments, ed)
+		if classes[i].PaymentType != "" {
+			ed.SetPaymentType(classes[i].PaymentType)
 		}
+		k := keyOf(classes[i])
+		byClass[k] = append(byClass[k], ed)
 	}
-	number := 0
-	for _, b := range []struct {
-		entries     []*nacha.EntryDetail
-		class       int
-		description string
-	}{{deposits, nacha.CreditsOnly, DescriptionMicroDeposits}, {payments, nacha.MixedDebitsAndCredits, DescriptionPayments}} {
-		if len(b.entries) == 0 {
-			continue
+	offsets := 0
+	for number, k := range batchOrder(classes) {
+		eds := byClass[k]
+		if k.Description == DescriptionMicroDeposits && offsets < len(f.OffsetTraces) {
+			eds = append(eds, o.offset(eds, f.OffsetTraces[offsets]))
+			offsets++
+			// A batch's trace numbers ascend.
+			slices.SortFunc(eds, func(a, b *nacha.EntryDetail) int { return cmp.Compare(a.TraceNumber, b.TraceNumber) })
 		}
-		number++
 		bh := nacha.NewBatchHeader()
-		bh.ServiceClassCode = b.class
+		bh.ServiceClassCode = serviceClass(eds)
 		bh.CompanyName = upper(o.cfg.CompanyName, 16)
 		bh.CompanyIdentification = o.cfg.CompanyID
-		bh.StandardEntryClassCode = nacha.PPD
-		bh.CompanyEntryDescription = b.description
+		bh.StandardEntryClassCode = k.SEC
+		bh.CompanyEntryDescription = k.Description
 		bh.EffectiveEntryDate = effective
 		bh.ODFIIdentification = o.cfg.ODFIRouting[:8]
-		bh.BatchNumber = number
-		batch := nacha.NewBatchPPD(bh)
-		for _, ed := range b.entries {
+		bh.BatchNumber = number + 1
+		batch, err := nacha.NewBatch(bh)
+		if err != nil {
+			return nil, err
+		}
+		for _, ed := range eds {
 			batch.AddEntry(ed)
 		}
 		if err := batch.Create(); err != nil {
@@ -104,6 +108,74 @@ func (o *Originator) build(ctx context.Context, f File, entries []Entry) ([]byte
 		return nil, err
 	}
 	return buf.Bytes(), nil
+}
+
+// batchKey is what puts entries into one batch: the SEC code and the
+// description (a WEB batch holds single and recurring entries alike).
+type batchKey struct{ SEC, Description string }
+
+func keyOf(c Class) batchKey { return batchKey{c.SEC, c.Description} }
+
+// batchOrder is the file's batches for entries of classes: micro-deposits
+// first, then by SEC code and description.
+func batchOrder(classes []Class) []batchKey {
+	seen := map[batchKey]bool{}
+	var keys []batchKey
+	for _, c := range classes {
+		if k := keyOf(c); !seen[k] {
+			seen[k] = true
+			keys = append(keys, k)
+		}
+	}
+	slices.SortFunc(keys, func(a, b batchKey) int {
+		am, bm := a.Description == DescriptionMicroDeposits, b.Description == DescriptionMicroDeposits
+		switch {
+		case am && !bm:
+			return -1
+		case bm && !am:
+			return 1
+		}
+		return cmp.Or(cmp.Compare(a.SEC, b.SEC), cmp.Compare(a.Description, b.Description))
+	})
+	return keys
+}
+
+// serviceClass is 220 for a batch of credits only, 225 for debits only and
+// 200 for both.
+func serviceClass(eds []*nacha.EntryDetail) int {
+	credits, debits := false, false
+	for _, ed := range eds {
+		if ed.CreditOrDebit() == "D" {
+			debits = true
+		} else {
+			credits = true
+		}
+	}
+	switch {
+	case credits && debits:
+		return nacha.MixedDebitsAndCredits
+	case debits:
+		return nacha.DebitsOnly
+	}
+	return nacha.CreditsOnly
+}
+
+// offset is the debit of the credits of eds from the originator's account
+// at the ODFI, which makes a micro-deposit batch balance.
+func (o *Originator) offset(eds []*nacha.EntryDetail, trace string) *nacha.EntryDetail {
+	total := 0
+	for _, ed := range eds {
+		total += ed.Amount
+	}
+	ed := nacha.NewEntryDetail()
+	ed.TransactionCode = nacha.CheckingDebit
+	ed.SetRDFI(o.cfg.ODFIRouting)
+	ed.DFIAccountNumber = o.cfg.OffsetAccount
+	ed.Amount = total
+	ed.IndividualName = upper(o.cfg.CompanyName, 22)
+	ed.IdentificationNumber = "OFFSET"
+	ed.TraceNumber = trace
+	return ed
 }
 
 // holders remembers, within one file, the accounts, names and sealed

@@ -46,12 +46,14 @@ func (n names) Get(_ context.Context, _ tenant.Scope, id string) (customer.Custo
 }
 
 var testConfig = Config{Dir: "unused", ODFIRouting: "021000021", DestinationRouting: "011000015",
-	DestinationName: "Federal Reserve Bank", OriginName: "fundsource", CompanyName: "Acme Payments", CompanyID: "1234567890"}
+	DestinationName: "Federal Reserve Bank", OriginName: "fundsource", CompanyName: "Acme Payments", CompanyID: "1234567890",
+	MicroOffset: true, OffsetAccount: "55500011"}
 
 // TestBuildParsesBackWithEveryEntry builds a file with a verification's
-// two credits (their amounts read sealed, not from the entries) and two
-// payments, reads it back with moov-io/ach, and
-// checks each batch and entry; a second build gives the same bytes.
+// two credits (their amounts read sealed, not from the entries) and
+// payments of every class, reads it back with moov-io/ach, and checks
+// every batch's SEC code, description, service class and balance, and
+// each entry; a second build gives the same bytes.
 func TestBuildParsesBackWithEveryEntry(t *testing.T) {
 	scope := tenant.Scope{MerchantID: "mer_1", Env: tenant.Production}
 	o := NewOriginator(testConfig, nil, accounts{
@@ -59,12 +61,19 @@ func TestBuildParsesBackWithEveryEntry(t *testing.T) {
 		"fs_savings":  {RoutingNumber: "011000015", AccountNumber: "9876", AccountType: funding.Savings},
 	}, nil, names{"cus_ada": "Ada", "cus_bob": "Bób"}, time.Now)
 	// Friday evening in New York: the effective date is the next business day, Monday.
-	f := File{ID: "achf_1", Serial: 2, Name: "f.ach", CreatedAt: time.Date(2026, 11, 20, 23, 0, 0, 0, time.UTC)}
+	f := File{ID: "achf_1", Serial: 2, Name: "f.ach", CreatedAt: time.Date(2026, 11, 20, 23, 0, 0, 0, time.UTC),
+		OffsetTraces: []string{"021000020000009"}}
+	deposit := Classify(Payer{MicroDeposit: true})
+	purchase, recurring := Classify(Payer{Debit: true}), Classify(Payer{Debit: true, Subscription: true})
+	retry := Classify(Payer{Debit: true, Subscription: true, Retry: true})
 	entries := []Entry{
-		{Trace: "021000020000001", Scope: scope, Kind: KindMicroDeposit, SourceID: "fs_checking", CustomerID: "cus_ada", DepositSeq: 1, DepositIndex: 1},
-		{Trace: "021000020000002", Scope: scope, Kind: KindMicroDeposit, SourceID: "fs_checking", CustomerID: "cus_ada", DepositSeq: 1, DepositIndex: 2},
-		{Trace: "021000020000003", Scope: scope, Kind: KindPayment, SourceID: "fs_savings", CustomerID: "cus_bob", PaymentID: "pay_0123456789abcdefXYZ", Debit: true, Cents: 125000},
-		{Trace: "021000020000004", Scope: scope, Kind: KindPayment, SourceID: "fs_checking", CustomerID: "cus_ada", PaymentID: "pay_2", Cents: 5},
+		{Trace: "021000020000001", Scope: scope, Kind: KindMicroDeposit, SourceID: "fs_checking", CustomerID: "cus_ada", DepositSeq: 1, DepositIndex: 1, Class: deposit},
+		{Trace: "021000020000002", Scope: scope, Kind: KindMicroDeposit, SourceID: "fs_checking", CustomerID: "cus_ada", DepositSeq: 1, DepositIndex: 2, Class: deposit},
+		{Trace: "021000020000003", Scope: scope, Kind: KindPayment, SourceID: "fs_savings", CustomerID: "cus_bob", PaymentID: "pay_0123456789abcdefXYZ", Debit: true, Cents: 125000, Class: purchase},
+		{Trace: "021000020000004", Scope: scope, Kind: KindPayment, SourceID: "fs_checking", CustomerID: "cus_ada", PaymentID: "pay_2", Cents: 5, Class: Classify(Payer{})},
+		{Trace: "021000020000005", Scope: scope, Kind: KindPayment, SourceID: "fs_checking", CustomerID: "cus_ada", PaymentID: "pay_3", Debit: true, Cents: 700, Class: Classify(Payer{Business: true, Debit: true})},
+		{Trace: "021000020000006", Scope: scope, Kind: KindPayment, SourceID: "fs_checking", CustomerID: "cus_ada", PaymentID: "pay_4", Debit: true, Cents: 999, Class: recurring},
+		{Trace: "021000020000007", Scope: scope, Kind: KindPayment, SourceID: "fs_savings", CustomerID: "cus_bob", PaymentID: "pay_5", Debit: true, Cents: 999, Class: retry},
 	}
 	data, err := o.build(context.Background(), f, entries)
 	if err != nil {
@@ -84,48 +93,100 @@ func TestBuildParsesBackWithEveryEntry(t *testing.T) {
 	if file.Header.ImmediateOrigin != "021000021" || file.Header.ImmediateDestination != "011000015" || file.Header.FileIDModifier != "C" {
 		t.Errorf("file header: origin %q, destination %q, modifier %q", file.Header.ImmediateOrigin, file.Header.ImmediateDestination, file.Header.FileIDModifier)
 	}
-	if len(file.Batches) != 2 {
-		t.Fatalf("%d batches, want 2", len(file.Batches))
-	}
 	type want struct {
 		code     int
 		account  string
 		cents    int
 		name, id string
 		trace    string
+		payType  string // WEB only
 	}
-	for i, b := range []struct {
-		description string
-		class       int
-		entries     []want
+	batches := []struct {
+		sec, description string
+		class            int
+		entries          []want
 	}{
-		{DescriptionMicroDeposits, nacha.CreditsOnly, []want{
-			{nacha.CheckingCredit, "000123456789", 12, "ADA LOVELACE", "FSCHECKING", "021000020000001"},
-			{nacha.CheckingCredit, "000123456789", 87, "ADA LOVELACE", "FSCHECKING", "021000020000002"},
+		{nacha.PPD, DescriptionMicroDeposits, nacha.MixedDebitsAndCredits, []want{
+			{nacha.CheckingCredit, "000123456789", 12, "ADA LOVELACE", "FSCHECKING", "021000020000001", ""},
+			{nacha.CheckingCredit, "000123456789", 87, "ADA LOVELACE", "FSCHECKING", "021000020000002", ""},
+			{nacha.CheckingDebit, "55500011", 99, "ACME PAYMENTS", "OFFSET", "021000020000009", ""},
 		}},
-		{DescriptionPayments, nacha.MixedDebitsAndCredits, []want{
-			{nacha.SavingsDebit, "9876", 125000, "B B LOVELACE", "456789ABCDEFXYZ", "021000020000003"},
-			{nacha.CheckingCredit, "000123456789", 5, "ADA LOVELACE", "PAY2", "021000020000004"},
+		{nacha.CCD, DescriptionPayments, nacha.DebitsOnly, []want{
+			{nacha.CheckingDebit, "000123456789", 700, "ADA LOVELACE", "PAY3", "021000020000005", ""},
 		}},
-	} {
+		{nacha.PPD, DescriptionPayments, nacha.CreditsOnly, []want{
+			{nacha.CheckingCredit, "000123456789", 5, "ADA LOVELACE", "PAY2", "021000020000004", ""},
+		}},
+		{nacha.WEB, DescriptionPurchase, nacha.DebitsOnly, []want{
+			{nacha.SavingsDebit, "9876", 125000, "B B LOVELACE", "456789ABCDEFXYZ", "021000020000003", "S"},
+			{nacha.CheckingDebit, "000123456789", 999, "ADA LOVELACE", "PAY4", "021000020000006", "R"},
+		}},
+		{nacha.WEB, DescriptionRetry, nacha.DebitsOnly, []want{
+			{nacha.SavingsDebit, "9876", 999, "B B LOVELACE", "PAY5", "021000020000007", "R"},
+		}},
+	}
+	if len(file.Batches) != len(batches) {
+		t.Fatalf("%d batches, want %d", len(file.Batches), len(batches))
+	}
+	for i, b := range batches {
 		h := file.Batches[i].GetHeader()
-		if h.CompanyEntryDescription != b.description || h.ServiceClassCode != b.class || h.StandardEntryClassCode != nacha.PPD ||
+		if h.StandardEntryClassCode != b.sec || h.CompanyEntryDescription != b.description || h.ServiceClassCode != b.class ||
 			h.EffectiveEntryDate != "261123" || h.CompanyName != "ACME PAYMENTS" {
-			t.Errorf("batch %d header: %q class %d %s effective %s company %q", i, h.CompanyEntryDescription, h.ServiceClassCode,
-				h.StandardEntryClassCode, h.EffectiveEntryDate, h.CompanyName)
+			t.Errorf("batch %d header: %s %q class %d effective %s company %q; want %s %q class %d", i, h.StandardEntryClassCode,
+				h.CompanyEntryDescription, h.ServiceClassCode, h.EffectiveEntryDate, h.CompanyName, b.sec, b.description, b.class)
 		}
 		got := file.Batches[i].GetEntries()
 		if len(got) != len(b.entries) {
 			t.Fatalf("batch %d: %d entries, want %d", i, len(got), len(b.entries))
 		}
+		debits, credits := 0, 0
 		for j, w := range b.entries {
 			e := got[j]
 			if e.TransactionCode != w.code || e.DFIAccountNumberField() != fmt.Sprintf("%-17s", w.account) || e.Amount != w.cents ||
 				e.IndividualName != fmt.Sprintf("%-22s", w.name) || e.TraceNumber != w.trace ||
-				e.IdentificationNumber != fmt.Sprintf("%-15s", w.id) {
-				t.Errorf("batch %d entry %d: code %d account %q amount %d name %q id %q trace %s; want %+v",
-					i, j, e.TransactionCode, e.DFIAccountNumberField(), e.Amount, e.IndividualName, e.IdentificationNumber, e.TraceNumber, w)
+				e.IdentificationNumber != fmt.Sprintf("%-15s", w.id) || (w.payType != "" && e.PaymentTypeField() != w.payType) {
+				t.Errorf("batch %d entry %d: code %d account %q amount %d name %q id %q trace %s type %q; want %+v",
+					i, j, e.TransactionCode, e.DFIAccountNumberField(), e.Amount, e.IndividualName, e.IdentificationNumber,
+					e.TraceNumber, e.DiscretionaryData, w)
 			}
+			if e.CreditOrDebit() == "D" {
+				debits += e.Amount
+			} else {
+				credits += e.Amount
+			}
+		}
+		c := file.Batches[i].GetControl()
+		if c.TotalDebitEntryDollarAmount != debits || c.TotalCreditEntryDollarAmount != credits {
+			t.Errorf("batch %d control: debits %d credits %d, entries sum to %d and %d",
+				i, c.TotalDebitEntryDollarAmount, c.TotalCreditEntryDollarAmount, debits, credits)
+		}
+		if b.description == DescriptionMicroDeposits && debits != credits {
+			t.Errorf("micro-deposit batch does not balance: debits %d, credits %d", debits, credits)
+		}
+	}
+}
+
+// TestBuildKeepsEntriesAssignedBeforeClassesAsPPD: entries stored without
+// a class (assigned by an earlier version) still build, as PPD batches.
+func TestBuildKeepsEntriesAssignedBeforeClassesAsPPD(t *testing.T) {
+	scope := tenant.Scope{MerchantID: "mer_1", Env: tenant.Production}
+	o := NewOriginator(testConfig, nil, accounts{
+		"fs_checking": {RoutingNumber: "021000021", AccountNumber: "000123456789", AccountType: funding.Checking},
+	}, nil, names{"cus_ada": "Ada"}, time.Now)
+	data, err := o.build(context.Background(), File{ID: "achf_2", CreatedAt: time.Date(2026, 11, 20, 15, 0, 0, 0, time.UTC)}, []Entry{
+		{Trace: "021000020000001", Scope: scope, Kind: KindMicroDeposit, SourceID: "fs_checking", CustomerID: "cus_ada", DepositSeq: 1, DepositIndex: 1},
+		{Trace: "021000020000002", Scope: scope, Kind: KindPayment, SourceID: "fs_checking", CustomerID: "cus_ada", PaymentID: "pay_1", Debit: true, Cents: 100},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	file, err := nacha.NewReader(bytes.NewReader(data)).Read()
+	if err != nil || len(file.Batches) != 2 {
+		t.Fatalf("parse: %v (%d batches)", err, len(file.Batches))
+	}
+	for i, d := range []string{DescriptionMicroDeposits, DescriptionPayments} {
+		if h := file.Batches[i].GetHeader(); h.StandardEntryClassCode != nacha.PPD || h.CompanyEntryDescription != d {
+			t.Errorf("batch %d: %s %q, want PPD %q", i, h.StandardEntryClassCode, h.CompanyEntryDescription, d)
 		}
 	}
 }
@@ -170,6 +231,7 @@ func TestConfigValidate(t *testing.T) {
 		"no company name":      func(c *Config) { c.CompanyName = "" },
 		"long company name":    func(c *Config) { c.CompanyName = "Seventeen chars!!" },
 		"long company id":      func(c *Config) { c.CompanyID = "12345678901" },
+		"offset, no account":   func(c *Config) { c.OffsetAccount = "" },
 	} {
 		c := testConfig
 		change(&c)

@@ -228,6 +228,10 @@ func TestACHCommands(t *testing.T) {
 		t.Errorf("originate without configuration: %v", err)
 	}
 	c.env["ACH_ODFI_ROUTING"], c.env["ACH_COMPANY_NAME"], c.env["ACH_COMPANY_ID"] = "121042882", "FUNDSOURCE", "1234567890"
+	if _, _, err := c.run("ach", "originate"); err == nil || !strings.Contains(err.Error(), "ACH_OFFSET_ACCOUNT") {
+		t.Errorf("originate without the offset account: %v", err)
+	}
+	c.env["ACH_OFFSET_ACCOUNT"] = "31337"
 	c.env["ACH_OUTBOX_DIR"] = t.TempDir()
 	if out := c.json("ach", "originate"); fmt.Sprint(out["files"]) != "[]" || out["outbox"] != c.env["ACH_OUTBOX_DIR"] {
 		t.Errorf("originate with nothing waiting = %v", out)

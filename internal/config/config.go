@@ -136,6 +136,10 @@ type Config struct {
 	ACHOriginName         string
 	ACHCompanyName        string
 	ACHCompanyID          string
+	// ACHMicroOffset (default on) balances each micro-deposit batch with a
+	// debit from ACHOffsetAccount, the originator's account at the ODFI.
+	ACHMicroOffset   bool
+	ACHOffsetAccount string
 
 	// PprofAddr, when set, serves Go's profiler (net/http/pprof) on this
 	// address, apart from the service: an operator's tool, never public.
@@ -302,6 +306,10 @@ func Load(getenv Getenv) (*Config, error) {
 	c.ACHOriginName = getenv("ACH_ORIGIN_NAME")
 	c.ACHCompanyName = getenv("ACH_COMPANY_NAME")
 	c.ACHCompanyID = getenv("ACH_COMPANY_ID")
+	if c.ACHMicroOffset, err = boolVar(getenv, "ACH_MICRO_OFFSET", true); err != nil {
+		return nil, err
+	}
+	c.ACHOffsetAccount = getenv("ACH_OFFSET_ACCOUNT")
 	for _, p := range strings.Split(getenv("TRUSTED_PROXIES"), ",") {
 		if p = strings.TrimSpace(p); p == "" {
 			continue

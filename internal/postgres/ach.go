@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/jmoiron/sqlx"
+	"github.com/lib/pq"
 
 	"github.com/fundsource/fundsource/internal/ach"
 	"github.com/fundsource/fundsource/internal/core/tenant"
@@ -12,19 +13,21 @@ import (
 )
 
 type achFileRow struct {
-	ID        string    `db:"id"`
-	Serial    int64     `db:"serial"`
-	Name      string    `db:"name"`
-	Status    string    `db:"status"`
-	CreatedAt time.Time `db:"created_at"`
+	ID        string         `db:"id"`
+	Serial    int64          `db:"serial"`
+	Name      string         `db:"name"`
+	Status    string         `db:"status"`
+	CreatedAt time.Time      `db:"created_at"`
+	Offsets   pq.StringArray `db:"offset_traces"`
 }
 
 func (r achFileRow) domain() ach.File {
-	return ach.File{ID: r.ID, Serial: r.Serial, Name: r.Name, Status: r.Status, CreatedAt: r.CreatedAt.UTC()}
+	return ach.File{ID: r.ID, Serial: r.Serial, Name: r.Name, Status: r.Status, CreatedAt: r.CreatedAt.UTC(),
+		OffsetTraces: []string(r.Offsets)}
 }
 
 const buildingACHFiles = `
-SELECT id, serial, name, status, created_at FROM ach_files WHERE status = 'building' ORDER BY created_at`
+SELECT id, serial, name, status, created_at, offset_traces FROM ach_files WHERE status = 'building' ORDER BY created_at`
 
 // BuildingACHFiles lists files whose entries are assigned but which are
 // not yet in the outbox.
@@ -37,12 +40,12 @@ func (q queries) BuildingACHFiles(ctx context.Context) ([]ach.File, error) {
 }
 
 const insertACHFile = `
-INSERT INTO ach_files (id, name, status, created_at) VALUES ($1, $2, $3, $4) RETURNING serial`
+INSERT INTO ach_files (id, name, status, created_at, offset_traces) VALUES ($1, $2, $3, $4, $5) RETURNING serial`
 
 // InsertACHFile stores a new file record and returns its serial.
 func (q queries) InsertACHFile(ctx context.Context, f ach.File) (int64, error) {
 	var serial int64
-	err := sqlx.GetContext(ctx, q.ex, &serial, insertACHFile, f.ID, f.Name, f.Status, f.CreatedAt)
+	err := sqlx.GetContext(ctx, q.ex, &serial, insertACHFile, f.ID, f.Name, f.Status, f.CreatedAt, pq.StringArray(append([]string{}, f.OffsetTraces...)))
 	return serial, translate(err)
 }
 
@@ -116,12 +119,15 @@ type achEntryRow struct {
 	Debit        bool    `db:"debit"`
 	Cents        *int64  `db:"amount_cents"` // NULL for micro-deposits (kept sealed)
 	ReturnCode   *string `db:"return_code"`
+	SEC          *string `db:"sec_code"`
+	Description  *string `db:"entry_description"`
+	PaymentType  *string `db:"payment_type"`
 }
 
 func (r achEntryRow) domain() ach.Entry {
 	e := ach.Entry{Trace: r.Trace, FileID: r.FileID, Scope: tenant.Scope{MerchantID: r.MerchantID, Env: tenant.Environment(r.Environment)},
 		Kind: r.Kind, SourceID: r.SourceID, CustomerID: r.CustomerID, PaymentID: deref(r.PaymentID), Debit: r.Debit,
-		ReturnCode: deref(r.ReturnCode)}
+		ReturnCode: deref(r.ReturnCode), Class: ach.Class{SEC: deref(r.SEC), Description: deref(r.Description), PaymentType: deref(r.PaymentType)}}
 	if r.DepositSeq != nil {
 		e.DepositSeq, e.DepositIndex = *r.DepositSeq, *r.DepositIndex
 	}
@@ -132,18 +138,20 @@ func (r achEntryRow) domain() ach.Entry {
 }
 
 const achEntryColumns = `trace_number, file_id, merchant_id, environment, kind, funding_source_id, customer_id,
-       deposit_seq, deposit_index, payment_id, debit, amount_cents, return_code`
+       deposit_seq, deposit_index, payment_id, debit, amount_cents, return_code, sec_code, entry_description, payment_type`
 
 const insertACHEntry = `
 INSERT INTO ach_entries (` + achEntryColumns + `)
-VALUES ($1, $2, $3, $4, $5, $6, $7, NULLIF($8, 0), NULLIF($9, 0), NULLIF($10, ''), $11, NULLIF($12, 0), NULL)`
+VALUES ($1, $2, $3, $4, $5, $6, $7, NULLIF($8, 0), NULLIF($9, 0), NULLIF($10, ''), $11, NULLIF($12, 0), NULL,
+        NULLIF($13, ''), NULLIF($14, ''), NULLIF($15, ''))`
 
 // InsertACHEntry assigns an entry to a file; errs.Conflict when the
 // payment or deposit is in a file already. A micro-deposit's amount is not
 // stored: it stays sealed with its verification.
 func (q queries) InsertACHEntry(ctx context.Context, e ach.Entry) error {
 	_, err := q.ex.ExecContext(ctx, insertACHEntry, e.Trace, e.FileID, e.Scope.MerchantID, e.Scope.Env, e.Kind,
-		e.SourceID, e.CustomerID, e.DepositSeq, e.DepositIndex, e.PaymentID, e.Debit, e.Cents)
+		e.SourceID, e.CustomerID, e.DepositSeq, e.DepositIndex, e.PaymentID, e.Debit, e.Cents,
+		e.Class.SEC, e.Class.Description, e.Class.PaymentType)
 	return translate(err)
 }
 

@@ -109,7 +109,7 @@ func Build(cfg *config.Config, d Deps) (*Services, error) {
 	if cfg.ACHODFIRouting != "" {
 		ac := ach.Config{Dir: cfg.ACHOutboxDir, ODFIRouting: cfg.ACHODFIRouting, DestinationRouting: cfg.ACHDestinationRouting,
 			DestinationName: cfg.ACHDestinationName, OriginName: cfg.ACHOriginName, CompanyName: cfg.ACHCompanyName,
-			CompanyID: cfg.ACHCompanyID}
+			CompanyID: cfg.ACHCompanyID, MicroOffset: cfg.ACHMicroOffset, OffsetAccount: cfg.ACHOffsetAccount}
 		if err := ac.Validate(); err != nil {
 			return nil, err
 		}

@@ -19,7 +19,7 @@ import (
 
 func achConfig(dir string) ach.Config {
 	return ach.Config{Dir: dir, ODFIRouting: "121042882", DestinationRouting: "231380104", DestinationName: "Federal Reserve Bank",
-		OriginName: "Fundsource Bank", CompanyName: "FUNDSOURCE", CompanyID: "1234567890"}
+		OriginName: "Fundsource Bank", CompanyName: "FUNDSOURCE", CompanyID: "1234567890", MicroOffset: true, OffsetAccount: "31337"}
 }
 
 func (h *harness) originator(cfg ach.Config) *ach.Originator {
@@ -94,7 +94,7 @@ func TestOriginationWritesEachEntryOnceAndTheFileParsesBack(t *testing.T) {
 	}
 	files := readACH(t, dir)
 	f := files[written[0]]
-	if f == nil || len(f.Batches) != 2 {
+	if f == nil || len(f.Batches) != 3 {
 		t.Fatalf("files = %v", files)
 	}
 	if f.Header.ImmediateOrigin != "121042882" || f.Header.ImmediateDestination != "231380104" {
@@ -114,18 +114,30 @@ func TestOriginationWritesEachEntryOnceAndTheFileParsesBack(t *testing.T) {
 		t.Errorf("the NACHA file's mode: %v (%v), want 0600", st.Mode().Perm(), err)
 	}
 
-	// Batch 1: the micro-deposits, two PPD credits to the savings account.
+	// Batch 1: the micro-deposits, two PPD credits to the savings account
+	// and the debit of their total from the originator's account.
 	deposits := f.Batches[0]
 	if hd := deposits.GetHeader(); hd.CompanyEntryDescription != "ACCTVERIFY" || hd.StandardEntryClassCode != "PPD" ||
-		hd.ServiceClassCode != nacha.CreditsOnly || hd.CompanyName != "FUNDSOURCE" || hd.CompanyIdentification != "1234567890" {
+		hd.ServiceClassCode != nacha.MixedDebitsAndCredits || hd.CompanyName != "FUNDSOURCE" || hd.CompanyIdentification != "1234567890" {
 		t.Errorf("micro-deposit batch header = %+v", hd)
 	}
 	var got []int
+	offset := 0
 	for _, e := range deposits.GetEntries() {
+		if e.TransactionCode == nacha.CheckingDebit {
+			if strings.TrimSpace(e.DFIAccountNumber) != "31337" || e.RDFIIdentification+e.CheckDigit != "121042882" {
+				t.Errorf("offset entry = %s", e.String())
+			}
+			offset += e.Amount
+			continue
+		}
 		if e.TransactionCode != nacha.SavingsCredit || strings.TrimSpace(e.DFIAccountNumber) != "987654321" || e.RDFIIdentification+e.CheckDigit != "026009593" {
 			t.Errorf("micro-deposit entry = %s", e.String())
 		}
 		got = append(got, e.Amount)
+	}
+	if c := deposits.GetControl(); offset == 0 || c.TotalDebitEntryDollarAmount != c.TotalCreditEntryDollarAmount {
+		t.Errorf("micro-deposit batch does not balance: offset %d, control %+v", offset, c)
 	}
 	want := []int{amounts[0], amounts[1]}
 	sort.Ints(got)
@@ -134,14 +146,24 @@ func TestOriginationWritesEachEntryOnceAndTheFileParsesBack(t *testing.T) {
 		t.Errorf("micro-deposit amounts in the file = %v, want %v", got, want)
 	}
 
-	// Batch 2: the production payments, a checking debit and a savings credit.
-	pay := f.Batches[1]
-	if hd := pay.GetHeader(); hd.CompanyEntryDescription != "PAYMENT" || hd.ServiceClassCode != nacha.MixedDebitsAndCredits {
-		t.Errorf("payment batch header = %+v", hd)
-	}
+	// Batches 2 and 3: the production payments, a savings credit to a
+	// consumer (PPD) and a consumer's checking debit authorized online
+	// (WEB, PURCHASE, single).
 	byCode := map[int]*nacha.EntryDetail{}
-	for _, e := range pay.GetEntries() {
-		byCode[e.TransactionCode] = e
+	for i, w := range []struct {
+		sec, description string
+		class            int
+	}{{"PPD", "PAYMENT", nacha.CreditsOnly}, {"WEB", "PURCHASE", nacha.DebitsOnly}} {
+		b := f.Batches[1+i]
+		if hd := b.GetHeader(); hd.StandardEntryClassCode != w.sec || hd.CompanyEntryDescription != w.description || hd.ServiceClassCode != w.class {
+			t.Errorf("payment batch %d header = %+v, want %+v", i, hd, w)
+		}
+		for _, e := range b.GetEntries() {
+			byCode[e.TransactionCode] = e
+		}
+	}
+	if e := byCode[nacha.CheckingDebit]; e != nil && e.PaymentTypeField() != "S" {
+		t.Errorf("WEB debit payment type = %q, want S", e.PaymentTypeField())
 	}
 	if e := byCode[nacha.CheckingDebit]; e == nil || e.Amount != 2500 || strings.TrimSpace(e.DFIAccountNumber) != "000123456789" || !strings.HasPrefix(e.TraceNumber, "12104288") {
 		t.Errorf("debit entry = %v", e)
@@ -150,8 +172,8 @@ func TestOriginationWritesEachEntryOnceAndTheFileParsesBack(t *testing.T) {
 		t.Errorf("credit entry = %v", e)
 	}
 	// File totals match the entries; the sandbox's 7.00 and its deposits are not there.
-	if f.Control.TotalDebitEntryDollarAmountInFile != 2500 || f.Control.TotalCreditEntryDollarAmountInFile != 1000+amounts[0]+amounts[1] ||
-		f.Control.EntryAddendaCount != 4 || f.Control.BatchCount != 2 {
+	if f.Control.TotalDebitEntryDollarAmountInFile != 2500+offset || f.Control.TotalCreditEntryDollarAmountInFile != 1000+amounts[0]+amounts[1] ||
+		f.Control.EntryAddendaCount != 5 || f.Control.BatchCount != 3 {
 		t.Errorf("file control = %+v", f.Control)
 	}
 
@@ -206,8 +228,9 @@ func TestOriginationRewritesAFileLeftBuilding(t *testing.T) {
 			}
 		}
 	}
-	if total != 5 || len(traces) != 5 {
-		t.Errorf("entries across files = %d (%d distinct), want 5 once each", total, len(traces))
+	// Five entries and the micro-deposit batch's offsetting debit.
+	if total != 6 || len(traces) != 6 {
+		t.Errorf("entries across files = %d (%d distinct), want 6 once each", total, len(traces))
 	}
 	if leftovers, _ := filepath.Glob(filepath.Join(outbox, ".*")); len(leftovers) != 0 {
 		t.Errorf("temp files left in the outbox: %v", leftovers)

@@ -1,0 +1,76 @@
+package ach
+
+// Standard entry class codes the originator uses.
+const (
+	SecPPD = "PPD" // prearranged payment: credits to consumers
+	SecCCD = "CCD" // corporate: entries to and from businesses
+	SecWEB = "WEB" // internet-initiated: debits authorized online by consumers
+)
+
+// Company entry descriptions of the batches.
+const (
+	DescriptionMicroDeposits = "ACCTVERIFY" // micro-deposit credits and their offset
+	DescriptionPurchase      = "PURCHASE"   // a consumer's debit for goods or services
+	DescriptionRetry         = "RETRY PYMT" // a debit presented again after R01 or R09
+	DescriptionPayments      = "PAYMENT"    // every other payment
+)
+
+// Class is how an entry goes to the bank: the SEC code and company entry
+// description of its batch and, for a WEB debit, its payment type (R for a
+// recurring authorization, S for a single one).
+type Class struct {
+	SEC         string
+	Description string
+	PaymentType string // "" unless SEC is WEB
+}
+
+// Payer is what the class of an entry depends on.
+type Payer struct {
+	Business     bool // the customer has a business name
+	Debit        bool
+	MicroDeposit bool
+	Subscription bool // a subscription's debit
+	Retry        bool // a re-presentment (attempt 2 or 3)
+}
+
+// Classify is the rule for SEC codes and descriptions. A business's
+// entries are CCD; a consumer's debit was authorized online, so it is WEB,
+// described PURCHASE (NACHA's description for consumer purchase debits
+// from March 20, 2026), with payment type R when it is a subscription's; a
+// consumer's credit is PPD. A re-presentment keeps its SEC code and is
+// described RETRY PYMT, as NACHA requires. Micro-deposits are ACCTVERIFY,
+// to a business as CCD and to a consumer as PPD.
+func Classify(p Payer) Class {
+	sec := SecPPD
+	switch {
+	case p.Business:
+		sec = SecCCD
+	case p.Debit && !p.MicroDeposit:
+		sec = SecWEB
+	}
+	c := Class{SEC: sec, Description: DescriptionPayments}
+	switch {
+	case p.MicroDeposit:
+		c.Description = DescriptionMicroDeposits
+	case p.Debit && p.Retry:
+		c.Description = DescriptionRetry
+	case p.Debit && !p.Business:
+		c.Description = DescriptionPurchase
+	}
+	if sec == SecWEB {
+		c.PaymentType = "S"
+		if p.Subscription {
+			c.PaymentType = "R"
+		}
+	}
+	return c
+}
+
+// legacyClass is the class of an entry assigned before classes were
+// stored: every batch was PPD.
+func legacyClass(e Entry) Class {
+	if e.Kind == KindMicroDeposit {
+		return Class{SEC: SecPPD, Description: DescriptionMicroDeposits}
+	}
+	return Class{SEC: SecPPD, Description: DescriptionPayments}
+}

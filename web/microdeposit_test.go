@@ -47,7 +47,7 @@ func TestMicroDepositFlow(t *testing.T) {
 	// The right pair, reversed, as decimal strings.
 	ok := th.WantOK(t, h.Post("/v2/funding-source/verify", key, th.VerifyBody(id, `["`+right[1]+`","`+right[0]+`"]`)))
 	if ok["status"] != "Verified" || ok["verification"].(map[string]any)["status"] != "succeeded" {
-		t.Errorf("after the right pair: %s", mustJSON(ok))
+		t.Errorf("after the right pair: %s", th.MustJSON(ok))
 	}
 	if ev := h.Events("funding_source.verified"); len(ev) != 1 || ev[0]["status"] != "Verified" || ev[0]["funding_source_id"] != id {
 		t.Errorf("verified events = %v", ev)

@@ -122,6 +122,6 @@ func TestGeneratedClientRunsTheVerificationFlow(t *testing.T) {
 		t.Errorf("verified source: %s", ok.Body)
 	}
 	if got := th.WantOK(t, h.Get("/v2/funding-source/"+id, key)); got["status"] != "Verified" {
-		t.Errorf("read back: %s", mustJSON(got))
+		t.Errorf("read back: %s", th.MustJSON(got))
 	}
 }

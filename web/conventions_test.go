@@ -20,13 +20,13 @@ func TestUnversionedAccountsPaths(t *testing.T) {
 	key := h.Merchant("Acme").Sandbox.SecretKey
 	id := h.Source(key, h.Customer(key), "55554444")
 	if r := th.WantOK(t, h.Post("/accounts", key, `{"account_number":"55554444"}`)); r["available"] != false {
-		t.Errorf("/accounts: %s", mustJSON(r))
+		t.Errorf("/accounts: %s", th.MustJSON(r))
 	}
 	if r := th.WantOK(t, h.Post("/accounts/delete", key, `{"funding_source_id":"`+id+`"}`)); r["removed"] != true {
-		t.Errorf("/accounts/delete: %s", mustJSON(r))
+		t.Errorf("/accounts/delete: %s", th.MustJSON(r))
 	}
 	if r := th.WantOK(t, h.Post("/v2/accounts", key, `{"account_number":"55554444"}`)); r["available"] != true {
-		t.Errorf("after removal: %s", mustJSON(r))
+		t.Errorf("after removal: %s", th.MustJSON(r))
 	}
 }
 
@@ -48,10 +48,10 @@ func TestWholeCentAmountsPassWhateverTheirSpelling(t *testing.T) {
 	key := h.Merchant("Acme").Sandbox.SecretKey
 	src := h.Source(key, h.Customer(key), "777788889")
 	if p := th.WantOK(t, h.Post("/v2/payments", key, th.PaymentBody(src, `0.550`, "credit"))); p["amount"] != "0.55" {
-		t.Errorf("0.550: %s", mustJSON(p))
+		t.Errorf("0.550: %s", th.MustJSON(p))
 	}
 	if p := th.WantOK(t, h.Post("/v2/payments", key, th.PaymentBody(src, `1.2e1`, "credit"))); p["amount"] != "12.00" {
-		t.Errorf("1.2e1: %s", mustJSON(p))
+		t.Errorf("1.2e1: %s", th.MustJSON(p))
 	}
 }
 
@@ -77,7 +77,7 @@ func TestConventions(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t)
 	key := h.Merchant("Acme").Sandbox.SecretKey
-	register(h, key, "https://hooks.example/a")
+	h.RegisterWebhook(key, "https://hooks.example/a")
 	src := h.VerifiedSource(key, h.Customer(key), "222222222")
 	pay := th.WantOK(t, h.Post("/v2/payments", key, th.PaymentBody(src, `"5.00"`, "credit")))["payment_id"].(string)
 	sub := th.WantOK(t, h.Post("/v2/subscriptions", key, subscriptionBody(src, "9.99", "weekly", "2026-11-20")))["subscription_id"].(string)
@@ -189,9 +189,9 @@ func TestWebhookTestPayloadClaimsNothingAboutTheAnswer(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t)
 	key := h.Merchant("Acme Books").Sandbox.SecretKey
-	register(h, key, "https://hooks.example/x")
+	h.RegisterWebhook(key, "https://hooks.example/x")
 	ev := th.WantOK(t, h.Post("/v2/webhooks/test", key, ""))
-	if msg := mustJSON(ev["data"]); strings.Contains(msg, "received and verified") {
+	if msg := th.MustJSON(ev["data"]); strings.Contains(msg, "received and verified") {
 		t.Errorf("webhook.test says it was received: %s", msg)
 	}
 }

@@ -41,7 +41,7 @@ func TestCreateGetListCustomer(t *testing.T) {
 	list := th.WantOK(t, h.Get("/v2/customers", key))
 	data := list["data"].([]any)
 	if len(data) != 1 || data[0].(map[string]any)["user_id"] != id || list["has_more"] != false {
-		t.Errorf("list = %s", mustJSON(list))
+		t.Errorf("list = %s", th.MustJSON(list))
 	}
 
 	// The creation wrote its customer.created event in the same transaction.
@@ -162,9 +162,4 @@ func TestIsolationBetweenMerchantsAndEnvironments(t *testing.T) {
 		})
 	}
 	th.WantOK(t, h.Get("/v2/customers/"+id, a.Sandbox.SecretKey))
-}
-
-func mustJSON(v any) string {
-	b, _ := json.Marshal(v)
-	return string(b)
 }

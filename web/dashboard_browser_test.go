@@ -81,7 +81,7 @@ func TestBrowserDashboardTour(t *testing.T) {
 	h := newHarness(t)
 	srv := h.live()
 	h.Cfg.HostedBaseURL, _ = url.Parse(srv.URL)
-	rc := newReceiver(t, nil)
+	rc := th.NewReceiver(t, nil)
 	shots := os.Getenv("DASHBOARD_SCREENSHOTS")
 
 	tb := newTab(t, withViewport(1280, 860))
@@ -125,8 +125,8 @@ func TestBrowserDashboardTour(t *testing.T) {
 	if n := h.Deliver(); n != 1 {
 		t.Fatalf("deliveries = %d, want 1 (the test event)", n)
 	}
-	if len(rc.requests()) != 1 || rc.requests()[0].Payload(t)["type"] != "webhook.test" {
-		t.Fatalf("receiver got %d requests", len(rc.requests()))
+	if len(rc.Requests()) != 1 || rc.Requests()[0].Payload(t)["type"] != "webhook.test" {
+		t.Fatalf("receiver got %d requests", len(rc.Requests()))
 	}
 	tb.open(srv.URL + "/dashboard/webhooks")
 	row := tb.text("#delivery-log tbody tr")

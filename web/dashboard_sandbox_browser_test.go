@@ -75,7 +75,7 @@ func TestBrowserDashboardSandboxSimulations(t *testing.T) {
 	tb.inside("#payment-" + id)
 	tb.wantText("came back with R01", "R01 Insufficient funds", "presented again 2026-11-03")
 	if got := th.WantOK(t, h.Get("/v2/payments/"+id, key)); got["status"] != "failed" || got["failure_code"] != "R01" {
-		t.Errorf("payment after the page's return: %s", mustJSON(got))
+		t.Errorf("payment after the page's return: %s", th.MustJSON(got))
 	}
 	tb.inside("#subscription-" + sub)
 	tb.wantText("subscription debit, attempt 2")

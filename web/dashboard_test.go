@@ -1,6 +1,7 @@
 package web_test
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"net/http"
@@ -15,6 +16,7 @@ import (
 	"github.com/fundsource/fundsource/internal/config"
 	"github.com/fundsource/fundsource/internal/core/tenant"
 	th "github.com/fundsource/fundsource/internal/testing/harness"
+	"github.com/fundsource/fundsource/internal/webhook"
 )
 
 // dash is a browser without a browser: it keeps the dashboard's cookies
@@ -322,9 +324,9 @@ func TestDashboardDeliveryLogAndResend(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t)
 	d, key := signedIn(t, h, "Acme Books")
-	failing := newReceiver(t, func(n int, w http.ResponseWriter) { w.WriteHeader(http.StatusServiceUnavailable) })
+	failing := th.NewReceiver(t, func(n int, w http.ResponseWriter) { w.WriteHeader(http.StatusServiceUnavailable) })
 	user := h.Customer(key) // before any webhook: not sent
-	register(h, key, failing.URL())
+	h.RegisterWebhook(key, failing.URL())
 	src := h.Source(key, user, "123456789")
 	h.Deliver()
 
@@ -464,5 +466,36 @@ func TestDashboardRefusesCrossSiteFormsAndHugeBodies(t *testing.T) {
 	big := url.Values{"url": {strings.Repeat("a", 20<<10)}}
 	if p := d.post("/dashboard/webhooks", big); p.Code >= 500 {
 		t.Errorf("huge form: %d", p.Code)
+	}
+}
+
+// TestDashboardDisabledEndpointBanner: the dashboard says an endpoint is
+// backing off or disabled, and its button enables it again.
+func TestDashboardDisabledEndpointBanner(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	d, key := signedIn(t, h, "Acme Books")
+	rc := th.NewReceiver(t, func(_ int, w http.ResponseWriter) { w.WriteHeader(http.StatusInternalServerError) })
+	h.RegisterWebhook(key, rc.URL())
+	body := wantPage(t, d.get("/dashboard/webhooks"), http.StatusOK)
+	if strings.Contains(body, "disabled-banner") || strings.Contains(body, "backoff-banner") {
+		t.Fatal("a healthy endpoint shows a warning")
+	}
+	opts := webhook.DispatcherOptions{DisableAfter: time.Hour}
+	th.WantOK(t, h.Post("/v2/webhooks/test", key, ""))
+	for range 4 {
+		if _, err := h.Dispatcher(opts).DeliverDue(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		h.Clock.Advance(40 * time.Minute)
+	}
+	if s := th.WantOK(t, h.Get("/v2/webhooks", key)); s["status"] != "disabled" {
+		t.Fatalf("endpoint: %s", th.MustJSON(s))
+	}
+	d.signIn("acme.books@example.com", "correct horse battery") // the session idled out meanwhile
+	wantPage(t, d.get("/dashboard/webhooks"), http.StatusOK, `id="disabled-banner"`, "This endpoint is disabled", "Enable and deliver held events")
+	wantPage(t, d.follow(d.post("/dashboard/webhooks/enable", url.Values{})), http.StatusOK, "Endpoint enabled")
+	if s := th.WantOK(t, h.Get("/v2/webhooks", key)); s["status"] != "enabled" {
+		t.Errorf("after the button: %s", th.MustJSON(s))
 	}
 }

@@ -19,8 +19,8 @@ func TestEveryEventTypeIsDeliveredMatchingItsSchema(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t)
 	key := h.Merchant("Acme").Sandbox.SecretKey
-	rc := newReceiver(t, nil)
-	register(h, key, rc.URL())
+	rc := th.NewReceiver(t, nil)
+	h.RegisterWebhook(key, rc.URL())
 
 	th.WantOK(t, h.Post("/v2/webhooks/test", key, ``))
 	user := h.Customer(key)
@@ -42,7 +42,7 @@ func TestEveryEventTypeIsDeliveredMatchingItsSchema(t *testing.T) {
 		t.Fatal(err)
 	}
 	if p := th.WantOK(t, h.Get("/v2/payments/"+settles, key)); p["status"] != "processed" {
-		t.Fatalf("payment: %s", mustJSON(p))
+		t.Fatalf("payment: %s", th.MustJSON(p))
 	}
 	sub := th.WantOK(t, h.Post("/v2/subscriptions", key, subscriptionBody(b, "9.99", "weekly", "2026-11-20")))["subscription_id"].(string)
 	th.WantOK(t, h.Post("/v2/sandbox/subscriptions/"+sub+"/advance", key, ``))
@@ -61,7 +61,7 @@ func TestEveryEventTypeIsDeliveredMatchingItsSchema(t *testing.T) {
 		}
 	}
 	var got []string
-	for _, r := range rc.requests() {
+	for _, r := range rc.Requests() {
 		if typ := r.Payload(t)["type"].(string); !slices.Contains(got, typ) {
 			got = append(got, typ)
 		}

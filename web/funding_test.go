@@ -36,7 +36,7 @@ func TestCreationPathsAndStatuses(t *testing.T) {
 	r = th.WantOK(t, h.Post("/v2/funding-source", key,
 		`{"user_id":"`+user+`","routing_number":"011000015","account_number":"5555","account_type":"savings","bank_name":"First Local Bank"}`))
 	if r["status"] != "Unverified" || r["bank_name"] != "First Local Bank" || r["account_type"] != "savings" || r["last_four"] != "5555" {
-		t.Errorf("micro-deposit source = %s", mustJSON(r))
+		t.Errorf("micro-deposit source = %s", th.MustJSON(r))
 	}
 	r = th.WantOK(t, h.Post("/v2/funding-source", key,
 		`{"user_id":"`+user+`","routing_number":"026009593","account_number":"7777777","bank_name":"Wrong Name"}`))
@@ -51,7 +51,7 @@ func TestCreationPathsAndStatuses(t *testing.T) {
 	}
 	r = th.WantOK(t, h.Post("/v2/on-demand/funding-source", key, th.SourceBody(user, "110000000", "99990000")))
 	if r["status"] != "Verified" || r["bank_name"] != "fundsource Sandbox Bank" {
-		t.Errorf("third-party source = %s", mustJSON(r))
+		t.Errorf("third-party source = %s", th.MustJSON(r))
 	}
 	verified := h.Events("funding_source.verified")
 	if len(verified) != 1 || verified[0]["funding_source_id"] != r["funding_source_id"] || verified[0]["status"] != "Verified" {
@@ -188,7 +188,7 @@ func TestAccountNumberUniqueness(t *testing.T) {
 	// Removing the source frees the number for another customer.
 	removed := th.WantOK(t, h.Post("/v2/accounts/delete", ka, `{"funding_source_id":"`+first+`"}`))
 	if removed["removed"] != true || removed["funding_source_id"] != first {
-		t.Errorf("delete = %s", mustJSON(removed))
+		t.Errorf("delete = %s", th.MustJSON(removed))
 	}
 	if ev := h.Events("funding_source.removed"); len(ev) != 1 || ev[0]["funding_source_id"] != first {
 		t.Errorf("removed events = %v", ev)
@@ -200,7 +200,7 @@ func TestAccountNumberUniqueness(t *testing.T) {
 	}
 	// Removing it again answers 200 with it (a retried delete is no failure).
 	if r := th.WantOK(t, h.Post("/v2/accounts/delete", ka, `{"funding_source_id":"`+first+`"}`)); r["removed"] != true {
-		t.Errorf("repeated delete: %s", mustJSON(r))
+		t.Errorf("repeated delete: %s", th.MustJSON(r))
 	}
 	th.WantError(t, h.Post("/v2/funding-source/initiate/verification", ka, `{"funding_source_id":"`+first+`"}`), 404, "funding_source_not_found")
 	list := th.WantOK(t, h.Get("/v2/customers/"+ua1+"/funding-sources", ka))["data"].([]any)
@@ -231,7 +231,7 @@ func TestRemoveByUserAndAccountNumber(t *testing.T) {
 	}
 	r := th.WantOK(t, h.Post("/v2/accounts/delete", ka, `{"user_id":"`+u1+`","account_number":"31415926"}`))
 	if r["funding_source_id"] != id || r["removed"] != true {
-		t.Errorf("delete by account = %s", mustJSON(r))
+		t.Errorf("delete by account = %s", th.MustJSON(r))
 	}
 }
 
@@ -247,7 +247,7 @@ func TestThirdPartyPathUpgradesTheCustomersUnverifiedSource(t *testing.T) {
 	}
 	r := th.WantOK(t, h.Post("/v2/on-demand/funding-source", key, th.SourceBody(user, "021000021", "8675309")))
 	if r["funding_source_id"] != id || r["status"] != "Verified" {
-		t.Fatalf("upgrade = %s, want %s Verified", mustJSON(r), id)
+		t.Fatalf("upgrade = %s, want %s Verified", th.MustJSON(r), id)
 	}
 	if got := th.WantOK(t, h.Get("/v2/funding-source/"+id, key))["status"]; got != "Verified" {
 		t.Errorf("stored status = %v", got)

@@ -46,8 +46,8 @@ func (tb *tab) verify(first, second string) {
 func TestBrowserHostedVerificationByKeyboard(t *testing.T) {
 	s := newHostedSetup(t).localOnly()
 	h := s.h
-	rc := newReceiver(t, nil)
-	secret := register(h, s.key, rc.URL())["secret"].(string)
+	rc := th.NewReceiver(t, nil)
+	secret := h.RegisterWebhook(s.key, rc.URL())["secret"].(string)
 	th.WantOK(t, h.Initiate(s.key, s.src))
 	right := h.Amounts(s.key, s.src)
 	srv, shop := h.live(), newShopSite(t)
@@ -101,8 +101,8 @@ func TestBrowserHostedVerificationByKeyboard(t *testing.T) {
 		t.Errorf("status = %v", got)
 	}
 	h.Deliver()
-	var verified []received
-	for _, r := range rc.requests() {
+	var verified []th.Received
+	for _, r := range rc.Requests() {
 		if r.Payload(t)["type"] == "funding_source.verified" {
 			verified = append(verified, r)
 		}
@@ -110,7 +110,7 @@ func TestBrowserHostedVerificationByKeyboard(t *testing.T) {
 	if len(verified) != 1 {
 		t.Fatalf("funding_source.verified deliveries = %d, want 1", len(verified))
 	}
-	if err := verifyStandardWebhook(secret, verified[0].Header, verified[0].Body, h.Clock.Now()); err != nil {
+	if err := th.VerifyStandardWebhook(secret, verified[0].Header, verified[0].Body, h.Clock.Now()); err != nil {
 		t.Errorf("verified event signature: %v", err)
 	}
 	if d := verified[0].Payload(t)["data"].(map[string]any); d["funding_source_id"] != s.src || d["status"] != "Verified" {

@@ -124,7 +124,7 @@ func TestSandboxPaymentsSettleWithEventsAndMagicAmountsFail(t *testing.T) {
 		t.Errorf("payment.failed events = %v", failed)
 	}
 	for _, ev := range append(success, failed...) {
-		if strings.Contains(mustJSON(ev), "222222222") {
+		if strings.Contains(th.MustJSON(ev), "222222222") {
 			t.Errorf("event carries the account number: %v", ev)
 		}
 	}

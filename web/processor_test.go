@@ -116,7 +116,7 @@ func (l *linking) control(path, body string) {
 
 // linkBody is step 5's request.
 func linkBody(customerID, token string) string {
-	return `{"user_id":` + mustJSON(customerID) + `,"processor_token":` + mustJSON(token) + `}`
+	return `{"user_id":` + th.MustJSON(customerID) + `,"processor_token":` + th.MustJSON(token) + `}`
 }
 
 const linkPath = "/v2/funding-source/processor/linking"
@@ -132,11 +132,11 @@ func TestProcessorTokenFiveStepFlow(t *testing.T) {
 	src := th.WantOK(t, l.Post(linkPath, key, linkBody(user, tok)))
 	if src["status"] != "Verified" || src["bank_name"] != "First Platypus Bank" || src["account_type"] != "checking" ||
 		src["user_id"] != user || len(src["last_four"].(string)) != 4 || src["nickname"] != "Plaid Checking" {
-		t.Fatalf("linked source = %s", mustJSON(src))
+		t.Fatalf("linked source = %s", th.MustJSON(src))
 	}
 	id := src["funding_source_id"].(string)
 	if got := th.WantOK(t, l.Get("/v2/funding-source/"+id, key)); got["status"] != "Verified" {
-		t.Errorf("GET = %s", mustJSON(got))
+		t.Errorf("GET = %s", th.MustJSON(got))
 	}
 	if ev := l.Events("funding_source.verified"); len(ev) != 1 || ev[0]["funding_source_id"] != id {
 		t.Errorf("verified events = %v", ev)
@@ -157,7 +157,7 @@ func TestProcessorTokenFiveStepFlow(t *testing.T) {
 	// Another account of the same item (savings) links too; the credit card is refused clearly.
 	sav := th.WantOK(t, l.Post(linkPath, key, linkBody(user, l.token(l.link("ins_109509", "savings")))))
 	if sav["account_type"] != "savings" || sav["bank_name"] != "First Gingham Credit Union" {
-		t.Errorf("savings = %s", mustJSON(sav))
+		t.Errorf("savings = %s", th.MustJSON(sav))
 	}
 	card := l.Post(linkPath, key, linkBody(user, l.token(l.link("ins_109510", "credit card"))))
 	th.WantError(t, card, 400, "invalid_account_type")
@@ -181,7 +181,7 @@ func TestProcessorTokenUpgradesTheCustomersUnverifiedSource(t *testing.T) {
 	unverified := th.WantOK(t, l.Post("/v2/funding-source", key, th.SourceBody(user, acct.RoutingNumber, acct.AccountNumber)))
 	linked := th.WantOK(t, l.Post(linkPath, key, linkBody(user, tok)))
 	if linked["funding_source_id"] != unverified["funding_source_id"] || linked["status"] != "Verified" {
-		t.Errorf("linking the customer's Unverified account = %s, want %s upgraded", mustJSON(linked), unverified["funding_source_id"])
+		t.Errorf("linking the customer's Unverified account = %s, want %s upgraded", th.MustJSON(linked), unverified["funding_source_id"])
 	}
 	// Another customer cannot link the same account.
 	other := l.Customer(key)
@@ -274,7 +274,7 @@ func TestProcessorTokenErrors(t *testing.T) {
 		th.WantError(t, l.Post(linkPath, key, linkBody(user, tok)), 502, "provider_unavailable")
 		l.control("/sim/outage", `{"enabled":false}`)
 		if got := th.WantOK(t, l.Post(linkPath, key, linkBody(user, tok))); got["status"] != "Verified" {
-			t.Errorf("after the outage: %s", mustJSON(got))
+			t.Errorf("after the outage: %s", th.MustJSON(got))
 		}
 	})
 }

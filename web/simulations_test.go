@@ -32,7 +32,7 @@ func TestSandboxMicroDepositSimulations(t *testing.T) {
 	src := th.WantOK(t, h.Post(base+"return", key, `{"code":"R03"}`))
 	v, _ := src["verification"].(map[string]any)
 	if src["status"] != "Unverified" || v["status"] != "failed" || v["return_code"] != "R03" {
-		t.Errorf("after the return: %s", mustJSON(src))
+		t.Errorf("after the return: %s", th.MustJSON(src))
 	}
 	ev := h.Events("funding_source.verification_failed")
 	if len(ev) != 1 || ev[0]["verification"].(map[string]any)["return_code"] != "R03" {
@@ -47,7 +47,7 @@ func TestSandboxMicroDepositSimulations(t *testing.T) {
 	src = th.WantOK(t, h.Post(base+"expire", key, ``))
 	v, _ = src["verification"].(map[string]any)
 	if src["status"] != "Unverified" || v["status"] != "expired" {
-		t.Errorf("after the expiry: %s", mustJSON(src))
+		t.Errorf("after the expiry: %s", th.MustJSON(src))
 	}
 	if ev := h.Events("funding_source.verification_expired"); len(ev) != 1 {
 		t.Errorf("verification_expired events: %d, want 1", len(ev))
@@ -92,7 +92,7 @@ func TestSandboxPaymentReturn(t *testing.T) {
 	pending := th.WantOK(t, h.Post("/v2/payments", key, th.PaymentBody(src, `"25.00"`, "debit")))["payment_id"].(string)
 	p := th.WantOK(t, h.Post("/v2/sandbox/payments/"+pending+"/return", key, `{"code":"R10"}`))
 	if p["status"] != "failed" || p["failure_code"] != "R10" || p["failure_reason"] == nil || p["attempt"] != nil {
-		t.Errorf("returned pending payment: %s", mustJSON(p))
+		t.Errorf("returned pending payment: %s", th.MustJSON(p))
 	}
 	if ev := h.Events("payment.failed"); len(ev) != 1 || ev[0]["failure_code"] != "R10" {
 		t.Errorf("payment.failed events: %v", ev)
@@ -105,10 +105,10 @@ func TestSandboxPaymentReturn(t *testing.T) {
 		t.Fatal(err)
 	}
 	if got := th.WantOK(t, h.Get("/v2/payments/"+settled, key)); got["status"] != "processed" {
-		t.Fatalf("settled payment: %s", mustJSON(got))
+		t.Fatalf("settled payment: %s", th.MustJSON(got))
 	}
 	if p := th.WantOK(t, h.Post("/v2/sandbox/payments/"+settled+"/return", key, `{"code":"R02"}`)); p["status"] != "failed" || p["failure_code"] != "R02" {
-		t.Errorf("returned processed payment: %s", mustJSON(p))
+		t.Errorf("returned processed payment: %s", th.MustJSON(p))
 	}
 
 	canceled := th.WantOK(t, h.Post("/v2/payments", key, th.PaymentBody(src, `"5.00"`, "debit")))["payment_id"].(string)
@@ -132,15 +132,15 @@ func TestSubscriptionReturnsRepresentAtMostTwice(t *testing.T) {
 	for attempt, code := range []string{"R01", "R09", "R01"} {
 		p := th.WantOK(t, h.Post(advance, key, ``))
 		if p["subscription_id"] != sub || p["attempt"] != float64(attempt+1) || p["direction"] != "debit" || p["amount"] != "9.99" {
-			t.Fatalf("attempt %d: %s", attempt+1, mustJSON(p))
+			t.Fatalf("attempt %d: %s", attempt+1, th.MustJSON(p))
 		}
 		th.WantOK(t, h.Post("/v2/sandbox/payments/"+p["payment_id"].(string)+"/return", key, `{"code":"`+code+`"}`))
 		s := th.WantOK(t, h.Get("/v2/subscriptions/"+sub, key))
 		if attempt < 2 && (s["status"] != "active" || s["retry_date"] != "2026-11-03" || s["payment_count"] != float64(1)) {
-			t.Fatalf("after return %d: %s", attempt+1, mustJSON(s))
+			t.Fatalf("after return %d: %s", attempt+1, th.MustJSON(s))
 		}
 		if attempt == 2 && (s["status"] != "canceled" || s["cancel_reason"] != "payment_returned" || s["retry_date"] != nil) {
-			t.Fatalf("after the last return: %s", mustJSON(s))
+			t.Fatalf("after the last return: %s", th.MustJSON(s))
 		}
 	}
 	if ev := h.Events("subscription.canceled"); len(ev) != 1 || ev[0]["cancel_reason"] != "payment_returned" {
@@ -153,7 +153,7 @@ func TestSubscriptionReturnsRepresentAtMostTwice(t *testing.T) {
 	p := th.WantOK(t, h.Post("/v2/sandbox/subscriptions/"+final+"/advance", key, ``))
 	th.WantOK(t, h.Post("/v2/sandbox/payments/"+p["payment_id"].(string)+"/return", key, `{"code":"R10"}`))
 	if s := th.WantOK(t, h.Get("/v2/subscriptions/"+final, key)); s["status"] != "canceled" || s["cancel_reason"] != "payment_returned" {
-		t.Errorf("after R10: %s", mustJSON(s))
+		t.Errorf("after R10: %s", th.MustJSON(s))
 	}
 
 	// A return that arrives by settlement (the sandbox's 13.02 comes back R02) follows the same rules.
@@ -164,7 +164,7 @@ func TestSubscriptionReturnsRepresentAtMostTwice(t *testing.T) {
 		t.Fatal(err)
 	}
 	if s := th.WantOK(t, h.Get("/v2/subscriptions/"+magic, key)); s["status"] != "canceled" || s["cancel_reason"] != "payment_returned" {
-		t.Errorf("after a settled R02: %s", mustJSON(s))
+		t.Errorf("after a settled R02: %s", th.MustJSON(s))
 	}
 }
 
@@ -191,7 +191,7 @@ func TestSchedulerRepresentsOnTheNextBusinessDay(t *testing.T) {
 	first := th.WantOK(t, h.Get("/v2/payments?funding_source_id="+src, key))["data"].([]any)[0].(map[string]any)
 	th.WantOK(t, h.Post("/v2/sandbox/payments/"+first["payment_id"].(string)+"/return", key, `{"code":"R01"}`))
 	if s := th.WantOK(t, h.Get("/v2/subscriptions/"+sub, key)); s["retry_date"] != "2026-11-09" { // the Monday after
-		t.Fatalf("retry_date: %s", mustJSON(s))
+		t.Fatalf("retry_date: %s", th.MustJSON(s))
 	}
 	h.Clock.Advance(24 * time.Hour) // Saturday
 	if n := run(); n != 0 {
@@ -212,7 +212,7 @@ func TestSchedulerRepresentsOnTheNextBusinessDay(t *testing.T) {
 	for _, it := range th.WantOK(t, h.Get("/v2/payments?funding_source_id="+src, key))["data"].([]any) {
 		p := it.(map[string]any)
 		if p["subscription_id"] != sub {
-			t.Errorf("payment without its subscription: %s", mustJSON(p))
+			t.Errorf("payment without its subscription: %s", th.MustJSON(p))
 		}
 		attempts[p["attempt"].(float64)]++
 	}

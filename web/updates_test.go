@@ -20,10 +20,10 @@ func TestCustomerPartialUpdate(t *testing.T) {
 	c := th.WantOK(t, h.Post("/v2/customers/"+id, key, `{"email":"new@example.com","business_name":"Ada Ltd"}`))
 	if c["email"] != "new@example.com" || c["business_name"] != "Ada Ltd" || c["first_name"] != before["first_name"] ||
 		c["created_at"] != before["created_at"] {
-		t.Errorf("updated: %s", mustJSON(c))
+		t.Errorf("updated: %s", th.MustJSON(c))
 	}
 	if got := th.WantOK(t, h.Get("/v2/customers/"+id, key)); got["email"] != "new@example.com" {
-		t.Errorf("read back: %s", mustJSON(got))
+		t.Errorf("read back: %s", th.MustJSON(got))
 	}
 	if ev := h.Events("customer.updated"); len(ev) != 1 || ev[0]["email"] != "new@example.com" {
 		t.Errorf("customer.updated events: %v", ev)
@@ -33,7 +33,7 @@ func TestCustomerPartialUpdate(t *testing.T) {
 		t.Errorf("an update that changed nothing recorded an event (%d)", len(ev))
 	}
 	if c := th.WantOK(t, h.Post("/v2/customers/"+id, key, `{"business_name":""}`)); c["business_name"] != nil {
-		t.Errorf("empty business_name: %s", mustJSON(c))
+		t.Errorf("empty business_name: %s", th.MustJSON(c))
 	}
 	th.WantError(t, h.Post("/v2/customers/"+id, key, `{"email":"not an email"}`), http.StatusBadRequest, "invalid_request")
 	th.WantError(t, h.Post("/v2/customers/"+id, key, `{"first_name":""}`), http.StatusBadRequest, "invalid_request")
@@ -52,13 +52,13 @@ func TestFundingSourceNicknameAndRepeatedRemove(t *testing.T) {
 	key := h.Merchant("Acme").Sandbox.SecretKey
 	id := h.Source(key, h.Customer(key), "31313131")
 	if s := th.WantOK(t, h.Post("/v2/funding-source/"+id, key, `{"nickname":"  Rent account "}`)); s["nickname"] != "Rent account" {
-		t.Errorf("nickname: %s", mustJSON(s))
+		t.Errorf("nickname: %s", th.MustJSON(s))
 	}
 	if ev := h.Events("funding_source.updated"); len(ev) != 1 || ev[0]["nickname"] != "Rent account" {
 		t.Errorf("funding_source.updated: %v", ev)
 	}
 	if s := th.WantOK(t, h.Post("/v2/funding-source/"+id, key, `{"nickname":null}`)); s["nickname"] != nil {
-		t.Errorf("nickname removed: %s", mustJSON(s))
+		t.Errorf("nickname removed: %s", th.MustJSON(s))
 	}
 	th.WantError(t, h.Post("/v2/funding-source/"+id, key, `{}`), http.StatusBadRequest, "invalid_request")
 	th.WantError(t, h.Post("/v2/funding-source/"+id, key, `{"nickname":"`+string(make([]byte, 0))+`x\u0001"}`), http.StatusBadRequest, "invalid_request")
@@ -66,7 +66,7 @@ func TestFundingSourceNicknameAndRepeatedRemove(t *testing.T) {
 	first := th.WantOK(t, h.Post("/v2/accounts/delete", key, `{"funding_source_id":"`+id+`"}`))
 	again := th.WantOK(t, h.Post("/v2/accounts/delete", key, `{"funding_source_id":"`+id+`"}`))
 	if again["removed"] != true || again["funding_source_id"] != id || first["removed"] != true {
-		t.Errorf("repeated remove: %s", mustJSON(again))
+		t.Errorf("repeated remove: %s", th.MustJSON(again))
 	}
 	if ev := h.Events("funding_source.removed"); len(ev) != 1 {
 		t.Errorf("funding_source.removed events: %d, want 1", len(ev))
@@ -87,7 +87,7 @@ func TestPaymentCancel(t *testing.T) {
 	id := p["payment_id"].(string)
 	c := th.WantOK(t, h.Do(th.Req{Method: http.MethodPost, Path: "/v2/payments/" + id + "/cancel", Key: key, NoContentType: true}))
 	if c["status"] != "canceled" {
-		t.Fatalf("cancel: %s", mustJSON(c))
+		t.Fatalf("cancel: %s", th.MustJSON(c))
 	}
 	th.WantOK(t, h.Post("/v2/payments/"+id+"/cancel", key, "")) // again: the same answer
 	h.Clock.Advance(time.Hour)
@@ -95,7 +95,7 @@ func TestPaymentCancel(t *testing.T) {
 		t.Fatal(err)
 	}
 	if got := th.WantOK(t, h.Get("/v2/payments/"+id, key)); got["status"] != "canceled" {
-		t.Errorf("a canceled payment settled: %s", mustJSON(got))
+		t.Errorf("a canceled payment settled: %s", th.MustJSON(got))
 	}
 	if ev := h.Events("payment.canceled"); len(ev) != 1 || len(h.Events("payment.success")) != 0 {
 		t.Errorf("events: %d payment.canceled, %d payment.success", len(ev), len(h.Events("payment.success")))
@@ -124,12 +124,12 @@ func TestSubscriptionsEndProperly(t *testing.T) {
 
 	c := th.WantOK(t, h.Post("/v2/subscriptions/"+a+"/cancel", key, ""))
 	if c["status"] != "canceled" || c["cancel_reason"] != "requested" {
-		t.Errorf("API cancel: %s", mustJSON(c))
+		t.Errorf("API cancel: %s", th.MustJSON(c))
 	}
 	th.WantOK(t, h.Post("/v2/accounts/delete", key, `{"funding_source_id":"`+src+`"}`))
 	if got := th.WantOK(t, h.Get("/v2/subscriptions/"+b, key)); got["status"] != "canceled" || got["cancel_reason"] != "funding_source_removed" ||
 		got["next_payment_date"] != nil {
-		t.Errorf("after the source's removal: %s", mustJSON(got))
+		t.Errorf("after the source's removal: %s", th.MustJSON(got))
 	}
 	reasons := map[any]any{}
 	for _, e := range h.Events("subscription.canceled") {

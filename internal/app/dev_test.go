@@ -13,84 +13,14 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
-	"regexp"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/fundsource/fundsource/internal/app"
 	"github.com/fundsource/fundsource/internal/config"
+	th "github.com/fundsource/fundsource/internal/testing/harness"
 )
-
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
-func freeAddr(t *testing.T) string {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().String()
-}
-
-var secretRE = regexp.MustCompile(`sandbox secret key: (sk_test_\w+)`)
-
-// startDev runs 'fundsource dev' until the returned stop is called.
-func startDev(t *testing.T, dataDir, addr, simAddr string) (out *syncBuffer, stop func() error) {
-	out = &syncBuffer{}
-	errOut := &syncBuffer{}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	env := map[string]string{"DATA_DIR": dataDir, "LISTEN_ADDR": addr, "SANDBOX_BASE_URL": "http://" + addr,
-		"PROVIDER_SIM_ADDR": simAddr, "PAYMENT_SETTLE_DELAY": "200ms"}
-	go func() {
-		done <- app.Run(ctx, []string{"dev"}, app.IO{Getenv: func(k string) string { return env[k] }, Stdout: out, Stderr: errOut})
-	}()
-	deadline := time.Now().Add(90 * time.Second)
-	for {
-		if r, err := http.Get("http://" + addr + "/readyz"); err == nil {
-			r.Body.Close()
-			if r.StatusCode == 200 {
-				break
-			}
-		}
-		select {
-		case err := <-done:
-			t.Fatalf("dev exited early: %v\n%s", err, errOut.String())
-		default:
-		}
-		if time.Now().After(deadline) {
-			cancel()
-			t.Fatalf("dev did not become ready\n%s", errOut.String())
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
-	return out, func() error {
-		cancel()
-		select {
-		case err := <-done:
-			return err
-		case <-time.After(60 * time.Second):
-			return fmt.Errorf("dev did not stop within 60 s")
-		}
-	}
-}
 
 func TestDevStartsPrivateClusterServesAndReusesData(t *testing.T) {
 	base, err := os.MkdirTemp("", "fundsource-dev-")
@@ -103,14 +33,9 @@ func TestDevStartsPrivateClusterServesAndReusesData(t *testing.T) {
 		t.Fatal(err)
 	}
 	dataDir := filepath.Join(base, "data")
-	addr, simAddr := freeAddr(t), freeAddr(t)
-	out, stop := startDev(t, dataDir, addr, simAddr)
-	m := secretRE.FindStringSubmatch(out.String())
-	if m == nil {
-		stop()
-		t.Fatalf("no sandbox secret key printed:\n%s", out.String())
-	}
-	key := m[1]
+	env := map[string]string{"DATA_DIR": dataDir, "PAYMENT_SETTLE_DELAY": "200ms"}
+	dev := th.StartDev(t, th.DevOptions{Env: env})
+	addr, simAddr, key := dev.Addr, dev.SimAddr, dev.SecretKey
 	demo := config.ReadEnvFile(filepath.Join(dataDir, "demo.env"))
 	if demo["DEMO_SECRET_KEY"] != key || demo["DEMO_PUBLIC_KEY"] == "" || demo["DEMO_PASSWORD"] == "" || demo["DEMO_EMAIL"] == "" {
 		t.Errorf("demo.env = %v", demo)
@@ -119,7 +44,7 @@ func TestDevStartsPrivateClusterServesAndReusesData(t *testing.T) {
 	// A local receiver gets the signed events of the micro-deposit flow
 	// that the printed key drives over real HTTP.
 	baseURL := "http://" + addr
-	rcAddr := freeAddr(t)
+	rcAddr := th.FreeAddr(t)
 	secret := api(t, "POST", baseURL+"/v2/webhooks", key, `{"url":"http://`+rcAddr+`/"}`)["secret"].(string)
 	received := startReceiver(t, secret, rcAddr)
 	id := api(t, "POST", baseURL+"/v2/customers", key, `{"first_name":"Ada","last_name":"Lovelace","email":"ada@example.com"}`)["user_id"].(string)
@@ -141,8 +66,8 @@ func TestDevStartsPrivateClusterServesAndReusesData(t *testing.T) {
 		t.Errorf("receiver output:\n%s", received.String())
 	}
 
-	hostedByHand(t, out.String(), baseURL, demo["DEMO_PUBLIC_KEY"], key, id)
-	dashboardByHand(t, out.String(), baseURL, demo["DEMO_EMAIL"], demo["DEMO_PASSWORD"], fs)
+	hostedByHand(t, dev.Output(), baseURL, demo["DEMO_PUBLIC_KEY"], key, id)
+	dashboardByHand(t, dev.Output(), baseURL, demo["DEMO_EMAIL"], demo["DEMO_PASSWORD"], fs)
 
 	// Payments: a debit of an Unverified source is refused; one of the
 	// Verified source settles and fires payment.success to the webhook.
@@ -197,7 +122,7 @@ func TestDevStartsPrivateClusterServesAndReusesData(t *testing.T) {
 		t.Errorf("unknown key: %d %v", res.StatusCode, unauth)
 	}
 
-	if err := stop(); err != nil {
+	if err := dev.Stop(); err != nil {
 		t.Fatalf("dev stopped with %v", err)
 	}
 	if _, err := os.Stat(filepath.Join(dataDir, "postgres.port")); !os.IsNotExist(err) {
@@ -208,10 +133,9 @@ func TestDevStartsPrivateClusterServesAndReusesData(t *testing.T) {
 	}
 
 	// The next run reuses the cluster, the demo merchant and its key.
-	out2, stop2 := startDev(t, dataDir, addr, simAddr)
-	defer stop2()
-	if !strings.Contains(out2.String(), "reused") || !strings.Contains(out2.String(), key) {
-		t.Errorf("second run did not reuse the demo merchant:\n%s", out2.String())
+	again := th.StartDev(t, th.DevOptions{Env: env, Addr: addr, SimAddr: simAddr})
+	if !strings.Contains(again.Output(), "reused") || again.SecretKey != key {
+		t.Errorf("second run did not reuse the demo merchant:\n%s", again.Output())
 	}
 	req, _ = http.NewRequest(http.MethodGet, "http://"+addr+"/v2/customers/"+id, nil)
 	req.Header.Set("Authorization", "Bearer "+key)
@@ -298,9 +222,9 @@ func api(t *testing.T, method, url, key, body string) map[string]any {
 
 // startReceiver runs 'fundsource webhook-receiver' until the test ends and
 // returns its output.
-func startReceiver(t *testing.T, secret, addr string) *syncBuffer {
+func startReceiver(t *testing.T, secret, addr string) *th.SyncBuffer {
 	t.Helper()
-	out := &syncBuffer{}
+	out := &th.SyncBuffer{}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() {
@@ -330,7 +254,7 @@ func containsAll(s string, subs []string) bool {
 }
 
 func TestWebhookReceiverRefusesDeliveriesThatDoNotVerify(t *testing.T) {
-	addr := freeAddr(t)
+	addr := th.FreeAddr(t)
 	out := startReceiver(t, "whsec_"+strings.Repeat("A", 43)+"=", addr)
 	req, _ := http.NewRequest(http.MethodPost, "http://"+addr+"/", strings.NewReader(`{"id":"evt_x","type":"webhook.test","data":{}}`))
 	req.Header.Set("webhook-id", "evt_x")
@@ -352,7 +276,7 @@ func TestWebhookReceiverRefusesDeliveriesThatDoNotVerify(t *testing.T) {
 }
 
 func TestProviderSimCommand(t *testing.T) {
-	addr := freeAddr(t)
+	addr := th.FreeAddr(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() {

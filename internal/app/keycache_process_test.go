@@ -10,6 +10,7 @@ import (
 
 	"github.com/fundsource/fundsource/internal/customer"
 	"github.com/fundsource/fundsource/internal/funding"
+	th "github.com/fundsource/fundsource/internal/testing/harness"
 )
 
 // status is the status of GET url with the key.
@@ -86,7 +87,7 @@ func TestKeyChangesReachEveryServersKeyCache(t *testing.T) {
 // there and not on the service's listener.
 func TestMetricsOnTheirOwnListener(t *testing.T) {
 	c := newCluster(t)
-	metricsAddr := freeAddr(t)
+	metricsAddr := th.FreeAddr(t)
 	c.env = append(c.env, "METRICS_ADDR="+metricsAddr)
 	_, addr := c.serveAt("server")
 	waitFor(t, 20*time.Second, "the server answers", func() bool {

@@ -22,6 +22,7 @@ import (
 	"github.com/fundsource/fundsource/internal/core/tenant"
 	"github.com/fundsource/fundsource/internal/lab/rig"
 	"github.com/fundsource/fundsource/internal/postgres"
+	th "github.com/fundsource/fundsource/internal/testing/harness"
 	"github.com/fundsource/fundsource/internal/testing/pgtest"
 	"github.com/fundsource/fundsource/internal/webhook"
 	"github.com/fundsource/fundsource/internal/wiring"
@@ -121,9 +122,9 @@ func (c *cluster) serve(name string) *exec.Cmd {
 func (c *cluster) serveAt(name string) (*exec.Cmd, string) {
 	c.t.Helper()
 	cmd := exec.Command(binary(c.t), "serve")
-	addr := freeAddr(c.t)
+	addr := th.FreeAddr(c.t)
 	cmd.Env = append(append([]string{}, c.env...), "LISTEN_ADDR="+addr)
-	out := &syncBuffer{}
+	out := &th.SyncBuffer{}
 	cmd.Stdout, cmd.Stderr = out, out
 	if err := cmd.Start(); err != nil {
 		c.t.Fatal(err)

@@ -22,7 +22,8 @@ func TestParseAmounts(t *testing.T) {
 		t.Errorf("ParseAmounts = %v, %v", got, err)
 	}
 	for _, in := range [][]json.RawMessage{raw(), raw(`0.1`), raw(`0.1`, `0.2`, `0.3`), raw(`0.00`, `0.5`), raw(`1`, `0.5`),
-		raw(`"x"`, `0.1`), raw(`null`, `0.1`), raw(`true`, `0.1`), raw(`"0.1`, `0.1`)} {
+		raw(`"x"`, `0.1`), raw(`null`, `0.1`), raw(`true`, `0.1`), raw(`"0.1`, `0.1`), raw(`0.123`, `0.1`), raw(`-0.1`, `0.2`),
+		raw(`"0.1 "`, `0.2`), raw(`1e-3`, `0.2`), raw(`0.1230`, `0.2`), raw(`0`, `0.5`), raw(`1.00`, `0.5`)} {
 		if _, err := ParseAmounts(in); errs.CodeOf(err) != errs.InvalidAmounts {
 			t.Errorf("ParseAmounts(%s) error = %v, want invalid_amounts", in, err)
 		}

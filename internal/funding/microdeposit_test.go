@@ -2,10 +2,12 @@ package funding_test
 
 import (
 	"context"
+	"strings"
 	"sync"
 	"testing"
 
 	"github.com/fundsource/fundsource/internal/core/errs"
+	"github.com/fundsource/fundsource/internal/core/event"
 	"github.com/fundsource/fundsource/internal/core/tenant"
 	"github.com/fundsource/fundsource/internal/funding"
 	"github.com/fundsource/fundsource/internal/testing/fixture"
@@ -305,4 +307,82 @@ func TestVerificationOfUnknownOrRemovedSourceIsNotFound(t *testing.T) {
 			wantCode(t, err, errs.FundingSourceNotFound)
 		})
 	}
+}
+
+// sourceEvents returns the status in each event of typ about the source,
+// oldest first.
+func (p pending) sourceEvents(t *testing.T, typ string) []string {
+	t.Helper()
+	var out []string
+	err := p.SQL().Select(&out, `SELECT data->>'status' FROM events WHERE type = $1 AND data->>'funding_source_id' = $2 ORDER BY created_at, id`, typ, p.id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// wantEvents fails unless the source has exactly the given statuses in
+// events of typ.
+func (p pending) wantEvents(t *testing.T, typ string, statuses ...string) {
+	t.Helper()
+	got := p.sourceEvents(t, typ)
+	if strings.Join(got, ",") != strings.Join(statuses, ",") {
+		t.Errorf("%s events with statuses %v, want %v", typ, got, statuses)
+	}
+}
+
+// TestEachVerificationOutcomeRecordsOneEvent: initiation records
+// verification_pending, and the outcome records one event whatever
+// follows: verified, failed (not one per miss) or expired (whether the
+// expiry is found by a verify or by the sweep, which then skips it).
+func TestEachVerificationOutcomeRecordsOneEvent(t *testing.T) {
+	t.Parallel()
+	t.Run("verified", func(t *testing.T) {
+		t.Parallel()
+		p := newPending(t)
+		p.wantEvents(t, event.FundingSourceVerificationPending, string(funding.PendingVerified))
+		right := p.amounts(t)
+		if _, err := p.verify(right); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := p.verify(right); !errs.Is(err, errs.FundingSourceAlreadyVerified) {
+			t.Fatalf("a second verify: %v", err)
+		}
+		p.wantEvents(t, event.FundingSourceVerified, string(funding.Verified))
+		p.wantEvents(t, event.FundingSourceVerificationFailed)
+	})
+	t.Run("failed", func(t *testing.T) {
+		t.Parallel()
+		p := newPending(t)
+		wrong := p.wrong(t)
+		for range funding.MaxAttempts + 1 {
+			p.verify(wrong)
+		}
+		p.wantEvents(t, event.FundingSourceVerificationFailed, string(funding.Unverified))
+		p.wantEvents(t, event.FundingSourceVerified)
+	})
+	t.Run("expired", func(t *testing.T) {
+		t.Parallel()
+		p := newPending(t)
+		// A second source whose deposits only the sweep expires.
+		swept := pending{Fixture: p.Fixture, scope: p.scope, id: p.Source(p.scope, p.Customer(p.scope), "987654321").ID}
+		if _, err := p.Funding.InitiateVerification(ctx, p.scope, swept.id); err != nil {
+			t.Fatal(err)
+		}
+		right := p.amounts(t)
+		p.Clock.Advance(funding.VerificationTTL)
+		for range 2 {
+			if _, err := p.verify(right); !errs.Is(err, errs.VerificationExpired) {
+				t.Fatalf("verify at expiry: %v", err)
+			}
+		}
+		if n, err := p.Funding.ExpireDue(ctx); err != nil || n != 1 {
+			t.Fatalf("ExpireDue = %d, %v; want only the source no verify found expired", n, err)
+		}
+		if n, err := p.Funding.ExpireDue(ctx); err != nil || n != 0 {
+			t.Errorf("a second sweep expired %d, %v", n, err)
+		}
+		p.wantEvents(t, event.FundingSourceVerificationExpired, string(funding.Unverified))
+		swept.wantEvents(t, event.FundingSourceVerificationExpired, string(funding.Unverified))
+	})
 }

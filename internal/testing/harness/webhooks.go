@@ -1,4 +1,4 @@
-package web_test
+package harness
 
 import (
 	"crypto/hmac"
@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"strconv"
@@ -14,18 +15,16 @@ import (
 	"sync"
 	"testing"
 	"time"
-
-	th "github.com/fundsource/fundsource/internal/testing/harness"
 )
 
-// received is one request a test receiver got.
-type received struct {
+// Received is one request a test receiver got.
+type Received struct {
 	Header http.Header
 	Body   []byte
 }
 
 // Payload decodes the body as an event envelope.
-func (r received) Payload(t testing.TB) map[string]any {
+func (r Received) Payload(t testing.TB) map[string]any {
 	t.Helper()
 	var m map[string]any
 	if err := json.Unmarshal(r.Body, &m); err != nil {
@@ -34,24 +33,27 @@ func (r received) Payload(t testing.TB) map[string]any {
 	return m
 }
 
-// receiver is a webhook endpoint for tests. respond answers the n-th request
-// (from 0); nil answers 200.
-type receiver struct {
+// Receiver is a webhook endpoint for tests: an HTTP server that records
+// every request and checks each payload against the document's Event
+// schema.
+type Receiver struct {
 	srv     *httptest.Server
 	respond func(n int, w http.ResponseWriter)
 
 	mu  sync.Mutex
-	got []received
+	got []Received
 }
 
-func newReceiver(t testing.TB, respond func(n int, w http.ResponseWriter)) *receiver {
-	rc := &receiver{respond: respond}
+// NewReceiver starts a receiver that the test's cleanup stops. respond
+// answers the n-th request (from 0); nil answers 200 "ok".
+func NewReceiver(t testing.TB, respond func(n int, w http.ResponseWriter)) *Receiver {
+	rc := &Receiver{respond: respond}
 	rc.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		body, _ := io.ReadAll(r.Body)
 		checkEvent(t, body)
 		rc.mu.Lock()
 		n := len(rc.got)
-		rc.got = append(rc.got, received{Header: r.Header.Clone(), Body: body})
+		rc.got = append(rc.got, Received{Header: r.Header.Clone(), Body: body})
 		rc.mu.Unlock()
 		if rc.respond != nil {
 			rc.respond(n, w)
@@ -66,7 +68,7 @@ func newReceiver(t testing.TB, respond func(n int, w http.ResponseWriter)) *rece
 // checkEvent validates a delivered payload against the document's Event
 // schema: the one schema of its type, chosen by the discriminator.
 func checkEvent(t testing.TB, body []byte) {
-	doc, _, err := th.LoadSpec()
+	doc, _, err := LoadSpec()
 	if err != nil {
 		t.Errorf("openapi.json: %v", err)
 		return
@@ -81,21 +83,59 @@ func checkEvent(t testing.TB, body []byte) {
 	}
 }
 
-func (rc *receiver) URL() string { return rc.srv.URL + "/hooks" }
+// URL is the endpoint's URL, to register as a webhook.
+func (rc *Receiver) URL() string { return rc.srv.URL + "/hooks" }
 
-func (rc *receiver) requests() []received {
-	rc.mu.Lock()
-	defer rc.mu.Unlock()
-	return append([]received(nil), rc.got...)
+// Port is the port the receiver listens on (on the loopback address).
+func (rc *Receiver) Port() string {
+	_, port, _ := net.SplitHostPort(rc.srv.Listener.Addr().String())
+	return port
 }
 
-// verifyStandardWebhook checks a delivery the way a merchant would, written
+// Requests returns a copy of the requests received so far, in order.
+func (rc *Receiver) Requests() []Received {
+	rc.mu.Lock()
+	defer rc.mu.Unlock()
+	return append([]Received(nil), rc.got...)
+}
+
+// RegisterWebhook sets the merchant's webhook URL through the API and
+// returns the endpoint (with its secret).
+func (h *Harness) RegisterWebhook(key, url string) map[string]any {
+	h.T.Helper()
+	return WantOK(h.T, h.Post("/v2/webhooks", key, `{"url":`+MustJSON(url)+`}`))
+}
+
+// Event returns GET /v2/events/{id}, with the event's deliveries.
+func (h *Harness) Event(key, id string) map[string]any {
+	h.T.Helper()
+	return WantOK(h.T, h.Get("/v2/events/"+id, key))
+}
+
+// OnlyDelivery returns the only delivery of an event detail and fails the
+// test when there is not exactly one.
+func OnlyDelivery(t testing.TB, ev map[string]any) map[string]any {
+	t.Helper()
+	ds := ev["deliveries"].([]any)
+	if len(ds) != 1 {
+		t.Fatalf("deliveries = %d, want 1: %s", len(ds), MustJSON(ev))
+	}
+	return ds[0].(map[string]any)
+}
+
+// MustJSON encodes v as JSON, for messages and request bodies.
+func MustJSON(v any) string {
+	b, _ := json.Marshal(v)
+	return string(b)
+}
+
+// VerifyStandardWebhook checks a delivery the way a merchant would, written
 // from the Standard Webhooks specification (not with the service's signer):
 // the signed content is "{webhook-id}.{webhook-timestamp}.{body}", the key
 // is the base64 part of the whsec_ secret, the signature HMAC-SHA256 in
 // base64, and webhook-signature a space-separated list of "v1,<sig>".
 // It also enforces the spec's five-minute timestamp tolerance around now.
-func verifyStandardWebhook(secret string, h http.Header, body []byte, now time.Time) error {
+func VerifyStandardWebhook(secret string, h http.Header, body []byte, now time.Time) error {
 	id, ts, sigs := h.Get("webhook-id"), h.Get("webhook-timestamp"), h.Get("webhook-signature")
 	if id == "" || ts == "" || sigs == "" {
 		return errors.New("missing webhook-id, webhook-timestamp or webhook-signature")
@@ -107,7 +147,11 @@ func verifyStandardWebhook(secret string, h http.Header, body []byte, now time.T
 	if d := now.Sub(time.Unix(sec, 0)); d > 5*time.Minute || d < -5*time.Minute {
 		return errors.New("webhook-timestamp outside the tolerance")
 	}
-	key, err := base64.StdEncoding.DecodeString(secret[len("whsec_"):])
+	encoded, ok := strings.CutPrefix(secret, "whsec_")
+	if !ok {
+		return errors.New("the secret does not start with whsec_")
+	}
+	key, err := base64.StdEncoding.DecodeString(encoded)
 	if err != nil {
 		return err
 	}

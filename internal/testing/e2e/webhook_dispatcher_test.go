@@ -1,11 +1,9 @@
-package web_test
+package e2e_test
 
 import (
 	"context"
 	"fmt"
 	"net/http"
-	"net/url"
-	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -21,14 +19,14 @@ import (
 type hooked struct {
 	key   string
 	scope tenant.Scope
-	rc    *receiver
+	rc    *th.Receiver
 }
 
 func newHooked(t *testing.T, h *harness, name string, respond func(int, http.ResponseWriter)) hooked {
 	t.Helper()
 	m := h.Merchant(name)
-	hk := hooked{key: m.Sandbox.SecretKey, scope: tenant.Scope{MerchantID: m.Merchant.ID, Env: tenant.Sandbox}, rc: newReceiver(t, respond)}
-	register(h, hk.key, hk.rc.URL())
+	hk := hooked{key: m.Sandbox.SecretKey, scope: tenant.Scope{MerchantID: m.Merchant.ID, Env: tenant.Sandbox}, rc: th.NewReceiver(t, respond)}
+	h.RegisterWebhook(hk.key, hk.rc.URL())
 	return hk
 }
 
@@ -68,8 +66,8 @@ func TestLeaseExpiryAndTakeover(t *testing.T) {
 		t.Fatalf("a leased delivery was sent again %d time(s) before its lease ended", n)
 	}
 	h.Clock.Advance(16 * time.Second)
-	if n := h.Deliver(); n != 1 || len(hk.rc.requests()) != 1 || hk.rc.requests()[0].Header.Get("webhook-id") != id {
-		t.Fatalf("after the lease: sent %d, receiver saw %d", n, len(hk.rc.requests()))
+	if n := h.Deliver(); n != 1 || len(hk.rc.Requests()) != 1 || hk.rc.Requests()[0].Header.Get("webhook-id") != id {
+		t.Fatalf("after the lease: sent %d, receiver saw %d", n, len(hk.rc.Requests()))
 	}
 	// The first process wakes up and tries to record its attempt.
 	c := claims[0]
@@ -78,9 +76,9 @@ func TestLeaseExpiryAndTakeover(t *testing.T) {
 	if !errs.Is(err, errs.Conflict) {
 		t.Errorf("a finish without the lease: %v, want conflict", err)
 	}
-	d := onlyDelivery(t, h.event(hk.key, id))
+	d := th.OnlyDelivery(t, h.Event(hk.key, id))
 	if d["status"] != "delivered" || len(d["attempts"].([]any)) != 1 {
-		t.Errorf("delivery after takeover: %s", mustJSON(d))
+		t.Errorf("delivery after takeover: %s", th.MustJSON(d))
 	}
 }
 
@@ -99,14 +97,14 @@ func TestClaimsAreFairAcrossEndpoints(t *testing.T) {
 		h.Dispatcher(webhook.DispatcherOptions{InFlight: 16, PerEndpoint: 8, Poll: 20 * time.Millisecond}).Run(ctx, nil)
 	}()
 	defer func() { cancel(); <-done }()
-	waitUntil(t, 10*time.Second, "the backlog flowing", func() bool { return len(slow.rc.requests()) >= 20 })
+	waitUntil(t, 10*time.Second, "the backlog flowing", func() bool { return len(slow.rc.Requests()) >= 20 })
 	start := time.Now()
 	quiet.record(t, h, 1)
-	waitUntil(t, 5*time.Second, "the quiet endpoint's event", func() bool { return len(quiet.rc.requests()) == 1 })
+	waitUntil(t, 5*time.Second, "the quiet endpoint's event", func() bool { return len(quiet.rc.Requests()) == 1 })
 	if took := time.Since(start); took > time.Second {
 		t.Errorf("the quiet endpoint waited %s behind another's backlog", took)
 	}
-	if got := len(slow.rc.requests()); got >= 1000 {
+	if got := len(slow.rc.Requests()); got >= 1000 {
 		t.Errorf("the backlog (%d sent) finished first: the test proves nothing", got)
 	}
 }
@@ -131,7 +129,7 @@ func TestEndpointHealth(t *testing.T) {
 	setHealthy := func(v bool) { mu.Lock(); healthy = v; mu.Unlock() }
 	status := func() map[string]any { return th.WantOK(t, h.Get("/v2/webhooks", hk.key)) }
 	if s := status(); s["status"] != "enabled" || s["consecutive_failures"] != 0.0 || s["disabled_at"] != nil {
-		t.Fatalf("a new endpoint: %s", mustJSON(s))
+		t.Fatalf("a new endpoint: %s", th.MustJSON(s))
 	}
 	opts := webhook.DispatcherOptions{DisableAfter: 72 * time.Hour}
 	deliver := func() int {
@@ -147,7 +145,7 @@ func TestEndpointHealth(t *testing.T) {
 		t.Fatalf("sent %d of 3", n)
 	}
 	if s := status(); s["status"] != "backing_off" || s["consecutive_failures"] != 3.0 {
-		t.Fatalf("after 3 failures: %s", mustJSON(s))
+		t.Fatalf("after 3 failures: %s", th.MustJSON(s))
 	}
 	// Backing off: while one delivery is leased, no other of the endpoint is claimed.
 	h.Clock.Advance(time.Hour) // every retry is due
@@ -166,7 +164,7 @@ func TestEndpointHealth(t *testing.T) {
 		t.Fatalf("recovery: sent %d of 3", n)
 	}
 	if s := status(); s["status"] != "enabled" || s["consecutive_failures"] != 0.0 {
-		t.Fatalf("after a success: %s", mustJSON(s))
+		t.Fatalf("after a success: %s", th.MustJSON(s))
 	}
 
 	// Failing for 72 hours disables it.
@@ -178,7 +176,7 @@ func TestEndpointHealth(t *testing.T) {
 	}
 	s := status()
 	if s["status"] != "disabled" || s["disabled_at"] == nil {
-		t.Fatalf("after failing for 100 h: %s", mustJSON(s))
+		t.Fatalf("after failing for 100 h: %s", th.MustJSON(s))
 	}
 	disabled := h.Events("webhook.disabled")
 	if len(disabled) != 1 || disabled[0]["webhook_url"] != hk.rc.URL() {
@@ -188,13 +186,13 @@ func TestEndpointHealth(t *testing.T) {
 	if len(list) != 1 {
 		t.Errorf("GET /v2/events?type=webhook.disabled: %d", len(list))
 	}
-	sentBefore := len(hk.rc.requests())
+	sentBefore := len(hk.rc.Requests())
 	held := hk.record(t, h, 3)
 	h.Clock.Advance(48 * time.Hour)
-	if n := deliver(); n != 0 || len(hk.rc.requests()) != sentBefore {
+	if n := deliver(); n != 0 || len(hk.rc.Requests()) != sentBefore {
 		t.Fatalf("a disabled endpoint got %d attempts", n)
 	}
-	for _, r := range hk.rc.requests() {
+	for _, r := range hk.rc.Requests() {
 		if body := r.Payload(t); body["type"] == "webhook.disabled" {
 			t.Error("webhook.disabled was sent to the disabled endpoint")
 		}
@@ -203,13 +201,13 @@ func TestEndpointHealth(t *testing.T) {
 	// Enable: everything held goes out, oldest first.
 	setHealthy(true)
 	if s := th.WantOK(t, h.Post("/v2/webhooks/enable", hk.key, "")); s["status"] != "enabled" || s["disabled_at"] != nil {
-		t.Fatalf("enable: %s", mustJSON(s))
+		t.Fatalf("enable: %s", th.MustJSON(s))
 	}
 	if n := deliver(); n != 4 { // the one that was failing, and the three held
 		t.Fatalf("after enable: sent %d, want 4", n)
 	}
 	var order []string
-	for _, r := range hk.rc.requests()[sentBefore:] {
+	for _, r := range hk.rc.Requests()[sentBefore:] {
 		order = append(order, r.Header.Get("webhook-id"))
 	}
 	if order[1] != held[0] || order[2] != held[1] || order[3] != held[2] {
@@ -239,7 +237,7 @@ func TestInFlightIsBoundedPerProcess(t *testing.T) {
 	waitUntil(t, 5*time.Second, "12 deliveries in flight", func() bool {
 		n := 0
 		for _, hk := range hangers {
-			n += len(hk.rc.requests())
+			n += len(hk.rc.Requests())
 		}
 		return n >= 12
 	})
@@ -263,37 +261,6 @@ func waitUntil(t *testing.T, d time.Duration, what string, cond func() bool) {
 			t.Fatalf("timed out waiting for %s", what)
 		}
 		time.Sleep(5 * time.Millisecond)
-	}
-}
-
-// TestDashboardDisabledEndpointBanner: the dashboard says an endpoint is
-// backing off or disabled, and its button enables it again.
-func TestDashboardDisabledEndpointBanner(t *testing.T) {
-	t.Parallel()
-	h := newHarness(t)
-	d, key := signedIn(t, h, "Acme Books")
-	rc := newReceiver(t, failing)
-	register(h, key, rc.URL())
-	body := wantPage(t, d.get("/dashboard/webhooks"), http.StatusOK)
-	if strings.Contains(body, "disabled-banner") || strings.Contains(body, "backoff-banner") {
-		t.Fatal("a healthy endpoint shows a warning")
-	}
-	opts := webhook.DispatcherOptions{DisableAfter: time.Hour}
-	th.WantOK(t, h.Post("/v2/webhooks/test", key, ""))
-	for range 4 {
-		if _, err := h.Dispatcher(opts).DeliverDue(context.Background()); err != nil {
-			t.Fatal(err)
-		}
-		h.Clock.Advance(40 * time.Minute)
-	}
-	if s := th.WantOK(t, h.Get("/v2/webhooks", key)); s["status"] != "disabled" {
-		t.Fatalf("endpoint: %s", mustJSON(s))
-	}
-	d.signIn("acme.books@example.com", "correct horse battery") // the session idled out meanwhile
-	wantPage(t, d.get("/dashboard/webhooks"), http.StatusOK, `id="disabled-banner"`, "This endpoint is disabled", "Enable and deliver held events")
-	wantPage(t, d.follow(d.post("/dashboard/webhooks/enable", url.Values{})), http.StatusOK, "Endpoint enabled")
-	if s := th.WantOK(t, h.Get("/v2/webhooks", key)); s["status"] != "enabled" {
-		t.Errorf("after the button: %s", mustJSON(s))
 	}
 }
 
@@ -374,4 +341,104 @@ func TestFinishedDeliveriesClaimAgainOnlyWhereALimitHeldOneBack(t *testing.T) {
 			t.Errorf("%d claims for %d events sent one at a time, want at most %d", got, events, events+1)
 		}
 	})
+}
+
+// slowReceiver answers after d and reports the most requests it held at
+// once.
+func slowReceiver(d time.Duration) (respond func(int, http.ResponseWriter), peak func() int) {
+	var mu sync.Mutex
+	inFlight, most := 0, 0
+	respond = func(_ int, w http.ResponseWriter) {
+		mu.Lock()
+		inFlight++
+		most = max(most, inFlight)
+		mu.Unlock()
+		time.Sleep(d)
+		mu.Lock()
+		inFlight--
+		mu.Unlock()
+	}
+	return respond, func() int {
+		mu.Lock()
+		defer mu.Unlock()
+		return most
+	}
+}
+
+func TestDispatcherBoundsConcurrencyPerEndpoint(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	slow, peakOf := slowReceiver(20 * time.Millisecond)
+	a, b := th.NewReceiver(t, slow), th.NewReceiver(t, nil)
+	keyA := h.Merchant("Acme").Sandbox.SecretKey
+	keyB := h.Merchant("Other").Sandbox.SecretKey
+	h.RegisterWebhook(keyA, a.URL())
+	h.RegisterWebhook(keyB, b.URL())
+	const n = 30
+	for range n {
+		th.WantOK(t, h.Post("/v2/webhooks/test", keyA, `{}`))
+		th.WantOK(t, h.Post("/v2/webhooks/test", keyB, `{}`))
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		h.Dispatcher(webhook.DispatcherOptions{InFlight: 8, PerEndpoint: 2, Poll: 10 * time.Millisecond}).Run(ctx, nil)
+	}()
+	deadline := time.Now().Add(20 * time.Second)
+	for len(a.Requests()) < n || len(b.Requests()) < n {
+		if time.Now().After(deadline) {
+			t.Fatalf("delivered %d and %d of %d", len(a.Requests()), len(b.Requests()), n)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	cancel()
+	<-done
+	if peak := peakOf(); peak > 2 || peak < 1 {
+		t.Errorf("peak concurrent deliveries to one endpoint = %d, want at most 2", peak)
+	}
+	seen := map[string]bool{}
+	for _, r := range append(a.Requests(), b.Requests()...) {
+		if id := r.Header.Get("webhook-id"); seen[id] {
+			t.Errorf("event %s delivered twice", id)
+		} else {
+			seen[id] = true
+		}
+	}
+	if len(seen) != 2*n {
+		t.Errorf("distinct events delivered = %d, want %d", len(seen), 2*n)
+	}
+}
+
+// One claim round at start-up, then one per finished delivery: a backlog is
+// soon sent with all the room the process has, with no polling to help.
+func TestDispatcherFansOutToABacklog(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	slow, peakOf := slowReceiver(150 * time.Millisecond)
+	r := th.NewReceiver(t, slow)
+	key := h.Merchant("Acme").Sandbox.SecretKey
+	h.RegisterWebhook(key, r.URL())
+	const n = 24
+	for range n {
+		th.WantOK(t, h.Post("/v2/webhooks/test", key, `{}`))
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		h.Dispatcher(webhook.DispatcherOptions{InFlight: 8, PerEndpoint: 8, Poll: time.Hour}).Run(ctx, nil)
+	}()
+	deadline := time.Now().Add(20 * time.Second)
+	for len(r.Requests()) < n {
+		if time.Now().After(deadline) {
+			t.Fatalf("delivered %d of %d", len(r.Requests()), n)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	cancel()
+	<-done
+	if peak := peakOf(); peak < 6 {
+		t.Errorf("peak concurrent deliveries = %d, want the backlog spread over (nearly) all 8 places in flight", peak)
+	}
 }

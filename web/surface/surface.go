@@ -20,6 +20,8 @@
 // case-folded matches, at any depth), and text that is not valid UTF-8 or
 // holds NUL refused as invalid_request.
 //
+// In production mode every answer carries Strict-Transport-Security.
+//
 // Pages are rendered into a buffer before anything is written, so a render
 // error still becomes a proper 500 page, and carry a CSP without inline
 // script or style, nosniff, no-referrer and no-store. Cross-site form posts
@@ -41,7 +43,7 @@ import (
 type Shared struct {
 	Log        *slog.Logger
 	Now        func() time.Time
-	Production bool // production mode: HSTS on pages
+	Production bool // production mode: HSTS on every answer
 
 	metrics     *Metrics
 	crossOrigin *http.CrossOriginProtection

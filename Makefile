@@ -8,7 +8,7 @@ SRC   := cmd internal web templates static migrations
 PLAYWRIGHT_VERSION := 1.52.0
 export PLAYWRIGHT_DRIVER_PATH ?= $(CURDIR)/.playwright/driver-$(PLAYWRIGHT_VERSION)
 
-.PHONY: run test bench chaos build fmt-check vet templ-check postgres browser screenshots fuzz
+.PHONY: run test bench chaos build fmt-check vet templ-check postgres browser screenshots fuzz vuln
 
 ## run: private PostgreSQL under .data/ (unless DATABASE_URL is set), migrate, demo merchant, serve on :8080
 run: build
@@ -64,6 +64,29 @@ fuzz:
 	$(GO) test -run='^$$' -fuzz=FuzzEndpoints -fuzztime=60s ./web
 	$(GO) test -run='^$$' -fuzz=FuzzHostedForm -fuzztime=30s ./web
 	$(GO) test -run='^$$' -fuzz=FuzzPathsAndQueries -fuzztime=30s ./web
+
+# govulncheck, pinned, built into bin/ from the module proxy: a tool, not a
+# dependency of the module.
+GOVULNCHECK_VERSION := v1.9.0
+
+## vuln: govulncheck over every package, against GOVULNDB (default https://vuln.go.dev; a local copy as file:///path); fails, saying why, when it cannot check
+vuln:
+	@GOBIN=$(CURDIR)/bin $(GO) install golang.org/x/vuln/cmd/govulncheck@$(GOVULNCHECK_VERSION) || { \
+		echo "make vuln: could not build govulncheck $(GOVULNCHECK_VERSION) (is the module proxy reachable?); nothing was checked"; exit 1; }
+	@db="$${GOVULNDB:-https://vuln.go.dev}"; \
+	case "$$db" in /*) db="file://$$db";; esac; \
+	case "$$db" in file://*) dir="$${db#file://}"; \
+		if [ ! -f "$$dir/index/db.json" ] || [ ! -f "$$dir/index/modules.json" ]; then \
+			echo "make vuln: no vulnerability database at $$db (index/db.json and index/modules.json are missing); nothing was checked"; exit 1; \
+		fi;; \
+	esac; \
+	echo "govulncheck $(GOVULNCHECK_VERSION) over ./... against $$db"; \
+	./bin/govulncheck -db "$$db" ./...; rc=$$?; \
+	case $$rc in \
+		0) echo "make vuln: no known vulnerability reaches this module";; \
+		3) echo "make vuln: known vulnerabilities reach this module (listed above)";; \
+		*) echo "make vuln: govulncheck could not finish (above), e.g. the database at $$db could not be read; nothing was checked";; \
+	esac; exit $$rc
 
 # PostgreSQL's server binaries: installed from Debian's packages when missing
 # and we are root; otherwise say exactly what to install.

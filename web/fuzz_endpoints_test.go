@@ -28,7 +28,7 @@ func FuzzEndpoints(f *testing.F) {
 	key := h.Merchant("Fuzz").Sandbox.SecretKey
 	user := h.Customer(key)
 	src := h.Source(key, user, "123456789")
-	for i, body := range []string{
+	seeds := []string{
 		`{"first_name":"A","last_name":"B","email":"a@example.com"}`,
 		th.SourceBody(user, "021000021", "000111222333"),
 		th.SourceBody(user, "110000000", "44445555"),
@@ -42,11 +42,29 @@ func FuzzEndpoints(f *testing.F) {
 		`{}`,
 		th.PaymentBody(src, `"1.00"`, "credit"),
 		subscriptionBody(src, "1.00", "weekly", "2026-11-09"),
-	} {
+	}
+	// fields are the top-level keys each endpoint's seed sends.
+	fields := map[string][]string{}
+	for i, body := range seeds {
 		f.Add(uint8(i), []byte(body))
+		var top map[string]json.RawMessage
+		_ = json.Unmarshal([]byte(body), &top)
+		for k := range top {
+			fields[fuzzPosts[i]] = append(fields[fuzzPosts[i]], k)
+		}
 	}
 	f.Add(uint8(11), []byte(`{"funding_source_id":"`+src+`","amount":1e400,"direction":"credit"}`))
 	f.Add(uint8(12), []byte(`{"funding_source_id":"`+src+`","amount":"9.99","interval":"weekly","start_date":"0000-00-00"}`))
+	// Keys twice and keys in another case, which encoding/json alone would
+	// take (the last one; the field whatever its case).
+	f.Add(uint8(0), []byte(`{"first_name":"A","last_name":"L","email":"a@example.com","first_name":"B"}`))
+	f.Add(uint8(0), []byte(`{"First_Name":"A","last_name":"L","email":"a@example.com"}`))
+	f.Add(uint8(4), []byte(`{"funding_source_id":"`+src+`","amounts":[0.1,0.2],"Amounts":[0.3,0.4]}`))
+	f.Add(uint8(8), []byte(`{"URL":"https://example.com/hook"}`))
+	f.Add(uint8(9), []byte(`{"x":1,"x":1}`))
+	f.Add(uint8(11), []byte(`{"funding_source_id":"`+src+`","amount":"1.00","amount":"900.00","direction":"credit"}`))
+	f.Add(uint8(11), []byte(`{"funding_source_id":"`+src+`","amount":{"v":1,"v":2},"direction":"credit"}`))
+	f.Add(uint8(12), []byte(`{"funding_source_id":"`+src+`","AMOUNT":"1.00","interval":"weekly","start_date":"2026-11-09"}`))
 	f.Fuzz(func(t *testing.T, which uint8, body []byte) {
 		path := fuzzPosts[int(which)%len(fuzzPosts)]
 		r := httptest.NewRequest(http.MethodPost, path, strings.NewReader(string(body)))
@@ -56,6 +74,17 @@ func FuzzEndpoints(f *testing.F) {
 		h.Engine.ServeHTTP(w, r)
 		if w.Code >= 500 && w.Code != http.StatusBadGateway { // 502: the provider simulator is not running here
 			t.Fatalf("POST %s %q: %d\n%s", path, body, w.Code, w.Body)
+		}
+		if len(body) <= 64<<10 && keyDifferential(body, fields[path]) {
+			var env struct {
+				Error struct {
+					Code string `json:"code"`
+				} `json:"error"`
+			}
+			_ = json.Unmarshal(w.Body.Bytes(), &env)
+			if w.Code != http.StatusBadRequest || env.Error.Code != "invalid_request" {
+				t.Fatalf("POST %s %q (a key twice or in another case): %d %s, want 400 invalid_request", path, body, w.Code, w.Body)
+			}
 		}
 		if w.Code >= 400 {
 			var env struct {
@@ -69,6 +98,60 @@ func FuzzEndpoints(f *testing.F) {
 			}
 		}
 	})
+}
+
+// keyDifferential reports whether body, read token by token up to its end
+// or first syntax error, has a key twice in one object at any depth, or a
+// top-level key that equals one of fields only when case is ignored: what
+// a reader taking keys literally would see differently from encoding/json.
+func keyDifferential(body []byte, fields []string) bool {
+	dec := json.NewDecoder(strings.NewReader(string(body)))
+	type frame struct {
+		object, wantKey bool
+		seen            map[string]bool
+	}
+	var stack []*frame
+	for {
+		tok, err := dec.Token()
+		if err != nil {
+			return false
+		}
+		var top *frame
+		if len(stack) > 0 {
+			top = stack[len(stack)-1]
+		}
+		if top != nil && top.object && top.wantKey {
+			if d, ok := tok.(json.Delim); ok && d == '}' {
+				stack = stack[:len(stack)-1]
+				continue
+			}
+			k, _ := tok.(string)
+			if top.seen[k] {
+				return true
+			}
+			top.seen[k] = true
+			if len(stack) == 1 {
+				for _, f := range fields {
+					if k != f && strings.EqualFold(k, f) {
+						return true
+					}
+				}
+			}
+			top.wantKey = false
+			continue
+		}
+		if top != nil && top.object {
+			top.wantKey = true
+		}
+		switch tok {
+		case json.Delim('{'):
+			stack = append(stack, &frame{object: true, wantKey: true, seen: map[string]bool{}})
+		case json.Delim('['):
+			stack = append(stack, &frame{})
+		case json.Delim(']'):
+			stack = stack[:len(stack)-1]
+		}
+	}
 }
 
 // FuzzHostedForm: any amounts posted to the hosted page answer a page

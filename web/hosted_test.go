@@ -458,6 +458,43 @@ func TestHostedRateLimits(t *testing.T) {
 	wantPage(t, h.submit("/bank-account/"+s.pk+"/"+s.user+"/"+src, bad, from("203.0.113.10")), 422)
 }
 
+// TestHostedForgedLinksCannotLockOutTheCustomer: posts that name a real
+// source id through a made-up link are refused as invalid links and spend
+// only their IP's allowance; the customer's own link keeps its source's
+// whole allowance.
+func TestHostedForgedLinksCannotLockOutTheCustomer(t *testing.T) {
+	t.Parallel()
+	s := newHostedSetup(t, func(c *config.Config) { c.HostedSubmitsPerSource, c.HostedSubmitsPerIP = 4, 3 })
+	h := s.h
+	bad := url.Values{"amount1": {"x"}, "amount2": {"y"}}
+	from := func(ip string) map[string]string { return map[string]string{"remote": ip + ":5000"} }
+	th.WantOK(t, h.Initiate(s.key, s.src))
+	other := h.Merchant("Mallory")
+	forged := []string{
+		"/bank-account/pk_sandbox_madeup/" + s.user + "/" + s.src,
+		"/bank-account/" + s.pk + "/cus_guessed/" + s.src,
+		"/bank-account/" + other.Sandbox.PublicKey + "/" + s.user + "/" + s.src,
+	}
+	// Ten addresses, each up to its own allowance, every forged link and
+	// the cancel form too: far more posts than the source allows.
+	for i := range 10 {
+		ip := fmt.Sprintf("198.51.100.%d", i+1)
+		for j, p := range forged {
+			if j == 2 {
+				p += "/cancel?cancelUrl=" + url.QueryEscape("https://shop.example/cart")
+			}
+			wantPage(t, h.submit(p, bad, from(ip)), 404, "This link is not valid")
+		}
+		// The forged posts spent this address's allowance.
+		wantPage(t, h.submit(forged[0], bad, from(ip)), 429, "Too many attempts")
+	}
+	// The customer's link still has the source's four submissions.
+	for i := range 4 {
+		wantPage(t, h.submit(s.path(""), bad, from(fmt.Sprintf("203.0.113.%d", i+1))), 422)
+	}
+	wantPage(t, h.submit(s.path(""), bad, from("203.0.113.9")), 429, "Too many attempts")
+}
+
 func TestHostedTrustedProxySetsClientIP(t *testing.T) {
 	t.Parallel()
 	s := newHostedSetup(t, func(c *config.Config) {

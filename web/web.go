@@ -17,6 +17,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/url"
 	"slices"
 	"strings"
 	"time"
@@ -67,8 +68,11 @@ func New(d Deps) *gin.Engine {
 	}
 	r.HandleMethodNotAllowed = true
 	r.ContextWithFallback = true
-	r.Use(k.WithRequestID, k.NoStore, k.Observe, k.Recover)
-	r.NoRoute(notFound(k))
+	// Gin's own trailing-slash redirect answers before any middleware, so
+	// without request id, no-store or HSTS; notFound redirects instead.
+	r.RedirectTrailingSlash = false
+	r.Use(k.WithRequestID, k.StrictTransport, k.NoStore, k.Observe, k.Recover)
+	r.NoRoute(withoutTrailingSlash(r), notFound(k))
 	r.NoMethod(func(c *gin.Context) {
 		k.Fail(c, errs.Newf(errs.MethodNotAllowed, "%s is not allowed on %s.", c.Request.Method, c.Request.URL.Path))
 	})
@@ -139,6 +143,52 @@ func notFound(k *surface.Shared) gin.HandlerFunc {
 		}
 		k.Fail(c, errs.Newf(errs.RouteNotFound, "No route %s %s.", c.Request.Method, c.Request.URL.Path))
 	}
+}
+
+// withoutTrailingSlash redirects an address that is a route but for a
+// trailing slash to the route (301 for GET, 307 otherwise), as Gin would,
+// but through the engine's middleware like every other answer.
+func withoutTrailingSlash(r *gin.Engine) gin.HandlerFunc {
+	return func(c *gin.Context) {
+		p := c.Request.URL.Path
+		to := strings.TrimSuffix(p, "/")
+		if to == p || to == "" || strings.HasPrefix(p, "//") || !hasRoute(r.Routes(), c.Request.Method, to) {
+			c.Next()
+			return
+		}
+		code := http.StatusMovedPermanently
+		if c.Request.Method != http.MethodGet {
+			code = http.StatusTemporaryRedirect
+		}
+		c.Redirect(code, (&url.URL{Path: to, RawQuery: c.Request.URL.RawQuery}).String())
+		c.Abort()
+	}
+}
+
+// hasRoute reports whether one of routes serves method on path.
+func hasRoute(routes gin.RoutesInfo, method, path string) bool {
+	segs := strings.Split(path, "/")
+	return slices.ContainsFunc(routes, func(ri gin.RouteInfo) bool {
+		if ri.Method != method {
+			return false
+		}
+		pat := strings.Split(ri.Path, "/")
+		for i, p := range pat {
+			switch {
+			case strings.HasPrefix(p, "*"):
+				return i < len(segs)
+			case i >= len(segs):
+				return false
+			case strings.HasPrefix(p, ":"):
+				if segs[i] == "" {
+					return false
+				}
+			case p != segs[i]:
+				return false
+			}
+		}
+		return len(pat) == len(segs)
+	})
 }
 
 // staticFiles serves the embedded assets; they change only with a release.

@@ -36,7 +36,7 @@ type MicroDeposit struct {
 	Scope             tenant.Scope
 	SourceID          string
 	Seq               int    // 1 to MaxInitiations
-	Amounts           Sealed // "12,34" in cents, sealed with source id and seq
+	Amounts           Sealed // "12,34" in cents, padded to amountsBlock and sealed with source id and seq
 	Status            string
 	InitiatedAt       time.Time
 	ExpectedArrival   calendar.Date
@@ -56,6 +56,11 @@ func (m MicroDeposit) Verification() *Verification {
 		Seq: m.Seq,
 	}
 }
+
+// amountsBlock is the length every amounts plaintext is padded to before
+// sealing ("1,1" and "99,99" alike), so a ciphertext's length says nothing
+// about the amounts.
+const amountsBlock = 16
 
 func amountsAAD(sourceID string, seq int) []byte {
 	return []byte(sourceID + ":" + strconv.Itoa(seq))
@@ -95,14 +100,14 @@ func (s *Service) InitiateVerification(ctx context.Context, scope tenant.Scope, 
 			}
 			seq = last.Seq + 1
 		}
-		a, b := randomCents(), randomCents()
+		a, b := s.draw(), s.draw()
 		m := MicroDeposit{
 			Scope: scope, SourceID: id, Seq: seq, Status: DepositPending, InitiatedAt: now,
 			ExpectedArrival:   calendar.AddBusinessDays(calendar.DateOf(now), ArrivalDays),
 			ExpiresAt:         now.Add(VerificationTTL),
 			AttemptsRemaining: MaxAttempts,
 		}
-		m.Amounts.KeyID, m.Amounts.Data = s.vault.Seal([]byte(fmt.Sprintf("%d,%d", a, b)), amountsAAD(id, seq))
+		m.Amounts.KeyID, m.Amounts.Data = s.vault.SealPadded([]byte(fmt.Sprintf("%d,%d", a, b)), amountsAAD(id, seq), amountsBlock)
 		src.Verification = m.Verification()
 		out = src
 		return tx.InsertMicroDeposit(ctx, m, s.event(src, event.FundingSourceVerificationPending, PendingVerified))
@@ -237,7 +242,8 @@ func (s *Service) expire(ctx context.Context, tx Store, src Source, m MicroDepos
 }
 
 func (s *Service) openAmounts(m MicroDeposit) ([2]int, error) {
-	plain, err := s.vault.Open(m.Amounts.KeyID, m.Amounts.Data, amountsAAD(m.SourceID, m.Seq))
+	// Rows sealed before amounts were padded open unchanged.
+	plain, err := s.vault.OpenPadded(m.Amounts.KeyID, m.Amounts.Data, amountsAAD(m.SourceID, m.Seq))
 	if err != nil {
 		return [2]int{}, fmt.Errorf("open micro-deposit amounts of %s: %w", m.SourceID, err)
 	}

@@ -2,6 +2,7 @@ package funding_test
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"sync"
 	"testing"
@@ -385,4 +386,60 @@ func TestEachVerificationOutcomeRecordsOneEvent(t *testing.T) {
 		p.wantEvents(t, event.FundingSourceVerificationExpired, string(funding.Unverified))
 		swept.wantEvents(t, event.FundingSourceVerificationExpired, string(funding.Unverified))
 	})
+}
+
+// TestStoredAmountsSealToOneLength: whatever the amounts, one digit or two,
+// every stored amounts ciphertext has the same length, and each opens to
+// its amounts; a row sealed unpadded still opens and verifies.
+func TestStoredAmountsSealToOneLength(t *testing.T) {
+	t.Parallel()
+	f := fixture.New(t)
+	scope := f.Sandbox("Acme")
+	user := f.Customer(scope)
+	pairs := [][2]int{{1, 1}, {1, 9}, {9, 10}, {10, 10}, {5, 99}, {99, 99}}
+	ids := make([]string, len(pairs))
+	for i, p := range pairs {
+		src := f.Source(scope, user, fmt.Sprintf("12345678%d", i))
+		next := p[:]
+		f.Funding.SetDraw(func() int {
+			c := next[0]
+			next = next[1:]
+			return c
+		})
+		if _, err := f.Funding.InitiateVerification(ctx, scope, src.ID); err != nil {
+			t.Fatalf("initiate %v: %v", p, err)
+		}
+		ids[i] = src.ID
+	}
+	var lengths []int
+	if err := f.SQL().Select(&lengths, `SELECT octet_length(amounts_ciphertext) FROM micro_deposits`); err != nil {
+		t.Fatal(err)
+	}
+	if len(lengths) != len(pairs) {
+		t.Fatalf("%d stored amounts, want %d", len(lengths), len(pairs))
+	}
+	for _, n := range lengths[1:] {
+		if n != lengths[0] {
+			t.Fatalf("stored amounts ciphertexts have lengths %v, want one length", lengths)
+		}
+	}
+	for i, p := range pairs {
+		if got, _, err := f.Funding.SandboxAmounts(ctx, scope, ids[i]); err != nil || got != p {
+			t.Errorf("amounts of %s: %v, %v; want %v", ids[i], got, err, p)
+		}
+	}
+
+	// A row sealed before amounts were padded.
+	keyID, sealed := f.Vault.Seal([]byte("5,34"), funding.AmountsAAD(ids[0], 1))
+	if _, err := f.SQL().Exec(`UPDATE micro_deposits SET amounts_key_id = $1, amounts_ciphertext = $2 WHERE funding_source_id = $3`,
+		keyID, sealed, ids[0]); err != nil {
+		t.Fatal(err)
+	}
+	if got, _, err := f.Funding.SandboxAmounts(ctx, scope, ids[0]); err != nil || got != [2]int{5, 34} {
+		t.Fatalf("unpadded row opened as %v, %v", got, err)
+	}
+	src, err := f.Funding.VerifyMicroDeposits(ctx, scope, ids[0], [2]int{34, 5})
+	if err != nil || src.Status != funding.Verified {
+		t.Fatalf("verify against an unpadded row: %v, %v", src.Status, err)
+	}
 }

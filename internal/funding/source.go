@@ -172,6 +172,8 @@ type Banks interface {
 type Vault interface {
 	Seal(plaintext, aad []byte) (keyID string, sealed []byte)
 	Open(keyID string, sealed, aad []byte) ([]byte, error)
+	SealPadded(plaintext, aad []byte, block int) (keyID string, sealed []byte)
+	OpenPadded(keyID string, sealed, aad []byte) ([]byte, error)
 	Fingerprint(label, value string) []byte
 }
 
@@ -199,6 +201,7 @@ type Service struct {
 	provider Provider
 	now      func() time.Time
 	onRemove func(ctx context.Context, tx Store, scope tenant.Scope, sourceID string) error // nil: nothing more
+	draw     func() int                                                                     // one micro-deposit amount in cents
 }
 
 // On returns the service on tx, a store bound to a caller's transaction:
@@ -211,7 +214,7 @@ func (s *Service) On(tx Store) *Service {
 
 // NewService returns a Service.
 func NewService(store Store, banks Banks, vault Vault, now func() time.Time) *Service {
-	return &Service{store: store, banks: banks, vault: vault, now: now}
+	return &Service{store: store, banks: banks, vault: vault, now: now, draw: randomCents}
 }
 
 // OnRemove sets what else a removal does in its transaction, tx (the

@@ -109,6 +109,19 @@ func (p Page) RedirectOrigins() []string {
 	return out
 }
 
+// Admit is asked once a link has resolved, before a submission through it
+// is acted on; an error refuses the submission and comes back as is. The
+// hosted page spends the source's submission allowance here, so a link that
+// does not resolve cannot spend it. A nil Admit admits every submission.
+type Admit func(Page) error
+
+func (a Admit) check(p Page) error {
+	if a == nil {
+		return nil
+	}
+	return a(p)
+}
+
 // LinkInvalid is the one error for every mismatch of key, customer, source,
 // merchant or environment: nothing tells which part was wrong.
 func LinkInvalid() error {
@@ -141,15 +154,22 @@ func (s *Service) Open(ctx context.Context, l Link) (Page, error) {
 	return p, nil
 }
 
-// Verify checks the two amounts the customer typed. On success the page is
-// in state Verified. A refusal (invalid_amounts with Param amount1 or
-// amount2, verification_failed with attempts_remaining, or the verification
-// having failed or expired meanwhile) comes back with the page as it now
-// stands, so it can be shown again.
-func (s *Service) Verify(ctx context.Context, l Link, first, second string) (Page, error) {
+// Verify checks the two amounts the customer typed, once admit has let
+// the resolved link through. On success the page is in state Verified. A
+// refusal (invalid_amounts with Param amount1 or amount2,
+// verification_failed with attempts_remaining, or the verification having
+// failed or expired meanwhile) comes back with the page as it now stands,
+// so it can be shown again.
+func (s *Service) Verify(ctx context.Context, l Link, first, second string, admit Admit) (Page, error) {
 	p, err := s.Open(ctx, l)
-	if err != nil || p.State != Pending {
-		return p, err
+	if err != nil {
+		return Page{}, err
+	}
+	if err := admit.check(p); err != nil {
+		return Page{}, err
+	}
+	if p.State != Pending {
+		return p, nil
 	}
 	var amounts [2]int
 	if amounts[0], err = funding.ParseStatementAmount("amount1", first); err != nil {
@@ -175,10 +195,13 @@ func (s *Service) Verify(ctx context.Context, l Link, first, second string) (Pag
 }
 
 // Cancel returns where to send a customer who gives up: cancelUrl with
-// funding_source_id appended.
-func (s *Service) Cancel(ctx context.Context, l Link) (string, error) {
+// funding_source_id appended, once admit has let the resolved link through.
+func (s *Service) Cancel(ctx context.Context, l Link, admit Admit) (string, error) {
 	p, err := s.Open(ctx, l)
 	if err != nil {
+		return "", err
+	}
+	if err := admit.check(p); err != nil {
 		return "", err
 	}
 	if p.Cancel == nil {

@@ -134,12 +134,12 @@ func TestRedirectTargetsAreChecked(t *testing.T) {
 	l.CancelURL = "/relative"
 	refused("a relative cancelUrl", l, "cancelUrl")
 
-	if _, err := acme.links.Cancel(ctx, acme.link); !errs.Is(err, errs.InvalidURL) {
+	if _, err := acme.links.Cancel(ctx, acme.link, nil); !errs.Is(err, errs.InvalidURL) {
 		t.Errorf("Cancel without a cancelUrl: %v", err)
 	}
 	l = acme.link
 	l.CancelURL = "https://shop.example/cancel"
-	if to, err := acme.links.Cancel(ctx, l); err != nil || to != "https://shop.example/cancel?funding_source_id="+l.SourceID {
+	if to, err := acme.links.Cancel(ctx, l, nil); err != nil || to != "https://shop.example/cancel?funding_source_id="+l.SourceID {
 		t.Errorf("Cancel: %q, %v", to, err)
 	}
 
@@ -171,19 +171,71 @@ func TestVerifyThroughTheLink(t *testing.T) {
 	if cents[0] == 1 || cents[1] == 1 {
 		wrong = "0.02"
 	}
-	p, err := acme.links.Verify(ctx, acme.link, wrong, wrong)
+	p, err := acme.links.Verify(ctx, acme.link, wrong, wrong, nil)
 	if !errs.Is(err, errs.VerificationFailed) || p.State != hostedlink.Pending || p.Source.Verification.AttemptsRemaining != 2 {
 		t.Fatalf("wrong amounts: %v, state %s", err, p.State)
 	}
-	if _, err := acme.links.Verify(ctx, acme.link, "twelve", "0.1"); !errs.Is(err, errs.InvalidAmounts) {
+	if _, err := acme.links.Verify(ctx, acme.link, "twelve", "0.1", nil); !errs.Is(err, errs.InvalidAmounts) {
 		t.Errorf("unreadable amount: %v", err)
 	}
 	amount := func(c int) string { return fmt.Sprintf("0.%02d", c) }
-	p, err = acme.links.Verify(ctx, acme.link, amount(cents[1]), amount(cents[0]))
+	p, err = acme.links.Verify(ctx, acme.link, amount(cents[1]), amount(cents[0]), nil)
 	if err != nil || p.State != hostedlink.Verified || p.Source.Status != funding.Verified {
 		t.Fatalf("right amounts in either order: %v, state %s", err, p.State)
 	}
 	if got := p.SuccessAddress(); got != "https://shop.example/done?funding_source_id="+acme.link.SourceID+"&status=Verified" {
 		t.Errorf("success address %q", got)
+	}
+}
+
+// TestAdmitSeesOnlyResolvedLinks: a link that does not resolve is refused
+// before admit is asked, so it cannot spend what admit counts; a link that
+// resolves is admitted (or refused) before any attempt is used.
+func TestAdmitSeesOnlyResolvedLinks(t *testing.T) {
+	t.Parallel()
+	svc := services(t)
+	acme, other := newLinked(t, "acme", svc), newLinked(t, "other", svc)
+	ctx := context.Background()
+	var admitted []string
+	count := func(p hostedlink.Page) error {
+		admitted = append(admitted, p.Source.ID)
+		return nil
+	}
+	forged := []hostedlink.Link{
+		{PublicKey: "pk_sandbox_madeup", CustomerID: acme.link.CustomerID, SourceID: acme.link.SourceID},
+		{PublicKey: other.link.PublicKey, CustomerID: acme.link.CustomerID, SourceID: acme.link.SourceID},
+		{PublicKey: acme.link.PublicKey, CustomerID: "cus_madeup", SourceID: acme.link.SourceID},
+		{PublicKey: acme.link.PublicKey, CustomerID: other.link.CustomerID, SourceID: acme.link.SourceID},
+	}
+	for i, l := range forged {
+		if _, err := acme.links.Verify(ctx, l, "0.01", "0.02", count); !errs.Is(err, errs.NotFound) {
+			t.Errorf("forged link %d: Verify gave %v, want the invalid link", i, err)
+		}
+		l.CancelURL = "https://shop.example/cancel"
+		if _, err := acme.links.Cancel(ctx, l, count); !errs.Is(err, errs.NotFound) {
+			t.Errorf("forged link %d: Cancel gave %v, want the invalid link", i, err)
+		}
+	}
+	if len(admitted) != 0 {
+		t.Fatalf("admit was asked for forged links: %v", admitted)
+	}
+
+	full := errs.New(errs.RateLimited, "no more")
+	refuse := func(p hostedlink.Page) error {
+		admitted = append(admitted, p.Source.ID)
+		return full
+	}
+	if _, err := acme.links.Verify(ctx, acme.link, "0.01", "0.02", refuse); err != full {
+		t.Errorf("Verify refused by admit: %v", err)
+	}
+	if len(admitted) != 1 || admitted[0] != acme.link.SourceID {
+		t.Errorf("admit saw %v, want the link's source once", admitted)
+	}
+	src, err := svc.Funding.Get(ctx, acme.scope, acme.link.SourceID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := src.Verification.AttemptsRemaining; n != funding.MaxAttempts {
+		t.Errorf("a refused submission used an attempt: %d left", n)
 	}
 }

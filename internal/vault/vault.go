@@ -9,10 +9,13 @@
 // putting a new key first. Fingerprints use a key of their own, and a keyed
 // fingerprint rather than a plain or salted hash means nobody without the
 // key can test guesses against the table. Micro-deposit amounts are sealed
-// too, so a database reader cannot verify an account.
+// too, so a database reader cannot verify an account, and padded to one
+// length first, so the ciphertext's length does not tell a one-digit
+// amount from a two-digit one.
 package vault
 
 import (
+	"bytes"
 	"crypto/aes"
 	"crypto/cipher"
 	"crypto/hmac"
@@ -77,6 +80,34 @@ func (v *Vault) Seal(plaintext, aad []byte) (keyID string, sealed []byte) {
 	nonce := make([]byte, aead.NonceSize(), aead.NonceSize()+len(plaintext)+aead.Overhead())
 	_, _ = rand.Read(nonce)
 	return v.current, aead.Seal(nonce, nonce, plaintext, aad)
+}
+
+// SealPadded is Seal of plaintext padded to a multiple of block bytes (a
+// 0x80 byte, then zero bytes), so every value shorter than block seals to
+// the same length and the ciphertext does not tell a short value from a
+// long one. block must be at least 1.
+func (v *Vault) SealPadded(plaintext, aad []byte, block int) (keyID string, sealed []byte) {
+	n := (len(plaintext)/block + 1) * block
+	padded := make([]byte, n)
+	copy(padded, plaintext)
+	padded[len(plaintext)] = 0x80
+	return v.Seal(padded, aad)
+}
+
+// OpenPadded opens a value sealed by SealPadded and removes its padding. A
+// value sealed by Seal opens as it was, unless its plaintext ends in 0x80
+// and zero bytes, as no text does: values of a kind sealed before it was
+// padded still open.
+func (v *Vault) OpenPadded(keyID string, sealed, aad []byte) ([]byte, error) {
+	out, err := v.Open(keyID, sealed, aad)
+	if err != nil {
+		return nil, err
+	}
+	end := bytes.TrimRight(out, "\x00")
+	if len(end) > 0 && end[len(end)-1] == 0x80 {
+		return end[:len(end)-1], nil
+	}
+	return out, nil
 }
 
 // ErrOpen means a sealed value could not be opened: unknown key id, wrong

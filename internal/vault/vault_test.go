@@ -85,3 +85,51 @@ func TestNewRefusesBadKeys(t *testing.T) {
 		}
 	}
 }
+
+// TestSealPadded: values shorter than the block seal to one length; each
+// opens to itself; values sealed unpadded still open through OpenPadded.
+func TestSealPadded(t *testing.T) {
+	v, err := New([]Key{{"k1", key(1)}}, key(9))
+	if err != nil {
+		t.Fatal(err)
+	}
+	aad := []byte("fs_a:1")
+	lengths := map[int]int{}
+	for _, plain := range []string{"", "1,1", "9,10", "10,10", "99,99", "123456789012345"} {
+		id, sealed := v.SealPadded([]byte(plain), aad, 16)
+		lengths[len(sealed)]++
+		got, err := v.OpenPadded(id, sealed, aad)
+		if err != nil || string(got) != plain {
+			t.Errorf("OpenPadded(SealPadded(%q)) = %q, %v", plain, got, err)
+		}
+		if raw, _ := v.Open(id, sealed, aad); len(raw) != 16 {
+			t.Errorf("%q padded to %d bytes, want 16", plain, len(raw))
+		}
+	}
+	if len(lengths) != 1 {
+		t.Errorf("sealed lengths %v, want one length", lengths)
+	}
+	// A value as long as the block takes a whole block more.
+	id, sealed := v.SealPadded(bytes.Repeat([]byte("7"), 16), aad, 16)
+	if raw, _ := v.Open(id, sealed, aad); len(raw) != 32 {
+		t.Errorf("16 bytes padded to %d, want 32", len(raw))
+	}
+	// Plaintext that itself ends in zero bytes keeps them.
+	id, sealed = v.SealPadded([]byte("a\x00\x00"), aad, 8)
+	if got, err := v.OpenPadded(id, sealed, aad); err != nil || string(got) != "a\x00\x00" {
+		t.Errorf("trailing zeros: %q, %v", got, err)
+	}
+	// Values sealed before padding open unchanged.
+	for _, plain := range []string{"1,1", "12,30", "99,99", "000123456789"} {
+		id, sealed := v.Seal([]byte(plain), aad)
+		if got, err := v.OpenPadded(id, sealed, aad); err != nil || string(got) != plain {
+			t.Errorf("unpadded %q opened as %q, %v", plain, got, err)
+		}
+	}
+	// Tampering is still refused.
+	id, sealed = v.SealPadded([]byte("1,1"), aad, 16)
+	sealed[len(sealed)-1] ^= 1
+	if _, err := v.OpenPadded(id, sealed, aad); !errors.Is(err, ErrOpen) {
+		t.Errorf("tampered padded value: %v", err)
+	}
+}

@@ -13,7 +13,10 @@
 // redirect after a form post, so the form page allows exactly its link's
 // checked return origins. Submissions are limited by token buckets keyed
 // by client IP and by source, refilled over 10 minutes; a bucket is
-// forgotten only once full again, so eviction never resets a limit.
+// forgotten only once full again, so eviction never resets a limit. Every
+// post spends its IP's allowance; only a post whose link resolves (public
+// key, customer and source all match) spends the source's, so a made-up
+// link naming a known source id cannot lock its customer out.
 package hosted
 
 import (
@@ -37,14 +40,16 @@ const submitWindow = 10 * time.Minute
 // Surface is the hosted page's handlers.
 type Surface struct {
 	*surface.Shared
-	links   *hostedlink.Service
-	limiter *surface.PairLimiter
+	links     *hostedlink.Service
+	perIP     *surface.KeyLimiter
+	perSource *surface.KeyLimiter
 }
 
 // New returns the hosted page on k: links resolves and verifies; perIP and
 // perSource bound the form posts over 10 minutes.
 func New(k *surface.Shared, links *hostedlink.Service, perIP, perSource int) *Surface {
-	return &Surface{Shared: k, links: links, limiter: surface.NewPairLimiter(submitWindow, perIP, perSource)}
+	return &Surface{Shared: k, links: links,
+		perIP: surface.NewKeyLimiter(submitWindow, perIP), perSource: surface.NewKeyLimiter(submitWindow, perSource)}
 }
 
 // Mount adds the page's routes to r.
@@ -54,8 +59,8 @@ func (s *Surface) Mount(r *gin.Engine) {
 	g.GET("", s.show)
 	sameOrigin := s.CrossSiteGuard(view.Problem("This form was sent from another site",
 		"For your safety we only accept this form from its own page. Open your verification link again.", ""))
-	g.POST("", sameOrigin, s.limit, s.verify)
-	g.POST("/cancel", sameOrigin, s.limit, s.cancel)
+	g.POST("", sameOrigin, s.limitIP, s.verify)
+	g.POST("/cancel", sameOrigin, s.limitIP, s.cancel)
 }
 
 // index serves the page whose script turns the #/bank-account/… link
@@ -89,7 +94,7 @@ func (s *Surface) show(c *gin.Context) {
 func (s *Surface) verify(c *gin.Context) {
 	surface.BoundForm(c)
 	typed := [2]string{c.PostForm("amount1"), c.PostForm("amount2")}
-	p, err := s.links.Verify(c.Request.Context(), link(c), typed[0], typed[1])
+	p, err := s.links.Verify(c.Request.Context(), link(c), typed[0], typed[1], s.admitSource)
 	if err == nil {
 		if p.State == hostedlink.Verified && p.Success != nil {
 			s.Redirect(c, p.SuccessAddress())
@@ -119,7 +124,7 @@ func (s *Surface) verify(c *gin.Context) {
 }
 
 func (s *Surface) cancel(c *gin.Context) {
-	to, err := s.links.Cancel(c.Request.Context(), link(c))
+	to, err := s.links.Cancel(c.Request.Context(), link(c), s.admitSource)
 	if err != nil {
 		s.Fail(c, err)
 		return
@@ -196,11 +201,20 @@ func (s *Surface) Fail(c *gin.Context, err error) {
 	c.Abort()
 }
 
-// limit bounds submissions per client IP and per funding source.
-func (s *Surface) limit(c *gin.Context) {
-	if wait, ok := s.limiter.Allow(c.ClientIP(), c.Param("funding_source_id"), s.Now()); !ok {
-		s.Fail(c, surface.RateLimited("Too many attempts from this device or for this account.", wait))
+// limitIP bounds submissions per client IP, whatever the link.
+func (s *Surface) limitIP(c *gin.Context) {
+	if wait, ok := s.perIP.Allow(c.ClientIP(), s.Now()); !ok {
+		s.Fail(c, surface.RateLimited("Too many attempts from this device.", wait))
 		return
 	}
 	c.Next()
+}
+
+// admitSource bounds submissions per funding source. It runs only once the
+// link has resolved, so only a valid link spends the source's allowance.
+func (s *Surface) admitSource(p hostedlink.Page) error {
+	if wait, ok := s.perSource.Allow(p.Source.ID, s.Now()); !ok {
+		return surface.RateLimited("Too many attempts for this account.", wait)
+	}
+	return nil
 }

@@ -66,7 +66,8 @@ func Body(c *gin.Context) []byte {
 }
 
 // Decode parses the kept body strictly into dst (a pointer to a struct):
-// one JSON object, no unknown fields, no trailing data, exact JSON types.
+// one JSON object, no unknown fields, no trailing data, exact JSON types,
+// and every key exact and once (see exactKeys).
 func Decode(c *gin.Context, dst any) error {
 	raw := Body(c)
 	if len(bytes.TrimSpace(raw)) == 0 {
@@ -74,6 +75,9 @@ func Decode(c *gin.Context, dst any) error {
 	}
 	if !utf8.Valid(raw) {
 		return errs.New(errs.InvalidRequest, "The request body is not valid UTF-8.")
+	}
+	if err := exactKeys(raw, reflect.TypeOf(dst)); err != nil {
+		return err
 	}
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	dec.DisallowUnknownFields()

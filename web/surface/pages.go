@@ -13,7 +13,8 @@ import (
 // MaxFormBytes bounds a form post of the dashboard or the hosted page.
 const MaxFormBytes = 16 << 10
 
-// PageHeaders sets the security headers of every HTML page. formTargets
+// PageHeaders sets the security headers of every HTML page (HSTS is on
+// every answer: StrictTransport). formTargets
 // are origins (already checked) that the page's forms may end up at
 // through a redirect: browsers apply form-action to the redirect too.
 func (k *Shared) PageHeaders(c *gin.Context, formTargets ...string) {
@@ -27,9 +28,6 @@ func (k *Shared) PageHeaders(c *gin.Context, formTargets ...string) {
 	h.Set("X-Content-Type-Options", "nosniff")
 	h.Set("Referrer-Policy", "no-referrer")
 	h.Set("Cache-Control", "no-store")
-	if k.Production {
-		h.Set("Strict-Transport-Security", "max-age=63072000; includeSubDomains")
-	}
 }
 
 // Page renders a templ component into a buffer first, so a render error

@@ -103,24 +103,3 @@ func (l *KeyLimiter) Allow(key string, now time.Time) (time.Duration, bool) {
 	}
 	return l.buckets.take(key, rate.Every(l.window/time.Duration(l.max)), l.max, now)
 }
-
-// PairLimiter bounds an action by two keys at once, such as the client IP
-// and the thing acted on: up to first (second) at once per key, refilled
-// evenly over window.
-type PairLimiter struct {
-	first, second *KeyLimiter
-}
-
-// NewPairLimiter returns a PairLimiter.
-func NewPairLimiter(window time.Duration, first, second int) *PairLimiter {
-	return &PairLimiter{first: NewKeyLimiter(window, first), second: NewKeyLimiter(window, second)}
-}
-
-// Allow takes one from each key's allowance; both must have one left. It
-// reports the wait otherwise.
-func (l *PairLimiter) Allow(first, second string, now time.Time) (time.Duration, bool) {
-	if wait, ok := l.first.Allow(first, now); !ok {
-		return wait, false
-	}
-	return l.second.Allow(second, now)
-}

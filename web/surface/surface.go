@@ -15,8 +15,12 @@
 // processes behind a load balancer a key can get up to N times its rate; a
 // shared limiter would cost a database round trip on every request.
 //
-// Strict JSON: DisallowUnknownFields, exactly one value, a 64 KiB cap, and
-// text that is not valid UTF-8 or holds NUL refused as invalid_request.
+// Strict JSON: DisallowUnknownFields, exactly one value, a 64 KiB cap, each
+// key once and exactly as its field is named (no duplicate keys, no
+// case-folded matches, at any depth), and text that is not valid UTF-8 or
+// holds NUL refused as invalid_request.
+//
+// In production mode every answer carries Strict-Transport-Security.
 //
 // Pages are rendered into a buffer before anything is written, so a render
 // error still becomes a proper 500 page, and carry a CSP without inline
@@ -39,7 +43,7 @@ import (
 type Shared struct {
 	Log        *slog.Logger
 	Now        func() time.Time
-	Production bool // production mode: HSTS on pages
+	Production bool // production mode: HSTS on every answer
 
 	metrics     *Metrics
 	crossOrigin *http.CrossOriginProtection

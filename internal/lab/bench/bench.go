@@ -72,7 +72,7 @@ type benchLoad struct {
 	Statements []statementStat `json:"statements,omitempty"`
 }
 
-// benchCheck is one target the bench checks, with its measured value.
+// benchCheck is one target the bench checks and the value it found.
 type benchCheck struct {
 	Name   string  `json:"name"`
 	Value  float64 `json:"value"`

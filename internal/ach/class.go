@@ -66,8 +66,8 @@ func Classify(p Payer) Class {
 	return c
 }
 
-// legacyClass is the class of an entry assigned before classes were
-// stored: every batch was PPD.
+// legacyClass is the class of an entry stored without one: it goes in a
+// PPD batch, described ACCTVERIFY or PAYMENT.
 func legacyClass(e Entry) Class {
 	if e.Kind == KindMicroDeposit {
 		return Class{SEC: SecPPD, Description: DescriptionMicroDeposits}

@@ -45,7 +45,8 @@ type Receiver struct {
 }
 
 // NewReceiver starts a receiver that the test's cleanup stops. respond
-// answers the n-th request (from 0); nil answers 200 "ok".
+// answers each request, given its index n (the first request's is 0); a
+// nil respond answers 200 "ok".
 func NewReceiver(t testing.TB, respond func(n int, w http.ResponseWriter)) *Receiver {
 	rc := &Receiver{respond: respond}
 	rc.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

@@ -14,20 +14,21 @@ import (
 
 // A funding source's creation is one statement, createSources, for one
 // row or many: it is the only place the creation rule is written in SQL.
-// CreateSource runs it for one row inside the caller's transaction (or as
-// a transaction of its own); CreateSourceKeyed runs it as the whole of an
-// idempotent request, the claim on the key and the stored response
-// included, and writes concurrent requests' creations together: group
+// CreateSource runs it for one row inside the caller's transaction;
+// CreateSourceKeyed runs it as the whole of an idempotent request, the
+// claim on the key and the stored response included. Outside a
+// transaction, both write concurrent requests' creations together: group
 // commit.
 //
 // Most of a creation's cost to PostgreSQL is per statement and per commit
-// (planning the writes to six tables, the commit's flush, the wake-ups on
-// both sides of the round trip), not per row. So a keyed creation joins a
+// (the writes to six tables, the commit's flush, the wake-ups on both
+// sides of the round trip), not per row. So a creation on the pool joins a
 // queue, and up to creationBatches goroutines at a time each take what is
 // queued (at most creationBatchMax) and write it in one statement, which
-// is its own transaction. A lone creation is written at once, in a batch
-// of one: nothing waits for company, and under load the batches grow by
-// themselves.
+// is its own transaction, on connections of their own (batchX, which plan
+// the statement once: see genericPlans). A lone creation is written at
+// once, in a batch of one: nothing waits for company, and under load the
+// batches grow by themselves.
 //
 // Each row of a batch is checked on its own, and a row that is refused
 // writes nothing; the statement reports each row's refusal. A refused
@@ -133,7 +134,7 @@ type creation struct {
 	evs  []event.Event
 	req  *idempotency.Request // nil: no key
 	resp idempotency.Response
-	done chan batchResult // CreateSourceKeyed's answer
+	done chan batchResult // the batch's answer
 }
 
 // creationRow is createSources' answer for one creation.
@@ -157,20 +158,31 @@ type batchResult struct {
 }
 
 // CreateSource stores src with its account-number claim and its events in
-// one statement, on q's executor. It returns
-// funding.ErrNoCustomer when the customer is not the scope's, and the
-// number's holder with created false when another source holds the number.
+// one statement: on the pool, in a batch with concurrent creations (a
+// batch that fails as a whole is retried alone); in a transaction, on it.
+// It returns funding.ErrNoCustomer when the customer is not the scope's,
+// and the number's holder with created false when another source holds
+// the number.
 func (q queries) CreateSource(ctx context.Context, s funding.Source, evs []event.Event) (funding.AccountClaim, bool, error) {
-	rows, queued, err := q.createSources(ctx, []*creation{{src: s, evs: evs}})
+	c := &creation{src: s, evs: evs}
+	b, err := q.batched(ctx, c)
 	if err != nil {
-		return funding.AccountClaim{}, false, translate(err)
+		return funding.AccountClaim{}, false, err
 	}
-	r, ok := rows[s.ID]
-	switch {
-	case !ok:
-		return funding.AccountClaim{}, false, translate(sql.ErrNoRows)
+	if !b.ok {
+		rows, queued, err := q.createSources(ctx, []*creation{c})
+		if err != nil {
+			return funding.AccountClaim{}, false, translate(err)
+		}
+		if b.row, b.ok = rows[s.ID]; !b.ok {
+			return funding.AccountClaim{}, false, translate(sql.ErrNoRows)
+		}
+		if b.row.Refusal == nil {
+			q.queued(queued)
+		}
+	}
+	switch r := b.row; {
 	case r.Refusal == nil:
-		q.queued(queued)
 		return funding.AccountClaim{Env: s.Scope.Env, Fingerprint: s.Fingerprint, MerchantID: s.Scope.MerchantID,
 			SourceID: s.ID, CustomerID: s.CustomerID, CreatedAt: s.CreatedAt}, true, nil
 	case *r.Refusal == refusedCustomer:
@@ -179,9 +191,27 @@ func (q queries) CreateSource(ctx context.Context, s funding.Source, evs []event
 		// The holder committed while the statement waited for it.
 		holder, err := q.AccountHolder(ctx, s.Scope.Env, s.Fingerprint)
 		return holder, false, err
+	default:
+		return funding.AccountClaim{Env: s.Scope.Env, Fingerprint: s.Fingerprint, MerchantID: *r.Merchant,
+			SourceID: *r.SourceID, CustomerID: *r.Holder, CreatedAt: r.HeldAt.UTC()}, false, nil
 	}
-	return funding.AccountClaim{Env: s.Scope.Env, Fingerprint: s.Fingerprint, MerchantID: *r.Merchant,
-		SourceID: *r.SourceID, CustomerID: *r.Holder, CreatedAt: r.HeldAt.UTC()}, false, nil
+}
+
+// batched writes c in the next batch when q is the pool's, and waits for
+// its answer; in a transaction it answers ok false at once (c runs on the
+// transaction).
+func (q queries) batched(ctx context.Context, c *creation) (batchResult, error) {
+	if q.tx != nil {
+		return batchResult{}, nil
+	}
+	c.done = make(chan batchResult, 1)
+	q.db.creations.add(c)
+	select {
+	case b := <-c.done:
+		return b, nil
+	case <-ctx.Done():
+		return batchResult{}, ctx.Err()
+	}
 }
 
 // CreateSourceKeyed is the whole of an idempotent creation request in one
@@ -195,16 +225,11 @@ func (q queries) CreateSource(ctx context.Context, s funding.Source, evs []event
 // stored under the key, or the batch failed), it wrote nothing, and the
 // caller runs the request on the general path (Idempotent).
 func (q queries) CreateSourceKeyed(ctx context.Context, s funding.Source, evs []event.Event, req idempotency.Request, resp idempotency.Response) (bool, *idempotency.Response, error) {
-	if q.tx != nil {
-		return false, nil, nil // a whole request commits on its own, never inside another transaction
-	}
-	c := &creation{src: s, evs: evs, req: &req, resp: resp, done: make(chan batchResult, 1)}
-	q.db.creations.add(c)
-	var b batchResult
-	select {
-	case b = <-c.done:
-	case <-ctx.Done():
-		return false, nil, ctx.Err()
+	// A whole request commits on its own, never inside another
+	// transaction: there, batched answers ok false.
+	b, err := q.batched(ctx, &creation{src: s, evs: evs, req: &req, resp: resp})
+	if err != nil {
+		return false, nil, err
 	}
 	switch r := b.row; {
 	case !b.ok:
@@ -220,10 +245,23 @@ func (q queries) CreateSourceKeyed(ctx context.Context, s funding.Source, evs []
 	return false, nil, nil
 }
 
-// newCreations is the queue of db's keyed creations: never two requests
-// with the same Idempotency-Key in one batch.
+// genericPlans is the session setting of the batch writers' connections
+// (batchX). PostgreSQL plans a prepared statement afresh on each call
+// while its plan for the call's values looks cheaper than the one plan for
+// any values; for createSources, whose unnest row counts are unknown to a
+// generic plan, that is every call, and planning its writes to six tables
+// costs more than running them. Its generic plan reads every table through
+// a unique index (TestOneRowReadsUseTheIDIndexWithoutStatistics), so the
+// batch writers plan it once per connection.
+const genericPlans = "SET plan_cache_mode = force_generic_plan"
+
+// newCreations is the queue of db's creations: never two requests with
+// the same Idempotency-Key in one batch.
 func newCreations(db *DB) *batches[*creation] {
 	return newBatches(creationBatches, creationBatchMax, func(c *creation) string {
+		if c.req == nil {
+			return c.src.ID
+		}
 		return c.req.Scope.MerchantID + "\x00" + string(c.req.Scope.Env) + "\x00" + c.req.Key
 	}, db.runCreationBatch)
 }
@@ -232,7 +270,7 @@ func newCreations(db *DB) *batches[*creation] {
 func (db *DB) runCreationBatch(batch []*creation) {
 	ctx, cancel := context.WithTimeout(context.Background(), creationBatchTimeout)
 	defer cancel()
-	rows, queued, err := db.createSources(ctx, batch)
+	rows, queued, err := queries{ex: db.batchX, db: db}.createSources(ctx, batch)
 	if err == nil {
 		db.queued(queued) // committed on its own: wakes at once
 	}

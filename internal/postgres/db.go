@@ -43,8 +43,10 @@ type DB struct {
 	x *sqlx.DB
 	// waker notifies the dispatchers after commits that queued deliveries.
 	waker *waker
-	// creations gathers concurrent requests' creations into batches.
+	// creations gathers concurrent requests' creations into batches,
+	// which batchX writes (see openBatchPool).
 	creations *batches[*creation]
+	batchX    *sqlx.DB
 }
 
 // Open connects to databaseURL (a postgres:// URL or key=value DSN) and checks
@@ -56,8 +58,6 @@ func Open(ctx context.Context, databaseURL string) (*DB, error) {
 	}
 	x := db.x
 	db.Reserve(0)
-	x.SetConnMaxIdleTime(5 * time.Minute)
-	x.SetConnMaxLifetime(time.Hour)
 	pctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
 	if err := x.PingContext(pctx); err != nil {
@@ -81,9 +81,20 @@ func open(databaseURL string) (*DB, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open database: %w", err)
 	}
+	bc, err := newPreparingConnector(withConnectTimeout(databaseURL), genericPlans)
+	if err != nil {
+		return nil, fmt.Errorf("open database: %w", err)
+	}
 	db := &DB{x: sqlx.NewDb(sql.OpenDB(c), "postgres"), waker: newWaker(c)}
 	db.queries = queries{ex: db.x, db: db}
 	db.creations = newCreations(db)
+	db.batchX = sqlx.NewDb(sql.OpenDB(bc), "postgres")
+	db.batchX.SetMaxOpenConns(creationBatches)
+	db.batchX.SetMaxIdleConns(creationBatches)
+	for _, x := range []*sqlx.DB{db.x, db.batchX} {
+		x.SetConnMaxIdleTime(5 * time.Minute)
+		x.SetConnMaxLifetime(time.Hour)
+	}
 	return db, nil
 }
 
@@ -119,7 +130,7 @@ func (db *DB) Reserve(n int) {
 // the pool.
 func (db *DB) Close() error {
 	db.closeWaker()
-	return db.x.Close()
+	return errors.Join(db.x.Close(), db.batchX.Close())
 }
 
 // Ping checks that the database answers (for /readyz).

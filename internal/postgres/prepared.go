@@ -22,16 +22,20 @@ const maxPreparedPerConn = 256
 // It works below database/sql, per connection, so a transaction uses the
 // statements of its own connection and never waits for another one to
 // prepare, and a connection that dies takes its statements with it.
+//
+// A connection may start with session settings (init, one SET statement
+// each), which hold for all its statements.
 type preparingConnector struct {
 	driver.Connector
+	init []string
 }
 
-func newPreparingConnector(dsn string) (driver.Connector, error) {
+func newPreparingConnector(dsn string, init ...string) (driver.Connector, error) {
 	c, err := pq.NewConnector(dsn)
 	if err != nil {
 		return nil, err
 	}
-	return preparingConnector{c}, nil
+	return preparingConnector{c, init}, nil
 }
 
 func (c preparingConnector) Connect(ctx context.Context) (driver.Conn, error) {
@@ -42,6 +46,12 @@ func (c preparingConnector) Connect(ctx context.Context) (driver.Conn, error) {
 	inner, ok := cn.(pqConn)
 	if !ok {
 		return cn, nil
+	}
+	for _, set := range c.init {
+		if _, err := inner.ExecContext(ctx, set, nil); err != nil {
+			_ = inner.Close()
+			return nil, err
+		}
 	}
 	return &preparingConn{pqConn: inner, stmts: map[string]preparedStmt{}}, nil
 }

@@ -42,8 +42,9 @@ func (r *RoundTrips) Reset() {
 }
 
 // Log names the round trips since the last Reset: a simple query's text,
-// or "sync: " and the statement text of an extended exchange (each cut to
-// 100 bytes).
+// or the statement text of an extended exchange after "sync: " when the
+// exchange runs it, "prepare: " when it only prepares it (each cut to 100
+// bytes).
 func (r *RoundTrips) Log() []string {
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -169,7 +170,8 @@ func countMessages(r *bufio.Reader, w io.Writer, counter *RoundTrips) error {
 			break
 		}
 	}
-	var last string // the statement text of the current extended exchange
+	var last string   // the statement text of the current extended exchange
+	executes := false // whether the exchange runs it (else it only prepares it)
 	named := map[string]string{}
 	for {
 		if _, err := io.ReadFull(r, hdr[:]); err != nil {
@@ -196,8 +198,15 @@ func countMessages(r *bufio.Reader, w io.Writer, counter *RoundTrips) error {
 				name, _, _ := strings.Cut(rest, "\x00")
 				last = named[name]
 			}
+		case 'E':
+			executes = true
 		case 'S':
-			counter.add("sync: " + strings.TrimSpace(last))
+			what := "prepare: "
+			if executes {
+				what = "sync: "
+			}
+			counter.add(what + strings.TrimSpace(last))
+			executes = false
 		}
 		if _, err := w.Write(append(hdr[:], body...)); err != nil {
 			return err

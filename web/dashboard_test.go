@@ -205,6 +205,36 @@ func TestDashboardSignInIsLimitedPerEmailAndIP(t *testing.T) {
 	}
 }
 
+// TestDashboardSignUpIsLimitedPerIP: sign-up keeps its honest "already
+// exists" answer, but one client can ask it only as often as the per-IP
+// allowance says; an IPv6 client counts as its /64, so taking a fresh
+// address for each attempt does not reset it. Other networks are not
+// affected.
+func TestDashboardSignUpIsLimitedPerIP(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t, func(c *config.Config) { c.SignInAttemptsPerEmail = 1000 })
+	h.Merchant("Acme Books")
+	signUp := func(remote string) *th.Response {
+		d := newDash(h)
+		d.remote = remote
+		return d.post("/dashboard/sign-up", url.Values{"name": {"Probe"}, "email": {"acme.books@example.com"}, "password": {"correct horse battery"}})
+	}
+	for i := range h.Cfg.SignInAttemptsPerIP {
+		wantPage(t, signUp(fmt.Sprintf("[2001:db8:7:7::%x]:1", i+1)), http.StatusUnprocessableEntity, "already exists")
+	}
+	for _, remote := range []string{"[2001:db8:7:7::ffff]:1", "[2001:db8:7:7:1:2:3:4]:1"} {
+		body := wantPage(t, signUp(remote), http.StatusTooManyRequests, "Too many attempts")
+		if strings.Contains(body, "already exists") {
+			t.Errorf("a limited sign-up still says whether the email has an account")
+		}
+	}
+	wantPage(t, signUp("[2001:db8:7:8::1]:1"), http.StatusUnprocessableEntity, "already exists")
+	wantPage(t, signUp("192.0.2.77:1"), http.StatusUnprocessableEntity, "already exists")
+	if n := h.Count("merchants"); n != 1 {
+		t.Errorf("merchants = %d, want only the first", n)
+	}
+}
+
 func TestDashboardSignInRedirectsOnlyWithinTheDashboard(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t)

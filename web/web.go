@@ -71,7 +71,7 @@ func New(d Deps) *gin.Engine {
 	// Gin's own trailing-slash redirect answers before any middleware, so
 	// without request id, no-store or HSTS; notFound redirects instead.
 	r.RedirectTrailingSlash = false
-	r.Use(k.WithRequestID, k.StrictTransport, k.NoStore, k.Observe, k.Recover)
+	r.Use(k.GuardBody, k.WithRequestID, k.StrictTransport, k.NoStore, k.Observe, k.Recover)
 	r.NoRoute(withoutTrailingSlash(r), notFound(k))
 	r.NoMethod(func(c *gin.Context) {
 		k.Fail(c, errs.Newf(errs.MethodNotAllowed, "%s is not allowed on %s.", c.Request.Method, c.Request.URL.Path))

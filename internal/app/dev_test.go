@@ -36,6 +36,10 @@ func TestDevStartsPrivateClusterServesAndReusesData(t *testing.T) {
 	env := map[string]string{"DATA_DIR": dataDir, "PAYMENT_SETTLE_DELAY": "200ms"}
 	dev := th.StartDev(t, th.DevOptions{Env: env})
 	addr, simAddr, key := dev.Addr, dev.SimAddr, dev.SecretKey
+	// The cluster takes a password, kept where only its owner reads it.
+	if st, err := os.Stat(filepath.Join(dataDir, "postgres.password")); err != nil || st.Mode().Perm() != 0o600 {
+		t.Errorf("the cluster's password file: %v %v, want mode 0600", st, err)
+	}
 	demo := config.ReadEnvFile(filepath.Join(dataDir, "demo.env"))
 	if demo["DEMO_SECRET_KEY"] != key || demo["DEMO_PUBLIC_KEY"] == "" || demo["DEMO_PASSWORD"] == "" || demo["DEMO_EMAIL"] == "" {
 		t.Errorf("demo.env = %v", demo)

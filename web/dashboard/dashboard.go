@@ -17,11 +17,13 @@
 // absolute expiry are checked against those times. Rolling SESSION_KEYS
 // ends every session at once.
 //
-// Sign-in attempts are limited per client IP and per email from one IP, so
-// attempts from other addresses never lock a merchant out; attempts at one
-// email from everywhere together are only slowed (SIGNIN_SLOWDOWN). An
-// unknown email and a wrong password get the same answer after the same
-// bcrypt work.
+// Sign-in and sign-up attempts share one allowance per client IP (per /64
+// for IPv6) and one per email from one IP, so attempts from other
+// addresses never lock a merchant out; attempts at one email from
+// everywhere together are only slowed (SIGNIN_SLOWDOWN). An unknown email
+// and a wrong password get the same answer after the same bcrypt work.
+// Sign-up says honestly when an email already has an account; the per-IP
+// allowance is what keeps that answer from testing a list of addresses.
 //
 // The dashboard adds only read models for people to the services the API
 // uses: searches across customers and sources (customer.Service.Search,
@@ -241,10 +243,10 @@ func (s *Surface) signIn(c *gin.Context) {
 }
 
 // allowAttempt takes one sign-in or sign-up attempt from the client's IP
-// and the typed email; when either has none left it sets the error and
+// (surface.ClientNetwork) and the typed email; when either has none left it sets the error and
 // Retry-After and reports false.
 func (s *Surface) allowAttempt(c *gin.Context, v *view.AuthForm) bool {
-	ip, email, now := c.ClientIP(), strings.ToLower(strings.TrimSpace(v.Email)), s.Now()
+	ip, email, now := surface.ClientNetwork(c), strings.ToLower(strings.TrimSpace(v.Email)), s.Now()
 	wait, ok := s.attempts.perIP.Allow(ip, now)
 	if ok {
 		wait, ok = s.attempts.perEmailAtIP.Allow(email+"\x00"+ip, now)

@@ -201,9 +201,10 @@ func (s *Surface) Fail(c *gin.Context, err error) {
 	c.Abort()
 }
 
-// limitIP bounds submissions per client IP, whatever the link.
+// limitIP bounds submissions per client IP (per /64 for IPv6), whatever
+// the link.
 func (s *Surface) limitIP(c *gin.Context) {
-	if wait, ok := s.perIP.Allow(c.ClientIP(), s.Now()); !ok {
+	if wait, ok := s.perIP.Allow(surface.ClientNetwork(c), s.Now()); !ok {
 		s.Fail(c, surface.RateLimited("Too many attempts from this device.", wait))
 		return
 	}

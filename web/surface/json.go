@@ -8,10 +8,12 @@ import (
 	"fmt"
 	"io"
 	"mime"
+	"net"
 	"net/http"
 	"reflect"
 	"strconv"
 	"strings"
+	"time"
 	"unicode/utf8"
 
 	"github.com/gin-gonic/gin"
@@ -39,6 +41,11 @@ func (k *Shared) ReadBody(c *gin.Context) {
 		var tooLarge *http.MaxBytesError
 		if errors.As(err, &tooLarge) {
 			k.Fail(c, errs.Newf(errs.RequestTooLarge, "The request body is larger than %d KiB.", MaxBodyBytes>>10))
+			return
+		}
+		var ne net.Error
+		if errors.As(err, &ne) && ne.Timeout() {
+			k.Fail(c, errs.Newf(errs.InvalidRequest, "The request body did not arrive within %d s of the request's headers.", int(BodyReadTimeout/time.Second)))
 			return
 		}
 		k.Fail(c, errs.New(errs.InvalidRequest, "The request body could not be read."))

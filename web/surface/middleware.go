@@ -2,6 +2,7 @@ package surface
 
 import (
 	"fmt"
+	"io"
 	"log/slog"
 	"net/http"
 	"runtime/debug"
@@ -48,6 +49,70 @@ func (k *Shared) StrictTransport(c *gin.Context) {
 		c.Writer.Header().Set("Strict-Transport-Security", hsts)
 	}
 	c.Next()
+}
+
+// BodyReadTimeout is how long a client has to send a request's body once
+// its headers are in. Bodies are small (MaxBodyBytes, MaxFormBytes), so
+// an honest client sends one at once; a client that trickles one holds a
+// connection and a goroutine for this long, not for the server's whole
+// ReadTimeout.
+const BodyReadTimeout = 5 * time.Second
+
+// aLongTimeAgo is a read deadline that has passed: it fails the next read
+// at once.
+var aLongTimeAgo = time.Unix(1, 0)
+
+// GuardBody bounds how long a request's body may take (BodyReadTimeout)
+// and keeps a body nobody reads from holding the connection. Over HTTP/1
+// Go's server reads an unread body after the answer to reuse the
+// connection, so a refused request (no key, rate limit, 404) would wait
+// for a slow body before its answer went out. GuardBody marks each answer
+// "Connection: close" until the body has been read to its end; an answer
+// sent before then goes out at once, and the connection closes without
+// reading further. Once the body is in, the deadline is lifted, so a
+// background read during a long handler never cancels the request.
+func (k *Shared) GuardBody(c *gin.Context) {
+	r := c.Request
+	if r.Body == nil || r.Body == http.NoBody || r.ContentLength == 0 {
+		c.Next()
+		return
+	}
+	rc := http.NewResponseController(c.Writer)
+	// Writers without deadlines (httptest's recorder) have no connection to hold.
+	_ = rc.SetReadDeadline(time.Now().Add(BodyReadTimeout))
+	http1 := r.ProtoMajor == 1
+	if http1 {
+		c.Writer.Header().Set("Connection", "close")
+	}
+	b := &watchedBody{ReadCloser: r.Body, atEOF: func() {
+		_ = rc.SetReadDeadline(time.Time{})
+		if http1 {
+			c.Writer.Header().Del("Connection")
+		}
+	}}
+	r.Body = b
+	c.Next()
+	if !b.done {
+		// The connection closes after this answer: fail the server's
+		// drain of the rest at once instead of waiting for the client.
+		_ = rc.SetReadDeadline(aLongTimeAgo)
+	}
+}
+
+// watchedBody calls atEOF once, when the body has been read to its end.
+type watchedBody struct {
+	io.ReadCloser
+	atEOF func()
+	done  bool
+}
+
+func (b *watchedBody) Read(p []byte) (int, error) {
+	n, err := b.ReadCloser.Read(p)
+	if err == io.EOF && !b.done {
+		b.done = true
+		b.atEOF()
+	}
+	return n, err
 }
 
 // Observe logs one JSON line per request and records its metrics. It never

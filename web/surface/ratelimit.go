@@ -1,9 +1,11 @@
 package surface
 
 import (
+	"net/netip"
 	"sync"
 	"time"
 
+	"github.com/gin-gonic/gin"
 	"golang.org/x/time/rate"
 
 	"github.com/fundsource/fundsource/internal/core/tenant"
@@ -102,4 +104,21 @@ func (l *KeyLimiter) Allow(key string, now time.Time) (time.Duration, bool) {
 		key = key[:320]
 	}
 	return l.buckets.take(key, rate.Every(l.window/time.Duration(l.max)), l.max, now)
+}
+
+// ClientNetwork is the key of the client's per-IP limits: its IPv4
+// address, or the /64 network of its IPv6 address. One IPv6 host usually
+// holds a whole /64 and can take a new address from it for every request,
+// so counting single IPv6 addresses would let it through any per-IP limit.
+func ClientNetwork(c *gin.Context) string {
+	ip := c.ClientIP()
+	addr, err := netip.ParseAddr(ip)
+	if err != nil {
+		return ip
+	}
+	addr = addr.Unmap()
+	if addr.Is4() {
+		return addr.String()
+	}
+	return netip.PrefixFrom(addr.WithZone(""), 64).Masked().String()
 }

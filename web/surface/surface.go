@@ -14,6 +14,14 @@
 // (golang.org/x/time/rate, time injected so tests do not sleep). With N
 // processes behind a load balancer a key can get up to N times its rate; a
 // shared limiter would cost a database round trip on every request.
+// Per-IP limits count an IPv6 client by its /64 (ClientNetwork).
+//
+// Slow bodies: a request's body must arrive within BodyReadTimeout of its
+// headers, far below the server's 30 s ReadTimeout, and an answer sent
+// before the body is read (no key, a limit, a 404) goes out at once and
+// closes the connection (GuardBody). The API authenticates and applies the
+// key's limit before it reads a body, so a client without a key holds a
+// connection for no longer than its headers take.
 //
 // Strict JSON: DisallowUnknownFields, exactly one value, a 64 KiB cap, each
 // key once and exactly as its field is named (no duplicate keys, no

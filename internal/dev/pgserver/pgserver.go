@@ -2,6 +2,17 @@
 // the persistent development cluster of `make run` and the throwaway servers
 // of tests. As root it runs the server as the postgres user (initdb refuses
 // root).
+//
+// The development cluster listens on 127.0.0.1, where any local user can
+// connect, so it takes a password (SCRAM-SHA-256 for the socket and TCP
+// alike): generated once, kept beside the cluster in a 0600 file that only
+// its owner reads, and reused by later runs. A cluster is first set up
+// with the socket trusted and TCP demanding a password the postgres role
+// does not have yet, so no moment exists in which TCP trusts anyone; over
+// the socket, whose directory only the server's user and root enter, the
+// role gets its password, and then the socket demands it too. A cluster
+// made before it had a password is converted the same way. Tests'
+// throwaway servers listen on a private socket only and trust it.
 package pgserver
 
 import (
@@ -20,7 +31,7 @@ import (
 	"syscall"
 	"time"
 
-	_ "github.com/lib/pq" // driver for the readiness check
+	"github.com/lib/pq"
 )
 
 // ErrNoBinaries means PostgreSQL's server binaries are not installed.
@@ -40,6 +51,9 @@ type Options struct {
 	// Settings are more "name=value" server settings (the bench loads
 	// pg_stat_statements with one).
 	Settings []string
+	// Password, when set, is the postgres role's password, which every
+	// connection must give; "" trusts every connection.
+	Password string
 }
 
 // Server is a running PostgreSQL server.
@@ -113,6 +127,13 @@ func Start(ctx context.Context, opts Options) (*Server, error) {
 		}
 	}
 
+	converting := false
+	if opts.Password != "" {
+		if converting, err = prepareAuth(opts.DataDir); err != nil {
+			return nil, err
+		}
+	}
+
 	args := []string{"-D", opts.DataDir, "-k", opts.SocketDir, "-p", strconv.Itoa(opts.Port),
 		"-c", "listen_addresses=" + opts.TCPAddr, "-c", "max_connections=200"}
 	if !opts.Durable {
@@ -133,7 +154,16 @@ func Start(ctx context.Context, opts Options) (*Server, error) {
 	go func() { s.done <- cmd.Wait() }()
 	if err := s.waitReady(ctx); err != nil {
 		_ = s.Stop()
+		if opts.Password != "" && !converting {
+			err = fmt.Errorf("%w (does the password file beside the cluster still hold the postgres role's password?)", err)
+		}
 		return nil, err
+	}
+	if converting {
+		if err := s.setPassword(ctx); err != nil {
+			_ = s.Stop()
+			return nil, err
+		}
 	}
 	return s, nil
 }
@@ -158,14 +188,28 @@ func (s *Server) waitReady(ctx context.Context) error {
 				return nil
 			}
 		}
+		var pqErr *pq.Error
+		if errors.As(err, &pqErr) && pqErr.Code.Class() == "28" { // invalid authorization: waiting changes nothing
+			return fmt.Errorf("postgres refused the connection: %w", err)
+		}
 		last = err
 	}
 	return fmt.Errorf("postgres did not become ready: %w", last)
 }
 
-// URL is the connection string for database name over the Unix socket.
+// URL is the connection string for database name over the Unix socket,
+// with the password when the server has one.
 func (s *Server) URL(name string) string {
-	return fmt.Sprintf("host=%s port=%d user=postgres dbname=%s sslmode=disable", s.opts.SocketDir, s.opts.Port, name)
+	return dsn(s.opts.SocketDir, s.opts.Port, name, s.opts.Password)
+}
+
+// dsn is a key=value connection string, with the password when there is one.
+func dsn(host string, port int, name, password string) string {
+	u := fmt.Sprintf("host=%s port=%d user=postgres dbname=%s sslmode=disable", host, port, name)
+	if password != "" {
+		u += " password=" + quoteValue(password)
+	}
+	return u
 }
 
 // PID is the postmaster's process id.

@@ -15,9 +15,10 @@ import (
 )
 
 // Private is a durable cluster kept in a folder of its own: the cluster in
-// DIR/postgres, its socket in DIR/run, its log in DIR/postgres.log and its
-// TCP port in DIR/postgres.port, so that other commands find it while it
-// runs. `make run` keeps one under DATA_DIR; the lab's bench and
+// DIR/postgres, its socket in DIR/run, its log in DIR/postgres.log, the
+// postgres role's password in DIR/postgres.password (0600, generated on
+// the first start) and its TCP port in DIR/postgres.port, so that other
+// commands find it while it runs. `make run` keeps one under DATA_DIR; the lab's bench and
 // resilience suite make one in a temporary folder.
 type Private struct {
 	Dir      string   // the folder; created when missing
@@ -47,6 +48,10 @@ func (p Private) Start(ctx context.Context) (*Server, string, error) {
 			return nil, "", err
 		}
 	}
+	password, err := readPassword(abs, true)
+	if err != nil {
+		return nil, "", err
+	}
 	logFile, err := os.OpenFile(filepath.Join(abs, "postgres.log"), os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o600)
 	if err != nil {
 		return nil, "", err
@@ -64,6 +69,7 @@ func (p Private) Start(ctx context.Context) (*Server, string, error) {
 		Durable:   true,
 		Log:       logFile,
 		Settings:  p.Settings,
+		Password:  password,
 	})
 	if err != nil {
 		return nil, "", err
@@ -76,8 +82,8 @@ func (p Private) Start(ctx context.Context) (*Server, string, error) {
 		_ = srv.Stop()
 		return nil, "", err
 	}
-	fmt.Fprintf(progress, "PostgreSQL listens on %s and 127.0.0.1:%d (psql -h %s -p %d -U postgres %s)\n",
-		socketDir(abs), srv.Port(), socketDir(abs), srv.Port(), p.Database)
+	fmt.Fprintf(progress, "PostgreSQL listens on %s and 127.0.0.1:%d (PGPASSWORD=$(cat %s) psql -h %s -p %d -U postgres %s)\n",
+		socketDir(abs), srv.Port(), passwordFile(abs), socketDir(abs), srv.Port(), p.Database)
 	return srv, srv.URL(p.Database), nil
 }
 
@@ -104,11 +110,50 @@ func (p Private) URL() (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("bad port in %s", portFile(abs))
 	}
-	return fmt.Sprintf("host=%s port=%d user=postgres dbname=%s sslmode=disable", socketDir(abs), port, p.Database), nil
+	password, err := readPassword(abs, false)
+	if err != nil {
+		return "", err
+	}
+	return dsn(socketDir(abs), port, p.Database, password), nil
 }
 
-func portFile(dir string) string  { return filepath.Join(dir, "postgres.port") }
-func socketDir(dir string) string { return filepath.Join(dir, "run") }
+func portFile(dir string) string     { return filepath.Join(dir, "postgres.port") }
+func socketDir(dir string) string    { return filepath.Join(dir, "run") }
+func passwordFile(dir string) string { return filepath.Join(dir, "postgres.password") }
+
+// readPassword reads the cluster's password from dir, generating the file
+// (mode 0600) when it is missing and create is set. A file others may read
+// is made the owner's alone again.
+func readPassword(dir string, create bool) (string, error) {
+	path := passwordFile(dir)
+	b, err := os.ReadFile(path)
+	if errors.Is(err, os.ErrNotExist) && create {
+		password := GeneratePassword()
+		f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+		if err != nil {
+			return "", fmt.Errorf("create the cluster's password file: %w", err)
+		}
+		_, err = f.WriteString(password + "\n")
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+		if err != nil {
+			return "", fmt.Errorf("write %s: %w", path, err)
+		}
+		return password, nil
+	}
+	if err != nil {
+		return "", fmt.Errorf("read the cluster's password: %w", err)
+	}
+	if err := os.Chmod(path, 0o600); err != nil {
+		return "", fmt.Errorf("keep %s to its owner: %w", path, err)
+	}
+	password := strings.TrimSpace(string(b))
+	if password == "" {
+		return "", fmt.Errorf("%s is empty: delete it only together with the cluster", path)
+	}
+	return password, nil
+}
 
 func createDatabase(ctx context.Context, adminURL, name string) error {
 	db, err := sql.Open("postgres", adminURL)

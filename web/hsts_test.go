@@ -21,6 +21,9 @@ func TestHSTSOnEveryAnswerInProduction(t *testing.T) {
 			t.Parallel()
 			h := newHarness(t, func(c *config.Config) { c.Mode = mode })
 			key := h.Merchant("Acme").Sandbox.SecretKey
+			once := map[string]string{"Idempotency-Key": "hsts-once"}
+			th.WantOK(t, h.Do(th.Req{Method: http.MethodPost, Path: "/v2/customers", Key: key, Header: once,
+				Body: `{"first_name":"Ada","last_name":"Lovelace","email":"ada@example.com"}`}))
 			for _, c := range []struct {
 				name   string
 				req    th.Req
@@ -28,6 +31,8 @@ func TestHSTSOnEveryAnswerInProduction(t *testing.T) {
 			}{
 				{"JSON", th.Req{Method: http.MethodGet, Path: "/v2/customers", Key: key}, 200},
 				{"JSON error", th.Req{Method: http.MethodPost, Path: "/v2/customers", Key: key, Body: `{"x":1}`}, 400},
+				{"idempotency key reused", th.Req{Method: http.MethodPost, Path: "/v2/customers", Key: key, Header: once,
+					Body: `{"first_name":"Grace","last_name":"Hopper","email":"grace@example.com"}`}, 409},
 				{"no key", th.Req{Method: http.MethodGet, Path: "/v2/customers"}, 401},
 				{"API 404", th.Req{Method: http.MethodGet, Path: "/v2/nothing-here", Key: key}, 404},
 				{"page 404", th.Req{Method: http.MethodGet, Path: "/nothing-here", Header: html}, 404},

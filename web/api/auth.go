@@ -3,6 +3,7 @@ package api
 import (
 	"bytes"
 	"fmt"
+	"maps"
 	"net"
 	"net/http"
 	"strings"
@@ -129,6 +130,7 @@ func (s *Surface) idempotencyRequest(c *gin.Context) (*idempotency.Request, bool
 // commits, a 5xx is not kept, and a refused claim is answered instead.
 func (s *Surface) runIdempotent(c *gin.Context, req idempotency.Request, h handler) {
 	orig := c.Writer
+	before := orig.Header().Clone() // the headers every answer carries
 	buf := &bufferedWriter{ResponseWriter: orig, status: http.StatusOK}
 	defer func() { c.Writer = orig }() // also on panic, so recovery writes for real
 	replay, err := s.Idempotency.Idempotent(c.Request.Context(), req, func(tx Services) (idempotency.Response, bool) {
@@ -139,15 +141,11 @@ func (s *Surface) runIdempotent(c *gin.Context, req idempotency.Request, h handl
 	c.Writer = orig
 	switch {
 	case err != nil:
-		// Nothing was committed; whatever the handler wrote is void (but
-		// not the headers every answer carries).
-		for k := range orig.Header() {
-			switch k {
-			case "X-Request-Id", "Cache-Control", "X-Content-Type-Options":
-			default:
-				orig.Header().Del(k)
-			}
-		}
+		// Nothing was committed; whatever the handler wrote is void, but
+		// not the headers set before it ran.
+		h := orig.Header()
+		clear(h)
+		maps.Copy(h, before)
 		s.Fail(c, err)
 	case replay != nil:
 		s.replay(c, replay)

@@ -11,6 +11,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"os"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -45,7 +46,7 @@ func ServeBare(ctx context.Context, args []string, stdio rig.IO) error {
 	fs.SetOutput(stdio.Stderr)
 	listen := fs.String("listen", "127.0.0.1:0", "address to serve")
 	dataDir := fs.String("data-dir", "", "the bench's DATA_DIR (its keys)")
-	dsn := fs.String("database-url", "", "PostgreSQL URL")
+	dsn := fs.String("database-url", os.Getenv("DATABASE_URL"), "PostgreSQL URL (default $DATABASE_URL, which keeps a password off the command line)")
 	merchant := fs.String("merchant", "", "the merchant id")
 	env := fs.String("env", "sandbox", "the environment")
 	if err := fs.Parse(args); err != nil {

@@ -751,8 +751,8 @@ func (b *bench) startBare(ctx context.Context) (*rig.Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	srv, err := rig.StartProcess(ctx, addr, self, "bare", "--listen", addr, "--data-dir", b.dataDir, "--database-url", b.dbURL,
-		"--merchant", b.scope.MerchantID, "--env", string(b.scope.Env))
+	srv, err := rig.StartProcess(ctx, addr, map[string]string{"DATABASE_URL": b.dbURL}, self, "bare", "--listen", addr,
+		"--data-dir", b.dataDir, "--merchant", b.scope.MerchantID, "--env", string(b.scope.Env))
 	if err != nil {
 		return nil, fmt.Errorf("the bare server: %w", err)
 	}

@@ -132,10 +132,15 @@ func StartServer(ctx context.Context, bin string, vars map[string]string) (*Serv
 	return start(ctx, cmd, vars["LISTEN_ADDR"])
 }
 
-// StartProcess starts bin with args and nothing but PATH in its
-// environment, and waits until it answers /readyz at addr.
-func StartProcess(ctx context.Context, addr, bin string, args ...string) (*Server, error) {
-	return start(ctx, exec.Command(bin, args...), addr)
+// StartProcess starts bin with args and nothing but vars and PATH in its
+// environment (a secret goes in vars: other local users can read a
+// process's arguments), and waits until it answers /readyz at addr.
+func StartProcess(ctx context.Context, addr string, vars map[string]string, bin string, args ...string) (*Server, error) {
+	cmd := exec.Command(bin, args...)
+	for k, v := range vars {
+		cmd.Env = append(cmd.Env, k+"="+v)
+	}
+	return start(ctx, cmd, addr)
 }
 
 func start(ctx context.Context, cmd *exec.Cmd, addr string) (*Server, error) {

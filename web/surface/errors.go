@@ -25,6 +25,7 @@ var statusOf = map[errs.Code]int{
 	errs.InvalidProcessorToken:        http.StatusBadRequest,
 	errs.InvalidURL:                   http.StatusBadRequest,
 	errs.InvalidAmount:                http.StatusBadRequest,
+	errs.AuthorizationRequired:        http.StatusBadRequest,
 	errs.Unauthorized:                 http.StatusUnauthorized,
 	errs.PermissionDenied:             http.StatusForbidden,
 	errs.ProcessorNotEnabled:          http.StatusForbidden,

@@ -59,6 +59,10 @@ const (
 	PaymentNotFound      Code = "payment_not_found"      // 404
 	SubscriptionNotFound Code = "subscription_not_found" // 404
 	FundingSourceRemoved Code = "funding_source_removed" // 409: a payment or subscription on a removed source
+
+	// AuthorizationRequired is 400: a production debit or subscription
+	// with neither a mandate_id nor an authorization.
+	AuthorizationRequired Code = "authorization_required"
 )
 
 // Error is a domain error with a contract code. Message is safe to show to the

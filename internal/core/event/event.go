@@ -47,6 +47,8 @@ const (
 	SubscriptionCanceled             = "subscription.canceled"
 	WebhookTest                      = "webhook.test"
 	WebhookDisabled                  = "webhook.disabled"
+	MandateCreated                   = "mandate.created"
+	MandateRevoked                   = "mandate.revoked"
 )
 
 // Event is one notification. Data is marshalled to JSON as the envelope's
@@ -65,6 +67,7 @@ var Types = []string{
 	FundingSourceVerificationFailed, FundingSourceVerificationExpired, FundingSourceRemoved,
 	PaymentSuccess, PaymentFailed, SubscriptionCreated, WebhookTest, WebhookDisabled,
 	CustomerUpdated, FundingSourceUpdated, PaymentCanceled, SubscriptionCanceled,
+	MandateCreated, MandateRevoked,
 }
 
 // ValidFilter reports whether f names an event type or a group of them

@@ -72,7 +72,7 @@ func newACHSetup(t *testing.T) *achSetup {
 	s.unverified = th.WantOK(t, h.Post("/v2/funding-source", s.key,
 		`{"user_id":"`+user+`","routing_number":"026009593","account_number":"987654321","account_type":"savings"}`))["funding_source_id"].(string)
 	th.WantOK(t, h.Initiate(s.key, s.unverified))
-	s.debit = th.WantOK(t, h.Post("/v2/payments", s.key, th.PaymentBody(s.verified, `"25.00"`, "debit")))["payment_id"].(string)
+	s.debit = th.WantOK(t, h.Post("/v2/payments", s.key, th.DebitBody(s.verified, `"25.00"`)))["payment_id"].(string)
 	s.credit = th.WantOK(t, h.Post("/v2/payments", s.key, th.PaymentBody(s.unverified, `"10.00"`, "credit")))["payment_id"].(string)
 
 	sandbox := m.Sandbox.SecretKey
@@ -213,7 +213,7 @@ func TestOriginationRewritesAFileLeftBuilding(t *testing.T) {
 	}
 	outbox := filepath.Join(dir, "outbox")
 	o := h.originator(achConfig(outbox))
-	th.WantOK(t, h.Post("/v2/payments", s.key, th.PaymentBody(s.verified, `"3.00"`, "debit"))) // arrives meanwhile
+	th.WantOK(t, h.Post("/v2/payments", s.key, th.DebitBody(s.verified, `"3.00"`))) // arrives meanwhile
 	written, err := o.Run(context.Background())
 	if err != nil || len(written) != 2 {
 		t.Fatalf("recovery run = %v, %v (want the building file and a new one)", written, err)

@@ -184,6 +184,21 @@ type Source struct {
 	ReturnCodes   []Option // the codes a simulated return offers
 	Payments      []PaymentRow
 	Subscriptions []SubscriptionRow
+	Mandates      []MandateRow
+}
+
+// MandateRow is one mandate of a source with its evidence.
+type MandateRow struct {
+	ID         string
+	Type       string // single or recurring
+	SECCode    string
+	Status     string // active or revoked
+	Accepted   string // when the customer accepted
+	IP         string // "" when none was captured (the sandbox's own mandates)
+	UserAgent  string
+	Text       string // the authorization as the customer saw it
+	TextSHA256 string
+	Revoked    string // "" while active; else when and why
 }
 
 // PaymentRow is one payment of a source.

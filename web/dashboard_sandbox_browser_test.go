@@ -43,10 +43,10 @@ func TestBrowserDashboardSandboxSimulations(t *testing.T) {
 	tb := newTab(t)
 	tb.signIn(srv.URL, "acme.books@example.com", "correct horse battery")
 	tb.open(srv.URL + "/dashboard/funding-sources/" + src)
-	tb.choose("#deposit-return-code", "R02")
+	tb.choose("#deposit-return-code", "R01")
 	tb.click("button", "Simulate return")
 	tb.waitURL(`/dashboard/funding-sources/` + src + `$`)
-	tb.wantText("came back with R02", "The last micro-deposit verification failed (the bank returned a deposit: R02)")
+	tb.wantText("came back with R01", "The last micro-deposit verification failed (the bank returned a deposit: R01)")
 	if ev := h.Events("funding_source.verification_failed"); len(ev) != 1 {
 		t.Errorf("verification_failed events: %d", len(ev))
 	}

@@ -243,7 +243,9 @@ func (s *Service) Revoke(ctx context.Context, scope tenant.Scope, id string, in 
 
 // RevokeForSourceTx revokes every active mandate of a source in the
 // caller's transaction tx, with reason (an ACH return's, like
-// "return_R07"), each as Revoke does.
+// "return_R07"), each as Revoke does, and cancels the source's other
+// active subscriptions (mandate_revoked): a return that disputes the
+// authorization ends every debit on its way.
 func (s *Service) RevokeForSourceTx(ctx context.Context, tx Store, scope tenant.Scope, sourceID, reason string) error {
 	ms, err := tx.ActiveMandatesOfSource(ctx, scope, sourceID)
 	if err != nil {
@@ -251,6 +253,15 @@ func (s *Service) RevokeForSourceTx(ctx context.Context, tx Store, scope tenant.
 	}
 	for _, m := range ms {
 		if _, err := s.revoke(ctx, tx, m, reason); err != nil {
+			return err
+		}
+	}
+	subs, err := tx.ActiveSubscriptionsOfSource(ctx, scope, sourceID)
+	if err != nil {
+		return err
+	}
+	for _, sub := range subs {
+		if err := s.cancel(ctx, tx, &sub, CancelMandateRevoked); err != nil {
 			return err
 		}
 	}

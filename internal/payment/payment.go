@@ -102,6 +102,7 @@ type SourceInfo struct {
 	Verified   bool
 	Removed    bool
 	Business   bool // its customer has a business name
+	Blocked    bool // a return blocked its debits
 }
 
 // Store is the persistence of payments and subscriptions.
@@ -176,6 +177,16 @@ type Service struct {
 	store Store
 	cfg   Config
 	now   func() time.Time
+	// onReturn applies the return policy to a returned payment's source in
+	// the return's transaction; nil: nothing more.
+	onReturn func(ctx context.Context, tx Store, scope tenant.Scope, sourceID, code string) error
+}
+
+// OnReturn sets what else a payment's return does in its transaction, tx
+// (the funding service applies the return policy to the source).
+func (s *Service) OnReturn(fn func(ctx context.Context, tx Store, scope tenant.Scope, sourceID, code string) error) *Service {
+	s.onReturn = fn
+	return s
 }
 
 // On returns the service on tx, a store bound to a caller's transaction:
@@ -296,6 +307,10 @@ func (src SourceInfo) allows(d Direction) error {
 		return &errs.Error{Code: errs.DebitNotAllowed, Param: "funding_source_id",
 			Message: "A debit against an Unverified funding source is refused; verify it first. Credits are allowed."}
 	}
+	if d == Debit && src.Blocked {
+		return &errs.Error{Code: errs.FundingSourceBlocked, Param: "funding_source_id",
+			Message: "A return blocked debits from this funding source; unblock it once the customer has authorized again. Credits are allowed."}
+	}
 	return nil
 }
 
@@ -398,7 +413,8 @@ func (s *Service) inBatches(ctx context.Context, batch func(ctx context.Context,
 
 // finish settles p as processed (code "") or failed with an ACH return
 // code, and fires payment.success or payment.failed. A returned
-// subscription debit also applies the subscription's return rules.
+// subscription debit also applies the subscription's return rules, and
+// any return the return policy on its source (onReturn).
 func (s *Service) finish(ctx context.Context, tx Store, p Payment, code string) error {
 	now := s.now().UTC()
 	p.SettledAt = &now
@@ -417,7 +433,12 @@ func (s *Service) finish(ctx context.Context, tx Store, p Payment, code string) 
 		return err
 	}
 	if code != "" && p.SubscriptionID != nil {
-		return s.debitReturned(ctx, tx, p, code)
+		if err := s.debitReturned(ctx, tx, p, code); err != nil {
+			return err
+		}
+	}
+	if code != "" && s.onReturn != nil {
+		return s.onReturn(ctx, tx, p.Scope, p.SourceID, code)
 	}
 	return nil
 }

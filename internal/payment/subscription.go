@@ -285,6 +285,9 @@ func (s *Service) presentNext(ctx context.Context, tx Store, sub *Subscription, 
 	if code := errs.CodeOf(err); code == errs.FundingSourceRemoved || code == errs.FundingSourceNotFound || code == errs.DebitNotAllowed {
 		return Payment{}, s.cancel(ctx, tx, sub, CancelSourceRemoved)
 	}
+	if errs.Is(err, errs.FundingSourceBlocked) {
+		return Payment{}, s.cancel(ctx, tx, sub, CancelMandateRevoked)
+	}
 	if err != nil {
 		return Payment{}, err
 	}

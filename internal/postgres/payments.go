@@ -17,7 +17,8 @@ const selectPaymentSource = `
 SELECT f.customer_id, f.status = 'Verified' AS verified, f.removed_at IS NOT NULL AS removed,
        EXISTS (SELECT 1 FROM customers c
                WHERE c.merchant_id = f.merchant_id AND c.environment = f.environment AND c.id = f.customer_id
-                 AND c.business_name <> '') AS business
+                 AND c.business_name <> '') AS business,
+       f.blocked_at IS NOT NULL AS blocked
 FROM funding_sources f WHERE ` + byID + `
 FOR SHARE OF f`
 
@@ -29,11 +30,12 @@ func (q queries) PaymentSource(ctx context.Context, scope tenant.Scope, id strin
 		Verified   bool   `db:"verified"`
 		Removed    bool   `db:"removed"`
 		Business   bool   `db:"business"`
+		Blocked    bool   `db:"blocked"`
 	}
 	if err := sqlx.GetContext(ctx, q.ex, &r, selectPaymentSource, scope.MerchantID, scope.Env, id); err != nil {
 		return payment.SourceInfo{}, translate(err)
 	}
-	return payment.SourceInfo{CustomerID: r.CustomerID, Verified: r.Verified, Removed: r.Removed, Business: r.Business}, nil
+	return payment.SourceInfo{CustomerID: r.CustomerID, Verified: r.Verified, Removed: r.Removed, Business: r.Business, Blocked: r.Blocked}, nil
 }
 
 // createPayment is a payment's creation in one statement: it share-locks

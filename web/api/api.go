@@ -160,6 +160,7 @@ func (s *Surface) Mount(r *gin.Engine) {
 	g.POST("/payments/:id/cancel", s.once(s.cancelPayment))
 	g.POST("/customers/:user_id", s.once(s.updateCustomer))
 	g.POST("/funding-source/:funding_source_id", s.once(s.updateSource))
+	g.POST("/funding-source/:funding_source_id/unblock", s.once(s.unblockSource))
 	g.POST("/subscriptions", s.once(s.createSubscription))
 	g.GET("/subscriptions", s.run(s.listSubscriptions))
 	g.GET("/subscriptions/:id", s.run(s.getSubscription))

@@ -26,6 +26,8 @@ var statusOf = map[errs.Code]int{
 	errs.InvalidURL:                   http.StatusBadRequest,
 	errs.InvalidAmount:                http.StatusBadRequest,
 	errs.AuthorizationRequired:        http.StatusBadRequest,
+	errs.FundingSourceBlocked:         http.StatusForbidden,
+	errs.UnblockLimit:                 http.StatusConflict,
 	errs.Unauthorized:                 http.StatusUnauthorized,
 	errs.PermissionDenied:             http.StatusForbidden,
 	errs.ProcessorNotEnabled:          http.StatusForbidden,

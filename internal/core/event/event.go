@@ -49,6 +49,8 @@ const (
 	WebhookDisabled                  = "webhook.disabled"
 	MandateCreated                   = "mandate.created"
 	MandateRevoked                   = "mandate.revoked"
+	FundingSourceBlocked             = "funding_source.blocked"
+	FundingSourceUnblocked           = "funding_source.unblocked"
 )
 
 // Event is one notification. Data is marshalled to JSON as the envelope's
@@ -67,7 +69,7 @@ var Types = []string{
 	FundingSourceVerificationFailed, FundingSourceVerificationExpired, FundingSourceRemoved,
 	PaymentSuccess, PaymentFailed, SubscriptionCreated, WebhookTest, WebhookDisabled,
 	CustomerUpdated, FundingSourceUpdated, PaymentCanceled, SubscriptionCanceled,
-	MandateCreated, MandateRevoked,
+	MandateCreated, MandateRevoked, FundingSourceBlocked, FundingSourceUnblocked,
 }
 
 // ValidFilter reports whether f names an event type or a group of them

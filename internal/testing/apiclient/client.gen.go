@@ -131,6 +131,7 @@ const (
 	ErrorResponseErrorCodeDuplicateFundingSource       ErrorResponseErrorCode = "duplicate_funding_source"
 	ErrorResponseErrorCodeEventNotFound                ErrorResponseErrorCode = "event_not_found"
 	ErrorResponseErrorCodeFundingSourceAlreadyVerified ErrorResponseErrorCode = "funding_source_already_verified"
+	ErrorResponseErrorCodeFundingSourceBlocked         ErrorResponseErrorCode = "funding_source_blocked"
 	ErrorResponseErrorCodeFundingSourceNotFound        ErrorResponseErrorCode = "funding_source_not_found"
 	ErrorResponseErrorCodeFundingSourceRemoved         ErrorResponseErrorCode = "funding_source_removed"
 	ErrorResponseErrorCodeIdempotencyKeyReused         ErrorResponseErrorCode = "idempotency_key_reused"
@@ -157,6 +158,7 @@ const (
 	ErrorResponseErrorCodeServiceUnavailable           ErrorResponseErrorCode = "service_unavailable"
 	ErrorResponseErrorCodeSubscriptionNotFound         ErrorResponseErrorCode = "subscription_not_found"
 	ErrorResponseErrorCodeUnauthorized                 ErrorResponseErrorCode = "unauthorized"
+	ErrorResponseErrorCodeUnblockLimit                 ErrorResponseErrorCode = "unblock_limit"
 	ErrorResponseErrorCodeUnsupportedMediaType         ErrorResponseErrorCode = "unsupported_media_type"
 	ErrorResponseErrorCodeVerificationAttemptsExceeded ErrorResponseErrorCode = "verification_attempts_exceeded"
 	ErrorResponseErrorCodeVerificationExpired          ErrorResponseErrorCode = "verification_expired"
@@ -185,6 +187,8 @@ func (e ErrorResponseErrorCode) Valid() bool {
 	case ErrorResponseErrorCodeEventNotFound:
 		return true
 	case ErrorResponseErrorCodeFundingSourceAlreadyVerified:
+		return true
+	case ErrorResponseErrorCodeFundingSourceBlocked:
 		return true
 	case ErrorResponseErrorCodeFundingSourceNotFound:
 		return true
@@ -237,6 +241,8 @@ func (e ErrorResponseErrorCode) Valid() bool {
 	case ErrorResponseErrorCodeSubscriptionNotFound:
 		return true
 	case ErrorResponseErrorCodeUnauthorized:
+		return true
+	case ErrorResponseErrorCodeUnblockLimit:
 		return true
 	case ErrorResponseErrorCodeUnsupportedMediaType:
 		return true
@@ -433,6 +439,21 @@ func (e FundingSourceVerificationStatus) Valid() bool {
 	case FundingSourceVerificationStatusPending:
 		return true
 	case FundingSourceVerificationStatusSucceeded:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for FundingSourceBlockedEventType.
+const (
+	FundingSourceBlockedEventTypeFundingSourceBlocked FundingSourceBlockedEventType = "funding_source.blocked"
+)
+
+// Valid indicates whether the value is a known member of the FundingSourceBlockedEventType enum.
+func (e FundingSourceBlockedEventType) Valid() bool {
+	switch e {
+	case FundingSourceBlockedEventTypeFundingSourceBlocked:
 		return true
 	default:
 		return false
@@ -664,6 +685,21 @@ func (e FundingSourceResponseVerificationStatus) Valid() bool {
 	case FundingSourceResponseVerificationStatusPending:
 		return true
 	case FundingSourceResponseVerificationStatusSucceeded:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for FundingSourceUnblockedEventType.
+const (
+	FundingSourceUnblocked FundingSourceUnblockedEventType = "funding_source.unblocked"
+)
+
+// Valid indicates whether the value is a known member of the FundingSourceUnblockedEventType enum.
+func (e FundingSourceUnblockedEventType) Valid() bool {
+	switch e {
+	case FundingSourceUnblocked:
 		return true
 	default:
 		return false
@@ -1772,16 +1808,26 @@ type EventListSuccess bool
 
 // FundingSource defines model for FundingSource.
 type FundingSource struct {
-	AccountType     FundingSourceAccountType `json:"account_type"`
-	BankName        *string                  `json:"bank_name"`
-	CreatedAt       time.Time                `json:"created_at"`
-	FundingSourceId string                   `json:"funding_source_id"`
-	LastFour        string                   `json:"last_four"`
-	Nickname        *string                  `json:"nickname"`
-	Removed         bool                     `json:"removed"`
-	Status          FundingSourceStatus      `json:"status"`
-	UserId          string                   `json:"user_id"`
-	Verification    *struct {
+	AccountType FundingSourceAccountType `json:"account_type"`
+	BankName    *string                  `json:"bank_name"`
+
+	// Block Set while an ACH return that disputes the authorization (R05 R07 R10 R11 R29) or says the account is frozen (R16) blocks debits (403 funding_source_blocked); null otherwise. POST /v2/funding-source/{id}/unblock lifts it.
+	Block *struct {
+		BlockedAt time.Time `json:"blocked_at"`
+		Code      string    `json:"code"`
+		Reason    string    `json:"reason"`
+	} `json:"block"`
+	CreatedAt       time.Time `json:"created_at"`
+	FundingSourceId string    `json:"funding_source_id"`
+	LastFour        string    `json:"last_four"`
+	Nickname        *string   `json:"nickname"`
+	Removed         bool      `json:"removed"`
+
+	// RemovedReason "return_R03" (etc.) when an ACH return removed the source (R02 R03 R04 R20); null otherwise.
+	RemovedReason *string             `json:"removed_reason"`
+	Status        FundingSourceStatus `json:"status"`
+	UserId        string              `json:"user_id"`
+	Verification  *struct {
 		AttemptsRemaining   int                             `json:"attempts_remaining"`
 		ExpectedArrivalDate openapi_types.Date              `json:"expected_arrival_date"`
 		ExpiresAt           time.Time                       `json:"expires_at"`
@@ -1806,6 +1852,20 @@ type FundingSourceVerificationMethod string
 // FundingSourceVerificationStatus defines model for FundingSource.Verification.Status.
 type FundingSourceVerificationStatus string
 
+// FundingSourceBlockedEvent The funding_source.blocked event.
+type FundingSourceBlockedEvent struct {
+	CreatedAt time.Time `json:"created_at"`
+
+	// Data A funding source as event data: its status is PendingVerified in funding_source.verification_pending.
+	Data     FundingSourceEventData        `json:"data"`
+	Id       string                        `json:"id"`
+	Livemode bool                          `json:"livemode"`
+	Type     FundingSourceBlockedEventType `json:"type"`
+}
+
+// FundingSourceBlockedEventType defines model for FundingSourceBlockedEvent.Type.
+type FundingSourceBlockedEventType string
+
 // FundingSourceCreatedEvent The funding_source.created event.
 type FundingSourceCreatedEvent struct {
 	CreatedAt time.Time `json:"created_at"`
@@ -1822,16 +1882,29 @@ type FundingSourceCreatedEventType string
 
 // FundingSourceEventData A funding source as event data: its status is PendingVerified in funding_source.verification_pending.
 type FundingSourceEventData struct {
-	AccountType     FundingSourceEventDataAccountType `json:"account_type"`
-	BankName        *string                           `json:"bank_name"`
-	CreatedAt       time.Time                         `json:"created_at"`
-	FundingSourceId string                            `json:"funding_source_id"`
-	LastFour        string                            `json:"last_four"`
-	Nickname        *string                           `json:"nickname"`
-	Removed         bool                              `json:"removed"`
-	Status          FundingSourceEventDataStatus      `json:"status"`
-	UserId          string                            `json:"user_id"`
-	Verification    *struct {
+	AccountType FundingSourceEventDataAccountType `json:"account_type"`
+	BankName    *string                           `json:"bank_name"`
+
+	// Block Set while an ACH return that disputes the authorization (R05 R07 R10 R11 R29) or says the account is frozen (R16) blocks debits (403 funding_source_blocked); null otherwise. POST /v2/funding-source/{id}/unblock lifts it.
+	Block *struct {
+		BlockedAt time.Time `json:"blocked_at"`
+		Code      string    `json:"code"`
+		Reason    string    `json:"reason"`
+	} `json:"block"`
+	CreatedAt       time.Time `json:"created_at"`
+	FundingSourceId string    `json:"funding_source_id"`
+	LastFour        string    `json:"last_four"`
+	Nickname        *string   `json:"nickname"`
+	Removed         bool      `json:"removed"`
+
+	// RemovedReason "return_R03" (etc.) when an ACH return removed the source (R02 R03 R04 R20); null otherwise.
+	RemovedReason *string `json:"removed_reason"`
+
+	// ReturnCode funding_source.removed: the ACH return code that removed the source.
+	ReturnCode   *string                      `json:"return_code,omitempty"`
+	Status       FundingSourceEventDataStatus `json:"status"`
+	UserId       string                       `json:"user_id"`
+	Verification *struct {
 		AttemptsRemaining   int                                      `json:"attempts_remaining"`
 		ExpectedArrivalDate openapi_types.Date                       `json:"expected_arrival_date"`
 		ExpiresAt           time.Time                                `json:"expires_at"`
@@ -1907,17 +1980,27 @@ type FundingSourceRemovedEventType string
 
 // FundingSourceResponse defines model for FundingSourceResponse.
 type FundingSourceResponse struct {
-	AccountType     FundingSourceResponseAccountType `json:"account_type"`
-	BankName        *string                          `json:"bank_name"`
-	CreatedAt       time.Time                        `json:"created_at"`
-	FundingSourceId string                           `json:"funding_source_id"`
-	LastFour        string                           `json:"last_four"`
-	Nickname        *string                          `json:"nickname"`
-	Removed         bool                             `json:"removed"`
-	Status          FundingSourceResponseStatus      `json:"status"`
-	Success         FundingSourceResponseSuccess     `json:"success"`
-	UserId          string                           `json:"user_id"`
-	Verification    *struct {
+	AccountType FundingSourceResponseAccountType `json:"account_type"`
+	BankName    *string                          `json:"bank_name"`
+
+	// Block Set while an ACH return that disputes the authorization (R05 R07 R10 R11 R29) or says the account is frozen (R16) blocks debits (403 funding_source_blocked); null otherwise. POST /v2/funding-source/{id}/unblock lifts it.
+	Block *struct {
+		BlockedAt time.Time `json:"blocked_at"`
+		Code      string    `json:"code"`
+		Reason    string    `json:"reason"`
+	} `json:"block"`
+	CreatedAt       time.Time `json:"created_at"`
+	FundingSourceId string    `json:"funding_source_id"`
+	LastFour        string    `json:"last_four"`
+	Nickname        *string   `json:"nickname"`
+	Removed         bool      `json:"removed"`
+
+	// RemovedReason "return_R03" (etc.) when an ACH return removed the source (R02 R03 R04 R20); null otherwise.
+	RemovedReason *string                      `json:"removed_reason"`
+	Status        FundingSourceResponseStatus  `json:"status"`
+	Success       FundingSourceResponseSuccess `json:"success"`
+	UserId        string                       `json:"user_id"`
+	Verification  *struct {
 		AttemptsRemaining   int                                     `json:"attempts_remaining"`
 		ExpectedArrivalDate openapi_types.Date                      `json:"expected_arrival_date"`
 		ExpiresAt           time.Time                               `json:"expires_at"`
@@ -1944,6 +2027,20 @@ type FundingSourceResponseVerificationMethod string
 
 // FundingSourceResponseVerificationStatus defines model for FundingSourceResponse.Verification.Status.
 type FundingSourceResponseVerificationStatus string
+
+// FundingSourceUnblockedEvent The funding_source.unblocked event.
+type FundingSourceUnblockedEvent struct {
+	CreatedAt time.Time `json:"created_at"`
+
+	// Data A funding source as event data: its status is PendingVerified in funding_source.verification_pending.
+	Data     FundingSourceEventData          `json:"data"`
+	Id       string                          `json:"id"`
+	Livemode bool                            `json:"livemode"`
+	Type     FundingSourceUnblockedEventType `json:"type"`
+}
+
+// FundingSourceUnblockedEventType defines model for FundingSourceUnblockedEvent.Type.
+type FundingSourceUnblockedEventType string
 
 // FundingSourceUpdatedEvent The funding_source.updated event.
 type FundingSourceUpdatedEvent struct {
@@ -2730,6 +2827,17 @@ type UpdateFundingSourceParams struct {
 	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
 }
 
+// UnblockFundingSourceJSONBody defines parameters for UnblockFundingSource.
+type UnblockFundingSourceJSONBody struct {
+	Attestation string `json:"attestation"`
+}
+
+// UnblockFundingSourceParams defines parameters for UnblockFundingSource.
+type UnblockFundingSourceParams struct {
+	// IdempotencyKey Makes the POST safe to retry: a replay within 24 h returns the first status and body with Idempotent-Replayed: true.
+	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
+}
+
 // ListMandatesParams defines parameters for ListMandates.
 type ListMandatesParams struct {
 	Limit *Limit `form:"limit,omitempty" json:"limit,omitempty"`
@@ -2909,6 +3017,9 @@ type VerifyMicroDepositsJSONRequestBody = VerifyInput
 
 // UpdateFundingSourceJSONRequestBody defines body for UpdateFundingSource for application/json ContentType.
 type UpdateFundingSourceJSONRequestBody UpdateFundingSourceJSONBody
+
+// UnblockFundingSourceJSONRequestBody defines body for UnblockFundingSource for application/json ContentType.
+type UnblockFundingSourceJSONRequestBody UnblockFundingSourceJSONBody
 
 // RevokeMandateJSONRequestBody defines body for RevokeMandate for application/json ContentType.
 type RevokeMandateJSONRequestBody = MandateRevokeInput
@@ -3674,6 +3785,74 @@ func (t *Event) MergeMandateRevokedEvent(v MandateRevokedEvent) error {
 	return err
 }
 
+// AsFundingSourceBlockedEvent returns the union data inside the Event as a FundingSourceBlockedEvent
+func (t Event) AsFundingSourceBlockedEvent() (FundingSourceBlockedEvent, error) {
+	var body FundingSourceBlockedEvent
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromFundingSourceBlockedEvent overwrites any union data inside the Event as the provided FundingSourceBlockedEvent
+func (t *Event) FromFundingSourceBlockedEvent(v FundingSourceBlockedEvent) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"type":"funding_source.blocked"}`))
+	t.union = b
+	return err
+}
+
+// MergeFundingSourceBlockedEvent performs a merge with any union data inside the Event, using the provided FundingSourceBlockedEvent
+func (t *Event) MergeFundingSourceBlockedEvent(v FundingSourceBlockedEvent) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"type":"funding_source.blocked"}`))
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsFundingSourceUnblockedEvent returns the union data inside the Event as a FundingSourceUnblockedEvent
+func (t Event) AsFundingSourceUnblockedEvent() (FundingSourceUnblockedEvent, error) {
+	var body FundingSourceUnblockedEvent
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromFundingSourceUnblockedEvent overwrites any union data inside the Event as the provided FundingSourceUnblockedEvent
+func (t *Event) FromFundingSourceUnblockedEvent(v FundingSourceUnblockedEvent) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"type":"funding_source.unblocked"}`))
+	t.union = b
+	return err
+}
+
+// MergeFundingSourceUnblockedEvent performs a merge with any union data inside the Event, using the provided FundingSourceUnblockedEvent
+func (t *Event) MergeFundingSourceUnblockedEvent(v FundingSourceUnblockedEvent) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"type":"funding_source.unblocked"}`))
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
 func (t Event) Discriminator() (string, error) {
 	var discriminator struct {
 		Discriminator string `json:"type"`
@@ -3692,10 +3871,14 @@ func (t Event) ValueByDiscriminator() (interface{}, error) {
 		return t.AsCustomerCreatedEvent()
 	case "customer.updated":
 		return t.AsCustomerUpdatedEvent()
+	case "funding_source.blocked":
+		return t.AsFundingSourceBlockedEvent()
 	case "funding_source.created":
 		return t.AsFundingSourceCreatedEvent()
 	case "funding_source.removed":
 		return t.AsFundingSourceRemovedEvent()
+	case "funding_source.unblocked":
+		return t.AsFundingSourceUnblockedEvent()
 	case "funding_source.updated":
 		return t.AsFundingSourceUpdatedEvent()
 	case "funding_source.verification_expired":
@@ -4264,6 +4447,24 @@ type ClientInterface interface {
 	// Corresponds with POST /v2/funding-source/{funding_source_id} (the `UpdateFundingSource` operationId).
 	UpdateFundingSource(ctx context.Context, fundingSourceId string, params *UpdateFundingSourceParams, body UpdateFundingSourceJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// UnblockFundingSourceWithBody Unblock a funding source
+	//
+	// Lifts a block on the merchant's attestation that the customer authorized debits again, and fires funding_source.unblocked. At most once per 365 days per source (409 unblock_limit); a source not blocked is 409 conflict. The source's mandates stay revoked: the next debit brings a new authorization.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /v2/funding-source/{funding_source_id}/unblock (the `UnblockFundingSource` operationId).
+	UnblockFundingSourceWithBody(ctx context.Context, fundingSourceId string, params *UnblockFundingSourceParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// UnblockFundingSource Unblock a funding source
+	//
+	// Lifts a block on the merchant's attestation that the customer authorized debits again, and fires funding_source.unblocked. At most once per 365 days per source (409 unblock_limit); a source not blocked is 409 conflict. The source's mandates stay revoked: the next debit brings a new authorization.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /v2/funding-source/{funding_source_id}/unblock (the `UnblockFundingSource` operationId).
+	UnblockFundingSource(ctx context.Context, fundingSourceId string, params *UnblockFundingSourceParams, body UnblockFundingSourceJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// ListMandates List mandates, newest first
 	//
 	// Corresponds with GET /v2/mandates (the `ListMandates` operationId).
@@ -4324,7 +4525,7 @@ type ClientInterface interface {
 
 	// CreatePaymentWithBody Create a payment
 	//
-	// A pending ACH debit or credit. A debit needs a Verified funding source (403 debit_not_allowed); credits are allowed on Unverified ones. Sandbox payments settle after PAYMENT_SETTLE_DELAY and fire payment.success, or payment.failed for the magic amounts. A debit names an active mandate of the source (mandate_id) or brings the customer's authorization, from which a single mandate is created (mandate.created); the answer carries mandate_id. In production a debit with neither is 400 authorization_required; the sandbox creates a mandate of its own (ip_address null). An unknown mandate_id is 404 resource_not_found; a revoked one, another source's, or a single one used before is 400 invalid_request (param mandate_id).
+	// A pending ACH debit or credit. A debit needs a Verified funding source (403 debit_not_allowed); credits are allowed on Unverified ones. Sandbox payments settle after PAYMENT_SETTLE_DELAY and fire payment.success, or payment.failed for the magic amounts. A debit names an active mandate of the source (mandate_id) or brings the customer's authorization, from which a single mandate is created (mandate.created); the answer carries mandate_id. In production a debit with neither is 400 authorization_required; the sandbox creates a mandate of its own (ip_address null). An unknown mandate_id is 404 resource_not_found; a revoked one, another source's, or a single one used before is 400 invalid_request (param mandate_id). A debit of a source a return blocked is 403 funding_source_blocked.
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -4333,7 +4534,7 @@ type ClientInterface interface {
 
 	// CreatePayment Create a payment
 	//
-	// A pending ACH debit or credit. A debit needs a Verified funding source (403 debit_not_allowed); credits are allowed on Unverified ones. Sandbox payments settle after PAYMENT_SETTLE_DELAY and fire payment.success, or payment.failed for the magic amounts. A debit names an active mandate of the source (mandate_id) or brings the customer's authorization, from which a single mandate is created (mandate.created); the answer carries mandate_id. In production a debit with neither is 400 authorization_required; the sandbox creates a mandate of its own (ip_address null). An unknown mandate_id is 404 resource_not_found; a revoked one, another source's, or a single one used before is 400 invalid_request (param mandate_id).
+	// A pending ACH debit or credit. A debit needs a Verified funding source (403 debit_not_allowed); credits are allowed on Unverified ones. Sandbox payments settle after PAYMENT_SETTLE_DELAY and fire payment.success, or payment.failed for the magic amounts. A debit names an active mandate of the source (mandate_id) or brings the customer's authorization, from which a single mandate is created (mandate.created); the answer carries mandate_id. In production a debit with neither is 400 authorization_required; the sandbox creates a mandate of its own (ip_address null). An unknown mandate_id is 404 resource_not_found; a revoked one, another source's, or a single one used before is 400 invalid_request (param mandate_id). A debit of a source a return blocked is 403 funding_source_blocked.
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -5184,6 +5385,44 @@ func (c *Client) UpdateFundingSource(ctx context.Context, fundingSourceId string
 	return c.Client.Do(req)
 }
 
+// UnblockFundingSourceWithBody Unblock a funding source
+//
+// Lifts a block on the merchant's attestation that the customer authorized debits again, and fires funding_source.unblocked. At most once per 365 days per source (409 unblock_limit); a source not blocked is 409 conflict. The source's mandates stay revoked: the next debit brings a new authorization.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /v2/funding-source/{funding_source_id}/unblock (the `UnblockFundingSource` operationId).
+func (c *Client) UnblockFundingSourceWithBody(ctx context.Context, fundingSourceId string, params *UnblockFundingSourceParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewUnblockFundingSourceRequestWithBody(c.Server, fundingSourceId, params, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// UnblockFundingSource Unblock a funding source
+//
+// Lifts a block on the merchant's attestation that the customer authorized debits again, and fires funding_source.unblocked. At most once per 365 days per source (409 unblock_limit); a source not blocked is 409 conflict. The source's mandates stay revoked: the next debit brings a new authorization.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /v2/funding-source/{funding_source_id}/unblock (the `UnblockFundingSource` operationId).
+func (c *Client) UnblockFundingSource(ctx context.Context, fundingSourceId string, params *UnblockFundingSourceParams, body UnblockFundingSourceJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewUnblockFundingSourceRequest(c.Server, fundingSourceId, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
 // ListMandates List mandates, newest first
 //
 // Corresponds with GET /v2/mandates (the `ListMandates` operationId).
@@ -5324,7 +5563,7 @@ func (c *Client) ListPayments(ctx context.Context, params *ListPaymentsParams, r
 
 // CreatePaymentWithBody Create a payment
 //
-// A pending ACH debit or credit. A debit needs a Verified funding source (403 debit_not_allowed); credits are allowed on Unverified ones. Sandbox payments settle after PAYMENT_SETTLE_DELAY and fire payment.success, or payment.failed for the magic amounts. A debit names an active mandate of the source (mandate_id) or brings the customer's authorization, from which a single mandate is created (mandate.created); the answer carries mandate_id. In production a debit with neither is 400 authorization_required; the sandbox creates a mandate of its own (ip_address null). An unknown mandate_id is 404 resource_not_found; a revoked one, another source's, or a single one used before is 400 invalid_request (param mandate_id).
+// A pending ACH debit or credit. A debit needs a Verified funding source (403 debit_not_allowed); credits are allowed on Unverified ones. Sandbox payments settle after PAYMENT_SETTLE_DELAY and fire payment.success, or payment.failed for the magic amounts. A debit names an active mandate of the source (mandate_id) or brings the customer's authorization, from which a single mandate is created (mandate.created); the answer carries mandate_id. In production a debit with neither is 400 authorization_required; the sandbox creates a mandate of its own (ip_address null). An unknown mandate_id is 404 resource_not_found; a revoked one, another source's, or a single one used before is 400 invalid_request (param mandate_id). A debit of a source a return blocked is 403 funding_source_blocked.
 //
 // Takes any type of body and a specified content type.
 //
@@ -5343,7 +5582,7 @@ func (c *Client) CreatePaymentWithBody(ctx context.Context, params *CreatePaymen
 
 // CreatePayment Create a payment
 //
-// A pending ACH debit or credit. A debit needs a Verified funding source (403 debit_not_allowed); credits are allowed on Unverified ones. Sandbox payments settle after PAYMENT_SETTLE_DELAY and fire payment.success, or payment.failed for the magic amounts. A debit names an active mandate of the source (mandate_id) or brings the customer's authorization, from which a single mandate is created (mandate.created); the answer carries mandate_id. In production a debit with neither is 400 authorization_required; the sandbox creates a mandate of its own (ip_address null). An unknown mandate_id is 404 resource_not_found; a revoked one, another source's, or a single one used before is 400 invalid_request (param mandate_id).
+// A pending ACH debit or credit. A debit needs a Verified funding source (403 debit_not_allowed); credits are allowed on Unverified ones. Sandbox payments settle after PAYMENT_SETTLE_DELAY and fire payment.success, or payment.failed for the magic amounts. A debit names an active mandate of the source (mandate_id) or brings the customer's authorization, from which a single mandate is created (mandate.created); the answer carries mandate_id. In production a debit with neither is 400 authorization_required; the sandbox creates a mandate of its own (ip_address null). An unknown mandate_id is 404 resource_not_found; a revoked one, another source's, or a single one used before is 400 invalid_request (param mandate_id). A debit of a source a return blocked is 403 funding_source_blocked.
 //
 // Takes a body of the `application/json` content type.
 //
@@ -6967,6 +7206,68 @@ func NewUpdateFundingSourceRequestWithBody(server string, fundingSourceId string
 	}
 
 	operationPath := fmt.Sprintf("/v2/funding-source/%s", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		if params.IdempotencyKey != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "Idempotency-Key", *params.IdempotencyKey, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Idempotency-Key", headerParam0)
+		}
+
+	}
+
+	return req, nil
+}
+
+// NewUnblockFundingSourceRequest calls the generic UnblockFundingSource builder with application/json body
+func NewUnblockFundingSourceRequest(server string, fundingSourceId string, params *UnblockFundingSourceParams, body UnblockFundingSourceJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewUnblockFundingSourceRequestWithBody(server, fundingSourceId, params, "application/json", bodyReader)
+}
+
+// NewUnblockFundingSourceRequestWithBody constructs an http.Request for the UnblockFundingSource method, with any body, and a specified content type
+func NewUnblockFundingSourceRequestWithBody(server string, fundingSourceId string, params *UnblockFundingSourceParams, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "funding_source_id", fundingSourceId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v2/funding-source/%s/unblock", pathParam0)
 	if operationPath[0] == '/' {
 		operationPath = "." + operationPath
 	}
@@ -8653,6 +8954,24 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with POST /v2/funding-source/{funding_source_id} (the `UpdateFundingSource` operationId).
 	UpdateFundingSourceWithResponse(ctx context.Context, fundingSourceId string, params *UpdateFundingSourceParams, body UpdateFundingSourceJSONRequestBody, reqEditors ...RequestEditorFn) (*UpdateFundingSourceResponse, error)
 
+	// UnblockFundingSourceWithBodyWithResponse Unblock a funding source
+	//
+	// Lifts a block on the merchant's attestation that the customer authorized debits again, and fires funding_source.unblocked. At most once per 365 days per source (409 unblock_limit); a source not blocked is 409 conflict. The source's mandates stay revoked: the next debit brings a new authorization.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v2/funding-source/{funding_source_id}/unblock (the `UnblockFundingSource` operationId).
+	UnblockFundingSourceWithBodyWithResponse(ctx context.Context, fundingSourceId string, params *UnblockFundingSourceParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*UnblockFundingSourceResponse, error)
+
+	// UnblockFundingSourceWithResponse Unblock a funding source
+	//
+	// Lifts a block on the merchant's attestation that the customer authorized debits again, and fires funding_source.unblocked. At most once per 365 days per source (409 unblock_limit); a source not blocked is 409 conflict. The source's mandates stay revoked: the next debit brings a new authorization.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v2/funding-source/{funding_source_id}/unblock (the `UnblockFundingSource` operationId).
+	UnblockFundingSourceWithResponse(ctx context.Context, fundingSourceId string, params *UnblockFundingSourceParams, body UnblockFundingSourceJSONRequestBody, reqEditors ...RequestEditorFn) (*UnblockFundingSourceResponse, error)
+
 	// ListMandatesWithResponse List mandates, newest first
 	//
 	// Returns a wrapper object for the known response body format(s).
@@ -8721,7 +9040,7 @@ type ClientWithResponsesInterface interface {
 
 	// CreatePaymentWithBodyWithResponse Create a payment
 	//
-	// A pending ACH debit or credit. A debit needs a Verified funding source (403 debit_not_allowed); credits are allowed on Unverified ones. Sandbox payments settle after PAYMENT_SETTLE_DELAY and fire payment.success, or payment.failed for the magic amounts. A debit names an active mandate of the source (mandate_id) or brings the customer's authorization, from which a single mandate is created (mandate.created); the answer carries mandate_id. In production a debit with neither is 400 authorization_required; the sandbox creates a mandate of its own (ip_address null). An unknown mandate_id is 404 resource_not_found; a revoked one, another source's, or a single one used before is 400 invalid_request (param mandate_id).
+	// A pending ACH debit or credit. A debit needs a Verified funding source (403 debit_not_allowed); credits are allowed on Unverified ones. Sandbox payments settle after PAYMENT_SETTLE_DELAY and fire payment.success, or payment.failed for the magic amounts. A debit names an active mandate of the source (mandate_id) or brings the customer's authorization, from which a single mandate is created (mandate.created); the answer carries mandate_id. In production a debit with neither is 400 authorization_required; the sandbox creates a mandate of its own (ip_address null). An unknown mandate_id is 404 resource_not_found; a revoked one, another source's, or a single one used before is 400 invalid_request (param mandate_id). A debit of a source a return blocked is 403 funding_source_blocked.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -8730,7 +9049,7 @@ type ClientWithResponsesInterface interface {
 
 	// CreatePaymentWithResponse Create a payment
 	//
-	// A pending ACH debit or credit. A debit needs a Verified funding source (403 debit_not_allowed); credits are allowed on Unverified ones. Sandbox payments settle after PAYMENT_SETTLE_DELAY and fire payment.success, or payment.failed for the magic amounts. A debit names an active mandate of the source (mandate_id) or brings the customer's authorization, from which a single mandate is created (mandate.created); the answer carries mandate_id. In production a debit with neither is 400 authorization_required; the sandbox creates a mandate of its own (ip_address null). An unknown mandate_id is 404 resource_not_found; a revoked one, another source's, or a single one used before is 400 invalid_request (param mandate_id).
+	// A pending ACH debit or credit. A debit needs a Verified funding source (403 debit_not_allowed); credits are allowed on Unverified ones. Sandbox payments settle after PAYMENT_SETTLE_DELAY and fire payment.success, or payment.failed for the magic amounts. A debit names an active mandate of the source (mandate_id) or brings the customer's authorization, from which a single mandate is created (mandate.created); the answer carries mandate_id. In production a debit with neither is 400 authorization_required; the sandbox creates a mandate of its own (ip_address null). An unknown mandate_id is 404 resource_not_found; a revoked one, another source's, or a single one used before is 400 invalid_request (param mandate_id). A debit of a source a return blocked is 403 funding_source_blocked.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -10275,6 +10594,68 @@ func (r UpdateFundingSourceResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r UpdateFundingSourceResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// UnblockFundingSourceResponse200Headers the declared response headers of an HTTP 200 response for UnblockFundingSource
+type UnblockFundingSourceResponse200Headers struct {
+	XRequestId *string
+}
+
+// UnblockFundingSourceResponseDefaultHeaders the declared response headers of an HTTP default response for UnblockFundingSource
+type UnblockFundingSourceResponseDefaultHeaders struct {
+	XRequestId *string
+}
+
+type UnblockFundingSourceResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *FundingSourceResponse
+	// JSONDefault the response for an HTTP default `application/json` response
+	JSONDefault *Error
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *UnblockFundingSourceResponse200Headers
+	// HeadersDefault the parsed response headers for an HTTP default response
+	HeadersDefault *UnblockFundingSourceResponseDefaultHeaders
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r UnblockFundingSourceResponse) GetJSON200() *FundingSourceResponse {
+	return r.JSON200
+}
+
+// GetJSONDefault returns the response for an HTTP default `application/json` response
+func (r UnblockFundingSourceResponse) GetJSONDefault() *Error {
+	return r.JSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r UnblockFundingSourceResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r UnblockFundingSourceResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r UnblockFundingSourceResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r UnblockFundingSourceResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -12291,6 +12672,36 @@ func (c *ClientWithResponses) UpdateFundingSourceWithResponse(ctx context.Contex
 	return ParseUpdateFundingSourceResponse(rsp)
 }
 
+// UnblockFundingSourceWithBodyWithResponse Unblock a funding source
+//
+// Lifts a block on the merchant's attestation that the customer authorized debits again, and fires funding_source.unblocked. At most once per 365 days per source (409 unblock_limit); a source not blocked is 409 conflict. The source's mandates stay revoked: the next debit brings a new authorization.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v2/funding-source/{funding_source_id}/unblock (the `UnblockFundingSource` operationId).
+func (c *ClientWithResponses) UnblockFundingSourceWithBodyWithResponse(ctx context.Context, fundingSourceId string, params *UnblockFundingSourceParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*UnblockFundingSourceResponse, error) {
+	rsp, err := c.UnblockFundingSourceWithBody(ctx, fundingSourceId, params, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseUnblockFundingSourceResponse(rsp)
+}
+
+// UnblockFundingSourceWithResponse Unblock a funding source
+//
+// Lifts a block on the merchant's attestation that the customer authorized debits again, and fires funding_source.unblocked. At most once per 365 days per source (409 unblock_limit); a source not blocked is 409 conflict. The source's mandates stay revoked: the next debit brings a new authorization.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v2/funding-source/{funding_source_id}/unblock (the `UnblockFundingSource` operationId).
+func (c *ClientWithResponses) UnblockFundingSourceWithResponse(ctx context.Context, fundingSourceId string, params *UnblockFundingSourceParams, body UnblockFundingSourceJSONRequestBody, reqEditors ...RequestEditorFn) (*UnblockFundingSourceResponse, error) {
+	rsp, err := c.UnblockFundingSource(ctx, fundingSourceId, params, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseUnblockFundingSourceResponse(rsp)
+}
+
 // ListMandatesWithResponse List mandates, newest first
 //
 // Returns a wrapper object for the known response body format(s).
@@ -12407,7 +12818,7 @@ func (c *ClientWithResponses) ListPaymentsWithResponse(ctx context.Context, para
 
 // CreatePaymentWithBodyWithResponse Create a payment
 //
-// A pending ACH debit or credit. A debit needs a Verified funding source (403 debit_not_allowed); credits are allowed on Unverified ones. Sandbox payments settle after PAYMENT_SETTLE_DELAY and fire payment.success, or payment.failed for the magic amounts. A debit names an active mandate of the source (mandate_id) or brings the customer's authorization, from which a single mandate is created (mandate.created); the answer carries mandate_id. In production a debit with neither is 400 authorization_required; the sandbox creates a mandate of its own (ip_address null). An unknown mandate_id is 404 resource_not_found; a revoked one, another source's, or a single one used before is 400 invalid_request (param mandate_id).
+// A pending ACH debit or credit. A debit needs a Verified funding source (403 debit_not_allowed); credits are allowed on Unverified ones. Sandbox payments settle after PAYMENT_SETTLE_DELAY and fire payment.success, or payment.failed for the magic amounts. A debit names an active mandate of the source (mandate_id) or brings the customer's authorization, from which a single mandate is created (mandate.created); the answer carries mandate_id. In production a debit with neither is 400 authorization_required; the sandbox creates a mandate of its own (ip_address null). An unknown mandate_id is 404 resource_not_found; a revoked one, another source's, or a single one used before is 400 invalid_request (param mandate_id). A debit of a source a return blocked is 403 funding_source_blocked.
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -12422,7 +12833,7 @@ func (c *ClientWithResponses) CreatePaymentWithBodyWithResponse(ctx context.Cont
 
 // CreatePaymentWithResponse Create a payment
 //
-// A pending ACH debit or credit. A debit needs a Verified funding source (403 debit_not_allowed); credits are allowed on Unverified ones. Sandbox payments settle after PAYMENT_SETTLE_DELAY and fire payment.success, or payment.failed for the magic amounts. A debit names an active mandate of the source (mandate_id) or brings the customer's authorization, from which a single mandate is created (mandate.created); the answer carries mandate_id. In production a debit with neither is 400 authorization_required; the sandbox creates a mandate of its own (ip_address null). An unknown mandate_id is 404 resource_not_found; a revoked one, another source's, or a single one used before is 400 invalid_request (param mandate_id).
+// A pending ACH debit or credit. A debit needs a Verified funding source (403 debit_not_allowed); credits are allowed on Unverified ones. Sandbox payments settle after PAYMENT_SETTLE_DELAY and fire payment.success, or payment.failed for the magic amounts. A debit names an active mandate of the source (mandate_id) or brings the customer's authorization, from which a single mandate is created (mandate.created); the answer carries mandate_id. In production a debit with neither is 400 authorization_required; the sandbox creates a mandate of its own (ip_address null). An unknown mandate_id is 404 resource_not_found; a revoked one, another source's, or a single one used before is 400 invalid_request (param mandate_id). A debit of a source a return blocked is 403 funding_source_blocked.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -13999,6 +14410,62 @@ func ParseUpdateFundingSourceResponse(rsp *http.Response) (*UpdateFundingSourceR
 		response.Headers200 = &headers
 	case true:
 		var headers UpdateFundingSourceResponseDefaultHeaders
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.HeadersDefault = &headers
+	}
+
+	return response, nil
+}
+
+// ParseUnblockFundingSourceResponse parses an HTTP response from a UnblockFundingSourceWithResponse call
+func ParseUnblockFundingSourceResponse(rsp *http.Response) (*UnblockFundingSourceResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &UnblockFundingSourceResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest FundingSourceResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSONDefault = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers UnblockFundingSourceResponse200Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers200 = &headers
+	case true:
+		var headers UnblockFundingSourceResponseDefaultHeaders
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {

@@ -96,3 +96,21 @@ func TestSandboxReturnsApplyThePolicy(t *testing.T) {
 		t.Errorf("after R01: %s", th.MustJSON(got))
 	}
 }
+
+// TestDashboardShowsWhatAReturnDidToTheSource: a source's page says that a
+// return blocked its debits, or removed it.
+func TestDashboardShowsWhatAReturnDidToTheSource(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	d, key := signedIn(t, h, "Acme")
+	user := h.Customer(key)
+	blocked := h.VerifiedSource(key, user, "222222222")
+	p := th.WantOK(t, h.Post("/v2/payments", key, th.PaymentBody(blocked, `"25.00"`, "debit")))["payment_id"].(string)
+	th.WantOK(t, h.Post("/v2/sandbox/payments/"+p+"/return", key, `{"code":"R10"}`))
+	wantPage(t, d.get("/dashboard/funding-sources/"+blocked), http.StatusOK,
+		`Blocked by a return: R10 Customer advises originator is not known or not authorized, since Nov 2, 2026`, "revoked", "return_R10")
+	removed := h.VerifiedSource(key, user, "333333333")
+	p = th.WantOK(t, h.Post("/v2/payments", key, th.PaymentBody(removed, `"25.00"`, "debit")))["payment_id"].(string)
+	th.WantOK(t, h.Post("/v2/sandbox/payments/"+p+"/return", key, `{"code":"R04"}`))
+	wantPage(t, d.get("/dashboard/funding-sources/"+removed), http.StatusOK, `<dd id="removed-reason">return_R04</dd>`)
+}

@@ -166,9 +166,11 @@ func isControl(r rune) bool { return r < ' ' || r == 0x7f }
 // useMandate checks that the mandate named by a request may authorize a
 // debit (Single) or subscription (Recurring) of sourceID: it is this
 // scope's, of this source, active, recurring for a subscription, and a
-// single one not used before.
+// single one not used before. The mandate stays locked until the
+// transaction ends, so a revocation or a second use of a single mandate
+// waits for this one and then sees it.
 func (s *Service) useMandate(ctx context.Context, tx Store, scope tenant.Scope, sourceID string, typ MandateType, id string) (string, error) {
-	m, err := tx.Mandate(ctx, scope, id)
+	m, err := tx.MandateForUpdate(ctx, scope, id)
 	if errs.Is(err, errs.NotFound) {
 		return "", &errs.Error{Code: errs.NotFound, Param: "mandate_id", Message: "No mandate with this mandate_id exists."}
 	}

@@ -178,7 +178,11 @@ type Source struct {
 	CanInitiate  bool
 	HostedLink   string // "" unless a customer can verify there now
 	Amounts      string // sandbox only: "$0.12 and $0.34" while pending
-	Events       []LogRow
+	// Blocked describes a return's block ("R07 Authorization revoked by
+	// customer, since …"), "" when debits are allowed.
+	Blocked       string
+	RemovedReason string // "return_R03" when a return removed the source
+	Events        []LogRow
 
 	Sandbox       bool     // the sandbox's simulation buttons are shown
 	ReturnCodes   []Option // the codes a simulated return offers

@@ -129,6 +129,12 @@ func (s *Surface) sourcePage(c *gin.Context) {
 		SourceRow:  sourceRow(funding.Listed{Source: src, CustomerName: cu.FirstName + " " + cu.LastName, CustomerEmail: cu.Email}),
 		CustomerID: src.CustomerID, Removed: src.Removed, Verification: "none",
 	}
+	if b := src.Block; b != nil {
+		v.Blocked = b.Code + " " + b.Reason + ", since " + shortTime(b.BlockedAt)
+	}
+	if src.RemovedReason != nil {
+		v.RemovedReason = *src.RemovedReason
+	}
 	vf := src.Verification
 	if vf != nil {
 		v.Verification, v.Attempts, v.ReturnCode = vf.Status, vf.AttemptsRemaining, vf.ReturnCode

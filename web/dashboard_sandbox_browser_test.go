@@ -43,10 +43,10 @@ func TestBrowserDashboardSandboxSimulations(t *testing.T) {
 	tb := newTab(t)
 	tb.signIn(srv.URL, "acme.books@example.com", "correct horse battery")
 	tb.open(srv.URL + "/dashboard/funding-sources/" + src)
-	tb.choose("#deposit-return-code", "R02")
+	tb.choose("#deposit-return-code", "R01")
 	tb.click("button", "Simulate return")
 	tb.waitURL(`/dashboard/funding-sources/` + src + `$`)
-	tb.wantText("came back with R02", "The last micro-deposit verification failed (the bank returned a deposit: R02)")
+	tb.wantText("came back with R01", "The last micro-deposit verification failed (the bank returned a deposit: R01)")
 	if ev := h.Events("funding_source.verification_failed"); len(ev) != 1 {
 		t.Errorf("verification_failed events: %d", len(ev))
 	}
@@ -79,5 +79,31 @@ func TestBrowserDashboardSandboxSimulations(t *testing.T) {
 	}
 	tb.inside("#subscription-" + sub)
 	tb.wantText("subscription debit, attempt 2")
+	tb.accessible()
+}
+
+// TestBrowserDashboardShowsMandateEvidence: a source's page shows each
+// mandate with its evidence, the text behind a disclosure.
+func TestBrowserDashboardShowsMandateEvidence(t *testing.T) {
+	h := newHarness(t)
+	srv := h.live()
+	key := h.Merchant("Acme Books").Sandbox.SecretKey
+	src := h.VerifiedSource(key, h.Customer(key), "222222222")
+	sub := th.WantOK(t, h.Post("/v2/subscriptions", key,
+		`{"funding_source_id":"`+src+`","amount":"9.99","interval":"weekly","start_date":"2026-11-20","authorization":`+th.Authorization+`}`))
+	m := th.WantOK(t, h.Get("/v2/mandates/"+sub["mandate_id"].(string), key))
+
+	tb := newTab(t)
+	tb.signIn(srv.URL, "acme.books@example.com", "correct horse battery")
+	tb.open(srv.URL + "/dashboard/funding-sources/" + src)
+	tb.wantText("Mandates", m["mandate_id"].(string), "recurring · WEB · active", "Nov 1, 2026 15:04:05 UTC",
+		"203.0.113.7", "Mozilla/5.0 (Test)", m["text_sha256"].(string))
+	if visible, err := tb.page.GetByText("I authorize Acme to debit my account.").IsVisible(); err != nil || visible {
+		t.Errorf("the text is shown before its disclosure is opened: %v, %v", visible, err)
+	}
+	if err := tb.page.GetByText("Authorization text").Click(); err != nil {
+		t.Fatal(err)
+	}
+	tb.wantText("I authorize Acme to debit my account.")
 	tb.accessible()
 }

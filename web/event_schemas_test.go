@@ -28,14 +28,17 @@ func TestEveryEventTypeIsDeliveredMatchingItsSchema(t *testing.T) {
 	a := h.Source(key, user, "123456789")
 	th.WantOK(t, h.Post("/v2/funding-source/"+a, key, `{"nickname":"Rent"}`))
 	th.WantOK(t, h.Initiate(key, a))
-	th.WantOK(t, h.Post("/v2/sandbox/funding-source/"+a+"/micro-deposits/return", key, `{"code":"R03"}`))
+	th.WantOK(t, h.Post("/v2/sandbox/funding-source/"+a+"/micro-deposits/return", key, `{"code":"R01"}`))
 	th.WantOK(t, h.Initiate(key, a))
 	th.WantOK(t, h.Post("/v2/sandbox/funding-source/"+a+"/micro-deposits/expire", key, ``))
 	b := h.VerifiedSource(key, user, "222222222")
-	settles := th.WantOK(t, h.Post("/v2/payments", key, th.PaymentBody(b, `"10.00"`, "debit")))["payment_id"].(string)
+	first := th.WantOK(t, h.Post("/v2/payments", key, th.PaymentBody(b, `"10.00"`, "debit")))
+	settles := first["payment_id"].(string)
+	th.WantOK(t, h.Post("/v2/mandates/"+first["mandate_id"].(string)+"/revoke", key, ``))
 	returned := th.WantOK(t, h.Post("/v2/payments", key, th.PaymentBody(b, `"11.00"`, "debit")))["payment_id"].(string)
 	canceled := th.WantOK(t, h.Post("/v2/payments", key, th.PaymentBody(b, `"12.00"`, "credit")))["payment_id"].(string)
-	th.WantOK(t, h.Post("/v2/sandbox/payments/"+returned+"/return", key, `{"code":"R10"}`))
+	th.WantOK(t, h.Post("/v2/sandbox/payments/"+returned+"/return", key, `{"code":"R10"}`)) // blocks b
+	th.WantOK(t, h.Post("/v2/funding-source/"+b+"/unblock", key, `{"attestation":"The customer authorized again."}`))
 	th.WantOK(t, h.Post("/v2/payments/"+canceled+"/cancel", key, ``))
 	h.Clock.Advance(time.Hour)
 	if _, err := h.Payments.SettleDue(context.Background()); err != nil {
@@ -68,7 +71,7 @@ func TestEveryEventTypeIsDeliveredMatchingItsSchema(t *testing.T) {
 	}
 	slices.Sort(want)
 	slices.Sort(got)
-	if !slices.Equal(got, want) || len(want) != 15 {
+	if !slices.Equal(got, want) || len(want) != 19 {
 		t.Errorf("delivered types:\n%v\nthe document's:\n%v", got, want)
 	}
 }

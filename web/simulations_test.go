@@ -20,25 +20,25 @@ func TestSandboxMicroDepositSimulations(t *testing.T) {
 	id := h.Source(key, user, "123456789")
 	base := "/v2/sandbox/funding-source/" + id + "/micro-deposits/"
 
-	th.WantError(t, h.Post(base+"return", key, `{"code":"R03"}`), http.StatusConflict, "verification_not_initiated")
+	th.WantError(t, h.Post(base+"return", key, `{"code":"R01"}`), http.StatusConflict, "verification_not_initiated")
 	th.WantOK(t, h.Initiate(key, id))
-	for _, body := range []string{`{}`, `{"code":"X03"}`, `{"code":"R3"}`, `{"code":"R03","extra":1}`} {
+	for _, body := range []string{`{}`, `{"code":"X03"}`, `{"code":"R3"}`, `{"code":"R01","extra":1}`} {
 		r := h.Post(base+"return", key, body)
 		th.WantError(t, r, http.StatusBadRequest, "invalid_request")
-		if p := r.ErrParam(t); body != `{"code":"R03","extra":1}` && p != "code" {
+		if p := r.ErrParam(t); body != `{"code":"R01","extra":1}` && p != "code" {
 			t.Errorf("%s: param %q, want code", body, p)
 		}
 	}
-	src := th.WantOK(t, h.Post(base+"return", key, `{"code":"R03"}`))
+	src := th.WantOK(t, h.Post(base+"return", key, `{"code":"R01"}`))
 	v, _ := src["verification"].(map[string]any)
-	if src["status"] != "Unverified" || v["status"] != "failed" || v["return_code"] != "R03" {
+	if src["status"] != "Unverified" || v["status"] != "failed" || v["return_code"] != "R01" {
 		t.Errorf("after the return: %s", th.MustJSON(src))
 	}
 	ev := h.Events("funding_source.verification_failed")
-	if len(ev) != 1 || ev[0]["verification"].(map[string]any)["return_code"] != "R03" {
+	if len(ev) != 1 || ev[0]["verification"].(map[string]any)["return_code"] != "R01" {
 		t.Errorf("verification_failed events: %v", ev)
 	}
-	th.WantError(t, h.Post(base+"return", key, `{"code":"R03"}`), http.StatusConflict, "conflict")
+	th.WantError(t, h.Post(base+"return", key, `{"code":"R01"}`), http.StatusConflict, "conflict")
 	th.WantError(t, h.Post(base+"expire", key, ``), http.StatusConflict, "conflict")
 
 	// A new verification of the same source, then its expiry.
@@ -90,14 +90,14 @@ func TestSandboxPaymentReturn(t *testing.T) {
 	key := h.Merchant("Acme").Sandbox.SecretKey
 	src := h.VerifiedSource(key, h.Customer(key), "222222222")
 	pending := th.WantOK(t, h.Post("/v2/payments", key, th.PaymentBody(src, `"25.00"`, "debit")))["payment_id"].(string)
-	p := th.WantOK(t, h.Post("/v2/sandbox/payments/"+pending+"/return", key, `{"code":"R10"}`))
-	if p["status"] != "failed" || p["failure_code"] != "R10" || p["failure_reason"] == nil || p["attempt"] != nil {
+	p := th.WantOK(t, h.Post("/v2/sandbox/payments/"+pending+"/return", key, `{"code":"R08"}`))
+	if p["status"] != "failed" || p["failure_code"] != "R08" || p["failure_reason"] == nil || p["attempt"] != nil {
 		t.Errorf("returned pending payment: %s", th.MustJSON(p))
 	}
-	if ev := h.Events("payment.failed"); len(ev) != 1 || ev[0]["failure_code"] != "R10" {
+	if ev := h.Events("payment.failed"); len(ev) != 1 || ev[0]["failure_code"] != "R08" {
 		t.Errorf("payment.failed events: %v", ev)
 	}
-	th.WantError(t, h.Post("/v2/sandbox/payments/"+pending+"/return", key, `{"code":"R10"}`), http.StatusConflict, "conflict")
+	th.WantError(t, h.Post("/v2/sandbox/payments/"+pending+"/return", key, `{"code":"R08"}`), http.StatusConflict, "conflict")
 
 	settled := th.WantOK(t, h.Post("/v2/payments", key, th.PaymentBody(src, `"30.00"`, "credit")))["payment_id"].(string)
 	h.Clock.Advance(time.Hour)
@@ -107,7 +107,7 @@ func TestSandboxPaymentReturn(t *testing.T) {
 	if got := th.WantOK(t, h.Get("/v2/payments/"+settled, key)); got["status"] != "processed" {
 		t.Fatalf("settled payment: %s", th.MustJSON(got))
 	}
-	if p := th.WantOK(t, h.Post("/v2/sandbox/payments/"+settled+"/return", key, `{"code":"R02"}`)); p["status"] != "failed" || p["failure_code"] != "R02" {
+	if p := th.WantOK(t, h.Post("/v2/sandbox/payments/"+settled+"/return", key, `{"code":"R09"}`)); p["status"] != "failed" || p["failure_code"] != "R09" {
 		t.Errorf("returned processed payment: %s", th.MustJSON(p))
 	}
 
@@ -151,9 +151,9 @@ func TestSubscriptionReturnsRepresentAtMostTwice(t *testing.T) {
 	// A final code cancels at once.
 	final := th.WantOK(t, h.Post("/v2/subscriptions", key, subscriptionBody(src, "4.00", "monthly", "2026-11-20")))["subscription_id"].(string)
 	p := th.WantOK(t, h.Post("/v2/sandbox/subscriptions/"+final+"/advance", key, ``))
-	th.WantOK(t, h.Post("/v2/sandbox/payments/"+p["payment_id"].(string)+"/return", key, `{"code":"R10"}`))
+	th.WantOK(t, h.Post("/v2/sandbox/payments/"+p["payment_id"].(string)+"/return", key, `{"code":"R08"}`))
 	if s := th.WantOK(t, h.Get("/v2/subscriptions/"+final, key)); s["status"] != "canceled" || s["cancel_reason"] != "payment_returned" {
-		t.Errorf("after R10: %s", th.MustJSON(s))
+		t.Errorf("after R08: %s", th.MustJSON(s))
 	}
 
 	// A return that arrives by settlement (the sandbox's 13.02 comes back R02) follows the same rules.

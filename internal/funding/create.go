@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 
+	"github.com/fundsource/fundsource/internal/core/achcode"
 	"github.com/fundsource/fundsource/internal/core/errs"
 	"github.com/fundsource/fundsource/internal/core/event"
 	"github.com/fundsource/fundsource/internal/core/idempotency"
@@ -240,23 +241,40 @@ func (s *Service) Remove(ctx context.Context, scope tenant.Scope, id string) (So
 			out = src // removed before: a retried delete succeeds, and nothing happens twice
 			return nil
 		}
-		now := s.now()
-		if err := tx.MarkRemoved(ctx, scope, id, now); err != nil {
-			return err
-		}
-		if err := tx.ReleaseAccount(ctx, scope.Env, src.Fingerprint, src.ID); err != nil {
-			return err
-		}
-		src.Removed, src.RemovedAt = true, &now
-		out = src
-		if s.onRemove != nil {
-			if err := s.onRemove(ctx, tx, scope, id); err != nil {
-				return err
-			}
-		}
-		return s.record(ctx, tx, src, event.FundingSourceRemoved, src.Status)
+		out, err = s.remove(ctx, tx, src, "")
+		return err
 	})
 	return out, err
+}
+
+// remove removes the locked live source src in tx: it frees the account
+// number, ends what depends on the source (onRemove) and fires
+// funding_source.removed, with return_code and removed_reason when an ACH
+// return with code removes it.
+func (s *Service) remove(ctx context.Context, tx Store, src Source, code string) (Source, error) {
+	now := s.now()
+	if code != "" {
+		reason := achcode.ReturnReason(code)
+		src.RemovedReason = &reason
+	}
+	if err := tx.MarkRemoved(ctx, src.Scope, src.ID, now, src.RemovedReason); err != nil {
+		return Source{}, err
+	}
+	if err := tx.ReleaseAccount(ctx, src.Scope.Env, src.Fingerprint, src.ID); err != nil {
+		return Source{}, err
+	}
+	src.Removed, src.RemovedAt = true, &now
+	if s.onRemove != nil {
+		if err := s.onRemove(ctx, tx, src.Scope, src.ID); err != nil {
+			return Source{}, err
+		}
+	}
+	data := struct {
+		Source
+		Status     Status `json:"status"`
+		ReturnCode string `json:"return_code,omitempty"`
+	}{src, src.Status, code}
+	return src, tx.RecordEvent(ctx, event.New(src.Scope, event.FundingSourceRemoved, data, now))
 }
 
 // SetNickname changes a live source's nickname (nil or "" removes it) and

@@ -61,7 +61,8 @@ func (s *Service) ReturnMicroDepositTx(ctx context.Context, tx Store, scope tena
 
 // depositReturned records a deposit's return code on m and, when the
 // verification is still open, fails it with
-// funding_source.verification_failed. Call it under the source's lock.
+// funding_source.verification_failed; then the return policy acts on the
+// source (ApplyReturnTx). Call it under the source's lock.
 func (s *Service) depositReturned(ctx context.Context, tx Store, src Source, m MicroDeposit, code string) error {
 	m.ReturnCode = code
 	open := m.Status == DepositPending
@@ -70,8 +71,14 @@ func (s *Service) depositReturned(ctx context.Context, tx Store, src Source, m M
 		m.Status, m.FinishedAt, m.AttemptsRemaining = DepositFailed, &now, 0
 	}
 	if !open {
-		return tx.UpdateMicroDeposit(ctx, m)
+		if err := tx.UpdateMicroDeposit(ctx, m); err != nil {
+			return err
+		}
+	} else {
+		src.Verification = m.Verification()
+		if err := tx.UpdateMicroDeposit(ctx, m, s.event(src, event.FundingSourceVerificationFailed, src.Status)); err != nil {
+			return err
+		}
 	}
-	src.Verification = m.Verification()
-	return tx.UpdateMicroDeposit(ctx, m, s.event(src, event.FundingSourceVerificationFailed, src.Status))
+	return s.ApplyReturnTx(ctx, tx, src.Scope, src.ID, code)
 }

@@ -20,6 +20,16 @@
 // failure consumes nothing. The customer is checked before the provider is
 // called. The bank name comes from the routing directory on every creation
 // path, so one account has one name whichever way it was linked.
+//
+// Returns act on the source by one policy table (achcode.SourceAction),
+// applied by ApplyReturnTx in the return's transaction whichever way the
+// return arrives (the bank's return file, the sandbox's simulations, a
+// micro-deposit or a payment): a closed, missing or unusable account is
+// removed; a disputed authorization or a frozen account blocks debits and
+// revokes the source's mandates (through OnBlock, since mandates are the
+// payment package's). The merchant lifts a block by attesting that the
+// customer authorized again, at most once per 365 days, so a customer who
+// keeps disputing cannot be debited on attestations alone.
 package funding
 
 import (
@@ -58,22 +68,30 @@ type Sealed struct {
 // Source is a funding source. Its JSON form is the API resource and the data
 // of funding-source events; it never holds the account number in clear.
 type Source struct {
-	Scope        tenant.Scope  `json:"-"`
-	ID           string        `json:"funding_source_id"`
-	CustomerID   string        `json:"user_id"`
-	Status       Status        `json:"status"`
-	BankName     *string       `json:"bank_name"`
-	LastFour     string        `json:"last_four"`
-	AccountType  string        `json:"account_type"`
-	Nickname     *string       `json:"nickname"`
-	CreatedAt    time.Time     `json:"created_at"` // UTC
-	Removed      bool          `json:"removed"`
-	Verification *Verification `json:"verification"`
+	Scope       tenant.Scope `json:"-"`
+	ID          string       `json:"funding_source_id"`
+	CustomerID  string       `json:"user_id"`
+	Status      Status       `json:"status"`
+	BankName    *string      `json:"bank_name"`
+	LastFour    string       `json:"last_four"`
+	AccountType string       `json:"account_type"`
+	Nickname    *string      `json:"nickname"`
+	CreatedAt   time.Time    `json:"created_at"` // UTC
+	Removed     bool         `json:"removed"`
+	// RemovedReason is "return_R03" (etc.) when an ACH return removed
+	// the source, null otherwise.
+	RemovedReason *string       `json:"removed_reason"`
+	Verification  *Verification `json:"verification"`
+	// Block is set while a return that disputes the authorization (or
+	// says the account is frozen) refuses debits; null otherwise.
+	Block *Block `json:"block"`
 
 	RoutingNumber string     `json:"-"`
 	Account       Sealed     `json:"-"` // the account number, sealed with the source id as associated data
 	Fingerprint   []byte     `json:"-"` // HMAC of the account number
 	RemovedAt     *time.Time `json:"-"`
+	UnblockedAt   *time.Time `json:"-"` // the last unblock, UTC
+	Attestation   *string    `json:"-"` // the merchant's attestation at that unblock
 }
 
 // Verification is the state of the latest micro-deposit verification.
@@ -135,7 +153,11 @@ type Store interface {
 	// SetStatus, InsertMicroDeposit and UpdateMicroDeposit record the
 	// events given in the same statement as the change.
 	SetStatus(ctx context.Context, scope tenant.Scope, id string, status Status, at time.Time, events ...event.Event) error
-	MarkRemoved(ctx context.Context, scope tenant.Scope, id string, at time.Time) error
+	// MarkRemoved marks a source removed, with reason (nil when the
+	// merchant removed it).
+	MarkRemoved(ctx context.Context, scope tenant.Scope, id string, at time.Time, reason *string) error
+	// SetBlock stores src's Block, UnblockedAt and Attestation.
+	SetBlock(ctx context.Context, src Source) error
 	SetNickname(ctx context.Context, scope tenant.Scope, id string, nickname *string) error
 
 	// LatestMicroDeposit returns the newest verification of a source;
@@ -201,7 +223,8 @@ type Service struct {
 	provider Provider
 	now      func() time.Time
 	onRemove func(ctx context.Context, tx Store, scope tenant.Scope, sourceID string) error // nil: nothing more
-	draw     func() int                                                                     // one micro-deposit amount in cents
+	onBlock  func(ctx context.Context, tx Store, scope tenant.Scope, sourceID, code string) error
+	draw     func() int // one micro-deposit amount in cents
 }
 
 // On returns the service on tx, a store bound to a caller's transaction:

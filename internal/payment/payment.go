@@ -11,6 +11,26 @@
 // due date is debited once however many run, because due subscriptions are
 // claimed with FOR UPDATE SKIP LOCKED and a unique index on (subscription,
 // due date, attempt) backs that up.
+//
+// Mandates (the customer's authorization of debits) live here rather than
+// in a package of their own because every rule about them is a payment
+// rule: one is created or checked in the transaction of the debit or
+// subscription it authorizes, under the same share lock on the source;
+// revoking one cancels the subscriptions it authorized; and an ACH return
+// that says the authorization is gone revokes them in the return's
+// transaction. A debit or subscription names an active mandate of its
+// source (mandate_id) or brings the customer's authorization, from which
+// one is created: single for a payment, recurring for a subscription, SEC
+// code CCD for a business and WEB for a consumer. Production refuses a
+// debit with neither (authorization_required); the sandbox creates a
+// mandate of its own with a text that says so and no IP address, so that
+// test flows need no authorization.
+//
+// Mandates are evidence the originator must produce on request until two
+// years after revocation, so nothing deletes them: a source's removal only
+// marks the source, its mandates keep their rows, and the schema refuses
+// to delete a source that has mandates or a mandate that is active or was
+// revoked less than two years ago.
 package payment
 
 import (
@@ -66,6 +86,7 @@ type Payment struct {
 	FailureCode    *string      `json:"failure_code"`   // ACH return code, "R01"
 	FailureReason  *string      `json:"failure_reason"` // its meaning
 	SubscriptionID *string      `json:"subscription_id"`
+	MandateID      *string      `json:"mandate_id"` // debits: the customer's authorization; null for credits
 	Attempt        *int         `json:"attempt"`    // subscription debits: 1, or 2 and 3 for re-presentments
 	CreatedAt      time.Time    `json:"created_at"` // UTC
 	SettledAt      *time.Time   `json:"settled_at"` // processed or failed; UTC
@@ -80,6 +101,8 @@ type SourceInfo struct {
 	CustomerID string
 	Verified   bool
 	Removed    bool
+	Business   bool // its customer has a business name
+	Blocked    bool // a return blocked its debits
 }
 
 // Store is the persistence of payments and subscriptions.
@@ -126,6 +149,21 @@ type Store interface {
 	// ActiveSubscriptionsOfSource locks a source's active subscriptions.
 	ActiveSubscriptionsOfSource(ctx context.Context, scope tenant.Scope, sourceID string) ([]Subscription, error)
 	UpdateSubscription(ctx context.Context, s Subscription) error
+
+	InsertMandate(ctx context.Context, m Mandate) error
+	// Mandate returns a mandate; errs.NotFound when unknown.
+	// MandateForUpdate also locks it until the transaction ends.
+	Mandate(ctx context.Context, scope tenant.Scope, id string) (Mandate, error)
+	MandateForUpdate(ctx context.Context, scope tenant.Scope, id string) (Mandate, error)
+	// MandateUsed reports whether a payment was authorized by the mandate.
+	MandateUsed(ctx context.Context, scope tenant.Scope, id string) (bool, error)
+	// ListMandates returns up to p.Limit+1 mandates, newest first, of one
+	// funding source when sourceID is not "".
+	ListMandates(ctx context.Context, scope tenant.Scope, sourceID string, p paging.Page) ([]Mandate, error)
+	// ActiveMandatesOfSource locks a source's active mandates.
+	ActiveMandatesOfSource(ctx context.Context, scope tenant.Scope, sourceID string) ([]Mandate, error)
+	// RevokeMandate stores a mandate's revocation.
+	RevokeMandate(ctx context.Context, m Mandate) error
 }
 
 // Config are the operator's payment settings.
@@ -139,6 +177,16 @@ type Service struct {
 	store Store
 	cfg   Config
 	now   func() time.Time
+	// onReturn applies the return policy to a returned payment's source in
+	// the return's transaction; nil: nothing more.
+	onReturn func(ctx context.Context, tx Store, scope tenant.Scope, sourceID, code string) error
+}
+
+// OnReturn sets what else a payment's return does in its transaction, tx
+// (the funding service applies the return policy to the source).
+func (s *Service) OnReturn(fn func(ctx context.Context, tx Store, scope tenant.Scope, sourceID, code string) error) *Service {
+	s.onReturn = fn
+	return s
 }
 
 // On returns the service on tx, a store bound to a caller's transaction:
@@ -160,10 +208,15 @@ type Input struct {
 	Amount      json.RawMessage `json:"amount"`
 	Direction   Direction       `json:"direction"`
 	Description *string         `json:"description"`
+	// A debit's authorization: an existing mandate, or the customer's
+	// consent from which a single mandate is created.
+	MandateID     *string        `json:"mandate_id"`
+	Authorization *Authorization `json:"authorization"`
 }
 
 // Create records a pending payment. A debit needs a Verified source (403
-// debit_not_allowed otherwise); credits go to any live source.
+// debit_not_allowed otherwise) and a mandate (see authorize); credits go to
+// any live source and take none.
 func (s *Service) Create(ctx context.Context, scope tenant.Scope, in Input) (Payment, error) {
 	if in.SourceID == "" {
 		return Payment{}, errs.Invalid("funding_source_id", "funding_source_id is required")
@@ -179,6 +232,12 @@ func (s *Service) Create(ctx context.Context, scope tenant.Scope, in Input) (Pay
 	if err != nil {
 		return Payment{}, err
 	}
+	if in.Direction == Debit {
+		return s.createDebit(ctx, scope, in, cents, desc)
+	}
+	if in.MandateID != nil || in.Authorization != nil {
+		return Payment{}, errs.Invalid("mandate_id", "A credit takes no mandate_id or authorization; only debits are authorized by the customer.")
+	}
 	p := s.pending(scope, in.SourceID, "", cents, in.Direction, desc, nil)
 	src, created, err := s.store.CreatePayment(ctx, p)
 	switch {
@@ -189,6 +248,31 @@ func (s *Service) Create(ctx context.Context, scope tenant.Scope, in Input) (Pay
 		err = src.allows(in.Direction)
 	}
 	return Payment{}, sourceRefusal(err)
+}
+
+// createDebit records a pending debit and, unless the request names a
+// mandate, the mandate that authorizes it, in one transaction that holds
+// the source's share lock.
+func (s *Service) createDebit(ctx context.Context, scope tenant.Scope, in Input, cents int64, desc *string) (Payment, error) {
+	var out Payment
+	err := s.store.WithTx(ctx, func(tx Store) error {
+		src, err := s.usableSource(ctx, tx, scope, in.SourceID, Debit)
+		if err != nil {
+			return err
+		}
+		mandate, err := s.authorize(ctx, tx, scope, in.SourceID, src, Single, in.MandateID, in.Authorization)
+		if err != nil {
+			return err
+		}
+		p := s.pending(scope, in.SourceID, src.CustomerID, cents, Debit, desc, nil)
+		p.MandateID = &mandate
+		if err := tx.InsertPayment(ctx, p); err != nil {
+			return err
+		}
+		out = p
+		return nil
+	})
+	return out, err
 }
 
 // usableSource checks that a live source may take a payment in direction d.
@@ -223,14 +307,19 @@ func (src SourceInfo) allows(d Direction) error {
 		return &errs.Error{Code: errs.DebitNotAllowed, Param: "funding_source_id",
 			Message: "A debit against an Unverified funding source is refused; verify it first. Credits are allowed."}
 	}
+	if d == Debit && src.Blocked {
+		return &errs.Error{Code: errs.FundingSourceBlocked, Param: "funding_source_id",
+			Message: "A return blocked debits from this funding source; unblock it once the customer has authorized again. Credits are allowed."}
+	}
 	return nil
 }
 
 // debitOf names the subscription debit a payment is: which subscription,
-// which due date and which attempt.
+// which due date and which attempt, under which mandate.
 type debitOf struct {
 	subscriptionID, dueDate string
 	attempt                 int
+	mandateID               *string
 }
 
 func (s *Service) insert(ctx context.Context, tx Store, scope tenant.Scope, sourceID, customerID string, cents int64, d Direction,
@@ -251,7 +340,7 @@ func (s *Service) pending(scope tenant.Scope, sourceID, customerID string, cents
 		Status: Pending, CreatedAt: now,
 	}
 	if of != nil {
-		p.SubscriptionID, p.DueDate, p.Attempt = &of.subscriptionID, &of.dueDate, &of.attempt
+		p.SubscriptionID, p.DueDate, p.Attempt, p.MandateID = &of.subscriptionID, &of.dueDate, &of.attempt, of.mandateID
 	}
 	if scope.Env == tenant.Sandbox {
 		at := now.Add(s.cfg.SettleDelay)
@@ -324,7 +413,8 @@ func (s *Service) inBatches(ctx context.Context, batch func(ctx context.Context,
 
 // finish settles p as processed (code "") or failed with an ACH return
 // code, and fires payment.success or payment.failed. A returned
-// subscription debit also applies the subscription's return rules.
+// subscription debit also applies the subscription's return rules, and
+// any return the return policy on its source (onReturn).
 func (s *Service) finish(ctx context.Context, tx Store, p Payment, code string) error {
 	now := s.now().UTC()
 	p.SettledAt = &now
@@ -343,7 +433,12 @@ func (s *Service) finish(ctx context.Context, tx Store, p Payment, code string) 
 		return err
 	}
 	if code != "" && p.SubscriptionID != nil {
-		return s.debitReturned(ctx, tx, p, code)
+		if err := s.debitReturned(ctx, tx, p, code); err != nil {
+			return err
+		}
+	}
+	if code != "" && s.onReturn != nil {
+		return s.onReturn(ctx, tx, p.Scope, p.SourceID, code)
 	}
 	return nil
 }

@@ -36,6 +36,7 @@ const (
 	CancelRequested       = "requested"              // POST /v2/subscriptions/{id}/cancel
 	CancelSourceRemoved   = "funding_source_removed" // its source was removed
 	CancelPaymentReturned = "payment_returned"       // a debit came back for good
+	CancelMandateRevoked  = "mandate_revoked"        // its mandate was revoked
 )
 
 // MaxStartAhead is how far in the future a subscription may start.
@@ -56,7 +57,8 @@ type Subscription struct {
 	StartDate    string       `json:"start_date"` // YYYY-MM-DD (US Eastern)
 	NextDate     *string      `json:"next_payment_date"`
 	PaymentCount int          `json:"payment_count"` // debits created so far
-	CancelReason *string      `json:"cancel_reason"` // CancelRequested, CancelSourceRemoved or CancelPaymentReturned
+	CancelReason *string      `json:"cancel_reason"` // CancelRequested, CancelSourceRemoved, CancelPaymentReturned or CancelMandateRevoked
+	MandateID    *string      `json:"mandate_id"`    // the recurring mandate its debits go out under
 	CreatedAt    time.Time    `json:"created_at"`
 	CanceledAt   *time.Time   `json:"canceled_at"`
 	// RetryDate is the business day a returned debit (R01, R09) is
@@ -87,10 +89,15 @@ type SubscriptionInput struct {
 	Interval    Interval        `json:"interval"`
 	StartDate   string          `json:"start_date"`
 	Description *string         `json:"description"`
+	// The customer's authorization of the schedule: an existing recurring
+	// mandate, or the consent from which one is created.
+	MandateID     *string        `json:"mandate_id"`
+	Authorization *Authorization `json:"authorization"`
 }
 
 // Subscribe creates a subscription on a Verified source (403
-// debit_not_allowed on an Unverified one) and fires subscription.created.
+// debit_not_allowed on an Unverified one) under a recurring mandate (see
+// authorize) and fires subscription.created.
 func (s *Service) Subscribe(ctx context.Context, scope tenant.Scope, in SubscriptionInput) (Subscription, error) {
 	if in.SourceID == "" {
 		return Subscription{}, errs.Invalid("funding_source_id", "funding_source_id is required")
@@ -123,8 +130,12 @@ func (s *Service) Subscribe(ctx context.Context, scope tenant.Scope, in Subscrip
 		if err != nil {
 			return err
 		}
+		mandate, err := s.authorize(ctx, tx, scope, in.SourceID, src, Recurring, in.MandateID, in.Authorization)
+		if err != nil {
+			return err
+		}
 		next := in.StartDate
-		out = Subscription{
+		out = Subscription{MandateID: &mandate,
 			Scope: scope, ID: ids.New(ids.Subscription), SourceID: in.SourceID, CustomerID: src.CustomerID,
 			Amount: money.Format(cents), Currency: "USD", Cents: cents, Interval: in.Interval, Description: desc,
 			Status: Active, StartDate: in.StartDate, NextDate: &next, CreatedAt: now,
@@ -274,10 +285,13 @@ func (s *Service) presentNext(ctx context.Context, tx Store, sub *Subscription, 
 	if code := errs.CodeOf(err); code == errs.FundingSourceRemoved || code == errs.FundingSourceNotFound || code == errs.DebitNotAllowed {
 		return Payment{}, s.cancel(ctx, tx, sub, CancelSourceRemoved)
 	}
+	if errs.Is(err, errs.FundingSourceBlocked) {
+		return Payment{}, s.cancel(ctx, tx, sub, CancelMandateRevoked)
+	}
 	if err != nil {
 		return Payment{}, err
 	}
-	of := &debitOf{subscriptionID: sub.ID, attempt: 1}
+	of := &debitOf{subscriptionID: sub.ID, attempt: 1, mandateID: sub.MandateID}
 	if retry {
 		of.dueDate, of.attempt = *sub.RetryDue, sub.RetryAttempt
 		sub.RetryDate, sub.RetryDue, sub.RetryAttempt = nil, nil, 0

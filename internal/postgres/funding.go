@@ -75,6 +75,12 @@ type sourceRow struct {
 	Fingerprint   []byte     `db:"fingerprint"`
 	CreatedAt     time.Time  `db:"created_at"`
 	RemovedAt     *time.Time `db:"removed_at"`
+	RemovedReason *string    `db:"removed_reason"`
+	BlockCode     *string    `db:"block_code"`
+	BlockReason   *string    `db:"block_reason"`
+	BlockedAt     *time.Time `db:"blocked_at"`
+	UnblockedAt   *time.Time `db:"unblocked_at"`
+	Attestation   *string    `db:"unblock_attestation"`
 	depositCols
 }
 
@@ -96,7 +102,11 @@ func (r sourceRow) domain() funding.Source {
 		LastFour: r.LastFour, AccountType: r.AccountType, Nickname: r.Nickname, CreatedAt: r.CreatedAt.UTC(),
 		Removed: r.RemovedAt != nil, RoutingNumber: r.RoutingNumber,
 		Account: funding.Sealed{KeyID: r.KeyID, Data: r.Ciphertext}, Fingerprint: r.Fingerprint,
-		RemovedAt: utcPtr(r.RemovedAt),
+		RemovedAt: utcPtr(r.RemovedAt), RemovedReason: r.RemovedReason, UnblockedAt: utcPtr(r.UnblockedAt),
+		Attestation: r.Attestation,
+	}
+	if r.BlockCode != nil && r.BlockedAt != nil {
+		s.Block = &funding.Block{Code: *r.BlockCode, Reason: deref(r.BlockReason), BlockedAt: r.BlockedAt.UTC()}
 	}
 	if r.Seq != nil {
 		s.Verification = funding.MicroDeposit{
@@ -113,7 +123,8 @@ const sourceSelect = `
 SELECT f.merchant_id, f.environment, f.id, f.customer_id, f.status, f.routing_number, f.bank_name, f.last_four,
        f.account_type, f.nickname, f.account_key_id, f.account_ciphertext, f.fingerprint, f.created_at, f.removed_at,
        f.md_seq, f.md_status, f.md_initiated_at, f.md_expected_arrival_date, f.md_expires_at,
-       f.md_attempts_remaining, f.md_return_code
+       f.md_attempts_remaining, f.md_return_code,
+       f.removed_reason, f.block_code, f.block_reason, f.blocked_at, f.unblocked_at, f.unblock_attestation
 FROM funding_sources f`
 
 const selectSource = sourceSelect + `
@@ -197,12 +208,28 @@ func (q queries) SetStatus(ctx context.Context, scope tenant.Scope, id string, s
 var setSourceStatusRecording = recording(setSourceStatus, 5)
 
 const markSourceRemoved = `
-UPDATE funding_sources SET removed_at = $4
+UPDATE funding_sources SET removed_at = $4, removed_reason = $5
 WHERE ` + byID + ` AND removed_at IS NULL`
 
-// MarkRemoved marks a source removed.
-func (q queries) MarkRemoved(ctx context.Context, scope tenant.Scope, id string, at time.Time) error {
-	res, err := q.ex.ExecContext(ctx, markSourceRemoved, scope.MerchantID, scope.Env, id, at)
+// MarkRemoved marks a source removed, with why when a return removed it.
+func (q queries) MarkRemoved(ctx context.Context, scope tenant.Scope, id string, at time.Time, reason *string) error {
+	res, err := q.ex.ExecContext(ctx, markSourceRemoved, scope.MerchantID, scope.Env, id, at, reason)
+	return oneRow(res, err, errs.NotFound)
+}
+
+const setSourceBlock = `
+UPDATE funding_sources SET block_code = $4, block_reason = $5, blocked_at = $6, unblocked_at = $7, unblock_attestation = $8
+WHERE ` + byID
+
+// SetBlock stores a source's block and its last unblock.
+func (q queries) SetBlock(ctx context.Context, src funding.Source) error {
+	var code, reason *string
+	var at *time.Time
+	if b := src.Block; b != nil {
+		code, reason, at = &b.Code, &b.Reason, &b.BlockedAt
+	}
+	res, err := q.ex.ExecContext(ctx, setSourceBlock, src.Scope.MerchantID, src.Scope.Env, src.ID, code, reason, at,
+		src.UnblockedAt, src.Attestation)
 	return oneRow(res, err, errs.NotFound)
 }
 

@@ -14,9 +14,13 @@ import (
 )
 
 const selectPaymentSource = `
-SELECT customer_id, status = 'Verified' AS verified, removed_at IS NOT NULL AS removed
-FROM funding_sources WHERE ` + byID + `
-FOR SHARE`
+SELECT f.customer_id, f.status = 'Verified' AS verified, f.removed_at IS NOT NULL AS removed,
+       EXISTS (SELECT 1 FROM customers c
+               WHERE c.merchant_id = f.merchant_id AND c.environment = f.environment AND c.id = f.customer_id
+                 AND c.business_name <> '') AS business,
+       f.blocked_at IS NOT NULL AS blocked
+FROM funding_sources f WHERE ` + byID + `
+FOR SHARE OF f`
 
 // PaymentSource reads a funding source for a payment and share-locks it, so
 // it cannot be removed while the payment is written.
@@ -25,11 +29,13 @@ func (q queries) PaymentSource(ctx context.Context, scope tenant.Scope, id strin
 		CustomerID string `db:"customer_id"`
 		Verified   bool   `db:"verified"`
 		Removed    bool   `db:"removed"`
+		Business   bool   `db:"business"`
+		Blocked    bool   `db:"blocked"`
 	}
 	if err := sqlx.GetContext(ctx, q.ex, &r, selectPaymentSource, scope.MerchantID, scope.Env, id); err != nil {
 		return payment.SourceInfo{}, translate(err)
 	}
-	return payment.SourceInfo{CustomerID: r.CustomerID, Verified: r.Verified, Removed: r.Removed}, nil
+	return payment.SourceInfo{CustomerID: r.CustomerID, Verified: r.Verified, Removed: r.Removed, Business: r.Business, Blocked: r.Blocked}, nil
 }
 
 // createPayment is a payment's creation in one statement: it share-locks
@@ -45,7 +51,7 @@ WITH src AS (
   FOR SHARE OF f
 ), ins AS (
   INSERT INTO payments (` + paymentColumns + `)
-  SELECT $1, $2, $4, $3, src.customer_id, $5, $6, $7, $8, NULL, NULL, NULL, NULL, $9, NULL, $10
+  SELECT $1, $2, $4, $3, src.customer_id, $5, $6, $7, $8, NULL, NULL, NULL, NULL, $9, NULL, $10, NULL
   FROM src WHERE NOT src.removed AND (src.verified OR $5 = 'credit')
   RETURNING 1
 )
@@ -87,6 +93,7 @@ type paymentRow struct {
 	SettleAt       *time.Time `db:"settle_at"`
 	SettledAt      *time.Time `db:"settled_at"`
 	CreatedAt      time.Time  `db:"created_at"`
+	MandateID      *string    `db:"mandate_id"`
 }
 
 func (r paymentRow) domain() payment.Payment {
@@ -96,6 +103,7 @@ func (r paymentRow) domain() payment.Payment {
 		Cents: r.Cents, Direction: payment.Direction(r.Direction), Description: r.Description,
 		Status: payment.Status(r.Status), FailureCode: r.FailureCode, SubscriptionID: r.SubscriptionID,
 		Attempt: r.Attempt, SettleAt: utcPtr(r.SettleAt), SettledAt: utcPtr(r.SettledAt), CreatedAt: r.CreatedAt.UTC(),
+		MandateID: r.MandateID,
 	}
 	if r.FailureCode != nil {
 		reason := achcode.Reason(*r.FailureCode)
@@ -106,18 +114,18 @@ func (r paymentRow) domain() payment.Payment {
 }
 
 const paymentColumns = `merchant_id, environment, id, funding_source_id, customer_id, direction, amount_cents,
-       description, status, failure_code, subscription_id, attempt, due_date, settle_at, settled_at, created_at`
+       description, status, failure_code, subscription_id, attempt, due_date, settle_at, settled_at, created_at, mandate_id`
 
 const insertPayment = `
 INSERT INTO payments (` + paymentColumns + `)
-VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16)`
+VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17)`
 
 // InsertPayment stores a new payment; errs.Conflict when a subscription's
 // debit for that due date exists already.
 func (q queries) InsertPayment(ctx context.Context, p payment.Payment) error {
 	_, err := q.ex.ExecContext(ctx, insertPayment, p.Scope.MerchantID, p.Scope.Env, p.ID, p.SourceID, p.CustomerID,
 		p.Direction, p.Cents, p.Description, p.Status, p.FailureCode, p.SubscriptionID, p.Attempt, p.DueDate, p.SettleAt,
-		p.SettledAt, p.CreatedAt)
+		p.SettledAt, p.CreatedAt, p.MandateID)
 	return translate(err)
 }
 
@@ -193,6 +201,7 @@ type subscriptionRow struct {
 	RetryDate    *time.Time `db:"retry_date"`
 	RetryDue     *time.Time `db:"retry_due"`
 	RetryAttempt *int       `db:"retry_attempt"`
+	MandateID    *string    `db:"mandate_id"`
 }
 
 func (r subscriptionRow) domain() payment.Subscription {
@@ -201,7 +210,7 @@ func (r subscriptionRow) domain() payment.Subscription {
 		ID:    r.ID, SourceID: r.SourceID, CustomerID: r.CustomerID, Amount: money.Format(r.Cents), Currency: "USD",
 		Cents: r.Cents, Interval: payment.Interval(r.Interval), Description: r.Description, Status: r.Status,
 		StartDate: r.StartDate.Format(time.DateOnly), PaymentCount: r.PaymentCount, CancelReason: r.CancelReason,
-		CreatedAt: r.CreatedAt.UTC(), CanceledAt: utcPtr(r.CanceledAt),
+		CreatedAt: r.CreatedAt.UTC(), CanceledAt: utcPtr(r.CanceledAt), MandateID: r.MandateID,
 	}
 	s.NextDate, s.RetryDate, s.RetryDue = dateOnly(r.NextDate), dateOnly(r.RetryDate), dateOnly(r.RetryDue)
 	if r.RetryAttempt != nil {
@@ -230,17 +239,17 @@ func retryAttempt(s payment.Subscription) *int {
 
 const subscriptionColumns = `merchant_id, environment, id, funding_source_id, customer_id, amount_cents, interval,
        description, status, start_date, next_date, payment_count, cancel_reason, created_at, canceled_at,
-       retry_date, retry_due, retry_attempt`
+       retry_date, retry_due, retry_attempt, mandate_id`
 
 const insertSubscription = `
 INSERT INTO subscriptions (` + subscriptionColumns + `)
-VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18)`
+VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19)`
 
 // InsertSubscription stores a new subscription.
 func (q queries) InsertSubscription(ctx context.Context, s payment.Subscription) error {
 	_, err := q.ex.ExecContext(ctx, insertSubscription, s.Scope.MerchantID, s.Scope.Env, s.ID, s.SourceID, s.CustomerID,
 		s.Cents, s.Interval, s.Description, s.Status, s.StartDate, s.NextDate, s.PaymentCount, s.CancelReason,
-		s.CreatedAt, s.CanceledAt, s.RetryDate, s.RetryDue, retryAttempt(s))
+		s.CreatedAt, s.CanceledAt, s.RetryDate, s.RetryDue, retryAttempt(s), s.MandateID)
 	return translate(err)
 }
 

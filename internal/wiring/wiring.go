@@ -25,6 +25,7 @@ import (
 
 	"github.com/fundsource/fundsource/internal/ach"
 	"github.com/fundsource/fundsource/internal/config"
+	"github.com/fundsource/fundsource/internal/core/achcode"
 	"github.com/fundsource/fundsource/internal/core/idempotency"
 	"github.com/fundsource/fundsource/internal/core/tenant"
 	"github.com/fundsource/fundsource/internal/customer"
@@ -105,6 +106,15 @@ func Build(cfg *config.Config, d Deps) (*Services, error) {
 	// domains' stores on its transaction (postgres.Stores).
 	s.Funding.OnRemove(func(ctx context.Context, tx funding.Store, scope tenant.Scope, sourceID string) error {
 		return s.Payments.CancelForSourceTx(ctx, tx.(postgres.Stores).Payments(), scope, sourceID)
+	})
+	// The return policy: a payment's return acts on its source, and a
+	// block revokes the source's mandates, each in the return's
+	// transaction.
+	s.Payments.OnReturn(func(ctx context.Context, tx payment.Store, scope tenant.Scope, sourceID, code string) error {
+		return s.Funding.ApplyReturnTx(ctx, tx.(postgres.Stores).Funding(), scope, sourceID, code)
+	})
+	s.Funding.OnBlock(func(ctx context.Context, tx funding.Store, scope tenant.Scope, sourceID, code string) error {
+		return s.Payments.RevokeForSourceTx(ctx, tx.(postgres.Stores).Payments(), scope, sourceID, achcode.ReturnReason(code))
 	})
 	if cfg.ACHODFIRouting != "" {
 		ac := ach.Config{Dir: cfg.ACHOutboxDir, ODFIRouting: cfg.ACHODFIRouting, DestinationRouting: cfg.ACHDestinationRouting,

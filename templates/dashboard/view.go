@@ -178,12 +178,31 @@ type Source struct {
 	CanInitiate  bool
 	HostedLink   string // "" unless a customer can verify there now
 	Amounts      string // sandbox only: "$0.12 and $0.34" while pending
-	Events       []LogRow
+	// Blocked describes a return's block ("R07 Authorization revoked by
+	// customer, since …"), "" when debits are allowed.
+	Blocked       string
+	RemovedReason string // "return_R03" when a return removed the source
+	Events        []LogRow
 
 	Sandbox       bool     // the sandbox's simulation buttons are shown
 	ReturnCodes   []Option // the codes a simulated return offers
 	Payments      []PaymentRow
 	Subscriptions []SubscriptionRow
+	Mandates      []MandateRow
+}
+
+// MandateRow is one mandate of a source with its evidence.
+type MandateRow struct {
+	ID         string
+	Type       string // single or recurring
+	SECCode    string
+	Status     string // active or revoked
+	Accepted   string // when the customer accepted
+	IP         string // "" when none was captured (the sandbox's own mandates)
+	UserAgent  string
+	Text       string // the authorization as the customer saw it
+	TextSHA256 string
+	Revoked    string // "" while active; else when and why
 }
 
 // PaymentRow is one payment of a source.

@@ -160,10 +160,14 @@ func (s *Surface) Mount(r *gin.Engine) {
 	g.POST("/payments/:id/cancel", s.once(s.cancelPayment))
 	g.POST("/customers/:user_id", s.once(s.updateCustomer))
 	g.POST("/funding-source/:funding_source_id", s.once(s.updateSource))
+	g.POST("/funding-source/:funding_source_id/unblock", s.once(s.unblockSource))
 	g.POST("/subscriptions", s.once(s.createSubscription))
 	g.GET("/subscriptions", s.run(s.listSubscriptions))
 	g.GET("/subscriptions/:id", s.run(s.getSubscription))
 	g.POST("/subscriptions/:id/cancel", s.once(s.cancelSubscription))
+	g.GET("/mandates", s.run(s.listMandates))
+	g.GET("/mandates/:id", s.run(s.getMandate))
+	g.POST("/mandates/:id/revoke", s.once(s.revokeMandate))
 }
 
 // queryParams are the query parameters of the API routes that take any;
@@ -174,6 +178,7 @@ var queryParams = map[string][]string{
 	"GET /v2/events":                             {"limit", "starting_after", "type"},
 	"GET /v2/payments":                           {"limit", "starting_after", "funding_source_id"},
 	"GET /v2/subscriptions":                      {"limit", "starting_after", "funding_source_id"},
+	"GET /v2/mandates":                           {"limit", "starting_after", "funding_source_id"},
 }
 
 // knownQuery refuses a query parameter the route does not take, as an

@@ -254,3 +254,13 @@ func (n *nicknameMember) UnmarshalJSON(b []byte) error {
 	}
 	return nil
 }
+
+func (s *Surface) unblockSource(c *gin.Context, svc Services) {
+	var in funding.UnblockInput
+	if err := surface.Decode(c, &in); err != nil {
+		s.Fail(c, err)
+		return
+	}
+	src, err := svc.Funding.Unblock(c.Request.Context(), surface.Scope(c), c.Param("funding_source_id"), in)
+	surface.Reply(s.Shared, c, src, err)
+}

@@ -129,6 +129,12 @@ func (s *Surface) sourcePage(c *gin.Context) {
 		SourceRow:  sourceRow(funding.Listed{Source: src, CustomerName: cu.FirstName + " " + cu.LastName, CustomerEmail: cu.Email}),
 		CustomerID: src.CustomerID, Removed: src.Removed, Verification: "none",
 	}
+	if b := src.Block; b != nil {
+		v.Blocked = b.Code + " " + b.Reason + ", since " + shortTime(b.BlockedAt)
+	}
+	if src.RemovedReason != nil {
+		v.RemovedReason = *src.RemovedReason
+	}
 	vf := src.Verification
 	if vf != nil {
 		v.Verification, v.Attempts, v.ReturnCode = vf.Status, vf.AttemptsRemaining, vf.ReturnCode
@@ -170,8 +176,9 @@ func (s *Surface) sourcePage(c *gin.Context) {
 	s.Page(c, http.StatusOK, view.SourcePage(s.frame(c, v.Bank+" "+v.Account, "sources"), v))
 }
 
-// addPayments adds a source's newest payments and subscriptions to its
-// page, and in sandbox the simulations that apply to them.
+// addPayments adds a source's newest payments, subscriptions and mandates
+// (with their evidence) to its page, and in sandbox the simulations that
+// apply to them.
 func (s *Surface) addPayments(c *gin.Context, v *view.Source) error {
 	ctx, scope := c.Request.Context(), current(c).Scope
 	v.Sandbox = scope.Env == tenant.Sandbox
@@ -210,6 +217,24 @@ func (s *Surface) addPayments(c *gin.Context, v *view.Source) error {
 			r.Reason = strings.ReplaceAll(*sub.CancelReason, "_", " ")
 		}
 		v.Subscriptions = append(v.Subscriptions, r)
+	}
+	mandates, _, err := s.payments.ListMandates(ctx, scope, v.ID, paging.Page{Limit: listSize})
+	if err != nil {
+		return err
+	}
+	for _, m := range mandates {
+		r := view.MandateRow{ID: m.ID, Type: string(m.Type), SECCode: m.SECCode, Status: m.Status,
+			Accepted: m.AcceptedAt.Format("Jan 2, 2006 15:04:05 UTC"), Text: m.Text, TextSHA256: m.TextSHA256}
+		if m.IPAddress != nil {
+			r.IP = *m.IPAddress
+		}
+		if m.UserAgent != nil {
+			r.UserAgent = *m.UserAgent
+		}
+		if m.RevokedAt != nil && m.RevokeReason != nil {
+			r.Revoked = shortTime(*m.RevokedAt) + " (" + *m.RevokeReason + ")"
+		}
+		v.Mandates = append(v.Mandates, r)
 	}
 	return nil
 }

@@ -16,6 +16,7 @@ var returnReasons = map[string]string{
 	"R08": "Payment stopped",
 	"R09": "Uncollected funds",
 	"R10": "Customer advises originator is not known or not authorized",
+	"R11": "Customer advises entry not in accordance with the terms of the authorization",
 	"R16": "Account frozen",
 	"R20": "Non-transaction account",
 	"R29": "Corporate customer advises not authorized",

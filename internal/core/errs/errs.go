@@ -59,6 +59,14 @@ const (
 	PaymentNotFound      Code = "payment_not_found"      // 404
 	SubscriptionNotFound Code = "subscription_not_found" // 404
 	FundingSourceRemoved Code = "funding_source_removed" // 409: a payment or subscription on a removed source
+
+	// AuthorizationRequired is 400: a production debit or subscription
+	// with neither a mandate_id nor an authorization.
+	AuthorizationRequired Code = "authorization_required"
+	// FundingSourceBlocked is 403: a debit of a source a return blocked.
+	FundingSourceBlocked Code = "funding_source_blocked"
+	// UnblockLimit is 409: a second unblock of a source within 365 days.
+	UnblockLimit Code = "unblock_limit"
 )
 
 // Error is a domain error with a contract code. Message is safe to show to the

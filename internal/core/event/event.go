@@ -47,6 +47,10 @@ const (
 	SubscriptionCanceled             = "subscription.canceled"
 	WebhookTest                      = "webhook.test"
 	WebhookDisabled                  = "webhook.disabled"
+	MandateCreated                   = "mandate.created"
+	MandateRevoked                   = "mandate.revoked"
+	FundingSourceBlocked             = "funding_source.blocked"
+	FundingSourceUnblocked           = "funding_source.unblocked"
 )
 
 // Event is one notification. Data is marshalled to JSON as the envelope's
@@ -65,6 +69,7 @@ var Types = []string{
 	FundingSourceVerificationFailed, FundingSourceVerificationExpired, FundingSourceRemoved,
 	PaymentSuccess, PaymentFailed, SubscriptionCreated, WebhookTest, WebhookDisabled,
 	CustomerUpdated, FundingSourceUpdated, PaymentCanceled, SubscriptionCanceled,
+	MandateCreated, MandateRevoked, FundingSourceBlocked, FundingSourceUnblocked,
 }
 
 // ValidFilter reports whether f names an event type or a group of them

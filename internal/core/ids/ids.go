@@ -20,6 +20,7 @@ const (
 	APIKey        = "key_"
 	Payment       = "pay_"
 	Subscription  = "sub_"
+	Mandate       = "man_"
 )
 
 var b32 = base32.StdEncoding.WithPadding(base32.NoPadding)

@@ -124,12 +124,14 @@ func (e DeliveryStatus) Valid() bool {
 // Defines values for ErrorResponseErrorCode.
 const (
 	ErrorResponseErrorCodeAccountInUse                 ErrorResponseErrorCode = "account_in_use"
+	ErrorResponseErrorCodeAuthorizationRequired        ErrorResponseErrorCode = "authorization_required"
 	ErrorResponseErrorCodeConflict                     ErrorResponseErrorCode = "conflict"
 	ErrorResponseErrorCodeCustomerNotFound             ErrorResponseErrorCode = "customer_not_found"
 	ErrorResponseErrorCodeDebitNotAllowed              ErrorResponseErrorCode = "debit_not_allowed"
 	ErrorResponseErrorCodeDuplicateFundingSource       ErrorResponseErrorCode = "duplicate_funding_source"
 	ErrorResponseErrorCodeEventNotFound                ErrorResponseErrorCode = "event_not_found"
 	ErrorResponseErrorCodeFundingSourceAlreadyVerified ErrorResponseErrorCode = "funding_source_already_verified"
+	ErrorResponseErrorCodeFundingSourceBlocked         ErrorResponseErrorCode = "funding_source_blocked"
 	ErrorResponseErrorCodeFundingSourceNotFound        ErrorResponseErrorCode = "funding_source_not_found"
 	ErrorResponseErrorCodeFundingSourceRemoved         ErrorResponseErrorCode = "funding_source_removed"
 	ErrorResponseErrorCodeIdempotencyKeyReused         ErrorResponseErrorCode = "idempotency_key_reused"
@@ -156,6 +158,7 @@ const (
 	ErrorResponseErrorCodeServiceUnavailable           ErrorResponseErrorCode = "service_unavailable"
 	ErrorResponseErrorCodeSubscriptionNotFound         ErrorResponseErrorCode = "subscription_not_found"
 	ErrorResponseErrorCodeUnauthorized                 ErrorResponseErrorCode = "unauthorized"
+	ErrorResponseErrorCodeUnblockLimit                 ErrorResponseErrorCode = "unblock_limit"
 	ErrorResponseErrorCodeUnsupportedMediaType         ErrorResponseErrorCode = "unsupported_media_type"
 	ErrorResponseErrorCodeVerificationAttemptsExceeded ErrorResponseErrorCode = "verification_attempts_exceeded"
 	ErrorResponseErrorCodeVerificationExpired          ErrorResponseErrorCode = "verification_expired"
@@ -171,6 +174,8 @@ func (e ErrorResponseErrorCode) Valid() bool {
 	switch e {
 	case ErrorResponseErrorCodeAccountInUse:
 		return true
+	case ErrorResponseErrorCodeAuthorizationRequired:
+		return true
 	case ErrorResponseErrorCodeConflict:
 		return true
 	case ErrorResponseErrorCodeCustomerNotFound:
@@ -182,6 +187,8 @@ func (e ErrorResponseErrorCode) Valid() bool {
 	case ErrorResponseErrorCodeEventNotFound:
 		return true
 	case ErrorResponseErrorCodeFundingSourceAlreadyVerified:
+		return true
+	case ErrorResponseErrorCodeFundingSourceBlocked:
 		return true
 	case ErrorResponseErrorCodeFundingSourceNotFound:
 		return true
@@ -234,6 +241,8 @@ func (e ErrorResponseErrorCode) Valid() bool {
 	case ErrorResponseErrorCodeSubscriptionNotFound:
 		return true
 	case ErrorResponseErrorCodeUnauthorized:
+		return true
+	case ErrorResponseErrorCodeUnblockLimit:
 		return true
 	case ErrorResponseErrorCodeUnsupportedMediaType:
 		return true
@@ -430,6 +439,21 @@ func (e FundingSourceVerificationStatus) Valid() bool {
 	case FundingSourceVerificationStatusPending:
 		return true
 	case FundingSourceVerificationStatusSucceeded:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for FundingSourceBlockedEventType.
+const (
+	FundingSourceBlockedEventTypeFundingSourceBlocked FundingSourceBlockedEventType = "funding_source.blocked"
+)
+
+// Valid indicates whether the value is a known member of the FundingSourceBlockedEventType enum.
+func (e FundingSourceBlockedEventType) Valid() bool {
+	switch e {
+	case FundingSourceBlockedEventTypeFundingSourceBlocked:
 		return true
 	default:
 		return false
@@ -667,6 +691,21 @@ func (e FundingSourceResponseVerificationStatus) Valid() bool {
 	}
 }
 
+// Defines values for FundingSourceUnblockedEventType.
+const (
+	FundingSourceUnblocked FundingSourceUnblockedEventType = "funding_source.unblocked"
+)
+
+// Valid indicates whether the value is a known member of the FundingSourceUnblockedEventType enum.
+func (e FundingSourceUnblockedEventType) Valid() bool {
+	switch e {
+	case FundingSourceUnblocked:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for FundingSourceUpdatedEventType.
 const (
 	FundingSourceUpdatedEventTypeFundingSourceUpdated FundingSourceUpdatedEventType = "funding_source.updated"
@@ -736,6 +775,180 @@ const (
 func (e FundingSourceVerifiedEventType) Valid() bool {
 	switch e {
 	case FundingSourceVerifiedEventTypeFundingSourceVerified:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for MandateSecCode.
+const (
+	MandateSecCodeCCD MandateSecCode = "CCD"
+	MandateSecCodePPD MandateSecCode = "PPD"
+	MandateSecCodeWEB MandateSecCode = "WEB"
+)
+
+// Valid indicates whether the value is a known member of the MandateSecCode enum.
+func (e MandateSecCode) Valid() bool {
+	switch e {
+	case MandateSecCodeCCD:
+		return true
+	case MandateSecCodePPD:
+		return true
+	case MandateSecCodeWEB:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for MandateStatus.
+const (
+	MandateStatusActive  MandateStatus = "active"
+	MandateStatusRevoked MandateStatus = "revoked"
+)
+
+// Valid indicates whether the value is a known member of the MandateStatus enum.
+func (e MandateStatus) Valid() bool {
+	switch e {
+	case MandateStatusActive:
+		return true
+	case MandateStatusRevoked:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for MandateType.
+const (
+	MandateTypeRecurring MandateType = "recurring"
+	MandateTypeSingle    MandateType = "single"
+)
+
+// Valid indicates whether the value is a known member of the MandateType enum.
+func (e MandateType) Valid() bool {
+	switch e {
+	case MandateTypeRecurring:
+		return true
+	case MandateTypeSingle:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for MandateCreatedEventType.
+const (
+	MandateCreated MandateCreatedEventType = "mandate.created"
+)
+
+// Valid indicates whether the value is a known member of the MandateCreatedEventType enum.
+func (e MandateCreatedEventType) Valid() bool {
+	switch e {
+	case MandateCreated:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for MandateListSuccess.
+const (
+	MandateListSuccessTrue MandateListSuccess = true
+)
+
+// Valid indicates whether the value is a known member of the MandateListSuccess enum.
+func (e MandateListSuccess) Valid() bool {
+	switch e {
+	case MandateListSuccessTrue:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for MandateResponseSecCode.
+const (
+	MandateResponseSecCodeCCD MandateResponseSecCode = "CCD"
+	MandateResponseSecCodePPD MandateResponseSecCode = "PPD"
+	MandateResponseSecCodeWEB MandateResponseSecCode = "WEB"
+)
+
+// Valid indicates whether the value is a known member of the MandateResponseSecCode enum.
+func (e MandateResponseSecCode) Valid() bool {
+	switch e {
+	case MandateResponseSecCodeCCD:
+		return true
+	case MandateResponseSecCodePPD:
+		return true
+	case MandateResponseSecCodeWEB:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for MandateResponseStatus.
+const (
+	MandateResponseStatusActive  MandateResponseStatus = "active"
+	MandateResponseStatusRevoked MandateResponseStatus = "revoked"
+)
+
+// Valid indicates whether the value is a known member of the MandateResponseStatus enum.
+func (e MandateResponseStatus) Valid() bool {
+	switch e {
+	case MandateResponseStatusActive:
+		return true
+	case MandateResponseStatusRevoked:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for MandateResponseSuccess.
+const (
+	MandateResponseSuccessTrue MandateResponseSuccess = true
+)
+
+// Valid indicates whether the value is a known member of the MandateResponseSuccess enum.
+func (e MandateResponseSuccess) Valid() bool {
+	switch e {
+	case MandateResponseSuccessTrue:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for MandateResponseType.
+const (
+	MandateResponseTypeRecurring MandateResponseType = "recurring"
+	MandateResponseTypeSingle    MandateResponseType = "single"
+)
+
+// Valid indicates whether the value is a known member of the MandateResponseType enum.
+func (e MandateResponseType) Valid() bool {
+	switch e {
+	case MandateResponseTypeRecurring:
+		return true
+	case MandateResponseTypeSingle:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for MandateRevokedEventType.
+const (
+	MandateRevokedEventTypeMandateRevoked MandateRevokedEventType = "mandate.revoked"
+)
+
+// Valid indicates whether the value is a known member of the MandateRevokedEventType enum.
+func (e MandateRevokedEventType) Valid() bool {
+	switch e {
+	case MandateRevokedEventTypeMandateRevoked:
 		return true
 	default:
 		return false
@@ -1007,6 +1220,7 @@ func (e SandboxMicroDepositsVerificationStatus) Valid() bool {
 const (
 	SubscriptionCancelReasonFundingSourceRemoved SubscriptionCancelReason = "funding_source_removed"
 	SubscriptionCancelReasonLessThannil          SubscriptionCancelReason = "<nil>"
+	SubscriptionCancelReasonMandateRevoked       SubscriptionCancelReason = "mandate_revoked"
 	SubscriptionCancelReasonPaymentReturned      SubscriptionCancelReason = "payment_returned"
 	SubscriptionCancelReasonRequested            SubscriptionCancelReason = "requested"
 )
@@ -1017,6 +1231,8 @@ func (e SubscriptionCancelReason) Valid() bool {
 	case SubscriptionCancelReasonFundingSourceRemoved:
 		return true
 	case SubscriptionCancelReasonLessThannil:
+		return true
+	case SubscriptionCancelReasonMandateRevoked:
 		return true
 	case SubscriptionCancelReasonPaymentReturned:
 		return true
@@ -1145,6 +1361,7 @@ func (e SubscriptionListSuccess) Valid() bool {
 const (
 	SubscriptionResponseCancelReasonFundingSourceRemoved SubscriptionResponseCancelReason = "funding_source_removed"
 	SubscriptionResponseCancelReasonLessThannil          SubscriptionResponseCancelReason = "<nil>"
+	SubscriptionResponseCancelReasonMandateRevoked       SubscriptionResponseCancelReason = "mandate_revoked"
 	SubscriptionResponseCancelReasonPaymentReturned      SubscriptionResponseCancelReason = "payment_returned"
 	SubscriptionResponseCancelReasonRequested            SubscriptionResponseCancelReason = "requested"
 )
@@ -1155,6 +1372,8 @@ func (e SubscriptionResponseCancelReason) Valid() bool {
 	case SubscriptionResponseCancelReasonFundingSourceRemoved:
 		return true
 	case SubscriptionResponseCancelReasonLessThannil:
+		return true
+	case SubscriptionResponseCancelReasonMandateRevoked:
 		return true
 	case SubscriptionResponseCancelReasonPaymentReturned:
 		return true
@@ -1423,6 +1642,21 @@ type AccountDeleteInput struct {
 	UserId          *string `json:"user_id,omitempty"`
 }
 
+// Authorization The customer's consent as the merchant captured it. The service stores the text and its SHA-256 and creates a mandate: single for a payment, recurring for a subscription.
+type Authorization struct {
+	// AcceptedAt When the customer accepted, RFC 3339; not in the future.
+	AcceptedAt time.Time `json:"accepted_at"`
+
+	// IpAddress The IPv4 or IPv6 address the customer accepted from; required in production.
+	IpAddress *string `json:"ip_address,omitempty"`
+
+	// Text The authorization exactly as the customer saw it.
+	Text string `json:"text"`
+
+	// UserAgent The customer's browser or app.
+	UserAgent *string `json:"user_agent,omitempty"`
+}
+
 // Customer defines model for Customer.
 type Customer struct {
 	BusinessName *string             `json:"business_name"`
@@ -1574,16 +1808,26 @@ type EventListSuccess bool
 
 // FundingSource defines model for FundingSource.
 type FundingSource struct {
-	AccountType     FundingSourceAccountType `json:"account_type"`
-	BankName        *string                  `json:"bank_name"`
-	CreatedAt       time.Time                `json:"created_at"`
-	FundingSourceId string                   `json:"funding_source_id"`
-	LastFour        string                   `json:"last_four"`
-	Nickname        *string                  `json:"nickname"`
-	Removed         bool                     `json:"removed"`
-	Status          FundingSourceStatus      `json:"status"`
-	UserId          string                   `json:"user_id"`
-	Verification    *struct {
+	AccountType FundingSourceAccountType `json:"account_type"`
+	BankName    *string                  `json:"bank_name"`
+
+	// Block Set while an ACH return that disputes the authorization (R05 R07 R10 R11 R29) or says the account is frozen (R16) blocks debits (403 funding_source_blocked); null otherwise. POST /v2/funding-source/{id}/unblock lifts it.
+	Block *struct {
+		BlockedAt time.Time `json:"blocked_at"`
+		Code      string    `json:"code"`
+		Reason    string    `json:"reason"`
+	} `json:"block"`
+	CreatedAt       time.Time `json:"created_at"`
+	FundingSourceId string    `json:"funding_source_id"`
+	LastFour        string    `json:"last_four"`
+	Nickname        *string   `json:"nickname"`
+	Removed         bool      `json:"removed"`
+
+	// RemovedReason "return_R03" (etc.) when an ACH return removed the source (R02 R03 R04 R20); null otherwise.
+	RemovedReason *string             `json:"removed_reason"`
+	Status        FundingSourceStatus `json:"status"`
+	UserId        string              `json:"user_id"`
+	Verification  *struct {
 		AttemptsRemaining   int                             `json:"attempts_remaining"`
 		ExpectedArrivalDate openapi_types.Date              `json:"expected_arrival_date"`
 		ExpiresAt           time.Time                       `json:"expires_at"`
@@ -1608,6 +1852,20 @@ type FundingSourceVerificationMethod string
 // FundingSourceVerificationStatus defines model for FundingSource.Verification.Status.
 type FundingSourceVerificationStatus string
 
+// FundingSourceBlockedEvent The funding_source.blocked event.
+type FundingSourceBlockedEvent struct {
+	CreatedAt time.Time `json:"created_at"`
+
+	// Data A funding source as event data: its status is PendingVerified in funding_source.verification_pending.
+	Data     FundingSourceEventData        `json:"data"`
+	Id       string                        `json:"id"`
+	Livemode bool                          `json:"livemode"`
+	Type     FundingSourceBlockedEventType `json:"type"`
+}
+
+// FundingSourceBlockedEventType defines model for FundingSourceBlockedEvent.Type.
+type FundingSourceBlockedEventType string
+
 // FundingSourceCreatedEvent The funding_source.created event.
 type FundingSourceCreatedEvent struct {
 	CreatedAt time.Time `json:"created_at"`
@@ -1624,16 +1882,29 @@ type FundingSourceCreatedEventType string
 
 // FundingSourceEventData A funding source as event data: its status is PendingVerified in funding_source.verification_pending.
 type FundingSourceEventData struct {
-	AccountType     FundingSourceEventDataAccountType `json:"account_type"`
-	BankName        *string                           `json:"bank_name"`
-	CreatedAt       time.Time                         `json:"created_at"`
-	FundingSourceId string                            `json:"funding_source_id"`
-	LastFour        string                            `json:"last_four"`
-	Nickname        *string                           `json:"nickname"`
-	Removed         bool                              `json:"removed"`
-	Status          FundingSourceEventDataStatus      `json:"status"`
-	UserId          string                            `json:"user_id"`
-	Verification    *struct {
+	AccountType FundingSourceEventDataAccountType `json:"account_type"`
+	BankName    *string                           `json:"bank_name"`
+
+	// Block Set while an ACH return that disputes the authorization (R05 R07 R10 R11 R29) or says the account is frozen (R16) blocks debits (403 funding_source_blocked); null otherwise. POST /v2/funding-source/{id}/unblock lifts it.
+	Block *struct {
+		BlockedAt time.Time `json:"blocked_at"`
+		Code      string    `json:"code"`
+		Reason    string    `json:"reason"`
+	} `json:"block"`
+	CreatedAt       time.Time `json:"created_at"`
+	FundingSourceId string    `json:"funding_source_id"`
+	LastFour        string    `json:"last_four"`
+	Nickname        *string   `json:"nickname"`
+	Removed         bool      `json:"removed"`
+
+	// RemovedReason "return_R03" (etc.) when an ACH return removed the source (R02 R03 R04 R20); null otherwise.
+	RemovedReason *string `json:"removed_reason"`
+
+	// ReturnCode funding_source.removed: the ACH return code that removed the source.
+	ReturnCode   *string                      `json:"return_code,omitempty"`
+	Status       FundingSourceEventDataStatus `json:"status"`
+	UserId       string                       `json:"user_id"`
+	Verification *struct {
 		AttemptsRemaining   int                                      `json:"attempts_remaining"`
 		ExpectedArrivalDate openapi_types.Date                       `json:"expected_arrival_date"`
 		ExpiresAt           time.Time                                `json:"expires_at"`
@@ -1709,17 +1980,27 @@ type FundingSourceRemovedEventType string
 
 // FundingSourceResponse defines model for FundingSourceResponse.
 type FundingSourceResponse struct {
-	AccountType     FundingSourceResponseAccountType `json:"account_type"`
-	BankName        *string                          `json:"bank_name"`
-	CreatedAt       time.Time                        `json:"created_at"`
-	FundingSourceId string                           `json:"funding_source_id"`
-	LastFour        string                           `json:"last_four"`
-	Nickname        *string                          `json:"nickname"`
-	Removed         bool                             `json:"removed"`
-	Status          FundingSourceResponseStatus      `json:"status"`
-	Success         FundingSourceResponseSuccess     `json:"success"`
-	UserId          string                           `json:"user_id"`
-	Verification    *struct {
+	AccountType FundingSourceResponseAccountType `json:"account_type"`
+	BankName    *string                          `json:"bank_name"`
+
+	// Block Set while an ACH return that disputes the authorization (R05 R07 R10 R11 R29) or says the account is frozen (R16) blocks debits (403 funding_source_blocked); null otherwise. POST /v2/funding-source/{id}/unblock lifts it.
+	Block *struct {
+		BlockedAt time.Time `json:"blocked_at"`
+		Code      string    `json:"code"`
+		Reason    string    `json:"reason"`
+	} `json:"block"`
+	CreatedAt       time.Time `json:"created_at"`
+	FundingSourceId string    `json:"funding_source_id"`
+	LastFour        string    `json:"last_four"`
+	Nickname        *string   `json:"nickname"`
+	Removed         bool      `json:"removed"`
+
+	// RemovedReason "return_R03" (etc.) when an ACH return removed the source (R02 R03 R04 R20); null otherwise.
+	RemovedReason *string                      `json:"removed_reason"`
+	Status        FundingSourceResponseStatus  `json:"status"`
+	Success       FundingSourceResponseSuccess `json:"success"`
+	UserId        string                       `json:"user_id"`
+	Verification  *struct {
 		AttemptsRemaining   int                                     `json:"attempts_remaining"`
 		ExpectedArrivalDate openapi_types.Date                      `json:"expected_arrival_date"`
 		ExpiresAt           time.Time                               `json:"expires_at"`
@@ -1746,6 +2027,20 @@ type FundingSourceResponseVerificationMethod string
 
 // FundingSourceResponseVerificationStatus defines model for FundingSourceResponse.Verification.Status.
 type FundingSourceResponseVerificationStatus string
+
+// FundingSourceUnblockedEvent The funding_source.unblocked event.
+type FundingSourceUnblockedEvent struct {
+	CreatedAt time.Time `json:"created_at"`
+
+	// Data A funding source as event data: its status is PendingVerified in funding_source.verification_pending.
+	Data     FundingSourceEventData          `json:"data"`
+	Id       string                          `json:"id"`
+	Livemode bool                            `json:"livemode"`
+	Type     FundingSourceUnblockedEventType `json:"type"`
+}
+
+// FundingSourceUnblockedEventType defines model for FundingSourceUnblockedEvent.Type.
+type FundingSourceUnblockedEventType string
 
 // FundingSourceUpdatedEvent The funding_source.updated event.
 type FundingSourceUpdatedEvent struct {
@@ -1817,6 +2112,132 @@ type FundingSourceVerifiedEvent struct {
 // FundingSourceVerifiedEventType defines model for FundingSourceVerifiedEvent.Type.
 type FundingSourceVerifiedEventType string
 
+// Mandate A customer's authorization of debits from one funding source, kept as evidence at least two years after its revocation; removing the source does not delete it.
+type Mandate struct {
+	AcceptedAt      time.Time `json:"accepted_at"`
+	CreatedAt       time.Time `json:"created_at"`
+	FundingSourceId string    `json:"funding_source_id"`
+
+	// IpAddress Null for a mandate the sandbox created for a debit without an authorization.
+	IpAddress *string `json:"ip_address"`
+	MandateId string  `json:"mandate_id"`
+
+	// RevokeReason "requested" or the merchant's reason, or the ACH return that revoked it, like "return_R07".
+	RevokeReason *string    `json:"revoke_reason"`
+	RevokedAt    *time.Time `json:"revoked_at"`
+
+	// SecCode WEB for a consumer, CCD for a business customer.
+	SecCode MandateSecCode `json:"sec_code"`
+	Status  MandateStatus  `json:"status"`
+
+	// Text The authorization as the customer saw it.
+	Text string `json:"text"`
+
+	// TextSha256 Hex SHA-256 of text's UTF-8 bytes.
+	TextSha256 string `json:"text_sha256"`
+
+	// Type single authorizes one debit (a payment's), recurring a subscription's schedule.
+	Type      MandateType `json:"type"`
+	UserAgent *string     `json:"user_agent"`
+	UserId    string      `json:"user_id"`
+}
+
+// MandateSecCode WEB for a consumer, CCD for a business customer.
+type MandateSecCode string
+
+// MandateStatus defines model for Mandate.Status.
+type MandateStatus string
+
+// MandateType single authorizes one debit (a payment's), recurring a subscription's schedule.
+type MandateType string
+
+// MandateCreatedEvent The mandate.created event.
+type MandateCreatedEvent struct {
+	CreatedAt time.Time `json:"created_at"`
+
+	// Data A customer's authorization of debits from one funding source, kept as evidence at least two years after its revocation; removing the source does not delete it.
+	Data     Mandate                 `json:"data"`
+	Id       string                  `json:"id"`
+	Livemode bool                    `json:"livemode"`
+	Type     MandateCreatedEventType `json:"type"`
+}
+
+// MandateCreatedEventType defines model for MandateCreatedEvent.Type.
+type MandateCreatedEventType string
+
+// MandateList defines model for MandateList.
+type MandateList struct {
+	Data    []Mandate          `json:"data"`
+	HasMore bool               `json:"has_more"`
+	Success MandateListSuccess `json:"success"`
+}
+
+// MandateListSuccess defines model for MandateList.Success.
+type MandateListSuccess bool
+
+// MandateResponse defines model for MandateResponse.
+type MandateResponse struct {
+	AcceptedAt      time.Time `json:"accepted_at"`
+	CreatedAt       time.Time `json:"created_at"`
+	FundingSourceId string    `json:"funding_source_id"`
+
+	// IpAddress Null for a mandate the sandbox created for a debit without an authorization.
+	IpAddress *string `json:"ip_address"`
+	MandateId string  `json:"mandate_id"`
+
+	// RevokeReason "requested" or the merchant's reason, or the ACH return that revoked it, like "return_R07".
+	RevokeReason *string    `json:"revoke_reason"`
+	RevokedAt    *time.Time `json:"revoked_at"`
+
+	// SecCode WEB for a consumer, CCD for a business customer.
+	SecCode MandateResponseSecCode `json:"sec_code"`
+	Status  MandateResponseStatus  `json:"status"`
+	Success MandateResponseSuccess `json:"success"`
+
+	// Text The authorization as the customer saw it.
+	Text string `json:"text"`
+
+	// TextSha256 Hex SHA-256 of text's UTF-8 bytes.
+	TextSha256 string `json:"text_sha256"`
+
+	// Type single authorizes one debit (a payment's), recurring a subscription's schedule.
+	Type      MandateResponseType `json:"type"`
+	UserAgent *string             `json:"user_agent"`
+	UserId    string              `json:"user_id"`
+}
+
+// MandateResponseSecCode WEB for a consumer, CCD for a business customer.
+type MandateResponseSecCode string
+
+// MandateResponseStatus defines model for MandateResponse.Status.
+type MandateResponseStatus string
+
+// MandateResponseSuccess defines model for MandateResponse.Success.
+type MandateResponseSuccess bool
+
+// MandateResponseType single authorizes one debit (a payment's), recurring a subscription's schedule.
+type MandateResponseType string
+
+// MandateRevokeInput defines model for MandateRevokeInput.
+type MandateRevokeInput struct {
+	// RevokeReason Why; "requested" when left out.
+	RevokeReason *string `json:"revoke_reason,omitempty"`
+}
+
+// MandateRevokedEvent The mandate.revoked event.
+type MandateRevokedEvent struct {
+	CreatedAt time.Time `json:"created_at"`
+
+	// Data A customer's authorization of debits from one funding source, kept as evidence at least two years after its revocation; removing the source does not delete it.
+	Data     Mandate                 `json:"data"`
+	Id       string                  `json:"id"`
+	Livemode bool                    `json:"livemode"`
+	Type     MandateRevokedEventType `json:"type"`
+}
+
+// MandateRevokedEventType defines model for MandateRevokedEvent.Type.
+type MandateRevokedEventType string
+
 // Payment defines model for Payment.
 type Payment struct {
 	// Amount Decimal dollars, exact.
@@ -1832,12 +2253,15 @@ type Payment struct {
 	Direction   PaymentDirection `json:"direction"`
 
 	// FailureCode ACH return code when failed, like R01.
-	FailureCode     *string       `json:"failure_code"`
-	FailureReason   *string       `json:"failure_reason"`
-	FundingSourceId string        `json:"funding_source_id"`
-	PaymentId       string        `json:"payment_id"`
-	SettledAt       *time.Time    `json:"settled_at"`
-	Status          PaymentStatus `json:"status"`
+	FailureCode     *string `json:"failure_code"`
+	FailureReason   *string `json:"failure_reason"`
+	FundingSourceId string  `json:"funding_source_id"`
+
+	// MandateId The mandate that authorizes this debit; null for credits.
+	MandateId *string       `json:"mandate_id"`
+	PaymentId string        `json:"payment_id"`
+	SettledAt *time.Time    `json:"settled_at"`
+	Status    PaymentStatus `json:"status"`
 
 	// SubscriptionId The subscription that created this debit.
 	SubscriptionId *string `json:"subscription_id"`
@@ -1880,10 +2304,16 @@ type PaymentFailedEventType string
 // PaymentInput defines model for PaymentInput.
 type PaymentInput struct {
 	// Amount Dollars as a JSON number or decimal string, at most two decimals, positive, at most PAYMENT_MAX_AMOUNT.
-	Amount          PaymentInput_Amount   `json:"amount"`
+	Amount PaymentInput_Amount `json:"amount"`
+
+	// Authorization The customer's consent as the merchant captured it. The service stores the text and its SHA-256 and creates a mandate: single for a payment, recurring for a subscription.
+	Authorization   *Authorization        `json:"authorization,omitempty"`
 	Description     *string               `json:"description,omitempty"`
 	Direction       PaymentInputDirection `json:"direction"`
 	FundingSourceId string                `json:"funding_source_id"`
+
+	// MandateId An active mandate of this funding source (a recurring one for a subscription; a single one authorizes one debit). Give this or authorization. Debits only.
+	MandateId *string `json:"mandate_id,omitempty"`
 }
 
 // PaymentInputAmount0 defines model for PaymentInput.Amount.0.
@@ -1925,12 +2355,15 @@ type PaymentResponse struct {
 	Direction   PaymentResponseDirection `json:"direction"`
 
 	// FailureCode ACH return code when failed, like R01.
-	FailureCode     *string               `json:"failure_code"`
-	FailureReason   *string               `json:"failure_reason"`
-	FundingSourceId string                `json:"funding_source_id"`
-	PaymentId       string                `json:"payment_id"`
-	SettledAt       *time.Time            `json:"settled_at"`
-	Status          PaymentResponseStatus `json:"status"`
+	FailureCode     *string `json:"failure_code"`
+	FailureReason   *string `json:"failure_reason"`
+	FundingSourceId string  `json:"funding_source_id"`
+
+	// MandateId The mandate that authorizes this debit; null for credits.
+	MandateId *string               `json:"mandate_id"`
+	PaymentId string                `json:"payment_id"`
+	SettledAt *time.Time            `json:"settled_at"`
+	Status    PaymentResponseStatus `json:"status"`
 
 	// SubscriptionId The subscription that created this debit.
 	SubscriptionId *string                `json:"subscription_id"`
@@ -2014,8 +2447,11 @@ type Subscription struct {
 	Description     *string                   `json:"description"`
 	FundingSourceId string                    `json:"funding_source_id"`
 	Interval        SubscriptionInterval      `json:"interval"`
-	NextPaymentDate *openapi_types.Date       `json:"next_payment_date"`
-	PaymentCount    int                       `json:"payment_count"`
+
+	// MandateId The recurring mandate its debits go out under (null for subscriptions created before mandates).
+	MandateId       *string             `json:"mandate_id"`
+	NextPaymentDate *openapi_types.Date `json:"next_payment_date"`
+	PaymentCount    int                 `json:"payment_count"`
 
 	// RetryDate When a debit returned R01 or R09 is presented again (a later business day); null when none is scheduled.
 	RetryDate      *openapi_types.Date `json:"retry_date"`
@@ -2064,11 +2500,17 @@ type SubscriptionCreatedEventType string
 // SubscriptionInput defines model for SubscriptionInput.
 type SubscriptionInput struct {
 	// Amount Dollars as a JSON number or decimal string, at most two decimals, positive, at most PAYMENT_MAX_AMOUNT.
-	Amount          SubscriptionInput_Amount  `json:"amount"`
+	Amount SubscriptionInput_Amount `json:"amount"`
+
+	// Authorization The customer's consent as the merchant captured it. The service stores the text and its SHA-256 and creates a mandate: single for a payment, recurring for a subscription.
+	Authorization   *Authorization            `json:"authorization,omitempty"`
 	Description     *string                   `json:"description,omitempty"`
 	FundingSourceId string                    `json:"funding_source_id"`
 	Interval        SubscriptionInputInterval `json:"interval"`
-	StartDate       openapi_types.Date        `json:"start_date"`
+
+	// MandateId An active mandate of this funding source (a recurring one for a subscription; a single one authorizes one debit). Give this or authorization.
+	MandateId *string            `json:"mandate_id,omitempty"`
+	StartDate openapi_types.Date `json:"start_date"`
 }
 
 // SubscriptionInputAmount0 defines model for SubscriptionInput.Amount.0.
@@ -2105,8 +2547,11 @@ type SubscriptionResponse struct {
 	Description     *string                           `json:"description"`
 	FundingSourceId string                            `json:"funding_source_id"`
 	Interval        SubscriptionResponseInterval      `json:"interval"`
-	NextPaymentDate *openapi_types.Date               `json:"next_payment_date"`
-	PaymentCount    int                               `json:"payment_count"`
+
+	// MandateId The recurring mandate its debits go out under (null for subscriptions created before mandates).
+	MandateId       *string             `json:"mandate_id"`
+	NextPaymentDate *openapi_types.Date `json:"next_payment_date"`
+	PaymentCount    int                 `json:"payment_count"`
 
 	// RetryDate When a debit returned R01 or R09 is presented again (a later business day); null when none is scheduled.
 	RetryDate      *openapi_types.Date         `json:"retry_date"`
@@ -2382,6 +2827,34 @@ type UpdateFundingSourceParams struct {
 	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
 }
 
+// UnblockFundingSourceJSONBody defines parameters for UnblockFundingSource.
+type UnblockFundingSourceJSONBody struct {
+	Attestation string `json:"attestation"`
+}
+
+// UnblockFundingSourceParams defines parameters for UnblockFundingSource.
+type UnblockFundingSourceParams struct {
+	// IdempotencyKey Makes the POST safe to retry: a replay within 24 h returns the first status and body with Idempotent-Replayed: true.
+	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
+}
+
+// ListMandatesParams defines parameters for ListMandates.
+type ListMandatesParams struct {
+	Limit *Limit `form:"limit,omitempty" json:"limit,omitempty"`
+
+	// StartingAfter Id of the last object of the previous page.
+	StartingAfter *StartingAfter `form:"starting_after,omitempty" json:"starting_after,omitempty"`
+
+	// FundingSourceId Only this funding source.
+	FundingSourceId *string `form:"funding_source_id,omitempty" json:"funding_source_id,omitempty"`
+}
+
+// RevokeMandateParams defines parameters for RevokeMandate.
+type RevokeMandateParams struct {
+	// IdempotencyKey Makes the POST safe to retry: a replay within 24 h returns the first status and body with Idempotent-Replayed: true.
+	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
+}
+
 // CreateOnDemandFundingSourceParams defines parameters for CreateOnDemandFundingSource.
 type CreateOnDemandFundingSourceParams struct {
 	// IdempotencyKey Makes the POST safe to retry: a replay within 24 h returns the first status and body with Idempotent-Replayed: true.
@@ -2544,6 +3017,12 @@ type VerifyMicroDepositsJSONRequestBody = VerifyInput
 
 // UpdateFundingSourceJSONRequestBody defines body for UpdateFundingSource for application/json ContentType.
 type UpdateFundingSourceJSONRequestBody UpdateFundingSourceJSONBody
+
+// UnblockFundingSourceJSONRequestBody defines body for UnblockFundingSource for application/json ContentType.
+type UnblockFundingSourceJSONRequestBody UnblockFundingSourceJSONBody
+
+// RevokeMandateJSONRequestBody defines body for RevokeMandate for application/json ContentType.
+type RevokeMandateJSONRequestBody = MandateRevokeInput
 
 // CreateOnDemandFundingSourceJSONRequestBody defines body for CreateOnDemandFundingSource for application/json ContentType.
 type CreateOnDemandFundingSourceJSONRequestBody = FundingSourceInput
@@ -3238,6 +3717,142 @@ func (t *Event) MergeSubscriptionCanceledEvent(v SubscriptionCanceledEvent) erro
 	return err
 }
 
+// AsMandateCreatedEvent returns the union data inside the Event as a MandateCreatedEvent
+func (t Event) AsMandateCreatedEvent() (MandateCreatedEvent, error) {
+	var body MandateCreatedEvent
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromMandateCreatedEvent overwrites any union data inside the Event as the provided MandateCreatedEvent
+func (t *Event) FromMandateCreatedEvent(v MandateCreatedEvent) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"type":"mandate.created"}`))
+	t.union = b
+	return err
+}
+
+// MergeMandateCreatedEvent performs a merge with any union data inside the Event, using the provided MandateCreatedEvent
+func (t *Event) MergeMandateCreatedEvent(v MandateCreatedEvent) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"type":"mandate.created"}`))
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsMandateRevokedEvent returns the union data inside the Event as a MandateRevokedEvent
+func (t Event) AsMandateRevokedEvent() (MandateRevokedEvent, error) {
+	var body MandateRevokedEvent
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromMandateRevokedEvent overwrites any union data inside the Event as the provided MandateRevokedEvent
+func (t *Event) FromMandateRevokedEvent(v MandateRevokedEvent) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"type":"mandate.revoked"}`))
+	t.union = b
+	return err
+}
+
+// MergeMandateRevokedEvent performs a merge with any union data inside the Event, using the provided MandateRevokedEvent
+func (t *Event) MergeMandateRevokedEvent(v MandateRevokedEvent) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"type":"mandate.revoked"}`))
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsFundingSourceBlockedEvent returns the union data inside the Event as a FundingSourceBlockedEvent
+func (t Event) AsFundingSourceBlockedEvent() (FundingSourceBlockedEvent, error) {
+	var body FundingSourceBlockedEvent
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromFundingSourceBlockedEvent overwrites any union data inside the Event as the provided FundingSourceBlockedEvent
+func (t *Event) FromFundingSourceBlockedEvent(v FundingSourceBlockedEvent) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"type":"funding_source.blocked"}`))
+	t.union = b
+	return err
+}
+
+// MergeFundingSourceBlockedEvent performs a merge with any union data inside the Event, using the provided FundingSourceBlockedEvent
+func (t *Event) MergeFundingSourceBlockedEvent(v FundingSourceBlockedEvent) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"type":"funding_source.blocked"}`))
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsFundingSourceUnblockedEvent returns the union data inside the Event as a FundingSourceUnblockedEvent
+func (t Event) AsFundingSourceUnblockedEvent() (FundingSourceUnblockedEvent, error) {
+	var body FundingSourceUnblockedEvent
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromFundingSourceUnblockedEvent overwrites any union data inside the Event as the provided FundingSourceUnblockedEvent
+func (t *Event) FromFundingSourceUnblockedEvent(v FundingSourceUnblockedEvent) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"type":"funding_source.unblocked"}`))
+	t.union = b
+	return err
+}
+
+// MergeFundingSourceUnblockedEvent performs a merge with any union data inside the Event, using the provided FundingSourceUnblockedEvent
+func (t *Event) MergeFundingSourceUnblockedEvent(v FundingSourceUnblockedEvent) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"type":"funding_source.unblocked"}`))
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
 func (t Event) Discriminator() (string, error) {
 	var discriminator struct {
 		Discriminator string `json:"type"`
@@ -3256,10 +3871,14 @@ func (t Event) ValueByDiscriminator() (interface{}, error) {
 		return t.AsCustomerCreatedEvent()
 	case "customer.updated":
 		return t.AsCustomerUpdatedEvent()
+	case "funding_source.blocked":
+		return t.AsFundingSourceBlockedEvent()
 	case "funding_source.created":
 		return t.AsFundingSourceCreatedEvent()
 	case "funding_source.removed":
 		return t.AsFundingSourceRemovedEvent()
+	case "funding_source.unblocked":
+		return t.AsFundingSourceUnblockedEvent()
 	case "funding_source.updated":
 		return t.AsFundingSourceUpdatedEvent()
 	case "funding_source.verification_expired":
@@ -3270,6 +3889,10 @@ func (t Event) ValueByDiscriminator() (interface{}, error) {
 		return t.AsFundingSourceVerificationPendingEvent()
 	case "funding_source.verified":
 		return t.AsFundingSourceVerifiedEvent()
+	case "mandate.created":
+		return t.AsMandateCreatedEvent()
+	case "mandate.revoked":
+		return t.AsMandateRevokedEvent()
 	case "payment.canceled":
 		return t.AsPaymentCanceledEvent()
 	case "payment.failed":
@@ -3824,6 +4447,54 @@ type ClientInterface interface {
 	// Corresponds with POST /v2/funding-source/{funding_source_id} (the `UpdateFundingSource` operationId).
 	UpdateFundingSource(ctx context.Context, fundingSourceId string, params *UpdateFundingSourceParams, body UpdateFundingSourceJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// UnblockFundingSourceWithBody Unblock a funding source
+	//
+	// Lifts a block on the merchant's attestation that the customer authorized debits again, and fires funding_source.unblocked. At most once per 365 days per source (409 unblock_limit); a source not blocked is 409 conflict. The source's mandates stay revoked: the next debit brings a new authorization.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /v2/funding-source/{funding_source_id}/unblock (the `UnblockFundingSource` operationId).
+	UnblockFundingSourceWithBody(ctx context.Context, fundingSourceId string, params *UnblockFundingSourceParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// UnblockFundingSource Unblock a funding source
+	//
+	// Lifts a block on the merchant's attestation that the customer authorized debits again, and fires funding_source.unblocked. At most once per 365 days per source (409 unblock_limit); a source not blocked is 409 conflict. The source's mandates stay revoked: the next debit brings a new authorization.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /v2/funding-source/{funding_source_id}/unblock (the `UnblockFundingSource` operationId).
+	UnblockFundingSource(ctx context.Context, fundingSourceId string, params *UnblockFundingSourceParams, body UnblockFundingSourceJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// ListMandates List mandates, newest first
+	//
+	// Corresponds with GET /v2/mandates (the `ListMandates` operationId).
+	ListMandates(ctx context.Context, params *ListMandatesParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetMandate Get a mandate
+	//
+	// The mandate with its evidence: text, text_sha256, accepted_at, ip_address, user_agent. 404 resource_not_found when unknown.
+	//
+	// Corresponds with GET /v2/mandates/{id} (the `GetMandate` operationId).
+	GetMandate(ctx context.Context, id string, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// RevokeMandateWithBody Revoke a mandate
+	//
+	// The customer withdrew the authorization: status revoked, mandate.revoked fires, and the active subscriptions it authorized are canceled (cancel_reason mandate_revoked). Debits already created go on. Revoking again answers the revoked mandate.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /v2/mandates/{id}/revoke (the `RevokeMandate` operationId).
+	RevokeMandateWithBody(ctx context.Context, id string, params *RevokeMandateParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// RevokeMandate Revoke a mandate
+	//
+	// The customer withdrew the authorization: status revoked, mandate.revoked fires, and the active subscriptions it authorized are canceled (cancel_reason mandate_revoked). Debits already created go on. Revoking again answers the revoked mandate.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /v2/mandates/{id}/revoke (the `RevokeMandate` operationId).
+	RevokeMandate(ctx context.Context, id string, params *RevokeMandateParams, body RevokeMandateJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// CreateOnDemandFundingSourceWithBody Create a funding source on demand
 	//
 	// Needs the on-demand permission. Verified when the merchant's environment has third-party verification enabled (an existing Unverified source of the same customer and account is upgraded), else Unverified (credit only).
@@ -3854,7 +4525,7 @@ type ClientInterface interface {
 
 	// CreatePaymentWithBody Create a payment
 	//
-	// A pending ACH debit or credit. A debit needs a Verified funding source (403 debit_not_allowed); credits are allowed on Unverified ones. Sandbox payments settle after PAYMENT_SETTLE_DELAY and fire payment.success, or payment.failed for the magic amounts.
+	// A pending ACH debit or credit. A debit needs a Verified funding source (403 debit_not_allowed); credits are allowed on Unverified ones. Sandbox payments settle after PAYMENT_SETTLE_DELAY and fire payment.success, or payment.failed for the magic amounts. A debit names an active mandate of the source (mandate_id) or brings the customer's authorization, from which a single mandate is created (mandate.created); the answer carries mandate_id. In production a debit with neither is 400 authorization_required; the sandbox creates a mandate of its own (ip_address null). An unknown mandate_id is 404 resource_not_found; a revoked one, another source's, or a single one used before is 400 invalid_request (param mandate_id). A debit of a source a return blocked is 403 funding_source_blocked.
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -3863,7 +4534,7 @@ type ClientInterface interface {
 
 	// CreatePayment Create a payment
 	//
-	// A pending ACH debit or credit. A debit needs a Verified funding source (403 debit_not_allowed); credits are allowed on Unverified ones. Sandbox payments settle after PAYMENT_SETTLE_DELAY and fire payment.success, or payment.failed for the magic amounts.
+	// A pending ACH debit or credit. A debit needs a Verified funding source (403 debit_not_allowed); credits are allowed on Unverified ones. Sandbox payments settle after PAYMENT_SETTLE_DELAY and fire payment.success, or payment.failed for the magic amounts. A debit names an active mandate of the source (mandate_id) or brings the customer's authorization, from which a single mandate is created (mandate.created); the answer carries mandate_id. In production a debit with neither is 400 authorization_required; the sandbox creates a mandate of its own (ip_address null). An unknown mandate_id is 404 resource_not_found; a revoked one, another source's, or a single one used before is 400 invalid_request (param mandate_id). A debit of a source a return blocked is 403 funding_source_blocked.
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -3977,7 +4648,7 @@ type ClientInterface interface {
 
 	// CreateSubscriptionWithBody Create a subscription
 	//
-	// Debits a Verified funding source weekly or monthly from start_date (US Eastern dates): one payment per due date, created by the scheduler. Fires subscription.created.
+	// Debits a Verified funding source weekly or monthly from start_date (US Eastern dates): one payment per due date, created by the scheduler. Fires subscription.created. It names an active recurring mandate of the source (mandate_id) or brings the customer's authorization, from which a recurring mandate is created (mandate.created); its debits go out under it. In production a subscription with neither is 400 authorization_required; the sandbox creates a mandate of its own.
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -3986,7 +4657,7 @@ type ClientInterface interface {
 
 	// CreateSubscription Create a subscription
 	//
-	// Debits a Verified funding source weekly or monthly from start_date (US Eastern dates): one payment per due date, created by the scheduler. Fires subscription.created.
+	// Debits a Verified funding source weekly or monthly from start_date (US Eastern dates): one payment per due date, created by the scheduler. Fires subscription.created. It names an active recurring mandate of the source (mandate_id) or brings the customer's authorization, from which a recurring mandate is created (mandate.created); its debits go out under it. In production a subscription with neither is 400 authorization_required; the sandbox creates a mandate of its own.
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -4714,6 +5385,114 @@ func (c *Client) UpdateFundingSource(ctx context.Context, fundingSourceId string
 	return c.Client.Do(req)
 }
 
+// UnblockFundingSourceWithBody Unblock a funding source
+//
+// Lifts a block on the merchant's attestation that the customer authorized debits again, and fires funding_source.unblocked. At most once per 365 days per source (409 unblock_limit); a source not blocked is 409 conflict. The source's mandates stay revoked: the next debit brings a new authorization.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /v2/funding-source/{funding_source_id}/unblock (the `UnblockFundingSource` operationId).
+func (c *Client) UnblockFundingSourceWithBody(ctx context.Context, fundingSourceId string, params *UnblockFundingSourceParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewUnblockFundingSourceRequestWithBody(c.Server, fundingSourceId, params, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// UnblockFundingSource Unblock a funding source
+//
+// Lifts a block on the merchant's attestation that the customer authorized debits again, and fires funding_source.unblocked. At most once per 365 days per source (409 unblock_limit); a source not blocked is 409 conflict. The source's mandates stay revoked: the next debit brings a new authorization.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /v2/funding-source/{funding_source_id}/unblock (the `UnblockFundingSource` operationId).
+func (c *Client) UnblockFundingSource(ctx context.Context, fundingSourceId string, params *UnblockFundingSourceParams, body UnblockFundingSourceJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewUnblockFundingSourceRequest(c.Server, fundingSourceId, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ListMandates List mandates, newest first
+//
+// Corresponds with GET /v2/mandates (the `ListMandates` operationId).
+func (c *Client) ListMandates(ctx context.Context, params *ListMandatesParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewListMandatesRequest(c.Server, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetMandate Get a mandate
+//
+// The mandate with its evidence: text, text_sha256, accepted_at, ip_address, user_agent. 404 resource_not_found when unknown.
+//
+// Corresponds with GET /v2/mandates/{id} (the `GetMandate` operationId).
+func (c *Client) GetMandate(ctx context.Context, id string, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetMandateRequest(c.Server, id)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// RevokeMandateWithBody Revoke a mandate
+//
+// The customer withdrew the authorization: status revoked, mandate.revoked fires, and the active subscriptions it authorized are canceled (cancel_reason mandate_revoked). Debits already created go on. Revoking again answers the revoked mandate.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /v2/mandates/{id}/revoke (the `RevokeMandate` operationId).
+func (c *Client) RevokeMandateWithBody(ctx context.Context, id string, params *RevokeMandateParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewRevokeMandateRequestWithBody(c.Server, id, params, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// RevokeMandate Revoke a mandate
+//
+// The customer withdrew the authorization: status revoked, mandate.revoked fires, and the active subscriptions it authorized are canceled (cancel_reason mandate_revoked). Debits already created go on. Revoking again answers the revoked mandate.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /v2/mandates/{id}/revoke (the `RevokeMandate` operationId).
+func (c *Client) RevokeMandate(ctx context.Context, id string, params *RevokeMandateParams, body RevokeMandateJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewRevokeMandateRequest(c.Server, id, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
 // CreateOnDemandFundingSourceWithBody Create a funding source on demand
 //
 // Needs the on-demand permission. Verified when the merchant's environment has third-party verification enabled (an existing Unverified source of the same customer and account is upgraded), else Unverified (credit only).
@@ -4784,7 +5563,7 @@ func (c *Client) ListPayments(ctx context.Context, params *ListPaymentsParams, r
 
 // CreatePaymentWithBody Create a payment
 //
-// A pending ACH debit or credit. A debit needs a Verified funding source (403 debit_not_allowed); credits are allowed on Unverified ones. Sandbox payments settle after PAYMENT_SETTLE_DELAY and fire payment.success, or payment.failed for the magic amounts.
+// A pending ACH debit or credit. A debit needs a Verified funding source (403 debit_not_allowed); credits are allowed on Unverified ones. Sandbox payments settle after PAYMENT_SETTLE_DELAY and fire payment.success, or payment.failed for the magic amounts. A debit names an active mandate of the source (mandate_id) or brings the customer's authorization, from which a single mandate is created (mandate.created); the answer carries mandate_id. In production a debit with neither is 400 authorization_required; the sandbox creates a mandate of its own (ip_address null). An unknown mandate_id is 404 resource_not_found; a revoked one, another source's, or a single one used before is 400 invalid_request (param mandate_id). A debit of a source a return blocked is 403 funding_source_blocked.
 //
 // Takes any type of body and a specified content type.
 //
@@ -4803,7 +5582,7 @@ func (c *Client) CreatePaymentWithBody(ctx context.Context, params *CreatePaymen
 
 // CreatePayment Create a payment
 //
-// A pending ACH debit or credit. A debit needs a Verified funding source (403 debit_not_allowed); credits are allowed on Unverified ones. Sandbox payments settle after PAYMENT_SETTLE_DELAY and fire payment.success, or payment.failed for the magic amounts.
+// A pending ACH debit or credit. A debit needs a Verified funding source (403 debit_not_allowed); credits are allowed on Unverified ones. Sandbox payments settle after PAYMENT_SETTLE_DELAY and fire payment.success, or payment.failed for the magic amounts. A debit names an active mandate of the source (mandate_id) or brings the customer's authorization, from which a single mandate is created (mandate.created); the answer carries mandate_id. In production a debit with neither is 400 authorization_required; the sandbox creates a mandate of its own (ip_address null). An unknown mandate_id is 404 resource_not_found; a revoked one, another source's, or a single one used before is 400 invalid_request (param mandate_id). A debit of a source a return blocked is 403 funding_source_blocked.
 //
 // Takes a body of the `application/json` content type.
 //
@@ -5057,7 +5836,7 @@ func (c *Client) ListSubscriptions(ctx context.Context, params *ListSubscription
 
 // CreateSubscriptionWithBody Create a subscription
 //
-// Debits a Verified funding source weekly or monthly from start_date (US Eastern dates): one payment per due date, created by the scheduler. Fires subscription.created.
+// Debits a Verified funding source weekly or monthly from start_date (US Eastern dates): one payment per due date, created by the scheduler. Fires subscription.created. It names an active recurring mandate of the source (mandate_id) or brings the customer's authorization, from which a recurring mandate is created (mandate.created); its debits go out under it. In production a subscription with neither is 400 authorization_required; the sandbox creates a mandate of its own.
 //
 // Takes any type of body and a specified content type.
 //
@@ -5076,7 +5855,7 @@ func (c *Client) CreateSubscriptionWithBody(ctx context.Context, params *CreateS
 
 // CreateSubscription Create a subscription
 //
-// Debits a Verified funding source weekly or monthly from start_date (US Eastern dates): one payment per due date, created by the scheduler. Fires subscription.created.
+// Debits a Verified funding source weekly or monthly from start_date (US Eastern dates): one payment per due date, created by the scheduler. Fires subscription.created. It names an active recurring mandate of the source (mandate_id) or brings the customer's authorization, from which a recurring mandate is created (mandate.created); its debits go out under it. In production a subscription with neither is 400 authorization_required; the sandbox creates a mandate of its own.
 //
 // Takes a body of the `application/json` content type.
 //
@@ -6427,6 +7206,242 @@ func NewUpdateFundingSourceRequestWithBody(server string, fundingSourceId string
 	}
 
 	operationPath := fmt.Sprintf("/v2/funding-source/%s", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		if params.IdempotencyKey != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "Idempotency-Key", *params.IdempotencyKey, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Idempotency-Key", headerParam0)
+		}
+
+	}
+
+	return req, nil
+}
+
+// NewUnblockFundingSourceRequest calls the generic UnblockFundingSource builder with application/json body
+func NewUnblockFundingSourceRequest(server string, fundingSourceId string, params *UnblockFundingSourceParams, body UnblockFundingSourceJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewUnblockFundingSourceRequestWithBody(server, fundingSourceId, params, "application/json", bodyReader)
+}
+
+// NewUnblockFundingSourceRequestWithBody constructs an http.Request for the UnblockFundingSource method, with any body, and a specified content type
+func NewUnblockFundingSourceRequestWithBody(server string, fundingSourceId string, params *UnblockFundingSourceParams, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "funding_source_id", fundingSourceId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v2/funding-source/%s/unblock", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		if params.IdempotencyKey != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "Idempotency-Key", *params.IdempotencyKey, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Idempotency-Key", headerParam0)
+		}
+
+	}
+
+	return req, nil
+}
+
+// NewListMandatesRequest constructs an http.Request for the ListMandates method
+func NewListMandatesRequest(server string, params *ListMandatesParams) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v2/mandates")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Limit != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "limit", *params.Limit, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.StartingAfter != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "starting_after", *params.StartingAfter, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.FundingSourceId != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "funding_source_id", *params.FundingSourceId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewGetMandateRequest constructs an http.Request for the GetMandate method
+func NewGetMandateRequest(server string, id string) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v2/mandates/%s", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewRevokeMandateRequest calls the generic RevokeMandate builder with application/json body
+func NewRevokeMandateRequest(server string, id string, params *RevokeMandateParams, body RevokeMandateJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewRevokeMandateRequestWithBody(server, id, params, "application/json", bodyReader)
+}
+
+// NewRevokeMandateRequestWithBody constructs an http.Request for the RevokeMandate method, with any body, and a specified content type
+func NewRevokeMandateRequestWithBody(server string, id string, params *RevokeMandateParams, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v2/mandates/%s/revoke", pathParam0)
 	if operationPath[0] == '/' {
 		operationPath = "." + operationPath
 	}
@@ -7939,6 +8954,58 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with POST /v2/funding-source/{funding_source_id} (the `UpdateFundingSource` operationId).
 	UpdateFundingSourceWithResponse(ctx context.Context, fundingSourceId string, params *UpdateFundingSourceParams, body UpdateFundingSourceJSONRequestBody, reqEditors ...RequestEditorFn) (*UpdateFundingSourceResponse, error)
 
+	// UnblockFundingSourceWithBodyWithResponse Unblock a funding source
+	//
+	// Lifts a block on the merchant's attestation that the customer authorized debits again, and fires funding_source.unblocked. At most once per 365 days per source (409 unblock_limit); a source not blocked is 409 conflict. The source's mandates stay revoked: the next debit brings a new authorization.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v2/funding-source/{funding_source_id}/unblock (the `UnblockFundingSource` operationId).
+	UnblockFundingSourceWithBodyWithResponse(ctx context.Context, fundingSourceId string, params *UnblockFundingSourceParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*UnblockFundingSourceResponse, error)
+
+	// UnblockFundingSourceWithResponse Unblock a funding source
+	//
+	// Lifts a block on the merchant's attestation that the customer authorized debits again, and fires funding_source.unblocked. At most once per 365 days per source (409 unblock_limit); a source not blocked is 409 conflict. The source's mandates stay revoked: the next debit brings a new authorization.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v2/funding-source/{funding_source_id}/unblock (the `UnblockFundingSource` operationId).
+	UnblockFundingSourceWithResponse(ctx context.Context, fundingSourceId string, params *UnblockFundingSourceParams, body UnblockFundingSourceJSONRequestBody, reqEditors ...RequestEditorFn) (*UnblockFundingSourceResponse, error)
+
+	// ListMandatesWithResponse List mandates, newest first
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v2/mandates (the `ListMandates` operationId).
+	ListMandatesWithResponse(ctx context.Context, params *ListMandatesParams, reqEditors ...RequestEditorFn) (*ListMandatesResponse, error)
+
+	// GetMandateWithResponse Get a mandate
+	//
+	// The mandate with its evidence: text, text_sha256, accepted_at, ip_address, user_agent. 404 resource_not_found when unknown.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v2/mandates/{id} (the `GetMandate` operationId).
+	GetMandateWithResponse(ctx context.Context, id string, reqEditors ...RequestEditorFn) (*GetMandateResponse, error)
+
+	// RevokeMandateWithBodyWithResponse Revoke a mandate
+	//
+	// The customer withdrew the authorization: status revoked, mandate.revoked fires, and the active subscriptions it authorized are canceled (cancel_reason mandate_revoked). Debits already created go on. Revoking again answers the revoked mandate.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v2/mandates/{id}/revoke (the `RevokeMandate` operationId).
+	RevokeMandateWithBodyWithResponse(ctx context.Context, id string, params *RevokeMandateParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*RevokeMandateResponse, error)
+
+	// RevokeMandateWithResponse Revoke a mandate
+	//
+	// The customer withdrew the authorization: status revoked, mandate.revoked fires, and the active subscriptions it authorized are canceled (cancel_reason mandate_revoked). Debits already created go on. Revoking again answers the revoked mandate.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v2/mandates/{id}/revoke (the `RevokeMandate` operationId).
+	RevokeMandateWithResponse(ctx context.Context, id string, params *RevokeMandateParams, body RevokeMandateJSONRequestBody, reqEditors ...RequestEditorFn) (*RevokeMandateResponse, error)
+
 	// CreateOnDemandFundingSourceWithBodyWithResponse Create a funding source on demand
 	//
 	// Needs the on-demand permission. Verified when the merchant's environment has third-party verification enabled (an existing Unverified source of the same customer and account is upgraded), else Unverified (credit only).
@@ -7973,7 +9040,7 @@ type ClientWithResponsesInterface interface {
 
 	// CreatePaymentWithBodyWithResponse Create a payment
 	//
-	// A pending ACH debit or credit. A debit needs a Verified funding source (403 debit_not_allowed); credits are allowed on Unverified ones. Sandbox payments settle after PAYMENT_SETTLE_DELAY and fire payment.success, or payment.failed for the magic amounts.
+	// A pending ACH debit or credit. A debit needs a Verified funding source (403 debit_not_allowed); credits are allowed on Unverified ones. Sandbox payments settle after PAYMENT_SETTLE_DELAY and fire payment.success, or payment.failed for the magic amounts. A debit names an active mandate of the source (mandate_id) or brings the customer's authorization, from which a single mandate is created (mandate.created); the answer carries mandate_id. In production a debit with neither is 400 authorization_required; the sandbox creates a mandate of its own (ip_address null). An unknown mandate_id is 404 resource_not_found; a revoked one, another source's, or a single one used before is 400 invalid_request (param mandate_id). A debit of a source a return blocked is 403 funding_source_blocked.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -7982,7 +9049,7 @@ type ClientWithResponsesInterface interface {
 
 	// CreatePaymentWithResponse Create a payment
 	//
-	// A pending ACH debit or credit. A debit needs a Verified funding source (403 debit_not_allowed); credits are allowed on Unverified ones. Sandbox payments settle after PAYMENT_SETTLE_DELAY and fire payment.success, or payment.failed for the magic amounts.
+	// A pending ACH debit or credit. A debit needs a Verified funding source (403 debit_not_allowed); credits are allowed on Unverified ones. Sandbox payments settle after PAYMENT_SETTLE_DELAY and fire payment.success, or payment.failed for the magic amounts. A debit names an active mandate of the source (mandate_id) or brings the customer's authorization, from which a single mandate is created (mandate.created); the answer carries mandate_id. In production a debit with neither is 400 authorization_required; the sandbox creates a mandate of its own (ip_address null). An unknown mandate_id is 404 resource_not_found; a revoked one, another source's, or a single one used before is 400 invalid_request (param mandate_id). A debit of a source a return blocked is 403 funding_source_blocked.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -8102,7 +9169,7 @@ type ClientWithResponsesInterface interface {
 
 	// CreateSubscriptionWithBodyWithResponse Create a subscription
 	//
-	// Debits a Verified funding source weekly or monthly from start_date (US Eastern dates): one payment per due date, created by the scheduler. Fires subscription.created.
+	// Debits a Verified funding source weekly or monthly from start_date (US Eastern dates): one payment per due date, created by the scheduler. Fires subscription.created. It names an active recurring mandate of the source (mandate_id) or brings the customer's authorization, from which a recurring mandate is created (mandate.created); its debits go out under it. In production a subscription with neither is 400 authorization_required; the sandbox creates a mandate of its own.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -8111,7 +9178,7 @@ type ClientWithResponsesInterface interface {
 
 	// CreateSubscriptionWithResponse Create a subscription
 	//
-	// Debits a Verified funding source weekly or monthly from start_date (US Eastern dates): one payment per due date, created by the scheduler. Fires subscription.created.
+	// Debits a Verified funding source weekly or monthly from start_date (US Eastern dates): one payment per due date, created by the scheduler. Fires subscription.created. It names an active recurring mandate of the source (mandate_id) or brings the customer's authorization, from which a recurring mandate is created (mandate.created); its debits go out under it. In production a subscription with neither is 400 authorization_required; the sandbox creates a mandate of its own.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -9527,6 +10594,254 @@ func (r UpdateFundingSourceResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r UpdateFundingSourceResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// UnblockFundingSourceResponse200Headers the declared response headers of an HTTP 200 response for UnblockFundingSource
+type UnblockFundingSourceResponse200Headers struct {
+	XRequestId *string
+}
+
+// UnblockFundingSourceResponseDefaultHeaders the declared response headers of an HTTP default response for UnblockFundingSource
+type UnblockFundingSourceResponseDefaultHeaders struct {
+	XRequestId *string
+}
+
+type UnblockFundingSourceResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *FundingSourceResponse
+	// JSONDefault the response for an HTTP default `application/json` response
+	JSONDefault *Error
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *UnblockFundingSourceResponse200Headers
+	// HeadersDefault the parsed response headers for an HTTP default response
+	HeadersDefault *UnblockFundingSourceResponseDefaultHeaders
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r UnblockFundingSourceResponse) GetJSON200() *FundingSourceResponse {
+	return r.JSON200
+}
+
+// GetJSONDefault returns the response for an HTTP default `application/json` response
+func (r UnblockFundingSourceResponse) GetJSONDefault() *Error {
+	return r.JSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r UnblockFundingSourceResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r UnblockFundingSourceResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r UnblockFundingSourceResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r UnblockFundingSourceResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// ListMandatesResponse200Headers the declared response headers of an HTTP 200 response for ListMandates
+type ListMandatesResponse200Headers struct {
+	XRequestId *string
+}
+
+// ListMandatesResponseDefaultHeaders the declared response headers of an HTTP default response for ListMandates
+type ListMandatesResponseDefaultHeaders struct {
+	XRequestId *string
+}
+
+type ListMandatesResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *MandateList
+	// JSONDefault the response for an HTTP default `application/json` response
+	JSONDefault *Error
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *ListMandatesResponse200Headers
+	// HeadersDefault the parsed response headers for an HTTP default response
+	HeadersDefault *ListMandatesResponseDefaultHeaders
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r ListMandatesResponse) GetJSON200() *MandateList {
+	return r.JSON200
+}
+
+// GetJSONDefault returns the response for an HTTP default `application/json` response
+func (r ListMandatesResponse) GetJSONDefault() *Error {
+	return r.JSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r ListMandatesResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ListMandatesResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ListMandatesResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ListMandatesResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// GetMandateResponse200Headers the declared response headers of an HTTP 200 response for GetMandate
+type GetMandateResponse200Headers struct {
+	XRequestId *string
+}
+
+// GetMandateResponseDefaultHeaders the declared response headers of an HTTP default response for GetMandate
+type GetMandateResponseDefaultHeaders struct {
+	XRequestId *string
+}
+
+type GetMandateResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *MandateResponse
+	// JSONDefault the response for an HTTP default `application/json` response
+	JSONDefault *Error
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *GetMandateResponse200Headers
+	// HeadersDefault the parsed response headers for an HTTP default response
+	HeadersDefault *GetMandateResponseDefaultHeaders
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetMandateResponse) GetJSON200() *MandateResponse {
+	return r.JSON200
+}
+
+// GetJSONDefault returns the response for an HTTP default `application/json` response
+func (r GetMandateResponse) GetJSONDefault() *Error {
+	return r.JSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r GetMandateResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetMandateResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetMandateResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetMandateResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// RevokeMandateResponse200Headers the declared response headers of an HTTP 200 response for RevokeMandate
+type RevokeMandateResponse200Headers struct {
+	XRequestId *string
+}
+
+// RevokeMandateResponseDefaultHeaders the declared response headers of an HTTP default response for RevokeMandate
+type RevokeMandateResponseDefaultHeaders struct {
+	XRequestId *string
+}
+
+type RevokeMandateResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *MandateResponse
+	// JSONDefault the response for an HTTP default `application/json` response
+	JSONDefault *Error
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *RevokeMandateResponse200Headers
+	// HeadersDefault the parsed response headers for an HTTP default response
+	HeadersDefault *RevokeMandateResponseDefaultHeaders
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r RevokeMandateResponse) GetJSON200() *MandateResponse {
+	return r.JSON200
+}
+
+// GetJSONDefault returns the response for an HTTP default `application/json` response
+func (r RevokeMandateResponse) GetJSONDefault() *Error {
+	return r.JSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r RevokeMandateResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r RevokeMandateResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r RevokeMandateResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r RevokeMandateResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -11357,6 +12672,94 @@ func (c *ClientWithResponses) UpdateFundingSourceWithResponse(ctx context.Contex
 	return ParseUpdateFundingSourceResponse(rsp)
 }
 
+// UnblockFundingSourceWithBodyWithResponse Unblock a funding source
+//
+// Lifts a block on the merchant's attestation that the customer authorized debits again, and fires funding_source.unblocked. At most once per 365 days per source (409 unblock_limit); a source not blocked is 409 conflict. The source's mandates stay revoked: the next debit brings a new authorization.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v2/funding-source/{funding_source_id}/unblock (the `UnblockFundingSource` operationId).
+func (c *ClientWithResponses) UnblockFundingSourceWithBodyWithResponse(ctx context.Context, fundingSourceId string, params *UnblockFundingSourceParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*UnblockFundingSourceResponse, error) {
+	rsp, err := c.UnblockFundingSourceWithBody(ctx, fundingSourceId, params, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseUnblockFundingSourceResponse(rsp)
+}
+
+// UnblockFundingSourceWithResponse Unblock a funding source
+//
+// Lifts a block on the merchant's attestation that the customer authorized debits again, and fires funding_source.unblocked. At most once per 365 days per source (409 unblock_limit); a source not blocked is 409 conflict. The source's mandates stay revoked: the next debit brings a new authorization.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v2/funding-source/{funding_source_id}/unblock (the `UnblockFundingSource` operationId).
+func (c *ClientWithResponses) UnblockFundingSourceWithResponse(ctx context.Context, fundingSourceId string, params *UnblockFundingSourceParams, body UnblockFundingSourceJSONRequestBody, reqEditors ...RequestEditorFn) (*UnblockFundingSourceResponse, error) {
+	rsp, err := c.UnblockFundingSource(ctx, fundingSourceId, params, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseUnblockFundingSourceResponse(rsp)
+}
+
+// ListMandatesWithResponse List mandates, newest first
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v2/mandates (the `ListMandates` operationId).
+func (c *ClientWithResponses) ListMandatesWithResponse(ctx context.Context, params *ListMandatesParams, reqEditors ...RequestEditorFn) (*ListMandatesResponse, error) {
+	rsp, err := c.ListMandates(ctx, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseListMandatesResponse(rsp)
+}
+
+// GetMandateWithResponse Get a mandate
+//
+// The mandate with its evidence: text, text_sha256, accepted_at, ip_address, user_agent. 404 resource_not_found when unknown.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v2/mandates/{id} (the `GetMandate` operationId).
+func (c *ClientWithResponses) GetMandateWithResponse(ctx context.Context, id string, reqEditors ...RequestEditorFn) (*GetMandateResponse, error) {
+	rsp, err := c.GetMandate(ctx, id, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetMandateResponse(rsp)
+}
+
+// RevokeMandateWithBodyWithResponse Revoke a mandate
+//
+// The customer withdrew the authorization: status revoked, mandate.revoked fires, and the active subscriptions it authorized are canceled (cancel_reason mandate_revoked). Debits already created go on. Revoking again answers the revoked mandate.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v2/mandates/{id}/revoke (the `RevokeMandate` operationId).
+func (c *ClientWithResponses) RevokeMandateWithBodyWithResponse(ctx context.Context, id string, params *RevokeMandateParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*RevokeMandateResponse, error) {
+	rsp, err := c.RevokeMandateWithBody(ctx, id, params, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseRevokeMandateResponse(rsp)
+}
+
+// RevokeMandateWithResponse Revoke a mandate
+//
+// The customer withdrew the authorization: status revoked, mandate.revoked fires, and the active subscriptions it authorized are canceled (cancel_reason mandate_revoked). Debits already created go on. Revoking again answers the revoked mandate.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v2/mandates/{id}/revoke (the `RevokeMandate` operationId).
+func (c *ClientWithResponses) RevokeMandateWithResponse(ctx context.Context, id string, params *RevokeMandateParams, body RevokeMandateJSONRequestBody, reqEditors ...RequestEditorFn) (*RevokeMandateResponse, error) {
+	rsp, err := c.RevokeMandate(ctx, id, params, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseRevokeMandateResponse(rsp)
+}
+
 // CreateOnDemandFundingSourceWithBodyWithResponse Create a funding source on demand
 //
 // Needs the on-demand permission. Verified when the merchant's environment has third-party verification enabled (an existing Unverified source of the same customer and account is upgraded), else Unverified (credit only).
@@ -11415,7 +12818,7 @@ func (c *ClientWithResponses) ListPaymentsWithResponse(ctx context.Context, para
 
 // CreatePaymentWithBodyWithResponse Create a payment
 //
-// A pending ACH debit or credit. A debit needs a Verified funding source (403 debit_not_allowed); credits are allowed on Unverified ones. Sandbox payments settle after PAYMENT_SETTLE_DELAY and fire payment.success, or payment.failed for the magic amounts.
+// A pending ACH debit or credit. A debit needs a Verified funding source (403 debit_not_allowed); credits are allowed on Unverified ones. Sandbox payments settle after PAYMENT_SETTLE_DELAY and fire payment.success, or payment.failed for the magic amounts. A debit names an active mandate of the source (mandate_id) or brings the customer's authorization, from which a single mandate is created (mandate.created); the answer carries mandate_id. In production a debit with neither is 400 authorization_required; the sandbox creates a mandate of its own (ip_address null). An unknown mandate_id is 404 resource_not_found; a revoked one, another source's, or a single one used before is 400 invalid_request (param mandate_id). A debit of a source a return blocked is 403 funding_source_blocked.
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -11430,7 +12833,7 @@ func (c *ClientWithResponses) CreatePaymentWithBodyWithResponse(ctx context.Cont
 
 // CreatePaymentWithResponse Create a payment
 //
-// A pending ACH debit or credit. A debit needs a Verified funding source (403 debit_not_allowed); credits are allowed on Unverified ones. Sandbox payments settle after PAYMENT_SETTLE_DELAY and fire payment.success, or payment.failed for the magic amounts.
+// A pending ACH debit or credit. A debit needs a Verified funding source (403 debit_not_allowed); credits are allowed on Unverified ones. Sandbox payments settle after PAYMENT_SETTLE_DELAY and fire payment.success, or payment.failed for the magic amounts. A debit names an active mandate of the source (mandate_id) or brings the customer's authorization, from which a single mandate is created (mandate.created); the answer carries mandate_id. In production a debit with neither is 400 authorization_required; the sandbox creates a mandate of its own (ip_address null). An unknown mandate_id is 404 resource_not_found; a revoked one, another source's, or a single one used before is 400 invalid_request (param mandate_id). A debit of a source a return blocked is 403 funding_source_blocked.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -11634,7 +13037,7 @@ func (c *ClientWithResponses) ListSubscriptionsWithResponse(ctx context.Context,
 
 // CreateSubscriptionWithBodyWithResponse Create a subscription
 //
-// Debits a Verified funding source weekly or monthly from start_date (US Eastern dates): one payment per due date, created by the scheduler. Fires subscription.created.
+// Debits a Verified funding source weekly or monthly from start_date (US Eastern dates): one payment per due date, created by the scheduler. Fires subscription.created. It names an active recurring mandate of the source (mandate_id) or brings the customer's authorization, from which a recurring mandate is created (mandate.created); its debits go out under it. In production a subscription with neither is 400 authorization_required; the sandbox creates a mandate of its own.
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -11649,7 +13052,7 @@ func (c *ClientWithResponses) CreateSubscriptionWithBodyWithResponse(ctx context
 
 // CreateSubscriptionWithResponse Create a subscription
 //
-// Debits a Verified funding source weekly or monthly from start_date (US Eastern dates): one payment per due date, created by the scheduler. Fires subscription.created.
+// Debits a Verified funding source weekly or monthly from start_date (US Eastern dates): one payment per due date, created by the scheduler. Fires subscription.created. It names an active recurring mandate of the source (mandate_id) or brings the customer's authorization, from which a recurring mandate is created (mandate.created); its debits go out under it. In production a subscription with neither is 400 authorization_required; the sandbox creates a mandate of its own.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -13007,6 +14410,230 @@ func ParseUpdateFundingSourceResponse(rsp *http.Response) (*UpdateFundingSourceR
 		response.Headers200 = &headers
 	case true:
 		var headers UpdateFundingSourceResponseDefaultHeaders
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.HeadersDefault = &headers
+	}
+
+	return response, nil
+}
+
+// ParseUnblockFundingSourceResponse parses an HTTP response from a UnblockFundingSourceWithResponse call
+func ParseUnblockFundingSourceResponse(rsp *http.Response) (*UnblockFundingSourceResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &UnblockFundingSourceResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest FundingSourceResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSONDefault = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers UnblockFundingSourceResponse200Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers200 = &headers
+	case true:
+		var headers UnblockFundingSourceResponseDefaultHeaders
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.HeadersDefault = &headers
+	}
+
+	return response, nil
+}
+
+// ParseListMandatesResponse parses an HTTP response from a ListMandatesWithResponse call
+func ParseListMandatesResponse(rsp *http.Response) (*ListMandatesResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ListMandatesResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest MandateList
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSONDefault = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers ListMandatesResponse200Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers200 = &headers
+	case true:
+		var headers ListMandatesResponseDefaultHeaders
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.HeadersDefault = &headers
+	}
+
+	return response, nil
+}
+
+// ParseGetMandateResponse parses an HTTP response from a GetMandateWithResponse call
+func ParseGetMandateResponse(rsp *http.Response) (*GetMandateResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetMandateResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest MandateResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSONDefault = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers GetMandateResponse200Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers200 = &headers
+	case true:
+		var headers GetMandateResponseDefaultHeaders
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.HeadersDefault = &headers
+	}
+
+	return response, nil
+}
+
+// ParseRevokeMandateResponse parses an HTTP response from a RevokeMandateWithResponse call
+func ParseRevokeMandateResponse(rsp *http.Response) (*RevokeMandateResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &RevokeMandateResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest MandateResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSONDefault = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers RevokeMandateResponse200Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers200 = &headers
+	case true:
+		var headers RevokeMandateResponseDefaultHeaders
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {

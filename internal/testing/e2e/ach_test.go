@@ -3,6 +3,7 @@ package e2e_test
 import (
 	"bytes"
 	"context"
+	"net/http"
 	"os"
 	"path/filepath"
 	"sort"
@@ -72,7 +73,7 @@ func newACHSetup(t *testing.T) *achSetup {
 	s.unverified = th.WantOK(t, h.Post("/v2/funding-source", s.key,
 		`{"user_id":"`+user+`","routing_number":"026009593","account_number":"987654321","account_type":"savings"}`))["funding_source_id"].(string)
 	th.WantOK(t, h.Initiate(s.key, s.unverified))
-	s.debit = th.WantOK(t, h.Post("/v2/payments", s.key, th.PaymentBody(s.verified, `"25.00"`, "debit")))["payment_id"].(string)
+	s.debit = th.WantOK(t, h.Post("/v2/payments", s.key, th.DebitBody(s.verified, `"25.00"`)))["payment_id"].(string)
 	s.credit = th.WantOK(t, h.Post("/v2/payments", s.key, th.PaymentBody(s.unverified, `"10.00"`, "credit")))["payment_id"].(string)
 
 	sandbox := m.Sandbox.SecretKey
@@ -213,7 +214,7 @@ func TestOriginationRewritesAFileLeftBuilding(t *testing.T) {
 	}
 	outbox := filepath.Join(dir, "outbox")
 	o := h.originator(achConfig(outbox))
-	th.WantOK(t, h.Post("/v2/payments", s.key, th.PaymentBody(s.verified, `"3.00"`, "debit"))) // arrives meanwhile
+	th.WantOK(t, h.Post("/v2/payments", s.key, th.DebitBody(s.verified, `"3.00"`))) // arrives meanwhile
 	written, err := o.Run(context.Background())
 	if err != nil || len(written) != 2 {
 		t.Fatalf("recovery run = %v, %v (want the building file and a new one)", written, err)
@@ -246,10 +247,15 @@ func TestReturnFileFailsTheVerificationAndThePayment(t *testing.T) {
 	if _, err := o.Run(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	var depositTrace, creditTrace string
+	var depositTrace, creditTrace, debitTrace string
 	for _, f := range readACH(t, dir) {
 		for _, e := range f.Batches[0].GetEntries() {
 			depositTrace = e.TraceNumber
+		}
+		for _, b := range f.Batches {
+			if b.GetHeader().StandardEntryClassCode == "WEB" {
+				debitTrace = b.GetEntries()[0].TraceNumber
+			}
 		}
 		for _, e := range f.Batches[1].GetEntries() {
 			if e.TransactionCode == nacha.SavingsCredit {
@@ -257,10 +263,10 @@ func TestReturnFileFailsTheVerificationAndThePayment(t *testing.T) {
 			}
 		}
 	}
-	returns := returnFile(t, map[string]string{depositTrace: "R03", creditTrace: "R01", "121042889999999": "R02"})
+	returns := returnFile(t, map[string]string{depositTrace: "R03", creditTrace: "R01", debitTrace: "R07", "121042889999999": "R02"})
 
 	res, err := o.ImportReturns(context.Background(), bytes.NewReader(returns))
-	if err != nil || res.Returns != 3 || res.Applied != 2 || len(res.Unknown) != 1 || res.Unknown[0] != "121042889999999" {
+	if err != nil || res.Returns != 4 || res.Applied != 3 || len(res.Unknown) != 1 || res.Unknown[0] != "121042889999999" {
 		t.Fatalf("ImportReturns = %+v, %v", res, err)
 	}
 	src := th.WantOK(t, h.Get("/v2/funding-source/"+s.unverified, s.key))
@@ -271,20 +277,37 @@ func TestReturnFileFailsTheVerificationAndThePayment(t *testing.T) {
 	if len(ev) != 1 || ev[0]["verification"].(map[string]any)["return_code"] != "R03" {
 		t.Errorf("verification_failed events = %v", ev)
 	}
+	// The return policy: R03 removes the source, R07 blocks the debited one
+	// and revokes its mandate.
+	if src["removed"] != true || src["removed_reason"] != "return_R03" {
+		t.Errorf("source after an R03 = %s", th.MustJSON(src))
+	}
+	if ev := h.Events("funding_source.removed"); len(ev) != 1 || ev[0]["return_code"] != "R03" {
+		t.Errorf("funding_source.removed events = %v", ev)
+	}
+	blocked := th.WantOK(t, h.Get("/v2/funding-source/"+s.verified, s.key))
+	if b, _ := blocked["block"].(map[string]any); b["code"] != "R07" || b["blocked_at"] == nil {
+		t.Errorf("source after an R07 = %s", th.MustJSON(blocked))
+	}
+	debit := th.WantOK(t, h.Get("/v2/payments/"+s.debit, s.key))
+	if m := th.WantOK(t, h.Get("/v2/mandates/"+debit["mandate_id"].(string), s.key)); m["status"] != "revoked" || m["revoke_reason"] != "return_R07" {
+		t.Errorf("mandate after an R07 = %s", th.MustJSON(m))
+	}
+	th.WantError(t, h.Post("/v2/payments", s.key, th.DebitBody(s.verified, `"1.00"`)), http.StatusForbidden, "funding_source_blocked")
 	p := th.WantOK(t, h.Get("/v2/payments/"+s.credit, s.key))
 	if p["status"] != "failed" || p["failure_code"] != "R01" || p["failure_reason"] != "Insufficient funds" {
 		t.Errorf("returned payment = %v", p)
 	}
-	if failed := h.Events("payment.failed"); len(failed) != 1 || failed[0]["payment_id"] != s.credit {
+	if failed := h.Events("payment.failed"); len(failed) != 2 {
 		t.Errorf("payment.failed events = %v", failed)
 	}
 	// The same file again: nothing more happens.
 	res, err = o.ImportReturns(context.Background(), bytes.NewReader(returns))
-	if err != nil || res.Applied != 0 || res.Duplicate != 2 {
+	if err != nil || res.Applied != 0 || res.Duplicate != 3 {
 		t.Errorf("second import = %+v, %v", res, err)
 	}
-	if n := len(h.Events("payment.failed")) + len(h.Events("funding_source.verification_failed")); n != 2 {
-		t.Errorf("events after a second import = %d, want 2", n)
+	if n := len(h.Events("payment.failed")) + len(h.Events("funding_source.verification_failed")) + len(h.Events("funding_source.blocked")); n != 4 {
+		t.Errorf("events after a second import = %d, want 4", n)
 	}
 }
 

@@ -111,22 +111,25 @@ func TestRoundTrips(t *testing.T) {
 		trips.Reset() // the sandbox read of the amounts is not the verification's
 		return th.Req{Method: http.MethodPost, Path: "/v2/funding-source/verify", Key: key, Body: `{"funding_source_id":"` + src + `","amounts":[` + a[0] + `,` + a[1] + `]}`}
 	}))
-	// A payment: one statement checks the source under a share lock and
+	// A credit: one statement checks the source under a share lock and
 	// inserts the payment; with an Idempotency-Key: BEGIN, the key's claim,
 	// that, the stored response, COMMIT; without a key, the statement
 	// alone.
-	pay := func(idem string) func() th.Req {
+	pay := func(idem, body string) func() th.Req {
 		return func() th.Req {
 			n++
-			r := th.Req{Method: http.MethodPost, Path: "/v2/payments", Key: key, Body: th.PaymentBody(id, `"1.00"`, "debit")}
+			r := th.Req{Method: http.MethodPost, Path: "/v2/payments", Key: key, Body: body}
 			if idem != "" {
 				r.Header = map[string]string{"Idempotency-Key": idem + strconv.Itoa(n)}
 			}
 			return r
 		}
 	}
-	th.WantOK(t, measure("payment with an Idempotency-Key", 5, pay("pay-")))
-	th.WantOK(t, measure("payment without one", 1, pay("")))
+	th.WantOK(t, measure("credit with an Idempotency-Key", 5, pay("pay-", th.PaymentBody(id, `"1.00"`, "credit"))))
+	th.WantOK(t, measure("credit without one", 1, pay("", th.PaymentBody(id, `"1.00"`, "credit"))))
+	// A debit with its authorization: BEGIN, the source under a share
+	// lock, the mandate, its mandate.created event, the payment, COMMIT.
+	th.WantOK(t, measure("debit with an authorization", 6, pay("", th.DebitBody(id, `"1.00"`))))
 	page := measure("hosted page", 1, func() th.Req {
 		return th.Req{Method: http.MethodGet, Path: "/bank-account/" + m.Sandbox.PublicKey + "/" + user + "/" + id + "?successUrl=http%3A%2F%2F127.0.0.1%2Fdone",
 			Header: map[string]string{"Accept": "text/html"}}

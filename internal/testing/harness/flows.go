@@ -46,3 +46,13 @@ func (h *Harness) VerifiedSource(key, customerID, account string) string {
 func PaymentBody(src, amount, direction string) string {
 	return `{"funding_source_id":"` + src + `","amount":` + amount + `,"direction":"` + direction + `"}`
 }
+
+// Authorization is a customer's consent as a merchant would capture it,
+// the value of a request's "authorization" member.
+const Authorization = `{"accepted_at":"2026-11-01T15:04:05Z","ip_address":"203.0.113.7","user_agent":"Mozilla/5.0 (Test)","text":"I authorize Acme to debit my account."}`
+
+// DebitBody is the body of POST /v2/payments for a debit authorized by
+// the customer (production needs one); amount is a JSON value.
+func DebitBody(src, amount string) string {
+	return `{"funding_source_id":"` + src + `","amount":` + amount + `,"direction":"debit","authorization":` + Authorization + `}`
+}

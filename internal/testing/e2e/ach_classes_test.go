@@ -1,0 +1,112 @@
+package e2e_test
+
+import (
+	"bytes"
+	"context"
+	"testing"
+	"time"
+
+	nacha "github.com/moov-io/ach"
+
+	"github.com/fundsource/fundsource/internal/core/tenant"
+	th "github.com/fundsource/fundsource/internal/testing/harness"
+)
+
+// batchOf finds the batch of the file holding the entry of amount cents.
+func batchOf(t *testing.T, files map[string]*nacha.File, cents int) (nacha.Batcher, *nacha.EntryDetail) {
+	t.Helper()
+	for _, f := range files {
+		for _, b := range f.Batches {
+			for _, e := range b.GetEntries() {
+				if e.Amount == cents {
+					return b, e
+				}
+			}
+		}
+	}
+	t.Fatalf("no entry of %d cents in %d files", cents, len(files))
+	return nil, nil
+}
+
+// TestOriginationClassifiesBusinessDebitsAndSubscriptionRetries: a
+// business customer's debit goes out CCD; a subscription's debit WEB
+// PURCHASE with payment type R, and its re-presentment after an R01 in a
+// RETRY PYMT batch with the same SEC code, payment type and amount.
+func TestOriginationClassifiesBusinessDebitsAndSubscriptionRetries(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t) // Monday 2026-11-02
+	m := h.Merchant("Acme")
+	key := h.Production(m).SecretKey
+	scope := tenant.Scope{MerchantID: m.Merchant.ID, Env: tenant.Production}
+	if err := h.Merchants.GrantOnDemand(context.Background(), scope); err != nil {
+		t.Fatal(err)
+	}
+	if err := h.Merchants.EnableThirdPartyVerification(context.Background(), scope); err != nil {
+		t.Fatal(err)
+	}
+	business := th.WantOK(t, h.Post("/v2/customers", key,
+		`{"first_name":"Bea","last_name":"Baker","email":"bea@example.com","business_name":"Bea's Bakery LLC"}`))["user_id"].(string)
+	bizSrc := th.WantOK(t, h.Post("/v2/on-demand/funding-source", key, th.SourceBody(business, "021000021", "000111222333")))["funding_source_id"].(string)
+	bizDebit := th.WantOK(t, h.Post("/v2/payments", key, th.DebitBody(bizSrc, `"41.00"`)))
+	if mandate := th.WantOK(t, h.Get("/v2/mandates/"+bizDebit["mandate_id"].(string), key)); mandate["sec_code"] != "CCD" {
+		t.Errorf("business mandate = %s", th.MustJSON(mandate))
+	}
+	consumer := h.Customer(key)
+	src := th.WantOK(t, h.Post("/v2/on-demand/funding-source", key, th.SourceBody(consumer, "021000021", "000444555666")))["funding_source_id"].(string)
+	sub := th.WantOK(t, h.Post("/v2/subscriptions", key,
+		`{"funding_source_id":"`+src+`","amount":"19.99","interval":"monthly","start_date":"2026-11-02","authorization":`+th.Authorization+`}`))["subscription_id"].(string)
+	if n, err := h.Payments.RunDue(context.Background()); err != nil || n != 1 {
+		t.Fatalf("RunDue = %d, %v", n, err)
+	}
+
+	dir := t.TempDir()
+	o := h.originator(achConfig(dir))
+	if written, err := o.Run(context.Background()); err != nil || len(written) != 1 {
+		t.Fatalf("Run = %v, %v", written, err)
+	}
+	files := readACH(t, dir)
+	b, e := batchOf(t, files, 4100)
+	if hd := b.GetHeader(); hd.StandardEntryClassCode != "CCD" || hd.CompanyEntryDescription != "PAYMENT" || hd.ServiceClassCode != nacha.DebitsOnly {
+		t.Errorf("business debit's batch = %+v", hd)
+	}
+	if e.TransactionCode != nacha.CheckingDebit {
+		t.Errorf("business debit's entry = %+v", e)
+	}
+	b, e = batchOf(t, files, 1999)
+	if hd := b.GetHeader(); hd.StandardEntryClassCode != "WEB" || hd.CompanyEntryDescription != "PURCHASE" {
+		t.Errorf("subscription debit's batch = %+v", hd)
+	}
+	if e.PaymentTypeField() != "R" {
+		t.Errorf("subscription debit's payment type = %q, want R", e.PaymentTypeField())
+	}
+	companyName := b.GetHeader().CompanyName
+
+	// The bank returns it R01: presented again on the next business day.
+	res, err := o.ImportReturns(context.Background(), bytes.NewReader(returnFile(t, map[string]string{e.TraceNumber: "R01"})))
+	if err != nil || res.Applied != 1 {
+		t.Fatalf("ImportReturns = %+v, %v", res, err)
+	}
+	if s := th.WantOK(t, h.Get("/v2/subscriptions/"+sub, key)); s["retry_date"] != "2026-11-03" || s["status"] != "active" {
+		t.Fatalf("subscription after R01 = %s", th.MustJSON(s))
+	}
+	h.Clock.Advance(24 * time.Hour)
+	if n, err := h.Payments.RunDue(context.Background()); err != nil || n != 1 {
+		t.Fatalf("RunDue on the retry day = %d, %v", n, err)
+	}
+	retryDir := t.TempDir()
+	if written, err := h.originator(achConfig(retryDir)).Run(context.Background()); err != nil || len(written) != 1 {
+		t.Fatalf("retry Run = %v, %v", written, err)
+	}
+	files = readACH(t, retryDir)
+	b, e = batchOf(t, files, 1999)
+	hd := b.GetHeader()
+	if hd.StandardEntryClassCode != "WEB" || hd.CompanyEntryDescription != "RETRY PYMT" || hd.CompanyName != companyName || hd.ServiceClassCode != nacha.DebitsOnly {
+		t.Errorf("re-presentment's batch = %+v", hd)
+	}
+	if e.PaymentTypeField() != "R" || e.TransactionCode != nacha.CheckingDebit {
+		t.Errorf("re-presentment's entry = %+v (payment type %q)", e, e.PaymentTypeField())
+	}
+	if c := b.GetControl(); c.TotalDebitEntryDollarAmount != 1999 || c.EntryAddendaCount != 1 {
+		t.Errorf("re-presentment's batch control = %+v", c)
+	}
+}

@@ -232,3 +232,21 @@ func (h bcryptHasher) Hash(password string) (string, error) {
 func (bcryptHasher) Compare(hash, password string) error {
 	return bcrypt.CompareHashAndPassword([]byte(hash), []byte(password))
 }
+
+// LoadRails reads the instant directory: the embedded sample, with the
+// rows of INSTANT_DIRECTORY_FILE when configured.
+func LoadRails(path string) (*routing.Rails, error) {
+	if path == "" {
+		return routing.EmbeddedRails(), nil
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("INSTANT_DIRECTORY_FILE: %w", err)
+	}
+	defer f.Close()
+	r, err := routing.LoadRails(f)
+	if err != nil {
+		return nil, fmt.Errorf("INSTANT_DIRECTORY_FILE %s: %w", path, err)
+	}
+	return r, nil
+}

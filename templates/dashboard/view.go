@@ -178,6 +178,7 @@ type Source struct {
 	CanInitiate  bool
 	HostedLink   string // "" unless a customer can verify there now
 	Amounts      string // sandbox only: "$0.12 and $0.34" while pending
+	Code         string // sandbox only: an instant verification's code while pending
 	Events       []LogRow
 
 	Sandbox       bool     // the sandbox's simulation buttons are shown

@@ -148,12 +148,15 @@ func (s *Surface) sourcePage(c *gin.Context) {
 		v.HostedLink = fmt.Sprintf("%s/#/bank-account/%s/%s/%s", strings.TrimRight(s.cfg.HostedBaseURL.String(), "/"), env.PublicKey, src.CustomerID, src.ID)
 	}
 	if unverified && scope.Env == tenant.Sandbox && vf != nil && vf.Status == "pending" {
-		a, _, err := s.funding.SandboxAmounts(ctx, scope, src.ID)
+		p, _, err := s.funding.SandboxVerification(ctx, scope, src.ID)
 		if err != nil {
 			s.Fail(c, err)
 			return
 		}
-		v.Amounts = "$" + money.Format(int64(a[0])) + " and $" + money.Format(int64(a[1]))
+		if a := p.Amounts; a != nil {
+			v.Amounts = "$" + money.Format(int64(a[0])) + " and $" + money.Format(int64(a[1]))
+		}
+		v.Code = p.Code
 	}
 	events, err := s.webhooks.SourceEvents(ctx, scope, src.ID)
 	if err != nil {

@@ -46,3 +46,26 @@ func (h *Harness) VerifiedSource(key, customerID, account string) string {
 func PaymentBody(src, amount, direction string) string {
 	return `{"funding_source_id":"` + src + `","amount":` + amount + `,"direction":"` + direction + `"}`
 }
+
+// InitiateBy starts a source's verification by method (micro_deposits,
+// instant or auto).
+func (h *Harness) InitiateBy(key, id, method string) *Response {
+	h.T.Helper()
+	return h.Post("/v2/funding-source/initiate/verification", key, `{"funding_source_id":"`+id+`","method":"`+method+`"}`)
+}
+
+// Code reads an instant verification's code through the sandbox endpoint.
+func (h *Harness) Code(key, id string) string {
+	h.T.Helper()
+	r := WantOK(h.T, h.Get("/v2/sandbox/funding-source/"+id+"/micro-deposits", key))
+	c, _ := r["code"].(string)
+	if c == "" {
+		h.T.Fatalf("no code in %v", r)
+	}
+	return c
+}
+
+// CodeBody is the body of POST /v2/funding-source/verify with a code.
+func CodeBody(id, code string) string {
+	return `{"funding_source_id":"` + id + `","code":"` + code + `"}`
+}

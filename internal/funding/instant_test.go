@@ -119,6 +119,8 @@ func TestInstantWrongCodesUseTheSameAttempts(t *testing.T) {
 		t.Fatal(err)
 	}
 	right := code(t, f, scope, id)
+	_, err := f.Funding.SimulateDepositReturn(ctx, scope, id, "R03")
+	wantCode(t, err, errs.Conflict) // an instant credit has no ACH return
 	wrong := "FS2222"
 	if wrong == right {
 		wrong = "FS3333"
@@ -160,7 +162,7 @@ func TestInstantWrongCodesUseTheSameAttempts(t *testing.T) {
 	if failed != 3 || exceeded != 3 {
 		t.Errorf("%d verification_failed and %d attempts_exceeded, want 3 and 3", failed, exceeded)
 	}
-	_, err := f.Funding.VerifyCode(ctx, scope, id, right)
+	_, err = f.Funding.VerifyCode(ctx, scope, id, right)
 	wantCode(t, err, errs.VerificationAttemptsExceeded)
 }
 

@@ -175,6 +175,9 @@ type Source struct {
 	Expires      string
 	Attempts     int
 	ReturnCode   string
+	Method       string // micro_deposits or instant
+	Rail         string // instant: RTP or FedNow
+	FailureCode  string // instant: the rail's refusal (AC03, AC04, AC06)
 	CanInitiate  bool
 	HostedLink   string // "" unless a customer can verify there now
 	Amounts      string // sandbox only: "$0.12 and $0.34" while pending

@@ -132,6 +132,8 @@ func (s *Surface) sourcePage(c *gin.Context) {
 	vf := src.Verification
 	if vf != nil {
 		v.Verification, v.Attempts, v.ReturnCode = vf.Status, vf.AttemptsRemaining, vf.ReturnCode
+		v.Method, v.FailureCode = vf.Method, vf.FailureCode
+		v.Rail = map[string]string{funding.RailRTP: "RTP", funding.RailFedNow: "FedNow"}[vf.Rail]
 		v.Initiated, v.Expires = shortTime(vf.InitiatedAt), shortTime(vf.ExpiresAt)
 		if d, err := time.Parse(time.DateOnly, vf.ExpectedArrivalDate); err == nil {
 			v.Arrival = d.Format("Mon, Jan 2, 2006")
@@ -253,8 +255,15 @@ func (s *Surface) advanceSubscription(c *gin.Context) {
 
 func (s *Surface) initiateFromPage(c *gin.Context) {
 	id := c.Param("id")
-	_, err := s.funding.InitiateVerification(c.Request.Context(), current(c).Scope, id)
-	s.done(c, err, "Micro-deposits sent. They arrive in one to two business days.", "/dashboard/funding-sources/"+id)
+	src, err := s.funding.InitiateVerificationBy(c.Request.Context(), current(c).Scope, id, c.PostForm("method"))
+	msg := "Micro-deposits sent. They arrive in one to two business days."
+	if v := src.Verification; err == nil && v.Method == funding.MethodInstant {
+		msg = "Instant deposit sent; the customer can enter its code now."
+		if v.FailureCode != "" {
+			msg = "The bank refused the instant deposit (" + v.FailureCode + "): the account cannot be verified."
+		}
+	}
+	s.done(c, err, msg, "/dashboard/funding-sources/"+id)
 }
 
 func (s *Surface) removeFromPage(c *gin.Context) {

@@ -25,6 +25,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"net/http"
 	"time"
 
@@ -57,6 +58,9 @@ type Options struct {
 	// Debtor is the originator named in every credit.
 	Debtor Party
 	Now    func() time.Time
+	// Log gets one warning per call the rail did not answer (message id
+	// and error only); nil logs nothing.
+	Log *slog.Logger
 }
 
 // Client sends credits to one rail endpoint.
@@ -108,6 +112,9 @@ func (c *Client) Credit(ctx context.Context, credit funding.InstantCredit) (fund
 		if ctx.Err() != nil {
 			return funding.RailAnswer{}, ctx.Err()
 		}
+	}
+	if c.opts.Log != nil {
+		c.opts.Log.Warn("instant rail unavailable", "message_id", credit.MessageID, "attempts", c.opts.Attempts, "error", last.Error())
 	}
 	return funding.RailAnswer{}, last
 }

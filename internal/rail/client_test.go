@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"io"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -78,7 +79,13 @@ func TestCreditTimeoutAndDown(t *testing.T) {
 	}
 
 	sim.SetDown(true)
-	_, err = c.Credit(context.Background(), credit("123456789"))
+	var logs bytes.Buffer
+	c = rail.New(srv.URL, rail.Options{AttemptTimeout: 200 * time.Millisecond, Log: slog.New(slog.NewTextHandler(&logs, nil))})
+	down := credit("123456789")
+	_, err = c.Credit(context.Background(), down)
+	if !strings.Contains(logs.String(), down.MessageID) || strings.Contains(logs.String(), "123456789") || strings.Contains(logs.String(), "FSAB2C") {
+		t.Errorf("log = %q, want the message id and neither the account number nor the code", logs.String())
+	}
 	if !errors.Is(err, rail.ErrDown) || !errors.Is(err, funding.ErrRailUnavailable) || errors.Is(err, rail.ErrTimeout) {
 		t.Errorf("rail down: got %v, want ErrDown wrapping funding.ErrRailUnavailable", err)
 	}

@@ -99,7 +99,7 @@ func Build(cfg *config.Config, d Deps) (*Services, error) {
 	if err != nil {
 		return nil, err
 	}
-	fund.WithRails(reach, instantRails(cfg))
+	fund.WithRails(reach, instantRails(cfg, d.Log))
 	s := &Services{
 		Config: cfg, Log: d.Log, Now: now, DB: db, Vault: v, Metrics: surface.NewMetrics(),
 		Merchants: merchant.NewService(db.Merchants(), bcryptHasher{cost: cost}, now),
@@ -246,14 +246,14 @@ func (bcryptHasher) Compare(hash, password string) error {
 // at its simulator); otherwise sandbox keys reach the rail simulator in
 // process, so a production process never sends a sandbox credit to a
 // real rail. Production without INSTANT_RAIL_URL has no rail.
-func instantRails(cfg *config.Config) map[tenant.Environment]funding.Rail {
+func instantRails(cfg *config.Config, log *slog.Logger) map[tenant.Environment]funding.Rail {
 	debtor := rail.Party{Name: cmp.Or(cfg.ACHCompanyName, "fundsource"), RoutingNumber: cfg.ACHODFIRouting}
 	rails := map[tenant.Environment]funding.Rail{
 		tenant.Sandbox: rail.New("http://rail-simulator.invalid/", rail.Options{
-			HTTP: &http.Client{Transport: railsim.New().Transport()}, Debtor: debtor}),
+			HTTP: &http.Client{Transport: railsim.New().Transport()}, Debtor: debtor, Log: log}),
 	}
 	if cfg.InstantRailURL != "" {
-		live := rail.New(cfg.InstantRailURL, rail.Options{Debtor: debtor})
+		live := rail.New(cfg.InstantRailURL, rail.Options{Debtor: debtor, Log: log})
 		rails[tenant.Production] = live
 		if cfg.Mode != config.Production {
 			rails[tenant.Sandbox] = live

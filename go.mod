@@ -10,6 +10,7 @@ require (
 	github.com/jmoiron/sqlx v1.4.0
 	github.com/lib/pq v1.12.3
 	github.com/moov-io/ach v1.63.3
+	github.com/moov-io/iso20022 v0.2.1
 	github.com/oapi-codegen/runtime v1.8.0
 	github.com/plaid/plaid-go/v43 v43.0.0
 	github.com/playwright-community/playwright-go v0.5200.1

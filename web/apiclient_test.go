@@ -95,11 +95,11 @@ func TestGeneratedClientRunsTheVerificationFlow(t *testing.T) {
 
 	am, err := c.SandboxMicroDepositsWithResponse(ctx, id)
 	must("sandbox amounts", am.StatusCode(), am.Body, err)
-	if len(am.JSON200.Amounts) != 2 {
+	if am.JSON200.Amounts == nil || len(*am.JSON200.Amounts) != 2 {
 		t.Fatalf("amounts: %s", am.Body)
 	}
 	amounts := make([]apiclient.VerifyInput_Amounts_Item, 2)
-	for i, a := range am.JSON200.Amounts {
+	for i, a := range *am.JSON200.Amounts {
 		if err := amounts[i].FromVerifyInputAmounts1(fmt.Sprintf("%.2f", a)); err != nil {
 			t.Fatal(err)
 		}
@@ -111,12 +111,12 @@ func TestGeneratedClientRunsTheVerificationFlow(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	bad, err := c.VerifyMicroDepositsWithResponse(ctx, &apiclient.VerifyMicroDepositsParams{}, apiclient.VerifyMicroDepositsJSONRequestBody{FundingSourceId: id, Amounts: wrong})
+	bad, err := c.VerifyMicroDepositsWithResponse(ctx, &apiclient.VerifyMicroDepositsParams{}, apiclient.VerifyMicroDepositsJSONRequestBody{FundingSourceId: id, Amounts: &wrong})
 	if err != nil || bad.StatusCode() == http.StatusOK || bad.JSONDefault == nil {
 		t.Fatalf("wrong amounts: %d, %v: %s", bad.StatusCode(), err, bad.Body)
 	}
 
-	ok, err := c.VerifyMicroDepositsWithResponse(ctx, &apiclient.VerifyMicroDepositsParams{}, apiclient.VerifyMicroDepositsJSONRequestBody{FundingSourceId: id, Amounts: amounts})
+	ok, err := c.VerifyMicroDepositsWithResponse(ctx, &apiclient.VerifyMicroDepositsParams{}, apiclient.VerifyMicroDepositsJSONRequestBody{FundingSourceId: id, Amounts: &amounts})
 	must("verify", ok.StatusCode(), ok.Body, err)
 	if ok.JSON200.Status != apiclient.FundingSourceResponseStatusVerified {
 		t.Errorf("verified source: %s", ok.Body)

@@ -2,13 +2,17 @@ package web_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
+	"github.com/fundsource/fundsource/internal/dev/railsim"
 	th "github.com/fundsource/fundsource/internal/testing/harness"
 )
 
@@ -109,3 +113,55 @@ func BenchmarkHostedPage(b *testing.B) {
 		}
 	})
 }
+
+// BenchmarkInstantVerification measures one instant verification from
+// initiation to Verified through the API (initiate, read the sandbox code,
+// verify), against the rail simulator over HTTP, and reports the p50 and
+// p99 of the whole in milliseconds.
+func BenchmarkInstantVerification(b *testing.B) {
+	sim := railsim.New()
+	rail := httptest.NewServer(sim.Handler())
+	defer rail.Close()
+	h := newHarness(b, th.WithRail(rail.URL))
+	key := h.Merchant("Bench").Sandbox.SecretKey
+	user := h.Customer(key)
+	post := func(path, body string) map[string]any {
+		r := httptest.NewRequest(http.MethodPost, path, strings.NewReader(body))
+		r.Header.Set("Authorization", "Bearer "+key)
+		r.Header.Set("Content-Type", "application/json")
+		w := httptest.NewRecorder()
+		h.Engine.ServeHTTP(w, r)
+		if w.Code != http.StatusOK {
+			b.Fatalf("%s: status %d: %s", path, w.Code, w.Body)
+		}
+		var out map[string]any
+		_ = json.Unmarshal(w.Body.Bytes(), &out)
+		return out
+	}
+	ids := make([]string, b.N)
+	for i := range ids {
+		ids[i] = post("/v2/funding-source", th.SourceBody(user, "110000000", fmt.Sprintf("8%011d", i)))["funding_source_id"].(string)
+	}
+	took := make([]time.Duration, 0, b.N)
+	b.ResetTimer()
+	for i := range b.N {
+		start := time.Now()
+		post("/v2/funding-source/initiate/verification", `{"funding_source_id":"`+ids[i]+`","method":"instant"}`)
+		r := httptest.NewRequest(http.MethodGet, "/v2/sandbox/funding-source/"+ids[i]+"/micro-deposits", nil)
+		r.Header.Set("Authorization", "Bearer "+key)
+		w := httptest.NewRecorder()
+		h.Engine.ServeHTTP(w, r)
+		var sb struct{ Code string }
+		_ = json.Unmarshal(w.Body.Bytes(), &sb)
+		if got := post("/v2/funding-source/verify", th.CodeBody(ids[i], sb.Code)); got["status"] != "Verified" {
+			b.Fatalf("not verified: %v", got)
+		}
+		took = append(took, time.Since(start))
+	}
+	b.StopTimer()
+	slices.Sort(took)
+	b.ReportMetric(ms(took[len(took)/2]), "p50-ms")
+	b.ReportMetric(ms(took[len(took)*99/100]), "p99-ms")
+}
+
+func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }

@@ -529,3 +529,23 @@ func TestDashboardDisabledEndpointBanner(t *testing.T) {
 		t.Errorf("after the button: %s", th.MustJSON(s))
 	}
 }
+
+func TestDashboardStartsAnInstantVerification(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	d, key := signedIn(t, h, "Acme Books")
+	user := h.Customer(key)
+	src := th.WantOK(t, h.Post("/v2/funding-source", key, th.SourceBody(user, "110000000", "123456789")))["funding_source_id"].(string)
+	wantPage(t, d.get("/dashboard/funding-sources/"+src), http.StatusOK, "Send micro-deposits", "Send an instant $0.01 deposit")
+	p := wantPage(t, d.follow(d.post("/dashboard/funding-sources/"+src+"/initiate", url.Values{"method": {"instant"}})), http.StatusOK,
+		"Instant deposit sent", "over RTP", "Sandbox code: <strong>"+h.Code(key, src)+"</strong>")
+	if strings.Contains(p, "Simulate return") {
+		t.Error("an instant deposit offers a simulated ACH return")
+	}
+	refused := th.WantOK(t, h.Post("/v2/funding-source", key, th.SourceBody(user, "110000000", "9900000003")))["funding_source_id"].(string)
+	wantPage(t, d.follow(d.post("/dashboard/funding-sources/"+refused+"/initiate", url.Values{"method": {"instant"}})), http.StatusOK,
+		"The bank refused the instant deposit (AC03)")
+	far := th.WantOK(t, h.Post("/v2/funding-source", key, th.SourceBody(user, "333333334", "123456780")))["funding_source_id"].(string)
+	wantPage(t, d.follow(d.post("/dashboard/funding-sources/"+far+"/initiate", url.Values{"method": {"instant"}})), http.StatusOK,
+		`role="alert"`, "No instant rail reaches this bank")
+}

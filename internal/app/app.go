@@ -41,6 +41,8 @@ Usage:
                                    apply an ACH return file
   fundsource provider-sim [--listen 127.0.0.1:8090] [--client ID:SECRET …] [--processor-client ID] [--plaid-sandbox-numbers]
                                    the bank-linking provider simulator (Plaid-shaped API)
+  fundsource rail-sim [--listen 127.0.0.1:8091]
+                                   the instant-rail simulator (ISO 20022 pacs.008 in, pacs.002 out)
   fundsource webhook-receiver --secret whsec_… [--listen 127.0.0.1:9000]
                                    a development endpoint that verifies and prints deliveries
 
@@ -80,6 +82,8 @@ func Run(ctx context.Context, args []string, io IO) error {
 		return runACH(ctx, args[1:], io)
 	case "provider-sim":
 		return runProviderSim(ctx, args[1:], io)
+	case "rail-sim":
+		return runRailSim(ctx, args[1:], io)
 	case "webhook-receiver":
 		return runReceiver(ctx, args[1:], io)
 	case "help", "-h", "--help":

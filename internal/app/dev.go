@@ -1,6 +1,7 @@
 package app
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"net"
@@ -12,6 +13,7 @@ import (
 	"github.com/fundsource/fundsource/internal/core/errs"
 	"github.com/fundsource/fundsource/internal/core/tenant"
 	"github.com/fundsource/fundsource/internal/dev/pgserver"
+	"github.com/fundsource/fundsource/internal/dev/railsim"
 	"github.com/fundsource/fundsource/internal/merchant"
 )
 
@@ -57,6 +59,17 @@ func runDev(ctx context.Context, io IO) error {
 		defer stopSim()
 		go serveSim(simCtx, ln, devSimConfig(cfg))
 		fmt.Fprintf(io.Stderr, "provider simulator on %s\n", cfg.PlaidBaseURL)
+	}
+	if cfg.RailSimulator {
+		ln, err := net.Listen("tcp", cfg.RailSimAddr)
+		if err != nil {
+			return fmt.Errorf("start the rail simulator on %s (set RAIL_SIM_ADDR or INSTANT_RAIL_URL): %w", cfg.RailSimAddr, err)
+		}
+		simCtx, stopSim := context.WithCancel(ctx)
+		defer stopSim()
+		go serveRailSim(simCtx, ln, railsim.New())
+		cfg.InstantRailURL = "http://" + ln.Addr().String() + "/"
+		fmt.Fprintf(io.Stderr, "rail simulator on %s\n", cfg.InstantRailURL)
 	}
 	return withDatabase(ctx, cfg, dbURL, io, func(s *service) error {
 		if err := s.ensureDemoMerchant(ctx); err != nil {
@@ -135,6 +148,7 @@ Demo merchant (%s; also in %s)
   dashboard:          %s/dashboard/sign-in
   dashboard sign-in:  %s / %s
   provider simulator: %s (merchant client %s / %s)
+  rail simulator:     %s (POST /sim/down, /sim/up)
 
 Try it:
   curl -s %s/v2/customers -H "Authorization: Bearer %s" \
@@ -145,6 +159,6 @@ Hosted verification page (after initiating micro-deposits; README: "Hosted verif
   %s/#/bank-account/%s/{user_id}/{funding_source_id}?successUrl=http://localhost:3000/done
 
 `, state, path, v["DEMO_MERCHANT_ID"], v["DEMO_SECRET_KEY"], v["DEMO_PUBLIC_KEY"], base, v["DEMO_EMAIL"], v["DEMO_PASSWORD"],
-		s.Config.PlaidBaseURL, config.SimMerchantClientID, config.SimMerchantSecret,
+		s.Config.PlaidBaseURL, config.SimMerchantClientID, config.SimMerchantSecret, cmp.Or(s.Config.InstantRailURL, "in process"),
 		base, v["DEMO_SECRET_KEY"], s.Config.HostedBaseURL.String(), v["DEMO_PUBLIC_KEY"])
 }

@@ -19,6 +19,8 @@ import (
 
 	"github.com/fundsource/fundsource/internal/app"
 	"github.com/fundsource/fundsource/internal/config"
+	"github.com/fundsource/fundsource/internal/funding"
+	"github.com/fundsource/fundsource/internal/rail"
 	th "github.com/fundsource/fundsource/internal/testing/harness"
 )
 
@@ -349,5 +351,36 @@ func dashboardByHand(t *testing.T, out, baseURL, email, password, sourceID strin
 	res.Body.Close()
 	if res.StatusCode != http.StatusOK || !strings.Contains(string(body), sourceID) {
 		t.Errorf("the verified source is not in the dashboard (%d)", res.StatusCode)
+	}
+}
+
+// The rail-sim command serves the rail: a credit to a sandbox account is
+// rejected with its reason, over real HTTP through the product's client.
+func TestRailSimCommand(t *testing.T) {
+	addr := th.FreeAddr(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() {
+		done <- app.Run(ctx, []string{"rail-sim", "--listen", addr}, app.IO{Getenv: func(string) string { return "" }, Stdout: io.Discard, Stderr: io.Discard})
+	}()
+	defer func() { cancel(); <-done }()
+	c := rail.New("http://"+addr+"/", rail.Options{})
+	var got funding.RailAnswer
+	var err error
+	for range 200 {
+		got, err = c.Credit(context.Background(), funding.InstantCredit{MessageID: "msg_1", RoutingNumber: "110000000",
+			AccountNumber: "9900000006", AmountCents: 1, Remittance: "FSAAAA"})
+		if err == nil {
+			break
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if err != nil || got.Accepted || got.Reason != "AC06" {
+		t.Errorf("got %+v, %v; want rejected AC06", got, err)
+	}
+	var stderr bytes.Buffer
+	err = app.Run(context.Background(), []string{"rail-sim", "extra"}, app.IO{Getenv: func(string) string { return "" }, Stdout: io.Discard, Stderr: &stderr})
+	if !errors.Is(err, app.ErrUsage) || !strings.Contains(stderr.String(), "9900000099") {
+		t.Errorf("bad arguments: %v\n%s", err, stderr.String())
 	}
 }

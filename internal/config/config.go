@@ -77,6 +77,19 @@ type Config struct {
 	// starts the simulator and the service uses it.
 	ProviderSimulator bool
 
+	// InstantRailURL is the instant rail's endpoint (a partner bank's) that
+	// takes pacs.008 credits. Empty: sandbox keys use the rail simulator in
+	// process and production has no instant rail ('auto' falls back).
+	InstantRailURL string
+	// InstantDirectoryFile is a CSV (routing_number,rail) whose rows add to
+	// and override the embedded sample of banks reachable on a rail.
+	InstantDirectoryFile string
+	// RailSimAddr is where 'make run' starts the rail simulator
+	// (development, when INSTANT_RAIL_URL is unset); RailSimulator says it
+	// does.
+	RailSimAddr   string
+	RailSimulator bool
+
 	// WebhookAllowPrivateTargets lets webhooks go to loopback and private
 	// addresses (development; on by default there, off in production).
 	WebhookAllowPrivateTargets bool
@@ -212,6 +225,16 @@ func Load(getenv Getenv) (*Config, error) {
 		c.PlaidBaseURL = "http://" + c.ProviderSimAddr
 		c.PlaidClientID = orDefault(c.PlaidClientID, SimServiceClientID)
 		c.PlaidSecret = orDefault(c.PlaidSecret, SimServiceSecret)
+	}
+	c.InstantRailURL = getenv("INSTANT_RAIL_URL")
+	c.InstantDirectoryFile = getenv("INSTANT_DIRECTORY_FILE")
+	c.RailSimAddr = orDefault(getenv("RAIL_SIM_ADDR"), "127.0.0.1:8091")
+	c.RailSimulator = !prod && c.InstantRailURL == ""
+	if c.InstantRailURL != "" {
+		u, err := url.Parse(c.InstantRailURL)
+		if err != nil || (u.Scheme != "https" && (prod || u.Scheme != "http")) || u.Host == "" || u.User != nil {
+			return nil, fmt.Errorf("INSTANT_RAIL_URL must be an absolute https URL (http too in development) without user info, got %q", c.InstantRailURL)
+		}
 	}
 	if prod && c.DatabaseURL == "" {
 		return nil, errors.New("DATABASE_URL is required in production")

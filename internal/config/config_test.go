@@ -136,6 +136,9 @@ func TestInvalidValuesAreRefused(t *testing.T) {
 		"zero max amount":    {"PAYMENT_MAX_AMOUNT": "0"},
 		"bad max amount":     {"PAYMENT_MAX_AMOUNT": "1e6"},
 		"bad settle delay":   {"PAYMENT_SETTLE_DELAY": "soon"},
+		"relative rail url":  {"INSTANT_RAIL_URL": "rail.example/pacs"},
+		"rail url with user": {"INSTANT_RAIL_URL": "https://u:p@rail.example/"},
+		"http rail in prod":  {"FUNDSOURCE_MODE": "production", "DATABASE_URL": "x", "INSTANT_RAIL_URL": "http://rail.example/"},
 	}
 	for name, vars := range cases {
 		t.Run(name, func(t *testing.T) {
@@ -173,5 +176,20 @@ func TestDevelopmentBaseURLsFollowListenAddr(t *testing.T) {
 				t.Errorf("LISTEN_ADDR=%q: %s base = %s, want %s", listen, name, u, want)
 			}
 		}
+	}
+}
+
+func TestInstantRailURL(t *testing.T) {
+	c, err := Load(env(map[string]string{"DATA_DIR": t.TempDir()}))
+	if err != nil || c.InstantRailURL != "" || !c.RailSimulator || c.RailSimAddr != "127.0.0.1:8091" {
+		t.Fatalf("default: %+v, %v; want the rail simulator on 127.0.0.1:8091", c, err)
+	}
+	c, err = Load(env(map[string]string{"DATA_DIR": t.TempDir(), "INSTANT_RAIL_URL": "http://127.0.0.1:9/"}))
+	if err != nil || c.RailSimulator || c.InstantRailURL != "http://127.0.0.1:9/" {
+		t.Fatalf("set: %v, %v", c, err)
+	}
+	_, err = Load(env(map[string]string{"DATA_DIR": t.TempDir(), "INSTANT_RAIL_URL": "rail.example"}))
+	if err == nil || !strings.Contains(err.Error(), "INSTANT_RAIL_URL") {
+		t.Errorf("relative: %v, want an error naming INSTANT_RAIL_URL", err)
 	}
 }

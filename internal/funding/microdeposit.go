@@ -3,6 +3,7 @@ package funding
 import (
 	"context"
 	"crypto/rand"
+	"crypto/subtle"
 	"fmt"
 	"math/big"
 	"strconv"
@@ -31,30 +32,62 @@ const (
 	DepositExpired   = "expired"
 )
 
-// MicroDeposit is one pair of deposits sent to verify a source.
+// Verification methods. MethodAuto is a request, never a stored method:
+// instant where a rail reaches the bank, else micro-deposits.
+const (
+	MethodMicroDeposits = "micro_deposits"
+	MethodInstant       = "instant"
+	MethodAuto          = "auto"
+)
+
+// Why an "auto" verification fell back to micro-deposits.
+const (
+	FallbackInstantUnavailable = "instant_unavailable" // no rail reaches the bank
+	FallbackRailUnavailable    = "rail_unavailable"    // the rail is down or timed out
+)
+
+// MicroDeposit is one verification of a source: a pair of micro-deposits,
+// or one instant credit whose remittance line carries a code. Both go
+// through the same states, attempts and expiry; only the proof differs.
 type MicroDeposit struct {
-	Scope             tenant.Scope
-	SourceID          string
-	Seq               int    // 1 to MaxInitiations
-	Amounts           Sealed // "12,34" in cents, padded to amountsBlock and sealed with source id and seq
+	Scope    tenant.Scope
+	SourceID string
+	Seq      int    // 1 to MaxInitiations
+	Method   string // MethodMicroDeposits or MethodInstant
+	// Amounts is the sealed proof: "12,34" in cents, or the code, padded
+	// to amountsBlock and sealed with source id and seq.
+	Amounts           Sealed
 	Status            string
 	InitiatedAt       time.Time
-	ExpectedArrival   calendar.Date
+	ExpectedArrival   calendar.Date // instant: the day of initiation
 	ExpiresAt         time.Time
 	AttemptsRemaining int
 	FinishedAt        *time.Time
 	// ReturnCode is the ACH return code when a deposit came back.
 	ReturnCode string
+	// Rail, RailMessageID and ArrivedAt describe an instant credit;
+	// FailureCode is the rail's rejection reason (AC03, AC04, AC06).
+	Rail          string
+	RailMessageID string
+	ArrivedAt     *time.Time
+	FailureCode   string
+	// FallbackReason says why an "auto" request got micro-deposits.
+	FallbackReason string
 }
 
 // Verification is the API view of m.
 func (m MicroDeposit) Verification() *Verification {
-	return &Verification{
-		Method: "micro_deposits", Status: m.Status, InitiatedAt: m.InitiatedAt,
+	v := &Verification{
+		Method: m.Method, Status: m.Status, InitiatedAt: m.InitiatedAt,
 		ExpectedArrivalDate: m.ExpectedArrival.Format(time.DateOnly),
 		ExpiresAt:           m.ExpiresAt, AttemptsRemaining: m.AttemptsRemaining, ReturnCode: m.ReturnCode,
+		Rail: m.Rail, ArrivedAt: m.ArrivedAt, FailureCode: m.FailureCode, FallbackReason: m.FallbackReason,
 		Seq: m.Seq,
 	}
+	if v.Method == "" {
+		v.Method = MethodMicroDeposits
+	}
+	return v
 }
 
 // amountsBlock is the length every amounts plaintext is padded to before
@@ -68,59 +101,135 @@ func amountsAAD(sourceID string, seq int) []byte {
 
 // InitiateVerification sends two micro-deposits to an Unverified source.
 func (s *Service) InitiateVerification(ctx context.Context, scope tenant.Scope, id string) (Source, error) {
+	return s.InitiateVerificationBy(ctx, scope, id, MethodMicroDeposits)
+}
+
+// InitiateVerificationBy starts a verification of an Unverified source by
+// method: MethodMicroDeposits, MethodInstant or MethodAuto ("" is
+// micro-deposits). An instant credit is sent while the source is locked,
+// so the rail's answer and the verification commit together; when the
+// rail gives none, "instant" fails with rail_unavailable and nothing is
+// stored, and "auto" sends micro-deposits with a fallback_reason.
+func (s *Service) InitiateVerificationBy(ctx context.Context, scope tenant.Scope, id, method string) (Source, error) {
+	switch method {
+	case "":
+		method = MethodMicroDeposits
+	case MethodMicroDeposits, MethodInstant, MethodAuto:
+	default:
+		return Source{}, errs.Invalid("method", `method must be "micro_deposits", "instant" or "auto"`)
+	}
 	var out Source
 	err := s.store.WithTx(ctx, func(tx Store) error {
-		src, err := s.unverifiedSource(ctx, tx, scope, id)
+		src, seq, err := s.nextVerification(ctx, tx, scope, id)
 		if err != nil {
 			return err
 		}
-		// The source's row carries its current verification (kept by a
-		// trigger) and is locked: no verification changes under us.
 		now := s.now()
-		seq := 1
-		if last := src.Verification; last != nil {
-			if last.Status == DepositPending {
-				if now.Before(last.ExpiresAt) {
-					return errs.New(errs.VerificationPending,
-						"Micro-deposits were already sent and are still open; verify them or wait until they expire.").
-						WithDetail("attempts_remaining", last.AttemptsRemaining)
-				}
-				// Expired, and the sweeper has not run yet.
-				m, err := tx.LatestMicroDepositForUpdate(ctx, scope, id)
-				if err != nil {
-					return err
-				}
-				if err := s.expire(ctx, tx, src, m, now); err != nil {
-					return err
-				}
-			}
-			if last.Seq >= MaxInitiations {
-				return errs.Newf(errs.VerificationLimitReached,
-					"Micro-deposits were already sent %d times to this funding source; no more can be sent.", MaxInitiations)
-			}
-			seq = last.Seq + 1
-		}
-		a, b := s.draw(), s.draw()
 		m := MicroDeposit{
-			Scope: scope, SourceID: id, Seq: seq, Status: DepositPending, InitiatedAt: now,
-			ExpectedArrival:   calendar.AddBusinessDays(calendar.DateOf(now), ArrivalDays),
-			ExpiresAt:         now.Add(VerificationTTL),
-			AttemptsRemaining: MaxAttempts,
+			Scope: scope, SourceID: id, Seq: seq, Method: MethodMicroDeposits, Status: DepositPending, InitiatedAt: now,
+			ExpiresAt: now.Add(VerificationTTL), AttemptsRemaining: MaxAttempts,
 		}
-		m.Amounts.KeyID, m.Amounts.Data = s.vault.SealPadded([]byte(fmt.Sprintf("%d,%d", a, b)), amountsAAD(id, seq), amountsBlock)
+		if method != MethodMicroDeposits {
+			fallback, err := s.sendInstant(ctx, src, &m)
+			switch {
+			case err != nil:
+				return err
+			case fallback == "":
+			case method == MethodInstant && fallback == FallbackInstantUnavailable:
+				return errs.New(errs.InstantUnavailable,
+					`No instant rail reaches this bank; use method "micro_deposits", or "auto" to fall back by itself.`)
+			case method == MethodInstant:
+				return errs.New(errs.RailUnavailable,
+					"The instant rail did not answer; nothing was sent and no initiation was counted. Retry shortly, "+
+						`or use method "auto" to fall back to micro-deposits.`).WithDetail("retry_after", strconv.Itoa(railRetryAfter))
+			default:
+				m.FallbackReason = fallback
+			}
+		}
+		if m.Method == MethodMicroDeposits {
+			a, b := s.draw(), s.draw()
+			m.ExpectedArrival = calendar.AddBusinessDays(calendar.DateOf(now), ArrivalDays)
+			m.Amounts.KeyID, m.Amounts.Data = s.vault.SealPadded([]byte(fmt.Sprintf("%d,%d", a, b)), amountsAAD(id, seq), amountsBlock)
+		}
 		src.Verification = m.Verification()
 		out = src
-		return tx.InsertMicroDeposit(ctx, m, s.event(src, event.FundingSourceVerificationPending, PendingVerified))
+		if m.Status == DepositFailed {
+			// The rail refused the account: an answer at once.
+			return tx.InsertMicroDeposit(ctx, m, s.event(src, event.FundingSourceVerificationFailed, src.Status))
+		}
+		return tx.InsertMicroDeposit(ctx, m, s.pendingEvent(src))
 	})
 	return out, err
 }
 
+// nextVerification locks a source that can take a new verification and
+// returns its next sequence number: the latest must be finished (an open
+// one past its expiry is expired here) and fewer than MaxInitiations made.
+func (s *Service) nextVerification(ctx context.Context, tx Store, scope tenant.Scope, id string) (Source, int, error) {
+	src, err := s.unverifiedSource(ctx, tx, scope, id)
+	if err != nil {
+		return Source{}, 0, err
+	}
+	// The source's row carries its current verification (kept by a
+	// trigger) and is locked: no verification changes under us.
+	last := src.Verification
+	if last == nil {
+		return src, 1, nil
+	}
+	if last.Status == DepositPending {
+		now := s.now()
+		if now.Before(last.ExpiresAt) {
+			return Source{}, 0, errs.New(errs.VerificationPending,
+				"A verification is already open on this funding source; complete it or wait until it expires.").
+				WithDetail("attempts_remaining", last.AttemptsRemaining)
+		}
+		// Expired, and the sweeper has not run yet.
+		m, err := tx.LatestMicroDepositForUpdate(ctx, scope, id)
+		if err != nil {
+			return Source{}, 0, err
+		}
+		if err := s.expire(ctx, tx, src, m, now); err != nil {
+			return Source{}, 0, err
+		}
+	}
+	if last.Seq >= MaxInitiations {
+		return Source{}, 0, errs.Newf(errs.VerificationLimitReached,
+			"Verification was already initiated %d times on this funding source; it cannot be initiated again.", MaxInitiations)
+	}
+	return src, last.Seq + 1, nil
+}
+
 // VerifyMicroDeposits checks two amounts (in cents, either order) against the
-// open deposits. A match verifies the source; a mismatch uses one of the
-// attempts, which are counted under the source's row lock, so parallel
-// guesses can never exceed MaxAttempts. The attempt is committed even though
-// a mismatch returns verification_failed.
+// open deposits (see verify).
 func (s *Service) VerifyMicroDeposits(ctx context.Context, scope tenant.Scope, id string, amounts [2]int) (Source, error) {
+	return s.verify(ctx, scope, id, proof{amounts: &amounts})
+}
+
+// VerifyCode checks the code of an instant verification, typed with or
+// without its FS prefix, in any case, spaces ignored (see verify).
+// A code that cannot be one (wrong length or letters) is invalid_request
+// and uses no attempt, as amounts out of range do.
+func (s *Service) VerifyCode(ctx context.Context, scope tenant.Scope, id, code string) (Source, error) {
+	c := NormalizeCode(code)
+	if !ValidCode(c) {
+		return Source{}, errs.Invalid("code", `code must be the deposit's code: "FS" and 4 letters or digits, like FS7KQ2`)
+	}
+	return s.verify(ctx, scope, id, proof{code: c})
+}
+
+// proof is what the customer read on the statement: two amounts or a code.
+type proof struct {
+	amounts *[2]int
+	code    string
+}
+
+// verify checks a proof against the open verification: one set of rules
+// for both methods. A match verifies the source; a mismatch uses one of the
+// attempts, which are counted under the source's row lock, so parallel
+// guesses can never exceed MaxAttempts. The attempt is committed even
+// though a mismatch returns verification_failed. A proof of the other
+// method's kind is invalid_request and counts nothing.
+func (s *Service) verify(ctx context.Context, scope tenant.Scope, id string, p proof) (Source, error) {
 	var out Source
 	var refusal error // committed outcome that is still an error for the caller
 	err := s.store.WithTx(ctx, func(tx Store) error {
@@ -131,32 +240,39 @@ func (s *Service) VerifyMicroDeposits(ctx context.Context, scope tenant.Scope, i
 		m, err := tx.LatestMicroDepositForUpdate(ctx, scope, id)
 		if errs.Is(err, errs.NotFound) {
 			return errs.New(errs.VerificationNotInitiated,
-				"No micro-deposits were sent to this funding source yet; initiate verification first.")
+				"No verification was initiated on this funding source yet; initiate verification first.")
 		}
 		if err != nil {
 			return err
+		}
+		instant := m.Method == MethodInstant
+		switch {
+		case instant && p.amounts != nil:
+			return errs.Invalid("amounts", "This funding source is verified by an instant deposit: send the code from its description, not amounts.")
+		case !instant && p.amounts == nil:
+			return errs.Invalid("code", "This funding source is verified by micro-deposits: send the two amounts, not a code.")
 		}
 		now := s.now()
 		switch m.Status {
 		case DepositFailed:
 			return errs.New(errs.VerificationAttemptsExceeded,
-				"All attempts to verify these micro-deposits were used; initiate a new verification.").
+				"This verification failed and takes no more attempts; initiate a new verification.").
 				WithDetail("attempts_remaining", 0)
 		case DepositExpired:
 			return expired()
 		case DepositPending:
 		default:
-			return fmt.Errorf("verify micro-deposits: unexpected state %q", m.Status)
+			return fmt.Errorf("verify: unexpected state %q", m.Status)
 		}
 		if !now.Before(m.ExpiresAt) {
 			refusal = expired()
 			return s.expire(ctx, tx, src, m, now)
 		}
-		want, err := s.openAmounts(m)
+		match, err := s.matches(m, p)
 		if err != nil {
 			return err
 		}
-		if sameAmounts(want, amounts) {
+		if match {
 			m.Status, m.FinishedAt = DepositSucceeded, &now
 			if err := tx.UpdateMicroDeposit(ctx, m); err != nil {
 				return err
@@ -166,8 +282,11 @@ func (s *Service) VerifyMicroDeposits(ctx context.Context, scope tenant.Scope, i
 			return err
 		}
 		m.AttemptsRemaining--
-		refusal = (&errs.Error{Code: errs.VerificationFailed, Param: "amounts",
-			Message: "The amounts do not match the micro-deposits."}).WithDetail("attempts_remaining", m.AttemptsRemaining)
+		mismatch := &errs.Error{Code: errs.VerificationFailed, Param: "amounts", Message: "The amounts do not match the micro-deposits."}
+		if instant {
+			mismatch = &errs.Error{Code: errs.VerificationFailed, Param: "code", Message: "The code does not match the one on the deposit."}
+		}
+		refusal = mismatch.WithDetail("attempts_remaining", m.AttemptsRemaining)
 		if m.AttemptsRemaining > 0 {
 			return tx.UpdateMicroDeposit(ctx, m)
 		}
@@ -182,6 +301,16 @@ func (s *Service) VerifyMicroDeposits(ctx context.Context, scope tenant.Scope, i
 		return Source{}, refusal
 	}
 	return out, nil
+}
+
+// matches compares a proof with the verification's sealed one.
+func (s *Service) matches(m MicroDeposit, p proof) (bool, error) {
+	if p.amounts != nil {
+		want, err := s.openAmounts(m)
+		return err == nil && sameAmounts(want, *p.amounts), err
+	}
+	want, err := s.openCode(m)
+	return err == nil && subtle.ConstantTimeCompare([]byte(want), []byte(p.code)) == 1, err
 }
 
 // SandboxAmounts returns the open (or latest) micro-deposit amounts of a
@@ -199,6 +328,9 @@ func (s *Service) SandboxAmounts(ctx context.Context, scope tenant.Scope, id str
 	}
 	if err != nil {
 		return [2]int{}, nil, err
+	}
+	if m.Method == MethodInstant {
+		return [2]int{}, nil, errs.New(errs.Conflict, "This funding source is verified by an instant deposit with a code, not by amounts.")
 	}
 	a, err := s.openAmounts(m)
 	return a, m.Verification(), err
@@ -280,5 +412,5 @@ func (s *Service) unverifiedSource(ctx context.Context, tx Store, scope tenant.S
 
 func expired() error {
 	return errs.New(errs.VerificationExpired,
-		"These micro-deposits expired; initiate a new verification.").WithDetail("attempts_remaining", 0)
+		"This verification expired; initiate a new verification.").WithDetail("attempts_remaining", 0)
 }

@@ -21,6 +21,9 @@ func (s *Service) SimulateDepositReturn(ctx context.Context, scope tenant.Scope,
 		return Source{}, errs.Invalid("code", `code must be an ACH return code, "R" and two digits, like "R03"`)
 	}
 	return s.onOpenDeposits(ctx, scope, id, func(ctx context.Context, tx Store, src Source, m MicroDeposit) error {
+		if m.Method == MethodInstant {
+			return errs.New(errs.Conflict, "An instant deposit settles at once and cannot come back as an ACH return.")
+		}
 		return s.depositReturned(ctx, tx, src, m, code)
 	})
 }

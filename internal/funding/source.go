@@ -9,9 +9,23 @@
 // removed, so two concurrent creations of one number cannot both commit,
 // whichever merchants make them.
 //
-// Micro-deposit attempts are counted under the source's row lock, so
-// parallel guesses never get more than three; the API and the hosted page
-// share the counter because both call VerifyMicroDeposits.
+// Verification has one set of rules and two kinds of proof: two
+// micro-deposit amounts over ACH, or a code in the remittance line of one
+// $0.01 credit over an instant rail (RTP or FedNow). Both are rows of one
+// table with the same states, three attempts, ten-day expiry and events;
+// only the sealed proof and the way it arrives differ. Attempts are
+// counted under the source's row lock, so parallel guesses never get more
+// than three; the API and the hosted page share the counter because both
+// call the same verify.
+//
+// The instant credit is sent while the source's row is locked, inside the
+// initiation's transaction: the rail answers within a second or two, and
+// its answer (accepted, or the account refused with AC03, AC04 or AC06)
+// commits with the verification, or nothing is stored when it gives none,
+// so a rail outage counts no initiation. Each initiation's message id is
+// new (the rail's record of it keeps one credit per id across resends);
+// a credit accepted just before the transaction fails leaves a cent and a
+// code nobody can use, which is the cheaper side of the race.
 //
 // Processor tokens: the single-use ledger keeps an HMAC of each consumed
 // token (under the fingerprint key, so a database reader cannot test
@@ -34,6 +48,7 @@ package funding
 
 import (
 	"context"
+	"encoding/json"
 	"time"
 
 	"github.com/fundsource/fundsource/internal/core/event"
@@ -94,18 +109,50 @@ type Source struct {
 	Attestation   *string    `json:"-"` // the merchant's attestation at that unblock
 }
 
-// Verification is the state of the latest micro-deposit verification.
+// Verification is the state of a source's latest verification. Its JSON
+// form depends on the method (see MarshalJSON).
 type Verification struct {
-	Method              string    `json:"method"` // micro_deposits
+	Method              string    `json:"method"` // micro_deposits or instant
 	Status              string    `json:"status"` // pending, succeeded, failed or expired
 	InitiatedAt         time.Time `json:"initiated_at"`
-	ExpectedArrivalDate string    `json:"expected_arrival_date"` // YYYY-MM-DD
+	ExpectedArrivalDate string    `json:"expected_arrival_date"` // YYYY-MM-DD; micro-deposits
 	ExpiresAt           time.Time `json:"expires_at"`
 	AttemptsRemaining   int       `json:"attempts_remaining"`
 	// ReturnCode is the ACH return code when a deposit came back (R03…).
 	ReturnCode string `json:"return_code,omitempty"`
+	// FallbackReason says why an "auto" request got micro-deposits.
+	FallbackReason string `json:"fallback_reason,omitempty"`
+	// Rail (rtp or fednow), ArrivedAt (nil until the credit arrived) and
+	// FailureCode (the rail's rejection reason) belong to instant ones.
+	Rail        string     `json:"rail,omitempty"`
+	ArrivedAt   *time.Time `json:"arrived_at,omitempty"`
+	FailureCode string     `json:"failure_code,omitempty"`
 	// Seq numbers the source's verifications, 1 to MaxInitiations.
 	Seq int `json:"-"`
+}
+
+// MarshalJSON writes the members of the verification's method: an instant
+// one has rail, arrived_at and failure_code (null when none) and no
+// expected_arrival_date.
+func (v Verification) MarshalJSON() ([]byte, error) {
+	if v.Method != MethodInstant {
+		type plain Verification
+		return json.Marshal(plain(v))
+	}
+	var failure *string
+	if v.FailureCode != "" {
+		failure = &v.FailureCode
+	}
+	return json.Marshal(struct {
+		Method            string     `json:"method"`
+		Rail              string     `json:"rail"`
+		Status            string     `json:"status"`
+		InitiatedAt       time.Time  `json:"initiated_at"`
+		ArrivedAt         *time.Time `json:"arrived_at"`
+		ExpiresAt         time.Time  `json:"expires_at"`
+		AttemptsRemaining int        `json:"attempts_remaining"`
+		FailureCode       *string    `json:"failure_code"`
+	}{v.Method, v.Rail, v.Status, v.InitiatedAt, v.ArrivedAt, v.ExpiresAt, v.AttemptsRemaining, failure})
 }
 
 // AccountClaim is the registry entry that makes an account number unique
@@ -224,7 +271,9 @@ type Service struct {
 	now      func() time.Time
 	onRemove func(ctx context.Context, tx Store, scope tenant.Scope, sourceID string) error // nil: nothing more
 	onBlock  func(ctx context.Context, tx Store, scope tenant.Scope, sourceID, code string) error
-	draw     func() int // one micro-deposit amount in cents
+	draw     func() int                  // one micro-deposit amount in cents
+	reach    Reach                       // nil: no bank is reachable on a rail
+	rails    map[tenant.Environment]Rail // per environment; none: instant unavailable
 }
 
 // On returns the service on tx, a store bound to a caller's transaction:

@@ -1,11 +1,11 @@
 // Package hostedlink is the use case behind the hosted verification page:
 // it resolves a link to one merchant environment, customer and funding
-// source, checks the redirect targets, and verifies micro-deposits through
-// the same funding service as the API.
+// source, checks the redirect targets, and verifies micro-deposit amounts or
+// an instant deposit's code through the same funding service as the API.
 //
 // It holds no rules of its own: it combines the merchant service (public
 // key to merchant environment, its name and redirect origins) with the
-// funding service's own Get and VerifyMicroDeposits, so attempt counting
+// funding service's own Get, VerifyMicroDeposits and VerifyCode, so attempt counting
 // and events are the API's by construction. Every failed lookup becomes the
 // same not-found error before anything else is checked, so the "link not
 // valid" page cannot be used to probe which part of a link exists.
@@ -34,6 +34,7 @@ const (
 	NotInitiated State = "not_initiated" // no deposits sent yet
 	Verified     State = "verified"      // nothing left to do: continue
 	Failed       State = "failed"        // attempts used up
+	Refused      State = "refused"       // the bank refused the instant deposit (closed, blocked, no such account)
 	Expired      State = "expired"       // deposits too old
 )
 
@@ -55,6 +56,7 @@ type Merchants interface {
 type Sources interface {
 	Get(ctx context.Context, scope tenant.Scope, id string) (funding.Source, error)
 	VerifyMicroDeposits(ctx context.Context, scope tenant.Scope, id string, amounts [2]int) (funding.Source, error)
+	VerifyCode(ctx context.Context, scope tenant.Scope, id, code string) (funding.Source, error)
 }
 
 // Service resolves links and verifies through them.
@@ -95,6 +97,13 @@ func (p Page) CancelAddress() string {
 		return ""
 	}
 	return redirect.Append(p.Cancel, url.Values{"funding_source_id": {p.Source.ID}})
+}
+
+// Instant reports whether the source's verification is an instant deposit
+// with a code (else micro-deposits, or none).
+func (p Page) Instant() bool {
+	v := p.Source.Verification
+	return v != nil && v.Method == funding.MethodInstant
 }
 
 // RedirectOrigins are the origins the page may send the customer to (for
@@ -161,6 +170,30 @@ func (s *Service) Open(ctx context.Context, l Link) (Page, error) {
 // failed or expired meanwhile) comes back with the page as it now stands,
 // so it can be shown again.
 func (s *Service) Verify(ctx context.Context, l Link, first, second string, admit Admit) (Page, error) {
+	return s.verify(ctx, l, admit, func(p Page) (funding.Source, error) {
+		var amounts [2]int
+		var err error
+		if amounts[0], err = funding.ParseStatementAmount("amount1", first); err != nil {
+			return funding.Source{}, err
+		}
+		if amounts[1], err = funding.ParseStatementAmount("amount2", second); err != nil {
+			return funding.Source{}, err
+		}
+		return s.sources.VerifyMicroDeposits(ctx, p.Scope, p.Source.ID, amounts)
+	})
+}
+
+// VerifyCode checks the code of an instant verification as Verify checks
+// amounts; a malformed code is invalid_request with Param code.
+func (s *Service) VerifyCode(ctx context.Context, l Link, code string, admit Admit) (Page, error) {
+	return s.verify(ctx, l, admit, func(p Page) (funding.Source, error) {
+		return s.sources.VerifyCode(ctx, p.Scope, p.Source.ID, code)
+	})
+}
+
+// verify resolves l, admits it and, while the verification is pending,
+// runs check.
+func (s *Service) verify(ctx context.Context, l Link, admit Admit, check func(Page) (funding.Source, error)) (Page, error) {
 	p, err := s.Open(ctx, l)
 	if err != nil {
 		return Page{}, err
@@ -171,20 +204,17 @@ func (s *Service) Verify(ctx context.Context, l Link, first, second string, admi
 	if p.State != Pending {
 		return p, nil
 	}
-	var amounts [2]int
-	if amounts[0], err = funding.ParseStatementAmount("amount1", first); err != nil {
-		return p, err
-	}
-	if amounts[1], err = funding.ParseStatementAmount("amount2", second); err != nil {
-		return p, err
-	}
-	src, verr := s.sources.VerifyMicroDeposits(ctx, p.Scope, p.Source.ID, amounts)
+	src, verr := check(p)
 	if verr == nil {
 		p.Source, p.State = src, Verified
 		return p, nil
 	}
-	if _, ok := errs.As(verr); !ok {
+	e, ok := errs.As(verr)
+	if !ok {
 		return Page{}, verr
+	}
+	if e.Code == errs.InvalidAmounts || e.Code == errs.InvalidRequest {
+		return p, verr // nothing changed
 	}
 	// Attempts, expiry and concurrent changes are the funding service's:
 	// show the page as the refusal left it.
@@ -217,6 +247,8 @@ func stateOf(src funding.Source, now time.Time) State {
 		return Verified
 	case v == nil:
 		return NotInitiated
+	case v.Status == funding.DepositFailed && v.FailureCode != "":
+		return Refused
 	case v.Status == funding.DepositFailed:
 		return Failed
 	case v.Status == funding.DepositExpired,

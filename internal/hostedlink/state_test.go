@@ -26,6 +26,8 @@ func TestStateOf(t *testing.T) {
 		{"deposits past expiry, sweeper not run", funding.Source{Status: funding.Unverified, Verification: open(funding.DepositPending, now)}, Expired},
 		{"deposits expired", funding.Source{Status: funding.Unverified, Verification: open(funding.DepositExpired, now.Add(time.Hour))}, Expired},
 		{"attempts used up", funding.Source{Status: funding.Unverified, Verification: open(funding.DepositFailed, now.Add(time.Hour))}, Failed},
+		{"instant deposit refused by the bank", funding.Source{Status: funding.Unverified, Verification: &funding.Verification{
+			Method: funding.MethodInstant, Status: funding.DepositFailed, FailureCode: funding.ReasonClosed, ExpiresAt: now.Add(time.Hour)}}, Refused},
 	} {
 		if got := stateOf(c.src, now); got != c.want {
 			t.Errorf("%s: %s, want %s", c.name, got, c.want)

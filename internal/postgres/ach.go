@@ -53,7 +53,7 @@ const depositsToOriginate = `
 SELECT m.merchant_id, m.environment, m.funding_source_id, f.customer_id, m.seq
 FROM micro_deposits m
 JOIN funding_sources f ON f.merchant_id = m.merchant_id AND f.environment = m.environment AND f.id = m.funding_source_id
-WHERE m.environment = 'production' AND m.status = 'pending'
+WHERE m.environment = 'production' AND m.status = 'pending' AND m.method = 'micro_deposits'
   AND NOT EXISTS (SELECT 1 FROM ach_entries e
                   WHERE e.merchant_id = m.merchant_id AND e.environment = m.environment
                     AND e.funding_source_id = m.funding_source_id AND e.deposit_seq = m.seq)

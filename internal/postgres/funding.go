@@ -1,6 +1,7 @@
 package postgres
 
 import (
+	"cmp"
 	"context"
 	"time"
 
@@ -93,6 +94,11 @@ type depositCols struct {
 	ExpiresAt         *time.Time `db:"md_expires_at"`
 	AttemptsRemaining *int       `db:"md_attempts_remaining"`
 	ReturnCode        *string    `db:"md_return_code"`
+	Method            *string    `db:"md_method"`
+	Rail              *string    `db:"md_rail"`
+	ArrivedAt         *time.Time `db:"md_arrived_at"`
+	FailureCode       *string    `db:"md_failure_code"`
+	FallbackReason    *string    `db:"md_fallback_reason"`
 }
 
 func (r sourceRow) domain() funding.Source {
@@ -112,6 +118,8 @@ func (r sourceRow) domain() funding.Source {
 		s.Verification = funding.MicroDeposit{
 			Seq: *r.Seq, Status: *r.depositCols.Status, InitiatedAt: r.InitiatedAt.UTC(), ExpectedArrival: *r.ExpectedArrival,
 			ExpiresAt: r.ExpiresAt.UTC(), AttemptsRemaining: *r.AttemptsRemaining, ReturnCode: deref(r.depositCols.ReturnCode),
+			Method: deref(r.Method), Rail: deref(r.Rail), ArrivedAt: utcPtr(r.ArrivedAt), FailureCode: deref(r.FailureCode),
+			FallbackReason: deref(r.FallbackReason),
 		}.Verification()
 	}
 	return s
@@ -123,7 +131,8 @@ const sourceSelect = `
 SELECT f.merchant_id, f.environment, f.id, f.customer_id, f.status, f.routing_number, f.bank_name, f.last_four,
        f.account_type, f.nickname, f.account_key_id, f.account_ciphertext, f.fingerprint, f.created_at, f.removed_at,
        f.md_seq, f.md_status, f.md_initiated_at, f.md_expected_arrival_date, f.md_expires_at,
-       f.md_attempts_remaining, f.md_return_code,
+       f.md_attempts_remaining, f.md_return_code, f.md_method, f.md_rail, f.md_arrived_at, f.md_failure_code,
+       f.md_fallback_reason,
        f.removed_reason, f.block_code, f.block_reason, f.blocked_at, f.unblocked_at, f.unblock_attestation
 FROM funding_sources f`
 
@@ -247,6 +256,12 @@ type depositRow struct {
 	AttemptsRemaining int        `db:"attempts_remaining"`
 	FinishedAt        *time.Time `db:"finished_at"`
 	ReturnCode        *string    `db:"return_code"`
+	Method            string     `db:"method"`
+	Rail              *string    `db:"rail"`
+	RailMessageID     *string    `db:"rail_message_id"`
+	ArrivedAt         *time.Time `db:"arrived_at"`
+	FailureCode       *string    `db:"failure_code"`
+	FallbackReason    *string    `db:"fallback_reason"`
 }
 
 func (r depositRow) domain() funding.MicroDeposit {
@@ -255,6 +270,8 @@ func (r depositRow) domain() funding.MicroDeposit {
 		SourceID: r.SourceID, Seq: r.Seq, Amounts: funding.Sealed{KeyID: r.KeyID, Data: r.Ciphertext},
 		Status: r.Status, InitiatedAt: r.InitiatedAt.UTC(), ExpectedArrival: r.ExpectedArrival,
 		ExpiresAt: r.ExpiresAt.UTC(), AttemptsRemaining: r.AttemptsRemaining, FinishedAt: utcPtr(r.FinishedAt),
+		Method: r.Method, Rail: deref(r.Rail), RailMessageID: deref(r.RailMessageID), ArrivedAt: utcPtr(r.ArrivedAt),
+		FailureCode: deref(r.FailureCode), FallbackReason: deref(r.FallbackReason),
 	}
 	if r.ReturnCode != nil {
 		m.ReturnCode = *r.ReturnCode
@@ -263,7 +280,8 @@ func (r depositRow) domain() funding.MicroDeposit {
 }
 
 const depositColumns = `merchant_id, environment, funding_source_id, seq, amounts_key_id, amounts_ciphertext, status,
-    initiated_at, expected_arrival_date, expires_at, attempts_remaining, finished_at, return_code`
+    initiated_at, expected_arrival_date, expires_at, attempts_remaining, finished_at, return_code,
+    method, rail, rail_message_id, arrived_at, failure_code, fallback_reason`
 
 const selectLatestDeposit = `
 SELECT ` + depositColumns + `
@@ -299,16 +317,18 @@ func (q queries) MicroDeposit(ctx context.Context, scope tenant.Scope, sourceID 
 
 const insertDeposit = `
 INSERT INTO micro_deposits (` + depositColumns + `)
-VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, NULLIF($13, ''))`
+VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, NULLIF($13, ''),
+        $14, NULLIF($15, ''), NULLIF($16, ''), $17, NULLIF($18, ''), NULLIF($19, ''))`
 
-var insertDepositRecording = recording(insertDeposit, 13)
+var insertDepositRecording = recording(insertDeposit, 19)
 
 // InsertMicroDeposit stores a new verification, with evs in the same
 // statement.
 func (q queries) InsertMicroDeposit(ctx context.Context, m funding.MicroDeposit, evs ...event.Event) error {
 	_, err := q.writeRecording(ctx, insertDeposit, insertDepositRecording, []any{m.Scope.MerchantID, m.Scope.Env, m.SourceID, m.Seq,
 		m.Amounts.KeyID, m.Amounts.Data, m.Status, m.InitiatedAt, m.ExpectedArrival.Format(time.DateOnly), m.ExpiresAt,
-		m.AttemptsRemaining, m.FinishedAt, m.ReturnCode}, evs)
+		m.AttemptsRemaining, m.FinishedAt, m.ReturnCode, cmp.Or(m.Method, funding.MethodMicroDeposits), m.Rail, m.RailMessageID,
+		m.ArrivedAt, m.FailureCode, m.FallbackReason}, evs)
 	return err
 }
 

@@ -19,6 +19,7 @@ import (
 const (
 	SandboxRouting1 = "110000000"
 	SandboxRouting2 = "222222226"
+	SandboxRouting3 = "333333334"
 )
 
 // ValidChecksum reports whether rn is 9 ASCII digits with a correct ABA check
@@ -62,6 +63,7 @@ var embedded = map[string]string{
 	"256074974":     "Navy Federal Credit Union",
 	SandboxRouting1: "fundsource Sandbox Bank",
 	SandboxRouting2: "fundsource Sandbox Credit Union",
+	SandboxRouting3: "fundsource Sandbox Savings",
 	// The provider simulator's sandbox institutions (Plaid's sandbox names).
 	"011401533": "First Platypus Bank",
 	"011401546": "First Gingham Credit Union",
@@ -104,7 +106,7 @@ func (d *Directory) Check(rn string) (string, error) {
 // SandboxOnly reports whether rn is one of the sandbox's test routing
 // numbers: no bank has them, so production refuses them.
 func (d *Directory) SandboxOnly(rn string) bool {
-	return rn == SandboxRouting1 || rn == SandboxRouting2
+	return rn == SandboxRouting1 || rn == SandboxRouting2 || rn == SandboxRouting3
 }
 
 func invalid(msg string) error {
@@ -125,6 +127,7 @@ func LoadFedACH(r io.Reader) (*Directory, error) {
 	d := &Directory{names: map[string]string{
 		SandboxRouting1: embedded[SandboxRouting1],
 		SandboxRouting2: embedded[SandboxRouting2],
+		SandboxRouting3: embedded[SandboxRouting3],
 	}, full: true}
 	sc := bufio.NewScanner(r)
 	line := 0

@@ -62,8 +62,8 @@ func TestLoadFedACH(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !d.Full() || d.Len() != 4 {
-		t.Fatalf("full = %v, len = %d; want true, 4 (two records + two sandbox numbers)", d.Full(), d.Len())
+	if !d.Full() || d.Len() != 5 {
+		t.Fatalf("full = %v, len = %d; want true, 5 (two records + three sandbox numbers)", d.Full(), d.Len())
 	}
 	if name, err := d.Check("021000021"); err != nil || name != "JPMORGAN CHASE BANK, NA" {
 		t.Errorf("Check = %q, %v", name, err)

@@ -29,3 +29,23 @@ func TestLoadDirectoryFollowsConfig(t *testing.T) {
 		t.Errorf("missing file: err = %v, want one naming ROUTING_DIRECTORY_FILE", err)
 	}
 }
+
+func TestLoadRailsFollowsConfig(t *testing.T) {
+	r, err := LoadRails("")
+	if err != nil || r.Rail("110000000") != "rtp" {
+		t.Fatalf("no file: %v, 110000000 on %q; want the embedded sample", err, r.Rail("110000000"))
+	}
+	path := filepath.Join(t.TempDir(), "rails.csv")
+	if err := os.WriteFile(path, []byte("routing_number,rail\n333333334,rtp\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if r, err = LoadRails(path); err != nil || r.Rail("333333334") != "rtp" || r.Rail("222222226") != "fednow" {
+		t.Fatalf("file: %v; want its row added to the sample", err)
+	}
+	if err := os.WriteFile(path, []byte("routing_number,rail\n333333334,wire\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := LoadRails(path); err == nil || !strings.Contains(err.Error(), "INSTANT_DIRECTORY_FILE") || !strings.Contains(err.Error(), "line 2") {
+		t.Errorf("bad file: err = %v, want one naming INSTANT_DIRECTORY_FILE and the line", err)
+	}
+}

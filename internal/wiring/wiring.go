@@ -16,6 +16,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"net/http"
 	"os"
 	"time"
 
@@ -29,11 +30,13 @@ import (
 	"github.com/fundsource/fundsource/internal/core/idempotency"
 	"github.com/fundsource/fundsource/internal/core/tenant"
 	"github.com/fundsource/fundsource/internal/customer"
+	"github.com/fundsource/fundsource/internal/dev/railsim"
 	"github.com/fundsource/fundsource/internal/funding"
 	"github.com/fundsource/fundsource/internal/merchant"
 	"github.com/fundsource/fundsource/internal/payment"
 	"github.com/fundsource/fundsource/internal/postgres"
 	"github.com/fundsource/fundsource/internal/provider"
+	"github.com/fundsource/fundsource/internal/rail"
 	"github.com/fundsource/fundsource/internal/routing"
 	"github.com/fundsource/fundsource/internal/vault"
 	"github.com/fundsource/fundsource/internal/webhook"
@@ -93,6 +96,11 @@ func Build(cfg *config.Config, d Deps) (*Services, error) {
 	if cfg.PlaidBaseURL != "" {
 		fund.WithProvider(provider.New(cfg.PlaidBaseURL, cfg.PlaidClientID, cfg.PlaidSecret, d.Log))
 	}
+	reach, err := LoadRails(cfg.InstantDirectoryFile)
+	if err != nil {
+		return nil, err
+	}
+	fund.WithRails(reach, instantRails(cfg, d.Log))
 	s := &Services{
 		Config: cfg, Log: d.Log, Now: now, DB: db, Vault: v, Metrics: surface.NewMetrics(),
 		Merchants: merchant.NewService(db.Merchants(), bcryptHasher{cost: cost}, now),
@@ -241,4 +249,43 @@ func (h bcryptHasher) Hash(password string) (string, error) {
 
 func (bcryptHasher) Compare(hash, password string) error {
 	return bcrypt.CompareHashAndPassword([]byte(hash), []byte(password))
+}
+
+// instantRails are the rail clients per environment. INSTANT_RAIL_URL
+// serves production, and sandbox too in development ('make run' points it
+// at its simulator); otherwise sandbox keys reach the rail simulator in
+// process, so a production process never sends a sandbox credit to a
+// real rail. Production without INSTANT_RAIL_URL has no rail.
+func instantRails(cfg *config.Config, log *slog.Logger) map[tenant.Environment]funding.Rail {
+	debtor := rail.Party{Name: cmp.Or(cfg.ACHCompanyName, "fundsource"), RoutingNumber: cfg.ACHODFIRouting}
+	rails := map[tenant.Environment]funding.Rail{
+		tenant.Sandbox: rail.New("http://rail-simulator.invalid/", rail.Options{
+			HTTP: &http.Client{Transport: railsim.New().Transport()}, Debtor: debtor, Log: log}),
+	}
+	if cfg.InstantRailURL != "" {
+		live := rail.New(cfg.InstantRailURL, rail.Options{Debtor: debtor, Log: log})
+		rails[tenant.Production] = live
+		if cfg.Mode != config.Production {
+			rails[tenant.Sandbox] = live
+		}
+	}
+	return rails
+}
+
+// LoadRails reads the instant directory: the embedded sample, with the
+// rows of INSTANT_DIRECTORY_FILE when configured.
+func LoadRails(path string) (*routing.Rails, error) {
+	if path == "" {
+		return routing.EmbeddedRails(), nil
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("INSTANT_DIRECTORY_FILE: %w", err)
+	}
+	defer f.Close()
+	r, err := routing.LoadRails(f)
+	if err != nil {
+		return nil, fmt.Errorf("INSTANT_DIRECTORY_FILE %s: %w", path, err)
+	}
+	return r, nil
 }

@@ -175,9 +175,13 @@ type Source struct {
 	Expires      string
 	Attempts     int
 	ReturnCode   string
+	Method       string // micro_deposits or instant
+	Rail         string // instant: RTP or FedNow
+	FailureCode  string // instant: the rail's refusal (AC03, AC04, AC06)
 	CanInitiate  bool
 	HostedLink   string // "" unless a customer can verify there now
 	Amounts      string // sandbox only: "$0.12 and $0.34" while pending
+	Code         string // sandbox only: an instant verification's code while pending
 	// Blocked describes a return's block ("R07 Authorization revoked by
 	// customer, since …"), "" when debits are allowed.
 	Blocked       string

@@ -7,7 +7,7 @@ type View struct {
 	Merchant     string // the merchant's name
 	Bank         string // the bank's name, or "Your bank"
 	Account      string // "Checking •••• 6789"
-	State        string // pending, not_initiated, verified, failed or expired
+	State        string // pending, not_initiated, verified, failed, refused or expired
 	Action       string // where the form posts: the page's own path and query
 	CancelAction string // where Cancel posts; "" when the link has no cancelUrl
 	ContinueURL  string // verified: successUrl with the result appended; "" without one
@@ -16,9 +16,14 @@ type View struct {
 	Expires      string // the date the deposits expire
 	Attempts     int    // attempts remaining
 	Amounts      [2]string
-	Error        string // the message to announce, "" when none
-	ErrorField   string // "amount1" or "amount2" when Error is about one input
-	Sandbox      bool   // a sandbox link: test data, no real deposits
+	// Instant: the pending verification is one deposit with a code, typed
+	// into Code; Rail names its rail ("RTP" or "FedNow").
+	Instant    bool
+	Code       string
+	Rail       string
+	Error      string // the message to announce, "" when none
+	ErrorField string // "amount1", "amount2" or "code" when Error is about one input
+	Sandbox    bool   // a sandbox link: test data, no real deposits
 }
 
 // invalid reports whether input name carries the error.
@@ -28,19 +33,23 @@ func (v View) invalid(name string) bool { return v.Error != "" && v.ErrorField =
 // the wrong input, or the first one after a wrong pair, so a keyboard user
 // is back where to type.
 func (v View) focus(name string) bool {
-	return v.invalid(name) || (v.Error != "" && v.ErrorField == "" && name == "amount1")
+	return v.invalid(name) || (v.Error != "" && v.ErrorField == "" && (name == "amount1" || name == "code"))
 }
 
 // describedBy links an input to the hint and, when it is wrong, its error.
 // A wrong pair is about both inputs: both point at the form's error.
 func (v View) describedBy(name string) string {
+	hint := "amount-hint"
+	if name == "code" {
+		hint = "code-hint"
+	}
 	switch {
 	case v.invalid(name):
-		return "amount-hint " + name + "-error"
+		return hint + " " + name + "-error"
 	case v.Error != "" && v.ErrorField == "":
-		return "amount-hint form-error"
+		return hint + " form-error"
 	}
-	return "amount-hint"
+	return hint
 }
 
 // title is the page's title for its state.
@@ -50,6 +59,8 @@ func (v View) title() string {
 		return "Bank account verified"
 	case "failed":
 		return "Verification locked"
+	case "refused":
+		return "Deposit refused by the bank"
 	case "expired":
 		return "Deposits expired"
 	case "not_initiated":

@@ -138,12 +138,15 @@ func decodeRef(c *gin.Context, dst interface{ ref() *sourceRef }) error {
 }
 
 func (s *Surface) initiateVerification(c *gin.Context, svc Services) {
-	var in sourceRef
+	var in struct {
+		sourceRef
+		Method string `json:"method"` // micro_deposits (default), instant or auto
+	}
 	if err := decodeRef(c, &in); err != nil {
 		s.Fail(c, err)
 		return
 	}
-	src, err := svc.Funding.InitiateVerification(c.Request.Context(), surface.Scope(c), in.FundingSourceID)
+	src, err := svc.Funding.InitiateVerificationBy(c.Request.Context(), surface.Scope(c), in.FundingSourceID, in.Method)
 	surface.Reply(s.Shared, c, src, err)
 }
 
@@ -151,9 +154,19 @@ func (s *Surface) verifyMicroDeposits(c *gin.Context, svc Services) {
 	var in struct {
 		sourceRef
 		Amounts []json.RawMessage `json:"amounts"`
+		Code    *string           `json:"code"` // an instant verification's code, instead of amounts
 	}
 	if err := decodeRef(c, &in); err != nil {
 		s.Fail(c, err)
+		return
+	}
+	if in.Code != nil {
+		if in.Amounts != nil {
+			s.Fail(c, errs.Invalid("code", "Send either amounts (micro-deposits) or code (instant verification), not both."))
+			return
+		}
+		src, err := svc.Funding.VerifyCode(c.Request.Context(), surface.Scope(c), in.FundingSourceID, *in.Code)
+		surface.Reply(s.Shared, c, src, err)
 		return
 	}
 	cents, err := funding.ParseAmounts(in.Amounts)
@@ -210,7 +223,19 @@ func (s *Surface) deleteAccount(c *gin.Context, svc Services) {
 
 func (s *Surface) sandboxMicroDeposits(c *gin.Context, svc Services) {
 	id := c.Param("funding_source_id")
-	cents, v, err := svc.Funding.SandboxAmounts(c.Request.Context(), surface.Scope(c), id)
+	p, v, err := svc.Funding.SandboxVerification(c.Request.Context(), surface.Scope(c), id)
+	if err == nil && p.Amounts == nil {
+		surface.Reply(s.Shared, c, struct {
+			FundingSourceID string                `json:"funding_source_id"`
+			Code            string                `json:"code"`
+			Verification    *funding.Verification `json:"verification"`
+		}{id, p.Code, v}, nil)
+		return
+	}
+	var cents [2]int
+	if p.Amounts != nil {
+		cents = *p.Amounts
+	}
 	surface.Reply(s.Shared, c, struct {
 		FundingSourceID string                `json:"funding_source_id"`
 		Amounts         [2]json.Number        `json:"amounts"`

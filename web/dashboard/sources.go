@@ -138,6 +138,8 @@ func (s *Surface) sourcePage(c *gin.Context) {
 	vf := src.Verification
 	if vf != nil {
 		v.Verification, v.Attempts, v.ReturnCode = vf.Status, vf.AttemptsRemaining, vf.ReturnCode
+		v.Method, v.FailureCode = vf.Method, vf.FailureCode
+		v.Rail = map[string]string{funding.RailRTP: "RTP", funding.RailFedNow: "FedNow"}[vf.Rail]
 		v.Initiated, v.Expires = shortTime(vf.InitiatedAt), shortTime(vf.ExpiresAt)
 		if d, err := time.Parse(time.DateOnly, vf.ExpectedArrivalDate); err == nil {
 			v.Arrival = d.Format("Mon, Jan 2, 2006")
@@ -154,12 +156,15 @@ func (s *Surface) sourcePage(c *gin.Context) {
 		v.HostedLink = fmt.Sprintf("%s/#/bank-account/%s/%s/%s", strings.TrimRight(s.cfg.HostedBaseURL.String(), "/"), env.PublicKey, src.CustomerID, src.ID)
 	}
 	if unverified && scope.Env == tenant.Sandbox && vf != nil && vf.Status == "pending" {
-		a, _, err := s.funding.SandboxAmounts(ctx, scope, src.ID)
+		p, _, err := s.funding.SandboxVerification(ctx, scope, src.ID)
 		if err != nil {
 			s.Fail(c, err)
 			return
 		}
-		v.Amounts = "$" + money.Format(int64(a[0])) + " and $" + money.Format(int64(a[1]))
+		if a := p.Amounts; a != nil {
+			v.Amounts = "$" + money.Format(int64(a[0])) + " and $" + money.Format(int64(a[1]))
+		}
+		v.Code = p.Code
 	}
 	events, err := s.webhooks.SourceEvents(ctx, scope, src.ID)
 	if err != nil {
@@ -275,8 +280,15 @@ func (s *Surface) advanceSubscription(c *gin.Context) {
 
 func (s *Surface) initiateFromPage(c *gin.Context) {
 	id := c.Param("id")
-	_, err := s.funding.InitiateVerification(c.Request.Context(), current(c).Scope, id)
-	s.done(c, err, "Micro-deposits sent. They arrive in one to two business days.", "/dashboard/funding-sources/"+id)
+	src, err := s.funding.InitiateVerificationBy(c.Request.Context(), current(c).Scope, id, c.PostForm("method"))
+	msg := "Micro-deposits sent. They arrive in one to two business days."
+	if v := src.Verification; err == nil && v.Method == funding.MethodInstant {
+		msg = "Instant deposit sent; the customer can enter its code now."
+		if v.FailureCode != "" {
+			msg = "The bank refused the instant deposit (" + v.FailureCode + "): the account cannot be verified."
+		}
+	}
+	s.done(c, err, msg, "/dashboard/funding-sources/"+id)
 }
 
 func (s *Surface) removeFromPage(c *gin.Context) {

@@ -27,6 +27,7 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"github.com/fundsource/fundsource/internal/core/errs"
+	"github.com/fundsource/fundsource/internal/funding"
 	"github.com/fundsource/fundsource/internal/hostedlink"
 	"github.com/fundsource/fundsource/templates/components"
 	view "github.com/fundsource/fundsource/templates/hosted"
@@ -94,7 +95,14 @@ func (s *Surface) show(c *gin.Context) {
 func (s *Surface) verify(c *gin.Context) {
 	surface.BoundForm(c)
 	typed := [2]string{c.PostForm("amount1"), c.PostForm("amount2")}
-	p, err := s.links.Verify(c.Request.Context(), link(c), typed[0], typed[1], s.admitSource)
+	code, byCode := c.GetPostForm("code")
+	var p hostedlink.Page
+	var err error
+	if byCode {
+		p, err = s.links.VerifyCode(c.Request.Context(), link(c), code, s.admitSource)
+	} else {
+		p, err = s.links.Verify(c.Request.Context(), link(c), typed[0], typed[1], s.admitSource)
+	}
 	if err == nil {
 		if p.State == hostedlink.Verified && p.Success != nil {
 			s.Redirect(c, p.SuccessAddress())
@@ -109,14 +117,23 @@ func (s *Surface) verify(c *gin.Context) {
 		return
 	}
 	s.Resolve(c, err) // the code for the access log
-	v := view.View{Amounts: typed, Error: e.Message}
-	switch e.Code {
-	case errs.InvalidAmounts:
+	v := view.View{Amounts: typed, Code: code, Error: e.Message}
+	switch {
+	case e.Code == errs.InvalidAmounts:
 		v.ErrorField = e.Param
-	case errs.VerificationFailed:
-		v.Amounts = [2]string{}
+	case e.Code == errs.InvalidRequest && byCode && p.Instant():
+		v.ErrorField, v.Error = "code", "That is not a code from the deposit: type FS and the four letters or digits after it."
+	case e.Code == errs.InvalidRequest:
+		// The page changed method meanwhile (a stale form): show it anew.
+		v = view.View{}
+	case e.Code == errs.VerificationFailed:
+		v.Amounts, v.Code = [2]string{}, ""
 		if n := p.Source.Verification; n != nil && n.AttemptsRemaining > 0 {
-			v.Error = fmt.Sprintf("Those amounts don't match the deposits. You have %d %s left.",
+			what := "Those amounts don't match the deposits."
+			if byCode {
+				what = "That code doesn't match the one on the deposit."
+			}
+			v.Error = fmt.Sprintf("%s You have %d %s left.", what,
 				n.AttemptsRemaining, components.Plural(n.AttemptsRemaining, "attempt", "attempts"))
 		}
 	}
@@ -150,6 +167,8 @@ func (s *Surface) render(c *gin.Context, status int, p hostedlink.Page, v view.V
 		}
 		v.Expires = vf.ExpiresAt.UTC().Format("January 2, 2006")
 		v.Attempts = vf.AttemptsRemaining
+		v.Instant = vf.Method == funding.MethodInstant
+		v.Rail = map[string]string{funding.RailRTP: "RTP", funding.RailFedNow: "FedNow"}[vf.Rail]
 	}
 	// The forms post to the page's own address, query included, so the
 	// link's successUrl and cancelUrl travel with them.

@@ -57,6 +57,8 @@ var statusOf = map[errs.Code]int{
 	errs.UnsupportedMediaType:         http.StatusUnsupportedMediaType,
 	errs.RateLimited:                  http.StatusTooManyRequests,
 	errs.ProviderUnavailable:          http.StatusBadGateway,
+	errs.InstantUnavailable:           http.StatusUnprocessableEntity,
+	errs.RailUnavailable:              http.StatusServiceUnavailable,
 	errs.Internal:                     http.StatusInternalServerError,
 	errs.ServiceUnavailable:           http.StatusServiceUnavailable,
 }

@@ -51,6 +51,8 @@ const (
 	UnsupportedMediaType         Code = "unsupported_media_type"
 	RateLimited                  Code = "rate_limited"
 	ProviderUnavailable          Code = "provider_unavailable"
+	InstantUnavailable           Code = "instant_unavailable" // 422: no instant rail reaches the bank
+	RailUnavailable              Code = "rail_unavailable"    // 503: the instant rail is down or timed out
 	Internal                     Code = "internal_error"
 	ServiceUnavailable           Code = "service_unavailable"
 

@@ -135,6 +135,7 @@ const (
 	ErrorResponseErrorCodeFundingSourceNotFound        ErrorResponseErrorCode = "funding_source_not_found"
 	ErrorResponseErrorCodeFundingSourceRemoved         ErrorResponseErrorCode = "funding_source_removed"
 	ErrorResponseErrorCodeIdempotencyKeyReused         ErrorResponseErrorCode = "idempotency_key_reused"
+	ErrorResponseErrorCodeInstantUnavailable           ErrorResponseErrorCode = "instant_unavailable"
 	ErrorResponseErrorCodeInternalError                ErrorResponseErrorCode = "internal_error"
 	ErrorResponseErrorCodeInvalidAccountNumber         ErrorResponseErrorCode = "invalid_account_number"
 	ErrorResponseErrorCodeInvalidAccountType           ErrorResponseErrorCode = "invalid_account_type"
@@ -150,6 +151,7 @@ const (
 	ErrorResponseErrorCodePermissionDenied             ErrorResponseErrorCode = "permission_denied"
 	ErrorResponseErrorCodeProcessorNotEnabled          ErrorResponseErrorCode = "processor_not_enabled"
 	ErrorResponseErrorCodeProviderUnavailable          ErrorResponseErrorCode = "provider_unavailable"
+	ErrorResponseErrorCodeRailUnavailable              ErrorResponseErrorCode = "rail_unavailable"
 	ErrorResponseErrorCodeRateLimited                  ErrorResponseErrorCode = "rate_limited"
 	ErrorResponseErrorCodeRequestInProgress            ErrorResponseErrorCode = "request_in_progress"
 	ErrorResponseErrorCodeRequestTooLarge              ErrorResponseErrorCode = "request_too_large"
@@ -196,6 +198,8 @@ func (e ErrorResponseErrorCode) Valid() bool {
 		return true
 	case ErrorResponseErrorCodeIdempotencyKeyReused:
 		return true
+	case ErrorResponseErrorCodeInstantUnavailable:
+		return true
 	case ErrorResponseErrorCodeInternalError:
 		return true
 	case ErrorResponseErrorCodeInvalidAccountNumber:
@@ -225,6 +229,8 @@ func (e ErrorResponseErrorCode) Valid() bool {
 	case ErrorResponseErrorCodeProcessorNotEnabled:
 		return true
 	case ErrorResponseErrorCodeProviderUnavailable:
+		return true
+	case ErrorResponseErrorCodeRailUnavailable:
 		return true
 	case ErrorResponseErrorCodeRateLimited:
 		return true
@@ -406,15 +412,78 @@ func (e FundingSourceStatus) Valid() bool {
 	}
 }
 
+// Defines values for FundingSourceVerificationFailureCode.
+const (
+	FundingSourceVerificationFailureCodeAC03        FundingSourceVerificationFailureCode = "AC03"
+	FundingSourceVerificationFailureCodeAC04        FundingSourceVerificationFailureCode = "AC04"
+	FundingSourceVerificationFailureCodeAC06        FundingSourceVerificationFailureCode = "AC06"
+	FundingSourceVerificationFailureCodeLessThannil FundingSourceVerificationFailureCode = "<nil>"
+)
+
+// Valid indicates whether the value is a known member of the FundingSourceVerificationFailureCode enum.
+func (e FundingSourceVerificationFailureCode) Valid() bool {
+	switch e {
+	case FundingSourceVerificationFailureCodeAC03:
+		return true
+	case FundingSourceVerificationFailureCodeAC04:
+		return true
+	case FundingSourceVerificationFailureCodeAC06:
+		return true
+	case FundingSourceVerificationFailureCodeLessThannil:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for FundingSourceVerificationFallbackReason.
+const (
+	FundingSourceVerificationFallbackReasonInstantUnavailable FundingSourceVerificationFallbackReason = "instant_unavailable"
+	FundingSourceVerificationFallbackReasonRailUnavailable    FundingSourceVerificationFallbackReason = "rail_unavailable"
+)
+
+// Valid indicates whether the value is a known member of the FundingSourceVerificationFallbackReason enum.
+func (e FundingSourceVerificationFallbackReason) Valid() bool {
+	switch e {
+	case FundingSourceVerificationFallbackReasonInstantUnavailable:
+		return true
+	case FundingSourceVerificationFallbackReasonRailUnavailable:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for FundingSourceVerificationMethod.
 const (
+	FundingSourceVerificationMethodInstant       FundingSourceVerificationMethod = "instant"
 	FundingSourceVerificationMethodMicroDeposits FundingSourceVerificationMethod = "micro_deposits"
 )
 
 // Valid indicates whether the value is a known member of the FundingSourceVerificationMethod enum.
 func (e FundingSourceVerificationMethod) Valid() bool {
 	switch e {
+	case FundingSourceVerificationMethodInstant:
+		return true
 	case FundingSourceVerificationMethodMicroDeposits:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for FundingSourceVerificationRail.
+const (
+	FundingSourceVerificationRailFednow FundingSourceVerificationRail = "fednow"
+	FundingSourceVerificationRailRtp    FundingSourceVerificationRail = "rtp"
+)
+
+// Valid indicates whether the value is a known member of the FundingSourceVerificationRail enum.
+func (e FundingSourceVerificationRail) Valid() bool {
+	switch e {
+	case FundingSourceVerificationRailFednow:
+		return true
+	case FundingSourceVerificationRailRtp:
 		return true
 	default:
 		return false
@@ -514,15 +583,78 @@ func (e FundingSourceEventDataStatus) Valid() bool {
 	}
 }
 
+// Defines values for FundingSourceEventDataVerificationFailureCode.
+const (
+	FundingSourceEventDataVerificationFailureCodeAC03        FundingSourceEventDataVerificationFailureCode = "AC03"
+	FundingSourceEventDataVerificationFailureCodeAC04        FundingSourceEventDataVerificationFailureCode = "AC04"
+	FundingSourceEventDataVerificationFailureCodeAC06        FundingSourceEventDataVerificationFailureCode = "AC06"
+	FundingSourceEventDataVerificationFailureCodeLessThannil FundingSourceEventDataVerificationFailureCode = "<nil>"
+)
+
+// Valid indicates whether the value is a known member of the FundingSourceEventDataVerificationFailureCode enum.
+func (e FundingSourceEventDataVerificationFailureCode) Valid() bool {
+	switch e {
+	case FundingSourceEventDataVerificationFailureCodeAC03:
+		return true
+	case FundingSourceEventDataVerificationFailureCodeAC04:
+		return true
+	case FundingSourceEventDataVerificationFailureCodeAC06:
+		return true
+	case FundingSourceEventDataVerificationFailureCodeLessThannil:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for FundingSourceEventDataVerificationFallbackReason.
+const (
+	FundingSourceEventDataVerificationFallbackReasonInstantUnavailable FundingSourceEventDataVerificationFallbackReason = "instant_unavailable"
+	FundingSourceEventDataVerificationFallbackReasonRailUnavailable    FundingSourceEventDataVerificationFallbackReason = "rail_unavailable"
+)
+
+// Valid indicates whether the value is a known member of the FundingSourceEventDataVerificationFallbackReason enum.
+func (e FundingSourceEventDataVerificationFallbackReason) Valid() bool {
+	switch e {
+	case FundingSourceEventDataVerificationFallbackReasonInstantUnavailable:
+		return true
+	case FundingSourceEventDataVerificationFallbackReasonRailUnavailable:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for FundingSourceEventDataVerificationMethod.
 const (
+	FundingSourceEventDataVerificationMethodInstant       FundingSourceEventDataVerificationMethod = "instant"
 	FundingSourceEventDataVerificationMethodMicroDeposits FundingSourceEventDataVerificationMethod = "micro_deposits"
 )
 
 // Valid indicates whether the value is a known member of the FundingSourceEventDataVerificationMethod enum.
 func (e FundingSourceEventDataVerificationMethod) Valid() bool {
 	switch e {
+	case FundingSourceEventDataVerificationMethodInstant:
+		return true
 	case FundingSourceEventDataVerificationMethodMicroDeposits:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for FundingSourceEventDataVerificationRail.
+const (
+	FundingSourceEventDataVerificationRailFednow FundingSourceEventDataVerificationRail = "fednow"
+	FundingSourceEventDataVerificationRailRtp    FundingSourceEventDataVerificationRail = "rtp"
+)
+
+// Valid indicates whether the value is a known member of the FundingSourceEventDataVerificationRail enum.
+func (e FundingSourceEventDataVerificationRail) Valid() bool {
+	switch e {
+	case FundingSourceEventDataVerificationRailFednow:
+		return true
+	case FundingSourceEventDataVerificationRailRtp:
 		return true
 	default:
 		return false
@@ -652,15 +784,78 @@ func (e FundingSourceResponseSuccess) Valid() bool {
 	}
 }
 
+// Defines values for FundingSourceResponseVerificationFailureCode.
+const (
+	FundingSourceResponseVerificationFailureCodeAC03        FundingSourceResponseVerificationFailureCode = "AC03"
+	FundingSourceResponseVerificationFailureCodeAC04        FundingSourceResponseVerificationFailureCode = "AC04"
+	FundingSourceResponseVerificationFailureCodeAC06        FundingSourceResponseVerificationFailureCode = "AC06"
+	FundingSourceResponseVerificationFailureCodeLessThannil FundingSourceResponseVerificationFailureCode = "<nil>"
+)
+
+// Valid indicates whether the value is a known member of the FundingSourceResponseVerificationFailureCode enum.
+func (e FundingSourceResponseVerificationFailureCode) Valid() bool {
+	switch e {
+	case FundingSourceResponseVerificationFailureCodeAC03:
+		return true
+	case FundingSourceResponseVerificationFailureCodeAC04:
+		return true
+	case FundingSourceResponseVerificationFailureCodeAC06:
+		return true
+	case FundingSourceResponseVerificationFailureCodeLessThannil:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for FundingSourceResponseVerificationFallbackReason.
+const (
+	FundingSourceResponseVerificationFallbackReasonInstantUnavailable FundingSourceResponseVerificationFallbackReason = "instant_unavailable"
+	FundingSourceResponseVerificationFallbackReasonRailUnavailable    FundingSourceResponseVerificationFallbackReason = "rail_unavailable"
+)
+
+// Valid indicates whether the value is a known member of the FundingSourceResponseVerificationFallbackReason enum.
+func (e FundingSourceResponseVerificationFallbackReason) Valid() bool {
+	switch e {
+	case FundingSourceResponseVerificationFallbackReasonInstantUnavailable:
+		return true
+	case FundingSourceResponseVerificationFallbackReasonRailUnavailable:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for FundingSourceResponseVerificationMethod.
 const (
+	FundingSourceResponseVerificationMethodInstant       FundingSourceResponseVerificationMethod = "instant"
 	FundingSourceResponseVerificationMethodMicroDeposits FundingSourceResponseVerificationMethod = "micro_deposits"
 )
 
 // Valid indicates whether the value is a known member of the FundingSourceResponseVerificationMethod enum.
 func (e FundingSourceResponseVerificationMethod) Valid() bool {
 	switch e {
+	case FundingSourceResponseVerificationMethodInstant:
+		return true
 	case FundingSourceResponseVerificationMethodMicroDeposits:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for FundingSourceResponseVerificationRail.
+const (
+	FundingSourceResponseVerificationRailFednow FundingSourceResponseVerificationRail = "fednow"
+	FundingSourceResponseVerificationRailRtp    FundingSourceResponseVerificationRail = "rtp"
+)
+
+// Valid indicates whether the value is a known member of the FundingSourceResponseVerificationRail enum.
+func (e FundingSourceResponseVerificationRail) Valid() bool {
+	switch e {
+	case FundingSourceResponseVerificationRailFednow:
+		return true
+	case FundingSourceResponseVerificationRailRtp:
 		return true
 	default:
 		return false
@@ -775,6 +970,27 @@ const (
 func (e FundingSourceVerifiedEventType) Valid() bool {
 	switch e {
 	case FundingSourceVerifiedEventTypeFundingSourceVerified:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for InitiateInputMethod.
+const (
+	InitiateInputMethodAuto          InitiateInputMethod = "auto"
+	InitiateInputMethodInstant       InitiateInputMethod = "instant"
+	InitiateInputMethodMicroDeposits InitiateInputMethod = "micro_deposits"
+)
+
+// Valid indicates whether the value is a known member of the InitiateInputMethod enum.
+func (e InitiateInputMethod) Valid() bool {
+	switch e {
+	case InitiateInputMethodAuto:
+		return true
+	case InitiateInputMethodInstant:
+		return true
+	case InitiateInputMethodMicroDeposits:
 		return true
 	default:
 		return false
@@ -1177,15 +1393,78 @@ func (e SandboxMicroDepositsSuccess) Valid() bool {
 	}
 }
 
+// Defines values for SandboxMicroDepositsVerificationFailureCode.
+const (
+	SandboxMicroDepositsVerificationFailureCodeAC03        SandboxMicroDepositsVerificationFailureCode = "AC03"
+	SandboxMicroDepositsVerificationFailureCodeAC04        SandboxMicroDepositsVerificationFailureCode = "AC04"
+	SandboxMicroDepositsVerificationFailureCodeAC06        SandboxMicroDepositsVerificationFailureCode = "AC06"
+	SandboxMicroDepositsVerificationFailureCodeLessThannil SandboxMicroDepositsVerificationFailureCode = "<nil>"
+)
+
+// Valid indicates whether the value is a known member of the SandboxMicroDepositsVerificationFailureCode enum.
+func (e SandboxMicroDepositsVerificationFailureCode) Valid() bool {
+	switch e {
+	case SandboxMicroDepositsVerificationFailureCodeAC03:
+		return true
+	case SandboxMicroDepositsVerificationFailureCodeAC04:
+		return true
+	case SandboxMicroDepositsVerificationFailureCodeAC06:
+		return true
+	case SandboxMicroDepositsVerificationFailureCodeLessThannil:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for SandboxMicroDepositsVerificationFallbackReason.
+const (
+	SandboxMicroDepositsVerificationFallbackReasonInstantUnavailable SandboxMicroDepositsVerificationFallbackReason = "instant_unavailable"
+	SandboxMicroDepositsVerificationFallbackReasonRailUnavailable    SandboxMicroDepositsVerificationFallbackReason = "rail_unavailable"
+)
+
+// Valid indicates whether the value is a known member of the SandboxMicroDepositsVerificationFallbackReason enum.
+func (e SandboxMicroDepositsVerificationFallbackReason) Valid() bool {
+	switch e {
+	case SandboxMicroDepositsVerificationFallbackReasonInstantUnavailable:
+		return true
+	case SandboxMicroDepositsVerificationFallbackReasonRailUnavailable:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for SandboxMicroDepositsVerificationMethod.
 const (
+	SandboxMicroDepositsVerificationMethodInstant       SandboxMicroDepositsVerificationMethod = "instant"
 	SandboxMicroDepositsVerificationMethodMicroDeposits SandboxMicroDepositsVerificationMethod = "micro_deposits"
 )
 
 // Valid indicates whether the value is a known member of the SandboxMicroDepositsVerificationMethod enum.
 func (e SandboxMicroDepositsVerificationMethod) Valid() bool {
 	switch e {
+	case SandboxMicroDepositsVerificationMethodInstant:
+		return true
 	case SandboxMicroDepositsVerificationMethodMicroDeposits:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for SandboxMicroDepositsVerificationRail.
+const (
+	SandboxMicroDepositsVerificationRailFednow SandboxMicroDepositsVerificationRail = "fednow"
+	SandboxMicroDepositsVerificationRailRtp    SandboxMicroDepositsVerificationRail = "rtp"
+)
+
+// Valid indicates whether the value is a known member of the SandboxMicroDepositsVerificationRail enum.
+func (e SandboxMicroDepositsVerificationRail) Valid() bool {
+	switch e {
+	case SandboxMicroDepositsVerificationRailFednow:
+		return true
+	case SandboxMicroDepositsVerificationRailRtp:
 		return true
 	default:
 		return false
@@ -1827,12 +2106,27 @@ type FundingSource struct {
 	RemovedReason *string             `json:"removed_reason"`
 	Status        FundingSourceStatus `json:"status"`
 	UserId        string              `json:"user_id"`
-	Verification  *struct {
-		AttemptsRemaining   int                             `json:"attempts_remaining"`
-		ExpectedArrivalDate openapi_types.Date              `json:"expected_arrival_date"`
-		ExpiresAt           time.Time                       `json:"expires_at"`
-		InitiatedAt         time.Time                       `json:"initiated_at"`
-		Method              FundingSourceVerificationMethod `json:"method"`
+
+	// Verification The latest verification. micro_deposits: expected_arrival_date (and return_code, fallback_reason when set). instant: rail, arrived_at, failure_code (null unless the rail refused the account).
+	Verification *struct {
+		// ArrivedAt instant only: when the rail accepted the credit; null if it refused it.
+		ArrivedAt         *time.Time `json:"arrived_at,omitempty"`
+		AttemptsRemaining int        `json:"attempts_remaining"`
+
+		// ExpectedArrivalDate micro_deposits only.
+		ExpectedArrivalDate *openapi_types.Date `json:"expected_arrival_date,omitempty"`
+		ExpiresAt           time.Time           `json:"expires_at"`
+
+		// FailureCode instant only: the rail's ISO 20022 rejection reason (AC03 no such account, AC04 closed, AC06 blocked); the verification failed at once.
+		FailureCode *FundingSourceVerificationFailureCode `json:"failure_code,omitempty"`
+
+		// FallbackReason Why an "auto" initiation got micro-deposits: no instant rail reaches the bank, or the rail was down or timed out.
+		FallbackReason *FundingSourceVerificationFallbackReason `json:"fallback_reason,omitempty"`
+		InitiatedAt    time.Time                                `json:"initiated_at"`
+		Method         FundingSourceVerificationMethod          `json:"method"`
+
+		// Rail instant only: the rail the $0.01 credit went over.
+		Rail *FundingSourceVerificationRail `json:"rail,omitempty"`
 
 		// ReturnCode The ACH return code when a deposit came back (R03, …); absent otherwise.
 		ReturnCode *string                         `json:"return_code,omitempty"`
@@ -1846,8 +2140,17 @@ type FundingSourceAccountType string
 // FundingSourceStatus defines model for FundingSource.Status.
 type FundingSourceStatus string
 
+// FundingSourceVerificationFailureCode instant only: the rail's ISO 20022 rejection reason (AC03 no such account, AC04 closed, AC06 blocked); the verification failed at once.
+type FundingSourceVerificationFailureCode string
+
+// FundingSourceVerificationFallbackReason Why an "auto" initiation got micro-deposits: no instant rail reaches the bank, or the rail was down or timed out.
+type FundingSourceVerificationFallbackReason string
+
 // FundingSourceVerificationMethod defines model for FundingSource.Verification.Method.
 type FundingSourceVerificationMethod string
+
+// FundingSourceVerificationRail instant only: the rail the $0.01 credit went over.
+type FundingSourceVerificationRail string
 
 // FundingSourceVerificationStatus defines model for FundingSource.Verification.Status.
 type FundingSourceVerificationStatus string
@@ -1901,20 +2204,38 @@ type FundingSourceEventData struct {
 	RemovedReason *string `json:"removed_reason"`
 
 	// ReturnCode funding_source.removed: the ACH return code that removed the source.
-	ReturnCode   *string                      `json:"return_code,omitempty"`
-	Status       FundingSourceEventDataStatus `json:"status"`
-	UserId       string                       `json:"user_id"`
+	ReturnCode *string                      `json:"return_code,omitempty"`
+	Status     FundingSourceEventDataStatus `json:"status"`
+	UserId     string                       `json:"user_id"`
+
+	// Verification The latest verification. micro_deposits: expected_arrival_date (and return_code, fallback_reason when set). instant: rail, arrived_at, failure_code (null unless the rail refused the account).
 	Verification *struct {
-		AttemptsRemaining   int                                      `json:"attempts_remaining"`
-		ExpectedArrivalDate openapi_types.Date                       `json:"expected_arrival_date"`
-		ExpiresAt           time.Time                                `json:"expires_at"`
-		InitiatedAt         time.Time                                `json:"initiated_at"`
-		Method              FundingSourceEventDataVerificationMethod `json:"method"`
+		// ArrivedAt instant only: when the rail accepted the credit; null if it refused it.
+		ArrivedAt         *time.Time `json:"arrived_at,omitempty"`
+		AttemptsRemaining int        `json:"attempts_remaining"`
+
+		// ExpectedArrivalDate micro_deposits only.
+		ExpectedArrivalDate *openapi_types.Date `json:"expected_arrival_date,omitempty"`
+		ExpiresAt           time.Time           `json:"expires_at"`
+
+		// FailureCode instant only: the rail's ISO 20022 rejection reason (AC03 no such account, AC04 closed, AC06 blocked); the verification failed at once.
+		FailureCode *FundingSourceEventDataVerificationFailureCode `json:"failure_code,omitempty"`
+
+		// FallbackReason Why an "auto" initiation got micro-deposits: no instant rail reaches the bank, or the rail was down or timed out.
+		FallbackReason *FundingSourceEventDataVerificationFallbackReason `json:"fallback_reason,omitempty"`
+		InitiatedAt    time.Time                                         `json:"initiated_at"`
+		Method         FundingSourceEventDataVerificationMethod          `json:"method"`
+
+		// Rail instant only: the rail the $0.01 credit went over.
+		Rail *FundingSourceEventDataVerificationRail `json:"rail,omitempty"`
 
 		// ReturnCode The ACH return code when a deposit came back (R03, …); absent otherwise.
 		ReturnCode *string                                  `json:"return_code,omitempty"`
 		Status     FundingSourceEventDataVerificationStatus `json:"status"`
 	} `json:"verification"`
+
+	// VerificationMethod In funding_source.verification_pending: the verification's method, micro_deposits or instant.
+	VerificationMethod *string `json:"verification_method,omitempty"`
 }
 
 // FundingSourceEventDataAccountType defines model for FundingSourceEventData.AccountType.
@@ -1923,8 +2244,17 @@ type FundingSourceEventDataAccountType string
 // FundingSourceEventDataStatus defines model for FundingSourceEventData.Status.
 type FundingSourceEventDataStatus string
 
+// FundingSourceEventDataVerificationFailureCode instant only: the rail's ISO 20022 rejection reason (AC03 no such account, AC04 closed, AC06 blocked); the verification failed at once.
+type FundingSourceEventDataVerificationFailureCode string
+
+// FundingSourceEventDataVerificationFallbackReason Why an "auto" initiation got micro-deposits: no instant rail reaches the bank, or the rail was down or timed out.
+type FundingSourceEventDataVerificationFallbackReason string
+
 // FundingSourceEventDataVerificationMethod defines model for FundingSourceEventData.Verification.Method.
 type FundingSourceEventDataVerificationMethod string
+
+// FundingSourceEventDataVerificationRail instant only: the rail the $0.01 credit went over.
+type FundingSourceEventDataVerificationRail string
 
 // FundingSourceEventDataVerificationStatus defines model for FundingSourceEventData.Verification.Status.
 type FundingSourceEventDataVerificationStatus string
@@ -1958,11 +2288,6 @@ type FundingSourceList struct {
 
 // FundingSourceListSuccess defines model for FundingSourceList.Success.
 type FundingSourceListSuccess bool
-
-// FundingSourceRef defines model for FundingSourceRef.
-type FundingSourceRef struct {
-	FundingSourceId string `json:"funding_source_id"`
-}
 
 // FundingSourceRemovedEvent The funding_source.removed event.
 type FundingSourceRemovedEvent struct {
@@ -2000,12 +2325,27 @@ type FundingSourceResponse struct {
 	Status        FundingSourceResponseStatus  `json:"status"`
 	Success       FundingSourceResponseSuccess `json:"success"`
 	UserId        string                       `json:"user_id"`
-	Verification  *struct {
-		AttemptsRemaining   int                                     `json:"attempts_remaining"`
-		ExpectedArrivalDate openapi_types.Date                      `json:"expected_arrival_date"`
-		ExpiresAt           time.Time                               `json:"expires_at"`
-		InitiatedAt         time.Time                               `json:"initiated_at"`
-		Method              FundingSourceResponseVerificationMethod `json:"method"`
+
+	// Verification The latest verification. micro_deposits: expected_arrival_date (and return_code, fallback_reason when set). instant: rail, arrived_at, failure_code (null unless the rail refused the account).
+	Verification *struct {
+		// ArrivedAt instant only: when the rail accepted the credit; null if it refused it.
+		ArrivedAt         *time.Time `json:"arrived_at,omitempty"`
+		AttemptsRemaining int        `json:"attempts_remaining"`
+
+		// ExpectedArrivalDate micro_deposits only.
+		ExpectedArrivalDate *openapi_types.Date `json:"expected_arrival_date,omitempty"`
+		ExpiresAt           time.Time           `json:"expires_at"`
+
+		// FailureCode instant only: the rail's ISO 20022 rejection reason (AC03 no such account, AC04 closed, AC06 blocked); the verification failed at once.
+		FailureCode *FundingSourceResponseVerificationFailureCode `json:"failure_code,omitempty"`
+
+		// FallbackReason Why an "auto" initiation got micro-deposits: no instant rail reaches the bank, or the rail was down or timed out.
+		FallbackReason *FundingSourceResponseVerificationFallbackReason `json:"fallback_reason,omitempty"`
+		InitiatedAt    time.Time                                        `json:"initiated_at"`
+		Method         FundingSourceResponseVerificationMethod          `json:"method"`
+
+		// Rail instant only: the rail the $0.01 credit went over.
+		Rail *FundingSourceResponseVerificationRail `json:"rail,omitempty"`
 
 		// ReturnCode The ACH return code when a deposit came back (R03, …); absent otherwise.
 		ReturnCode *string                                 `json:"return_code,omitempty"`
@@ -2022,8 +2362,17 @@ type FundingSourceResponseStatus string
 // FundingSourceResponseSuccess defines model for FundingSourceResponse.Success.
 type FundingSourceResponseSuccess bool
 
+// FundingSourceResponseVerificationFailureCode instant only: the rail's ISO 20022 rejection reason (AC03 no such account, AC04 closed, AC06 blocked); the verification failed at once.
+type FundingSourceResponseVerificationFailureCode string
+
+// FundingSourceResponseVerificationFallbackReason Why an "auto" initiation got micro-deposits: no instant rail reaches the bank, or the rail was down or timed out.
+type FundingSourceResponseVerificationFallbackReason string
+
 // FundingSourceResponseVerificationMethod defines model for FundingSourceResponse.Verification.Method.
 type FundingSourceResponseVerificationMethod string
+
+// FundingSourceResponseVerificationRail instant only: the rail the $0.01 credit went over.
+type FundingSourceResponseVerificationRail string
 
 // FundingSourceResponseVerificationStatus defines model for FundingSourceResponse.Verification.Status.
 type FundingSourceResponseVerificationStatus string
@@ -2111,6 +2460,17 @@ type FundingSourceVerifiedEvent struct {
 
 // FundingSourceVerifiedEventType defines model for FundingSourceVerifiedEvent.Type.
 type FundingSourceVerifiedEventType string
+
+// InitiateInput defines model for InitiateInput.
+type InitiateInput struct {
+	FundingSourceId string `json:"funding_source_id"`
+
+	// Method micro_deposits: two ACH amounts. instant: one $0.01 credit over RTP or FedNow whose description carries a code (422 instant_unavailable when no rail reaches the bank, 503 rail_unavailable when the rail is down). auto: instant where a rail reaches the bank, else micro-deposits with fallback_reason.
+	Method *InitiateInputMethod `json:"method,omitempty"`
+}
+
+// InitiateInputMethod micro_deposits: two ACH amounts. instant: one $0.01 credit over RTP or FedNow whose description carries a code (422 instant_unavailable when no rail reaches the bank, 503 rail_unavailable when the rail is down). auto: instant where a rail reaches the bank, else micro-deposits with fallback_reason.
+type InitiateInputMethod string
 
 // Mandate A customer's authorization of debits from one funding source, kept as evidence at least two years after its revocation; removing the source does not delete it.
 type Mandate struct {
@@ -2412,15 +2772,34 @@ type ReturnCodeInput struct {
 
 // SandboxMicroDeposits defines model for SandboxMicroDeposits.
 type SandboxMicroDeposits struct {
-	Amounts         []float32                   `json:"amounts"`
+	// Amounts micro_deposits: the two amounts.
+	Amounts *[]float32 `json:"amounts,omitempty"`
+
+	// Code instant: the code in the $0.01 credit's description.
+	Code            *string                     `json:"code,omitempty"`
 	FundingSourceId string                      `json:"funding_source_id"`
 	Success         SandboxMicroDepositsSuccess `json:"success"`
-	Verification    *struct {
-		AttemptsRemaining   int                                    `json:"attempts_remaining"`
-		ExpectedArrivalDate openapi_types.Date                     `json:"expected_arrival_date"`
-		ExpiresAt           time.Time                              `json:"expires_at"`
-		InitiatedAt         time.Time                              `json:"initiated_at"`
-		Method              SandboxMicroDepositsVerificationMethod `json:"method"`
+
+	// Verification The latest verification. micro_deposits: expected_arrival_date (and return_code, fallback_reason when set). instant: rail, arrived_at, failure_code (null unless the rail refused the account).
+	Verification *struct {
+		// ArrivedAt instant only: when the rail accepted the credit; null if it refused it.
+		ArrivedAt         *time.Time `json:"arrived_at,omitempty"`
+		AttemptsRemaining int        `json:"attempts_remaining"`
+
+		// ExpectedArrivalDate micro_deposits only.
+		ExpectedArrivalDate *openapi_types.Date `json:"expected_arrival_date,omitempty"`
+		ExpiresAt           time.Time           `json:"expires_at"`
+
+		// FailureCode instant only: the rail's ISO 20022 rejection reason (AC03 no such account, AC04 closed, AC06 blocked); the verification failed at once.
+		FailureCode *SandboxMicroDepositsVerificationFailureCode `json:"failure_code,omitempty"`
+
+		// FallbackReason Why an "auto" initiation got micro-deposits: no instant rail reaches the bank, or the rail was down or timed out.
+		FallbackReason *SandboxMicroDepositsVerificationFallbackReason `json:"fallback_reason,omitempty"`
+		InitiatedAt    time.Time                                       `json:"initiated_at"`
+		Method         SandboxMicroDepositsVerificationMethod          `json:"method"`
+
+		// Rail instant only: the rail the $0.01 credit went over.
+		Rail *SandboxMicroDepositsVerificationRail `json:"rail,omitempty"`
 
 		// ReturnCode The ACH return code when a deposit came back (R03, …); absent otherwise.
 		ReturnCode *string                                `json:"return_code,omitempty"`
@@ -2431,8 +2810,17 @@ type SandboxMicroDeposits struct {
 // SandboxMicroDepositsSuccess defines model for SandboxMicroDeposits.Success.
 type SandboxMicroDepositsSuccess bool
 
+// SandboxMicroDepositsVerificationFailureCode instant only: the rail's ISO 20022 rejection reason (AC03 no such account, AC04 closed, AC06 blocked); the verification failed at once.
+type SandboxMicroDepositsVerificationFailureCode string
+
+// SandboxMicroDepositsVerificationFallbackReason Why an "auto" initiation got micro-deposits: no instant rail reaches the bank, or the rail was down or timed out.
+type SandboxMicroDepositsVerificationFallbackReason string
+
 // SandboxMicroDepositsVerificationMethod defines model for SandboxMicroDeposits.Verification.Method.
 type SandboxMicroDepositsVerificationMethod string
+
+// SandboxMicroDepositsVerificationRail instant only: the rail the $0.01 credit went over.
+type SandboxMicroDepositsVerificationRail string
 
 // SandboxMicroDepositsVerificationStatus defines model for SandboxMicroDeposits.Verification.Status.
 type SandboxMicroDepositsVerificationStatus string
@@ -2577,10 +2965,13 @@ type SubscriptionResponseStatus string
 // SubscriptionResponseSuccess defines model for SubscriptionResponse.Success.
 type SubscriptionResponseSuccess bool
 
-// VerifyInput defines model for VerifyInput.
+// VerifyInput Send amounts for micro-deposits, or code for an instant verification (with or without FS, any case, spaces ignored).
 type VerifyInput struct {
-	Amounts         []VerifyInput_Amounts_Item `json:"amounts"`
-	FundingSourceId string                     `json:"funding_source_id"`
+	Amounts *[]VerifyInput_Amounts_Item `json:"amounts,omitempty"`
+
+	// Code Example: FS7KQ2
+	Code            *string `json:"code,omitempty"`
+	FundingSourceId string  `json:"funding_source_id"`
 }
 
 // VerifyInputAmounts0 defines model for VerifyInput.Amounts.0.
@@ -3007,7 +3398,7 @@ type RedeliverEventJSONRequestBody = RedeliverEventJSONBody
 type CreateFundingSourceJSONRequestBody = FundingSourceInput
 
 // InitiateMicroDepositsJSONRequestBody defines body for InitiateMicroDeposits for application/json ContentType.
-type InitiateMicroDepositsJSONRequestBody = FundingSourceRef
+type InitiateMicroDepositsJSONRequestBody = InitiateInput
 
 // LinkProcessorTokenJSONRequestBody defines body for LinkProcessorToken for application/json ContentType.
 type LinkProcessorTokenJSONRequestBody = ProcessorLinkInput
@@ -4370,18 +4761,18 @@ type ClientInterface interface {
 	// Corresponds with POST /v2/funding-source (the `CreateFundingSource` operationId).
 	CreateFundingSource(ctx context.Context, params *CreateFundingSourceParams, body CreateFundingSourceJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// InitiateMicroDepositsWithBody Send two micro-deposits
+	// InitiateMicroDepositsWithBody Start a verification: micro-deposits or an instant deposit with a code
 	//
-	// Two amounts of 0.01–0.99 arrive in 2 business days; the verification expires after 10 days and allows 3 attempts. At most 3 initiations per source.
+	// micro_deposits (default): two amounts of 0.01–0.99 arrive in 2 business days. instant: one $0.01 credit over RTP or FedNow arrives at once with a code (FS and 4 characters) in its description; the rail's refusal of the account (AC03, AC04, AC06) fails the verification at once. auto: instant where possible, else micro-deposits. Either way the verification expires after 10 days and allows 3 attempts; at most 3 initiations per source.
 	//
 	// Takes any type of body and a specified content type.
 	//
 	// Corresponds with POST /v2/funding-source/initiate/verification (the `InitiateMicroDeposits` operationId).
 	InitiateMicroDepositsWithBody(ctx context.Context, params *InitiateMicroDepositsParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// InitiateMicroDeposits Send two micro-deposits
+	// InitiateMicroDeposits Start a verification: micro-deposits or an instant deposit with a code
 	//
-	// Two amounts of 0.01–0.99 arrive in 2 business days; the verification expires after 10 days and allows 3 attempts. At most 3 initiations per source.
+	// micro_deposits (default): two amounts of 0.01–0.99 arrive in 2 business days. instant: one $0.01 credit over RTP or FedNow arrives at once with a code (FS and 4 characters) in its description; the rail's refusal of the account (AC03, AC04, AC06) fails the verification at once. auto: instant where possible, else micro-deposits. Either way the verification expires after 10 days and allows 3 attempts; at most 3 initiations per source.
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -4406,18 +4797,18 @@ type ClientInterface interface {
 	// Corresponds with POST /v2/funding-source/processor/linking (the `LinkProcessorToken` operationId).
 	LinkProcessorToken(ctx context.Context, params *LinkProcessorTokenParams, body LinkProcessorTokenJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// VerifyMicroDepositsWithBody Verify the two micro-deposit amounts
+	// VerifyMicroDepositsWithBody Verify the micro-deposit amounts or the instant deposit's code
 	//
-	// Amounts as JSON numbers or decimal strings, in either order. A match makes the source Verified; a mismatch answers verification_failed with attempts_remaining.
+	// Amounts as JSON numbers or decimal strings, in either order; or the code of an instant verification. A match makes the source Verified; a mismatch answers verification_failed with attempts_remaining. The other method's proof is invalid_request naming its param.
 	//
 	// Takes any type of body and a specified content type.
 	//
 	// Corresponds with POST /v2/funding-source/verify (the `VerifyMicroDeposits` operationId).
 	VerifyMicroDepositsWithBody(ctx context.Context, params *VerifyMicroDepositsParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// VerifyMicroDeposits Verify the two micro-deposit amounts
+	// VerifyMicroDeposits Verify the micro-deposit amounts or the instant deposit's code
 	//
-	// Amounts as JSON numbers or decimal strings, in either order. A match makes the source Verified; a mismatch answers verification_failed with attempts_remaining.
+	// Amounts as JSON numbers or decimal strings, in either order; or the code of an instant verification. A match makes the source Verified; a mismatch answers verification_failed with attempts_remaining. The other method's proof is invalid_request naming its param.
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -4564,7 +4955,7 @@ type ClientInterface interface {
 	// Corresponds with POST /v2/payments/{id}/cancel (the `CancelPayment` operationId).
 	CancelPayment(ctx context.Context, id string, params *CancelPaymentParams, body CancelPaymentJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// SandboxMicroDeposits Read the micro-deposit amounts (sandbox keys only)
+	// SandboxMicroDeposits Read the micro-deposit amounts, or the instant code (sandbox keys only)
 	//
 	// Corresponds with GET /v2/sandbox/funding-source/{funding_source_id}/micro-deposits (the `SandboxMicroDeposits` operationId).
 	SandboxMicroDeposits(ctx context.Context, fundingSourceId string, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -5218,9 +5609,9 @@ func (c *Client) CreateFundingSource(ctx context.Context, params *CreateFundingS
 	return c.Client.Do(req)
 }
 
-// InitiateMicroDepositsWithBody Send two micro-deposits
+// InitiateMicroDepositsWithBody Start a verification: micro-deposits or an instant deposit with a code
 //
-// Two amounts of 0.01–0.99 arrive in 2 business days; the verification expires after 10 days and allows 3 attempts. At most 3 initiations per source.
+// micro_deposits (default): two amounts of 0.01–0.99 arrive in 2 business days. instant: one $0.01 credit over RTP or FedNow arrives at once with a code (FS and 4 characters) in its description; the rail's refusal of the account (AC03, AC04, AC06) fails the verification at once. auto: instant where possible, else micro-deposits. Either way the verification expires after 10 days and allows 3 attempts; at most 3 initiations per source.
 //
 // Takes any type of body and a specified content type.
 //
@@ -5237,9 +5628,9 @@ func (c *Client) InitiateMicroDepositsWithBody(ctx context.Context, params *Init
 	return c.Client.Do(req)
 }
 
-// InitiateMicroDeposits Send two micro-deposits
+// InitiateMicroDeposits Start a verification: micro-deposits or an instant deposit with a code
 //
-// Two amounts of 0.01–0.99 arrive in 2 business days; the verification expires after 10 days and allows 3 attempts. At most 3 initiations per source.
+// micro_deposits (default): two amounts of 0.01–0.99 arrive in 2 business days. instant: one $0.01 credit over RTP or FedNow arrives at once with a code (FS and 4 characters) in its description; the rail's refusal of the account (AC03, AC04, AC06) fails the verification at once. auto: instant where possible, else micro-deposits. Either way the verification expires after 10 days and allows 3 attempts; at most 3 initiations per source.
 //
 // Takes a body of the `application/json` content type.
 //
@@ -5294,9 +5685,9 @@ func (c *Client) LinkProcessorToken(ctx context.Context, params *LinkProcessorTo
 	return c.Client.Do(req)
 }
 
-// VerifyMicroDepositsWithBody Verify the two micro-deposit amounts
+// VerifyMicroDepositsWithBody Verify the micro-deposit amounts or the instant deposit's code
 //
-// Amounts as JSON numbers or decimal strings, in either order. A match makes the source Verified; a mismatch answers verification_failed with attempts_remaining.
+// Amounts as JSON numbers or decimal strings, in either order; or the code of an instant verification. A match makes the source Verified; a mismatch answers verification_failed with attempts_remaining. The other method's proof is invalid_request naming its param.
 //
 // Takes any type of body and a specified content type.
 //
@@ -5313,9 +5704,9 @@ func (c *Client) VerifyMicroDepositsWithBody(ctx context.Context, params *Verify
 	return c.Client.Do(req)
 }
 
-// VerifyMicroDeposits Verify the two micro-deposit amounts
+// VerifyMicroDeposits Verify the micro-deposit amounts or the instant deposit's code
 //
-// Amounts as JSON numbers or decimal strings, in either order. A match makes the source Verified; a mismatch answers verification_failed with attempts_remaining.
+// Amounts as JSON numbers or decimal strings, in either order; or the code of an instant verification. A match makes the source Verified; a mismatch answers verification_failed with attempts_remaining. The other method's proof is invalid_request naming its param.
 //
 // Takes a body of the `application/json` content type.
 //
@@ -5652,7 +6043,7 @@ func (c *Client) CancelPayment(ctx context.Context, id string, params *CancelPay
 	return c.Client.Do(req)
 }
 
-// SandboxMicroDeposits Read the micro-deposit amounts (sandbox keys only)
+// SandboxMicroDeposits Read the micro-deposit amounts, or the instant code (sandbox keys only)
 //
 // Corresponds with GET /v2/sandbox/funding-source/{funding_source_id}/micro-deposits (the `SandboxMicroDeposits` operationId).
 func (c *Client) SandboxMicroDeposits(ctx context.Context, fundingSourceId string, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -8875,18 +9266,18 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with POST /v2/funding-source (the `CreateFundingSource` operationId).
 	CreateFundingSourceWithResponse(ctx context.Context, params *CreateFundingSourceParams, body CreateFundingSourceJSONRequestBody, reqEditors ...RequestEditorFn) (*CreateFundingSourceResponse, error)
 
-	// InitiateMicroDepositsWithBodyWithResponse Send two micro-deposits
+	// InitiateMicroDepositsWithBodyWithResponse Start a verification: micro-deposits or an instant deposit with a code
 	//
-	// Two amounts of 0.01–0.99 arrive in 2 business days; the verification expires after 10 days and allows 3 attempts. At most 3 initiations per source.
+	// micro_deposits (default): two amounts of 0.01–0.99 arrive in 2 business days. instant: one $0.01 credit over RTP or FedNow arrives at once with a code (FS and 4 characters) in its description; the rail's refusal of the account (AC03, AC04, AC06) fails the verification at once. auto: instant where possible, else micro-deposits. Either way the verification expires after 10 days and allows 3 attempts; at most 3 initiations per source.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with POST /v2/funding-source/initiate/verification (the `InitiateMicroDeposits` operationId).
 	InitiateMicroDepositsWithBodyWithResponse(ctx context.Context, params *InitiateMicroDepositsParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*InitiateMicroDepositsResponse, error)
 
-	// InitiateMicroDepositsWithResponse Send two micro-deposits
+	// InitiateMicroDepositsWithResponse Start a verification: micro-deposits or an instant deposit with a code
 	//
-	// Two amounts of 0.01–0.99 arrive in 2 business days; the verification expires after 10 days and allows 3 attempts. At most 3 initiations per source.
+	// micro_deposits (default): two amounts of 0.01–0.99 arrive in 2 business days. instant: one $0.01 credit over RTP or FedNow arrives at once with a code (FS and 4 characters) in its description; the rail's refusal of the account (AC03, AC04, AC06) fails the verification at once. auto: instant where possible, else micro-deposits. Either way the verification expires after 10 days and allows 3 attempts; at most 3 initiations per source.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -8911,18 +9302,18 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with POST /v2/funding-source/processor/linking (the `LinkProcessorToken` operationId).
 	LinkProcessorTokenWithResponse(ctx context.Context, params *LinkProcessorTokenParams, body LinkProcessorTokenJSONRequestBody, reqEditors ...RequestEditorFn) (*LinkProcessorTokenResponse, error)
 
-	// VerifyMicroDepositsWithBodyWithResponse Verify the two micro-deposit amounts
+	// VerifyMicroDepositsWithBodyWithResponse Verify the micro-deposit amounts or the instant deposit's code
 	//
-	// Amounts as JSON numbers or decimal strings, in either order. A match makes the source Verified; a mismatch answers verification_failed with attempts_remaining.
+	// Amounts as JSON numbers or decimal strings, in either order; or the code of an instant verification. A match makes the source Verified; a mismatch answers verification_failed with attempts_remaining. The other method's proof is invalid_request naming its param.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with POST /v2/funding-source/verify (the `VerifyMicroDeposits` operationId).
 	VerifyMicroDepositsWithBodyWithResponse(ctx context.Context, params *VerifyMicroDepositsParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*VerifyMicroDepositsResponse, error)
 
-	// VerifyMicroDepositsWithResponse Verify the two micro-deposit amounts
+	// VerifyMicroDepositsWithResponse Verify the micro-deposit amounts or the instant deposit's code
 	//
-	// Amounts as JSON numbers or decimal strings, in either order. A match makes the source Verified; a mismatch answers verification_failed with attempts_remaining.
+	// Amounts as JSON numbers or decimal strings, in either order; or the code of an instant verification. A match makes the source Verified; a mismatch answers verification_failed with attempts_remaining. The other method's proof is invalid_request naming its param.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -9081,7 +9472,7 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with POST /v2/payments/{id}/cancel (the `CancelPayment` operationId).
 	CancelPaymentWithResponse(ctx context.Context, id string, params *CancelPaymentParams, body CancelPaymentJSONRequestBody, reqEditors ...RequestEditorFn) (*CancelPaymentResponse, error)
 
-	// SandboxMicroDepositsWithResponse Read the micro-deposit amounts (sandbox keys only)
+	// SandboxMicroDepositsWithResponse Read the micro-deposit amounts, or the instant code (sandbox keys only)
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -12539,9 +12930,9 @@ func (c *ClientWithResponses) CreateFundingSourceWithResponse(ctx context.Contex
 	return ParseCreateFundingSourceResponse(rsp)
 }
 
-// InitiateMicroDepositsWithBodyWithResponse Send two micro-deposits
+// InitiateMicroDepositsWithBodyWithResponse Start a verification: micro-deposits or an instant deposit with a code
 //
-// Two amounts of 0.01–0.99 arrive in 2 business days; the verification expires after 10 days and allows 3 attempts. At most 3 initiations per source.
+// micro_deposits (default): two amounts of 0.01–0.99 arrive in 2 business days. instant: one $0.01 credit over RTP or FedNow arrives at once with a code (FS and 4 characters) in its description; the rail's refusal of the account (AC03, AC04, AC06) fails the verification at once. auto: instant where possible, else micro-deposits. Either way the verification expires after 10 days and allows 3 attempts; at most 3 initiations per source.
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -12554,9 +12945,9 @@ func (c *ClientWithResponses) InitiateMicroDepositsWithBodyWithResponse(ctx cont
 	return ParseInitiateMicroDepositsResponse(rsp)
 }
 
-// InitiateMicroDepositsWithResponse Send two micro-deposits
+// InitiateMicroDepositsWithResponse Start a verification: micro-deposits or an instant deposit with a code
 //
-// Two amounts of 0.01–0.99 arrive in 2 business days; the verification expires after 10 days and allows 3 attempts. At most 3 initiations per source.
+// micro_deposits (default): two amounts of 0.01–0.99 arrive in 2 business days. instant: one $0.01 credit over RTP or FedNow arrives at once with a code (FS and 4 characters) in its description; the rail's refusal of the account (AC03, AC04, AC06) fails the verification at once. auto: instant where possible, else micro-deposits. Either way the verification expires after 10 days and allows 3 attempts; at most 3 initiations per source.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -12599,9 +12990,9 @@ func (c *ClientWithResponses) LinkProcessorTokenWithResponse(ctx context.Context
 	return ParseLinkProcessorTokenResponse(rsp)
 }
 
-// VerifyMicroDepositsWithBodyWithResponse Verify the two micro-deposit amounts
+// VerifyMicroDepositsWithBodyWithResponse Verify the micro-deposit amounts or the instant deposit's code
 //
-// Amounts as JSON numbers or decimal strings, in either order. A match makes the source Verified; a mismatch answers verification_failed with attempts_remaining.
+// Amounts as JSON numbers or decimal strings, in either order; or the code of an instant verification. A match makes the source Verified; a mismatch answers verification_failed with attempts_remaining. The other method's proof is invalid_request naming its param.
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -12614,9 +13005,9 @@ func (c *ClientWithResponses) VerifyMicroDepositsWithBodyWithResponse(ctx contex
 	return ParseVerifyMicroDepositsResponse(rsp)
 }
 
-// VerifyMicroDepositsWithResponse Verify the two micro-deposit amounts
+// VerifyMicroDepositsWithResponse Verify the micro-deposit amounts or the instant deposit's code
 //
-// Amounts as JSON numbers or decimal strings, in either order. A match makes the source Verified; a mismatch answers verification_failed with attempts_remaining.
+// Amounts as JSON numbers or decimal strings, in either order; or the code of an instant verification. A match makes the source Verified; a mismatch answers verification_failed with attempts_remaining. The other method's proof is invalid_request naming its param.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -12889,7 +13280,7 @@ func (c *ClientWithResponses) CancelPaymentWithResponse(ctx context.Context, id 
 	return ParseCancelPaymentResponse(rsp)
 }
 
-// SandboxMicroDepositsWithResponse Read the micro-deposit amounts (sandbox keys only)
+// SandboxMicroDepositsWithResponse Read the micro-deposit amounts, or the instant code (sandbox keys only)
 //
 // Returns a wrapper object for the known response body format(s).
 //

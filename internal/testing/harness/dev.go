@@ -52,12 +52,15 @@ func FreeAddr(t testing.TB) string {
 type DevOptions struct {
 	// Env is the run's environment (DATA_DIR, DATABASE_URL,
 	// PAYMENT_SETTLE_DELAY …); StartDev adds LISTEN_ADDR,
-	// SANDBOX_BASE_URL and PROVIDER_SIM_ADDR from the addresses.
+	// SANDBOX_BASE_URL, PROVIDER_SIM_ADDR and RAIL_SIM_ADDR from the
+	// addresses.
 	Env map[string]string
 	// Addr and SimAddr are where the service and the provider simulator
 	// listen; "" picks a free port. A run that must find a previous run's
 	// data where it left it passes the previous run's addresses.
 	Addr, SimAddr string
+	// RailSimAddr is where the rail simulator listens; "" picks a free port.
+	RailSimAddr string
 }
 
 // Dev is 'fundsource dev' running in the test process, as 'make run' starts
@@ -68,6 +71,7 @@ type Dev struct {
 	SecretKey     string // the demo merchant's sandbox secret key, as printed
 	PublicKey     string // its sandbox public key, as printed
 	SimURL        string // the provider simulator's address, as printed
+	RailURL       string // the rail simulator's address, as printed
 
 	out, errOut *SyncBuffer
 	cancel      context.CancelFunc
@@ -81,6 +85,7 @@ var (
 	devSecretKey = regexp.MustCompile(`sandbox secret key: (sk_test_\w+)`)
 	devPublicKey = regexp.MustCompile(`sandbox public key: (pk_test_\w+)`)
 	devSimulator = regexp.MustCompile(`provider simulator: (http://\S+)`)
+	devRail      = regexp.MustCompile(`rail simulator: +(http://\S+)`)
 )
 
 // StartDev runs 'fundsource dev' and returns once it answers /readyz and
@@ -95,7 +100,10 @@ func StartDev(t testing.TB, o DevOptions) *Dev {
 	if o.SimAddr == "" {
 		o.SimAddr = FreeAddr(t)
 	}
-	env := map[string]string{}
+	if o.RailSimAddr == "" {
+		o.RailSimAddr = FreeAddr(t)
+	}
+	env := map[string]string{"RAIL_SIM_ADDR": o.RailSimAddr}
 	for k, v := range o.Env {
 		env[k] = v
 	}
@@ -138,6 +146,9 @@ func StartDev(t testing.TB, o DevOptions) *Dev {
 		t.Fatalf("dev did not print the keys and the simulator the README tells readers to copy:\n%s", out)
 	}
 	d.SecretKey, d.PublicKey, d.SimURL = sk[1], pk[1], sim[1]
+	if rail := devRail.FindStringSubmatch(out); rail != nil {
+		d.RailURL = rail[1]
+	}
 	return d
 }
 

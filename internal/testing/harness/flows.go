@@ -56,3 +56,26 @@ const Authorization = `{"accepted_at":"2026-11-01T15:04:05Z","ip_address":"203.0
 func DebitBody(src, amount string) string {
 	return `{"funding_source_id":"` + src + `","amount":` + amount + `,"direction":"debit","authorization":` + Authorization + `}`
 }
+
+// InitiateBy starts a source's verification by method (micro_deposits,
+// instant or auto).
+func (h *Harness) InitiateBy(key, id, method string) *Response {
+	h.T.Helper()
+	return h.Post("/v2/funding-source/initiate/verification", key, `{"funding_source_id":"`+id+`","method":"`+method+`"}`)
+}
+
+// Code reads an instant verification's code through the sandbox endpoint.
+func (h *Harness) Code(key, id string) string {
+	h.T.Helper()
+	r := WantOK(h.T, h.Get("/v2/sandbox/funding-source/"+id+"/micro-deposits", key))
+	c, _ := r["code"].(string)
+	if c == "" {
+		h.T.Fatalf("no code in %v", r)
+	}
+	return c
+}
+
+// CodeBody is the body of POST /v2/funding-source/verify with a code.
+func CodeBody(id, code string) string {
+	return `{"funding_source_id":"` + id + `","code":"` + code + `"}`
+}

@@ -92,6 +92,12 @@ func WithPrivateTargets(allow bool) Option {
 	return func(c *config.Config) { c.WebhookAllowPrivateTargets = allow }
 }
 
+// WithRail points the service at an instant rail (INSTANT_RAIL_URL), which
+// then serves sandbox keys too.
+func WithRail(url string) Option {
+	return func(c *config.Config) { c.InstantRailURL = url }
+}
+
 // Config is the configuration tests run with (see fixture.Config).
 func Config(t testing.TB, opts ...Option) *config.Config {
 	t.Helper()

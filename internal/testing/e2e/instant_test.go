@@ -1,0 +1,64 @@
+package e2e_test
+
+import (
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"github.com/fundsource/fundsource/internal/dev/railsim"
+	th "github.com/fundsource/fundsource/internal/testing/harness"
+)
+
+// Instant verification end to end: the API, the rail simulator over HTTP,
+// PostgreSQL and signed webhooks checked against the OpenAPI document.
+func TestInstantVerificationDeliversSignedEvents(t *testing.T) {
+	t.Parallel()
+	sim := railsim.New()
+	rail := httptest.NewServer(sim.Handler())
+	defer rail.Close()
+	h := newHarness(t, th.WithRail(rail.URL))
+	key := h.Merchant("Acme").Sandbox.SecretKey
+	rc := th.NewReceiver(t, nil)
+	secret := h.RegisterWebhook(key, rc.URL())["secret"].(string)
+
+	user := h.Customer(key)
+	ok := th.WantOK(t, h.Post("/v2/funding-source", key, th.SourceBody(user, "110000000", "123456789")))["funding_source_id"].(string)
+	refused := th.WantOK(t, h.Post("/v2/funding-source", key, th.SourceBody(user, "222222226", railsim.AccountBlocked)))["funding_source_id"].(string)
+	th.WantOK(t, h.InitiateBy(key, ok, "instant"))
+	th.WantOK(t, h.InitiateBy(key, refused, "auto"))
+	code := h.Code(key, ok)
+	if credits := sim.Credits(); len(credits) != 2 || credits[0].Remittance != code || credits[1].Status != "RJCT" || credits[1].Reason != "AC06" {
+		t.Errorf("the rail got %+v, want the code's credit and one refused with AC06", credits)
+	}
+	th.WantOK(t, h.Post("/v2/funding-source/verify", key, th.CodeBody(ok, code)))
+
+	h.Deliver()
+	byType := map[string]map[string]any{}
+	for i, r := range rc.Requests() {
+		if err := th.VerifyStandardWebhook(secret, r.Header, r.Body, h.Clock.Now()); err != nil {
+			t.Errorf("request %d: %v", i, err)
+		}
+		if strings.Contains(string(r.Body), "123456789") || strings.Contains(string(r.Body), code) {
+			t.Errorf("request %d carries the account number or the code: %s", i, r.Body)
+		}
+		p := r.Payload(t)
+		d := p["data"].(map[string]any)
+		fs, _ := d["funding_source_id"].(string)
+		byType[p["type"].(string)+" "+fs] = d
+	}
+	pending := byType["funding_source.verification_pending "+ok]
+	if pending == nil || pending["verification_method"] != "instant" || pending["status"] != "PendingVerified" ||
+		pending["verification"].(map[string]any)["rail"] != "rtp" {
+		t.Errorf("verification_pending data = %v", pending)
+	}
+	if byType["funding_source.verified "+ok] == nil {
+		t.Error("no funding_source.verified for the instant source")
+	}
+	failed := byType["funding_source.verification_failed "+refused]
+	if failed == nil || failed["verification"].(map[string]any)["failure_code"] != "AC06" {
+		t.Errorf("verification_failed data = %v", failed)
+	}
+	if byType["funding_source.verification_pending "+refused] != nil {
+		t.Error("a refused instant deposit fired verification_pending")
+	}
+}

@@ -355,7 +355,9 @@ func (s *Surface) done(c *gin.Context, err error, okMsg, back string) {
 	s.Redirect(c, back)
 }
 
-func (s *Surface) home(c *gin.Context) { s.renderHome(c, "") }
+// home shows the overview, with the secret key a roll just made when the
+// roll's redirect leads here.
+func (s *Surface) home(c *gin.Context) { s.renderHome(c, s.takeNewSecret(c)) }
 
 // renderHome shows the overview; newSecret is the secret key just created
 // or rolled, shown this once.
@@ -400,7 +402,9 @@ func (s *Surface) renderHome(c *gin.Context, newSecret string) {
 	s.Page(c, http.StatusOK, view.Home(s.frame(c, "Home", "overview"), v))
 }
 
-// rollKey replaces the environment's secret key and shows the new one once.
+// rollKey replaces the environment's secret key and redirects to the home
+// page, which shows the new one once (POST/redirect/GET: reloading the
+// page never rolls again).
 func (s *Surface) rollKey(c *gin.Context) {
 	in := current(c)
 	secret, err := s.merchants.RollKey(c.Request.Context(), in.Scope)
@@ -410,7 +414,12 @@ func (s *Surface) rollKey(c *gin.Context) {
 	}
 	s.Log.InfoContext(c.Request.Context(), "secret key rolled from the dashboard",
 		slog.String("merchant_id", in.Scope.MerchantID), slog.String("environment", string(in.Scope.Env)))
-	s.renderHome(c, secret)
+	in.session.Values[sessNewSecret] = secret
+	if err := in.session.Save(c.Request, c.Writer); err != nil {
+		s.Fail(c, err)
+		return
+	}
+	s.Redirect(c, "/dashboard")
 }
 
 // switchEnvironment shows the other environment's data from now on;

@@ -418,7 +418,7 @@ func TestDashboardListsSearchAndPages(t *testing.T) {
 		t.Error("removed source in the wrong list")
 	}
 	wantPage(t, d.post("/dashboard/funding-sources/"+a+"/initiate", url.Values{}), http.StatusNotFound)
-	wantPage(t, d.get("/dashboard/customers/"+first), http.StatusOK, "Removed", "Pending")
+	wantPage(t, d.get("/dashboard/customers/"+first), http.StatusOK, "Removed", "Verification pending")
 }
 
 func TestDashboardInitiateLimitsAndSandboxAmounts(t *testing.T) {

@@ -227,6 +227,11 @@ type SessionRow struct {
 	Current                      bool // the session viewing the page
 }
 
+// PendingLabel names, for people, an Unverified source whose
+// micro-deposits are out: the API's verification.status "pending", the
+// event funding_source.verification_pending, as the README explains it.
+const PendingLabel = "Verification pending"
+
 // statusClass is the badge style of a status or delivery state.
 func statusClass(s string) string {
 	switch s {
@@ -234,7 +239,7 @@ func statusClass(s string) string {
 		return "badge badge-ok"
 	case "failed", "Removed", "expired", "canceled":
 		return "badge badge-bad"
-	case "Pending", "pending", "retrying":
+	case PendingLabel, "pending", "retrying":
 		return "badge badge-wait"
 	}
 	return "badge"

@@ -12,7 +12,7 @@ import (
 // Frame is what every signed-in page shows around its content.
 type Frame struct {
 	Title         string
-	Section       string // the nav entry to mark: overview, customers, sources, webhooks or settings
+	Section       string // the nav entry to mark: overview, customers, sources, payments, subscriptions, events, requests, webhooks or settings
 	Merchant      string // the merchant's name
 	Email         string // the signed-in login
 	Env           string // sandbox or production

@@ -52,6 +52,7 @@ import (
 	"github.com/fundsource/fundsource/internal/funding"
 	"github.com/fundsource/fundsource/internal/merchant"
 	"github.com/fundsource/fundsource/internal/payment"
+	"github.com/fundsource/fundsource/internal/requestlog"
 	"github.com/fundsource/fundsource/internal/webhook"
 	"github.com/fundsource/fundsource/templates/components"
 	view "github.com/fundsource/fundsource/templates/dashboard"
@@ -83,6 +84,7 @@ type Deps struct {
 	Funding   *funding.Service
 	Payments  *payment.Service
 	Webhooks  *webhook.Service
+	Requests  *requestlog.Log
 }
 
 // Surface is the dashboard's handlers.
@@ -94,6 +96,7 @@ type Surface struct {
 	funding   *funding.Service
 	payments  *payment.Service
 	webhooks  *webhook.Service
+	requests  *requestlog.Log
 
 	sessions *sessions.CookieStore
 	attempts signInLimits
@@ -101,7 +104,7 @@ type Surface struct {
 
 // New returns the dashboard on k.
 func New(k *surface.Shared, d Deps) *Surface {
-	return &Surface{Shared: k, cfg: d.Config, merchants: d.Merchants, customers: d.Customers, funding: d.Funding, payments: d.Payments, webhooks: d.Webhooks,
+	return &Surface{Shared: k, cfg: d.Config, merchants: d.Merchants, customers: d.Customers, funding: d.Funding, payments: d.Payments, webhooks: d.Webhooks, requests: d.Requests,
 		sessions: newSessionStore(d.Config),
 		attempts: signInLimits{
 			perIP:        surface.NewKeyLimiter(signInWindow, d.Config.SignInAttemptsPerIP),
@@ -135,6 +138,13 @@ func (s *Surface) Mount(r *gin.Engine) {
 	g.POST("/webhooks/secret/roll", s.rollWebhookSecretPage)
 	g.POST("/webhooks/test", s.testWebhookPage)
 	g.POST("/webhooks/enable", s.enableWebhookPage)
+	g.GET("/payments", s.paymentsPage)
+	g.GET("/payments/:id", s.paymentPage)
+	g.GET("/subscriptions", s.subscriptionsPage)
+	g.GET("/events", s.eventsPage)
+	if s.requests != nil {
+		g.GET("/requests", s.requestsPage)
+	}
 	g.GET("/events/:id", s.eventPage)
 	g.POST("/events/:id/resend", s.resendEvent)
 	g.GET("/customers", s.customersPage)
@@ -449,8 +459,6 @@ func sectionOf(path string) string {
 	switch {
 	case len(parts) < 2 || parts[1] == "":
 		return "/dashboard"
-	case parts[1] == "events":
-		return "/dashboard/webhooks"
 	}
 	return "/dashboard/" + parts[1]
 }

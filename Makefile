@@ -54,7 +54,7 @@ templ-check:
 screenshots: browser
 	@if [ -z "$$TEST_DATABASE_URL" ]; then $(MAKE) --no-print-directory postgres; fi
 	HOSTED_SCREENSHOTS=$(CURDIR)/static/screenshots DASHBOARD_SCREENSHOTS=$(CURDIR)/static/screenshots \
-		$(GO) test -count=1 -run 'TestBrowserHostedStates|TestBrowserDashboardTour' ./web
+		$(GO) test -count=1 -run 'TestBrowserHostedStates|TestBrowserDashboardTour|TestBrowserDashboardActivityPages' ./web
 
 ## fuzz: run each fuzz target briefly
 fuzz:

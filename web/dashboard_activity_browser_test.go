@@ -1,6 +1,7 @@
 package web_test
 
 import (
+	"fmt"
 	"os"
 	"strings"
 	"testing"
@@ -40,6 +41,15 @@ func TestBrowserDashboardActivityPages(t *testing.T) {
 		tb.fitsWidth()
 		axe()
 	}
+
+	// Home's charts, each with its table.
+	tb.open(srv.URL + "/dashboard")
+	tb.wantText("The last 30 days", "Verification funnel by method", "Debit return rate by day")
+	if n := tb.eval(`document.querySelectorAll('#overview svg[role=img] title').length`); fmt.Sprint(n) != "5" {
+		t.Errorf("charts with a title: %v, want 5", n)
+	}
+	tb.fitsWidth()
+	axe()
 
 	// From the source's page to its payments, then to one payment.
 	tb.open(srv.URL + "/dashboard/funding-sources/" + src)
@@ -102,4 +112,11 @@ func TestBrowserDashboardActivityPages(t *testing.T) {
 	tb.waitURL(`status=4`)
 	tb.wantText("No request matches")
 	axe()
+
+	// Home's charts at desktop width, for the README.
+	desk := tb.axeTwin()
+	desk.page.SetViewportSize(1280, 900)
+	desk.open(srv.URL + "/dashboard")
+	desk.axe()
+	desk.shot(os.Getenv("DASHBOARD_SCREENSHOTS"), "dashboard-overview")
 }

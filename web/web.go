@@ -30,6 +30,7 @@ import (
 	"github.com/fundsource/fundsource/internal/funding"
 	"github.com/fundsource/fundsource/internal/hostedlink"
 	"github.com/fundsource/fundsource/internal/merchant"
+	"github.com/fundsource/fundsource/internal/overview"
 	"github.com/fundsource/fundsource/internal/payment"
 	"github.com/fundsource/fundsource/internal/requestlog"
 	"github.com/fundsource/fundsource/internal/webhook"
@@ -57,6 +58,8 @@ type Deps struct {
 	Metrics *surface.Metrics
 	// Requests is the API request log; nil records and shows none.
 	Requests *requestlog.Log
+	// Overview is the dashboard Home's charts; nil shows none.
+	Overview *overview.Service
 }
 
 // New returns the Gin engine with every surface, route and middleware.
@@ -96,7 +99,7 @@ func New(d Deps) *gin.Engine {
 	hosted.New(k, hostedlink.NewService(d.Merchants, d.Funding, d.Now),
 		d.Config.HostedSubmitsPerIP, d.Config.HostedSubmitsPerSource).Mount(r)
 	dashboard.New(k, dashboard.Deps{Config: d.Config, Merchants: d.Merchants, Customers: d.Customers,
-		Funding: d.Funding, Payments: d.Payments, Webhooks: d.Webhooks, Requests: d.Requests}).Mount(r)
+		Funding: d.Funding, Payments: d.Payments, Webhooks: d.Webhooks, Requests: d.Requests, Overview: d.Overview}).Mount(r)
 	return r
 }
 

@@ -30,6 +30,7 @@ import (
 	"github.com/fundsource/fundsource/internal/customer"
 	"github.com/fundsource/fundsource/internal/funding"
 	"github.com/fundsource/fundsource/internal/merchant"
+	"github.com/fundsource/fundsource/internal/overview"
 	"github.com/fundsource/fundsource/internal/payment"
 	"github.com/fundsource/fundsource/internal/postgres"
 	"github.com/fundsource/fundsource/internal/provider"
@@ -71,6 +72,8 @@ type Services struct {
 	// Requests is the API request log; the process runs its writer
 	// (Requests.Run) and its retention sweep (Requests.Purge).
 	Requests *requestlog.Log
+	// Overview is the dashboard Home's charts.
+	Overview *overview.Service
 }
 
 // Build makes the services of cfg on d.DB.
@@ -104,6 +107,7 @@ func Build(cfg *config.Config, d Deps) (*Services, error) {
 		Webhooks:  webhook.NewService(db.Webhooks(), v, now, webhook.URLPolicy{AllowPrivate: cfg.WebhookAllowPrivateTargets}),
 		Payments:  payment.NewService(db.Payments(), payment.Config{MaxAmount: cfg.PaymentMaxCents, SettleDelay: cfg.PaymentSettleDelay}, now),
 		Requests:  requestlog.New(db.Requests(), now, d.Log),
+		Overview:  overview.NewService(db.Overview(), now),
 	}
 	// A removed source's subscriptions end with it, in the removal's
 	// transaction: every store of package postgres reaches the other
@@ -166,6 +170,7 @@ func (s *Services) Handler() *gin.Engine {
 		Payments:    s.Payments,
 		Metrics:     s.Metrics,
 		Requests:    s.Requests,
+		Overview:    s.Overview,
 	})
 }
 

@@ -87,3 +87,47 @@ type RequestRow struct {
 	ID, Time, Method, Path, Status, Latency string
 	OK                                      bool // 2xx
 }
+
+// Charts are the Home page's charts over the last 30 days, drawn as SVG on
+// the server, each with its numbers in a table.
+type Charts struct {
+	Funnels []FunnelChart
+	Series  []Series
+}
+
+// FunnelChart is one verification method's funnel: created, initiated,
+// verified, each a bar as wide as its share of created.
+type FunnelChart struct {
+	Method string
+	Median string // median time to verify, "—" when none verified
+	Steps  []Bar
+}
+
+// Bar is one bar of a funnel.
+type Bar struct {
+	Label string
+	Count int
+	Width int // px of FunnelWidth
+	Y     int
+}
+
+// FunnelWidth is the width of a funnel's longest bar.
+const FunnelWidth = 300
+
+// Series is one daily chart.
+type Series struct {
+	ID      string // the element id
+	Title   string
+	Summary string // the chart in one sentence, for people who cannot see it
+	Column  string // the table's value column
+	Points  []Point
+}
+
+// Point is one day's bar of a daily chart.
+type Point struct {
+	Date  string // "Nov 2"
+	Value string // "98%", "120 ms" or "—" when the day had none
+	X, Y  int    // the bar's top-left corner in the chart's 600×120 box
+	W, H  int
+	Has   bool
+}

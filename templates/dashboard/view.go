@@ -53,6 +53,7 @@ type Overview struct {
 	HasWebhook  bool
 	HasCustomer bool
 	HasSource   bool
+	Charts      *Charts // nil: no overview
 }
 
 // Webhooks is the webhook page: the endpoint and the delivery log.

@@ -51,6 +51,7 @@ import (
 	"github.com/fundsource/fundsource/internal/customer"
 	"github.com/fundsource/fundsource/internal/funding"
 	"github.com/fundsource/fundsource/internal/merchant"
+	"github.com/fundsource/fundsource/internal/overview"
 	"github.com/fundsource/fundsource/internal/payment"
 	"github.com/fundsource/fundsource/internal/requestlog"
 	"github.com/fundsource/fundsource/internal/webhook"
@@ -85,6 +86,7 @@ type Deps struct {
 	Payments  *payment.Service
 	Webhooks  *webhook.Service
 	Requests  *requestlog.Log
+	Overview  *overview.Service
 }
 
 // Surface is the dashboard's handlers.
@@ -97,6 +99,7 @@ type Surface struct {
 	payments  *payment.Service
 	webhooks  *webhook.Service
 	requests  *requestlog.Log
+	overview  *overview.Service
 
 	sessions *sessions.CookieStore
 	attempts signInLimits
@@ -104,7 +107,7 @@ type Surface struct {
 
 // New returns the dashboard on k.
 func New(k *surface.Shared, d Deps) *Surface {
-	return &Surface{Shared: k, cfg: d.Config, merchants: d.Merchants, customers: d.Customers, funding: d.Funding, payments: d.Payments, webhooks: d.Webhooks, requests: d.Requests,
+	return &Surface{Shared: k, cfg: d.Config, merchants: d.Merchants, customers: d.Customers, funding: d.Funding, payments: d.Payments, webhooks: d.Webhooks, requests: d.Requests, overview: d.Overview,
 		sessions: newSessionStore(d.Config),
 		attempts: signInLimits{
 			perIP:        surface.NewKeyLimiter(signInWindow, d.Config.SignInAttemptsPerIP),
@@ -408,6 +411,14 @@ func (s *Surface) renderHome(c *gin.Context, newSecret string) {
 		APIBase: strings.TrimSuffix(base.String(), "/") + "/v2", PublicKey: env.PublicKey,
 		SecretHint: hint.String(), KeyCreated: shortTime(hint.CreatedAt), NewSecret: newSecret,
 		HasWebhook: hookErr == nil, HasCustomer: len(customers) > 0, HasSource: len(sources) > 0,
+	}
+	if s.overview != nil {
+		st, err := s.overview.Stats(ctx, scope)
+		if err != nil {
+			s.Fail(c, err)
+			return
+		}
+		v.Charts = charts(st)
 	}
 	s.Page(c, http.StatusOK, view.Home(s.frame(c, "Home", "overview"), v))
 }

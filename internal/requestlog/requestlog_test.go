@@ -131,3 +131,17 @@ func TestRunWritesInTheBackgroundAndFlushesOnStop(t *testing.T) {
 		t.Errorf("after stop: %d entries, want 2 (Run writes what is left)", len(got))
 	}
 }
+
+// BenchmarkRecord is what the request path pays per request: one
+// non-blocking send (a drop once the buffer is full, as here after the
+// first Buffer entries, which costs the same).
+func BenchmarkRecord(b *testing.B) {
+	l := requestlog.New(nil, time.Now, fixture.Discard())
+	e := entry(tenant.Scope{MerchantID: "mer_acme", Env: tenant.Sandbox}, 1, time.Now(), "GET", 200)
+	b.ReportAllocs()
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			l.Record(e)
+		}
+	})
+}

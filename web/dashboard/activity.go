@@ -81,9 +81,10 @@ func filtersOf(c *gin.Context, selects ...view.Select) view.ActivityFilters {
 	return f
 }
 
-func (f filterValues) get(name string) string { return f[name] }
-
+// filterValues are the selects' values by name.
 type filterValues map[string]string
+
+func (f filterValues) get(name string) string { return f[name] }
 
 func valuesOf(f view.ActivityFilters) filterValues {
 	m := filterValues{}

@@ -28,7 +28,11 @@
 // funding.Service.Search), the delivery log with each event's latest
 // delivery and attempt in one query (webhook.Service.Log), and a source's
 // event history through an expression index on the event data's
-// funding_source_id, so it never scans the outbox.
+// funding_source_id, so it never scans the outbox. The activity pages
+// list payments, subscriptions and events with the API's own list queries
+// (status and direction filters added to them), and API requests from the
+// request log (requestlog); Home's charts come from one aggregate read
+// (overview) and are drawn on the server as SVG with a table each.
 package dashboard
 
 import (

@@ -7,6 +7,10 @@ SRC   := cmd internal web templates static migrations
 # playwright-go v0.5200.1 drives Chromium through playwright-core 1.52.0 exactly.
 PLAYWRIGHT_VERSION := 1.52.0
 export PLAYWRIGHT_DRIVER_PATH ?= $(CURDIR)/.playwright/driver-$(PLAYWRIGHT_VERSION)
+# What tests run in Node: axe-core checks pages in Chromium; openapi-typescript
+# and tsc check that the OpenAPI document types what clients read.
+NODE_TOOLS := axe-core@4.11.0 openapi-typescript@7.13.0 typescript@5.9.3
+export NODE_TOOLS_PATH ?= $(CURDIR)/.playwright/node-tools
 
 .PHONY: run test bench chaos build fmt-check vet templ-check postgres browser screenshots fuzz vuln
 
@@ -50,7 +54,7 @@ templ-check:
 screenshots: browser
 	@if [ -z "$$TEST_DATABASE_URL" ]; then $(MAKE) --no-print-directory postgres; fi
 	HOSTED_SCREENSHOTS=$(CURDIR)/static/screenshots DASHBOARD_SCREENSHOTS=$(CURDIR)/static/screenshots \
-		$(GO) test -count=1 -run 'TestBrowserHostedStates|TestBrowserDashboardTour' ./web
+		$(GO) test -count=1 -run 'TestBrowserHostedStates|TestBrowserDashboardTour|TestBrowserDashboardActivityPages' ./web
 
 ## fuzz: run each fuzz target briefly
 fuzz:
@@ -125,4 +129,10 @@ browser:
 		mkdir -p "$$PLAYWRIGHT_DRIVER_PATH" && cd "$$PLAYWRIGHT_DRIVER_PATH" && \
 		npm install --no-save --ignore-scripts --no-audit --no-fund --loglevel=error playwright-core@$(PLAYWRIGHT_VERSION) >/dev/null && \
 		ln -sfn node_modules/playwright-core package && ln -sfn "$$(command -v node)" node; \
+	fi
+	@if [ "$$(cat "$$NODE_TOOLS_PATH/node_modules/.installed" 2>/dev/null)" != "$(NODE_TOOLS)" ]; then \
+		echo "installing $(NODE_TOOLS) into $$NODE_TOOLS_PATH"; \
+		mkdir -p "$$NODE_TOOLS_PATH" && cd "$$NODE_TOOLS_PATH" && \
+		npm install --no-save --ignore-scripts --no-audit --no-fund --loglevel=error $(NODE_TOOLS) >/dev/null && \
+		echo "$(NODE_TOOLS)" > node_modules/.installed; \
 	fi

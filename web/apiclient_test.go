@@ -105,15 +105,24 @@ func TestGeneratedClientRunsTheVerificationFlow(t *testing.T) {
 		}
 	}
 
+	// A well-formed pair that is not the deposited one.
+	miss := "0.98"
+	if fmt.Sprintf("%.2f", (*am.JSON200.Amounts)[0]) == miss || fmt.Sprintf("%.2f", (*am.JSON200.Amounts)[1]) == miss {
+		miss = "0.99"
+	}
 	wrong := make([]apiclient.VerifyInput_Amounts_Item, 2)
 	for i := range wrong {
-		if err := wrong[i].FromVerifyInputAmounts1("1.00"); err != nil { // deposits are 0.01–0.99
+		if err := wrong[i].FromVerifyInputAmounts1(miss); err != nil {
 			t.Fatal(err)
 		}
 	}
 	bad, err := c.VerifyMicroDepositsWithResponse(ctx, &apiclient.VerifyMicroDepositsParams{}, apiclient.VerifyMicroDepositsJSONRequestBody{FundingSourceId: id, Amounts: &wrong})
 	if err != nil || bad.StatusCode() == http.StatusOK || bad.JSONDefault == nil {
 		t.Fatalf("wrong amounts: %d, %v: %s", bad.StatusCode(), err, bad.Body)
+	}
+	// The error's extra members are typed fields, read without a cast.
+	if left := bad.JSONDefault.Error.AttemptsRemaining; left == nil || *left != 2 {
+		t.Errorf("attempts_remaining of a wrong pair: %v: %s", left, bad.Body)
 	}
 
 	ok, err := c.VerifyMicroDepositsWithResponse(ctx, &apiclient.VerifyMicroDepositsParams{}, apiclient.VerifyMicroDepositsJSONRequestBody{FundingSourceId: id, Amounts: &amounts})
@@ -124,4 +133,51 @@ func TestGeneratedClientRunsTheVerificationFlow(t *testing.T) {
 	if got := th.WantOK(t, h.Get("/v2/funding-source/"+id, key)); got["status"] != "Verified" {
 		t.Errorf("read back: %s", th.MustJSON(got))
 	}
+}
+
+// TestTypeScriptTypesOfTheServedDocument generates TypeScript types from
+// the served document with openapi-typescript (its defaults, as a merchant
+// runs it) and type-checks, with tsc --strict, the README's minimal
+// funding-source request (no account_type) and a read of every extra
+// member of an error.
+func TestTypeScriptTypesOfTheServedDocument(t *testing.T) {
+	t.Parallel()
+	tools := nodeToolsDir()
+	bin := filepath.Join(tools, "node_modules", ".bin")
+	if _, err := os.Stat(filepath.Join(bin, "openapi-typescript")); err != nil {
+		t.Fatalf("openapi-typescript is not installed in %s: run `make browser`", tools)
+	}
+	h := newHarness(t)
+	srv := h.live()
+	dir := t.TempDir()
+	gen := exec.Command(filepath.Join(bin, "openapi-typescript"), srv.URL+"/v2/openapi.json", "-o", filepath.Join(dir, "api.d.ts"))
+	if out, err := gen.CombinedOutput(); err != nil {
+		t.Fatalf("openapi-typescript: %v\n%s", err, out)
+	}
+	check := `import type { components } from "./api";
+type Schemas = components["schemas"];
+const minimal: Schemas["FundingSourceInput"] = { user_id: "cus_1", routing_number: "222222226", account_number: "000123456789" };
+declare const failure: Schemas["ErrorResponse"];
+const left: number | undefined = failure.error.attempts_remaining;
+const existing: string | undefined = failure.error.funding_source_id;
+const wait: string | undefined = failure.error.retry_after;
+export const read = [minimal, left, existing, wait];
+`
+	if err := os.WriteFile(filepath.Join(dir, "check.ts"), []byte(check), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	tsc := exec.Command(filepath.Join(bin, "tsc"), "--noEmit", "--strict", "--target", "es2020", "--module", "es2020",
+		"--moduleResolution", "node", filepath.Join(dir, "check.ts"))
+	if out, err := tsc.CombinedOutput(); err != nil {
+		t.Errorf("tsc on the generated types: %v\n%s", err, out)
+	}
+}
+
+// nodeToolsDir is where `make browser` installs axe-core, openapi-typescript
+// and tsc: NODE_TOOLS_PATH, or the module root's .playwright/node-tools.
+func nodeToolsDir() string {
+	if d := os.Getenv("NODE_TOOLS_PATH"); d != "" {
+		return d
+	}
+	return filepath.Join(filepath.Dir(driverDir()), "node-tools")
 }

@@ -311,6 +311,10 @@ func TestDashboardRollKeyShowsTheNewKeyOnce(t *testing.T) {
 	d, old := signedIn(t, h, "Acme Books")
 	th.WantOK(t, h.Get("/v2/customers", old)) // now in the key cache
 	p := d.post("/dashboard/keys/roll", url.Values{})
+	if p.Code != http.StatusSeeOther || p.Header.Get("Location") != "/dashboard" {
+		t.Fatalf("roll: %d to %q, want a 303 to /dashboard (POST/redirect/GET)", p.Code, p.Header.Get("Location"))
+	}
+	p = d.follow(p)
 	wantPage(t, p, http.StatusOK, "Your new secret key")
 	secret := regexp.MustCompile(`sk_test_[A-Za-z0-9]{40,}`).FindString(string(p.Body))
 	if secret == "" || secret == old {
@@ -321,6 +325,8 @@ func TestDashboardRollKeyShowsTheNewKeyOnce(t *testing.T) {
 	if home := d.get("/dashboard"); strings.Contains(string(home.Body), secret) || !strings.Contains(string(home.Body), "sk_test_…"+secret[len(secret)-4:]) {
 		t.Error("the home page shows the whole secret after the roll, or not its hint")
 	}
+	// Reloading the page after the roll is a GET: the key stays the same.
+	th.WantOK(t, h.Get("/v2/customers", secret))
 }
 
 func TestDashboardWebhookSettings(t *testing.T) {
@@ -442,7 +448,7 @@ func TestDashboardListsSearchAndPages(t *testing.T) {
 		t.Error("removed source in the wrong list")
 	}
 	wantPage(t, d.post("/dashboard/funding-sources/"+a+"/initiate", url.Values{}), http.StatusNotFound)
-	wantPage(t, d.get("/dashboard/customers/"+first), http.StatusOK, "Removed", "Pending")
+	wantPage(t, d.get("/dashboard/customers/"+first), http.StatusOK, "Removed", "Verification pending")
 }
 
 func TestDashboardInitiateLimitsAndSandboxAmounts(t *testing.T) {

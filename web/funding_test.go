@@ -233,6 +233,14 @@ func TestRemoveByUserAndAccountNumber(t *testing.T) {
 	if r["funding_source_id"] != id || r["removed"] != true {
 		t.Errorf("delete by account = %s", th.MustJSON(r))
 	}
+	// The number is no longer linked: the 404 names the field that was sent.
+	for _, path := range []string{"/v2/accounts/delete", "/accounts/delete"} {
+		again := h.Post(path, ka, `{"user_id":"`+u1+`","account_number":"31415926"}`)
+		th.WantError(t, again, 404, "funding_source_not_found")
+		if p := again.ErrParam(t); p != "account_number" || !strings.Contains(string(again.Body), "account number") {
+			t.Errorf("%s of a number no longer linked: %s", path, again.Body)
+		}
+	}
 }
 
 func TestThirdPartyPathUpgradesTheCustomersUnverifiedSource(t *testing.T) {

@@ -30,7 +30,9 @@ import (
 	"github.com/fundsource/fundsource/internal/funding"
 	"github.com/fundsource/fundsource/internal/hostedlink"
 	"github.com/fundsource/fundsource/internal/merchant"
+	"github.com/fundsource/fundsource/internal/overview"
 	"github.com/fundsource/fundsource/internal/payment"
+	"github.com/fundsource/fundsource/internal/requestlog"
 	"github.com/fundsource/fundsource/internal/webhook"
 	"github.com/fundsource/fundsource/static"
 	"github.com/fundsource/fundsource/templates/components"
@@ -54,6 +56,10 @@ type Deps struct {
 	Payments    *payment.Service
 	// Metrics record the requests; nil gives the engine its own.
 	Metrics *surface.Metrics
+	// Requests is the API request log; nil records and shows none.
+	Requests *requestlog.Log
+	// Overview is the dashboard Home's charts; nil shows none.
+	Overview *overview.Service
 }
 
 // New returns the Gin engine with every surface, route and middleware.
@@ -84,12 +90,16 @@ func New(d Deps) *gin.Engine {
 		http.ServeFileFS(c.Writer, c.Request, static.FS, "img/favicon.ico")
 	})
 
-	api.New(k, api.Deps{Config: d.Config, DB: d.DB, Idempotency: d.Idempotency, Services: api.Services{Merchants: d.Merchants,
-		Customers: d.Customers, Funding: d.Funding, Webhooks: d.Webhooks, Payments: d.Payments}}).Mount(r)
+	ad := api.Deps{Config: d.Config, DB: d.DB, Idempotency: d.Idempotency, Services: api.Services{Merchants: d.Merchants,
+		Customers: d.Customers, Funding: d.Funding, Webhooks: d.Webhooks, Payments: d.Payments}}
+	if d.Requests != nil {
+		ad.Requests = d.Requests
+	}
+	api.New(k, ad).Mount(r)
 	hosted.New(k, hostedlink.NewService(d.Merchants, d.Funding, d.Now),
 		d.Config.HostedSubmitsPerIP, d.Config.HostedSubmitsPerSource).Mount(r)
 	dashboard.New(k, dashboard.Deps{Config: d.Config, Merchants: d.Merchants, Customers: d.Customers,
-		Funding: d.Funding, Payments: d.Payments, Webhooks: d.Webhooks}).Mount(r)
+		Funding: d.Funding, Payments: d.Payments, Webhooks: d.Webhooks, Requests: d.Requests, Overview: d.Overview}).Mount(r)
 	return r
 }
 

@@ -4,10 +4,12 @@ import (
 	"cmp"
 	"context"
 	"fmt"
+	"log/slog"
 	"net"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 
 	"github.com/fundsource/fundsource/internal/config"
 	"github.com/fundsource/fundsource/internal/core/errs"
@@ -85,15 +87,26 @@ func devCluster(dataDir string) pgserver.Private {
 }
 
 // ensureDemoMerchant makes sure the demo merchant exists with the keys in
-// DATA_DIR/demo.env, creating or repairing both, and prints them.
+// DATA_DIR/demo.env, creating or repairing both, prints them, and keeps the
+// file current when the key is rolled (in the dashboard) while it serves.
+// A merchant the file names is never changed: a key or password the
+// developer replaced stays valid across restarts. Only a lost file makes
+// a new key and password, since neither can be read back.
 func (s *service) ensureDemoMerchant(ctx context.Context) error {
 	path := filepath.Join(s.Config.DataDir, "demo.env")
 	saved := config.ReadEnvFile(path)
 	id, secret := saved["DEMO_MERCHANT_ID"], saved["DEMO_SECRET_KEY"]
 	if id != "" && secret != "" {
-		if p, err := s.Merchants.Authenticate(ctx, secret); err == nil && p.Scope.MerchantID == id {
-			s.printDemo(saved, path, "reused")
+		if _, err := s.Merchants.Merchant(ctx, id); err == nil {
+			state := "reused"
+			if p, err := s.Merchants.Authenticate(ctx, secret); err != nil || p.Scope.MerchantID != id {
+				state = "reused; the secret key below was replaced outside this run: use the one the dashboard showed, or delete demo.env for a new one"
+			}
+			s.keepDemoFile(path, saved)
+			s.printDemo(saved, path, state)
 			return nil
+		} else if !errs.Is(err, errs.NotFound) {
+			return err
 		}
 	}
 	password := merchant.NewPassword()
@@ -124,6 +137,34 @@ func (s *service) ensureDemoMerchant(ctx context.Context) error {
 	default:
 		return err
 	}
+	if err := writeDemoFile(path, vals); err != nil {
+		return err
+	}
+	s.keepDemoFile(path, vals)
+	s.printDemo(vals, path, "created")
+	return nil
+}
+
+// keepDemoFile rewrites demo.env whenever the demo merchant's sandbox key
+// is rolled, so the next run prints and reuses the key in use.
+func (s *service) keepDemoFile(path string, vals map[string]string) {
+	var mu sync.Mutex
+	demo := tenant.Scope{MerchantID: vals["DEMO_MERCHANT_ID"], Env: tenant.Sandbox}
+	s.Merchants.OnKeyRolled(func(scope tenant.Scope, secret string) {
+		if scope != demo {
+			return
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		vals["DEMO_SECRET_KEY"] = secret
+		if err := writeDemoFile(path, vals); err != nil {
+			s.Log.Error("keep the demo merchant's key file", slog.String("error", err.Error()))
+		}
+	})
+}
+
+// writeDemoFile writes the demo merchant's keys and sign-in to path.
+func writeDemoFile(path string, vals map[string]string) error {
 	var b strings.Builder
 	b.WriteString("# The demo merchant of 'make run' (sandbox). Development only.\n")
 	for _, k := range []string{"DEMO_MERCHANT_ID", "DEMO_SECRET_KEY", "DEMO_PUBLIC_KEY", "DEMO_EMAIL", "DEMO_PASSWORD"} {
@@ -132,7 +173,6 @@ func (s *service) ensureDemoMerchant(ctx context.Context) error {
 	if err := os.WriteFile(path, []byte(b.String()), 0o600); err != nil {
 		return fmt.Errorf("write %s: %w", path, err)
 	}
-	s.printDemo(vals, path, "created")
 	return nil
 }
 

@@ -99,8 +99,9 @@ func (s *service) serveAside(name, addr string, h http.Handler) func() {
 
 // runJobs runs the background work of this process until ctx ends:
 // delivering webhooks (woken by PostgreSQL notifications, polling besides),
-// expiring micro-deposit verifications every minute, sweeping idempotency
-// keys and events past their retention every hour. Every process runs them;
+// expiring micro-deposit verifications every minute, writing the API
+// request log, sweeping idempotency keys, events and logged requests past
+// their retention every hour. Every process runs them;
 // rows are claimed with SKIP LOCKED or deleted idempotently, so processes
 // never do the same work twice. It returns when the deliveries in flight
 // have been recorded.
@@ -111,6 +112,10 @@ func (s *service) runJobs(ctx context.Context) {
 	})
 	wg.Go(func() {
 		s.every(ctx, time.Hour, "event retention", s.Webhooks.PurgeEvents)
+	})
+	wg.Go(func() { s.Requests.Run(ctx) })
+	wg.Go(func() {
+		s.every(ctx, time.Hour, "API request log retention", s.Requests.Purge)
 	})
 	wg.Go(func() {
 		limits := merchant.SessionLimits{IdleTimeout: s.Config.DashboardIdleTimeout, MaxAge: s.Config.DashboardSessionMaxAge}

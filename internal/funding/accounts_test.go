@@ -1,6 +1,7 @@
 package funding_test
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/fundsource/fundsource/internal/core/errs"
@@ -177,14 +178,24 @@ func TestRemoveAccountFindsOnlyTheCustomersOwnNumber(t *testing.T) {
 	scope := f.Sandbox("Acme")
 	cus := f.Customer(scope)
 	src := f.Source(scope, cus, "123456789")
+	notLinked := func(err error) {
+		t.Helper()
+		wantCode(t, err, errs.FundingSourceNotFound)
+		if e, _ := errs.As(err); e == nil || e.Param != "account_number" || !strings.Contains(e.Message, "account number") {
+			t.Errorf("not found by account number: %v, want param account_number and a message about the account number", err)
+		}
+	}
 	_, err := f.Funding.RemoveAccount(ctx, scope, f.Customer(scope), "123456789")
-	wantCode(t, err, errs.FundingSourceNotFound)
+	notLinked(err)
 	_, err = f.Funding.RemoveAccount(ctx, scope, cus, "999999999")
-	wantCode(t, err, errs.FundingSourceNotFound)
+	notLinked(err)
 	got, err := f.Funding.RemoveAccount(ctx, scope, cus, "123456789")
 	if err != nil || got.ID != src.ID || !got.Removed {
 		t.Errorf("RemoveAccount = %s removed %v, %v; want %s removed", got.ID, got.Removed, err, src.ID)
 	}
+	// The number is no longer linked: the answer names it, not an id.
+	_, err = f.Funding.RemoveAccount(ctx, scope, cus, "123456789")
+	notLinked(err)
 }
 
 func TestCreationRulesAboutTheCallerAndCustomer(t *testing.T) {

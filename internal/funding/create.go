@@ -314,12 +314,23 @@ func (s *Service) RemoveAccount(ctx context.Context, scope tenant.Scope, custome
 	}
 	holder, err := s.store.AccountHolder(ctx, scope.Env, s.vault.Fingerprint(fingerprintLabel, number))
 	if errs.Is(err, errs.NotFound) || (err == nil && (holder.MerchantID != scope.MerchantID || holder.CustomerID != customerID)) {
-		return Source{}, sourceNotFound()
+		return Source{}, accountNotLinked()
 	}
 	if err != nil {
 		return Source{}, err
 	}
-	return s.Remove(ctx, scope, holder.SourceID)
+	src, err := s.Remove(ctx, scope, holder.SourceID)
+	if errs.Is(err, errs.FundingSourceNotFound) {
+		return Source{}, accountNotLinked() // removed by a concurrent request
+	}
+	return src, err
+}
+
+// accountNotLinked is the not-found answer to a removal by account
+// number: it names what the caller sent, not an id the caller never saw.
+func accountNotLinked() error {
+	return &errs.Error{Code: errs.FundingSourceNotFound, Param: "account_number",
+		Message: "No funding source of this customer holds this account number."}
 }
 
 // liveSource locks a source for a write; removed sources count as missing.

@@ -136,6 +136,8 @@ type Service struct {
 	now   func() time.Time
 	hash  PasswordHasher
 	keys  *KeyCache // nil: every request asks the database
+	// rolled runs after each successful roll, with the new secret key; nil: nothing.
+	rolled func(scope tenant.Scope, secret string)
 }
 
 // On returns the service on tx, a store bound to a caller's transaction:
@@ -266,8 +268,15 @@ func (s *Service) RollKey(ctx context.Context, scope tenant.Scope) (string, erro
 		return err
 	})
 	s.keys.Clear() // this process at once; others on the trigger's notification
+	if err == nil && s.rolled != nil {
+		s.rolled(scope, secret)
+	}
 	return secret, err
 }
+
+// OnKeyRolled sets what runs after every committed roll, with the new
+// secret key ('make run' keeps the demo merchant's key file current).
+func (s *Service) OnKeyRolled(fn func(scope tenant.Scope, secret string)) { s.rolled = fn }
 
 // GrantOnDemand gives the scope's key the on-demand funding-source permission.
 func (s *Service) GrantOnDemand(ctx context.Context, scope tenant.Scope) error {

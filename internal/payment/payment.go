@@ -126,9 +126,9 @@ type Store interface {
 	// PaymentForUpdate also locks it until the transaction ends.
 	Payment(ctx context.Context, scope tenant.Scope, id string) (Payment, error)
 	PaymentForUpdate(ctx context.Context, scope tenant.Scope, id string) (Payment, error)
-	// ListPayments returns up to p.Limit+1 payments, newest first, of one
-	// funding source when sourceID is not "".
-	ListPayments(ctx context.Context, scope tenant.Scope, sourceID string, p paging.Page) ([]Payment, error)
+	// ListPayments returns up to p.Limit+1 payments, newest first, that
+	// match f (its empty fields match everything).
+	ListPayments(ctx context.Context, scope tenant.Scope, f Filter, p paging.Page) ([]Payment, error)
 	// SettlingPayments locks up to limit pending payments whose SettleAt is
 	// at or before now, skipping rows other processes hold.
 	SettlingPayments(ctx context.Context, now time.Time, limit int) ([]Payment, error)
@@ -142,7 +142,9 @@ type Store interface {
 	// SubscriptionForUpdate also locks it until the transaction ends.
 	Subscription(ctx context.Context, scope tenant.Scope, id string) (Subscription, error)
 	SubscriptionForUpdate(ctx context.Context, scope tenant.Scope, id string) (Subscription, error)
-	ListSubscriptions(ctx context.Context, scope tenant.Scope, sourceID string, p paging.Page) ([]Subscription, error)
+	// ListSubscriptions returns up to p.Limit+1 subscriptions, newest
+	// first, that match f (Direction is ignored).
+	ListSubscriptions(ctx context.Context, scope tenant.Scope, f Filter, p paging.Page) ([]Subscription, error)
 	// DueSubscriptions locks up to limit active subscriptions whose next
 	// date is at or before today, skipping rows other processes hold.
 	DueSubscriptions(ctx context.Context, today string, limit int) ([]Subscription, error)
@@ -361,7 +363,31 @@ func (s *Service) Get(ctx context.Context, scope tenant.Scope, id string) (Payme
 // List returns a page of payments, newest first, of one source when
 // sourceID is not "".
 func (s *Service) List(ctx context.Context, scope tenant.Scope, sourceID string, p paging.Page) ([]Payment, bool, error) {
-	items, err := s.store.ListPayments(ctx, scope, sourceID, p)
+	return s.Search(ctx, scope, Filter{SourceID: sourceID}, p)
+}
+
+// Filter narrows a list of payments or subscriptions; an empty field
+// matches everything.
+type Filter struct {
+	SourceID  string
+	Status    string    // a payment's Status, or a subscription's
+	Direction Direction // payments only
+}
+
+// Search returns a page of payments, newest first, that match f; an
+// unknown status or direction is invalid_request.
+func (s *Service) Search(ctx context.Context, scope tenant.Scope, f Filter, p paging.Page) ([]Payment, bool, error) {
+	switch Status(f.Status) {
+	case "", Pending, Processed, Failed, Voided:
+	default:
+		return nil, false, errs.Invalid("status", "status must be pending, processed, failed or canceled")
+	}
+	switch f.Direction {
+	case "", Debit, Credit:
+	default:
+		return nil, false, errs.Invalid("direction", "direction must be debit or credit")
+	}
+	items, err := s.store.ListPayments(ctx, scope, f, p)
 	return paging.Result(items, err, p)
 }
 

@@ -160,7 +160,17 @@ func (s *Service) GetSubscription(ctx context.Context, scope tenant.Scope, id st
 // ListSubscriptions returns a page of subscriptions, newest first, of one
 // source when sourceID is not "".
 func (s *Service) ListSubscriptions(ctx context.Context, scope tenant.Scope, sourceID string, p paging.Page) ([]Subscription, bool, error) {
-	items, err := s.store.ListSubscriptions(ctx, scope, sourceID, p)
+	return s.SearchSubscriptions(ctx, scope, Filter{SourceID: sourceID}, p)
+}
+
+// SearchSubscriptions returns a page of subscriptions, newest first, that
+// match f; an unknown status is invalid_request.
+func (s *Service) SearchSubscriptions(ctx context.Context, scope tenant.Scope, f Filter, p paging.Page) ([]Subscription, bool, error) {
+	if f.Status != "" && f.Status != Active && f.Status != Canceled {
+		return nil, false, errs.Invalid("status", "status must be active or canceled")
+	}
+	f.Direction = ""
+	items, err := s.store.ListSubscriptions(ctx, scope, f, p)
 	return paging.Result(items, err, p)
 }
 

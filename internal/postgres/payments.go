@@ -144,14 +144,14 @@ func (q queries) PaymentForUpdate(ctx context.Context, scope tenant.Scope, id st
 
 const listPayments = `SELECT ` + paymentColumns + ` FROM payments
 WHERE merchant_id = $1 AND environment = $2 AND (created_at, id) < ($3, $4)
-  AND ($6 = '' OR funding_source_id = $6)
+  AND ($6 = '' OR funding_source_id = $6) AND ($7 = '' OR status = $7) AND ($8 = '' OR direction = $8)
 ORDER BY created_at DESC, id DESC
 LIMIT $5`
 
-// ListPayments returns up to p.Limit+1 payments, newest first.
-func (q queries) ListPayments(ctx context.Context, scope tenant.Scope, sourceID string, p paging.Page) ([]payment.Payment, error) {
+// ListPayments returns up to p.Limit+1 payments matching f, newest first.
+func (q queries) ListPayments(ctx context.Context, scope tenant.Scope, f payment.Filter, p paging.Page) ([]payment.Payment, error) {
 	var rows []paymentRow
-	if err := q.list(ctx, &rows, listPayments, "payments", scope, p, sourceID); err != nil {
+	if err := q.list(ctx, &rows, listPayments, "payments", scope, p, f.SourceID, f.Status, string(f.Direction)); err != nil {
 		return nil, err
 	}
 	return mapRows(rows, paymentRow.domain), nil
@@ -269,14 +269,14 @@ func (q queries) SubscriptionForUpdate(ctx context.Context, scope tenant.Scope, 
 
 const listSubscriptions = `SELECT ` + subscriptionColumns + ` FROM subscriptions
 WHERE merchant_id = $1 AND environment = $2 AND (created_at, id) < ($3, $4)
-  AND ($6 = '' OR funding_source_id = $6)
+  AND ($6 = '' OR funding_source_id = $6) AND ($7 = '' OR status = $7)
 ORDER BY created_at DESC, id DESC
 LIMIT $5`
 
-// ListSubscriptions returns up to p.Limit+1 subscriptions, newest first.
-func (q queries) ListSubscriptions(ctx context.Context, scope tenant.Scope, sourceID string, p paging.Page) ([]payment.Subscription, error) {
+// ListSubscriptions returns up to p.Limit+1 subscriptions matching f, newest first.
+func (q queries) ListSubscriptions(ctx context.Context, scope tenant.Scope, f payment.Filter, p paging.Page) ([]payment.Subscription, error) {
 	var rows []subscriptionRow
-	if err := q.list(ctx, &rows, listSubscriptions, "subscriptions", scope, p, sourceID); err != nil {
+	if err := q.list(ctx, &rows, listSubscriptions, "subscriptions", scope, p, f.SourceID, f.Status); err != nil {
 		return nil, err
 	}
 	return mapRows(rows, subscriptionRow.domain), nil

@@ -33,10 +33,12 @@ import (
 	"github.com/fundsource/fundsource/internal/dev/railsim"
 	"github.com/fundsource/fundsource/internal/funding"
 	"github.com/fundsource/fundsource/internal/merchant"
+	"github.com/fundsource/fundsource/internal/overview"
 	"github.com/fundsource/fundsource/internal/payment"
 	"github.com/fundsource/fundsource/internal/postgres"
 	"github.com/fundsource/fundsource/internal/provider"
 	"github.com/fundsource/fundsource/internal/rail"
+	"github.com/fundsource/fundsource/internal/requestlog"
 	"github.com/fundsource/fundsource/internal/routing"
 	"github.com/fundsource/fundsource/internal/vault"
 	"github.com/fundsource/fundsource/internal/webhook"
@@ -71,6 +73,11 @@ type Services struct {
 	Originator *ach.Originator
 	// Metrics are the HTTP series of Handler, for METRICS_ADDR.
 	Metrics *surface.Metrics
+	// Requests is the API request log; the process runs its writer
+	// (Requests.Run) and its retention sweep (Requests.Purge).
+	Requests *requestlog.Log
+	// Overview is the dashboard Home's charts.
+	Overview *overview.Service
 }
 
 // Build makes the services of cfg on d.DB.
@@ -108,6 +115,8 @@ func Build(cfg *config.Config, d Deps) (*Services, error) {
 		Funding:   fund,
 		Webhooks:  webhook.NewService(db.Webhooks(), v, now, webhook.URLPolicy{AllowPrivate: cfg.WebhookAllowPrivateTargets}),
 		Payments:  payment.NewService(db.Payments(), payment.Config{MaxAmount: cfg.PaymentMaxCents, SettleDelay: cfg.PaymentSettleDelay}, now),
+		Requests:  requestlog.New(db.Requests(), now, d.Log),
+		Overview:  overview.NewService(db.Overview(), now),
 	}
 	// A removed source's subscriptions end with it, in the removal's
 	// transaction: every store of package postgres reaches the other
@@ -178,6 +187,8 @@ func (s *Services) Handler() *gin.Engine {
 		Webhooks:    s.Webhooks,
 		Payments:    s.Payments,
 		Metrics:     s.Metrics,
+		Requests:    s.Requests,
+		Overview:    s.Overview,
 	})
 }
 

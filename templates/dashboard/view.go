@@ -12,7 +12,7 @@ import (
 // Frame is what every signed-in page shows around its content.
 type Frame struct {
 	Title         string
-	Section       string // the nav entry to mark: overview, customers, sources, webhooks or settings
+	Section       string // the nav entry to mark: overview, customers, sources, payments, subscriptions, events, requests, webhooks or settings
 	Merchant      string // the merchant's name
 	Email         string // the signed-in login
 	Env           string // sandbox or production
@@ -53,6 +53,7 @@ type Overview struct {
 	HasWebhook  bool
 	HasCustomer bool
 	HasSource   bool
+	Charts      *Charts // nil: no overview
 }
 
 // Webhooks is the webhook page: the endpoint and the delivery log.
@@ -250,6 +251,11 @@ type SessionRow struct {
 	Current                      bool // the session viewing the page
 }
 
+// PendingLabel names, for people, an Unverified source whose
+// micro-deposits are out: the API's verification.status "pending", the
+// event funding_source.verification_pending, as the README explains it.
+const PendingLabel = "Verification pending"
+
 // statusClass is the badge style of a status or delivery state.
 func statusClass(s string) string {
 	switch s {
@@ -257,7 +263,7 @@ func statusClass(s string) string {
 		return "badge badge-ok"
 	case "failed", "Removed", "expired", "canceled":
 		return "badge badge-bad"
-	case "Pending", "pending", "retrying":
+	case PendingLabel, "pending", "retrying":
 		return "badge badge-wait"
 	}
 	return "badge"

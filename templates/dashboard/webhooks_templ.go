@@ -456,7 +456,7 @@ func EventPage(f Frame, v Event) templ.Component {
 				}()
 			}
 			ctx = templ.InitializeContext(ctx)
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 44, "<p class=\"crumb\"><a href=\"/dashboard/webhooks\">Webhooks</a> / Event</p><h1>")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 44, "<p class=\"crumb\"><a href=\"/dashboard/events\">Events</a> / Event</p><h1>")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}

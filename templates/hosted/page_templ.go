@@ -270,7 +270,7 @@ func Page(v View) templ.Component {
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}
-				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 22, " has not sent the two small deposits to this account yet.</p><p>Once they are sent they take one to two business days to arrive. Come back to this link when you see them on your statement.</p>")
+				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 22, " has not sent the two small deposits to this account yet.</p><p>Once they are sent they take two business days to arrive. Come back to this link when you see them on your statement.</p>")
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}

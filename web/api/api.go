@@ -25,6 +25,7 @@ import (
 	"github.com/fundsource/fundsource/internal/funding"
 	"github.com/fundsource/fundsource/internal/merchant"
 	"github.com/fundsource/fundsource/internal/payment"
+	"github.com/fundsource/fundsource/internal/requestlog"
 	"github.com/fundsource/fundsource/internal/webhook"
 	"github.com/fundsource/fundsource/web/surface"
 )
@@ -64,6 +65,14 @@ type Deps struct {
 	// Services are on the pool: requests without an Idempotency-Key, and
 	// authentication, use them.
 	Services Services
+	// Requests records each authenticated request for the dashboard's
+	// request log; nil records nothing.
+	Requests Recorder
+}
+
+// Recorder takes the log entry of a request without waiting.
+type Recorder interface {
+	Record(requestlog.Entry)
 }
 
 // Surface is the API's handlers.
@@ -118,7 +127,7 @@ func (s *Surface) Mount(r *gin.Engine) {
 	}
 	r.GET("/v2/openapi.json", s.serveOpenAPI)
 
-	before := []gin.HandlerFunc{s.authenticate, s.rateLimit, s.knownQuery, s.ReadBody}
+	before := []gin.HandlerFunc{s.record, s.authenticate, s.rateLimit, s.knownQuery, s.ReadBody}
 	// The two account-number creations take their Idempotency-Key
 	// themselves (createKeyed); every other POST runs once per key (once).
 	r.POST("/v2/on-demand/funding-source", append(before, s.createOnDemand)...)
@@ -168,6 +177,24 @@ func (s *Surface) Mount(r *gin.Engine) {
 	g.GET("/mandates", s.run(s.listMandates))
 	g.GET("/mandates/:id", s.run(s.getMandate))
 	g.POST("/mandates/:id/revoke", s.once(s.revokeMandate))
+}
+
+// record hands the request's method, path, status and latency to the
+// request log once it is answered; requests that did not authenticate
+// belong to no merchant and are not recorded.
+func (s *Surface) record(c *gin.Context) {
+	if s.Requests == nil {
+		c.Next()
+		return
+	}
+	at, start := s.Now(), time.Now()
+	c.Next()
+	scope, ok := surface.Authenticated(c)
+	if !ok {
+		return
+	}
+	s.Requests.Record(requestlog.Entry{Scope: scope, RequestID: surface.RequestID(c), At: at.UTC(),
+		Method: c.Request.Method, Path: c.Request.URL.Path, Status: c.Writer.Status(), Latency: time.Since(start)})
 }
 
 // queryParams are the query parameters of the API routes that take any;

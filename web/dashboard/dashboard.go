@@ -30,7 +30,11 @@
 // funding.Service.Search), the delivery log with each event's latest
 // delivery and attempt in one query (webhook.Service.Log), and a source's
 // event history through an expression index on the event data's
-// funding_source_id, so it never scans the outbox.
+// funding_source_id, so it never scans the outbox. The activity pages
+// list payments, subscriptions and events with the API's own list queries
+// (status and direction filters added to them), and API requests from the
+// request log (requestlog); Home's charts come from one aggregate read
+// (overview) and are drawn on the server as SVG with a table each.
 package dashboard
 
 import (
@@ -53,7 +57,9 @@ import (
 	"github.com/fundsource/fundsource/internal/customer"
 	"github.com/fundsource/fundsource/internal/funding"
 	"github.com/fundsource/fundsource/internal/merchant"
+	"github.com/fundsource/fundsource/internal/overview"
 	"github.com/fundsource/fundsource/internal/payment"
+	"github.com/fundsource/fundsource/internal/requestlog"
 	"github.com/fundsource/fundsource/internal/webhook"
 	"github.com/fundsource/fundsource/templates/components"
 	view "github.com/fundsource/fundsource/templates/dashboard"
@@ -85,6 +91,8 @@ type Deps struct {
 	Funding   *funding.Service
 	Payments  *payment.Service
 	Webhooks  *webhook.Service
+	Requests  *requestlog.Log
+	Overview  *overview.Service
 }
 
 // Surface is the dashboard's handlers.
@@ -96,6 +104,8 @@ type Surface struct {
 	funding   *funding.Service
 	payments  *payment.Service
 	webhooks  *webhook.Service
+	requests  *requestlog.Log
+	overview  *overview.Service
 
 	sessions *sessions.CookieStore
 	attempts signInLimits
@@ -103,7 +113,7 @@ type Surface struct {
 
 // New returns the dashboard on k.
 func New(k *surface.Shared, d Deps) *Surface {
-	return &Surface{Shared: k, cfg: d.Config, merchants: d.Merchants, customers: d.Customers, funding: d.Funding, payments: d.Payments, webhooks: d.Webhooks,
+	return &Surface{Shared: k, cfg: d.Config, merchants: d.Merchants, customers: d.Customers, funding: d.Funding, payments: d.Payments, webhooks: d.Webhooks, requests: d.Requests, overview: d.Overview,
 		sessions: newSessionStore(d.Config),
 		attempts: signInLimits{
 			perIP:        surface.NewKeyLimiter(signInWindow, d.Config.SignInAttemptsPerIP),
@@ -137,6 +147,13 @@ func (s *Surface) Mount(r *gin.Engine) {
 	g.POST("/webhooks/secret/roll", s.rollWebhookSecretPage)
 	g.POST("/webhooks/test", s.testWebhookPage)
 	g.POST("/webhooks/enable", s.enableWebhookPage)
+	g.GET("/payments", s.paymentsPage)
+	g.GET("/payments/:id", s.paymentPage)
+	g.GET("/subscriptions", s.subscriptionsPage)
+	g.GET("/events", s.eventsPage)
+	if s.requests != nil {
+		g.GET("/requests", s.requestsPage)
+	}
 	g.GET("/events/:id", s.eventPage)
 	g.POST("/events/:id/resend", s.resendEvent)
 	g.GET("/customers", s.customersPage)
@@ -357,7 +374,9 @@ func (s *Surface) done(c *gin.Context, err error, okMsg, back string) {
 	s.Redirect(c, back)
 }
 
-func (s *Surface) home(c *gin.Context) { s.renderHome(c, "") }
+// home shows the overview, with the secret key a roll just made when the
+// roll's redirect leads here.
+func (s *Surface) home(c *gin.Context) { s.renderHome(c, s.takeNewSecret(c)) }
 
 // renderHome shows the overview; newSecret is the secret key just created
 // or rolled, shown this once.
@@ -399,10 +418,20 @@ func (s *Surface) renderHome(c *gin.Context, newSecret string) {
 		SecretHint: hint.String(), KeyCreated: shortTime(hint.CreatedAt), NewSecret: newSecret,
 		HasWebhook: hookErr == nil, HasCustomer: len(customers) > 0, HasSource: len(sources) > 0,
 	}
+	if s.overview != nil {
+		st, err := s.overview.Stats(ctx, scope)
+		if err != nil {
+			s.Fail(c, err)
+			return
+		}
+		v.Charts = charts(st)
+	}
 	s.Page(c, http.StatusOK, view.Home(s.frame(c, "Home", "overview"), v))
 }
 
-// rollKey replaces the environment's secret key and shows the new one once.
+// rollKey replaces the environment's secret key and redirects to the home
+// page, which shows the new one once (POST/redirect/GET: reloading the
+// page never rolls again).
 func (s *Surface) rollKey(c *gin.Context) {
 	in := current(c)
 	secret, err := s.merchants.RollKey(c.Request.Context(), in.Scope)
@@ -412,7 +441,12 @@ func (s *Surface) rollKey(c *gin.Context) {
 	}
 	s.Log.InfoContext(c.Request.Context(), "secret key rolled from the dashboard",
 		slog.String("merchant_id", in.Scope.MerchantID), slog.String("environment", string(in.Scope.Env)))
-	s.renderHome(c, secret)
+	in.session.Values[sessNewSecret] = secret
+	if err := in.session.Save(c.Request, c.Writer); err != nil {
+		s.Fail(c, err)
+		return
+	}
+	s.Redirect(c, "/dashboard")
 }
 
 // switchEnvironment shows the other environment's data from now on;
@@ -442,8 +476,6 @@ func sectionOf(path string) string {
 	switch {
 	case len(parts) < 2 || parts[1] == "":
 		return "/dashboard"
-	case parts[1] == "events":
-		return "/dashboard/webhooks"
 	}
 	return "/dashboard/" + parts[1]
 }

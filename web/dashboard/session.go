@@ -28,6 +28,9 @@ const sessionCookie = "fundsource_session"
 const (
 	sessEnv = "env"
 	sessID  = "sid"
+	// sessNewSecret is a just-rolled secret key, until the page after the
+	// roll's redirect shows it.
+	sessNewSecret = "new_secret"
 )
 
 // newSessionStore derives, from each SESSION_KEYS key, an authentication
@@ -180,6 +183,22 @@ const (
 	flashOK    = "ok"
 	flashError = "error"
 )
+
+// takeNewSecret returns and clears the secret key a roll left for the
+// next page: it rides the session cookie, which is encrypted, for one
+// redirect and is never stored on the server.
+func (s *Surface) takeNewSecret(c *gin.Context) string {
+	in := current(c)
+	secret, _ := in.session.Values[sessNewSecret].(string)
+	if secret == "" {
+		return ""
+	}
+	delete(in.session.Values, sessNewSecret)
+	if err := in.session.Save(c.Request, c.Writer); err != nil {
+		return ""
+	}
+	return secret
+}
 
 // flash queues a message for the next page the merchant sees.
 func (s *Surface) flash(c *gin.Context, kind, msg string) {

@@ -27,7 +27,7 @@ const listSize = 25
 var statusOptions = []view.Option{
 	{Value: funding.FilterLive, Label: "All (not removed)"},
 	{Value: funding.FilterUnverified, Label: "Unverified"},
-	{Value: funding.FilterPending, Label: "Deposits pending"},
+	{Value: funding.FilterPending, Label: view.PendingLabel},
 	{Value: funding.FilterVerified, Label: "Verified"},
 	{Value: funding.FilterRemoved, Label: "Removed"},
 }
@@ -106,7 +106,7 @@ func sourceRow(l funding.Listed) view.SourceRow {
 	case l.Removed:
 		r.Status = "Removed"
 	case l.Status == funding.Unverified && l.Verification != nil && l.Verification.Status == "pending":
-		r.Status = "Pending"
+		r.Status = view.PendingLabel
 	}
 	return r
 }
@@ -281,7 +281,7 @@ func (s *Surface) advanceSubscription(c *gin.Context) {
 func (s *Surface) initiateFromPage(c *gin.Context) {
 	id := c.Param("id")
 	src, err := s.funding.InitiateVerificationBy(c.Request.Context(), current(c).Scope, id, c.PostForm("method"))
-	msg := "Micro-deposits sent. They arrive in one to two business days."
+	msg := "Micro-deposits sent. They arrive in two business days."
 	if v := src.Verification; err == nil && v.Method == funding.MethodInstant {
 		msg = "Instant deposit sent; the customer can enter its code now."
 		if v.FailureCode != "" {

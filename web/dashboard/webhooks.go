@@ -138,7 +138,7 @@ func (s *Surface) eventPage(c *gin.Context) {
 		}
 		v.Deliveries = append(v.Deliveries, dv)
 	}
-	s.Page(c, http.StatusOK, view.EventPage(s.frame(c, d.Type, "webhooks"), v))
+	s.Page(c, http.StatusOK, view.EventPage(s.frame(c, d.Type, "events"), v))
 }
 
 // payload is the event as its webhook body, indented.

@@ -88,3 +88,13 @@ func Principal(c *gin.Context) merchant.Principal {
 
 // Scope is the merchant and environment of an API request.
 func Scope(c *gin.Context) tenant.Scope { return Principal(c).Scope }
+
+// Authenticated is the merchant and environment of a request, and whether
+// it was authenticated.
+func Authenticated(c *gin.Context) (tenant.Scope, bool) {
+	p, ok := c.Get(ctxPrincipal)
+	if !ok {
+		return tenant.Scope{}, false
+	}
+	return p.(merchant.Principal).Scope, true
+}

@@ -2043,10 +2043,18 @@ type ErrorResponseErrorCode string
 
 // ErrorResponse_Error defines model for ErrorResponse.Error.
 type ErrorResponse_Error struct {
-	Code                 ErrorResponseErrorCode `json:"code"`
-	Message              string                 `json:"message"`
-	Param                *string                `json:"param,omitempty"`
-	RequestId            string                 `json:"request_id"`
+	// AttemptsRemaining Micro-deposit verification attempts left (verification_pending, verification_failed, verification_attempts_exceeded, verification_expired).
+	AttemptsRemaining *int                   `json:"attempts_remaining,omitempty"`
+	Code              ErrorResponseErrorCode `json:"code"`
+
+	// FundingSourceId The funding source that already holds this account (duplicate_funding_source).
+	FundingSourceId *string `json:"funding_source_id,omitempty"`
+	Message         string  `json:"message"`
+	Param           *string `json:"param,omitempty"`
+	RequestId       string  `json:"request_id"`
+
+	// RetryAfter Seconds to wait before retrying, as in the Retry-After header (rate_limited, provider_unavailable).
+	RetryAfter           *string                `json:"retry_after,omitempty"`
 	AdditionalProperties map[string]interface{} `json:"-"`
 }
 
@@ -2262,8 +2270,10 @@ type FundingSourceEventDataVerificationStatus string
 // FundingSourceInput defines model for FundingSourceInput.
 type FundingSourceInput struct {
 	// AccountNumber 4–17 digits as a string; leading zeros are significant.
-	AccountNumber string                         `json:"account_number"`
-	AccountType   *FundingSourceInputAccountType `json:"account_type,omitempty"`
+	AccountNumber string `json:"account_number"`
+
+	// AccountType checking when omitted. The default is stated here rather than as a schema default, so that client generators keep the field optional.
+	AccountType *FundingSourceInputAccountType `json:"account_type,omitempty"`
 
 	// BankName Used only when the routing directory has no name for the routing number.
 	BankName *string `json:"bank_name,omitempty"`
@@ -2276,7 +2286,7 @@ type FundingSourceInput struct {
 	UserId string `json:"user_id"`
 }
 
-// FundingSourceInputAccountType defines model for FundingSourceInput.AccountType.
+// FundingSourceInputAccountType checking when omitted. The default is stated here rather than as a schema default, so that client generators keep the field optional.
 type FundingSourceInputAccountType string
 
 // FundingSourceList defines model for FundingSourceList.
@@ -3482,12 +3492,28 @@ func (a *ErrorResponse_Error) UnmarshalJSON(b []byte) error {
 		return err
 	}
 
+	if raw, found := object["attempts_remaining"]; found {
+		err = json.Unmarshal(raw, &a.AttemptsRemaining)
+		if err != nil {
+			return fmt.Errorf("error reading 'attempts_remaining': %w", err)
+		}
+		delete(object, "attempts_remaining")
+	}
+
 	if raw, found := object["code"]; found {
 		err = json.Unmarshal(raw, &a.Code)
 		if err != nil {
 			return fmt.Errorf("error reading 'code': %w", err)
 		}
 		delete(object, "code")
+	}
+
+	if raw, found := object["funding_source_id"]; found {
+		err = json.Unmarshal(raw, &a.FundingSourceId)
+		if err != nil {
+			return fmt.Errorf("error reading 'funding_source_id': %w", err)
+		}
+		delete(object, "funding_source_id")
 	}
 
 	if raw, found := object["message"]; found {
@@ -3514,6 +3540,14 @@ func (a *ErrorResponse_Error) UnmarshalJSON(b []byte) error {
 		delete(object, "request_id")
 	}
 
+	if raw, found := object["retry_after"]; found {
+		err = json.Unmarshal(raw, &a.RetryAfter)
+		if err != nil {
+			return fmt.Errorf("error reading 'retry_after': %w", err)
+		}
+		delete(object, "retry_after")
+	}
+
 	if len(object) != 0 {
 		a.AdditionalProperties = make(map[string]interface{})
 		for fieldName, fieldBuf := range object {
@@ -3533,9 +3567,23 @@ func (a ErrorResponse_Error) MarshalJSON() ([]byte, error) {
 	var err error
 	object := make(map[string]json.RawMessage)
 
+	if a.AttemptsRemaining != nil {
+		object["attempts_remaining"], err = json.Marshal(a.AttemptsRemaining)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling 'attempts_remaining': %w", err)
+		}
+	}
+
 	object["code"], err = json.Marshal(a.Code)
 	if err != nil {
 		return nil, fmt.Errorf("error marshaling 'code': %w", err)
+	}
+
+	if a.FundingSourceId != nil {
+		object["funding_source_id"], err = json.Marshal(a.FundingSourceId)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling 'funding_source_id': %w", err)
+		}
 	}
 
 	object["message"], err = json.Marshal(a.Message)
@@ -3553,6 +3601,13 @@ func (a ErrorResponse_Error) MarshalJSON() ([]byte, error) {
 	object["request_id"], err = json.Marshal(a.RequestId)
 	if err != nil {
 		return nil, fmt.Errorf("error marshaling 'request_id': %w", err)
+	}
+
+	if a.RetryAfter != nil {
+		object["retry_after"], err = json.Marshal(a.RetryAfter)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling 'retry_after': %w", err)
+		}
 	}
 
 	for fieldName, field := range a.AdditionalProperties {

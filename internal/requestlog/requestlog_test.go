@@ -1,0 +1,147 @@
+package requestlog_test
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/fundsource/fundsource/internal/core/errs"
+	"github.com/fundsource/fundsource/internal/core/paging"
+	"github.com/fundsource/fundsource/internal/core/tenant"
+	"github.com/fundsource/fundsource/internal/requestlog"
+	"github.com/fundsource/fundsource/internal/testing/fixture"
+	"github.com/fundsource/fundsource/internal/testing/pgtest"
+)
+
+func TestMain(m *testing.M) { pgtest.Main(m) }
+
+var ctx = context.Background()
+
+func entry(scope tenant.Scope, n int, at time.Time, method string, status int) requestlog.Entry {
+	return requestlog.Entry{Scope: scope, RequestID: fmt.Sprintf("req_%04d", n), At: at, Method: method,
+		Path: "/v2/customers", Status: status, Latency: time.Duration(n) * time.Millisecond}
+}
+
+func TestRecordFlushSearchAndPurge(t *testing.T) {
+	t.Parallel()
+	db := pgtest.DB(t)
+	clock := fixture.NewClock()
+	l := requestlog.New(db.Requests(), clock.Now, fixture.Discard())
+	acme := tenant.Scope{MerchantID: "mer_acme", Env: tenant.Sandbox}
+	other := tenant.Scope{MerchantID: "mer_other", Env: tenant.Sandbox}
+	now := clock.Now()
+	l.Record(entry(acme, 1, now.Add(-8*24*time.Hour), "GET", 200)) // past retention
+	l.Record(entry(acme, 2, now.Add(-3*time.Second), "GET", 200))
+	l.Record(entry(acme, 3, now.Add(-2*time.Second), "POST", 400))
+	l.Record(entry(acme, 4, now.Add(-time.Second), "POST", 201))
+	l.Record(entry(other, 5, now, "GET", 500))
+	l.Record(entry(acme, 4, now, "POST", 201)) // the same request id again: kept once
+	if err := l.Flush(ctx); err != nil {
+		t.Fatal(err)
+	}
+	page := paging.Page{Limit: 10}
+	for _, c := range []struct {
+		name string
+		f    requestlog.Filter
+		want []string
+	}{
+		{"the last 7 days, newest first", requestlog.Filter{}, []string{"req_0004", "req_0003", "req_0002"}},
+		{"POST", requestlog.Filter{Method: "POST"}, []string{"req_0004", "req_0003"}},
+		{"4xx", requestlog.Filter{Class: 4}, []string{"req_0003"}},
+		{"by id", requestlog.Filter{RequestID: " req_0002 "}, []string{"req_0002"}},
+		{"another merchant's id", requestlog.Filter{RequestID: "req_0005"}, nil},
+	} {
+		got, _, err := l.Search(ctx, acme, c.f, page)
+		if err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		var ids []string
+		for _, e := range got {
+			ids = append(ids, e.RequestID)
+		}
+		if fmt.Sprint(ids) != fmt.Sprint(c.want) {
+			t.Errorf("%s: %v, want %v", c.name, ids, c.want)
+		}
+	}
+	got, _, _ := l.Search(ctx, acme, requestlog.Filter{RequestID: "req_0003"}, page)
+	if len(got) != 1 || got[0].Latency != 3*time.Millisecond || got[0].Path != "/v2/customers" || got[0].Status != 400 || !got[0].At.Equal(now.Add(-2*time.Second)) {
+		t.Errorf("entry read back: %+v", got)
+	}
+	for _, bad := range []requestlog.Filter{{Method: "PATCH"}, {Class: 3}} {
+		if _, _, err := l.Search(ctx, acme, bad, page); errs.CodeOf(err) != errs.InvalidRequest {
+			t.Errorf("filter %+v: %v, want invalid_request", bad, err)
+		}
+	}
+	if n, err := l.Purge(ctx); err != nil || n != 1 {
+		t.Errorf("purge = %d, %v; want the one request past retention", n, err)
+	}
+}
+
+func TestRecordDropsWhenTheBufferIsFullAndNeverWaits(t *testing.T) {
+	t.Parallel()
+	db := pgtest.DB(t)
+	clock := fixture.NewClock()
+	l := requestlog.New(db.Requests(), clock.Now, fixture.Discard())
+	scope := tenant.Scope{MerchantID: "mer_acme", Env: tenant.Sandbox}
+	start := time.Now()
+	for i := range requestlog.Buffer + 10 {
+		l.Record(entry(scope, i, clock.Now(), "GET", 200))
+	}
+	if d := l.Dropped(); d != 10 {
+		t.Errorf("dropped = %d, want the 10 past the buffer", d)
+	}
+	if el := time.Since(start); el > 2*time.Second {
+		t.Errorf("recording %d entries took %v: Record must not wait", requestlog.Buffer+10, el)
+	}
+	if err := l.Flush(ctx); err != nil {
+		t.Fatal(err)
+	}
+	got, _, err := l.Search(ctx, scope, requestlog.Filter{}, paging.Page{Limit: 100})
+	if err != nil || len(got) != 100 {
+		t.Errorf("after the flush: %d, %v", len(got), err)
+	}
+}
+
+func TestRunWritesInTheBackgroundAndFlushesOnStop(t *testing.T) {
+	t.Parallel()
+	db := pgtest.DB(t)
+	clock := fixture.NewClock()
+	l := requestlog.New(db.Requests(), clock.Now, fixture.Discard())
+	scope := tenant.Scope{MerchantID: "mer_acme", Env: tenant.Sandbox}
+	runCtx, stop := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() { defer close(done); l.Run(runCtx) }()
+	l.Record(entry(scope, 1, clock.Now(), "GET", 200))
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		got, _, _ := l.Search(ctx, scope, requestlog.Filter{}, paging.Page{Limit: 10})
+		if len(got) == 1 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("Run never wrote the entry")
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	l.Record(entry(scope, 2, clock.Now(), "GET", 200))
+	stop()
+	<-done
+	if got, _, _ := l.Search(ctx, scope, requestlog.Filter{}, paging.Page{Limit: 10}); len(got) != 2 {
+		t.Errorf("after stop: %d entries, want 2 (Run writes what is left)", len(got))
+	}
+}
+
+// BenchmarkRecord is what the request path pays per request: one
+// non-blocking send (a drop once the buffer is full, as here after the
+// first Buffer entries, which costs the same).
+func BenchmarkRecord(b *testing.B) {
+	l := requestlog.New(nil, time.Now, fixture.Discard())
+	e := entry(tenant.Scope{MerchantID: "mer_acme", Env: tenant.Sandbox}, 1, time.Now(), "GET", 200)
+	b.ReportAllocs()
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			l.Record(e)
+		}
+	})
+}

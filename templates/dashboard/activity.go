@@ -1,0 +1,133 @@
+package dashboard
+
+// The views of the activity pages: payments, subscriptions, events and API
+// requests, each a list with filters and a search by id.
+
+// ActivityFilters are a list's search box and selects as the merchant set them.
+type ActivityFilters struct {
+	Query   string   // the id searched for
+	Error   string   // an unknown filter value, said so
+	Selects []Select // the status, direction, type or method choices
+}
+
+// Select is one filter select of a list.
+type Select struct {
+	Name, Label, Value string
+	Options            []Option
+}
+
+// Active reports whether the list is narrowed by a search or a select.
+func (f ActivityFilters) Active() bool {
+	if f.Query != "" {
+		return true
+	}
+	for _, s := range f.Selects {
+		if s.Value != "" {
+			return true
+		}
+	}
+	return false
+}
+
+// Payments is the payment list.
+type Payments struct {
+	Filters ActivityFilters
+	Source  string // the funding source the list is narrowed to, "" for all
+	Rows    []PaymentListRow
+	Page    Pager
+}
+
+// PaymentListRow is one payment in the list.
+type PaymentListRow struct {
+	PaymentRow
+	SourceID string
+}
+
+// Payment is one payment's page.
+type Payment struct {
+	PaymentRow
+	SourceID       string
+	CustomerID     string
+	Description    string
+	SubscriptionID string
+	Settled        string // "" while pending
+}
+
+// Subscriptions is the subscription list.
+type Subscriptions struct {
+	Filters ActivityFilters
+	Rows    []SubscriptionListRow
+	Page    Pager
+}
+
+// SubscriptionListRow is one subscription in the list.
+type SubscriptionListRow struct {
+	SubscriptionRow
+	SourceID string
+	Created  string
+}
+
+// Events is the event list.
+type Events struct {
+	Filters ActivityFilters
+	Rows    []LogRow
+	Page    Pager
+}
+
+// Requests is the API request log.
+type Requests struct {
+	Filters ActivityFilters
+	Rows    []RequestRow
+	Page    Pager
+	Dropped int64 // entries this process dropped under overload
+}
+
+// RequestRow is one API request.
+type RequestRow struct {
+	ID, Time, Method, Path, Status, Latency string
+	OK                                      bool // 2xx
+}
+
+// Charts are the Home page's charts over the last 30 days, drawn as SVG on
+// the server, each with its numbers in a table.
+type Charts struct {
+	Funnels []FunnelChart
+	Series  []Series
+}
+
+// FunnelChart is one verification method's funnel: created, initiated,
+// verified, each a bar as wide as its share of created.
+type FunnelChart struct {
+	Method string
+	Median string // median time to verify, "—" when none verified
+	Steps  []Bar
+}
+
+// Bar is one bar of a funnel.
+type Bar struct {
+	Label string
+	Count int
+	Width int // px of FunnelWidth
+	Y     int
+}
+
+// FunnelWidth is the width of a funnel's longest bar.
+const FunnelWidth = 300
+
+// Series is one daily chart.
+type Series struct {
+	ID      string // the element id
+	Title   string
+	Summary string // the chart in one sentence, for people who cannot see it
+	Column  string // the table's value column
+	Points  []Point
+}
+
+// Point is one day's bar of a daily chart.
+type Point struct {
+	Date  string // "Nov 2"
+	Value string // "98%", "120 ms" or "—" when the day had none
+	X, Y  int    // the bar's top-left corner in the chart's 600×120 box
+	W, H  int
+	Has   bool
+}

@@ -1,0 +1,268 @@
+package dashboard
+
+import (
+	"fmt"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/gin-gonic/gin"
+
+	"github.com/fundsource/fundsource/internal/core/errs"
+	"github.com/fundsource/fundsource/internal/core/event"
+	"github.com/fundsource/fundsource/internal/payment"
+	"github.com/fundsource/fundsource/internal/requestlog"
+	view "github.com/fundsource/fundsource/templates/dashboard"
+	"github.com/fundsource/fundsource/web/surface"
+)
+
+// The activity pages: payments, subscriptions, events and API requests.
+// Each is a GET form (works without JavaScript) whose search box finds one
+// object by id and whose selects narrow the list; an unknown select value
+// is said so and the list shows everything.
+
+var (
+	paymentStatuses = []view.Option{{Value: "", Label: "Any status"}, {Value: "pending", Label: "pending"},
+		{Value: "processed", Label: "processed"}, {Value: "failed", Label: "failed"}, {Value: "canceled", Label: "canceled"}}
+	directions = []view.Option{{Value: "", Label: "Debits and credits"}, {Value: "debit", Label: "Debits"},
+		{Value: "credit", Label: "Credits"}}
+	subscriptionStatuses = []view.Option{{Value: "", Label: "Any status"}, {Value: "active", Label: "active"},
+		{Value: "canceled", Label: "canceled"}}
+	methods       = []view.Option{{Value: "", Label: "Any method"}, {Value: "GET", Label: "GET"}, {Value: "POST", Label: "POST"}, {Value: "DELETE", Label: "DELETE"}}
+	statusClasses = []view.Option{{Value: "", Label: "Any status"}, {Value: "2", Label: "2xx (succeeded)"},
+		{Value: "4", Label: "4xx (refused)"}, {Value: "5", Label: "5xx (failed)"}}
+)
+
+// eventTypes are the event list's type filter: every type, and each group.
+func eventTypes() []view.Option {
+	opts := []view.Option{{Value: "", Label: "Any type"}}
+	seen := map[string]bool{}
+	for _, t := range event.Types {
+		group, _, _ := strings.Cut(t, ".")
+		if !seen[group] {
+			seen[group] = true
+			opts = append(opts, view.Option{Value: group + ".*", Label: "Every " + strings.ReplaceAll(group, "_", " ") + " event"})
+		}
+	}
+	for _, t := range event.Types {
+		opts = append(opts, view.Option{Value: t, Label: t})
+	}
+	return opts
+}
+
+// pick is a select's value from the query when it is one of the options;
+// ok is false for any other value.
+func pick(c *gin.Context, name string, opts []view.Option) (value string, ok bool) {
+	v := c.Query(name)
+	for _, o := range opts {
+		if o.Value == v {
+			return v, true
+		}
+	}
+	return "", false
+}
+
+// filtersOf reads the search box and the selects; an unknown value of a
+// select is reported in Error and ignored.
+func filtersOf(c *gin.Context, selects ...view.Select) view.ActivityFilters {
+	f := view.ActivityFilters{Query: strings.TrimSpace(c.Query("q"))}
+	if len(f.Query) > 100 {
+		f.Query = f.Query[:100]
+	}
+	for _, s := range selects {
+		v, ok := pick(c, s.Name, s.Options)
+		if !ok {
+			f.Error = fmt.Sprintf("There is no %s %q; showing every %s.", strings.ToLower(s.Label), c.Query(s.Name), strings.ToLower(s.Label))
+		}
+		s.Value = v
+		f.Selects = append(f.Selects, s)
+	}
+	return f
+}
+
+// filterValues are the selects' values by name.
+type filterValues map[string]string
+
+func (f filterValues) get(name string) string { return f[name] }
+
+func valuesOf(f view.ActivityFilters) filterValues {
+	m := filterValues{}
+	for _, s := range f.Selects {
+		m[s.Name] = s.Value
+	}
+	return m
+}
+
+// missing reports whether err says the searched-for object does not exist.
+func missing(err error) bool {
+	e, ok := errs.As(err)
+	return ok && surface.StatusOf(e.Code) == http.StatusNotFound
+}
+
+// paymentRow is a payment for people.
+func paymentRow(p payment.Payment) view.PaymentRow {
+	r := view.PaymentRow{ID: p.ID, Amount: "$" + p.Amount, Direction: string(p.Direction), Status: string(p.Status),
+		Created: shortTime(p.CreatedAt)}
+	if p.FailureCode != nil && p.FailureReason != nil {
+		r.Failure = *p.FailureCode + " " + *p.FailureReason
+	}
+	if p.Attempt != nil {
+		r.Attempt = fmt.Sprintf("subscription debit, attempt %d", *p.Attempt)
+	}
+	return r
+}
+
+func (s *Surface) paymentsPage(c *gin.Context) {
+	ctx, scope := c.Request.Context(), current(c).Scope
+	v := view.Payments{Filters: filtersOf(c,
+		view.Select{Name: "status", Label: "Status", Options: paymentStatuses},
+		view.Select{Name: "direction", Label: "Direction", Options: directions})}
+	if src := c.Query("source"); len(src) <= 100 {
+		v.Source = src
+	}
+	row := func(p payment.Payment) view.PaymentListRow {
+		return view.PaymentListRow{PaymentRow: paymentRow(p), SourceID: p.SourceID}
+	}
+	if v.Filters.Query != "" {
+		p, err := s.payments.Get(ctx, scope, v.Filters.Query)
+		switch {
+		case err == nil:
+			v.Rows = append(v.Rows, row(p))
+		case !missing(err):
+			s.Fail(c, err)
+			return
+		}
+		s.Page(c, http.StatusOK, view.PaymentsPage(s.frame(c, "Payments", "payments"), v))
+		return
+	}
+	vals := valuesOf(v.Filters)
+	list, more, err := s.payments.Search(ctx, scope, payment.Filter{SourceID: v.Source, Status: vals.get("status"),
+		Direction: payment.Direction(vals.get("direction"))}, pageOf(c, listSize))
+	if err != nil {
+		s.Fail(c, err)
+		return
+	}
+	v.Rows, v.Page = rowsOf(c, list, more, row, func(p payment.Payment) string { return p.ID })
+	s.Page(c, http.StatusOK, view.PaymentsPage(s.frame(c, "Payments", "payments"), v))
+}
+
+func (s *Surface) paymentPage(c *gin.Context) {
+	p, err := s.payments.Get(c.Request.Context(), current(c).Scope, c.Param("id"))
+	if err != nil {
+		s.Fail(c, err)
+		return
+	}
+	v := view.Payment{PaymentRow: paymentRow(p), SourceID: p.SourceID, CustomerID: p.CustomerID}
+	if p.Description != nil {
+		v.Description = *p.Description
+	}
+	if p.SubscriptionID != nil {
+		v.SubscriptionID = *p.SubscriptionID
+	}
+	if p.SettledAt != nil {
+		v.Settled = shortTime(*p.SettledAt)
+	}
+	s.Page(c, http.StatusOK, view.PaymentPage(s.frame(c, "Payment "+p.ID, "payments"), v))
+}
+
+func (s *Surface) subscriptionsPage(c *gin.Context) {
+	ctx, scope := c.Request.Context(), current(c).Scope
+	v := view.Subscriptions{Filters: filtersOf(c, view.Select{Name: "status", Label: "Status", Options: subscriptionStatuses})}
+	row := func(sub payment.Subscription) view.SubscriptionListRow {
+		r := view.SubscriptionListRow{SubscriptionRow: view.SubscriptionRow{ID: sub.ID, Amount: "$" + sub.Amount + " " + string(sub.Interval),
+			Status: sub.Status}, SourceID: sub.SourceID, Created: shortTime(sub.CreatedAt)}
+		if sub.NextDate != nil {
+			r.Next = *sub.NextDate
+		}
+		if sub.RetryDate != nil {
+			r.Retry = *sub.RetryDate
+		}
+		if sub.CancelReason != nil {
+			r.Reason = strings.ReplaceAll(*sub.CancelReason, "_", " ")
+		}
+		return r
+	}
+	if v.Filters.Query != "" {
+		sub, err := s.payments.GetSubscription(ctx, scope, v.Filters.Query)
+		switch {
+		case err == nil:
+			v.Rows = append(v.Rows, row(sub))
+		case !missing(err):
+			s.Fail(c, err)
+			return
+		}
+		s.Page(c, http.StatusOK, view.SubscriptionsPage(s.frame(c, "Subscriptions", "subscriptions"), v))
+		return
+	}
+	list, more, err := s.payments.SearchSubscriptions(ctx, scope, payment.Filter{Status: valuesOf(v.Filters).get("status")}, pageOf(c, listSize))
+	if err != nil {
+		s.Fail(c, err)
+		return
+	}
+	v.Rows, v.Page = rowsOf(c, list, more, row, func(sub payment.Subscription) string { return sub.ID })
+	s.Page(c, http.StatusOK, view.SubscriptionsPage(s.frame(c, "Subscriptions", "subscriptions"), v))
+}
+
+func (s *Surface) eventsPage(c *gin.Context) {
+	ctx, scope := c.Request.Context(), current(c).Scope
+	v := view.Events{Filters: filtersOf(c, view.Select{Name: "type", Label: "Type", Options: eventTypes()})}
+	row := func(e event.Event) view.LogRow {
+		return view.LogRow{ID: e.ID, Type: e.Type, Time: shortTime(e.CreatedAt)}
+	}
+	if v.Filters.Query != "" {
+		d, err := s.webhooks.Event(ctx, scope, v.Filters.Query)
+		switch {
+		case err == nil:
+			v.Rows = append(v.Rows, row(d.Event))
+		case !missing(err):
+			s.Fail(c, err)
+			return
+		}
+		s.Page(c, http.StatusOK, view.EventsPage(s.frame(c, "Events", "events"), v))
+		return
+	}
+	list, more, err := s.webhooks.Events(ctx, scope, valuesOf(v.Filters).get("type"), pageOf(c, listSize))
+	if err != nil {
+		s.Fail(c, err)
+		return
+	}
+	v.Rows, v.Page = rowsOf(c, list, more, row, func(e event.Event) string { return e.ID })
+	s.Page(c, http.StatusOK, view.EventsPage(s.frame(c, "Events", "events"), v))
+}
+
+func (s *Surface) requestsPage(c *gin.Context) {
+	ctx, scope := c.Request.Context(), current(c).Scope
+	v := view.Requests{Filters: filtersOf(c,
+		view.Select{Name: "method", Label: "Method", Options: methods},
+		view.Select{Name: "status", Label: "Status", Options: statusClasses})}
+	// This process's buffered requests first, so a person sees their own.
+	if err := s.requests.Flush(ctx); err != nil {
+		s.Log.WarnContext(ctx, "request log: flush before reading", "error", err)
+	}
+	vals := valuesOf(v.Filters)
+	class, _ := strconv.Atoi(vals.get("status"))
+	f := requestlog.Filter{Method: vals.get("method"), Class: class, RequestID: v.Filters.Query}
+	list, more, err := s.requests.Search(ctx, scope, f, pageOf(c, 50))
+	if err != nil {
+		s.Fail(c, err)
+		return
+	}
+	v.Rows, v.Page = rowsOf(c, list, more, func(e requestlog.Entry) view.RequestRow {
+		return view.RequestRow{ID: e.RequestID, Time: e.At.UTC().Format("Jan 2, 15:04:05"), Method: e.Method, Path: e.Path,
+			Status: strconv.Itoa(e.Status), OK: e.Status < 400, Latency: latency(e.Latency)}
+	}, func(e requestlog.Entry) string { return e.RequestID })
+	v.Dropped = s.requests.Dropped()
+	s.Page(c, http.StatusOK, view.RequestsPage(s.frame(c, "API requests", "requests"), v))
+}
+
+// latency is a request's latency for people: "0.4 ms", "12 ms", "1.2 s".
+func latency(d time.Duration) string {
+	switch {
+	case d < 10*time.Millisecond:
+		return fmt.Sprintf("%.1f ms", float64(d.Microseconds())/1000)
+	case d < time.Second:
+		return fmt.Sprintf("%d ms", d.Milliseconds())
+	}
+	return fmt.Sprintf("%.1f s", d.Seconds())
+}

@@ -1,0 +1,104 @@
+package web_test
+
+import (
+	"bytes"
+	"image"
+	"image/color"
+	"image/png"
+	"math"
+	"testing"
+
+	"github.com/playwright-community/playwright-go"
+)
+
+// Browser checks of the pages' layout, on screenshots Chromium takes.
+
+// capture takes a screenshot (the whole page when full) and decodes it.
+func (tb *tab) capture(full bool) image.Image {
+	tb.t.Helper()
+	b, err := tb.page.Screenshot(playwright.PageScreenshotOptions{FullPage: playwright.Bool(full)})
+	if err != nil {
+		tb.t.Fatalf("screenshot: %v", err)
+	}
+	img, err := png.Decode(bytes.NewReader(b))
+	if err != nil {
+		tb.t.Fatalf("decode the screenshot: %v", err)
+	}
+	return img
+}
+
+// box is the bounding box of the first element matching selector.
+func (tb *tab) box(selector string) playwright.Rect {
+	tb.t.Helper()
+	r, err := tb.page.Locator(selector).First().BoundingBox()
+	if err != nil || r == nil {
+		tb.t.Fatalf("box of %s: %v", selector, err)
+	}
+	return *r
+}
+
+// sameColour reports whether c is the #rrggbb colour hex.
+func sameColour(c color.Color, hex uint32) bool {
+	r, g, b, _ := c.RGBA()
+	return uint32(r>>8) == hex>>16&0xff && uint32(g>>8) == hex>>8&0xff && uint32(b>>8) == hex&0xff
+}
+
+func hexOf(c color.Color) uint32 {
+	r, g, b, _ := c.RGBA()
+	return uint32(r>>8)<<16 | uint32(g>>8)<<8 | uint32(b>>8)
+}
+
+// TestBrowserHostedSandboxBannerSpansTheCard: at desktop and phone widths
+// the sandbox banner is a strip as wide as the card, just above it.
+func TestBrowserHostedSandboxBannerSpansTheCard(t *testing.T) {
+	s := newHostedSetup(t)
+	srv := s.h.live()
+	for _, width := range []int{1280, 390} {
+		tb := newTab(t, withViewport(width, 800))
+		tb.open(srv.URL + s.path(okQuery()))
+		banner, card := tb.box("#sandbox-banner"), tb.box(".card")
+		if math.Abs(banner.X-card.X) > 1 || math.Abs(banner.Width-card.Width) > 1 || banner.Y+banner.Height > card.Y {
+			t.Errorf("at %d px the banner is at x=%.0f w=%.0f, the card at x=%.0f w=%.0f (the banner must span the card, above it)",
+				width, banner.X, banner.Width, card.X, card.Width)
+		}
+		// In the picture: the banner's colour at both ends of the strip.
+		img := tb.capture(false)
+		y := int(banner.Y + banner.Height/2)
+		for _, x := range []int{int(banner.X + 4), int(banner.X + banner.Width - 5)} {
+			if c := img.At(x, y); !sameColour(c, 0xfff4d6) {
+				t.Errorf("at %d px the screenshot shows #%06x at (%d,%d), want the banner's #fff4d6", width, hexOf(c), x, y)
+			}
+		}
+	}
+}
+
+// TestBrowserDashboardSidebarReachesThePageBottom: on a page shorter than
+// the window and on one longer, the sidebar's white runs to the bottom of
+// a full-page screenshot.
+func TestBrowserDashboardSidebarReachesThePageBottom(t *testing.T) {
+	h := newHarness(t)
+	srv := h.live()
+	m := h.Merchant("Acme Books")
+	for _, c := range []struct {
+		name, path string
+		height     int
+	}{
+		{"short page", "/dashboard/customers/cus_unknown", 900},
+		{"long page", "/dashboard", 400},
+	} {
+		tb := newTab(t, withViewport(1280, c.height))
+		tb.signIn(srv.URL, m.Merchant.Email, "correct horse battery")
+		tb.open(srv.URL + c.path)
+		img := tb.capture(true)
+		b := img.Bounds()
+		if c.name == "long page" && b.Dy() <= c.height {
+			t.Fatalf("%s: the page is %d px tall, not longer than the window", c.name, b.Dy())
+		}
+		nav := tb.box(".sidenav")
+		for _, y := range []int{b.Max.Y - 2, b.Max.Y / 2} {
+			if px := img.At(int(nav.Width/2), y); !sameColour(px, 0xffffff) {
+				t.Errorf("%s: the sidebar column at y=%d of %d is #%06x, want white", c.name, y, b.Dy(), hexOf(px))
+			}
+		}
+	}
+}

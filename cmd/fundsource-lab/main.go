@@ -24,7 +24,7 @@ const usage = `fundsource-lab: measure and break fundsource on this machine
 Usage:
   fundsource-lab bench [--duration 5s] [--workers 32] [--statements N] [--out bench/results.json] [--server BIN]
         measure the service against PostgreSQL's own limits (make bench)
-  fundsource-lab chaos [--duration 3s] [--server BIN]
+  fundsource-lab chaos [--duration 3s] [--server BIN] [--failover-only]
         kill -9, PostgreSQL restart, receiver down, three servers:
         count every creation and event, fail on any loss (make chaos);
         then failover and switchover on a pg_auto_failover formation

@@ -75,6 +75,7 @@ func Run(ctx context.Context, args []string, stdio rig.IO) error {
 	fs.SetOutput(stdio.Stderr)
 	load := fs.Duration("duration", 3*time.Second, "how long each load runs")
 	serverBin := fs.String("server", "", "the fundsource binary to run as the server (default: the one beside this binary)")
+	failoverOnly := fs.Bool("failover-only", false, "run only the failover and switchover scenarios")
 	if err := fs.Parse(args); err != nil {
 		return fmt.Errorf("%w: %v", rig.ErrUsage, err)
 	}
@@ -100,6 +101,9 @@ func Run(ctx context.Context, args []string, stdio rig.IO) error {
 			{"three servers, one database", c.threeServers},
 			{"kill -9 with webhooks in flight", c.killWithWebhooksInFlight},
 		} {
+			if *failoverOnly {
+				break
+			}
 			fmt.Fprintf(stdio.Stderr, "chaos: %s…\n", sc.name)
 			start := time.Now()
 			r, err := sc.run(ctx)

@@ -19,10 +19,14 @@ import (
 	"github.com/fundsource/fundsource/internal/wiring"
 )
 
-// Failover limits: writes must resume within these of the disruption.
+// Failover limits: no write may fail for longer than these from the
+// disruption on. A switchover's is the longer: under load, pg_autoctl
+// keeps the old primary up (its sessions waiting on the standby that is
+// being promoted) until its stop completes, well past the monitor's
+// demote timeout, and writes resume only when it is down.
 const (
 	killResumeLimit       = 20 * time.Second
-	switchoverResumeLimit = 15 * time.Second
+	switchoverResumeLimit = 25 * time.Second
 )
 
 // failoverScenarios runs the scenarios on a pg_auto_failover formation:
@@ -186,16 +190,30 @@ func (c *chaos) failover(ctx context.Context, uri, name string, digit int, limit
 		return chaosResult{}, err
 	}
 	defer raw.Close()
+	raw.SetMaxOpenConns(2)
 	checker := *c
 	checker.raw = raw
 	cr.c = &checker
-	r, err := cr.check(ctx, scope)
-	if err != nil {
-		return r, err
+	// The servers' pools refill on the new primary meanwhile: a check
+	// refused for a moment (too many clients) is tried again.
+	var (
+		r     chaosResult
+		ids   []string
+		conns int
+	)
+	for end := time.Now().Add(30 * time.Second); ; time.Sleep(time.Second) {
+		if r, err = cr.check(ctx, scope); err == nil {
+			err = raw.SelectContext(ctx, &ids, `SELECT id FROM events WHERE merchant_id = $1 AND environment = $2
+				AND type = 'funding_source.created'`, scope.MerchantID, scope.Env)
+		}
+		if err == nil {
+			err = raw.GetContext(ctx, &conns, `SELECT count(*) FROM pg_stat_activity WHERE backend_type = 'client backend'`)
+		}
+		if err == nil || time.Now().After(end) {
+			break
+		}
 	}
-	var ids []string
-	if err := raw.SelectContext(ctx, &ids, `SELECT id FROM events WHERE merchant_id = $1 AND environment = $2
-		AND type = 'funding_source.created'`, scope.MerchantID, scope.Env); err != nil {
+	if err != nil {
 		return r, err
 	}
 	rc.wait(ids, 60*time.Second)
@@ -210,8 +228,8 @@ func (c *chaos) failover(ctx context.Context, uri, name string, digit int, limit
 			}
 		}
 	}
-	r.Notes = fmt.Sprintf("write outage %s (limit %s); answers %v; %d requests cut off and retried; %d/%d webhooks arrived (%d repeated)",
-		outage.Round(100*time.Millisecond), limit, cr.status, cr.broken.Load(), found, len(ids), extra)
+	r.Notes = fmt.Sprintf("write outage %s (limit %s); answers %v; %d requests cut off and retried; %d/%d webhooks arrived (%d repeated); %d connections on the primary",
+		outage.Round(100*time.Millisecond), limit, cr.status, cr.broken.Load(), found, len(ids), extra, conns)
 	if outage > limit {
 		r.Failure += fmt.Sprintf(" no write succeeded for %s, more than %s", outage.Round(100*time.Millisecond), limit)
 	}

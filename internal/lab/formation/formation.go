@@ -21,10 +21,12 @@
 //	node_considered_unhealthy_timeout 3000 ms  (default 20000)
 //	primary_demote_timeout            6000 ms  (default 30000)
 //
-// and each keeper: timeout.network_partition_timeout 4 s (default 20).
-// With these, writes resume about 10 s after the primary is killed, and
-// about 3 s after a switchover begins. Lower ones risk a failover on a
-// busy machine's slow health check.
+// and each keeper: timeout.network_partition_timeout 4 s (default 20);
+// each node: max_connections 300 (see maxConnections). With these, the
+// standby takes writes about 10 s after the primary is killed, and a
+// few seconds into a switchover, though under load the old primary then
+// takes longer to stop (see the chaos scenarios). Lower ones risk a
+// failover on a busy machine's slow health check.
 package formation
 
 import (
@@ -62,6 +64,11 @@ var monitorSettings = []string{
 	"node_considered_unhealthy_timeout = 3000",
 	"primary_demote_timeout = 6000",
 }
+
+// maxConnections is each node's max_connections. Two servers hold about
+// a hundred connections, and when they take every slot the keeper cannot
+// reach its own PostgreSQL: a switchover's draining then stalls.
+const maxConnections = "300"
 
 // networkPartitionTimeout is each keeper's timeout.network_partition_timeout, in seconds.
 const networkPartitionTimeout = "4"
@@ -174,6 +181,12 @@ func Start(ctx context.Context, dir string, log io.Writer) (*Formation, error) {
 		}
 		if err := f.ctl(ctx, "config", "set", "--pgdata", n.PGData, "timeout.network_partition_timeout", networkPartitionTimeout); err != nil {
 			return nil, err
+		}
+		if i == 0 {
+			// The standby's base backup copies it.
+			if err := appendFile(filepath.Join(n.PGData, "postgresql.auto.conf"), "max_connections = '"+maxConnections+"'\n"); err != nil {
+				return nil, err
+			}
 		}
 		if n.run, err = f.start("run", "--pgdata", n.PGData); err != nil {
 			return nil, err
@@ -391,6 +404,18 @@ func (f *Formation) start(args ...string) (*exec.Cmd, error) {
 	cmd.SysProcAttr.Pdeathsig = syscall.SIGTERM
 	cmd.Stdout, cmd.Stderr = f.log, f.log
 	return cmd, cmd.Start()
+}
+
+func appendFile(name, text string) error {
+	fh, err := os.OpenFile(name, os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		return err
+	}
+	if _, err := fh.WriteString(text); err != nil {
+		fh.Close()
+		return err
+	}
+	return fh.Close()
 }
 
 func waitDB(ctx context.Context, url string) (*sql.DB, error) {

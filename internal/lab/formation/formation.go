@@ -65,9 +65,9 @@ var monitorSettings = []string{
 	"primary_demote_timeout = 6000",
 }
 
-// maxConnections is each node's max_connections. Two servers hold about
-// a hundred connections, and when they take every slot the keeper cannot
-// reach its own PostgreSQL: a switchover's draining then stalls.
+// maxConnections is each node's max_connections: two servers' pools hold
+// about a hundred connections, PostgreSQL's default, and the lab's own
+// pools and the keepers need room beside them.
 const maxConnections = "300"
 
 // networkPartitionTimeout is each keeper's timeout.network_partition_timeout, in seconds.

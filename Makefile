@@ -12,7 +12,7 @@ export PLAYWRIGHT_DRIVER_PATH ?= $(CURDIR)/.playwright/driver-$(PLAYWRIGHT_VERSI
 NODE_TOOLS := axe-core@4.11.0 openapi-typescript@7.13.0 typescript@5.9.3
 export NODE_TOOLS_PATH ?= $(CURDIR)/.playwright/node-tools
 
-.PHONY: run test bench chaos build fmt-check vet templ-check postgres browser screenshots fuzz vuln
+.PHONY: run test bench chaos build fmt-check vet templ-check postgres autofailover browser screenshots fuzz vuln
 
 ## run: private PostgreSQL under .data/ (unless DATABASE_URL is set), migrate, demo merchant, serve on :8080
 run: build
@@ -29,8 +29,8 @@ bench: build postgres
 	./$(LAB) bench
 	$(GO) test -run='^$$' -bench=. -benchmem ./...
 
-## chaos: kill -9, PostgreSQL restart, webhook receiver down, three servers; fails on any loss
-chaos: build postgres
+## chaos: kill -9, PostgreSQL restart, webhook receiver down, three servers, failover and switchover on pg_auto_failover; fails on any loss
+chaos: build postgres autofailover
 	./$(LAB) chaos
 
 ## build: the product's binary and the lab's (bench and resilience suite), into bin/
@@ -102,6 +102,19 @@ postgres:
 	else \
 		echo "PostgreSQL is not installed. Install it with: sudo apt-get install -y postgresql"; \
 		echo "(or set DATABASE_URL / TEST_DATABASE_URL to an existing server)"; exit 1; \
+	fi
+
+# pg_auto_failover (pg_autoctl and the monitor's extension) for the
+# failover scenarios of make chaos: Debian's package for the installed
+# PostgreSQL, installed when missing and we are root.
+autofailover: postgres
+	@v=$$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sed 's|/usr/lib/postgresql/\([0-9]*\)/bin|\1|' | sort -n | tail -1); \
+	if command -v pg_autoctl >/dev/null 2>&1 && [ -f /usr/share/postgresql/$$v/extension/pgautofailover.control ]; then exit 0; fi; \
+	if [ "$$(id -u)" = 0 ]; then \
+		echo "installing Debian's postgresql-$$v-auto-failover package"; \
+		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends postgresql-$$v-auto-failover >/dev/null; \
+	else \
+		echo "pg_auto_failover is not installed. Install it with: sudo apt-get install -y postgresql-$$v-auto-failover"; exit 1; \
 	fi
 
 # Browser tests need Debian's Chromium and the playwright driver (Node.js

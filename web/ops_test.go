@@ -3,6 +3,7 @@ package web_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"strconv"
@@ -11,10 +12,12 @@ import (
 	"time"
 
 	"github.com/gin-gonic/gin"
+	"github.com/lib/pq"
 
 	"github.com/fundsource/fundsource/internal/config"
 	"github.com/fundsource/fundsource/internal/postgres"
 	th "github.com/fundsource/fundsource/internal/testing/harness"
+	"github.com/fundsource/fundsource/internal/testing/pgtest"
 )
 
 func TestRateLimitPerKey(t *testing.T) {
@@ -248,4 +251,64 @@ func TestMalformedTextIsRefusedNotA500(t *testing.T) {
 			t.Errorf("%s: %d %s, want a 400 page", path, r.Code, r.Header.Get("Content-Type"))
 		}
 	}
+}
+
+// TestNoWritablePrimaryGives503 runs the service on two hosts that both
+// answer read-only, as during a switchover before the standby is
+// promoted: lib/pq finds no writable host, and requests answer 503
+// service_unavailable with Retry-After (not 500), /readyz 503; once the
+// host is writable, both answer at once.
+func TestNoWritablePrimaryGives503(t *testing.T) {
+	t.Parallel()
+	url := pgtest.URL(t)
+	cfg, err := pq.NewConfig(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	multi := fmt.Sprintf("host=%s,%s port=%d,%d user=%s password='%s' dbname=%s sslmode=disable",
+		cfg.Host, cfg.Host, cfg.Port, cfg.Port, cfg.User, cfg.Password, cfg.Database)
+	db, err := postgres.Open(context.Background(), multi)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	h := newHarnessOn(t, db, url)
+	key := h.Merchant("Acme").Sandbox.SecretKey
+	th.WantOK(t, h.Post("/v2/customers", key, ada))
+	ctx := context.Background()
+	admin, err := h.SQL().Connx(ctx) // opened first: stays a writable session
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer admin.Close()
+	failover := func(setting string) {
+		t.Helper()
+		for _, stmt := range []string{
+			`DO $$ BEGIN EXECUTE format('ALTER DATABASE %I ` + setting + `', current_database()); END $$`,
+			`SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()`,
+		} {
+			if _, err := admin.ExecContext(ctx, stmt); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	failover("SET default_transaction_read_only = on")
+	for i := range 3 {
+		r := h.Post("/v2/customers", key, ada)
+		th.WantError(t, r, http.StatusServiceUnavailable, "service_unavailable")
+		if r.Header.Get("Retry-After") == "" {
+			t.Errorf("request %d: 503 without Retry-After", i)
+		}
+	}
+	if r := h.Get("/readyz", ""); r.Code != http.StatusServiceUnavailable || r.Header.Get("Retry-After") == "" {
+		t.Errorf("/readyz = %d (Retry-After %q) with no writable primary, want 503 with Retry-After", r.Code, r.Header.Get("Retry-After"))
+	}
+	if strings.Contains(h.Logs.String(), `"internal error"`) {
+		t.Errorf("an unwritable database was logged as an internal error:\n%s", h.Logs)
+	}
+	failover("RESET default_transaction_read_only")
+	if r := h.Get("/readyz", ""); r.Code != http.StatusOK {
+		t.Errorf("/readyz = %d once writable, want 200", r.Code)
+	}
+	th.WantOK(t, h.Post("/v2/customers", key, ada))
 }

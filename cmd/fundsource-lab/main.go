@@ -15,6 +15,7 @@ import (
 	"github.com/fundsource/fundsource/internal/config"
 	"github.com/fundsource/fundsource/internal/lab/bench"
 	"github.com/fundsource/fundsource/internal/lab/chaos"
+	"github.com/fundsource/fundsource/internal/lab/formation"
 	"github.com/fundsource/fundsource/internal/lab/rig"
 )
 
@@ -23,9 +24,13 @@ const usage = `fundsource-lab: measure and break fundsource on this machine
 Usage:
   fundsource-lab bench [--duration 5s] [--workers 32] [--statements N] [--out bench/results.json] [--server BIN]
         measure the service against PostgreSQL's own limits (make bench)
-  fundsource-lab chaos [--duration 3s] [--server BIN]
+  fundsource-lab chaos [--duration 3s] [--server BIN] [--failover-only]
         kill -9, PostgreSQL restart, receiver down, three servers:
-        count every creation and event, fail on any loss (make chaos)
+        count every creation and event, fail on any loss (make chaos);
+        then failover and switchover on a pg_auto_failover formation
+  fundsource-lab formation [-v]
+        a pg_auto_failover monitor and two synchronous nodes on loopback,
+        until Ctrl-C; prints the DATABASE_URL to use
 
 Both run the fundsource binary beside this one (or --server) as the server,
 on a durable private PostgreSQL in a temporary folder. (The bench also runs
@@ -58,6 +63,8 @@ func run(ctx context.Context, args []string, stdio rig.IO) error {
 		return bench.Run(ctx, args[1:], stdio)
 	case "chaos":
 		return chaos.Run(ctx, args[1:], stdio)
+	case "formation":
+		return formation.Run(ctx, args[1:], stdio)
 	case "bare":
 		config.TuneGC() // as the server's
 		return bench.ServeBare(ctx, args[1:], stdio)

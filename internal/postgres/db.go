@@ -12,6 +12,16 @@
 // exception is a keyed creation (CreateSourceKeyed), which is a whole
 // request in one statement, written together with concurrent creations
 // (batch.go).
+//
+// Failover: every connection (the pool, the creation batch writers, the
+// waker, the listeners) is opened through ConnString, so with several
+// hosts and target_session_attrs=read-write each new one goes to the
+// primary of the moment. A connection that meets a read-only server is
+// dropped instead of pooled, and every error that means "no primary now"
+// (a dead host, a standby, lib/pq finding no writable host among several)
+// is service_unavailable, whatever the order of its causes: the client
+// retries with its Idempotency-Key, which makes the retry safe whether the
+// first attempt committed or not.
 package postgres
 
 import (
@@ -22,8 +32,6 @@ import (
 	"fmt"
 	"io"
 	"net"
-	"net/url"
-	"strings"
 	"syscall"
 	"time"
 
@@ -49,8 +57,8 @@ type DB struct {
 	batchX    *sqlx.DB
 }
 
-// Open connects to databaseURL (a postgres:// URL or key=value DSN) and checks
-// the connection. A connect_timeout of 5 s is added when none is given.
+// Open connects to databaseURL (any form ConnString accepts) and checks
+// the connection.
 func Open(ctx context.Context, databaseURL string) (*DB, error) {
 	db, err := open(databaseURL)
 	if err != nil {
@@ -74,14 +82,22 @@ func OpenLazy(databaseURL string) (*DB, error) {
 }
 
 // open makes the pool, whose connections keep their statements prepared
-// (see preparingConnector), and the dispatchers' waker, which has a
-// connection of its own.
+// (see preparingConnector), the creation batch writers' pool, and the
+// dispatchers' waker, which has a connection of its own. All three open
+// their connections through the same connection string, so with several
+// hosts each new connection goes to whichever is primary then, and a
+// connection that finds itself on a read-only server is dropped
+// (preparingConn.bad) rather than returned to its pool.
 func open(databaseURL string) (*DB, error) {
-	c, err := newPreparingConnector(withConnectTimeout(databaseURL))
+	dsn, err := ConnString(databaseURL)
 	if err != nil {
 		return nil, fmt.Errorf("open database: %w", err)
 	}
-	bc, err := newPreparingConnector(withConnectTimeout(databaseURL), genericPlans)
+	c, err := newPreparingConnector(dsn)
+	if err != nil {
+		return nil, fmt.Errorf("open database: %w", err)
+	}
+	bc, err := newPreparingConnector(dsn, genericPlans)
 	if err != nil {
 		return nil, fmt.Errorf("open database: %w", err)
 	}
@@ -98,20 +114,13 @@ func open(databaseURL string) (*DB, error) {
 	return db, nil
 }
 
-func withConnectTimeout(dsn string) string {
-	if strings.Contains(dsn, "connect_timeout") {
+// connString is ConnString, or databaseURL itself when it does not parse
+// (lib/pq then reports why on each connection attempt).
+func connString(databaseURL string) string {
+	if dsn, err := ConnString(databaseURL); err == nil {
 		return dsn
 	}
-	if strings.HasPrefix(dsn, "postgres://") || strings.HasPrefix(dsn, "postgresql://") {
-		if u, err := url.Parse(dsn); err == nil {
-			q := u.Query()
-			q.Set("connect_timeout", "5")
-			u.RawQuery = q.Encode()
-			return u.String()
-		}
-		return dsn
-	}
-	return dsn + " connect_timeout=5"
+	return databaseURL
 }
 
 // APIConns is how many pooled connections requests may use at once,
@@ -133,8 +142,34 @@ func (db *DB) Close() error {
 	return errors.Join(db.x.Close(), db.batchX.Close())
 }
 
-// Ping checks that the database answers (for /readyz).
-func (db *DB) Ping(ctx context.Context) error { return translate(db.x.PingContext(ctx)) }
+// Ping checks that the database answers on a writable primary (for
+// /readyz): a standby, or a server whose sessions are read-only, is
+// service_unavailable, and the pool drops the connection that found it.
+func (db *DB) Ping(ctx context.Context) error {
+	conn, err := db.x.Conn(ctx)
+	if err != nil {
+		return translate(err)
+	}
+	defer conn.Close()
+	var writable bool
+	if err := conn.QueryRowContext(ctx, pingWritable).Scan(&writable); err != nil {
+		return translate(err)
+	}
+	if !writable {
+		_ = conn.Raw(func(dc any) error {
+			if c, ok := dc.(*preparingConn); ok {
+				c.bad = true
+			}
+			return nil
+		})
+		return serviceUnavailable(errNotWritable)
+	}
+	return nil
+}
+
+const pingWritable = `SELECT NOT pg_is_in_recovery() AND current_setting('transaction_read_only') = 'off'`
+
+var errNotWritable = errors.New("the database server is read-only (a standby, or no primary yet)")
 
 // Migrate applies every pending migration. A PostgreSQL session lock makes
 // concurrent migrators (several processes starting at once) take turns.
@@ -148,6 +183,9 @@ func Migrate(ctx context.Context, x *sql.DB) error {
 		return fmt.Errorf("migrate: %w", err)
 	}
 	if _, err := p.Up(ctx); err != nil {
+		return fmt.Errorf("migrate: %w", err)
+	}
+	if err := rebuildInvalidIndexes(ctx, x, locker); err != nil {
 		return fmt.Errorf("migrate: %w", err)
 	}
 	return nil
@@ -250,9 +288,9 @@ func (q queries) WithTx(ctx context.Context, fn func(tx Tx) error) error {
 }
 
 // translate turns driver errors into domain errors, in one place:
-// no rows → errs.NotFound, unique violation → errs.Conflict, an unreachable
-// or restarting database → errs.ServiceUnavailable. The cause stays wrapped
-// for logs.
+// no rows → errs.NotFound, unique violation → errs.Conflict, an unreachable,
+// restarting or read-only database (no primary yet during a failover) →
+// errs.ServiceUnavailable. The cause stays wrapped for logs.
 func translate(err error) error {
 	if err == nil {
 		return nil
@@ -264,7 +302,7 @@ func translate(err error) error {
 		return fmt.Errorf("%w: %w", errs.New(errs.NotFound, "not found"), err)
 	}
 	if unavailable(err) {
-		return fmt.Errorf("%w: %w", errs.New(errs.ServiceUnavailable, "The service is temporarily unavailable; retry shortly."), err)
+		return serviceUnavailable(err)
 	}
 	var pqErr *pq.Error
 	if errors.As(err, &pqErr) {
@@ -279,25 +317,93 @@ func translate(err error) error {
 	return err
 }
 
+func serviceUnavailable(cause error) error {
+	return fmt.Errorf("%w: %w", errs.New(errs.ServiceUnavailable, "The service is temporarily unavailable; retry shortly."), cause)
+}
+
+// unavailable reports whether any cause in err's tree says the database
+// cannot take the statement now. lib/pq joins one cause per host when none
+// of several hosts would do ("could not connect to any of the hosts"), so
+// every cause counts, not just the first *pq.Error.
 func unavailable(err error) bool {
-	var pqErr *pq.Error
-	if errors.As(err, &pqErr) {
-		switch {
-		case pqErr.Code.Class() == "08", // connection exception
-			pqErr.Code == "57P01", pqErr.Code == "57P02", pqErr.Code == "57P03", // shutdown, cannot connect now
-			pqErr.Code == "53300": // too many connections
+	return anyCause(err, func(e error) bool {
+		if pqErr, ok := e.(*pq.Error); ok {
+			return unavailableCode(pqErr.Code) || inRecovery(pqErr)
+		}
+		var netErr net.Error
+		return e == driver.ErrBadConn ||
+			e == syscall.ECONNREFUSED || e == syscall.ECONNRESET ||
+			e == syscall.ENOENT || // Unix socket gone
+			e == io.ErrUnexpectedEOF || e == io.EOF ||
+			isOpError(e) ||
+			(errors.As(e, &netErr) && netErr.Timeout()) ||
+			readOnlySession(e)
+	})
+}
+
+func unavailableCode(code pq.ErrorCode) bool {
+	switch {
+	case code.Class() == "08", // connection exception
+		code == "57P01", code == "57P02", code == "57P03", // shutdown, cannot connect now
+		code == "53300", // too many connections
+		code == "25006": // read_only_sql_transaction: a standby, or a primary being demoted
+		return true
+	}
+	return false
+}
+
+func isOpError(e error) bool {
+	_, ok := e.(*net.OpError)
+	return ok
+}
+
+// readOnlySession reports lib/pq's refusals of a host under
+// target_session_attrs=read-write. lib/pq makes them with errors.New, so
+// their text is all there is to match.
+func readOnlySession(e error) bool {
+	switch e.Error() {
+	case "session is read-only", "server is in hot standby mode":
+		return true
+	}
+	return false
+}
+
+// anyCause reports whether f holds for err or any error it wraps, through
+// both Unwrap() error and Unwrap() []error.
+func anyCause(err error, f func(error) bool) bool {
+	for err != nil {
+		if f(err) {
 			return true
 		}
-		return false
+		switch u := err.(type) {
+		case interface{ Unwrap() []error }:
+			for _, e := range u.Unwrap() {
+				if anyCause(e, f) {
+					return true
+				}
+			}
+			return false
+		case interface{ Unwrap() error }:
+			err = u.Unwrap()
+		default:
+			return false
+		}
 	}
-	var netErr net.Error
-	var opErr *net.OpError
-	return errors.Is(err, driver.ErrBadConn) ||
-		errors.Is(err, syscall.ECONNREFUSED) ||
-		errors.Is(err, syscall.ECONNRESET) ||
-		errors.Is(err, syscall.ENOENT) || // Unix socket gone
-		errors.Is(err, io.ErrUnexpectedEOF) ||
-		errors.Is(err, io.EOF) ||
-		errors.As(err, &opErr) ||
-		(errors.As(err, &netErr) && netErr.Timeout())
+	return false
+}
+
+// inRecovery reports a standby's refusal of BEGIN READ WRITE (which lib/pq
+// sends for every read-write transaction): its code, feature_not_supported,
+// is shared with unrelated errors, so the message tells it apart.
+func inRecovery(e *pq.Error) bool {
+	return e.Code == "0A000" && e.Message == "cannot set transaction read-write mode during recovery"
+}
+
+// readOnly reports whether err says the connection's server does not take
+// writes, so the connection is of no more use to a service that writes.
+func readOnly(err error) bool {
+	return anyCause(err, func(e error) bool {
+		pqErr, ok := e.(*pq.Error)
+		return ok && (pqErr.Code == "25006" || inRecovery(pqErr))
+	})
 }

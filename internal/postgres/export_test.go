@@ -20,3 +20,9 @@ func QueuedCreations(db *DB) int { return db.creations.queued() }
 
 // Pool is db's pool, for tests that run raw SQL beside the store.
 func (db *DB) Pool() *sqlx.DB { return db.x }
+
+// BatchPool is the creation batch writers' pool.
+func (db *DB) BatchPool() *sqlx.DB { return db.batchX }
+
+// Translate is the driver-error translation every store method applies.
+var Translate = translate

@@ -14,6 +14,11 @@ import (
 // their key cache on it.
 const KeyChannel = "api_keys_changed"
 
+// listenerMaxBackoff bounds the wait between a listener's reconnection
+// attempts: a failover takes seconds, and an attempt costs the server a
+// connection attempt.
+const listenerMaxBackoff = 2 * time.Second
+
 // Subscription is a LISTEN on one channel through lib/pq's Listener.
 type Subscription struct {
 	connected atomic.Bool
@@ -26,9 +31,14 @@ func (s *Subscription) Connected() bool { return s.connected.Load() }
 // Subscribe listens on channel until ctx ends. onChange runs (on the
 // listener's goroutine) for every notification, and after every
 // (re)connection, when notifications may have been missed.
+//
+// The listener connects through ConnString, so with several hosts it
+// listens on the primary, and when its connection drops (the primary
+// died or stepped down) it reconnects, within listenerMaxBackoff of a
+// primary being back, to whichever host is primary then.
 func Subscribe(ctx context.Context, databaseURL, channel string, log *slog.Logger, onChange func()) *Subscription {
 	s := &Subscription{}
-	l := pq.NewListener(withConnectTimeout(databaseURL), 100*time.Millisecond, 10*time.Second,
+	l := pq.NewListener(connString(databaseURL), 100*time.Millisecond, listenerMaxBackoff,
 		func(ev pq.ListenerEventType, err error) {
 			switch ev {
 			case pq.ListenerEventReconnected:

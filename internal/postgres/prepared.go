@@ -80,6 +80,36 @@ type preparedStmt interface {
 type preparingConn struct {
 	pqConn
 	stmts map[string]preparedStmt
+	// bad is set when the server refused a write as read-only (a standby,
+	// or a primary stepping down): database/sql then closes the
+	// connection instead of pooling it, and the next one goes to the
+	// primary of the moment.
+	bad bool
+}
+
+// IsValid is false for a connection found read-only.
+func (c *preparingConn) IsValid() bool { return !c.bad && c.pqConn.IsValid() }
+
+// ResetSession refuses a connection found read-only.
+func (c *preparingConn) ResetSession(ctx context.Context) error {
+	if c.bad {
+		return driver.ErrBadConn
+	}
+	return c.pqConn.ResetSession(ctx)
+}
+
+// BeginTx marks the connection bad when a standby refuses the transaction.
+func (c *preparingConn) BeginTx(ctx context.Context, opts driver.TxOptions) (driver.Tx, error) {
+	tx, err := c.pqConn.BeginTx(ctx, opts)
+	c.check(err)
+	return tx, err
+}
+
+// check marks the connection bad when err says its server is read-only.
+func (c *preparingConn) check(err error) {
+	if err != nil && readOnly(err) {
+		c.bad = true
+	}
 }
 
 // stmt returns the connection's prepared statement for query, preparing it
@@ -128,11 +158,14 @@ func (c *preparingConn) QueryContext(ctx context.Context, query string, args []d
 		return nil, err
 	}
 	if st == nil {
-		return c.pqConn.QueryContext(ctx, query, args)
+		rows, err := c.pqConn.QueryContext(ctx, query, args)
+		c.check(err)
+		return rows, err
 	}
 	rows, err := st.QueryContext(ctx, args)
 	if err != nil {
 		c.forget(query, err)
+		c.check(err)
 	}
 	return rows, err
 }
@@ -143,11 +176,14 @@ func (c *preparingConn) ExecContext(ctx context.Context, query string, args []dr
 		return nil, err
 	}
 	if st == nil {
-		return c.pqConn.ExecContext(ctx, query, args)
+		res, err := c.pqConn.ExecContext(ctx, query, args)
+		c.check(err)
+		return res, err
 	}
 	res, err := st.ExecContext(ctx, args)
 	if err != nil {
 		c.forget(query, err)
+		c.check(err)
 	}
 	return res, err
 }

@@ -27,6 +27,7 @@ import (
 
 	"github.com/fundsource/fundsource/internal/config"
 	"github.com/fundsource/fundsource/internal/dev/pgserver"
+	"github.com/fundsource/fundsource/internal/postgres"
 	"github.com/fundsource/fundsource/internal/wiring"
 )
 
@@ -106,7 +107,11 @@ func Wire(ctx context.Context, vars map[string]string, fn func(svc *wiring.Servi
 		return err
 	}
 	defer closeDB()
-	raw, err := sqlx.Open("postgres", cfg.DatabaseURL)
+	dsn, err := postgres.ConnString(cfg.DatabaseURL) // the same forms as the service's
+	if err != nil {
+		return err
+	}
+	raw, err := sqlx.Open("postgres", dsn)
 	if err != nil {
 		return err
 	}

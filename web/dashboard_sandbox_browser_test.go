@@ -107,3 +107,34 @@ func TestBrowserDashboardShowsMandateEvidence(t *testing.T) {
 	tb.wantText("I authorize Acme to debit my account.")
 	tb.accessible()
 }
+
+// TestBrowserDashboardShowsReturnRates: the home page shows the debit
+// return rates, a rate from half its threshold as a warning and one above
+// it as such.
+func TestBrowserDashboardShowsReturnRates(t *testing.T) {
+	h := newHarness(t)
+	srv := h.live()
+	key := h.Merchant("Acme Books").Sandbox.SecretKey
+	user := h.Customer(key)
+	returned := h.VerifiedSource(key, user, "222222222")
+	th.WantOK(t, h.Post("/v2/sandbox/payments/"+th.WantOK(t, h.Post("/v2/payments", key, th.PaymentBody(returned, `"5.00"`, "debit")))["payment_id"].(string)+"/return", key, `{"code":"R01"}`))
+	clean := h.VerifiedSource(key, user, "333333333")
+	for range 9 {
+		th.WantOK(t, h.Post("/v2/payments", key, th.PaymentBody(clean, `"5.00"`, "debit")))
+	}
+	// 1 return of 10 debits: 10% overall (a warning: 15% is the
+	// threshold), none unauthorized or administrative.
+	tb := newTab(t)
+	tb.signIn(srv.URL, "acme.books@example.com", "correct horse battery")
+	tb.open(srv.URL + "/dashboard")
+	tb.wantText("Debit return rates", "All returns", "10.00%", "1 of 10 debits", "15%", "0.5%", "Warning")
+	for level, n := range map[string]int{"ok": 2, "warning": 1, "exceeded": 0} {
+		if got, err := tb.page.Locator(`#return-rates tr[data-level="` + level + `"]`).Count(); err != nil || got != n {
+			t.Errorf("%s rows: %d, %v; want %d", level, got, err, n)
+		}
+	}
+	th.WantOK(t, h.Post("/v2/sandbox/payments/"+th.WantOK(t, h.Post("/v2/payments", key, th.PaymentBody(clean, `"5.00"`, "debit")))["payment_id"].(string)+"/return", key, `{"code":"R10"}`))
+	tb.open(srv.URL + "/dashboard")
+	tb.wantText("Above threshold", "1 of 11 debits")
+	tb.accessible()
+}

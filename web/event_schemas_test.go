@@ -27,6 +27,8 @@ func TestEveryEventTypeIsDeliveredMatchingItsSchema(t *testing.T) {
 	th.WantOK(t, h.Post("/v2/customers/"+user, key, `{"email":"new@example.com"}`))
 	a := h.Source(key, user, "123456789")
 	th.WantOK(t, h.Post("/v2/funding-source/"+a, key, `{"nickname":"Rent"}`))
+	th.WantOK(t, h.Post("/v2/sandbox/funding-source/"+a+"/notification-of-change", key,
+		`{"change_code":"C06","corrected_data":{"account_number":"123456780","account_type":"savings"}}`))
 	th.WantOK(t, h.Initiate(key, a))
 	th.WantOK(t, h.Post("/v2/sandbox/funding-source/"+a+"/micro-deposits/return", key, `{"code":"R01"}`))
 	th.WantOK(t, h.Initiate(key, a))
@@ -64,10 +66,18 @@ func TestEveryEventTypeIsDeliveredMatchingItsSchema(t *testing.T) {
 		}
 	}
 	var got []string
+	changed := false
 	for _, r := range rc.Requests() {
-		if typ := r.Payload(t)["type"].(string); !slices.Contains(got, typ) {
+		p := r.Payload(t)
+		if typ := p["type"].(string); !slices.Contains(got, typ) {
 			got = append(got, typ)
 		}
+		if d, _ := p["data"].(map[string]any); p["type"] == "funding_source.updated" && d["change_code"] == "C06" {
+			changed = true
+		}
+	}
+	if !changed {
+		t.Error("no funding_source.updated with change_code C06 was delivered")
 	}
 	slices.Sort(want)
 	slices.Sort(got)

@@ -110,6 +110,7 @@ type Funding interface {
 	BankAccount(ctx context.Context, scope tenant.Scope, id string) (funding.BankAccount, error)
 	DepositAmounts(ctx context.Context, scope tenant.Scope, id string, seq int) ([2]int, error)
 	ReturnMicroDepositTx(ctx context.Context, tx funding.Store, scope tenant.Scope, id string, seq int, code string) error
+	ApplyChangeTx(ctx context.Context, tx funding.Store, scope tenant.Scope, id string, c funding.Correction) (bool, error)
 }
 
 // Payments is what origination needs from the payment service.

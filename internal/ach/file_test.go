@@ -39,6 +39,10 @@ func (accounts) ReturnMicroDepositTx(context.Context, funding.Store, tenant.Scop
 	return nil
 }
 
+func (accounts) ApplyChangeTx(context.Context, funding.Store, tenant.Scope, string, funding.Correction) (bool, error) {
+	return false, nil
+}
+
 type names map[string]string
 
 func (n names) Get(_ context.Context, _ tenant.Scope, id string) (customer.Customer, error) {

@@ -55,6 +55,8 @@ func runACH(ctx context.Context, args []string, io IO) error {
 			out = res
 			text = fmt.Sprintf("%d returns: %d applied, %d already applied, %d unknown %v\n",
 				res.Returns, res.Applied, res.Duplicate, len(res.Unknown), res.Unknown)
+			text += fmt.Sprintf("%d notifications of change: %d applied, %d already applied, %d refused %v\n",
+				res.Changes, res.ChangesApplied, res.ChangesDuplicate, len(res.ChangesRefused), res.ChangesRefused)
 		}
 		if asJSON {
 			return json.NewEncoder(io.Stdout).Encode(out)

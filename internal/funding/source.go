@@ -206,6 +206,14 @@ type Store interface {
 	// SetBlock stores src's Block, UnblockedAt and Attestation.
 	SetBlock(ctx context.Context, src Source) error
 	SetNickname(ctx context.Context, scope tenant.Scope, id string, nickname *string) error
+	// InsertChange stores a change with the values it replaces; false when
+	// the same entry's change is stored already. MoveAccount moves a
+	// source's account-number claim to a new fingerprint (account_in_use
+	// when another source holds it). CorrectSource stores a source's
+	// corrected routing number, bank name, account number and type.
+	InsertChange(ctx context.Context, c Change) (bool, error)
+	MoveAccount(ctx context.Context, src Source, fingerprint []byte, at time.Time) error
+	CorrectSource(ctx context.Context, src Source) error
 
 	// LatestMicroDeposit returns the newest verification of a source;
 	// errs.NotFound when none was initiated. LatestMicroDepositForUpdate

@@ -66,6 +66,8 @@ type Mandate struct {
 	RevokedAt    *time.Time   `json:"revoked_at"`
 	RevokeReason *string      `json:"revoke_reason"`
 	CreatedAt    time.Time    `json:"created_at"` // UTC
+	// UsedAt is when a single mandate authorized its debit.
+	UsedAt *time.Time `json:"-"`
 }
 
 // Authorization is the customer's consent as the merchant captured it,
@@ -91,35 +93,53 @@ func secCode(src SourceInfo) string {
 	return "WEB"
 }
 
-// authorize returns the mandate a debit (Single) or subscription
-// (Recurring) on src goes out under, in tx after src is share-locked: the
-// one named by mandateID, a new one from auth, or in sandbox a new one of
-// its own. A new mandate is stored and fires mandate.created.
+// authorize returns the mandate a subscription on src goes out under, in
+// tx after src is share-locked: the one named by mandateID, a new one from
+// auth, or in sandbox a new one of its own. A new mandate is stored and
+// fires mandate.created.
 func (s *Service) authorize(ctx context.Context, tx Store, scope tenant.Scope, sourceID string, src SourceInfo,
 	typ MandateType, mandateID *string, auth *Authorization) (string, error) {
-	switch {
-	case mandateID != nil && auth != nil:
-		return "", errs.Invalid("mandate_id", "Give either mandate_id or authorization, not both.")
-	case mandateID != nil:
+	if mandateID != nil {
+		if auth != nil {
+			return "", bothGiven()
+		}
 		return s.useMandate(ctx, tx, scope, sourceID, typ, *mandateID)
-	case auth == nil && scope.Env.Live():
-		return "", &errs.Error{Code: errs.AuthorizationRequired, Param: "authorization",
+	}
+	m, err := s.newMandate(scope, sourceID, typ, auth)
+	if err != nil {
+		return "", err
+	}
+	m.CustomerID, m.SECCode = src.CustomerID, secCode(src)
+	if err := tx.InsertMandate(ctx, m); err != nil {
+		return "", err
+	}
+	return m.ID, tx.RecordEvent(ctx, event.New(scope, event.MandateCreated, m, m.CreatedAt))
+}
+
+func bothGiven() error {
+	return errs.Invalid("mandate_id", "Give either mandate_id or authorization, not both.")
+}
+
+// newMandate is the mandate of typ for a debit or subscription of sourceID
+// from auth, or in sandbox without one the sandbox's own; in production
+// auth is required. Its customer and SEC code are its source's, which the
+// caller fills in.
+func (s *Service) newMandate(scope tenant.Scope, sourceID string, typ MandateType, auth *Authorization) (Mandate, error) {
+	if auth == nil && scope.Env.Live() {
+		return Mandate{}, &errs.Error{Code: errs.AuthorizationRequired, Param: "authorization",
 			Message: "A debit or subscription needs the customer's authorization: give mandate_id or authorization {accepted_at, ip_address, user_agent, text}."}
 	}
 	now := s.now().UTC()
-	m := Mandate{Scope: scope, ID: ids.New(ids.Mandate), SourceID: sourceID, CustomerID: src.CustomerID, Type: typ,
-		SECCode: secCode(src), Status: MandateActive, AcceptedAt: now, Text: SandboxMandateText, CreatedAt: now}
+	m := Mandate{Scope: scope, ID: ids.New(ids.Mandate), SourceID: sourceID, Type: typ,
+		Status: MandateActive, AcceptedAt: now, Text: SandboxMandateText, CreatedAt: now}
 	if auth != nil {
 		if err := s.evidence(&m, *auth, now); err != nil {
-			return "", err
+			return Mandate{}, err
 		}
 	}
 	sum := sha256.Sum256([]byte(m.Text))
 	m.TextSHA256 = hex.EncodeToString(sum[:])
-	if err := tx.InsertMandate(ctx, m); err != nil {
-		return "", err
-	}
-	return m.ID, tx.RecordEvent(ctx, event.New(scope, event.MandateCreated, m, now))
+	return m, nil
 }
 
 // evidence checks an authorization and copies it into m.
@@ -164,36 +184,42 @@ func (s *Service) evidence(m *Mandate, a Authorization, now time.Time) error {
 func isControl(r rune) bool { return r < ' ' || r == 0x7f }
 
 // useMandate checks that the mandate named by a request may authorize a
-// debit (Single) or subscription (Recurring) of sourceID: it is this
-// scope's, of this source, active, recurring for a subscription, and a
-// single one not used before. The mandate stays locked until the
-// transaction ends, so a revocation or a second use of a single mandate
-// waits for this one and then sees it.
+// subscription of sourceID (see mandateRefusal), and keeps it locked until
+// the transaction ends, so a revocation waits for this one.
 func (s *Service) useMandate(ctx context.Context, tx Store, scope tenant.Scope, sourceID string, typ MandateType, id string) (string, error) {
 	m, err := tx.MandateForUpdate(ctx, scope, id)
-	if errs.Is(err, errs.NotFound) {
-		return "", &errs.Error{Code: errs.NotFound, Param: "mandate_id", Message: "No mandate with this mandate_id exists."}
+	if err == nil {
+		err = m.refusal(sourceID, typ)
 	}
 	if err != nil {
-		return "", err
-	}
-	switch {
-	case m.SourceID != sourceID:
-		return "", errs.Invalid("mandate_id", "This mandate authorizes debits from another funding source.")
-	case m.Status != MandateActive:
-		return "", errs.Invalid("mandate_id", "This mandate was revoked; the customer must authorize again.")
-	case typ == Recurring && m.Type != Recurring:
-		return "", errs.Invalid("mandate_id", "A subscription needs a recurring mandate; this one authorizes a single debit.")
-	case m.Type == Single:
-		used, err := tx.MandateUsed(ctx, scope, id)
-		if err != nil {
-			return "", err
-		}
-		if used {
-			return "", errs.Invalid("mandate_id", "This single-debit mandate has authorized a debit already.")
-		}
+		return "", mandateRefusal(err)
 	}
 	return m.ID, nil
+}
+
+// refusal says why m may not authorize a debit (Single) or subscription
+// (Recurring) of sourceID: it must be of this source, active, recurring
+// for a subscription, and a single one not used before.
+func (m Mandate) refusal(sourceID string, typ MandateType) error {
+	switch {
+	case m.SourceID != sourceID:
+		return errs.Invalid("mandate_id", "This mandate authorizes debits from another funding source.")
+	case m.Status != MandateActive:
+		return errs.Invalid("mandate_id", "This mandate was revoked; the customer must authorize again.")
+	case typ == Recurring && m.Type != Recurring:
+		return errs.Invalid("mandate_id", "A subscription needs a recurring mandate; this one authorizes a single debit.")
+	case m.Type == Single && m.UsedAt != nil:
+		return errs.Invalid("mandate_id", "This single-debit mandate has authorized a debit already.")
+	}
+	return nil
+}
+
+// mandateRefusal names an unknown mandate as such; other errors pass.
+func mandateRefusal(err error) error {
+	if errs.Is(err, errs.NotFound) {
+		return &errs.Error{Code: errs.NotFound, Param: "mandate_id", Message: "No mandate with this mandate_id exists."}
+	}
+	return err
 }
 
 // GetMandate returns a mandate.

@@ -309,3 +309,58 @@ func TestRemovalKeepsMandates(t *testing.T) {
 		t.Errorf("deleting a mandate revoked over two years ago: %v", err)
 	}
 }
+
+// TestASingleMandateAuthorizesOneDebitUnderRace sends debits naming one
+// unused single mandate at once: each statement's update of the mandate
+// waits for the one before it and sees it used, so one debit is written.
+// The mandate.created event of a debit's own mandate carries the source's
+// customer and SEC code, which the statement writes.
+func TestASingleMandateAuthorizesOneDebitUnderRace(t *testing.T) {
+	t.Parallel()
+	f := fixture.New(t)
+	live := production(t, f)
+	user := f.Customer(live)
+	src := f.VerifiedSource(live, user, "444455556666").ID
+	in := debit(src)
+	in.Authorization = consent()
+	first, err := f.Payments.Create(ctx, live, in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	db := f.SQL()
+	var data []byte
+	if err := db.QueryRow(`SELECT data FROM events WHERE type = 'mandate.created' AND data->>'mandate_id' = $1`, *first.MandateID).Scan(&data); err != nil {
+		t.Fatal(err)
+	}
+	var ev payment.Mandate
+	if err := json.Unmarshal(data, &ev); err != nil || ev.CustomerID != user || ev.SECCode != "WEB" || ev.SourceID != src {
+		t.Errorf("mandate.created data = %s (%v)", data, err)
+	}
+	// The mandate as it would be before its debit: unused.
+	if _, err := db.Exec(`UPDATE mandates SET used_at = NULL WHERE id = $1`, *first.MandateID); err != nil {
+		t.Fatal(err)
+	}
+	const n = 8
+	results := make(chan error, n)
+	for range n {
+		go func() {
+			in := debit(src)
+			in.MandateID = first.MandateID
+			_, err := f.Payments.Create(ctx, live, in)
+			results <- err
+		}()
+	}
+	written := 0
+	for range n {
+		err := <-results
+		switch e, _ := errs.As(err); {
+		case err == nil:
+			written++
+		case e == nil || e.Code != errs.InvalidRequest || e.Param != "mandate_id":
+			t.Errorf("a debit under a used mandate: %v, want invalid_request on mandate_id", err)
+		}
+	}
+	if written != 1 {
+		t.Errorf("%d debits written under one single mandate, want 1", written)
+	}
+}

@@ -26,6 +26,15 @@
 // mandate of its own with a text that says so and no IP address, so that
 // test flows need no authorization.
 //
+// A debit is written by one statement with its mandate, as a credit is
+// (Store.CreateDebit): the mandate's checks are conditions of that
+// statement rather than reads before it. A single mandate's use is a mark
+// on its row (used_at) rather than the existence of its payment, because
+// the statement's update of the row waits for a concurrent use or
+// revocation and re-reads the row, where a read of payments would still
+// see the statement's snapshot. Errors are explained after the statement,
+// by reads on the error path only.
+//
 // Mandates are evidence the originator must produce on request until two
 // years after revocation, so nothing deletes them: a source's removal only
 // marks the source, its mandates keep their rows, and the schema refuses
@@ -36,6 +45,7 @@ package payment
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"strings"
 	"time"
 
@@ -105,6 +115,26 @@ type SourceInfo struct {
 	Blocked    bool // a return blocked its debits
 }
 
+// NewDebit is a debit for Store.CreateDebit: Payment, whose MandateID
+// names its mandate, and either Mandate, the new single mandate that
+// authorizes it with its mandate.created event Created, or nil when the
+// request named an existing one. A new mandate's customer and SEC code are
+// its source's: SECCodes gives the SEC code of a consumer's and of a
+// business's.
+type NewDebit struct {
+	Payment  Payment
+	Mandate  *Mandate
+	Created  event.Event
+	SECCodes [2]string
+}
+
+// DebitOutcome is what CreateDebit found: the source, whether the debit
+// was stored, and when it was not for want of a named mandate, that.
+type DebitOutcome struct {
+	Source  SourceInfo
+	Created bool
+}
+
 // Store is the persistence of payments and subscriptions.
 type Store interface {
 	// WithTx runs fn in one transaction, on the store bound to it; on a
@@ -122,6 +152,13 @@ type Store interface {
 	// source as found (errs.NotFound when unknown) and whether p was
 	// stored.
 	CreatePayment(ctx context.Context, p Payment) (src SourceInfo, created bool, err error)
+	// CreateDebit is CreatePayment for a debit with its mandate: d's new
+	// mandate with its event, or the mandate p names, which it locks and,
+	// when single, marks used. The debit is stored only when the source
+	// takes it (live, Verified, not blocked) and the named mandate is
+	// active, of the source and, when single, unused as it stands once
+	// concurrent uses or revocations have committed.
+	CreateDebit(ctx context.Context, d NewDebit) (DebitOutcome, error)
 	// Payment returns a payment; errs.NotFound when unknown.
 	// PaymentForUpdate also locks it until the transaction ends.
 	Payment(ctx context.Context, scope tenant.Scope, id string) (Payment, error)
@@ -157,8 +194,6 @@ type Store interface {
 	// MandateForUpdate also locks it until the transaction ends.
 	Mandate(ctx context.Context, scope tenant.Scope, id string) (Mandate, error)
 	MandateForUpdate(ctx context.Context, scope tenant.Scope, id string) (Mandate, error)
-	// MandateUsed reports whether a payment was authorized by the mandate.
-	MandateUsed(ctx context.Context, scope tenant.Scope, id string) (bool, error)
 	// ListMandates returns up to p.Limit+1 mandates, newest first, of one
 	// funding source when sourceID is not "".
 	ListMandates(ctx context.Context, scope tenant.Scope, sourceID string, p paging.Page) ([]Mandate, error)
@@ -166,6 +201,10 @@ type Store interface {
 	ActiveMandatesOfSource(ctx context.Context, scope tenant.Scope, sourceID string) ([]Mandate, error)
 	// RevokeMandate stores a mandate's revocation.
 	RevokeMandate(ctx context.Context, m Mandate) error
+
+	// ReturnCounts counts a scope's debits created since since, and their
+	// returns: with a code of unauthorized, of administrative, and all.
+	ReturnCounts(ctx context.Context, scope tenant.Scope, since time.Time, unauthorized, administrative []string) (ReturnCounts, error)
 }
 
 // Config are the operator's payment settings.
@@ -253,28 +292,58 @@ func (s *Service) Create(ctx context.Context, scope tenant.Scope, in Input) (Pay
 }
 
 // createDebit records a pending debit and, unless the request names a
-// mandate, the mandate that authorizes it, in one transaction that holds
-// the source's share lock.
+// mandate, the mandate that authorizes it, in one statement (see
+// Store.CreateDebit). A refusal is explained after it: the source's first,
+// then the mandate's, read afresh so that a use or revocation that won a
+// race is seen.
 func (s *Service) createDebit(ctx context.Context, scope tenant.Scope, in Input, cents int64, desc *string) (Payment, error) {
-	var out Payment
-	err := s.store.WithTx(ctx, func(tx Store) error {
-		src, err := s.usableSource(ctx, tx, scope, in.SourceID, Debit)
+	p := s.pending(scope, in.SourceID, "", cents, Debit, desc, nil)
+	d := NewDebit{Payment: p, SECCodes: [2]string{secCode(SourceInfo{}), secCode(SourceInfo{Business: true})}}
+	var authErr error
+	switch {
+	case in.MandateID != nil && in.Authorization != nil:
+		authErr = bothGiven()
+	case in.MandateID != nil:
+		d.Payment.MandateID = in.MandateID
+	default:
+		m, err := s.newMandate(scope, in.SourceID, Single, in.Authorization)
 		if err != nil {
-			return err
+			authErr = err
+			break
 		}
-		mandate, err := s.authorize(ctx, tx, scope, in.SourceID, src, Single, in.MandateID, in.Authorization)
-		if err != nil {
-			return err
+		m.UsedAt = &m.CreatedAt
+		d.Mandate, d.Payment.MandateID = &m, &m.ID
+		d.Created = event.New(scope, event.MandateCreated, m, m.CreatedAt)
+	}
+	if authErr != nil {
+		// The source's refusal comes first, as for any debit.
+		if _, err := s.usableSource(ctx, s.store, scope, in.SourceID, Debit); err != nil {
+			return Payment{}, err
 		}
-		p := s.pending(scope, in.SourceID, src.CustomerID, cents, Debit, desc, nil)
-		p.MandateID = &mandate
-		if err := tx.InsertPayment(ctx, p); err != nil {
-			return err
+		return Payment{}, authErr
+	}
+	out, err := s.store.CreateDebit(ctx, d)
+	if err == nil {
+		err = out.Source.allows(Debit)
+	}
+	if err != nil {
+		return Payment{}, sourceRefusal(err)
+	}
+	if !out.Created && in.MandateID == nil {
+		return Payment{}, fmt.Errorf("debit on %s: a live source took no debit", in.SourceID)
+	}
+	if !out.Created {
+		m, err := s.store.Mandate(ctx, scope, *in.MandateID)
+		if err == nil {
+			err = m.refusal(in.SourceID, Single)
 		}
-		out = p
-		return nil
-	})
-	return out, err
+		if err == nil {
+			err = errs.New(errs.Conflict, "The mandate changed while the debit was written; try again.")
+		}
+		return Payment{}, mandateRefusal(err)
+	}
+	d.Payment.CustomerID = out.Source.CustomerID
+	return d.Payment, nil
 }
 
 // usableSource checks that a live source may take a payment in direction d.

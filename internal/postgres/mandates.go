@@ -6,6 +6,7 @@ import (
 
 	"github.com/jmoiron/sqlx"
 
+	"github.com/fundsource/fundsource/internal/core/event"
 	"github.com/fundsource/fundsource/internal/core/paging"
 	"github.com/fundsource/fundsource/internal/core/tenant"
 	"github.com/fundsource/fundsource/internal/payment"
@@ -28,6 +29,7 @@ type mandateRow struct {
 	RevokedAt    *time.Time `db:"revoked_at"`
 	RevokeReason *string    `db:"revoke_reason"`
 	CreatedAt    time.Time  `db:"created_at"`
+	UsedAt       *time.Time `db:"used_at"`
 }
 
 func (r mandateRow) domain() payment.Mandate {
@@ -36,22 +38,22 @@ func (r mandateRow) domain() payment.Mandate {
 		ID:    r.ID, SourceID: r.SourceID, CustomerID: r.CustomerID, Type: payment.MandateType(r.Type),
 		SECCode: r.SECCode, Status: r.Status, AcceptedAt: r.AcceptedAt.UTC(), IPAddress: r.IPAddress,
 		UserAgent: r.UserAgent, Text: r.Text, TextSHA256: r.TextSHA256, RevokedAt: utcPtr(r.RevokedAt),
-		RevokeReason: r.RevokeReason, CreatedAt: r.CreatedAt.UTC(),
+		RevokeReason: r.RevokeReason, CreatedAt: r.CreatedAt.UTC(), UsedAt: utcPtr(r.UsedAt),
 	}
 }
 
 const mandateColumns = `merchant_id, environment, id, funding_source_id, customer_id, type, sec_code, status,
-       accepted_at, ip_address, user_agent, text, text_sha256, revoked_at, revoke_reason, created_at`
+       accepted_at, ip_address, user_agent, text, text_sha256, revoked_at, revoke_reason, created_at, used_at`
 
 const insertMandate = `
 INSERT INTO mandates (` + mandateColumns + `)
-VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16)`
+VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17)`
 
 // InsertMandate stores a new mandate.
 func (q queries) InsertMandate(ctx context.Context, m payment.Mandate) error {
 	_, err := q.ex.ExecContext(ctx, insertMandate, m.Scope.MerchantID, m.Scope.Env, m.ID, m.SourceID, m.CustomerID,
 		m.Type, m.SECCode, m.Status, m.AcceptedAt, m.IPAddress, m.UserAgent, m.Text, m.TextSHA256, m.RevokedAt,
-		m.RevokeReason, m.CreatedAt)
+		m.RevokeReason, m.CreatedAt, m.UsedAt)
 	return translate(err)
 }
 
@@ -66,16 +68,6 @@ func (q queries) Mandate(ctx context.Context, scope tenant.Scope, id string) (pa
 // MandateForUpdate is Mandate with its row locked until the transaction ends.
 func (q queries) MandateForUpdate(ctx context.Context, scope tenant.Scope, id string) (payment.Mandate, error) {
 	return getOne[mandateRow](ctx, q.ex, selectMandate+` FOR UPDATE`, scope.MerchantID, scope.Env, id)
-}
-
-const mandateUsed = `SELECT EXISTS (SELECT 1 FROM payments
-WHERE merchant_id = $1 AND environment = $2 AND mandate_id = $3)`
-
-// MandateUsed reports whether a payment was authorized by the mandate.
-func (q queries) MandateUsed(ctx context.Context, scope tenant.Scope, id string) (bool, error) {
-	var used bool
-	err := sqlx.GetContext(ctx, q.ex, &used, mandateUsed, scope.MerchantID, scope.Env, id)
-	return used, translate(err)
 }
 
 const listMandates = `SELECT ` + mandateColumns + ` FROM mandates
@@ -115,4 +107,92 @@ WHERE merchant_id = $1 AND environment = $2 AND id = $3`
 func (q queries) RevokeMandate(ctx context.Context, m payment.Mandate) error {
 	_, err := q.ex.ExecContext(ctx, revokeMandate, m.Scope.MerchantID, m.Scope.Env, m.ID, m.Status, m.RevokedAt, m.RevokeReason)
 	return translate(err)
+}
+
+// createDebit is a debit's creation with its mandate in one statement, as
+// createPayment is a credit's: it share-locks the source and, when the
+// source takes a debit, either inserts the new mandate ($11, with the
+// source's customer and SEC code) with its mandate.created event and
+// delivery, or updates the named one ($10): the update locks it and, for a
+// single mandate, marks it used, and it re-reads the row once a concurrent
+// use or revocation has committed, so neither slips past its conditions.
+// The debit is inserted under whichever mandate was written. The event's
+// data gets its user_id and sec_code from the source.
+const createDebit = `
+WITH src AS (
+  SELECT f.customer_id, f.status = 'Verified' AS verified, f.removed_at IS NOT NULL AS removed,
+         EXISTS (SELECT 1 FROM customers c
+                 WHERE c.merchant_id = f.merchant_id AND c.environment = f.environment AND c.id = f.customer_id
+                   AND c.business_name <> '') AS business,
+         f.blocked_at IS NOT NULL AS blocked
+  FROM funding_sources f
+  WHERE f.id = $3 AND (f.merchant_id, f.environment) IS NOT DISTINCT FROM ($1::text, $2::text)
+  FOR SHARE OF f
+), ok AS (
+  SELECT * FROM src WHERE NOT src.removed AND src.verified AND NOT src.blocked
+), named AS (
+  UPDATE mandates m SET used_at = CASE WHEN m.type = 'single' THEN $9::timestamptz ELSE m.used_at END
+  FROM ok
+  WHERE m.merchant_id = $1 AND m.environment = $2 AND m.id = $10 AND m.funding_source_id = $3
+    AND m.status = 'active' AND (m.type = 'recurring' OR m.used_at IS NULL)
+  RETURNING m.id
+), fresh AS (
+  INSERT INTO mandates (` + mandateColumns + `)
+  SELECT $1, $2, $11, $3, ok.customer_id, 'single', CASE WHEN ok.business THEN $19 ELSE $18 END, 'active',
+         $12, $13, $14, $15, $16, NULL, NULL, $9, $9
+  FROM ok WHERE $11::text IS NOT NULL
+  RETURNING id, customer_id, sec_code
+), ins AS (
+  INSERT INTO payments (` + paymentColumns + `)
+  SELECT $1, $2, $4, $3, ok.customer_id, 'debit', $5, $6, $7, NULL, NULL, NULL, NULL, $8, NULL, $9, man.id
+  FROM ok, (SELECT id FROM named UNION ALL SELECT id FROM fresh) man
+  RETURNING 1
+), ev AS (
+  INSERT INTO events (merchant_id, environment, id, type, data, created_at)
+  SELECT $1, $2, $17, $20, $21::jsonb || jsonb_build_object('user_id', fresh.customer_id, 'sec_code', fresh.sec_code), $9
+  FROM fresh
+  RETURNING id
+), queued AS (
+  INSERT INTO webhook_deliveries (id, merchant_id, environment, event_id, next_attempt_at, created_at, updated_at)
+  SELECT $22, $1, $2, ev.id, $9, $9, $9
+  FROM ev JOIN webhook_endpoints w ON w.merchant_id = $1 AND w.environment = $2
+  RETURNING 1
+)
+SELECT s.customer_id, s.verified, s.removed, s.business, s.blocked, EXISTS (SELECT 1 FROM ins) AS created,
+       (SELECT count(*) FROM queued) AS queued
+FROM src s`
+
+// CreateDebit stores a debit with its mandate in one statement.
+func (q queries) CreateDebit(ctx context.Context, d payment.NewDebit) (payment.DebitOutcome, error) {
+	p := d.Payment
+	var named, fresh, ip, ua, text, sha, evID, evType, data, delivery *string
+	var accepted *time.Time
+	if m := d.Mandate; m != nil {
+		fresh, ip, ua, text, sha, accepted = &m.ID, m.IPAddress, m.UserAgent, &m.Text, &m.TextSHA256, &m.AcceptedAt
+		c, err := arraysOf([]event.Event{d.Created}, true)
+		if err != nil {
+			return payment.DebitOutcome{}, err
+		}
+		evID, evType, delivery, data = &c.ids[0], &c.types[0], &c.deliveries[0], &c.data[0]
+	} else {
+		named = p.MandateID
+	}
+	var r struct {
+		CustomerID string `db:"customer_id"`
+		Verified   bool   `db:"verified"`
+		Removed    bool   `db:"removed"`
+		Business   bool   `db:"business"`
+		Blocked    bool   `db:"blocked"`
+		Created    bool   `db:"created"`
+		Queued     int    `db:"queued"`
+	}
+	err := sqlx.GetContext(ctx, q.ex, &r, createDebit, p.Scope.MerchantID, p.Scope.Env, p.SourceID, p.ID, p.Cents,
+		p.Description, p.Status, p.SettleAt, p.CreatedAt, named, fresh, accepted, ip, ua, text, sha, evID,
+		d.SECCodes[0], d.SECCodes[1], evType, data, delivery)
+	if err != nil {
+		return payment.DebitOutcome{}, translate(err)
+	}
+	q.queued(r.Queued)
+	return payment.DebitOutcome{Source: payment.SourceInfo{CustomerID: r.CustomerID, Verified: r.Verified,
+		Removed: r.Removed, Business: r.Business, Blocked: r.Blocked}, Created: r.Created}, nil
 }

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/jmoiron/sqlx"
+	"github.com/lib/pq"
 
 	"github.com/fundsource/fundsource/internal/core/achcode"
 	"github.com/fundsource/fundsource/internal/core/money"
@@ -331,4 +332,27 @@ func (q queries) ActiveSubscriptionsOfSource(ctx context.Context, scope tenant.S
 		return nil, translate(err)
 	}
 	return mapRows(rows, subscriptionRow.domain), nil
+}
+
+// returnCounts counts a scope's debits since $3 (canceled ones never went
+// out) and their returns by group; payments_newest bounds the scan.
+const returnCounts = `
+SELECT count(*) AS debits,
+       count(*) FILTER (WHERE status = 'failed') AS returns,
+       count(*) FILTER (WHERE status = 'failed' AND failure_code = ANY ($4::text[])) AS unauthorized,
+       count(*) FILTER (WHERE status = 'failed' AND failure_code = ANY ($5::text[])) AS administrative
+FROM payments
+WHERE merchant_id = $1 AND environment = $2 AND created_at >= $3 AND direction = 'debit' AND status <> 'canceled'`
+
+// ReturnCounts counts a scope's debits since since and their returns.
+func (q queries) ReturnCounts(ctx context.Context, scope tenant.Scope, since time.Time, unauthorized, administrative []string) (payment.ReturnCounts, error) {
+	var r struct {
+		Debits         int `db:"debits"`
+		Returns        int `db:"returns"`
+		Unauthorized   int `db:"unauthorized"`
+		Administrative int `db:"administrative"`
+	}
+	err := sqlx.GetContext(ctx, q.ex, &r, returnCounts, scope.MerchantID, scope.Env, since,
+		pq.StringArray(unauthorized), pq.StringArray(administrative))
+	return payment.ReturnCounts{Debits: r.Debits, Returns: r.Returns, Unauthorized: r.Unauthorized, Administrative: r.Administrative}, translate(err)
 }

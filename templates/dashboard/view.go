@@ -53,7 +53,17 @@ type Overview struct {
 	HasWebhook  bool
 	HasCustomer bool
 	HasSource   bool
-	Charts      *Charts // nil: no overview
+	Charts      *Charts      // nil: no overview
+	ReturnRates []ReturnRate // unauthorized, administrative, overall
+}
+
+// ReturnRate is one debit return rate against its threshold, as shown.
+type ReturnRate struct {
+	Name      string // "Unauthorized (R05 R07 R10 R11 R29 R51)"
+	Rate      string // "0.40%"
+	Counts    string // "2 of 500 debits"
+	Threshold string // "0.5%"
+	Level     string // "ok", "warning" (from half the threshold), "exceeded"
 }
 
 // Webhooks is the webhook page: the endpoint and the delivery log.

@@ -152,6 +152,7 @@ func (s *Surface) Mount(r *gin.Engine) {
 	sb.GET("/funding-source/:funding_source_id/micro-deposits", s.run(s.sandboxMicroDeposits))
 	sb.POST("/funding-source/:funding_source_id/micro-deposits/return", s.once(s.simulateDepositReturn))
 	sb.POST("/funding-source/:funding_source_id/micro-deposits/expire", s.once(s.simulateDepositExpiry))
+	sb.POST("/funding-source/:funding_source_id/notification-of-change", s.once(s.simulateChange))
 	sb.POST("/payments/:id/return", s.once(s.simulatePaymentReturn))
 	sb.POST("/subscriptions/:id/advance", s.once(s.advanceSubscription))
 	g.POST("/webhooks", s.once(s.registerWebhook))
@@ -177,6 +178,7 @@ func (s *Surface) Mount(r *gin.Engine) {
 	g.GET("/mandates", s.run(s.listMandates))
 	g.GET("/mandates/:id", s.run(s.getMandate))
 	g.POST("/mandates/:id/revoke", s.once(s.revokeMandate))
+	g.GET("/compliance/return-rates", s.run(s.returnRates))
 }
 
 // record hands the request's method, path, status and latency to the

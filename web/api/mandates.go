@@ -35,3 +35,10 @@ func (s *Surface) revokeMandate(c *gin.Context, svc Services) {
 	m, err := svc.Payments.Revoke(c.Request.Context(), surface.Scope(c), c.Param("id"), in)
 	surface.Reply(s.Shared, c, m, err)
 }
+
+// returnRates answers the environment's debit return rates against
+// NACHA's thresholds.
+func (s *Surface) returnRates(c *gin.Context, svc Services) {
+	r, err := svc.Payments.ReturnRates(c.Request.Context(), surface.Scope(c))
+	surface.Reply(s.Shared, c, r, err)
+}

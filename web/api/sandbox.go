@@ -5,6 +5,7 @@ import (
 
 	"github.com/fundsource/fundsource/internal/core/errs"
 	"github.com/fundsource/fundsource/internal/core/tenant"
+	"github.com/fundsource/fundsource/internal/funding"
 	"github.com/fundsource/fundsource/web/surface"
 )
 
@@ -57,6 +58,16 @@ func (s *Surface) simulateDepositExpiry(c *gin.Context, svc Services) {
 		return
 	}
 	src, err := svc.Funding.SimulateDepositExpiry(c.Request.Context(), surface.Scope(c), c.Param("funding_source_id"))
+	surface.Reply(s.Shared, c, src, err)
+}
+
+func (s *Surface) simulateChange(c *gin.Context, svc Services) {
+	var in funding.Correction
+	if err := surface.Decode(c, &in); err != nil {
+		s.Fail(c, err)
+		return
+	}
+	src, err := svc.Funding.SimulateChange(c.Request.Context(), surface.Scope(c), c.Param("funding_source_id"), in)
 	surface.Reply(s.Shared, c, src, err)
 }
 

@@ -43,6 +43,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 	"time"
 
@@ -409,6 +410,11 @@ func (s *Surface) renderHome(c *gin.Context, newSecret string) {
 		s.Fail(c, err)
 		return
 	}
+	rates, err := s.payments.ReturnRates(ctx, scope)
+	if err != nil {
+		s.Fail(c, err)
+		return
+	}
 	base := s.cfg.SandboxBaseURL
 	if scope.Env == tenant.Production {
 		base = s.cfg.ProductionBaseURL
@@ -417,6 +423,11 @@ func (s *Surface) renderHome(c *gin.Context, newSecret string) {
 		APIBase: strings.TrimSuffix(base.String(), "/") + "/v2", PublicKey: env.PublicKey,
 		SecretHint: hint.String(), KeyCreated: shortTime(hint.CreatedAt), NewSecret: newSecret,
 		HasWebhook: hookErr == nil, HasCustomer: len(customers) > 0, HasSource: len(sources) > 0,
+		ReturnRates: []view.ReturnRate{
+			rateRow("Unauthorized (R05 R07 R10 R11 R29 R51)", rates.Unauthorized),
+			rateRow("Administrative (R02 R03 R04)", rates.Administrative),
+			rateRow("All returns", rates.Overall),
+		},
 	}
 	if s.overview != nil {
 		st, err := s.overview.Stats(ctx, scope)
@@ -427,6 +438,20 @@ func (s *Surface) renderHome(c *gin.Context, newSecret string) {
 		v.Charts = charts(st)
 	}
 	s.Page(c, http.StatusOK, view.Home(s.frame(c, "Home", "overview"), v))
+}
+
+// rateRow is a return rate as the home page shows it.
+func rateRow(name string, r payment.Rate) view.ReturnRate {
+	level := "ok"
+	switch {
+	case r.Exceeded():
+		level = "exceeded"
+	case r.Warning():
+		level = "warning"
+	}
+	return view.ReturnRate{Name: name, Rate: fmt.Sprintf("%.2f%%", 100*r.Rate),
+		Counts:    fmt.Sprintf("%d of %d debits", r.Returns, r.Debits),
+		Threshold: strconv.FormatFloat(100*r.Threshold, 'f', -1, 64) + "%", Level: level}
 }
 
 // rollKey replaces the environment's secret key and redirects to the home

@@ -562,6 +562,36 @@ func (e FundingSourceEventDataAccountType) Valid() bool {
 	}
 }
 
+// Defines values for FundingSourceEventDataChangeCode.
+const (
+	FundingSourceEventDataChangeCodeC01 FundingSourceEventDataChangeCode = "C01"
+	FundingSourceEventDataChangeCodeC02 FundingSourceEventDataChangeCode = "C02"
+	FundingSourceEventDataChangeCodeC03 FundingSourceEventDataChangeCode = "C03"
+	FundingSourceEventDataChangeCodeC05 FundingSourceEventDataChangeCode = "C05"
+	FundingSourceEventDataChangeCodeC06 FundingSourceEventDataChangeCode = "C06"
+	FundingSourceEventDataChangeCodeC07 FundingSourceEventDataChangeCode = "C07"
+)
+
+// Valid indicates whether the value is a known member of the FundingSourceEventDataChangeCode enum.
+func (e FundingSourceEventDataChangeCode) Valid() bool {
+	switch e {
+	case FundingSourceEventDataChangeCodeC01:
+		return true
+	case FundingSourceEventDataChangeCodeC02:
+		return true
+	case FundingSourceEventDataChangeCodeC03:
+		return true
+	case FundingSourceEventDataChangeCodeC05:
+		return true
+	case FundingSourceEventDataChangeCodeC06:
+		return true
+	case FundingSourceEventDataChangeCodeC07:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for FundingSourceEventDataStatus.
 const (
 	FundingSourceEventDataStatusPendingVerified FundingSourceEventDataStatus = "PendingVerified"
@@ -1171,6 +1201,54 @@ func (e MandateRevokedEventType) Valid() bool {
 	}
 }
 
+// Defines values for NotificationOfChangeInputChangeCode.
+const (
+	NotificationOfChangeInputChangeCodeC01 NotificationOfChangeInputChangeCode = "C01"
+	NotificationOfChangeInputChangeCodeC02 NotificationOfChangeInputChangeCode = "C02"
+	NotificationOfChangeInputChangeCodeC03 NotificationOfChangeInputChangeCode = "C03"
+	NotificationOfChangeInputChangeCodeC05 NotificationOfChangeInputChangeCode = "C05"
+	NotificationOfChangeInputChangeCodeC06 NotificationOfChangeInputChangeCode = "C06"
+	NotificationOfChangeInputChangeCodeC07 NotificationOfChangeInputChangeCode = "C07"
+)
+
+// Valid indicates whether the value is a known member of the NotificationOfChangeInputChangeCode enum.
+func (e NotificationOfChangeInputChangeCode) Valid() bool {
+	switch e {
+	case NotificationOfChangeInputChangeCodeC01:
+		return true
+	case NotificationOfChangeInputChangeCodeC02:
+		return true
+	case NotificationOfChangeInputChangeCodeC03:
+		return true
+	case NotificationOfChangeInputChangeCodeC05:
+		return true
+	case NotificationOfChangeInputChangeCodeC06:
+		return true
+	case NotificationOfChangeInputChangeCodeC07:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for NotificationOfChangeInputCorrectedDataAccountType.
+const (
+	NotificationOfChangeInputCorrectedDataAccountTypeChecking NotificationOfChangeInputCorrectedDataAccountType = "checking"
+	NotificationOfChangeInputCorrectedDataAccountTypeSavings  NotificationOfChangeInputCorrectedDataAccountType = "savings"
+)
+
+// Valid indicates whether the value is a known member of the NotificationOfChangeInputCorrectedDataAccountType enum.
+func (e NotificationOfChangeInputCorrectedDataAccountType) Valid() bool {
+	switch e {
+	case NotificationOfChangeInputCorrectedDataAccountTypeChecking:
+		return true
+	case NotificationOfChangeInputCorrectedDataAccountTypeSavings:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for PaymentCurrency.
 const (
 	PaymentCurrencyUSD PaymentCurrency = "USD"
@@ -1372,6 +1450,36 @@ const (
 func (e PaymentSuccessEventType) Valid() bool {
 	switch e {
 	case PaymentSuccessEventTypePaymentSuccess:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ReturnRatesResponseSuccess.
+const (
+	ReturnRatesResponseSuccessTrue ReturnRatesResponseSuccess = true
+)
+
+// Valid indicates whether the value is a known member of the ReturnRatesResponseSuccess enum.
+func (e ReturnRatesResponseSuccess) Valid() bool {
+	switch e {
+	case ReturnRatesResponseSuccessTrue:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ReturnRatesResponseWindowDays.
+const (
+	N60 ReturnRatesResponseWindowDays = 60
+)
+
+// Valid indicates whether the value is a known member of the ReturnRatesResponseWindowDays enum.
+func (e ReturnRatesResponseWindowDays) Valid() bool {
+	switch e {
+	case N60:
 		return true
 	default:
 		return false
@@ -2202,11 +2310,14 @@ type FundingSourceEventData struct {
 		Code      string    `json:"code"`
 		Reason    string    `json:"reason"`
 	} `json:"block"`
-	CreatedAt       time.Time `json:"created_at"`
-	FundingSourceId string    `json:"funding_source_id"`
-	LastFour        string    `json:"last_four"`
-	Nickname        *string   `json:"nickname"`
-	Removed         bool      `json:"removed"`
+
+	// ChangeCode funding_source.updated: the notification of change that corrected the source; absent when the merchant changed it.
+	ChangeCode      *FundingSourceEventDataChangeCode `json:"change_code,omitempty"`
+	CreatedAt       time.Time                         `json:"created_at"`
+	FundingSourceId string                            `json:"funding_source_id"`
+	LastFour        string                            `json:"last_four"`
+	Nickname        *string                           `json:"nickname"`
+	Removed         bool                              `json:"removed"`
 
 	// RemovedReason "return_R03" (etc.) when an ACH return removed the source (R02 R03 R04 R20); null otherwise.
 	RemovedReason *string `json:"removed_reason"`
@@ -2248,6 +2359,9 @@ type FundingSourceEventData struct {
 
 // FundingSourceEventDataAccountType defines model for FundingSourceEventData.AccountType.
 type FundingSourceEventDataAccountType string
+
+// FundingSourceEventDataChangeCode funding_source.updated: the notification of change that corrected the source; absent when the merchant changed it.
+type FundingSourceEventDataChangeCode string
 
 // FundingSourceEventDataStatus defines model for FundingSourceEventData.Status.
 type FundingSourceEventDataStatus string
@@ -2608,6 +2722,24 @@ type MandateRevokedEvent struct {
 // MandateRevokedEventType defines model for MandateRevokedEvent.Type.
 type MandateRevokedEventType string
 
+// NotificationOfChangeInput defines model for NotificationOfChangeInput.
+type NotificationOfChangeInput struct {
+	ChangeCode NotificationOfChangeInputChangeCode `json:"change_code"`
+
+	// CorrectedData The corrected values: routing_number for C02 C03 C07, account_number for C01 C03 C06 C07, account_type for C05 C06 C07; no others.
+	CorrectedData struct {
+		AccountNumber *string                                            `json:"account_number,omitempty"`
+		AccountType   *NotificationOfChangeInputCorrectedDataAccountType `json:"account_type,omitempty"`
+		RoutingNumber *string                                            `json:"routing_number,omitempty"`
+	} `json:"corrected_data"`
+}
+
+// NotificationOfChangeInputChangeCode defines model for NotificationOfChangeInput.ChangeCode.
+type NotificationOfChangeInputChangeCode string
+
+// NotificationOfChangeInputCorrectedDataAccountType defines model for NotificationOfChangeInput.CorrectedData.AccountType.
+type NotificationOfChangeInputCorrectedDataAccountType string
+
 // Payment defines model for Payment.
 type Payment struct {
 	// Amount Decimal dollars, exact.
@@ -2779,6 +2911,33 @@ type ReturnCodeInput struct {
 	// Example: R03
 	Code string `json:"code"`
 }
+
+// ReturnRate defines model for ReturnRate.
+type ReturnRate struct {
+	Debits int `json:"debits"`
+
+	// Rate returns / debits; 0 without debits.
+	Rate    float32 `json:"rate"`
+	Returns int     `json:"returns"`
+
+	// Threshold NACHA's threshold for this rate.
+	Threshold float32 `json:"threshold"`
+}
+
+// ReturnRatesResponse defines model for ReturnRatesResponse.
+type ReturnRatesResponse struct {
+	Administrative ReturnRate                    `json:"administrative"`
+	Overall        ReturnRate                    `json:"overall"`
+	Success        ReturnRatesResponseSuccess    `json:"success"`
+	Unauthorized   ReturnRate                    `json:"unauthorized"`
+	WindowDays     ReturnRatesResponseWindowDays `json:"window_days"`
+}
+
+// ReturnRatesResponseSuccess defines model for ReturnRatesResponse.Success.
+type ReturnRatesResponseSuccess bool
+
+// ReturnRatesResponseWindowDays defines model for ReturnRatesResponse.WindowDays.
+type ReturnRatesResponseWindowDays int
 
 // SandboxMicroDeposits defines model for SandboxMicroDeposits.
 type SandboxMicroDeposits struct {
@@ -3303,6 +3462,12 @@ type SimulateMicroDepositReturnParams struct {
 	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
 }
 
+// SimulateNotificationOfChangeParams defines parameters for SimulateNotificationOfChange.
+type SimulateNotificationOfChangeParams struct {
+	// IdempotencyKey Makes the POST safe to retry: a replay within 24 h returns the first status and body with Idempotent-Replayed: true.
+	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
+}
+
 // SimulatePaymentReturnParams defines parameters for SimulatePaymentReturn.
 type SimulatePaymentReturnParams struct {
 	// IdempotencyKey Makes the POST safe to retry: a replay within 24 h returns the first status and body with Idempotent-Replayed: true.
@@ -3439,6 +3604,9 @@ type SimulateMicroDepositExpiryJSONRequestBody = SimulateMicroDepositExpiryJSONB
 
 // SimulateMicroDepositReturnJSONRequestBody defines body for SimulateMicroDepositReturn for application/json ContentType.
 type SimulateMicroDepositReturnJSONRequestBody = ReturnCodeInput
+
+// SimulateNotificationOfChangeJSONRequestBody defines body for SimulateNotificationOfChange for application/json ContentType.
+type SimulateNotificationOfChangeJSONRequestBody = NotificationOfChangeInput
 
 // SimulatePaymentReturnJSONRequestBody defines body for SimulatePaymentReturn for application/json ContentType.
 type SimulatePaymentReturnJSONRequestBody = ReturnCodeInput
@@ -4717,6 +4885,13 @@ type ClientInterface interface {
 	// Corresponds with POST /v2/accounts/delete (the `RemoveFundingSource` operationId).
 	RemoveFundingSource(ctx context.Context, params *RemoveFundingSourceParams, body RemoveFundingSourceJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// GetReturnRates Debit return rates
+	//
+	// The environment's debit return rates over the last 60 days (debits created in the window, canceled ones left aside, and how many of them came back) against the thresholds above which NACHA opens an inquiry: unauthorized (R05 R07 R10 R11 R29 R51) 0.5%, administrative (R02 R03 R04) 3%, overall (all returns) 15%. The dashboard warns from half a threshold.
+	//
+	// Corresponds with GET /v2/compliance/return-rates (the `GetReturnRates` operationId).
+	GetReturnRates(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// ListCustomers List customers, newest first
 	//
 	// Corresponds with GET /v2/customers (the `ListCustomers` operationId).
@@ -5050,6 +5225,24 @@ type ClientInterface interface {
 	//
 	// Corresponds with POST /v2/sandbox/funding-source/{funding_source_id}/micro-deposits/return (the `SimulateMicroDepositReturn` operationId).
 	SimulateMicroDepositReturn(ctx context.Context, fundingSourceId string, params *SimulateMicroDepositReturnParams, body SimulateMicroDepositReturnJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// SimulateNotificationOfChangeWithBody Apply a notification of change (sandbox)
+	//
+	// Corrects the source as a bank's notification of change (NOC) imported by `fundsource ach import-returns` would: C01 the account number, C02 the routing number, C03 both, C05 the account type, C06 account number and type, C07 all three. corrected_data must hold exactly the values the code corrects. A new account number is sealed and its claim moves to it (another source holding it: 409 account_in_use); a new routing number brings its bank_name. The old values are kept in the source's history, and funding_source.updated is fired with change_code. A removed source is 404 funding_source_not_found. Sandbox keys only: a production key gets 403 permission_denied.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /v2/sandbox/funding-source/{funding_source_id}/notification-of-change (the `SimulateNotificationOfChange` operationId).
+	SimulateNotificationOfChangeWithBody(ctx context.Context, fundingSourceId string, params *SimulateNotificationOfChangeParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// SimulateNotificationOfChange Apply a notification of change (sandbox)
+	//
+	// Corrects the source as a bank's notification of change (NOC) imported by `fundsource ach import-returns` would: C01 the account number, C02 the routing number, C03 both, C05 the account type, C06 account number and type, C07 all three. corrected_data must hold exactly the values the code corrects. A new account number is sealed and its claim moves to it (another source holding it: 409 account_in_use); a new routing number brings its bank_name. The old values are kept in the source's history, and funding_source.updated is fired with change_code. A removed source is 404 funding_source_not_found. Sandbox keys only: a production key gets 403 permission_denied.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /v2/sandbox/funding-source/{funding_source_id}/notification-of-change (the `SimulateNotificationOfChange` operationId).
+	SimulateNotificationOfChange(ctx context.Context, fundingSourceId string, params *SimulateNotificationOfChangeParams, body SimulateNotificationOfChangeJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// SimulatePaymentReturnWithBody Return a payment (sandbox)
 	//
@@ -5425,6 +5618,23 @@ func (c *Client) RemoveFundingSourceWithBody(ctx context.Context, params *Remove
 // Corresponds with POST /v2/accounts/delete (the `RemoveFundingSource` operationId).
 func (c *Client) RemoveFundingSource(ctx context.Context, params *RemoveFundingSourceParams, body RemoveFundingSourceJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewRemoveFundingSourceRequest(c.Server, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetReturnRates Debit return rates
+//
+// The environment's debit return rates over the last 60 days (debits created in the window, canceled ones left aside, and how many of them came back) against the thresholds above which NACHA opens an inquiry: unauthorized (R05 R07 R10 R11 R29 R51) 0.5%, administrative (R02 R03 R04) 3%, overall (all returns) 15%. The dashboard warns from half a threshold.
+//
+// Corresponds with GET /v2/compliance/return-rates (the `GetReturnRates` operationId).
+func (c *Client) GetReturnRates(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetReturnRatesRequest(c.Server)
 	if err != nil {
 		return nil, err
 	}
@@ -6189,6 +6399,44 @@ func (c *Client) SimulateMicroDepositReturn(ctx context.Context, fundingSourceId
 	return c.Client.Do(req)
 }
 
+// SimulateNotificationOfChangeWithBody Apply a notification of change (sandbox)
+//
+// Corrects the source as a bank's notification of change (NOC) imported by `fundsource ach import-returns` would: C01 the account number, C02 the routing number, C03 both, C05 the account type, C06 account number and type, C07 all three. corrected_data must hold exactly the values the code corrects. A new account number is sealed and its claim moves to it (another source holding it: 409 account_in_use); a new routing number brings its bank_name. The old values are kept in the source's history, and funding_source.updated is fired with change_code. A removed source is 404 funding_source_not_found. Sandbox keys only: a production key gets 403 permission_denied.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /v2/sandbox/funding-source/{funding_source_id}/notification-of-change (the `SimulateNotificationOfChange` operationId).
+func (c *Client) SimulateNotificationOfChangeWithBody(ctx context.Context, fundingSourceId string, params *SimulateNotificationOfChangeParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewSimulateNotificationOfChangeRequestWithBody(c.Server, fundingSourceId, params, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// SimulateNotificationOfChange Apply a notification of change (sandbox)
+//
+// Corrects the source as a bank's notification of change (NOC) imported by `fundsource ach import-returns` would: C01 the account number, C02 the routing number, C03 both, C05 the account type, C06 account number and type, C07 all three. corrected_data must hold exactly the values the code corrects. A new account number is sealed and its claim moves to it (another source holding it: 409 account_in_use); a new routing number brings its bank_name. The old values are kept in the source's history, and funding_source.updated is fired with change_code. A removed source is 404 funding_source_not_found. Sandbox keys only: a production key gets 403 permission_denied.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /v2/sandbox/funding-source/{funding_source_id}/notification-of-change (the `SimulateNotificationOfChange` operationId).
+func (c *Client) SimulateNotificationOfChange(ctx context.Context, fundingSourceId string, params *SimulateNotificationOfChangeParams, body SimulateNotificationOfChangeJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewSimulateNotificationOfChangeRequest(c.Server, fundingSourceId, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
 // SimulatePaymentReturnWithBody Return a payment (sandbox)
 //
 // A pending or processed payment comes back with the code: status failed, failure_code, payment.failed, and for a subscription debit the subscription's return rules (R01 and R09 are presented again at most twice on later business days; any other code cancels the subscription with payment_returned). 409 conflict for a failed or canceled payment. Sandbox keys only: a production key gets 403 permission_denied.
@@ -6889,6 +7137,33 @@ func NewRemoveFundingSourceRequestWithBody(server string, params *RemoveFundingS
 			req.Header.Set("Idempotency-Key", headerParam0)
 		}
 
+	}
+
+	return req, nil
+}
+
+// NewGetReturnRatesRequest constructs an http.Request for the GetReturnRates method
+func NewGetReturnRatesRequest(server string) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v2/compliance/return-rates")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
 	}
 
 	return req, nil
@@ -8391,6 +8666,68 @@ func NewSimulateMicroDepositReturnRequestWithBody(server string, fundingSourceId
 	return req, nil
 }
 
+// NewSimulateNotificationOfChangeRequest calls the generic SimulateNotificationOfChange builder with application/json body
+func NewSimulateNotificationOfChangeRequest(server string, fundingSourceId string, params *SimulateNotificationOfChangeParams, body SimulateNotificationOfChangeJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewSimulateNotificationOfChangeRequestWithBody(server, fundingSourceId, params, "application/json", bodyReader)
+}
+
+// NewSimulateNotificationOfChangeRequestWithBody constructs an http.Request for the SimulateNotificationOfChange method, with any body, and a specified content type
+func NewSimulateNotificationOfChangeRequestWithBody(server string, fundingSourceId string, params *SimulateNotificationOfChangeParams, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "funding_source_id", fundingSourceId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v2/sandbox/funding-source/%s/notification-of-change", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		if params.IdempotencyKey != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "Idempotency-Key", *params.IdempotencyKey, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Idempotency-Key", headerParam0)
+		}
+
+	}
+
+	return req, nil
+}
+
 // NewSimulatePaymentReturnRequest calls the generic SimulatePaymentReturn builder with application/json body
 func NewSimulatePaymentReturnRequest(server string, id string, params *SimulatePaymentReturnParams, body SimulatePaymentReturnJSONRequestBody) (*http.Request, error) {
 	var bodyReader io.Reader
@@ -9212,6 +9549,15 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with POST /v2/accounts/delete (the `RemoveFundingSource` operationId).
 	RemoveFundingSourceWithResponse(ctx context.Context, params *RemoveFundingSourceParams, body RemoveFundingSourceJSONRequestBody, reqEditors ...RequestEditorFn) (*RemoveFundingSourceResponse, error)
 
+	// GetReturnRatesWithResponse Debit return rates
+	//
+	// The environment's debit return rates over the last 60 days (debits created in the window, canceled ones left aside, and how many of them came back) against the thresholds above which NACHA opens an inquiry: unauthorized (R05 R07 R10 R11 R29 R51) 0.5%, administrative (R02 R03 R04) 3%, overall (all returns) 15%. The dashboard warns from half a threshold.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v2/compliance/return-rates (the `GetReturnRates` operationId).
+	GetReturnRatesWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*GetReturnRatesResponse, error)
+
 	// ListCustomersWithResponse List customers, newest first
 	//
 	// Returns a wrapper object for the known response body format(s).
@@ -9569,6 +9915,24 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with POST /v2/sandbox/funding-source/{funding_source_id}/micro-deposits/return (the `SimulateMicroDepositReturn` operationId).
 	SimulateMicroDepositReturnWithResponse(ctx context.Context, fundingSourceId string, params *SimulateMicroDepositReturnParams, body SimulateMicroDepositReturnJSONRequestBody, reqEditors ...RequestEditorFn) (*SimulateMicroDepositReturnResponse, error)
+
+	// SimulateNotificationOfChangeWithBodyWithResponse Apply a notification of change (sandbox)
+	//
+	// Corrects the source as a bank's notification of change (NOC) imported by `fundsource ach import-returns` would: C01 the account number, C02 the routing number, C03 both, C05 the account type, C06 account number and type, C07 all three. corrected_data must hold exactly the values the code corrects. A new account number is sealed and its claim moves to it (another source holding it: 409 account_in_use); a new routing number brings its bank_name. The old values are kept in the source's history, and funding_source.updated is fired with change_code. A removed source is 404 funding_source_not_found. Sandbox keys only: a production key gets 403 permission_denied.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v2/sandbox/funding-source/{funding_source_id}/notification-of-change (the `SimulateNotificationOfChange` operationId).
+	SimulateNotificationOfChangeWithBodyWithResponse(ctx context.Context, fundingSourceId string, params *SimulateNotificationOfChangeParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*SimulateNotificationOfChangeResponse, error)
+
+	// SimulateNotificationOfChangeWithResponse Apply a notification of change (sandbox)
+	//
+	// Corrects the source as a bank's notification of change (NOC) imported by `fundsource ach import-returns` would: C01 the account number, C02 the routing number, C03 both, C05 the account type, C06 account number and type, C07 all three. corrected_data must hold exactly the values the code corrects. A new account number is sealed and its claim moves to it (another source holding it: 409 account_in_use); a new routing number brings its bank_name. The old values are kept in the source's history, and funding_source.updated is fired with change_code. A removed source is 404 funding_source_not_found. Sandbox keys only: a production key gets 403 permission_denied.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v2/sandbox/funding-source/{funding_source_id}/notification-of-change (the `SimulateNotificationOfChange` operationId).
+	SimulateNotificationOfChangeWithResponse(ctx context.Context, fundingSourceId string, params *SimulateNotificationOfChangeParams, body SimulateNotificationOfChangeJSONRequestBody, reqEditors ...RequestEditorFn) (*SimulateNotificationOfChangeResponse, error)
 
 	// SimulatePaymentReturnWithBodyWithResponse Return a payment (sandbox)
 	//
@@ -10172,6 +10536,68 @@ func (r RemoveFundingSourceResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r RemoveFundingSourceResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// GetReturnRatesResponse200Headers the declared response headers of an HTTP 200 response for GetReturnRates
+type GetReturnRatesResponse200Headers struct {
+	XRequestId *string
+}
+
+// GetReturnRatesResponseDefaultHeaders the declared response headers of an HTTP default response for GetReturnRates
+type GetReturnRatesResponseDefaultHeaders struct {
+	XRequestId *string
+}
+
+type GetReturnRatesResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *ReturnRatesResponse
+	// JSONDefault the response for an HTTP default `application/json` response
+	JSONDefault *Error
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *GetReturnRatesResponse200Headers
+	// HeadersDefault the parsed response headers for an HTTP default response
+	HeadersDefault *GetReturnRatesResponseDefaultHeaders
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetReturnRatesResponse) GetJSON200() *ReturnRatesResponse {
+	return r.JSON200
+}
+
+// GetJSONDefault returns the response for an HTTP default `application/json` response
+func (r GetReturnRatesResponse) GetJSONDefault() *Error {
+	return r.JSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r GetReturnRatesResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetReturnRatesResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetReturnRatesResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetReturnRatesResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -11831,6 +12257,68 @@ func (r SimulateMicroDepositReturnResponse) ContentType() string {
 	return ""
 }
 
+// SimulateNotificationOfChangeResponse200Headers the declared response headers of an HTTP 200 response for SimulateNotificationOfChange
+type SimulateNotificationOfChangeResponse200Headers struct {
+	XRequestId *string
+}
+
+// SimulateNotificationOfChangeResponseDefaultHeaders the declared response headers of an HTTP default response for SimulateNotificationOfChange
+type SimulateNotificationOfChangeResponseDefaultHeaders struct {
+	XRequestId *string
+}
+
+type SimulateNotificationOfChangeResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *FundingSourceResponse
+	// JSONDefault the response for an HTTP default `application/json` response
+	JSONDefault *Error
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *SimulateNotificationOfChangeResponse200Headers
+	// HeadersDefault the parsed response headers for an HTTP default response
+	HeadersDefault *SimulateNotificationOfChangeResponseDefaultHeaders
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r SimulateNotificationOfChangeResponse) GetJSON200() *FundingSourceResponse {
+	return r.JSON200
+}
+
+// GetJSONDefault returns the response for an HTTP default `application/json` response
+func (r SimulateNotificationOfChangeResponse) GetJSONDefault() *Error {
+	return r.JSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r SimulateNotificationOfChangeResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r SimulateNotificationOfChangeResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r SimulateNotificationOfChangeResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r SimulateNotificationOfChangeResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 // SimulatePaymentReturnResponse200Headers the declared response headers of an HTTP 200 response for SimulatePaymentReturn
 type SimulatePaymentReturnResponse200Headers struct {
 	XRequestId *string
@@ -12798,6 +13286,21 @@ func (c *ClientWithResponses) RemoveFundingSourceWithResponse(ctx context.Contex
 	return ParseRemoveFundingSourceResponse(rsp)
 }
 
+// GetReturnRatesWithResponse Debit return rates
+//
+// The environment's debit return rates over the last 60 days (debits created in the window, canceled ones left aside, and how many of them came back) against the thresholds above which NACHA opens an inquiry: unauthorized (R05 R07 R10 R11 R29 R51) 0.5%, administrative (R02 R03 R04) 3%, overall (all returns) 15%. The dashboard warns from half a threshold.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v2/compliance/return-rates (the `GetReturnRates` operationId).
+func (c *ClientWithResponses) GetReturnRatesWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*GetReturnRatesResponse, error) {
+	rsp, err := c.GetReturnRates(ctx, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetReturnRatesResponse(rsp)
+}
+
 // ListCustomersWithResponse List customers, newest first
 //
 // Returns a wrapper object for the known response body format(s).
@@ -13406,6 +13909,36 @@ func (c *ClientWithResponses) SimulateMicroDepositReturnWithResponse(ctx context
 		return nil, err
 	}
 	return ParseSimulateMicroDepositReturnResponse(rsp)
+}
+
+// SimulateNotificationOfChangeWithBodyWithResponse Apply a notification of change (sandbox)
+//
+// Corrects the source as a bank's notification of change (NOC) imported by `fundsource ach import-returns` would: C01 the account number, C02 the routing number, C03 both, C05 the account type, C06 account number and type, C07 all three. corrected_data must hold exactly the values the code corrects. A new account number is sealed and its claim moves to it (another source holding it: 409 account_in_use); a new routing number brings its bank_name. The old values are kept in the source's history, and funding_source.updated is fired with change_code. A removed source is 404 funding_source_not_found. Sandbox keys only: a production key gets 403 permission_denied.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v2/sandbox/funding-source/{funding_source_id}/notification-of-change (the `SimulateNotificationOfChange` operationId).
+func (c *ClientWithResponses) SimulateNotificationOfChangeWithBodyWithResponse(ctx context.Context, fundingSourceId string, params *SimulateNotificationOfChangeParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*SimulateNotificationOfChangeResponse, error) {
+	rsp, err := c.SimulateNotificationOfChangeWithBody(ctx, fundingSourceId, params, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseSimulateNotificationOfChangeResponse(rsp)
+}
+
+// SimulateNotificationOfChangeWithResponse Apply a notification of change (sandbox)
+//
+// Corrects the source as a bank's notification of change (NOC) imported by `fundsource ach import-returns` would: C01 the account number, C02 the routing number, C03 both, C05 the account type, C06 account number and type, C07 all three. corrected_data must hold exactly the values the code corrects. A new account number is sealed and its claim moves to it (another source holding it: 409 account_in_use); a new routing number brings its bank_name. The old values are kept in the source's history, and funding_source.updated is fired with change_code. A removed source is 404 funding_source_not_found. Sandbox keys only: a production key gets 403 permission_denied.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v2/sandbox/funding-source/{funding_source_id}/notification-of-change (the `SimulateNotificationOfChange` operationId).
+func (c *ClientWithResponses) SimulateNotificationOfChangeWithResponse(ctx context.Context, fundingSourceId string, params *SimulateNotificationOfChangeParams, body SimulateNotificationOfChangeJSONRequestBody, reqEditors ...RequestEditorFn) (*SimulateNotificationOfChangeResponse, error) {
+	rsp, err := c.SimulateNotificationOfChange(ctx, fundingSourceId, params, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseSimulateNotificationOfChangeResponse(rsp)
 }
 
 // SimulatePaymentReturnWithBodyWithResponse Return a payment (sandbox)
@@ -14072,6 +14605,62 @@ func ParseRemoveFundingSourceResponse(rsp *http.Response) (*RemoveFundingSourceR
 		response.Headers200 = &headers
 	case true:
 		var headers RemoveFundingSourceResponseDefaultHeaders
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.HeadersDefault = &headers
+	}
+
+	return response, nil
+}
+
+// ParseGetReturnRatesResponse parses an HTTP response from a GetReturnRatesWithResponse call
+func ParseGetReturnRatesResponse(rsp *http.Response) (*GetReturnRatesResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetReturnRatesResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest ReturnRatesResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSONDefault = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers GetReturnRatesResponse200Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers200 = &headers
+	case true:
+		var headers GetReturnRatesResponseDefaultHeaders
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -15554,6 +16143,62 @@ func ParseSimulateMicroDepositReturnResponse(rsp *http.Response) (*SimulateMicro
 		response.Headers200 = &headers
 	case true:
 		var headers SimulateMicroDepositReturnResponseDefaultHeaders
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.HeadersDefault = &headers
+	}
+
+	return response, nil
+}
+
+// ParseSimulateNotificationOfChangeResponse parses an HTTP response from a SimulateNotificationOfChangeWithResponse call
+func ParseSimulateNotificationOfChangeResponse(rsp *http.Response) (*SimulateNotificationOfChangeResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &SimulateNotificationOfChangeResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest FundingSourceResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSONDefault = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers SimulateNotificationOfChangeResponse200Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers200 = &headers
+	case true:
+		var headers SimulateNotificationOfChangeResponseDefaultHeaders
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {

@@ -127,9 +127,16 @@ func TestRoundTrips(t *testing.T) {
 	}
 	th.WantOK(t, measure("credit with an Idempotency-Key", 5, pay("pay-", th.PaymentBody(id, `"1.00"`, "credit"))))
 	th.WantOK(t, measure("credit without one", 1, pay("", th.PaymentBody(id, `"1.00"`, "credit"))))
-	// A debit with its authorization: BEGIN, the source under a share
-	// lock, the mandate, its mandate.created event, the payment, COMMIT.
-	th.WantOK(t, measure("debit with an authorization", 6, pay("", th.DebitBody(id, `"1.00"`))))
+	// A debit, like a credit, is one statement: with its authorization,
+	// the source under a share lock, the mandate with its mandate.created
+	// event and delivery, and the payment; under a named (here a
+	// subscription's recurring) mandate, the mandate locked instead.
+	th.WantOK(t, measure("debit with an authorization", 1, pay("", th.DebitBody(id, `"1.00"`))))
+	sub := th.WantOK(t, h.Post("/v2/subscriptions", key, `{"funding_source_id":"`+id+`","amount":"2.00","interval":"monthly","start_date":"2026-12-01","authorization":`+th.Authorization+`}`))
+	named := `{"funding_source_id":"` + id + `","amount":"1.00","direction":"debit","mandate_id":"` + sub["mandate_id"].(string) + `"}`
+	if got := th.WantOK(t, measure("debit under a mandate_id", 1, pay("", named))); got["mandate_id"] != sub["mandate_id"] {
+		t.Errorf("debit under a mandate_id: %v", got)
+	}
 	page := measure("hosted page", 1, func() th.Req {
 		return th.Req{Method: http.MethodGet, Path: "/bank-account/" + m.Sandbox.PublicKey + "/" + user + "/" + id + "?successUrl=http%3A%2F%2F127.0.0.1%2Fdone",
 			Header: map[string]string{"Accept": "text/html"}}

@@ -1,0 +1,200 @@
+package funding
+
+import (
+	"context"
+	"time"
+
+	"github.com/fundsource/fundsource/internal/core/errs"
+	"github.com/fundsource/fundsource/internal/core/event"
+	"github.com/fundsource/fundsource/internal/core/ids"
+	"github.com/fundsource/fundsource/internal/core/tenant"
+)
+
+// Notifications of change (NOC): the receiving bank posted an entry but
+// says a detail of the account was wrong, and sends the right one. The
+// originator must apply it before its next entry to the account, so a
+// change corrects the source in place: a new account number is sealed and
+// fingerprinted as at creation (its claim moves to the new number), the
+// routing number brings its bank name from the routing directory, and the
+// replaced values are kept, the old number still sealed, in the source's
+// history of changes.
+
+// The change codes a source takes: what each one corrects.
+const (
+	ChangeAccount        = "C01" // account number
+	ChangeRouting        = "C02" // routing number
+	ChangeRoutingAccount = "C03" // routing and account numbers
+	ChangeType           = "C05" // account type (the transaction code)
+	ChangeAccountType    = "C06" // account number and type
+	ChangeAll            = "C07" // routing number, account number and type
+)
+
+// changeFields says which corrected values each change code carries:
+// routing number, account number, account type.
+var changeFields = map[string][3]bool{
+	ChangeAccount:        {false, true, false},
+	ChangeRouting:        {true, false, false},
+	ChangeRoutingAccount: {true, true, false},
+	ChangeType:           {false, false, true},
+	ChangeAccountType:    {false, true, true},
+	ChangeAll:            {true, true, true},
+}
+
+// ChangeCodes are the change codes a source takes, in order.
+var ChangeCodes = []string{ChangeAccount, ChangeRouting, ChangeRoutingAccount, ChangeType, ChangeAccountType, ChangeAll}
+
+const changePrefix = "fsc_"
+
+// Correction is a notification of change: its code, the corrected values
+// the code carries, and the entry it is about (OriginalTrace, "" for a
+// sandbox simulation).
+type Correction struct {
+	ChangeCode    string `json:"change_code"`
+	OriginalTrace string `json:"-"`
+	CorrectedData `json:"corrected_data"`
+}
+
+// CorrectedData are a correction's new values; a change code requires
+// the ones it corrects and refuses the others.
+type CorrectedData struct {
+	RoutingNumber string `json:"routing_number,omitempty"`
+	AccountNumber string `json:"account_number,omitempty"`
+	AccountType   string `json:"account_type,omitempty"` // checking or savings
+}
+
+// Change is a source's change as stored: the source as it was before.
+type Change struct {
+	ID            string
+	ChangeCode    string
+	OriginalTrace *string
+	Old           Source
+	CreatedAt     time.Time
+}
+
+// check validates c against its change code.
+func (s *Service) check(env tenant.Environment, c Correction) (bankName *string, err error) {
+	f, ok := changeFields[c.ChangeCode]
+	if !ok {
+		return nil, errs.Invalid("change_code", "change_code must be one of C01, C02, C03, C05, C06, C07.")
+	}
+	given := [3]bool{c.RoutingNumber != "", c.AccountNumber != "", c.AccountType != ""}
+	names := [3]string{"routing_number", "account_number", "account_type"}
+	for i := range f {
+		if f[i] != given[i] {
+			verb := "requires"
+			if given[i] {
+				verb = "takes no"
+			}
+			return nil, errs.Invalid("corrected_data."+names[i], c.ChangeCode+" "+verb+" corrected_data."+names[i]+".")
+		}
+	}
+	if f[0] {
+		name, err := s.banks.Check(c.RoutingNumber)
+		if err != nil {
+			return nil, withParam(err, "corrected_data.routing_number")
+		}
+		if env.Live() && s.banks.SandboxOnly(c.RoutingNumber) {
+			return nil, &errs.Error{Code: errs.InvalidRoutingNumber, Param: "corrected_data.routing_number",
+				Message: "routing_number is a sandbox test number; production needs a real bank's routing number"}
+		}
+		if name != "" {
+			bankName = &name
+		}
+	}
+	if f[1] {
+		if err := CheckAccountNumber(c.AccountNumber); err != nil {
+			return nil, withParam(err, "corrected_data.account_number")
+		}
+	}
+	if f[2] && c.AccountType != Checking && c.AccountType != Savings {
+		return nil, &errs.Error{Code: errs.InvalidAccountType, Param: "corrected_data.account_type",
+			Message: `account_type must be "checking" or "savings"`}
+	}
+	return bankName, nil
+}
+
+func withParam(err error, param string) error {
+	if e, ok := errs.As(err); ok {
+		c := *e
+		c.Param = param
+		return &c
+	}
+	return err
+}
+
+// ApplyChangeTx applies a notification of change to a source in the
+// caller's transaction tx (see the comment at the top of the file) and
+// fires funding_source.updated with change_code. It reports false, having
+// changed nothing, when the same entry's change was applied already or the
+// source is removed. A corrected account number held by another source is
+// account_in_use.
+func (s *Service) ApplyChangeTx(ctx context.Context, tx Store, scope tenant.Scope, id string, c Correction) (bool, error) {
+	bankName, err := s.check(scope.Env, c)
+	if err != nil {
+		return false, err
+	}
+	src, err := tx.SourceForUpdate(ctx, scope, id)
+	if errs.Is(err, errs.NotFound) {
+		return false, sourceNotFound()
+	}
+	if err != nil || src.Removed {
+		return false, err
+	}
+	now := s.now().UTC()
+	ch := Change{ID: ids.New(changePrefix), ChangeCode: c.ChangeCode, Old: src, CreatedAt: now}
+	if c.OriginalTrace != "" {
+		ch.OriginalTrace = &c.OriginalTrace
+	}
+	if inserted, err := tx.InsertChange(ctx, ch); err != nil || !inserted {
+		return false, err
+	}
+	if c.RoutingNumber != "" {
+		src.RoutingNumber, src.BankName = c.RoutingNumber, bankName
+		if bankName == nil {
+			src.BankName = ch.Old.BankName
+		}
+	}
+	if c.AccountType != "" {
+		src.AccountType = c.AccountType
+	}
+	if n := c.AccountNumber; n != "" {
+		fp := s.vault.Fingerprint(fingerprintLabel, n)
+		if err := tx.MoveAccount(ctx, src, fp, now); err != nil {
+			return false, err
+		}
+		src.Fingerprint, src.LastFour = fp, n[len(n)-4:]
+		src.Account.KeyID, src.Account.Data = s.vault.Seal([]byte(n), []byte(src.ID))
+	}
+	if err := tx.CorrectSource(ctx, src); err != nil {
+		return false, err
+	}
+	data := struct {
+		Source
+		Status     Status `json:"status"`
+		ChangeCode string `json:"change_code"`
+	}{src, src.Status, c.ChangeCode}
+	return true, tx.RecordEvent(ctx, event.New(scope, event.FundingSourceUpdated, data, now))
+}
+
+// SimulateChange applies a notification of change to a sandbox source
+// (POST /v2/sandbox/funding-source/{id}/notification-of-change) as an
+// imported one would be, and returns the corrected source.
+func (s *Service) SimulateChange(ctx context.Context, scope tenant.Scope, id string, c Correction) (Source, error) {
+	if err := tenant.SandboxOnly(scope); err != nil {
+		return Source{}, err
+	}
+	c.OriginalTrace = ""
+	var out Source
+	err := s.store.WithTx(ctx, func(tx Store) error {
+		src, err := s.liveSource(ctx, tx, scope, id)
+		if err != nil {
+			return err
+		}
+		if _, err := s.ApplyChangeTx(ctx, tx, scope, src.ID, c); err != nil {
+			return err
+		}
+		out, err = tx.Source(ctx, scope, id)
+		return err
+	})
+	return out, err
+}

@@ -1,0 +1,60 @@
+package payment
+
+import (
+	"context"
+	"time"
+
+	"github.com/fundsource/fundsource/internal/core/achcode"
+	"github.com/fundsource/fundsource/internal/core/tenant"
+)
+
+// ReturnCounts are an environment's debits created since a time (those
+// canceled before they went out left aside) and how many of them were
+// returned: with an unauthorized code, an administrative code, or any.
+type ReturnCounts struct {
+	Debits, Unauthorized, Administrative, Returns int
+}
+
+// Rate is one return rate against NACHA's threshold for it.
+type Rate struct {
+	Rate      float64 `json:"rate"`
+	Returns   int     `json:"returns"`
+	Debits    int     `json:"debits"`
+	Threshold float64 `json:"threshold"`
+}
+
+// Warning says the rate has reached half its threshold.
+func (r Rate) Warning() bool { return r.Rate >= r.Threshold/2 }
+
+// Exceeded says the rate is above its threshold.
+func (r Rate) Exceeded() bool { return r.Rate > r.Threshold }
+
+// ReturnRates are an environment's debit return rates over the window.
+type ReturnRates struct {
+	WindowDays     int  `json:"window_days"`
+	Unauthorized   Rate `json:"unauthorized"`
+	Administrative Rate `json:"administrative"`
+	Overall        Rate `json:"overall"`
+}
+
+// ReturnRates computes the environment's return rates over the last
+// achcode.RateWindowDays days, by the debits created in that window.
+func (s *Service) ReturnRates(ctx context.Context, scope tenant.Scope) (ReturnRates, error) {
+	since := s.now().UTC().Add(-achcode.RateWindowDays * 24 * time.Hour)
+	c, err := s.store.ReturnCounts(ctx, scope, since, achcode.UnauthorizedCodes, achcode.AdministrativeCodes)
+	if err != nil {
+		return ReturnRates{}, err
+	}
+	rate := func(returns int, threshold float64) Rate {
+		r := Rate{Returns: returns, Debits: c.Debits, Threshold: threshold}
+		if c.Debits > 0 {
+			r.Rate = float64(returns) / float64(c.Debits)
+		}
+		return r
+	}
+	return ReturnRates{WindowDays: achcode.RateWindowDays,
+		Unauthorized:   rate(c.Unauthorized, achcode.UnauthorizedThreshold),
+		Administrative: rate(c.Administrative, achcode.AdministrativeThreshold),
+		Overall:        rate(c.Returns, achcode.OverallThreshold),
+	}, nil
+}

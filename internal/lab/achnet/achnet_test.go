@@ -193,11 +193,12 @@ func TestRunAnswersOnTheBankingDaysAndNeverTwice(t *testing.T) {
 	if err := os.MkdirAll(outbox, 0o700); err != nil {
 		t.Fatal(err)
 	}
-	// Effective Tuesday 2026-11-03. Deposits: a C01 account (two credits,
-	// one NOC) and an R07 account (a credit: R07 is for debits, accepted);
+	// Effective Tuesday 2026-11-03. Deposits, two credits each: to a C01
+	// account (one NOC for both) and to an R07 account (R07 is for
+	// debits: accepted);
 	// WEB debits: R07, a late R10, an R29 (consumer: accepted), a clean
 	// one; a CCD debit to an R29 account.
-	data := outboxFile(t, "261103", []string{"5559101", "5550007"}, []string{"7770007", "7771010", "7770029", "7776789"}, []string{"8880029"})
+	data := outboxFile(t, "261103", []string{"5559101", "5559101", "5550007", "5550007"}, []string{"7770007", "7771010", "7770029", "7776789"}, []string{"8880029"})
 	if err := os.WriteFile(filepath.Join(outbox, "fundsource-20261102-a.ach"), data, 0o600); err != nil {
 		t.Fatal(err)
 	}
@@ -206,7 +207,7 @@ func TestRunAnswersOnTheBankingDaysAndNeverTwice(t *testing.T) {
 	if !strings.Contains(out, "0 settled, 0 returns") || !strings.Contains(out, "4 answer(s) pending, the next on 2026-11-05") {
 		t.Errorf("before settlement:\n%s", out)
 	}
-	if out := run(t, outbox, inbox, "2026-11-03"); !strings.Contains(out, "7 entries; 7 settled, 0 returns") {
+	if out := run(t, outbox, inbox, "2026-11-03"); !strings.Contains(out, "9 entries; 9 settled, 0 returns") {
 		t.Errorf("settlement day:\n%s", out)
 	}
 	out = run(t, outbox, inbox, "2026-11-05")

@@ -43,7 +43,7 @@ type Summary struct {
 	Pending    int      `json:"pending"`   // answers not yet due
 	NextDue    string   `json:"next_due,omitempty"`
 	Written    []string `json:"written"` // inbox files written at this step
-	Answers    []string `json:"answers"` // one line per answer written: code, trace, account's last four
+	Answers    []string `json:"answers"` // one line per answer written: code, class, trace, the account's last four
 }
 
 // state is the network's memory, so that a file read again, or a step
@@ -129,6 +129,10 @@ func (n *Network) Step(date calendar.Date) (Summary, error) {
 					continue // not a posting entry, or the ODFI's own account (the offset)
 				}
 				sum.Entries++
+				// Decided before the state is consulted: which entry of a
+				// file carries an account's notification does not change
+				// from run to run.
+				a, when, ok := n.answerFor(ed, bh, debit, settles, noticed)
 				es := st.Entries[ed.TraceNumber]
 				if es.Answer != "" {
 					continue
@@ -138,7 +142,6 @@ func (n *Network) Step(date calendar.Date) (Summary, error) {
 					st.Entries[ed.TraceNumber] = es
 					sum.Settled++
 				}
-				a, when, ok := n.answerFor(ed, bh, debit, settles, noticed)
 				if !ok {
 					continue
 				}
@@ -297,9 +300,9 @@ func (n *Network) write(st *state, date calendar.Date, due []answer, sum *Summar
 				sum.Returns++
 			}
 			acct := strings.TrimSpace(a.entry.DFIAccountNumber)
-			sum.Answers = append(sum.Answers, fmt.Sprintf("%s %s %s entry %s to account ending %s, %d.%02d",
-				a.code, a.batch.StandardEntryClassCode, direction(a.entry.TransactionCode), a.entry.TraceNumber, acct[max(0, len(acct)-4):],
-				a.entry.Amount/100, a.entry.Amount%100))
+			// No amount: a micro-deposit's would verify the source.
+			sum.Answers = append(sum.Answers, fmt.Sprintf("%s %s %s entry %s to the account ending %s",
+				a.code, a.batch.StandardEntryClassCode, direction(a.entry.TransactionCode), a.entry.TraceNumber, acct[max(0, len(acct)-4):]))
 		}
 	}
 	return nil

@@ -38,10 +38,10 @@ Usage:
         account number with return and NOC files for 'fundsource ach
         import-returns' (fundsource-lab achnet --help)
 
-bench and chaos run the fundsource binary beside this one (or --server) as the server,
-on a durable private PostgreSQL in a temporary folder. (The bench also runs
-'fundsource-lab bare', the least server that answers a GET or a creation,
-as a floor.)
+bench and chaos run the fundsource binary beside this one (or --server) as
+the server, on a durable private PostgreSQL in a temporary folder. (The bench
+also runs 'fundsource-lab bare', the least server that answers a GET or a
+creation, as a floor.)
 `
 
 func main() {

@@ -310,3 +310,31 @@ func TestRunRefusesBadArguments(t *testing.T) {
 		}
 	}
 }
+
+func TestRunTakesARulesFileAndRejectsABadOutboxFile(t *testing.T) {
+	dir := t.TempDir()
+	outbox, inbox := filepath.Join(dir, "outbox"), filepath.Join(dir, "inbox")
+	if err := os.MkdirAll(outbox, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	data := outboxFile(t, "261103", nil, []string{"7776789", "7770007"}, nil)
+	if err := os.WriteFile(filepath.Join(outbox, "a.ach"), data, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(outbox, "b.ach"), []byte("101 not a NACHA file\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	rules := filepath.Join(dir, "rules.json")
+	if err := os.WriteFile(rules, []byte(`{"rules":[{"account":"7776789","answer":"R01","after_banking_days":0}]}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	out := run(t, outbox, inbox, "2026-11-03", "--rules", rules)
+	if !strings.Contains(out, "1 outbox file(s)") || !strings.Contains(out, "rejected b.ach") || !strings.Contains(out, "1 returns") {
+		t.Errorf("with a rules file:\n%s", out)
+	}
+	files := answers(t, inbox, "2026-11-03")
+	if len(files) != 1 || len(files[0].Batches) != 1 || len(files[0].Batches[0].GetEntries()) != 1 ||
+		files[0].Batches[0].GetEntries()[0].Addenda99.ReturnCode != "R01" {
+		t.Errorf("answers with the rules file (the 0007 account is accepted): %v", files)
+	}
+}

@@ -101,12 +101,13 @@ func (n *network) traceOf(t *testing.T, cents int) string {
 	return e.TraceNumber
 }
 
-// TestACHNetworkReturnsBlockTheSource: a consumer's WEB debit to an R07
-// account and a business's CCD debit to an R29 account come back two
-// banking days after settlement; the import blocks both sources, so the
-// next debit is 403 funding_source_blocked; the network answers nothing
-// twice.
-func TestACHNetworkReturnsBlockTheSource(t *testing.T) {
+// TestACHNetworkReturnsRemoveOrBlockTheSource: micro-deposits to an R03
+// account come back a banking day after settlement and remove the
+// source; a consumer's WEB debit to an R07 account and a business's CCD
+// debit to an R29 account come back two banking days after it, and the
+// import blocks both sources, so the next debit is 403
+// funding_source_blocked; the network answers nothing twice.
+func TestACHNetworkReturnsRemoveOrBlockTheSource(t *testing.T) {
 	t.Parallel()
 	n := newNetwork(t)
 	h := n.h
@@ -115,19 +116,30 @@ func TestACHNetworkReturnsBlockTheSource(t *testing.T) {
 	business := th.WantOK(t, h.Post("/v2/customers", n.key,
 		`{"first_name":"Bea","last_name":"Baker","email":"bea@example.com","business_name":"Bea's Bakery LLC"}`))["user_id"].(string)
 	corporate := th.WantOK(t, h.Post("/v2/on-demand/funding-source", n.key, th.SourceBody(business, "021000021", "000555550029")))["funding_source_id"].(string)
+	closed := th.WantOK(t, h.Post("/v2/funding-source", n.key, th.SourceBody(consumer, "026009593", "000123450003")))["funding_source_id"].(string)
+	th.WantOK(t, h.Initiate(n.key, closed))
 	webDebit := th.WantOK(t, h.Post("/v2/payments", n.key, th.DebitBody(revoked, `"25.00"`)))["payment_id"].(string)
 	ccdDebit := th.WantOK(t, h.Post("/v2/payments", n.key, th.DebitBody(corporate, `"41.00"`)))["payment_id"].(string)
 	n.originate(t)
 	webTrace, ccdTrace := n.traceOf(t, 2500), n.traceOf(t, 4100)
 
 	// Effective Tuesday 2026-11-03: the returns are due Thursday.
-	if sum, _ := n.step(t, "2026-11-02"); len(sum.Written) != 0 || sum.Pending != 2 || sum.NextDue != "2026-11-05" {
+	if sum, _ := n.step(t, "2026-11-02"); len(sum.Written) != 0 || sum.Pending != 4 || sum.NextDue != "2026-11-04" {
 		t.Fatalf("achnet on the origination day = %+v", sum)
 	}
-	if sum, _ := n.step(t, "2026-11-04"); len(sum.Written) != 0 || sum.Settled != 2 {
-		t.Fatalf("achnet a day after settlement = %+v", sum)
+	// Both credits of the verification come back; the second changes nothing more.
+	sum, res := n.step(t, "2026-11-04")
+	if len(sum.Written) != 1 || sum.Settled != 4 || sum.Returns != 2 || res.Applied != 2 || sum.Pending != 2 {
+		t.Fatalf("achnet a banking day after settlement = %+v; import %+v", sum, res)
 	}
-	sum, res := n.step(t, "2026-11-05")
+	s := th.WantOK(t, h.Get("/v2/funding-source/"+closed, n.key))
+	if v := s["verification"].(map[string]any); v["status"] != "failed" || v["return_code"] != "R03" || s["removed_reason"] != "return_R03" {
+		t.Errorf("source after an R03 = %s", th.MustJSON(s))
+	}
+	if ev := h.Events("funding_source.verification_failed"); len(ev) != 1 {
+		t.Errorf("verification_failed events = %d, want 1", len(ev))
+	}
+	sum, res = n.step(t, "2026-11-05")
 	if len(sum.Written) != 1 || sum.Returns != 2 || res.Returns != 2 || res.Applied != 2 || len(res.Unknown) != 0 {
 		t.Fatalf("achnet two banking days after settlement = %+v; import %+v", sum, res)
 	}

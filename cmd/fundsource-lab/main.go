@@ -1,7 +1,8 @@
 // Command fundsource-lab holds the tools that measure and break the
 // service: the load bench (`make bench`) and the resilience suite (`make
-// chaos`). It runs the fundsource binary beside it as the server under
-// test. Kept apart so that the product's binary links neither.
+// chaos`), which run the fundsource binary beside it as the server under
+// test; and a local ACH network (achnet) for tests and demos. Kept apart
+// so that the product's binary links none of them.
 package main
 
 import (
@@ -13,6 +14,7 @@ import (
 	"syscall"
 
 	"github.com/fundsource/fundsource/internal/config"
+	"github.com/fundsource/fundsource/internal/lab/achnet"
 	"github.com/fundsource/fundsource/internal/lab/bench"
 	"github.com/fundsource/fundsource/internal/lab/chaos"
 	"github.com/fundsource/fundsource/internal/lab/formation"
@@ -31,11 +33,15 @@ Usage:
   fundsource-lab formation [-v]
         a pg_auto_failover monitor and two synchronous nodes on loopback,
         until Ctrl-C; prints the DATABASE_URL to use
+  fundsource-lab achnet --inbox DIR [--outbox DIR] [--rules FILE] [--date D] [--watch 5s]
+        a local ACH network: answers the outbox's entries by rules on the
+        account number with return and NOC files for 'fundsource ach
+        import-returns' (fundsource-lab achnet --help)
 
-Both run the fundsource binary beside this one (or --server) as the server,
-on a durable private PostgreSQL in a temporary folder. (The bench also runs
-'fundsource-lab bare', the least server that answers a GET or a creation,
-as a floor.)
+bench and chaos run the fundsource binary beside this one (or --server) as
+the server, on a durable private PostgreSQL in a temporary folder. (The bench
+also runs 'fundsource-lab bare', the least server that answers a GET or a
+creation, as a floor.)
 `
 
 func main() {
@@ -65,6 +71,8 @@ func run(ctx context.Context, args []string, stdio rig.IO) error {
 		return chaos.Run(ctx, args[1:], stdio)
 	case "formation":
 		return formation.Run(ctx, args[1:], stdio)
+	case "achnet":
+		return achnet.Run(ctx, args[1:], stdio)
 	case "bare":
 		config.TuneGC() // as the server's
 		return bench.ServeBare(ctx, args[1:], stdio)

@@ -1,7 +1,8 @@
 // Package e2e_test holds the flows that cross packages: the webhook
-// dispatcher's leases and deliveries, ACH origination and returns, the
-// receiver's view of the events, and the round trips one request costs,
-// all through the real engine on a real PostgreSQL.
+// dispatcher's leases and deliveries, ACH origination and returns (also
+// against the local ACH network of internal/lab/achnet), the receiver's
+// view of the events, and the round trips one request costs, all through
+// the real engine on a real PostgreSQL.
 package e2e_test
 
 import (

@@ -1,0 +1,340 @@
+package achnet
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	nacha "github.com/moov-io/ach"
+
+	"github.com/fundsource/fundsource/internal/lab/rig"
+)
+
+func day(s string) time.Time {
+	d, err := time.Parse(dateLayout, s)
+	if err != nil {
+		panic(err)
+	}
+	return d
+}
+
+func TestSandboxRulesAreValid(t *testing.T) {
+	if err := Sandbox.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	for account, want := range map[string]string{"000000007": "R07", "12341010": "R10", "559101": "C01", "6789": "", "0070": ""} {
+		r, ok := Sandbox.Match(account)
+		if got := r.Answer; ok != (want != "") || ok && got != want {
+			t.Errorf("Match(%s) = %q %v, want %q", account, got, ok, want)
+		}
+	}
+}
+
+func TestRulesRefuseWhatNoBankSends(t *testing.T) {
+	for _, tc := range []struct {
+		rule Rule
+		want string
+	}{
+		{Rule{AccountSuffix: "1", Answer: "R03", AfterBankingDays: 3}, "within 2 banking days"},
+		{Rule{AccountSuffix: "1", Answer: "R10", AfterBankingDays: 41}, "60 calendar days"},
+		{Rule{AccountSuffix: "1", Answer: "C01"}, "corrected.account_number"},
+		{Rule{AccountSuffix: "1", Answer: "C02", Corrected: Corrected{RoutingNumber: "12"}}, "9 digits"},
+		{Rule{AccountSuffix: "1", Answer: "C01", Corrected: Corrected{AccountSuffix: "2", AccountType: "savings"}}, "C05, C06 and C07"},
+		{Rule{AccountSuffix: "1", Answer: "X99"}, "not a return code"},
+		{Rule{Account: "1", AccountSuffix: "1", Answer: "R01"}, "exactly one"},
+		{Rule{AccountSuffix: "1", Answer: "C03", AfterBankingDays: 5, Corrected: Corrected{RoutingNumber: "021000021", AccountNumber: "5"}}, "within 2 banking days"},
+	} {
+		if err := (Rules{tc.rule}).Validate(); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("Validate(%+v) = %v, want %q", tc.rule, err, tc.want)
+		}
+	}
+	if err := (Rules{{AccountSuffix: "1", Answer: "R10", AfterBankingDays: 40}, {Account: "2", Answer: Accept}}).Validate(); err != nil {
+		t.Errorf("a 40-day R10 and an accept: %v", err)
+	}
+}
+
+func TestAppliesKeepsCodesToTheirEntries(t *testing.T) {
+	for _, tc := range []struct {
+		code, sec string
+		debit     bool
+		want      bool
+	}{
+		{"R07", "WEB", true, true}, {"R07", "WEB", false, false}, {"R07", "CCD", true, false},
+		{"R29", "CCD", true, true}, {"R29", "WEB", true, false}, {"R01", "PPD", false, false},
+		{"R03", "PPD", false, true}, {"R02", "CCD", true, true}, {"C01", "PPD", false, true},
+	} {
+		if got := Applies(tc.code, tc.sec, tc.debit); got != tc.want {
+			t.Errorf("Applies(%s, %s, debit %v) = %v", tc.code, tc.sec, tc.debit, got)
+		}
+	}
+}
+
+func TestDueFollowsTheBankingCalendar(t *testing.T) {
+	for _, tc := range []struct {
+		code, settled string
+		days          int
+		want          string
+	}{
+		{"R03", "2026-11-10", 1, "2026-11-12"},  // over Veterans Day
+		{"R07", "2026-11-06", 2, "2026-11-10"},  // over a weekend
+		{"R01", "2026-11-07", 0, "2026-11-09"},  // settled on a Saturday: Monday
+		{"R10", "2026-11-03", 10, "2026-11-18"}, // late, over Veterans Day
+		// 40 banking days from November 20 pass the 60 calendar days
+		// (Thanksgiving, Christmas, New Year's Day): the last banking day within.
+		{"R10", "2026-11-20", 40, "2027-01-19"},
+	} {
+		if got := Due(tc.code, day(tc.settled), tc.days).Format(dateLayout); got != tc.want {
+			t.Errorf("Due(%s, %s, %d) = %s, want %s", tc.code, tc.settled, tc.days, got, tc.want)
+		}
+	}
+}
+
+// outboxFile builds a file as the originator writes one, created on
+// created with the entries effective the next banking day: a micro-deposit
+// batch (two credits and the on-us offset), a WEB debit batch and a CCD
+// debit batch.
+func outboxFile(t *testing.T, effective string, deposits, web, ccd []string) []byte {
+	t.Helper()
+	fh := nacha.NewFileHeader()
+	fh.ImmediateDestination, fh.ImmediateOrigin = "231380104", "121042882"
+	fh.FileCreationDate, fh.FileCreationTime = "261102", "1004"
+	fh.ImmediateDestinationName, fh.ImmediateOriginName = "FEDERAL RESERVE BANK", "FUNDSOURCE BANK"
+	file := nacha.NewFile()
+	file.SetHeader(fh)
+	seq := 0
+	batch := func(sec, description string, class int, accounts []string, code int, offset bool) {
+		if len(accounts) == 0 {
+			return
+		}
+		bh := nacha.NewBatchHeader()
+		bh.ServiceClassCode, bh.StandardEntryClassCode, bh.CompanyEntryDescription = class, sec, description
+		bh.CompanyName, bh.CompanyIdentification = "FUNDSOURCE", "1234567890"
+		bh.EffectiveEntryDate, bh.ODFIIdentification = effective, "12104288"
+		b, err := nacha.NewBatch(bh)
+		if err != nil {
+			t.Fatal(err)
+		}
+		total := 0
+		for _, a := range accounts {
+			e := nacha.NewEntryDetail()
+			e.TransactionCode = code
+			e.SetRDFI("026009593")
+			e.DFIAccountNumber, e.Amount, e.IndividualName, e.IdentificationNumber = a, 1200, "ADA LOVELACE", "PAY"+a
+			if sec == "WEB" {
+				e.SetPaymentType("S")
+			}
+			seq++
+			e.SetTraceNumber("12104288", seq)
+			total += e.Amount
+			b.AddEntry(e)
+		}
+		if offset {
+			e := nacha.NewEntryDetail()
+			e.TransactionCode = nacha.CheckingDebit
+			e.SetRDFI("121042882")
+			e.DFIAccountNumber, e.Amount, e.IndividualName, e.IdentificationNumber = "0001", total, "FUNDSOURCE", "OFFSET"
+			seq++
+			e.SetTraceNumber("12104288", seq)
+			b.AddEntry(e)
+		}
+		if err := b.Create(); err != nil {
+			t.Fatal(err)
+		}
+		file.AddBatch(b)
+	}
+	batch("PPD", "ACCTVERIFY", nacha.MixedDebitsAndCredits, deposits, nacha.SavingsCredit, true)
+	batch("WEB", "PURCHASE", nacha.DebitsOnly, web, nacha.CheckingDebit, false)
+	batch("CCD", "PAYMENT", nacha.DebitsOnly, ccd, nacha.CheckingDebit, false)
+	if err := file.Create(); err != nil {
+		t.Fatal(err)
+	}
+	var buf bytes.Buffer
+	if err := nacha.NewWriter(&buf).Write(file); err != nil {
+		t.Fatal(err)
+	}
+	return buf.Bytes()
+}
+
+func run(t *testing.T, outbox, inbox, date string, extra ...string) string {
+	t.Helper()
+	var out, errOut bytes.Buffer
+	args := append([]string{"--outbox", outbox, "--inbox", inbox, "--date", date}, extra...)
+	if err := Run(context.Background(), args, rig.IO{Getenv: func(string) string { return "" }, Stdout: &out, Stderr: &errOut}); err != nil {
+		t.Fatalf("achnet %v: %v\n%s", args, err, errOut.String())
+	}
+	return out.String()
+}
+
+// answers reads the inbox files written on date.
+func answers(t *testing.T, inbox, date string) []*nacha.File {
+	t.Helper()
+	names, _ := filepath.Glob(filepath.Join(inbox, "achnet-"+strings.ReplaceAll(date, "-", "")+"-*.ach"))
+	var out []*nacha.File
+	for _, n := range names {
+		f, err := nacha.ReadFile(n)
+		if err != nil {
+			t.Fatalf("%s: %v", n, err)
+		}
+		if err := f.Validate(); err != nil {
+			t.Fatalf("%s does not validate: %v", n, err)
+		}
+		out = append(out, f)
+	}
+	return out
+}
+
+func TestRunAnswersOnTheBankingDaysAndNeverTwice(t *testing.T) {
+	dir := t.TempDir()
+	outbox, inbox := filepath.Join(dir, "outbox"), filepath.Join(dir, "inbox")
+	if err := os.MkdirAll(outbox, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	// Effective Tuesday 2026-11-03. Deposits, two credits each: to a C01
+	// account (one NOC for both) and to an R07 account (R07 is for
+	// debits: accepted);
+	// WEB debits: R07, a late R10, an R29 (consumer: accepted), a clean
+	// one; a CCD debit to an R29 account.
+	data := outboxFile(t, "261103", []string{"5559101", "5559101", "5550007", "5550007"}, []string{"7770007", "7771010", "7770029", "7776789"}, []string{"8880029"})
+	if err := os.WriteFile(filepath.Join(outbox, "fundsource-20261102-a.ach"), data, 0o600); err != nil {
+		t.Fatal(err)
+	}
+
+	out := run(t, outbox, inbox, "2026-11-02")
+	if !strings.Contains(out, "0 settled, 0 returns") || !strings.Contains(out, "4 answer(s) pending, the next on 2026-11-05") {
+		t.Errorf("before settlement:\n%s", out)
+	}
+	if out := run(t, outbox, inbox, "2026-11-03"); !strings.Contains(out, "9 entries; 9 settled, 0 returns") {
+		t.Errorf("settlement day:\n%s", out)
+	}
+	out = run(t, outbox, inbox, "2026-11-05")
+	if !strings.Contains(out, "0 settled, 2 returns, 1 notifications of change") {
+		t.Errorf("two banking days later:\n%s", out)
+	}
+	if strings.Contains(out, "5559101") || strings.Contains(out, "7770007") {
+		t.Errorf("the output shows a full account number:\n%s", out)
+	}
+	files := answers(t, inbox, "2026-11-05")
+	if len(files) != 1 {
+		t.Fatalf("inbox files on 2026-11-05: %d", len(files))
+	}
+	f := files[0]
+	if f.Header.ImmediateDestination != "121042882" || f.Header.ImmediateOrigin != "231380104" || f.Header.FileCreationDate != "261105" {
+		t.Errorf("file header = %+v", f.Header)
+	}
+	got := map[string]string{}
+	for _, b := range f.Batches {
+		bh := b.GetHeader()
+		if bh.ODFIIdentification != "02600959" || bh.EffectiveEntryDate != "261105" || bh.CompanyName != "FUNDSOURCE" {
+			t.Errorf("batch header = %+v", bh)
+		}
+		for _, e := range b.GetEntries() {
+			acct := strings.TrimSpace(e.DFIAccountNumber)
+			switch {
+			case e.Addenda99 != nil:
+				a := e.Addenda99
+				got[acct] = bh.StandardEntryClassCode + " " + a.ReturnCode
+				if a.OriginalDFI != "02600959" || !strings.HasPrefix(a.OriginalTrace, "12104288") || e.RDFIIdentification+e.CheckDigit != "121042882" ||
+					e.Amount != 1200 || !strings.HasPrefix(e.TraceNumber, "02600959") {
+					t.Errorf("return entry %s / %+v", e.String(), a)
+				}
+			case e.Addenda98 != nil:
+				a := e.Addenda98
+				got[acct] = bh.StandardEntryClassCode + " " + a.ChangeCode + " " + strings.TrimSpace(a.CorrectedData)
+				if e.Amount != 0 || e.TransactionCode != nacha.SavingsReturnNOCCredit || a.OriginalDFI != "02600959" {
+					t.Errorf("NOC entry %s / %+v", e.String(), a)
+				}
+			}
+		}
+	}
+	want := map[string]string{"7770007": "WEB R07", "8880029": "CCD R29", "5559101": "COR C01 5559100"}
+	if len(got) != len(want) {
+		t.Errorf("answers = %v, want %v", got, want)
+	}
+	for k, v := range want {
+		if got[k] != v {
+			t.Errorf("answer for %s = %q, want %q", k, got[k], v)
+		}
+	}
+	// The return of a WEB debit is a 26 in a WEB batch, debit returns only.
+	for _, b := range f.Batches {
+		if b.GetHeader().StandardEntryClassCode == "WEB" && (b.GetHeader().ServiceClassCode != nacha.DebitsOnly || b.GetEntries()[0].TransactionCode != nacha.CheckingReturnNOCDebit) {
+			t.Errorf("WEB return batch = %+v / %s", b.GetHeader(), b.GetEntries()[0].String())
+		}
+	}
+
+	// Again on the same day, and the next: nothing twice.
+	if out := run(t, outbox, inbox, "2026-11-05"); !strings.Contains(out, "0 settled, 0 returns, 0 notifications") || strings.Contains(out, "wrote") {
+		t.Errorf("the same day again:\n%s", out)
+	}
+	// Veterans Day: no banking, nothing sent.
+	if out := run(t, outbox, inbox, "2026-11-11"); !strings.Contains(out, "not a banking day") || strings.Contains(out, "wrote") {
+		t.Errorf("on a holiday:\n%s", out)
+	}
+	// The late R10 comes 10 banking days after settlement, on 2026-11-18.
+	if out := run(t, outbox, inbox, "2026-11-17"); strings.Contains(out, "wrote") || !strings.Contains(out, "the next on 2026-11-18") {
+		t.Errorf("the day before the late return:\n%s", out)
+	}
+	out = run(t, outbox, inbox, "2026-11-20", "--json")
+	if !strings.Contains(out, `"returns":1`) {
+		t.Errorf("after the late return's day:\n%s", out)
+	}
+	late := answers(t, inbox, "2026-11-20")
+	if len(late) != 1 || late[0].Batches[0].GetEntries()[0].Addenda99.ReturnCode != "R10" {
+		t.Errorf("late return files = %v", late)
+	}
+	if names, _ := filepath.Glob(filepath.Join(inbox, "*.ach")); len(names) != 2 {
+		t.Errorf("inbox files = %v", names)
+	}
+}
+
+func TestRunRefusesBadArguments(t *testing.T) {
+	rules := filepath.Join(t.TempDir(), "rules.json")
+	if err := os.WriteFile(rules, []byte(`{"rules":[{"account_suffix":"1","answer":"R03","after_banking_days":5}]}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, args := range [][]string{
+		{"--outbox", "x"},
+		{"--inbox", "x"},
+		{"--outbox", "x", "--inbox", "y", "--date", "11/05/2026"},
+		{"--outbox", "x", "--inbox", "y", "--rules", rules},
+		{"--outbox", "x", "--inbox", "y", "--watch", "1s", "--date", "2026-11-05"},
+	} {
+		var errOut bytes.Buffer
+		err := Run(context.Background(), args, rig.IO{Getenv: func(string) string { return "" }, Stdout: &bytes.Buffer{}, Stderr: &errOut})
+		if err == nil || !strings.Contains(errOut.String(), "Usage:") {
+			t.Errorf("Run(%v) = %v, %q", args, err, errOut.String())
+		}
+	}
+}
+
+func TestRunTakesARulesFileAndRejectsABadOutboxFile(t *testing.T) {
+	dir := t.TempDir()
+	outbox, inbox := filepath.Join(dir, "outbox"), filepath.Join(dir, "inbox")
+	if err := os.MkdirAll(outbox, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	data := outboxFile(t, "261103", nil, []string{"7776789", "7770007"}, nil)
+	if err := os.WriteFile(filepath.Join(outbox, "a.ach"), data, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(outbox, "b.ach"), []byte("101 not a NACHA file\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	rules := filepath.Join(dir, "rules.json")
+	if err := os.WriteFile(rules, []byte(`{"rules":[{"account":"7776789","answer":"R01","after_banking_days":0}]}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	out := run(t, outbox, inbox, "2026-11-03", "--rules", rules)
+	if !strings.Contains(out, "1 outbox file(s)") || !strings.Contains(out, "rejected b.ach") || !strings.Contains(out, "1 returns") {
+		t.Errorf("with a rules file:\n%s", out)
+	}
+	files := answers(t, inbox, "2026-11-03")
+	if len(files) != 1 || len(files[0].Batches) != 1 || len(files[0].Batches[0].GetEntries()) != 1 ||
+		files[0].Batches[0].GetEntries()[0].Addenda99.ReturnCode != "R01" {
+		t.Errorf("answers with the rules file (the 0007 account is accepted): %v", files)
+	}
+}

@@ -1,0 +1,502 @@
+package achnet
+
+import (
+	"bytes"
+	"cmp"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	nacha "github.com/moov-io/ach"
+
+	"github.com/fundsource/fundsource/internal/core/calendar"
+)
+
+// Network is the local ACH network between an originator's outbox and its
+// inbox of returns and notifications of change.
+type Network struct {
+	Outbox string // the files the originator writes
+	Inbox  string // where the answers go
+	State  string // the network's memory (a JSON file)
+	Rules  Rules
+}
+
+// Summary is what one Step did.
+type Summary struct {
+	Date       string   `json:"date"`
+	BankingDay bool     `json:"banking_day"`
+	Files      int      `json:"files"`     // outbox files read
+	NewFiles   int      `json:"new_files"` // of them, seen for the first time
+	Rejected   []string `json:"rejected"`  // outbox files that are not valid NACHA files, with why
+	Entries    int      `json:"entries"`   // entries to other banks in them
+	Settled    int      `json:"settled"`   // entries that settled at this step
+	Returns    int      `json:"returns"`   // returns written at this step
+	Changes    int      `json:"changes"`   // notifications of change written at this step
+	Pending    int      `json:"pending"`   // answers not yet due
+	NextDue    string   `json:"next_due,omitempty"`
+	Written    []string `json:"written"` // inbox files written at this step
+	Answers    []string `json:"answers"` // one line per answer written: code, class, trace, the account's last four
+}
+
+// state is the network's memory, so that a file read again, or a step
+// run again on the same day, answers nothing twice.
+type state struct {
+	Files   map[string]fileState  `json:"files"`   // by outbox file name
+	Entries map[string]entryState `json:"entries"` // by original trace number
+	Serial  int                   `json:"serial"`  // inbox files written
+	Trace   int                   `json:"trace"`   // answers written: their trace sequence
+}
+
+type fileState struct {
+	SHA256  string `json:"sha256"`
+	Read    string `json:"read"`    // the date the network first read it
+	Settles string `json:"settles"` // its settlement date
+}
+
+type entryState struct {
+	Settled  string `json:"settled,omitempty"`  // the settlement date, once passed
+	Answer   string `json:"answer,omitempty"`   // the code sent
+	Answered string `json:"answered,omitempty"` // the date it was sent
+	File     string `json:"file,omitempty"`     // the inbox file that carried it
+}
+
+const dateLayout = "2006-01-02"
+
+// answer is one return or notification of change to send.
+type answer struct {
+	code      string
+	corrected *nacha.CorrectedData
+	entry     *nacha.EntryDetail
+	batch     *nacha.BatchHeader
+	header    nacha.FileHeader
+}
+
+// Step runs the network on date: it reads every outbox file, settles the
+// entries whose settlement date has come, and, on a banking day, writes
+// the answers due by date into one inbox file per originating bank.
+func (n *Network) Step(date calendar.Date) (Summary, error) {
+	sum := Summary{Date: date.Format(dateLayout), BankingDay: calendar.IsBusinessDay(date), Rejected: []string{}, Written: []string{}, Answers: []string{}}
+	st, err := n.load()
+	if err != nil {
+		return sum, err
+	}
+	names, err := filepath.Glob(filepath.Join(n.Outbox, "*.ach"))
+	if err != nil {
+		return sum, err
+	}
+	slices.Sort(names)
+	var due []answer
+	var next calendar.Date
+	for _, path := range names {
+		name := filepath.Base(path)
+		data, err := os.ReadFile(path)
+		if err != nil {
+			return sum, err
+		}
+		file, err := nacha.NewReader(bytes.NewReader(data)).Read()
+		if err == nil {
+			err = file.Validate()
+		}
+		if err != nil {
+			// An ACH operator rejects a file that does not parse, whole.
+			sum.Rejected = append(sum.Rejected, name+": "+err.Error())
+			continue
+		}
+		sum.Files++
+		digest := sha256.Sum256(data)
+		fst, seen := st.Files[name]
+		if !seen || fst.SHA256 != hex.EncodeToString(digest[:]) {
+			fst = fileState{SHA256: hex.EncodeToString(digest[:]), Read: sum.Date, Settles: settlement(&file, date).Format(dateLayout)}
+			st.Files[name] = fst
+			sum.NewFiles++
+		}
+		settles, _ := time.Parse(dateLayout, fst.Settles)
+		odfi := strings.TrimSpace(file.Header.ImmediateOrigin)
+		noticed := map[string]bool{} // accounts given a notification of change from this file
+		for _, b := range file.Batches {
+			bh := b.GetHeader()
+			for _, ed := range b.GetEntries() {
+				debit, ok := originalDirection(ed.TransactionCode)
+				if !ok || ed.RDFIIdentification+ed.CheckDigit == odfi {
+					continue // not a posting entry, or the ODFI's own account (the offset)
+				}
+				sum.Entries++
+				// Decided before the state is consulted: which entry of a
+				// file carries an account's notification does not change
+				// from run to run.
+				a, when, ok := n.answerFor(ed, bh, debit, settles, noticed)
+				es := st.Entries[ed.TraceNumber]
+				if es.Answer != "" {
+					continue
+				}
+				if !date.Before(settles) && es.Settled == "" {
+					es.Settled = fst.Settles
+					st.Entries[ed.TraceNumber] = es
+					sum.Settled++
+				}
+				if !ok {
+					continue
+				}
+				if when.After(date) || !sum.BankingDay {
+					sum.Pending++
+					if when.Before(date) {
+						when = date // due, on the next banking day
+					}
+					if next.IsZero() || when.Before(next) {
+						next = when
+					}
+					continue
+				}
+				a.header = file.Header
+				due = append(due, a)
+			}
+		}
+	}
+	if !next.IsZero() {
+		sum.NextDue = BankingDayOnOrAfter(next).Format(dateLayout)
+	}
+	if err := n.write(&st, date, due, &sum); err != nil {
+		return sum, err
+	}
+	return sum, n.save(st)
+}
+
+// answerFor is the answer the rules give entry ed and the day it is due;
+// false when the entry is accepted.
+func (n *Network) answerFor(ed *nacha.EntryDetail, bh *nacha.BatchHeader, debit bool, settles calendar.Date, noticed map[string]bool) (answer, calendar.Date, bool) {
+	account := strings.TrimSpace(ed.DFIAccountNumber)
+	r, ok := n.Rules.Match(account)
+	if !ok || r.Answer == Accept {
+		return answer{}, time.Time{}, false
+	}
+	a := answer{code: r.Answer, entry: ed, batch: bh}
+	if isReturn(r.Answer) {
+		if !Applies(r.Answer, bh.StandardEntryClassCode, debit) {
+			return answer{}, time.Time{}, false
+		}
+		return a, Due(r.Answer, settles, r.AfterBankingDays), true
+	}
+	// A notification of change: one per account and file, and none when
+	// the entry already carries the corrected data.
+	routing := ed.RDFIIdentification + ed.CheckDigit
+	key := routing + "/" + account
+	if noticed[key] {
+		return answer{}, time.Time{}, false
+	}
+	c, changed := correct(r, routing, account, ed.TransactionCode)
+	if !changed {
+		return answer{}, time.Time{}, false
+	}
+	noticed[key] = true
+	a.corrected = c
+	return a, Due(r.Answer, settles, r.AfterBankingDays), true
+}
+
+// correct derives the corrected data of rule r's change for an entry to
+// routing/account with transaction code code; false when nothing changes.
+func correct(r Rule, routing, account string, code int) (*nacha.CorrectedData, bool) {
+	what := changeCodes[r.Answer]
+	c := &nacha.CorrectedData{}
+	changed := false
+	if what.routing {
+		c.RoutingNumber = r.Corrected.RoutingNumber
+		changed = changed || c.RoutingNumber != routing
+	}
+	if what.account {
+		c.AccountNumber = r.Corrected.AccountNumber
+		if s := r.Corrected.AccountSuffix; c.AccountNumber == "" {
+			c.AccountNumber = account[:max(0, len(account)-len(s))] + s
+		}
+		changed = changed || c.AccountNumber != account
+	}
+	if what.kind {
+		savings := code/10 == 3
+		switch r.Corrected.AccountType {
+		case "checking":
+			savings = false
+		case "savings":
+			savings = true
+		default:
+			savings = !savings
+		}
+		c.TransactionCode = code%10 + 20
+		if savings {
+			c.TransactionCode = code%10 + 30
+		}
+		changed = changed || c.TransactionCode != code
+	}
+	return c, changed
+}
+
+// originalDirection says whether a transaction code is a live debit or
+// credit to a checking or savings account (22, 27, 32, 37).
+func originalDirection(code int) (debit, ok bool) {
+	switch code {
+	case nacha.CheckingCredit, nacha.SavingsCredit:
+		return false, true
+	case nacha.CheckingDebit, nacha.SavingsDebit:
+		return true, true
+	}
+	return false, false
+}
+
+// settlement is a file's settlement date: its batches' effective date, or
+// the day the network reads it when that is later, on a banking day.
+func settlement(f *nacha.File, read calendar.Date) calendar.Date {
+	d := read
+	for _, b := range f.Batches {
+		if e, err := time.Parse("060102", b.GetHeader().EffectiveEntryDate); err == nil && e.After(d) {
+			d = e
+		}
+	}
+	return BankingDayOnOrAfter(d)
+}
+
+// groupKey puts answers into one batch: as the receiving bank returns
+// them, by its routing number and the original batch's company and class.
+type groupKey struct {
+	change                                  bool
+	rdfi, sec, company, companyID, describe string
+}
+
+// write puts the answers due into one inbox file per originating bank and
+// records them in st.
+func (n *Network) write(st *state, date calendar.Date, due []answer, sum *Summary) error {
+	byBank := map[string][]answer{}
+	var banks []string
+	for _, a := range due {
+		k := strings.TrimSpace(a.header.ImmediateOrigin)
+		if byBank[k] == nil {
+			banks = append(banks, k)
+		}
+		byBank[k] = append(byBank[k], a)
+	}
+	for _, bank := range banks {
+		answers := byBank[bank]
+		st.Serial++
+		name := fmt.Sprintf("achnet-%s-%03d.ach", date.Format("20060102"), st.Serial)
+		data, err := n.build(st, date, answers)
+		if err != nil {
+			return fmt.Errorf("build %s: %w", name, err)
+		}
+		if err := writeAtomically(n.Inbox, name, data); err != nil {
+			return err
+		}
+		sum.Written = append(sum.Written, filepath.Join(n.Inbox, name))
+		for _, a := range answers {
+			st.Entries[a.entry.TraceNumber] = entryState{Settled: st.Entries[a.entry.TraceNumber].Settled,
+				Answer: a.code, Answered: date.Format(dateLayout), File: name}
+			if a.corrected != nil {
+				sum.Changes++
+			} else {
+				sum.Returns++
+			}
+			acct := strings.TrimSpace(a.entry.DFIAccountNumber)
+			// No amount: a micro-deposit's would verify the source.
+			sum.Answers = append(sum.Answers, fmt.Sprintf("%s %s %s entry %s to the account ending %s",
+				a.code, a.batch.StandardEntryClassCode, direction(a.entry.TransactionCode), a.entry.TraceNumber, acct[max(0, len(acct)-4):]))
+		}
+	}
+	return nil
+}
+
+func direction(code int) string {
+	if debit, _ := originalDirection(code); debit {
+		return "debit"
+	}
+	return "credit"
+}
+
+// build renders the answers of one originating bank as the ACH operator
+// delivers them: a file from the operator to the bank, one batch per
+// receiving bank and original batch, returns in the original class with
+// an Addenda99, notifications of change in COR batches with an Addenda98.
+func (n *Network) build(st *state, date calendar.Date, answers []answer) ([]byte, error) {
+	orig := answers[0].header
+	fh := nacha.NewFileHeader()
+	fh.ImmediateDestination = strings.TrimSpace(orig.ImmediateOrigin)
+	fh.ImmediateOrigin = strings.TrimSpace(orig.ImmediateDestination)
+	fh.ImmediateDestinationName = orig.ImmediateOriginName
+	fh.ImmediateOriginName = orig.ImmediateDestinationName
+	fh.FileCreationDate = date.Format("060102")
+	fh.FileCreationTime = "0600" // the operator's early delivery window
+	fh.FileIDModifier = string("ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"[st.Serial%36])
+	file := nacha.NewFile()
+	file.SetHeader(fh)
+
+	groups := map[groupKey][]answer{}
+	var keys []groupKey
+	for _, a := range answers {
+		k := groupKey{change: a.corrected != nil, rdfi: a.entry.RDFIIdentification, sec: a.batch.StandardEntryClassCode,
+			company: a.batch.CompanyName, companyID: a.batch.CompanyIdentification, describe: a.batch.CompanyEntryDescription}
+		if groups[k] == nil {
+			keys = append(keys, k)
+		}
+		groups[k] = append(groups[k], a)
+	}
+	slices.SortStableFunc(keys, func(a, b groupKey) int {
+		return cmp.Or(cmp.Compare(btoi(a.change), btoi(b.change)), cmp.Compare(a.rdfi, b.rdfi), cmp.Compare(a.sec, b.sec),
+			cmp.Compare(a.company+a.companyID+a.describe, b.company+b.companyID+b.describe))
+	})
+	for i, k := range keys {
+		bh := nacha.NewBatchHeader()
+		bh.CompanyName, bh.CompanyIdentification = k.company, k.companyID
+		bh.StandardEntryClassCode, bh.CompanyEntryDescription = k.sec, k.describe
+		if k.change {
+			bh.StandardEntryClassCode = nacha.COR
+		}
+		bh.EffectiveEntryDate = date.Format("060102")
+		bh.ODFIIdentification = k.rdfi // the receiving bank originates the answer
+		bh.BatchNumber = i + 1
+		var eds []*nacha.EntryDetail
+		for _, a := range groups[k] {
+			st.Trace++
+			eds = append(eds, answerEntry(a, k.rdfi, st.Trace))
+		}
+		bh.ServiceClassCode = serviceClass(eds)
+		batch, err := nacha.NewBatch(bh)
+		if err != nil {
+			return nil, err
+		}
+		for _, ed := range eds {
+			batch.AddEntry(ed)
+		}
+		if err := batch.Create(); err != nil {
+			return nil, err
+		}
+		file.AddBatch(batch)
+	}
+	if err := file.Create(); err != nil {
+		return nil, err
+	}
+	if err := file.Validate(); err != nil {
+		return nil, err
+	}
+	var buf bytes.Buffer
+	if err := nacha.NewWriter(&buf).Write(file); err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), nil
+}
+
+// answerEntry is the entry that carries answer a back to the originating
+// bank: the return transaction code of the original (21, 26, 31, 36), its
+// account, name and identification, its amount (0 for a notification of
+// change), and the addenda naming the original trace number and bank.
+func answerEntry(a answer, rdfi string, seq int) *nacha.EntryDetail {
+	o := a.entry
+	ed := nacha.NewEntryDetail()
+	ed.TransactionCode = o.TransactionCode/10*10 + 1
+	if debit, _ := originalDirection(o.TransactionCode); debit {
+		ed.TransactionCode = o.TransactionCode/10*10 + 6
+	}
+	ed.SetRDFI(strings.TrimSpace(a.header.ImmediateOrigin))
+	ed.DFIAccountNumber = o.DFIAccountNumber
+	ed.IndividualName = o.IndividualName
+	ed.IdentificationNumber = o.IdentificationNumber
+	ed.DiscretionaryData = o.DiscretionaryData
+	ed.SetTraceNumber(rdfi, seq)
+	ed.AddendaRecordIndicator = 1
+	if a.corrected != nil {
+		ad := nacha.NewAddenda98()
+		ad.ChangeCode, ad.OriginalTrace, ad.OriginalDFI = a.code, o.TraceNumber, o.RDFIIdentification
+		ad.CorrectedData = nacha.WriteCorrectionData(a.code, a.corrected)
+		ad.TraceNumber = ed.TraceNumber
+		ed.Addenda98, ed.Category = ad, nacha.CategoryNOC
+		return ed
+	}
+	ed.Amount = o.Amount
+	ad := nacha.NewAddenda99()
+	ad.ReturnCode, ad.OriginalTrace, ad.OriginalDFI = a.code, o.TraceNumber, o.RDFIIdentification
+	ad.TraceNumber = ed.TraceNumber
+	ed.Addenda99, ed.Category = ad, nacha.CategoryReturn
+	return ed
+}
+
+func serviceClass(eds []*nacha.EntryDetail) int {
+	credits, debits := false, false
+	for _, ed := range eds {
+		if ed.CreditOrDebit() == "D" {
+			debits = true
+		} else {
+			credits = true
+		}
+	}
+	switch {
+	case credits && debits:
+		return nacha.MixedDebitsAndCredits
+	case debits:
+		return nacha.DebitsOnly
+	}
+	return nacha.CreditsOnly
+}
+
+func btoi(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+func (n *Network) load() (state, error) {
+	st := state{Files: map[string]fileState{}, Entries: map[string]entryState{}}
+	data, err := os.ReadFile(n.State)
+	if errors.Is(err, fs.ErrNotExist) {
+		return st, nil
+	}
+	if err != nil {
+		return st, err
+	}
+	if err := json.Unmarshal(data, &st); err != nil {
+		return st, fmt.Errorf("state file %s: %w", n.State, err)
+	}
+	if st.Files == nil {
+		st.Files = map[string]fileState{}
+	}
+	if st.Entries == nil {
+		st.Entries = map[string]entryState{}
+	}
+	return st, nil
+}
+
+func (n *Network) save(st state) error {
+	data, err := json.MarshalIndent(st, "", "  ")
+	if err != nil {
+		return err
+	}
+	return writeAtomically(filepath.Dir(n.State), filepath.Base(n.State), append(data, '\n'))
+}
+
+// writeAtomically puts data at dir/name so that a reader of the folder
+// (the import) sees either nothing or the whole file; only its owner may
+// read it, as it holds account numbers.
+func writeAtomically(dir, name string, data []byte) error {
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return err
+	}
+	tmp, err := os.CreateTemp(dir, "."+name+".tmp-*")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(tmp.Name())
+	if _, err := tmp.Write(data); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Sync(); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Close(); err != nil {
+		return err
+	}
+	return os.Rename(tmp.Name(), filepath.Join(dir, name))
+}

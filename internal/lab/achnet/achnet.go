@@ -97,6 +97,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"os"
 	"path/filepath"
 	"time"
 
@@ -173,6 +174,10 @@ func Run(ctx context.Context, args []string, stdio rig.IO) error {
 			return fail(err)
 		}
 		rules = r
+	}
+	// A mistyped outbox would otherwise answer nothing, silently.
+	if st, err := os.Stat(*outbox); err != nil || !st.IsDir() {
+		return fail(fmt.Errorf("--outbox %s is not a folder", *outbox))
 	}
 	n := &Network{Outbox: *outbox, Inbox: *inbox, State: *statePath, Rules: rules}
 	if n.State == "" {

@@ -302,6 +302,7 @@ func TestRunRefusesBadArguments(t *testing.T) {
 		{"--outbox", "x", "--inbox", "y", "--date", "11/05/2026"},
 		{"--outbox", "x", "--inbox", "y", "--rules", rules},
 		{"--outbox", "x", "--inbox", "y", "--watch", "1s", "--date", "2026-11-05"},
+		{"--outbox", filepath.Join(t.TempDir(), "no-such-folder"), "--inbox", t.TempDir()},
 	} {
 		var errOut bytes.Buffer
 		err := Run(context.Background(), args, rig.IO{Getenv: func(string) string { return "" }, Stdout: &bytes.Buffer{}, Stderr: &errOut})

@@ -315,10 +315,6 @@ func TestReturnFileFailsTheVerificationAndThePayment(t *testing.T) {
 // return per original trace number.
 func returnFile(t *testing.T, codes map[string]string) []byte {
 	t.Helper()
-	fh := nacha.NewFileHeader()
-	fh.ImmediateDestination, fh.ImmediateOrigin = "121042882", "231380104"
-	fh.FileCreationDate, fh.FileCreationTime = "261105", "0900"
-	fh.ImmediateDestinationName, fh.ImmediateOriginName = "FUNDSOURCE BANK", "FEDERAL RESERVE BANK"
 	bh := nacha.NewBatchHeader()
 	bh.ServiceClassCode = nacha.MixedDebitsAndCredits
 	bh.CompanyName, bh.CompanyIdentification = "FUNDSOURCE", "1234567890"
@@ -343,6 +339,17 @@ func returnFile(t *testing.T, codes map[string]string) []byte {
 		e.Addenda99, e.Category, e.AddendaRecordIndicator = a, nacha.CategoryReturn, 1
 		batch.AddEntry(e)
 	}
+	return bankFile(t, batch)
+}
+
+// bankFile writes batch into a file from the Federal Reserve to the
+// originator, as returns and notifications of change arrive.
+func bankFile(t *testing.T, batch nacha.Batcher) []byte {
+	t.Helper()
+	fh := nacha.NewFileHeader()
+	fh.ImmediateDestination, fh.ImmediateOrigin = "121042882", "231380104"
+	fh.FileCreationDate, fh.FileCreationTime = "261105", "0900"
+	fh.ImmediateDestinationName, fh.ImmediateOriginName = "FUNDSOURCE BANK", "FEDERAL RESERVE BANK"
 	if err := batch.Create(); err != nil {
 		t.Fatal(err)
 	}

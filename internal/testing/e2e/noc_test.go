@@ -136,10 +136,6 @@ type nocEntry struct {
 // sends it.
 func nocFile(t *testing.T, entries []nocEntry) []byte {
 	t.Helper()
-	fh := nacha.NewFileHeader()
-	fh.ImmediateDestination, fh.ImmediateOrigin = "121042882", "231380104"
-	fh.FileCreationDate, fh.FileCreationTime = "261105", "0900"
-	fh.ImmediateDestinationName, fh.ImmediateOriginName = "FUNDSOURCE BANK", "FEDERAL RESERVE BANK"
 	bh := nacha.NewBatchHeader()
 	bh.ServiceClassCode = nacha.CreditsOnly
 	bh.CompanyName, bh.CompanyIdentification = "FUNDSOURCE", "1234567890"
@@ -160,18 +156,5 @@ func nocFile(t *testing.T, entries []nocEntry) []byte {
 		e.Addenda98, e.Category, e.AddendaRecordIndicator = a, nacha.CategoryNOC, 1
 		batch.AddEntry(e)
 	}
-	if err := batch.Create(); err != nil {
-		t.Fatal(err)
-	}
-	file := nacha.NewFile()
-	file.SetHeader(fh)
-	file.AddBatch(batch)
-	if err := file.Create(); err != nil {
-		t.Fatal(err)
-	}
-	var buf bytes.Buffer
-	if err := nacha.NewWriter(&buf).Write(file); err != nil {
-		t.Fatal(err)
-	}
-	return buf.Bytes()
+	return bankFile(t, batch)
 }

@@ -12,6 +12,7 @@
 package hostedlink
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"net/url"
@@ -50,6 +51,7 @@ type Link struct {
 // Merchants is what the page needs from the merchant service.
 type Merchants interface {
 	LinkOwner(ctx context.Context, publicKey string) (merchant.LinkOwner, error)
+	Logo(ctx context.Context, merchantID string) (merchant.Logo, error)
 }
 
 // Sources is the funding service: the same methods the API calls.
@@ -75,7 +77,9 @@ func NewService(m Merchants, s Sources, now func() time.Time) *Service {
 // the customer.
 type Page struct {
 	Scope        tenant.Scope
-	MerchantName string
+	MerchantName string // the brand's display name, else the merchant's name
+	Brand        merchant.Brand
+	PublicKey    string // the link's public key, which addresses the brand's logo and stylesheet
 	Source       funding.Source
 	State        State
 	Success      *url.URL // checked successUrl; nil when absent
@@ -137,6 +141,27 @@ func LinkInvalid() error {
 	return errs.New(errs.NotFound, "This verification link is not valid.")
 }
 
+// Brand is the brand of the merchant whose environment has publicKey,
+// through the key cache; LinkInvalid when no environment has it.
+func (s *Service) Brand(ctx context.Context, publicKey string) (merchant.Brand, error) {
+	owner, err := s.merchants.LinkOwner(ctx, publicKey)
+	return owner.Brand, notFoundAsInvalid(err)
+}
+
+// Logo is the logo of the merchant whose environment has publicKey;
+// LinkInvalid when no environment has the key or its merchant no logo.
+func (s *Service) Logo(ctx context.Context, publicKey string) (merchant.Logo, error) {
+	owner, err := s.merchants.LinkOwner(ctx, publicKey)
+	if err != nil {
+		return merchant.Logo{}, notFoundAsInvalid(err)
+	}
+	if !owner.Brand.HasLogo() {
+		return merchant.Logo{}, LinkInvalid()
+	}
+	l, err := s.merchants.Logo(ctx, owner.Env.Scope.MerchantID)
+	return l, notFoundAsInvalid(err)
+}
+
 // Open resolves l. Errors: LinkInvalid (errs.NotFound), or errs.InvalidURL
 // with Param successUrl or cancelUrl for a refused redirect target.
 func (s *Service) Open(ctx context.Context, l Link) (Page, error) {
@@ -153,7 +178,8 @@ func (s *Service) Open(ctx context.Context, l Link) (Page, error) {
 	if src.CustomerID != l.CustomerID || src.Removed {
 		return Page{}, LinkInvalid()
 	}
-	p := Page{Scope: scope, MerchantName: owner.MerchantName, Source: src, State: stateOf(src, s.now())}
+	p := Page{Scope: scope, MerchantName: cmp.Or(owner.Brand.DisplayName, owner.MerchantName), Brand: owner.Brand,
+		PublicKey: l.PublicKey, Source: src, State: stateOf(src, s.now())}
 	if p.Success, err = target("successUrl", l.SuccessURL, owner.Rules); err != nil {
 		return Page{}, err
 	}

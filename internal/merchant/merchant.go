@@ -11,14 +11,14 @@
 //
 // The key cache cannot serve a rolled key. A server remembers resolved
 // keys, and resolved hosted-page public keys (the environment, the
-// merchant's name and its redirect origins), for API_KEY_CACHE_TTL, but
-// only while it is sure to hear of every change:
+// merchant's name and brand, and its redirect origins), for
+// API_KEY_CACHE_TTL, but only while it is sure to hear of every change:
 //   - the service clears it after its own changes, so a roll takes effect
 //     at once in that process;
 //   - a statement-level trigger on api_keys, merchant_environments,
-//     merchants and redirect_origins notifies at commit for any change,
-//     whoever makes it (the service, the CLI, an operator's SQL), and every
-//     server clears its cache on it;
+//     merchants, merchant_brands and redirect_origins notifies at commit
+//     for any change, whoever makes it (the service, the CLI, an
+//     operator's SQL), and every server clears its cache on it;
 //   - while the server's LISTEN connection is down the cache is bypassed,
 //     and it is cleared when the connection returns;
 //   - a lookup that began before a clear is not stored, so a read racing a
@@ -116,14 +116,15 @@ type Store interface {
 	MerchantByEmail(ctx context.Context, email string) (Merchant, error)
 	SetPasswordHash(ctx context.Context, id, hash string) error
 	SessionStore
+	BrandStore
 	// MarkProductionActivated sets the activation time once; errs.Conflict if set.
 	MarkProductionActivated(ctx context.Context, id string, at time.Time) error
 	GrantPermission(ctx context.Context, scope tenant.Scope, perm string) error
 	EnableThirdPartyVerification(ctx context.Context, scope tenant.Scope) error
 	Environment(ctx context.Context, scope tenant.Scope) (Environment, error)
 	// LinkOwner finds an environment by its public key, with its
-	// merchant's name and allowed redirect origins (sorted).
-	LinkOwner(ctx context.Context, publicKey string) (env Environment, merchantName string, origins []string, err error)
+	// merchant's name and brand and allowed redirect origins (sorted).
+	LinkOwner(ctx context.Context, publicKey string) (env Environment, merchantName string, brand Brand, origins []string, err error)
 	RedirectOrigins(ctx context.Context, scope tenant.Scope) ([]string, error)
 	InsertRedirectOrigin(ctx context.Context, scope tenant.Scope, origin string, at time.Time) error
 	// DeleteRedirectOrigin: errs.NotFound when the origin was not allowed.

@@ -17,11 +17,12 @@ const MaxRedirectOrigins = 50
 type LinkOwner struct {
 	Env          Environment
 	MerchantName string
+	Brand        Brand
 	Rules        redirect.Rules
 }
 
 // LinkOwner resolves a public key to its environment, the merchant's name
-// and the environment's redirect rules, in one read, or from the key cache
+// and brand, and the environment's redirect rules, in one read, or from the key cache
 // (see KeyCache); errs.NotFound when no environment has the key.
 func (s *Service) LinkOwner(ctx context.Context, publicKey string) (LinkOwner, error) {
 	if publicKey == "" || len(publicKey) > 100 {
@@ -31,11 +32,11 @@ func (s *Service) LinkOwner(ctx context.Context, publicKey string) (LinkOwner, e
 		return o, nil
 	}
 	gen := s.keys.generation()
-	env, name, allowed, err := s.store.LinkOwner(ctx, publicKey)
+	env, name, brand, allowed, err := s.store.LinkOwner(ctx, publicKey)
 	if err != nil {
 		return LinkOwner{}, err
 	}
-	o := LinkOwner{Env: env, MerchantName: name, Rules: redirectRules(env.Scope, allowed)}
+	o := LinkOwner{Env: env, MerchantName: name, Brand: brand, Rules: redirectRules(env.Scope, allowed)}
 	s.keys.putOwner(publicKey, o, gen)
 	return o, nil
 }

@@ -14,23 +14,26 @@ import (
 
 const selectLinkOwner = `
 SELECT e.merchant_id, e.environment, e.public_key, e.third_party_verification, m.name,
+  ` + brandColumns + `,
   ARRAY(SELECT r.origin FROM redirect_origins r
         WHERE r.merchant_id = e.merchant_id AND r.environment = e.environment ORDER BY r.origin) AS origins
 FROM merchant_environments e JOIN merchants m ON m.id = e.merchant_id
+  LEFT JOIN merchant_brands b ON b.merchant_id = e.merchant_id
 WHERE e.public_key = $1`
 
 // LinkOwner returns the environment a public key belongs to, its merchant's
-// name and its allowed redirect origins, in one round trip.
-func (q queries) LinkOwner(ctx context.Context, publicKey string) (merchant.Environment, string, []string, error) {
+// name and brand and its allowed redirect origins, in one round trip.
+func (q queries) LinkOwner(ctx context.Context, publicKey string) (merchant.Environment, string, merchant.Brand, []string, error) {
 	var r struct {
 		environmentRow
+		brandRow
 		Name    string         `db:"name"`
 		Origins pq.StringArray `db:"origins"`
 	}
 	if err := sqlx.GetContext(ctx, q.ex, &r, selectLinkOwner, publicKey); err != nil {
-		return merchant.Environment{}, "", nil, translate(err)
+		return merchant.Environment{}, "", merchant.Brand{}, nil, translate(err)
 	}
-	return r.domain(), r.Name, []string(r.Origins), nil
+	return r.environmentRow.domain(), r.Name, r.brandRow.domain(), []string(r.Origins), nil
 }
 
 const selectRedirectOrigins = `

@@ -245,7 +245,7 @@ func Shell(f Frame) templ.Component {
 			}
 			return nil
 		})
-		templ_7745c5c3_Err = layout.Document(f.Title, "/static/js/dashboard.js").Render(templ.WithChildren(ctx, templ_7745c5c3_Var2), templ_7745c5c3_Buffer)
+		templ_7745c5c3_Err = layout.Document(f.Title, "/static/js/dashboard.js", "").Render(templ.WithChildren(ctx, templ_7745c5c3_Var2), templ_7745c5c3_Buffer)
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}

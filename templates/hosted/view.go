@@ -24,6 +24,10 @@ type View struct {
 	Error      string // the message to announce, "" when none
 	ErrorField string // "amount1", "amount2" or "code" when Error is about one input
 	Sandbox    bool   // a sandbox link: test data, no real deposits
+	// The merchant's brand: Logo and Theme are addresses on this origin
+	// ("" for none); the logo's alt text is Merchant.
+	Logo  string
+	Theme string
 }
 
 // invalid reports whether input name carries the error.

@@ -56,6 +56,8 @@ func New(k *surface.Shared, links *hostedlink.Service, perIP, perSource int) *Su
 // Mount adds the page's routes to r.
 func (s *Surface) Mount(r *gin.Engine) {
 	r.GET("/", s.index)
+	r.GET("/brand/:public_key/theme.css", s.theme)
+	r.GET("/brand/:public_key/logo", s.logo)
 	g := r.Group("/bank-account/:public_key/:user_id/:funding_source_id")
 	g.GET("", s.show)
 	sameOrigin := s.CrossSiteGuard(view.Problem("This form was sent from another site",
@@ -156,6 +158,7 @@ func (s *Surface) render(c *gin.Context, status int, p hostedlink.Page, v view.V
 	src := p.Source
 	v.Merchant, v.State, v.Account = p.MerchantName, string(p.State), components.AccountLabel(string(src.AccountType), src.LastFour)
 	v.Sandbox = !p.Scope.Env.Live()
+	v.Logo, v.Theme = LogoPath(p.PublicKey, p.Brand), ThemePath(p.PublicKey, p.Brand)
 	v.Bank = "Your bank"
 	if src.BankName != nil && *src.BankName != "" {
 		v.Bank = *src.BankName

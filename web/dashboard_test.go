@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -34,15 +35,19 @@ func newDash(h *harness) *dash {
 
 func (d *dash) do(method, path string, form url.Values, header map[string]string) *th.Response {
 	d.t.Helper()
-	var body io.Reader
-	if form != nil {
-		body = strings.NewReader(form.Encode())
+	if form == nil {
+		return d.send(method, path, nil, header)
 	}
+	h := map[string]string{"Content-Type": "application/x-www-form-urlencoded"}
+	maps.Copy(h, header)
+	return d.send(method, path, strings.NewReader(form.Encode()), h)
+}
+
+// send sends body with the client's cookies and keeps the cookies set.
+func (d *dash) send(method, path string, body io.Reader, header map[string]string) *th.Response {
+	d.t.Helper()
 	r := httptest.NewRequest(method, path, body)
 	r.RemoteAddr = d.remote
-	if form != nil {
-		r.Header.Set("Content-Type", "application/x-www-form-urlencoded")
-	}
 	for k, v := range header {
 		r.Header.Set(k, v)
 	}

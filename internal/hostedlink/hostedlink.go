@@ -17,6 +17,7 @@ import (
 	"errors"
 	"net/url"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/fundsource/fundsource/internal/core/errs"
@@ -304,4 +305,25 @@ func notFoundAsInvalid(err error) error {
 		return LinkInvalid()
 	}
 	return err
+}
+
+// LogoVersionLen is how many hex digits of the logo's SHA-256 version its address.
+const LogoVersionLen = 16
+
+// ThemePath is the address of brand b's stylesheet for the page of
+// publicKey; "" when b has no accent.
+func ThemePath(publicKey string, b merchant.Brand) string {
+	if b.Accent == "" {
+		return ""
+	}
+	return "/brand/" + publicKey + "/theme.css?v=" + strings.TrimPrefix(b.Accent, "#")
+}
+
+// LogoPath is the address of brand b's logo for the page of publicKey;
+// "" when b has no logo.
+func LogoPath(publicKey string, b merchant.Brand) string {
+	if !b.HasLogo() {
+		return ""
+	}
+	return "/brand/" + publicKey + "/logo?v=" + b.LogoVersion[:LogoVersionLen]
 }

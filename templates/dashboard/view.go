@@ -253,6 +253,12 @@ type Settings struct {
 	Sessions      []SessionRow
 	PasswordError string // why a password change was refused
 	PasswordField string // current_password or new_password, with PasswordError
+	// The hosted page's brand: the stored or typed display name and accent,
+	// the current logo's address ("" for none), and why a change was
+	// refused, with the field (display_name, accent or logo).
+	BrandName, BrandAccent string
+	LogoURL                string
+	BrandError, BrandField string
 }
 
 // SessionRow is a signed-in session for people.
@@ -294,4 +300,13 @@ func describedBy(v AuthForm, name, hint string) templ.Attributes {
 		return templ.Attributes{}
 	}
 	return templ.Attributes{"aria-describedby": strings.Join(ids, " ")}
+}
+
+// brandDescribedBy links a brand field to its hint and, when the refusal
+// is about it, the form's error.
+func brandDescribedBy(v Settings, field string) string {
+	if v.BrandField == field {
+		return field + "-hint brand-error"
+	}
+	return field + "-hint"
 }

@@ -57,6 +57,7 @@ import (
 	"github.com/fundsource/fundsource/internal/core/tenant"
 	"github.com/fundsource/fundsource/internal/customer"
 	"github.com/fundsource/fundsource/internal/funding"
+	"github.com/fundsource/fundsource/internal/hostedlink"
 	"github.com/fundsource/fundsource/internal/merchant"
 	"github.com/fundsource/fundsource/internal/overview"
 	"github.com/fundsource/fundsource/internal/payment"
@@ -172,6 +173,7 @@ func (s *Surface) Mount(r *gin.Engine) {
 	g.POST("/settings/redirect-origins/remove", s.removeRedirectOrigin)
 	g.POST("/settings/sessions/end-others", s.endOtherSessions)
 	g.POST("/settings/password", s.changePassword)
+	g.POST("/settings/brand", s.setBrand)
 }
 
 // formPosts guards the dashboard's form posts before anything else runs:
@@ -184,7 +186,11 @@ func (s *Surface) formPosts(problem templ.Component) gin.HandlerFunc {
 			c.Next()
 			return
 		}
-		surface.BoundForm(c)
+		if c.FullPath() == brandPath {
+			surface.BoundBody(c, maxBrandBody)
+		} else {
+			surface.BoundForm(c)
+		}
 		guard(c)
 	}
 }
@@ -533,6 +539,15 @@ func (s *Surface) renderSettings(c *gin.Context, status int, v view.Settings) {
 			IP: ses.IP, Agent: ses.UserAgent, Current: bytes.Equal(ses.IDHash, mine)})
 	}
 	v.Origins = origins
+	brand, err := s.merchants.Brand(c.Request.Context(), in.Merchant.ID)
+	if err != nil {
+		s.Fail(c, err)
+		return
+	}
+	if v.BrandError == "" {
+		v.BrandName, v.BrandAccent = brand.DisplayName, brand.Accent
+	}
+	v.LogoURL = hostedlink.LogoPath(env.PublicKey, brand)
 	s.Page(c, status, view.SettingsPage(s.frame(c, "Settings", "settings"), v))
 }
 

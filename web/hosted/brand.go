@@ -8,6 +8,7 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"github.com/fundsource/fundsource/internal/core/errs"
+	"github.com/fundsource/fundsource/internal/hostedlink"
 	"github.com/fundsource/fundsource/internal/merchant"
 )
 
@@ -23,27 +24,6 @@ var errNoBrandFile = errs.New(errs.NotFound, "No such file.")
 
 // immutable is the Cache-Control of a brand file asked for by its current version.
 const immutable = "public, max-age=31536000, immutable"
-
-// logoVersionLen is how many hex digits of the logo's SHA-256 version its address.
-const logoVersionLen = 16
-
-// ThemePath is the address of brand b's stylesheet for the page of
-// publicKey; "" when b has no accent.
-func ThemePath(publicKey string, b merchant.Brand) string {
-	if b.Accent == "" {
-		return ""
-	}
-	return "/brand/" + publicKey + "/theme.css?v=" + strings.TrimPrefix(b.Accent, "#")
-}
-
-// LogoPath is the address of brand b's logo for the page of publicKey;
-// "" when b has no logo.
-func LogoPath(publicKey string, b merchant.Brand) string {
-	if !b.HasLogo() {
-		return ""
-	}
-	return "/brand/" + publicKey + "/logo?v=" + b.LogoVersion[:logoVersionLen]
-}
 
 // brandCache answers a brand file's Cache-Control: for good when asked
 // for by the current version, else revalidated on every use.
@@ -93,7 +73,7 @@ func (s *Surface) logo(c *gin.Context) {
 		s.Fail(c, err)
 		return
 	}
-	brandCache(c, fmt.Sprintf("%x", l.SHA256)[:logoVersionLen])
+	brandCache(c, fmt.Sprintf("%x", l.SHA256)[:hostedlink.LogoVersionLen])
 	c.Header("Content-Security-Policy", "default-src 'none'; sandbox")
 	c.Data(http.StatusOK, l.Type, l.Data)
 }

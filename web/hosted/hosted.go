@@ -158,7 +158,7 @@ func (s *Surface) render(c *gin.Context, status int, p hostedlink.Page, v view.V
 	src := p.Source
 	v.Merchant, v.State, v.Account = p.MerchantName, string(p.State), components.AccountLabel(string(src.AccountType), src.LastFour)
 	v.Sandbox = !p.Scope.Env.Live()
-	v.Logo, v.Theme = LogoPath(p.PublicKey, p.Brand), ThemePath(p.PublicKey, p.Brand)
+	v.Logo, v.Theme = hostedlink.LogoPath(p.PublicKey, p.Brand), hostedlink.ThemePath(p.PublicKey, p.Brand)
 	v.Bank = "Your bank"
 	if src.BankName != nil && *src.BankName != "" {
 		v.Bank = *src.BankName

@@ -64,6 +64,11 @@ func (k *Shared) CrossSiteGuard(problem templ.Component) gin.HandlerFunc {
 	}
 }
 
+// BoundBody bounds a request's body to n bytes: a form that uploads a file.
+func BoundBody(c *gin.Context, n int64) {
+	c.Request.Body = http.MaxBytesReader(c.Writer, c.Request.Body, n)
+}
+
 // BoundForm bounds a form post's body to MaxFormBytes.
 func BoundForm(c *gin.Context) {
 	c.Request.Body = http.MaxBytesReader(c.Writer, c.Request.Body, MaxFormBytes)

@@ -263,10 +263,10 @@ func (h *Harness) Do(r Req) *Response {
 	if id := res.Header.Get("X-Request-Id"); !strings.HasPrefix(id, "req_") {
 		h.T.Errorf("%s %s: X-Request-Id = %q, want req_…", r.Method, r.Path, id)
 	}
-	// No answer may be cached or sniffed (static files excepted: they may
-	// be cached, never sniffed).
-	if res.Header.Get("X-Content-Type-Options") != "nosniff" ||
-		(res.Header.Get("Cache-Control") != "no-store" && !strings.HasPrefix(r.Path, "/static/") && r.Path != "/favicon.ico") {
+	// No answer may be cached or sniffed (static files and a merchant's
+	// brand files excepted: they may be cached, never sniffed).
+	cacheable := strings.HasPrefix(r.Path, "/static/") || strings.HasPrefix(r.Path, "/brand/") || r.Path == "/favicon.ico"
+	if res.Header.Get("X-Content-Type-Options") != "nosniff" || (res.Header.Get("Cache-Control") != "no-store" && !cacheable) {
 		h.T.Errorf("%s %s: Cache-Control %q, X-Content-Type-Options %q", r.Method, r.Path,
 			res.Header.Get("Cache-Control"), res.Header.Get("X-Content-Type-Options"))
 	}
@@ -389,11 +389,11 @@ func CheckOpenAPI(t testing.TB, hr *http.Request, res *Response) {
 	}
 }
 
-// IsPage reports whether path is one of the HTML routes (the hosted page
-// and the dashboard), which are not part of the API document.
+// IsPage reports whether path is one of the HTML routes (the hosted page,
+// its brand files and the dashboard), which are not part of the API document.
 func IsPage(path string) bool {
 	return path == "/" || path == "/favicon.ico" || strings.HasPrefix(path, "/bank-account/") || path == "/dashboard" ||
-		strings.HasPrefix(path, "/dashboard/")
+		strings.HasPrefix(path, "/dashboard/") || strings.HasPrefix(path, "/brand/")
 }
 
 // Count returns the number of rows of a table (test-only SQL).

@@ -116,8 +116,7 @@ func TestHostedPageShowsTheBrandUnderTheSameCSP(t *testing.T) {
 	}
 	logo := pngOf(t, 120, 40, color.RGBA{0x1a, 0x7f, 0x5a, 0xff})
 	p := d.brandForm(map[string]string{"display_name": "  Acme Books & Co  ", "accent": "1A7F5A"}, "whatever.bin", logo)
-	settings := wantPage(t, d.follow(p), http.StatusOK, "Saved the hosted page", `value="Acme Books &amp; Co"`, `value="#1a7f5a"`, `id="logo-preview"`)
-	_ = settings
+	wantPage(t, d.follow(p), http.StatusOK, "Saved the hosted page", `value="Acme Books &amp; Co"`, `value="#1a7f5a"`, `id="logo-preview"`)
 
 	page := s.h.page(s.path(okQuery()))
 	body := wantPage(t, page, http.StatusOK, `id="payee-name">Acme Books &amp; Co<`, `alt="Acme Books &amp; Co"`,

@@ -1,0 +1,133 @@
+package web_test
+
+import (
+	"context"
+	"fmt"
+	"image/color"
+	"math"
+	"testing"
+
+	"github.com/playwright-community/playwright-go"
+
+	"github.com/fundsource/fundsource/internal/merchant"
+	th "github.com/fundsource/fundsource/internal/testing/harness"
+)
+
+// TestBrowserHostedPageShowsTheBrand: at desktop and phone widths the
+// hosted page heads its card with the merchant's logo (loaded, under the
+// page's CSP) and display name, paints its button and focus ring in the
+// accent, keeps the sandbox banner across the whole window above the card,
+// and passes axe-core.
+func TestBrowserHostedPageShowsTheBrand(t *testing.T) {
+	s := newHostedSetup(t)
+	if _, err := s.h.Merchants.SetBrand(context.Background(), s.scope.MerchantID, merchant.BrandChange{
+		DisplayName: "Acme Books & Co", Accent: "#1a7f5a", Logo: pngOf(t, 240, 80, color.RGBA{0x1a, 0x7f, 0x5a, 0xff}),
+	}); err != nil {
+		t.Fatal(err)
+	}
+	th.WantOK(t, s.h.Initiate(s.key, s.src))
+	srv := s.h.live()
+	for _, width := range []int{1280, 390} {
+		tb := newTab(t, withViewport(width, 800))
+		var blocked []string
+		tb.page.On("console", func(m playwright.ConsoleMessage) {
+			if m.Type() == "error" {
+				blocked = append(blocked, m.Text())
+			}
+		})
+		tb.open(srv.URL + s.path(okQuery()))
+		if got := tb.eval(`(() => { const i = document.querySelector('#payee-logo'); return i.complete ? i.naturalWidth : -1 })()`); fmt.Sprint(got) != "240" {
+			t.Errorf("at %d px the logo's natural width is %v, want 240 (loaded)", width, got)
+		}
+		if alt := tb.eval(`document.querySelector('#payee-logo').alt`); alt != "Acme Books & Co" {
+			t.Errorf("at %d px the logo's alt is %q", width, alt)
+		}
+		if got := tb.text("#payee-name"); got != "Acme Books & Co" {
+			t.Errorf("at %d px the name reads %q", width, got)
+		}
+		logo, name, card, heading := tb.box("#payee-logo"), tb.box("#payee-name"), tb.box(".card"), tb.box("#page-heading")
+		if logo.Y < card.Y || logo.Y+logo.Height > heading.Y || name.Y+name.Height > heading.Y || logo.Height > 49 {
+			t.Errorf("at %d px the logo (y=%.0f h=%.0f) and name (y=%.0f) do not head the card (y=%.0f, heading at %.0f)",
+				width, logo.Y, logo.Height, name.Y, card.Y, heading.Y)
+		}
+
+		// The banner spans the whole window, above the card.
+		banner := tb.box("#sandbox-banner")
+		inner := tb.eval(`document.documentElement.clientWidth`)
+		if banner.X != 0 || banner.Y != 0 || math.Abs(banner.Width-toFloat(inner)) > 1 || banner.Y+banner.Height > card.Y {
+			t.Errorf("at %d px the banner is at x=%.0f y=%.0f w=%.0f (window %v wide), the card at y=%.0f",
+				width, banner.X, banner.Y, banner.Width, inner, card.Y)
+		}
+
+		if bg := tb.eval(`getComputedStyle(document.querySelector('#verify')).backgroundColor`); bg != "rgb(26, 127, 90)" {
+			t.Errorf("at %d px the button is %v, want the accent rgb(26, 127, 90)", width, bg)
+		}
+		if err := tb.page.Locator("#amount1").Focus(); err != nil {
+			t.Fatal(err)
+		}
+		if ring := tb.eval(`getComputedStyle(document.querySelector('.money')).outlineColor`); ring != "rgb(26, 127, 90)" {
+			t.Errorf("at %d px the focus ring is %v, want the accent", width, ring)
+		}
+		if len(blocked) > 0 {
+			t.Errorf("at %d px the console reports: %v", width, blocked)
+		}
+		tb.fitsWidth()
+		tb.axe()
+	}
+}
+
+func toFloat(v any) float64 {
+	switch n := v.(type) {
+	case int:
+		return float64(n)
+	case float64:
+		return n
+	}
+	return math.NaN()
+}
+
+// TestBrowserSettingsBrandUpload: the Settings form uploads a logo chosen
+// in the file input; an SVG named logo.png is refused with the reason at
+// the field and the typed values kept; a PNG is saved and previewed.
+func TestBrowserSettingsBrandUpload(t *testing.T) {
+	h := newHarness(t)
+	srv := h.live()
+	m := h.Merchant("Acme Books")
+	tb := newTab(t, withViewport(1280, 900))
+	tb.signIn(srv.URL, m.Merchant.Email, "correct horse battery")
+	tb.open(srv.URL + "/dashboard/settings")
+
+	tb.fill("Display name", "Acme Books & Co")
+	tb.fill("Accent colour", "#1a7f5a")
+	svg := []byte(`<svg xmlns="http://www.w3.org/2000/svg"><script>alert(1)</script></svg>`)
+	if err := tb.page.Locator("#logo").SetInputFiles([]playwright.InputFile{{Name: "logo.png", MimeType: "image/png", Buffer: svg}}); err != nil {
+		t.Fatal(err)
+	}
+	tb.click("button", "Save brand")
+	if got := tb.text("#brand-error"); got != "SVG logos are not accepted because they can carry script; upload a PNG or JPEG." {
+		t.Errorf("the refusal reads %q", got)
+	}
+	if got := tb.value("#display_name"); got != "Acme Books & Co" {
+		t.Errorf("the typed name is not kept: %q", got)
+	}
+	if focused := tb.eval(`document.activeElement.id`); focused != "logo" {
+		t.Errorf("focus is on %v, want the logo input", focused)
+	}
+	tb.axe()
+
+	if err := tb.page.Locator("#logo").SetInputFiles([]playwright.InputFile{{Name: "acme.png", MimeType: "image/png",
+		Buffer: pngOf(t, 64, 32, color.RGBA{0x1a, 0x7f, 0x5a, 0xff})}}); err != nil {
+		t.Fatal(err)
+	}
+	tb.click("button", "Save brand")
+	tb.waitURL(`/dashboard/settings$`)
+	tb.wantText("Saved the hosted page's brand.")
+	if got := tb.eval(`(() => { const i = document.querySelector('#logo-preview'); return i.complete ? i.naturalWidth : -1 })()`); fmt.Sprint(got) != "64" {
+		t.Errorf("the preview's natural width is %v, want 64", got)
+	}
+	b, err := h.Merchants.Brand(context.Background(), m.Merchant.ID)
+	if err != nil || b.DisplayName != "Acme Books & Co" || b.Accent != "#1a7f5a" || b.LogoType != merchant.LogoTypePNG {
+		t.Errorf("stored brand %+v, %v", b, err)
+	}
+	tb.axe()
+}

@@ -155,3 +155,42 @@ func TestRedirectOriginChangesReachEveryServersCache(t *testing.T) {
 		return status(t, page, "") == http.StatusOK
 	})
 }
+
+// The remembered link includes the merchant's brand: a brand written by
+// another process (here an operator's SQL) reaches the page well within
+// API_KEY_CACHE_TTL, through the trigger on merchant_brands.
+func TestBrandChangesReachEveryServersCache(t *testing.T) {
+	c := newCluster(t)
+	_, addr := c.serveAt("server")
+	ctx := context.Background()
+	cust, err := c.svc.Customers.Create(ctx, c.scope, customer.Input{FirstName: "Ada", LastName: "Lovelace", Email: "ada@example.com"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	src, err := c.svc.Funding.CreateForMicroDeposits(ctx, c.scope, funding.Input{CustomerID: cust.ID, RoutingNumber: "021000021", AccountNumber: "12345678"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	env, err := c.svc.Merchants.Environment(ctx, c.scope)
+	if err != nil {
+		t.Fatal(err)
+	}
+	page := "http://" + addr + "/bank-account/" + env.PublicKey + "/" + cust.ID + "/" + src.ID
+	body := func() string {
+		res, err := http.Get(page)
+		if err != nil {
+			return ""
+		}
+		defer res.Body.Close()
+		b, _ := io.ReadAll(res.Body)
+		return string(b)
+	}
+	waitFor(t, 20*time.Second, "the page, remembered without a brand", func() bool {
+		return strings.Contains(body(), `id="payee-name">Acme<`)
+	})
+	c.sql.MustExec(`INSERT INTO merchant_brands (merchant_id, display_name, accent, updated_at) VALUES ($1, 'Acme Books', '#1a7f5a', now())`, c.scope.MerchantID)
+	waitFor(t, 5*time.Second, "the brand on the page", func() bool {
+		b := body()
+		return strings.Contains(b, `id="payee-name">Acme Books<`) && strings.Contains(b, "/theme.css?v=1a7f5a")
+	})
+}

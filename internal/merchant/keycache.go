@@ -18,8 +18,9 @@ const maxCachedKeys = 10_000
 // (a trigger sends them, whoever writes), and while that subscription is
 // down (live reports false) the cache is bypassed. The TTL bounds an entry's
 // life whatever happens. Unknown and revoked keys are never cached. (The
-// trigger fires on changes to api_keys, merchant_environments, merchants
-// and redirect_origins: migrations 00009 and 00017.)
+// trigger fires on changes to api_keys, merchant_environments, merchants,
+// redirect_origins and merchant_brands: migrations 00009, 00017 and
+// 00031.)
 type KeyCache struct {
 	ttl  time.Duration
 	live func() bool

@@ -101,7 +101,7 @@ func TestSettingsBrandRefusesBadInputAndSavesNothing(t *testing.T) {
 }
 
 // TestHostedPageShowsTheBrandUnderTheSameCSP: a saved brand puts the
-// logo (alt text: the display name), the name and the accent's stylesheet
+// logo (decorative: the name stands beside it), the name and the accent's stylesheet
 // on the hosted page, all from this origin, and the page's CSP is the
 // same as without a brand. The logo and stylesheet carry their types,
 // nosniff, and long caching only at their current version.
@@ -119,7 +119,7 @@ func TestHostedPageShowsTheBrandUnderTheSameCSP(t *testing.T) {
 	wantPage(t, d.follow(p), http.StatusOK, "Saved the hosted page", `value="Acme Books &amp; Co"`, `value="#1a7f5a"`, `id="logo-preview"`)
 
 	page := s.h.page(s.path(okQuery()))
-	body := wantPage(t, page, http.StatusOK, `id="payee-name">Acme Books &amp; Co<`, `alt="Acme Books &amp; Co"`,
+	body := wantPage(t, page, http.StatusOK, `id="payee-name">Acme Books &amp; Co<`, `alt=""`,
 		`href="/brand/`+s.pk+`/theme.css?v=1a7f5a"`, `src="/brand/`+s.pk+`/logo?v=`)
 	if csp := page.Header.Get("Content-Security-Policy"); csp != plainCSP || strings.Contains(csp, "unsafe-inline") || !strings.Contains(csp, "style-src 'self'; script-src 'self'; img-src 'self';") {
 		t.Errorf("the branded page's CSP is %q; without a brand %q", csp, plainCSP)

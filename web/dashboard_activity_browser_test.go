@@ -45,8 +45,8 @@ func TestBrowserDashboardActivityPages(t *testing.T) {
 	// Home's charts, each with its table.
 	tb.open(srv.URL + "/dashboard")
 	tb.wantText("The last 30 days", "Verification funnel by method", "Debit return rate by day")
-	if n := tb.eval(`document.querySelectorAll('#overview svg[role=img] title').length`); fmt.Sprint(n) != "5" {
-		t.Errorf("charts with a title: %v, want 5", n)
+	if n := tb.eval(`document.querySelectorAll('#overview svg[role=img] title').length`); fmt.Sprint(n) != "6" {
+		t.Errorf("charts with a title: %v, want 6", n)
 	}
 	tb.fitsWidth()
 	axe()

@@ -43,7 +43,9 @@ func TestDashboardHomeCharts(t *testing.T) {
 	today := h.Clock.Now().UTC().Format("Jan 2")
 	home := wantPage(t, d.get("/dashboard"), http.StatusOK,
 		"micro-deposits: 2 created, 1 initiated, 1 verified; median time to verify",
-		"instant: 1 created, 1 initiated, 1 verified; median time to verify 0 s.",
+		"instant: 0 created, 0 initiated, 0 verified; median time to verify —.",
+		"at creation: 1 created, 1 initiated, 1 verified; median time to verify 0 s.",
+		`id="funnel-at-creation"`,
 		"<td>"+today+"</td><td>50% (1 of 2)</td>", // one of the two debits returned
 		" ms</td>", "Webhook p95 latency by day: 1 of the last 30 days have data")
 	if !strings.Contains(home, "<td>"+today+"</td><td>100% (") {

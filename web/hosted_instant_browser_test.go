@@ -39,6 +39,7 @@ func TestBrowserHostedInstantCode(t *testing.T) {
 			tb.waitURL(`/bank-account/`)
 			tb.wantText("Confirm your bank account", "$0.01", "over RTP", "starts with FS", "3 attempts remaining")
 			tb.accessible()
+			tb.axe()
 			if w := tb.eval(`document.documentElement.scrollWidth`).(int); w > width {
 				t.Errorf("the page is %d px wide at %d px", w, width)
 			}
@@ -61,6 +62,7 @@ func TestBrowserHostedInstantCode(t *testing.T) {
 			if id := tb.eval(`document.activeElement.id`); id != "code" {
 				t.Errorf("after the error the focus is on %v, want code", id)
 			}
+			tb.axe()
 			tb.fill("Code from the $0.01 deposit", "x")
 			tb.click("button", "Verify account")
 			if err := tb.page.Locator("#code-error").WaitFor(playwright.LocatorWaitForOptions{State: playwright.WaitForSelectorStateVisible}); err != nil {
@@ -76,11 +78,19 @@ func TestBrowserHostedInstantCode(t *testing.T) {
 			tb.click("button", "Verify account")
 			tb.waitURL(`/done\?funding_source_id=` + inst.src + `&status=Verified$`)
 
+			// The link opened again shows the verified state.
+			tb.open(inst.fragmentLink(srv.URL, success, cancel))
+			tb.waitURL(`/bank-account/`)
+			tb.wantText("This bank account is verified.")
+			tb.accessible()
+			tb.axe()
+
 			refused := s.instantSource("222222226", railsim.AccountClosed)
 			tb.open(refused.fragmentLink(srv.URL, success, cancel))
 			tb.waitURL(`/bank-account/`)
 			tb.wantText("Deposit refused by the bank", "Your bank refused the deposit", "Return to Acme Books")
 			tb.accessible()
+			tb.axe()
 		})
 	}
 }

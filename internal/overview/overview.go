@@ -16,11 +16,16 @@ import (
 // Days is how many days the overview covers, today included.
 const Days = 30
 
-// Method names how a source was verified.
+// Method names how a source was verified: the method its verification
+// recorded, or none when it was Verified at creation.
 const (
-	MicroDeposits = "micro-deposits"
-	Instant       = "instant" // a processor token, or third-party verification on creation
+	MicroDeposits = "micro-deposits" // two ACH amounts; also a source not yet initiated
+	Instant       = "instant"        // one instant credit whose remittance carries a code
+	AtCreation    = "at-creation"    // a processor token, or the merchant's own verification
 )
+
+// Methods are the funnels' methods in the order the overview shows them.
+var Methods = []string{MicroDeposits, Instant, AtCreation}
 
 // Funnel is one verification method's sources created in the window, how
 // many started verifying, and how many are verified.
@@ -49,7 +54,7 @@ type Day struct {
 
 // Stats is the overview of one scope.
 type Stats struct {
-	Funnels []Funnel // micro-deposits, then instant
+	Funnels []Funnel // one per method, in the order of Methods
 	Days    []Day    // oldest first, every day of the window
 }
 
@@ -81,7 +86,7 @@ func (s *Service) Stats(ctx context.Context, scope tenant.Scope) (Stats, error) 
 		return Stats{}, err
 	}
 	st := Stats{}
-	for _, m := range []string{MicroDeposits, Instant} {
+	for _, m := range Methods {
 		f := Funnel{Method: m}
 		for _, got := range funnels {
 			if got.Method == m {

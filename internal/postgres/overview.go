@@ -13,26 +13,25 @@ import (
 // Overview is the dashboard overview's store on q's executor.
 func (q queries) Overview() overview.Store { return q }
 
-// verificationFunnels groups the window's sources by how they were
-// verified: instantly (Verified without a successful micro-deposit), or
-// by micro-deposits (every other source, verified or not yet).
+// verificationFunnels groups the window's sources by the method their
+// latest verification recorded (md_method, kept by the micro_deposits
+// trigger): micro-deposits, an instant credit's code, or none for a source
+// Verified when it was created (a processor token or the merchant's own
+// verification). A source not yet initiated counts under micro-deposits,
+// the method an initiation takes by default; an "auto" initiation counts
+// under the method it took.
 const verificationFunnels = `
-WITH src AS (
-  SELECT fs.status, fs.created_at, fs.verified_at,
-         EXISTS (SELECT 1 FROM micro_deposits md WHERE md.merchant_id = fs.merchant_id
-                 AND md.environment = fs.environment AND md.funding_source_id = fs.id) AS initiated,
-         EXISTS (SELECT 1 FROM micro_deposits md WHERE md.merchant_id = fs.merchant_id
-                 AND md.environment = fs.environment AND md.funding_source_id = fs.id AND md.status = 'succeeded') AS by_deposits
-  FROM funding_sources fs
-  WHERE fs.merchant_id = $1 AND fs.environment = $2 AND fs.created_at >= $3
-), methods AS (
-  SELECT CASE WHEN status = 'Verified' AND NOT by_deposits THEN 'instant' ELSE 'micro-deposits' END AS method,
-         status, initiated, verified_at - created_at AS took
-  FROM src
+WITH methods AS (
+  SELECT CASE WHEN md_method = 'instant' THEN 'instant'
+              WHEN md_seq IS NULL AND status = 'Verified' THEN 'at-creation'
+              ELSE 'micro-deposits' END AS method,
+         status, md_seq IS NOT NULL AS initiated, verified_at - created_at AS took
+  FROM funding_sources
+  WHERE merchant_id = $1 AND environment = $2 AND created_at >= $3
 )
 SELECT method,
        count(*) AS created,
-       count(*) FILTER (WHERE initiated OR method = 'instant') AS initiated,
+       count(*) FILTER (WHERE initiated OR method = 'at-creation') AS initiated,
        count(*) FILTER (WHERE status = 'Verified') AS verified,
        coalesce(percentile_cont(0.5) WITHIN GROUP (ORDER BY extract(epoch FROM took))
                 FILTER (WHERE status = 'Verified'), 0) AS median_seconds

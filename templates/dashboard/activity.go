@@ -98,7 +98,8 @@ type Charts struct {
 // FunnelChart is one verification method's funnel: created, initiated,
 // verified, each a bar as wide as its share of created.
 type FunnelChart struct {
-	Method string
+	ID     string // the method's name in element ids
+	Method string // the method in words
 	Median string // median time to verify, "—" when none verified
 	Steps  []Bar
 }

@@ -1,6 +1,7 @@
 package dashboard
 
 import (
+	"cmp"
 	"fmt"
 	"time"
 
@@ -8,12 +9,15 @@ import (
 	view "github.com/fundsource/fundsource/templates/dashboard"
 )
 
+// methodWords are the verification methods as the funnels' captions say them.
+var methodWords = map[string]string{overview.AtCreation: "at creation"}
+
 // charts lays out the overview's charts: bar sizes in the SVG boxes of the
 // templates, and every figure in words for the tables and titles.
 func charts(st overview.Stats) *view.Charts {
 	c := &view.Charts{}
 	for _, f := range st.Funnels {
-		fc := view.FunnelChart{Method: f.Method, Median: "—"}
+		fc := view.FunnelChart{ID: f.Method, Method: cmp.Or(methodWords[f.Method], f.Method), Median: "—"}
 		if f.Verified > 0 {
 			fc.Median = duration(f.MedianToVerify)
 		}

@@ -42,7 +42,7 @@ func TestBenchRunsEveryLoad(t *testing.T) {
 		t.Fatal(err)
 	}
 	var stdout, stderr bytes.Buffer
-	err = bench.Run(context.Background(), []string{"--duration", "300ms", "--workers", "8", "--statements", "3", "--out", out, "--server", bin},
+	err = bench.Run(context.Background(), []string{"--duration", "300ms", "--workers", "8", "--statements", "3", "--verifications", "20", "--out", out, "--server", bin},
 		rig.IO{Getenv: func(string) string { return "" }, Stdout: &stdout, Stderr: &stderr})
 	if err != nil {
 		t.Fatalf("bench: %v\n%s", err, stdout.String())
@@ -73,7 +73,7 @@ func TestBenchRunsEveryLoad(t *testing.T) {
 	if err := json.Unmarshal(data, &rep); err != nil {
 		t.Fatal(err)
 	}
-	if len(rep.Loads) != 18 || len(rep.Checks) != 21 {
+	if len(rep.Loads) != 19 || len(rep.Checks) != 23 {
 		t.Fatalf("results: %d loads, %d checks\n%s", len(rep.Loads), len(rep.Checks), data)
 	}
 	for _, l := range rep.Loads {
@@ -102,9 +102,17 @@ func TestBenchRunsEveryLoad(t *testing.T) {
 	}
 	// A creation is written by the batch statement of concurrent
 	// creations (its text begins with its rows), called at most once per
-	// creation.
-	if st := rep.Loads[0].Statements; len(st) == 0 || !strings.HasPrefix(st[0].Query, "WITH r AS") || st[0].Calls > rep.Loads[0].Ops {
+	// creation: the counted ones and those the end of each half cut off
+	// (at most one per connection).
+	if st := rep.Loads[0].Statements; len(st) == 0 || !strings.HasPrefix(st[0].Query, "WITH r AS") || st[0].Calls > rep.Loads[0].Ops+2*8 {
 		t.Errorf("create over HTTP (%d creations): top statements %+v", rep.Loads[0].Ops, st)
+	}
+	// The instant verifications: as many as asked, each through to Verified.
+	if l := rep.Loads[len(rep.Loads)-3]; !strings.HasPrefix(l.Name, "instant verification") || l.Ops != 20 {
+		t.Errorf("instant verification load: %+v", l)
+	}
+	if !strings.Contains(stdout.String(), "instant verification p99, initiation to Verified") || strings.Contains(stdout.String(), "FAIL") {
+		t.Errorf("table:\n%s", stdout.String())
 	}
 	if !strings.Contains(stdout.String(), "server peak RSS") {
 		t.Errorf("table:\n%s", stdout.String())

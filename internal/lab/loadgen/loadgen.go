@@ -101,6 +101,33 @@ func Run(ctx context.Context, name string, workers int, d time.Duration, op func
 		latencies: all}
 }
 
+// Sequence calls op n times, one after another (i from 0), and reports
+// their latencies as one worker's load.
+func Sequence(ctx context.Context, name string, n int, op func(ctx context.Context, i int) error) Result {
+	var all []time.Duration
+	errCount, firstErr := 0, ""
+	start := time.Now()
+	for i := range n {
+		if ctx.Err() != nil {
+			break
+		}
+		t0 := time.Now()
+		if err := op(ctx, i); err != nil {
+			errCount++
+			if firstErr == "" {
+				firstErr = err.Error()
+			}
+			continue
+		}
+		all = append(all, time.Since(t0))
+	}
+	secs := time.Since(start).Seconds()
+	slices.Sort(all)
+	return Result{Name: name, Workers: 1, Ops: len(all), Errors: errCount, Seconds: secs,
+		PerSec: float64(len(all)) / secs, P50: Percentile(all, 0.50), P99: Percentile(all, 0.99), FirstError: firstErr,
+		latencies: all}
+}
+
 // Percentile of sorted latencies (nearest rank); 0 for none.
 func Percentile(sorted []time.Duration, p float64) time.Duration {
 	if len(sorted) == 0 {

@@ -64,3 +64,27 @@ func TestMergeCombinesParts(t *testing.T) {
 		t.Errorf("p50 %v, p99 %v", m.P50, m.P99)
 	}
 }
+
+func TestSequenceCallsOpNTimesInOrder(t *testing.T) {
+	var seen []int
+	r := Sequence(context.Background(), "seq", 10, func(_ context.Context, i int) error {
+		seen = append(seen, i)
+		if i == 3 {
+			return errors.New("third failed")
+		}
+		if i == 9 {
+			time.Sleep(20 * time.Millisecond)
+		}
+		return nil
+	})
+	if len(seen) != 10 || seen[0] != 0 || seen[9] != 9 {
+		t.Fatalf("op called with %v", seen)
+	}
+	if r.Name != "seq" || r.Workers != 1 || r.Ops != 9 || r.Errors != 1 || r.FirstError != "third failed" {
+		t.Errorf("result = %+v", r)
+	}
+	// Nine latencies, nearest rank: the one slow call is the p99, not the p50.
+	if r.P99 < 20*time.Millisecond || r.P50 >= 20*time.Millisecond {
+		t.Errorf("p50 %v, p99 %v", r.P50, r.P99)
+	}
+}

@@ -132,7 +132,14 @@ func OldCommit(ctx context.Context, repo string, progress io.Writer) (Base, erro
 	}
 	if strings.TrimSpace(shallow) == "true" {
 		fmt.Fprintln(progress, "upgrade: this clone is shallow; fetching its history (git fetch --unshallow)")
-		if _, err := git(ctx, repo, "fetch", "--quiet", "--unshallow"); err != nil {
+		_, err := git(ctx, repo, "fetch", "--quiet", "--unshallow")
+		if err == nil {
+			// git fetch without a remote succeeds having fetched nothing.
+			if shallow, err = git(ctx, repo, "rev-parse", "--is-shallow-repository"); err == nil && strings.TrimSpace(shallow) == "true" {
+				err = errors.New("the clone is still shallow after it")
+			}
+		}
+		if err != nil {
 			return Base{}, fmt.Errorf("upgrade: the check needs the git history to find the commit before the newest migration, "+
 				"and this clone is shallow; git fetch --unshallow failed (%w): clone without --depth", err)
 		}
@@ -262,7 +269,7 @@ type Config struct {
 	Old, New       string // the binaries: the one a deploy replaces, and the one it brings
 	OldWalkthrough string // the old commit's README walkthrough (readme.Quickstart)
 	NewWalkthrough string // the new README's
-	DBURL          string // an empty database
+	DBURL          string // a database no newer than the old binary's schema (empty, say)
 	Dir            string // a scratch folder
 	Progress       io.Writer
 }
@@ -420,8 +427,8 @@ func (p *process) stop() error {
 	return p.stopErr
 }
 
-// logProblems is an error naming the process's log lines at level ERROR
-// and its requests answered with a 5xx, if any.
+// logProblems is an error naming the process's log lines at level ERROR,
+// its requests answered with a 5xx, and any panic, if there are any.
 func (p *process) logProblems() error {
 	f, err := os.Open(p.log)
 	if err != nil {
@@ -437,7 +444,11 @@ func (p *process) logProblems() error {
 			Status int    `json:"status"`
 		}
 		if json.Unmarshal(sc.Bytes(), &line) != nil {
-			continue // dev's plain-text notes
+			// dev's plain-text notes, or what the runtime prints as it dies
+			if strings.HasPrefix(sc.Text(), "panic:") || strings.HasPrefix(sc.Text(), "fatal error:") {
+				bad = append(bad, sc.Text())
+			}
+			continue
 		}
 		if line.Level == "ERROR" || line.Status >= 500 {
 			bad = append(bad, sc.Text())

@@ -10,8 +10,8 @@
 // reads or writes is dropped, renamed or made stricter in the release that
 // stops using it. The check proves it with the real binaries instead of
 // reviewing SQL: it builds the commit before the newest migration (the
-// first parent of the first commit on the main line that changed
-// migrations/, or HEAD when migrations/ has uncommitted changes), starts
+// first parent of the newest commit on the main line that changed a
+// migrations/*.sql file, or HEAD when one has uncommitted changes), starts
 // that binary's 'dev' on a fresh database (its own, older schema), runs
 // that commit's README walkthrough against it while the new binary's
 // 'migrate' runs, runs the walkthrough again on the migrated schema,
@@ -119,10 +119,14 @@ type Base struct {
 	Commit    string // the commit before it: the binary a deploy replaces
 }
 
+// migrationFiles is the pathspec of the migrations: a change to the
+// package's Go file is no migration.
+const migrationFiles = "migrations/*.sql"
+
 // OldCommit finds the commit before the newest migration in repo. The
 // main line (first parents) decides: after a merge, the commit before is
 // the merge's first parent, what was deployed before it. Uncommitted
-// changes under migrations/ make HEAD the commit before. A shallow clone
+// changes to a migration make HEAD the commit before. A shallow clone
 // is unshallowed first, since in one the oldest commit seems to add every
 // file.
 func OldCommit(ctx context.Context, repo string, progress io.Writer) (Base, error) {
@@ -144,7 +148,7 @@ func OldCommit(ctx context.Context, repo string, progress io.Writer) (Base, erro
 				"and this clone is shallow; git fetch --unshallow failed (%w): clone without --depth", err)
 		}
 	}
-	dirty, err := git(ctx, repo, "status", "--porcelain", "--", "migrations")
+	dirty, err := git(ctx, repo, "status", "--porcelain", "--", migrationFiles)
 	if err != nil {
 		return Base{}, err
 	}
@@ -152,13 +156,13 @@ func OldCommit(ctx context.Context, repo string, progress io.Writer) (Base, erro
 		head, err := git(ctx, repo, "rev-parse", "--verify", "HEAD")
 		return Base{Commit: strings.TrimSpace(head)}, err
 	}
-	newest, err := git(ctx, repo, "log", "-1", "--first-parent", "--format=%H", "--", "migrations")
+	newest, err := git(ctx, repo, "log", "-1", "--first-parent", "--format=%H", "--", migrationFiles)
 	if err != nil {
 		return Base{}, err
 	}
 	newest = strings.TrimSpace(newest)
 	if newest == "" {
-		return Base{}, errors.New("upgrade: no commit changes migrations/: nothing to check")
+		return Base{}, errors.New("upgrade: no commit changes a migration (migrations/*.sql): nothing to check")
 	}
 	parent, err := git(ctx, repo, "rev-parse", "--verify", "--quiet", newest+"^1")
 	if err != nil {

@@ -154,10 +154,17 @@ func TestOldCommitIsTheMainLineCommitBeforeTheNewestMigration(t *testing.T) {
 	dir, run := gitRepo(t)
 	c1 := commit(t, dir, run, "one", map[string]string{"README.md": "1", "migrations/00001_a.sql": "a"})
 	c2 := commit(t, dir, run, "two", map[string]string{"migrations/00002_b.sql": "b"})
-	commit(t, dir, run, "three", map[string]string{"README.md": "3"})
+	commit(t, dir, run, "three", map[string]string{"README.md": "3", "migrations/embed.go": "package migrations"}) // no migration
 	if b, err := OldCommit(ctx, dir, io.Discard); err != nil || b != (Base{Migration: c2, Commit: c1}) {
 		t.Fatalf("OldCommit = %+v, %v; want the migration %s and the commit %s", b, err, c2, c1)
 	}
+	if err := os.WriteFile(filepath.Join(dir, "migrations", "embed.go"), []byte("package migrations // changed"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if b, err := OldCommit(ctx, dir, io.Discard); err != nil || b != (Base{Migration: c2, Commit: c1}) {
+		t.Fatalf("with the package's Go file changed OldCommit = %+v, %v; want the migration %s and the commit %s", b, err, c2, c1)
+	}
+	run("checkout", "-q", "--", "migrations/embed.go")
 
 	// A branch merged into main: the commit before is main's, the merge's
 	// first parent, not the branch's.

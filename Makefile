@@ -29,8 +29,9 @@ bench: build postgres
 	./$(LAB) bench
 	$(GO) test -run='^$$' -bench=. -benchmem ./...
 
-## chaos: kill -9, PostgreSQL restart, webhook receiver down, three servers, failover and switchover on pg_auto_failover; fails on any loss
+## chaos: the commit before the newest migration on the newest schema (upgrade), then kill -9, PostgreSQL restart, webhook receiver down, three servers, failover and switchover on pg_auto_failover; fails on any loss
 chaos: build postgres autofailover
+	./$(LAB) upgrade
 	./$(LAB) chaos
 
 ## build: the product's binary and the lab's (bench and resilience suite), into bin/

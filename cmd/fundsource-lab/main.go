@@ -1,8 +1,8 @@
 // Command fundsource-lab holds the tools that measure and break the
-// service: the load bench (`make bench`) and the resilience suite (`make
-// chaos`), which run the fundsource binary beside it as the server under
-// test; and a local ACH network (achnet) for tests and demos. Kept apart
-// so that the product's binary links none of them.
+// service: the load bench (`make bench`), the resilience suite and the
+// upgrade check (`make chaos`), which run the fundsource binary beside them
+// as the server under test; and a local ACH network (achnet) for tests and
+// demos. Kept apart so that the product's binary links none of them.
 package main
 
 import (
@@ -19,6 +19,7 @@ import (
 	"github.com/fundsource/fundsource/internal/lab/chaos"
 	"github.com/fundsource/fundsource/internal/lab/formation"
 	"github.com/fundsource/fundsource/internal/lab/rig"
+	"github.com/fundsource/fundsource/internal/lab/upgrade"
 )
 
 const usage = `fundsource-lab: measure and break fundsource on this machine
@@ -30,6 +31,10 @@ Usage:
         kill -9, PostgreSQL restart, receiver down, three servers:
         count every creation and event, fail on any loss (make chaos);
         then failover and switchover on a pg_auto_failover formation
+  fundsource-lab upgrade [--server BIN] [--repo DIR]
+        build the commit before the newest migration and run its README
+        walkthrough on the newest schema: while the new binary migrates,
+        after, and beside the new binary (make chaos)
   fundsource-lab formation [-v]
         a pg_auto_failover monitor and two synchronous nodes on loopback,
         until Ctrl-C; prints the DATABASE_URL to use
@@ -69,6 +74,8 @@ func run(ctx context.Context, args []string, stdio rig.IO) error {
 		return bench.Run(ctx, args[1:], stdio)
 	case "chaos":
 		return chaos.Run(ctx, args[1:], stdio)
+	case "upgrade":
+		return upgrade.Run(ctx, args[1:], stdio)
 	case "formation":
 		return formation.Run(ctx, args[1:], stdio)
 	case "achnet":

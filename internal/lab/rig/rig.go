@@ -124,44 +124,47 @@ func Wire(ctx context.Context, vars map[string]string, fn func(svc *wiring.Servi
 // Server is a 'fundsource serve' process (or another server the lab
 // runs as a process of its own, see StartProcess).
 type Server struct {
-	cmd *exec.Cmd
+	cmd  *exec.Cmd
+	done chan struct{} // closed once the process has ended and been waited for
 }
 
 // StartServer starts 'bin serve' with exactly vars as its environment
 // (and PATH), and waits until it answers /readyz at vars["LISTEN_ADDR"].
 func StartServer(ctx context.Context, bin string, vars map[string]string) (*Server, error) {
-	cmd := exec.Command(bin, "serve")
-	for k, v := range vars {
-		cmd.Env = append(cmd.Env, k+"="+v)
-	}
-	return start(ctx, cmd, vars["LISTEN_ADDR"])
+	return StartProcess(ctx, vars["LISTEN_ADDR"], vars, bin, "serve")
 }
 
 // StartProcess starts bin with args and nothing but vars and PATH in its
 // environment (a secret goes in vars: other local users can read a
 // process's arguments), and waits until it answers /readyz at addr.
 func StartProcess(ctx context.Context, addr string, vars map[string]string, bin string, args ...string) (*Server, error) {
+	return StartProcessLogging(ctx, addr, vars, nil, bin, args...)
+}
+
+// StartProcessLogging is StartProcess with the process's stdout and
+// stderr written to out (nil: discarded).
+func StartProcessLogging(ctx context.Context, addr string, vars map[string]string, out *os.File, bin string, args ...string) (*Server, error) {
 	cmd := exec.Command(bin, args...)
 	for k, v := range vars {
 		cmd.Env = append(cmd.Env, k+"="+v)
 	}
-	return start(ctx, cmd, addr)
-}
-
-func start(ctx context.Context, cmd *exec.Cmd, addr string) (*Server, error) {
 	cmd.Env = append(cmd.Env, "PATH="+os.Getenv("PATH"))
-	// The server's logs go to /dev/null itself: through a pipe, this
-	// process would spend its cores (shared with the server) copying them.
-	devNull, err := os.OpenFile(os.DevNull, os.O_WRONLY, 0)
-	if err != nil {
-		return nil, err
+	if out == nil {
+		// The server's logs go to /dev/null itself: through a pipe, this
+		// process would spend its cores (shared with the server) copying them.
+		devNull, err := os.OpenFile(os.DevNull, os.O_WRONLY, 0)
+		if err != nil {
+			return nil, err
+		}
+		defer devNull.Close()
+		out = devNull
 	}
-	defer devNull.Close()
-	cmd.Stdout, cmd.Stderr = devNull, devNull
+	cmd.Stdout, cmd.Stderr = out, out
 	if err := cmd.Start(); err != nil {
 		return nil, err
 	}
-	s := &Server{cmd: cmd}
+	s := &Server{cmd: cmd, done: make(chan struct{})}
+	go func() { _ = cmd.Wait(); close(s.done) }()
 	deadline := time.Now().Add(30 * time.Second)
 	for {
 		res, err := http.Get("http://" + addr + "/readyz")
@@ -170,6 +173,9 @@ func start(ctx context.Context, cmd *exec.Cmd, addr string) (*Server, error) {
 			if res.StatusCode == http.StatusOK {
 				return s, nil
 			}
+		}
+		if s.Exited() {
+			return nil, fmt.Errorf("the server exited before it became ready (%v)", cmd.ProcessState)
 		}
 		if time.Now().After(deadline) || ctx.Err() != nil {
 			s.Stop()
@@ -182,27 +188,38 @@ func start(ctx context.Context, cmd *exec.Cmd, addr string) (*Server, error) {
 // PID is the server's process id.
 func (s *Server) PID() int { return s.cmd.Process.Pid }
 
-// Exited reports whether the server has ended (after Wait, as Stop does).
-func (s *Server) Exited() bool { return s.cmd.ProcessState != nil }
+// Exited reports whether the server has ended.
+func (s *Server) Exited() bool {
+	select {
+	case <-s.done:
+		return true
+	default:
+		return false
+	}
+}
 
 // Kill ends the server with SIGKILL and waits for it.
 func (s *Server) Kill() {
 	_ = s.cmd.Process.Kill()
-	_ = s.cmd.Wait()
+	<-s.done
 }
 
 // Stop interrupts the server and waits up to 20 s for its graceful
-// shutdown, then kills it.
-func (s *Server) Stop() {
+// shutdown, then kills it. It reports how the process ended: nil for a
+// clean exit.
+func (s *Server) Stop() error {
 	_ = s.cmd.Process.Signal(os.Interrupt)
-	done := make(chan struct{})
-	go func() { _ = s.cmd.Wait(); close(done) }()
 	select {
-	case <-done:
+	case <-s.done:
 	case <-time.After(20 * time.Second):
 		_ = s.cmd.Process.Kill()
-		<-done
+		<-s.done
+		return errors.New("the server did not stop within 20 s of SIGINT")
 	}
+	if !s.cmd.ProcessState.Success() {
+		return fmt.Errorf("the server ended with %v", s.cmd.ProcessState)
+	}
+	return nil
 }
 
 // PeakRSS is a process's high-water resident set (VmHWM), in bytes.

@@ -1,13 +1,8 @@
-// Package readme_test keeps the README true: it runs the README's walkthrough,
-// the shell blocks between <!-- quickstart:begin --> and <!-- quickstart:end -->,
-// with bash against a real 'fundsource dev' server, as a reader runs them
-// against 'make run'.
 package readme_test
 
 import (
 	"context"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -15,51 +10,23 @@ import (
 
 	th "github.com/fundsource/fundsource/internal/testing/harness"
 	"github.com/fundsource/fundsource/internal/testing/pgtest"
+	"github.com/fundsource/fundsource/internal/testing/readme"
 )
 
 func TestMain(m *testing.M) { pgtest.Main(m) }
 
-const (
-	beginMarker = "<!-- quickstart:begin -->"
-	endMarker   = "<!-- quickstart:end -->"
-)
-
-// quickstart returns the README's marked shell blocks, in order.
-func quickstart(t *testing.T) []string {
+// quickstart returns the README's walkthrough as one script.
+func quickstart(t *testing.T) string {
 	t.Helper()
 	b, err := os.ReadFile(filepath.Join("..", "..", "..", "README.md"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	var blocks []string
-	rest := string(b)
-	for {
-		i := strings.Index(rest, beginMarker)
-		if i < 0 {
-			break
-		}
-		rest = rest[i+len(beginMarker):]
-		j := strings.Index(rest, endMarker)
-		if j < 0 {
-			t.Fatalf("README: %s without %s", beginMarker, endMarker)
-		}
-		body := strings.TrimSpace(rest[:j])
-		rest = rest[j+len(endMarker):]
-		if !strings.HasPrefix(body, "```sh\n") || !strings.HasSuffix(body, "\n```") {
-			t.Fatalf("README: a quickstart block is not one ```sh fence:\n%s", body)
-		}
-		blocks = append(blocks, strings.TrimSuffix(strings.TrimPrefix(body, "```sh\n"), "```"))
+	script, err := readme.Quickstart(b)
+	if err != nil {
+		t.Fatal(err)
 	}
-	if strings.Contains(rest, endMarker) {
-		t.Fatalf("README: %s without %s", endMarker, beginMarker)
-	}
-	if len(blocks) == 0 {
-		t.Fatal("README has no quickstart blocks")
-	}
-	if !strings.Contains(blocks[0], "set -eu") {
-		t.Fatalf("the first quickstart block must start the script with set -eu:\n%s", blocks[0])
-	}
-	return blocks
+	return script
 }
 
 // startDev runs 'fundsource dev' on a fresh database, as 'make run' serves
@@ -79,32 +46,20 @@ func runScript(t *testing.T, s *th.Dev, script string) (string, error) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, "bash", "-c", script)
-	cmd.Env = []string{
-		"PATH=" + os.Getenv("PATH"),
-		"HOME=" + t.TempDir(),
-		"BASE=" + s.BaseURL,
-		"SIM=" + s.SimURL,
-		"SK=" + s.SecretKey,
-		"PK=" + s.PublicKey,
-	}
-	out, err := cmd.CombinedOutput()
-	return string(out), err
+	return readme.Run(ctx, script, readme.Target{Base: s.BaseURL, Sim: s.SimURL,
+		SecretKey: s.SecretKey, PublicKey: s.PublicKey, Home: t.TempDir()})
 }
 
 func TestREADMEQuickstartRunsAgainstMakeRun(t *testing.T) {
-	blocks := quickstart(t)
+	script := quickstart(t)
 	s := startDev(t)
-	script := strings.Join(blocks, "\n")
 
+	start := time.Now()
 	out, err := runScript(t, s, script)
 	if err != nil {
 		t.Fatalf("the README's walkthrough failed (%v):\n%s\n--- script ---\n%s", err, out, script)
 	}
-	if !strings.Contains(out, "walkthrough done") {
-		t.Fatalf("the README's walkthrough did not reach its end:\n%s", out)
-	}
-	t.Logf("walkthrough output:\n%s", out)
+	t.Logf("walkthrough output (%s):\n%s", time.Since(start).Round(time.Millisecond), out)
 
 	// The checks in the script bite: the same script with a wrong path
 	// must fail, or a broken README would pass.
@@ -114,5 +69,23 @@ func TestREADMEQuickstartRunsAgainstMakeRun(t *testing.T) {
 	}
 	if out, err := runScript(t, s, broken); err == nil {
 		t.Fatalf("the walkthrough with a wrong path succeeded:\n%s", out)
+	}
+}
+
+func TestQuickstartRefusesUnmarkedOrUnclosedBlocks(t *testing.T) {
+	for name, doc := range map[string]string{
+		"no blocks":      "# title\n",
+		"unclosed":       "<!-- quickstart:begin -->\n```sh\nset -eu\n```\n",
+		"stray end":      "<!-- quickstart:begin -->\n```sh\nset -eu\n```\n<!-- quickstart:end -->\n<!-- quickstart:end -->\n",
+		"not sh":         "<!-- quickstart:begin -->\n```bash\nset -eu\n```\n<!-- quickstart:end -->\n",
+		"without set -e": "<!-- quickstart:begin -->\n```sh\necho hi\n```\n<!-- quickstart:end -->\n",
+	} {
+		if s, err := readme.Quickstart([]byte(doc)); err == nil {
+			t.Errorf("%s: read as %q", name, s)
+		}
+	}
+	s, err := readme.Quickstart([]byte("a\n<!-- quickstart:begin -->\n```sh\nset -eu\n```\n<!-- quickstart:end -->\nb\n<!-- quickstart:begin -->\n```sh\necho two\n```\n<!-- quickstart:end -->\n"))
+	if err != nil || s != "set -eu\n\necho two\n" {
+		t.Fatalf("two blocks read as %q, %v", s, err)
 	}
 }

@@ -24,13 +24,13 @@ func caller(c *gin.Context) funding.Caller {
 
 func (s *Surface) createOnDemand(c *gin.Context) {
 	s.createKeyed(c, func(in funding.Input) (funding.Creation, error) {
-		return s.Services.Funding.PrepareOnDemand(caller(c), in)
+		return s.Services.Funding.PrepareOnDemand(c.Request.Context(), caller(c), in)
 	})
 }
 
 func (s *Surface) createForMicroDeposits(c *gin.Context) {
 	s.createKeyed(c, func(in funding.Input) (funding.Creation, error) {
-		return s.Services.Funding.PrepareForMicroDeposits(surface.Scope(c), in)
+		return s.Services.Funding.PrepareForMicroDeposits(c.Request.Context(), surface.Scope(c), in)
 	})
 }
 

@@ -2,6 +2,7 @@ package web_test
 
 import (
 	"net/http"
+	"net/url"
 	"slices"
 	"strings"
 	"testing"
@@ -86,4 +87,40 @@ func TestAccountCheckAcrossMerchants(t *testing.T) {
 	if carried != 3 {
 		t.Errorf("%d of B's funding_source.created events carry the failed check, want 3", carried)
 	}
+}
+
+// TestBlockFailFromTheDashboardRefusesAFailedAccount: the merchant turns
+// block_fail on in Settings; a creation whose account check fails then
+// answers 422 account_check_failed with reasons and writes nothing, with
+// or without an Idempotency-Key; a replay gives the same answer.
+func TestBlockFailFromTheDashboardRefusesAFailedAccount(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	a := h.Merchant("Alpha Goods").Sandbox.SecretKey
+	aID := h.Source(a, h.Customer(a), "000111222333")
+	th.WantOK(t, h.Initiate(a, aID))
+	th.WantOK(t, h.Post("/v2/sandbox/funding-source/"+aID+"/micro-deposits/return", a, `{"code":"R02"}`))
+
+	d, b := signedIn(t, h, "Beta Shop")
+	wantPage(t, d.get("/dashboard/settings"), http.StatusOK, `id="account_check_policy-flag" name="account_check_policy" value="flag" checked`)
+	wantPage(t, d.follow(d.post("/dashboard/settings/policies", url.Values{"account_check_policy": {"block_fail"}, "ownership_policy": {"flag"}})),
+		http.StatusOK, "Saved: account check block_fail, ownership flag.", `value="block_fail" checked`)
+	wantPage(t, d.follow(d.post("/dashboard/settings/policies", url.Values{"account_check_policy": {"refuse"}})), http.StatusOK, "policy must be", `value="block_fail" checked`)
+
+	user := h.Customer(b)
+	before := h.Count("funding_sources")
+	for _, hdr := range []map[string]string{nil, {"Idempotency-Key": "blocked-1"}, {"Idempotency-Key": "blocked-1"}} {
+		r := h.Do(th.Req{Method: http.MethodPost, Path: "/v2/funding-source", Key: b, Header: hdr, Body: th.SourceBody(user, "021000021", "000111222333")})
+		th.WantError(t, r, http.StatusUnprocessableEntity, "account_check_failed")
+		e := r.JSON(t)["error"].(map[string]any)
+		if reasons, _ := e["reasons"].([]any); len(reasons) != 1 || reasons[0] != "returned_closed" || e["param"] != "account_number" {
+			t.Errorf("error = %s", th.MustJSON(e))
+		}
+	}
+	th.WantError(t, h.Post("/v2/on-demand/funding-source", b, th.SourceBody(user, "021000021", "000111222333")), http.StatusUnprocessableEntity, "account_check_failed")
+	if n := h.Count("funding_sources"); n != before {
+		t.Errorf("funding_sources %d -> %d: a blocked creation wrote a source", before, n)
+	}
+	// Another account is created as usual.
+	wantAccountCheck(t, "an unknown account", th.WantOK(t, h.Post("/v2/funding-source", b, th.SourceBody(user, "021000021", "000111222334"))), "unknown")
 }

@@ -271,3 +271,53 @@ func TestUnauthorizedPaymentReturnFailsTheCheck(t *testing.T) {
 	}
 	wantCheck(t, "blocked by R10", got, "fail", "returned_unauthorized", "verified_before")
 }
+
+// TestBlockFailRefusesAFailedAccountAndWritesNothing: under block_fail a
+// creation whose check fails is account_check_failed with the reasons,
+// and leaves no source, fact, claim or event; under flag it is created.
+func TestBlockFailRefusesAFailedAccountAndWritesNothing(t *testing.T) {
+	t.Parallel()
+	f := fixture.New(t)
+	a, b := f.Sandbox("Alpha"), f.Sandbox("Beta")
+	src := f.VerifiedSource(a, f.Customer(a), "71717171")
+	if err := f.DB.Funding().WithTx(ctx, func(tx funding.Store) error {
+		return f.Funding.ApplyReturnTx(ctx, tx, a, src.ID, "R02")
+	}); err != nil {
+		t.Fatal(err)
+	}
+	count := func() (n int) {
+		t.Helper()
+		if err := f.SQL().Get(&n, `SELECT (SELECT count(*) FROM funding_sources WHERE merchant_id = $1)
+			+ (SELECT count(*) FROM account_facts WHERE merchant_id = $1)
+			+ (SELECT count(*) FROM account_numbers WHERE merchant_id = $1)
+			+ (SELECT count(*) FROM events WHERE merchant_id = $1 AND type LIKE 'funding_source.%')`, b.MerchantID); err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	cus := f.Customer(b)
+	block := funding.Caller{Scope: b, OnDemand: true, AccountCheckPolicy: funding.PolicyBlockFail}
+	in := input(cus, "71717171")
+	_, err := f.Funding.PrepareForMicroDeposits(ctx, block, in)
+	e := wantCode(t, err, "account_check_failed")
+	if r, _ := e.Details["reasons"].([]string); !slices.Equal(r, []string{"returned_closed", "verified_before"}) {
+		t.Errorf("reasons = %v", e.Details["reasons"])
+	}
+	if _, err := f.Funding.CreateOnDemand(ctx, block, in); err == nil {
+		t.Error("on demand created under block_fail")
+	}
+	if n := count(); n != 0 {
+		t.Errorf("block_fail wrote %d rows", n)
+	}
+	// A passing account is created under block_fail; a failing one under flag.
+	ok, err := f.Funding.CreateOnDemand(ctx, block, input(cus, "81818181"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantCheck(t, "unknown under block_fail", ok, "unknown")
+	flagged, err := f.Funding.CreateOnDemand(ctx, funding.Caller{Scope: b, OnDemand: true, AccountCheckPolicy: funding.PolicyFlag}, in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantCheck(t, "flag", flagged, "fail", "returned_closed", "verified_before")
+}

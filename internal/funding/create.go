@@ -23,7 +23,18 @@ type Caller struct {
 	OnDemand bool
 	// ThirdPartyVerification: the merchant's environment is enabled for it.
 	ThirdPartyVerification bool
+	// AccountCheckPolicy is PolicyFlag ("" too) or PolicyBlockFail.
+	AccountCheckPolicy string
+	// OwnershipPolicy is PolicyFlag ("" too) or PolicyRequireMatch.
+	OwnershipPolicy string
 }
+
+// Policy values (the merchant's settings).
+const (
+	PolicyFlag         = "flag"
+	PolicyBlockFail    = "block_fail"
+	PolicyRequireMatch = "require_match"
+)
 
 // Creation is a source ready to be stored: its input validated, its
 // account number sealed and fingerprinted, its account checked, its id,
@@ -45,15 +56,15 @@ func (s *Service) PrepareOnDemand(ctx context.Context, c Caller, in Input) (Crea
 			"This API key lacks the on-demand funding-source permission (on_demand_funding_source).")
 	}
 	if c.ThirdPartyVerification {
-		return s.prepare(ctx, c.Scope, in, Verified)
+		return s.prepare(ctx, c, in, Verified)
 	}
-	return s.prepare(ctx, c.Scope, in, Unverified)
+	return s.prepare(ctx, c, in, Unverified)
 }
 
 // PrepareForMicroDeposits prepares POST /v2/funding-source: always
 // Unverified, to be verified by micro-deposits.
-func (s *Service) PrepareForMicroDeposits(ctx context.Context, scope tenant.Scope, in Input) (Creation, error) {
-	return s.prepare(ctx, scope, in, Unverified)
+func (s *Service) PrepareForMicroDeposits(ctx context.Context, c Caller, in Input) (Creation, error) {
+	return s.prepare(ctx, c, in, Unverified)
 }
 
 // CreateOnDemand prepares and inserts an on-demand creation.
@@ -68,7 +79,7 @@ func (s *Service) CreateOnDemand(ctx context.Context, c Caller, in Input) (Sourc
 // CreateForMicroDeposits prepares and inserts a creation to be verified by
 // micro-deposits.
 func (s *Service) CreateForMicroDeposits(ctx context.Context, scope tenant.Scope, in Input) (Source, error) {
-	cr, err := s.PrepareForMicroDeposits(ctx, scope, in)
+	cr, err := s.PrepareForMicroDeposits(ctx, Caller{Scope: scope}, in)
 	if err != nil {
 		return Source{}, err
 	}
@@ -76,8 +87,10 @@ func (s *Service) CreateForMicroDeposits(ctx context.Context, scope tenant.Scope
 }
 
 // prepare validates in and makes the source with the given status, its
-// account checked against the account's history.
-func (s *Service) prepare(ctx context.Context, scope tenant.Scope, in Input, status Status) (Creation, error) {
+// account checked against the account's history: under the block_fail
+// policy, a check that fails is account_check_failed with its reasons.
+func (s *Service) prepare(ctx context.Context, c Caller, in Input, status Status) (Creation, error) {
+	scope := c.Scope
 	a, err := s.validate(scope.Env, in)
 	if err != nil {
 		return Creation{}, err
@@ -93,6 +106,11 @@ func (s *Service) prepare(ctx context.Context, scope tenant.Scope, in Input, sta
 		return Creation{}, err
 	}
 	src = s.checked(src)
+	if c.AccountCheckPolicy == PolicyBlockFail && src.AccountCheck.Result == CheckFail {
+		return Creation{}, (&errs.Error{Code: errs.AccountCheckFailed, Param: "account_number",
+			Message: "This bank account failed the account check and this environment's account_check_policy is block_fail; nothing was created."}).
+			WithDetail("reasons", src.AccountCheck.Reasons)
+	}
 	src.Account.KeyID, src.Account.Data = s.vault.Seal([]byte(a.number), []byte(src.ID))
 	events := []event.Event{s.event(src, event.FundingSourceCreated, src.Status)}
 	if src.Status == Verified {
@@ -103,8 +121,8 @@ func (s *Service) prepare(ctx context.Context, scope tenant.Scope, in Input, sta
 
 // create prepares a source with the given status and inserts it; when also
 // is set, it runs in the same transaction with the stored source.
-func (s *Service) create(ctx context.Context, scope tenant.Scope, in Input, status Status, also ...func(ctx context.Context, tx Store, src Source) error) (Source, error) {
-	cr, err := s.prepare(ctx, scope, in, status)
+func (s *Service) create(ctx context.Context, c Caller, in Input, status Status, also ...func(ctx context.Context, tx Store, src Source) error) (Source, error) {
+	cr, err := s.prepare(ctx, c, in, status)
 	if err != nil {
 		return Source{}, err
 	}

@@ -245,14 +245,17 @@ type SubscriptionRow struct {
 
 // Settings is the settings page.
 type Settings struct {
-	MerchantID    string
-	ThirdParty    bool // third-party verification is on in this environment
-	Origins       []string
-	Typed         string // a refused origin, shown again
-	Error         string // why it was refused
-	Sessions      []SessionRow
-	PasswordError string // why a password change was refused
-	PasswordField string // current_password or new_password, with PasswordError
+	MerchantID string
+	ThirdParty bool // third-party verification is on in this environment
+	// AccountCheckPolicy (flag, block_fail) and OwnershipPolicy (flag,
+	// require_match) are the environment's policies.
+	AccountCheckPolicy, OwnershipPolicy string
+	Origins                             []string
+	Typed                               string // a refused origin, shown again
+	Error                               string // why it was refused
+	Sessions                            []SessionRow
+	PasswordError                       string // why a password change was refused
+	PasswordField                       string // current_password or new_password, with PasswordError
 }
 
 // SessionRow is a signed-in session for people.

@@ -186,6 +186,7 @@ func (e DeliveryStatus) Valid() bool {
 
 // Defines values for ErrorResponseErrorCode.
 const (
+	ErrorResponseErrorCodeAccountCheckFailed           ErrorResponseErrorCode = "account_check_failed"
 	ErrorResponseErrorCodeAccountInUse                 ErrorResponseErrorCode = "account_in_use"
 	ErrorResponseErrorCodeAuthorizationRequired        ErrorResponseErrorCode = "authorization_required"
 	ErrorResponseErrorCodeConflict                     ErrorResponseErrorCode = "conflict"
@@ -209,6 +210,7 @@ const (
 	ErrorResponseErrorCodeInvalidRoutingNumber         ErrorResponseErrorCode = "invalid_routing_number"
 	ErrorResponseErrorCodeInvalidUrl                   ErrorResponseErrorCode = "invalid_url"
 	ErrorResponseErrorCodeMethodNotAllowed             ErrorResponseErrorCode = "method_not_allowed"
+	ErrorResponseErrorCodeOwnershipMismatch            ErrorResponseErrorCode = "ownership_mismatch"
 	ErrorResponseErrorCodePaymentNotFound              ErrorResponseErrorCode = "payment_not_found"
 	ErrorResponseErrorCodePaymentReturned              ErrorResponseErrorCode = "payment_returned"
 	ErrorResponseErrorCodePermissionDenied             ErrorResponseErrorCode = "permission_denied"
@@ -237,6 +239,8 @@ const (
 // Valid indicates whether the value is a known member of the ErrorResponseErrorCode enum.
 func (e ErrorResponseErrorCode) Valid() bool {
 	switch e {
+	case ErrorResponseErrorCodeAccountCheckFailed:
+		return true
 	case ErrorResponseErrorCodeAccountInUse:
 		return true
 	case ErrorResponseErrorCodeAuthorizationRequired:
@@ -282,6 +286,8 @@ func (e ErrorResponseErrorCode) Valid() bool {
 	case ErrorResponseErrorCodeInvalidUrl:
 		return true
 	case ErrorResponseErrorCodeMethodNotAllowed:
+		return true
+	case ErrorResponseErrorCodeOwnershipMismatch:
 		return true
 	case ErrorResponseErrorCodePaymentNotFound:
 		return true
@@ -2235,7 +2241,10 @@ type ErrorResponse_Error struct {
 	FundingSourceId *string `json:"funding_source_id,omitempty"`
 	Message         string  `json:"message"`
 	Param           *string `json:"param,omitempty"`
-	RequestId       string  `json:"request_id"`
+
+	// Reasons The account check's reasons (account_check_failed).
+	Reasons   *[]string `json:"reasons,omitempty"`
+	RequestId string    `json:"request_id"`
 
 	// RetryAfter Seconds to wait before retrying, as in the Retry-After header (rate_limited, provider_unavailable).
 	RetryAfter           *string                `json:"retry_after,omitempty"`
@@ -3782,6 +3791,14 @@ func (a *ErrorResponse_Error) UnmarshalJSON(b []byte) error {
 		delete(object, "param")
 	}
 
+	if raw, found := object["reasons"]; found {
+		err = json.Unmarshal(raw, &a.Reasons)
+		if err != nil {
+			return fmt.Errorf("error reading 'reasons': %w", err)
+		}
+		delete(object, "reasons")
+	}
+
 	if raw, found := object["request_id"]; found {
 		err = json.Unmarshal(raw, &a.RequestId)
 		if err != nil {
@@ -3845,6 +3862,13 @@ func (a ErrorResponse_Error) MarshalJSON() ([]byte, error) {
 		object["param"], err = json.Marshal(a.Param)
 		if err != nil {
 			return nil, fmt.Errorf("error marshaling 'param': %w", err)
+		}
+	}
+
+	if a.Reasons != nil {
+		object["reasons"], err = json.Marshal(a.Reasons)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling 'reasons': %w", err)
 		}
 	}
 

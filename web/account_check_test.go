@@ -47,8 +47,7 @@ func TestAccountCheckAcrossMerchants(t *testing.T) {
 	th.WantOK(t, h.Post("/v2/sandbox/funding-source/"+aID+"/micro-deposits/return", a, `{"code":"R03"}`))
 	wantAccountCheck(t, "A after R03", th.WantOK(t, h.Get("/v2/funding-source/"+aID, a)), "fail", "returned_no_account")
 
-	bm := h.Merchant("Beta Shop")
-	b := bm.Sandbox.SecretKey
+	d, b := signedIn(t, h, "Beta Shop")
 	bUser := h.Customer(b)
 	for _, c := range []struct {
 		name string
@@ -71,6 +70,13 @@ func TestAccountCheckAcrossMerchants(t *testing.T) {
 				if strings.Contains(text, secret) {
 					t.Errorf("%s: B's answer shows %q: %s", c.name, secret, text)
 				}
+			}
+		}
+		if c.name == "plain" {
+			page := wantPage(t, d.get("/dashboard/funding-sources/"+id), http.StatusOK, `id="account-check"`,
+				"Fail: a bank refused this account", "no such account exists (R03 or AC03)", "returned_no_account")
+			if strings.Contains(page, "Alpha") || strings.Contains(page, aUser) {
+				t.Error("B's dashboard names A")
 			}
 		}
 		th.WantOK(t, h.Post("/v2/accounts/delete", b, `{"funding_source_id":"`+id+`"}`))

@@ -321,3 +321,21 @@ func TestBlockFailRefusesAFailedAccountAndWritesNothing(t *testing.T) {
 	}
 	wantCheck(t, "flag", flagged, "fail", "returned_closed", "verified_before")
 }
+
+func TestOwnershipBands(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		sc   funding.OwnerScores
+		want string
+	}{
+		{funding.OwnerScores{Name: 100, Email: 100}, "match"}, {funding.OwnerScores{Name: 70, Email: 0}, "match"},
+		{funding.OwnerScores{Name: 69, Email: 100}, "partial"}, {funding.OwnerScores{Name: 50, Email: -1}, "partial"},
+		{funding.OwnerScores{Name: 49, Email: 100}, "mismatch"}, {funding.OwnerScores{Name: 0, Email: 0}, "mismatch"},
+		{funding.OwnerScores{Name: -1, Email: 100}, "unavailable"},
+	} {
+		o := funding.OwnershipOf(c.sc, fixture.Start)
+		if o.Result != c.want || (c.sc.Name >= 0) != (o.NameScore != nil) || (c.sc.Email >= 0) != (o.EmailScore != nil) {
+			t.Errorf("%+v: %+v, want %s", c.sc, o, c.want)
+		}
+	}
+}

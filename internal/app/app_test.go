@@ -253,3 +253,31 @@ func TestACHCommands(t *testing.T) {
 		t.Errorf("a bad routing number: %v", err)
 	}
 }
+
+func TestSetPolicyCommand(t *testing.T) {
+	c := newCLI(t)
+	created := c.json("merchant", "create", "--name", "Acme", "--email", "policy@acme.example")
+	id, key := created["merchant_id"].(string), created["sandbox"].(map[string]any)["secret_key"].(string)
+	if p, err := principal(t, c, key); err != nil || p.AccountCheck != "flag" || p.Ownership != "flag" {
+		t.Fatalf("defaults: %+v, %v", p.Policies, err)
+	}
+	got := c.json("merchant", "set-policy", id, "--env", "sandbox", "--account-check", "block_fail")
+	if got["account_check_policy"] != "block_fail" || got["ownership_policy"] != "flag" {
+		t.Errorf("set-policy = %v", got)
+	}
+	got = c.json("merchant", "set-policy", id, "--ownership", "require_match", "--env", "sandbox")
+	if got["account_check_policy"] != "block_fail" || got["ownership_policy"] != "require_match" {
+		t.Errorf("set-policy keeps the other policy: %v", got)
+	}
+	if p, err := principal(t, c, key); err != nil || p.AccountCheck != "block_fail" || p.Ownership != "require_match" {
+		t.Errorf("the key's principal: %+v, %v", p.Policies, err)
+	}
+	for _, bad := range [][]string{{"--account-check", "refuse"}, {"--ownership", "block_fail"}} {
+		if _, _, err := c.run(append([]string{"merchant", "set-policy", id, "--env", "sandbox"}, bad...)...); err == nil {
+			t.Errorf("set-policy %v succeeded", bad)
+		}
+	}
+	if _, _, err := c.run("merchant", "set-policy", id, "--env", "production", "--account-check", "flag"); err == nil {
+		t.Error("production policy set before activation")
+	}
+}

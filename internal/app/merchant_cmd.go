@@ -23,6 +23,7 @@ const merchantUsage = `Usage:
   fundsource merchant allow-redirect-origin MERCHANT_ID --env sandbox|production ORIGIN [--json]
   fundsource merchant remove-redirect-origin MERCHANT_ID --env sandbox|production ORIGIN [--json]
   fundsource merchant redirect-origins MERCHANT_ID --env sandbox|production [--json]
+  fundsource merchant set-policy MERCHANT_ID --env sandbox|production [--account-check flag|block_fail] [--ownership flag|require_match] [--json]
 `
 
 // merchantCmd is one parsed operator command.
@@ -31,7 +32,8 @@ type merchantCmd struct {
 	merchantID             string
 	env                    tenant.Environment
 	mName, email, password string
-	origin                 string // redirect-origin commands
+	origin                 string            // redirect-origin commands
+	policies               merchant.Policies // set-policy; empty values stay as they are
 	json                   bool
 }
 
@@ -72,6 +74,10 @@ func parseMerchantCmd(args []string, stderr io.Writer) (merchantCmd, error) {
 	case "roll-key", "grant-on-demand", "enable-third-party-verification", "redirect-origins",
 		"allow-redirect-origin", "remove-redirect-origin":
 		fs.StringVar(&envName, "env", "", "sandbox or production")
+	case "set-policy":
+		fs.StringVar(&envName, "env", "", "sandbox or production")
+		fs.StringVar(&cmd.policies.AccountCheck, "account-check", "", "flag or block_fail")
+		fs.StringVar(&cmd.policies.Ownership, "ownership", "", "flag or require_match")
 	default:
 		return merchantCmd{}, fmt.Errorf("unknown subcommand %q", cmd.name)
 	}
@@ -187,6 +193,14 @@ func (s *service) merchantCommand(ctx context.Context, cmd merchantCmd) (any, st
 		return s.redirectOrigins(ctx, sc, fmt.Sprintf("%s %s as a redirect origin in %s\n", origin, verb, cmd.env))
 	case "redirect-origins":
 		return s.redirectOrigins(ctx, sc, "")
+	case "set-policy":
+		p, err := s.Merchants.SetPolicies(ctx, sc, cmd.policies)
+		if err != nil {
+			return nil, "", err
+		}
+		return map[string]any{"merchant_id": cmd.merchantID, "environment": cmd.env,
+				"account_check_policy": p.AccountCheck, "ownership_policy": p.Ownership},
+			fmt.Sprintf("%s in %s: account_check_policy %s, ownership_policy %s\n", cmd.merchantID, cmd.env, p.AccountCheck, p.Ownership), nil
 	}
 	return nil, "", fmt.Errorf("unknown subcommand %q", cmd.name)
 }

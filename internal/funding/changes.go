@@ -148,6 +148,19 @@ func (s *Service) ApplyChangeTx(ctx context.Context, tx Store, scope tenant.Scop
 	if inserted, err := tx.InsertChange(ctx, ch); err != nil || !inserted {
 		return false, err
 	}
+	// The fact is the account as it was: the number someone linked was
+	// wrong. The source moves to the corrected account's history.
+	if err := s.recordFact(ctx, tx, src, FactCorrected, c.ChangeCode); err != nil {
+		return false, err
+	}
+	number := ""
+	if c.AccountNumber == "" && c.RoutingNumber != "" {
+		n, err := s.vault.Open(src.Account.KeyID, src.Account.Data, []byte(src.ID))
+		if err != nil {
+			return false, err
+		}
+		number = string(n)
+	}
 	if c.RoutingNumber != "" {
 		src.RoutingNumber, src.BankName = c.RoutingNumber, bankName
 		if bankName == nil {
@@ -164,6 +177,10 @@ func (s *Service) ApplyChangeTx(ctx context.Context, tx Store, scope tenant.Scop
 		}
 		src.Fingerprint, src.LastFour = fp, n[len(n)-4:]
 		src.Account.KeyID, src.Account.Data = s.vault.Seal([]byte(n), []byte(src.ID))
+		number = n
+	}
+	if number != "" {
+		src.AccountFP = s.accountFP(src.RoutingNumber, number)
 	}
 	if err := tx.CorrectSource(ctx, src); err != nil {
 		return false, err
@@ -196,5 +213,5 @@ func (s *Service) SimulateChange(ctx context.Context, scope tenant.Scope, id str
 		out, err = tx.Source(ctx, scope, id)
 		return err
 	})
-	return out, err
+	return s.checked(out), err
 }

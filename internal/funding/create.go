@@ -23,13 +23,25 @@ type Caller struct {
 	OnDemand bool
 	// ThirdPartyVerification: the merchant's environment is enabled for it.
 	ThirdPartyVerification bool
+	// AccountCheckPolicy is PolicyFlag ("" too) or PolicyBlockFail.
+	AccountCheckPolicy string
+	// OwnershipPolicy is PolicyFlag ("" too) or PolicyRequireMatch.
+	OwnershipPolicy string
 }
 
+// Policy values (the merchant's settings).
+const (
+	PolicyFlag         = "flag"
+	PolicyBlockFail    = "block_fail"
+	PolicyRequireMatch = "require_match"
+)
+
 // Creation is a source ready to be stored: its input validated, its
-// account number sealed and fingerprinted, its id, time and events made.
-// Preparing touches no store, so the caller can render the answer a
-// successful creation gives before it is written (InsertKeyed stores that
-// answer with the source).
+// account number sealed and fingerprinted, its account checked, its id,
+// time and events made. Preparing reads the account's history (one
+// indexed lookup) and writes nothing, so the caller can render the answer
+// a successful creation gives before it is written (InsertKeyed stores
+// that answer with the source).
 type Creation struct {
 	Source Source
 	events []event.Event
@@ -38,26 +50,26 @@ type Creation struct {
 // PrepareOnDemand prepares POST /v2/on-demand/funding-source: Verified when
 // the merchant's environment has third-party verification, else
 // Unverified (credit only).
-func (s *Service) PrepareOnDemand(c Caller, in Input) (Creation, error) {
+func (s *Service) PrepareOnDemand(ctx context.Context, c Caller, in Input) (Creation, error) {
 	if !c.OnDemand {
 		return Creation{}, errs.New(errs.PermissionDenied,
 			"This API key lacks the on-demand funding-source permission (on_demand_funding_source).")
 	}
 	if c.ThirdPartyVerification {
-		return s.prepare(c.Scope, in, Verified)
+		return s.prepare(ctx, c, in, Verified)
 	}
-	return s.prepare(c.Scope, in, Unverified)
+	return s.prepare(ctx, c, in, Unverified)
 }
 
 // PrepareForMicroDeposits prepares POST /v2/funding-source: always
 // Unverified, to be verified by micro-deposits.
-func (s *Service) PrepareForMicroDeposits(scope tenant.Scope, in Input) (Creation, error) {
-	return s.prepare(scope, in, Unverified)
+func (s *Service) PrepareForMicroDeposits(ctx context.Context, c Caller, in Input) (Creation, error) {
+	return s.prepare(ctx, c, in, Unverified)
 }
 
 // CreateOnDemand prepares and inserts an on-demand creation.
 func (s *Service) CreateOnDemand(ctx context.Context, c Caller, in Input) (Source, error) {
-	cr, err := s.PrepareOnDemand(c, in)
+	cr, err := s.PrepareOnDemand(ctx, c, in)
 	if err != nil {
 		return Source{}, err
 	}
@@ -67,15 +79,18 @@ func (s *Service) CreateOnDemand(ctx context.Context, c Caller, in Input) (Sourc
 // CreateForMicroDeposits prepares and inserts a creation to be verified by
 // micro-deposits.
 func (s *Service) CreateForMicroDeposits(ctx context.Context, scope tenant.Scope, in Input) (Source, error) {
-	cr, err := s.PrepareForMicroDeposits(scope, in)
+	cr, err := s.PrepareForMicroDeposits(ctx, Caller{Scope: scope}, in)
 	if err != nil {
 		return Source{}, err
 	}
 	return s.Insert(ctx, cr)
 }
 
-// prepare validates in and makes the source with the given status.
-func (s *Service) prepare(scope tenant.Scope, in Input, status Status) (Creation, error) {
+// prepare validates in and makes the source with the given status, its
+// account checked against the account's history: under the block_fail
+// policy, a check that fails is account_check_failed with its reasons.
+func (s *Service) prepare(ctx context.Context, c Caller, in Input, status Status) (Creation, error) {
+	scope := c.Scope
 	a, err := s.validate(scope.Env, in)
 	if err != nil {
 		return Creation{}, err
@@ -85,7 +100,16 @@ func (s *Service) prepare(scope tenant.Scope, in Input, status Status) (Creation
 		Scope: scope, ID: ids.New(ids.FundingSource), CustomerID: a.customerID, Status: status,
 		BankName: a.bankName, LastFour: a.number[len(a.number)-4:], AccountType: a.accountType,
 		Nickname: a.nickname, CreatedAt: now, RoutingNumber: a.routing,
-		Fingerprint: s.vault.Fingerprint(fingerprintLabel, a.number),
+		Fingerprint: s.vault.Fingerprint(fingerprintLabel, a.number), AccountFP: s.accountFP(a.routing, a.number),
+	}
+	if src.Facts, err = s.store.AccountFacts(ctx, scope.Env, src.AccountFP, scope.MerchantID, src.CustomerID); err != nil {
+		return Creation{}, err
+	}
+	src = s.checked(src)
+	if c.AccountCheckPolicy == PolicyBlockFail && src.AccountCheck.Result == CheckFail {
+		return Creation{}, (&errs.Error{Code: errs.AccountCheckFailed, Param: "account_number",
+			Message: "This bank account failed the account check and this environment's account_check_policy is block_fail; nothing was created."}).
+			WithDetail("reasons", src.AccountCheck.Reasons)
 	}
 	src.Account.KeyID, src.Account.Data = s.vault.Seal([]byte(a.number), []byte(src.ID))
 	events := []event.Event{s.event(src, event.FundingSourceCreated, src.Status)}
@@ -97,8 +121,8 @@ func (s *Service) prepare(scope tenant.Scope, in Input, status Status) (Creation
 
 // create prepares a source with the given status and inserts it; when also
 // is set, it runs in the same transaction with the stored source.
-func (s *Service) create(ctx context.Context, scope tenant.Scope, in Input, status Status, also ...func(ctx context.Context, tx Store, src Source) error) (Source, error) {
-	cr, err := s.prepare(scope, in, status)
+func (s *Service) create(ctx context.Context, c Caller, in Input, status Status, also ...func(ctx context.Context, tx Store, src Source) error) (Source, error) {
+	cr, err := s.prepare(ctx, c, in, status)
 	if err != nil {
 		return Source{}, err
 	}
@@ -151,7 +175,7 @@ func (s *Service) insert(ctx context.Context, st Store, cr Creation) (Source, er
 	case err != nil:
 		return Source{}, err
 	case created:
-		return src, nil
+		return src, nil // checked by prepare
 	case holder.MerchantID != src.Scope.MerchantID || holder.CustomerID != src.CustomerID:
 		return Source{}, &errs.Error{Code: errs.AccountInUse, Param: "account_number", Message: AccountInUseMessage}
 	}
@@ -163,6 +187,7 @@ func (s *Service) insert(ctx context.Context, st Store, cr Creation) (Source, er
 		}
 		if src.Status == Verified && existing.Status == Unverified {
 			out, err = s.markVerified(ctx, tx, existing)
+			out = s.checked(out)
 			return err
 		}
 		return (&errs.Error{Code: errs.DuplicateFundingSource, Param: "account_number",
@@ -172,9 +197,14 @@ func (s *Service) insert(ctx context.Context, st Store, cr Creation) (Source, er
 	return out, err
 }
 
-// markVerified sets src Verified and records funding_source.verified.
+// markVerified sets src Verified, records funding_source.verified and
+// the account's verified fact.
 func (s *Service) markVerified(ctx context.Context, tx Store, src Source) (Source, error) {
 	src.Status = Verified
+	if err := s.recordFact(ctx, tx, src, FactVerified, ""); err != nil {
+		return Source{}, err
+	}
+	src.Facts.Verified = true
 	if err := tx.SetStatus(ctx, src.Scope, src.ID, Verified, s.now(), s.event(src, event.FundingSourceVerified, Verified)); err != nil {
 		return Source{}, err
 	}
@@ -187,7 +217,7 @@ func (s *Service) Get(ctx context.Context, scope tenant.Scope, id string) (Sourc
 	if errs.Is(err, errs.NotFound) {
 		return Source{}, sourceNotFound()
 	}
-	return src, err
+	return s.checked(src), err
 }
 
 // Removed says whether a list of sources includes the removed ones.
@@ -209,7 +239,7 @@ func (s *Service) ListForCustomer(ctx context.Context, scope tenant.Scope, custo
 		return nil, false, customerNotFound()
 	}
 	list, err := s.store.ListSources(ctx, scope, customerID, removed, p)
-	return paging.Result(list, err, p)
+	return paging.Result(s.checkedAll(list), err, p)
 }
 
 // AccountAvailable reports whether an account number is free in the scope's
@@ -244,7 +274,7 @@ func (s *Service) Remove(ctx context.Context, scope tenant.Scope, id string) (So
 		out, err = s.remove(ctx, tx, src, "")
 		return err
 	})
-	return out, err
+	return s.checked(out), err
 }
 
 // remove removes the locked live source src in tx: it frees the account
@@ -300,7 +330,7 @@ func (s *Service) SetNickname(ctx context.Context, scope tenant.Scope, id string
 		out.Nickname = name
 		return s.record(ctx, tx, out, event.FundingSourceUpdated, out.Status)
 	})
-	return out, err
+	return s.checked(out), err
 }
 
 func ptrEqual(a, b *string) bool {

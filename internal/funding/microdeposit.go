@@ -152,14 +152,20 @@ func (s *Service) InitiateVerificationBy(ctx context.Context, scope tenant.Scope
 			m.Amounts.KeyID, m.Amounts.Data = s.vault.SealPadded([]byte(fmt.Sprintf("%d,%d", a, b)), amountsAAD(id, seq), amountsBlock)
 		}
 		src.Verification = m.Verification()
-		out = src
 		if m.Status == DepositFailed {
-			// The rail refused the account: an answer at once.
+			// The rail refused the account: an answer at once, and a fact
+			// about the account.
+			if err := s.recordFact(ctx, tx, src, FactRejected, m.FailureCode); err != nil {
+				return err
+			}
+			src.Facts = withCode(src.Facts, m.FailureCode, now)
+			out = src
 			return tx.InsertMicroDeposit(ctx, m, s.event(src, event.FundingSourceVerificationFailed, src.Status))
 		}
+		out = src
 		return tx.InsertMicroDeposit(ctx, m, s.pendingEvent(src))
 	})
-	return out, err
+	return s.checked(out), err
 }
 
 // nextVerification locks a source that can take a new verification and
@@ -300,7 +306,7 @@ func (s *Service) verify(ctx context.Context, scope tenant.Scope, id string, p p
 	if refusal != nil {
 		return Source{}, refusal
 	}
-	return out, nil
+	return s.checked(out), nil
 }
 
 // matches compares a proof with the verification's sealed one.

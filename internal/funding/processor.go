@@ -5,7 +5,6 @@ import (
 	"strings"
 
 	"github.com/fundsource/fundsource/internal/core/errs"
-	"github.com/fundsource/fundsource/internal/core/tenant"
 )
 
 // tokenLabel separates processor-token fingerprints from account numbers.
@@ -30,7 +29,8 @@ func invalidToken(msg string) error {
 // the provider is asked for the account. The token is recorded as consumed
 // (by a keyed fingerprint, never in clear) in the transaction that stores
 // the source, so a provider failure leaves it usable.
-func (s *Service) CreateFromProcessorToken(ctx context.Context, scope tenant.Scope, in ProcessorInput) (Source, error) {
+func (s *Service) CreateFromProcessorToken(ctx context.Context, c Caller, in ProcessorInput) (Source, error) {
+	scope := c.Scope
 	customerID := strings.TrimSpace(in.CustomerID)
 	if customerID == "" {
 		return Source{}, errs.Invalid("user_id", "user_id is required")
@@ -79,7 +79,7 @@ func (s *Service) CreateFromProcessorToken(ctx context.Context, scope tenant.Sco
 		}
 		in2.Nickname = &name
 	}
-	src, err := s.create(ctx, scope, in2, Verified, func(ctx context.Context, tx Store, src Source) error {
+	src, err := s.create(ctx, c, in2, Verified, func(ctx context.Context, tx Store, src Source) error {
 		err := tx.ConsumeProcessorToken(ctx, scope, fp, src.ID, s.now())
 		if errs.Is(err, errs.Conflict) {
 			return invalidToken("This processor token was already used; a processor token links one account once.")

@@ -45,9 +45,17 @@ func (s *Service) ApplyReturnTx(ctx context.Context, tx Store, scope tenant.Scop
 		return nil
 	}
 	src, err := tx.SourceForUpdate(ctx, scope, id)
-	if err != nil || src.Removed {
+	if err != nil {
 		return err
 	}
+	// The account's history keeps the return even when the source is gone.
+	if err := s.recordFact(ctx, tx, src, FactReturned, code); err != nil {
+		return err
+	}
+	if src.Removed {
+		return nil
+	}
+	src.Facts = withCode(src.Facts, code, s.now())
 	if action == achcode.Remove {
 		_, err = s.remove(ctx, tx, src, code)
 		return err
@@ -108,5 +116,5 @@ func (s *Service) Unblock(ctx context.Context, scope tenant.Scope, id string, in
 		out = src
 		return s.record(ctx, tx, src, event.FundingSourceUnblocked, src.Status)
 	})
-	return out, err
+	return s.checked(out), err
 }

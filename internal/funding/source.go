@@ -100,13 +100,18 @@ type Source struct {
 	// Block is set while a return that disputes the authorization (or
 	// says the account is frozen) refuses debits; null otherwise.
 	Block *Block `json:"block"`
+	// AccountCheck is what the service's history says of the account
+	// (check.go), computed from Facts by the service on every answer.
+	AccountCheck *AccountCheck `json:"account_check"`
 
-	RoutingNumber string     `json:"-"`
-	Account       Sealed     `json:"-"` // the account number, sealed with the source id as associated data
-	Fingerprint   []byte     `json:"-"` // HMAC of the account number
-	RemovedAt     *time.Time `json:"-"`
-	UnblockedAt   *time.Time `json:"-"` // the last unblock, UTC
-	Attestation   *string    `json:"-"` // the merchant's attestation at that unblock
+	RoutingNumber string       `json:"-"`
+	Account       Sealed       `json:"-"` // the account number, sealed with the source id as associated data
+	Fingerprint   []byte       `json:"-"` // HMAC of the account number
+	AccountFP     []byte       `json:"-"` // HMAC of routing and account number; nil on sources older than it
+	Facts         AccountFacts `json:"-"` // the account's history as the store read it
+	RemovedAt     *time.Time   `json:"-"`
+	UnblockedAt   *time.Time   `json:"-"` // the last unblock, UTC
+	Attestation   *string      `json:"-"` // the merchant's attestation at that unblock
 }
 
 // Verification is the state of a source's latest verification. Its JSON
@@ -183,6 +188,11 @@ type Store interface {
 	// request, with the claim on req's key and resp stored under it, all
 	// in one statement (see Service.InsertKeyed).
 	CreateSourceKeyed(ctx context.Context, src Source, events []event.Event, req idempotency.Request, resp idempotency.Response) (created bool, replay *idempotency.Response, err error)
+	// AccountFacts reads the history of an account fingerprint in env,
+	// with other customers' links counted apart from the given customer's.
+	// RecordAccountFact stores one fact.
+	AccountFacts(ctx context.Context, env tenant.Environment, accountFP []byte, merchantID, customerID string) (AccountFacts, error)
+	RecordAccountFact(ctx context.Context, f AccountFact) error
 	// AccountHolder returns the claim on a fingerprint; errs.NotFound if none.
 	AccountHolder(ctx context.Context, env tenant.Environment, fingerprint []byte) (AccountClaim, error)
 	ReleaseAccount(ctx context.Context, env tenant.Environment, fingerprint []byte, sourceID string) error
@@ -325,5 +335,8 @@ func (s *Service) record(ctx context.Context, tx Store, src Source, typ string, 
 
 // event is an event about src, for a store write that records it.
 func (s *Service) event(src Source, typ string, status Status) event.Event {
+	if src.AccountCheck == nil {
+		src = s.checked(src)
+	}
 	return event.New(src.Scope, typ, eventData(src, status), s.now())
 }

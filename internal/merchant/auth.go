@@ -55,6 +55,7 @@ func (s *Service) Authenticate(ctx context.Context, key string) (Principal, erro
 		KeyID:                  k.ID,
 		Permissions:            k.Permissions,
 		ThirdPartyVerification: e.ThirdPartyVerification,
+		Policies:               e.Policies,
 	}
 	s.keys.put(string(hash), p, gen)
 	return p, nil

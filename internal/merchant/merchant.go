@@ -60,7 +60,26 @@ type Environment struct {
 	Scope                  tenant.Scope
 	PublicKey              string
 	ThirdPartyVerification bool
+	Policies
 }
+
+// Policies are what the checks of a new funding source do to its
+// creation in one environment.
+type Policies struct {
+	// AccountCheck is PolicyFlag (create and report) or PolicyBlockFail
+	// (refuse an account whose check fails).
+	AccountCheck string `json:"account_check_policy"`
+	// Ownership is PolicyFlag or PolicyRequireMatch (refuse a processor
+	// link whose owner does not match the customer).
+	Ownership string `json:"ownership_policy"`
+}
+
+// Policy values.
+const (
+	PolicyFlag         = "flag"
+	PolicyBlockFail    = "block_fail"
+	PolicyRequireMatch = "require_match"
+)
 
 // APIKey is a secret key as stored: only its SHA-256 and last four characters.
 type APIKey struct {
@@ -79,6 +98,7 @@ type Principal struct {
 	KeyID                  string
 	Permissions            []string
 	ThirdPartyVerification bool
+	Policies
 }
 
 // Can reports whether the key carries permission perm.
@@ -121,6 +141,8 @@ type Store interface {
 	MarkProductionActivated(ctx context.Context, id string, at time.Time) error
 	GrantPermission(ctx context.Context, scope tenant.Scope, perm string) error
 	EnableThirdPartyVerification(ctx context.Context, scope tenant.Scope) error
+	// SetPolicies stores the scope's policies.
+	SetPolicies(ctx context.Context, scope tenant.Scope, p Policies) error
 	Environment(ctx context.Context, scope tenant.Scope) (Environment, error)
 	// LinkOwner finds an environment by its public key, with its
 	// merchant's name and brand and allowed redirect origins (sorted).
@@ -291,6 +313,34 @@ func (s *Service) EnableThirdPartyVerification(ctx context.Context, scope tenant
 	err := s.store.EnableThirdPartyVerification(ctx, scope)
 	s.keys.Clear()
 	return s.envErr(ctx, err, scope)
+}
+
+// SetPolicies changes the scope's policies: an empty value leaves that
+// policy as it is. It answers the policies now in force.
+func (s *Service) SetPolicies(ctx context.Context, scope tenant.Scope, p Policies) (Policies, error) {
+	switch p.AccountCheck {
+	case "", PolicyFlag, PolicyBlockFail:
+	default:
+		return Policies{}, errs.Invalid("account_check_policy", `account_check_policy must be "flag" or "block_fail"`)
+	}
+	switch p.Ownership {
+	case "", PolicyFlag, PolicyRequireMatch:
+	default:
+		return Policies{}, errs.Invalid("ownership_policy", `ownership_policy must be "flag" or "require_match"`)
+	}
+	e, err := s.Environment(ctx, scope)
+	if err != nil {
+		return Policies{}, err
+	}
+	if p.AccountCheck == "" {
+		p.AccountCheck = e.AccountCheck
+	}
+	if p.Ownership == "" {
+		p.Ownership = e.Ownership
+	}
+	err = s.store.SetPolicies(ctx, scope, p)
+	s.keys.Clear()
+	return p, s.envErr(ctx, err, scope)
 }
 
 // Environment returns the merchant's settings in one environment.

@@ -55,7 +55,8 @@ const (
 // has a key (the advisory lock, and no row, live or expired, stored under
 // the key); checks that the customer is the scope's; claims the account
 // number (ON CONFLICT DO NOTHING: a number taken, also by an earlier row of
-// the same statement, leaves the row out); and inserts the source, its
+// the same statement, leaves the row out); and inserts the source, the
+// account's facts (linked, and verified for a Verified source), its
 // events, their webhook deliveries and, for a keyed row, the stored
 // response. Its lookups are correlated subqueries on unique keys, so every
 // row reads one index entry whatever the tables' statistics.
@@ -72,10 +73,10 @@ var createSources = `
 WITH r AS (
   SELECT * FROM unnest($1::text[], $2::text[], $3::bigint[], $4::text[], $5::text[], $6::text[], $7::text[],
       $8::text[], $9::text[], $10::text[], $11::text[], $12::text[], $13::text[], $14::bytea[], $15::bytea[],
-      $16::timestamptz[], $17::bytea[], $18::int[], $19::bytea[], $20::timestamptz[])
+      $16::timestamptz[], $17::bytea[], $18::int[], $19::bytea[], $20::timestamptz[], $27::bytea[])
     AS r(merchant_id, environment, lock, key, id, customer_id, status, routing_number, bank_name, last_four,
       account_type, nickname, account_key_id, account_ciphertext, fingerprint, created_at, request_hash,
-      response_status, response_body, now)
+      response_status, response_body, now, account_fp)
 ), claimed AS (
   SELECT r.*, l.locked, p.request_hash AS stored_hash, p.response_status AS stored_status,
     p.response_body AS stored_body, p.created_at AS stored_at,
@@ -93,12 +94,18 @@ WITH r AS (
   RETURNING funding_source_id AS id
 ), src AS (
   INSERT INTO funding_sources (merchant_id, environment, id, customer_id, status, routing_number, bank_name,
-      last_four, account_type, nickname, account_key_id, account_ciphertext, fingerprint, created_at, verified_at)
+      last_four, account_type, nickname, account_key_id, account_ciphertext, fingerprint, created_at, verified_at,
+      account_fp)
   SELECT ok.merchant_id, ok.environment, ok.id, ok.customer_id, ok.status, ok.routing_number, ok.bank_name,
       ok.last_four, ok.account_type, ok.nickname, ok.account_key_id, ok.account_ciphertext, ok.fingerprint,
-      ok.created_at, CASE WHEN ok.status = 'Verified' THEN ok.created_at END
+      ok.created_at, CASE WHEN ok.status = 'Verified' THEN ok.created_at END, ok.account_fp
   FROM ok JOIN claim USING (id)
   RETURNING merchant_id, environment, id
+), facts AS (
+  INSERT INTO account_facts (environment, account_fp, kind, merchant_id, customer_id, funding_source_id, at)
+  SELECT ok.environment, ok.account_fp, k.kind, ok.merchant_id, ok.customer_id, ok.id, ok.created_at
+  FROM ok JOIN src USING (id) CROSS JOIN (VALUES ('linked'), ('verified')) k(kind)
+  WHERE ok.account_fp IS NOT NULL AND (k.kind = 'linked' OR ok.status = 'Verified')
 ), ` + rowEventsSQL("src", 21) + `, stored AS (
   INSERT INTO idempotency_keys (merchant_id, environment, key, request_hash, response_status, response_body, created_at)
   SELECT ok.merchant_id, ok.environment, ok.key, ok.request_hash, ok.response_status, ok.response_body, ok.now
@@ -291,6 +298,7 @@ func (q queries) createSources(ctx context.Context, cs []*creation) (map[string]
 		keys, banks, nicknames, nows                          = make([]sql.NullString, n), make([]sql.NullString, n), make([]sql.NullString, n), make([]sql.NullString, n)
 		locks, statusCodes                                    = make([]sql.NullInt64, n), make([]sql.NullInt64, n)
 		ciphertexts, fingerprints, hashes, bodies             = make([][]byte, n), make([][]byte, n), make([][]byte, n), make([][]byte, n)
+		accountFPs                                            = make([][]byte, n)
 		evSources                                             []string
 		evs                                                   eventArrays
 	)
@@ -300,7 +308,7 @@ func (q queries) createSources(ctx context.Context, cs []*creation) (map[string]
 			s.Scope.MerchantID, string(s.Scope.Env), s.ID, s.CustomerID, string(s.Status), s.RoutingNumber
 		lastFour[i], accountTypes[i], keyIDs[i], created[i] = s.LastFour, s.AccountType, s.Account.KeyID, s.CreatedAt.Format(time.RFC3339Nano)
 		banks[i], nicknames[i] = nullString(s.BankName), nullString(s.Nickname)
-		ciphertexts[i], fingerprints[i] = s.Account.Data, s.Fingerprint
+		ciphertexts[i], fingerprints[i], accountFPs[i] = s.Account.Data, s.Fingerprint, s.AccountFP
 		if r := c.req; r != nil {
 			keys[i], nows[i] = sql.NullString{String: r.Key, Valid: true}, sql.NullString{String: r.Now.Format(time.RFC3339Nano), Valid: true}
 			locks[i], statusCodes[i] = sql.NullInt64{Int64: r.LockID(), Valid: true}, sql.NullInt64{Int64: int64(c.resp.Status), Valid: true}
@@ -320,7 +328,7 @@ func (q queries) createSources(ctx context.Context, cs []*creation) (map[string]
 		pq.StringArray(keyIDs), pq.ByteaArray(ciphertexts), pq.ByteaArray(fingerprints), pq.StringArray(created),
 		pq.ByteaArray(hashes), pq.Array(statusCodes), pq.ByteaArray(bodies), pq.Array(nows),
 		pq.StringArray(evs.ids), pq.StringArray(evs.types), pq.StringArray(evs.data), pq.StringArray(evs.at),
-		pq.StringArray(evs.deliveries), pq.StringArray(evSources))
+		pq.StringArray(evs.deliveries), pq.StringArray(evSources), pq.ByteaArray(accountFPs))
 	if err != nil {
 		return nil, 0, err
 	}

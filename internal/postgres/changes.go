@@ -45,12 +45,12 @@ func (q queries) MoveAccount(ctx context.Context, src funding.Source, fp []byte,
 
 const correctSource = `
 UPDATE funding_sources SET routing_number = $4, bank_name = $5, last_four = $6, account_type = $7,
-    account_key_id = $8, account_ciphertext = $9, fingerprint = $10
+    account_key_id = $8, account_ciphertext = $9, fingerprint = $10, account_fp = $11
 WHERE ` + byID
 
 // CorrectSource stores src's bank account as a change corrected it.
 func (q queries) CorrectSource(ctx context.Context, src funding.Source) error {
 	res, err := q.ex.ExecContext(ctx, correctSource, src.Scope.MerchantID, src.Scope.Env, src.ID, src.RoutingNumber,
-		src.BankName, src.LastFour, src.AccountType, src.Account.KeyID, src.Account.Data, src.Fingerprint)
+		src.BankName, src.LastFour, src.AccountType, src.Account.KeyID, src.Account.Data, src.Fingerprint, src.AccountFP)
 	return oneRow(res, err, errs.NotFound)
 }

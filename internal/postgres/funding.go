@@ -82,7 +82,9 @@ type sourceRow struct {
 	BlockedAt     *time.Time `db:"blocked_at"`
 	UnblockedAt   *time.Time `db:"unblocked_at"`
 	Attestation   *string    `db:"unblock_attestation"`
+	AccountFP     []byte     `db:"account_fp"`
 	depositCols
+	factCols
 }
 
 // depositCols are the latest verification's columns, NULL when none.
@@ -109,7 +111,7 @@ func (r sourceRow) domain() funding.Source {
 		Removed: r.RemovedAt != nil, RoutingNumber: r.RoutingNumber,
 		Account: funding.Sealed{KeyID: r.KeyID, Data: r.Ciphertext}, Fingerprint: r.Fingerprint,
 		RemovedAt: utcPtr(r.RemovedAt), RemovedReason: r.RemovedReason, UnblockedAt: utcPtr(r.UnblockedAt),
-		Attestation: r.Attestation,
+		Attestation: r.Attestation, AccountFP: r.AccountFP, Facts: r.factCols.domain(),
 	}
 	if r.BlockCode != nil && r.BlockedAt != nil {
 		s.Block = &funding.Block{Code: *r.BlockCode, Reason: deref(r.BlockReason), BlockedAt: r.BlockedAt.UTC()}
@@ -133,8 +135,10 @@ SELECT f.merchant_id, f.environment, f.id, f.customer_id, f.status, f.routing_nu
        f.md_seq, f.md_status, f.md_initiated_at, f.md_expected_arrival_date, f.md_expires_at,
        f.md_attempts_remaining, f.md_return_code, f.md_method, f.md_rail, f.md_arrived_at, f.md_failure_code,
        f.md_fallback_reason,
-       f.removed_reason, f.block_code, f.block_reason, f.blocked_at, f.unblocked_at, f.unblock_attestation
-FROM funding_sources f`
+       f.removed_reason, f.block_code, f.block_reason, f.blocked_at, f.unblocked_at, f.unblock_attestation,
+       f.account_fp, ck.ck_kinds, ck.ck_codes, ck.ck_at
+FROM funding_sources f
+LEFT JOIN LATERAL (` + accountFactsOfF + `) ck ON true`
 
 const selectSource = sourceSelect + `
 WHERE f.` + byID

@@ -90,6 +90,8 @@ type environmentRow struct {
 	Environment            string `db:"environment"`
 	PublicKey              string `db:"public_key"`
 	ThirdPartyVerification bool   `db:"third_party_verification"`
+	AccountCheckPolicy     string `db:"account_check_policy"`
+	OwnershipPolicy        string `db:"ownership_policy"`
 }
 
 func (r environmentRow) domain() merchant.Environment {
@@ -97,11 +99,12 @@ func (r environmentRow) domain() merchant.Environment {
 		Scope:                  tenant.Scope{MerchantID: r.MerchantID, Env: tenant.Environment(r.Environment)},
 		PublicKey:              r.PublicKey,
 		ThirdPartyVerification: r.ThirdPartyVerification,
+		Policies:               merchant.Policies{AccountCheck: r.AccountCheckPolicy, Ownership: r.OwnershipPolicy},
 	}
 }
 
 const selectEnvironment = `
-SELECT merchant_id, environment, public_key, third_party_verification
+SELECT merchant_id, environment, public_key, third_party_verification, account_check_policy, ownership_policy
 FROM merchant_environments WHERE merchant_id = $1 AND environment = $2`
 
 // Environment returns a merchant's settings in one environment.
@@ -116,6 +119,16 @@ func (q queries) Environment(ctx context.Context, scope tenant.Scope) (merchant.
 const enableThirdPartyVerification = `
 UPDATE merchant_environments SET third_party_verification = true
 WHERE merchant_id = $1 AND environment = $2`
+
+const setPolicies = `
+UPDATE merchant_environments SET account_check_policy = $3, ownership_policy = $4
+WHERE merchant_id = $1 AND environment = $2`
+
+// SetPolicies stores the environment's policies.
+func (q queries) SetPolicies(ctx context.Context, scope tenant.Scope, p merchant.Policies) error {
+	res, err := q.ex.ExecContext(ctx, setPolicies, scope.MerchantID, scope.Env, p.AccountCheck, p.Ownership)
+	return oneRow(res, err, errs.NotFound)
+}
 
 // EnableThirdPartyVerification turns the environment's third-party flag on.
 func (q queries) EnableThirdPartyVerification(ctx context.Context, scope tenant.Scope) error {
@@ -160,11 +173,13 @@ type keyRow struct {
 	RevokedAt              *time.Time     `db:"revoked_at"`
 	PublicKey              string         `db:"public_key"`
 	ThirdPartyVerification bool           `db:"third_party_verification"`
+	AccountCheckPolicy     string         `db:"account_check_policy"`
+	OwnershipPolicy        string         `db:"ownership_policy"`
 }
 
 const selectAPIKeyByHash = `
 SELECT k.id, k.merchant_id, k.environment, k.secret_hash, k.last_four, k.permissions,
-       k.created_at, k.revoked_at, e.public_key, e.third_party_verification
+       k.created_at, k.revoked_at, e.public_key, e.third_party_verification, e.account_check_policy, e.ownership_policy
 FROM api_keys k
 JOIN merchant_environments e ON e.merchant_id = k.merchant_id AND e.environment = k.environment
 WHERE k.secret_hash = $1`
@@ -181,6 +196,7 @@ func (q queries) APIKeyByHash(ctx context.Context, hash []byte) (merchant.APIKey
 			Permissions: r.Permissions, CreatedAt: r.CreatedAt.UTC(), RevokedAt: utcPtr(r.RevokedAt),
 		}, merchant.Environment{
 			Scope: scope, PublicKey: r.PublicKey, ThirdPartyVerification: r.ThirdPartyVerification,
+			Policies: merchant.Policies{AccountCheck: r.AccountCheckPolicy, Ownership: r.OwnershipPolicy},
 		}, nil
 }
 

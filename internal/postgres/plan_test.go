@@ -86,6 +86,14 @@ func TestOneRowReadsUseTheIDIndexWithoutStatistics(t *testing.T) {
 		if got := scanOf(t, generic, c.table); got != c.table+"_id" {
 			t.Errorf("%s, generic plan: read through %q, want %s_id\n%s", c.table, got, c.table, generic)
 		}
+		// A source's account check reads its account's history by index.
+		if c.table == "funding_sources" {
+			for _, plan := range [][]byte{custom, generic} {
+				if got := scanOf(t, plan, "account_facts"); got != "account_facts_of_account" {
+					t.Errorf("the account check reads account_facts through %q, want account_facts_of_account\n%s", got, plan)
+				}
+			}
+		}
 		if _, err := conn.ExecContext(ctx, `DEALLOCATE lookup; RESET plan_cache_mode`); err != nil {
 			t.Fatal(err)
 		}
@@ -102,7 +110,7 @@ func TestOneRowReadsUseTheIDIndexWithoutStatistics(t *testing.T) {
 	}
 	var batch []byte
 	if err := conn.GetContext(ctx, &batch, `EXPLAIN (FORMAT JSON) EXECUTE batch (`+
-		strings.TrimSuffix(strings.Repeat(`'{}', `, 26), ", ")+`)`); err != nil {
+		strings.TrimSuffix(strings.Repeat(`'{}', `, 27), ", ")+`)`); err != nil {
 		t.Fatal(err)
 	}
 	for table, index := range map[string]string{"customers": "customers_id", "idempotency_keys": "idempotency_keys_pkey",

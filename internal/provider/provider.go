@@ -80,6 +80,37 @@ func (c *Client) Account(ctx context.Context, processorToken string) (funding.Pr
 	return acct, nil
 }
 
+// OwnerScores asks /processor/identity/match how well a customer's legal
+// name and email match the owner of a processor token's account. A score
+// the provider leaves out is -1.
+func (c *Client) OwnerScores(ctx context.Context, processorToken, legalName, email string) (funding.OwnerScores, error) {
+	ctx, cancel := context.WithTimeout(ctx, c.timeout)
+	defer cancel()
+	user := plaid.NewIdentityMatchUser()
+	user.SetLegalName(legalName)
+	if email != "" {
+		user.SetEmailAddress(email)
+	}
+	req := plaid.NewProcessorIdentityMatchRequest(processorToken)
+	req.SetUser(*user)
+	res, _, err := c.api.PlaidApi.ProcessorIdentityMatch(ctx).ProcessorIdentityMatchRequest(*req).Execute()
+	if err != nil {
+		return funding.OwnerScores{}, c.mapError(err)
+	}
+	sc := funding.OwnerScores{Name: -1, Email: -1}
+	if n, ok := res.Account.GetLegalNameOk(); ok && n != nil {
+		if v, ok := n.GetScoreOk(); ok && v != nil {
+			sc.Name = int(*v)
+		}
+	}
+	if e, ok := res.Account.GetEmailAddressOk(); ok && e != nil {
+		if v, ok := e.GetScoreOk(); ok && v != nil {
+			sc.Email = int(*v)
+		}
+	}
+	return sc, nil
+}
+
 // mapError turns a provider failure into the merchant's error (see rules).
 // Nothing here consumes the token: it is recorded as used only with the
 // source it created.

@@ -197,7 +197,11 @@ type Source struct {
 	// customer, since …"), "" when debits are allowed.
 	Blocked       string
 	RemovedReason string // "return_R03" when a return removed the source
-	Events        []LogRow
+	// Check is the account check's result (pass, caution, fail,
+	// unknown) and CheckReasons its reason codes.
+	Check        string
+	CheckReasons []string
+	Events       []LogRow
 
 	Sandbox       bool     // the sandbox's simulation buttons are shown
 	ReturnCodes   []Option // the codes a simulated return offers
@@ -245,14 +249,17 @@ type SubscriptionRow struct {
 
 // Settings is the settings page.
 type Settings struct {
-	MerchantID    string
-	ThirdParty    bool // third-party verification is on in this environment
-	Origins       []string
-	Typed         string // a refused origin, shown again
-	Error         string // why it was refused
-	Sessions      []SessionRow
-	PasswordError string // why a password change was refused
-	PasswordField string // current_password or new_password, with PasswordError
+	MerchantID string
+	ThirdParty bool // third-party verification is on in this environment
+	// AccountCheckPolicy (flag, block_fail) and OwnershipPolicy (flag,
+	// require_match) are the environment's policies.
+	AccountCheckPolicy, OwnershipPolicy string
+	Origins                             []string
+	Typed                               string // a refused origin, shown again
+	Error                               string // why it was refused
+	Sessions                            []SessionRow
+	PasswordError                       string // why a password change was refused
+	PasswordField                       string // current_password or new_password, with PasswordError
 	// The hosted page's brand: the stored or typed display name and accent,
 	// the current logo's address ("" for none), and why a change was
 	// refused, with the field (display_name, accent or logo).
@@ -309,4 +316,38 @@ func brandDescribedBy(v Settings, field string) string {
 		return field + "-hint brand-error"
 	}
 	return field + "-hint"
+}
+
+// CheckSummary says in words what an account check's result means.
+func CheckSummary(result string) string {
+	switch result {
+	case "pass":
+		return "Pass: the account was verified before, and nothing worse is known."
+	case "caution":
+		return "Caution: worth a look before you debit it."
+	case "fail":
+		return "Fail: a bank refused this account in the last 365 days; debits are likely to come back."
+	}
+	return "Unknown: this service has no history of the account yet."
+}
+
+// checkReasons are the account check's reasons in words.
+var checkReasons = map[string]string{
+	"verified_before":          "It was verified before, here or for another business.",
+	"returned_no_account":      "A bank answered that no such account exists (R03 or AC03).",
+	"returned_closed":          "A bank answered that the account is closed (R02 or AC04).",
+	"returned_invalid":         "A bank answered that the account number is invalid (R04).",
+	"returned_frozen":          "A bank answered that the account is frozen or blocked (R16 or AC06).",
+	"returned_unauthorized":    "The account holder disputed a debit's authorization (R05, R07, R10, R11 or R29).",
+	"returned_non_transaction": "A bank answered that the account cannot take these transactions (R20).",
+	"corrected_by_noc":         "A bank corrected the account's details with a notification of change.",
+	"many_customers":           "Three or more customers linked this account in the last 90 days.",
+}
+
+// CheckReason says an account check's reason code in words.
+func CheckReason(code string) string {
+	if r, ok := checkReasons[code]; ok {
+		return r
+	}
+	return code
 }

@@ -19,18 +19,19 @@ import (
 // caller is what the funding rules need to know about the request's key.
 func caller(c *gin.Context) funding.Caller {
 	p := surface.Principal(c)
-	return funding.Caller{Scope: p.Scope, OnDemand: p.Can(merchant.PermOnDemand), ThirdPartyVerification: p.ThirdPartyVerification}
+	return funding.Caller{Scope: p.Scope, OnDemand: p.Can(merchant.PermOnDemand), ThirdPartyVerification: p.ThirdPartyVerification,
+		AccountCheckPolicy: p.AccountCheck, OwnershipPolicy: p.Ownership}
 }
 
 func (s *Surface) createOnDemand(c *gin.Context) {
 	s.createKeyed(c, func(in funding.Input) (funding.Creation, error) {
-		return s.Services.Funding.PrepareOnDemand(caller(c), in)
+		return s.Services.Funding.PrepareOnDemand(c.Request.Context(), caller(c), in)
 	})
 }
 
 func (s *Surface) createForMicroDeposits(c *gin.Context) {
 	s.createKeyed(c, func(in funding.Input) (funding.Creation, error) {
-		return s.Services.Funding.PrepareForMicroDeposits(surface.Scope(c), in)
+		return s.Services.Funding.PrepareForMicroDeposits(c.Request.Context(), caller(c), in)
 	})
 }
 
@@ -91,7 +92,7 @@ func (s *Surface) linkProcessorToken(c *gin.Context, svc Services) {
 		s.Fail(c, err)
 		return
 	}
-	src, err := svc.Funding.CreateFromProcessorToken(c.Request.Context(), surface.Scope(c), in)
+	src, err := svc.Funding.CreateFromProcessorToken(c.Request.Context(), caller(c), in)
 	surface.Reply(s.Shared, c, src, err)
 }
 

@@ -170,6 +170,7 @@ func (s *Surface) Mount(r *gin.Engine) {
 	g.POST("/subscriptions/:id/sandbox/advance", s.advanceSubscription)
 	g.GET("/settings", s.settingsPage)
 	g.POST("/settings/redirect-origins", s.addRedirectOrigin)
+	g.POST("/settings/policies", s.setPolicies)
 	g.POST("/settings/redirect-origins/remove", s.removeRedirectOrigin)
 	g.POST("/settings/sessions/end-others", s.endOtherSessions)
 	g.POST("/settings/password", s.changePassword)
@@ -533,6 +534,7 @@ func (s *Surface) renderSettings(c *gin.Context, status int, v view.Settings) {
 		return
 	}
 	v.MerchantID, v.ThirdParty = in.Merchant.ID, env.ThirdPartyVerification
+	v.AccountCheckPolicy, v.OwnershipPolicy = env.AccountCheck, env.Ownership
 	mine := merchant.SessionHash(in.sessionID)
 	for _, ses := range sessions {
 		v.Sessions = append(v.Sessions, view.SessionRow{Created: shortTime(ses.CreatedAt), LastSeen: shortTime(ses.LastSeenAt),
@@ -549,6 +551,13 @@ func (s *Surface) renderSettings(c *gin.Context, status int, v view.Settings) {
 	}
 	v.LogoURL = hostedlink.LogoPath(env.PublicKey, brand)
 	s.Page(c, status, view.SettingsPage(s.frame(c, "Settings", "settings"), v))
+}
+
+// setPolicies saves the environment's checks of new funding sources.
+func (s *Surface) setPolicies(c *gin.Context) {
+	p, err := s.merchants.SetPolicies(c.Request.Context(), current(c).Scope, merchant.Policies{
+		AccountCheck: c.PostForm("account_check_policy"), Ownership: c.PostForm("ownership_policy")})
+	s.done(c, err, "Saved: account check "+p.AccountCheck+", ownership "+p.Ownership+".", "/dashboard/settings")
 }
 
 func (s *Surface) addRedirectOrigin(c *gin.Context) {

@@ -135,6 +135,9 @@ func (s *Surface) sourcePage(c *gin.Context) {
 	if src.RemovedReason != nil {
 		v.RemovedReason = *src.RemovedReason
 	}
+	if ck := src.AccountCheck; ck != nil {
+		v.Check, v.CheckReasons = ck.Result, ck.Reasons
+	}
 	vf := src.Verification
 	if vf != nil {
 		v.Verification, v.Attempts, v.ReturnCode = vf.Status, vf.AttemptsRemaining, vf.ReturnCode

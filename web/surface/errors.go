@@ -58,6 +58,8 @@ var statusOf = map[errs.Code]int{
 	errs.RateLimited:                  http.StatusTooManyRequests,
 	errs.ProviderUnavailable:          http.StatusBadGateway,
 	errs.InstantUnavailable:           http.StatusUnprocessableEntity,
+	errs.AccountCheckFailed:           http.StatusUnprocessableEntity,
+	errs.OwnershipMismatch:            http.StatusUnprocessableEntity,
 	errs.RailUnavailable:              http.StatusServiceUnavailable,
 	errs.Internal:                     http.StatusInternalServerError,
 	errs.ServiceUnavailable:           http.StatusServiceUnavailable,

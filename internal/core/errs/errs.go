@@ -51,8 +51,10 @@ const (
 	UnsupportedMediaType         Code = "unsupported_media_type"
 	RateLimited                  Code = "rate_limited"
 	ProviderUnavailable          Code = "provider_unavailable"
-	InstantUnavailable           Code = "instant_unavailable" // 422: no instant rail reaches the bank
-	RailUnavailable              Code = "rail_unavailable"    // 503: the instant rail is down or timed out
+	InstantUnavailable           Code = "instant_unavailable"  // 422: no instant rail reaches the bank
+	AccountCheckFailed           Code = "account_check_failed" // 422: the account check failed under block_fail; carries reasons
+	OwnershipMismatch            Code = "ownership_mismatch"   // 422: the account's owner does not match under require_match
+	RailUnavailable              Code = "rail_unavailable"     // 503: the instant rail is down or timed out
 	Internal                     Code = "internal_error"
 	ServiceUnavailable           Code = "service_unavailable"
 

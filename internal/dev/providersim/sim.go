@@ -146,6 +146,8 @@ func (s *Sim) Handler() http.Handler {
 		"/accounts/get":                s.accountsGet,
 		"/processor/token/create":      s.processorTokenCreate,
 		"/processor/auth/get":          s.processorAuthGet,
+		"/processor/identity/get":      s.processorIdentityGet,
+		"/processor/identity/match":    s.processorIdentityMatch,
 		"/item/remove":                 s.itemRemove,
 	}
 	for path, fn := range api {
@@ -453,23 +455,34 @@ func (s *Sim) processorTokenCreate(client string, body map[string]any) (any, *ap
 // the processor's integration.
 func notEnabled() *apiError { return plaidError("INVALID_PRODUCT") }
 
-func (s *Sim) processorAuthGet(client string, body map[string]any) (any, *apiError) {
+// processorToken returns the live processor token of body's
+// processor_token for the processor client, or Plaid's error. Call it
+// with s.mu held.
+func (s *Sim) processorToken(client string, body map[string]any) (processorToken, *apiError) {
 	if aerr := missing(body, "processor_token"); aerr != nil {
-		return nil, aerr
+		return processorToken{}, aerr
 	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
 	pt, ok := s.tokens[str(body, "processor_token")]
 	if !ok || client != s.cfg.ProcessorClientID {
-		return nil, errInput("INVALID_PROCESSOR_TOKEN", "provided processor token is in an invalid format or expired")
+		return processorToken{}, errInput("INVALID_PROCESSOR_TOKEN", "provided processor token is in an invalid format or expired")
 	}
 	if pt.item.removed {
-		return nil, errInput("INVALID_PROCESSOR_TOKEN", "the item of this processor token was removed: the token is revoked")
+		return processorToken{}, errInput("INVALID_PROCESSOR_TOKEN", "the item of this processor token was removed: the token is revoked")
 	}
 	if s.integrationOff[pt.item.clientID] {
-		return nil, notEnabled()
+		return processorToken{}, notEnabled()
 	}
 	if aerr := s.itemState(pt.item); aerr != nil {
+		return processorToken{}, aerr
+	}
+	return pt, nil
+}
+
+func (s *Sim) processorAuthGet(client string, body map[string]any) (any, *apiError) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	pt, aerr := s.processorToken(client, body)
+	if aerr != nil {
 		return nil, aerr
 	}
 	if pt.account.typ != "depository" {

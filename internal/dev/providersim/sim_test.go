@@ -270,3 +270,46 @@ func (s *sim) control(path, body string) {
 	}
 	res.Body.Close()
 }
+
+// TestIdentityAnswersInPlaidsShapes: /processor/identity/get names the
+// sandbox owner, and /processor/identity/match scores each documented
+// band, both decoded strictly by plaid-go's models.
+func TestIdentityAnswersInPlaidsShapes(t *testing.T) {
+	s := newSim(t, false)
+	access, accts := s.link("ins_109508")
+	var tok plaid.ProcessorTokenCreateResponse
+	if code := s.call("/processor/token/create", merchant, map[string]any{"access_token": access,
+		"account_id": byName(accts, "Plaid Checking").AccountId, "processor": "service"}, &tok); code != "" {
+		t.Fatalf("processor token: %s", code)
+	}
+	var id plaid.ProcessorIdentityGetResponse
+	if code := s.call("/processor/identity/get", service, map[string]any{"processor_token": tok.ProcessorToken}, &id); code != "" {
+		t.Fatalf("identity get: %s", code)
+	}
+	if o := id.Account.Owners; len(o) != 1 || o[0].Names[0] != providersim.OwnerName || o[0].Emails[0].Data != providersim.OwnerEmail {
+		t.Errorf("owners = %+v", o)
+	}
+	for _, c := range []struct {
+		name, email string
+		nameScore   int32
+		emailScore  int32
+	}{
+		{"Alberta Bobbeth Charleson", "accountholder0@example.com", 100, 100},
+		{"alberta charleson", "AccountHolder0@Example.com", 90, 100},
+		{"Alberta Smith", "alberta@example.com", 60, 0},
+		{"Jordan Doe", "jordan@example.com", 20, 0},
+	} {
+		var m plaid.ProcessorIdentityMatchResponse
+		if code := s.call("/processor/identity/match", service, map[string]any{"processor_token": tok.ProcessorToken,
+			"user": map[string]any{"legal_name": c.name, "email_address": c.email}}, &m); code != "" {
+			t.Fatalf("identity match: %s", code)
+		}
+		ln, em := m.Account.GetLegalName(), m.Account.GetEmailAddress()
+		if n, e := ln.GetScore(), em.GetScore(); n != c.nameScore || e != c.emailScore {
+			t.Errorf("%s <%s>: scores %d, %d; want %d, %d", c.name, c.email, n, e, c.nameScore, c.emailScore)
+		}
+	}
+	if code := s.call("/processor/identity/match", service, map[string]any{"processor_token": "processor-sandbox-nope"}, nil); code != "INVALID_INPUT/INVALID_PROCESSOR_TOKEN" {
+		t.Errorf("unknown token: %q", code)
+	}
+}

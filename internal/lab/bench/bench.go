@@ -643,7 +643,7 @@ func createDirect(ctx context.Context, svc *wiring.Services, scope tenant.Scope,
 	}
 	req := idempotency.Request{Scope: scope, Key: idemKey, Now: svc.Now(),
 		Hash: idempotency.RequestHash(svc.Config.IdempotencyKey, http.MethodPost, "/v2/funding-source", body)}
-	cr, err := svc.Funding.PrepareForMicroDeposits(scope, in)
+	cr, err := svc.Funding.PrepareForMicroDeposits(ctx, funding.Caller{Scope: scope}, in)
 	if err != nil {
 		return nil, err
 	}

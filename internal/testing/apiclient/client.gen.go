@@ -19,6 +19,69 @@ import (
 	openapi_types "github.com/oapi-codegen/runtime/types"
 )
 
+// Defines values for AccountCheckReasons.
+const (
+	CorrectedByNoc         AccountCheckReasons = "corrected_by_noc"
+	ManyCustomers          AccountCheckReasons = "many_customers"
+	ReturnedClosed         AccountCheckReasons = "returned_closed"
+	ReturnedFrozen         AccountCheckReasons = "returned_frozen"
+	ReturnedInvalid        AccountCheckReasons = "returned_invalid"
+	ReturnedNoAccount      AccountCheckReasons = "returned_no_account"
+	ReturnedNonTransaction AccountCheckReasons = "returned_non_transaction"
+	ReturnedUnauthorized   AccountCheckReasons = "returned_unauthorized"
+	VerifiedBefore         AccountCheckReasons = "verified_before"
+)
+
+// Valid indicates whether the value is a known member of the AccountCheckReasons enum.
+func (e AccountCheckReasons) Valid() bool {
+	switch e {
+	case CorrectedByNoc:
+		return true
+	case ManyCustomers:
+		return true
+	case ReturnedClosed:
+		return true
+	case ReturnedFrozen:
+		return true
+	case ReturnedInvalid:
+		return true
+	case ReturnedNoAccount:
+		return true
+	case ReturnedNonTransaction:
+		return true
+	case ReturnedUnauthorized:
+		return true
+	case VerifiedBefore:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for AccountCheckResult.
+const (
+	Caution AccountCheckResult = "caution"
+	Fail    AccountCheckResult = "fail"
+	Pass    AccountCheckResult = "pass"
+	Unknown AccountCheckResult = "unknown"
+)
+
+// Valid indicates whether the value is a known member of the AccountCheckResult enum.
+func (e AccountCheckResult) Valid() bool {
+	switch e {
+	case Caution:
+		return true
+	case Fail:
+		return true
+	case Pass:
+		return true
+	case Unknown:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for AccountCheckResponseSuccess.
 const (
 	AccountCheckResponseSuccessTrue AccountCheckResponseSuccess = true
@@ -123,6 +186,7 @@ func (e DeliveryStatus) Valid() bool {
 
 // Defines values for ErrorResponseErrorCode.
 const (
+	ErrorResponseErrorCodeAccountCheckFailed           ErrorResponseErrorCode = "account_check_failed"
 	ErrorResponseErrorCodeAccountInUse                 ErrorResponseErrorCode = "account_in_use"
 	ErrorResponseErrorCodeAuthorizationRequired        ErrorResponseErrorCode = "authorization_required"
 	ErrorResponseErrorCodeConflict                     ErrorResponseErrorCode = "conflict"
@@ -146,6 +210,7 @@ const (
 	ErrorResponseErrorCodeInvalidRoutingNumber         ErrorResponseErrorCode = "invalid_routing_number"
 	ErrorResponseErrorCodeInvalidUrl                   ErrorResponseErrorCode = "invalid_url"
 	ErrorResponseErrorCodeMethodNotAllowed             ErrorResponseErrorCode = "method_not_allowed"
+	ErrorResponseErrorCodeOwnershipMismatch            ErrorResponseErrorCode = "ownership_mismatch"
 	ErrorResponseErrorCodePaymentNotFound              ErrorResponseErrorCode = "payment_not_found"
 	ErrorResponseErrorCodePaymentReturned              ErrorResponseErrorCode = "payment_returned"
 	ErrorResponseErrorCodePermissionDenied             ErrorResponseErrorCode = "permission_denied"
@@ -174,6 +239,8 @@ const (
 // Valid indicates whether the value is a known member of the ErrorResponseErrorCode enum.
 func (e ErrorResponseErrorCode) Valid() bool {
 	switch e {
+	case ErrorResponseErrorCodeAccountCheckFailed:
+		return true
 	case ErrorResponseErrorCodeAccountInUse:
 		return true
 	case ErrorResponseErrorCodeAuthorizationRequired:
@@ -219,6 +286,8 @@ func (e ErrorResponseErrorCode) Valid() bool {
 	case ErrorResponseErrorCodeInvalidUrl:
 		return true
 	case ErrorResponseErrorCodeMethodNotAllowed:
+		return true
+	case ErrorResponseErrorCodeOwnershipMismatch:
 		return true
 	case ErrorResponseErrorCodePaymentNotFound:
 		return true
@@ -2008,6 +2077,19 @@ func (e Readyz503JSONResponseBodyStatus) Valid() bool {
 	}
 }
 
+// AccountCheck What this service's own history says about the bank account (routing and account number), across all merchants of the environment, computed at creation and again on every read; it never reveals another merchant, customer, amount or date. fail: a closed (R02, AC04), no-account (R03, AC03), invalid (R04), frozen (R16, AC06) or unauthorized (R05 R07 R10 R11 R29) return in the last 365 days; caution: a non-transaction return (R20) or a notification of change in that time, or 3 or more customers linking the account in 90 days; pass: verified before with nothing worse; else unknown.
+type AccountCheck struct {
+	CheckedAt time.Time             `json:"checked_at"`
+	Reasons   []AccountCheckReasons `json:"reasons"`
+	Result    AccountCheckResult    `json:"result"`
+}
+
+// AccountCheckReasons defines model for AccountCheck.Reasons.
+type AccountCheckReasons string
+
+// AccountCheckResult defines model for AccountCheck.Result.
+type AccountCheckResult string
+
 // AccountCheckInput defines model for AccountCheckInput.
 type AccountCheckInput struct {
 	AccountNumber string `json:"account_number"`
@@ -2159,7 +2241,10 @@ type ErrorResponse_Error struct {
 	FundingSourceId *string `json:"funding_source_id,omitempty"`
 	Message         string  `json:"message"`
 	Param           *string `json:"param,omitempty"`
-	RequestId       string  `json:"request_id"`
+
+	// Reasons The account check's reasons (account_check_failed).
+	Reasons   *[]string `json:"reasons,omitempty"`
+	RequestId string    `json:"request_id"`
 
 	// RetryAfter Seconds to wait before retrying, as in the Retry-After header (rate_limited, provider_unavailable).
 	RetryAfter           *string                `json:"retry_after,omitempty"`
@@ -2203,8 +2288,10 @@ type EventListSuccess bool
 
 // FundingSource defines model for FundingSource.
 type FundingSource struct {
-	AccountType FundingSourceAccountType `json:"account_type"`
-	BankName    *string                  `json:"bank_name"`
+	// AccountCheck What this service's own history says about the bank account (routing and account number), across all merchants of the environment, computed at creation and again on every read; it never reveals another merchant, customer, amount or date. fail: a closed (R02, AC04), no-account (R03, AC03), invalid (R04), frozen (R16, AC06) or unauthorized (R05 R07 R10 R11 R29) return in the last 365 days; caution: a non-transaction return (R20) or a notification of change in that time, or 3 or more customers linking the account in 90 days; pass: verified before with nothing worse; else unknown.
+	AccountCheck AccountCheck             `json:"account_check"`
+	AccountType  FundingSourceAccountType `json:"account_type"`
+	BankName     *string                  `json:"bank_name"`
 
 	// Block Set while an ACH return that disputes the authorization (R05 R07 R10 R11 R29) or says the account is frozen (R16) blocks debits (403 funding_source_blocked); null otherwise. POST /v2/funding-source/{id}/unblock lifts it.
 	Block *struct {
@@ -2301,8 +2388,10 @@ type FundingSourceCreatedEventType string
 
 // FundingSourceEventData A funding source as event data: its status is PendingVerified in funding_source.verification_pending.
 type FundingSourceEventData struct {
-	AccountType FundingSourceEventDataAccountType `json:"account_type"`
-	BankName    *string                           `json:"bank_name"`
+	// AccountCheck The account check as of the event; creation events carry the check made at creation.
+	AccountCheck *AccountCheck                     `json:"account_check,omitempty"`
+	AccountType  FundingSourceEventDataAccountType `json:"account_type"`
+	BankName     *string                           `json:"bank_name"`
 
 	// Block Set while an ACH return that disputes the authorization (R05 R07 R10 R11 R29) or says the account is frozen (R16) blocks debits (403 funding_source_blocked); null otherwise. POST /v2/funding-source/{id}/unblock lifts it.
 	Block *struct {
@@ -2429,8 +2518,10 @@ type FundingSourceRemovedEventType string
 
 // FundingSourceResponse defines model for FundingSourceResponse.
 type FundingSourceResponse struct {
-	AccountType FundingSourceResponseAccountType `json:"account_type"`
-	BankName    *string                          `json:"bank_name"`
+	// AccountCheck What this service's own history says about the bank account (routing and account number), across all merchants of the environment, computed at creation and again on every read; it never reveals another merchant, customer, amount or date. fail: a closed (R02, AC04), no-account (R03, AC03), invalid (R04), frozen (R16, AC06) or unauthorized (R05 R07 R10 R11 R29) return in the last 365 days; caution: a non-transaction return (R20) or a notification of change in that time, or 3 or more customers linking the account in 90 days; pass: verified before with nothing worse; else unknown.
+	AccountCheck AccountCheck                     `json:"account_check"`
+	AccountType  FundingSourceResponseAccountType `json:"account_type"`
+	BankName     *string                          `json:"bank_name"`
 
 	// Block Set while an ACH return that disputes the authorization (R05 R07 R10 R11 R29) or says the account is frozen (R16) blocks debits (403 funding_source_blocked); null otherwise. POST /v2/funding-source/{id}/unblock lifts it.
 	Block *struct {
@@ -3700,6 +3791,14 @@ func (a *ErrorResponse_Error) UnmarshalJSON(b []byte) error {
 		delete(object, "param")
 	}
 
+	if raw, found := object["reasons"]; found {
+		err = json.Unmarshal(raw, &a.Reasons)
+		if err != nil {
+			return fmt.Errorf("error reading 'reasons': %w", err)
+		}
+		delete(object, "reasons")
+	}
+
 	if raw, found := object["request_id"]; found {
 		err = json.Unmarshal(raw, &a.RequestId)
 		if err != nil {
@@ -3763,6 +3862,13 @@ func (a ErrorResponse_Error) MarshalJSON() ([]byte, error) {
 		object["param"], err = json.Marshal(a.Param)
 		if err != nil {
 			return nil, fmt.Errorf("error marshaling 'param': %w", err)
+		}
+	}
+
+	if a.Reasons != nil {
+		object["reasons"], err = json.Marshal(a.Reasons)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling 'reasons': %w", err)
 		}
 	}
 

@@ -1,0 +1,216 @@
+package funding
+
+import (
+	"context"
+	"slices"
+	"time"
+
+	"github.com/fundsource/fundsource/internal/core/tenant"
+)
+
+// The account check: what this service's own history says about a bank
+// account before a merchant relies on it. Facts are recorded by
+// fingerprint (accountFPLabel: an HMAC of routing and account number
+// together, so one number at two banks is two accounts) in the
+// transaction of what they record, whichever merchant's customer the
+// account belonged to. The check reads only which kinds and codes occurred
+// and when, never who, for how much or the date itself, so its answer
+// tells a merchant about the account and nothing about other merchants.
+
+// accountFPLabel separates account fingerprints (routing and number) from
+// account-number fingerprints (uniqueness) and processor tokens.
+const accountFPLabel = "bank_account"
+
+// Kinds of account fact.
+const (
+	FactLinked    = "linked"    // a customer linked the account
+	FactVerified  = "verified"  // the account was verified (micro-deposits, code, third party, provider)
+	FactReturned  = "returned"  // an ACH return, code R02…
+	FactRejected  = "rejected"  // an instant rail refused it, code AC03…
+	FactCorrected = "corrected" // a notification of change corrected it, code C01…
+)
+
+// AccountFact is one thing that happened to a bank account.
+type AccountFact struct {
+	Env        tenant.Environment
+	AccountFP  []byte
+	Kind       string
+	Code       string // empty for linked and verified
+	MerchantID string
+	CustomerID string
+	SourceID   string
+	At         time.Time
+}
+
+// AccountFacts is what the store tells about an account's history: only
+// kinds, codes and the latest time of each, never whose.
+type AccountFacts struct {
+	Verified bool
+	// Codes holds the latest time each return, rejection or change code
+	// was recorded.
+	Codes map[string]time.Time
+	// OtherLinks are the latest times other customers (of any merchant)
+	// linked the account, newest first.
+	OtherLinks []time.Time
+}
+
+// Check results.
+const (
+	CheckPass    = "pass"
+	CheckCaution = "caution"
+	CheckFail    = "fail"
+	CheckUnknown = "unknown"
+)
+
+// Account check reason codes, in the order an answer lists them.
+const (
+	CheckVerifiedBefore = "verified_before"
+	CheckNoAccount      = "returned_no_account"
+	CheckClosed         = "returned_closed"
+	CheckInvalid        = "returned_invalid"
+	CheckFrozen         = "returned_frozen"
+	CheckUnauthorized   = "returned_unauthorized"
+	CheckNonTransaction = "returned_non_transaction"
+	CheckCorrectedByNOC = "corrected_by_noc"
+	CheckManyCustomers  = "many_customers"
+	checkWindow         = 365 * 24 * time.Hour
+	manyCustomersWindow = 90 * 24 * time.Hour
+	manyCustomers       = 3
+)
+
+var reasonOrder = []string{CheckNoAccount, CheckClosed, CheckInvalid, CheckFrozen, CheckUnauthorized,
+	CheckNonTransaction, CheckCorrectedByNOC, CheckManyCustomers, CheckVerifiedBefore}
+
+// codeReasons maps the ACH return codes and ISO 20022 rejection reasons
+// the check counts to its reasons; other codes are not recorded.
+var codeReasons = map[string]string{
+	"R03": CheckNoAccount, "AC03": CheckNoAccount,
+	"R02": CheckClosed, "AC04": CheckClosed,
+	"R04": CheckInvalid,
+	"R16": CheckFrozen, "AC06": CheckFrozen,
+	"R20": CheckNonTransaction,
+	"R05": CheckUnauthorized, "R07": CheckUnauthorized, "R10": CheckUnauthorized,
+	"R11": CheckUnauthorized, "R29": CheckUnauthorized,
+}
+
+// failing are the reasons that make the result fail.
+var failing = map[string]bool{CheckNoAccount: true, CheckClosed: true, CheckInvalid: true,
+	CheckFrozen: true, CheckUnauthorized: true}
+
+// CodeReason is the check reason of a return, rejection or change code,
+// "" when the check does not count it.
+func CodeReason(code string) string {
+	if len(code) == 3 && code[0] == 'C' {
+		return CheckCorrectedByNOC
+	}
+	return codeReasons[code]
+}
+
+// AccountCheck is the check's answer on a funding source.
+type AccountCheck struct {
+	Result    string    `json:"result"`
+	Reasons   []string  `json:"reasons"`
+	CheckedAt time.Time `json:"checked_at"` // UTC
+}
+
+// Evaluate is the check of an account with facts f at now, for a source
+// whose own customer linked it: fail for a closed, missing, invalid,
+// frozen or unauthorized return in the last 365 days; caution for a
+// non-transaction return or a correction in that time, or three or more
+// customers linking it in 90 days (its own included); pass when it was
+// verified before and nothing worse; else unknown.
+func Evaluate(f AccountFacts, now time.Time) AccountCheck {
+	set := map[string]bool{}
+	for code, at := range f.Codes {
+		if r := CodeReason(code); r != "" && now.Sub(at) <= checkWindow {
+			set[r] = true
+		}
+	}
+	links := 1
+	for _, at := range f.OtherLinks {
+		if now.Sub(at) <= manyCustomersWindow {
+			links++
+		}
+	}
+	if links >= manyCustomers {
+		set[CheckManyCustomers] = true
+	}
+	if f.Verified {
+		set[CheckVerifiedBefore] = true
+	}
+	c := AccountCheck{Result: CheckUnknown, Reasons: []string{}, CheckedAt: now.UTC()}
+	for _, r := range reasonOrder {
+		if set[r] {
+			c.Reasons = append(c.Reasons, r)
+		}
+	}
+	switch {
+	case slices.ContainsFunc(c.Reasons, func(r string) bool { return failing[r] }):
+		c.Result = CheckFail
+	case len(c.Reasons) > 0 && c.Reasons[0] != CheckVerifiedBefore:
+		c.Result = CheckCaution
+	case f.Verified:
+		c.Result = CheckPass
+	}
+	return c
+}
+
+// accountFP is the fingerprint of one bank account: routing and number.
+func (s *Service) accountFP(routing, number string) []byte {
+	return s.vault.Fingerprint(accountFPLabel, routing+":"+number)
+}
+
+// sourceFP is src's account fingerprint; a source stored before account
+// fingerprints existed has it computed from its sealed number.
+func (s *Service) sourceFP(src Source) ([]byte, error) {
+	if len(src.AccountFP) > 0 {
+		return src.AccountFP, nil
+	}
+	number, err := s.vault.Open(src.Account.KeyID, src.Account.Data, []byte(src.ID))
+	if err != nil {
+		return nil, err
+	}
+	return s.accountFP(src.RoutingNumber, string(number)), nil
+}
+
+// recordFact records a fact of kind (with code) about src's account in
+// tx, the transaction of what it records. A code the check does not count
+// is not recorded.
+func (s *Service) recordFact(ctx context.Context, tx Store, src Source, kind, code string) error {
+	if code != "" && CodeReason(code) == "" {
+		return nil
+	}
+	fp, err := s.sourceFP(src)
+	if err != nil {
+		return err
+	}
+	return tx.RecordAccountFact(ctx, AccountFact{Env: src.Scope.Env, AccountFP: fp, Kind: kind, Code: code,
+		MerchantID: src.Scope.MerchantID, CustomerID: src.CustomerID, SourceID: src.ID, At: s.now().UTC()})
+}
+
+// withCode returns f with code recorded at at, for an answer given in the
+// transaction that recorded it.
+func withCode(f AccountFacts, code string, at time.Time) AccountFacts {
+	codes := make(map[string]time.Time, len(f.Codes)+1)
+	for c, t := range f.Codes {
+		codes[c] = t
+	}
+	codes[code] = at
+	f.Codes = codes
+	return f
+}
+
+// checked returns src with its account check at the service's now.
+func (s *Service) checked(src Source) Source {
+	c := Evaluate(src.Facts, s.now())
+	src.AccountCheck = &c
+	return src
+}
+
+// checkedAll is checked on each source of list.
+func (s *Service) checkedAll(list []Source) []Source {
+	for i := range list {
+		list[i] = s.checked(list[i])
+	}
+	return list
+}

@@ -51,6 +51,7 @@ import (
 	"github.com/gin-gonic/gin"
 	"github.com/gorilla/sessions"
 
+	"github.com/fundsource/fundsource/internal/audit"
 	"github.com/fundsource/fundsource/internal/config"
 	"github.com/fundsource/fundsource/internal/core/errs"
 	"github.com/fundsource/fundsource/internal/core/paging"
@@ -94,6 +95,7 @@ type Deps struct {
 	Webhooks  *webhook.Service
 	Requests  *requestlog.Log
 	Overview  *overview.Service
+	Audit     *audit.Service
 }
 
 // Surface is the dashboard's handlers.
@@ -107,6 +109,7 @@ type Surface struct {
 	webhooks  *webhook.Service
 	requests  *requestlog.Log
 	overview  *overview.Service
+	audit     *audit.Service
 
 	sessions *sessions.CookieStore
 	attempts signInLimits
@@ -114,7 +117,7 @@ type Surface struct {
 
 // New returns the dashboard on k.
 func New(k *surface.Shared, d Deps) *Surface {
-	return &Surface{Shared: k, cfg: d.Config, merchants: d.Merchants, customers: d.Customers, funding: d.Funding, payments: d.Payments, webhooks: d.Webhooks, requests: d.Requests, overview: d.Overview,
+	return &Surface{Shared: k, cfg: d.Config, merchants: d.Merchants, customers: d.Customers, funding: d.Funding, payments: d.Payments, webhooks: d.Webhooks, requests: d.Requests, overview: d.Overview, audit: d.Audit,
 		sessions: newSessionStore(d.Config),
 		attempts: signInLimits{
 			perIP:        surface.NewKeyLimiter(signInWindow, d.Config.SignInAttemptsPerIP),
@@ -172,6 +175,7 @@ func (s *Surface) Mount(r *gin.Engine) {
 	g.POST("/settings/redirect-origins/remove", s.removeRedirectOrigin)
 	g.POST("/settings/sessions/end-others", s.endOtherSessions)
 	g.POST("/settings/password", s.changePassword)
+	g.GET("/security", s.securityPage)
 }
 
 // formPosts guards the dashboard's form posts before anything else runs:
@@ -240,7 +244,7 @@ func (s *Surface) signIn(c *gin.Context) {
 		s.Page(c, http.StatusTooManyRequests, view.SignIn(v))
 		return
 	}
-	m, err := s.merchants.SignIn(c.Request.Context(), v.Email, c.PostForm("password"))
+	m, err := s.merchants.SignIn(c.Request.Context(), v.Email, c.PostForm("password"), c.ClientIP())
 	if err != nil {
 		if !errs.Is(err, errs.Unauthorized) {
 			s.Fail(c, err)
@@ -288,7 +292,7 @@ func (s *Surface) allowAttempt(c *gin.Context, v *view.AuthForm) bool {
 // signOut ends the session on the server, then deletes the cookie.
 func (s *Surface) signOut(c *gin.Context) {
 	if id := s.cookieSessionID(c); id != "" {
-		if err := s.merchants.EndSession(c.Request.Context(), id); err != nil {
+		if err := s.merchants.EndSession(c.Request.Context(), id, c.ClientIP()); err != nil {
 			s.Fail(c, err)
 			return
 		}
@@ -459,7 +463,7 @@ func rateRow(name string, r payment.Rate) view.ReturnRate {
 // page never rolls again).
 func (s *Surface) rollKey(c *gin.Context) {
 	in := current(c)
-	secret, err := s.merchants.RollKey(c.Request.Context(), in.Scope)
+	secret, err := s.merchants.RollKey(c.Request.Context(), in.Scope, actor(c))
 	if err != nil {
 		s.Fail(c, err)
 		return
@@ -538,7 +542,7 @@ func (s *Surface) renderSettings(c *gin.Context, status int, v view.Settings) {
 
 func (s *Surface) addRedirectOrigin(c *gin.Context) {
 	typed := c.PostForm("origin")
-	origin, err := s.merchants.AllowRedirectOrigin(c.Request.Context(), current(c).Scope, typed)
+	origin, err := s.merchants.AllowRedirectOrigin(c.Request.Context(), current(c).Scope, typed, actor(c))
 	if e, ok := errs.As(err); ok && e.Code == errs.InvalidRequest {
 		s.renderSettings(c, http.StatusUnprocessableEntity, view.Settings{Typed: typed, Error: sentence(e.Message)})
 		return
@@ -547,7 +551,7 @@ func (s *Surface) addRedirectOrigin(c *gin.Context) {
 }
 
 func (s *Surface) removeRedirectOrigin(c *gin.Context) {
-	origin, err := s.merchants.RemoveRedirectOrigin(c.Request.Context(), current(c).Scope, c.PostForm("origin"))
+	origin, err := s.merchants.RemoveRedirectOrigin(c.Request.Context(), current(c).Scope, c.PostForm("origin"), actor(c))
 	if errs.Is(err, errs.NotFound) || errs.Is(err, errs.InvalidRequest) {
 		err = errs.New(errs.Conflict, "That origin was not on the list.")
 	}
@@ -557,7 +561,7 @@ func (s *Surface) removeRedirectOrigin(c *gin.Context) {
 // endOtherSessions signs out every other browser of this account.
 func (s *Surface) endOtherSessions(c *gin.Context) {
 	in := current(c)
-	n, err := s.merchants.EndOtherSessions(c.Request.Context(), in.Merchant.ID, in.sessionID)
+	n, err := s.merchants.EndOtherSessions(c.Request.Context(), in.Merchant.ID, in.sessionID, actor(c))
 	s.done(c, err, fmt.Sprintf("Signed out of %d other %s.", n, components.Plural(int(n), "session", "sessions")), "/dashboard/settings")
 }
 
@@ -566,7 +570,7 @@ func (s *Surface) endOtherSessions(c *gin.Context) {
 func (s *Surface) changePassword(c *gin.Context) {
 	in := current(c)
 	err := s.merchants.ChangePassword(c.Request.Context(), in.Merchant.ID, in.sessionID,
-		c.PostForm("current_password"), c.PostForm("new_password"))
+		c.PostForm("current_password"), c.PostForm("new_password"), actor(c))
 	if e, ok := errs.As(err); ok && e.Code == errs.InvalidRequest {
 		s.Resolve(c, err)
 		s.renderSettings(c, http.StatusUnprocessableEntity, view.Settings{PasswordError: sentence(e.Message), PasswordField: e.Param})

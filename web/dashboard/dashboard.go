@@ -34,7 +34,11 @@
 // list payments, subscriptions and events with the API's own list queries
 // (status and direction filters added to them), and API requests from the
 // request log (requestlog); Home's charts come from one aggregate read
-// (overview) and are drawn on the server as SVG with a table each.
+// (overview) and are drawn on the server as SVG with a table each. The
+// Security log pages through the audit log (audit.Service.List); every
+// form action that changes a key, the webhook, a setting, the sessions or
+// the password passes the signed-in merchant and the client's address to
+// its service method as the audit actor.
 package dashboard
 
 import (

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/fundsource/fundsource/internal/audit"
 	"github.com/fundsource/fundsource/internal/core/tenant"
 	th "github.com/fundsource/fundsource/internal/testing/harness"
 )
@@ -16,7 +17,7 @@ func TestAuthenticationFailures(t *testing.T) {
 	m := h.Merchant("Acme")
 	live := h.Production(m)
 	rolledKey := m.Sandbox.SecretKey
-	if _, err := h.Merchants.RollKey(context.Background(), tenant.Scope{MerchantID: m.Merchant.ID, Env: tenant.Sandbox}); err != nil {
+	if _, err := h.Merchants.RollKey(context.Background(), tenant.Scope{MerchantID: m.Merchant.ID, Env: tenant.Sandbox}, audit.Operator("test")); err != nil {
 		t.Fatal(err)
 	}
 	unknown := "sk_test_" + strings.Repeat("A", 43)

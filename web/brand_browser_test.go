@@ -9,6 +9,7 @@ import (
 
 	"github.com/playwright-community/playwright-go"
 
+	"github.com/fundsource/fundsource/internal/audit"
 	"github.com/fundsource/fundsource/internal/merchant"
 	th "github.com/fundsource/fundsource/internal/testing/harness"
 )
@@ -22,7 +23,7 @@ func TestBrowserHostedPageShowsTheBrand(t *testing.T) {
 	s := newHostedSetup(t)
 	if _, err := s.h.Merchants.SetBrand(context.Background(), s.scope.MerchantID, merchant.BrandChange{
 		DisplayName: "Acme Books & Co", Accent: "#1a7f5a", Logo: pngOf(t, 240, 80, color.RGBA{0x1a, 0x7f, 0x5a, 0xff}),
-	}); err != nil {
+	}, audit.Operator("test")); err != nil {
 		t.Fatal(err)
 	}
 	th.WantOK(t, s.h.Initiate(s.key, s.src))

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/fundsource/fundsource/internal/audit"
 	"github.com/fundsource/fundsource/internal/core/tenant"
 	th "github.com/fundsource/fundsource/internal/testing/harness"
 )
@@ -204,7 +205,7 @@ func TestSettingsShowMerchantIDAndThirdPartyVerification(t *testing.T) {
 	dm := newDash(h)
 	dm.signIn(m.Merchant.Email, "correct horse battery")
 	wantPage(t, dm.get("/dashboard/settings"), http.StatusOK, m.Merchant.ID, "Third-party verification", "Off:")
-	if err := h.Merchants.EnableThirdPartyVerification(context.Background(), tenant.Scope{MerchantID: m.Merchant.ID, Env: tenant.Sandbox}); err != nil {
+	if err := h.Merchants.EnableThirdPartyVerification(context.Background(), tenant.Scope{MerchantID: m.Merchant.ID, Env: tenant.Sandbox}, audit.Operator("test")); err != nil {
 		t.Fatal(err)
 	}
 	wantPage(t, dm.get("/dashboard/settings"), http.StatusOK, "On: <code>")

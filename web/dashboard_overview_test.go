@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/fundsource/fundsource/internal/audit"
 	"github.com/fundsource/fundsource/internal/core/tenant"
 	th "github.com/fundsource/fundsource/internal/testing/harness"
 )
@@ -33,7 +34,7 @@ func TestDashboardHomeCharts(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := h.Merchants.EnableThirdPartyVerification(context.Background(), tenant.Scope{MerchantID: m.ID, Env: tenant.Sandbox}); err != nil {
+	if err := h.Merchants.EnableThirdPartyVerification(context.Background(), tenant.Scope{MerchantID: m.ID, Env: tenant.Sandbox}, audit.Operator("test")); err != nil {
 		t.Fatal(err)
 	}
 	th.WantOK(t, h.Post("/v2/on-demand/funding-source", key, th.SourceBody(user, "021000021", "8675309")))

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/fundsource/fundsource/internal/audit"
 	"github.com/fundsource/fundsource/internal/core/tenant"
 	th "github.com/fundsource/fundsource/internal/testing/harness"
 )
@@ -46,7 +47,7 @@ func TestCreationPathsAndStatuses(t *testing.T) {
 
 	// Third-party verification enabled: Verified right away, with events.
 	scope := tenant.Scope{MerchantID: m.Merchant.ID, Env: tenant.Sandbox}
-	if err := h.Merchants.EnableThirdPartyVerification(context.Background(), scope); err != nil {
+	if err := h.Merchants.EnableThirdPartyVerification(context.Background(), scope, audit.Operator("test")); err != nil {
 		t.Fatal(err)
 	}
 	r = th.WantOK(t, h.Post("/v2/on-demand/funding-source", key, th.SourceBody(user, "110000000", "99990000")))
@@ -66,7 +67,7 @@ func TestCreationPathsAndStatuses(t *testing.T) {
 	liveUser := h.Customer(live)
 	th.WantError(t, h.Post("/v2/on-demand/funding-source", live, th.SourceBody(liveUser, "021000021", "123456")),
 		http.StatusForbidden, "permission_denied")
-	if err := h.Merchants.GrantOnDemand(context.Background(), tenant.Scope{MerchantID: m.Merchant.ID, Env: tenant.Production}); err != nil {
+	if err := h.Merchants.GrantOnDemand(context.Background(), tenant.Scope{MerchantID: m.Merchant.ID, Env: tenant.Production}, audit.Operator("test")); err != nil {
 		t.Fatal(err)
 	}
 	if r := th.WantOK(t, h.Post("/v2/on-demand/funding-source", live, th.SourceBody(liveUser, "021000021", "123456"))); r["status"] != "Unverified" {
@@ -250,7 +251,7 @@ func TestThirdPartyPathUpgradesTheCustomersUnverifiedSource(t *testing.T) {
 	key := m.Sandbox.SecretKey
 	user := h.Customer(key)
 	id := h.Source(key, user, "8675309")
-	if err := h.Merchants.EnableThirdPartyVerification(context.Background(), tenant.Scope{MerchantID: m.Merchant.ID, Env: tenant.Sandbox}); err != nil {
+	if err := h.Merchants.EnableThirdPartyVerification(context.Background(), tenant.Scope{MerchantID: m.Merchant.ID, Env: tenant.Sandbox}, audit.Operator("test")); err != nil {
 		t.Fatal(err)
 	}
 	r := th.WantOK(t, h.Post("/v2/on-demand/funding-source", key, th.SourceBody(user, "021000021", "8675309")))

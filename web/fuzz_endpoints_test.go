@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/fundsource/fundsource/internal/audit"
 	"github.com/fundsource/fundsource/internal/config"
 	"github.com/fundsource/fundsource/internal/core/tenant"
 	th "github.com/fundsource/fundsource/internal/testing/harness"
@@ -165,7 +166,7 @@ func FuzzHostedForm(f *testing.F) {
 	if r := h.Initiate(key, src); r.Code != http.StatusOK {
 		f.Fatalf("initiate: %d", r.Code)
 	}
-	if _, err := h.Merchants.AllowRedirectOrigin(context.Background(), tenant.Scope{MerchantID: m.Merchant.ID, Env: tenant.Sandbox}, "https://shop.example"); err != nil {
+	if _, err := h.Merchants.AllowRedirectOrigin(context.Background(), tenant.Scope{MerchantID: m.Merchant.ID, Env: tenant.Sandbox}, "https://shop.example", audit.Operator("test")); err != nil {
 		f.Fatal(err)
 	}
 	path := "/bank-account/" + m.Sandbox.PublicKey + "/" + user + "/" + src

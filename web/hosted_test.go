@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fundsource/fundsource/internal/audit"
 	"github.com/fundsource/fundsource/internal/config"
 	"github.com/fundsource/fundsource/internal/core/tenant"
 	th "github.com/fundsource/fundsource/internal/testing/harness"
@@ -31,7 +32,7 @@ func newHostedSetup(t testing.TB, opts ...th.Option) *hostedSetup {
 		scope: tenant.Scope{MerchantID: m.Merchant.ID, Env: tenant.Sandbox}}
 	s.user = h.Customer(s.key)
 	s.src = h.Source(s.key, s.user, "123456789")
-	if _, err := h.Merchants.AllowRedirectOrigin(context.Background(), s.scope, "https://shop.example"); err != nil {
+	if _, err := h.Merchants.AllowRedirectOrigin(context.Background(), s.scope, "https://shop.example", audit.Operator("test")); err != nil {
 		t.Fatal(err)
 	}
 	return s
@@ -298,7 +299,7 @@ func TestHostedRedirectValidation(t *testing.T) {
 	wantPage(t, h.page(s.path(okQuery())), 200)
 	// A sandbox that allowed none sends customers only to this computer:
 	// anyone can sign up for sandbox keys, so its links are no open redirect.
-	if _, err := h.Merchants.RemoveRedirectOrigin(context.Background(), s.scope, "https://shop.example"); err != nil {
+	if _, err := h.Merchants.RemoveRedirectOrigin(context.Background(), s.scope, "https://shop.example", audit.Operator("test")); err != nil {
 		t.Fatal(err)
 	}
 	for _, target := range []string{"https://shop.example/done", "https://evil.example/", "http://localhost.evil.example/"} {
@@ -340,7 +341,7 @@ func TestHostedProductionRedirectRules(t *testing.T) {
 	scope := tenant.Scope{MerchantID: m.Merchant.ID, Env: tenant.Production}
 
 	wantPage(t, h.page(path+url.QueryEscape("https://shop.example/done")), 400, "is not one of the merchant")
-	if _, err := h.Merchants.AllowRedirectOrigin(context.Background(), scope, "https://shop.example"); err != nil {
+	if _, err := h.Merchants.AllowRedirectOrigin(context.Background(), scope, "https://shop.example", audit.Operator("test")); err != nil {
 		t.Fatal(err)
 	}
 	wantPage(t, h.page(path+url.QueryEscape("https://shop.example/done")), 200, "Deposits not sent yet")
@@ -524,7 +525,7 @@ func TestHostedIndexAndScript(t *testing.T) {
 // developing on this computer, whose links may return only to loopback
 // addresses (the browser tests' shop runs on 127.0.0.1).
 func (s *hostedSetup) localOnly() *hostedSetup {
-	if _, err := s.h.Merchants.RemoveRedirectOrigin(context.Background(), s.scope, "https://shop.example"); err != nil {
+	if _, err := s.h.Merchants.RemoveRedirectOrigin(context.Background(), s.scope, "https://shop.example", audit.Operator("test")); err != nil {
 		s.h.T.Fatal(err)
 	}
 	return s

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fundsource/fundsource/internal/audit"
 	"github.com/fundsource/fundsource/internal/core/tenant"
 	th "github.com/fundsource/fundsource/internal/testing/harness"
 )
@@ -21,10 +22,10 @@ func TestMandatesOverHTTP(t *testing.T) {
 	m := h.Merchant("Acme")
 	live := h.Production(m).SecretKey
 	scope := tenant.Scope{MerchantID: m.Merchant.ID, Env: tenant.Production}
-	if err := h.Merchants.GrantOnDemand(context.Background(), scope); err != nil {
+	if err := h.Merchants.GrantOnDemand(context.Background(), scope, audit.Operator("test")); err != nil {
 		t.Fatal(err)
 	}
-	if err := h.Merchants.EnableThirdPartyVerification(context.Background(), scope); err != nil {
+	if err := h.Merchants.EnableThirdPartyVerification(context.Background(), scope, audit.Operator("test")); err != nil {
 		t.Fatal(err)
 	}
 	src := th.WantOK(t, h.Post("/v2/on-demand/funding-source", live, th.SourceBody(h.Customer(live), "021000021", "000123456789")))["funding_source_id"].(string)

@@ -24,6 +24,7 @@ import (
 
 	"github.com/gin-gonic/gin"
 
+	"github.com/fundsource/fundsource/internal/audit"
 	"github.com/fundsource/fundsource/internal/config"
 	"github.com/fundsource/fundsource/internal/core/errs"
 	"github.com/fundsource/fundsource/internal/customer"
@@ -60,6 +61,8 @@ type Deps struct {
 	Requests *requestlog.Log
 	// Overview is the dashboard Home's charts; nil shows none.
 	Overview *overview.Service
+	// Audit is the security log.
+	Audit *audit.Service
 }
 
 // New returns the Gin engine with every surface, route and middleware.
@@ -91,7 +94,7 @@ func New(d Deps) *gin.Engine {
 	})
 
 	ad := api.Deps{Config: d.Config, DB: d.DB, Idempotency: d.Idempotency, Services: api.Services{Merchants: d.Merchants,
-		Customers: d.Customers, Funding: d.Funding, Webhooks: d.Webhooks, Payments: d.Payments}}
+		Customers: d.Customers, Funding: d.Funding, Webhooks: d.Webhooks, Payments: d.Payments}, Audit: d.Audit}
 	if d.Requests != nil {
 		ad.Requests = d.Requests
 	}
@@ -99,7 +102,7 @@ func New(d Deps) *gin.Engine {
 	hosted.New(k, hostedlink.NewService(d.Merchants, d.Funding, d.Now),
 		d.Config.HostedSubmitsPerIP, d.Config.HostedSubmitsPerSource).Mount(r)
 	dashboard.New(k, dashboard.Deps{Config: d.Config, Merchants: d.Merchants, Customers: d.Customers,
-		Funding: d.Funding, Payments: d.Payments, Webhooks: d.Webhooks, Requests: d.Requests, Overview: d.Overview}).Mount(r)
+		Funding: d.Funding, Payments: d.Payments, Webhooks: d.Webhooks, Requests: d.Requests, Overview: d.Overview, Audit: d.Audit}).Mount(r)
 	return r
 }
 

@@ -1,6 +1,6 @@
 // Package app implements the product's commands: serve (the HTTP server
 // and the background jobs), migrate, dev (what 'make run' runs), merchant
-// and ach (operator commands), provider-sim and webhook-receiver. Each gets
+// ach and audit (operator commands), provider-sim and webhook-receiver. Each gets
 // its services from internal/wiring.
 //
 // The log is written in batches (every 100 ms, at 64 KiB, or at once for a
@@ -35,6 +35,8 @@ Usage:
   fundsource merchant enable-third-party-verification MERCHANT_ID --env sandbox|production [--json]
   fundsource merchant allow-redirect-origin|remove-redirect-origin MERCHANT_ID --env E ORIGIN [--json]
   fundsource merchant redirect-origins MERCHANT_ID --env sandbox|production [--json]
+  fundsource audit verify [--merchant MERCHANT_ID]
+                                   check the audit log's hash chains; exit 1 at the first bad event
   fundsource ach originate [--json]
                                    write waiting production entries to ACH_OUTBOX_DIR now
   fundsource ach import-returns FILE [--json]
@@ -80,6 +82,8 @@ func Run(ctx context.Context, args []string, io IO) error {
 		return runMerchant(ctx, args[1:], io)
 	case "ach":
 		return runACH(ctx, args[1:], io)
+	case "audit":
+		return runAudit(ctx, args[1:], io)
 	case "provider-sim":
 		return runProviderSim(ctx, args[1:], io)
 	case "rail-sim":

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/fundsource/fundsource/internal/audit"
 	"github.com/fundsource/fundsource/internal/config"
 	"github.com/fundsource/fundsource/internal/core/tenant"
 	"github.com/fundsource/fundsource/internal/testing/fixture"
@@ -41,7 +42,7 @@ func TestDemoMerchantSurvivesRollsAndRestarts(t *testing.T) {
 	}
 	signIn := func(email, password string) {
 		t.Helper()
-		if _, err := h.Merchants.SignIn(ctx, email, password); err != nil {
+		if _, err := h.Merchants.SignIn(ctx, email, password, "192.0.2.1"); err != nil {
 			t.Errorf("sign-in with demo.env's password: %v", err)
 		}
 	}
@@ -55,7 +56,7 @@ func TestDemoMerchantSurvivesRollsAndRestarts(t *testing.T) {
 		t.Fatalf("first run:\n%s", out)
 	}
 	scope := tenant.Scope{MerchantID: first["DEMO_MERCHANT_ID"], Env: tenant.Sandbox}
-	rolled, err := h.Merchants.RollKey(ctx, scope)
+	rolled, err := h.Merchants.RollKey(ctx, scope, audit.Operator("test"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -78,7 +79,7 @@ func TestDemoMerchantSurvivesRollsAndRestarts(t *testing.T) {
 	// A roll this process did not see (another process, the old file put
 	// back): the restart leaves the key and the password alone.
 	h.Merchants.OnKeyRolled(nil)
-	elsewhere, err := h.Merchants.RollKey(ctx, scope)
+	elsewhere, err := h.Merchants.RollKey(ctx, scope, audit.Operator("test"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -116,14 +116,14 @@ func (s *service) ensureDemoMerchant(ctx context.Context) error {
 	case err == nil:
 		// The database has the demo merchant but demo.env lost its keys: roll.
 		scope := tenant.Scope{MerchantID: m.ID, Env: tenant.Sandbox}
-		if vals["DEMO_SECRET_KEY"], err = s.Merchants.RollKey(ctx, scope); err != nil {
+		if vals["DEMO_SECRET_KEY"], err = s.Merchants.RollKey(ctx, scope, operator(s.io.Getenv)); err != nil {
 			return err
 		}
 		envr, err := s.Merchants.Environment(ctx, scope)
 		if err != nil {
 			return err
 		}
-		if err := s.Merchants.SetPassword(ctx, m.ID, password); err != nil {
+		if err := s.Merchants.SetPassword(ctx, m.ID, password, operator(s.io.Getenv)); err != nil {
 			return err
 		}
 		vals["DEMO_MERCHANT_ID"], vals["DEMO_PUBLIC_KEY"] = m.ID, envr.PublicKey

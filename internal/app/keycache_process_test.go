@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fundsource/fundsource/internal/audit"
 	"github.com/fundsource/fundsource/internal/customer"
 	"github.com/fundsource/fundsource/internal/funding"
 	th "github.com/fundsource/fundsource/internal/testing/harness"
@@ -71,7 +72,7 @@ func TestKeyChangesReachEveryServersKeyCache(t *testing.T) {
 	waitFor(t, 2*time.Second, "the restored key accepted", func() bool {
 		return status(t, customers, c.key) == http.StatusOK
 	})
-	rolled, err := c.svc.Merchants.RollKey(ctx, c.scope)
+	rolled, err := c.svc.Merchants.RollKey(ctx, c.scope, audit.Operator("test"))
 	if err != nil {
 		t.Fatal(err)
 	}

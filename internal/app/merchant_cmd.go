@@ -135,6 +135,7 @@ func parseInterspersed(fs *flag.FlagSet, args []string) ([]string, error) {
 // merchantCommand runs cmd and returns its JSON result and its text form.
 func (s *service) merchantCommand(ctx context.Context, cmd merchantCmd) (any, string, error) {
 	sc := tenant.Scope{MerchantID: cmd.merchantID, Env: cmd.env}
+	by := operator(s.io.Getenv)
 	switch cmd.name {
 	case "create":
 		generated := cmd.password == ""
@@ -155,7 +156,7 @@ func (s *service) merchantCommand(ctx context.Context, cmd merchantCmd) (any, st
 		}
 		return out, text + "The secret key is shown only now; store it safely.\n", nil
 	case "activate-production":
-		keys, err := s.Merchants.ActivateProduction(ctx, cmd.merchantID)
+		keys, err := s.Merchants.ActivateProduction(ctx, cmd.merchantID, by)
 		if err != nil {
 			return nil, "", err
 		}
@@ -163,20 +164,20 @@ func (s *service) merchantCommand(ctx context.Context, cmd merchantCmd) (any, st
 			fmt.Sprintf("production secret key: %s\nproduction public key: %s\nThe secret key is shown only now; store it safely.\n",
 				keys.SecretKey, keys.PublicKey), nil
 	case "roll-key":
-		secret, err := s.Merchants.RollKey(ctx, sc)
+		secret, err := s.Merchants.RollKey(ctx, sc, by)
 		if err != nil {
 			return nil, "", err
 		}
 		return map[string]any{"merchant_id": cmd.merchantID, "environment": cmd.env, "secret_key": secret},
 			fmt.Sprintf("new %s secret key: %s\nThe previous key no longer works.\n", cmd.env, secret), nil
 	case "grant-on-demand":
-		if err := s.Merchants.GrantOnDemand(ctx, sc); err != nil {
+		if err := s.Merchants.GrantOnDemand(ctx, sc, by); err != nil {
 			return nil, "", err
 		}
 		return map[string]any{"merchant_id": cmd.merchantID, "environment": cmd.env, "permission": merchant.PermOnDemand},
 			fmt.Sprintf("granted %s to the %s key of %s\n", merchant.PermOnDemand, cmd.env, cmd.merchantID), nil
 	case "enable-third-party-verification":
-		if err := s.Merchants.EnableThirdPartyVerification(ctx, sc); err != nil {
+		if err := s.Merchants.EnableThirdPartyVerification(ctx, sc, by); err != nil {
 			return nil, "", err
 		}
 		return map[string]any{"merchant_id": cmd.merchantID, "environment": cmd.env, "third_party_verification": true},
@@ -186,7 +187,7 @@ func (s *service) merchantCommand(ctx context.Context, cmd merchantCmd) (any, st
 		if cmd.name == "remove-redirect-origin" {
 			change, verb = s.Merchants.RemoveRedirectOrigin, "no longer allowed"
 		}
-		origin, err := change(ctx, sc, cmd.origin)
+		origin, err := change(ctx, sc, cmd.origin, by)
 		if err != nil {
 			return nil, "", err
 		}
@@ -194,7 +195,7 @@ func (s *service) merchantCommand(ctx context.Context, cmd merchantCmd) (any, st
 	case "redirect-origins":
 		return s.redirectOrigins(ctx, sc, "")
 	case "set-policy":
-		p, err := s.Merchants.SetPolicies(ctx, sc, cmd.policies)
+		p, err := s.Merchants.SetPolicies(ctx, sc, cmd.policies, by)
 		if err != nil {
 			return nil, "", err
 		}

@@ -17,6 +17,7 @@ import (
 
 	"github.com/jmoiron/sqlx"
 
+	"github.com/fundsource/fundsource/internal/audit"
 	"github.com/fundsource/fundsource/internal/config"
 	"github.com/fundsource/fundsource/internal/core/event"
 	"github.com/fundsource/fundsource/internal/core/tenant"
@@ -90,7 +91,7 @@ func newCluster(t *testing.T) *cluster {
 // register points the merchant's sandbox webhook at url.
 func (c *cluster) register(url string) string {
 	c.t.Helper()
-	reg, err := c.svc.Webhooks.Register(context.Background(), c.scope, url)
+	reg, err := c.svc.Webhooks.Register(context.Background(), c.scope, url, audit.Operator("test"))
 	if err != nil {
 		c.t.Fatal(err)
 	}

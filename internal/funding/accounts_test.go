@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/fundsource/fundsource/internal/audit"
 	"github.com/fundsource/fundsource/internal/core/errs"
 	"github.com/fundsource/fundsource/internal/core/tenant"
 	"github.com/fundsource/fundsource/internal/funding"
@@ -118,7 +119,7 @@ func TestAccountNumbersAreUniquePerEnvironmentOnly(t *testing.T) {
 	sandbox := f.Sandbox("Acme")
 	f.Source(sandbox, f.Customer(sandbox), "123456789")
 	m := f.Merchant("Other")
-	if _, err := f.Merchants.ActivateProduction(ctx, m.Merchant.ID); err != nil {
+	if _, err := f.Merchants.ActivateProduction(ctx, m.Merchant.ID, audit.Operator("test")); err != nil {
 		t.Fatal(err)
 	}
 	production := tenant.Scope{MerchantID: m.Merchant.ID, Env: tenant.Production}

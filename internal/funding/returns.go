@@ -6,6 +6,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/fundsource/fundsource/internal/audit"
 	"github.com/fundsource/fundsource/internal/core/achcode"
 	"github.com/fundsource/fundsource/internal/core/errs"
 	"github.com/fundsource/fundsource/internal/core/event"
@@ -87,7 +88,7 @@ type UnblockInput struct {
 // unblock_limit). A source that is not blocked is 409 conflict. The
 // source's mandates stay revoked: the next debit brings a new
 // authorization.
-func (s *Service) Unblock(ctx context.Context, scope tenant.Scope, id string, in UnblockInput) (Source, error) {
+func (s *Service) Unblock(ctx context.Context, scope tenant.Scope, id string, in UnblockInput, by audit.Actor) (Source, error) {
 	if in.Attestation == nil || strings.TrimSpace(*in.Attestation) == "" {
 		return Source{}, errs.Invalid("attestation", "attestation is required: state that the customer authorized debits again.")
 	}
@@ -114,6 +115,9 @@ func (s *Service) Unblock(ctx context.Context, scope tenant.Scope, id string, in
 			return err
 		}
 		out = src
+		if err := tx.RecordAudit(ctx, audit.In(scope, audit.FundingSourceUnblocked, by, map[string]string{"funding_source_id": src.ID})); err != nil {
+			return err
+		}
 		return s.record(ctx, tx, src, event.FundingSourceUnblocked, src.Status)
 	})
 	return s.checked(out), err

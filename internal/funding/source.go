@@ -51,6 +51,7 @@ import (
 	"encoding/json"
 	"time"
 
+	"github.com/fundsource/fundsource/internal/audit"
 	"github.com/fundsource/fundsource/internal/core/event"
 	"github.com/fundsource/fundsource/internal/core/idempotency"
 	"github.com/fundsource/fundsource/internal/core/paging"
@@ -177,6 +178,7 @@ type Store interface {
 	// store that is a transaction's already, under a savepoint of it.
 	WithTx(ctx context.Context, fn func(tx Store) error) error
 	event.Recorder
+	audit.Recorder
 
 	CustomerExists(ctx context.Context, scope tenant.Scope, customerID string) (bool, error)
 	// CreateSource stores src with its account-number claim and its events,

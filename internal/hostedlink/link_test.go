@@ -8,6 +8,7 @@ import (
 
 	"golang.org/x/crypto/bcrypt"
 
+	"github.com/fundsource/fundsource/internal/audit"
 	"github.com/fundsource/fundsource/internal/config"
 	"github.com/fundsource/fundsource/internal/core/errs"
 	"github.com/fundsource/fundsource/internal/core/tenant"
@@ -50,7 +51,7 @@ func newLinked(t *testing.T, name string, svc *wiring.Services) linked {
 		t.Fatal(err)
 	}
 	// A sandbox redirects off this computer only to origins it allowed.
-	if _, err := svc.Merchants.AllowRedirectOrigin(ctx, scope, "https://shop.example"); err != nil {
+	if _, err := svc.Merchants.AllowRedirectOrigin(ctx, scope, "https://shop.example", audit.Operator("test")); err != nil {
 		t.Fatal(err)
 	}
 	return linked{svc: svc, links: hostedlink.NewService(svc.Merchants, svc.Funding, svc.Now), scope: scope,
@@ -143,7 +144,7 @@ func TestRedirectTargetsAreChecked(t *testing.T) {
 		t.Errorf("Cancel: %q, %v", to, err)
 	}
 
-	if _, err := svc.Merchants.AllowRedirectOrigin(ctx, acme.scope, "https://allowed.example"); err != nil {
+	if _, err := svc.Merchants.AllowRedirectOrigin(ctx, acme.scope, "https://allowed.example", audit.Operator("test")); err != nil {
 		t.Fatal(err)
 	}
 	l = acme.link

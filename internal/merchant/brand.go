@@ -13,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/fundsource/fundsource/internal/audit"
 	"github.com/fundsource/fundsource/internal/core/errs"
 	"github.com/fundsource/fundsource/internal/core/person"
 )
@@ -81,8 +82,8 @@ func (s *Service) Logo(ctx context.Context, merchantID string) (Logo, error) {
 
 // SetBrand checks every part of ch before it writes any: a refused part
 // is errs.InvalidRequest naming display_name, accent or logo, and nothing
-// changes.
-func (s *Service) SetBrand(ctx context.Context, merchantID string, ch BrandChange) (Brand, error) {
+// changes. A change is audited as settings.changed in its transaction.
+func (s *Service) SetBrand(ctx context.Context, merchantID string, ch BrandChange, by audit.Actor) (Brand, error) {
 	name, err := person.Name("display_name", ch.DisplayName, MaxDisplayName, person.Optional)
 	if err != nil {
 		return Brand{}, errs.Invalid("display_name", fmt.Sprintf("the display name must be at most %d characters, without control characters", MaxDisplayName))
@@ -92,17 +93,24 @@ func (s *Service) SetBrand(ctx context.Context, merchantID string, ch BrandChang
 		return Brand{}, err
 	}
 	var logo *Logo
+	details := map[string]string{"setting": "brand", "display_name": name, "accent": accent, "logo": "unchanged"}
 	switch {
 	case len(ch.Logo) > 0:
 		l, err := CheckLogo(ch.Logo)
 		if err != nil {
 			return Brand{}, err
 		}
-		logo = &l
+		logo, details["logo"] = &l, "replaced"
 	case ch.RemoveLogo:
-		logo = &Logo{}
+		logo, details["logo"] = &Logo{}, "removed"
 	}
-	if err := s.store.SetBrand(ctx, merchantID, name, accent, logo, s.now().UTC()); err != nil {
+	err = s.store.WithTx(ctx, func(tx Store) error {
+		if err := tx.SetBrand(ctx, merchantID, name, accent, logo, s.now().UTC()); err != nil {
+			return err
+		}
+		return tx.RecordAudit(ctx, audit.Account(merchantID, audit.SettingsChanged, by, details))
+	})
+	if err != nil {
 		return Brand{}, err
 	}
 	s.keys.Clear() // this process at once; others on the trigger's notification

@@ -5,6 +5,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/fundsource/fundsource/internal/audit"
 	"github.com/fundsource/fundsource/internal/core/errs"
 	"github.com/fundsource/fundsource/internal/core/tenant"
 )
@@ -40,10 +41,12 @@ var (
 	decoyHash string
 )
 
-// SignIn checks a dashboard email and password. An unknown email and a
-// wrong password give the same error and cost the same bcrypt comparison,
-// so the answer tells nobody which emails have accounts.
-func (s *Service) SignIn(ctx context.Context, email, password string) (Merchant, error) {
+// SignIn checks a dashboard email and password typed at ip. An unknown
+// email and a wrong password give the same error and cost the same bcrypt
+// comparison, so the answer tells nobody which emails have accounts. A
+// wrong password for a known email is recorded in the merchant's audit
+// log (an unknown email belongs to no log).
+func (s *Service) SignIn(ctx context.Context, email, password, ip string) (Merchant, error) {
 	wrong := errs.New(errs.Unauthorized, "That email and password don't match an account.")
 	m, err := s.MerchantByEmail(ctx, email)
 	if err != nil && !errs.Is(err, errs.NotFound) {
@@ -55,6 +58,10 @@ func (s *Service) SignIn(ctx context.Context, email, password string) (Merchant,
 		return Merchant{}, wrong
 	}
 	if s.hash.Compare(m.PasswordHash, password) != nil {
+		by := audit.DashboardUser(m.ID, clip(ip, 64))
+		if err := s.store.RecordAudit(ctx, audit.Account(m.ID, audit.DashboardSignInFailed, by, map[string]string{"reason": "wrong_password"})); err != nil {
+			return Merchant{}, err
+		}
 		return Merchant{}, wrong
 	}
 	return m, nil

@@ -33,6 +33,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/fundsource/fundsource/internal/audit"
 	"github.com/fundsource/fundsource/internal/core/errs"
 	"github.com/fundsource/fundsource/internal/core/ids"
 	"github.com/fundsource/fundsource/internal/core/person"
@@ -122,6 +123,7 @@ type Store interface {
 	// WithTx runs fn in one transaction, on the store bound to it; on a
 	// store that is a transaction's already, under a savepoint of it.
 	WithTx(ctx context.Context, fn func(tx Store) error) error
+	audit.Recorder
 	InsertMerchant(ctx context.Context, m Merchant) error
 	InsertEnvironment(ctx context.Context, e Environment) error
 	InsertAPIKey(ctx context.Context, k APIKey) error
@@ -217,7 +219,7 @@ func (s *Service) Create(ctx context.Context, name, email, password string) (Cre
 			}
 			return err
 		}
-		keys, err = s.createEnvironment(ctx, tx, tenant.Scope{MerchantID: m.ID, Env: tenant.Sandbox}, []string{PermOnDemand})
+		keys, _, err = s.createEnvironment(ctx, tx, tenant.Scope{MerchantID: m.ID, Env: tenant.Sandbox}, []string{PermOnDemand})
 		return err
 	})
 	if err != nil {
@@ -226,19 +228,21 @@ func (s *Service) Create(ctx context.Context, name, email, password string) (Cre
 	return Created{Merchant: m, Sandbox: keys}, nil
 }
 
-func (s *Service) createEnvironment(ctx context.Context, tx Store, scope tenant.Scope, perms []string) (Keys, error) {
+// createEnvironment returns the environment's keys and its secret key's id.
+func (s *Service) createEnvironment(ctx context.Context, tx Store, scope tenant.Scope, perms []string) (Keys, string, error) {
 	public := ids.Secret(scope.Env.PublicPrefix())
 	if err := tx.InsertEnvironment(ctx, Environment{Scope: scope, PublicKey: public}); err != nil {
-		return Keys{}, err
+		return Keys{}, "", err
 	}
-	secret, err := s.insertKey(ctx, tx, scope, perms)
+	secret, keyID, err := s.insertKey(ctx, tx, scope, perms)
 	if err != nil {
-		return Keys{}, err
+		return Keys{}, "", err
 	}
-	return Keys{SecretKey: secret, PublicKey: public}, nil
+	return Keys{SecretKey: secret, PublicKey: public}, keyID, nil
 }
 
-func (s *Service) insertKey(ctx context.Context, tx Store, scope tenant.Scope, perms []string) (string, error) {
+// insertKey makes a secret key and returns it with its id.
+func (s *Service) insertKey(ctx context.Context, tx Store, scope tenant.Scope, perms []string) (string, string, error) {
 	secret := ids.Secret(scope.Env.SecretPrefix())
 	k := APIKey{
 		ID:          ids.New(ids.APIKey),
@@ -251,12 +255,12 @@ func (s *Service) insertKey(ctx context.Context, tx Store, scope tenant.Scope, p
 	if k.Permissions == nil {
 		k.Permissions = []string{}
 	}
-	return secret, tx.InsertAPIKey(ctx, k)
+	return secret, k.ID, tx.InsertAPIKey(ctx, k)
 }
 
 // ActivateProduction creates the production environment and its keys. The
 // production key gets the on-demand permission only from GrantOnDemand.
-func (s *Service) ActivateProduction(ctx context.Context, merchantID string) (Keys, error) {
+func (s *Service) ActivateProduction(ctx context.Context, merchantID string, by audit.Actor) (Keys, error) {
 	var keys Keys
 	err := s.store.WithTx(ctx, func(tx Store) error {
 		if _, err := s.Merchant(ctx, merchantID); err != nil {
@@ -268,9 +272,13 @@ func (s *Service) ActivateProduction(ctx context.Context, merchantID string) (Ke
 			}
 			return err
 		}
+		scope := tenant.Scope{MerchantID: merchantID, Env: tenant.Production}
+		var keyID string
 		var err error
-		keys, err = s.createEnvironment(ctx, tx, tenant.Scope{MerchantID: merchantID, Env: tenant.Production}, nil)
-		return err
+		if keys, keyID, err = s.createEnvironment(ctx, tx, scope, nil); err != nil {
+			return err
+		}
+		return tx.RecordAudit(ctx, audit.In(scope, audit.MerchantProductionActivated, by, map[string]string{"key_id": keyID}))
 	})
 	return keys, err
 }
@@ -280,15 +288,22 @@ func (s *Service) UseKeyCache(c *KeyCache) { s.keys = c }
 
 // RollKey replaces the scope's secret key; the old one stops working at once.
 // The new key keeps the old one's permissions.
-func (s *Service) RollKey(ctx context.Context, scope tenant.Scope) (string, error) {
+func (s *Service) RollKey(ctx context.Context, scope tenant.Scope, by audit.Actor) (string, error) {
 	var secret string
 	err := s.store.WithTx(ctx, func(tx Store) error {
+		old, err := tx.ActiveKey(ctx, scope)
+		if err != nil {
+			return s.envErr(ctx, err, scope)
+		}
 		perms, err := tx.RevokeActiveKey(ctx, scope, s.now().UTC())
 		if err != nil {
 			return s.envErr(ctx, err, scope)
 		}
-		secret, err = s.insertKey(ctx, tx, scope, perms)
-		return err
+		var keyID string
+		if secret, keyID, err = s.insertKey(ctx, tx, scope, perms); err != nil {
+			return err
+		}
+		return tx.RecordAudit(ctx, audit.In(scope, audit.APIKeyRolled, by, map[string]string{"revoked_key_id": old.ID, "key_id": keyID}))
 	})
 	s.keys.Clear() // this process at once; others on the trigger's notification
 	if err == nil && s.rolled != nil {
@@ -302,22 +317,33 @@ func (s *Service) RollKey(ctx context.Context, scope tenant.Scope) (string, erro
 func (s *Service) OnKeyRolled(fn func(scope tenant.Scope, secret string)) { s.rolled = fn }
 
 // GrantOnDemand gives the scope's key the on-demand funding-source permission.
-func (s *Service) GrantOnDemand(ctx context.Context, scope tenant.Scope) error {
-	err := s.store.GrantPermission(ctx, scope, PermOnDemand)
+func (s *Service) GrantOnDemand(ctx context.Context, scope tenant.Scope, by audit.Actor) error {
+	err := s.store.WithTx(ctx, func(tx Store) error {
+		if err := tx.GrantPermission(ctx, scope, PermOnDemand); err != nil {
+			return err
+		}
+		return tx.RecordAudit(ctx, audit.In(scope, audit.MerchantPermissionChanged, by, map[string]string{"permission": PermOnDemand, "change": "granted"}))
+	})
 	s.keys.Clear()
 	return s.envErr(ctx, err, scope)
 }
 
 // EnableThirdPartyVerification lets the scope create Verified sources on demand.
-func (s *Service) EnableThirdPartyVerification(ctx context.Context, scope tenant.Scope) error {
-	err := s.store.EnableThirdPartyVerification(ctx, scope)
+func (s *Service) EnableThirdPartyVerification(ctx context.Context, scope tenant.Scope, by audit.Actor) error {
+	err := s.store.WithTx(ctx, func(tx Store) error {
+		if err := tx.EnableThirdPartyVerification(ctx, scope); err != nil {
+			return err
+		}
+		return tx.RecordAudit(ctx, audit.In(scope, audit.MerchantPermissionChanged, by, map[string]string{"permission": "third_party_verification", "change": "granted"}))
+	})
 	s.keys.Clear()
 	return s.envErr(ctx, err, scope)
 }
 
 // SetPolicies changes the scope's policies: an empty value leaves that
-// policy as it is. It answers the policies now in force.
-func (s *Service) SetPolicies(ctx context.Context, scope tenant.Scope, p Policies) (Policies, error) {
+// policy as it is. It answers the policies now in force; the change is
+// audited as settings.changed in its transaction.
+func (s *Service) SetPolicies(ctx context.Context, scope tenant.Scope, p Policies, by audit.Actor) (Policies, error) {
 	switch p.AccountCheck {
 	case "", PolicyFlag, PolicyBlockFail:
 	default:
@@ -338,7 +364,13 @@ func (s *Service) SetPolicies(ctx context.Context, scope tenant.Scope, p Policie
 	if p.Ownership == "" {
 		p.Ownership = e.Ownership
 	}
-	err = s.store.SetPolicies(ctx, scope, p)
+	err = s.store.WithTx(ctx, func(tx Store) error {
+		if err := tx.SetPolicies(ctx, scope, p); err != nil {
+			return err
+		}
+		return tx.RecordAudit(ctx, audit.In(scope, audit.SettingsChanged, by, map[string]string{
+			"setting": "policies", "account_check_policy": p.AccountCheck, "ownership_policy": p.Ownership}))
+	})
 	s.keys.Clear()
 	return p, s.envErr(ctx, err, scope)
 }
@@ -391,8 +423,13 @@ func HashSecret(secret string) []byte {
 }
 
 // SetPassword replaces a merchant's dashboard password.
-func (s *Service) SetPassword(ctx context.Context, merchantID, password string) error {
-	return s.setPassword(ctx, s.store, merchantID, password)
+func (s *Service) SetPassword(ctx context.Context, merchantID, password string, by audit.Actor) error {
+	return s.store.WithTx(ctx, func(tx Store) error {
+		if err := s.setPassword(ctx, tx, merchantID, password); err != nil {
+			return err
+		}
+		return tx.RecordAudit(ctx, audit.Account(merchantID, audit.DashboardPasswordChanged, by, nil))
+	})
 }
 
 // setPassword is SetPassword on st, the pool's store or a transaction's.

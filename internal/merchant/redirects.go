@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/fundsource/fundsource/internal/audit"
 	"github.com/fundsource/fundsource/internal/core/errs"
 	"github.com/fundsource/fundsource/internal/core/redirect"
 	"github.com/fundsource/fundsource/internal/core/tenant"
@@ -59,7 +60,7 @@ func (s *Service) RedirectOrigins(ctx context.Context, scope tenant.Scope) ([]st
 
 // AllowRedirectOrigin adds an origin the hosted page may redirect to and
 // returns it normalized. Production origins must be https.
-func (s *Service) AllowRedirectOrigin(ctx context.Context, scope tenant.Scope, raw string) (string, error) {
+func (s *Service) AllowRedirectOrigin(ctx context.Context, scope tenant.Scope, raw string, by audit.Actor) (string, error) {
 	origin, err := redirect.Origin(strings.TrimSpace(raw))
 	if err != nil {
 		return "", errs.Invalid("origin", err.Error())
@@ -78,7 +79,10 @@ func (s *Service) AllowRedirectOrigin(ctx context.Context, scope tenant.Scope, r
 		if len(have) >= MaxRedirectOrigins && !slices.Contains(have, origin) {
 			return errs.Invalid("origin", "at most 50 redirect origins can be allowed; remove one first")
 		}
-		return tx.InsertRedirectOrigin(ctx, scope, origin, s.now().UTC())
+		if err := tx.InsertRedirectOrigin(ctx, scope, origin, s.now().UTC()); err != nil {
+			return err
+		}
+		return tx.RecordAudit(ctx, audit.In(scope, audit.SettingsChanged, by, map[string]string{"setting": "redirect_origins", "added": origin}))
 	})
 	s.keys.Clear() // this process at once; others on the trigger's notification
 	return origin, err
@@ -86,7 +90,7 @@ func (s *Service) AllowRedirectOrigin(ctx context.Context, scope tenant.Scope, r
 
 // RemoveRedirectOrigin stops allowing an origin; errs.NotFound when it was
 // not allowed.
-func (s *Service) RemoveRedirectOrigin(ctx context.Context, scope tenant.Scope, raw string) (string, error) {
+func (s *Service) RemoveRedirectOrigin(ctx context.Context, scope tenant.Scope, raw string, by audit.Actor) (string, error) {
 	origin, err := redirect.Origin(strings.TrimSpace(raw))
 	if err != nil {
 		return "", errs.Invalid("origin", err.Error())
@@ -94,7 +98,12 @@ func (s *Service) RemoveRedirectOrigin(ctx context.Context, scope tenant.Scope, 
 	if _, err := s.Environment(ctx, scope); err != nil {
 		return "", err
 	}
-	err = s.store.DeleteRedirectOrigin(ctx, scope, origin)
+	err = s.store.WithTx(ctx, func(tx Store) error {
+		if err := tx.DeleteRedirectOrigin(ctx, scope, origin); err != nil {
+			return err
+		}
+		return tx.RecordAudit(ctx, audit.In(scope, audit.SettingsChanged, by, map[string]string{"setting": "redirect_origins", "removed": origin}))
+	})
 	s.keys.Clear()
 	if err != nil {
 		if errs.Is(err, errs.NotFound) {

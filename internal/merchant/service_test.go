@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fundsource/fundsource/internal/audit"
 	"github.com/fundsource/fundsource/internal/core/errs"
 	"github.com/fundsource/fundsource/internal/core/ids"
 	"github.com/fundsource/fundsource/internal/core/tenant"
@@ -95,7 +96,7 @@ func TestAuthenticateRefusesMalformedPublicUnknownAndRolledKeys(t *testing.T) {
 		})
 	}
 
-	rolled, err := f.Merchants.RollKey(ctx, scope)
+	rolled, err := f.Merchants.RollKey(ctx, scope, audit.Operator("test"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -124,7 +125,7 @@ func TestSignInGivesOneAnswerForEveryRefusal(t *testing.T) {
 		"a password past bcrypt": {"owner@acme.example", password + strings.Repeat("x", merchant.MaxPasswordBytes)},
 		"no password":            {"owner@acme.example", ""},
 	} {
-		_, err := f.Merchants.SignIn(ctx, c.email, c.password)
+		_, err := f.Merchants.SignIn(ctx, c.email, c.password, "192.0.2.1")
 		e, ok := errs.As(err)
 		if !ok || e.Code != errs.Unauthorized {
 			t.Errorf("%s: %v, want unauthorized", name, err)
@@ -137,7 +138,7 @@ func TestSignInGivesOneAnswerForEveryRefusal(t *testing.T) {
 			t.Errorf("refusals differ: %q and %q", messages[0], msg)
 		}
 	}
-	if m, err := f.Merchants.SignIn(ctx, "  Owner@Acme.Example ", password); err != nil || m.Email != "owner@acme.example" {
+	if m, err := f.Merchants.SignIn(ctx, "  Owner@Acme.Example ", password, "192.0.2.1"); err != nil || m.Email != "owner@acme.example" {
 		t.Errorf("the right email (any case, spaces) and password: %+v, %v", m, err)
 	}
 }
@@ -155,16 +156,16 @@ func TestChangePasswordChecksTheCurrentAndTheNewPassword(t *testing.T) {
 		{"a new password of 73 bytes", password, strings.Repeat("n", merchant.MaxPasswordBytes+1), "new_password"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			err := f.Merchants.ChangePassword(ctx, id, "ses_current", c.current, c.next)
+			err := f.Merchants.ChangePassword(ctx, id, "ses_current", c.current, c.next, audit.Operator("test"))
 			wantCode(t, err, errs.InvalidRequest, c.param)
 		})
 	}
-	if _, err := f.Merchants.SignIn(ctx, m.Merchant.Email, password); err != nil {
+	if _, err := f.Merchants.SignIn(ctx, m.Merchant.Email, password, "192.0.2.1"); err != nil {
 		t.Fatalf("a refused change changed the password: %v", err)
 	}
-	err := f.Merchants.ChangePassword(ctx, "mer_unknown", "ses_current", password, "a brand new password")
+	err := f.Merchants.ChangePassword(ctx, "mer_unknown", "ses_current", password, "a brand new password", audit.Operator("test"))
 	wantCode(t, err, errs.NotFound, "")
-	wantCode(t, f.Merchants.SetPassword(ctx, id, "short"), errs.InvalidRequest, "password")
+	wantCode(t, f.Merchants.SetPassword(ctx, id, "short", audit.Operator("test")), errs.InvalidRequest, "password")
 
 	// A change ends every other session and keeps the caller's.
 	keep, err := f.Merchants.StartSession(ctx, id, "192.0.2.1", "this browser")
@@ -175,7 +176,7 @@ func TestChangePasswordChecksTheCurrentAndTheNewPassword(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := f.Merchants.ChangePassword(ctx, id, keep, password, "a brand new password"); err != nil {
+	if err := f.Merchants.ChangePassword(ctx, id, keep, password, "a brand new password", audit.Operator("test")); err != nil {
 		t.Fatal(err)
 	}
 	limits := merchant.SessionLimits{IdleTimeout: time.Hour, MaxAge: 24 * time.Hour}
@@ -184,7 +185,7 @@ func TestChangePasswordChecksTheCurrentAndTheNewPassword(t *testing.T) {
 	}
 	_, _, err = f.Merchants.ResumeSession(ctx, other, limits)
 	wantCode(t, err, errs.Unauthorized, "")
-	if _, err := f.Merchants.SignIn(ctx, m.Merchant.Email, password); err == nil {
+	if _, err := f.Merchants.SignIn(ctx, m.Merchant.Email, password, "192.0.2.1"); err == nil {
 		t.Error("the old password still signs in")
 	}
 }
@@ -212,11 +213,11 @@ func TestResumeSessionRefusesMissingEndedAndExpiredSessions(t *testing.T) {
 	wantCode(t, resume(merchant.SessionPrefix+"unknown"), errs.Unauthorized, "")
 
 	ended := start()
-	if err := f.Merchants.EndSession(ctx, ended); err != nil {
+	if err := f.Merchants.EndSession(ctx, ended, "192.0.2.1"); err != nil {
 		t.Fatal(err)
 	}
 	wantCode(t, resume(ended), errs.Unauthorized, "")
-	if err := f.Merchants.EndSession(ctx, ended); err != nil {
+	if err := f.Merchants.EndSession(ctx, ended, "192.0.2.1"); err != nil {
 		t.Errorf("ending an ended session: %v", err)
 	}
 
@@ -252,18 +253,20 @@ func TestProductionNeedsActivation(t *testing.T) {
 	f := fixture.New(t)
 	id := f.Merchant("Acme").Merchant.ID
 	ops := map[string]func(tenant.Scope) error{
-		"RollKey":                      func(s tenant.Scope) error { _, err := f.Merchants.RollKey(ctx, s); return err },
-		"GrantOnDemand":                func(s tenant.Scope) error { return f.Merchants.GrantOnDemand(ctx, s) },
-		"EnableThirdPartyVerification": func(s tenant.Scope) error { return f.Merchants.EnableThirdPartyVerification(ctx, s) },
-		"Environment":                  func(s tenant.Scope) error { _, err := f.Merchants.Environment(ctx, s); return err },
-		"SecretKeyHint":                func(s tenant.Scope) error { _, err := f.Merchants.SecretKeyHint(ctx, s); return err },
-		"RedirectOrigins":              func(s tenant.Scope) error { _, err := f.Merchants.RedirectOrigins(ctx, s); return err },
+		"RollKey":       func(s tenant.Scope) error { _, err := f.Merchants.RollKey(ctx, s, audit.Operator("test")); return err },
+		"GrantOnDemand": func(s tenant.Scope) error { return f.Merchants.GrantOnDemand(ctx, s, audit.Operator("test")) },
+		"EnableThirdPartyVerification": func(s tenant.Scope) error {
+			return f.Merchants.EnableThirdPartyVerification(ctx, s, audit.Operator("test"))
+		},
+		"Environment":     func(s tenant.Scope) error { _, err := f.Merchants.Environment(ctx, s); return err },
+		"SecretKeyHint":   func(s tenant.Scope) error { _, err := f.Merchants.SecretKeyHint(ctx, s); return err },
+		"RedirectOrigins": func(s tenant.Scope) error { _, err := f.Merchants.RedirectOrigins(ctx, s); return err },
 		"AllowRedirectOrigin": func(s tenant.Scope) error {
-			_, err := f.Merchants.AllowRedirectOrigin(ctx, s, "https://shop.example")
+			_, err := f.Merchants.AllowRedirectOrigin(ctx, s, "https://shop.example", audit.Operator("test"))
 			return err
 		},
 		"RemoveRedirectOrigin": func(s tenant.Scope) error {
-			_, err := f.Merchants.RemoveRedirectOrigin(ctx, s, "https://shop.example")
+			_, err := f.Merchants.RemoveRedirectOrigin(ctx, s, "https://shop.example", audit.Operator("test"))
 			return err
 		},
 	}
@@ -273,7 +276,7 @@ func TestProductionNeedsActivation(t *testing.T) {
 			wantCode(t, op(tenant.Scope{MerchantID: "mer_unknown", Env: tenant.Sandbox}), errs.NotFound, "")
 		})
 	}
-	if _, err := f.Merchants.ActivateProduction(ctx, id); err != nil {
+	if _, err := f.Merchants.ActivateProduction(ctx, id, audit.Operator("test")); err != nil {
 		t.Fatal(err)
 	}
 	for name, op := range ops {
@@ -287,16 +290,16 @@ func TestActivateProductionOnlyOnceAndOnlyForAMerchant(t *testing.T) {
 	t.Parallel()
 	f := fixture.New(t)
 	id := f.Merchant("Acme").Merchant.ID
-	first, err := f.Merchants.ActivateProduction(ctx, id)
+	first, err := f.Merchants.ActivateProduction(ctx, id, audit.Operator("test"))
 	if err != nil || !strings.HasPrefix(first.SecretKey, "sk_live_") {
 		t.Fatalf("activate: %+v, %v", first, err)
 	}
-	_, err = f.Merchants.ActivateProduction(ctx, id)
+	_, err = f.Merchants.ActivateProduction(ctx, id, audit.Operator("test"))
 	wantCode(t, err, errs.Conflict, "")
 	if _, err := f.Merchants.Authenticate(ctx, first.SecretKey); err != nil {
 		t.Errorf("a refused second activation broke the first key: %v", err)
 	}
-	_, err = f.Merchants.ActivateProduction(ctx, "mer_unknown")
+	_, err = f.Merchants.ActivateProduction(ctx, "mer_unknown", audit.Operator("test"))
 	wantCode(t, err, errs.NotFound, "")
 	_, err = f.Merchants.Merchant(ctx, "mer_unknown")
 	wantCode(t, err, errs.NotFound, "")
@@ -328,34 +331,34 @@ func TestRedirectOriginsMustBeOriginsHTTPSInProductionAndAtMost50(t *testing.T) 
 	id := f.Merchant("Acme").Merchant.ID
 	sandbox := tenant.Scope{MerchantID: id, Env: tenant.Sandbox}
 	production := tenant.Scope{MerchantID: id, Env: tenant.Production}
-	if _, err := f.Merchants.ActivateProduction(ctx, id); err != nil {
+	if _, err := f.Merchants.ActivateProduction(ctx, id, audit.Operator("test")); err != nil {
 		t.Fatal(err)
 	}
 	for _, raw := range []string{"", "shop.example", "ftp://shop.example", "https://shop.example/path", "https://shop.example/?q=1",
 		"https://user@shop.example", "https://shop.example#top"} {
-		_, err := f.Merchants.AllowRedirectOrigin(ctx, sandbox, raw)
+		_, err := f.Merchants.AllowRedirectOrigin(ctx, sandbox, raw, audit.Operator("test"))
 		wantCode(t, err, errs.InvalidRequest, "origin")
-		_, err = f.Merchants.RemoveRedirectOrigin(ctx, sandbox, raw)
+		_, err = f.Merchants.RemoveRedirectOrigin(ctx, sandbox, raw, audit.Operator("test"))
 		wantCode(t, err, errs.InvalidRequest, "origin")
 	}
-	_, err := f.Merchants.AllowRedirectOrigin(ctx, production, "http://shop.example")
+	_, err := f.Merchants.AllowRedirectOrigin(ctx, production, "http://shop.example", audit.Operator("test"))
 	wantCode(t, err, errs.InvalidRequest, "origin")
-	if got, err := f.Merchants.AllowRedirectOrigin(ctx, production, "HTTPS://Shop.Example:443/"); err != nil || got != "https://shop.example" {
+	if got, err := f.Merchants.AllowRedirectOrigin(ctx, production, "HTTPS://Shop.Example:443/", audit.Operator("test")); err != nil || got != "https://shop.example" {
 		t.Errorf("a production https origin: %q, %v", got, err)
 	}
 
-	_, err = f.Merchants.RemoveRedirectOrigin(ctx, sandbox, "https://never.example")
+	_, err = f.Merchants.RemoveRedirectOrigin(ctx, sandbox, "https://never.example", audit.Operator("test"))
 	wantCode(t, err, errs.NotFound, "")
 
 	for i := range merchant.MaxRedirectOrigins {
-		if _, err := f.Merchants.AllowRedirectOrigin(ctx, sandbox, "https://shop"+strings.Repeat("x", i)+".example"); err != nil {
+		if _, err := f.Merchants.AllowRedirectOrigin(ctx, sandbox, "https://shop"+strings.Repeat("x", i)+".example", audit.Operator("test")); err != nil {
 			t.Fatalf("origin %d: %v", i+1, err)
 		}
 	}
-	_, err = f.Merchants.AllowRedirectOrigin(ctx, sandbox, "https://one-too-many.example")
+	_, err = f.Merchants.AllowRedirectOrigin(ctx, sandbox, "https://one-too-many.example", audit.Operator("test"))
 	wantCode(t, err, errs.InvalidRequest, "origin")
 	// Allowing one already allowed adds nothing, so the limit does not refuse it.
-	if _, err := f.Merchants.AllowRedirectOrigin(ctx, sandbox, "https://shop.example"); err != nil {
+	if _, err := f.Merchants.AllowRedirectOrigin(ctx, sandbox, "https://shop.example", audit.Operator("test")); err != nil {
 		t.Errorf("an origin already allowed, at the limit: %v", err)
 	}
 	if got, err := f.Merchants.RedirectOrigins(ctx, sandbox); err != nil || len(got) != merchant.MaxRedirectOrigins {

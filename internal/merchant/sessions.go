@@ -3,10 +3,12 @@ package merchant
 import (
 	"context"
 	"crypto/sha256"
+	"strconv"
 	"strings"
 	"time"
 	"unicode/utf8"
 
+	"github.com/fundsource/fundsource/internal/audit"
 	"github.com/fundsource/fundsource/internal/core/errs"
 	"github.com/fundsource/fundsource/internal/core/ids"
 )
@@ -57,13 +59,21 @@ func clip(s string, n int) string {
 	return s
 }
 
-// StartSession records a sign-in of merchantID from ip with userAgent and
-// returns the session's secret id (256 random bits), for the cookie alone.
+// StartSession records a sign-in of merchantID from ip with userAgent,
+// with its audit event, and returns the session's secret id (256 random
+// bits), for the cookie alone.
 func (s *Service) StartSession(ctx context.Context, merchantID, ip, userAgent string) (string, error) {
 	id := ids.Secret(SessionPrefix)
 	now := s.now().UTC()
-	err := s.store.InsertSession(ctx, Session{IDHash: SessionHash(id), MerchantID: merchantID, CreatedAt: now, LastSeenAt: now,
-		IP: clip(ip, 64), UserAgent: clip(userAgent, 256)})
+	ip = clip(ip, 64)
+	err := s.store.WithTx(ctx, func(tx Store) error {
+		err := tx.InsertSession(ctx, Session{IDHash: SessionHash(id), MerchantID: merchantID, CreatedAt: now, LastSeenAt: now,
+			IP: ip, UserAgent: clip(userAgent, 256)})
+		if err != nil {
+			return err
+		}
+		return tx.RecordAudit(ctx, audit.Account(merchantID, audit.DashboardSignedIn, audit.DashboardUser(merchantID, ip), nil))
+	})
 	if err != nil {
 		return "", err
 	}
@@ -119,10 +129,19 @@ func (s *Service) ResumeSession(ctx context.Context, id string, limits SessionLi
 	return sess, m, nil
 }
 
-// EndSession ends the session of a cookie's id (sign-out); ending one that
-// already ended is no error.
-func (s *Service) EndSession(ctx context.Context, id string) error {
-	err := s.store.DeleteSession(ctx, SessionHash(id))
+// EndSession ends the session of a cookie's id (sign-out) from ip;
+// ending one that already ended is no error and records nothing.
+func (s *Service) EndSession(ctx context.Context, id, ip string) error {
+	err := s.store.WithTx(ctx, func(tx Store) error {
+		sess, err := tx.SessionByHash(ctx, SessionHash(id))
+		if err != nil {
+			return err
+		}
+		if err := tx.DeleteSession(ctx, sess.IDHash); err != nil {
+			return err
+		}
+		return tx.RecordAudit(ctx, audit.Account(sess.MerchantID, audit.DashboardSignedOut, audit.DashboardUser(sess.MerchantID, clip(ip, 64)), nil))
+	})
 	if errs.Is(err, errs.NotFound) {
 		return nil
 	}
@@ -131,8 +150,16 @@ func (s *Service) EndSession(ctx context.Context, id string) error {
 
 // EndOtherSessions ends every session of the merchant except the one of
 // id, and returns how many ended.
-func (s *Service) EndOtherSessions(ctx context.Context, merchantID, id string) (int64, error) {
-	return s.store.DeleteSessionsExcept(ctx, merchantID, SessionHash(id))
+func (s *Service) EndOtherSessions(ctx context.Context, merchantID, id string, by audit.Actor) (int64, error) {
+	var n int64
+	err := s.store.WithTx(ctx, func(tx Store) error {
+		var err error
+		if n, err = tx.DeleteSessionsExcept(ctx, merchantID, SessionHash(id)); err != nil {
+			return err
+		}
+		return tx.RecordAudit(ctx, audit.Account(merchantID, audit.DashboardSessionsRevoked, by, map[string]string{"sessions_ended": strconv.FormatInt(n, 10)}))
+	})
+	return n, err
 }
 
 // PurgeSessions deletes the sessions past their limits (a sweep: each is
@@ -150,7 +177,7 @@ func (s *Service) Sessions(ctx context.Context, merchantID string) ([]Session, e
 // ChangePassword replaces the merchant's password after checking the
 // current one, and ends every other session: whoever knew the old
 // password is signed out.
-func (s *Service) ChangePassword(ctx context.Context, merchantID, sessionID, current, next string) error {
+func (s *Service) ChangePassword(ctx context.Context, merchantID, sessionID, current, next string, by audit.Actor) error {
 	m, err := s.Merchant(ctx, merchantID)
 	if err != nil {
 		return err
@@ -165,7 +192,10 @@ func (s *Service) ChangePassword(ctx context.Context, merchantID, sessionID, cur
 		if err := s.setPassword(ctx, tx, merchantID, next); err != nil {
 			return err
 		}
-		_, err := tx.DeleteSessionsExcept(ctx, merchantID, SessionHash(sessionID))
-		return err
+		n, err := tx.DeleteSessionsExcept(ctx, merchantID, SessionHash(sessionID))
+		if err != nil {
+			return err
+		}
+		return tx.RecordAudit(ctx, audit.Account(merchantID, audit.DashboardPasswordChanged, by, map[string]string{"sessions_ended": strconv.FormatInt(n, 10)}))
 	})
 }

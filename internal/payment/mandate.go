@@ -9,6 +9,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/fundsource/fundsource/internal/audit"
 	"github.com/fundsource/fundsource/internal/core/errs"
 	"github.com/fundsource/fundsource/internal/core/event"
 	"github.com/fundsource/fundsource/internal/core/ids"
@@ -242,7 +243,7 @@ func (s *Service) ListMandates(ctx context.Context, scope tenant.Scope, sourceID
 // subscriptions it authorized (cancel_reason mandate_revoked). Debits
 // already created go on, as when a subscription is canceled. Revoking a
 // revoked mandate answers it as it is.
-func (s *Service) Revoke(ctx context.Context, scope tenant.Scope, id string, in RevokeInput) (Mandate, error) {
+func (s *Service) Revoke(ctx context.Context, scope tenant.Scope, id string, in RevokeInput, by audit.Actor) (Mandate, error) {
 	reason := RevokedByRequest
 	if in.Reason != nil {
 		reason = strings.TrimSpace(*in.Reason)
@@ -263,8 +264,10 @@ func (s *Service) Revoke(ctx context.Context, scope tenant.Scope, id string, in 
 		if m.Status == MandateRevoked {
 			return nil
 		}
-		out, err = s.revoke(ctx, tx, m, reason)
-		return err
+		if out, err = s.revoke(ctx, tx, m, reason); err != nil {
+			return err
+		}
+		return tx.RecordAudit(ctx, audit.In(scope, audit.MandateRevoked, by, map[string]string{"mandate_id": m.ID, "funding_source_id": m.SourceID}))
 	})
 	return out, err
 }

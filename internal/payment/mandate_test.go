@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fundsource/fundsource/internal/audit"
 	"github.com/fundsource/fundsource/internal/core/errs"
 	"github.com/fundsource/fundsource/internal/core/paging"
 	"github.com/fundsource/fundsource/internal/core/tenant"
@@ -30,7 +31,7 @@ func debit(src string) payment.Input {
 func production(t *testing.T, f *fixture.Fixture) tenant.Scope {
 	t.Helper()
 	m := f.Merchant("Acme")
-	if _, err := f.Merchants.ActivateProduction(ctx, m.Merchant.ID); err != nil {
+	if _, err := f.Merchants.ActivateProduction(ctx, m.Merchant.ID, audit.Operator("test")); err != nil {
 		t.Fatal(err)
 	}
 	return tenant.Scope{MerchantID: m.Merchant.ID, Env: tenant.Production}
@@ -176,7 +177,7 @@ func TestAMandateAuthorizesOnlyWhatItCovers(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := f.Payments.Revoke(ctx, live, *revoked.MandateID, payment.RevokeInput{}); err != nil {
+	if _, err := f.Payments.Revoke(ctx, live, *revoked.MandateID, payment.RevokeInput{}, audit.Operator("test")); err != nil {
 		t.Fatal(err)
 	}
 	sandbox := f.Sandbox("Other")
@@ -246,7 +247,7 @@ func TestRevokingCancelsTheSubscriptionsItAuthorized(t *testing.T) {
 		return s
 	}
 	a, b := sub(), sub()
-	m, err := f.Payments.Revoke(ctx, scope, *a.MandateID, payment.RevokeInput{Reason: ptr("customer called")})
+	m, err := f.Payments.Revoke(ctx, scope, *a.MandateID, payment.RevokeInput{Reason: ptr("customer called")}, audit.Operator("test"))
 	if err != nil || m.Status != payment.MandateRevoked || m.RevokedAt == nil || m.RevokeReason == nil || *m.RevokeReason != "customer called" {
 		t.Fatalf("revoke = %+v, %v", m, err)
 	}
@@ -256,14 +257,14 @@ func TestRevokingCancelsTheSubscriptionsItAuthorized(t *testing.T) {
 	if got, _ := f.Payments.GetSubscription(ctx, scope, b.ID); got.Status != payment.Active {
 		t.Errorf("another mandate's subscription: %s, want active", got.Status)
 	}
-	again, err := f.Payments.Revoke(ctx, scope, *a.MandateID, payment.RevokeInput{})
+	again, err := f.Payments.Revoke(ctx, scope, *a.MandateID, payment.RevokeInput{}, audit.Operator("test"))
 	if err != nil || !again.RevokedAt.Equal(*m.RevokedAt) || *again.RevokeReason != "customer called" {
 		t.Errorf("revoking again = %+v, %v; want it as it was", again, err)
 	}
-	if _, err := f.Payments.Revoke(ctx, scope, *b.MandateID, payment.RevokeInput{Reason: ptr("")}); !errs.Is(err, errs.InvalidRequest) {
+	if _, err := f.Payments.Revoke(ctx, scope, *b.MandateID, payment.RevokeInput{Reason: ptr("")}, audit.Operator("test")); !errs.Is(err, errs.InvalidRequest) {
 		t.Errorf("empty reason: %v, want invalid_request", err)
 	}
-	if _, err := f.Payments.Revoke(ctx, scope, "man_unknown", payment.RevokeInput{}); !errs.Is(err, errs.NotFound) {
+	if _, err := f.Payments.Revoke(ctx, scope, "man_unknown", payment.RevokeInput{}, audit.Operator("test")); !errs.Is(err, errs.NotFound) {
 		t.Errorf("unknown: %v, want resource_not_found", err)
 	}
 }
@@ -293,7 +294,7 @@ func TestRemovalKeepsMandates(t *testing.T) {
 	if _, err := db.Exec(`DELETE FROM funding_sources WHERE id = $1`, src); err == nil {
 		t.Error("deleting a source with mandates succeeded")
 	}
-	if _, err := f.Payments.Revoke(ctx, scope, m.ID, payment.RevokeInput{}); err != nil {
+	if _, err := f.Payments.Revoke(ctx, scope, m.ID, payment.RevokeInput{}, audit.Operator("test")); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := db.Exec(`DELETE FROM mandates WHERE id = $1`, m.ID); err == nil {

@@ -49,6 +49,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/fundsource/fundsource/internal/audit"
 	"github.com/fundsource/fundsource/internal/core/achcode"
 	"github.com/fundsource/fundsource/internal/core/errs"
 	"github.com/fundsource/fundsource/internal/core/event"
@@ -141,6 +142,7 @@ type Store interface {
 	// store that is a transaction's already, under a savepoint of it.
 	WithTx(ctx context.Context, fn func(tx Store) error) error
 	event.Recorder
+	audit.Recorder
 
 	// PaymentSource reads a funding source and holds a share lock on it
 	// until the transaction ends; errs.NotFound when unknown.

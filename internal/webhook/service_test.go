@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/fundsource/fundsource/internal/audit"
 	"github.com/fundsource/fundsource/internal/core/errs"
 	"github.com/fundsource/fundsource/internal/core/event"
 	"github.com/fundsource/fundsource/internal/core/paging"
@@ -54,12 +55,15 @@ func TestWithoutAnEndpointEveryEndpointOperationIsWebhookNotFound(t *testing.T) 
 		t.Fatalf("events = %d, want the customer.created one", len(before))
 	}
 	ops := map[string]func(tenant.Scope) error{
-		"Get":        func(s tenant.Scope) error { _, err := f.Webhooks.Get(ctx, s); return err },
-		"Delete":     func(s tenant.Scope) error { return f.Webhooks.Delete(ctx, s) },
-		"Enable":     func(s tenant.Scope) error { _, err := f.Webhooks.Enable(ctx, s); return err },
-		"RollSecret": func(s tenant.Scope) error { _, err := f.Webhooks.RollSecret(ctx, s); return err },
-		"SendTest":   func(s tenant.Scope) error { _, err := f.Webhooks.SendTest(ctx, s); return err },
-		"Redeliver":  func(s tenant.Scope) error { _, err := f.Webhooks.Redeliver(ctx, s, before[0].ID); return err },
+		"Get":    func(s tenant.Scope) error { _, err := f.Webhooks.Get(ctx, s); return err },
+		"Delete": func(s tenant.Scope) error { return f.Webhooks.Delete(ctx, s, audit.Operator("test")) },
+		"Enable": func(s tenant.Scope) error { _, err := f.Webhooks.Enable(ctx, s, audit.Operator("test")); return err },
+		"RollSecret": func(s tenant.Scope) error {
+			_, err := f.Webhooks.RollSecret(ctx, s, audit.Operator("test"))
+			return err
+		},
+		"SendTest":  func(s tenant.Scope) error { _, err := f.Webhooks.SendTest(ctx, s); return err },
+		"Redeliver": func(s tenant.Scope) error { _, err := f.Webhooks.Redeliver(ctx, s, before[0].ID); return err },
 	}
 	check := func(t *testing.T, s tenant.Scope) {
 		t.Helper()
@@ -72,12 +76,12 @@ func TestWithoutAnEndpointEveryEndpointOperationIsWebhookNotFound(t *testing.T) 
 	}
 	t.Run("never registered", func(t *testing.T) { check(t, owner) })
 
-	if _, err := f.Webhooks.Register(ctx, owner, "https://hooks.example/a"); err != nil {
+	if _, err := f.Webhooks.Register(ctx, owner, "https://hooks.example/a", audit.Operator("test")); err != nil {
 		t.Fatal(err)
 	}
 	// The scope's endpoint is not another merchant's.
 	t.Run("another merchant", func(t *testing.T) { check(t, f.Sandbox("Other")) })
-	if err := f.Webhooks.Delete(ctx, owner); err != nil {
+	if err := f.Webhooks.Delete(ctx, owner, audit.Operator("test")); err != nil {
 		t.Fatal(err)
 	}
 	t.Run("deleted", func(t *testing.T) { check(t, owner) })
@@ -102,12 +106,12 @@ func TestAnUnknownOrForeignEventIsEventNotFound(t *testing.T) {
 	f.Customer(owner)
 	id := events(t, f, owner)[0].ID
 	other := f.Sandbox("Other")
-	if _, err := f.Merchants.ActivateProduction(ctx, owner.MerchantID); err != nil {
+	if _, err := f.Merchants.ActivateProduction(ctx, owner.MerchantID, audit.Operator("test")); err != nil {
 		t.Fatal(err)
 	}
 	production := tenant.Scope{MerchantID: owner.MerchantID, Env: tenant.Production}
 	for _, s := range []tenant.Scope{owner, other, production} {
-		if _, err := f.Webhooks.Register(ctx, s, "https://hooks.example/"+string(s.Env)); err != nil {
+		if _, err := f.Webhooks.Register(ctx, s, "https://hooks.example/"+string(s.Env), audit.Operator("test")); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -162,7 +166,7 @@ func TestRegisterRefusesAURLThePolicyRefuses(t *testing.T) {
 	t.Parallel()
 	f := fixture.New(t)
 	scope := f.Sandbox("Acme")
-	if _, err := f.Merchants.ActivateProduction(ctx, scope.MerchantID); err != nil {
+	if _, err := f.Merchants.ActivateProduction(ctx, scope.MerchantID, audit.Operator("test")); err != nil {
 		t.Fatal(err)
 	}
 	production := tenant.Scope{MerchantID: scope.MerchantID, Env: tenant.Production}
@@ -179,17 +183,17 @@ func TestRegisterRefusesAURLThePolicyRefuses(t *testing.T) {
 		{production, "http://hooks.example/a"},
 	} {
 		t.Run(string(c.scope.Env)+" "+c.url, func(t *testing.T) {
-			_, err := f.Webhooks.Register(ctx, c.scope, c.url)
+			_, err := f.Webhooks.Register(ctx, c.scope, c.url, audit.Operator("test"))
 			wantCode(t, err, errs.InvalidURL, "url")
 			_, err = f.Webhooks.Get(ctx, c.scope)
 			wantCode(t, err, errs.WebhookNotFound, "")
 		})
 	}
 	// A refused URL leaves a registered endpoint as it was.
-	if _, err := f.Webhooks.Register(ctx, production, "https://hooks.example/live"); err != nil {
+	if _, err := f.Webhooks.Register(ctx, production, "https://hooks.example/live", audit.Operator("test")); err != nil {
 		t.Fatal(err)
 	}
-	_, err := f.Webhooks.Register(ctx, production, "http://hooks.example/live")
+	_, err := f.Webhooks.Register(ctx, production, "http://hooks.example/live", audit.Operator("test"))
 	wantCode(t, err, errs.InvalidURL, "url")
 	if r, err := f.Webhooks.Get(ctx, production); err != nil || r.WebhookURL != "https://hooks.example/live" {
 		t.Errorf("after a refused change: %+v, %v", r, err)

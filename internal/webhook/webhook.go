@@ -58,8 +58,10 @@ package webhook
 
 import (
 	"context"
+	"net/url"
 	"time"
 
+	"github.com/fundsource/fundsource/internal/audit"
 	"github.com/fundsource/fundsource/internal/core/errs"
 	"github.com/fundsource/fundsource/internal/core/event"
 	"github.com/fundsource/fundsource/internal/core/ids"
@@ -188,6 +190,7 @@ type Store interface {
 	// store that is a transaction's already, under a savepoint of it.
 	WithTx(ctx context.Context, fn func(tx Store) error) error
 	event.Recorder
+	audit.Recorder
 
 	// UpsertEndpoint stores ep, or when the scope has an endpoint already
 	// changes only its URL and updated_at; it returns the stored endpoint.
@@ -325,19 +328,37 @@ func (s *Service) view(ep Endpoint) (Registration, error) {
 // Register sets the scope's webhook URL. The first registration creates the
 // signing secret; a later one replaces the URL and keeps the secret.
 // Pending deliveries go to the new URL from their next attempt on.
-func (s *Service) Register(ctx context.Context, scope tenant.Scope, rawURL string) (Registration, error) {
+func (s *Service) Register(ctx context.Context, scope tenant.Scope, rawURL string, by audit.Actor) (Registration, error) {
 	u, err := s.policy.Check(ctx, scope.Env, rawURL)
 	if err != nil {
 		return Registration{}, err
 	}
 	now := s.now().UTC()
-	ep, err := s.store.UpsertEndpoint(ctx, Endpoint{
-		Scope: scope, URL: u, Secret: s.seal(scope, NewSecret()), CreatedAt: now, UpdatedAt: now,
+	var ep Endpoint
+	err = s.store.WithTx(ctx, func(tx Store) error {
+		var err error
+		ep, err = tx.UpsertEndpoint(ctx, Endpoint{
+			Scope: scope, URL: u, Secret: s.seal(scope, NewSecret()), CreatedAt: now, UpdatedAt: now,
+		})
+		if err != nil {
+			return err
+		}
+		return tx.RecordAudit(ctx, audit.In(scope, audit.WebhookURLSet, by, map[string]string{"url_host": urlHost(u)}))
 	})
 	if err != nil {
 		return Registration{}, err
 	}
 	return s.view(ep)
+}
+
+// urlHost is what the audit log keeps of a webhook URL: its scheme and
+// host, never a path or query that may carry a token.
+func urlHost(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return ""
+	}
+	return u.Scheme + "://" + u.Host
 }
 
 // Get returns the scope's webhook registration, or webhook_not_found.
@@ -360,8 +381,17 @@ func endpoint(ctx context.Context, scope tenant.Scope, get func(context.Context,
 }
 
 // Delete removes the scope's webhook and cancels its pending deliveries.
-func (s *Service) Delete(ctx context.Context, scope tenant.Scope) error {
-	err := s.store.DeleteEndpoint(ctx, scope, s.now().UTC())
+func (s *Service) Delete(ctx context.Context, scope tenant.Scope, by audit.Actor) error {
+	err := s.store.WithTx(ctx, func(tx Store) error {
+		ep, err := tx.EndpointForUpdate(ctx, scope)
+		if err != nil {
+			return err
+		}
+		if err := tx.DeleteEndpoint(ctx, scope, s.now().UTC()); err != nil {
+			return err
+		}
+		return tx.RecordAudit(ctx, audit.In(scope, audit.WebhookDeleted, by, map[string]string{"url_host": urlHost(ep.URL)}))
+	})
 	if errs.Is(err, errs.NotFound) {
 		return NotFound()
 	}
@@ -372,8 +402,13 @@ func (s *Service) Delete(ctx context.Context, scope tenant.Scope) error {
 // record, and makes every delivery it held due now, oldest first: unlike
 // services that drop what failed while an endpoint was down, nothing is
 // lost.
-func (s *Service) Enable(ctx context.Context, scope tenant.Scope) (Registration, error) {
-	err := s.store.EnableEndpoint(ctx, scope, s.now().UTC())
+func (s *Service) Enable(ctx context.Context, scope tenant.Scope, by audit.Actor) (Registration, error) {
+	err := s.store.WithTx(ctx, func(tx Store) error {
+		if err := tx.EnableEndpoint(ctx, scope, s.now().UTC()); err != nil {
+			return err
+		}
+		return tx.RecordAudit(ctx, audit.In(scope, audit.WebhookEnabled, by, nil))
+	})
 	if errs.Is(err, errs.NotFound) {
 		return Registration{}, NotFound()
 	}
@@ -385,7 +420,7 @@ func (s *Service) Enable(ctx context.Context, scope tenant.Scope) (Registration,
 
 // RollSecret replaces the signing secret. The old one keeps signing beside
 // the new one for SecretOverlap (a secret rolled before that is dropped).
-func (s *Service) RollSecret(ctx context.Context, scope tenant.Scope) (Registration, error) {
+func (s *Service) RollSecret(ctx context.Context, scope tenant.Scope, by audit.Actor) (Registration, error) {
 	var out Registration
 	err := s.store.WithTx(ctx, func(tx Store) error {
 		ep, err := endpoint(ctx, scope, tx.EndpointForUpdate)
@@ -398,6 +433,9 @@ func (s *Service) RollSecret(ctx context.Context, scope tenant.Scope) (Registrat
 		ep.Secret = s.seal(scope, NewSecret())
 		ep.UpdatedAt = now
 		if err := tx.UpdateSecrets(ctx, ep); err != nil {
+			return err
+		}
+		if err := tx.RecordAudit(ctx, audit.In(scope, audit.WebhookSecretRolled, by, map[string]string{"previous_secret_expires_at": until.Format(time.RFC3339)})); err != nil {
 			return err
 		}
 		out, err = s.view(ep)

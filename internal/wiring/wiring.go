@@ -25,6 +25,7 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"github.com/fundsource/fundsource/internal/ach"
+	"github.com/fundsource/fundsource/internal/audit"
 	"github.com/fundsource/fundsource/internal/config"
 	"github.com/fundsource/fundsource/internal/core/achcode"
 	"github.com/fundsource/fundsource/internal/core/idempotency"
@@ -78,6 +79,8 @@ type Services struct {
 	Requests *requestlog.Log
 	// Overview is the dashboard Home's charts.
 	Overview *overview.Service
+	// Audit is the security log.
+	Audit *audit.Service
 }
 
 // Build makes the services of cfg on d.DB.
@@ -117,6 +120,7 @@ func Build(cfg *config.Config, d Deps) (*Services, error) {
 		Payments:  payment.NewService(db.Payments(), payment.Config{MaxAmount: cfg.PaymentMaxCents, SettleDelay: cfg.PaymentSettleDelay}, now),
 		Requests:  requestlog.New(db.Requests(), now, d.Log),
 		Overview:  overview.NewService(db.Overview(), now),
+		Audit:     audit.NewService(db.Audit()),
 	}
 	// A removed source's subscriptions end with it, in the removal's
 	// transaction: every store of package postgres reaches the other
@@ -189,6 +193,7 @@ func (s *Services) Handler() *gin.Engine {
 		Metrics:     s.Metrics,
 		Requests:    s.Requests,
 		Overview:    s.Overview,
+		Audit:       s.Audit,
 	})
 }
 

@@ -18,6 +18,7 @@ import (
 
 	"github.com/gin-gonic/gin"
 
+	"github.com/fundsource/fundsource/internal/audit"
 	"github.com/fundsource/fundsource/internal/config"
 	"github.com/fundsource/fundsource/internal/core/errs"
 	"github.com/fundsource/fundsource/internal/core/idempotency"
@@ -65,6 +66,8 @@ type Deps struct {
 	// Services are on the pool: requests without an Idempotency-Key, and
 	// authentication, use them.
 	Services Services
+	// Audit is the security log.
+	Audit *audit.Service
 	// Requests records each authenticated request for the dashboard's
 	// request log; nil records nothing.
 	Requests Recorder
@@ -179,6 +182,7 @@ func (s *Surface) Mount(r *gin.Engine) {
 	g.GET("/mandates/:id", s.run(s.getMandate))
 	g.POST("/mandates/:id/revoke", s.once(s.revokeMandate))
 	g.GET("/compliance/return-rates", s.run(s.returnRates))
+	g.GET("/audit-events", s.run(s.listAuditEvents))
 }
 
 // record hands the request's method, path, status and latency to the
@@ -208,6 +212,7 @@ var queryParams = map[string][]string{
 	"GET /v2/payments":                           {"limit", "starting_after", "funding_source_id"},
 	"GET /v2/subscriptions":                      {"limit", "starting_after", "funding_source_id"},
 	"GET /v2/mandates":                           {"limit", "starting_after", "funding_source_id"},
+	"GET /v2/audit-events":                       {"limit", "starting_after"},
 }
 
 // knownQuery refuses a query parameter the route does not take, as an

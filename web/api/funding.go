@@ -287,6 +287,6 @@ func (s *Surface) unblockSource(c *gin.Context, svc Services) {
 		s.Fail(c, err)
 		return
 	}
-	src, err := svc.Funding.Unblock(c.Request.Context(), surface.Scope(c), c.Param("funding_source_id"), in)
+	src, err := svc.Funding.Unblock(c.Request.Context(), surface.Scope(c), c.Param("funding_source_id"), in, surface.Actor(c))
 	surface.Reply(s.Shared, c, src, err)
 }

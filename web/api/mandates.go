@@ -32,7 +32,7 @@ func (s *Surface) revokeMandate(c *gin.Context, svc Services) {
 			return
 		}
 	}
-	m, err := svc.Payments.Revoke(c.Request.Context(), surface.Scope(c), c.Param("id"), in)
+	m, err := svc.Payments.Revoke(c.Request.Context(), surface.Scope(c), c.Param("id"), in, surface.Actor(c))
 	surface.Reply(s.Shared, c, m, err)
 }
 

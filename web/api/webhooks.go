@@ -24,7 +24,7 @@ func (s *Surface) registerWebhook(c *gin.Context, svc Services) {
 		s.Fail(c, errs.Invalid("url", "url is required"))
 		return
 	}
-	reg, err := svc.Webhooks.Register(c.Request.Context(), surface.Scope(c), in.URL)
+	reg, err := svc.Webhooks.Register(c.Request.Context(), surface.Scope(c), in.URL, surface.Actor(c))
 	surface.Reply(s.Shared, c, reg, err)
 }
 
@@ -34,7 +34,7 @@ func (s *Surface) getWebhook(c *gin.Context, svc Services) {
 }
 
 func (s *Surface) deleteWebhook(c *gin.Context, svc Services) {
-	err := svc.Webhooks.Delete(c.Request.Context(), surface.Scope(c))
+	err := svc.Webhooks.Delete(c.Request.Context(), surface.Scope(c), surface.Actor(c))
 	surface.Reply(s.Shared, c, struct {
 		Deleted bool `json:"deleted"`
 	}{true}, err)
@@ -45,7 +45,7 @@ func (s *Surface) rollWebhookSecret(c *gin.Context, svc Services) {
 		s.Fail(c, err)
 		return
 	}
-	reg, err := svc.Webhooks.RollSecret(c.Request.Context(), surface.Scope(c))
+	reg, err := svc.Webhooks.RollSecret(c.Request.Context(), surface.Scope(c), surface.Actor(c))
 	surface.Reply(s.Shared, c, reg, err)
 }
 
@@ -83,6 +83,6 @@ func (s *Surface) enableWebhook(c *gin.Context, svc Services) {
 		s.Fail(c, err)
 		return
 	}
-	reg, err := svc.Webhooks.Enable(c.Request.Context(), surface.Scope(c))
+	reg, err := svc.Webhooks.Enable(c.Request.Context(), surface.Scope(c), surface.Actor(c))
 	surface.Reply(s.Shared, c, reg, err)
 }

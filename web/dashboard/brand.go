@@ -56,7 +56,7 @@ func (s *Surface) setBrand(c *gin.Context) {
 			return
 		}
 	}
-	_, err := s.merchants.SetBrand(ctx, in.Merchant.ID, ch)
+	_, err := s.merchants.SetBrand(ctx, in.Merchant.ID, ch, actor(c))
 	if e, ok := errs.As(err); ok && e.Code == errs.InvalidRequest {
 		s.Resolve(c, err)
 		typed.BrandError, typed.BrandField = sentence(e.Message), e.Param

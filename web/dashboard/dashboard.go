@@ -34,7 +34,11 @@
 // list payments, subscriptions and events with the API's own list queries
 // (status and direction filters added to them), and API requests from the
 // request log (requestlog); Home's charts come from one aggregate read
-// (overview) and are drawn on the server as SVG with a table each.
+// (overview) and are drawn on the server as SVG with a table each. The
+// Security log pages through the audit log (audit.Service.List); every
+// form action that changes a key, the webhook, a setting, the sessions or
+// the password passes the signed-in merchant and the client's address to
+// its service method as the audit actor.
 package dashboard
 
 import (
@@ -51,6 +55,7 @@ import (
 	"github.com/gin-gonic/gin"
 	"github.com/gorilla/sessions"
 
+	"github.com/fundsource/fundsource/internal/audit"
 	"github.com/fundsource/fundsource/internal/config"
 	"github.com/fundsource/fundsource/internal/core/errs"
 	"github.com/fundsource/fundsource/internal/core/paging"
@@ -95,6 +100,7 @@ type Deps struct {
 	Webhooks  *webhook.Service
 	Requests  *requestlog.Log
 	Overview  *overview.Service
+	Audit     *audit.Service
 }
 
 // Surface is the dashboard's handlers.
@@ -108,6 +114,7 @@ type Surface struct {
 	webhooks  *webhook.Service
 	requests  *requestlog.Log
 	overview  *overview.Service
+	audit     *audit.Service
 
 	sessions *sessions.CookieStore
 	attempts signInLimits
@@ -115,7 +122,7 @@ type Surface struct {
 
 // New returns the dashboard on k.
 func New(k *surface.Shared, d Deps) *Surface {
-	return &Surface{Shared: k, cfg: d.Config, merchants: d.Merchants, customers: d.Customers, funding: d.Funding, payments: d.Payments, webhooks: d.Webhooks, requests: d.Requests, overview: d.Overview,
+	return &Surface{Shared: k, cfg: d.Config, merchants: d.Merchants, customers: d.Customers, funding: d.Funding, payments: d.Payments, webhooks: d.Webhooks, requests: d.Requests, overview: d.Overview, audit: d.Audit,
 		sessions: newSessionStore(d.Config),
 		attempts: signInLimits{
 			perIP:        surface.NewKeyLimiter(signInWindow, d.Config.SignInAttemptsPerIP),
@@ -175,6 +182,7 @@ func (s *Surface) Mount(r *gin.Engine) {
 	g.POST("/settings/sessions/end-others", s.endOtherSessions)
 	g.POST("/settings/password", s.changePassword)
 	g.POST("/settings/brand", s.setBrand)
+	g.GET("/security", s.securityPage)
 }
 
 // formPosts guards the dashboard's form posts before anything else runs:
@@ -247,7 +255,7 @@ func (s *Surface) signIn(c *gin.Context) {
 		s.Page(c, http.StatusTooManyRequests, view.SignIn(v))
 		return
 	}
-	m, err := s.merchants.SignIn(c.Request.Context(), v.Email, c.PostForm("password"))
+	m, err := s.merchants.SignIn(c.Request.Context(), v.Email, c.PostForm("password"), c.ClientIP())
 	if err != nil {
 		if !errs.Is(err, errs.Unauthorized) {
 			s.Fail(c, err)
@@ -295,7 +303,7 @@ func (s *Surface) allowAttempt(c *gin.Context, v *view.AuthForm) bool {
 // signOut ends the session on the server, then deletes the cookie.
 func (s *Surface) signOut(c *gin.Context) {
 	if id := s.cookieSessionID(c); id != "" {
-		if err := s.merchants.EndSession(c.Request.Context(), id); err != nil {
+		if err := s.merchants.EndSession(c.Request.Context(), id, c.ClientIP()); err != nil {
 			s.Fail(c, err)
 			return
 		}
@@ -466,7 +474,7 @@ func rateRow(name string, r payment.Rate) view.ReturnRate {
 // page never rolls again).
 func (s *Surface) rollKey(c *gin.Context) {
 	in := current(c)
-	secret, err := s.merchants.RollKey(c.Request.Context(), in.Scope)
+	secret, err := s.merchants.RollKey(c.Request.Context(), in.Scope, actor(c))
 	if err != nil {
 		s.Fail(c, err)
 		return
@@ -556,13 +564,13 @@ func (s *Surface) renderSettings(c *gin.Context, status int, v view.Settings) {
 // setPolicies saves the environment's checks of new funding sources.
 func (s *Surface) setPolicies(c *gin.Context) {
 	p, err := s.merchants.SetPolicies(c.Request.Context(), current(c).Scope, merchant.Policies{
-		AccountCheck: c.PostForm("account_check_policy"), Ownership: c.PostForm("ownership_policy")})
+		AccountCheck: c.PostForm("account_check_policy"), Ownership: c.PostForm("ownership_policy")}, actor(c))
 	s.done(c, err, "Saved: account check "+p.AccountCheck+", ownership "+p.Ownership+".", "/dashboard/settings")
 }
 
 func (s *Surface) addRedirectOrigin(c *gin.Context) {
 	typed := c.PostForm("origin")
-	origin, err := s.merchants.AllowRedirectOrigin(c.Request.Context(), current(c).Scope, typed)
+	origin, err := s.merchants.AllowRedirectOrigin(c.Request.Context(), current(c).Scope, typed, actor(c))
 	if e, ok := errs.As(err); ok && e.Code == errs.InvalidRequest {
 		s.renderSettings(c, http.StatusUnprocessableEntity, view.Settings{Typed: typed, Error: sentence(e.Message)})
 		return
@@ -571,7 +579,7 @@ func (s *Surface) addRedirectOrigin(c *gin.Context) {
 }
 
 func (s *Surface) removeRedirectOrigin(c *gin.Context) {
-	origin, err := s.merchants.RemoveRedirectOrigin(c.Request.Context(), current(c).Scope, c.PostForm("origin"))
+	origin, err := s.merchants.RemoveRedirectOrigin(c.Request.Context(), current(c).Scope, c.PostForm("origin"), actor(c))
 	if errs.Is(err, errs.NotFound) || errs.Is(err, errs.InvalidRequest) {
 		err = errs.New(errs.Conflict, "That origin was not on the list.")
 	}
@@ -581,7 +589,7 @@ func (s *Surface) removeRedirectOrigin(c *gin.Context) {
 // endOtherSessions signs out every other browser of this account.
 func (s *Surface) endOtherSessions(c *gin.Context) {
 	in := current(c)
-	n, err := s.merchants.EndOtherSessions(c.Request.Context(), in.Merchant.ID, in.sessionID)
+	n, err := s.merchants.EndOtherSessions(c.Request.Context(), in.Merchant.ID, in.sessionID, actor(c))
 	s.done(c, err, fmt.Sprintf("Signed out of %d other %s.", n, components.Plural(int(n), "session", "sessions")), "/dashboard/settings")
 }
 
@@ -590,7 +598,7 @@ func (s *Surface) endOtherSessions(c *gin.Context) {
 func (s *Surface) changePassword(c *gin.Context) {
 	in := current(c)
 	err := s.merchants.ChangePassword(c.Request.Context(), in.Merchant.ID, in.sessionID,
-		c.PostForm("current_password"), c.PostForm("new_password"))
+		c.PostForm("current_password"), c.PostForm("new_password"), actor(c))
 	if e, ok := errs.As(err); ok && e.Code == errs.InvalidRequest {
 		s.Resolve(c, err)
 		s.renderSettings(c, http.StatusUnprocessableEntity, view.Settings{PasswordError: sentence(e.Message), PasswordField: e.Param})

@@ -11,6 +11,7 @@ import (
 	"github.com/gin-gonic/gin"
 	"github.com/gorilla/sessions"
 
+	"github.com/fundsource/fundsource/internal/audit"
 	"github.com/fundsource/fundsource/internal/config"
 	"github.com/fundsource/fundsource/internal/core/errs"
 	"github.com/fundsource/fundsource/internal/core/tenant"
@@ -69,6 +70,11 @@ type signedIn struct {
 const ctxSignedIn = "dashboard.signed_in"
 
 func current(c *gin.Context) *signedIn { return c.MustGet(ctxSignedIn).(*signedIn) }
+
+// actor is who makes a signed-in request, for the audit log.
+func actor(c *gin.Context) audit.Actor {
+	return audit.DashboardUser(current(c).Merchant.ID, c.ClientIP())
+}
 
 // startSession replaces whatever session the browser had with a new one
 // for m in the sandbox (a fresh session on every sign-in), and makes this

@@ -72,7 +72,7 @@ func logRow(e webhook.LogEntry) view.LogRow {
 // stays in the field with the reason.
 func (s *Surface) setWebhook(c *gin.Context) {
 	typed := c.PostForm("url")
-	_, err := s.webhooks.Register(c.Request.Context(), current(c).Scope, typed)
+	_, err := s.webhooks.Register(c.Request.Context(), current(c).Scope, typed, actor(c))
 	if e, ok := errs.As(err); ok && (e.Code == errs.InvalidURL || e.Code == errs.InvalidRequest) {
 		s.Resolve(c, err)
 		s.renderWebhooks(c, http.StatusUnprocessableEntity, view.Webhooks{Typed: typed, Error: sentence(e.Message)}, false)
@@ -82,7 +82,7 @@ func (s *Surface) setWebhook(c *gin.Context) {
 }
 
 func (s *Surface) deleteWebhookPage(c *gin.Context) {
-	s.done(c, s.webhooks.Delete(c.Request.Context(), current(c).Scope),
+	s.done(c, s.webhooks.Delete(c.Request.Context(), current(c).Scope, actor(c)),
 		"Webhook URL deleted. Pending deliveries were canceled.", "/dashboard/webhooks")
 }
 
@@ -93,7 +93,7 @@ func (s *Surface) revealWebhookSecret(c *gin.Context) {
 }
 
 func (s *Surface) rollWebhookSecretPage(c *gin.Context) {
-	if _, err := s.webhooks.RollSecret(c.Request.Context(), current(c).Scope); err != nil {
+	if _, err := s.webhooks.RollSecret(c.Request.Context(), current(c).Scope, actor(c)); err != nil {
 		s.done(c, err, "", "/dashboard/webhooks")
 		return
 	}
@@ -102,7 +102,7 @@ func (s *Surface) rollWebhookSecretPage(c *gin.Context) {
 
 // enableWebhookPage turns a disabled endpoint back on; what it held goes out.
 func (s *Surface) enableWebhookPage(c *gin.Context) {
-	_, err := s.webhooks.Enable(c.Request.Context(), current(c).Scope)
+	_, err := s.webhooks.Enable(c.Request.Context(), current(c).Scope, actor(c))
 	s.done(c, err, "Endpoint enabled. Held events are being delivered, oldest first.", "/dashboard/webhooks")
 }
 

@@ -43,6 +43,7 @@ import (
 
 	"github.com/gin-gonic/gin"
 
+	"github.com/fundsource/fundsource/internal/audit"
 	"github.com/fundsource/fundsource/internal/core/tenant"
 	"github.com/fundsource/fundsource/internal/merchant"
 )
@@ -85,6 +86,10 @@ func Principal(c *gin.Context) merchant.Principal {
 	p, _ := c.Get(ctxPrincipal)
 	return p.(merchant.Principal)
 }
+
+// Actor is who makes an API request, for the audit log: its key, from the
+// client's address.
+func Actor(c *gin.Context) audit.Actor { return audit.APIKey(Principal(c).KeyID, c.ClientIP()) }
 
 // Scope is the merchant and environment of an API request.
 func Scope(c *gin.Context) tenant.Scope { return Principal(c).Scope }

@@ -21,6 +21,7 @@ const (
 	Payment       = "pay_"
 	Subscription  = "sub_"
 	Mandate       = "man_"
+	Audit         = "aud_"
 )
 
 var b32 = base32.StdEncoding.WithPadding(base32.NoPadding)

@@ -41,6 +41,7 @@ import (
 
 	"github.com/jmoiron/sqlx"
 
+	"github.com/fundsource/fundsource/internal/audit"
 	"github.com/fundsource/fundsource/internal/core/event"
 	"github.com/fundsource/fundsource/internal/core/idempotency"
 	"github.com/fundsource/fundsource/internal/core/tenant"
@@ -212,7 +213,7 @@ func (b *bench) setup(ctx context.Context) error {
 	}
 	b.key, b.scope = m.Sandbox.SecretKey, tenant.Scope{MerchantID: m.Merchant.ID, Env: tenant.Sandbox}
 	// The hosted page load returns customers to the merchant's site.
-	if _, err := b.svc.Merchants.AllowRedirectOrigin(ctx, b.scope, "https://shop.example"); err != nil {
+	if _, err := b.svc.Merchants.AllowRedirectOrigin(ctx, b.scope, "https://shop.example", audit.Operator("test")); err != nil {
 		return err
 	}
 	c, err := b.svc.Customers.Create(ctx, b.scope, customer.Input{FirstName: "Ada", LastName: "Lovelace", Email: "ada@example.com"})
@@ -857,7 +858,7 @@ func (b *bench) webhooksTo(ctx context.Context, name string, scope tenant.Scope,
 		}
 		mu.Unlock()
 	}))
-	if _, err := b.svc.Webhooks.Register(ctx, scope, "http://"+ln.Addr().String()+"/hooks"); err != nil {
+	if _, err := b.svc.Webhooks.Register(ctx, scope, "http://"+ln.Addr().String()+"/hooks", audit.Operator("test")); err != nil {
 		return loadgen.Result{}, err
 	}
 	start := time.Now()
@@ -1026,7 +1027,7 @@ func (b *bench) noisyNeighbours(ctx context.Context) (loadgen.Result, float64, e
 			return loadgen.Result{}, 0, err
 		}
 		go web.ServeUntil(rctx, ln, h)
-		if _, err := b.svc.Webhooks.Register(ctx, scope, "http://"+ln.Addr().String()+"/hooks"); err != nil {
+		if _, err := b.svc.Webhooks.Register(ctx, scope, "http://"+ln.Addr().String()+"/hooks", audit.Operator("test")); err != nil {
 			return loadgen.Result{}, 0, err
 		}
 		for n := range 200 {
@@ -1057,7 +1058,7 @@ func (b *bench) noisyNeighbours(ctx context.Context) (loadgen.Result, float64, e
 	rate := float64(after-before) / time.Since(start).Seconds()
 	// The neighbours' deliveries stop with their endpoints.
 	for _, sc := range noisy {
-		if err := b.svc.Webhooks.Delete(ctx, sc); err != nil {
+		if err := b.svc.Webhooks.Delete(ctx, sc, audit.Operator("test")); err != nil {
 			return r, rate, err
 		}
 	}

@@ -34,6 +34,7 @@ import (
 
 	"github.com/jmoiron/sqlx"
 
+	"github.com/fundsource/fundsource/internal/audit"
 	"github.com/fundsource/fundsource/internal/core/event"
 	"github.com/fundsource/fundsource/internal/core/tenant"
 	"github.com/fundsource/fundsource/internal/customer"
@@ -577,7 +578,7 @@ func (c *chaos) hooked(ctx context.Context, name string) (string, tenant.Scope, 
 	if err != nil {
 		return "", scope, nil, err
 	}
-	if _, err := c.svc.Webhooks.Register(ctx, scope, "http://"+rc.addr+"/hooks"); err != nil {
+	if _, err := c.svc.Webhooks.Register(ctx, scope, "http://"+rc.addr+"/hooks", audit.Operator("test")); err != nil {
 		rc.down()
 		return "", scope, nil, err
 	}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/jmoiron/sqlx"
 
+	"github.com/fundsource/fundsource/internal/audit"
 	"github.com/fundsource/fundsource/internal/lab/formation"
 	"github.com/fundsource/fundsource/internal/lab/rig"
 	"github.com/fundsource/fundsource/internal/postgres"
@@ -124,7 +125,7 @@ func (c *chaos) failover(ctx context.Context, uri, name string, digit int, limit
 		return chaosResult{}, err
 	}
 	defer rc.down()
-	if _, err := c.svc.Webhooks.Register(ctx, scope, "http://"+rc.addr+"/hooks"); err != nil {
+	if _, err := c.svc.Webhooks.Register(ctx, scope, "http://"+rc.addr+"/hooks", audit.Operator("test")); err != nil {
 		return chaosResult{}, err
 	}
 

@@ -97,6 +97,117 @@ func (e AccountCheckResponseSuccess) Valid() bool {
 	}
 }
 
+// Defines values for AuditActorType.
+const (
+	ApiKey        AuditActorType = "api_key"
+	DashboardUser AuditActorType = "dashboard_user"
+	Operator      AuditActorType = "operator"
+)
+
+// Valid indicates whether the value is a known member of the AuditActorType enum.
+func (e AuditActorType) Valid() bool {
+	switch e {
+	case ApiKey:
+		return true
+	case DashboardUser:
+		return true
+	case Operator:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for AuditEventAction.
+const (
+	AuditEventActionApiKeyRolled                AuditEventAction = "api_key.rolled"
+	AuditEventActionDashboardPasswordChanged    AuditEventAction = "dashboard.password_changed"
+	AuditEventActionDashboardSessionsRevoked    AuditEventAction = "dashboard.sessions_revoked"
+	AuditEventActionDashboardSignInFailed       AuditEventAction = "dashboard.sign_in_failed"
+	AuditEventActionDashboardSignedIn           AuditEventAction = "dashboard.signed_in"
+	AuditEventActionDashboardSignedOut          AuditEventAction = "dashboard.signed_out"
+	AuditEventActionFundingSourceUnblocked      AuditEventAction = "funding_source.unblocked"
+	AuditEventActionMandateRevoked              AuditEventAction = "mandate.revoked"
+	AuditEventActionMerchantPermissionChanged   AuditEventAction = "merchant.permission_changed"
+	AuditEventActionMerchantProductionActivated AuditEventAction = "merchant.production_activated"
+	AuditEventActionSettingsChanged             AuditEventAction = "settings.changed"
+	AuditEventActionWebhookDeleted              AuditEventAction = "webhook.deleted"
+	AuditEventActionWebhookEnabled              AuditEventAction = "webhook.enabled"
+	AuditEventActionWebhookSecretRolled         AuditEventAction = "webhook.secret_rolled"
+	AuditEventActionWebhookUrlSet               AuditEventAction = "webhook.url_set"
+)
+
+// Valid indicates whether the value is a known member of the AuditEventAction enum.
+func (e AuditEventAction) Valid() bool {
+	switch e {
+	case AuditEventActionApiKeyRolled:
+		return true
+	case AuditEventActionDashboardPasswordChanged:
+		return true
+	case AuditEventActionDashboardSessionsRevoked:
+		return true
+	case AuditEventActionDashboardSignInFailed:
+		return true
+	case AuditEventActionDashboardSignedIn:
+		return true
+	case AuditEventActionDashboardSignedOut:
+		return true
+	case AuditEventActionFundingSourceUnblocked:
+		return true
+	case AuditEventActionMandateRevoked:
+		return true
+	case AuditEventActionMerchantPermissionChanged:
+		return true
+	case AuditEventActionMerchantProductionActivated:
+		return true
+	case AuditEventActionSettingsChanged:
+		return true
+	case AuditEventActionWebhookDeleted:
+		return true
+	case AuditEventActionWebhookEnabled:
+		return true
+	case AuditEventActionWebhookSecretRolled:
+		return true
+	case AuditEventActionWebhookUrlSet:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for AuditEventEnvironment.
+const (
+	Production AuditEventEnvironment = "production"
+	Sandbox    AuditEventEnvironment = "sandbox"
+)
+
+// Valid indicates whether the value is a known member of the AuditEventEnvironment enum.
+func (e AuditEventEnvironment) Valid() bool {
+	switch e {
+	case Production:
+		return true
+	case Sandbox:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for AuditEventListSuccess.
+const (
+	AuditEventListSuccessTrue AuditEventListSuccess = true
+)
+
+// Valid indicates whether the value is a known member of the AuditEventListSuccess enum.
+func (e AuditEventListSuccess) Valid() bool {
+	switch e {
+	case AuditEventListSuccessTrue:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for CustomerCreatedEventType.
 const (
 	CustomerCreatedEventTypeCustomerCreated CustomerCreatedEventType = "customer.created"
@@ -987,13 +1098,13 @@ func (e FundingSourceResponseVerificationStatus) Valid() bool {
 
 // Defines values for FundingSourceUnblockedEventType.
 const (
-	FundingSourceUnblocked FundingSourceUnblockedEventType = "funding_source.unblocked"
+	FundingSourceUnblockedEventTypeFundingSourceUnblocked FundingSourceUnblockedEventType = "funding_source.unblocked"
 )
 
 // Valid indicates whether the value is a known member of the FundingSourceUnblockedEventType enum.
 func (e FundingSourceUnblockedEventType) Valid() bool {
 	switch e {
-	case FundingSourceUnblocked:
+	case FundingSourceUnblockedEventTypeFundingSourceUnblocked:
 		return true
 	default:
 		return false
@@ -2110,6 +2221,51 @@ type AccountDeleteInput struct {
 	FundingSourceId *string `json:"funding_source_id,omitempty"`
 	UserId          *string `json:"user_id,omitempty"`
 }
+
+// AuditActor defines model for AuditActor.
+type AuditActor struct {
+	// Id The key's id (key_…), the merchant's id for a dashboard user, or the operator's user name.
+	Id string `json:"id"`
+
+	// Ip The client's IP address; empty for an operator at the command line.
+	Ip   string         `json:"ip"`
+	Type AuditActorType `json:"type"`
+}
+
+// AuditActorType defines model for AuditActor.Type.
+type AuditActorType string
+
+// AuditEvent A security-relevant change, recorded in the transaction of the change.
+type AuditEvent struct {
+	Action    AuditEventAction  `json:"action"`
+	Actor     AuditActor        `json:"actor"`
+	CreatedAt time.Time         `json:"created_at"`
+	Details   map[string]string `json:"details"`
+
+	// Environment Null for an event of the whole account.
+	Environment *AuditEventEnvironment `json:"environment"`
+	Hash        string                 `json:"hash"`
+	Id          string                 `json:"id"`
+
+	// Seq The event's place in its merchant's chain, from 1.
+	Seq int64 `json:"seq"`
+}
+
+// AuditEventAction defines model for AuditEvent.Action.
+type AuditEventAction string
+
+// AuditEventEnvironment Null for an event of the whole account.
+type AuditEventEnvironment string
+
+// AuditEventList defines model for AuditEventList.
+type AuditEventList struct {
+	Data    []AuditEvent          `json:"data"`
+	HasMore bool                  `json:"has_more"`
+	Success AuditEventListSuccess `json:"success"`
+}
+
+// AuditEventListSuccess defines model for AuditEventList.Success.
+type AuditEventListSuccess bool
 
 // Authorization The customer's consent as the merchant captured it. The service stores the text and its SHA-256 and creates a mandate: single for a payment, recurring for a subscription.
 type Authorization struct {
@@ -3382,6 +3538,14 @@ type CheckAccountNumberParams struct {
 type RemoveFundingSourceParams struct {
 	// IdempotencyKey Makes the POST safe to retry: a replay within 24 h returns the first status and body with Idempotent-Replayed: true.
 	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
+}
+
+// ListAuditEventsParams defines parameters for ListAuditEvents.
+type ListAuditEventsParams struct {
+	Limit *Limit `form:"limit,omitempty" json:"limit,omitempty"`
+
+	// StartingAfter Id of the last object of the previous page.
+	StartingAfter *StartingAfter `form:"starting_after,omitempty" json:"starting_after,omitempty"`
 }
 
 // ListCustomersParams defines parameters for ListCustomers.
@@ -4991,6 +5155,13 @@ type ClientInterface interface {
 	// Corresponds with POST /v2/accounts/delete (the `RemoveFundingSource` operationId).
 	RemoveFundingSource(ctx context.Context, params *RemoveFundingSourceParams, body RemoveFundingSourceJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// ListAuditEvents List audit events, newest first
+	//
+	// The security log of the key's environment together with the events of the account as a whole (sign-ins, passwords, sessions), which have environment null. Each merchant's events form a hash chain: hash is the hex SHA-256 of the previous event's hash bytes followed by the event's canonical JSON (every field but hash, keys sorted, no whitespace, created_at in UTC with microseconds, merchant_id included). Details never hold a secret, password or account number.
+	//
+	// Corresponds with GET /v2/audit-events (the `ListAuditEvents` operationId).
+	ListAuditEvents(ctx context.Context, params *ListAuditEventsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// GetReturnRates Debit return rates
 	//
 	// The environment's debit return rates over the last 60 days (debits created in the window, canceled ones left aside, and how many of them came back) against the thresholds above which NACHA opens an inquiry: unauthorized (R05 R07 R10 R11 R29 R51) 0.5%, administrative (R02 R03 R04) 3%, overall (all returns) 15%. The dashboard warns from half a threshold.
@@ -5724,6 +5895,23 @@ func (c *Client) RemoveFundingSourceWithBody(ctx context.Context, params *Remove
 // Corresponds with POST /v2/accounts/delete (the `RemoveFundingSource` operationId).
 func (c *Client) RemoveFundingSource(ctx context.Context, params *RemoveFundingSourceParams, body RemoveFundingSourceJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewRemoveFundingSourceRequest(c.Server, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ListAuditEvents List audit events, newest first
+//
+// The security log of the key's environment together with the events of the account as a whole (sign-ins, passwords, sessions), which have environment null. Each merchant's events form a hash chain: hash is the hex SHA-256 of the previous event's hash bytes followed by the event's canonical JSON (every field but hash, keys sorted, no whitespace, created_at in UTC with microseconds, merchant_id included). Details never hold a secret, password or account number.
+//
+// Corresponds with GET /v2/audit-events (the `ListAuditEvents` operationId).
+func (c *Client) ListAuditEvents(ctx context.Context, params *ListAuditEventsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewListAuditEventsRequest(c.Server, params)
 	if err != nil {
 		return nil, err
 	}
@@ -7243,6 +7431,72 @@ func NewRemoveFundingSourceRequestWithBody(server string, params *RemoveFundingS
 			req.Header.Set("Idempotency-Key", headerParam0)
 		}
 
+	}
+
+	return req, nil
+}
+
+// NewListAuditEventsRequest constructs an http.Request for the ListAuditEvents method
+func NewListAuditEventsRequest(server string, params *ListAuditEventsParams) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v2/audit-events")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Limit != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "limit", *params.Limit, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.StartingAfter != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "starting_after", *params.StartingAfter, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
 	}
 
 	return req, nil
@@ -9655,6 +9909,15 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with POST /v2/accounts/delete (the `RemoveFundingSource` operationId).
 	RemoveFundingSourceWithResponse(ctx context.Context, params *RemoveFundingSourceParams, body RemoveFundingSourceJSONRequestBody, reqEditors ...RequestEditorFn) (*RemoveFundingSourceResponse, error)
 
+	// ListAuditEventsWithResponse List audit events, newest first
+	//
+	// The security log of the key's environment together with the events of the account as a whole (sign-ins, passwords, sessions), which have environment null. Each merchant's events form a hash chain: hash is the hex SHA-256 of the previous event's hash bytes followed by the event's canonical JSON (every field but hash, keys sorted, no whitespace, created_at in UTC with microseconds, merchant_id included). Details never hold a secret, password or account number.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v2/audit-events (the `ListAuditEvents` operationId).
+	ListAuditEventsWithResponse(ctx context.Context, params *ListAuditEventsParams, reqEditors ...RequestEditorFn) (*ListAuditEventsResponse, error)
+
 	// GetReturnRatesWithResponse Debit return rates
 	//
 	// The environment's debit return rates over the last 60 days (debits created in the window, canceled ones left aside, and how many of them came back) against the thresholds above which NACHA opens an inquiry: unauthorized (R05 R07 R10 R11 R29 R51) 0.5%, administrative (R02 R03 R04) 3%, overall (all returns) 15%. The dashboard warns from half a threshold.
@@ -10642,6 +10905,68 @@ func (r RemoveFundingSourceResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r RemoveFundingSourceResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// ListAuditEventsResponse200Headers the declared response headers of an HTTP 200 response for ListAuditEvents
+type ListAuditEventsResponse200Headers struct {
+	XRequestId *string
+}
+
+// ListAuditEventsResponseDefaultHeaders the declared response headers of an HTTP default response for ListAuditEvents
+type ListAuditEventsResponseDefaultHeaders struct {
+	XRequestId *string
+}
+
+type ListAuditEventsResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *AuditEventList
+	// JSONDefault the response for an HTTP default `application/json` response
+	JSONDefault *Error
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *ListAuditEventsResponse200Headers
+	// HeadersDefault the parsed response headers for an HTTP default response
+	HeadersDefault *ListAuditEventsResponseDefaultHeaders
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r ListAuditEventsResponse) GetJSON200() *AuditEventList {
+	return r.JSON200
+}
+
+// GetJSONDefault returns the response for an HTTP default `application/json` response
+func (r ListAuditEventsResponse) GetJSONDefault() *Error {
+	return r.JSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r ListAuditEventsResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ListAuditEventsResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ListAuditEventsResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ListAuditEventsResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -13392,6 +13717,21 @@ func (c *ClientWithResponses) RemoveFundingSourceWithResponse(ctx context.Contex
 	return ParseRemoveFundingSourceResponse(rsp)
 }
 
+// ListAuditEventsWithResponse List audit events, newest first
+//
+// The security log of the key's environment together with the events of the account as a whole (sign-ins, passwords, sessions), which have environment null. Each merchant's events form a hash chain: hash is the hex SHA-256 of the previous event's hash bytes followed by the event's canonical JSON (every field but hash, keys sorted, no whitespace, created_at in UTC with microseconds, merchant_id included). Details never hold a secret, password or account number.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v2/audit-events (the `ListAuditEvents` operationId).
+func (c *ClientWithResponses) ListAuditEventsWithResponse(ctx context.Context, params *ListAuditEventsParams, reqEditors ...RequestEditorFn) (*ListAuditEventsResponse, error) {
+	rsp, err := c.ListAuditEvents(ctx, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseListAuditEventsResponse(rsp)
+}
+
 // GetReturnRatesWithResponse Debit return rates
 //
 // The environment's debit return rates over the last 60 days (debits created in the window, canceled ones left aside, and how many of them came back) against the thresholds above which NACHA opens an inquiry: unauthorized (R05 R07 R10 R11 R29 R51) 0.5%, administrative (R02 R03 R04) 3%, overall (all returns) 15%. The dashboard warns from half a threshold.
@@ -14711,6 +15051,62 @@ func ParseRemoveFundingSourceResponse(rsp *http.Response) (*RemoveFundingSourceR
 		response.Headers200 = &headers
 	case true:
 		var headers RemoveFundingSourceResponseDefaultHeaders
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.HeadersDefault = &headers
+	}
+
+	return response, nil
+}
+
+// ParseListAuditEventsResponse parses an HTTP response from a ListAuditEventsWithResponse call
+func ParseListAuditEventsResponse(rsp *http.Response) (*ListAuditEventsResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ListAuditEventsResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest AuditEventList
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSONDefault = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers ListAuditEventsResponse200Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers200 = &headers
+	case true:
+		var headers ListAuditEventsResponseDefaultHeaders
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {

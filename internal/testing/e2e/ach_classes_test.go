@@ -8,6 +8,7 @@ import (
 
 	nacha "github.com/moov-io/ach"
 
+	"github.com/fundsource/fundsource/internal/audit"
 	"github.com/fundsource/fundsource/internal/core/tenant"
 	th "github.com/fundsource/fundsource/internal/testing/harness"
 )
@@ -38,10 +39,10 @@ func TestOriginationClassifiesBusinessDebitsAndSubscriptionRetries(t *testing.T)
 	m := h.Merchant("Acme")
 	key := h.Production(m).SecretKey
 	scope := tenant.Scope{MerchantID: m.Merchant.ID, Env: tenant.Production}
-	if err := h.Merchants.GrantOnDemand(context.Background(), scope); err != nil {
+	if err := h.Merchants.GrantOnDemand(context.Background(), scope, audit.Operator("test")); err != nil {
 		t.Fatal(err)
 	}
-	if err := h.Merchants.EnableThirdPartyVerification(context.Background(), scope); err != nil {
+	if err := h.Merchants.EnableThirdPartyVerification(context.Background(), scope, audit.Operator("test")); err != nil {
 		t.Fatal(err)
 	}
 	business := th.WantOK(t, h.Post("/v2/customers", key,

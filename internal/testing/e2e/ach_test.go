@@ -14,6 +14,7 @@ import (
 	nacha "github.com/moov-io/ach"
 
 	"github.com/fundsource/fundsource/internal/ach"
+	"github.com/fundsource/fundsource/internal/audit"
 	"github.com/fundsource/fundsource/internal/core/tenant"
 	th "github.com/fundsource/fundsource/internal/testing/harness"
 )
@@ -61,10 +62,10 @@ func newACHSetup(t *testing.T) *achSetup {
 	m := h.Merchant("Acme")
 	prod := h.Production(m)
 	scope := tenant.Scope{MerchantID: m.Merchant.ID, Env: tenant.Production}
-	if err := h.Merchants.GrantOnDemand(context.Background(), scope); err != nil {
+	if err := h.Merchants.GrantOnDemand(context.Background(), scope, audit.Operator("test")); err != nil {
 		t.Fatal(err)
 	}
-	if err := h.Merchants.EnableThirdPartyVerification(context.Background(), scope); err != nil {
+	if err := h.Merchants.EnableThirdPartyVerification(context.Background(), scope, audit.Operator("test")); err != nil {
 		t.Fatal(err)
 	}
 	s := &achSetup{h: h, key: prod.SecretKey, scope: scope}

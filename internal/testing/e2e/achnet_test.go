@@ -16,6 +16,7 @@ import (
 	nacha "github.com/moov-io/ach"
 
 	"github.com/fundsource/fundsource/internal/ach"
+	"github.com/fundsource/fundsource/internal/audit"
 	"github.com/fundsource/fundsource/internal/core/tenant"
 	"github.com/fundsource/fundsource/internal/lab/achnet"
 	"github.com/fundsource/fundsource/internal/lab/rig"
@@ -39,10 +40,10 @@ func newNetwork(t *testing.T) *network {
 	m := h.Merchant("Acme")
 	key := h.Production(m).SecretKey
 	scope := tenant.Scope{MerchantID: m.Merchant.ID, Env: tenant.Production}
-	if err := h.Merchants.GrantOnDemand(context.Background(), scope); err != nil {
+	if err := h.Merchants.GrantOnDemand(context.Background(), scope, audit.Operator("test")); err != nil {
 		t.Fatal(err)
 	}
-	if err := h.Merchants.EnableThirdPartyVerification(context.Background(), scope); err != nil {
+	if err := h.Merchants.EnableThirdPartyVerification(context.Background(), scope, audit.Operator("test")); err != nil {
 		t.Fatal(err)
 	}
 	dir := t.TempDir()

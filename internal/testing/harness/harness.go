@@ -31,6 +31,7 @@ import (
 	"github.com/jmoiron/sqlx"
 	"golang.org/x/crypto/bcrypt"
 
+	"github.com/fundsource/fundsource/internal/audit"
 	"github.com/fundsource/fundsource/internal/config"
 	"github.com/fundsource/fundsource/internal/funding"
 	"github.com/fundsource/fundsource/internal/merchant"
@@ -184,7 +185,7 @@ func (h *Harness) Merchant(name string) merchant.Created {
 // Production activates production for m and returns its production keys.
 func (h *Harness) Production(m merchant.Created) merchant.Keys {
 	h.T.Helper()
-	k, err := h.Merchants.ActivateProduction(context.Background(), m.Merchant.ID)
+	k, err := h.Merchants.ActivateProduction(context.Background(), m.Merchant.ID, audit.Operator("test"))
 	if err != nil {
 		h.T.Fatalf("activate production: %v", err)
 	}

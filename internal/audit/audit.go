@@ -1,0 +1,264 @@
+// Package audit is the merchant's security log: who changed what that
+// matters for the account's safety (keys, webhooks, sign-ins, passwords,
+// settings, permissions, mandates, unblocks), from which address.
+//
+// A use case records its event through its store's Recorder inside the
+// transaction of the change, so the change and its event commit together
+// or not at all. A refused sign-in changes nothing and is recorded alone.
+//
+// The actor comes from the request and is passed to the service method as
+// a value (an API key, a dashboard user, an operator at the CLI); nothing
+// about it travels in a context.
+//
+// Each merchant's events form a hash chain: event n carries sequence
+// number n and hash = SHA-256(hash of event n-1 ‖ canonical JSON of event
+// n), the first event chaining from no bytes. The canonical JSON is the
+// event without its hash, keys in lexical order, no whitespace, times in
+// UTC at microseconds (what PostgreSQL keeps) and no HTML escaping. The
+// store appends under a lock on the merchant's chain head, so concurrent
+// writers still make one line, and keeps the head (last sequence number
+// and hash) beside the chain, so removing the newest events is noticed
+// too. Verify recomputes a chain and names the first event that does not
+// fit: a changed row breaks its own hash, a removed one leaves a gap in the
+// numbers, and reordered rows break both.
+//
+// Details hold only what helps a person read the log (a URL's host, a
+// permission's name, a session count): never a secret, a password, a token
+// or an account number.
+package audit
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/fundsource/fundsource/internal/core/ids"
+	"github.com/fundsource/fundsource/internal/core/tenant"
+)
+
+// The actions recorded.
+const (
+	APIKeyRolled                = "api_key.rolled"
+	WebhookURLSet               = "webhook.url_set"
+	WebhookDeleted              = "webhook.deleted"
+	WebhookSecretRolled         = "webhook.secret_rolled"
+	WebhookEnabled              = "webhook.enabled"
+	DashboardSignedIn           = "dashboard.signed_in"
+	DashboardSignInFailed       = "dashboard.sign_in_failed"
+	DashboardSignedOut          = "dashboard.signed_out"
+	DashboardSessionsRevoked    = "dashboard.sessions_revoked"
+	DashboardPasswordChanged    = "dashboard.password_changed"
+	SettingsChanged             = "settings.changed"
+	MerchantProductionActivated = "merchant.production_activated"
+	MerchantPermissionChanged   = "merchant.permission_changed"
+	MandateRevoked              = "mandate.revoked"
+	FundingSourceUnblocked      = "funding_source.unblocked"
+)
+
+// Actor types.
+const (
+	ByAPIKey        = "api_key"
+	ByDashboardUser = "dashboard_user"
+	ByOperator      = "operator"
+)
+
+// Actor is who made a change: an API key (its key_… id), a dashboard user
+// (the merchant's id), or an operator (the operating-system user at the
+// CLI), with the client address it came from ("" at the CLI).
+type Actor struct {
+	Type string `json:"type"`
+	ID   string `json:"id"`
+	IP   string `json:"ip"`
+}
+
+// APIKey is the actor of an API request made with key keyID from ip.
+func APIKey(keyID, ip string) Actor { return Actor{Type: ByAPIKey, ID: keyID, IP: ip} }
+
+// DashboardUser is the actor of a signed-in dashboard request.
+func DashboardUser(merchantID, ip string) Actor {
+	return Actor{Type: ByDashboardUser, ID: merchantID, IP: ip}
+}
+
+// Operator is the actor of a CLI subcommand run by user.
+func Operator(user string) Actor { return Actor{Type: ByOperator, ID: user} }
+
+// Entry is an event as a use case records it; the store gives it its id,
+// time, sequence number and hash.
+type Entry struct {
+	MerchantID string
+	Env        tenant.Environment // "" for the account as a whole (sign-ins, passwords)
+	Action     string
+	Actor      Actor
+	Details    map[string]string // nil for none
+}
+
+// In is e for scope's merchant and environment.
+func In(scope tenant.Scope, action string, actor Actor, details map[string]string) Entry {
+	return Entry{MerchantID: scope.MerchantID, Env: scope.Env, Action: action, Actor: actor, Details: details}
+}
+
+// Account is e for the merchant's account as a whole.
+func Account(merchantID, action string, actor Actor, details map[string]string) Entry {
+	return Entry{MerchantID: merchantID, Action: action, Actor: actor, Details: details}
+}
+
+// Recorder appends an event to its merchant's chain; called inside the
+// transaction of the change.
+type Recorder interface {
+	RecordAudit(ctx context.Context, e Entry) error
+}
+
+// Event is a recorded event, a link of its merchant's chain.
+type Event struct {
+	ID         string
+	MerchantID string
+	Seq        int64
+	Env        tenant.Environment
+	Action     string
+	Actor      Actor
+	CreatedAt  time.Time // UTC, microseconds
+	Details    map[string]string
+	Hash       []byte
+}
+
+// New makes the event that follows the chain head (seq, hash) at now.
+func New(e Entry, headSeq int64, headHash []byte, now time.Time) Event {
+	ev := Event{ID: ids.New(ids.Audit), MerchantID: e.MerchantID, Seq: headSeq + 1, Env: e.Env,
+		Action: e.Action, Actor: e.Actor, CreatedAt: now.UTC().Truncate(time.Microsecond), Details: e.Details}
+	if ev.Details == nil {
+		ev.Details = map[string]string{}
+	}
+	ev.Hash = Link(headHash, ev)
+	return ev
+}
+
+// canonical is an event's hashed form: fields in lexical order of their
+// JSON names.
+type canonical struct {
+	Action      string            `json:"action"`
+	Actor       Actor             `json:"actor"`
+	CreatedAt   string            `json:"created_at"`
+	Details     map[string]string `json:"details"`
+	Environment *string           `json:"environment"`
+	ID          string            `json:"id"`
+	MerchantID  string            `json:"merchant_id"`
+	Seq         int64             `json:"seq"`
+}
+
+// Canonical is the event's canonical JSON (see the package doc).
+func Canonical(e Event) []byte {
+	c := canonical{Action: e.Action, Actor: e.Actor, CreatedAt: e.CreatedAt.UTC().Format("2006-01-02T15:04:05.000000Z"),
+		Details: e.Details, ID: e.ID, MerchantID: e.MerchantID, Seq: e.Seq}
+	if c.Details == nil {
+		c.Details = map[string]string{}
+	}
+	if e.Env != "" {
+		env := string(e.Env)
+		c.Environment = &env
+	}
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	_ = enc.Encode(c) // strings, maps of strings and numbers always encode
+	return bytes.TrimSuffix(b.Bytes(), []byte("\n"))
+}
+
+// Link is the hash of e following an event whose hash is prev.
+func Link(prev []byte, e Event) []byte {
+	h := sha256.New()
+	h.Write(prev)
+	h.Write(Canonical(e))
+	return h.Sum(nil)
+}
+
+// Break is the first event of a chain that does not fit, and why.
+type Break struct {
+	Seq     int64  // the sequence number expected at that place
+	EventID string // "" when events are missing at the end
+	Reason  string
+}
+
+func (b *Break) Error() string {
+	if b.EventID == "" {
+		return fmt.Sprintf("event %d: %s", b.Seq, b.Reason)
+	}
+	return fmt.Sprintf("event %d (%s): %s", b.Seq, b.EventID, b.Reason)
+}
+
+// Verifier checks one merchant's chain an event at a time: Next with each
+// event in stored order (by sequence number), then End with the head the
+// store keeps (its last sequence number and hash; 0 and nil when the
+// merchant has none). Each returns the first break, or nil.
+type Verifier struct {
+	prev   []byte
+	n      int64
+	lastID string
+}
+
+// Next checks the event that comes next in stored order.
+func (v *Verifier) Next(e Event) *Break {
+	want := v.n + 1
+	switch {
+	case e.Seq != want:
+		return &Break{Seq: want, EventID: e.ID, Reason: fmt.Sprintf("found sequence number %d: an event is missing or out of order", e.Seq)}
+	case !bytes.Equal(Link(v.prev, e), e.Hash):
+		return &Break{Seq: want, EventID: e.ID, Reason: "its hash does not match its content and the previous event's hash: it was changed or moved"}
+	}
+	v.prev, v.n, v.lastID = e.Hash, want, e.ID
+	return nil
+}
+
+// End checks the chain's end against the stored head.
+func (v *Verifier) End(headSeq int64, headHash []byte) *Break {
+	switch {
+	case headSeq > v.n:
+		return &Break{Seq: v.n + 1, Reason: fmt.Sprintf("the chain ends at %d but its head says %d: events were removed", v.n, headSeq)}
+	case headSeq < v.n:
+		return &Break{Seq: v.n, EventID: v.lastID, Reason: fmt.Sprintf("the head says the chain ends at %d: events were added outside the service", headSeq)}
+	case !bytes.Equal(v.prev, headHash):
+		return &Break{Seq: v.n, EventID: v.lastID, Reason: "the last event's hash does not match the chain head"}
+	}
+	return nil
+}
+
+// Verify checks a whole chain held in memory (see Verifier).
+func Verify(events []Event, headSeq int64, headHash []byte) *Break {
+	var v Verifier
+	for _, e := range events {
+		if b := v.Next(e); b != nil {
+			return b
+		}
+	}
+	return v.End(headSeq, headHash)
+}
+
+// HashHex is a hash as the API shows it.
+func HashHex(h []byte) string { return hex.EncodeToString(h) }
+
+// MarshalJSON writes the API's audit event: {id, seq, action, actor,
+// environment (null for the whole account), created_at, details, hash}.
+func (e Event) MarshalJSON() ([]byte, error) {
+	var env *string
+	if e.Env != "" {
+		s := string(e.Env)
+		env = &s
+	}
+	details := e.Details
+	if details == nil {
+		details = map[string]string{}
+	}
+	return json.Marshal(struct {
+		ID          string            `json:"id"`
+		Seq         int64             `json:"seq"`
+		Action      string            `json:"action"`
+		Actor       Actor             `json:"actor"`
+		Environment *string           `json:"environment"`
+		CreatedAt   time.Time         `json:"created_at"`
+		Details     map[string]string `json:"details"`
+		Hash        string            `json:"hash"`
+	}{e.ID, e.Seq, e.Action, e.Actor, env, e.CreatedAt.UTC(), details, HashHex(e.Hash)})
+}

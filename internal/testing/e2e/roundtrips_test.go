@@ -62,13 +62,15 @@ func TestRoundTrips(t *testing.T) {
 			return r
 		}
 	}
-	th.WantOK(t, measure("creation with an Idempotency-Key", 1, create("create-")))
-	th.WantOK(t, measure("creation without one", 1, create("")))
+	// A creation reads the account's facts for its account check (one
+	// index range), then writes in one statement.
+	th.WantOK(t, measure("creation with an Idempotency-Key", 2, create("create-")))
+	th.WantOK(t, measure("creation without one", 2, create("")))
 	firstResp := h.Do(th.Req{Method: http.MethodPost, Path: "/v2/funding-source", Key: key, Body: th.SourceBody(user, "021000021", "500000000001"),
 		Header: map[string]string{"Idempotency-Key": "again"}})
 	first, firstBody := th.WantOK(t, firstResp), firstResp.Body
 	// A replay finds the stored response in the creation's statement.
-	replay := measure("replay", 1, func() th.Req {
+	replay := measure("replay", 2, func() th.Req {
 		return th.Req{Method: http.MethodPost, Path: "/v2/funding-source", Key: key, Body: th.SourceBody(user, "021000021", "500000000001"),
 			Header: map[string]string{"Idempotency-Key": "again"}}
 	})
@@ -104,8 +106,9 @@ func TestRoundTrips(t *testing.T) {
 	th.WantError(t, measure("a wrong guess", 5, func() th.Req {
 		return th.Req{Method: http.MethodPost, Path: "/v2/funding-source/verify", Key: key, Body: `{"funding_source_id":"` + guessed + `","amounts":` + wrong + `}`}
 	}), 400, "verification_failed")
-	// The right one adds the source's new status with its event.
-	th.WantOK(t, measure("verification", 6, func() th.Req {
+	// The right one adds the account's verified fact and the source's new
+	// status with its event.
+	th.WantOK(t, measure("verification", 7, func() th.Req {
 		src := next(&pending)
 		a := h.Amounts(key, src)
 		trips.Reset() // the sandbox read of the amounts is not the verification's

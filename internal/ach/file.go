@@ -80,7 +80,7 @@ func (o *Originator) build(ctx context.Context, f File, entries []Entry) ([]byte
 			slices.SortFunc(eds, func(a, b *nacha.EntryDetail) int { return cmp.Compare(a.TraceNumber, b.TraceNumber) })
 		}
 		bh := nacha.NewBatchHeader()
-		bh.ServiceClassCode = serviceClass(eds)
+		bh.ServiceClassCode = ServiceClass(eds)
 		bh.CompanyName = upper(o.cfg.CompanyName, 16)
 		bh.CompanyIdentification = o.cfg.CompanyID
 		bh.StandardEntryClassCode = k.SEC
@@ -140,9 +140,9 @@ func batchOrder(classes []Class) []batchKey {
 	return keys
 }
 
-// serviceClass is 220 for a batch of credits only, 225 for debits only and
+// ServiceClass is 220 for a batch of credits only, 225 for debits only and
 // 200 for both.
-func serviceClass(eds []*nacha.EntryDetail) int {
+func ServiceClass(eds []*nacha.EntryDetail) int {
 	credits, debits := false, false
 	for _, ed := range eds {
 		if ed.CreditOrDebit() == "D" {

@@ -17,6 +17,7 @@ import (
 
 	nacha "github.com/moov-io/ach"
 
+	"github.com/fundsource/fundsource/internal/ach"
 	"github.com/fundsource/fundsource/internal/core/calendar"
 )
 
@@ -361,7 +362,7 @@ func (n *Network) build(st *state, date calendar.Date, answers []answer) ([]byte
 			st.Trace++
 			eds = append(eds, answerEntry(a, k.rdfi, st.Trace))
 		}
-		bh.ServiceClassCode = serviceClass(eds)
+		bh.ServiceClassCode = ach.ServiceClass(eds)
 		batch, err := nacha.NewBatch(bh)
 		if err != nil {
 			return nil, err
@@ -419,24 +420,6 @@ func answerEntry(a answer, rdfi string, seq int) *nacha.EntryDetail {
 	ad.TraceNumber = ed.TraceNumber
 	ed.Addenda99, ed.Category = ad, nacha.CategoryReturn
 	return ed
-}
-
-func serviceClass(eds []*nacha.EntryDetail) int {
-	credits, debits := false, false
-	for _, ed := range eds {
-		if ed.CreditOrDebit() == "D" {
-			debits = true
-		} else {
-			credits = true
-		}
-	}
-	switch {
-	case credits && debits:
-		return nacha.MixedDebitsAndCredits
-	case debits:
-		return nacha.DebitsOnly
-	}
-	return nacha.CreditsOnly
 }
 
 func btoi(b bool) int {

@@ -3,13 +3,13 @@
 -- audit_heads keeps each chain's last sequence number and hash; a writer
 -- locks its merchant's head row, so appends to one chain are serial and
 -- removing the newest events shows against the head.
-CREATE TABLE audit_heads (
+CREATE TABLE IF NOT EXISTS audit_heads (
     merchant_id text   PRIMARY KEY REFERENCES merchants (id),
     seq         bigint NOT NULL CHECK (seq >= 0),
     hash        bytea  NOT NULL
 );
 
-CREATE TABLE audit_events (
+CREATE TABLE IF NOT EXISTS audit_events (
     id          text        PRIMARY KEY,
     merchant_id text        NOT NULL REFERENCES merchants (id),
     seq         bigint      NOT NULL CHECK (seq >= 1),
@@ -25,5 +25,5 @@ CREATE TABLE audit_events (
 );
 
 -- +goose Down
-DROP TABLE audit_events;
-DROP TABLE audit_heads;
+DROP TABLE IF EXISTS audit_events;
+DROP TABLE IF EXISTS audit_heads;

@@ -12,7 +12,7 @@
 // from the deliveries leased at the kill). Then, on a pg_auto_failover
 // formation (internal/lab/formation), two servers on its multi-host URL
 // under eight creating clients: a planned switchover (writes back within
-// 25 s) and the primary's process group killed with SIGKILL (within 20
+// 15 s) and the primary's process group killed with SIGKILL (within 20
 // s), each printing the measured outage; every acknowledged creation
 // must survive once and whole, and every event reach the webhook. The
 // command fails on any loss, duplicate, half-written row, 500, dead

@@ -21,13 +21,13 @@ import (
 )
 
 // Failover limits: no write may fail for longer than these from the
-// disruption on. A switchover's is the longer: under load, pg_autoctl
-// keeps the old primary up (its sessions waiting on the standby that is
-// being promoted) until its stop completes, well past the monitor's
-// demote timeout, and writes resume only when it is down.
+// disruption on. A switchover's is the shorter: the monitor starts the
+// promotion at once, where a kill waits first for it to find the primary
+// unhealthy, and the formation's authentication_timeout keeps the old
+// primary's fast shutdown short under load (see package formation).
 const (
 	killResumeLimit       = 20 * time.Second
-	switchoverResumeLimit = 25 * time.Second
+	switchoverResumeLimit = 15 * time.Second
 )
 
 // failoverScenarios runs the scenarios on a pg_auto_failover formation:

@@ -22,11 +22,23 @@
 //	primary_demote_timeout            6000 ms  (default 30000)
 //
 // and each keeper: timeout.network_partition_timeout 4 s (default 20);
-// each node: max_connections 300 (see maxConnections). With these, the
-// standby takes writes about 10 s after the primary is killed, and a
-// few seconds into a switchover, though under load the old primary then
-// takes longer to stop (see the chaos scenarios). Lower ones risk a
-// failover on a busy machine's slow health check.
+// each node (nodeSettings): max_connections 300 (default 100) and
+// authentication_timeout 5 s (default 60). With these, writes pause for
+// about 10 s when the primary is killed or switched over under load.
+// Lower monitor timeouts risk a failover on a busy machine's slow health
+// check.
+//
+// authentication_timeout bounds a switchover's old primary. Its keeper
+// stops it with a fast shutdown while the clients reconnect; PostgreSQL
+// 15 answers a connection made during the shutdown from a dead-end child
+// ("the database system is shutting down"), and once the shutdown
+// checkpoint is written, the postmaster stops answering new connections
+// and waits for every dead-end child to exit, which a child whose client
+// has not finished its startup does only at authentication_timeout. With
+// the default, the old primary lingers for most of a minute: its keeper's
+// stop times out, the monitor cannot learn that it is down, and every new
+// connection tries its address first and hangs there until its
+// connect_timeout, so writes on the new primary wait for it.
 package formation
 
 import (
@@ -65,10 +77,14 @@ var monitorSettings = []string{
 	"primary_demote_timeout = 6000",
 }
 
-// maxConnections is each node's max_connections: two servers' pools hold
+// nodeSettings go into the first node's postgresql.auto.conf, which the
+// standby's base backup copies. max_connections: two servers' pools hold
 // about a hundred connections, PostgreSQL's default, and the lab's own
-// pools and the keepers need room beside them.
-const maxConnections = "300"
+// pools and the keepers need room beside them. authentication_timeout:
+// the longest a stopping node waits for the connections it refuses (see
+// the package doc); loopback clients with trust authentication finish
+// their startup in milliseconds.
+const nodeSettings = "max_connections = '300'\nauthentication_timeout = '5s'\n"
 
 // networkPartitionTimeout is each keeper's timeout.network_partition_timeout, in seconds.
 const networkPartitionTimeout = "4"
@@ -184,7 +200,7 @@ func Start(ctx context.Context, dir string, log io.Writer) (*Formation, error) {
 		}
 		if i == 0 {
 			// The standby's base backup copies it.
-			if err := appendFile(filepath.Join(n.PGData, "postgresql.auto.conf"), "max_connections = '"+maxConnections+"'\n"); err != nil {
+			if err := appendFile(filepath.Join(n.PGData, "postgresql.auto.conf"), nodeSettings); err != nil {
 				return nil, err
 			}
 		}

@@ -80,7 +80,6 @@ func (o *Originator) build(ctx context.Context, f File, entries []Entry) ([]byte
 			slices.SortFunc(eds, func(a, b *nacha.EntryDetail) int { return cmp.Compare(a.TraceNumber, b.TraceNumber) })
 		}
 		bh := nacha.NewBatchHeader()
-		bh.ServiceClassCode = ServiceClass(eds)
 		bh.CompanyName = upper(o.cfg.CompanyName, 16)
 		bh.CompanyIdentification = o.cfg.CompanyID
 		bh.StandardEntryClassCode = k.SEC
@@ -88,17 +87,9 @@ func (o *Originator) build(ctx context.Context, f File, entries []Entry) ([]byte
 		bh.EffectiveEntryDate = effective
 		bh.ODFIIdentification = o.cfg.ODFIRouting[:8]
 		bh.BatchNumber = number + 1
-		batch, err := nacha.NewBatch(bh)
-		if err != nil {
+		if err := AddBatch(file, bh, eds); err != nil {
 			return nil, err
 		}
-		for _, ed := range eds {
-			batch.AddEntry(ed)
-		}
-		if err := batch.Create(); err != nil {
-			return nil, err
-		}
-		file.AddBatch(batch)
 	}
 	if err := file.Create(); err != nil {
 		return nil, err
@@ -140,9 +131,27 @@ func batchOrder(classes []Class) []batchKey {
 	return keys
 }
 
-// ServiceClass is 220 for a batch of credits only, 225 for debits only and
+// AddBatch adds to file the batch of eds under bh, its service class set
+// from eds and its control record built.
+func AddBatch(file *nacha.File, bh *nacha.BatchHeader, eds []*nacha.EntryDetail) error {
+	bh.ServiceClassCode = serviceClass(eds)
+	batch, err := nacha.NewBatch(bh)
+	if err != nil {
+		return err
+	}
+	for _, ed := range eds {
+		batch.AddEntry(ed)
+	}
+	if err := batch.Create(); err != nil {
+		return err
+	}
+	file.AddBatch(batch)
+	return nil
+}
+
+// serviceClass is 220 for a batch of credits only, 225 for debits only and
 // 200 for both.
-func ServiceClass(eds []*nacha.EntryDetail) int {
+func serviceClass(eds []*nacha.EntryDetail) int {
 	credits, debits := false, false
 	for _, ed := range eds {
 		if ed.CreditOrDebit() == "D" {

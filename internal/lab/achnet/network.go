@@ -362,18 +362,9 @@ func (n *Network) build(st *state, date calendar.Date, answers []answer) ([]byte
 			st.Trace++
 			eds = append(eds, answerEntry(a, k.rdfi, st.Trace))
 		}
-		bh.ServiceClassCode = ach.ServiceClass(eds)
-		batch, err := nacha.NewBatch(bh)
-		if err != nil {
+		if err := ach.AddBatch(file, bh, eds); err != nil {
 			return nil, err
 		}
-		for _, ed := range eds {
-			batch.AddEntry(ed)
-		}
-		if err := batch.Create(); err != nil {
-			return nil, err
-		}
-		file.AddBatch(batch)
 	}
 	if err := file.Create(); err != nil {
 		return nil, err

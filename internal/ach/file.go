@@ -91,6 +91,11 @@ func (o *Originator) build(ctx context.Context, f File, entries []Entry) ([]byte
 			return nil, err
 		}
 	}
+	return Encode(file)
+}
+
+// Encode builds file's control record and writes it in NACHA's format.
+func Encode(file *nacha.File) ([]byte, error) {
 	if err := file.Create(); err != nil {
 		return nil, err
 	}

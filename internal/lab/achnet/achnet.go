@@ -53,10 +53,10 @@
 //
 // # Time
 //
-// The network runs on a date (--date, default today in US Eastern time)
-// on the banking calendar (internal/core/calendar). A file settles on its
-// batches' effective date, or the first banking day the network reads it
-// when that is later; an answer is due that many banking days after the
+// Answers follow one date (--date, else today in US Eastern time, the
+// Federal Reserve's clock) on the banking calendar (internal/core/calendar).
+// A file settles on its batches' effective date, or the first banking day
+// the network reads it when that is later; an answer is due that many banking days after the
 // settlement date, and is written on the first banking day on or after
 // it. On a weekend or holiday the network reads files and writes nothing.
 // A test moves the date forward run by run; `--watch` reruns every

@@ -366,17 +366,15 @@ func (n *Network) build(st *state, date calendar.Date, answers []answer) ([]byte
 			return nil, err
 		}
 	}
-	if err := file.Create(); err != nil {
+	data, err := ach.Encode(file)
+	if err != nil {
 		return nil, err
 	}
+	// A bank's file passes every check of the format, not only its totals.
 	if err := file.Validate(); err != nil {
 		return nil, err
 	}
-	var buf bytes.Buffer
-	if err := nacha.NewWriter(&buf).Write(file); err != nil {
-		return nil, err
-	}
-	return buf.Bytes(), nil
+	return data, nil
 }
 
 // answerEntry is the entry that carries answer a back to the originating

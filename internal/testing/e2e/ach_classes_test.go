@@ -8,8 +8,6 @@ import (
 
 	nacha "github.com/moov-io/ach"
 
-	"github.com/fundsource/fundsource/internal/audit"
-	"github.com/fundsource/fundsource/internal/core/tenant"
 	th "github.com/fundsource/fundsource/internal/testing/harness"
 )
 
@@ -36,15 +34,7 @@ func batchOf(t *testing.T, files map[string]*nacha.File, cents int) (nacha.Batch
 func TestOriginationClassifiesBusinessDebitsAndSubscriptionRetries(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t) // Monday 2026-11-02
-	m := h.Merchant("Acme")
-	key := h.Production(m).SecretKey
-	scope := tenant.Scope{MerchantID: m.Merchant.ID, Env: tenant.Production}
-	if err := h.Merchants.GrantOnDemand(context.Background(), scope, audit.Operator("test")); err != nil {
-		t.Fatal(err)
-	}
-	if err := h.Merchants.EnableThirdPartyVerification(context.Background(), scope, audit.Operator("test")); err != nil {
-		t.Fatal(err)
-	}
+	_, key, _ := liveMerchant(t, h)
 	business := th.WantOK(t, h.Post("/v2/customers", key,
 		`{"first_name":"Bea","last_name":"Baker","email":"bea@example.com","business_name":"Bea's Bakery LLC"}`))["user_id"].(string)
 	bizSrc := th.WantOK(t, h.Post("/v2/on-demand/funding-source", key, th.SourceBody(business, "021000021", "000111222333")))["funding_source_id"].(string)

@@ -16,6 +16,7 @@ import (
 	"github.com/fundsource/fundsource/internal/ach"
 	"github.com/fundsource/fundsource/internal/audit"
 	"github.com/fundsource/fundsource/internal/core/tenant"
+	"github.com/fundsource/fundsource/internal/merchant"
 	th "github.com/fundsource/fundsource/internal/testing/harness"
 )
 
@@ -57,10 +58,13 @@ type achSetup struct {
 	debit, credit        string
 }
 
-func newACHSetup(t *testing.T) *achSetup {
-	h := newHarness(t)
+// liveMerchant is a merchant whose production environment creates
+// Verified sources on demand: the merchant, its production secret key and
+// scope.
+func liveMerchant(t *testing.T, h *harness) (merchant.Created, string, tenant.Scope) {
+	t.Helper()
 	m := h.Merchant("Acme")
-	prod := h.Production(m)
+	key := h.Production(m).SecretKey
 	scope := tenant.Scope{MerchantID: m.Merchant.ID, Env: tenant.Production}
 	if err := h.Merchants.GrantOnDemand(context.Background(), scope, audit.Operator("test")); err != nil {
 		t.Fatal(err)
@@ -68,7 +72,13 @@ func newACHSetup(t *testing.T) *achSetup {
 	if err := h.Merchants.EnableThirdPartyVerification(context.Background(), scope, audit.Operator("test")); err != nil {
 		t.Fatal(err)
 	}
-	s := &achSetup{h: h, key: prod.SecretKey, scope: scope}
+	return m, key, scope
+}
+
+func newACHSetup(t *testing.T) *achSetup {
+	h := newHarness(t)
+	m, key, scope := liveMerchant(t, h)
+	s := &achSetup{h: h, key: key, scope: scope}
 	user := h.Customer(s.key)
 	s.verified = th.WantOK(t, h.Post("/v2/on-demand/funding-source", s.key, th.SourceBody(user, "021000021", "000123456789")))["funding_source_id"].(string)
 	s.unverified = th.WantOK(t, h.Post("/v2/funding-source", s.key,
@@ -357,12 +367,9 @@ func bankFile(t *testing.T, batch nacha.Batcher) []byte {
 	file := nacha.NewFile()
 	file.SetHeader(fh)
 	file.AddBatch(batch)
-	if err := file.Create(); err != nil {
+	data, err := ach.Encode(file)
+	if err != nil {
 		t.Fatal(err)
 	}
-	var buf bytes.Buffer
-	if err := nacha.NewWriter(&buf).Write(file); err != nil {
-		t.Fatal(err)
-	}
-	return buf.Bytes()
+	return data
 }

@@ -16,7 +16,6 @@ import (
 	nacha "github.com/moov-io/ach"
 
 	"github.com/fundsource/fundsource/internal/ach"
-	"github.com/fundsource/fundsource/internal/audit"
 	"github.com/fundsource/fundsource/internal/core/tenant"
 	"github.com/fundsource/fundsource/internal/lab/achnet"
 	"github.com/fundsource/fundsource/internal/lab/rig"
@@ -37,15 +36,7 @@ type network struct {
 
 func newNetwork(t *testing.T) *network {
 	h := newHarness(t) // Monday 2026-11-02
-	m := h.Merchant("Acme")
-	key := h.Production(m).SecretKey
-	scope := tenant.Scope{MerchantID: m.Merchant.ID, Env: tenant.Production}
-	if err := h.Merchants.GrantOnDemand(context.Background(), scope, audit.Operator("test")); err != nil {
-		t.Fatal(err)
-	}
-	if err := h.Merchants.EnableThirdPartyVerification(context.Background(), scope, audit.Operator("test")); err != nil {
-		t.Fatal(err)
-	}
+	_, key, scope := liveMerchant(t, h)
 	dir := t.TempDir()
 	n := &network{h: h, key: key, scope: scope, outbox: filepath.Join(dir, "outbox"), inbox: filepath.Join(dir, "inbox")}
 	n.o = h.originator(achConfig(n.outbox))

@@ -383,7 +383,10 @@ func endpoint(ctx context.Context, scope tenant.Scope, get func(context.Context,
 // Delete removes the scope's webhook and cancels its pending deliveries.
 func (s *Service) Delete(ctx context.Context, scope tenant.Scope, by audit.Actor) error {
 	err := s.store.WithTx(ctx, func(tx Store) error {
-		ep, err := tx.EndpointForUpdate(ctx, scope)
+		// Read, not locked: DeleteEndpoint locks the deliveries before the
+		// endpoint, as the dispatcher does, and locking the endpoint first
+		// would deadlock against a delivery in flight.
+		ep, err := tx.Endpoint(ctx, scope)
 		if err != nil {
 			return err
 		}

@@ -3,6 +3,8 @@
 -- audit_heads keeps each chain's last sequence number and hash; a writer
 -- locks its merchant's head row, so appends to one chain are serial and
 -- removing the newest events shows against the head.
+-- IF NOT EXISTS: a development database can hold these tables already,
+-- created from a branch that numbered this migration differently.
 CREATE TABLE IF NOT EXISTS audit_heads (
     merchant_id text   PRIMARY KEY REFERENCES merchants (id),
     seq         bigint NOT NULL CHECK (seq >= 0),

@@ -183,6 +183,9 @@ func TestProcessorTokenUpgradesTheCustomersUnverifiedSource(t *testing.T) {
 	if linked["funding_source_id"] != unverified["funding_source_id"] || linked["status"] != "Verified" {
 		t.Errorf("linking the customer's Unverified account = %s, want %s upgraded", th.MustJSON(linked), unverified["funding_source_id"])
 	}
+	// The upgraded source carries the link's ownership check from then on.
+	wantOwnership(t, "the upgraded source", linked, "mismatch", 20, 0)
+	wantOwnership(t, "the upgraded source on GET", th.WantOK(t, l.Get("/v2/funding-source/"+linked["funding_source_id"].(string), key)), "mismatch", 20, 0)
 	// Another customer cannot link the same account.
 	other := l.Customer(key)
 	r := l.Post(linkPath, key, linkBody(other, l.token(it)))

@@ -56,15 +56,15 @@ func (s *Service) PrepareOnDemand(ctx context.Context, c Caller, in Input) (Crea
 			"This API key lacks the on-demand funding-source permission (on_demand_funding_source).")
 	}
 	if c.ThirdPartyVerification {
-		return s.prepare(ctx, c, in, Verified)
+		return s.prepare(ctx, c, in, Verified, nil)
 	}
-	return s.prepare(ctx, c, in, Unverified)
+	return s.prepare(ctx, c, in, Unverified, nil)
 }
 
 // PrepareForMicroDeposits prepares POST /v2/funding-source: always
 // Unverified, to be verified by micro-deposits.
 func (s *Service) PrepareForMicroDeposits(ctx context.Context, c Caller, in Input) (Creation, error) {
-	return s.prepare(ctx, c, in, Unverified)
+	return s.prepare(ctx, c, in, Unverified, nil)
 }
 
 // CreateOnDemand prepares and inserts an on-demand creation.
@@ -86,10 +86,11 @@ func (s *Service) CreateForMicroDeposits(ctx context.Context, scope tenant.Scope
 	return s.Insert(ctx, cr)
 }
 
-// prepare validates in and makes the source with the given status, its
-// account checked against the account's history: under the block_fail
-// policy, a check that fails is account_check_failed with its reasons.
-func (s *Service) prepare(ctx context.Context, c Caller, in Input, status Status) (Creation, error) {
+// prepare validates in and makes the source with the given status and
+// ownership check (nil but on the processor path), its account checked
+// against the account's history: under the block_fail policy, a check
+// that fails is account_check_failed with its reasons.
+func (s *Service) prepare(ctx context.Context, c Caller, in Input, status Status, own *Ownership) (Creation, error) {
 	scope := c.Scope
 	a, err := s.validate(scope.Env, in)
 	if err != nil {
@@ -101,6 +102,7 @@ func (s *Service) prepare(ctx context.Context, c Caller, in Input, status Status
 		BankName: a.bankName, LastFour: a.number[len(a.number)-4:], AccountType: a.accountType,
 		Nickname: a.nickname, CreatedAt: now, RoutingNumber: a.routing,
 		Fingerprint: s.vault.Fingerprint(fingerprintLabel, a.number), AccountFP: s.accountFP(a.routing, a.number),
+		Ownership: own,
 	}
 	if src.Facts, err = s.store.AccountFacts(ctx, scope.Env, src.AccountFP, scope.MerchantID, src.CustomerID); err != nil {
 		return Creation{}, err
@@ -119,10 +121,11 @@ func (s *Service) prepare(ctx context.Context, c Caller, in Input, status Status
 	return Creation{Source: src, events: events}, nil
 }
 
-// create prepares a source with the given status and inserts it; when also
-// is set, it runs in the same transaction with the stored source.
-func (s *Service) create(ctx context.Context, c Caller, in Input, status Status, also ...func(ctx context.Context, tx Store, src Source) error) (Source, error) {
-	cr, err := s.prepare(ctx, c, in, status)
+// create prepares a source with the given status and ownership check and
+// inserts it; when also is set, it runs in the same transaction with the
+// stored source.
+func (s *Service) create(ctx context.Context, c Caller, in Input, status Status, own *Ownership, also ...func(ctx context.Context, tx Store, src Source) error) (Source, error) {
+	cr, err := s.prepare(ctx, c, in, status, own)
 	if err != nil {
 		return Source{}, err
 	}
@@ -186,6 +189,9 @@ func (s *Service) insert(ctx context.Context, st Store, cr Creation) (Source, er
 			return err
 		}
 		if src.Status == Verified && existing.Status == Unverified {
+			if src.Ownership != nil {
+				existing.Ownership = src.Ownership
+			}
 			out, err = s.markVerified(ctx, tx, existing)
 			out = s.checked(out)
 			return err

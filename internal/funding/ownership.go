@@ -1,6 +1,12 @@
 package funding
 
-import "time"
+import (
+	"context"
+	"strings"
+	"time"
+
+	"github.com/fundsource/fundsource/internal/core/errs"
+)
 
 // Ownership results.
 const (
@@ -29,14 +35,32 @@ type Ownership struct {
 	CheckedAt  time.Time `json:"checked_at"` // UTC
 }
 
-// OwnershipOf is the ownership check of scores at now.
+// Identity is what a customer says about itself that the ownership check
+// matches: the legal name (the business name of a business customer, else
+// first and last name) and the email.
+type Identity struct {
+	LegalName string
+	Email     string
+}
+
+// IdentityOf is the identity of a customer with these names and email.
+func IdentityOf(firstName, lastName, email string, businessName *string) Identity {
+	if businessName != nil && strings.TrimSpace(*businessName) != "" {
+		return Identity{LegalName: strings.TrimSpace(*businessName), Email: email}
+	}
+	return Identity{LegalName: strings.TrimSpace(firstName + " " + lastName), Email: email}
+}
+
+// OwnershipOf is the ownership check of scores at now. A score outside
+// 0–100 counts as none given, so a provider's odd answer reads as
+// unavailable rather than as a verdict.
 func OwnershipOf(sc OwnerScores, now time.Time) Ownership {
 	o := Ownership{Result: OwnershipUnavailable, CheckedAt: now.UTC()}
-	if sc.Email >= 0 {
+	if sc.Email >= 0 && sc.Email <= 100 {
 		e := sc.Email
 		o.EmailScore = &e
 	}
-	if sc.Name < 0 {
+	if sc.Name < 0 || sc.Name > 100 {
 		return o
 	}
 	n := sc.Name
@@ -50,4 +74,32 @@ func OwnershipOf(sc OwnerScores, now time.Time) Ownership {
 		o.Result = OwnershipMismatch
 	}
 	return o
+}
+
+// checkOwnership asks the provider how well who matches the owner of the
+// token's account. Under the flag policy a provider error is an
+// unavailable check and never fails the link; under require_match it is
+// the provider's error (nothing can be confirmed), and any result but a
+// match is ownership_mismatch. Either refusal writes nothing, so the token
+// stays usable for the customer it belongs to.
+func (s *Service) checkOwnership(ctx context.Context, c Caller, token string, who Identity) (*Ownership, error) {
+	requireMatch := c.OwnershipPolicy == PolicyRequireMatch
+	sc, err := s.provider.OwnerScores(ctx, token, who.LegalName, who.Email)
+	if err != nil && requireMatch {
+		return nil, err
+	}
+	if err != nil {
+		sc = OwnerScores{Name: -1, Email: -1}
+	}
+	o := OwnershipOf(sc, s.now())
+	if requireMatch && o.Result != OwnershipMatch {
+		why := "The bank account's owner does not match this customer's name (ownership " + o.Result + ")"
+		if o.Result == OwnershipUnavailable {
+			why = "The provider gave no score for this customer's name against the bank account's owner"
+		}
+		return nil, (&errs.Error{Code: errs.OwnershipMismatch, Param: "user_id",
+			Message: why + " and this environment's ownership_policy is require_match; nothing was created and the processor token can still be used."}).
+			WithDetail("ownership", o)
+	}
+	return &o, nil
 }

@@ -26,7 +26,8 @@ func invalidToken(msg string) error {
 // CreateFromProcessorToken links the account behind a bank-linking
 // provider's processor token as a Verified source. Order: the customer must
 // exist; a token seen before is refused without asking the provider; then
-// the provider is asked for the account. The token is recorded as consumed
+// the provider is asked for the account, then how well the customer
+// matches its owner (checkOwnership). The token is recorded as consumed
 // (by a keyed fingerprint, never in clear) in the transaction that stores
 // the source, so a provider failure leaves it usable.
 func (s *Service) CreateFromProcessorToken(ctx context.Context, c Caller, in ProcessorInput) (Source, error) {
@@ -41,12 +42,12 @@ func (s *Service) CreateFromProcessorToken(ctx context.Context, c Caller, in Pro
 	if len(customerID) > MaxUserID {
 		return Source{}, customerNotFound()
 	}
-	ok, err := s.store.CustomerExists(ctx, scope, customerID)
+	who, err := s.store.CustomerIdentity(ctx, scope, customerID)
+	if errs.Is(err, errs.NotFound) {
+		return Source{}, customerNotFound()
+	}
 	if err != nil {
 		return Source{}, err
-	}
-	if !ok {
-		return Source{}, customerNotFound()
 	}
 	tok := in.ProcessorToken
 	if len(tok) > MaxProcessorToken || !strings.HasPrefix(tok, "processor-") || strings.Trim(tok, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_") != "" {
@@ -72,6 +73,10 @@ func (s *Service) CreateFromProcessorToken(ctx context.Context, c Caller, in Pro
 		return Source{}, &errs.Error{Code: errs.InvalidAccountType, Param: "processor_token",
 			Message: "The linked account is a " + kind + " account; only checking and savings accounts can be funding sources."}
 	}
+	own, err := s.checkOwnership(ctx, c, tok, who)
+	if err != nil {
+		return Source{}, err
+	}
 	in2 := Input{CustomerID: customerID, RoutingNumber: acct.RoutingNumber, AccountNumber: acct.AccountNumber, AccountType: &acct.Subtype}
 	if name := strings.TrimSpace(acct.Name); name != "" {
 		if len(name) > MaxNickname {
@@ -79,12 +84,15 @@ func (s *Service) CreateFromProcessorToken(ctx context.Context, c Caller, in Pro
 		}
 		in2.Nickname = &name
 	}
-	src, err := s.create(ctx, c, in2, Verified, func(ctx context.Context, tx Store, src Source) error {
+	src, err := s.create(ctx, c, in2, Verified, own, func(ctx context.Context, tx Store, src Source) error {
 		err := tx.ConsumeProcessorToken(ctx, scope, fp, src.ID, s.now())
 		if errs.Is(err, errs.Conflict) {
 			return invalidToken("This processor token was already used; a processor token links one account once.")
 		}
-		return err
+		if err != nil {
+			return err
+		}
+		return tx.SetOwnership(ctx, src)
 	})
 	if e, ok := errs.As(err); ok && e.Code == errs.AccountInUse {
 		// This request has no account_number: the account came with the token.

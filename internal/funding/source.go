@@ -35,6 +35,14 @@
 // called. The bank name comes from the routing directory on every creation
 // path, so one account has one name whichever way it was linked.
 //
+// Ownership: a processor token proves that someone could sign in to the
+// account, not that it is the customer's. The processor path asks the
+// provider how well the customer's name and email match the account's
+// owner and keeps the scores on the source. Under the flag policy the
+// answer is information and a provider failure never costs the merchant a
+// link; under require_match only a match links, and a refusal writes
+// nothing, so the token is still good for the customer it belongs to.
+//
 // Returns act on the source by one policy table (achcode.SourceAction),
 // applied by ApplyReturnTx in the return's transaction whichever way the
 // return arrives (the bank's return file, the sandbox's simulations, a
@@ -104,6 +112,9 @@ type Source struct {
 	// AccountCheck is what the service's history says of the account
 	// (check.go), computed from Facts by the service on every answer.
 	AccountCheck *AccountCheck `json:"account_check"`
+	// Ownership is the provider's match of the customer against the
+	// account's owner (ownership.go); null but on the processor path.
+	Ownership *Ownership `json:"ownership"`
 
 	RoutingNumber string       `json:"-"`
 	Account       Sealed       `json:"-"` // the account number, sealed with the source id as associated data
@@ -181,6 +192,11 @@ type Store interface {
 	audit.Recorder
 
 	CustomerExists(ctx context.Context, scope tenant.Scope, customerID string) (bool, error)
+	// CustomerIdentity returns the name and email the ownership check
+	// matches; errs.NotFound if the scope has no such customer.
+	CustomerIdentity(ctx context.Context, scope tenant.Scope, customerID string) (Identity, error)
+	// SetOwnership stores src's Ownership.
+	SetOwnership(ctx context.Context, src Source) error
 	// CreateSource stores src with its account-number claim and its events,
 	// checking that the customer exists (ErrNoCustomer when not, and nothing
 	// is written). When another source holds the number already, it writes
@@ -280,6 +296,9 @@ type ProviderAccount struct {
 // invalid_processor_token, processor_not_enabled or provider_unavailable.
 type Provider interface {
 	Account(ctx context.Context, processorToken string) (ProviderAccount, error)
+	// OwnerScores scores a customer's legal name and email against the
+	// owner of the token's account.
+	OwnerScores(ctx context.Context, processorToken, legalName, email string) (OwnerScores, error)
 }
 
 // Service applies the funding-source rules.

@@ -17,6 +17,40 @@ import (
 const customerExists = `
 SELECT EXISTS (SELECT 1 FROM customers WHERE ` + byID + `)`
 
+const customerIdentity = `
+SELECT first_name, last_name, email, business_name FROM customers WHERE ` + byID
+
+// CustomerIdentity returns the name and email the ownership check
+// matches; errs.NotFound if the scope has no such customer.
+func (q queries) CustomerIdentity(ctx context.Context, scope tenant.Scope, customerID string) (funding.Identity, error) {
+	var r struct {
+		First    string  `db:"first_name"`
+		Last     string  `db:"last_name"`
+		Email    string  `db:"email"`
+		Business *string `db:"business_name"`
+	}
+	if err := sqlx.GetContext(ctx, q.ex, &r, customerIdentity, scope.MerchantID, scope.Env, customerID); err != nil {
+		return funding.Identity{}, translate(err)
+	}
+	return funding.IdentityOf(r.First, r.Last, r.Email, r.Business), nil
+}
+
+const setOwnership = `
+UPDATE funding_sources SET ownership_result = $4, ownership_name_score = $5, ownership_email_score = $6,
+    ownership_checked_at = $7
+WHERE ` + byID
+
+// SetOwnership stores src's ownership check.
+func (q queries) SetOwnership(ctx context.Context, src funding.Source) error {
+	o := src.Ownership
+	if o == nil {
+		return nil
+	}
+	res, err := q.ex.ExecContext(ctx, setOwnership, src.Scope.MerchantID, src.Scope.Env, src.ID,
+		o.Result, o.NameScore, o.EmailScore, o.CheckedAt)
+	return oneRow(res, err, errs.NotFound)
+}
+
 // CustomerExists reports whether the scope has the customer.
 func (q queries) CustomerExists(ctx context.Context, scope tenant.Scope, customerID string) (bool, error) {
 	var ok bool
@@ -83,6 +117,10 @@ type sourceRow struct {
 	UnblockedAt   *time.Time `db:"unblocked_at"`
 	Attestation   *string    `db:"unblock_attestation"`
 	AccountFP     []byte     `db:"account_fp"`
+	OwnResult     *string    `db:"ownership_result"`
+	OwnName       *int       `db:"ownership_name_score"`
+	OwnEmail      *int       `db:"ownership_email_score"`
+	OwnCheckedAt  *time.Time `db:"ownership_checked_at"`
 	depositCols
 	factCols
 }
@@ -116,6 +154,10 @@ func (r sourceRow) domain() funding.Source {
 	if r.BlockCode != nil && r.BlockedAt != nil {
 		s.Block = &funding.Block{Code: *r.BlockCode, Reason: deref(r.BlockReason), BlockedAt: r.BlockedAt.UTC()}
 	}
+	if r.OwnResult != nil && r.OwnCheckedAt != nil {
+		s.Ownership = &funding.Ownership{Result: *r.OwnResult, NameScore: r.OwnName, EmailScore: r.OwnEmail,
+			CheckedAt: r.OwnCheckedAt.UTC()}
+	}
 	if r.Seq != nil {
 		s.Verification = funding.MicroDeposit{
 			Seq: *r.Seq, Status: *r.depositCols.Status, InitiatedAt: r.InitiatedAt.UTC(), ExpectedArrival: *r.ExpectedArrival,
@@ -136,7 +178,8 @@ SELECT f.merchant_id, f.environment, f.id, f.customer_id, f.status, f.routing_nu
        f.md_attempts_remaining, f.md_return_code, f.md_method, f.md_rail, f.md_arrived_at, f.md_failure_code,
        f.md_fallback_reason,
        f.removed_reason, f.block_code, f.block_reason, f.blocked_at, f.unblocked_at, f.unblock_attestation,
-       f.account_fp, ck.ck_kinds, ck.ck_codes, ck.ck_at
+       f.account_fp, f.ownership_result, f.ownership_name_score, f.ownership_email_score, f.ownership_checked_at,
+       ck.ck_kinds, ck.ck_codes, ck.ck_at
 FROM funding_sources f
 LEFT JOIN LATERAL (` + accountFactsOfF + `) ck ON true`
 

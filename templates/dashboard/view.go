@@ -201,7 +201,12 @@ type Source struct {
 	// unknown) and CheckReasons its reason codes.
 	Check        string
 	CheckReasons []string
-	Events       []LogRow
+	// Ownership is the ownership match's result (match, partial,
+	// mismatch, unavailable), "" when the source was not linked with a
+	// processor token; OwnershipScores its scores in words.
+	Ownership       string
+	OwnershipScores string
+	Events          []LogRow
 
 	Sandbox       bool     // the sandbox's simulation buttons are shown
 	ReturnCodes   []Option // the codes a simulated return offers
@@ -329,6 +334,19 @@ func CheckSummary(result string) string {
 		return "Fail: a bank refused this account in the last 365 days; debits are likely to come back."
 	}
 	return "Unknown: this service has no history of the account yet."
+}
+
+// OwnershipSummary is an ownership match's result in words.
+func OwnershipSummary(result string) string {
+	switch result {
+	case "match":
+		return "Match: the account's owner has this customer's name."
+	case "partial":
+		return "Partial: the owner shares only part of the customer's name; check before you debit."
+	case "mismatch":
+		return "Mismatch: the account's owner has another name; it may not be this customer's account."
+	}
+	return "Unavailable: the provider could not say who owns the account."
 }
 
 // checkReasons are the account check's reasons in words.

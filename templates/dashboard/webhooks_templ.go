@@ -282,7 +282,7 @@ func logTable(rows []LogRow, id string) templ.Component {
 			templ_7745c5c3_Var8 = templ.NopComponent
 		}
 		ctx = templ.ClearChildren(ctx)
-		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 30, "<div class=\"table-wrap\"><table id=\"")
+		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 30, "<div class=\"table-wrap\" role=\"region\" aria-label=\"Events\" tabindex=\"0\"><table id=\"")
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
@@ -584,7 +584,7 @@ func EventPage(f Frame, v Event) templ.Component {
 						return templ_7745c5c3_Err
 					}
 				} else {
-					templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 59, "<div class=\"table-wrap\"><table class=\"attempts\"><thead><tr><th scope=\"col\">Time (UTC)</th><th scope=\"col\">Response</th><th scope=\"col\">Latency</th><th scope=\"col\">URL</th></tr></thead> <tbody>")
+					templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 59, "<div class=\"table-wrap\" role=\"region\" aria-label=\"Delivery attempts\" tabindex=\"0\"><table class=\"attempts\"><thead><tr><th scope=\"col\">Time (UTC)</th><th scope=\"col\">Response</th><th scope=\"col\">Latency</th><th scope=\"col\">URL</th></tr></thead> <tbody>")
 					if templ_7745c5c3_Err != nil {
 						return templ_7745c5c3_Err
 					}

@@ -138,6 +138,19 @@ func (s *Surface) sourcePage(c *gin.Context) {
 	if ck := src.AccountCheck; ck != nil {
 		v.Check, v.CheckReasons = ck.Result, ck.Reasons
 	}
+	if o := src.Ownership; o != nil {
+		v.Ownership = o.Result
+		var scores []string
+		if o.NameScore != nil {
+			scores = append(scores, fmt.Sprintf("name %d of 100", *o.NameScore))
+		}
+		if o.EmailScore != nil {
+			scores = append(scores, fmt.Sprintf("email %d of 100", *o.EmailScore))
+		}
+		if len(scores) > 0 {
+			v.OwnershipScores = "Scores: " + strings.Join(scores, ", ") + "."
+		}
+	}
 	vf := src.Verification
 	if vf != nil {
 		v.Verification, v.Attempts, v.ReturnCode = vf.Status, vf.AttemptsRemaining, vf.ReturnCode

@@ -16,6 +16,7 @@
 package providersim
 
 import (
+	"cmp"
 	"crypto/rand"
 	"encoding/json"
 	"fmt"
@@ -100,7 +101,8 @@ type Sim struct {
 	integrationOff map[string]bool // client ids
 	outage         bool
 	seq            int    // account-number sequence: every account is distinct
-	fail           string // what /processor/auth/get answers instead (see /sim/fail); "" for none
+	fail           string // what failPath answers instead (see /sim/fail); "" for none
+	failPath       string // /processor/auth/get or /processor/identity/match
 	failLeft       int    // answers left to fail; 0 fails until cleared
 }
 
@@ -193,8 +195,8 @@ func (s *Sim) serveAPI(w http.ResponseWriter, r *http.Request, fn func(string, m
 			aerr = plaidError("INTERNAL_SERVER_ERROR")
 			break
 		}
-		if r.URL.Path == "/processor/auth/get" {
-			switch fail := s.takeFailure(); fail {
+		if r.URL.Path == "/processor/auth/get" || r.URL.Path == "/processor/identity/match" {
+			switch fail := s.takeFailure(r.URL.Path); fail {
 			case "":
 			case FailTimeout:
 				// Nothing comes back before the client gives up.
@@ -257,10 +259,14 @@ func str(body map[string]any, key string) string {
 	return v
 }
 
-// takeFailure returns the failure to answer with, counting it down.
-func (s *Sim) takeFailure() string {
+// takeFailure returns the failure a call of path answers with, counting
+// it down.
+func (s *Sim) takeFailure(path string) string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if path != s.failPath {
+		return ""
+	}
 	fail := s.fail
 	if fail != "" && s.failLeft > 0 {
 		if s.failLeft--; s.failLeft == 0 {
@@ -581,15 +587,20 @@ func (s *Sim) setOutage(body map[string]any) error {
 	return nil
 }
 
-// setFail makes /processor/auth/get answer with one of Failures: a Plaid
-// error code as Plaid sends it, an HTML 502, or no answer at all
-// ("timeout"). "count" limits it to that many answers; "" clears it.
+// setFail makes /processor/auth/get, or the "path" given
+// (/processor/identity/match), answer with one of Failures: a Plaid error
+// code as Plaid sends it, an HTML 502, or no answer at all ("timeout").
+// "count" limits it to that many answers; "" clears it.
 func (s *Sim) setFail(body map[string]any) error {
 	code := str(body, "error_code")
 	if _, known := plaidErrors[code]; !known && code != "" && code != FailHTML502 && code != FailTimeout {
 		return fmt.Errorf("unknown error_code; one of %s", strings.Join(Failures(), ", "))
 	}
+	path := cmp.Or(str(body, "path"), "/processor/auth/get")
+	if path != "/processor/auth/get" && path != "/processor/identity/match" {
+		return fmt.Errorf("path must be /processor/auth/get or /processor/identity/match")
+	}
 	n, _ := body["count"].(float64)
-	s.fail, s.failLeft = code, int(n)
+	s.fail, s.failPath, s.failLeft = code, path, int(n)
 	return nil
 }

@@ -451,6 +451,30 @@ func (e ErrorResponseErrorCode) Valid() bool {
 	}
 }
 
+// Defines values for ErrorResponseErrorOwnershipResult.
+const (
+	ErrorResponseErrorOwnershipResultMatch       ErrorResponseErrorOwnershipResult = "match"
+	ErrorResponseErrorOwnershipResultMismatch    ErrorResponseErrorOwnershipResult = "mismatch"
+	ErrorResponseErrorOwnershipResultPartial     ErrorResponseErrorOwnershipResult = "partial"
+	ErrorResponseErrorOwnershipResultUnavailable ErrorResponseErrorOwnershipResult = "unavailable"
+)
+
+// Valid indicates whether the value is a known member of the ErrorResponseErrorOwnershipResult enum.
+func (e ErrorResponseErrorOwnershipResult) Valid() bool {
+	switch e {
+	case ErrorResponseErrorOwnershipResultMatch:
+		return true
+	case ErrorResponseErrorOwnershipResultMismatch:
+		return true
+	case ErrorResponseErrorOwnershipResultPartial:
+		return true
+	case ErrorResponseErrorOwnershipResultUnavailable:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for ErrorResponseSuccess.
 const (
 	False ErrorResponseSuccess = false
@@ -568,6 +592,30 @@ func (e FundingSourceAccountType) Valid() bool {
 	case FundingSourceAccountTypeChecking:
 		return true
 	case FundingSourceAccountTypeSavings:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for FundingSourceOwnershipResult.
+const (
+	FundingSourceOwnershipResultMatch       FundingSourceOwnershipResult = "match"
+	FundingSourceOwnershipResultMismatch    FundingSourceOwnershipResult = "mismatch"
+	FundingSourceOwnershipResultPartial     FundingSourceOwnershipResult = "partial"
+	FundingSourceOwnershipResultUnavailable FundingSourceOwnershipResult = "unavailable"
+)
+
+// Valid indicates whether the value is a known member of the FundingSourceOwnershipResult enum.
+func (e FundingSourceOwnershipResult) Valid() bool {
+	switch e {
+	case FundingSourceOwnershipResultMatch:
+		return true
+	case FundingSourceOwnershipResultMismatch:
+		return true
+	case FundingSourceOwnershipResultPartial:
+		return true
+	case FundingSourceOwnershipResultUnavailable:
 		return true
 	default:
 		return false
@@ -772,6 +820,30 @@ func (e FundingSourceEventDataChangeCode) Valid() bool {
 	}
 }
 
+// Defines values for FundingSourceEventDataOwnershipResult.
+const (
+	FundingSourceEventDataOwnershipResultMatch       FundingSourceEventDataOwnershipResult = "match"
+	FundingSourceEventDataOwnershipResultMismatch    FundingSourceEventDataOwnershipResult = "mismatch"
+	FundingSourceEventDataOwnershipResultPartial     FundingSourceEventDataOwnershipResult = "partial"
+	FundingSourceEventDataOwnershipResultUnavailable FundingSourceEventDataOwnershipResult = "unavailable"
+)
+
+// Valid indicates whether the value is a known member of the FundingSourceEventDataOwnershipResult enum.
+func (e FundingSourceEventDataOwnershipResult) Valid() bool {
+	switch e {
+	case FundingSourceEventDataOwnershipResultMatch:
+		return true
+	case FundingSourceEventDataOwnershipResultMismatch:
+		return true
+	case FundingSourceEventDataOwnershipResultPartial:
+		return true
+	case FundingSourceEventDataOwnershipResultUnavailable:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for FundingSourceEventDataStatus.
 const (
 	FundingSourceEventDataStatusPendingVerified FundingSourceEventDataStatus = "PendingVerified"
@@ -955,6 +1027,30 @@ func (e FundingSourceResponseAccountType) Valid() bool {
 	case FundingSourceResponseAccountTypeChecking:
 		return true
 	case FundingSourceResponseAccountTypeSavings:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for FundingSourceResponseOwnershipResult.
+const (
+	FundingSourceResponseOwnershipResultMatch       FundingSourceResponseOwnershipResult = "match"
+	FundingSourceResponseOwnershipResultMismatch    FundingSourceResponseOwnershipResult = "mismatch"
+	FundingSourceResponseOwnershipResultPartial     FundingSourceResponseOwnershipResult = "partial"
+	FundingSourceResponseOwnershipResultUnavailable FundingSourceResponseOwnershipResult = "unavailable"
+)
+
+// Valid indicates whether the value is a known member of the FundingSourceResponseOwnershipResult enum.
+func (e FundingSourceResponseOwnershipResult) Valid() bool {
+	switch e {
+	case FundingSourceResponseOwnershipResultMatch:
+		return true
+	case FundingSourceResponseOwnershipResultMismatch:
+		return true
+	case FundingSourceResponseOwnershipResultPartial:
+		return true
+	case FundingSourceResponseOwnershipResultUnavailable:
 		return true
 	default:
 		return false
@@ -2175,13 +2271,13 @@ func (e Readyz503JSONResponseBodyDatabase) Valid() bool {
 
 // Defines values for Readyz503JSONResponseBodyStatus.
 const (
-	Unavailable Readyz503JSONResponseBodyStatus = "unavailable"
+	Readyz503JSONResponseBodyStatusUnavailable Readyz503JSONResponseBodyStatus = "unavailable"
 )
 
 // Valid indicates whether the value is a known member of the Readyz503JSONResponseBodyStatus enum.
 func (e Readyz503JSONResponseBodyStatus) Valid() bool {
 	switch e {
-	case Unavailable:
+	case Readyz503JSONResponseBodyStatusUnavailable:
 		return true
 	default:
 		return false
@@ -2387,6 +2483,9 @@ type ErrorResponse struct {
 // ErrorResponseErrorCode defines model for ErrorResponse.Error.Code.
 type ErrorResponseErrorCode string
 
+// ErrorResponseErrorOwnershipResult defines model for ErrorResponse.Error.Ownership.Result.
+type ErrorResponseErrorOwnershipResult string
+
 // ErrorResponse_Error defines model for ErrorResponse.Error.
 type ErrorResponse_Error struct {
 	// AttemptsRemaining Micro-deposit verification attempts left (verification_pending, verification_failed, verification_attempts_exceeded, verification_expired).
@@ -2396,7 +2495,15 @@ type ErrorResponse_Error struct {
 	// FundingSourceId The funding source that already holds this account (duplicate_funding_source).
 	FundingSourceId *string `json:"funding_source_id,omitempty"`
 	Message         string  `json:"message"`
-	Param           *string `json:"param,omitempty"`
+
+	// Ownership The ownership check that refused the link (ownership_mismatch).
+	Ownership *struct {
+		CheckedAt  time.Time                         `json:"checked_at"`
+		EmailScore *int                              `json:"email_score"`
+		NameScore  *int                              `json:"name_score"`
+		Result     ErrorResponseErrorOwnershipResult `json:"result"`
+	} `json:"ownership,omitempty"`
+	Param *string `json:"param,omitempty"`
 
 	// Reasons The account check's reasons (account_check_failed).
 	Reasons   *[]string `json:"reasons,omitempty"`
@@ -2459,7 +2566,15 @@ type FundingSource struct {
 	FundingSourceId string    `json:"funding_source_id"`
 	LastFour        string    `json:"last_four"`
 	Nickname        *string   `json:"nickname"`
-	Removed         bool      `json:"removed"`
+
+	// Ownership How well the customer's legal name (the business name of a business customer, else first and last name) and email match the owner of the bank account, as the bank-linking provider scores them; only on sources linked with a processor token, null otherwise. result follows name_score: 70 and above match, 50–69 partial, below 50 mismatch; unavailable when the provider could not answer (under ownership_policy flag the link is still made).
+	Ownership *struct {
+		CheckedAt  time.Time                    `json:"checked_at"`
+		EmailScore *int                         `json:"email_score"`
+		NameScore  *int                         `json:"name_score"`
+		Result     FundingSourceOwnershipResult `json:"result"`
+	} `json:"ownership"`
+	Removed bool `json:"removed"`
 
 	// RemovedReason "return_R03" (etc.) when an ACH return removed the source (R02 R03 R04 R20); null otherwise.
 	RemovedReason *string             `json:"removed_reason"`
@@ -2495,6 +2610,9 @@ type FundingSource struct {
 
 // FundingSourceAccountType defines model for FundingSource.AccountType.
 type FundingSourceAccountType string
+
+// FundingSourceOwnershipResult defines model for FundingSource.Ownership.Result.
+type FundingSourceOwnershipResult string
 
 // FundingSourceStatus defines model for FundingSource.Status.
 type FundingSourceStatus string
@@ -2562,7 +2680,15 @@ type FundingSourceEventData struct {
 	FundingSourceId string                            `json:"funding_source_id"`
 	LastFour        string                            `json:"last_four"`
 	Nickname        *string                           `json:"nickname"`
-	Removed         bool                              `json:"removed"`
+
+	// Ownership How well the customer's legal name (the business name of a business customer, else first and last name) and email match the owner of the bank account, as the bank-linking provider scores them; only on sources linked with a processor token, null otherwise. result follows name_score: 70 and above match, 50–69 partial, below 50 mismatch; unavailable when the provider could not answer (under ownership_policy flag the link is still made).
+	Ownership *struct {
+		CheckedAt  time.Time                             `json:"checked_at"`
+		EmailScore *int                                  `json:"email_score"`
+		NameScore  *int                                  `json:"name_score"`
+		Result     FundingSourceEventDataOwnershipResult `json:"result"`
+	} `json:"ownership,omitempty"`
+	Removed bool `json:"removed"`
 
 	// RemovedReason "return_R03" (etc.) when an ACH return removed the source (R02 R03 R04 R20); null otherwise.
 	RemovedReason *string `json:"removed_reason"`
@@ -2607,6 +2733,9 @@ type FundingSourceEventDataAccountType string
 
 // FundingSourceEventDataChangeCode funding_source.updated: the notification of change that corrected the source; absent when the merchant changed it.
 type FundingSourceEventDataChangeCode string
+
+// FundingSourceEventDataOwnershipResult defines model for FundingSourceEventData.Ownership.Result.
+type FundingSourceEventDataOwnershipResult string
 
 // FundingSourceEventDataStatus defines model for FundingSourceEventData.Status.
 type FundingSourceEventDataStatus string
@@ -2689,7 +2818,15 @@ type FundingSourceResponse struct {
 	FundingSourceId string    `json:"funding_source_id"`
 	LastFour        string    `json:"last_four"`
 	Nickname        *string   `json:"nickname"`
-	Removed         bool      `json:"removed"`
+
+	// Ownership How well the customer's legal name (the business name of a business customer, else first and last name) and email match the owner of the bank account, as the bank-linking provider scores them; only on sources linked with a processor token, null otherwise. result follows name_score: 70 and above match, 50–69 partial, below 50 mismatch; unavailable when the provider could not answer (under ownership_policy flag the link is still made).
+	Ownership *struct {
+		CheckedAt  time.Time                            `json:"checked_at"`
+		EmailScore *int                                 `json:"email_score"`
+		NameScore  *int                                 `json:"name_score"`
+		Result     FundingSourceResponseOwnershipResult `json:"result"`
+	} `json:"ownership"`
+	Removed bool `json:"removed"`
 
 	// RemovedReason "return_R03" (etc.) when an ACH return removed the source (R02 R03 R04 R20); null otherwise.
 	RemovedReason *string                      `json:"removed_reason"`
@@ -2726,6 +2863,9 @@ type FundingSourceResponse struct {
 
 // FundingSourceResponseAccountType defines model for FundingSourceResponse.AccountType.
 type FundingSourceResponseAccountType string
+
+// FundingSourceResponseOwnershipResult defines model for FundingSourceResponse.Ownership.Result.
+type FundingSourceResponseOwnershipResult string
 
 // FundingSourceResponseStatus defines model for FundingSourceResponse.Status.
 type FundingSourceResponseStatus string
@@ -3947,6 +4087,14 @@ func (a *ErrorResponse_Error) UnmarshalJSON(b []byte) error {
 		delete(object, "message")
 	}
 
+	if raw, found := object["ownership"]; found {
+		err = json.Unmarshal(raw, &a.Ownership)
+		if err != nil {
+			return fmt.Errorf("error reading 'ownership': %w", err)
+		}
+		delete(object, "ownership")
+	}
+
 	if raw, found := object["param"]; found {
 		err = json.Unmarshal(raw, &a.Param)
 		if err != nil {
@@ -4020,6 +4168,13 @@ func (a ErrorResponse_Error) MarshalJSON() ([]byte, error) {
 	object["message"], err = json.Marshal(a.Message)
 	if err != nil {
 		return nil, fmt.Errorf("error marshaling 'message': %w", err)
+	}
+
+	if a.Ownership != nil {
+		object["ownership"], err = json.Marshal(a.Ownership)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling 'ownership': %w", err)
+		}
 	}
 
 	if a.Param != nil {
@@ -5288,7 +5443,7 @@ type ClientInterface interface {
 
 	// LinkProcessorTokenWithBody Create a Verified funding source from a bank-linking provider processor token
 	//
-	// Checks the customer, refuses a processor token used before (invalid_processor_token) without calling the provider, reads the account from the provider's /processor/auth/get, and stores it Verified. Provider errors: invalid_processor_token (invalid, expired, revoked, item login required, institution disabled), processor_not_enabled, provider_unavailable (502; the token is not consumed). Accounts other than checking or savings get invalid_account_type.
+	// Checks the customer, refuses a processor token used before (invalid_processor_token) without calling the provider, reads the account from the provider's /processor/auth/get, asks /processor/identity/match how well the customer's name and email match the account's owner (ownership), and stores it Verified. Provider errors: invalid_processor_token (invalid, expired, revoked, item login required, institution disabled), processor_not_enabled, provider_unavailable (502; the token is not consumed). Accounts other than checking or savings get invalid_account_type. Under ownership_policy flag (the default) a provider error on the identity call never fails the link (ownership.result unavailable); under require_match any result but match is 422 ownership_mismatch with the ownership in the error, and the token stays usable.
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -5297,7 +5452,7 @@ type ClientInterface interface {
 
 	// LinkProcessorToken Create a Verified funding source from a bank-linking provider processor token
 	//
-	// Checks the customer, refuses a processor token used before (invalid_processor_token) without calling the provider, reads the account from the provider's /processor/auth/get, and stores it Verified. Provider errors: invalid_processor_token (invalid, expired, revoked, item login required, institution disabled), processor_not_enabled, provider_unavailable (502; the token is not consumed). Accounts other than checking or savings get invalid_account_type.
+	// Checks the customer, refuses a processor token used before (invalid_processor_token) without calling the provider, reads the account from the provider's /processor/auth/get, asks /processor/identity/match how well the customer's name and email match the account's owner (ownership), and stores it Verified. Provider errors: invalid_processor_token (invalid, expired, revoked, item login required, institution disabled), processor_not_enabled, provider_unavailable (502; the token is not consumed). Accounts other than checking or savings get invalid_account_type. Under ownership_policy flag (the default) a provider error on the identity call never fails the link (ownership.result unavailable); under require_match any result but match is 422 ownership_mismatch with the ownership in the error, and the token stays usable.
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -6208,7 +6363,7 @@ func (c *Client) InitiateMicroDeposits(ctx context.Context, params *InitiateMicr
 
 // LinkProcessorTokenWithBody Create a Verified funding source from a bank-linking provider processor token
 //
-// Checks the customer, refuses a processor token used before (invalid_processor_token) without calling the provider, reads the account from the provider's /processor/auth/get, and stores it Verified. Provider errors: invalid_processor_token (invalid, expired, revoked, item login required, institution disabled), processor_not_enabled, provider_unavailable (502; the token is not consumed). Accounts other than checking or savings get invalid_account_type.
+// Checks the customer, refuses a processor token used before (invalid_processor_token) without calling the provider, reads the account from the provider's /processor/auth/get, asks /processor/identity/match how well the customer's name and email match the account's owner (ownership), and stores it Verified. Provider errors: invalid_processor_token (invalid, expired, revoked, item login required, institution disabled), processor_not_enabled, provider_unavailable (502; the token is not consumed). Accounts other than checking or savings get invalid_account_type. Under ownership_policy flag (the default) a provider error on the identity call never fails the link (ownership.result unavailable); under require_match any result but match is 422 ownership_mismatch with the ownership in the error, and the token stays usable.
 //
 // Takes any type of body and a specified content type.
 //
@@ -6227,7 +6382,7 @@ func (c *Client) LinkProcessorTokenWithBody(ctx context.Context, params *LinkPro
 
 // LinkProcessorToken Create a Verified funding source from a bank-linking provider processor token
 //
-// Checks the customer, refuses a processor token used before (invalid_processor_token) without calling the provider, reads the account from the provider's /processor/auth/get, and stores it Verified. Provider errors: invalid_processor_token (invalid, expired, revoked, item login required, institution disabled), processor_not_enabled, provider_unavailable (502; the token is not consumed). Accounts other than checking or savings get invalid_account_type.
+// Checks the customer, refuses a processor token used before (invalid_processor_token) without calling the provider, reads the account from the provider's /processor/auth/get, asks /processor/identity/match how well the customer's name and email match the account's owner (ownership), and stores it Verified. Provider errors: invalid_processor_token (invalid, expired, revoked, item login required, institution disabled), processor_not_enabled, provider_unavailable (502; the token is not consumed). Accounts other than checking or savings get invalid_account_type. Under ownership_policy flag (the default) a provider error on the identity call never fails the link (ownership.result unavailable); under require_match any result but match is 422 ownership_mismatch with the ownership in the error, and the token stays usable.
 //
 // Takes a body of the `application/json` content type.
 //
@@ -10056,7 +10211,7 @@ type ClientWithResponsesInterface interface {
 
 	// LinkProcessorTokenWithBodyWithResponse Create a Verified funding source from a bank-linking provider processor token
 	//
-	// Checks the customer, refuses a processor token used before (invalid_processor_token) without calling the provider, reads the account from the provider's /processor/auth/get, and stores it Verified. Provider errors: invalid_processor_token (invalid, expired, revoked, item login required, institution disabled), processor_not_enabled, provider_unavailable (502; the token is not consumed). Accounts other than checking or savings get invalid_account_type.
+	// Checks the customer, refuses a processor token used before (invalid_processor_token) without calling the provider, reads the account from the provider's /processor/auth/get, asks /processor/identity/match how well the customer's name and email match the account's owner (ownership), and stores it Verified. Provider errors: invalid_processor_token (invalid, expired, revoked, item login required, institution disabled), processor_not_enabled, provider_unavailable (502; the token is not consumed). Accounts other than checking or savings get invalid_account_type. Under ownership_policy flag (the default) a provider error on the identity call never fails the link (ownership.result unavailable); under require_match any result but match is 422 ownership_mismatch with the ownership in the error, and the token stays usable.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -10065,7 +10220,7 @@ type ClientWithResponsesInterface interface {
 
 	// LinkProcessorTokenWithResponse Create a Verified funding source from a bank-linking provider processor token
 	//
-	// Checks the customer, refuses a processor token used before (invalid_processor_token) without calling the provider, reads the account from the provider's /processor/auth/get, and stores it Verified. Provider errors: invalid_processor_token (invalid, expired, revoked, item login required, institution disabled), processor_not_enabled, provider_unavailable (502; the token is not consumed). Accounts other than checking or savings get invalid_account_type.
+	// Checks the customer, refuses a processor token used before (invalid_processor_token) without calling the provider, reads the account from the provider's /processor/auth/get, asks /processor/identity/match how well the customer's name and email match the account's owner (ownership), and stores it Verified. Provider errors: invalid_processor_token (invalid, expired, revoked, item login required, institution disabled), processor_not_enabled, provider_unavailable (502; the token is not consumed). Accounts other than checking or savings get invalid_account_type. Under ownership_policy flag (the default) a provider error on the identity call never fails the link (ownership.result unavailable); under require_match any result but match is 422 ownership_mismatch with the ownership in the error, and the token stays usable.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -13966,7 +14121,7 @@ func (c *ClientWithResponses) InitiateMicroDepositsWithResponse(ctx context.Cont
 
 // LinkProcessorTokenWithBodyWithResponse Create a Verified funding source from a bank-linking provider processor token
 //
-// Checks the customer, refuses a processor token used before (invalid_processor_token) without calling the provider, reads the account from the provider's /processor/auth/get, and stores it Verified. Provider errors: invalid_processor_token (invalid, expired, revoked, item login required, institution disabled), processor_not_enabled, provider_unavailable (502; the token is not consumed). Accounts other than checking or savings get invalid_account_type.
+// Checks the customer, refuses a processor token used before (invalid_processor_token) without calling the provider, reads the account from the provider's /processor/auth/get, asks /processor/identity/match how well the customer's name and email match the account's owner (ownership), and stores it Verified. Provider errors: invalid_processor_token (invalid, expired, revoked, item login required, institution disabled), processor_not_enabled, provider_unavailable (502; the token is not consumed). Accounts other than checking or savings get invalid_account_type. Under ownership_policy flag (the default) a provider error on the identity call never fails the link (ownership.result unavailable); under require_match any result but match is 422 ownership_mismatch with the ownership in the error, and the token stays usable.
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -13981,7 +14136,7 @@ func (c *ClientWithResponses) LinkProcessorTokenWithBodyWithResponse(ctx context
 
 // LinkProcessorTokenWithResponse Create a Verified funding source from a bank-linking provider processor token
 //
-// Checks the customer, refuses a processor token used before (invalid_processor_token) without calling the provider, reads the account from the provider's /processor/auth/get, and stores it Verified. Provider errors: invalid_processor_token (invalid, expired, revoked, item login required, institution disabled), processor_not_enabled, provider_unavailable (502; the token is not consumed). Accounts other than checking or savings get invalid_account_type.
+// Checks the customer, refuses a processor token used before (invalid_processor_token) without calling the provider, reads the account from the provider's /processor/auth/get, asks /processor/identity/match how well the customer's name and email match the account's owner (ownership), and stores it Verified. Provider errors: invalid_processor_token (invalid, expired, revoked, item login required, institution disabled), processor_not_enabled, provider_unavailable (502; the token is not consumed). Accounts other than checking or savings get invalid_account_type. Under ownership_policy flag (the default) a provider error on the identity call never fails the link (ownership.result unavailable); under require_match any result but match is 422 ownership_mismatch with the ownership in the error, and the token stays usable.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //

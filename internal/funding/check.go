@@ -2,6 +2,7 @@ package funding
 
 import (
 	"context"
+	"errors"
 	"slices"
 	"time"
 
@@ -45,6 +46,11 @@ type AccountFact struct {
 // AccountFacts is what the store tells about an account's history: only
 // kinds, codes and the latest time of each, never whose.
 type AccountFacts struct {
+	// Unread: the history was not read, and the source's answer is the
+	// one for an account with none. The store creates such a source only
+	// when the account has no history (else ErrAccountHistory), so the
+	// answer holds.
+	Unread   bool
 	Verified bool
 	// Codes holds the latest time each return, rejection or change code
 	// was recorded.
@@ -53,6 +59,11 @@ type AccountFacts struct {
 	// linked the account, newest first.
 	OtherLinks []time.Time
 }
+
+// ErrAccountHistory is the store's answer to a creation whose source was
+// answered without its account's history (AccountFacts.Unread) when the
+// account has one: nothing is written.
+var ErrAccountHistory = errors.New("funding: the account has a history the creation was not answered with")
 
 // Check results.
 const (

@@ -38,13 +38,24 @@ const (
 
 // Creation is a source ready to be stored: its input validated, its
 // account number sealed and fingerprinted, its account checked, its id,
-// time and events made. Preparing reads the account's history (one
-// indexed lookup) and writes nothing, so the caller can render the answer
-// a successful creation gives before it is written (InsertKeyed stores
-// that answer with the source).
+// time and events made. Preparing writes nothing, so the caller can render
+// the answer a successful creation gives before it is written
+// (InsertKeyed stores that answer with the source).
+//
+// Under the block_fail policy the check decides whether anything is
+// written, so preparing reads the account's history (one indexed lookup)
+// and refuses a failing account. Otherwise it reads nothing: a read is a
+// round trip to the database of its own, and most accounts are new. The
+// source is answered as for an account with no history
+// (AccountFacts.Unread), and the statement that writes it checks that the
+// account has none (one index probe in a statement it runs anyway). An
+// account with a history refuses it, writing nothing: InsertKeyed then
+// answers neither created nor a replay, and Insert reads the history,
+// checks the account again and writes the source with that answer.
 type Creation struct {
 	Source Source
 	events []event.Event
+	policy string // the caller's AccountCheckPolicy
 }
 
 // PrepareOnDemand prepares POST /v2/on-demand/funding-source: Verified when
@@ -87,9 +98,10 @@ func (s *Service) CreateForMicroDeposits(ctx context.Context, scope tenant.Scope
 }
 
 // prepare validates in and makes the source with the given status and
-// ownership check (nil but on the processor path), its account checked
-// against the account's history: under the block_fail policy, a check
-// that fails is account_check_failed with its reasons.
+// ownership check (nil but on the processor path), its account checked:
+// under the block_fail policy against the account's history, and a check
+// that fails is account_check_failed with its reasons; otherwise as a new
+// account's, which the store checks.
 func (s *Service) prepare(ctx context.Context, c Caller, in Input, status Status, own *Ownership) (Creation, error) {
 	scope := c.Scope
 	a, err := s.validate(scope.Env, in)
@@ -104,21 +116,35 @@ func (s *Service) prepare(ctx context.Context, c Caller, in Input, status Status
 		Fingerprint: s.vault.Fingerprint(fingerprintLabel, a.number), AccountFP: s.accountFP(a.routing, a.number),
 		Ownership: own,
 	}
-	if src.Facts, err = s.store.AccountFacts(ctx, scope.Env, src.AccountFP, scope.MerchantID, src.CustomerID); err != nil {
+	src.Facts = AccountFacts{Unread: true}
+	if c.AccountCheckPolicy == PolicyBlockFail {
+		if src.Facts, err = s.store.AccountFacts(ctx, scope.Env, src.AccountFP, scope.MerchantID, src.CustomerID); err != nil {
+			return Creation{}, err
+		}
+	}
+	cr, err := s.checkedCreation(src, c.AccountCheckPolicy)
+	if err != nil {
 		return Creation{}, err
 	}
+	cr.Source.Account.KeyID, cr.Source.Account.Data = s.vault.Seal([]byte(a.number), []byte(src.ID))
+	return cr, nil
+}
+
+// checkedCreation is the creation of src with its account check on
+// src.Facts and its events: under the block_fail policy, a check that
+// fails is account_check_failed with its reasons.
+func (s *Service) checkedCreation(src Source, policy string) (Creation, error) {
 	src = s.checked(src)
-	if c.AccountCheckPolicy == PolicyBlockFail && src.AccountCheck.Result == CheckFail {
+	if policy == PolicyBlockFail && src.AccountCheck.Result == CheckFail {
 		return Creation{}, (&errs.Error{Code: errs.AccountCheckFailed, Param: "account_number",
 			Message: "This bank account failed the account check and this environment's account_check_policy is block_fail; nothing was created."}).
 			WithDetail("reasons", src.AccountCheck.Reasons)
 	}
-	src.Account.KeyID, src.Account.Data = s.vault.Seal([]byte(a.number), []byte(src.ID))
 	events := []event.Event{s.event(src, event.FundingSourceCreated, src.Status)}
 	if src.Status == Verified {
 		events = append(events, s.event(src, event.FundingSourceVerified, Verified))
 	}
-	return Creation{Source: src, events: events}, nil
+	return Creation{Source: src, events: events, policy: policy}, nil
 }
 
 // create prepares a source with the given status and ownership check and
@@ -153,17 +179,23 @@ func (s *Service) create(ctx context.Context, c Caller, in Input, status Status,
 // successful creation) under the key, in one statement. It answers created
 // when all of it committed, a stored response's replay, or the claim's
 // refusal (request_in_progress, idempotency_key_reused). When it answers
-// none of these, nothing was written: a rule refused the source, or the
-// statement could not run, and the caller runs the request on its general
-// path, which tells which rule and stores that answer.
+// none of these, nothing was written: a rule refused the source, its
+// account has a history cr was not answered with, or the statement could
+// not run, and the caller runs the request on its general path, which
+// tells which rule (or gives the answer with the history) and stores that
+// answer.
 func (s *Service) InsertKeyed(ctx context.Context, cr Creation, req idempotency.Request, resp idempotency.Response) (created bool, replay *idempotency.Response, err error) {
 	return s.store.CreateSourceKeyed(ctx, cr.Source, cr.events, req, resp)
 }
 
 // Insert claims the account number and stores cr's source with its
-// events. When the same customer already holds the number, a Verified
-// creation upgrades an Unverified source and returns it; anything else is
-// a duplicate. Another customer's number is account_in_use.
+// events. When cr was answered without the account's history and the
+// account has one, it reads the history and checks the account again
+// (under block_fail, a failing account is account_check_failed and nothing
+// is written) before it stores the source. When the same customer already
+// holds the number, a Verified creation upgrades an Unverified source and
+// returns it; anything else is a duplicate. Another customer's number is
+// account_in_use.
 func (s *Service) Insert(ctx context.Context, cr Creation) (Source, error) {
 	return s.insert(ctx, s.store, cr)
 }
@@ -172,6 +204,16 @@ func (s *Service) Insert(ctx context.Context, cr Creation) (Source, error) {
 func (s *Service) insert(ctx context.Context, st Store, cr Creation) (Source, error) {
 	src := cr.Source
 	holder, created, err := st.CreateSource(ctx, src, cr.events)
+	if errors.Is(err, ErrAccountHistory) {
+		if src.Facts, err = st.AccountFacts(ctx, src.Scope.Env, src.AccountFP, src.Scope.MerchantID, src.CustomerID); err != nil {
+			return Source{}, err
+		}
+		if cr, err = s.checkedCreation(src, cr.policy); err != nil {
+			return Source{}, err
+		}
+		src = cr.Source
+		holder, created, err = st.CreateSource(ctx, src, cr.events)
+	}
 	switch {
 	case errors.Is(err, ErrNoCustomer):
 		return Source{}, customerNotFound()

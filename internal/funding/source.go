@@ -120,7 +120,7 @@ type Source struct {
 	Account       Sealed       `json:"-"` // the account number, sealed with the source id as associated data
 	Fingerprint   []byte       `json:"-"` // HMAC of the account number
 	AccountFP     []byte       `json:"-"` // HMAC of routing and account number; nil on sources older than it
-	Facts         AccountFacts `json:"-"` // the account's history as the store read it
+	Facts         AccountFacts `json:"-"` // the account's history as the store read it (Unread: not read)
 	RemovedAt     *time.Time   `json:"-"`
 	UnblockedAt   *time.Time   `json:"-"` // the last unblock, UTC
 	Attestation   *string      `json:"-"` // the merchant's attestation at that unblock
@@ -199,8 +199,10 @@ type Store interface {
 	SetOwnership(ctx context.Context, src Source) error
 	// CreateSource stores src with its account-number claim and its events,
 	// checking that the customer exists (ErrNoCustomer when not, and nothing
-	// is written). When another source holds the number already, it writes
-	// nothing and returns that holder with created = false.
+	// is written) and, when src.Facts is Unread, that the account has no
+	// history (ErrAccountHistory when it has, and nothing is written). When
+	// another source holds the number already, it writes nothing and
+	// returns that holder with created = false.
 	CreateSource(ctx context.Context, src Source, events []event.Event) (holder AccountClaim, created bool, err error)
 	// CreateSourceKeyed is CreateSource as the whole of an idempotent
 	// request, with the claim on req's key and resp stored under it, all

@@ -34,7 +34,8 @@ import (
 // writes nothing; the statement reports each row's refusal. A refused
 // claim is answered from the row (request_in_progress, or the stored
 // response's replay). A row refused by a rule (customer, account number),
-// one whose key holds an expired response still present, and every row of
+// one whose account has a history its answer was not made with (see
+// accountHistoryOfF), one whose key holds an expired response still present, and every row of
 // a batch that failed as a whole (a deadlock between two batches over two
 // account numbers, a lost connection) is handed back to the caller, which
 // runs the request as any other idempotent request (postgres.Idempotent):
@@ -53,17 +54,19 @@ const (
 // createSources creates the sources of its rows, each checked on its own.
 // In order, per row: it takes the row's Idempotency-Key claim when the row
 // has a key (the advisory lock, and no row, live or expired, stored under
-// the key); checks that the customer is the scope's; claims the account
-// number (ON CONFLICT DO NOTHING: a number taken, also by an earlier row of
-// the same statement, leaves the row out); and inserts the source, the
-// account's facts (linked, and verified for a Verified source), its
-// events, their webhook deliveries and, for a keyed row, the stored
-// response. Its lookups are correlated subqueries on unique keys, so every
-// row reads one index entry whatever the tables' statistics.
+// the key); checks that the customer is the scope's; for a row answered
+// as for an account with no history (no_history), checks that the account
+// has none; claims the account number (ON CONFLICT DO NOTHING: a number
+// taken, also by an earlier row of the same statement, leaves the row
+// out); and inserts the source, the account's facts (linked, and verified
+// for a Verified source), its events, their webhook deliveries and, for a
+// keyed row, the stored response. Its lookups are correlated subqueries on
+// unique keys, and the history's an index probe by account, so every row
+// reads one index entry of each whatever the tables' statistics.
 //
 // It answers one row per creation: the claim's outcome (the stored
 // response's columns, NULL when none), the refusal (NULL when created:
-// in_progress, stored, customer, account_number), the account number's
+// in_progress, stored, customer, history, account_number), the account number's
 // holder when it committed before the statement began (else the caller
 // reads it after), and the count of deliveries queued.
 //
@@ -73,20 +76,22 @@ var createSources = `
 WITH r AS (
   SELECT * FROM unnest($1::text[], $2::text[], $3::bigint[], $4::text[], $5::text[], $6::text[], $7::text[],
       $8::text[], $9::text[], $10::text[], $11::text[], $12::text[], $13::text[], $14::bytea[], $15::bytea[],
-      $16::timestamptz[], $17::bytea[], $18::int[], $19::bytea[], $20::timestamptz[], $27::bytea[])
+      $16::timestamptz[], $17::bytea[], $18::int[], $19::bytea[], $20::timestamptz[], $27::bytea[], $28::bool[])
     AS r(merchant_id, environment, lock, key, id, customer_id, status, routing_number, bank_name, last_four,
       account_type, nickname, account_key_id, account_ciphertext, fingerprint, created_at, request_hash,
-      response_status, response_body, now, account_fp)
+      response_status, response_body, now, account_fp, no_history)
 ), claimed AS (
   SELECT r.*, l.locked, p.request_hash AS stored_hash, p.response_status AS stored_status,
     p.response_body AS stored_body, p.created_at AS stored_at,
     EXISTS (SELECT 1 FROM customers u
-      WHERE u.id = r.customer_id AND (u.merchant_id, u.environment) IS NOT DISTINCT FROM (r.merchant_id, r.environment)) AS customer
+      WHERE u.id = r.customer_id AND (u.merchant_id, u.environment) IS NOT DISTINCT FROM (r.merchant_id, r.environment)) AS customer,
+    r.no_history IS TRUE AND ` + accountHistoryOfF + ` AS history
   FROM r CROSS JOIN LATERAL (SELECT r.lock IS NULL OR pg_try_advisory_xact_lock(r.lock) AS locked) l
+  CROSS JOIN LATERAL (SELECT r.environment, r.account_fp, r.merchant_id, r.customer_id) f
   LEFT JOIN LATERAL (SELECT request_hash, response_status, response_body, created_at FROM idempotency_keys p
     WHERE p.merchant_id = r.merchant_id AND p.environment = r.environment AND p.key = r.key) p ON true
 ), ok AS (
-  SELECT c.* FROM claimed c WHERE c.locked AND c.stored_at IS NULL AND c.customer
+  SELECT c.* FROM claimed c WHERE c.locked AND c.stored_at IS NULL AND c.customer AND NOT c.history
 ), claim AS (
   INSERT INTO account_numbers (environment, fingerprint, merchant_id, funding_source_id, customer_id, created_at)
   SELECT environment, fingerprint, merchant_id, id, customer_id, created_at FROM ok
@@ -118,12 +123,13 @@ SELECT c.id, c.locked, c.stored_hash AS request_hash, c.stored_status AS respons
     WHEN NOT c.locked THEN 'in_progress'
     WHEN c.stored_at IS NOT NULL THEN 'stored'
     WHEN NOT c.customer THEN 'customer'
+    WHEN c.history THEN 'history'
     ELSE 'account_number' END AS refusal,
   h.merchant_id AS holder_merchant_id, h.customer_id AS holder_customer_id,
   h.funding_source_id AS holder_source_id, h.created_at AS holder_created_at,
   (SELECT count(*) FROM queued) AS queued
 FROM claimed c LEFT JOIN src USING (id)
-LEFT JOIN account_numbers h ON src.id IS NULL AND c.locked AND c.stored_at IS NULL AND c.customer
+LEFT JOIN account_numbers h ON src.id IS NULL AND c.locked AND c.stored_at IS NULL AND c.customer AND NOT c.history
   AND h.environment = c.environment AND h.fingerprint = c.fingerprint`
 
 // Refusals createSources reports.
@@ -131,6 +137,7 @@ const (
 	refusedInProgress = "in_progress"
 	refusedStored     = "stored"
 	refusedCustomer   = "customer"
+	refusedHistory    = "history"
 	refusedAccount    = "account_number"
 )
 
@@ -168,8 +175,9 @@ type batchResult struct {
 // one statement: on the pool, in a batch with concurrent creations (a
 // batch that fails as a whole is retried alone); in a transaction, on it.
 // It returns funding.ErrNoCustomer when the customer is not the scope's,
-// and the number's holder with created false when another source holds
-// the number.
+// funding.ErrAccountHistory when src.Facts is Unread and the account has a
+// history, and the number's holder with created false when another source
+// holds the number.
 func (q queries) CreateSource(ctx context.Context, s funding.Source, evs []event.Event) (funding.AccountClaim, bool, error) {
 	c := &creation{src: s, evs: evs}
 	b, err := q.batched(ctx, c)
@@ -194,6 +202,8 @@ func (q queries) CreateSource(ctx context.Context, s funding.Source, evs []event
 			SourceID: s.ID, CustomerID: s.CustomerID, CreatedAt: s.CreatedAt}, true, nil
 	case *r.Refusal == refusedCustomer:
 		return funding.AccountClaim{}, false, funding.ErrNoCustomer
+	case *r.Refusal == refusedHistory:
+		return funding.AccountClaim{}, false, funding.ErrAccountHistory
 	case r.SourceID == nil:
 		// The holder committed while the statement waited for it.
 		holder, err := q.AccountHolder(ctx, s.Scope.Env, s.Fingerprint)
@@ -228,7 +238,8 @@ func (q queries) batched(ctx context.Context, c *creation) (batchResult, error) 
 // all of it committed; the stored response's replay (or
 // idempotency_key_reused) when one is stored under the key;
 // request_in_progress when another request holds the key. When it answers
-// none of these (a rule refused the source, an expired response is still
+// none of these (a rule refused the source, the account has a history
+// src's answer was not made with, an expired response is still
 // stored under the key, or the batch failed), it wrote nothing, and the
 // caller runs the request on the general path (Idempotent).
 func (q queries) CreateSourceKeyed(ctx context.Context, s funding.Source, evs []event.Event, req idempotency.Request, resp idempotency.Response) (bool, *idempotency.Response, error) {
@@ -299,6 +310,7 @@ func (q queries) createSources(ctx context.Context, cs []*creation) (map[string]
 		locks, statusCodes                                    = make([]sql.NullInt64, n), make([]sql.NullInt64, n)
 		ciphertexts, fingerprints, hashes, bodies             = make([][]byte, n), make([][]byte, n), make([][]byte, n), make([][]byte, n)
 		accountFPs                                            = make([][]byte, n)
+		noHistory                                             = make([]bool, n)
 		evSources                                             []string
 		evs                                                   eventArrays
 	)
@@ -308,7 +320,7 @@ func (q queries) createSources(ctx context.Context, cs []*creation) (map[string]
 			s.Scope.MerchantID, string(s.Scope.Env), s.ID, s.CustomerID, string(s.Status), s.RoutingNumber
 		lastFour[i], accountTypes[i], keyIDs[i], created[i] = s.LastFour, s.AccountType, s.Account.KeyID, s.CreatedAt.Format(time.RFC3339Nano)
 		banks[i], nicknames[i] = nullString(s.BankName), nullString(s.Nickname)
-		ciphertexts[i], fingerprints[i], accountFPs[i] = s.Account.Data, s.Fingerprint, s.AccountFP
+		ciphertexts[i], fingerprints[i], accountFPs[i], noHistory[i] = s.Account.Data, s.Fingerprint, s.AccountFP, s.Facts.Unread
 		if r := c.req; r != nil {
 			keys[i], nows[i] = sql.NullString{String: r.Key, Valid: true}, sql.NullString{String: r.Now.Format(time.RFC3339Nano), Valid: true}
 			locks[i], statusCodes[i] = sql.NullInt64{Int64: r.LockID(), Valid: true}, sql.NullInt64{Int64: int64(c.resp.Status), Valid: true}
@@ -328,7 +340,7 @@ func (q queries) createSources(ctx context.Context, cs []*creation) (map[string]
 		pq.StringArray(keyIDs), pq.ByteaArray(ciphertexts), pq.ByteaArray(fingerprints), pq.StringArray(created),
 		pq.ByteaArray(hashes), pq.Array(statusCodes), pq.ByteaArray(bodies), pq.Array(nows),
 		pq.StringArray(evs.ids), pq.StringArray(evs.types), pq.StringArray(evs.data), pq.StringArray(evs.at),
-		pq.StringArray(evs.deliveries), pq.StringArray(evSources), pq.ByteaArray(accountFPs))
+		pq.StringArray(evs.deliveries), pq.StringArray(evSources), pq.ByteaArray(accountFPs), pq.BoolArray(noHistory))
 	if err != nil {
 		return nil, 0, err
 	}

@@ -11,8 +11,30 @@ import (
 	"github.com/fundsource/fundsource/internal/funding"
 )
 
-// accountFactsOfF reads the history of the account of f (a row with
-// environment, account_fp, merchant_id and customer_id) for the account
+// The account check reads an account's history in one of two ways. A
+// source's reads (its GET, lists) and a creation under block_fail, whose
+// answer decides whether anything is written, read it with
+// accountFactsOfF before answering. Any other creation does not: a read of
+// its own is a round trip of its own, which costs PostgreSQL several times
+// what the read does (the backend's wake-up and reply at the creation's
+// rate), and a new account has no history. So that creation is answered as
+// for an account with no history (funding.AccountFacts.Unread), and its
+// statement, createSources, checks that with accountHistoryOfF, one probe
+// of the same index inside the statement it runs anyway; an account with a
+// history refuses the row, and the caller reads the history and creates
+// again with it.
+
+// otherFactsOfF are the facts about the account of f (a row with
+// environment, account_fp, merchant_id and customer_id) that its check
+// counts: all but f's own customer's links.
+const otherFactsOfF = `a.environment = f.environment AND a.account_fp = f.account_fp
+          AND NOT (a.kind = 'linked' AND a.merchant_id = f.merchant_id AND a.customer_id = f.customer_id)`
+
+// accountHistoryOfF is whether the account of f has any fact its check
+// counts: one index probe of account_facts.
+const accountHistoryOfF = `EXISTS (SELECT 1 FROM account_facts a WHERE ` + otherFactsOfF + `)`
+
+// accountFactsOfF reads the history of the account of f for the account
 // check: per kind and code the latest time, and per other customer that
 // linked it (f's customer apart) the latest link. It answers kinds, codes
 // and times only, never whose; one index range of account_facts, at most
@@ -21,8 +43,7 @@ const accountFactsOfF = `
   SELECT array_agg(g.kind) AS ck_kinds, array_agg(g.code) AS ck_codes, array_agg(g.last) AS ck_at
   FROM (SELECT a.kind, coalesce(a.code, '') AS code, (extract(epoch FROM max(a.at)) * 1000000)::bigint AS last
         FROM account_facts a
-        WHERE a.environment = f.environment AND a.account_fp = f.account_fp
-          AND NOT (a.kind = 'linked' AND a.merchant_id = f.merchant_id AND a.customer_id = f.customer_id)
+        WHERE ` + otherFactsOfF + `
         GROUP BY a.kind, a.code, CASE WHEN a.kind = 'linked' THEN a.merchant_id || ' ' || a.customer_id END
         ORDER BY last DESC
         LIMIT 64) g`

@@ -17,7 +17,8 @@ import (
 // one-row reads go through the table's unique id index, for a one-off plan
 // and for the generic plan a prepared statement ends up with; and the
 // batch of creations reads each row's customer, stored response and
-// account-number holder through their unique indexes.
+// account-number holder through their unique indexes, and its account's
+// history through the account's index.
 func TestOneRowReadsUseTheIDIndexWithoutStatistics(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
@@ -100,8 +101,9 @@ func TestOneRowReadsUseTheIDIndexWithoutStatistics(t *testing.T) {
 	}
 
 	// The batch of creations reads each row's stored response, customer and
-	// account-number holder through their unique keys, whatever the number
-	// of rows it is given: its writers run its generic plan.
+	// account-number holder through their unique keys, and its account's
+	// history through the account's index, whatever the number of rows it
+	// is given: its writers run its generic plan.
 	if _, err := conn.ExecContext(ctx, `SET plan_cache_mode = force_generic_plan`); err != nil {
 		t.Fatal(err)
 	}
@@ -110,11 +112,11 @@ func TestOneRowReadsUseTheIDIndexWithoutStatistics(t *testing.T) {
 	}
 	var batch []byte
 	if err := conn.GetContext(ctx, &batch, `EXPLAIN (FORMAT JSON) EXECUTE batch (`+
-		strings.TrimSuffix(strings.Repeat(`'{}', `, 27), ", ")+`)`); err != nil {
+		strings.TrimSuffix(strings.Repeat(`'{}', `, 28), ", ")+`)`); err != nil {
 		t.Fatal(err)
 	}
 	for table, index := range map[string]string{"customers": "customers_id", "idempotency_keys": "idempotency_keys_pkey",
-		"account_numbers": "account_numbers_pkey"} {
+		"account_numbers": "account_numbers_pkey", "account_facts": "account_facts_of_account"} {
 		if got := readsOf(t, batch, table); len(got) != 1 || got[0] != index {
 			t.Errorf("the batch reads %s through %q, want %s once\n%s", table, got, index, batch)
 		}

@@ -9,7 +9,6 @@ import (
 	"path/filepath"
 	"slices"
 	"strconv"
-	"strings"
 
 	nacha "github.com/moov-io/ach"
 
@@ -255,25 +254,6 @@ func transactionCode(accountType string, debit bool) int {
 		return nacha.CheckingDebit
 	}
 	return nacha.CheckingCredit
-}
-
-// upper keeps the characters NACHA allows in names (uppercase ASCII letters,
-// digits, spaces and simple punctuation), cut to n.
-func upper(s string, n int) string {
-	var b strings.Builder
-	for _, r := range strings.ToUpper(s) {
-		switch {
-		case r >= 'A' && r <= 'Z', r >= '0' && r <= '9', strings.ContainsRune(" .,-&'/", r):
-			b.WriteRune(r)
-		case r > 127:
-			b.WriteByte(' ')
-		}
-	}
-	out := strings.TrimSpace(b.String())
-	if len(out) > n {
-		out = out[:n]
-	}
-	return out
 }
 
 // writeAtomically puts data at dir/name so that a reader of the folder sees

@@ -208,15 +208,6 @@ func (o *Originator) entryDetail(ctx context.Context, e Entry, h holders) (*nach
 		}
 		h.accounts[e.Scope.MerchantID+"/"+e.SourceID] = acct
 	}
-	name, ok := h.names[e.Scope.MerchantID+"/"+e.CustomerID]
-	if !ok {
-		cus, err := o.customers.Get(ctx, e.Scope, e.CustomerID)
-		if err != nil {
-			return nil, err
-		}
-		name = cus.FirstName + " " + cus.LastName
-		h.names[e.Scope.MerchantID+"/"+e.CustomerID] = name
-	}
 	cents := e.Cents
 	if e.Kind == KindMicroDeposit {
 		amounts, ok := h.deposits[e.Scope.MerchantID+"/"+e.SourceID+"/"+strconv.Itoa(e.DepositSeq)]
@@ -234,14 +225,43 @@ func (o *Originator) entryDetail(ctx context.Context, e Entry, h holders) (*nach
 	ed.SetRDFI(acct.RoutingNumber)
 	ed.DFIAccountNumber = acct.AccountNumber
 	ed.Amount = int(cents)
-	ed.IndividualName = upper(name, 22)
+	ed.TraceNumber = e.Trace
+	if e.ReceiverName == "" {
+		if err := o.legacyReceiver(ctx, e, h, ed); err != nil {
+			return nil, err
+		}
+		return ed, nil
+	}
+	ed.IndividualName, ed.IdentificationNumber = e.ReceiverName, e.IndividualID
+	if e.Addenda != "" {
+		a := nacha.NewAddenda05()
+		a.PaymentRelatedInformation = e.Addenda
+		ed.AddAddenda05(a)
+		ed.AddendaRecordIndicator = 1
+	}
+	return ed, nil
+}
+
+// legacyReceiver names the receiver of an entry assigned before receiver
+// details were stored, as it was then: the customer's person name, and
+// the payment's (a micro-deposit's source's) id as identification.
+func (o *Originator) legacyReceiver(ctx context.Context, e Entry, h holders, ed *nacha.EntryDetail) error {
+	name, ok := h.names[e.Scope.MerchantID+"/"+e.CustomerID]
+	if !ok {
+		cus, err := o.customers.Get(ctx, e.Scope, e.CustomerID)
+		if err != nil {
+			return err
+		}
+		name = cus.FirstName + " " + cus.LastName
+		h.names[e.Scope.MerchantID+"/"+e.CustomerID] = name
+	}
+	ed.IndividualName = legacyUpper(name, 22)
 	id := e.PaymentID
 	if e.Kind == KindMicroDeposit {
 		id = e.SourceID
 	}
-	ed.IdentificationNumber = upper(id[len(id)-min(15, len(id)):], 15)
-	ed.TraceNumber = e.Trace
-	return ed, nil
+	ed.IdentificationNumber = legacyUpper(id[len(id)-min(15, len(id)):], 15)
+	return nil
 }
 
 func transactionCode(accountType string, debit bool) int {

@@ -43,6 +43,12 @@ func (accounts) ApplyChangeTx(context.Context, funding.Store, tenant.Scope, stri
 	return false, nil
 }
 
+// Receiver answers a source's holder: sources named fs_co* are
+// companies'.
+func (accounts) Receiver(_ context.Context, _ tenant.Scope, id string) (funding.Receiver, error) {
+	return funding.Receiver{Company: len(id) > 5 && id[:5] == "fs_co", Name: "Ada Lovelace", IndividualID: "ID" + id, Addenda: true}, nil
+}
+
 type names map[string]string
 
 func (n names) Get(_ context.Context, _ tenant.Scope, id string) (customer.Customer, error) {
@@ -203,7 +209,7 @@ func TestBuildRefusesAnUnknownSource(t *testing.T) {
 	}
 }
 
-func TestUpperKeepsWhatNACHAAllows(t *testing.T) {
+func TestLegacyUpperKeepsWhatNACHAAllows(t *testing.T) {
 	for _, c := range []struct {
 		in   string
 		n    int
@@ -211,14 +217,14 @@ func TestUpperKeepsWhatNACHAAllows(t *testing.T) {
 	}{
 		{"Ada Lovelace", 22, "ADA LOVELACE"},
 		{"  O'Brien & Sons, Ltd.  ", 30, "O'BRIEN & SONS, LTD."},
-		{"Zoë", 10, "ZOE"},
-		{"Łukasz", 10, "LUKASZ"},
-		{"a\tb\nc", 10, "A B C"},
+		{"Zoë", 10, "ZO"},
+		{"Łukasz", 10, "UKASZ"},
+		{"a\tb\nc", 10, "ABC"},
 		{"abcdefghij", 4, "ABCD"},
 		{"", 4, ""},
 	} {
-		if got := upper(c.in, c.n); got != c.want {
-			t.Errorf("upper(%q, %d) = %q, want %q", c.in, c.n, got, c.want)
+		if got := legacyUpper(c.in, c.n); got != c.want {
+			t.Errorf("legacyUpper(%q, %d) = %q, want %q", c.in, c.n, got, c.want)
 		}
 	}
 }

@@ -121,6 +121,10 @@ type sourceRow struct {
 	OwnName       *int       `db:"ownership_name_score"`
 	OwnEmail      *int       `db:"ownership_email_score"`
 	OwnCheckedAt  *time.Time `db:"ownership_checked_at"`
+	HolderType    string     `db:"account_holder_type"`
+	IndividualID  string     `db:"individual_id"`
+	ReceiverName  *string    `db:"receiver_name"`
+	AddendaRefAt  *time.Time `db:"addenda_refused_at"`
 	depositCols
 	factCols
 }
@@ -150,6 +154,8 @@ func (r sourceRow) domain() funding.Source {
 		Account: funding.Sealed{KeyID: r.KeyID, Data: r.Ciphertext}, Fingerprint: r.Fingerprint,
 		RemovedAt: utcPtr(r.RemovedAt), RemovedReason: r.RemovedReason, UnblockedAt: utcPtr(r.UnblockedAt),
 		Attestation: r.Attestation, AccountFP: r.AccountFP, Facts: r.factCols.domain(),
+		AccountHolderType: r.HolderType, IndividualID: r.IndividualID, ReceiverName: r.ReceiverName,
+		AddendaRefusedAt: utcPtr(r.AddendaRefAt),
 	}
 	if r.BlockCode != nil && r.BlockedAt != nil {
 		s.Block = &funding.Block{Code: *r.BlockCode, Reason: deref(r.BlockReason), BlockedAt: r.BlockedAt.UTC()}
@@ -179,6 +185,7 @@ SELECT f.merchant_id, f.environment, f.id, f.customer_id, f.status, f.routing_nu
        f.md_fallback_reason,
        f.removed_reason, f.block_code, f.block_reason, f.blocked_at, f.unblocked_at, f.unblock_attestation,
        f.account_fp, f.ownership_result, f.ownership_name_score, f.ownership_email_score, f.ownership_checked_at,
+       f.account_holder_type, f.individual_id, f.receiver_name, f.addenda_refused_at,
        ck.ck_kinds, ck.ck_codes, ck.ck_at
 FROM funding_sources f
 LEFT JOIN LATERAL (` + accountFactsOfF + `) ck ON true`
@@ -414,5 +421,12 @@ func (q queries) ExpiringMicroDeposits(ctx context.Context, now time.Time, limit
 func (q queries) SetNickname(ctx context.Context, scope tenant.Scope, id string, nickname *string) error {
 	res, err := q.ex.ExecContext(ctx, `UPDATE funding_sources SET nickname = $4 WHERE `+byID,
 		scope.MerchantID, scope.Env, id, nickname)
+	return oneRow(res, err, errs.NotFound)
+}
+
+// SetHolderType stores a source's account holder type.
+func (q queries) SetHolderType(ctx context.Context, scope tenant.Scope, id, holderType string) error {
+	res, err := q.ex.ExecContext(ctx, `UPDATE funding_sources SET account_holder_type = $4 WHERE `+byID,
+		scope.MerchantID, scope.Env, id, holderType)
 	return oneRow(res, err, errs.NotFound)
 }

@@ -25,6 +25,9 @@
 //	9102  C02 routing number → 021000021
 //	9103  C03 both of them
 //	9105  C05 account type → checking ↔ savings
+//	9104  C04 receiver name → CORRECTED HOLDER NAME
+//	9109  C09 Individual Identification Number → CORRECTEDID0009
+//	9113  C13 addenda format error (only for an entry with addenda)
 //
 // anything else is accepted. A rules file (--rules) replaces them:
 //
@@ -32,7 +35,8 @@
 //	  {"account_suffix": "0007", "answer": "R07", "after_banking_days": 2},
 //	  {"account": "123456789", "answer": "C01", "after_banking_days": 1,
 //	   "corrected": {"account_number": "123456780"}},
-//	  {"account_suffix": "1010", "answer": "R10", "after_banking_days": 25}
+//	  {"account_suffix": "1010", "answer": "R10", "after_banking_days": 25},
+//	  {"account_suffix": "4444", "answer": "C04", "corrected": {"name": "JANE Q PUBLIC"}}
 //	]}
 //
 // A rule answers only entries a bank could answer so, and the network
@@ -45,8 +49,9 @@
 // calendar days; a late one that would fall past them comes on the last
 // banking day inside them. A NOC goes once per account and outbox file
 // (a verification's two credits bring one correction), and never for an
-// entry that already carries the corrected data, so the originator's
-// next entry to the corrected account is accepted.
+// entry that already carries the corrected data (a C13 only for an entry
+// with addenda), so the originator's next entry to the corrected account
+// is accepted.
 //
 // Entries to the ODFI's own routing number (the offsetting debit of a
 // micro-deposit batch) are on-us: the ODFI posts them and nobody answers.
@@ -121,7 +126,9 @@ const usage = `Usage:
 Built-in rules, by the account number's last four digits:
   0001 R01, 0002 R02, 0003 R03, 0004 R04, 0007 R07, 0010 R10, 0029 R29
   (2 banking days; R03, R04 1), 1010 R10 after 10 banking days,
-  9101 C01 (→ …9100), 9102 C02 (→ 021000021), 9103 C03, 9105 C05;
+  9101 C01 (→ …9100), 9102 C02 (→ 021000021), 9103 C03, 9105 C05,
+  9104 C04 (a new name), 9109 C09 (a new identification number),
+  9113 C13 (addenda format error, for entries with addenda);
   anything else is accepted and settles.
 `
 

@@ -18,7 +18,7 @@ func TestUpperFoldsNamesLetterByLetter(t *testing.T) {
 		{"Zoë  Ångström", "ZOE ANGSTROM"},
 		{"ﬁnch", "FINCH"},
 		{"O\u2019Brien", "O'BRIEN"},
-		{"李 Wang", "WANG"},     // no ASCII spelling: a space, trimmed
+		{"李 Wang", "WANG"},       // no ASCII spelling: a space, trimmed
 		{"Ann 李 Lee", "ANN LEE"}, // between words: one space
 		{"Smith!Jones", "SMITH JONES"},
 		{"A Very Long Company Name Incorporated", "A VERY LONG COMPANY NA"},

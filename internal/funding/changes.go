@@ -79,7 +79,7 @@ type Correction struct {
 type CorrectedData struct {
 	RoutingNumber string `json:"routing_number,omitempty"`
 	AccountNumber string `json:"account_number,omitempty"`
-	AccountType   string `json:"account_type,omitempty"` // checking or savings
+	AccountType   string `json:"account_type,omitempty"`  // checking or savings
 	Name          string `json:"name,omitempty"`          // C04: ≤ 22 printable ASCII characters
 	IndividualID  string `json:"individual_id,omitempty"` // C09: ≤ 15 printable ASCII characters
 }

@@ -107,10 +107,10 @@ type Source struct {
 	AccountType string       `json:"account_type"`
 	// AccountHolderType is HolderIndividual or HolderCompany: who holds
 	// the account, which decides its entries' SEC code and receiver name.
-	AccountHolderType string  `json:"account_holder_type"`
-	Nickname          *string `json:"nickname"`
-	CreatedAt   time.Time    `json:"created_at"` // UTC
-	Removed     bool         `json:"removed"`
+	AccountHolderType string    `json:"account_holder_type"`
+	Nickname          *string   `json:"nickname"`
+	CreatedAt         time.Time `json:"created_at"` // UTC
+	Removed           bool      `json:"removed"`
 	// RemovedReason is "return_R03" (etc.) when an ACH return removed
 	// the source, null otherwise.
 	RemovedReason *string       `json:"removed_reason"`

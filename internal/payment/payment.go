@@ -86,25 +86,25 @@ const MaxDescription = 100
 
 // Payment is one ACH debit or credit.
 type Payment struct {
-	Scope          tenant.Scope `json:"-"`
-	ID             string       `json:"payment_id"`
-	SourceID       string       `json:"funding_source_id"`
-	CustomerID     string       `json:"user_id"`
-	Amount         string       `json:"amount"` // decimal dollars, "12.34"
-	Currency       string       `json:"currency"`
-	Direction      Direction    `json:"direction"`
-	Description    *string      `json:"description"`
+	Scope       tenant.Scope `json:"-"`
+	ID          string       `json:"payment_id"`
+	SourceID    string       `json:"funding_source_id"`
+	CustomerID  string       `json:"user_id"`
+	Amount      string       `json:"amount"` // decimal dollars, "12.34"
+	Currency    string       `json:"currency"`
+	Direction   Direction    `json:"direction"`
+	Description *string      `json:"description"`
 	// EntryDescription is the company entry description the payment
 	// named (entry.go); null: the service's default.
-	EntryDescription *string `json:"entry_description"`
-	Status         Status       `json:"status"`
-	FailureCode    *string      `json:"failure_code"`   // ACH return code, "R01"
-	FailureReason  *string      `json:"failure_reason"` // its meaning
-	SubscriptionID *string      `json:"subscription_id"`
-	MandateID      *string      `json:"mandate_id"` // debits: the customer's authorization; null for credits
-	Attempt        *int         `json:"attempt"`    // subscription debits: 1, or 2 and 3 for re-presentments
-	CreatedAt      time.Time    `json:"created_at"` // UTC
-	SettledAt      *time.Time   `json:"settled_at"` // processed or failed; UTC
+	EntryDescription *string    `json:"entry_description"`
+	Status           Status     `json:"status"`
+	FailureCode      *string    `json:"failure_code"`   // ACH return code, "R01"
+	FailureReason    *string    `json:"failure_reason"` // its meaning
+	SubscriptionID   *string    `json:"subscription_id"`
+	MandateID        *string    `json:"mandate_id"` // debits: the customer's authorization; null for credits
+	Attempt          *int       `json:"attempt"`    // subscription debits: 1, or 2 and 3 for re-presentments
+	CreatedAt        time.Time  `json:"created_at"` // UTC
+	SettledAt        *time.Time `json:"settled_at"` // processed or failed; UTC
 
 	Cents    int64      `json:"-"` // the amount in cents, > 0
 	DueDate  *string    `json:"-"` // subscription debits: the due date, YYYY-MM-DD

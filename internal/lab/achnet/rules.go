@@ -38,7 +38,7 @@ type Corrected struct {
 	RoutingNumber string `json:"routing_number,omitempty"`
 	AccountNumber string `json:"account_number,omitempty"`
 	AccountSuffix string `json:"account_suffix,omitempty"`
-	AccountType   string `json:"account_type,omitempty"` // checking or savings
+	AccountType   string `json:"account_type,omitempty"`  // checking or savings
 	Name          string `json:"name,omitempty"`          // C04: the receiver's name, ≤ 22
 	IndividualID  string `json:"individual_id,omitempty"` // C09: ≤ 15
 }

@@ -163,3 +163,74 @@ func TestOutboxEntriesNameTheirReceivers(t *testing.T) {
 		t.Errorf("first file %v; traces %s / %s", names, got[1006].e.TraceNumber, before[111].e.TraceNumber)
 	}
 }
+
+// TestACHNetworkCorrectsReceiverDetails: the network's banks answer
+// credits with a C04 (a new name), a C09 (a new identification number)
+// and a C13 (unreadable addenda) in COR files; the import applies each,
+// keeps the old values in the source's history and fires
+// funding_source.updated with the change code, and the next entries carry
+// the corrected name and number, and no addenda for the C13 source, which
+// the network then accepts.
+func TestACHNetworkCorrectsReceiverDetails(t *testing.T) {
+	t.Parallel()
+	n := newNetwork(t)
+	h := n.h
+	user := th.WantOK(t, h.Post("/v2/customers", n.key, `{"first_name":"Zoë","last_name":"Ødegaard","email":"zoe@example.com"}`))["user_id"].(string)
+	src := map[string]string{}
+	for _, code := range []string{"C04", "C09", "C13"} {
+		account := "5555" + map[string]string{"C04": "9104", "C09": "9109", "C13": "9113"}[code]
+		src[code] = th.WantOK(t, h.Post("/v2/on-demand/funding-source", n.key, th.SourceBody(user, "026009593", account)))["funding_source_id"].(string)
+	}
+	credit := func(code, amount string) {
+		th.WantOK(t, h.Post("/v2/payments", n.key, `{"funding_source_id":"`+src[code]+`","amount":"`+amount+`","direction":"credit","description":"Refund for order 9"}`))
+	}
+	credit("C04", "2.04")
+	credit("C09", "2.09")
+	credit("C13", "2.13")
+	n.originate(t)
+	first := outboxEntries(t, n.outbox)
+	if e := first[204].e; strings.TrimSpace(e.IndividualName) != "ZOE ODEGAARD" || len(first[213].e.Addenda05) != 1 {
+		t.Fatalf("first entries: %q, C13 source's addenda %d", e.IndividualName, len(first[213].e.Addenda05))
+	}
+
+	n.step(t, "2026-11-02")
+	sum, res := n.step(t, "2026-11-05")
+	if sum.Changes != 3 || res.Changes != 3 || res.ChangesApplied != 3 || len(res.ChangesRefused) != 0 {
+		t.Fatalf("achnet = %+v; import %+v", sum, res)
+	}
+	codes := map[string]string{}
+	for _, ev := range h.Events("funding_source.updated") {
+		codes[ev["funding_source_id"].(string)] = ev["change_code"].(string)
+	}
+	for code, id := range src {
+		if codes[id] != code {
+			t.Errorf("funding_source.updated of %s: %q, want %s", id, codes[id], code)
+		}
+	}
+	var old struct {
+		Name string `db:"name"`
+		ID   string `db:"id"`
+	}
+	if err := h.SQL().Get(&old, `SELECT coalesce(old_receiver_name, '') AS name, old_individual_id AS id FROM funding_source_changes
+		WHERE funding_source_id = $1 AND change_code = 'C09'`, src["C09"]); err != nil || old.ID != iin(src["C09"]) || old.Name != "" {
+		t.Errorf("C09's history: %+v, %v", old, err)
+	}
+
+	credit("C04", "3.04")
+	credit("C09", "3.09")
+	credit("C13", "3.13")
+	n.originate(t)
+	next := outboxEntries(t, n.outbox)
+	if e := next[304].e; strings.TrimSpace(e.IndividualName) != "CORRECTED HOLDER NAME" || strings.TrimSpace(e.IdentificationNumber) != iin(src["C04"]) {
+		t.Errorf("after C04: %q %q", e.IndividualName, e.IdentificationNumber)
+	}
+	if e := next[309].e; strings.TrimSpace(e.IdentificationNumber) != "CORRECTEDID0009" || strings.TrimSpace(e.IndividualName) != "ZOE ODEGAARD" {
+		t.Errorf("after C09: %q %q", e.IndividualName, e.IdentificationNumber)
+	}
+	if e := next[313].e; len(e.Addenda05) != 0 || e.AddendaRecordIndicator != 0 || len(next[304].e.Addenda05) != 1 {
+		t.Errorf("after C13: %d addenda (C04 source's: %d)", len(e.Addenda05), len(next[304].e.Addenda05))
+	}
+	if sum, res := n.step(t, "2026-11-09"); len(sum.Written) != 0 || res.Changes != 0 {
+		t.Errorf("achnet after the corrections = %+v", sum)
+	}
+}

@@ -60,7 +60,8 @@ const (
 // as for an account with no history (no_history), checks that the account
 // has none; for a row whose account holder type was guessed
 // (holder_guessed), checks the guess against the customer's business name
-// on the row the customer check reads; claims the account number (ON CONFLICT DO NOTHING: a number
+// on the row the customer check reads (a row without one gets the
+// customer's default from the table's insert trigger); claims the account number (ON CONFLICT DO NOTHING: a number
 // taken, also by an earlier row of the same statement, leaves the row
 // out); and inserts the source, the account's facts (linked, and verified
 // for a Verified source), its events, their webhook deliveries and, for a
@@ -111,7 +112,8 @@ WITH r AS (
       account_fp, account_holder_type)
   SELECT ok.merchant_id, ok.environment, ok.id, ok.customer_id, ok.status, ok.routing_number, ok.bank_name,
       ok.last_four, ok.account_type, ok.nickname, ok.account_key_id, ok.account_ciphertext, ok.fingerprint,
-      ok.created_at, CASE WHEN ok.status = 'Verified' THEN ok.created_at END, ok.account_fp, ok.account_holder_type
+      ok.created_at, CASE WHEN ok.status = 'Verified' THEN ok.created_at END, ok.account_fp,
+      NULLIF(ok.account_holder_type, '')
   FROM ok JOIN claim USING (id)
   RETURNING merchant_id, environment, id
 ), facts AS (

@@ -89,18 +89,17 @@ WITH r AS (
 ), claimed AS (
   SELECT r.*, l.locked, p.request_hash AS stored_hash, p.response_status AS stored_status,
     p.response_body AS stored_body, p.created_at AS stored_at,
-    EXISTS (SELECT 1 FROM customers u
-      WHERE u.id = r.customer_id AND (u.merchant_id, u.environment) IS NOT DISTINCT FROM (r.merchant_id, r.environment)) AS customer,
-    r.no_history IS TRUE AND ` + accountHistoryOfF + ` AS history,
-    r.holder_guessed IS TRUE AND r.account_holder_type IS DISTINCT FROM (
-      SELECT CASE WHEN u.business_name <> '' THEN 'company' ELSE 'individual' END FROM customers u
-      WHERE u.id = r.customer_id AND (u.merchant_id, u.environment) IS NOT DISTINCT FROM (r.merchant_id, r.environment)) AS holder
+    (SELECT CASE WHEN u.business_name <> '' THEN 'company' ELSE 'individual' END FROM customers u
+      WHERE u.id = r.customer_id AND (u.merchant_id, u.environment) IS NOT DISTINCT FROM (r.merchant_id, r.environment)
+    ) AS customer_holder,
+    r.no_history IS TRUE AND ` + accountHistoryOfF + ` AS history
   FROM r CROSS JOIN LATERAL (SELECT r.lock IS NULL OR pg_try_advisory_xact_lock(r.lock) AS locked) l
   CROSS JOIN LATERAL (SELECT r.environment, r.account_fp, r.merchant_id, r.customer_id) f
   LEFT JOIN LATERAL (SELECT request_hash, response_status, response_body, created_at FROM idempotency_keys p
     WHERE p.merchant_id = r.merchant_id AND p.environment = r.environment AND p.key = r.key) p ON true
 ), ok AS (
-  SELECT c.* FROM claimed c WHERE c.locked AND c.stored_at IS NULL AND c.customer AND NOT c.history AND NOT c.holder
+  SELECT c.* FROM claimed c WHERE c.locked AND c.stored_at IS NULL AND c.customer_holder IS NOT NULL AND NOT c.history
+    AND NOT ` + holderGuessedWrong + `
 ), claim AS (
   INSERT INTO account_numbers (environment, fingerprint, merchant_id, funding_source_id, customer_id, created_at)
   SELECT environment, fingerprint, merchant_id, id, customer_id, created_at FROM ok
@@ -132,17 +131,22 @@ SELECT c.id, c.locked, c.stored_hash AS request_hash, c.stored_status AS respons
   CASE WHEN src.id IS NOT NULL THEN NULL
     WHEN NOT c.locked THEN 'in_progress'
     WHEN c.stored_at IS NOT NULL THEN 'stored'
-    WHEN NOT c.customer THEN 'customer'
+    WHEN c.customer_holder IS NULL THEN 'customer'
     WHEN c.history THEN 'history'
-    WHEN c.holder THEN 'holder'
+    WHEN ` + holderGuessedWrong + ` THEN 'holder'
     ELSE 'account_number' END AS refusal,
   h.merchant_id AS holder_merchant_id, h.customer_id AS holder_customer_id,
   h.funding_source_id AS holder_source_id, h.created_at AS holder_created_at,
   (SELECT count(*) FROM queued) AS queued
 FROM claimed c LEFT JOIN src USING (id)
-LEFT JOIN account_numbers h ON src.id IS NULL AND c.locked AND c.stored_at IS NULL AND c.customer AND NOT c.history
-  AND NOT c.holder
+LEFT JOIN account_numbers h ON src.id IS NULL AND c.locked AND c.stored_at IS NULL AND c.customer_holder IS NOT NULL
+  AND NOT c.history AND NOT ` + holderGuessedWrong + `
   AND h.environment = c.environment AND h.fingerprint = c.fingerprint`
+
+// holderGuessedWrong is true for a row of createSources' claimed whose
+// guessed account holder type is not its customer's default
+// (customer_holder: NULL when the scope has no such customer).
+const holderGuessedWrong = `(c.holder_guessed IS TRUE AND c.account_holder_type IS DISTINCT FROM c.customer_holder)`
 
 // Refusals createSources reports.
 const (

@@ -9,8 +9,12 @@
 // the folder), then marks it written. A file left 'building' by a crash is
 // written again at the next run, from the same rows, to the same bytes.
 // That is why an entry's class (SEC code, description, payment type;
-// Classify) and a file's offsetting debits' trace numbers are decided at
-// assignment and stored, not recomputed when the file is built.
+// Classify), what it says about its receiver (the name folded to ASCII,
+// the source's Individual Identification Number, the description's 05
+// addenda record; fold.go) and a file's offsetting debits' trace numbers
+// are decided at assignment and stored, not recomputed when the file is
+// built. The class and the receiver's name follow the source's
+// account_holder_type, not whether the customer has a business name.
 //
 // It holds no domain rules of its own: origination reads accounts and
 // deposit amounts through the funding service, and returns are applied

@@ -76,6 +76,9 @@ func FuzzUpper(f *testing.F) {
 		if plain := strings.Join(strings.Fields(s), " "); len(plain) <= 22 && strings.Trim(strings.ToUpper(plain), "ABCDEFGHIJKLMNOPQRSTUVWXYZ ") == "" && got != strings.ToUpper(plain) {
 			t.Fatalf("upper(%q) = %q, want %q", s, got, strings.ToUpper(plain))
 		}
+		if d := addendaText(s); len(d) > AddendaLength || d != strings.TrimSpace(d) || strings.ContainsAny(d, "*\\") {
+			t.Fatalf("addendaText(%q) = %q", s, d)
+		}
 		a := ASCII(s)
 		for _, r := range a {
 			if r < ' ' || r >= 0x7f {

@@ -116,8 +116,9 @@ type Surface struct {
 	overview  *overview.Service
 	audit     *audit.Service
 
-	sessions *sessions.CookieStore
-	attempts signInLimits
+	sessions    *sessions.CookieStore
+	attempts    signInLimits
+	logoUploads *surface.KeyLimiter // by merchant id
 }
 
 // New returns the dashboard on k.
@@ -130,6 +131,7 @@ func New(k *surface.Shared, d Deps) *Surface {
 			perEmail:     surface.NewKeyLimiter(signInWindow, d.Config.SignInAttemptsPerEmail*emailAloneFactor),
 			slowdown:     d.Config.SignInSlowdown,
 		},
+		logoUploads: surface.NewKeyLimiter(logoUploadWindow, logoUploadsPerWindow),
 	}
 }
 

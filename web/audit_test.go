@@ -160,7 +160,7 @@ func TestAuditRecordsEverySecurityChange(t *testing.T) {
 		t.Errorf("brand's settings.changed details: %s", d)
 	}
 
-	if b, err := h.Svc.Audit.Verify(ctx, mid); err != nil || b != nil {
+	if b, err := h.Svc.Audit.Verify(ctx, mid, nil); err != nil || b != nil {
 		t.Fatalf("verify: %v, %v", b, err)
 	}
 
@@ -256,7 +256,7 @@ func TestAuditChainStaysLinearUnderConcurrentWriters(t *testing.T) {
 			t.Fatalf("event %d has seq %d", i+1, r.Seq)
 		}
 	}
-	if b, err := h.Svc.Audit.Verify(context.Background(), m.Merchant.ID); err != nil || b != nil {
+	if b, err := h.Svc.Audit.Verify(context.Background(), m.Merchant.ID, nil); err != nil || b != nil {
 		t.Fatalf("verify: %v, %v", b, err)
 	}
 }

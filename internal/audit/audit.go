@@ -139,6 +139,9 @@ type Event struct {
 	Details    map[string]string
 	Version    int // Unkeyed or Keyed: how Hash is made
 	Hash       []byte
+	// IPHidden shows the actor's IP as null (not part of the chain): a
+	// sandbox key sees account-wide events without their addresses.
+	IPHidden bool
 }
 
 // Hash versions of an event.
@@ -304,8 +307,9 @@ func Verify(key []byte, events []Event, headSeq int64, headHash []byte, checkpoi
 // HashHex is a hash as the API shows it.
 func HashHex(h []byte) string { return hex.EncodeToString(h) }
 
-// MarshalJSON writes the API's audit event: {id, seq, action, actor,
-// environment (null for the whole account), created_at, details, hash}.
+// MarshalJSON writes the API's audit event: {id, seq, action, actor
+// (its ip null when IPHidden), environment (null for the whole account),
+// created_at, details, hash}.
 func (e Event) MarshalJSON() ([]byte, error) {
 	var env *string
 	if e.Env != "" {
@@ -316,14 +320,23 @@ func (e Event) MarshalJSON() ([]byte, error) {
 	if details == nil {
 		details = map[string]string{}
 	}
+	type shownActor struct {
+		Type string  `json:"type"`
+		ID   string  `json:"id"`
+		IP   *string `json:"ip"`
+	}
+	actor := shownActor{Type: e.Actor.Type, ID: e.Actor.ID, IP: &e.Actor.IP}
+	if e.IPHidden {
+		actor.IP = nil
+	}
 	return json.Marshal(struct {
 		ID          string            `json:"id"`
 		Seq         int64             `json:"seq"`
 		Action      string            `json:"action"`
-		Actor       Actor             `json:"actor"`
+		Actor       shownActor        `json:"actor"`
 		Environment *string           `json:"environment"`
 		CreatedAt   time.Time         `json:"created_at"`
 		Details     map[string]string `json:"details"`
 		Hash        string            `json:"hash"`
-	}{e.ID, e.Seq, e.Action, e.Actor, env, e.CreatedAt.UTC(), details, HashHex(e.Hash)})
+	}{e.ID, e.Seq, e.Action, actor, env, e.CreatedAt.UTC(), details, HashHex(e.Hash)})
 }

@@ -2323,8 +2323,8 @@ type AuditActor struct {
 	// Id The key's id (key_…), the merchant's id for a dashboard user, or the operator's user name.
 	Id string `json:"id"`
 
-	// Ip The client's IP address; empty for an operator at the command line.
-	Ip   string         `json:"ip"`
+	// Ip The client's IP address; empty for an operator at the command line; null in a sandbox key's list for an event of the whole account (sign-ins, password changes).
+	Ip   *string        `json:"ip"`
 	Type AuditActorType `json:"type"`
 }
 

@@ -483,7 +483,12 @@ func (s *Surface) rollKey(c *gin.Context) {
 	}
 	s.Log.InfoContext(c.Request.Context(), "secret key rolled from the dashboard",
 		slog.String("merchant_id", in.Scope.MerchantID), slog.String("environment", string(in.Scope.Env)))
-	in.session.Values[sessNewSecret] = secret
+	masked, err := s.merchants.HoldReveal(c.Request.Context(), in.sessionID, secret)
+	if err != nil {
+		s.Fail(c, err)
+		return
+	}
+	in.session.Values[sessNewSecret] = masked
 	if err := in.session.Save(c.Request, c.Writer); err != nil {
 		s.Fail(c, err)
 		return

@@ -178,3 +178,31 @@ func TestAuditConcurrentWritersStayLinear(t *testing.T) {
 		t.Fatalf("chain of %d events, %v", len(evs), err)
 	}
 }
+
+// TestEveryOperatorCommandTakesJSON: each operator command prints one
+// JSON object with --json (the ach commands' are tested with their
+// configuration in TestACHCommands).
+func TestEveryOperatorCommandTakesJSON(t *testing.T) {
+	c := newCLI(t)
+	id := c.json("merchant", "create", "--name", "Acme", "--email", "json@acme.example")["merchant_id"].(string)
+	for _, args := range [][]string{
+		{"migrate"},
+		{"merchant", "activate-production", id},
+		{"merchant", "roll-key", id, "--env", "sandbox"},
+		{"merchant", "grant-on-demand", id, "--env", "production"},
+		{"merchant", "enable-third-party-verification", id, "--env", "sandbox"},
+		{"merchant", "allow-redirect-origin", id, "--env", "sandbox", "https://shop.example"},
+		{"merchant", "redirect-origins", id, "--env", "sandbox"},
+		{"merchant", "remove-redirect-origin", id, "--env", "sandbox", "https://shop.example"},
+		{"merchant", "set-policy", id, "--env", "sandbox", "--account-check", "flag"},
+		{"audit", "verify"},
+		{"audit", "verify", "--merchant", id},
+	} {
+		if m := c.json(args...); len(m) == 0 {
+			t.Errorf("%v --json: empty object", args)
+		}
+	}
+	if _, _, err := c.run("migrate", "extra"); !errors.Is(err, app.ErrUsage) {
+		t.Errorf("migrate extra: %v", err)
+	}
+}

@@ -13,9 +13,9 @@ import (
 
 	"github.com/fundsource/fundsource/internal/config"
 	"github.com/fundsource/fundsource/internal/core/errs"
+	"github.com/fundsource/fundsource/internal/core/ids"
 	"github.com/fundsource/fundsource/internal/core/tenant"
 	"github.com/fundsource/fundsource/internal/dev/pgserver"
-	"github.com/fundsource/fundsource/internal/core/ids"
 	"github.com/fundsource/fundsource/internal/dev/railsim"
 	"github.com/fundsource/fundsource/internal/merchant"
 )

@@ -3,8 +3,8 @@ package merchant
 import (
 	"context"
 	"crypto/rand"
-	"fmt"
 	"crypto/sha256"
+	"fmt"
 	"strconv"
 	"strings"
 	"time"

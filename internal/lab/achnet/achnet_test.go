@@ -59,16 +59,19 @@ func TestRulesRefuseWhatNoBankSends(t *testing.T) {
 
 func TestAppliesKeepsCodesToTheirEntries(t *testing.T) {
 	for _, tc := range []struct {
-		code, sec string
-		debit     bool
-		want      bool
+		code, sec       string
+		debit, consumer bool
+		want            bool
 	}{
-		{"R07", "WEB", true, true}, {"R07", "WEB", false, false}, {"R07", "CCD", true, false},
-		{"R29", "CCD", true, true}, {"R29", "WEB", true, false}, {"R01", "PPD", false, false},
-		{"R03", "PPD", false, true}, {"R02", "CCD", true, true}, {"C01", "PPD", false, true},
+		{"R07", "WEB", true, false, true}, {"R07", "WEB", false, false, false}, {"R07", "CCD", true, false, false},
+		{"R29", "CCD", true, false, true}, {"R29", "WEB", true, false, false}, {"R01", "PPD", false, false, false},
+		{"R03", "PPD", false, false, true}, {"R02", "CCD", true, false, true}, {"C01", "PPD", false, false, true},
+		// R05: a corporate debit to a consumer's account, and only that.
+		{"R05", "CCD", true, true, true}, {"R05", "CCD", true, false, false}, {"R05", "WEB", true, true, false},
+		{"R05", "CCD", false, true, false},
 	} {
-		if got := Applies(tc.code, tc.sec, tc.debit); got != tc.want {
-			t.Errorf("Applies(%s, %s, debit %v) = %v", tc.code, tc.sec, tc.debit, got)
+		if got := Applies(tc.code, tc.sec, tc.debit, tc.consumer); got != tc.want {
+			t.Errorf("Applies(%s, %s, debit %v, consumer %v) = %v", tc.code, tc.sec, tc.debit, tc.consumer, got)
 		}
 	}
 }

@@ -1,6 +1,7 @@
 package ach
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"io"
@@ -50,7 +51,14 @@ type ReturnResult struct {
 // with the line at fault, before anything is applied; importing the same
 // file again changes nothing.
 func (o *Originator) ImportReturns(ctx context.Context, r io.Reader) (ReturnResult, error) {
-	file, err := nacha.NewReader(r).Read()
+	data, err := io.ReadAll(r)
+	if err != nil {
+		return ReturnResult{}, fmt.Errorf("read ACH return file: %w", err)
+	}
+	if err := recordLengths(data); err != nil {
+		return ReturnResult{}, fmt.Errorf("read ACH return file (nothing applied): %w", err)
+	}
+	file, err := nacha.NewReader(bytes.NewReader(data)).Read()
 	if err != nil {
 		return ReturnResult{}, fmt.Errorf("read ACH return file (nothing applied): %w", err)
 	}
@@ -79,6 +87,23 @@ func (o *Originator) ImportReturns(ctx context.Context, r io.Reader) (ReturnResu
 	}
 	res.Changes = res.NotificationsOfChange
 	return res, nil
+}
+
+// recordLengths refuses a file whose lines are not 94-character records:
+// moov-io/ach reads a short record as blanks, which would apply a return
+// cut short. A file without line breaks (records back to back) passes.
+func recordLengths(data []byte) error {
+	lines := strings.Split(strings.TrimRight(string(data), "\r\n"), "\n")
+	for i, l := range lines {
+		l = strings.TrimSuffix(l, "\r")
+		if len(lines) == 1 && len(l)%94 == 0 {
+			break
+		}
+		if len(l) != 94 {
+			return fmt.Errorf("line:%d is %d characters long; a NACHA record is 94", i+1, len(l))
+		}
+	}
+	return nil
 }
 
 // importChange applies one notification of change and counts it in res.

@@ -12,6 +12,11 @@
 // Classify) and a file's offsetting debits' trace numbers are decided at
 // assignment and stored, not recomputed when the file is built.
 //
+// A return is judged at import against its deadline (deadline.go): a
+// timely one is applied, an untimely or duplicate one is answered with a
+// dishonored return that goes into the next file by the same assignment
+// (dishonor.go).
+//
 // It holds no domain rules of its own: origination reads accounts and
 // deposit amounts through the funding service, and returns are applied
 // through the funding and payment services.

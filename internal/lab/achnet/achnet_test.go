@@ -342,3 +342,20 @@ func TestRunTakesARulesFileAndRejectsABadOutboxFile(t *testing.T) {
 		t.Errorf("answers with the rules file (the 0007 account is accepted): %v", files)
 	}
 }
+
+func TestRulesValidateDishonorAnswers(t *testing.T) {
+	for _, r := range []Rule{
+		{AccountSuffix: "1", Answer: "R01", AfterBankingDays: 4},                                      // late without untimely
+		{AccountSuffix: "1", Answer: "C01", Untimely: true, Corrected: Corrected{AccountSuffix: "0"}}, // untimely NOC
+		{AccountSuffix: "1", Answer: "R01", Contest: "R68"},                                           // not a contest code
+		{AccountSuffix: "1", Answer: Accept, Contest: "R73"},                                          // contest without a return
+		{AccountSuffix: "1", Answer: Accept, RepeatAfterBankingDays: 1},                               // repeat without a return
+	} {
+		if err := (Rules{r}).Validate(); err == nil {
+			t.Errorf("%+v validated", r)
+		}
+	}
+	if err := Sandbox.Validate(); err != nil {
+		t.Errorf("the built-in rules: %v", err)
+	}
+}

@@ -159,14 +159,14 @@ func (r Rule) validate() error {
 	}
 	c := r.Corrected
 	switch {
-	case r.Answer == Accept:
-		return nil
 	case r.Contest != "" && (!isReturn(r.Answer) || !isContest(r.Contest)):
 		return fmt.Errorf("contest is a contested dishonored return code, R71 to R77, on a return")
 	case r.RepeatAfterBankingDays < 0 || r.RepeatAfterBankingDays > 0 && !isReturn(r.Answer):
 		return fmt.Errorf("repeat_after_banking_days is 0 or more, on a return")
 	case r.Untimely && !isReturn(r.Answer):
 		return fmt.Errorf("untimely is for returns")
+	case r.Answer == Accept:
+		return nil
 	case r.Untimely:
 		return nil // late on purpose
 	case isReturn(r.Answer):

@@ -12,6 +12,11 @@
 // Classify) and a file's offsetting debits' trace numbers are decided at
 // assignment and stored, not recomputed when the file is built.
 //
+// A return is judged at import against its deadline (deadline.go): a
+// timely one is applied, an untimely or duplicate one is answered with a
+// dishonored return that goes into the next file by the same assignment
+// (dishonor.go).
+//
 // It holds no domain rules of its own: origination reads accounts and
 // deposit amounts through the funding service, and returns are applied
 // through the funding and payment services.
@@ -64,7 +69,8 @@ type Entry struct {
 	PaymentID    string
 	Debit        bool
 	Cents        int64  // payments; a micro-deposit's is read sealed when its file is built
-	ReturnCode   string // "" until returned
+	ReturnCode   string // "" until a return is applied (a timely one, or a contested dishonor's)
+	ReturnTrace  string // the applied return's own trace number; "" for one applied before it was kept
 	Class        Class  // zero for an entry assigned before classes were stored
 }
 
@@ -102,7 +108,29 @@ type Store interface {
 	MarkACHFileWritten(ctx context.Context, fileID string, at time.Time) error
 	// ACHEntry locks an entry by trace number; errs.NotFound when unknown.
 	ACHEntry(ctx context.Context, trace string) (Entry, error)
-	MarkACHEntryReturned(ctx context.Context, trace, code string, at time.Time) error
+	// MarkACHEntryReturned records the return applied to an entry: its
+	// code and its own trace number.
+	MarkACHEntryReturned(ctx context.Context, trace, code, returnTrace string, at time.Time) error
+	// ACHFile reads a file record; errs.NotFound when unknown.
+	ACHFile(ctx context.Context, id string) (File, error)
+	// InsertDishonor stores a dishonor; false, storing nothing, when the
+	// same return of the same entry has one already.
+	InsertDishonor(ctx context.Context, d Dishonor) (bool, error)
+	// EntryDishonored reports whether a return of an entry was dishonored.
+	EntryDishonored(ctx context.Context, fileID, trace string) (bool, error)
+	// DishonorsToSend locks up to limit dishonors not yet in a file,
+	// skipping rows other processes hold.
+	DishonorsToSend(ctx context.Context, limit int) ([]Dishonor, error)
+	// AssignDishonor puts a dishonor into a file under its trace number.
+	AssignDishonor(ctx context.Context, id, fileID, trace string) error
+	// ACHDishonors returns a file's dishonors, with their original entries,
+	// by trace number.
+	ACHDishonors(ctx context.Context, fileID string) ([]Dishonor, error)
+	// SentDishonor locks the newest dishonor sent of the entry with
+	// original trace number under its own trace number; errs.NotFound when
+	// none.
+	SentDishonor(ctx context.Context, originalTrace, trace string) (Dishonor, error)
+	MarkDishonorContested(ctx context.Context, id, code string, at time.Time) error
 }
 
 // Funding is what origination needs from the funding service.
@@ -111,6 +139,7 @@ type Funding interface {
 	DepositAmounts(ctx context.Context, scope tenant.Scope, id string, seq int) ([2]int, error)
 	ReturnMicroDepositTx(ctx context.Context, tx funding.Store, scope tenant.Scope, id string, seq int, code string) error
 	ApplyChangeTx(ctx context.Context, tx funding.Store, scope tenant.Scope, id string, c funding.Correction) (bool, error)
+	BlockTx(ctx context.Context, tx funding.Store, scope tenant.Scope, id, code, reason string) (bool, error)
 }
 
 // Payments is what origination needs from the payment service.
@@ -218,7 +247,11 @@ func (o *Originator) assign(ctx context.Context) (File, bool, error) {
 		if err != nil {
 			return err
 		}
-		if len(deposits)+len(payments) == 0 {
+		dishonors, err := tx.DishonorsToSend(ctx, batchLimit)
+		if err != nil {
+			return err
+		}
+		if len(deposits)+len(payments)+len(dishonors) == 0 {
 			return nil
 		}
 		found = true
@@ -271,6 +304,15 @@ func (o *Originator) assign(ctx context.Context) (File, bool, error) {
 				return err
 			}
 			if err := o.payments.OriginatedTx(ctx, tx.Payments(), p.Scope, p.ID, settle); err != nil {
+				return err
+			}
+		}
+		for _, d := range dishonors {
+			seq, err := tx.NextTraceSequence(ctx)
+			if err != nil {
+				return err
+			}
+			if err := tx.AssignDishonor(ctx, d.ID, f.ID, o.trace(seq)); err != nil {
 				return err
 			}
 		}

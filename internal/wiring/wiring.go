@@ -136,7 +136,11 @@ func Build(cfg *config.Config, d Deps) (*Services, error) {
 		return s.Funding.ApplyReturnTx(ctx, tx.(postgres.Stores).Funding(), scope, sourceID, code)
 	})
 	s.Funding.OnBlock(func(ctx context.Context, tx funding.Store, scope tenant.Scope, sourceID, code string) error {
-		return s.Payments.RevokeForSourceTx(ctx, tx.(postgres.Stores).Payments(), scope, sourceID, achcode.ReturnReason(code))
+		reason := code // a block of its own, like noc_unapplicable
+		if achcode.Valid(code) {
+			reason = achcode.ReturnReason(code)
+		}
+		return s.Payments.RevokeForSourceTx(ctx, tx.(postgres.Stores).Payments(), scope, sourceID, reason)
 	})
 	if cfg.ACHODFIRouting != "" {
 		ac := ach.Config{Dir: cfg.ACHOutboxDir, ODFIRouting: cfg.ACHODFIRouting, DestinationRouting: cfg.ACHDestinationRouting,

@@ -2556,11 +2556,13 @@ type FundingSource struct {
 	AccountType  FundingSourceAccountType `json:"account_type"`
 	BankName     *string                  `json:"bank_name"`
 
-	// Block Set while an ACH return that disputes the authorization (R05 R07 R10 R11 R29) or says the account is frozen (R16) blocks debits (403 funding_source_blocked); null otherwise. POST /v2/funding-source/{id}/unblock lifts it.
+	// Block Set while an ACH return that disputes the authorization (R05 R07 R10 R11 R29) or says the account is frozen (R16) blocks debits (403 funding_source_blocked), or a bank's notification of change could not be applied (code noc_unapplicable); null otherwise. POST /v2/funding-source/{id}/unblock lifts it.
 	Block *struct {
 		BlockedAt time.Time `json:"blocked_at"`
-		Code      string    `json:"code"`
-		Reason    string    `json:"reason"`
+
+		// Code The return code, or noc_unapplicable.
+		Code   string `json:"code"`
+		Reason string `json:"reason"`
 	} `json:"block"`
 	CreatedAt       time.Time `json:"created_at"`
 	FundingSourceId string    `json:"funding_source_id"`
@@ -2667,11 +2669,13 @@ type FundingSourceEventData struct {
 	AccountType  FundingSourceEventDataAccountType `json:"account_type"`
 	BankName     *string                           `json:"bank_name"`
 
-	// Block Set while an ACH return that disputes the authorization (R05 R07 R10 R11 R29) or says the account is frozen (R16) blocks debits (403 funding_source_blocked); null otherwise. POST /v2/funding-source/{id}/unblock lifts it.
+	// Block Set while an ACH return that disputes the authorization (R05 R07 R10 R11 R29) or says the account is frozen (R16) blocks debits (403 funding_source_blocked), or a bank's notification of change could not be applied (code noc_unapplicable); null otherwise. POST /v2/funding-source/{id}/unblock lifts it.
 	Block *struct {
 		BlockedAt time.Time `json:"blocked_at"`
-		Code      string    `json:"code"`
-		Reason    string    `json:"reason"`
+
+		// Code The return code, or noc_unapplicable.
+		Code   string `json:"code"`
+		Reason string `json:"reason"`
 	} `json:"block"`
 
 	// ChangeCode funding_source.updated: the notification of change that corrected the source; absent when the merchant changed it.
@@ -2808,11 +2812,13 @@ type FundingSourceResponse struct {
 	AccountType  FundingSourceResponseAccountType `json:"account_type"`
 	BankName     *string                          `json:"bank_name"`
 
-	// Block Set while an ACH return that disputes the authorization (R05 R07 R10 R11 R29) or says the account is frozen (R16) blocks debits (403 funding_source_blocked); null otherwise. POST /v2/funding-source/{id}/unblock lifts it.
+	// Block Set while an ACH return that disputes the authorization (R05 R07 R10 R11 R29) or says the account is frozen (R16) blocks debits (403 funding_source_blocked), or a bank's notification of change could not be applied (code noc_unapplicable); null otherwise. POST /v2/funding-source/{id}/unblock lifts it.
 	Block *struct {
 		BlockedAt time.Time `json:"blocked_at"`
-		Code      string    `json:"code"`
-		Reason    string    `json:"reason"`
+
+		// Code The return code, or noc_unapplicable.
+		Code   string `json:"code"`
+		Reason string `json:"reason"`
 	} `json:"block"`
 	CreatedAt       time.Time `json:"created_at"`
 	FundingSourceId string    `json:"funding_source_id"`

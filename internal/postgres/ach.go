@@ -81,7 +81,7 @@ func (q queries) DepositsToOriginate(ctx context.Context, limit int) ([]ach.Depo
 	return out, nil
 }
 
-const paymentsToOriginate = `SELECT ` + paymentColumns + ` FROM payments p
+const paymentsToOriginate = `SELECT ` + paymentColumns + `, ` + paymentLinks + ` FROM payments p
 WHERE environment = 'production' AND status = 'pending'
   AND NOT EXISTS (SELECT 1 FROM ach_entries e
                   WHERE e.merchant_id = p.merchant_id AND e.environment = p.environment AND e.payment_id = p.id)
@@ -186,4 +186,12 @@ func (q queries) ACHEntry(ctx context.Context, trace string) (ach.Entry, error) 
 func (q queries) MarkACHEntryReturned(ctx context.Context, trace, code string, at time.Time) error {
 	_, err := q.ex.ExecContext(ctx, `UPDATE ach_entries SET return_code = $2, returned_at = $3 WHERE trace_number = $1`, trace, code, at)
 	return translate(err)
+}
+
+const paymentEntry = `SELECT ` + achEntryColumns + ` FROM ach_entries
+WHERE merchant_id = $1 AND environment = $2 AND payment_id = $3 AND kind = 'payment'`
+
+// PaymentEntry returns a payment's entry.
+func (q queries) PaymentEntry(ctx context.Context, scope tenant.Scope, paymentID string) (ach.Entry, error) {
+	return getOne[achEntryRow](ctx, q.ex, paymentEntry, scope.MerchantID, scope.Env, paymentID)
 }

@@ -136,7 +136,7 @@ func TestRetryWithin180DaysOfSettlement(t *testing.T) {
 	scope := f.Sandbox("Acme")
 	src := f.VerifiedSource(scope, f.Customer(scope), "444455556666").ID
 	late, onTime := sandboxDebit(t, f, scope, src, "13.01"), sandboxDebit(t, f, scope, src, "13.01")
-	settle(t, f) // Monday 2026-11-02, US Eastern
+	settle(t, f)                                                               // Monday 2026-11-02, US Eastern
 	day180 := time.Date(2027, 5, 1, 23, 59, 0, 0, time.UTC).Add(4 * time.Hour) // 2027-05-01 23:59 Eastern (EDT)
 	f.Clock.Set(day180)
 	if r, err := f.Payments.Retry(ctx, scope, onTime.ID); err != nil || *r.RetryOf != onTime.ID {

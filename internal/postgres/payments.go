@@ -100,9 +100,9 @@ type paymentRow struct {
 	ReversalOf     *string    `db:"reversal_of"`
 	ReversalReason *string    `db:"reversal_reason"`
 	// The payment's reversal, read from the reversal's row (paymentLinks).
-	ReversedBy     *string    `db:"reversed_by"`
-	ReversedFor    *string    `db:"reversed_for"`
-	ReversedAt     *time.Time `db:"reversed_at"`
+	ReversedBy  *string    `db:"reversed_by"`
+	ReversedFor *string    `db:"reversed_for"`
+	ReversedAt  *time.Time `db:"reversed_at"`
 }
 
 func (r paymentRow) domain() payment.Payment {

@@ -228,3 +228,8 @@ func (s *Service) originalOf(ctx context.Context, tx Store, p Payment) (Payment,
 	}
 	return p, nil
 }
+
+// Retries returns the re-presentments of an original debit, by attempt.
+func (s *Service) Retries(ctx context.Context, scope tenant.Scope, originalID string) ([]Payment, error) {
+	return s.store.Presentments(ctx, scope, originalID)
+}

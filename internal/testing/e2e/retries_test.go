@@ -55,7 +55,8 @@ func TestACHNetworkRetryAndReversalGoInTheNextFile(t *testing.T) {
 	credit := th.WantOK(t, h.Post("/v2/payments", n.key, th.PaymentBody(clean, `"30.00"`, "credit")))["payment_id"].(string)
 	late := th.WantOK(t, h.Post("/v2/payments", n.key, th.PaymentBody(clean, `"31.00"`, "credit")))["payment_id"].(string)
 	th.WantError(t, h.Post("/v2/payments/"+credit+"/reverse", n.key, `{"reason":"duplicate"}`), http.StatusConflict, "conflict") // not yet sent
-	n.originate(t)                                                                                                               // Monday 2026-11-02: effective (settlement) date Tuesday 11-03
+	// Monday 2026-11-02: the effective (settlement) date is Tuesday 11-03.
+	n.originate(t)
 	first := readACH(t, n.outbox)
 
 	n.step(t, "2026-11-03")

@@ -35,6 +35,13 @@
 // see the statement's snapshot. Errors are explained after the statement,
 // by reads on the error path only.
 //
+// A returned debit is presented again (reinitiation, retry.go) and an
+// erroneous payment corrected (reversal, reversal.go) by payments of
+// their own that name the payment they follow (retry_of, reversal_of):
+// they go out through the one origination path like any payment, so each
+// is in exactly one file, and the schema's unique indexes on those names
+// keep two concurrent requests from storing two.
+//
 // Mandates are evidence the originator must produce on request until two
 // years after revocation, so nothing deletes them: a source's removal only
 // marks the source, its mandates keep their rows, and the schema refuses

@@ -346,7 +346,7 @@ func (s *Service) Advance(ctx context.Context, scope tenant.Scope, id string) (P
 		return Payment{}, err
 	}
 	var out Payment
-	canceled := false
+	canceled, reason := false, ""
 	err := s.store.WithTx(ctx, func(tx Store) error {
 		sub, err := s.lockSubscription(ctx, tx, scope, id)
 		if err != nil {
@@ -360,11 +360,15 @@ func (s *Service) Advance(ctx context.Context, scope tenant.Scope, id string) (P
 		}
 		canceled = sub.Status != Active
 		if canceled {
+			reason = *sub.CancelReason
 			return nil
 		}
 		return tx.UpdateSubscription(ctx, sub)
 	})
-	if err == nil && canceled {
+	switch {
+	case err == nil && canceled && reason == CancelPaymentReturned:
+		err = errs.New(errs.Conflict, "The returned debit may no longer be presented again (180 days after its settlement have passed); the subscription was canceled.")
+	case err == nil && canceled:
 		err = errs.New(errs.Conflict, "This subscription's funding source can no longer be debited; the subscription was canceled.")
 	}
 	return out, err

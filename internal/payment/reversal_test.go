@@ -2,6 +2,7 @@ package payment_test
 
 import (
 	"encoding/json"
+	"sync"
 	"testing"
 	"time"
 
@@ -94,5 +95,41 @@ func TestReversalWindowIsFiveBankingDays(t *testing.T) {
 	_, err := f.Payments.Reverse(ctx, scope, late.ID, payment.ReverseInput{Reason: "duplicate"})
 	if e, ok := errs.As(err); !ok || e.Code != errs.ReversalWindowClosed {
 		t.Errorf("reversal on the sixth banking day: %v, want reversal_window_closed", err)
+	}
+}
+
+// TestConcurrentReversalsStoreOne: reversals of one payment that race
+// store one; every other call is 409 conflict.
+func TestConcurrentReversalsStoreOne(t *testing.T) {
+	t.Parallel()
+	f := fixture.New(t)
+	scope := f.Sandbox("Acme")
+	src := f.VerifiedSource(scope, f.Customer(scope), "444455556666").ID
+	p := sandboxDebit(t, f, scope, src, "20.00")
+	settle(t, f)
+	const n = 6
+	var wg sync.WaitGroup
+	results := make([]error, n)
+	for i := range n {
+		wg.Go(func() {
+			_, results[i] = f.Payments.Reverse(ctx, scope, p.ID, payment.ReverseInput{Reason: "duplicate"})
+		})
+	}
+	wg.Wait()
+	ok := 0
+	for _, err := range results {
+		switch {
+		case err == nil:
+			ok++
+		case !errs.Is(err, errs.Conflict):
+			t.Errorf("a racing reversal: %v, want conflict", err)
+		}
+	}
+	var stored int
+	if err := f.SQL().Get(&stored, `SELECT count(*) FROM payments WHERE reversal_of = $1`, p.ID); err != nil {
+		t.Fatal(err)
+	}
+	if ok != 1 || stored != 1 {
+		t.Errorf("%d reversals succeeded and %d stored, want 1 and 1", ok, stored)
 	}
 }

@@ -131,6 +131,9 @@ type Store interface {
 	// none.
 	SentDishonor(ctx context.Context, originalTrace, trace string) (Dishonor, error)
 	MarkDishonorContested(ctx context.Context, id, code string, at time.Time) error
+	// PaymentEntry returns a payment's entry; errs.NotFound when the
+	// payment is in no file.
+	PaymentEntry(ctx context.Context, scope tenant.Scope, paymentID string) (Entry, error)
 }
 
 // Funding is what origination needs from the funding service.
@@ -297,9 +300,12 @@ func (o *Originator) assign(ctx context.Context) (File, bool, error) {
 				return err
 			}
 			debit := p.Direction == payment.Debit
+			class, err := o.classOf(ctx, tx, p, Payer{Business: b, Debit: debit, Subscription: p.SubscriptionID != nil, Retry: p.Attempt != nil && *p.Attempt > 1})
+			if err != nil {
+				return err
+			}
 			e := Entry{FileID: f.ID, Scope: p.Scope, Kind: KindPayment, SourceID: p.SourceID, CustomerID: p.CustomerID,
-				PaymentID: p.ID, Debit: debit, Cents: p.Cents,
-				Class: Classify(Payer{Business: b, Debit: debit, Subscription: p.SubscriptionID != nil, Retry: p.Attempt != nil && *p.Attempt > 1})}
+				PaymentID: p.ID, Debit: debit, Cents: p.Cents, Class: class}
 			if err := o.insertEntry(ctx, tx, &e); err != nil {
 				return err
 			}
@@ -354,5 +360,5 @@ func (o *Originator) business(ctx context.Context, scope tenant.Scope, customerI
 // effectiveDate is the next business day after the file's creation (US
 // Eastern), the date the entries are meant to settle at the banks.
 func effectiveDate(created time.Time) time.Time {
-	return calendar.AddBusinessDays(calendar.DateOf(created), 1)
+	return payment.EffectiveDate(created) // the retry and reversal windows count from it
 }

@@ -278,10 +278,10 @@ func (o *Originator) entryDetail(ctx context.Context, e Entry, h holders) (*nach
 	ed.DFIAccountNumber = acct.AccountNumber
 	ed.Amount = int(cents)
 	ed.IndividualName = upper(name, 22)
-	id := e.PaymentID
-	if e.Kind == KindMicroDeposit {
-		id = e.SourceID
-	}
+	// The source's id, the same on every entry of the source, a
+	// re-presentment's and a reversal's included: a receiving bank matches
+	// stop payments and reversals on it.
+	id := e.SourceID
 	ed.IdentificationNumber = upper(id[len(id)-min(15, len(id)):], 15)
 	ed.TraceNumber = e.Trace
 	return ed, nil

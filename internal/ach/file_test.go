@@ -82,6 +82,9 @@ func TestBuildParsesBackWithEveryEntry(t *testing.T) {
 		{Trace: "021000020000005", Scope: scope, Kind: KindPayment, SourceID: "fs_checking", CustomerID: "cus_ada", PaymentID: "pay_3", Debit: true, Cents: 700, Class: Classify(Payer{Business: true, Debit: true})},
 		{Trace: "021000020000006", Scope: scope, Kind: KindPayment, SourceID: "fs_checking", CustomerID: "cus_ada", PaymentID: "pay_4", Debit: true, Cents: 999, Class: recurring},
 		{Trace: "021000020000007", Scope: scope, Kind: KindPayment, SourceID: "fs_savings", CustomerID: "cus_bob", PaymentID: "pay_5", Debit: true, Cents: 999, Class: retry},
+		// The reversal of pay_4: a credit, as pay_4 went but described REVERSAL.
+		{Trace: "021000020000008", Scope: scope, Kind: KindPayment, SourceID: "fs_checking", CustomerID: "cus_ada", PaymentID: "pay_6", Cents: 999,
+			Class: Class{SEC: recurring.SEC, Description: DescriptionReversal, PaymentType: recurring.PaymentType}},
 	}
 	data, err := o.build(context.Background(), f, entries, nil)
 	if err != nil {
@@ -120,17 +123,20 @@ func TestBuildParsesBackWithEveryEntry(t *testing.T) {
 			{nacha.CheckingDebit, "55500011", 99, "ACME PAYMENTS", "OFFSET", "021000020000009", ""},
 		}},
 		{nacha.CCD, DescriptionPayments, nacha.DebitsOnly, []want{
-			{nacha.CheckingDebit, "000123456789", 700, "ADA LOVELACE", "PAY3", "021000020000005", ""},
+			{nacha.CheckingDebit, "000123456789", 700, "ADA LOVELACE", "FSCHECKING", "021000020000005", ""},
 		}},
 		{nacha.PPD, DescriptionPayments, nacha.CreditsOnly, []want{
-			{nacha.CheckingCredit, "000123456789", 5, "ADA LOVELACE", "PAY2", "021000020000004", ""},
+			{nacha.CheckingCredit, "000123456789", 5, "ADA LOVELACE", "FSCHECKING", "021000020000004", ""},
 		}},
 		{nacha.WEB, DescriptionPurchase, nacha.DebitsOnly, []want{
-			{nacha.SavingsDebit, "9876", 125000, "B B LOVELACE", "456789ABCDEFXYZ", "021000020000003", "S"},
-			{nacha.CheckingDebit, "000123456789", 999, "ADA LOVELACE", "PAY4", "021000020000006", "R"},
+			{nacha.SavingsDebit, "9876", 125000, "B B LOVELACE", "FSSAVINGS", "021000020000003", "S"},
+			{nacha.CheckingDebit, "000123456789", 999, "ADA LOVELACE", "FSCHECKING", "021000020000006", "R"},
 		}},
 		{nacha.WEB, DescriptionRetry, nacha.DebitsOnly, []want{
-			{nacha.SavingsDebit, "9876", 999, "B B LOVELACE", "PAY5", "021000020000007", "R"},
+			{nacha.SavingsDebit, "9876", 999, "B B LOVELACE", "FSSAVINGS", "021000020000007", "R"},
+		}},
+		{nacha.WEB, DescriptionReversal, nacha.CreditsOnly, []want{
+			{nacha.CheckingCredit, "000123456789", 999, "ADA LOVELACE", "FSCHECKING", "021000020000008", "R"},
 		}},
 	}
 	if len(file.Batches) != len(batches) {

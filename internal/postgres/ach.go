@@ -81,7 +81,7 @@ func (q queries) DepositsToOriginate(ctx context.Context, limit int) ([]ach.Depo
 	return out, nil
 }
 
-const paymentsToOriginate = `SELECT ` + paymentColumns + ` FROM payments p
+const paymentsToOriginate = `SELECT ` + paymentColumns + `, ` + paymentLinks + ` FROM payments p
 WHERE environment = 'production' AND status = 'pending'
   AND NOT EXISTS (SELECT 1 FROM ach_entries e
                   WHERE e.merchant_id = p.merchant_id AND e.environment = p.environment AND e.payment_id = p.id)
@@ -201,4 +201,12 @@ func (q queries) ACHFile(ctx context.Context, id string) (ach.File, error) {
 		return ach.File{}, translate(err)
 	}
 	return r.domain(), nil
+}
+
+const paymentEntry = `SELECT ` + achEntryColumns + ` FROM ach_entries
+WHERE merchant_id = $1 AND environment = $2 AND payment_id = $3 AND kind = 'payment'`
+
+// PaymentEntry returns a payment's entry.
+func (q queries) PaymentEntry(ctx context.Context, scope tenant.Scope, paymentID string) (ach.Entry, error) {
+	return getOne[achEntryRow](ctx, q.ex, paymentEntry, scope.MerchantID, scope.Env, paymentID)
 }

@@ -171,6 +171,8 @@ func (s *Surface) Mount(r *gin.Engine) {
 	g.GET("/payments", s.run(s.listPayments))
 	g.GET("/payments/:id", s.run(s.getPayment))
 	g.POST("/payments/:id/cancel", s.once(s.cancelPayment))
+	g.POST("/payments/:id/retry", s.once(s.retryPayment))
+	g.POST("/payments/:id/reverse", s.once(s.reversePayment))
 	g.POST("/customers/:user_id", s.once(s.updateCustomer))
 	g.POST("/funding-source/:funding_source_id", s.once(s.updateSource))
 	g.POST("/funding-source/:funding_source_id/unblock", s.once(s.unblockSource))

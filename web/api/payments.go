@@ -70,3 +70,22 @@ func (s *Surface) cancelPayment(c *gin.Context, svc Services) {
 	p, err := svc.Payments.Cancel(c.Request.Context(), surface.Scope(c), c.Param("id"))
 	surface.Reply(s.Shared, c, p, err)
 }
+
+func (s *Surface) retryPayment(c *gin.Context, svc Services) {
+	if err := surface.DecodeNone(c); err != nil {
+		s.Fail(c, err)
+		return
+	}
+	p, err := svc.Payments.Retry(c.Request.Context(), surface.Scope(c), c.Param("id"))
+	surface.Reply(s.Shared, c, p, err)
+}
+
+func (s *Surface) reversePayment(c *gin.Context, svc Services) {
+	var in payment.ReverseInput
+	if err := surface.Decode(c, &in); err != nil {
+		s.Fail(c, err)
+		return
+	}
+	p, err := svc.Payments.Reverse(c.Request.Context(), surface.Scope(c), c.Param("id"), in)
+	surface.Reply(s.Shared, c, p, err)
+}

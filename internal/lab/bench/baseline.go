@@ -225,7 +225,7 @@ func (c compareConfig) measureSide(ctx context.Context, run *rig.Run, bin, db st
 	if err != nil {
 		return side{}, err
 	}
-	customerID, _ := cus["id"].(string)
+	customerID, _ := cus["user_id"].(string)
 	body := func(prefix string, seq int64) string {
 		return fmt.Sprintf(`{"user_id":%q,"routing_number":"021000021","account_number":"%s%010d"}`, customerID, prefix, seq)
 	}

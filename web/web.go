@@ -67,6 +67,13 @@ type Deps struct {
 
 // New returns the Gin engine with every surface, route and middleware.
 func New(d Deps) *gin.Engine {
+	if d.Metrics == nil {
+		d.Metrics = surface.NewMetrics()
+	}
+	if d.Requests != nil {
+		d.Metrics.CounterFunc("fundsource_request_log_dropped_total",
+			"API request log entries dropped (the oldest waiting) because its buffer was full.", d.Requests.Dropped)
+	}
 	k := surface.New(d.Logger, d.Now, d.Config.Mode == config.Production, d.Metrics)
 	gin.SetMode(gin.ReleaseMode)
 	r := gin.New()

@@ -185,6 +185,14 @@ func (s *Service) ApplyChangeTx(ctx context.Context, tx Store, scope tenant.Scop
 	if err := tx.CorrectSource(ctx, src); err != nil {
 		return false, err
 	}
+	if number != "" {
+		// The source now holds the corrected account: its link joins that
+		// account's history, so the account's later facts mark its kept
+		// check as they mark every source linked to it (checkstore.go).
+		if err := s.recordFact(ctx, tx, src, FactLinked, ""); err != nil {
+			return false, err
+		}
+	}
 	data := struct {
 		Source
 		Status     Status `json:"status"`

@@ -185,6 +185,14 @@ func (s *Service) ApplyChangeTx(ctx context.Context, tx Store, scope tenant.Scop
 	if err := tx.CorrectSource(ctx, src); err != nil {
 		return false, err
 	}
+	// The account the source is on now was corrected too: its own check
+	// says so (corrected_by_noc), as it does after a change that keeps the
+	// account (C05), rather than reading as an account with no history.
+	if number != "" {
+		if err := s.recordFact(ctx, tx, src, FactCorrected, c.ChangeCode); err != nil {
+			return false, err
+		}
+	}
 	data := struct {
 		Source
 		Status     Status `json:"status"`

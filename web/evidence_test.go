@@ -148,3 +148,28 @@ func TestPaymentEvidenceProduction(t *testing.T) {
 	th.WantError(t, h.Get("/v2/payments/"+pay+"/evidence", other), http.StatusNotFound, "payment_not_found")
 	th.WantError(t, h.Get("/v2/payments/"+pay+"/evidence", m.Sandbox.SecretKey), http.StatusNotFound, "payment_not_found")
 }
+
+// TestPaymentEvidenceProcessorToken: a source linked with a processor
+// token was verified by it, with its ownership match; one linked before
+// ownership checks existed (no ownership) is found in the token ledger.
+func TestPaymentEvidenceProcessorToken(t *testing.T) {
+	t.Parallel()
+	l := newLinking(t)
+	key := l.Merchant("Acme").Sandbox.SecretKey
+	src := th.WantOK(t, l.Post(linkPath, key, linkBody(l.Customer(key), l.token(l.link("ins_109508", "checking")))))["funding_source_id"].(string)
+	pay := th.WantOK(t, l.Post("/v2/payments", key, th.PaymentBody(src, `"25.00"`, "debit")))["payment_id"].(string)
+	method := func() (string, any) {
+		fs := th.WantOK(t, l.Get("/v2/payments/"+pay+"/evidence", key))["funding_source"].(map[string]any)
+		return fs["verification"].(map[string]any)["method"].(string), fs["ownership"]
+	}
+	if m, own := method(); m != "processor_token" || own == nil {
+		t.Errorf("method %q, ownership %v; want processor_token with an ownership match", m, own)
+	}
+	if _, err := l.SQL().Exec(`UPDATE funding_sources SET ownership_result = NULL, ownership_name_score = NULL,
+		ownership_email_score = NULL, ownership_checked_at = NULL WHERE id = $1`, src); err != nil {
+		t.Fatal(err)
+	}
+	if m, own := method(); m != "processor_token" || own != nil {
+		t.Errorf("without ownership: method %q, ownership %v; want processor_token from the token ledger", m, own)
+	}
+}

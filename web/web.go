@@ -28,6 +28,7 @@ import (
 	"github.com/fundsource/fundsource/internal/config"
 	"github.com/fundsource/fundsource/internal/core/errs"
 	"github.com/fundsource/fundsource/internal/customer"
+	"github.com/fundsource/fundsource/internal/evidence"
 	"github.com/fundsource/fundsource/internal/funding"
 	"github.com/fundsource/fundsource/internal/hostedlink"
 	"github.com/fundsource/fundsource/internal/merchant"
@@ -100,8 +101,11 @@ func New(d Deps) *gin.Engine {
 		http.ServeFileFS(c.Writer, c.Request, static.FS, "img/favicon.ico")
 	})
 
+	// A disputed payment's evidence reads the services above; the API and
+	// the dashboard share one.
+	ev := evidence.NewService(d.Payments, d.Funding, d.Customers, d.Audit)
 	ad := api.Deps{Config: d.Config, DB: d.DB, Idempotency: d.Idempotency, Services: api.Services{Merchants: d.Merchants,
-		Customers: d.Customers, Funding: d.Funding, Webhooks: d.Webhooks, Payments: d.Payments}, Audit: d.Audit}
+		Customers: d.Customers, Funding: d.Funding, Webhooks: d.Webhooks, Payments: d.Payments}, Audit: d.Audit, Evidence: ev}
 	if d.Requests != nil {
 		ad.Requests = d.Requests
 	}
@@ -109,7 +113,8 @@ func New(d Deps) *gin.Engine {
 	hosted.New(k, hostedlink.NewService(d.Merchants, d.Funding, d.Now),
 		d.Config.HostedSubmitsPerIP, d.Config.HostedSubmitsPerSource).Mount(r)
 	dashboard.New(k, dashboard.Deps{Config: d.Config, Merchants: d.Merchants, Customers: d.Customers,
-		Funding: d.Funding, Payments: d.Payments, Webhooks: d.Webhooks, Requests: d.Requests, Overview: d.Overview, Audit: d.Audit}).Mount(r)
+		Funding: d.Funding, Payments: d.Payments, Webhooks: d.Webhooks, Requests: d.Requests, Overview: d.Overview, Audit: d.Audit,
+		Evidence: ev}).Mount(r)
 	return r
 }
 

@@ -166,13 +166,19 @@ func (s *service) keepDemoFile(path string, vals map[string]string) {
 	})
 }
 
-// writeDemoFile writes the demo merchant's keys and sign-in to path.
+// writeDemoFile writes the demo merchant's keys and sign-in to path. The
+// keys are written again as SK and PK, the names the README's walkthrough
+// reads, and exported, so that sourcing the file prepares a shell for it;
+// the export line has no "=", which config.ReadEnvFile skips. Every value
+// is base32 or an email, safe for a shell unquoted.
 func writeDemoFile(path string, vals map[string]string) error {
 	var b strings.Builder
 	b.WriteString("# The demo merchant of 'make run' (sandbox). Development only.\n")
+	b.WriteString("# . .data/demo.env exports SK and PK for the README's walkthrough.\n")
 	for _, k := range []string{"DEMO_MERCHANT_ID", "DEMO_SECRET_KEY", "DEMO_PUBLIC_KEY", "DEMO_EMAIL", "DEMO_PASSWORD"} {
 		fmt.Fprintf(&b, "%s=%s\n", k, vals[k])
 	}
+	fmt.Fprintf(&b, "SK=%s\nPK=%s\nexport SK PK\n", vals["DEMO_SECRET_KEY"], vals["DEMO_PUBLIC_KEY"])
 	if err := os.WriteFile(path, []byte(b.String()), 0o600); err != nil {
 		return fmt.Errorf("write %s: %w", path, err)
 	}

@@ -24,6 +24,9 @@ type Store interface {
 	// AuditMerchants lists every merchant that has a chain head or events.
 	AuditMerchants(ctx context.Context) ([]string, error)
 	HeadStore
+	// AuditEventsAbout returns up to limit events of scope's environment
+	// whose details name one of refs' objects, oldest first.
+	AuditEventsAbout(ctx context.Context, scope tenant.Scope, refs Refs, limit int) ([]Event, error)
 }
 
 // Service reads the audit log.
@@ -93,4 +96,34 @@ func (s *Service) Merchants(ctx context.Context) ([]string, error) {
 // Checkpointer returns the writer of the checkpoint file at path.
 func (s *Service) Checkpointer(path string, now func() time.Time) *Checkpointer {
 	return NewCheckpointer(path, s.store, now)
+}
+
+// Refs name the objects of a disputed payment whose events About finds:
+// an event is about them when its details name one of them under the key
+// a use case records it with ("" names nothing).
+type Refs struct {
+	PaymentID string // details.payment_id
+	MandateID string // details.mandate_id
+	SourceID  string // details.funding_source_id
+}
+
+// MaxAbout bounds About's answer. A source gathers few events (an unblock
+// at most once a year, a revocation per mandate), so the bound is never
+// reached in practice; it keeps a hand-made flood from making the answer
+// unbounded.
+const MaxAbout = 500
+
+// About returns the events of scope's environment about refs' payment,
+// mandate or funding source, oldest first: what a merchant shows of who
+// changed their authorization (a revoked mandate, a lifted block) when a
+// debit is disputed.
+func (s *Service) About(ctx context.Context, scope tenant.Scope, refs Refs) ([]Event, error) {
+	if refs == (Refs{}) {
+		return []Event{}, nil
+	}
+	evs, err := s.store.AuditEventsAbout(ctx, scope, refs, MaxAbout)
+	if evs == nil {
+		evs = []Event{}
+	}
+	return evs, err
 }

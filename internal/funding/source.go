@@ -202,6 +202,7 @@ type Store interface {
 	WithTx(ctx context.Context, fn func(tx Store) error) error
 	event.Recorder
 	audit.Recorder
+	sourceVerifier
 
 	CustomerExists(ctx context.Context, scope tenant.Scope, customerID string) (bool, error)
 	// CustomerIdentity returns the name and email the ownership check

@@ -172,3 +172,24 @@ func (q queries) AuditHeads(ctx context.Context) ([]audit.Head, error) {
 	}
 	return out, nil
 }
+
+// auditAbout finds a merchant's events of one environment by the objects
+// their details name, over that merchant's events in sequence order (the
+// (merchant_id, seq) index); an empty ref matches nothing.
+const auditAbout = `SELECT ` + auditColumns + `
+FROM audit_events
+WHERE merchant_id = $1 AND environment = $2
+  AND (details->>'payment_id' = NULLIF($3, '') OR details->>'mandate_id' = NULLIF($4, '')
+       OR details->>'funding_source_id' = NULLIF($5, ''))
+ORDER BY seq
+LIMIT $6`
+
+// AuditEventsAbout returns up to limit events about refs, oldest first.
+func (q queries) AuditEventsAbout(ctx context.Context, scope tenant.Scope, refs audit.Refs, limit int) ([]audit.Event, error) {
+	var rows []auditRow
+	err := sqlx.SelectContext(ctx, q.ex, &rows, auditAbout, scope.MerchantID, scope.Env, refs.PaymentID, refs.MandateID, refs.SourceID, limit)
+	if err != nil {
+		return nil, translate(err)
+	}
+	return mapRows(rows, auditRow.domain), nil
+}

@@ -26,6 +26,12 @@ func (s *Surface) getPayment(c *gin.Context, svc Services) {
 	surface.Reply(s.Shared, c, p, err)
 }
 
+// paymentEvidence is what a merchant shows its bank for a disputed debit.
+func (s *Surface) paymentEvidence(c *gin.Context, _ Services) {
+	ev, err := s.Evidence.Of(c.Request.Context(), surface.Scope(c), c.Param("id"))
+	surface.Reply(s.Shared, c, ev, err)
+}
+
 func (s *Surface) listPayments(c *gin.Context, svc Services) {
 	surface.List(s.Shared, c, func(ctx context.Context, sc tenant.Scope, p paging.Page) ([]payment.Payment, bool, error) {
 		return svc.Payments.List(ctx, sc, c.Query("funding_source_id"), p)

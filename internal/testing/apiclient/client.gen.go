@@ -1606,6 +1606,126 @@ func (e PaymentCanceledEventType) Valid() bool {
 	}
 }
 
+// Defines values for PaymentEvidenceResponseFundingSourceAccountHolderType.
+const (
+	Company    PaymentEvidenceResponseFundingSourceAccountHolderType = "company"
+	Individual PaymentEvidenceResponseFundingSourceAccountHolderType = "individual"
+)
+
+// Valid indicates whether the value is a known member of the PaymentEvidenceResponseFundingSourceAccountHolderType enum.
+func (e PaymentEvidenceResponseFundingSourceAccountHolderType) Valid() bool {
+	switch e {
+	case Company:
+		return true
+	case Individual:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for PaymentEvidenceResponseFundingSourceOwnershipResult.
+const (
+	PaymentEvidenceResponseFundingSourceOwnershipResultMatch       PaymentEvidenceResponseFundingSourceOwnershipResult = "match"
+	PaymentEvidenceResponseFundingSourceOwnershipResultMismatch    PaymentEvidenceResponseFundingSourceOwnershipResult = "mismatch"
+	PaymentEvidenceResponseFundingSourceOwnershipResultPartial     PaymentEvidenceResponseFundingSourceOwnershipResult = "partial"
+	PaymentEvidenceResponseFundingSourceOwnershipResultUnavailable PaymentEvidenceResponseFundingSourceOwnershipResult = "unavailable"
+)
+
+// Valid indicates whether the value is a known member of the PaymentEvidenceResponseFundingSourceOwnershipResult enum.
+func (e PaymentEvidenceResponseFundingSourceOwnershipResult) Valid() bool {
+	switch e {
+	case PaymentEvidenceResponseFundingSourceOwnershipResultMatch:
+		return true
+	case PaymentEvidenceResponseFundingSourceOwnershipResultMismatch:
+		return true
+	case PaymentEvidenceResponseFundingSourceOwnershipResultPartial:
+		return true
+	case PaymentEvidenceResponseFundingSourceOwnershipResultUnavailable:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for PaymentEvidenceResponseFundingSourceVerificationMethod.
+const (
+	PaymentEvidenceResponseFundingSourceVerificationMethodInstant        PaymentEvidenceResponseFundingSourceVerificationMethod = "instant"
+	PaymentEvidenceResponseFundingSourceVerificationMethodLessThannil    PaymentEvidenceResponseFundingSourceVerificationMethod = "<nil>"
+	PaymentEvidenceResponseFundingSourceVerificationMethodMicroDeposits  PaymentEvidenceResponseFundingSourceVerificationMethod = "micro_deposits"
+	PaymentEvidenceResponseFundingSourceVerificationMethodProcessorToken PaymentEvidenceResponseFundingSourceVerificationMethod = "processor_token"
+	PaymentEvidenceResponseFundingSourceVerificationMethodThirdParty     PaymentEvidenceResponseFundingSourceVerificationMethod = "third_party"
+)
+
+// Valid indicates whether the value is a known member of the PaymentEvidenceResponseFundingSourceVerificationMethod enum.
+func (e PaymentEvidenceResponseFundingSourceVerificationMethod) Valid() bool {
+	switch e {
+	case PaymentEvidenceResponseFundingSourceVerificationMethodInstant:
+		return true
+	case PaymentEvidenceResponseFundingSourceVerificationMethodLessThannil:
+		return true
+	case PaymentEvidenceResponseFundingSourceVerificationMethodMicroDeposits:
+		return true
+	case PaymentEvidenceResponseFundingSourceVerificationMethodProcessorToken:
+		return true
+	case PaymentEvidenceResponseFundingSourceVerificationMethodThirdParty:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for PaymentEvidenceResponseMandateStatus.
+const (
+	PaymentEvidenceResponseMandateStatusActive  PaymentEvidenceResponseMandateStatus = "active"
+	PaymentEvidenceResponseMandateStatusRevoked PaymentEvidenceResponseMandateStatus = "revoked"
+)
+
+// Valid indicates whether the value is a known member of the PaymentEvidenceResponseMandateStatus enum.
+func (e PaymentEvidenceResponseMandateStatus) Valid() bool {
+	switch e {
+	case PaymentEvidenceResponseMandateStatusActive:
+		return true
+	case PaymentEvidenceResponseMandateStatusRevoked:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for PaymentEvidenceResponseMandateType.
+const (
+	PaymentEvidenceResponseMandateTypeRecurring PaymentEvidenceResponseMandateType = "recurring"
+	PaymentEvidenceResponseMandateTypeSingle    PaymentEvidenceResponseMandateType = "single"
+)
+
+// Valid indicates whether the value is a known member of the PaymentEvidenceResponseMandateType enum.
+func (e PaymentEvidenceResponseMandateType) Valid() bool {
+	switch e {
+	case PaymentEvidenceResponseMandateTypeRecurring:
+		return true
+	case PaymentEvidenceResponseMandateTypeSingle:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for PaymentEvidenceResponseSuccess.
+const (
+	PaymentEvidenceResponseSuccessTrue PaymentEvidenceResponseSuccess = true
+)
+
+// Valid indicates whether the value is a known member of the PaymentEvidenceResponseSuccess enum.
+func (e PaymentEvidenceResponseSuccess) Valid() bool {
+	switch e {
+	case PaymentEvidenceResponseSuccessTrue:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for PaymentFailedEventType.
 const (
 	PaymentFailedEventTypePaymentFailed PaymentFailedEventType = "payment.failed"
@@ -3264,6 +3384,78 @@ type PaymentCanceledEvent struct {
 
 // PaymentCanceledEventType defines model for PaymentCanceledEvent.Type.
 type PaymentCanceledEventType string
+
+// PaymentEvidenceResponse A payment's authorization evidence.
+type PaymentEvidenceResponse struct {
+	// AuditEvents Security-log events whose details name the payment, its mandate or its funding source (mandate.revoked, funding_source.unblocked, …), oldest first; at most 500.
+	AuditEvents []AuditEvent `json:"audit_events"`
+
+	// FundingSource The account the payment used, masked.
+	FundingSource struct {
+		// AccountCheck What this service's own history says about the bank account (routing and account number), across all merchants of the environment, computed at creation and again on every read; it never reveals another merchant, customer, amount or date. fail: a closed (R02, AC04), no-account (R03, AC03), invalid (R04), frozen (R16, AC06) or unauthorized (R05 R07 R10 R11 R29) return in the last 365 days; caution: a non-transaction return (R20) or a notification of change in that time, or 3 or more customers linking the account in 90 days; pass: verified before with nothing worse; else unknown.
+		AccountCheck      AccountCheck                                          `json:"account_check"`
+		AccountHolderType PaymentEvidenceResponseFundingSourceAccountHolderType `json:"account_holder_type"`
+		FundingSourceId   string                                                `json:"funding_source_id"`
+		LastFour          string                                                `json:"last_four"`
+
+		// Ownership How well the customer's legal name (the business name of a business customer, else first and last name) and email match the owner of the bank account, as the bank-linking provider scores them; only on sources linked with a processor token, null otherwise. result follows name_score: 70 and above match, 50–69 partial, below 50 mismatch; unavailable when the provider could not answer (under ownership_policy flag the link is still made).
+		Ownership *struct {
+			CheckedAt  time.Time                                           `json:"checked_at"`
+			EmailScore *int                                                `json:"email_score"`
+			NameScore  *int                                                `json:"name_score"`
+			Result     PaymentEvidenceResponseFundingSourceOwnershipResult `json:"result"`
+		} `json:"ownership"`
+
+		// Verification How and when the source became Verified; both null when it is not.
+		Verification struct {
+			// Method micro_deposits or instant: the customer confirmed a verification; processor_token: linked through a bank-linking provider; third_party: created on demand where the merchant verifies accounts itself.
+			Method     *PaymentEvidenceResponseFundingSourceVerificationMethod `json:"method"`
+			VerifiedAt *time.Time                                              `json:"verified_at"`
+		} `json:"verification"`
+	} `json:"funding_source"`
+
+	// Mandate The authorization of the debit as the customer accepted it; null for a credit.
+	Mandate *struct {
+		AcceptedAt time.Time `json:"accepted_at"`
+
+		// IpAddress Null for a mandate the sandbox created for a debit without an authorization.
+		IpAddress *string `json:"ip_address"`
+		MandateId string  `json:"mandate_id"`
+
+		// RevokeReason "requested" or the merchant's reason, or the ACH return that revoked it, like "return_R07".
+		RevokeReason *string                              `json:"revoke_reason"`
+		RevokedAt    *time.Time                           `json:"revoked_at"`
+		Status       PaymentEvidenceResponseMandateStatus `json:"status"`
+
+		// Text The authorization as the customer saw it.
+		Text string `json:"text"`
+
+		// TextSha256 Hex SHA-256 of text's UTF-8 bytes.
+		TextSha256 string                             `json:"text_sha256"`
+		Type       PaymentEvidenceResponseMandateType `json:"type"`
+		UserAgent  *string                            `json:"user_agent"`
+	} `json:"mandate"`
+	Payment Payment                        `json:"payment"`
+	Success PaymentEvidenceResponseSuccess `json:"success"`
+}
+
+// PaymentEvidenceResponseFundingSourceAccountHolderType defines model for PaymentEvidenceResponse.FundingSource.AccountHolderType.
+type PaymentEvidenceResponseFundingSourceAccountHolderType string
+
+// PaymentEvidenceResponseFundingSourceOwnershipResult defines model for PaymentEvidenceResponse.FundingSource.Ownership.Result.
+type PaymentEvidenceResponseFundingSourceOwnershipResult string
+
+// PaymentEvidenceResponseFundingSourceVerificationMethod micro_deposits or instant: the customer confirmed a verification; processor_token: linked through a bank-linking provider; third_party: created on demand where the merchant verifies accounts itself.
+type PaymentEvidenceResponseFundingSourceVerificationMethod string
+
+// PaymentEvidenceResponseMandateStatus defines model for PaymentEvidenceResponse.Mandate.Status.
+type PaymentEvidenceResponseMandateStatus string
+
+// PaymentEvidenceResponseMandateType defines model for PaymentEvidenceResponse.Mandate.Type.
+type PaymentEvidenceResponseMandateType string
+
+// PaymentEvidenceResponseSuccess defines model for PaymentEvidenceResponse.Success.
+type PaymentEvidenceResponseSuccess bool
 
 // PaymentFailedEvent The payment.failed event.
 type PaymentFailedEvent struct {
@@ -5803,6 +5995,13 @@ type ClientInterface interface {
 	// Corresponds with POST /v2/payments/{id}/cancel (the `CancelPayment` operationId).
 	CancelPayment(ctx context.Context, id string, params *CancelPaymentParams, body CancelPaymentJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// GetPaymentEvidence Get the authorization evidence of a payment
+	//
+	// What to show the bank when a customer disputes a debit (an unauthorized-return claim, R10): the payment, the mandate that authorized it as the customer accepted it (null for a credit), the funding source's holder type, last four digits, verification, account check and ownership match (never the account number), and the security log's events about the payment, its mandate or its source, oldest first. Another merchant's or environment's payment is 404 payment_not_found.
+	//
+	// Corresponds with GET /v2/payments/{id}/evidence (the `GetPaymentEvidence` operationId).
+	GetPaymentEvidence(ctx context.Context, id string, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// RetryPaymentWithBody Present a returned debit again
 	//
 	// Reinitiation of a one-off debit that came back R01 (insufficient funds) or R09 (uncollected funds): a new pending debit with the original's amount, funding source, description and mandate, retry_of naming the original and attempt 2 or 3, sent in a batch described RETRY PYMT with the same receiver name and Individual Identification Number. Name the latest presentment (the original, or its re-presentment that came back too). At most two re-presentments, within 180 days of the original's settlement date, while the source is live, Verified and not blocked and the mandate active; otherwise 409 retry_not_allowed, whose message names the rule. A subscription's debits are presented again by the subscription itself.
@@ -6969,6 +7168,23 @@ func (c *Client) CancelPaymentWithBody(ctx context.Context, id string, params *C
 // Corresponds with POST /v2/payments/{id}/cancel (the `CancelPayment` operationId).
 func (c *Client) CancelPayment(ctx context.Context, id string, params *CancelPaymentParams, body CancelPaymentJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewCancelPaymentRequest(c.Server, id, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetPaymentEvidence Get the authorization evidence of a payment
+//
+// What to show the bank when a customer disputes a debit (an unauthorized-return claim, R10): the payment, the mandate that authorized it as the customer accepted it (null for a credit), the funding source's holder type, last four digits, verification, account check and ownership match (never the account number), and the security log's events about the payment, its mandate or its source, oldest first. Another merchant's or environment's payment is 404 payment_not_found.
+//
+// Corresponds with GET /v2/payments/{id}/evidence (the `GetPaymentEvidence` operationId).
+func (c *Client) GetPaymentEvidence(ctx context.Context, id string, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetPaymentEvidenceRequest(c.Server, id)
 	if err != nil {
 		return nil, err
 	}
@@ -9321,6 +9537,40 @@ func NewCancelPaymentRequestWithBody(server string, id string, params *CancelPay
 	return req, nil
 }
 
+// NewGetPaymentEvidenceRequest constructs an http.Request for the GetPaymentEvidence method
+func NewGetPaymentEvidenceRequest(server string, id string) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v2/payments/%s/evidence", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
 // NewRetryPaymentRequest calls the generic RetryPayment builder with application/json body
 func NewRetryPaymentRequest(server string, id string, params *RetryPaymentParams, body RetryPaymentJSONRequestBody) (*http.Request, error) {
 	var bodyReader io.Reader
@@ -10818,6 +11068,15 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with POST /v2/payments/{id}/cancel (the `CancelPayment` operationId).
 	CancelPaymentWithResponse(ctx context.Context, id string, params *CancelPaymentParams, body CancelPaymentJSONRequestBody, reqEditors ...RequestEditorFn) (*CancelPaymentResponse, error)
+
+	// GetPaymentEvidenceWithResponse Get the authorization evidence of a payment
+	//
+	// What to show the bank when a customer disputes a debit (an unauthorized-return claim, R10): the payment, the mandate that authorized it as the customer accepted it (null for a credit), the funding source's holder type, last four digits, verification, account check and ownership match (never the account number), and the security log's events about the payment, its mandate or its source, oldest first. Another merchant's or environment's payment is 404 payment_not_found.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v2/payments/{id}/evidence (the `GetPaymentEvidence` operationId).
+	GetPaymentEvidenceWithResponse(ctx context.Context, id string, reqEditors ...RequestEditorFn) (*GetPaymentEvidenceResponse, error)
 
 	// RetryPaymentWithBodyWithResponse Present a returned debit again
 	//
@@ -13115,6 +13374,68 @@ func (r CancelPaymentResponse) ContentType() string {
 	return ""
 }
 
+// GetPaymentEvidenceResponse200Headers the declared response headers of an HTTP 200 response for GetPaymentEvidence
+type GetPaymentEvidenceResponse200Headers struct {
+	XRequestId *string
+}
+
+// GetPaymentEvidenceResponseDefaultHeaders the declared response headers of an HTTP default response for GetPaymentEvidence
+type GetPaymentEvidenceResponseDefaultHeaders struct {
+	XRequestId *string
+}
+
+type GetPaymentEvidenceResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *PaymentEvidenceResponse
+	// JSONDefault the response for an HTTP default `application/json` response
+	JSONDefault *Error
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *GetPaymentEvidenceResponse200Headers
+	// HeadersDefault the parsed response headers for an HTTP default response
+	HeadersDefault *GetPaymentEvidenceResponseDefaultHeaders
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetPaymentEvidenceResponse) GetJSON200() *PaymentEvidenceResponse {
+	return r.JSON200
+}
+
+// GetJSONDefault returns the response for an HTTP default `application/json` response
+func (r GetPaymentEvidenceResponse) GetJSONDefault() *Error {
+	return r.JSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r GetPaymentEvidenceResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetPaymentEvidenceResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetPaymentEvidenceResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetPaymentEvidenceResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 // RetryPaymentResponse200Headers the declared response headers of an HTTP 200 response for RetryPayment
 type RetryPaymentResponse200Headers struct {
 	XRequestId *string
@@ -15019,6 +15340,21 @@ func (c *ClientWithResponses) CancelPaymentWithResponse(ctx context.Context, id 
 		return nil, err
 	}
 	return ParseCancelPaymentResponse(rsp)
+}
+
+// GetPaymentEvidenceWithResponse Get the authorization evidence of a payment
+//
+// What to show the bank when a customer disputes a debit (an unauthorized-return claim, R10): the payment, the mandate that authorized it as the customer accepted it (null for a credit), the funding source's holder type, last four digits, verification, account check and ownership match (never the account number), and the security log's events about the payment, its mandate or its source, oldest first. Another merchant's or environment's payment is 404 payment_not_found.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v2/payments/{id}/evidence (the `GetPaymentEvidence` operationId).
+func (c *ClientWithResponses) GetPaymentEvidenceWithResponse(ctx context.Context, id string, reqEditors ...RequestEditorFn) (*GetPaymentEvidenceResponse, error) {
+	rsp, err := c.GetPaymentEvidence(ctx, id, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetPaymentEvidenceResponse(rsp)
 }
 
 // RetryPaymentWithBodyWithResponse Present a returned debit again
@@ -17274,6 +17610,62 @@ func ParseCancelPaymentResponse(rsp *http.Response) (*CancelPaymentResponse, err
 		response.Headers200 = &headers
 	case true:
 		var headers CancelPaymentResponseDefaultHeaders
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.HeadersDefault = &headers
+	}
+
+	return response, nil
+}
+
+// ParseGetPaymentEvidenceResponse parses an HTTP response from a GetPaymentEvidenceWithResponse call
+func ParseGetPaymentEvidenceResponse(rsp *http.Response) (*GetPaymentEvidenceResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetPaymentEvidenceResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest PaymentEvidenceResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSONDefault = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers GetPaymentEvidenceResponse200Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers200 = &headers
+	case true:
+		var headers GetPaymentEvidenceResponseDefaultHeaders
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {

@@ -126,8 +126,10 @@ func TestACorrectedSourceFollowsItsNewAccount(t *testing.T) {
 		CorrectedData: funding.CorrectedData{AccountNumber: "646464640"}}); err != nil {
 		t.Fatal(err)
 	}
-	wantCheck(t, "moved", get(t, f, a, src.ID), "unknown")
-	if r, _ := kept(t, f, src.ID); r != funding.CheckUnknown {
+	// The correction is the new account's first fact: the moved source
+	// says so rather than reading as an account with no history.
+	wantCheck(t, "moved", get(t, f, a, src.ID), "caution", "corrected_by_noc")
+	if r, _ := kept(t, f, src.ID); r != funding.CheckCaution {
 		t.Fatalf("the moved source keeps %q", r)
 	}
 	if err := f.DB.Funding().WithTx(ctx, func(tx funding.Store) error {
@@ -135,5 +137,5 @@ func TestACorrectedSourceFollowsItsNewAccount(t *testing.T) {
 	}); err != nil {
 		t.Fatal(err)
 	}
-	wantCheck(t, "after a return on its new account", get(t, f, a, src.ID), "fail", "returned_frozen")
+	wantCheck(t, "after a return on its new account", get(t, f, a, src.ID), "fail", "returned_frozen", "corrected_by_noc")
 }

@@ -24,10 +24,15 @@ test: fmt-check vet templ-check browser
 	@if [ -z "$$TEST_DATABASE_URL" ]; then $(MAKE) --no-print-directory postgres; fi
 	$(GO) test -count=1 ./...
 
-## bench: the load table against a durable private PostgreSQL (bench/results.json), then the Go benchmarks
+## bench: the load table against a durable private PostgreSQL (bench/results.json), then the Go benchmarks;
+## with BASELINE=REV, creation and GET of this tree ÷ REV's, the two binaries alternating on one PostgreSQL
 bench: build postgres
+ifdef BASELINE
+	./$(LAB) bench --baseline $(BASELINE)
+else
 	./$(LAB) bench
 	$(GO) test -run='^$$' -bench=. -benchmem ./...
+endif
 
 ## chaos: the commit before the newest migration on the newest schema (upgrade), then kill -9, PostgreSQL restart, webhook receiver down, three servers, failover and switchover on pg_auto_failover; fails on any loss
 chaos: build postgres autofailover

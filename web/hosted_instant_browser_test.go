@@ -46,6 +46,10 @@ func TestBrowserHostedInstantCode(t *testing.T) {
 			if n := tb.eval(`document.querySelectorAll('#amount1, #amount2').length`); n != 0 {
 				t.Errorf("%v amount inputs on an instant verification", n)
 			}
+			// A touch target as large as the amount inputs: 44 px and more.
+			if box := tb.box("#code"); box.Height < 44 || box.Width < 200 {
+				t.Errorf("the code input is %.0f × %.0f px at %d px, want at least 44 px tall", box.Width, box.Height, width)
+			}
 
 			wrong := "FS2222"
 			if code == wrong {

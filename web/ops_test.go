@@ -95,6 +95,7 @@ func TestHealthReadinessMetricsAndUnknownRoutes(t *testing.T) {
 		`fundsource_http_requests_total{method="POST",route="/v2/customers",status="200"} 1`,
 		`fundsource_http_request_duration_seconds_bucket{method="POST",route="/v2/customers"`,
 		`route="unmatched",status="404"`,
+		"fundsource_request_log_dropped_total 0",
 	} {
 		if !strings.Contains(m, want) {
 			t.Errorf("/metrics lacks %s", want)

@@ -28,6 +28,7 @@ import (
 	"github.com/fundsource/fundsource/internal/config"
 	"github.com/fundsource/fundsource/internal/core/errs"
 	"github.com/fundsource/fundsource/internal/customer"
+	"github.com/fundsource/fundsource/internal/evidence"
 	"github.com/fundsource/fundsource/internal/funding"
 	"github.com/fundsource/fundsource/internal/hostedlink"
 	"github.com/fundsource/fundsource/internal/merchant"
@@ -67,6 +68,13 @@ type Deps struct {
 
 // New returns the Gin engine with every surface, route and middleware.
 func New(d Deps) *gin.Engine {
+	if d.Metrics == nil {
+		d.Metrics = surface.NewMetrics()
+	}
+	if d.Requests != nil {
+		d.Metrics.CounterFunc("fundsource_request_log_dropped_total",
+			"API request log entries dropped (the oldest waiting) because its buffer was full.", d.Requests.Dropped)
+	}
 	k := surface.New(d.Logger, d.Now, d.Config.Mode == config.Production, d.Metrics)
 	gin.SetMode(gin.ReleaseMode)
 	r := gin.New()
@@ -93,8 +101,11 @@ func New(d Deps) *gin.Engine {
 		http.ServeFileFS(c.Writer, c.Request, static.FS, "img/favicon.ico")
 	})
 
+	// A disputed payment's evidence reads the services above; the API and
+	// the dashboard share one.
+	ev := evidence.NewService(d.Payments, d.Funding, d.Customers, d.Audit)
 	ad := api.Deps{Config: d.Config, DB: d.DB, Idempotency: d.Idempotency, Services: api.Services{Merchants: d.Merchants,
-		Customers: d.Customers, Funding: d.Funding, Webhooks: d.Webhooks, Payments: d.Payments}, Audit: d.Audit}
+		Customers: d.Customers, Funding: d.Funding, Webhooks: d.Webhooks, Payments: d.Payments}, Audit: d.Audit, Evidence: ev}
 	if d.Requests != nil {
 		ad.Requests = d.Requests
 	}
@@ -102,7 +113,8 @@ func New(d Deps) *gin.Engine {
 	hosted.New(k, hostedlink.NewService(d.Merchants, d.Funding, d.Now),
 		d.Config.HostedSubmitsPerIP, d.Config.HostedSubmitsPerSource).Mount(r)
 	dashboard.New(k, dashboard.Deps{Config: d.Config, Merchants: d.Merchants, Customers: d.Customers,
-		Funding: d.Funding, Payments: d.Payments, Webhooks: d.Webhooks, Requests: d.Requests, Overview: d.Overview, Audit: d.Audit}).Mount(r)
+		Funding: d.Funding, Payments: d.Payments, Webhooks: d.Webhooks, Requests: d.Requests, Overview: d.Overview, Audit: d.Audit,
+		Evidence: ev}).Mount(r)
 	return r
 }
 

@@ -27,6 +27,9 @@ const usage = `fundsource-lab: measure and break fundsource on this machine
 Usage:
   fundsource-lab bench [--duration 5s] [--workers 32] [--statements N] [--out bench/results.json] [--server BIN]
         measure the service against PostgreSQL's own limits (make bench)
+  fundsource-lab bench --baseline REV [--rounds 3] [--duration 5s] [--workers 32] [--server BIN]
+        creation and GET of this tree's server ÷ REV's (built from git), the
+        two alternating on one PostgreSQL (make bench BASELINE=REV)
   fundsource-lab chaos [--duration 3s] [--server BIN] [--failover-only]
         kill -9, PostgreSQL restart, receiver down, three servers:
         count every creation and event, fail on any loss (make chaos);

@@ -16,6 +16,11 @@
 // built. The class and the receiver's name follow the source's
 // account_holder_type, not whether the customer has a business name.
 //
+// A return is judged at import against its deadline (deadline.go): a
+// timely one is applied, an untimely or duplicate one is answered with a
+// dishonored return that goes into the next file by the same assignment
+// (dishonor.go).
+//
 // It holds no domain rules of its own: origination reads accounts and
 // deposit amounts through the funding service, and returns are applied
 // through the funding and payment services.
@@ -68,7 +73,8 @@ type Entry struct {
 	PaymentID    string
 	Debit        bool
 	Cents        int64  // payments; a micro-deposit's is read sealed when its file is built
-	ReturnCode   string // "" until returned
+	ReturnCode   string // "" until a return is applied (a timely one, or a contested dishonor's)
+	ReturnTrace  string // the applied return's own trace number; "" for one applied before it was kept
 	Class        Class  // zero for an entry assigned before classes were stored
 	// ReceiverName (folded to NACHA's name alphabet, ≤ 22) and
 	// IndividualID (the source's Individual Identification Number, ≤ 15)
@@ -115,7 +121,32 @@ type Store interface {
 	MarkACHFileWritten(ctx context.Context, fileID string, at time.Time) error
 	// ACHEntry locks an entry by trace number; errs.NotFound when unknown.
 	ACHEntry(ctx context.Context, trace string) (Entry, error)
-	MarkACHEntryReturned(ctx context.Context, trace, code string, at time.Time) error
+	// MarkACHEntryReturned records the return applied to an entry: its
+	// code and its own trace number.
+	MarkACHEntryReturned(ctx context.Context, trace, code, returnTrace string, at time.Time) error
+	// ACHFile reads a file record; errs.NotFound when unknown.
+	ACHFile(ctx context.Context, id string) (File, error)
+	// InsertDishonor stores a dishonor; false, storing nothing, when the
+	// same return of the same entry has one already.
+	InsertDishonor(ctx context.Context, d Dishonor) (bool, error)
+	// EntryDishonored reports whether a return of an entry was dishonored.
+	EntryDishonored(ctx context.Context, fileID, trace string) (bool, error)
+	// DishonorsToSend locks up to limit dishonors not yet in a file,
+	// skipping rows other processes hold.
+	DishonorsToSend(ctx context.Context, limit int) ([]Dishonor, error)
+	// AssignDishonor puts a dishonor into a file under its trace number.
+	AssignDishonor(ctx context.Context, id, fileID, trace string) error
+	// ACHDishonors returns a file's dishonors, with their original entries,
+	// by trace number.
+	ACHDishonors(ctx context.Context, fileID string) ([]Dishonor, error)
+	// SentDishonor locks the newest dishonor sent of the entry with
+	// original trace number under its own trace number; errs.NotFound when
+	// none.
+	SentDishonor(ctx context.Context, originalTrace, trace string) (Dishonor, error)
+	MarkDishonorContested(ctx context.Context, id, code string, at time.Time) error
+	// PaymentEntry returns a payment's entry; errs.NotFound when the
+	// payment is in no file.
+	PaymentEntry(ctx context.Context, scope tenant.Scope, paymentID string) (Entry, error)
 }
 
 // Funding is what origination needs from the funding service.
@@ -124,6 +155,7 @@ type Funding interface {
 	DepositAmounts(ctx context.Context, scope tenant.Scope, id string, seq int) ([2]int, error)
 	ReturnMicroDepositTx(ctx context.Context, tx funding.Store, scope tenant.Scope, id string, seq int, code string) error
 	ApplyChangeTx(ctx context.Context, tx funding.Store, scope tenant.Scope, id string, c funding.Correction) (bool, error)
+	BlockTx(ctx context.Context, tx funding.Store, scope tenant.Scope, id, code, reason string) (bool, error)
 	// Receiver is what a source's entries say about its holder.
 	Receiver(ctx context.Context, scope tenant.Scope, id string) (funding.Receiver, error)
 }
@@ -234,7 +266,11 @@ func (o *Originator) assign(ctx context.Context) (File, bool, error) {
 		if err != nil {
 			return err
 		}
-		if len(deposits)+len(payments) == 0 {
+		dishonors, err := tx.DishonorsToSend(ctx, batchLimit)
+		if err != nil {
+			return err
+		}
+		if len(deposits)+len(payments)+len(dishonors) == 0 {
 			return nil
 		}
 		found = true
@@ -282,18 +318,33 @@ func (o *Originator) assign(ctx context.Context) (File, bool, error) {
 				return err
 			}
 			debit := p.Direction == payment.Debit
+			class, err := o.classOf(ctx, tx, p, Payer{Business: r.Company, Debit: debit, Subscription: p.SubscriptionID != nil,
+				Retry: p.Attempt != nil && *p.Attempt > 1, EntryDescription: deref(p.EntryDescription)})
+			if err != nil {
+				return err
+			}
 			e := Entry{FileID: f.ID, Scope: p.Scope, Kind: KindPayment, SourceID: p.SourceID, CustomerID: p.CustomerID,
-				PaymentID: p.ID, Debit: debit, Cents: p.Cents,
-				Class: Classify(Payer{Business: r.Company, Debit: debit, Subscription: p.SubscriptionID != nil,
-					Retry: p.Attempt != nil && *p.Attempt > 1, EntryDescription: deref(p.EntryDescription)}),
+				PaymentID: p.ID, Debit: debit, Cents: p.Cents, Class: class,
 				ReceiverName: receiverName(r), IndividualID: r.IndividualID}
 			if p.Description != nil && r.Addenda {
 				e.Addenda = addendaText(*p.Description)
+			}
+			if err := o.sameReceiver(ctx, tx, p, &e); err != nil {
+				return err
 			}
 			if err := o.insertEntry(ctx, tx, &e); err != nil {
 				return err
 			}
 			if err := o.payments.OriginatedTx(ctx, tx.Payments(), p.Scope, p.ID, settle); err != nil {
+				return err
+			}
+		}
+		for _, d := range dishonors {
+			seq, err := tx.NextTraceSequence(ctx)
+			if err != nil {
+				return err
+			}
+			if err := tx.AssignDishonor(ctx, d.ID, f.ID, o.trace(seq)); err != nil {
 				return err
 			}
 		}
@@ -352,5 +403,5 @@ func deref(s *string) string {
 // effectiveDate is the next business day after the file's creation (US
 // Eastern), the date the entries are meant to settle at the banks.
 func effectiveDate(created time.Time) time.Time {
-	return calendar.AddBusinessDays(calendar.DateOf(created), 1)
+	return payment.EffectiveDate(created) // the retry and reversal windows count from it
 }

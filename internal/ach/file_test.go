@@ -49,6 +49,10 @@ func (accounts) Receiver(_ context.Context, _ tenant.Scope, id string) (funding.
 	return funding.Receiver{Company: len(id) > 5 && id[:5] == "fs_co", Name: "Ada Lovelace", IndividualID: "ID" + id, Addenda: true}, nil
 }
 
+func (accounts) BlockTx(context.Context, funding.Store, tenant.Scope, string, string, string) (bool, error) {
+	return false, nil
+}
+
 type names map[string]string
 
 func (n names) Get(_ context.Context, _ tenant.Scope, id string) (customer.Customer, error) {
@@ -84,12 +88,15 @@ func TestBuildParsesBackWithEveryEntry(t *testing.T) {
 		{Trace: "021000020000005", Scope: scope, Kind: KindPayment, SourceID: "fs_checking", CustomerID: "cus_ada", PaymentID: "pay_3", Debit: true, Cents: 700, Class: Classify(Payer{Business: true, Debit: true})},
 		{Trace: "021000020000006", Scope: scope, Kind: KindPayment, SourceID: "fs_checking", CustomerID: "cus_ada", PaymentID: "pay_4", Debit: true, Cents: 999, Class: recurring},
 		{Trace: "021000020000007", Scope: scope, Kind: KindPayment, SourceID: "fs_savings", CustomerID: "cus_bob", PaymentID: "pay_5", Debit: true, Cents: 999, Class: retry},
+		// The reversal of pay_4: a credit, as pay_4 went but described REVERSAL.
+		{Trace: "021000020000008", Scope: scope, Kind: KindPayment, SourceID: "fs_checking", CustomerID: "cus_ada", PaymentID: "pay_6", Cents: 999,
+			Class: Class{SEC: recurring.SEC, Description: DescriptionReversal, PaymentType: recurring.PaymentType}},
 	}
-	data, err := o.build(context.Background(), f, entries)
+	data, err := o.build(context.Background(), f, entries, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	again, err := o.build(context.Background(), f, entries)
+	again, err := o.build(context.Background(), f, entries, nil)
 	if err != nil || !bytes.Equal(data, again) {
 		t.Errorf("a second build differs (%v)", err)
 	}
@@ -122,17 +129,20 @@ func TestBuildParsesBackWithEveryEntry(t *testing.T) {
 			{nacha.CheckingDebit, "55500011", 99, "ACME PAYMENTS", "OFFSET", "021000020000009", ""},
 		}},
 		{nacha.CCD, DescriptionPayments, nacha.DebitsOnly, []want{
-			{nacha.CheckingDebit, "000123456789", 700, "ADA LOVELACE", "PAY3", "021000020000005", ""},
+			{nacha.CheckingDebit, "000123456789", 700, "ADA LOVELACE", "FSCHECKING", "021000020000005", ""},
 		}},
 		{nacha.PPD, DescriptionPayments, nacha.CreditsOnly, []want{
-			{nacha.CheckingCredit, "000123456789", 5, "ADA LOVELACE", "PAY2", "021000020000004", ""},
+			{nacha.CheckingCredit, "000123456789", 5, "ADA LOVELACE", "FSCHECKING", "021000020000004", ""},
 		}},
 		{nacha.WEB, DescriptionPurchase, nacha.DebitsOnly, []want{
-			{nacha.SavingsDebit, "9876", 125000, "B B LOVELACE", "456789ABCDEFXYZ", "021000020000003", "S"},
-			{nacha.CheckingDebit, "000123456789", 999, "ADA LOVELACE", "PAY4", "021000020000006", "R"},
+			{nacha.SavingsDebit, "9876", 125000, "B B LOVELACE", "FSSAVINGS", "021000020000003", "S"},
+			{nacha.CheckingDebit, "000123456789", 999, "ADA LOVELACE", "FSCHECKING", "021000020000006", "R"},
 		}},
 		{nacha.WEB, DescriptionRetry, nacha.DebitsOnly, []want{
-			{nacha.SavingsDebit, "9876", 999, "B B LOVELACE", "PAY5", "021000020000007", "R"},
+			{nacha.SavingsDebit, "9876", 999, "B B LOVELACE", "FSSAVINGS", "021000020000007", "R"},
+		}},
+		{nacha.WEB, DescriptionReversal, nacha.CreditsOnly, []want{
+			{nacha.CheckingCredit, "000123456789", 999, "ADA LOVELACE", "FSCHECKING", "021000020000008", "R"},
 		}},
 	}
 	if len(file.Batches) != len(batches) {
@@ -186,7 +196,7 @@ func TestBuildKeepsEntriesAssignedBeforeClassesAsPPD(t *testing.T) {
 	data, err := o.build(context.Background(), File{ID: "achf_2", CreatedAt: time.Date(2026, 11, 20, 15, 0, 0, 0, time.UTC)}, []Entry{
 		{Trace: "021000020000001", Scope: scope, Kind: KindMicroDeposit, SourceID: "fs_checking", CustomerID: "cus_ada", DepositSeq: 1, DepositIndex: 1},
 		{Trace: "021000020000002", Scope: scope, Kind: KindPayment, SourceID: "fs_checking", CustomerID: "cus_ada", PaymentID: "pay_1", Debit: true, Cents: 100},
-	})
+	}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -203,7 +213,7 @@ func TestBuildKeepsEntriesAssignedBeforeClassesAsPPD(t *testing.T) {
 
 func TestBuildRefusesAnUnknownSource(t *testing.T) {
 	o := NewOriginator(testConfig, nil, accounts{}, nil, names{}, time.Now)
-	_, err := o.build(context.Background(), File{CreatedAt: time.Now()}, []Entry{{Trace: "021000020000001", Kind: KindPayment, SourceID: "fs_gone", PaymentID: "pay_1", Cents: 1}})
+	_, err := o.build(context.Background(), File{CreatedAt: time.Now()}, []Entry{{Trace: "021000020000001", Kind: KindPayment, SourceID: "fs_gone", PaymentID: "pay_1", Cents: 1}}, nil)
 	if err == nil {
 		t.Fatal("a file was built for an entry whose account cannot be read")
 	}

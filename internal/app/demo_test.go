@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -62,6 +63,18 @@ func TestDemoMerchantSurvivesRollsAndRestarts(t *testing.T) {
 	}
 	if got := config.ReadEnvFile(path)["DEMO_SECRET_KEY"]; got != rolled {
 		t.Errorf("demo.env after a roll holds %q, want the rolled key", got)
+	}
+
+	// Sourced by a shell, the file exports SK and PK, the rolled key's.
+	sourced, err := exec.Command("bash", "-c", `. "$1" && bash -c 'printf "%s %s" "$SK" "$PK"'`, "bash", path).Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := rolled + " " + first["DEMO_PUBLIC_KEY"]; string(sourced) != want || first["DEMO_PUBLIC_KEY"] == "" {
+		t.Errorf("a shell that sourced demo.env exports SK and PK %q, want %q", sourced, want)
+	}
+	if f := config.ReadEnvFile(path); f["SK"] != rolled || f["PK"] != first["DEMO_PUBLIC_KEY"] {
+		t.Errorf("demo.env's SK and PK: %v", f)
 	}
 
 	second, out := start()

@@ -13,6 +13,7 @@ import (
 
 	"github.com/fundsource/fundsource/internal/config"
 	"github.com/fundsource/fundsource/internal/core/errs"
+	"github.com/fundsource/fundsource/internal/core/ids"
 	"github.com/fundsource/fundsource/internal/core/tenant"
 	"github.com/fundsource/fundsource/internal/dev/pgserver"
 	"github.com/fundsource/fundsource/internal/dev/railsim"
@@ -69,9 +70,11 @@ func runDev(ctx context.Context, io IO) error {
 		}
 		simCtx, stopSim := context.WithCancel(ctx)
 		defer stopSim()
-		go serveRailSim(simCtx, ln, railsim.New())
+		token := ids.Secret("railctl_")
+		go serveRailSim(simCtx, ln, railsim.New().WithControlToken(token))
 		cfg.InstantRailURL = "http://" + ln.Addr().String() + "/"
-		fmt.Fprintf(io.Stderr, "rail simulator on %s\n", cfg.InstantRailURL)
+		fmt.Fprintf(io.Stderr, "rail simulator on %s (POST /sim/down, /sim/up and GET /sim/credits with -H \"Authorization: Bearer %s\")\n",
+			cfg.InstantRailURL, token)
 	}
 	return withDatabase(ctx, cfg, dbURL, io, func(s *service) error {
 		if err := s.ensureDemoMerchant(ctx); err != nil {
@@ -163,13 +166,19 @@ func (s *service) keepDemoFile(path string, vals map[string]string) {
 	})
 }
 
-// writeDemoFile writes the demo merchant's keys and sign-in to path.
+// writeDemoFile writes the demo merchant's keys and sign-in to path. The
+// keys are written again as SK and PK, the names the README's walkthrough
+// reads, and exported, so that sourcing the file prepares a shell for it;
+// the export line has no "=", which config.ReadEnvFile skips. Every value
+// is base32 or an email, safe for a shell unquoted.
 func writeDemoFile(path string, vals map[string]string) error {
 	var b strings.Builder
 	b.WriteString("# The demo merchant of 'make run' (sandbox). Development only.\n")
+	b.WriteString("# . .data/demo.env exports SK and PK for the README's walkthrough.\n")
 	for _, k := range []string{"DEMO_MERCHANT_ID", "DEMO_SECRET_KEY", "DEMO_PUBLIC_KEY", "DEMO_EMAIL", "DEMO_PASSWORD"} {
 		fmt.Fprintf(&b, "%s=%s\n", k, vals[k])
 	}
+	fmt.Fprintf(&b, "SK=%s\nPK=%s\nexport SK PK\n", vals["DEMO_SECRET_KEY"], vals["DEMO_PUBLIC_KEY"])
 	if err := os.WriteFile(path, []byte(b.String()), 0o600); err != nil {
 		return fmt.Errorf("write %s: %w", path, err)
 	}
@@ -188,7 +197,7 @@ Demo merchant (%s; also in %s)
   dashboard:          %s/dashboard/sign-in
   dashboard sign-in:  %s / %s
   provider simulator: %s (merchant client %s / %s)
-  rail simulator:     %s (POST /sim/down, /sim/up)
+  rail simulator:     %s (its /sim/ routes take the control token printed at start)
 
 Try it:
   curl -s %s/v2/customers -H "Authorization: Bearer %s" \

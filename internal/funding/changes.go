@@ -241,6 +241,20 @@ func (s *Service) ApplyChangeTx(ctx context.Context, tx Store, scope tenant.Scop
 	if err := tx.CorrectSource(ctx, src); err != nil {
 		return false, err
 	}
+	if number != "" {
+		// The source now holds the corrected account: its link joins that
+		// account's history, so the account's later facts mark its kept
+		// check as they mark every source linked to it (checkstore.go);
+		// and its own check says the account was corrected
+		// (corrected_by_noc), as after a change that keeps the account
+		// (C05), rather than reading as an account with no history.
+		if err := s.recordFact(ctx, tx, src, FactLinked, ""); err != nil {
+			return false, err
+		}
+		if err := s.recordFact(ctx, tx, src, FactCorrected, c.ChangeCode); err != nil {
+			return false, err
+		}
+	}
 	data := struct {
 		Source
 		Status     Status `json:"status"`

@@ -211,17 +211,18 @@ func withCode(f AccountFacts, code string, at time.Time) AccountFacts {
 	return f
 }
 
-// checked returns src with its account check at the service's now.
+// checked returns src with its account check at the service's now: the
+// answer kept with the source when the store did not read the history (it
+// holds by the database's clock; see checkstore.go), else computed from
+// src.Facts, the history as read (and as a write in progress added to it).
 func (s *Service) checked(src Source) Source {
-	c := Evaluate(src.Facts, s.now())
+	now := s.now()
+	var c AccountCheck
+	if kept := src.Stored.Check; kept != nil && !src.Stored.FactsRead {
+		c = AccountCheck{Result: kept.Result, Reasons: append([]string{}, kept.Reasons...), CheckedAt: now.UTC()}
+	} else {
+		c = Evaluate(src.Facts, now)
+	}
 	src.AccountCheck = &c
 	return src
-}
-
-// checkedAll is checked on each source of list.
-func (s *Service) checkedAll(list []Source) []Source {
-	for i := range list {
-		list[i] = s.checked(list[i])
-	}
-	return list
 }

@@ -238,7 +238,18 @@ func TestNOCAndNonTransactionReturnCaution(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	wantCheck(t, "the source on its corrected number", moved, "unknown")
+	// The account the source moved to was corrected too: its check says
+	// so, rather than reading as an account with no history.
+	wantCheck(t, "the source on its corrected number", moved, "caution", "corrected_by_noc")
+	typed := f.Source(a, f.Customer(a), "71717171")
+	if _, err := f.Funding.SimulateChange(ctx, a, typed.ID, funding.Correction{ChangeCode: funding.ChangeType,
+		CorrectedData: funding.CorrectedData{AccountType: "savings"}}); err != nil {
+		t.Fatal(err)
+	}
+	var n int
+	if err := f.SQL().Get(&n, `SELECT count(*) FROM account_facts WHERE funding_source_id = $1 AND kind = 'corrected'`, typed.ID); err != nil || n != 1 {
+		t.Errorf("a change of type alone: %d corrected facts (%v), want 1", n, err)
+	}
 
 	r20 := f.Source(a, f.Customer(a), "51515151")
 	if _, err := f.Funding.InitiateVerification(ctx, a, r20.ID); err != nil {

@@ -291,7 +291,10 @@ func (s *Service) Get(ctx context.Context, scope tenant.Scope, id string) (Sourc
 	if errs.Is(err, errs.NotFound) {
 		return Source{}, sourceNotFound()
 	}
-	return s.checked(src), err
+	if err != nil {
+		return Source{}, err
+	}
+	return s.current(ctx, src)
 }
 
 // Removed says whether a list of sources includes the removed ones.
@@ -313,7 +316,10 @@ func (s *Service) ListForCustomer(ctx context.Context, scope tenant.Scope, custo
 		return nil, false, customerNotFound()
 	}
 	list, err := s.store.ListSources(ctx, scope, customerID, removed, p)
-	return paging.Result(s.checkedAll(list), err, p)
+	if err == nil {
+		list, err = s.currentAll(ctx, list)
+	}
+	return paging.Result(list, err, p)
 }
 
 // AccountAvailable reports whether an account number is free in the scope's

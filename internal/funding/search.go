@@ -52,8 +52,8 @@ func (s *Service) Search(ctx context.Context, scope tenant.Scope, f Filter, p pa
 		return nil, false, errs.Invalid("status", "status must be unverified, pending, verified or removed.")
 	}
 	list, err := s.store.SearchSources(ctx, scope, f, p)
-	for i := range list {
-		list[i].Source = s.checked(list[i].Source)
+	for i := 0; i < len(list) && err == nil; i++ {
+		list[i].Source, err = s.current(ctx, list[i].Source)
 	}
 	return paging.Result(list, err, p)
 }

@@ -52,6 +52,16 @@
 // payment package's). The merchant lifts a block by attesting that the
 // customer authorized again, at most once per 365 days, so a customer who
 // keeps disputing cannot be debited on attestations alone.
+//
+// The account check is kept with the source (checkstore.go), so reading a
+// source reads one row and no history. An account's history changes only
+// by a new fact, and every fact, whoever records it, marks the kept check
+// of every source of that account, of every merchant, in the transaction
+// that records it; the next read computes that source's check again,
+// relative to its own merchant and customer, and keeps it. Time changes
+// an answer too (a return counts for 365 days, a link for 90), so a kept
+// answer carries when the first fact it counted leaves its window, and a
+// read after that computes it again.
 package funding
 
 import (
@@ -119,7 +129,8 @@ type Source struct {
 	// says the account is frozen) refuses debits; null otherwise.
 	Block *Block `json:"block"`
 	// AccountCheck is what the service's history says of the account
-	// (check.go), computed from Facts by the service on every answer.
+	// (check.go): computed from Facts, or the answer kept with the source
+	// while it holds (checkstore.go).
 	AccountCheck *AccountCheck `json:"account_check"`
 	// Ownership is the provider's match of the customer against the
 	// account's owner (ownership.go); null but on the processor path.
@@ -130,6 +141,7 @@ type Source struct {
 	Fingerprint   []byte       `json:"-"` // HMAC of the account number
 	AccountFP     []byte       `json:"-"` // HMAC of routing and account number; nil on sources older than it
 	Facts         AccountFacts `json:"-"` // the account's history as the store read it (Unread: not read)
+	Stored        StoredCheck  `json:"-"` // the account check kept with the source (checkstore.go)
 	RemovedAt     *time.Time   `json:"-"`
 	UnblockedAt   *time.Time   `json:"-"` // the last unblock, UTC
 	Attestation   *string      `json:"-"` // the merchant's attestation at that unblock
@@ -209,6 +221,7 @@ type Store interface {
 	WithTx(ctx context.Context, fn func(tx Store) error) error
 	event.Recorder
 	audit.Recorder
+	sourceVerifier
 
 	CustomerExists(ctx context.Context, scope tenant.Scope, customerID string) (bool, error)
 	// CustomerIdentity returns the name and email the ownership check
@@ -234,6 +247,10 @@ type Store interface {
 	// RecordAccountFact stores one fact.
 	AccountFacts(ctx context.Context, env tenant.Environment, accountFP []byte, merchantID, customerID string) (AccountFacts, error)
 	RecordAccountFact(ctx context.Context, f AccountFact) error
+	// StoreAccountCheck keeps c on a source until expires (nil: no time
+	// changes it), unless the account's history changed since the source
+	// was read with check sequence seq; then it writes nothing.
+	StoreAccountCheck(ctx context.Context, scope tenant.Scope, id string, c AccountCheck, expires *time.Time, seq int64) error
 	// AccountHolder returns the claim on a fingerprint; errs.NotFound if none.
 	AccountHolder(ctx context.Context, env tenant.Environment, fingerprint []byte) (AccountClaim, error)
 	ReleaseAccount(ctx context.Context, env tenant.Environment, fingerprint []byte, sourceID string) error

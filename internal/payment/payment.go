@@ -35,6 +35,13 @@
 // see the statement's snapshot. Errors are explained after the statement,
 // by reads on the error path only.
 //
+// A returned debit is presented again (reinitiation, retry.go) and an
+// erroneous payment corrected (reversal, reversal.go) by payments of
+// their own that name the payment they follow (retry_of, reversal_of):
+// they go out through the one origination path like any payment, so each
+// is in exactly one file, and the schema's unique indexes on those names
+// keep two concurrent requests from storing two.
+//
 // Mandates are evidence the originator must produce on request until two
 // years after revocation, so nothing deletes them: a source's removal only
 // marks the source, its mandates keep their rows, and the schema refuses
@@ -96,19 +103,30 @@ type Payment struct {
 	Description *string      `json:"description"`
 	// EntryDescription is the company entry description the payment
 	// named (entry.go); null: the service's default.
-	EntryDescription *string    `json:"entry_description"`
-	Status           Status     `json:"status"`
-	FailureCode      *string    `json:"failure_code"`   // ACH return code, "R01"
-	FailureReason    *string    `json:"failure_reason"` // its meaning
-	SubscriptionID   *string    `json:"subscription_id"`
-	MandateID        *string    `json:"mandate_id"` // debits: the customer's authorization; null for credits
-	Attempt          *int       `json:"attempt"`    // subscription debits: 1, or 2 and 3 for re-presentments
-	CreatedAt        time.Time  `json:"created_at"` // UTC
-	SettledAt        *time.Time `json:"settled_at"` // processed or failed; UTC
+	EntryDescription *string `json:"entry_description"`
+	Status           Status  `json:"status"`
+	FailureCode      *string `json:"failure_code"`   // ACH return code, "R01"
+	FailureReason    *string `json:"failure_reason"` // its meaning
+	SubscriptionID   *string `json:"subscription_id"`
+	MandateID        *string `json:"mandate_id"` // debits: the customer's authorization; null for credits
+	Attempt          *int    `json:"attempt"`    // subscription debits: 1, or 2 and 3 for re-presentments; one-off re-presentments: 2 or 3
+	// RetryOf names the original debit (its first presentment) that a
+	// re-presentment presents again; nil otherwise.
+	RetryOf *string `json:"retry_of"`
+	// ReversalOf names the payment a reversal reverses; nil otherwise.
+	ReversalOf *string `json:"reversal_of"`
+	// Reversal is the payment's reversal, when it was reversed: read from
+	// the reversal's row, not stored on this one.
+	Reversal  *Reversal  `json:"reversal"`
+	CreatedAt time.Time  `json:"created_at"` // UTC
+	SettledAt *time.Time `json:"settled_at"` // processed or failed; UTC
 
 	Cents    int64      `json:"-"` // the amount in cents, > 0
 	DueDate  *string    `json:"-"` // subscription debits: the due date, YYYY-MM-DD
 	SettleAt *time.Time `json:"-"` // sandbox: when it settles by itself
+	// ReversalReason is a reversal's reason (ReverseReasons); nil on
+	// other payments.
+	ReversalReason *string `json:"-"`
 }
 
 // SourceInfo is what payments need to know about a funding source.
@@ -207,6 +225,17 @@ type Store interface {
 	ActiveMandatesOfSource(ctx context.Context, scope tenant.Scope, sourceID string) ([]Mandate, error)
 	// RevokeMandate stores a mandate's revocation.
 	RevokeMandate(ctx context.Context, m Mandate) error
+
+	// PaymentFiledAt is when the ACH file holding a payment's entry was
+	// created; nil while the payment is in no file (sandbox payments never
+	// are).
+	PaymentFiledAt(ctx context.Context, scope tenant.Scope, id string) (*time.Time, error)
+	// Presentments returns the re-presentments of an original debit
+	// (retry_of), by attempt.
+	Presentments(ctx context.Context, scope tenant.Scope, originalID string) ([]Payment, error)
+	// SubscriptionDebit returns a subscription's debit of a due date and
+	// attempt; errs.NotFound when there is none.
+	SubscriptionDebit(ctx context.Context, scope tenant.Scope, subscriptionID, dueDate string, attempt int) (Payment, error)
 
 	// ReturnCounts counts a scope's debits created since since, and their
 	// returns: with a code of unauthorized, of administrative, and all.
@@ -410,6 +439,7 @@ type debitOf struct {
 	subscriptionID, dueDate string
 	attempt                 int
 	mandateID               *string
+	retryOf                 *string // a re-presentment's original debit
 }
 
 func (s *Service) insert(ctx context.Context, tx Store, scope tenant.Scope, sourceID, customerID string, cents int64, d Direction,
@@ -431,6 +461,7 @@ func (s *Service) pending(scope tenant.Scope, sourceID, customerID string, cents
 	}
 	if of != nil {
 		p.SubscriptionID, p.DueDate, p.Attempt, p.MandateID = &of.subscriptionID, &of.dueDate, &of.attempt, of.mandateID
+		p.RetryOf = of.retryOf
 	}
 	if scope.Env == tenant.Sandbox {
 		at := now.Add(s.cfg.SettleDelay)

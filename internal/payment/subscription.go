@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"time"
 
-	"github.com/fundsource/fundsource/internal/core/achcode"
 	"github.com/fundsource/fundsource/internal/core/calendar"
 	"github.com/fundsource/fundsource/internal/core/errs"
 	"github.com/fundsource/fundsource/internal/core/event"
@@ -212,24 +211,30 @@ func (s *Service) CancelForSourceTx(ctx context.Context, tx Store, scope tenant.
 
 // debitReturned applies a subscription's return rules to its debit p that
 // came back with code, in the return's transaction: R01 and R09 are
-// presented again on the next business day, at most achcode.MaxAttempts times in
-// all; any other code, the last attempt, or a second retriable return while
-// a re-presentment is already scheduled cancels the subscription
-// (payment_returned). A subscription no longer active is left as it is.
+// presented again on the next business day under the reinitiation rule
+// (at most achcode.MaxAttempts presentments in all, within RetryWindow of
+// the original's settlement date); a return the rule refuses, or a second
+// retriable return while a re-presentment is already scheduled, cancels
+// the subscription (payment_returned). A subscription no longer active is
+// left as it is.
 func (s *Service) debitReturned(ctx context.Context, tx Store, p Payment, code string) error {
 	sub, err := tx.SubscriptionForUpdate(ctx, p.Scope, *p.SubscriptionID)
 	if err != nil || sub.Status != Active {
 		return err
 	}
-	attempt := 1
-	if p.Attempt != nil {
-		attempt = *p.Attempt
-	}
-	if !achcode.Retriable(code) || attempt >= achcode.MaxAttempts || sub.RetryDate != nil || p.DueDate == nil {
+	if sub.RetryDate != nil || p.DueDate == nil {
 		return s.cancel(ctx, tx, &sub, CancelPaymentReturned)
 	}
-	day := calendar.AddBusinessDays(calendar.DateOf(s.now()), 1).Format(time.DateOnly)
-	sub.RetryDate, sub.RetryDue, sub.RetryAttempt = &day, p.DueDate, attempt+1
+	retryOn := calendar.AddBusinessDays(calendar.DateOf(s.now()), 1)
+	next, err := s.subscriptionRetry(ctx, tx, p, retryOn)
+	if errs.Is(err, errs.RetryNotAllowed) {
+		return s.cancel(ctx, tx, &sub, CancelPaymentReturned)
+	}
+	if err != nil {
+		return err
+	}
+	day := retryOn.Format(time.DateOnly)
+	sub.RetryDate, sub.RetryDue, sub.RetryAttempt = &day, p.DueDate, next
 	return tx.UpdateSubscription(ctx, sub)
 }
 
@@ -303,7 +308,24 @@ func (s *Service) presentNext(ctx context.Context, tx Store, sub *Subscription, 
 	}
 	of := &debitOf{subscriptionID: sub.ID, attempt: 1, mandateID: sub.MandateID}
 	if retry {
-		of.dueDate, of.attempt = *sub.RetryDue, sub.RetryAttempt
+		// The rule again on the day it goes out: the 180 days may have
+		// run out while it waited.
+		returned, err := tx.SubscriptionDebit(ctx, sub.Scope, sub.ID, *sub.RetryDue, sub.RetryAttempt-1)
+		if err != nil {
+			return Payment{}, err
+		}
+		_, err = s.subscriptionRetry(ctx, tx, returned, calendar.DateOf(s.now()))
+		if errs.Is(err, errs.RetryNotAllowed) {
+			return Payment{}, s.cancel(ctx, tx, sub, CancelPaymentReturned)
+		}
+		if err != nil {
+			return Payment{}, err
+		}
+		orig, err := s.originalOf(ctx, tx, returned)
+		if err != nil {
+			return Payment{}, err
+		}
+		of.dueDate, of.attempt, of.retryOf = *sub.RetryDue, sub.RetryAttempt, &orig.ID
 		sub.RetryDate, sub.RetryDue, sub.RetryAttempt = nil, nil, 0
 	} else {
 		of.dueDate = *sub.NextDate
@@ -324,7 +346,7 @@ func (s *Service) Advance(ctx context.Context, scope tenant.Scope, id string) (P
 		return Payment{}, err
 	}
 	var out Payment
-	canceled := false
+	canceled, reason := false, ""
 	err := s.store.WithTx(ctx, func(tx Store) error {
 		sub, err := s.lockSubscription(ctx, tx, scope, id)
 		if err != nil {
@@ -338,11 +360,15 @@ func (s *Service) Advance(ctx context.Context, scope tenant.Scope, id string) (P
 		}
 		canceled = sub.Status != Active
 		if canceled {
+			reason = *sub.CancelReason
 			return nil
 		}
 		return tx.UpdateSubscription(ctx, sub)
 	})
-	if err == nil && canceled {
+	switch {
+	case err == nil && canceled && reason == CancelPaymentReturned:
+		err = errs.New(errs.Conflict, "The returned debit may no longer be presented again (180 days after its settlement have passed); the subscription was canceled.")
+	case err == nil && canceled:
 		err = errs.New(errs.Conflict, "This subscription's funding source can no longer be debited; the subscription was canceled.")
 	}
 	return out, err

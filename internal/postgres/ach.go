@@ -81,7 +81,7 @@ func (q queries) DepositsToOriginate(ctx context.Context, limit int) ([]ach.Depo
 	return out, nil
 }
 
-const paymentsToOriginate = `SELECT ` + paymentColumns + ` FROM payments p
+const paymentsToOriginate = `SELECT ` + paymentColumns + `, ` + paymentLinks + ` FROM payments p
 WHERE environment = 'production' AND status = 'pending'
   AND NOT EXISTS (SELECT 1 FROM ach_entries e
                   WHERE e.merchant_id = p.merchant_id AND e.environment = p.environment AND e.payment_id = p.id)
@@ -119,6 +119,7 @@ type achEntryRow struct {
 	Debit        bool    `db:"debit"`
 	Cents        *int64  `db:"amount_cents"` // NULL for micro-deposits (kept sealed)
 	ReturnCode   *string `db:"return_code"`
+	ReturnTrace  *string `db:"return_trace"`
 	SEC          *string `db:"sec_code"`
 	Description  *string `db:"entry_description"`
 	PaymentType  *string `db:"payment_type"`
@@ -130,7 +131,7 @@ type achEntryRow struct {
 func (r achEntryRow) domain() ach.Entry {
 	e := ach.Entry{Trace: r.Trace, FileID: r.FileID, Scope: tenant.Scope{MerchantID: r.MerchantID, Env: tenant.Environment(r.Environment)},
 		Kind: r.Kind, SourceID: r.SourceID, CustomerID: r.CustomerID, PaymentID: deref(r.PaymentID), Debit: r.Debit,
-		ReturnCode: deref(r.ReturnCode), Class: ach.Class{SEC: deref(r.SEC), Description: deref(r.Description), PaymentType: deref(r.PaymentType)},
+		ReturnCode: deref(r.ReturnCode), ReturnTrace: deref(r.ReturnTrace), Class: ach.Class{SEC: deref(r.SEC), Description: deref(r.Description), PaymentType: deref(r.PaymentType)},
 		ReceiverName: deref(r.ReceiverName), IndividualID: deref(r.IndividualID), Addenda: deref(r.Addenda)}
 	if r.DepositSeq != nil {
 		e.DepositSeq, e.DepositIndex = *r.DepositSeq, *r.DepositIndex
@@ -142,13 +143,13 @@ func (r achEntryRow) domain() ach.Entry {
 }
 
 const achEntryColumns = `trace_number, file_id, merchant_id, environment, kind, funding_source_id, customer_id,
-       deposit_seq, deposit_index, payment_id, debit, amount_cents, return_code, sec_code, entry_description, payment_type,
+       deposit_seq, deposit_index, payment_id, debit, amount_cents, return_code, sec_code, entry_description, payment_type, return_trace,
        receiver_name, individual_id, addenda`
 
 const insertACHEntry = `
 INSERT INTO ach_entries (` + achEntryColumns + `)
 VALUES ($1, $2, $3, $4, $5, $6, $7, NULLIF($8, 0), NULLIF($9, 0), NULLIF($10, ''), $11, NULLIF($12, 0), NULL,
-        NULLIF($13, ''), NULLIF($14, ''), NULLIF($15, ''), NULLIF($16, ''), NULLIF($17, ''), NULLIF($18, ''))`
+        NULLIF($13, ''), NULLIF($14, ''), NULLIF($15, ''), NULL, NULLIF($16, ''), NULLIF($17, ''), NULLIF($18, ''))`
 
 // InsertACHEntry assigns an entry to a file; errs.Conflict when the
 // payment or deposit is in a file already. A micro-deposit's amount is not
@@ -187,8 +188,30 @@ func (q queries) ACHEntry(ctx context.Context, trace string) (ach.Entry, error) 
 	return r.domain(), nil
 }
 
-// MarkACHEntryReturned records a return on an entry.
-func (q queries) MarkACHEntryReturned(ctx context.Context, trace, code string, at time.Time) error {
-	_, err := q.ex.ExecContext(ctx, `UPDATE ach_entries SET return_code = $2, returned_at = $3 WHERE trace_number = $1`, trace, code, at)
+const markACHEntryReturned = `
+UPDATE ach_entries SET return_code = $2, return_trace = NULLIF($3, ''), returned_at = $4 WHERE trace_number = $1`
+
+// MarkACHEntryReturned records the return applied to an entry.
+func (q queries) MarkACHEntryReturned(ctx context.Context, trace, code, returnTrace string, at time.Time) error {
+	_, err := q.ex.ExecContext(ctx, markACHEntryReturned, trace, code, returnTrace, at)
 	return translate(err)
+}
+
+const achFile = `SELECT id, serial, name, status, created_at, offset_traces FROM ach_files WHERE id = $1`
+
+// ACHFile reads a file record.
+func (q queries) ACHFile(ctx context.Context, id string) (ach.File, error) {
+	var r achFileRow
+	if err := sqlx.GetContext(ctx, q.ex, &r, achFile, id); err != nil {
+		return ach.File{}, translate(err)
+	}
+	return r.domain(), nil
+}
+
+const paymentEntry = `SELECT ` + achEntryColumns + ` FROM ach_entries
+WHERE merchant_id = $1 AND environment = $2 AND payment_id = $3 AND kind = 'payment'`
+
+// PaymentEntry returns a payment's entry.
+func (q queries) PaymentEntry(ctx context.Context, scope tenant.Scope, paymentID string) (ach.Entry, error) {
+	return getOne[achEntryRow](ctx, q.ex, paymentEntry, scope.MerchantID, scope.Env, paymentID)
 }

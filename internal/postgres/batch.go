@@ -65,7 +65,10 @@ const (
 // taken, also by an earlier row of the same statement, leaves the row
 // out); and inserts the source, the account's facts (linked, and verified
 // for a Verified source), its events, their webhook deliveries and, for a
-// keyed row, the stored response. Its lookups are correlated subqueries on
+// keyed row, the stored response. A row answered as for an account with
+// no history stores that answer with the source (the account check's
+// "unknown" without reasons, which no time changes); any other row stores
+// none, so its first read computes it (see facts.go). Its lookups are correlated subqueries on
 // unique keys, and the history's an index probe by account, so every row
 // reads one index entry of each whatever the tables' statistics.
 //
@@ -108,10 +111,11 @@ WITH r AS (
 ), src AS (
   INSERT INTO funding_sources (merchant_id, environment, id, customer_id, status, routing_number, bank_name,
       last_four, account_type, nickname, account_key_id, account_ciphertext, fingerprint, created_at, verified_at,
-      account_fp, account_holder_type)
+      account_fp, check_result, check_reasons, account_holder_type)
   SELECT ok.merchant_id, ok.environment, ok.id, ok.customer_id, ok.status, ok.routing_number, ok.bank_name,
       ok.last_four, ok.account_type, ok.nickname, ok.account_key_id, ok.account_ciphertext, ok.fingerprint,
       ok.created_at, CASE WHEN ok.status = 'Verified' THEN ok.created_at END, ok.account_fp,
+      CASE WHEN ok.no_history THEN '` + funding.CheckUnknown + `' END, CASE WHEN ok.no_history THEN '{}'::text[] END,
       NULLIF(ok.account_holder_type, '')
   FROM ok JOIN claim USING (id)
   RETURNING merchant_id, environment, id

@@ -46,11 +46,14 @@ func (q queries) MoveAccount(ctx context.Context, src funding.Source, fp []byte,
 const correctSource = `
 UPDATE funding_sources SET routing_number = $4, bank_name = $5, last_four = $6, account_type = $7,
     account_key_id = $8, account_ciphertext = $9, fingerprint = $10, account_fp = $11,
-    receiver_name = $12, individual_id = $13, addenda_refused_at = $14
+    receiver_name = $12, individual_id = $13, addenda_refused_at = $14,
+    check_result = CASE WHEN account_fp IS DISTINCT FROM $11 THEN NULL ELSE check_result END,
+    check_seq = check_seq + CASE WHEN account_fp IS DISTINCT FROM $11 THEN 1 ELSE 0 END
 WHERE ` + byID
 
 // CorrectSource stores src's bank account and receiver details as a
-// change corrected them.
+// change corrected them; a source moved to another account loses its
+// kept account check.
 func (q queries) CorrectSource(ctx context.Context, src funding.Source) error {
 	res, err := q.ex.ExecContext(ctx, correctSource, src.Scope.MerchantID, src.Scope.Env, src.ID, src.RoutingNumber,
 		src.BankName, src.LastFour, src.AccountType, src.Account.KeyID, src.Account.Data, src.Fingerprint, src.AccountFP,

@@ -24,6 +24,17 @@ import (
 // history refuses the row, and the caller reads the history and creates
 // again with it.
 
+// A source keeps its check (migration 00042: check_result, check_reasons,
+// check_expires_at, check_seq), so a read of a source reads no history
+// while the kept answer holds. The read's one statement still carries the
+// history's read, storedFactsOfF, gated on the source's own row: it runs
+// only when the kept answer does not hold (none kept, the account's
+// history changed since, or a counted fact left its window by the
+// database's clock), and PostgreSQL skips it otherwise (a one-time filter
+// on the outer row, so the index range is not even opened). A write that
+// locks a source reads its history always (allFactsOfF): it may record a
+// fact and answer with it.
+
 // otherFactsOfF are the facts about the account of f (a row with
 // environment, account_fp, merchant_id and customer_id) that its check
 // counts: all but f's own customer's links.
@@ -38,18 +49,42 @@ const accountHistoryOfF = `EXISTS (SELECT 1 FROM account_facts a WHERE ` + other
 // check: per kind and code the latest time, and per other customer that
 // linked it (f's customer apart) the latest link. It answers kinds, codes
 // and times only, never whose; one index range of account_facts, at most
-// 64 groups, newest first.
-const accountFactsOfF = `
-  SELECT array_agg(g.kind) AS ck_kinds, array_agg(g.code) AS ck_codes, array_agg(g.last) AS ck_at
+// 64 groups, newest first. It is written in three parts (factsSelect,
+// factsFrom, factsGroup) around its condition so that storedFactsOfF can
+// add one.
+const accountFactsOfF = factsSelect + factsFrom + otherFactsOfF + factsGroup
+
+const factsSelect = `
+  SELECT array_agg(g.kind) AS ck_kinds, array_agg(g.code) AS ck_codes, array_agg(g.last) AS ck_at`
+
+const factsFrom = `
   FROM (SELECT a.kind, coalesce(a.code, '') AS code, (extract(epoch FROM max(a.at)) * 1000000)::bigint AS last
         FROM account_facts a
-        WHERE ` + otherFactsOfF + `
+        WHERE `
+
+const factsGroup = `
         GROUP BY a.kind, a.code, CASE WHEN a.kind = 'linked' THEN a.merchant_id || ' ' || a.customer_id END
         ORDER BY last DESC
         LIMIT 64) g`
 
+// keptCheckMissing is whether the source row f keeps no check that holds
+// by the database's clock.
+const keptCheckMissing = `(f.check_result IS NULL OR f.check_expires_at <= now())`
+
+// storedFactsOfF is accountFactsOfF for a source row f whose kept check
+// does not hold (ck_read true); for any other row its arrays are NULL and
+// ck_read false. The condition stands inside the grouped subquery, where
+// it refers to the outer row only, so PostgreSQL plans it as a one-time
+// filter and never opens the index when it is false.
+const storedFactsOfF = factsSelect + `, ` + keptCheckMissing + ` AS ck_read` + factsFrom + keptCheckMissing + `
+          AND ` + otherFactsOfF + factsGroup
+
+// allFactsOfF is accountFactsOfF with ck_read, for a write's read.
+const allFactsOfF = factsSelect + `, true AS ck_read` + factsFrom + otherFactsOfF + factsGroup
+
 // factCols are accountFactsOfF's columns.
 type factCols struct {
+	Read  *bool          `db:"ck_read"` // the history was read (storedFactsOfF, allFactsOfF); NULL elsewhere
 	Kinds pq.StringArray `db:"ck_kinds"`
 	Codes pq.StringArray `db:"ck_codes"`
 	At    pq.Int64Array  `db:"ck_at"` // microseconds since the epoch
@@ -92,6 +127,20 @@ func (q queries) AccountFacts(ctx context.Context, env tenant.Environment, fp []
 		return funding.AccountFacts{}, translate(err)
 	}
 	return r.domain(), nil
+}
+
+const storeAccountCheck = `
+UPDATE funding_sources SET check_result = $4, check_reasons = $5, check_expires_at = $6
+WHERE ` + byID + ` AND check_seq = $7`
+
+// StoreAccountCheck keeps c on the source as its check until expires (nil:
+// no time changes it), unless the account's history changed since the
+// source was read with seq (check_seq moved on): then nothing is written,
+// and the next read computes the check again.
+func (q queries) StoreAccountCheck(ctx context.Context, scope tenant.Scope, id string, c funding.AccountCheck, expires *time.Time, seq int64) error {
+	_, err := q.ex.ExecContext(ctx, storeAccountCheck, scope.MerchantID, scope.Env, id, c.Result,
+		pq.StringArray(c.Reasons), expires, seq)
+	return translate(err)
 }
 
 const insertAccountFact = `

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/jmoiron/sqlx"
+	"github.com/lib/pq"
 
 	"github.com/fundsource/fundsource/internal/core/errs"
 	"github.com/fundsource/fundsource/internal/core/event"
@@ -95,36 +96,40 @@ func (q queries) ReleaseAccount(ctx context.Context, env tenant.Environment, fp 
 }
 
 type sourceRow struct {
-	MerchantID    string     `db:"merchant_id"`
-	Environment   string     `db:"environment"`
-	ID            string     `db:"id"`
-	CustomerID    string     `db:"customer_id"`
-	Status        string     `db:"status"`
-	RoutingNumber string     `db:"routing_number"`
-	BankName      *string    `db:"bank_name"`
-	LastFour      string     `db:"last_four"`
-	AccountType   string     `db:"account_type"`
-	Nickname      *string    `db:"nickname"`
-	KeyID         string     `db:"account_key_id"`
-	Ciphertext    []byte     `db:"account_ciphertext"`
-	Fingerprint   []byte     `db:"fingerprint"`
-	CreatedAt     time.Time  `db:"created_at"`
-	RemovedAt     *time.Time `db:"removed_at"`
-	RemovedReason *string    `db:"removed_reason"`
-	BlockCode     *string    `db:"block_code"`
-	BlockReason   *string    `db:"block_reason"`
-	BlockedAt     *time.Time `db:"blocked_at"`
-	UnblockedAt   *time.Time `db:"unblocked_at"`
-	Attestation   *string    `db:"unblock_attestation"`
-	AccountFP     []byte     `db:"account_fp"`
-	OwnResult     *string    `db:"ownership_result"`
-	OwnName       *int       `db:"ownership_name_score"`
-	OwnEmail      *int       `db:"ownership_email_score"`
-	OwnCheckedAt  *time.Time `db:"ownership_checked_at"`
-	HolderType    string     `db:"account_holder_type"`
-	IndividualID  string     `db:"individual_id"`
-	ReceiverName  *string    `db:"receiver_name"`
-	AddendaRefAt  *time.Time `db:"addenda_refused_at"`
+	MerchantID    string         `db:"merchant_id"`
+	Environment   string         `db:"environment"`
+	ID            string         `db:"id"`
+	CustomerID    string         `db:"customer_id"`
+	Status        string         `db:"status"`
+	RoutingNumber string         `db:"routing_number"`
+	BankName      *string        `db:"bank_name"`
+	LastFour      string         `db:"last_four"`
+	AccountType   string         `db:"account_type"`
+	Nickname      *string        `db:"nickname"`
+	KeyID         string         `db:"account_key_id"`
+	Ciphertext    []byte         `db:"account_ciphertext"`
+	Fingerprint   []byte         `db:"fingerprint"`
+	CreatedAt     time.Time      `db:"created_at"`
+	RemovedAt     *time.Time     `db:"removed_at"`
+	RemovedReason *string        `db:"removed_reason"`
+	BlockCode     *string        `db:"block_code"`
+	BlockReason   *string        `db:"block_reason"`
+	BlockedAt     *time.Time     `db:"blocked_at"`
+	UnblockedAt   *time.Time     `db:"unblocked_at"`
+	Attestation   *string        `db:"unblock_attestation"`
+	AccountFP     []byte         `db:"account_fp"`
+	OwnResult     *string        `db:"ownership_result"`
+	OwnName       *int           `db:"ownership_name_score"`
+	OwnEmail      *int           `db:"ownership_email_score"`
+	OwnCheckedAt  *time.Time     `db:"ownership_checked_at"`
+	CheckResult   *string        `db:"check_result"`
+	CheckReasons  pq.StringArray `db:"check_reasons"`
+	CheckExpires  *time.Time     `db:"check_expires_at"`
+	CheckSeq      int64          `db:"check_seq"`
+	HolderType    string         `db:"account_holder_type"`
+	IndividualID  string         `db:"individual_id"`
+	ReceiverName  *string        `db:"receiver_name"`
+	AddendaRefAt  *time.Time     `db:"addenda_refused_at"`
 	depositCols
 	factCols
 }
@@ -157,6 +162,10 @@ func (r sourceRow) domain() funding.Source {
 		AccountHolderType: r.HolderType, IndividualID: r.IndividualID, ReceiverName: r.ReceiverName,
 		AddendaRefusedAt: utcPtr(r.AddendaRefAt),
 	}
+	s.Stored = funding.StoredCheck{Seq: r.CheckSeq, Expires: utcPtr(r.CheckExpires), FactsRead: r.factCols.Read != nil && *r.factCols.Read}
+	if r.CheckResult != nil {
+		s.Stored.Check = &funding.AccountCheck{Result: *r.CheckResult, Reasons: append([]string{}, r.CheckReasons...)}
+	}
 	if r.BlockCode != nil && r.BlockedAt != nil {
 		s.Block = &funding.Block{Code: *r.BlockCode, Reason: deref(r.BlockReason), BlockedAt: r.BlockedAt.UTC()}
 	}
@@ -175,9 +184,11 @@ func (r sourceRow) domain() funding.Source {
 	return s
 }
 
-// sourceSelect reads sources with their current verification, which a
-// trigger on micro_deposits keeps on the source's row (migration 00016).
-const sourceSelect = `
+// sourceColumns are a source's columns, with its current verification
+// (which a trigger on micro_deposits keeps on the source's row, migration
+// 00016), its kept account check and, from the lateral ck, its account's
+// history when read.
+const sourceColumns = `
 SELECT f.merchant_id, f.environment, f.id, f.customer_id, f.status, f.routing_number, f.bank_name, f.last_four,
        f.account_type, f.nickname, f.account_key_id, f.account_ciphertext, f.fingerprint, f.created_at, f.removed_at,
        f.md_seq, f.md_status, f.md_initiated_at, f.md_expected_arrival_date, f.md_expires_at,
@@ -185,13 +196,25 @@ SELECT f.merchant_id, f.environment, f.id, f.customer_id, f.status, f.routing_nu
        f.md_fallback_reason,
        f.removed_reason, f.block_code, f.block_reason, f.blocked_at, f.unblocked_at, f.unblock_attestation,
        f.account_fp, f.ownership_result, f.ownership_name_score, f.ownership_email_score, f.ownership_checked_at,
+       f.check_result, f.check_reasons, f.check_expires_at, f.check_seq,
        f.account_holder_type, f.individual_id, f.receiver_name, f.addenda_refused_at,
-       ck.ck_kinds, ck.ck_codes, ck.ck_at
-FROM funding_sources f
-LEFT JOIN LATERAL (` + accountFactsOfF + `) ck ON true`
+       ck.ck_read, ck.ck_kinds, ck.ck_codes, ck.ck_at
+FROM funding_sources f`
+
+// sourceSelect reads sources for an answer: the history only for a source
+// whose kept check does not hold.
+const sourceSelect = sourceColumns + `
+LEFT JOIN LATERAL (` + storedFactsOfF + `) ck ON true`
 
 const selectSource = sourceSelect + `
 WHERE f.` + byID
+
+// selectSourceForUpdate reads the source's history whatever its kept
+// check: the write may record a fact and answer with it.
+const selectSourceForUpdate = sourceColumns + `
+LEFT JOIN LATERAL (` + allFactsOfF + `) ck ON true
+WHERE f.` + byID + `
+FOR UPDATE OF f`
 
 // Source returns one source with its latest verification.
 func (q queries) Source(ctx context.Context, scope tenant.Scope, id string) (funding.Source, error) {
@@ -201,7 +224,7 @@ func (q queries) Source(ctx context.Context, scope tenant.Scope, id string) (fun
 // SourceForUpdate is Source with the source's row locked until the
 // transaction ends.
 func (q queries) SourceForUpdate(ctx context.Context, scope tenant.Scope, id string) (funding.Source, error) {
-	return getOne[sourceRow](ctx, q.ex, selectSource+` FOR UPDATE OF f`, scope.MerchantID, scope.Env, id)
+	return getOne[sourceRow](ctx, q.ex, selectSourceForUpdate, scope.MerchantID, scope.Env, id)
 }
 
 const listSources = sourceSelect + `

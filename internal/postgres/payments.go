@@ -103,6 +103,14 @@ type paymentRow struct {
 	CreatedAt      time.Time  `db:"created_at"`
 	MandateID      *string    `db:"mandate_id"`
 	EntryDesc      *string    `db:"entry_description"`
+	RetryOf        *string    `db:"retry_of"`
+	RetryAttempt   *int       `db:"retry_attempt"`
+	ReversalOf     *string    `db:"reversal_of"`
+	ReversalReason *string    `db:"reversal_reason"`
+	// The payment's reversal, read from the reversal's row (paymentLinks).
+	ReversedBy  *string    `db:"reversed_by"`
+	ReversedFor *string    `db:"reversed_for"`
+	ReversedAt  *time.Time `db:"reversed_at"`
 }
 
 func (r paymentRow) domain() payment.Payment {
@@ -112,7 +120,13 @@ func (r paymentRow) domain() payment.Payment {
 		Cents: r.Cents, Direction: payment.Direction(r.Direction), Description: r.Description,
 		Status: payment.Status(r.Status), FailureCode: r.FailureCode, SubscriptionID: r.SubscriptionID,
 		Attempt: r.Attempt, SettleAt: utcPtr(r.SettleAt), SettledAt: utcPtr(r.SettledAt), CreatedAt: r.CreatedAt.UTC(),
-		MandateID: r.MandateID, EntryDescription: r.EntryDesc,
+		MandateID: r.MandateID, EntryDescription: r.EntryDesc, RetryOf: r.RetryOf, ReversalOf: r.ReversalOf, ReversalReason: r.ReversalReason,
+	}
+	if p.Attempt == nil {
+		p.Attempt = r.RetryAttempt // a one-off re-presentment's
+	}
+	if r.ReversedBy != nil && r.ReversedFor != nil && r.ReversedAt != nil {
+		p.Reversal = &payment.Reversal{PaymentID: *r.ReversedBy, Reason: *r.ReversedFor, CreatedAt: r.ReversedAt.UTC()}
 	}
 	if r.FailureCode != nil {
 		reason := achcode.Reason(*r.FailureCode)
@@ -126,20 +140,39 @@ const paymentColumns = `merchant_id, environment, id, funding_source_id, custome
        description, status, failure_code, subscription_id, attempt, due_date, settle_at, settled_at, created_at, mandate_id,
        entry_description`
 
+// paymentLinks are a payment's columns that tie it to another: what it
+// presents again or reverses, and, read from the reversal's row (p is
+// the payment's alias), its own reversal.
+const paymentLinks = `retry_of, retry_attempt, reversal_of, reversal_reason,
+       (SELECT r.id FROM payments r
+        WHERE r.merchant_id = p.merchant_id AND r.environment = p.environment AND r.reversal_of = p.id) AS reversed_by,
+       (SELECT r.reversal_reason FROM payments r
+        WHERE r.merchant_id = p.merchant_id AND r.environment = p.environment AND r.reversal_of = p.id) AS reversed_for,
+       (SELECT r.created_at FROM payments r
+        WHERE r.merchant_id = p.merchant_id AND r.environment = p.environment AND r.reversal_of = p.id) AS reversed_at`
+
 const insertPayment = `
-INSERT INTO payments (` + paymentColumns + `)
-VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18)`
+INSERT INTO payments (` + paymentColumns + `, retry_of, retry_attempt, reversal_of, reversal_reason)
+VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22)`
 
 // InsertPayment stores a new payment; errs.Conflict when a subscription's
-// debit for that due date exists already.
+// debit for that due date and attempt, an original's re-presentment of
+// that attempt, or a payment's reversal exists already.
 func (q queries) InsertPayment(ctx context.Context, p payment.Payment) error {
+	var attempt, retryAttempt *int
+	if p.SubscriptionID != nil {
+		attempt = p.Attempt
+	}
+	if p.RetryOf != nil {
+		retryAttempt = p.Attempt
+	}
 	_, err := q.ex.ExecContext(ctx, insertPayment, p.Scope.MerchantID, p.Scope.Env, p.ID, p.SourceID, p.CustomerID,
-		p.Direction, p.Cents, p.Description, p.Status, p.FailureCode, p.SubscriptionID, p.Attempt, p.DueDate, p.SettleAt,
-		p.SettledAt, p.CreatedAt, p.MandateID, p.EntryDescription)
+		p.Direction, p.Cents, p.Description, p.Status, p.FailureCode, p.SubscriptionID, attempt, p.DueDate, p.SettleAt,
+		p.SettledAt, p.CreatedAt, p.MandateID, p.EntryDescription, p.RetryOf, retryAttempt, p.ReversalOf, p.ReversalReason)
 	return translate(err)
 }
 
-const selectPayment = `SELECT ` + paymentColumns + ` FROM payments
+const selectPayment = `SELECT ` + paymentColumns + `, ` + paymentLinks + ` FROM payments p
 WHERE ` + byID
 
 // Payment returns one payment.
@@ -152,7 +185,7 @@ func (q queries) PaymentForUpdate(ctx context.Context, scope tenant.Scope, id st
 	return getOne[paymentRow](ctx, q.ex, selectPayment+` FOR UPDATE`, scope.MerchantID, scope.Env, id)
 }
 
-const listPayments = `SELECT ` + paymentColumns + ` FROM payments
+const listPayments = `SELECT ` + paymentColumns + `, ` + paymentLinks + ` FROM payments p
 WHERE merchant_id = $1 AND environment = $2 AND (created_at, id) < ($3, $4)
   AND ($6 = '' OR funding_source_id = $6) AND ($7 = '' OR status = $7) AND ($8 = '' OR direction = $8)
 ORDER BY created_at DESC, id DESC
@@ -167,7 +200,7 @@ func (q queries) ListPayments(ctx context.Context, scope tenant.Scope, f payment
 	return mapRows(rows, paymentRow.domain), nil
 }
 
-const settlingPayments = `SELECT ` + paymentColumns + ` FROM payments
+const settlingPayments = `SELECT ` + paymentColumns + `, ` + paymentLinks + ` FROM payments p
 WHERE status = 'pending' AND settle_at IS NOT NULL AND settle_at <= $1
 ORDER BY settle_at
 LIMIT $2

@@ -4,8 +4,6 @@ import (
 	"context"
 	"time"
 
-	"github.com/lib/pq"
-
 	"github.com/fundsource/fundsource/internal/core/paging"
 	"github.com/fundsource/fundsource/internal/core/tenant"
 	"github.com/fundsource/fundsource/internal/requestlog"
@@ -14,24 +12,30 @@ import (
 // Requests is the API request log's store on q's executor.
 func (q queries) Requests() requestlog.Store { return q }
 
-// insertRequests writes a batch in one statement: one array per column.
-const insertRequests = `
-INSERT INTO api_requests (merchant_id, environment, id, created_at, method, path, status, latency_us)
-SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::timestamptz[], $5::text[], $6::text[], $7::smallint[], $8::bigint[])
-ON CONFLICT DO NOTHING`
+// copyRequests writes a batch of the request log with COPY, which lib/pq
+// runs for a statement that starts with COPY: one statement for the whole
+// batch, its rows streamed. No ON CONFLICT: the server makes every request
+// id (see package requestlog), so none is written twice.
+const copyRequests = `COPY api_requests (merchant_id, environment, id, created_at, method, path, status, latency_us) FROM STDIN`
 
-// InsertRequests writes entries; a request id already written is skipped.
+// InsertRequests writes entries, whose request ids are new, in one COPY
+// in a transaction of its own (or q's).
 func (q queries) InsertRequests(ctx context.Context, entries []requestlog.Entry) error {
-	n := len(entries)
-	merchants, envs, ids, methods, paths := make([]string, n), make([]string, n), make([]string, n), make([]string, n), make([]string, n)
-	ats, statuses, latencies := make([]time.Time, n), make([]int64, n), make([]int64, n)
-	for i, e := range entries {
-		merchants[i], envs[i], ids[i], methods[i], paths[i] = e.Scope.MerchantID, string(e.Scope.Env), e.RequestID, e.Method, e.Path
-		ats[i], statuses[i], latencies[i] = e.At, int64(e.Status), e.Latency.Microseconds()
-	}
-	_, err := q.ex.ExecContext(ctx, insertRequests, pq.StringArray(merchants), pq.StringArray(envs), pq.StringArray(ids),
-		pq.Array(ats), pq.StringArray(methods), pq.StringArray(paths), pq.Int64Array(statuses), pq.Int64Array(latencies))
-	return translate(err)
+	return q.withTx(ctx, func(tx queries) error {
+		stmt, err := tx.tx.tx.PrepareContext(ctx, copyRequests)
+		if err != nil {
+			return translate(err)
+		}
+		defer stmt.Close()
+		for _, e := range entries {
+			if _, err := stmt.ExecContext(ctx, e.Scope.MerchantID, string(e.Scope.Env), e.RequestID, e.At,
+				e.Method, e.Path, e.Status, e.Latency.Microseconds()); err != nil {
+				return translate(err)
+			}
+		}
+		_, err = stmt.ExecContext(ctx)
+		return translate(err)
+	})
 }
 
 type requestRow struct {

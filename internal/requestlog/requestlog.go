@@ -2,22 +2,32 @@
 // requests for the dashboard: when, method, path, status, request id and
 // latency; never a header or a body.
 //
-// Recording must cost the request path nothing measurable, so Record only
-// puts the entry into a bounded buffer without waiting: when the buffer is
-// full (the database is slow or down), the entry is dropped and counted,
-// and the API answers as if nothing happened. Run drains the buffer in
-// batches, one multi-row INSERT per batch, on one background connection.
-// The log is for people looking at recent traffic, not an audit trail, so
-// losing entries under overload is the right trade. Flush writes what is
+// Recording must cost the request path nothing measurable: no statement,
+// no read, no wait. Record appends the entry to a bounded in-memory ring
+// under a mutex held for a copy; when the ring is full (the database is
+// slow or down) the OLDEST entry gives way and is counted (Dropped, served
+// in /metrics), because the newest requests are the ones a person opens
+// the log to see. Nothing on the request path reads the log back.
+//
+// Run drains the ring in the background every Interval, or as soon as a
+// batch's worth is waiting, and writes each batch with one COPY: the
+// cheapest way into PostgreSQL for many rows (one statement's parse and
+// plan for the batch, rows streamed without per-row parameters). COPY has
+// no ON CONFLICT, and needs none: every request id is made by the server
+// (an incoming X-Request-Id is ignored), so an id never arrives twice. A
+// batch that fails to write is logged and lost: the log is for people
+// looking at recent traffic, not an audit trail. Flush writes what is
 // buffered at once: the dashboard calls it before it reads, so a person
-// sees their own requests. Purge deletes what is older than Retention and
-// runs with the process's other retention sweeps.
+// sees their own requests, and Run calls it when the process stops. Purge
+// deletes what is older than Retention and runs with the process's other
+// retention sweeps.
 package requestlog
 
 import (
 	"context"
 	"log/slog"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -29,10 +39,11 @@ import (
 // Retention is how long requests are kept.
 const Retention = 7 * 24 * time.Hour
 
-// Buffer is how many entries wait for the database at most; more are dropped.
+// Buffer is how many entries wait for the database at most; past it the
+// oldest waiting entry is dropped for each new one.
 const Buffer = 8192
 
-// BatchSize is the most entries one INSERT writes.
+// BatchSize is the most entries one COPY writes.
 const BatchSize = 500
 
 // Interval is how long an entry waits in the buffer at most while Run runs.
@@ -44,7 +55,7 @@ const MaxPath = 300
 // Entry is one API request.
 type Entry struct {
 	Scope     tenant.Scope
-	RequestID string        // req_…
+	RequestID string        // req_…, made by the server, never repeated
 	At        time.Time     // when it arrived, UTC
 	Method    string        // GET, POST, …
 	Path      string        // without the query
@@ -61,7 +72,7 @@ type Filter struct {
 
 // Store writes and reads the log.
 type Store interface {
-	// InsertRequests writes entries; a request id already written is skipped.
+	// InsertRequests writes entries, whose request ids are new.
 	InsertRequests(ctx context.Context, entries []Entry) error
 	// ListRequests returns up to p.Limit+1 requests of the scope since
 	// since that match f, newest first.
@@ -72,86 +83,120 @@ type Store interface {
 
 // Log records and lists API requests.
 type Log struct {
-	store   Store
-	now     func() time.Time
-	log     *slog.Logger
-	queue   chan Entry
+	store Store
+	now   func() time.Time
+	log   *slog.Logger
+
+	mu   sync.Mutex
+	ring []Entry // len Buffer; the waiting entries are ring[head], ring[head+1], … (mod Buffer); guarded by mu
+	head int     // index of the oldest waiting entry; guarded by mu
+	n    int     // how many entries wait; guarded by mu
+
+	// writing lets one drain write at a time (Run's or Flush's), so
+	// batches reach the database in the order they were recorded.
+	writing sync.Mutex
+	// full wakes Run when a batch's worth waits; it holds one token at most.
+	full    chan struct{}
 	dropped atomic.Int64
 }
 
 // New returns a Log writing to store.
 func New(store Store, now func() time.Time, log *slog.Logger) *Log {
-	return &Log{store: store, now: now, log: log, queue: make(chan Entry, Buffer)}
+	return &Log{store: store, now: now, log: log, ring: make([]Entry, Buffer), full: make(chan struct{}, 1)}
 }
 
-// Record queues e without waiting; a full buffer drops it.
+// Record buffers e without waiting; when the buffer is full, the oldest
+// waiting entry is dropped to make room.
 func (l *Log) Record(e Entry) {
 	if len(e.Path) > MaxPath {
 		e.Path = e.Path[:MaxPath]
 	}
-	select {
-	case l.queue <- e:
-	default:
+	l.mu.Lock()
+	if l.n == len(l.ring) {
+		l.ring[l.head] = e
+		l.head = (l.head + 1) % len(l.ring)
+		l.mu.Unlock()
 		l.dropped.Add(1)
+		return
+	}
+	l.ring[(l.head+l.n)%len(l.ring)] = e
+	l.n++
+	batch := l.n == BatchSize
+	l.mu.Unlock()
+	if batch {
+		select {
+		case l.full <- struct{}{}:
+		default:
+		}
 	}
 }
 
 // Dropped is how many entries a full buffer dropped since the start.
 func (l *Log) Dropped() int64 { return l.dropped.Load() }
 
-// Run writes queued entries every Interval, or as soon as a batch is full,
-// until ctx ends; then it writes what is left and returns.
+// take removes and returns up to max of the oldest waiting entries.
+func (l *Log) take(max int) []Entry {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	k := min(max, l.n)
+	out := make([]Entry, k)
+	for i := range k {
+		j := (l.head + i) % len(l.ring)
+		out[i], l.ring[j] = l.ring[j], Entry{}
+	}
+	l.head = (l.head + k) % len(l.ring)
+	l.n -= k
+	return out
+}
+
+// Run writes buffered entries every Interval, or as soon as a batch's
+// worth waits, until ctx ends; then it writes what is left and returns.
 func (l *Log) Run(ctx context.Context) {
 	t := time.NewTicker(Interval)
 	defer t.Stop()
-	batch := make([]Entry, 0, BatchSize)
-	write := func(ctx context.Context) {
-		if len(batch) == 0 {
-			return
-		}
-		if err := l.store.InsertRequests(ctx, batch); err != nil {
-			l.log.Warn("request log: a batch was not written", slog.Int("entries", len(batch)), slog.Any("error", err))
-		}
-		batch = batch[:0]
-	}
 	for {
 		select {
-		case e := <-l.queue:
-			if batch = append(batch, e); len(batch) == BatchSize {
-				write(ctx)
-			}
+		case <-l.full:
 		case <-t.C:
-			write(ctx)
 		case <-ctx.Done():
 			final, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-			write(final)
-			_ = l.Flush(final)
+			if err := l.Flush(final); err != nil {
+				l.log.Warn("request log: entries were not written at shutdown", slog.Any("error", err))
+			}
 			cancel()
 			return
+		}
+		if err := l.Flush(ctx); err != nil && ctx.Err() == nil {
+			l.log.Warn("request log: a batch was not written", slog.Any("error", err))
 		}
 	}
 }
 
-// Flush writes every entry queued now.
+// Flush writes the entries buffered when it starts (not those recorded
+// while it writes, so it ends under any load), in batches of BatchSize.
+// A batch that fails is not kept; Flush goes on with the next and returns
+// the first error. When ctx ends it stops, leaving the rest buffered.
 func (l *Log) Flush(ctx context.Context) error {
-	for {
-		batch := make([]Entry, 0, BatchSize)
-	drain:
-		for len(batch) < BatchSize {
-			select {
-			case e := <-l.queue:
-				batch = append(batch, e)
-			default:
-				break drain
-			}
-		}
-		if len(batch) == 0 {
-			return nil
-		}
-		if err := l.store.InsertRequests(ctx, batch); err != nil {
+	l.writing.Lock()
+	defer l.writing.Unlock()
+	l.mu.Lock()
+	left := l.n
+	l.mu.Unlock()
+	var first error
+	for left > 0 {
+		if err := ctx.Err(); err != nil {
 			return err
 		}
+		batch := l.take(min(left, BatchSize))
+		if len(batch) == 0 {
+			break // a full buffer dropped what was waiting
+		}
+		left -= len(batch)
+		if err := l.store.InsertRequests(ctx, batch); err != nil && first == nil {
+			first = err
+		}
 	}
+	return first
 }
 
 // Search returns a page of the scope's requests of the last Retention that

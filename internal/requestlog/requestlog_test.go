@@ -9,6 +9,7 @@ import (
 	"github.com/fundsource/fundsource/internal/core/errs"
 	"github.com/fundsource/fundsource/internal/core/paging"
 	"github.com/fundsource/fundsource/internal/core/tenant"
+	"github.com/fundsource/fundsource/internal/postgres"
 	"github.com/fundsource/fundsource/internal/requestlog"
 	"github.com/fundsource/fundsource/internal/testing/fixture"
 	"github.com/fundsource/fundsource/internal/testing/pgtest"
@@ -17,6 +18,17 @@ import (
 func TestMain(m *testing.M) { pgtest.Main(m) }
 
 var ctx = context.Background()
+
+// openDB is the store on the database at url, closed when the test ends.
+func openDB(t *testing.T, url string) *postgres.DB {
+	t.Helper()
+	db, err := postgres.Open(ctx, url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	return db
+}
 
 func entry(scope tenant.Scope, n int, at time.Time, method string, status int) requestlog.Entry {
 	return requestlog.Entry{Scope: scope, RequestID: fmt.Sprintf("req_%04d", n), At: at, Method: method,
@@ -36,7 +48,6 @@ func TestRecordFlushSearchAndPurge(t *testing.T) {
 	l.Record(entry(acme, 3, now.Add(-2*time.Second), "POST", 400))
 	l.Record(entry(acme, 4, now.Add(-time.Second), "POST", 201))
 	l.Record(entry(other, 5, now, "GET", 500))
-	l.Record(entry(acme, 4, now, "POST", 201)) // the same request id again: kept once
 	if err := l.Flush(ctx); err != nil {
 		t.Fatal(err)
 	}
@@ -78,15 +89,19 @@ func TestRecordFlushSearchAndPurge(t *testing.T) {
 	}
 }
 
-func TestRecordDropsWhenTheBufferIsFullAndNeverWaits(t *testing.T) {
+// TestAFullBufferDropsTheOldestAndNeverWaits: past Buffer entries each
+// new one pushes out the oldest waiting one, counted in Dropped, and
+// Record returns at once; a flush writes the newest Buffer entries.
+func TestAFullBufferDropsTheOldestAndNeverWaits(t *testing.T) {
 	t.Parallel()
-	db := pgtest.DB(t)
+	url := pgtest.URL(t)
+	db, raw := openDB(t, url), pgtest.Pool(t, url)
 	clock := fixture.NewClock()
 	l := requestlog.New(db.Requests(), clock.Now, fixture.Discard())
 	scope := tenant.Scope{MerchantID: "mer_acme", Env: tenant.Sandbox}
 	start := time.Now()
 	for i := range requestlog.Buffer + 10 {
-		l.Record(entry(scope, i, clock.Now(), "GET", 200))
+		l.Record(entry(scope, i, clock.Now().Add(time.Duration(i)*time.Microsecond), "GET", 200))
 	}
 	if d := l.Dropped(); d != 10 {
 		t.Errorf("dropped = %d, want the 10 past the buffer", d)
@@ -97,9 +112,61 @@ func TestRecordDropsWhenTheBufferIsFullAndNeverWaits(t *testing.T) {
 	if err := l.Flush(ctx); err != nil {
 		t.Fatal(err)
 	}
-	got, _, err := l.Search(ctx, scope, requestlog.Filter{}, paging.Page{Limit: 100})
-	if err != nil || len(got) != 100 {
-		t.Errorf("after the flush: %d, %v", len(got), err)
+	var n int
+	if err := raw.Get(&n, `SELECT count(*) FROM api_requests`); err != nil || n != requestlog.Buffer {
+		t.Errorf("written: %d, %v; want %d", n, err, requestlog.Buffer)
+	}
+	page := paging.Page{Limit: 1}
+	for _, c := range []struct {
+		id   string
+		kept bool
+	}{
+		{"req_0000", false}, {"req_0009", false}, {"req_0010", true},
+		{fmt.Sprintf("req_%04d", requestlog.Buffer+9), true},
+	} {
+		got, _, err := l.Search(ctx, scope, requestlog.Filter{RequestID: c.id}, page)
+		if err != nil || (len(got) == 1) != c.kept {
+			t.Errorf("%s: %d found, %v; kept %v", c.id, len(got), err, c.kept)
+		}
+	}
+	newest, _, _ := l.Search(ctx, scope, requestlog.Filter{}, page)
+	if len(newest) != 1 || newest[0].RequestID != fmt.Sprintf("req_%04d", requestlog.Buffer+9) {
+		t.Errorf("newest = %+v", newest)
+	}
+	// The buffer is empty again: a second flush writes nothing more.
+	if err := l.Flush(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := raw.Get(&n, `SELECT count(*) FROM api_requests`); err != nil || n != requestlog.Buffer {
+		t.Errorf("after a second flush: %d, %v", n, err)
+	}
+}
+
+// TestFlushWritesInBatchesAndKeepsOrder: more than a batch is written by
+// several COPYs, every entry once, in the order recorded.
+func TestFlushWritesInBatchesAndKeepsOrder(t *testing.T) {
+	t.Parallel()
+	url := pgtest.URL(t)
+	db, raw := openDB(t, url), pgtest.Pool(t, url)
+	clock := fixture.NewClock()
+	l := requestlog.New(db.Requests(), clock.Now, fixture.Discard())
+	scope := tenant.Scope{MerchantID: "mer_acme", Env: tenant.Sandbox}
+	total := 2*requestlog.BatchSize + 7
+	for i := range total {
+		l.Record(entry(scope, i, clock.Now().Add(time.Duration(i)*time.Millisecond), "GET", 200))
+	}
+	if err := l.Flush(ctx); err != nil {
+		t.Fatal(err)
+	}
+	var ids []string
+	if err := raw.Select(&ids, `SELECT id FROM api_requests ORDER BY created_at`); err != nil {
+		t.Fatal(err)
+	}
+	if len(ids) != total || ids[0] != "req_0000" || ids[total-1] != fmt.Sprintf("req_%04d", total-1) {
+		t.Errorf("written %d entries, first %v", len(ids), ids[:min(3, len(ids))])
+	}
+	if l.Dropped() != 0 {
+		t.Errorf("dropped %d", l.Dropped())
 	}
 }
 
@@ -132,9 +199,9 @@ func TestRunWritesInTheBackgroundAndFlushesOnStop(t *testing.T) {
 	}
 }
 
-// BenchmarkRecord is what the request path pays per request: one
-// non-blocking send (a drop once the buffer is full, as here after the
-// first Buffer entries, which costs the same).
+// BenchmarkRecord is what the request path pays per request: a copy into
+// the ring under its mutex (a drop of the oldest once the buffer is full,
+// as here after the first Buffer entries, which costs the same).
 func BenchmarkRecord(b *testing.B) {
 	l := requestlog.New(nil, time.Now, fixture.Discard())
 	e := entry(tenant.Scope{MerchantID: "mer_acme", Env: tenant.Sandbox}, 1, time.Now(), "GET", 200)

@@ -51,6 +51,27 @@ type Payment struct {
 	Description    string
 	SubscriptionID string
 	Settled        string // "" while pending
+	// RetryOf is the original debit this one presents again, "" when it
+	// is none; Retries are the original's re-presentments, newest last.
+	RetryOf string
+	Retries []PaymentLink
+	// ReversalOf is the payment this one reverses, "" when it is none;
+	// Reversal is this payment's reversal, nil while it is not reversed.
+	ReversalOf string
+	Reversal   *ReversalView
+}
+
+// PaymentLink names another payment of the page: its id, status and what
+// it is ("attempt 2").
+type PaymentLink struct {
+	ID, Status, Label string
+}
+
+// ReversalView is how a payment was reversed.
+type ReversalView struct {
+	PaymentID string
+	Reason    string // "wrong amount"
+	Created   string
 }
 
 // Subscriptions is the subscription list.

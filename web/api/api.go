@@ -23,6 +23,7 @@ import (
 	"github.com/fundsource/fundsource/internal/core/errs"
 	"github.com/fundsource/fundsource/internal/core/idempotency"
 	"github.com/fundsource/fundsource/internal/customer"
+	"github.com/fundsource/fundsource/internal/evidence"
 	"github.com/fundsource/fundsource/internal/funding"
 	"github.com/fundsource/fundsource/internal/merchant"
 	"github.com/fundsource/fundsource/internal/payment"
@@ -68,6 +69,8 @@ type Deps struct {
 	Services Services
 	// Audit is the security log.
 	Audit *audit.Service
+	// Evidence gathers a disputed payment's evidence.
+	Evidence *evidence.Service
 	// Requests records each authenticated request for the dashboard's
 	// request log; nil records nothing.
 	Requests Recorder
@@ -170,7 +173,10 @@ func (s *Surface) Mount(r *gin.Engine) {
 	g.POST("/payments", s.once(s.createPayment))
 	g.GET("/payments", s.run(s.listPayments))
 	g.GET("/payments/:id", s.run(s.getPayment))
+	g.GET("/payments/:id/evidence", s.run(s.paymentEvidence))
 	g.POST("/payments/:id/cancel", s.once(s.cancelPayment))
+	g.POST("/payments/:id/retry", s.once(s.retryPayment))
+	g.POST("/payments/:id/reverse", s.once(s.reversePayment))
 	g.POST("/customers/:user_id", s.once(s.updateCustomer))
 	g.POST("/funding-source/:funding_source_id", s.once(s.updateSource))
 	g.POST("/funding-source/:funding_source_id/unblock", s.once(s.unblockSource))

@@ -26,6 +26,12 @@ func (s *Surface) getPayment(c *gin.Context, svc Services) {
 	surface.Reply(s.Shared, c, p, err)
 }
 
+// paymentEvidence is what a merchant shows its bank for a disputed debit.
+func (s *Surface) paymentEvidence(c *gin.Context, _ Services) {
+	ev, err := s.Evidence.Of(c.Request.Context(), surface.Scope(c), c.Param("id"))
+	surface.Reply(s.Shared, c, ev, err)
+}
+
 func (s *Surface) listPayments(c *gin.Context, svc Services) {
 	surface.List(s.Shared, c, func(ctx context.Context, sc tenant.Scope, p paging.Page) ([]payment.Payment, bool, error) {
 		return svc.Payments.List(ctx, sc, c.Query("funding_source_id"), p)
@@ -68,5 +74,24 @@ func (s *Surface) cancelPayment(c *gin.Context, svc Services) {
 		return
 	}
 	p, err := svc.Payments.Cancel(c.Request.Context(), surface.Scope(c), c.Param("id"))
+	surface.Reply(s.Shared, c, p, err)
+}
+
+func (s *Surface) retryPayment(c *gin.Context, svc Services) {
+	if err := surface.DecodeNone(c); err != nil {
+		s.Fail(c, err)
+		return
+	}
+	p, err := svc.Payments.Retry(c.Request.Context(), surface.Scope(c), c.Param("id"))
+	surface.Reply(s.Shared, c, p, err)
+}
+
+func (s *Surface) reversePayment(c *gin.Context, svc Services) {
+	var in payment.ReverseInput
+	if err := surface.Decode(c, &in); err != nil {
+		s.Fail(c, err)
+		return
+	}
+	p, err := svc.Payments.Reverse(c.Request.Context(), surface.Scope(c), c.Param("id"), in)
 	surface.Reply(s.Shared, c, p, err)
 }

@@ -107,7 +107,7 @@ func paymentRow(p payment.Payment) view.PaymentRow {
 	if p.FailureCode != nil && p.FailureReason != nil {
 		r.Failure = *p.FailureCode + " " + *p.FailureReason
 	}
-	if p.Attempt != nil {
+	if p.Attempt != nil && p.SubscriptionID != nil {
 		r.Attempt = fmt.Sprintf("subscription debit, attempt %d", *p.Attempt)
 	}
 	return r
@@ -162,6 +162,10 @@ func (s *Surface) paymentPage(c *gin.Context) {
 	}
 	if p.SettledAt != nil {
 		v.Settled = shortTime(*p.SettledAt)
+	}
+	if err := s.presentments(c, p, &v); err != nil {
+		s.Fail(c, err)
+		return
 	}
 	s.Page(c, http.StatusOK, view.PaymentPage(s.frame(c, "Payment "+p.ID, "payments"), v))
 }

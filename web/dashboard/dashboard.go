@@ -61,6 +61,7 @@ import (
 	"github.com/fundsource/fundsource/internal/core/paging"
 	"github.com/fundsource/fundsource/internal/core/tenant"
 	"github.com/fundsource/fundsource/internal/customer"
+	"github.com/fundsource/fundsource/internal/evidence"
 	"github.com/fundsource/fundsource/internal/funding"
 	"github.com/fundsource/fundsource/internal/hostedlink"
 	"github.com/fundsource/fundsource/internal/merchant"
@@ -101,6 +102,8 @@ type Deps struct {
 	Requests  *requestlog.Log
 	Overview  *overview.Service
 	Audit     *audit.Service
+	// Evidence gathers a disputed payment's evidence.
+	Evidence *evidence.Service
 }
 
 // Surface is the dashboard's handlers.
@@ -115,21 +118,24 @@ type Surface struct {
 	requests  *requestlog.Log
 	overview  *overview.Service
 	audit     *audit.Service
+	evidence  *evidence.Service
 
-	sessions *sessions.CookieStore
-	attempts signInLimits
+	sessions    *sessions.CookieStore
+	attempts    signInLimits
+	logoUploads *surface.KeyLimiter // by merchant id
 }
 
 // New returns the dashboard on k.
 func New(k *surface.Shared, d Deps) *Surface {
 	return &Surface{Shared: k, cfg: d.Config, merchants: d.Merchants, customers: d.Customers, funding: d.Funding, payments: d.Payments, webhooks: d.Webhooks, requests: d.Requests, overview: d.Overview, audit: d.Audit,
-		sessions: newSessionStore(d.Config),
+		evidence: d.Evidence, sessions: newSessionStore(d.Config),
 		attempts: signInLimits{
 			perIP:        surface.NewKeyLimiter(signInWindow, d.Config.SignInAttemptsPerIP),
 			perEmailAtIP: surface.NewKeyLimiter(signInWindow, d.Config.SignInAttemptsPerEmail),
 			perEmail:     surface.NewKeyLimiter(signInWindow, d.Config.SignInAttemptsPerEmail*emailAloneFactor),
 			slowdown:     d.Config.SignInSlowdown,
 		},
+		logoUploads: surface.NewKeyLimiter(logoUploadWindow, logoUploadsPerWindow),
 	}
 }
 
@@ -158,6 +164,7 @@ func (s *Surface) Mount(r *gin.Engine) {
 	g.POST("/webhooks/enable", s.enableWebhookPage)
 	g.GET("/payments", s.paymentsPage)
 	g.GET("/payments/:id", s.paymentPage)
+	g.GET("/payments/:id/evidence", s.evidencePage)
 	g.GET("/subscriptions", s.subscriptionsPage)
 	g.GET("/events", s.eventsPage)
 	if s.requests != nil {
@@ -481,7 +488,12 @@ func (s *Surface) rollKey(c *gin.Context) {
 	}
 	s.Log.InfoContext(c.Request.Context(), "secret key rolled from the dashboard",
 		slog.String("merchant_id", in.Scope.MerchantID), slog.String("environment", string(in.Scope.Env)))
-	in.session.Values[sessNewSecret] = secret
+	masked, err := s.merchants.HoldReveal(c.Request.Context(), in.sessionID, secret)
+	if err != nil {
+		s.Fail(c, err)
+		return
+	}
+	in.session.Values[sessNewSecret] = masked
 	if err := in.session.Save(c.Request, c.Writer); err != nil {
 		s.Fail(c, err)
 		return

@@ -28,6 +28,8 @@ var statusOf = map[errs.Code]int{
 	errs.AuthorizationRequired:        http.StatusBadRequest,
 	errs.FundingSourceBlocked:         http.StatusForbidden,
 	errs.UnblockLimit:                 http.StatusConflict,
+	errs.RetryNotAllowed:              http.StatusConflict,
+	errs.ReversalWindowClosed:         http.StatusConflict,
 	errs.Unauthorized:                 http.StatusUnauthorized,
 	errs.PermissionDenied:             http.StatusForbidden,
 	errs.ProcessorNotEnabled:          http.StatusForbidden,

@@ -71,6 +71,12 @@ const (
 	FundingSourceBlocked Code = "funding_source_blocked"
 	// UnblockLimit is 409: a second unblock of a source within 365 days.
 	UnblockLimit Code = "unblock_limit"
+	// RetryNotAllowed is 409: a payment that may not be presented again
+	// (its message names the rule).
+	RetryNotAllowed Code = "retry_not_allowed"
+	// ReversalWindowClosed is 409: a reversal after the fifth banking day
+	// after the payment's settlement date.
+	ReversalWindowClosed Code = "reversal_window_closed"
 )
 
 // Error is a domain error with a contract code. Message is safe to show to the

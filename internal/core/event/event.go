@@ -51,6 +51,7 @@ const (
 	MandateRevoked                   = "mandate.revoked"
 	FundingSourceBlocked             = "funding_source.blocked"
 	FundingSourceUnblocked           = "funding_source.unblocked"
+	PaymentReversed                  = "payment.reversed"
 )
 
 // Event is one notification. Data is marshalled to JSON as the envelope's
@@ -70,6 +71,7 @@ var Types = []string{
 	PaymentSuccess, PaymentFailed, SubscriptionCreated, WebhookTest, WebhookDisabled,
 	CustomerUpdated, FundingSourceUpdated, PaymentCanceled, SubscriptionCanceled,
 	MandateCreated, MandateRevoked, FundingSourceBlocked, FundingSourceUnblocked,
+	PaymentReversed,
 }
 
 // ValidFilter reports whether f names an event type or a group of them

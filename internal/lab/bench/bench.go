@@ -139,8 +139,18 @@ func Run(ctx context.Context, args []string, stdio rig.IO) error {
 	serverBin := fs.String("server", "", "the fundsource binary to run as the server (default: the one beside this binary)")
 	topN := fs.Int("statements", 0, "report each load's N most expensive SQL statements (loads pg_stat_statements)")
 	verifications := fs.Int("verifications", 200, "instant verifications to time, one after another, from initiation to Verified")
+	baseline := fs.String("baseline", "", "compare with the server built from this git revision instead: creation and GET, alternating the two binaries")
+	rounds := fs.Int("rounds", 3, "with --baseline: how many rounds of both binaries")
+	repo := fs.String("repo", "", "with --baseline: the git checkout REV is in (default: the one around the current folder)")
 	if err := fs.Parse(args); err != nil {
 		return fmt.Errorf("%w: %v", rig.ErrUsage, err)
+	}
+	if *baseline != "" || *rounds != 3 || *repo != "" {
+		c, err := comparison(*baseline, *repo, *serverBin, *rounds, *phase, *workers)
+		if err != nil {
+			return err
+		}
+		return compare(ctx, c, stdio)
 	}
 	// Autovacuum would land in whichever load it pleases; the bench vacuums
 	// and checkpoints before each load instead, so every load starts alike.

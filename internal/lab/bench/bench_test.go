@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"os/signal"
@@ -116,5 +117,21 @@ func TestBenchRunsEveryLoad(t *testing.T) {
 	}
 	if !strings.Contains(stdout.String(), "server peak RSS") {
 		t.Errorf("table:\n%s", stdout.String())
+	}
+}
+
+// TestBaselineFlagsAreCheckedBeforeAnythingStarts: a comparison's flag
+// mistakes are usage errors, found before a cluster or a build starts.
+func TestBaselineFlagsAreCheckedBeforeAnythingStarts(t *testing.T) {
+	for _, args := range [][]string{
+		{"--rounds", "2"},
+		{"--baseline", "HEAD", "--rounds", "0"},
+		{"--baseline", "no-such-revision-of-this-repository"},
+	} {
+		var stdout, stderr bytes.Buffer
+		err := bench.Run(context.Background(), args, rig.IO{Getenv: func(string) string { return "" }, Stdout: &stdout, Stderr: &stderr})
+		if !errors.Is(err, rig.ErrUsage) {
+			t.Errorf("%v: %v, want a usage error", args, err)
+		}
 	}
 }

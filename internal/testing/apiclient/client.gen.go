@@ -332,6 +332,8 @@ const (
 	ErrorResponseErrorCodeRequestInProgress            ErrorResponseErrorCode = "request_in_progress"
 	ErrorResponseErrorCodeRequestTooLarge              ErrorResponseErrorCode = "request_too_large"
 	ErrorResponseErrorCodeResourceNotFound             ErrorResponseErrorCode = "resource_not_found"
+	ErrorResponseErrorCodeRetryNotAllowed              ErrorResponseErrorCode = "retry_not_allowed"
+	ErrorResponseErrorCodeReversalWindowClosed         ErrorResponseErrorCode = "reversal_window_closed"
 	ErrorResponseErrorCodeRouteNotFound                ErrorResponseErrorCode = "route_not_found"
 	ErrorResponseErrorCodeServiceUnavailable           ErrorResponseErrorCode = "service_unavailable"
 	ErrorResponseErrorCodeSubscriptionNotFound         ErrorResponseErrorCode = "subscription_not_found"
@@ -419,6 +421,10 @@ func (e ErrorResponseErrorCode) Valid() bool {
 	case ErrorResponseErrorCodeRequestTooLarge:
 		return true
 	case ErrorResponseErrorCodeResourceNotFound:
+		return true
+	case ErrorResponseErrorCodeRetryNotAllowed:
+		return true
+	case ErrorResponseErrorCodeReversalWindowClosed:
 		return true
 	case ErrorResponseErrorCodeRouteNotFound:
 		return true
@@ -518,6 +524,7 @@ const (
 	EventDetailTypeFundingSourceVerified            EventDetailType = "funding_source.verified"
 	EventDetailTypePaymentCanceled                  EventDetailType = "payment.canceled"
 	EventDetailTypePaymentFailed                    EventDetailType = "payment.failed"
+	EventDetailTypePaymentReversed                  EventDetailType = "payment.reversed"
 	EventDetailTypePaymentSuccess                   EventDetailType = "payment.success"
 	EventDetailTypeSubscriptionCanceled             EventDetailType = "subscription.canceled"
 	EventDetailTypeSubscriptionCreated              EventDetailType = "subscription.created"
@@ -549,6 +556,8 @@ func (e EventDetailType) Valid() bool {
 	case EventDetailTypePaymentCanceled:
 		return true
 	case EventDetailTypePaymentFailed:
+		return true
+	case EventDetailTypePaymentReversed:
 		return true
 	case EventDetailTypePaymentSuccess:
 		return true
@@ -1678,6 +1687,126 @@ func (e PaymentCanceledEventType) Valid() bool {
 	}
 }
 
+// Defines values for PaymentEvidenceResponseFundingSourceAccountHolderType.
+const (
+	PaymentEvidenceResponseFundingSourceAccountHolderTypeCompany    PaymentEvidenceResponseFundingSourceAccountHolderType = "company"
+	PaymentEvidenceResponseFundingSourceAccountHolderTypeIndividual PaymentEvidenceResponseFundingSourceAccountHolderType = "individual"
+)
+
+// Valid indicates whether the value is a known member of the PaymentEvidenceResponseFundingSourceAccountHolderType enum.
+func (e PaymentEvidenceResponseFundingSourceAccountHolderType) Valid() bool {
+	switch e {
+	case PaymentEvidenceResponseFundingSourceAccountHolderTypeCompany:
+		return true
+	case PaymentEvidenceResponseFundingSourceAccountHolderTypeIndividual:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for PaymentEvidenceResponseFundingSourceOwnershipResult.
+const (
+	PaymentEvidenceResponseFundingSourceOwnershipResultMatch       PaymentEvidenceResponseFundingSourceOwnershipResult = "match"
+	PaymentEvidenceResponseFundingSourceOwnershipResultMismatch    PaymentEvidenceResponseFundingSourceOwnershipResult = "mismatch"
+	PaymentEvidenceResponseFundingSourceOwnershipResultPartial     PaymentEvidenceResponseFundingSourceOwnershipResult = "partial"
+	PaymentEvidenceResponseFundingSourceOwnershipResultUnavailable PaymentEvidenceResponseFundingSourceOwnershipResult = "unavailable"
+)
+
+// Valid indicates whether the value is a known member of the PaymentEvidenceResponseFundingSourceOwnershipResult enum.
+func (e PaymentEvidenceResponseFundingSourceOwnershipResult) Valid() bool {
+	switch e {
+	case PaymentEvidenceResponseFundingSourceOwnershipResultMatch:
+		return true
+	case PaymentEvidenceResponseFundingSourceOwnershipResultMismatch:
+		return true
+	case PaymentEvidenceResponseFundingSourceOwnershipResultPartial:
+		return true
+	case PaymentEvidenceResponseFundingSourceOwnershipResultUnavailable:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for PaymentEvidenceResponseFundingSourceVerificationMethod.
+const (
+	PaymentEvidenceResponseFundingSourceVerificationMethodInstant        PaymentEvidenceResponseFundingSourceVerificationMethod = "instant"
+	PaymentEvidenceResponseFundingSourceVerificationMethodLessThannil    PaymentEvidenceResponseFundingSourceVerificationMethod = "<nil>"
+	PaymentEvidenceResponseFundingSourceVerificationMethodMicroDeposits  PaymentEvidenceResponseFundingSourceVerificationMethod = "micro_deposits"
+	PaymentEvidenceResponseFundingSourceVerificationMethodProcessorToken PaymentEvidenceResponseFundingSourceVerificationMethod = "processor_token"
+	PaymentEvidenceResponseFundingSourceVerificationMethodThirdParty     PaymentEvidenceResponseFundingSourceVerificationMethod = "third_party"
+)
+
+// Valid indicates whether the value is a known member of the PaymentEvidenceResponseFundingSourceVerificationMethod enum.
+func (e PaymentEvidenceResponseFundingSourceVerificationMethod) Valid() bool {
+	switch e {
+	case PaymentEvidenceResponseFundingSourceVerificationMethodInstant:
+		return true
+	case PaymentEvidenceResponseFundingSourceVerificationMethodLessThannil:
+		return true
+	case PaymentEvidenceResponseFundingSourceVerificationMethodMicroDeposits:
+		return true
+	case PaymentEvidenceResponseFundingSourceVerificationMethodProcessorToken:
+		return true
+	case PaymentEvidenceResponseFundingSourceVerificationMethodThirdParty:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for PaymentEvidenceResponseMandateStatus.
+const (
+	PaymentEvidenceResponseMandateStatusActive  PaymentEvidenceResponseMandateStatus = "active"
+	PaymentEvidenceResponseMandateStatusRevoked PaymentEvidenceResponseMandateStatus = "revoked"
+)
+
+// Valid indicates whether the value is a known member of the PaymentEvidenceResponseMandateStatus enum.
+func (e PaymentEvidenceResponseMandateStatus) Valid() bool {
+	switch e {
+	case PaymentEvidenceResponseMandateStatusActive:
+		return true
+	case PaymentEvidenceResponseMandateStatusRevoked:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for PaymentEvidenceResponseMandateType.
+const (
+	PaymentEvidenceResponseMandateTypeRecurring PaymentEvidenceResponseMandateType = "recurring"
+	PaymentEvidenceResponseMandateTypeSingle    PaymentEvidenceResponseMandateType = "single"
+)
+
+// Valid indicates whether the value is a known member of the PaymentEvidenceResponseMandateType enum.
+func (e PaymentEvidenceResponseMandateType) Valid() bool {
+	switch e {
+	case PaymentEvidenceResponseMandateTypeRecurring:
+		return true
+	case PaymentEvidenceResponseMandateTypeSingle:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for PaymentEvidenceResponseSuccess.
+const (
+	PaymentEvidenceResponseSuccessTrue PaymentEvidenceResponseSuccess = true
+)
+
+// Valid indicates whether the value is a known member of the PaymentEvidenceResponseSuccess enum.
+func (e PaymentEvidenceResponseSuccess) Valid() bool {
+	switch e {
+	case PaymentEvidenceResponseSuccessTrue:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for PaymentFailedEventType.
 const (
 	PaymentFailedEventTypePaymentFailed PaymentFailedEventType = "payment.failed"
@@ -1798,6 +1927,45 @@ func (e PaymentResponseSuccess) Valid() bool {
 	}
 }
 
+// Defines values for PaymentReversalReason.
+const (
+	PaymentReversalReasonDuplicate    PaymentReversalReason = "duplicate"
+	PaymentReversalReasonWrongAccount PaymentReversalReason = "wrong_account"
+	PaymentReversalReasonWrongAmount  PaymentReversalReason = "wrong_amount"
+	PaymentReversalReasonWrongDate    PaymentReversalReason = "wrong_date"
+)
+
+// Valid indicates whether the value is a known member of the PaymentReversalReason enum.
+func (e PaymentReversalReason) Valid() bool {
+	switch e {
+	case PaymentReversalReasonDuplicate:
+		return true
+	case PaymentReversalReasonWrongAccount:
+		return true
+	case PaymentReversalReasonWrongAmount:
+		return true
+	case PaymentReversalReasonWrongDate:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for PaymentReversedEventType.
+const (
+	PaymentReversedEventTypePaymentReversed PaymentReversedEventType = "payment.reversed"
+)
+
+// Valid indicates whether the value is a known member of the PaymentReversedEventType enum.
+func (e PaymentReversedEventType) Valid() bool {
+	switch e {
+	case PaymentReversedEventTypePaymentReversed:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for PaymentSuccessEventType.
 const (
 	PaymentSuccessEventTypePaymentSuccess PaymentSuccessEventType = "payment.success"
@@ -1855,6 +2023,30 @@ const (
 func (e ReturnRatesResponseWindowDays) Valid() bool {
 	switch e {
 	case N60:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ReverseInputReason.
+const (
+	ReverseInputReasonDuplicate    ReverseInputReason = "duplicate"
+	ReverseInputReasonWrongAccount ReverseInputReason = "wrong_account"
+	ReverseInputReasonWrongAmount  ReverseInputReason = "wrong_amount"
+	ReverseInputReasonWrongDate    ReverseInputReason = "wrong_date"
+)
+
+// Valid indicates whether the value is a known member of the ReverseInputReason enum.
+func (e ReverseInputReason) Valid() bool {
+	switch e {
+	case ReverseInputReasonDuplicate:
+		return true
+	case ReverseInputReasonWrongAccount:
+		return true
+	case ReverseInputReasonWrongAmount:
+		return true
+	case ReverseInputReasonWrongDate:
 		return true
 	default:
 		return false
@@ -2440,8 +2632,8 @@ type AuditActor struct {
 	// Id The key's id (key_…), the merchant's id for a dashboard user, or the operator's user name.
 	Id string `json:"id"`
 
-	// Ip The client's IP address; empty for an operator at the command line.
-	Ip   string         `json:"ip"`
+	// Ip The client's IP address; empty for an operator at the command line; null in a sandbox key's list for an event of the whole account (sign-ins, password changes).
+	Ip   *string        `json:"ip"`
 	Type AuditActorType `json:"type"`
 }
 
@@ -2676,11 +2868,13 @@ type FundingSource struct {
 	AccountType       FundingSourceAccountType       `json:"account_type"`
 	BankName          *string                        `json:"bank_name"`
 
-	// Block Set while an ACH return that disputes the authorization (R05 R07 R10 R11 R29) or says the account is frozen (R16) blocks debits (403 funding_source_blocked); null otherwise. POST /v2/funding-source/{id}/unblock lifts it.
+	// Block Set while an ACH return that disputes the authorization (R05 R07 R10 R11 R29) or says the account is frozen (R16) blocks debits (403 funding_source_blocked), or a bank's notification of change could not be applied (code noc_unapplicable); null otherwise. POST /v2/funding-source/{id}/unblock lifts it.
 	Block *struct {
 		BlockedAt time.Time `json:"blocked_at"`
-		Code      string    `json:"code"`
-		Reason    string    `json:"reason"`
+
+		// Code The return code, or noc_unapplicable.
+		Code   string `json:"code"`
+		Reason string `json:"reason"`
 	} `json:"block"`
 	CreatedAt       time.Time `json:"created_at"`
 	FundingSourceId string    `json:"funding_source_id"`
@@ -2793,11 +2987,13 @@ type FundingSourceEventData struct {
 	AccountType       FundingSourceEventDataAccountType       `json:"account_type"`
 	BankName          *string                                 `json:"bank_name"`
 
-	// Block Set while an ACH return that disputes the authorization (R05 R07 R10 R11 R29) or says the account is frozen (R16) blocks debits (403 funding_source_blocked); null otherwise. POST /v2/funding-source/{id}/unblock lifts it.
+	// Block Set while an ACH return that disputes the authorization (R05 R07 R10 R11 R29) or says the account is frozen (R16) blocks debits (403 funding_source_blocked), or a bank's notification of change could not be applied (code noc_unapplicable); null otherwise. POST /v2/funding-source/{id}/unblock lifts it.
 	Block *struct {
 		BlockedAt time.Time `json:"blocked_at"`
-		Code      string    `json:"code"`
-		Reason    string    `json:"reason"`
+
+		// Code The return code, or noc_unapplicable.
+		Code   string `json:"code"`
+		Reason string `json:"reason"`
 	} `json:"block"`
 
 	// ChangeCode funding_source.updated: the notification of change that corrected the source; absent when the merchant changed it.
@@ -2946,11 +3142,13 @@ type FundingSourceResponse struct {
 	AccountType       FundingSourceResponseAccountType       `json:"account_type"`
 	BankName          *string                                `json:"bank_name"`
 
-	// Block Set while an ACH return that disputes the authorization (R05 R07 R10 R11 R29) or says the account is frozen (R16) blocks debits (403 funding_source_blocked); null otherwise. POST /v2/funding-source/{id}/unblock lifts it.
+	// Block Set while an ACH return that disputes the authorization (R05 R07 R10 R11 R29) or says the account is frozen (R16) blocks debits (403 funding_source_blocked), or a bank's notification of change could not be applied (code noc_unapplicable); null otherwise. POST /v2/funding-source/{id}/unblock lifts it.
 	Block *struct {
 		BlockedAt time.Time `json:"blocked_at"`
-		Code      string    `json:"code"`
-		Reason    string    `json:"reason"`
+
+		// Code The return code, or noc_unapplicable.
+		Code   string `json:"code"`
+		Reason string `json:"reason"`
 	} `json:"block"`
 	CreatedAt       time.Time `json:"created_at"`
 	FundingSourceId string    `json:"funding_source_id"`
@@ -3281,7 +3479,7 @@ type Payment struct {
 	// Example: 12.34
 	Amount string `json:"amount"`
 
-	// Attempt Subscription debits: 1 for the due date's first presentment, 2 and 3 for re-presentments after an R01 or R09 return.
+	// Attempt Subscription debits: 1 for the due date's first presentment, 2 and 3 for re-presentments after an R01 or R09 return. A one-off debit's re-presentment (POST /v2/payments/{id}/retry): 2 or 3; null on the original.
 	Attempt   *int            `json:"attempt"`
 	CreatedAt time.Time       `json:"created_at"`
 	Currency  PaymentCurrency `json:"currency"`
@@ -3299,10 +3497,19 @@ type Payment struct {
 	FundingSourceId string  `json:"funding_source_id"`
 
 	// MandateId The mandate that authorizes this debit; null for credits.
-	MandateId *string       `json:"mandate_id"`
-	PaymentId string        `json:"payment_id"`
-	SettledAt *time.Time    `json:"settled_at"`
-	Status    PaymentStatus `json:"status"`
+	MandateId *string `json:"mandate_id"`
+	PaymentId string  `json:"payment_id"`
+
+	// RetryOf A re-presentment (RETRY PYMT) of a debit returned R01 or R09: the original debit, its first presentment.
+	RetryOf *string `json:"retry_of"`
+
+	// Reversal How this payment was reversed (POST /v2/payments/{id}/reverse); null while it is not.
+	Reversal *PaymentReversal `json:"reversal"`
+
+	// ReversalOf A reversal (REVERSAL): the payment it reverses, in the opposite direction for the same amount and account.
+	ReversalOf *string       `json:"reversal_of"`
+	SettledAt  *time.Time    `json:"settled_at"`
+	Status     PaymentStatus `json:"status"`
 
 	// SubscriptionId The subscription that created this debit.
 	SubscriptionId *string `json:"subscription_id"`
@@ -3329,6 +3536,78 @@ type PaymentCanceledEvent struct {
 
 // PaymentCanceledEventType defines model for PaymentCanceledEvent.Type.
 type PaymentCanceledEventType string
+
+// PaymentEvidenceResponse A payment's authorization evidence.
+type PaymentEvidenceResponse struct {
+	// AuditEvents Security-log events whose details name the payment, its mandate or its funding source (mandate.revoked, funding_source.unblocked, …), oldest first; at most 500.
+	AuditEvents []AuditEvent `json:"audit_events"`
+
+	// FundingSource The account the payment used, masked.
+	FundingSource struct {
+		// AccountCheck What this service's own history says about the bank account (routing and account number), across all merchants of the environment, computed at creation and again on every read; it never reveals another merchant, customer, amount or date. fail: a closed (R02, AC04), no-account (R03, AC03), invalid (R04), frozen (R16, AC06) or unauthorized (R05 R07 R10 R11 R29) return in the last 365 days; caution: a non-transaction return (R20) or a notification of change in that time, or 3 or more customers linking the account in 90 days; pass: verified before with nothing worse; else unknown.
+		AccountCheck      AccountCheck                                          `json:"account_check"`
+		AccountHolderType PaymentEvidenceResponseFundingSourceAccountHolderType `json:"account_holder_type"`
+		FundingSourceId   string                                                `json:"funding_source_id"`
+		LastFour          string                                                `json:"last_four"`
+
+		// Ownership How well the customer's legal name (the business name of a business customer, else first and last name) and email match the owner of the bank account, as the bank-linking provider scores them; only on sources linked with a processor token, null otherwise. result follows name_score: 70 and above match, 50–69 partial, below 50 mismatch; unavailable when the provider could not answer (under ownership_policy flag the link is still made).
+		Ownership *struct {
+			CheckedAt  time.Time                                           `json:"checked_at"`
+			EmailScore *int                                                `json:"email_score"`
+			NameScore  *int                                                `json:"name_score"`
+			Result     PaymentEvidenceResponseFundingSourceOwnershipResult `json:"result"`
+		} `json:"ownership"`
+
+		// Verification How and when the source became Verified; both null when it is not.
+		Verification struct {
+			// Method micro_deposits or instant: the customer confirmed a verification; processor_token: linked through a bank-linking provider; third_party: created on demand where the merchant verifies accounts itself.
+			Method     *PaymentEvidenceResponseFundingSourceVerificationMethod `json:"method"`
+			VerifiedAt *time.Time                                              `json:"verified_at"`
+		} `json:"verification"`
+	} `json:"funding_source"`
+
+	// Mandate The authorization of the debit as the customer accepted it; null for a credit.
+	Mandate *struct {
+		AcceptedAt time.Time `json:"accepted_at"`
+
+		// IpAddress Null for a mandate the sandbox created for a debit without an authorization.
+		IpAddress *string `json:"ip_address"`
+		MandateId string  `json:"mandate_id"`
+
+		// RevokeReason "requested" or the merchant's reason, or the ACH return that revoked it, like "return_R07".
+		RevokeReason *string                              `json:"revoke_reason"`
+		RevokedAt    *time.Time                           `json:"revoked_at"`
+		Status       PaymentEvidenceResponseMandateStatus `json:"status"`
+
+		// Text The authorization as the customer saw it.
+		Text string `json:"text"`
+
+		// TextSha256 Hex SHA-256 of text's UTF-8 bytes.
+		TextSha256 string                             `json:"text_sha256"`
+		Type       PaymentEvidenceResponseMandateType `json:"type"`
+		UserAgent  *string                            `json:"user_agent"`
+	} `json:"mandate"`
+	Payment Payment                        `json:"payment"`
+	Success PaymentEvidenceResponseSuccess `json:"success"`
+}
+
+// PaymentEvidenceResponseFundingSourceAccountHolderType defines model for PaymentEvidenceResponse.FundingSource.AccountHolderType.
+type PaymentEvidenceResponseFundingSourceAccountHolderType string
+
+// PaymentEvidenceResponseFundingSourceOwnershipResult defines model for PaymentEvidenceResponse.FundingSource.Ownership.Result.
+type PaymentEvidenceResponseFundingSourceOwnershipResult string
+
+// PaymentEvidenceResponseFundingSourceVerificationMethod micro_deposits or instant: the customer confirmed a verification; processor_token: linked through a bank-linking provider; third_party: created on demand where the merchant verifies accounts itself.
+type PaymentEvidenceResponseFundingSourceVerificationMethod string
+
+// PaymentEvidenceResponseMandateStatus defines model for PaymentEvidenceResponse.Mandate.Status.
+type PaymentEvidenceResponseMandateStatus string
+
+// PaymentEvidenceResponseMandateType defines model for PaymentEvidenceResponse.Mandate.Type.
+type PaymentEvidenceResponseMandateType string
+
+// PaymentEvidenceResponseSuccess defines model for PaymentEvidenceResponse.Success.
+type PaymentEvidenceResponseSuccess bool
 
 // PaymentFailedEvent The payment.failed event.
 type PaymentFailedEvent struct {
@@ -3391,7 +3670,7 @@ type PaymentResponse struct {
 	// Example: 12.34
 	Amount string `json:"amount"`
 
-	// Attempt Subscription debits: 1 for the due date's first presentment, 2 and 3 for re-presentments after an R01 or R09 return.
+	// Attempt Subscription debits: 1 for the due date's first presentment, 2 and 3 for re-presentments after an R01 or R09 return. A one-off debit's re-presentment (POST /v2/payments/{id}/retry): 2 or 3; null on the original.
 	Attempt     *int                     `json:"attempt"`
 	CreatedAt   time.Time                `json:"created_at"`
 	Currency    PaymentResponseCurrency  `json:"currency"`
@@ -3407,10 +3686,19 @@ type PaymentResponse struct {
 	FundingSourceId string  `json:"funding_source_id"`
 
 	// MandateId The mandate that authorizes this debit; null for credits.
-	MandateId *string               `json:"mandate_id"`
-	PaymentId string                `json:"payment_id"`
-	SettledAt *time.Time            `json:"settled_at"`
-	Status    PaymentResponseStatus `json:"status"`
+	MandateId *string `json:"mandate_id"`
+	PaymentId string  `json:"payment_id"`
+
+	// RetryOf A re-presentment (RETRY PYMT) of a debit returned R01 or R09: the original debit, its first presentment.
+	RetryOf *string `json:"retry_of"`
+
+	// Reversal How this payment was reversed (POST /v2/payments/{id}/reverse); null while it is not.
+	Reversal *PaymentReversal `json:"reversal"`
+
+	// ReversalOf A reversal (REVERSAL): the payment it reverses, in the opposite direction for the same amount and account.
+	ReversalOf *string               `json:"reversal_of"`
+	SettledAt  *time.Time            `json:"settled_at"`
+	Status     PaymentResponseStatus `json:"status"`
 
 	// SubscriptionId The subscription that created this debit.
 	SubscriptionId *string                `json:"subscription_id"`
@@ -3429,6 +3717,30 @@ type PaymentResponseStatus string
 
 // PaymentResponseSuccess defines model for PaymentResponse.Success.
 type PaymentResponseSuccess bool
+
+// PaymentReversal defines model for PaymentReversal.
+type PaymentReversal struct {
+	CreatedAt time.Time `json:"created_at"`
+
+	// PaymentId The reversing payment.
+	PaymentId string                `json:"payment_id"`
+	Reason    PaymentReversalReason `json:"reason"`
+}
+
+// PaymentReversalReason defines model for PaymentReversal.Reason.
+type PaymentReversalReason string
+
+// PaymentReversedEvent The payment.reversed event: the reversed payment, its reversal named.
+type PaymentReversedEvent struct {
+	CreatedAt time.Time                `json:"created_at"`
+	Data      Payment                  `json:"data"`
+	Id        string                   `json:"id"`
+	Livemode  bool                     `json:"livemode"`
+	Type      PaymentReversedEventType `json:"type"`
+}
+
+// PaymentReversedEventType defines model for PaymentReversedEvent.Type.
+type PaymentReversedEventType string
 
 // PaymentSuccessEvent The payment.success event.
 type PaymentSuccessEvent struct {
@@ -3489,6 +3801,15 @@ type ReturnRatesResponseSuccess bool
 
 // ReturnRatesResponseWindowDays defines model for ReturnRatesResponse.WindowDays.
 type ReturnRatesResponseWindowDays int
+
+// ReverseInput defines model for ReverseInput.
+type ReverseInput struct {
+	// Reason Why the payment is reversed: the only reasons NACHA allows a reversal for.
+	Reason ReverseInputReason `json:"reason"`
+}
+
+// ReverseInputReason Why the payment is reversed: the only reasons NACHA allows a reversal for.
+type ReverseInputReason string
 
 // SandboxMicroDeposits defines model for SandboxMicroDeposits.
 type SandboxMicroDeposits struct {
@@ -4011,6 +4332,21 @@ type CancelPaymentParams struct {
 	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
 }
 
+// RetryPaymentJSONBody defines parameters for RetryPayment.
+type RetryPaymentJSONBody = map[string]interface{}
+
+// RetryPaymentParams defines parameters for RetryPayment.
+type RetryPaymentParams struct {
+	// IdempotencyKey Makes the POST safe to retry: a replay within 24 h returns the first status and body with Idempotent-Replayed: true.
+	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
+}
+
+// ReversePaymentParams defines parameters for ReversePayment.
+type ReversePaymentParams struct {
+	// IdempotencyKey Makes the POST safe to retry: a replay within 24 h returns the first status and body with Idempotent-Replayed: true.
+	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
+}
+
 // SimulateMicroDepositExpiryJSONBody defines parameters for SimulateMicroDepositExpiry.
 type SimulateMicroDepositExpiryJSONBody = map[string]interface{}
 
@@ -4162,6 +4498,12 @@ type CreatePaymentJSONRequestBody = PaymentInput
 
 // CancelPaymentJSONRequestBody defines body for CancelPayment for application/json ContentType.
 type CancelPaymentJSONRequestBody = CancelPaymentJSONBody
+
+// RetryPaymentJSONRequestBody defines body for RetryPayment for application/json ContentType.
+type RetryPaymentJSONRequestBody = RetryPaymentJSONBody
+
+// ReversePaymentJSONRequestBody defines body for ReversePayment for application/json ContentType.
+type ReversePaymentJSONRequestBody = ReverseInput
 
 // SimulateMicroDepositExpiryJSONRequestBody defines body for SimulateMicroDepositExpiry for application/json ContentType.
 type SimulateMicroDepositExpiryJSONRequestBody = SimulateMicroDepositExpiryJSONBody
@@ -5061,6 +5403,40 @@ func (t *Event) MergeFundingSourceUnblockedEvent(v FundingSourceUnblockedEvent) 
 	return err
 }
 
+// AsPaymentReversedEvent returns the union data inside the Event as a PaymentReversedEvent
+func (t Event) AsPaymentReversedEvent() (PaymentReversedEvent, error) {
+	var body PaymentReversedEvent
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromPaymentReversedEvent overwrites any union data inside the Event as the provided PaymentReversedEvent
+func (t *Event) FromPaymentReversedEvent(v PaymentReversedEvent) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"type":"payment.reversed"}`))
+	t.union = b
+	return err
+}
+
+// MergePaymentReversedEvent performs a merge with any union data inside the Event, using the provided PaymentReversedEvent
+func (t *Event) MergePaymentReversedEvent(v PaymentReversedEvent) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"type":"payment.reversed"}`))
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
 func (t Event) Discriminator() (string, error) {
 	var discriminator struct {
 		Discriminator string `json:"type"`
@@ -5105,6 +5481,8 @@ func (t Event) ValueByDiscriminator() (interface{}, error) {
 		return t.AsPaymentCanceledEvent()
 	case "payment.failed":
 		return t.AsPaymentFailedEvent()
+	case "payment.reversed":
+		return t.AsPaymentReversedEvent()
 	case "payment.success":
 		return t.AsPaymentSuccessEvent()
 	case "subscription.canceled":
@@ -5785,6 +6163,49 @@ type ClientInterface interface {
 	//
 	// Corresponds with POST /v2/payments/{id}/cancel (the `CancelPayment` operationId).
 	CancelPayment(ctx context.Context, id string, params *CancelPaymentParams, body CancelPaymentJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetPaymentEvidence Get the authorization evidence of a payment
+	//
+	// What to show the bank when a customer disputes a debit (an unauthorized-return claim, R10): the payment, the mandate that authorized it as the customer accepted it (null for a credit), the funding source's holder type, last four digits, verification, account check and ownership match (never the account number), and the security log's events about the payment, its mandate or its source, oldest first. Another merchant's or environment's payment is 404 payment_not_found.
+	//
+	// Corresponds with GET /v2/payments/{id}/evidence (the `GetPaymentEvidence` operationId).
+	GetPaymentEvidence(ctx context.Context, id string, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// RetryPaymentWithBody Present a returned debit again
+	//
+	// Reinitiation of a one-off debit that came back R01 (insufficient funds) or R09 (uncollected funds): a new pending debit with the original's amount, funding source, description and mandate, retry_of naming the original and attempt 2 or 3, sent in a batch described RETRY PYMT with the same receiver name and Individual Identification Number. Name the latest presentment (the original, or its re-presentment that came back too). At most two re-presentments, within 180 days of the original's settlement date, while the source is live, Verified and not blocked and the mandate active; otherwise 409 retry_not_allowed, whose message names the rule. A subscription's debits are presented again by the subscription itself.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /v2/payments/{id}/retry (the `RetryPayment` operationId).
+	RetryPaymentWithBody(ctx context.Context, id string, params *RetryPaymentParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// RetryPayment Present a returned debit again
+	//
+	// Reinitiation of a one-off debit that came back R01 (insufficient funds) or R09 (uncollected funds): a new pending debit with the original's amount, funding source, description and mandate, retry_of naming the original and attempt 2 or 3, sent in a batch described RETRY PYMT with the same receiver name and Individual Identification Number. Name the latest presentment (the original, or its re-presentment that came back too). At most two re-presentments, within 180 days of the original's settlement date, while the source is live, Verified and not blocked and the mandate active; otherwise 409 retry_not_allowed, whose message names the rule. A subscription's debits are presented again by the subscription itself.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /v2/payments/{id}/retry (the `RetryPayment` operationId).
+	RetryPayment(ctx context.Context, id string, params *RetryPaymentParams, body RetryPaymentJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// ReversePaymentWithBody Reverse an erroneous payment
+	//
+	// Reverses a payment that went out, until the fifth banking day after its settlement date: in production one whose entry is in an ACH file (pending or processed), in sandbox a processed one. A new pending payment in the opposite direction for the same amount and account (reversal_of, batch described REVERSAL) goes in the next file; the reversed payment is answered with its reversal, and payment.reversed fires. Later: 409 reversal_window_closed. A payment reversed already, a reversal, a failed or canceled payment, or one not yet sent: 409 conflict. A removed source: 409 funding_source_removed; a debit from a blocked source: 403 funding_source_blocked.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /v2/payments/{id}/reverse (the `ReversePayment` operationId).
+	ReversePaymentWithBody(ctx context.Context, id string, params *ReversePaymentParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// ReversePayment Reverse an erroneous payment
+	//
+	// Reverses a payment that went out, until the fifth banking day after its settlement date: in production one whose entry is in an ACH file (pending or processed), in sandbox a processed one. A new pending payment in the opposite direction for the same amount and account (reversal_of, batch described REVERSAL) goes in the next file; the reversed payment is answered with its reversal, and payment.reversed fires. Later: 409 reversal_window_closed. A payment reversed already, a reversal, a failed or canceled payment, or one not yet sent: 409 conflict. A removed source: 409 funding_source_removed; a debit from a blocked source: 403 funding_source_blocked.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /v2/payments/{id}/reverse (the `ReversePayment` operationId).
+	ReversePayment(ctx context.Context, id string, params *ReversePaymentParams, body ReversePaymentJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// SandboxMicroDeposits Read the micro-deposit amounts, or the instant code (sandbox keys only)
 	//
@@ -6916,6 +7337,99 @@ func (c *Client) CancelPaymentWithBody(ctx context.Context, id string, params *C
 // Corresponds with POST /v2/payments/{id}/cancel (the `CancelPayment` operationId).
 func (c *Client) CancelPayment(ctx context.Context, id string, params *CancelPaymentParams, body CancelPaymentJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewCancelPaymentRequest(c.Server, id, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetPaymentEvidence Get the authorization evidence of a payment
+//
+// What to show the bank when a customer disputes a debit (an unauthorized-return claim, R10): the payment, the mandate that authorized it as the customer accepted it (null for a credit), the funding source's holder type, last four digits, verification, account check and ownership match (never the account number), and the security log's events about the payment, its mandate or its source, oldest first. Another merchant's or environment's payment is 404 payment_not_found.
+//
+// Corresponds with GET /v2/payments/{id}/evidence (the `GetPaymentEvidence` operationId).
+func (c *Client) GetPaymentEvidence(ctx context.Context, id string, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetPaymentEvidenceRequest(c.Server, id)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// RetryPaymentWithBody Present a returned debit again
+//
+// Reinitiation of a one-off debit that came back R01 (insufficient funds) or R09 (uncollected funds): a new pending debit with the original's amount, funding source, description and mandate, retry_of naming the original and attempt 2 or 3, sent in a batch described RETRY PYMT with the same receiver name and Individual Identification Number. Name the latest presentment (the original, or its re-presentment that came back too). At most two re-presentments, within 180 days of the original's settlement date, while the source is live, Verified and not blocked and the mandate active; otherwise 409 retry_not_allowed, whose message names the rule. A subscription's debits are presented again by the subscription itself.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /v2/payments/{id}/retry (the `RetryPayment` operationId).
+func (c *Client) RetryPaymentWithBody(ctx context.Context, id string, params *RetryPaymentParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewRetryPaymentRequestWithBody(c.Server, id, params, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// RetryPayment Present a returned debit again
+//
+// Reinitiation of a one-off debit that came back R01 (insufficient funds) or R09 (uncollected funds): a new pending debit with the original's amount, funding source, description and mandate, retry_of naming the original and attempt 2 or 3, sent in a batch described RETRY PYMT with the same receiver name and Individual Identification Number. Name the latest presentment (the original, or its re-presentment that came back too). At most two re-presentments, within 180 days of the original's settlement date, while the source is live, Verified and not blocked and the mandate active; otherwise 409 retry_not_allowed, whose message names the rule. A subscription's debits are presented again by the subscription itself.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /v2/payments/{id}/retry (the `RetryPayment` operationId).
+func (c *Client) RetryPayment(ctx context.Context, id string, params *RetryPaymentParams, body RetryPaymentJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewRetryPaymentRequest(c.Server, id, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ReversePaymentWithBody Reverse an erroneous payment
+//
+// Reverses a payment that went out, until the fifth banking day after its settlement date: in production one whose entry is in an ACH file (pending or processed), in sandbox a processed one. A new pending payment in the opposite direction for the same amount and account (reversal_of, batch described REVERSAL) goes in the next file; the reversed payment is answered with its reversal, and payment.reversed fires. Later: 409 reversal_window_closed. A payment reversed already, a reversal, a failed or canceled payment, or one not yet sent: 409 conflict. A removed source: 409 funding_source_removed; a debit from a blocked source: 403 funding_source_blocked.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /v2/payments/{id}/reverse (the `ReversePayment` operationId).
+func (c *Client) ReversePaymentWithBody(ctx context.Context, id string, params *ReversePaymentParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewReversePaymentRequestWithBody(c.Server, id, params, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ReversePayment Reverse an erroneous payment
+//
+// Reverses a payment that went out, until the fifth banking day after its settlement date: in production one whose entry is in an ACH file (pending or processed), in sandbox a processed one. A new pending payment in the opposite direction for the same amount and account (reversal_of, batch described REVERSAL) goes in the next file; the reversed payment is answered with its reversal, and payment.reversed fires. Later: 409 reversal_window_closed. A payment reversed already, a reversal, a failed or canceled payment, or one not yet sent: 409 conflict. A removed source: 409 funding_source_removed; a debit from a blocked source: 403 funding_source_blocked.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /v2/payments/{id}/reverse (the `ReversePayment` operationId).
+func (c *Client) ReversePayment(ctx context.Context, id string, params *ReversePaymentParams, body ReversePaymentJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewReversePaymentRequest(c.Server, id, params, body)
 	if err != nil {
 		return nil, err
 	}
@@ -9192,6 +9706,164 @@ func NewCancelPaymentRequestWithBody(server string, id string, params *CancelPay
 	return req, nil
 }
 
+// NewGetPaymentEvidenceRequest constructs an http.Request for the GetPaymentEvidence method
+func NewGetPaymentEvidenceRequest(server string, id string) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v2/payments/%s/evidence", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewRetryPaymentRequest calls the generic RetryPayment builder with application/json body
+func NewRetryPaymentRequest(server string, id string, params *RetryPaymentParams, body RetryPaymentJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewRetryPaymentRequestWithBody(server, id, params, "application/json", bodyReader)
+}
+
+// NewRetryPaymentRequestWithBody constructs an http.Request for the RetryPayment method, with any body, and a specified content type
+func NewRetryPaymentRequestWithBody(server string, id string, params *RetryPaymentParams, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v2/payments/%s/retry", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		if params.IdempotencyKey != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "Idempotency-Key", *params.IdempotencyKey, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Idempotency-Key", headerParam0)
+		}
+
+	}
+
+	return req, nil
+}
+
+// NewReversePaymentRequest calls the generic ReversePayment builder with application/json body
+func NewReversePaymentRequest(server string, id string, params *ReversePaymentParams, body ReversePaymentJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewReversePaymentRequestWithBody(server, id, params, "application/json", bodyReader)
+}
+
+// NewReversePaymentRequestWithBody constructs an http.Request for the ReversePayment method, with any body, and a specified content type
+func NewReversePaymentRequestWithBody(server string, id string, params *ReversePaymentParams, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v2/payments/%s/reverse", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		if params.IdempotencyKey != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "Idempotency-Key", *params.IdempotencyKey, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Idempotency-Key", headerParam0)
+		}
+
+	}
+
+	return req, nil
+}
+
 // NewSandboxMicroDepositsRequest constructs an http.Request for the SandboxMicroDeposits method
 func NewSandboxMicroDepositsRequest(server string, fundingSourceId string) (*http.Request, error) {
 	var err error
@@ -10565,6 +11237,51 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with POST /v2/payments/{id}/cancel (the `CancelPayment` operationId).
 	CancelPaymentWithResponse(ctx context.Context, id string, params *CancelPaymentParams, body CancelPaymentJSONRequestBody, reqEditors ...RequestEditorFn) (*CancelPaymentResponse, error)
+
+	// GetPaymentEvidenceWithResponse Get the authorization evidence of a payment
+	//
+	// What to show the bank when a customer disputes a debit (an unauthorized-return claim, R10): the payment, the mandate that authorized it as the customer accepted it (null for a credit), the funding source's holder type, last four digits, verification, account check and ownership match (never the account number), and the security log's events about the payment, its mandate or its source, oldest first. Another merchant's or environment's payment is 404 payment_not_found.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v2/payments/{id}/evidence (the `GetPaymentEvidence` operationId).
+	GetPaymentEvidenceWithResponse(ctx context.Context, id string, reqEditors ...RequestEditorFn) (*GetPaymentEvidenceResponse, error)
+
+	// RetryPaymentWithBodyWithResponse Present a returned debit again
+	//
+	// Reinitiation of a one-off debit that came back R01 (insufficient funds) or R09 (uncollected funds): a new pending debit with the original's amount, funding source, description and mandate, retry_of naming the original and attempt 2 or 3, sent in a batch described RETRY PYMT with the same receiver name and Individual Identification Number. Name the latest presentment (the original, or its re-presentment that came back too). At most two re-presentments, within 180 days of the original's settlement date, while the source is live, Verified and not blocked and the mandate active; otherwise 409 retry_not_allowed, whose message names the rule. A subscription's debits are presented again by the subscription itself.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v2/payments/{id}/retry (the `RetryPayment` operationId).
+	RetryPaymentWithBodyWithResponse(ctx context.Context, id string, params *RetryPaymentParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*RetryPaymentResponse, error)
+
+	// RetryPaymentWithResponse Present a returned debit again
+	//
+	// Reinitiation of a one-off debit that came back R01 (insufficient funds) or R09 (uncollected funds): a new pending debit with the original's amount, funding source, description and mandate, retry_of naming the original and attempt 2 or 3, sent in a batch described RETRY PYMT with the same receiver name and Individual Identification Number. Name the latest presentment (the original, or its re-presentment that came back too). At most two re-presentments, within 180 days of the original's settlement date, while the source is live, Verified and not blocked and the mandate active; otherwise 409 retry_not_allowed, whose message names the rule. A subscription's debits are presented again by the subscription itself.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v2/payments/{id}/retry (the `RetryPayment` operationId).
+	RetryPaymentWithResponse(ctx context.Context, id string, params *RetryPaymentParams, body RetryPaymentJSONRequestBody, reqEditors ...RequestEditorFn) (*RetryPaymentResponse, error)
+
+	// ReversePaymentWithBodyWithResponse Reverse an erroneous payment
+	//
+	// Reverses a payment that went out, until the fifth banking day after its settlement date: in production one whose entry is in an ACH file (pending or processed), in sandbox a processed one. A new pending payment in the opposite direction for the same amount and account (reversal_of, batch described REVERSAL) goes in the next file; the reversed payment is answered with its reversal, and payment.reversed fires. Later: 409 reversal_window_closed. A payment reversed already, a reversal, a failed or canceled payment, or one not yet sent: 409 conflict. A removed source: 409 funding_source_removed; a debit from a blocked source: 403 funding_source_blocked.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v2/payments/{id}/reverse (the `ReversePayment` operationId).
+	ReversePaymentWithBodyWithResponse(ctx context.Context, id string, params *ReversePaymentParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*ReversePaymentResponse, error)
+
+	// ReversePaymentWithResponse Reverse an erroneous payment
+	//
+	// Reverses a payment that went out, until the fifth banking day after its settlement date: in production one whose entry is in an ACH file (pending or processed), in sandbox a processed one. A new pending payment in the opposite direction for the same amount and account (reversal_of, batch described REVERSAL) goes in the next file; the reversed payment is answered with its reversal, and payment.reversed fires. Later: 409 reversal_window_closed. A payment reversed already, a reversal, a failed or canceled payment, or one not yet sent: 409 conflict. A removed source: 409 funding_source_removed; a debit from a blocked source: 403 funding_source_blocked.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v2/payments/{id}/reverse (the `ReversePayment` operationId).
+	ReversePaymentWithResponse(ctx context.Context, id string, params *ReversePaymentParams, body ReversePaymentJSONRequestBody, reqEditors ...RequestEditorFn) (*ReversePaymentResponse, error)
 
 	// SandboxMicroDepositsWithResponse Read the micro-deposit amounts, or the instant code (sandbox keys only)
 	//
@@ -12826,6 +13543,192 @@ func (r CancelPaymentResponse) ContentType() string {
 	return ""
 }
 
+// GetPaymentEvidenceResponse200Headers the declared response headers of an HTTP 200 response for GetPaymentEvidence
+type GetPaymentEvidenceResponse200Headers struct {
+	XRequestId *string
+}
+
+// GetPaymentEvidenceResponseDefaultHeaders the declared response headers of an HTTP default response for GetPaymentEvidence
+type GetPaymentEvidenceResponseDefaultHeaders struct {
+	XRequestId *string
+}
+
+type GetPaymentEvidenceResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *PaymentEvidenceResponse
+	// JSONDefault the response for an HTTP default `application/json` response
+	JSONDefault *Error
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *GetPaymentEvidenceResponse200Headers
+	// HeadersDefault the parsed response headers for an HTTP default response
+	HeadersDefault *GetPaymentEvidenceResponseDefaultHeaders
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetPaymentEvidenceResponse) GetJSON200() *PaymentEvidenceResponse {
+	return r.JSON200
+}
+
+// GetJSONDefault returns the response for an HTTP default `application/json` response
+func (r GetPaymentEvidenceResponse) GetJSONDefault() *Error {
+	return r.JSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r GetPaymentEvidenceResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetPaymentEvidenceResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetPaymentEvidenceResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetPaymentEvidenceResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// RetryPaymentResponse200Headers the declared response headers of an HTTP 200 response for RetryPayment
+type RetryPaymentResponse200Headers struct {
+	XRequestId *string
+}
+
+// RetryPaymentResponseDefaultHeaders the declared response headers of an HTTP default response for RetryPayment
+type RetryPaymentResponseDefaultHeaders struct {
+	XRequestId *string
+}
+
+type RetryPaymentResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *PaymentResponse
+	// JSONDefault the response for an HTTP default `application/json` response
+	JSONDefault *Error
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *RetryPaymentResponse200Headers
+	// HeadersDefault the parsed response headers for an HTTP default response
+	HeadersDefault *RetryPaymentResponseDefaultHeaders
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r RetryPaymentResponse) GetJSON200() *PaymentResponse {
+	return r.JSON200
+}
+
+// GetJSONDefault returns the response for an HTTP default `application/json` response
+func (r RetryPaymentResponse) GetJSONDefault() *Error {
+	return r.JSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r RetryPaymentResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r RetryPaymentResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r RetryPaymentResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r RetryPaymentResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// ReversePaymentResponse200Headers the declared response headers of an HTTP 200 response for ReversePayment
+type ReversePaymentResponse200Headers struct {
+	XRequestId *string
+}
+
+// ReversePaymentResponseDefaultHeaders the declared response headers of an HTTP default response for ReversePayment
+type ReversePaymentResponseDefaultHeaders struct {
+	XRequestId *string
+}
+
+type ReversePaymentResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *PaymentResponse
+	// JSONDefault the response for an HTTP default `application/json` response
+	JSONDefault *Error
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *ReversePaymentResponse200Headers
+	// HeadersDefault the parsed response headers for an HTTP default response
+	HeadersDefault *ReversePaymentResponseDefaultHeaders
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r ReversePaymentResponse) GetJSON200() *PaymentResponse {
+	return r.JSON200
+}
+
+// GetJSONDefault returns the response for an HTTP default `application/json` response
+func (r ReversePaymentResponse) GetJSONDefault() *Error {
+	return r.JSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r ReversePaymentResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ReversePaymentResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ReversePaymentResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ReversePaymentResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 // SandboxMicroDepositsResponse200Headers the declared response headers of an HTTP 200 response for SandboxMicroDeposits
 type SandboxMicroDepositsResponse200Headers struct {
 	XRequestId *string
@@ -14606,6 +15509,81 @@ func (c *ClientWithResponses) CancelPaymentWithResponse(ctx context.Context, id 
 		return nil, err
 	}
 	return ParseCancelPaymentResponse(rsp)
+}
+
+// GetPaymentEvidenceWithResponse Get the authorization evidence of a payment
+//
+// What to show the bank when a customer disputes a debit (an unauthorized-return claim, R10): the payment, the mandate that authorized it as the customer accepted it (null for a credit), the funding source's holder type, last four digits, verification, account check and ownership match (never the account number), and the security log's events about the payment, its mandate or its source, oldest first. Another merchant's or environment's payment is 404 payment_not_found.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v2/payments/{id}/evidence (the `GetPaymentEvidence` operationId).
+func (c *ClientWithResponses) GetPaymentEvidenceWithResponse(ctx context.Context, id string, reqEditors ...RequestEditorFn) (*GetPaymentEvidenceResponse, error) {
+	rsp, err := c.GetPaymentEvidence(ctx, id, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetPaymentEvidenceResponse(rsp)
+}
+
+// RetryPaymentWithBodyWithResponse Present a returned debit again
+//
+// Reinitiation of a one-off debit that came back R01 (insufficient funds) or R09 (uncollected funds): a new pending debit with the original's amount, funding source, description and mandate, retry_of naming the original and attempt 2 or 3, sent in a batch described RETRY PYMT with the same receiver name and Individual Identification Number. Name the latest presentment (the original, or its re-presentment that came back too). At most two re-presentments, within 180 days of the original's settlement date, while the source is live, Verified and not blocked and the mandate active; otherwise 409 retry_not_allowed, whose message names the rule. A subscription's debits are presented again by the subscription itself.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v2/payments/{id}/retry (the `RetryPayment` operationId).
+func (c *ClientWithResponses) RetryPaymentWithBodyWithResponse(ctx context.Context, id string, params *RetryPaymentParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*RetryPaymentResponse, error) {
+	rsp, err := c.RetryPaymentWithBody(ctx, id, params, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseRetryPaymentResponse(rsp)
+}
+
+// RetryPaymentWithResponse Present a returned debit again
+//
+// Reinitiation of a one-off debit that came back R01 (insufficient funds) or R09 (uncollected funds): a new pending debit with the original's amount, funding source, description and mandate, retry_of naming the original and attempt 2 or 3, sent in a batch described RETRY PYMT with the same receiver name and Individual Identification Number. Name the latest presentment (the original, or its re-presentment that came back too). At most two re-presentments, within 180 days of the original's settlement date, while the source is live, Verified and not blocked and the mandate active; otherwise 409 retry_not_allowed, whose message names the rule. A subscription's debits are presented again by the subscription itself.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v2/payments/{id}/retry (the `RetryPayment` operationId).
+func (c *ClientWithResponses) RetryPaymentWithResponse(ctx context.Context, id string, params *RetryPaymentParams, body RetryPaymentJSONRequestBody, reqEditors ...RequestEditorFn) (*RetryPaymentResponse, error) {
+	rsp, err := c.RetryPayment(ctx, id, params, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseRetryPaymentResponse(rsp)
+}
+
+// ReversePaymentWithBodyWithResponse Reverse an erroneous payment
+//
+// Reverses a payment that went out, until the fifth banking day after its settlement date: in production one whose entry is in an ACH file (pending or processed), in sandbox a processed one. A new pending payment in the opposite direction for the same amount and account (reversal_of, batch described REVERSAL) goes in the next file; the reversed payment is answered with its reversal, and payment.reversed fires. Later: 409 reversal_window_closed. A payment reversed already, a reversal, a failed or canceled payment, or one not yet sent: 409 conflict. A removed source: 409 funding_source_removed; a debit from a blocked source: 403 funding_source_blocked.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v2/payments/{id}/reverse (the `ReversePayment` operationId).
+func (c *ClientWithResponses) ReversePaymentWithBodyWithResponse(ctx context.Context, id string, params *ReversePaymentParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*ReversePaymentResponse, error) {
+	rsp, err := c.ReversePaymentWithBody(ctx, id, params, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseReversePaymentResponse(rsp)
+}
+
+// ReversePaymentWithResponse Reverse an erroneous payment
+//
+// Reverses a payment that went out, until the fifth banking day after its settlement date: in production one whose entry is in an ACH file (pending or processed), in sandbox a processed one. A new pending payment in the opposite direction for the same amount and account (reversal_of, batch described REVERSAL) goes in the next file; the reversed payment is answered with its reversal, and payment.reversed fires. Later: 409 reversal_window_closed. A payment reversed already, a reversal, a failed or canceled payment, or one not yet sent: 409 conflict. A removed source: 409 funding_source_removed; a debit from a blocked source: 403 funding_source_blocked.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v2/payments/{id}/reverse (the `ReversePayment` operationId).
+func (c *ClientWithResponses) ReversePaymentWithResponse(ctx context.Context, id string, params *ReversePaymentParams, body ReversePaymentJSONRequestBody, reqEditors ...RequestEditorFn) (*ReversePaymentResponse, error) {
+	rsp, err := c.ReversePayment(ctx, id, params, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseReversePaymentResponse(rsp)
 }
 
 // SandboxMicroDepositsWithResponse Read the micro-deposit amounts, or the instant code (sandbox keys only)
@@ -16801,6 +17779,174 @@ func ParseCancelPaymentResponse(rsp *http.Response) (*CancelPaymentResponse, err
 		response.Headers200 = &headers
 	case true:
 		var headers CancelPaymentResponseDefaultHeaders
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.HeadersDefault = &headers
+	}
+
+	return response, nil
+}
+
+// ParseGetPaymentEvidenceResponse parses an HTTP response from a GetPaymentEvidenceWithResponse call
+func ParseGetPaymentEvidenceResponse(rsp *http.Response) (*GetPaymentEvidenceResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetPaymentEvidenceResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest PaymentEvidenceResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSONDefault = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers GetPaymentEvidenceResponse200Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers200 = &headers
+	case true:
+		var headers GetPaymentEvidenceResponseDefaultHeaders
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.HeadersDefault = &headers
+	}
+
+	return response, nil
+}
+
+// ParseRetryPaymentResponse parses an HTTP response from a RetryPaymentWithResponse call
+func ParseRetryPaymentResponse(rsp *http.Response) (*RetryPaymentResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &RetryPaymentResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest PaymentResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSONDefault = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers RetryPaymentResponse200Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers200 = &headers
+	case true:
+		var headers RetryPaymentResponseDefaultHeaders
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.HeadersDefault = &headers
+	}
+
+	return response, nil
+}
+
+// ParseReversePaymentResponse parses an HTTP response from a ReversePaymentWithResponse call
+func ParseReversePaymentResponse(rsp *http.Response) (*ReversePaymentResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ReversePaymentResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest PaymentResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSONDefault = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers ReversePaymentResponse200Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers200 = &headers
+	case true:
+		var headers ReversePaymentResponseDefaultHeaders
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {

@@ -52,6 +52,10 @@ func runScript(t *testing.T, s *th.Dev, script string) (string, error) {
 
 func TestREADMEQuickstartRunsAgainstMakeRun(t *testing.T) {
 	script := quickstart(t)
+	// The webhook comes first, so a reader's receiver sees every event.
+	if hook, first := strings.Index(script, "api POST /v2/webhooks"), strings.Index(script, "api POST /v2/customers"); hook < 0 || first < 0 || hook > first {
+		t.Errorf("the walkthrough registers its webhook at %d, after its first customer at %d", hook, first)
+	}
 	s := startDev(t)
 
 	start := time.Now()

@@ -1,0 +1,124 @@
+package payment
+
+import (
+	"context"
+	"slices"
+	"time"
+
+	"github.com/fundsource/fundsource/internal/core/calendar"
+	"github.com/fundsource/fundsource/internal/core/errs"
+	"github.com/fundsource/fundsource/internal/core/event"
+	"github.com/fundsource/fundsource/internal/core/tenant"
+)
+
+// A reversal corrects an erroneous entry (a duplicate, a wrong amount,
+// account or date) with an entry in the opposite direction for the same
+// amount to the same account, described REVERSAL. It is a payment of its
+// own (reversal_of, reversal_reason) so that it goes out through the
+// normal origination path, in the next file and exactly once, and can
+// settle or come back like any entry. It needs no mandate: it undoes an
+// entry rather than moving money the customer agreed to. The schema holds
+// one reversal per payment; the reversed payment shows it (Reversal), read
+// from the reversal's row.
+
+// Reversal is how a payment was reversed.
+type Reversal struct {
+	PaymentID string    `json:"payment_id"` // the reversing payment
+	Reason    string    `json:"reason"`     // one of ReverseReasons
+	CreatedAt time.Time `json:"created_at"` // UTC
+}
+
+// ReverseReasons are the reasons NACHA allows a reversal for.
+var ReverseReasons = []string{"duplicate", "wrong_amount", "wrong_account", "wrong_date"}
+
+// ReversalWindow is until which banking day after its settlement date a
+// payment may be reversed: the fifth.
+const ReversalWindow = 5
+
+// ReverseInput is a reversal request.
+type ReverseInput struct {
+	Reason string `json:"reason"`
+}
+
+// Reverse reverses a payment that went out: in production one whose entry
+// is in an ACH file (pending or processed), in sandbox a processed one
+// (a pending sandbox payment is canceled instead). It stores the reversing
+// payment, fires payment.reversed with the reversed payment and answers
+// that payment, its reversal named. Past the fifth banking day after the
+// settlement date it is 409 reversal_window_closed; a payment reversed
+// already, a reversal, or one that never went out is 409 conflict.
+func (s *Service) Reverse(ctx context.Context, scope tenant.Scope, id string, in ReverseInput) (Payment, error) {
+	if !slices.Contains(ReverseReasons, in.Reason) {
+		return Payment{}, errs.Invalid("reason", `reason must be "duplicate", "wrong_amount", "wrong_account" or "wrong_date"`)
+	}
+	var out Payment
+	err := s.store.WithTx(ctx, func(tx Store) error {
+		if _, err := s.lockPayment(ctx, tx, scope, id); err != nil {
+			return err
+		}
+		// Read again after the lock: a statement of its own sees a
+		// reversal that a concurrent request committed meanwhile.
+		p, err := tx.Payment(ctx, scope, id)
+		if err != nil {
+			return err
+		}
+		settled, err := s.reversible(ctx, tx, p)
+		if err != nil {
+			return err
+		}
+		last := calendar.AddBusinessDays(settled, ReversalWindow)
+		if calendar.DateOf(s.now()).After(last) {
+			return errs.Newf(errs.ReversalWindowClosed, "This payment settled on %s; it could be reversed until the fifth banking day after that, %s.",
+				settled.Format(time.DateOnly), last.Format(time.DateOnly))
+		}
+		d := Credit
+		if p.Direction == Credit {
+			d = Debit
+		}
+		// The source's share lock holds off its removal until the
+		// reversal is stored; a removed source takes no entry, and a
+		// blocked one no debit, as at origination.
+		src, err := tx.PaymentSource(ctx, scope, p.SourceID)
+		if err != nil {
+			return err
+		}
+		if src.Removed || (d == Debit && src.Blocked) {
+			src.Verified = true // the refusal is the removal's or the block's
+			return src.allows(d)
+		}
+		r := s.pending(scope, p.SourceID, p.CustomerID, p.Cents, d, p.Description, nil)
+		r.ReversalOf, r.ReversalReason = &p.ID, &in.Reason
+		if err := tx.InsertPayment(ctx, r); errs.Is(err, errs.Conflict) {
+			return errs.New(errs.Conflict, "This payment was reversed already.")
+		} else if err != nil {
+			return err
+		}
+		p.Reversal = &Reversal{PaymentID: r.ID, Reason: in.Reason, CreatedAt: r.CreatedAt}
+		out = p
+		return tx.RecordEvent(ctx, event.New(scope, event.PaymentReversed, p, r.CreatedAt))
+	})
+	return out, err
+}
+
+// reversible answers p's settlement date when p may be reversed at all,
+// and conflict saying why not otherwise.
+func (s *Service) reversible(ctx context.Context, tx Store, p Payment) (calendar.Date, error) {
+	switch {
+	case p.Reversal != nil:
+		return calendar.Date{}, errs.Newf(errs.Conflict, "This payment was reversed already by %s.", p.Reversal.PaymentID)
+	case p.ReversalOf != nil:
+		return calendar.Date{}, errs.New(errs.Conflict, "This payment is a reversal; a reversal is not reversed.")
+	case p.Status == Failed || p.Status == Voided:
+		return calendar.Date{}, errs.Newf(errs.Conflict, "This payment is %s; it moved no money, so there is nothing to reverse.", p.Status)
+	case p.Status == Pending && !p.Scope.Env.Live():
+		return calendar.Date{}, errs.New(errs.Conflict, "This payment is pending; cancel it instead of reversing it.")
+	}
+	settled, ok, err := s.settlementDate(ctx, tx, p)
+	switch {
+	case err != nil:
+		return calendar.Date{}, err
+	case !ok:
+		return calendar.Date{}, errs.New(errs.Conflict, "This payment is pending and not yet in an ACH file; cancel it instead of reversing it.")
+	}
+	return settled, nil
+}

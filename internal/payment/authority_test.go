@@ -324,7 +324,9 @@ func TestDepartureChecksTheAuthorizationAgain(t *testing.T) {
 // suspended says no originator may send entries.
 type suspended struct{}
 
-func (suspended) Active(context.Context, payment.Store, tenant.Scope) (bool, error) { return false, nil }
+func (suspended) Active(context.Context, payment.Store, tenant.Scope) (bool, error) {
+	return false, nil
+}
 
 // TestASuspendedOriginatorsPaymentsDoNotLeave: the originator hook cancels
 // at departure (originator_suspended), debits and credits alike.

@@ -86,6 +86,8 @@ type Entry struct {
 	// trace number is unique on that date. "" for an entry written
 	// without one (by a release before trace numbers restarted per date).
 	FileDate string
+	// Recurs: an older entry has the same trace number (read by ACHEntry).
+	Recurs bool
 }
 
 // ErrTracesExhausted is the refusal of an origination run once an ODFI's

@@ -101,6 +101,7 @@ func (o *Originator) importChange(ctx context.Context, a *nacha.Addenda98, res *
 			if err != nil {
 				return err
 			}
+			c.OriginalTrace = changeKey(e)
 			applied, err = o.funding.ApplyChangeTx(ctx, tx.Funding(), e.Scope, e.SourceID, c)
 			return err
 		})
@@ -121,6 +122,19 @@ func (o *Originator) importChange(ctx context.Context, a *nacha.Addenda98, res *
 		res.ChangesDuplicate++
 	}
 	return nil
+}
+
+// changeKey is what a source's change remembers of the entry a
+// notification of change corrected, so that importing it again applies
+// nothing: its trace number, with its file date once the trace number
+// recurs (trace numbers restart each date, and the same number on
+// another date is another entry). The first entry with a number keeps
+// the bare number, as changes recorded before numbers restarted have it.
+func changeKey(e Entry) string {
+	if e.Recurs && e.FileDate != "" {
+		return e.Trace + " " + e.FileDate
+	}
+	return e.Trace
 }
 
 // correction reads an Addenda98's change code and corrected data.

@@ -139,13 +139,14 @@ type achEntryRow struct {
 	Description  *string `db:"entry_description"`
 	PaymentType  *string `db:"payment_type"`
 	FileDate     *string `db:"file_date"`
+	Recurs       bool    `db:"recurs"` // achEntryByTrace only
 }
 
 func (r achEntryRow) domain() ach.Entry {
 	e := ach.Entry{Trace: r.Trace, FileID: r.FileID, Scope: tenant.Scope{MerchantID: r.MerchantID, Env: tenant.Environment(r.Environment)},
 		Kind: r.Kind, SourceID: r.SourceID, CustomerID: r.CustomerID, PaymentID: deref(r.PaymentID), Debit: r.Debit,
 		ReturnCode: deref(r.ReturnCode), Class: ach.Class{SEC: deref(r.SEC), Description: deref(r.Description), PaymentType: deref(r.PaymentType)},
-		FileDate: deref(r.FileDate)}
+		FileDate: deref(r.FileDate), Recurs: r.Recurs}
 	if r.DepositSeq != nil {
 		e.DepositSeq, e.DepositIndex = *r.DepositSeq, *r.DepositIndex
 	}
@@ -202,7 +203,9 @@ WHERE e.trace_number = $1
 ORDER BY f.created_at DESC, f.serial DESC
 LIMIT 1`
 
-const achEntryByTrace = `SELECT ` + achEntryColumns + ` FROM ach_entries
+const achEntryByTrace = `SELECT ` + achEntryColumns + `,
+       EXISTS (SELECT 1 FROM ach_entries o WHERE o.trace_number = $1 AND o.file_id <> ach_entries.file_id) AS recurs
+FROM ach_entries
 WHERE trace_number = $1 AND file_id = (` + newestEntry + `)
 FOR UPDATE`
 

@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	nacha "github.com/moov-io/ach"
+
 	"github.com/fundsource/fundsource/internal/ach"
 	th "github.com/fundsource/fundsource/internal/testing/harness"
 )
@@ -56,13 +58,31 @@ func TestTraceNumbersRestartEachFileDateAndNeverWrap(t *testing.T) {
 		}
 	}
 
+	// A notification of change is remembered per entry, not per number:
+	// the same change code for the same trace number on the next date is
+	// another entry's, and applies; the same file again does not.
+	noc := func(account string, applied, duplicate int) {
+		t.Helper()
+		file := nocFile(t, []nocEntry{{"121042880000001", "C01", &nacha.CorrectedData{AccountNumber: account}}})
+		res, err := o.ImportReturns(context.Background(), bytes.NewReader(file))
+		if err != nil || res.ChangesApplied != applied || res.ChangesDuplicate != duplicate {
+			t.Errorf("NOC to %s = %+v, %v; want %d applied, %d duplicate", account, res, err, applied, duplicate)
+		}
+	}
+
 	first := credit("1.00")
 	run()
 	want(first, "121042880000001", "2026-11-02")
+	noc("000123456700", 1, 0)
 	h.Clock.Advance(24 * time.Hour)
 	second := credit("2.00")
 	run()
 	want(second, "121042880000001", "2026-11-03")
+	noc("000123456711", 1, 0)
+	noc("000123456711", 0, 1)
+	if s := th.WantOK(t, h.Get("/v2/funding-source/"+src, key)); s["last_four"] != "6711" {
+		t.Errorf("source after two corrections = %s", th.MustJSON(s))
+	}
 
 	res, err := o.ImportReturns(context.Background(), bytes.NewReader(returnFile(t, map[string]string{"121042880000001": "R01"})))
 	if err != nil || res.Applied != 1 {

@@ -74,7 +74,7 @@ func TestReturnRates(t *testing.T) {
 		t.Fatal(err)
 	}
 	res, err := c.GetReturnRatesWithResponse(context.Background())
-	if err != nil || res.JSON200 == nil || res.JSON200.Overall.Returns != 3 || res.JSON200.Unauthorized.Debits != 6 {
+	if err != nil || res.JSON200 == nil || res.JSON200.Overall.Returns != 3 || res.JSON200.Unauthorized.Debits != 5 {
 		t.Errorf("generated client: %v, %s", err, res.Body)
 	}
 }

@@ -160,7 +160,7 @@ func TestAuditRecordsEverySecurityChange(t *testing.T) {
 		t.Errorf("brand's settings.changed details: %s", d)
 	}
 
-	if b, err := h.Svc.Audit.Verify(ctx, mid); err != nil || b != nil {
+	if b, err := h.Svc.Audit.Verify(ctx, mid, nil); err != nil || b != nil {
 		t.Fatalf("verify: %v, %v", b, err)
 	}
 
@@ -256,7 +256,45 @@ func TestAuditChainStaysLinearUnderConcurrentWriters(t *testing.T) {
 			t.Fatalf("event %d has seq %d", i+1, r.Seq)
 		}
 	}
-	if b, err := h.Svc.Audit.Verify(context.Background(), m.Merchant.ID); err != nil || b != nil {
+	if b, err := h.Svc.Audit.Verify(context.Background(), m.Merchant.ID, nil); err != nil || b != nil {
 		t.Fatalf("verify: %v, %v", b, err)
 	}
+}
+
+// TestAuditEventsHideAccountAddressesFromSandboxKeys: a sandbox key lists
+// its environment's events as they are and the account's own (sign-ins)
+// with actor.ip null; a production key and the dashboard's Security log
+// show the sign-in's address.
+func TestAuditEventsHideAccountAddressesFromSandboxKeys(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	d, key := signedIn(t, h, "Acme Books")
+	m, err := h.Merchants.MerchantByEmail(t.Context(), "acme.books@example.com")
+	if err != nil {
+		t.Fatal(err)
+	}
+	live := h.Production(merchant.Created{Merchant: m})
+	h.RegisterWebhook(key, th.NewReceiver(t, nil).URL())
+
+	ips := func(key string) map[string]any {
+		out := map[string]any{}
+		for _, e := range th.WantOK(t, h.Get("/v2/audit-events", key))["data"].([]any) {
+			ev := e.(map[string]any)
+			actor := ev["actor"].(map[string]any)
+			if ip, ok := actor["ip"]; ok {
+				out[ev["action"].(string)] = ip
+			} else {
+				t.Errorf("%s: actor without ip: %v", ev["action"], actor)
+			}
+		}
+		return out
+	}
+	sandbox := ips(key)
+	if sandbox["dashboard.signed_in"] != nil || sandbox["webhook.url_set"] == nil || sandbox["webhook.url_set"] == "" {
+		t.Errorf("sandbox key: %v; want the sign-in's ip null and the webhook's shown", sandbox)
+	}
+	if production := ips(live.SecretKey); production["dashboard.signed_in"] != "192.0.2.10" {
+		t.Errorf("production key: %v; want the sign-in's address", production)
+	}
+	wantPage(t, d.get("/dashboard/security"), http.StatusOK, "dashboard.signed_in", "192.0.2.10")
 }

@@ -10,8 +10,10 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/fundsource/fundsource/internal/merchant"
+	"github.com/fundsource/fundsource/internal/testing/fixture"
 	th "github.com/fundsource/fundsource/internal/testing/harness"
 )
 
@@ -177,5 +179,44 @@ func TestHostedPageShowsTheBrandUnderTheSameCSP(t *testing.T) {
 	}
 	if r := s.h.page("/brand/pk_test_unknown/logo"); r.Code != http.StatusNotFound {
 		t.Errorf("an unknown key's logo answers %d", r.Code)
+	}
+}
+
+// TestSettingsBrandBoundsLogoUploads: a JPEG scan bomb is refused at the
+// logo field before it is decoded, and each merchant may upload ten logos
+// an hour, refused ones included; the eleventh is refused (429) with the
+// wait, a form without a logo still saves, and one upload is back after
+// a tenth of the hour.
+func TestSettingsBrandBoundsLogoUploads(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	d, _ := signedIn(t, h, "Acme Books")
+	m, err := h.Merchants.MerchantByEmail(context.Background(), "acme.books@example.com")
+	if err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	p := d.brandForm(map[string]string{"display_name": "Acme"}, "logo.jpg", fixture.ProgressiveJPEG(1024, 1024, 4000))
+	wantPage(t, p, http.StatusUnprocessableEntity, `id="brand-error"`, "more than 32 scans")
+	if took := time.Since(start); took > 500*time.Millisecond {
+		t.Errorf("the scan bomb took %v to refuse", took)
+	}
+	good := pngOf(t, 64, 32, color.RGBA{0x1a, 0x7f, 0x5a, 0xff})
+	for i := 2; i <= 10; i++ {
+		if p := d.brandForm(map[string]string{"display_name": "Acme"}, "logo.png", good); p.Code != http.StatusSeeOther {
+			t.Fatalf("upload %d: %d\n%s", i, p.Code, p.Body)
+		}
+	}
+	p = d.brandForm(map[string]string{"display_name": "Acme Two"}, "logo.png", good)
+	wantPage(t, p, http.StatusTooManyRequests, `id="brand-error"`, "uploaded 10 logos in the last hour", "about 6 minutes")
+	if b, _ := h.Merchants.Brand(context.Background(), m.ID); b.DisplayName != "Acme" {
+		t.Errorf("the refused form stored %+v", b)
+	}
+	if p := d.brandForm(map[string]string{"display_name": "Acme Three"}, "", nil); p.Code != http.StatusSeeOther {
+		t.Errorf("a form without a logo: %d", p.Code)
+	}
+	h.Clock.Advance(6 * time.Minute)
+	if p := d.brandForm(map[string]string{"display_name": "Acme"}, "logo.png", good); p.Code != http.StatusSeeOther {
+		t.Errorf("after six minutes: %d", p.Code)
 	}
 }

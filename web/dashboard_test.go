@@ -319,9 +319,17 @@ func TestDashboardRollKeyShowsTheNewKeyOnce(t *testing.T) {
 	if p.Code != http.StatusSeeOther || p.Header.Get("Location") != "/dashboard" {
 		t.Fatalf("roll: %d to %q, want a 303 to /dashboard (POST/redirect/GET)", p.Code, p.Header.Get("Location"))
 	}
+	// The redirect's cookie, as someone who copied it would replay it.
+	replay := map[string]*http.Cookie{}
+	maps.Copy(replay, d.cookies)
 	p = d.follow(p)
 	wantPage(t, p, http.StatusOK, "Your new secret key")
 	secret := regexp.MustCompile(`sk_test_[A-Za-z0-9]{40,}`).FindString(string(p.Body))
+	d.cookies = replay
+	if again := d.get("/dashboard"); again.Code != http.StatusOK || strings.Contains(string(again.Body), "Your new secret key") ||
+		regexp.MustCompile(`sk_test_[A-Za-z0-9]{40,}`).Match(again.Body) {
+		t.Errorf("replaying the redirect's cookie: %d, shows the secret again", again.Code)
+	}
 	if secret == "" || secret == old {
 		t.Fatalf("new secret %q", secret)
 	}

@@ -28,6 +28,11 @@
 // entry is unique by trace number and file date, and a return finds the
 // newest entry with its original trace.
 //
+// A return is judged at import against its deadline (deadline.go): a
+// timely one is applied, an untimely or duplicate one is answered with a
+// dishonored return that goes into the next file by the same assignment
+// (dishonor.go).
+//
 // It holds no domain rules of its own: origination reads accounts and
 // deposit amounts through the funding service, and returns are applied
 // through the funding and payment services.
@@ -80,7 +85,8 @@ type Entry struct {
 	PaymentID    string
 	Debit        bool
 	Cents        int64  // payments; a micro-deposit's is read sealed when its file is built
-	ReturnCode   string // "" until returned
+	ReturnCode   string // "" until a return is applied (a timely one, or a contested dishonor's)
+	ReturnTrace  string // the applied return's own trace number; "" for one applied before it was kept
 	Class        Class  // zero for an entry assigned before classes were stored
 	// FileDate is its file's creation date (US Eastern), YYYY-MM-DD: its
 	// trace number is unique on that date. "" for an entry written
@@ -134,8 +140,29 @@ type Store interface {
 	// ACHEntry locks the newest entry with a trace number; errs.NotFound
 	// when unknown.
 	ACHEntry(ctx context.Context, trace string) (Entry, error)
-	// MarkACHEntryReturned records a return on the entry ACHEntry finds.
-	MarkACHEntryReturned(ctx context.Context, trace, code string, at time.Time) error
+	// MarkACHEntryReturned records the return applied to the entry
+	// ACHEntry finds: its code and its own trace number.
+	MarkACHEntryReturned(ctx context.Context, trace, code, returnTrace string, at time.Time) error
+	// ACHFile reads a file record; errs.NotFound when unknown.
+	ACHFile(ctx context.Context, id string) (File, error)
+	// InsertDishonor stores a dishonor; false, storing nothing, when the
+	// same return of the same entry has one already.
+	InsertDishonor(ctx context.Context, d Dishonor) (bool, error)
+	// EntryDishonored reports whether a return of an entry was dishonored.
+	EntryDishonored(ctx context.Context, fileID, trace string) (bool, error)
+	// DishonorsToSend locks up to limit dishonors not yet in a file,
+	// skipping rows other processes hold.
+	DishonorsToSend(ctx context.Context, limit int) ([]Dishonor, error)
+	// AssignDishonor puts a dishonor into a file under its trace number.
+	AssignDishonor(ctx context.Context, id, fileID, trace string) error
+	// ACHDishonors returns a file's dishonors, with their original entries,
+	// by trace number.
+	ACHDishonors(ctx context.Context, fileID string) ([]Dishonor, error)
+	// SentDishonor locks the newest dishonor sent of the entry with
+	// original trace number under its own trace number; errs.NotFound when
+	// none.
+	SentDishonor(ctx context.Context, originalTrace, trace string) (Dishonor, error)
+	MarkDishonorContested(ctx context.Context, id, code string, at time.Time) error
 }
 
 // Funding is what origination needs from the funding service.
@@ -144,6 +171,7 @@ type Funding interface {
 	DepositAmounts(ctx context.Context, scope tenant.Scope, id string, seq int) ([2]int, error)
 	ReturnMicroDepositTx(ctx context.Context, tx funding.Store, scope tenant.Scope, id string, seq int, code string) error
 	ApplyChangeTx(ctx context.Context, tx funding.Store, scope tenant.Scope, id string, c funding.Correction) (bool, error)
+	BlockTx(ctx context.Context, tx funding.Store, scope tenant.Scope, id, code, reason string) (bool, error)
 }
 
 // Payments is what origination needs from the payment service.
@@ -264,7 +292,11 @@ func (o *Originator) assign(ctx context.Context) (File, bool, error) {
 				payments = append(payments, p)
 			}
 		}
-		if len(deposits)+len(payments) == 0 {
+		dishonors, err := tx.DishonorsToSend(ctx, batchLimit)
+		if err != nil {
+			return err
+		}
+		if len(deposits)+len(payments)+len(dishonors) == 0 {
 			return nil
 		}
 		found = true
@@ -319,6 +351,15 @@ func (o *Originator) assign(ctx context.Context) (File, bool, error) {
 				return err
 			}
 			if err := o.payments.OriginatedTx(ctx, tx.Payments(), p.Scope, p.ID, settle); err != nil {
+				return err
+			}
+		}
+		for _, d := range dishonors {
+			trace, err := traces.next(ctx, tx)
+			if err != nil {
+				return err
+			}
+			if err := tx.AssignDishonor(ctx, d.ID, f.ID, trace); err != nil {
 				return err
 			}
 		}

@@ -24,7 +24,11 @@ func (o *Originator) write(ctx context.Context, f File) error {
 	if err != nil {
 		return err
 	}
-	data, err := o.build(ctx, f, entries)
+	dishonors, err := o.store.ACHDishonors(ctx, f.ID)
+	if err != nil {
+		return err
+	}
+	data, err := o.build(ctx, f, entries, dishonors)
 	if err != nil {
 		return fmt.Errorf("build ACH file %s: %w", f.Name, err)
 	}
@@ -36,9 +40,11 @@ func (o *Originator) write(ctx context.Context, f File) error {
 
 // build renders the NACHA file: one batch per SEC code and description
 // (batchOrder), micro-deposits first, each entry under its class, and in
-// each micro-deposit batch the offsetting debit the file was assigned.
-// It depends only on f and its entries, so a rewrite gives the same bytes.
-func (o *Originator) build(ctx context.Context, f File, entries []Entry) ([]byte, error) {
+// each micro-deposit batch the offsetting debit the file was assigned;
+// then the dishonored returns, a batch per original SEC code and
+// description. It depends only on f, its entries and its dishonors, so a
+// rewrite gives the same bytes.
+func (o *Originator) build(ctx context.Context, f File, entries []Entry, dishonors []Dishonor) ([]byte, error) {
 	created := f.CreatedAt.In(calendar.Eastern)
 	fh := nacha.NewFileHeader()
 	fh.ImmediateDestination = o.cfg.DestinationRouting
@@ -91,7 +97,43 @@ func (o *Originator) build(ctx context.Context, f File, entries []Entry) ([]byte
 			return nil, err
 		}
 	}
+	if err := o.addDishonors(ctx, file, effective, dishonors, h); err != nil {
+		return nil, err
+	}
 	return Encode(file)
+}
+
+// addDishonors adds to file the dishonored returns, in batches of their
+// own after the entries' (a batch holds one category of entries), each
+// under its original entry's SEC code and description.
+func (o *Originator) addDishonors(ctx context.Context, file *nacha.File, effective string, dishonors []Dishonor, h holders) error {
+	classes := make([]Class, len(dishonors))
+	byClass := map[batchKey][]*nacha.EntryDetail{}
+	for i, d := range dishonors {
+		classes[i] = d.Entry.Class
+		if classes[i] == (Class{}) {
+			classes[i] = legacyClass(d.Entry)
+		}
+		ed, err := o.dishonorDetail(ctx, d, classes[i], h)
+		if err != nil {
+			return err
+		}
+		byClass[keyOf(classes[i])] = append(byClass[keyOf(classes[i])], ed)
+	}
+	for _, k := range batchOrder(classes) {
+		bh := nacha.NewBatchHeader()
+		bh.CompanyName = upper(o.cfg.CompanyName, 16)
+		bh.CompanyIdentification = o.cfg.CompanyID
+		bh.StandardEntryClassCode = k.SEC
+		bh.CompanyEntryDescription = k.Description
+		bh.EffectiveEntryDate = effective
+		bh.ODFIIdentification = o.cfg.ODFIRouting[:8]
+		bh.BatchNumber = len(file.Batches) + 1
+		if err := AddBatch(file, bh, byClass[k]); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // Encode builds file's control record and writes it in NACHA's format.

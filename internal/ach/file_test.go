@@ -43,6 +43,10 @@ func (accounts) ApplyChangeTx(context.Context, funding.Store, tenant.Scope, stri
 	return false, nil
 }
 
+func (accounts) BlockTx(context.Context, funding.Store, tenant.Scope, string, string, string) (bool, error) {
+	return false, nil
+}
+
 type names map[string]string
 
 func (n names) Get(_ context.Context, _ tenant.Scope, id string) (customer.Customer, error) {
@@ -79,11 +83,11 @@ func TestBuildParsesBackWithEveryEntry(t *testing.T) {
 		{Trace: "021000020000006", Scope: scope, Kind: KindPayment, SourceID: "fs_checking", CustomerID: "cus_ada", PaymentID: "pay_4", Debit: true, Cents: 999, Class: recurring},
 		{Trace: "021000020000007", Scope: scope, Kind: KindPayment, SourceID: "fs_savings", CustomerID: "cus_bob", PaymentID: "pay_5", Debit: true, Cents: 999, Class: retry},
 	}
-	data, err := o.build(context.Background(), f, entries)
+	data, err := o.build(context.Background(), f, entries, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	again, err := o.build(context.Background(), f, entries)
+	again, err := o.build(context.Background(), f, entries, nil)
 	if err != nil || !bytes.Equal(data, again) {
 		t.Errorf("a second build differs (%v)", err)
 	}
@@ -180,7 +184,7 @@ func TestBuildKeepsEntriesAssignedBeforeClassesAsPPD(t *testing.T) {
 	data, err := o.build(context.Background(), File{ID: "achf_2", CreatedAt: time.Date(2026, 11, 20, 15, 0, 0, 0, time.UTC)}, []Entry{
 		{Trace: "021000020000001", Scope: scope, Kind: KindMicroDeposit, SourceID: "fs_checking", CustomerID: "cus_ada", DepositSeq: 1, DepositIndex: 1},
 		{Trace: "021000020000002", Scope: scope, Kind: KindPayment, SourceID: "fs_checking", CustomerID: "cus_ada", PaymentID: "pay_1", Debit: true, Cents: 100},
-	})
+	}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -197,7 +201,7 @@ func TestBuildKeepsEntriesAssignedBeforeClassesAsPPD(t *testing.T) {
 
 func TestBuildRefusesAnUnknownSource(t *testing.T) {
 	o := NewOriginator(testConfig, nil, accounts{}, nil, names{}, time.Now)
-	_, err := o.build(context.Background(), File{CreatedAt: time.Now()}, []Entry{{Trace: "021000020000001", Kind: KindPayment, SourceID: "fs_gone", PaymentID: "pay_1", Cents: 1}})
+	_, err := o.build(context.Background(), File{CreatedAt: time.Now()}, []Entry{{Trace: "021000020000001", Kind: KindPayment, SourceID: "fs_gone", PaymentID: "pay_1", Cents: 1}}, nil)
 	if err == nil {
 		t.Fatal("a file was built for an entry whose account cannot be read")
 	}

@@ -1,111 +1,134 @@
 package ach
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"io"
 	"slices"
 	"strings"
+	"time"
 
 	nacha "github.com/moov-io/ach"
 
+	"github.com/fundsource/fundsource/internal/core/calendar"
 	"github.com/fundsource/fundsource/internal/core/errs"
 	"github.com/fundsource/fundsource/internal/funding"
 )
 
 // ReturnResult counts what an imported return file did.
 type ReturnResult struct {
-	Returns   int      `json:"returns"`   // return entries in the file
-	Applied   int      `json:"applied"`   // applied now
-	Duplicate int      `json:"duplicate"` // applied by an earlier import
+	Returns int `json:"returns"` // return entries in the file
+	Applied int `json:"applied"` // returns applied now, contested dishonors' included
+	// Dishonored counts untimely returns answered with a dishonored
+	// return R68, Duplicates second returns of an entry answered with R67;
+	// neither is applied.
+	Dishonored int `json:"dishonored"`
+	Duplicates int `json:"duplicates"`
+	// Contested counts contested dishonored returns (R71–R77); the ones
+	// whose original return was applied now count in Applied too.
+	Contested int      `json:"contested"`
+	Duplicate int      `json:"duplicate"` // imported before: nothing changes
 	Unknown   []string `json:"unknown"`   // original trace numbers not originated here
 	// Notifications of change (COR entries), counted the same way;
 	// Refused lists the ones whose corrected data a source cannot take
 	// (an unknown change code, a bad routing number, a number another
-	// source holds) as "trace code: reason".
-	Changes          int      `json:"changes"`
-	ChangesApplied   int      `json:"changes_applied"`
-	ChangesDuplicate int      `json:"changes_duplicate"`
-	ChangesRefused   []string `json:"changes_refused"`
+	// source holds) as "trace code: reason": their sources are blocked.
+	NotificationsOfChange int      `json:"notifications_of_change"`
+	Changes               int      `json:"changes"` // the same count, under its earlier name
+	ChangesApplied        int      `json:"changes_applied"`
+	ChangesDuplicate      int      `json:"changes_duplicate"`
+	ChangesRefused        []string `json:"changes_refused"`
 }
 
-// ImportReturns reads an ACH return file and applies each return: a
-// returned micro-deposit fails its verification, a returned payment fails
-// with the code. It applies each notification of change (an Addenda98 in
-// a COR batch) to the source of the entry it corrects. Importing the same
+// ImportReturns reads an ACH return file and judges each return against
+// its deadline (ReturnDeadline): a timely one is applied (a returned
+// micro-deposit fails its verification, a returned payment fails with the
+// code), an untimely or duplicate one is dishonored (see Dishonor). A
+// contested dishonored return applies its original return. It applies
+// each notification of change (an Addenda98 in a COR batch) to the source
+// of the entry it corrects. A file that does not parse is refused whole,
+// with the line at fault, before anything is applied; importing the same
 // file again changes nothing.
 func (o *Originator) ImportReturns(ctx context.Context, r io.Reader) (ReturnResult, error) {
-	file, err := nacha.NewReader(r).Read()
+	data, err := io.ReadAll(r)
 	if err != nil {
 		return ReturnResult{}, fmt.Errorf("read ACH return file: %w", err)
+	}
+	if err := recordLengths(data); err != nil {
+		return ReturnResult{}, fmt.Errorf("read ACH return file (nothing applied): %w", err)
+	}
+	file, err := nacha.NewReader(bytes.NewReader(data)).Read()
+	if err != nil {
+		return ReturnResult{}, fmt.Errorf("read ACH return file (nothing applied): %w", err)
+	}
+	arrived := calendar.DateOf(o.now())
+	if d, err := time.Parse("060102", file.Header.FileCreationDate); err == nil {
+		arrived = d
 	}
 	res := ReturnResult{Unknown: []string{}, ChangesRefused: []string{}}
 	for _, b := range file.Batches {
 		for _, ed := range b.GetEntries() {
-			if ed.Addenda98 != nil {
-				if err := o.importChange(ctx, ed.Addenda98, &res); err != nil {
-					return res, err
-				}
-				continue
-			}
-			if ed.Addenda99 == nil {
-				continue
-			}
-			res.Returns++
-			applied, err := o.applyReturn(ctx, ed.Addenda99.OriginalTrace, ed.Addenda99.ReturnCode)
 			switch {
-			case errs.Is(err, errs.NotFound):
-				res.Unknown = append(res.Unknown, ed.Addenda99.OriginalTrace)
-			case err != nil:
+			case ed.Addenda98 != nil:
+				err = o.importChange(ctx, ed.Addenda98, &res)
+			case ed.Addenda99 != nil:
+				err = o.importReturn(ctx, ed, b.GetHeader().SettlementDate, arrived, &res)
+			case ed.Addenda99Contested != nil:
+				err = o.importContested(ctx, ed.Addenda99Contested, &res)
+			case ed.Addenda99Dishonored != nil:
+				// Dishonors go to the receiving bank; this service is none.
+				res.Unknown = append(res.Unknown, ed.Addenda99Dishonored.OriginalEntryTraceNumber)
+			}
+			if err != nil {
 				return res, err
-			case applied:
-				res.Applied++
-			default:
-				res.Duplicate++
 			}
 		}
 	}
+	res.Changes = res.NotificationsOfChange
 	return res, nil
 }
 
-func (o *Originator) applyReturn(ctx context.Context, trace, code string) (bool, error) {
-	applied := false
-	err := o.store.WithTx(ctx, func(tx Store) error {
-		e, err := tx.ACHEntry(ctx, trace)
-		if err != nil || e.ReturnCode != "" {
-			return err
+// recordLengths refuses a file whose lines are not 94-character records:
+// moov-io/ach reads a short record as blanks, which would apply a return
+// cut short. A file without line breaks (records back to back) passes.
+func recordLengths(data []byte) error {
+	lines := strings.Split(strings.TrimRight(string(data), "\r\n"), "\n")
+	for i, l := range lines {
+		l = strings.TrimSuffix(l, "\r")
+		if len(lines) == 1 && len(l)%94 == 0 {
+			break
 		}
-		if e.Kind == KindMicroDeposit {
-			err = o.funding.ReturnMicroDepositTx(ctx, tx.Funding(), e.Scope, e.SourceID, e.DepositSeq, code)
-		} else {
-			err = o.payments.ReturnTx(ctx, tx.Payments(), e.Scope, e.PaymentID, code)
+		if len(l) != 94 {
+			return fmt.Errorf("line:%d is %d characters long; a NACHA record is 94", i+1, len(l))
 		}
-		if err != nil {
-			return err
-		}
-		applied = true
-		return tx.MarkACHEntryReturned(ctx, trace, code, o.now().UTC())
-	})
-	return applied, err
+	}
+	return nil
 }
 
 // importChange applies one notification of change and counts it in res.
+// One the source cannot take (its corrected data invalid, or an account
+// number another source holds) blocks the source instead, with
+// funding.BlockNOCUnapplicable, in a transaction of its own: the source's
+// entries would otherwise keep going to the data the bank said is wrong.
 func (o *Originator) importChange(ctx context.Context, a *nacha.Addenda98, res *ReturnResult) error {
-	res.Changes++
+	res.NotificationsOfChange++
 	trace := a.OriginalTrace
-	c, err := correction(a)
 	applied := false
-	if err == nil {
-		err = o.store.WithTx(ctx, func(tx Store) error {
-			e, err := tx.ACHEntry(ctx, trace)
-			if err != nil {
-				return err
-			}
-			c.OriginalTrace = changeKey(e)
-			applied, err = o.funding.ApplyChangeTx(ctx, tx.Funding(), e.Scope, e.SourceID, c)
+	var entry Entry
+	err := o.store.WithTx(ctx, func(tx Store) error {
+		var err error
+		if entry, err = tx.ACHEntry(ctx, trace); err != nil {
 			return err
-		})
-	}
+		}
+		c, err := correction(a)
+		if err != nil {
+			return err
+		}
+		c.OriginalTrace = changeKey(entry)
+		applied, err = o.funding.ApplyChangeTx(ctx, tx.Funding(), entry.Scope, entry.SourceID, c)
+		return err
+	})
 	e, _ := errs.As(err)
 	refused := e != nil && slices.Contains([]errs.Code{errs.InvalidRequest, errs.InvalidRoutingNumber,
 		errs.InvalidAccountNumber, errs.InvalidAccountType, errs.AccountInUse}, e.Code)
@@ -114,6 +137,11 @@ func (o *Originator) importChange(ctx context.Context, a *nacha.Addenda98, res *
 		res.Unknown = append(res.Unknown, trace)
 	case refused:
 		res.ChangesRefused = append(res.ChangesRefused, trace+" "+a.ChangeCode+": "+e.Message)
+		return o.store.WithTx(ctx, func(tx Store) error {
+			reason := "The bank's notification of change " + a.ChangeCode + " could not be applied to this source."
+			_, err := o.funding.BlockTx(ctx, tx.Funding(), entry.Scope, entry.SourceID, funding.BlockNOCUnapplicable, reason)
+			return err
+		})
 	case err != nil:
 		return err
 	case applied:

@@ -53,10 +53,11 @@ func runACH(ctx context.Context, args []string, io IO) error {
 				return err
 			}
 			out = res
-			text = fmt.Sprintf("%d returns: %d applied, %d already applied, %d unknown %v\n",
-				res.Returns, res.Applied, res.Duplicate, len(res.Unknown), res.Unknown)
-			text += fmt.Sprintf("%d notifications of change: %d applied, %d already applied, %d refused %v\n",
-				res.Changes, res.ChangesApplied, res.ChangesDuplicate, len(res.ChangesRefused), res.ChangesRefused)
+			text = fmt.Sprintf("%d returns, %d contested dishonors: %d applied, %d dishonored as untimely (R68), "+
+				"%d dishonored as duplicates (R67), %d imported before, %d unknown %v\n",
+				res.Returns, res.Contested, res.Applied, res.Dishonored, res.Duplicates, res.Duplicate, len(res.Unknown), res.Unknown)
+			text += fmt.Sprintf("%d notifications of change: %d applied, %d already applied, %d refused (source blocked) %v\n",
+				res.NotificationsOfChange, res.ChangesApplied, res.ChangesDuplicate, len(res.ChangesRefused), res.ChangesRefused)
 		}
 		if asJSON {
 			return json.NewEncoder(io.Stdout).Encode(out)

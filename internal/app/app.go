@@ -11,7 +11,9 @@ package app
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 
@@ -26,7 +28,7 @@ const usage = `fundsource: bank funding sources, verification and webhooks
 
 Usage:
   fundsource serve                 serve the API (DATABASE_URL, LISTEN_ADDR, …)
-  fundsource migrate               apply database migrations
+  fundsource migrate [--json]      apply database migrations
   fundsource dev                   what 'make run' runs: private PostgreSQL, migrate, demo merchant, serve
   fundsource merchant create --name N --email E [--password P] [--json]
   fundsource merchant activate-production MERCHANT_ID [--json]
@@ -35,7 +37,7 @@ Usage:
   fundsource merchant enable-third-party-verification MERCHANT_ID --env sandbox|production [--json]
   fundsource merchant allow-redirect-origin|remove-redirect-origin MERCHANT_ID --env E ORIGIN [--json]
   fundsource merchant redirect-origins MERCHANT_ID --env sandbox|production [--json]
-  fundsource audit verify [--merchant MERCHANT_ID]
+  fundsource audit verify [--merchant MERCHANT_ID] [--json]
                                    check the audit log's hash chains; exit 1 at the first bad event
   fundsource ach originate [--json]
                                    write waiting production entries to ACH_OUTBOX_DIR now
@@ -71,7 +73,15 @@ func Run(ctx context.Context, args []string, io IO) error {
 		config.TuneGC()
 		return withService(ctx, io, func(s *service) error { return s.serve(ctx) })
 	case "migrate":
+		asJSON, err := onlyJSONFlag(args[1:])
+		if err != nil {
+			fmt.Fprintf(io.Stderr, "fundsource migrate: %v\n\n%s", err, usage)
+			return fmt.Errorf("%w: %v", ErrUsage, err)
+		}
 		return withService(ctx, io, func(*service) error {
+			if asJSON {
+				return json.NewEncoder(io.Stdout).Encode(map[string]bool{"migrated": true})
+			}
 			fmt.Fprintln(io.Stderr, "migrations applied")
 			return nil
 		})
@@ -96,6 +106,20 @@ func Run(ctx context.Context, args []string, io IO) error {
 	}
 	fmt.Fprint(io.Stderr, usage)
 	return fmt.Errorf("%w: unknown command %q", ErrUsage, args[0])
+}
+
+// onlyJSONFlag parses the arguments of a command whose only flag is --json.
+func onlyJSONFlag(args []string) (bool, error) {
+	fs := flag.NewFlagSet("fundsource", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	asJSON := fs.Bool("json", false, "print one JSON object")
+	if err := fs.Parse(args); err != nil {
+		return false, err
+	}
+	if fs.NArg() != 0 {
+		return false, fmt.Errorf("unexpected argument %q", fs.Arg(0))
+	}
+	return *asJSON, nil
 }
 
 // service is the wired service of one command, with where the command

@@ -13,6 +13,7 @@ import (
 
 	"github.com/fundsource/fundsource/internal/config"
 	"github.com/fundsource/fundsource/internal/core/errs"
+	"github.com/fundsource/fundsource/internal/core/ids"
 	"github.com/fundsource/fundsource/internal/core/tenant"
 	"github.com/fundsource/fundsource/internal/dev/pgserver"
 	"github.com/fundsource/fundsource/internal/dev/railsim"
@@ -69,9 +70,11 @@ func runDev(ctx context.Context, io IO) error {
 		}
 		simCtx, stopSim := context.WithCancel(ctx)
 		defer stopSim()
-		go serveRailSim(simCtx, ln, railsim.New())
+		token := ids.Secret("railctl_")
+		go serveRailSim(simCtx, ln, railsim.New().WithControlToken(token))
 		cfg.InstantRailURL = "http://" + ln.Addr().String() + "/"
-		fmt.Fprintf(io.Stderr, "rail simulator on %s\n", cfg.InstantRailURL)
+		fmt.Fprintf(io.Stderr, "rail simulator on %s (POST /sim/down, /sim/up and GET /sim/credits with -H \"Authorization: Bearer %s\")\n",
+			cfg.InstantRailURL, token)
 	}
 	return withDatabase(ctx, cfg, dbURL, io, func(s *service) error {
 		if err := s.ensureDemoMerchant(ctx); err != nil {
@@ -188,7 +191,7 @@ Demo merchant (%s; also in %s)
   dashboard:          %s/dashboard/sign-in
   dashboard sign-in:  %s / %s
   provider simulator: %s (merchant client %s / %s)
-  rail simulator:     %s (POST /sim/down, /sim/up)
+  rail simulator:     %s (its /sim/ routes take the control token printed at start)
 
 Try it:
   curl -s %s/v2/customers -H "Authorization: Bearer %s" \

@@ -361,7 +361,7 @@ func TestRailSimCommand(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() {
-		done <- app.Run(ctx, []string{"rail-sim", "--listen", addr}, app.IO{Getenv: func(string) string { return "" }, Stdout: io.Discard, Stderr: io.Discard})
+		done <- app.Run(ctx, []string{"rail-sim", "--listen", addr, "--control-token", "railctl_test"}, app.IO{Getenv: func(string) string { return "" }, Stdout: io.Discard, Stderr: io.Discard})
 	}()
 	defer func() { cancel(); <-done }()
 	c := rail.New("http://"+addr+"/", rail.Options{})
@@ -377,6 +377,41 @@ func TestRailSimCommand(t *testing.T) {
 	}
 	if err != nil || got.Accepted || got.Reason != "AC06" {
 		t.Errorf("got %+v, %v; want rejected AC06", got, err)
+	}
+	// The control and read routes answer only the control token.
+	control := func(method, path, token string) int {
+		req, _ := http.NewRequest(method, "http://"+addr+path, nil)
+		if token != "" {
+			req.Header.Set("Authorization", "Bearer "+token)
+		}
+		res, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res.Body.Close()
+		return res.StatusCode
+	}
+	for _, token := range []string{"", "railctl_wrong"} {
+		if got := control(http.MethodGet, "/sim/credits", token); got != http.StatusNotFound {
+			t.Errorf("GET /sim/credits with token %q: %d, want 404", token, got)
+		}
+		if got := control(http.MethodPost, "/sim/down", token); got != http.StatusNotFound {
+			t.Errorf("POST /sim/down with token %q: %d, want 404", token, got)
+		}
+	}
+	if _, err := c.Credit(context.Background(), funding.InstantCredit{MessageID: "msg_2", RoutingNumber: "110000000",
+		AccountNumber: "9900000001", AmountCents: 1, Remittance: "FSAAAB"}); err != nil {
+		t.Errorf("the rail went down without the token: %v", err)
+	}
+	if got := control(http.MethodGet, "/sim/credits", "railctl_test"); got != http.StatusOK {
+		t.Errorf("GET /sim/credits with the token: %d", got)
+	}
+	if got := control(http.MethodPost, "/sim/down", "railctl_test"); got != http.StatusOK {
+		t.Errorf("POST /sim/down with the token: %d", got)
+	}
+	if _, err := c.Credit(context.Background(), funding.InstantCredit{MessageID: "msg_3", RoutingNumber: "110000000",
+		AccountNumber: "9900000001", AmountCents: 1, Remittance: "FSAAAC"}); err == nil {
+		t.Error("the rail is still up after /sim/down with the token")
 	}
 	var stderr bytes.Buffer
 	err = app.Run(context.Background(), []string{"rail-sim", "extra"}, app.IO{Getenv: func(string) string { return "" }, Stdout: io.Discard, Stderr: &stderr})

@@ -11,6 +11,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/fundsource/fundsource/internal/audit"
 	"github.com/fundsource/fundsource/internal/config"
 	"github.com/fundsource/fundsource/internal/merchant"
 	"github.com/fundsource/fundsource/internal/postgres"
@@ -114,6 +115,14 @@ func (s *service) runJobs(ctx context.Context) {
 		s.every(ctx, time.Hour, "event retention", s.Webhooks.PurgeEvents)
 	})
 	wg.Go(func() { s.Requests.Run(ctx) })
+	wg.Go(func() {
+		cp := s.Audit.Checkpointer(s.Config.AuditCheckpointFile, s.Now)
+		s.every(ctx, audit.CheckpointInterval, "audit checkpoints", counted(cp.Write))
+		// The heads of the last minute, before the process ends.
+		if _, err := cp.Write(context.WithoutCancel(ctx)); err != nil {
+			s.Log.Warn("audit checkpoints failed", slog.Any("error", err))
+		}
+	})
 	wg.Go(func() {
 		s.every(ctx, time.Hour, "API request log retention", s.Requests.Purge)
 	})

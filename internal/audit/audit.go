@@ -11,16 +11,30 @@
 // about it travels in a context.
 //
 // Each merchant's events form a hash chain: event n carries sequence
-// number n and hash = SHA-256(hash of event n-1 ‖ canonical JSON of event
-// n), the first event chaining from no bytes. The canonical JSON is the
-// event without its hash, keys in lexical order, no whitespace, times in
-// UTC at microseconds (what PostgreSQL keeps) and no HTML escaping. The
-// store appends under a lock on the merchant's chain head, so concurrent
-// writers still make one line, and keeps the head (last sequence number
-// and hash) beside the chain, so removing the newest events is noticed
-// too. Verify recomputes a chain and names the first event that does not
-// fit: a changed row breaks its own hash, a removed one leaves a gap in the
-// numbers, and reordered rows break both.
+// number n and hash = HMAC-SHA256 under AUDIT_KEY of (hash of event n-1 ‖
+// canonical JSON of event n), the first event chaining from no bytes. The
+// canonical JSON is the event without its hash, keys in lexical order, no
+// whitespace, times in UTC at microseconds (what PostgreSQL keeps) and no
+// HTML escaping. Events written before the key (version 1) are hashed
+// with plain SHA-256 and no version field; they verify as before, but
+// only as a chain's beginning: an unkeyed event after a keyed one is a
+// break, since anyone can compute SHA-256. The store appends under a lock
+// on the merchant's chain head, so concurrent writers still make one
+// line, and keeps the head (last sequence number and hash) beside the
+// chain.
+//
+// What lives in the database can be rewritten by whoever can write to it,
+// the head included: the key is what keeps such a writer from re-hashing
+// a changed chain, and the checkpoints are what notice the newest events
+// or a merchant's whole log removed. Every minute the service appends
+// each merchant's head, when it changed, to a file outside the database
+// (Checkpointer). Verify recomputes a chain under the key and names the
+// first event that does not fit: a changed row breaks its own hash, a
+// removed one leaves a gap in the numbers, a re-hashed one fails the key
+// (and its checkpoint), and a chain that ends below a checkpoint, or is
+// gone while a checkpoint names it, was cut. What the chain cannot show:
+// changes by someone holding both the database and AUDIT_KEY, and the
+// newest events removed before their first checkpoint (up to a minute).
 //
 // Details hold only what helps a person read the log (a URL's host, a
 // permission's name, a session count): never a secret, a password, a token
@@ -30,6 +44,7 @@ package audit
 import (
 	"bytes"
 	"context"
+	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -122,17 +137,32 @@ type Event struct {
 	Actor      Actor
 	CreatedAt  time.Time // UTC, microseconds
 	Details    map[string]string
+	Version    int // Unkeyed or Keyed: how Hash is made
 	Hash       []byte
+	// IPHidden shows the actor's IP as null (not part of the chain): a
+	// sandbox key sees account-wide events without their addresses.
+	IPHidden bool
 }
 
-// New makes the event that follows the chain head (seq, hash) at now.
-func New(e Entry, headSeq int64, headHash []byte, now time.Time) Event {
+// Hash versions of an event.
+const (
+	Unkeyed = 1 // SHA-256, events written before AUDIT_KEY
+	Keyed   = 2 // HMAC-SHA256 under AUDIT_KEY
+)
+
+// New makes the event that follows the chain head (seq, hash) at now,
+// hashed under key (unkeyed without one, which only tests of the chain's
+// older form do).
+func New(e Entry, headSeq int64, headHash []byte, now time.Time, key []byte) Event {
 	ev := Event{ID: ids.New(ids.Audit), MerchantID: e.MerchantID, Seq: headSeq + 1, Env: e.Env,
-		Action: e.Action, Actor: e.Actor, CreatedAt: now.UTC().Truncate(time.Microsecond), Details: e.Details}
+		Action: e.Action, Actor: e.Actor, CreatedAt: now.UTC().Truncate(time.Microsecond), Details: e.Details, Version: Keyed}
 	if ev.Details == nil {
 		ev.Details = map[string]string{}
 	}
-	ev.Hash = Link(headHash, ev)
+	if key == nil {
+		ev.Version = Unkeyed
+	}
+	ev.Hash = Link(key, headHash, ev)
 	return ev
 }
 
@@ -147,12 +177,16 @@ type canonical struct {
 	ID          string            `json:"id"`
 	MerchantID  string            `json:"merchant_id"`
 	Seq         int64             `json:"seq"`
+	Version     int               `json:"version,omitempty"` // absent in unkeyed events
 }
 
 // Canonical is the event's canonical JSON (see the package doc).
 func Canonical(e Event) []byte {
 	c := canonical{Action: e.Action, Actor: e.Actor, CreatedAt: e.CreatedAt.UTC().Format("2006-01-02T15:04:05.000000Z"),
 		Details: e.Details, ID: e.ID, MerchantID: e.MerchantID, Seq: e.Seq}
+	if e.Version >= Keyed {
+		c.Version = e.Version
+	}
 	if c.Details == nil {
 		c.Details = map[string]string{}
 	}
@@ -167,9 +201,13 @@ func Canonical(e Event) []byte {
 	return bytes.TrimSuffix(b.Bytes(), []byte("\n"))
 }
 
-// Link is the hash of e following an event whose hash is prev.
-func Link(prev []byte, e Event) []byte {
+// Link is the hash of e following an event whose hash is prev: keyed
+// under key, or plain SHA-256 for an unkeyed event.
+func Link(key, prev []byte, e Event) []byte {
 	h := sha256.New()
+	if e.Version >= Keyed {
+		h = hmac.New(sha256.New, key)
+	}
 	h.Write(prev)
 	h.Write(Canonical(e))
 	return h.Sum(nil)
@@ -192,42 +230,72 @@ func (b *Break) Error() string {
 // Verifier checks one merchant's chain an event at a time: Next with each
 // event in stored order (by sequence number), then End with the head the
 // store keeps (its last sequence number and hash; 0 and nil when the
-// merchant has none). Each returns the first break, or nil.
+// merchant has none). Each returns the first break, or nil. Key is
+// AUDIT_KEY; Checkpoints are the merchant's checkpoints from the file.
 type Verifier struct {
+	Key         []byte
+	Checkpoints []Checkpoint
+
 	prev   []byte
 	n      int64
 	lastID string
+	keyed  bool // a keyed event was seen
+	byseq  map[int64]Checkpoint
 }
 
 // Next checks the event that comes next in stored order.
 func (v *Verifier) Next(e Event) *Break {
+	if v.byseq == nil {
+		v.byseq = map[int64]Checkpoint{}
+		for _, c := range v.Checkpoints {
+			v.byseq[c.Seq] = c
+		}
+	}
 	want := v.n + 1
 	switch {
 	case e.Seq != want:
 		return &Break{Seq: want, EventID: e.ID, Reason: fmt.Sprintf("found sequence number %d: an event is missing or out of order", e.Seq)}
-	case !bytes.Equal(Link(v.prev, e), e.Hash):
-		return &Break{Seq: want, EventID: e.ID, Reason: "its hash does not match its content and the previous event's hash: it was changed or moved"}
+	case e.Version < Keyed && v.keyed:
+		return &Break{Seq: want, EventID: e.ID, Reason: "an unkeyed event follows keyed ones: it was re-hashed without the key"}
+	case !hmac.Equal(Link(v.Key, v.prev, e), e.Hash):
+		return &Break{Seq: want, EventID: e.ID, Reason: "its hash does not match its content and the previous event's hash under the key: it was changed, moved or re-hashed"}
 	}
-	v.prev, v.n, v.lastID = e.Hash, want, e.ID
+	if c, ok := v.byseq[want]; ok && c.Hash != HashHex(e.Hash) {
+		return &Break{Seq: want, EventID: e.ID, Reason: fmt.Sprintf("its hash differs from the checkpoint of %s: the chain was re-hashed", c.Time.UTC().Format(time.RFC3339))}
+	}
+	v.prev, v.n, v.lastID, v.keyed = e.Hash, want, e.ID, v.keyed || e.Version >= Keyed
 	return nil
 }
 
-// End checks the chain's end against the stored head.
+// End checks the chain's end against the stored head and the checkpoints.
 func (v *Verifier) End(headSeq int64, headHash []byte) *Break {
+	var last Checkpoint
+	for _, c := range v.Checkpoints {
+		if c.Seq > last.Seq {
+			last = c
+		}
+	}
 	switch {
+	case v.n == 0 && headSeq == 0 && last.Seq > 0:
+		return &Break{Seq: 1, Reason: fmt.Sprintf("the merchant's log is gone but the checkpoint of %s names event %d: it was deleted",
+			last.Time.UTC().Format(time.RFC3339), last.Seq)}
 	case headSeq > v.n:
 		return &Break{Seq: v.n + 1, Reason: fmt.Sprintf("the chain ends at %d but its head says %d: events were removed", v.n, headSeq)}
 	case headSeq < v.n:
 		return &Break{Seq: v.n, EventID: v.lastID, Reason: fmt.Sprintf("the head says the chain ends at %d: events were added outside the service", headSeq)}
 	case !bytes.Equal(v.prev, headHash):
 		return &Break{Seq: v.n, EventID: v.lastID, Reason: "the last event's hash does not match the chain head"}
+	case last.Seq > v.n:
+		return &Break{Seq: v.n + 1, Reason: fmt.Sprintf("the chain ends at %d but the checkpoint of %s names event %d: the newest events were removed",
+			v.n, last.Time.UTC().Format(time.RFC3339), last.Seq)}
 	}
 	return nil
 }
 
-// Verify checks a whole chain held in memory (see Verifier).
-func Verify(events []Event, headSeq int64, headHash []byte) *Break {
-	var v Verifier
+// Verify checks a whole chain held in memory under key against the
+// merchant's checkpoints (see Verifier).
+func Verify(key []byte, events []Event, headSeq int64, headHash []byte, checkpoints []Checkpoint) *Break {
+	v := Verifier{Key: key, Checkpoints: checkpoints}
 	for _, e := range events {
 		if b := v.Next(e); b != nil {
 			return b
@@ -239,8 +307,9 @@ func Verify(events []Event, headSeq int64, headHash []byte) *Break {
 // HashHex is a hash as the API shows it.
 func HashHex(h []byte) string { return hex.EncodeToString(h) }
 
-// MarshalJSON writes the API's audit event: {id, seq, action, actor,
-// environment (null for the whole account), created_at, details, hash}.
+// MarshalJSON writes the API's audit event: {id, seq, action, actor
+// (its ip null when IPHidden), environment (null for the whole account),
+// created_at, details, hash}.
 func (e Event) MarshalJSON() ([]byte, error) {
 	var env *string
 	if e.Env != "" {
@@ -251,14 +320,23 @@ func (e Event) MarshalJSON() ([]byte, error) {
 	if details == nil {
 		details = map[string]string{}
 	}
+	type shownActor struct {
+		Type string  `json:"type"`
+		ID   string  `json:"id"`
+		IP   *string `json:"ip"`
+	}
+	actor := shownActor{Type: e.Actor.Type, ID: e.Actor.ID, IP: &e.Actor.IP}
+	if e.IPHidden {
+		actor.IP = nil
+	}
 	return json.Marshal(struct {
 		ID          string            `json:"id"`
 		Seq         int64             `json:"seq"`
 		Action      string            `json:"action"`
-		Actor       Actor             `json:"actor"`
+		Actor       shownActor        `json:"actor"`
 		Environment *string           `json:"environment"`
 		CreatedAt   time.Time         `json:"created_at"`
 		Details     map[string]string `json:"details"`
 		Hash        string            `json:"hash"`
-	}{e.ID, e.Seq, e.Action, e.Actor, env, e.CreatedAt.UTC(), details, HashHex(e.Hash)})
+	}{e.ID, e.Seq, e.Action, actor, env, e.CreatedAt.UTC(), details, HashHex(e.Hash)})
 }

@@ -1,6 +1,8 @@
 package audit
 
 import (
+	"time"
+
 	"context"
 
 	"github.com/fundsource/fundsource/internal/core/paging"
@@ -21,13 +23,17 @@ type Store interface {
 	AuditHead(ctx context.Context, merchantID string) (seq int64, hash []byte, err error)
 	// AuditMerchants lists every merchant that has a chain head or events.
 	AuditMerchants(ctx context.Context) ([]string, error)
+	HeadStore
 }
 
 // Service reads the audit log.
-type Service struct{ store Store }
+type Service struct {
+	store Store
+	key   []byte // AUDIT_KEY
+}
 
-// NewService returns a Service.
-func NewService(store Store) *Service { return &Service{store: store} }
+// NewService returns a Service that verifies chains under key.
+func NewService(store Store, key []byte) *Service { return &Service{store: store, key: key} }
 
 // List returns a page of scope's events (its environment's and the
 // account's), newest first.
@@ -39,24 +45,28 @@ func (s *Service) List(ctx context.Context, scope tenant.Scope, p paging.Page) (
 // verifyBatch is how many events Verify reads at a time.
 const verifyBatch = 1000
 
-// Verify checks one merchant's chain from its first event to its head and
-// returns the first break, or nil.
-func (s *Service) Verify(ctx context.Context, merchantID string) (*Break, error) {
+// Verify checks one merchant's chain from its first event to its head,
+// under the key and against the merchant's checkpoints, and returns the
+// first break, or nil.
+func (s *Service) Verify(ctx context.Context, merchantID string, checkpoints []Checkpoint) (*Break, error) {
 	// The head first: events appended while the chain is read then only
 	// lengthen it beyond the head, which the read stops at.
 	seq, hash, err := s.store.AuditHead(ctx, merchantID)
 	if err != nil {
 		return nil, err
 	}
+	v := Verifier{Key: s.key, Checkpoints: checkpoints}
 	if seq == 0 {
 		// No head: there must be no events either.
 		evs, err := s.store.AuditChain(ctx, merchantID, 0, 1)
-		if err != nil || len(evs) == 0 {
+		if err != nil {
 			return nil, err
+		}
+		if len(evs) == 0 {
+			return v.End(0, nil), nil
 		}
 		return &Break{Seq: 1, EventID: evs[0].ID, Reason: "the chain's head is missing"}, nil
 	}
-	var v Verifier
 	for after := int64(0); after < seq; {
 		evs, err := s.store.AuditChain(ctx, merchantID, after, int(min(verifyBatch, seq-after)))
 		if err != nil {
@@ -78,4 +88,9 @@ func (s *Service) Verify(ctx context.Context, merchantID string) (*Break, error)
 // Merchants lists the merchants that have an audit log.
 func (s *Service) Merchants(ctx context.Context) ([]string, error) {
 	return s.store.AuditMerchants(ctx)
+}
+
+// Checkpointer returns the writer of the checkpoint file at path.
+func (s *Service) Checkpointer(path string, now func() time.Time) *Checkpointer {
+	return NewCheckpointer(path, s.store, now)
 }

@@ -59,6 +59,13 @@ type Config struct {
 	// body (an account number) against them. 32 bytes.
 	IdempotencyKey []byte
 	SessionKeys    [][]byte // each 32 or 64 bytes
+	// AuditKey keys the audit log's hash chain (HMAC-SHA256), so a writer
+	// with only database access cannot re-hash a changed chain. 32 to 64
+	// bytes.
+	AuditKey []byte
+	// AuditCheckpointFile receives each merchant's audit chain head every
+	// minute it changed (JSON lines), outside the database.
+	AuditCheckpointFile string
 
 	// RoutingDirectoryFile is the FedACH directory file; empty uses the
 	// embedded sample, which accepts unknown (check-digit-valid) numbers.
@@ -186,10 +193,11 @@ const (
 	varFingerprint = "FINGERPRINT_KEY"
 	varSession     = "SESSION_KEYS"
 	varIdempotency = "IDEMPOTENCY_KEY"
+	varAudit       = "AUDIT_KEY"
 )
 
 // keyVars are the key variables, in the order they are reported.
-var keyVars = []string{varEncryption, varFingerprint, varSession, varIdempotency}
+var keyVars = []string{varEncryption, varFingerprint, varSession, varIdempotency, varAudit}
 
 // generateKey makes a development value for a key variable.
 func generateKey(name string) string {
@@ -324,6 +332,7 @@ func Load(getenv Getenv) (*Config, error) {
 	c.MetricsAddr = getenv("METRICS_ADDR")
 	c.ACHODFIRouting = getenv("ACH_ODFI_ROUTING")
 	c.ACHOutboxDir = orDefault(getenv("ACH_OUTBOX_DIR"), filepath.Join(c.DataDir, "ach-outbox"))
+	c.AuditCheckpointFile = orDefault(getenv("AUDIT_CHECKPOINT_FILE"), filepath.Join(c.DataDir, "audit-checkpoints.jsonl"))
 	c.ACHDestinationRouting = orDefault(getenv("ACH_DESTINATION_ROUTING"), c.ACHODFIRouting)
 	c.ACHDestinationName = getenv("ACH_DESTINATION_NAME")
 	c.ACHOriginName = getenv("ACH_ORIGIN_NAME")
@@ -396,6 +405,9 @@ func (c *Config) loadKeys(getenv Getenv) error {
 	}
 	if c.IdempotencyKey, err = parseKey(vals[varIdempotency], 32, 64); err != nil {
 		return fmt.Errorf("%s: %w", varIdempotency, err)
+	}
+	if c.AuditKey, err = parseKey(vals[varAudit], 32, 64); err != nil {
+		return fmt.Errorf("%s: %w", varAudit, err)
 	}
 	for _, part := range strings.Split(vals[varSession], ",") {
 		k, err := parseKey(strings.TrimSpace(part), 32, 64)

@@ -17,7 +17,8 @@ func TestDevelopmentGeneratesKeysOnceAndReusesThem(t *testing.T) {
 		t.Fatal(err)
 	}
 	if len(c1.AccountEncryptionKeys) != 1 || len(c1.AccountEncryptionKeys[0].Bytes) != 32 || len(c1.FingerprintKey) != 32 || len(c1.SessionKeys) != 1 ||
-		len(c1.IdempotencyKey) != 32 || string(c1.IdempotencyKey) == string(c1.FingerprintKey) {
+		len(c1.IdempotencyKey) != 32 || string(c1.IdempotencyKey) == string(c1.FingerprintKey) ||
+		len(c1.AuditKey) != 32 || string(c1.AuditKey) == string(c1.IdempotencyKey) || c1.AuditCheckpointFile != filepath.Join(dir, "audit-checkpoints.jsonl") {
 		t.Fatalf("generated keys have wrong shape: %+v", c1)
 	}
 	st, err := os.Stat(filepath.Join(dir, "keys.env"))
@@ -28,7 +29,8 @@ func TestDevelopmentGeneratesKeysOnceAndReusesThem(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if string(c2.FingerprintKey) != string(c1.FingerprintKey) || string(c2.AccountEncryptionKeys[0].Bytes) != string(c1.AccountEncryptionKeys[0].Bytes) {
+	if string(c2.FingerprintKey) != string(c1.FingerprintKey) || string(c2.AccountEncryptionKeys[0].Bytes) != string(c1.AccountEncryptionKeys[0].Bytes) ||
+		string(c2.AuditKey) != string(c1.AuditKey) {
 		t.Error("second load generated new keys instead of reusing keys.env")
 	}
 	if c1.Mode != Development || c1.ListenAddr != "127.0.0.1:8080" || c1.RateLimitSandbox != 25 || c1.RateLimitProduction != 100 || !c1.WebhookAllowPrivateTargets ||
@@ -57,7 +59,8 @@ func TestDevelopmentKeysGainANewKey(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(c1.IdempotencyKey) != 32 || string(c1.IdempotencyKey) != string(c2.IdempotencyKey) {
+	if len(c1.IdempotencyKey) != 32 || string(c1.IdempotencyKey) != string(c2.IdempotencyKey) ||
+		len(c1.AuditKey) != 32 || string(c1.AuditKey) != string(c2.AuditKey) {
 		t.Errorf("the new key was not generated once and kept")
 	}
 	if string(c1.FingerprintKey) != strings.Repeat("\x04\x10\x41", 10)+"\x04\x10" {
@@ -78,7 +81,7 @@ func TestProductionRefusesToStartWithoutKeys(t *testing.T) {
 	if err == nil {
 		t.Fatal("production started without keys")
 	}
-	for _, name := range []string{"ACCOUNT_ENCRYPTION_KEYS", "FINGERPRINT_KEY", "SESSION_KEYS", "IDEMPOTENCY_KEY"} {
+	for _, name := range []string{"ACCOUNT_ENCRYPTION_KEYS", "FINGERPRINT_KEY", "SESSION_KEYS", "IDEMPOTENCY_KEY", "AUDIT_KEY"} {
 		if !strings.Contains(err.Error(), name) {
 			t.Errorf("error %q does not name %s", err, name)
 		}
@@ -95,6 +98,10 @@ func TestProductionRefusesToStartWithoutKeys(t *testing.T) {
 		t.Fatalf("production without IDEMPOTENCY_KEY: %v", err)
 	}
 	base["IDEMPOTENCY_KEY"] = k
+	if _, err := Load(env(base)); err == nil || !strings.Contains(err.Error(), "AUDIT_KEY") {
+		t.Fatalf("production without AUDIT_KEY: %v", err)
+	}
+	base["AUDIT_KEY"] = k
 	c, err := Load(env(base))
 	if err != nil {
 		t.Fatalf("production with keys: %v", err)

@@ -17,7 +17,7 @@ import (
 // authorization (or the account is frozen), so debits are refused until
 // the merchant attests that the customer authorized again.
 type Block struct {
-	Code      string    `json:"code"`   // the ACH return code, "R07"
+	Code      string    `json:"code"`   // the ACH return code, "R07", or "noc_unapplicable"
 	Reason    string    `json:"reason"` // its meaning
 	BlockedAt time.Time `json:"blocked_at"`
 }

@@ -159,8 +159,19 @@ func CheckLogo(data []byte) (Logo, error) {
 		return Logo{}, errs.Invalid("logo", fmt.Sprintf("the logo must be at most %d×%d pixels; this one is %d×%d",
 			MaxLogoPixels, MaxLogoPixels, cfg.Width, cfg.Height))
 	}
+	if typ == LogoTypeJPEG {
+		scans, blocks, err := jpegWork(data)
+		switch {
+		case err != nil:
+			return Logo{}, errs.Invalid("logo", "the logo is not a readable PNG or JPEG image")
+		case scans > maxJPEGScans:
+			return Logo{}, errs.Invalid("logo", fmt.Sprintf("the logo is a JPEG of more than %d scans; save it as a baseline JPEG or a PNG", maxJPEGScans))
+		case blocks > maxJPEGBlockVisits:
+			return Logo{}, errs.Invalid("logo", "the logo's JPEG takes too much work to decode; save it as a baseline JPEG or a PNG")
+		}
+	}
 	// A header can be valid over a broken image: decode it whole, which
-	// the bounds above keep small.
+	// the bounds above keep small (see jpegWork for a JPEG's).
 	if _, _, err := image.Decode(bytes.NewReader(data)); err != nil {
 		return Logo{}, errs.Invalid("logo", "the logo is not a readable PNG or JPEG image")
 	}

@@ -2,7 +2,9 @@ package merchant
 
 import (
 	"context"
+	"crypto/rand"
 	"crypto/sha256"
+	"fmt"
 	"strconv"
 	"strings"
 	"time"
@@ -41,6 +43,42 @@ type SessionStore interface {
 	// DeleteSessionsBefore ends sessions created before created or last
 	// seen before seen.
 	DeleteSessionsBefore(ctx context.Context, created, seen time.Time) (int64, error)
+	// SetSessionReveal keeps pad with the session; errs.NotFound when it ended.
+	SetSessionReveal(ctx context.Context, idHash, pad []byte) error
+	// TakeSessionReveal returns the session's pad and clears it; nil when
+	// it has none.
+	TakeSessionReveal(ctx context.Context, idHash []byte) ([]byte, error)
+}
+
+// HoldReveal masks secret for the session of id with a fresh random pad
+// kept on the server, and returns it masked, for the session's cookie.
+// TakeReveal unmasks it once: the pad is gone after, so the cookie,
+// replayed, shows nothing; a database reader sees only the pad.
+func (s *Service) HoldReveal(ctx context.Context, id, secret string) ([]byte, error) {
+	pad := make([]byte, len(secret))
+	_, _ = rand.Read(pad)
+	if err := s.store.SetSessionReveal(ctx, SessionHash(id), pad); err != nil {
+		return nil, fmt.Errorf("hold secret for the dashboard: %w", err)
+	}
+	return xorBytes([]byte(secret), pad), nil
+}
+
+// TakeReveal unmasks a secret HoldReveal masked for the session of id, the
+// first time only; "" after that, or for a mask of another length.
+func (s *Service) TakeReveal(ctx context.Context, id string, masked []byte) (string, error) {
+	pad, err := s.store.TakeSessionReveal(ctx, SessionHash(id))
+	if err != nil || len(pad) != len(masked) || len(pad) == 0 {
+		return "", err
+	}
+	return string(xorBytes(masked, pad)), nil
+}
+
+func xorBytes(a, b []byte) []byte {
+	out := make([]byte, len(a))
+	for i := range a {
+		out[i] = a[i] ^ b[i]
+	}
+	return out
 }
 
 // SessionHash is what is stored of a session id.

@@ -135,6 +135,7 @@ type achEntryRow struct {
 	Debit        bool    `db:"debit"`
 	Cents        *int64  `db:"amount_cents"` // NULL for micro-deposits (kept sealed)
 	ReturnCode   *string `db:"return_code"`
+	ReturnTrace  *string `db:"return_trace"`
 	SEC          *string `db:"sec_code"`
 	Description  *string `db:"entry_description"`
 	PaymentType  *string `db:"payment_type"`
@@ -145,7 +146,7 @@ type achEntryRow struct {
 func (r achEntryRow) domain() ach.Entry {
 	e := ach.Entry{Trace: r.Trace, FileID: r.FileID, Scope: tenant.Scope{MerchantID: r.MerchantID, Env: tenant.Environment(r.Environment)},
 		Kind: r.Kind, SourceID: r.SourceID, CustomerID: r.CustomerID, PaymentID: deref(r.PaymentID), Debit: r.Debit,
-		ReturnCode: deref(r.ReturnCode), Class: ach.Class{SEC: deref(r.SEC), Description: deref(r.Description), PaymentType: deref(r.PaymentType)},
+		ReturnCode: deref(r.ReturnCode), ReturnTrace: deref(r.ReturnTrace), Class: ach.Class{SEC: deref(r.SEC), Description: deref(r.Description), PaymentType: deref(r.PaymentType)},
 		FileDate: deref(r.FileDate), Recurs: r.Recurs}
 	if r.DepositSeq != nil {
 		e.DepositSeq, e.DepositIndex = *r.DepositSeq, *r.DepositIndex
@@ -157,7 +158,7 @@ func (r achEntryRow) domain() ach.Entry {
 }
 
 const achEntryColumns = `trace_number, file_id, merchant_id, environment, kind, funding_source_id, customer_id,
-       deposit_seq, deposit_index, payment_id, debit, amount_cents, return_code, sec_code, entry_description, payment_type,
+       deposit_seq, deposit_index, payment_id, debit, amount_cents, return_code, sec_code, entry_description, payment_type, return_trace,
        to_char(file_date, 'YYYY-MM-DD') AS file_date`
 
 const insertACHEntry = `
@@ -219,12 +220,23 @@ func (q queries) ACHEntry(ctx context.Context, trace string) (ach.Entry, error) 
 }
 
 const markACHEntryReturned = `
-UPDATE ach_entries SET return_code = $2, returned_at = $3
+UPDATE ach_entries SET return_code = $2, return_trace = NULLIF($3, ''), returned_at = $4
 WHERE trace_number = $1 AND file_id = (` + newestEntry + `)`
 
-// MarkACHEntryReturned records a return on the newest entry with a trace
-// number, the one ACHEntry returns.
-func (q queries) MarkACHEntryReturned(ctx context.Context, trace, code string, at time.Time) error {
-	_, err := q.ex.ExecContext(ctx, markACHEntryReturned, trace, code, at)
+// MarkACHEntryReturned records the return applied to the newest entry with
+// a trace number, the one ACHEntry returns.
+func (q queries) MarkACHEntryReturned(ctx context.Context, trace, code, returnTrace string, at time.Time) error {
+	_, err := q.ex.ExecContext(ctx, markACHEntryReturned, trace, code, returnTrace, at)
 	return translate(err)
+}
+
+const achFile = `SELECT id, serial, name, status, created_at, offset_traces FROM ach_files WHERE id = $1`
+
+// ACHFile reads a file record.
+func (q queries) ACHFile(ctx context.Context, id string) (ach.File, error) {
+	var r achFileRow
+	if err := sqlx.GetContext(ctx, q.ex, &r, achFile, id); err != nil {
+		return ach.File{}, translate(err)
+	}
+	return r.domain(), nil
 }

@@ -28,8 +28,8 @@ RETURNING seq, hash`
 // appendAudit writes the event and moves the head to it.
 const appendAudit = `
 WITH ins AS (
-    INSERT INTO audit_events (id, merchant_id, seq, environment, action, actor_type, actor_id, actor_ip, created_at, details, hash)
-    VALUES ($1, $2, $3, NULLIF($4, ''), $5, $6, $7, $8, $9, $10, $11)
+    INSERT INTO audit_events (id, merchant_id, seq, environment, action, actor_type, actor_id, actor_ip, created_at, details, version, hash)
+    VALUES ($1, $2, $3, NULLIF($4, ''), $5, $6, $7, $8, $9, $10, $12, $11)
 )
 UPDATE audit_heads SET seq = $3, hash = $11 WHERE merchant_id = $2`
 
@@ -46,20 +46,20 @@ func (q queries) RecordAudit(ctx context.Context, e audit.Entry) error {
 	if err := sqlx.GetContext(ctx, q.ex, &head, lockAuditHead, e.MerchantID); err != nil {
 		return fmt.Errorf("record audit event: %w", translate(err))
 	}
-	ev := audit.New(e, head.Seq, head.Hash, time.Now())
+	ev := audit.New(e, head.Seq, head.Hash, time.Now(), q.db.auditKey)
 	details, err := json.Marshal(ev.Details)
 	if err != nil {
 		return fmt.Errorf("record audit event: %w", err)
 	}
 	_, err = q.ex.ExecContext(ctx, appendAudit, ev.ID, ev.MerchantID, ev.Seq, string(ev.Env), ev.Action,
-		ev.Actor.Type, ev.Actor.ID, ev.Actor.IP, ev.CreatedAt, details, ev.Hash)
+		ev.Actor.Type, ev.Actor.ID, ev.Actor.IP, ev.CreatedAt, details, ev.Hash, ev.Version)
 	if err != nil {
 		return fmt.Errorf("record audit event: %w", translate(err))
 	}
 	return nil
 }
 
-const auditColumns = `id, merchant_id, seq, COALESCE(environment, '') AS environment, action, actor_type, actor_id, actor_ip, created_at, details, hash`
+const auditColumns = `id, merchant_id, seq, COALESCE(environment, '') AS environment, action, actor_type, actor_id, actor_ip, created_at, details, version, hash`
 
 type auditRow struct {
 	ID         string    `db:"id"`
@@ -72,12 +72,13 @@ type auditRow struct {
 	ActorIP    string    `db:"actor_ip"`
 	CreatedAt  time.Time `db:"created_at"`
 	Details    []byte    `db:"details"`
+	Version    int       `db:"version"`
 	Hash       []byte    `db:"hash"`
 }
 
 func (r auditRow) domain() audit.Event {
 	e := audit.Event{ID: r.ID, MerchantID: r.MerchantID, Seq: r.Seq, Env: tenant.Environment(r.Env), Action: r.Action,
-		Actor: audit.Actor{Type: r.ActorType, ID: r.ActorID, IP: r.ActorIP}, CreatedAt: r.CreatedAt.UTC(), Hash: r.Hash}
+		Actor: audit.Actor{Type: r.ActorType, ID: r.ActorID, IP: r.ActorIP}, CreatedAt: r.CreatedAt.UTC(), Version: r.Version, Hash: r.Hash}
 	// A row whose details are not an object of strings (changed by hand)
 	// reads as empty details, which its hash then refuses.
 	if json.Unmarshal(r.Details, &e.Details) != nil || e.Details == nil {
@@ -151,4 +152,23 @@ ORDER BY 1`
 func (q queries) AuditMerchants(ctx context.Context) ([]string, error) {
 	var out []string
 	return out, translate(sqlx.SelectContext(ctx, q.ex, &out, auditMerchants))
+}
+
+const auditHeads = `SELECT merchant_id, seq, hash FROM audit_heads WHERE seq > 0 ORDER BY merchant_id`
+
+// AuditHeads returns every merchant's chain head.
+func (q queries) AuditHeads(ctx context.Context) ([]audit.Head, error) {
+	var rows []struct {
+		MerchantID string `db:"merchant_id"`
+		Seq        int64  `db:"seq"`
+		Hash       []byte `db:"hash"`
+	}
+	if err := sqlx.SelectContext(ctx, q.ex, &rows, auditHeads); err != nil {
+		return nil, translate(err)
+	}
+	out := make([]audit.Head, len(rows))
+	for i, r := range rows {
+		out[i] = audit.Head{MerchantID: r.MerchantID, Seq: r.Seq, Hash: r.Hash}
+	}
+	return out, nil
 }

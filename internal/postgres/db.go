@@ -55,7 +55,14 @@ type DB struct {
 	// which batchX writes (see openBatchPool).
 	creations *batches[*creation]
 	batchX    *sqlx.DB
+	// auditKey keys the audit chain's new events (nil: unkeyed); set once
+	// by SetAuditKey before use.
+	auditKey []byte
 }
+
+// SetAuditKey sets the key (AUDIT_KEY) new audit events are hashed under.
+// Call it before the database is used.
+func (db *DB) SetAuditKey(key []byte) { db.auditKey = key }
 
 // Open connects to databaseURL (any form ConnString accepts) and checks
 // the connection.

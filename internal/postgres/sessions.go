@@ -83,3 +83,38 @@ func (q queries) Sessions(ctx context.Context, merchantID string) ([]merchant.Se
 	}
 	return mapRows(rows, sessionRow.domain), nil
 }
+
+const setSessionReveal = `UPDATE dashboard_sessions SET reveal_pad = $2 WHERE id_hash = $1`
+
+// SetSessionReveal keeps a one-time pad with the session.
+func (q queries) SetSessionReveal(ctx context.Context, idHash, pad []byte) error {
+	res, err := q.ex.ExecContext(ctx, setSessionReveal, idHash, pad)
+	if err != nil {
+		return translate(err)
+	}
+	if n, err := res.RowsAffected(); err != nil || n == 0 {
+		return errs.New(errs.NotFound, "session not found")
+	}
+	return nil
+}
+
+// takeSessionReveal clears the pad and returns what it was: the row lock
+// of the UPDATE makes two readers of one cookie get it at most once.
+const takeSessionReveal = `
+UPDATE dashboard_sessions s SET reveal_pad = NULL
+FROM (SELECT id_hash, reveal_pad FROM dashboard_sessions WHERE id_hash = $1 FOR UPDATE) old
+WHERE s.id_hash = old.id_hash AND old.reveal_pad IS NOT NULL
+RETURNING old.reveal_pad`
+
+// TakeSessionReveal returns the session's pad once.
+func (q queries) TakeSessionReveal(ctx context.Context, idHash []byte) ([]byte, error) {
+	var pad []byte
+	err := sqlx.GetContext(ctx, q.ex, &pad, takeSessionReveal, idHash)
+	if err != nil {
+		if err = translate(err); errs.Is(err, errs.NotFound) {
+			return nil, nil
+		}
+		return nil, err
+	}
+	return pad, nil
+}

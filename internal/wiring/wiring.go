@@ -102,6 +102,7 @@ func Build(cfg *config.Config, d Deps) (*Services, error) {
 		cost = bcrypt.DefaultCost
 	}
 	db, now := d.DB, d.Now
+	db.SetAuditKey(cfg.AuditKey)
 	fund := funding.NewService(db.Funding(), banks, v, now)
 	if cfg.PlaidBaseURL != "" {
 		fund.WithProvider(provider.New(cfg.PlaidBaseURL, cfg.PlaidClientID, cfg.PlaidSecret, d.Log))
@@ -120,7 +121,7 @@ func Build(cfg *config.Config, d Deps) (*Services, error) {
 		Payments:  payment.NewService(db.Payments(), payment.Config{MaxAmount: cfg.PaymentMaxCents, SettleDelay: cfg.PaymentSettleDelay}, now),
 		Requests:  requestlog.New(db.Requests(), now, d.Log),
 		Overview:  overview.NewService(db.Overview(), now),
-		Audit:     audit.NewService(db.Audit()),
+		Audit:     audit.NewService(db.Audit(), cfg.AuditKey),
 	}
 	// A removed source's subscriptions end with it, in the removal's
 	// transaction: every store of package postgres reaches the other
@@ -135,7 +136,11 @@ func Build(cfg *config.Config, d Deps) (*Services, error) {
 		return s.Funding.ApplyReturnTx(ctx, tx.(postgres.Stores).Funding(), scope, sourceID, code)
 	})
 	s.Funding.OnBlock(func(ctx context.Context, tx funding.Store, scope tenant.Scope, sourceID, code string) error {
-		return s.Payments.SourceBlockedTx(ctx, tx.(postgres.Stores).Payments(), scope, sourceID, achcode.ReturnReason(code))
+		reason := code // a block of its own, like noc_unapplicable
+		if achcode.Valid(code) {
+			reason = achcode.ReturnReason(code)
+		}
+		return s.Payments.SourceBlockedTx(ctx, tx.(postgres.Stores).Payments(), scope, sourceID, reason)
 	})
 	if cfg.ACHODFIRouting != "" {
 		ac := ach.Config{Dir: cfg.ACHOutboxDir, ODFIRouting: cfg.ACHODFIRouting, DestinationRouting: cfg.ACHDestinationRouting,

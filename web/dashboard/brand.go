@@ -5,12 +5,15 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"time"
 
 	"github.com/gin-gonic/gin"
 
 	"github.com/fundsource/fundsource/internal/core/errs"
 	"github.com/fundsource/fundsource/internal/merchant"
+	"github.com/fundsource/fundsource/templates/components"
 	view "github.com/fundsource/fundsource/templates/dashboard"
+	"github.com/fundsource/fundsource/web/surface"
 )
 
 // brandPath is the Settings form that sets the hosted page's brand.
@@ -20,6 +23,15 @@ const brandPath = "/dashboard/settings/brand"
 // past merchant.MaxLogoBytes, so a logo somewhat too large is read whole
 // and refused with its size named, rather than cut off.
 const maxBrandBody = 1 << 20
+
+// A merchant may upload logoUploadsPerWindow logos per logoUploadWindow,
+// refused or not: each costs a decode. The allowance is this process's
+// (like the sign-in limits), because what it protects is this process's
+// CPU; behind N processes a merchant gets at most N times it.
+const (
+	logoUploadWindow     = time.Hour
+	logoUploadsPerWindow = 10
+)
 
 // setBrand stores the display name, accent and logo from the Settings
 // form. Every part is checked before anything is written; a refusal shows
@@ -53,6 +65,16 @@ func (s *Surface) setBrand(c *gin.Context) {
 		}
 		if err != nil {
 			s.Fail(c, err)
+			return
+		}
+	}
+	if len(ch.Logo) > 0 {
+		if wait, ok := s.logoUploads.Allow(in.Merchant.ID, s.Now()); !ok {
+			s.Resolve(c, surface.RateLimited("Too many logo uploads.", wait))
+			mins := max(int((wait+time.Minute-1)/time.Minute), 1)
+			typed.BrandError, typed.BrandField = fmt.Sprintf("You have uploaded %d logos in the last hour. Wait about %d %s and try again.",
+				logoUploadsPerWindow, mins, components.Plural(mins, "minute", "minutes")), "logo"
+			s.renderSettings(c, http.StatusTooManyRequests, typed)
 			return
 		}
 	}

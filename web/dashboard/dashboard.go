@@ -116,8 +116,9 @@ type Surface struct {
 	overview  *overview.Service
 	audit     *audit.Service
 
-	sessions *sessions.CookieStore
-	attempts signInLimits
+	sessions    *sessions.CookieStore
+	attempts    signInLimits
+	logoUploads *surface.KeyLimiter // by merchant id
 }
 
 // New returns the dashboard on k.
@@ -130,6 +131,7 @@ func New(k *surface.Shared, d Deps) *Surface {
 			perEmail:     surface.NewKeyLimiter(signInWindow, d.Config.SignInAttemptsPerEmail*emailAloneFactor),
 			slowdown:     d.Config.SignInSlowdown,
 		},
+		logoUploads: surface.NewKeyLimiter(logoUploadWindow, logoUploadsPerWindow),
 	}
 }
 
@@ -481,7 +483,12 @@ func (s *Surface) rollKey(c *gin.Context) {
 	}
 	s.Log.InfoContext(c.Request.Context(), "secret key rolled from the dashboard",
 		slog.String("merchant_id", in.Scope.MerchantID), slog.String("environment", string(in.Scope.Env)))
-	in.session.Values[sessNewSecret] = secret
+	masked, err := s.merchants.HoldReveal(c.Request.Context(), in.sessionID, secret)
+	if err != nil {
+		s.Fail(c, err)
+		return
+	}
+	in.session.Values[sessNewSecret] = masked
 	if err := in.session.Save(c.Request, c.Writer); err != nil {
 		s.Fail(c, err)
 		return

@@ -3,6 +3,7 @@ package dashboard
 import (
 	"crypto/hmac"
 	"crypto/sha256"
+	"log/slog"
 	"net/http"
 	"net/url"
 	"strings"
@@ -29,8 +30,9 @@ const sessionCookie = "fundsource_session"
 const (
 	sessEnv = "env"
 	sessID  = "sid"
-	// sessNewSecret is a just-rolled secret key, until the page after the
-	// roll's redirect shows it.
+	// sessNewSecret is a just-rolled secret key masked with a pad only the
+	// server's session row holds, until the page after the roll's
+	// redirect shows it once (merchant.Service.HoldReveal).
 	sessNewSecret = "new_secret"
 )
 
@@ -191,16 +193,22 @@ const (
 )
 
 // takeNewSecret returns and clears the secret key a roll left for the
-// next page: it rides the session cookie, which is encrypted, for one
-// redirect and is never stored on the server.
+// next page: it rides the encrypted session cookie for one redirect,
+// masked with a pad the server keeps for one showing, so a replay of that
+// cookie shows nothing.
 func (s *Surface) takeNewSecret(c *gin.Context) string {
 	in := current(c)
-	secret, _ := in.session.Values[sessNewSecret].(string)
-	if secret == "" {
+	masked, _ := in.session.Values[sessNewSecret].([]byte)
+	if len(masked) == 0 {
 		return ""
 	}
 	delete(in.session.Values, sessNewSecret)
 	if err := in.session.Save(c.Request, c.Writer); err != nil {
+		return ""
+	}
+	secret, err := s.merchants.TakeReveal(c.Request.Context(), in.sessionID, masked)
+	if err != nil {
+		s.Log.WarnContext(c.Request.Context(), "rolled secret not shown", slog.Any("error", err))
 		return ""
 	}
 	return secret

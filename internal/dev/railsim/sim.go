@@ -12,11 +12,13 @@
 package railsim
 
 import (
+	"crypto/subtle"
 	"encoding/json"
 	"io"
 	"net/http"
 	"net/http/httptest"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -68,6 +70,11 @@ type Credit struct {
 
 // Sim is the simulated rail.
 type Sim struct {
+	// control is the bearer token of the /sim/… routes; "" serves none.
+	// Those routes list every merchant's credits and switch the rail off
+	// for everyone, so they answer only whoever started the simulator.
+	control string
+
 	mu      sync.Mutex
 	down    bool              // guarded by mu
 	reports map[string][]byte // message id → the report sent; guarded by mu
@@ -76,6 +83,26 @@ type Sim struct {
 
 // New returns a rail that is up.
 func New() *Sim { return &Sim{reports: map[string][]byte{}} }
+
+// WithControlToken serves the /sim/… control and read routes to requests
+// carrying "Authorization: Bearer token"; to any other they are 404, as
+// they are without a token.
+func (s *Sim) WithControlToken(token string) *Sim {
+	s.control = token
+	return s
+}
+
+// controlled answers 404 unless r carries the control token.
+func (s *Sim) controlled(h http.HandlerFunc) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		got, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+		if s.control == "" || !ok || subtle.ConstantTimeCompare([]byte(got), []byte(s.control)) != 1 {
+			http.NotFound(w, r)
+			return
+		}
+		h(w, r)
+	}
+}
 
 // SetDown takes the rail down (true) or brings it back.
 func (s *Sim) SetDown(down bool) {
@@ -91,24 +118,24 @@ func (s *Sim) Credits() []Credit {
 	return slices.Clone(s.credits)
 }
 
-// Handler serves the rail: POST / (or /pacs.008) takes a pacs.008;
-// POST /sim/down and /sim/up flip the switch; GET /sim/credits lists what
-// arrived.
+// Handler serves the rail: POST / (or /pacs.008) takes a pacs.008; with
+// the control token, POST /sim/down and /sim/up flip the switch and GET
+// /sim/credits lists what arrived.
 func (s *Sim) Handler() http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /{$}", s.credit)
 	mux.HandleFunc("POST /pacs.008", s.credit)
-	mux.HandleFunc("POST /sim/down", func(w http.ResponseWriter, r *http.Request) {
+	mux.HandleFunc("POST /sim/down", s.controlled(func(w http.ResponseWriter, r *http.Request) {
 		s.SetDown(true)
 		writeJSON(w, map[string]bool{"down": true})
-	})
-	mux.HandleFunc("POST /sim/up", func(w http.ResponseWriter, r *http.Request) {
+	}))
+	mux.HandleFunc("POST /sim/up", s.controlled(func(w http.ResponseWriter, r *http.Request) {
 		s.SetDown(false)
 		writeJSON(w, map[string]bool{"down": false})
-	})
-	mux.HandleFunc("GET /sim/credits", func(w http.ResponseWriter, r *http.Request) {
+	}))
+	mux.HandleFunc("GET /sim/credits", s.controlled(func(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, map[string]any{"data": s.Credits()})
-	})
+	}))
 	return mux
 }
 

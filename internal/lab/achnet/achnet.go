@@ -21,6 +21,11 @@
 //	0010  R10 not authorized            2 (consumer debits)
 //	0029  R29 corporate not authorized  2 (CCD/CTX debits)
 //	1010  R10, late                    10 (consumer debits)
+//	0005  R05 corporate debit to a consumer's account  2 (CCD/CTX debits)
+//	6801  R01 sent untimely             4 (the ODFI dishonors it, R68)
+//	6701  R01, sent again a banking day later  1 (the second is dishonored R67)
+//	7301  R01 sent untimely; its dishonor contested R73  4
+//	7501  R01 sent twice; the R67 dishonor contested R75  1
 //	9101  C01 account number → the same number ending 9100
 //	9102  C02 routing number → 021000021
 //	9103  C03 both of them
@@ -32,14 +37,19 @@
 //	  {"account_suffix": "0007", "answer": "R07", "after_banking_days": 2},
 //	  {"account": "123456789", "answer": "C01", "after_banking_days": 1,
 //	   "corrected": {"account_number": "123456780"}},
-//	  {"account_suffix": "1010", "answer": "R10", "after_banking_days": 25}
+//	  {"account_suffix": "1010", "answer": "R10", "after_banking_days": 25},
+//	  {"account_suffix": "0005", "answer": "R05", "after_banking_days": 2, "consumer_account": true},
+//	  {"account_suffix": "7301", "answer": "R01", "after_banking_days": 4, "untimely": true, "contest": "R73"},
+//	  {"account_suffix": "6701", "answer": "R01", "after_banking_days": 1, "repeat_after_banking_days": 1}
 //	]}
 //
 // A rule answers only entries a bank could answer so, and the network
 // accepts the others: funds and authorization returns (R01, R05, R07,
 // R08, R09, R10, R11, R29, R51) come back only for debits; R05, R07,
 // R10, R11 and R51 only for consumer entries (PPD, WEB, TEL), R29 only
-// for corporate ones (CCD, CTX). Rules keep NACHA's windows: a return or
+// for corporate ones (CCD, CTX), R05 only for corporate debits to an
+// account the rule marks consumer_account. Rules keep NACHA's windows, unless
+// marked untimely (a bank's error, for the originator to dishonor): a return or
 // NOC within 2 banking days of the settlement date, except the
 // extended unauthorized-debit returns of consumer accounts, within 60
 // calendar days; a late one that would fall past them comes on the last
@@ -47,6 +57,12 @@
 // (a verification's two credits bring one correction), and never for an
 // entry that already carries the corrected data, so the originator's
 // next entry to the corrected account is accepted.
+//
+// A rule's repeat_after_banking_days sends its return a second time (a
+// duplicate). The originator's dishonored returns (R67, R68) are read from
+// the outbox like entries: the bank accepts them, or, when the account's
+// rule has contest (R71–R77), answers the banking day after the dishonor
+// settles with a contested dishonored return (dishonor.go).
 //
 // Entries to the ODFI's own routing number (the offsetting debit of a
 // micro-deposit batch) are on-us: the ODFI posts them and nobody answers.
@@ -121,6 +137,9 @@ const usage = `Usage:
 Built-in rules, by the account number's last four digits:
   0001 R01, 0002 R02, 0003 R03, 0004 R04, 0007 R07, 0010 R10, 0029 R29
   (2 banking days; R03, R04 1), 1010 R10 after 10 banking days,
+  0005 R05 (CCD debits: a consumer's account), 6801 R01 untimely,
+  6701 R01 twice, 7301 R01 untimely with its dishonor contested R73,
+  7501 R01 twice with the R67 contested R75,
   9101 C01 (→ …9100), 9102 C02 (→ 021000021), 9103 C03, 9105 C05;
   anything else is accepted and settles.
 `

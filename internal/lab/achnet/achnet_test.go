@@ -59,16 +59,19 @@ func TestRulesRefuseWhatNoBankSends(t *testing.T) {
 
 func TestAppliesKeepsCodesToTheirEntries(t *testing.T) {
 	for _, tc := range []struct {
-		code, sec string
-		debit     bool
-		want      bool
+		code, sec       string
+		debit, consumer bool
+		want            bool
 	}{
-		{"R07", "WEB", true, true}, {"R07", "WEB", false, false}, {"R07", "CCD", true, false},
-		{"R29", "CCD", true, true}, {"R29", "WEB", true, false}, {"R01", "PPD", false, false},
-		{"R03", "PPD", false, true}, {"R02", "CCD", true, true}, {"C01", "PPD", false, true},
+		{"R07", "WEB", true, false, true}, {"R07", "WEB", false, false, false}, {"R07", "CCD", true, false, false},
+		{"R29", "CCD", true, false, true}, {"R29", "WEB", true, false, false}, {"R01", "PPD", false, false, false},
+		{"R03", "PPD", false, false, true}, {"R02", "CCD", true, false, true}, {"C01", "PPD", false, false, true},
+		// R05: a corporate debit to a consumer's account, and only that.
+		{"R05", "CCD", true, true, true}, {"R05", "CCD", true, false, false}, {"R05", "WEB", true, true, false},
+		{"R05", "CCD", false, true, false},
 	} {
-		if got := Applies(tc.code, tc.sec, tc.debit); got != tc.want {
-			t.Errorf("Applies(%s, %s, debit %v) = %v", tc.code, tc.sec, tc.debit, got)
+		if got := Applies(tc.code, tc.sec, tc.debit, tc.consumer); got != tc.want {
+			t.Errorf("Applies(%s, %s, debit %v, consumer %v) = %v", tc.code, tc.sec, tc.debit, tc.consumer, got)
 		}
 	}
 }
@@ -337,5 +340,22 @@ func TestRunTakesARulesFileAndRejectsABadOutboxFile(t *testing.T) {
 	if len(files) != 1 || len(files[0].Batches) != 1 || len(files[0].Batches[0].GetEntries()) != 1 ||
 		files[0].Batches[0].GetEntries()[0].Addenda99.ReturnCode != "R01" {
 		t.Errorf("answers with the rules file (the 0007 account is accepted): %v", files)
+	}
+}
+
+func TestRulesValidateDishonorAnswers(t *testing.T) {
+	for _, r := range []Rule{
+		{AccountSuffix: "1", Answer: "R01", AfterBankingDays: 4},                                      // late without untimely
+		{AccountSuffix: "1", Answer: "C01", Untimely: true, Corrected: Corrected{AccountSuffix: "0"}}, // untimely NOC
+		{AccountSuffix: "1", Answer: "R01", Contest: "R68"},                                           // not a contest code
+		{AccountSuffix: "1", Answer: Accept, Contest: "R73"},                                          // contest without a return
+		{AccountSuffix: "1", Answer: Accept, RepeatAfterBankingDays: 1},                               // repeat without a return
+	} {
+		if err := (Rules{r}).Validate(); err == nil {
+			t.Errorf("%+v validated", r)
+		}
+	}
+	if err := Sandbox.Validate(); err != nil {
+		t.Errorf("the built-in rules: %v", err)
 	}
 }

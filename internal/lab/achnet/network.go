@@ -5,10 +5,7 @@ import (
 	"cmp"
 	"crypto/sha256"
 	"encoding/hex"
-	"encoding/json"
-	"errors"
 	"fmt"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -41,6 +38,8 @@ type Summary struct {
 	Settled    int      `json:"settled"`   // entries that settled at this step
 	Returns    int      `json:"returns"`   // returns written at this step
 	Changes    int      `json:"changes"`   // notifications of change written at this step
+	Dishonors  int      `json:"dishonors"` // dishonored returns from the ODFI read for the first time
+	Contested  int      `json:"contested"` // contested dishonored returns written at this step
 	Pending    int      `json:"pending"`   // answers not yet due
 	NextDue    string   `json:"next_due,omitempty"`
 	Written    []string `json:"written"` // inbox files written at this step
@@ -51,7 +50,7 @@ type Summary struct {
 // run again on the same day, answers nothing twice.
 type state struct {
 	Files   map[string]fileState  `json:"files"`   // by outbox file name
-	Entries map[string]entryState `json:"entries"` // by original trace number
+	Entries map[string]entryState `json:"entries"` // by original trace number and file creation date (entryKey)
 	Serial  int                   `json:"serial"`  // inbox files written
 	Trace   int                   `json:"trace"`   // answers written: their trace sequence
 }
@@ -67,17 +66,21 @@ type entryState struct {
 	Answer   string `json:"answer,omitempty"`   // the code sent
 	Answered string `json:"answered,omitempty"` // the date it was sent
 	File     string `json:"file,omitempty"`     // the inbox file that carried it
+	Repeated string `json:"repeated,omitempty"` // the date the return was sent again
 }
 
 const dateLayout = "2006-01-02"
 
-// answer is one return or notification of change to send.
+// answer is one return, notification of change or contested dishonored
+// return to send.
 type answer struct {
 	code      string
 	corrected *nacha.CorrectedData
-	entry     *nacha.EntryDetail
+	entry     *nacha.EntryDetail // the original entry, or the dishonored return contested
 	batch     *nacha.BatchHeader
 	header    nacha.FileHeader
+	repeat    bool // a return sent a second time
+	contest   *contest
 }
 
 // Step runs the network on date: it reads every outbox file, settles the
@@ -125,6 +128,18 @@ func (n *Network) Step(date calendar.Date) (Summary, error) {
 		for _, b := range file.Batches {
 			bh := b.GetHeader()
 			for _, ed := range b.GetEntries() {
+				if ed.Addenda99Dishonored != nil {
+					if a, when, ok := n.dishonored(&st, file.Header.FileCreationDate, ed, bh, settles, &sum); ok {
+						if when.After(date) || !sum.BankingDay {
+							sum.Pending++
+							next = earliest(next, when, date)
+							continue
+						}
+						a.header = file.Header
+						due = append(due, a)
+					}
+					continue
+				}
 				debit, ok := originalDirection(ed.TransactionCode)
 				if !ok || ed.RDFIIdentification+ed.CheckDigit == odfi {
 					continue // not a posting entry, or the ODFI's own account (the offset)
@@ -134,13 +149,27 @@ func (n *Network) Step(date calendar.Date) (Summary, error) {
 				// file carries an account's notification does not change
 				// from run to run.
 				a, when, ok := n.answerFor(ed, bh, debit, settles, noticed)
-				es := st.Entries[ed.TraceNumber]
+				key := entryKey(ed.TraceNumber, file.Header.FileCreationDate)
+				es := st.Entries[key]
 				if es.Answer != "" {
+					// A bank that returns an entry twice sends the same return again.
+					r, _ := n.Rules.Match(strings.TrimSpace(ed.DFIAccountNumber))
+					if !ok || es.Repeated != "" || r.RepeatAfterBankingDays == 0 || !isReturn(es.Answer) {
+						continue
+					}
+					answered, _ := time.Parse(dateLayout, es.Answered)
+					if when = calendar.AddBusinessDays(answered, r.RepeatAfterBankingDays); when.After(date) || !sum.BankingDay {
+						sum.Pending++
+						next = earliest(next, when, date)
+						continue
+					}
+					a.header, a.repeat = file.Header, true
+					due = append(due, a)
 					continue
 				}
 				if !date.Before(settles) && es.Settled == "" {
 					es.Settled = fst.Settles
-					st.Entries[ed.TraceNumber] = es
+					st.Entries[key] = es
 					sum.Settled++
 				}
 				if !ok {
@@ -148,12 +177,7 @@ func (n *Network) Step(date calendar.Date) (Summary, error) {
 				}
 				if when.After(date) || !sum.BankingDay {
 					sum.Pending++
-					if when.Before(date) {
-						when = date // due, on the next banking day
-					}
-					if next.IsZero() || when.Before(next) {
-						next = when
-					}
+					next = earliest(next, when, date)
 					continue
 				}
 				a.header = file.Header
@@ -180,8 +204,11 @@ func (n *Network) answerFor(ed *nacha.EntryDetail, bh *nacha.BatchHeader, debit 
 	}
 	a := answer{code: r.Answer, entry: ed, batch: bh}
 	if isReturn(r.Answer) {
-		if !Applies(r.Answer, bh.StandardEntryClassCode, debit) {
+		if !Applies(r.Answer, bh.StandardEntryClassCode, debit, r.ConsumerAccount) {
 			return answer{}, time.Time{}, false
+		}
+		if r.Untimely {
+			return a, calendar.AddBusinessDays(settles, r.AfterBankingDays), true
 		}
 		return a, Due(r.Answer, settles, r.AfterBankingDays), true
 	}
@@ -264,7 +291,7 @@ func settlement(f *nacha.File, read calendar.Date) calendar.Date {
 // groupKey puts answers into one batch: as the receiving bank returns
 // them, by its routing number and the original batch's company and class.
 type groupKey struct {
-	change                                  bool
+	change, contest                         bool
 	rdfi, sec, company, companyID, describe string
 }
 
@@ -293,11 +320,21 @@ func (n *Network) write(st *state, date calendar.Date, due []answer, sum *Summar
 		}
 		sum.Written = append(sum.Written, filepath.Join(n.Inbox, name))
 		for _, a := range answers {
-			st.Entries[a.entry.TraceNumber] = entryState{Settled: st.Entries[a.entry.TraceNumber].Settled,
-				Answer: a.code, Answered: date.Format(dateLayout), File: name}
-			if a.corrected != nil {
+			key := entryKey(a.entry.TraceNumber, a.header.FileCreationDate)
+			es := st.Entries[key]
+			switch {
+			case a.repeat:
+				es.Repeated = date.Format(dateLayout)
+			default:
+				es = entryState{Settled: es.Settled, Answer: a.code, Answered: date.Format(dateLayout), File: name}
+			}
+			st.Entries[key] = es
+			switch {
+			case a.contest != nil:
+				sum.Contested++
+			case a.corrected != nil:
 				sum.Changes++
-			} else {
+			default:
 				sum.Returns++
 			}
 			acct := strings.TrimSpace(a.entry.DFIAccountNumber)
@@ -336,7 +373,7 @@ func (n *Network) build(st *state, date calendar.Date, answers []answer) ([]byte
 	groups := map[groupKey][]answer{}
 	var keys []groupKey
 	for _, a := range answers {
-		k := groupKey{change: a.corrected != nil, rdfi: a.entry.RDFIIdentification, sec: a.batch.StandardEntryClassCode,
+		k := groupKey{change: a.corrected != nil, contest: a.contest != nil, rdfi: a.entry.RDFIIdentification, sec: a.batch.StandardEntryClassCode,
 			company: a.batch.CompanyName, companyID: a.batch.CompanyIdentification, describe: a.batch.CompanyEntryDescription}
 		if groups[k] == nil {
 			keys = append(keys, k)
@@ -344,7 +381,7 @@ func (n *Network) build(st *state, date calendar.Date, answers []answer) ([]byte
 		groups[k] = append(groups[k], a)
 	}
 	slices.SortStableFunc(keys, func(a, b groupKey) int {
-		return cmp.Or(cmp.Compare(btoi(a.change), btoi(b.change)), cmp.Compare(a.rdfi, b.rdfi), cmp.Compare(a.sec, b.sec),
+		return cmp.Or(cmp.Compare(btoi(a.change), btoi(b.change)), cmp.Compare(btoi(a.contest), btoi(b.contest)), cmp.Compare(a.rdfi, b.rdfi), cmp.Compare(a.sec, b.sec),
 			cmp.Compare(a.company+a.companyID+a.describe, b.company+b.companyID+b.describe))
 	})
 	for i, k := range keys {
@@ -382,6 +419,9 @@ func (n *Network) build(st *state, date calendar.Date, answers []answer) ([]byte
 // account, name and identification, its amount (0 for a notification of
 // change), and the addenda naming the original trace number and bank.
 func answerEntry(a answer, rdfi string, seq int) *nacha.EntryDetail {
+	if a.contest != nil {
+		return contestEntry(a, rdfi, seq)
+	}
 	o := a.entry
 	ed := nacha.NewEntryDetail()
 	ed.TransactionCode = o.TransactionCode/10*10 + 1
@@ -416,59 +456,4 @@ func btoi(b bool) int {
 		return 1
 	}
 	return 0
-}
-
-func (n *Network) load() (state, error) {
-	st := state{Files: map[string]fileState{}, Entries: map[string]entryState{}}
-	data, err := os.ReadFile(n.State)
-	if errors.Is(err, fs.ErrNotExist) {
-		return st, nil
-	}
-	if err != nil {
-		return st, err
-	}
-	if err := json.Unmarshal(data, &st); err != nil {
-		return st, fmt.Errorf("state file %s: %w", n.State, err)
-	}
-	if st.Files == nil {
-		st.Files = map[string]fileState{}
-	}
-	if st.Entries == nil {
-		st.Entries = map[string]entryState{}
-	}
-	return st, nil
-}
-
-func (n *Network) save(st state) error {
-	data, err := json.MarshalIndent(st, "", "  ")
-	if err != nil {
-		return err
-	}
-	return writeAtomically(filepath.Dir(n.State), filepath.Base(n.State), append(data, '\n'))
-}
-
-// writeAtomically puts data at dir/name so that a reader of the folder
-// (the import) sees either nothing or the whole file; only its owner may
-// read it, as it holds account numbers.
-func writeAtomically(dir, name string, data []byte) error {
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return err
-	}
-	tmp, err := os.CreateTemp(dir, "."+name+".tmp-*")
-	if err != nil {
-		return err
-	}
-	defer os.Remove(tmp.Name())
-	if _, err := tmp.Write(data); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Sync(); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		return err
-	}
-	return os.Rename(tmp.Name(), filepath.Join(dir, name))
 }

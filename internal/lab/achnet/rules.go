@@ -28,6 +28,20 @@ type Rule struct {
 	AfterBankingDays int `json:"after_banking_days"`
 	// Corrected is a notification of change's corrected data.
 	Corrected Corrected `json:"corrected,omitzero"`
+	// ConsumerAccount marks the account a consumer's: a corporate (CCD,
+	// CTX) debit to it may come back R05.
+	ConsumerAccount bool `json:"consumer_account,omitempty"`
+	// Untimely makes the bank send its return past NACHA's deadline, as
+	// AfterBankingDays says, for the originator to dishonor (R68).
+	Untimely bool `json:"untimely,omitempty"`
+	// RepeatAfterBankingDays, when above 0, makes the bank send its return
+	// a second time (another trace number) that many banking days after
+	// the first, for the originator to dishonor as a duplicate (R67).
+	RepeatAfterBankingDays int `json:"repeat_after_banking_days,omitempty"`
+	// Contest is the contested dishonored return code (R71–R77) the bank
+	// answers a dishonor of its return with, the banking day after the
+	// dishonor settles; empty: the bank accepts the dishonor.
+	Contest string `json:"contest,omitempty"`
 }
 
 // Corrected is the corrected data of a notification of change. Fields a
@@ -56,6 +70,11 @@ var Sandbox = Rules{
 	{AccountSuffix: "0010", Answer: "R10", AfterBankingDays: 2},
 	{AccountSuffix: "0029", Answer: "R29", AfterBankingDays: 2},
 	{AccountSuffix: "1010", Answer: "R10", AfterBankingDays: 10},
+	{AccountSuffix: "0005", Answer: "R05", AfterBankingDays: 2, ConsumerAccount: true},
+	{AccountSuffix: "6801", Answer: "R01", AfterBankingDays: 4, Untimely: true},
+	{AccountSuffix: "6701", Answer: "R01", AfterBankingDays: 1, RepeatAfterBankingDays: 1},
+	{AccountSuffix: "7301", Answer: "R01", AfterBankingDays: 4, Untimely: true, Contest: "R73"},
+	{AccountSuffix: "7501", Answer: "R01", AfterBankingDays: 1, RepeatAfterBankingDays: 1, Contest: "R75"},
 	{AccountSuffix: "9101", Answer: "C01", AfterBankingDays: 2, Corrected: Corrected{AccountSuffix: "9100"}},
 	{AccountSuffix: "9102", Answer: "C02", AfterBankingDays: 2, Corrected: Corrected{RoutingNumber: "021000021"}},
 	{AccountSuffix: "9103", Answer: "C03", AfterBankingDays: 2, Corrected: Corrected{RoutingNumber: "021000021", AccountSuffix: "9100"}},
@@ -66,17 +85,21 @@ var Sandbox = Rules{
 // authorization): a credit to such an account is accepted.
 var debitOnly = []string{"R01", "R05", "R07", "R08", "R09", "R10", "R11", "R29", "R51"}
 
-// consumerOnly are the unauthorized-debit codes of consumer accounts
-// (PPD, WEB, TEL entries); extended, they may come back up to 60
-// calendar days after the settlement date.
-var consumerOnly = []string{"R05", "R07", "R10", "R11", "R51"}
+// consumerOnly are the unauthorized-debit codes of consumer entries
+// (PPD, WEB, TEL).
+var consumerOnly = []string{"R07", "R10", "R11", "R51"}
+
+// extended are the returns that may come back up to 60 calendar days
+// after the settlement date: consumerOnly, and R05 (a corporate debit to
+// a consumer's account).
+var extended = []string{"R05", "R07", "R10", "R11", "R51"}
 
 // corporateOnly is the unauthorized-debit code of corporate accounts
 // (CCD, CTX entries), due like any other return.
 var corporateOnly = []string{"R29"}
 
 // ExtendedWindow is how long after the settlement date an extended return
-// (consumerOnly) may come back.
+// (extended) may come back.
 const ExtendedWindow = 60 * 24 * time.Hour
 
 // StandardDays is how many banking days after the settlement date any
@@ -136,10 +159,18 @@ func (r Rule) validate() error {
 	}
 	c := r.Corrected
 	switch {
+	case r.Contest != "" && (!isReturn(r.Answer) || !isContest(r.Contest)):
+		return fmt.Errorf("contest is a contested dishonored return code, R71 to R77, on a return")
+	case r.RepeatAfterBankingDays < 0 || r.RepeatAfterBankingDays > 0 && !isReturn(r.Answer):
+		return fmt.Errorf("repeat_after_banking_days is 0 or more, on a return")
+	case r.Untimely && !isReturn(r.Answer):
+		return fmt.Errorf("untimely is for returns")
 	case r.Answer == Accept:
 		return nil
+	case r.Untimely:
+		return nil // late on purpose
 	case isReturn(r.Answer):
-		if slices.Contains(consumerOnly, r.Answer) {
+		if slices.Contains(extended, r.Answer) {
 			// Checked again at each entry against the 60 calendar days;
 			// 40 banking days never pass them except across year-end holidays.
 			if r.AfterBankingDays > 40 {
@@ -185,15 +216,18 @@ func (rs Rules) Match(account string) (Rule, bool) {
 }
 
 // Applies reports whether a receiving bank would answer an entry of
-// class sec (debit or credit) with code: funds and authorization returns
-// are for debits, R05/R07/R10/R11/R51 for consumer entries, R29 for
-// corporate ones.
-func Applies(code, sec string, debit bool) bool {
+// class sec (debit or credit) to an account (a consumer's or not) with
+// code: funds and authorization returns are for debits, R07/R10/R11/R51
+// for consumer entries, R29 for corporate ones, R05 for corporate entries
+// to a consumer's account.
+func Applies(code, sec string, debit, consumer bool) bool {
 	corporate := sec == "CCD" || sec == "CTX"
 	switch {
 	case !debit && slices.Contains(debitOnly, code):
 		return false
 	case corporate && slices.Contains(consumerOnly, code):
+		return false
+	case code == "R05" && (!corporate || !consumer):
 		return false
 	case !corporate && slices.Contains(corporateOnly, code):
 		return false
@@ -210,7 +244,7 @@ func Due(code string, settled calendar.Date, days int) calendar.Date {
 	if days == 0 {
 		due = BankingDayOnOrAfter(settled)
 	}
-	if slices.Contains(consumerOnly, code) {
+	if slices.Contains(extended, code) {
 		for last := settled.Add(ExtendedWindow); due.After(last) || !calendar.IsBusinessDay(due); {
 			due = due.AddDate(0, 0, -1)
 		}
@@ -227,6 +261,8 @@ func BankingDayOnOrAfter(d calendar.Date) calendar.Date {
 }
 
 func isReturn(code string) bool { return len(code) == 3 && code[0] == 'R' && digits(code[1:]) }
+
+func isContest(code string) bool { return len(code) == 3 && code >= "R71" && code <= "R77" }
 
 func isChange(code string) bool { _, ok := changeCodes[code]; return ok }
 

@@ -2383,8 +2383,8 @@ type AuditActor struct {
 	// Id The key's id (key_…), the merchant's id for a dashboard user, or the operator's user name.
 	Id string `json:"id"`
 
-	// Ip The client's IP address; empty for an operator at the command line.
-	Ip   string         `json:"ip"`
+	// Ip The client's IP address; empty for an operator at the command line; null in a sandbox key's list for an event of the whole account (sign-ins, password changes).
+	Ip   *string        `json:"ip"`
 	Type AuditActorType `json:"type"`
 }
 
@@ -2616,11 +2616,13 @@ type FundingSource struct {
 	AccountType  FundingSourceAccountType `json:"account_type"`
 	BankName     *string                  `json:"bank_name"`
 
-	// Block Set while an ACH return that disputes the authorization (R05 R07 R10 R11 R29) or says the account is frozen (R16) blocks debits (403 funding_source_blocked); null otherwise. POST /v2/funding-source/{id}/unblock lifts it.
+	// Block Set while an ACH return that disputes the authorization (R05 R07 R10 R11 R29) or says the account is frozen (R16) blocks debits (403 funding_source_blocked), or a bank's notification of change could not be applied (code noc_unapplicable); null otherwise. POST /v2/funding-source/{id}/unblock lifts it.
 	Block *struct {
 		BlockedAt time.Time `json:"blocked_at"`
-		Code      string    `json:"code"`
-		Reason    string    `json:"reason"`
+
+		// Code The return code, or noc_unapplicable.
+		Code   string `json:"code"`
+		Reason string `json:"reason"`
 	} `json:"block"`
 	CreatedAt       time.Time `json:"created_at"`
 	FundingSourceId string    `json:"funding_source_id"`
@@ -2727,11 +2729,13 @@ type FundingSourceEventData struct {
 	AccountType  FundingSourceEventDataAccountType `json:"account_type"`
 	BankName     *string                           `json:"bank_name"`
 
-	// Block Set while an ACH return that disputes the authorization (R05 R07 R10 R11 R29) or says the account is frozen (R16) blocks debits (403 funding_source_blocked); null otherwise. POST /v2/funding-source/{id}/unblock lifts it.
+	// Block Set while an ACH return that disputes the authorization (R05 R07 R10 R11 R29) or says the account is frozen (R16) blocks debits (403 funding_source_blocked), or a bank's notification of change could not be applied (code noc_unapplicable); null otherwise. POST /v2/funding-source/{id}/unblock lifts it.
 	Block *struct {
 		BlockedAt time.Time `json:"blocked_at"`
-		Code      string    `json:"code"`
-		Reason    string    `json:"reason"`
+
+		// Code The return code, or noc_unapplicable.
+		Code   string `json:"code"`
+		Reason string `json:"reason"`
 	} `json:"block"`
 
 	// ChangeCode funding_source.updated: the notification of change that corrected the source; absent when the merchant changed it.
@@ -2868,11 +2872,13 @@ type FundingSourceResponse struct {
 	AccountType  FundingSourceResponseAccountType `json:"account_type"`
 	BankName     *string                          `json:"bank_name"`
 
-	// Block Set while an ACH return that disputes the authorization (R05 R07 R10 R11 R29) or says the account is frozen (R16) blocks debits (403 funding_source_blocked); null otherwise. POST /v2/funding-source/{id}/unblock lifts it.
+	// Block Set while an ACH return that disputes the authorization (R05 R07 R10 R11 R29) or says the account is frozen (R16) blocks debits (403 funding_source_blocked), or a bank's notification of change could not be applied (code noc_unapplicable); null otherwise. POST /v2/funding-source/{id}/unblock lifts it.
 	Block *struct {
 		BlockedAt time.Time `json:"blocked_at"`
-		Code      string    `json:"code"`
-		Reason    string    `json:"reason"`
+
+		// Code The return code, or noc_unapplicable.
+		Code   string `json:"code"`
+		Reason string `json:"reason"`
 	} `json:"block"`
 	CreatedAt       time.Time `json:"created_at"`
 	FundingSourceId string    `json:"funding_source_id"`

@@ -77,6 +77,9 @@ func (n *network) step(t *testing.T, date string) (achnet.Summary, ach.ReturnRes
 		total.Returns += res.Returns
 		total.Applied += res.Applied
 		total.Duplicate += res.Duplicate
+		total.Dishonored += res.Dishonored
+		total.Duplicates += res.Duplicates
+		total.Contested += res.Contested
 		total.Unknown = append(total.Unknown, res.Unknown...)
 		total.Changes += res.Changes
 		total.ChangesApplied += res.ChangesApplied

@@ -54,7 +54,7 @@ func TestNotificationsOfChangeCorrectTheSource(t *testing.T) {
 		{"121042889999999", "C01", &nacha.CorrectedData{AccountNumber: "12345678"}},
 	})
 	res, err := o.ImportReturns(context.Background(), bytes.NewReader(noc))
-	if err != nil || res.Changes != 4 || res.ChangesApplied != 2 || len(res.ChangesRefused) != 1 ||
+	if err != nil || res.NotificationsOfChange != 4 || res.Changes != 4 || res.ChangesApplied != 2 || len(res.ChangesRefused) != 1 ||
 		!strings.HasPrefix(res.ChangesRefused[0], depositTrace+" C02") || len(res.Unknown) != 1 {
 		t.Fatalf("ImportReturns = %+v, %v", res, err)
 	}
@@ -65,6 +65,14 @@ func TestNotificationsOfChangeCorrectTheSource(t *testing.T) {
 	credited := th.WantOK(t, h.Get("/v2/funding-source/"+s.unverified, s.key))
 	if credited["last_four"] != "2333" || credited["account_type"] != "checking" || credited["bank_name"] == nil {
 		t.Errorf("source after a C07 = %s", th.MustJSON(credited))
+	}
+	// The C02 to a routing number of no bank could not be applied: its
+	// source (the micro-deposits') is blocked.
+	if b, _ := credited["block"].(map[string]any); b == nil || b["code"] != "noc_unapplicable" {
+		t.Errorf("source after an unapplicable C02 = %s", th.MustJSON(credited))
+	}
+	if ev := h.Events("funding_source.blocked"); len(ev) != 1 || ev[0]["funding_source_id"] != s.unverified {
+		t.Errorf("funding_source.blocked events = %v", ev)
 	}
 	if a, err := h.Funding.BankAccount(context.Background(), s.scope, s.unverified); err != nil ||
 		a.RoutingNumber != "021000021" || a.AccountNumber != "11112222333" || a.AccountType != "checking" {
@@ -102,7 +110,8 @@ func TestNotificationsOfChangeCorrectTheSource(t *testing.T) {
 		http.StatusConflict, "account_in_use")
 
 	again, err := o.ImportReturns(context.Background(), bytes.NewReader(noc))
-	if err != nil || again.ChangesApplied != 0 || again.ChangesDuplicate != 2 || len(h.Events("funding_source.updated")) != 2 {
+	if err != nil || again.ChangesApplied != 0 || again.ChangesDuplicate != 2 || len(h.Events("funding_source.updated")) != 2 ||
+		len(h.Events("funding_source.blocked")) != 1 {
 		t.Errorf("second import = %+v, %v; %d updated events", again, err, len(h.Events("funding_source.updated")))
 	}
 

@@ -1,0 +1,233 @@
+package ach
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	nacha "github.com/moov-io/ach"
+
+	"github.com/fundsource/fundsource/internal/core/calendar"
+	"github.com/fundsource/fundsource/internal/core/errs"
+	"github.com/fundsource/fundsource/internal/core/ids"
+)
+
+// Dishonored returns. A return that is not applied is answered: an
+// untimely one (ReturnDeadline) with a dishonored return R68, a second
+// return of an entry already returned with R67. The dishonor is stored at
+// import, in the transaction that judged the return, and goes into the
+// next file the originator writes, in a batch of its own under the
+// original entry's SEC code and description, exactly once: like an entry,
+// it is assigned to a file record before the file is written. The
+// receiving bank may contest it (R71–R77) within its own deadline; a
+// contested dishonor applies the original return as if it had been
+// timely, since the bank certifies that it was (or that it was not a
+// duplicate).
+//
+// A return is applied (Entry.ReturnCode set) only when it is timely or its
+// dishonor was contested: a re-presentment may rely on that.
+
+// Dishonor codes.
+const (
+	DishonorDuplicate = "R67" // a second return of the same entry
+	DishonorUntimely  = "R68" // a return past its deadline
+)
+
+const dishonorPrefix = "achd_"
+
+// Dishonor is a dishonored return the originator owes the network.
+type Dishonor struct {
+	ID   string
+	Code string // DishonorDuplicate or DishonorUntimely
+	// Entry is the original entry (the return names it by its trace
+	// number, Entry.Trace, in file Entry.FileID).
+	Entry Entry
+	// ReturnTrace is the return entry's own trace number, ReturnCode its
+	// code, ReturnSettlement the Julian day its batch settled (the day of
+	// its file's date when the batch header had none).
+	ReturnTrace      string
+	ReturnCode       string
+	ReturnSettlement string
+	RDFI             string // the original entry's receiving bank, 8 digits
+	CreatedAt        time.Time
+	FileID           string // "" until assigned to a file
+	Trace            string // the dishonored return's own trace number, with FileID
+	ContestedCode    string // R71–R77 once the receiving bank contested it
+}
+
+// importReturn judges one return entry and applies it, dishonors it or
+// finds it imported before, counting it in res; arrived is the day the
+// return's file was created.
+func (o *Originator) importReturn(ctx context.Context, ed *nacha.EntryDetail, settlement string, arrived calendar.Date, res *ReturnResult) error {
+	a := ed.Addenda99
+	res.Returns++
+	code := strings.TrimSpace(a.ReturnCode)
+	var outcome *int
+	err := o.store.WithTx(ctx, func(tx Store) error {
+		e, err := tx.ACHEntry(ctx, a.OriginalTrace)
+		if err != nil {
+			return err
+		}
+		if e.ReturnCode != "" && (e.ReturnTrace == "" || e.ReturnTrace == ed.TraceNumber) {
+			outcome = &res.Duplicate // this very return, applied before
+			return nil
+		}
+		d := Dishonor{ID: ids.New(dishonorPrefix), Entry: e, ReturnTrace: ed.TraceNumber, ReturnCode: code,
+			ReturnSettlement: julian(settlement, arrived), RDFI: rdfiOf(a, ed), CreatedAt: o.now().UTC()}
+		dishonored, err := tx.EntryDishonored(ctx, e.FileID, e.Trace)
+		if err != nil {
+			return err
+		}
+		switch {
+		case e.ReturnCode != "" || dishonored:
+			d.Code, outcome = DishonorDuplicate, &res.Duplicates
+		case !o.timely(ctx, tx, e, code, arrived):
+			d.Code, outcome = DishonorUntimely, &res.Dishonored
+		default:
+			outcome = &res.Applied
+			return o.apply(ctx, tx, e, code, ed.TraceNumber)
+		}
+		inserted, err := tx.InsertDishonor(ctx, d)
+		if err == nil && !inserted {
+			outcome = &res.Duplicate // dishonored at an earlier import
+		}
+		return err
+	})
+	switch {
+	case errs.Is(err, errs.NotFound):
+		res.Unknown = append(res.Unknown, a.OriginalTrace)
+	case err != nil:
+		return err
+	default:
+		*outcome++
+	}
+	return nil
+}
+
+// timely reports whether a return with code that arrived on arrived is
+// within entry e's deadline. An entry whose file is unknown is judged
+// timely: the return is applied as before deadlines were checked.
+func (o *Originator) timely(ctx context.Context, tx Store, e Entry, code string, arrived calendar.Date) bool {
+	f, err := tx.ACHFile(ctx, e.FileID)
+	if err != nil {
+		return true
+	}
+	sec := e.Class.SEC
+	if sec == "" {
+		sec = legacyClass(e).SEC
+	}
+	return Timely(code, sec, SettlementDate(f.CreatedAt), arrived)
+}
+
+// apply applies return code (its own trace number returnTrace) to entry e
+// in tx: a micro-deposit fails its verification, a payment fails.
+func (o *Originator) apply(ctx context.Context, tx Store, e Entry, code, returnTrace string) error {
+	var err error
+	if e.Kind == KindMicroDeposit {
+		err = o.funding.ReturnMicroDepositTx(ctx, tx.Funding(), e.Scope, e.SourceID, e.DepositSeq, code)
+	} else {
+		err = o.payments.ReturnTx(ctx, tx.Payments(), e.Scope, e.PaymentID, code)
+	}
+	if err != nil {
+		return err
+	}
+	return tx.MarkACHEntryReturned(ctx, e.Trace, code, returnTrace, o.now().UTC())
+}
+
+// importContested applies a contested dishonored return: the dishonor it
+// names is marked contested and its original return applied, unless the
+// entry was returned already. A contest of a dishonor not sent from here
+// is unknown.
+func (o *Originator) importContested(ctx context.Context, c *nacha.Addenda99Contested, res *ReturnResult) error {
+	res.Contested++
+	applied, seen := false, false
+	err := o.store.WithTx(ctx, func(tx Store) error {
+		d, err := tx.SentDishonor(ctx, c.OriginalEntryTraceNumber, c.DishonoredReturnTraceNumber)
+		if err != nil {
+			return err
+		}
+		if d.ContestedCode != "" {
+			seen = true
+			return nil
+		}
+		if err := tx.MarkDishonorContested(ctx, d.ID, strings.TrimSpace(c.ContestedReturnCode), o.now().UTC()); err != nil {
+			return err
+		}
+		e, err := tx.ACHEntry(ctx, d.Entry.Trace)
+		if err != nil || e.ReturnCode != "" {
+			return err
+		}
+		applied = true
+		return o.apply(ctx, tx, e, d.ReturnCode, d.ReturnTrace)
+	})
+	switch {
+	case errs.Is(err, errs.NotFound):
+		res.Unknown = append(res.Unknown, c.OriginalEntryTraceNumber)
+	case err != nil:
+		return err
+	case seen:
+		res.Duplicate++
+	case applied:
+		res.Applied++
+	}
+	return nil
+}
+
+// dishonorDetail is the dishonored return of d: the original entry as it
+// was returned (the return's transaction code, to the bank that returned
+// it, without payment-related addenda) with an Addenda99 naming the
+// original entry, the return and its code.
+func (o *Originator) dishonorDetail(ctx context.Context, d Dishonor, class Class, h holders) (*nacha.EntryDetail, error) {
+	ed, err := o.entryDetail(ctx, d.Entry, h)
+	if err != nil {
+		return nil, err
+	}
+	if class.PaymentType != "" {
+		ed.SetPaymentType(class.PaymentType)
+	}
+	ed.TransactionCode = returnTransactionCode(ed.TransactionCode)
+	ed.RDFIIdentification, ed.CheckDigit = d.RDFI, strconv.Itoa(nacha.CalculateCheckDigit(d.RDFI))
+	ed.Addenda05, ed.AddendaRecordIndicator = nil, 1
+	ed.TraceNumber, ed.Category = d.Trace, nacha.CategoryDishonoredReturn
+	ad := nacha.NewAddenda99Dishonored()
+	ad.DishonoredReturnReasonCode = d.Code
+	ad.OriginalEntryTraceNumber = d.Entry.Trace
+	ad.OriginalReceivingDFIIdentification = d.RDFI
+	ad.ReturnTraceNumber = d.ReturnTrace
+	ad.ReturnSettlementDate = d.ReturnSettlement
+	ad.ReturnReasonCode = strings.TrimPrefix(d.ReturnCode, "R")
+	ad.TraceNumber = d.Trace
+	ed.Addenda99Dishonored = ad
+	return ed, nil
+}
+
+// returnTransactionCode is the transaction code of the return of an entry
+// with code: 21 for a checking credit (22), 26 for a checking debit (27),
+// 31 and 36 for savings.
+func returnTransactionCode(code int) int {
+	if code%10 >= 5 {
+		return code/10*10 + 6
+	}
+	return code/10*10 + 1
+}
+
+// rdfiOf is the receiving bank of a returned entry: the return's
+// Addenda99 names it; the return entry's own batch is from it otherwise.
+func rdfiOf(a *nacha.Addenda99, ed *nacha.EntryDetail) string {
+	if r := strings.TrimSpace(a.OriginalDFI); len(r) >= 8 {
+		return r[:8]
+	}
+	return ed.TraceNumber[:8]
+}
+
+// julian is s when it is a Julian day (3 digits, as the ACH operator
+// writes a batch's settlement day), else the day of year of arrived.
+func julian(s string, arrived calendar.Date) string {
+	s = strings.TrimSpace(s)
+	if n, err := strconv.Atoi(s); err != nil || len(s) != 3 || n < 1 || n > 366 {
+		return fmt.Sprintf("%03d", arrived.YearDay())
+	}
+	return s
+}

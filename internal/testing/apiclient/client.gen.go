@@ -1534,6 +1534,36 @@ func (e NotificationOfChangeInputCorrectedDataAccountType) Valid() bool {
 	}
 }
 
+// Defines values for PaymentCancelReason.
+const (
+	PaymentCancelReasonFundingSourceBlocked PaymentCancelReason = "funding_source_blocked"
+	PaymentCancelReasonFundingSourceRemoved PaymentCancelReason = "funding_source_removed"
+	PaymentCancelReasonLessThannil          PaymentCancelReason = "<nil>"
+	PaymentCancelReasonMandateRevoked       PaymentCancelReason = "mandate_revoked"
+	PaymentCancelReasonOriginatorSuspended  PaymentCancelReason = "originator_suspended"
+	PaymentCancelReasonRequested            PaymentCancelReason = "requested"
+)
+
+// Valid indicates whether the value is a known member of the PaymentCancelReason enum.
+func (e PaymentCancelReason) Valid() bool {
+	switch e {
+	case PaymentCancelReasonFundingSourceBlocked:
+		return true
+	case PaymentCancelReasonFundingSourceRemoved:
+		return true
+	case PaymentCancelReasonLessThannil:
+		return true
+	case PaymentCancelReasonMandateRevoked:
+		return true
+	case PaymentCancelReasonOriginatorSuspended:
+		return true
+	case PaymentCancelReasonRequested:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for PaymentCurrency.
 const (
 	PaymentCurrencyUSD PaymentCurrency = "USD"
@@ -1768,6 +1798,36 @@ const (
 func (e PaymentListSuccess) Valid() bool {
 	switch e {
 	case PaymentListSuccessTrue:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for PaymentResponseCancelReason.
+const (
+	PaymentResponseCancelReasonFundingSourceBlocked PaymentResponseCancelReason = "funding_source_blocked"
+	PaymentResponseCancelReasonFundingSourceRemoved PaymentResponseCancelReason = "funding_source_removed"
+	PaymentResponseCancelReasonLessThannil          PaymentResponseCancelReason = "<nil>"
+	PaymentResponseCancelReasonMandateRevoked       PaymentResponseCancelReason = "mandate_revoked"
+	PaymentResponseCancelReasonOriginatorSuspended  PaymentResponseCancelReason = "originator_suspended"
+	PaymentResponseCancelReasonRequested            PaymentResponseCancelReason = "requested"
+)
+
+// Valid indicates whether the value is a known member of the PaymentResponseCancelReason enum.
+func (e PaymentResponseCancelReason) Valid() bool {
+	switch e {
+	case PaymentResponseCancelReasonFundingSourceBlocked:
+		return true
+	case PaymentResponseCancelReasonFundingSourceRemoved:
+		return true
+	case PaymentResponseCancelReasonLessThannil:
+		return true
+	case PaymentResponseCancelReasonMandateRevoked:
+		return true
+	case PaymentResponseCancelReasonOriginatorSuspended:
+		return true
+	case PaymentResponseCancelReasonRequested:
 		return true
 	default:
 		return false
@@ -3333,11 +3393,14 @@ type Payment struct {
 	Amount string `json:"amount"`
 
 	// Attempt Subscription debits: 1 for the due date's first presentment, 2 and 3 for re-presentments after an R01 or R09 return. A one-off debit's re-presentment (POST /v2/payments/{id}/retry): 2 or 3; null on the original.
-	Attempt     *int             `json:"attempt"`
-	CreatedAt   time.Time        `json:"created_at"`
-	Currency    PaymentCurrency  `json:"currency"`
-	Description *string          `json:"description"`
-	Direction   PaymentDirection `json:"direction"`
+	Attempt *int `json:"attempt"`
+
+	// CancelReason Why a canceled payment was canceled; null otherwise. requested: the merchant canceled it. funding_source_blocked, funding_source_removed, mandate_revoked, originator_suspended: its authorization no longer stood when it was to leave, or when its source was blocked or removed or its mandate revoked (its unsent debits, and a removed source's unsent credits, are canceled at once).
+	CancelReason *PaymentCancelReason `json:"cancel_reason"`
+	CreatedAt    time.Time            `json:"created_at"`
+	Currency     PaymentCurrency      `json:"currency"`
+	Description  *string              `json:"description"`
+	Direction    PaymentDirection     `json:"direction"`
 
 	// FailureCode ACH return code when failed, like R01.
 	FailureCode     *string `json:"failure_code"`
@@ -3364,6 +3427,9 @@ type Payment struct {
 	UserId         string  `json:"user_id"`
 }
 
+// PaymentCancelReason Why a canceled payment was canceled; null otherwise. requested: the merchant canceled it. funding_source_blocked, funding_source_removed, mandate_revoked, originator_suspended: its authorization no longer stood when it was to leave, or when its source was blocked or removed or its mandate revoked (its unsent debits, and a removed source's unsent credits, are canceled at once).
+type PaymentCancelReason string
+
 // PaymentCurrency defines model for Payment.Currency.
 type PaymentCurrency string
 
@@ -3373,7 +3439,7 @@ type PaymentDirection string
 // PaymentStatus defines model for Payment.Status.
 type PaymentStatus string
 
-// PaymentCanceledEvent The payment.canceled event.
+// PaymentCanceledEvent The payment.canceled event: the payment, canceled, with its cancel_reason.
 type PaymentCanceledEvent struct {
 	CreatedAt time.Time                `json:"created_at"`
 	Data      Payment                  `json:"data"`
@@ -3516,11 +3582,14 @@ type PaymentResponse struct {
 	Amount string `json:"amount"`
 
 	// Attempt Subscription debits: 1 for the due date's first presentment, 2 and 3 for re-presentments after an R01 or R09 return. A one-off debit's re-presentment (POST /v2/payments/{id}/retry): 2 or 3; null on the original.
-	Attempt     *int                     `json:"attempt"`
-	CreatedAt   time.Time                `json:"created_at"`
-	Currency    PaymentResponseCurrency  `json:"currency"`
-	Description *string                  `json:"description"`
-	Direction   PaymentResponseDirection `json:"direction"`
+	Attempt *int `json:"attempt"`
+
+	// CancelReason Why a canceled payment was canceled; null otherwise. requested: the merchant canceled it. funding_source_blocked, funding_source_removed, mandate_revoked, originator_suspended: its authorization no longer stood when it was to leave, or when its source was blocked or removed or its mandate revoked (its unsent debits, and a removed source's unsent credits, are canceled at once).
+	CancelReason *PaymentResponseCancelReason `json:"cancel_reason"`
+	CreatedAt    time.Time                    `json:"created_at"`
+	Currency     PaymentResponseCurrency      `json:"currency"`
+	Description  *string                      `json:"description"`
+	Direction    PaymentResponseDirection     `json:"direction"`
 
 	// FailureCode ACH return code when failed, like R01.
 	FailureCode     *string `json:"failure_code"`
@@ -3547,6 +3616,9 @@ type PaymentResponse struct {
 	Success        PaymentResponseSuccess `json:"success"`
 	UserId         string                 `json:"user_id"`
 }
+
+// PaymentResponseCancelReason Why a canceled payment was canceled; null otherwise. requested: the merchant canceled it. funding_source_blocked, funding_source_removed, mandate_revoked, originator_suspended: its authorization no longer stood when it was to leave, or when its source was blocked or removed or its mandate revoked (its unsent debits, and a removed source's unsent credits, are canceled at once).
+type PaymentResponseCancelReason string
 
 // PaymentResponseCurrency defines model for PaymentResponse.Currency.
 type PaymentResponseCurrency string

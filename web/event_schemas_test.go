@@ -34,9 +34,11 @@ func TestEveryEventTypeIsDeliveredMatchingItsSchema(t *testing.T) {
 	th.WantOK(t, h.Initiate(key, a))
 	th.WantOK(t, h.Post("/v2/sandbox/funding-source/"+a+"/micro-deposits/expire", key, ``))
 	b := h.VerifiedSource(key, user, "222222222")
+	// Revoking a debit's mandate cancels the debit (mandate_revoked); the
+	// credit settles.
 	first := th.WantOK(t, h.Post("/v2/payments", key, th.PaymentBody(b, `"10.00"`, "debit")))
-	settles := first["payment_id"].(string)
 	th.WantOK(t, h.Post("/v2/mandates/"+first["mandate_id"].(string)+"/revoke", key, ``))
+	settles := th.WantOK(t, h.Post("/v2/payments", key, th.PaymentBody(b, `"10.00"`, "credit")))["payment_id"].(string)
 	returned := th.WantOK(t, h.Post("/v2/payments", key, th.PaymentBody(b, `"11.00"`, "debit")))["payment_id"].(string)
 	canceled := th.WantOK(t, h.Post("/v2/payments", key, th.PaymentBody(b, `"12.00"`, "credit")))["payment_id"].(string)
 	th.WantOK(t, h.Post("/v2/sandbox/payments/"+returned+"/return", key, `{"code":"R10"}`)) // blocks b

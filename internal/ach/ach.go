@@ -16,6 +16,22 @@
 // built. The class and the receiver's name follow the source's
 // account_holder_type, not whether the customer has a business name.
 //
+// Only authorized money leaves: the transaction that assigns payments to
+// a file asks the payment service, for each one it claimed, whether the
+// payment may still leave (payment.Service.ReleaseTx); one whose source
+// was blocked or removed, or whose mandate was revoked, since it was
+// created is canceled there instead of sent.
+//
+// Trace numbers are the ODFI's 8 routing digits and a 7-digit sequence
+// that restarts for each file creation date (US Eastern, the date in the
+// file's name). One counter row per ODFI and date hands the numbers out
+// under its row lock, so concurrent runs never share one; at 9,999,999 the
+// date's numbers are used up and a run refuses (ErrTracesExhausted) and
+// assigns nothing rather than wrap onto numbers that may still come back
+// in a return. Because the same trace number recurs on other dates, an
+// entry is unique by trace number and file date, and a return finds the
+// newest entry with its original trace.
+//
 // A return is judged at import against its deadline (deadline.go): a
 // timely one is applied, an untimely or duplicate one is answered with a
 // dishonored return that goes into the next file by the same assignment
@@ -76,6 +92,12 @@ type Entry struct {
 	ReturnCode   string // "" until a return is applied (a timely one, or a contested dishonor's)
 	ReturnTrace  string // the applied return's own trace number; "" for one applied before it was kept
 	Class        Class  // zero for an entry assigned before classes were stored
+	// FileDate is its file's creation date (US Eastern), YYYY-MM-DD: its
+	// trace number is unique on that date. "" for an entry written
+	// without one (by a release before trace numbers restarted per date).
+	FileDate string
+	// Recurs: an older entry has the same trace number (read by ACHEntry).
+	Recurs bool
 	// ReceiverName (folded to NACHA's name alphabet, ≤ 22) and
 	// IndividualID (the source's Individual Identification Number, ≤ 15)
 	// are decided at assignment like Class; "" on an entry assigned
@@ -86,6 +108,11 @@ type Entry struct {
 	// payment's description, folded, ≤ 80); "" for none.
 	Addenda string
 }
+
+// ErrTracesExhausted is the refusal of an origination run once an ODFI's
+// trace sequence of the file date has reached 9,999,999: nothing is
+// assigned and the payments stay pending until the next file date.
+var ErrTracesExhausted = errors.New("the trace numbers of this file date are used up (9,999,999 entries); origination resumes on the next file date")
 
 // Deposit is a verification whose two credits are still to be sent.
 type Deposit struct {
@@ -111,18 +138,23 @@ type Store interface {
 	// DepositsToOriginate locks up to limit open production verifications
 	// without entries, skipping rows other processes hold.
 	DepositsToOriginate(ctx context.Context, limit int) ([]Deposit, error)
-	// PaymentsToOriginate likewise locks pending production payments.
+	// PaymentsToOriginate likewise locks pending production payments,
+	// with their payment.Standing.
 	PaymentsToOriginate(ctx context.Context, limit int) ([]payment.Payment, error)
-	// NextTraceSequence is the next 7-digit trace sequence number.
-	NextTraceSequence(ctx context.Context) (int64, error)
+	// NextTraceSequence is the next 7-digit trace sequence number of the
+	// ODFI odfi (8 digits) on the file date date (YYYY-MM-DD), from 1;
+	// ErrTracesExhausted after 9,999,999. The counter stays locked until
+	// the transaction ends.
+	NextTraceSequence(ctx context.Context, odfi, date string) (int64, error)
 	InsertACHEntry(ctx context.Context, e Entry) error
 	// ACHEntries returns a file's entries by trace number.
 	ACHEntries(ctx context.Context, fileID string) ([]Entry, error)
 	MarkACHFileWritten(ctx context.Context, fileID string, at time.Time) error
-	// ACHEntry locks an entry by trace number; errs.NotFound when unknown.
+	// ACHEntry locks the newest entry with a trace number; errs.NotFound
+	// when unknown.
 	ACHEntry(ctx context.Context, trace string) (Entry, error)
-	// MarkACHEntryReturned records the return applied to an entry: its
-	// code and its own trace number.
+	// MarkACHEntryReturned records the return applied to the entry
+	// ACHEntry finds: its code and its own trace number.
 	MarkACHEntryReturned(ctx context.Context, trace, code, returnTrace string, at time.Time) error
 	// ACHFile reads a file record; errs.NotFound when unknown.
 	ACHFile(ctx context.Context, id string) (File, error)
@@ -162,6 +194,9 @@ type Funding interface {
 
 // Payments is what origination needs from the payment service.
 type Payments interface {
+	// ReleaseTx says whether a claimed payment may still leave, and
+	// cancels it in tx when not.
+	ReleaseTx(ctx context.Context, tx payment.Store, p payment.Payment) (bool, error)
 	OriginatedTx(ctx context.Context, tx payment.Store, scope tenant.Scope, id string, settleAt time.Time) error
 	ReturnTx(ctx context.Context, tx payment.Store, scope tenant.Scope, id, code string) error
 }
@@ -262,9 +297,19 @@ func (o *Originator) assign(ctx context.Context) (File, bool, error) {
 		if err != nil {
 			return err
 		}
-		payments, err := tx.PaymentsToOriginate(ctx, batchLimit)
+		claimed, err := tx.PaymentsToOriginate(ctx, batchLimit)
 		if err != nil {
 			return err
+		}
+		payments := claimed[:0:0]
+		for _, p := range claimed {
+			ok, err := o.payments.ReleaseTx(ctx, tx.Payments(), p)
+			if err != nil {
+				return err
+			}
+			if ok {
+				payments = append(payments, p)
+			}
 		}
 		dishonors, err := tx.DishonorsToSend(ctx, batchLimit)
 		if err != nil {
@@ -276,7 +321,9 @@ func (o *Originator) assign(ctx context.Context) (File, bool, error) {
 		found = true
 		now := o.now().UTC()
 		f = File{ID: ids.New("achf_"), Status: "building", CreatedAt: now}
-		f.Name = fmt.Sprintf("fundsource-%s-%s.ach", calendar.DateOf(now).Format("20060102"), f.ID[len("achf_"):])
+		date := calendar.DateOf(now)
+		f.Name = fmt.Sprintf("fundsource-%s-%s.ach", date.Format("20060102"), f.ID[len("achf_"):])
+		traces := o.traces(date.Format(time.DateOnly))
 		receivers := map[string]funding.Receiver{}
 		depositClasses := make([]Class, len(deposits))
 		depositReceivers := make([]funding.Receiver, len(deposits))
@@ -290,11 +337,11 @@ func (o *Originator) assign(ctx context.Context) (File, bool, error) {
 		if o.cfg.MicroOffset {
 			// One offsetting debit per micro-deposit batch, in batch order.
 			for range batchOrder(depositClasses) {
-				seq, err := tx.NextTraceSequence(ctx)
+				trace, err := traces.next(ctx, tx)
 				if err != nil {
 					return err
 				}
-				f.OffsetTraces = append(f.OffsetTraces, o.trace(seq))
+				f.OffsetTraces = append(f.OffsetTraces, trace)
 			}
 		}
 		if f.Serial, err = tx.InsertACHFile(ctx, f); err != nil {
@@ -303,8 +350,8 @@ func (o *Originator) assign(ctx context.Context) (File, bool, error) {
 		for di, d := range deposits {
 			// The amounts stay sealed with the verification; build reads them.
 			for i := range 2 {
-				e := Entry{FileID: f.ID, Scope: d.Scope, Kind: KindMicroDeposit, SourceID: d.SourceID, CustomerID: d.CustomerID,
-					DepositSeq: d.Seq, DepositIndex: i + 1, Class: depositClasses[di],
+				e := Entry{FileID: f.ID, FileDate: traces.date, Scope: d.Scope, Kind: KindMicroDeposit, SourceID: d.SourceID,
+					CustomerID: d.CustomerID, DepositSeq: d.Seq, DepositIndex: i + 1, Class: depositClasses[di],
 					ReceiverName: receiverName(depositReceivers[di]), IndividualID: depositReceivers[di].IndividualID}
 				if err := o.insertEntry(ctx, tx, &e); err != nil {
 					return err
@@ -323,7 +370,7 @@ func (o *Originator) assign(ctx context.Context) (File, bool, error) {
 			if err != nil {
 				return err
 			}
-			e := Entry{FileID: f.ID, Scope: p.Scope, Kind: KindPayment, SourceID: p.SourceID, CustomerID: p.CustomerID,
+			e := Entry{FileID: f.ID, FileDate: traces.date, Scope: p.Scope, Kind: KindPayment, SourceID: p.SourceID, CustomerID: p.CustomerID,
 				PaymentID: p.ID, Debit: debit, Cents: p.Cents, Class: class,
 				ReceiverName: receiverName(r), IndividualID: r.IndividualID}
 			if p.Description != nil && r.Addenda {
@@ -340,11 +387,11 @@ func (o *Originator) assign(ctx context.Context) (File, bool, error) {
 			}
 		}
 		for _, d := range dishonors {
-			seq, err := tx.NextTraceSequence(ctx)
+			trace, err := traces.next(ctx, tx)
 			if err != nil {
 				return err
 			}
-			if err := tx.AssignDishonor(ctx, d.ID, f.ID, o.trace(seq)); err != nil {
+			if err := tx.AssignDishonor(ctx, d.ID, f.ID, trace); err != nil {
 				return err
 			}
 		}
@@ -353,19 +400,41 @@ func (o *Originator) assign(ctx context.Context) (File, bool, error) {
 	return f, found, err
 }
 
+// insertEntry stores e with the next trace number of its file date
+// (today's when e has none).
 func (o *Originator) insertEntry(ctx context.Context, tx Store, e *Entry) error {
-	seq, err := tx.NextTraceSequence(ctx)
+	if e.FileDate == "" {
+		e.FileDate = calendar.DateOf(o.now()).Format(time.DateOnly)
+	}
+	trace, err := o.traces(e.FileDate).next(ctx, tx)
 	if err != nil {
 		return err
 	}
-	e.Trace = o.trace(seq)
+	e.Trace = trace
 	return tx.InsertACHEntry(ctx, *e)
 }
 
-// trace is the trace number of sequence number seq: the ODFI's routing
-// number without its check digit, then seq in 7 digits.
-func (o *Originator) trace(seq int64) string {
-	return fmt.Sprintf("%s%07d", o.cfg.ODFIRouting[:8], seq)
+// traceCounter hands out an ODFI's trace numbers of one file date.
+type traceCounter struct {
+	odfi string // the ODFI's routing number without its check digit
+	date string // YYYY-MM-DD
+}
+
+func (o *Originator) traces(date string) traceCounter {
+	return traceCounter{odfi: o.cfg.ODFIRouting[:8], date: date}
+}
+
+// next is the next trace number: the ODFI's 8 digits, then the date's
+// next sequence number in 7 digits.
+func (c traceCounter) next(ctx context.Context, tx Store) (string, error) {
+	seq, err := tx.NextTraceSequence(ctx, c.odfi, c.date)
+	if errors.Is(err, ErrTracesExhausted) {
+		return "", fmt.Errorf("assign entries to a file of %s for ODFI %s: %w", c.date, c.odfi, err)
+	}
+	if err != nil {
+		return "", err
+	}
+	return fmt.Sprintf("%s%07d", c.odfi, seq), nil
 }
 
 // receiver returns what the entries of a source say about its holder,

@@ -125,6 +125,7 @@ func (o *Originator) importChange(ctx context.Context, a *nacha.Addenda98, res *
 		if err != nil {
 			return err
 		}
+		c.OriginalTrace = changeKey(entry)
 		applied, err = o.funding.ApplyChangeTx(ctx, tx.Funding(), entry.Scope, entry.SourceID, c)
 		return err
 	})
@@ -149,6 +150,19 @@ func (o *Originator) importChange(ctx context.Context, a *nacha.Addenda98, res *
 		res.ChangesDuplicate++
 	}
 	return nil
+}
+
+// changeKey is what a source's change remembers of the entry a
+// notification of change corrected, so that importing it again applies
+// nothing: its trace number, with its file date once the trace number
+// recurs (trace numbers restart each date, and the same number on
+// another date is another entry). The first entry with a number keeps
+// the bare number, as changes recorded before numbers restarted have it.
+func changeKey(e Entry) string {
+	if e.Recurs && e.FileDate != "" {
+		return e.Trace + " " + e.FileDate
+	}
+	return e.Trace
 }
 
 // correction reads an Addenda98's change code and corrected data.

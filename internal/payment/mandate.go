@@ -240,9 +240,9 @@ func (s *Service) ListMandates(ctx context.Context, scope tenant.Scope, sourceID
 }
 
 // Revoke revokes a mandate, fires mandate.revoked and cancels the active
-// subscriptions it authorized (cancel_reason mandate_revoked). Debits
-// already created go on, as when a subscription is canceled. Revoking a
-// revoked mandate answers it as it is.
+// subscriptions it authorized and its debits not sent yet (cancel_reason
+// mandate_revoked, see CancelUnsentTx). Revoking a revoked mandate answers
+// it as it is.
 func (s *Service) Revoke(ctx context.Context, scope tenant.Scope, id string, in RevokeInput, by audit.Actor) (Mandate, error) {
 	reason := RevokedByRequest
 	if in.Reason != nil {
@@ -299,7 +299,11 @@ func (s *Service) RevokeForSourceTx(ctx context.Context, tx Store, scope tenant.
 	return nil
 }
 
-// revoke revokes the locked active mandate m in tx.
+// revoke revokes the locked active mandate m in tx, and ends what it
+// authorized: its subscriptions, then its unsent debits. The debits come
+// after the subscriptions because the scheduler holds a subscription's
+// lock while it writes its debit: once the subscriptions are locked here,
+// every debit of theirs has committed and is seen.
 func (s *Service) revoke(ctx context.Context, tx Store, m Mandate, reason string) (Mandate, error) {
 	now := s.now().UTC()
 	m.Status, m.RevokedAt, m.RevokeReason = MandateRevoked, &now, &reason
@@ -320,7 +324,7 @@ func (s *Service) revoke(ctx context.Context, tx Store, m Mandate, reason string
 			}
 		}
 	}
-	return m, nil
+	return m, s.CancelUnsentTx(ctx, tx, m.Scope, Unsent{MandateID: m.ID, DebitsOnly: true}, CancelMandateRevoked)
 }
 
 func mandateNotFound() error {

@@ -6,8 +6,9 @@
 // It reads what it needs of a source through its own small store method
 // rather than importing the funding package. The source row is
 // share-locked while a payment is written, so a removal cannot slip in
-// between, and removing a source cancels its subscriptions in the
-// removal's transaction. The scheduler runs in every serve process; each
+// between, and removing a source cancels its subscriptions and its
+// payments not sent yet in the removal's transaction (see authority.go for
+// why an unsent payment is checked again when it leaves). The scheduler runs in every serve process; each
 // due date is debited once however many run, because due subscriptions are
 // claimed with FOR UPDATE SKIP LOCKED and a unique index on (subscription,
 // due date, attempt) backs that up.
@@ -16,9 +17,9 @@
 // in a package of their own because every rule about them is a payment
 // rule: one is created or checked in the transaction of the debit or
 // subscription it authorizes, under the same share lock on the source;
-// revoking one cancels the subscriptions it authorized; and an ACH return
-// that says the authorization is gone revokes them in the return's
-// transaction. A debit or subscription names an active mandate of its
+// revoking one cancels the subscriptions and unsent debits it authorized;
+// and an ACH return that says the authorization is gone revokes them in
+// the return's transaction. A debit or subscription names an active mandate of its
 // source (mandate_id) or brings the customer's authorization, from which
 // one is created: single for a payment, recurring for a subscription, SEC
 // code CCD for a business and WEB for a consumer. Production refuses a
@@ -119,11 +120,18 @@ type Payment struct {
 	// the reversal's row, not stored on this one.
 	Reversal  *Reversal  `json:"reversal"`
 	CreatedAt time.Time  `json:"created_at"` // UTC
-	SettledAt *time.Time `json:"settled_at"` // processed or failed; UTC
+	SettledAt *time.Time `json:"settled_at"` // processed, failed or canceled; UTC
+	// CancelReason says why a canceled payment was: CancelRequested,
+	// CancelSourceBlocked, CancelSourceRemoved, CancelMandateRevoked or
+	// CancelOriginatorSuspended; nil otherwise.
+	CancelReason *string `json:"cancel_reason"`
 
 	Cents    int64      `json:"-"` // the amount in cents, > 0
 	DueDate  *string    `json:"-"` // subscription debits: the due date, YYYY-MM-DD
-	SettleAt *time.Time `json:"-"` // sandbox: when it settles by itself
+	SettleAt *time.Time `json:"-"` // sandbox: when it settles by itself; production: set when its ACH file is assigned
+	// Standing is filled by the statements that claim pending payments to
+	// send them (ReleaseTx); zero elsewhere.
+	Standing Standing `json:"-"`
 	// ReversalReason is a reversal's reason (ReverseReasons); nil on
 	// other payments.
 	ReversalReason *string `json:"-"`
@@ -191,9 +199,15 @@ type Store interface {
 	// match f (its empty fields match everything).
 	ListPayments(ctx context.Context, scope tenant.Scope, f Filter, p paging.Page) ([]Payment, error)
 	// SettlingPayments locks up to limit pending payments whose SettleAt is
-	// at or before now, skipping rows other processes hold.
+	// at or before now, skipping rows other processes hold, with their
+	// Standing.
 	SettlingPayments(ctx context.Context, now time.Time, limit int) ([]Payment, error)
-	// FinishPayment stores a payment's final status, failure and settle time.
+	// UnsentPayments locks the pending payments u selects, oldest first.
+	// A production payment being assigned to an ACH file meanwhile is
+	// waited for and then left out.
+	UnsentPayments(ctx context.Context, scope tenant.Scope, u Unsent) ([]Payment, error)
+	// FinishPayment stores a payment's final status, failure, cancel
+	// reason and settle time.
 	FinishPayment(ctx context.Context, p Payment) error
 	// SetPaymentSettleAt sets when a pending payment settles.
 	SetPaymentSettleAt(ctx context.Context, scope tenant.Scope, id string, at time.Time) error
@@ -256,6 +270,8 @@ type Service struct {
 	// onReturn applies the return policy to a returned payment's source in
 	// the return's transaction; nil: nothing more.
 	onReturn func(ctx context.Context, tx Store, scope tenant.Scope, sourceID, code string) error
+	// originators says whether an originator may send entries; nil: all may.
+	originators Originators
 }
 
 // OnReturn sets what else a payment's return does in its transaction, tx
@@ -519,14 +535,35 @@ func (s *Service) SettleDue(ctx context.Context) (int, error) {
 		if err != nil {
 			return 0, 0, err
 		}
+		returned := false
 		for _, p := range due {
+			if returned {
+				// An earlier return of this batch may have canceled p
+				// (its source blocked or removed): read it again.
+				cur, err := tx.Payment(ctx, p.Scope, p.ID)
+				if err != nil {
+					return 0, 0, err
+				}
+				if cur.Status != Pending {
+					continue
+				}
+			}
 			code := ""
 			if p.Scope.Env == tenant.Sandbox {
+				// A sandbox payment settles where a production one would
+				// leave: its authorization is checked as it would be there.
+				if ok, err := s.ReleaseTx(ctx, tx, p); err != nil || !ok {
+					if err != nil {
+						return 0, 0, err
+					}
+					continue
+				}
 				code = SandboxReturnCode(p.Cents)
 			}
 			if err := s.finish(ctx, tx, p, code); err != nil {
 				return 0, 0, err
 			}
+			returned = returned || code != ""
 		}
 		return len(due), len(due), nil
 	})
@@ -588,10 +625,11 @@ func (s *Service) finish(ctx context.Context, tx Store, p Payment, code string) 
 	return nil
 }
 
-// Cancel cancels a pending payment: in sandbox before it settles, in
-// production before it is written into an ACH file (the file's assignment
-// locks the payment, so the two never both happen). It records
-// payment.canceled. Canceling a canceled payment returns it as it is.
+// Cancel cancels a pending payment at the merchant's request
+// (cancel_reason requested): in sandbox before it settles, in production
+// before it is written into an ACH file (the file's assignment locks the
+// payment, so the two never both happen). It records payment.canceled.
+// Canceling a canceled payment returns it as it is.
 func (s *Service) Cancel(ctx context.Context, scope tenant.Scope, id string) (Payment, error) {
 	var out Payment
 	err := s.store.WithTx(ctx, func(tx Store) error {
@@ -608,12 +646,8 @@ func (s *Service) Cancel(ctx context.Context, scope tenant.Scope, id string) (Pa
 		case scope.Env.Live() && p.SettleAt != nil:
 			return errs.New(errs.Conflict, "This payment is already in an ACH file sent to the bank; it can no longer be canceled.")
 		}
-		now := s.now().UTC()
-		out.Status, out.SettledAt = Voided, &now
-		if err := tx.FinishPayment(ctx, out); err != nil {
-			return err
-		}
-		return tx.RecordEvent(ctx, event.New(scope, event.PaymentCanceled, out, now))
+		out, err = s.void(ctx, tx, p, CancelRequested)
+		return err
 	})
 	return out, err
 }

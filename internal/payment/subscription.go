@@ -30,9 +30,9 @@ const (
 	Canceled = "canceled"
 )
 
-// Why a subscription was canceled (cancel_reason).
+// Why a subscription, or a payment, was canceled (cancel_reason).
 const (
-	CancelRequested       = "requested"              // POST /v2/subscriptions/{id}/cancel
+	CancelRequested       = "requested"              // POST /v2/subscriptions/{id}/cancel, POST /v2/payments/{id}/cancel
 	CancelSourceRemoved   = "funding_source_removed" // its source was removed
 	CancelPaymentReturned = "payment_returned"       // a debit came back for good
 	CancelMandateRevoked  = "mandate_revoked"        // its mandate was revoked
@@ -195,7 +195,8 @@ func (s *Service) CancelSubscription(ctx context.Context, scope tenant.Scope, id
 
 // CancelForSourceTx cancels the active subscriptions of a source that is
 // being removed, in the removal's transaction tx, each with
-// subscription.canceled.
+// subscription.canceled, and then its payments not sent yet, debits and
+// credits (funding_source_removed, see CancelUnsentTx).
 func (s *Service) CancelForSourceTx(ctx context.Context, tx Store, scope tenant.Scope, sourceID string) error {
 	subs, err := tx.ActiveSubscriptionsOfSource(ctx, scope, sourceID)
 	if err != nil {
@@ -206,7 +207,7 @@ func (s *Service) CancelForSourceTx(ctx context.Context, tx Store, scope tenant.
 			return err
 		}
 	}
-	return nil
+	return s.CancelUnsentTx(ctx, tx, scope, Unsent{SourceID: sourceID}, CancelSourceRemoved)
 }
 
 // debitReturned applies a subscription's return rules to its debit p that

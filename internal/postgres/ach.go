@@ -2,6 +2,8 @@ package postgres
 
 import (
 	"context"
+	"database/sql"
+	"errors"
 	"time"
 
 	"github.com/jmoiron/sqlx"
@@ -81,27 +83,41 @@ func (q queries) DepositsToOriginate(ctx context.Context, limit int) ([]ach.Depo
 	return out, nil
 }
 
-const paymentsToOriginate = `SELECT ` + paymentColumns + `, ` + paymentLinks + ` FROM payments p
+const paymentsToOriginate = `SELECT ` + paymentReadColumns + `, ` + paymentLinks + `,` + paymentStanding + ` FROM payments p
 WHERE environment = 'production' AND status = 'pending'
   AND NOT EXISTS (SELECT 1 FROM ach_entries e
                   WHERE e.merchant_id = p.merchant_id AND e.environment = p.environment AND e.payment_id = p.id)
 ORDER BY created_at
 LIMIT $1
-FOR UPDATE SKIP LOCKED`
+FOR UPDATE OF p SKIP LOCKED`
 
-// PaymentsToOriginate locks pending production payments not yet in a file.
+// PaymentsToOriginate locks pending production payments not yet in a
+// file, with their standing.
 func (q queries) PaymentsToOriginate(ctx context.Context, limit int) ([]payment.Payment, error) {
-	var rows []paymentRow
+	var rows []standingRow
 	if err := sqlx.SelectContext(ctx, q.ex, &rows, paymentsToOriginate, limit); err != nil {
 		return nil, translate(err)
 	}
-	return mapRows(rows, paymentRow.domain), nil
+	return mapRows(rows, standingRow.domain), nil
 }
 
-// NextTraceSequence is the next 7-digit trace sequence number.
-func (q queries) NextTraceSequence(ctx context.Context) (int64, error) {
+// nextTraceSequence takes the next number of an ODFI's counter of a file
+// date, creating it at 1, under the counter row's lock until the
+// transaction ends. No row comes back once the date's counter is at
+// 9,999,999.
+const nextTraceSequence = `
+INSERT INTO ach_trace_counters AS c (odfi, file_date, last_seq) VALUES ($1, $2, 1)
+ON CONFLICT (odfi, file_date) DO UPDATE SET last_seq = c.last_seq + 1 WHERE c.last_seq < 9999999
+RETURNING last_seq`
+
+// NextTraceSequence is the next 7-digit trace sequence number of odfi
+// (8 digits) on date (YYYY-MM-DD); ach.ErrTracesExhausted past 9,999,999.
+func (q queries) NextTraceSequence(ctx context.Context, odfi, date string) (int64, error) {
 	var n int64
-	err := sqlx.GetContext(ctx, q.ex, &n, `SELECT nextval('ach_trace_seq')`)
+	err := sqlx.GetContext(ctx, q.ex, &n, nextTraceSequence, odfi, date)
+	if errors.Is(err, sql.ErrNoRows) {
+		return 0, ach.ErrTracesExhausted
+	}
 	return n, translate(err)
 }
 
@@ -123,6 +139,8 @@ type achEntryRow struct {
 	SEC          *string `db:"sec_code"`
 	Description  *string `db:"entry_description"`
 	PaymentType  *string `db:"payment_type"`
+	FileDate     *string `db:"file_date"`
+	Recurs       bool    `db:"recurs"` // achEntryByTrace only
 	ReceiverName *string `db:"receiver_name"`
 	IndividualID *string `db:"individual_id"`
 	Addenda      *string `db:"addenda"`
@@ -132,6 +150,7 @@ func (r achEntryRow) domain() ach.Entry {
 	e := ach.Entry{Trace: r.Trace, FileID: r.FileID, Scope: tenant.Scope{MerchantID: r.MerchantID, Env: tenant.Environment(r.Environment)},
 		Kind: r.Kind, SourceID: r.SourceID, CustomerID: r.CustomerID, PaymentID: deref(r.PaymentID), Debit: r.Debit,
 		ReturnCode: deref(r.ReturnCode), ReturnTrace: deref(r.ReturnTrace), Class: ach.Class{SEC: deref(r.SEC), Description: deref(r.Description), PaymentType: deref(r.PaymentType)},
+		FileDate: deref(r.FileDate), Recurs: r.Recurs,
 		ReceiverName: deref(r.ReceiverName), IndividualID: deref(r.IndividualID), Addenda: deref(r.Addenda)}
 	if r.DepositSeq != nil {
 		e.DepositSeq, e.DepositIndex = *r.DepositSeq, *r.DepositIndex
@@ -144,12 +163,15 @@ func (r achEntryRow) domain() ach.Entry {
 
 const achEntryColumns = `trace_number, file_id, merchant_id, environment, kind, funding_source_id, customer_id,
        deposit_seq, deposit_index, payment_id, debit, amount_cents, return_code, sec_code, entry_description, payment_type, return_trace,
-       receiver_name, individual_id, addenda`
+       to_char(file_date, 'YYYY-MM-DD') AS file_date, receiver_name, individual_id, addenda`
 
 const insertACHEntry = `
-INSERT INTO ach_entries (` + achEntryColumns + `)
+INSERT INTO ach_entries (trace_number, file_id, merchant_id, environment, kind, funding_source_id, customer_id,
+       deposit_seq, deposit_index, payment_id, debit, amount_cents, return_code, sec_code, entry_description, payment_type,
+       file_date, receiver_name, individual_id, addenda)
 VALUES ($1, $2, $3, $4, $5, $6, $7, NULLIF($8, 0), NULLIF($9, 0), NULLIF($10, ''), $11, NULLIF($12, 0), NULL,
-        NULLIF($13, ''), NULLIF($14, ''), NULLIF($15, ''), NULL, NULLIF($16, ''), NULLIF($17, ''), NULLIF($18, ''))`
+        NULLIF($13, ''), NULLIF($14, ''), NULLIF($15, ''), NULLIF($16, '')::date, NULLIF($17, ''), NULLIF($18, ''),
+        NULLIF($19, ''))`
 
 // InsertACHEntry assigns an entry to a file; errs.Conflict when the
 // payment or deposit is in a file already. A micro-deposit's amount is not
@@ -157,7 +179,7 @@ VALUES ($1, $2, $3, $4, $5, $6, $7, NULLIF($8, 0), NULLIF($9, 0), NULLIF($10, ''
 func (q queries) InsertACHEntry(ctx context.Context, e ach.Entry) error {
 	_, err := q.ex.ExecContext(ctx, insertACHEntry, e.Trace, e.FileID, e.Scope.MerchantID, e.Scope.Env, e.Kind,
 		e.SourceID, e.CustomerID, e.DepositSeq, e.DepositIndex, e.PaymentID, e.Debit, e.Cents,
-		e.Class.SEC, e.Class.Description, e.Class.PaymentType, e.ReceiverName, e.IndividualID, e.Addenda)
+		e.Class.SEC, e.Class.Description, e.Class.PaymentType, e.FileDate, e.ReceiverName, e.IndividualID, e.Addenda)
 	return translate(err)
 }
 
@@ -178,20 +200,36 @@ func (q queries) MarkACHFileWritten(ctx context.Context, fileID string, at time.
 	return translate(err)
 }
 
-// ACHEntry locks an entry by trace number.
+// newestEntry is the file of the newest entry with trace number $1: trace
+// numbers restart each file date, and a return or notification of change
+// is about the latest entry that carried its original trace.
+const newestEntry = `
+SELECT e.file_id FROM ach_entries e JOIN ach_files f ON f.id = e.file_id
+WHERE e.trace_number = $1
+ORDER BY f.created_at DESC, f.serial DESC
+LIMIT 1`
+
+const achEntryByTrace = `SELECT ` + achEntryColumns + `,
+       EXISTS (SELECT 1 FROM ach_entries o WHERE o.trace_number = $1 AND o.file_id <> ach_entries.file_id) AS recurs
+FROM ach_entries
+WHERE trace_number = $1 AND file_id = (` + newestEntry + `)
+FOR UPDATE`
+
+// ACHEntry locks the newest entry with a trace number.
 func (q queries) ACHEntry(ctx context.Context, trace string) (ach.Entry, error) {
 	var r achEntryRow
-	query := `SELECT ` + achEntryColumns + ` FROM ach_entries WHERE trace_number = $1 FOR UPDATE`
-	if err := sqlx.GetContext(ctx, q.ex, &r, query, trace); err != nil {
+	if err := sqlx.GetContext(ctx, q.ex, &r, achEntryByTrace, trace); err != nil {
 		return ach.Entry{}, translate(err)
 	}
 	return r.domain(), nil
 }
 
 const markACHEntryReturned = `
-UPDATE ach_entries SET return_code = $2, return_trace = NULLIF($3, ''), returned_at = $4 WHERE trace_number = $1`
+UPDATE ach_entries SET return_code = $2, return_trace = NULLIF($3, ''), returned_at = $4
+WHERE trace_number = $1 AND file_id = (` + newestEntry + `)`
 
-// MarkACHEntryReturned records the return applied to an entry.
+// MarkACHEntryReturned records the return applied to the newest entry with
+// a trace number, the one ACHEntry returns.
 func (q queries) MarkACHEntryReturned(ctx context.Context, trace, code, returnTrace string, at time.Time) error {
 	_, err := q.ex.ExecContext(ctx, markACHEntryReturned, trace, code, returnTrace, at)
 	return translate(err)

@@ -108,9 +108,10 @@ type paymentRow struct {
 	ReversalOf     *string    `db:"reversal_of"`
 	ReversalReason *string    `db:"reversal_reason"`
 	// The payment's reversal, read from the reversal's row (paymentLinks).
-	ReversedBy  *string    `db:"reversed_by"`
-	ReversedFor *string    `db:"reversed_for"`
-	ReversedAt  *time.Time `db:"reversed_at"`
+	ReversedBy   *string    `db:"reversed_by"`
+	ReversedFor  *string    `db:"reversed_for"`
+	ReversedAt   *time.Time `db:"reversed_at"`
+	CancelReason *string    `db:"cancel_reason"`
 }
 
 func (r paymentRow) domain() payment.Payment {
@@ -121,6 +122,7 @@ func (r paymentRow) domain() payment.Payment {
 		Status: payment.Status(r.Status), FailureCode: r.FailureCode, SubscriptionID: r.SubscriptionID,
 		Attempt: r.Attempt, SettleAt: utcPtr(r.SettleAt), SettledAt: utcPtr(r.SettledAt), CreatedAt: r.CreatedAt.UTC(),
 		MandateID: r.MandateID, EntryDescription: r.EntryDesc, RetryOf: r.RetryOf, ReversalOf: r.ReversalOf, ReversalReason: r.ReversalReason,
+		CancelReason: r.CancelReason,
 	}
 	if p.Attempt == nil {
 		p.Attempt = r.RetryAttempt // a one-off re-presentment's
@@ -139,6 +141,10 @@ func (r paymentRow) domain() payment.Payment {
 const paymentColumns = `merchant_id, environment, id, funding_source_id, customer_id, direction, amount_cents,
        description, status, failure_code, subscription_id, attempt, due_date, settle_at, settled_at, created_at, mandate_id,
        entry_description`
+
+// paymentReadColumns are what a read of a payment selects: the columns it
+// is created with, and what happens to it later.
+const paymentReadColumns = paymentColumns + `, cancel_reason`
 
 // paymentLinks are a payment's columns that tie it to another: what it
 // presents again or reverses, and, read from the reversal's row (p is
@@ -172,7 +178,7 @@ func (q queries) InsertPayment(ctx context.Context, p payment.Payment) error {
 	return translate(err)
 }
 
-const selectPayment = `SELECT ` + paymentColumns + `, ` + paymentLinks + ` FROM payments p
+const selectPayment = `SELECT ` + paymentReadColumns + `, ` + paymentLinks + ` FROM payments p
 WHERE ` + byID
 
 // Payment returns one payment.
@@ -185,7 +191,7 @@ func (q queries) PaymentForUpdate(ctx context.Context, scope tenant.Scope, id st
 	return getOne[paymentRow](ctx, q.ex, selectPayment+` FOR UPDATE`, scope.MerchantID, scope.Env, id)
 }
 
-const listPayments = `SELECT ` + paymentColumns + `, ` + paymentLinks + ` FROM payments p
+const listPayments = `SELECT ` + paymentReadColumns + `, ` + paymentLinks + ` FROM payments p
 WHERE merchant_id = $1 AND environment = $2 AND (created_at, id) < ($3, $4)
   AND ($6 = '' OR funding_source_id = $6) AND ($7 = '' OR status = $7) AND ($8 = '' OR direction = $8)
 ORDER BY created_at DESC, id DESC
@@ -200,28 +206,108 @@ func (q queries) ListPayments(ctx context.Context, scope tenant.Scope, f payment
 	return mapRows(rows, paymentRow.domain), nil
 }
 
-const settlingPayments = `SELECT ` + paymentColumns + `, ` + paymentLinks + ` FROM payments p
+const settlingPayments = `SELECT ` + paymentReadColumns + `, ` + paymentLinks + `,` + paymentStanding + ` FROM payments p
 WHERE status = 'pending' AND settle_at IS NOT NULL AND settle_at <= $1
 ORDER BY settle_at
 LIMIT $2
 FOR UPDATE SKIP LOCKED`
 
-// SettlingPayments locks up to limit pending payments due to settle.
+// SettlingPayments locks up to limit pending payments due to settle, with
+// their standing.
 func (q queries) SettlingPayments(ctx context.Context, now time.Time, limit int) ([]payment.Payment, error) {
-	var rows []paymentRow
+	var rows []standingRow
 	if err := sqlx.SelectContext(ctx, q.ex, &rows, settlingPayments, now, limit); err != nil {
+		return nil, translate(err)
+	}
+	return mapRows(rows, standingRow.domain), nil
+}
+
+// paymentStanding is the select-list part that reads, beside a payment p
+// being claimed to leave, what its authority rests on (payment.Standing),
+// in the claiming statement's snapshot. The subqueries name their tables
+// so that the payment's own columns stay unqualified.
+const paymentStanding = `
+  EXISTS (SELECT 1 FROM funding_sources f
+          WHERE f.merchant_id = p.merchant_id AND f.environment = p.environment AND f.id = p.funding_source_id
+            AND f.blocked_at IS NOT NULL) AS source_blocked,
+  EXISTS (SELECT 1 FROM funding_sources f
+          WHERE f.merchant_id = p.merchant_id AND f.environment = p.environment AND f.id = p.funding_source_id
+            AND f.removed_at IS NOT NULL) AS source_removed,
+  EXISTS (SELECT 1 FROM mandates m
+          WHERE m.merchant_id = p.merchant_id AND m.environment = p.environment AND m.id = p.mandate_id
+            AND m.status = 'revoked') AS mandate_revoked,
+  EXISTS (SELECT 1 FROM mandates m
+          JOIN payments o ON o.merchant_id = m.merchant_id AND o.environment = m.environment AND o.mandate_id = m.id
+          WHERE m.merchant_id = p.merchant_id AND m.environment = p.environment AND m.id = p.mandate_id
+            AND m.type = 'single' AND o.id <> p.id AND o.status NOT IN ('failed', 'canceled')
+            AND (o.created_at, o.id) < (p.created_at, p.id)) AS mandate_used`
+
+// standingRow is a payment with its standing.
+type standingRow struct {
+	paymentRow
+	SourceBlocked  bool `db:"source_blocked"`
+	SourceRemoved  bool `db:"source_removed"`
+	MandateRevoked bool `db:"mandate_revoked"`
+	MandateUsed    bool `db:"mandate_used"`
+}
+
+func (r standingRow) domain() payment.Payment {
+	p := r.paymentRow.domain()
+	p.Standing = payment.Standing{SourceBlocked: r.SourceBlocked, SourceRemoved: r.SourceRemoved,
+		MandateRevoked: r.MandateRevoked, MandateUsed: r.MandateUsed}
+	return p
+}
+
+// unsentPayments selects a source's pending payments that have not left:
+// in sandbox every pending one (it has not settled), in production one in
+// no ACH file. settle_at IS NULL says the same as the NOT EXISTS in
+// production (a file's assignment sets it in its transaction), and it is
+// the condition PostgreSQL re-checks on the newest row version when FOR
+// UPDATE waited for an assignment that then committed, which a subquery
+// on ach_entries is not: so a payment assigned meanwhile is left out.
+const unsentPayments = `SELECT ` + paymentReadColumns + ` FROM payments p
+WHERE merchant_id = $1 AND environment = $2 AND funding_source_id = $3 AND status = 'pending'
+  AND (NOT $4 OR direction = 'debit')
+  AND (environment <> 'production'
+       OR (settle_at IS NULL
+           AND NOT EXISTS (SELECT 1 FROM ach_entries e
+                           WHERE e.merchant_id = p.merchant_id AND e.environment = p.environment AND e.payment_id = p.id)))
+ORDER BY created_at, id
+FOR UPDATE OF p`
+
+// unsentPaymentsOfMandate is unsentPayments for a mandate's payments.
+const unsentPaymentsOfMandate = `SELECT ` + paymentReadColumns + ` FROM payments p
+WHERE merchant_id = $1 AND environment = $2 AND mandate_id = $3 AND status = 'pending'
+  AND (NOT $4 OR direction = 'debit')
+  AND (environment <> 'production'
+       OR (settle_at IS NULL
+           AND NOT EXISTS (SELECT 1 FROM ach_entries e
+                           WHERE e.merchant_id = p.merchant_id AND e.environment = p.environment AND e.payment_id = p.id)))
+ORDER BY created_at, id
+FOR UPDATE OF p`
+
+// UnsentPayments locks the pending payments of a source, or of a mandate,
+// that have not left yet.
+func (q queries) UnsentPayments(ctx context.Context, scope tenant.Scope, u payment.Unsent) ([]payment.Payment, error) {
+	query, id := unsentPayments, u.SourceID
+	if u.MandateID != "" {
+		query, id = unsentPaymentsOfMandate, u.MandateID
+	}
+	var rows []paymentRow
+	if err := sqlx.SelectContext(ctx, q.ex, &rows, query, scope.MerchantID, scope.Env, id, u.DebitsOnly); err != nil {
 		return nil, translate(err)
 	}
 	return mapRows(rows, paymentRow.domain), nil
 }
 
 const finishPayment = `
-UPDATE payments SET status = $4, failure_code = $5, settled_at = $6
+UPDATE payments SET status = $4, failure_code = $5, settled_at = $6, cancel_reason = $7
 WHERE ` + byID
 
 // FinishPayment stores a payment's final status.
 func (q queries) FinishPayment(ctx context.Context, p payment.Payment) error {
-	_, err := q.ex.ExecContext(ctx, finishPayment, p.Scope.MerchantID, p.Scope.Env, p.ID, p.Status, p.FailureCode, p.SettledAt)
+	_, err := q.ex.ExecContext(ctx, finishPayment, p.Scope.MerchantID, p.Scope.Env, p.ID, p.Status, p.FailureCode, p.SettledAt,
+		p.CancelReason)
 	return translate(err)
 }
 

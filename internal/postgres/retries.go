@@ -28,7 +28,7 @@ func (q queries) PaymentFiledAt(ctx context.Context, scope tenant.Scope, id stri
 	return &t, nil
 }
 
-const presentments = `SELECT ` + paymentColumns + `, ` + paymentLinks + ` FROM payments p
+const presentments = `SELECT ` + paymentReadColumns + `, ` + paymentLinks + ` FROM payments p
 WHERE merchant_id = $1 AND environment = $2 AND retry_of = $3
 ORDER BY retry_attempt`
 
@@ -41,7 +41,7 @@ func (q queries) Presentments(ctx context.Context, scope tenant.Scope, originalI
 	return mapRows(rows, paymentRow.domain), nil
 }
 
-const subscriptionDebit = `SELECT ` + paymentColumns + `, ` + paymentLinks + ` FROM payments p
+const subscriptionDebit = `SELECT ` + paymentReadColumns + `, ` + paymentLinks + ` FROM payments p
 WHERE merchant_id = $1 AND environment = $2 AND subscription_id = $3 AND due_date = $4 AND attempt = $5`
 
 // SubscriptionDebit returns a subscription's debit of a due date and attempt.

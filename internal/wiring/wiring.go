@@ -130,8 +130,8 @@ func Build(cfg *config.Config, d Deps) (*Services, error) {
 		return s.Payments.CancelForSourceTx(ctx, tx.(postgres.Stores).Payments(), scope, sourceID)
 	})
 	// The return policy: a payment's return acts on its source, and a
-	// block revokes the source's mandates, each in the return's
-	// transaction.
+	// block cancels the source's unsent debits and revokes its mandates,
+	// each in the return's transaction.
 	s.Payments.OnReturn(func(ctx context.Context, tx payment.Store, scope tenant.Scope, sourceID, code string) error {
 		return s.Funding.ApplyReturnTx(ctx, tx.(postgres.Stores).Funding(), scope, sourceID, code)
 	})
@@ -140,7 +140,7 @@ func Build(cfg *config.Config, d Deps) (*Services, error) {
 		if achcode.Valid(code) {
 			reason = achcode.ReturnReason(code)
 		}
-		return s.Payments.RevokeForSourceTx(ctx, tx.(postgres.Stores).Payments(), scope, sourceID, reason)
+		return s.Payments.SourceBlockedTx(ctx, tx.(postgres.Stores).Payments(), scope, sourceID, reason)
 	})
 	if cfg.ACHODFIRouting != "" {
 		ac := ach.Config{Dir: cfg.ACHOutboxDir, ODFIRouting: cfg.ACHODFIRouting, DestinationRouting: cfg.ACHDestinationRouting,

@@ -29,18 +29,19 @@ type contest struct {
 	dishonorSettle calendar.Date // the dishonor's settlement date
 }
 
-// dishonored reads a dishonored return ed of batch bh, settling on
-// settles: the first time, it is counted; the answer is a contest when
-// the account's rule says so (false when the dishonor is accepted, or was
-// answered already).
-func (n *Network) dishonored(st *state, ed *nacha.EntryDetail, bh *nacha.BatchHeader, settles calendar.Date, sum *Summary) (answer, calendar.Date, bool) {
-	es := st.Entries[ed.TraceNumber]
+// dishonored reads a dishonored return ed of batch bh in a file created
+// on created (YYMMDD), settling on settles: the first time, it is
+// counted; the answer is a contest when the account's rule says so (false
+// when the dishonor is accepted, or was answered already).
+func (n *Network) dishonored(st *state, created string, ed *nacha.EntryDetail, bh *nacha.BatchHeader, settles calendar.Date, sum *Summary) (answer, calendar.Date, bool) {
+	key := entryKey(ed.TraceNumber, created)
+	es := st.Entries[key]
 	if es.Answer != "" {
 		return answer{}, time.Time{}, false
 	}
 	if es.Settled == "" {
 		es.Settled = settles.Format(dateLayout)
-		st.Entries[ed.TraceNumber] = es
+		st.Entries[key] = es
 		sum.Dishonors++
 	}
 	r, ok := n.Rules.Match(strings.TrimSpace(ed.DFIAccountNumber))
@@ -48,7 +49,7 @@ func (n *Network) dishonored(st *state, ed *nacha.EntryDetail, bh *nacha.BatchHe
 		return answer{}, time.Time{}, false
 	}
 	d := ed.Addenda99Dishonored
-	orig := st.Entries[d.OriginalEntryTraceNumber]
+	orig := st.latest(d.OriginalEntryTraceNumber)
 	c := &contest{dishonor: d, dishonorSettle: settles, returned: settles, settled: settles}
 	if t, err := time.Parse(dateLayout, orig.Answered); err == nil {
 		c.returned = t

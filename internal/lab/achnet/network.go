@@ -50,7 +50,7 @@ type Summary struct {
 // run again on the same day, answers nothing twice.
 type state struct {
 	Files   map[string]fileState  `json:"files"`   // by outbox file name
-	Entries map[string]entryState `json:"entries"` // by original trace number
+	Entries map[string]entryState `json:"entries"` // by original trace number and file creation date (entryKey)
 	Serial  int                   `json:"serial"`  // inbox files written
 	Trace   int                   `json:"trace"`   // answers written: their trace sequence
 }
@@ -129,7 +129,7 @@ func (n *Network) Step(date calendar.Date) (Summary, error) {
 			bh := b.GetHeader()
 			for _, ed := range b.GetEntries() {
 				if ed.Addenda99Dishonored != nil {
-					if a, when, ok := n.dishonored(&st, ed, bh, settles, &sum); ok {
+					if a, when, ok := n.dishonored(&st, file.Header.FileCreationDate, ed, bh, settles, &sum); ok {
 						if when.After(date) || !sum.BankingDay {
 							sum.Pending++
 							next = earliest(next, when, date)
@@ -149,7 +149,8 @@ func (n *Network) Step(date calendar.Date) (Summary, error) {
 				// file carries an account's notification does not change
 				// from run to run.
 				a, when, ok := n.answerFor(ed, bh, debit, settles, noticed)
-				es := st.Entries[ed.TraceNumber]
+				key := entryKey(ed.TraceNumber, file.Header.FileCreationDate)
+				es := st.Entries[key]
 				if es.Answer != "" {
 					// A bank that returns an entry twice sends the same return again.
 					r, _ := n.Rules.Match(strings.TrimSpace(ed.DFIAccountNumber))
@@ -168,7 +169,7 @@ func (n *Network) Step(date calendar.Date) (Summary, error) {
 				}
 				if !date.Before(settles) && es.Settled == "" {
 					es.Settled = fst.Settles
-					st.Entries[ed.TraceNumber] = es
+					st.Entries[key] = es
 					sum.Settled++
 				}
 				if !ok {
@@ -331,14 +332,15 @@ func (n *Network) write(st *state, date calendar.Date, due []answer, sum *Summar
 		}
 		sum.Written = append(sum.Written, filepath.Join(n.Inbox, name))
 		for _, a := range answers {
-			es := st.Entries[a.entry.TraceNumber]
+			key := entryKey(a.entry.TraceNumber, a.header.FileCreationDate)
+			es := st.Entries[key]
 			switch {
 			case a.repeat:
 				es.Repeated = date.Format(dateLayout)
 			default:
 				es = entryState{Settled: es.Settled, Answer: a.code, Answered: date.Format(dateLayout), File: name}
 			}
-			st.Entries[a.entry.TraceNumber] = es
+			st.Entries[key] = es
 			switch {
 			case a.contest != nil:
 				sum.Contested++

@@ -7,7 +7,25 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 )
+
+// entryKey names an entry in the state: an originator's trace numbers
+// restart each file creation date, so a trace number with the date
+// (YYMMDD) of the file it came in.
+func entryKey(trace, created string) string { return trace + "@" + created }
+
+// latest is the state of the newest entry with a trace number, the one a
+// dishonored return's original trace means.
+func (st state) latest(trace string) entryState {
+	var best string
+	for k := range st.Entries {
+		if d, ok := strings.CutPrefix(k, trace+"@"); ok && d > best {
+			best = d
+		}
+	}
+	return st.Entries[entryKey(trace, best)]
+}
 
 func (n *Network) load() (state, error) {
 	st := state{Files: map[string]fileState{}, Entries: map[string]entryState{}}

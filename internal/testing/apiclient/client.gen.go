@@ -1615,6 +1615,36 @@ func (e NotificationOfChangeInputCorrectedDataAccountType) Valid() bool {
 	}
 }
 
+// Defines values for PaymentCancelReason.
+const (
+	PaymentCancelReasonFundingSourceBlocked PaymentCancelReason = "funding_source_blocked"
+	PaymentCancelReasonFundingSourceRemoved PaymentCancelReason = "funding_source_removed"
+	PaymentCancelReasonLessThannil          PaymentCancelReason = "<nil>"
+	PaymentCancelReasonMandateRevoked       PaymentCancelReason = "mandate_revoked"
+	PaymentCancelReasonOriginatorSuspended  PaymentCancelReason = "originator_suspended"
+	PaymentCancelReasonRequested            PaymentCancelReason = "requested"
+)
+
+// Valid indicates whether the value is a known member of the PaymentCancelReason enum.
+func (e PaymentCancelReason) Valid() bool {
+	switch e {
+	case PaymentCancelReasonFundingSourceBlocked:
+		return true
+	case PaymentCancelReasonFundingSourceRemoved:
+		return true
+	case PaymentCancelReasonLessThannil:
+		return true
+	case PaymentCancelReasonMandateRevoked:
+		return true
+	case PaymentCancelReasonOriginatorSuspended:
+		return true
+	case PaymentCancelReasonRequested:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for PaymentCurrency.
 const (
 	PaymentCurrencyUSD PaymentCurrency = "USD"
@@ -1849,6 +1879,36 @@ const (
 func (e PaymentListSuccess) Valid() bool {
 	switch e {
 	case PaymentListSuccessTrue:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for PaymentResponseCancelReason.
+const (
+	PaymentResponseCancelReasonFundingSourceBlocked PaymentResponseCancelReason = "funding_source_blocked"
+	PaymentResponseCancelReasonFundingSourceRemoved PaymentResponseCancelReason = "funding_source_removed"
+	PaymentResponseCancelReasonLessThannil          PaymentResponseCancelReason = "<nil>"
+	PaymentResponseCancelReasonMandateRevoked       PaymentResponseCancelReason = "mandate_revoked"
+	PaymentResponseCancelReasonOriginatorSuspended  PaymentResponseCancelReason = "originator_suspended"
+	PaymentResponseCancelReasonRequested            PaymentResponseCancelReason = "requested"
+)
+
+// Valid indicates whether the value is a known member of the PaymentResponseCancelReason enum.
+func (e PaymentResponseCancelReason) Valid() bool {
+	switch e {
+	case PaymentResponseCancelReasonFundingSourceBlocked:
+		return true
+	case PaymentResponseCancelReasonFundingSourceRemoved:
+		return true
+	case PaymentResponseCancelReasonLessThannil:
+		return true
+	case PaymentResponseCancelReasonMandateRevoked:
+		return true
+	case PaymentResponseCancelReasonOriginatorSuspended:
+		return true
+	case PaymentResponseCancelReasonRequested:
 		return true
 	default:
 		return false
@@ -3480,9 +3540,12 @@ type Payment struct {
 	Amount string `json:"amount"`
 
 	// Attempt Subscription debits: 1 for the due date's first presentment, 2 and 3 for re-presentments after an R01 or R09 return. A one-off debit's re-presentment (POST /v2/payments/{id}/retry): 2 or 3; null on the original.
-	Attempt   *int            `json:"attempt"`
-	CreatedAt time.Time       `json:"created_at"`
-	Currency  PaymentCurrency `json:"currency"`
+	Attempt *int `json:"attempt"`
+
+	// CancelReason Why a canceled payment was canceled; null otherwise. requested: the merchant canceled it. funding_source_blocked, funding_source_removed, mandate_revoked, originator_suspended: its authorization no longer stood when it was to leave, or when its source was blocked or removed or its mandate revoked (its unsent debits, and a removed source's unsent credits, are canceled at once).
+	CancelReason *PaymentCancelReason `json:"cancel_reason"`
+	CreatedAt    time.Time            `json:"created_at"`
+	Currency     PaymentCurrency      `json:"currency"`
 
 	// Description Sent to the bank as the entry's 05 addenda record (its first 80 characters, folded to ASCII), unless a C13 stopped the source's addenda.
 	Description *string          `json:"description"`
@@ -3516,6 +3579,9 @@ type Payment struct {
 	UserId         string  `json:"user_id"`
 }
 
+// PaymentCancelReason Why a canceled payment was canceled; null otherwise. requested: the merchant canceled it. funding_source_blocked, funding_source_removed, mandate_revoked, originator_suspended: its authorization no longer stood when it was to leave, or when its source was blocked or removed or its mandate revoked (its unsent debits, and a removed source's unsent credits, are canceled at once).
+type PaymentCancelReason string
+
 // PaymentCurrency defines model for Payment.Currency.
 type PaymentCurrency string
 
@@ -3525,7 +3591,7 @@ type PaymentDirection string
 // PaymentStatus defines model for Payment.Status.
 type PaymentStatus string
 
-// PaymentCanceledEvent The payment.canceled event.
+// PaymentCanceledEvent The payment.canceled event: the payment, canceled, with its cancel_reason.
 type PaymentCanceledEvent struct {
 	CreatedAt time.Time                `json:"created_at"`
 	Data      Payment                  `json:"data"`
@@ -3671,11 +3737,14 @@ type PaymentResponse struct {
 	Amount string `json:"amount"`
 
 	// Attempt Subscription debits: 1 for the due date's first presentment, 2 and 3 for re-presentments after an R01 or R09 return. A one-off debit's re-presentment (POST /v2/payments/{id}/retry): 2 or 3; null on the original.
-	Attempt     *int                     `json:"attempt"`
-	CreatedAt   time.Time                `json:"created_at"`
-	Currency    PaymentResponseCurrency  `json:"currency"`
-	Description *string                  `json:"description"`
-	Direction   PaymentResponseDirection `json:"direction"`
+	Attempt *int `json:"attempt"`
+
+	// CancelReason Why a canceled payment was canceled; null otherwise. requested: the merchant canceled it. funding_source_blocked, funding_source_removed, mandate_revoked, originator_suspended: its authorization no longer stood when it was to leave, or when its source was blocked or removed or its mandate revoked (its unsent debits, and a removed source's unsent credits, are canceled at once).
+	CancelReason *PaymentResponseCancelReason `json:"cancel_reason"`
+	CreatedAt    time.Time                    `json:"created_at"`
+	Currency     PaymentResponseCurrency      `json:"currency"`
+	Description  *string                      `json:"description"`
+	Direction    PaymentResponseDirection     `json:"direction"`
 
 	// EntryDescription The company entry description of the payment's batch, as the receiver's statement shows it. null: PURCHASE for a debit from an individual's account (WEB), PAYMENT otherwise.
 	EntryDescription *string `json:"entry_description"`
@@ -3705,6 +3774,9 @@ type PaymentResponse struct {
 	Success        PaymentResponseSuccess `json:"success"`
 	UserId         string                 `json:"user_id"`
 }
+
+// PaymentResponseCancelReason Why a canceled payment was canceled; null otherwise. requested: the merchant canceled it. funding_source_blocked, funding_source_removed, mandate_revoked, originator_suspended: its authorization no longer stood when it was to leave, or when its source was blocked or removed or its mandate revoked (its unsent debits, and a removed source's unsent credits, are canceled at once).
+type PaymentResponseCancelReason string
 
 // PaymentResponseCurrency defines model for PaymentResponse.Currency.
 type PaymentResponseCurrency string

@@ -2,6 +2,7 @@ package web_test
 
 import (
 	"net/http"
+	"sort"
 	"strings"
 	"testing"
 
@@ -22,7 +23,11 @@ func TestSandboxNotificationOfChange(t *testing.T) {
 	other := h.Source(key, h.Customer(key), "555566667777")
 	path := "/v2/sandbox/funding-source/" + src + "/notification-of-change"
 	for _, c := range []struct{ body, param string }{
-		{`{"change_code":"C04","corrected_data":{"account_number":"99998888"}}`, "change_code"},
+		{`{"change_code":"C08","corrected_data":{"account_number":"99998888"}}`, "change_code"},
+		{`{"change_code":"C04","corrected_data":{"account_number":"99998888"}}`, "corrected_data.account_number"},
+		{`{"change_code":"C04","corrected_data":{}}`, "corrected_data.name"},
+		{`{"change_code":"C09","corrected_data":{"individual_id":"SIXTEEN CHARS ID"}}`, "corrected_data.individual_id"},
+		{`{"change_code":"C13","corrected_data":{"name":"X"}}`, "corrected_data.name"},
 		{`{"change_code":"C01","corrected_data":{}}`, "corrected_data.account_number"},
 		{`{"change_code":"C01","corrected_data":{"account_number":"99998888","account_type":"savings"}}`, "corrected_data.account_type"},
 		{`{"change_code":"C01","corrected_data":{"account_number":"12ab"}}`, "corrected_data.account_number"},
@@ -47,6 +52,18 @@ func TestSandboxNotificationOfChange(t *testing.T) {
 	}
 	if ev := h.Events("funding_source.updated"); len(ev) != 1 || ev[0]["change_code"] != "C03" {
 		t.Errorf("funding_source.updated = %v", ev)
+	}
+	for _, c := range []string{`{"change_code":"C04","corrected_data":{"name":"JANE Q PUBLIC"}}`,
+		`{"change_code":"C09","corrected_data":{"individual_id":"CUST-0042"}}`, `{"change_code":"C13","corrected_data":{}}`} {
+		th.WantOK(t, h.Post(path, key, c))
+	}
+	var codes []string
+	for _, ev := range h.Events("funding_source.updated") {
+		codes = append(codes, ev["change_code"].(string))
+	}
+	sort.Strings(codes)
+	if strings.Join(codes, ",") != "C03,C04,C09,C13" {
+		t.Errorf("funding_source.updated change codes = %v", codes)
 	}
 	prod := h.Production(m).SecretKey
 	th.WantError(t, h.Post(path, prod, `{"change_code":"C05","corrected_data":{"account_type":"savings"}}`),

@@ -9,8 +9,12 @@
 // the folder), then marks it written. A file left 'building' by a crash is
 // written again at the next run, from the same rows, to the same bytes.
 // That is why an entry's class (SEC code, description, payment type;
-// Classify) and a file's offsetting debits' trace numbers are decided at
-// assignment and stored, not recomputed when the file is built.
+// Classify), what it says about its receiver (the name folded to ASCII,
+// the source's Individual Identification Number, the description's 05
+// addenda record; fold.go) and a file's offsetting debits' trace numbers
+// are decided at assignment and stored, not recomputed when the file is
+// built. The class and the receiver's name follow the source's
+// account_holder_type, not whether the customer has a business name.
 //
 // Only authorized money leaves: the transaction that assigns payments to
 // a file asks the payment service, for each one it claimed, whether the
@@ -94,6 +98,15 @@ type Entry struct {
 	FileDate string
 	// Recurs: an older entry has the same trace number (read by ACHEntry).
 	Recurs bool
+	// ReceiverName (folded to NACHA's name alphabet, ≤ 22) and
+	// IndividualID (the source's Individual Identification Number, ≤ 15)
+	// are decided at assignment like Class; "" on an entry assigned
+	// before they were stored, which is built as it was.
+	ReceiverName string
+	IndividualID string
+	// Addenda is the text of the entry's one 05 addenda record (the
+	// payment's description, folded, ≤ 80); "" for none.
+	Addenda string
 }
 
 // ErrTracesExhausted is the refusal of an origination run once an ODFI's
@@ -175,6 +188,8 @@ type Funding interface {
 	ReturnMicroDepositTx(ctx context.Context, tx funding.Store, scope tenant.Scope, id string, seq int, code string) error
 	ApplyChangeTx(ctx context.Context, tx funding.Store, scope tenant.Scope, id string, c funding.Correction) (bool, error)
 	BlockTx(ctx context.Context, tx funding.Store, scope tenant.Scope, id, code, reason string) (bool, error)
+	// Receiver is what a source's entries say about its holder.
+	Receiver(ctx context.Context, scope tenant.Scope, id string) (funding.Receiver, error)
 }
 
 // Payments is what origination needs from the payment service.
@@ -186,7 +201,8 @@ type Payments interface {
 	ReturnTx(ctx context.Context, tx payment.Store, scope tenant.Scope, id, code string) error
 }
 
-// Customers names the account holders.
+// Customers names the account holders of entries assigned before their
+// receiver names were stored.
 type Customers interface {
 	Get(ctx context.Context, scope tenant.Scope, id string) (customer.Customer, error)
 }
@@ -308,14 +324,15 @@ func (o *Originator) assign(ctx context.Context) (File, bool, error) {
 		date := calendar.DateOf(now)
 		f.Name = fmt.Sprintf("fundsource-%s-%s.ach", date.Format("20060102"), f.ID[len("achf_"):])
 		traces := o.traces(date.Format(time.DateOnly))
-		business := map[string]bool{}
+		receivers := map[string]funding.Receiver{}
 		depositClasses := make([]Class, len(deposits))
+		depositReceivers := make([]funding.Receiver, len(deposits))
 		for i, d := range deposits {
-			b, err := o.business(ctx, d.Scope, d.CustomerID, business)
+			r, err := o.receiver(ctx, d.Scope, d.SourceID, receivers)
 			if err != nil {
 				return err
 			}
-			depositClasses[i] = Classify(Payer{Business: b, MicroDeposit: true})
+			depositClasses[i], depositReceivers[i] = Classify(Payer{Business: r.Company, MicroDeposit: true}), r
 		}
 		if o.cfg.MicroOffset {
 			// One offsetting debit per micro-deposit batch, in batch order.
@@ -334,7 +351,8 @@ func (o *Originator) assign(ctx context.Context) (File, bool, error) {
 			// The amounts stay sealed with the verification; build reads them.
 			for i := range 2 {
 				e := Entry{FileID: f.ID, FileDate: traces.date, Scope: d.Scope, Kind: KindMicroDeposit, SourceID: d.SourceID,
-					CustomerID: d.CustomerID, DepositSeq: d.Seq, DepositIndex: i + 1, Class: depositClasses[di]}
+					CustomerID: d.CustomerID, DepositSeq: d.Seq, DepositIndex: i + 1, Class: depositClasses[di],
+					ReceiverName: receiverName(depositReceivers[di]), IndividualID: depositReceivers[di].IndividualID}
 				if err := o.insertEntry(ctx, tx, &e); err != nil {
 					return err
 				}
@@ -342,17 +360,25 @@ func (o *Originator) assign(ctx context.Context) (File, bool, error) {
 		}
 		settle := calendar.AddBusinessDays(effectiveDate(now), SettleDays).Add(12 * time.Hour) // noon UTC of that day
 		for _, p := range payments {
-			b, err := o.business(ctx, p.Scope, p.CustomerID, business)
+			r, err := o.receiver(ctx, p.Scope, p.SourceID, receivers)
 			if err != nil {
 				return err
 			}
 			debit := p.Direction == payment.Debit
-			class, err := o.classOf(ctx, tx, p, Payer{Business: b, Debit: debit, Subscription: p.SubscriptionID != nil, Retry: p.Attempt != nil && *p.Attempt > 1})
+			class, err := o.classOf(ctx, tx, p, Payer{Business: r.Company, Debit: debit, Subscription: p.SubscriptionID != nil,
+				Retry: p.Attempt != nil && *p.Attempt > 1, EntryDescription: deref(p.EntryDescription)})
 			if err != nil {
 				return err
 			}
 			e := Entry{FileID: f.ID, FileDate: traces.date, Scope: p.Scope, Kind: KindPayment, SourceID: p.SourceID, CustomerID: p.CustomerID,
-				PaymentID: p.ID, Debit: debit, Cents: p.Cents, Class: class}
+				PaymentID: p.ID, Debit: debit, Cents: p.Cents, Class: class,
+				ReceiverName: receiverName(r), IndividualID: r.IndividualID}
+			if p.Description != nil && r.Addenda {
+				e.Addenda = addendaText(*p.Description)
+			}
+			if err := o.sameReceiver(ctx, tx, p, &e); err != nil {
+				return err
+			}
 			if err := o.insertEntry(ctx, tx, &e); err != nil {
 				return err
 			}
@@ -411,19 +437,36 @@ func (c traceCounter) next(ctx context.Context, tx Store) (string, error) {
 	return fmt.Sprintf("%s%07d", c.odfi, seq), nil
 }
 
-// business says whether a customer is a business (has a business name),
+// receiver returns what the entries of a source say about its holder,
 // remembering the answers of one file in seen.
-func (o *Originator) business(ctx context.Context, scope tenant.Scope, customerID string, seen map[string]bool) (bool, error) {
-	key := scope.MerchantID + "/" + customerID
-	if b, ok := seen[key]; ok {
-		return b, nil
+func (o *Originator) receiver(ctx context.Context, scope tenant.Scope, sourceID string, seen map[string]funding.Receiver) (funding.Receiver, error) {
+	key := scope.MerchantID + "/" + sourceID
+	if r, ok := seen[key]; ok {
+		return r, nil
 	}
-	c, err := o.customers.Get(ctx, scope, customerID)
+	r, err := o.funding.Receiver(ctx, scope, sourceID)
 	if err != nil {
-		return false, err
+		return funding.Receiver{}, err
 	}
-	seen[key] = c.BusinessName != nil && *c.BusinessName != ""
-	return seen[key], nil
+	seen[key] = r
+	return r, nil
+}
+
+// receiverName is r's name as an entry carries it; a name with nothing
+// NACHA can write (no Latin letter or digit at all) is a placeholder, as
+// the field may not be blank.
+func receiverName(r funding.Receiver) string {
+	if n := upper(r.Name, 22); n != "" {
+		return n
+	}
+	return "ACCOUNT HOLDER"
+}
+
+func deref(s *string) string {
+	if s == nil {
+		return ""
+	}
+	return *s
 }
 
 // effectiveDate is the next business day after the file's creation (US

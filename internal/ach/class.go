@@ -26,20 +26,26 @@ type Class struct {
 
 // Payer is what the class of an entry depends on.
 type Payer struct {
-	Business     bool // the customer has a business name
+	Business     bool // the account's holder is a company (account_holder_type)
 	Debit        bool
 	MicroDeposit bool
 	Subscription bool // a subscription's debit
 	Retry        bool // a re-presentment (attempt 2 or 3)
+	// EntryDescription is the payment's own company entry description
+	// ("" for the default), which payment.CheckEntryDescription allowed.
+	EntryDescription string
 }
 
-// Classify is the rule for SEC codes and descriptions. A business's
+// Classify is the rule for SEC codes and descriptions. A company's
 // entries are CCD; a consumer's debit was authorized online, so it is WEB,
 // described PURCHASE (NACHA's description for consumer purchase debits
 // from March 20, 2026), with payment type R when it is a subscription's; a
 // consumer's credit is PPD. A re-presentment keeps its SEC code and is
 // described RETRY PYMT, as NACHA requires. Micro-deposits are ACCTVERIFY,
-// to a business as CCD and to a consumer as PPD.
+// to a business as CCD and to a consumer as PPD. A payment's own entry
+// description replaces PAYMENT or PURCHASE (the payment service allowed it
+// only where NACHA leaves the choice to the originator), never RETRY
+// PYMT.
 func Classify(p Payer) Class {
 	sec := SecPPD
 	switch {
@@ -54,6 +60,8 @@ func Classify(p Payer) Class {
 		c.Description = DescriptionMicroDeposits
 	case p.Debit && p.Retry:
 		c.Description = DescriptionRetry
+	case p.EntryDescription != "":
+		c.Description = p.EntryDescription
 	case p.Debit && !p.Business:
 		c.Description = DescriptionPurchase
 	}

@@ -9,7 +9,6 @@ import (
 	"path/filepath"
 	"slices"
 	"strconv"
-	"strings"
 
 	nacha "github.com/moov-io/ach"
 
@@ -251,15 +250,6 @@ func (o *Originator) entryDetail(ctx context.Context, e Entry, h holders) (*nach
 		}
 		h.accounts[e.Scope.MerchantID+"/"+e.SourceID] = acct
 	}
-	name, ok := h.names[e.Scope.MerchantID+"/"+e.CustomerID]
-	if !ok {
-		cus, err := o.customers.Get(ctx, e.Scope, e.CustomerID)
-		if err != nil {
-			return nil, err
-		}
-		name = cus.FirstName + " " + cus.LastName
-		h.names[e.Scope.MerchantID+"/"+e.CustomerID] = name
-	}
 	cents := e.Cents
 	if e.Kind == KindMicroDeposit {
 		amounts, ok := h.deposits[e.Scope.MerchantID+"/"+e.SourceID+"/"+strconv.Itoa(e.DepositSeq)]
@@ -277,14 +267,40 @@ func (o *Originator) entryDetail(ctx context.Context, e Entry, h holders) (*nach
 	ed.SetRDFI(acct.RoutingNumber)
 	ed.DFIAccountNumber = acct.AccountNumber
 	ed.Amount = int(cents)
-	ed.IndividualName = upper(name, 22)
-	// The source's id, the same on every entry of the source, a
-	// re-presentment's and a reversal's included: a receiving bank matches
-	// stop payments and reversals on it.
-	id := e.SourceID
-	ed.IdentificationNumber = upper(id[len(id)-min(15, len(id)):], 15)
 	ed.TraceNumber = e.Trace
+	if e.ReceiverName == "" {
+		if err := o.legacyReceiver(ctx, e, h, ed); err != nil {
+			return nil, err
+		}
+		return ed, nil
+	}
+	ed.IndividualName, ed.IdentificationNumber = e.ReceiverName, e.IndividualID
+	if e.Addenda != "" {
+		a := nacha.NewAddenda05()
+		a.PaymentRelatedInformation = e.Addenda
+		ed.AddAddenda05(a)
+		ed.AddendaRecordIndicator = 1
+	}
 	return ed, nil
+}
+
+// legacyReceiver names the receiver of an entry assigned before receiver
+// details were stored, as it was then: the customer's person name, and
+// the source's id as identification.
+func (o *Originator) legacyReceiver(ctx context.Context, e Entry, h holders, ed *nacha.EntryDetail) error {
+	name, ok := h.names[e.Scope.MerchantID+"/"+e.CustomerID]
+	if !ok {
+		cus, err := o.customers.Get(ctx, e.Scope, e.CustomerID)
+		if err != nil {
+			return err
+		}
+		name = cus.FirstName + " " + cus.LastName
+		h.names[e.Scope.MerchantID+"/"+e.CustomerID] = name
+	}
+	ed.IndividualName = legacyUpper(name, 22)
+	id := e.SourceID
+	ed.IdentificationNumber = legacyUpper(id[len(id)-min(15, len(id)):], 15)
+	return nil
 }
 
 func transactionCode(accountType string, debit bool) int {
@@ -297,25 +313,6 @@ func transactionCode(accountType string, debit bool) int {
 		return nacha.CheckingDebit
 	}
 	return nacha.CheckingCredit
-}
-
-// upper keeps the characters NACHA allows in names (uppercase ASCII letters,
-// digits, spaces and simple punctuation), cut to n.
-func upper(s string, n int) string {
-	var b strings.Builder
-	for _, r := range strings.ToUpper(s) {
-		switch {
-		case r >= 'A' && r <= 'Z', r >= '0' && r <= '9', strings.ContainsRune(" .,-&'/", r):
-			b.WriteRune(r)
-		case r > 127:
-			b.WriteByte(' ')
-		}
-	}
-	out := strings.TrimSpace(b.String())
-	if len(out) > n {
-		out = out[:n]
-	}
-	return out
 }
 
 // writeAtomically puts data at dir/name so that a reader of the folder sees

@@ -43,6 +43,12 @@ func (accounts) ApplyChangeTx(context.Context, funding.Store, tenant.Scope, stri
 	return false, nil
 }
 
+// Receiver answers a source's holder: sources named fs_co* are
+// companies'.
+func (accounts) Receiver(_ context.Context, _ tenant.Scope, id string) (funding.Receiver, error) {
+	return funding.Receiver{Company: len(id) > 5 && id[:5] == "fs_co", Name: "Ada Lovelace", IndividualID: "ID" + id, Addenda: true}, nil
+}
+
 func (accounts) BlockTx(context.Context, funding.Store, tenant.Scope, string, string, string) (bool, error) {
 	return false, nil
 }
@@ -213,7 +219,7 @@ func TestBuildRefusesAnUnknownSource(t *testing.T) {
 	}
 }
 
-func TestUpperKeepsWhatNACHAAllows(t *testing.T) {
+func TestLegacyUpperKeepsWhatNACHAAllows(t *testing.T) {
 	for _, c := range []struct {
 		in   string
 		n    int
@@ -227,8 +233,8 @@ func TestUpperKeepsWhatNACHAAllows(t *testing.T) {
 		{"abcdefghij", 4, "ABCD"},
 		{"", 4, ""},
 	} {
-		if got := upper(c.in, c.n); got != c.want {
-			t.Errorf("upper(%q, %d) = %q, want %q", c.in, c.n, got, c.want)
+		if got := legacyUpper(c.in, c.n); got != c.want {
+			t.Errorf("legacyUpper(%q, %d) = %q, want %q", c.in, c.n, got, c.want)
 		}
 	}
 }

@@ -168,11 +168,15 @@ func changeKey(e Entry) string {
 // correction reads an Addenda98's change code and corrected data.
 func correction(a *nacha.Addenda98) (funding.Correction, error) {
 	c := funding.Correction{ChangeCode: a.ChangeCode, OriginalTrace: a.OriginalTrace}
+	if a.ChangeCode == funding.ChangeAddenda {
+		return c, nil // it corrects nothing: its data only describes the error
+	}
 	d := a.ParseCorrectedData()
 	if d == nil {
 		return c, errs.Invalid("corrected_data", "The corrected data does not fit the change code.")
 	}
 	c.RoutingNumber, c.AccountNumber = strings.TrimSpace(d.RoutingNumber), strings.TrimSpace(d.AccountNumber)
+	c.Name, c.IndividualID = strings.TrimSpace(d.Name), strings.TrimSpace(d.Identification)
 	if d.TransactionCode != 0 {
 		c.AccountType = accountTypeOf(d.TransactionCode)
 		if c.AccountType == "" {

@@ -28,3 +28,20 @@ func (o *Originator) classOf(ctx context.Context, tx Store, p payment.Payment, p
 	c.Description = DescriptionReversal
 	return c, nil
 }
+
+// sameReceiver gives a reversal the receiver name and Individual
+// Identification Number of the entry it reverses, as NACHA requires, even
+// when a notification of change corrected the source's since.
+func (o *Originator) sameReceiver(ctx context.Context, tx Store, p payment.Payment, e *Entry) error {
+	if p.ReversalOf == nil {
+		return nil
+	}
+	orig, err := tx.PaymentEntry(ctx, p.Scope, *p.ReversalOf)
+	if err != nil {
+		return err
+	}
+	if orig.ReceiverName != "" {
+		e.ReceiverName, e.IndividualID = orig.ReceiverName, orig.IndividualID
+	}
+	return nil
+}

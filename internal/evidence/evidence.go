@@ -142,7 +142,7 @@ func (s *Service) source(ctx context.Context, scope tenant.Scope, p payment.Paym
 	if err != nil {
 		return Source{}, err
 	}
-	out := Source{ID: src.ID, AccountHolderType: accountHolderType(c), LastFour: src.LastFour, Verification: by,
+	out := Source{ID: src.ID, AccountHolderType: accountHolderType(src, c), LastFour: src.LastFour, Verification: by,
 		AccountCheck: src.AccountCheck, Ownership: src.Ownership, BankName: src.BankName, AccountType: src.AccountType,
 		HolderName: strings.TrimSpace(c.FirstName + " " + c.LastName)}
 	if out.AccountHolderType == "company" && c.BusinessName != nil {
@@ -151,11 +151,13 @@ func (s *Service) source(ctx context.Context, scope tenant.Scope, p payment.Paym
 	return out, nil
 }
 
-// accountHolderType is whose account a source is: "company" when its
-// customer has a business name, else "individual". Funding sources carry
-// their own account_holder_type; until every source row has it, this is
-// the same default that field takes.
-func accountHolderType(c customer.Customer) string {
+// accountHolderType is whose account a source is: its own
+// account_holder_type, or for a source read without one the default that
+// field takes ("company" when its customer has a business name).
+func accountHolderType(src funding.Source, c customer.Customer) string {
+	if src.AccountHolderType != "" {
+		return src.AccountHolderType
+	}
 	if c.BusinessName != nil && strings.TrimSpace(*c.BusinessName) != "" {
 		return "company"
 	}

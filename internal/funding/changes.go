@@ -2,6 +2,7 @@ package funding
 
 import (
 	"context"
+	"strings"
 	"time"
 
 	"github.com/fundsource/fundsource/internal/core/errs"
@@ -17,31 +18,50 @@ import (
 // fingerprinted as at creation (its claim moves to the new number), the
 // routing number brings its bank name from the routing directory, and the
 // replaced values are kept, the old number still sealed, in the source's
-// history of changes.
+// history of changes. The receiver's details change the same way: a C04
+// replaces the name the entries carry, a C09 the Individual
+// Identification Number, and a C13 (the receiving bank could not read the
+// addenda) stops the source's addenda; their old values are kept in the
+// history too. Only a change of the account itself is a fact of the
+// account's history (corrected_by_noc).
 
 // The change codes a source takes: what each one corrects.
 const (
 	ChangeAccount        = "C01" // account number
 	ChangeRouting        = "C02" // routing number
 	ChangeRoutingAccount = "C03" // routing and account numbers
+	ChangeName           = "C04" // the receiver's name
 	ChangeType           = "C05" // account type (the transaction code)
 	ChangeAccountType    = "C06" // account number and type
 	ChangeAll            = "C07" // routing number, account number and type
+	ChangeIndividualID   = "C09" // the Individual Identification Number
+	ChangeAddenda        = "C13" // addenda format error: no more addenda
 )
 
 // changeFields says which corrected values each change code carries:
-// routing number, account number, account type.
-var changeFields = map[string][3]bool{
-	ChangeAccount:        {false, true, false},
-	ChangeRouting:        {true, false, false},
-	ChangeRoutingAccount: {true, true, false},
-	ChangeType:           {false, false, true},
-	ChangeAccountType:    {false, true, true},
-	ChangeAll:            {true, true, true},
+// routing number, account number, account type, name, individual id.
+var changeFields = map[string][5]bool{
+	ChangeAccount:        {false, true, false, false, false},
+	ChangeRouting:        {true, false, false, false, false},
+	ChangeRoutingAccount: {true, true, false, false, false},
+	ChangeName:           {false, false, false, true, false},
+	ChangeType:           {false, false, true, false, false},
+	ChangeAccountType:    {false, true, true, false, false},
+	ChangeAll:            {true, true, true, false, false},
+	ChangeIndividualID:   {false, false, false, false, true},
+	ChangeAddenda:        {false, false, false, false, false},
 }
 
 // ChangeCodes are the change codes a source takes, in order.
-var ChangeCodes = []string{ChangeAccount, ChangeRouting, ChangeRoutingAccount, ChangeType, ChangeAccountType, ChangeAll}
+var ChangeCodes = []string{ChangeAccount, ChangeRouting, ChangeRoutingAccount, ChangeName, ChangeType, ChangeAccountType,
+	ChangeAll, ChangeIndividualID, ChangeAddenda}
+
+// Limits of a correction's receiver details, the widths of their fields
+// in an entry.
+const (
+	MaxReceiverName = 22
+	MaxIndividualID = 15
+)
 
 const changePrefix = "fsc_"
 
@@ -59,7 +79,9 @@ type Correction struct {
 type CorrectedData struct {
 	RoutingNumber string `json:"routing_number,omitempty"`
 	AccountNumber string `json:"account_number,omitempty"`
-	AccountType   string `json:"account_type,omitempty"` // checking or savings
+	AccountType   string `json:"account_type,omitempty"`  // checking or savings
+	Name          string `json:"name,omitempty"`          // C04: ≤ 22 printable ASCII characters
+	IndividualID  string `json:"individual_id,omitempty"` // C09: ≤ 15 printable ASCII characters
 }
 
 // Change is a source's change as stored: the source as it was before.
@@ -75,10 +97,10 @@ type Change struct {
 func (s *Service) check(env tenant.Environment, c Correction) (bankName *string, err error) {
 	f, ok := changeFields[c.ChangeCode]
 	if !ok {
-		return nil, errs.Invalid("change_code", "change_code must be one of C01, C02, C03, C05, C06, C07.")
+		return nil, errs.Invalid("change_code", "change_code must be one of "+strings.Join(ChangeCodes, ", ")+".")
 	}
-	given := [3]bool{c.RoutingNumber != "", c.AccountNumber != "", c.AccountType != ""}
-	names := [3]string{"routing_number", "account_number", "account_type"}
+	given := [5]bool{c.RoutingNumber != "", c.AccountNumber != "", c.AccountType != "", c.Name != "", c.IndividualID != ""}
+	names := [5]string{"routing_number", "account_number", "account_type", "name", "individual_id"}
 	for i := range f {
 		if f[i] != given[i] {
 			verb := "requires"
@@ -110,7 +132,27 @@ func (s *Service) check(env tenant.Environment, c Correction) (bankName *string,
 		return nil, &errs.Error{Code: errs.InvalidAccountType, Param: "corrected_data.account_type",
 			Message: `account_type must be "checking" or "savings"`}
 	}
+	if f[3] && !printable(c.Name, MaxReceiverName) {
+		return nil, errs.Invalid("corrected_data.name", "corrected_data.name must be 1 to 22 printable ASCII characters, not only spaces.")
+	}
+	if f[4] && !printable(c.IndividualID, MaxIndividualID) {
+		return nil, errs.Invalid("corrected_data.individual_id", "corrected_data.individual_id must be 1 to 15 printable ASCII characters, not only spaces.")
+	}
 	return bankName, nil
+}
+
+// printable reports whether v is 1 to n printable ASCII characters, not
+// all spaces: what an entry's field can carry.
+func printable(v string, n int) bool {
+	if strings.TrimSpace(v) == "" || len(v) > n {
+		return false
+	}
+	for i := 0; i < len(v); i++ {
+		if v[i] < ' ' || v[i] > '~' {
+			return false
+		}
+	}
+	return true
 }
 
 func withParam(err error, param string) error {
@@ -149,9 +191,23 @@ func (s *Service) ApplyChangeTx(ctx context.Context, tx Store, scope tenant.Scop
 		return false, err
 	}
 	// The fact is the account as it was: the number someone linked was
-	// wrong. The source moves to the corrected account's history.
-	if err := s.recordFact(ctx, tx, src, FactCorrected, c.ChangeCode); err != nil {
-		return false, err
+	// wrong. The source moves to the corrected account's history. A
+	// receiver's details are no fact of the account.
+	if f := changeFields[c.ChangeCode]; f[0] || f[1] || f[2] {
+		if err := s.recordFact(ctx, tx, src, FactCorrected, c.ChangeCode); err != nil {
+			return false, err
+		}
+	}
+	switch c.ChangeCode {
+	case ChangeName:
+		name := strings.TrimSpace(c.Name)
+		src.ReceiverName = &name
+	case ChangeIndividualID:
+		src.IndividualID = strings.TrimSpace(c.IndividualID)
+	case ChangeAddenda:
+		if src.AddendaRefusedAt == nil {
+			src.AddendaRefusedAt = &now
+		}
 	}
 	number := ""
 	if c.AccountNumber == "" && c.RoutingNumber != "" {

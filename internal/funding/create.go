@@ -52,6 +52,15 @@ const (
 // account with a history refuses it, writing nothing: InsertKeyed then
 // answers neither created nor a replay, and Insert reads the history,
 // checks the account again and writes the source with that answer.
+//
+// The account holder type works the same way. When the input names none,
+// the default is the customer's (company when it has a business name),
+// which preparing does not read either: the source is answered as an
+// individual's (HolderGuessed), and the statement, which reads the
+// customer's row anyway to check that it exists, refuses a wrong guess
+// and writes nothing; Insert then reads the customer and writes the
+// source with its default. So a creation for a customer with a business
+// name costs one more round trip unless it names account_holder_type.
 type Creation struct {
 	Source Source
 	events []event.Event
@@ -112,9 +121,12 @@ func (s *Service) prepare(ctx context.Context, c Caller, in Input, status Status
 	src := Source{
 		Scope: scope, ID: ids.New(ids.FundingSource), CustomerID: a.customerID, Status: status,
 		BankName: a.bankName, LastFour: a.number[len(a.number)-4:], AccountType: a.accountType,
-		Nickname: a.nickname, CreatedAt: now, RoutingNumber: a.routing,
+		AccountHolderType: a.holderType, Nickname: a.nickname, CreatedAt: now, RoutingNumber: a.routing,
 		Fingerprint: s.vault.Fingerprint(fingerprintLabel, a.number), AccountFP: s.accountFP(a.routing, a.number),
 		Ownership: own,
+	}
+	if src.AccountHolderType == "" {
+		src.AccountHolderType, src.HolderGuessed = HolderIndividual, true
 	}
 	src.Facts = AccountFacts{Unread: true}
 	if c.AccountCheckPolicy == PolicyBlockFail {
@@ -204,9 +216,23 @@ func (s *Service) Insert(ctx context.Context, cr Creation) (Source, error) {
 func (s *Service) insert(ctx context.Context, st Store, cr Creation) (Source, error) {
 	src := cr.Source
 	holder, created, err := st.CreateSource(ctx, src, cr.events)
-	if errors.Is(err, ErrAccountHistory) {
-		if src.Facts, err = st.AccountFacts(ctx, src.Scope.Env, src.AccountFP, src.Scope.MerchantID, src.CustomerID); err != nil {
-			return Source{}, err
+	if errors.Is(err, ErrAccountHistory) || errors.Is(err, ErrHolderGuess) {
+		if errors.Is(err, ErrAccountHistory) {
+			if src.Facts, err = st.AccountFacts(ctx, src.Scope.Env, src.AccountFP, src.Scope.MerchantID, src.CustomerID); err != nil {
+				return Source{}, err
+			}
+		}
+		if src.HolderGuessed {
+			// Resolved now whichever refusal came first: the statement
+			// reports one, and the guess may be wrong too.
+			who, err := st.CustomerIdentity(ctx, src.Scope, src.CustomerID)
+			if errs.Is(err, errs.NotFound) {
+				return Source{}, customerNotFound()
+			}
+			if err != nil {
+				return Source{}, err
+			}
+			src.AccountHolderType, src.HolderGuessed = defaultHolder(who), false
 		}
 		if cr, err = s.checkedCreation(src, cr.policy); err != nil {
 			return Source{}, err

@@ -41,14 +41,19 @@ type Ownership struct {
 type Identity struct {
 	LegalName string
 	Email     string
+	// Company: the customer has a business name, and LegalName is it;
+	// Person is the customer's first and last name either way.
+	Company bool
+	Person  string
 }
 
 // IdentityOf is the identity of a customer with these names and email.
 func IdentityOf(firstName, lastName, email string, businessName *string) Identity {
+	person := strings.TrimSpace(firstName + " " + lastName)
 	if businessName != nil && strings.TrimSpace(*businessName) != "" {
-		return Identity{LegalName: strings.TrimSpace(*businessName), Email: email}
+		return Identity{LegalName: strings.TrimSpace(*businessName), Email: email, Company: true, Person: person}
 	}
-	return Identity{LegalName: strings.TrimSpace(firstName + " " + lastName), Email: email}
+	return Identity{LegalName: person, Email: email, Person: person}
 }
 
 // OwnershipOf is the ownership check of scores at now. A score outside

@@ -17,6 +17,9 @@ const MaxProcessorToken = 200
 type ProcessorInput struct {
 	CustomerID     string `json:"user_id"`
 	ProcessorToken string `json:"processor_token"`
+	// AccountHolderType is as on Input; the default comes from the
+	// customer read here anyway.
+	AccountHolderType *string `json:"account_holder_type"`
 }
 
 func invalidToken(msg string) error {
@@ -49,6 +52,13 @@ func (s *Service) CreateFromProcessorToken(ctx context.Context, c Caller, in Pro
 	if err != nil {
 		return Source{}, err
 	}
+	holder, err := holderType(in.AccountHolderType)
+	if err != nil {
+		return Source{}, err
+	}
+	if holder == "" {
+		holder = defaultHolder(who)
+	}
 	tok := in.ProcessorToken
 	if len(tok) > MaxProcessorToken || !strings.HasPrefix(tok, "processor-") || strings.Trim(tok, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_") != "" {
 		return Source{}, invalidToken("The processor token is malformed; pass the processor_token the provider returned (processor-…).")
@@ -77,7 +87,8 @@ func (s *Service) CreateFromProcessorToken(ctx context.Context, c Caller, in Pro
 	if err != nil {
 		return Source{}, err
 	}
-	in2 := Input{CustomerID: customerID, RoutingNumber: acct.RoutingNumber, AccountNumber: acct.AccountNumber, AccountType: &acct.Subtype}
+	in2 := Input{CustomerID: customerID, RoutingNumber: acct.RoutingNumber, AccountNumber: acct.AccountNumber, AccountType: &acct.Subtype,
+		AccountHolderType: &holder}
 	if name := strings.TrimSpace(acct.Name); name != "" {
 		if len(name) > MaxNickname {
 			name = name[:MaxNickname]

@@ -87,6 +87,12 @@ const (
 	PendingVerified Status = "PendingVerified"
 )
 
+// Account holder types.
+const (
+	HolderIndividual = "individual"
+	HolderCompany    = "company"
+)
+
 // Account types.
 const (
 	Checking = "checking"
@@ -109,9 +115,12 @@ type Source struct {
 	BankName    *string      `json:"bank_name"`
 	LastFour    string       `json:"last_four"`
 	AccountType string       `json:"account_type"`
-	Nickname    *string      `json:"nickname"`
-	CreatedAt   time.Time    `json:"created_at"` // UTC
-	Removed     bool         `json:"removed"`
+	// AccountHolderType is HolderIndividual or HolderCompany: who holds
+	// the account, which decides its entries' SEC code and receiver name.
+	AccountHolderType string    `json:"account_holder_type"`
+	Nickname          *string   `json:"nickname"`
+	CreatedAt         time.Time `json:"created_at"` // UTC
+	Removed           bool      `json:"removed"`
 	// RemovedReason is "return_R03" (etc.) when an ACH return removed
 	// the source, null otherwise.
 	RemovedReason *string       `json:"removed_reason"`
@@ -136,6 +145,16 @@ type Source struct {
 	RemovedAt     *time.Time   `json:"-"`
 	UnblockedAt   *time.Time   `json:"-"` // the last unblock, UTC
 	Attestation   *string      `json:"-"` // the merchant's attestation at that unblock
+	// HolderGuessed: AccountHolderType is HolderIndividual because the
+	// input named none and the customer was not read (see Creation).
+	HolderGuessed bool `json:"-"`
+	// IndividualID is the Individual Identification Number of the
+	// source's entries (receiver.go); "" on a source not yet stored.
+	IndividualID string `json:"-"`
+	// ReceiverName is a C04's corrected name, nil when none.
+	ReceiverName *string `json:"-"`
+	// AddendaRefusedAt is when a C13 stopped the source's addenda, UTC.
+	AddendaRefusedAt *time.Time `json:"-"`
 }
 
 // Verification is the state of a source's latest verification. Its JSON
@@ -212,8 +231,10 @@ type Store interface {
 	SetOwnership(ctx context.Context, src Source) error
 	// CreateSource stores src with its account-number claim and its events,
 	// checking that the customer exists (ErrNoCustomer when not, and nothing
-	// is written) and, when src.Facts is Unread, that the account has no
-	// history (ErrAccountHistory when it has, and nothing is written). When
+	// is written), when src.Facts is Unread, that the account has no
+	// history (ErrAccountHistory when it has, and nothing is written), and
+	// when src.HolderGuessed, that the guess is the customer's default
+	// (ErrHolderGuess when not, and nothing is written). When
 	// another source holds the number already, it writes nothing and
 	// returns that holder with created = false.
 	CreateSource(ctx context.Context, src Source, events []event.Event) (holder AccountClaim, created bool, err error)
@@ -253,6 +274,8 @@ type Store interface {
 	// SetBlock stores src's Block, UnblockedAt and Attestation.
 	SetBlock(ctx context.Context, src Source) error
 	SetNickname(ctx context.Context, scope tenant.Scope, id string, nickname *string) error
+	// SetHolderType stores a source's account holder type.
+	SetHolderType(ctx context.Context, scope tenant.Scope, id, holderType string) error
 	// InsertChange stores a change with the values it replaces; false when
 	// the same entry's change is stored already. MoveAccount moves a
 	// source's account-number claim to a new fingerprint (account_in_use

@@ -20,6 +20,9 @@ type Input struct {
 	// BankName is accepted because the spec's parameter list marks it
 	// required; it is used only when the routing directory has no name.
 	BankName *string `json:"bank_name"`
+	// AccountHolderType is "individual" or "company"; nil: company when
+	// the customer has a business_name, else individual.
+	AccountHolderType *string `json:"account_holder_type"`
 }
 
 // Limits of the input fields.
@@ -39,6 +42,7 @@ const AccountInUseMessage = "This bank account is associated with another user"
 type account struct {
 	customerID, routing, number, accountType string
 	nickname, bankName                       *string
+	holderType                               string // "": the customer's default
 }
 
 func (s *Service) validate(env tenant.Environment, in Input) (account, error) {
@@ -75,6 +79,9 @@ func (s *Service) validate(env tenant.Environment, in Input) (account, error) {
 		return account{}, &errs.Error{Code: errs.InvalidAccountType, Param: "account_type",
 			Message: `account_type must be "checking" or "savings"`}
 	}
+	if a.holderType, err = holderType(in.AccountHolderType); err != nil {
+		return account{}, err
+	}
 	if a.nickname, err = optional("nickname", in.Nickname, MaxNickname); err != nil {
 		return account{}, err
 	}
@@ -85,6 +92,30 @@ func (s *Service) validate(env tenant.Environment, in Input) (account, error) {
 	}
 	return a, nil
 }
+
+// holderType validates an optional account_holder_type; "" when not given.
+func holderType(v *string) (string, error) {
+	switch {
+	case v == nil:
+		return "", nil
+	case *v == HolderIndividual || *v == HolderCompany:
+		return *v, nil
+	}
+	return "", errs.Invalid("account_holder_type", `account_holder_type must be "individual" or "company"`)
+}
+
+// defaultHolder is the account holder type of a source whose creation
+// named none: company when the customer has a business name.
+func defaultHolder(who Identity) string {
+	if who.Company {
+		return HolderCompany
+	}
+	return HolderIndividual
+}
+
+// ErrHolderGuess is the store's answer to a creation whose guessed
+// account holder type is not the customer's default.
+var ErrHolderGuess = errors.New("funding: account holder type guessed wrong")
 
 // CheckAccountNumber accepts 4 to 17 ASCII digits; leading zeros are kept
 // and significant.

@@ -51,6 +51,7 @@
 package payment
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -93,20 +94,23 @@ const MaxDescription = 100
 
 // Payment is one ACH debit or credit.
 type Payment struct {
-	Scope          tenant.Scope `json:"-"`
-	ID             string       `json:"payment_id"`
-	SourceID       string       `json:"funding_source_id"`
-	CustomerID     string       `json:"user_id"`
-	Amount         string       `json:"amount"` // decimal dollars, "12.34"
-	Currency       string       `json:"currency"`
-	Direction      Direction    `json:"direction"`
-	Description    *string      `json:"description"`
-	Status         Status       `json:"status"`
-	FailureCode    *string      `json:"failure_code"`   // ACH return code, "R01"
-	FailureReason  *string      `json:"failure_reason"` // its meaning
-	SubscriptionID *string      `json:"subscription_id"`
-	MandateID      *string      `json:"mandate_id"` // debits: the customer's authorization; null for credits
-	Attempt        *int         `json:"attempt"`    // subscription debits: 1, or 2 and 3 for re-presentments; one-off re-presentments: 2 or 3
+	Scope       tenant.Scope `json:"-"`
+	ID          string       `json:"payment_id"`
+	SourceID    string       `json:"funding_source_id"`
+	CustomerID  string       `json:"user_id"`
+	Amount      string       `json:"amount"` // decimal dollars, "12.34"
+	Currency    string       `json:"currency"`
+	Direction   Direction    `json:"direction"`
+	Description *string      `json:"description"`
+	// EntryDescription is the company entry description the payment
+	// named (entry.go); null: the service's default.
+	EntryDescription *string `json:"entry_description"`
+	Status           Status  `json:"status"`
+	FailureCode      *string `json:"failure_code"`   // ACH return code, "R01"
+	FailureReason    *string `json:"failure_reason"` // its meaning
+	SubscriptionID   *string `json:"subscription_id"`
+	MandateID        *string `json:"mandate_id"` // debits: the customer's authorization; null for credits
+	Attempt          *int    `json:"attempt"`    // subscription debits: 1, or 2 and 3 for re-presentments; one-off re-presentments: 2 or 3
 	// RetryOf names the original debit (its first presentment) that a
 	// re-presentment presents again; nil otherwise.
 	RetryOf *string `json:"retry_of"`
@@ -138,7 +142,7 @@ type SourceInfo struct {
 	CustomerID string
 	Verified   bool
 	Removed    bool
-	Business   bool // its customer has a business name
+	Business   bool // its account_holder_type is company
 	Blocked    bool // a return blocked its debits
 }
 
@@ -296,6 +300,8 @@ type Input struct {
 	Amount      json.RawMessage `json:"amount"`
 	Direction   Direction       `json:"direction"`
 	Description *string         `json:"description"`
+	// EntryDescription names the batch's company entry description (entry.go).
+	EntryDescription *string `json:"entry_description"`
 	// A debit's authorization: an existing mandate, or the customer's
 	// consent from which a single mandate is created.
 	MandateID     *string        `json:"mandate_id"`
@@ -320,6 +326,9 @@ func (s *Service) Create(ctx context.Context, scope tenant.Scope, in Input) (Pay
 	if err != nil {
 		return Payment{}, err
 	}
+	if in.EntryDescription, err = entryDescription(in.EntryDescription, in.Direction); err != nil {
+		return Payment{}, err
+	}
 	if in.Direction == Debit {
 		return s.createDebit(ctx, scope, in, cents, desc)
 	}
@@ -327,13 +336,17 @@ func (s *Service) Create(ctx context.Context, scope tenant.Scope, in Input) (Pay
 		return Payment{}, errs.Invalid("mandate_id", "A credit takes no mandate_id or authorization; only debits are authorized by the customer.")
 	}
 	p := s.pending(scope, in.SourceID, "", cents, in.Direction, desc, nil)
+	p.EntryDescription = in.EntryDescription
 	src, created, err := s.store.CreatePayment(ctx, p)
 	switch {
 	case created:
 		p.CustomerID = src.CustomerID
 		return p, nil
 	case err == nil:
-		err = src.allows(in.Direction)
+		err = cmp.Or(src.allows(in.Direction), entryDescriptionRefusal(p.EntryDescription, in.Direction, src))
+	}
+	if err == nil {
+		err = fmt.Errorf("credit on %s: a live source took no credit", in.SourceID)
 	}
 	return Payment{}, sourceRefusal(err)
 }
@@ -345,6 +358,7 @@ func (s *Service) Create(ctx context.Context, scope tenant.Scope, in Input) (Pay
 // race is seen.
 func (s *Service) createDebit(ctx context.Context, scope tenant.Scope, in Input, cents int64, desc *string) (Payment, error) {
 	p := s.pending(scope, in.SourceID, "", cents, Debit, desc, nil)
+	p.EntryDescription = in.EntryDescription
 	d := NewDebit{Payment: p, SECCodes: [2]string{secCode(SourceInfo{}), secCode(SourceInfo{Business: true})}}
 	var authErr error
 	switch {
@@ -372,6 +386,9 @@ func (s *Service) createDebit(ctx context.Context, scope tenant.Scope, in Input,
 	out, err := s.store.CreateDebit(ctx, d)
 	if err == nil {
 		err = out.Source.allows(Debit)
+	}
+	if err == nil && !out.Created {
+		err = entryDescriptionRefusal(p.EntryDescription, Debit, out.Source)
 	}
 	if err != nil {
 		return Payment{}, sourceRefusal(err)

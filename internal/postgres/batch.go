@@ -34,7 +34,9 @@ import (
 // writes nothing; the statement reports each row's refusal. A refused
 // claim is answered from the row (request_in_progress, or the stored
 // response's replay). A row refused by a rule (customer, account number),
-// one whose account has a history its answer was not made with (see
+// one whose account holder type was guessed wrong (the customer has a
+// business name: see funding.Creation), one whose account has a history
+// its answer was not made with (see
 // accountHistoryOfF), one whose key holds an expired response still present, and every row of
 // a batch that failed as a whole (a deadlock between two batches over two
 // account numbers, a lost connection) is handed back to the caller, which
@@ -56,7 +58,10 @@ const (
 // has a key (the advisory lock, and no row, live or expired, stored under
 // the key); checks that the customer is the scope's; for a row answered
 // as for an account with no history (no_history), checks that the account
-// has none; claims the account number (ON CONFLICT DO NOTHING: a number
+// has none; for a row whose account holder type was guessed
+// (holder_guessed), checks the guess against the customer's business name
+// on the row the customer check reads (a row without one gets the
+// customer's default from the table's insert trigger); claims the account number (ON CONFLICT DO NOTHING: a number
 // taken, also by an earlier row of the same statement, leaves the row
 // out); and inserts the source, the account's facts (linked, and verified
 // for a Verified source), its events, their webhook deliveries and, for a
@@ -69,7 +74,7 @@ const (
 //
 // It answers one row per creation: the claim's outcome (the stored
 // response's columns, NULL when none), the refusal (NULL when created:
-// in_progress, stored, customer, history, account_number), the account number's
+// in_progress, stored, customer, history, holder, account_number), the account number's
 // holder when it committed before the statement began (else the caller
 // reads it after), and the count of deliveries queued.
 //
@@ -79,22 +84,25 @@ var createSources = `
 WITH r AS (
   SELECT * FROM unnest($1::text[], $2::text[], $3::bigint[], $4::text[], $5::text[], $6::text[], $7::text[],
       $8::text[], $9::text[], $10::text[], $11::text[], $12::text[], $13::text[], $14::bytea[], $15::bytea[],
-      $16::timestamptz[], $17::bytea[], $18::int[], $19::bytea[], $20::timestamptz[], $27::bytea[], $28::bool[])
+      $16::timestamptz[], $17::bytea[], $18::int[], $19::bytea[], $20::timestamptz[], $27::bytea[], $28::bool[],
+      $29::text[], $30::bool[])
     AS r(merchant_id, environment, lock, key, id, customer_id, status, routing_number, bank_name, last_four,
       account_type, nickname, account_key_id, account_ciphertext, fingerprint, created_at, request_hash,
-      response_status, response_body, now, account_fp, no_history)
+      response_status, response_body, now, account_fp, no_history, account_holder_type, holder_guessed)
 ), claimed AS (
   SELECT r.*, l.locked, p.request_hash AS stored_hash, p.response_status AS stored_status,
     p.response_body AS stored_body, p.created_at AS stored_at,
-    EXISTS (SELECT 1 FROM customers u
-      WHERE u.id = r.customer_id AND (u.merchant_id, u.environment) IS NOT DISTINCT FROM (r.merchant_id, r.environment)) AS customer,
+    (SELECT CASE WHEN u.business_name <> '' THEN 'company' ELSE 'individual' END FROM customers u
+      WHERE u.id = r.customer_id AND (u.merchant_id, u.environment) IS NOT DISTINCT FROM (r.merchant_id, r.environment)
+    ) AS customer_holder,
     r.no_history IS TRUE AND ` + accountHistoryOfF + ` AS history
   FROM r CROSS JOIN LATERAL (SELECT r.lock IS NULL OR pg_try_advisory_xact_lock(r.lock) AS locked) l
   CROSS JOIN LATERAL (SELECT r.environment, r.account_fp, r.merchant_id, r.customer_id) f
   LEFT JOIN LATERAL (SELECT request_hash, response_status, response_body, created_at FROM idempotency_keys p
     WHERE p.merchant_id = r.merchant_id AND p.environment = r.environment AND p.key = r.key) p ON true
 ), ok AS (
-  SELECT c.* FROM claimed c WHERE c.locked AND c.stored_at IS NULL AND c.customer AND NOT c.history
+  SELECT c.* FROM claimed c WHERE c.locked AND c.stored_at IS NULL AND c.customer_holder IS NOT NULL AND NOT c.history
+    AND NOT ` + holderGuessedWrong + `
 ), claim AS (
   INSERT INTO account_numbers (environment, fingerprint, merchant_id, funding_source_id, customer_id, created_at)
   SELECT environment, fingerprint, merchant_id, id, customer_id, created_at FROM ok
@@ -103,11 +111,12 @@ WITH r AS (
 ), src AS (
   INSERT INTO funding_sources (merchant_id, environment, id, customer_id, status, routing_number, bank_name,
       last_four, account_type, nickname, account_key_id, account_ciphertext, fingerprint, created_at, verified_at,
-      account_fp, check_result, check_reasons)
+      account_fp, check_result, check_reasons, account_holder_type)
   SELECT ok.merchant_id, ok.environment, ok.id, ok.customer_id, ok.status, ok.routing_number, ok.bank_name,
       ok.last_four, ok.account_type, ok.nickname, ok.account_key_id, ok.account_ciphertext, ok.fingerprint,
       ok.created_at, CASE WHEN ok.status = 'Verified' THEN ok.created_at END, ok.account_fp,
-      CASE WHEN ok.no_history THEN '` + funding.CheckUnknown + `' END, CASE WHEN ok.no_history THEN '{}'::text[] END
+      CASE WHEN ok.no_history THEN '` + funding.CheckUnknown + `' END, CASE WHEN ok.no_history THEN '{}'::text[] END,
+      NULLIF(ok.account_holder_type, '')
   FROM ok JOIN claim USING (id)
   RETURNING merchant_id, environment, id
 ), facts AS (
@@ -126,15 +135,22 @@ SELECT c.id, c.locked, c.stored_hash AS request_hash, c.stored_status AS respons
   CASE WHEN src.id IS NOT NULL THEN NULL
     WHEN NOT c.locked THEN 'in_progress'
     WHEN c.stored_at IS NOT NULL THEN 'stored'
-    WHEN NOT c.customer THEN 'customer'
+    WHEN c.customer_holder IS NULL THEN 'customer'
     WHEN c.history THEN 'history'
+    WHEN ` + holderGuessedWrong + ` THEN 'holder'
     ELSE 'account_number' END AS refusal,
   h.merchant_id AS holder_merchant_id, h.customer_id AS holder_customer_id,
   h.funding_source_id AS holder_source_id, h.created_at AS holder_created_at,
   (SELECT count(*) FROM queued) AS queued
 FROM claimed c LEFT JOIN src USING (id)
-LEFT JOIN account_numbers h ON src.id IS NULL AND c.locked AND c.stored_at IS NULL AND c.customer AND NOT c.history
+LEFT JOIN account_numbers h ON src.id IS NULL AND c.locked AND c.stored_at IS NULL AND c.customer_holder IS NOT NULL
+  AND NOT c.history AND NOT ` + holderGuessedWrong + `
   AND h.environment = c.environment AND h.fingerprint = c.fingerprint`
+
+// holderGuessedWrong is true for a row of createSources' claimed whose
+// guessed account holder type is not its customer's default
+// (customer_holder: NULL when the scope has no such customer).
+const holderGuessedWrong = `(c.holder_guessed IS TRUE AND c.account_holder_type IS DISTINCT FROM c.customer_holder)`
 
 // Refusals createSources reports.
 const (
@@ -142,6 +158,7 @@ const (
 	refusedStored     = "stored"
 	refusedCustomer   = "customer"
 	refusedHistory    = "history"
+	refusedHolder     = "holder"
 	refusedAccount    = "account_number"
 )
 
@@ -208,6 +225,8 @@ func (q queries) CreateSource(ctx context.Context, s funding.Source, evs []event
 		return funding.AccountClaim{}, false, funding.ErrNoCustomer
 	case *r.Refusal == refusedHistory:
 		return funding.AccountClaim{}, false, funding.ErrAccountHistory
+	case *r.Refusal == refusedHolder:
+		return funding.AccountClaim{}, false, funding.ErrHolderGuess
 	case r.SourceID == nil:
 		// The holder committed while the statement waited for it.
 		holder, err := q.AccountHolder(ctx, s.Scope.Env, s.Fingerprint)
@@ -314,7 +333,8 @@ func (q queries) createSources(ctx context.Context, cs []*creation) (map[string]
 		locks, statusCodes                                    = make([]sql.NullInt64, n), make([]sql.NullInt64, n)
 		ciphertexts, fingerprints, hashes, bodies             = make([][]byte, n), make([][]byte, n), make([][]byte, n), make([][]byte, n)
 		accountFPs                                            = make([][]byte, n)
-		noHistory                                             = make([]bool, n)
+		noHistory, guessed                                    = make([]bool, n), make([]bool, n)
+		holders                                               = make([]string, n)
 		evSources                                             []string
 		evs                                                   eventArrays
 	)
@@ -325,6 +345,7 @@ func (q queries) createSources(ctx context.Context, cs []*creation) (map[string]
 		lastFour[i], accountTypes[i], keyIDs[i], created[i] = s.LastFour, s.AccountType, s.Account.KeyID, s.CreatedAt.Format(time.RFC3339Nano)
 		banks[i], nicknames[i] = nullString(s.BankName), nullString(s.Nickname)
 		ciphertexts[i], fingerprints[i], accountFPs[i], noHistory[i] = s.Account.Data, s.Fingerprint, s.AccountFP, s.Facts.Unread
+		holders[i], guessed[i] = s.AccountHolderType, s.HolderGuessed
 		if r := c.req; r != nil {
 			keys[i], nows[i] = sql.NullString{String: r.Key, Valid: true}, sql.NullString{String: r.Now.Format(time.RFC3339Nano), Valid: true}
 			locks[i], statusCodes[i] = sql.NullInt64{Int64: r.LockID(), Valid: true}, sql.NullInt64{Int64: int64(c.resp.Status), Valid: true}
@@ -344,7 +365,8 @@ func (q queries) createSources(ctx context.Context, cs []*creation) (map[string]
 		pq.StringArray(keyIDs), pq.ByteaArray(ciphertexts), pq.ByteaArray(fingerprints), pq.StringArray(created),
 		pq.ByteaArray(hashes), pq.Array(statusCodes), pq.ByteaArray(bodies), pq.Array(nows),
 		pq.StringArray(evs.ids), pq.StringArray(evs.types), pq.StringArray(evs.data), pq.StringArray(evs.at),
-		pq.StringArray(evs.deliveries), pq.StringArray(evSources), pq.ByteaArray(accountFPs), pq.BoolArray(noHistory))
+		pq.StringArray(evs.deliveries), pq.StringArray(evSources), pq.ByteaArray(accountFPs), pq.BoolArray(noHistory),
+		pq.StringArray(holders), pq.BoolArray(guessed))
 	if err != nil {
 		return nil, 0, err
 	}

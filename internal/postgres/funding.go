@@ -126,6 +126,10 @@ type sourceRow struct {
 	CheckReasons  pq.StringArray `db:"check_reasons"`
 	CheckExpires  *time.Time     `db:"check_expires_at"`
 	CheckSeq      int64          `db:"check_seq"`
+	HolderType    string         `db:"account_holder_type"`
+	IndividualID  string         `db:"individual_id"`
+	ReceiverName  *string        `db:"receiver_name"`
+	AddendaRefAt  *time.Time     `db:"addenda_refused_at"`
 	depositCols
 	factCols
 }
@@ -155,6 +159,8 @@ func (r sourceRow) domain() funding.Source {
 		Account: funding.Sealed{KeyID: r.KeyID, Data: r.Ciphertext}, Fingerprint: r.Fingerprint,
 		RemovedAt: utcPtr(r.RemovedAt), RemovedReason: r.RemovedReason, UnblockedAt: utcPtr(r.UnblockedAt),
 		Attestation: r.Attestation, AccountFP: r.AccountFP, Facts: r.factCols.domain(),
+		AccountHolderType: r.HolderType, IndividualID: r.IndividualID, ReceiverName: r.ReceiverName,
+		AddendaRefusedAt: utcPtr(r.AddendaRefAt),
 	}
 	s.Stored = funding.StoredCheck{Seq: r.CheckSeq, Expires: utcPtr(r.CheckExpires), FactsRead: r.factCols.Read != nil && *r.factCols.Read}
 	if r.CheckResult != nil {
@@ -191,6 +197,7 @@ SELECT f.merchant_id, f.environment, f.id, f.customer_id, f.status, f.routing_nu
        f.removed_reason, f.block_code, f.block_reason, f.blocked_at, f.unblocked_at, f.unblock_attestation,
        f.account_fp, f.ownership_result, f.ownership_name_score, f.ownership_email_score, f.ownership_checked_at,
        f.check_result, f.check_reasons, f.check_expires_at, f.check_seq,
+       f.account_holder_type, f.individual_id, f.receiver_name, f.addenda_refused_at,
        ck.ck_read, ck.ck_kinds, ck.ck_codes, ck.ck_at
 FROM funding_sources f`
 
@@ -437,5 +444,12 @@ func (q queries) ExpiringMicroDeposits(ctx context.Context, now time.Time, limit
 func (q queries) SetNickname(ctx context.Context, scope tenant.Scope, id string, nickname *string) error {
 	res, err := q.ex.ExecContext(ctx, `UPDATE funding_sources SET nickname = $4 WHERE `+byID,
 		scope.MerchantID, scope.Env, id, nickname)
+	return oneRow(res, err, errs.NotFound)
+}
+
+// SetHolderType stores a source's account holder type.
+func (q queries) SetHolderType(ctx context.Context, scope tenant.Scope, id, holderType string) error {
+	res, err := q.ex.ExecContext(ctx, `UPDATE funding_sources SET account_holder_type = $4 WHERE `+byID,
+		scope.MerchantID, scope.Env, id, holderType)
 	return oneRow(res, err, errs.NotFound)
 }

@@ -121,15 +121,14 @@ func (q queries) RevokeMandate(ctx context.Context, m payment.Mandate) error {
 const createDebit = `
 WITH src AS (
   SELECT f.customer_id, f.status = 'Verified' AS verified, f.removed_at IS NOT NULL AS removed,
-         EXISTS (SELECT 1 FROM customers c
-                 WHERE c.merchant_id = f.merchant_id AND c.environment = f.environment AND c.id = f.customer_id
-                   AND c.business_name <> '') AS business,
+         f.account_holder_type = 'company' AS business,
          f.blocked_at IS NOT NULL AS blocked
   FROM funding_sources f
   WHERE f.id = $3 AND (f.merchant_id, f.environment) IS NOT DISTINCT FROM ($1::text, $2::text)
   FOR SHARE OF f
 ), ok AS (
   SELECT * FROM src WHERE NOT src.removed AND src.verified AND NOT src.blocked
+    AND ($23::text IS NULL OR src.business) -- a named entry description: only from a company's account
 ), named AS (
   UPDATE mandates m SET used_at = CASE WHEN m.type = 'single' THEN $9::timestamptz ELSE m.used_at END
   FROM ok
@@ -144,7 +143,7 @@ WITH src AS (
   RETURNING id, customer_id, sec_code
 ), ins AS (
   INSERT INTO payments (` + paymentColumns + `)
-  SELECT $1, $2, $4, $3, ok.customer_id, 'debit', $5, $6, $7, NULL, NULL, NULL, NULL, $8, NULL, $9, man.id
+  SELECT $1, $2, $4, $3, ok.customer_id, 'debit', $5, $6, $7, NULL, NULL, NULL, NULL, $8, NULL, $9, man.id, $23
   FROM ok, (SELECT id FROM named UNION ALL SELECT id FROM fresh) man
   RETURNING 1
 ), ev AS (
@@ -188,7 +187,7 @@ func (q queries) CreateDebit(ctx context.Context, d payment.NewDebit) (payment.D
 	}
 	err := sqlx.GetContext(ctx, q.ex, &r, createDebit, p.Scope.MerchantID, p.Scope.Env, p.SourceID, p.ID, p.Cents,
 		p.Description, p.Status, p.SettleAt, p.CreatedAt, named, fresh, accepted, ip, ua, text, sha, evID,
-		d.SECCodes[0], d.SECCodes[1], evType, data, delivery)
+		d.SECCodes[0], d.SECCodes[1], evType, data, delivery, p.EntryDescription)
 	if err != nil {
 		return payment.DebitOutcome{}, translate(err)
 	}

@@ -16,9 +16,7 @@ import (
 
 const selectPaymentSource = `
 SELECT f.customer_id, f.status = 'Verified' AS verified, f.removed_at IS NOT NULL AS removed,
-       EXISTS (SELECT 1 FROM customers c
-               WHERE c.merchant_id = f.merchant_id AND c.environment = f.environment AND c.id = f.customer_id
-                 AND c.business_name <> '') AS business,
+       f.account_holder_type = 'company' AS business,
        f.blocked_at IS NOT NULL AS blocked
 FROM funding_sources f WHERE ` + byID + `
 FOR SHARE OF f`
@@ -46,18 +44,26 @@ func (q queries) PaymentSource(ctx context.Context, scope tenant.Scope, id strin
 // inserted.
 const createPayment = `
 WITH src AS (
-  SELECT f.customer_id, f.status = 'Verified' AS verified, f.removed_at IS NOT NULL AS removed
+  SELECT f.customer_id, f.status = 'Verified' AS verified, f.removed_at IS NOT NULL AS removed,
+         f.account_holder_type = 'company' AS business
   FROM funding_sources f
   WHERE f.id = $3 AND (f.merchant_id, f.environment) IS NOT DISTINCT FROM ($1::text, $2::text)
   FOR SHARE OF f
 ), ins AS (
   INSERT INTO payments (` + paymentColumns + `)
-  SELECT $1, $2, $4, $3, src.customer_id, $5, $6, $7, $8, NULL, NULL, NULL, NULL, $9, NULL, $10, NULL
+  SELECT $1, $2, $4, $3, src.customer_id, $5, $6, $7, $8, NULL, NULL, NULL, NULL, $9, NULL, $10, NULL, $11
   FROM src WHERE NOT src.removed AND (src.verified OR $5 = 'credit')
+    AND ($11::text IS NULL OR (` + entryDescriptionFits + `))
   RETURNING 1
 )
-SELECT s.customer_id, s.verified, s.removed, EXISTS (SELECT 1 FROM ins) AS created
+SELECT s.customer_id, s.verified, s.removed, s.business, EXISTS (SELECT 1 FROM ins) AS created
 FROM src s`
+
+// entryDescriptionFits is payment.entryDescriptionRefusal's rule in SQL,
+// for a payment named src's entry_description $11 in direction $5:
+// PAYROLL only to an individual's account, a debit's only from a
+// company's.
+const entryDescriptionFits = `CASE WHEN $5 = 'debit' THEN src.business ELSE $11 <> 'PAYROLL' OR NOT src.business END`
 
 // CreatePayment stores p when its source takes it, in one statement. It
 // returns the source as found (errs.NotFound when unknown) and whether p
@@ -67,14 +73,15 @@ func (q queries) CreatePayment(ctx context.Context, p payment.Payment) (payment.
 		CustomerID string `db:"customer_id"`
 		Verified   bool   `db:"verified"`
 		Removed    bool   `db:"removed"`
+		Business   bool   `db:"business"`
 		Created    bool   `db:"created"`
 	}
 	err := sqlx.GetContext(ctx, q.ex, &r, createPayment, p.Scope.MerchantID, p.Scope.Env,
-		p.SourceID, p.ID, p.Direction, p.Cents, p.Description, p.Status, p.SettleAt, p.CreatedAt)
+		p.SourceID, p.ID, p.Direction, p.Cents, p.Description, p.Status, p.SettleAt, p.CreatedAt, p.EntryDescription)
 	if err != nil {
 		return payment.SourceInfo{}, false, translate(err)
 	}
-	return payment.SourceInfo{CustomerID: r.CustomerID, Verified: r.Verified, Removed: r.Removed}, r.Created, nil
+	return payment.SourceInfo{CustomerID: r.CustomerID, Verified: r.Verified, Removed: r.Removed, Business: r.Business}, r.Created, nil
 }
 
 type paymentRow struct {
@@ -95,6 +102,7 @@ type paymentRow struct {
 	SettledAt      *time.Time `db:"settled_at"`
 	CreatedAt      time.Time  `db:"created_at"`
 	MandateID      *string    `db:"mandate_id"`
+	EntryDesc      *string    `db:"entry_description"`
 	RetryOf        *string    `db:"retry_of"`
 	RetryAttempt   *int       `db:"retry_attempt"`
 	ReversalOf     *string    `db:"reversal_of"`
@@ -113,7 +121,7 @@ func (r paymentRow) domain() payment.Payment {
 		Cents: r.Cents, Direction: payment.Direction(r.Direction), Description: r.Description,
 		Status: payment.Status(r.Status), FailureCode: r.FailureCode, SubscriptionID: r.SubscriptionID,
 		Attempt: r.Attempt, SettleAt: utcPtr(r.SettleAt), SettledAt: utcPtr(r.SettledAt), CreatedAt: r.CreatedAt.UTC(),
-		MandateID: r.MandateID, RetryOf: r.RetryOf, ReversalOf: r.ReversalOf, ReversalReason: r.ReversalReason,
+		MandateID: r.MandateID, EntryDescription: r.EntryDesc, RetryOf: r.RetryOf, ReversalOf: r.ReversalOf, ReversalReason: r.ReversalReason,
 		CancelReason: r.CancelReason,
 	}
 	if p.Attempt == nil {
@@ -131,7 +139,8 @@ func (r paymentRow) domain() payment.Payment {
 }
 
 const paymentColumns = `merchant_id, environment, id, funding_source_id, customer_id, direction, amount_cents,
-       description, status, failure_code, subscription_id, attempt, due_date, settle_at, settled_at, created_at, mandate_id`
+       description, status, failure_code, subscription_id, attempt, due_date, settle_at, settled_at, created_at, mandate_id,
+       entry_description`
 
 // paymentReadColumns are what a read of a payment selects: the columns it
 // is created with, and what happens to it later.
@@ -150,7 +159,7 @@ const paymentLinks = `retry_of, retry_attempt, reversal_of, reversal_reason,
 
 const insertPayment = `
 INSERT INTO payments (` + paymentColumns + `, retry_of, retry_attempt, reversal_of, reversal_reason)
-VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21)`
+VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22)`
 
 // InsertPayment stores a new payment; errs.Conflict when a subscription's
 // debit for that due date and attempt, an original's re-presentment of
@@ -165,7 +174,7 @@ func (q queries) InsertPayment(ctx context.Context, p payment.Payment) error {
 	}
 	_, err := q.ex.ExecContext(ctx, insertPayment, p.Scope.MerchantID, p.Scope.Env, p.ID, p.SourceID, p.CustomerID,
 		p.Direction, p.Cents, p.Description, p.Status, p.FailureCode, p.SubscriptionID, attempt, p.DueDate, p.SettleAt,
-		p.SettledAt, p.CreatedAt, p.MandateID, p.RetryOf, retryAttempt, p.ReversalOf, p.ReversalReason)
+		p.SettledAt, p.CreatedAt, p.MandateID, p.EntryDescription, p.RetryOf, retryAttempt, p.ReversalOf, p.ReversalReason)
 	return translate(err)
 }
 

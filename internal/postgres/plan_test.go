@@ -112,7 +112,7 @@ func TestOneRowReadsUseTheIDIndexWithoutStatistics(t *testing.T) {
 	}
 	var batch []byte
 	if err := conn.GetContext(ctx, &batch, `EXPLAIN (FORMAT JSON) EXECUTE batch (`+
-		strings.TrimSuffix(strings.Repeat(`'{}', `, 28), ", ")+`)`); err != nil {
+		strings.TrimSuffix(strings.Repeat(`'{}', `, 30), ", ")+`)`); err != nil {
 		t.Fatal(err)
 	}
 	for table, index := range map[string]string{"customers": "customers_id", "idempotency_keys": "idempotency_keys_pkey",

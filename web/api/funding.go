@@ -247,21 +247,22 @@ func (s *Surface) sandboxMicroDeposits(c *gin.Context, svc Services) {
 // centsNumber formats cents as a JSON number with two decimals (12 → 0.12).
 func centsNumber(c int) json.Number { return json.Number(fmt.Sprintf("%d.%02d", c/100, c%100)) }
 
-// updateSource changes a source's nickname; the body must name it (null or
-// "" removes it).
+// updateSource changes a source's nickname (null or "" removes it) and
+// account holder type; the body must name at least one of them.
 func (s *Surface) updateSource(c *gin.Context, svc Services) {
 	var in struct {
-		Nickname nicknameMember `json:"nickname"`
+		Nickname          nicknameMember `json:"nickname"`
+		AccountHolderType *string        `json:"account_holder_type"`
 	}
 	if err := surface.Decode(c, &in); err != nil {
 		s.Fail(c, err)
 		return
 	}
-	if !in.Nickname.set {
-		s.Fail(c, errs.Invalid("nickname", "Send the nickname to set, or null to remove it."))
-		return
+	u := funding.Update{AccountHolderType: in.AccountHolderType}
+	if in.Nickname.set {
+		u.Nickname = &funding.NicknameUpdate{Value: in.Nickname.value}
 	}
-	src, err := svc.Funding.SetNickname(c.Request.Context(), surface.Scope(c), c.Param("funding_source_id"), in.Nickname.value)
+	src, err := svc.Funding.Update(c.Request.Context(), surface.Scope(c), c.Param("funding_source_id"), u)
 	surface.Reply(s.Shared, c, src, err)
 }
 

@@ -30,6 +30,9 @@
 //	9102  C02 routing number → 021000021
 //	9103  C03 both of them
 //	9105  C05 account type → checking ↔ savings
+//	9104  C04 receiver name → CORRECTED HOLDER NAME
+//	9109  C09 Individual Identification Number → CORRECTEDID0009
+//	9113  C13 addenda format error (only for an entry with addenda)
 //
 // anything else is accepted. A rules file (--rules) replaces them:
 //
@@ -40,7 +43,8 @@
 //	  {"account_suffix": "1010", "answer": "R10", "after_banking_days": 25},
 //	  {"account_suffix": "0005", "answer": "R05", "after_banking_days": 2, "consumer_account": true},
 //	  {"account_suffix": "7301", "answer": "R01", "after_banking_days": 4, "untimely": true, "contest": "R73"},
-//	  {"account_suffix": "6701", "answer": "R01", "after_banking_days": 1, "repeat_after_banking_days": 1}
+//	  {"account_suffix": "6701", "answer": "R01", "after_banking_days": 1, "repeat_after_banking_days": 1},
+//	  {"account_suffix": "4444", "answer": "C04", "corrected": {"name": "JANE Q PUBLIC"}}
 //	]}
 //
 // A rule answers only entries a bank could answer so, and the network
@@ -55,8 +59,9 @@
 // calendar days; a late one that would fall past them comes on the last
 // banking day inside them. A NOC goes once per account and outbox file
 // (a verification's two credits bring one correction), and never for an
-// entry that already carries the corrected data, so the originator's
-// next entry to the corrected account is accepted.
+// entry that already carries the corrected data (a C13 only for an entry
+// with addenda), so the originator's next entry to the corrected account
+// is accepted.
 //
 // A rule's repeat_after_banking_days sends its return a second time (a
 // duplicate). The originator's dishonored returns (R67, R68) are read from
@@ -140,7 +145,9 @@ Built-in rules, by the account number's last four digits:
   0005 R05 (CCD debits: a consumer's account), 6801 R01 untimely,
   6701 R01 twice, 7301 R01 untimely with its dishonor contested R73,
   7501 R01 twice with the R67 contested R75,
-  9101 C01 (→ …9100), 9102 C02 (→ 021000021), 9103 C03, 9105 C05;
+  9101 C01 (→ …9100), 9102 C02 (→ 021000021), 9103 C03, 9105 C05,
+  9104 C04 (a new name), 9109 C09 (a new identification number),
+  9113 C13 (addenda format error, for entries with addenda);
   anything else is accepted and settles.
 `
 

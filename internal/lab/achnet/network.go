@@ -219,7 +219,7 @@ func (n *Network) answerFor(ed *nacha.EntryDetail, bh *nacha.BatchHeader, debit 
 	if noticed[key] {
 		return answer{}, time.Time{}, false
 	}
-	c, changed := correct(r, routing, account, ed.TransactionCode)
+	c, changed := correct(r, routing, account, ed)
 	if !changed {
 		return answer{}, time.Time{}, false
 	}
@@ -228,12 +228,24 @@ func (n *Network) answerFor(ed *nacha.EntryDetail, bh *nacha.BatchHeader, debit 
 	return a, Due(r.Answer, settles, r.AfterBankingDays), true
 }
 
-// correct derives the corrected data of rule r's change for an entry to
-// routing/account with transaction code code; false when nothing changes.
-func correct(r Rule, routing, account string, code int) (*nacha.CorrectedData, bool) {
+// correct derives the corrected data of rule r's change for entry ed to
+// routing/account; false when nothing changes.
+func correct(r Rule, routing, account string, ed *nacha.EntryDetail) (*nacha.CorrectedData, bool) {
 	what := changeCodes[r.Answer]
+	code := ed.TransactionCode
 	c := &nacha.CorrectedData{}
 	changed := false
+	if what.name {
+		c.Name = r.Corrected.Name
+		changed = changed || c.Name != strings.TrimSpace(ed.IndividualName)
+	}
+	if what.id {
+		c.Identification = r.Corrected.IndividualID
+		changed = changed || c.Identification != strings.TrimSpace(ed.IdentificationNumber)
+	}
+	if what.addenda {
+		changed = changed || len(ed.Addenda05) > 0
+	}
 	if what.routing {
 		c.RoutingNumber = r.Corrected.RoutingNumber
 		changed = changed || c.RoutingNumber != routing
@@ -439,6 +451,11 @@ func answerEntry(a answer, rdfi string, seq int) *nacha.EntryDetail {
 		ad := nacha.NewAddenda98()
 		ad.ChangeCode, ad.OriginalTrace, ad.OriginalDFI = a.code, o.TraceNumber, o.RDFIIdentification
 		ad.CorrectedData = nacha.WriteCorrectionData(a.code, a.corrected)
+		if a.code == "C13" {
+			// C13 corrects nothing, but the field may not be blank: the
+			// bank says what it could not read.
+			ad.CorrectedData = "ADDENDA UNREADABLE"
+		}
 		ad.TraceNumber = ed.TraceNumber
 		ed.Addenda98, ed.Category = ad, nacha.CategoryNOC
 		return ed

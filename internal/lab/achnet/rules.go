@@ -20,8 +20,8 @@ const Accept = "accept"
 type Rule struct {
 	Account       string `json:"account,omitempty"`
 	AccountSuffix string `json:"account_suffix,omitempty"`
-	// Answer is a return code (R01…), a change code (C01, C02, C03, C05,
-	// C06, C07) or "accept".
+	// Answer is a return code (R01…), a change code (C01, C02, C03, C04,
+	// C05, C06, C07, C09, C13) or "accept".
 	Answer string `json:"answer"`
 	// AfterBankingDays counts from the settlement date to the day the
 	// answer reaches the originator's bank (0: on the settlement date).
@@ -52,7 +52,9 @@ type Corrected struct {
 	RoutingNumber string `json:"routing_number,omitempty"`
 	AccountNumber string `json:"account_number,omitempty"`
 	AccountSuffix string `json:"account_suffix,omitempty"`
-	AccountType   string `json:"account_type,omitempty"` // checking or savings
+	AccountType   string `json:"account_type,omitempty"`  // checking or savings
+	Name          string `json:"name,omitempty"`          // C04: the receiver's name, ≤ 22
+	IndividualID  string `json:"individual_id,omitempty"` // C09: ≤ 15
 }
 
 // Rules are tried in order; the first that matches an entry answers it,
@@ -79,6 +81,9 @@ var Sandbox = Rules{
 	{AccountSuffix: "9102", Answer: "C02", AfterBankingDays: 2, Corrected: Corrected{RoutingNumber: "021000021"}},
 	{AccountSuffix: "9103", Answer: "C03", AfterBankingDays: 2, Corrected: Corrected{RoutingNumber: "021000021", AccountSuffix: "9100"}},
 	{AccountSuffix: "9105", Answer: "C05", AfterBankingDays: 2},
+	{AccountSuffix: "9104", Answer: "C04", AfterBankingDays: 2, Corrected: Corrected{Name: "CORRECTED HOLDER NAME"}},
+	{AccountSuffix: "9109", Answer: "C09", AfterBankingDays: 2, Corrected: Corrected{IndividualID: "CORRECTEDID0009"}},
+	{AccountSuffix: "9113", Answer: "C13", AfterBankingDays: 2},
 }
 
 // Return codes only a debit can come back with (funds, stops and
@@ -108,13 +113,16 @@ const StandardDays = 2
 
 // changeCodes are the notifications of change the network sends, with
 // what each corrects.
-var changeCodes = map[string]struct{ routing, account, kind bool }{
+var changeCodes = map[string]struct{ routing, account, kind, name, id, addenda bool }{
 	"C01": {account: true},
 	"C02": {routing: true},
 	"C03": {routing: true, account: true},
+	"C04": {name: true},
 	"C05": {kind: true},
 	"C06": {account: true, kind: true},
 	"C07": {routing: true, account: true, kind: true},
+	"C09": {id: true},
+	"C13": {addenda: true},
 }
 
 // LoadRules reads a rules file: {"rules": [ … ]}.
@@ -186,7 +194,7 @@ func (r Rule) validate() error {
 	what, ok := changeCodes[r.Answer]
 	switch {
 	case !ok:
-		return fmt.Errorf("answer %q is not a return code, C01, C02, C03, C05, C06, C07 or %q", r.Answer, Accept)
+		return fmt.Errorf("answer %q is not a return code, C01, C02, C03, C04, C05, C06, C07, C09, C13 or %q", r.Answer, Accept)
 	case r.AfterBankingDays > StandardDays:
 		return fmt.Errorf("a notification of change comes within %d banking days of settlement", StandardDays)
 	case what.routing != (c.RoutingNumber != ""):
@@ -201,6 +209,10 @@ func (r Rule) validate() error {
 		return fmt.Errorf("corrected account digits: at most 17")
 	case c.AccountType != "" && (!what.kind || (c.AccountType != "checking" && c.AccountType != "savings")):
 		return fmt.Errorf("corrected.account_type is checking or savings, for C05, C06 and C07")
+	case what.name != (strings.TrimSpace(c.Name) != "") || len(c.Name) > 22:
+		return fmt.Errorf("%s needs corrected.name (at most 22 characters), and only then", r.Answer)
+	case what.id != (strings.TrimSpace(c.IndividualID) != "") || len(c.IndividualID) > 15:
+		return fmt.Errorf("%s needs corrected.individual_id (at most 15 characters), and only then", r.Answer)
 	}
 	return nil
 }

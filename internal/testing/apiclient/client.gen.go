@@ -589,6 +589,24 @@ func (e EventListSuccess) Valid() bool {
 	}
 }
 
+// Defines values for FundingSourceAccountHolderType.
+const (
+	FundingSourceAccountHolderTypeCompany    FundingSourceAccountHolderType = "company"
+	FundingSourceAccountHolderTypeIndividual FundingSourceAccountHolderType = "individual"
+)
+
+// Valid indicates whether the value is a known member of the FundingSourceAccountHolderType enum.
+func (e FundingSourceAccountHolderType) Valid() bool {
+	switch e {
+	case FundingSourceAccountHolderTypeCompany:
+		return true
+	case FundingSourceAccountHolderTypeIndividual:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for FundingSourceAccountType.
 const (
 	FundingSourceAccountTypeChecking FundingSourceAccountType = "checking"
@@ -775,6 +793,24 @@ const (
 func (e FundingSourceCreatedEventType) Valid() bool {
 	switch e {
 	case FundingSourceCreatedEventTypeFundingSourceCreated:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for FundingSourceEventDataAccountHolderType.
+const (
+	FundingSourceEventDataAccountHolderTypeCompany    FundingSourceEventDataAccountHolderType = "company"
+	FundingSourceEventDataAccountHolderTypeIndividual FundingSourceEventDataAccountHolderType = "individual"
+)
+
+// Valid indicates whether the value is a known member of the FundingSourceEventDataAccountHolderType enum.
+func (e FundingSourceEventDataAccountHolderType) Valid() bool {
+	switch e {
+	case FundingSourceEventDataAccountHolderTypeCompany:
+		return true
+	case FundingSourceEventDataAccountHolderTypeIndividual:
 		return true
 	default:
 		return false
@@ -976,6 +1012,24 @@ func (e FundingSourceEventDataVerificationStatus) Valid() bool {
 	}
 }
 
+// Defines values for FundingSourceInputAccountHolderType.
+const (
+	FundingSourceInputAccountHolderTypeCompany    FundingSourceInputAccountHolderType = "company"
+	FundingSourceInputAccountHolderTypeIndividual FundingSourceInputAccountHolderType = "individual"
+)
+
+// Valid indicates whether the value is a known member of the FundingSourceInputAccountHolderType enum.
+func (e FundingSourceInputAccountHolderType) Valid() bool {
+	switch e {
+	case FundingSourceInputAccountHolderTypeCompany:
+		return true
+	case FundingSourceInputAccountHolderTypeIndividual:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for FundingSourceInputAccountType.
 const (
 	FundingSourceInputAccountTypeChecking FundingSourceInputAccountType = "checking"
@@ -1018,6 +1072,24 @@ const (
 func (e FundingSourceRemovedEventType) Valid() bool {
 	switch e {
 	case FundingSourceRemovedEventTypeFundingSourceRemoved:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for FundingSourceResponseAccountHolderType.
+const (
+	FundingSourceResponseAccountHolderTypeCompany    FundingSourceResponseAccountHolderType = "company"
+	FundingSourceResponseAccountHolderTypeIndividual FundingSourceResponseAccountHolderType = "individual"
+)
+
+// Valid indicates whether the value is a known member of the FundingSourceResponseAccountHolderType enum.
+func (e FundingSourceResponseAccountHolderType) Valid() bool {
+	switch e {
+	case FundingSourceResponseAccountHolderTypeCompany:
+		return true
+	case FundingSourceResponseAccountHolderTypeIndividual:
 		return true
 	default:
 		return false
@@ -1491,9 +1563,12 @@ const (
 	NotificationOfChangeInputChangeCodeC01 NotificationOfChangeInputChangeCode = "C01"
 	NotificationOfChangeInputChangeCodeC02 NotificationOfChangeInputChangeCode = "C02"
 	NotificationOfChangeInputChangeCodeC03 NotificationOfChangeInputChangeCode = "C03"
+	NotificationOfChangeInputChangeCodeC04 NotificationOfChangeInputChangeCode = "C04"
 	NotificationOfChangeInputChangeCodeC05 NotificationOfChangeInputChangeCode = "C05"
 	NotificationOfChangeInputChangeCodeC06 NotificationOfChangeInputChangeCode = "C06"
 	NotificationOfChangeInputChangeCodeC07 NotificationOfChangeInputChangeCode = "C07"
+	NotificationOfChangeInputChangeCodeC09 NotificationOfChangeInputChangeCode = "C09"
+	NotificationOfChangeInputChangeCodeC13 NotificationOfChangeInputChangeCode = "C13"
 )
 
 // Valid indicates whether the value is a known member of the NotificationOfChangeInputChangeCode enum.
@@ -1505,11 +1580,17 @@ func (e NotificationOfChangeInputChangeCode) Valid() bool {
 		return true
 	case NotificationOfChangeInputChangeCodeC03:
 		return true
+	case NotificationOfChangeInputChangeCodeC04:
+		return true
 	case NotificationOfChangeInputChangeCodeC05:
 		return true
 	case NotificationOfChangeInputChangeCodeC06:
 		return true
 	case NotificationOfChangeInputChangeCodeC07:
+		return true
+	case NotificationOfChangeInputChangeCodeC09:
+		return true
+	case NotificationOfChangeInputChangeCodeC13:
 		return true
 	default:
 		return false
@@ -1638,16 +1719,16 @@ func (e PaymentCanceledEventType) Valid() bool {
 
 // Defines values for PaymentEvidenceResponseFundingSourceAccountHolderType.
 const (
-	Company    PaymentEvidenceResponseFundingSourceAccountHolderType = "company"
-	Individual PaymentEvidenceResponseFundingSourceAccountHolderType = "individual"
+	PaymentEvidenceResponseFundingSourceAccountHolderTypeCompany    PaymentEvidenceResponseFundingSourceAccountHolderType = "company"
+	PaymentEvidenceResponseFundingSourceAccountHolderTypeIndividual PaymentEvidenceResponseFundingSourceAccountHolderType = "individual"
 )
 
 // Valid indicates whether the value is a known member of the PaymentEvidenceResponseFundingSourceAccountHolderType enum.
 func (e PaymentEvidenceResponseFundingSourceAccountHolderType) Valid() bool {
 	switch e {
-	case Company:
+	case PaymentEvidenceResponseFundingSourceAccountHolderTypeCompany:
 		return true
-	case Individual:
+	case PaymentEvidenceResponseFundingSourceAccountHolderTypeIndividual:
 		return true
 	default:
 		return false
@@ -1954,6 +2035,24 @@ const (
 func (e PaymentSuccessEventType) Valid() bool {
 	switch e {
 	case PaymentSuccessEventTypePaymentSuccess:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ProcessorLinkInputAccountHolderType.
+const (
+	ProcessorLinkInputAccountHolderTypeCompany    ProcessorLinkInputAccountHolderType = "company"
+	ProcessorLinkInputAccountHolderTypeIndividual ProcessorLinkInputAccountHolderType = "individual"
+)
+
+// Valid indicates whether the value is a known member of the ProcessorLinkInputAccountHolderType enum.
+func (e ProcessorLinkInputAccountHolderType) Valid() bool {
+	switch e {
+	case ProcessorLinkInputAccountHolderTypeCompany:
+		return true
+	case ProcessorLinkInputAccountHolderTypeIndividual:
 		return true
 	default:
 		return false
@@ -2536,6 +2635,24 @@ func (e Readyz503JSONResponseBodyStatus) Valid() bool {
 	}
 }
 
+// Defines values for UpdateFundingSourceJSONBodyAccountHolderType.
+const (
+	UpdateFundingSourceJSONBodyAccountHolderTypeCompany    UpdateFundingSourceJSONBodyAccountHolderType = "company"
+	UpdateFundingSourceJSONBodyAccountHolderTypeIndividual UpdateFundingSourceJSONBodyAccountHolderType = "individual"
+)
+
+// Valid indicates whether the value is a known member of the UpdateFundingSourceJSONBodyAccountHolderType enum.
+func (e UpdateFundingSourceJSONBodyAccountHolderType) Valid() bool {
+	switch e {
+	case UpdateFundingSourceJSONBodyAccountHolderTypeCompany:
+		return true
+	case UpdateFundingSourceJSONBodyAccountHolderTypeIndividual:
+		return true
+	default:
+		return false
+	}
+}
+
 // AccountCheck What this service's own history says about the bank account (routing and account number), across all merchants of the environment, computed at creation and again on every read; it never reveals another merchant, customer, amount or date. fail: a closed (R02, AC04), no-account (R03, AC03), invalid (R04), frozen (R16, AC06) or unauthorized (R05 R07 R10 R11 R29) return in the last 365 days; caution: a non-transaction return (R20) or a notification of change in that time, or 3 or more customers linking the account in 90 days; pass: verified before with nothing worse; else unknown.
 type AccountCheck struct {
 	CheckedAt time.Time             `json:"checked_at"`
@@ -2804,9 +2921,12 @@ type EventListSuccess bool
 // FundingSource defines model for FundingSource.
 type FundingSource struct {
 	// AccountCheck What this service's own history says about the bank account (routing and account number), across all merchants of the environment, computed at creation and again on every read; it never reveals another merchant, customer, amount or date. fail: a closed (R02, AC04), no-account (R03, AC03), invalid (R04), frozen (R16, AC06) or unauthorized (R05 R07 R10 R11 R29) return in the last 365 days; caution: a non-transaction return (R20) or a notification of change in that time, or 3 or more customers linking the account in 90 days; pass: verified before with nothing worse; else unknown.
-	AccountCheck AccountCheck             `json:"account_check"`
-	AccountType  FundingSourceAccountType `json:"account_type"`
-	BankName     *string                  `json:"bank_name"`
+	AccountCheck AccountCheck `json:"account_check"`
+
+	// AccountHolderType Who holds the account; it decides the entries' SEC code (individual: WEB debits, PPD credits; company: CCD) and receiver name.
+	AccountHolderType FundingSourceAccountHolderType `json:"account_holder_type"`
+	AccountType       FundingSourceAccountType       `json:"account_type"`
+	BankName          *string                        `json:"bank_name"`
 
 	// Block Set while an ACH return that disputes the authorization (R05 R07 R10 R11 R29) or says the account is frozen (R16) blocks debits (403 funding_source_blocked), or a bank's notification of change could not be applied (code noc_unapplicable); null otherwise. POST /v2/funding-source/{id}/unblock lifts it.
 	Block *struct {
@@ -2861,6 +2981,9 @@ type FundingSource struct {
 		Status     FundingSourceVerificationStatus `json:"status"`
 	} `json:"verification"`
 }
+
+// FundingSourceAccountHolderType Who holds the account; it decides the entries' SEC code (individual: WEB debits, PPD credits; company: CCD) and receiver name.
+type FundingSourceAccountHolderType string
 
 // FundingSourceAccountType defines model for FundingSource.AccountType.
 type FundingSourceAccountType string
@@ -2917,9 +3040,12 @@ type FundingSourceCreatedEventType string
 // FundingSourceEventData A funding source as event data: its status is PendingVerified in funding_source.verification_pending.
 type FundingSourceEventData struct {
 	// AccountCheck The account check as of the event; creation events carry the check made at creation.
-	AccountCheck *AccountCheck                     `json:"account_check,omitempty"`
-	AccountType  FundingSourceEventDataAccountType `json:"account_type"`
-	BankName     *string                           `json:"bank_name"`
+	AccountCheck *AccountCheck `json:"account_check,omitempty"`
+
+	// AccountHolderType Who holds the account; it decides the entries' SEC code (individual: WEB debits, PPD credits; company: CCD) and receiver name.
+	AccountHolderType FundingSourceEventDataAccountHolderType `json:"account_holder_type"`
+	AccountType       FundingSourceEventDataAccountType       `json:"account_type"`
+	BankName          *string                                 `json:"bank_name"`
 
 	// Block Set while an ACH return that disputes the authorization (R05 R07 R10 R11 R29) or says the account is frozen (R16) blocks debits (403 funding_source_blocked), or a bank's notification of change could not be applied (code noc_unapplicable); null otherwise. POST /v2/funding-source/{id}/unblock lifts it.
 	Block *struct {
@@ -2984,6 +3110,9 @@ type FundingSourceEventData struct {
 	VerificationMethod *string `json:"verification_method,omitempty"`
 }
 
+// FundingSourceEventDataAccountHolderType Who holds the account; it decides the entries' SEC code (individual: WEB debits, PPD credits; company: CCD) and receiver name.
+type FundingSourceEventDataAccountHolderType string
+
 // FundingSourceEventDataAccountType defines model for FundingSourceEventData.AccountType.
 type FundingSourceEventDataAccountType string
 
@@ -3013,6 +3142,9 @@ type FundingSourceEventDataVerificationStatus string
 
 // FundingSourceInput defines model for FundingSourceInput.
 type FundingSourceInput struct {
+	// AccountHolderType Who holds the account. Default: company when the customer has a business_name, else individual.
+	AccountHolderType *FundingSourceInputAccountHolderType `json:"account_holder_type,omitempty"`
+
 	// AccountNumber 4–17 digits as a string; leading zeros are significant.
 	AccountNumber string `json:"account_number"`
 
@@ -3029,6 +3161,9 @@ type FundingSourceInput struct {
 	// UserId The customer (cus_…).
 	UserId string `json:"user_id"`
 }
+
+// FundingSourceInputAccountHolderType Who holds the account. Default: company when the customer has a business_name, else individual.
+type FundingSourceInputAccountHolderType string
 
 // FundingSourceInputAccountType checking when omitted. The default is stated here rather than as a schema default, so that client generators keep the field optional.
 type FundingSourceInputAccountType string
@@ -3060,9 +3195,12 @@ type FundingSourceRemovedEventType string
 // FundingSourceResponse defines model for FundingSourceResponse.
 type FundingSourceResponse struct {
 	// AccountCheck What this service's own history says about the bank account (routing and account number), across all merchants of the environment, computed at creation and again on every read; it never reveals another merchant, customer, amount or date. fail: a closed (R02, AC04), no-account (R03, AC03), invalid (R04), frozen (R16, AC06) or unauthorized (R05 R07 R10 R11 R29) return in the last 365 days; caution: a non-transaction return (R20) or a notification of change in that time, or 3 or more customers linking the account in 90 days; pass: verified before with nothing worse; else unknown.
-	AccountCheck AccountCheck                     `json:"account_check"`
-	AccountType  FundingSourceResponseAccountType `json:"account_type"`
-	BankName     *string                          `json:"bank_name"`
+	AccountCheck AccountCheck `json:"account_check"`
+
+	// AccountHolderType Who holds the account; it decides the entries' SEC code (individual: WEB debits, PPD credits; company: CCD) and receiver name.
+	AccountHolderType FundingSourceResponseAccountHolderType `json:"account_holder_type"`
+	AccountType       FundingSourceResponseAccountType       `json:"account_type"`
+	BankName          *string                                `json:"bank_name"`
 
 	// Block Set while an ACH return that disputes the authorization (R05 R07 R10 R11 R29) or says the account is frozen (R16) blocks debits (403 funding_source_blocked), or a bank's notification of change could not be applied (code noc_unapplicable); null otherwise. POST /v2/funding-source/{id}/unblock lifts it.
 	Block *struct {
@@ -3118,6 +3256,9 @@ type FundingSourceResponse struct {
 		Status     FundingSourceResponseVerificationStatus `json:"status"`
 	} `json:"verification"`
 }
+
+// FundingSourceResponseAccountHolderType Who holds the account; it decides the entries' SEC code (individual: WEB debits, PPD credits; company: CCD) and receiver name.
+type FundingSourceResponseAccountHolderType string
 
 // FundingSourceResponseAccountType defines model for FundingSourceResponse.AccountType.
 type FundingSourceResponseAccountType string
@@ -3371,11 +3512,17 @@ type MandateRevokedEventType string
 type NotificationOfChangeInput struct {
 	ChangeCode NotificationOfChangeInputChangeCode `json:"change_code"`
 
-	// CorrectedData The corrected values: routing_number for C02 C03 C07, account_number for C01 C03 C06 C07, account_type for C05 C06 C07; no others.
+	// CorrectedData The corrected values: routing_number for C02 C03 C07, account_number for C01 C03 C06 C07, account_type for C05 C06 C07, name for C04, individual_id for C09; none for C13 (send {}); no others.
 	CorrectedData struct {
 		AccountNumber *string                                            `json:"account_number,omitempty"`
 		AccountType   *NotificationOfChangeInputCorrectedDataAccountType `json:"account_type,omitempty"`
-		RoutingNumber *string                                            `json:"routing_number,omitempty"`
+
+		// IndividualId C09: the corrected Individual Identification Number (printable ASCII).
+		IndividualId *string `json:"individual_id,omitempty"`
+
+		// Name C04: the receiver's name as the bank corrected it (printable ASCII).
+		Name          *string `json:"name,omitempty"`
+		RoutingNumber *string `json:"routing_number,omitempty"`
 	} `json:"corrected_data"`
 }
 
@@ -3399,8 +3546,13 @@ type Payment struct {
 	CancelReason *PaymentCancelReason `json:"cancel_reason"`
 	CreatedAt    time.Time            `json:"created_at"`
 	Currency     PaymentCurrency      `json:"currency"`
-	Description  *string              `json:"description"`
-	Direction    PaymentDirection     `json:"direction"`
+
+	// Description Sent to the bank as the entry's 05 addenda record (its first 80 characters, folded to ASCII), unless a C13 stopped the source's addenda.
+	Description *string          `json:"description"`
+	Direction   PaymentDirection `json:"direction"`
+
+	// EntryDescription The company entry description of the payment's batch, as the receiver's statement shows it. null: PURCHASE for a debit from an individual's account (WEB), PAYMENT otherwise.
+	EntryDescription *string `json:"entry_description"`
 
 	// FailureCode ACH return code when failed, like R01.
 	FailureCode     *string `json:"failure_code"`
@@ -3541,10 +3693,13 @@ type PaymentInput struct {
 	Amount PaymentInput_Amount `json:"amount"`
 
 	// Authorization The customer's consent as the merchant captured it. The service stores the text and its SHA-256 and creates a mandate: single for a payment, recurring for a subscription.
-	Authorization   *Authorization        `json:"authorization,omitempty"`
-	Description     *string               `json:"description,omitempty"`
-	Direction       PaymentInputDirection `json:"direction"`
-	FundingSourceId string                `json:"funding_source_id"`
+	Authorization *Authorization        `json:"authorization,omitempty"`
+	Description   *string               `json:"description,omitempty"`
+	Direction     PaymentInputDirection `json:"direction"`
+
+	// EntryDescription Optional company entry description: PAYROLL only on credits to individuals' accounts; PURCHASE, RETRY PYMT, REVERSAL and ACCTVERIFY are the service's; anything else for credits and for debits from company accounts.
+	EntryDescription *string `json:"entry_description,omitempty"`
+	FundingSourceId  string  `json:"funding_source_id"`
 
 	// MandateId An active mandate of this funding source (a recurring one for a subscription; a single one authorizes one debit). Give this or authorization. Debits only.
 	MandateId *string `json:"mandate_id,omitempty"`
@@ -3590,6 +3745,9 @@ type PaymentResponse struct {
 	Currency     PaymentResponseCurrency      `json:"currency"`
 	Description  *string                      `json:"description"`
 	Direction    PaymentResponseDirection     `json:"direction"`
+
+	// EntryDescription The company entry description of the payment's batch, as the receiver's statement shows it. null: PURCHASE for a debit from an individual's account (WEB), PAYMENT otherwise.
+	EntryDescription *string `json:"entry_description"`
 
 	// FailureCode ACH return code when failed, like R01.
 	FailureCode     *string `json:"failure_code"`
@@ -3670,10 +3828,16 @@ type PaymentSuccessEventType string
 
 // ProcessorLinkInput defines model for ProcessorLinkInput.
 type ProcessorLinkInput struct {
+	// AccountHolderType Who holds the account. Default: company when the customer has a business_name, else individual.
+	AccountHolderType *ProcessorLinkInputAccountHolderType `json:"account_holder_type,omitempty"`
+
 	// ProcessorToken The processor token the merchant created with the provider for the processor "service".
 	ProcessorToken string `json:"processor_token"`
 	UserId         string `json:"user_id"`
 }
+
+// ProcessorLinkInputAccountHolderType Who holds the account. Default: company when the customer has a business_name, else individual.
+type ProcessorLinkInputAccountHolderType string
 
 // ReturnCodeInput defines model for ReturnCodeInput.
 type ReturnCodeInput struct {
@@ -4166,7 +4330,9 @@ type VerifyMicroDepositsParams struct {
 
 // UpdateFundingSourceJSONBody defines parameters for UpdateFundingSource.
 type UpdateFundingSourceJSONBody struct {
-	Nickname *string `json:"nickname"`
+	// AccountHolderType Who holds the account. Default: company when the customer has a business_name, else individual.
+	AccountHolderType *UpdateFundingSourceJSONBodyAccountHolderType `json:"account_holder_type,omitempty"`
+	Nickname          *string                                       `json:"nickname,omitempty"`
 }
 
 // UpdateFundingSourceParams defines parameters for UpdateFundingSource.
@@ -4174,6 +4340,9 @@ type UpdateFundingSourceParams struct {
 	// IdempotencyKey Makes the POST safe to retry: a replay within 24 h returns the first status and body with Idempotent-Replayed: true.
 	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
 }
+
+// UpdateFundingSourceJSONBodyAccountHolderType defines parameters for UpdateFundingSource.
+type UpdateFundingSourceJSONBodyAccountHolderType string
 
 // UnblockFundingSourceJSONBody defines parameters for UnblockFundingSource.
 type UnblockFundingSourceJSONBody struct {

@@ -161,6 +161,9 @@ func nocFile(t *testing.T, entries []nocEntry) []byte {
 		a := nacha.NewAddenda98()
 		a.ChangeCode, a.OriginalTrace, a.OriginalDFI = n.code, n.trace, "12104288"
 		a.CorrectedData = nacha.WriteCorrectionData(n.code, n.data)
+		if n.code == "C13" {
+			a.CorrectedData = "ADDENDA UNREADABLE" // it corrects nothing, but may not be blank
+		}
 		a.TraceNumber = e.TraceNumber
 		e.Addenda98, e.Category, e.AddendaRecordIndicator = a, nacha.CategoryNOC, 1
 		batch.AddEntry(e)

@@ -221,10 +221,12 @@ type Store interface {
 	// request, with the claim on req's key and resp stored under it, all
 	// in one statement (see Service.InsertKeyed).
 	CreateSourceKeyed(ctx context.Context, src Source, events []event.Event, req idempotency.Request, resp idempotency.Response) (created bool, replay *idempotency.Response, err error)
-	// AccountFacts reads the history of an account fingerprint in env,
-	// with other customers' links counted apart from the given customer's.
+	// AccountFacts reads the history of an account fingerprint in env as
+	// merchantID's check counts it: other merchants' customers' uses
+	// apart (OtherUses), its own merchant's payments and everyone's links
+	// left out.
+	AccountFacts(ctx context.Context, env tenant.Environment, accountFP []byte, merchantID string) (AccountFacts, error)
 	// RecordAccountFact stores one fact.
-	AccountFacts(ctx context.Context, env tenant.Environment, accountFP []byte, merchantID, customerID string) (AccountFacts, error)
 	RecordAccountFact(ctx context.Context, f AccountFact) error
 	// StoreAccountCheck keeps c on a source until expires (nil: no time
 	// changes it), unless the account's history changed since the source

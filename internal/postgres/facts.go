@@ -22,7 +22,9 @@ import (
 // statement, createSources, checks that with accountHistoryOfF, one probe
 // of the same index inside the statement it runs anyway; an account with a
 // history refuses the row, and the caller reads the history and creates
-// again with it.
+// again with it. History here is a fact the check counts: an account that
+// other merchants only linked has none, so its creation takes the path of
+// a new account's and shows nothing of those links, not even in its time.
 
 // A source keeps its check (migration 00042: check_result, check_reasons,
 // check_expires_at, check_seq), so a read of a source reads no history

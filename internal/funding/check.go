@@ -48,7 +48,7 @@ type AccountFact struct {
 	Env        tenant.Environment
 	AccountFP  []byte
 	Kind       string
-	Code       string // empty for linked and verified
+	Code       string // empty for linked, verified and paid
 	MerchantID string
 	CustomerID string
 	SourceID   string

@@ -36,8 +36,11 @@ import (
 // the fact's transaction. Two transactions recording facts about one
 // account from two sources at once can wait for each other's rows;
 // PostgreSQL then cancels one, as with any deadlock. An account has at
-// most one live source, so this needs a late return on a removed source
-// at the same moment as a fact about the live one.
+// most one live source, so this needs a late return, or the settlement of
+// a payment that left before its source was removed, on a removed source
+// at the same moment as a fact about the live one. A payment's own
+// settlement never marks its own merchant's sources, so it does not wait
+// for its own source's row.
 
 // StoredCheck is a source's account check as the store keeps it.
 type StoredCheck struct {

@@ -17,6 +17,17 @@ import (
 // account belonged to. The check reads only which kinds and codes occurred
 // and when, never who, for how much or the date itself, so its answer
 // tells a merchant about the account and nothing about other merchants.
+//
+// Only what happened to the account counts, never a mere link: a link
+// costs nothing, so counting links would let any merchant taint the
+// account for everyone (link it under two customers, delete both) and
+// show every merchant whether anyone else linked it lately. So
+// many_customers counts the customers of other merchants who verified the
+// account or paid with it (a payment into or out of it that settled) in
+// the last 90 days: a merchant's own customers never count for its own
+// check (it sees them itself), and the source's own customer is the one
+// more that makes three. Links are still recorded: they tell the store
+// which sources an account's new fact marks (checkstore.go).
 
 // accountFPLabel separates account fingerprints (routing and number) from
 // account-number fingerprints (uniqueness) and processor tokens.
@@ -24,8 +35,9 @@ const accountFPLabel = "bank_account"
 
 // Kinds of account fact.
 const (
-	FactLinked    = "linked"    // a customer linked the account
+	FactLinked    = "linked"    // a customer linked the account (counts for no check)
 	FactVerified  = "verified"  // the account was verified (micro-deposits, code, third party, provider)
+	FactPaid      = "paid"      // a payment into or out of the account settled (processed)
 	FactReturned  = "returned"  // an ACH return, code R02…
 	FactRejected  = "rejected"  // an instant rail refused it, code AC03…
 	FactCorrected = "corrected" // a notification of change corrected it, code C01…
@@ -36,7 +48,7 @@ type AccountFact struct {
 	Env        tenant.Environment
 	AccountFP  []byte
 	Kind       string
-	Code       string // empty for linked and verified
+	Code       string // empty for linked, verified and paid
 	MerchantID string
 	CustomerID string
 	SourceID   string
@@ -55,9 +67,9 @@ type AccountFacts struct {
 	// Codes holds the latest time each return, rejection or change code
 	// was recorded.
 	Codes map[string]time.Time
-	// OtherLinks are the latest times other customers (of any merchant)
-	// linked the account, newest first.
-	OtherLinks []time.Time
+	// OtherUses are, per customer of another merchant who verified the
+	// account or paid with it, the latest time of that, newest first.
+	OtherUses []time.Time
 }
 
 // ErrAccountHistory is the store's answer to a creation whose source was
@@ -86,7 +98,9 @@ const (
 	CheckManyCustomers  = "many_customers"
 	checkWindow         = 365 * 24 * time.Hour
 	manyCustomersWindow = 90 * 24 * time.Hour
-	manyCustomers       = 3
+	// manyOtherCustomers other merchants' customers, with the source's
+	// own, are the "3 or more customers" of many_customers.
+	manyOtherCustomers = 2
 )
 
 var reasonOrder = []string{CheckNoAccount, CheckClosed, CheckInvalid, CheckFrozen, CheckUnauthorized,
@@ -127,9 +141,10 @@ type AccountCheck struct {
 // Evaluate is the check of an account with facts f at now, for a source
 // whose own customer linked it: fail for a closed, missing, invalid,
 // frozen or unauthorized return in the last 365 days; caution for a
-// non-transaction return or a correction in that time, or three or more
-// customers linking it in 90 days (its own included); pass when it was
-// verified before and nothing worse; else unknown.
+// non-transaction return or a correction in that time, or two or more
+// customers of other merchants who verified the account or paid with it
+// in the last 90 days (many_customers); pass when it was verified before
+// and nothing worse; else unknown.
 func Evaluate(f AccountFacts, now time.Time) AccountCheck {
 	set := map[string]bool{}
 	for code, at := range f.Codes {
@@ -137,13 +152,13 @@ func Evaluate(f AccountFacts, now time.Time) AccountCheck {
 			set[r] = true
 		}
 	}
-	links := 1
-	for _, at := range f.OtherLinks {
+	others := 0
+	for _, at := range f.OtherUses {
 		if now.Sub(at) <= manyCustomersWindow {
-			links++
+			others++
 		}
 	}
-	if links >= manyCustomers {
+	if others >= manyOtherCustomers {
 		set[CheckManyCustomers] = true
 	}
 	if f.Verified {
@@ -197,6 +212,18 @@ func (s *Service) recordFact(ctx context.Context, tx Store, src Source, kind, co
 	}
 	return tx.RecordAccountFact(ctx, AccountFact{Env: src.Scope.Env, AccountFP: fp, Kind: kind, Code: code,
 		MerchantID: src.Scope.MerchantID, CustomerID: src.CustomerID, SourceID: src.ID, At: s.now().UTC()})
+}
+
+// PaidTx records, in the settlement's transaction tx, that a payment into
+// or out of the account of source id (of scope, removed or not) settled:
+// the account's paid fact, which other merchants' checks count as its
+// customer's use (many_customers).
+func (s *Service) PaidTx(ctx context.Context, tx Store, scope tenant.Scope, id string) error {
+	src, err := tx.Source(ctx, scope, id)
+	if err != nil {
+		return err
+	}
+	return s.recordFact(ctx, tx, src, FactPaid, "")
 }
 
 // withCode returns f with code recorded at at, for an answer given in the

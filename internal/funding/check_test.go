@@ -48,9 +48,9 @@ func TestEvaluateAccountCheck(t *testing.T) {
 		{"return within 365 days", funding.AccountFacts{Codes: codes(365*day, "R03")}, "fail", []string{"returned_no_account"}},
 		{"return older than 365 days", funding.AccountFacts{Codes: codes(366*day, "R03")}, "unknown", []string{}},
 		{"R01 does not count", funding.AccountFacts{Codes: codes(day, "R01")}, "unknown", []string{}},
-		{"two other customers in 90 days", funding.AccountFacts{OtherLinks: []time.Time{now.Add(-day), now.Add(-90 * day)}},
+		{"two other merchants' customers in 90 days", funding.AccountFacts{OtherUses: []time.Time{now.Add(-day), now.Add(-90 * day)}},
 			"caution", []string{"many_customers"}},
-		{"one other customer in 90 days", funding.AccountFacts{OtherLinks: []time.Time{now.Add(-day), now.Add(-91 * day)}},
+		{"one other merchant's customer in 90 days", funding.AccountFacts{OtherUses: []time.Time{now.Add(-day), now.Add(-90*day - time.Microsecond)}},
 			"unknown", []string{}},
 	} {
 		got := funding.Evaluate(c.facts, now)
@@ -145,10 +145,13 @@ func TestAReturnForOneMerchantFailsTheCheckForAnother(t *testing.T) {
 	wantCheck(t, "366 days later", later, "unknown")
 }
 
+// TestVerifiedBeforePassesAndManyCustomersCaution: A's and C's customers
+// verified the account; B's customers see pass until both count
+// (many_customers), and B's own customers never count for B.
 func TestVerifiedBeforePassesAndManyCustomersCaution(t *testing.T) {
 	t.Parallel()
 	f := fixture.New(t)
-	a, b := f.Sandbox("Alpha"), f.Sandbox("Beta")
+	a, b, c := f.Sandbox("Alpha"), f.Sandbox("Beta"), f.Sandbox("Gamma")
 	first := f.VerifiedSource(a, f.Customer(a), "7654321")
 	wantCheck(t, "created Verified", first, "unknown")
 	got, err := f.Funding.Get(ctx, a, first.ID)
@@ -161,8 +164,14 @@ func TestVerifiedBeforePassesAndManyCustomersCaution(t *testing.T) {
 	second := f.Source(b, f.Customer(b), "7654321")
 	wantCheck(t, "second customer", second, "pass", "verified_before")
 	f.Funding.Remove(ctx, b, second.ID)
+	mine := f.VerifiedSource(b, f.Customer(b), "7654321")
+	f.Funding.Remove(ctx, b, mine.ID)
+	own := f.Source(b, f.Customer(b), "7654321")
+	wantCheck(t, "B's own customers do not count", own, "pass", "verified_before")
+	f.Funding.Remove(ctx, b, own.ID)
+	f.Funding.Remove(ctx, c, f.VerifiedSource(c, f.Customer(c), "7654321").ID)
 	third := f.Source(b, f.Customer(b), "7654321")
-	wantCheck(t, "third customer in 90 days", third, "caution", "many_customers", "verified_before")
+	wantCheck(t, "two other merchants' customers in 90 days", third, "caution", "many_customers", "verified_before")
 	list, _, err := f.Funding.ListForCustomer(ctx, b, third.CustomerID, funding.WithoutRemoved, paging.Page{Limit: 10})
 	if err != nil || len(list) != 1 {
 		t.Fatalf("list: %v, %v", list, err)

@@ -12,10 +12,11 @@ import (
 // kept answer may be wrong:
 //
 //   - A new fact about the account, for any merchant's customer, marks
-//     the kept answer of every source of that account (the store does it
-//     in the fact's transaction, whoever writes the fact, so no path can
-//     forget), except that a customer's own link never marks its own
-//     source, because its own link never counts for it. A creation of an
+//     the kept answer of every source of that account it can change (the
+//     store does it in the fact's transaction, whoever writes the fact, so
+//     no path can forget): a link marks none, since links count for no
+//     one, and a payment marks only other merchants' sources, since a
+//     merchant's own customers never count for it. A creation of an
 //     account with no history keeps its answer ("unknown") from the start;
 //     one with a history keeps none, and its first read computes it.
 //   - Time: a kept answer carries when it expires, the moment the first
@@ -35,8 +36,11 @@ import (
 // the fact's transaction. Two transactions recording facts about one
 // account from two sources at once can wait for each other's rows;
 // PostgreSQL then cancels one, as with any deadlock. An account has at
-// most one live source, so this needs a late return on a removed source
-// at the same moment as a fact about the live one.
+// most one live source, so this needs a late return, or the settlement of
+// a payment that left before its source was removed, on a removed source
+// at the same moment as a fact about the live one. A payment's own
+// settlement never marks its own merchant's sources, so it does not wait
+// for its own source's row.
 
 // StoredCheck is a source's account check as the store keeps it.
 type StoredCheck struct {
@@ -62,7 +66,7 @@ func (c StoredCheck) holds(now time.Time) bool {
 // checkExpiry is when the check Evaluate gives for f at now can change by
 // time alone: the first moment a fact it counted leaves its window; nil
 // when none will. It follows Evaluate's windows: a code counts for
-// checkWindow, another customer's link for manyCustomersWindow.
+// checkWindow, another merchant's customer's use for manyCustomersWindow.
 func checkExpiry(f AccountFacts, now time.Time) *time.Time {
 	var first *time.Time
 	consider := func(at time.Time, window time.Duration) {
@@ -76,7 +80,7 @@ func checkExpiry(f AccountFacts, now time.Time) *time.Time {
 			consider(at, checkWindow)
 		}
 	}
-	for _, at := range f.OtherLinks {
+	for _, at := range f.OtherUses {
 		consider(at, manyCustomersWindow)
 	}
 	if first != nil {
@@ -97,7 +101,7 @@ func (s *Service) current(ctx context.Context, src Source) (Source, error) {
 		return s.checked(src), nil
 	}
 	if !src.Stored.FactsRead {
-		facts, err := s.store.AccountFacts(ctx, src.Scope.Env, src.AccountFP, src.Scope.MerchantID, src.CustomerID)
+		facts, err := s.store.AccountFacts(ctx, src.Scope.Env, src.AccountFP, src.Scope.MerchantID)
 		if err != nil {
 			return Source{}, err
 		}

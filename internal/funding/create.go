@@ -130,7 +130,7 @@ func (s *Service) prepare(ctx context.Context, c Caller, in Input, status Status
 	}
 	src.Facts = AccountFacts{Unread: true}
 	if c.AccountCheckPolicy == PolicyBlockFail {
-		if src.Facts, err = s.store.AccountFacts(ctx, scope.Env, src.AccountFP, scope.MerchantID, src.CustomerID); err != nil {
+		if src.Facts, err = s.store.AccountFacts(ctx, scope.Env, src.AccountFP, scope.MerchantID); err != nil {
 			return Creation{}, err
 		}
 	}
@@ -218,7 +218,7 @@ func (s *Service) insert(ctx context.Context, st Store, cr Creation) (Source, er
 	holder, created, err := st.CreateSource(ctx, src, cr.events)
 	if errors.Is(err, ErrAccountHistory) || errors.Is(err, ErrHolderGuess) {
 		if errors.Is(err, ErrAccountHistory) {
-			if src.Facts, err = st.AccountFacts(ctx, src.Scope.Env, src.AccountFP, src.Scope.MerchantID, src.CustomerID); err != nil {
+			if src.Facts, err = st.AccountFacts(ctx, src.Scope.Env, src.AccountFP, src.Scope.MerchantID); err != nil {
 				return Source{}, err
 			}
 		}

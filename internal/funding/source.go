@@ -53,15 +53,20 @@
 // customer authorized again, at most once per 365 days, so a customer who
 // keeps disputing cannot be debited on attestations alone.
 //
-// The account check is kept with the source (checkstore.go), so reading a
+// The account check counts what happened to an account (verifications,
+// settled payments, returns, rail refusals, corrections), never a mere
+// link, which costs nothing and would let any merchant taint an account
+// for the others and see who else linked it (check.go): many_customers is
+// other merchants' customers who verified the account or paid with it in
+// 90 days. The check is kept with the source (checkstore.go), so reading a
 // source reads one row and no history. An account's history changes only
-// by a new fact, and every fact, whoever records it, marks the kept check
-// of every source of that account, of every merchant, in the transaction
-// that records it; the next read computes that source's check again,
-// relative to its own merchant and customer, and keeps it. Time changes
-// an answer too (a return counts for 365 days, a link for 90), so a kept
-// answer carries when the first fact it counted leaves its window, and a
-// read after that computes it again.
+// by a new fact, and every fact that can change a source's check, whoever
+// records it, marks that source's kept check in the transaction that
+// records it; the next read computes it again, relative to its own
+// merchant, and keeps it. Time changes an answer too (a return counts for
+// 365 days, another merchant's customer's use for 90), so a kept answer
+// carries when the first fact it counted leaves its window, and a read
+// after that computes it again.
 package funding
 
 import (
@@ -242,10 +247,12 @@ type Store interface {
 	// request, with the claim on req's key and resp stored under it, all
 	// in one statement (see Service.InsertKeyed).
 	CreateSourceKeyed(ctx context.Context, src Source, events []event.Event, req idempotency.Request, resp idempotency.Response) (created bool, replay *idempotency.Response, err error)
-	// AccountFacts reads the history of an account fingerprint in env,
-	// with other customers' links counted apart from the given customer's.
+	// AccountFacts reads the history of an account fingerprint in env as
+	// merchantID's check counts it: other merchants' customers' uses
+	// apart (OtherUses), its own merchant's payments and everyone's links
+	// left out.
+	AccountFacts(ctx context.Context, env tenant.Environment, accountFP []byte, merchantID string) (AccountFacts, error)
 	// RecordAccountFact stores one fact.
-	AccountFacts(ctx context.Context, env tenant.Environment, accountFP []byte, merchantID, customerID string) (AccountFacts, error)
 	RecordAccountFact(ctx context.Context, f AccountFact) error
 	// StoreAccountCheck keeps c on a source until expires (nil: no time
 	// changes it), unless the account's history changed since the source

@@ -270,6 +270,9 @@ type Service struct {
 	// onReturn applies the return policy to a returned payment's source in
 	// the return's transaction; nil: nothing more.
 	onReturn func(ctx context.Context, tx Store, scope tenant.Scope, sourceID, code string) error
+	// onProcessed records, in the settlement's transaction, that money
+	// moved through the source's account; nil: nothing more.
+	onProcessed func(ctx context.Context, tx Store, scope tenant.Scope, sourceID string) error
 	// originators says whether an originator may send entries; nil: all may.
 	originators Originators
 }
@@ -278,6 +281,14 @@ type Service struct {
 // (the funding service applies the return policy to the source).
 func (s *Service) OnReturn(fn func(ctx context.Context, tx Store, scope tenant.Scope, sourceID, code string) error) *Service {
 	s.onReturn = fn
+	return s
+}
+
+// OnProcessed sets what else a payment's settlement (processed) does in
+// its transaction, tx (the funding service records that the account was
+// paid with, which its account check counts).
+func (s *Service) OnProcessed(fn func(ctx context.Context, tx Store, scope tenant.Scope, sourceID string) error) *Service {
+	s.onProcessed = fn
 	return s
 }
 
@@ -596,7 +607,8 @@ func (s *Service) inBatches(ctx context.Context, batch func(ctx context.Context,
 // finish settles p as processed (code "") or failed with an ACH return
 // code, and fires payment.success or payment.failed. A returned
 // subscription debit also applies the subscription's return rules, and
-// any return the return policy on its source (onReturn).
+// any return the return policy on its source (onReturn); a processed one
+// tells the source's account (onProcessed).
 func (s *Service) finish(ctx context.Context, tx Store, p Payment, code string) error {
 	now := s.now().UTC()
 	p.SettledAt = &now
@@ -621,6 +633,9 @@ func (s *Service) finish(ctx context.Context, tx Store, p Payment, code string) 
 	}
 	if code != "" && s.onReturn != nil {
 		return s.onReturn(ctx, tx, p.Scope, p.SourceID, code)
+	}
+	if code == "" && s.onProcessed != nil {
+		return s.onProcessed(ctx, tx, p.Scope, p.SourceID)
 	}
 	return nil
 }

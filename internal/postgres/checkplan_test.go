@@ -33,7 +33,7 @@ func TestASourceWithAKeptCheckReadsNoHistory(t *testing.T) {
 		   account_key_id, account_ciphertext, fingerprint, created_at, account_fp)
 		 VALUES ('mer_a', 'sandbox', 'fs_1', 'cus_1', 'Unverified', '110000000', '1234', 'checking', 'k', '\x00', '\x01', now(), '\xaa')`,
 		`INSERT INTO account_facts (environment, account_fp, kind, merchant_id, customer_id, funding_source_id, at)
-		 SELECT 'sandbox', '\xaa', 'linked', 'mer_b', 'cus_' || i, 'fs_b' || i, now() FROM generate_series(1, 200) i`,
+		 SELECT 'sandbox', '\xaa', 'paid', 'mer_b', 'cus_' || i, 'fs_b' || i, now() FROM generate_series(1, 200) i`,
 	)...)
 	for _, c := range []struct {
 		name, set string

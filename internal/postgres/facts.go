@@ -22,7 +22,9 @@ import (
 // statement, createSources, checks that with accountHistoryOfF, one probe
 // of the same index inside the statement it runs anyway; an account with a
 // history refuses the row, and the caller reads the history and creates
-// again with it.
+// again with it. History here is a fact the check counts: an account that
+// other merchants only linked has none, so its creation takes the path of
+// a new account's and shows nothing of those links, not even in its time.
 
 // A source keeps its check (migration 00042: check_result, check_reasons,
 // check_expires_at, check_seq), so a read of a source reads no history
@@ -36,34 +38,51 @@ import (
 // fact and answer with it.
 
 // otherFactsOfF are the facts about the account of f (a row with
-// environment, account_fp, merchant_id and customer_id) that its check
-// counts: all but f's own customer's links.
-const otherFactsOfF = `a.environment = f.environment AND a.account_fp = f.account_fp
-          AND NOT (a.kind = 'linked' AND a.merchant_id = f.merchant_id AND a.customer_id = f.customer_id)`
+// environment, account_fp and merchant_id) that its check
+// counts: all but links, which count for no one (a link nobody used says
+// nothing about the account, and counting it would let any merchant taint
+// another's check and learn who else linked the account), and f's own
+// merchant's payments, which count only as another merchant's customer's
+// use.
+const otherFactsOfF = `a.environment = f.environment AND a.account_fp = f.account_fp AND a.kind <> 'linked'
+          AND (a.kind <> 'paid' OR a.merchant_id <> f.merchant_id)`
+
+// otherUseOfF is whether the fact a is a use of the account (verified or
+// paid) by a customer of a merchant other than f's: the uses
+// many_customers counts, one group per such customer.
+const otherUseOfF = `a.kind IN ('verified', 'paid') AND a.merchant_id <> f.merchant_id`
 
 // accountHistoryOfF is whether the account of f has any fact its check
 // counts: one index probe of account_facts.
 const accountHistoryOfF = `EXISTS (SELECT 1 FROM account_facts a WHERE ` + otherFactsOfF + `)`
 
 // accountFactsOfF reads the history of the account of f for the account
-// check: per kind and code the latest time, and per other customer that
-// linked it (f's customer apart) the latest link. It answers kinds, codes
-// and times only, never whose; one index range of account_facts, at most
-// 64 groups, newest first. It is written in three parts (factsSelect,
-// factsFrom, factsGroup) around its condition so that storedFactsOfF can
-// add one.
+// check: per kind and code the latest time, and per customer of another
+// merchant that verified the account or paid with it the latest such use
+// (kind usedKind; verified tells whether a verification was among them).
+// It answers kinds, codes and times only, never whose; one index range of
+// account_facts, at most 64 groups, newest first. It is written in three
+// parts (factsSelect, factsFrom, factsGroup) around its condition so that
+// storedFactsOfF can add one.
 const accountFactsOfF = factsSelect + factsFrom + otherFactsOfF + factsGroup
 
+// usedKind is the kind accountFactsOfF gives a group of another
+// merchant's customer's uses.
+const usedKind = "used"
+
 const factsSelect = `
-  SELECT array_agg(g.kind) AS ck_kinds, array_agg(g.code) AS ck_codes, array_agg(g.last) AS ck_at`
+  SELECT array_agg(g.kind) AS ck_kinds, array_agg(g.code) AS ck_codes, array_agg(g.last) AS ck_at,
+         array_agg(g.verified) AS ck_verified`
 
 const factsFrom = `
-  FROM (SELECT a.kind, coalesce(a.code, '') AS code, (extract(epoch FROM max(a.at)) * 1000000)::bigint AS last
+  FROM (SELECT CASE WHEN ` + otherUseOfF + ` THEN '` + usedKind + `' ELSE a.kind END AS kind,
+               coalesce(a.code, '') AS code, bool_or(a.kind = 'verified') AS verified,
+               (extract(epoch FROM max(a.at)) * 1000000)::bigint AS last
         FROM account_facts a
         WHERE `
 
 const factsGroup = `
-        GROUP BY a.kind, a.code, CASE WHEN a.kind = 'linked' THEN a.merchant_id || ' ' || a.customer_id END
+        GROUP BY 1, a.code, CASE WHEN ` + otherUseOfF + ` THEN a.merchant_id || ' ' || a.customer_id END
         ORDER BY last DESC
         LIMIT 64) g`
 
@@ -88,6 +107,8 @@ type factCols struct {
 	Kinds pq.StringArray `db:"ck_kinds"`
 	Codes pq.StringArray `db:"ck_codes"`
 	At    pq.Int64Array  `db:"ck_at"` // microseconds since the epoch
+	// Verified tells, per group, whether a verification was among its facts.
+	Verified pq.BoolArray `db:"ck_verified"`
 }
 
 func (r factCols) domain() funding.AccountFacts {
@@ -100,8 +121,11 @@ func (r factCols) domain() funding.AccountFacts {
 		switch {
 		case kind == funding.FactVerified:
 			f.Verified = true
-		case kind == funding.FactLinked:
-			f.OtherLinks = append(f.OtherLinks, at)
+		case kind == usedKind:
+			f.OtherUses = append(f.OtherUses, at)
+			if i < len(r.Verified) && r.Verified[i] {
+				f.Verified = true
+			}
 		case r.Codes[i] != "":
 			if f.Codes == nil {
 				f.Codes = map[string]time.Time{}
@@ -115,15 +139,16 @@ func (r factCols) domain() funding.AccountFacts {
 }
 
 const selectAccountFacts = `
-SELECT ck.ck_kinds, ck.ck_codes, ck.ck_at
-FROM (SELECT $1::text AS environment, $2::bytea AS account_fp, $3::text AS merchant_id, $4::text AS customer_id) f
+SELECT ck.ck_kinds, ck.ck_codes, ck.ck_at, ck.ck_verified
+FROM (SELECT $1::text AS environment, $2::bytea AS account_fp, $3::text AS merchant_id) f
 CROSS JOIN LATERAL (` + accountFactsOfF + `) ck`
 
-// AccountFacts reads the history of an account fingerprint in env, with
-// the links of merchantID's customerID left out of OtherLinks.
-func (q queries) AccountFacts(ctx context.Context, env tenant.Environment, fp []byte, merchantID, customerID string) (funding.AccountFacts, error) {
+// AccountFacts reads the history of an account fingerprint in env as
+// merchantID's check counts it: OtherUses holds the uses by other
+// merchants' customers only.
+func (q queries) AccountFacts(ctx context.Context, env tenant.Environment, fp []byte, merchantID string) (funding.AccountFacts, error) {
 	var r factCols
-	if err := sqlx.GetContext(ctx, q.ex, &r, selectAccountFacts, env, fp, merchantID, customerID); err != nil {
+	if err := sqlx.GetContext(ctx, q.ex, &r, selectAccountFacts, env, fp, merchantID); err != nil {
 		return funding.AccountFacts{}, translate(err)
 	}
 	return r.domain(), nil

@@ -17,10 +17,11 @@ import (
 
 // TestACreationAnsweredWithoutHistoryNeedsAnAccountWithoutOne: a source
 // answered without its account's history (Facts.Unread) is created when
-// the account has none but its own customer's links, and refused with
-// nothing written when it has any other fact (another customer's link, a
-// return), on the pool, in a transaction and as a keyed request; the same
-// source answered with its history read is created.
+// the account has none the check counts (links of any customer, of any
+// merchant; its own merchant's payments), and refused with nothing
+// written when it has a counted fact (a verification, another merchant's
+// payment, a return), on the pool, in a transaction and as a keyed
+// request; the same source answered with its history read is created.
 func TestACreationAnsweredWithoutHistoryNeedsAnAccountWithoutOne(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
@@ -31,16 +32,20 @@ func TestACreationAnsweredWithoutHistoryNeedsAnAccountWithoutOne(t *testing.T) {
 	t.Cleanup(func() { db.Close() })
 	scope, cus, now := batchTestScope(t, db, "mer_hist")
 	fp := func(s string) []byte { h := sha256.Sum256([]byte("account " + s)); return h[:] }
-	fact := func(account, kind, code, customerID string) {
+	fact := func(account, kind, code, merchantID, customerID string) {
 		t.Helper()
 		if err := db.RecordAccountFact(ctx, funding.AccountFact{Env: scope.Env, AccountFP: fp(account), Kind: kind, Code: code,
-			MerchantID: scope.MerchantID, CustomerID: customerID, SourceID: "fs_earlier", At: now.Add(-time.Hour)}); err != nil {
+			MerchantID: merchantID, CustomerID: customerID, SourceID: "fs_earlier", At: now.Add(-time.Hour)}); err != nil {
 			t.Fatal(err)
 		}
 	}
-	fact("own", funding.FactLinked, "", cus)
-	fact("linked", funding.FactLinked, "", "cus_other")
-	fact("returned", funding.FactReturned, "R03", "cus_other")
+	fact("own", funding.FactLinked, "", scope.MerchantID, cus)
+	fact("linked", funding.FactLinked, "", scope.MerchantID, "cus_other")
+	fact("linked", funding.FactLinked, "", "mer_other", "cus_elsewhere")
+	fact("own_paid", funding.FactPaid, "", scope.MerchantID, "cus_other")
+	fact("verified", funding.FactVerified, "", scope.MerchantID, "cus_other")
+	fact("paid", funding.FactPaid, "", "mer_other", "cus_elsewhere")
+	fact("returned", funding.FactReturned, "R03", scope.MerchantID, "cus_other")
 	n := 0
 	source := func(account, id string, unread bool) (funding.Source, []event.Event) {
 		n++
@@ -60,11 +65,13 @@ func TestACreationAnsweredWithoutHistoryNeedsAnAccountWithoutOne(t *testing.T) {
 		return n
 	}
 
-	src, evs := source("own", "fs_own", true)
-	if _, created, err := db.CreateSource(ctx, src, evs); err != nil || !created {
-		t.Errorf("an account with only its own customer's link: created %v, %v", created, err)
+	for _, account := range []string{"own", "linked", "own_paid"} {
+		src, evs := source(account, "fs_"+account, true)
+		if _, created, err := db.CreateSource(ctx, src, evs); err != nil || !created {
+			t.Errorf("an account with only %s facts: created %v, %v", account, created, err)
+		}
 	}
-	for _, account := range []string{"linked", "returned"} {
+	for _, account := range []string{"verified", "paid", "returned"} {
 		src, evs := source(account, "fs_pool_"+account, true)
 		if _, created, err := db.CreateSource(ctx, src, evs); !errors.Is(err, funding.ErrAccountHistory) || created {
 			t.Errorf("%s, on the pool: created %v, %v; want ErrAccountHistory", account, created, err)

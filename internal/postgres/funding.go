@@ -198,7 +198,7 @@ SELECT f.merchant_id, f.environment, f.id, f.customer_id, f.status, f.routing_nu
        f.account_fp, f.ownership_result, f.ownership_name_score, f.ownership_email_score, f.ownership_checked_at,
        f.check_result, f.check_reasons, f.check_expires_at, f.check_seq,
        f.account_holder_type, f.individual_id, f.receiver_name, f.addenda_refused_at,
-       ck.ck_read, ck.ck_kinds, ck.ck_codes, ck.ck_at
+       ck.ck_read, ck.ck_kinds, ck.ck_codes, ck.ck_at, ck.ck_verified
 FROM funding_sources f`
 
 // sourceSelect reads sources for an answer: the history only for a source

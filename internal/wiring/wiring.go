@@ -135,6 +135,12 @@ func Build(cfg *config.Config, d Deps) (*Services, error) {
 	s.Payments.OnReturn(func(ctx context.Context, tx payment.Store, scope tenant.Scope, sourceID, code string) error {
 		return s.Funding.ApplyReturnTx(ctx, tx.(postgres.Stores).Funding(), scope, sourceID, code)
 	})
+	// A settled payment is a use of its account, which other merchants'
+	// account checks count (many_customers), recorded in the settlement's
+	// transaction.
+	s.Payments.OnProcessed(func(ctx context.Context, tx payment.Store, scope tenant.Scope, sourceID string) error {
+		return s.Funding.PaidTx(ctx, tx.(postgres.Stores).Funding(), scope, sourceID)
+	})
 	s.Funding.OnBlock(func(ctx context.Context, tx funding.Store, scope tenant.Scope, sourceID, code string) error {
 		reason := code // a block of its own, like noc_unapplicable
 		if achcode.Valid(code) {

@@ -359,7 +359,7 @@ var checkReasons = map[string]string{
 	"returned_unauthorized":    "The account holder disputed a debit's authorization (R05, R07, R10, R11 or R29).",
 	"returned_non_transaction": "A bank answered that the account cannot take these transactions (R20).",
 	"corrected_by_noc":         "A bank corrected the account's details with a notification of change.",
-	"many_customers":           "Three or more customers linked this account in the last 90 days.",
+	"many_customers":           "Customers of two or more other businesses verified or paid with this account in the last 90 days.",
 }
 
 // CheckReason says an account check's reason code in words.

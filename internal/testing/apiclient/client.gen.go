@@ -2653,7 +2653,7 @@ func (e UpdateFundingSourceJSONBodyAccountHolderType) Valid() bool {
 	}
 }
 
-// AccountCheck What this service's own history says about the bank account (routing and account number), across all merchants of the environment, computed at creation and again on every read; it never reveals another merchant, customer, amount or date. fail: a closed (R02, AC04), no-account (R03, AC03), invalid (R04), frozen (R16, AC06) or unauthorized (R05 R07 R10 R11 R29) return in the last 365 days; caution: a non-transaction return (R20) or a notification of change in that time, or 3 or more customers linking the account in 90 days; pass: verified before with nothing worse; else unknown.
+// AccountCheck What this service's own history says about the bank account (routing and account number), across all merchants of the environment, computed at creation and again on every read; it never reveals another merchant, customer, amount or date. fail: a closed (R02, AC04), no-account (R03, AC03), invalid (R04), frozen (R16, AC06) or unauthorized (R05 R07 R10 R11 R29) return in the last 365 days; caution: a non-transaction return (R20) or a notification of change in that time, or customers of 2 or more other merchants who verified the account or paid with it in the last 90 days (many_customers; a link alone, and the merchant's own customers, never count); pass: verified before with nothing worse; else unknown.
 type AccountCheck struct {
 	CheckedAt time.Time             `json:"checked_at"`
 	Reasons   []AccountCheckReasons `json:"reasons"`
@@ -2920,7 +2920,7 @@ type EventListSuccess bool
 
 // FundingSource defines model for FundingSource.
 type FundingSource struct {
-	// AccountCheck What this service's own history says about the bank account (routing and account number), across all merchants of the environment, computed at creation and again on every read; it never reveals another merchant, customer, amount or date. fail: a closed (R02, AC04), no-account (R03, AC03), invalid (R04), frozen (R16, AC06) or unauthorized (R05 R07 R10 R11 R29) return in the last 365 days; caution: a non-transaction return (R20) or a notification of change in that time, or 3 or more customers linking the account in 90 days; pass: verified before with nothing worse; else unknown.
+	// AccountCheck What this service's own history says about the bank account (routing and account number), across all merchants of the environment, computed at creation and again on every read; it never reveals another merchant, customer, amount or date. fail: a closed (R02, AC04), no-account (R03, AC03), invalid (R04), frozen (R16, AC06) or unauthorized (R05 R07 R10 R11 R29) return in the last 365 days; caution: a non-transaction return (R20) or a notification of change in that time, or customers of 2 or more other merchants who verified the account or paid with it in the last 90 days (many_customers; a link alone, and the merchant's own customers, never count); pass: verified before with nothing worse; else unknown.
 	AccountCheck AccountCheck `json:"account_check"`
 
 	// AccountHolderType Who holds the account; it decides the entries' SEC code (individual: WEB debits, PPD credits; company: CCD) and receiver name.
@@ -3194,7 +3194,7 @@ type FundingSourceRemovedEventType string
 
 // FundingSourceResponse defines model for FundingSourceResponse.
 type FundingSourceResponse struct {
-	// AccountCheck What this service's own history says about the bank account (routing and account number), across all merchants of the environment, computed at creation and again on every read; it never reveals another merchant, customer, amount or date. fail: a closed (R02, AC04), no-account (R03, AC03), invalid (R04), frozen (R16, AC06) or unauthorized (R05 R07 R10 R11 R29) return in the last 365 days; caution: a non-transaction return (R20) or a notification of change in that time, or 3 or more customers linking the account in 90 days; pass: verified before with nothing worse; else unknown.
+	// AccountCheck What this service's own history says about the bank account (routing and account number), across all merchants of the environment, computed at creation and again on every read; it never reveals another merchant, customer, amount or date. fail: a closed (R02, AC04), no-account (R03, AC03), invalid (R04), frozen (R16, AC06) or unauthorized (R05 R07 R10 R11 R29) return in the last 365 days; caution: a non-transaction return (R20) or a notification of change in that time, or customers of 2 or more other merchants who verified the account or paid with it in the last 90 days (many_customers; a link alone, and the merchant's own customers, never count); pass: verified before with nothing worse; else unknown.
 	AccountCheck AccountCheck `json:"account_check"`
 
 	// AccountHolderType Who holds the account; it decides the entries' SEC code (individual: WEB debits, PPD credits; company: CCD) and receiver name.
@@ -3610,7 +3610,7 @@ type PaymentEvidenceResponse struct {
 
 	// FundingSource The account the payment used, masked.
 	FundingSource struct {
-		// AccountCheck What this service's own history says about the bank account (routing and account number), across all merchants of the environment, computed at creation and again on every read; it never reveals another merchant, customer, amount or date. fail: a closed (R02, AC04), no-account (R03, AC03), invalid (R04), frozen (R16, AC06) or unauthorized (R05 R07 R10 R11 R29) return in the last 365 days; caution: a non-transaction return (R20) or a notification of change in that time, or 3 or more customers linking the account in 90 days; pass: verified before with nothing worse; else unknown.
+		// AccountCheck What this service's own history says about the bank account (routing and account number), across all merchants of the environment, computed at creation and again on every read; it never reveals another merchant, customer, amount or date. fail: a closed (R02, AC04), no-account (R03, AC03), invalid (R04), frozen (R16, AC06) or unauthorized (R05 R07 R10 R11 R29) return in the last 365 days; caution: a non-transaction return (R20) or a notification of change in that time, or customers of 2 or more other merchants who verified the account or paid with it in the last 90 days (many_customers; a link alone, and the merchant's own customers, never count); pass: verified before with nothing worse; else unknown.
 		AccountCheck      AccountCheck                                          `json:"account_check"`
 		AccountHolderType PaymentEvidenceResponseFundingSourceAccountHolderType `json:"account_holder_type"`
 		FundingSourceId   string                                                `json:"funding_source_id"`

@@ -133,7 +133,10 @@ func TestBrowserDashboardShowsReturnRates(t *testing.T) {
 			t.Errorf("%s rows: %d, %v; want %d", level, got, err, n)
 		}
 	}
-	th.WantOK(t, h.Post("/v2/sandbox/payments/"+th.WantOK(t, h.Post("/v2/payments", key, th.PaymentBody(clean, `"5.00"`, "debit")))["payment_id"].(string)+"/return", key, `{"code":"R10"}`))
+	// An unauthorized return on a third source: on the clean one it would
+	// cancel the nine pending debits, which then count no more.
+	disputed := h.VerifiedSource(key, user, "444444444")
+	th.WantOK(t, h.Post("/v2/sandbox/payments/"+th.WantOK(t, h.Post("/v2/payments", key, th.PaymentBody(disputed, `"5.00"`, "debit")))["payment_id"].(string)+"/return", key, `{"code":"R10"}`))
 	tb.open(srv.URL + "/dashboard")
 	tb.wantText("Above threshold", "1 of 11 debits")
 	tb.accessible()

@@ -1,13 +1,23 @@
 // Package ach originates production ACH entries — micro-deposit credits and
-// payments — as NACHA files in an outbox folder, and applies return files.
-// It builds and parses files with github.com/moov-io/ach. Sandbox entries
-// are never originated.
+// payments — as NACHA files delivered to the bank, applies the bank's
+// return files and reconciles its statements. It builds and parses files
+// with github.com/moov-io/ach. Sandbox entries are never originated.
 //
 // Each entry is in exactly one file. A run first assigns entries to a new
-// file record and commits (unique indexes forbid assigning an entry twice),
-// then writes the file from those rows (temp name, fsync, rename, fsync of
-// the folder), then marks it written. A file left 'building' by a crash is
-// written again at the next run, from the same rows, to the same bytes.
+// file record ('built') and commits (unique indexes forbid assigning an
+// entry twice), then delivers the file from those rows through a
+// Transport (transport.go: the outbox folder, or the bank's SFTP server in
+// package sftp) under the file row's lock, and marks it 'delivered'
+// (delivery.go). A file left built by a crash, or 'failed' by a transport
+// that was down, is delivered again at the next run, from the same rows,
+// as the same bytes under the same name; the row lock (SKIP LOCKED) lets
+// one process of many deliver it.
+//
+// The bank's answers arrive in the transport's inbox, polled each minute
+// (inbound.go): each file applies once by its SHA-256, claimed in a
+// transaction; one that cannot be read applies nothing and is set aside.
+// Its camt.053 statements are matched against the settlements the service
+// expects (reconcile.go), which settles the files.
 // That is why an entry's class (SEC code, description, payment type;
 // Classify), what it says about its receiver (the name folded to ASCII,
 // the source's Individual Identification Number, the description's 05

@@ -35,15 +35,15 @@ const MatchDays = 7
 
 // StatementLine is one booked entry of a statement.
 type StatementLine struct {
-	ID            int64  `json:"-"`
-	StatementSHA  string `json:"statement_sha256"`
-	StatementID   string `json:"statement_id"`
-	Ref           string `json:"entry_ref"`
-	Date          string `json:"booking_date"` // YYYY-MM-DD
-	Direction     string `json:"direction"`    // DirectionCredit or DirectionDebit
-	Cents         int64  `json:"amount_cents"`
-	Info          string `json:"info"`
-	SettlementID  int64  `json:"-"` // 0 while unmatched
+	ID           int64  `json:"-"`
+	StatementSHA string `json:"statement_sha256"`
+	StatementID  string `json:"statement_id"`
+	Ref          string `json:"entry_ref"`
+	Date         string `json:"booking_date"` // YYYY-MM-DD
+	Direction    string `json:"direction"`    // DirectionCredit or DirectionDebit
+	Cents        int64  `json:"amount_cents"`
+	Info         string `json:"info"`
+	SettlementID int64  `json:"-"` // 0 while unmatched
 }
 
 // ReconcileResult is what one statement did.

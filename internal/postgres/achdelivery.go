@@ -74,13 +74,13 @@ func (q queries) InsertSettlement(ctx context.Context, s ach.Settlement) error {
 }
 
 type inboundRow struct {
-	SHA256     string          `db:"sha256"`
-	Name       string          `db:"name"`
-	Kind       string          `db:"kind"`
-	Status     string          `db:"status"`
-	Error      *string         `db:"error"`
-	Result     *string         `db:"result"`
-	ReceivedAt time.Time       `db:"received_at"`
+	SHA256     string    `db:"sha256"`
+	Name       string    `db:"name"`
+	Kind       string    `db:"kind"`
+	Status     string    `db:"status"`
+	Error      *string   `db:"error"`
+	Result     *string   `db:"result"`
+	ReceivedAt time.Time `db:"received_at"`
 }
 
 func (r inboundRow) domain() ach.Inbound {

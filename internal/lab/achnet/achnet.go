@@ -85,6 +85,12 @@
 //
 // # Files
 //
+// The network reads the originator's files from the outbox folder and
+// writes its answers into the inbox, or, with --sftp, does both on the
+// bank's SFTP server as its client (outbound/ and inbound/, package sftp),
+// the way the service exchanges files with a real ODFI. It also writes
+// camt.053 statements (statement.go).
+//
 // The answers of one run to one ODFI form one file, inbox/achnet-
 // YYYYMMDD-NNN.ach, from the operator (the outbox file's immediate
 // destination) to the ODFI (its immediate origin), as the Federal

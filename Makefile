@@ -70,6 +70,7 @@ fuzz:
 	$(GO) test -run='^$$' -fuzz=FuzzValidChecksum -fuzztime=30s ./internal/routing
 	$(GO) test -run='^$$' -fuzz=FuzzParseStatementAmount -fuzztime=30s ./internal/funding
 	$(GO) test -run='^$$' -fuzz=FuzzTarget -fuzztime=30s ./internal/core/redirect
+	$(GO) test -run='^$$' -fuzz=FuzzParseStatement -fuzztime=30s ./internal/ach
 	$(GO) test -run='^$$' -fuzz=FuzzURLPolicy -fuzztime=30s ./internal/webhook
 	$(GO) test -run='^$$' -fuzz=FuzzEndpoints -fuzztime=60s ./web
 	$(GO) test -run='^$$' -fuzz=FuzzHostedForm -fuzztime=30s ./web

@@ -80,6 +80,9 @@ func ParseStatement(data []byte) ([]StatementLine, error) {
 			if c := string(e.Amt.Ccy); c != "USD" {
 				return nil, malformed{fmt.Errorf("statement %s entry %d: currency %q; the account is in USD", st.Id, i+1, c)}
 			}
+			if v := e.Amt.Value; math.IsNaN(v) || v < 0 || v > 1e13 {
+				return nil, malformed{fmt.Errorf("statement %s entry %d: amount %v is not a booked amount", st.Id, i+1, v)}
+			}
 			l := StatementLine{StatementID: string(st.Id), Cents: int64(math.Round(e.Amt.Value * 100))}
 			switch e.CdtDbtInd {
 			case "CRDT":

@@ -118,6 +118,7 @@
 package achnet
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -139,9 +140,11 @@ const usage = `Usage:
   fundsource-lab achnet --sftp sftp://user@host:port/path --sftp-key FILE
                         --sftp-known-hosts FILE --state FILE [...]
 
-  --outbox  the originator's outbox (default $ACH_OUTBOX_DIR)
+  --outbox  the originator's outbox (default $ACH_OUTBOX_DIR, else
+            $DATA_DIR/ach-outbox, DATA_DIR defaulting to .data as the service's)
   --inbox   where the return and NOC files and the camt.053 statements go
-            (default $ACH_INBOX_DIR; the service polls it every minute)
+            (default $ACH_INBOX_DIR, else $DATA_DIR/ach-inbox; the service
+            polls it every minute)
   --sftp    serve over the bank's SFTP server instead (default
             $ACH_SFTP_URL): read outbound/, write inbound/, logging in with
             --sftp-key ($ACH_SFTP_KEY_FILE) and checking the server's key
@@ -168,8 +171,11 @@ Built-in rules, by the account number's last four digits:
 func Run(ctx context.Context, args []string, stdio rig.IO) error {
 	fs := flag.NewFlagSet("fundsource-lab achnet", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
-	outbox := fs.String("outbox", stdio.Getenv("ACH_OUTBOX_DIR"), "")
-	inbox := fs.String("inbox", stdio.Getenv("ACH_INBOX_DIR"), "")
+	// The service's folders: ACH_OUTBOX_DIR and ACH_INBOX_DIR, else
+	// under its DATA_DIR (.data, as make run's).
+	data := cmp.Or(stdio.Getenv("DATA_DIR"), ".data")
+	outbox := fs.String("outbox", cmp.Or(stdio.Getenv("ACH_OUTBOX_DIR"), filepath.Join(data, "ach-outbox")), "")
+	inbox := fs.String("inbox", cmp.Or(stdio.Getenv("ACH_INBOX_DIR"), filepath.Join(data, "ach-inbox")), "")
 	sftpURL := fs.String("sftp", stdio.Getenv("ACH_SFTP_URL"), "")
 	sftpKey := fs.String("sftp-key", stdio.Getenv("ACH_SFTP_KEY_FILE"), "")
 	sftpHosts := fs.String("sftp-known-hosts", stdio.Getenv("ACH_SFTP_KNOWN_HOSTS"), "")

@@ -311,6 +311,7 @@ func (o *Originator) Run(ctx context.Context) ([]string, error) {
 		return delivered, errors.Join(failed, err)
 	}
 	if ok {
+		o.logger().Info("ACH file built", slog.String("file_id", f.ID), slog.String("name", f.Name), slog.String("status", StatusBuilt))
 		now, err := o.deliverAll(ctx, []File{f})
 		delivered, failed = append(delivered, now...), errors.Join(failed, err)
 	}

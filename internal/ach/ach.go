@@ -1,13 +1,23 @@
 // Package ach originates production ACH entries — micro-deposit credits and
-// payments — as NACHA files in an outbox folder, and applies return files.
-// It builds and parses files with github.com/moov-io/ach. Sandbox entries
-// are never originated.
+// payments — as NACHA files delivered to the bank, applies the bank's
+// return files and reconciles its statements. It builds and parses files
+// with github.com/moov-io/ach. Sandbox entries are never originated.
 //
 // Each entry is in exactly one file. A run first assigns entries to a new
-// file record and commits (unique indexes forbid assigning an entry twice),
-// then writes the file from those rows (temp name, fsync, rename, fsync of
-// the folder), then marks it written. A file left 'building' by a crash is
-// written again at the next run, from the same rows, to the same bytes.
+// file record ('built') and commits (unique indexes forbid assigning an
+// entry twice), then delivers the file from those rows through a
+// Transport (transport.go: the outbox folder, or the bank's SFTP server in
+// package sftp) under the file row's lock, and marks it 'delivered'
+// (delivery.go). A file left built by a crash, or 'failed' by a transport
+// that was down, is delivered again at the next run, from the same rows,
+// as the same bytes under the same name; the row lock (SKIP LOCKED) lets
+// one process of many deliver it.
+//
+// The bank's answers arrive in the transport's inbox, polled each minute
+// (inbound.go): each file applies once by its SHA-256, claimed in a
+// transaction; one that cannot be read applies nothing and is set aside.
+// Its camt.053 statements are matched against the settlements the service
+// expects (reconcile.go), which settles the files.
 // That is why an entry's class (SEC code, description, payment type;
 // Classify), what it says about its receiver (the name folded to ASCII,
 // the source's Individual Identification Number, the description's 05
@@ -46,6 +56,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/fundsource/fundsource/internal/core/calendar"
@@ -68,7 +81,7 @@ type File struct {
 	ID        string
 	Serial    int64 // gives the file id modifier
 	Name      string
-	Status    string // building or written
+	Status    string // StatusBuilt, StatusDelivered, StatusFailed, StatusSettled
 	CreatedAt time.Time
 	// OffsetTraces are the trace numbers of the offsetting debits, one
 	// per micro-deposit batch in the order the batches are written; none
@@ -132,7 +145,19 @@ type Store interface {
 	// verifications in the transaction that records the entries.
 	Funding() funding.Store
 	Payments() payment.Store
-	BuildingACHFiles(ctx context.Context) ([]File, error)
+	// UndeliveredACHFiles lists the files built or failed, oldest first.
+	UndeliveredACHFiles(ctx context.Context) ([]File, error)
+	// LockUndeliveredACHFile locks a file still to deliver, skipping it
+	// (false) when another process holds it or it was delivered.
+	LockUndeliveredACHFile(ctx context.Context, id string) (bool, error)
+	MarkACHFileDelivered(ctx context.Context, id, transport string, at time.Time, t Totals) error
+	// MarkACHFileFailed records a failed delivery: its error and one
+	// more attempt.
+	MarkACHFileFailed(ctx context.Context, id, reason string, t Totals) error
+	// InsertSettlement stores a line the statement is expected to show.
+	InsertSettlement(ctx context.Context, s Settlement) error
+	// Inbound and reconciliation (inbound.go, reconcile.go).
+	InboundStore
 	// InsertACHFile stores a new file record and returns its serial.
 	InsertACHFile(ctx context.Context, f File) (int64, error)
 	// DepositsToOriginate locks up to limit open production verifications
@@ -149,7 +174,6 @@ type Store interface {
 	InsertACHEntry(ctx context.Context, e Entry) error
 	// ACHEntries returns a file's entries by trace number.
 	ACHEntries(ctx context.Context, fileID string) ([]Entry, error)
-	MarkACHFileWritten(ctx context.Context, fileID string, at time.Time) error
 	// ACHEntry locks the newest entry with a trace number; errs.NotFound
 	// when unknown.
 	ACHEntry(ctx context.Context, trace string) (Entry, error)
@@ -250,11 +274,18 @@ type Originator struct {
 	payments  Payments
 	customers Customers
 	now       func() time.Time
+	transport Transport
+	log       *slog.Logger
+	failures  atomic.Int64 // deliveries failed since the process started
+	rejected  atomic.Int64 // inbound files rejected since the process started
+	seen      sync.Map     // inbound listings applied before: name, size and time → true
+	unmatched unmatchedGauges
 }
 
 // NewOriginator returns an Originator.
 func NewOriginator(cfg Config, store Store, f Funding, p Payments, c Customers, now func() time.Time) *Originator {
-	return &Originator{cfg: cfg, store: store, funding: f, payments: p, customers: c, now: now}
+	return &Originator{cfg: cfg, store: store, funding: f, payments: p, customers: c, now: now,
+		transport: Folders{Outbox: cfg.Dir}}
 }
 
 // batchLimit bounds the entries of one file per kind.
@@ -264,28 +295,27 @@ const batchLimit = 1000
 // payment without a return counts as settled.
 const SettleDays = 2
 
-// Run writes files left building, then assigns everything waiting to one
-// new file and writes it. It returns the names of the files written.
+// Run delivers the files left built or failed (by a crash, or a
+// transport that was down), then assigns everything waiting to one new
+// file and delivers it (delivery.go). It returns the names of the files
+// delivered; a failed delivery is an error, and its file waits for the
+// next run, built before the failure or not.
 func (o *Originator) Run(ctx context.Context) ([]string, error) {
-	pending, err := o.store.BuildingACHFiles(ctx)
+	pending, err := o.store.UndeliveredACHFiles(ctx)
 	if err != nil {
 		return nil, err
 	}
-	var written []string
-	for _, f := range pending {
-		if err := o.write(ctx, f); err != nil {
-			return written, err
-		}
-		written = append(written, f.Name)
-	}
+	delivered, failed := o.deliverAll(ctx, pending)
 	f, ok, err := o.assign(ctx)
-	if err != nil || !ok {
-		return written, err
+	if err != nil {
+		return delivered, errors.Join(failed, err)
 	}
-	if err := o.write(ctx, f); err != nil {
-		return written, err
+	if ok {
+		o.logger().Info("ACH file built", slog.String("file_id", f.ID), slog.String("name", f.Name), slog.String("status", StatusBuilt))
+		now, err := o.deliverAll(ctx, []File{f})
+		delivered, failed = append(delivered, now...), errors.Join(failed, err)
 	}
-	return append(written, f.Name), nil
+	return delivered, failed
 }
 
 // assign creates a file record with every waiting entry, in one transaction.
@@ -320,7 +350,7 @@ func (o *Originator) assign(ctx context.Context) (File, bool, error) {
 		}
 		found = true
 		now := o.now().UTC()
-		f = File{ID: ids.New("achf_"), Status: "building", CreatedAt: now}
+		f = File{ID: ids.New("achf_"), Status: StatusBuilt, CreatedAt: now}
 		date := calendar.DateOf(now)
 		f.Name = fmt.Sprintf("fundsource-%s-%s.ach", date.Format("20060102"), f.ID[len("achf_"):])
 		traces := o.traces(date.Format(time.DateOnly))

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"cmp"
 	"context"
-	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -15,27 +14,6 @@ import (
 	"github.com/fundsource/fundsource/internal/core/calendar"
 	"github.com/fundsource/fundsource/internal/funding"
 )
-
-// write builds f from its entries, puts it into the outbox atomically and
-// marks it written.
-func (o *Originator) write(ctx context.Context, f File) error {
-	entries, err := o.store.ACHEntries(ctx, f.ID)
-	if err != nil {
-		return err
-	}
-	dishonors, err := o.store.ACHDishonors(ctx, f.ID)
-	if err != nil {
-		return err
-	}
-	data, err := o.build(ctx, f, entries, dishonors)
-	if err != nil {
-		return fmt.Errorf("build ACH file %s: %w", f.Name, err)
-	}
-	if err := writeAtomically(o.cfg.Dir, f.Name, data); err != nil {
-		return fmt.Errorf("write ACH file %s: %w", f.Name, err)
-	}
-	return o.store.MarkACHFileWritten(ctx, f.ID, o.now().UTC())
-}
 
 // build renders the NACHA file: one batch per SEC code and description
 // (batchOrder), micro-deposits first, each entry under its class, and in

@@ -40,9 +40,14 @@ Usage:
   fundsource audit verify [--merchant MERCHANT_ID] [--json]
                                    check the audit log's hash chains; exit 1 at the first bad event
   fundsource ach originate [--json]
-                                   write waiting production entries to ACH_OUTBOX_DIR now
+                                   build waiting production entries into a file and deliver it now
   fundsource ach import-returns FILE [--json]
                                    apply an ACH return file
+  fundsource ach files [--json]    the files sent and received, with their status
+  fundsource ach reconcile FILE [--json]
+                                   apply the bank's camt.053 statement
+  fundsource ach reconciliation --date YYYY-MM-DD [--json]
+                                   the statement's lines and the expected settlements, matched or not
   fundsource provider-sim [--listen 127.0.0.1:8090] [--client ID:SECRET …] [--processor-client ID] [--plaid-sandbox-numbers]
                                    the bank-linking provider simulator (Plaid-shaped API)
   fundsource rail-sim [--listen 127.0.0.1:8091]

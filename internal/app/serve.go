@@ -148,6 +148,10 @@ func (s *service) runJobs(ctx context.Context) {
 				return int64(len(files)), err
 			})
 		})
+		// The bank's answers: returns, notifications of change, statements.
+		wg.Go(func() {
+			s.every(ctx, time.Minute, "ACH inbound files", counted(s.Originator.Poll))
+		})
 	} else if s.Config.Mode == config.Production {
 		s.Log.Warn("ACH origination is off: set ACH_ODFI_ROUTING and the other ACH_ variables to send production micro-deposits and payments")
 	}

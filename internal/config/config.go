@@ -160,6 +160,15 @@ type Config struct {
 	// debit from ACHOffsetAccount, the originator's account at the ODFI.
 	ACHMicroOffset   bool
 	ACHOffsetAccount string
+	// ACHSFTPURL (sftp://user@host:port/path), when set, delivers files to
+	// the bank's SFTP server (path/outbound) and polls path/inbound,
+	// logging in with ACHSFTPKeyFile and checking the server's key against
+	// ACHSFTPKnownHosts. Without it ACHOutboxDir and ACHInboxDir are the
+	// bank's folders.
+	ACHSFTPURL        string
+	ACHSFTPKeyFile    string
+	ACHSFTPKnownHosts string
+	ACHInboxDir       string
 
 	// PprofAddr, when set, serves Go's profiler (net/http/pprof) on this
 	// address, apart from the service: an operator's tool, never public.
@@ -332,6 +341,8 @@ func Load(getenv Getenv) (*Config, error) {
 	c.MetricsAddr = getenv("METRICS_ADDR")
 	c.ACHODFIRouting = getenv("ACH_ODFI_ROUTING")
 	c.ACHOutboxDir = orDefault(getenv("ACH_OUTBOX_DIR"), filepath.Join(c.DataDir, "ach-outbox"))
+	c.ACHInboxDir = orDefault(getenv("ACH_INBOX_DIR"), filepath.Join(c.DataDir, "ach-inbox"))
+	c.ACHSFTPURL, c.ACHSFTPKeyFile, c.ACHSFTPKnownHosts = getenv("ACH_SFTP_URL"), getenv("ACH_SFTP_KEY_FILE"), getenv("ACH_SFTP_KNOWN_HOSTS")
 	c.AuditCheckpointFile = orDefault(getenv("AUDIT_CHECKPOINT_FILE"), filepath.Join(c.DataDir, "audit-checkpoints.jsonl"))
 	c.ACHDestinationRouting = orDefault(getenv("ACH_DESTINATION_ROUTING"), c.ACHODFIRouting)
 	c.ACHDestinationName = getenv("ACH_DESTINATION_NAME")

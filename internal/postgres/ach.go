@@ -28,19 +28,6 @@ func (r achFileRow) domain() ach.File {
 		OffsetTraces: []string(r.Offsets)}
 }
 
-const buildingACHFiles = `
-SELECT id, serial, name, status, created_at, offset_traces FROM ach_files WHERE status = 'building' ORDER BY created_at`
-
-// BuildingACHFiles lists files whose entries are assigned but which are
-// not yet in the outbox.
-func (q queries) BuildingACHFiles(ctx context.Context) ([]ach.File, error) {
-	var rows []achFileRow
-	if err := sqlx.SelectContext(ctx, q.ex, &rows, buildingACHFiles); err != nil {
-		return nil, translate(err)
-	}
-	return mapRows(rows, achFileRow.domain), nil
-}
-
 const insertACHFile = `
 INSERT INTO ach_files (id, name, status, created_at, offset_traces) VALUES ($1, $2, $3, $4, $5) RETURNING serial`
 
@@ -192,12 +179,6 @@ func (q queries) ACHEntries(ctx context.Context, fileID string) ([]ach.Entry, er
 		return nil, translate(err)
 	}
 	return mapRows(rows, achEntryRow.domain), nil
-}
-
-// MarkACHFileWritten records that a file is in the outbox.
-func (q queries) MarkACHFileWritten(ctx context.Context, fileID string, at time.Time) error {
-	_, err := q.ex.ExecContext(ctx, `UPDATE ach_files SET status = 'written', written_at = $2 WHERE id = $1`, fileID, at)
-	return translate(err)
 }
 
 // newestEntry is the file of the newest entry with trace number $1: trace

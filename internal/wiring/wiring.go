@@ -41,6 +41,7 @@ import (
 	"github.com/fundsource/fundsource/internal/rail"
 	"github.com/fundsource/fundsource/internal/requestlog"
 	"github.com/fundsource/fundsource/internal/routing"
+	"github.com/fundsource/fundsource/internal/sftp"
 	"github.com/fundsource/fundsource/internal/vault"
 	"github.com/fundsource/fundsource/internal/webhook"
 	"github.com/fundsource/fundsource/web"
@@ -155,7 +156,20 @@ func Build(cfg *config.Config, d Deps) (*Services, error) {
 		if err := ac.Validate(); err != nil {
 			return nil, err
 		}
-		s.Originator = ach.NewOriginator(ac, db.ACH(), s.Funding, s.Payments, s.Customers, now)
+		s.Originator = ach.NewOriginator(ac, db.ACH(), s.Funding, s.Payments, s.Customers, now).WithLog(d.Log)
+		t, err := ACHTransport(cfg)
+		if err != nil {
+			return nil, err
+		}
+		s.Originator.WithTransport(t)
+		s.Metrics.CounterFunc("fundsource_ach_delivery_failures_total",
+			"ACH file deliveries that failed (the file is delivered again at the next run).", s.Originator.DeliveryFailures)
+		s.Metrics.CounterFunc("fundsource_ach_inbound_rejected_total",
+			"Inbound ACH files set aside unread (malformed): nothing of them was applied.", s.Originator.RejectedFiles)
+		s.Metrics.GaugeFunc("fundsource_ach_reconciliation_unmatched_statement_lines",
+			"Bank statement lines no delivered file or return matched.", func() int64 { st, _ := s.Originator.Unmatched(); return st })
+		s.Metrics.GaugeFunc("fundsource_ach_reconciliation_unmatched_settlements",
+			"Expected settlements (files, returns) the bank's statements have not shown.", func() int64 { _, svc := s.Originator.Unmatched(); return svc })
 	}
 	return s, nil
 }
@@ -315,4 +329,23 @@ func LoadRails(path string) (*routing.Rails, error) {
 		return nil, fmt.Errorf("INSTANT_DIRECTORY_FILE %s: %w", path, err)
 	}
 	return r, nil
+}
+
+// ACHTransport is where cfg delivers files and finds the bank's answers:
+// the bank's SFTP server when ACH_SFTP_URL is set, else the outbox and
+// inbox folders.
+func ACHTransport(cfg *config.Config) (ach.Transport, error) {
+	if cfg.ACHSFTPURL == "" {
+		return ach.Folders{Outbox: cfg.ACHOutboxDir, Inbox: cfg.ACHInboxDir}, nil
+	}
+	sc, err := sftp.ParseURL(cfg.ACHSFTPURL)
+	if err != nil {
+		return nil, err
+	}
+	sc.KeyFile, sc.KnownHosts = cfg.ACHSFTPKeyFile, cfg.ACHSFTPKnownHosts
+	c, err := sftp.New(sc)
+	if err != nil {
+		return nil, err
+	}
+	return sftp.Transport{Client: c}, nil
 }

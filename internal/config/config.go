@@ -160,6 +160,8 @@ type Config struct {
 	// debit from ACHOffsetAccount, the originator's account at the ODFI.
 	ACHMicroOffset   bool
 	ACHOffsetAccount string
+	// ACHWindows is when files are built and what dates entries carry.
+	ACHWindows ACHSchedule
 
 	// PprofAddr, when set, serves Go's profiler (net/http/pprof) on this
 	// address, apart from the service: an operator's tool, never public.
@@ -342,6 +344,9 @@ func Load(getenv Getenv) (*Config, error) {
 		return nil, err
 	}
 	c.ACHOffsetAccount = getenv("ACH_OFFSET_ACCOUNT")
+	if c.ACHWindows, err = loadACHSchedule(getenv); err != nil {
+		return nil, err
+	}
 	for _, p := range strings.Split(getenv("TRUSTED_PROXIES"), ",") {
 		if p = strings.TrimSpace(p); p == "" {
 			continue

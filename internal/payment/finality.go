@@ -127,7 +127,6 @@ func (s *Service) sentInSandbox(ctx context.Context, tx Store, p *Payment, now t
 // Balances is a merchant environment's money in flight and at risk, in
 // dollars ("12.34").
 type Balances struct {
-	Success        bool   `json:"success"`
 	PendingDebits  string `json:"pending_debits"`
 	PendingCredits string `json:"pending_credits"`
 	// AtRiskDebits are processed debits whose unauthorized-return window
@@ -147,7 +146,7 @@ func (s *Service) Balances(ctx context.Context, scope tenant.Scope) (Balances, e
 	if err != nil {
 		return Balances{}, err
 	}
-	return Balances{Success: true, PendingDebits: money.Format(c.PendingDebits), PendingCredits: money.Format(c.PendingCredits),
+	return Balances{PendingDebits: money.Format(c.PendingDebits), PendingCredits: money.Format(c.PendingCredits),
 		AtRiskDebits: money.Format(c.AtRiskDebits)}, nil
 }
 

@@ -79,10 +79,18 @@ func (w Window) Time() time.Time {
 func (w Window) String() string { return w.Date.Format(time.DateOnly) + " " + w.At.String() }
 
 // Schedule is when files are built (Windows, in order) and until when a
-// Same Day ACH entry is effective the day its file is built (Cutoff).
+// Same Day ACH entry is effective the day its file is built (Cutoff). The
+// zero Schedule is DefaultSchedule.
 type Schedule struct {
 	Windows []Clock
 	Cutoff  Clock
+}
+
+func (s Schedule) orDefault() Schedule {
+	if len(s.Windows) == 0 {
+		return DefaultSchedule()
+	}
+	return s
 }
 
 // DefaultSchedule is the Federal Reserve's rhythm: three same-day windows
@@ -96,6 +104,7 @@ func DefaultSchedule() Schedule {
 // the day's first window, so a window missed while nothing ran is built
 // once later that day, never on another.
 func (s Schedule) Due(now time.Time) (w Window, ok bool) {
+	s = s.orDefault()
 	d := DateOf(now)
 	if !IsBusinessDay(d) {
 		return Window{}, false
@@ -111,6 +120,7 @@ func (s Schedule) Due(now time.Time) (w Window, ok bool) {
 
 // Next is the first window that opens after t.
 func (s Schedule) Next(t time.Time) Window {
+	s = s.orDefault()
 	d := DateOf(t)
 	for {
 		if IsBusinessDay(d) {
@@ -128,6 +138,7 @@ func (s Schedule) Next(t time.Time) Window {
 // built: the same day for a same-day entry (sameDay) built on a banking
 // day at or before the cut-off, else the next banking day.
 func (s Schedule) Effective(built time.Time, sameDay bool) Date {
+	s = s.orDefault()
 	d := DateOf(built)
 	if sameDay && IsBusinessDay(d) && ClockOf(built) <= s.Cutoff {
 		return d

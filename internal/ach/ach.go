@@ -1,7 +1,9 @@
 // Package ach originates production ACH entries — micro-deposit credits and
 // payments — as NACHA files in an outbox folder, and applies return files.
 // It builds and parses files with github.com/moov-io/ach. Sandbox entries
-// are never originated.
+// are never originated. Files are built at the schedule's windows, once
+// per window across processes, and each entry's effective date is decided
+// when it is assigned (windows.go).
 //
 // Each entry is in exactly one file. A run first assigns entries to a new
 // file record and commits (unique indexes forbid assigning an entry twice),

@@ -1,12 +1,11 @@
 package e2e_test
 
 import (
+	"bytes"
 	"context"
 	"sync"
 	"testing"
 	"time"
-
-	nacha "github.com/moov-io/ach"
 
 	"github.com/fundsource/fundsource/internal/ach"
 	"github.com/fundsource/fundsource/internal/core/calendar"
@@ -221,4 +220,36 @@ func TestFridayLastWindowMondayAndAHoliday(t *testing.T) {
 	}
 }
 
-var _ = nacha.CheckingCredit
+// TestSameDayReturnDeadlineCountsFromItsOwnDay: a same-day entry built
+// Monday settles Monday, so a return dated Wednesday (the second banking
+// day) applies and one dated Thursday is dishonored R68, though Thursday
+// would be timely for the file's standard entries (effective Tuesday).
+func TestSameDayReturnDeadlineCountsFromItsOwnDay(t *testing.T) {
+	t.Parallel()
+	s := newWindowSetup(t)
+	s.tick(t, et(2026, 11, 2, 13, 45))
+	s.h.Clock.Set(et(2026, 11, 2, 15, 0))
+	onTime, late, standard := s.credit(t, "1.00", true), s.credit(t, "2.00", true), s.credit(t, "3.00", false)
+	s.tick(t, et(2026, 11, 2, 15, 45))
+	trace := func(id string) string {
+		var tr string
+		if err := s.h.SQL().Get(&tr, `SELECT trace_number FROM ach_entries WHERE payment_id = $1`, id); err != nil {
+			t.Fatal(err)
+		}
+		return tr
+	}
+	for _, c := range []struct {
+		id, date            string
+		applied, dishonored int
+	}{
+		{onTime, "261104", 1, 0},
+		{late, "261105", 0, 1},
+		{standard, "261105", 1, 0},
+	} {
+		file := dated(t, returnFile(t, map[string]string{trace(c.id): "R03"}), c.date)
+		res, err := s.o.ImportReturns(context.Background(), bytes.NewReader(file))
+		if err != nil || res.Applied != c.applied || res.Dishonored != c.dishonored {
+			t.Errorf("return of %s dated %s = %+v, %v; want %d applied, %d dishonored", c.id, c.date, res, err, c.applied, c.dishonored)
+		}
+	}
+}

@@ -3,6 +3,8 @@ package e2e_test
 import (
 	"bytes"
 	"context"
+	"os"
+	"path/filepath"
 	"sync"
 	"testing"
 	"time"
@@ -251,5 +253,45 @@ func TestSameDayReturnDeadlineCountsFromItsOwnDay(t *testing.T) {
 		if err != nil || res.Applied != c.applied || res.Dishonored != c.dishonored {
 			t.Errorf("return of %s dated %s = %+v, %v; want %d applied, %d dishonored", c.id, c.date, res, err, c.applied, c.dishonored)
 		}
+	}
+}
+
+// TestAFileLeftBuildingIsRewrittenAtTheNextWindowToTheSameBytes: a file
+// whose write was lost (left building, as after a crash) is written again
+// by the next window, with its same-day and standard batches as they were.
+func TestAFileLeftBuildingIsRewrittenAtTheNextWindowToTheSameBytes(t *testing.T) {
+	t.Parallel()
+	s := newWindowSetup(t)
+	s.tick(t, et(2026, 11, 2, 13, 45))
+	s.h.Clock.Set(et(2026, 11, 2, 15, 0))
+	s.credit(t, "1.00", true)
+	s.credit(t, "2.00", false)
+	files := s.tick(t, et(2026, 11, 2, 15, 45))
+	if len(files) != 1 {
+		t.Fatalf("15:45 window: %v", files)
+	}
+	path := filepath.Join(s.dir, files[0])
+	before, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.h.SQL().Exec(`UPDATE ach_files SET status = 'building', written_at = NULL`); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Remove(path); err != nil {
+		t.Fatal(err)
+	}
+	if got := s.tick(t, et(2026, 11, 2, 17, 0)); len(got) != 0 {
+		t.Fatalf("between windows: %v", got)
+	}
+	if got := s.tick(t, et(2026, 11, 2, 20, 0)); len(got) != 1 || got[0] != files[0] {
+		t.Fatalf("the 20:00 window wrote %v, want %s again", got, files[0])
+	}
+	after, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(before, after) {
+		t.Errorf("the rewritten file differs:\n%s\n---\n%s", before, after)
 	}
 }

@@ -58,7 +58,7 @@ func TestBrowserHostedVerificationByKeyboard(t *testing.T) {
 	// The fragment became the server-rendered route, query kept.
 	tb.waitURL(`/bank-account/` + s.pk + `/` + s.user + `/` + s.src + `\?(.*&)?successUrl=`)
 	tb.wantText("Confirm your bank account", "Acme Books", "JPMorgan Chase Bank", "Checking •••• 6789",
-		"Wednesday, November 4, 2026", "3 attempts remaining", "like 0.12")
+		"today, Monday, November 2, 2026", "3 attempts remaining", "like 0.12")
 	if w := tb.eval(`document.documentElement.scrollWidth`).(int); w > 375 {
 		t.Errorf("the page is %d px wide on a 375 px phone", w)
 	}

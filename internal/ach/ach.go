@@ -2,6 +2,9 @@
 // payments — as NACHA files delivered to the bank, applies the bank's
 // return files and reconciles its statements. It builds and parses files
 // with github.com/moov-io/ach. Sandbox entries are never originated.
+// Files are built at the schedule's windows, once per window across
+// processes, and each entry's effective date is decided when it is
+// assigned (windows.go).
 //
 // Each entry is in exactly one file. A run first assigns entries to a new
 // file record ('built') and commits (unique indexes forbid assigning an
@@ -120,6 +123,11 @@ type Entry struct {
 	// Addenda is the text of the entry's one 05 addenda record (the
 	// payment's description, folded, ≤ 80); "" for none.
 	Addenda string
+	// EffectiveDate (YYYY-MM-DD) is decided at assignment (windows.go):
+	// a Same Day ACH entry's may differ from its file's other entries'.
+	// "" on an entry assigned before it was stored: its file's next
+	// banking day.
+	EffectiveDate string
 }
 
 // ErrTracesExhausted is the refusal of an origination run once an ODFI's
@@ -203,6 +211,11 @@ type Store interface {
 	// PaymentEntry returns a payment's entry; errs.NotFound when the
 	// payment is in no file.
 	PaymentEntry(ctx context.Context, scope tenant.Scope, paymentID string) (Entry, error)
+	// ClaimACHWindow records that a run builds window w; false, recording
+	// nothing, when a run has (one that committed, or, waited for, commits).
+	ClaimACHWindow(ctx context.Context, w calendar.Window, at time.Time) (bool, error)
+	// SetACHWindowFile names the file window w built.
+	SetACHWindowFile(ctx context.Context, w calendar.Window, fileID string) error
 }
 
 // Funding is what origination needs from the funding service.
@@ -221,7 +234,7 @@ type Payments interface {
 	// ReleaseTx says whether a claimed payment may still leave, and
 	// cancels it in tx when not.
 	ReleaseTx(ctx context.Context, tx payment.Store, p payment.Payment) (bool, error)
-	OriginatedTx(ctx context.Context, tx payment.Store, scope tenant.Scope, id string, settleAt time.Time) error
+	OriginatedTx(ctx context.Context, tx payment.Store, scope tenant.Scope, id string, sent payment.Sent) error
 	ReturnTx(ctx context.Context, tx payment.Store, scope tenant.Scope, id, code string) error
 }
 
@@ -245,6 +258,12 @@ type Config struct {
 	// the batch balances.
 	MicroOffset   bool
 	OffsetAccount string // ≤ 17 characters
+	// Schedule is when windows build files and until when a same-day
+	// entry is effective the day it is built (windows.go); the zero value
+	// is calendar.DefaultSchedule.
+	Schedule calendar.Schedule
+	// SameDayMicro sends micro-deposits as Same Day ACH entries.
+	SameDayMicro bool
 }
 
 // Validate checks c for origination.
@@ -306,7 +325,7 @@ func (o *Originator) Run(ctx context.Context) ([]string, error) {
 		return nil, err
 	}
 	delivered, failed := o.deliverAll(ctx, pending)
-	f, ok, err := o.assign(ctx)
+	f, ok, err := o.assign(ctx, nil)
 	if err != nil {
 		return delivered, errors.Join(failed, err)
 	}
@@ -318,11 +337,23 @@ func (o *Originator) Run(ctx context.Context) ([]string, error) {
 	return delivered, failed
 }
 
-// assign creates a file record with every waiting entry, in one transaction.
-func (o *Originator) assign(ctx context.Context) (File, bool, error) {
+// assign creates a file record with every waiting entry, in one
+// transaction; for window w (nil: a run forced by the operator) only once
+// it claimed the window in that transaction (errWindowTaken when another
+// run has).
+func (o *Originator) assign(ctx context.Context, w *calendar.Window) (File, bool, error) {
 	var f File
 	found := false
 	err := o.store.WithTx(ctx, func(tx Store) error {
+		if w != nil {
+			claimed, err := tx.ClaimACHWindow(ctx, *w, o.now().UTC())
+			if err != nil {
+				return err
+			}
+			if !claimed {
+				return errWindowTaken
+			}
+		}
 		deposits, err := tx.DepositsToOriginate(ctx, batchLimit)
 		if err != nil {
 			return err
@@ -355,6 +386,7 @@ func (o *Originator) assign(ctx context.Context) (File, bool, error) {
 		f.Name = fmt.Sprintf("fundsource-%s-%s.ach", date.Format("20060102"), f.ID[len("achf_"):])
 		traces := o.traces(date.Format(time.DateOnly))
 		receivers := map[string]funding.Receiver{}
+		microEffective := o.cfg.Schedule.Effective(now, o.cfg.SameDayMicro).Format(time.DateOnly)
 		depositClasses := make([]Class, len(deposits))
 		depositReceivers := make([]funding.Receiver, len(deposits))
 		for i, d := range deposits {
@@ -366,7 +398,7 @@ func (o *Originator) assign(ctx context.Context) (File, bool, error) {
 		}
 		if o.cfg.MicroOffset {
 			// One offsetting debit per micro-deposit batch, in batch order.
-			for range batchOrder(depositClasses) {
+			for range batchOrder(keysOf(depositClasses, microEffective)) {
 				trace, err := traces.next(ctx, tx)
 				if err != nil {
 					return err
@@ -377,18 +409,23 @@ func (o *Originator) assign(ctx context.Context) (File, bool, error) {
 		if f.Serial, err = tx.InsertACHFile(ctx, f); err != nil {
 			return err
 		}
+		if w != nil {
+			if err := tx.SetACHWindowFile(ctx, *w, f.ID); err != nil {
+				return err
+			}
+		}
 		for di, d := range deposits {
 			// The amounts stay sealed with the verification; build reads them.
 			for i := range 2 {
 				e := Entry{FileID: f.ID, FileDate: traces.date, Scope: d.Scope, Kind: KindMicroDeposit, SourceID: d.SourceID,
 					CustomerID: d.CustomerID, DepositSeq: d.Seq, DepositIndex: i + 1, Class: depositClasses[di],
-					ReceiverName: receiverName(depositReceivers[di]), IndividualID: depositReceivers[di].IndividualID}
+					ReceiverName: receiverName(depositReceivers[di]), IndividualID: depositReceivers[di].IndividualID,
+					EffectiveDate: microEffective}
 				if err := o.insertEntry(ctx, tx, &e); err != nil {
 					return err
 				}
 			}
 		}
-		settle := calendar.AddBusinessDays(effectiveDate(now), SettleDays).Add(12 * time.Hour) // noon UTC of that day
 		for _, p := range payments {
 			r, err := o.receiver(ctx, p.Scope, p.SourceID, receivers)
 			if err != nil {
@@ -403,6 +440,8 @@ func (o *Originator) assign(ctx context.Context) (File, bool, error) {
 			e := Entry{FileID: f.ID, FileDate: traces.date, Scope: p.Scope, Kind: KindPayment, SourceID: p.SourceID, CustomerID: p.CustomerID,
 				PaymentID: p.ID, Debit: debit, Cents: p.Cents, Class: class,
 				ReceiverName: receiverName(r), IndividualID: r.IndividualID}
+			effective := o.cfg.Schedule.Effective(now, p.SameDay)
+			e.EffectiveDate = effective.Format(time.DateOnly)
 			if p.Description != nil && r.Addenda {
 				e.Addenda = addendaText(*p.Description)
 			}
@@ -412,7 +451,7 @@ func (o *Originator) assign(ctx context.Context) (File, bool, error) {
 			if err := o.insertEntry(ctx, tx, &e); err != nil {
 				return err
 			}
-			if err := o.payments.OriginatedTx(ctx, tx.Payments(), p.Scope, p.ID, settle); err != nil {
+			if err := o.payments.OriginatedTx(ctx, tx.Payments(), p.Scope, p.ID, sent(now, effective, debit && !r.Company)); err != nil {
 				return err
 			}
 		}

@@ -37,6 +37,7 @@ func (o *Originator) build(ctx context.Context, f File, entries []Entry, dishono
 	effective := effectiveDate(f.CreatedAt).Format("060102")
 	h := holders{accounts: map[string]funding.BankAccount{}, names: map[string]string{}, deposits: map[string][2]int{}}
 	classes := make([]Class, len(entries))
+	keys := make([]batchKey, 0, len(entries))
 	byClass := map[batchKey][]*nacha.EntryDetail{}
 	for i, e := range entries {
 		classes[i] = e.Class
@@ -51,10 +52,12 @@ func (o *Originator) build(ctx context.Context, f File, entries []Entry, dishono
 			ed.SetPaymentType(classes[i].PaymentType)
 		}
 		k := keyOf(classes[i])
+		k.Effective = e.EffectiveDate
+		keys = append(keys, k)
 		byClass[k] = append(byClass[k], ed)
 	}
 	offsets := 0
-	for number, k := range batchOrder(classes) {
+	for number, k := range batchOrder(keys) {
 		eds := byClass[k]
 		if k.Description == DescriptionMicroDeposits && offsets < len(f.OffsetTraces) {
 			eds = append(eds, o.offset(eds, f.OffsetTraces[offsets]))
@@ -68,6 +71,9 @@ func (o *Originator) build(ctx context.Context, f File, entries []Entry, dishono
 		bh.StandardEntryClassCode = k.SEC
 		bh.CompanyEntryDescription = k.Description
 		bh.EffectiveEntryDate = effective
+		if k.Effective != "" {
+			bh.EffectiveEntryDate = k.Effective[2:4] + k.Effective[5:7] + k.Effective[8:10] // YYMMDD
+		}
 		bh.ODFIIdentification = o.cfg.ODFIRouting[:8]
 		bh.BatchNumber = number + 1
 		if err := AddBatch(file, bh, eds); err != nil {
@@ -97,7 +103,7 @@ func (o *Originator) addDishonors(ctx context.Context, file *nacha.File, effecti
 		}
 		byClass[keyOf(classes[i])] = append(byClass[keyOf(classes[i])], ed)
 	}
-	for _, k := range batchOrder(classes) {
+	for _, k := range batchOrder(keysOf(classes, "")) {
 		bh := nacha.NewBatchHeader()
 		bh.CompanyName = upper(o.cfg.CompanyName, 16)
 		bh.CompanyIdentification = o.cfg.CompanyID
@@ -125,19 +131,31 @@ func Encode(file *nacha.File) ([]byte, error) {
 	return buf.Bytes(), nil
 }
 
-// batchKey is what puts entries into one batch: the SEC code and the
-// description (a WEB batch holds single and recurring entries alike).
-type batchKey struct{ SEC, Description string }
+// batchKey is what puts entries into one batch: the SEC code, the
+// description (a WEB batch holds single and recurring entries alike) and
+// the effective date (YYYY-MM-DD; "" for the file's, on entries assigned
+// before dates were stored).
+type batchKey struct{ SEC, Description, Effective string }
 
-func keyOf(c Class) batchKey { return batchKey{c.SEC, c.Description} }
+func keyOf(c Class) batchKey { return batchKey{SEC: c.SEC, Description: c.Description} }
 
-// batchOrder is the file's batches for entries of classes: micro-deposits
-// first, then by SEC code and description.
-func batchOrder(classes []Class) []batchKey {
+// keysOf is the batch keys of entries of classes, all effective on effective.
+func keysOf(classes []Class, effective string) []batchKey {
+	keys := make([]batchKey, len(classes))
+	for i, c := range classes {
+		keys[i] = keyOf(c)
+		keys[i].Effective = effective
+	}
+	return keys
+}
+
+// batchOrder is the file's batches for entries of keys: micro-deposits
+// first, then by SEC code, description and effective date.
+func batchOrder(all []batchKey) []batchKey {
 	seen := map[batchKey]bool{}
 	var keys []batchKey
-	for _, c := range classes {
-		if k := keyOf(c); !seen[k] {
+	for _, k := range all {
+		if !seen[k] {
 			seen[k] = true
 			keys = append(keys, k)
 		}
@@ -150,7 +168,7 @@ func batchOrder(classes []Class) []batchKey {
 		case bm && !am:
 			return 1
 		}
-		return cmp.Or(cmp.Compare(a.SEC, b.SEC), cmp.Compare(a.Description, b.Description))
+		return cmp.Or(cmp.Compare(a.SEC, b.SEC), cmp.Compare(a.Description, b.Description), cmp.Compare(a.Effective, b.Effective))
 	})
 	return keys
 }

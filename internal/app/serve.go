@@ -100,7 +100,8 @@ func (s *service) serveAside(name, addr string, h http.Handler) func() {
 
 // runJobs runs the background work of this process until ctx ends:
 // delivering webhooks (woken by PostgreSQL notifications, polling besides),
-// expiring micro-deposit verifications every minute, writing the API
+// expiring micro-deposit verifications every minute, building ACH files
+// at their windows (checked every minute), writing the API
 // request log, sweeping idempotency keys, events and logged requests past
 // their retention every hour. Every process runs them;
 // rows are claimed with SKIP LOCKED or deleted idempotently, so processes
@@ -143,8 +144,10 @@ func (s *service) runJobs(ctx context.Context) {
 	})
 	if s.Originator != nil {
 		wg.Go(func() {
+			// Each minute asks whether a window is due; a window is built
+			// once across processes (ach.Originator.RunWindow).
 			s.every(ctx, time.Minute, "ACH origination", func(ctx context.Context) (int64, error) {
-				files, err := s.Originator.Run(ctx)
+				files, err := s.Originator.Tick(ctx)
 				return int64(len(files)), err
 			})
 		})

@@ -169,6 +169,8 @@ type Config struct {
 	ACHSFTPKeyFile    string
 	ACHSFTPKnownHosts string
 	ACHInboxDir       string
+	// ACHWindows is when files are built and what dates entries carry.
+	ACHWindows ACHSchedule
 
 	// PprofAddr, when set, serves Go's profiler (net/http/pprof) on this
 	// address, apart from the service: an operator's tool, never public.
@@ -353,6 +355,9 @@ func Load(getenv Getenv) (*Config, error) {
 		return nil, err
 	}
 	c.ACHOffsetAccount = getenv("ACH_OFFSET_ACCOUNT")
+	if c.ACHWindows, err = loadACHSchedule(getenv); err != nil {
+		return nil, err
+	}
 	for _, p := range strings.Split(getenv("TRUSTED_PROXIES"), ",") {
 		if p = strings.TrimSpace(p); p == "" {
 			continue

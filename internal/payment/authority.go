@@ -68,6 +68,9 @@ func (p Payment) refusal(st Standing) string {
 // canceled as it is about to leave (originator_suspended).
 type Originators interface {
 	Active(ctx context.Context, tx Store, scope tenant.Scope) (bool, error)
+	// SameDay reports whether the originator may send Same Day ACH
+	// entries (its same_day setting).
+	SameDay(ctx context.Context, scope tenant.Scope) (bool, error)
 }
 
 // AllActive is the Originators of a service that keeps no originator
@@ -77,6 +80,12 @@ type AllActive struct{}
 
 // Active reports true.
 func (AllActive) Active(context.Context, Store, tenant.Scope) (bool, error) { return true, nil }
+
+// SameDay reports true in sandbox and false in production: production
+// same-day entries wait for an originator record that enables them.
+func (AllActive) SameDay(_ context.Context, scope tenant.Scope) (bool, error) {
+	return scope.Env == tenant.Sandbox, nil
+}
 
 // WithOriginators sets who says whether an originator is active.
 func (s *Service) WithOriginators(o Originators) *Service {

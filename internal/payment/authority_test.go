@@ -324,6 +324,9 @@ func TestDepartureChecksTheAuthorizationAgain(t *testing.T) {
 // suspended says no originator may send entries.
 type suspended struct{}
 
+// SameDay reports false: a suspended originator sends nothing same-day.
+func (suspended) SameDay(context.Context, tenant.Scope) (bool, error) { return false, nil }
+
 func (suspended) Active(context.Context, payment.Store, tenant.Scope) (bool, error) {
 	return false, nil
 }

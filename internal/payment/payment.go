@@ -60,6 +60,7 @@ import (
 
 	"github.com/fundsource/fundsource/internal/audit"
 	"github.com/fundsource/fundsource/internal/core/achcode"
+	"github.com/fundsource/fundsource/internal/core/calendar"
 	"github.com/fundsource/fundsource/internal/core/errs"
 	"github.com/fundsource/fundsource/internal/core/event"
 	"github.com/fundsource/fundsource/internal/core/ids"
@@ -125,6 +126,12 @@ type Payment struct {
 	// CancelSourceBlocked, CancelSourceRemoved, CancelMandateRevoked or
 	// CancelOriginatorSuspended; nil otherwise.
 	CancelReason *string `json:"cancel_reason"`
+	// SameDay asks for a Same Day ACH entry (finality.go).
+	SameDay bool `json:"same_day"`
+	// Dates is when the payment left and until when it may come back
+	// (finality.go): null until its entry is assigned to a file (sandbox:
+	// until it settles by itself).
+	Dates
 
 	Cents    int64      `json:"-"` // the amount in cents, > 0
 	DueDate  *string    `json:"-"` // subscription debits: the due date, YYYY-MM-DD
@@ -135,6 +142,9 @@ type Payment struct {
 	// ReversalReason is a reversal's reason (ReverseReasons); nil on
 	// other payments.
 	ReversalReason *string `json:"-"`
+	// HolderIndividual: its source's account_holder_type is individual,
+	// as read with the payment.
+	HolderIndividual bool `json:"-"`
 }
 
 // SourceInfo is what payments need to know about a funding source.
@@ -211,6 +221,12 @@ type Store interface {
 	FinishPayment(ctx context.Context, p Payment) error
 	// SetPaymentSettleAt sets when a pending payment settles.
 	SetPaymentSettleAt(ctx context.Context, scope tenant.Scope, id string, at time.Time) error
+	// SetPaymentSent stores when and how a payment left (finality.go),
+	// and when it settles.
+	SetPaymentSent(ctx context.Context, scope tenant.Scope, id string, sent Sent) error
+	// Balances sums a scope's money in flight and at risk on day today
+	// (US Eastern).
+	Balances(ctx context.Context, scope tenant.Scope, today calendar.Date) (BalanceCents, error)
 
 	InsertSubscription(ctx context.Context, s Subscription) error
 	// Subscription returns a subscription; errs.NotFound when unknown.
@@ -317,6 +333,8 @@ type Input struct {
 	// consent from which a single mandate is created.
 	MandateID     *string        `json:"mandate_id"`
 	Authorization *Authorization `json:"authorization"`
+	// SameDay asks for Same Day ACH (finality.go).
+	SameDay bool `json:"same_day"`
 }
 
 // Create records a pending payment. A debit needs a Verified source (403
@@ -340,6 +358,11 @@ func (s *Service) Create(ctx context.Context, scope tenant.Scope, in Input) (Pay
 	if in.EntryDescription, err = entryDescription(in.EntryDescription, in.Direction); err != nil {
 		return Payment{}, err
 	}
+	if in.SameDay {
+		if err := s.sameDayAllowed(ctx, scope, cents); err != nil {
+			return Payment{}, err
+		}
+	}
 	if in.Direction == Debit {
 		return s.createDebit(ctx, scope, in, cents, desc)
 	}
@@ -347,7 +370,7 @@ func (s *Service) Create(ctx context.Context, scope tenant.Scope, in Input) (Pay
 		return Payment{}, errs.Invalid("mandate_id", "A credit takes no mandate_id or authorization; only debits are authorized by the customer.")
 	}
 	p := s.pending(scope, in.SourceID, "", cents, in.Direction, desc, nil)
-	p.EntryDescription = in.EntryDescription
+	p.EntryDescription, p.SameDay = in.EntryDescription, in.SameDay
 	src, created, err := s.store.CreatePayment(ctx, p)
 	switch {
 	case created:
@@ -369,7 +392,7 @@ func (s *Service) Create(ctx context.Context, scope tenant.Scope, in Input) (Pay
 // race is seen.
 func (s *Service) createDebit(ctx context.Context, scope tenant.Scope, in Input, cents int64, desc *string) (Payment, error) {
 	p := s.pending(scope, in.SourceID, "", cents, Debit, desc, nil)
-	p.EntryDescription = in.EntryDescription
+	p.EntryDescription, p.SameDay = in.EntryDescription, in.SameDay
 	d := NewDebit{Payment: p, SECCodes: [2]string{secCode(SourceInfo{}), secCode(SourceInfo{Business: true})}}
 	var authErr error
 	switch {
@@ -623,6 +646,9 @@ func (s *Service) finish(ctx context.Context, tx Store, p Payment, code string) 
 	if err := tx.FinishPayment(ctx, p); err != nil {
 		return err
 	}
+	if err := s.sentInSandbox(ctx, tx, &p, now); err != nil {
+		return err
+	}
 	if err := tx.RecordEvent(ctx, event.New(p.Scope, typ, p, now)); err != nil {
 		return err
 	}
@@ -668,10 +694,10 @@ func (s *Service) Cancel(ctx context.Context, scope tenant.Scope, id string) (Pa
 }
 
 // OriginatedTx records, in the caller's transaction tx, that a payment
-// went out in an ACH file: unless a return comes first, it settles
-// (processed, payment.success) at settleAt.
-func (s *Service) OriginatedTx(ctx context.Context, tx Store, scope tenant.Scope, id string, settleAt time.Time) error {
-	return tx.SetPaymentSettleAt(ctx, scope, id, settleAt)
+// went out in an ACH file, with its dates: unless a return comes first, it
+// settles (processed, payment.success) at sent.SettleAt.
+func (s *Service) OriginatedTx(ctx context.Context, tx Store, scope tenant.Scope, id string, sent Sent) error {
+	return tx.SetPaymentSent(ctx, scope, id, sent)
 }
 
 // ReturnTx applies an ACH return in the caller's transaction tx: the

@@ -157,6 +157,7 @@ type fileSummaryRow struct {
 	CreatedAt   time.Time  `db:"created_at"`
 	DeliveredAt *time.Time `db:"delivered_at"`
 	SettledAt   *time.Time `db:"settled_at"`
+	Window      *string    `db:"window_time"` // nil for a file an operator forced
 }
 
 func (r fileSummaryRow) domain() ach.FileSummary {
@@ -169,7 +170,7 @@ func (r fileSummaryRow) domain() ach.FileSummary {
 	}
 	return ach.FileSummary{ID: r.ID, Name: r.Name, Status: r.Status, Transport: r.Transport, Entries: r.Entries,
 		DebitCents: r.Debit, CreditCents: r.Credit, Attempts: r.Attempts, LastError: r.LastError,
-		CreatedAt: r.CreatedAt.UTC(), DeliveredAt: utc(r.DeliveredAt), SettledAt: utc(r.SettledAt)}
+		CreatedAt: r.CreatedAt.UTC(), DeliveredAt: utc(r.DeliveredAt), SettledAt: utc(r.SettledAt), Window: r.Window}
 }
 
 // achFiles counts a file's entries when it was never built for delivery
@@ -179,7 +180,8 @@ SELECT f.id, f.name, f.status, f.transport,
        COALESCE(f.entry_count, (SELECT count(*) FROM ach_entries e WHERE e.file_id = f.id)
                              + (SELECT count(*) FROM ach_dishonors d WHERE d.file_id = f.id)) AS entry_count,
        f.debit_cents, f.credit_cents, f.attempts, f.last_error, f.created_at,
-       COALESCE(f.delivered_at, f.written_at) AS delivered_at, f.settled_at
+       COALESCE(f.delivered_at, f.written_at) AS delivered_at, f.settled_at,
+       (SELECT w.window_time FROM ach_windows w WHERE w.file_id = f.id LIMIT 1) AS window_time
 FROM ach_files f ORDER BY f.created_at DESC, f.serial DESC LIMIT $1`
 
 // ACHFiles lists the newest files first.

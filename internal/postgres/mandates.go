@@ -143,7 +143,7 @@ WITH src AS (
   RETURNING id, customer_id, sec_code
 ), ins AS (
   INSERT INTO payments (` + paymentColumns + `)
-  SELECT $1, $2, $4, $3, ok.customer_id, 'debit', $5, $6, $7, NULL, NULL, NULL, NULL, $8, NULL, $9, man.id, $23
+  SELECT $1, $2, $4, $3, ok.customer_id, 'debit', $5, $6, $7, NULL, NULL, NULL, NULL, $8, NULL, $9, man.id, $23, $24
   FROM ok, (SELECT id FROM named UNION ALL SELECT id FROM fresh) man
   RETURNING 1
 ), ev AS (
@@ -187,7 +187,7 @@ func (q queries) CreateDebit(ctx context.Context, d payment.NewDebit) (payment.D
 	}
 	err := sqlx.GetContext(ctx, q.ex, &r, createDebit, p.Scope.MerchantID, p.Scope.Env, p.SourceID, p.ID, p.Cents,
 		p.Description, p.Status, p.SettleAt, p.CreatedAt, named, fresh, accepted, ip, ua, text, sha, evID,
-		d.SECCodes[0], d.SECCodes[1], evType, data, delivery, p.EntryDescription)
+		d.SECCodes[0], d.SECCodes[1], evType, data, delivery, p.EntryDescription, p.SameDay)
 	if err != nil {
 		return payment.DebitOutcome{}, translate(err)
 	}

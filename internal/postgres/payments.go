@@ -51,7 +51,7 @@ WITH src AS (
   FOR SHARE OF f
 ), ins AS (
   INSERT INTO payments (` + paymentColumns + `)
-  SELECT $1, $2, $4, $3, src.customer_id, $5, $6, $7, $8, NULL, NULL, NULL, NULL, $9, NULL, $10, NULL, $11
+  SELECT $1, $2, $4, $3, src.customer_id, $5, $6, $7, $8, NULL, NULL, NULL, NULL, $9, NULL, $10, NULL, $11, $12
   FROM src WHERE NOT src.removed AND (src.verified OR $5 = 'credit')
     AND ($11::text IS NULL OR (` + entryDescriptionFits + `))
   RETURNING 1
@@ -77,7 +77,7 @@ func (q queries) CreatePayment(ctx context.Context, p payment.Payment) (payment.
 		Created    bool   `db:"created"`
 	}
 	err := sqlx.GetContext(ctx, q.ex, &r, createPayment, p.Scope.MerchantID, p.Scope.Env,
-		p.SourceID, p.ID, p.Direction, p.Cents, p.Description, p.Status, p.SettleAt, p.CreatedAt, p.EntryDescription)
+		p.SourceID, p.ID, p.Direction, p.Cents, p.Description, p.Status, p.SettleAt, p.CreatedAt, p.EntryDescription, p.SameDay)
 	if err != nil {
 		return payment.SourceInfo{}, false, translate(err)
 	}
@@ -112,6 +112,7 @@ type paymentRow struct {
 	ReversedFor  *string    `db:"reversed_for"`
 	ReversedAt   *time.Time `db:"reversed_at"`
 	CancelReason *string    `db:"cancel_reason"`
+	paymentDatesRow
 }
 
 func (r paymentRow) domain() payment.Payment {
@@ -135,16 +136,17 @@ func (r paymentRow) domain() payment.Payment {
 		p.FailureReason = &reason
 	}
 	p.DueDate = dateOnly(r.DueDate)
+	r.paymentDatesRow.apply(&p)
 	return p
 }
 
 const paymentColumns = `merchant_id, environment, id, funding_source_id, customer_id, direction, amount_cents,
        description, status, failure_code, subscription_id, attempt, due_date, settle_at, settled_at, created_at, mandate_id,
-       entry_description`
+       entry_description, same_day`
 
 // paymentReadColumns are what a read of a payment selects: the columns it
 // is created with, and what happens to it later.
-const paymentReadColumns = paymentColumns + `, cancel_reason`
+const paymentReadColumns = paymentColumns + `, cancel_reason` + paymentDates
 
 // paymentLinks are a payment's columns that tie it to another: what it
 // presents again or reverses, and, read from the reversal's row (p is
@@ -159,7 +161,7 @@ const paymentLinks = `retry_of, retry_attempt, reversal_of, reversal_reason,
 
 const insertPayment = `
 INSERT INTO payments (` + paymentColumns + `, retry_of, retry_attempt, reversal_of, reversal_reason)
-VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22)`
+VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $23, $19, $20, $21, $22)`
 
 // InsertPayment stores a new payment; errs.Conflict when a subscription's
 // debit for that due date and attempt, an original's re-presentment of
@@ -174,7 +176,7 @@ func (q queries) InsertPayment(ctx context.Context, p payment.Payment) error {
 	}
 	_, err := q.ex.ExecContext(ctx, insertPayment, p.Scope.MerchantID, p.Scope.Env, p.ID, p.SourceID, p.CustomerID,
 		p.Direction, p.Cents, p.Description, p.Status, p.FailureCode, p.SubscriptionID, attempt, p.DueDate, p.SettleAt,
-		p.SettledAt, p.CreatedAt, p.MandateID, p.EntryDescription, p.RetryOf, retryAttempt, p.ReversalOf, p.ReversalReason)
+		p.SettledAt, p.CreatedAt, p.MandateID, p.EntryDescription, p.RetryOf, retryAttempt, p.ReversalOf, p.ReversalReason, p.SameDay)
 	return translate(err)
 }
 

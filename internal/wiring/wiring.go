@@ -113,6 +113,7 @@ func Build(cfg *config.Config, d Deps) (*Services, error) {
 		return nil, err
 	}
 	fund.WithRails(reach, instantRails(cfg, d.Log))
+	fund.WithSchedule(cfg.ACHWindows.Schedule, cfg.ACHWindows.SameDayMicro)
 	s := &Services{
 		Config: cfg, Log: d.Log, Now: now, DB: db, Vault: v, Metrics: surface.NewMetrics(),
 		Merchants: merchant.NewService(db.Merchants(), bcryptHasher{cost: cost}, now),
@@ -152,7 +153,8 @@ func Build(cfg *config.Config, d Deps) (*Services, error) {
 	if cfg.ACHODFIRouting != "" {
 		ac := ach.Config{Dir: cfg.ACHOutboxDir, ODFIRouting: cfg.ACHODFIRouting, DestinationRouting: cfg.ACHDestinationRouting,
 			DestinationName: cfg.ACHDestinationName, OriginName: cfg.ACHOriginName, CompanyName: cfg.ACHCompanyName,
-			CompanyID: cfg.ACHCompanyID, MicroOffset: cfg.ACHMicroOffset, OffsetAccount: cfg.ACHOffsetAccount}
+			CompanyID: cfg.ACHCompanyID, MicroOffset: cfg.ACHMicroOffset, OffsetAccount: cfg.ACHOffsetAccount,
+			Schedule: cfg.ACHWindows.Schedule, SameDayMicro: cfg.ACHWindows.SameDayMicro}
 		if err := ac.Validate(); err != nil {
 			return nil, err
 		}

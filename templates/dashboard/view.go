@@ -55,6 +55,7 @@ type Overview struct {
 	HasSource   bool
 	Charts      *Charts      // nil: no overview
 	ReturnRates []ReturnRate // unauthorized, administrative, overall
+	Balances    *Balances    // nil: not shown
 }
 
 // ReturnRate is one debit return rate against its threshold, as shown.

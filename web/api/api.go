@@ -174,6 +174,7 @@ func (s *Surface) Mount(r *gin.Engine) {
 	g.GET("/payments", s.run(s.listPayments))
 	g.GET("/payments/:id", s.run(s.getPayment))
 	g.GET("/payments/:id/evidence", s.run(s.paymentEvidence))
+	g.GET("/balances", s.run(s.balances))
 	g.POST("/payments/:id/cancel", s.once(s.cancelPayment))
 	g.POST("/payments/:id/retry", s.once(s.retryPayment))
 	g.POST("/payments/:id/reverse", s.once(s.reversePayment))

@@ -121,6 +121,11 @@ func (s *Surface) paymentsPage(c *gin.Context) {
 	if src := c.Query("source"); len(src) <= 100 {
 		v.Source = src
 	}
+	var err error
+	if v.Balances, err = s.balances(ctx, scope); err != nil {
+		s.Fail(c, err)
+		return
+	}
 	row := func(p payment.Payment) view.PaymentListRow {
 		return view.PaymentListRow{PaymentRow: paymentRow(p), SourceID: p.SourceID}
 	}
@@ -153,7 +158,7 @@ func (s *Surface) paymentPage(c *gin.Context) {
 		s.Fail(c, err)
 		return
 	}
-	v := view.Payment{PaymentRow: paymentRow(p), SourceID: p.SourceID, CustomerID: p.CustomerID}
+	v := view.Payment{PaymentRow: paymentRow(p), SourceID: p.SourceID, CustomerID: p.CustomerID, Finality: finalityOf(p)}
 	if p.Description != nil {
 		v.Description = *p.Description
 	}

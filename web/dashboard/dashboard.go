@@ -451,6 +451,10 @@ func (s *Surface) renderHome(c *gin.Context, newSecret string) {
 			rateRow("All returns", rates.Overall),
 		},
 	}
+	if v.Balances, err = s.balances(ctx, scope); err != nil {
+		s.Fail(c, err)
+		return
+	}
 	if s.overview != nil {
 		st, err := s.overview.Stats(ctx, scope)
 		if err != nil {

@@ -62,6 +62,7 @@ var statusOf = map[errs.Code]int{
 	errs.InstantUnavailable:           http.StatusUnprocessableEntity,
 	errs.AccountCheckFailed:           http.StatusUnprocessableEntity,
 	errs.OwnershipMismatch:            http.StatusUnprocessableEntity,
+	errs.LimitExceeded:                http.StatusUnprocessableEntity,
 	errs.RailUnavailable:              http.StatusServiceUnavailable,
 	errs.Internal:                     http.StatusInternalServerError,
 	errs.ServiceUnavailable:           http.StatusServiceUnavailable,

@@ -77,6 +77,9 @@ const (
 	// ReversalWindowClosed is 409: a reversal after the fifth banking day
 	// after the payment's settlement date.
 	ReversalWindowClosed Code = "reversal_window_closed"
+	// LimitExceeded is 422: an amount past a limit; details name the
+	// limit and what remains of it.
+	LimitExceeded Code = "limit_exceeded"
 )
 
 // Error is a domain error with a contract code. Message is safe to show to the

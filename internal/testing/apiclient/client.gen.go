@@ -208,6 +208,21 @@ func (e AuditEventListSuccess) Valid() bool {
 	}
 }
 
+// Defines values for BalancesSuccess.
+const (
+	BalancesSuccessTrue BalancesSuccess = true
+)
+
+// Valid indicates whether the value is a known member of the BalancesSuccess enum.
+func (e BalancesSuccess) Valid() bool {
+	switch e {
+	case BalancesSuccessTrue:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for CustomerCreatedEventType.
 const (
 	CustomerCreatedEventTypeCustomerCreated CustomerCreatedEventType = "customer.created"
@@ -320,6 +335,7 @@ const (
 	ErrorResponseErrorCodeInvalidRequest               ErrorResponseErrorCode = "invalid_request"
 	ErrorResponseErrorCodeInvalidRoutingNumber         ErrorResponseErrorCode = "invalid_routing_number"
 	ErrorResponseErrorCodeInvalidUrl                   ErrorResponseErrorCode = "invalid_url"
+	ErrorResponseErrorCodeLimitExceeded                ErrorResponseErrorCode = "limit_exceeded"
 	ErrorResponseErrorCodeMethodNotAllowed             ErrorResponseErrorCode = "method_not_allowed"
 	ErrorResponseErrorCodeOwnershipMismatch            ErrorResponseErrorCode = "ownership_mismatch"
 	ErrorResponseErrorCodePaymentNotFound              ErrorResponseErrorCode = "payment_not_found"
@@ -397,6 +413,8 @@ func (e ErrorResponseErrorCode) Valid() bool {
 	case ErrorResponseErrorCodeInvalidRoutingNumber:
 		return true
 	case ErrorResponseErrorCodeInvalidUrl:
+		return true
+	case ErrorResponseErrorCodeLimitExceeded:
 		return true
 	case ErrorResponseErrorCodeMethodNotAllowed:
 		return true
@@ -2747,6 +2765,22 @@ type Authorization struct {
 	UserAgent *string `json:"user_agent,omitempty"`
 }
 
+// Balances defines model for Balances.
+type Balances struct {
+	// AtRiskDebits Dollars of processed debits whose unauthorized-return window (unauthorized_return_window_closes_at) is still open: money an individual may still take back.
+	AtRiskDebits string `json:"at_risk_debits"`
+
+	// PendingCredits Dollars of pending credits.
+	PendingCredits string `json:"pending_credits"`
+
+	// PendingDebits Dollars of pending debits.
+	PendingDebits string          `json:"pending_debits"`
+	Success       BalancesSuccess `json:"success"`
+}
+
+// BalancesSuccess defines model for Balances.Success.
+type BalancesSuccess bool
+
 // Customer defines model for Customer.
 type Customer struct {
 	BusinessName *string             `json:"business_name"`
@@ -2863,7 +2897,10 @@ type ErrorResponse_Error struct {
 
 	// FundingSourceId The funding source that already holds this account (duplicate_funding_source).
 	FundingSourceId *string `json:"funding_source_id,omitempty"`
-	Message         string  `json:"message"`
+
+	// Limit The limit an amount exceeded (limit_exceeded), like same_day_entry.
+	Limit   *string `json:"limit,omitempty"`
+	Message string  `json:"message"`
 
 	// Ownership The ownership check that refused the link (ownership_mismatch).
 	Ownership *struct {
@@ -2875,8 +2912,11 @@ type ErrorResponse_Error struct {
 	Param *string `json:"param,omitempty"`
 
 	// Reasons The account check's reasons (account_check_failed).
-	Reasons   *[]string `json:"reasons,omitempty"`
-	RequestId string    `json:"request_id"`
+	Reasons *[]string `json:"reasons,omitempty"`
+
+	// Remaining Dollars left under that limit (limit_exceeded).
+	Remaining *string `json:"remaining,omitempty"`
+	RequestId string  `json:"request_id"`
 
 	// RetryAfter Seconds to wait before retrying, as in the Retry-After header (rate_limited, provider_unavailable).
 	RetryAfter           *string                `json:"retry_after,omitempty"`
@@ -3551,6 +3591,9 @@ type Payment struct {
 	Description *string          `json:"description"`
 	Direction   PaymentDirection `json:"direction"`
 
+	// EffectiveDate The entry's effective date (YYYY-MM-DD), decided when its ACH file was built; null until then. Sandbox: the day it settled.
+	EffectiveDate *openapi_types.Date `json:"effective_date"`
+
 	// EntryDescription The company entry description of the payment's batch, as the receiver's statement shows it. null: PURCHASE for a debit from an individual's account (WEB), PAYMENT otherwise.
 	EntryDescription *string `json:"entry_description"`
 
@@ -3566,17 +3609,32 @@ type Payment struct {
 	// RetryOf A re-presentment (RETRY PYMT) of a debit returned R01 or R09: the original debit, its first presentment.
 	RetryOf *string `json:"retry_of"`
 
+	// ReturnWindowClosesAt End (23:59:59 US Eastern, in UTC) of the second banking day after settlement_date: until then any return may come. null until the payment is sent.
+	ReturnWindowClosesAt *time.Time `json:"return_window_closes_at"`
+
 	// Reversal How this payment was reversed (POST /v2/payments/{id}/reverse); null while it is not.
 	Reversal *PaymentReversal `json:"reversal"`
 
 	// ReversalOf A reversal (REVERSAL): the payment it reverses, in the opposite direction for the same amount and account.
-	ReversalOf *string       `json:"reversal_of"`
-	SettledAt  *time.Time    `json:"settled_at"`
-	Status     PaymentStatus `json:"status"`
+	ReversalOf *string `json:"reversal_of"`
+
+	// SameDay Same Day ACH was asked for (POST /v2/payments same_day). The entry is effective the banking day its file is built when that window is at or before ACH_SAME_DAY_CUTOFF (default 15:45 US Eastern), else the next banking day.
+	SameDay bool `json:"same_day"`
+
+	// SentAt When its ACH file was built; null until then. Sandbox: when it settled by itself.
+	SentAt    *time.Time `json:"sent_at"`
+	SettledAt *time.Time `json:"settled_at"`
+
+	// SettlementDate The day the money moves between the banks (its effective date); the return windows count from it. null until the payment is sent.
+	SettlementDate *openapi_types.Date `json:"settlement_date"`
+	Status         PaymentStatus       `json:"status"`
 
 	// SubscriptionId The subscription that created this debit.
 	SubscriptionId *string `json:"subscription_id"`
-	UserId         string  `json:"user_id"`
+
+	// UnauthorizedReturnWindowClosesAt An individual's debit (account_holder_type individual): end (23:59:59 US Eastern, in UTC) of the 60th calendar day after settlement_date, until which it may be returned as unauthorized (R05, R07, R10, R11, R29). null for credits, companies' debits and payments not sent yet.
+	UnauthorizedReturnWindowClosesAt *time.Time `json:"unauthorized_return_window_closes_at"`
+	UserId                           string     `json:"user_id"`
 }
 
 // PaymentCancelReason Why a canceled payment was canceled; null otherwise. requested: the merchant canceled it. funding_source_blocked, funding_source_removed, mandate_revoked, originator_suspended: its authorization no longer stood when it was to leave, or when its source was blocked or removed or its mandate revoked (its unsent debits, and a removed source's unsent credits, are canceled at once).
@@ -3703,6 +3761,9 @@ type PaymentInput struct {
 
 	// MandateId An active mandate of this funding source (a recurring one for a subscription; a single one authorizes one debit). Give this or authorization. Debits only.
 	MandateId *string `json:"mandate_id,omitempty"`
+
+	// SameDay Send as Same Day ACH: the originator's same_day must be on (else 403 permission_denied; sandbox: on); at most 1,000,000.00 an entry (else 422 limit_exceeded with limit same_day_entry and remaining).
+	SameDay *bool `json:"same_day,omitempty"`
 }
 
 // PaymentInputAmount0 defines model for PaymentInput.Amount.0.
@@ -3746,6 +3807,9 @@ type PaymentResponse struct {
 	Description  *string                      `json:"description"`
 	Direction    PaymentResponseDirection     `json:"direction"`
 
+	// EffectiveDate The entry's effective date (YYYY-MM-DD), decided when its ACH file was built; null until then. Sandbox: the day it settled.
+	EffectiveDate *openapi_types.Date `json:"effective_date"`
+
 	// EntryDescription The company entry description of the payment's batch, as the receiver's statement shows it. null: PURCHASE for a debit from an individual's account (WEB), PAYMENT otherwise.
 	EntryDescription *string `json:"entry_description"`
 
@@ -3761,18 +3825,33 @@ type PaymentResponse struct {
 	// RetryOf A re-presentment (RETRY PYMT) of a debit returned R01 or R09: the original debit, its first presentment.
 	RetryOf *string `json:"retry_of"`
 
+	// ReturnWindowClosesAt End (23:59:59 US Eastern, in UTC) of the second banking day after settlement_date: until then any return may come. null until the payment is sent.
+	ReturnWindowClosesAt *time.Time `json:"return_window_closes_at"`
+
 	// Reversal How this payment was reversed (POST /v2/payments/{id}/reverse); null while it is not.
 	Reversal *PaymentReversal `json:"reversal"`
 
 	// ReversalOf A reversal (REVERSAL): the payment it reverses, in the opposite direction for the same amount and account.
-	ReversalOf *string               `json:"reversal_of"`
-	SettledAt  *time.Time            `json:"settled_at"`
-	Status     PaymentResponseStatus `json:"status"`
+	ReversalOf *string `json:"reversal_of"`
+
+	// SameDay Same Day ACH was asked for (POST /v2/payments same_day). The entry is effective the banking day its file is built when that window is at or before ACH_SAME_DAY_CUTOFF (default 15:45 US Eastern), else the next banking day.
+	SameDay bool `json:"same_day"`
+
+	// SentAt When its ACH file was built; null until then. Sandbox: when it settled by itself.
+	SentAt    *time.Time `json:"sent_at"`
+	SettledAt *time.Time `json:"settled_at"`
+
+	// SettlementDate The day the money moves between the banks (its effective date); the return windows count from it. null until the payment is sent.
+	SettlementDate *openapi_types.Date   `json:"settlement_date"`
+	Status         PaymentResponseStatus `json:"status"`
 
 	// SubscriptionId The subscription that created this debit.
 	SubscriptionId *string                `json:"subscription_id"`
 	Success        PaymentResponseSuccess `json:"success"`
-	UserId         string                 `json:"user_id"`
+
+	// UnauthorizedReturnWindowClosesAt An individual's debit (account_holder_type individual): end (23:59:59 US Eastern, in UTC) of the 60th calendar day after settlement_date, until which it may be returned as unauthorized (R05, R07, R10, R11, R29). null for credits, companies' debits and payments not sent yet.
+	UnauthorizedReturnWindowClosesAt *time.Time `json:"unauthorized_return_window_closes_at"`
+	UserId                           string     `json:"user_id"`
 }
 
 // PaymentResponseCancelReason Why a canceled payment was canceled; null otherwise. requested: the merchant canceled it. funding_source_blocked, funding_source_removed, mandate_revoked, originator_suspended: its authorization no longer stood when it was to leave, or when its source was blocked or removed or its mandate revoked (its unsent debits, and a removed source's unsent credits, are canceled at once).
@@ -4662,6 +4741,14 @@ func (a *ErrorResponse_Error) UnmarshalJSON(b []byte) error {
 		delete(object, "funding_source_id")
 	}
 
+	if raw, found := object["limit"]; found {
+		err = json.Unmarshal(raw, &a.Limit)
+		if err != nil {
+			return fmt.Errorf("error reading 'limit': %w", err)
+		}
+		delete(object, "limit")
+	}
+
 	if raw, found := object["message"]; found {
 		err = json.Unmarshal(raw, &a.Message)
 		if err != nil {
@@ -4692,6 +4779,14 @@ func (a *ErrorResponse_Error) UnmarshalJSON(b []byte) error {
 			return fmt.Errorf("error reading 'reasons': %w", err)
 		}
 		delete(object, "reasons")
+	}
+
+	if raw, found := object["remaining"]; found {
+		err = json.Unmarshal(raw, &a.Remaining)
+		if err != nil {
+			return fmt.Errorf("error reading 'remaining': %w", err)
+		}
+		delete(object, "remaining")
 	}
 
 	if raw, found := object["request_id"]; found {
@@ -4748,6 +4843,13 @@ func (a ErrorResponse_Error) MarshalJSON() ([]byte, error) {
 		}
 	}
 
+	if a.Limit != nil {
+		object["limit"], err = json.Marshal(a.Limit)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling 'limit': %w", err)
+		}
+	}
+
 	object["message"], err = json.Marshal(a.Message)
 	if err != nil {
 		return nil, fmt.Errorf("error marshaling 'message': %w", err)
@@ -4771,6 +4873,13 @@ func (a ErrorResponse_Error) MarshalJSON() ([]byte, error) {
 		object["reasons"], err = json.Marshal(a.Reasons)
 		if err != nil {
 			return nil, fmt.Errorf("error marshaling 'reasons': %w", err)
+		}
+	}
+
+	if a.Remaining != nil {
+		object["remaining"], err = json.Marshal(a.Remaining)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling 'remaining': %w", err)
 		}
 	}
 
@@ -5936,6 +6045,13 @@ type ClientInterface interface {
 	// Corresponds with GET /v2/audit-events (the `ListAuditEvents` operationId).
 	ListAuditEvents(ctx context.Context, params *ListAuditEventsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// GetBalances Get the money in flight and at risk
+	//
+	// Per environment (the key's): the pending debits and credits, and the processed debits whose unauthorized-return window is still open (at_risk_debits), in dollars.
+	//
+	// Corresponds with GET /v2/balances (the `GetBalances` operationId).
+	GetBalances(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// GetReturnRates Debit return rates
 	//
 	// The environment's debit return rates over the last 60 days (debits created in the window, canceled ones left aside, and how many of them came back) against the thresholds above which NACHA opens an inquiry: unauthorized (R05 R07 R10 R11 R29 R51) 0.5%, administrative (R02 R03 R04) 3%, overall (all returns) 15%. The dashboard warns from half a threshold.
@@ -6197,7 +6313,7 @@ type ClientInterface interface {
 
 	// CreatePaymentWithBody Create a payment
 	//
-	// A pending ACH debit or credit. A debit needs a Verified funding source (403 debit_not_allowed); credits are allowed on Unverified ones. Sandbox payments settle after PAYMENT_SETTLE_DELAY and fire payment.success, or payment.failed for the magic amounts. A debit names an active mandate of the source (mandate_id) or brings the customer's authorization, from which a single mandate is created (mandate.created); the answer carries mandate_id. In production a debit with neither is 400 authorization_required; the sandbox creates a mandate of its own (ip_address null). An unknown mandate_id is 404 resource_not_found; a revoked one, another source's, or a single one used before is 400 invalid_request (param mandate_id). A debit of a source a return blocked is 403 funding_source_blocked.
+	// A pending ACH debit or credit. A debit needs a Verified funding source (403 debit_not_allowed); credits are allowed on Unverified ones. Sandbox payments settle after PAYMENT_SETTLE_DELAY and fire payment.success, or payment.failed for the magic amounts. A debit names an active mandate of the source (mandate_id) or brings the customer's authorization, from which a single mandate is created (mandate.created); the answer carries mandate_id. In production a debit with neither is 400 authorization_required; the sandbox creates a mandate of its own (ip_address null). An unknown mandate_id is 404 resource_not_found; a revoked one, another source's, or a single one used before is 400 invalid_request (param mandate_id). A debit of a source a return blocked is 403 funding_source_blocked. same_day: true asks for Same Day ACH (see PaymentInput.same_day). Once its ACH file is built a payment carries effective_date, sent_at, settlement_date and its return windows.
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -6206,7 +6322,7 @@ type ClientInterface interface {
 
 	// CreatePayment Create a payment
 	//
-	// A pending ACH debit or credit. A debit needs a Verified funding source (403 debit_not_allowed); credits are allowed on Unverified ones. Sandbox payments settle after PAYMENT_SETTLE_DELAY and fire payment.success, or payment.failed for the magic amounts. A debit names an active mandate of the source (mandate_id) or brings the customer's authorization, from which a single mandate is created (mandate.created); the answer carries mandate_id. In production a debit with neither is 400 authorization_required; the sandbox creates a mandate of its own (ip_address null). An unknown mandate_id is 404 resource_not_found; a revoked one, another source's, or a single one used before is 400 invalid_request (param mandate_id). A debit of a source a return blocked is 403 funding_source_blocked.
+	// A pending ACH debit or credit. A debit needs a Verified funding source (403 debit_not_allowed); credits are allowed on Unverified ones. Sandbox payments settle after PAYMENT_SETTLE_DELAY and fire payment.success, or payment.failed for the magic amounts. A debit names an active mandate of the source (mandate_id) or brings the customer's authorization, from which a single mandate is created (mandate.created); the answer carries mandate_id. In production a debit with neither is 400 authorization_required; the sandbox creates a mandate of its own (ip_address null). An unknown mandate_id is 404 resource_not_found; a revoked one, another source's, or a single one used before is 400 invalid_request (param mandate_id). A debit of a source a return blocked is 403 funding_source_blocked. same_day: true asks for Same Day ACH (see PaymentInput.same_day). Once its ACH file is built a payment carries effective_date, sent_at, settlement_date and its return windows.
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -6729,6 +6845,23 @@ func (c *Client) RemoveFundingSource(ctx context.Context, params *RemoveFundingS
 // Corresponds with GET /v2/audit-events (the `ListAuditEvents` operationId).
 func (c *Client) ListAuditEvents(ctx context.Context, params *ListAuditEventsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewListAuditEventsRequest(c.Server, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetBalances Get the money in flight and at risk
+//
+// Per environment (the key's): the pending debits and credits, and the processed debits whose unauthorized-return window is still open (at_risk_debits), in dollars.
+//
+// Corresponds with GET /v2/balances (the `GetBalances` operationId).
+func (c *Client) GetBalances(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetBalancesRequest(c.Server)
 	if err != nil {
 		return nil, err
 	}
@@ -7330,7 +7463,7 @@ func (c *Client) ListPayments(ctx context.Context, params *ListPaymentsParams, r
 
 // CreatePaymentWithBody Create a payment
 //
-// A pending ACH debit or credit. A debit needs a Verified funding source (403 debit_not_allowed); credits are allowed on Unverified ones. Sandbox payments settle after PAYMENT_SETTLE_DELAY and fire payment.success, or payment.failed for the magic amounts. A debit names an active mandate of the source (mandate_id) or brings the customer's authorization, from which a single mandate is created (mandate.created); the answer carries mandate_id. In production a debit with neither is 400 authorization_required; the sandbox creates a mandate of its own (ip_address null). An unknown mandate_id is 404 resource_not_found; a revoked one, another source's, or a single one used before is 400 invalid_request (param mandate_id). A debit of a source a return blocked is 403 funding_source_blocked.
+// A pending ACH debit or credit. A debit needs a Verified funding source (403 debit_not_allowed); credits are allowed on Unverified ones. Sandbox payments settle after PAYMENT_SETTLE_DELAY and fire payment.success, or payment.failed for the magic amounts. A debit names an active mandate of the source (mandate_id) or brings the customer's authorization, from which a single mandate is created (mandate.created); the answer carries mandate_id. In production a debit with neither is 400 authorization_required; the sandbox creates a mandate of its own (ip_address null). An unknown mandate_id is 404 resource_not_found; a revoked one, another source's, or a single one used before is 400 invalid_request (param mandate_id). A debit of a source a return blocked is 403 funding_source_blocked. same_day: true asks for Same Day ACH (see PaymentInput.same_day). Once its ACH file is built a payment carries effective_date, sent_at, settlement_date and its return windows.
 //
 // Takes any type of body and a specified content type.
 //
@@ -7349,7 +7482,7 @@ func (c *Client) CreatePaymentWithBody(ctx context.Context, params *CreatePaymen
 
 // CreatePayment Create a payment
 //
-// A pending ACH debit or credit. A debit needs a Verified funding source (403 debit_not_allowed); credits are allowed on Unverified ones. Sandbox payments settle after PAYMENT_SETTLE_DELAY and fire payment.success, or payment.failed for the magic amounts. A debit names an active mandate of the source (mandate_id) or brings the customer's authorization, from which a single mandate is created (mandate.created); the answer carries mandate_id. In production a debit with neither is 400 authorization_required; the sandbox creates a mandate of its own (ip_address null). An unknown mandate_id is 404 resource_not_found; a revoked one, another source's, or a single one used before is 400 invalid_request (param mandate_id). A debit of a source a return blocked is 403 funding_source_blocked.
+// A pending ACH debit or credit. A debit needs a Verified funding source (403 debit_not_allowed); credits are allowed on Unverified ones. Sandbox payments settle after PAYMENT_SETTLE_DELAY and fire payment.success, or payment.failed for the magic amounts. A debit names an active mandate of the source (mandate_id) or brings the customer's authorization, from which a single mandate is created (mandate.created); the answer carries mandate_id. In production a debit with neither is 400 authorization_required; the sandbox creates a mandate of its own (ip_address null). An unknown mandate_id is 404 resource_not_found; a revoked one, another source's, or a single one used before is 400 invalid_request (param mandate_id). A debit of a source a return blocked is 403 funding_source_blocked. same_day: true asks for Same Day ACH (see PaymentInput.same_day). Once its ACH file is built a payment carries effective_date, sent_at, settlement_date and its return windows.
 //
 // Takes a body of the `application/json` content type.
 //
@@ -8402,6 +8535,33 @@ func NewListAuditEventsRequest(server string, params *ListAuditEventsParams) (*h
 			rawQueryFragments = append(rawQueryFragments, encoded)
 		}
 		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewGetBalancesRequest constructs an http.Request for the GetBalances method
+func NewGetBalancesRequest(server string) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v2/balances")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
 	}
 
 	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
@@ -10986,6 +11146,15 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with GET /v2/audit-events (the `ListAuditEvents` operationId).
 	ListAuditEventsWithResponse(ctx context.Context, params *ListAuditEventsParams, reqEditors ...RequestEditorFn) (*ListAuditEventsResponse, error)
 
+	// GetBalancesWithResponse Get the money in flight and at risk
+	//
+	// Per environment (the key's): the pending debits and credits, and the processed debits whose unauthorized-return window is still open (at_risk_debits), in dollars.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v2/balances (the `GetBalances` operationId).
+	GetBalancesWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*GetBalancesResponse, error)
+
 	// GetReturnRatesWithResponse Debit return rates
 	//
 	// The environment's debit return rates over the last 60 days (debits created in the window, canceled ones left aside, and how many of them came back) against the thresholds above which NACHA opens an inquiry: unauthorized (R05 R07 R10 R11 R29 R51) 0.5%, administrative (R02 R03 R04) 3%, overall (all returns) 15%. The dashboard warns from half a threshold.
@@ -11269,7 +11438,7 @@ type ClientWithResponsesInterface interface {
 
 	// CreatePaymentWithBodyWithResponse Create a payment
 	//
-	// A pending ACH debit or credit. A debit needs a Verified funding source (403 debit_not_allowed); credits are allowed on Unverified ones. Sandbox payments settle after PAYMENT_SETTLE_DELAY and fire payment.success, or payment.failed for the magic amounts. A debit names an active mandate of the source (mandate_id) or brings the customer's authorization, from which a single mandate is created (mandate.created); the answer carries mandate_id. In production a debit with neither is 400 authorization_required; the sandbox creates a mandate of its own (ip_address null). An unknown mandate_id is 404 resource_not_found; a revoked one, another source's, or a single one used before is 400 invalid_request (param mandate_id). A debit of a source a return blocked is 403 funding_source_blocked.
+	// A pending ACH debit or credit. A debit needs a Verified funding source (403 debit_not_allowed); credits are allowed on Unverified ones. Sandbox payments settle after PAYMENT_SETTLE_DELAY and fire payment.success, or payment.failed for the magic amounts. A debit names an active mandate of the source (mandate_id) or brings the customer's authorization, from which a single mandate is created (mandate.created); the answer carries mandate_id. In production a debit with neither is 400 authorization_required; the sandbox creates a mandate of its own (ip_address null). An unknown mandate_id is 404 resource_not_found; a revoked one, another source's, or a single one used before is 400 invalid_request (param mandate_id). A debit of a source a return blocked is 403 funding_source_blocked. same_day: true asks for Same Day ACH (see PaymentInput.same_day). Once its ACH file is built a payment carries effective_date, sent_at, settlement_date and its return windows.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -11278,7 +11447,7 @@ type ClientWithResponsesInterface interface {
 
 	// CreatePaymentWithResponse Create a payment
 	//
-	// A pending ACH debit or credit. A debit needs a Verified funding source (403 debit_not_allowed); credits are allowed on Unverified ones. Sandbox payments settle after PAYMENT_SETTLE_DELAY and fire payment.success, or payment.failed for the magic amounts. A debit names an active mandate of the source (mandate_id) or brings the customer's authorization, from which a single mandate is created (mandate.created); the answer carries mandate_id. In production a debit with neither is 400 authorization_required; the sandbox creates a mandate of its own (ip_address null). An unknown mandate_id is 404 resource_not_found; a revoked one, another source's, or a single one used before is 400 invalid_request (param mandate_id). A debit of a source a return blocked is 403 funding_source_blocked.
+	// A pending ACH debit or credit. A debit needs a Verified funding source (403 debit_not_allowed); credits are allowed on Unverified ones. Sandbox payments settle after PAYMENT_SETTLE_DELAY and fire payment.success, or payment.failed for the magic amounts. A debit names an active mandate of the source (mandate_id) or brings the customer's authorization, from which a single mandate is created (mandate.created); the answer carries mandate_id. In production a debit with neither is 400 authorization_required; the sandbox creates a mandate of its own (ip_address null). An unknown mandate_id is 404 resource_not_found; a revoked one, another source's, or a single one used before is 400 invalid_request (param mandate_id). A debit of a source a return blocked is 403 funding_source_blocked. same_day: true asks for Same Day ACH (see PaymentInput.same_day). Once its ACH file is built a payment carries effective_date, sent_at, settlement_date and its return windows.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -12080,6 +12249,68 @@ func (r ListAuditEventsResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r ListAuditEventsResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// GetBalancesResponse200Headers the declared response headers of an HTTP 200 response for GetBalances
+type GetBalancesResponse200Headers struct {
+	XRequestId *string
+}
+
+// GetBalancesResponseDefaultHeaders the declared response headers of an HTTP default response for GetBalances
+type GetBalancesResponseDefaultHeaders struct {
+	XRequestId *string
+}
+
+type GetBalancesResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *Balances
+	// JSONDefault the response for an HTTP default `application/json` response
+	JSONDefault *Error
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *GetBalancesResponse200Headers
+	// HeadersDefault the parsed response headers for an HTTP default response
+	HeadersDefault *GetBalancesResponseDefaultHeaders
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetBalancesResponse) GetJSON200() *Balances {
+	return r.JSON200
+}
+
+// GetJSONDefault returns the response for an HTTP default `application/json` response
+func (r GetBalancesResponse) GetJSONDefault() *Error {
+	return r.JSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r GetBalancesResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetBalancesResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetBalancesResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetBalancesResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -15031,6 +15262,21 @@ func (c *ClientWithResponses) ListAuditEventsWithResponse(ctx context.Context, p
 	return ParseListAuditEventsResponse(rsp)
 }
 
+// GetBalancesWithResponse Get the money in flight and at risk
+//
+// Per environment (the key's): the pending debits and credits, and the processed debits whose unauthorized-return window is still open (at_risk_debits), in dollars.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v2/balances (the `GetBalances` operationId).
+func (c *ClientWithResponses) GetBalancesWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*GetBalancesResponse, error) {
+	rsp, err := c.GetBalances(ctx, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetBalancesResponse(rsp)
+}
+
 // GetReturnRatesWithResponse Debit return rates
 //
 // The environment's debit return rates over the last 60 days (debits created in the window, canceled ones left aside, and how many of them came back) against the thresholds above which NACHA opens an inquiry: unauthorized (R05 R07 R10 R11 R29 R51) 0.5%, administrative (R02 R03 R04) 3%, overall (all returns) 15%. The dashboard warns from half a threshold.
@@ -15512,7 +15758,7 @@ func (c *ClientWithResponses) ListPaymentsWithResponse(ctx context.Context, para
 
 // CreatePaymentWithBodyWithResponse Create a payment
 //
-// A pending ACH debit or credit. A debit needs a Verified funding source (403 debit_not_allowed); credits are allowed on Unverified ones. Sandbox payments settle after PAYMENT_SETTLE_DELAY and fire payment.success, or payment.failed for the magic amounts. A debit names an active mandate of the source (mandate_id) or brings the customer's authorization, from which a single mandate is created (mandate.created); the answer carries mandate_id. In production a debit with neither is 400 authorization_required; the sandbox creates a mandate of its own (ip_address null). An unknown mandate_id is 404 resource_not_found; a revoked one, another source's, or a single one used before is 400 invalid_request (param mandate_id). A debit of a source a return blocked is 403 funding_source_blocked.
+// A pending ACH debit or credit. A debit needs a Verified funding source (403 debit_not_allowed); credits are allowed on Unverified ones. Sandbox payments settle after PAYMENT_SETTLE_DELAY and fire payment.success, or payment.failed for the magic amounts. A debit names an active mandate of the source (mandate_id) or brings the customer's authorization, from which a single mandate is created (mandate.created); the answer carries mandate_id. In production a debit with neither is 400 authorization_required; the sandbox creates a mandate of its own (ip_address null). An unknown mandate_id is 404 resource_not_found; a revoked one, another source's, or a single one used before is 400 invalid_request (param mandate_id). A debit of a source a return blocked is 403 funding_source_blocked. same_day: true asks for Same Day ACH (see PaymentInput.same_day). Once its ACH file is built a payment carries effective_date, sent_at, settlement_date and its return windows.
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -15527,7 +15773,7 @@ func (c *ClientWithResponses) CreatePaymentWithBodyWithResponse(ctx context.Cont
 
 // CreatePaymentWithResponse Create a payment
 //
-// A pending ACH debit or credit. A debit needs a Verified funding source (403 debit_not_allowed); credits are allowed on Unverified ones. Sandbox payments settle after PAYMENT_SETTLE_DELAY and fire payment.success, or payment.failed for the magic amounts. A debit names an active mandate of the source (mandate_id) or brings the customer's authorization, from which a single mandate is created (mandate.created); the answer carries mandate_id. In production a debit with neither is 400 authorization_required; the sandbox creates a mandate of its own (ip_address null). An unknown mandate_id is 404 resource_not_found; a revoked one, another source's, or a single one used before is 400 invalid_request (param mandate_id). A debit of a source a return blocked is 403 funding_source_blocked.
+// A pending ACH debit or credit. A debit needs a Verified funding source (403 debit_not_allowed); credits are allowed on Unverified ones. Sandbox payments settle after PAYMENT_SETTLE_DELAY and fire payment.success, or payment.failed for the magic amounts. A debit names an active mandate of the source (mandate_id) or brings the customer's authorization, from which a single mandate is created (mandate.created); the answer carries mandate_id. In production a debit with neither is 400 authorization_required; the sandbox creates a mandate of its own (ip_address null). An unknown mandate_id is 404 resource_not_found; a revoked one, another source's, or a single one used before is 400 invalid_request (param mandate_id). A debit of a source a return blocked is 403 funding_source_blocked. same_day: true asks for Same Day ACH (see PaymentInput.same_day). Once its ACH file is built a payment carries effective_date, sent_at, settlement_date and its return windows.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -16481,6 +16727,62 @@ func ParseListAuditEventsResponse(rsp *http.Response) (*ListAuditEventsResponse,
 		response.Headers200 = &headers
 	case true:
 		var headers ListAuditEventsResponseDefaultHeaders
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.HeadersDefault = &headers
+	}
+
+	return response, nil
+}
+
+// ParseGetBalancesResponse parses an HTTP response from a GetBalancesWithResponse call
+func ParseGetBalancesResponse(rsp *http.Response) (*GetBalancesResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetBalancesResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest Balances
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSONDefault = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers GetBalancesResponse200Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers200 = &headers
+	case true:
+		var headers GetBalancesResponseDefaultHeaders
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {

@@ -53,6 +53,7 @@ import (
 	"os"
 	"sort"
 	"strings"
+	"time"
 	"unicode"
 
 	"github.com/adrg/strutil/metrics"
@@ -299,4 +300,39 @@ func prefix(a, b string) int {
 		n++
 	}
 	return n
+}
+
+// Screening statuses of a customer.
+const (
+	Clear          = "clear"
+	PotentialMatch = "potential_match"
+	// Cleared: an operator reviewed the potential match and cleared it;
+	// the same entry does not hold the customer again.
+	Cleared = "cleared"
+)
+
+// Screening is a customer's screening result.
+type Screening struct {
+	Status string `json:"status"`
+	// SDNEntry and Score are the entry matched (potential_match, cleared).
+	SDNEntry *Entry   `json:"sdn_entry,omitempty"`
+	Score    *float64 `json:"score,omitempty"`
+	// ClearedAt (UTC) and Note are the operator's clearance.
+	ClearedAt *time.Time `json:"cleared_at,omitempty"`
+	Note      *string    `json:"note,omitempty"`
+}
+
+// Of is the screening of a customer with names, given its screening
+// until now (prev, Status "" when never screened): a match is a
+// potential_match unless an operator cleared that same entry.
+func (l *List) Of(prev Screening, names ...string) Screening {
+	m, ok := l.Screen(names...)
+	if !ok {
+		return Screening{Status: Clear}
+	}
+	if prev.Status == Cleared && prev.SDNEntry != nil && prev.SDNEntry.Num == m.Entry.Num {
+		return prev
+	}
+	e, score := m.Entry, m.Score
+	return Screening{Status: PotentialMatch, SDNEntry: &e, Score: &score}
 }

@@ -60,12 +60,12 @@ var Rules = []Rule{
 		Description: "A source's first debit within 7 days of its creation above the threshold."},
 	{ID: RuleDailyVelocity, Version: 1, Default: "5/10000.00",
 		Description: "More debits of one source in a banking day (US Eastern) than the count, or more in total than the amount."},
+	{ID: RuleChangedAccount, Version: 1, Default: "500.00",
+		Description: "A debit above the threshold within 30 days after a notification of change changed the source's account."},
 	{ID: RuleRiskyAccount, Version: 1, Default: "500.00",
 		Description: "A debit above the threshold from a source whose account check is fail or caution."},
 	{ID: RuleUnverifiedCredit, Version: 1, Default: "1000.00",
 		Description: "A credit above the threshold to an Unverified source."},
-	{ID: RuleChangedAccount, Version: 1, Default: "500.00",
-		Description: "A debit above the threshold within 30 days after a notification of change changed the source's account."},
 }
 
 // Windows of the rules.

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/fundsource/fundsource/internal/core/calendar"
+	"github.com/fundsource/fundsource/internal/core/errs"
 	"github.com/fundsource/fundsource/internal/core/money"
 	"github.com/fundsource/fundsource/internal/core/tenant"
 )
@@ -257,4 +258,70 @@ func matches(id string, f RiskFacts, now time.Time, d Direction, cents int64, co
 		return d == Debit && f.AccountChangedAt != nil && now.Sub(*f.AccountChangedAt) <= ChangedAccountWindow && cents > limit
 	}
 	return false
+}
+
+// AlertWindowDays is the window of GET /v2/compliance/monitoring's alert
+// counts.
+const AlertWindowDays = 30
+
+// RuleInForce is a rule with the threshold that applies to an originator.
+type RuleInForce struct {
+	Rule
+	Threshold string `json:"threshold"`
+}
+
+// RuleAlerts counts one rule's alerts over the window.
+type RuleAlerts struct {
+	RuleID string `json:"rule_id"`
+	Alerts int    `json:"alerts"`
+}
+
+// Monitoring is an originator's fraud-monitoring report.
+type Monitoring struct {
+	Rules      []RuleInForce `json:"rules"`
+	WindowDays int           `json:"window_days"`
+	Alerts     []RuleAlerts  `json:"alerts"`
+	// Held are the originator's held payments, oldest first (at most
+	// MaxHeldShown).
+	Held []Payment `json:"held_payments"`
+	// LastReview is the platform's last annual review; nil when none.
+	LastReview *Review `json:"last_annual_review"`
+}
+
+// MaxHeldShown bounds the held payments a report lists.
+const MaxHeldShown = 100
+
+// Monitoring reports scope's rules and thresholds, its alerts by rule
+// over AlertWindowDays days, its held payments and the last annual review.
+func (s *Service) Monitoring(ctx context.Context, scope tenant.Scope) (Monitoring, error) {
+	var th map[string]string
+	if s.thresholds != nil {
+		var err error
+		if th, err = s.thresholds.Thresholds(ctx, scope); err != nil {
+			return Monitoring{}, err
+		}
+	}
+	m := Monitoring{WindowDays: AlertWindowDays, Rules: make([]RuleInForce, len(Rules)), Alerts: make([]RuleAlerts, len(Rules))}
+	counts, err := s.store.AlertCounts(ctx, scope, s.now().UTC().Add(-AlertWindowDays*24*time.Hour))
+	if err != nil {
+		return Monitoring{}, err
+	}
+	for i, r := range Rules {
+		m.Rules[i] = RuleInForce{Rule: r, Threshold: r.Default}
+		if t, ok := th[r.ID]; ok && ValidThreshold(r.ID, t) == nil {
+			m.Rules[i].Threshold = t
+		}
+		m.Alerts[i] = RuleAlerts{RuleID: r.ID, Alerts: counts[r.ID]}
+	}
+	if m.Held, err = s.store.HeldPayments(ctx, &scope, MaxHeldShown); err != nil {
+		return Monitoring{}, err
+	}
+	r, err := s.store.LastReview(ctx)
+	switch {
+	case err == nil:
+		m.LastReview = &r
+	case !errs.Is(err, errs.NotFound):
+		return Monitoring{}, err
+	}
+	return m, nil
 }

@@ -62,6 +62,17 @@ func (s *Service) hold(ctx context.Context, tx Store, p Payment, v verdict) (Pay
 	return p, tx.RecordEvent(ctx, event.New(p.Scope, event.PaymentHeld, p, s.now().UTC()))
 }
 
+// holdIfHeld holds p, just inserted in tx by the service itself, when
+// sanctions screening or the originator's return rates hold it
+// (assessStanding).
+func (s *Service) holdIfHeld(ctx context.Context, tx Store, p Payment) (Payment, error) {
+	v, err := s.assessStanding(ctx, tx, p)
+	if err != nil || v.reason == "" {
+		return p, err
+	}
+	return s.hold(ctx, tx, p, v)
+}
+
 // ReviewNote checks an operator's note: at most MaxNote characters, no
 // control characters; "" is none.
 func ReviewNote(note string) (string, error) {

@@ -193,6 +193,19 @@ func BankingDayStart(t time.Time) time.Time {
 // sanctions first (the customer's screening), then the originator's
 // return rates (debits), then the fraud rules.
 func (s *Service) assess(ctx context.Context, tx Store, scope tenant.Scope, sourceID string, d Direction, cents int64) (verdict, error) {
+	return s.judge(ctx, tx, scope, sourceID, d, cents, true)
+}
+
+// assessStanding is assess without the fraud rules, for the debits the
+// service creates itself (a subscription's, a re-presentment): the
+// merchant asked for them once, when their subscription or original was
+// judged, but a sanctions match or the originator's return rates hold
+// them as they hold any.
+func (s *Service) assessStanding(ctx context.Context, tx Store, p Payment) (verdict, error) {
+	return s.judge(ctx, tx, p.Scope, p.SourceID, p.Direction, p.Cents, false)
+}
+
+func (s *Service) judge(ctx context.Context, tx Store, scope tenant.Scope, sourceID string, d Direction, cents int64, rules bool) (verdict, error) {
 	now := s.now().UTC()
 	f, err := tx.RiskFacts(ctx, scope, sourceID, BankingDayStart(now))
 	if err != nil || !f.Found {
@@ -211,6 +224,9 @@ func (s *Service) assess(ctx context.Context, tx Store, scope tenant.Scope, sour
 		if reason != "" {
 			return verdict{reason: reason}, nil
 		}
+	}
+	if !rules {
+		return verdict{}, nil
 	}
 	var th map[string]string
 	if s.thresholds != nil {

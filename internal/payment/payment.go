@@ -548,7 +548,7 @@ func (s *Service) insert(ctx context.Context, tx Store, scope tenant.Scope, sour
 	if err := tx.InsertPayment(ctx, p); err != nil {
 		return Payment{}, err
 	}
-	return p, nil
+	return s.holdIfHeld(ctx, tx, p)
 }
 
 // pending is a new payment, not yet stored.

@@ -108,6 +108,13 @@ func TestProductionEntriesAreScreenedAsTheyLeave(t *testing.T) {
 	if read.Screening.Status != sanctions.PotentialMatch {
 		t.Errorf("customer after the claim: got %+v, want potential_match", read.Screening)
 	}
+	// Held, later claims leave it where it is.
+	if _, err := originator(t, f).Run(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if inFile(t, f, p.ID) {
+		t.Fatalf("a held payment went into a file")
+	}
 	// Released by an operator, the next claim sends it.
 	if _, _, err := f.Payments.ClearScreening(ctx, c.ID, "not the listed person", audit.Operator("r")); err != nil {
 		t.Fatal(err)

@@ -43,6 +43,14 @@
 // is in exactly one file, and the schema's unique indexes on those names
 // keep two concurrent requests from storing two.
 //
+// Risk: a payment may be created held rather than pending (hold.go):
+// sanctions screening of its customer (screening.go), its originator's
+// return rates (guardrail.go) and the fraud-monitoring rules
+// (monitoring.go) are judged from one read of facts before the creation
+// statement, so the common path stays one statement and only a held
+// payment is written in a transaction with its hold. Held payments leave
+// only when an operator releases them.
+//
 // Mandates are evidence the originator must produce on request until two
 // years after revocation, so nothing deletes them: a source's removal only
 // marks the source, its mandates keep their rows, and the schema refuses

@@ -104,3 +104,22 @@ func TestAdministrativeReturnRate(t *testing.T) {
 	p, r = create(t, f, scope, money(f.VerifiedSource(scope, f.Customer(scope), account(101)).ID, payment.Debit, "1.00"))
 	wantHold(t, "administrative rate 4.9%", p, r, payment.HoldReturnRateAdministrative)
 }
+
+// TestAHoldOutlivesNoWindow: a hold decided by the rates is computed again
+// once it is stale, so debits that left the 60-day window release the
+// originator's new debits.
+func TestAHoldOutlivesNoWindow(t *testing.T) {
+	t.Parallel()
+	f := fixture.New(t)
+	scope := f.Sandbox("Acme")
+	ps := debits(t, f, scope, 20, 0)
+	returned(t, f, scope, ps[:1], "R10")
+	p, r := create(t, f, scope, money(f.VerifiedSource(scope, f.Customer(scope), account(100)).ID, payment.Debit, "1.00"))
+	wantHold(t, "a debit at once", p, r, payment.HoldReturnRateUnauthorized)
+	f.Clock.Advance(59 * day)
+	p, r = create(t, f, scope, money(f.VerifiedSource(scope, f.Customer(scope), account(101)).ID, payment.Debit, "1.00"))
+	wantHold(t, "a debit 59 days later", p, r, payment.HoldReturnRateUnauthorized)
+	f.Clock.Advance(2 * day)
+	p, r = create(t, f, scope, money(f.VerifiedSource(scope, f.Customer(scope), account(102)).ID, payment.Debit, "1.00"))
+	wantHold(t, "a debit once the window passed", p, r, "")
+}

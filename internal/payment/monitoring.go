@@ -217,7 +217,11 @@ func (s *Service) judge(ctx context.Context, tx Store, scope tenant.Scope, sourc
 	if d == Debit && f.Guardrail != "" {
 		reason := f.Guardrail
 		if f.GuardrailComputedAt == nil || now.Sub(*f.GuardrailComputedAt) > guardrailStale {
-			if reason, err = s.recomputeGuardrail(ctx, tx, scope); err != nil {
+			err := tx.WithTx(ctx, func(tx Store) (err error) {
+				reason, err = s.recomputeGuardrail(ctx, tx, scope)
+				return err
+			})
+			if err != nil {
 				return verdict{}, err
 			}
 		}

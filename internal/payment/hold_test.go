@@ -132,6 +132,9 @@ func TestMerchantCancelsAHeldPayment(t *testing.T) {
 	f := fixture.New(t)
 	scope := f.Sandbox("Acme")
 	p := held(t, f, scope, f.Source(scope, f.Customer(scope), account(1)).ID)
+	if _, err := f.Payments.Reverse(ctx, scope, p.ID, payment.ReverseInput{Reason: "duplicate"}); !errs.Is(err, errs.Conflict) {
+		t.Errorf("reversal of a held payment: got %v, want conflict", err)
+	}
 	got, err := f.Payments.Cancel(ctx, scope, p.ID)
 	if err != nil || got.Status != payment.Voided {
 		t.Fatalf("cancel of a held payment: got %s, %v; want canceled", got.Status, err)

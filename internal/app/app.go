@@ -39,6 +39,12 @@ Usage:
   fundsource merchant redirect-origins MERCHANT_ID --env sandbox|production [--json]
   fundsource audit verify [--merchant MERCHANT_ID] [--json]
                                    check the audit log's hash chains; exit 1 at the first bad event
+  fundsource review list|release|reject [PAY_ID] [--note TEXT] [--json]
+                                   held payments: list them, release one (pending) or reject it (canceled)
+  fundsource review clear-screening CUSTOMER_ID --note TEXT [--json]
+                                   clear a sanctions potential match; its held payments go on
+  fundsource review attest --year YYYY --by NAME [--note TEXT] [--json]
+                                   record the annual review of fraud monitoring
   fundsource ach originate [--json]
                                    build waiting production entries into a file and deliver it now
   fundsource ach import-returns FILE [--json]
@@ -99,6 +105,8 @@ func Run(ctx context.Context, args []string, io IO) error {
 		return runACH(ctx, args[1:], io)
 	case "audit":
 		return runAudit(ctx, args[1:], io)
+	case "review":
+		return runReview(ctx, args[1:], io)
 	case "provider-sim":
 		return runProviderSim(ctx, args[1:], io)
 	case "rail-sim":

@@ -70,6 +70,9 @@ type Config struct {
 	// RoutingDirectoryFile is the FedACH directory file; empty uses the
 	// embedded sample, which accepts unknown (check-digit-valid) numbers.
 	RoutingDirectoryFile string
+	// SanctionsFile is the Treasury's SDN list in its sdn.csv form
+	// (OFAC_SDN_FILE); empty uses the embedded sample of fictitious names.
+	SanctionsFile string
 
 	// PlaidBaseURL, PlaidClientID and PlaidSecret reach the bank-linking
 	// provider as the processor "service". In development they default to
@@ -230,6 +233,7 @@ func Load(getenv Getenv) (*Config, error) {
 		ListenAddr:           orDefault(getenv("LISTEN_ADDR"), "127.0.0.1:8080"),
 		DataDir:              orDefault(getenv("DATA_DIR"), ".data"),
 		RoutingDirectoryFile: getenv("ROUTING_DIRECTORY_FILE"),
+		SanctionsFile:        getenv("OFAC_SDN_FILE"),
 		PlaidBaseURL:         getenv("PLAID_BASE_URL"),
 		PlaidClientID:        getenv("PLAID_CLIENT_ID"),
 		PlaidSecret:          getenv("PLAID_SECRET"),

@@ -110,7 +110,7 @@ func (s *Service) ReleaseTx(ctx context.Context, tx Store, p Payment) (bool, err
 		}
 	}
 	if reason == "" {
-		return true, nil
+		return s.screenTx(ctx, tx, p)
 	}
 	_, err := s.void(ctx, tx, p, reason)
 	return false, err

@@ -43,6 +43,14 @@
 // is in exactly one file, and the schema's unique indexes on those names
 // keep two concurrent requests from storing two.
 //
+// Risk: a payment may be created held rather than pending (hold.go):
+// sanctions screening of its customer (screening.go), its originator's
+// return rates (guardrail.go) and the fraud-monitoring rules
+// (monitoring.go) are judged from one read of facts before the creation
+// statement, so the common path stays one statement and only a held
+// payment is written in a transaction with its hold. Held payments leave
+// only when an operator releases them.
+//
 // Mandates are evidence the originator must produce on request until two
 // years after revocation, so nothing deletes them: a source's removal only
 // marks the source, its mandates keep their rows, and the schema refuses
@@ -67,6 +75,7 @@ import (
 	"github.com/fundsource/fundsource/internal/core/money"
 	"github.com/fundsource/fundsource/internal/core/paging"
 	"github.com/fundsource/fundsource/internal/core/tenant"
+	"github.com/fundsource/fundsource/internal/sanctions"
 )
 
 // Direction of a payment, seen from the customer's account.
@@ -88,6 +97,9 @@ const (
 	Processed Status = "processed"
 	Failed    Status = "failed"
 	Voided    Status = "canceled" // canceled while pending: never sent
+	// Held waits for an operator's review (hold.go): it is neither
+	// originated nor settled until released to pending.
+	Held Status = "held"
 )
 
 // MaxDescription is the longest payment or subscription description, in characters.
@@ -132,6 +144,9 @@ type Payment struct {
 	// (finality.go): null until its entry is assigned to a file (sandbox:
 	// until it settles by itself).
 	Dates
+	// HoldReason says why a held payment waits for review (HoldSanctions,
+	// a return-rate guardrail's, or "fraud_rule:<id>"); nil otherwise.
+	HoldReason *string `json:"hold_reason"`
 
 	Cents    int64      `json:"-"` // the amount in cents, > 0
 	DueDate  *string    `json:"-"` // subscription debits: the due date, YYYY-MM-DD
@@ -270,6 +285,45 @@ type Store interface {
 	// ReturnCounts counts a scope's debits created since since, and their
 	// returns: with a code of unauthorized, of administrative, and all.
 	ReturnCounts(ctx context.Context, scope tenant.Scope, since time.Time, unauthorized, administrative []string) (ReturnCounts, error)
+
+	RiskStore
+}
+
+// RiskStore is the persistence of holds, alerts, reviews, guardrails and
+// the screening the payment rules read (hold.go, monitoring.go).
+type RiskStore interface {
+	// RiskFacts reads, in one statement, what the risk rules judge a new
+	// payment from sourceID by; Found false when the source is unknown.
+	RiskFacts(ctx context.Context, scope tenant.Scope, sourceID string, dayStart time.Time) (RiskFacts, error)
+	// HoldPayment marks a pending payment held with its HoldReason.
+	HoldPayment(ctx context.Context, p Payment) error
+	// ReleaseHeld makes a held payment pending again, with its SettleAt.
+	ReleaseHeld(ctx context.Context, p Payment) error
+	InsertAlert(ctx context.Context, a Alert) error
+	// HeldPayments returns up to limit held payments, oldest first, of
+	// scope, or of every scope when scope is nil.
+	HeldPayments(ctx context.Context, scope *tenant.Scope, limit int) ([]Payment, error)
+	// HeldPaymentForUpdate locks a payment found by id alone (the
+	// operator's review names no merchant); errs.NotFound when unknown.
+	HeldPaymentForUpdate(ctx context.Context, id string) (Payment, error)
+	// HeldOfCustomer locks a customer's payments held for reason.
+	HeldOfCustomer(ctx context.Context, scope tenant.Scope, customerID, reason string) ([]Payment, error)
+	// AlertCounts counts scope's alerts since since, by rule id.
+	AlertCounts(ctx context.Context, scope tenant.Scope, since time.Time) (map[string]int, error)
+	InsertReview(ctx context.Context, r Review) error
+	// LastReview is the newest annual review; errs.NotFound when none.
+	LastReview(ctx context.Context) (Review, error)
+	// Guardrail reads scope's guardrail (zero when never computed);
+	// GuardrailForUpdate also locks its row, when there is one.
+	Guardrail(ctx context.Context, scope tenant.Scope) (Guardrail, error)
+	GuardrailForUpdate(ctx context.Context, scope tenant.Scope) (Guardrail, error)
+	SaveGuardrail(ctx context.Context, scope tenant.Scope, g Guardrail) error
+	// CustomerScreening reads a customer's names (person, business) and
+	// screening; CustomerScreeningForUpdate finds the customer by id
+	// alone and locks it.
+	CustomerScreening(ctx context.Context, scope tenant.Scope, customerID string) ([]string, sanctions.Screening, error)
+	CustomerScreeningForUpdate(ctx context.Context, customerID string) (tenant.Scope, sanctions.Screening, error)
+	SetCustomerScreening(ctx context.Context, scope tenant.Scope, customerID string, sc sanctions.Screening) error
 }
 
 // Config are the operator's payment settings.
@@ -291,6 +345,11 @@ type Service struct {
 	onProcessed func(ctx context.Context, tx Store, scope tenant.Scope, sourceID string) error
 	// originators says whether an originator may send entries; nil: all may.
 	originators Originators
+	// thresholds gives originators' fraud-rule thresholds; nil: defaults.
+	thresholds Thresholds
+	// sanctions is the list production entries are screened against as
+	// they leave; nil: none.
+	sanctions *sanctions.List
 }
 
 // OnReturn sets what else a payment's return does in its transaction, tx
@@ -363,6 +422,28 @@ func (s *Service) Create(ctx context.Context, scope tenant.Scope, in Input) (Pay
 			return Payment{}, err
 		}
 	}
+	// The risk rules read what they need first (hold.go); a payment they
+	// hold is created and held in one transaction, any other the usual way.
+	v, err := s.assess(ctx, s.store, scope, in.SourceID, in.Direction, cents)
+	if err != nil || v.reason == "" {
+		if err != nil {
+			return Payment{}, err
+		}
+		return s.create(ctx, scope, in, cents, desc)
+	}
+	var out Payment
+	err = s.store.WithTx(ctx, func(tx Store) error {
+		p, err := s.On(tx).create(ctx, scope, in, cents, desc)
+		if err == nil {
+			out, err = s.hold(ctx, tx, p, v)
+		}
+		return err
+	})
+	return out, err
+}
+
+// create records a pending payment of a validated request.
+func (s *Service) create(ctx context.Context, scope tenant.Scope, in Input, cents int64, desc *string) (Payment, error) {
 	if in.Direction == Debit {
 		return s.createDebit(ctx, scope, in, cents, desc)
 	}
@@ -498,7 +579,7 @@ func (s *Service) insert(ctx context.Context, tx Store, scope tenant.Scope, sour
 	if err := tx.InsertPayment(ctx, p); err != nil {
 		return Payment{}, err
 	}
-	return p, nil
+	return s.holdIfHeld(ctx, tx, p)
 }
 
 // pending is a new payment, not yet stored.
@@ -547,9 +628,9 @@ type Filter struct {
 // unknown status or direction is invalid_request.
 func (s *Service) Search(ctx context.Context, scope tenant.Scope, f Filter, p paging.Page) ([]Payment, bool, error) {
 	switch Status(f.Status) {
-	case "", Pending, Processed, Failed, Voided:
+	case "", Pending, Processed, Failed, Voided, Held:
 	default:
-		return nil, false, errs.Invalid("status", "status must be pending, processed, failed or canceled")
+		return nil, false, errs.Invalid("status", "status must be pending, held, processed, failed or canceled")
 	}
 	switch f.Direction {
 	case "", Debit, Credit:
@@ -657,6 +738,11 @@ func (s *Service) finish(ctx context.Context, tx Store, p Payment, code string) 
 			return err
 		}
 	}
+	if code != "" && p.Direction == Debit {
+		if _, err := s.recomputeGuardrail(ctx, tx, p.Scope); err != nil {
+			return err
+		}
+	}
 	if code != "" && s.onReturn != nil {
 		return s.onReturn(ctx, tx, p.Scope, p.SourceID, code)
 	}
@@ -682,7 +768,7 @@ func (s *Service) Cancel(ctx context.Context, scope tenant.Scope, id string) (Pa
 		switch {
 		case p.Status == Voided:
 			return nil
-		case p.Status != Pending:
+		case p.Status != Pending && p.Status != Held:
 			return errs.Newf(errs.Conflict, "This payment is %s; only a pending payment can be canceled.", p.Status)
 		case scope.Env.Live() && p.SettleAt != nil:
 			return errs.New(errs.Conflict, "This payment is already in an ACH file sent to the bank; it can no longer be canceled.")

@@ -173,8 +173,8 @@ func (s *Service) Retry(ctx context.Context, scope tenant.Scope, id string) (Pay
 		} else if err != nil {
 			return err
 		}
-		out = p
-		return nil
+		out, err = s.holdIfHeld(ctx, tx, p)
+		return err
 	})
 	return out, err
 }

@@ -113,6 +113,7 @@ type paymentRow struct {
 	ReversedAt   *time.Time `db:"reversed_at"`
 	CancelReason *string    `db:"cancel_reason"`
 	paymentDatesRow
+	HoldReason *string `db:"hold_reason"`
 }
 
 func (r paymentRow) domain() payment.Payment {
@@ -123,7 +124,7 @@ func (r paymentRow) domain() payment.Payment {
 		Status: payment.Status(r.Status), FailureCode: r.FailureCode, SubscriptionID: r.SubscriptionID,
 		Attempt: r.Attempt, SettleAt: utcPtr(r.SettleAt), SettledAt: utcPtr(r.SettledAt), CreatedAt: r.CreatedAt.UTC(),
 		MandateID: r.MandateID, EntryDescription: r.EntryDesc, RetryOf: r.RetryOf, ReversalOf: r.ReversalOf, ReversalReason: r.ReversalReason,
-		CancelReason: r.CancelReason,
+		CancelReason: r.CancelReason, HoldReason: r.HoldReason,
 	}
 	if p.Attempt == nil {
 		p.Attempt = r.RetryAttempt // a one-off re-presentment's
@@ -146,7 +147,7 @@ const paymentColumns = `merchant_id, environment, id, funding_source_id, custome
 
 // paymentReadColumns are what a read of a payment selects: the columns it
 // is created with, and what happens to it later.
-const paymentReadColumns = paymentColumns + `, cancel_reason` + paymentDates
+const paymentReadColumns = paymentColumns + `, cancel_reason, hold_reason` + paymentDates
 
 // paymentLinks are a payment's columns that tie it to another: what it
 // presents again or reverses, and, read from the reversal's row (p is
@@ -260,7 +261,7 @@ func (r standingRow) domain() payment.Payment {
 	return p
 }
 
-// unsentPayments selects a source's pending payments that have not left:
+// unsentPayments selects a source's pending (and held) payments that have not left:
 // in sandbox every pending one (it has not settled), in production one in
 // no ACH file. settle_at IS NULL says the same as the NOT EXISTS in
 // production (a file's assignment sets it in its transaction), and it is
@@ -268,7 +269,7 @@ func (r standingRow) domain() payment.Payment {
 // UPDATE waited for an assignment that then committed, which a subquery
 // on ach_entries is not: so a payment assigned meanwhile is left out.
 const unsentPayments = `SELECT ` + paymentReadColumns + ` FROM payments p
-WHERE merchant_id = $1 AND environment = $2 AND funding_source_id = $3 AND status = 'pending'
+WHERE merchant_id = $1 AND environment = $2 AND funding_source_id = $3 AND status IN ('pending', 'held')
   AND (NOT $4 OR direction = 'debit')
   AND (environment <> 'production'
        OR (settle_at IS NULL
@@ -279,7 +280,7 @@ FOR UPDATE OF p`
 
 // unsentPaymentsOfMandate is unsentPayments for a mandate's payments.
 const unsentPaymentsOfMandate = `SELECT ` + paymentReadColumns + ` FROM payments p
-WHERE merchant_id = $1 AND environment = $2 AND mandate_id = $3 AND status = 'pending'
+WHERE merchant_id = $1 AND environment = $2 AND mandate_id = $3 AND status IN ('pending', 'held')
   AND (NOT $4 OR direction = 'debit')
   AND (environment <> 'production'
        OR (settle_at IS NULL
@@ -464,15 +465,16 @@ func (q queries) ActiveSubscriptionsOfSource(ctx context.Context, scope tenant.S
 	return mapRows(rows, subscriptionRow.domain), nil
 }
 
-// returnCounts counts a scope's debits since $3 (canceled ones never went
-// out) and their returns by group; payments_newest bounds the scan.
+// returnCounts counts a scope's debits since $3 (canceled and held ones
+// have not gone out: a merchant cannot lower its rates with debits that are
+// held) and their returns by group; payments_newest bounds the scan.
 const returnCounts = `
 SELECT count(*) AS debits,
        count(*) FILTER (WHERE status = 'failed') AS returns,
        count(*) FILTER (WHERE status = 'failed' AND failure_code = ANY ($4::text[])) AS unauthorized,
        count(*) FILTER (WHERE status = 'failed' AND failure_code = ANY ($5::text[])) AS administrative
 FROM payments
-WHERE merchant_id = $1 AND environment = $2 AND created_at >= $3 AND direction = 'debit' AND status <> 'canceled'`
+WHERE merchant_id = $1 AND environment = $2 AND created_at >= $3 AND direction = 'debit' AND status NOT IN ('canceled', 'held')`
 
 // ReturnCounts counts a scope's debits since since and their returns.
 func (q queries) ReturnCounts(ctx context.Context, scope tenant.Scope, since time.Time, unauthorized, administrative []string) (payment.ReturnCounts, error) {

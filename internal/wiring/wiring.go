@@ -42,6 +42,7 @@ import (
 	"github.com/fundsource/fundsource/internal/requestlog"
 	"github.com/fundsource/fundsource/internal/routing"
 	"github.com/fundsource/fundsource/internal/sftp"
+	"github.com/fundsource/fundsource/internal/sanctions"
 	"github.com/fundsource/fundsource/internal/vault"
 	"github.com/fundsource/fundsource/internal/webhook"
 	"github.com/fundsource/fundsource/web"
@@ -114,16 +115,21 @@ func Build(cfg *config.Config, d Deps) (*Services, error) {
 	}
 	fund.WithRails(reach, instantRails(cfg, d.Log))
 	fund.WithSchedule(cfg.ACHWindows.Schedule, cfg.ACHWindows.SameDayMicro)
+	sdn, err := sanctions.Open(cfg.SanctionsFile)
+	if err != nil {
+		return nil, err
+	}
 	s := &Services{
 		Config: cfg, Log: d.Log, Now: now, DB: db, Vault: v, Metrics: surface.NewMetrics(),
 		Merchants: merchant.NewService(db.Merchants(), bcryptHasher{cost: cost}, now),
-		Customers: customer.NewService(db.Customers(), now),
+		Customers: customer.NewService(db.Customers(), now).WithSanctions(sdn),
 		Funding:   fund,
 		Webhooks:  webhook.NewService(db.Webhooks(), v, now, webhook.URLPolicy{AllowPrivate: cfg.WebhookAllowPrivateTargets}),
-		Payments:  payment.NewService(db.Payments(), payment.Config{MaxAmount: cfg.PaymentMaxCents, SettleDelay: cfg.PaymentSettleDelay}, now),
-		Requests:  requestlog.New(db.Requests(), now, d.Log),
-		Overview:  overview.NewService(db.Overview(), now),
-		Audit:     audit.NewService(db.Audit(), cfg.AuditKey),
+		Payments: payment.NewService(db.Payments(), payment.Config{MaxAmount: cfg.PaymentMaxCents, SettleDelay: cfg.PaymentSettleDelay}, now).
+			WithSanctions(sdn),
+		Requests: requestlog.New(db.Requests(), now, d.Log),
+		Overview: overview.NewService(db.Overview(), now),
+		Audit:    audit.NewService(db.Audit(), cfg.AuditKey),
 	}
 	// A removed source's subscriptions end with it, in the removal's
 	// transaction: every store of package postgres reaches the other

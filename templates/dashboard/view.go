@@ -56,6 +56,14 @@ type Overview struct {
 	Charts      *Charts      // nil: no overview
 	ReturnRates []ReturnRate // unauthorized, administrative, overall
 	Balances    *Balances    // nil: not shown
+	// Held counts the payments held for review ("100+" past a hundred);
+	// "" when none.
+	Held string
+	// RateBanner names the return rates at or past half their threshold
+	// once at least 20 debits count ("" for none); DebitsHeld: one is past
+	// its threshold, so new debits are held.
+	RateBanner string
+	DebitsHeld bool
 }
 
 // ReturnRate is one debit return rate against its threshold, as shown.
@@ -235,7 +243,8 @@ type PaymentRow struct {
 	ID        string
 	Amount    string // "$12.34"
 	Direction string // debit or credit
-	Status    string // pending, processed, failed or canceled
+	Status    string // pending, held, processed, failed or canceled
+	Hold      string // why a held payment waits for review, in words; "" otherwise
 	Failure   string // "R01 Insufficient funds", "" unless failed
 	Attempt   string // "subscription, attempt 2", "" for a one-off payment
 	Created   string
@@ -292,7 +301,7 @@ func statusClass(s string) string {
 		return "badge badge-ok"
 	case "failed", "Removed", "expired", "canceled":
 		return "badge badge-bad"
-	case PendingLabel, "pending", "retrying":
+	case PendingLabel, "pending", "retrying", "held":
 		return "badge badge-wait"
 	}
 	return "badge"

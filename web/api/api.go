@@ -189,6 +189,7 @@ func (s *Surface) Mount(r *gin.Engine) {
 	g.GET("/mandates/:id", s.run(s.getMandate))
 	g.POST("/mandates/:id/revoke", s.once(s.revokeMandate))
 	g.GET("/compliance/return-rates", s.run(s.returnRates))
+	g.GET("/compliance/monitoring", s.run(s.monitoring))
 	g.GET("/audit-events", s.run(s.listAuditEvents))
 }
 

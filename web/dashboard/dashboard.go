@@ -437,6 +437,16 @@ func (s *Surface) renderHome(c *gin.Context, newSecret string) {
 		s.Fail(c, err)
 		return
 	}
+	held, err := s.payments.Held(ctx, &scope, 101)
+	if err != nil {
+		s.Fail(c, err)
+		return
+	}
+	guard, err := s.payments.Guardrail(ctx, scope)
+	if err != nil {
+		s.Fail(c, err)
+		return
+	}
 	base := s.cfg.SandboxBaseURL
 	if scope.Env == tenant.Production {
 		base = s.cfg.ProductionBaseURL
@@ -455,6 +465,9 @@ func (s *Surface) renderHome(c *gin.Context, newSecret string) {
 		s.Fail(c, err)
 		return
 	}
+	v.Held = heldCount(len(held))
+	v.RateBanner = rateBanner(rates)
+	v.DebitsHeld = guard.HoldReason != ""
 	if s.overview != nil {
 		st, err := s.overview.Stats(ctx, scope)
 		if err != nil {
@@ -464,6 +477,38 @@ func (s *Surface) renderHome(c *gin.Context, newSecret string) {
 		v.Charts = charts(st)
 	}
 	s.Page(c, http.StatusOK, view.Home(s.frame(c, "Home", "overview"), v))
+}
+
+// heldCount says how many payments wait for review; "" for none.
+func heldCount(n int) string {
+	switch {
+	case n == 0:
+		return ""
+	case n == 1:
+		return "1 payment"
+	case n > 100:
+		return "More than 100 payments"
+	}
+	return strconv.Itoa(n) + " payments"
+}
+
+// rateBanner names the rates at or past half their threshold, once the
+// window holds enough debits for a rate to count.
+func rateBanner(r payment.ReturnRates) string {
+	if r.Overall.Debits < payment.MinRateDebits {
+		return ""
+	}
+	var high []string
+	for _, x := range []struct {
+		name string
+		rate payment.Rate
+	}{{"unauthorized", r.Unauthorized}, {"administrative", r.Administrative}, {"overall", r.Overall}} {
+		if x.rate.Warning() {
+			high = append(high, fmt.Sprintf("%s %.2f%% (threshold %s%%)", x.name, 100*x.rate.Rate,
+				strconv.FormatFloat(100*x.rate.Threshold, 'f', -1, 64)))
+		}
+	}
+	return strings.Join(high, ", ")
 }
 
 // rateRow is a return rate as the home page shows it.

@@ -268,6 +268,42 @@ func (e CustomerResponseSuccess) Valid() bool {
 	}
 }
 
+// Defines values for CustomerScreeningStatus.
+const (
+	Clear          CustomerScreeningStatus = "clear"
+	Cleared        CustomerScreeningStatus = "cleared"
+	PotentialMatch CustomerScreeningStatus = "potential_match"
+)
+
+// Valid indicates whether the value is a known member of the CustomerScreeningStatus enum.
+func (e CustomerScreeningStatus) Valid() bool {
+	switch e {
+	case Clear:
+		return true
+	case Cleared:
+		return true
+	case PotentialMatch:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for CustomerScreeningMatchEventType.
+const (
+	CustomerScreeningMatchEventTypeCustomerScreeningMatch CustomerScreeningMatchEventType = "customer.screening_match"
+)
+
+// Valid indicates whether the value is a known member of the CustomerScreeningMatchEventType enum.
+func (e CustomerScreeningMatchEventType) Valid() bool {
+	switch e {
+	case CustomerScreeningMatchEventTypeCustomerScreeningMatch:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for CustomerUpdatedEventType.
 const (
 	CustomerUpdatedEventTypeCustomerUpdated CustomerUpdatedEventType = "customer.updated"
@@ -532,6 +568,7 @@ func (e EventDetailSuccess) Valid() bool {
 // Defines values for EventDetailType.
 const (
 	EventDetailTypeCustomerCreated                  EventDetailType = "customer.created"
+	EventDetailTypeCustomerScreeningMatch           EventDetailType = "customer.screening_match"
 	EventDetailTypeCustomerUpdated                  EventDetailType = "customer.updated"
 	EventDetailTypeFundingSourceCreated             EventDetailType = "funding_source.created"
 	EventDetailTypeFundingSourceRemoved             EventDetailType = "funding_source.removed"
@@ -540,8 +577,11 @@ const (
 	EventDetailTypeFundingSourceVerificationFailed  EventDetailType = "funding_source.verification_failed"
 	EventDetailTypeFundingSourceVerificationPending EventDetailType = "funding_source.verification_pending"
 	EventDetailTypeFundingSourceVerified            EventDetailType = "funding_source.verified"
+	EventDetailTypeOriginatorReturnRateWarning      EventDetailType = "originator.return_rate_warning"
 	EventDetailTypePaymentCanceled                  EventDetailType = "payment.canceled"
 	EventDetailTypePaymentFailed                    EventDetailType = "payment.failed"
+	EventDetailTypePaymentHeld                      EventDetailType = "payment.held"
+	EventDetailTypePaymentReleased                  EventDetailType = "payment.released"
 	EventDetailTypePaymentReversed                  EventDetailType = "payment.reversed"
 	EventDetailTypePaymentSuccess                   EventDetailType = "payment.success"
 	EventDetailTypeSubscriptionCanceled             EventDetailType = "subscription.canceled"
@@ -554,6 +594,8 @@ const (
 func (e EventDetailType) Valid() bool {
 	switch e {
 	case EventDetailTypeCustomerCreated:
+		return true
+	case EventDetailTypeCustomerScreeningMatch:
 		return true
 	case EventDetailTypeCustomerUpdated:
 		return true
@@ -571,9 +613,15 @@ func (e EventDetailType) Valid() bool {
 		return true
 	case EventDetailTypeFundingSourceVerified:
 		return true
+	case EventDetailTypeOriginatorReturnRateWarning:
+		return true
 	case EventDetailTypePaymentCanceled:
 		return true
 	case EventDetailTypePaymentFailed:
+		return true
+	case EventDetailTypePaymentHeld:
+		return true
+	case EventDetailTypePaymentReleased:
 		return true
 	case EventDetailTypePaymentReversed:
 		return true
@@ -601,6 +649,33 @@ const (
 func (e EventListSuccess) Valid() bool {
 	switch e {
 	case EventListSuccessTrue:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for FraudRuleId.
+const (
+	ChangedAccount   FraudRuleId = "changed_account"
+	DailyVelocity    FraudRuleId = "daily_velocity"
+	FirstDebitAmount FraudRuleId = "first_debit_amount"
+	RiskyAccount     FraudRuleId = "risky_account"
+	UnverifiedCredit FraudRuleId = "unverified_credit"
+)
+
+// Valid indicates whether the value is a known member of the FraudRuleId enum.
+func (e FraudRuleId) Valid() bool {
+	switch e {
+	case ChangedAccount:
+		return true
+	case DailyVelocity:
+		return true
+	case FirstDebitAmount:
+		return true
+	case RiskyAccount:
+		return true
+	case UnverifiedCredit:
 		return true
 	default:
 		return false
@@ -1576,6 +1651,36 @@ func (e MandateRevokedEventType) Valid() bool {
 	}
 }
 
+// Defines values for MonitoringResponseSuccess.
+const (
+	MonitoringResponseSuccessTrue MonitoringResponseSuccess = true
+)
+
+// Valid indicates whether the value is a known member of the MonitoringResponseSuccess enum.
+func (e MonitoringResponseSuccess) Valid() bool {
+	switch e {
+	case MonitoringResponseSuccessTrue:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for MonitoringResponseWindowDays.
+const (
+	N30 MonitoringResponseWindowDays = 30
+)
+
+// Valid indicates whether the value is a known member of the MonitoringResponseWindowDays enum.
+func (e MonitoringResponseWindowDays) Valid() bool {
+	switch e {
+	case N30:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for NotificationOfChangeInputChangeCode.
 const (
 	NotificationOfChangeInputChangeCodeC01 NotificationOfChangeInputChangeCode = "C01"
@@ -1633,6 +1738,21 @@ func (e NotificationOfChangeInputCorrectedDataAccountType) Valid() bool {
 	}
 }
 
+// Defines values for OriginatorReturnRateWarningEventType.
+const (
+	OriginatorReturnRateWarningEventTypeOriginatorReturnRateWarning OriginatorReturnRateWarningEventType = "originator.return_rate_warning"
+)
+
+// Valid indicates whether the value is a known member of the OriginatorReturnRateWarningEventType enum.
+func (e OriginatorReturnRateWarningEventType) Valid() bool {
+	switch e {
+	case OriginatorReturnRateWarningEventTypeOriginatorReturnRateWarning:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for PaymentCancelReason.
 const (
 	PaymentCancelReasonFundingSourceBlocked PaymentCancelReason = "funding_source_blocked"
@@ -1640,6 +1760,7 @@ const (
 	PaymentCancelReasonLessThannil          PaymentCancelReason = "<nil>"
 	PaymentCancelReasonMandateRevoked       PaymentCancelReason = "mandate_revoked"
 	PaymentCancelReasonOriginatorSuspended  PaymentCancelReason = "originator_suspended"
+	PaymentCancelReasonRejectedByReview     PaymentCancelReason = "rejected_by_review"
 	PaymentCancelReasonRequested            PaymentCancelReason = "requested"
 )
 
@@ -1655,6 +1776,8 @@ func (e PaymentCancelReason) Valid() bool {
 	case PaymentCancelReasonMandateRevoked:
 		return true
 	case PaymentCancelReasonOriginatorSuspended:
+		return true
+	case PaymentCancelReasonRejectedByReview:
 		return true
 	case PaymentCancelReasonRequested:
 		return true
@@ -1700,6 +1823,7 @@ func (e PaymentDirection) Valid() bool {
 const (
 	PaymentStatusCanceled  PaymentStatus = "canceled"
 	PaymentStatusFailed    PaymentStatus = "failed"
+	PaymentStatusHeld      PaymentStatus = "held"
 	PaymentStatusPending   PaymentStatus = "pending"
 	PaymentStatusProcessed PaymentStatus = "processed"
 )
@@ -1710,6 +1834,8 @@ func (e PaymentStatus) Valid() bool {
 	case PaymentStatusCanceled:
 		return true
 	case PaymentStatusFailed:
+		return true
+	case PaymentStatusHeld:
 		return true
 	case PaymentStatusPending:
 		return true
@@ -1870,6 +1996,21 @@ func (e PaymentFailedEventType) Valid() bool {
 	}
 }
 
+// Defines values for PaymentHeldEventType.
+const (
+	PaymentHeldEventTypePaymentHeld PaymentHeldEventType = "payment.held"
+)
+
+// Valid indicates whether the value is a known member of the PaymentHeldEventType enum.
+func (e PaymentHeldEventType) Valid() bool {
+	switch e {
+	case PaymentHeldEventTypePaymentHeld:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for PaymentInputDirection.
 const (
 	PaymentInputDirectionCredit PaymentInputDirection = "credit"
@@ -1903,6 +2044,114 @@ func (e PaymentListSuccess) Valid() bool {
 	}
 }
 
+// Defines values for PaymentReleasedCancelReason.
+const (
+	PaymentReleasedCancelReasonFundingSourceBlocked PaymentReleasedCancelReason = "funding_source_blocked"
+	PaymentReleasedCancelReasonFundingSourceRemoved PaymentReleasedCancelReason = "funding_source_removed"
+	PaymentReleasedCancelReasonLessThannil          PaymentReleasedCancelReason = "<nil>"
+	PaymentReleasedCancelReasonMandateRevoked       PaymentReleasedCancelReason = "mandate_revoked"
+	PaymentReleasedCancelReasonOriginatorSuspended  PaymentReleasedCancelReason = "originator_suspended"
+	PaymentReleasedCancelReasonRejectedByReview     PaymentReleasedCancelReason = "rejected_by_review"
+	PaymentReleasedCancelReasonRequested            PaymentReleasedCancelReason = "requested"
+)
+
+// Valid indicates whether the value is a known member of the PaymentReleasedCancelReason enum.
+func (e PaymentReleasedCancelReason) Valid() bool {
+	switch e {
+	case PaymentReleasedCancelReasonFundingSourceBlocked:
+		return true
+	case PaymentReleasedCancelReasonFundingSourceRemoved:
+		return true
+	case PaymentReleasedCancelReasonLessThannil:
+		return true
+	case PaymentReleasedCancelReasonMandateRevoked:
+		return true
+	case PaymentReleasedCancelReasonOriginatorSuspended:
+		return true
+	case PaymentReleasedCancelReasonRejectedByReview:
+		return true
+	case PaymentReleasedCancelReasonRequested:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for PaymentReleasedCurrency.
+const (
+	PaymentReleasedCurrencyUSD PaymentReleasedCurrency = "USD"
+)
+
+// Valid indicates whether the value is a known member of the PaymentReleasedCurrency enum.
+func (e PaymentReleasedCurrency) Valid() bool {
+	switch e {
+	case PaymentReleasedCurrencyUSD:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for PaymentReleasedDirection.
+const (
+	PaymentReleasedDirectionCredit PaymentReleasedDirection = "credit"
+	PaymentReleasedDirectionDebit  PaymentReleasedDirection = "debit"
+)
+
+// Valid indicates whether the value is a known member of the PaymentReleasedDirection enum.
+func (e PaymentReleasedDirection) Valid() bool {
+	switch e {
+	case PaymentReleasedDirectionCredit:
+		return true
+	case PaymentReleasedDirectionDebit:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for PaymentReleasedStatus.
+const (
+	PaymentReleasedStatusCanceled  PaymentReleasedStatus = "canceled"
+	PaymentReleasedStatusFailed    PaymentReleasedStatus = "failed"
+	PaymentReleasedStatusHeld      PaymentReleasedStatus = "held"
+	PaymentReleasedStatusPending   PaymentReleasedStatus = "pending"
+	PaymentReleasedStatusProcessed PaymentReleasedStatus = "processed"
+)
+
+// Valid indicates whether the value is a known member of the PaymentReleasedStatus enum.
+func (e PaymentReleasedStatus) Valid() bool {
+	switch e {
+	case PaymentReleasedStatusCanceled:
+		return true
+	case PaymentReleasedStatusFailed:
+		return true
+	case PaymentReleasedStatusHeld:
+		return true
+	case PaymentReleasedStatusPending:
+		return true
+	case PaymentReleasedStatusProcessed:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for PaymentReleasedEventType.
+const (
+	PaymentReleasedEventTypePaymentReleased PaymentReleasedEventType = "payment.released"
+)
+
+// Valid indicates whether the value is a known member of the PaymentReleasedEventType enum.
+func (e PaymentReleasedEventType) Valid() bool {
+	switch e {
+	case PaymentReleasedEventTypePaymentReleased:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for PaymentResponseCancelReason.
 const (
 	PaymentResponseCancelReasonFundingSourceBlocked PaymentResponseCancelReason = "funding_source_blocked"
@@ -1910,6 +2159,7 @@ const (
 	PaymentResponseCancelReasonLessThannil          PaymentResponseCancelReason = "<nil>"
 	PaymentResponseCancelReasonMandateRevoked       PaymentResponseCancelReason = "mandate_revoked"
 	PaymentResponseCancelReasonOriginatorSuspended  PaymentResponseCancelReason = "originator_suspended"
+	PaymentResponseCancelReasonRejectedByReview     PaymentResponseCancelReason = "rejected_by_review"
 	PaymentResponseCancelReasonRequested            PaymentResponseCancelReason = "requested"
 )
 
@@ -1925,6 +2175,8 @@ func (e PaymentResponseCancelReason) Valid() bool {
 	case PaymentResponseCancelReasonMandateRevoked:
 		return true
 	case PaymentResponseCancelReasonOriginatorSuspended:
+		return true
+	case PaymentResponseCancelReasonRejectedByReview:
 		return true
 	case PaymentResponseCancelReasonRequested:
 		return true
@@ -1970,6 +2222,7 @@ func (e PaymentResponseDirection) Valid() bool {
 const (
 	PaymentResponseStatusCanceled  PaymentResponseStatus = "canceled"
 	PaymentResponseStatusFailed    PaymentResponseStatus = "failed"
+	PaymentResponseStatusHeld      PaymentResponseStatus = "held"
 	PaymentResponseStatusPending   PaymentResponseStatus = "pending"
 	PaymentResponseStatusProcessed PaymentResponseStatus = "processed"
 )
@@ -1980,6 +2233,8 @@ func (e PaymentResponseStatus) Valid() bool {
 	case PaymentResponseStatusCanceled:
 		return true
 	case PaymentResponseStatusFailed:
+		return true
+	case PaymentResponseStatusHeld:
 		return true
 	case PaymentResponseStatusPending:
 		return true
@@ -2071,6 +2326,27 @@ func (e ProcessorLinkInputAccountHolderType) Valid() bool {
 	case ProcessorLinkInputAccountHolderTypeCompany:
 		return true
 	case ProcessorLinkInputAccountHolderTypeIndividual:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ReturnRateWarningRate.
+const (
+	ReturnRateWarningRateAdministrative ReturnRateWarningRate = "administrative"
+	ReturnRateWarningRateOverall        ReturnRateWarningRate = "overall"
+	ReturnRateWarningRateUnauthorized   ReturnRateWarningRate = "unauthorized"
+)
+
+// Valid indicates whether the value is a known member of the ReturnRateWarningRate enum.
+func (e ReturnRateWarningRate) Valid() bool {
+	switch e {
+	case ReturnRateWarningRateAdministrative:
+		return true
+	case ReturnRateWarningRateOverall:
+		return true
+	case ReturnRateWarningRateUnauthorized:
 		return true
 	default:
 		return false
@@ -2789,6 +3065,9 @@ type Customer struct {
 	FirstName    string              `json:"first_name"`
 	LastName     string              `json:"last_name"`
 
+	// Screening Sanctions screening of the customer's names (first and last name, business_name) against OFAC's SDN list, at creation and when a name changes, by Jaro–Winkler similarity; 0.92 or more is a potential match. A potential match holds the customer's payments (hold_reason sanctions_screening) until the platform clears it.
+	Screening CustomerScreening `json:"screening"`
+
 	// UserId Example: cus_gdsepu2dh2gnolqhyuh3aeerhm
 	UserId string `json:"user_id"`
 }
@@ -2825,12 +3104,15 @@ type CustomerListSuccess bool
 
 // CustomerResponse defines model for CustomerResponse.
 type CustomerResponse struct {
-	BusinessName *string                 `json:"business_name"`
-	CreatedAt    time.Time               `json:"created_at"`
-	Email        openapi_types.Email     `json:"email"`
-	FirstName    string                  `json:"first_name"`
-	LastName     string                  `json:"last_name"`
-	Success      CustomerResponseSuccess `json:"success"`
+	BusinessName *string             `json:"business_name"`
+	CreatedAt    time.Time           `json:"created_at"`
+	Email        openapi_types.Email `json:"email"`
+	FirstName    string              `json:"first_name"`
+	LastName     string              `json:"last_name"`
+
+	// Screening Sanctions screening of the customer's names (first and last name, business_name) against OFAC's SDN list, at creation and when a name changes, by Jaro–Winkler similarity; 0.92 or more is a potential match. A potential match holds the customer's payments (hold_reason sanctions_screening) until the platform clears it.
+	Screening CustomerScreening       `json:"screening"`
+	Success   CustomerResponseSuccess `json:"success"`
 
 	// UserId Example: cus_gdsepu2dh2gnolqhyuh3aeerhm
 	UserId string `json:"user_id"`
@@ -2838,6 +3120,43 @@ type CustomerResponse struct {
 
 // CustomerResponseSuccess defines model for CustomerResponse.Success.
 type CustomerResponseSuccess bool
+
+// CustomerScreening Sanctions screening of the customer's names (first and last name, business_name) against OFAC's SDN list, at creation and when a name changes, by Jaro–Winkler similarity; 0.92 or more is a potential match. A potential match holds the customer's payments (hold_reason sanctions_screening) until the platform clears it.
+type CustomerScreening struct {
+	ClearedAt *time.Time `json:"cleared_at,omitempty"`
+
+	// Note The reviewer's note on clearing.
+	Note  *string  `json:"note,omitempty"`
+	Score *float32 `json:"score,omitempty"`
+
+	// SdnEntry An entry of OFAC's SDN list, as published in sdn.csv.
+	SdnEntry *SDNEntry               `json:"sdn_entry,omitempty"`
+	Status   CustomerScreeningStatus `json:"status"`
+}
+
+// CustomerScreeningStatus defines model for CustomerScreening.Status.
+type CustomerScreeningStatus string
+
+// CustomerScreeningMatch The customer (at least its user_id and screening).
+type CustomerScreeningMatch struct {
+	// Screening Sanctions screening of the customer's names (first and last name, business_name) against OFAC's SDN list, at creation and when a name changes, by Jaro–Winkler similarity; 0.92 or more is a potential match. A potential match holds the customer's payments (hold_reason sanctions_screening) until the platform clears it.
+	Screening CustomerScreening `json:"screening"`
+	UserId    string            `json:"user_id"`
+}
+
+// CustomerScreeningMatchEvent The customer.screening_match event: a customer's name became a potential match on OFAC's SDN list; its payments are held.
+type CustomerScreeningMatchEvent struct {
+	CreatedAt time.Time `json:"created_at"`
+
+	// Data The customer (at least its user_id and screening).
+	Data     CustomerScreeningMatch          `json:"data"`
+	Id       string                          `json:"id"`
+	Livemode bool                            `json:"livemode"`
+	Type     CustomerScreeningMatchEventType `json:"type"`
+}
+
+// CustomerScreeningMatchEventType defines model for CustomerScreeningMatchEvent.Type.
+type CustomerScreeningMatchEventType string
 
 // CustomerUpdatedEvent The customer.updated event.
 type CustomerUpdatedEvent struct {
@@ -2957,6 +3276,19 @@ type EventList struct {
 
 // EventListSuccess defines model for EventList.Success.
 type EventListSuccess bool
+
+// FraudRule defines model for FraudRule.
+type FraudRule struct {
+	Description string      `json:"description"`
+	Id          FraudRuleId `json:"id"`
+
+	// Threshold Dollars, like 2500.00; daily_velocity: COUNT/DOLLARS, like 5/10000.00. The originator's own where the platform set one, else the default.
+	Threshold string `json:"threshold"`
+	Version   int    `json:"version"`
+}
+
+// FraudRuleId defines model for FraudRule.Id.
+type FraudRuleId string
 
 // FundingSource defines model for FundingSource.
 type FundingSource struct {
@@ -3548,6 +3880,33 @@ type MandateRevokedEvent struct {
 // MandateRevokedEventType defines model for MandateRevokedEvent.Type.
 type MandateRevokedEventType string
 
+// MonitoringResponse defines model for MonitoringResponse.
+type MonitoringResponse struct {
+	Alerts []struct {
+		Alerts int    `json:"alerts"`
+		RuleId string `json:"rule_id"`
+	} `json:"alerts"`
+
+	// HeldPayments Held payments, oldest first (at most 100).
+	HeldPayments     []Payment `json:"held_payments"`
+	LastAnnualReview *struct {
+		CreatedAt  time.Time `json:"created_at"`
+		Note       *string   `json:"note"`
+		ReviewId   string    `json:"review_id"`
+		ReviewedBy string    `json:"reviewed_by"`
+		Year       int       `json:"year"`
+	} `json:"last_annual_review"`
+	Rules      []FraudRule                  `json:"rules"`
+	Success    MonitoringResponseSuccess    `json:"success"`
+	WindowDays MonitoringResponseWindowDays `json:"window_days"`
+}
+
+// MonitoringResponseSuccess defines model for MonitoringResponse.Success.
+type MonitoringResponseSuccess bool
+
+// MonitoringResponseWindowDays defines model for MonitoringResponse.WindowDays.
+type MonitoringResponseWindowDays int
+
 // NotificationOfChangeInput defines model for NotificationOfChangeInput.
 type NotificationOfChangeInput struct {
 	ChangeCode NotificationOfChangeInputChangeCode `json:"change_code"`
@@ -3572,6 +3931,18 @@ type NotificationOfChangeInputChangeCode string
 // NotificationOfChangeInputCorrectedDataAccountType defines model for NotificationOfChangeInput.CorrectedData.AccountType.
 type NotificationOfChangeInputCorrectedDataAccountType string
 
+// OriginatorReturnRateWarningEvent The originator.return_rate_warning event: a debit return rate over 60 days (at least 20 debits) reached half its threshold; once per rate per day.
+type OriginatorReturnRateWarningEvent struct {
+	CreatedAt time.Time                            `json:"created_at"`
+	Data      ReturnRateWarning                    `json:"data"`
+	Id        string                               `json:"id"`
+	Livemode  bool                                 `json:"livemode"`
+	Type      OriginatorReturnRateWarningEventType `json:"type"`
+}
+
+// OriginatorReturnRateWarningEventType defines model for OriginatorReturnRateWarningEvent.Type.
+type OriginatorReturnRateWarningEventType string
+
 // Payment defines model for Payment.
 type Payment struct {
 	// Amount Decimal dollars, exact.
@@ -3582,7 +3953,7 @@ type Payment struct {
 	// Attempt Subscription debits: 1 for the due date's first presentment, 2 and 3 for re-presentments after an R01 or R09 return. A one-off debit's re-presentment (POST /v2/payments/{id}/retry): 2 or 3; null on the original.
 	Attempt *int `json:"attempt"`
 
-	// CancelReason Why a canceled payment was canceled; null otherwise. requested: the merchant canceled it. funding_source_blocked, funding_source_removed, mandate_revoked, originator_suspended: its authorization no longer stood when it was to leave, or when its source was blocked or removed or its mandate revoked (its unsent debits, and a removed source's unsent credits, are canceled at once).
+	// CancelReason Why a canceled payment was canceled; null otherwise. requested: the merchant canceled it. funding_source_blocked, funding_source_removed, mandate_revoked, originator_suspended: its authorization no longer stood when it was to leave, or when its source was blocked or removed or its mandate revoked (its unsent debits, and a removed source's unsent credits, are canceled at once). rejected_by_review: held, and rejected by the platform's review.
 	CancelReason *PaymentCancelReason `json:"cancel_reason"`
 	CreatedAt    time.Time            `json:"created_at"`
 	Currency     PaymentCurrency      `json:"currency"`
@@ -3601,6 +3972,9 @@ type Payment struct {
 	FailureCode     *string `json:"failure_code"`
 	FailureReason   *string `json:"failure_reason"`
 	FundingSourceId string  `json:"funding_source_id"`
+
+	// HoldReason Why a held payment waits for review; null otherwise. sanctions_screening: its customer's name is a potential match on OFAC's SDN list. return_rate_unauthorized, return_rate_administrative, return_rate_overall: the originator's debit return rate over 60 days is above NACHA's threshold (debits only). fraud_rule:<id>: a fraud-monitoring rule matched (see GET /v2/compliance/monitoring).
+	HoldReason *string `json:"hold_reason"`
 
 	// MandateId The mandate that authorizes this debit; null for credits.
 	MandateId *string `json:"mandate_id"`
@@ -3627,7 +4001,9 @@ type Payment struct {
 
 	// SettlementDate The day the money moves between the banks (its effective date); the return windows count from it. null until the payment is sent.
 	SettlementDate *openapi_types.Date `json:"settlement_date"`
-	Status         PaymentStatus       `json:"status"`
+
+	// Status held: waiting for the platform's review (hold_reason says why); it is neither sent nor settled until released (pending again, payment.released) or rejected (canceled, rejected_by_review).
+	Status PaymentStatus `json:"status"`
 
 	// SubscriptionId The subscription that created this debit.
 	SubscriptionId *string `json:"subscription_id"`
@@ -3637,7 +4013,7 @@ type Payment struct {
 	UserId                           string     `json:"user_id"`
 }
 
-// PaymentCancelReason Why a canceled payment was canceled; null otherwise. requested: the merchant canceled it. funding_source_blocked, funding_source_removed, mandate_revoked, originator_suspended: its authorization no longer stood when it was to leave, or when its source was blocked or removed or its mandate revoked (its unsent debits, and a removed source's unsent credits, are canceled at once).
+// PaymentCancelReason Why a canceled payment was canceled; null otherwise. requested: the merchant canceled it. funding_source_blocked, funding_source_removed, mandate_revoked, originator_suspended: its authorization no longer stood when it was to leave, or when its source was blocked or removed or its mandate revoked (its unsent debits, and a removed source's unsent credits, are canceled at once). rejected_by_review: held, and rejected by the platform's review.
 type PaymentCancelReason string
 
 // PaymentCurrency defines model for Payment.Currency.
@@ -3646,7 +4022,7 @@ type PaymentCurrency string
 // PaymentDirection defines model for Payment.Direction.
 type PaymentDirection string
 
-// PaymentStatus defines model for Payment.Status.
+// PaymentStatus held: waiting for the platform's review (hold_reason says why); it is neither sent nor settled until released (pending again, payment.released) or rejected (canceled, rejected_by_review).
 type PaymentStatus string
 
 // PaymentCanceledEvent The payment.canceled event: the payment, canceled, with its cancel_reason.
@@ -3745,6 +4121,18 @@ type PaymentFailedEvent struct {
 // PaymentFailedEventType defines model for PaymentFailedEvent.Type.
 type PaymentFailedEventType string
 
+// PaymentHeldEvent The payment.held event: the payment, held, with its hold_reason.
+type PaymentHeldEvent struct {
+	CreatedAt time.Time            `json:"created_at"`
+	Data      Payment              `json:"data"`
+	Id        string               `json:"id"`
+	Livemode  bool                 `json:"livemode"`
+	Type      PaymentHeldEventType `json:"type"`
+}
+
+// PaymentHeldEventType defines model for PaymentHeldEvent.Type.
+type PaymentHeldEventType string
+
 // PaymentInput defines model for PaymentInput.
 type PaymentInput struct {
 	// Amount Dollars as a JSON number or decimal string, at most two decimals, positive, at most PAYMENT_MAX_AMOUNT.
@@ -3790,6 +4178,86 @@ type PaymentList struct {
 // PaymentListSuccess defines model for PaymentList.Success.
 type PaymentListSuccess bool
 
+// PaymentReleased The payment, pending again, with the hold it was released from and the reviewer's note.
+type PaymentReleased struct {
+	// Amount Decimal dollars, exact.
+	//
+	// Example: 12.34
+	Amount string `json:"amount"`
+
+	// Attempt Subscription debits: 1 for the due date's first presentment, 2 and 3 for re-presentments after an R01 or R09 return. A one-off debit's re-presentment (POST /v2/payments/{id}/retry): 2 or 3; null on the original.
+	Attempt *int `json:"attempt"`
+
+	// CancelReason Why a canceled payment was canceled; null otherwise. requested: the merchant canceled it. funding_source_blocked, funding_source_removed, mandate_revoked, originator_suspended: its authorization no longer stood when it was to leave, or when its source was blocked or removed or its mandate revoked (its unsent debits, and a removed source's unsent credits, are canceled at once). rejected_by_review: held, and rejected by the platform's review.
+	CancelReason *PaymentReleasedCancelReason `json:"cancel_reason"`
+	CreatedAt    time.Time                    `json:"created_at"`
+	Currency     PaymentReleasedCurrency      `json:"currency"`
+
+	// Description Sent to the bank as the entry's 05 addenda record (its first 80 characters, folded to ASCII), unless a C13 stopped the source's addenda.
+	Description *string                  `json:"description"`
+	Direction   PaymentReleasedDirection `json:"direction"`
+
+	// EntryDescription The company entry description of the payment's batch, as the receiver's statement shows it. null: PURCHASE for a debit from an individual's account (WEB), PAYMENT otherwise.
+	EntryDescription *string `json:"entry_description"`
+
+	// FailureCode ACH return code when failed, like R01.
+	FailureCode     *string `json:"failure_code"`
+	FailureReason   *string `json:"failure_reason"`
+	FundingSourceId string  `json:"funding_source_id"`
+
+	// HoldReason Why a held payment waits for review; null otherwise. sanctions_screening: its customer's name is a potential match on OFAC's SDN list. return_rate_unauthorized, return_rate_administrative, return_rate_overall: the originator's debit return rate over 60 days is above NACHA's threshold (debits only). fraud_rule:<id>: a fraud-monitoring rule matched (see GET /v2/compliance/monitoring).
+	HoldReason *string `json:"hold_reason"`
+
+	// MandateId The mandate that authorizes this debit; null for credits.
+	MandateId          *string `json:"mandate_id"`
+	Note               *string `json:"note"`
+	PaymentId          string  `json:"payment_id"`
+	ReleasedHoldReason string  `json:"released_hold_reason"`
+
+	// RetryOf A re-presentment (RETRY PYMT) of a debit returned R01 or R09: the original debit, its first presentment.
+	RetryOf *string `json:"retry_of"`
+
+	// Reversal How this payment was reversed (POST /v2/payments/{id}/reverse); null while it is not.
+	Reversal *PaymentReversal `json:"reversal"`
+
+	// ReversalOf A reversal (REVERSAL): the payment it reverses, in the opposite direction for the same amount and account.
+	ReversalOf *string    `json:"reversal_of"`
+	SettledAt  *time.Time `json:"settled_at"`
+
+	// Status held: waiting for the platform's review (hold_reason says why); it is neither sent nor settled until released (pending again, payment.released) or rejected (canceled, rejected_by_review).
+	Status PaymentReleasedStatus `json:"status"`
+
+	// SubscriptionId The subscription that created this debit.
+	SubscriptionId *string `json:"subscription_id"`
+	UserId         string  `json:"user_id"`
+}
+
+// PaymentReleasedCancelReason Why a canceled payment was canceled; null otherwise. requested: the merchant canceled it. funding_source_blocked, funding_source_removed, mandate_revoked, originator_suspended: its authorization no longer stood when it was to leave, or when its source was blocked or removed or its mandate revoked (its unsent debits, and a removed source's unsent credits, are canceled at once). rejected_by_review: held, and rejected by the platform's review.
+type PaymentReleasedCancelReason string
+
+// PaymentReleasedCurrency defines model for PaymentReleased.Currency.
+type PaymentReleasedCurrency string
+
+// PaymentReleasedDirection defines model for PaymentReleased.Direction.
+type PaymentReleasedDirection string
+
+// PaymentReleasedStatus held: waiting for the platform's review (hold_reason says why); it is neither sent nor settled until released (pending again, payment.released) or rejected (canceled, rejected_by_review).
+type PaymentReleasedStatus string
+
+// PaymentReleasedEvent The payment.released event: a held payment released by the platform's review.
+type PaymentReleasedEvent struct {
+	CreatedAt time.Time `json:"created_at"`
+
+	// Data The payment, pending again, with the hold it was released from and the reviewer's note.
+	Data     PaymentReleased          `json:"data"`
+	Id       string                   `json:"id"`
+	Livemode bool                     `json:"livemode"`
+	Type     PaymentReleasedEventType `json:"type"`
+}
+
+// PaymentReleasedEventType defines model for PaymentReleasedEvent.Type.
+type PaymentReleasedEventType string
+
 // PaymentResponse defines model for PaymentResponse.
 type PaymentResponse struct {
 	// Amount Decimal dollars, exact.
@@ -3800,7 +4268,7 @@ type PaymentResponse struct {
 	// Attempt Subscription debits: 1 for the due date's first presentment, 2 and 3 for re-presentments after an R01 or R09 return. A one-off debit's re-presentment (POST /v2/payments/{id}/retry): 2 or 3; null on the original.
 	Attempt *int `json:"attempt"`
 
-	// CancelReason Why a canceled payment was canceled; null otherwise. requested: the merchant canceled it. funding_source_blocked, funding_source_removed, mandate_revoked, originator_suspended: its authorization no longer stood when it was to leave, or when its source was blocked or removed or its mandate revoked (its unsent debits, and a removed source's unsent credits, are canceled at once).
+	// CancelReason Why a canceled payment was canceled; null otherwise. requested: the merchant canceled it. funding_source_blocked, funding_source_removed, mandate_revoked, originator_suspended: its authorization no longer stood when it was to leave, or when its source was blocked or removed or its mandate revoked (its unsent debits, and a removed source's unsent credits, are canceled at once). rejected_by_review: held, and rejected by the platform's review.
 	CancelReason *PaymentResponseCancelReason `json:"cancel_reason"`
 	CreatedAt    time.Time                    `json:"created_at"`
 	Currency     PaymentResponseCurrency      `json:"currency"`
@@ -3817,6 +4285,9 @@ type PaymentResponse struct {
 	FailureCode     *string `json:"failure_code"`
 	FailureReason   *string `json:"failure_reason"`
 	FundingSourceId string  `json:"funding_source_id"`
+
+	// HoldReason Why a held payment waits for review; null otherwise. sanctions_screening: its customer's name is a potential match on OFAC's SDN list. return_rate_unauthorized, return_rate_administrative, return_rate_overall: the originator's debit return rate over 60 days is above NACHA's threshold (debits only). fraud_rule:<id>: a fraud-monitoring rule matched (see GET /v2/compliance/monitoring).
+	HoldReason *string `json:"hold_reason"`
 
 	// MandateId The mandate that authorizes this debit; null for credits.
 	MandateId *string `json:"mandate_id"`
@@ -3842,8 +4313,10 @@ type PaymentResponse struct {
 	SettledAt *time.Time `json:"settled_at"`
 
 	// SettlementDate The day the money moves between the banks (its effective date); the return windows count from it. null until the payment is sent.
-	SettlementDate *openapi_types.Date   `json:"settlement_date"`
-	Status         PaymentResponseStatus `json:"status"`
+	SettlementDate *openapi_types.Date `json:"settlement_date"`
+
+	// Status held: waiting for the platform's review (hold_reason says why); it is neither sent nor settled until released (pending again, payment.released) or rejected (canceled, rejected_by_review).
+	Status PaymentResponseStatus `json:"status"`
 
 	// SubscriptionId The subscription that created this debit.
 	SubscriptionId *string                `json:"subscription_id"`
@@ -3854,7 +4327,7 @@ type PaymentResponse struct {
 	UserId                           string     `json:"user_id"`
 }
 
-// PaymentResponseCancelReason Why a canceled payment was canceled; null otherwise. requested: the merchant canceled it. funding_source_blocked, funding_source_removed, mandate_revoked, originator_suspended: its authorization no longer stood when it was to leave, or when its source was blocked or removed or its mandate revoked (its unsent debits, and a removed source's unsent credits, are canceled at once).
+// PaymentResponseCancelReason Why a canceled payment was canceled; null otherwise. requested: the merchant canceled it. funding_source_blocked, funding_source_removed, mandate_revoked, originator_suspended: its authorization no longer stood when it was to leave, or when its source was blocked or removed or its mandate revoked (its unsent debits, and a removed source's unsent credits, are canceled at once). rejected_by_review: held, and rejected by the platform's review.
 type PaymentResponseCancelReason string
 
 // PaymentResponseCurrency defines model for PaymentResponse.Currency.
@@ -3863,7 +4336,7 @@ type PaymentResponseCurrency string
 // PaymentResponseDirection defines model for PaymentResponse.Direction.
 type PaymentResponseDirection string
 
-// PaymentResponseStatus defines model for PaymentResponse.Status.
+// PaymentResponseStatus held: waiting for the platform's review (hold_reason says why); it is neither sent nor settled until released (pending again, payment.released) or rejected (canceled, rejected_by_review).
 type PaymentResponseStatus string
 
 // PaymentResponseSuccess defines model for PaymentResponse.Success.
@@ -3938,6 +4411,21 @@ type ReturnRate struct {
 	Threshold float32 `json:"threshold"`
 }
 
+// ReturnRateWarning defines model for ReturnRateWarning.
+type ReturnRateWarning struct {
+	Debits int `json:"debits"`
+
+	// Held The rate is above its threshold: the originator's new debits are held.
+	Held      bool                  `json:"held"`
+	Rate      ReturnRateWarningRate `json:"rate"`
+	Returns   int                   `json:"returns"`
+	Threshold float32               `json:"threshold"`
+	Value     float32               `json:"value"`
+}
+
+// ReturnRateWarningRate defines model for ReturnRateWarning.Rate.
+type ReturnRateWarningRate string
+
 // ReturnRatesResponse defines model for ReturnRatesResponse.
 type ReturnRatesResponse struct {
 	Administrative ReturnRate                    `json:"administrative"`
@@ -3961,6 +4449,18 @@ type ReverseInput struct {
 
 // ReverseInputReason Why the payment is reversed: the only reasons NACHA allows a reversal for.
 type ReverseInputReason string
+
+// SDNEntry An entry of OFAC's SDN list, as published in sdn.csv.
+type SDNEntry struct {
+	EntNum  string `json:"ent_num"`
+	Program string `json:"program"`
+
+	// SdnName As published: LAST, First for individuals.
+	SdnName string `json:"sdn_name"`
+
+	// SdnType individual, vessel, aircraft, or empty for an entity.
+	SdnType string `json:"sdn_type"`
+}
 
 // SandboxMicroDeposits defines model for SandboxMicroDeposits.
 type SandboxMicroDeposits struct {
@@ -5618,6 +6118,142 @@ func (t *Event) MergePaymentReversedEvent(v PaymentReversedEvent) error {
 	return err
 }
 
+// AsPaymentHeldEvent returns the union data inside the Event as a PaymentHeldEvent
+func (t Event) AsPaymentHeldEvent() (PaymentHeldEvent, error) {
+	var body PaymentHeldEvent
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromPaymentHeldEvent overwrites any union data inside the Event as the provided PaymentHeldEvent
+func (t *Event) FromPaymentHeldEvent(v PaymentHeldEvent) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"type":"payment.held"}`))
+	t.union = b
+	return err
+}
+
+// MergePaymentHeldEvent performs a merge with any union data inside the Event, using the provided PaymentHeldEvent
+func (t *Event) MergePaymentHeldEvent(v PaymentHeldEvent) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"type":"payment.held"}`))
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsPaymentReleasedEvent returns the union data inside the Event as a PaymentReleasedEvent
+func (t Event) AsPaymentReleasedEvent() (PaymentReleasedEvent, error) {
+	var body PaymentReleasedEvent
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromPaymentReleasedEvent overwrites any union data inside the Event as the provided PaymentReleasedEvent
+func (t *Event) FromPaymentReleasedEvent(v PaymentReleasedEvent) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"type":"payment.released"}`))
+	t.union = b
+	return err
+}
+
+// MergePaymentReleasedEvent performs a merge with any union data inside the Event, using the provided PaymentReleasedEvent
+func (t *Event) MergePaymentReleasedEvent(v PaymentReleasedEvent) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"type":"payment.released"}`))
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsCustomerScreeningMatchEvent returns the union data inside the Event as a CustomerScreeningMatchEvent
+func (t Event) AsCustomerScreeningMatchEvent() (CustomerScreeningMatchEvent, error) {
+	var body CustomerScreeningMatchEvent
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromCustomerScreeningMatchEvent overwrites any union data inside the Event as the provided CustomerScreeningMatchEvent
+func (t *Event) FromCustomerScreeningMatchEvent(v CustomerScreeningMatchEvent) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"type":"customer.screening_match"}`))
+	t.union = b
+	return err
+}
+
+// MergeCustomerScreeningMatchEvent performs a merge with any union data inside the Event, using the provided CustomerScreeningMatchEvent
+func (t *Event) MergeCustomerScreeningMatchEvent(v CustomerScreeningMatchEvent) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"type":"customer.screening_match"}`))
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsOriginatorReturnRateWarningEvent returns the union data inside the Event as a OriginatorReturnRateWarningEvent
+func (t Event) AsOriginatorReturnRateWarningEvent() (OriginatorReturnRateWarningEvent, error) {
+	var body OriginatorReturnRateWarningEvent
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromOriginatorReturnRateWarningEvent overwrites any union data inside the Event as the provided OriginatorReturnRateWarningEvent
+func (t *Event) FromOriginatorReturnRateWarningEvent(v OriginatorReturnRateWarningEvent) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"type":"originator.return_rate_warning"}`))
+	t.union = b
+	return err
+}
+
+// MergeOriginatorReturnRateWarningEvent performs a merge with any union data inside the Event, using the provided OriginatorReturnRateWarningEvent
+func (t *Event) MergeOriginatorReturnRateWarningEvent(v OriginatorReturnRateWarningEvent) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"type":"originator.return_rate_warning"}`))
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
 func (t Event) Discriminator() (string, error) {
 	var discriminator struct {
 		Discriminator string `json:"type"`
@@ -5634,6 +6270,8 @@ func (t Event) ValueByDiscriminator() (interface{}, error) {
 	switch discriminator {
 	case "customer.created":
 		return t.AsCustomerCreatedEvent()
+	case "customer.screening_match":
+		return t.AsCustomerScreeningMatchEvent()
 	case "customer.updated":
 		return t.AsCustomerUpdatedEvent()
 	case "funding_source.blocked":
@@ -5658,10 +6296,16 @@ func (t Event) ValueByDiscriminator() (interface{}, error) {
 		return t.AsMandateCreatedEvent()
 	case "mandate.revoked":
 		return t.AsMandateRevokedEvent()
+	case "originator.return_rate_warning":
+		return t.AsOriginatorReturnRateWarningEvent()
 	case "payment.canceled":
 		return t.AsPaymentCanceledEvent()
 	case "payment.failed":
 		return t.AsPaymentFailedEvent()
+	case "payment.held":
+		return t.AsPaymentHeldEvent()
+	case "payment.released":
+		return t.AsPaymentReleasedEvent()
 	case "payment.reversed":
 		return t.AsPaymentReversedEvent()
 	case "payment.success":
@@ -6051,6 +6695,13 @@ type ClientInterface interface {
 	//
 	// Corresponds with GET /v2/balances (the `GetBalances` operationId).
 	GetBalances(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetMonitoring Fraud monitoring
+	//
+	// The environment's fraud monitoring: the rules in force (id, version, threshold), their alerts over the last 30 days, the payments held for review, and the platform's last annual review of the process. A rule's match holds the payment (hold_reason fraud_rule:<id>, payment.held) until the platform releases or rejects it.
+	//
+	// Corresponds with GET /v2/compliance/monitoring (the `GetMonitoring` operationId).
+	GetMonitoring(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// GetReturnRates Debit return rates
 	//
@@ -6862,6 +7513,23 @@ func (c *Client) ListAuditEvents(ctx context.Context, params *ListAuditEventsPar
 // Corresponds with GET /v2/balances (the `GetBalances` operationId).
 func (c *Client) GetBalances(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewGetBalancesRequest(c.Server)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetMonitoring Fraud monitoring
+//
+// The environment's fraud monitoring: the rules in force (id, version, threshold), their alerts over the last 30 days, the payments held for review, and the platform's last annual review of the process. A rule's match holds the payment (hold_reason fraud_rule:<id>, payment.held) until the platform releases or rejects it.
+//
+// Corresponds with GET /v2/compliance/monitoring (the `GetMonitoring` operationId).
+func (c *Client) GetMonitoring(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetMonitoringRequest(c.Server)
 	if err != nil {
 		return nil, err
 	}
@@ -8555,6 +9223,33 @@ func NewGetBalancesRequest(server string) (*http.Request, error) {
 	}
 
 	operationPath := fmt.Sprintf("/v2/balances")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewGetMonitoringRequest constructs an http.Request for the GetMonitoring method
+func NewGetMonitoringRequest(server string) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v2/compliance/monitoring")
 	if operationPath[0] == '/' {
 		operationPath = "." + operationPath
 	}
@@ -11155,6 +11850,15 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with GET /v2/balances (the `GetBalances` operationId).
 	GetBalancesWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*GetBalancesResponse, error)
 
+	// GetMonitoringWithResponse Fraud monitoring
+	//
+	// The environment's fraud monitoring: the rules in force (id, version, threshold), their alerts over the last 30 days, the payments held for review, and the platform's last annual review of the process. A rule's match holds the payment (hold_reason fraud_rule:<id>, payment.held) until the platform releases or rejects it.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v2/compliance/monitoring (the `GetMonitoring` operationId).
+	GetMonitoringWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*GetMonitoringResponse, error)
+
 	// GetReturnRatesWithResponse Debit return rates
 	//
 	// The environment's debit return rates over the last 60 days (debits created in the window, canceled ones left aside, and how many of them came back) against the thresholds above which NACHA opens an inquiry: unauthorized (R05 R07 R10 R11 R29 R51) 0.5%, administrative (R02 R03 R04) 3%, overall (all returns) 15%. The dashboard warns from half a threshold.
@@ -12311,6 +13015,68 @@ func (r GetBalancesResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r GetBalancesResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// GetMonitoringResponse200Headers the declared response headers of an HTTP 200 response for GetMonitoring
+type GetMonitoringResponse200Headers struct {
+	XRequestId *string
+}
+
+// GetMonitoringResponseDefaultHeaders the declared response headers of an HTTP default response for GetMonitoring
+type GetMonitoringResponseDefaultHeaders struct {
+	XRequestId *string
+}
+
+type GetMonitoringResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *MonitoringResponse
+	// JSONDefault the response for an HTTP default `application/json` response
+	JSONDefault *Error
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *GetMonitoringResponse200Headers
+	// HeadersDefault the parsed response headers for an HTTP default response
+	HeadersDefault *GetMonitoringResponseDefaultHeaders
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetMonitoringResponse) GetJSON200() *MonitoringResponse {
+	return r.JSON200
+}
+
+// GetJSONDefault returns the response for an HTTP default `application/json` response
+func (r GetMonitoringResponse) GetJSONDefault() *Error {
+	return r.JSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r GetMonitoringResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetMonitoringResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetMonitoringResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetMonitoringResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -15277,6 +16043,21 @@ func (c *ClientWithResponses) GetBalancesWithResponse(ctx context.Context, reqEd
 	return ParseGetBalancesResponse(rsp)
 }
 
+// GetMonitoringWithResponse Fraud monitoring
+//
+// The environment's fraud monitoring: the rules in force (id, version, threshold), their alerts over the last 30 days, the payments held for review, and the platform's last annual review of the process. A rule's match holds the payment (hold_reason fraud_rule:<id>, payment.held) until the platform releases or rejects it.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v2/compliance/monitoring (the `GetMonitoring` operationId).
+func (c *ClientWithResponses) GetMonitoringWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*GetMonitoringResponse, error) {
+	rsp, err := c.GetMonitoring(ctx, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetMonitoringResponse(rsp)
+}
+
 // GetReturnRatesWithResponse Debit return rates
 //
 // The environment's debit return rates over the last 60 days (debits created in the window, canceled ones left aside, and how many of them came back) against the thresholds above which NACHA opens an inquiry: unauthorized (R05 R07 R10 R11 R29 R51) 0.5%, administrative (R02 R03 R04) 3%, overall (all returns) 15%. The dashboard warns from half a threshold.
@@ -16783,6 +17564,62 @@ func ParseGetBalancesResponse(rsp *http.Response) (*GetBalancesResponse, error) 
 		response.Headers200 = &headers
 	case true:
 		var headers GetBalancesResponseDefaultHeaders
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.HeadersDefault = &headers
+	}
+
+	return response, nil
+}
+
+// ParseGetMonitoringResponse parses an HTTP response from a GetMonitoringWithResponse call
+func ParseGetMonitoringResponse(rsp *http.Response) (*GetMonitoringResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetMonitoringResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest MonitoringResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSONDefault = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers GetMonitoringResponse200Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers200 = &headers
+	case true:
+		var headers GetMonitoringResponseDefaultHeaders
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {

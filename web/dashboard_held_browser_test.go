@@ -1,0 +1,73 @@
+package web_test
+
+import (
+	"fmt"
+	"testing"
+
+	th "github.com/fundsource/fundsource/internal/testing/harness"
+)
+
+// TestBrowserHeldPaymentsAndReturnRateBanner: the home page counts the
+// payments held for review and, once the unauthorized return rate is past
+// its threshold, says so in a banner; the payments page filters held
+// payments and shows why each is held. Each page passes axe-core at a
+// desktop's and a phone's width.
+func TestBrowserHeldPaymentsAndReturnRateBanner(t *testing.T) {
+	h := newHarness(t)
+	srv := h.live()
+	m := h.Merchant("Acme Books")
+	key := m.Sandbox.SecretKey
+	var first string
+	for i := range 20 {
+		src := h.VerifiedSource(key, h.Customer(key), fmt.Sprintf("3100000%02d", i))
+		id := th.WantOK(t, h.Post("/v2/payments", key, th.PaymentBody(src, `"1.00"`, "debit")))["payment_id"].(string)
+		if i == 0 {
+			first = id
+		}
+	}
+	th.WantOK(t, h.Post("/v2/sandbox/payments/"+first+"/return", key, `{"code":"R10"}`))
+	payout := h.Source(key, h.Customer(key), "444444444")
+	credit := th.WantOK(t, h.Post("/v2/payments", key, th.PaymentBody(payout, `"1000.01"`, "credit")))
+	if credit["status"] != "held" || credit["hold_reason"] != "fraud_rule:unverified_credit" {
+		t.Fatalf("credit: %s", th.MustJSON(credit))
+	}
+	src := h.VerifiedSource(key, h.Customer(key), "555555555")
+	debit := th.WantOK(t, h.Post("/v2/payments", key, th.PaymentBody(src, `"2.00"`, "debit")))
+	if debit["status"] != "held" || debit["hold_reason"] != "return_rate_unauthorized" {
+		t.Fatalf("debit after the rate passed its threshold: %s", th.MustJSON(debit))
+	}
+
+	for _, width := range []int{1280, 390} {
+		t.Run(fmt.Sprint(width), func(t *testing.T) {
+			tb := newTab(t, withViewport(width, 900), withoutJavaScript)
+			tb.signIn(srv.URL, m.Merchant.Email, "correct horse battery")
+			twin := tb.axeTwin()
+			check := func() {
+				t.Helper()
+				tb.accessible()
+				tb.fitsWidth()
+				twin.open(tb.page.URL())
+				twin.axe()
+			}
+			tb.open(srv.URL + "/dashboard")
+			check()
+			if got := tb.text("#rate-banner"); !containsAll(got, "unauthorized 5.00%", "New debits are held") {
+				t.Errorf("banner: %q", got)
+			}
+			if got := tb.text("#held-count"); !containsAll(got, "2 payments held for review") {
+				t.Errorf("held count: %q", got)
+			}
+			tb.click("link", "2 payments held for review")
+			tb.waitURL(`/dashboard/payments\?status=held`)
+			check()
+			got := tb.text("#payment-list")
+			if !containsAll(got, credit["payment_id"].(string), debit["payment_id"].(string), "unverified_credit", "Unauthorized return rate above 0.5%") ||
+				containsAll(got, first) {
+				t.Errorf("held payments: %q", got)
+			}
+			tb.open(srv.URL + "/dashboard/payments/" + debit["payment_id"].(string))
+			check()
+			tb.wantText("Held for review", "Unauthorized return rate above 0.5%")
+		})
+	}
+}

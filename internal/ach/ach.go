@@ -22,6 +22,14 @@
 // was blocked or removed, or whose mandate was revoked, since it was
 // created is canceled there instead of sent.
 //
+// Each payment goes out under its originator's company name and company
+// id (the merchant environment's, stored on its entry at assignment): a
+// file holds a batch per company, SEC code and description, so the
+// receiving customer's statement names the merchant they authorized.
+// Micro-deposits and their offsets are the platform's own entries and go
+// out under ACH_COMPANY_NAME and ACH_COMPANY_ID; a dishonored return goes
+// out under its original entry's company.
+//
 // Trace numbers are the ODFI's 8 routing digits and a 7-digit sequence
 // that restarts for each file creation date (US Eastern, the date in the
 // file's name). One counter row per ODFI and date hands the numbers out
@@ -49,6 +57,7 @@ import (
 	"time"
 
 	"github.com/fundsource/fundsource/internal/core/calendar"
+	"github.com/fundsource/fundsource/internal/core/errs"
 	"github.com/fundsource/fundsource/internal/core/ids"
 	"github.com/fundsource/fundsource/internal/core/tenant"
 	"github.com/fundsource/fundsource/internal/customer"
@@ -107,6 +116,13 @@ type Entry struct {
 	// Addenda is the text of the entry's one 05 addenda record (the
 	// payment's description, folded, ≤ 80); "" for none.
 	Addenda string
+	// CompanyName (≤ 16) and CompanyID (≤ 10) are the originator a
+	// payment goes out under, decided at assignment like Class: its batch
+	// header carries them. "" for a micro-deposit, and for an entry
+	// assigned before originators, which go out under the platform's own
+	// (Config.CompanyName, Config.CompanyID).
+	CompanyName string
+	CompanyID   string
 }
 
 // ErrTracesExhausted is the refusal of an origination run once an ODFI's
@@ -179,6 +195,9 @@ type Store interface {
 	// PaymentEntry returns a payment's entry; errs.NotFound when the
 	// payment is in no file.
 	PaymentEntry(ctx context.Context, scope tenant.Scope, paymentID string) (Entry, error)
+	// OriginatorCompany is the company name and id a scope's payments go
+	// out under; errs.NotFound when it has no originator.
+	OriginatorCompany(ctx context.Context, scope tenant.Scope) (name, id string, err error)
 }
 
 // Funding is what origination needs from the funding service.
@@ -326,6 +345,7 @@ func (o *Originator) assign(ctx context.Context) (File, bool, error) {
 		traces := o.traces(date.Format(time.DateOnly))
 		receivers := map[string]funding.Receiver{}
 		depositClasses := make([]Class, len(deposits))
+		depositKeys := make([]batchKey, len(deposits))
 		depositReceivers := make([]funding.Receiver, len(deposits))
 		for i, d := range deposits {
 			r, err := o.receiver(ctx, d.Scope, d.SourceID, receivers)
@@ -333,10 +353,11 @@ func (o *Originator) assign(ctx context.Context) (File, bool, error) {
 				return err
 			}
 			depositClasses[i], depositReceivers[i] = Classify(Payer{Business: r.Company, MicroDeposit: true}), r
+			depositKeys[i] = keyOf(depositClasses[i], Entry{})
 		}
 		if o.cfg.MicroOffset {
 			// One offsetting debit per micro-deposit batch, in batch order.
-			for range batchOrder(depositClasses) {
+			for range batchOrder(depositKeys) {
 				trace, err := traces.next(ctx, tx)
 				if err != nil {
 					return err
@@ -359,8 +380,13 @@ func (o *Originator) assign(ctx context.Context) (File, bool, error) {
 			}
 		}
 		settle := calendar.AddBusinessDays(effectiveDate(now), SettleDays).Add(12 * time.Hour) // noon UTC of that day
+		companies := map[tenant.Scope][2]string{}
 		for _, p := range payments {
 			r, err := o.receiver(ctx, p.Scope, p.SourceID, receivers)
+			if err != nil {
+				return err
+			}
+			company, err := o.company(ctx, tx, p.Scope, companies)
 			if err != nil {
 				return err
 			}
@@ -372,7 +398,7 @@ func (o *Originator) assign(ctx context.Context) (File, bool, error) {
 			}
 			e := Entry{FileID: f.ID, FileDate: traces.date, Scope: p.Scope, Kind: KindPayment, SourceID: p.SourceID, CustomerID: p.CustomerID,
 				PaymentID: p.ID, Debit: debit, Cents: p.Cents, Class: class,
-				ReceiverName: receiverName(r), IndividualID: r.IndividualID}
+				ReceiverName: receiverName(r), IndividualID: r.IndividualID, CompanyName: company[0], CompanyID: company[1]}
 			if p.Description != nil && r.Addenda {
 				e.Addenda = addendaText(*p.Description)
 			}
@@ -450,6 +476,25 @@ func (o *Originator) receiver(ctx context.Context, scope tenant.Scope, sourceID 
 	}
 	seen[key] = r
 	return r, nil
+}
+
+// company is the company name and id scope's payments go out under,
+// remembering the answers of one file in seen. A scope without an
+// originator goes out under the platform's.
+func (o *Originator) company(ctx context.Context, tx Store, scope tenant.Scope, seen map[tenant.Scope][2]string) ([2]string, error) {
+	if c, ok := seen[scope]; ok {
+		return c, nil
+	}
+	name, id, err := tx.OriginatorCompany(ctx, scope)
+	switch {
+	case errs.Is(err, errs.NotFound):
+		name, id = "", ""
+	case err != nil:
+		return [2]string{}, err
+	}
+	c := [2]string{upper(name, 16), id}
+	seen[scope] = c
+	return c, nil
 }
 
 // receiverName is r's name as an entry carries it; a name with nothing

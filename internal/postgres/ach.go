@@ -144,6 +144,8 @@ type achEntryRow struct {
 	ReceiverName *string `db:"receiver_name"`
 	IndividualID *string `db:"individual_id"`
 	Addenda      *string `db:"addenda"`
+	CompanyName  *string `db:"company_name"`
+	CompanyID    *string `db:"company_id"`
 }
 
 func (r achEntryRow) domain() ach.Entry {
@@ -151,7 +153,8 @@ func (r achEntryRow) domain() ach.Entry {
 		Kind: r.Kind, SourceID: r.SourceID, CustomerID: r.CustomerID, PaymentID: deref(r.PaymentID), Debit: r.Debit,
 		ReturnCode: deref(r.ReturnCode), ReturnTrace: deref(r.ReturnTrace), Class: ach.Class{SEC: deref(r.SEC), Description: deref(r.Description), PaymentType: deref(r.PaymentType)},
 		FileDate: deref(r.FileDate), Recurs: r.Recurs,
-		ReceiverName: deref(r.ReceiverName), IndividualID: deref(r.IndividualID), Addenda: deref(r.Addenda)}
+		ReceiverName: deref(r.ReceiverName), IndividualID: deref(r.IndividualID), Addenda: deref(r.Addenda),
+		CompanyName: deref(r.CompanyName), CompanyID: deref(r.CompanyID)}
 	if r.DepositSeq != nil {
 		e.DepositSeq, e.DepositIndex = *r.DepositSeq, *r.DepositIndex
 	}
@@ -163,15 +166,15 @@ func (r achEntryRow) domain() ach.Entry {
 
 const achEntryColumns = `trace_number, file_id, merchant_id, environment, kind, funding_source_id, customer_id,
        deposit_seq, deposit_index, payment_id, debit, amount_cents, return_code, sec_code, entry_description, payment_type, return_trace,
-       to_char(file_date, 'YYYY-MM-DD') AS file_date, receiver_name, individual_id, addenda`
+       to_char(file_date, 'YYYY-MM-DD') AS file_date, receiver_name, individual_id, addenda, company_name, company_id`
 
 const insertACHEntry = `
 INSERT INTO ach_entries (trace_number, file_id, merchant_id, environment, kind, funding_source_id, customer_id,
        deposit_seq, deposit_index, payment_id, debit, amount_cents, return_code, sec_code, entry_description, payment_type,
-       file_date, receiver_name, individual_id, addenda)
+       file_date, receiver_name, individual_id, addenda, company_name, company_id)
 VALUES ($1, $2, $3, $4, $5, $6, $7, NULLIF($8, 0), NULLIF($9, 0), NULLIF($10, ''), $11, NULLIF($12, 0), NULL,
         NULLIF($13, ''), NULLIF($14, ''), NULLIF($15, ''), NULLIF($16, '')::date, NULLIF($17, ''), NULLIF($18, ''),
-        NULLIF($19, ''))`
+        NULLIF($19, ''), NULLIF($20, ''), NULLIF($21, ''))`
 
 // InsertACHEntry assigns an entry to a file; errs.Conflict when the
 // payment or deposit is in a file already. A micro-deposit's amount is not
@@ -179,7 +182,8 @@ VALUES ($1, $2, $3, $4, $5, $6, $7, NULLIF($8, 0), NULLIF($9, 0), NULLIF($10, ''
 func (q queries) InsertACHEntry(ctx context.Context, e ach.Entry) error {
 	_, err := q.ex.ExecContext(ctx, insertACHEntry, e.Trace, e.FileID, e.Scope.MerchantID, e.Scope.Env, e.Kind,
 		e.SourceID, e.CustomerID, e.DepositSeq, e.DepositIndex, e.PaymentID, e.Debit, e.Cents,
-		e.Class.SEC, e.Class.Description, e.Class.PaymentType, e.FileDate, e.ReceiverName, e.IndividualID, e.Addenda)
+		e.Class.SEC, e.Class.Description, e.Class.PaymentType, e.FileDate, e.ReceiverName, e.IndividualID, e.Addenda,
+		e.CompanyName, e.CompanyID)
 	return translate(err)
 }
 

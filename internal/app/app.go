@@ -39,6 +39,8 @@ Usage:
   fundsource merchant redirect-origins MERCHANT_ID --env sandbox|production [--json]
   fundsource audit verify [--merchant MERCHANT_ID] [--json]
                                    check the audit log's hash chains; exit 1 at the first bad event
+  fundsource originator show|set|activate|suspend MERCHANT_ID --env sandbox|production [--json]
+                                   a merchant environment's ACH originator: company, status, limits (audited)
   fundsource ach originate [--json]
                                    write waiting production entries to ACH_OUTBOX_DIR now
   fundsource ach import-returns FILE [--json]
@@ -92,6 +94,8 @@ func Run(ctx context.Context, args []string, io IO) error {
 		return runMerchant(ctx, args[1:], io)
 	case "ach":
 		return runACH(ctx, args[1:], io)
+	case "originator":
+		return runOriginator(ctx, args[1:], io)
 	case "audit":
 		return runAudit(ctx, args[1:], io)
 	case "provider-sim":

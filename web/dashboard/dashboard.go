@@ -575,6 +575,10 @@ func (s *Surface) renderSettings(c *gin.Context, status int, v view.Settings) {
 		v.BrandName, v.BrandAccent = brand.DisplayName, brand.Accent
 	}
 	v.LogoURL = hostedlink.LogoPath(env.PublicKey, brand)
+	if v.Originator, err = s.originatorView(c.Request.Context(), in.Scope); err != nil {
+		s.Fail(c, err)
+		return
+	}
 	s.Page(c, status, view.SettingsPage(s.frame(c, "Settings", "settings"), v))
 }
 

@@ -32,8 +32,8 @@ import (
 	"golang.org/x/crypto/bcrypt"
 
 	"github.com/fundsource/fundsource/internal/audit"
-	"github.com/fundsource/fundsource/internal/core/tenant"
 	"github.com/fundsource/fundsource/internal/config"
+	"github.com/fundsource/fundsource/internal/core/tenant"
 	"github.com/fundsource/fundsource/internal/funding"
 	"github.com/fundsource/fundsource/internal/merchant"
 	"github.com/fundsource/fundsource/internal/payment"

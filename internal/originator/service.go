@@ -219,9 +219,10 @@ func note(details map[string]string, field, old, new string) {
 }
 
 // CompanyName is name as a batch header carries it: folded to ASCII,
-// upper case, at most 16 characters.
+// upper case, in NACHA's name alphabet; refused when that leaves nothing
+// or more than 16 characters.
 func CompanyName(name string) (string, error) {
-	n := strings.TrimSpace(strings.ToUpper(ach.ASCII(name)))
+	n := ach.Upper(name, len(name)*4+1)
 	if n == "" || len(n) > 16 {
 		return "", errs.Invalid("company_name", "company_name must be 1 to 16 characters once folded to ASCII upper case")
 	}

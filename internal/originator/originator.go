@@ -10,9 +10,11 @@
 // included) creates it with the same defaults: a sandbox originator is
 // active, a production one starts pending_review and an operator
 // activates it after reviewing the merchant. Its company name defaults to
-// the merchant's name folded to NACHA's alphabet and its company id to a
-// placeholder ("1" and 9 digits of a sequence) that the operator replaces
-// with the one the bank knows.
+// the merchant's name folded to NACHA's alphabet (the database spells the
+// Latin-1 letters; the merchant service's environment hook, NameTx, then
+// folds it as ACH entries fold names, in the same transaction) and its
+// company id to a placeholder ("1" and 9 digits of a sequence) that the
+// operator replaces with the one the bank knows.
 //
 // The limits are enforced by the statements that create payments (see
 // the payment package's limits.go), since only a check under the

@@ -76,6 +76,22 @@ func TestANewMerchantsOriginators(t *testing.T) {
 	if same, err := f.Payments.SameDay(ctx, sandbox); err != nil || !same {
 		t.Errorf("sandbox SameDay = %v, %v", same, err)
 	}
+
+	// Letters beyond Latin-1 are spelled as the ACH entries spell names,
+	// in both environments.
+	l, err := f.Merchants.Create(ctx, "Łódź Coffee Roasters", "lodz@example.com", "correct horse battery")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.Merchants.ActivateProduction(ctx, l.Merchant.ID, audit.Operator("test")); err != nil {
+		t.Fatal(err)
+	}
+	for _, env := range []tenant.Environment{tenant.Sandbox, tenant.Production} {
+		o, err := f.Originators.Get(ctx, tenant.Scope{MerchantID: l.Merchant.ID, Env: env})
+		if err != nil || o.CompanyName != "LODZ COFFEE ROAS" {
+			t.Errorf("%s company_name = %q (%v), want LODZ COFFEE ROAS", env, o.CompanyName, err)
+		}
+	}
 }
 
 // TestSetRefusesBadInputAndChangesNothing: each bad field is refused with

@@ -131,6 +131,23 @@ func (s *Service) setStatus(ctx context.Context, scope tenant.Scope, status, act
 	return out.withDollars(), err
 }
 
+// NameTx gives scope's new originator, in tx (the transaction that
+// created the environment), its company name from the merchant's name
+// folded to NACHA's alphabet (the database's default spells only the
+// Latin-1 letters); a name that leaves nothing keeps the default.
+func (s *Service) NameTx(ctx context.Context, tx Store, scope tenant.Scope, merchantName string) error {
+	name := ach.Upper(merchantName, 16)
+	if name == "" {
+		return nil
+	}
+	o, err := tx.OriginatorForUpdate(ctx, scope)
+	if err != nil || o.CompanyName == name {
+		return err
+	}
+	o.CompanyName = name
+	return tx.UpdateOriginator(ctx, o)
+}
+
 // Active reports whether scope's originator may send entries, read in tx
 // (payment.Originators).
 func (s *Service) Active(ctx context.Context, tx payment.Store, scope tenant.Scope) (bool, error) {

@@ -128,6 +128,9 @@ func Build(cfg *config.Config, d Deps) (*Services, error) {
 	}
 	s.Originators = originator.NewService(db.Originators(), s.Payments, now)
 	s.Payments.WithOriginators(s.Originators)
+	s.Merchants.OnEnvironment(func(ctx context.Context, tx merchant.Store, scope tenant.Scope, name string) error {
+		return s.Originators.NameTx(ctx, tx.(postgres.Stores).Originators(), scope, name)
+	})
 	// A removed source's subscriptions end with it, in the removal's
 	// transaction: every store of package postgres reaches the other
 	// domains' stores on its transaction (postgres.Stores).

@@ -34,7 +34,9 @@
 // the statement's update of the row waits for a concurrent use or
 // revocation and re-reads the row, where a read of payments would still
 // see the statement's snapshot. Errors are explained after the statement,
-// by reads on the error path only.
+// by reads on the error path only. The originator's status and limits are
+// conditions of the same statements (limits.go), checked under the
+// originator's row lock.
 //
 // A returned debit is presented again (reinitiation, retry.go) and an
 // erroneous payment corrected (reversal, reversal.go) by payments of

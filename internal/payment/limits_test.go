@@ -279,3 +279,25 @@ func TestASuspendedOriginatorsPendingPaymentsAreCanceledAtOrigination(t *testing
 		t.Errorf("payment.canceled of the debit: %q", got)
 	}
 }
+
+// TestBankingDay: a payment counts toward its US Eastern date when that
+// is a banking day, else toward the next one (weekends, holidays).
+func TestBankingDay(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		at   time.Time
+		want string
+	}{
+		{time.Date(2026, 11, 6, 3, 0, 0, 0, time.UTC), "2026-11-05"},   // Thursday 22:00 Eastern
+		{time.Date(2026, 11, 7, 4, 59, 59, 0, time.UTC), "2026-11-06"}, // Friday 23:59:59 Eastern
+		{time.Date(2026, 11, 7, 5, 0, 0, 0, time.UTC), "2026-11-09"},   // Saturday 00:00 Eastern
+		{time.Date(2026, 11, 9, 4, 59, 0, 0, time.UTC), "2026-11-09"},  // Sunday 23:59 Eastern
+		{time.Date(2026, 11, 26, 15, 0, 0, 0, time.UTC), "2026-11-27"}, // Thanksgiving
+		{time.Date(2026, 12, 24, 23, 0, 0, 0, time.UTC), "2026-12-24"}, // Christmas Eve
+		{time.Date(2026, 12, 25, 12, 0, 0, 0, time.UTC), "2026-12-28"}, // Christmas, a Friday
+	} {
+		if got := payment.BankingDay(c.at).Format(time.DateOnly); got != c.want {
+			t.Errorf("BankingDay(%s) = %s, want %s", c.at, got, c.want)
+		}
+	}
+}

@@ -130,6 +130,9 @@ const (
 	AuditEventActionMandateRevoked              AuditEventAction = "mandate.revoked"
 	AuditEventActionMerchantPermissionChanged   AuditEventAction = "merchant.permission_changed"
 	AuditEventActionMerchantProductionActivated AuditEventAction = "merchant.production_activated"
+	AuditEventActionOriginatorActivated         AuditEventAction = "originator.activated"
+	AuditEventActionOriginatorChanged           AuditEventAction = "originator.changed"
+	AuditEventActionOriginatorSuspended         AuditEventAction = "originator.suspended"
 	AuditEventActionSettingsChanged             AuditEventAction = "settings.changed"
 	AuditEventActionWebhookDeleted              AuditEventAction = "webhook.deleted"
 	AuditEventActionWebhookEnabled              AuditEventAction = "webhook.enabled"
@@ -159,6 +162,12 @@ func (e AuditEventAction) Valid() bool {
 	case AuditEventActionMerchantPermissionChanged:
 		return true
 	case AuditEventActionMerchantProductionActivated:
+		return true
+	case AuditEventActionOriginatorActivated:
+		return true
+	case AuditEventActionOriginatorChanged:
+		return true
+	case AuditEventActionOriginatorSuspended:
 		return true
 	case AuditEventActionSettingsChanged:
 		return true

@@ -35,6 +35,14 @@
 // was blocked or removed, or whose mandate was revoked, since it was
 // created is canceled there instead of sent.
 //
+// Each payment goes out under its originator's company name and company
+// id (the merchant environment's, stored on its entry at assignment): a
+// file holds a batch per company, SEC code and description, so the
+// receiving customer's statement names the merchant they authorized.
+// Micro-deposits and their offsets are the platform's own entries and go
+// out under ACH_COMPANY_NAME and ACH_COMPANY_ID; a dishonored return goes
+// out under its original entry's company.
+//
 // Trace numbers are the ODFI's 8 routing digits and a 7-digit sequence
 // that restarts for each file creation date (US Eastern, the date in the
 // file's name). One counter row per ODFI and date hands the numbers out
@@ -65,6 +73,7 @@ import (
 	"time"
 
 	"github.com/fundsource/fundsource/internal/core/calendar"
+	"github.com/fundsource/fundsource/internal/core/errs"
 	"github.com/fundsource/fundsource/internal/core/ids"
 	"github.com/fundsource/fundsource/internal/core/tenant"
 	"github.com/fundsource/fundsource/internal/customer"
@@ -128,6 +137,13 @@ type Entry struct {
 	// "" on an entry assigned before it was stored: its file's next
 	// banking day.
 	EffectiveDate string
+	// CompanyName (≤ 16) and CompanyID (≤ 10) are the originator a
+	// payment goes out under, decided at assignment like Class: its batch
+	// header carries them. "" for a micro-deposit, and for an entry
+	// assigned before originators, which go out under the platform's own
+	// (Config.CompanyName, Config.CompanyID).
+	CompanyName string
+	CompanyID   string
 }
 
 // ErrTracesExhausted is the refusal of an origination run once an ODFI's
@@ -216,6 +232,9 @@ type Store interface {
 	ClaimACHWindow(ctx context.Context, w calendar.Window, at time.Time) (bool, error)
 	// SetACHWindowFile names the file window w built.
 	SetACHWindowFile(ctx context.Context, w calendar.Window, fileID string) error
+	// OriginatorCompany is the company name and id a scope's payments go
+	// out under; errs.NotFound when it has no originator.
+	OriginatorCompany(ctx context.Context, scope tenant.Scope) (name, id string, err error)
 }
 
 // Funding is what origination needs from the funding service.
@@ -388,6 +407,7 @@ func (o *Originator) assign(ctx context.Context, w *calendar.Window) (File, bool
 		receivers := map[string]funding.Receiver{}
 		microEffective := o.cfg.Schedule.Effective(now, o.cfg.SameDayMicro).Format(time.DateOnly)
 		depositClasses := make([]Class, len(deposits))
+		depositKeys := make([]batchKey, len(deposits))
 		depositReceivers := make([]funding.Receiver, len(deposits))
 		for i, d := range deposits {
 			r, err := o.receiver(ctx, d.Scope, d.SourceID, receivers)
@@ -395,10 +415,11 @@ func (o *Originator) assign(ctx context.Context, w *calendar.Window) (File, bool
 				return err
 			}
 			depositClasses[i], depositReceivers[i] = Classify(Payer{Business: r.Company, MicroDeposit: true}), r
+			depositKeys[i] = keyOf(depositClasses[i], Entry{EffectiveDate: microEffective})
 		}
 		if o.cfg.MicroOffset {
 			// One offsetting debit per micro-deposit batch, in batch order.
-			for range batchOrder(keysOf(depositClasses, microEffective)) {
+			for range batchOrder(depositKeys) {
 				trace, err := traces.next(ctx, tx)
 				if err != nil {
 					return err
@@ -426,8 +447,13 @@ func (o *Originator) assign(ctx context.Context, w *calendar.Window) (File, bool
 				}
 			}
 		}
+		companies := map[tenant.Scope][2]string{}
 		for _, p := range payments {
 			r, err := o.receiver(ctx, p.Scope, p.SourceID, receivers)
+			if err != nil {
+				return err
+			}
+			company, err := o.company(ctx, tx, p.Scope, companies)
 			if err != nil {
 				return err
 			}
@@ -439,7 +465,7 @@ func (o *Originator) assign(ctx context.Context, w *calendar.Window) (File, bool
 			}
 			e := Entry{FileID: f.ID, FileDate: traces.date, Scope: p.Scope, Kind: KindPayment, SourceID: p.SourceID, CustomerID: p.CustomerID,
 				PaymentID: p.ID, Debit: debit, Cents: p.Cents, Class: class,
-				ReceiverName: receiverName(r), IndividualID: r.IndividualID}
+				ReceiverName: receiverName(r), IndividualID: r.IndividualID, CompanyName: company[0], CompanyID: company[1]}
 			effective := o.cfg.Schedule.Effective(now, p.SameDay)
 			e.EffectiveDate = effective.Format(time.DateOnly)
 			if p.Description != nil && r.Addenda {
@@ -519,6 +545,25 @@ func (o *Originator) receiver(ctx context.Context, scope tenant.Scope, sourceID 
 	}
 	seen[key] = r
 	return r, nil
+}
+
+// company is the company name and id scope's payments go out under,
+// remembering the answers of one file in seen. A scope without an
+// originator goes out under the platform's.
+func (o *Originator) company(ctx context.Context, tx Store, scope tenant.Scope, seen map[tenant.Scope][2]string) ([2]string, error) {
+	if c, ok := seen[scope]; ok {
+		return c, nil
+	}
+	name, id, err := tx.OriginatorCompany(ctx, scope)
+	switch {
+	case errs.Is(err, errs.NotFound):
+		name, id = "", ""
+	case err != nil:
+		return [2]string{}, err
+	}
+	c := [2]string{upper(name, 16), id}
+	seen[scope] = c
+	return c, nil
 }
 
 // receiverName is r's name as an entry carries it; a name with nothing

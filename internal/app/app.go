@@ -39,6 +39,8 @@ Usage:
   fundsource merchant redirect-origins MERCHANT_ID --env sandbox|production [--json]
   fundsource audit verify [--merchant MERCHANT_ID] [--json]
                                    check the audit log's hash chains; exit 1 at the first bad event
+  fundsource originator show|set|activate|suspend MERCHANT_ID --env sandbox|production [--json]
+                                   a merchant environment's ACH originator: company, status, limits (audited)
   fundsource review list|release|reject [PAY_ID] [--note TEXT] [--json]
                                    held payments: list them, release one (pending) or reject it (canceled)
   fundsource review clear-screening CUSTOMER_ID --note TEXT [--json]
@@ -103,6 +105,8 @@ func Run(ctx context.Context, args []string, io IO) error {
 		return runMerchant(ctx, args[1:], io)
 	case "ach":
 		return runACH(ctx, args[1:], io)
+	case "originator":
+		return runOriginator(ctx, args[1:], io)
 	case "audit":
 		return runAudit(ctx, args[1:], io)
 	case "review":

@@ -65,7 +65,8 @@ func (p Payment) refusal(st Standing) string {
 
 // Originators says whether the originator of a scope (a merchant
 // environment) may send entries now; a payment of one that may not is
-// canceled as it is about to leave (originator_suspended).
+// canceled as it is about to leave (originator_suspended). SameDay says
+// whether it may send Same Day ACH entries.
 type Originators interface {
 	Active(ctx context.Context, tx Store, scope tenant.Scope) (bool, error)
 	// SameDay reports whether the originator may send Same Day ACH
@@ -81,8 +82,8 @@ type AllActive struct{}
 // Active reports true.
 func (AllActive) Active(context.Context, Store, tenant.Scope) (bool, error) { return true, nil }
 
-// SameDay reports true in sandbox and false in production: production
-// same-day entries wait for an originator record that enables them.
+// SameDay reports true in sandbox and false in production, an
+// originator's defaults.
 func (AllActive) SameDay(_ context.Context, scope tenant.Scope) (bool, error) {
 	return scope.Env == tenant.Sandbox, nil
 }

@@ -21,7 +21,7 @@ import (
 func envs(t *testing.T, f *fixture.Fixture) map[string]tenant.Scope {
 	t.Helper()
 	m := f.Merchant("Acme")
-	if _, err := f.Merchants.ActivateProduction(ctx, m.Merchant.ID, audit.Operator("test")); err != nil {
+	if _, err := f.ActivateProduction(ctx, m.Merchant.ID, audit.Operator("test")); err != nil {
 		t.Fatal(err)
 	}
 	return map[string]tenant.Scope{

@@ -34,7 +34,9 @@
 // the statement's update of the row waits for a concurrent use or
 // revocation and re-reads the row, where a read of payments would still
 // see the statement's snapshot. Errors are explained after the statement,
-// by reads on the error path only.
+// by reads on the error path only. The originator's status and limits are
+// conditions of the same statements (limits.go), checked under the
+// originator's row lock.
 //
 // A returned debit is presented again (reinitiation, retry.go) and an
 // erroneous payment corrected (reversal, reversal.go) by payments of
@@ -160,6 +162,9 @@ type Payment struct {
 	// HolderIndividual: its source's account_holder_type is individual,
 	// as read with the payment.
 	HolderIndividual bool `json:"-"`
+	// Day is the banking day (YYYY-MM-DD) a new payment counts toward in
+	// its originator's usage (BankingDay); set by pending, not stored.
+	Day string `json:"-"`
 }
 
 // SourceInfo is what payments need to know about a funding source.
@@ -184,11 +189,13 @@ type NewDebit struct {
 	SECCodes [2]string
 }
 
-// DebitOutcome is what CreateDebit found: the source, whether the debit
-// was stored, and when it was not for want of a named mandate, that.
+// DebitOutcome is what CreateDebit or CreatePayment found: the source,
+// the originator's terms as its creation read them under lock, and
+// whether the payment was stored.
 type DebitOutcome struct {
-	Source  SourceInfo
-	Created bool
+	Source     SourceInfo
+	Originator Terms
+	Created    bool
 }
 
 // Store is the persistence of payments and subscriptions.
@@ -202,19 +209,23 @@ type Store interface {
 	// PaymentSource reads a funding source and holds a share lock on it
 	// until the transaction ends; errs.NotFound when unknown.
 	PaymentSource(ctx context.Context, scope tenant.Scope, id string) (SourceInfo, error)
+	// InsertPayment stores p and counts it into its originator's usage
+	// of p.Day, whatever the limits (limits.go).
 	InsertPayment(ctx context.Context, p Payment) error
 	// CreatePayment stores p when its source exists, is live and, for a
-	// debit, Verified, holding the source's share lock until the
-	// transaction ends (p's customer is the source's); it returns the
-	// source as found (errs.NotFound when unknown) and whether p was
-	// stored.
-	CreatePayment(ctx context.Context, p Payment) (src SourceInfo, created bool, err error)
+	// debit, Verified, and its originator takes it (Terms.Refusal, read
+	// under the originator's row lock, and counted into its usage of
+	// p.Day), holding the source's share lock until the transaction ends
+	// (p's customer is the source's); it returns the source as found
+	// (errs.NotFound when unknown), the originator's terms and whether p
+	// was stored.
+	CreatePayment(ctx context.Context, p Payment) (DebitOutcome, error)
 	// CreateDebit is CreatePayment for a debit with its mandate: d's new
 	// mandate with its event, or the mandate p names, which it locks and,
 	// when single, marks used. The debit is stored only when the source
-	// takes it (live, Verified, not blocked) and the named mandate is
-	// active, of the source and, when single, unused as it stands once
-	// concurrent uses or revocations have committed.
+	// takes it (live, Verified, not blocked), the originator takes it and
+	// the named mandate is active, of the source and, when single, unused
+	// as it stands once concurrent uses or revocations have committed.
 	CreateDebit(ctx context.Context, d NewDebit) (DebitOutcome, error)
 	// Payment returns a payment; errs.NotFound when unknown.
 	// PaymentForUpdate also locks it until the transaction ends.
@@ -281,6 +292,10 @@ type Store interface {
 	// SubscriptionDebit returns a subscription's debit of a due date and
 	// attempt; errs.NotFound when there is none.
 	SubscriptionDebit(ctx context.Context, scope tenant.Scope, subscriptionID, dueDate string, attempt int) (Payment, error)
+
+	// OriginatorTerms reads a scope's originator with its usage of the
+	// banking day day (YYYY-MM-DD); errs.NotFound when it has none.
+	OriginatorTerms(ctx context.Context, scope tenant.Scope, day string) (Terms, error)
 
 	// ReturnCounts counts a scope's debits created since since, and their
 	// returns: with a code of unauthorized, of administrative, and all.
@@ -452,13 +467,15 @@ func (s *Service) create(ctx context.Context, scope tenant.Scope, in Input, cent
 	}
 	p := s.pending(scope, in.SourceID, "", cents, in.Direction, desc, nil)
 	p.EntryDescription, p.SameDay = in.EntryDescription, in.SameDay
-	src, created, err := s.store.CreatePayment(ctx, p)
+	out, err := s.store.CreatePayment(ctx, p)
+	src := out.Source
 	switch {
-	case created:
+	case err == nil && out.Created:
 		p.CustomerID = src.CustomerID
 		return p, nil
 	case err == nil:
-		err = cmp.Or(src.allows(in.Direction), entryDescriptionRefusal(p.EntryDescription, in.Direction, src))
+		err = cmp.Or(src.allows(in.Direction), entryDescriptionRefusal(p.EntryDescription, in.Direction, src),
+			out.Originator.Refusal(in.Direction, cents))
 	}
 	if err == nil {
 		err = fmt.Errorf("credit on %s: a live source took no credit", in.SourceID)
@@ -503,7 +520,7 @@ func (s *Service) createDebit(ctx context.Context, scope tenant.Scope, in Input,
 		err = out.Source.allows(Debit)
 	}
 	if err == nil && !out.Created {
-		err = entryDescriptionRefusal(p.EntryDescription, Debit, out.Source)
+		err = cmp.Or(entryDescriptionRefusal(p.EntryDescription, Debit, out.Source), out.Originator.Refusal(Debit, cents))
 	}
 	if err != nil {
 		return Payment{}, sourceRefusal(err)
@@ -588,7 +605,7 @@ func (s *Service) pending(scope tenant.Scope, sourceID, customerID string, cents
 	p := Payment{
 		Scope: scope, ID: ids.New(ids.Payment), SourceID: sourceID, CustomerID: customerID,
 		Amount: money.Format(cents), Currency: "USD", Cents: cents, Direction: d, Description: desc,
-		Status: Pending, CreatedAt: now,
+		Status: Pending, CreatedAt: now, Day: BankingDay(now).Format(time.DateOnly),
 	}
 	if of != nil {
 		p.SubscriptionID, p.DueDate, p.Attempt, p.MandateID = &of.subscriptionID, &of.dueDate, &of.attempt, of.mandateID

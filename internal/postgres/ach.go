@@ -132,6 +132,8 @@ type achEntryRow struct {
 	IndividualID *string `db:"individual_id"`
 	Addenda      *string `db:"addenda"`
 	Effective    *string `db:"effective_date"`
+	CompanyName  *string `db:"company_name"`
+	CompanyID    *string `db:"company_id"`
 }
 
 func (r achEntryRow) domain() ach.Entry {
@@ -140,7 +142,7 @@ func (r achEntryRow) domain() ach.Entry {
 		ReturnCode: deref(r.ReturnCode), ReturnTrace: deref(r.ReturnTrace), Class: ach.Class{SEC: deref(r.SEC), Description: deref(r.Description), PaymentType: deref(r.PaymentType)},
 		FileDate: deref(r.FileDate), Recurs: r.Recurs,
 		ReceiverName: deref(r.ReceiverName), IndividualID: deref(r.IndividualID), Addenda: deref(r.Addenda),
-		EffectiveDate: deref(r.Effective)}
+		EffectiveDate: deref(r.Effective), CompanyName: deref(r.CompanyName), CompanyID: deref(r.CompanyID)}
 	if r.DepositSeq != nil {
 		e.DepositSeq, e.DepositIndex = *r.DepositSeq, *r.DepositIndex
 	}
@@ -153,15 +155,15 @@ func (r achEntryRow) domain() ach.Entry {
 const achEntryColumns = `trace_number, file_id, merchant_id, environment, kind, funding_source_id, customer_id,
        deposit_seq, deposit_index, payment_id, debit, amount_cents, return_code, sec_code, entry_description, payment_type, return_trace,
        to_char(file_date, 'YYYY-MM-DD') AS file_date, receiver_name, individual_id, addenda,
-       to_char(effective_date, 'YYYY-MM-DD') AS effective_date`
+       to_char(effective_date, 'YYYY-MM-DD') AS effective_date, company_name, company_id`
 
 const insertACHEntry = `
 INSERT INTO ach_entries (trace_number, file_id, merchant_id, environment, kind, funding_source_id, customer_id,
        deposit_seq, deposit_index, payment_id, debit, amount_cents, return_code, sec_code, entry_description, payment_type,
-       file_date, receiver_name, individual_id, addenda, effective_date)
+       file_date, receiver_name, individual_id, addenda, effective_date, company_name, company_id)
 VALUES ($1, $2, $3, $4, $5, $6, $7, NULLIF($8, 0), NULLIF($9, 0), NULLIF($10, ''), $11, NULLIF($12, 0), NULL,
         NULLIF($13, ''), NULLIF($14, ''), NULLIF($15, ''), NULLIF($16, '')::date, NULLIF($17, ''), NULLIF($18, ''),
-        NULLIF($19, ''), NULLIF($20, '')::date)`
+        NULLIF($19, ''), NULLIF($20, '')::date, NULLIF($21, ''), NULLIF($22, ''))`
 
 // InsertACHEntry assigns an entry to a file; errs.Conflict when the
 // payment or deposit is in a file already. A micro-deposit's amount is not
@@ -169,7 +171,8 @@ VALUES ($1, $2, $3, $4, $5, $6, $7, NULLIF($8, 0), NULLIF($9, 0), NULLIF($10, ''
 func (q queries) InsertACHEntry(ctx context.Context, e ach.Entry) error {
 	_, err := q.ex.ExecContext(ctx, insertACHEntry, e.Trace, e.FileID, e.Scope.MerchantID, e.Scope.Env, e.Kind,
 		e.SourceID, e.CustomerID, e.DepositSeq, e.DepositIndex, e.PaymentID, e.Debit, e.Cents,
-		e.Class.SEC, e.Class.Description, e.Class.PaymentType, e.FileDate, e.ReceiverName, e.IndividualID, e.Addenda, e.EffectiveDate)
+		e.Class.SEC, e.Class.Description, e.Class.PaymentType, e.FileDate, e.ReceiverName, e.IndividualID, e.Addenda, e.EffectiveDate,
+		e.CompanyName, e.CompanyID)
 	return translate(err)
 }
 

@@ -38,26 +38,30 @@ func (q queries) PaymentSource(ctx context.Context, scope tenant.Scope, id strin
 }
 
 // createPayment is a payment's creation in one statement: it share-locks
-// the source so it cannot be removed meanwhile, and inserts the payment
-// when the source takes it: live, and Verified for a debit. It reports the
-// source as found (no row when unknown) and whether the payment was
-// inserted.
-const createPayment = `
+// the source so it cannot be removed meanwhile, locks the originator
+// (originatorLocked), and inserts the payment when the source takes it
+// (live, and Verified for a debit) and the originator does
+// (originatorRoom), counting it into the originator's usage. It reports
+// the source as found (no row when unknown), the originator's terms and
+// whether the payment was inserted.
+var createPayment = `
 WITH src AS (
   SELECT f.customer_id, f.status = 'Verified' AS verified, f.removed_at IS NOT NULL AS removed,
          f.account_holder_type = 'company' AS business
   FROM funding_sources f
   WHERE f.id = $3 AND (f.merchant_id, f.environment) IS NOT DISTINCT FROM ($1::text, $2::text)
   FOR SHARE OF f
-), ins AS (
+), ` + withParams(originatorLocked, "$13", "$5", "$6") + `, ins AS (
   INSERT INTO payments (` + paymentColumns + `)
   SELECT $1, $2, $4, $3, src.customer_id, $5, $6, $7, $8, NULL, NULL, NULL, NULL, $9, NULL, $10, NULL, $11, $12
-  FROM src WHERE NOT src.removed AND (src.verified OR $5 = 'credit')
+  FROM src, org WHERE NOT src.removed AND (src.verified OR $5 = 'credit')
     AND ($11::text IS NULL OR (` + entryDescriptionFits + `))
+    AND ` + withParams(originatorRoom, "$13", "$5", "$6") + `
   RETURNING 1
-)
-SELECT s.customer_id, s.verified, s.removed, s.business, EXISTS (SELECT 1 FROM ins) AS created
-FROM src s`
+), ` + withParams(originatorCount, "$13", "$5", "$6") + `
+SELECT s.customer_id, s.verified, s.removed, s.business, EXISTS (SELECT 1 FROM ins) AS created,
+       ` + originatorTermsColumns + `
+FROM src s LEFT JOIN org ON true`
 
 // entryDescriptionFits is payment.entryDescriptionRefusal's rule in SQL,
 // for a payment named src's entry_description $11 in direction $5:
@@ -65,23 +69,26 @@ FROM src s`
 // company's.
 const entryDescriptionFits = `CASE WHEN $5 = 'debit' THEN src.business ELSE $11 <> 'PAYROLL' OR NOT src.business END`
 
-// CreatePayment stores p when its source takes it, in one statement. It
-// returns the source as found (errs.NotFound when unknown) and whether p
-// was stored; p's customer is the source's.
-func (q queries) CreatePayment(ctx context.Context, p payment.Payment) (payment.SourceInfo, bool, error) {
+// CreatePayment stores p when its source and originator take it, in one
+// statement. It returns the source as found (errs.NotFound when unknown),
+// the originator's terms and whether p was stored; p's customer is the
+// source's.
+func (q queries) CreatePayment(ctx context.Context, p payment.Payment) (payment.DebitOutcome, error) {
 	var r struct {
 		CustomerID string `db:"customer_id"`
 		Verified   bool   `db:"verified"`
 		Removed    bool   `db:"removed"`
 		Business   bool   `db:"business"`
 		Created    bool   `db:"created"`
+		termsRow
 	}
 	err := sqlx.GetContext(ctx, q.ex, &r, createPayment, p.Scope.MerchantID, p.Scope.Env,
-		p.SourceID, p.ID, p.Direction, p.Cents, p.Description, p.Status, p.SettleAt, p.CreatedAt, p.EntryDescription, p.SameDay)
+		p.SourceID, p.ID, p.Direction, p.Cents, p.Description, p.Status, p.SettleAt, p.CreatedAt, p.EntryDescription, p.SameDay, dayOf(p))
 	if err != nil {
-		return payment.SourceInfo{}, false, translate(err)
+		return payment.DebitOutcome{}, translate(err)
 	}
-	return payment.SourceInfo{CustomerID: r.CustomerID, Verified: r.Verified, Removed: r.Removed, Business: r.Business}, r.Created, nil
+	return payment.DebitOutcome{Source: payment.SourceInfo{CustomerID: r.CustomerID, Verified: r.Verified, Removed: r.Removed, Business: r.Business},
+		Originator: r.termsRow.domain(), Created: r.Created}, nil
 }
 
 type paymentRow struct {
@@ -160,13 +167,20 @@ const paymentLinks = `retry_of, retry_attempt, reversal_of, reversal_reason,
        (SELECT r.created_at FROM payments r
         WHERE r.merchant_id = p.merchant_id AND r.environment = p.environment AND r.reversal_of = p.id) AS reversed_at`
 
-const insertPayment = `
-INSERT INTO payments (` + paymentColumns + `, retry_of, retry_attempt, reversal_of, reversal_reason)
-VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $23, $19, $20, $21, $22)`
+// insertPayment stores a payment and counts it into its originator's
+// usage of the banking day $24, whatever the limits.
+var insertPayment = `
+WITH ins AS (
+  INSERT INTO payments (` + paymentColumns + `, retry_of, retry_attempt, reversal_of, reversal_reason)
+  VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $23, $19, $20, $21, $22)
+  RETURNING 1
+), ` + withParams(originatorCount, "$24", "$6", "$7") + `
+SELECT 1`
 
-// InsertPayment stores a new payment; errs.Conflict when a subscription's
-// debit for that due date and attempt, an original's re-presentment of
-// that attempt, or a payment's reversal exists already.
+// InsertPayment stores a new payment and counts it into its originator's
+// usage; errs.Conflict when a subscription's debit for that due date and
+// attempt, an original's re-presentment of that attempt, or a payment's
+// reversal exists already.
 func (q queries) InsertPayment(ctx context.Context, p payment.Payment) error {
 	var attempt, retryAttempt *int
 	if p.SubscriptionID != nil {
@@ -177,7 +191,7 @@ func (q queries) InsertPayment(ctx context.Context, p payment.Payment) error {
 	}
 	_, err := q.ex.ExecContext(ctx, insertPayment, p.Scope.MerchantID, p.Scope.Env, p.ID, p.SourceID, p.CustomerID,
 		p.Direction, p.Cents, p.Description, p.Status, p.FailureCode, p.SubscriptionID, attempt, p.DueDate, p.SettleAt,
-		p.SettledAt, p.CreatedAt, p.MandateID, p.EntryDescription, p.RetryOf, retryAttempt, p.ReversalOf, p.ReversalReason, p.SameDay)
+		p.SettledAt, p.CreatedAt, p.MandateID, p.EntryDescription, p.RetryOf, retryAttempt, p.ReversalOf, p.ReversalReason, p.SameDay, dayOf(p))
 	return translate(err)
 }
 

@@ -34,6 +34,7 @@ import (
 	"github.com/fundsource/fundsource/internal/dev/railsim"
 	"github.com/fundsource/fundsource/internal/funding"
 	"github.com/fundsource/fundsource/internal/merchant"
+	"github.com/fundsource/fundsource/internal/originator"
 	"github.com/fundsource/fundsource/internal/overview"
 	"github.com/fundsource/fundsource/internal/payment"
 	"github.com/fundsource/fundsource/internal/postgres"
@@ -83,6 +84,8 @@ type Services struct {
 	Overview *overview.Service
 	// Audit is the security log.
 	Audit *audit.Service
+	// Originators are the merchant environments as ACH originators.
+	Originators *originator.Service
 }
 
 // Build makes the services of cfg on d.DB.
@@ -131,6 +134,11 @@ func Build(cfg *config.Config, d Deps) (*Services, error) {
 		Overview: overview.NewService(db.Overview(), now),
 		Audit:    audit.NewService(db.Audit(), cfg.AuditKey),
 	}
+	s.Originators = originator.NewService(db.Originators(), s.Payments, now)
+	s.Payments.WithOriginators(s.Originators).WithThresholds(s.Originators)
+	s.Merchants.OnEnvironment(func(ctx context.Context, tx merchant.Store, scope tenant.Scope, name string) error {
+		return s.Originators.NameTx(ctx, tx.(postgres.Stores).Originators(), scope, name)
+	})
 	// A removed source's subscriptions end with it, in the removal's
 	// transaction: every store of package postgres reaches the other
 	// domains' stores on its transaction (postgres.Stores).
@@ -227,6 +235,7 @@ func (s *Services) Handler() *gin.Engine {
 		Requests:    s.Requests,
 		Overview:    s.Overview,
 		Audit:       s.Audit,
+		Originators: s.Originators,
 	})
 }
 

@@ -281,6 +281,18 @@ type Settings struct {
 	BrandName, BrandAccent string
 	LogoURL                string
 	BrandError, BrandField string
+	// Originator is the environment's ACH originator; nil shows none.
+	Originator *OriginatorView
+}
+
+// OriginatorView is an environment's ACH originator as Settings shows it:
+// amounts in dollars ("2500.00"), usage of today's banking day.
+type OriginatorView struct {
+	Status, StatusLabel                string
+	CompanyName, CompanyID             string
+	PerEntryDebit, DailyDebit          string
+	DailyCredit, UsedDebit, UsedCredit string
+	SameDay                            bool
 }
 
 // SessionRow is a signed-in session for people.
@@ -297,11 +309,11 @@ const PendingLabel = "Verification pending"
 // statusClass is the badge style of a status or delivery state.
 func statusClass(s string) string {
 	switch s {
-	case "Verified", "delivered", "succeeded":
+	case "Verified", "delivered", "succeeded", "active":
 		return "badge badge-ok"
-	case "failed", "Removed", "expired", "canceled":
+	case "failed", "Removed", "expired", "canceled", "suspended":
 		return "badge badge-bad"
-	case PendingLabel, "pending", "retrying", "held":
+	case PendingLabel, "pending", "retrying", "held", "pending_review":
 		return "badge badge-wait"
 	}
 	return "badge"

@@ -65,6 +65,7 @@ import (
 	"github.com/fundsource/fundsource/internal/funding"
 	"github.com/fundsource/fundsource/internal/hostedlink"
 	"github.com/fundsource/fundsource/internal/merchant"
+	"github.com/fundsource/fundsource/internal/originator"
 	"github.com/fundsource/fundsource/internal/overview"
 	"github.com/fundsource/fundsource/internal/payment"
 	"github.com/fundsource/fundsource/internal/requestlog"
@@ -104,6 +105,8 @@ type Deps struct {
 	Audit     *audit.Service
 	// Evidence gathers a disputed payment's evidence.
 	Evidence *evidence.Service
+	// Originators show Settings the environment's originator; nil shows none.
+	Originators *originator.Service
 }
 
 // Surface is the dashboard's handlers.
@@ -119,6 +122,8 @@ type Surface struct {
 	overview  *overview.Service
 	audit     *audit.Service
 	evidence  *evidence.Service
+	// originators: nil shows no originator in Settings.
+	originators *originator.Service
 
 	sessions    *sessions.CookieStore
 	attempts    signInLimits
@@ -128,7 +133,7 @@ type Surface struct {
 // New returns the dashboard on k.
 func New(k *surface.Shared, d Deps) *Surface {
 	return &Surface{Shared: k, cfg: d.Config, merchants: d.Merchants, customers: d.Customers, funding: d.Funding, payments: d.Payments, webhooks: d.Webhooks, requests: d.Requests, overview: d.Overview, audit: d.Audit,
-		evidence: d.Evidence, sessions: newSessionStore(d.Config),
+		evidence: d.Evidence, originators: d.Originators, sessions: newSessionStore(d.Config),
 		attempts: signInLimits{
 			perIP:        surface.NewKeyLimiter(signInWindow, d.Config.SignInAttemptsPerIP),
 			perEmailAtIP: surface.NewKeyLimiter(signInWindow, d.Config.SignInAttemptsPerEmail),
@@ -619,6 +624,10 @@ func (s *Surface) renderSettings(c *gin.Context, status int, v view.Settings) {
 		v.BrandName, v.BrandAccent = brand.DisplayName, brand.Accent
 	}
 	v.LogoURL = hostedlink.LogoPath(env.PublicKey, brand)
+	if v.Originator, err = s.originatorView(c.Request.Context(), in.Scope); err != nil {
+		s.Fail(c, err)
+		return
+	}
 	s.Page(c, status, view.SettingsPage(s.frame(c, "Settings", "settings"), v))
 }
 

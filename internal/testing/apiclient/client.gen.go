@@ -130,6 +130,9 @@ const (
 	AuditEventActionMandateRevoked              AuditEventAction = "mandate.revoked"
 	AuditEventActionMerchantPermissionChanged   AuditEventAction = "merchant.permission_changed"
 	AuditEventActionMerchantProductionActivated AuditEventAction = "merchant.production_activated"
+	AuditEventActionOriginatorActivated         AuditEventAction = "originator.activated"
+	AuditEventActionOriginatorChanged           AuditEventAction = "originator.changed"
+	AuditEventActionOriginatorSuspended         AuditEventAction = "originator.suspended"
 	AuditEventActionSettingsChanged             AuditEventAction = "settings.changed"
 	AuditEventActionWebhookDeleted              AuditEventAction = "webhook.deleted"
 	AuditEventActionWebhookEnabled              AuditEventAction = "webhook.enabled"
@@ -160,6 +163,12 @@ func (e AuditEventAction) Valid() bool {
 		return true
 	case AuditEventActionMerchantProductionActivated:
 		return true
+	case AuditEventActionOriginatorActivated:
+		return true
+	case AuditEventActionOriginatorChanged:
+		return true
+	case AuditEventActionOriginatorSuspended:
+		return true
 	case AuditEventActionSettingsChanged:
 		return true
 	case AuditEventActionWebhookDeleted:
@@ -177,16 +186,16 @@ func (e AuditEventAction) Valid() bool {
 
 // Defines values for AuditEventEnvironment.
 const (
-	Production AuditEventEnvironment = "production"
-	Sandbox    AuditEventEnvironment = "sandbox"
+	AuditEventEnvironmentProduction AuditEventEnvironment = "production"
+	AuditEventEnvironmentSandbox    AuditEventEnvironment = "sandbox"
 )
 
 // Valid indicates whether the value is a known member of the AuditEventEnvironment enum.
 func (e AuditEventEnvironment) Valid() bool {
 	switch e {
-	case Production:
+	case AuditEventEnvironmentProduction:
 		return true
-	case Sandbox:
+	case AuditEventEnvironmentSandbox:
 		return true
 	default:
 		return false
@@ -373,6 +382,7 @@ const (
 	ErrorResponseErrorCodeInvalidUrl                   ErrorResponseErrorCode = "invalid_url"
 	ErrorResponseErrorCodeLimitExceeded                ErrorResponseErrorCode = "limit_exceeded"
 	ErrorResponseErrorCodeMethodNotAllowed             ErrorResponseErrorCode = "method_not_allowed"
+	ErrorResponseErrorCodeOriginatorNotActive          ErrorResponseErrorCode = "originator_not_active"
 	ErrorResponseErrorCodeOwnershipMismatch            ErrorResponseErrorCode = "ownership_mismatch"
 	ErrorResponseErrorCodePaymentNotFound              ErrorResponseErrorCode = "payment_not_found"
 	ErrorResponseErrorCodePaymentReturned              ErrorResponseErrorCode = "payment_returned"
@@ -454,6 +464,8 @@ func (e ErrorResponseErrorCode) Valid() bool {
 		return true
 	case ErrorResponseErrorCodeMethodNotAllowed:
 		return true
+	case ErrorResponseErrorCodeOriginatorNotActive:
+		return true
 	case ErrorResponseErrorCodeOwnershipMismatch:
 		return true
 	case ErrorResponseErrorCodePaymentNotFound:
@@ -505,6 +517,30 @@ func (e ErrorResponseErrorCode) Valid() bool {
 	case ErrorResponseErrorCodeVerificationPending:
 		return true
 	case ErrorResponseErrorCodeWebhookNotFound:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ErrorResponseErrorLimit.
+const (
+	DailyCredit   ErrorResponseErrorLimit = "daily_credit"
+	DailyDebit    ErrorResponseErrorLimit = "daily_debit"
+	PerEntryDebit ErrorResponseErrorLimit = "per_entry_debit"
+	SameDayEntry  ErrorResponseErrorLimit = "same_day_entry"
+)
+
+// Valid indicates whether the value is a known member of the ErrorResponseErrorLimit enum.
+func (e ErrorResponseErrorLimit) Valid() bool {
+	switch e {
+	case DailyCredit:
+		return true
+	case DailyDebit:
+		return true
+	case PerEntryDebit:
+		return true
+	case SameDayEntry:
 		return true
 	default:
 		return false
@@ -1738,6 +1774,75 @@ func (e NotificationOfChangeInputCorrectedDataAccountType) Valid() bool {
 	}
 }
 
+// Defines values for OriginatorEnvironment.
+const (
+	OriginatorEnvironmentProduction OriginatorEnvironment = "production"
+	OriginatorEnvironmentSandbox    OriginatorEnvironment = "sandbox"
+)
+
+// Valid indicates whether the value is a known member of the OriginatorEnvironment enum.
+func (e OriginatorEnvironment) Valid() bool {
+	switch e {
+	case OriginatorEnvironmentProduction:
+		return true
+	case OriginatorEnvironmentSandbox:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for OriginatorReturnRatesWindowDays.
+const (
+	OriginatorReturnRatesWindowDaysN60 OriginatorReturnRatesWindowDays = 60
+)
+
+// Valid indicates whether the value is a known member of the OriginatorReturnRatesWindowDays enum.
+func (e OriginatorReturnRatesWindowDays) Valid() bool {
+	switch e {
+	case OriginatorReturnRatesWindowDaysN60:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for OriginatorStatus.
+const (
+	OriginatorStatusActive        OriginatorStatus = "active"
+	OriginatorStatusPendingReview OriginatorStatus = "pending_review"
+	OriginatorStatusSuspended     OriginatorStatus = "suspended"
+)
+
+// Valid indicates whether the value is a known member of the OriginatorStatus enum.
+func (e OriginatorStatus) Valid() bool {
+	switch e {
+	case OriginatorStatusActive:
+		return true
+	case OriginatorStatusPendingReview:
+		return true
+	case OriginatorStatusSuspended:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for OriginatorSuccess.
+const (
+	OriginatorSuccessTrue OriginatorSuccess = true
+)
+
+// Valid indicates whether the value is a known member of the OriginatorSuccess enum.
+func (e OriginatorSuccess) Valid() bool {
+	switch e {
+	case OriginatorSuccessTrue:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for OriginatorReturnRateWarningEventType.
 const (
 	OriginatorReturnRateWarningEventTypeOriginatorReturnRateWarning OriginatorReturnRateWarningEventType = "originator.return_rate_warning"
@@ -2370,13 +2475,13 @@ func (e ReturnRatesResponseSuccess) Valid() bool {
 
 // Defines values for ReturnRatesResponseWindowDays.
 const (
-	N60 ReturnRatesResponseWindowDays = 60
+	ReturnRatesResponseWindowDaysN60 ReturnRatesResponseWindowDays = 60
 )
 
 // Valid indicates whether the value is a known member of the ReturnRatesResponseWindowDays enum.
 func (e ReturnRatesResponseWindowDays) Valid() bool {
 	switch e {
-	case N60:
+	case ReturnRatesResponseWindowDaysN60:
 		return true
 	default:
 		return false
@@ -3205,6 +3310,9 @@ type ErrorResponse struct {
 // ErrorResponseErrorCode defines model for ErrorResponse.Error.Code.
 type ErrorResponseErrorCode string
 
+// ErrorResponseErrorLimit The limit an amount exceeded (limit_exceeded): one of the originator's, or same_day_entry (1,000,000.00 for a Same Day ACH entry).
+type ErrorResponseErrorLimit string
+
 // ErrorResponseErrorOwnershipResult defines model for ErrorResponse.Error.Ownership.Result.
 type ErrorResponseErrorOwnershipResult string
 
@@ -3217,9 +3325,9 @@ type ErrorResponse_Error struct {
 	// FundingSourceId The funding source that already holds this account (duplicate_funding_source).
 	FundingSourceId *string `json:"funding_source_id,omitempty"`
 
-	// Limit The limit an amount exceeded (limit_exceeded), like same_day_entry.
-	Limit   *string `json:"limit,omitempty"`
-	Message string  `json:"message"`
+	// Limit The limit an amount exceeded (limit_exceeded): one of the originator's, or same_day_entry (1,000,000.00 for a Same Day ACH entry).
+	Limit   *ErrorResponseErrorLimit `json:"limit,omitempty"`
+	Message string                   `json:"message"`
 
 	// Ownership The ownership check that refused the link (ownership_mismatch).
 	Ownership *struct {
@@ -3931,6 +4039,56 @@ type NotificationOfChangeInputChangeCode string
 // NotificationOfChangeInputCorrectedDataAccountType defines model for NotificationOfChangeInput.CorrectedData.AccountType.
 type NotificationOfChangeInputCorrectedDataAccountType string
 
+// Originator The merchant environment as an ACH originator: the company its entries go out under, whether it may send entries, its limits and its Same Day ACH switch. Only operators change it.
+type Originator struct {
+	// CompanyId The company identification of its batches, as the bank assigned it.
+	CompanyId string `json:"company_id"`
+
+	// CompanyName The company name of its batches: the customer's bank statement shows it.
+	CompanyName string                `json:"company_name"`
+	Environment OriginatorEnvironment `json:"environment"`
+	Limits      OriginatorLimits      `json:"limits"`
+	ReturnRates struct {
+		Administrative ReturnRate                      `json:"administrative"`
+		Overall        ReturnRate                      `json:"overall"`
+		Unauthorized   ReturnRate                      `json:"unauthorized"`
+		WindowDays     OriginatorReturnRatesWindowDays `json:"window_days"`
+	} `json:"return_rates"`
+
+	// SameDay Whether it may send Same Day ACH entries.
+	SameDay bool `json:"same_day"`
+
+	// Status Only an active originator takes payments and subscriptions (else 403 originator_not_active); a production one is pending_review until an operator has reviewed the merchant.
+	Status    OriginatorStatus  `json:"status"`
+	Success   OriginatorSuccess `json:"success"`
+	UpdatedAt time.Time         `json:"updated_at"`
+	Usage     OriginatorUsage   `json:"usage"`
+}
+
+// OriginatorEnvironment defines model for Originator.Environment.
+type OriginatorEnvironment string
+
+// OriginatorReturnRatesWindowDays defines model for Originator.ReturnRates.WindowDays.
+type OriginatorReturnRatesWindowDays int
+
+// OriginatorStatus Only an active originator takes payments and subscriptions (else 403 originator_not_active); a production one is pending_review until an operator has reviewed the merchant.
+type OriginatorStatus string
+
+// OriginatorSuccess defines model for Originator.Success.
+type OriginatorSuccess bool
+
+// OriginatorLimits defines model for OriginatorLimits.
+type OriginatorLimits struct {
+	// DailyCredit The credits created on one banking day (US Eastern), in dollars.
+	DailyCredit string `json:"daily_credit"`
+
+	// DailyDebit The debits created on one banking day (US Eastern), in dollars.
+	DailyDebit string `json:"daily_debit"`
+
+	// PerEntryDebit The largest single debit, in dollars.
+	PerEntryDebit string `json:"per_entry_debit"`
+}
+
 // OriginatorReturnRateWarningEvent The originator.return_rate_warning event: a debit return rate over 60 days (at least 20 debits) reached half its threshold; once per rate per day.
 type OriginatorReturnRateWarningEvent struct {
 	CreatedAt time.Time                            `json:"created_at"`
@@ -3942,6 +4100,18 @@ type OriginatorReturnRateWarningEvent struct {
 
 // OriginatorReturnRateWarningEventType defines model for OriginatorReturnRateWarningEvent.Type.
 type OriginatorReturnRateWarningEventType string
+
+// OriginatorUsage defines model for OriginatorUsage.
+type OriginatorUsage struct {
+	// BankingDay Today's banking day, US Eastern (a weekend or holiday counts toward the next banking day).
+	BankingDay openapi_types.Date `json:"banking_day"`
+
+	// Credits Credits created on it, in dollars.
+	Credits string `json:"credits"`
+
+	// Debits Debits created on it, in dollars.
+	Debits string `json:"debits"`
+}
 
 // Payment defines model for Payment.
 type Payment struct {
@@ -6957,6 +7127,13 @@ type ClientInterface interface {
 	// Corresponds with GET /v2/openapi.json (the `OpenAPI` operationId).
 	OpenAPI(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// GetOriginator The originator
+	//
+	// The environment's ACH originator: company name and id, status, limits (a debit above per_entry_debit, or past the banking day's daily_debit, or a credit past daily_credit is refused with 422 limit_exceeded naming the limit and what remains), Same Day ACH, today's usage and the debit return rates.
+	//
+	// Corresponds with GET /v2/originator (the `GetOriginator` operationId).
+	GetOriginator(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// ListPayments List payments, newest first
 	//
 	// Corresponds with GET /v2/payments (the `ListPayments` operationId).
@@ -8104,6 +8281,23 @@ func (c *Client) CreateOnDemandFundingSource(ctx context.Context, params *Create
 // Corresponds with GET /v2/openapi.json (the `OpenAPI` operationId).
 func (c *Client) OpenAPI(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewOpenAPIRequest(c.Server)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetOriginator The originator
+//
+// The environment's ACH originator: company name and id, status, limits (a debit above per_entry_debit, or past the banking day's daily_debit, or a credit past daily_credit is refused with 422 limit_exceeded naming the limit and what remains), Same Day ACH, today's usage and the debit return rates.
+//
+// Corresponds with GET /v2/originator (the `GetOriginator` operationId).
+func (c *Client) GetOriginator(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetOriginatorRequest(c.Server)
 	if err != nil {
 		return nil, err
 	}
@@ -10404,6 +10598,33 @@ func NewOpenAPIRequest(server string) (*http.Request, error) {
 	return req, nil
 }
 
+// NewGetOriginatorRequest constructs an http.Request for the GetOriginator method
+func NewGetOriginatorRequest(server string) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v2/originator")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
 // NewListPaymentsRequest constructs an http.Request for the ListPayments method
 func NewListPaymentsRequest(server string, params *ListPaymentsParams) (*http.Request, error) {
 	var err error
@@ -12132,6 +12353,15 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with GET /v2/openapi.json (the `OpenAPI` operationId).
 	OpenAPIWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*OpenAPIResponse, error)
+
+	// GetOriginatorWithResponse The originator
+	//
+	// The environment's ACH originator: company name and id, status, limits (a debit above per_entry_debit, or past the banking day's daily_debit, or a credit past daily_credit is refused with 422 limit_exceeded naming the limit and what remains), Same Day ACH, today's usage and the debit return rates.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v2/originator (the `GetOriginator` operationId).
+	GetOriginatorWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*GetOriginatorResponse, error)
 
 	// ListPaymentsWithResponse List payments, newest first
 	//
@@ -14364,6 +14594,68 @@ func (r OpenAPIResponse) ContentType() string {
 	return ""
 }
 
+// GetOriginatorResponse200Headers the declared response headers of an HTTP 200 response for GetOriginator
+type GetOriginatorResponse200Headers struct {
+	XRequestId *string
+}
+
+// GetOriginatorResponseDefaultHeaders the declared response headers of an HTTP default response for GetOriginator
+type GetOriginatorResponseDefaultHeaders struct {
+	XRequestId *string
+}
+
+type GetOriginatorResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *Originator
+	// JSONDefault the response for an HTTP default `application/json` response
+	JSONDefault *Error
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *GetOriginatorResponse200Headers
+	// HeadersDefault the parsed response headers for an HTTP default response
+	HeadersDefault *GetOriginatorResponseDefaultHeaders
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetOriginatorResponse) GetJSON200() *Originator {
+	return r.JSON200
+}
+
+// GetJSONDefault returns the response for an HTTP default `application/json` response
+func (r GetOriginatorResponse) GetJSONDefault() *Error {
+	return r.JSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r GetOriginatorResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetOriginatorResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetOriginatorResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetOriginatorResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 // ListPaymentsResponse200Headers the declared response headers of an HTTP 200 response for ListPayments
 type ListPaymentsResponse200Headers struct {
 	XRequestId *string
@@ -16522,6 +16814,21 @@ func (c *ClientWithResponses) OpenAPIWithResponse(ctx context.Context, reqEditor
 		return nil, err
 	}
 	return ParseOpenAPIResponse(rsp)
+}
+
+// GetOriginatorWithResponse The originator
+//
+// The environment's ACH originator: company name and id, status, limits (a debit above per_entry_debit, or past the banking day's daily_debit, or a credit past daily_credit is refused with 422 limit_exceeded naming the limit and what remains), Same Day ACH, today's usage and the debit return rates.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v2/originator (the `GetOriginator` operationId).
+func (c *ClientWithResponses) GetOriginatorWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*GetOriginatorResponse, error) {
+	rsp, err := c.GetOriginator(ctx, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetOriginatorResponse(rsp)
 }
 
 // ListPaymentsWithResponse List payments, newest first
@@ -18774,6 +19081,62 @@ func ParseOpenAPIResponse(rsp *http.Response) (*OpenAPIResponse, error) {
 		}
 		response.JSON200 = &dest
 
+	}
+
+	return response, nil
+}
+
+// ParseGetOriginatorResponse parses an HTTP response from a GetOriginatorWithResponse call
+func ParseGetOriginatorResponse(rsp *http.Response) (*GetOriginatorResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetOriginatorResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest Originator
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSONDefault = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers GetOriginatorResponse200Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers200 = &headers
+	case true:
+		var headers GetOriginatorResponseDefaultHeaders
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.HeadersDefault = &headers
 	}
 
 	return response, nil

@@ -4367,6 +4367,9 @@ type PaymentReleased struct {
 	Description *string                  `json:"description"`
 	Direction   PaymentReleasedDirection `json:"direction"`
 
+	// EffectiveDate The entry's effective date (YYYY-MM-DD), decided when its ACH file was built; null until then. Sandbox: the day it settled.
+	EffectiveDate *openapi_types.Date `json:"effective_date,omitempty"`
+
 	// EntryDescription The company entry description of the payment's batch, as the receiver's statement shows it. null: PURCHASE for a debit from an individual's account (WEB), PAYMENT otherwise.
 	EntryDescription *string `json:"entry_description"`
 
@@ -4387,19 +4390,34 @@ type PaymentReleased struct {
 	// RetryOf A re-presentment (RETRY PYMT) of a debit returned R01 or R09: the original debit, its first presentment.
 	RetryOf *string `json:"retry_of"`
 
+	// ReturnWindowClosesAt End (23:59:59 US Eastern, in UTC) of the second banking day after settlement_date: until then any return may come. null until the payment is sent.
+	ReturnWindowClosesAt *time.Time `json:"return_window_closes_at,omitempty"`
+
 	// Reversal How this payment was reversed (POST /v2/payments/{id}/reverse); null while it is not.
 	Reversal *PaymentReversal `json:"reversal"`
 
 	// ReversalOf A reversal (REVERSAL): the payment it reverses, in the opposite direction for the same amount and account.
-	ReversalOf *string    `json:"reversal_of"`
-	SettledAt  *time.Time `json:"settled_at"`
+	ReversalOf *string `json:"reversal_of"`
+
+	// SameDay Same Day ACH was asked for (POST /v2/payments same_day). The entry is effective the banking day its file is built when that window is at or before ACH_SAME_DAY_CUTOFF (default 15:45 US Eastern), else the next banking day.
+	SameDay *bool `json:"same_day,omitempty"`
+
+	// SentAt When its ACH file was built; null until then. Sandbox: when it settled by itself.
+	SentAt    *time.Time `json:"sent_at,omitempty"`
+	SettledAt *time.Time `json:"settled_at"`
+
+	// SettlementDate The day the money moves between the banks (its effective date); the return windows count from it. null until the payment is sent.
+	SettlementDate *openapi_types.Date `json:"settlement_date,omitempty"`
 
 	// Status held: waiting for the platform's review (hold_reason says why); it is neither sent nor settled until released (pending again, payment.released) or rejected (canceled, rejected_by_review).
 	Status PaymentReleasedStatus `json:"status"`
 
 	// SubscriptionId The subscription that created this debit.
 	SubscriptionId *string `json:"subscription_id"`
-	UserId         string  `json:"user_id"`
+
+	// UnauthorizedReturnWindowClosesAt An individual's debit (account_holder_type individual): end (23:59:59 US Eastern, in UTC) of the 60th calendar day after settlement_date, until which it may be returned as unauthorized (R05, R07, R10, R11, R29). null for credits, companies' debits and payments not sent yet.
+	UnauthorizedReturnWindowClosesAt *time.Time `json:"unauthorized_return_window_closes_at,omitempty"`
+	UserId                           string     `json:"user_id"`
 }
 
 // PaymentReleasedCancelReason Why a canceled payment was canceled; null otherwise. requested: the merchant canceled it. funding_source_blocked, funding_source_removed, mandate_revoked, originator_suspended: its authorization no longer stood when it was to leave, or when its source was blocked or removed or its mandate revoked (its unsent debits, and a removed source's unsent credits, are canceled at once). rejected_by_review: held, and rejected by the platform's review.

@@ -6,8 +6,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fundsource/fundsource/internal/audit"
 	"github.com/fundsource/fundsource/internal/config"
 	"github.com/fundsource/fundsource/internal/core/calendar"
+	"github.com/fundsource/fundsource/internal/core/tenant"
+	"github.com/fundsource/fundsource/internal/originator"
 	th "github.com/fundsource/fundsource/internal/testing/harness"
 )
 
@@ -63,6 +66,13 @@ func TestSameDayPaymentRules(t *testing.T) {
 	h := newHarness(t, func(c *config.Config) { c.PaymentMaxCents = 5_000_000_00 })
 	m := h.Merchant("Acme")
 	key := m.Sandbox.SecretKey
+	// Room under the originator's own daily credit limit, so only the
+	// same-day entry limit is at its edge.
+	daily := "5000000.00"
+	if _, err := h.Svc.Originators.Set(context.Background(), tenant.Scope{MerchantID: m.Merchant.ID, Env: tenant.Sandbox},
+		originator.Change{DailyCredit: &daily}, audit.Operator("test")); err != nil {
+		t.Fatal(err)
+	}
 	src := h.Source(key, h.Customer(key), "123456789")
 	body := func(amount string) string {
 		return `{"funding_source_id":"` + src + `","amount":"` + amount + `","direction":"credit","same_day":true}`

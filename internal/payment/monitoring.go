@@ -156,6 +156,10 @@ type RiskFacts struct {
 	// computed, "" for none, and when it was computed.
 	Guardrail           string
 	GuardrailComputedAt *time.Time
+	// Thresholds are the originator's rule thresholds by rule id, read
+	// with the facts so that judging a payment costs no read of its own;
+	// nil when the store has none to give (Service.WithThresholds then).
+	Thresholds map[string]string
 }
 
 // Alert is a fraud rule's match on a payment.
@@ -232,8 +236,8 @@ func (s *Service) judge(ctx context.Context, tx Store, scope tenant.Scope, sourc
 	if !rules {
 		return verdict{}, nil
 	}
-	var th map[string]string
-	if s.thresholds != nil {
+	th := f.Thresholds
+	if th == nil && s.thresholds != nil {
 		if th, err = s.thresholds.Thresholds(ctx, scope); err != nil {
 			return verdict{}, err
 		}

@@ -1,14 +1,15 @@
 package payment_test
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 	"testing"
 	"time"
 
+	"github.com/fundsource/fundsource/internal/audit"
 	"github.com/fundsource/fundsource/internal/core/tenant"
 	"github.com/fundsource/fundsource/internal/funding"
+	orig "github.com/fundsource/fundsource/internal/originator"
 	"github.com/fundsource/fundsource/internal/payment"
 	"github.com/fundsource/fundsource/internal/testing/fixture"
 )
@@ -219,19 +220,16 @@ func TestChangedAccountRule(t *testing.T) {
 	}
 }
 
-// thresholds is an originator's thresholds kept in memory, as the
-// originator resource keeps them in its table.
-type thresholds map[tenant.Scope]map[string]string
-
-func (t thresholds) Thresholds(_ context.Context, scope tenant.Scope) (map[string]string, error) {
-	return t[scope], nil
-}
-
 func TestPerOriginatorThresholds(t *testing.T) {
 	t.Parallel()
 	f := fixture.New(t)
 	strict, other := f.Sandbox("Strict"), f.Sandbox("Other")
-	f.Payments.WithThresholds(thresholds{strict: {payment.RuleFirstDebitAmount: "100.00", payment.RuleDailyVelocity: "1/50000.00"}})
+	// The operator's thresholds, as `fundsource originator set --rule` keeps
+	// them: read with the payment's risk facts.
+	if _, err := f.Originators.Set(ctx, strict, orig.Change{Rules: map[string]string{
+		payment.RuleFirstDebitAmount: "100.00", payment.RuleDailyVelocity: "1/50000.00"}}, audit.Operator("ops@example.com")); err != nil {
+		t.Fatal(err)
+	}
 	p, r := create(t, f, strict, money(f.VerifiedSource(strict, f.Customer(strict), account(1)).ID, payment.Debit, "100.00"))
 	wantHold(t, "100.00 at the originator's threshold", p, r, "")
 	src := f.VerifiedSource(strict, f.Customer(strict), account(2)).ID

@@ -67,7 +67,7 @@ fuzz:
 	$(GO) test -run='^$$' -fuzz=FuzzDecode -fuzztime=30s ./web/surface
 	$(GO) test -run='^$$' -fuzz=FuzzParseSecretKey -fuzztime=15s ./internal/merchant
 	$(GO) test -run='^$$' -fuzz=FuzzParseCents -fuzztime=30s ./internal/core/money
-	$(GO) test -run='^$$' -fuzz=FuzzValidChecksum -fuzztime=30s ./internal/routing
+	$(GO) test -run='^$$' -fuzz=FuzzValidChecksum -fuzztime=30s ./internal/adapter/routing
 	$(GO) test -run='^$$' -fuzz=FuzzParseStatementAmount -fuzztime=30s ./internal/funding
 	$(GO) test -run='^$$' -fuzz=FuzzTarget -fuzztime=30s ./internal/core/redirect
 	$(GO) test -run='^$$' -fuzz=FuzzURLPolicy -fuzztime=30s ./internal/webhook

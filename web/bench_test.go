@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/fundsource/fundsource/internal/dev/railsim"
+	"github.com/fundsource/fundsource/internal/adapter/rail/railsim"
 	th "github.com/fundsource/fundsource/internal/testing/harness"
 )
 

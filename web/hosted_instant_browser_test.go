@@ -8,7 +8,7 @@ import (
 
 	"github.com/playwright-community/playwright-go"
 
-	"github.com/fundsource/fundsource/internal/dev/railsim"
+	"github.com/fundsource/fundsource/internal/adapter/rail/railsim"
 	th "github.com/fundsource/fundsource/internal/testing/harness"
 )
 

@@ -14,8 +14,8 @@ import (
 	"github.com/gin-gonic/gin"
 	"github.com/lib/pq"
 
+	"github.com/fundsource/fundsource/internal/adapter/postgres"
 	"github.com/fundsource/fundsource/internal/config"
-	"github.com/fundsource/fundsource/internal/postgres"
 	th "github.com/fundsource/fundsource/internal/testing/harness"
 	"github.com/fundsource/fundsource/internal/testing/pgtest"
 )

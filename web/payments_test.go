@@ -10,9 +10,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fundsource/fundsource/internal/adapter/postgres"
 	"github.com/fundsource/fundsource/internal/config"
 	"github.com/fundsource/fundsource/internal/payment"
-	"github.com/fundsource/fundsource/internal/postgres"
 	th "github.com/fundsource/fundsource/internal/testing/harness"
 	"github.com/fundsource/fundsource/internal/testing/pgtest"
 )

@@ -11,8 +11,8 @@ import (
 
 	"github.com/plaid/plaid-go/v43/plaid"
 
+	"github.com/fundsource/fundsource/internal/adapter/provider"
 	"github.com/fundsource/fundsource/internal/dev/providersim"
-	"github.com/fundsource/fundsource/internal/provider"
 	th "github.com/fundsource/fundsource/internal/testing/harness"
 )
 

@@ -48,13 +48,13 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/fundsource/fundsource/internal/adapter/routing"
 	"github.com/fundsource/fundsource/internal/core/calendar"
 	"github.com/fundsource/fundsource/internal/core/ids"
 	"github.com/fundsource/fundsource/internal/core/tenant"
 	"github.com/fundsource/fundsource/internal/customer"
 	"github.com/fundsource/fundsource/internal/funding"
 	"github.com/fundsource/fundsource/internal/payment"
-	"github.com/fundsource/fundsource/internal/routing"
 )
 
 // Entry kinds.

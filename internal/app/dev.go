@@ -11,12 +11,12 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/fundsource/fundsource/internal/adapter/rail/railsim"
 	"github.com/fundsource/fundsource/internal/config"
 	"github.com/fundsource/fundsource/internal/core/errs"
 	"github.com/fundsource/fundsource/internal/core/ids"
 	"github.com/fundsource/fundsource/internal/core/tenant"
 	"github.com/fundsource/fundsource/internal/dev/pgserver"
-	"github.com/fundsource/fundsource/internal/dev/railsim"
 	"github.com/fundsource/fundsource/internal/merchant"
 )
 

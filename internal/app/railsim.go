@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"net"
 
-	"github.com/fundsource/fundsource/internal/dev/railsim"
+	"github.com/fundsource/fundsource/internal/adapter/rail/railsim"
 	"github.com/fundsource/fundsource/web"
 )
 

@@ -17,8 +17,8 @@ import (
 	_ "github.com/lib/pq"
 	"github.com/pressly/goose/v3"
 
+	"github.com/fundsource/fundsource/internal/adapter/postgres"
 	"github.com/fundsource/fundsource/internal/lab/rig"
-	"github.com/fundsource/fundsource/internal/postgres"
 	"github.com/fundsource/fundsource/internal/testing/pgtest"
 	"github.com/fundsource/fundsource/internal/testing/readme"
 	"github.com/fundsource/fundsource/migrations"

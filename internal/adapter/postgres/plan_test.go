@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/fundsource/fundsource/internal/postgres"
+	"github.com/fundsource/fundsource/internal/adapter/postgres"
 	"github.com/fundsource/fundsource/internal/testing/pgtest"
 )
 

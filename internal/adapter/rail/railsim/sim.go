@@ -22,9 +22,9 @@ import (
 	"sync"
 	"time"
 
+	"github.com/fundsource/fundsource/internal/adapter/rail"
 	"github.com/fundsource/fundsource/internal/core/ids"
 	"github.com/fundsource/fundsource/internal/funding"
-	"github.com/fundsource/fundsource/internal/rail"
 )
 
 // Sandbox account numbers and what the rail does with a credit to them, at

@@ -6,9 +6,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fundsource/fundsource/internal/adapter/postgres"
 	"github.com/fundsource/fundsource/internal/core/errs"
 	"github.com/fundsource/fundsource/internal/merchant"
-	"github.com/fundsource/fundsource/internal/postgres"
 	"github.com/fundsource/fundsource/internal/testing/pgtest"
 )
 

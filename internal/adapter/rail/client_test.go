@@ -13,10 +13,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fundsource/fundsource/internal/adapter/rail"
+	"github.com/fundsource/fundsource/internal/adapter/rail/railsim"
 	"github.com/fundsource/fundsource/internal/core/ids"
-	"github.com/fundsource/fundsource/internal/dev/railsim"
 	"github.com/fundsource/fundsource/internal/funding"
-	"github.com/fundsource/fundsource/internal/rail"
 )
 
 func credit(account string) funding.InstantCredit {

@@ -6,9 +6,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fundsource/fundsource/internal/adapter/postgres"
 	"github.com/fundsource/fundsource/internal/core/event"
 	"github.com/fundsource/fundsource/internal/core/tenant"
-	"github.com/fundsource/fundsource/internal/postgres"
 	"github.com/fundsource/fundsource/internal/testing/pgtest"
 	"github.com/fundsource/fundsource/internal/webhook"
 )

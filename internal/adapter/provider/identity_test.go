@@ -10,8 +10,8 @@ import (
 	"net/http/httptest"
 	"testing"
 
+	"github.com/fundsource/fundsource/internal/adapter/provider"
 	"github.com/fundsource/fundsource/internal/dev/providersim"
-	"github.com/fundsource/fundsource/internal/provider"
 )
 
 // TestOwnerScoresThroughPlaidGo asks the simulator's

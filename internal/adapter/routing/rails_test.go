@@ -4,7 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/fundsource/fundsource/internal/routing"
+	"github.com/fundsource/fundsource/internal/adapter/routing"
 )
 
 func TestEmbeddedRails(t *testing.T) {

@@ -8,10 +8,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fundsource/fundsource/internal/adapter/postgres"
 	"github.com/fundsource/fundsource/internal/core/event"
 	"github.com/fundsource/fundsource/internal/core/idempotency"
 	"github.com/fundsource/fundsource/internal/funding"
-	"github.com/fundsource/fundsource/internal/postgres"
 	"github.com/fundsource/fundsource/internal/testing/pgtest"
 )
 

@@ -50,8 +50,8 @@ import (
 	"time"
 
 	"github.com/fundsource/fundsource/internal/config"
+	"github.com/fundsource/fundsource/internal/dev/walkthrough"
 	"github.com/fundsource/fundsource/internal/lab/rig"
-	"github.com/fundsource/fundsource/internal/testing/readme"
 )
 
 // Run is 'fundsource-lab upgrade': it finds the commit before the newest
@@ -90,11 +90,11 @@ func Run(ctx context.Context, args []string, stdio rig.IO) error {
 	if err != nil {
 		return err
 	}
-	oldWalk, err := readme.Quickstart([]byte(oldReadme))
+	oldWalk, err := walkthrough.Quickstart([]byte(oldReadme))
 	if err != nil {
 		return fmt.Errorf("upgrade: the README of %s: %w", short(base.Commit), err)
 	}
-	newWalk, err := readme.Quickstart(newReadme)
+	newWalk, err := walkthrough.Quickstart(newReadme)
 	if err != nil {
 		return fmt.Errorf("upgrade: the README: %w", err)
 	}
@@ -271,7 +271,7 @@ func writeFile(path string, r io.Reader, mode os.FileMode) error {
 // Config is one upgrade check.
 type Config struct {
 	Old, New       string // the binaries: the one a deploy replaces, and the one it brings
-	OldWalkthrough string // the old commit's README walkthrough (readme.Quickstart)
+	OldWalkthrough string // the old commit's README walkthrough (walkthrough.Quickstart)
 	NewWalkthrough string // the new README's
 	DBURL          string // a database no newer than the old binary's schema (empty, say)
 	Dir            string // a scratch folder
@@ -374,7 +374,7 @@ func (c Config) say(s string) {
 type process struct {
 	name    string
 	srv     *rig.Server
-	target  readme.Target
+	target  walkthrough.Target
 	log     string
 	stopped bool
 	stopErr error
@@ -413,7 +413,7 @@ func (c Config) start(ctx context.Context, name, bin, data string) (*process, er
 		return nil, fmt.Errorf("%s: %w\n%s", name, err, tail(p.log, 30))
 	}
 	env := config.ReadEnvFile(filepath.Join(data, "demo.env"))
-	p.target = readme.Target{Base: "http://" + addr, Sim: "http://" + sim, SecretKey: env["DEMO_SECRET_KEY"],
+	p.target = walkthrough.Target{Base: "http://" + addr, Sim: "http://" + sim, SecretKey: env["DEMO_SECRET_KEY"],
 		PublicKey: env["DEMO_PUBLIC_KEY"], Home: filepath.Join(c.Dir, name+"-home")}
 	if p.target.SecretKey == "" || p.target.PublicKey == "" {
 		p.stop()
@@ -475,7 +475,7 @@ func (c Config) walk(ctx context.Context, p *process, script string) walkResult 
 	ctx, cancel := context.WithTimeout(ctx, 3*time.Minute)
 	defer cancel()
 	start := time.Now()
-	out, err := readme.Run(ctx, script, p.target)
+	out, err := walkthrough.Run(ctx, script, p.target)
 	if err != nil {
 		err = fmt.Errorf("%v\n--- walkthrough output ---\n%s\n--- the %s binary's log ---\n%s", err, tailString(out, 40), p.name, tail(p.log, 20))
 	}
@@ -501,7 +501,7 @@ type traffic struct {
 	fails  []string
 }
 
-func startTraffic(t readme.Target) *traffic {
+func startTraffic(t walkthrough.Target) *traffic {
 	tr := &traffic{stopCh: make(chan struct{})}
 	client := &http.Client{Timeout: 10 * time.Second}
 	for w := 0; w < 2; w++ {
@@ -530,7 +530,7 @@ func startTraffic(t readme.Target) *traffic {
 }
 
 // call sends one request and records it; anything but a 2xx is a failure.
-func (tr *traffic) call(client *http.Client, t readme.Target, method, path, body string, into any) {
+func (tr *traffic) call(client *http.Client, t walkthrough.Target, method, path, body string, into any) {
 	req, err := http.NewRequest(method, t.Base+path, strings.NewReader(body))
 	if err != nil {
 		panic(err)

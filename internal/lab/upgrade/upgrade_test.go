@@ -18,9 +18,9 @@ import (
 	"github.com/pressly/goose/v3"
 
 	"github.com/fundsource/fundsource/internal/adapter/postgres"
+	"github.com/fundsource/fundsource/internal/dev/walkthrough"
 	"github.com/fundsource/fundsource/internal/lab/rig"
 	"github.com/fundsource/fundsource/internal/testing/pgtest"
-	"github.com/fundsource/fundsource/internal/testing/readme"
 	"github.com/fundsource/fundsource/migrations"
 )
 
@@ -96,7 +96,7 @@ func TestCheckFailsWhenAMigrationDropsAColumnTheOldBinaryReads(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	walk, err := readme.Quickstart(doc)
+	walk, err := walkthrough.Quickstart(doc)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package app
+package devrun
 
 import (
 	"context"
@@ -48,7 +48,9 @@ func devSimConfig(cfg *config.Config) providersim.Config {
 	}
 }
 
-func runProviderSim(ctx context.Context, args []string, io IO) error {
+// ProviderSim is 'fundsource provider-sim': the bank-linking provider
+// simulator on a port of its own.
+func ProviderSim(ctx context.Context, args []string, io IO) error {
 	fs := flag.NewFlagSet("fundsource provider-sim", flag.ContinueOnError)
 	fs.SetOutput(io.Stderr)
 	listen := fs.String("listen", "127.0.0.1:8090", "address to listen on")

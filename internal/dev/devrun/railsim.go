@@ -1,4 +1,4 @@
-package app
+package devrun
 
 import (
 	"context"
@@ -21,7 +21,9 @@ lists what arrived, for requests with "Authorization: Bearer TOKEN";
 without it (or without the header) they are 404.
 `
 
-func runRailSim(ctx context.Context, args []string, io IO) error {
+// RailSim is 'fundsource rail-sim': the instant-rail simulator on a port
+// of its own.
+func RailSim(ctx context.Context, args []string, io IO) error {
 	fs := flag.NewFlagSet("fundsource rail-sim", flag.ContinueOnError)
 	fs.SetOutput(io.Stderr)
 	listen := fs.String("listen", "127.0.0.1:8091", "address to listen on")

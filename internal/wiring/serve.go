@@ -1,4 +1,4 @@
-package app
+package wiring
 
 import (
 	"context"
@@ -19,28 +19,31 @@ import (
 	"github.com/fundsource/fundsource/web"
 )
 
-// serve listens on LISTEN_ADDR until ctx ends, then shuts down gracefully:
-// in-flight requests get up to 20 s, background jobs stop.
-func (s *service) serve(ctx context.Context) error {
+// Serve listens on LISTEN_ADDR until ctx ends, then shuts down gracefully:
+// in-flight requests get up to 20 s, background jobs stop. dbURL is the
+// database the services were opened on: the key cache's subscription and
+// the dispatcher's wake-ups listen there. 'serve' and 'dev' both run it, so
+// what 'make run' serves is what production serves.
+func (s *Services) Serve(ctx context.Context, dbURL string) error {
 	ln, err := net.Listen("tcp", s.Config.ListenAddr)
 	if err != nil {
 		return fmt.Errorf("listen on %s: %w", s.Config.ListenAddr, err)
 	}
-	return s.serveOn(ctx, ln)
+	return s.serveOn(ctx, ln, dbURL)
 }
 
-func (s *service) serveOn(ctx context.Context, ln net.Listener) error {
+func (s *Services) serveOn(ctx context.Context, ln net.Listener, dbURL string) error {
 	jobs, stopJobs := context.WithCancel(context.Background())
 	defer stopJobs()
 	if s.Config.APIKeyCacheTTL > 0 {
 		cache := merchant.NewKeyCache(s.Config.APIKeyCacheTTL, s.Now)
-		sub := postgres.Subscribe(jobs, s.dbURL, postgres.KeyChannel, s.Log, cache.Clear)
+		sub := postgres.Subscribe(jobs, dbURL, postgres.KeyChannel, s.Log, cache.Clear)
 		cache.Live(sub.Connected)
 		s.Merchants.UseKeyCache(cache)
 	}
 	srv := web.Server(ln.Addr().String(), s.Handler())
 	done := make(chan struct{})
-	go func() { defer close(done); s.runJobs(jobs) }()
+	go func() { defer close(done); s.runJobs(jobs, dbURL) }()
 
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
@@ -87,7 +90,7 @@ func profiler() http.Handler {
 
 // serveAside serves an operator's handler (the profiler, the metrics) on
 // a listener of its own, never the service's, and returns how to stop it.
-func (s *service) serveAside(name, addr string, h http.Handler) func() {
+func (s *Services) serveAside(name, addr string, h http.Handler) func() {
 	srv := &http.Server{Addr: addr, Handler: h, ReadHeaderTimeout: 10 * time.Second}
 	go func() {
 		if err := srv.ListenAndServe(); err != nil && !errors.Is(err, http.ErrServerClosed) {
@@ -106,10 +109,10 @@ func (s *service) serveAside(name, addr string, h http.Handler) func() {
 // rows are claimed with SKIP LOCKED or deleted idempotently, so processes
 // never do the same work twice. It returns when the deliveries in flight
 // have been recorded.
-func (s *service) runJobs(ctx context.Context) {
+func (s *Services) runJobs(ctx context.Context, dbURL string) {
 	var wg sync.WaitGroup
 	wg.Go(func() {
-		s.Dispatcher(webhook.DispatcherOptions{}).Run(ctx, postgres.Listen(ctx, s.dbURL, postgres.DeliveryChannel, s.Log))
+		s.Dispatcher(webhook.DispatcherOptions{}).Run(ctx, postgres.Listen(ctx, dbURL, postgres.DeliveryChannel, s.Log))
 	})
 	wg.Go(func() {
 		s.every(ctx, time.Hour, "event retention", s.Webhooks.PurgeEvents)
@@ -167,7 +170,7 @@ func counted(job func(context.Context) (int, error)) func(context.Context) (int6
 
 // every runs job now and then every interval until ctx ends, logging what
 // it did and its failures.
-func (s *service) every(ctx context.Context, interval time.Duration, name string, job func(context.Context) (int64, error)) {
+func (s *Services) every(ctx context.Context, interval time.Duration, name string, job func(context.Context) (int64, error)) {
 	t := time.NewTicker(interval)
 	defer t.Stop()
 	for {

@@ -1,4 +1,4 @@
-package app
+package devrun
 
 import (
 	"bytes"
@@ -35,7 +35,7 @@ func TestDemoMerchantSurvivesRollsAndRestarts(t *testing.T) {
 	start := func() (map[string]string, string) {
 		t.Helper()
 		var out bytes.Buffer
-		s := &service{Services: svc, io: IO{Stdout: &out, Stderr: &out, Getenv: os.Getenv}}
+		s := &run{Services: svc, io: IO{Stdout: &out, Stderr: &out, Getenv: os.Getenv}}
 		if err := s.ensureDemoMerchant(ctx); err != nil {
 			t.Fatal(err)
 		}

@@ -1,4 +1,4 @@
-package app
+package devrun
 
 import (
 	"context"
@@ -19,10 +19,10 @@ const receiverUsage = `Usage:
   fundsource webhook-receiver --secret whsec_… [--listen 127.0.0.1:9000]
 `
 
-// runReceiver is a development webhook endpoint: it verifies each delivery
+// Receiver is 'fundsource webhook-receiver', a development webhook endpoint: it verifies each delivery
 // with the signing secret (webhook.Verify), prints one line per event and
 // answers 200, or 401 for a delivery that does not verify.
-func runReceiver(ctx context.Context, args []string, io IO) error {
+func Receiver(ctx context.Context, args []string, io IO) error {
 	fs := flag.NewFlagSet("fundsource webhook-receiver", flag.ContinueOnError)
 	fs.SetOutput(io.Stderr)
 	listen := fs.String("listen", "127.0.0.1:9000", "address to listen on")

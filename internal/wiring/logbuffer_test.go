@@ -1,4 +1,4 @@
-package app
+package wiring
 
 import (
 	"bytes"
@@ -31,7 +31,7 @@ func (w *writes) text() string {
 func TestLogBufferBatchesWholeLines(t *testing.T) {
 	t.Parallel()
 	out := &writes{}
-	log, stop := newLogger(out)
+	log, stop := NewLogger(out)
 	// A warning is written at once, with what waited before it.
 	log.Info("before")
 	log.WarnContext(context.Background(), "trouble")

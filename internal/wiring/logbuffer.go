@@ -1,4 +1,4 @@
-package app
+package wiring
 
 import (
 	"bufio"
@@ -14,7 +14,7 @@ const logFlushEvery = 100 * time.Millisecond
 
 // logBuffer collects the server's log lines and writes them out in batches:
 // every logFlushEvery, when 64 KiB are waiting, and at once after a warning
-// or an error (see newLogger). Under load the access log was one write(2)
+// or an error (see NewLogger). Under load the access log was one write(2)
 // per request, about a twentieth of the server's CPU. A line is never split
 // between two writes, so lines stay whole beside other writers of the
 // stream.
@@ -71,9 +71,10 @@ func (b *logBuffer) Close() {
 	})
 }
 
-// newLogger is the service's JSON logger on w, buffered; call the returned
-// function to flush and stop when the service ends.
-func newLogger(w io.Writer) (*slog.Logger, func()) {
+// NewLogger is the service's JSON logger on w, buffered; call the returned
+// function to flush and stop when the service ends. Every process of the
+// product logs through it ('serve', 'dev', the operator commands).
+func NewLogger(w io.Writer) (*slog.Logger, func()) {
 	b := newLogBuffer(w)
 	return slog.New(flushingHandler{slog.NewJSONHandler(b, nil), b}), b.Close
 }

@@ -1,9 +1,23 @@
-package app
+// Package devrun is the development runner of 'make run' ('fundsource
+// dev') and the development helpers the product's command line offers
+// beside it: the provider simulator, the rail simulator and a webhook
+// receiver. None of it serves production; it lives apart from the
+// product's commands (internal/app, which calls it) so the tree shows
+// what ships and what helps, and so the test harness can run 'make run'
+// in a test process without importing the product's command package.
+//
+// The runner starts (or reuses) a private PostgreSQL cluster under
+// DATA_DIR, the simulators the configuration asks for, makes sure the demo
+// merchant exists and prints its keys, then serves exactly what 'serve'
+// serves (wiring.Services.Serve).
+package devrun
 
 import (
 	"cmp"
 	"context"
+	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net"
 	"os"
@@ -18,6 +32,7 @@ import (
 	"github.com/fundsource/fundsource/internal/core/tenant"
 	"github.com/fundsource/fundsource/internal/dev/pgserver"
 	"github.com/fundsource/fundsource/internal/merchant"
+	"github.com/fundsource/fundsource/internal/wiring"
 )
 
 // Demo merchant of 'make run'.
@@ -27,18 +42,35 @@ const (
 	devDBName = "fundsource"
 )
 
-// runDev is 'make run': without DATABASE_URL it starts (or reuses) the private
+// ErrUsage marks a command-line mistake; the product's main exits with
+// status 2 on it (internal/app's ErrUsage is this error).
+var ErrUsage = errors.New("usage")
+
+// IO is where a command reads its environment and writes its output.
+type IO struct {
+	Getenv func(string) string
+	Stdout io.Writer // command results
+	Stderr io.Writer // logs and messages
+}
+
+// run is the wired service of one dev run, with where it writes.
+type run struct {
+	*wiring.Services
+	io IO
+}
+
+// Run is 'make run': without DATABASE_URL it starts (or reuses) the private
 // cluster under DATA_DIR/postgres, then migrates, makes sure the demo merchant
 // exists, prints its keys and serves until interrupted, and finally stops
 // the cluster.
-func runDev(ctx context.Context, io IO) error {
+func Run(ctx context.Context, io IO) error {
 	cfg, err := config.Load(io.Getenv)
 	if err != nil {
 		return err
 	}
 	dbURL := cfg.DatabaseURL
 	if dbURL == "" {
-		cluster := devCluster(cfg.DataDir)
+		cluster := Cluster(cfg.DataDir)
 		cluster.Progress = io.Stderr
 		srv, url, err := cluster.Start(ctx)
 		if err != nil {
@@ -76,16 +108,23 @@ func runDev(ctx context.Context, io IO) error {
 		fmt.Fprintf(io.Stderr, "rail simulator on %s (POST /sim/down, /sim/up and GET /sim/credits with -H \"Authorization: Bearer %s\")\n",
 			cfg.InstantRailURL, token)
 	}
-	return withDatabase(ctx, cfg, dbURL, io, func(s *service) error {
-		if err := s.ensureDemoMerchant(ctx); err != nil {
-			return err
-		}
-		return s.serve(ctx)
-	})
+	log, flush := wiring.NewLogger(io.Stderr)
+	defer flush()
+	svc, closeDB, err := wiring.Open(ctx, cfg, dbURL, log)
+	if err != nil {
+		return err
+	}
+	defer closeDB()
+	s := &run{Services: svc, io: io}
+	if err := s.ensureDemoMerchant(ctx); err != nil {
+		return err
+	}
+	return svc.Serve(ctx, dbURL)
 }
 
-// devCluster is the private cluster of 'make run' under DATA_DIR.
-func devCluster(dataDir string) pgserver.Private {
+// Cluster is the private cluster of 'make run' under DATA_DIR; the
+// product's commands use it when DATABASE_URL is unset in development.
+func Cluster(dataDir string) pgserver.Private {
 	return pgserver.Private{Dir: dataDir, Database: devDBName}
 }
 
@@ -95,7 +134,7 @@ func devCluster(dataDir string) pgserver.Private {
 // A merchant the file names is never changed: a key or password the
 // developer replaced stays valid across restarts. Only a lost file makes
 // a new key and password, since neither can be read back.
-func (s *service) ensureDemoMerchant(ctx context.Context) error {
+func (s *run) ensureDemoMerchant(ctx context.Context) error {
 	path := filepath.Join(s.Config.DataDir, "demo.env")
 	saved := config.ReadEnvFile(path)
 	id, secret := saved["DEMO_MERCHANT_ID"], saved["DEMO_SECRET_KEY"]
@@ -119,14 +158,14 @@ func (s *service) ensureDemoMerchant(ctx context.Context) error {
 	case err == nil:
 		// The database has the demo merchant but demo.env lost its keys: roll.
 		scope := tenant.Scope{MerchantID: m.ID, Env: tenant.Sandbox}
-		if vals["DEMO_SECRET_KEY"], err = s.Merchants.RollKey(ctx, scope, operator(s.io.Getenv)); err != nil {
+		if vals["DEMO_SECRET_KEY"], err = s.Merchants.RollKey(ctx, scope, wiring.Operator(s.io.Getenv)); err != nil {
 			return err
 		}
 		envr, err := s.Merchants.Environment(ctx, scope)
 		if err != nil {
 			return err
 		}
-		if err := s.Merchants.SetPassword(ctx, m.ID, password, operator(s.io.Getenv)); err != nil {
+		if err := s.Merchants.SetPassword(ctx, m.ID, password, wiring.Operator(s.io.Getenv)); err != nil {
 			return err
 		}
 		vals["DEMO_MERCHANT_ID"], vals["DEMO_PUBLIC_KEY"] = m.ID, envr.PublicKey
@@ -150,7 +189,7 @@ func (s *service) ensureDemoMerchant(ctx context.Context) error {
 
 // keepDemoFile rewrites demo.env whenever the demo merchant's sandbox key
 // is rolled, so the next run prints and reuses the key in use.
-func (s *service) keepDemoFile(path string, vals map[string]string) {
+func (s *run) keepDemoFile(path string, vals map[string]string) {
 	var mu sync.Mutex
 	demo := tenant.Scope{MerchantID: vals["DEMO_MERCHANT_ID"], Env: tenant.Sandbox}
 	s.Merchants.OnKeyRolled(func(scope tenant.Scope, secret string) {
@@ -187,7 +226,7 @@ func writeDemoFile(path string, vals map[string]string) error {
 
 // printDemo prints the demo merchant's keys and sign-in; state says
 // whether they were "created" or "reused".
-func (s *service) printDemo(v map[string]string, path, state string) {
+func (s *run) printDemo(v map[string]string, path, state string) {
 	base := s.Config.SandboxBaseURL.String()
 	fmt.Fprintf(s.io.Stdout, `
 Demo merchant (%s; also in %s)

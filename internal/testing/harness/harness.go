@@ -1,11 +1,12 @@
 // Package harness runs the real Gin engine on a fresh PostgreSQL database
 // for tests: requests go through httptest, and every response is checked
 // against the conventions all answers share (X-Request-Id, no caching, no
-// sniffing) and against the OpenAPI document. The HTTP tests (web and its surfaces,
-// through internal/testing/webtest) and the end-to-end tests use it. Beside the engine it holds a webhook
-// receiver that checks what it is sent (Receiver), and 'fundsource dev'
-// run in the test process as 'make run' starts it (StartDev), for the
-// tests of the dev command and of the README's walkthrough.
+// sniffing) and against the OpenAPI document. The HTTP tests (web and its
+// surfaces, through internal/testing/webtest) and the end-to-end tests use
+// it. Beside the engine it holds a webhook receiver that checks what it is
+// sent (Receiver), and 'fundsource dev' run in the test process as 'make
+// run' starts it (StartDev), for the tests of the dev runner and of the
+// README's walkthrough.
 package harness
 
 import (

@@ -56,7 +56,7 @@ templ-check:
 	@if [ -d .git ] && [ -n "$$(git status --porcelain -- templates)" ]; then \
 		echo "templ output is stale: run 'go tool templ generate' and commit"; git status --short -- templates; exit 1; fi
 
-## screenshots: the hosted page's and the dashboard's pictures in the README (static/screenshots/)
+## screenshots: the dashboard's pictures in the README and the hosted page's in docs/walkthrough.md (static/screenshots/)
 screenshots: browser
 	@if [ -z "$$TEST_DATABASE_URL" ]; then $(MAKE) --no-print-directory postgres; fi
 	HOSTED_SCREENSHOTS=$(CURDIR)/static/screenshots DASHBOARD_SCREENSHOTS=$(CURDIR)/static/screenshots \

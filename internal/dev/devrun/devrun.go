@@ -206,14 +206,14 @@ func (s *run) keepDemoFile(path string, vals map[string]string) {
 }
 
 // writeDemoFile writes the demo merchant's keys and sign-in to path. The
-// keys are written again as SK and PK, the names the README's walkthrough
+// keys are written again as SK and PK, the names the walkthrough (docs/walkthrough.md)
 // reads, and exported, so that sourcing the file prepares a shell for it;
 // the export line has no "=", which config.ReadEnvFile skips. Every value
 // is base32 or an email, safe for a shell unquoted.
 func writeDemoFile(path string, vals map[string]string) error {
 	var b strings.Builder
 	b.WriteString("# The demo merchant of 'make run' (sandbox). Development only.\n")
-	b.WriteString("# . .data/demo.env exports SK and PK for the README's walkthrough.\n")
+	b.WriteString("# . .data/demo.env exports SK and PK for docs/walkthrough.md.\n")
 	for _, k := range []string{"DEMO_MERCHANT_ID", "DEMO_SECRET_KEY", "DEMO_PUBLIC_KEY", "DEMO_EMAIL", "DEMO_PASSWORD"} {
 		fmt.Fprintf(&b, "%s=%s\n", k, vals[k])
 	}
@@ -243,7 +243,7 @@ Try it:
     -H "Content-Type: application/json" \
     -d '{"first_name":"Ada","last_name":"Lovelace","email":"ada@example.com"}'
 
-Hosted verification page (after initiating micro-deposits; README: "Hosted verification page"):
+Hosted verification page (after initiating micro-deposits; docs/walkthrough.md: "Hosted verification page"):
   %s/#/bank-account/%s/{user_id}/{funding_source_id}?successUrl=http://localhost:3000/done
 
 `, state, path, v["DEMO_MERCHANT_ID"], v["DEMO_SECRET_KEY"], v["DEMO_PUBLIC_KEY"], base, v["DEMO_EMAIL"], v["DEMO_PASSWORD"],

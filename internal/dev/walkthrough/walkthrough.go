@@ -1,8 +1,9 @@
-// Package walkthrough reads the README's walkthrough, the shell blocks
-// between <!-- quickstart:begin --> and <!-- quickstart:end -->, and runs
-// it with bash against a running service, as a reader runs it against
-// 'make run'. The README's test (internal/testing/readme) keeps the
-// walkthrough true against 'fundsource dev'; the upgrade check
+// Package walkthrough reads the walkthrough (docs/walkthrough.md; before
+// it had a file of its own, the README), the shell blocks between
+// <!-- quickstart:begin --> and <!-- quickstart:end -->, and runs it with
+// bash against a running service, as a reader runs it against 'make run'.
+// Its test (internal/testing/readme) keeps the walkthrough true against
+// 'fundsource dev'; the upgrade check
 // (internal/lab/upgrade) runs an older commit's walkthrough against that
 // commit's binary on the newest schema. Both use it, so it lives with the
 // development aids rather than inside either.

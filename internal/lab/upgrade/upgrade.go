@@ -13,13 +13,14 @@
 // first parent of the newest commit on the main line that changed a
 // migrations/*.sql file, or HEAD when one has uncommitted changes), starts
 // that binary's 'dev' on a fresh database (its own, older schema), runs
-// that commit's README walkthrough against it while the new binary's
+// that commit's walkthrough (docs/walkthrough.md, or the README's for a
+// commit from before that file) against it while the new binary's
 // 'migrate' runs, runs the walkthrough again on the migrated schema,
 // restarts the old binary on the newest schema (its own migrate must
-// accept a database that is ahead of it), and runs the new README's
+// accept a database that is ahead of it), and runs the new
 // walkthrough against the new binary while the old one keeps serving
 // beside it and doing background work. The old commit's walkthrough, not
-// the new one's, is what the old binary must pass: the new README may
+// the new one's, is what the old binary must pass: the new walkthrough may
 // describe what only the new binary does. Any walkthrough failure, any
 // non-2xx answer to the steady traffic, any 5xx or ERROR line in either
 // binary's log, or a process that does not start or stop cleanly fails
@@ -82,11 +83,11 @@ func Run(ctx context.Context, args []string, stdio rig.IO) error {
 	if err != nil {
 		return err
 	}
-	oldReadme, err := git(ctx, *repo, "show", base.Commit+":README.md")
+	oldReadme, err := walkthroughAt(ctx, *repo, base.Commit)
 	if err != nil {
 		return err
 	}
-	newReadme, err := os.ReadFile(filepath.Join(*repo, "README.md"))
+	newReadme, err := os.ReadFile(filepath.Join(*repo, WalkthroughFile))
 	if err != nil {
 		return err
 	}
@@ -271,8 +272,8 @@ func writeFile(path string, r io.Reader, mode os.FileMode) error {
 // Config is one upgrade check.
 type Config struct {
 	Old, New       string // the binaries: the one a deploy replaces, and the one it brings
-	OldWalkthrough string // the old commit's README walkthrough (walkthrough.Quickstart)
-	NewWalkthrough string // the new README's
+	OldWalkthrough string // the old commit's walkthrough (walkthrough.Quickstart)
+	NewWalkthrough string // the new tree's
 	DBURL          string // a database no newer than the old binary's schema (empty, say)
 	Dir            string // a scratch folder
 	Progress       io.Writer
@@ -601,4 +602,17 @@ func tail(path string, n int) string {
 func tailString(s string, n int) string {
 	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
 	return strings.Join(lines[max(0, len(lines)-n):], "\n")
+}
+
+// WalkthroughFile is where the walkthrough lives, relative to the module
+// root.
+const WalkthroughFile = "docs/walkthrough.md"
+
+// walkthroughAt is the walkthrough of commit: WalkthroughFile, or the
+// README for a commit from before the walkthrough had a file of its own.
+func walkthroughAt(ctx context.Context, repo, commit string) (string, error) {
+	if doc, err := git(ctx, repo, "show", commit+":"+WalkthroughFile); err == nil {
+		return doc, nil
+	}
+	return git(ctx, repo, "show", commit+":README.md")
 }

@@ -92,7 +92,7 @@ func TestCheckFailsWhenAMigrationDropsAColumnTheOldBinaryReads(t *testing.T) {
 	if err := os.WriteFile(breaking, []byte(script), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	doc, err := os.ReadFile(filepath.Join("..", "..", "..", "README.md"))
+	doc, err := os.ReadFile(filepath.Join("..", "..", "..", "docs", "walkthrough.md"))
 	if err != nil {
 		t.Fatal(err)
 	}

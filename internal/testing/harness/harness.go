@@ -6,7 +6,7 @@
 // it. Beside the engine it holds a webhook receiver that checks what it is
 // sent (Receiver), and 'fundsource dev' run in the test process as 'make
 // run' starts it (StartDev), for the tests of the dev runner and of the
-// README's walkthrough.
+// walkthrough (docs/walkthrough.md).
 package harness
 
 import (

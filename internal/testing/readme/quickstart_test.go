@@ -15,10 +15,10 @@ import (
 
 func TestMain(m *testing.M) { pgtest.Main(m) }
 
-// quickstart returns the README's walkthrough as one script.
+// quickstart returns the walkthrough as one script.
 func quickstart(t *testing.T) string {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join("..", "..", "..", "README.md"))
+	b, err := os.ReadFile(filepath.Join("..", "..", "..", "docs", "walkthrough.md"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -61,7 +61,7 @@ func TestREADMEQuickstartRunsAgainstMakeRun(t *testing.T) {
 	start := time.Now()
 	out, err := runScript(t, s, script)
 	if err != nil {
-		t.Fatalf("the README's walkthrough failed (%v):\n%s\n--- script ---\n%s", err, out, script)
+		t.Fatalf("the walkthrough failed (%v):\n%s\n--- script ---\n%s", err, out, script)
 	}
 	t.Logf("walkthrough output (%s):\n%s", time.Since(start).Round(time.Millisecond), out)
 

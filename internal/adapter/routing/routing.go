@@ -11,6 +11,7 @@ import (
 	"io"
 	"strings"
 
+	"github.com/fundsource/fundsource/internal/core/aba"
 	"github.com/fundsource/fundsource/internal/core/errs"
 )
 
@@ -23,22 +24,8 @@ const (
 )
 
 // ValidChecksum reports whether rn is 9 ASCII digits with a correct ABA check
-// digit: 3·(d1+d4+d7) + 7·(d2+d5+d8) + (d3+d6+d9) ≡ 0 (mod 10).
-func ValidChecksum(rn string) bool {
-	if len(rn) != 9 {
-		return false
-	}
-	weights := [3]int{3, 7, 1}
-	sum := 0
-	for i := 0; i < 9; i++ {
-		c := rn[i]
-		if c < '0' || c > '9' {
-			return false
-		}
-		sum += weights[i%3] * int(c-'0')
-	}
-	return sum%10 == 0
-}
+// digit (the rule is internal/core/aba's).
+func ValidChecksum(rn string) bool { return aba.ValidChecksum(rn) }
 
 // Directory maps routing numbers to bank names.
 type Directory struct {

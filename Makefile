@@ -12,7 +12,7 @@ export PLAYWRIGHT_DRIVER_PATH ?= $(CURDIR)/.playwright/driver-$(PLAYWRIGHT_VERSI
 NODE_TOOLS := axe-core@4.11.0 openapi-typescript@7.13.0 typescript@5.9.3
 export NODE_TOOLS_PATH ?= $(CURDIR)/.playwright/node-tools
 
-.PHONY: run test bench chaos build fmt-check vet templ-check postgres autofailover browser screenshots fuzz vuln
+.PHONY: run test bench chaos build fmt-check vet templ-check postgres autofailover sshd browser screenshots fuzz vuln
 
 ## run: private PostgreSQL under .data/ (unless DATABASE_URL is set), migrate, demo merchant, serve on :8080
 run: build
@@ -20,7 +20,7 @@ run: build
 	./$(BIN) dev
 
 ## test: formatting, vet, generated templ output, and every test against a real PostgreSQL and Chromium
-test: fmt-check vet templ-check browser
+test: fmt-check vet templ-check browser sshd
 	@if [ -z "$$TEST_DATABASE_URL" ]; then $(MAKE) --no-print-directory postgres; fi
 	$(GO) test -count=1 ./...
 
@@ -35,7 +35,7 @@ else
 endif
 
 ## chaos: the commit before the newest migration on the newest schema (upgrade), then kill -9, PostgreSQL restart, webhook receiver down, three servers, failover and switchover on pg_auto_failover; fails on any loss
-chaos: build postgres autofailover
+chaos: build postgres autofailover sshd
 	./$(LAB) upgrade
 	./$(LAB) chaos
 
@@ -70,6 +70,7 @@ fuzz:
 	$(GO) test -run='^$$' -fuzz=FuzzValidChecksum -fuzztime=30s ./internal/adapter/routing
 	$(GO) test -run='^$$' -fuzz=FuzzParseStatementAmount -fuzztime=30s ./internal/funding
 	$(GO) test -run='^$$' -fuzz=FuzzTarget -fuzztime=30s ./internal/core/redirect
+	$(GO) test -run='^$$' -fuzz=FuzzParseStatement -fuzztime=30s ./internal/ach
 	$(GO) test -run='^$$' -fuzz=FuzzURLPolicy -fuzztime=30s ./internal/webhook
 	$(GO) test -run='^$$' -fuzz=FuzzEndpoints -fuzztime=60s ./web
 	$(GO) test -run='^$$' -fuzz=FuzzHostedForm -fuzztime=30s ./web
@@ -108,6 +109,17 @@ postgres:
 	else \
 		echo "PostgreSQL is not installed. Install it with: sudo apt-get install -y postgresql"; \
 		echo "(or set DATABASE_URL / TEST_DATABASE_URL to an existing server)"; exit 1; \
+	fi
+
+# OpenSSH's server: tests and make chaos start a throwaway sshd on loopback
+# as the bank's SFTP server. Installed from Debian when missing and we are root.
+sshd:
+	@if [ -x /usr/sbin/sshd ]; then exit 0; fi; \
+	if [ "$$(id -u)" = 0 ]; then \
+		echo "installing Debian's openssh-server package"; \
+		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends openssh-server >/dev/null; \
+	else \
+		echo "OpenSSH's server is not installed. Install it with: sudo apt-get install -y openssh-server"; exit 1; \
 	fi
 
 # pg_auto_failover (pg_autoctl and the monitor's extension) for the

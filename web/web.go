@@ -32,6 +32,7 @@ import (
 	"github.com/fundsource/fundsource/internal/funding"
 	"github.com/fundsource/fundsource/internal/hostedlink"
 	"github.com/fundsource/fundsource/internal/merchant"
+	"github.com/fundsource/fundsource/internal/originator"
 	"github.com/fundsource/fundsource/internal/overview"
 	"github.com/fundsource/fundsource/internal/payment"
 	"github.com/fundsource/fundsource/internal/requestlog"
@@ -64,6 +65,9 @@ type Deps struct {
 	Overview *overview.Service
 	// Audit is the security log.
 	Audit *audit.Service
+	// Originators are the merchant environments as ACH originators; nil
+	// answers GET /v2/originator with 404 and shows none in Settings.
+	Originators *originator.Service
 }
 
 // New returns the Gin engine with every surface, route and middleware.
@@ -105,7 +109,7 @@ func New(d Deps) *gin.Engine {
 	// the dashboard share one.
 	ev := evidence.NewService(d.Payments, d.Funding, d.Customers, d.Audit)
 	ad := api.Deps{Config: d.Config, DB: d.DB, Idempotency: d.Idempotency, Services: api.Services{Merchants: d.Merchants,
-		Customers: d.Customers, Funding: d.Funding, Webhooks: d.Webhooks, Payments: d.Payments}, Audit: d.Audit, Evidence: ev}
+		Customers: d.Customers, Funding: d.Funding, Webhooks: d.Webhooks, Payments: d.Payments}, Audit: d.Audit, Evidence: ev, Originators: d.Originators}
 	if d.Requests != nil {
 		ad.Requests = d.Requests
 	}
@@ -114,7 +118,7 @@ func New(d Deps) *gin.Engine {
 		d.Config.HostedSubmitsPerIP, d.Config.HostedSubmitsPerSource).Mount(r)
 	dashboard.New(k, dashboard.Deps{Config: d.Config, Merchants: d.Merchants, Customers: d.Customers,
 		Funding: d.Funding, Payments: d.Payments, Webhooks: d.Webhooks, Requests: d.Requests, Overview: d.Overview, Audit: d.Audit,
-		Evidence: ev}).Mount(r)
+		Evidence: ev, Originators: d.Originators}).Mount(r)
 	return r
 }
 

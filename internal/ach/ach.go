@@ -1,13 +1,26 @@
 // Package ach originates production ACH entries — micro-deposit credits and
-// payments — as NACHA files in an outbox folder, and applies return files.
-// It builds and parses files with github.com/moov-io/ach. Sandbox entries
-// are never originated.
+// payments — as NACHA files delivered to the bank, applies the bank's
+// return files and reconciles its statements. It builds and parses files
+// with github.com/moov-io/ach. Sandbox entries are never originated.
+// Files are built at the schedule's windows, once per window across
+// processes, and each entry's effective date is decided when it is
+// assigned (windows.go).
 //
 // Each entry is in exactly one file. A run first assigns entries to a new
-// file record and commits (unique indexes forbid assigning an entry twice),
-// then writes the file from those rows (temp name, fsync, rename, fsync of
-// the folder), then marks it written. A file left 'building' by a crash is
-// written again at the next run, from the same rows, to the same bytes.
+// file record ('built') and commits (unique indexes forbid assigning an
+// entry twice), then delivers the file from those rows through a
+// Transport (transport.go: the outbox folder, or the bank's SFTP server in
+// package sftp) under the file row's lock, and marks it 'delivered'
+// (delivery.go). A file left built by a crash, or 'failed' by a transport
+// that was down, is delivered again at the next run, from the same rows,
+// as the same bytes under the same name; the row lock (SKIP LOCKED) lets
+// one process of many deliver it.
+//
+// The bank's answers arrive in the transport's inbox, polled each minute
+// (inbound.go): each file applies once by its SHA-256, claimed in a
+// transaction; one that cannot be read applies nothing and is set aside.
+// Its camt.053 statements are matched against the settlements the service
+// expects (reconcile.go), which settles the files.
 // That is why an entry's class (SEC code, description, payment type;
 // Classify), what it says about its receiver (the name folded to ASCII,
 // the source's Individual Identification Number, the description's 05
@@ -21,6 +34,14 @@
 // payment may still leave (payment.Service.ReleaseTx); one whose source
 // was blocked or removed, or whose mandate was revoked, since it was
 // created is canceled there instead of sent.
+//
+// Each payment goes out under its originator's company name and company
+// id (the merchant environment's, stored on its entry at assignment): a
+// file holds a batch per company, SEC code and description, so the
+// receiving customer's statement names the merchant they authorized.
+// Micro-deposits and their offsets are the platform's own entries and go
+// out under ACH_COMPANY_NAME and ACH_COMPANY_ID; a dishonored return goes
+// out under its original entry's company.
 //
 // Trace numbers are the ODFI's 8 routing digits and a 7-digit sequence
 // that restarts for each file creation date (US Eastern, the date in the
@@ -46,10 +67,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/fundsource/fundsource/internal/core/aba"
 	"github.com/fundsource/fundsource/internal/core/calendar"
+	"github.com/fundsource/fundsource/internal/core/errs"
 	"github.com/fundsource/fundsource/internal/core/ids"
 	"github.com/fundsource/fundsource/internal/core/tenant"
 	"github.com/fundsource/fundsource/internal/customer"
@@ -68,7 +93,7 @@ type File struct {
 	ID        string
 	Serial    int64 // gives the file id modifier
 	Name      string
-	Status    string // building or written
+	Status    string // StatusBuilt, StatusDelivered, StatusFailed, StatusSettled
 	CreatedAt time.Time
 	// OffsetTraces are the trace numbers of the offsetting debits, one
 	// per micro-deposit batch in the order the batches are written; none
@@ -107,6 +132,18 @@ type Entry struct {
 	// Addenda is the text of the entry's one 05 addenda record (the
 	// payment's description, folded, ≤ 80); "" for none.
 	Addenda string
+	// EffectiveDate (YYYY-MM-DD) is decided at assignment (windows.go):
+	// a Same Day ACH entry's may differ from its file's other entries'.
+	// "" on an entry assigned before it was stored: its file's next
+	// banking day.
+	EffectiveDate string
+	// CompanyName (≤ 16) and CompanyID (≤ 10) are the originator a
+	// payment goes out under, decided at assignment like Class: its batch
+	// header carries them. "" for a micro-deposit, and for an entry
+	// assigned before originators, which go out under the platform's own
+	// (Config.CompanyName, Config.CompanyID).
+	CompanyName string
+	CompanyID   string
 }
 
 // ErrTracesExhausted is the refusal of an origination run once an ODFI's
@@ -132,7 +169,19 @@ type Store interface {
 	// verifications in the transaction that records the entries.
 	Funding() funding.Store
 	Payments() payment.Store
-	BuildingACHFiles(ctx context.Context) ([]File, error)
+	// UndeliveredACHFiles lists the files built or failed, oldest first.
+	UndeliveredACHFiles(ctx context.Context) ([]File, error)
+	// LockUndeliveredACHFile locks a file still to deliver, skipping it
+	// (false) when another process holds it or it was delivered.
+	LockUndeliveredACHFile(ctx context.Context, id string) (bool, error)
+	MarkACHFileDelivered(ctx context.Context, id, transport string, at time.Time, t Totals) error
+	// MarkACHFileFailed records a failed delivery: its error and one
+	// more attempt.
+	MarkACHFileFailed(ctx context.Context, id, reason string, t Totals) error
+	// InsertSettlement stores a line the statement is expected to show.
+	InsertSettlement(ctx context.Context, s Settlement) error
+	// Inbound and reconciliation (inbound.go, reconcile.go).
+	InboundStore
 	// InsertACHFile stores a new file record and returns its serial.
 	InsertACHFile(ctx context.Context, f File) (int64, error)
 	// DepositsToOriginate locks up to limit open production verifications
@@ -149,7 +198,6 @@ type Store interface {
 	InsertACHEntry(ctx context.Context, e Entry) error
 	// ACHEntries returns a file's entries by trace number.
 	ACHEntries(ctx context.Context, fileID string) ([]Entry, error)
-	MarkACHFileWritten(ctx context.Context, fileID string, at time.Time) error
 	// ACHEntry locks the newest entry with a trace number; errs.NotFound
 	// when unknown.
 	ACHEntry(ctx context.Context, trace string) (Entry, error)
@@ -179,6 +227,14 @@ type Store interface {
 	// PaymentEntry returns a payment's entry; errs.NotFound when the
 	// payment is in no file.
 	PaymentEntry(ctx context.Context, scope tenant.Scope, paymentID string) (Entry, error)
+	// ClaimACHWindow records that a run builds window w; false, recording
+	// nothing, when a run has (one that committed, or, waited for, commits).
+	ClaimACHWindow(ctx context.Context, w calendar.Window, at time.Time) (bool, error)
+	// SetACHWindowFile names the file window w built.
+	SetACHWindowFile(ctx context.Context, w calendar.Window, fileID string) error
+	// OriginatorCompany is the company name and id a scope's payments go
+	// out under; errs.NotFound when it has no originator.
+	OriginatorCompany(ctx context.Context, scope tenant.Scope) (name, id string, err error)
 }
 
 // Funding is what origination needs from the funding service.
@@ -197,7 +253,7 @@ type Payments interface {
 	// ReleaseTx says whether a claimed payment may still leave, and
 	// cancels it in tx when not.
 	ReleaseTx(ctx context.Context, tx payment.Store, p payment.Payment) (bool, error)
-	OriginatedTx(ctx context.Context, tx payment.Store, scope tenant.Scope, id string, settleAt time.Time) error
+	OriginatedTx(ctx context.Context, tx payment.Store, scope tenant.Scope, id string, sent payment.Sent) error
 	ReturnTx(ctx context.Context, tx payment.Store, scope tenant.Scope, id, code string) error
 }
 
@@ -221,6 +277,12 @@ type Config struct {
 	// the batch balances.
 	MicroOffset   bool
 	OffsetAccount string // ≤ 17 characters
+	// Schedule is when windows build files and until when a same-day
+	// entry is effective the day it is built (windows.go); the zero value
+	// is calendar.DefaultSchedule.
+	Schedule calendar.Schedule
+	// SameDayMicro sends micro-deposits as Same Day ACH entries.
+	SameDayMicro bool
 }
 
 // Validate checks c for origination.
@@ -250,11 +312,18 @@ type Originator struct {
 	payments  Payments
 	customers Customers
 	now       func() time.Time
+	transport Transport
+	log       *slog.Logger
+	failures  atomic.Int64 // deliveries failed since the process started
+	rejected  atomic.Int64 // inbound files rejected since the process started
+	seen      sync.Map     // inbound listings applied before: name, size and time → true
+	unmatched unmatchedGauges
 }
 
 // NewOriginator returns an Originator.
 func NewOriginator(cfg Config, store Store, f Funding, p Payments, c Customers, now func() time.Time) *Originator {
-	return &Originator{cfg: cfg, store: store, funding: f, payments: p, customers: c, now: now}
+	return &Originator{cfg: cfg, store: store, funding: f, payments: p, customers: c, now: now,
+		transport: Folders{Outbox: cfg.Dir}}
 }
 
 // batchLimit bounds the entries of one file per kind.
@@ -264,35 +333,46 @@ const batchLimit = 1000
 // payment without a return counts as settled.
 const SettleDays = 2
 
-// Run writes files left building, then assigns everything waiting to one
-// new file and writes it. It returns the names of the files written.
+// Run delivers the files left built or failed (by a crash, or a
+// transport that was down), then assigns everything waiting to one new
+// file and delivers it (delivery.go). It returns the names of the files
+// delivered; a failed delivery is an error, and its file waits for the
+// next run, built before the failure or not.
 func (o *Originator) Run(ctx context.Context) ([]string, error) {
-	pending, err := o.store.BuildingACHFiles(ctx)
+	pending, err := o.store.UndeliveredACHFiles(ctx)
 	if err != nil {
 		return nil, err
 	}
-	var written []string
-	for _, f := range pending {
-		if err := o.write(ctx, f); err != nil {
-			return written, err
-		}
-		written = append(written, f.Name)
+	delivered, failed := o.deliverAll(ctx, pending)
+	f, ok, err := o.assign(ctx, nil)
+	if err != nil {
+		return delivered, errors.Join(failed, err)
 	}
-	f, ok, err := o.assign(ctx)
-	if err != nil || !ok {
-		return written, err
+	if ok {
+		o.logger().Info("ACH file built", slog.String("file_id", f.ID), slog.String("name", f.Name), slog.String("status", StatusBuilt))
+		now, err := o.deliverAll(ctx, []File{f})
+		delivered, failed = append(delivered, now...), errors.Join(failed, err)
 	}
-	if err := o.write(ctx, f); err != nil {
-		return written, err
-	}
-	return append(written, f.Name), nil
+	return delivered, failed
 }
 
-// assign creates a file record with every waiting entry, in one transaction.
-func (o *Originator) assign(ctx context.Context) (File, bool, error) {
+// assign creates a file record with every waiting entry, in one
+// transaction; for window w (nil: a run forced by the operator) only once
+// it claimed the window in that transaction (errWindowTaken when another
+// run has).
+func (o *Originator) assign(ctx context.Context, w *calendar.Window) (File, bool, error) {
 	var f File
 	found := false
 	err := o.store.WithTx(ctx, func(tx Store) error {
+		if w != nil {
+			claimed, err := tx.ClaimACHWindow(ctx, *w, o.now().UTC())
+			if err != nil {
+				return err
+			}
+			if !claimed {
+				return errWindowTaken
+			}
+		}
 		deposits, err := tx.DepositsToOriginate(ctx, batchLimit)
 		if err != nil {
 			return err
@@ -320,12 +400,14 @@ func (o *Originator) assign(ctx context.Context) (File, bool, error) {
 		}
 		found = true
 		now := o.now().UTC()
-		f = File{ID: ids.New("achf_"), Status: "building", CreatedAt: now}
+		f = File{ID: ids.New("achf_"), Status: StatusBuilt, CreatedAt: now}
 		date := calendar.DateOf(now)
 		f.Name = fmt.Sprintf("fundsource-%s-%s.ach", date.Format("20060102"), f.ID[len("achf_"):])
 		traces := o.traces(date.Format(time.DateOnly))
 		receivers := map[string]funding.Receiver{}
+		microEffective := o.cfg.Schedule.Effective(now, o.cfg.SameDayMicro).Format(time.DateOnly)
 		depositClasses := make([]Class, len(deposits))
+		depositKeys := make([]batchKey, len(deposits))
 		depositReceivers := make([]funding.Receiver, len(deposits))
 		for i, d := range deposits {
 			r, err := o.receiver(ctx, d.Scope, d.SourceID, receivers)
@@ -333,10 +415,11 @@ func (o *Originator) assign(ctx context.Context) (File, bool, error) {
 				return err
 			}
 			depositClasses[i], depositReceivers[i] = Classify(Payer{Business: r.Company, MicroDeposit: true}), r
+			depositKeys[i] = keyOf(depositClasses[i], Entry{EffectiveDate: microEffective})
 		}
 		if o.cfg.MicroOffset {
 			// One offsetting debit per micro-deposit batch, in batch order.
-			for range batchOrder(depositClasses) {
+			for range batchOrder(depositKeys) {
 				trace, err := traces.next(ctx, tx)
 				if err != nil {
 					return err
@@ -347,20 +430,30 @@ func (o *Originator) assign(ctx context.Context) (File, bool, error) {
 		if f.Serial, err = tx.InsertACHFile(ctx, f); err != nil {
 			return err
 		}
+		if w != nil {
+			if err := tx.SetACHWindowFile(ctx, *w, f.ID); err != nil {
+				return err
+			}
+		}
 		for di, d := range deposits {
 			// The amounts stay sealed with the verification; build reads them.
 			for i := range 2 {
 				e := Entry{FileID: f.ID, FileDate: traces.date, Scope: d.Scope, Kind: KindMicroDeposit, SourceID: d.SourceID,
 					CustomerID: d.CustomerID, DepositSeq: d.Seq, DepositIndex: i + 1, Class: depositClasses[di],
-					ReceiverName: receiverName(depositReceivers[di]), IndividualID: depositReceivers[di].IndividualID}
+					ReceiverName: receiverName(depositReceivers[di]), IndividualID: depositReceivers[di].IndividualID,
+					EffectiveDate: microEffective}
 				if err := o.insertEntry(ctx, tx, &e); err != nil {
 					return err
 				}
 			}
 		}
-		settle := calendar.AddBusinessDays(effectiveDate(now), SettleDays).Add(12 * time.Hour) // noon UTC of that day
+		companies := map[tenant.Scope][2]string{}
 		for _, p := range payments {
 			r, err := o.receiver(ctx, p.Scope, p.SourceID, receivers)
+			if err != nil {
+				return err
+			}
+			company, err := o.company(ctx, tx, p.Scope, companies)
 			if err != nil {
 				return err
 			}
@@ -372,7 +465,9 @@ func (o *Originator) assign(ctx context.Context) (File, bool, error) {
 			}
 			e := Entry{FileID: f.ID, FileDate: traces.date, Scope: p.Scope, Kind: KindPayment, SourceID: p.SourceID, CustomerID: p.CustomerID,
 				PaymentID: p.ID, Debit: debit, Cents: p.Cents, Class: class,
-				ReceiverName: receiverName(r), IndividualID: r.IndividualID}
+				ReceiverName: receiverName(r), IndividualID: r.IndividualID, CompanyName: company[0], CompanyID: company[1]}
+			effective := o.cfg.Schedule.Effective(now, p.SameDay)
+			e.EffectiveDate = effective.Format(time.DateOnly)
 			if p.Description != nil && r.Addenda {
 				e.Addenda = addendaText(*p.Description)
 			}
@@ -382,7 +477,7 @@ func (o *Originator) assign(ctx context.Context) (File, bool, error) {
 			if err := o.insertEntry(ctx, tx, &e); err != nil {
 				return err
 			}
-			if err := o.payments.OriginatedTx(ctx, tx.Payments(), p.Scope, p.ID, settle); err != nil {
+			if err := o.payments.OriginatedTx(ctx, tx.Payments(), p.Scope, p.ID, sent(now, effective, debit && !r.Company)); err != nil {
 				return err
 			}
 		}
@@ -450,6 +545,25 @@ func (o *Originator) receiver(ctx context.Context, scope tenant.Scope, sourceID 
 	}
 	seen[key] = r
 	return r, nil
+}
+
+// company is the company name and id scope's payments go out under,
+// remembering the answers of one file in seen. A scope without an
+// originator goes out under the platform's.
+func (o *Originator) company(ctx context.Context, tx Store, scope tenant.Scope, seen map[tenant.Scope][2]string) ([2]string, error) {
+	if c, ok := seen[scope]; ok {
+		return c, nil
+	}
+	name, id, err := tx.OriginatorCompany(ctx, scope)
+	switch {
+	case errs.Is(err, errs.NotFound):
+		name, id = "", ""
+	case err != nil:
+		return [2]string{}, err
+	}
+	c := [2]string{upper(name, 16), id}
+	seen[scope] = c
+	return c, nil
 }
 
 // receiverName is r's name as an entry carries it; a name with nothing

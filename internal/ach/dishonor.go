@@ -118,7 +118,11 @@ func (o *Originator) timely(ctx context.Context, tx Store, e Entry, code string,
 	if sec == "" {
 		sec = legacyClass(e).SEC
 	}
-	return Timely(code, sec, SettlementDate(f.CreatedAt), arrived)
+	settled := SettlementDate(f.CreatedAt)
+	if d, err := time.Parse(time.DateOnly, e.EffectiveDate); err == nil {
+		settled = d // a same-day entry settles the day its file was built
+	}
+	return Timely(code, sec, settled, arrived)
 }
 
 // apply applies return code (its own trace number returnTrace) to entry e

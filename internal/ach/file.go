@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"cmp"
 	"context"
-	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -16,29 +15,8 @@ import (
 	"github.com/fundsource/fundsource/internal/funding"
 )
 
-// write builds f from its entries, puts it into the outbox atomically and
-// marks it written.
-func (o *Originator) write(ctx context.Context, f File) error {
-	entries, err := o.store.ACHEntries(ctx, f.ID)
-	if err != nil {
-		return err
-	}
-	dishonors, err := o.store.ACHDishonors(ctx, f.ID)
-	if err != nil {
-		return err
-	}
-	data, err := o.build(ctx, f, entries, dishonors)
-	if err != nil {
-		return fmt.Errorf("build ACH file %s: %w", f.Name, err)
-	}
-	if err := writeAtomically(o.cfg.Dir, f.Name, data); err != nil {
-		return fmt.Errorf("write ACH file %s: %w", f.Name, err)
-	}
-	return o.store.MarkACHFileWritten(ctx, f.ID, o.now().UTC())
-}
-
-// build renders the NACHA file: one batch per SEC code and description
-// (batchOrder), micro-deposits first, each entry under its class, and in
+// build renders the NACHA file: one batch per company, SEC code,
+// description and effective date (batchOrder), micro-deposits first, each entry under its class, and in
 // each micro-deposit batch the offsetting debit the file was assigned;
 // then the dishonored returns, a batch per original SEC code and
 // description. It depends only on f, its entries and its dishonors, so a
@@ -59,6 +37,7 @@ func (o *Originator) build(ctx context.Context, f File, entries []Entry, dishono
 	effective := effectiveDate(f.CreatedAt).Format("060102")
 	h := holders{accounts: map[string]funding.BankAccount{}, names: map[string]string{}, deposits: map[string][2]int{}}
 	classes := make([]Class, len(entries))
+	keys := make([]batchKey, 0, len(entries))
 	byClass := map[batchKey][]*nacha.EntryDetail{}
 	for i, e := range entries {
 		classes[i] = e.Class
@@ -72,11 +51,12 @@ func (o *Originator) build(ctx context.Context, f File, entries []Entry, dishono
 		if classes[i].PaymentType != "" {
 			ed.SetPaymentType(classes[i].PaymentType)
 		}
-		k := keyOf(classes[i])
+		k := keyOf(classes[i], e)
+		keys = append(keys, k)
 		byClass[k] = append(byClass[k], ed)
 	}
 	offsets := 0
-	for number, k := range batchOrder(classes) {
+	for number, k := range batchOrder(keys) {
 		eds := byClass[k]
 		if k.Description == DescriptionMicroDeposits && offsets < len(f.OffsetTraces) {
 			eds = append(eds, o.offset(eds, f.OffsetTraces[offsets]))
@@ -85,11 +65,13 @@ func (o *Originator) build(ctx context.Context, f File, entries []Entry, dishono
 			slices.SortFunc(eds, func(a, b *nacha.EntryDetail) int { return cmp.Compare(a.TraceNumber, b.TraceNumber) })
 		}
 		bh := nacha.NewBatchHeader()
-		bh.CompanyName = upper(o.cfg.CompanyName, 16)
-		bh.CompanyIdentification = o.cfg.CompanyID
+		bh.CompanyName, bh.CompanyIdentification = o.companyOf(k)
 		bh.StandardEntryClassCode = k.SEC
 		bh.CompanyEntryDescription = k.Description
 		bh.EffectiveEntryDate = effective
+		if k.Effective != "" {
+			bh.EffectiveEntryDate = k.Effective[2:4] + k.Effective[5:7] + k.Effective[8:10] // YYMMDD
+		}
 		bh.ODFIIdentification = o.cfg.ODFIRouting[:8]
 		bh.BatchNumber = number + 1
 		if err := AddBatch(file, bh, eds); err != nil {
@@ -106,23 +88,24 @@ func (o *Originator) build(ctx context.Context, f File, entries []Entry, dishono
 // own after the entries' (a batch holds one category of entries), each
 // under its original entry's SEC code and description.
 func (o *Originator) addDishonors(ctx context.Context, file *nacha.File, effective string, dishonors []Dishonor, h holders) error {
-	classes := make([]Class, len(dishonors))
+	keys := make([]batchKey, len(dishonors))
 	byClass := map[batchKey][]*nacha.EntryDetail{}
 	for i, d := range dishonors {
-		classes[i] = d.Entry.Class
-		if classes[i] == (Class{}) {
-			classes[i] = legacyClass(d.Entry)
+		class := d.Entry.Class
+		if class == (Class{}) {
+			class = legacyClass(d.Entry)
 		}
-		ed, err := o.dishonorDetail(ctx, d, classes[i], h)
+		ed, err := o.dishonorDetail(ctx, d, class, h)
 		if err != nil {
 			return err
 		}
-		byClass[keyOf(classes[i])] = append(byClass[keyOf(classes[i])], ed)
+		keys[i] = keyOf(class, d.Entry)
+		keys[i].Effective = "" // a dishonor is effective with its file
+		byClass[keys[i]] = append(byClass[keys[i]], ed)
 	}
-	for _, k := range batchOrder(classes) {
+	for _, k := range batchOrder(keys) {
 		bh := nacha.NewBatchHeader()
-		bh.CompanyName = upper(o.cfg.CompanyName, 16)
-		bh.CompanyIdentification = o.cfg.CompanyID
+		bh.CompanyName, bh.CompanyIdentification = o.companyOf(k)
 		bh.StandardEntryClassCode = k.SEC
 		bh.CompanyEntryDescription = k.Description
 		bh.EffectiveEntryDate = effective
@@ -147,24 +130,40 @@ func Encode(file *nacha.File) ([]byte, error) {
 	return buf.Bytes(), nil
 }
 
-// batchKey is what puts entries into one batch: the SEC code and the
-// description (a WEB batch holds single and recurring entries alike).
-type batchKey struct{ SEC, Description string }
+// batchKey is what puts entries into one batch: the company they go out
+// under ("" for the platform's), the SEC code, the description (a WEB
+// batch holds single and recurring entries alike) and the effective date
+// (YYYY-MM-DD; "" for the file's, on entries assigned before dates were
+// stored).
+type batchKey struct{ CompanyName, CompanyID, SEC, Description, Effective string }
 
-func keyOf(c Class) batchKey { return batchKey{c.SEC, c.Description} }
+// keyOf is the batch of entry e of class c.
+func keyOf(c Class, e Entry) batchKey {
+	return batchKey{e.CompanyName, e.CompanyID, c.SEC, c.Description, e.EffectiveDate}
+}
 
-// batchOrder is the file's batches for entries of classes: micro-deposits
-// first, then by SEC code and description.
-func batchOrder(classes []Class) []batchKey {
+// companyOf is the company name and id of batch k's header: its
+// entries' originator, or the platform's.
+func (o *Originator) companyOf(k batchKey) (string, string) {
+	if k.CompanyName == "" || k.CompanyID == "" {
+		return upper(o.cfg.CompanyName, 16), o.cfg.CompanyID
+	}
+	return k.CompanyName, k.CompanyID
+}
+
+// batchOrder is the file's batches, once each, for entries of keys:
+// micro-deposits first, then by company, SEC code, description and
+// effective date.
+func batchOrder(keys []batchKey) []batchKey {
 	seen := map[batchKey]bool{}
-	var keys []batchKey
-	for _, c := range classes {
-		if k := keyOf(c); !seen[k] {
+	var out []batchKey
+	for _, k := range keys {
+		if !seen[k] {
 			seen[k] = true
-			keys = append(keys, k)
+			out = append(out, k)
 		}
 	}
-	slices.SortFunc(keys, func(a, b batchKey) int {
+	slices.SortFunc(out, func(a, b batchKey) int {
 		am, bm := a.Description == DescriptionMicroDeposits, b.Description == DescriptionMicroDeposits
 		switch {
 		case am && !bm:
@@ -172,9 +171,10 @@ func batchOrder(classes []Class) []batchKey {
 		case bm && !am:
 			return 1
 		}
-		return cmp.Or(cmp.Compare(a.SEC, b.SEC), cmp.Compare(a.Description, b.Description))
+		return cmp.Or(cmp.Compare(a.CompanyName, b.CompanyName), cmp.Compare(a.CompanyID, b.CompanyID),
+			cmp.Compare(a.SEC, b.SEC), cmp.Compare(a.Description, b.Description), cmp.Compare(a.Effective, b.Effective))
 	})
-	return keys
+	return out
 }
 
 // AddBatch adds to file the batch of eds under bh, its service class set

@@ -134,3 +134,8 @@ func legacyUpper(s string, n int) string {
 	}
 	return out
 }
+
+// Upper is s as a NACHA name field carries it, at most n characters (see
+// upper): an originator's company name is checked with it, so that what
+// an operator sets is what its batches say.
+func Upper(s string, n int) string { return upper(s, n) }

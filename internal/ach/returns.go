@@ -48,19 +48,19 @@ type ReturnResult struct {
 // contested dishonored return applies its original return. It applies
 // each notification of change (an Addenda98 in a COR batch) to the source
 // of the entry it corrects. A file that does not parse is refused whole,
-// with the line at fault, before anything is applied; importing the same
-// file again changes nothing.
+// with the line at fault, before anything is applied (ErrMalformed);
+// importing the same file again changes nothing.
 func (o *Originator) ImportReturns(ctx context.Context, r io.Reader) (ReturnResult, error) {
 	data, err := io.ReadAll(r)
 	if err != nil {
 		return ReturnResult{}, fmt.Errorf("read ACH return file: %w", err)
 	}
 	if err := recordLengths(data); err != nil {
-		return ReturnResult{}, fmt.Errorf("read ACH return file (nothing applied): %w", err)
+		return ReturnResult{}, malformed{fmt.Errorf("read ACH return file (nothing applied): %w", err)}
 	}
 	file, err := nacha.NewReader(bytes.NewReader(data)).Read()
 	if err != nil {
-		return ReturnResult{}, fmt.Errorf("read ACH return file (nothing applied): %w", err)
+		return ReturnResult{}, malformed{fmt.Errorf("read ACH return file (nothing applied): %w", err)}
 	}
 	arrived := calendar.DateOf(o.now())
 	if d, err := time.Parse("060102", file.Header.FileCreationDate); err == nil {

@@ -13,12 +13,15 @@ import (
 const achUsage = `Usage:
   fundsource ach originate [--json]
   fundsource ach import-returns FILE [--json]
+  fundsource ach files [--json]
+  fundsource ach reconcile FILE [--json]
+  fundsource ach reconciliation --date YYYY-MM-DD [--json]
 `
 
 // runACH runs the operator's ACH commands: originate now, or apply a
 // return file from the bank.
 func runACH(ctx context.Context, args []string, io IO) error {
-	name, file, asJSON, err := parseACH(args)
+	name, file, date, asJSON, err := parseACH(args)
 	if err != nil {
 		fmt.Fprintf(io.Stderr, "fundsource ach: %v\n\n%s", err, achUsage)
 		return fmt.Errorf("%w: %v", ErrUsage, err)
@@ -38,9 +41,14 @@ func runACH(ctx context.Context, args []string, io IO) error {
 			if files == nil {
 				files = []string{}
 			}
-			out, text = map[string]any{"files": files, "outbox": s.Config.ACHOutboxDir}, fmt.Sprintf("%d file(s) written to %s\n", len(files), s.Config.ACHOutboxDir)
+			out, text = map[string]any{"files": files, "outbox": s.Config.ACHOutboxDir}, fmt.Sprintf("%d file(s) delivered (%s)\n", len(files), s.Originator.Transport())
 			for _, f := range files {
 				text += "  " + f + "\n"
+			}
+		case "files", "reconcile", "reconciliation":
+			var err error
+			if out, text, err = achLife(ctx, s, name, file, date); err != nil {
+				return err
 			}
 		case "import-returns":
 			f, err := os.Open(file)
@@ -67,26 +75,33 @@ func runACH(ctx context.Context, args []string, io IO) error {
 	})
 }
 
-func parseACH(args []string) (name, file string, asJSON bool, err error) {
+func parseACH(args []string) (name, file, date string, asJSON bool, err error) {
 	if len(args) == 0 {
-		return "", "", false, errors.New("missing subcommand")
+		return "", "", "", false, errors.New("missing subcommand")
 	}
 	name = args[0]
 	fs := flag.NewFlagSet("fundsource ach "+name, flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	fs.BoolVar(&asJSON, "json", false, "print one JSON object")
+	if name == "reconciliation" {
+		fs.StringVar(&date, "date", "", "the booking and settlement date")
+	}
 	pos, err := parseInterspersed(fs, args[1:])
 	if err != nil {
-		return "", "", false, err
+		return "", "", "", false, err
 	}
 	switch {
-	case name == "originate" && len(pos) == 0:
-	case name == "import-returns" && len(pos) == 1:
+	case (name == "originate" || name == "files") && len(pos) == 0:
+	case name == "reconciliation" && len(pos) == 0:
+		if date == "" {
+			return "", "", "", false, errors.New("--date YYYY-MM-DD is required")
+		}
+	case (name == "import-returns" || name == "reconcile") && len(pos) == 1:
 		file = pos[0]
-	case name == "originate" || name == "import-returns":
-		return "", "", false, errors.New("wrong arguments")
+	case name == "originate" || name == "import-returns" || name == "files" || name == "reconcile" || name == "reconciliation":
+		return "", "", "", false, errors.New("wrong arguments")
 	default:
-		return "", "", false, fmt.Errorf("unknown subcommand %q", name)
+		return "", "", "", false, fmt.Errorf("unknown subcommand %q", name)
 	}
-	return name, file, asJSON, nil
+	return name, file, date, asJSON, nil
 }

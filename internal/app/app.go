@@ -38,10 +38,23 @@ Usage:
   fundsource merchant redirect-origins MERCHANT_ID --env sandbox|production [--json]
   fundsource audit verify [--merchant MERCHANT_ID] [--json]
                                    check the audit log's hash chains; exit 1 at the first bad event
+  fundsource originator show|set|activate|suspend MERCHANT_ID --env sandbox|production [--json]
+                                   a merchant environment's ACH originator: company, status, limits (audited)
+  fundsource review list|release|reject [PAY_ID] [--note TEXT] [--json]
+                                   held payments: list them, release one (pending) or reject it (canceled)
+  fundsource review clear-screening CUSTOMER_ID --note TEXT [--json]
+                                   clear a sanctions potential match; its held payments go on
+  fundsource review attest --year YYYY --by NAME [--note TEXT] [--json]
+                                   record the annual review of fraud monitoring
   fundsource ach originate [--json]
-                                   write waiting production entries to ACH_OUTBOX_DIR now
+                                   build waiting production entries into a file and deliver it now
   fundsource ach import-returns FILE [--json]
                                    apply an ACH return file
+  fundsource ach files [--json]    the files sent and received, with their status
+  fundsource ach reconcile FILE [--json]
+                                   apply the bank's camt.053 statement
+  fundsource ach reconciliation --date YYYY-MM-DD [--json]
+                                   the statement's lines and the expected settlements, matched or not
   fundsource provider-sim [--listen 127.0.0.1:8090] [--client ID:SECRET …] [--processor-client ID] [--plaid-sandbox-numbers]
                                    the bank-linking provider simulator (Plaid-shaped API)
   fundsource rail-sim [--listen 127.0.0.1:8091]
@@ -91,8 +104,12 @@ func Run(ctx context.Context, args []string, io IO) error {
 		return runMerchant(ctx, args[1:], io)
 	case "ach":
 		return runACH(ctx, args[1:], io)
+	case "originator":
+		return runOriginator(ctx, args[1:], io)
 	case "audit":
 		return runAudit(ctx, args[1:], io)
+	case "review":
+		return runReview(ctx, args[1:], io)
 	case "provider-sim":
 		return devrun.ProviderSim(ctx, args[1:], devrun.IO(io))
 	case "rail-sim":

@@ -72,6 +72,9 @@ const (
 	MerchantPermissionChanged   = "merchant.permission_changed"
 	MandateRevoked              = "mandate.revoked"
 	FundingSourceUnblocked      = "funding_source.unblocked"
+	OriginatorChanged           = "originator.changed"
+	OriginatorActivated         = "originator.activated"
+	OriginatorSuspended         = "originator.suspended"
 )
 
 // Actor types.

@@ -70,6 +70,9 @@ type Config struct {
 	// RoutingDirectoryFile is the FedACH directory file; empty uses the
 	// embedded sample, which accepts unknown (check-digit-valid) numbers.
 	RoutingDirectoryFile string
+	// SanctionsFile is the Treasury's SDN list in its sdn.csv form
+	// (OFAC_SDN_FILE); empty uses the embedded sample of fictitious names.
+	SanctionsFile string
 
 	// PlaidBaseURL, PlaidClientID and PlaidSecret reach the bank-linking
 	// provider as the processor "service". In development they default to
@@ -160,6 +163,17 @@ type Config struct {
 	// debit from ACHOffsetAccount, the originator's account at the ODFI.
 	ACHMicroOffset   bool
 	ACHOffsetAccount string
+	// ACHSFTPURL (sftp://user@host:port/path), when set, delivers files to
+	// the bank's SFTP server (path/outbound) and polls path/inbound,
+	// logging in with ACHSFTPKeyFile and checking the server's key against
+	// ACHSFTPKnownHosts. Without it ACHOutboxDir and ACHInboxDir are the
+	// bank's folders.
+	ACHSFTPURL        string
+	ACHSFTPKeyFile    string
+	ACHSFTPKnownHosts string
+	ACHInboxDir       string
+	// ACHWindows is when files are built and what dates entries carry.
+	ACHWindows ACHSchedule
 
 	// PprofAddr, when set, serves Go's profiler (net/http/pprof) on this
 	// address, apart from the service: an operator's tool, never public.
@@ -219,6 +233,7 @@ func Load(getenv Getenv) (*Config, error) {
 		ListenAddr:           orDefault(getenv("LISTEN_ADDR"), "127.0.0.1:8080"),
 		DataDir:              orDefault(getenv("DATA_DIR"), ".data"),
 		RoutingDirectoryFile: getenv("ROUTING_DIRECTORY_FILE"),
+		SanctionsFile:        getenv("OFAC_SDN_FILE"),
 		PlaidBaseURL:         getenv("PLAID_BASE_URL"),
 		PlaidClientID:        getenv("PLAID_CLIENT_ID"),
 		PlaidSecret:          getenv("PLAID_SECRET"),
@@ -332,6 +347,8 @@ func Load(getenv Getenv) (*Config, error) {
 	c.MetricsAddr = getenv("METRICS_ADDR")
 	c.ACHODFIRouting = getenv("ACH_ODFI_ROUTING")
 	c.ACHOutboxDir = orDefault(getenv("ACH_OUTBOX_DIR"), filepath.Join(c.DataDir, "ach-outbox"))
+	c.ACHInboxDir = orDefault(getenv("ACH_INBOX_DIR"), filepath.Join(c.DataDir, "ach-inbox"))
+	c.ACHSFTPURL, c.ACHSFTPKeyFile, c.ACHSFTPKnownHosts = getenv("ACH_SFTP_URL"), getenv("ACH_SFTP_KEY_FILE"), getenv("ACH_SFTP_KNOWN_HOSTS")
 	c.AuditCheckpointFile = orDefault(getenv("AUDIT_CHECKPOINT_FILE"), filepath.Join(c.DataDir, "audit-checkpoints.jsonl"))
 	c.ACHDestinationRouting = orDefault(getenv("ACH_DESTINATION_ROUTING"), c.ACHODFIRouting)
 	c.ACHDestinationName = getenv("ACH_DESTINATION_NAME")
@@ -342,6 +359,9 @@ func Load(getenv Getenv) (*Config, error) {
 		return nil, err
 	}
 	c.ACHOffsetAccount = getenv("ACH_OFFSET_ACCOUNT")
+	if c.ACHWindows, err = loadACHSchedule(getenv); err != nil {
+		return nil, err
+	}
 	for _, p := range strings.Split(getenv("TRUSTED_PROXIES"), ",") {
 		if p = strings.TrimSpace(p); p == "" {
 			continue

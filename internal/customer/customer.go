@@ -13,6 +13,7 @@ import (
 	"github.com/fundsource/fundsource/internal/core/paging"
 	"github.com/fundsource/fundsource/internal/core/person"
 	"github.com/fundsource/fundsource/internal/core/tenant"
+	"github.com/fundsource/fundsource/internal/sanctions"
 )
 
 // Customer is one customer of a merchant in one environment. The JSON form is
@@ -24,7 +25,9 @@ type Customer struct {
 	LastName     string       `json:"last_name"`
 	Email        string       `json:"email"`
 	BusinessName *string      `json:"business_name"`
-	CreatedAt    time.Time    `json:"created_at"` // UTC
+	// Screening is the sanctions screening of its names (screening.go).
+	Screening sanctions.Screening `json:"screening"`
+	CreatedAt time.Time           `json:"created_at"` // UTC
 }
 
 // Input is what a merchant sends to create a customer.
@@ -67,6 +70,9 @@ type Store interface {
 type Service struct {
 	store Store
 	now   func() time.Time
+	// sanctions screens names as they are written; nil: every customer
+	// is clear.
+	sanctions *sanctions.List
 }
 
 // On returns the service on tx, a store bound to a caller's transaction:
@@ -91,11 +97,15 @@ func (s *Service) Create(ctx context.Context, scope tenant.Scope, in Input) (Cus
 	c.Scope = scope
 	c.ID = ids.New(ids.Customer)
 	c.CreatedAt = s.now().UTC()
+	c.Screening = s.screen(sanctions.Screening{}, c)
 	err = s.store.WithTx(ctx, func(tx Store) error {
 		if err := tx.InsertCustomer(ctx, c); err != nil {
 			return err
 		}
-		return tx.RecordEvent(ctx, event.New(scope, event.CustomerCreated, c, c.CreatedAt))
+		if err := tx.RecordEvent(ctx, event.New(scope, event.CustomerCreated, c, c.CreatedAt)); err != nil {
+			return err
+		}
+		return s.matched(ctx, tx, sanctions.Screening{}, c)
 	})
 	if err != nil {
 		return Customer{}, err
@@ -129,16 +139,23 @@ func (s *Service) Update(ctx context.Context, scope tenant.Scope, id string, u U
 		if err != nil {
 			return err
 		}
-		next.Scope, next.ID, next.CreatedAt = c.Scope, c.ID, c.CreatedAt
+		next.Scope, next.ID, next.CreatedAt, next.Screening = c.Scope, c.ID, c.CreatedAt, c.Screening
 		out = next
 		if next.FirstName == c.FirstName && next.LastName == c.LastName && next.Email == c.Email &&
 			ptrEqual(next.BusinessName, c.BusinessName) {
 			return nil // nothing changed: no write, no event
 		}
+		if next.FirstName != c.FirstName || next.LastName != c.LastName || !ptrEqual(next.BusinessName, c.BusinessName) {
+			next.Screening = s.screen(c.Screening, next)
+			out = next
+		}
 		if err := tx.UpdateCustomer(ctx, next); err != nil {
 			return err
 		}
-		return tx.RecordEvent(ctx, event.New(scope, event.CustomerUpdated, next, s.now().UTC()))
+		if err := tx.RecordEvent(ctx, event.New(scope, event.CustomerUpdated, next, s.now().UTC())); err != nil {
+			return err
+		}
+		return s.matched(ctx, tx, c.Screening, next)
 	})
 	return out, err
 }

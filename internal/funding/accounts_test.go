@@ -119,7 +119,7 @@ func TestAccountNumbersAreUniquePerEnvironmentOnly(t *testing.T) {
 	sandbox := f.Sandbox("Acme")
 	f.Source(sandbox, f.Customer(sandbox), "123456789")
 	m := f.Merchant("Other")
-	if _, err := f.Merchants.ActivateProduction(ctx, m.Merchant.ID, audit.Operator("test")); err != nil {
+	if _, err := f.ActivateProduction(ctx, m.Merchant.ID, audit.Operator("test")); err != nil {
 		t.Fatal(err)
 	}
 	production := tenant.Scope{MerchantID: m.Merchant.ID, Env: tenant.Production}

@@ -254,7 +254,7 @@ func TestProductionInstantIsNeverOriginatedByACH(t *testing.T) {
 	sim, opt := railServer(t)
 	f := fixture.New(t, opt)
 	m := f.Merchant("Acme")
-	if _, err := f.Merchants.ActivateProduction(ctx, m.Merchant.ID, audit.Operator("test")); err != nil {
+	if _, err := f.ActivateProduction(ctx, m.Merchant.ID, audit.Operator("test")); err != nil {
 		t.Fatal(err)
 	}
 	prod := tenant.Scope{MerchantID: m.Merchant.ID, Env: tenant.Production}
@@ -279,7 +279,7 @@ func TestProductionInstantIsNeverOriginatedByACH(t *testing.T) {
 
 	bare := fixture.New(t) // no INSTANT_RAIL_URL: production has no rail
 	pm := bare.Merchant("Acme")
-	if _, err := bare.Merchants.ActivateProduction(ctx, pm.Merchant.ID, audit.Operator("test")); err != nil {
+	if _, err := bare.ActivateProduction(ctx, pm.Merchant.ID, audit.Operator("test")); err != nil {
 		t.Fatal(err)
 	}
 	scope := tenant.Scope{MerchantID: pm.Merchant.ID, Env: tenant.Production}

@@ -20,7 +20,6 @@ import (
 const (
 	MaxInitiations  = 3
 	MaxAttempts     = 3
-	ArrivalDays     = 2                   // business days
 	VerificationTTL = 10 * 24 * time.Hour // from initiation
 )
 
@@ -148,7 +147,7 @@ func (s *Service) InitiateVerificationBy(ctx context.Context, scope tenant.Scope
 		}
 		if m.Method == MethodMicroDeposits {
 			a, b := s.draw(), s.draw()
-			m.ExpectedArrival = calendar.AddBusinessDays(calendar.DateOf(now), ArrivalDays)
+			m.ExpectedArrival = s.depositArrival(now)
 			m.Amounts.KeyID, m.Amounts.Data = s.vault.SealPadded([]byte(fmt.Sprintf("%d,%d", a, b)), amountsAAD(id, seq), amountsBlock)
 		}
 		src.Verification = m.Verification()

@@ -97,8 +97,8 @@ func TestInitiateVerificationOpensAPendingPair(t *testing.T) {
 	if want := fixture.Start.Add(funding.VerificationTTL); !v.ExpiresAt.Equal(want) {
 		t.Errorf("expires_at = %v, want %v", v.ExpiresAt, want)
 	}
-	if v.ExpectedArrivalDate != "2026-11-04" {
-		t.Errorf("expected_arrival_date = %s, want 2026-11-04 (two business days)", v.ExpectedArrivalDate)
+	if v.ExpectedArrivalDate != "2026-11-02" {
+		t.Errorf("expected_arrival_date = %s, want 2026-11-02 (same-day, in the 13:45 window)", v.ExpectedArrivalDate)
 	}
 	a, _, err := f.Funding.SandboxAmounts(ctx, scope, src.ID)
 	if err != nil {

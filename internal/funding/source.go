@@ -75,6 +75,7 @@ import (
 	"time"
 
 	"github.com/fundsource/fundsource/internal/audit"
+	"github.com/fundsource/fundsource/internal/core/calendar"
 	"github.com/fundsource/fundsource/internal/core/event"
 	"github.com/fundsource/fundsource/internal/core/idempotency"
 	"github.com/fundsource/fundsource/internal/core/paging"
@@ -359,9 +360,10 @@ type Service struct {
 	now      func() time.Time
 	onRemove func(ctx context.Context, tx Store, scope tenant.Scope, sourceID string) error // nil: nothing more
 	onBlock  func(ctx context.Context, tx Store, scope tenant.Scope, sourceID, code string) error
-	draw     func() int                  // one micro-deposit amount in cents
-	reach    Reach                       // nil: no bank is reachable on a rail
-	rails    map[tenant.Environment]Rail // per environment; none: instant unavailable
+	draw     func() int                    // one micro-deposit amount in cents
+	reach    Reach                         // nil: no bank is reachable on a rail
+	rails    map[tenant.Environment]Rail   // per environment; none: instant unavailable
+	arrival  func(time.Time) calendar.Date // micro-deposits' expected arrival (arrival.go); nil: the default
 }
 
 // On returns the service on tx, a store bound to a caller's transaction:

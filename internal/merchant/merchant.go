@@ -163,6 +163,15 @@ type Service struct {
 	keys  *KeyCache // nil: every request asks the database
 	// rolled runs after each successful roll, with the new secret key; nil: nothing.
 	rolled func(scope tenant.Scope, secret string)
+	// created runs in the transaction that creates an environment, with
+	// the merchant's name; nil: nothing.
+	created func(ctx context.Context, tx Store, scope tenant.Scope, name string) error
+}
+
+// OnEnvironment sets what else happens in the transaction that creates a
+// merchant environment (its originator takes its name from the merchant's).
+func (s *Service) OnEnvironment(fn func(ctx context.Context, tx Store, scope tenant.Scope, name string) error) {
+	s.created = fn
 }
 
 // On returns the service on tx, a store bound to a caller's transaction:
@@ -219,7 +228,7 @@ func (s *Service) Create(ctx context.Context, name, email, password string) (Cre
 			}
 			return err
 		}
-		keys, _, err = s.createEnvironment(ctx, tx, tenant.Scope{MerchantID: m.ID, Env: tenant.Sandbox}, []string{PermOnDemand})
+		keys, _, err = s.createEnvironment(ctx, tx, tenant.Scope{MerchantID: m.ID, Env: tenant.Sandbox}, m.Name, []string{PermOnDemand})
 		return err
 	})
 	if err != nil {
@@ -228,11 +237,17 @@ func (s *Service) Create(ctx context.Context, name, email, password string) (Cre
 	return Created{Merchant: m, Sandbox: keys}, nil
 }
 
-// createEnvironment returns the environment's keys and its secret key's id.
-func (s *Service) createEnvironment(ctx context.Context, tx Store, scope tenant.Scope, perms []string) (Keys, string, error) {
+// createEnvironment returns the environment's keys and its secret key's
+// id; name is the merchant's.
+func (s *Service) createEnvironment(ctx context.Context, tx Store, scope tenant.Scope, name string, perms []string) (Keys, string, error) {
 	public := ids.Secret(scope.Env.PublicPrefix())
 	if err := tx.InsertEnvironment(ctx, Environment{Scope: scope, PublicKey: public}); err != nil {
 		return Keys{}, "", err
+	}
+	if s.created != nil {
+		if err := s.created(ctx, tx, scope, name); err != nil {
+			return Keys{}, "", err
+		}
 	}
 	secret, keyID, err := s.insertKey(ctx, tx, scope, perms)
 	if err != nil {
@@ -263,7 +278,8 @@ func (s *Service) insertKey(ctx context.Context, tx Store, scope tenant.Scope, p
 func (s *Service) ActivateProduction(ctx context.Context, merchantID string, by audit.Actor) (Keys, error) {
 	var keys Keys
 	err := s.store.WithTx(ctx, func(tx Store) error {
-		if _, err := s.Merchant(ctx, merchantID); err != nil {
+		m, err := s.Merchant(ctx, merchantID)
+		if err != nil {
 			return err
 		}
 		if err := tx.MarkProductionActivated(ctx, merchantID, s.now().UTC()); err != nil {
@@ -274,8 +290,7 @@ func (s *Service) ActivateProduction(ctx context.Context, merchantID string, by 
 		}
 		scope := tenant.Scope{MerchantID: merchantID, Env: tenant.Production}
 		var keyID string
-		var err error
-		if keys, keyID, err = s.createEnvironment(ctx, tx, scope, nil); err != nil {
+		if keys, keyID, err = s.createEnvironment(ctx, tx, scope, m.Name, nil); err != nil {
 			return err
 		}
 		return tx.RecordAudit(ctx, audit.In(scope, audit.MerchantProductionActivated, by, map[string]string{"key_id": keyID}))

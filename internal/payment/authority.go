@@ -65,9 +65,13 @@ func (p Payment) refusal(st Standing) string {
 
 // Originators says whether the originator of a scope (a merchant
 // environment) may send entries now; a payment of one that may not is
-// canceled as it is about to leave (originator_suspended).
+// canceled as it is about to leave (originator_suspended). SameDay says
+// whether it may send Same Day ACH entries.
 type Originators interface {
 	Active(ctx context.Context, tx Store, scope tenant.Scope) (bool, error)
+	// SameDay reports whether the originator may send Same Day ACH
+	// entries (its same_day setting).
+	SameDay(ctx context.Context, scope tenant.Scope) (bool, error)
 }
 
 // AllActive is the Originators of a service that keeps no originator
@@ -77,6 +81,12 @@ type AllActive struct{}
 
 // Active reports true.
 func (AllActive) Active(context.Context, Store, tenant.Scope) (bool, error) { return true, nil }
+
+// SameDay reports true in sandbox and false in production, an
+// originator's defaults.
+func (AllActive) SameDay(_ context.Context, scope tenant.Scope) (bool, error) {
+	return scope.Env == tenant.Sandbox, nil
+}
 
 // WithOriginators sets who says whether an originator is active.
 func (s *Service) WithOriginators(o Originators) *Service {
@@ -101,7 +111,7 @@ func (s *Service) ReleaseTx(ctx context.Context, tx Store, p Payment) (bool, err
 		}
 	}
 	if reason == "" {
-		return true, nil
+		return s.screenTx(ctx, tx, p)
 	}
 	_, err := s.void(ctx, tx, p, reason)
 	return false, err

@@ -21,7 +21,7 @@ import (
 func envs(t *testing.T, f *fixture.Fixture) map[string]tenant.Scope {
 	t.Helper()
 	m := f.Merchant("Acme")
-	if _, err := f.Merchants.ActivateProduction(ctx, m.Merchant.ID, audit.Operator("test")); err != nil {
+	if _, err := f.ActivateProduction(ctx, m.Merchant.ID, audit.Operator("test")); err != nil {
 		t.Fatal(err)
 	}
 	return map[string]tenant.Scope{
@@ -323,6 +323,9 @@ func TestDepartureChecksTheAuthorizationAgain(t *testing.T) {
 
 // suspended says no originator may send entries.
 type suspended struct{}
+
+// SameDay reports false: a suspended originator sends nothing same-day.
+func (suspended) SameDay(context.Context, tenant.Scope) (bool, error) { return false, nil }
 
 func (suspended) Active(context.Context, payment.Store, tenant.Scope) (bool, error) {
 	return false, nil

@@ -31,7 +31,7 @@ func debit(src string) payment.Input {
 func production(t *testing.T, f *fixture.Fixture) tenant.Scope {
 	t.Helper()
 	m := f.Merchant("Acme")
-	if _, err := f.Merchants.ActivateProduction(ctx, m.Merchant.ID, audit.Operator("test")); err != nil {
+	if _, err := f.ActivateProduction(ctx, m.Merchant.ID, audit.Operator("test")); err != nil {
 		t.Fatal(err)
 	}
 	return tenant.Scope{MerchantID: m.Merchant.ID, Env: tenant.Production}

@@ -34,7 +34,9 @@
 // the statement's update of the row waits for a concurrent use or
 // revocation and re-reads the row, where a read of payments would still
 // see the statement's snapshot. Errors are explained after the statement,
-// by reads on the error path only.
+// by reads on the error path only. The originator's status and limits are
+// conditions of the same statements (limits.go), checked under the
+// originator's row lock.
 //
 // A returned debit is presented again (reinitiation, retry.go) and an
 // erroneous payment corrected (reversal, reversal.go) by payments of
@@ -42,6 +44,14 @@
 // they go out through the one origination path like any payment, so each
 // is in exactly one file, and the schema's unique indexes on those names
 // keep two concurrent requests from storing two.
+//
+// Risk: a payment may be created held rather than pending (hold.go):
+// sanctions screening of its customer (screening.go), its originator's
+// return rates (guardrail.go) and the fraud-monitoring rules
+// (monitoring.go) are judged from one read of facts before the creation
+// statement, so the common path stays one statement and only a held
+// payment is written in a transaction with its hold. Held payments leave
+// only when an operator releases them.
 //
 // Mandates are evidence the originator must produce on request until two
 // years after revocation, so nothing deletes them: a source's removal only
@@ -60,12 +70,14 @@ import (
 
 	"github.com/fundsource/fundsource/internal/audit"
 	"github.com/fundsource/fundsource/internal/core/achcode"
+	"github.com/fundsource/fundsource/internal/core/calendar"
 	"github.com/fundsource/fundsource/internal/core/errs"
 	"github.com/fundsource/fundsource/internal/core/event"
 	"github.com/fundsource/fundsource/internal/core/ids"
 	"github.com/fundsource/fundsource/internal/core/money"
 	"github.com/fundsource/fundsource/internal/core/paging"
 	"github.com/fundsource/fundsource/internal/core/tenant"
+	"github.com/fundsource/fundsource/internal/sanctions"
 )
 
 // Direction of a payment, seen from the customer's account.
@@ -87,6 +99,9 @@ const (
 	Processed Status = "processed"
 	Failed    Status = "failed"
 	Voided    Status = "canceled" // canceled while pending: never sent
+	// Held waits for an operator's review (hold.go): it is neither
+	// originated nor settled until released to pending.
+	Held Status = "held"
 )
 
 // MaxDescription is the longest payment or subscription description, in characters.
@@ -125,6 +140,15 @@ type Payment struct {
 	// CancelSourceBlocked, CancelSourceRemoved, CancelMandateRevoked or
 	// CancelOriginatorSuspended; nil otherwise.
 	CancelReason *string `json:"cancel_reason"`
+	// SameDay asks for a Same Day ACH entry (finality.go).
+	SameDay bool `json:"same_day"`
+	// Dates is when the payment left and until when it may come back
+	// (finality.go): null until its entry is assigned to a file (sandbox:
+	// until it settles by itself).
+	Dates
+	// HoldReason says why a held payment waits for review (HoldSanctions,
+	// a return-rate guardrail's, or "fraud_rule:<id>"); nil otherwise.
+	HoldReason *string `json:"hold_reason"`
 
 	Cents    int64      `json:"-"` // the amount in cents, > 0
 	DueDate  *string    `json:"-"` // subscription debits: the due date, YYYY-MM-DD
@@ -135,6 +159,12 @@ type Payment struct {
 	// ReversalReason is a reversal's reason (ReverseReasons); nil on
 	// other payments.
 	ReversalReason *string `json:"-"`
+	// HolderIndividual: its source's account_holder_type is individual,
+	// as read with the payment.
+	HolderIndividual bool `json:"-"`
+	// Day is the banking day (YYYY-MM-DD) a new payment counts toward in
+	// its originator's usage (BankingDay); set by pending, not stored.
+	Day string `json:"-"`
 }
 
 // SourceInfo is what payments need to know about a funding source.
@@ -159,11 +189,13 @@ type NewDebit struct {
 	SECCodes [2]string
 }
 
-// DebitOutcome is what CreateDebit found: the source, whether the debit
-// was stored, and when it was not for want of a named mandate, that.
+// DebitOutcome is what CreateDebit or CreatePayment found: the source,
+// the originator's terms as its creation read them under lock, and
+// whether the payment was stored.
 type DebitOutcome struct {
-	Source  SourceInfo
-	Created bool
+	Source     SourceInfo
+	Originator Terms
+	Created    bool
 }
 
 // Store is the persistence of payments and subscriptions.
@@ -177,19 +209,23 @@ type Store interface {
 	// PaymentSource reads a funding source and holds a share lock on it
 	// until the transaction ends; errs.NotFound when unknown.
 	PaymentSource(ctx context.Context, scope tenant.Scope, id string) (SourceInfo, error)
+	// InsertPayment stores p and counts it into its originator's usage
+	// of p.Day, whatever the limits (limits.go).
 	InsertPayment(ctx context.Context, p Payment) error
 	// CreatePayment stores p when its source exists, is live and, for a
-	// debit, Verified, holding the source's share lock until the
-	// transaction ends (p's customer is the source's); it returns the
-	// source as found (errs.NotFound when unknown) and whether p was
-	// stored.
-	CreatePayment(ctx context.Context, p Payment) (src SourceInfo, created bool, err error)
+	// debit, Verified, and its originator takes it (Terms.Refusal, read
+	// under the originator's row lock, and counted into its usage of
+	// p.Day), holding the source's share lock until the transaction ends
+	// (p's customer is the source's); it returns the source as found
+	// (errs.NotFound when unknown), the originator's terms and whether p
+	// was stored.
+	CreatePayment(ctx context.Context, p Payment) (DebitOutcome, error)
 	// CreateDebit is CreatePayment for a debit with its mandate: d's new
 	// mandate with its event, or the mandate p names, which it locks and,
 	// when single, marks used. The debit is stored only when the source
-	// takes it (live, Verified, not blocked) and the named mandate is
-	// active, of the source and, when single, unused as it stands once
-	// concurrent uses or revocations have committed.
+	// takes it (live, Verified, not blocked), the originator takes it and
+	// the named mandate is active, of the source and, when single, unused
+	// as it stands once concurrent uses or revocations have committed.
 	CreateDebit(ctx context.Context, d NewDebit) (DebitOutcome, error)
 	// Payment returns a payment; errs.NotFound when unknown.
 	// PaymentForUpdate also locks it until the transaction ends.
@@ -211,6 +247,12 @@ type Store interface {
 	FinishPayment(ctx context.Context, p Payment) error
 	// SetPaymentSettleAt sets when a pending payment settles.
 	SetPaymentSettleAt(ctx context.Context, scope tenant.Scope, id string, at time.Time) error
+	// SetPaymentSent stores when and how a payment left (finality.go),
+	// and when it settles.
+	SetPaymentSent(ctx context.Context, scope tenant.Scope, id string, sent Sent) error
+	// Balances sums a scope's money in flight and at risk on day today
+	// (US Eastern).
+	Balances(ctx context.Context, scope tenant.Scope, today calendar.Date) (BalanceCents, error)
 
 	InsertSubscription(ctx context.Context, s Subscription) error
 	// Subscription returns a subscription; errs.NotFound when unknown.
@@ -251,9 +293,52 @@ type Store interface {
 	// attempt; errs.NotFound when there is none.
 	SubscriptionDebit(ctx context.Context, scope tenant.Scope, subscriptionID, dueDate string, attempt int) (Payment, error)
 
+	// OriginatorTerms reads a scope's originator with its usage of the
+	// banking day day (YYYY-MM-DD); errs.NotFound when it has none.
+	OriginatorTerms(ctx context.Context, scope tenant.Scope, day string) (Terms, error)
+
 	// ReturnCounts counts a scope's debits created since since, and their
 	// returns: with a code of unauthorized, of administrative, and all.
 	ReturnCounts(ctx context.Context, scope tenant.Scope, since time.Time, unauthorized, administrative []string) (ReturnCounts, error)
+
+	RiskStore
+}
+
+// RiskStore is the persistence of holds, alerts, reviews, guardrails and
+// the screening the payment rules read (hold.go, monitoring.go).
+type RiskStore interface {
+	// RiskFacts reads, in one statement, what the risk rules judge a new
+	// payment from sourceID by; Found false when the source is unknown.
+	RiskFacts(ctx context.Context, scope tenant.Scope, sourceID string, dayStart time.Time) (RiskFacts, error)
+	// HoldPayment marks a pending payment held with its HoldReason.
+	HoldPayment(ctx context.Context, p Payment) error
+	// ReleaseHeld makes a held payment pending again, with its SettleAt.
+	ReleaseHeld(ctx context.Context, p Payment) error
+	InsertAlert(ctx context.Context, a Alert) error
+	// HeldPayments returns up to limit held payments, oldest first, of
+	// scope, or of every scope when scope is nil.
+	HeldPayments(ctx context.Context, scope *tenant.Scope, limit int) ([]Payment, error)
+	// HeldPaymentForUpdate locks a payment found by id alone (the
+	// operator's review names no merchant); errs.NotFound when unknown.
+	HeldPaymentForUpdate(ctx context.Context, id string) (Payment, error)
+	// HeldOfCustomer locks a customer's payments held for reason.
+	HeldOfCustomer(ctx context.Context, scope tenant.Scope, customerID, reason string) ([]Payment, error)
+	// AlertCounts counts scope's alerts since since, by rule id.
+	AlertCounts(ctx context.Context, scope tenant.Scope, since time.Time) (map[string]int, error)
+	InsertReview(ctx context.Context, r Review) error
+	// LastReview is the newest annual review; errs.NotFound when none.
+	LastReview(ctx context.Context) (Review, error)
+	// Guardrail reads scope's guardrail (zero when never computed);
+	// GuardrailForUpdate also locks its row, when there is one.
+	Guardrail(ctx context.Context, scope tenant.Scope) (Guardrail, error)
+	GuardrailForUpdate(ctx context.Context, scope tenant.Scope) (Guardrail, error)
+	SaveGuardrail(ctx context.Context, scope tenant.Scope, g Guardrail) error
+	// CustomerScreening reads a customer's names (person, business) and
+	// screening; CustomerScreeningForUpdate finds the customer by id
+	// alone and locks it.
+	CustomerScreening(ctx context.Context, scope tenant.Scope, customerID string) ([]string, sanctions.Screening, error)
+	CustomerScreeningForUpdate(ctx context.Context, customerID string) (tenant.Scope, sanctions.Screening, error)
+	SetCustomerScreening(ctx context.Context, scope tenant.Scope, customerID string, sc sanctions.Screening) error
 }
 
 // Config are the operator's payment settings.
@@ -275,6 +360,11 @@ type Service struct {
 	onProcessed func(ctx context.Context, tx Store, scope tenant.Scope, sourceID string) error
 	// originators says whether an originator may send entries; nil: all may.
 	originators Originators
+	// thresholds gives originators' fraud-rule thresholds; nil: defaults.
+	thresholds Thresholds
+	// sanctions is the list production entries are screened against as
+	// they leave; nil: none.
+	sanctions *sanctions.List
 }
 
 // OnReturn sets what else a payment's return does in its transaction, tx
@@ -317,6 +407,8 @@ type Input struct {
 	// consent from which a single mandate is created.
 	MandateID     *string        `json:"mandate_id"`
 	Authorization *Authorization `json:"authorization"`
+	// SameDay asks for Same Day ACH (finality.go).
+	SameDay bool `json:"same_day"`
 }
 
 // Create records a pending payment. A debit needs a Verified source (403
@@ -340,6 +432,33 @@ func (s *Service) Create(ctx context.Context, scope tenant.Scope, in Input) (Pay
 	if in.EntryDescription, err = entryDescription(in.EntryDescription, in.Direction); err != nil {
 		return Payment{}, err
 	}
+	if in.SameDay {
+		if err := s.sameDayAllowed(ctx, scope, cents); err != nil {
+			return Payment{}, err
+		}
+	}
+	// The risk rules read what they need first (hold.go); a payment they
+	// hold is created and held in one transaction, any other the usual way.
+	v, err := s.assess(ctx, s.store, scope, in.SourceID, in.Direction, cents)
+	if err != nil || v.reason == "" {
+		if err != nil {
+			return Payment{}, err
+		}
+		return s.create(ctx, scope, in, cents, desc)
+	}
+	var out Payment
+	err = s.store.WithTx(ctx, func(tx Store) error {
+		p, err := s.On(tx).create(ctx, scope, in, cents, desc)
+		if err == nil {
+			out, err = s.hold(ctx, tx, p, v)
+		}
+		return err
+	})
+	return out, err
+}
+
+// create records a pending payment of a validated request.
+func (s *Service) create(ctx context.Context, scope tenant.Scope, in Input, cents int64, desc *string) (Payment, error) {
 	if in.Direction == Debit {
 		return s.createDebit(ctx, scope, in, cents, desc)
 	}
@@ -347,14 +466,16 @@ func (s *Service) Create(ctx context.Context, scope tenant.Scope, in Input) (Pay
 		return Payment{}, errs.Invalid("mandate_id", "A credit takes no mandate_id or authorization; only debits are authorized by the customer.")
 	}
 	p := s.pending(scope, in.SourceID, "", cents, in.Direction, desc, nil)
-	p.EntryDescription = in.EntryDescription
-	src, created, err := s.store.CreatePayment(ctx, p)
+	p.EntryDescription, p.SameDay = in.EntryDescription, in.SameDay
+	out, err := s.store.CreatePayment(ctx, p)
+	src := out.Source
 	switch {
-	case created:
+	case err == nil && out.Created:
 		p.CustomerID = src.CustomerID
 		return p, nil
 	case err == nil:
-		err = cmp.Or(src.allows(in.Direction), entryDescriptionRefusal(p.EntryDescription, in.Direction, src))
+		err = cmp.Or(src.allows(in.Direction), entryDescriptionRefusal(p.EntryDescription, in.Direction, src),
+			out.Originator.Refusal(in.Direction, cents))
 	}
 	if err == nil {
 		err = fmt.Errorf("credit on %s: a live source took no credit", in.SourceID)
@@ -369,7 +490,7 @@ func (s *Service) Create(ctx context.Context, scope tenant.Scope, in Input) (Pay
 // race is seen.
 func (s *Service) createDebit(ctx context.Context, scope tenant.Scope, in Input, cents int64, desc *string) (Payment, error) {
 	p := s.pending(scope, in.SourceID, "", cents, Debit, desc, nil)
-	p.EntryDescription = in.EntryDescription
+	p.EntryDescription, p.SameDay = in.EntryDescription, in.SameDay
 	d := NewDebit{Payment: p, SECCodes: [2]string{secCode(SourceInfo{}), secCode(SourceInfo{Business: true})}}
 	var authErr error
 	switch {
@@ -399,7 +520,7 @@ func (s *Service) createDebit(ctx context.Context, scope tenant.Scope, in Input,
 		err = out.Source.allows(Debit)
 	}
 	if err == nil && !out.Created {
-		err = entryDescriptionRefusal(p.EntryDescription, Debit, out.Source)
+		err = cmp.Or(entryDescriptionRefusal(p.EntryDescription, Debit, out.Source), out.Originator.Refusal(Debit, cents))
 	}
 	if err != nil {
 		return Payment{}, sourceRefusal(err)
@@ -475,7 +596,7 @@ func (s *Service) insert(ctx context.Context, tx Store, scope tenant.Scope, sour
 	if err := tx.InsertPayment(ctx, p); err != nil {
 		return Payment{}, err
 	}
-	return p, nil
+	return s.holdIfHeld(ctx, tx, p)
 }
 
 // pending is a new payment, not yet stored.
@@ -484,7 +605,7 @@ func (s *Service) pending(scope tenant.Scope, sourceID, customerID string, cents
 	p := Payment{
 		Scope: scope, ID: ids.New(ids.Payment), SourceID: sourceID, CustomerID: customerID,
 		Amount: money.Format(cents), Currency: "USD", Cents: cents, Direction: d, Description: desc,
-		Status: Pending, CreatedAt: now,
+		Status: Pending, CreatedAt: now, Day: BankingDay(now).Format(time.DateOnly),
 	}
 	if of != nil {
 		p.SubscriptionID, p.DueDate, p.Attempt, p.MandateID = &of.subscriptionID, &of.dueDate, &of.attempt, of.mandateID
@@ -524,9 +645,9 @@ type Filter struct {
 // unknown status or direction is invalid_request.
 func (s *Service) Search(ctx context.Context, scope tenant.Scope, f Filter, p paging.Page) ([]Payment, bool, error) {
 	switch Status(f.Status) {
-	case "", Pending, Processed, Failed, Voided:
+	case "", Pending, Processed, Failed, Voided, Held:
 	default:
-		return nil, false, errs.Invalid("status", "status must be pending, processed, failed or canceled")
+		return nil, false, errs.Invalid("status", "status must be pending, held, processed, failed or canceled")
 	}
 	switch f.Direction {
 	case "", Debit, Credit:
@@ -623,11 +744,19 @@ func (s *Service) finish(ctx context.Context, tx Store, p Payment, code string) 
 	if err := tx.FinishPayment(ctx, p); err != nil {
 		return err
 	}
+	if err := s.sentInSandbox(ctx, tx, &p, now); err != nil {
+		return err
+	}
 	if err := tx.RecordEvent(ctx, event.New(p.Scope, typ, p, now)); err != nil {
 		return err
 	}
 	if code != "" && p.SubscriptionID != nil {
 		if err := s.debitReturned(ctx, tx, p, code); err != nil {
+			return err
+		}
+	}
+	if code != "" && p.Direction == Debit {
+		if _, err := s.recomputeGuardrail(ctx, tx, p.Scope); err != nil {
 			return err
 		}
 	}
@@ -656,7 +785,7 @@ func (s *Service) Cancel(ctx context.Context, scope tenant.Scope, id string) (Pa
 		switch {
 		case p.Status == Voided:
 			return nil
-		case p.Status != Pending:
+		case p.Status != Pending && p.Status != Held:
 			return errs.Newf(errs.Conflict, "This payment is %s; only a pending payment can be canceled.", p.Status)
 		case scope.Env.Live() && p.SettleAt != nil:
 			return errs.New(errs.Conflict, "This payment is already in an ACH file sent to the bank; it can no longer be canceled.")
@@ -668,10 +797,10 @@ func (s *Service) Cancel(ctx context.Context, scope tenant.Scope, id string) (Pa
 }
 
 // OriginatedTx records, in the caller's transaction tx, that a payment
-// went out in an ACH file: unless a return comes first, it settles
-// (processed, payment.success) at settleAt.
-func (s *Service) OriginatedTx(ctx context.Context, tx Store, scope tenant.Scope, id string, settleAt time.Time) error {
-	return tx.SetPaymentSettleAt(ctx, scope, id, settleAt)
+// went out in an ACH file, with its dates: unless a return comes first, it
+// settles (processed, payment.success) at sent.SettleAt.
+func (s *Service) OriginatedTx(ctx context.Context, tx Store, scope tenant.Scope, id string, sent Sent) error {
+	return tx.SetPaymentSent(ctx, scope, id, sent)
 }
 
 // ReturnTx applies an ACH return in the caller's transaction tx: the

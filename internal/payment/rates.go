@@ -45,16 +45,5 @@ func (s *Service) ReturnRates(ctx context.Context, scope tenant.Scope) (ReturnRa
 	if err != nil {
 		return ReturnRates{}, err
 	}
-	rate := func(returns int, threshold float64) Rate {
-		r := Rate{Returns: returns, Debits: c.Debits, Threshold: threshold}
-		if c.Debits > 0 {
-			r.Rate = float64(returns) / float64(c.Debits)
-		}
-		return r
-	}
-	return ReturnRates{WindowDays: achcode.RateWindowDays,
-		Unauthorized:   rate(c.Unauthorized, achcode.UnauthorizedThreshold),
-		Administrative: rate(c.Administrative, achcode.AdministrativeThreshold),
-		Overall:        rate(c.Returns, achcode.OverallThreshold),
-	}, nil
+	return rates(c), nil
 }

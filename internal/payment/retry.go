@@ -40,10 +40,17 @@ func EffectiveDate(created time.Time) calendar.Date {
 	return calendar.AddBusinessDays(calendar.DateOf(created), 1)
 }
 
-// settlementDate is p's settlement date: in production its ACH file's
-// effective entry date; in sandbox, or for a payment that went in no
+// settlementDate is p's settlement date: the one stored when it left; for
+// a payment that left before dates were stored, in production its ACH
+// file's effective entry date; in sandbox, or for a payment that went in no
 // file, the day it settled. ok is false while it has neither.
 func (s *Service) settlementDate(ctx context.Context, tx Store, p Payment) (calendar.Date, bool, error) {
+	if p.SettlementDate != nil {
+		// Stored when it left: a same-day entry's is its file's day.
+		if d, err := time.Parse(time.DateOnly, *p.SettlementDate); err == nil {
+			return d, true, nil
+		}
+	}
 	if p.Scope.Env.Live() {
 		at, err := tx.PaymentFiledAt(ctx, p.Scope, p.ID)
 		if err != nil {
@@ -166,8 +173,8 @@ func (s *Service) Retry(ctx context.Context, scope tenant.Scope, id string) (Pay
 		} else if err != nil {
 			return err
 		}
-		out = p
-		return nil
+		out, err = s.holdIfHeld(ctx, tx, p)
+		return err
 	})
 	return out, err
 }

@@ -110,6 +110,8 @@ func (s *Service) reversible(ctx context.Context, tx Store, p Payment) (calendar
 		return calendar.Date{}, errs.New(errs.Conflict, "This payment is a reversal; a reversal is not reversed.")
 	case p.Status == Failed || p.Status == Voided:
 		return calendar.Date{}, errs.Newf(errs.Conflict, "This payment is %s; it moved no money, so there is nothing to reverse.", p.Status)
+	case p.Status == Held:
+		return calendar.Date{}, errs.New(errs.Conflict, "This payment is held for review and was never sent; cancel it instead of reversing it.")
 	case p.Status == Pending && !p.Scope.Env.Live():
 		return calendar.Date{}, errs.New(errs.Conflict, "This payment is pending; cancel it instead of reversing it.")
 	}

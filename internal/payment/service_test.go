@@ -106,7 +106,7 @@ func TestSimulatedReturnRules(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := f.Merchants.ActivateProduction(ctx, m.Merchant.ID, audit.Operator("test")); err != nil {
+	if _, err := f.ActivateProduction(ctx, m.Merchant.ID, audit.Operator("test")); err != nil {
 		t.Fatal(err)
 	}
 	production := tenant.Scope{MerchantID: m.Merchant.ID, Env: tenant.Production}

@@ -129,6 +129,9 @@ func (s *Service) Subscribe(ctx context.Context, scope tenant.Scope, in Subscrip
 		if err != nil {
 			return err
 		}
+		if err := s.subscriptionRefusal(ctx, tx, scope, cents); err != nil {
+			return err
+		}
 		mandate, err := s.authorize(ctx, tx, scope, in.SourceID, src, Recurring, in.MandateID, in.Authorization)
 		if err != nil {
 			return err

@@ -106,7 +106,7 @@ func TestAnUnknownOrForeignEventIsEventNotFound(t *testing.T) {
 	f.Customer(owner)
 	id := events(t, f, owner)[0].ID
 	other := f.Sandbox("Other")
-	if _, err := f.Merchants.ActivateProduction(ctx, owner.MerchantID, audit.Operator("test")); err != nil {
+	if _, err := f.ActivateProduction(ctx, owner.MerchantID, audit.Operator("test")); err != nil {
 		t.Fatal(err)
 	}
 	production := tenant.Scope{MerchantID: owner.MerchantID, Env: tenant.Production}
@@ -166,7 +166,7 @@ func TestRegisterRefusesAURLThePolicyRefuses(t *testing.T) {
 	t.Parallel()
 	f := fixture.New(t)
 	scope := f.Sandbox("Acme")
-	if _, err := f.Merchants.ActivateProduction(ctx, scope.MerchantID, audit.Operator("test")); err != nil {
+	if _, err := f.ActivateProduction(ctx, scope.MerchantID, audit.Operator("test")); err != nil {
 		t.Fatal(err)
 	}
 	production := tenant.Scope{MerchantID: scope.MerchantID, Env: tenant.Production}

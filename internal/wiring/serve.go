@@ -103,7 +103,8 @@ func (s *Services) serveAside(name, addr string, h http.Handler) func() {
 
 // runJobs runs the background work of this process until ctx ends:
 // delivering webhooks (woken by PostgreSQL notifications, polling besides),
-// expiring micro-deposit verifications every minute, writing the API
+// expiring micro-deposit verifications every minute, building ACH files
+// at their windows (checked every minute), writing the API
 // request log, sweeping idempotency keys, events and logged requests past
 // their retention every hour. Every process runs them;
 // rows are claimed with SKIP LOCKED or deleted idempotently, so processes
@@ -146,10 +147,16 @@ func (s *Services) runJobs(ctx context.Context, dbURL string) {
 	})
 	if s.Originator != nil {
 		wg.Go(func() {
+			// Each minute asks whether a window is due; a window is built
+			// once across processes (ach.Originator.RunWindow).
 			s.every(ctx, time.Minute, "ACH origination", func(ctx context.Context) (int64, error) {
-				files, err := s.Originator.Run(ctx)
+				files, err := s.Originator.Tick(ctx)
 				return int64(len(files)), err
 			})
+		})
+		// The bank's answers: returns, notifications of change, statements.
+		wg.Go(func() {
+			s.every(ctx, time.Minute, "ACH inbound files", counted(s.Originator.Poll))
 		})
 	} else if s.Config.Mode == config.Production {
 		s.Log.Warn("ACH origination is off: set ACH_ODFI_ROUTING and the other ACH_ variables to send production micro-deposits and payments")

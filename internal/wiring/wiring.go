@@ -30,6 +30,7 @@ import (
 	"github.com/fundsource/fundsource/internal/adapter/rail"
 	"github.com/fundsource/fundsource/internal/adapter/rail/railsim"
 	"github.com/fundsource/fundsource/internal/adapter/routing"
+	"github.com/fundsource/fundsource/internal/adapter/sftp"
 	"github.com/fundsource/fundsource/internal/adapter/vault"
 	"github.com/fundsource/fundsource/internal/audit"
 	"github.com/fundsource/fundsource/internal/config"
@@ -39,9 +40,11 @@ import (
 	"github.com/fundsource/fundsource/internal/customer"
 	"github.com/fundsource/fundsource/internal/funding"
 	"github.com/fundsource/fundsource/internal/merchant"
+	"github.com/fundsource/fundsource/internal/originator"
 	"github.com/fundsource/fundsource/internal/overview"
 	"github.com/fundsource/fundsource/internal/payment"
 	"github.com/fundsource/fundsource/internal/requestlog"
+	"github.com/fundsource/fundsource/internal/sanctions"
 	"github.com/fundsource/fundsource/internal/webhook"
 	"github.com/fundsource/fundsource/web"
 	"github.com/fundsource/fundsource/web/api"
@@ -81,6 +84,8 @@ type Services struct {
 	Overview *overview.Service
 	// Audit is the security log.
 	Audit *audit.Service
+	// Originators are the merchant environments as ACH originators.
+	Originators *originator.Service
 }
 
 // Build makes the services of cfg on d.DB.
@@ -112,17 +117,28 @@ func Build(cfg *config.Config, d Deps) (*Services, error) {
 		return nil, err
 	}
 	fund.WithRails(reach, instantRails(cfg, d.Log))
+	fund.WithSchedule(cfg.ACHWindows.Schedule, cfg.ACHWindows.SameDayMicro)
+	sdn, err := sanctions.Open(cfg.SanctionsFile)
+	if err != nil {
+		return nil, err
+	}
 	s := &Services{
 		Config: cfg, Log: d.Log, Now: now, DB: db, Vault: v, Metrics: surface.NewMetrics(),
 		Merchants: merchant.NewService(db.Merchants(), bcryptHasher{cost: cost}, now),
-		Customers: customer.NewService(db.Customers(), now),
+		Customers: customer.NewService(db.Customers(), now).WithSanctions(sdn),
 		Funding:   fund,
 		Webhooks:  webhook.NewService(db.Webhooks(), v, now, webhook.URLPolicy{AllowPrivate: cfg.WebhookAllowPrivateTargets}),
-		Payments:  payment.NewService(db.Payments(), payment.Config{MaxAmount: cfg.PaymentMaxCents, SettleDelay: cfg.PaymentSettleDelay}, now),
-		Requests:  requestlog.New(db.Requests(), now, d.Log),
-		Overview:  overview.NewService(db.Overview(), now),
-		Audit:     audit.NewService(db.Audit(), cfg.AuditKey),
+		Payments: payment.NewService(db.Payments(), payment.Config{MaxAmount: cfg.PaymentMaxCents, SettleDelay: cfg.PaymentSettleDelay}, now).
+			WithSanctions(sdn),
+		Requests: requestlog.New(db.Requests(), now, d.Log),
+		Overview: overview.NewService(db.Overview(), now),
+		Audit:    audit.NewService(db.Audit(), cfg.AuditKey),
 	}
+	s.Originators = originator.NewService(db.Originators(), s.Payments, now)
+	s.Payments.WithOriginators(s.Originators).WithThresholds(s.Originators)
+	s.Merchants.OnEnvironment(func(ctx context.Context, tx merchant.Store, scope tenant.Scope, name string) error {
+		return s.Originators.NameTx(ctx, tx.(postgres.Stores).Originators(), scope, name)
+	})
 	// A removed source's subscriptions end with it, in the removal's
 	// transaction: every store of package postgres reaches the other
 	// domains' stores on its transaction (postgres.Stores).
@@ -151,11 +167,25 @@ func Build(cfg *config.Config, d Deps) (*Services, error) {
 	if cfg.ACHODFIRouting != "" {
 		ac := ach.Config{Dir: cfg.ACHOutboxDir, ODFIRouting: cfg.ACHODFIRouting, DestinationRouting: cfg.ACHDestinationRouting,
 			DestinationName: cfg.ACHDestinationName, OriginName: cfg.ACHOriginName, CompanyName: cfg.ACHCompanyName,
-			CompanyID: cfg.ACHCompanyID, MicroOffset: cfg.ACHMicroOffset, OffsetAccount: cfg.ACHOffsetAccount}
+			CompanyID: cfg.ACHCompanyID, MicroOffset: cfg.ACHMicroOffset, OffsetAccount: cfg.ACHOffsetAccount,
+			Schedule: cfg.ACHWindows.Schedule, SameDayMicro: cfg.ACHWindows.SameDayMicro}
 		if err := ac.Validate(); err != nil {
 			return nil, err
 		}
-		s.Originator = ach.NewOriginator(ac, db.ACH(), s.Funding, s.Payments, s.Customers, now)
+		s.Originator = ach.NewOriginator(ac, db.ACH(), s.Funding, s.Payments, s.Customers, now).WithLog(d.Log)
+		t, err := ACHTransport(cfg)
+		if err != nil {
+			return nil, err
+		}
+		s.Originator.WithTransport(t)
+		s.Metrics.CounterFunc("fundsource_ach_delivery_failures_total",
+			"ACH file deliveries that failed (the file is delivered again at the next run).", s.Originator.DeliveryFailures)
+		s.Metrics.CounterFunc("fundsource_ach_inbound_rejected_total",
+			"Inbound ACH files set aside unread (malformed): nothing of them was applied.", s.Originator.RejectedFiles)
+		s.Metrics.GaugeFunc("fundsource_ach_reconciliation_unmatched_statement_lines",
+			"Bank statement lines no delivered file or return matched.", func() int64 { st, _ := s.Originator.Unmatched(); return st })
+		s.Metrics.GaugeFunc("fundsource_ach_reconciliation_unmatched_settlements",
+			"Expected settlements (files, returns) the bank's statements have not shown.", func() int64 { _, svc := s.Originator.Unmatched(); return svc })
 	}
 	return s, nil
 }
@@ -205,6 +235,7 @@ func (s *Services) Handler() *gin.Engine {
 		Requests:    s.Requests,
 		Overview:    s.Overview,
 		Audit:       s.Audit,
+		Originators: s.Originators,
 	})
 }
 
@@ -315,4 +346,23 @@ func LoadRails(path string) (*routing.Rails, error) {
 		return nil, fmt.Errorf("INSTANT_DIRECTORY_FILE %s: %w", path, err)
 	}
 	return r, nil
+}
+
+// ACHTransport is where cfg delivers files and finds the bank's answers:
+// the bank's SFTP server when ACH_SFTP_URL is set, else the outbox and
+// inbox folders.
+func ACHTransport(cfg *config.Config) (ach.Transport, error) {
+	if cfg.ACHSFTPURL == "" {
+		return ach.Folders{Outbox: cfg.ACHOutboxDir, Inbox: cfg.ACHInboxDir}, nil
+	}
+	sc, err := sftp.ParseURL(cfg.ACHSFTPURL)
+	if err != nil {
+		return nil, err
+	}
+	sc.KeyFile, sc.KnownHosts = cfg.ACHSFTPKeyFile, cfg.ACHSFTPKnownHosts
+	c, err := sftp.New(sc)
+	if err != nil {
+		return nil, err
+	}
+	return sftp.Transport{Client: c}, nil
 }

@@ -35,6 +35,8 @@ type Payments struct {
 	Source  string // the funding source the list is narrowed to, "" for all
 	Rows    []PaymentListRow
 	Page    Pager
+	// Balances are the environment's, shown above the list; nil: none.
+	Balances *Balances
 }
 
 // PaymentListRow is one payment in the list.
@@ -59,6 +61,8 @@ type Payment struct {
 	// Reversal is this payment's reversal, nil while it is not reversed.
 	ReversalOf string
 	Reversal   *ReversalView
+	// Finality is when it left and until when it may come back.
+	Finality Finality
 }
 
 // PaymentLink names another payment of the page: its id, status and what

@@ -55,6 +55,15 @@ type Overview struct {
 	HasSource   bool
 	Charts      *Charts      // nil: no overview
 	ReturnRates []ReturnRate // unauthorized, administrative, overall
+	Balances    *Balances    // nil: not shown
+	// Held counts the payments held for review ("100+" past a hundred);
+	// "" when none.
+	Held string
+	// RateBanner names the return rates at or past half their threshold
+	// once at least 20 debits count ("" for none); DebitsHeld: one is past
+	// its threshold, so new debits are held.
+	RateBanner string
+	DebitsHeld bool
 }
 
 // ReturnRate is one debit return rate against its threshold, as shown.
@@ -234,7 +243,8 @@ type PaymentRow struct {
 	ID        string
 	Amount    string // "$12.34"
 	Direction string // debit or credit
-	Status    string // pending, processed, failed or canceled
+	Status    string // pending, held, processed, failed or canceled
+	Hold      string // why a held payment waits for review, in words; "" otherwise
 	Failure   string // "R01 Insufficient funds", "" unless failed
 	Attempt   string // "subscription, attempt 2", "" for a one-off payment
 	Created   string
@@ -271,6 +281,18 @@ type Settings struct {
 	BrandName, BrandAccent string
 	LogoURL                string
 	BrandError, BrandField string
+	// Originator is the environment's ACH originator; nil shows none.
+	Originator *OriginatorView
+}
+
+// OriginatorView is an environment's ACH originator as Settings shows it:
+// amounts in dollars ("2500.00"), usage of today's banking day.
+type OriginatorView struct {
+	Status, StatusLabel                string
+	CompanyName, CompanyID             string
+	PerEntryDebit, DailyDebit          string
+	DailyCredit, UsedDebit, UsedCredit string
+	SameDay                            bool
 }
 
 // SessionRow is a signed-in session for people.
@@ -287,11 +309,11 @@ const PendingLabel = "Verification pending"
 // statusClass is the badge style of a status or delivery state.
 func statusClass(s string) string {
 	switch s {
-	case "Verified", "delivered", "succeeded":
+	case "Verified", "delivered", "succeeded", "active":
 		return "badge badge-ok"
-	case "failed", "Removed", "expired", "canceled":
+	case "failed", "Removed", "expired", "canceled", "suspended":
 		return "badge badge-bad"
-	case PendingLabel, "pending", "retrying":
+	case PendingLabel, "pending", "retrying", "held", "pending_review":
 		return "badge badge-wait"
 	}
 	return "badge"

@@ -12,7 +12,8 @@ type View struct {
 	CancelAction string // where Cancel posts; "" when the link has no cancelUrl
 	ContinueURL  string // verified: successUrl with the result appended; "" without one
 	Arrival      string // expected arrival date, "Tuesday, November 24, 2026"
-	Arrived      bool   // the expected arrival date has come
+	Arrived      bool   // the expected arrival date has passed (US Eastern)
+	ArrivesToday bool   // the expected arrival date is today (US Eastern)
 	Expires      string // the date the deposits expire
 	Attempts     int    // attempts remaining
 	Amounts      [2]string

@@ -26,6 +26,7 @@ import (
 	"github.com/fundsource/fundsource/internal/evidence"
 	"github.com/fundsource/fundsource/internal/funding"
 	"github.com/fundsource/fundsource/internal/merchant"
+	"github.com/fundsource/fundsource/internal/originator"
 	"github.com/fundsource/fundsource/internal/payment"
 	"github.com/fundsource/fundsource/internal/requestlog"
 	"github.com/fundsource/fundsource/internal/webhook"
@@ -74,6 +75,8 @@ type Deps struct {
 	// Requests records each authenticated request for the dashboard's
 	// request log; nil records nothing.
 	Requests Recorder
+	// Originators answer GET /v2/originator; nil answers 404.
+	Originators *originator.Service
 }
 
 // Recorder takes the log entry of a request without waiting.
@@ -174,6 +177,7 @@ func (s *Surface) Mount(r *gin.Engine) {
 	g.GET("/payments", s.run(s.listPayments))
 	g.GET("/payments/:id", s.run(s.getPayment))
 	g.GET("/payments/:id/evidence", s.run(s.paymentEvidence))
+	g.GET("/balances", s.run(s.balances))
 	g.POST("/payments/:id/cancel", s.once(s.cancelPayment))
 	g.POST("/payments/:id/retry", s.once(s.retryPayment))
 	g.POST("/payments/:id/reverse", s.once(s.reversePayment))
@@ -188,7 +192,9 @@ func (s *Surface) Mount(r *gin.Engine) {
 	g.GET("/mandates/:id", s.run(s.getMandate))
 	g.POST("/mandates/:id/revoke", s.once(s.revokeMandate))
 	g.GET("/compliance/return-rates", s.run(s.returnRates))
+	g.GET("/compliance/monitoring", s.run(s.monitoring))
 	g.GET("/audit-events", s.run(s.listAuditEvents))
+	g.GET("/originator", s.run(s.getOriginator))
 }
 
 // record hands the request's method, path, status and latency to the

@@ -65,7 +65,7 @@ func TestAuditRecordsEverySecurityChange(t *testing.T) {
 	}
 
 	// Operator: production, a permission.
-	live := h.Production(m)
+	live := h.ProductionPending(m)
 	if err := h.Merchants.GrantOnDemand(ctx, tenant.Scope{MerchantID: mid, Env: tenant.Production}, audit.Operator("ops")); err != nil {
 		t.Fatal(err)
 	}
@@ -193,7 +193,7 @@ func TestAuditEventsListNewestFirst(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	h.Production(merchant.Created{Merchant: m}) // production only
+	h.ProductionPending(merchant.Created{Merchant: m}) // production only
 	h.RegisterWebhook(key, th.NewReceiver(t, nil).URL())
 	th.WantOK(t, h.Post("/v2/webhooks/secret/roll", key, ``))
 

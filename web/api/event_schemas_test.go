@@ -3,13 +3,14 @@ package api_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"slices"
 	"testing"
 	"time"
 
-	"github.com/fundsource/fundsource/internal/testing/webtest"
-
+	"github.com/fundsource/fundsource/internal/audit"
 	th "github.com/fundsource/fundsource/internal/testing/harness"
+	"github.com/fundsource/fundsource/internal/testing/webtest"
 )
 
 // TestEveryEventTypeIsDeliveredMatchingItsSchema drives one merchant
@@ -43,7 +44,21 @@ func TestEveryEventTypeIsDeliveredMatchingItsSchema(t *testing.T) {
 	settles := th.WantOK(t, h.Post("/v2/payments", key, th.PaymentBody(b, `"10.00"`, "credit")))["payment_id"].(string)
 	returned := th.WantOK(t, h.Post("/v2/payments", key, th.PaymentBody(b, `"11.00"`, "debit")))["payment_id"].(string)
 	canceled := th.WantOK(t, h.Post("/v2/payments", key, th.PaymentBody(b, `"12.00"`, "credit")))["payment_id"].(string)
+	// Twenty debits, one of them returned unauthorized: the originator's
+	// rate is over its threshold (originator.return_rate_warning).
+	for i := range 19 {
+		src := h.VerifiedSource(key, h.Customer(key), fmt.Sprintf("3000000%02d", i))
+		th.WantOK(t, h.Post("/v2/payments", key, th.PaymentBody(src, `"1.00"`, "debit")))
+	}
 	th.WantOK(t, h.Post("/v2/sandbox/payments/"+returned+"/return", key, `{"code":"R10"}`)) // blocks b
+	// A customer named like an entry of the sample SDN list
+	// (customer.screening_match): its payment is held (payment.held) until
+	// the platform clears the match (payment.released).
+	listed := th.WantOK(t, h.Post("/v2/customers", key, `{"first_name":"Mirela","last_name":"Drakovic","email":"md@example.com"}`))["user_id"].(string)
+	th.WantOK(t, h.Post("/v2/payments", key, th.PaymentBody(h.Source(key, listed, "444444444"), `"5.00"`, "credit")))
+	if _, _, err := h.Payments.ClearScreening(context.Background(), listed, "not the listed person", audit.Operator("test")); err != nil {
+		t.Fatal(err)
+	}
 	th.WantOK(t, h.Post("/v2/funding-source/"+b+"/unblock", key, `{"attestation":"The customer authorized again."}`))
 	th.WantOK(t, h.Post("/v2/payments/"+canceled+"/cancel", key, ``))
 	h.Clock.Advance(time.Hour)
@@ -86,7 +101,7 @@ func TestEveryEventTypeIsDeliveredMatchingItsSchema(t *testing.T) {
 	}
 	slices.Sort(want)
 	slices.Sort(got)
-	if !slices.Equal(got, want) || len(want) != 20 {
+	if !slices.Equal(got, want) || len(want) != 24 {
 		t.Errorf("delivered types:\n%v\nthe document's:\n%v", got, want)
 	}
 }
@@ -100,7 +115,7 @@ func TestEventSchemasRejectWhatTheyShould(t *testing.T) {
 		t.Fatal(err)
 	}
 	schema := doc.Components.Schemas["Event"].Value
-	customer := `{"user_id":"cus_gdsepu2dh2gnolqhyuh3aeerhm","first_name":"Ada","last_name":"Lovelace","email":"ada@example.com","business_name":null,"created_at":"2026-11-02T15:04:05Z"}`
+	customer := `{"user_id":"cus_gdsepu2dh2gnolqhyuh3aeerhm","first_name":"Ada","last_name":"Lovelace","email":"ada@example.com","business_name":null,"screening":{"status":"clear"},"created_at":"2026-11-02T15:04:05Z"}`
 	envelope := func(typ, data string) any {
 		var v any
 		if err := json.Unmarshal([]byte(`{"id":"evt_aaaaaaaaaaaaaaaaaaaaaaaaaa","type":"`+typ+`","created_at":"2026-11-02T15:04:05Z","livemode":false,"data":`+data+`}`), &v); err != nil {

@@ -42,3 +42,10 @@ func (s *Surface) returnRates(c *gin.Context, svc Services) {
 	r, err := svc.Payments.ReturnRates(c.Request.Context(), surface.Scope(c))
 	surface.Reply(s.Shared, c, r, err)
 }
+
+// monitoring answers the environment's fraud-monitoring report: rules and
+// thresholds, alerts by rule, held payments and the last annual review.
+func (s *Surface) monitoring(c *gin.Context, svc Services) {
+	m, err := svc.Payments.Monitoring(c.Request.Context(), surface.Scope(c))
+	surface.Reply(s.Shared, c, m, err)
+}

@@ -28,7 +28,7 @@ func TestMicroDepositRefusalsAnswerTheirStatusAndCode(t *testing.T) {
 
 	r := th.WantOK(t, h.Initiate(key, id))
 	v := r["verification"].(map[string]any)
-	want := map[string]any{"method": "micro_deposits", "status": "pending", "expected_arrival_date": "2026-11-04",
+	want := map[string]any{"method": "micro_deposits", "status": "pending", "expected_arrival_date": "2026-11-02",
 		"expires_at": "2026-11-12T15:04:05Z", "initiated_at": "2026-11-02T15:04:05Z", "attempts_remaining": float64(3)}
 	for k, w := range want {
 		if v[k] != w {

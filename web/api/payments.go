@@ -32,6 +32,12 @@ func (s *Surface) paymentEvidence(c *gin.Context, _ Services) {
 	surface.Reply(s.Shared, c, ev, err)
 }
 
+// balances is the money in flight and at risk of the key's environment.
+func (s *Surface) balances(c *gin.Context, svc Services) {
+	b, err := svc.Payments.Balances(c.Request.Context(), surface.Scope(c))
+	surface.Reply(s.Shared, c, b, err)
+}
+
 func (s *Surface) listPayments(c *gin.Context, svc Services) {
 	surface.List(s.Shared, c, func(ctx context.Context, sc tenant.Scope, p paging.Page) ([]payment.Payment, bool, error) {
 		return svc.Payments.List(ctx, sc, c.Query("funding_source_id"), p)

@@ -24,6 +24,7 @@ import (
 
 var (
 	paymentStatuses = []view.Option{{Value: "", Label: "Any status"}, {Value: "pending", Label: "pending"},
+		{Value: "held", Label: "held for review"},
 		{Value: "processed", Label: "processed"}, {Value: "failed", Label: "failed"}, {Value: "canceled", Label: "canceled"}}
 	directions = []view.Option{{Value: "", Label: "Debits and credits"}, {Value: "debit", Label: "Debits"},
 		{Value: "credit", Label: "Credits"}}
@@ -107,6 +108,9 @@ func paymentRow(p payment.Payment) view.PaymentRow {
 	if p.FailureCode != nil && p.FailureReason != nil {
 		r.Failure = *p.FailureCode + " " + *p.FailureReason
 	}
+	if p.HoldReason != nil {
+		r.Hold = holdWords(*p.HoldReason)
+	}
 	if p.Attempt != nil && p.SubscriptionID != nil {
 		r.Attempt = fmt.Sprintf("subscription debit, attempt %d", *p.Attempt)
 	}
@@ -120,6 +124,11 @@ func (s *Surface) paymentsPage(c *gin.Context) {
 		view.Select{Name: "direction", Label: "Direction", Options: directions})}
 	if src := c.Query("source"); len(src) <= 100 {
 		v.Source = src
+	}
+	var err error
+	if v.Balances, err = s.balances(ctx, scope); err != nil {
+		s.Fail(c, err)
+		return
 	}
 	row := func(p payment.Payment) view.PaymentListRow {
 		return view.PaymentListRow{PaymentRow: paymentRow(p), SourceID: p.SourceID}
@@ -153,7 +162,7 @@ func (s *Surface) paymentPage(c *gin.Context) {
 		s.Fail(c, err)
 		return
 	}
-	v := view.Payment{PaymentRow: paymentRow(p), SourceID: p.SourceID, CustomerID: p.CustomerID}
+	v := view.Payment{PaymentRow: paymentRow(p), SourceID: p.SourceID, CustomerID: p.CustomerID, Finality: finalityOf(p)}
 	if p.Description != nil {
 		v.Description = *p.Description
 	}
@@ -269,4 +278,26 @@ func latency(d time.Duration) string {
 		return fmt.Sprintf("%d ms", d.Milliseconds())
 	}
 	return fmt.Sprintf("%.1f s", d.Seconds())
+}
+
+// holdWords says why a payment is held, for people.
+func holdWords(reason string) string {
+	switch reason {
+	case payment.HoldSanctions:
+		return "Sanctions screening: the customer's name resembles one on OFAC's SDN list"
+	case payment.HoldReturnRateUnauthorized:
+		return "Unauthorized return rate above 0.5%"
+	case payment.HoldReturnRateAdministrative:
+		return "Administrative return rate above 3%"
+	case payment.HoldReturnRateOverall:
+		return "Overall return rate above 15%"
+	}
+	if rule, ok := strings.CutPrefix(reason, payment.HoldFraudPrefix); ok {
+		for _, r := range payment.Rules {
+			if r.ID == rule {
+				return "Fraud rule " + rule + ": " + r.Description
+			}
+		}
+	}
+	return reason
 }

@@ -65,6 +65,7 @@ import (
 	"github.com/fundsource/fundsource/internal/funding"
 	"github.com/fundsource/fundsource/internal/hostedlink"
 	"github.com/fundsource/fundsource/internal/merchant"
+	"github.com/fundsource/fundsource/internal/originator"
 	"github.com/fundsource/fundsource/internal/overview"
 	"github.com/fundsource/fundsource/internal/payment"
 	"github.com/fundsource/fundsource/internal/requestlog"
@@ -104,6 +105,8 @@ type Deps struct {
 	Audit     *audit.Service
 	// Evidence gathers a disputed payment's evidence.
 	Evidence *evidence.Service
+	// Originators show Settings the environment's originator; nil shows none.
+	Originators *originator.Service
 }
 
 // Surface is the dashboard's handlers.
@@ -119,6 +122,8 @@ type Surface struct {
 	overview  *overview.Service
 	audit     *audit.Service
 	evidence  *evidence.Service
+	// originators: nil shows no originator in Settings.
+	originators *originator.Service
 
 	sessions    *sessions.CookieStore
 	attempts    signInLimits
@@ -128,7 +133,7 @@ type Surface struct {
 // New returns the dashboard on k.
 func New(k *surface.Shared, d Deps) *Surface {
 	return &Surface{Shared: k, cfg: d.Config, merchants: d.Merchants, customers: d.Customers, funding: d.Funding, payments: d.Payments, webhooks: d.Webhooks, requests: d.Requests, overview: d.Overview, audit: d.Audit,
-		evidence: d.Evidence, sessions: newSessionStore(d.Config),
+		evidence: d.Evidence, originators: d.Originators, sessions: newSessionStore(d.Config),
 		attempts: signInLimits{
 			perIP:        surface.NewKeyLimiter(signInWindow, d.Config.SignInAttemptsPerIP),
 			perEmailAtIP: surface.NewKeyLimiter(signInWindow, d.Config.SignInAttemptsPerEmail),
@@ -437,6 +442,16 @@ func (s *Surface) renderHome(c *gin.Context, newSecret string) {
 		s.Fail(c, err)
 		return
 	}
+	held, err := s.payments.Held(ctx, &scope, 101)
+	if err != nil {
+		s.Fail(c, err)
+		return
+	}
+	guard, err := s.payments.Guardrail(ctx, scope)
+	if err != nil {
+		s.Fail(c, err)
+		return
+	}
 	base := s.cfg.SandboxBaseURL
 	if scope.Env == tenant.Production {
 		base = s.cfg.ProductionBaseURL
@@ -451,6 +466,13 @@ func (s *Surface) renderHome(c *gin.Context, newSecret string) {
 			rateRow("All returns", rates.Overall),
 		},
 	}
+	if v.Balances, err = s.balances(ctx, scope); err != nil {
+		s.Fail(c, err)
+		return
+	}
+	v.Held = heldCount(len(held))
+	v.RateBanner = rateBanner(rates)
+	v.DebitsHeld = guard.HoldReason != ""
 	if s.overview != nil {
 		st, err := s.overview.Stats(ctx, scope)
 		if err != nil {
@@ -460,6 +482,38 @@ func (s *Surface) renderHome(c *gin.Context, newSecret string) {
 		v.Charts = charts(st)
 	}
 	s.Page(c, http.StatusOK, view.Home(s.frame(c, "Home", "overview"), v))
+}
+
+// heldCount says how many payments wait for review; "" for none.
+func heldCount(n int) string {
+	switch {
+	case n == 0:
+		return ""
+	case n == 1:
+		return "1 payment"
+	case n > 100:
+		return "More than 100 payments"
+	}
+	return strconv.Itoa(n) + " payments"
+}
+
+// rateBanner names the rates at or past half their threshold, once the
+// window holds enough debits for a rate to count.
+func rateBanner(r payment.ReturnRates) string {
+	if r.Overall.Debits < payment.MinRateDebits {
+		return ""
+	}
+	var high []string
+	for _, x := range []struct {
+		name string
+		rate payment.Rate
+	}{{"unauthorized", r.Unauthorized}, {"administrative", r.Administrative}, {"overall", r.Overall}} {
+		if x.rate.Warning() {
+			high = append(high, fmt.Sprintf("%s %.2f%% (threshold %s%%)", x.name, 100*x.rate.Rate,
+				strconv.FormatFloat(100*x.rate.Threshold, 'f', -1, 64)))
+		}
+	}
+	return strings.Join(high, ", ")
 }
 
 // rateRow is a return rate as the home page shows it.
@@ -570,6 +624,10 @@ func (s *Surface) renderSettings(c *gin.Context, status int, v view.Settings) {
 		v.BrandName, v.BrandAccent = brand.DisplayName, brand.Accent
 	}
 	v.LogoURL = hostedlink.LogoPath(env.PublicKey, brand)
+	if v.Originator, err = s.originatorView(c.Request.Context(), in.Scope); err != nil {
+		s.Fail(c, err)
+		return
+	}
 	s.Page(c, status, view.SettingsPage(s.frame(c, "Settings", "settings"), v))
 }
 

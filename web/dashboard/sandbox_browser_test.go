@@ -98,9 +98,15 @@ func TestBrowserDashboardShowsReturnRates(t *testing.T) {
 	user := h.Customer(key)
 	returned := h.VerifiedSource(key, user, "222222222")
 	th.WantOK(t, h.Post("/v2/sandbox/payments/"+th.WantOK(t, h.Post("/v2/payments", key, th.PaymentBody(returned, `"5.00"`, "debit")))["payment_id"].(string)+"/return", key, `{"code":"R01"}`))
-	clean := h.VerifiedSource(key, user, "333333333")
-	for range 9 {
-		th.WantOK(t, h.Post("/v2/payments", key, th.PaymentBody(clean, `"5.00"`, "debit")))
+	// Nine debits from two sources: a sixth of one source in a day would
+	// be held (daily_velocity), and a held debit counts in no rate.
+	clean, other := h.VerifiedSource(key, user, "333333333"), h.VerifiedSource(key, user, "555555555")
+	for i := range 9 {
+		src := clean
+		if i >= 5 {
+			src = other
+		}
+		th.WantOK(t, h.Post("/v2/payments", key, th.PaymentBody(src, `"5.00"`, "debit")))
 	}
 	// 1 return of 10 debits: 10% overall (a warning: 15% is the
 	// threshold), none unauthorized or administrative.

@@ -297,7 +297,12 @@ func (s *Surface) advanceSubscription(c *gin.Context) {
 func (s *Surface) initiateFromPage(c *gin.Context) {
 	id := c.Param("id")
 	src, err := s.funding.InitiateVerificationBy(c.Request.Context(), current(c).Scope, id, c.PostForm("method"))
-	msg := "Micro-deposits sent. They arrive in two business days."
+	msg := "Micro-deposits sent."
+	if v := src.Verification; err == nil && v != nil && v.Method != funding.MethodInstant {
+		if d, perr := time.Parse(time.DateOnly, v.ExpectedArrivalDate); perr == nil {
+			msg = "Micro-deposits sent. They should arrive " + d.Format("Monday, January 2, 2006") + "."
+		}
+	}
 	if v := src.Verification; err == nil && v.Method == funding.MethodInstant {
 		msg = "Instant deposit sent; the customer can enter its code now."
 		if v.FailureCode != "" {

@@ -30,7 +30,7 @@ func TestBrowserHostedVerificationByKeyboard(t *testing.T) {
 	// The fragment became the server-rendered route, query kept.
 	tb.WaitURL(`/bank-account/` + s.PK + `/` + s.User + `/` + s.Src + `\?(.*&)?successUrl=`)
 	tb.WantText("Confirm your bank account", "Acme Books", "JPMorgan Chase Bank", "Checking •••• 6789",
-		"Wednesday, November 4, 2026", "3 attempts remaining", "like 0.12")
+		"today, Monday, November 2, 2026", "3 attempts remaining", "like 0.12")
 	if w := tb.Eval(`document.documentElement.scrollWidth`).(int); w > 375 {
 		t.Errorf("the page is %d px wide on a 375 px phone", w)
 	}

@@ -26,6 +26,7 @@ import (
 
 	"github.com/gin-gonic/gin"
 
+	"github.com/fundsource/fundsource/internal/core/calendar"
 	"github.com/fundsource/fundsource/internal/core/errs"
 	"github.com/fundsource/fundsource/internal/funding"
 	"github.com/fundsource/fundsource/internal/hostedlink"
@@ -166,7 +167,8 @@ func (s *Surface) render(c *gin.Context, status int, p hostedlink.Page, v view.V
 	if vf := src.Verification; vf != nil {
 		if arrival, err := time.Parse(time.DateOnly, vf.ExpectedArrivalDate); err == nil {
 			v.Arrival = arrival.Format("Monday, January 2, 2006")
-			v.Arrived = !s.Now().UTC().Before(arrival)
+			today := calendar.DateOf(s.Now())
+			v.Arrived, v.ArrivesToday = today.After(arrival), today.Equal(arrival)
 		}
 		v.Expires = vf.ExpiresAt.UTC().Format("January 2, 2006")
 		v.Attempts = vf.AttemptsRemaining

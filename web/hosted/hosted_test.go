@@ -44,7 +44,7 @@ func TestHostedPageStates(t *testing.T) {
 
 	th.WantOK(t, h.Initiate(s.Key, s.Src))
 	body := webtest.WantPage(t, h.Page(s.Path(webtest.OkQuery())), 200, "Confirm your bank account", "Acme Books", "Checking •••• 6789",
-		"Wednesday, November 4, 2026", "<strong>3</strong> attempts remaining", "November 12, 2026",
+		"today, Monday, November 2, 2026", "<strong>3</strong> attempts remaining", "November 12, 2026",
 		`<label for="amount1">First deposit</label>`, `<label for="amount2">Second deposit</label>`,
 		`aria-describedby="amount-hint"`, "12 means $0.12", `role="alert"`)
 	if strings.Contains(body, "123456789") {

@@ -30,6 +30,8 @@ var statusOf = map[errs.Code]int{
 	errs.UnblockLimit:                 http.StatusConflict,
 	errs.RetryNotAllowed:              http.StatusConflict,
 	errs.ReversalWindowClosed:         http.StatusConflict,
+	errs.OriginatorNotActive:          http.StatusForbidden,
+	errs.LimitExceeded:                http.StatusUnprocessableEntity,
 	errs.Unauthorized:                 http.StatusUnauthorized,
 	errs.PermissionDenied:             http.StatusForbidden,
 	errs.ProcessorNotEnabled:          http.StatusForbidden,

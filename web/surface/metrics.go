@@ -55,3 +55,10 @@ func (m *Metrics) CounterFunc(name, help string, f func() int64) {
 	_ = m.registry.Register(prometheus.NewCounterFunc(prometheus.CounterOpts{Name: name, Help: help},
 		func() float64 { return float64(f()) }))
 }
+
+// GaugeFunc serves a gauge named name whose value f reads when /metrics
+// is scraped. A name registered before keeps its first function.
+func (m *Metrics) GaugeFunc(name, help string, f func() int64) {
+	_ = m.registry.Register(prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: name, Help: help},
+		func() float64 { return float64(f()) }))
+}

@@ -28,19 +28,6 @@ func (r achFileRow) domain() ach.File {
 		OffsetTraces: []string(r.Offsets)}
 }
 
-const buildingACHFiles = `
-SELECT id, serial, name, status, created_at, offset_traces FROM ach_files WHERE status = 'building' ORDER BY created_at`
-
-// BuildingACHFiles lists files whose entries are assigned but which are
-// not yet in the outbox.
-func (q queries) BuildingACHFiles(ctx context.Context) ([]ach.File, error) {
-	var rows []achFileRow
-	if err := sqlx.SelectContext(ctx, q.ex, &rows, buildingACHFiles); err != nil {
-		return nil, translate(err)
-	}
-	return mapRows(rows, achFileRow.domain), nil
-}
-
 const insertACHFile = `
 INSERT INTO ach_files (id, name, status, created_at, offset_traces) VALUES ($1, $2, $3, $4, $5) RETURNING serial`
 
@@ -144,6 +131,9 @@ type achEntryRow struct {
 	ReceiverName *string `db:"receiver_name"`
 	IndividualID *string `db:"individual_id"`
 	Addenda      *string `db:"addenda"`
+	Effective    *string `db:"effective_date"`
+	CompanyName  *string `db:"company_name"`
+	CompanyID    *string `db:"company_id"`
 }
 
 func (r achEntryRow) domain() ach.Entry {
@@ -151,7 +141,8 @@ func (r achEntryRow) domain() ach.Entry {
 		Kind: r.Kind, SourceID: r.SourceID, CustomerID: r.CustomerID, PaymentID: deref(r.PaymentID), Debit: r.Debit,
 		ReturnCode: deref(r.ReturnCode), ReturnTrace: deref(r.ReturnTrace), Class: ach.Class{SEC: deref(r.SEC), Description: deref(r.Description), PaymentType: deref(r.PaymentType)},
 		FileDate: deref(r.FileDate), Recurs: r.Recurs,
-		ReceiverName: deref(r.ReceiverName), IndividualID: deref(r.IndividualID), Addenda: deref(r.Addenda)}
+		ReceiverName: deref(r.ReceiverName), IndividualID: deref(r.IndividualID), Addenda: deref(r.Addenda),
+		EffectiveDate: deref(r.Effective), CompanyName: deref(r.CompanyName), CompanyID: deref(r.CompanyID)}
 	if r.DepositSeq != nil {
 		e.DepositSeq, e.DepositIndex = *r.DepositSeq, *r.DepositIndex
 	}
@@ -163,15 +154,16 @@ func (r achEntryRow) domain() ach.Entry {
 
 const achEntryColumns = `trace_number, file_id, merchant_id, environment, kind, funding_source_id, customer_id,
        deposit_seq, deposit_index, payment_id, debit, amount_cents, return_code, sec_code, entry_description, payment_type, return_trace,
-       to_char(file_date, 'YYYY-MM-DD') AS file_date, receiver_name, individual_id, addenda`
+       to_char(file_date, 'YYYY-MM-DD') AS file_date, receiver_name, individual_id, addenda,
+       to_char(effective_date, 'YYYY-MM-DD') AS effective_date, company_name, company_id`
 
 const insertACHEntry = `
 INSERT INTO ach_entries (trace_number, file_id, merchant_id, environment, kind, funding_source_id, customer_id,
        deposit_seq, deposit_index, payment_id, debit, amount_cents, return_code, sec_code, entry_description, payment_type,
-       file_date, receiver_name, individual_id, addenda)
+       file_date, receiver_name, individual_id, addenda, effective_date, company_name, company_id)
 VALUES ($1, $2, $3, $4, $5, $6, $7, NULLIF($8, 0), NULLIF($9, 0), NULLIF($10, ''), $11, NULLIF($12, 0), NULL,
         NULLIF($13, ''), NULLIF($14, ''), NULLIF($15, ''), NULLIF($16, '')::date, NULLIF($17, ''), NULLIF($18, ''),
-        NULLIF($19, ''))`
+        NULLIF($19, ''), NULLIF($20, '')::date, NULLIF($21, ''), NULLIF($22, ''))`
 
 // InsertACHEntry assigns an entry to a file; errs.Conflict when the
 // payment or deposit is in a file already. A micro-deposit's amount is not
@@ -179,7 +171,8 @@ VALUES ($1, $2, $3, $4, $5, $6, $7, NULLIF($8, 0), NULLIF($9, 0), NULLIF($10, ''
 func (q queries) InsertACHEntry(ctx context.Context, e ach.Entry) error {
 	_, err := q.ex.ExecContext(ctx, insertACHEntry, e.Trace, e.FileID, e.Scope.MerchantID, e.Scope.Env, e.Kind,
 		e.SourceID, e.CustomerID, e.DepositSeq, e.DepositIndex, e.PaymentID, e.Debit, e.Cents,
-		e.Class.SEC, e.Class.Description, e.Class.PaymentType, e.FileDate, e.ReceiverName, e.IndividualID, e.Addenda)
+		e.Class.SEC, e.Class.Description, e.Class.PaymentType, e.FileDate, e.ReceiverName, e.IndividualID, e.Addenda, e.EffectiveDate,
+		e.CompanyName, e.CompanyID)
 	return translate(err)
 }
 
@@ -192,12 +185,6 @@ func (q queries) ACHEntries(ctx context.Context, fileID string) ([]ach.Entry, er
 		return nil, translate(err)
 	}
 	return mapRows(rows, achEntryRow.domain), nil
-}
-
-// MarkACHFileWritten records that a file is in the outbox.
-func (q queries) MarkACHFileWritten(ctx context.Context, fileID string, at time.Time) error {
-	_, err := q.ex.ExecContext(ctx, `UPDATE ach_files SET status = 'written', written_at = $2 WHERE id = $1`, fileID, at)
-	return translate(err)
 }
 
 // newestEntry is the file of the newest entry with trace number $1: trace

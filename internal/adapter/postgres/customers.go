@@ -2,6 +2,7 @@ package postgres
 
 import (
 	"context"
+	"encoding/json"
 	"time"
 
 	"github.com/jmoiron/sqlx"
@@ -10,6 +11,7 @@ import (
 	"github.com/fundsource/fundsource/internal/core/paging"
 	"github.com/fundsource/fundsource/internal/core/tenant"
 	"github.com/fundsource/fundsource/internal/customer"
+	"github.com/fundsource/fundsource/internal/sanctions"
 )
 
 type customerRow struct {
@@ -21,28 +23,33 @@ type customerRow struct {
 	Email        string    `db:"email"`
 	BusinessName *string   `db:"business_name"`
 	CreatedAt    time.Time `db:"created_at"`
+	Screening    []byte    `db:"screening"`
 }
 
 func (r customerRow) domain() customer.Customer {
-	return customer.Customer{
+	c := customer.Customer{
 		Scope: tenant.Scope{MerchantID: r.MerchantID, Env: tenant.Environment(r.Environment)},
 		ID:    r.ID, FirstName: r.FirstName, LastName: r.LastName, Email: r.Email,
 		BusinessName: r.BusinessName, CreatedAt: r.CreatedAt.UTC(),
 	}
+	// A screening that does not read is shown clear rather than failing
+	// the read; only this service writes the column.
+	c.Screening, _ = screeningOf(r.Screening)
+	return c
 }
 
 const insertCustomer = `
-INSERT INTO customers (merchant_id, environment, id, first_name, last_name, email, business_name, created_at)
-VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`
+INSERT INTO customers (merchant_id, environment, id, first_name, last_name, email, business_name, created_at, screening)
+VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`
 
 // InsertCustomer stores a new customer.
 func (q queries) InsertCustomer(ctx context.Context, c customer.Customer) error {
 	_, err := q.ex.ExecContext(ctx, insertCustomer, c.Scope.MerchantID, c.Scope.Env, c.ID,
-		c.FirstName, c.LastName, c.Email, c.BusinessName, c.CreatedAt)
+		c.FirstName, c.LastName, c.Email, c.BusinessName, c.CreatedAt, screeningJSON(c.Screening))
 	return translate(err)
 }
 
-const customerColumns = `merchant_id, environment, id, first_name, last_name, email, business_name, created_at`
+const customerColumns = `merchant_id, environment, id, first_name, last_name, email, business_name, created_at, screening`
 
 const selectCustomer = `
 SELECT ` + customerColumns + `
@@ -83,12 +90,21 @@ func (q queries) CustomerForUpdate(ctx context.Context, scope tenant.Scope, id s
 }
 
 const updateCustomer = `
-UPDATE customers SET first_name = $4, last_name = $5, email = $6, business_name = $7
+UPDATE customers SET first_name = $4, last_name = $5, email = $6, business_name = $7, screening = $8
 WHERE ` + byID
 
 // UpdateCustomer stores a customer's changed fields.
 func (q queries) UpdateCustomer(ctx context.Context, c customer.Customer) error {
 	res, err := q.ex.ExecContext(ctx, updateCustomer, c.Scope.MerchantID, c.Scope.Env, c.ID,
-		c.FirstName, c.LastName, c.Email, c.BusinessName)
+		c.FirstName, c.LastName, c.Email, c.BusinessName, screeningJSON(c.Screening))
 	return oneRow(res, err, errs.NotFound)
+}
+
+// screeningJSON is a screening's column value.
+func screeningJSON(sc sanctions.Screening) []byte {
+	if sc.Status == "" {
+		return nil
+	}
+	b, _ := json.Marshal(sc) // plain strings and numbers: never fails
+	return b
 }

@@ -117,8 +117,11 @@ func (q queries) RevokeMandate(ctx context.Context, m payment.Mandate) error {
 // single mandate, marks it used, and it re-reads the row once a concurrent
 // use or revocation has committed, so neither slips past its conditions.
 // The debit is inserted under whichever mandate was written. The event's
-// data gets its user_id and sec_code from the source.
-const createDebit = `
+// data gets its user_id and sec_code from the source. The originator is
+// locked and must take the debit (originatorRoom) before the mandate is
+// touched, so a refusal by its limits writes nothing; the debit is
+// counted into its usage of the banking day $25.
+var createDebit = `
 WITH src AS (
   SELECT f.customer_id, f.status = 'Verified' AS verified, f.removed_at IS NOT NULL AS removed,
          f.account_holder_type = 'company' AS business,
@@ -126,9 +129,10 @@ WITH src AS (
   FROM funding_sources f
   WHERE f.id = $3 AND (f.merchant_id, f.environment) IS NOT DISTINCT FROM ($1::text, $2::text)
   FOR SHARE OF f
-), ok AS (
-  SELECT * FROM src WHERE NOT src.removed AND src.verified AND NOT src.blocked
+), ` + withParams(originatorLocked, "$25", "'debit'", "$5") + `, ok AS (
+  SELECT src.* FROM src, org WHERE NOT src.removed AND src.verified AND NOT src.blocked
     AND ($23::text IS NULL OR src.business) -- a named entry description: only from a company's account
+    AND ` + withParams(originatorRoom, "$25", "'debit'", "$5") + `
 ), named AS (
   UPDATE mandates m SET used_at = CASE WHEN m.type = 'single' THEN $9::timestamptz ELSE m.used_at END
   FROM ok
@@ -143,10 +147,10 @@ WITH src AS (
   RETURNING id, customer_id, sec_code
 ), ins AS (
   INSERT INTO payments (` + paymentColumns + `)
-  SELECT $1, $2, $4, $3, ok.customer_id, 'debit', $5, $6, $7, NULL, NULL, NULL, NULL, $8, NULL, $9, man.id, $23
+  SELECT $1, $2, $4, $3, ok.customer_id, 'debit', $5, $6, $7, NULL, NULL, NULL, NULL, $8, NULL, $9, man.id, $23, $24
   FROM ok, (SELECT id FROM named UNION ALL SELECT id FROM fresh) man
   RETURNING 1
-), ev AS (
+), ` + withParams(originatorCount, "$25", "'debit'", "$5") + `, ev AS (
   INSERT INTO events (merchant_id, environment, id, type, data, created_at)
   SELECT $1, $2, $17, $20, $21::jsonb || jsonb_build_object('user_id', fresh.customer_id, 'sec_code', fresh.sec_code), $9
   FROM fresh
@@ -158,8 +162,8 @@ WITH src AS (
   RETURNING 1
 )
 SELECT s.customer_id, s.verified, s.removed, s.business, s.blocked, EXISTS (SELECT 1 FROM ins) AS created,
-       (SELECT count(*) FROM queued) AS queued
-FROM src s`
+       (SELECT count(*) FROM queued) AS queued, ` + originatorTermsColumns + `
+FROM src s LEFT JOIN org ON true`
 
 // CreateDebit stores a debit with its mandate in one statement.
 func (q queries) CreateDebit(ctx context.Context, d payment.NewDebit) (payment.DebitOutcome, error) {
@@ -184,14 +188,15 @@ func (q queries) CreateDebit(ctx context.Context, d payment.NewDebit) (payment.D
 		Blocked    bool   `db:"blocked"`
 		Created    bool   `db:"created"`
 		Queued     int    `db:"queued"`
+		termsRow
 	}
 	err := sqlx.GetContext(ctx, q.ex, &r, createDebit, p.Scope.MerchantID, p.Scope.Env, p.SourceID, p.ID, p.Cents,
 		p.Description, p.Status, p.SettleAt, p.CreatedAt, named, fresh, accepted, ip, ua, text, sha, evID,
-		d.SECCodes[0], d.SECCodes[1], evType, data, delivery, p.EntryDescription)
+		d.SECCodes[0], d.SECCodes[1], evType, data, delivery, p.EntryDescription, p.SameDay, dayOf(p))
 	if err != nil {
 		return payment.DebitOutcome{}, translate(err)
 	}
 	q.queued(r.Queued)
 	return payment.DebitOutcome{Source: payment.SourceInfo{CustomerID: r.CustomerID, Verified: r.Verified,
-		Removed: r.Removed, Business: r.Business, Blocked: r.Blocked}, Created: r.Created}, nil
+		Removed: r.Removed, Business: r.Business, Blocked: r.Blocked}, Originator: r.termsRow.domain(), Created: r.Created}, nil
 }

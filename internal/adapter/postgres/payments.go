@@ -38,26 +38,30 @@ func (q queries) PaymentSource(ctx context.Context, scope tenant.Scope, id strin
 }
 
 // createPayment is a payment's creation in one statement: it share-locks
-// the source so it cannot be removed meanwhile, and inserts the payment
-// when the source takes it: live, and Verified for a debit. It reports the
-// source as found (no row when unknown) and whether the payment was
-// inserted.
-const createPayment = `
+// the source so it cannot be removed meanwhile, locks the originator
+// (originatorLocked), and inserts the payment when the source takes it
+// (live, and Verified for a debit) and the originator does
+// (originatorRoom), counting it into the originator's usage. It reports
+// the source as found (no row when unknown), the originator's terms and
+// whether the payment was inserted.
+var createPayment = `
 WITH src AS (
   SELECT f.customer_id, f.status = 'Verified' AS verified, f.removed_at IS NOT NULL AS removed,
          f.account_holder_type = 'company' AS business
   FROM funding_sources f
   WHERE f.id = $3 AND (f.merchant_id, f.environment) IS NOT DISTINCT FROM ($1::text, $2::text)
   FOR SHARE OF f
-), ins AS (
+), ` + withParams(originatorLocked, "$13", "$5", "$6") + `, ins AS (
   INSERT INTO payments (` + paymentColumns + `)
-  SELECT $1, $2, $4, $3, src.customer_id, $5, $6, $7, $8, NULL, NULL, NULL, NULL, $9, NULL, $10, NULL, $11
-  FROM src WHERE NOT src.removed AND (src.verified OR $5 = 'credit')
+  SELECT $1, $2, $4, $3, src.customer_id, $5, $6, $7, $8, NULL, NULL, NULL, NULL, $9, NULL, $10, NULL, $11, $12
+  FROM src, org WHERE NOT src.removed AND (src.verified OR $5 = 'credit')
     AND ($11::text IS NULL OR (` + entryDescriptionFits + `))
+    AND ` + withParams(originatorRoom, "$13", "$5", "$6") + `
   RETURNING 1
-)
-SELECT s.customer_id, s.verified, s.removed, s.business, EXISTS (SELECT 1 FROM ins) AS created
-FROM src s`
+), ` + withParams(originatorCount, "$13", "$5", "$6") + `
+SELECT s.customer_id, s.verified, s.removed, s.business, EXISTS (SELECT 1 FROM ins) AS created,
+       ` + originatorTermsColumns + `
+FROM src s LEFT JOIN org ON true`
 
 // entryDescriptionFits is payment.entryDescriptionRefusal's rule in SQL,
 // for a payment named src's entry_description $11 in direction $5:
@@ -65,23 +69,26 @@ FROM src s`
 // company's.
 const entryDescriptionFits = `CASE WHEN $5 = 'debit' THEN src.business ELSE $11 <> 'PAYROLL' OR NOT src.business END`
 
-// CreatePayment stores p when its source takes it, in one statement. It
-// returns the source as found (errs.NotFound when unknown) and whether p
-// was stored; p's customer is the source's.
-func (q queries) CreatePayment(ctx context.Context, p payment.Payment) (payment.SourceInfo, bool, error) {
+// CreatePayment stores p when its source and originator take it, in one
+// statement. It returns the source as found (errs.NotFound when unknown),
+// the originator's terms and whether p was stored; p's customer is the
+// source's.
+func (q queries) CreatePayment(ctx context.Context, p payment.Payment) (payment.DebitOutcome, error) {
 	var r struct {
 		CustomerID string `db:"customer_id"`
 		Verified   bool   `db:"verified"`
 		Removed    bool   `db:"removed"`
 		Business   bool   `db:"business"`
 		Created    bool   `db:"created"`
+		termsRow
 	}
 	err := sqlx.GetContext(ctx, q.ex, &r, createPayment, p.Scope.MerchantID, p.Scope.Env,
-		p.SourceID, p.ID, p.Direction, p.Cents, p.Description, p.Status, p.SettleAt, p.CreatedAt, p.EntryDescription)
+		p.SourceID, p.ID, p.Direction, p.Cents, p.Description, p.Status, p.SettleAt, p.CreatedAt, p.EntryDescription, p.SameDay, dayOf(p))
 	if err != nil {
-		return payment.SourceInfo{}, false, translate(err)
+		return payment.DebitOutcome{}, translate(err)
 	}
-	return payment.SourceInfo{CustomerID: r.CustomerID, Verified: r.Verified, Removed: r.Removed, Business: r.Business}, r.Created, nil
+	return payment.DebitOutcome{Source: payment.SourceInfo{CustomerID: r.CustomerID, Verified: r.Verified, Removed: r.Removed, Business: r.Business},
+		Originator: r.termsRow.domain(), Created: r.Created}, nil
 }
 
 type paymentRow struct {
@@ -112,6 +119,8 @@ type paymentRow struct {
 	ReversedFor  *string    `db:"reversed_for"`
 	ReversedAt   *time.Time `db:"reversed_at"`
 	CancelReason *string    `db:"cancel_reason"`
+	paymentDatesRow
+	HoldReason *string `db:"hold_reason"`
 }
 
 func (r paymentRow) domain() payment.Payment {
@@ -122,7 +131,7 @@ func (r paymentRow) domain() payment.Payment {
 		Status: payment.Status(r.Status), FailureCode: r.FailureCode, SubscriptionID: r.SubscriptionID,
 		Attempt: r.Attempt, SettleAt: utcPtr(r.SettleAt), SettledAt: utcPtr(r.SettledAt), CreatedAt: r.CreatedAt.UTC(),
 		MandateID: r.MandateID, EntryDescription: r.EntryDesc, RetryOf: r.RetryOf, ReversalOf: r.ReversalOf, ReversalReason: r.ReversalReason,
-		CancelReason: r.CancelReason,
+		CancelReason: r.CancelReason, HoldReason: r.HoldReason,
 	}
 	if p.Attempt == nil {
 		p.Attempt = r.RetryAttempt // a one-off re-presentment's
@@ -135,16 +144,17 @@ func (r paymentRow) domain() payment.Payment {
 		p.FailureReason = &reason
 	}
 	p.DueDate = dateOnly(r.DueDate)
+	r.paymentDatesRow.apply(&p)
 	return p
 }
 
 const paymentColumns = `merchant_id, environment, id, funding_source_id, customer_id, direction, amount_cents,
        description, status, failure_code, subscription_id, attempt, due_date, settle_at, settled_at, created_at, mandate_id,
-       entry_description`
+       entry_description, same_day`
 
 // paymentReadColumns are what a read of a payment selects: the columns it
 // is created with, and what happens to it later.
-const paymentReadColumns = paymentColumns + `, cancel_reason`
+const paymentReadColumns = paymentColumns + `, cancel_reason, hold_reason` + paymentDates
 
 // paymentLinks are a payment's columns that tie it to another: what it
 // presents again or reverses, and, read from the reversal's row (p is
@@ -157,13 +167,20 @@ const paymentLinks = `retry_of, retry_attempt, reversal_of, reversal_reason,
        (SELECT r.created_at FROM payments r
         WHERE r.merchant_id = p.merchant_id AND r.environment = p.environment AND r.reversal_of = p.id) AS reversed_at`
 
-const insertPayment = `
-INSERT INTO payments (` + paymentColumns + `, retry_of, retry_attempt, reversal_of, reversal_reason)
-VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22)`
+// insertPayment stores a payment and counts it into its originator's
+// usage of the banking day $24, whatever the limits.
+var insertPayment = `
+WITH ins AS (
+  INSERT INTO payments (` + paymentColumns + `, retry_of, retry_attempt, reversal_of, reversal_reason)
+  VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $23, $19, $20, $21, $22)
+  RETURNING 1
+), ` + withParams(originatorCount, "$24", "$6", "$7") + `
+SELECT 1`
 
-// InsertPayment stores a new payment; errs.Conflict when a subscription's
-// debit for that due date and attempt, an original's re-presentment of
-// that attempt, or a payment's reversal exists already.
+// InsertPayment stores a new payment and counts it into its originator's
+// usage; errs.Conflict when a subscription's debit for that due date and
+// attempt, an original's re-presentment of that attempt, or a payment's
+// reversal exists already.
 func (q queries) InsertPayment(ctx context.Context, p payment.Payment) error {
 	var attempt, retryAttempt *int
 	if p.SubscriptionID != nil {
@@ -174,7 +191,7 @@ func (q queries) InsertPayment(ctx context.Context, p payment.Payment) error {
 	}
 	_, err := q.ex.ExecContext(ctx, insertPayment, p.Scope.MerchantID, p.Scope.Env, p.ID, p.SourceID, p.CustomerID,
 		p.Direction, p.Cents, p.Description, p.Status, p.FailureCode, p.SubscriptionID, attempt, p.DueDate, p.SettleAt,
-		p.SettledAt, p.CreatedAt, p.MandateID, p.EntryDescription, p.RetryOf, retryAttempt, p.ReversalOf, p.ReversalReason)
+		p.SettledAt, p.CreatedAt, p.MandateID, p.EntryDescription, p.RetryOf, retryAttempt, p.ReversalOf, p.ReversalReason, p.SameDay, dayOf(p))
 	return translate(err)
 }
 
@@ -258,7 +275,7 @@ func (r standingRow) domain() payment.Payment {
 	return p
 }
 
-// unsentPayments selects a source's pending payments that have not left:
+// unsentPayments selects a source's pending (and held) payments that have not left:
 // in sandbox every pending one (it has not settled), in production one in
 // no ACH file. settle_at IS NULL says the same as the NOT EXISTS in
 // production (a file's assignment sets it in its transaction), and it is
@@ -266,7 +283,7 @@ func (r standingRow) domain() payment.Payment {
 // UPDATE waited for an assignment that then committed, which a subquery
 // on ach_entries is not: so a payment assigned meanwhile is left out.
 const unsentPayments = `SELECT ` + paymentReadColumns + ` FROM payments p
-WHERE merchant_id = $1 AND environment = $2 AND funding_source_id = $3 AND status = 'pending'
+WHERE merchant_id = $1 AND environment = $2 AND funding_source_id = $3 AND status IN ('pending', 'held')
   AND (NOT $4 OR direction = 'debit')
   AND (environment <> 'production'
        OR (settle_at IS NULL
@@ -277,7 +294,7 @@ FOR UPDATE OF p`
 
 // unsentPaymentsOfMandate is unsentPayments for a mandate's payments.
 const unsentPaymentsOfMandate = `SELECT ` + paymentReadColumns + ` FROM payments p
-WHERE merchant_id = $1 AND environment = $2 AND mandate_id = $3 AND status = 'pending'
+WHERE merchant_id = $1 AND environment = $2 AND mandate_id = $3 AND status IN ('pending', 'held')
   AND (NOT $4 OR direction = 'debit')
   AND (environment <> 'production'
        OR (settle_at IS NULL
@@ -462,15 +479,16 @@ func (q queries) ActiveSubscriptionsOfSource(ctx context.Context, scope tenant.S
 	return mapRows(rows, subscriptionRow.domain), nil
 }
 
-// returnCounts counts a scope's debits since $3 (canceled ones never went
-// out) and their returns by group; payments_newest bounds the scan.
+// returnCounts counts a scope's debits since $3 (canceled and held ones
+// have not gone out: a merchant cannot lower its rates with debits that are
+// held) and their returns by group; payments_newest bounds the scan.
 const returnCounts = `
 SELECT count(*) AS debits,
        count(*) FILTER (WHERE status = 'failed') AS returns,
        count(*) FILTER (WHERE status = 'failed' AND failure_code = ANY ($4::text[])) AS unauthorized,
        count(*) FILTER (WHERE status = 'failed' AND failure_code = ANY ($5::text[])) AS administrative
 FROM payments
-WHERE merchant_id = $1 AND environment = $2 AND created_at >= $3 AND direction = 'debit' AND status <> 'canceled'`
+WHERE merchant_id = $1 AND environment = $2 AND created_at >= $3 AND direction = 'debit' AND status NOT IN ('canceled', 'held')`
 
 // ReturnCounts counts a scope's debits since since and their returns.
 func (q queries) ReturnCounts(ctx context.Context, scope tenant.Scope, since time.Time, unauthorized, administrative []string) (payment.ReturnCounts, error) {

@@ -7,6 +7,7 @@ import (
 	"github.com/fundsource/fundsource/internal/customer"
 	"github.com/fundsource/fundsource/internal/funding"
 	"github.com/fundsource/fundsource/internal/merchant"
+	"github.com/fundsource/fundsource/internal/originator"
 	"github.com/fundsource/fundsource/internal/payment"
 	"github.com/fundsource/fundsource/internal/webhook"
 )
@@ -33,6 +34,7 @@ type Stores interface {
 	Payments() payment.Store
 	Webhooks() webhook.Store
 	ACH() ach.Store
+	Originators() originator.Store
 }
 
 // The domains' stores on q's executor. A use case that spans domains (a
@@ -45,3 +47,6 @@ func (q queries) Funding() funding.Store    { return store[funding.Store]{q, que
 func (q queries) Payments() payment.Store   { return store[payment.Store]{q, queries.Payments} }
 func (q queries) Webhooks() webhook.Store   { return store[webhook.Store]{q, queries.Webhooks} }
 func (q queries) ACH() ach.Store            { return store[ach.Store]{q, queries.ACH} }
+func (q queries) Originators() originator.Store {
+	return store[originator.Store]{q, queries.Originators}
+}

@@ -77,6 +77,12 @@ const (
 	// ReversalWindowClosed is 409: a reversal after the fifth banking day
 	// after the payment's settlement date.
 	ReversalWindowClosed Code = "reversal_window_closed"
+	// OriginatorNotActive is 403: a payment or subscription while the
+	// merchant environment's originator is pending review or suspended.
+	OriginatorNotActive Code = "originator_not_active"
+	// LimitExceeded is 422: a payment or subscription over one of the
+	// originator's limits; it carries the limit's name and what remains.
+	LimitExceeded Code = "limit_exceeded"
 )
 
 // Error is a domain error with a contract code. Message is safe to show to the

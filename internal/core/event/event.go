@@ -52,6 +52,10 @@ const (
 	FundingSourceBlocked             = "funding_source.blocked"
 	FundingSourceUnblocked           = "funding_source.unblocked"
 	PaymentReversed                  = "payment.reversed"
+	PaymentHeld                      = "payment.held"
+	PaymentReleased                  = "payment.released"
+	CustomerScreeningMatch           = "customer.screening_match"
+	OriginatorReturnRateWarning      = "originator.return_rate_warning"
 )
 
 // Event is one notification. Data is marshalled to JSON as the envelope's
@@ -71,7 +75,7 @@ var Types = []string{
 	PaymentSuccess, PaymentFailed, SubscriptionCreated, WebhookTest, WebhookDisabled,
 	CustomerUpdated, FundingSourceUpdated, PaymentCanceled, SubscriptionCanceled,
 	MandateCreated, MandateRevoked, FundingSourceBlocked, FundingSourceUnblocked,
-	PaymentReversed,
+	PaymentReversed, PaymentHeld, PaymentReleased, CustomerScreeningMatch, OriginatorReturnRateWarning,
 }
 
 // ValidFilter reports whether f names an event type or a group of them

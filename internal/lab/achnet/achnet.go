@@ -85,6 +85,12 @@
 //
 // # Files
 //
+// The network reads the originator's files from the outbox folder and
+// writes its answers into the inbox, or, with --sftp, does both on the
+// bank's SFTP server as its client (outbound/ and inbound/, package sftp),
+// the way the service exchanges files with a real ODFI. It also writes
+// camt.053 statements (statement.go).
+//
 // The answers of one run to one ODFI form one file, inbox/achnet-
 // YYYYMMDD-NNN.ach, from the operator (the outbox file's immediate
 // destination) to the ODFI (its immediate origin), as the Federal
@@ -112,6 +118,7 @@
 package achnet
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -122,6 +129,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/fundsource/fundsource/internal/adapter/sftp"
 	"github.com/fundsource/fundsource/internal/core/calendar"
 	"github.com/fundsource/fundsource/internal/lab/rig"
 )
@@ -129,10 +137,18 @@ import (
 const usage = `Usage:
   fundsource-lab achnet --inbox DIR [--outbox DIR] [--rules FILE] [--state FILE]
                         [--date YYYY-MM-DD] [--watch INTERVAL] [--json]
+  fundsource-lab achnet --sftp sftp://user@host:port/path --sftp-key FILE
+                        --sftp-known-hosts FILE --state FILE [...]
 
-  --outbox  the originator's outbox (default $ACH_OUTBOX_DIR)
-  --inbox   where the return and NOC files go (import them with
-            'fundsource ach import-returns FILE')
+  --outbox  the originator's outbox (default $ACH_OUTBOX_DIR, else
+            $DATA_DIR/ach-outbox, DATA_DIR defaulting to .data as the service's)
+  --inbox   where the return and NOC files and the camt.053 statements go
+            (default $ACH_INBOX_DIR, else $DATA_DIR/ach-inbox; the service
+            polls it every minute)
+  --sftp    serve over the bank's SFTP server instead (default
+            $ACH_SFTP_URL): read outbound/, write inbound/, logging in with
+            --sftp-key ($ACH_SFTP_KEY_FILE) and checking the server's key
+            against --sftp-known-hosts ($ACH_SFTP_KNOWN_HOSTS)
   --rules   a JSON rules file (default: the built-in sandbox rules)
   --state   the network's memory (default INBOX/.achnet-state.json)
   --date    the network's day (default today, US Eastern)
@@ -155,8 +171,14 @@ Built-in rules, by the account number's last four digits:
 func Run(ctx context.Context, args []string, stdio rig.IO) error {
 	fs := flag.NewFlagSet("fundsource-lab achnet", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
-	outbox := fs.String("outbox", stdio.Getenv("ACH_OUTBOX_DIR"), "")
-	inbox := fs.String("inbox", "", "")
+	// The service's folders: ACH_OUTBOX_DIR and ACH_INBOX_DIR, else
+	// under its DATA_DIR (.data, as make run's).
+	data := cmp.Or(stdio.Getenv("DATA_DIR"), ".data")
+	outbox := fs.String("outbox", cmp.Or(stdio.Getenv("ACH_OUTBOX_DIR"), filepath.Join(data, "ach-outbox")), "")
+	inbox := fs.String("inbox", cmp.Or(stdio.Getenv("ACH_INBOX_DIR"), filepath.Join(data, "ach-inbox")), "")
+	sftpURL := fs.String("sftp", stdio.Getenv("ACH_SFTP_URL"), "")
+	sftpKey := fs.String("sftp-key", stdio.Getenv("ACH_SFTP_KEY_FILE"), "")
+	sftpHosts := fs.String("sftp-known-hosts", stdio.Getenv("ACH_SFTP_KNOWN_HOSTS"), "")
 	rulesPath := fs.String("rules", "", "")
 	statePath := fs.String("state", "", "")
 	dateArg := fs.String("date", "", "")
@@ -172,6 +194,22 @@ func Run(ctx context.Context, args []string, stdio rig.IO) error {
 			return nil
 		}
 		return fail(err)
+	}
+	var link *sftp.Client
+	if *sftpURL != "" {
+		cfg, err := sftp.ParseURL(*sftpURL)
+		if err != nil {
+			return fail(err)
+		}
+		cfg.KeyFile, cfg.KnownHosts = *sftpKey, *sftpHosts
+		if link, err = sftp.New(cfg); err != nil {
+			return fail(err)
+		}
+		defer link.Close()
+		if *statePath == "" {
+			return fail(errors.New("--state is required with --sftp (the network's memory stays on this machine)"))
+		}
+		*outbox, *inbox = "-", "-"
 	}
 	switch {
 	case fs.NArg() > 0:
@@ -202,10 +240,10 @@ func Run(ctx context.Context, args []string, stdio rig.IO) error {
 		rules = r
 	}
 	// A mistyped outbox would otherwise answer nothing, silently.
-	if st, err := os.Stat(*outbox); err != nil || !st.IsDir() {
+	if st, err := os.Stat(*outbox); link == nil && (err != nil || !st.IsDir()) {
 		return fail(fmt.Errorf("--outbox %s is not a folder", *outbox))
 	}
-	n := &Network{Outbox: *outbox, Inbox: *inbox, State: *statePath, Rules: rules}
+	n := &Network{Outbox: *outbox, Inbox: *inbox, SFTP: link, State: *statePath, Rules: rules}
 	if n.State == "" {
 		n.State = filepath.Join(*inbox, ".achnet-state.json")
 	}
@@ -215,6 +253,17 @@ func Run(ctx context.Context, args []string, stdio rig.IO) error {
 			d = calendar.DateOf(time.Now())
 		}
 		sum, err := n.Step(d)
+		if err != nil && *watch > 0 {
+			// A bank that cannot be reached now is tried again at the
+			// next interval; the state was not saved, so nothing is lost.
+			fmt.Fprintf(stdio.Stderr, "fundsource-lab achnet: %v\n", err)
+			select {
+			case <-ctx.Done():
+				return nil
+			case <-time.After(*watch):
+			}
+			continue
+		}
 		if err != nil {
 			return err
 		}
@@ -247,6 +296,9 @@ func report(w io.Writer, s Summary, asJSON bool) error {
 	}
 	for _, f := range s.Written {
 		fmt.Fprintln(w, "  wrote "+f)
+	}
+	for _, f := range s.Statements {
+		fmt.Fprintln(w, "  wrote statement "+f)
 	}
 	for _, r := range s.Rejected {
 		fmt.Fprintln(w, "  rejected "+r)

@@ -6,8 +6,6 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
-	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"time"
@@ -15,6 +13,7 @@ import (
 	nacha "github.com/moov-io/ach"
 
 	"github.com/fundsource/fundsource/internal/ach"
+	"github.com/fundsource/fundsource/internal/adapter/sftp"
 	"github.com/fundsource/fundsource/internal/core/calendar"
 )
 
@@ -23,8 +22,11 @@ import (
 type Network struct {
 	Outbox string // the files the originator writes
 	Inbox  string // where the answers go
-	State  string // the network's memory (a JSON file)
-	Rules  Rules
+	// SFTP, when set, replaces both folders: the network reads outbound/
+	// and writes inbound/ on the bank's SFTP server, as its client.
+	SFTP  *sftp.Client
+	State string // the network's memory (a JSON file)
+	Rules Rules
 }
 
 // Summary is what one Step did.
@@ -42,7 +44,10 @@ type Summary struct {
 	Contested  int      `json:"contested"` // contested dishonored returns written at this step
 	Pending    int      `json:"pending"`   // answers not yet due
 	NextDue    string   `json:"next_due,omitempty"`
-	Written    []string `json:"written"` // inbox files written at this step
+	Written    []string `json:"written"` // inbox files of returns and NOCs written at this step
+	// Statements are the camt.053 statements written at this step (a
+	// banking day's bookings on the originator's account).
+	Statements []string `json:"statements"`
 	Answers    []string `json:"answers"` // one line per answer written: code, class, trace, the account's last four
 }
 
@@ -53,6 +58,11 @@ type state struct {
 	Entries map[string]entryState `json:"entries"` // by original trace number and file creation date (entryKey)
 	Serial  int                   `json:"serial"`  // inbox files written
 	Trace   int                   `json:"trace"`   // answers written: their trace sequence
+	// Booked: the money booked on the originators' accounts, by outbox
+	// or inbox file, date and direction (bookingKey), with the day it
+	// was booked; Statements counts the statements written.
+	Booked     map[string]string `json:"booked,omitempty"`
+	Statements int               `json:"statements,omitempty"`
 }
 
 type fileState struct {
@@ -92,19 +102,15 @@ func (n *Network) Step(date calendar.Date) (Summary, error) {
 	if err != nil {
 		return sum, err
 	}
-	names, err := filepath.Glob(filepath.Join(n.Outbox, "*.ach"))
+	files, err := n.outboxFiles()
 	if err != nil {
 		return sum, err
 	}
-	slices.Sort(names)
 	var due []answer
 	var next calendar.Date
-	for _, path := range names {
-		name := filepath.Base(path)
-		data, err := os.ReadFile(path)
-		if err != nil {
-			return sum, err
-		}
+	var books []booking
+	for _, of := range files {
+		name, data := of.name, of.data
 		file, err := nacha.NewReader(bytes.NewReader(data)).Read()
 		if err == nil {
 			err = file.Validate()
@@ -124,6 +130,7 @@ func (n *Network) Step(date calendar.Date) (Summary, error) {
 		}
 		settles, _ := time.Parse(dateLayout, fst.Settles)
 		odfi := strings.TrimSpace(file.Header.ImmediateOrigin)
+		books = append(books, n.bookOutbox(&st, name, fst, &file, date)...)
 		noticed := map[string]bool{} // accounts given a notification of change from this file
 		for _, b := range file.Batches {
 			bh := b.GetHeader()
@@ -188,7 +195,12 @@ func (n *Network) Step(date calendar.Date) (Summary, error) {
 	if !next.IsZero() {
 		sum.NextDue = BankingDayOnOrAfter(next).Format(dateLayout)
 	}
-	if err := n.write(&st, date, due, &sum); err != nil {
+	answered, err := n.write(&st, date, due, &sum)
+	if err != nil {
+		return sum, err
+	}
+	books = append(books, answered...)
+	if err := n.statements(&st, date, books, &sum); err != nil {
 		return sum, err
 	}
 	return sum, n.save(st)
@@ -309,7 +321,8 @@ type groupKey struct {
 
 // write puts the answers due into one inbox file per originating bank and
 // records them in st.
-func (n *Network) write(st *state, date calendar.Date, due []answer, sum *Summary) error {
+func (n *Network) write(st *state, date calendar.Date, due []answer, sum *Summary) ([]booking, error) {
+	var books []booking
 	byBank := map[string][]answer{}
 	var banks []string
 	for _, a := range due {
@@ -325,12 +338,14 @@ func (n *Network) write(st *state, date calendar.Date, due []answer, sum *Summar
 		name := fmt.Sprintf("achnet-%s-%03d.ach", date.Format("20060102"), st.Serial)
 		data, err := n.build(st, date, answers)
 		if err != nil {
-			return fmt.Errorf("build %s: %w", name, err)
+			return nil, fmt.Errorf("build %s: %w", name, err)
 		}
-		if err := writeAtomically(n.Inbox, name, data); err != nil {
-			return err
+		where, err := n.deliver(name, data)
+		if err != nil {
+			return nil, err
 		}
-		sum.Written = append(sum.Written, filepath.Join(n.Inbox, name))
+		sum.Written = append(sum.Written, where)
+		books = append(books, n.bookAnswers(name, bank, data, date)...)
 		for _, a := range answers {
 			key := entryKey(a.entry.TraceNumber, a.header.FileCreationDate)
 			es := st.Entries[key]
@@ -355,7 +370,7 @@ func (n *Network) write(st *state, date calendar.Date, due []answer, sum *Summar
 				a.code, a.batch.StandardEntryClassCode, direction(a.entry.TransactionCode), a.entry.TraceNumber, acct[max(0, len(acct)-4):]))
 		}
 	}
-	return nil
+	return books, nil
 }
 
 func direction(code int) string {

@@ -9,7 +9,9 @@
 // the webhook receiver down (every event arrives through the retries);
 // three servers on one database (one HTTP attempt per event); and kill -9
 // with webhooks in flight (every event arrives at least once; repeats only
-// from the deliveries leased at the kill). Then, on a pg_auto_failover
+// from the deliveries leased at the kill); and the bank's SFTP server (a
+// real sshd) stopped through an origination window (the file is delivered
+// once when it is back, every debit in it once). Then, on a pg_auto_failover
 // formation (internal/lab/formation), two servers on its multi-host URL
 // under eight creating clients: a planned switchover (writes back within
 // 15 s) and the primary's process group killed with SIGKILL (within 20
@@ -77,6 +79,7 @@ func Run(ctx context.Context, args []string, stdio rig.IO) error {
 	load := fs.Duration("duration", 3*time.Second, "how long each load runs")
 	serverBin := fs.String("server", "", "the fundsource binary to run as the server (default: the one beside this binary)")
 	failoverOnly := fs.Bool("failover-only", false, "run only the failover and switchover scenarios")
+	only := fs.String("only", "", "run only the scenarios whose name contains this text (no failover)")
 	if err := fs.Parse(args); err != nil {
 		return fmt.Errorf("%w: %v", rig.ErrUsage, err)
 	}
@@ -101,9 +104,13 @@ func Run(ctx context.Context, args []string, stdio rig.IO) error {
 			{"webhook receiver down", c.receiverDown},
 			{"three servers, one database", c.threeServers},
 			{"kill -9 with webhooks in flight", c.killWithWebhooksInFlight},
+			{"SFTP server down through a window", c.sftpDown},
 		} {
 			if *failoverOnly {
 				break
+			}
+			if *only != "" && !strings.Contains(sc.name, *only) {
+				continue
 			}
 			fmt.Fprintf(stdio.Stderr, "chaos: %s…\n", sc.name)
 			start := time.Now()
@@ -115,11 +122,13 @@ func Run(ctx context.Context, args []string, stdio rig.IO) error {
 			r.Name = sc.name
 			results = append(results, r)
 		}
-		fo, err := failoverScenarios(ctx, c, stdio.Stderr)
-		if err != nil {
-			return fmt.Errorf("failover: %w", err)
+		if *only == "" {
+			fo, err := failoverScenarios(ctx, c, stdio.Stderr)
+			if err != nil {
+				return fmt.Errorf("failover: %w", err)
+			}
+			results = append(results, fo...)
 		}
-		results = append(results, fo...)
 		printChaos(stdio.Stdout, results)
 		for _, r := range results {
 			if !r.ok() {

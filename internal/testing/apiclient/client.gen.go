@@ -130,6 +130,9 @@ const (
 	AuditEventActionMandateRevoked              AuditEventAction = "mandate.revoked"
 	AuditEventActionMerchantPermissionChanged   AuditEventAction = "merchant.permission_changed"
 	AuditEventActionMerchantProductionActivated AuditEventAction = "merchant.production_activated"
+	AuditEventActionOriginatorActivated         AuditEventAction = "originator.activated"
+	AuditEventActionOriginatorChanged           AuditEventAction = "originator.changed"
+	AuditEventActionOriginatorSuspended         AuditEventAction = "originator.suspended"
 	AuditEventActionSettingsChanged             AuditEventAction = "settings.changed"
 	AuditEventActionWebhookDeleted              AuditEventAction = "webhook.deleted"
 	AuditEventActionWebhookEnabled              AuditEventAction = "webhook.enabled"
@@ -160,6 +163,12 @@ func (e AuditEventAction) Valid() bool {
 		return true
 	case AuditEventActionMerchantProductionActivated:
 		return true
+	case AuditEventActionOriginatorActivated:
+		return true
+	case AuditEventActionOriginatorChanged:
+		return true
+	case AuditEventActionOriginatorSuspended:
+		return true
 	case AuditEventActionSettingsChanged:
 		return true
 	case AuditEventActionWebhookDeleted:
@@ -177,16 +186,16 @@ func (e AuditEventAction) Valid() bool {
 
 // Defines values for AuditEventEnvironment.
 const (
-	Production AuditEventEnvironment = "production"
-	Sandbox    AuditEventEnvironment = "sandbox"
+	AuditEventEnvironmentProduction AuditEventEnvironment = "production"
+	AuditEventEnvironmentSandbox    AuditEventEnvironment = "sandbox"
 )
 
 // Valid indicates whether the value is a known member of the AuditEventEnvironment enum.
 func (e AuditEventEnvironment) Valid() bool {
 	switch e {
-	case Production:
+	case AuditEventEnvironmentProduction:
 		return true
-	case Sandbox:
+	case AuditEventEnvironmentSandbox:
 		return true
 	default:
 		return false
@@ -202,6 +211,21 @@ const (
 func (e AuditEventListSuccess) Valid() bool {
 	switch e {
 	case AuditEventListSuccessTrue:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for BalancesSuccess.
+const (
+	BalancesSuccessTrue BalancesSuccess = true
+)
+
+// Valid indicates whether the value is a known member of the BalancesSuccess enum.
+func (e BalancesSuccess) Valid() bool {
+	switch e {
+	case BalancesSuccessTrue:
 		return true
 	default:
 		return false
@@ -247,6 +271,42 @@ const (
 func (e CustomerResponseSuccess) Valid() bool {
 	switch e {
 	case CustomerResponseSuccessTrue:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for CustomerScreeningStatus.
+const (
+	Clear          CustomerScreeningStatus = "clear"
+	Cleared        CustomerScreeningStatus = "cleared"
+	PotentialMatch CustomerScreeningStatus = "potential_match"
+)
+
+// Valid indicates whether the value is a known member of the CustomerScreeningStatus enum.
+func (e CustomerScreeningStatus) Valid() bool {
+	switch e {
+	case Clear:
+		return true
+	case Cleared:
+		return true
+	case PotentialMatch:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for CustomerScreeningMatchEventType.
+const (
+	CustomerScreeningMatchEventTypeCustomerScreeningMatch CustomerScreeningMatchEventType = "customer.screening_match"
+)
+
+// Valid indicates whether the value is a known member of the CustomerScreeningMatchEventType enum.
+func (e CustomerScreeningMatchEventType) Valid() bool {
+	switch e {
+	case CustomerScreeningMatchEventTypeCustomerScreeningMatch:
 		return true
 	default:
 		return false
@@ -320,7 +380,9 @@ const (
 	ErrorResponseErrorCodeInvalidRequest               ErrorResponseErrorCode = "invalid_request"
 	ErrorResponseErrorCodeInvalidRoutingNumber         ErrorResponseErrorCode = "invalid_routing_number"
 	ErrorResponseErrorCodeInvalidUrl                   ErrorResponseErrorCode = "invalid_url"
+	ErrorResponseErrorCodeLimitExceeded                ErrorResponseErrorCode = "limit_exceeded"
 	ErrorResponseErrorCodeMethodNotAllowed             ErrorResponseErrorCode = "method_not_allowed"
+	ErrorResponseErrorCodeOriginatorNotActive          ErrorResponseErrorCode = "originator_not_active"
 	ErrorResponseErrorCodeOwnershipMismatch            ErrorResponseErrorCode = "ownership_mismatch"
 	ErrorResponseErrorCodePaymentNotFound              ErrorResponseErrorCode = "payment_not_found"
 	ErrorResponseErrorCodePaymentReturned              ErrorResponseErrorCode = "payment_returned"
@@ -398,7 +460,11 @@ func (e ErrorResponseErrorCode) Valid() bool {
 		return true
 	case ErrorResponseErrorCodeInvalidUrl:
 		return true
+	case ErrorResponseErrorCodeLimitExceeded:
+		return true
 	case ErrorResponseErrorCodeMethodNotAllowed:
+		return true
+	case ErrorResponseErrorCodeOriginatorNotActive:
 		return true
 	case ErrorResponseErrorCodeOwnershipMismatch:
 		return true
@@ -451,6 +517,30 @@ func (e ErrorResponseErrorCode) Valid() bool {
 	case ErrorResponseErrorCodeVerificationPending:
 		return true
 	case ErrorResponseErrorCodeWebhookNotFound:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ErrorResponseErrorLimit.
+const (
+	DailyCredit   ErrorResponseErrorLimit = "daily_credit"
+	DailyDebit    ErrorResponseErrorLimit = "daily_debit"
+	PerEntryDebit ErrorResponseErrorLimit = "per_entry_debit"
+	SameDayEntry  ErrorResponseErrorLimit = "same_day_entry"
+)
+
+// Valid indicates whether the value is a known member of the ErrorResponseErrorLimit enum.
+func (e ErrorResponseErrorLimit) Valid() bool {
+	switch e {
+	case DailyCredit:
+		return true
+	case DailyDebit:
+		return true
+	case PerEntryDebit:
+		return true
+	case SameDayEntry:
 		return true
 	default:
 		return false
@@ -514,6 +604,7 @@ func (e EventDetailSuccess) Valid() bool {
 // Defines values for EventDetailType.
 const (
 	EventDetailTypeCustomerCreated                  EventDetailType = "customer.created"
+	EventDetailTypeCustomerScreeningMatch           EventDetailType = "customer.screening_match"
 	EventDetailTypeCustomerUpdated                  EventDetailType = "customer.updated"
 	EventDetailTypeFundingSourceCreated             EventDetailType = "funding_source.created"
 	EventDetailTypeFundingSourceRemoved             EventDetailType = "funding_source.removed"
@@ -522,8 +613,11 @@ const (
 	EventDetailTypeFundingSourceVerificationFailed  EventDetailType = "funding_source.verification_failed"
 	EventDetailTypeFundingSourceVerificationPending EventDetailType = "funding_source.verification_pending"
 	EventDetailTypeFundingSourceVerified            EventDetailType = "funding_source.verified"
+	EventDetailTypeOriginatorReturnRateWarning      EventDetailType = "originator.return_rate_warning"
 	EventDetailTypePaymentCanceled                  EventDetailType = "payment.canceled"
 	EventDetailTypePaymentFailed                    EventDetailType = "payment.failed"
+	EventDetailTypePaymentHeld                      EventDetailType = "payment.held"
+	EventDetailTypePaymentReleased                  EventDetailType = "payment.released"
 	EventDetailTypePaymentReversed                  EventDetailType = "payment.reversed"
 	EventDetailTypePaymentSuccess                   EventDetailType = "payment.success"
 	EventDetailTypeSubscriptionCanceled             EventDetailType = "subscription.canceled"
@@ -536,6 +630,8 @@ const (
 func (e EventDetailType) Valid() bool {
 	switch e {
 	case EventDetailTypeCustomerCreated:
+		return true
+	case EventDetailTypeCustomerScreeningMatch:
 		return true
 	case EventDetailTypeCustomerUpdated:
 		return true
@@ -553,9 +649,15 @@ func (e EventDetailType) Valid() bool {
 		return true
 	case EventDetailTypeFundingSourceVerified:
 		return true
+	case EventDetailTypeOriginatorReturnRateWarning:
+		return true
 	case EventDetailTypePaymentCanceled:
 		return true
 	case EventDetailTypePaymentFailed:
+		return true
+	case EventDetailTypePaymentHeld:
+		return true
+	case EventDetailTypePaymentReleased:
 		return true
 	case EventDetailTypePaymentReversed:
 		return true
@@ -583,6 +685,33 @@ const (
 func (e EventListSuccess) Valid() bool {
 	switch e {
 	case EventListSuccessTrue:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for FraudRuleId.
+const (
+	ChangedAccount   FraudRuleId = "changed_account"
+	DailyVelocity    FraudRuleId = "daily_velocity"
+	FirstDebitAmount FraudRuleId = "first_debit_amount"
+	RiskyAccount     FraudRuleId = "risky_account"
+	UnverifiedCredit FraudRuleId = "unverified_credit"
+)
+
+// Valid indicates whether the value is a known member of the FraudRuleId enum.
+func (e FraudRuleId) Valid() bool {
+	switch e {
+	case ChangedAccount:
+		return true
+	case DailyVelocity:
+		return true
+	case FirstDebitAmount:
+		return true
+	case RiskyAccount:
+		return true
+	case UnverifiedCredit:
 		return true
 	default:
 		return false
@@ -1558,6 +1687,36 @@ func (e MandateRevokedEventType) Valid() bool {
 	}
 }
 
+// Defines values for MonitoringResponseSuccess.
+const (
+	MonitoringResponseSuccessTrue MonitoringResponseSuccess = true
+)
+
+// Valid indicates whether the value is a known member of the MonitoringResponseSuccess enum.
+func (e MonitoringResponseSuccess) Valid() bool {
+	switch e {
+	case MonitoringResponseSuccessTrue:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for MonitoringResponseWindowDays.
+const (
+	N30 MonitoringResponseWindowDays = 30
+)
+
+// Valid indicates whether the value is a known member of the MonitoringResponseWindowDays enum.
+func (e MonitoringResponseWindowDays) Valid() bool {
+	switch e {
+	case N30:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for NotificationOfChangeInputChangeCode.
 const (
 	NotificationOfChangeInputChangeCodeC01 NotificationOfChangeInputChangeCode = "C01"
@@ -1615,6 +1774,90 @@ func (e NotificationOfChangeInputCorrectedDataAccountType) Valid() bool {
 	}
 }
 
+// Defines values for OriginatorEnvironment.
+const (
+	OriginatorEnvironmentProduction OriginatorEnvironment = "production"
+	OriginatorEnvironmentSandbox    OriginatorEnvironment = "sandbox"
+)
+
+// Valid indicates whether the value is a known member of the OriginatorEnvironment enum.
+func (e OriginatorEnvironment) Valid() bool {
+	switch e {
+	case OriginatorEnvironmentProduction:
+		return true
+	case OriginatorEnvironmentSandbox:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for OriginatorReturnRatesWindowDays.
+const (
+	OriginatorReturnRatesWindowDaysN60 OriginatorReturnRatesWindowDays = 60
+)
+
+// Valid indicates whether the value is a known member of the OriginatorReturnRatesWindowDays enum.
+func (e OriginatorReturnRatesWindowDays) Valid() bool {
+	switch e {
+	case OriginatorReturnRatesWindowDaysN60:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for OriginatorStatus.
+const (
+	OriginatorStatusActive        OriginatorStatus = "active"
+	OriginatorStatusPendingReview OriginatorStatus = "pending_review"
+	OriginatorStatusSuspended     OriginatorStatus = "suspended"
+)
+
+// Valid indicates whether the value is a known member of the OriginatorStatus enum.
+func (e OriginatorStatus) Valid() bool {
+	switch e {
+	case OriginatorStatusActive:
+		return true
+	case OriginatorStatusPendingReview:
+		return true
+	case OriginatorStatusSuspended:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for OriginatorSuccess.
+const (
+	OriginatorSuccessTrue OriginatorSuccess = true
+)
+
+// Valid indicates whether the value is a known member of the OriginatorSuccess enum.
+func (e OriginatorSuccess) Valid() bool {
+	switch e {
+	case OriginatorSuccessTrue:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for OriginatorReturnRateWarningEventType.
+const (
+	OriginatorReturnRateWarningEventTypeOriginatorReturnRateWarning OriginatorReturnRateWarningEventType = "originator.return_rate_warning"
+)
+
+// Valid indicates whether the value is a known member of the OriginatorReturnRateWarningEventType enum.
+func (e OriginatorReturnRateWarningEventType) Valid() bool {
+	switch e {
+	case OriginatorReturnRateWarningEventTypeOriginatorReturnRateWarning:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for PaymentCancelReason.
 const (
 	PaymentCancelReasonFundingSourceBlocked PaymentCancelReason = "funding_source_blocked"
@@ -1622,6 +1865,7 @@ const (
 	PaymentCancelReasonLessThannil          PaymentCancelReason = "<nil>"
 	PaymentCancelReasonMandateRevoked       PaymentCancelReason = "mandate_revoked"
 	PaymentCancelReasonOriginatorSuspended  PaymentCancelReason = "originator_suspended"
+	PaymentCancelReasonRejectedByReview     PaymentCancelReason = "rejected_by_review"
 	PaymentCancelReasonRequested            PaymentCancelReason = "requested"
 )
 
@@ -1637,6 +1881,8 @@ func (e PaymentCancelReason) Valid() bool {
 	case PaymentCancelReasonMandateRevoked:
 		return true
 	case PaymentCancelReasonOriginatorSuspended:
+		return true
+	case PaymentCancelReasonRejectedByReview:
 		return true
 	case PaymentCancelReasonRequested:
 		return true
@@ -1682,6 +1928,7 @@ func (e PaymentDirection) Valid() bool {
 const (
 	PaymentStatusCanceled  PaymentStatus = "canceled"
 	PaymentStatusFailed    PaymentStatus = "failed"
+	PaymentStatusHeld      PaymentStatus = "held"
 	PaymentStatusPending   PaymentStatus = "pending"
 	PaymentStatusProcessed PaymentStatus = "processed"
 )
@@ -1692,6 +1939,8 @@ func (e PaymentStatus) Valid() bool {
 	case PaymentStatusCanceled:
 		return true
 	case PaymentStatusFailed:
+		return true
+	case PaymentStatusHeld:
 		return true
 	case PaymentStatusPending:
 		return true
@@ -1852,6 +2101,21 @@ func (e PaymentFailedEventType) Valid() bool {
 	}
 }
 
+// Defines values for PaymentHeldEventType.
+const (
+	PaymentHeldEventTypePaymentHeld PaymentHeldEventType = "payment.held"
+)
+
+// Valid indicates whether the value is a known member of the PaymentHeldEventType enum.
+func (e PaymentHeldEventType) Valid() bool {
+	switch e {
+	case PaymentHeldEventTypePaymentHeld:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for PaymentInputDirection.
 const (
 	PaymentInputDirectionCredit PaymentInputDirection = "credit"
@@ -1885,6 +2149,114 @@ func (e PaymentListSuccess) Valid() bool {
 	}
 }
 
+// Defines values for PaymentReleasedCancelReason.
+const (
+	PaymentReleasedCancelReasonFundingSourceBlocked PaymentReleasedCancelReason = "funding_source_blocked"
+	PaymentReleasedCancelReasonFundingSourceRemoved PaymentReleasedCancelReason = "funding_source_removed"
+	PaymentReleasedCancelReasonLessThannil          PaymentReleasedCancelReason = "<nil>"
+	PaymentReleasedCancelReasonMandateRevoked       PaymentReleasedCancelReason = "mandate_revoked"
+	PaymentReleasedCancelReasonOriginatorSuspended  PaymentReleasedCancelReason = "originator_suspended"
+	PaymentReleasedCancelReasonRejectedByReview     PaymentReleasedCancelReason = "rejected_by_review"
+	PaymentReleasedCancelReasonRequested            PaymentReleasedCancelReason = "requested"
+)
+
+// Valid indicates whether the value is a known member of the PaymentReleasedCancelReason enum.
+func (e PaymentReleasedCancelReason) Valid() bool {
+	switch e {
+	case PaymentReleasedCancelReasonFundingSourceBlocked:
+		return true
+	case PaymentReleasedCancelReasonFundingSourceRemoved:
+		return true
+	case PaymentReleasedCancelReasonLessThannil:
+		return true
+	case PaymentReleasedCancelReasonMandateRevoked:
+		return true
+	case PaymentReleasedCancelReasonOriginatorSuspended:
+		return true
+	case PaymentReleasedCancelReasonRejectedByReview:
+		return true
+	case PaymentReleasedCancelReasonRequested:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for PaymentReleasedCurrency.
+const (
+	PaymentReleasedCurrencyUSD PaymentReleasedCurrency = "USD"
+)
+
+// Valid indicates whether the value is a known member of the PaymentReleasedCurrency enum.
+func (e PaymentReleasedCurrency) Valid() bool {
+	switch e {
+	case PaymentReleasedCurrencyUSD:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for PaymentReleasedDirection.
+const (
+	PaymentReleasedDirectionCredit PaymentReleasedDirection = "credit"
+	PaymentReleasedDirectionDebit  PaymentReleasedDirection = "debit"
+)
+
+// Valid indicates whether the value is a known member of the PaymentReleasedDirection enum.
+func (e PaymentReleasedDirection) Valid() bool {
+	switch e {
+	case PaymentReleasedDirectionCredit:
+		return true
+	case PaymentReleasedDirectionDebit:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for PaymentReleasedStatus.
+const (
+	PaymentReleasedStatusCanceled  PaymentReleasedStatus = "canceled"
+	PaymentReleasedStatusFailed    PaymentReleasedStatus = "failed"
+	PaymentReleasedStatusHeld      PaymentReleasedStatus = "held"
+	PaymentReleasedStatusPending   PaymentReleasedStatus = "pending"
+	PaymentReleasedStatusProcessed PaymentReleasedStatus = "processed"
+)
+
+// Valid indicates whether the value is a known member of the PaymentReleasedStatus enum.
+func (e PaymentReleasedStatus) Valid() bool {
+	switch e {
+	case PaymentReleasedStatusCanceled:
+		return true
+	case PaymentReleasedStatusFailed:
+		return true
+	case PaymentReleasedStatusHeld:
+		return true
+	case PaymentReleasedStatusPending:
+		return true
+	case PaymentReleasedStatusProcessed:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for PaymentReleasedEventType.
+const (
+	PaymentReleasedEventTypePaymentReleased PaymentReleasedEventType = "payment.released"
+)
+
+// Valid indicates whether the value is a known member of the PaymentReleasedEventType enum.
+func (e PaymentReleasedEventType) Valid() bool {
+	switch e {
+	case PaymentReleasedEventTypePaymentReleased:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for PaymentResponseCancelReason.
 const (
 	PaymentResponseCancelReasonFundingSourceBlocked PaymentResponseCancelReason = "funding_source_blocked"
@@ -1892,6 +2264,7 @@ const (
 	PaymentResponseCancelReasonLessThannil          PaymentResponseCancelReason = "<nil>"
 	PaymentResponseCancelReasonMandateRevoked       PaymentResponseCancelReason = "mandate_revoked"
 	PaymentResponseCancelReasonOriginatorSuspended  PaymentResponseCancelReason = "originator_suspended"
+	PaymentResponseCancelReasonRejectedByReview     PaymentResponseCancelReason = "rejected_by_review"
 	PaymentResponseCancelReasonRequested            PaymentResponseCancelReason = "requested"
 )
 
@@ -1907,6 +2280,8 @@ func (e PaymentResponseCancelReason) Valid() bool {
 	case PaymentResponseCancelReasonMandateRevoked:
 		return true
 	case PaymentResponseCancelReasonOriginatorSuspended:
+		return true
+	case PaymentResponseCancelReasonRejectedByReview:
 		return true
 	case PaymentResponseCancelReasonRequested:
 		return true
@@ -1952,6 +2327,7 @@ func (e PaymentResponseDirection) Valid() bool {
 const (
 	PaymentResponseStatusCanceled  PaymentResponseStatus = "canceled"
 	PaymentResponseStatusFailed    PaymentResponseStatus = "failed"
+	PaymentResponseStatusHeld      PaymentResponseStatus = "held"
 	PaymentResponseStatusPending   PaymentResponseStatus = "pending"
 	PaymentResponseStatusProcessed PaymentResponseStatus = "processed"
 )
@@ -1962,6 +2338,8 @@ func (e PaymentResponseStatus) Valid() bool {
 	case PaymentResponseStatusCanceled:
 		return true
 	case PaymentResponseStatusFailed:
+		return true
+	case PaymentResponseStatusHeld:
 		return true
 	case PaymentResponseStatusPending:
 		return true
@@ -2059,6 +2437,27 @@ func (e ProcessorLinkInputAccountHolderType) Valid() bool {
 	}
 }
 
+// Defines values for ReturnRateWarningRate.
+const (
+	ReturnRateWarningRateAdministrative ReturnRateWarningRate = "administrative"
+	ReturnRateWarningRateOverall        ReturnRateWarningRate = "overall"
+	ReturnRateWarningRateUnauthorized   ReturnRateWarningRate = "unauthorized"
+)
+
+// Valid indicates whether the value is a known member of the ReturnRateWarningRate enum.
+func (e ReturnRateWarningRate) Valid() bool {
+	switch e {
+	case ReturnRateWarningRateAdministrative:
+		return true
+	case ReturnRateWarningRateOverall:
+		return true
+	case ReturnRateWarningRateUnauthorized:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for ReturnRatesResponseSuccess.
 const (
 	ReturnRatesResponseSuccessTrue ReturnRatesResponseSuccess = true
@@ -2076,13 +2475,13 @@ func (e ReturnRatesResponseSuccess) Valid() bool {
 
 // Defines values for ReturnRatesResponseWindowDays.
 const (
-	N60 ReturnRatesResponseWindowDays = 60
+	ReturnRatesResponseWindowDaysN60 ReturnRatesResponseWindowDays = 60
 )
 
 // Valid indicates whether the value is a known member of the ReturnRatesResponseWindowDays enum.
 func (e ReturnRatesResponseWindowDays) Valid() bool {
 	switch e {
-	case N60:
+	case ReturnRatesResponseWindowDaysN60:
 		return true
 	default:
 		return false
@@ -2747,6 +3146,22 @@ type Authorization struct {
 	UserAgent *string `json:"user_agent,omitempty"`
 }
 
+// Balances defines model for Balances.
+type Balances struct {
+	// AtRiskDebits Dollars of processed debits whose unauthorized-return window (unauthorized_return_window_closes_at) is still open: money an individual may still take back.
+	AtRiskDebits string `json:"at_risk_debits"`
+
+	// PendingCredits Dollars of pending credits.
+	PendingCredits string `json:"pending_credits"`
+
+	// PendingDebits Dollars of pending debits.
+	PendingDebits string          `json:"pending_debits"`
+	Success       BalancesSuccess `json:"success"`
+}
+
+// BalancesSuccess defines model for Balances.Success.
+type BalancesSuccess bool
+
 // Customer defines model for Customer.
 type Customer struct {
 	BusinessName *string             `json:"business_name"`
@@ -2754,6 +3169,9 @@ type Customer struct {
 	Email        openapi_types.Email `json:"email"`
 	FirstName    string              `json:"first_name"`
 	LastName     string              `json:"last_name"`
+
+	// Screening Sanctions screening of the customer's names (first and last name, business_name) against OFAC's SDN list, at creation and when a name changes, by Jaro–Winkler similarity; 0.92 or more is a potential match. A potential match holds the customer's payments (hold_reason sanctions_screening) until the platform clears it.
+	Screening CustomerScreening `json:"screening"`
 
 	// UserId Example: cus_gdsepu2dh2gnolqhyuh3aeerhm
 	UserId string `json:"user_id"`
@@ -2791,12 +3209,15 @@ type CustomerListSuccess bool
 
 // CustomerResponse defines model for CustomerResponse.
 type CustomerResponse struct {
-	BusinessName *string                 `json:"business_name"`
-	CreatedAt    time.Time               `json:"created_at"`
-	Email        openapi_types.Email     `json:"email"`
-	FirstName    string                  `json:"first_name"`
-	LastName     string                  `json:"last_name"`
-	Success      CustomerResponseSuccess `json:"success"`
+	BusinessName *string             `json:"business_name"`
+	CreatedAt    time.Time           `json:"created_at"`
+	Email        openapi_types.Email `json:"email"`
+	FirstName    string              `json:"first_name"`
+	LastName     string              `json:"last_name"`
+
+	// Screening Sanctions screening of the customer's names (first and last name, business_name) against OFAC's SDN list, at creation and when a name changes, by Jaro–Winkler similarity; 0.92 or more is a potential match. A potential match holds the customer's payments (hold_reason sanctions_screening) until the platform clears it.
+	Screening CustomerScreening       `json:"screening"`
+	Success   CustomerResponseSuccess `json:"success"`
 
 	// UserId Example: cus_gdsepu2dh2gnolqhyuh3aeerhm
 	UserId string `json:"user_id"`
@@ -2804,6 +3225,43 @@ type CustomerResponse struct {
 
 // CustomerResponseSuccess defines model for CustomerResponse.Success.
 type CustomerResponseSuccess bool
+
+// CustomerScreening Sanctions screening of the customer's names (first and last name, business_name) against OFAC's SDN list, at creation and when a name changes, by Jaro–Winkler similarity; 0.92 or more is a potential match. A potential match holds the customer's payments (hold_reason sanctions_screening) until the platform clears it.
+type CustomerScreening struct {
+	ClearedAt *time.Time `json:"cleared_at,omitempty"`
+
+	// Note The reviewer's note on clearing.
+	Note  *string  `json:"note,omitempty"`
+	Score *float32 `json:"score,omitempty"`
+
+	// SdnEntry An entry of OFAC's SDN list, as published in sdn.csv.
+	SdnEntry *SDNEntry               `json:"sdn_entry,omitempty"`
+	Status   CustomerScreeningStatus `json:"status"`
+}
+
+// CustomerScreeningStatus defines model for CustomerScreening.Status.
+type CustomerScreeningStatus string
+
+// CustomerScreeningMatch The customer (at least its user_id and screening).
+type CustomerScreeningMatch struct {
+	// Screening Sanctions screening of the customer's names (first and last name, business_name) against OFAC's SDN list, at creation and when a name changes, by Jaro–Winkler similarity; 0.92 or more is a potential match. A potential match holds the customer's payments (hold_reason sanctions_screening) until the platform clears it.
+	Screening CustomerScreening `json:"screening"`
+	UserId    string            `json:"user_id"`
+}
+
+// CustomerScreeningMatchEvent The customer.screening_match event: a customer's name became a potential match on OFAC's SDN list; its payments are held.
+type CustomerScreeningMatchEvent struct {
+	CreatedAt time.Time `json:"created_at"`
+
+	// Data The customer (at least its user_id and screening).
+	Data     CustomerScreeningMatch          `json:"data"`
+	Id       string                          `json:"id"`
+	Livemode bool                            `json:"livemode"`
+	Type     CustomerScreeningMatchEventType `json:"type"`
+}
+
+// CustomerScreeningMatchEventType defines model for CustomerScreeningMatchEvent.Type.
+type CustomerScreeningMatchEventType string
 
 // CustomerUpdatedEvent The customer.updated event.
 type CustomerUpdatedEvent struct {
@@ -2852,6 +3310,9 @@ type ErrorResponse struct {
 // ErrorResponseErrorCode defines model for ErrorResponse.Error.Code.
 type ErrorResponseErrorCode string
 
+// ErrorResponseErrorLimit The limit an amount exceeded (limit_exceeded): one of the originator's, or same_day_entry (1,000,000.00 for a Same Day ACH entry).
+type ErrorResponseErrorLimit string
+
 // ErrorResponseErrorOwnershipResult defines model for ErrorResponse.Error.Ownership.Result.
 type ErrorResponseErrorOwnershipResult string
 
@@ -2863,7 +3324,10 @@ type ErrorResponse_Error struct {
 
 	// FundingSourceId The funding source that already holds this account (duplicate_funding_source).
 	FundingSourceId *string `json:"funding_source_id,omitempty"`
-	Message         string  `json:"message"`
+
+	// Limit The limit an amount exceeded (limit_exceeded): one of the originator's, or same_day_entry (1,000,000.00 for a Same Day ACH entry).
+	Limit   *ErrorResponseErrorLimit `json:"limit,omitempty"`
+	Message string                   `json:"message"`
 
 	// Ownership The ownership check that refused the link (ownership_mismatch).
 	Ownership *struct {
@@ -2875,8 +3339,11 @@ type ErrorResponse_Error struct {
 	Param *string `json:"param,omitempty"`
 
 	// Reasons The account check's reasons (account_check_failed).
-	Reasons   *[]string `json:"reasons,omitempty"`
-	RequestId string    `json:"request_id"`
+	Reasons *[]string `json:"reasons,omitempty"`
+
+	// Remaining Dollars left under that limit (limit_exceeded).
+	Remaining *string `json:"remaining,omitempty"`
+	RequestId string  `json:"request_id"`
 
 	// RetryAfter Seconds to wait before retrying, as in the Retry-After header (rate_limited, provider_unavailable).
 	RetryAfter           *string                `json:"retry_after,omitempty"`
@@ -2917,6 +3384,19 @@ type EventList struct {
 
 // EventListSuccess defines model for EventList.Success.
 type EventListSuccess bool
+
+// FraudRule defines model for FraudRule.
+type FraudRule struct {
+	Description string      `json:"description"`
+	Id          FraudRuleId `json:"id"`
+
+	// Threshold Dollars, like 2500.00; daily_velocity: COUNT/DOLLARS, like 5/10000.00. The originator's own where the platform set one, else the default.
+	Threshold string `json:"threshold"`
+	Version   int    `json:"version"`
+}
+
+// FraudRuleId defines model for FraudRule.Id.
+type FraudRuleId string
 
 // FundingSource defines model for FundingSource.
 type FundingSource struct {
@@ -3508,6 +3988,33 @@ type MandateRevokedEvent struct {
 // MandateRevokedEventType defines model for MandateRevokedEvent.Type.
 type MandateRevokedEventType string
 
+// MonitoringResponse defines model for MonitoringResponse.
+type MonitoringResponse struct {
+	Alerts []struct {
+		Alerts int    `json:"alerts"`
+		RuleId string `json:"rule_id"`
+	} `json:"alerts"`
+
+	// HeldPayments Held payments, oldest first (at most 100).
+	HeldPayments     []Payment `json:"held_payments"`
+	LastAnnualReview *struct {
+		CreatedAt  time.Time `json:"created_at"`
+		Note       *string   `json:"note"`
+		ReviewId   string    `json:"review_id"`
+		ReviewedBy string    `json:"reviewed_by"`
+		Year       int       `json:"year"`
+	} `json:"last_annual_review"`
+	Rules      []FraudRule                  `json:"rules"`
+	Success    MonitoringResponseSuccess    `json:"success"`
+	WindowDays MonitoringResponseWindowDays `json:"window_days"`
+}
+
+// MonitoringResponseSuccess defines model for MonitoringResponse.Success.
+type MonitoringResponseSuccess bool
+
+// MonitoringResponseWindowDays defines model for MonitoringResponse.WindowDays.
+type MonitoringResponseWindowDays int
+
 // NotificationOfChangeInput defines model for NotificationOfChangeInput.
 type NotificationOfChangeInput struct {
 	ChangeCode NotificationOfChangeInputChangeCode `json:"change_code"`
@@ -3532,6 +4039,80 @@ type NotificationOfChangeInputChangeCode string
 // NotificationOfChangeInputCorrectedDataAccountType defines model for NotificationOfChangeInput.CorrectedData.AccountType.
 type NotificationOfChangeInputCorrectedDataAccountType string
 
+// Originator The merchant environment as an ACH originator: the company its entries go out under, whether it may send entries, its limits and its Same Day ACH switch. Only operators change it.
+type Originator struct {
+	// CompanyId The company identification of its batches, as the bank assigned it.
+	CompanyId string `json:"company_id"`
+
+	// CompanyName The company name of its batches: the customer's bank statement shows it.
+	CompanyName string                `json:"company_name"`
+	Environment OriginatorEnvironment `json:"environment"`
+	Limits      OriginatorLimits      `json:"limits"`
+	ReturnRates struct {
+		Administrative ReturnRate                      `json:"administrative"`
+		Overall        ReturnRate                      `json:"overall"`
+		Unauthorized   ReturnRate                      `json:"unauthorized"`
+		WindowDays     OriginatorReturnRatesWindowDays `json:"window_days"`
+	} `json:"return_rates"`
+
+	// SameDay Whether it may send Same Day ACH entries.
+	SameDay bool `json:"same_day"`
+
+	// Status Only an active originator takes payments and subscriptions (else 403 originator_not_active); a production one is pending_review until an operator has reviewed the merchant.
+	Status    OriginatorStatus  `json:"status"`
+	Success   OriginatorSuccess `json:"success"`
+	UpdatedAt time.Time         `json:"updated_at"`
+	Usage     OriginatorUsage   `json:"usage"`
+}
+
+// OriginatorEnvironment defines model for Originator.Environment.
+type OriginatorEnvironment string
+
+// OriginatorReturnRatesWindowDays defines model for Originator.ReturnRates.WindowDays.
+type OriginatorReturnRatesWindowDays int
+
+// OriginatorStatus Only an active originator takes payments and subscriptions (else 403 originator_not_active); a production one is pending_review until an operator has reviewed the merchant.
+type OriginatorStatus string
+
+// OriginatorSuccess defines model for Originator.Success.
+type OriginatorSuccess bool
+
+// OriginatorLimits defines model for OriginatorLimits.
+type OriginatorLimits struct {
+	// DailyCredit The credits created on one banking day (US Eastern), in dollars.
+	DailyCredit string `json:"daily_credit"`
+
+	// DailyDebit The debits created on one banking day (US Eastern), in dollars.
+	DailyDebit string `json:"daily_debit"`
+
+	// PerEntryDebit The largest single debit, in dollars.
+	PerEntryDebit string `json:"per_entry_debit"`
+}
+
+// OriginatorReturnRateWarningEvent The originator.return_rate_warning event: a debit return rate over 60 days (at least 20 debits) reached half its threshold; once per rate per day.
+type OriginatorReturnRateWarningEvent struct {
+	CreatedAt time.Time                            `json:"created_at"`
+	Data      ReturnRateWarning                    `json:"data"`
+	Id        string                               `json:"id"`
+	Livemode  bool                                 `json:"livemode"`
+	Type      OriginatorReturnRateWarningEventType `json:"type"`
+}
+
+// OriginatorReturnRateWarningEventType defines model for OriginatorReturnRateWarningEvent.Type.
+type OriginatorReturnRateWarningEventType string
+
+// OriginatorUsage defines model for OriginatorUsage.
+type OriginatorUsage struct {
+	// BankingDay Today's banking day, US Eastern (a weekend or holiday counts toward the next banking day).
+	BankingDay openapi_types.Date `json:"banking_day"`
+
+	// Credits Credits created on it, in dollars.
+	Credits string `json:"credits"`
+
+	// Debits Debits created on it, in dollars.
+	Debits string `json:"debits"`
+}
+
 // Payment defines model for Payment.
 type Payment struct {
 	// Amount Decimal dollars, exact.
@@ -3542,7 +4123,7 @@ type Payment struct {
 	// Attempt Subscription debits: 1 for the due date's first presentment, 2 and 3 for re-presentments after an R01 or R09 return. A one-off debit's re-presentment (POST /v2/payments/{id}/retry): 2 or 3; null on the original.
 	Attempt *int `json:"attempt"`
 
-	// CancelReason Why a canceled payment was canceled; null otherwise. requested: the merchant canceled it. funding_source_blocked, funding_source_removed, mandate_revoked, originator_suspended: its authorization no longer stood when it was to leave, or when its source was blocked or removed or its mandate revoked (its unsent debits, and a removed source's unsent credits, are canceled at once).
+	// CancelReason Why a canceled payment was canceled; null otherwise. requested: the merchant canceled it. funding_source_blocked, funding_source_removed, mandate_revoked, originator_suspended: its authorization no longer stood when it was to leave, or when its source was blocked or removed or its mandate revoked (its unsent debits, and a removed source's unsent credits, are canceled at once). rejected_by_review: held, and rejected by the platform's review.
 	CancelReason *PaymentCancelReason `json:"cancel_reason"`
 	CreatedAt    time.Time            `json:"created_at"`
 	Currency     PaymentCurrency      `json:"currency"`
@@ -3550,6 +4131,9 @@ type Payment struct {
 	// Description Sent to the bank as the entry's 05 addenda record (its first 80 characters, folded to ASCII), unless a C13 stopped the source's addenda.
 	Description *string          `json:"description"`
 	Direction   PaymentDirection `json:"direction"`
+
+	// EffectiveDate The entry's effective date (YYYY-MM-DD), decided when its ACH file was built; null until then. Sandbox: the day it settled.
+	EffectiveDate *openapi_types.Date `json:"effective_date"`
 
 	// EntryDescription The company entry description of the payment's batch, as the receiver's statement shows it. null: PURCHASE for a debit from an individual's account (WEB), PAYMENT otherwise.
 	EntryDescription *string `json:"entry_description"`
@@ -3559,6 +4143,9 @@ type Payment struct {
 	FailureReason   *string `json:"failure_reason"`
 	FundingSourceId string  `json:"funding_source_id"`
 
+	// HoldReason Why a held payment waits for review; null otherwise. sanctions_screening: its customer's name is a potential match on OFAC's SDN list. return_rate_unauthorized, return_rate_administrative, return_rate_overall: the originator's debit return rate over 60 days is above NACHA's threshold (debits only). fraud_rule:<id>: a fraud-monitoring rule matched (see GET /v2/compliance/monitoring).
+	HoldReason *string `json:"hold_reason"`
+
 	// MandateId The mandate that authorizes this debit; null for credits.
 	MandateId *string `json:"mandate_id"`
 	PaymentId string  `json:"payment_id"`
@@ -3566,20 +4153,37 @@ type Payment struct {
 	// RetryOf A re-presentment (RETRY PYMT) of a debit returned R01 or R09: the original debit, its first presentment.
 	RetryOf *string `json:"retry_of"`
 
+	// ReturnWindowClosesAt End (23:59:59 US Eastern, in UTC) of the second banking day after settlement_date: until then any return may come. null until the payment is sent.
+	ReturnWindowClosesAt *time.Time `json:"return_window_closes_at"`
+
 	// Reversal How this payment was reversed (POST /v2/payments/{id}/reverse); null while it is not.
 	Reversal *PaymentReversal `json:"reversal"`
 
 	// ReversalOf A reversal (REVERSAL): the payment it reverses, in the opposite direction for the same amount and account.
-	ReversalOf *string       `json:"reversal_of"`
-	SettledAt  *time.Time    `json:"settled_at"`
-	Status     PaymentStatus `json:"status"`
+	ReversalOf *string `json:"reversal_of"`
+
+	// SameDay Same Day ACH was asked for (POST /v2/payments same_day). The entry is effective the banking day its file is built when that window is at or before ACH_SAME_DAY_CUTOFF (default 15:45 US Eastern), else the next banking day.
+	SameDay bool `json:"same_day"`
+
+	// SentAt When its ACH file was built; null until then. Sandbox: when it settled by itself.
+	SentAt    *time.Time `json:"sent_at"`
+	SettledAt *time.Time `json:"settled_at"`
+
+	// SettlementDate The day the money moves between the banks (its effective date); the return windows count from it. null until the payment is sent.
+	SettlementDate *openapi_types.Date `json:"settlement_date"`
+
+	// Status held: waiting for the platform's review (hold_reason says why); it is neither sent nor settled until released (pending again, payment.released) or rejected (canceled, rejected_by_review).
+	Status PaymentStatus `json:"status"`
 
 	// SubscriptionId The subscription that created this debit.
 	SubscriptionId *string `json:"subscription_id"`
-	UserId         string  `json:"user_id"`
+
+	// UnauthorizedReturnWindowClosesAt An individual's debit (account_holder_type individual): end (23:59:59 US Eastern, in UTC) of the 60th calendar day after settlement_date, until which it may be returned as unauthorized (R05, R07, R10, R11, R29). null for credits, companies' debits and payments not sent yet.
+	UnauthorizedReturnWindowClosesAt *time.Time `json:"unauthorized_return_window_closes_at"`
+	UserId                           string     `json:"user_id"`
 }
 
-// PaymentCancelReason Why a canceled payment was canceled; null otherwise. requested: the merchant canceled it. funding_source_blocked, funding_source_removed, mandate_revoked, originator_suspended: its authorization no longer stood when it was to leave, or when its source was blocked or removed or its mandate revoked (its unsent debits, and a removed source's unsent credits, are canceled at once).
+// PaymentCancelReason Why a canceled payment was canceled; null otherwise. requested: the merchant canceled it. funding_source_blocked, funding_source_removed, mandate_revoked, originator_suspended: its authorization no longer stood when it was to leave, or when its source was blocked or removed or its mandate revoked (its unsent debits, and a removed source's unsent credits, are canceled at once). rejected_by_review: held, and rejected by the platform's review.
 type PaymentCancelReason string
 
 // PaymentCurrency defines model for Payment.Currency.
@@ -3588,7 +4192,7 @@ type PaymentCurrency string
 // PaymentDirection defines model for Payment.Direction.
 type PaymentDirection string
 
-// PaymentStatus defines model for Payment.Status.
+// PaymentStatus held: waiting for the platform's review (hold_reason says why); it is neither sent nor settled until released (pending again, payment.released) or rejected (canceled, rejected_by_review).
 type PaymentStatus string
 
 // PaymentCanceledEvent The payment.canceled event: the payment, canceled, with its cancel_reason.
@@ -3687,6 +4291,18 @@ type PaymentFailedEvent struct {
 // PaymentFailedEventType defines model for PaymentFailedEvent.Type.
 type PaymentFailedEventType string
 
+// PaymentHeldEvent The payment.held event: the payment, held, with its hold_reason.
+type PaymentHeldEvent struct {
+	CreatedAt time.Time            `json:"created_at"`
+	Data      Payment              `json:"data"`
+	Id        string               `json:"id"`
+	Livemode  bool                 `json:"livemode"`
+	Type      PaymentHeldEventType `json:"type"`
+}
+
+// PaymentHeldEventType defines model for PaymentHeldEvent.Type.
+type PaymentHeldEventType string
+
 // PaymentInput defines model for PaymentInput.
 type PaymentInput struct {
 	// Amount Dollars as a JSON number or decimal string, at most two decimals, positive, at most PAYMENT_MAX_AMOUNT.
@@ -3703,6 +4319,9 @@ type PaymentInput struct {
 
 	// MandateId An active mandate of this funding source (a recurring one for a subscription; a single one authorizes one debit). Give this or authorization. Debits only.
 	MandateId *string `json:"mandate_id,omitempty"`
+
+	// SameDay Send as Same Day ACH: the originator's same_day must be on (else 403 permission_denied; sandbox: on); at most 1,000,000.00 an entry (else 422 limit_exceeded with limit same_day_entry and remaining).
+	SameDay *bool `json:"same_day,omitempty"`
 }
 
 // PaymentInputAmount0 defines model for PaymentInput.Amount.0.
@@ -3729,6 +4348,104 @@ type PaymentList struct {
 // PaymentListSuccess defines model for PaymentList.Success.
 type PaymentListSuccess bool
 
+// PaymentReleased The payment, pending again, with the hold it was released from and the reviewer's note.
+type PaymentReleased struct {
+	// Amount Decimal dollars, exact.
+	//
+	// Example: 12.34
+	Amount string `json:"amount"`
+
+	// Attempt Subscription debits: 1 for the due date's first presentment, 2 and 3 for re-presentments after an R01 or R09 return. A one-off debit's re-presentment (POST /v2/payments/{id}/retry): 2 or 3; null on the original.
+	Attempt *int `json:"attempt"`
+
+	// CancelReason Why a canceled payment was canceled; null otherwise. requested: the merchant canceled it. funding_source_blocked, funding_source_removed, mandate_revoked, originator_suspended: its authorization no longer stood when it was to leave, or when its source was blocked or removed or its mandate revoked (its unsent debits, and a removed source's unsent credits, are canceled at once). rejected_by_review: held, and rejected by the platform's review.
+	CancelReason *PaymentReleasedCancelReason `json:"cancel_reason"`
+	CreatedAt    time.Time                    `json:"created_at"`
+	Currency     PaymentReleasedCurrency      `json:"currency"`
+
+	// Description Sent to the bank as the entry's 05 addenda record (its first 80 characters, folded to ASCII), unless a C13 stopped the source's addenda.
+	Description *string                  `json:"description"`
+	Direction   PaymentReleasedDirection `json:"direction"`
+
+	// EffectiveDate The entry's effective date (YYYY-MM-DD), decided when its ACH file was built; null until then. Sandbox: the day it settled.
+	EffectiveDate *openapi_types.Date `json:"effective_date,omitempty"`
+
+	// EntryDescription The company entry description of the payment's batch, as the receiver's statement shows it. null: PURCHASE for a debit from an individual's account (WEB), PAYMENT otherwise.
+	EntryDescription *string `json:"entry_description"`
+
+	// FailureCode ACH return code when failed, like R01.
+	FailureCode     *string `json:"failure_code"`
+	FailureReason   *string `json:"failure_reason"`
+	FundingSourceId string  `json:"funding_source_id"`
+
+	// HoldReason Why a held payment waits for review; null otherwise. sanctions_screening: its customer's name is a potential match on OFAC's SDN list. return_rate_unauthorized, return_rate_administrative, return_rate_overall: the originator's debit return rate over 60 days is above NACHA's threshold (debits only). fraud_rule:<id>: a fraud-monitoring rule matched (see GET /v2/compliance/monitoring).
+	HoldReason *string `json:"hold_reason"`
+
+	// MandateId The mandate that authorizes this debit; null for credits.
+	MandateId          *string `json:"mandate_id"`
+	Note               *string `json:"note"`
+	PaymentId          string  `json:"payment_id"`
+	ReleasedHoldReason string  `json:"released_hold_reason"`
+
+	// RetryOf A re-presentment (RETRY PYMT) of a debit returned R01 or R09: the original debit, its first presentment.
+	RetryOf *string `json:"retry_of"`
+
+	// ReturnWindowClosesAt End (23:59:59 US Eastern, in UTC) of the second banking day after settlement_date: until then any return may come. null until the payment is sent.
+	ReturnWindowClosesAt *time.Time `json:"return_window_closes_at,omitempty"`
+
+	// Reversal How this payment was reversed (POST /v2/payments/{id}/reverse); null while it is not.
+	Reversal *PaymentReversal `json:"reversal"`
+
+	// ReversalOf A reversal (REVERSAL): the payment it reverses, in the opposite direction for the same amount and account.
+	ReversalOf *string `json:"reversal_of"`
+
+	// SameDay Same Day ACH was asked for (POST /v2/payments same_day). The entry is effective the banking day its file is built when that window is at or before ACH_SAME_DAY_CUTOFF (default 15:45 US Eastern), else the next banking day.
+	SameDay *bool `json:"same_day,omitempty"`
+
+	// SentAt When its ACH file was built; null until then. Sandbox: when it settled by itself.
+	SentAt    *time.Time `json:"sent_at,omitempty"`
+	SettledAt *time.Time `json:"settled_at"`
+
+	// SettlementDate The day the money moves between the banks (its effective date); the return windows count from it. null until the payment is sent.
+	SettlementDate *openapi_types.Date `json:"settlement_date,omitempty"`
+
+	// Status held: waiting for the platform's review (hold_reason says why); it is neither sent nor settled until released (pending again, payment.released) or rejected (canceled, rejected_by_review).
+	Status PaymentReleasedStatus `json:"status"`
+
+	// SubscriptionId The subscription that created this debit.
+	SubscriptionId *string `json:"subscription_id"`
+
+	// UnauthorizedReturnWindowClosesAt An individual's debit (account_holder_type individual): end (23:59:59 US Eastern, in UTC) of the 60th calendar day after settlement_date, until which it may be returned as unauthorized (R05, R07, R10, R11, R29). null for credits, companies' debits and payments not sent yet.
+	UnauthorizedReturnWindowClosesAt *time.Time `json:"unauthorized_return_window_closes_at,omitempty"`
+	UserId                           string     `json:"user_id"`
+}
+
+// PaymentReleasedCancelReason Why a canceled payment was canceled; null otherwise. requested: the merchant canceled it. funding_source_blocked, funding_source_removed, mandate_revoked, originator_suspended: its authorization no longer stood when it was to leave, or when its source was blocked or removed or its mandate revoked (its unsent debits, and a removed source's unsent credits, are canceled at once). rejected_by_review: held, and rejected by the platform's review.
+type PaymentReleasedCancelReason string
+
+// PaymentReleasedCurrency defines model for PaymentReleased.Currency.
+type PaymentReleasedCurrency string
+
+// PaymentReleasedDirection defines model for PaymentReleased.Direction.
+type PaymentReleasedDirection string
+
+// PaymentReleasedStatus held: waiting for the platform's review (hold_reason says why); it is neither sent nor settled until released (pending again, payment.released) or rejected (canceled, rejected_by_review).
+type PaymentReleasedStatus string
+
+// PaymentReleasedEvent The payment.released event: a held payment released by the platform's review.
+type PaymentReleasedEvent struct {
+	CreatedAt time.Time `json:"created_at"`
+
+	// Data The payment, pending again, with the hold it was released from and the reviewer's note.
+	Data     PaymentReleased          `json:"data"`
+	Id       string                   `json:"id"`
+	Livemode bool                     `json:"livemode"`
+	Type     PaymentReleasedEventType `json:"type"`
+}
+
+// PaymentReleasedEventType defines model for PaymentReleasedEvent.Type.
+type PaymentReleasedEventType string
+
 // PaymentResponse defines model for PaymentResponse.
 type PaymentResponse struct {
 	// Amount Decimal dollars, exact.
@@ -3739,12 +4456,15 @@ type PaymentResponse struct {
 	// Attempt Subscription debits: 1 for the due date's first presentment, 2 and 3 for re-presentments after an R01 or R09 return. A one-off debit's re-presentment (POST /v2/payments/{id}/retry): 2 or 3; null on the original.
 	Attempt *int `json:"attempt"`
 
-	// CancelReason Why a canceled payment was canceled; null otherwise. requested: the merchant canceled it. funding_source_blocked, funding_source_removed, mandate_revoked, originator_suspended: its authorization no longer stood when it was to leave, or when its source was blocked or removed or its mandate revoked (its unsent debits, and a removed source's unsent credits, are canceled at once).
+	// CancelReason Why a canceled payment was canceled; null otherwise. requested: the merchant canceled it. funding_source_blocked, funding_source_removed, mandate_revoked, originator_suspended: its authorization no longer stood when it was to leave, or when its source was blocked or removed or its mandate revoked (its unsent debits, and a removed source's unsent credits, are canceled at once). rejected_by_review: held, and rejected by the platform's review.
 	CancelReason *PaymentResponseCancelReason `json:"cancel_reason"`
 	CreatedAt    time.Time                    `json:"created_at"`
 	Currency     PaymentResponseCurrency      `json:"currency"`
 	Description  *string                      `json:"description"`
 	Direction    PaymentResponseDirection     `json:"direction"`
+
+	// EffectiveDate The entry's effective date (YYYY-MM-DD), decided when its ACH file was built; null until then. Sandbox: the day it settled.
+	EffectiveDate *openapi_types.Date `json:"effective_date"`
 
 	// EntryDescription The company entry description of the payment's batch, as the receiver's statement shows it. null: PURCHASE for a debit from an individual's account (WEB), PAYMENT otherwise.
 	EntryDescription *string `json:"entry_description"`
@@ -3754,6 +4474,9 @@ type PaymentResponse struct {
 	FailureReason   *string `json:"failure_reason"`
 	FundingSourceId string  `json:"funding_source_id"`
 
+	// HoldReason Why a held payment waits for review; null otherwise. sanctions_screening: its customer's name is a potential match on OFAC's SDN list. return_rate_unauthorized, return_rate_administrative, return_rate_overall: the originator's debit return rate over 60 days is above NACHA's threshold (debits only). fraud_rule:<id>: a fraud-monitoring rule matched (see GET /v2/compliance/monitoring).
+	HoldReason *string `json:"hold_reason"`
+
 	// MandateId The mandate that authorizes this debit; null for credits.
 	MandateId *string `json:"mandate_id"`
 	PaymentId string  `json:"payment_id"`
@@ -3761,21 +4484,38 @@ type PaymentResponse struct {
 	// RetryOf A re-presentment (RETRY PYMT) of a debit returned R01 or R09: the original debit, its first presentment.
 	RetryOf *string `json:"retry_of"`
 
+	// ReturnWindowClosesAt End (23:59:59 US Eastern, in UTC) of the second banking day after settlement_date: until then any return may come. null until the payment is sent.
+	ReturnWindowClosesAt *time.Time `json:"return_window_closes_at"`
+
 	// Reversal How this payment was reversed (POST /v2/payments/{id}/reverse); null while it is not.
 	Reversal *PaymentReversal `json:"reversal"`
 
 	// ReversalOf A reversal (REVERSAL): the payment it reverses, in the opposite direction for the same amount and account.
-	ReversalOf *string               `json:"reversal_of"`
-	SettledAt  *time.Time            `json:"settled_at"`
-	Status     PaymentResponseStatus `json:"status"`
+	ReversalOf *string `json:"reversal_of"`
+
+	// SameDay Same Day ACH was asked for (POST /v2/payments same_day). The entry is effective the banking day its file is built when that window is at or before ACH_SAME_DAY_CUTOFF (default 15:45 US Eastern), else the next banking day.
+	SameDay bool `json:"same_day"`
+
+	// SentAt When its ACH file was built; null until then. Sandbox: when it settled by itself.
+	SentAt    *time.Time `json:"sent_at"`
+	SettledAt *time.Time `json:"settled_at"`
+
+	// SettlementDate The day the money moves between the banks (its effective date); the return windows count from it. null until the payment is sent.
+	SettlementDate *openapi_types.Date `json:"settlement_date"`
+
+	// Status held: waiting for the platform's review (hold_reason says why); it is neither sent nor settled until released (pending again, payment.released) or rejected (canceled, rejected_by_review).
+	Status PaymentResponseStatus `json:"status"`
 
 	// SubscriptionId The subscription that created this debit.
 	SubscriptionId *string                `json:"subscription_id"`
 	Success        PaymentResponseSuccess `json:"success"`
-	UserId         string                 `json:"user_id"`
+
+	// UnauthorizedReturnWindowClosesAt An individual's debit (account_holder_type individual): end (23:59:59 US Eastern, in UTC) of the 60th calendar day after settlement_date, until which it may be returned as unauthorized (R05, R07, R10, R11, R29). null for credits, companies' debits and payments not sent yet.
+	UnauthorizedReturnWindowClosesAt *time.Time `json:"unauthorized_return_window_closes_at"`
+	UserId                           string     `json:"user_id"`
 }
 
-// PaymentResponseCancelReason Why a canceled payment was canceled; null otherwise. requested: the merchant canceled it. funding_source_blocked, funding_source_removed, mandate_revoked, originator_suspended: its authorization no longer stood when it was to leave, or when its source was blocked or removed or its mandate revoked (its unsent debits, and a removed source's unsent credits, are canceled at once).
+// PaymentResponseCancelReason Why a canceled payment was canceled; null otherwise. requested: the merchant canceled it. funding_source_blocked, funding_source_removed, mandate_revoked, originator_suspended: its authorization no longer stood when it was to leave, or when its source was blocked or removed or its mandate revoked (its unsent debits, and a removed source's unsent credits, are canceled at once). rejected_by_review: held, and rejected by the platform's review.
 type PaymentResponseCancelReason string
 
 // PaymentResponseCurrency defines model for PaymentResponse.Currency.
@@ -3784,7 +4524,7 @@ type PaymentResponseCurrency string
 // PaymentResponseDirection defines model for PaymentResponse.Direction.
 type PaymentResponseDirection string
 
-// PaymentResponseStatus defines model for PaymentResponse.Status.
+// PaymentResponseStatus held: waiting for the platform's review (hold_reason says why); it is neither sent nor settled until released (pending again, payment.released) or rejected (canceled, rejected_by_review).
 type PaymentResponseStatus string
 
 // PaymentResponseSuccess defines model for PaymentResponse.Success.
@@ -3859,6 +4599,21 @@ type ReturnRate struct {
 	Threshold float32 `json:"threshold"`
 }
 
+// ReturnRateWarning defines model for ReturnRateWarning.
+type ReturnRateWarning struct {
+	Debits int `json:"debits"`
+
+	// Held The rate is above its threshold: the originator's new debits are held.
+	Held      bool                  `json:"held"`
+	Rate      ReturnRateWarningRate `json:"rate"`
+	Returns   int                   `json:"returns"`
+	Threshold float32               `json:"threshold"`
+	Value     float32               `json:"value"`
+}
+
+// ReturnRateWarningRate defines model for ReturnRateWarning.Rate.
+type ReturnRateWarningRate string
+
 // ReturnRatesResponse defines model for ReturnRatesResponse.
 type ReturnRatesResponse struct {
 	Administrative ReturnRate                    `json:"administrative"`
@@ -3882,6 +4637,18 @@ type ReverseInput struct {
 
 // ReverseInputReason Why the payment is reversed: the only reasons NACHA allows a reversal for.
 type ReverseInputReason string
+
+// SDNEntry An entry of OFAC's SDN list, as published in sdn.csv.
+type SDNEntry struct {
+	EntNum  string `json:"ent_num"`
+	Program string `json:"program"`
+
+	// SdnName As published: LAST, First for individuals.
+	SdnName string `json:"sdn_name"`
+
+	// SdnType individual, vessel, aircraft, or empty for an entity.
+	SdnType string `json:"sdn_type"`
+}
 
 // SandboxMicroDeposits defines model for SandboxMicroDeposits.
 type SandboxMicroDeposits struct {
@@ -4662,6 +5429,14 @@ func (a *ErrorResponse_Error) UnmarshalJSON(b []byte) error {
 		delete(object, "funding_source_id")
 	}
 
+	if raw, found := object["limit"]; found {
+		err = json.Unmarshal(raw, &a.Limit)
+		if err != nil {
+			return fmt.Errorf("error reading 'limit': %w", err)
+		}
+		delete(object, "limit")
+	}
+
 	if raw, found := object["message"]; found {
 		err = json.Unmarshal(raw, &a.Message)
 		if err != nil {
@@ -4692,6 +5467,14 @@ func (a *ErrorResponse_Error) UnmarshalJSON(b []byte) error {
 			return fmt.Errorf("error reading 'reasons': %w", err)
 		}
 		delete(object, "reasons")
+	}
+
+	if raw, found := object["remaining"]; found {
+		err = json.Unmarshal(raw, &a.Remaining)
+		if err != nil {
+			return fmt.Errorf("error reading 'remaining': %w", err)
+		}
+		delete(object, "remaining")
 	}
 
 	if raw, found := object["request_id"]; found {
@@ -4748,6 +5531,13 @@ func (a ErrorResponse_Error) MarshalJSON() ([]byte, error) {
 		}
 	}
 
+	if a.Limit != nil {
+		object["limit"], err = json.Marshal(a.Limit)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling 'limit': %w", err)
+		}
+	}
+
 	object["message"], err = json.Marshal(a.Message)
 	if err != nil {
 		return nil, fmt.Errorf("error marshaling 'message': %w", err)
@@ -4771,6 +5561,13 @@ func (a ErrorResponse_Error) MarshalJSON() ([]byte, error) {
 		object["reasons"], err = json.Marshal(a.Reasons)
 		if err != nil {
 			return nil, fmt.Errorf("error marshaling 'reasons': %w", err)
+		}
+	}
+
+	if a.Remaining != nil {
+		object["remaining"], err = json.Marshal(a.Remaining)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling 'remaining': %w", err)
 		}
 	}
 
@@ -5509,6 +6306,142 @@ func (t *Event) MergePaymentReversedEvent(v PaymentReversedEvent) error {
 	return err
 }
 
+// AsPaymentHeldEvent returns the union data inside the Event as a PaymentHeldEvent
+func (t Event) AsPaymentHeldEvent() (PaymentHeldEvent, error) {
+	var body PaymentHeldEvent
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromPaymentHeldEvent overwrites any union data inside the Event as the provided PaymentHeldEvent
+func (t *Event) FromPaymentHeldEvent(v PaymentHeldEvent) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"type":"payment.held"}`))
+	t.union = b
+	return err
+}
+
+// MergePaymentHeldEvent performs a merge with any union data inside the Event, using the provided PaymentHeldEvent
+func (t *Event) MergePaymentHeldEvent(v PaymentHeldEvent) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"type":"payment.held"}`))
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsPaymentReleasedEvent returns the union data inside the Event as a PaymentReleasedEvent
+func (t Event) AsPaymentReleasedEvent() (PaymentReleasedEvent, error) {
+	var body PaymentReleasedEvent
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromPaymentReleasedEvent overwrites any union data inside the Event as the provided PaymentReleasedEvent
+func (t *Event) FromPaymentReleasedEvent(v PaymentReleasedEvent) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"type":"payment.released"}`))
+	t.union = b
+	return err
+}
+
+// MergePaymentReleasedEvent performs a merge with any union data inside the Event, using the provided PaymentReleasedEvent
+func (t *Event) MergePaymentReleasedEvent(v PaymentReleasedEvent) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"type":"payment.released"}`))
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsCustomerScreeningMatchEvent returns the union data inside the Event as a CustomerScreeningMatchEvent
+func (t Event) AsCustomerScreeningMatchEvent() (CustomerScreeningMatchEvent, error) {
+	var body CustomerScreeningMatchEvent
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromCustomerScreeningMatchEvent overwrites any union data inside the Event as the provided CustomerScreeningMatchEvent
+func (t *Event) FromCustomerScreeningMatchEvent(v CustomerScreeningMatchEvent) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"type":"customer.screening_match"}`))
+	t.union = b
+	return err
+}
+
+// MergeCustomerScreeningMatchEvent performs a merge with any union data inside the Event, using the provided CustomerScreeningMatchEvent
+func (t *Event) MergeCustomerScreeningMatchEvent(v CustomerScreeningMatchEvent) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"type":"customer.screening_match"}`))
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsOriginatorReturnRateWarningEvent returns the union data inside the Event as a OriginatorReturnRateWarningEvent
+func (t Event) AsOriginatorReturnRateWarningEvent() (OriginatorReturnRateWarningEvent, error) {
+	var body OriginatorReturnRateWarningEvent
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromOriginatorReturnRateWarningEvent overwrites any union data inside the Event as the provided OriginatorReturnRateWarningEvent
+func (t *Event) FromOriginatorReturnRateWarningEvent(v OriginatorReturnRateWarningEvent) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"type":"originator.return_rate_warning"}`))
+	t.union = b
+	return err
+}
+
+// MergeOriginatorReturnRateWarningEvent performs a merge with any union data inside the Event, using the provided OriginatorReturnRateWarningEvent
+func (t *Event) MergeOriginatorReturnRateWarningEvent(v OriginatorReturnRateWarningEvent) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"type":"originator.return_rate_warning"}`))
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
 func (t Event) Discriminator() (string, error) {
 	var discriminator struct {
 		Discriminator string `json:"type"`
@@ -5525,6 +6458,8 @@ func (t Event) ValueByDiscriminator() (interface{}, error) {
 	switch discriminator {
 	case "customer.created":
 		return t.AsCustomerCreatedEvent()
+	case "customer.screening_match":
+		return t.AsCustomerScreeningMatchEvent()
 	case "customer.updated":
 		return t.AsCustomerUpdatedEvent()
 	case "funding_source.blocked":
@@ -5549,10 +6484,16 @@ func (t Event) ValueByDiscriminator() (interface{}, error) {
 		return t.AsMandateCreatedEvent()
 	case "mandate.revoked":
 		return t.AsMandateRevokedEvent()
+	case "originator.return_rate_warning":
+		return t.AsOriginatorReturnRateWarningEvent()
 	case "payment.canceled":
 		return t.AsPaymentCanceledEvent()
 	case "payment.failed":
 		return t.AsPaymentFailedEvent()
+	case "payment.held":
+		return t.AsPaymentHeldEvent()
+	case "payment.released":
+		return t.AsPaymentReleasedEvent()
 	case "payment.reversed":
 		return t.AsPaymentReversedEvent()
 	case "payment.success":
@@ -5936,6 +6877,20 @@ type ClientInterface interface {
 	// Corresponds with GET /v2/audit-events (the `ListAuditEvents` operationId).
 	ListAuditEvents(ctx context.Context, params *ListAuditEventsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// GetBalances Get the money in flight and at risk
+	//
+	// Per environment (the key's): the pending debits and credits, and the processed debits whose unauthorized-return window is still open (at_risk_debits), in dollars.
+	//
+	// Corresponds with GET /v2/balances (the `GetBalances` operationId).
+	GetBalances(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetMonitoring Fraud monitoring
+	//
+	// The environment's fraud monitoring: the rules in force (id, version, threshold), their alerts over the last 30 days, the payments held for review, and the platform's last annual review of the process. A rule's match holds the payment (hold_reason fraud_rule:<id>, payment.held) until the platform releases or rejects it.
+	//
+	// Corresponds with GET /v2/compliance/monitoring (the `GetMonitoring` operationId).
+	GetMonitoring(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// GetReturnRates Debit return rates
 	//
 	// The environment's debit return rates over the last 60 days (debits created in the window, canceled ones left aside, and how many of them came back) against the thresholds above which NACHA opens an inquiry: unauthorized (R05 R07 R10 R11 R29 R51) 0.5%, administrative (R02 R03 R04) 3%, overall (all returns) 15%. The dashboard warns from half a threshold.
@@ -6190,6 +7145,13 @@ type ClientInterface interface {
 	// Corresponds with GET /v2/openapi.json (the `OpenAPI` operationId).
 	OpenAPI(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// GetOriginator The originator
+	//
+	// The environment's ACH originator: company name and id, status, limits (a debit above per_entry_debit, or past the banking day's daily_debit, or a credit past daily_credit is refused with 422 limit_exceeded naming the limit and what remains), Same Day ACH, today's usage and the debit return rates.
+	//
+	// Corresponds with GET /v2/originator (the `GetOriginator` operationId).
+	GetOriginator(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// ListPayments List payments, newest first
 	//
 	// Corresponds with GET /v2/payments (the `ListPayments` operationId).
@@ -6197,7 +7159,7 @@ type ClientInterface interface {
 
 	// CreatePaymentWithBody Create a payment
 	//
-	// A pending ACH debit or credit. A debit needs a Verified funding source (403 debit_not_allowed); credits are allowed on Unverified ones. Sandbox payments settle after PAYMENT_SETTLE_DELAY and fire payment.success, or payment.failed for the magic amounts. A debit names an active mandate of the source (mandate_id) or brings the customer's authorization, from which a single mandate is created (mandate.created); the answer carries mandate_id. In production a debit with neither is 400 authorization_required; the sandbox creates a mandate of its own (ip_address null). An unknown mandate_id is 404 resource_not_found; a revoked one, another source's, or a single one used before is 400 invalid_request (param mandate_id). A debit of a source a return blocked is 403 funding_source_blocked.
+	// A pending ACH debit or credit. A debit needs a Verified funding source (403 debit_not_allowed); credits are allowed on Unverified ones. Sandbox payments settle after PAYMENT_SETTLE_DELAY and fire payment.success, or payment.failed for the magic amounts. A debit names an active mandate of the source (mandate_id) or brings the customer's authorization, from which a single mandate is created (mandate.created); the answer carries mandate_id. In production a debit with neither is 400 authorization_required; the sandbox creates a mandate of its own (ip_address null). An unknown mandate_id is 404 resource_not_found; a revoked one, another source's, or a single one used before is 400 invalid_request (param mandate_id). A debit of a source a return blocked is 403 funding_source_blocked. same_day: true asks for Same Day ACH (see PaymentInput.same_day). Once its ACH file is built a payment carries effective_date, sent_at, settlement_date and its return windows.
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -6206,7 +7168,7 @@ type ClientInterface interface {
 
 	// CreatePayment Create a payment
 	//
-	// A pending ACH debit or credit. A debit needs a Verified funding source (403 debit_not_allowed); credits are allowed on Unverified ones. Sandbox payments settle after PAYMENT_SETTLE_DELAY and fire payment.success, or payment.failed for the magic amounts. A debit names an active mandate of the source (mandate_id) or brings the customer's authorization, from which a single mandate is created (mandate.created); the answer carries mandate_id. In production a debit with neither is 400 authorization_required; the sandbox creates a mandate of its own (ip_address null). An unknown mandate_id is 404 resource_not_found; a revoked one, another source's, or a single one used before is 400 invalid_request (param mandate_id). A debit of a source a return blocked is 403 funding_source_blocked.
+	// A pending ACH debit or credit. A debit needs a Verified funding source (403 debit_not_allowed); credits are allowed on Unverified ones. Sandbox payments settle after PAYMENT_SETTLE_DELAY and fire payment.success, or payment.failed for the magic amounts. A debit names an active mandate of the source (mandate_id) or brings the customer's authorization, from which a single mandate is created (mandate.created); the answer carries mandate_id. In production a debit with neither is 400 authorization_required; the sandbox creates a mandate of its own (ip_address null). An unknown mandate_id is 404 resource_not_found; a revoked one, another source's, or a single one used before is 400 invalid_request (param mandate_id). A debit of a source a return blocked is 403 funding_source_blocked. same_day: true asks for Same Day ACH (see PaymentInput.same_day). Once its ACH file is built a payment carries effective_date, sent_at, settlement_date and its return windows.
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -6729,6 +7691,40 @@ func (c *Client) RemoveFundingSource(ctx context.Context, params *RemoveFundingS
 // Corresponds with GET /v2/audit-events (the `ListAuditEvents` operationId).
 func (c *Client) ListAuditEvents(ctx context.Context, params *ListAuditEventsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewListAuditEventsRequest(c.Server, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetBalances Get the money in flight and at risk
+//
+// Per environment (the key's): the pending debits and credits, and the processed debits whose unauthorized-return window is still open (at_risk_debits), in dollars.
+//
+// Corresponds with GET /v2/balances (the `GetBalances` operationId).
+func (c *Client) GetBalances(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetBalancesRequest(c.Server)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetMonitoring Fraud monitoring
+//
+// The environment's fraud monitoring: the rules in force (id, version, threshold), their alerts over the last 30 days, the payments held for review, and the platform's last annual review of the process. A rule's match holds the payment (hold_reason fraud_rule:<id>, payment.held) until the platform releases or rejects it.
+//
+// Corresponds with GET /v2/compliance/monitoring (the `GetMonitoring` operationId).
+func (c *Client) GetMonitoring(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetMonitoringRequest(c.Server)
 	if err != nil {
 		return nil, err
 	}
@@ -7313,6 +8309,23 @@ func (c *Client) OpenAPI(ctx context.Context, reqEditors ...RequestEditorFn) (*h
 	return c.Client.Do(req)
 }
 
+// GetOriginator The originator
+//
+// The environment's ACH originator: company name and id, status, limits (a debit above per_entry_debit, or past the banking day's daily_debit, or a credit past daily_credit is refused with 422 limit_exceeded naming the limit and what remains), Same Day ACH, today's usage and the debit return rates.
+//
+// Corresponds with GET /v2/originator (the `GetOriginator` operationId).
+func (c *Client) GetOriginator(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetOriginatorRequest(c.Server)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
 // ListPayments List payments, newest first
 //
 // Corresponds with GET /v2/payments (the `ListPayments` operationId).
@@ -7330,7 +8343,7 @@ func (c *Client) ListPayments(ctx context.Context, params *ListPaymentsParams, r
 
 // CreatePaymentWithBody Create a payment
 //
-// A pending ACH debit or credit. A debit needs a Verified funding source (403 debit_not_allowed); credits are allowed on Unverified ones. Sandbox payments settle after PAYMENT_SETTLE_DELAY and fire payment.success, or payment.failed for the magic amounts. A debit names an active mandate of the source (mandate_id) or brings the customer's authorization, from which a single mandate is created (mandate.created); the answer carries mandate_id. In production a debit with neither is 400 authorization_required; the sandbox creates a mandate of its own (ip_address null). An unknown mandate_id is 404 resource_not_found; a revoked one, another source's, or a single one used before is 400 invalid_request (param mandate_id). A debit of a source a return blocked is 403 funding_source_blocked.
+// A pending ACH debit or credit. A debit needs a Verified funding source (403 debit_not_allowed); credits are allowed on Unverified ones. Sandbox payments settle after PAYMENT_SETTLE_DELAY and fire payment.success, or payment.failed for the magic amounts. A debit names an active mandate of the source (mandate_id) or brings the customer's authorization, from which a single mandate is created (mandate.created); the answer carries mandate_id. In production a debit with neither is 400 authorization_required; the sandbox creates a mandate of its own (ip_address null). An unknown mandate_id is 404 resource_not_found; a revoked one, another source's, or a single one used before is 400 invalid_request (param mandate_id). A debit of a source a return blocked is 403 funding_source_blocked. same_day: true asks for Same Day ACH (see PaymentInput.same_day). Once its ACH file is built a payment carries effective_date, sent_at, settlement_date and its return windows.
 //
 // Takes any type of body and a specified content type.
 //
@@ -7349,7 +8362,7 @@ func (c *Client) CreatePaymentWithBody(ctx context.Context, params *CreatePaymen
 
 // CreatePayment Create a payment
 //
-// A pending ACH debit or credit. A debit needs a Verified funding source (403 debit_not_allowed); credits are allowed on Unverified ones. Sandbox payments settle after PAYMENT_SETTLE_DELAY and fire payment.success, or payment.failed for the magic amounts. A debit names an active mandate of the source (mandate_id) or brings the customer's authorization, from which a single mandate is created (mandate.created); the answer carries mandate_id. In production a debit with neither is 400 authorization_required; the sandbox creates a mandate of its own (ip_address null). An unknown mandate_id is 404 resource_not_found; a revoked one, another source's, or a single one used before is 400 invalid_request (param mandate_id). A debit of a source a return blocked is 403 funding_source_blocked.
+// A pending ACH debit or credit. A debit needs a Verified funding source (403 debit_not_allowed); credits are allowed on Unverified ones. Sandbox payments settle after PAYMENT_SETTLE_DELAY and fire payment.success, or payment.failed for the magic amounts. A debit names an active mandate of the source (mandate_id) or brings the customer's authorization, from which a single mandate is created (mandate.created); the answer carries mandate_id. In production a debit with neither is 400 authorization_required; the sandbox creates a mandate of its own (ip_address null). An unknown mandate_id is 404 resource_not_found; a revoked one, another source's, or a single one used before is 400 invalid_request (param mandate_id). A debit of a source a return blocked is 403 funding_source_blocked. same_day: true asks for Same Day ACH (see PaymentInput.same_day). Once its ACH file is built a payment carries effective_date, sent_at, settlement_date and its return windows.
 //
 // Takes a body of the `application/json` content type.
 //
@@ -8402,6 +9415,60 @@ func NewListAuditEventsRequest(server string, params *ListAuditEventsParams) (*h
 			rawQueryFragments = append(rawQueryFragments, encoded)
 		}
 		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewGetBalancesRequest constructs an http.Request for the GetBalances method
+func NewGetBalancesRequest(server string) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v2/balances")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewGetMonitoringRequest constructs an http.Request for the GetMonitoring method
+func NewGetMonitoringRequest(server string) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v2/compliance/monitoring")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
 	}
 
 	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
@@ -9532,6 +10599,33 @@ func NewOpenAPIRequest(server string) (*http.Request, error) {
 	}
 
 	operationPath := fmt.Sprintf("/v2/openapi.json")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewGetOriginatorRequest constructs an http.Request for the GetOriginator method
+func NewGetOriginatorRequest(server string) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v2/originator")
 	if operationPath[0] == '/' {
 		operationPath = "." + operationPath
 	}
@@ -10986,6 +12080,24 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with GET /v2/audit-events (the `ListAuditEvents` operationId).
 	ListAuditEventsWithResponse(ctx context.Context, params *ListAuditEventsParams, reqEditors ...RequestEditorFn) (*ListAuditEventsResponse, error)
 
+	// GetBalancesWithResponse Get the money in flight and at risk
+	//
+	// Per environment (the key's): the pending debits and credits, and the processed debits whose unauthorized-return window is still open (at_risk_debits), in dollars.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v2/balances (the `GetBalances` operationId).
+	GetBalancesWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*GetBalancesResponse, error)
+
+	// GetMonitoringWithResponse Fraud monitoring
+	//
+	// The environment's fraud monitoring: the rules in force (id, version, threshold), their alerts over the last 30 days, the payments held for review, and the platform's last annual review of the process. A rule's match holds the payment (hold_reason fraud_rule:<id>, payment.held) until the platform releases or rejects it.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v2/compliance/monitoring (the `GetMonitoring` operationId).
+	GetMonitoringWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*GetMonitoringResponse, error)
+
 	// GetReturnRatesWithResponse Debit return rates
 	//
 	// The environment's debit return rates over the last 60 days (debits created in the window, canceled ones left aside, and how many of them came back) against the thresholds above which NACHA opens an inquiry: unauthorized (R05 R07 R10 R11 R29 R51) 0.5%, administrative (R02 R03 R04) 3%, overall (all returns) 15%. The dashboard warns from half a threshold.
@@ -11260,6 +12372,15 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with GET /v2/openapi.json (the `OpenAPI` operationId).
 	OpenAPIWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*OpenAPIResponse, error)
 
+	// GetOriginatorWithResponse The originator
+	//
+	// The environment's ACH originator: company name and id, status, limits (a debit above per_entry_debit, or past the banking day's daily_debit, or a credit past daily_credit is refused with 422 limit_exceeded naming the limit and what remains), Same Day ACH, today's usage and the debit return rates.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v2/originator (the `GetOriginator` operationId).
+	GetOriginatorWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*GetOriginatorResponse, error)
+
 	// ListPaymentsWithResponse List payments, newest first
 	//
 	// Returns a wrapper object for the known response body format(s).
@@ -11269,7 +12390,7 @@ type ClientWithResponsesInterface interface {
 
 	// CreatePaymentWithBodyWithResponse Create a payment
 	//
-	// A pending ACH debit or credit. A debit needs a Verified funding source (403 debit_not_allowed); credits are allowed on Unverified ones. Sandbox payments settle after PAYMENT_SETTLE_DELAY and fire payment.success, or payment.failed for the magic amounts. A debit names an active mandate of the source (mandate_id) or brings the customer's authorization, from which a single mandate is created (mandate.created); the answer carries mandate_id. In production a debit with neither is 400 authorization_required; the sandbox creates a mandate of its own (ip_address null). An unknown mandate_id is 404 resource_not_found; a revoked one, another source's, or a single one used before is 400 invalid_request (param mandate_id). A debit of a source a return blocked is 403 funding_source_blocked.
+	// A pending ACH debit or credit. A debit needs a Verified funding source (403 debit_not_allowed); credits are allowed on Unverified ones. Sandbox payments settle after PAYMENT_SETTLE_DELAY and fire payment.success, or payment.failed for the magic amounts. A debit names an active mandate of the source (mandate_id) or brings the customer's authorization, from which a single mandate is created (mandate.created); the answer carries mandate_id. In production a debit with neither is 400 authorization_required; the sandbox creates a mandate of its own (ip_address null). An unknown mandate_id is 404 resource_not_found; a revoked one, another source's, or a single one used before is 400 invalid_request (param mandate_id). A debit of a source a return blocked is 403 funding_source_blocked. same_day: true asks for Same Day ACH (see PaymentInput.same_day). Once its ACH file is built a payment carries effective_date, sent_at, settlement_date and its return windows.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -11278,7 +12399,7 @@ type ClientWithResponsesInterface interface {
 
 	// CreatePaymentWithResponse Create a payment
 	//
-	// A pending ACH debit or credit. A debit needs a Verified funding source (403 debit_not_allowed); credits are allowed on Unverified ones. Sandbox payments settle after PAYMENT_SETTLE_DELAY and fire payment.success, or payment.failed for the magic amounts. A debit names an active mandate of the source (mandate_id) or brings the customer's authorization, from which a single mandate is created (mandate.created); the answer carries mandate_id. In production a debit with neither is 400 authorization_required; the sandbox creates a mandate of its own (ip_address null). An unknown mandate_id is 404 resource_not_found; a revoked one, another source's, or a single one used before is 400 invalid_request (param mandate_id). A debit of a source a return blocked is 403 funding_source_blocked.
+	// A pending ACH debit or credit. A debit needs a Verified funding source (403 debit_not_allowed); credits are allowed on Unverified ones. Sandbox payments settle after PAYMENT_SETTLE_DELAY and fire payment.success, or payment.failed for the magic amounts. A debit names an active mandate of the source (mandate_id) or brings the customer's authorization, from which a single mandate is created (mandate.created); the answer carries mandate_id. In production a debit with neither is 400 authorization_required; the sandbox creates a mandate of its own (ip_address null). An unknown mandate_id is 404 resource_not_found; a revoked one, another source's, or a single one used before is 400 invalid_request (param mandate_id). A debit of a source a return blocked is 403 funding_source_blocked. same_day: true asks for Same Day ACH (see PaymentInput.same_day). Once its ACH file is built a payment carries effective_date, sent_at, settlement_date and its return windows.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -12080,6 +13201,130 @@ func (r ListAuditEventsResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r ListAuditEventsResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// GetBalancesResponse200Headers the declared response headers of an HTTP 200 response for GetBalances
+type GetBalancesResponse200Headers struct {
+	XRequestId *string
+}
+
+// GetBalancesResponseDefaultHeaders the declared response headers of an HTTP default response for GetBalances
+type GetBalancesResponseDefaultHeaders struct {
+	XRequestId *string
+}
+
+type GetBalancesResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *Balances
+	// JSONDefault the response for an HTTP default `application/json` response
+	JSONDefault *Error
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *GetBalancesResponse200Headers
+	// HeadersDefault the parsed response headers for an HTTP default response
+	HeadersDefault *GetBalancesResponseDefaultHeaders
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetBalancesResponse) GetJSON200() *Balances {
+	return r.JSON200
+}
+
+// GetJSONDefault returns the response for an HTTP default `application/json` response
+func (r GetBalancesResponse) GetJSONDefault() *Error {
+	return r.JSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r GetBalancesResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetBalancesResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetBalancesResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetBalancesResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// GetMonitoringResponse200Headers the declared response headers of an HTTP 200 response for GetMonitoring
+type GetMonitoringResponse200Headers struct {
+	XRequestId *string
+}
+
+// GetMonitoringResponseDefaultHeaders the declared response headers of an HTTP default response for GetMonitoring
+type GetMonitoringResponseDefaultHeaders struct {
+	XRequestId *string
+}
+
+type GetMonitoringResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *MonitoringResponse
+	// JSONDefault the response for an HTTP default `application/json` response
+	JSONDefault *Error
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *GetMonitoringResponse200Headers
+	// HeadersDefault the parsed response headers for an HTTP default response
+	HeadersDefault *GetMonitoringResponseDefaultHeaders
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetMonitoringResponse) GetJSON200() *MonitoringResponse {
+	return r.JSON200
+}
+
+// GetJSONDefault returns the response for an HTTP default `application/json` response
+func (r GetMonitoringResponse) GetJSONDefault() *Error {
+	return r.JSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r GetMonitoringResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetMonitoringResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetMonitoringResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetMonitoringResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -13361,6 +14606,68 @@ func (r OpenAPIResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r OpenAPIResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// GetOriginatorResponse200Headers the declared response headers of an HTTP 200 response for GetOriginator
+type GetOriginatorResponse200Headers struct {
+	XRequestId *string
+}
+
+// GetOriginatorResponseDefaultHeaders the declared response headers of an HTTP default response for GetOriginator
+type GetOriginatorResponseDefaultHeaders struct {
+	XRequestId *string
+}
+
+type GetOriginatorResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *Originator
+	// JSONDefault the response for an HTTP default `application/json` response
+	JSONDefault *Error
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *GetOriginatorResponse200Headers
+	// HeadersDefault the parsed response headers for an HTTP default response
+	HeadersDefault *GetOriginatorResponseDefaultHeaders
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetOriginatorResponse) GetJSON200() *Originator {
+	return r.JSON200
+}
+
+// GetJSONDefault returns the response for an HTTP default `application/json` response
+func (r GetOriginatorResponse) GetJSONDefault() *Error {
+	return r.JSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r GetOriginatorResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetOriginatorResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetOriginatorResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetOriginatorResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -15031,6 +16338,36 @@ func (c *ClientWithResponses) ListAuditEventsWithResponse(ctx context.Context, p
 	return ParseListAuditEventsResponse(rsp)
 }
 
+// GetBalancesWithResponse Get the money in flight and at risk
+//
+// Per environment (the key's): the pending debits and credits, and the processed debits whose unauthorized-return window is still open (at_risk_debits), in dollars.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v2/balances (the `GetBalances` operationId).
+func (c *ClientWithResponses) GetBalancesWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*GetBalancesResponse, error) {
+	rsp, err := c.GetBalances(ctx, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetBalancesResponse(rsp)
+}
+
+// GetMonitoringWithResponse Fraud monitoring
+//
+// The environment's fraud monitoring: the rules in force (id, version, threshold), their alerts over the last 30 days, the payments held for review, and the platform's last annual review of the process. A rule's match holds the payment (hold_reason fraud_rule:<id>, payment.held) until the platform releases or rejects it.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v2/compliance/monitoring (the `GetMonitoring` operationId).
+func (c *ClientWithResponses) GetMonitoringWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*GetMonitoringResponse, error) {
+	rsp, err := c.GetMonitoring(ctx, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetMonitoringResponse(rsp)
+}
+
 // GetReturnRatesWithResponse Debit return rates
 //
 // The environment's debit return rates over the last 60 days (debits created in the window, canceled ones left aside, and how many of them came back) against the thresholds above which NACHA opens an inquiry: unauthorized (R05 R07 R10 R11 R29 R51) 0.5%, administrative (R02 R03 R04) 3%, overall (all returns) 15%. The dashboard warns from half a threshold.
@@ -15497,6 +16834,21 @@ func (c *ClientWithResponses) OpenAPIWithResponse(ctx context.Context, reqEditor
 	return ParseOpenAPIResponse(rsp)
 }
 
+// GetOriginatorWithResponse The originator
+//
+// The environment's ACH originator: company name and id, status, limits (a debit above per_entry_debit, or past the banking day's daily_debit, or a credit past daily_credit is refused with 422 limit_exceeded naming the limit and what remains), Same Day ACH, today's usage and the debit return rates.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v2/originator (the `GetOriginator` operationId).
+func (c *ClientWithResponses) GetOriginatorWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*GetOriginatorResponse, error) {
+	rsp, err := c.GetOriginator(ctx, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetOriginatorResponse(rsp)
+}
+
 // ListPaymentsWithResponse List payments, newest first
 //
 // Returns a wrapper object for the known response body format(s).
@@ -15512,7 +16864,7 @@ func (c *ClientWithResponses) ListPaymentsWithResponse(ctx context.Context, para
 
 // CreatePaymentWithBodyWithResponse Create a payment
 //
-// A pending ACH debit or credit. A debit needs a Verified funding source (403 debit_not_allowed); credits are allowed on Unverified ones. Sandbox payments settle after PAYMENT_SETTLE_DELAY and fire payment.success, or payment.failed for the magic amounts. A debit names an active mandate of the source (mandate_id) or brings the customer's authorization, from which a single mandate is created (mandate.created); the answer carries mandate_id. In production a debit with neither is 400 authorization_required; the sandbox creates a mandate of its own (ip_address null). An unknown mandate_id is 404 resource_not_found; a revoked one, another source's, or a single one used before is 400 invalid_request (param mandate_id). A debit of a source a return blocked is 403 funding_source_blocked.
+// A pending ACH debit or credit. A debit needs a Verified funding source (403 debit_not_allowed); credits are allowed on Unverified ones. Sandbox payments settle after PAYMENT_SETTLE_DELAY and fire payment.success, or payment.failed for the magic amounts. A debit names an active mandate of the source (mandate_id) or brings the customer's authorization, from which a single mandate is created (mandate.created); the answer carries mandate_id. In production a debit with neither is 400 authorization_required; the sandbox creates a mandate of its own (ip_address null). An unknown mandate_id is 404 resource_not_found; a revoked one, another source's, or a single one used before is 400 invalid_request (param mandate_id). A debit of a source a return blocked is 403 funding_source_blocked. same_day: true asks for Same Day ACH (see PaymentInput.same_day). Once its ACH file is built a payment carries effective_date, sent_at, settlement_date and its return windows.
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -15527,7 +16879,7 @@ func (c *ClientWithResponses) CreatePaymentWithBodyWithResponse(ctx context.Cont
 
 // CreatePaymentWithResponse Create a payment
 //
-// A pending ACH debit or credit. A debit needs a Verified funding source (403 debit_not_allowed); credits are allowed on Unverified ones. Sandbox payments settle after PAYMENT_SETTLE_DELAY and fire payment.success, or payment.failed for the magic amounts. A debit names an active mandate of the source (mandate_id) or brings the customer's authorization, from which a single mandate is created (mandate.created); the answer carries mandate_id. In production a debit with neither is 400 authorization_required; the sandbox creates a mandate of its own (ip_address null). An unknown mandate_id is 404 resource_not_found; a revoked one, another source's, or a single one used before is 400 invalid_request (param mandate_id). A debit of a source a return blocked is 403 funding_source_blocked.
+// A pending ACH debit or credit. A debit needs a Verified funding source (403 debit_not_allowed); credits are allowed on Unverified ones. Sandbox payments settle after PAYMENT_SETTLE_DELAY and fire payment.success, or payment.failed for the magic amounts. A debit names an active mandate of the source (mandate_id) or brings the customer's authorization, from which a single mandate is created (mandate.created); the answer carries mandate_id. In production a debit with neither is 400 authorization_required; the sandbox creates a mandate of its own (ip_address null). An unknown mandate_id is 404 resource_not_found; a revoked one, another source's, or a single one used before is 400 invalid_request (param mandate_id). A debit of a source a return blocked is 403 funding_source_blocked. same_day: true asks for Same Day ACH (see PaymentInput.same_day). Once its ACH file is built a payment carries effective_date, sent_at, settlement_date and its return windows.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -16481,6 +17833,118 @@ func ParseListAuditEventsResponse(rsp *http.Response) (*ListAuditEventsResponse,
 		response.Headers200 = &headers
 	case true:
 		var headers ListAuditEventsResponseDefaultHeaders
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.HeadersDefault = &headers
+	}
+
+	return response, nil
+}
+
+// ParseGetBalancesResponse parses an HTTP response from a GetBalancesWithResponse call
+func ParseGetBalancesResponse(rsp *http.Response) (*GetBalancesResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetBalancesResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest Balances
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSONDefault = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers GetBalancesResponse200Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers200 = &headers
+	case true:
+		var headers GetBalancesResponseDefaultHeaders
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.HeadersDefault = &headers
+	}
+
+	return response, nil
+}
+
+// ParseGetMonitoringResponse parses an HTTP response from a GetMonitoringWithResponse call
+func ParseGetMonitoringResponse(rsp *http.Response) (*GetMonitoringResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetMonitoringResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest MonitoringResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSONDefault = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers GetMonitoringResponse200Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers200 = &headers
+	case true:
+		var headers GetMonitoringResponseDefaultHeaders
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -17635,6 +19099,62 @@ func ParseOpenAPIResponse(rsp *http.Response) (*OpenAPIResponse, error) {
 		}
 		response.JSON200 = &dest
 
+	}
+
+	return response, nil
+}
+
+// ParseGetOriginatorResponse parses an HTTP response from a GetOriginatorWithResponse call
+func ParseGetOriginatorResponse(rsp *http.Response) (*GetOriginatorResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetOriginatorResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest Originator
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSONDefault = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers GetOriginatorResponse200Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers200 = &headers
+	case true:
+		var headers GetOriginatorResponseDefaultHeaders
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.HeadersDefault = &headers
 	}
 
 	return response, nil

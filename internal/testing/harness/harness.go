@@ -36,6 +36,7 @@ import (
 	"github.com/fundsource/fundsource/internal/adapter/vault"
 	"github.com/fundsource/fundsource/internal/audit"
 	"github.com/fundsource/fundsource/internal/config"
+	"github.com/fundsource/fundsource/internal/core/tenant"
 	"github.com/fundsource/fundsource/internal/funding"
 	"github.com/fundsource/fundsource/internal/merchant"
 	"github.com/fundsource/fundsource/internal/payment"
@@ -183,8 +184,22 @@ func (h *Harness) Merchant(name string) merchant.Created {
 	return m
 }
 
-// Production activates production for m and returns its production keys.
+// Production activates production for m, and its originator as an
+// operator does once it has reviewed the merchant, and returns its
+// production keys.
 func (h *Harness) Production(m merchant.Created) merchant.Keys {
+	h.T.Helper()
+	k := h.ProductionPending(m)
+	scope := tenant.Scope{MerchantID: m.Merchant.ID, Env: tenant.Production}
+	if _, err := h.Svc.Originators.Activate(context.Background(), scope, audit.Operator("test")); err != nil {
+		h.T.Fatalf("activate originator: %v", err)
+	}
+	return k
+}
+
+// ProductionPending activates production for m and returns its
+// production keys; its originator stays pending_review.
+func (h *Harness) ProductionPending(m merchant.Created) merchant.Keys {
 	h.T.Helper()
 	k, err := h.Merchants.ActivateProduction(context.Background(), m.Merchant.ID, audit.Operator("test"))
 	if err != nil {

@@ -9,8 +9,10 @@ package webtest
 import (
 	"context"
 	"testing"
+	"time"
 
 	"github.com/fundsource/fundsource/internal/adapter/postgres"
+	"github.com/fundsource/fundsource/internal/core/calendar"
 	th "github.com/fundsource/fundsource/internal/testing/harness"
 )
 
@@ -45,4 +47,9 @@ func SettleSandbox(t *testing.T, h *Harness) {
 	if _, err := h.Svc.Payments.SettleDue(context.Background()); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// Eastern is a wall-clock time in US Eastern, the zone of the ACH windows.
+func Eastern(y int, m time.Month, d, h, min int) time.Time {
+	return time.Date(y, m, d, h, min, 0, 0, calendar.Eastern)
 }

@@ -1,0 +1,99 @@
+package postgres
+
+import (
+	"context"
+	"time"
+
+	"github.com/jmoiron/sqlx"
+
+	"github.com/fundsource/fundsource/internal/core/calendar"
+	"github.com/fundsource/fundsource/internal/core/tenant"
+	"github.com/fundsource/fundsource/internal/payment"
+)
+
+// paymentDates are the select-list part that reads a payment's departure
+// (payment.Dates) and its source's holder type, without locking the
+// source (p is the payment's alias).
+const paymentDates = `, same_day, sent_at, effective_date, settlement_date, unauthorized_return_until,
+       COALESCE((SELECT f.account_holder_type = 'individual' FROM funding_sources f
+                 WHERE f.merchant_id = p.merchant_id AND f.environment = p.environment AND f.id = p.funding_source_id),
+                false) AS holder_individual`
+
+// paymentDatesRow is paymentDates' columns.
+type paymentDatesRow struct {
+	SameDay           bool       `db:"same_day"`
+	SentAt            *time.Time `db:"sent_at"`
+	EffectiveDate     *time.Time `db:"effective_date"`
+	SettlementDate    *time.Time `db:"settlement_date"`
+	UnauthorizedUntil *time.Time `db:"unauthorized_return_until"`
+	HolderIndividual  bool       `db:"holder_individual"`
+}
+
+func (r paymentDatesRow) apply(p *payment.Payment) {
+	p.SameDay, p.HolderIndividual = r.SameDay, r.HolderIndividual
+	p.Dates = payment.NewDates(r.SentAt, r.EffectiveDate, r.SettlementDate, r.UnauthorizedUntil)
+}
+
+const claimACHWindow = `
+INSERT INTO ach_windows (window_date, window_time, claimed_at) VALUES ($1, $2, $3)
+ON CONFLICT (window_date, window_time) DO NOTHING`
+
+// ClaimACHWindow inserts window w's row; false when it exists. A
+// concurrent claim's insert waits for this transaction, then finds the row.
+func (q queries) ClaimACHWindow(ctx context.Context, w calendar.Window, at time.Time) (bool, error) {
+	res, err := q.ex.ExecContext(ctx, claimACHWindow, w.Date.Format(time.DateOnly), w.At.String(), at)
+	if err != nil {
+		return false, translate(err)
+	}
+	n, err := res.RowsAffected()
+	return n == 1, err
+}
+
+const setACHWindowFile = `UPDATE ach_windows SET file_id = $3 WHERE window_date = $1 AND window_time = $2`
+
+// SetACHWindowFile names the file a window built.
+func (q queries) SetACHWindowFile(ctx context.Context, w calendar.Window, fileID string) error {
+	_, err := q.ex.ExecContext(ctx, setACHWindowFile, w.Date.Format(time.DateOnly), w.At.String(), fileID)
+	return translate(err)
+}
+
+const setPaymentSent = `
+UPDATE payments SET settle_at = $4, sent_at = $5, effective_date = $6, settlement_date = $7, unauthorized_return_until = $8
+WHERE ` + byID
+
+// SetPaymentSent stores when and how a payment left, and when it settles.
+func (q queries) SetPaymentSent(ctx context.Context, scope tenant.Scope, id string, s payment.Sent) error {
+	var until *string
+	if d := s.UnauthorizedUntil(); d != nil {
+		v := d.Format(time.DateOnly)
+		until = &v
+	}
+	_, err := q.ex.ExecContext(ctx, setPaymentSent, scope.MerchantID, scope.Env, id, s.SettleAt, s.At,
+		s.Effective.Format(time.DateOnly), s.Settlement.Format(time.DateOnly), until)
+	return translate(err)
+}
+
+// balances sums a scope's pending payments by direction, and its
+// processed debits whose unauthorized-return window is open on $3.
+const balances = `
+SELECT COALESCE(sum(amount_cents) FILTER (WHERE status = 'pending' AND direction = 'debit'), 0) AS pending_debits,
+       COALESCE(sum(amount_cents) FILTER (WHERE status = 'pending' AND direction = 'credit'), 0) AS pending_credits,
+       COALESCE(sum(amount_cents) FILTER (WHERE status = 'processed'), 0) AS at_risk_debits
+FROM payments
+WHERE merchant_id = $1 AND environment = $2
+  AND (status = 'pending'
+       OR (status = 'processed' AND direction = 'debit' AND unauthorized_return_until IS NOT NULL
+           AND unauthorized_return_until >= $3::date))`
+
+// Balances sums a scope's money in flight and at risk on today.
+func (q queries) Balances(ctx context.Context, scope tenant.Scope, today calendar.Date) (payment.BalanceCents, error) {
+	var r struct {
+		PendingDebits  int64 `db:"pending_debits"`
+		PendingCredits int64 `db:"pending_credits"`
+		AtRiskDebits   int64 `db:"at_risk_debits"`
+	}
+	if err := sqlx.GetContext(ctx, q.ex, &r, balances, scope.MerchantID, scope.Env, today.Format(time.DateOnly)); err != nil {
+		return payment.BalanceCents{}, translate(err)
+	}
+	return payment.BalanceCents{PendingDebits: r.PendingDebits, PendingCredits: r.PendingCredits, AtRiskDebits: r.AtRiskDebits}, nil
+}

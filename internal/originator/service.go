@@ -1,0 +1,295 @@
+package originator
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/fundsource/fundsource/internal/ach"
+	"github.com/fundsource/fundsource/internal/audit"
+	"github.com/fundsource/fundsource/internal/core/errs"
+	"github.com/fundsource/fundsource/internal/core/money"
+	"github.com/fundsource/fundsource/internal/core/tenant"
+	"github.com/fundsource/fundsource/internal/payment"
+)
+
+// RuleIDs are the fraud-monitoring rules whose thresholds an originator
+// may set.
+var RuleIDs = []string{"first_debit_amount", "daily_velocity", "risky_account", "unverified_credit", "changed_account"}
+
+// Service reads and changes originators.
+type Service struct {
+	store Store
+	rates Rates
+	now   func() time.Time
+}
+
+// NewService returns a Service; rates gives GET /v2/originator its
+// return rates.
+func NewService(store Store, rates Rates, now func() time.Time) *Service {
+	return &Service{store: store, rates: rates, now: now}
+}
+
+// Get returns scope's originator as its merchant sees it.
+func (s *Service) Get(ctx context.Context, scope tenant.Scope) (View, error) {
+	o, err := s.store.Originator(ctx, scope)
+	if err != nil {
+		return View{}, notFound(err)
+	}
+	v := View{Originator: o.withDollars(), Usage: s.usage(o)}
+	if s.rates != nil {
+		if v.ReturnRates, err = s.rates.ReturnRates(ctx, scope); err != nil {
+			return View{}, err
+		}
+	}
+	return v, nil
+}
+
+// usage is o's usage of today's banking day: nothing when its counted day
+// is another.
+func (s *Service) usage(o Originator) Usage {
+	day := payment.BankingDay(s.now()).Format(time.DateOnly)
+	u := Usage{BankingDay: day, Debits: money.Format(0), Credits: money.Format(0)}
+	if o.UsageDay == day {
+		u.Debits, u.Credits = money.Format(o.UsedDebitCents), money.Format(o.UsedCreditCents)
+	}
+	return u
+}
+
+// Change is an operator's change of an originator; nil fields stay.
+type Change struct {
+	CompanyName   *string
+	CompanyID     *string
+	PerEntryDebit *string // dollars
+	DailyDebit    *string
+	DailyCredit   *string
+	SameDay       *bool
+	// Rules set rule thresholds by id; an empty value removes the
+	// originator's own threshold (the rule's default applies).
+	Rules map[string]string
+}
+
+// Set applies c to scope's originator and records originator.changed with
+// the fields it changed.
+func (s *Service) Set(ctx context.Context, scope tenant.Scope, c Change, by audit.Actor) (Originator, error) {
+	var out Originator
+	err := s.store.WithTx(ctx, func(tx Store) error {
+		o, err := tx.OriginatorForUpdate(ctx, scope)
+		if err != nil {
+			return notFound(err)
+		}
+		details := map[string]string{}
+		if err := apply(&o, c, details); err != nil {
+			return err
+		}
+		out = o
+		if len(details) == 0 {
+			return nil
+		}
+		if err := tx.UpdateOriginator(ctx, o); err != nil {
+			return err
+		}
+		return tx.RecordAudit(ctx, audit.In(scope, audit.OriginatorChanged, by, details))
+	})
+	return out.withDollars(), err
+}
+
+// Activate lets scope's originator send entries (originator.activated).
+func (s *Service) Activate(ctx context.Context, scope tenant.Scope, by audit.Actor) (Originator, error) {
+	return s.setStatus(ctx, scope, Active, audit.OriginatorActivated, by)
+}
+
+// Suspend stops scope's originator: no new payment or subscription, and
+// its pending payments are canceled as they are about to leave
+// (originator.suspended).
+func (s *Service) Suspend(ctx context.Context, scope tenant.Scope, by audit.Actor) (Originator, error) {
+	return s.setStatus(ctx, scope, Suspended, audit.OriginatorSuspended, by)
+}
+
+func (s *Service) setStatus(ctx context.Context, scope tenant.Scope, status, action string, by audit.Actor) (Originator, error) {
+	var out Originator
+	err := s.store.WithTx(ctx, func(tx Store) error {
+		o, err := tx.OriginatorForUpdate(ctx, scope)
+		if err != nil {
+			return notFound(err)
+		}
+		from := o.Status
+		o.Status = status
+		out = o
+		if from == status {
+			return nil
+		}
+		if err := tx.UpdateOriginator(ctx, o); err != nil {
+			return err
+		}
+		return tx.RecordAudit(ctx, audit.In(scope, action, by, map[string]string{"from": from, "to": status}))
+	})
+	return out.withDollars(), err
+}
+
+// NameTx gives scope's new originator, in tx (the transaction that
+// created the environment), its company name from the merchant's name
+// folded to NACHA's alphabet (the database's default spells only the
+// Latin-1 letters); a name that leaves nothing keeps the default.
+func (s *Service) NameTx(ctx context.Context, tx Store, scope tenant.Scope, merchantName string) error {
+	name := ach.Upper(merchantName, 16)
+	if name == "" {
+		return nil
+	}
+	o, err := tx.OriginatorForUpdate(ctx, scope)
+	if err != nil || o.CompanyName == name {
+		return err
+	}
+	o.CompanyName = name
+	return tx.UpdateOriginator(ctx, o)
+}
+
+// Active reports whether scope's originator may send entries, read in tx
+// (payment.Originators).
+func (s *Service) Active(ctx context.Context, tx payment.Store, scope tenant.Scope) (bool, error) {
+	t, err := tx.OriginatorTerms(ctx, scope, payment.BankingDay(s.now()).Format(time.DateOnly))
+	if errs.Is(err, errs.NotFound) {
+		return false, nil
+	}
+	return t.Status == Active, err
+}
+
+// SameDay reports whether scope's originator may send Same Day ACH
+// entries (payment.Originators).
+func (s *Service) SameDay(ctx context.Context, scope tenant.Scope) (bool, error) {
+	o, err := s.store.Originator(ctx, scope)
+	if err != nil {
+		return false, notFound(err)
+	}
+	return o.SameDay, nil
+}
+
+// Thresholds are the fraud-monitoring thresholds the operator set for
+// scope's originator, by rule id (payment.Thresholds); rules it does not
+// name take their defaults, as does a scope without an originator.
+func (s *Service) Thresholds(ctx context.Context, scope tenant.Scope) (map[string]string, error) {
+	o, err := s.store.Originator(ctx, scope)
+	if errs.Is(err, errs.NotFound) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	return o.Rules, nil
+}
+
+// apply changes o by c, noting each changed field in details.
+func apply(o *Originator, c Change, details map[string]string) error {
+	if c.CompanyName != nil {
+		n, err := CompanyName(*c.CompanyName)
+		if err != nil {
+			return err
+		}
+		note(details, "company_name", o.CompanyName, n)
+		o.CompanyName = n
+	}
+	if c.CompanyID != nil {
+		id := strings.ToUpper(strings.TrimSpace(*c.CompanyID))
+		if len(id) != 10 || strings.Trim(id, "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ") != "" {
+			return errs.Invalid("company_id", "company_id must be 10 letters or digits, as the bank assigned it (often 1 and the EIN)")
+		}
+		note(details, "company_id", o.CompanyID, id)
+		o.CompanyID = id
+	}
+	for _, l := range []struct {
+		name string
+		in   *string
+		to   *int64
+	}{{payment.LimitPerEntryDebit, c.PerEntryDebit, &o.PerEntryDebitCents}, {payment.LimitDailyDebit, c.DailyDebit, &o.DailyDebitCents},
+		{payment.LimitDailyCredit, c.DailyCredit, &o.DailyCreditCents}} {
+		if l.in == nil {
+			continue
+		}
+		cents, ok := money.ParseCents(strings.TrimSpace(*l.in))
+		if !ok {
+			return errs.Invalid(l.name, l.name+` must be an amount of dollars like "2500.00"`)
+		}
+		note(details, l.name, money.Format(*l.to), money.Format(cents))
+		*l.to = cents
+	}
+	if c.SameDay != nil {
+		note(details, "same_day", strconv.FormatBool(o.SameDay), strconv.FormatBool(*c.SameDay))
+		o.SameDay = *c.SameDay
+	}
+	if len(c.Rules) > 0 {
+		rules := maps.Clone(o.Rules)
+		if rules == nil {
+			rules = map[string]string{}
+		}
+		for _, id := range slices.Sorted(maps.Keys(c.Rules)) {
+			v, err := Threshold(id, c.Rules[id])
+			if err != nil {
+				return err
+			}
+			if v == "" {
+				delete(rules, id)
+			} else {
+				rules[id] = v
+			}
+			note(details, "rule."+id, o.Rules[id], v)
+		}
+		o.Rules = rules
+	}
+	return nil
+}
+
+// note records a field's change from old to new in details, when it is one.
+func note(details map[string]string, field, old, new string) {
+	if old != new {
+		details[field] = old + " -> " + new
+	}
+}
+
+// CompanyName is name as a batch header carries it: folded to ASCII,
+// upper case, in NACHA's name alphabet; refused when that leaves nothing
+// or more than 16 characters.
+func CompanyName(name string) (string, error) {
+	n := ach.Upper(name, len(name)*4+1)
+	if n == "" || len(n) > 16 {
+		return "", errs.Invalid("company_name", "company_name must be 1 to 16 characters once folded to ASCII upper case")
+	}
+	return n, nil
+}
+
+// Threshold is the normalized threshold of rule id: dollars ("500.00"),
+// or for daily_velocity a count of debits and an amount, "5/10000.00"; ""
+// for "" (the rule's default).
+func Threshold(id, value string) (string, error) {
+	if !slices.Contains(RuleIDs, id) {
+		return "", errs.Invalid("rule", fmt.Sprintf("unknown rule %q; the rules are %s", id, strings.Join(RuleIDs, ", ")))
+	}
+	value = strings.TrimSpace(value)
+	if value == "" {
+		return "", nil
+	}
+	if id == "daily_velocity" {
+		n, amount, ok := strings.Cut(value, "/")
+		count, err := strconv.Atoi(n)
+		cents, amountOK := money.ParseCents(amount)
+		if !ok || err != nil || count < 1 || count > 10000 || !amountOK {
+			return "", errs.Invalid("rule", `daily_velocity takes a number of debits and an amount per source and banking day, like "5/10000.00"`)
+		}
+		return strconv.Itoa(count) + "/" + money.Format(cents), nil
+	}
+	cents, ok := money.ParseCents(value)
+	if !ok {
+		return "", errs.Invalid("rule", id+` takes an amount of dollars, like "500.00"`)
+	}
+	return money.Format(cents), nil
+}
+
+func notFound(err error) error {
+	if errs.Is(err, errs.NotFound) {
+		return errs.New(errs.NotFound, "This merchant environment has no originator.")
+	}
+	return err
+}

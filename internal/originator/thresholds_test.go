@@ -1,0 +1,46 @@
+package originator_test
+
+import (
+	"encoding/json"
+	"testing"
+
+	"github.com/fundsource/fundsource/internal/audit"
+	"github.com/fundsource/fundsource/internal/core/tenant"
+	"github.com/fundsource/fundsource/internal/originator"
+	"github.com/fundsource/fundsource/internal/payment"
+	"github.com/fundsource/fundsource/internal/testing/fixture"
+)
+
+// TestTheOperatorsRuleThresholdsHoldPayments: a threshold set with
+// `originator set --rule` is the one the payment service's monitoring
+// applies to that originator's payments, at it and one cent over; another
+// merchant keeps the default.
+func TestTheOperatorsRuleThresholdsHoldPayments(t *testing.T) {
+	t.Parallel()
+	f := fixture.New(t)
+	scope, other := f.Sandbox("Acme"), f.Sandbox("Beta")
+	if _, err := f.Originators.Set(ctx, scope, originator.Change{Rules: map[string]string{"first_debit_amount": "100.00"}},
+		audit.Operator("ops@example.com")); err != nil {
+		t.Fatal(err)
+	}
+	debit := func(s tenant.Scope, account, amount string) payment.Payment {
+		t.Helper()
+		src := f.VerifiedSource(s, f.Customer(s), account)
+		p, err := f.Payments.Create(ctx, s, payment.Input{SourceID: src.ID, Direction: payment.Debit,
+			Amount: json.RawMessage(`"` + amount + `"`)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	if p := debit(scope, "300000000001", "100.00"); p.Status != payment.Pending {
+		t.Errorf("a first debit at the operator's threshold: %s, want pending", p.Status)
+	}
+	p := debit(scope, "300000000002", "100.01")
+	if p.Status != payment.Held || p.HoldReason == nil || *p.HoldReason != "fraud_rule:first_debit_amount" {
+		t.Errorf("a first debit a cent over the operator's threshold: %s %v, want held for fraud_rule:first_debit_amount", p.Status, p.HoldReason)
+	}
+	if p := debit(other, "300000000003", "100.01"); p.Status != payment.Pending {
+		t.Errorf("another merchant's first debit under the default threshold: %s, want pending", p.Status)
+	}
+}

@@ -1,7 +1,6 @@
 package payment_test
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 	"testing"
@@ -219,19 +218,18 @@ func TestChangedAccountRule(t *testing.T) {
 	}
 }
 
-// thresholds is an originator's thresholds kept in memory, as the
-// originator resource keeps them in its table.
-type thresholds map[tenant.Scope]map[string]string
-
-func (t thresholds) Thresholds(_ context.Context, scope tenant.Scope) (map[string]string, error) {
-	return t[scope], nil
-}
-
+// TestPerOriginatorThresholds: the thresholds the operator set for one
+// originator judge its payments; another originator keeps the defaults.
 func TestPerOriginatorThresholds(t *testing.T) {
 	t.Parallel()
 	f := fixture.New(t)
 	strict, other := f.Sandbox("Strict"), f.Sandbox("Other")
-	f.Payments.WithThresholds(thresholds{strict: {payment.RuleFirstDebitAmount: "100.00", payment.RuleDailyVelocity: "1/50000.00"}})
+	// As the originator resource keeps them: in its row, read with the
+	// payment's risk facts.
+	if _, err := f.SQL().Exec(`UPDATE originators SET rule_thresholds = $3::jsonb WHERE merchant_id = $1 AND environment = $2`,
+		strict.MerchantID, strict.Env, `{"first_debit_amount":"100.00","daily_velocity":"1/50000.00"}`); err != nil {
+		t.Fatal(err)
+	}
 	p, r := create(t, f, strict, money(f.VerifiedSource(strict, f.Customer(strict), account(1)).ID, payment.Debit, "100.00"))
 	wantHold(t, "100.00 at the originator's threshold", p, r, "")
 	src := f.VerifiedSource(strict, f.Customer(strict), account(2)).ID

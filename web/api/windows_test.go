@@ -6,7 +6,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fundsource/fundsource/internal/audit"
 	"github.com/fundsource/fundsource/internal/config"
+	"github.com/fundsource/fundsource/internal/core/tenant"
+	"github.com/fundsource/fundsource/internal/originator"
 	th "github.com/fundsource/fundsource/internal/testing/harness"
 	"github.com/fundsource/fundsource/internal/testing/webtest"
 )
@@ -33,6 +36,13 @@ func TestSameDayPaymentRules(t *testing.T) {
 	h := webtest.NewHarness(t, func(c *config.Config) { c.PaymentMaxCents = 5_000_000_00 })
 	m := h.Merchant("Acme")
 	key := m.Sandbox.SecretKey
+	// The originator's day of credits must hold the same-day entry limit
+	// twice over, so only that limit is what refuses.
+	daily := "5000000.00"
+	if _, err := h.Svc.Originators.Set(context.Background(), tenant.Scope{MerchantID: m.Merchant.ID, Env: tenant.Sandbox},
+		originator.Change{DailyCredit: &daily}, audit.Operator("test")); err != nil {
+		t.Fatal(err)
+	}
 	src := h.Source(key, h.Customer(key), "123456789")
 	body := func(amount string) string {
 		return `{"funding_source_id":"` + src + `","amount":"` + amount + `","direction":"credit","same_day":true}`

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"time"
 
 	"github.com/jmoiron/sqlx"
@@ -19,7 +20,8 @@ import (
 // subqueries of one statement over the source's row: its debits through
 // payments_of_source (the source's rows, newest first, stop at the day's
 // start), its changes through funding_source_changes_of_source, the
-// customer and the originator's guardrail by primary key.
+// customer, the originator's guardrail and its rule thresholds by
+// primary key.
 const riskFacts = `
 SELECT f.created_at, f.status = 'Verified' AS verified, coalesce(f.check_result, '') AS check_result,
   (SELECT count(*) FROM (SELECT 1 FROM payments p
@@ -31,7 +33,9 @@ SELECT f.created_at, f.status = 'Verified' AS verified, coalesce(f.check_result,
        AND c.change_code IN ('C01', 'C02', 'C03', 'C06', 'C07')) AS account_changed_at,
   coalesce((SELECT u.screening ->> 'status' FROM customers u
      WHERE u.merchant_id = f.merchant_id AND u.environment = f.environment AND u.id = f.customer_id), '') AS screening,
-  coalesce(g.hold_reason, '') AS guardrail, g.computed_at AS guardrail_computed_at
+  coalesce(g.hold_reason, '') AS guardrail, g.computed_at AS guardrail_computed_at,
+  coalesce((SELECT o.rule_thresholds FROM originators o
+     WHERE o.merchant_id = f.merchant_id AND o.environment = f.environment), '{}') AS rule_thresholds
 FROM funding_sources f
 CROSS JOIN LATERAL (
   SELECT count(*) AS n, coalesce(sum(p.amount_cents), 0) AS cents FROM payments p
@@ -53,6 +57,7 @@ func (q queries) RiskFacts(ctx context.Context, scope tenant.Scope, sourceID str
 		Screening         string     `db:"screening"`
 		Guardrail         string     `db:"guardrail"`
 		GuardrailComputed *time.Time `db:"guardrail_computed_at"`
+		Thresholds        []byte     `db:"rule_thresholds"`
 	}
 	err := sqlx.GetContext(ctx, q.ex, &r, riskFacts, scope.MerchantID, scope.Env, sourceID, dayStart)
 	if errors.Is(err, sql.ErrNoRows) {
@@ -61,7 +66,11 @@ func (q queries) RiskFacts(ctx context.Context, scope tenant.Scope, sourceID str
 	if err != nil {
 		return payment.RiskFacts{}, translate(err)
 	}
-	return payment.RiskFacts{Found: true, SourceCreatedAt: r.CreatedAt.UTC(), Verified: r.Verified, Check: r.Check,
+	var th map[string]string
+	if err := json.Unmarshal(r.Thresholds, &th); err != nil {
+		return payment.RiskFacts{}, fmt.Errorf("originator's rule thresholds: %w", err)
+	}
+	return payment.RiskFacts{Found: true, Thresholds: th, SourceCreatedAt: r.CreatedAt.UTC(), Verified: r.Verified, Check: r.Check,
 		PriorDebits: r.PriorDebits, DayDebits: r.DayDebits, DayCents: r.DayCents, AccountChangedAt: utcPtr(r.AccountChangedAt),
 		Screening: r.Screening, Guardrail: r.Guardrail, GuardrailComputedAt: utcPtr(r.GuardrailComputed)}, nil
 }

@@ -56,18 +56,18 @@ templ-check:
 	@if [ -d .git ] && [ -n "$$(git status --porcelain -- templates)" ]; then \
 		echo "templ output is stale: run 'go tool templ generate' and commit"; git status --short -- templates; exit 1; fi
 
-## screenshots: the hosted page's and the dashboard's pictures in the README (static/screenshots/)
+## screenshots: the dashboard's pictures in the README and the hosted page's in docs/walkthrough.md (static/screenshots/)
 screenshots: browser
 	@if [ -z "$$TEST_DATABASE_URL" ]; then $(MAKE) --no-print-directory postgres; fi
 	HOSTED_SCREENSHOTS=$(CURDIR)/static/screenshots DASHBOARD_SCREENSHOTS=$(CURDIR)/static/screenshots \
-		$(GO) test -count=1 -run 'TestBrowserHostedStates|TestBrowserDashboardTour|TestBrowserDashboardActivityPages' ./web
+		$(GO) test -count=1 -run 'TestBrowserHostedStates|TestBrowserDashboardTour|TestBrowserDashboardActivityPages' ./web/hosted ./web/dashboard
 
 ## fuzz: run each fuzz target briefly
 fuzz:
 	$(GO) test -run='^$$' -fuzz=FuzzDecode -fuzztime=30s ./web/surface
 	$(GO) test -run='^$$' -fuzz=FuzzParseSecretKey -fuzztime=15s ./internal/merchant
 	$(GO) test -run='^$$' -fuzz=FuzzParseCents -fuzztime=30s ./internal/core/money
-	$(GO) test -run='^$$' -fuzz=FuzzValidChecksum -fuzztime=30s ./internal/routing
+	$(GO) test -run='^$$' -fuzz=FuzzValidChecksum -fuzztime=30s ./internal/adapter/routing
 	$(GO) test -run='^$$' -fuzz=FuzzParseStatementAmount -fuzztime=30s ./internal/funding
 	$(GO) test -run='^$$' -fuzz=FuzzTarget -fuzztime=30s ./internal/core/redirect
 	$(GO) test -run='^$$' -fuzz=FuzzParseStatement -fuzztime=30s ./internal/ach

@@ -1,5 +1,5 @@
 // Package static embeds the CSS and scripts served under /static/.
-// screenshots/ holds the README's pictures of the hosted page (made by
+// screenshots/ holds the pictures of the README and docs/walkthrough.md (made by
 // `make screenshots`); they are not embedded or served.
 package static
 

@@ -12,7 +12,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/fundsource/fundsource/internal/dev/railsim"
+	"github.com/fundsource/fundsource/internal/testing/webtest"
+
+	"github.com/fundsource/fundsource/internal/adapter/rail/railsim"
 	th "github.com/fundsource/fundsource/internal/testing/harness"
 )
 
@@ -20,7 +22,7 @@ import (
 // through the engine on the throwaway PostgreSQL (fsync off: this measures
 // the service's own overhead, not the disk).
 func BenchmarkCreateCustomer(b *testing.B) {
-	h := newHarness(b)
+	h := webtest.NewHarness(b)
 	key := h.Merchant("Bench").Sandbox.SecretKey
 	benchmarkKeyedPost(b, h, key, "/v2/customers", func(i int64) string {
 		return fmt.Sprintf(`{"first_name":"A","last_name":"B","email":"c%d@example.com"}`, i)
@@ -30,7 +32,7 @@ func BenchmarkCreateCustomer(b *testing.B) {
 // BenchmarkCreateFundingSource measures POST /v2/funding-source with an
 // Idempotency-Key: one statement per creation.
 func BenchmarkCreateFundingSource(b *testing.B) {
-	h := newHarness(b)
+	h := webtest.NewHarness(b)
 	key := h.Merchant("Bench").Sandbox.SecretKey
 	user := h.Customer(key)
 	benchmarkKeyedPost(b, h, key, "/v2/funding-source", func(i int64) string {
@@ -40,7 +42,7 @@ func BenchmarkCreateFundingSource(b *testing.B) {
 
 // benchmarkKeyedPost sends POSTs to path with the i-th body and a new
 // Idempotency-Key each, in parallel, and requires 200.
-func benchmarkKeyedPost(b *testing.B, h *harness, key, path string, body func(i int64) string) {
+func benchmarkKeyedPost(b *testing.B, h *webtest.Harness, key, path string, body func(i int64) string) {
 	var n atomic.Int64
 	b.ReportAllocs()
 	b.ResetTimer()
@@ -62,21 +64,21 @@ func benchmarkKeyedPost(b *testing.B, h *harness, key, path string, body func(i 
 
 // BenchmarkGetCustomer measures GET /v2/customers/{id}.
 func BenchmarkGetCustomer(b *testing.B) {
-	h := newHarness(b)
+	h := webtest.NewHarness(b)
 	key := h.Merchant("Bench").Sandbox.SecretKey
-	id := th.WantOK(h.T, h.Post("/v2/customers", key, ada))["user_id"].(string)
+	id := th.WantOK(h.T, h.Post("/v2/customers", key, webtest.Ada))["user_id"].(string)
 	benchmarkGet(b, h, key, "/v2/customers/"+id)
 }
 
 // BenchmarkGetFundingSource measures GET /v2/funding-source/{id}.
 func BenchmarkGetFundingSource(b *testing.B) {
-	h := newHarness(b)
+	h := webtest.NewHarness(b)
 	key := h.Merchant("Bench").Sandbox.SecretKey
 	benchmarkGet(b, h, key, "/v2/funding-source/"+h.Source(key, h.Customer(key), "123456789"))
 }
 
 // benchmarkGet sends GETs of path in parallel and requires 200.
-func benchmarkGet(b *testing.B, h *harness, key, path string) {
+func benchmarkGet(b *testing.B, h *webtest.Harness, key, path string) {
 	b.ReportAllocs()
 	b.ResetTimer()
 	b.RunParallel(func(pb *testing.PB) {
@@ -95,18 +97,18 @@ func benchmarkGet(b *testing.B, h *harness, key, path string) {
 // BenchmarkHostedPage measures the hosted page's GET of a source whose
 // micro-deposits are on their way, with a successUrl and a cancelUrl.
 func BenchmarkHostedPage(b *testing.B) {
-	s := newHostedSetup(b)
-	if _, err := s.h.Funding.InitiateVerification(context.Background(), s.scope, s.src); err != nil {
+	s := webtest.NewHostedSetup(b)
+	if _, err := s.H.Funding.InitiateVerification(context.Background(), s.Scope, s.Src); err != nil {
 		b.Fatal(err)
 	}
-	path := s.path(okQuery())
+	path := s.Path(webtest.OkQuery())
 	b.ReportAllocs()
 	b.ResetTimer()
 	b.RunParallel(func(pb *testing.PB) {
 		for pb.Next() {
 			r := httptest.NewRequest(http.MethodGet, path, nil)
 			w := httptest.NewRecorder()
-			s.h.Engine.ServeHTTP(w, r)
+			s.H.Engine.ServeHTTP(w, r)
 			if w.Code != http.StatusOK {
 				b.Fatalf("status %d: %s", w.Code, w.Body)
 			}
@@ -122,7 +124,7 @@ func BenchmarkInstantVerification(b *testing.B) {
 	sim := railsim.New()
 	rail := httptest.NewServer(sim.Handler())
 	defer rail.Close()
-	h := newHarness(b, th.WithRail(rail.URL))
+	h := webtest.NewHarness(b, th.WithRail(rail.URL))
 	key := h.Merchant("Bench").Sandbox.SecretKey
 	user := h.Customer(key)
 	post := func(path, body string) map[string]any {

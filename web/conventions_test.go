@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/fundsource/fundsource/internal/testing/webtest"
+
 	"github.com/fundsource/fundsource/internal/audit"
 	"github.com/fundsource/fundsource/internal/core/tenant"
 	th "github.com/fundsource/fundsource/internal/testing/harness"
@@ -17,7 +19,7 @@ import (
 // work as their /v2 twins do.
 func TestUnversionedAccountsPaths(t *testing.T) {
 	t.Parallel()
-	h := newHarness(t)
+	h := webtest.NewHarness(t)
 	key := h.Merchant("Acme").Sandbox.SecretKey
 	id := h.Source(key, h.Customer(key), "55554444")
 	if r := th.WantOK(t, h.Post("/accounts", key, `{"account_number":"55554444"}`)); r["available"] != false {
@@ -34,7 +36,7 @@ func TestUnversionedAccountsPaths(t *testing.T) {
 // TestEmptyAccountTypeIsRefused: account_type "" is not the default.
 func TestEmptyAccountTypeIsRefused(t *testing.T) {
 	t.Parallel()
-	h := newHarness(t)
+	h := webtest.NewHarness(t)
 	key := h.Merchant("Acme").Sandbox.SecretKey
 	user := h.Customer(key)
 	r := h.Post("/v2/funding-source", key, `{"user_id":"`+user+`","routing_number":"021000021","account_number":"12341234","account_type":""}`)
@@ -45,7 +47,7 @@ func TestEmptyAccountTypeIsRefused(t *testing.T) {
 // cents and are answered in the canonical form.
 func TestWholeCentAmountsPassWhateverTheirSpelling(t *testing.T) {
 	t.Parallel()
-	h := newHarness(t)
+	h := webtest.NewHarness(t)
 	key := h.Merchant("Acme").Sandbox.SecretKey
 	src := h.Source(key, h.Customer(key), "777788889")
 	if p := th.WantOK(t, h.Post("/v2/payments", key, th.PaymentBody(src, `0.550`, "credit"))); p["amount"] != "0.55" {
@@ -60,7 +62,7 @@ func TestWholeCentAmountsPassWhateverTheirSpelling(t *testing.T) {
 // routing numbers are invalid_routing_number in production only.
 func TestProductionRefusesTheSandboxsTestRoutingNumbers(t *testing.T) {
 	t.Parallel()
-	h := newHarness(t)
+	h := webtest.NewHarness(t)
 	m := h.Merchant("Acme")
 	key := m.Sandbox.SecretKey
 	user := h.Customer(key)
@@ -76,12 +78,12 @@ func TestProductionRefusesTheSandboxsTestRoutingNumbers(t *testing.T) {
 // unknown query parameter is refused by name.
 func TestConventions(t *testing.T) {
 	t.Parallel()
-	h := newHarness(t)
+	h := webtest.NewHarness(t)
 	key := h.Merchant("Acme").Sandbox.SecretKey
 	h.RegisterWebhook(key, "https://hooks.example/a")
 	src := h.VerifiedSource(key, h.Customer(key), "222222222")
 	pay := th.WantOK(t, h.Post("/v2/payments", key, th.PaymentBody(src, `"5.00"`, "credit")))["payment_id"].(string)
-	sub := th.WantOK(t, h.Post("/v2/subscriptions", key, subscriptionBody(src, "9.99", "weekly", "2026-11-20")))["subscription_id"].(string)
+	sub := th.WantOK(t, h.Post("/v2/subscriptions", key, webtest.SubscriptionBody(src, "9.99", "weekly", "2026-11-20")))["subscription_id"].(string)
 	unverified := h.Source(key, h.Customer(key), "333333333")
 	th.WantOK(t, h.Initiate(key, unverified))
 	var firstEvent string
@@ -95,7 +97,7 @@ func TestConventions(t *testing.T) {
 	} {
 		th.WantOK(t, h.Do(th.Req{Method: http.MethodPost, Path: path, Key: key, NoContentType: true}))
 	}
-	r := h.Do(th.Req{Method: http.MethodPost, Path: "/v2/customers", Key: key, Body: ada, NoContentType: true})
+	r := h.Do(th.Req{Method: http.MethodPost, Path: "/v2/customers", Key: key, Body: webtest.Ada, NoContentType: true})
 	th.WantError(t, r, http.StatusUnsupportedMediaType, "unsupported_media_type")
 
 	for path, param := range map[string]string{
@@ -116,7 +118,7 @@ func TestConventions(t *testing.T) {
 // the configured base addresses, both when they differ.
 func TestOpenAPIServersComeFromTheConfiguration(t *testing.T) {
 	t.Parallel()
-	servers := func(h *harness) []string {
+	servers := func(h *webtest.Harness) []string {
 		var doc struct {
 			Servers []struct{ URL string } `json:"servers"`
 		}
@@ -129,11 +131,11 @@ func TestOpenAPIServersComeFromTheConfiguration(t *testing.T) {
 		}
 		return out
 	}
-	if got := servers(newHarness(t, th.WithHosts("sandbox.api.test", "api.test"))); len(got) != 2 ||
+	if got := servers(webtest.NewHarness(t, th.WithHosts("sandbox.api.test", "api.test"))); len(got) != 2 ||
 		got[0] != "http://sandbox.api.test" || got[1] != "http://api.test" {
 		t.Errorf("two hosts: servers %v", got)
 	}
-	if got := servers(newHarness(t)); len(got) != 1 {
+	if got := servers(webtest.NewHarness(t)); len(got) != 1 {
 		t.Errorf("one host: servers %v", got)
 	}
 }
@@ -143,14 +145,14 @@ func TestOpenAPIServersComeFromTheConfiguration(t *testing.T) {
 // is described by the error and its hint.
 func TestSignInAndSignUpInputsCarryOneDescription(t *testing.T) {
 	t.Parallel()
-	h := newHarness(t)
+	h := webtest.NewHarness(t)
 	for _, path := range []string{"/dashboard/sign-in", "/dashboard/sign-up"} {
-		body := string(h.page(path).Body)
+		body := string(h.Page(path).Body)
 		if strings.Contains(body, " else") || strings.Count(body, `aria-describedby="password-hint" aria-describedby`) > 0 {
 			t.Errorf("%s: stray attributes", path)
 		}
 	}
-	p := newDash(h).post("/dashboard/sign-up", url.Values{"name": {"X"}, "email": {"x@example.com"}, "password": {"short"}})
+	p := webtest.NewDash(h).Post("/dashboard/sign-up", url.Values{"name": {"X"}, "email": {"x@example.com"}, "password": {"short"}})
 	if body := string(p.Body); strings.Count(body, "aria-describedby") != 1 || !strings.Contains(body, `aria-describedby="form-error password-hint"`) {
 		t.Errorf("the refused password's input is not described by the error and its hint once:\n%s", body)
 	}
@@ -159,7 +161,7 @@ func TestSignInAndSignUpInputsCarryOneDescription(t *testing.T) {
 // TestFaviconIsServed: the hosted page's browser gets no 404.
 func TestFaviconIsServed(t *testing.T) {
 	t.Parallel()
-	h := newHarness(t)
+	h := webtest.NewHarness(t)
 	if r := h.Do(th.Req{Method: http.MethodGet, Path: "/favicon.ico"}); r.Code != http.StatusOK || !strings.HasPrefix(r.Header.Get("Content-Type"), "image/") {
 		t.Errorf("/favicon.ico: %d %s", r.Code, r.Header.Get("Content-Type"))
 	}
@@ -168,7 +170,7 @@ func TestFaviconIsServed(t *testing.T) {
 // TestUnmatchedRouteIsLoggedWithItsPath.
 func TestUnmatchedRouteIsLoggedWithItsPath(t *testing.T) {
 	t.Parallel()
-	h := newHarness(t)
+	h := webtest.NewHarness(t)
 	key := h.Merchant("Acme Books").Sandbox.SecretKey
 	h.Get("/v2/no-such-thing", key)
 	if !strings.Contains(h.Logs.String(), `"route":"unmatched"`) || !strings.Contains(h.Logs.String(), `"path":"/v2/no-such-thing"`) {
@@ -179,16 +181,16 @@ func TestUnmatchedRouteIsLoggedWithItsPath(t *testing.T) {
 // TestUnknownDashboardStatusFilterSaysSo.
 func TestUnknownDashboardStatusFilterSaysSo(t *testing.T) {
 	t.Parallel()
-	h := newHarness(t)
-	d, _ := signedIn(t, h, "Other Shop")
-	wantPage(t, d.get("/dashboard/funding-sources?status=Verifed"), http.StatusBadRequest, "There is no status filter", "Verifed")
+	h := webtest.NewHarness(t)
+	d, _ := webtest.SignedIn(t, h, "Other Shop")
+	webtest.WantPage(t, d.Get("/dashboard/funding-sources?status=Verifed"), http.StatusBadRequest, "There is no status filter", "Verifed")
 }
 
 // TestWebhookTestPayloadClaimsNothingAboutTheAnswer: webhook.test's data
 // does not say the endpoint received and verified it.
 func TestWebhookTestPayloadClaimsNothingAboutTheAnswer(t *testing.T) {
 	t.Parallel()
-	h := newHarness(t)
+	h := webtest.NewHarness(t)
 	key := h.Merchant("Acme Books").Sandbox.SecretKey
 	h.RegisterWebhook(key, "https://hooks.example/x")
 	ev := th.WantOK(t, h.Post("/v2/webhooks/test", key, ""))
@@ -200,13 +202,13 @@ func TestWebhookTestPayloadClaimsNothingAboutTheAnswer(t *testing.T) {
 // TestSettingsShowMerchantIDAndThirdPartyVerification.
 func TestSettingsShowMerchantIDAndThirdPartyVerification(t *testing.T) {
 	t.Parallel()
-	h := newHarness(t)
+	h := webtest.NewHarness(t)
 	m := h.Merchant("Acme Books")
-	dm := newDash(h)
-	dm.signIn(m.Merchant.Email, "correct horse battery")
-	wantPage(t, dm.get("/dashboard/settings"), http.StatusOK, m.Merchant.ID, "Third-party verification", "Off:")
+	dm := webtest.NewDash(h)
+	dm.SignIn(m.Merchant.Email, "correct horse battery")
+	webtest.WantPage(t, dm.Get("/dashboard/settings"), http.StatusOK, m.Merchant.ID, "Third-party verification", "Off:")
 	if err := h.Merchants.EnableThirdPartyVerification(context.Background(), tenant.Scope{MerchantID: m.Merchant.ID, Env: tenant.Sandbox}, audit.Operator("test")); err != nil {
 		t.Fatal(err)
 	}
-	wantPage(t, dm.get("/dashboard/settings"), http.StatusOK, "On: <code>")
+	webtest.WantPage(t, dm.Get("/dashboard/settings"), http.StatusOK, "On: <code>")
 }

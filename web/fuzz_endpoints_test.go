@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/fundsource/fundsource/internal/testing/webtest"
+
 	"github.com/fundsource/fundsource/internal/audit"
 	"github.com/fundsource/fundsource/internal/config"
 	"github.com/fundsource/fundsource/internal/core/tenant"
@@ -25,7 +27,7 @@ var fuzzPosts = []string{
 // FuzzEndpoints: any body to any JSON endpoint answers below 500, and every
 // error is the contract's envelope.
 func FuzzEndpoints(f *testing.F) {
-	h := newHarness(f)
+	h := webtest.NewHarness(f)
 	key := h.Merchant("Fuzz").Sandbox.SecretKey
 	user := h.Customer(key)
 	src := h.Source(key, user, "123456789")
@@ -42,7 +44,7 @@ func FuzzEndpoints(f *testing.F) {
 		``,
 		`{}`,
 		th.PaymentBody(src, `"1.00"`, "credit"),
-		subscriptionBody(src, "1.00", "weekly", "2026-11-09"),
+		webtest.SubscriptionBody(src, "1.00", "weekly", "2026-11-09"),
 	}
 	// fields are the top-level keys each endpoint's seed sends.
 	fields := map[string][]string{}
@@ -158,7 +160,7 @@ func keyDifferential(body []byte, fields []string) bool {
 // FuzzHostedForm: any amounts posted to the hosted page answer a page
 // below 500.
 func FuzzHostedForm(f *testing.F) {
-	h := newHarness(f, func(c *config.Config) { c.HostedSubmitsPerIP, c.HostedSubmitsPerSource = 1e6, 1e6 })
+	h := webtest.NewHarness(f, func(c *config.Config) { c.HostedSubmitsPerIP, c.HostedSubmitsPerSource = 1e6, 1e6 })
 	m := h.Merchant("Fuzz")
 	key := m.Sandbox.SecretKey
 	user := h.Customer(key)
@@ -204,7 +206,7 @@ var fuzzGets = []string{
 // FuzzPathsAndQueries: any text (NUL, invalid UTF-8, anything) as a path
 // id or query value answers below 500, on the API and on the pages.
 func FuzzPathsAndQueries(f *testing.F) {
-	h := newHarness(f)
+	h := webtest.NewHarness(f)
 	m := h.Merchant("Fuzz")
 	key := m.Sandbox.SecretKey
 	user := h.Customer(key)

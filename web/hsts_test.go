@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/fundsource/fundsource/internal/testing/webtest"
+
 	"github.com/fundsource/fundsource/internal/config"
 	th "github.com/fundsource/fundsource/internal/testing/harness"
 )
@@ -19,7 +21,7 @@ func TestHSTSOnEveryAnswerInProduction(t *testing.T) {
 	for _, mode := range []config.Mode{config.Development, config.Production} {
 		t.Run(string(mode), func(t *testing.T) {
 			t.Parallel()
-			h := newHarness(t, func(c *config.Config) { c.Mode = mode })
+			h := webtest.NewHarness(t, func(c *config.Config) { c.Mode = mode })
 			key := h.Merchant("Acme").Sandbox.SecretKey
 			once := map[string]string{"Idempotency-Key": "hsts-once"}
 			th.WantOK(t, h.Do(th.Req{Method: http.MethodPost, Path: "/v2/customers", Key: key, Header: once,
@@ -65,7 +67,7 @@ func TestHSTSOnEveryAnswerInProduction(t *testing.T) {
 // production); one that is no route with or without the slash is a 404.
 func TestTrailingSlashRedirectsThroughTheMiddleware(t *testing.T) {
 	t.Parallel()
-	h := newHarness(t, func(c *config.Config) { c.Mode = config.Production })
+	h := webtest.NewHarness(t, func(c *config.Config) { c.Mode = config.Production })
 	key := h.Merchant("Acme").Sandbox.SecretKey
 	user := h.Customer(key)
 	for _, c := range []struct {

@@ -6,12 +6,14 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/fundsource/fundsource/internal/testing/webtest"
+
 	th "github.com/fundsource/fundsource/internal/testing/harness"
 )
 
 func TestStrictJSON(t *testing.T) {
 	t.Parallel()
-	h := newHarness(t)
+	h := webtest.NewHarness(t)
 	key := h.Merchant("Acme").Sandbox.SecretKey
 	cases := []struct {
 		name        string
@@ -21,14 +23,14 @@ func TestStrictJSON(t *testing.T) {
 		code        string
 		param       string
 	}{
-		{"no content type", ada, "-", 415, "unsupported_media_type", ""},
-		{"text/plain", ada, "text/plain", 415, "unsupported_media_type", ""},
+		{"no content type", webtest.Ada, "-", 415, "unsupported_media_type", ""},
+		{"text/plain", webtest.Ada, "text/plain", 415, "unsupported_media_type", ""},
 		{"form", "first_name=Ada", "application/x-www-form-urlencoded", 415, "unsupported_media_type", ""},
 		{"too large", `{"first_name":"` + strings.Repeat("a", 70<<10) + `"}`, "", 413, "request_too_large", ""},
 		{"malformed", `{"first_name":`, "", 400, "invalid_request", ""},
 		{"not json", `hello`, "", 400, "invalid_request", ""},
-		{"trailing object", ada + ` {}`, "", 400, "invalid_request", ""},
-		{"trailing garbage", ada + `x`, "", 400, "invalid_request", ""},
+		{"trailing object", webtest.Ada + ` {}`, "", 400, "invalid_request", ""},
+		{"trailing garbage", webtest.Ada + `x`, "", 400, "invalid_request", ""},
 		{"unknown field", `{"first_name":"A","last_name":"L","email":"a@example.com","age":3}`, "", 400, "invalid_request", "age"},
 		{"number for string", `{"first_name":12,"last_name":"L","email":"a@example.com"}`, "", 400, "invalid_request", "first_name"},
 		{"object for string", `{"first_name":{},"last_name":"L","email":"a@example.com"}`, "", 400, "invalid_request", "first_name"},
@@ -65,7 +67,7 @@ func TestStrictJSON(t *testing.T) {
 		t.Errorf("message %q does not say to send a string", msg)
 	}
 	// Parameters on the media type are fine.
-	th.WantOK(t, h.Do(th.Req{Method: http.MethodPost, Path: "/v2/customers", Key: key, Body: ada,
+	th.WantOK(t, h.Do(th.Req{Method: http.MethodPost, Path: "/v2/customers", Key: key, Body: webtest.Ada,
 		Header: map[string]string{"Content-Type": "application/json; charset=utf-8"}}))
 }
 
@@ -90,7 +92,7 @@ func objectOf(pairs [][2]string) string {
 // and acts on neither.
 func TestJSONKeysExactAndOnceOnEveryEndpoint(t *testing.T) {
 	t.Parallel()
-	h := newHarness(t)
+	h := webtest.NewHarness(t)
 	key := h.Merchant("Acme").Sandbox.SecretKey
 	user := h.Customer(key)
 	src := h.Source(key, user, "123456789")

@@ -11,18 +11,20 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fundsource/fundsource/internal/testing/webtest"
+
 	"github.com/gin-gonic/gin"
 	"github.com/lib/pq"
 
+	"github.com/fundsource/fundsource/internal/adapter/postgres"
 	"github.com/fundsource/fundsource/internal/config"
-	"github.com/fundsource/fundsource/internal/postgres"
 	th "github.com/fundsource/fundsource/internal/testing/harness"
 	"github.com/fundsource/fundsource/internal/testing/pgtest"
 )
 
 func TestRateLimitPerKey(t *testing.T) {
 	t.Parallel()
-	h := newHarness(t, th.WithRateLimit(2, 100))
+	h := webtest.NewHarness(t, th.WithRateLimit(2, 100))
 	a, b := h.Merchant("Alpha"), h.Merchant("Beta")
 	for i := range 2 {
 		if r := h.Get("/v2/customers", a.Sandbox.SecretKey); r.Code != 200 {
@@ -43,7 +45,7 @@ func TestRateLimitPerKey(t *testing.T) {
 
 func TestPanicBecomes500Envelope(t *testing.T) {
 	t.Parallel()
-	h := newHarness(t)
+	h := webtest.NewHarness(t)
 	h.Engine.GET("/test-panic", func(*gin.Context) { panic("secret detail") })
 	r := h.Do(th.Req{Method: http.MethodGet, Path: "/test-panic"})
 	th.WantError(t, r, http.StatusInternalServerError, "internal_error")
@@ -62,7 +64,7 @@ func TestDatabaseDownGives503(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer down.Close()
-	h := newHarnessOn(t, down, "")
+	h := webtest.NewHarnessOn(t, down, "")
 	r := h.Get("/v2/customers", "sk_test_"+strings.Repeat("C", 43))
 	th.WantError(t, r, http.StatusServiceUnavailable, "service_unavailable")
 	if r.Header.Get("Retry-After") == "" {
@@ -78,7 +80,7 @@ func TestDatabaseDownGives503(t *testing.T) {
 
 func TestHealthReadinessMetricsAndUnknownRoutes(t *testing.T) {
 	t.Parallel()
-	h := newHarness(t)
+	h := webtest.NewHarness(t)
 	key := h.Merchant("Acme").Sandbox.SecretKey
 	if r := h.Get("/healthz", ""); r.Code != 200 {
 		t.Errorf("/healthz = %d", r.Code)
@@ -86,7 +88,7 @@ func TestHealthReadinessMetricsAndUnknownRoutes(t *testing.T) {
 	if r := h.Get("/readyz", ""); r.Code != 200 || r.JSON(t)["database"] != "ok" {
 		t.Errorf("/readyz = %d %s", r.Code, r.Body)
 	}
-	th.WantOK(t, h.Post("/v2/customers", key, ada))
+	th.WantOK(t, h.Post("/v2/customers", key, webtest.Ada))
 	th.WantError(t, h.Get("/v2/nothing-here", key), http.StatusNotFound, "route_not_found")
 	th.WantError(t, h.Do(th.Req{Method: http.MethodDelete, Path: "/v2/customers", Key: key}), http.StatusMethodNotAllowed, "method_not_allowed")
 
@@ -105,7 +107,7 @@ func TestHealthReadinessMetricsAndUnknownRoutes(t *testing.T) {
 
 func TestOpenAPIDescribesEveryRoute(t *testing.T) {
 	t.Parallel()
-	h := newHarness(t)
+	h := webtest.NewHarness(t)
 	r := h.Get("/v2/openapi.json", "")
 	var doc struct {
 		Paths map[string]map[string]any `json:"paths"`
@@ -131,7 +133,7 @@ func TestOpenAPIDescribesEveryRoute(t *testing.T) {
 
 func TestBrowserNotFoundPageAndStaticAssets(t *testing.T) {
 	t.Parallel()
-	h := newHarness(t)
+	h := webtest.NewHarness(t)
 	r := h.Do(th.Req{Method: http.MethodGet, Path: "/no/such/page", Header: map[string]string{"Accept": "text/html,application/xhtml+xml"}})
 	if r.Code != http.StatusNotFound || !strings.HasPrefix(r.Header.Get("Content-Type"), "text/html") {
 		t.Fatalf("browser 404 = %d %s", r.Code, r.Header.Get("Content-Type"))
@@ -174,11 +176,11 @@ func TestBrowserNotFoundPageAndStaticAssets(t *testing.T) {
 // not a bug, and the log says so instead of reporting an internal error.
 func TestClientGoneIsNotAnInternalError(t *testing.T) {
 	t.Parallel()
-	h := newHarness(t)
+	h := webtest.NewHarness(t)
 	key := h.Merchant("Acme").Sandbox.SecretKey
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	r := httptest.NewRequest(http.MethodPost, "/v2/customers", strings.NewReader(ada)).WithContext(ctx)
+	r := httptest.NewRequest(http.MethodPost, "/v2/customers", strings.NewReader(webtest.Ada)).WithContext(ctx)
 	r.Header.Set("Authorization", "Bearer "+key)
 	r.Header.Set("Content-Type", "application/json")
 	h.Engine.ServeHTTP(httptest.NewRecorder(), r)
@@ -199,7 +201,7 @@ func TestMetricsNotOnTheServiceListener(t *testing.T) {
 		"production":   func(c *config.Config) { c.Mode = config.Production },
 		"METRICS_ADDR": func(c *config.Config) { c.MetricsAddr = "127.0.0.1:9464" },
 	} {
-		h := newHarness(t, opt)
+		h := webtest.NewHarness(t, opt)
 		if r := h.Get("/metrics", ""); r.Code != http.StatusNotFound || strings.Contains(string(r.Body), "fundsource_http") {
 			t.Errorf("%s: /metrics = %d", name, r.Code)
 		}
@@ -211,7 +213,7 @@ func TestMetricsNotOnTheServiceListener(t *testing.T) {
 // the parameter, on the API and on the unauthenticated hosted page.
 func TestMalformedTextIsRefusedNotA500(t *testing.T) {
 	t.Parallel()
-	h := newHarness(t)
+	h := webtest.NewHarness(t)
 	key := h.Merchant("Acme").Sandbox.SecretKey
 	user := h.Customer(key)
 	for path, param := range map[string]string{
@@ -273,9 +275,9 @@ func TestNoWritablePrimaryGives503(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer db.Close()
-	h := newHarnessOn(t, db, url)
+	h := webtest.NewHarnessOn(t, db, url)
 	key := h.Merchant("Acme").Sandbox.SecretKey
-	th.WantOK(t, h.Post("/v2/customers", key, ada))
+	th.WantOK(t, h.Post("/v2/customers", key, webtest.Ada))
 	ctx := context.Background()
 	admin, err := h.SQL().Connx(ctx) // opened first: stays a writable session
 	if err != nil {
@@ -295,7 +297,7 @@ func TestNoWritablePrimaryGives503(t *testing.T) {
 	}
 	failover("SET default_transaction_read_only = on")
 	for i := range 3 {
-		r := h.Post("/v2/customers", key, ada)
+		r := h.Post("/v2/customers", key, webtest.Ada)
 		th.WantError(t, r, http.StatusServiceUnavailable, "service_unavailable")
 		if r.Header.Get("Retry-After") == "" {
 			t.Errorf("request %d: 503 without Retry-After", i)
@@ -311,5 +313,5 @@ func TestNoWritablePrimaryGives503(t *testing.T) {
 	if r := h.Get("/readyz", ""); r.Code != http.StatusOK {
 		t.Errorf("/readyz = %d once writable, want 200", r.Code)
 	}
-	th.WantOK(t, h.Post("/v2/customers", key, ada))
+	th.WantOK(t, h.Post("/v2/customers", key, webtest.Ada))
 }

@@ -13,6 +13,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fundsource/fundsource/internal/testing/webtest"
+
 	"github.com/fundsource/fundsource/web"
 	"github.com/fundsource/fundsource/web/surface"
 )
@@ -84,7 +86,7 @@ func isReset(err error) bool {
 // client with a key is cut off once BodyReadTimeout has passed.
 func TestSlowBodiesHoldNoConnections(t *testing.T) {
 	t.Parallel()
-	h := newHarness(t)
+	h := webtest.NewHarness(t)
 	key := h.Merchant("Acme").Sandbox.SecretKey
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {

@@ -35,7 +35,7 @@ Usage:
         count every creation and event, fail on any loss (make chaos);
         then failover and switchover on a pg_auto_failover formation
   fundsource-lab upgrade [--server BIN] [--repo DIR]
-        build the commit before the newest migration and run its README
+        build the commit before the newest migration and run its
         walkthrough on the newest schema: while the new binary migrates,
         after, and beside the new binary (make chaos)
   fundsource-lab formation [-v]

@@ -72,6 +72,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/fundsource/fundsource/internal/core/aba"
 	"github.com/fundsource/fundsource/internal/core/calendar"
 	"github.com/fundsource/fundsource/internal/core/errs"
 	"github.com/fundsource/fundsource/internal/core/ids"
@@ -79,7 +80,6 @@ import (
 	"github.com/fundsource/fundsource/internal/customer"
 	"github.com/fundsource/fundsource/internal/funding"
 	"github.com/fundsource/fundsource/internal/payment"
-	"github.com/fundsource/fundsource/internal/routing"
 )
 
 // Entry kinds.
@@ -290,9 +290,9 @@ func (c Config) Validate() error {
 	switch {
 	case c.Dir == "":
 		return errors.New("ACH_OUTBOX_DIR is required for origination")
-	case !routing.ValidChecksum(c.ODFIRouting):
+	case !aba.ValidChecksum(c.ODFIRouting):
 		return errors.New("ACH_ODFI_ROUTING must be the originating bank's 9-digit routing number (with a valid check digit)")
-	case !routing.ValidChecksum(c.DestinationRouting):
+	case !aba.ValidChecksum(c.DestinationRouting):
 		return errors.New("ACH_DESTINATION_ROUTING must be a 9-digit routing number (with a valid check digit)")
 	case c.CompanyName == "" || len(c.CompanyName) > 16:
 		return errors.New("ACH_COMPANY_NAME must be 1 to 16 characters")

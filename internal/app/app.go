@@ -1,28 +1,27 @@
 // Package app implements the product's commands: serve (the HTTP server
-// and the background jobs), migrate, dev (what 'make run' runs), merchant
-// ach and audit (operator commands), provider-sim and webhook-receiver. Each gets
-// its services from internal/wiring.
-//
-// The log is written in batches (every 100 ms, at 64 KiB, or at once for a
-// warning or an error, with what waited before it), because one write(2)
-// per request is a noticeable share of the server's work under load.
-// Headers and bodies are never logged.
+// and the background jobs), migrate, merchant, ach and audit (operator
+// commands). Each gets its services from internal/wiring, and logs through
+// wiring.NewLogger; headers and bodies are never logged. The development
+// commands (dev, which 'make run' runs, provider-sim, rail-sim and
+// webhook-receiver) are internal/dev/devrun's: the command line names them
+// here and hands them over.
 package app
 
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
 
 	"github.com/fundsource/fundsource/internal/config"
+	"github.com/fundsource/fundsource/internal/dev/devrun"
 	"github.com/fundsource/fundsource/internal/wiring"
 )
 
-// ErrUsage marks a command-line mistake; main exits with status 2.
-var ErrUsage = errors.New("usage")
+// ErrUsage marks a command-line mistake; main exits with status 2. It is
+// the development commands' error too, so one check covers every command.
+var ErrUsage = devrun.ErrUsage
 
 const usage = `fundsource: bank funding sources, verification and webhooks
 
@@ -84,7 +83,7 @@ func Run(ctx context.Context, args []string, io IO) error {
 	switch args[0] {
 	case "serve":
 		config.TuneGC()
-		return withService(ctx, io, func(s *service) error { return s.serve(ctx) })
+		return withService(ctx, io, func(s *service) error { return s.Serve(ctx, s.dbURL) })
 	case "migrate":
 		asJSON, err := onlyJSONFlag(args[1:])
 		if err != nil {
@@ -100,7 +99,7 @@ func Run(ctx context.Context, args []string, io IO) error {
 		})
 	case "dev":
 		config.TuneGC()
-		return runDev(ctx, io)
+		return devrun.Run(ctx, devrun.IO(io))
 	case "merchant":
 		return runMerchant(ctx, args[1:], io)
 	case "ach":
@@ -112,11 +111,11 @@ func Run(ctx context.Context, args []string, io IO) error {
 	case "review":
 		return runReview(ctx, args[1:], io)
 	case "provider-sim":
-		return runProviderSim(ctx, args[1:], io)
+		return devrun.ProviderSim(ctx, args[1:], devrun.IO(io))
 	case "rail-sim":
-		return runRailSim(ctx, args[1:], io)
+		return devrun.RailSim(ctx, args[1:], devrun.IO(io))
 	case "webhook-receiver":
-		return runReceiver(ctx, args[1:], io)
+		return devrun.Receiver(ctx, args[1:], devrun.IO(io))
 	case "help", "-h", "--help":
 		fmt.Fprint(io.Stdout, usage)
 		return nil
@@ -157,7 +156,7 @@ func withService(ctx context.Context, io IO, fn func(*service) error) error {
 	}
 	dbURL := cfg.DatabaseURL
 	if dbURL == "" {
-		if dbURL, err = devCluster(cfg.DataDir).URL(); err != nil {
+		if dbURL, err = devrun.Cluster(cfg.DataDir).URL(); err != nil {
 			return err
 		}
 	}
@@ -165,7 +164,7 @@ func withService(ctx context.Context, io IO, fn func(*service) error) error {
 }
 
 func withDatabase(ctx context.Context, cfg *config.Config, dbURL string, io IO, fn func(*service) error) error {
-	log, flush := newLogger(io.Stderr)
+	log, flush := wiring.NewLogger(io.Stderr)
 	defer flush()
 	svc, closeDB, err := wiring.Open(ctx, cfg, dbURL, log)
 	if err != nil {

@@ -7,7 +7,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"os/user"
 	"slices"
 	"strings"
 
@@ -23,18 +22,6 @@ const auditUsage = `Usage:
 // whose events were changed, removed or reordered; main exits with
 // status 1 after the command printed the first bad event.
 var ErrAuditBroken = errors.New("audit log does not verify")
-
-// operator is the actor of an operator command: the operating-system
-// user who runs it.
-func operator(getenv func(string) string) audit.Actor {
-	if u, err := user.Current(); err == nil && u.Username != "" {
-		return audit.Operator(u.Username)
-	}
-	if name := getenv("USER"); name != "" {
-		return audit.Operator(name)
-	}
-	return audit.Operator("operator")
-}
 
 func runAudit(ctx context.Context, args []string, io IO) error {
 	merchantID, asJSON, err := parseAuditCmd(args)

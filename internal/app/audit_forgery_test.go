@@ -12,10 +12,10 @@ import (
 
 	"github.com/jmoiron/sqlx"
 
+	"github.com/fundsource/fundsource/internal/adapter/postgres"
 	"github.com/fundsource/fundsource/internal/app"
 	"github.com/fundsource/fundsource/internal/audit"
 	"github.com/fundsource/fundsource/internal/config"
-	"github.com/fundsource/fundsource/internal/postgres"
 )
 
 // verifyJSON runs audit verify --json and returns its result and error.

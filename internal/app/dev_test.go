@@ -17,10 +17,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fundsource/fundsource/internal/adapter/rail"
 	"github.com/fundsource/fundsource/internal/app"
 	"github.com/fundsource/fundsource/internal/config"
 	"github.com/fundsource/fundsource/internal/funding"
-	"github.com/fundsource/fundsource/internal/rail"
 	th "github.com/fundsource/fundsource/internal/testing/harness"
 )
 

@@ -12,6 +12,7 @@ import (
 	"github.com/fundsource/fundsource/internal/core/ids"
 	"github.com/fundsource/fundsource/internal/core/tenant"
 	"github.com/fundsource/fundsource/internal/merchant"
+	"github.com/fundsource/fundsource/internal/wiring"
 )
 
 const merchantUsage = `Usage:
@@ -135,7 +136,7 @@ func parseInterspersed(fs *flag.FlagSet, args []string) ([]string, error) {
 // merchantCommand runs cmd and returns its JSON result and its text form.
 func (s *service) merchantCommand(ctx context.Context, cmd merchantCmd) (any, string, error) {
 	sc := tenant.Scope{MerchantID: cmd.merchantID, Env: cmd.env}
-	by := operator(s.io.Getenv)
+	by := wiring.Operator(s.io.Getenv)
 	switch cmd.name {
 	case "create":
 		generated := cmd.password == ""

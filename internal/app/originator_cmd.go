@@ -14,6 +14,7 @@ import (
 	"github.com/fundsource/fundsource/internal/core/ids"
 	"github.com/fundsource/fundsource/internal/core/tenant"
 	"github.com/fundsource/fundsource/internal/originator"
+	"github.com/fundsource/fundsource/internal/wiring"
 )
 
 const originatorUsage = `Usage:
@@ -143,7 +144,7 @@ func parseOriginatorCmd(args []string) (originatorCmd, error) {
 
 // originatorCommand runs cmd and returns the originator as it now is.
 func (s *service) originatorCommand(ctx context.Context, cmd originatorCmd) (any, error) {
-	by := operator(s.io.Getenv)
+	by := wiring.Operator(s.io.Getenv)
 	switch cmd.name {
 	case "set":
 		if _, err := s.Originators.Set(ctx, cmd.scope, cmd.change, by); err != nil {

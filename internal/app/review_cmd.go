@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"io"
 	"strconv"
+
+	"github.com/fundsource/fundsource/internal/wiring"
 )
 
 const reviewUsage = `Usage:
@@ -77,7 +79,7 @@ func parseReviewCmd(args []string) (reviewCmd, error) {
 
 // review runs a review command and prints its result.
 func (s *service) review(ctx context.Context, cmd reviewCmd) error {
-	by := operator(s.io.Getenv)
+	by := wiring.Operator(s.io.Getenv)
 	var out any
 	var line string
 	switch cmd.sub {

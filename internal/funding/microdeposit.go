@@ -16,7 +16,7 @@ import (
 	"github.com/fundsource/fundsource/internal/core/tenant"
 )
 
-// Micro-deposit rules (README: "Funding sources and micro-deposits").
+// Micro-deposit rules (docs/walkthrough.md: "Funding sources and micro-deposits").
 const (
 	MaxInitiations  = 3
 	MaxAttempts     = 3

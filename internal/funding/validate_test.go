@@ -5,9 +5,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fundsource/fundsource/internal/adapter/routing"
 	"github.com/fundsource/fundsource/internal/core/errs"
 	"github.com/fundsource/fundsource/internal/core/tenant"
-	"github.com/fundsource/fundsource/internal/routing"
 )
 
 func ptr(s string) *string { return &s }

@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/fundsource/fundsource/internal/dev/railsim"
+	"github.com/fundsource/fundsource/internal/adapter/rail/railsim"
 	"github.com/fundsource/fundsource/internal/funding"
 	"github.com/fundsource/fundsource/internal/overview"
 	"github.com/fundsource/fundsource/internal/testing/fixture"

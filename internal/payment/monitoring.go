@@ -23,8 +23,10 @@ import (
 //
 // Rules are versioned: a rule's meaning changes only with a new version,
 // so an alert names exactly what it applied. Thresholds are per
-// originator (Thresholds), each rule's default applying where the
-// originator sets none.
+// originator, each rule's default applying where the originator sets
+// none; a payment is judged by those its risk facts carry from the
+// originator's row (no read of their own), the monitoring report shows
+// those Thresholds gives.
 //
 // Creation stays one fast statement: the facts every rule needs are read
 // by one statement of indexed lookups (Store.RiskFacts) before it, and
@@ -90,7 +92,8 @@ func (DefaultThresholds) Thresholds(context.Context, tenant.Scope) (map[string]s
 	return nil, nil
 }
 
-// WithThresholds sets who gives originators' thresholds.
+// WithThresholds sets who gives originators' thresholds to the
+// monitoring report.
 func (s *Service) WithThresholds(t Thresholds) *Service {
 	s.thresholds = t
 	return s
@@ -156,9 +159,11 @@ type RiskFacts struct {
 	// computed, "" for none, and when it was computed.
 	Guardrail           string
 	GuardrailComputedAt *time.Time
-	// Thresholds are the originator's rule thresholds by rule id, read
-	// with the facts so that judging a payment costs no read of its own;
-	// nil when the store has none to give (Service.WithThresholds then).
+	// Thresholds are the ones the operator set for the originator, by
+	// rule id (a rule left out takes its default). They come with the
+	// facts, from the originator's row, so that judging a payment costs
+	// no read of its own; Thresholds (the interface) gives the same to
+	// the monitoring report.
 	Thresholds map[string]string
 }
 
@@ -236,16 +241,10 @@ func (s *Service) judge(ctx context.Context, tx Store, scope tenant.Scope, sourc
 	if !rules {
 		return verdict{}, nil
 	}
-	th := f.Thresholds
-	if th == nil && s.thresholds != nil {
-		if th, err = s.thresholds.Thresholds(ctx, scope); err != nil {
-			return verdict{}, err
-		}
-	}
 	var v verdict
 	for _, r := range Rules {
 		value := r.Default
-		if t, ok := th[r.ID]; ok {
+		if t, ok := f.Thresholds[r.ID]; ok {
 			if err := ValidThreshold(r.ID, t); err == nil {
 				value = t
 			}

@@ -6,10 +6,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/fundsource/fundsource/internal/audit"
 	"github.com/fundsource/fundsource/internal/core/tenant"
 	"github.com/fundsource/fundsource/internal/funding"
-	orig "github.com/fundsource/fundsource/internal/originator"
 	"github.com/fundsource/fundsource/internal/payment"
 	"github.com/fundsource/fundsource/internal/testing/fixture"
 )
@@ -220,14 +218,16 @@ func TestChangedAccountRule(t *testing.T) {
 	}
 }
 
+// TestPerOriginatorThresholds: the thresholds the operator set for one
+// originator judge its payments; another originator keeps the defaults.
 func TestPerOriginatorThresholds(t *testing.T) {
 	t.Parallel()
 	f := fixture.New(t)
 	strict, other := f.Sandbox("Strict"), f.Sandbox("Other")
-	// The operator's thresholds, as `fundsource originator set --rule` keeps
-	// them: read with the payment's risk facts.
-	if _, err := f.Originators.Set(ctx, strict, orig.Change{Rules: map[string]string{
-		payment.RuleFirstDebitAmount: "100.00", payment.RuleDailyVelocity: "1/50000.00"}}, audit.Operator("ops@example.com")); err != nil {
+	// As the originator resource keeps them: in its row, read with the
+	// payment's risk facts.
+	if _, err := f.SQL().Exec(`UPDATE originators SET rule_thresholds = $3::jsonb WHERE merchant_id = $1 AND environment = $2`,
+		strict.MerchantID, strict.Env, `{"first_debit_amount":"100.00","daily_velocity":"1/50000.00"}`); err != nil {
 		t.Fatal(err)
 	}
 	p, r := create(t, f, strict, money(f.VerifiedSource(strict, f.Customer(strict), account(1)).ID, payment.Debit, "100.00"))

@@ -66,7 +66,7 @@ var ErrSignature = errors.New("webhook: no valid signature")
 // Verify checks a delivery as a receiver must: the webhook-timestamp is
 // within Tolerance of now and one of the webhook-signature entries is the
 // v1 signature of webhook-id, webhook-timestamp and the raw body under secret.
-// It is the check the README shows merchants and the dev receiver runs.
+// It is the check docs/walkthrough.md shows merchants and the dev receiver runs.
 func Verify(secret string, header http.Header, body []byte, now time.Time) error {
 	id, ts := header.Get("webhook-id"), header.Get("webhook-timestamp")
 	sec, err := strconv.ParseInt(ts, 10, 64)

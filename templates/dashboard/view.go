@@ -303,7 +303,7 @@ type SessionRow struct {
 
 // PendingLabel names, for people, an Unverified source whose
 // micro-deposits are out: the API's verification.status "pending", the
-// event funding_source.verification_pending, as the README explains it.
+// event funding_source.verification_pending, as docs/walkthrough.md explains it.
 const PendingLabel = "Verification pending"
 
 // statusClass is the badge style of a status or delivery state.

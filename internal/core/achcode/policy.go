@@ -19,7 +19,7 @@ const (
 )
 
 // policy is the return policy: the one place that says which codes change
-// the source. The README's table shows the same.
+// the source. docs/ach.md's table shows the same.
 var policy = map[string]Action{
 	"R02": Remove, // account closed
 	"R03": Remove, // no account

@@ -1,5 +1,5 @@
 // Package errs defines the service's domain error type and the error codes
-// the API answers with (the README's error table). It imports only the
+// the API answers with (the error table of docs/api.md). It imports only the
 // standard library so that every other package can use it.
 //
 // Beyond the contract's table, resource_not_found (404) and conflict (409)

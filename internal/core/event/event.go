@@ -6,11 +6,11 @@
 //     change and calls Recorder.RecordEvent with the event, inside the
 //     same database transaction: the change and its event commit
 //     together or not at all.
-//  2. RecordEvent (internal/postgres/events.go) writes the event row and,
+//  2. RecordEvent (internal/adapter/postgres/events.go) writes the event row and,
 //     when the merchant's environment has a webhook endpoint, a pending
 //     delivery row due now. Once the transaction has committed, the store
 //     notifies the dispatchers in a statement of its own (see the waker in
-//     internal/postgres).
+//     internal/adapter/postgres).
 //  3. Every process's webhook.Dispatcher, woken by the notification (or
 //     by its poll), claims the due delivery, signs the event's envelope
 //     with the endpoint's secret and POSTs it, then records the attempt

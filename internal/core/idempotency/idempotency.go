@@ -6,7 +6,7 @@
 // a crash mid-request leaves nothing, and a retry with the same key runs
 // afresh. The HTTP layer (web/api) owns the key: it takes the claim before
 // the handler runs and stores the answer after it, and the store
-// (internal/postgres) runs both in the request's transaction. A claim is a
+// (internal/adapter/postgres) runs both in the request's transaction. A claim is a
 // transaction-level advisory lock on the key plus a check that no live
 // response is stored under it: a second request with the key while the
 // first still runs is refused with request_in_progress at once, rather

@@ -7,7 +7,7 @@ import (
 // Every account of the simulator belongs to Plaid's sandbox owner, with
 // Plaid's sandbox email, phone and address. /processor/identity/match
 // scores a customer against that owner in bands a test can aim at
-// (documented in the README):
+// (documented in docs/api.md, "Sandbox guide"):
 //
 //	legal name "Alberta Bobbeth Charleson"        100 (match)
 //	"Alberta Charleson" (first and last name)      90 (match)

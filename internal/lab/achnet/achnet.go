@@ -129,9 +129,9 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/fundsource/fundsource/internal/adapter/sftp"
 	"github.com/fundsource/fundsource/internal/core/calendar"
 	"github.com/fundsource/fundsource/internal/lab/rig"
-	"github.com/fundsource/fundsource/internal/sftp"
 )
 
 const usage = `Usage:

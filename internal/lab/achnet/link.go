@@ -8,7 +8,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/fundsource/fundsource/internal/sftp"
+	"github.com/fundsource/fundsource/internal/adapter/sftp"
 )
 
 // deliveredFile is one file the originator delivered.

@@ -13,8 +13,8 @@ import (
 	nacha "github.com/moov-io/ach"
 
 	"github.com/fundsource/fundsource/internal/ach"
+	"github.com/fundsource/fundsource/internal/adapter/sftp"
 	"github.com/fundsource/fundsource/internal/core/calendar"
-	"github.com/fundsource/fundsource/internal/sftp"
 )
 
 // Network is the local ACH network between an originator's outbox and its

@@ -41,16 +41,16 @@ import (
 
 	"github.com/jmoiron/sqlx"
 
+	"github.com/fundsource/fundsource/internal/adapter/postgres"
+	"github.com/fundsource/fundsource/internal/adapter/rail/railsim"
 	"github.com/fundsource/fundsource/internal/audit"
 	"github.com/fundsource/fundsource/internal/core/event"
 	"github.com/fundsource/fundsource/internal/core/idempotency"
 	"github.com/fundsource/fundsource/internal/core/tenant"
 	"github.com/fundsource/fundsource/internal/customer"
-	"github.com/fundsource/fundsource/internal/dev/railsim"
 	"github.com/fundsource/fundsource/internal/funding"
 	"github.com/fundsource/fundsource/internal/lab/loadgen"
 	"github.com/fundsource/fundsource/internal/lab/rig"
-	"github.com/fundsource/fundsource/internal/postgres"
 	"github.com/fundsource/fundsource/internal/wiring"
 	"github.com/fundsource/fundsource/web"
 	"github.com/fundsource/fundsource/web/surface"

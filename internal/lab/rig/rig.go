@@ -25,9 +25,9 @@ import (
 	"github.com/jmoiron/sqlx"
 	_ "github.com/lib/pq" // the raw pool's driver
 
+	"github.com/fundsource/fundsource/internal/adapter/postgres"
 	"github.com/fundsource/fundsource/internal/config"
 	"github.com/fundsource/fundsource/internal/dev/pgserver"
-	"github.com/fundsource/fundsource/internal/postgres"
 	"github.com/fundsource/fundsource/internal/wiring"
 )
 

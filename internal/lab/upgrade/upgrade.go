@@ -13,13 +13,14 @@
 // first parent of the newest commit on the main line that changed a
 // migrations/*.sql file, or HEAD when one has uncommitted changes), starts
 // that binary's 'dev' on a fresh database (its own, older schema), runs
-// that commit's README walkthrough against it while the new binary's
+// that commit's walkthrough (docs/walkthrough.md, or the README's for a
+// commit from before that file) against it while the new binary's
 // 'migrate' runs, runs the walkthrough again on the migrated schema,
 // restarts the old binary on the newest schema (its own migrate must
-// accept a database that is ahead of it), and runs the new README's
+// accept a database that is ahead of it), and runs the new
 // walkthrough against the new binary while the old one keeps serving
 // beside it and doing background work. The old commit's walkthrough, not
-// the new one's, is what the old binary must pass: the new README may
+// the new one's, is what the old binary must pass: the new walkthrough may
 // describe what only the new binary does. Any walkthrough failure, any
 // non-2xx answer to the steady traffic, any 5xx or ERROR line in either
 // binary's log, or a process that does not start or stop cleanly fails
@@ -50,8 +51,8 @@ import (
 	"time"
 
 	"github.com/fundsource/fundsource/internal/config"
+	"github.com/fundsource/fundsource/internal/dev/walkthrough"
 	"github.com/fundsource/fundsource/internal/lab/rig"
-	"github.com/fundsource/fundsource/internal/testing/readme"
 )
 
 // Run is 'fundsource-lab upgrade': it finds the commit before the newest
@@ -82,19 +83,19 @@ func Run(ctx context.Context, args []string, stdio rig.IO) error {
 	if err != nil {
 		return err
 	}
-	oldReadme, err := git(ctx, *repo, "show", base.Commit+":README.md")
+	oldReadme, err := walkthroughAt(ctx, *repo, base.Commit)
 	if err != nil {
 		return err
 	}
-	newReadme, err := os.ReadFile(filepath.Join(*repo, "README.md"))
+	newReadme, err := os.ReadFile(filepath.Join(*repo, WalkthroughFile))
 	if err != nil {
 		return err
 	}
-	oldWalk, err := readme.Quickstart([]byte(oldReadme))
+	oldWalk, err := walkthrough.Quickstart([]byte(oldReadme))
 	if err != nil {
 		return fmt.Errorf("upgrade: the README of %s: %w", short(base.Commit), err)
 	}
-	newWalk, err := readme.Quickstart(newReadme)
+	newWalk, err := walkthrough.Quickstart(newReadme)
 	if err != nil {
 		return fmt.Errorf("upgrade: the README: %w", err)
 	}
@@ -271,8 +272,8 @@ func writeFile(path string, r io.Reader, mode os.FileMode) error {
 // Config is one upgrade check.
 type Config struct {
 	Old, New       string // the binaries: the one a deploy replaces, and the one it brings
-	OldWalkthrough string // the old commit's README walkthrough (readme.Quickstart)
-	NewWalkthrough string // the new README's
+	OldWalkthrough string // the old commit's walkthrough (walkthrough.Quickstart)
+	NewWalkthrough string // the new tree's
 	DBURL          string // a database no newer than the old binary's schema (empty, say)
 	Dir            string // a scratch folder
 	Progress       io.Writer
@@ -374,7 +375,7 @@ func (c Config) say(s string) {
 type process struct {
 	name    string
 	srv     *rig.Server
-	target  readme.Target
+	target  walkthrough.Target
 	log     string
 	stopped bool
 	stopErr error
@@ -413,7 +414,7 @@ func (c Config) start(ctx context.Context, name, bin, data string) (*process, er
 		return nil, fmt.Errorf("%s: %w\n%s", name, err, tail(p.log, 30))
 	}
 	env := config.ReadEnvFile(filepath.Join(data, "demo.env"))
-	p.target = readme.Target{Base: "http://" + addr, Sim: "http://" + sim, SecretKey: env["DEMO_SECRET_KEY"],
+	p.target = walkthrough.Target{Base: "http://" + addr, Sim: "http://" + sim, SecretKey: env["DEMO_SECRET_KEY"],
 		PublicKey: env["DEMO_PUBLIC_KEY"], Home: filepath.Join(c.Dir, name+"-home")}
 	if p.target.SecretKey == "" || p.target.PublicKey == "" {
 		p.stop()
@@ -475,7 +476,7 @@ func (c Config) walk(ctx context.Context, p *process, script string) walkResult 
 	ctx, cancel := context.WithTimeout(ctx, 3*time.Minute)
 	defer cancel()
 	start := time.Now()
-	out, err := readme.Run(ctx, script, p.target)
+	out, err := walkthrough.Run(ctx, script, p.target)
 	if err != nil {
 		err = fmt.Errorf("%v\n--- walkthrough output ---\n%s\n--- the %s binary's log ---\n%s", err, tailString(out, 40), p.name, tail(p.log, 20))
 	}
@@ -501,7 +502,7 @@ type traffic struct {
 	fails  []string
 }
 
-func startTraffic(t readme.Target) *traffic {
+func startTraffic(t walkthrough.Target) *traffic {
 	tr := &traffic{stopCh: make(chan struct{})}
 	client := &http.Client{Timeout: 10 * time.Second}
 	for w := 0; w < 2; w++ {
@@ -530,7 +531,7 @@ func startTraffic(t readme.Target) *traffic {
 }
 
 // call sends one request and records it; anything but a 2xx is a failure.
-func (tr *traffic) call(client *http.Client, t readme.Target, method, path, body string, into any) {
+func (tr *traffic) call(client *http.Client, t walkthrough.Target, method, path, body string, into any) {
 	req, err := http.NewRequest(method, t.Base+path, strings.NewReader(body))
 	if err != nil {
 		panic(err)
@@ -601,4 +602,17 @@ func tail(path string, n int) string {
 func tailString(s string, n int) string {
 	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
 	return strings.Join(lines[max(0, len(lines)-n):], "\n")
+}
+
+// WalkthroughFile is where the walkthrough lives, relative to the module
+// root.
+const WalkthroughFile = "docs/walkthrough.md"
+
+// walkthroughAt is the walkthrough of commit: WalkthroughFile, or the
+// README for a commit from before the walkthrough had a file of its own.
+func walkthroughAt(ctx context.Context, repo, commit string) (string, error) {
+	if doc, err := git(ctx, repo, "show", commit+":"+WalkthroughFile); err == nil {
+		return doc, nil
+	}
+	return git(ctx, repo, "show", commit+":README.md")
 }

@@ -17,10 +17,10 @@ import (
 	_ "github.com/lib/pq"
 	"github.com/pressly/goose/v3"
 
+	"github.com/fundsource/fundsource/internal/adapter/postgres"
+	"github.com/fundsource/fundsource/internal/dev/walkthrough"
 	"github.com/fundsource/fundsource/internal/lab/rig"
-	"github.com/fundsource/fundsource/internal/postgres"
 	"github.com/fundsource/fundsource/internal/testing/pgtest"
-	"github.com/fundsource/fundsource/internal/testing/readme"
 	"github.com/fundsource/fundsource/migrations"
 )
 
@@ -92,11 +92,11 @@ func TestCheckFailsWhenAMigrationDropsAColumnTheOldBinaryReads(t *testing.T) {
 	if err := os.WriteFile(breaking, []byte(script), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	doc, err := os.ReadFile(filepath.Join("..", "..", "..", "README.md"))
+	doc, err := os.ReadFile(filepath.Join("..", "..", "..", "docs", "walkthrough.md"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	walk, err := readme.Quickstart(doc)
+	walk, err := walkthrough.Quickstart(doc)
 	if err != nil {
 		t.Fatal(err)
 	}

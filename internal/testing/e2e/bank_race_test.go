@@ -8,8 +8,8 @@ import (
 	"testing"
 
 	"github.com/fundsource/fundsource/internal/ach"
+	"github.com/fundsource/fundsource/internal/adapter/postgres"
 	"github.com/fundsource/fundsource/internal/lab/achnet"
-	"github.com/fundsource/fundsource/internal/postgres"
 	th "github.com/fundsource/fundsource/internal/testing/harness"
 )
 

@@ -9,8 +9,8 @@ import (
 	"time"
 
 	"github.com/fundsource/fundsource/internal/ach"
+	"github.com/fundsource/fundsource/internal/adapter/sftp"
 	"github.com/fundsource/fundsource/internal/lab/achnet"
-	"github.com/fundsource/fundsource/internal/sftp"
 	th "github.com/fundsource/fundsource/internal/testing/harness"
 	"github.com/fundsource/fundsource/internal/testing/sftptest"
 )

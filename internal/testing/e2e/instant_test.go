@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/fundsource/fundsource/internal/dev/railsim"
+	"github.com/fundsource/fundsource/internal/adapter/rail/railsim"
 	th "github.com/fundsource/fundsource/internal/testing/harness"
 )
 

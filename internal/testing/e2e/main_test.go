@@ -8,7 +8,7 @@ package e2e_test
 import (
 	"testing"
 
-	"github.com/fundsource/fundsource/internal/postgres"
+	"github.com/fundsource/fundsource/internal/adapter/postgres"
 	th "github.com/fundsource/fundsource/internal/testing/harness"
 	"github.com/fundsource/fundsource/internal/testing/pgtest"
 )

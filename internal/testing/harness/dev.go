@@ -13,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/fundsource/fundsource/internal/app"
+	"github.com/fundsource/fundsource/internal/dev/devrun"
 )
 
 // SyncBuffer is a bytes.Buffer that a running command may write to while
@@ -112,7 +112,7 @@ func StartDev(t testing.TB, o DevOptions) *Dev {
 	d := &Dev{Addr: o.Addr, SimAddr: o.SimAddr, BaseURL: "http://" + o.Addr,
 		out: &SyncBuffer{}, errOut: &SyncBuffer{}, cancel: cancel, done: make(chan error, 1)}
 	go func() {
-		d.done <- app.Run(ctx, []string{"dev"}, app.IO{Getenv: func(k string) string { return env[k] }, Stdout: d.out, Stderr: d.errOut})
+		d.done <- devrun.Run(ctx, devrun.IO{Getenv: func(k string) string { return env[k] }, Stdout: d.out, Stderr: d.errOut})
 	}()
 	t.Cleanup(func() {
 		if err := d.stop(); err != nil && !d.stopped.Load() {

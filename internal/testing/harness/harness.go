@@ -1,11 +1,12 @@
 // Package harness runs the real Gin engine on a fresh PostgreSQL database
 // for tests: requests go through httptest, and every response is checked
 // against the conventions all answers share (X-Request-Id, no caching, no
-// sniffing) and against the OpenAPI document. The web package's tests and
-// the end-to-end tests use it. Beside the engine it holds a webhook
-// receiver that checks what it is sent (Receiver), and 'fundsource dev'
-// run in the test process as 'make run' starts it (StartDev), for the
-// tests of the dev command and of the README's walkthrough.
+// sniffing) and against the OpenAPI document. The HTTP tests (web and its
+// surfaces, through internal/testing/webtest) and the end-to-end tests use
+// it. Beside the engine it holds a webhook receiver that checks what it is
+// sent (Receiver), and 'fundsource dev' run in the test process as 'make
+// run' starts it (StartDev), for the tests of the dev runner and of the
+// walkthrough (docs/walkthrough.md).
 package harness
 
 import (
@@ -31,16 +32,16 @@ import (
 	"github.com/jmoiron/sqlx"
 	"golang.org/x/crypto/bcrypt"
 
+	"github.com/fundsource/fundsource/internal/adapter/postgres"
+	"github.com/fundsource/fundsource/internal/adapter/vault"
 	"github.com/fundsource/fundsource/internal/audit"
 	"github.com/fundsource/fundsource/internal/config"
 	"github.com/fundsource/fundsource/internal/core/tenant"
 	"github.com/fundsource/fundsource/internal/funding"
 	"github.com/fundsource/fundsource/internal/merchant"
 	"github.com/fundsource/fundsource/internal/payment"
-	"github.com/fundsource/fundsource/internal/postgres"
 	"github.com/fundsource/fundsource/internal/testing/fixture"
 	"github.com/fundsource/fundsource/internal/testing/pgtest"
-	"github.com/fundsource/fundsource/internal/vault"
 	"github.com/fundsource/fundsource/internal/webhook"
 	"github.com/fundsource/fundsource/internal/wiring"
 	"github.com/fundsource/fundsource/web/api"

@@ -19,8 +19,8 @@ import (
 
 	"github.com/lib/pq"
 
+	"github.com/fundsource/fundsource/internal/adapter/postgres"
 	"github.com/fundsource/fundsource/internal/dev/pgserver"
-	"github.com/fundsource/fundsource/internal/postgres"
 )
 
 var (

@@ -7,7 +7,7 @@ import (
 	"github.com/jmoiron/sqlx"
 	_ "github.com/lib/pq" // the driver Pool opens
 
-	"github.com/fundsource/fundsource/internal/postgres"
+	"github.com/fundsource/fundsource/internal/adapter/postgres"
 )
 
 // Open returns a store on the database at url (one of URL's), closed when

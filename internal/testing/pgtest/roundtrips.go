@@ -16,7 +16,7 @@ import (
 
 	"github.com/lib/pq"
 
-	"github.com/fundsource/fundsource/internal/postgres"
+	"github.com/fundsource/fundsource/internal/adapter/postgres"
 )
 
 // RoundTrips counts the times clients wait for PostgreSQL: every simple

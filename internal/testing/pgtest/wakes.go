@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/fundsource/fundsource/internal/postgres"
+	"github.com/fundsource/fundsource/internal/adapter/postgres"
 )
 
 // Woken opens a DB on url with its own pool (closed at the test's end), and a

@@ -8,21 +8,21 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fundsource/fundsource/internal/dev/walkthrough"
 	th "github.com/fundsource/fundsource/internal/testing/harness"
 	"github.com/fundsource/fundsource/internal/testing/pgtest"
-	"github.com/fundsource/fundsource/internal/testing/readme"
 )
 
 func TestMain(m *testing.M) { pgtest.Main(m) }
 
-// quickstart returns the README's walkthrough as one script.
+// quickstart returns the walkthrough as one script.
 func quickstart(t *testing.T) string {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join("..", "..", "..", "README.md"))
+	b, err := os.ReadFile(filepath.Join("..", "..", "..", "docs", "walkthrough.md"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	script, err := readme.Quickstart(b)
+	script, err := walkthrough.Quickstart(b)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -46,7 +46,7 @@ func runScript(t *testing.T, s *th.Dev, script string) (string, error) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	return readme.Run(ctx, script, readme.Target{Base: s.BaseURL, Sim: s.SimURL,
+	return walkthrough.Run(ctx, script, walkthrough.Target{Base: s.BaseURL, Sim: s.SimURL,
 		SecretKey: s.SecretKey, PublicKey: s.PublicKey, Home: t.TempDir()})
 }
 
@@ -61,7 +61,7 @@ func TestREADMEQuickstartRunsAgainstMakeRun(t *testing.T) {
 	start := time.Now()
 	out, err := runScript(t, s, script)
 	if err != nil {
-		t.Fatalf("the README's walkthrough failed (%v):\n%s\n--- script ---\n%s", err, out, script)
+		t.Fatalf("the walkthrough failed (%v):\n%s\n--- script ---\n%s", err, out, script)
 	}
 	t.Logf("walkthrough output (%s):\n%s", time.Since(start).Round(time.Millisecond), out)
 
@@ -84,11 +84,11 @@ func TestQuickstartRefusesUnmarkedOrUnclosedBlocks(t *testing.T) {
 		"not sh":         "<!-- quickstart:begin -->\n```bash\nset -eu\n```\n<!-- quickstart:end -->\n",
 		"without set -e": "<!-- quickstart:begin -->\n```sh\necho hi\n```\n<!-- quickstart:end -->\n",
 	} {
-		if s, err := readme.Quickstart([]byte(doc)); err == nil {
+		if s, err := walkthrough.Quickstart([]byte(doc)); err == nil {
 			t.Errorf("%s: read as %q", name, s)
 		}
 	}
-	s, err := readme.Quickstart([]byte("a\n<!-- quickstart:begin -->\n```sh\nset -eu\n```\n<!-- quickstart:end -->\nb\n<!-- quickstart:begin -->\n```sh\necho two\n```\n<!-- quickstart:end -->\n"))
+	s, err := walkthrough.Quickstart([]byte("a\n<!-- quickstart:begin -->\n```sh\nset -eu\n```\n<!-- quickstart:end -->\nb\n<!-- quickstart:begin -->\n```sh\necho two\n```\n<!-- quickstart:end -->\n"))
 	if err != nil || s != "set -eu\n\necho two\n" {
 		t.Fatalf("two blocks read as %q, %v", s, err)
 	}

@@ -1,0 +1,9 @@
+package devrun
+
+import (
+	"testing"
+
+	"github.com/fundsource/fundsource/internal/testing/pgtest"
+)
+
+func TestMain(m *testing.M) { pgtest.Main(m) }

@@ -1,0 +1,74 @@
+package dashboard_test
+
+import (
+	"fmt"
+	"testing"
+
+	th "github.com/fundsource/fundsource/internal/testing/harness"
+	"github.com/fundsource/fundsource/internal/testing/webtest"
+)
+
+// TestBrowserHeldPaymentsAndReturnRateBanner: the home page counts the
+// payments held for review and, once the unauthorized return rate is past
+// its threshold, says so in a banner; the payments page filters held
+// payments and shows why each is held. Each page passes axe-core at a
+// desktop's and a phone's width.
+func TestBrowserHeldPaymentsAndReturnRateBanner(t *testing.T) {
+	h := webtest.NewHarness(t)
+	srv := h.Live()
+	m := h.Merchant("Acme Books")
+	key := m.Sandbox.SecretKey
+	var first string
+	for i := range 20 {
+		src := h.VerifiedSource(key, h.Customer(key), fmt.Sprintf("3100000%02d", i))
+		id := th.WantOK(t, h.Post("/v2/payments", key, th.PaymentBody(src, `"1.00"`, "debit")))["payment_id"].(string)
+		if i == 0 {
+			first = id
+		}
+	}
+	th.WantOK(t, h.Post("/v2/sandbox/payments/"+first+"/return", key, `{"code":"R10"}`))
+	payout := h.Source(key, h.Customer(key), "444444444")
+	credit := th.WantOK(t, h.Post("/v2/payments", key, th.PaymentBody(payout, `"1000.01"`, "credit")))
+	if credit["status"] != "held" || credit["hold_reason"] != "fraud_rule:unverified_credit" {
+		t.Fatalf("credit: %s", th.MustJSON(credit))
+	}
+	src := h.VerifiedSource(key, h.Customer(key), "555555555")
+	debit := th.WantOK(t, h.Post("/v2/payments", key, th.PaymentBody(src, `"2.00"`, "debit")))
+	if debit["status"] != "held" || debit["hold_reason"] != "return_rate_unauthorized" {
+		t.Fatalf("debit after the rate passed its threshold: %s", th.MustJSON(debit))
+	}
+
+	for _, width := range []int{1280, 390} {
+		t.Run(fmt.Sprint(width), func(t *testing.T) {
+			tb := webtest.NewTab(t, webtest.WithViewport(width, 900), webtest.WithoutJavaScript)
+			tb.SignIn(srv.URL, m.Merchant.Email, "correct horse battery")
+			twin := tb.AxeTwin()
+			check := func() {
+				t.Helper()
+				tb.Accessible()
+				tb.FitsWidth()
+				twin.Open(tb.Page.URL())
+				twin.Axe()
+			}
+			tb.Open(srv.URL + "/dashboard")
+			check()
+			if got := tb.Text("#rate-banner"); !containsAll(got, "unauthorized 5.00%", "New debits are held") {
+				t.Errorf("banner: %q", got)
+			}
+			if got := tb.Text("#held-count"); !containsAll(got, "2 payments held for review") {
+				t.Errorf("held count: %q", got)
+			}
+			tb.Click("link", "2 payments held for review")
+			tb.WaitURL(`/dashboard/payments\?status=held`)
+			check()
+			got := tb.Text("#payment-list")
+			if !containsAll(got, credit["payment_id"].(string), debit["payment_id"].(string), "unverified_credit", "Unauthorized return rate above 0.5%") ||
+				containsAll(got, first) {
+				t.Errorf("held payments: %q", got)
+			}
+			tb.Open(srv.URL + "/dashboard/payments/" + debit["payment_id"].(string))
+			check()
+			tb.WantText("Held for review", "Unauthorized return rate above 0.5%")
+		})
+	}
+}

@@ -1,0 +1,57 @@
+package dashboard_test
+
+import (
+	"context"
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/fundsource/fundsource/internal/testing/webtest"
+
+	"github.com/fundsource/fundsource/internal/audit"
+	"github.com/fundsource/fundsource/internal/core/tenant"
+	th "github.com/fundsource/fundsource/internal/testing/harness"
+)
+
+// TestDashboardHomeCharts: the overview's funnels, webhook and debit
+// charts show what happened today, with the numbers in tables.
+func TestDashboardHomeCharts(t *testing.T) {
+	t.Parallel()
+	h := webtest.NewHarness(t, th.WithPrivateTargets(true))
+	d, key := webtest.SignedIn(t, h, "Acme Books")
+	empty := webtest.WantPage(t, d.Get("/dashboard"), http.StatusOK, "The last 30 days", "Webhook delivery success rate by day: no data in the last 30 days.")
+	if !strings.Contains(empty, "micro-deposits: 0 created, 0 initiated, 0 verified; median time to verify —.") {
+		t.Errorf("empty funnel:\n%s", empty)
+	}
+
+	rc := th.NewReceiver(t, nil)
+	h.RegisterWebhook(key, rc.URL())
+	src, debit, _, _, _ := activity(t, h, key)
+	th.WantOK(t, h.Post("/v2/payments", key, th.PaymentBody(src, `"3.00"`, "debit")))
+	th.WantOK(t, h.Post("/v2/sandbox/payments/"+debit+"/return", key, `{"code":"R01"}`))
+	h.Customer(key) // a source only created: Unverified, not initiated
+	user := h.Customer(key)
+	h.Source(key, user, "5550001111")
+	m, err := h.Merchants.MerchantByEmail(context.Background(), "acme.books@example.com")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := h.Merchants.EnableThirdPartyVerification(context.Background(), tenant.Scope{MerchantID: m.ID, Env: tenant.Sandbox}, audit.Operator("test")); err != nil {
+		t.Fatal(err)
+	}
+	th.WantOK(t, h.Post("/v2/on-demand/funding-source", key, th.SourceBody(user, "021000021", "8675309")))
+	if n := h.Deliver(); n == 0 {
+		t.Fatal("no webhook deliveries")
+	}
+	today := h.Clock.Now().UTC().Format("Jan 2")
+	home := webtest.WantPage(t, d.Get("/dashboard"), http.StatusOK,
+		"micro-deposits: 2 created, 1 initiated, 1 verified; median time to verify",
+		"instant: 0 created, 0 initiated, 0 verified; median time to verify —.",
+		"at creation: 1 created, 1 initiated, 1 verified; median time to verify 0 s.",
+		`id="funnel-at-creation"`,
+		"<td>"+today+"</td><td>50% (1 of 2)</td>", // one of the two debits returned
+		" ms</td>", "Webhook p95 latency by day: 1 of the last 30 days have data")
+	if !strings.Contains(home, "<td>"+today+"</td><td>100% (") {
+		t.Errorf("today's webhook success is not 100%%:\n%s", home)
+	}
+}

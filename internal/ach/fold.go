@@ -2,6 +2,7 @@ package ach
 
 import (
 	"strings"
+	"sync"
 	"unicode"
 
 	"golang.org/x/text/runes"
@@ -48,13 +49,26 @@ func ASCII(s string) string {
 	return b.String()
 }
 
-// stripMarks decomposes and removes the nonspacing marks.
-var stripMarks = transform.Chain(norm.NFD, runes.Remove(runes.In(unicode.Mn)))
+// stripMarks hands out transformers that decompose (NFD) and remove the
+// nonspacing marks. A chained transformer keeps state between calls, so
+// each use takes one of its own: names are folded by many requests at
+// once.
+var stripMarks = sync.Pool{New: func() any {
+	return transform.Chain(norm.NFD, runes.Remove(runes.In(unicode.Mn)))
+}}
+
+// withoutMarks is s decomposed, without its nonspacing marks.
+func withoutMarks(s string) (string, error) {
+	t := stripMarks.Get().(transform.Transformer)
+	defer stripMarks.Put(t)
+	out, _, err := transform.String(t, s)
+	return out, err
+}
 
 // decomposed is r without its marks when that leaves printable ASCII (a
 // ligature like ﬁ gives fi), a space otherwise.
 func decomposed(r rune) string {
-	out, _, err := transform.String(stripMarks, norm.NFKC.String(string(r)))
+	out, err := withoutMarks(norm.NFKC.String(string(r)))
 	if err != nil || out == "" {
 		return " "
 	}

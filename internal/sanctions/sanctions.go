@@ -53,6 +53,7 @@ import (
 	"os"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 	"unicode"
 
@@ -202,13 +203,27 @@ func newVariant(n string, entry int32) variant {
 // Len is the number of entries.
 func (l *List) Len() int { return len(l.entries) }
 
-var stripMarks = transform.Chain(norm.NFKD, runes.Remove(runes.In(unicode.Mn)))
+// stripMarks hands out transformers that decompose (NFKD) and remove the
+// nonspacing marks. A chained transformer keeps state between calls, so
+// each use takes one of its own: names are folded by many requests at
+// once.
+var stripMarks = sync.Pool{New: func() any {
+	return transform.Chain(norm.NFKD, runes.Remove(runes.In(unicode.Mn)))
+}}
+
+// withoutMarks is s decomposed, without its nonspacing marks.
+func withoutMarks(s string) (string, error) {
+	t := stripMarks.Get().(transform.Transformer)
+	defer stripMarks.Put(t)
+	out, _, err := transform.String(t, s)
+	return out, err
+}
 
 // Normalize is the form names are compared in: letters folded to ASCII
 // (marks removed), lower case, letters and digits only, words separated
 // by one space. What cannot be folded separates words.
 func Normalize(s string) string {
-	folded, _, err := transform.String(stripMarks, s)
+	folded, err := withoutMarks(s)
 	if err != nil {
 		folded = s
 	}

@@ -24,6 +24,11 @@
 -- returns its latest committed totals, and adds to them: two payments
 -- racing for the last dollar are ordered by the lock. A new banking day
 -- starts from zero.
+--
+-- The transaction is short but takes a SHARE ROW EXCLUSIVE lock on
+-- merchant_environments (the foreign key and the trigger) and an ACCESS
+-- EXCLUSIVE lock on ach_entries (two nullable columns, no rewrite):
+-- sign-ups and origination wait for it, while reads and payments do not.
 CREATE SEQUENCE originator_company_ids MINVALUE 1 MAXVALUE 999999999;
 
 CREATE TABLE originators (

@@ -66,6 +66,10 @@ func (c *chaos) sftpDown(ctx context.Context) (chaosResult, error) {
 		return chaosResult{}, err
 	}
 	scope := tenant.Scope{MerchantID: m.Merchant.ID, Env: tenant.Production}
+	// A production originator waits for an operator's review.
+	if _, err := c.svc.Originators.Activate(ctx, scope, audit.Operator("chaos")); err != nil {
+		return chaosResult{}, err
+	}
 	if err := c.svc.Merchants.GrantOnDemand(ctx, scope, audit.Operator("chaos")); err != nil {
 		return chaosResult{}, err
 	}

@@ -495,8 +495,8 @@ func (o *Originator) assign(ctx context.Context, w *calendar.Window) (File, bool
 	return f, found, err
 }
 
-// insertEntry stores e with the next trace number of its file date
-// (today's when e has none).
+// insertEntry stores e with the next trace number of its file date; an
+// entry without one takes the US Eastern date of the originator's clock.
 func (o *Originator) insertEntry(ctx context.Context, tx Store, e *Entry) error {
 	if e.FileDate == "" {
 		e.FileDate = calendar.DateOf(o.now()).Format(time.DateOnly)

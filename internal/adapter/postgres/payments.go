@@ -2,6 +2,7 @@ package postgres
 
 import (
 	"context"
+	"encoding/json"
 	"time"
 
 	"github.com/jmoiron/sqlx"
@@ -115,10 +116,8 @@ type paymentRow struct {
 	ReversalOf     *string    `db:"reversal_of"`
 	ReversalReason *string    `db:"reversal_reason"`
 	// The payment's reversal, read from the reversal's row (paymentLinks).
-	ReversedBy   *string    `db:"reversed_by"`
-	ReversedFor  *string    `db:"reversed_for"`
-	ReversedAt   *time.Time `db:"reversed_at"`
-	CancelReason *string    `db:"cancel_reason"`
+	Reversed     []byte  `db:"reversed"` // JSON of the reversal's row (paymentLinks); NULL when none
+	CancelReason *string `db:"cancel_reason"`
 	paymentDatesRow
 	HoldReason *string `db:"hold_reason"`
 }
@@ -136,8 +135,14 @@ func (r paymentRow) domain() payment.Payment {
 	if p.Attempt == nil {
 		p.Attempt = r.RetryAttempt // a one-off re-presentment's
 	}
-	if r.ReversedBy != nil && r.ReversedFor != nil && r.ReversedAt != nil {
-		p.Reversal = &payment.Reversal{PaymentID: *r.ReversedBy, Reason: *r.ReversedFor, CreatedAt: r.ReversedAt.UTC()}
+	if r.Reversed != nil {
+		// Built by the statement itself (jsonb_build_object), so it
+		// always decodes.
+		var rev payment.Reversal
+		if err := json.Unmarshal(r.Reversed, &rev); err == nil {
+			rev.CreatedAt = rev.CreatedAt.UTC()
+			p.Reversal = &rev
+		}
 	}
 	if r.FailureCode != nil {
 		reason := achcode.Reason(*r.FailureCode)
@@ -157,15 +162,12 @@ const paymentColumns = `merchant_id, environment, id, funding_source_id, custome
 const paymentReadColumns = paymentColumns + `, cancel_reason, hold_reason` + paymentDates
 
 // paymentLinks are a payment's columns that tie it to another: what it
-// presents again or reverses, and, read from the reversal's row (p is
-// the payment's alias), its own reversal.
+// presents again or reverses, and its own reversal, read from the reversal's row in one
+// index probe (p is the payment's alias).
 const paymentLinks = `retry_of, retry_attempt, reversal_of, reversal_reason,
-       (SELECT r.id FROM payments r
-        WHERE r.merchant_id = p.merchant_id AND r.environment = p.environment AND r.reversal_of = p.id) AS reversed_by,
-       (SELECT r.reversal_reason FROM payments r
-        WHERE r.merchant_id = p.merchant_id AND r.environment = p.environment AND r.reversal_of = p.id) AS reversed_for,
-       (SELECT r.created_at FROM payments r
-        WHERE r.merchant_id = p.merchant_id AND r.environment = p.environment AND r.reversal_of = p.id) AS reversed_at`
+       (SELECT jsonb_build_object('payment_id', r.id, 'reason', r.reversal_reason, 'created_at', r.created_at)
+        FROM payments r
+        WHERE r.merchant_id = p.merchant_id AND r.environment = p.environment AND r.reversal_of = p.id) AS reversed`
 
 // insertPayment stores a payment and counts it into its originator's
 // usage of the banking day $24, whatever the limits.

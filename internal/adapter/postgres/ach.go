@@ -71,7 +71,7 @@ func (q queries) DepositsToOriginate(ctx context.Context, limit int) ([]ach.Depo
 }
 
 const paymentsToOriginate = `SELECT ` + paymentReadColumns + `, ` + paymentLinks + `,` + paymentStanding + ` FROM payments p
-WHERE environment = 'production' AND status = 'pending'
+WHERE environment = 'production' AND status = 'pending' AND sent_at IS NULL
   AND NOT EXISTS (SELECT 1 FROM ach_entries e
                   WHERE e.merchant_id = p.merchant_id AND e.environment = p.environment AND e.payment_id = p.id)
 ORDER BY created_at
@@ -79,7 +79,10 @@ LIMIT $1
 FOR UPDATE OF p SKIP LOCKED`
 
 // PaymentsToOriginate locks pending production payments not yet in a
-// file, with their standing.
+// file, with their standing. sent_at IS NULL is what keeps a payment
+// another run assigned while this statement waited for its lock out: the
+// lock re-checks the payment's own row, not the NOT EXISTS on
+// ach_entries, which keeps the statement's older snapshot.
 func (q queries) PaymentsToOriginate(ctx context.Context, limit int) ([]payment.Payment, error) {
 	var rows []standingRow
 	if err := sqlx.SelectContext(ctx, q.ex, &rows, paymentsToOriginate, limit); err != nil {

@@ -20,10 +20,11 @@ import (
 //     account with no history keeps its answer ("unknown") from the start;
 //     one with a history keeps none, and its first read computes it.
 //   - Time: a kept answer carries when it expires, the moment the first
-//     fact it counted leaves its window (checkExpiry). The store reads the
-//     history with the source once that moment has passed by the
-//     database's clock; current reads it itself when only the service's
-//     clock says so.
+//     fact it counted leaves its window (checkExpiry). A list reads the
+//     history with its sources (one statement) once that moment has
+//     passed by the database's clock; a source read alone comes without
+//     it, and current reads it, one round trip more, when the kept answer
+//     does not hold by the service's clock.
 //
 // A read that computes the check keeps it (StoreAccountCheck) unless the
 // account's history was marked again since the read, which the source's

@@ -17,9 +17,10 @@ import (
 
 // WithRequestID gives every request a fresh req_ id, echoed in
 // X-Request-Id. An incoming X-Request-Id is not trusted (it would reach
-// the logs).
+// the logs). The id is ordered in time (ids.Ordered): it keys the request
+// log's rows, written once per API request.
 func (k *Shared) WithRequestID(c *gin.Context) {
-	id := ids.New(ids.Request)
+	id := ids.Ordered(ids.Request, time.Now())
 	c.Set(ctxRequestID, id)
 	c.Header("X-Request-Id", id)
 	c.Next()

@@ -9,10 +9,11 @@ import (
 	"github.com/fundsource/fundsource/internal/testing/pgtest"
 )
 
-// TestASourceWithAKeptCheckReadsNoHistory: a source's read executes the
-// account history's index scan only when the source keeps no check or
-// its kept check has expired; with a kept check the scan is never
-// executed, however long the account's history.
+// TestASourceWithAKeptCheckReadsNoHistory: a list of sources executes
+// the account history's index scan only for a source that keeps no check
+// or whose kept check has expired; with a kept check the scan is never
+// executed, however long the account's history. A source read alone never
+// touches the history (the service reads it when it must).
 func TestASourceWithAKeptCheckReadsNoHistory(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
@@ -46,7 +47,8 @@ func TestASourceWithAKeptCheckReadsNoHistory(t *testing.T) {
 	} {
 		execAll(t, conn, `UPDATE funding_sources SET `+c.set+` WHERE id = 'fs_1'`)
 		var lines []string
-		if err := conn.SelectContext(ctx, &lines, `EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF) `+postgres.SelectSource, "mer_a", "sandbox", "fs_1"); err != nil {
+		if err := conn.SelectContext(ctx, &lines, `EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF) `+postgres.ListSources,
+			"mer_a", "sandbox", "infinity", "", 11, "cus_1", true); err != nil {
 			t.Fatal(err)
 		}
 		plan := strings.Join(lines, "\n")
@@ -62,6 +64,13 @@ func TestASourceWithAKeptCheckReadsNoHistory(t *testing.T) {
 		}
 		if read := !strings.Contains(scan, "never executed"); read != c.read {
 			t.Errorf("%s: history read %v, want %v:\n%s", c.name, read, c.read, plan)
+		}
+		var alone []string
+		if err := conn.SelectContext(ctx, &alone, `EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF) `+postgres.SelectSource, "mer_a", "sandbox", "fs_1"); err != nil {
+			t.Fatal(err)
+		}
+		if plan := strings.Join(alone, "\n"); strings.Contains(plan, "account_facts") {
+			t.Errorf("%s: a source read alone scans account_facts:\n%s", c.name, plan)
 		}
 	}
 }

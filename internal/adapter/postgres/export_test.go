@@ -7,6 +7,12 @@ const (
 	SelectSource   = selectSource
 	SelectCustomer = selectCustomer
 	SelectPayment  = selectPayment
+	// ListSources is a customer's page of sources, which reads the
+	// histories of those whose kept check does not hold.
+	ListSources = listSources
+	// SelectAccountFacts is the account check's read of an account's
+	// history.
+	SelectAccountFacts = selectAccountFacts
 )
 
 // CreateSources is the creation statement, whose reads it checks too.

@@ -184,11 +184,10 @@ func (r sourceRow) domain() funding.Source {
 	return s
 }
 
-// sourceColumns are a source's columns, with its current verification
-// (which a trigger on micro_deposits keeps on the source's row, migration
-// 00016), its kept account check and, from the lateral ck, its account's
-// history when read.
-const sourceColumns = `
+// sourceFields are a source row's own columns: with its current
+// verification (which a trigger on micro_deposits keeps on the source's
+// row, migration 00016) and its kept account check.
+const sourceFields = `
 SELECT f.merchant_id, f.environment, f.id, f.customer_id, f.status, f.routing_number, f.bank_name, f.last_four,
        f.account_type, f.nickname, f.account_key_id, f.account_ciphertext, f.fingerprint, f.created_at, f.removed_at,
        f.md_seq, f.md_status, f.md_initiated_at, f.md_expected_arrival_date, f.md_expires_at,
@@ -197,16 +196,28 @@ SELECT f.merchant_id, f.environment, f.id, f.customer_id, f.status, f.routing_nu
        f.removed_reason, f.block_code, f.block_reason, f.blocked_at, f.unblocked_at, f.unblock_attestation,
        f.account_fp, f.ownership_result, f.ownership_name_score, f.ownership_email_score, f.ownership_checked_at,
        f.check_result, f.check_reasons, f.check_expires_at, f.check_seq,
-       f.account_holder_type, f.individual_id, f.receiver_name, f.addenda_refused_at,
+       f.account_holder_type, f.individual_id, f.receiver_name, f.addenda_refused_at`
+
+// sourceColumns are sourceFields with, from the lateral ck that the
+// statement adds, the account's history when read.
+const sourceColumns = sourceFields + `,
        ck.ck_read, ck.ck_kinds, ck.ck_codes, ck.ck_at, ck.ck_verified
 FROM funding_sources f`
 
-// sourceSelect reads sources for an answer: the history only for a source
-// whose kept check does not hold.
+// sourceSelect reads sources for a list's answer: the history only for a
+// source whose kept check does not hold, in the same statement, so a page
+// costs one round trip whatever its sources' checks.
 const sourceSelect = sourceColumns + `
 LEFT JOIN LATERAL (` + storedFactsOfF + `) ck ON true`
 
-const selectSource = sourceSelect + `
+// selectSource reads one source for an answer: its row alone. A join
+// with the history, even one that never opens account_facts, runs its
+// grouping and sorting nodes on every read, which costs as much as the
+// row's own read; the service reads the history itself, one round trip
+// more, in the rare case that the kept check does not hold
+// (funding.Service.current).
+const selectSource = sourceFields + `
+FROM funding_sources f
 WHERE f.` + byID
 
 // selectSourceForUpdate reads the source's history whatever its kept

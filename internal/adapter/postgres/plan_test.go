@@ -87,17 +87,31 @@ func TestOneRowReadsUseTheIDIndexWithoutStatistics(t *testing.T) {
 		if got := scanOf(t, generic, c.table); got != c.table+"_id" {
 			t.Errorf("%s, generic plan: read through %q, want %s_id\n%s", c.table, got, c.table, generic)
 		}
-		// A source's account check reads its account's history by index.
-		if c.table == "funding_sources" {
-			for _, plan := range [][]byte{custom, generic} {
-				if got := scanOf(t, plan, "account_facts"); got != "account_facts_of_account" {
-					t.Errorf("the account check reads account_facts through %q, want account_facts_of_account\n%s", got, plan)
-				}
-			}
-		}
 		if _, err := conn.ExecContext(ctx, `DEALLOCATE lookup; RESET plan_cache_mode`); err != nil {
 			t.Fatal(err)
 		}
+	}
+
+	// The account check reads its account's history by index, in a plan
+	// for its values and in the generic one.
+	var custom []byte
+	if err := conn.GetContext(ctx, &custom, `EXPLAIN (FORMAT JSON) `+postgres.SelectAccountFacts, "sandbox", []byte{0xaa}, "mer_a"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := conn.ExecContext(ctx, `SET plan_cache_mode = force_generic_plan; PREPARE facts (text, bytea, text) AS `+postgres.SelectAccountFacts); err != nil {
+		t.Fatal(err)
+	}
+	var generic []byte
+	if err := conn.GetContext(ctx, &generic, `EXPLAIN (FORMAT JSON) EXECUTE facts ('sandbox', '\xaa', 'mer_a')`); err != nil {
+		t.Fatal(err)
+	}
+	for _, plan := range [][]byte{custom, generic} {
+		if got := scanOf(t, plan, "account_facts"); got != "account_facts_of_account" {
+			t.Errorf("the account check reads account_facts through %q, want account_facts_of_account\n%s", got, plan)
+		}
+	}
+	if _, err := conn.ExecContext(ctx, `DEALLOCATE facts; RESET plan_cache_mode`); err != nil {
+		t.Fatal(err)
 	}
 
 	// The batch of creations reads each row's stored response, customer and

@@ -58,6 +58,9 @@ type compareConfig struct {
 	rounds  int
 	phase   time.Duration
 	workers int
+	// profiles, when set, is the folder each load's CPU profile of the
+	// server goes to (round, side and load in the file's name).
+	profiles string
 }
 
 // Sides of a round.
@@ -143,7 +146,7 @@ func printRatios(w io.Writer, rev string, rounds int, rs []ratio) {
 
 // comparison checks a comparison's flags: a baseline, at least one
 // round, a positive duration and worker count.
-func comparison(rev, repo, newBin string, rounds int, phase time.Duration, workers int) (compareConfig, error) {
+func comparison(rev, repo, newBin string, rounds int, phase time.Duration, workers int, profiles string) (compareConfig, error) {
 	switch {
 	case rev == "":
 		return compareConfig{}, fmt.Errorf("%w: --rounds and --repo need --baseline REV", rig.ErrUsage)
@@ -152,7 +155,7 @@ func comparison(rev, repo, newBin string, rounds int, phase time.Duration, worke
 	case phase <= 0 || workers < 1:
 		return compareConfig{}, fmt.Errorf("%w: --duration and --workers must be positive", rig.ErrUsage)
 	}
-	return compareConfig{rev: rev, repo: repo, newBin: newBin, rounds: rounds, phase: phase, workers: workers}, nil
+	return compareConfig{rev: rev, repo: repo, newBin: newBin, rounds: rounds, phase: phase, workers: workers, profiles: profiles}, nil
 }
 
 // compare runs the comparison and prints its table.
@@ -210,6 +213,11 @@ func (c compareConfig) measureSide(ctx context.Context, run *rig.Run, bin, db st
 		return side{}, err
 	}
 	vars := map[string]string{"DATA_DIR": dataDir, "DATABASE_URL": dbURL, "LISTEN_ADDR": addr, "RATE_LIMIT_SANDBOX": "0"}
+	if c.profiles != "" {
+		if vars["PPROF_ADDR"], err = rig.FreeLoopback(); err != nil {
+			return side{}, err
+		}
+	}
 	key, err := createMerchant(ctx, bin, vars)
 	if err != nil {
 		return side{}, err
@@ -239,7 +247,12 @@ func (c compareConfig) measureSide(ctx context.Context, run *rig.Run, bin, db st
 		return side{}, fmt.Errorf("warm-up: %s", warm.FirstError)
 	}
 	var s side
-	if s.create = loadgen.Run(ctx, "creation", c.workers, c.phase, create("1")); s.create.Errors > 0 {
+	stop := c.profile(ctx, vars["PPROF_ADDR"], db+"-creation")
+	s.create = loadgen.Run(ctx, "creation", c.workers, c.phase, create("1"))
+	if err := stop(); err != nil {
+		return side{}, err
+	}
+	if s.create.Errors > 0 {
 		return side{}, fmt.Errorf("creation: %s", s.create.FirstError)
 	}
 	src, err := a.call(ctx, http.MethodPost, "/v2/funding-source", body("44", 1), "")
@@ -247,10 +260,15 @@ func (c compareConfig) measureSide(ctx context.Context, run *rig.Run, bin, db st
 		return side{}, err
 	}
 	id, _ := src["funding_source_id"].(string)
-	if s.get = loadgen.Run(ctx, "GET", c.workers, c.phase, func(ctx context.Context, _ int64) error {
+	stop = c.profile(ctx, vars["PPROF_ADDR"], db+"-get")
+	s.get = loadgen.Run(ctx, "GET", c.workers, c.phase, func(ctx context.Context, _ int64) error {
 		_, err := a.send(ctx, http.MethodGet, "/v2/funding-source/"+id, "", "")
 		return err
-	}); s.get.Errors > 0 {
+	})
+	if err := stop(); err != nil {
+		return side{}, err
+	}
+	if s.get.Errors > 0 {
 		return side{}, fmt.Errorf("GET: %s", s.get.FirstError)
 	}
 	return s, nil
@@ -342,4 +360,45 @@ func gitOut(ctx context.Context, dir string, args ...string) (string, error) {
 		return "", fmt.Errorf("git %s: %v %s", strings.Join(args, " "), err, strings.TrimSpace(stderr.String()))
 	}
 	return strings.TrimSpace(string(out)), nil
+}
+
+// profile starts recording the server's CPU profile (served at addr) for
+// the load about to run, into the profiles folder as name.pprof; the
+// function it returns waits for the file. Without a profiles folder it
+// does nothing.
+func (c compareConfig) profile(ctx context.Context, addr, name string) func() error {
+	if c.profiles == "" {
+		return func() error { return nil }
+	}
+	secs := max(int(c.phase/time.Second), 1)
+	done := make(chan error, 1)
+	go func() {
+		done <- func() error {
+			req, err := http.NewRequestWithContext(ctx, http.MethodGet, fmt.Sprintf("http://%s/debug/pprof/profile?seconds=%d", addr, secs), nil)
+			if err != nil {
+				return err
+			}
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				return fmt.Errorf("profile %s: %w", name, err)
+			}
+			defer resp.Body.Close()
+			if resp.StatusCode != http.StatusOK {
+				return fmt.Errorf("profile %s: %s", name, resp.Status)
+			}
+			if err := os.MkdirAll(c.profiles, 0o755); err != nil {
+				return err
+			}
+			f, err := os.Create(filepath.Join(c.profiles, name+".pprof"))
+			if err != nil {
+				return err
+			}
+			if _, err := io.Copy(f, resp.Body); err != nil {
+				f.Close()
+				return err
+			}
+			return f.Close()
+		}()
+	}()
+	return func() error { return <-done }
 }

@@ -60,7 +60,7 @@ func TestRatiosAreMediansOfEachRoundsRatio(t *testing.T) {
 }
 
 func TestComparisonFlags(t *testing.T) {
-	if c, err := comparison("28f86e3", "", "", 2, 200*time.Millisecond, 4); err != nil || c.rounds != 2 || c.rev != "28f86e3" {
+	if c, err := comparison("28f86e3", "", "", 2, 200*time.Millisecond, 4, ""); err != nil || c.rounds != 2 || c.rev != "28f86e3" {
 		t.Errorf("a good comparison: %+v, %v", c, err)
 	}
 	for _, bad := range []struct {
@@ -69,7 +69,7 @@ func TestComparisonFlags(t *testing.T) {
 		phase   time.Duration
 		workers int
 	}{{"", 3, time.Second, 4}, {"HEAD", 0, time.Second, 4}, {"HEAD", 1, 0, 4}, {"HEAD", 1, time.Second, 0}} {
-		if _, err := comparison(bad.rev, "", "", bad.rounds, bad.phase, bad.workers); err == nil {
+		if _, err := comparison(bad.rev, "", "", bad.rounds, bad.phase, bad.workers, ""); err == nil {
 			t.Errorf("%+v: accepted", bad)
 		}
 	}

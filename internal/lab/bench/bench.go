@@ -142,11 +142,12 @@ func Run(ctx context.Context, args []string, stdio rig.IO) error {
 	baseline := fs.String("baseline", "", "compare with the server built from this git revision instead: creation and GET, alternating the two binaries")
 	rounds := fs.Int("rounds", 3, "with --baseline: how many rounds of both binaries")
 	repo := fs.String("repo", "", "with --baseline: the git checkout REV is in (default: the one around the current folder)")
+	profiles := fs.String("profile", "", "with --baseline: write each load's CPU profile of each server into this folder")
 	if err := fs.Parse(args); err != nil {
 		return fmt.Errorf("%w: %v", rig.ErrUsage, err)
 	}
-	if *baseline != "" || *rounds != 3 || *repo != "" {
-		c, err := comparison(*baseline, *repo, *serverBin, *rounds, *phase, *workers)
+	if *baseline != "" || *rounds != 3 || *repo != "" || *profiles != "" {
+		c, err := comparison(*baseline, *repo, *serverBin, *rounds, *phase, *workers, *profiles)
 		if err != nil {
 			return err
 		}

@@ -229,7 +229,7 @@ func (s *Service) VerifyMicroDeposits(ctx context.Context, scope tenant.Scope, i
 func (s *Service) VerifyCode(ctx context.Context, scope tenant.Scope, id, code string) (Source, error) {
 	c := NormalizeCode(code)
 	if !ValidCode(c) {
-		return Source{}, errs.Invalid("code", `code must be the deposit's code: "FS" and 4 letters or digits, like FS7KQ2`)
+		return Source{}, errs.Invalid("code", "code must be the deposit's code: "+CodeFormat()+", like "+CodeExample)
 	}
 	return s.verify(ctx, scope, id, proof{code: c})
 }

@@ -318,7 +318,7 @@ func TestBlockFailRefusesAFailedAccountAndWritesNothing(t *testing.T) {
 	cus := f.Customer(b)
 	block := funding.Caller{Scope: b, OnDemand: true, AccountCheckPolicy: funding.PolicyBlockFail}
 	in := input(cus, "71717171")
-	_, err := f.Funding.PrepareForMicroDeposits(ctx, block, in)
+	_, err := f.Funding.Create(ctx, block, funding.ForMicroDeposits, in)
 	e := wantCode(t, err, "account_check_failed")
 	if r, _ := e.Details["reasons"].([]string); !slices.Equal(r, []string{"returned_closed", "verified_before"}) {
 		t.Errorf("reasons = %v", e.Details["reasons"])

@@ -7,7 +7,6 @@ import (
 	"github.com/fundsource/fundsource/internal/core/achcode"
 	"github.com/fundsource/fundsource/internal/core/errs"
 	"github.com/fundsource/fundsource/internal/core/event"
-	"github.com/fundsource/fundsource/internal/core/idempotency"
 	"github.com/fundsource/fundsource/internal/core/ids"
 	"github.com/fundsource/fundsource/internal/core/paging"
 	"github.com/fundsource/fundsource/internal/core/tenant"
@@ -38,9 +37,9 @@ const (
 
 // Creation is a source ready to be stored: its input validated, its
 // account number sealed and fingerprinted, its account checked, its id,
-// time and events made. Preparing writes nothing, so the caller can render
-// the answer a successful creation gives before it is written
-// (InsertKeyed stores that answer with the source).
+// time and events made. Preparing writes nothing, so the answer a
+// successful creation gives can be rendered before it is written
+// (CreateKeyed stores that answer with the source).
 //
 // Under the block_fail policy the check decides whether anything is
 // written, so preparing reads the account's history (one indexed lookup)
@@ -49,16 +48,16 @@ const (
 // source is answered as for an account with no history
 // (AccountFacts.Unread), and the statement that writes it checks that the
 // account has none (one index probe in a statement it runs anyway). An
-// account with a history refuses it, writing nothing: InsertKeyed then
-// answers neither created nor a replay, and Insert reads the history,
-// checks the account again and writes the source with that answer.
+// account with a history refuses it, writing nothing; insert then reads
+// the history, checks the account again and writes the source with that
+// answer.
 //
 // The account holder type works the same way. When the input names none,
 // the default is the customer's (company when it has a business name),
 // which preparing does not read either: the source is answered as an
 // individual's (HolderGuessed), and the statement, which reads the
 // customer's row anyway to check that it exists, refuses a wrong guess
-// and writes nothing; Insert then reads the customer and writes the
+// and writes nothing; insert then reads the customer and writes the
 // source with its default. So a creation for a customer with a business
 // name costs one more round trip unless it names account_holder_type.
 type Creation struct {
@@ -67,10 +66,25 @@ type Creation struct {
 	policy string // the caller's AccountCheckPolicy
 }
 
-// PrepareOnDemand prepares POST /v2/on-demand/funding-source: Verified when
-// the merchant's environment has third-party verification, else
-// Unverified (credit only).
-func (s *Service) PrepareOnDemand(ctx context.Context, c Caller, in Input) (Creation, error) {
+// Kind is which of the two account-number creations a request makes.
+type Kind int
+
+// The account-number creations.
+const (
+	// OnDemand is POST /v2/on-demand/funding-source: Verified when the
+	// merchant's environment has third-party verification, else
+	// Unverified (credit only); the key needs the on-demand permission.
+	OnDemand Kind = iota
+	// ForMicroDeposits is POST /v2/funding-source: always Unverified, to
+	// be verified by micro-deposits.
+	ForMicroDeposits
+)
+
+// prepareKind prepares a creation of kind for c.
+func (s *Service) prepareKind(ctx context.Context, c Caller, kind Kind, in Input) (Creation, error) {
+	if kind != OnDemand {
+		return s.prepare(ctx, c, in, Unverified, nil)
+	}
 	if !c.OnDemand {
 		return Creation{}, errs.New(errs.PermissionDenied,
 			"This API key lacks the on-demand funding-source permission (on_demand_funding_source).")
@@ -81,29 +95,24 @@ func (s *Service) PrepareOnDemand(ctx context.Context, c Caller, in Input) (Crea
 	return s.prepare(ctx, c, in, Unverified, nil)
 }
 
-// PrepareForMicroDeposits prepares POST /v2/funding-source: always
-// Unverified, to be verified by micro-deposits.
-func (s *Service) PrepareForMicroDeposits(ctx context.Context, c Caller, in Input) (Creation, error) {
-	return s.prepare(ctx, c, in, Unverified, nil)
+// Create prepares and stores a creation of kind for c.
+func (s *Service) Create(ctx context.Context, c Caller, kind Kind, in Input) (Source, error) {
+	cr, err := s.prepareKind(ctx, c, kind, in)
+	if err != nil {
+		return Source{}, err
+	}
+	return s.insert(ctx, s.store, cr)
 }
 
-// CreateOnDemand prepares and inserts an on-demand creation.
+// CreateOnDemand is Create of an OnDemand creation.
 func (s *Service) CreateOnDemand(ctx context.Context, c Caller, in Input) (Source, error) {
-	cr, err := s.PrepareOnDemand(ctx, c, in)
-	if err != nil {
-		return Source{}, err
-	}
-	return s.Insert(ctx, cr)
+	return s.Create(ctx, c, OnDemand, in)
 }
 
-// CreateForMicroDeposits prepares and inserts a creation to be verified by
-// micro-deposits.
+// CreateForMicroDeposits is Create of a creation to be verified by
+// micro-deposits, with the environment's default policies.
 func (s *Service) CreateForMicroDeposits(ctx context.Context, scope tenant.Scope, in Input) (Source, error) {
-	cr, err := s.PrepareForMicroDeposits(ctx, Caller{Scope: scope}, in)
-	if err != nil {
-		return Source{}, err
-	}
-	return s.Insert(ctx, cr)
+	return s.Create(ctx, Caller{Scope: scope}, ForMicroDeposits, in)
 }
 
 // prepare validates in and makes the source with the given status and
@@ -168,7 +177,7 @@ func (s *Service) create(ctx context.Context, c Caller, in Input, status Status,
 		return Source{}, err
 	}
 	if len(also) == 0 {
-		return s.Insert(ctx, cr)
+		return s.insert(ctx, s.store, cr)
 	}
 	var out Source
 	err = s.store.WithTx(ctx, func(tx Store) error {
@@ -186,33 +195,16 @@ func (s *Service) create(ctx context.Context, c Caller, in Input, status Status,
 	return out, err
 }
 
-// InsertKeyed stores cr as the whole of an idempotent request: the claim on
-// req's key, the source and its events, and resp (the answer to a
-// successful creation) under the key, in one statement. It answers created
-// when all of it committed, a stored response's replay, or the claim's
-// refusal (request_in_progress, idempotency_key_reused). When it answers
-// none of these, nothing was written: a rule refused the source, its
-// account has a history cr was not answered with, or the statement could
-// not run, and the caller runs the request on its general path, which
-// tells which rule (or gives the answer with the history) and stores that
-// answer.
-func (s *Service) InsertKeyed(ctx context.Context, cr Creation, req idempotency.Request, resp idempotency.Response) (created bool, replay *idempotency.Response, err error) {
-	return s.store.CreateSourceKeyed(ctx, cr.Source, cr.events, req, resp)
-}
-
-// Insert claims the account number and stores cr's source with its
-// events. When cr was answered without the account's history and the
-// account has one, it reads the history and checks the account again
-// (under block_fail, a failing account is account_check_failed and nothing
-// is written) before it stores the source. When the same customer already
-// holds the number, a Verified creation upgrades an Unverified source and
+// insert claims the account number and stores cr's source with its
+// events, on st (the pool's store or a transaction's). When cr was
+// answered without the account's history and the account has one, it
+// reads the history and checks the account again (under block_fail, a
+// failing account is account_check_failed and nothing is written) before
+// it stores the source; a wrong guess of the holder type is resolved
+// from the customer the same way. When the same customer already holds
+// the number, a Verified creation upgrades an Unverified source and
 // returns it; anything else is a duplicate. Another customer's number is
 // account_in_use.
-func (s *Service) Insert(ctx context.Context, cr Creation) (Source, error) {
-	return s.insert(ctx, s.store, cr)
-}
-
-// insert is Insert on st, the pool's store or a transaction's.
 func (s *Service) insert(ctx context.Context, st Store, cr Creation) (Source, error) {
 	src := cr.Source
 	holder, created, err := st.CreateSource(ctx, src, cr.events)

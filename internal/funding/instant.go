@@ -26,6 +26,18 @@ const (
 	railRetryAfter = 30
 )
 
+// CodeExample is a code of the right form (CodePrefix and CodeLength
+// characters of CodeAlphabet), the one every description of the code shows.
+const CodeExample = CodePrefix + "7KQ2"
+
+// CodeFormat describes the code's form to a person, from CodePrefix and
+// CodeLength: "FS followed by four letters or digits". The API's error and
+// the hosted page both say it so.
+func CodeFormat() string {
+	return CodePrefix + " followed by " + [...]string{"zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine"}[CodeLength] +
+		" letters or digits"
+}
+
 // WithRails sets the instant rails: reach says which rail a bank receives
 // on, and rails[env] sends credits for that environment (none: instant is
 // unavailable there and "auto" falls back).

@@ -290,3 +290,22 @@ func TestProductionInstantIsNeverOriginatedByACH(t *testing.T) {
 		t.Errorf("production auto without a rail: %+v, %v", src.Verification, err)
 	}
 }
+
+// TestCodeDescriptionsFollowTheCode: the example every description shows
+// is a code, and the words describing the form name the prefix and length.
+func TestCodeDescriptionsFollowTheCode(t *testing.T) {
+	t.Parallel()
+	if !funding.ValidCode(funding.CodeExample) {
+		t.Errorf("CodeExample %q is not a valid code", funding.CodeExample)
+	}
+	if got, want := funding.CodeFormat(), "FS followed by four letters or digits"; got != want {
+		t.Errorf("CodeFormat() = %q, want %q", got, want)
+	}
+	f := fixture.New(t)
+	scope := f.Sandbox("Acme")
+	_, err := f.Funding.VerifyCode(ctx, scope, "fs_unknown", "nope")
+	e := wantCode(t, err, errs.InvalidRequest)
+	if want := "code must be the deposit's code: FS followed by four letters or digits, like FS7KQ2"; e.Message != want {
+		t.Errorf("message = %q, want %q", e.Message, want)
+	}
+}

@@ -89,6 +89,18 @@ func (m MicroDeposit) Verification() *Verification {
 	return v
 }
 
+// Lapsed reports whether v, pending, is past its expiry at now: expired,
+// whether or not the sweeper (ExpireDue) has marked it so yet.
+func (v *Verification) Lapsed(now time.Time) bool { return lapsed(v.Status, v.ExpiresAt, now) }
+
+// Lapsed is Verification.Lapsed of m.
+func (m MicroDeposit) Lapsed(now time.Time) bool { return lapsed(m.Status, m.ExpiresAt, now) }
+
+// lapsed is the expiry rule: a pending verification expires at ExpiresAt.
+func lapsed(status string, expiresAt, now time.Time) bool {
+	return status == DepositPending && !now.Before(expiresAt)
+}
+
 // amountsBlock is the length every amounts plaintext is padded to before
 // sealing ("1,1" and "99,99" alike), so a ciphertext's length says nothing
 // about the amounts.
@@ -183,7 +195,7 @@ func (s *Service) nextVerification(ctx context.Context, tx Store, scope tenant.S
 	}
 	if last.Status == DepositPending {
 		now := s.now()
-		if now.Before(last.ExpiresAt) {
+		if !last.Lapsed(now) {
 			return Source{}, 0, errs.New(errs.VerificationPending,
 				"A verification is already open on this funding source; complete it or wait until it expires.").
 				WithDetail("attempts_remaining", last.AttemptsRemaining)
@@ -193,7 +205,7 @@ func (s *Service) nextVerification(ctx context.Context, tx Store, scope tenant.S
 		if err != nil {
 			return Source{}, 0, err
 		}
-		if err := s.expire(ctx, tx, src, m, now); err != nil {
+		if _, err := s.expire(ctx, tx, src, m, now); err != nil {
 			return Source{}, 0, err
 		}
 	}
@@ -217,7 +229,7 @@ func (s *Service) VerifyMicroDeposits(ctx context.Context, scope tenant.Scope, i
 func (s *Service) VerifyCode(ctx context.Context, scope tenant.Scope, id, code string) (Source, error) {
 	c := NormalizeCode(code)
 	if !ValidCode(c) {
-		return Source{}, errs.Invalid("code", `code must be the deposit's code: "FS" and 4 letters or digits, like FS7KQ2`)
+		return Source{}, errs.Invalid("code", "code must be the deposit's code: "+CodeFormat()+", like "+CodeExample)
 	}
 	return s.verify(ctx, scope, id, proof{code: c})
 }
@@ -234,9 +246,15 @@ type proof struct {
 // guesses can never exceed MaxAttempts. The attempt is committed even
 // though a mismatch returns verification_failed. A proof of the other
 // method's kind is invalid_request and counts nothing.
+//
+// A refusal (verification_failed, verification_attempts_exceeded,
+// verification_expired) comes with the source as the refusal left it,
+// read under the lock, its verification's attempts and state updated, so
+// a caller that shows the source (the hosted page) need not read it
+// again. Any other error comes with a zero Source.
 func (s *Service) verify(ctx context.Context, scope tenant.Scope, id string, p proof) (Source, error) {
 	var out Source
-	var refusal error // committed outcome that is still an error for the caller
+	var refusal error // committed outcome that is still an error for the caller; out is the source it left
 	err := s.store.WithTx(ctx, func(tx Store) error {
 		src, err := s.unverifiedSource(ctx, tx, scope, id)
 		if err != nil {
@@ -260,18 +278,21 @@ func (s *Service) verify(ctx context.Context, scope tenant.Scope, id string, p p
 		now := s.now()
 		switch m.Status {
 		case DepositFailed:
-			return errs.New(errs.VerificationAttemptsExceeded,
+			refusal, out = errs.New(errs.VerificationAttemptsExceeded,
 				"This verification failed and takes no more attempts; initiate a new verification.").
-				WithDetail("attempts_remaining", 0)
+				WithDetail("attempts_remaining", 0), src
+			return nil
 		case DepositExpired:
-			return expired()
+			refusal, out = expired(), src
+			return nil
 		case DepositPending:
 		default:
 			return fmt.Errorf("verify: unexpected state %q", m.Status)
 		}
-		if !now.Before(m.ExpiresAt) {
+		if m.Lapsed(now) {
 			refusal = expired()
-			return s.expire(ctx, tx, src, m, now)
+			out, err = s.expire(ctx, tx, src, m, now)
+			return err
 		}
 		match, err := s.matches(m, p)
 		if err != nil {
@@ -293,19 +314,19 @@ func (s *Service) verify(ctx context.Context, scope tenant.Scope, id string, p p
 		}
 		refusal = mismatch.WithDetail("attempts_remaining", m.AttemptsRemaining)
 		if m.AttemptsRemaining > 0 {
+			src.Verification = m.Verification()
+			out = src
 			return tx.UpdateMicroDeposit(ctx, m)
 		}
 		m.Status, m.FinishedAt = DepositFailed, &now
 		src.Verification = m.Verification()
+		out = src
 		return tx.UpdateMicroDeposit(ctx, m, s.event(src, event.FundingSourceVerificationFailed, src.Status))
 	})
 	if err != nil {
 		return Source{}, err
 	}
-	if refusal != nil {
-		return Source{}, refusal
-	}
-	return s.checked(out), nil
+	return s.checked(out), refusal
 }
 
 // matches compares a proof with the verification's sealed one.
@@ -358,7 +379,7 @@ func (s *Service) ExpireDue(ctx context.Context) (int, error) {
 				if err != nil {
 					return err
 				}
-				if err := s.expire(ctx, tx, src, m, now); err != nil {
+				if _, err := s.expire(ctx, tx, src, m, now); err != nil {
 					return err
 				}
 			}
@@ -372,10 +393,12 @@ func (s *Service) ExpireDue(ctx context.Context) (int, error) {
 	}
 }
 
-func (s *Service) expire(ctx context.Context, tx Store, src Source, m MicroDeposit, now time.Time) error {
+// expire marks m, src's open verification, expired at now with its event,
+// and returns src with its verification so.
+func (s *Service) expire(ctx context.Context, tx Store, src Source, m MicroDeposit, now time.Time) (Source, error) {
 	m.Status, m.FinishedAt = DepositExpired, &now
 	src.Verification = m.Verification()
-	return tx.UpdateMicroDeposit(ctx, m, s.event(src, event.FundingSourceVerificationExpired, src.Status))
+	return src, tx.UpdateMicroDeposit(ctx, m, s.event(src, event.FundingSourceVerificationExpired, src.Status))
 }
 
 func (s *Service) openAmounts(m MicroDeposit) ([2]int, error) {

@@ -177,7 +177,7 @@ func TestMismatchesCountDownAndTheThirdFailsTheVerification(t *testing.T) {
 	p := newPending(t)
 	wrong := p.wrong(t)
 	for i, left := range []int{2, 1, 0} {
-		_, err := p.verify(wrong)
+		refused, err := p.verify(wrong)
 		e := wantCode(t, err, errs.VerificationFailed)
 		if e.Param != "amounts" {
 			t.Errorf("miss %d: param = %q, want amounts", i+1, e.Param)
@@ -190,6 +190,10 @@ func TestMismatchesCountDownAndTheThirdFailsTheVerification(t *testing.T) {
 		if got.Verification.AttemptsRemaining != left {
 			t.Errorf("miss %d: stored attempts_remaining = %d, want %d", i+1, got.Verification.AttemptsRemaining, left)
 		}
+		// The refusal comes with the source as it left it, as stored.
+		if v := refused.Verification; refused.ID != p.id || v == nil || v.AttemptsRemaining != left || v.Status != got.Verification.Status {
+			t.Errorf("miss %d: refusal's source %q with verification %+v, want %s with the stored one %+v", i+1, refused.ID, v, p.id, got.Verification)
+		}
 	}
 	got, err := p.Funding.Get(ctx, p.scope, p.id)
 	if err != nil {
@@ -199,8 +203,11 @@ func TestMismatchesCountDownAndTheThirdFailsTheVerification(t *testing.T) {
 		t.Errorf("after three misses: %s, verification %s; want %s, %s", got.Status, got.Verification.Status, funding.Unverified, funding.DepositFailed)
 	}
 	// Even the right pair is refused now.
-	_, err = p.verify(p.amounts(t))
+	refused, err := p.verify(p.amounts(t))
 	wantAttempts(t, wantCode(t, err, errs.VerificationAttemptsExceeded), 0)
+	if v := refused.Verification; refused.ID != p.id || v == nil || v.Status != funding.DepositFailed {
+		t.Errorf("attempts exceeded: source %q with verification %+v, want %s failed", refused.ID, v, p.id)
+	}
 }
 
 func TestFourthInitiationIsLimitReached(t *testing.T) {
@@ -243,8 +250,11 @@ func TestExpiredDepositsRefuseVerificationAndAllowANewInitiation(t *testing.T) {
 				}
 			}
 			for range 2 { // the expiry is committed: a retry is refused alike
-				_, err := p.verify(right)
+				refused, err := p.verify(right)
 				wantAttempts(t, wantCode(t, err, errs.VerificationExpired), 0)
+				if v := refused.Verification; refused.ID != p.id || v == nil || v.Status != funding.DepositExpired {
+					t.Errorf("expired: source %q with verification %+v, want %s expired", refused.ID, v, p.id)
+				}
 			}
 			got, err := p.Funding.InitiateVerification(ctx, p.scope, p.id)
 			if err != nil {

@@ -38,7 +38,8 @@ func (s *Service) SimulateDepositExpiry(ctx context.Context, scope tenant.Scope,
 	return s.onOpenDeposits(ctx, scope, id, func(ctx context.Context, tx Store, src Source, m MicroDeposit) error {
 		now := s.now()
 		m.ExpiresAt = now
-		return s.expire(ctx, tx, src, m, now)
+		_, err := s.expire(ctx, tx, src, m, now)
+		return err
 	})
 }
 

@@ -246,8 +246,17 @@ type Store interface {
 	CreateSource(ctx context.Context, src Source, events []event.Event) (holder AccountClaim, created bool, err error)
 	// CreateSourceKeyed is CreateSource as the whole of an idempotent
 	// request, with the claim on req's key and resp stored under it, all
-	// in one statement (see Service.InsertKeyed).
+	// in one statement (see Service.CreateKeyed). When it answers neither
+	// created nor a replay nor an error, it wrote nothing.
 	CreateSourceKeyed(ctx context.Context, src Source, events []event.Event, req idempotency.Request, resp idempotency.Response) (created bool, replay *idempotency.Response, err error)
+	// Idempotent runs fn at most once for req, in one transaction with
+	// the claim on req's key and fn's response stored under it: fn gets
+	// the store on that transaction and says whether to keep its response
+	// (a response not kept rolls fn's writes back and stores nothing). A
+	// live response stored under the key is returned as req.Replay of it
+	// and fn does not run; a claim another request holds is
+	// request_in_progress. Only the pool's store runs it.
+	Idempotent(ctx context.Context, req idempotency.Request, fn func(tx Store) (idempotency.Response, bool)) (*idempotency.Response, error)
 	// AccountFacts reads the history of an account fingerprint in env as
 	// merchantID's check counts it: other merchants' customers' uses
 	// apart (OtherUses), its own merchant's payments and everyone's links

@@ -55,7 +55,9 @@ type Merchants interface {
 	Logo(ctx context.Context, merchantID string) (merchant.Logo, error)
 }
 
-// Sources is the funding service: the same methods the API calls.
+// Sources is the funding service: the same methods the API calls. A
+// refused verification comes with the source as the refusal left it,
+// which the page shows without reading it again.
 type Sources interface {
 	Get(ctx context.Context, scope tenant.Scope, id string) (funding.Source, error)
 	VerifyMicroDeposits(ctx context.Context, scope tenant.Scope, id string, amounts [2]int) (funding.Source, error)
@@ -243,11 +245,18 @@ func (s *Service) verify(ctx context.Context, l Link, admit Admit, check func(Pa
 	if e.Code == errs.InvalidAmounts || e.Code == errs.InvalidRequest {
 		return p, verr // nothing changed
 	}
-	// Attempts, expiry and concurrent changes are the funding service's:
-	// show the page as the refusal left it.
-	if p, err = s.Open(ctx, l); err != nil {
-		return Page{}, err
+	if src.ID == "" {
+		// Refused before the funding service read the source: a
+		// concurrent request verified or removed it. Only a new look
+		// tells what the link now shows.
+		if p, err = s.Open(ctx, l); err != nil {
+			return Page{}, err
+		}
+		return p, verr
 	}
+	// Attempts and expiry are the funding service's, which answers a
+	// refusal with the source as the refusal left it.
+	p.Source, p.State = src, stateOf(src, s.now())
 	return p, verr
 }
 
@@ -278,8 +287,7 @@ func stateOf(src funding.Source, now time.Time) State {
 		return Refused
 	case v.Status == funding.DepositFailed:
 		return Failed
-	case v.Status == funding.DepositExpired,
-		v.Status == funding.DepositPending && !now.Before(v.ExpiresAt): // the sweeper has not run yet
+	case v.Status == funding.DepositExpired, v.Lapsed(now):
 		return Expired
 	case v.Status == funding.DepositPending:
 		return Pending

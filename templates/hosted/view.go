@@ -19,12 +19,18 @@ type View struct {
 	Amounts      [2]string
 	// Instant: the pending verification is one deposit with a code, typed
 	// into Code; Rail names its rail ("RTP" or "FedNow").
-	Instant    bool
-	Code       string
-	Rail       string
-	Error      string // the message to announce, "" when none
-	ErrorField string // "amount1", "amount2" or "code" when Error is about one input
-	Sandbox    bool   // a sandbox link: test data, no real deposits
+	Instant bool
+	Code    string
+	Rail    string
+	// CodePrefix, CodeFormat and CodeExample describe the code (the
+	// funding service's): "FS", "FS followed by four letters or digits",
+	// "FS7KQ2".
+	CodePrefix  string
+	CodeFormat  string
+	CodeExample string
+	Error       string // the message to announce, "" when none
+	ErrorField  string // "amount1", "amount2" or "code" when Error is about one input
+	Sandbox     bool   // a sandbox link: test data, no real deposits
 	// The merchant's brand: Logo and Theme are addresses on this origin
 	// ("" for none); the logo's alt text is Merchant.
 	Logo  string

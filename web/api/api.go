@@ -138,7 +138,7 @@ func (s *Surface) Mount(r *gin.Engine) {
 
 	before := []gin.HandlerFunc{s.record, s.authenticate, s.rateLimit, s.knownQuery, s.ReadBody}
 	// The two account-number creations take their Idempotency-Key
-	// themselves (createKeyed); every other POST runs once per key (once).
+	// themselves (createSource); every other POST runs once per key (once).
 	r.POST("/v2/on-demand/funding-source", append(before, s.createOnDemand)...)
 	r.POST("/v2/funding-source", append(before, s.createForMicroDeposits)...)
 	// The spec names POST /webhooks, /accounts and /accounts/delete without

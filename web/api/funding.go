@@ -3,7 +3,6 @@ package api
 import (
 	"encoding/json"
 	"fmt"
-	"net/http"
 	"strings"
 
 	"github.com/gin-gonic/gin"
@@ -23,67 +22,47 @@ func caller(c *gin.Context) funding.Caller {
 		AccountCheckPolicy: p.AccountCheck, OwnershipPolicy: p.Ownership}
 }
 
-func (s *Surface) createOnDemand(c *gin.Context) {
-	s.createKeyed(c, func(in funding.Input) (funding.Creation, error) {
-		return s.Services.Funding.PrepareOnDemand(c.Request.Context(), caller(c), in)
-	})
-}
+func (s *Surface) createOnDemand(c *gin.Context) { s.createSource(c, funding.OnDemand) }
 
-func (s *Surface) createForMicroDeposits(c *gin.Context) {
-	s.createKeyed(c, func(in funding.Input) (funding.Creation, error) {
-		return s.Services.Funding.PrepareForMicroDeposits(c.Request.Context(), caller(c), in)
-	})
-}
+func (s *Surface) createForMicroDeposits(c *gin.Context) { s.createSource(c, funding.ForMicroDeposits) }
 
-// createKeyed answers an account-number creation. With an
-// Idempotency-Key, a creation that succeeds is written by one statement
-// with the claim on the key and its answer (funding.Service.InsertKeyed,
-// which writes concurrent requests' creations together); anything else
-// (a bad body, a rule's refusal, an expired response under the key) runs
-// as every other idempotent request does, whose transaction stores the
-// answer it gives.
-func (s *Surface) createKeyed(c *gin.Context, prepare func(funding.Input) (funding.Creation, error)) {
-	create := func(c *gin.Context, svc Services) {
-		var in funding.Input
-		if err := surface.Decode(c, &in); err != nil {
-			s.Fail(c, err)
-			return
-		}
-		cr, err := prepare(in)
-		if err != nil {
-			s.Fail(c, err)
-			return
-		}
-		src, err := svc.Funding.Insert(c.Request.Context(), cr)
-		surface.Reply(s.Shared, c, src, err)
-	}
+// createSource answers an account-number creation: it decodes the body and
+// calls one funding method. With an Idempotency-Key that is
+// funding.Service.CreateKeyed, which owns the whole keyed flow (the
+// one-statement write of a new account's creation with the claim and its
+// answer, and the general path when that writes nothing) and asks this
+// surface only to render its answers. A body that does not decode is
+// answered as any idempotent request's error is, stored under the key.
+func (s *Surface) createSource(c *gin.Context, kind funding.Kind) {
 	req, ok := s.idempotencyRequest(c)
-	switch {
-	case !ok:
-		return
-	case req == nil:
-		create(c, s.Services)
+	if !ok {
 		return
 	}
 	var in funding.Input
-	if err := surface.Decode(c, &in); err == nil {
-		if cr, err := prepare(in); err == nil {
-			answer := idempotency.Response{Status: http.StatusOK, Body: surface.OKBody(cr.Source)}
-			created, replay, err := s.Services.Funding.InsertKeyed(c.Request.Context(), cr, *req, answer)
-			switch {
-			case err != nil:
-				s.Fail(c, err)
-				return
-			case replay != nil:
-				s.replay(c, replay)
-				return
-			case created:
-				c.Data(answer.Status, "application/json; charset=utf-8", answer.Body)
-				return
-			}
+	if err := surface.Decode(c, &in); err != nil {
+		if req == nil {
+			s.Fail(c, err)
+			return
 		}
+		s.runIdempotent(c, *req, func(c *gin.Context, _ Services) { s.Fail(c, err) })
+		return
 	}
-	s.runIdempotent(c, *req, create)
+	ctx := c.Request.Context()
+	if req == nil {
+		src, err := s.Services.Funding.Create(ctx, caller(c), kind, in)
+		surface.Reply(s.Shared, c, src, err)
+		return
+	}
+	before := c.Writer.Header().Clone()
+	resp, replayed, err := s.Services.Funding.CreateKeyed(ctx, caller(c), kind, in, *req,
+		func(src funding.Source, err error) idempotency.Response {
+			return buffered(c, func() { surface.Reply(s.Shared, c, src, err) })
+		})
+	var replay *idempotency.Response
+	if replayed {
+		replay = &resp
+	}
+	s.answerIdempotent(c, before, resp, replay, err)
 }
 
 func (s *Surface) linkProcessorToken(c *gin.Context, svc Services) {

@@ -58,29 +58,46 @@ func (s *Surface) idempotencyRequest(c *gin.Context) (*idempotency.Request, bool
 // services of its transaction: h's answer is held until the transaction
 // commits, a 5xx is not kept, and a refused claim is answered instead.
 func (s *Surface) runIdempotent(c *gin.Context, req idempotency.Request, h handler) {
-	orig := c.Writer
-	before := orig.Header().Clone() // the headers every answer carries
-	buf := &bufferedWriter{ResponseWriter: orig, status: http.StatusOK}
-	defer func() { c.Writer = orig }() // also on panic, so recovery writes for real
+	before := c.Writer.Header().Clone() // the headers every answer carries
+	var resp idempotency.Response
 	replay, err := s.Idempotency.Idempotent(c.Request.Context(), req, func(tx Services) (idempotency.Response, bool) {
-		c.Writer = buf
-		h(c, tx)
-		return idempotency.Response{Status: buf.status, Body: buf.body.Bytes()}, buf.status < 500
+		resp = buffered(c, func() { h(c, tx) })
+		return resp, resp.Status < 500
 	})
-	c.Writer = orig
+	s.answerIdempotent(c, before, resp, replay, err)
+}
+
+// buffered runs write with c's response held back and returns the
+// response it wrote, to be sent once the transaction behind it commits.
+// The headers it sets go to c's writer at once (answerIdempotent drops them
+// when nothing commits).
+func buffered(c *gin.Context, write func()) idempotency.Response {
+	orig := c.Writer
+	buf := &bufferedWriter{ResponseWriter: orig, status: http.StatusOK}
+	c.Writer = buf
+	defer func() { c.Writer = orig }() // also on panic, so recovery writes for real
+	write()
+	return idempotency.Response{Status: buf.status, Body: buf.body.Bytes()}
+}
+
+// answerIdempotent sends the outcome of an idempotent request whose
+// answer, resp, was rendered by buffered: err when the request was refused
+// or did not commit, else the stored response's replay, else resp. before
+// are the headers c carried before the request ran.
+func (s *Surface) answerIdempotent(c *gin.Context, before http.Header, resp idempotency.Response, replay *idempotency.Response, err error) {
 	switch {
 	case err != nil:
 		// Nothing was committed; whatever the handler wrote is void, but
 		// not the headers set before it ran.
-		h := orig.Header()
+		h := c.Writer.Header()
 		clear(h)
 		maps.Copy(h, before)
 		s.Fail(c, err)
 	case replay != nil:
 		s.replay(c, replay)
 	default:
-		orig.WriteHeader(buf.status)
-		_, _ = orig.Write(buf.body.Bytes())
+		c.Writer.WriteHeader(resp.Status)
+		_, _ = c.Writer.Write(resp.Body)
 	}
 }
 

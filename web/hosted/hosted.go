@@ -125,7 +125,7 @@ func (s *Surface) verify(c *gin.Context) {
 	case e.Code == errs.InvalidAmounts:
 		v.ErrorField = e.Param
 	case e.Code == errs.InvalidRequest && byCode && p.Instant():
-		v.ErrorField, v.Error = "code", "That is not a code from the deposit: type FS and the four letters or digits after it."
+		v.ErrorField, v.Error = "code", "That is not a code from the deposit: type "+funding.CodeFormat()+"."
 	case e.Code == errs.InvalidRequest:
 		// The page changed method meanwhile (a stale form): show it anew.
 		v = view.View{}
@@ -173,6 +173,7 @@ func (s *Surface) render(c *gin.Context, status int, p hostedlink.Page, v view.V
 		v.Expires = vf.ExpiresAt.UTC().Format("January 2, 2006")
 		v.Attempts = vf.AttemptsRemaining
 		v.Instant = vf.Method == funding.MethodInstant
+		v.CodePrefix, v.CodeFormat, v.CodeExample = funding.CodePrefix, funding.CodeFormat(), funding.CodeExample
 		v.Rail = map[string]string{funding.RailRTP: "RTP", funding.RailFedNow: "FedNow"}[vf.Rail]
 	}
 	// The forms post to the page's own address, query included, so the

@@ -29,7 +29,11 @@ func TestBrowserHostedInstantCode(t *testing.T) {
 			tb := webtest.NewTab(t, webtest.WithViewport(width, 800))
 			tb.Open(inst.FragmentLink(srv.URL, success, cancel))
 			tb.WaitURL(`/bank-account/`)
-			tb.WantText("Confirm your bank account", "$0.01", "over RTP", "starts with FS", "3 attempts remaining")
+			tb.WantText("Confirm your bank account", "$0.01", "over RTP", "starts with FS", "3 attempts remaining",
+				"The code is FS followed by four letters or digits, like FS7KQ2. Upper or lower case both work, and you can leave out FS.")
+			if ph, err := tb.Page.Locator("#code").GetAttribute("placeholder"); err != nil || ph != "FS" {
+				t.Errorf("the code input's placeholder is %q (%v), want FS", ph, err)
+			}
 			tb.Accessible()
 			tb.Axe()
 			if w := tb.Eval(`document.documentElement.scrollWidth`).(int); w > width {

@@ -39,9 +39,11 @@ import (
 // its answer was not made with (see
 // accountHistoryOfF), one whose key holds an expired response still present, and every row of
 // a batch that failed as a whole (a deadlock between two batches over two
-// account numbers, a lost connection) is handed back to the caller, which
-// runs the request as any other idempotent request (postgres.Idempotent):
-// the rule's error is then stored under the key like any answer. A batch
+// account numbers, a lost connection) is handed back to the caller
+// (funding.Service.CreateKeyed), which runs the request on the general
+// path, as any other idempotent request (the funding store's Idempotent,
+// on DB.Idempotent): the rule's error, or the answer made with what the
+// statement found, is then stored under the key like any answer. A batch
 // never holds two requests with the same Idempotency-Key (the second waits
 // for the next batch), so a retry racing its first request meets it as it
 // would without batches.
@@ -264,7 +266,8 @@ func (q queries) batched(ctx context.Context, c *creation) (batchResult, error) 
 // none of these (a rule refused the source, the account has a history
 // src's answer was not made with, an expired response is still
 // stored under the key, or the batch failed), it wrote nothing, and the
-// caller runs the request on the general path (Idempotent).
+// caller (funding.Service.CreateKeyed) runs the request on the general
+// path (store.Idempotent).
 func (q queries) CreateSourceKeyed(ctx context.Context, s funding.Source, evs []event.Event, req idempotency.Request, resp idempotency.Response) (bool, *idempotency.Response, error) {
 	// A whole request commits on its own, never inside another
 	// transaction: there, batched answers ok false.

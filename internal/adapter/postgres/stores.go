@@ -2,8 +2,10 @@ package postgres
 
 import (
 	"context"
+	"errors"
 
 	"github.com/fundsource/fundsource/internal/ach"
+	"github.com/fundsource/fundsource/internal/core/idempotency"
 	"github.com/fundsource/fundsource/internal/customer"
 	"github.com/fundsource/fundsource/internal/funding"
 	"github.com/fundsource/fundsource/internal/merchant"
@@ -23,6 +25,17 @@ type store[S any] struct {
 
 func (s store[S]) WithTx(ctx context.Context, fn func(tx S) error) error {
 	return s.withTx(ctx, func(tx queries) error { return fn(s.as(tx)) })
+}
+
+// Idempotent runs fn on the domain's store on the transaction of an
+// idempotent request (DB.Idempotent), for a use case that owns its
+// request's whole flow (funding.Service.CreateKeyed). A request commits on
+// its own, so on a transaction's store it refuses.
+func (s store[S]) Idempotent(ctx context.Context, req idempotency.Request, fn func(tx S) (idempotency.Response, bool)) (*idempotency.Response, error) {
+	if s.tx != nil {
+		return nil, errors.New("idempotent request: runs on the pool's store only, not inside a transaction")
+	}
+	return s.db.Idempotent(ctx, req, func(tx Tx) (idempotency.Response, bool) { return fn(s.as(tx.queries)) })
 }
 
 // Stores are the domains' stores on one executor. DB, Tx and every

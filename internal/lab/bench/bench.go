@@ -19,7 +19,6 @@
 package bench
 
 import (
-	"cmp"
 	"context"
 	"crypto/sha256"
 	"database/sql"
@@ -41,7 +40,6 @@ import (
 
 	"github.com/jmoiron/sqlx"
 
-	"github.com/fundsource/fundsource/internal/adapter/postgres"
 	"github.com/fundsource/fundsource/internal/adapter/rail/railsim"
 	"github.com/fundsource/fundsource/internal/audit"
 	"github.com/fundsource/fundsource/internal/core/event"
@@ -644,10 +642,10 @@ func (b *bench) directCreate(ctx context.Context, body, idemKey string) error {
 }
 
 // createDirect is directCreate's work on svc for scope: it decodes body
-// and creates the source under idemKey as the server's handler does (one
-// statement with the claim and the answer, the general idempotent path
-// when that refuses), and returns the answer's body (the source, rendered
-// like a 200).
+// and creates the source under idemKey through the method the server's
+// handler calls (funding.Service.CreateKeyed: one statement with the claim
+// and the answer, the general idempotent path when that writes nothing),
+// and returns the answer's body (the source, rendered like a 200).
 func createDirect(ctx context.Context, svc *wiring.Services, scope tenant.Scope, body []byte, idemKey string) ([]byte, error) {
 	var in funding.Input
 	if err := json.Unmarshal(body, &in); err != nil {
@@ -655,31 +653,25 @@ func createDirect(ctx context.Context, svc *wiring.Services, scope tenant.Scope,
 	}
 	req := idempotency.Request{Scope: scope, Key: idemKey, Now: svc.Now(),
 		Hash: idempotency.RequestHash(svc.Config.IdempotencyKey, http.MethodPost, "/v2/funding-source", body)}
-	cr, err := svc.Funding.PrepareForMicroDeposits(ctx, funding.Caller{Scope: scope}, in)
-	if err != nil {
-		return nil, err
-	}
-	answer := idempotency.Response{Status: http.StatusOK, Body: surface.OKBody(cr.Source)}
-	created, replay, err := svc.Funding.InsertKeyed(ctx, cr, req, answer)
+	// An error the creation answers is the bench's failure, never stored.
+	var failed error
+	resp, replayed, err := svc.Funding.CreateKeyed(ctx, funding.Caller{Scope: scope}, funding.ForMicroDeposits, in, req,
+		func(src funding.Source, err error) idempotency.Response {
+			if err != nil {
+				failed = err
+				return idempotency.Response{Status: http.StatusInternalServerError}
+			}
+			return idempotency.Response{Status: http.StatusOK, Body: surface.OKBody(src)}
+		})
 	switch {
 	case err != nil:
 		return nil, err
-	case replay != nil:
-		return replay.Body, nil
-	case created:
-		return answer.Body, nil
+	case replayed:
+		return resp.Body, nil
+	case failed != nil:
+		return nil, failed
 	}
-	var failed error
-	replay, err = svc.DB.Idempotent(ctx, req, func(tx postgres.Tx) (idempotency.Response, bool) {
-		if _, failed = svc.Funding.On(tx.Funding()).Insert(ctx, cr); failed != nil {
-			return idempotency.Response{Status: http.StatusInternalServerError}, false
-		}
-		return answer, true
-	})
-	if replay != nil {
-		return replay.Body, nil
-	}
-	return answer.Body, cmp.Or(failed, err)
+	return resp.Body, nil
 }
 
 // storeCreate is a creation as the store makes it, with none of the

@@ -104,7 +104,7 @@ func open(databaseURL string) (*DB, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open database: %w", err)
 	}
-	bc, err := newPreparingConnector(dsn, genericPlans)
+	bc, err := newPreparingConnector(dsn, batchSession...)
 	if err != nil {
 		return nil, fmt.Errorf("open database: %w", err)
 	}

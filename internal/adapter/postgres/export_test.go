@@ -15,6 +15,9 @@ const (
 	SelectAccountFacts = selectAccountFacts
 )
 
+// BatchSession is the session settings of the creation batch writers.
+var BatchSession = batchSession
+
 // CreateSources is the creation statement, whose reads it checks too.
 var CreateSources = createSources
 

@@ -200,3 +200,51 @@ type node struct {
 	Index    string `json:"Index Name"`
 	Plans    []node `json:"Plans"`
 }
+
+// TestTheCreationBatchReadsByIndexFromAnEmptyStart: a batch writer plans
+// the creation statement once per connection, and a server's first
+// connections do it on the tables as they are at its start, empty in a new
+// deployment, where a sequential scan looks free. That plan then serves
+// the connection's life while the tables grow, until an analyze replaces
+// it, and a scan of the stored responses or the account numbers in every
+// batch made creation slower with every row written. In the batch
+// writers' session the plan made on empty tables reads every table
+// through its index.
+func TestTheCreationBatchReadsByIndexFromAnEmptyStart(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	db, err := postgres.Open(ctx, pgtest.URL(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	conn, err := db.Pool().Connx(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { conn.Close() })
+	var rows int
+	if err := conn.GetContext(ctx, &rows, `SELECT (SELECT count(*) FROM idempotency_keys) + (SELECT count(*) FROM account_numbers)
+		+ (SELECT count(*) FROM customers) + (SELECT count(*) FROM account_facts)`); err != nil || rows != 0 {
+		t.Fatalf("the tables hold %d rows (%v): the test would prove nothing", rows, err)
+	}
+	for _, set := range postgres.BatchSession {
+		if _, err := conn.ExecContext(ctx, set); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := conn.ExecContext(ctx, `PREPARE batch AS `+postgres.CreateSources); err != nil {
+		t.Fatal(err)
+	}
+	var batch []byte
+	if err := conn.GetContext(ctx, &batch, `EXPLAIN (FORMAT JSON) EXECUTE batch (`+
+		strings.TrimSuffix(strings.Repeat(`'{}', `, 30), ", ")+`)`); err != nil {
+		t.Fatal(err)
+	}
+	for table, index := range map[string]string{"customers": "customers_id", "idempotency_keys": "idempotency_keys_pkey",
+		"account_numbers": "account_numbers_pkey", "account_facts": "account_facts_of_account"} {
+		if got := readsOf(t, batch, table); len(got) != 1 || got[0] != index {
+			t.Errorf("on empty tables the batch reads %s through %q, want %s once\n%s", table, got, index, batch)
+		}
+	}
+}

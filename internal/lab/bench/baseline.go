@@ -16,6 +16,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/jmoiron/sqlx"
 	"github.com/lib/pq"
 
 	"github.com/fundsource/fundsource/internal/lab/loadgen"
@@ -28,7 +29,10 @@ import (
 // requests? Rates move by half between runs on a shared machine, so the
 // two binaries are measured on one durable PostgreSQL, one after the
 // other, in alternating order (base, new; new, base; …), each round on
-// fresh databases of that one cluster; a measure's answer is the median
+// fresh databases of that one cluster, each load starting settled as the
+// bench's do (settle: autovacuum off, VACUUM (ANALYZE), CHECKPOINT), so
+// that one binary's faster creations do not leave its GETs more to vacuum
+// and checkpoint than the other's; a measure's answer is the median
 // over rounds of new ÷ base within the round, with the lowest and highest
 // round's ratio as its spread. REV is built from git (git archive, the
 // checkout untouched, as the upgrade check builds its old binary). Each
@@ -175,7 +179,9 @@ func compare(ctx context.Context, c compareConfig, stdio rig.IO) error {
 	if err != nil {
 		return err
 	}
-	run, err := rig.Prepare(ctx, "bench-baseline", c.newBin)
+	// As in the bench, autovacuum would land in whichever load it pleases,
+	// and in whichever binary's; each load starts settled instead.
+	run, err := rig.Prepare(ctx, "bench-baseline", c.newBin, "autovacuum=off")
 	if err != nil {
 		return err
 	}
@@ -204,6 +210,11 @@ func (c compareConfig) measureSide(ctx context.Context, run *rig.Run, bin, db st
 		return side{}, err
 	}
 	dbURL := run.PG.URL(db)
+	raw, err := sqlx.Open("postgres", dbURL)
+	if err != nil {
+		return side{}, err
+	}
+	defer raw.Close()
 	dataDir := filepath.Join(run.Dir, db)
 	if err := os.MkdirAll(dataDir, 0o700); err != nil {
 		return side{}, err
@@ -247,6 +258,9 @@ func (c compareConfig) measureSide(ctx context.Context, run *rig.Run, bin, db st
 		return side{}, fmt.Errorf("warm-up: %s", warm.FirstError)
 	}
 	var s side
+	if err := settle(ctx, raw); err != nil {
+		return side{}, err
+	}
 	stop := c.profile(ctx, vars["PPROF_ADDR"], db+"-creation")
 	s.create = loadgen.Run(ctx, "creation", c.workers, c.phase, create("1"))
 	if err := stop(); err != nil {
@@ -260,6 +274,9 @@ func (c compareConfig) measureSide(ctx context.Context, run *rig.Run, bin, db st
 		return side{}, err
 	}
 	id, _ := src["funding_source_id"].(string)
+	if err := settle(ctx, raw); err != nil {
+		return side{}, err
+	}
 	stop = c.profile(ctx, vars["PPROF_ADDR"], db+"-get")
 	s.get = loadgen.Run(ctx, "GET", c.workers, c.phase, func(ctx context.Context, _ int64) error {
 		_, err := a.send(ctx, http.MethodGet, "/v2/funding-source/"+id, "", "")

@@ -258,24 +258,31 @@ func (b *bench) measureFor(ctx context.Context, name string, d time.Duration, op
 }
 
 func (b *bench) measured(ctx context.Context, load func() (loadgen.Result, error)) (benchLoad, error) {
-	// Each load starts from the same state: statistics current, no dead
-	// rows, and no checkpoint pending. (The cold-statistics load is the one
-	// that runs without them.) Tables that never held a row are left
-	// alone, as autovacuum leaves them: analyzed empty, a table is planned
-	// as empty until the next ANALYZE, and a prepared statement's generic
-	// plan scans it whole however much the load writes into it (the
-	// webhook load's read-backs did so before).
-	var tables []string
-	if err := b.raw.SelectContext(ctx, &tables, `SELECT quote_ident(relname) FROM pg_class
-WHERE relkind = 'r' AND relnamespace = 'public'::regnamespace AND pg_relation_size(oid) > 0 ORDER BY relname`); err != nil {
-		return benchLoad{}, fmt.Errorf("tables to vacuum: %w", err)
-	}
-	for _, q := range []string{`VACUUM (ANALYZE) ` + strings.Join(tables, ", "), `CHECKPOINT`} {
-		if _, err := b.raw.ExecContext(ctx, q); err != nil {
-			return benchLoad{}, fmt.Errorf("%s: %w", q, err)
-		}
+	if err := settle(ctx, b.raw); err != nil {
+		return benchLoad{}, err
 	}
 	return b.observed(ctx, load)
+}
+
+// settle brings db to the state each load starts from: statistics
+// current, no dead rows, and no checkpoint pending. (The cold-statistics
+// load is the one that runs without them.) Tables that never held a row
+// are left alone, as autovacuum leaves them: analyzed empty, a table is
+// planned as empty until the next ANALYZE, and a prepared statement's
+// generic plan scans it whole however much the load writes into it (the
+// webhook load's read-backs did so before).
+func settle(ctx context.Context, db *sqlx.DB) error {
+	var tables []string
+	if err := db.SelectContext(ctx, &tables, `SELECT quote_ident(relname) FROM pg_class
+WHERE relkind = 'r' AND relnamespace = 'public'::regnamespace AND pg_relation_size(oid) > 0 ORDER BY relname`); err != nil {
+		return fmt.Errorf("tables to vacuum: %w", err)
+	}
+	for _, q := range []string{`VACUUM (ANALYZE) ` + strings.Join(tables, ", "), `CHECKPOINT`} {
+		if _, err := db.ExecContext(ctx, q); err != nil {
+			return fmt.Errorf("%s: %w", q, err)
+		}
+	}
+	return nil
 }
 
 // observed runs one load as it finds the database and records what it

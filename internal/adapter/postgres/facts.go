@@ -28,14 +28,17 @@ import (
 
 // A source keeps its check (migration 00042: check_result, check_reasons,
 // check_expires_at, check_seq), so a read of a source reads no history
-// while the kept answer holds. The read's one statement still carries the
-// history's read, storedFactsOfF, gated on the source's own row: it runs
+// while the kept answer holds; a trigger on account_facts (migration
+// 00052, a row trigger that fires for every fact but a link) marks the
+// kept answers a new fact can change. A list's one statement carries the
+// history's read, storedFactsOfF, gated on each source's own row: it runs
 // only when the kept answer does not hold (none kept, the account's
 // history changed since, or a counted fact left its window by the
 // database's clock), and PostgreSQL skips it otherwise (a one-time filter
-// on the outer row, so the index range is not even opened). A write that
-// locks a source reads its history always (allFactsOfF): it may record a
-// fact and answer with it.
+// on the outer row, so the index range is not even opened). A source read
+// alone comes without it (selectSource). A write that locks a source
+// reads its history always (allFactsOfF): it may record a fact and answer
+// with it.
 
 // otherFactsOfF are the facts about the account of f (a row with
 // environment, account_fp and merchant_id) that its check

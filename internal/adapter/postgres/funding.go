@@ -211,11 +211,10 @@ const sourceSelect = sourceColumns + `
 LEFT JOIN LATERAL (` + storedFactsOfF + `) ck ON true`
 
 // selectSource reads one source for an answer: its row alone. A join
-// with the history, even one that never opens account_facts, runs its
-// grouping and sorting nodes on every read, which costs as much as the
-// row's own read; the service reads the history itself, one round trip
-// more, in the rare case that the kept check does not hold
-// (funding.Service.current).
+// with the history, even one that never opens account_facts, starts and
+// runs its grouping and sorting nodes on every read; the service reads
+// the history itself, one round trip more, in the rare case that the kept
+// check does not hold (funding.Service.current).
 const selectSource = sourceFields + `
 FROM funding_sources f
 WHERE f.` + byID

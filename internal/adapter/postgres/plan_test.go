@@ -207,7 +207,7 @@ type node struct {
 // deployment, where a sequential scan looks free. That plan then serves
 // the connection's life while the tables grow, until an analyze replaces
 // it, and a scan of the stored responses or the account numbers in every
-// batch made creation slower with every row written. In the batch
+// batch makes creation slower with every row written. In the batch
 // writers' session the plan made on empty tables reads every table
 // through its index.
 func TestTheCreationBatchReadsByIndexFromAnEmptyStart(t *testing.T) {

@@ -6,8 +6,8 @@
 // by id, such as the request log's: a B-tree keyed on random ids takes
 // each new key on a random page, and after every checkpoint the first
 // change to a page writes the whole page to the write-ahead log, so a
-// table filled at random costs several kilobytes of log per row. Keys
-// that grow with time land on the index's right edge, a few pages.
+// table filled at random writes about a page of log per row. Keys that
+// grow with time land on the index's right edge, a few pages.
 package ids
 
 import (

@@ -270,7 +270,7 @@ func (b *bench) measured(ctx context.Context, load func() (loadgen.Result, error
 // are left alone, as autovacuum leaves them: analyzed empty, a table is
 // planned as empty until the next ANALYZE, and a prepared statement's
 // generic plan scans it whole however much the load writes into it (the
-// webhook load's read-backs did so before).
+// webhook load's read-backs would).
 func settle(ctx context.Context, db *sqlx.DB) error {
 	var tables []string
 	if err := db.SelectContext(ctx, &tables, `SELECT quote_ident(relname) FROM pg_class

@@ -1,0 +1,271 @@
+package payment
+
+import (
+	"cmp"
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/fundsource/fundsource/internal/core/errs"
+	"github.com/fundsource/fundsource/internal/core/event"
+	"github.com/fundsource/fundsource/internal/core/ids"
+	"github.com/fundsource/fundsource/internal/core/money"
+	"github.com/fundsource/fundsource/internal/core/tenant"
+)
+
+// Input is a payment request.
+type Input struct {
+	SourceID    string          `json:"funding_source_id"`
+	Amount      json.RawMessage `json:"amount"`
+	Direction   Direction       `json:"direction"`
+	Description *string         `json:"description"`
+	// EntryDescription names the batch's company entry description (entry.go).
+	EntryDescription *string `json:"entry_description"`
+	// A debit's authorization: an existing mandate, or the customer's
+	// consent from which a single mandate is created.
+	MandateID     *string        `json:"mandate_id"`
+	Authorization *Authorization `json:"authorization"`
+	// SameDay asks for Same Day ACH (finality.go).
+	SameDay bool `json:"same_day"`
+}
+
+// Create records a pending payment. A debit needs a Verified source (403
+// debit_not_allowed otherwise) and a mandate (see authorize); credits go to
+// any live source and take none.
+func (s *Service) Create(ctx context.Context, scope tenant.Scope, in Input) (Payment, error) {
+	if in.SourceID == "" {
+		return Payment{}, errs.Invalid("funding_source_id", "funding_source_id is required")
+	}
+	if in.Direction != Debit && in.Direction != Credit {
+		return Payment{}, errs.Invalid("direction", `direction must be "debit" or "credit"`)
+	}
+	cents, err := s.amount(in.Amount)
+	if err != nil {
+		return Payment{}, err
+	}
+	desc, err := description(in.Description)
+	if err != nil {
+		return Payment{}, err
+	}
+	if in.EntryDescription, err = entryDescription(in.EntryDescription, in.Direction); err != nil {
+		return Payment{}, err
+	}
+	if in.SameDay {
+		if err := s.sameDayAllowed(ctx, scope, cents); err != nil {
+			return Payment{}, err
+		}
+	}
+	// The risk rules read what they need first (hold.go); a payment they
+	// hold is created and held in one transaction, any other the usual way.
+	v, err := s.assess(ctx, s.store, scope, in.SourceID, in.Direction, cents)
+	if err != nil || v.reason == "" {
+		if err != nil {
+			return Payment{}, err
+		}
+		return s.create(ctx, scope, in, cents, desc)
+	}
+	var out Payment
+	err = s.store.WithTx(ctx, func(tx Store) error {
+		p, err := s.On(tx).create(ctx, scope, in, cents, desc)
+		if err == nil {
+			out, err = s.hold(ctx, tx, p, v)
+		}
+		return err
+	})
+	return out, err
+}
+
+// create records a pending payment of a validated request.
+func (s *Service) create(ctx context.Context, scope tenant.Scope, in Input, cents int64, desc *string) (Payment, error) {
+	if in.Direction == Debit {
+		return s.createDebit(ctx, scope, in, cents, desc)
+	}
+	if in.MandateID != nil || in.Authorization != nil {
+		return Payment{}, errs.Invalid("mandate_id", "A credit takes no mandate_id or authorization; only debits are authorized by the customer.")
+	}
+	p := s.pending(scope, in.SourceID, "", cents, in.Direction, desc, nil)
+	p.EntryDescription, p.SameDay = in.EntryDescription, in.SameDay
+	out, err := s.store.CreatePayment(ctx, p)
+	src := out.Source
+	switch {
+	case err == nil && out.Created:
+		p.CustomerID = src.CustomerID
+		return p, nil
+	case err == nil:
+		err = cmp.Or(src.allows(in.Direction), entryDescriptionRefusal(p.EntryDescription, in.Direction, src),
+			out.Originator.Refusal(in.Direction, cents))
+	}
+	if err == nil {
+		err = fmt.Errorf("credit on %s: a live source took no credit", in.SourceID)
+	}
+	return Payment{}, sourceRefusal(err)
+}
+
+// createDebit records a pending debit and, unless the request names a
+// mandate, the mandate that authorizes it, in one statement (see
+// Store.CreateDebit). A refusal is explained after it: the source's first,
+// then the mandate's, read afresh so that a use or revocation that won a
+// race is seen.
+func (s *Service) createDebit(ctx context.Context, scope tenant.Scope, in Input, cents int64, desc *string) (Payment, error) {
+	p := s.pending(scope, in.SourceID, "", cents, Debit, desc, nil)
+	p.EntryDescription, p.SameDay = in.EntryDescription, in.SameDay
+	d := NewDebit{Payment: p, SECCodes: [2]string{secCode(SourceInfo{}), secCode(SourceInfo{Business: true})}}
+	var authErr error
+	switch {
+	case in.MandateID != nil && in.Authorization != nil:
+		authErr = bothGiven()
+	case in.MandateID != nil:
+		d.Payment.MandateID = in.MandateID
+	default:
+		m, err := s.newMandate(scope, in.SourceID, Single, in.Authorization)
+		if err != nil {
+			authErr = err
+			break
+		}
+		m.UsedAt = &m.CreatedAt
+		d.Mandate, d.Payment.MandateID = &m, &m.ID
+		d.Created = event.New(scope, event.MandateCreated, m, m.CreatedAt)
+	}
+	if authErr != nil {
+		// The source's refusal comes first, as for any debit.
+		if _, err := s.usableSource(ctx, s.store, scope, in.SourceID, Debit); err != nil {
+			return Payment{}, err
+		}
+		return Payment{}, authErr
+	}
+	out, err := s.store.CreateDebit(ctx, d)
+	if err == nil {
+		err = out.Source.allows(Debit)
+	}
+	if err == nil && !out.Created {
+		err = cmp.Or(entryDescriptionRefusal(p.EntryDescription, Debit, out.Source), out.Originator.Refusal(Debit, cents))
+	}
+	if err != nil {
+		return Payment{}, sourceRefusal(err)
+	}
+	if !out.Created && in.MandateID == nil {
+		return Payment{}, fmt.Errorf("debit on %s: a live source took no debit", in.SourceID)
+	}
+	if !out.Created {
+		m, err := s.store.Mandate(ctx, scope, *in.MandateID)
+		if err == nil {
+			err = m.refusal(in.SourceID, Single)
+		}
+		if err == nil {
+			err = errs.New(errs.Conflict, "The mandate changed while the debit was written; try again.")
+		}
+		return Payment{}, mandateRefusal(err)
+	}
+	d.Payment.CustomerID = out.Source.CustomerID
+	return d.Payment, nil
+}
+
+// usableSource checks that a live source may take a payment in direction d.
+func (s *Service) usableSource(ctx context.Context, tx Store, scope tenant.Scope, id string, d Direction) (SourceInfo, error) {
+	src, err := tx.PaymentSource(ctx, scope, id)
+	if err == nil {
+		err = src.allows(d)
+	}
+	if err != nil {
+		return SourceInfo{}, sourceRefusal(err)
+	}
+	return src, nil
+}
+
+// sourceRefusal names an unknown source as such; other errors pass.
+func sourceRefusal(err error) error {
+	if errs.Is(err, errs.NotFound) {
+		return &errs.Error{Code: errs.FundingSourceNotFound, Param: "funding_source_id",
+			Message: "No funding source with this funding_source_id exists."}
+	}
+	return err
+}
+
+// allows is the rule that makes verification matter: a removed source takes
+// no payment, and an Unverified one only credits.
+func (src SourceInfo) allows(d Direction) error {
+	if src.Removed {
+		return &errs.Error{Code: errs.FundingSourceRemoved, Param: "funding_source_id",
+			Message: "This funding source was removed and cannot be used for payments."}
+	}
+	if d == Debit && !src.Verified {
+		return &errs.Error{Code: errs.DebitNotAllowed, Param: "funding_source_id",
+			Message: "A debit against an Unverified funding source is refused; verify it first. Credits are allowed."}
+	}
+	if d == Debit && src.Blocked {
+		return &errs.Error{Code: errs.FundingSourceBlocked, Param: "funding_source_id",
+			Message: "A return blocked debits from this funding source; unblock it once the customer has authorized again. Credits are allowed."}
+	}
+	return nil
+}
+
+// debitOf names the subscription debit a payment is: which subscription,
+// which due date and which attempt, under which mandate.
+type debitOf struct {
+	subscriptionID, dueDate string
+	attempt                 int
+	mandateID               *string
+	retryOf                 *string // a re-presentment's original debit
+}
+
+func (s *Service) insert(ctx context.Context, tx Store, scope tenant.Scope, sourceID, customerID string, cents int64, d Direction,
+	desc *string, of *debitOf) (Payment, error) {
+	p := s.pending(scope, sourceID, customerID, cents, d, desc, of)
+	if err := tx.InsertPayment(ctx, p); err != nil {
+		return Payment{}, err
+	}
+	return s.holdIfHeld(ctx, tx, p)
+}
+
+// pending is a new payment, not yet stored.
+func (s *Service) pending(scope tenant.Scope, sourceID, customerID string, cents int64, d Direction, desc *string, of *debitOf) Payment {
+	now := s.now().UTC()
+	p := Payment{
+		Scope: scope, ID: ids.New(ids.Payment), SourceID: sourceID, CustomerID: customerID,
+		Amount: money.Format(cents), Currency: "USD", Cents: cents, Direction: d, Description: desc,
+		Status: Pending, CreatedAt: now, Day: BankingDay(now).Format(time.DateOnly),
+	}
+	if of != nil {
+		p.SubscriptionID, p.DueDate, p.Attempt, p.MandateID = &of.subscriptionID, &of.dueDate, &of.attempt, of.mandateID
+		p.RetryOf = of.retryOf
+	}
+	if scope.Env == tenant.Sandbox {
+		at := now.Add(s.cfg.SettleDelay)
+		p.SettleAt = &at
+	}
+	return p
+}
+
+func (s *Service) amount(raw json.RawMessage) (int64, error) {
+	if len(raw) == 0 {
+		return 0, &errs.Error{Code: errs.InvalidAmount, Param: "amount", Message: "amount is required, like \"12.34\""}
+	}
+	c, ok := money.ParseJSON(raw)
+	switch {
+	case !ok:
+		return 0, &errs.Error{Code: errs.InvalidAmount, Param: "amount",
+			Message: "amount must be a positive number of dollars with at most two decimals, like 12.34 or \"12.34\""}
+	case c <= 0:
+		return 0, &errs.Error{Code: errs.InvalidAmount, Param: "amount", Message: "amount must be more than 0.00"}
+	case c > s.cfg.MaxAmount:
+		return 0, &errs.Error{Code: errs.InvalidAmount, Param: "amount",
+			Message: "amount is above the limit of " + money.Format(s.cfg.MaxAmount) + " per payment"}
+	}
+	return c, nil
+}
+
+func description(d *string) (*string, error) {
+	if d == nil {
+		return nil, nil
+	}
+	v := strings.TrimSpace(*d)
+	if v == "" {
+		return nil, nil
+	}
+	if len([]rune(v)) > MaxDescription || strings.ContainsFunc(v, func(r rune) bool { return r < ' ' || r == 0x7f }) {
+		return nil, errs.Invalid("description", "description must be at most 100 characters without control characters")
+	}
+	return &v, nil
+}

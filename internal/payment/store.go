@@ -1,0 +1,187 @@
+package payment
+
+import (
+	"context"
+	"time"
+
+	"github.com/fundsource/fundsource/internal/audit"
+	"github.com/fundsource/fundsource/internal/core/calendar"
+	"github.com/fundsource/fundsource/internal/core/event"
+	"github.com/fundsource/fundsource/internal/core/paging"
+	"github.com/fundsource/fundsource/internal/core/tenant"
+	"github.com/fundsource/fundsource/internal/sanctions"
+)
+
+// SourceInfo is what payments need to know about a funding source.
+type SourceInfo struct {
+	CustomerID string
+	Verified   bool
+	Removed    bool
+	Business   bool // its account_holder_type is company
+	Blocked    bool // a return blocked its debits
+}
+
+// NewDebit is a debit for Store.CreateDebit: Payment, whose MandateID
+// names its mandate, and either Mandate, the new single mandate that
+// authorizes it with its mandate.created event Created, or nil when the
+// request named an existing one. A new mandate's customer and SEC code are
+// its source's: SECCodes gives the SEC code of a consumer's and of a
+// business's.
+type NewDebit struct {
+	Payment  Payment
+	Mandate  *Mandate
+	Created  event.Event
+	SECCodes [2]string
+}
+
+// DebitOutcome is what CreateDebit or CreatePayment found: the source,
+// the originator's terms as its creation read them under lock, and
+// whether the payment was stored.
+type DebitOutcome struct {
+	Source     SourceInfo
+	Originator Terms
+	Created    bool
+}
+
+// Store is the persistence of payments and subscriptions.
+type Store interface {
+	// WithTx runs fn in one transaction, on the store bound to it; on a
+	// store that is a transaction's already, under a savepoint of it.
+	WithTx(ctx context.Context, fn func(tx Store) error) error
+	event.Recorder
+	audit.Recorder
+
+	// PaymentSource reads a funding source and holds a share lock on it
+	// until the transaction ends; errs.NotFound when unknown.
+	PaymentSource(ctx context.Context, scope tenant.Scope, id string) (SourceInfo, error)
+	// InsertPayment stores p and counts it into its originator's usage
+	// of p.Day, whatever the limits (limits.go).
+	InsertPayment(ctx context.Context, p Payment) error
+	// CreatePayment stores p when its source exists, is live and, for a
+	// debit, Verified, and its originator takes it (Terms.Refusal, read
+	// under the originator's row lock, and counted into its usage of
+	// p.Day), holding the source's share lock until the transaction ends
+	// (p's customer is the source's); it returns the source as found
+	// (errs.NotFound when unknown), the originator's terms and whether p
+	// was stored.
+	CreatePayment(ctx context.Context, p Payment) (DebitOutcome, error)
+	// CreateDebit is CreatePayment for a debit with its mandate: d's new
+	// mandate with its event, or the mandate p names, which it locks and,
+	// when single, marks used. The debit is stored only when the source
+	// takes it (live, Verified, not blocked), the originator takes it and
+	// the named mandate is active, of the source and, when single, unused
+	// as it stands once concurrent uses or revocations have committed.
+	CreateDebit(ctx context.Context, d NewDebit) (DebitOutcome, error)
+	// Payment returns a payment; errs.NotFound when unknown.
+	// PaymentForUpdate also locks it until the transaction ends.
+	Payment(ctx context.Context, scope tenant.Scope, id string) (Payment, error)
+	PaymentForUpdate(ctx context.Context, scope tenant.Scope, id string) (Payment, error)
+	// ListPayments returns up to p.Limit+1 payments, newest first, that
+	// match f (its empty fields match everything).
+	ListPayments(ctx context.Context, scope tenant.Scope, f Filter, p paging.Page) ([]Payment, error)
+	// SettlingPayments locks up to limit pending payments whose SettleAt is
+	// at or before now, skipping rows other processes hold, with their
+	// Standing.
+	SettlingPayments(ctx context.Context, now time.Time, limit int) ([]Payment, error)
+	// UnsentPayments locks the pending payments u selects, oldest first.
+	// A production payment being assigned to an ACH file meanwhile is
+	// waited for and then left out.
+	UnsentPayments(ctx context.Context, scope tenant.Scope, u Unsent) ([]Payment, error)
+	// FinishPayment stores a payment's final status, failure, cancel
+	// reason and settle time.
+	FinishPayment(ctx context.Context, p Payment) error
+	// SetPaymentSettleAt sets when a pending payment settles.
+	SetPaymentSettleAt(ctx context.Context, scope tenant.Scope, id string, at time.Time) error
+	// SetPaymentSent stores when and how a payment left (finality.go),
+	// and when it settles.
+	SetPaymentSent(ctx context.Context, scope tenant.Scope, id string, sent Sent) error
+	// Balances sums a scope's money in flight and at risk on day today
+	// (US Eastern).
+	Balances(ctx context.Context, scope tenant.Scope, today calendar.Date) (BalanceCents, error)
+
+	InsertSubscription(ctx context.Context, s Subscription) error
+	// Subscription returns a subscription; errs.NotFound when unknown.
+	// SubscriptionForUpdate also locks it until the transaction ends.
+	Subscription(ctx context.Context, scope tenant.Scope, id string) (Subscription, error)
+	SubscriptionForUpdate(ctx context.Context, scope tenant.Scope, id string) (Subscription, error)
+	// ListSubscriptions returns up to p.Limit+1 subscriptions, newest
+	// first, that match f (Direction is ignored).
+	ListSubscriptions(ctx context.Context, scope tenant.Scope, f Filter, p paging.Page) ([]Subscription, error)
+	// DueSubscriptions locks up to limit active subscriptions whose next
+	// date is at or before today, skipping rows other processes hold.
+	DueSubscriptions(ctx context.Context, today string, limit int) ([]Subscription, error)
+	// ActiveSubscriptionsOfSource locks a source's active subscriptions.
+	ActiveSubscriptionsOfSource(ctx context.Context, scope tenant.Scope, sourceID string) ([]Subscription, error)
+	UpdateSubscription(ctx context.Context, s Subscription) error
+
+	InsertMandate(ctx context.Context, m Mandate) error
+	// Mandate returns a mandate; errs.NotFound when unknown.
+	// MandateForUpdate also locks it until the transaction ends.
+	Mandate(ctx context.Context, scope tenant.Scope, id string) (Mandate, error)
+	MandateForUpdate(ctx context.Context, scope tenant.Scope, id string) (Mandate, error)
+	// ListMandates returns up to p.Limit+1 mandates, newest first, of one
+	// funding source when sourceID is not "".
+	ListMandates(ctx context.Context, scope tenant.Scope, sourceID string, p paging.Page) ([]Mandate, error)
+	// ActiveMandatesOfSource locks a source's active mandates.
+	ActiveMandatesOfSource(ctx context.Context, scope tenant.Scope, sourceID string) ([]Mandate, error)
+	// RevokeMandate stores a mandate's revocation.
+	RevokeMandate(ctx context.Context, m Mandate) error
+
+	// PaymentFiledAt is when the ACH file holding a payment's entry was
+	// created; nil while the payment is in no file (sandbox payments never
+	// are).
+	PaymentFiledAt(ctx context.Context, scope tenant.Scope, id string) (*time.Time, error)
+	// Presentments returns the re-presentments of an original debit
+	// (retry_of), by attempt.
+	Presentments(ctx context.Context, scope tenant.Scope, originalID string) ([]Payment, error)
+	// SubscriptionDebit returns a subscription's debit of a due date and
+	// attempt; errs.NotFound when there is none.
+	SubscriptionDebit(ctx context.Context, scope tenant.Scope, subscriptionID, dueDate string, attempt int) (Payment, error)
+
+	// OriginatorTerms reads a scope's originator with its usage of the
+	// banking day day (YYYY-MM-DD); errs.NotFound when it has none.
+	OriginatorTerms(ctx context.Context, scope tenant.Scope, day string) (Terms, error)
+
+	// ReturnCounts counts a scope's debits created since since, and their
+	// returns: with a code of unauthorized, of administrative, and all.
+	ReturnCounts(ctx context.Context, scope tenant.Scope, since time.Time, unauthorized, administrative []string) (ReturnCounts, error)
+
+	RiskStore
+}
+
+// RiskStore is the persistence of holds, alerts, reviews, guardrails and
+// the screening the payment rules read (hold.go, monitoring.go).
+type RiskStore interface {
+	// RiskFacts reads, in one statement, what the risk rules judge a new
+	// payment from sourceID by; Found false when the source is unknown.
+	RiskFacts(ctx context.Context, scope tenant.Scope, sourceID string, dayStart time.Time) (RiskFacts, error)
+	// HoldPayment marks a pending payment held with its HoldReason.
+	HoldPayment(ctx context.Context, p Payment) error
+	// ReleaseHeld makes a held payment pending again, with its SettleAt.
+	ReleaseHeld(ctx context.Context, p Payment) error
+	InsertAlert(ctx context.Context, a Alert) error
+	// HeldPayments returns up to limit held payments, oldest first, of
+	// scope, or of every scope when scope is nil.
+	HeldPayments(ctx context.Context, scope *tenant.Scope, limit int) ([]Payment, error)
+	// HeldPaymentForUpdate locks a payment found by id alone (the
+	// operator's review names no merchant); errs.NotFound when unknown.
+	HeldPaymentForUpdate(ctx context.Context, id string) (Payment, error)
+	// HeldOfCustomer locks a customer's payments held for reason.
+	HeldOfCustomer(ctx context.Context, scope tenant.Scope, customerID, reason string) ([]Payment, error)
+	// AlertCounts counts scope's alerts since since, by rule id.
+	AlertCounts(ctx context.Context, scope tenant.Scope, since time.Time) (map[string]int, error)
+	InsertReview(ctx context.Context, r Review) error
+	// LastReview is the newest annual review; errs.NotFound when none.
+	LastReview(ctx context.Context) (Review, error)
+	// Guardrail reads scope's guardrail (zero when never computed);
+	// GuardrailForUpdate also locks its row, when there is one.
+	Guardrail(ctx context.Context, scope tenant.Scope) (Guardrail, error)
+	GuardrailForUpdate(ctx context.Context, scope tenant.Scope) (Guardrail, error)
+	SaveGuardrail(ctx context.Context, scope tenant.Scope, g Guardrail) error
+	// CustomerScreening reads a customer's names (person, business) and
+	// screening; CustomerScreeningForUpdate finds the customer by id
+	// alone and locks it.
+	CustomerScreening(ctx context.Context, scope tenant.Scope, customerID string) ([]string, sanctions.Screening, error)
+	CustomerScreeningForUpdate(ctx context.Context, customerID string) (tenant.Scope, sanctions.Screening, error)
+	SetCustomerScreening(ctx context.Context, scope tenant.Scope, customerID string, sc sanctions.Screening) error
+}

@@ -17,10 +17,9 @@ import (
 
 // WithRequestID gives every request a fresh req_ id, echoed in
 // X-Request-Id. An incoming X-Request-Id is not trusted (it would reach
-// the logs). The id is ordered in time (ids.Ordered): it keys the request
-// log's rows, written once per API request.
+// the logs).
 func (k *Shared) WithRequestID(c *gin.Context) {
-	id := ids.Ordered(ids.Request, time.Now())
+	id := ids.New(ids.Request)
 	c.Set(ctxRequestID, id)
 	c.Header("X-Request-Id", id)
 	c.Next()

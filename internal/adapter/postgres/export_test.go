@@ -13,6 +13,8 @@ const (
 	// SelectAccountFacts is the account check's read of an account's
 	// history.
 	SelectAccountFacts = selectAccountFacts
+	// ListRequests is the request log's newest-first page.
+	ListRequests = listRequests
 )
 
 // BatchSession is the session settings of the creation batch writers.

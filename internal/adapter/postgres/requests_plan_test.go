@@ -1,0 +1,86 @@
+package postgres_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/jmoiron/sqlx"
+
+	"github.com/fundsource/fundsource/internal/adapter/postgres"
+	"github.com/fundsource/fundsource/internal/testing/pgtest"
+)
+
+// TestTheRequestLogIsKeyedByTime: the request log's key leads with the
+// time, so rows with random request ids land at its right edge, and the
+// key, read backwards, serves the newest-first page with and without a
+// filter; no other index of the table is left to write.
+func TestTheRequestLogIsKeyedByTime(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	db, err := postgres.Open(ctx, pgtest.URL(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	conn, err := db.Pool().Connx(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { conn.Close() })
+	var key []string
+	if err := conn.SelectContext(ctx, &key, `SELECT a.attname FROM pg_index i
+		JOIN pg_attribute a ON a.attrelid = i.indrelid AND a.attnum = ANY (i.indkey)
+		WHERE i.indrelid = 'api_requests'::regclass AND i.indisprimary
+		ORDER BY array_position(i.indkey::int2[], a.attnum)`); err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{"merchant_id", "environment", "created_at", "id"}; len(key) != len(want) ||
+		key[0] != want[0] || key[1] != want[1] || key[2] != want[2] || key[3] != want[3] {
+		t.Errorf("api_requests' primary key is %v, want %v", key, want)
+	}
+	var btrees []string
+	if err := conn.SelectContext(ctx, &btrees, `SELECT c.relname FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid
+		JOIN pg_am am ON am.oid = c.relam WHERE i.indrelid = 'api_requests'::regclass AND am.amname = 'btree'`); err != nil {
+		t.Fatal(err)
+	}
+	if len(btrees) != 1 {
+		t.Errorf("api_requests has B-tree indexes %v, want its key alone", btrees)
+	}
+	execAll(t, conn,
+		`INSERT INTO api_requests (merchant_id, environment, id, created_at, method, path, status, latency_us)
+		 SELECT 'mer_' || (i % 20), 'sandbox', 'req_' || md5(i::text), now() - i * interval '1 second', 'GET', '/v2/customers', 200, 100
+		 FROM generate_series(1, 20000) i`,
+		`ANALYZE api_requests`)
+	since := time.Now().Add(-7 * 24 * time.Hour)
+	for _, c := range []struct {
+		name   string
+		method string
+		class  int
+		id     string
+	}{{"unfiltered", "", 0, ""}, {"by method and class", "GET", 2, ""}, {"by request id", "", 0, "req_" + "x"}} {
+		plan := explainJSON(t, conn, postgres.ListRequests, "mer_3", "sandbox", "infinity", "", 26, since, c.method, c.class, c.id)
+		var indexes []string
+		walkPlan(t, plan, func(n node) {
+			if n.Index != "" {
+				indexes = append(indexes, n.Index)
+			}
+			if n.Relation == "api_requests" && n.Type == "Seq Scan" {
+				t.Errorf("%s: the page scans api_requests whole\n%s", c.name, plan)
+			}
+		})
+		if len(indexes) != 1 || indexes[0] != "api_requests_pkey" {
+			t.Errorf("%s: the page reads api_requests through %v, want api_requests_pkey\n%s", c.name, indexes, plan)
+		}
+	}
+}
+
+// explainJSON is the EXPLAIN (FORMAT JSON) plan of query with args.
+func explainJSON(t *testing.T, conn sqlx.QueryerContext, query string, args ...any) []byte {
+	t.Helper()
+	var plan []byte
+	if err := sqlx.GetContext(context.Background(), conn, &plan, `EXPLAIN (FORMAT JSON) `+query, args...); err != nil {
+		t.Fatal(err)
+	}
+	return plan
+}

@@ -6,7 +6,6 @@ import (
 	"testing"
 
 	"github.com/fundsource/fundsource/internal/adapter/postgres"
-	"github.com/fundsource/fundsource/internal/testing/pgtest"
 )
 
 // TestASourceWithAKeptCheckReadsNoHistory: a list of sources executes
@@ -17,16 +16,7 @@ import (
 func TestASourceWithAKeptCheckReadsNoHistory(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	db, err := postgres.Open(ctx, pgtest.URL(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
-	conn, err := db.Pool().Connx(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { conn.Close() })
+	conn := poolConn(t)
 	execAll(t, conn, append(merchantRows("mer_a"),
 		`INSERT INTO customers (merchant_id, environment, id, first_name, last_name, email)
 		 VALUES ('mer_a', 'sandbox', 'cus_1', 'A', 'B', 'a@example.com')`,

@@ -8,7 +8,6 @@ import (
 	"testing"
 
 	"github.com/fundsource/fundsource/internal/adapter/postgres"
-	"github.com/fundsource/fundsource/internal/testing/pgtest"
 )
 
 // TestOneRowReadsUseTheIDIndexWithoutStatistics: on tables that were
@@ -22,16 +21,7 @@ import (
 func TestOneRowReadsUseTheIDIndexWithoutStatistics(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	db, err := postgres.Open(ctx, pgtest.URL(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
-	conn, err := db.Pool().Connx(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { conn.Close() })
+	conn := poolConn(t)
 	execAll(t, conn, append(merchantRows("mer_a", "mer_b"),
 		`ALTER TABLE customers SET (autovacuum_enabled = false)`,
 		`ALTER TABLE funding_sources SET (autovacuum_enabled = false)`,
@@ -67,10 +57,7 @@ func TestOneRowReadsUseTheIDIndexWithoutStatistics(t *testing.T) {
 		{"customers", postgres.SelectCustomer, "cus_7"},
 		{"payments", postgres.SelectPayment, "pay_777"},
 	} {
-		var custom []byte
-		if err := conn.GetContext(ctx, &custom, `EXPLAIN (FORMAT JSON) `+c.query, "mer_a", "sandbox", c.id); err != nil {
-			t.Fatal(err)
-		}
+		custom := explainJSON(t, conn, c.query, "mer_a", "sandbox", c.id)
 		if got := scanOf(t, custom, c.table); got != c.table+"_id" {
 			t.Errorf("%s, one-off plan: read through %q, want %s_id\n%s", c.table, got, c.table, custom)
 		}
@@ -94,10 +81,7 @@ func TestOneRowReadsUseTheIDIndexWithoutStatistics(t *testing.T) {
 
 	// The account check reads its account's history by index, in a plan
 	// for its values and in the generic one.
-	var custom []byte
-	if err := conn.GetContext(ctx, &custom, `EXPLAIN (FORMAT JSON) `+postgres.SelectAccountFacts, "sandbox", []byte{0xaa}, "mer_a"); err != nil {
-		t.Fatal(err)
-	}
+	custom := explainJSON(t, conn, postgres.SelectAccountFacts, "sandbox", []byte{0xaa}, "mer_a")
 	if _, err := conn.ExecContext(ctx, `SET plan_cache_mode = force_generic_plan; PREPARE facts (text, bytea, text) AS `+postgres.SelectAccountFacts); err != nil {
 		t.Fatal(err)
 	}
@@ -213,16 +197,7 @@ type node struct {
 func TestTheCreationBatchReadsByIndexFromAnEmptyStart(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	db, err := postgres.Open(ctx, pgtest.URL(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
-	conn, err := db.Pool().Connx(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { conn.Close() })
+	conn := poolConn(t)
 	var rows int
 	if err := conn.GetContext(ctx, &rows, `SELECT (SELECT count(*) FROM idempotency_keys) + (SELECT count(*) FROM account_numbers)
 		+ (SELECT count(*) FROM customers) + (SELECT count(*) FROM account_facts)`); err != nil || rows != 0 {

@@ -5,10 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/jmoiron/sqlx"
-
 	"github.com/fundsource/fundsource/internal/adapter/postgres"
-	"github.com/fundsource/fundsource/internal/testing/pgtest"
 )
 
 // TestTheRequestLogIsKeyedByTime: the request log's key leads with the
@@ -18,16 +15,7 @@ import (
 func TestTheRequestLogIsKeyedByTime(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	db, err := postgres.Open(ctx, pgtest.URL(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
-	conn, err := db.Pool().Connx(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { conn.Close() })
+	conn := poolConn(t)
 	var key []string
 	if err := conn.SelectContext(ctx, &key, `SELECT a.attname FROM pg_index i
 		JOIN pg_attribute a ON a.attrelid = i.indrelid AND a.attnum = ANY (i.indkey)
@@ -73,14 +61,4 @@ func TestTheRequestLogIsKeyedByTime(t *testing.T) {
 			t.Errorf("%s: the page reads api_requests through %v, want api_requests_pkey\n%s", c.name, indexes, plan)
 		}
 	}
-}
-
-// explainJSON is the EXPLAIN (FORMAT JSON) plan of query with args.
-func explainJSON(t *testing.T, conn sqlx.QueryerContext, query string, args ...any) []byte {
-	t.Helper()
-	var plan []byte
-	if err := sqlx.GetContext(context.Background(), conn, &plan, `EXPLAIN (FORMAT JSON) `+query, args...); err != nil {
-		t.Fatal(err)
-	}
-	return plan
 }

@@ -49,10 +49,20 @@ var measures = []struct {
 	{"creation p99, ms", false, func(s side) float64 { return ms(s.create.P99) }},
 	{"GET, per second", true, func(s side) float64 { return s.get.PerSec }},
 	{"GET p99, ms", false, func(s side) float64 { return ms(s.get.P99) }},
+	// Where each request's processor time goes: on a machine the server,
+	// PostgreSQL and the load generator share, a rate follows their sum.
+	{"creation server µs/op", false, func(s side) float64 { return s.createCPU.ServerUS }},
+	{"creation db µs/op", false, func(s side) float64 { return s.createCPU.PostgresUS }},
+	{"GET server µs/op", false, func(s side) float64 { return s.getCPU.ServerUS }},
+	{"GET db µs/op", false, func(s side) float64 { return s.getCPU.PostgresUS }},
 }
 
-// side is one binary's loads in one round.
-type side struct{ create, get loadgen.Result }
+// side is one binary's loads in one round, with the processor time each
+// cost per request.
+type side struct {
+	create, get       loadgen.Result
+	createCPU, getCPU cpuUse
+}
 
 // compareConfig is a comparison's settings.
 type compareConfig struct {
@@ -261,8 +271,11 @@ func (c compareConfig) measureSide(ctx context.Context, run *rig.Run, bin, db st
 	if err := settle(ctx, raw); err != nil {
 		return side{}, err
 	}
+	meter := cpuMeter{pg: run.PG.PID(), server: server.PID()}
 	stop := c.profile(ctx, vars["PPROF_ADDR"], db+"-creation")
+	before := meter.sample()
 	s.create = loadgen.Run(ctx, "creation", c.workers, c.phase, create("1"))
+	s.createCPU = meter.sample().since(before, s.create.Ops)
 	if err := stop(); err != nil {
 		return side{}, err
 	}
@@ -278,10 +291,12 @@ func (c compareConfig) measureSide(ctx context.Context, run *rig.Run, bin, db st
 		return side{}, err
 	}
 	stop = c.profile(ctx, vars["PPROF_ADDR"], db+"-get")
+	before = meter.sample()
 	s.get = loadgen.Run(ctx, "GET", c.workers, c.phase, func(ctx context.Context, _ int64) error {
 		_, err := a.send(ctx, http.MethodGet, "/v2/funding-source/"+id, "", "")
 		return err
 	})
+	s.getCPU = meter.sample().since(before, s.get.Ops)
 	if err := stop(); err != nil {
 		return side{}, err
 	}

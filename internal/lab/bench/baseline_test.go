@@ -23,12 +23,13 @@ func TestRoundsAlternateTheBinaries(t *testing.T) {
 // TestRatiosAreMediansOfEachRoundsRatio: each round's new ÷ base, their
 // median and spread; a rate is better above 1, a latency below.
 func TestRatiosAreMediansOfEachRoundsRatio(t *testing.T) {
-	s := func(create, get float64, createP99, getP99 time.Duration) side {
-		return side{create: loadgen.Result{PerSec: create, P99: createP99}, get: loadgen.Result{PerSec: get, P99: getP99}}
+	s := func(create, get float64, createP99, getP99 time.Duration, us float64) side {
+		return side{create: loadgen.Result{PerSec: create, P99: createP99}, get: loadgen.Result{PerSec: get, P99: getP99},
+			createCPU: cpuUse{ServerUS: us, PostgresUS: 2 * us}, getCPU: cpuUse{ServerUS: 3 * us, PostgresUS: 4 * us}}
 	}
 	ms := time.Millisecond
-	base := []side{s(100, 1000, 10*ms, 2*ms), s(200, 1000, 10*ms, 2*ms), s(100, 500, 10*ms, 2*ms)}
-	next := []side{s(150, 800, 5*ms, 4*ms), s(200, 900, 10*ms, 4*ms), s(50, 500, 20*ms, 4*ms)}
+	base := []side{s(100, 1000, 10*ms, 2*ms, 10), s(200, 1000, 10*ms, 2*ms, 10), s(100, 500, 10*ms, 2*ms, 10)}
+	next := []side{s(150, 800, 5*ms, 4*ms, 5), s(200, 900, 10*ms, 4*ms, 5), s(50, 500, 20*ms, 4*ms, 20)}
 	rs := ratios(base, next)
 	want := []struct {
 		name           string
@@ -40,6 +41,10 @@ func TestRatiosAreMediansOfEachRoundsRatio(t *testing.T) {
 		{"creation p99, ms", 1, 0.5, 2, 10, 10, false},
 		{"GET, per second", 0.9, 0.8, 1, 1000, 800, false},
 		{"GET p99, ms", 2, 2, 2, 2, 4, false},
+		{"creation server µs/op", 0.5, 0.5, 2, 10, 5, true},
+		{"creation db µs/op", 0.5, 0.5, 2, 20, 10, true},
+		{"GET server µs/op", 0.5, 0.5, 2, 30, 15, true},
+		{"GET db µs/op", 0.5, 0.5, 2, 40, 20, true},
 	}
 	if len(rs) != len(want) {
 		t.Fatalf("%d ratios, want %d", len(rs), len(want))

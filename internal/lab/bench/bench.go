@@ -115,9 +115,7 @@ type bench struct {
 	customerID                       string
 	workers                          int
 	phase                            time.Duration
-	// pgPID and serverPID are the processes whose CPU each load reports.
-	pgPID, serverPID int
-	lastPG           time.Duration // the cluster's CPU at the last sample
+	cpu                              cpuMeter
 	// statements, when > 0, is how many of each load's top statements
 	// (pg_stat_statements) to report.
 	statements int
@@ -190,7 +188,7 @@ func Run(ctx context.Context, args []string, stdio rig.IO) error {
 		}
 		defer server.Stop()
 		b := &bench{svc: svc, raw: raw, base: "http://" + addr, dbURL: run.DBURL, dataDir: run.Dir, workers: *workers, phase: *phase, statements: *topN,
-			pgPID: run.PG.PID(), serverPID: server.PID(), verifications: max(*verifications, 1),
+			cpu: cpuMeter{pg: run.PG.PID(), server: server.PID()}, verifications: max(*verifications, 1),
 			client: &http.Client{Timeout: 30 * time.Second, Transport: &http.Transport{MaxIdleConnsPerHost: *workers, MaxConnsPerHost: *workers}}}
 		if err := b.setup(ctx); err != nil {
 			return err
@@ -294,12 +292,12 @@ func (b *bench) observed(ctx context.Context, load func() (loadgen.Result, error
 			return benchLoad{}, err
 		}
 	}
-	before := b.sampleCPU()
+	before := b.cpu.sample()
 	r, err := load()
 	if err != nil {
 		return benchLoad{}, err
 	}
-	l := benchLoad{Result: r, CPU: b.sampleCPU().since(before, r.Ops)}
+	l := benchLoad{Result: r, CPU: b.cpu.sample().since(before, r.Ops)}
 	if b.statements > 0 {
 		l.Statements, err = statements(ctx, b.raw, b.statements)
 	}
@@ -488,7 +486,7 @@ func (b *bench) run(ctx context.Context) (benchReport, error) {
 		rep.Loads = append(rep.Loads, l)
 	}
 	rep.Loads = append(rep.Loads, cold, coldAnalyzed)
-	rss, err := rig.PeakRSS(b.serverPID)
+	rss, err := rig.PeakRSS(b.cpu.server)
 	if err != nil {
 		return rep, err
 	}
@@ -821,9 +819,9 @@ func (b *bench) startBare(ctx context.Context) (*rig.Server, error) {
 // onBare is measure with the bare server's CPU as the load's server column.
 func (b *bench) onBare(measure func() (benchLoad, error)) func() (benchLoad, error) {
 	return func() (benchLoad, error) {
-		server := b.serverPID
-		b.serverPID = b.barePID
-		defer func() { b.serverPID = server }()
+		server := b.cpu.server
+		b.cpu.server = b.barePID
+		defer func() { b.cpu.server = server }()
 		return measure()
 	}
 }

@@ -57,24 +57,32 @@ func procCPU(pid int) (procStat, error) {
 		parent: int(field(4))}, nil
 }
 
+// cpuMeter samples the processor time of a server and a PostgreSQL
+// cluster, and of this process.
+type cpuMeter struct {
+	// pg and server are the processes whose CPU each load reports.
+	pg, server int
+	lastPG     time.Duration // the cluster's CPU at the last sample
+}
+
 // settledClusterCPU is clusterCPU read until it does not go down: a backend
 // that ended moments ago has left the live children but, until the
 // postmaster reaps it, not yet joined the postmaster's children's time
 // (without waiting, a load on a busy machine can show a negative cost). It never
 // reports less than the previous sample.
-func (b *bench) settledClusterCPU() time.Duration {
-	cur := clusterCPU(b.pgPID)
+func (m *cpuMeter) settledClusterCPU() time.Duration {
+	cur := clusterCPU(m.pg)
 	for range 5 {
 		time.Sleep(10 * time.Millisecond)
-		next := clusterCPU(b.pgPID)
+		next := clusterCPU(m.pg)
 		if next >= cur {
 			cur = next
 			break
 		}
 		cur = next
 	}
-	b.lastPG = max(b.lastPG, cur)
-	return b.lastPG
+	m.lastPG = max(m.lastPG, cur)
+	return m.lastPG
 }
 
 // clusterCPU is the time used by a PostgreSQL cluster: the postmaster with
@@ -96,9 +104,9 @@ func clusterCPU(postmaster int) time.Duration {
 	return total
 }
 
-func (b *bench) sampleCPU() cpuSample {
-	s := cpuSample{at: time.Now(), postgres: b.settledClusterCPU()}
-	server, _ := procCPU(b.serverPID)
+func (m *cpuMeter) sample() cpuSample {
+	s := cpuSample{at: time.Now(), postgres: m.settledClusterCPU()}
+	server, _ := procCPU(m.server)
 	self, _ := procCPU(os.Getpid())
 	s.server, s.bench = server.own, self.own
 	return s

@@ -10,22 +10,28 @@
 // the log to see. Nothing on the request path reads the log back.
 //
 // Run drains the ring in the background every Interval, or as soon as a
-// batch's worth is waiting, and writes each batch with one COPY: the
-// cheapest way into PostgreSQL for many rows (one statement's parse and
-// plan for the batch, rows streamed without per-row parameters). COPY has
-// no ON CONFLICT, and needs none: every request id is made by the server
-// (an incoming X-Request-Id is ignored), so an id never arrives twice. A
-// batch that fails to write is logged and lost: the log is for people
-// looking at recent traffic, not an audit trail. Flush writes what is
-// buffered at once: the dashboard calls it before it reads, so a person
-// sees their own requests, and Run calls it when the process stops. Purge
-// deletes what is older than Retention and runs with the process's other
-// retention sweeps.
+// batch's worth is waiting, and hands each batch to the store in one call,
+// which writes a row per merchant environment and second of arrivals
+// (package postgres): a few bytes per request, not a row and an index
+// entry.
+// Every request id is made by the server (an incoming X-Request-Id is
+// ignored), so an id never arrives twice. A batch that fails to write is
+// logged and lost: the log is for people looking at recent traffic, not
+// an audit trail. Flush writes what is buffered at once: the dashboard
+// calls it before it reads, so a person sees their own requests, and Run
+// calls it when the process stops. Purge deletes what is older than
+// Retention and runs with the process's other retention sweeps.
+//
+// A page of the log starts after a Cursor, the arrival time and request
+// id of the previous page's last entry, so a page is read from where it
+// starts whatever the log holds; Entry.Cursor writes it for a link and
+// Search reads it back.
 package requestlog
 
 import (
 	"context"
 	"log/slog"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -70,15 +76,57 @@ type Filter struct {
 	RequestID string // one request
 }
 
+// Cursor is where a page of the log starts: after the entry that arrived
+// at At with RequestID, in the newest-first order of (At, RequestID).
+// The zero Cursor starts at the newest entry.
+type Cursor struct {
+	At        time.Time
+	RequestID string
+}
+
+// Before reports whether an entry that arrived at at with id comes after
+// c in a newest-first list: c is zero or (at, id) < (c.At, c.RequestID).
+func (c Cursor) Before(at time.Time, id string) bool {
+	if c.At.IsZero() {
+		return true
+	}
+	return at.Before(c.At) || (at.Equal(c.At) && id < c.RequestID)
+}
+
+// Cursor is the cursor of the page that follows e: its arrival in
+// microseconds since 1970, a dot and its request id.
+func (e Entry) Cursor() string {
+	return strconv.FormatInt(e.At.UnixMicro(), 10) + "." + e.RequestID
+}
+
+// ParseCursor reads a cursor that Entry.Cursor wrote; ok is false for
+// anything else.
+func ParseCursor(s string) (c Cursor, ok bool) {
+	micros, id, found := strings.Cut(s, ".")
+	us, err := strconv.ParseInt(micros, 10, 64)
+	if !found || err != nil || us <= 0 || !strings.HasPrefix(id, "req_") {
+		return Cursor{}, false
+	}
+	return Cursor{At: time.UnixMicro(us).UTC(), RequestID: id}, true
+}
+
+// Matches reports whether e passes f.
+func (f Filter) Matches(e Entry) bool {
+	return (f.Method == "" || e.Method == f.Method) && (f.Class == 0 || e.Status/100 == f.Class) &&
+		(f.RequestID == "" || e.RequestID == f.RequestID)
+}
+
 // Store writes and reads the log.
 type Store interface {
 	// InsertRequests writes entries, whose request ids are new.
 	InsertRequests(ctx context.Context, entries []Entry) error
-	// ListRequests returns up to p.Limit+1 requests of the scope since
-	// since that match f, newest first.
-	ListRequests(ctx context.Context, scope tenant.Scope, f Filter, since time.Time, p paging.Page) ([]Entry, error)
-	// DeleteRequestsBefore deletes up to limit requests older than t.
-	DeleteRequestsBefore(ctx context.Context, t time.Time, limit int) (int64, error)
+	// ListRequests returns up to limit requests of the scope, newest
+	// first, that arrived since since, come after the cursor and match f.
+	ListRequests(ctx context.Context, scope tenant.Scope, f Filter, since time.Time, after Cursor, limit int) ([]Entry, error)
+	// DeleteRequestsBefore deletes requests older than t, at most limit
+	// stored rows in one statement, and returns how many requests it
+	// deleted and whether all such rows are gone.
+	DeleteRequestsBefore(ctx context.Context, t time.Time, limit int) (deleted int64, done bool, err error)
 }
 
 // Log records and lists API requests.
@@ -200,7 +248,8 @@ func (l *Log) Flush(ctx context.Context) error {
 }
 
 // Search returns a page of the scope's requests of the last Retention that
-// match f, newest first. An unknown method or status class is invalid_request.
+// match f, newest first; p.StartingAfter is a cursor from Entry.Cursor. An
+// unknown method, status class or cursor is invalid_request.
 func (l *Log) Search(ctx context.Context, scope tenant.Scope, f Filter, p paging.Page) ([]Entry, bool, error) {
 	switch f.Method {
 	case "", "GET", "POST", "DELETE":
@@ -212,8 +261,15 @@ func (l *Log) Search(ctx context.Context, scope tenant.Scope, f Filter, p paging
 	default:
 		return nil, false, errs.Invalid("status", "status must be 2xx, 4xx or 5xx")
 	}
+	var after Cursor
+	if p.StartingAfter != "" {
+		var ok bool
+		if after, ok = ParseCursor(p.StartingAfter); !ok {
+			return nil, false, paging.UnknownCursor()
+		}
+	}
 	f.RequestID = strings.TrimSpace(f.RequestID)
-	items, err := l.store.ListRequests(ctx, scope, f, l.now().Add(-Retention), p)
+	items, err := l.store.ListRequests(ctx, scope, f, l.now().Add(-Retention), after, p.Limit+1)
 	return paging.Result(items, err, p)
 }
 
@@ -223,9 +279,9 @@ func (l *Log) Purge(ctx context.Context) (int64, error) {
 	cutoff := l.now().Add(-Retention)
 	var total int64
 	for {
-		n, err := l.store.DeleteRequestsBefore(ctx, cutoff, 5000)
+		n, done, err := l.store.DeleteRequestsBefore(ctx, cutoff, 5000)
 		total += n
-		if err != nil || n < 5000 {
+		if err != nil || done {
 			return total, err
 		}
 	}

@@ -2,7 +2,10 @@ package requestlog_test
 
 import (
 	"context"
+	"database/sql"
 	"fmt"
+	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -113,7 +116,7 @@ func TestAFullBufferDropsTheOldestAndNeverWaits(t *testing.T) {
 		t.Fatal(err)
 	}
 	var n int
-	if err := raw.Get(&n, `SELECT count(*) FROM api_requests`); err != nil || n != requestlog.Buffer {
+	if err := raw.Get(&n, `SELECT coalesce(sum(entries), 0) FROM api_request_batches`); err != nil || n != requestlog.Buffer {
 		t.Errorf("written: %d, %v; want %d", n, err, requestlog.Buffer)
 	}
 	page := paging.Page{Limit: 1}
@@ -137,13 +140,13 @@ func TestAFullBufferDropsTheOldestAndNeverWaits(t *testing.T) {
 	if err := l.Flush(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if err := raw.Get(&n, `SELECT count(*) FROM api_requests`); err != nil || n != requestlog.Buffer {
+	if err := raw.Get(&n, `SELECT coalesce(sum(entries), 0) FROM api_request_batches`); err != nil || n != requestlog.Buffer {
 		t.Errorf("after a second flush: %d, %v", n, err)
 	}
 }
 
 // TestFlushWritesInBatchesAndKeepsOrder: more than a batch is written by
-// several COPYs, every entry once, in the order recorded.
+// several statements, every entry once, in the order recorded.
 func TestFlushWritesInBatchesAndKeepsOrder(t *testing.T) {
 	t.Parallel()
 	url := pgtest.URL(t)
@@ -158,9 +161,17 @@ func TestFlushWritesInBatchesAndKeepsOrder(t *testing.T) {
 	if err := l.Flush(ctx); err != nil {
 		t.Fatal(err)
 	}
-	var ids []string
-	if err := raw.Select(&ids, `SELECT id FROM api_requests ORDER BY created_at`); err != nil {
+	var stored int
+	if err := raw.Get(&stored, `SELECT coalesce(sum(entries), 0) FROM api_request_batches`); err != nil || stored != total {
+		t.Errorf("stored %d entries, %v; want %d", stored, err, total)
+	}
+	all, _, err := l.Search(ctx, scope, requestlog.Filter{}, paging.Page{Limit: total + 1})
+	if err != nil {
 		t.Fatal(err)
+	}
+	var ids []string
+	for _, e := range slices.Backward(all) {
+		ids = append(ids, e.RequestID)
 	}
 	if len(ids) != total || ids[0] != "req_0000" || ids[total-1] != fmt.Sprintf("req_%04d", total-1) {
 		t.Errorf("written %d entries, first %v", len(ids), ids[:min(3, len(ids))])
@@ -211,4 +222,139 @@ func BenchmarkRecord(b *testing.B) {
 			l.Record(e)
 		}
 	})
+}
+
+// TestPagesWalkTheWholeLogInOrder: entries written by many flushes, for
+// interleaved scopes, with arrivals out of order, equal arrival times and
+// spans longer than a stored row's, together with rows of the older
+// api_requests table, come back page by page through cursors exactly
+// once each, newest first, with and without a filter.
+func TestPagesWalkTheWholeLogInOrder(t *testing.T) {
+	t.Parallel()
+	url := pgtest.URL(t)
+	db, raw := openDB(t, url), pgtest.Pool(t, url)
+	clock := fixture.NewClock()
+	l := requestlog.New(db.Requests(), clock.Now, fixture.Discard())
+	acme := tenant.Scope{MerchantID: "mer_acme", Env: tenant.Sandbox}
+	other := tenant.Scope{MerchantID: "mer_acme", Env: tenant.Production}
+	now := clock.Now().Truncate(time.Microsecond)
+	var want []requestlog.Entry
+	n := 0
+	for flush := range 12 {
+		for i := range 60 {
+			// Arrivals step back and forth in 130 ms steps: each flush spans
+			// several seconds and the next flush overlaps it in time; every
+			// tenth entry shares its arrival with the one before.
+			at := now.Add(-time.Hour + time.Duration(flush*40+(i*7)%60)*130*time.Millisecond)
+			if i%10 == 9 {
+				at = want[len(want)-1].At
+			}
+			status := 200
+			if n%37 == 0 {
+				status = 500
+			}
+			e := entry(acme, n, at, "GET", status)
+			want = append(want, e)
+			l.Record(e)
+			l.Record(entry(other, 10000+n, at, "GET", 200))
+			n++
+		}
+		if err := l.Flush(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Rows an older server wrote, arriving among the others.
+	for i := range 15 {
+		e := entry(acme, 20000+i, now.Add(-time.Hour+time.Duration(i)*time.Second), "POST", 201)
+		execAll(t, raw, `INSERT INTO api_requests (merchant_id, environment, id, created_at, method, path, status, latency_us)
+			VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`, e.Scope.MerchantID, e.Scope.Env, e.RequestID, e.At, e.Method, e.Path, e.Status, e.Latency.Microseconds())
+		want = append(want, e)
+	}
+	var rows int
+	if err := raw.Get(&rows, `SELECT count(*) FROM api_request_batches WHERE merchant_id = 'mer_acme' AND environment = 'sandbox'`); err != nil {
+		t.Fatal(err)
+	}
+	if rows < 12*3 {
+		t.Errorf("%d stored rows for 12 flushes spanning several seconds each: rows span more than a second", rows)
+	}
+	slices.SortFunc(want, func(a, b requestlog.Entry) int {
+		if c := b.At.Compare(a.At); c != 0 {
+			return c
+		}
+		return strings.Compare(b.RequestID, a.RequestID)
+	})
+	for _, c := range []struct {
+		name  string
+		f     requestlog.Filter
+		limit int
+	}{{"all", requestlog.Filter{}, 7}, {"all, one a page", requestlog.Filter{}, 1}, {"5xx", requestlog.Filter{Class: 5}, 3}, {"POST", requestlog.Filter{Method: "POST"}, 4}} {
+		var expect, got []string
+		for _, e := range want {
+			if c.f.Matches(e) {
+				expect = append(expect, e.RequestID)
+			}
+		}
+		p := paging.Page{Limit: c.limit}
+		for range len(want) + 2 {
+			page, more, err := l.Search(ctx, acme, c.f, p)
+			if err != nil {
+				t.Fatalf("%s: %v", c.name, err)
+			}
+			for _, e := range page {
+				got = append(got, e.RequestID)
+			}
+			if !more {
+				break
+			}
+			p.StartingAfter = page[len(page)-1].Cursor()
+		}
+		if !slices.Equal(got, expect) {
+			t.Errorf("%s: pages gave %d entries, want %d\n got %v\nwant %v", c.name, len(got), len(expect), got, expect)
+		}
+	}
+	for _, bad := range []string{"req_0001", "x.req_1", "-5.req_1", "1700000000000000.evt_1"} {
+		if _, _, err := l.Search(ctx, acme, requestlog.Filter{}, paging.Page{Limit: 5, StartingAfter: bad}); errs.CodeOf(err) != errs.InvalidRequest {
+			t.Errorf("cursor %q: %v, want invalid_request", bad, err)
+		}
+	}
+}
+
+func execAll(t *testing.T, db interface {
+	Exec(string, ...any) (sql.Result, error)
+}, query string, args ...any) {
+	t.Helper()
+	if _, err := db.Exec(query, args...); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestARowThatStartsEarlyStillGivesItsNewestEntry: the newest entry sits
+// in the row that starts earliest, behind more rows than a first read
+// takes; the page still starts with it.
+func TestARowThatStartsEarlyStillGivesItsNewestEntry(t *testing.T) {
+	t.Parallel()
+	db := pgtest.DB(t)
+	clock := fixture.NewClock()
+	l := requestlog.New(db.Requests(), clock.Now, fixture.Discard())
+	scope := tenant.Scope{MerchantID: "mer_acme", Env: tenant.Sandbox}
+	start := clock.Now().Add(-time.Minute).Truncate(time.Microsecond)
+	l.Record(entry(scope, 1, start, "GET", 200))
+	l.Record(entry(scope, 2, start.Add(900*time.Millisecond), "GET", 200)) // the newest
+	if err := l.Flush(ctx); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 20 { // rows of one entry each, starting after the first row
+		l.Record(entry(scope, 100+i, start.Add(time.Duration(10+i*40)*time.Millisecond), "GET", 200))
+		if err := l.Flush(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got, more, err := l.Search(ctx, scope, requestlog.Filter{}, paging.Page{Limit: 1})
+	if err != nil || !more || len(got) != 1 || got[0].RequestID != "req_0002" {
+		t.Fatalf("newest = %+v, %v, %v; want req_0002", got, more, err)
+	}
+	next, _, err := l.Search(ctx, scope, requestlog.Filter{}, paging.Page{Limit: 2, StartingAfter: got[0].Cursor()})
+	if err != nil || len(next) != 2 || next[0].RequestID != "req_0119" || next[1].RequestID != "req_0118" {
+		t.Errorf("the page after it = %+v, %v", next, err)
+	}
 }

@@ -264,7 +264,7 @@ func (s *Surface) requestsPage(c *gin.Context) {
 	v.Rows, v.Page = rowsOf(c, list, more, func(e requestlog.Entry) view.RequestRow {
 		return view.RequestRow{ID: e.RequestID, Time: e.At.UTC().Format("Jan 2, 15:04:05"), Method: e.Method, Path: e.Path,
 			Status: strconv.Itoa(e.Status), OK: e.Status < 400, Latency: latency(e.Latency)}
-	}, func(e requestlog.Entry) string { return e.RequestID })
+	}, requestlog.Entry.Cursor)
 	v.Dropped = s.requests.Dropped()
 	s.Page(c, http.StatusOK, view.RequestsPage(s.frame(c, "API requests", "requests"), v))
 }

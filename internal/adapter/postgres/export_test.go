@@ -15,6 +15,8 @@ const (
 	SelectAccountFacts = selectAccountFacts
 	// ListRequests is the request log's newest-first page.
 	ListRequests = listRequests
+	// PageBatches is a chunk of the request log's rows of arrays.
+	PageBatches = pageBatches
 )
 
 // BatchSession is the session settings of the creation batch writers.

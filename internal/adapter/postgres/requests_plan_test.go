@@ -62,3 +62,33 @@ func TestTheRequestLogIsKeyedByTime(t *testing.T) {
 		}
 	}
 }
+
+// TestTheRequestLogsBatchesAreReadByTheirKey: a chunk of the request
+// log's batches is read backwards through their key, from the cursor
+// down, and never scans the table.
+func TestTheRequestLogsBatchesAreReadByTheirKey(t *testing.T) {
+	t.Parallel()
+	conn := poolConn(t)
+	execAll(t, conn,
+		`INSERT INTO api_request_batches (merchant_id, environment, first_at, last_at, entries, body)
+		 SELECT 'mer_' || (i % 20), 'sandbox', now() - i * interval '1 second', now() - i * interval '1 second' + interval '0.5 second',
+		        2, decode(md5(i::text), 'hex')
+		 FROM generate_series(1, 20000) i`,
+		`ANALYZE api_request_batches`)
+	since := time.Now().Add(-7 * 24 * time.Hour)
+	for _, before := range []string{"infinity", time.Now().Add(-time.Hour).Format(time.RFC3339)} {
+		plan := explainJSON(t, conn, postgres.PageBatches, "mer_3", "sandbox", before, since, "infinity", int64(1<<62), 8)
+		var indexes []string
+		walkPlan(t, plan, func(n node) {
+			if n.Index != "" {
+				indexes = append(indexes, n.Index)
+			}
+			if n.Relation == "api_request_batches" && n.Type == "Seq Scan" {
+				t.Errorf("before %s: the chunk scans api_request_batches whole\n%s", before, plan)
+			}
+		})
+		if len(indexes) != 1 || indexes[0] != "api_request_batches_pkey" {
+			t.Errorf("before %s: the chunk reads through %v, want api_request_batches_pkey\n%s", before, indexes, plan)
+		}
+	}
+}

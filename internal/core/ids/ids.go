@@ -24,13 +24,20 @@ const (
 	Audit         = "aud_"
 )
 
-var b32 = base32.StdEncoding.WithPadding(base32.NoPadding)
+// lower32 is base32's standard alphabet in lower case, unpadded.
+var lower32 = base32.NewEncoding("abcdefghijklmnopqrstuvwxyz234567").WithPadding(base32.NoPadding)
 
 // New returns prefix followed by 128 random bits in lowercase base32 (26 chars).
 func New(prefix string) string {
 	var b [16]byte
 	_, _ = rand.Read(b[:]) // crypto/rand.Read never fails (Go 1.24+)
-	return prefix + strings.ToLower(b32.EncodeToString(b[:]))
+	var out [64]byte
+	if len(prefix)+26 > len(out) {
+		return prefix + lower32.EncodeToString(b[:])
+	}
+	n := copy(out[:], prefix)
+	lower32.Encode(out[n:], b[:])
+	return string(out[:n+26])
 }
 
 const base62 = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"

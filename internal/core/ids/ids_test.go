@@ -1,6 +1,7 @@
 package ids
 
 import (
+	"encoding/base32"
 	"strings"
 	"testing"
 )
@@ -11,6 +12,10 @@ func TestNewAndSecret(t *testing.T) {
 		id := New(Customer)
 		if len(id) != len(Customer)+26 || !strings.HasPrefix(id, Customer) || id != strings.ToLower(id) {
 			t.Fatalf("New = %q", id)
+		}
+		// The same text as base32's standard alphabet in lower case.
+		if raw, err := base32.StdEncoding.WithPadding(base32.NoPadding).DecodeString(strings.ToUpper(id[len(Customer):])); err != nil || len(raw) != 16 {
+			t.Fatalf("New = %q: %d bytes, %v", id, len(raw), err)
 		}
 		if seen[id] {
 			t.Fatalf("duplicate id %q", id)

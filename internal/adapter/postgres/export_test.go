@@ -28,6 +28,9 @@ var CreateSources = createSources
 // CreationBatches is how many batches of creations run at once.
 const CreationBatches = creationBatches
 
+// CreationBatchMax is the most creations one batch holds.
+const CreationBatchMax = creationBatchMax
+
 // QueuedCreations is how many creations wait for a batch.
 func QueuedCreations(db *DB) int { return db.creations.queued() }
 

@@ -1,6 +1,10 @@
 package postgres
 
-import "github.com/jmoiron/sqlx"
+import (
+	"reflect"
+
+	"github.com/jmoiron/sqlx"
+)
 
 // The one-row reads whose plans plan_test.go checks.
 const (
@@ -42,3 +46,27 @@ func (db *DB) BatchPool() *sqlx.DB { return db.batchX }
 
 // Translate is the driver-error translation every store method applies.
 var Translate = translate
+
+// SourceScanTags are the db tags of the fields that Source scans into, in
+// scan order.
+func SourceScanTags() []string {
+	var r sourceRow
+	byAddr := map[uintptr]string{}
+	var walk func(v reflect.Value)
+	walk = func(v reflect.Value) {
+		for i := range v.NumField() {
+			f, sf := v.Field(i), v.Type().Field(i)
+			if sf.Anonymous {
+				walk(f)
+				continue
+			}
+			byAddr[f.Addr().Pointer()] = sf.Tag.Get("db")
+		}
+	}
+	walk(reflect.ValueOf(&r).Elem())
+	var tags []string
+	for _, p := range r.fieldsOfSource() {
+		tags = append(tags, byAddr[reflect.ValueOf(p).Pointer()])
+	}
+	return tags
+}

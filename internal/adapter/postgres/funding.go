@@ -226,9 +226,30 @@ LEFT JOIN LATERAL (` + allFactsOfF + `) ck ON true
 WHERE f.` + byID + `
 FOR UPDATE OF f`
 
-// Source returns one source with its latest verification.
+// Source returns one source with its latest verification. It is the
+// API's GET: it scans into fieldsOfSource's pointers instead of mapping
+// columns to fields by name on every read.
 func (q queries) Source(ctx context.Context, scope tenant.Scope, id string) (funding.Source, error) {
-	return getOne[sourceRow](ctx, q.ex, selectSource, scope.MerchantID, scope.Env, id)
+	var r sourceRow
+	if err := q.ex.QueryRowxContext(ctx, selectSource, scope.MerchantID, scope.Env, id).Scan(r.fieldsOfSource()...); err != nil {
+		return funding.Source{}, translate(err)
+	}
+	return r.domain(), nil
+}
+
+// fieldsOfSource are r's fields in the order of sourceFields' columns
+// (TestTheSourceScanMatchesItsColumns holds the two together).
+func (r *sourceRow) fieldsOfSource() []any {
+	d := &r.depositCols
+	return []any{&r.MerchantID, &r.Environment, &r.ID, &r.CustomerID, &r.Status, &r.RoutingNumber, &r.BankName, &r.LastFour,
+		&r.AccountType, &r.Nickname, &r.KeyID, &r.Ciphertext, &r.Fingerprint, &r.CreatedAt, &r.RemovedAt,
+		&d.Seq, &d.Status, &d.InitiatedAt, &d.ExpectedArrival, &d.ExpiresAt,
+		&d.AttemptsRemaining, &d.ReturnCode, &d.Method, &d.Rail, &d.ArrivedAt, &d.FailureCode,
+		&d.FallbackReason,
+		&r.RemovedReason, &r.BlockCode, &r.BlockReason, &r.BlockedAt, &r.UnblockedAt, &r.Attestation,
+		&r.AccountFP, &r.OwnResult, &r.OwnName, &r.OwnEmail, &r.OwnCheckedAt,
+		&r.CheckResult, &r.CheckReasons, &r.CheckExpires, &r.CheckSeq,
+		&r.HolderType, &r.IndividualID, &r.ReceiverName, &r.AddendaRefAt}
 }
 
 // SourceForUpdate is Source with the source's row locked until the

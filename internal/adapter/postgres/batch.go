@@ -70,7 +70,9 @@ const (
 // on the row the customer check reads (a row without one gets the
 // customer's default from the table's insert trigger); claims the account number (ON CONFLICT DO NOTHING: a number
 // taken, also by an earlier row of the same statement, leaves the row
-// out); and inserts the source, the account's facts (linked, and verified
+// out); and inserts the source (with its default Individual
+// Identification Number, funding_source_individual_id, so the table's
+// defaults trigger does not run), the account's facts (linked, and verified
 // for a Verified source), its events, their webhook deliveries and, for a
 // keyed row, the stored response. A row answered as for an account with
 // no history stores that answer with the source (the account check's
@@ -118,12 +120,12 @@ WITH r AS (
 ), src AS (
   INSERT INTO funding_sources (merchant_id, environment, id, customer_id, status, routing_number, bank_name,
       last_four, account_type, nickname, account_key_id, account_ciphertext, fingerprint, created_at, verified_at,
-      account_fp, check_result, check_reasons, account_holder_type)
+      account_fp, check_result, check_reasons, account_holder_type, individual_id)
   SELECT ok.merchant_id, ok.environment, ok.id, ok.customer_id, ok.status, ok.routing_number, ok.bank_name,
       ok.last_four, ok.account_type, ok.nickname, ok.account_key_id, ok.account_ciphertext, ok.fingerprint,
       ok.created_at, CASE WHEN ok.status = 'Verified' THEN ok.created_at END, ok.account_fp,
       CASE WHEN ok.no_history THEN '` + funding.CheckUnknown + `' END, CASE WHEN ok.no_history THEN '{}'::text[] END,
-      NULLIF(ok.account_holder_type, '')
+      NULLIF(ok.account_holder_type, ''), funding_source_individual_id(ok.id)
   FROM ok JOIN claim USING (id)
   RETURNING merchant_id, environment, id
 ), facts AS (

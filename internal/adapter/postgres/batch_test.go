@@ -313,3 +313,32 @@ func TestAFailedBatchFallsBackToOneCreationEach(t *testing.T) {
 		t.Errorf("%d of the batch's sources written (%v), want %d", n, err, len(reqs)-1)
 	}
 }
+
+// TestCreationWritesTheIndividualIDItself: the creation statement writes
+// the default Individual Identification Number itself, so it needs no
+// trigger (disabled here: without it a row lacking the number breaks the
+// column's NOT NULL); a row inserted without one, as an older server's,
+// gets the same number from the trigger.
+func TestCreationWritesTheIndividualIDItself(t *testing.T) {
+	t.Parallel()
+	db := pgtest.DB(t)
+	scope, customerID, now := batchTestScope(t, db, "mer_iin")
+	execAll(t, db.Pool(), `ALTER TABLE funding_sources DISABLE TRIGGER funding_sources_receiver_defaults`)
+	k := newKeyedCreation(scope, customerID, "fs_abcdefghijklmnopqrstuvwxyz", "k-iin", "123456789", now)
+	k.src.AccountHolderType = funding.HolderIndividual // as the funding service always sets it
+	k.run(db)
+	if !k.created || k.err != nil {
+		t.Fatalf("created %v, err %v", k.created, k.err)
+	}
+	execAll(t, db.Pool(), `ALTER TABLE funding_sources ENABLE TRIGGER funding_sources_receiver_defaults`,
+		`INSERT INTO funding_sources (merchant_id, environment, id, customer_id, status, routing_number, last_four, account_type,
+		   account_key_id, account_ciphertext, fingerprint, created_at, account_holder_type)
+		 VALUES ('mer_iin', 'sandbox', 'fs_zyxwvutsrqponmlkjihgfedcba', '`+customerID+`', 'Unverified', '021000021', '1234', 'checking',
+		   'k1', '\x00', '\x01', now(), 'individual')`)
+	for id, want := range map[string]string{"fs_abcdefghijklmnopqrstuvwxyz": "LMNOPQRSTUVWXYZ", "fs_zyxwvutsrqponmlkjihgfedcba": "ONMLKJIHGFEDCBA"} {
+		var got string
+		if err := db.Pool().Get(&got, `SELECT individual_id FROM funding_sources WHERE id = $1`, id); err != nil || got != want {
+			t.Errorf("%s: individual id %q, %v; want %q", id, got, err, want)
+		}
+	}
+}

@@ -13,6 +13,7 @@ import (
 	"reflect"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 	"unicode/utf8"
 
@@ -219,24 +220,44 @@ func DecodeNone(c *gin.Context) error {
 	return Decode(c, &none)
 }
 
-// writeOK writes a success response: HTTP 200 and OKBody(v).
+// writeOK writes a success response: HTTP 200 and OKBody(v), encoded in a
+// pooled buffer (the writer copies what it is given).
 func writeOK(c *gin.Context, v any) {
-	c.Data(http.StatusOK, "application/json; charset=utf-8", OKBody(v))
+	buf := okBuffers.Get().(*bytes.Buffer)
+	buf.Reset()
+	encodeOK(buf, v)
+	c.Data(http.StatusOK, "application/json; charset=utf-8", buf.Bytes())
+	if buf.Cap() <= 64<<10 {
+		okBuffers.Put(buf)
+	}
 }
+
+var okBuffers = sync.Pool{New: func() any { return new(bytes.Buffer) }}
 
 // OKBody is the body of a success response: "success": true and the fields
 // of v (a struct or map) at the top level.
 func OKBody(v any) []byte {
-	raw, err := json.Marshal(v)
-	if err != nil || len(raw) < 2 || raw[0] != '{' {
+	var buf bytes.Buffer
+	encodeOK(&buf, v)
+	return buf.Bytes()
+}
+
+// encodeOK appends OKBody(v) to buf: v's object encoded after
+// {"success":true, with its opening brace turned into the comma.
+func encodeOK(buf *bytes.Buffer, v any) {
+	buf.WriteString(`{"success":true`)
+	start := buf.Len()
+	err := json.NewEncoder(buf).Encode(v) // as json.Marshal, and a newline
+	if err != nil || buf.Len()-start < 3 || buf.Bytes()[start] != '{' {
 		panic(fmt.Sprintf("writeOK: response must be a JSON object, got %T (%v)", v, err))
 	}
-	out := make([]byte, 0, len(raw)+16)
-	out = append(out, `{"success":true`...)
-	if len(raw) > 2 {
-		out = append(out, ',')
+	buf.Truncate(buf.Len() - 1)
+	if buf.Len()-start == 2 { // {}
+		buf.Truncate(start)
+		buf.WriteByte('}')
+		return
 	}
-	return append(out, raw[1:]...)
+	buf.Bytes()[start] = ','
 }
 
 // ListPage is the body of a list response (with success added by Reply).

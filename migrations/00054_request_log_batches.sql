@@ -1,7 +1,7 @@
 -- +goose Up
 -- The request log, a row per batch of a scope's requests: the entries of
 -- one flush are one value, so a flush writes one heap row and one index
--- entry per merchant and environment instead of one per request.
+-- entry per merchant and environment, not one per request.
 -- A batch spans at most a second of arrival times, which is what lets a
 -- reader walk the batches by first_at and know when it has the newest
 -- entries (package postgres, ListRequests). api_requests keeps the rows
@@ -21,7 +21,7 @@ CREATE TABLE api_request_batches (
     PRIMARY KEY (merchant_id, environment, first_at, id)
 );
 -- Stored out of line without compression: random request ids hardly
--- compress, and compressing each row cost more than writing it.
+-- compress, and compressing a row costs more than writing it whole.
 ALTER TABLE api_request_batches ALTER COLUMN body SET STORAGE EXTERNAL;
 CREATE INDEX api_request_batches_age ON api_request_batches (last_at);
 

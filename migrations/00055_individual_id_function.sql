@@ -1,9 +1,9 @@
 -- +goose Up
 -- A source's default Individual Identification Number, written once: the
--- creation statement sets it on every row it inserts (so the defaults
--- trigger no longer runs for them: a PL/pgSQL call per row), and the
--- trigger, which still fills rows inserted without it, calls the same
--- function. A one-expression SQL function is inlined where it is used.
+-- creation statement sets it on every row it inserts, so its rows skip
+-- the defaults trigger (a PL/pgSQL call per row); the trigger fills a row
+-- inserted without it with the same function. A one-expression SQL
+-- function is inlined where it is used.
 -- +goose StatementBegin
 CREATE FUNCTION funding_source_individual_id(source_id text) RETURNS text
     LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE

@@ -19,7 +19,7 @@ const (
 	SelectAccountFacts = selectAccountFacts
 	// ListRequests is the request log's newest-first page.
 	ListRequests = listRequests
-	// PageBatches is a chunk of the request log's rows of arrays.
+	// PageBatches is a chunk of the request log's batches.
 	PageBatches = pageBatches
 )
 

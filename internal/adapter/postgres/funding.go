@@ -227,8 +227,8 @@ WHERE f.` + byID + `
 FOR UPDATE OF f`
 
 // Source returns one source with its latest verification. It is the
-// API's GET: it scans into fieldsOfSource's pointers instead of mapping
-// columns to fields by name on every read.
+// API's GET, so it scans into fieldsOfSource's fixed pointers: no mapping
+// of columns to fields by name and reflection on every read.
 func (q queries) Source(ctx context.Context, scope tenant.Scope, id string) (funding.Source, error) {
 	var r sourceRow
 	if err := q.ex.QueryRowxContext(ctx, selectSource, scope.MerchantID, scope.Env, id).Scan(r.fieldsOfSource()...); err != nil {

@@ -2,14 +2,14 @@ package requestlog_test
 
 import (
 	"context"
-	"database/sql"
 	"fmt"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/fundsource/fundsource/internal/adapter/postgres"
+	"github.com/jmoiron/sqlx"
+
 	"github.com/fundsource/fundsource/internal/core/errs"
 	"github.com/fundsource/fundsource/internal/core/paging"
 	"github.com/fundsource/fundsource/internal/core/tenant"
@@ -22,15 +22,13 @@ func TestMain(m *testing.M) { pgtest.Main(m) }
 
 var ctx = context.Background()
 
-// openDB is the store on the database at url, closed when the test ends.
-func openDB(t *testing.T, url string) *postgres.DB {
+// newLog is a Log on a fresh database, with its clock and a raw pool on
+// the same database for looking at what it stored.
+func newLog(t *testing.T) (*requestlog.Log, *fixture.Clock, *sqlx.DB) {
 	t.Helper()
-	db, err := postgres.Open(ctx, url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
-	return db
+	url := pgtest.URL(t)
+	clock := fixture.NewClock()
+	return requestlog.New(pgtest.Open(t, url).Requests(), clock.Now, fixture.Discard()), clock, pgtest.Pool(t, url)
 }
 
 func entry(scope tenant.Scope, n int, at time.Time, method string, status int) requestlog.Entry {
@@ -40,9 +38,7 @@ func entry(scope tenant.Scope, n int, at time.Time, method string, status int) r
 
 func TestRecordFlushSearchAndPurge(t *testing.T) {
 	t.Parallel()
-	db := pgtest.DB(t)
-	clock := fixture.NewClock()
-	l := requestlog.New(db.Requests(), clock.Now, fixture.Discard())
+	l, clock, _ := newLog(t)
 	acme := tenant.Scope{MerchantID: "mer_acme", Env: tenant.Sandbox}
 	other := tenant.Scope{MerchantID: "mer_other", Env: tenant.Sandbox}
 	now := clock.Now()
@@ -97,10 +93,7 @@ func TestRecordFlushSearchAndPurge(t *testing.T) {
 // Record returns at once; a flush writes the newest Buffer entries.
 func TestAFullBufferDropsTheOldestAndNeverWaits(t *testing.T) {
 	t.Parallel()
-	url := pgtest.URL(t)
-	db, raw := openDB(t, url), pgtest.Pool(t, url)
-	clock := fixture.NewClock()
-	l := requestlog.New(db.Requests(), clock.Now, fixture.Discard())
+	l, clock, raw := newLog(t)
 	scope := tenant.Scope{MerchantID: "mer_acme", Env: tenant.Sandbox}
 	start := time.Now()
 	for i := range requestlog.Buffer + 10 {
@@ -149,10 +142,7 @@ func TestAFullBufferDropsTheOldestAndNeverWaits(t *testing.T) {
 // several statements, every entry once, in the order recorded.
 func TestFlushWritesInBatchesAndKeepsOrder(t *testing.T) {
 	t.Parallel()
-	url := pgtest.URL(t)
-	db, raw := openDB(t, url), pgtest.Pool(t, url)
-	clock := fixture.NewClock()
-	l := requestlog.New(db.Requests(), clock.Now, fixture.Discard())
+	l, clock, raw := newLog(t)
 	scope := tenant.Scope{MerchantID: "mer_acme", Env: tenant.Sandbox}
 	total := 2*requestlog.BatchSize + 7
 	for i := range total {
@@ -183,9 +173,7 @@ func TestFlushWritesInBatchesAndKeepsOrder(t *testing.T) {
 
 func TestRunWritesInTheBackgroundAndFlushesOnStop(t *testing.T) {
 	t.Parallel()
-	db := pgtest.DB(t)
-	clock := fixture.NewClock()
-	l := requestlog.New(db.Requests(), clock.Now, fixture.Discard())
+	l, clock, _ := newLog(t)
 	scope := tenant.Scope{MerchantID: "mer_acme", Env: tenant.Sandbox}
 	runCtx, stop := context.WithCancel(ctx)
 	done := make(chan struct{})
@@ -231,10 +219,7 @@ func BenchmarkRecord(b *testing.B) {
 // once each, newest first, with and without a filter.
 func TestPagesWalkTheWholeLogInOrder(t *testing.T) {
 	t.Parallel()
-	url := pgtest.URL(t)
-	db, raw := openDB(t, url), pgtest.Pool(t, url)
-	clock := fixture.NewClock()
-	l := requestlog.New(db.Requests(), clock.Now, fixture.Discard())
+	l, clock, raw := newLog(t)
 	acme := tenant.Scope{MerchantID: "mer_acme", Env: tenant.Sandbox}
 	other := tenant.Scope{MerchantID: "mer_acme", Env: tenant.Production}
 	now := clock.Now().Truncate(time.Microsecond)
@@ -266,8 +251,10 @@ func TestPagesWalkTheWholeLogInOrder(t *testing.T) {
 	// Rows an older server wrote, arriving among the others.
 	for i := range 15 {
 		e := entry(acme, 20000+i, now.Add(-time.Hour+time.Duration(i)*time.Second), "POST", 201)
-		execAll(t, raw, `INSERT INTO api_requests (merchant_id, environment, id, created_at, method, path, status, latency_us)
-			VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`, e.Scope.MerchantID, e.Scope.Env, e.RequestID, e.At, e.Method, e.Path, e.Status, e.Latency.Microseconds())
+		if _, err := raw.Exec(`INSERT INTO api_requests (merchant_id, environment, id, created_at, method, path, status, latency_us)
+			VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`, e.Scope.MerchantID, e.Scope.Env, e.RequestID, e.At, e.Method, e.Path, e.Status, e.Latency.Microseconds()); err != nil {
+			t.Fatal(err)
+		}
 		want = append(want, e)
 	}
 	var rows int
@@ -319,23 +306,12 @@ func TestPagesWalkTheWholeLogInOrder(t *testing.T) {
 	}
 }
 
-func execAll(t *testing.T, db interface {
-	Exec(string, ...any) (sql.Result, error)
-}, query string, args ...any) {
-	t.Helper()
-	if _, err := db.Exec(query, args...); err != nil {
-		t.Fatal(err)
-	}
-}
-
 // TestARowThatStartsEarlyStillGivesItsNewestEntry: the newest entry sits
 // in the row that starts earliest, behind more rows than a first read
 // takes; the page still starts with it.
 func TestARowThatStartsEarlyStillGivesItsNewestEntry(t *testing.T) {
 	t.Parallel()
-	db := pgtest.DB(t)
-	clock := fixture.NewClock()
-	l := requestlog.New(db.Requests(), clock.Now, fixture.Discard())
+	l, clock, _ := newLog(t)
 	scope := tenant.Scope{MerchantID: "mer_acme", Env: tenant.Sandbox}
 	start := clock.Now().Add(-time.Minute).Truncate(time.Microsecond)
 	l.Record(entry(scope, 1, start, "GET", 200))

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/jmoiron/sqlx"
+
 	"github.com/fundsource/fundsource/internal/adapter/postgres"
 )
 
@@ -105,20 +107,7 @@ func TestOneRowReadsUseTheIDIndexWithoutStatistics(t *testing.T) {
 	if _, err := conn.ExecContext(ctx, `SET plan_cache_mode = force_generic_plan`); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := conn.ExecContext(ctx, `PREPARE batch AS `+postgres.CreateSources); err != nil {
-		t.Fatal(err)
-	}
-	var batch []byte
-	if err := conn.GetContext(ctx, &batch, `EXPLAIN (FORMAT JSON) EXECUTE batch (`+
-		strings.TrimSuffix(strings.Repeat(`'{}', `, 30), ", ")+`)`); err != nil {
-		t.Fatal(err)
-	}
-	for table, index := range map[string]string{"customers": "customers_id", "idempotency_keys": "idempotency_keys_pkey",
-		"account_numbers": "account_numbers_pkey", "account_facts": "account_facts_of_account"} {
-		if got := readsOf(t, batch, table); len(got) != 1 || got[0] != index {
-			t.Errorf("the batch reads %s through %q, want %s once\n%s", table, got, index, batch)
-		}
-	}
+	wantBatchReadsByKey(t, conn, "")
 
 	// The tenancy filter still holds: another merchant's key finds nothing.
 	var n int
@@ -208,6 +197,17 @@ func TestTheCreationBatchReadsByIndexFromAnEmptyStart(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	wantBatchReadsByKey(t, conn, "on empty tables ")
+}
+
+// wantBatchReadsByKey prepares the creation statement on conn, in its
+// session as set, and checks that its plan reads each row's stored
+// response, customer and account-number holder through their unique keys
+// and its account's history through the account's index, once each; when
+// is the start of each error.
+func wantBatchReadsByKey(t *testing.T, conn *sqlx.Conn, when string) {
+	t.Helper()
+	ctx := context.Background()
 	if _, err := conn.ExecContext(ctx, `PREPARE batch AS `+postgres.CreateSources); err != nil {
 		t.Fatal(err)
 	}
@@ -219,7 +219,7 @@ func TestTheCreationBatchReadsByIndexFromAnEmptyStart(t *testing.T) {
 	for table, index := range map[string]string{"customers": "customers_id", "idempotency_keys": "idempotency_keys_pkey",
 		"account_numbers": "account_numbers_pkey", "account_facts": "account_facts_of_account"} {
 		if got := readsOf(t, batch, table); len(got) != 1 || got[0] != index {
-			t.Errorf("on empty tables the batch reads %s through %q, want %s once\n%s", table, got, index, batch)
+			t.Errorf("%sthe batch reads %s through %q, want %s once\n%s", when, table, got, index, batch)
 		}
 	}
 }

@@ -22,22 +22,27 @@ import (
 	"github.com/fundsource/fundsource/internal/lab/loadgen"
 	"github.com/fundsource/fundsource/internal/lab/rig"
 	"github.com/fundsource/fundsource/internal/lab/upgrade"
+	"github.com/fundsource/fundsource/internal/requestlog"
 )
 
 // The comparison with a baseline (fundsource-lab bench --baseline REV):
 // is this working tree's server faster or slower than REV's on the hot
-// requests? Rates move by half between runs on a shared machine, so the
-// two binaries are measured on one durable PostgreSQL, one after the
-// other, in alternating order (base, new; new, base; …), each round on
-// fresh databases of that one cluster, each load starting settled as the
-// bench's do (settle: autovacuum off, VACUUM (ANALYZE), CHECKPOINT), so
-// that one binary's faster creations do not leave its GETs more to vacuum
-// and checkpoint than the other's; a measure's answer is the median
-// over rounds of new ÷ base within the round, with the lowest and highest
-// round's ratio as its spread. REV is built from git (git archive, the
-// checkout untouched, as the upgrade check builds its old binary). Each
-// binary migrates its own database, so a baseline older than the newest
-// migrations runs on its own schema.
+// requests? On a shared machine a rate moves by a fifth from one stretch
+// of seconds to the next, which swamps the difference being measured, so
+// the two binaries run side by side, each on its own fresh database of
+// one durable PostgreSQL, and take turns at each load in short slices
+// (base, new; new, base; …): a round is one slice of each, seconds apart,
+// and whatever slows the machine for a while slows both. A measure's
+// answer is the median over rounds of new ÷ base within the round, with
+// the lowest and highest round's ratio as its spread. Each load starts
+// settled on both databases (autovacuum off, VACUUM (ANALYZE),
+// CHECKPOINT), so that one binary's faster creations do not leave its
+// GETs more to vacuum than the other's; after each slice the bench waits
+// out the request log's flush, so that a slice's processor time is its own
+// binary's. REV is built from git (git archive, the checkout untouched, as
+// the upgrade check builds its old binary). Each binary migrates its own
+// database, so a baseline older than the newest migrations runs on its own
+// schema.
 
 // measures are what a comparison reports, in order.
 var measures = []struct {
@@ -70,10 +75,10 @@ type compareConfig struct {
 	repo    string // the git checkout REV is in
 	newBin  string // this tree's server binary ("" : the one beside this binary)
 	rounds  int
-	phase   time.Duration
+	phase   time.Duration // one slice of one load on one binary
 	workers int
-	// profiles, when set, is the folder each load's CPU profile of the
-	// server goes to (round, side and load in the file's name).
+	// profiles, when set, is the folder each load's CPU profile of each
+	// server goes to (side and load in the file's name).
 	profiles string
 }
 
@@ -156,16 +161,28 @@ func printRatios(w io.Writer, rev string, rounds int, rs []ratio) {
 		}
 		fmt.Fprintf(w, "%-22s %12.1f %12.1f %7.2f× %8.2f–%.2f×  %s\n", r.Name, r.Base, r.New, r.Ratio, r.Low, r.High, verdict)
 	}
+	fmt.Fprintln(w, "each round's ratio, in order:")
+	for _, r := range rs {
+		each := make([]string, len(r.PerRound))
+		for i, x := range r.PerRound {
+			each[i] = fmt.Sprintf("%.2f", x)
+		}
+		fmt.Fprintf(w, "%-22s %s\n", r.Name, strings.Join(each, " "))
+	}
 }
 
-// comparison checks a comparison's flags: a baseline, at least one
-// round, a positive duration and worker count.
+// maxRounds keeps each round's account numbers apart: a round's creations
+// start with 1000 + its index.
+const maxRounds = 1000
+
+// comparison checks a comparison's flags: a baseline, one to maxRounds
+// rounds, a positive duration and worker count.
 func comparison(rev, repo, newBin string, rounds int, phase time.Duration, workers int, profiles string) (compareConfig, error) {
 	switch {
 	case rev == "":
 		return compareConfig{}, fmt.Errorf("%w: --rounds and --repo need --baseline REV", rig.ErrUsage)
-	case rounds < 1:
-		return compareConfig{}, fmt.Errorf("%w: --rounds must be at least 1", rig.ErrUsage)
+	case rounds < 1 || rounds > maxRounds:
+		return compareConfig{}, fmt.Errorf("%w: --rounds must be from 1 to %d", rig.ErrUsage, maxRounds)
 	case phase <= 0 || workers < 1:
 		return compareConfig{}, fmt.Errorf("%w: --duration and --workers must be positive", rig.ErrUsage)
 	}
@@ -196,114 +213,182 @@ func compare(ctx context.Context, c compareConfig, stdio rig.IO) error {
 		return err
 	}
 	defer run.Close()
-	bins := map[string]string{sideBase: baseBin, sideNew: run.Bin}
-	sides := map[string][]side{}
-	for r, pair := range order(c.rounds) {
-		for _, which := range pair {
-			fmt.Fprintf(stdio.Stderr, "bench: round %d of %d, %s\n", r+1, c.rounds, which)
-			s, err := c.measureSide(ctx, run, bins[which], fmt.Sprintf("fs_%d_%s", r, which))
-			if err != nil {
-				return fmt.Errorf("round %d, %s (%s): %w", r+1, which, bins[which], err)
-			}
-			sides[which] = append(sides[which], s)
+	servers := map[string]*contender{}
+	for which, bin := range map[string]string{sideBase: baseBin, sideNew: run.Bin} {
+		s, err := c.start(ctx, run, bin, "fs_"+which)
+		if err != nil {
+			return fmt.Errorf("%s (%s): %w", which, bin, err)
 		}
+		defer s.stop()
+		servers[which] = s
+	}
+	sides := map[string][]side{sideBase: make([]side, c.rounds), sideNew: make([]side, c.rounds)}
+	err = c.takeTurns(ctx, stdio, servers, "creation", func(s *contender, round int) func(context.Context, int64) error {
+		return s.create(strconv.Itoa(1000 + round))
+	}, func(which string, round int, r loadgen.Result, use cpuUse) {
+		sides[which][round].create, sides[which][round].createCPU = r, use
+	})
+	if err != nil {
+		return err
+	}
+	for _, s := range servers {
+		if s.sourceID, err = s.newSource(ctx); err != nil {
+			return err
+		}
+	}
+	err = c.takeTurns(ctx, stdio, servers, "get", func(s *contender, _ int) func(context.Context, int64) error {
+		return func(ctx context.Context, _ int64) error {
+			_, err := s.api.send(ctx, http.MethodGet, "/v2/funding-source/"+s.sourceID, "", "")
+			return err
+		}
+	}, func(which string, round int, r loadgen.Result, use cpuUse) {
+		sides[which][round].get, sides[which][round].getCPU = r, use
+	})
+	if err != nil {
+		return err
 	}
 	printRatios(stdio.Stdout, c.rev, c.rounds, ratios(sides[sideBase], sides[sideNew]))
 	return nil
 }
 
-// measureSide runs one binary on a fresh database of run's cluster: a
-// merchant and a customer, a warm-up, then the creation load and the GET
-// load.
-func (c compareConfig) measureSide(ctx context.Context, run *rig.Run, bin, db string) (side, error) {
+// contender is one binary's server, running on its own database with the
+// bench's merchant and customer.
+type contender struct {
+	name       string
+	raw        *sqlx.DB
+	server     *rig.Server
+	pprofAddr  string // "" without profiles
+	api        *apiClient
+	customerID string
+	sourceID   string // the source the GET load reads
+	meter      cpuMeter
+}
+
+// start runs bin on a fresh database db of run's cluster, with a merchant
+// and a customer, warmed up by a short creation load.
+func (c compareConfig) start(ctx context.Context, run *rig.Run, bin, db string) (*contender, error) {
 	if err := createDatabase(ctx, run.DBURL, db); err != nil {
-		return side{}, err
+		return nil, err
 	}
 	dbURL := run.PG.URL(db)
 	raw, err := sqlx.Open("postgres", dbURL)
 	if err != nil {
-		return side{}, err
+		return nil, err
 	}
-	defer raw.Close()
+	s := &contender{name: db, raw: raw}
 	dataDir := filepath.Join(run.Dir, db)
 	if err := os.MkdirAll(dataDir, 0o700); err != nil {
-		return side{}, err
+		s.stop()
+		return nil, err
 	}
 	addr, err := rig.FreeLoopback()
 	if err != nil {
-		return side{}, err
+		s.stop()
+		return nil, err
 	}
 	vars := map[string]string{"DATA_DIR": dataDir, "DATABASE_URL": dbURL, "LISTEN_ADDR": addr, "RATE_LIMIT_SANDBOX": "0"}
 	if c.profiles != "" {
 		if vars["PPROF_ADDR"], err = rig.FreeLoopback(); err != nil {
-			return side{}, err
+			s.stop()
+			return nil, err
 		}
+		s.pprofAddr = vars["PPROF_ADDR"]
 	}
 	key, err := createMerchant(ctx, bin, vars)
 	if err != nil {
-		return side{}, err
+		s.stop()
+		return nil, err
 	}
-	server, err := rig.StartServer(ctx, bin, vars)
-	if err != nil {
-		return side{}, err
+	if s.server, err = rig.StartServer(ctx, bin, vars); err != nil {
+		s.stop()
+		return nil, err
 	}
-	defer server.Stop()
-	a := &apiClient{base: "http://" + addr, key: key, client: &http.Client{Timeout: 30 * time.Second,
+	s.meter = cpuMeter{pg: run.PG.PID(), server: s.server.PID()}
+	s.api = &apiClient{base: "http://" + addr, key: key, client: &http.Client{Timeout: 30 * time.Second,
 		Transport: &http.Transport{MaxIdleConnsPerHost: c.workers, MaxConnsPerHost: c.workers}}}
-	cus, err := a.call(ctx, http.MethodPost, "/v2/customers", `{"first_name":"Ada","last_name":"Lovelace","email":"ada@example.com"}`, "")
+	cus, err := s.api.call(ctx, http.MethodPost, "/v2/customers", `{"first_name":"Ada","last_name":"Lovelace","email":"ada@example.com"}`, "")
 	if err != nil {
-		return side{}, err
+		s.stop()
+		return nil, err
 	}
-	customerID, _ := cus["user_id"].(string)
-	body := func(prefix string, seq int64) string {
-		return fmt.Sprintf(`{"user_id":%q,"routing_number":"021000021","account_number":"%s%010d"}`, customerID, prefix, seq)
+	s.customerID, _ = cus["user_id"].(string)
+	if warm := loadgen.Run(ctx, "warm-up", c.workers, max(c.phase/2, 100*time.Millisecond), s.create("55")); warm.Errors > 0 {
+		s.stop()
+		return nil, fmt.Errorf("warm-up: %s", warm.FirstError)
 	}
-	create := func(prefix string) func(ctx context.Context, seq int64) error {
-		return func(ctx context.Context, seq int64) error {
-			_, err := a.send(ctx, http.MethodPost, "/v2/funding-source", body(prefix, seq), prefix+"-"+strconv.FormatInt(seq, 10))
+	return s, nil
+}
+
+func (s *contender) stop() {
+	if s.server != nil {
+		_ = s.server.Stop()
+	}
+	_ = s.raw.Close()
+}
+
+// create is the creation load's operation: each call links a new account
+// number, prefix then the call's sequence number.
+func (s *contender) create(prefix string) func(ctx context.Context, seq int64) error {
+	return func(ctx context.Context, seq int64) error {
+		_, err := s.api.send(ctx, http.MethodPost, "/v2/funding-source", s.sourceBody(prefix, seq), prefix+"-"+strconv.FormatInt(seq, 10))
+		return err
+	}
+}
+
+func (s *contender) sourceBody(prefix string, seq int64) string {
+	return fmt.Sprintf(`{"user_id":%q,"routing_number":"021000021","account_number":"%s%010d"}`, s.customerID, prefix, seq)
+}
+
+// newSource links the source the GET load reads.
+func (s *contender) newSource(ctx context.Context) (string, error) {
+	src, err := s.api.call(ctx, http.MethodPost, "/v2/funding-source", s.sourceBody("44", 1), "")
+	if err != nil {
+		return "", err
+	}
+	id, _ := src["funding_source_id"].(string)
+	return id, nil
+}
+
+// flushWait follows each slice: the request log writes what it buffered
+// within its interval, and that write belongs to the slice's binary.
+const flushWait = requestlog.Interval + 100*time.Millisecond
+
+// takeTurns runs one load on both servers in alternating slices of
+// c.phase, round by round, and hands each slice's result and processor
+// time to record. Both databases are settled first; with profiles, each
+// server's CPU profile covers the whole load.
+func (c compareConfig) takeTurns(ctx context.Context, stdio rig.IO, servers map[string]*contender, load string,
+	op func(s *contender, round int) func(context.Context, int64) error, record func(which string, round int, r loadgen.Result, use cpuUse)) error {
+	for _, s := range servers {
+		if err := settle(ctx, s.raw); err != nil {
 			return err
 		}
 	}
-	if warm := loadgen.Run(ctx, "warm-up", c.workers, max(c.phase/5, 100*time.Millisecond), create("55")); warm.Errors > 0 {
-		return side{}, fmt.Errorf("warm-up: %s", warm.FirstError)
+	span := time.Duration(c.rounds) * 2 * (c.phase + flushWait + 200*time.Millisecond)
+	stops := map[string]func() error{}
+	for which, s := range servers {
+		stops[which] = c.profile(ctx, s.pprofAddr, span, fmt.Sprintf("%s-%s", which, load))
 	}
-	var s side
-	if err := settle(ctx, raw); err != nil {
-		return side{}, err
+	fmt.Fprintf(stdio.Stderr, "bench: %s, %d rounds of %s each\n", load, c.rounds, c.phase)
+	for r, pair := range order(c.rounds) {
+		for _, which := range pair {
+			s := servers[which]
+			before := s.meter.sample()
+			res := loadgen.Run(ctx, load, c.workers, c.phase, op(s, r))
+			time.Sleep(flushWait)
+			use := s.meter.sample().since(before, res.Ops)
+			if res.Errors > 0 {
+				return fmt.Errorf("round %d, %s, %s: %s", r+1, which, load, res.FirstError)
+			}
+			record(which, r, res, use)
+		}
 	}
-	meter := cpuMeter{pg: run.PG.PID(), server: server.PID()}
-	stop := c.profile(ctx, vars["PPROF_ADDR"], db+"-creation")
-	before := meter.sample()
-	s.create = loadgen.Run(ctx, "creation", c.workers, c.phase, create("1"))
-	s.createCPU = meter.sample().since(before, s.create.Ops)
-	if err := stop(); err != nil {
-		return side{}, err
+	for which, stop := range stops {
+		if err := stop(); err != nil {
+			return fmt.Errorf("%s: %w", which, err)
+		}
 	}
-	if s.create.Errors > 0 {
-		return side{}, fmt.Errorf("creation: %s", s.create.FirstError)
-	}
-	src, err := a.call(ctx, http.MethodPost, "/v2/funding-source", body("44", 1), "")
-	if err != nil {
-		return side{}, err
-	}
-	id, _ := src["funding_source_id"].(string)
-	if err := settle(ctx, raw); err != nil {
-		return side{}, err
-	}
-	stop = c.profile(ctx, vars["PPROF_ADDR"], db+"-get")
-	before = meter.sample()
-	s.get = loadgen.Run(ctx, "GET", c.workers, c.phase, func(ctx context.Context, _ int64) error {
-		_, err := a.send(ctx, http.MethodGet, "/v2/funding-source/"+id, "", "")
-		return err
-	})
-	s.getCPU = meter.sample().since(before, s.get.Ops)
-	if err := stop(); err != nil {
-		return side{}, err
-	}
-	if s.get.Errors > 0 {
-		return side{}, fmt.Errorf("GET: %s", s.get.FirstError)
-	}
-	return s, nil
+	return nil
 }
 
 // createMerchant makes the bench's merchant with bin's operator command
@@ -394,15 +479,15 @@ func gitOut(ctx context.Context, dir string, args ...string) (string, error) {
 	return strings.TrimSpace(string(out)), nil
 }
 
-// profile starts recording the server's CPU profile (served at addr) for
-// the load about to run, into the profiles folder as name.pprof; the
+// profile starts recording the CPU profile of the server whose profiling
+// endpoint is addr, for span, into the profiles folder as name.pprof; the
 // function it returns waits for the file. Without a profiles folder it
 // does nothing.
-func (c compareConfig) profile(ctx context.Context, addr, name string) func() error {
+func (c compareConfig) profile(ctx context.Context, addr string, span time.Duration, name string) func() error {
 	if c.profiles == "" {
 		return func() error { return nil }
 	}
-	secs := max(int(c.phase/time.Second), 1)
+	secs := max(int(span/time.Second), 1)
 	done := make(chan error, 1)
 	go func() {
 		done <- func() error {

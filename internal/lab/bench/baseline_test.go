@@ -57,7 +57,7 @@ func TestRatiosAreMediansOfEachRoundsRatio(t *testing.T) {
 	}
 	var out strings.Builder
 	printRatios(&out, "abc123", 3, rs)
-	for _, line := range []string{"baseline abc123, median of 3", "GET p99, ms", "2.00×", "0.80–1.00×"} {
+	for _, line := range []string{"baseline abc123, median of 3", "GET p99, ms", "2.00×", "0.80–1.00×", "GET, per second        0.80 0.90 1.00"} {
 		if !strings.Contains(out.String(), line) {
 			t.Errorf("the table lacks %q:\n%s", line, out.String())
 		}
@@ -73,7 +73,7 @@ func TestComparisonFlags(t *testing.T) {
 		rounds  int
 		phase   time.Duration
 		workers int
-	}{{"", 3, time.Second, 4}, {"HEAD", 0, time.Second, 4}, {"HEAD", 1, 0, 4}, {"HEAD", 1, time.Second, 0}} {
+	}{{"", 3, time.Second, 4}, {"HEAD", 0, time.Second, 4}, {"HEAD", maxRounds + 1, time.Second, 4}, {"HEAD", 1, 0, 4}, {"HEAD", 1, time.Second, 0}} {
 		if _, err := comparison(bad.rev, "", "", bad.rounds, bad.phase, bad.workers, ""); err == nil {
 			t.Errorf("%+v: accepted", bad)
 		}

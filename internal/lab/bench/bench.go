@@ -136,13 +136,18 @@ func Run(ctx context.Context, args []string, stdio rig.IO) error {
 	topN := fs.Int("statements", 0, "report each load's N most expensive SQL statements (loads pg_stat_statements)")
 	verifications := fs.Int("verifications", 200, "instant verifications to time, one after another, from initiation to Verified")
 	baseline := fs.String("baseline", "", "compare with the server built from this git revision instead: creation and GET, alternating the two binaries")
-	rounds := fs.Int("rounds", 3, "with --baseline: how many rounds of both binaries")
+	rounds := fs.Int("rounds", 12, "with --baseline: how many rounds of both binaries (each a slice of --duration, 2s unless given, per binary and load)")
 	repo := fs.String("repo", "", "with --baseline: the git checkout REV is in (default: the one around the current folder)")
 	profiles := fs.String("profile", "", "with --baseline: write each load's CPU profile of each server into this folder")
 	if err := fs.Parse(args); err != nil {
 		return fmt.Errorf("%w: %v", rig.ErrUsage, err)
 	}
-	if *baseline != "" || *rounds != 3 || *repo != "" || *profiles != "" {
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	if set["baseline"] || set["rounds"] || set["repo"] || set["profile"] {
+		if !set["duration"] {
+			*phase = 2 * time.Second
+		}
 		c, err := comparison(*baseline, *repo, *serverBin, *rounds, *phase, *workers, *profiles)
 		if err != nil {
 			return err

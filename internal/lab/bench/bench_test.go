@@ -135,3 +135,48 @@ func TestBaselineFlagsAreCheckedBeforeAnythingStarts(t *testing.T) {
 		}
 	}
 }
+
+// TestBaselineComparisonTakesTurns runs a brief comparison of this tree's
+// server with HEAD's: both servers run side by side and take turns at each
+// load, and the table has each measure's ratio and each round's, and each
+// server's profile of each load.
+func TestBaselineComparisonTakesTurns(t *testing.T) {
+	bin, err := rig.BuildServer()
+	if err != nil {
+		t.Fatal(err)
+	}
+	profiles := t.TempDir()
+	var stdout, stderr bytes.Buffer
+	err = bench.Run(context.Background(), []string{"--baseline", "HEAD", "--rounds", "2", "--duration", "300ms", "--workers", "4",
+		"--server", bin, "--profile", profiles}, rig.IO{Getenv: func(string) string { return "" }, Stdout: &stdout, Stderr: &stderr})
+	if err != nil {
+		t.Fatalf("bench --baseline: %v\n%s\n%s", err, stdout.String(), stderr.String())
+	}
+	out := stdout.String()
+	for _, want := range []string{"median of 2 alternating rounds", "creation, per second", "GET p99, ms", "GET db µs/op", "each round's ratio"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("the table lacks %q:\n%s", want, out)
+		}
+	}
+	// Each measure's line of rounds has one positive ratio per round.
+	rounds := strings.SplitN(out, "each round's ratio, in order:\n", 2)
+	if len(rounds) != 2 {
+		t.Fatalf("no rounds in:\n%s", out)
+	}
+	lines := strings.Split(strings.TrimSpace(rounds[1]), "\n")
+	if len(lines) != 8 {
+		t.Fatalf("%d lines of rounds, want 8:\n%s", len(lines), rounds[1])
+	}
+	for _, l := range lines {
+		f := strings.Fields(l)
+		var a, b float64
+		if _, err := fmt.Sscan(f[len(f)-2]+" "+f[len(f)-1], &a, &b); err != nil || a <= 0 || b <= 0 {
+			t.Errorf("round ratios %q: %v", l, err)
+		}
+	}
+	for _, name := range []string{"base-creation", "base-get", "new-creation", "new-get"} {
+		if st, err := os.Stat(filepath.Join(profiles, name+".pprof")); err != nil || st.Size() == 0 {
+			t.Errorf("profile %s: %v", name, err)
+		}
+	}
+}

@@ -1,6 +1,8 @@
 package funding_test
 
 import (
+	"encoding/json"
+	"slices"
 	"testing"
 	"time"
 
@@ -134,4 +136,75 @@ func TestACorrectedSourceFollowsItsNewAccount(t *testing.T) {
 		t.Fatal(err)
 	}
 	wantCheck(t, "after a return on its new account", get(t, f, a, src.ID), "fail", "returned_frozen", "corrected_by_noc")
+}
+
+// TestGetAnswersAsTheWholeSourceDoes: Get reads the answer's columns alone
+// while the kept check holds, and the whole source when it does not. In
+// every part a source's answer can show, it answers as a list does, which
+// reads whole rows.
+func TestGetAnswersAsTheWholeSourceDoes(t *testing.T) {
+	t.Parallel()
+	f := fixture.New(t)
+	scope := f.Sandbox("Acme")
+	cus := f.Customer(scope)
+	f.Funding.SetDraw(func() int { return 12 })
+	plain := f.Source(scope, cus, "41000001").ID
+	pending := f.Source(scope, cus, "41000002").ID
+	if _, err := f.Funding.InitiateVerification(ctx, scope, pending); err != nil {
+		t.Fatal(err)
+	}
+	verified := f.VerifiedSource(scope, cus, "41000003").ID
+	refused := instantSource(t, f, scope, "110000000", "9900000004")
+	if _, err := f.Funding.InitiateVerificationBy(ctx, scope, refused, funding.MethodInstant); err != nil {
+		t.Fatal(err)
+	}
+	marked := f.Source(scope, cus, "41000004").ID
+	// The rest of what an answer shows, as the writers leave it.
+	if _, err := f.SQL().Exec(`UPDATE funding_sources SET nickname = 'Rent', removed_at = now(), removed_reason = 'return_R02',
+		block_code = 'R10', block_reason = 'Customer advises not authorized', blocked_at = now(),
+		ownership_result = 'partial', ownership_name_score = 71, ownership_email_score = 40, ownership_checked_at = now(),
+		check_result = 'caution', check_reasons = '{recent_noc}', check_expires_at = now() + interval '30 days'
+		WHERE id = $1`, pending); err != nil {
+		t.Fatal(err)
+	}
+	// A new fact drops the kept check: the next Get reads the whole source.
+	if _, err := f.SQL().Exec(`UPDATE funding_sources SET check_result = NULL WHERE id = $1`, marked); err != nil {
+		t.Fatal(err)
+	}
+	for _, id := range []string{plain, pending, verified, refused, marked} {
+		got := get(t, f, scope, id)
+		list, _, err := f.Funding.ListForCustomer(ctx, scope, got.CustomerID, funding.WithRemoved, paging.Page{Limit: 10})
+		if err != nil {
+			t.Fatal(err)
+		}
+		i := slices.IndexFunc(list, func(s funding.Source) bool { return s.ID == id })
+		if i < 0 {
+			t.Fatalf("%s: not in its customer's list", id)
+		}
+		if a, b := answer(t, got), answer(t, list[i]); a != b {
+			t.Errorf("%s:\nGet answers  %s\na list shows %s", id, a, b)
+		}
+	}
+	if r, _ := kept(t, f, marked); r == "" {
+		t.Error("Get computed the dropped check but did not keep it")
+	}
+}
+
+// answer is a source's JSON form without the moment of its check, which
+// is the moment of each read.
+func answer(t *testing.T, src funding.Source) string {
+	t.Helper()
+	data, err := json.Marshal(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m map[string]any
+	if err := json.Unmarshal(data, &m); err != nil {
+		t.Fatal(err)
+	}
+	if ck, ok := m["account_check"].(map[string]any); ok {
+		delete(ck, "checked_at")
+	}
+	out, _ := json.Marshal(m)
+	return string(out)
 }

@@ -278,8 +278,20 @@ func (s *Service) markVerified(ctx context.Context, tx Store, src Source) (Sourc
 }
 
 // Get returns a source, removed ones included.
+//
+// It reads the answer's columns alone while the kept account check holds,
+// and the whole source to compute the check again when it does not, so
+// the source it returns has what its answer shows and may lack the rest
+// (the sealed account, the fingerprints, the receiver fields), which only
+// writes use, and they read the source with its row locked.
 func (s *Service) Get(ctx context.Context, scope tenant.Scope, id string) (Source, error) {
-	src, err := s.store.Source(ctx, scope, id)
+	src, err := s.store.SourceAnswer(ctx, scope, id)
+	if err == nil && src.Stored.holds(s.now()) {
+		return s.checked(src), nil
+	}
+	if err == nil {
+		src, err = s.store.Source(ctx, scope, id)
+	}
 	if errs.Is(err, errs.NotFound) {
 		return Source{}, sourceNotFound()
 	}

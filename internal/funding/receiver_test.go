@@ -42,7 +42,7 @@ func TestAccountHolderTypeDefaultsToTheCustomers(t *testing.T) {
 			t.Errorf("%s: answered %q, %v; want %s", c.account, src.AccountHolderType, err, c.want)
 			continue
 		}
-		got, err := f.Funding.Get(ctx, scope, src.ID)
+		got, err := f.DB.Source(ctx, scope, src.ID)
 		if err != nil || got.AccountHolderType != c.want || got.IndividualID != strings15(src.ID) {
 			t.Errorf("%s: stored %q %q, %v; want %s", c.account, got.AccountHolderType, got.IndividualID, err, c.want)
 		}

@@ -276,6 +276,10 @@ type Store interface {
 	// if unknown. SourceForUpdate also locks the source row until the
 	// transaction ends.
 	Source(ctx context.Context, scope tenant.Scope, id string) (Source, error)
+	// SourceAnswer is Source with only what the source's answer shows
+	// (its JSON form): no sealed account, fingerprints, check sequence or
+	// receiver fields.
+	SourceAnswer(ctx context.Context, scope tenant.Scope, id string) (Source, error)
 	SourceForUpdate(ctx context.Context, scope tenant.Scope, id string) (Source, error)
 	// ListSources returns up to p.Limit+1 sources of a customer, newest first.
 	ListSources(ctx context.Context, scope tenant.Scope, customerID string, removed Removed, p paging.Page) ([]Source, error)

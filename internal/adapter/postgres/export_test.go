@@ -9,6 +9,7 @@ import (
 // The one-row reads whose plans plan_test.go checks.
 const (
 	SelectSource   = selectSource
+	SourceAnswer   = selectSourceAnswer
 	SelectCustomer = selectCustomer
 	SelectPayment  = selectPayment
 	// ListSources is a customer's page of sources, which reads the
@@ -47,9 +48,17 @@ func (db *DB) BatchPool() *sqlx.DB { return db.batchX }
 // Translate is the driver-error translation every store method applies.
 var Translate = translate
 
-// SourceScanTags are the db tags of the fields that Source scans into, in
-// scan order.
-func SourceScanTags() []string {
+// SourceScans are the source's reads by their own scans (Source's and
+// SourceAnswer's): each statement with the db tags of the fields it scans
+// into, in scan order.
+func SourceScans() map[string][]string {
+	return map[string][]string{
+		selectSource:       scanTags((*sourceRow).fieldsOfSource),
+		selectSourceAnswer: scanTags((*sourceRow).fieldsOfAnswer),
+	}
+}
+
+func scanTags(fields func(*sourceRow) []any) []string {
 	var r sourceRow
 	byAddr := map[uintptr]string{}
 	var walk func(v reflect.Value)
@@ -65,7 +74,7 @@ func SourceScanTags() []string {
 	}
 	walk(reflect.ValueOf(&r).Elem())
 	var tags []string
-	for _, p := range r.fieldsOfSource() {
+	for _, p := range fields(&r) {
 		tags = append(tags, byAddr[reflect.ValueOf(p).Pointer()])
 	}
 	return tags

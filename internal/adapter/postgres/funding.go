@@ -252,6 +252,46 @@ func (r *sourceRow) fieldsOfSource() []any {
 		&r.HolderType, &r.IndividualID, &r.ReceiverName, &r.AddendaRefAt}
 }
 
+// selectSourceAnswer reads what a source's answer shows and no more: the
+// sealed account, its fingerprints, the check's sequence and the entries'
+// receiver fields stay on disk. The GET is the hottest read, and
+// PostgreSQL starts and prints every column of a statement on every
+// execution, whether it holds a value or NULL.
+const selectSourceAnswer = `
+SELECT f.customer_id, f.status, f.bank_name, f.last_four, f.account_type, f.account_holder_type, f.nickname,
+       f.created_at, f.removed_at, f.removed_reason,
+       f.md_seq, f.md_status, f.md_initiated_at, f.md_expected_arrival_date, f.md_expires_at,
+       f.md_attempts_remaining, f.md_return_code, f.md_method, f.md_rail, f.md_arrived_at, f.md_failure_code,
+       f.md_fallback_reason,
+       f.block_code, f.block_reason, f.blocked_at,
+       f.ownership_result, f.ownership_name_score, f.ownership_email_score, f.ownership_checked_at,
+       f.check_result, f.check_reasons, f.check_expires_at
+FROM funding_sources f
+WHERE f.` + byID
+
+// SourceAnswer returns what one source's answer shows (funding.Store).
+func (q queries) SourceAnswer(ctx context.Context, scope tenant.Scope, id string) (funding.Source, error) {
+	r := sourceRow{MerchantID: scope.MerchantID, Environment: string(scope.Env), ID: id}
+	if err := q.ex.QueryRowxContext(ctx, selectSourceAnswer, scope.MerchantID, scope.Env, id).Scan(r.fieldsOfAnswer()...); err != nil {
+		return funding.Source{}, translate(err)
+	}
+	return r.domain(), nil
+}
+
+// fieldsOfAnswer are r's fields in the order of selectSourceAnswer's
+// columns (TestTheSourceScanMatchesItsColumns holds the two together).
+func (r *sourceRow) fieldsOfAnswer() []any {
+	d := &r.depositCols
+	return []any{&r.CustomerID, &r.Status, &r.BankName, &r.LastFour, &r.AccountType, &r.HolderType, &r.Nickname,
+		&r.CreatedAt, &r.RemovedAt, &r.RemovedReason,
+		&d.Seq, &d.Status, &d.InitiatedAt, &d.ExpectedArrival, &d.ExpiresAt,
+		&d.AttemptsRemaining, &d.ReturnCode, &d.Method, &d.Rail, &d.ArrivedAt, &d.FailureCode,
+		&d.FallbackReason,
+		&r.BlockCode, &r.BlockReason, &r.BlockedAt,
+		&r.OwnResult, &r.OwnName, &r.OwnEmail, &r.OwnCheckedAt,
+		&r.CheckResult, &r.CheckReasons, &r.CheckExpires}
+}
+
 // SourceForUpdate is Source with the source's row locked until the
 // transaction ends.
 func (q queries) SourceForUpdate(ctx context.Context, scope tenant.Scope, id string) (funding.Source, error) {

@@ -56,6 +56,7 @@ func TestOneRowReadsUseTheIDIndexWithoutStatistics(t *testing.T) {
 		table, query, id string
 	}{
 		{"funding_sources", postgres.SelectSource, "fs_777"},
+		{"funding_sources", postgres.SourceAnswer, "fs_777"},
 		{"customers", postgres.SelectCustomer, "cus_7"},
 		{"payments", postgres.SelectPayment, "pay_777"},
 	} {

@@ -76,7 +76,7 @@ func bare(svc *wiring.Services, plain *sql.Stmt, scope tenant.Scope) http.Handle
 		var err error
 		if id, ok := strings.CutPrefix(r.URL.Path, "/source/"); ok {
 			var src funding.Source
-			if src, err = svc.DB.Source(r.Context(), scope, id); err == nil {
+			if src, err = svc.DB.SourceAnswer(r.Context(), scope, id); err == nil {
 				body, err = json.Marshal(src)
 			}
 		} else if id, ok := strings.CutPrefix(r.URL.Path, "/plain/"); ok {

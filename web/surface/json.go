@@ -92,7 +92,7 @@ func Decode(c *gin.Context, dst any) error {
 	if err := dec.Decode(dst); err != nil {
 		return decodeError(err)
 	}
-	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
+	if rest := raw[dec.InputOffset():]; len(bytes.TrimLeft(rest, " \t\r\n")) > 0 {
 		return errs.New(errs.InvalidRequest, "The request body has data after the JSON object; send exactly one object.")
 	}
 	if name, found := nulField(reflect.ValueOf(dst), ""); found {

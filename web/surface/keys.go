@@ -7,7 +7,10 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"slices"
 	"strings"
+	"sync"
+	"unicode/utf8"
 
 	"github.com/fundsource/fundsource/internal/core/errs"
 )
@@ -16,15 +19,18 @@ import (
 // a reader that takes keys literally: a key that appears twice in one
 // object (encoding/json keeps the last, others the first) and a key that
 // names a field of t only when case is ignored (encoding/json folds case,
-// others do not). It walks the tokens alongside t, so nested objects are
+// others do not). It scans the body alongside t, so nested objects are
 // held to the same rule; where t says nothing (a map, json.RawMessage, a
 // type with its own decoding) only duplicates are refused. A body that is
 // not valid JSON passes here and is refused by the decoder with its
 // position.
+//
+// The scan reads bytes, not encoding/json's tokens: every request with a
+// body passes here, and a token reader allocates for each key and value.
+// Only a key with an escape is decoded, by encoding/json itself.
 func exactKeys(raw []byte, t reflect.Type) error {
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.UseNumber()
-	if e, ok := errs.As(walkValue(dec, t, "", 0)); ok {
+	s := keyScanner{raw: raw}
+	if e, ok := errs.As(s.value(t, "", 0)); ok {
 		return e
 	}
 	return nil
@@ -37,41 +43,123 @@ const maxKeyDepth = 10000
 var (
 	jsonUnmarshaler = reflect.TypeFor[json.Unmarshaler]()
 	textUnmarshaler = reflect.TypeFor[encoding.TextUnmarshaler]()
+
+	errTooDeep   = errors.New("nested too deep")
+	errMalformed = errors.New("not JSON") // the decoder says where
 )
 
-// walkValue reads one value from dec; t is the Go type it decodes into
-// (nil when unknown) and path names it as the error's param does.
-func walkValue(dec *json.Decoder, t reflect.Type, path string, depth int) error {
+// keyScanner reads one JSON value from raw at i.
+type keyScanner struct {
+	raw []byte
+	i   int
+}
+
+// space skips JSON's whitespace.
+func (s *keyScanner) space() {
+	for s.i < len(s.raw) {
+		switch s.raw[s.i] {
+		case ' ', '\t', '\n', '\r':
+			s.i++
+		default:
+			return
+		}
+	}
+}
+
+// at reports whether the next byte, after whitespace, is c, and takes it.
+func (s *keyScanner) at(c byte) bool {
+	s.space()
+	if s.i < len(s.raw) && s.raw[s.i] == c {
+		s.i++
+		return true
+	}
+	return false
+}
+
+// value reads one value; t is the Go type it decodes into (nil when
+// unknown) and path names it as the error's param does.
+func (s *keyScanner) value(t reflect.Type, path string, depth int) error {
 	if depth > maxKeyDepth {
 		return errTooDeep
 	}
-	tok, err := dec.Token()
-	if err != nil {
-		return err
+	s.space()
+	if s.i >= len(s.raw) {
+		return errMalformed
 	}
 	t = decodedType(t)
-	switch tok {
-	case json.Delim('{'):
-		return walkObject(dec, t, path, depth)
-	case json.Delim('['):
+	switch s.raw[s.i] {
+	case '{':
+		s.i++
+		return s.object(t, path, depth)
+	case '[':
+		s.i++
 		var elem reflect.Type
 		if t != nil && (t.Kind() == reflect.Slice || t.Kind() == reflect.Array) {
 			elem = t.Elem()
 		}
-		for dec.More() {
-			if err := walkValue(dec, elem, path, depth+1); err != nil {
+		if s.at(']') {
+			return nil
+		}
+		for {
+			if err := s.value(elem, path, depth+1); err != nil {
 				return err
 			}
+			if s.at(']') {
+				return nil
+			}
+			if !s.at(',') {
+				return errMalformed
+			}
 		}
-		_, err := dec.Token() // ']'
+	case '"':
+		_, err := s.str()
 		return err
+	}
+	// A number or a literal: its end is the next delimiter.
+	for s.i < len(s.raw) {
+		switch s.raw[s.i] {
+		case ',', '}', ']', ' ', '\t', '\n', '\r':
+			return nil
+		}
+		s.i++
 	}
 	return nil
 }
 
-var errTooDeep = errors.New("nested too deep")
+// str reads a string at i (its opening quote) and returns it with its
+// quotes, as written.
+func (s *keyScanner) str() ([]byte, error) {
+	start := s.i
+	for s.i++; s.i < len(s.raw); s.i++ {
+		switch s.raw[s.i] {
+		case '\\':
+			s.i++
+		case '"':
+			s.i++
+			return s.raw[start:s.i], nil
+		}
+	}
+	return nil, errMalformed
+}
 
-func walkObject(dec *json.Decoder, t reflect.Type, path string, depth int) error {
+// key is a key as encoding/json reads it: escapes decoded, and bytes that
+// are not UTF-8 replaced.
+func key(quoted []byte) (string, error) {
+	if bytes.IndexByte(quoted, '\\') < 0 && utf8.Valid(quoted) {
+		return string(quoted[1 : len(quoted)-1]), nil
+	}
+	var k string
+	if err := json.Unmarshal(quoted, &k); err != nil {
+		return "", errMalformed
+	}
+	return k, nil
+}
+
+// smallObject is how many keys an object's duplicates are looked for by
+// a scan of those before; a larger object's keys go into a map.
+const smallObject = 16
+
+func (s *keyScanner) object(t reflect.Type, path string, depth int) error {
 	var fields map[string]reflect.Type
 	var elem reflect.Type
 	if t != nil {
@@ -82,26 +170,51 @@ func walkObject(dec *json.Decoder, t reflect.Type, path string, depth int) error
 			elem = t.Elem()
 		}
 	}
-	seen := map[string]bool{}
-	for dec.More() {
-		tok, err := dec.Token()
+	if s.at('}') {
+		return nil
+	}
+	var few [smallObject]string
+	seen, many := few[:0], map[string]bool(nil)
+	for {
+		s.space()
+		if s.i >= len(s.raw) || s.raw[s.i] != '"' {
+			return errMalformed
+		}
+		quoted, err := s.str()
 		if err != nil {
 			return err
 		}
-		key, _ := tok.(string)
-		name := key
-		if path != "" {
-			name = path + "." + key
+		k, err := key(quoted)
+		if err != nil {
+			return err
 		}
-		if seen[key] {
+		name := k
+		if path != "" {
+			name = path + "." + k
+		}
+		dup := many[k]
+		if many == nil {
+			dup = slices.Contains(seen, k)
+		}
+		if dup {
 			return errs.Invalid(name, fmt.Sprintf("The key %q appears more than once; send each key once.", name))
 		}
-		seen[key] = true
+		if many == nil && len(seen) < smallObject {
+			seen = append(seen, k)
+		} else {
+			if many == nil {
+				many = make(map[string]bool, 2*smallObject)
+				for _, x := range seen {
+					many[x] = true
+				}
+			}
+			many[k] = true
+		}
 		vt := elem
 		if fields != nil {
-			ft, exact := fields[key]
+			ft, exact := fields[k]
 			if !exact {
-				if want, ok := foldMatch(fields, key); ok {
+				if want, ok := foldMatch(fields, k); ok {
 					wanted := want
 					if path != "" {
 						wanted = path + "." + want
@@ -111,12 +224,19 @@ func walkObject(dec *json.Decoder, t reflect.Type, path string, depth int) error
 			}
 			vt = ft
 		}
-		if err := walkValue(dec, vt, name, depth+1); err != nil {
+		if !s.at(':') {
+			return errMalformed
+		}
+		if err := s.value(vt, name, depth+1); err != nil {
 			return err
 		}
+		if s.at('}') {
+			return nil
+		}
+		if !s.at(',') {
+			return errMalformed
+		}
 	}
-	_, err := dec.Token() // '}'
-	return err
 }
 
 // decodedType is the type whose shape the JSON takes: pointers followed,
@@ -135,10 +255,23 @@ func decodedType(t reflect.Type) reflect.Type {
 	return nil
 }
 
+// fieldsOf keeps each struct type's structFields: the types are few and
+// fixed, and every body is checked against one.
+var fieldsOf sync.Map // reflect.Type → map[string]reflect.Type
+
 // structFields are the JSON keys of struct type t as encoding/json names
 // them (tag name, else field name; fields of untagged embedded structs
-// promoted) with their types.
+// promoted) with their types. The map is shared: never write to it.
 func structFields(t reflect.Type) map[string]reflect.Type {
+	if m, ok := fieldsOf.Load(t); ok {
+		return m.(map[string]reflect.Type)
+	}
+	m := readStructFields(t)
+	fieldsOf.Store(t, m)
+	return m
+}
+
+func readStructFields(t reflect.Type) map[string]reflect.Type {
 	out := map[string]reflect.Type{}
 	var add func(t reflect.Type, depth int)
 	add = func(t reflect.Type, depth int) {

@@ -128,7 +128,7 @@ func FuzzExactKeysAsTheTokensSay(f *testing.F) {
 }
 
 // BenchmarkExactKeys: a creation's body through the byte scan and through
-// the token reader it replaces.
+// the token reader kept as its reference.
 func BenchmarkExactKeys(b *testing.B) {
 	body := []byte(`{"user_id":"cus_3aiotg6jpl3tmyuri5uluzzcee","routing_number":"021000021","account_number":"1000000012345",` +
 		`"account_type":"checking","nickname":"Payroll","inner":{"value":1}}`)

@@ -59,7 +59,7 @@ func (q queries) UnmatchedLines(ctx context.Context, since string) ([]ach.Statem
 }
 
 // matchSettlement takes the closest unmatched settlement of the line's
-// direction and amount dated at most parameter $5 days before its booking date
+// direction and amount dated at most the given number of days before its booking date
 // (outbound files before return files at the same date), and pairs them.
 const matchSettlement = `
 WITH candidate AS (

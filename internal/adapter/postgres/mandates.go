@@ -120,7 +120,7 @@ func (q queries) RevokeMandate(ctx context.Context, m payment.Mandate) error {
 // data gets its user_id and sec_code from the source. The originator is
 // locked and must take the debit (originatorRoom) before the mandate is
 // touched, so a refusal by its limits writes nothing; the debit is
-// counted into its usage of the banking day that parameter $25 names.
+// counted into its usage of the banking day the debit is dated for.
 var createDebit = `
 WITH src AS (
   SELECT f.customer_id, f.status = 'Verified' AS verified, f.removed_at IS NOT NULL AS removed,

@@ -170,7 +170,7 @@ const paymentLinks = `retry_of, retry_attempt, reversal_of, reversal_reason,
         WHERE r.merchant_id = p.merchant_id AND r.environment = p.environment AND r.reversal_of = p.id) AS reversed`
 
 // insertPayment stores a payment and counts it into its originator's
-// usage of the banking day that parameter $24 names, whatever the limits.
+// usage of the payment's banking day, whatever the limits.
 var insertPayment = `
 WITH ins AS (
   INSERT INTO payments (` + paymentColumns + `, retry_of, retry_attempt, reversal_of, reversal_reason)
@@ -481,9 +481,10 @@ func (q queries) ActiveSubscriptionsOfSource(ctx context.Context, scope tenant.S
 	return mapRows(rows, subscriptionRow.domain), nil
 }
 
-// returnCounts counts a scope's debits since parameter $3 (canceled and held ones
-// have not gone out: a merchant cannot lower its rates with debits that are
-// held) and their returns by group; payments_newest bounds the scan.
+// returnCounts counts a scope's debits created since the moment given
+// (canceled and held ones have not gone out: a merchant cannot lower its
+// rates with debits that are held) and their returns by group;
+// payments_newest bounds the scan.
 const returnCounts = `
 SELECT count(*) AS debits,
        count(*) FILTER (WHERE status = 'failed') AS returns,

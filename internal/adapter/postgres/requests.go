@@ -71,9 +71,9 @@ ORDER BY created_at DESC, id DESC
 LIMIT $5`
 
 // pageBatches reads the scope's rows of api_request_batches that can hold
-// an entry before parameter $3 and since parameter $4, newest first by
-// first arrival, after the row (parameter $5, parameter $6), at most
-// parameter $7 rows.
+// an entry between the page's bounds in time, newest first by first
+// arrival, after the last row read (its first arrival and id), at most
+// the chunk's number of rows.
 const pageBatches = `
 SELECT id, first_at, body
 FROM api_request_batches

@@ -74,7 +74,8 @@ func (q queries) SetPaymentSent(ctx context.Context, scope tenant.Scope, id stri
 }
 
 // balances sums a scope's pending payments by direction, and its
-// processed debits whose unauthorized-return window is open on parameter $3.
+// processed debits whose unauthorized-return window is still open on the
+// day given.
 const balances = `
 SELECT COALESCE(sum(amount_cents) FILTER (WHERE status = 'pending' AND direction = 'debit'), 0) AS pending_debits,
        COALESCE(sum(amount_cents) FILTER (WHERE status = 'pending' AND direction = 'credit'), 0) AS pending_credits,

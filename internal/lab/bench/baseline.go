@@ -25,24 +25,23 @@ import (
 	"github.com/fundsource/fundsource/internal/requestlog"
 )
 
-// The comparison with a baseline (fundsource-lab bench --baseline REV):
-// is this working tree's server faster or slower than REV's on the hot
-// requests? On a shared machine a rate moves by a fifth from one stretch
-// of seconds to the next, which swamps the difference being measured, so
-// the two binaries run side by side, each on its own fresh database of
-// one durable PostgreSQL, and take turns at each load in short slices
-// (base, new; new, base; …): a round is one slice of each, seconds apart,
-// and whatever slows the machine for a while slows both. A measure's
-// answer is the median over rounds of new ÷ base within the round, with
-// the lowest and highest round's ratio as its spread. Each load starts
-// settled on both databases (autovacuum off, VACUUM (ANALYZE),
-// CHECKPOINT), so that one binary's faster creations do not leave its
-// GETs more to vacuum than the other's; after each slice the bench waits
-// out the request log's flush, so that a slice's processor time is its own
-// binary's. REV is built from git (git archive, the checkout untouched, as
-// the upgrade check builds its old binary). Each binary migrates its own
-// database, so a baseline older than the newest migrations runs on its own
-// schema.
+// The comparison with a baseline (fundsource-lab bench --baseline REV): is
+// this working tree's server faster or slower than REV's on the hot
+// requests? On a shared machine a rate drifts from one stretch of seconds
+// to the next by more than the difference being measured, so the two
+// binaries run side by side, each on its own fresh database of one durable
+// PostgreSQL, and take turns at each load in short slices (base, new; new,
+// base; …): a round is one slice of each, seconds apart, and whatever
+// slows the machine for a while slows both. A measure's answer is the
+// median over rounds of new ÷ base within the round, with the lowest and
+// highest round's ratio as its spread. Each load starts settled on both
+// databases (autovacuum off, VACUUM (ANALYZE), CHECKPOINT), so that one
+// binary's faster creations do not leave its GETs more to vacuum than the
+// other's; after each slice the bench waits out the request log's flush,
+// so that a slice's processor time is its own binary's. REV is built from
+// git (git archive, the checkout untouched, as the upgrade check builds
+// its old binary). Each binary migrates its own database, so a baseline
+// older than the newest migrations runs on its own schema.
 
 // measures are what a comparison reports, in order.
 var measures = []struct {

@@ -155,26 +155,93 @@ func key(quoted []byte) (string, error) {
 	return k, nil
 }
 
-// smallObject is how many keys an object's duplicates are looked for by
-// a scan of those before; a larger object's keys go into a map.
-const smallObject = 16
+// objectKeys checks the keys of one object decoded into t, in order: each
+// once, and, for a struct, none that names a field only when case is
+// ignored.
+type objectKeys struct {
+	fields map[string]reflect.Type // a struct's
+	elem   reflect.Type            // a map's values'
+	seen   keySet
+}
 
-func (s *keyScanner) object(t reflect.Type, path string, depth int) error {
-	var fields map[string]reflect.Type
-	var elem reflect.Type
+func keysOf(t reflect.Type) objectKeys {
+	var o objectKeys
 	if t != nil {
 		switch t.Kind() {
 		case reflect.Struct:
-			fields = structFields(t)
+			o.fields = structFields(t)
 		case reflect.Map:
-			elem = t.Elem()
+			o.elem = t.Elem()
 		}
 	}
+	return o
+}
+
+// take checks the object's next key k (path names the object); it
+// returns the key's path and the type its value decodes into (nil when
+// unknown).
+func (o *objectKeys) take(path, k string) (string, reflect.Type, error) {
+	name := k
+	if path != "" {
+		name = path + "." + k
+	}
+	if o.seen.add(k) {
+		return "", nil, errs.Invalid(name, fmt.Sprintf("The key %q appears more than once; send each key once.", name))
+	}
+	if o.fields == nil {
+		return name, o.elem, nil
+	}
+	ft, exact := o.fields[k]
+	if !exact {
+		if want, ok := foldMatch(o.fields, k); ok {
+			if path != "" {
+				want = path + "." + want
+			}
+			return "", nil, errs.Invalid(name, fmt.Sprintf("Unknown field %q: keys are case-sensitive; did you mean %q?", name, want))
+		}
+	}
+	return name, ft, nil
+}
+
+// smallObject is how many keys a keySet finds duplicates among by a scan;
+// a larger object's keys go into a map.
+const smallObject = 16
+
+// keySet is the keys of one object so far.
+type keySet struct {
+	few  [smallObject]string
+	n    int
+	many map[string]bool
+}
+
+// add adds k and reports whether the set held it already.
+func (ks *keySet) add(k string) bool {
+	if ks.many == nil {
+		if slices.Contains(ks.few[:ks.n], k) {
+			return true
+		}
+		if ks.n < smallObject {
+			ks.few[ks.n] = k
+			ks.n++
+			return false
+		}
+		ks.many = make(map[string]bool, 2*smallObject)
+		for _, x := range ks.few {
+			ks.many[x] = true
+		}
+	}
+	if ks.many[k] {
+		return true
+	}
+	ks.many[k] = true
+	return false
+}
+
+func (s *keyScanner) object(t reflect.Type, path string, depth int) error {
 	if s.at('}') {
 		return nil
 	}
-	var few [smallObject]string
-	seen, many := few[:0], map[string]bool(nil)
+	keys := keysOf(t)
 	for {
 		s.space()
 		if s.i >= len(s.raw) || s.raw[s.i] != '"' {
@@ -188,41 +255,9 @@ func (s *keyScanner) object(t reflect.Type, path string, depth int) error {
 		if err != nil {
 			return err
 		}
-		name := k
-		if path != "" {
-			name = path + "." + k
-		}
-		dup := many[k]
-		if many == nil {
-			dup = slices.Contains(seen, k)
-		}
-		if dup {
-			return errs.Invalid(name, fmt.Sprintf("The key %q appears more than once; send each key once.", name))
-		}
-		if many == nil && len(seen) < smallObject {
-			seen = append(seen, k)
-		} else {
-			if many == nil {
-				many = make(map[string]bool, 2*smallObject)
-				for _, x := range seen {
-					many[x] = true
-				}
-			}
-			many[k] = true
-		}
-		vt := elem
-		if fields != nil {
-			ft, exact := fields[k]
-			if !exact {
-				if want, ok := foldMatch(fields, k); ok {
-					wanted := want
-					if path != "" {
-						wanted = path + "." + want
-					}
-					return errs.Invalid(name, fmt.Sprintf("Unknown field %q: keys are case-sensitive; did you mean %q?", name, wanted))
-				}
-			}
-			vt = ft
+		name, vt, err := keys.take(path, k)
+		if err != nil {
+			return err
 		}
 		if !s.at(':') {
 			return errMalformed

@@ -10,8 +10,9 @@ import (
 	"github.com/fundsource/fundsource/internal/core/errs"
 )
 
-// exactKeysByTokens is exactKeys as encoding/json's token reader does it,
-// the reference its byte scan is held to (FuzzExactKeysAsTheTokensSay).
+// exactKeysByTokens is exactKeys with encoding/json's token reader in
+// place of the byte scan, under the same key rules (objectKeys): the
+// reference the scan is held to (FuzzExactKeysAsTheTokensSay).
 func exactKeysByTokens(raw []byte, t reflect.Type) error {
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	dec.UseNumber()
@@ -52,44 +53,16 @@ func walkTokens(dec *json.Decoder, t reflect.Type, path string, depth int) error
 }
 
 func walkObjectTokens(dec *json.Decoder, t reflect.Type, path string, depth int) error {
-	var fields map[string]reflect.Type
-	var elem reflect.Type
-	if t != nil {
-		switch t.Kind() {
-		case reflect.Struct:
-			fields = structFields(t)
-		case reflect.Map:
-			elem = t.Elem()
-		}
-	}
-	seen := map[string]bool{}
+	keys := keysOf(t)
 	for dec.More() {
 		tok, err := dec.Token()
 		if err != nil {
 			return err
 		}
-		key, _ := tok.(string)
-		name := key
-		if path != "" {
-			name = path + "." + key
-		}
-		if seen[key] {
-			return errs.Invalid(name, fmt.Sprintf("The key %q appears more than once; send each key once.", name))
-		}
-		seen[key] = true
-		vt := elem
-		if fields != nil {
-			ft, exact := fields[key]
-			if !exact {
-				if want, ok := foldMatch(fields, key); ok {
-					wanted := want
-					if path != "" {
-						wanted = path + "." + want
-					}
-					return errs.Invalid(name, fmt.Sprintf("Unknown field %q: keys are case-sensitive; did you mean %q?", name, wanted))
-				}
-			}
-			vt = ft
+		k, _ := tok.(string)
+		name, vt, err := keys.take(path, k)
+		if err != nil {
+			return err
 		}
 		if err := walkTokens(dec, vt, name, depth+1); err != nil {
 			return err

@@ -253,7 +253,6 @@ func compare(ctx context.Context, c compareConfig, stdio rig.IO) error {
 // contender is one binary's server, running on its own database with the
 // bench's merchant and customer.
 type contender struct {
-	name       string
 	raw        *sqlx.DB
 	server     *rig.Server
 	pprofAddr  string // "" without profiles
@@ -265,7 +264,7 @@ type contender struct {
 
 // start runs bin on a fresh database db of run's cluster, with a merchant
 // and a customer, warmed up by a short creation load.
-func (c compareConfig) start(ctx context.Context, run *rig.Run, bin, db string) (*contender, error) {
+func (c compareConfig) start(ctx context.Context, run *rig.Run, bin, db string) (_ *contender, err error) {
 	if err := createDatabase(ctx, run.DBURL, db); err != nil {
 		return nil, err
 	}
@@ -274,32 +273,32 @@ func (c compareConfig) start(ctx context.Context, run *rig.Run, bin, db string) 
 	if err != nil {
 		return nil, err
 	}
-	s := &contender{name: db, raw: raw}
+	s := &contender{raw: raw}
+	defer func() { // a contender that does not start leaves nothing running
+		if err != nil {
+			s.stop()
+		}
+	}()
 	dataDir := filepath.Join(run.Dir, db)
 	if err := os.MkdirAll(dataDir, 0o700); err != nil {
-		s.stop()
 		return nil, err
 	}
 	addr, err := rig.FreeLoopback()
 	if err != nil {
-		s.stop()
 		return nil, err
 	}
 	vars := map[string]string{"DATA_DIR": dataDir, "DATABASE_URL": dbURL, "LISTEN_ADDR": addr, "RATE_LIMIT_SANDBOX": "0"}
 	if c.profiles != "" {
 		if vars["PPROF_ADDR"], err = rig.FreeLoopback(); err != nil {
-			s.stop()
 			return nil, err
 		}
 		s.pprofAddr = vars["PPROF_ADDR"]
 	}
 	key, err := createMerchant(ctx, bin, vars)
 	if err != nil {
-		s.stop()
 		return nil, err
 	}
 	if s.server, err = rig.StartServer(ctx, bin, vars); err != nil {
-		s.stop()
 		return nil, err
 	}
 	s.meter = cpuMeter{pg: run.PG.PID(), server: s.server.PID()}
@@ -307,12 +306,10 @@ func (c compareConfig) start(ctx context.Context, run *rig.Run, bin, db string) 
 		Transport: &http.Transport{MaxIdleConnsPerHost: c.workers, MaxConnsPerHost: c.workers}}}
 	cus, err := s.api.call(ctx, http.MethodPost, "/v2/customers", `{"first_name":"Ada","last_name":"Lovelace","email":"ada@example.com"}`, "")
 	if err != nil {
-		s.stop()
 		return nil, err
 	}
 	s.customerID, _ = cus["user_id"].(string)
 	if warm := loadgen.Run(ctx, "warm-up", c.workers, max(c.phase/2, 100*time.Millisecond), s.create("55")); warm.Errors > 0 {
-		s.stop()
 		return nil, fmt.Errorf("warm-up: %s", warm.FirstError)
 	}
 	return s, nil

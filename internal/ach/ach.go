@@ -8,7 +8,8 @@
 //
 // Each entry is in exactly one file. A run first assigns entries to a new
 // file record ('built') and commits (unique indexes forbid assigning an
-// entry twice), then delivers the file from those rows through a
+// entry twice; an advisory lock makes assignments take turns, so runs at
+// once do not split what waits between files), then delivers the file from those rows through a
 // Transport (transport.go: the outbox folder, or the bank's SFTP server in
 // package sftp) under the file row's lock, and marks it 'delivered'
 // (delivery.go). A file left built by a crash, or 'failed' by a transport
@@ -227,6 +228,9 @@ type Store interface {
 	// PaymentEntry returns a payment's entry; errs.NotFound when the
 	// payment is in no file.
 	PaymentEntry(ctx context.Context, scope tenant.Scope, paymentID string) (Entry, error)
+	// LockACHAssignment waits until no other transaction assigns entries
+	// to a file, and keeps them waiting until this one ends.
+	LockACHAssignment(ctx context.Context) error
 	// ClaimACHWindow records that a run builds window w; false, recording
 	// nothing, when a run has (one that committed, or, waited for, commits).
 	ClaimACHWindow(ctx context.Context, w calendar.Window, at time.Time) (bool, error)
@@ -359,11 +363,17 @@ func (o *Originator) Run(ctx context.Context) ([]string, error) {
 // assign creates a file record with every waiting entry, in one
 // transaction; for window w (nil: a run forced by the operator) only once
 // it claimed the window in that transaction (errWindowTaken when another
-// run has).
+// run has). Assignments take turns: rows are locked as the scan reaches
+// them, so two at once would each skip the other's and split what waits
+// between two files; the second, once the first commits, finds nothing
+// left.
 func (o *Originator) assign(ctx context.Context, w *calendar.Window) (File, bool, error) {
 	var f File
 	found := false
 	err := o.store.WithTx(ctx, func(tx Store) error {
+		if err := tx.LockACHAssignment(ctx); err != nil {
+			return err
+		}
 		if w != nil {
 			claimed, err := tx.ClaimACHWindow(ctx, *w, o.now().UTC())
 			if err != nil {

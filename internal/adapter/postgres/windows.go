@@ -34,6 +34,18 @@ func (r paymentDatesRow) apply(p *payment.Payment) {
 	p.Dates = payment.NewDates(r.SentAt, r.EffectiveDate, r.SettlementDate, r.UnauthorizedUntil)
 }
 
+// achAssignmentLock is the transaction-level advisory lock that makes
+// assignments take turns: the two-key lock ("ACH\0" as a 32-bit integer,
+// 1), whose key space does not meet the one-key locks of idempotency keys.
+const achAssignmentLock = `SELECT pg_advisory_xact_lock(x'41434800'::int, 1)`
+
+// LockACHAssignment waits for the assignment lock and holds it until the
+// transaction ends.
+func (q queries) LockACHAssignment(ctx context.Context) error {
+	_, err := q.ex.ExecContext(ctx, achAssignmentLock)
+	return translate(err)
+}
+
 const claimACHWindow = `
 INSERT INTO ach_windows (window_date, window_time, claimed_at) VALUES ($1, $2, $3)
 ON CONFLICT (window_date, window_time) DO NOTHING`

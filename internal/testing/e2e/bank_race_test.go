@@ -2,6 +2,8 @@ package e2e_test
 
 import (
 	"context"
+	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"sync"
@@ -40,6 +42,29 @@ func secondProcess(t *testing.T, h *harness, t2 ach.Transport) *ach.Originator {
 	return ach.NewOriginator(achConfig(t.TempDir()), db.ACH(), h.Funding, h.Payments, h.Svc.Customers, h.Clock.Now).WithTransport(t2)
 }
 
+// fourEach calls f four times on each originator, all at once, and fails
+// t on the first error.
+func fourEach(t *testing.T, f func(o *ach.Originator) error, originators ...*ach.Originator) {
+	t.Helper()
+	var wg sync.WaitGroup
+	errs := make(chan error, 4*len(originators))
+	for range 4 {
+		for _, o := range originators {
+			wg.Go(func() { errs <- f(o) })
+		}
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// run is one origination run.
+func run(o *ach.Originator) error { _, err := o.Run(context.Background()); return err }
+
 // TestTwoProcessesDeliverAndApplyOnce: two originators on their own
 // database pools run at once, over and over, against one outbox and one
 // inbox: every file is delivered exactly once, and every inbound file
@@ -59,24 +84,8 @@ func TestTwoProcessesDeliverAndApplyOnce(t *testing.T) {
 		payments = append(payments, th.WantOK(t, h.Post("/v2/payments", key, th.DebitBody(src, `"10.00"`)))["payment_id"].(string))
 	}
 
-	race := func(f func(o *ach.Originator) error) {
-		t.Helper()
-		var wg sync.WaitGroup
-		errs := make(chan error, 8)
-		for range 4 {
-			for _, o := range []*ach.Originator{a, b} {
-				wg.Go(func() { errs <- f(o) })
-			}
-		}
-		wg.Wait()
-		close(errs)
-		for err := range errs {
-			if err != nil {
-				t.Fatal(err)
-			}
-		}
-	}
-	race(func(o *ach.Originator) error { _, err := o.Run(context.Background()); return err })
+	race := func(f func(o *ach.Originator) error) { t.Helper(); fourEach(t, f, a, b) }
+	race(run)
 	if len(folders.count) != 1 {
 		t.Fatalf("files delivered = %v; want one", folders.count)
 	}
@@ -182,5 +191,49 @@ func TestMalformedInboundFileIsSetAside(t *testing.T) {
 	}
 	if n, err := o.Poll(context.Background()); err != nil || n != 0 {
 		t.Errorf("second poll = %d, %v", n, err)
+	}
+}
+
+// TestRunsAtOnceAssignEverythingToOneFile: runs started together on two
+// processes, with many payments waiting, put them all in one file, round
+// after round; none is left for a second file.
+func TestRunsAtOnceAssignEverythingToOneFile(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	_, key, _ := liveMerchant(t, h)
+	dir := t.TempDir()
+	folders := &countingFolders{Folders: ach.Folders{Outbox: filepath.Join(dir, "outbox")}, count: map[string]int{}}
+	a := h.originator(achConfig(folders.Outbox)).WithTransport(folders)
+	b := secondProcess(t, h, folders)
+	user := h.Customer(key)
+	// Five debits a source, the most a banking day's velocity rule lets
+	// through without a hold.
+	const rounds, sources, perSource = 3, 8, 5
+	for round := range rounds {
+		for s := range sources {
+			src := th.WantOK(t, h.Post("/v2/on-demand/funding-source", key,
+				th.SourceBody(user, "021000021", fmt.Sprintf("0001234%d%04d", round, s))))["funding_source_id"].(string)
+			for i := range perSource {
+				th.WantOK(t, h.Post("/v2/payments", key, th.DebitBody(src, fmt.Sprintf(`"1.%02d"`, i))))
+			}
+		}
+		before := maps.Clone(folders.count)
+		fourEach(t, run, a, b)
+		var names []string
+		for name := range folders.count {
+			if before[name] == 0 {
+				names = append(names, name)
+			}
+		}
+		if len(names) != 1 {
+			t.Fatalf("round %d: files delivered %v; want one", round, names)
+		}
+		var entries int
+		if err := h.SQL().Get(&entries, `SELECT count(*) FROM ach_entries e JOIN ach_files f ON f.id = e.file_id WHERE f.name = $1`, names[0]); err != nil {
+			t.Fatal(err)
+		}
+		if entries != sources*perSource {
+			t.Fatalf("round %d: the file holds %d entries; want %d", round, entries, sources*perSource)
+		}
 	}
 }

@@ -61,9 +61,10 @@ func (r requestRow) domain() requestlog.Entry {
 		At: r.CreatedAt.UTC(), Method: r.Method, Path: r.Path, Status: r.Status, Latency: time.Duration(r.LatencyUS) * time.Microsecond}
 }
 
-// listRequests is a page of the rows of api_requests, which holds what
-// was logged before api_request_batches and by older servers during an
-// upgrade: parameters as for list, then since, method, class, request id.
+// listRequests is a page of the rows of api_requests, where servers that
+// write no api_request_batches keep their entries (older servers, which
+// run beside this one during an upgrade): parameters as for list, then
+// since, method, class, request id.
 const listRequests = `SELECT merchant_id, environment, id, created_at, method, path, status, latency_us FROM api_requests
 WHERE merchant_id = $1 AND environment = $2 AND (created_at, id) < ($3, $4) AND created_at >= $6
   AND ($7 = '' OR method = $7) AND ($8 = 0 OR status / 100 = $8) AND ($9 = '' OR id = $9)

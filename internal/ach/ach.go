@@ -45,14 +45,14 @@
 // out under its original entry's company.
 //
 // Trace numbers are the ODFI's 8 routing digits and a 7-digit sequence
-// that restarts for each file creation date (US Eastern, the date in the
-// file's name). One counter row per ODFI and date hands the numbers out
-// under its row lock, so concurrent runs never share one; at 9,999,999 the
-// date's numbers are used up and a run refuses (ErrTracesExhausted) and
-// assigns nothing rather than wrap onto numbers that may still come back
-// in a return. Because the same trace number recurs on other dates, an
-// entry is unique by trace number and file date, and a return finds the
-// newest entry with its original trace.
+// per ODFI that continues across file dates and wraps after 9,999,999,
+// handed out under the sequence row's lock, so concurrent runs never share
+// one and two entries within the return horizon never do. Older releases
+// restarted the sequence each file date, so an entry is unique by trace
+// number and file date, and an answer from the bank (a return, a
+// notification of change) is held to every fact it carries about its
+// entry, not to the trace number alone (match.go): what matches no single
+// entry is kept for an operator (unmatched.go).
 //
 // A return is judged at import against its deadline (deadline.go): a
 // timely one is applied, an untimely or duplicate one is answered with a
@@ -145,12 +145,11 @@ type Entry struct {
 	// (Config.CompanyName, Config.CompanyID).
 	CompanyName string
 	CompanyID   string
+	// AccountFP is the fingerprint of the account number the entry was
+	// sent to (the source's when it was assigned); nil on entries
+	// assigned before it was kept.
+	AccountFP []byte
 }
-
-// ErrTracesExhausted is the refusal of an origination run once an ODFI's
-// trace sequence of the file date has reached 9,999,999: nothing is
-// assigned and the payments stay pending until the next file date.
-var ErrTracesExhausted = errors.New("the trace numbers of this file date are used up (9,999,999 entries); origination resumes on the next file date")
 
 // Deposit is a verification whose two credits are still to be sent.
 type Deposit struct {
@@ -172,13 +171,32 @@ type Store interface {
 	Payments() payment.Store
 	// UndeliveredACHFiles lists the files built or failed, oldest first.
 	UndeliveredACHFiles(ctx context.Context) ([]File, error)
-	// LockUndeliveredACHFile locks a file still to deliver, skipping it
-	// (false) when another process holds it or it was delivered.
-	LockUndeliveredACHFile(ctx context.Context, id string) (bool, error)
-	MarkACHFileDelivered(ctx context.Context, id, transport string, at time.Time, t Totals) error
-	// MarkACHFileFailed records a failed delivery: its error and one
-	// more attempt.
-	MarkACHFileFailed(ctx context.Context, id, reason string, t Totals) error
+	// ClaimACHFile takes the delivery lease of a file still to deliver
+	// for owner until until; false when another owner's lease has not
+	// expired at now, or the file was delivered.
+	ClaimACHFile(ctx context.Context, id, owner string, now, until time.Time) (bool, error)
+	// MarkACHFileDelivered records, under owner's lease, that the
+	// transport has the file, and gives the lease back; false when the
+	// lease was lost and the file recorded by another process.
+	MarkACHFileDelivered(ctx context.Context, id, owner, transport string, at time.Time, t Totals) (bool, error)
+	// MarkACHFileFailed records a failed delivery under owner's lease:
+	// its error and one more attempt; the lease is given back.
+	MarkACHFileFailed(ctx context.Context, id, owner, reason string, t Totals) error
+	// ACHFileBytes reads the sealed bytes a file was built to; none
+	// before it was.
+	ACHFileBytes(ctx context.Context, id string) (keyID string, sealed []byte, err error)
+	// KeepACHFileBytes stores them, and when its entries were re-dated
+	// (nil: not now).
+	KeepACHFileBytes(ctx context.Context, id, keyID string, sealed []byte, redated *time.Time) error
+	// RedateACHEntry moves an entry of an undelivered file to another
+	// effective date (YYYY-MM-DD).
+	RedateACHEntry(ctx context.Context, fileID, trace, effective string) error
+	// MarkFilePaymentsSent records when the bank took the file of its
+	// payments (their sent_at).
+	MarkFilePaymentsSent(ctx context.Context, fileID string, at time.Time) error
+	// ACHFileByName reads a file record by name; errs.NotFound when
+	// unknown.
+	ACHFileByName(ctx context.Context, name string) (File, error)
 	// InsertSettlement stores a line the statement is expected to show.
 	InsertSettlement(ctx context.Context, s Settlement) error
 	// Inbound and reconciliation (inbound.go, reconcile.go).
@@ -192,19 +210,21 @@ type Store interface {
 	// with their payment.Standing.
 	PaymentsToOriginate(ctx context.Context, limit int) ([]payment.Payment, error)
 	// NextTraceSequence is the next 7-digit trace sequence number of the
-	// ODFI odfi (8 digits) on the file date date (YYYY-MM-DD), from 1;
-	// ErrTracesExhausted after 9,999,999. The counter stays locked until
-	// the transaction ends.
-	NextTraceSequence(ctx context.Context, odfi, date string) (int64, error)
+	// ODFI odfi (8 digits), from 1, continuing across file dates and
+	// wrapping after 9,999,999. The sequence stays locked until the
+	// transaction ends.
+	NextTraceSequence(ctx context.Context, odfi string) (int64, error)
 	InsertACHEntry(ctx context.Context, e Entry) error
 	// ACHEntries returns a file's entries by trace number.
 	ACHEntries(ctx context.Context, fileID string) ([]Entry, error)
-	// ACHEntry locks the newest entry with a trace number; errs.NotFound
-	// when unknown.
-	ACHEntry(ctx context.Context, trace string) (Entry, error)
-	// MarkACHEntryReturned records the return applied to the entry
-	// ACHEntry finds: its code and its own trace number.
-	MarkACHEntryReturned(ctx context.Context, trace, code, returnTrace string, at time.Time) error
+	// ACHEntryIn locks the entry with a trace number in a file;
+	// errs.NotFound when unknown.
+	ACHEntryIn(ctx context.Context, fileID, trace string) (Entry, error)
+	// MarkACHEntryReturned records the return applied to an entry of a
+	// file: its code and its own trace number.
+	MarkACHEntryReturned(ctx context.Context, fileID, trace, code, returnTrace string, at time.Time) error
+	// Answers the bank sent that matched no single entry (unmatched.go).
+	AnswerStore
 	// ACHFile reads a file record; errs.NotFound when unknown.
 	ACHFile(ctx context.Context, id string) (File, error)
 	// InsertDishonor stores a dishonor; false, storing nothing, when the
@@ -250,6 +270,12 @@ type Funding interface {
 	BlockTx(ctx context.Context, tx funding.Store, scope tenant.Scope, id, code, reason string) (bool, error)
 	// Receiver is what a source's entries say about its holder.
 	Receiver(ctx context.Context, scope tenant.Scope, id string) (funding.Receiver, error)
+	// AccountFingerprint is an account number's fingerprint as a source
+	// keeps it; SealRecord and OpenRecord keep a bank record that carries
+	// one sealed.
+	AccountFingerprint(number string) []byte
+	SealRecord(record []byte, aad string) (keyID string, sealed []byte)
+	OpenRecord(keyID string, sealed []byte, aad string) ([]byte, error)
 }
 
 // Payments is what origination needs from the payment service.
@@ -322,12 +348,14 @@ type Originator struct {
 	rejected  atomic.Int64 // inbound files rejected since the process started
 	seen      sync.Map     // inbound listings applied before: name, size and time → true
 	unmatched unmatchedGauges
+	lease     string      // this process's delivery lease owner
+	answers   answerGauge // unmatched answers no operator resolved
 }
 
 // NewOriginator returns an Originator.
 func NewOriginator(cfg Config, store Store, f Funding, p Payments, c Customers, now func() time.Time) *Originator {
 	return &Originator{cfg: cfg, store: store, funding: f, payments: p, customers: c, now: now,
-		transport: Folders{Outbox: cfg.Dir}}
+		transport: Folders{Outbox: cfg.Dir}, lease: ids.New("lease_")}
 }
 
 // batchLimit bounds the entries of one file per kind.
@@ -451,7 +479,7 @@ func (o *Originator) assign(ctx context.Context, w *calendar.Window) (File, bool
 				e := Entry{FileID: f.ID, FileDate: traces.date, Scope: d.Scope, Kind: KindMicroDeposit, SourceID: d.SourceID,
 					CustomerID: d.CustomerID, DepositSeq: d.Seq, DepositIndex: i + 1, Class: depositClasses[di],
 					ReceiverName: receiverName(depositReceivers[di]), IndividualID: depositReceivers[di].IndividualID,
-					EffectiveDate: microEffective}
+					EffectiveDate: microEffective, AccountFP: depositReceivers[di].AccountFP}
 				if err := o.insertEntry(ctx, tx, &e); err != nil {
 					return err
 				}
@@ -475,7 +503,8 @@ func (o *Originator) assign(ctx context.Context, w *calendar.Window) (File, bool
 			}
 			e := Entry{FileID: f.ID, FileDate: traces.date, Scope: p.Scope, Kind: KindPayment, SourceID: p.SourceID, CustomerID: p.CustomerID,
 				PaymentID: p.ID, Debit: debit, Cents: p.Cents, Class: class,
-				ReceiverName: receiverName(r), IndividualID: r.IndividualID, CompanyName: company[0], CompanyID: company[1]}
+				ReceiverName: receiverName(r), IndividualID: r.IndividualID, CompanyName: company[0], CompanyID: company[1],
+				AccountFP: r.AccountFP}
 			effective := o.cfg.Schedule.Effective(now, p.SameDay)
 			e.EffectiveDate = effective.Format(time.DateOnly)
 			if p.Description != nil && r.Addenda {
@@ -487,7 +516,8 @@ func (o *Originator) assign(ctx context.Context, w *calendar.Window) (File, bool
 			if err := o.insertEntry(ctx, tx, &e); err != nil {
 				return err
 			}
-			if err := o.payments.OriginatedTx(ctx, tx.Payments(), p.Scope, p.ID, sent(now, effective, debit && !r.Company)); err != nil {
+			// sent_at waits for the bank's server to take the file (deliver).
+			if err := o.payments.OriginatedTx(ctx, tx.Payments(), p.Scope, p.ID, sent(time.Time{}, effective, debit && !r.Company)); err != nil {
 				return err
 			}
 		}
@@ -505,8 +535,8 @@ func (o *Originator) assign(ctx context.Context, w *calendar.Window) (File, bool
 	return f, found, err
 }
 
-// insertEntry stores e with the next trace number of its file date; an
-// entry without one takes the US Eastern date of the originator's clock.
+// insertEntry stores e with the next trace number; an entry without a
+// file date takes the US Eastern date of the originator's clock.
 func (o *Originator) insertEntry(ctx context.Context, tx Store, e *Entry) error {
 	if e.FileDate == "" {
 		e.FileDate = calendar.DateOf(o.now()).Format(time.DateOnly)
@@ -519,7 +549,8 @@ func (o *Originator) insertEntry(ctx context.Context, tx Store, e *Entry) error 
 	return tx.InsertACHEntry(ctx, *e)
 }
 
-// traceCounter hands out an ODFI's trace numbers of one file date.
+// traceCounter hands out an ODFI's trace numbers; date is the file date
+// the entries it numbers carry.
 type traceCounter struct {
 	odfi string // the ODFI's routing number without its check digit
 	date string // YYYY-MM-DD
@@ -529,15 +560,12 @@ func (o *Originator) traces(date string) traceCounter {
 	return traceCounter{odfi: o.cfg.ODFIRouting[:8], date: date}
 }
 
-// next is the next trace number: the ODFI's 8 digits, then the date's
-// next sequence number in 7 digits.
+// next is the next trace number: the ODFI's 8 digits, then its next
+// sequence number in 7 digits.
 func (c traceCounter) next(ctx context.Context, tx Store) (string, error) {
-	seq, err := tx.NextTraceSequence(ctx, c.odfi, c.date)
-	if errors.Is(err, ErrTracesExhausted) {
-		return "", fmt.Errorf("assign entries to a file of %s for ODFI %s: %w", c.date, c.odfi, err)
-	}
+	seq, err := tx.NextTraceSequence(ctx, c.odfi)
 	if err != nil {
-		return "", err
+		return "", fmt.Errorf("take a trace number of ODFI %s: %w", c.odfi, err)
 	}
 	return fmt.Sprintf("%s%07d", c.odfi, seq), nil
 }

@@ -11,6 +11,8 @@ import (
 	"time"
 
 	nacha "github.com/moov-io/ach"
+
+	"github.com/fundsource/fundsource/internal/core/errs"
 )
 
 // File statuses. A file is built when its entries are assigned, delivered
@@ -96,35 +98,54 @@ func (o *Originator) deliverAll(ctx context.Context, files []File) ([]string, er
 	return delivered, errors.Join(failed...)
 }
 
-// deliver hands one file to the transport under its row's lock, taken
-// with SKIP LOCKED: however many processes run, one delivers a file, and
-// a file delivered meanwhile is skipped (false). The lock is held while
-// the file is uploaded, so the status change commits with the knowledge
-// that the transport has it; a crash between the two delivers the same
-// bytes under the same name again, which the transport replaces.
+// DeliveryLease is how long a claim on a file's delivery lasts: the
+// upload is given that long, and a claim left by a crash lets another
+// process deliver the file once it has passed.
+const DeliveryLease = 10 * time.Minute
+
+// deliver hands one file to the transport without holding a transaction
+// or a lock while it talks to the bank: it claims the file's delivery
+// lease (false when another process holds it, or the file was delivered
+// meanwhile), prepares its bytes (prepare), uploads them, then records
+// the result under the lease. A crash between the upload and the record
+// leaves the lease to expire; the file is then delivered again as the
+// same bytes under the same name, which the transport replaces.
 func (o *Originator) deliver(ctx context.Context, f File) (bool, error) {
-	var delivered bool
-	var failure error
-	var totals Totals
-	err := o.store.WithTx(ctx, func(tx Store) error {
-		locked, err := tx.LockUndeliveredACHFile(ctx, f.ID)
-		if err != nil || !locked {
+	now := o.now().UTC()
+	claimed, err := o.store.ClaimACHFile(ctx, f.ID, o.lease, now, now.Add(DeliveryLease))
+	if err != nil || !claimed {
+		return false, err
+	}
+	data, err := o.prepare(ctx, f)
+	if err != nil {
+		return false, err
+	}
+	file, err := nacha.NewReader(strings.NewReader(string(data))).Read()
+	if err != nil {
+		return false, fmt.Errorf("read back ACH file %s: %w", f.Name, err)
+	}
+	totals := fileTotals(&file, data)
+	upload, cancel := context.WithTimeout(ctx, DeliveryLease)
+	failure := o.transport.Deliver(upload, f.Name, data)
+	cancel()
+	if failure != nil {
+		if err := o.store.MarkACHFileFailed(ctx, f.ID, o.lease, failure.Error(), totals); err != nil {
+			return false, fmt.Errorf("record the failed delivery of ACH file %s: %w", f.Name, err)
+		}
+		o.failures.Add(1)
+		o.logger().Warn("ACH file delivery failed; it is delivered again at the next run",
+			slog.String("file_id", f.ID), slog.String("name", f.Name), slog.String("status", StatusFailed),
+			slog.String("transport", o.transport.Kind()), slog.Any("error", failure))
+		return false, fmt.Errorf("deliver ACH file %s: %w", f.Name, failure)
+	}
+	delivered := false
+	err = o.store.WithTx(ctx, func(tx Store) error {
+		at := o.now().UTC()
+		ok, err := tx.MarkACHFileDelivered(ctx, f.ID, o.lease, o.transport.Kind(), at, totals)
+		if err != nil || !ok {
 			return err
 		}
-		data, err := o.render(ctx, f)
-		if err != nil {
-			return fmt.Errorf("build ACH file %s: %w", f.Name, err)
-		}
-		file, err := nacha.NewReader(strings.NewReader(string(data))).Read()
-		if err != nil {
-			return fmt.Errorf("read back ACH file %s: %w", f.Name, err)
-		}
-		totals = fileTotals(&file, data)
-		if err := o.transport.Deliver(ctx, f.Name, data); err != nil {
-			failure = err
-			return tx.MarkACHFileFailed(ctx, f.ID, err.Error(), totals)
-		}
-		if err := tx.MarkACHFileDelivered(ctx, f.ID, o.transport.Kind(), o.now().UTC(), totals); err != nil {
+		if err := tx.MarkFilePaymentsSent(ctx, f.ID, at); err != nil {
 			return err
 		}
 		for _, s := range SettlementsOf(&file, true, o.cfg.ODFIRouting) {
@@ -136,16 +157,10 @@ func (o *Originator) deliver(ctx context.Context, f File) (bool, error) {
 		delivered = true
 		return nil
 	})
-	switch {
-	case err != nil:
-		return false, err
-	case failure != nil:
-		o.failures.Add(1)
-		o.logger().Warn("ACH file delivery failed; it is delivered again at the next run",
-			slog.String("file_id", f.ID), slog.String("name", f.Name), slog.String("status", StatusFailed),
-			slog.String("transport", o.transport.Kind()), slog.Any("error", failure))
-		return false, fmt.Errorf("deliver ACH file %s: %w", f.Name, failure)
-	case delivered:
+	if err != nil {
+		return false, fmt.Errorf("record the delivery of ACH file %s: %w", f.Name, err)
+	}
+	if delivered {
 		o.logger().Info("ACH file delivered", slog.String("file_id", f.ID), slog.String("name", f.Name),
 			slog.String("status", StatusDelivered), slog.String("transport", o.transport.Kind()),
 			slog.Int("entries", totals.Entries), slog.Int64("debit_cents", totals.Debit), slog.Int64("credit_cents", totals.Credit))
@@ -153,17 +168,104 @@ func (o *Originator) deliver(ctx context.Context, f File) (bool, error) {
 	return delivered, nil
 }
 
-// render builds f's bytes from its stored rows.
-func (o *Originator) render(ctx context.Context, f File) ([]byte, error) {
-	entries, err := o.store.ACHEntries(ctx, f.ID)
+// prepare returns the bytes a claimed file is delivered as. Entries
+// whose effective date can no longer be met are re-dated first (Redate),
+// their payments' dates with them, and the file is rebuilt; otherwise the
+// bytes kept from an earlier attempt are sent again, so a retried
+// delivery sends what the first one did. The bytes are kept sealed.
+func (o *Originator) prepare(ctx context.Context, f File) ([]byte, error) {
+	var data []byte
+	err := o.store.WithTx(ctx, func(tx Store) error {
+		now := o.now().UTC()
+		redated, err := o.redate(ctx, tx, f, now)
+		if err != nil {
+			return err
+		}
+		keyID, sealed, err := tx.ACHFileBytes(ctx, f.ID)
+		if err != nil {
+			return err
+		}
+		if len(sealed) > 0 && !redated {
+			data, err = o.funding.OpenRecord(keyID, sealed, fileAAD(f))
+			return err
+		}
+		entries, err := tx.ACHEntries(ctx, f.ID)
+		if err != nil {
+			return err
+		}
+		dishonors, err := tx.ACHDishonors(ctx, f.ID)
+		if err != nil {
+			return err
+		}
+		if data, err = o.build(ctx, f, entries, dishonors); err != nil {
+			return err
+		}
+		keyID, sealed = o.funding.SealRecord(data, fileAAD(f))
+		var at *time.Time
+		if redated {
+			at = &now
+		}
+		return tx.KeepACHFileBytes(ctx, f.ID, keyID, sealed, at)
+	})
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("build ACH file %s: %w", f.Name, err)
 	}
-	dishonors, err := o.store.ACHDishonors(ctx, f.ID)
+	return data, nil
+}
+
+// redate moves the entries of f whose effective date can no longer be met
+// at now to the next date the network can settle (Redate), with their
+// payments' dates; it reports whether any moved.
+func (o *Originator) redate(ctx context.Context, tx Store, f File, now time.Time) (bool, error) {
+	entries, err := tx.ACHEntries(ctx, f.ID)
 	if err != nil {
-		return nil, err
+		return false, err
 	}
-	return o.build(ctx, f, entries, dishonors)
+	moved := false
+	for _, e := range entries {
+		effective, ok := Redate(o.cfg.Schedule, e, now)
+		if !ok {
+			continue
+		}
+		moved = true
+		if err := tx.RedateACHEntry(ctx, f.ID, e.Trace, effective.Format(time.DateOnly)); err != nil {
+			return false, err
+		}
+		if e.Kind != KindPayment {
+			continue
+		}
+		sec := e.Class.SEC
+		if sec == "" {
+			sec = legacyClass(e).SEC
+		}
+		if err := o.payments.OriginatedTx(ctx, tx.Payments(), e.Scope, e.PaymentID, sent(time.Time{}, effective, e.Debit && sec != nacha.CCD)); err != nil {
+			return false, err
+		}
+		o.logger().Warn("ACH entry re-dated: its effective date could no longer be met", slog.String("file_id", f.ID),
+			slog.String("trace", e.Trace), slog.String("was", e.EffectiveDate), slog.String("now", effective.Format(time.DateOnly)))
+	}
+	return moved, nil
+}
+
+// fileAAD binds a file's sealed bytes to the file.
+func fileAAD(f File) string { return "ach-file:" + f.ID }
+
+// FileBytes returns the bytes a file was delivered as (or will be, when
+// not delivered yet), by the file's name; errs.NotFound for a file this
+// release never built to bytes.
+func (o *Originator) FileBytes(ctx context.Context, name string) ([]byte, error) {
+	f, err := o.store.ACHFileByName(ctx, name)
+	if err != nil {
+		return nil, fmt.Errorf("find ACH file %s: %w", name, err)
+	}
+	keyID, sealed, err := o.store.ACHFileBytes(ctx, f.ID)
+	if err != nil {
+		return nil, fmt.Errorf("read ACH file %s: %w", name, err)
+	}
+	if len(sealed) == 0 {
+		return nil, errs.Newf(errs.NotFound, "ACH file %s was delivered before its bytes were kept.", name)
+	}
+	return o.funding.OpenRecord(keyID, sealed, fileAAD(f))
 }
 
 func fileTotals(f *nacha.File, data []byte) Totals {

@@ -57,52 +57,71 @@ type Dishonor struct {
 	ContestedCode    string // R71–R77 once the receiving bank contested it
 }
 
-// importReturn judges one return entry and applies it, dishonors it or
-// finds it imported before, counting it in res; arrived is the day the
-// return's file was created.
-func (o *Originator) importReturn(ctx context.Context, ed *nacha.EntryDetail, settlement string, arrived calendar.Date, res *ReturnResult) error {
+// returned is what a return says of itself: its code, its own trace
+// number, the Julian day its batch settled, the bank that returned it and
+// the day its file was created.
+type returned struct {
+	code, trace, settlement, rdfi string
+	arrived                       calendar.Date
+}
+
+// importReturn finds the entry one return answers (find) and judges it
+// there (judgeReturn), counting it in res; arrived is the day the return's
+// file was created. A return that matches no single entry is kept for an
+// operator instead.
+func (o *Originator) importReturn(ctx context.Context, ed *nacha.EntryDetail, bh *nacha.BatchHeader, digest string, arrived calendar.Date, res *ReturnResult) error {
 	a := ed.Addenda99
 	res.Returns++
-	code := strings.TrimSpace(a.ReturnCode)
-	var outcome *int
+	r := returned{code: strings.TrimSpace(a.ReturnCode), trace: ed.TraceNumber, settlement: julian(bh.SettlementDate, arrived),
+		rdfi: rdfiOf(a, ed), arrived: arrived}
+	in := received{answer: o.answerOf(AnswerReturn, ed, bh, a.OriginalTrace, r.code, arrived), ed: ed, settlement: bh.SettlementDate, fileSHA256: digest}
 	err := o.store.WithTx(ctx, func(tx Store) error {
-		e, err := tx.ACHEntry(ctx, a.OriginalTrace)
-		if err != nil {
+		e, ok, err := o.find(ctx, tx, in, res)
+		if err != nil || !ok {
 			return err
 		}
-		if e.ReturnCode != "" && (e.ReturnTrace == "" || e.ReturnTrace == ed.TraceNumber) {
-			outcome = &res.Duplicate // this very return, applied before
-			return nil
-		}
-		d := Dishonor{ID: ids.New(dishonorPrefix), Entry: e, ReturnTrace: ed.TraceNumber, ReturnCode: code,
-			ReturnSettlement: julian(settlement, arrived), RDFI: rdfiOf(a, ed), CreatedAt: o.now().UTC()}
-		dishonored, err := tx.EntryDishonored(ctx, e.FileID, e.Trace)
-		if err != nil {
-			return err
-		}
-		switch {
-		case e.ReturnCode != "" || dishonored:
-			d.Code, outcome = DishonorDuplicate, &res.Duplicates
-		case !o.timely(ctx, tx, e, code, arrived):
-			d.Code, outcome = DishonorUntimely, &res.Dishonored
-		default:
-			outcome = &res.Applied
-			return o.apply(ctx, tx, e, code, ed.TraceNumber)
-		}
-		inserted, err := tx.InsertDishonor(ctx, d)
-		if err == nil && !inserted {
-			outcome = &res.Duplicate // dishonored at an earlier import
-		}
-		return err
+		return o.judgeReturn(ctx, tx, e, r, res)
 	})
-	switch {
-	case errs.Is(err, errs.NotFound):
-		res.Unknown = append(res.Unknown, a.OriginalTrace)
-	case err != nil:
-		return err
-	default:
-		*outcome++
+	if err != nil {
+		return fmt.Errorf("import return %s of trace %s: %w", r.code, a.OriginalTrace, err)
 	}
+	return nil
+}
+
+// judgeReturn applies return r to entry e, dishonors it or finds it
+// applied before, in tx, counting it in res.
+func (o *Originator) judgeReturn(ctx context.Context, tx Store, e Entry, r returned, res *ReturnResult) error {
+	if e.ReturnCode != "" && (e.ReturnTrace == "" || e.ReturnTrace == r.trace) {
+		res.Duplicate++ // this very return, applied before
+		return nil
+	}
+	d := Dishonor{ID: ids.New(dishonorPrefix), Entry: e, ReturnTrace: r.trace, ReturnCode: r.code,
+		ReturnSettlement: r.settlement, RDFI: r.rdfi, CreatedAt: o.now().UTC()}
+	dishonored, err := tx.EntryDishonored(ctx, e.FileID, e.Trace)
+	if err != nil {
+		return err
+	}
+	var outcome *int
+	switch {
+	case e.ReturnCode != "" || dishonored:
+		d.Code, outcome = DishonorDuplicate, &res.Duplicates
+	case !o.timely(ctx, tx, e, r.code, r.arrived):
+		d.Code, outcome = DishonorUntimely, &res.Dishonored
+	default:
+		if err := o.apply(ctx, tx, e, r.code, r.trace); err != nil {
+			return err
+		}
+		res.Applied++
+		return nil
+	}
+	inserted, err := tx.InsertDishonor(ctx, d)
+	if err != nil {
+		return err
+	}
+	if !inserted {
+		outcome = &res.Duplicate // dishonored at an earlier import
+	}
+	*outcome++
 	return nil
 }
 
@@ -137,7 +156,7 @@ func (o *Originator) apply(ctx context.Context, tx Store, e Entry, code, returnT
 	if err != nil {
 		return err
 	}
-	return tx.MarkACHEntryReturned(ctx, e.Trace, code, returnTrace, o.now().UTC())
+	return tx.MarkACHEntryReturned(ctx, e.FileID, e.Trace, code, returnTrace, o.now().UTC())
 }
 
 // importContested applies a contested dishonored return: the dishonor it
@@ -159,7 +178,7 @@ func (o *Originator) importContested(ctx context.Context, c *nacha.Addenda99Cont
 		if err := tx.MarkDishonorContested(ctx, d.ID, strings.TrimSpace(c.ContestedReturnCode), o.now().UTC()); err != nil {
 			return err
 		}
-		e, err := tx.ACHEntry(ctx, d.Entry.Trace)
+		e, err := tx.ACHEntryIn(ctx, d.Entry.FileID, d.Entry.Trace)
 		if err != nil || e.ReturnCode != "" {
 			return err
 		}

@@ -3,6 +3,8 @@ package ach
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"io"
 	"slices"
@@ -27,9 +29,17 @@ type ReturnResult struct {
 	Duplicates int `json:"duplicates"`
 	// Contested counts contested dishonored returns (R71–R77); the ones
 	// whose original return was applied now count in Applied too.
-	Contested int      `json:"contested"`
-	Duplicate int      `json:"duplicate"` // imported before: nothing changes
-	Unknown   []string `json:"unknown"`   // original trace numbers not originated here
+	Contested int `json:"contested"`
+	Duplicate int `json:"duplicate"` // imported before: nothing changes
+	// Unmatched counts answers (returns, notifications of change) that
+	// match no entry on every fact they carry (match.go), Ambiguous those
+	// that match more than one: both are applied to nothing and kept for
+	// an operator (unmatched.go). Unknown lists the original trace
+	// numbers of the unmatched ones and of contested dishonors not sent
+	// from here.
+	Unmatched int      `json:"unmatched"`
+	Ambiguous int      `json:"ambiguous"`
+	Unknown   []string `json:"unknown"`
 	// Notifications of change (COR entries), counted the same way;
 	// Refused lists the ones whose corrected data a source cannot take
 	// (an unknown change code, a bad routing number, a number another
@@ -66,14 +76,17 @@ func (o *Originator) ImportReturns(ctx context.Context, r io.Reader) (ReturnResu
 	if d, err := time.Parse("060102", file.Header.FileCreationDate); err == nil {
 		arrived = d
 	}
+	sum := sha256.Sum256(data)
+	digest := hex.EncodeToString(sum[:])
 	res := ReturnResult{Unknown: []string{}, ChangesRefused: []string{}}
+	defer o.refreshAnswers(ctx)
 	for _, b := range file.Batches {
 		for _, ed := range b.GetEntries() {
 			switch {
 			case ed.Addenda98 != nil:
-				err = o.importChange(ctx, ed.Addenda98, &res)
+				err = o.importChange(ctx, ed, b.GetHeader(), digest, arrived, &res)
 			case ed.Addenda99 != nil:
-				err = o.importReturn(ctx, ed, b.GetHeader().SettlementDate, arrived, &res)
+				err = o.importReturn(ctx, ed, b.GetHeader(), digest, arrived, &res)
 			case ed.Addenda99Contested != nil:
 				err = o.importContested(ctx, ed.Addenda99Contested, &res)
 			case ed.Addenda99Dishonored != nil:
@@ -106,42 +119,52 @@ func recordLengths(data []byte) error {
 	return nil
 }
 
-// importChange applies one notification of change and counts it in res.
-// One the source cannot take (its corrected data invalid, or an account
-// number another source holds) blocks the source instead, with
-// funding.BlockNOCUnapplicable, in a transaction of its own: the source's
-// entries would otherwise keep going to the data the bank said is wrong.
-func (o *Originator) importChange(ctx context.Context, a *nacha.Addenda98, res *ReturnResult) error {
+// importChange finds the entry one notification of change answers
+// (find) and applies it there (applyChange), counting it in res. One that
+// matches no single entry is kept for an operator instead.
+func (o *Originator) importChange(ctx context.Context, ed *nacha.EntryDetail, bh *nacha.BatchHeader, digest string, arrived calendar.Date, res *ReturnResult) error {
+	a := ed.Addenda98
 	res.NotificationsOfChange++
-	trace := a.OriginalTrace
-	applied := false
-	var entry Entry
+	in := received{answer: o.answerOf(AnswerChange, ed, bh, a.OriginalTrace, a.ChangeCode, arrived), ed: ed, fileSHA256: digest}
 	err := o.store.WithTx(ctx, func(tx Store) error {
-		var err error
-		if entry, err = tx.ACHEntry(ctx, trace); err != nil {
+		e, ok, err := o.find(ctx, tx, in, res)
+		if err != nil || !ok {
 			return err
 		}
+		return o.applyChange(ctx, tx, e, a, res)
+	})
+	if err != nil {
+		return fmt.Errorf("import notification of change %s of trace %s: %w", a.ChangeCode, a.OriginalTrace, err)
+	}
+	return nil
+}
+
+// applyChange applies notification of change a to entry e's source in
+// tx, counting it in res. One the source cannot take (its corrected data
+// invalid, or an account number another source holds) blocks the source
+// instead, with funding.BlockNOCUnapplicable, under a savepoint: the
+// source's entries would otherwise keep going to the data the bank said
+// is wrong.
+func (o *Originator) applyChange(ctx context.Context, tx Store, e Entry, a *nacha.Addenda98, res *ReturnResult) error {
+	applied := false
+	err := tx.WithTx(ctx, func(tx Store) error {
 		c, err := correction(a)
 		if err != nil {
 			return err
 		}
-		c.OriginalTrace = changeKey(entry)
-		applied, err = o.funding.ApplyChangeTx(ctx, tx.Funding(), entry.Scope, entry.SourceID, c)
+		c.OriginalTrace = changeKey(e)
+		applied, err = o.funding.ApplyChangeTx(ctx, tx.Funding(), e.Scope, e.SourceID, c)
 		return err
 	})
-	e, _ := errs.As(err)
-	refused := e != nil && slices.Contains([]errs.Code{errs.InvalidRequest, errs.InvalidRoutingNumber,
-		errs.InvalidAccountNumber, errs.InvalidAccountType, errs.AccountInUse}, e.Code)
+	ae, _ := errs.As(err)
+	refused := ae != nil && slices.Contains([]errs.Code{errs.InvalidRequest, errs.InvalidRoutingNumber,
+		errs.InvalidAccountNumber, errs.InvalidAccountType, errs.AccountInUse}, ae.Code)
 	switch {
-	case errs.Is(err, errs.NotFound) && (e == nil || e.Param == ""):
-		res.Unknown = append(res.Unknown, trace)
 	case refused:
-		res.ChangesRefused = append(res.ChangesRefused, trace+" "+a.ChangeCode+": "+e.Message)
-		return o.store.WithTx(ctx, func(tx Store) error {
-			reason := "The bank's notification of change " + a.ChangeCode + " could not be applied to this source."
-			_, err := o.funding.BlockTx(ctx, tx.Funding(), entry.Scope, entry.SourceID, funding.BlockNOCUnapplicable, reason)
-			return err
-		})
+		res.ChangesRefused = append(res.ChangesRefused, e.Trace+" "+a.ChangeCode+": "+ae.Message)
+		reason := "The bank's notification of change " + a.ChangeCode + " could not be applied to this source."
+		_, err := o.funding.BlockTx(ctx, tx.Funding(), e.Scope, e.SourceID, funding.BlockNOCUnapplicable, reason)
+		return err
 	case err != nil:
 		return err
 	case applied:

@@ -86,3 +86,21 @@ func sent(now time.Time, effective calendar.Date, individualDebit bool) payment.
 		SettleAt:   calendar.AddBusinessDays(effective, SettleDays).Add(12 * time.Hour),
 		Individual: individualDebit}
 }
+
+// Redate is the effective date entry e of a file still to deliver must
+// move to when it leaves at now: a standard entry dated the next banking
+// day or later, and a Same Day ACH entry (effective on its file's date)
+// before that day's cut-off, keep theirs (false); any other gets the date
+// an entry of its kind built at now would get.
+func Redate(s calendar.Schedule, e Entry, now time.Time) (calendar.Date, bool) {
+	effective, err := time.Parse(time.DateOnly, e.EffectiveDate)
+	if err != nil {
+		return calendar.Date{}, false // an entry of an earlier release: its file's own date
+	}
+	sameDay := e.EffectiveDate == e.FileDate
+	want := s.Effective(now, sameDay)
+	if !effective.Before(want) {
+		return calendar.Date{}, false
+	}
+	return want, true
+}

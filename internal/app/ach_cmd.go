@@ -14,13 +14,23 @@ const achUsage = `Usage:
   fundsource ach originate [--json]
   fundsource ach import-returns FILE [--json]
   fundsource ach files [--json]
+  fundsource ach files show NAME [--raw | --json]
   fundsource ach reconcile FILE [--json]
   fundsource ach reconciliation --date YYYY-MM-DD [--json]
+  fundsource ach unmatched [--all] [--json]
+  fundsource ach match ANSWER_ID PAYMENT_ID --note TEXT [--json]
+  fundsource ach dismiss ANSWER_ID --note TEXT [--json]
 `
 
 // runACH runs the operator's ACH commands: originate now, or apply a
 // return file from the bank.
 func runACH(ctx context.Context, args []string, io IO) error {
+	if len(args) > 0 && isAnswersCmd(args[0]) {
+		return runACHAnswers(ctx, args, io)
+	}
+	if isFileShow(args) {
+		return runACHFileShow(ctx, args, io)
+	}
 	name, file, date, asJSON, err := parseACH(args)
 	if err != nil {
 		fmt.Fprintf(io.Stderr, "fundsource ach: %v\n\n%s", err, achUsage)
@@ -62,8 +72,8 @@ func runACH(ctx context.Context, args []string, io IO) error {
 			}
 			out = res
 			text = fmt.Sprintf("%d returns, %d contested dishonors: %d applied, %d dishonored as untimely (R68), "+
-				"%d dishonored as duplicates (R67), %d imported before, %d unknown %v\n",
-				res.Returns, res.Contested, res.Applied, res.Dishonored, res.Duplicates, res.Duplicate, len(res.Unknown), res.Unknown)
+				"%d dishonored as duplicates (R67), %d imported before, %d unmatched and %d ambiguous (kept: fundsource ach unmatched), unknown traces %v\n",
+				res.Returns, res.Contested, res.Applied, res.Dishonored, res.Duplicates, res.Duplicate, res.Unmatched, res.Ambiguous, res.Unknown)
 			text += fmt.Sprintf("%d notifications of change: %d applied, %d already applied, %d refused (source blocked) %v\n",
 				res.NotificationsOfChange, res.ChangesApplied, res.ChangesDuplicate, len(res.ChangesRefused), res.ChangesRefused)
 		}

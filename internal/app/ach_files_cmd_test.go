@@ -57,9 +57,16 @@ func TestACHFileLifeCommands(t *testing.T) {
 	if _, _, err := c.run("ach", "reconciliation", "--date", "05/11/2026"); err == nil || errors.Is(err, app.ErrUsage) {
 		t.Errorf("a bad date: %v", err)
 	}
-	for _, args := range [][]string{{"ach", "reconciliation"}, {"ach", "reconcile"}, {"ach", "files", "x"}, {"ach", "files", "--date", "2026-11-05"}} {
+	for _, args := range [][]string{{"ach", "reconciliation"}, {"ach", "reconcile"}, {"ach", "files", "x"}, {"ach", "files", "--date", "2026-11-05"},
+		{"ach", "files", "show"}, {"ach", "files", "show", "a.ach", "b.ach"}, {"ach", "files", "show", "a.ach", "--hex"}} {
 		if _, _, err := c.run(args...); !errors.Is(err, app.ErrUsage) {
 			t.Errorf("%q: err = %v, want a usage error", args, err)
+		}
+	}
+	for _, args := range [][]string{{"fundsource-20261105-none.ach"}, {"fundsource-20261105-none.ach", "--raw"}} {
+		if _, _, err := c.run(append([]string{"ach", "files", "show"}, args...)...); err == nil || errors.Is(err, app.ErrUsage) ||
+			!strings.Contains(err.Error(), "fundsource-20261105-none.ach") {
+			t.Errorf("showing an unknown file %q: err = %v, want one naming it", args, err)
 		}
 	}
 }

@@ -51,10 +51,18 @@ Usage:
   fundsource ach import-returns FILE [--json]
                                    apply an ACH return file
   fundsource ach files [--json]    the files sent and received, with their status
+  fundsource ach files show NAME [--raw | --json]
+                                   one file sent; --raw prints the bytes the bank was sent
   fundsource ach reconcile FILE [--json]
                                    apply the bank's camt.053 statement
   fundsource ach reconciliation --date YYYY-MM-DD [--json]
                                    the statement's lines and the expected settlements, matched or not
+  fundsource ach unmatched [--all] [--json]
+                                   the bank's answers (returns, NOCs) that matched no single entry
+  fundsource ach match ANSWER_ID PAYMENT_ID --note TEXT [--json]
+                                   apply an unmatched answer to a payment's entry (audited)
+  fundsource ach dismiss ANSWER_ID --note TEXT [--json]
+                                   apply an unmatched answer to nothing
   fundsource provider-sim [--listen 127.0.0.1:8090] [--client ID:SECRET …] [--processor-client ID] [--plaid-sandbox-numbers]
                                    the bank-linking provider simulator (Plaid-shaped API)
   fundsource rail-sim [--listen 127.0.0.1:8091]

@@ -75,6 +75,9 @@ const (
 	OriginatorChanged           = "originator.changed"
 	OriginatorActivated         = "originator.activated"
 	OriginatorSuspended         = "originator.suspended"
+	// ACHAnswerMatched: an operator applied an answer from the bank that
+	// matched no single entry to one of the merchant's payments.
+	ACHAnswerMatched = "ach_answer.matched"
 )
 
 // Actor types.

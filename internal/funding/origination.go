@@ -29,6 +29,28 @@ func (s *Service) BankAccount(ctx context.Context, scope tenant.Scope, id string
 	return BankAccount{RoutingNumber: src.RoutingNumber, AccountNumber: string(number), AccountType: src.AccountType}, nil
 }
 
+// AccountFingerprint is the fingerprint of an account number as a
+// source keeps it (Source.Fingerprint, Receiver.AccountFP): what an
+// answer from the bank names is compared with it, never in clear.
+func (s *Service) AccountFingerprint(number string) []byte {
+	return s.vault.Fingerprint(fingerprintLabel, number)
+}
+
+// SealRecord seals a bank record that carries an account number (an
+// answer kept for an operator), bound to aad; OpenRecord opens it.
+func (s *Service) SealRecord(record []byte, aad string) (keyID string, sealed []byte) {
+	return s.vault.Seal(record, []byte(aad))
+}
+
+// OpenRecord opens a record SealRecord sealed with the same aad.
+func (s *Service) OpenRecord(keyID string, sealed []byte, aad string) ([]byte, error) {
+	b, err := s.vault.Open(keyID, sealed, []byte(aad))
+	if err != nil {
+		return nil, fmt.Errorf("open sealed bank record: %w", err)
+	}
+	return b, nil
+}
+
 // DepositAmounts returns the two amounts (cents) of a source's seq-th
 // micro-deposits, for origination.
 func (s *Service) DepositAmounts(ctx context.Context, scope tenant.Scope, id string, seq int) ([2]int, error) {

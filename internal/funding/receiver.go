@@ -35,6 +35,10 @@ type Receiver struct {
 	Name         string // the receiver's name, not yet folded
 	IndividualID string // ≤ 15 characters
 	Addenda      bool   // false once a C13 stopped the source's addenda
+	// AccountFP is the HMAC fingerprint of the source's account number
+	// (AccountFingerprint's): an entry keeps the one it was sent to, so
+	// an answer from the bank can be held to the account it names.
+	AccountFP []byte
 }
 
 // Receiver reads what a source's entries say about its holder, for
@@ -44,7 +48,8 @@ func (s *Service) Receiver(ctx context.Context, scope tenant.Scope, id string) (
 	if err != nil {
 		return Receiver{}, err
 	}
-	r := Receiver{Company: src.AccountHolderType == HolderCompany, IndividualID: src.IndividualID, Addenda: src.AddendaRefusedAt == nil}
+	r := Receiver{Company: src.AccountHolderType == HolderCompany, IndividualID: src.IndividualID, Addenda: src.AddendaRefusedAt == nil,
+		AccountFP: src.Fingerprint}
 	if src.ReceiverName != nil {
 		r.Name = *src.ReceiverName
 		return r, nil

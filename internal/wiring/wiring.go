@@ -182,6 +182,8 @@ func Build(cfg *config.Config, d Deps) (*Services, error) {
 			"ACH file deliveries that failed (the file is delivered again at the next run).", s.Originator.DeliveryFailures)
 		s.Metrics.CounterFunc("fundsource_ach_inbound_rejected_total",
 			"Inbound ACH files set aside unread (malformed): nothing of them was applied.", s.Originator.RejectedFiles)
+		s.Metrics.GaugeFunc("fundsource_ach_unmatched_answers",
+			"Returns and notifications of change that matched no single entry, kept for an operator (fundsource ach unmatched).", s.Originator.OpenAnswers)
 		s.Metrics.GaugeFunc("fundsource_ach_reconciliation_unmatched_statement_lines",
 			"Bank statement lines no delivered file or return matched.", func() int64 { st, _ := s.Originator.Unmatched(); return st })
 		s.Metrics.GaugeFunc("fundsource_ach_reconciliation_unmatched_settlements",

@@ -2,8 +2,6 @@ package postgres
 
 import (
 	"context"
-	"database/sql"
-	"errors"
 	"time"
 
 	"github.com/jmoiron/sqlx"
@@ -71,7 +69,7 @@ func (q queries) DepositsToOriginate(ctx context.Context, limit int) ([]ach.Depo
 }
 
 const paymentsToOriginate = `SELECT ` + paymentReadColumns + `, ` + paymentLinks + `,` + paymentStanding + ` FROM payments p
-WHERE environment = 'production' AND status = 'pending' AND sent_at IS NULL
+WHERE environment = 'production' AND status = 'pending' AND settle_at IS NULL
   AND NOT EXISTS (SELECT 1 FROM ach_entries e
                   WHERE e.merchant_id = p.merchant_id AND e.environment = p.environment AND e.payment_id = p.id)
 ORDER BY created_at
@@ -79,10 +77,10 @@ LIMIT $1
 FOR UPDATE OF p SKIP LOCKED`
 
 // PaymentsToOriginate locks pending production payments not yet in a
-// file, with their standing. sent_at IS NULL is what keeps a payment
-// another run assigned while this statement waited for its lock out: the
-// lock re-checks the payment's own row, not the NOT EXISTS on
-// ach_entries, which keeps the statement's older snapshot.
+// file, with their standing. settle_at IS NULL (set at assignment) is what
+// keeps a payment another run assigned while this statement waited for
+// its lock out: the lock re-checks the payment's own row, not the NOT
+// EXISTS on ach_entries, which keeps the statement's older snapshot.
 func (q queries) PaymentsToOriginate(ctx context.Context, limit int) ([]payment.Payment, error) {
 	var rows []standingRow
 	if err := sqlx.SelectContext(ctx, q.ex, &rows, paymentsToOriginate, limit); err != nil {
@@ -91,23 +89,19 @@ func (q queries) PaymentsToOriginate(ctx context.Context, limit int) ([]payment.
 	return mapRows(rows, standingRow.domain), nil
 }
 
-// nextTraceSequence takes the next number of an ODFI's counter of a file
-// date, creating it at 1, under the counter row's lock until the
-// transaction ends. No row comes back once the date's counter is at
-// 9,999,999.
+// nextTraceSequence takes the next number of an ODFI's sequence, which
+// continues across file dates and wraps after 9,999,999 to 1, creating it
+// at 1, under the sequence row's lock until the transaction ends.
 const nextTraceSequence = `
-INSERT INTO ach_trace_counters AS c (odfi, file_date, last_seq) VALUES ($1, $2, 1)
-ON CONFLICT (odfi, file_date) DO UPDATE SET last_seq = c.last_seq + 1 WHERE c.last_seq < 9999999
+INSERT INTO ach_trace_sequences AS s (odfi, last_seq) VALUES ($1, 1)
+ON CONFLICT (odfi) DO UPDATE SET last_seq = CASE WHEN s.last_seq >= 9999999 THEN 1 ELSE s.last_seq + 1 END
 RETURNING last_seq`
 
 // NextTraceSequence is the next 7-digit trace sequence number of odfi
-// (8 digits) on date (YYYY-MM-DD); ach.ErrTracesExhausted past 9,999,999.
-func (q queries) NextTraceSequence(ctx context.Context, odfi, date string) (int64, error) {
+// (8 digits).
+func (q queries) NextTraceSequence(ctx context.Context, odfi string) (int64, error) {
 	var n int64
-	err := sqlx.GetContext(ctx, q.ex, &n, nextTraceSequence, odfi, date)
-	if errors.Is(err, sql.ErrNoRows) {
-		return 0, ach.ErrTracesExhausted
-	}
+	err := sqlx.GetContext(ctx, q.ex, &n, nextTraceSequence, odfi)
 	return n, translate(err)
 }
 
@@ -137,6 +131,7 @@ type achEntryRow struct {
 	Effective    *string `db:"effective_date"`
 	CompanyName  *string `db:"company_name"`
 	CompanyID    *string `db:"company_id"`
+	AccountFP    []byte  `db:"account_fp"`
 }
 
 func (r achEntryRow) domain() ach.Entry {
@@ -145,7 +140,7 @@ func (r achEntryRow) domain() ach.Entry {
 		ReturnCode: deref(r.ReturnCode), ReturnTrace: deref(r.ReturnTrace), Class: ach.Class{SEC: deref(r.SEC), Description: deref(r.Description), PaymentType: deref(r.PaymentType)},
 		FileDate: deref(r.FileDate), Recurs: r.Recurs,
 		ReceiverName: deref(r.ReceiverName), IndividualID: deref(r.IndividualID), Addenda: deref(r.Addenda),
-		EffectiveDate: deref(r.Effective), CompanyName: deref(r.CompanyName), CompanyID: deref(r.CompanyID)}
+		EffectiveDate: deref(r.Effective), CompanyName: deref(r.CompanyName), CompanyID: deref(r.CompanyID), AccountFP: r.AccountFP}
 	if r.DepositSeq != nil {
 		e.DepositSeq, e.DepositIndex = *r.DepositSeq, *r.DepositIndex
 	}
@@ -158,15 +153,15 @@ func (r achEntryRow) domain() ach.Entry {
 const achEntryColumns = `trace_number, file_id, merchant_id, environment, kind, funding_source_id, customer_id,
        deposit_seq, deposit_index, payment_id, debit, amount_cents, return_code, sec_code, entry_description, payment_type, return_trace,
        to_char(file_date, 'YYYY-MM-DD') AS file_date, receiver_name, individual_id, addenda,
-       to_char(effective_date, 'YYYY-MM-DD') AS effective_date, company_name, company_id`
+       to_char(effective_date, 'YYYY-MM-DD') AS effective_date, company_name, company_id, account_fp`
 
 const insertACHEntry = `
 INSERT INTO ach_entries (trace_number, file_id, merchant_id, environment, kind, funding_source_id, customer_id,
        deposit_seq, deposit_index, payment_id, debit, amount_cents, return_code, sec_code, entry_description, payment_type,
-       file_date, receiver_name, individual_id, addenda, effective_date, company_name, company_id)
+       file_date, receiver_name, individual_id, addenda, effective_date, company_name, company_id, account_fp)
 VALUES ($1, $2, $3, $4, $5, $6, $7, NULLIF($8, 0), NULLIF($9, 0), NULLIF($10, ''), $11, NULLIF($12, 0), NULL,
         NULLIF($13, ''), NULLIF($14, ''), NULLIF($15, ''), NULLIF($16, '')::date, NULLIF($17, ''), NULLIF($18, ''),
-        NULLIF($19, ''), NULLIF($20, '')::date, NULLIF($21, ''), NULLIF($22, ''))`
+        NULLIF($19, ''), NULLIF($20, '')::date, NULLIF($21, ''), NULLIF($22, ''), $23)`
 
 // InsertACHEntry assigns an entry to a file; errs.Conflict when the
 // payment or deposit is in a file already. A micro-deposit's amount is not
@@ -175,7 +170,7 @@ func (q queries) InsertACHEntry(ctx context.Context, e ach.Entry) error {
 	_, err := q.ex.ExecContext(ctx, insertACHEntry, e.Trace, e.FileID, e.Scope.MerchantID, e.Scope.Env, e.Kind,
 		e.SourceID, e.CustomerID, e.DepositSeq, e.DepositIndex, e.PaymentID, e.Debit, e.Cents,
 		e.Class.SEC, e.Class.Description, e.Class.PaymentType, e.FileDate, e.ReceiverName, e.IndividualID, e.Addenda, e.EffectiveDate,
-		e.CompanyName, e.CompanyID)
+		e.CompanyName, e.CompanyID, nullBytes(e.AccountFP))
 	return translate(err)
 }
 
@@ -190,38 +185,41 @@ func (q queries) ACHEntries(ctx context.Context, fileID string) ([]ach.Entry, er
 	return mapRows(rows, achEntryRow.domain), nil
 }
 
-// newestEntry is the file of the newest entry with trace number $1: trace
-// numbers restart each file date, and a return or notification of change
-// is about the latest entry that carried its original trace.
-const newestEntry = `
-SELECT e.file_id FROM ach_entries e JOIN ach_files f ON f.id = e.file_id
-WHERE e.trace_number = $1
-ORDER BY f.created_at DESC, f.serial DESC
-LIMIT 1`
-
-const achEntryByTrace = `SELECT ` + achEntryColumns + `,
-       EXISTS (SELECT 1 FROM ach_entries o WHERE o.trace_number = $1 AND o.file_id <> ach_entries.file_id) AS recurs
+// achEntriesByTrace locks every entry with trace number $1, newest file
+// first; recurs says an older entry carries the number too.
+const achEntriesByTrace = `SELECT ` + achEntryColumns + `,
+       EXISTS (SELECT 1 FROM ach_entries o JOIN ach_files of ON of.id = o.file_id, ach_files mine
+               WHERE mine.id = ach_entries.file_id AND o.trace_number = ach_entries.trace_number
+                 AND (of.created_at, of.serial) < (mine.created_at, mine.serial)) AS recurs
 FROM ach_entries
-WHERE trace_number = $1 AND file_id = (` + newestEntry + `)
+WHERE trace_number = $1
+ORDER BY (SELECT f.created_at FROM ach_files f WHERE f.id = ach_entries.file_id) DESC,
+         (SELECT f.serial FROM ach_files f WHERE f.id = ach_entries.file_id) DESC
 FOR UPDATE`
 
-// ACHEntry locks the newest entry with a trace number.
-func (q queries) ACHEntry(ctx context.Context, trace string) (ach.Entry, error) {
-	var r achEntryRow
-	if err := sqlx.GetContext(ctx, q.ex, &r, achEntryByTrace, trace); err != nil {
-		return ach.Entry{}, translate(err)
+// ACHEntriesByTrace locks every entry with a trace number, newest first.
+func (q queries) ACHEntriesByTrace(ctx context.Context, trace string) ([]ach.Entry, error) {
+	var rows []achEntryRow
+	if err := sqlx.SelectContext(ctx, q.ex, &rows, achEntriesByTrace, trace); err != nil {
+		return nil, translate(err)
 	}
-	return r.domain(), nil
+	return mapRows(rows, achEntryRow.domain), nil
+}
+
+const achEntryIn = `SELECT ` + achEntryColumns + ` FROM ach_entries WHERE file_id = $1 AND trace_number = $2 FOR UPDATE`
+
+// ACHEntryIn locks the entry with a trace number in a file.
+func (q queries) ACHEntryIn(ctx context.Context, fileID, trace string) (ach.Entry, error) {
+	return getOne[achEntryRow](ctx, q.ex, achEntryIn, fileID, trace)
 }
 
 const markACHEntryReturned = `
-UPDATE ach_entries SET return_code = $2, return_trace = NULLIF($3, ''), returned_at = $4
-WHERE trace_number = $1 AND file_id = (` + newestEntry + `)`
+UPDATE ach_entries SET return_code = $3, return_trace = NULLIF($4, ''), returned_at = $5
+WHERE file_id = $1 AND trace_number = $2`
 
-// MarkACHEntryReturned records the return applied to the newest entry with
-// a trace number, the one ACHEntry returns.
-func (q queries) MarkACHEntryReturned(ctx context.Context, trace, code, returnTrace string, at time.Time) error {
-	_, err := q.ex.ExecContext(ctx, markACHEntryReturned, trace, code, returnTrace, at)
+// MarkACHEntryReturned records the return applied to an entry of a file.
+func (q queries) MarkACHEntryReturned(ctx context.Context, fileID, trace, code, returnTrace string, at time.Time) error {
+	_, err := q.ex.ExecContext(ctx, markACHEntryReturned, fileID, trace, code, returnTrace, at)
 	return translate(err)
 }
 
@@ -242,4 +240,12 @@ WHERE merchant_id = $1 AND environment = $2 AND payment_id = $3 AND kind = 'paym
 // PaymentEntry returns a payment's entry.
 func (q queries) PaymentEntry(ctx context.Context, scope tenant.Scope, paymentID string) (ach.Entry, error) {
 	return getOne[achEntryRow](ctx, q.ex, paymentEntry, scope.MerchantID, scope.Env, paymentID)
+}
+
+// nullBytes is b, or NULL when b is empty.
+func nullBytes(b []byte) any {
+	if len(b) == 0 {
+		return nil
+	}
+	return b
 }

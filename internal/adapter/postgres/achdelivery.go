@@ -25,39 +25,105 @@ func (q queries) UndeliveredACHFiles(ctx context.Context) ([]ach.File, error) {
 	return mapRows(rows, achFileRow.domain), nil
 }
 
-const lockUndeliveredACHFile = `
-SELECT id FROM ach_files WHERE id = $1 AND status IN ('building', 'built', 'failed') FOR UPDATE SKIP LOCKED`
+const claimACHFile = `
+UPDATE ach_files SET lease_owner = $2, lease_until = $4
+WHERE id = $1 AND status IN ('building', 'built', 'failed') AND (lease_until IS NULL OR lease_until <= $3)`
 
-// LockUndeliveredACHFile locks a file still to deliver; false when
-// another process holds it or it was delivered meanwhile.
-func (q queries) LockUndeliveredACHFile(ctx context.Context, id string) (bool, error) {
-	var got string
-	err := sqlx.GetContext(ctx, q.ex, &got, lockUndeliveredACHFile, id)
-	if errors.Is(err, sql.ErrNoRows) {
-		return false, nil
+// ClaimACHFile takes the delivery lease of a file still to deliver until
+// until; false when another process holds an unexpired lease or the file
+// was delivered meanwhile.
+func (q queries) ClaimACHFile(ctx context.Context, id, owner string, now, until time.Time) (bool, error) {
+	res, err := q.ex.ExecContext(ctx, claimACHFile, id, owner, now, until)
+	if err != nil {
+		return false, translate(err)
 	}
-	return err == nil, translate(err)
+	n, err := res.RowsAffected()
+	return n == 1, translate(err)
 }
 
-const markACHFileDelivered = `
-UPDATE ach_files SET status = 'delivered', transport = $2, delivered_at = $3, written_at = $3, last_error = NULL,
-       entry_count = $4, debit_cents = $5, credit_cents = $6, sha256 = $7
-WHERE id = $1`
+const achFileBytes = `SELECT COALESCE(bytes_key_id, '') AS bytes_key_id, sealed_bytes FROM ach_files WHERE id = $1`
 
-// MarkACHFileDelivered records that the transport has the file.
-func (q queries) MarkACHFileDelivered(ctx context.Context, id, transport string, at time.Time, t ach.Totals) error {
-	_, err := q.ex.ExecContext(ctx, markACHFileDelivered, id, transport, at, t.Entries, t.Debit, t.Credit, t.SHA256)
+// ACHFileBytes reads a file's sealed bytes; none when it was never built
+// to bytes by this release.
+func (q queries) ACHFileBytes(ctx context.Context, id string) (string, []byte, error) {
+	var r struct {
+		KeyID  string `db:"bytes_key_id"`
+		Sealed []byte `db:"sealed_bytes"`
+	}
+	if err := sqlx.GetContext(ctx, q.ex, &r, achFileBytes, id); err != nil {
+		return "", nil, translate(err)
+	}
+	return r.KeyID, r.Sealed, nil
+}
+
+const keepACHFileBytes = `
+UPDATE ach_files SET bytes_key_id = $2, sealed_bytes = $3, redated_at = COALESCE($4, redated_at) WHERE id = $1`
+
+// KeepACHFileBytes stores the sealed bytes a file is delivered as, and
+// when its entries were re-dated (nil: not now).
+func (q queries) KeepACHFileBytes(ctx context.Context, id, keyID string, sealed []byte, redated *time.Time) error {
+	_, err := q.ex.ExecContext(ctx, keepACHFileBytes, id, keyID, sealed, redated)
 	return translate(err)
 }
 
-const markACHFileFailed = `
-UPDATE ach_files SET status = 'failed', attempts = attempts + 1, last_error = $2,
-       entry_count = $3, debit_cents = $4, credit_cents = $5, sha256 = $6
-WHERE id = $1`
+const redateACHEntry = `UPDATE ach_entries SET effective_date = $3::date WHERE file_id = $1 AND trace_number = $2`
 
-// MarkACHFileFailed records a failed delivery.
-func (q queries) MarkACHFileFailed(ctx context.Context, id, reason string, t ach.Totals) error {
-	_, err := q.ex.ExecContext(ctx, markACHFileFailed, id, reason, t.Entries, t.Debit, t.Credit, t.SHA256)
+// RedateACHEntry moves an entry of a file still to deliver to another
+// effective date.
+func (q queries) RedateACHEntry(ctx context.Context, fileID, trace, effective string) error {
+	_, err := q.ex.ExecContext(ctx, redateACHEntry, fileID, trace, effective)
+	return translate(err)
+}
+
+const markFilePaymentsSent = `
+UPDATE payments p SET sent_at = $2
+FROM ach_entries e
+WHERE e.file_id = $1 AND e.kind = 'payment'
+  AND p.merchant_id = e.merchant_id AND p.environment = e.environment AND p.id = e.payment_id AND p.sent_at IS NULL`
+
+// MarkFilePaymentsSent records when the bank's server took the file of a
+// file's payments.
+func (q queries) MarkFilePaymentsSent(ctx context.Context, fileID string, at time.Time) error {
+	_, err := q.ex.ExecContext(ctx, markFilePaymentsSent, fileID, at)
+	return translate(err)
+}
+
+const achFileByName = `SELECT id, serial, name, status, created_at, offset_traces FROM ach_files WHERE name = $1`
+
+// ACHFileByName reads a file record by its name.
+func (q queries) ACHFileByName(ctx context.Context, name string) (ach.File, error) {
+	var r achFileRow
+	if err := sqlx.GetContext(ctx, q.ex, &r, achFileByName, name); err != nil {
+		return ach.File{}, translate(err)
+	}
+	return r.domain(), nil
+}
+
+const markACHFileDelivered = `
+UPDATE ach_files SET status = 'delivered', transport = $3, delivered_at = $4, written_at = $4, last_error = NULL,
+       entry_count = $5, debit_cents = $6, credit_cents = $7, sha256 = $8, lease_owner = NULL, lease_until = NULL
+WHERE id = $1 AND lease_owner = $2 AND status IN ('building', 'built', 'failed')`
+
+// MarkACHFileDelivered records that the transport has the file, under
+// the lease owner's claim; false when the lease was lost and another
+// process recorded the file meanwhile.
+func (q queries) MarkACHFileDelivered(ctx context.Context, id, owner, transport string, at time.Time, t ach.Totals) (bool, error) {
+	res, err := q.ex.ExecContext(ctx, markACHFileDelivered, id, owner, transport, at, t.Entries, t.Debit, t.Credit, t.SHA256)
+	if err != nil {
+		return false, translate(err)
+	}
+	n, err := res.RowsAffected()
+	return n == 1, translate(err)
+}
+
+const markACHFileFailed = `
+UPDATE ach_files SET status = 'failed', attempts = attempts + 1, last_error = $3,
+       entry_count = $4, debit_cents = $5, credit_cents = $6, sha256 = $7, lease_owner = NULL, lease_until = NULL
+WHERE id = $1 AND lease_owner = $2 AND status IN ('building', 'built', 'failed')`
+
+// MarkACHFileFailed records a failed delivery and gives the lease back.
+func (q queries) MarkACHFileFailed(ctx context.Context, id, owner, reason string, t ach.Totals) error {
+	_, err := q.ex.ExecContext(ctx, markACHFileFailed, id, owner, reason, t.Entries, t.Debit, t.Credit, t.SHA256)
 	return translate(err)
 }
 

@@ -227,12 +227,14 @@ func (q queries) ListPayments(ctx context.Context, scope tenant.Scope, f payment
 
 const settlingPayments = `SELECT ` + paymentReadColumns + `, ` + paymentLinks + `,` + paymentStanding + ` FROM payments p
 WHERE status = 'pending' AND settle_at IS NOT NULL AND settle_at <= $1
+  AND (environment <> 'production' OR sent_at IS NOT NULL)
 ORDER BY settle_at
 LIMIT $2
 FOR UPDATE SKIP LOCKED`
 
 // SettlingPayments locks up to limit pending payments due to settle, with
-// their standing.
+// their standing; a production payment only once the bank took its file
+// (sent_at), so one whose delivery keeps failing never reads as settled.
 func (q queries) SettlingPayments(ctx context.Context, now time.Time, limit int) ([]payment.Payment, error) {
 	var rows []standingRow
 	if err := sqlx.SelectContext(ctx, q.ex, &rows, settlingPayments, now, limit); err != nil {

@@ -73,14 +73,19 @@ const setPaymentSent = `
 UPDATE payments SET settle_at = $4, sent_at = $5, effective_date = $6, settlement_date = $7, unauthorized_return_until = $8
 WHERE ` + byID
 
-// SetPaymentSent stores when and how a payment left, and when it settles.
+// SetPaymentSent stores how a payment leaves and when it settles; sent_at
+// stays NULL while s.At is zero (its file is not delivered yet).
 func (q queries) SetPaymentSent(ctx context.Context, scope tenant.Scope, id string, s payment.Sent) error {
+	var at *time.Time
+	if !s.At.IsZero() {
+		at = &s.At
+	}
 	var until *string
 	if d := s.UnauthorizedUntil(); d != nil {
 		v := d.Format(time.DateOnly)
 		until = &v
 	}
-	_, err := q.ex.ExecContext(ctx, setPaymentSent, scope.MerchantID, scope.Env, id, s.SettleAt, s.At,
+	_, err := q.ex.ExecContext(ctx, setPaymentSent, scope.MerchantID, scope.Env, id, s.SettleAt, at,
 		s.Effective.Format(time.DateOnly), s.Settlement.Format(time.DateOnly), until)
 	return translate(err)
 }

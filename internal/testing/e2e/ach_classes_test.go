@@ -73,7 +73,7 @@ func TestOriginationClassifiesBusinessDebitsAndSubscriptionRetries(t *testing.T)
 	companyName := b.GetHeader().CompanyName
 
 	// The bank returns it R01: presented again on the next business day.
-	res, err := o.ImportReturns(context.Background(), bytes.NewReader(returnFile(t, map[string]string{e.TraceNumber: "R01"})))
+	res, err := o.ImportReturns(context.Background(), bytes.NewReader(h.returnFile(t, map[string]string{e.TraceNumber: "R01"})))
 	if err != nil || res.Applied != 1 {
 		t.Fatalf("ImportReturns = %+v, %v", res, err)
 	}

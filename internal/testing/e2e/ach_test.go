@@ -3,6 +3,8 @@ package e2e_test
 import (
 	"bytes"
 	"context"
+	"database/sql"
+	"errors"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -63,7 +65,13 @@ type achSetup struct {
 // scope.
 func liveMerchant(t *testing.T, h *harness) (merchant.Created, string, tenant.Scope) {
 	t.Helper()
-	m := h.Merchant("Acme")
+	return liveMerchantNamed(t, h, "Acme")
+}
+
+// liveMerchantNamed is liveMerchant with a merchant of another name.
+func liveMerchantNamed(t *testing.T, h *harness, name string) (merchant.Created, string, tenant.Scope) {
+	t.Helper()
+	m := h.Merchant(name)
 	key := h.Production(m).SecretKey
 	scope := tenant.Scope{MerchantID: m.Merchant.ID, Env: tenant.Production}
 	if err := h.Merchants.GrantOnDemand(context.Background(), scope, audit.Operator("test")); err != nil {
@@ -274,7 +282,7 @@ func TestReturnFileFailsTheVerificationAndThePayment(t *testing.T) {
 			}
 		}
 	}
-	returns := returnFile(t, map[string]string{depositTrace: "R03", creditTrace: "R01", debitTrace: "R07", "121042889999999": "R02"})
+	returns := h.returnFile(t, map[string]string{depositTrace: "R03", creditTrace: "R01", debitTrace: "R07", "121042889999999": "R02"})
 
 	res, err := o.ImportReturns(context.Background(), bytes.NewReader(returns))
 	if err != nil || res.Returns != 4 || res.Applied != 3 || len(res.Unknown) != 1 || res.Unknown[0] != "121042889999999" {
@@ -312,9 +320,10 @@ func TestReturnFileFailsTheVerificationAndThePayment(t *testing.T) {
 	if failed := h.Events("payment.failed"); len(failed) != 2 {
 		t.Errorf("payment.failed events = %v", failed)
 	}
-	// The same file again: nothing more happens.
+	// The same file again: nothing more happens (the unknown trace's
+	// return is kept unmatched once).
 	res, err = o.ImportReturns(context.Background(), bytes.NewReader(returns))
-	if err != nil || res.Applied != 0 || res.Duplicate != 3 {
+	if err != nil || res.Applied != 0 || res.Duplicate != 4 {
 		t.Errorf("second import = %+v, %v", res, err)
 	}
 	if n := len(h.Events("payment.failed")) + len(h.Events("funding_source.verification_failed")) + len(h.Events("funding_source.blocked")); n != 4 {
@@ -322,51 +331,148 @@ func TestReturnFileFailsTheVerificationAndThePayment(t *testing.T) {
 	}
 }
 
-// returnFile builds an ACH return file (as the bank sends it) with one
-// return per original trace number.
-func returnFile(t *testing.T, codes map[string]string) []byte {
+// sent is what an answer from the bank echoes of an entry: its amount,
+// account number and batch company identification.
+type sent struct {
+	cents   int
+	account string
+	company string
+}
+
+// sentEntry reads what the newest entry with a trace number was sent
+// with; an unknown trace number gets made-up values (an answer for an
+// entry sent elsewhere).
+func (h *harness) sentEntry(t *testing.T, trace string) sent {
 	t.Helper()
-	bh := nacha.NewBatchHeader()
-	bh.ServiceClassCode = nacha.MixedDebitsAndCredits
-	bh.CompanyName, bh.CompanyIdentification = "FUNDSOURCE", "1234567890"
-	bh.StandardEntryClassCode, bh.CompanyEntryDescription = nacha.PPD, "RETURN"
-	bh.EffectiveEntryDate, bh.ODFIIdentification = "261105", "23138010"
-	batch := nacha.NewBatchPPD(bh)
+	return h.sentWhere(t, `e.trace_number = $1`, trace)
+}
+
+// sentPayment is a payment's trace number and what its entry was sent
+// with.
+func (h *harness) sentPayment(t *testing.T, paymentID string) (string, sent) {
+	t.Helper()
+	trace, _ := h.entryOf(t, paymentID)
+	return trace, h.sentWhere(t, `e.payment_id = $1`, paymentID)
+}
+
+func (h *harness) sentWhere(t *testing.T, where, arg string) sent {
+	t.Helper()
+	var r struct {
+		Merchant string  `db:"merchant_id"`
+		Env      string  `db:"environment"`
+		Source   string  `db:"funding_source_id"`
+		Seq      *int    `db:"deposit_seq"`
+		Index    *int    `db:"deposit_index"`
+		Cents    *int64  `db:"amount_cents"`
+		Company  *string `db:"company_id"`
+	}
+	err := h.SQL().Get(&r, `SELECT e.merchant_id, e.environment, e.funding_source_id, e.deposit_seq, e.deposit_index,
+	       e.amount_cents, e.company_id FROM ach_entries e JOIN ach_files f ON f.id = e.file_id
+	WHERE `+where+` ORDER BY f.created_at DESC, f.serial DESC LIMIT 1`, arg)
+	if errors.Is(err, sql.ErrNoRows) {
+		return sent{cents: 100, account: "1", company: "1234567890"}
+	}
+	if err != nil {
+		t.Fatalf("entry of %s: %v", arg, err)
+	}
+	scope := tenant.Scope{MerchantID: r.Merchant, Env: tenant.Environment(r.Env)}
+	acct, err := h.Funding.BankAccount(context.Background(), scope, r.Source)
+	if err != nil {
+		t.Fatalf("account of %s: %v", r.Source, err)
+	}
+	s := sent{account: acct.AccountNumber, company: "1234567890"}
+	if r.Company != nil {
+		s.company = *r.Company
+	}
+	switch {
+	case r.Cents != nil:
+		s.cents = int(*r.Cents)
+	case r.Seq != nil:
+		amounts, err := h.Funding.DepositAmounts(context.Background(), scope, r.Source, *r.Seq)
+		if err != nil {
+			t.Fatalf("deposit amounts of %s: %v", r.Source, err)
+		}
+		s.cents = amounts[*r.Index-1]
+	}
+	return s
+}
+
+// returnFile builds an ACH return file (as the bank sends it) with one
+// return per original trace number, each echoing its newest entry's
+// amount, account and company identification.
+func (h *harness) returnFile(t *testing.T, codes map[string]string) []byte {
+	t.Helper()
 	traces := make([]string, 0, len(codes))
 	for tr := range codes {
 		traces = append(traces, tr)
 	}
 	sort.Strings(traces)
+	rets := make([]ret, len(traces))
 	for i, tr := range traces {
+		rets[i] = ret{trace: tr, code: codes[tr], sent: h.sentEntry(t, tr)}
+	}
+	return returnsFile(t, rets)
+}
+
+// ret is one return of a return file: the original trace number, the
+// code, and what it echoes of the entry.
+type ret struct {
+	trace, code string
+	sent
+}
+
+// returnsFile builds a return file of rets, in a batch per company.
+func returnsFile(t *testing.T, rets []ret) []byte {
+	t.Helper()
+	batches := map[string]*nacha.BatchPPD{}
+	var order []string
+	for i, r := range rets {
+		batch := batches[r.company]
+		if batch == nil {
+			bh := nacha.NewBatchHeader()
+			bh.ServiceClassCode = nacha.MixedDebitsAndCredits
+			bh.CompanyName, bh.CompanyIdentification = "FUNDSOURCE", r.company
+			bh.StandardEntryClassCode, bh.CompanyEntryDescription = nacha.PPD, "RETURN"
+			bh.EffectiveEntryDate, bh.ODFIIdentification = "261105", "23138010"
+			bh.BatchNumber = len(order) + 1
+			batch = nacha.NewBatchPPD(bh)
+			batches[r.company], order = batch, append(order, r.company)
+		}
 		e := nacha.NewEntryDetail()
 		e.TransactionCode = nacha.CheckingReturnNOCCredit
 		e.SetRDFI("121042882")
-		e.DFIAccountNumber = "1"
-		e.Amount = 100
+		e.DFIAccountNumber = r.account
+		e.Amount = r.cents
 		e.IndividualName = "RETURN"
 		e.SetTraceNumber("23138010", i+1)
 		a := nacha.NewAddenda99()
-		a.ReturnCode, a.OriginalTrace, a.OriginalDFI = codes[tr], tr, "12104288"
+		a.ReturnCode, a.OriginalTrace, a.OriginalDFI = r.code, r.trace, "12104288"
 		e.Addenda99, e.Category, e.AddendaRecordIndicator = a, nacha.CategoryReturn, 1
 		batch.AddEntry(e)
 	}
-	return bankFile(t, batch)
+	list := make([]nacha.Batcher, len(order))
+	for i, c := range order {
+		list[i] = batches[c]
+	}
+	return bankFile(t, list...)
 }
 
 // bankFile writes batch into a file from the Federal Reserve to the
 // originator, as returns and notifications of change arrive.
-func bankFile(t *testing.T, batch nacha.Batcher) []byte {
+func bankFile(t *testing.T, batches ...nacha.Batcher) []byte {
 	t.Helper()
 	fh := nacha.NewFileHeader()
 	fh.ImmediateDestination, fh.ImmediateOrigin = "121042882", "231380104"
 	fh.FileCreationDate, fh.FileCreationTime = "261105", "0900"
 	fh.ImmediateDestinationName, fh.ImmediateOriginName = "FUNDSOURCE BANK", "FEDERAL RESERVE BANK"
-	if err := batch.Create(); err != nil {
-		t.Fatal(err)
-	}
 	file := nacha.NewFile()
 	file.SetHeader(fh)
-	file.AddBatch(batch)
+	for _, batch := range batches {
+		if err := batch.Create(); err != nil {
+			t.Fatal(err)
+		}
+		file.AddBatch(batch)
+	}
 	data, err := ach.Encode(file)
 	if err != nil {
 		t.Fatal(err)

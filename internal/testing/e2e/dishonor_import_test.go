@@ -63,8 +63,8 @@ func TestReturnOnItsLastTimelyDayAppliesAndTheNextDayIsDishonored(t *testing.T) 
 		t.Fatal(err)
 	}
 	debitTrace, creditTrace := outboxTraces(t, dir)
-	onTime := dated(t, returnFile(t, map[string]string{creditTrace: "R03"}), "261105")
-	late := dated(t, returnFile(t, map[string]string{debitTrace: "R01"}), "261106")
+	onTime := dated(t, h.returnFile(t, map[string]string{creditTrace: "R03"}), "261105")
+	late := dated(t, h.returnFile(t, map[string]string{debitTrace: "R01"}), "261106")
 	if res, err := o.ImportReturns(context.Background(), bytes.NewReader(onTime)); err != nil || res.Applied != 1 || res.Dishonored != 0 {
 		t.Fatalf("return on the second banking day = %+v, %v", res, err)
 	}
@@ -122,7 +122,7 @@ func TestUnparseableReturnFileIsRefusedWhole(t *testing.T) {
 		t.Fatal(err)
 	}
 	debitTrace, creditTrace := outboxTraces(t, dir)
-	data := string(returnFile(t, map[string]string{creditTrace: "R03", debitTrace: "R01"}))
+	data := string(h.returnFile(t, map[string]string{creditTrace: "R03", debitTrace: "R01"}))
 	// Lines: file header, batch header, entry, addenda, entry, addenda, batch control.
 	for _, c := range []struct {
 		line int
@@ -167,7 +167,7 @@ func TestNOCToAnotherCustomersAccountBlocksTheSource(t *testing.T) {
 	}
 	debitTrace, _ := outboxTraces(t, dir)
 	th.WantOK(t, h.Post("/v2/on-demand/funding-source", s.key, th.SourceBody(h.Customer(s.key), "021000021", "000555444333")))
-	noc := nocFile(t, []nocEntry{{debitTrace, "C01", &nacha.CorrectedData{AccountNumber: "000555444333"}}})
+	noc := h.nocFile(t, []nocEntry{{debitTrace, "C01", &nacha.CorrectedData{AccountNumber: "000555444333"}}})
 	res, err := o.ImportReturns(context.Background(), bytes.NewReader(noc))
 	if err != nil || res.NotificationsOfChange != 1 || res.ChangesApplied != 0 || len(res.ChangesRefused) != 1 {
 		t.Fatalf("ImportReturns = %+v, %v", res, err)

@@ -87,7 +87,7 @@ func TestOutboxEntriesNameTheirReceivers(t *testing.T) {
 	if a := before[111].e.Addenda05; len(a) != 1 || a[0].PaymentRelatedInformation != "refund" {
 		t.Fatalf("the first credit's addenda: %+v", a)
 	}
-	res, err := o.ImportReturns(context.Background(), bytes.NewReader(nocFile(t, []nocEntry{{before[111].e.TraceNumber, "C13", &nacha.CorrectedData{}}})))
+	res, err := o.ImportReturns(context.Background(), bytes.NewReader(h.nocFile(t, []nocEntry{{before[111].e.TraceNumber, "C13", &nacha.CorrectedData{}}})))
 	if err != nil || res.ChangesApplied != 1 {
 		t.Fatalf("C13 import = %+v, %v", res, err)
 	}

@@ -47,7 +47,7 @@ func TestNotificationsOfChangeCorrectTheSource(t *testing.T) {
 	if debitTrace == "" || creditTrace == "" || depositTrace == "" {
 		t.Fatalf("traces: debit %q credit %q deposit %q", debitTrace, creditTrace, depositTrace)
 	}
-	noc := nocFile(t, []nocEntry{
+	noc := h.nocFile(t, []nocEntry{
 		{debitTrace, "C01", &nacha.CorrectedData{AccountNumber: "000999888777"}},
 		{creditTrace, "C07", &nacha.CorrectedData{RoutingNumber: "021000021", AccountNumber: "11112222333", TransactionCode: nacha.CheckingCredit}},
 		{depositTrace, "C02", &nacha.CorrectedData{RoutingNumber: "123456789"}}, // no such bank
@@ -141,21 +141,44 @@ type nocEntry struct {
 	data        *nacha.CorrectedData
 }
 
-// nocFile builds a notification-of-change file (a COR batch) as a bank
-// sends it.
-func nocFile(t *testing.T, entries []nocEntry) []byte {
+// nocFile builds a notification-of-change file as a bank sends it, each
+// echoing its newest entry's account and company identification.
+func (h *harness) nocFile(t *testing.T, entries []nocEntry) []byte {
 	t.Helper()
-	bh := nacha.NewBatchHeader()
-	bh.ServiceClassCode = nacha.CreditsOnly
-	bh.CompanyName, bh.CompanyIdentification = "FUNDSOURCE", "1234567890"
-	bh.StandardEntryClassCode, bh.CompanyEntryDescription = nacha.COR, "NOC"
-	bh.EffectiveEntryDate, bh.ODFIIdentification = "261105", "23138010"
-	batch := nacha.NewBatchCOR(bh)
+	nocs := make([]noc, len(entries))
 	for i, n := range entries {
+		nocs[i] = noc{n, h.sentEntry(t, n.trace)}
+	}
+	return nocsFile(t, nocs)
+}
+
+// noc is one notification of change and what it echoes of its entry.
+type noc struct {
+	nocEntry
+	sent
+}
+
+// nocsFile builds a notification-of-change file, a COR batch per company.
+func nocsFile(t *testing.T, nocs []noc) []byte {
+	t.Helper()
+	batches := map[string]*nacha.BatchCOR{}
+	var order []string
+	for i, n := range nocs {
+		batch := batches[n.company]
+		if batch == nil {
+			bh := nacha.NewBatchHeader()
+			bh.ServiceClassCode = nacha.CreditsOnly
+			bh.CompanyName, bh.CompanyIdentification = "FUNDSOURCE", n.company
+			bh.StandardEntryClassCode, bh.CompanyEntryDescription = nacha.COR, "NOC"
+			bh.EffectiveEntryDate, bh.ODFIIdentification = "261105", "23138010"
+			bh.BatchNumber = len(order) + 1
+			batch = nacha.NewBatchCOR(bh)
+			batches[n.company], order = batch, append(order, n.company)
+		}
 		e := nacha.NewEntryDetail()
 		e.TransactionCode = nacha.CheckingReturnNOCCredit
 		e.SetRDFI("121042882")
-		e.DFIAccountNumber = "1"
+		e.DFIAccountNumber = n.account
 		e.IndividualName = "NOC"
 		e.SetTraceNumber("23138010", i+1)
 		a := nacha.NewAddenda98()
@@ -168,5 +191,9 @@ func nocFile(t *testing.T, entries []nocEntry) []byte {
 		e.Addenda98, e.Category, e.AddendaRecordIndicator = a, nacha.CategoryNOC, 1
 		batch.AddEntry(e)
 	}
-	return bankFile(t, batch)
+	list := make([]nacha.Batcher, len(order))
+	for i, c := range order {
+		list[i] = batches[c]
+	}
+	return bankFile(t, list...)
 }

@@ -5,8 +5,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"path/filepath"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -14,6 +14,7 @@ import (
 	nacha "github.com/moov-io/ach"
 
 	"github.com/fundsource/fundsource/internal/ach"
+	"github.com/fundsource/fundsource/internal/audit"
 	th "github.com/fundsource/fundsource/internal/testing/harness"
 )
 
@@ -30,26 +31,20 @@ func (h *harness) entryOf(t *testing.T, paymentID string) (trace, date string) {
 	return r.Trace, r.Date
 }
 
-// TestTraceNumbersRestartEachFileDateAndNeverWrap: the first entry of each
-// file date (US Eastern) is sequence 1 again; a return of a trace number
-// that recurs is about the newest entry; sequence 9,999,999 is issued and
-// the next origination that date is refused with nothing assigned (no
-// file, the payment pending); the next date starts at 1.
-func TestTraceNumbersRestartEachFileDateAndNeverWrap(t *testing.T) {
+// TestTraceNumbersContinueAcrossDatesAndWrap: the sequence goes on from
+// one file date to the next, and after 9,999,999 wraps to 1.
+func TestTraceNumbersContinueAcrossDatesAndWrap(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t) // Monday 2026-11-02, afternoon in New York
 	_, key, _ := liveMerchant(t, h)
 	src := th.WantOK(t, h.Post("/v2/on-demand/funding-source", key, th.SourceBody(h.Customer(key), "021000021", "000123456789")))["funding_source_id"].(string)
-	dir := t.TempDir()
-	o := h.originator(achConfig(dir))
+	o := h.originator(achConfig(t.TempDir()))
 	credit := func(amount string) string {
-		return th.WantOK(t, h.Post("/v2/payments", key, th.PaymentBody(src, `"`+amount+`"`, "credit")))["payment_id"].(string)
-	}
-	run := func() {
-		t.Helper()
+		id := th.WantOK(t, h.Post("/v2/payments", key, th.PaymentBody(src, `"`+amount+`"`, "credit")))["payment_id"].(string)
 		if written, err := o.Run(context.Background()); err != nil || len(written) != 1 {
 			t.Fatalf("Run = %v, %v", written, err)
 		}
+		return id
 	}
 	want := func(id, trace, date string) {
 		t.Helper()
@@ -57,79 +52,151 @@ func TestTraceNumbersRestartEachFileDateAndNeverWrap(t *testing.T) {
 			t.Errorf("entry of %s = %s on %s, want %s on %s", id, gt, gd, trace, date)
 		}
 	}
-
-	// A notification of change is remembered per entry, not per number:
-	// the same change code for the same trace number on the next date is
-	// another entry's, and applies; the same file again does not.
-	noc := func(account string, applied, duplicate int) {
-		t.Helper()
-		file := nocFile(t, []nocEntry{{"121042880000001", "C01", &nacha.CorrectedData{AccountNumber: account}}})
-		res, err := o.ImportReturns(context.Background(), bytes.NewReader(file))
-		if err != nil || res.ChangesApplied != applied || res.ChangesDuplicate != duplicate {
-			t.Errorf("NOC to %s = %+v, %v; want %d applied, %d duplicate", account, res, err, applied, duplicate)
-		}
-	}
-
-	first := credit("1.00")
-	run()
-	want(first, "121042880000001", "2026-11-02")
-	noc("000123456700", 1, 0)
+	want(credit("1.00"), "121042880000001", "2026-11-02")
 	h.Clock.Advance(24 * time.Hour)
-	second := credit("2.00")
-	run()
-	want(second, "121042880000001", "2026-11-03")
-	noc("000123456711", 1, 0)
-	noc("000123456711", 0, 1)
-	if s := th.WantOK(t, h.Get("/v2/funding-source/"+src, key)); s["last_four"] != "6711" {
-		t.Errorf("source after two corrections = %s", th.MustJSON(s))
-	}
-
-	res, err := o.ImportReturns(context.Background(), bytes.NewReader(returnFile(t, map[string]string{"121042880000001": "R01"})))
-	if err != nil || res.Applied != 1 {
-		t.Fatalf("ImportReturns = %+v, %v", res, err)
-	}
-	if p := th.WantOK(t, h.Get("/v2/payments/"+second, key)); p["status"] != "failed" || p["failure_code"] != "R01" {
-		t.Errorf("the newest entry's payment after the return = %s", th.MustJSON(p))
-	}
-	if p := th.WantOK(t, h.Get("/v2/payments/"+first, key)); p["status"] != "pending" {
-		t.Errorf("the older entry's payment after the return = %s", th.MustJSON(p))
-	}
-	var returned int
-	if err := h.SQL().Get(&returned, `SELECT count(*) FROM ach_entries WHERE return_code IS NOT NULL`); err != nil || returned != 1 {
-		t.Errorf("entries marked returned = %d (%v), want 1", returned, err)
-	}
-
-	// The edge of the 7 digits.
-	if _, err := h.SQL().Exec(`UPDATE ach_trace_counters SET last_seq = 9999998 WHERE odfi = '12104288' AND file_date = '2026-11-03'`); err != nil {
+	want(credit("2.00"), "121042880000002", "2026-11-03")
+	if _, err := h.SQL().Exec(`UPDATE ach_trace_sequences SET last_seq = 9999998 WHERE odfi = '12104288'`); err != nil {
 		t.Fatal(err)
 	}
-	last := credit("3.00")
-	run()
-	want(last, "121042889999999", "2026-11-03")
-	refused := credit("4.00")
-	before, _ := filepath.Glob(filepath.Join(dir, "*.ach"))
-	written, err := o.Run(context.Background())
-	if !errors.Is(err, ach.ErrTracesExhausted) || len(written) != 0 {
-		t.Fatalf("Run past 9,999,999 = %v, %v; want ErrTracesExhausted", written, err)
+	want(credit("3.00"), "121042889999999", "2026-11-03")
+	h.Clock.Advance(24 * time.Hour)
+	want(credit("4.00"), "121042880000001", "2026-11-04")
+}
+
+// TestAnswersLandOnTheEntryTheyAnswer: two merchants' entries carry the
+// same trace number on consecutive days (the sequence wrapped). A return
+// and a notification of change are held to the amount, account and
+// company they echo: each lands on its own merchant's entry, never on the
+// other's. A return whose amount matches neither is kept unmatched and
+// applied to nothing until an operator matches it; one that matches two
+// entries is kept as ambiguous; a dismissed one stays applied to nothing.
+func TestAnswersLandOnTheEntryTheyAnswer(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	ctx := context.Background()
+	_, alpha, _ := liveMerchantNamed(t, h, "Alpha")
+	_, bravo, _ := liveMerchantNamed(t, h, "Bravo")
+	alphaSrc := th.WantOK(t, h.Post("/v2/on-demand/funding-source", alpha, th.SourceBody(h.Customer(alpha), "021000021", "000111111111")))["funding_source_id"].(string)
+	bravoSrc := th.WantOK(t, h.Post("/v2/on-demand/funding-source", bravo, th.SourceBody(h.Customer(bravo), "021000021", "000222222222")))["funding_source_id"].(string)
+	o := h.originator(achConfig(t.TempDir()))
+	pay := func(key, src, amount string) string {
+		t.Helper()
+		id := th.WantOK(t, h.Post("/v2/payments", key, th.PaymentBody(src, `"`+amount+`"`, "credit")))["payment_id"].(string)
+		if _, err := o.Run(ctx); err != nil {
+			t.Fatal(err)
+		}
+		return id
 	}
-	after, _ := filepath.Glob(filepath.Join(dir, "*.ach"))
-	var files, entries, seq int
-	if err := h.SQL().Get(&files, `SELECT count(*) FROM ach_files`); err != nil || files != 3 || len(after) != len(before) {
-		t.Errorf("files after the refusal: %d rows (%v), %d in the outbox (was %d)", files, err, len(after), len(before))
+	wrap := func() {
+		t.Helper()
+		if _, err := h.SQL().Exec(`UPDATE ach_trace_sequences SET last_seq = 9999999`); err != nil {
+			t.Fatal(err)
+		}
 	}
-	if err := h.SQL().Get(&entries, `SELECT count(*) FROM ach_entries WHERE payment_id = $1`, refused); err != nil || entries != 0 {
-		t.Errorf("entries of the refused payment = %d (%v)", entries, err)
+	wrap()
+	alphaPay := pay(alpha, alphaSrc, "1.00")
+	h.Clock.Advance(24 * time.Hour)
+	wrap()
+	bravoPay := pay(bravo, bravoSrc, "1.00")
+	trace, alphaSent := h.sentPayment(t, alphaPay)
+	bravoTrace, bravoSent := h.sentPayment(t, bravoPay)
+	if trace != bravoTrace {
+		t.Fatalf("traces %s and %s, want the same", trace, bravoTrace)
 	}
-	if err := h.SQL().Get(&seq, `SELECT last_seq FROM ach_trace_counters WHERE odfi = '12104288' AND file_date = '2026-11-03'`); err != nil || seq != 9999999 {
-		t.Errorf("counter after the refusal = %d (%v)", seq, err)
-	}
-	if p := th.WantOK(t, h.Get("/v2/payments/"+refused, key)); p["status"] != "pending" {
-		t.Errorf("refused payment = %s", th.MustJSON(p))
+	status := func(key, id string) string {
+		p := th.WantOK(t, h.Get("/v2/payments/"+id, key))
+		return p["status"].(string) + " " + fmt.Sprint(p["failure_code"])
 	}
 
+	// Alpha's return, the older entry: Alpha's payment fails, Bravo's not.
+	res, err := o.ImportReturns(ctx, bytes.NewReader(returnsFile(t, []ret{{trace, "R01", alphaSent}})))
+	if err != nil || res.Applied != 1 || res.Unmatched != 0 {
+		t.Fatalf("Alpha's return = %+v, %v", res, err)
+	}
+	if got := status(alpha, alphaPay); got != "failed R01" {
+		t.Errorf("Alpha's payment = %s, want failed R01", got)
+	}
+	if got := status(bravo, bravoPay); strings.HasPrefix(got, "failed") {
+		t.Errorf("Bravo's payment = %s: Alpha's return landed on it", got)
+	}
+
+	// A return with the trace but an amount neither entry had: kept.
+	off := bravoSent
+	off.cents = 101
+	res, err = o.ImportReturns(ctx, bytes.NewReader(returnsFile(t, []ret{{trace, "R01", off}})))
+	if err != nil || res.Applied != 0 || res.Unmatched != 1 || len(res.Unknown) != 1 {
+		t.Fatalf("return of another amount = %+v, %v", res, err)
+	}
+	if got := status(bravo, bravoPay); strings.HasPrefix(got, "failed") {
+		t.Errorf("Bravo's payment = %s after a return of another amount", got)
+	}
+	open, err := o.UnmatchedAnswers(ctx, ach.AnswerOpen, 10)
+	if err != nil || len(open) != 1 || open[0].Reason != ach.ReasonUnmatched || open[0].Cents != 101 ||
+		open[0].AccountLast4 != "2222" || open[0].Candidates != 2 || open[0].FileSHA256 == "" {
+		t.Fatalf("open answers = %+v, %v", open, err)
+	}
+	if o.OpenAnswers() != 1 {
+		t.Errorf("open answers gauge = %d, want 1", o.OpenAnswers())
+	}
+	// The same file again keeps nothing more.
+	if res, err := o.ImportReturns(ctx, bytes.NewReader(returnsFile(t, []ret{{trace, "R01", off}}))); err != nil || res.Duplicate != 1 || res.Unmatched != 0 {
+		t.Errorf("the unmatched return again = %+v, %v", res, err)
+	}
+	// An operator matches it to Bravo's payment: applied as an import would.
+	if res, err := o.MatchAnswer(ctx, open[0].ID, bravoPay, "bank confirmed the amount was misread", audit.Operator("ops")); err != nil || res.Applied != 1 {
+		t.Fatalf("MatchAnswer = %+v, %v", res, err)
+	}
+	if got := status(bravo, bravoPay); got != "failed R01" {
+		t.Errorf("Bravo's payment after the operator's match = %s", got)
+	}
+	if _, err := o.MatchAnswer(ctx, open[0].ID, bravoPay, "again", audit.Operator("ops")); !errors.Is(err, ach.ErrAnswerResolved) {
+		t.Errorf("matching a matched answer again = %v, want ErrAnswerResolved", err)
+	}
+
+	// Bravo's notification of change corrects Bravo's source only.
+	res, err = o.ImportReturns(ctx, bytes.NewReader(nocsFile(t, []noc{{nocEntry{trace, "C01", &nacha.CorrectedData{AccountNumber: "000222222299"}}, bravoSent}})))
+	if err != nil || res.ChangesApplied != 1 {
+		t.Fatalf("Bravo's NOC = %+v, %v", res, err)
+	}
+	if s := th.WantOK(t, h.Get("/v2/funding-source/"+bravoSrc, bravo)); s["last_four"] != "2299" {
+		t.Errorf("Bravo's source after its NOC = %s", th.MustJSON(s))
+	}
+	if s := th.WantOK(t, h.Get("/v2/funding-source/"+alphaSrc, alpha)); s["last_four"] != "1111" {
+		t.Errorf("Alpha's source after Bravo's NOC = %s", th.MustJSON(s))
+	}
+
+	// Two entries of Alpha's with the same trace, amount and account:
+	// ambiguous, applied to neither, then dismissed.
 	h.Clock.Advance(24 * time.Hour)
-	run()
-	want(refused, "121042880000001", "2026-11-04")
+	wrap()
+	first := pay(alpha, alphaSrc, "7.00")
+	h.Clock.Advance(24 * time.Hour)
+	wrap()
+	second := pay(alpha, alphaSrc, "7.00")
+	trace, sevenSent := h.sentPayment(t, second)
+	res, err = o.ImportReturns(ctx, bytes.NewReader(returnsFile(t, []ret{{trace, "R02", sevenSent}})))
+	if err != nil || res.Ambiguous != 1 || res.Applied != 0 {
+		t.Fatalf("ambiguous return = %+v, %v", res, err)
+	}
+	for _, id := range []string{first, second} {
+		if got := status(alpha, id); strings.HasPrefix(got, "failed") {
+			t.Errorf("payment %s = %s after an ambiguous return", id, got)
+		}
+	}
+	open, err = o.UnmatchedAnswers(ctx, ach.AnswerOpen, 10)
+	if err != nil || len(open) != 1 || open[0].Reason != ach.ReasonAmbiguous {
+		t.Fatalf("open answers = %+v, %v", open, err)
+	}
+	if err := o.DismissAnswer(ctx, open[0].ID, "the bank withdrew it", audit.Operator("ops")); err != nil {
+		t.Fatal(err)
+	}
+	all, err := o.UnmatchedAnswers(ctx, "", 10)
+	if err != nil || len(all) != 2 || all[1].Status != ach.AnswerDismissed || all[1].Note != "the bank withdrew it" || all[1].ResolvedBy != "ops" || all[0].PaymentID != bravoPay {
+		t.Errorf("answers after the operator = %+v, %v", all, err)
+	}
+	if o.OpenAnswers() != 0 {
+		t.Errorf("open answers gauge = %d, want 0", o.OpenAnswers())
+	}
 }
 
 // TestConcurrentOriginationsNeverShareATrace: processes taking trace
@@ -148,7 +215,7 @@ func TestConcurrentOriginationsNeverShareATrace(t *testing.T) {
 		wg.Go(func() {
 			for range 20 {
 				err := h.DB.ACH().WithTx(ctx, func(tx ach.Store) error {
-					n, err := tx.NextTraceSequence(ctx, "12104288", "2026-12-01")
+					n, err := tx.NextTraceSequence(ctx, "12104288")
 					mu.Lock()
 					got = append(got, n)
 					mu.Unlock()

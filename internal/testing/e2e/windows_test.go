@@ -248,7 +248,7 @@ func TestSameDayReturnDeadlineCountsFromItsOwnDay(t *testing.T) {
 		{late, "261105", 0, 1},
 		{standard, "261105", 1, 0},
 	} {
-		file := dated(t, returnFile(t, map[string]string{trace(c.id): "R03"}), c.date)
+		file := dated(t, s.h.returnFile(t, map[string]string{trace(c.id): "R03"}), c.date)
 		res, err := s.o.ImportReturns(context.Background(), bytes.NewReader(file))
 		if err != nil || res.Applied != c.applied || res.Dishonored != c.dishonored {
 			t.Errorf("return of %s dated %s = %+v, %v; want %d applied, %d dishonored", c.id, c.date, res, err, c.applied, c.dishonored)
@@ -256,42 +256,72 @@ func TestSameDayReturnDeadlineCountsFromItsOwnDay(t *testing.T) {
 	}
 }
 
-// TestAFileLeftBuildingIsRewrittenAtTheNextWindowToTheSameBytes: a file
-// whose write was lost (left building, as after a crash) is written again
-// by the next window, with its same-day and standard batches as they were.
-func TestAFileLeftBuildingIsRewrittenAtTheNextWindowToTheSameBytes(t *testing.T) {
+// TestAFileLeftBuildingIsRedatedPastTheCutOffAndResentAsItsKeptBytes: a
+// file whose delivery was lost (left building, as after a crash) goes out
+// at the next window; by then, past the same-day cut-off, its same-day
+// entry can no longer settle that day and is re-dated to the next banking
+// day, its payment's dates with it, while the standard entry keeps its
+// date. Lost again and delivered the same evening, it goes out as the very
+// bytes kept the second time.
+func TestAFileLeftBuildingIsRedatedPastTheCutOffAndResentAsItsKeptBytes(t *testing.T) {
 	t.Parallel()
 	s := newWindowSetup(t)
 	s.tick(t, et(2026, 11, 2, 13, 45))
 	s.h.Clock.Set(et(2026, 11, 2, 15, 0))
-	s.credit(t, "1.00", true)
+	sameDay := s.credit(t, "1.00", true)
 	s.credit(t, "2.00", false)
 	files := s.tick(t, et(2026, 11, 2, 15, 45))
 	if len(files) != 1 {
 		t.Fatalf("15:45 window: %v", files)
 	}
 	path := filepath.Join(s.dir, files[0])
-	before, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
+	lose := func() {
+		t.Helper()
+		if _, err := s.h.SQL().Exec(`UPDATE ach_files SET status = 'building', written_at = NULL`); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Remove(path); err != nil {
+			t.Fatal(err)
+		}
 	}
-	if _, err := s.h.SQL().Exec(`UPDATE ach_files SET status = 'building', written_at = NULL`); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Remove(path); err != nil {
-		t.Fatal(err)
-	}
+	lose()
 	if got := s.tick(t, et(2026, 11, 2, 17, 0)); len(got) != 0 {
 		t.Fatalf("between windows: %v", got)
 	}
 	if got := s.tick(t, et(2026, 11, 2, 20, 0)); len(got) != 1 || got[0] != files[0] {
 		t.Fatalf("the 20:00 window wrote %v, want %s again", got, files[0])
 	}
-	after, err := os.ReadFile(path)
+	redated, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !bytes.Equal(before, after) {
-		t.Errorf("the rewritten file differs:\n%s\n---\n%s", before, after)
+	for _, b := range readACH(t, s.dir)[files[0]].Batches {
+		if d := b.GetHeader().EffectiveEntryDate; d != "261103" {
+			t.Errorf("a batch of the re-dated file is effective %s, want 261103 for both entries", d)
+		}
+	}
+	p := th.WantOK(t, s.h.Get("/v2/payments/"+sameDay, s.key))
+	if p["effective_date"] != "2026-11-03" || p["settlement_date"] != "2026-11-03" || p["sent_at"] != "2026-11-03T01:00:00Z" {
+		t.Errorf("the re-dated payment = effective %v, settlement %v, sent %v", p["effective_date"], p["settlement_date"], p["sent_at"])
+	}
+	var redatedAt *time.Time
+	if err := s.h.SQL().Get(&redatedAt, `SELECT redated_at FROM ach_files`); err != nil || redatedAt == nil {
+		t.Errorf("the file's redated_at = %v, %v", redatedAt, err)
+	}
+
+	lose()
+	s.h.Clock.Set(et(2026, 11, 2, 20, 30))
+	if got, err := s.o.Run(context.Background()); err != nil || len(got) != 1 {
+		t.Fatalf("the operator's run at 20:30 = %v, %v", got, err)
+	}
+	again, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(redated, again) {
+		t.Errorf("the file delivered again differs from the bytes kept:\n%s\n---\n%s", redated, again)
+	}
+	if raw, err := s.o.FileBytes(context.Background(), files[0]); err != nil || !bytes.Equal(raw, again) {
+		t.Errorf("FileBytes = %d bytes, %v; want the delivered %d", len(raw), err, len(again))
 	}
 }

@@ -118,7 +118,7 @@ func Build(cfg *config.Config, d Deps) (*Services, error) {
 	}
 	fund.WithRails(reach, instantRails(cfg, d.Log))
 	fund.WithSchedule(cfg.ACHWindows.Schedule, cfg.ACHWindows.SameDayMicro)
-	sdn, err := sanctions.Open(cfg.SanctionsFile)
+	sdn, err := sanctions.Open(sanctions.Files{SDN: cfg.SanctionsFile}, now)
 	if err != nil {
 		return nil, err
 	}

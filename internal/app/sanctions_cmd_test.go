@@ -70,3 +70,32 @@ func TestSanctionsStatusCommand(t *testing.T) {
 		}
 	}
 }
+
+// TestOriginatorCompanyNameIsScreened: a company name on the list (the
+// embedded sample) is shown as a potential match when set, and
+// activation refuses it (exit 1, not a usage error), saying why.
+func TestOriginatorCompanyNameIsScreened(t *testing.T) {
+	c := newCLI(t)
+	id := c.json("merchant", "create", "--name", "Harbor Goods", "--email", "ops@harbor.example")["merchant_id"].(string)
+	c.json("merchant", "activate-production", id)
+	if o := c.json("originator", "show", id, "--env", "production"); o["screening"].(map[string]any)["status"] != "clear" {
+		t.Errorf("show: %v", o["screening"])
+	}
+	o := c.json("originator", "set", id, "--env", "production", "--company-name", "Kestrel Trading")
+	sc, _ := o["screening"].(map[string]any)
+	if sc["status"] != "potential_match" || sc["sdn_entry"].(map[string]any)["ent_num"] != "9000002" || sc["programs"].([]any)[0] != "SDGT" {
+		t.Errorf("set: screening %v", o["screening"])
+	}
+	out, _, err := c.run("originator", "show", id, "--env", "production")
+	if err != nil || !strings.Contains(out, `screening: potential_match of SDN entry 9000002 "KESTREL TRADING FZE" (programs SDGT`) {
+		t.Errorf("show: %v\n%s", err, out)
+	}
+	_, _, err = c.run("originator", "activate", id, "--env", "production")
+	if err == nil || errors.Is(err, app.ErrUsage) || !strings.Contains(err.Error(), "potential match") || !strings.Contains(err.Error(), "9000002") {
+		t.Fatalf("activate: %v, want a refusal naming the entry", err)
+	}
+	c.json("originator", "set", id, "--env", "production", "--company-name", "Harbor Goods")
+	if o := c.json("originator", "activate", id, "--env", "production"); o["status"] != "active" {
+		t.Errorf("activate with a clear name: %v", o)
+	}
+}

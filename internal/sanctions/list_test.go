@@ -171,3 +171,46 @@ func TestWatchReloadsChangedFiles(t *testing.T) {
 		t.Errorf("status: %+v", st)
 	}
 }
+
+// BenchmarkOpen opens files of the Treasury's size as the service does at
+// start and on each reload that finds them changed: read, hashed, parsed
+// and indexed (target: under a second).
+func BenchmarkOpen(b *testing.B) {
+	dir := b.TempDir()
+	sdn, alt := generated(15000, 10000, 1)
+	files := Files{SDN: filepath.Join(dir, "sdn.csv"), Alt: filepath.Join(dir, "alt.csv")}
+	if err := os.WriteFile(files.SDN, sdn, 0o600); err != nil {
+		b.Fatal(err)
+	}
+	if err := os.WriteFile(files.Alt, alt, 0o600); err != nil {
+		b.Fatal(err)
+	}
+	for b.Loop() {
+		if _, err := Open(files, time.Now); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkReloadUnchanged is the minute's check when the files did not
+// change: read and hashed, not parsed.
+func BenchmarkReloadUnchanged(b *testing.B) {
+	dir := b.TempDir()
+	sdn, alt := generated(15000, 10000, 1)
+	files := Files{SDN: filepath.Join(dir, "sdn.csv"), Alt: filepath.Join(dir, "alt.csv")}
+	if err := os.WriteFile(files.SDN, sdn, 0o600); err != nil {
+		b.Fatal(err)
+	}
+	if err := os.WriteFile(files.Alt, alt, 0o600); err != nil {
+		b.Fatal(err)
+	}
+	l, err := Open(files, time.Now)
+	if err != nil {
+		b.Fatal(err)
+	}
+	for b.Loop() {
+		if changed, err := l.Reload(); changed || err != nil {
+			b.Fatal(changed, err)
+		}
+	}
+}

@@ -63,10 +63,26 @@ func (x *index) add(k string, n listed) {
 	x.variants[i].names = append(x.variants[i].names, n)
 }
 
-// done sorts the keys by length, once every key is added.
+// done sorts the keys by length (counting them by length, then placing
+// each, so that the large variants move once), once every key is added.
 func (x *index) done() {
-	sort.SliceStable(x.variants, func(i, j int) bool { return x.variants[i].runes < x.variants[j].runes })
-	x.at = nil
+	var at []int
+	for _, v := range x.variants {
+		for len(at) <= v.runes+1 {
+			at = append(at, 0)
+		}
+		at[v.runes+1]++
+	}
+	for i := 1; i < len(at); i++ {
+		at[i] += at[i-1]
+	}
+	sorted := make([]variant, len(x.variants))
+	for i := range x.variants {
+		n := x.variants[i].runes
+		sorted[at[n]] = x.variants[i]
+		at[n]++
+	}
+	x.variants, x.at = sorted, nil
 }
 
 func newVariant(k string) variant {

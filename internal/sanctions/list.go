@@ -101,12 +101,14 @@ func (l *List) reload() (bool, error) {
 	defer l.mu.Unlock()
 	sdn, err := os.ReadFile(l.files.SDN)
 	if err != nil {
-		return false, l.refuse([2]string{}, fmt.Errorf("load sanctions list: OFAC_SDN_FILE: %w", err))
+		err = fmt.Errorf("load sanctions list: OFAC_SDN_FILE: %w", err)
+		return false, l.refuse([2]string{err.Error()}, err)
 	}
 	var alt []byte
 	if l.files.Alt != "" {
 		if alt, err = os.ReadFile(l.files.Alt); err != nil {
-			return false, l.refuse([2]string{}, fmt.Errorf("load sanctions list: OFAC_ALT_FILE: %w", err))
+			err = fmt.Errorf("load sanctions list: OFAC_ALT_FILE: %w", err)
+			return false, l.refuse([2]string{err.Error()}, err)
 		}
 	}
 	sums := [2]string{sum(sdn), ""}
@@ -117,7 +119,7 @@ func (l *List) reload() (bool, error) {
 		return false, nil
 	}
 	if sums == l.refused {
-		return false, l.lastErr
+		return false, l.lastErr // counted when first refused
 	}
 	var altR io.Reader
 	if alt != nil {
@@ -139,11 +141,11 @@ func (l *List) reload() (bool, error) {
 	return true, nil
 }
 
-// refuse records that the files with sums were refused for err, counting
-// them when they are not the files refused last; it returns err. Files
-// that cannot be read are counted each time.
+// refuse records that the files with sums (for files that cannot be
+// read: why) were refused for err, counting them when they are not the
+// files refused last; it returns err.
 func (l *List) refuse(sums [2]string, err error) error {
-	if sums != l.refused || sums == ([2]string{}) {
+	if sums != l.refused {
 		l.failures.Add(1)
 	}
 	l.refused, l.lastErr = sums, err

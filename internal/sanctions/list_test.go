@@ -156,8 +156,19 @@ func TestWatchReloadsChangedFiles(t *testing.T) {
 			t.Errorf("a refused file replaced the list: %+v", st)
 		}
 	}
-	if got := l.ReloadFailures(); got != 2 {
-		t.Errorf("reload failures: got %d, want 2 (each refused file once)", got)
+	if err := os.Remove(path); err != nil {
+		t.Fatal(err)
+	}
+	for range 2 {
+		if r := step(); r.changed || r.err == nil || !strings.Contains(r.err.Error(), "OFAC_SDN_FILE") {
+			t.Fatalf("missing file: %+v", r)
+		}
+	}
+	if got := l.ReloadFailures(); got != 3 {
+		t.Errorf("reload failures: got %d, want 3 (each refused file once, and the missing one once)", got)
+	}
+	if _, ok := l.Screen(Person("Rustam", "Karimov")); ok || l.Len() != 1300 {
+		t.Errorf("the list in use changed with the refused files")
 	}
 
 	write(t, path, first)
@@ -167,7 +178,7 @@ func TestWatchReloadsChangedFiles(t *testing.T) {
 	if _, ok := l.Screen(Person("Rustam", "Karimov")); !ok {
 		t.Error("the reloaded list does not hold its entry")
 	}
-	if st := l.Status(); st.ReloadFailures != 2 || st.Entries != 1100 {
+	if st := l.Status(); st.ReloadFailures != 3 || st.Entries != 1100 {
 		t.Errorf("status: %+v", st)
 	}
 }

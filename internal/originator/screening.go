@@ -41,7 +41,7 @@ func (s *Service) mayBeActive(o Originator) error {
 		return nil
 	}
 	return errs.Newf(errs.Conflict, "The company name %q is a potential match of the SDN list's entry %s (%q, programs %s, score %.4g): "+
-		"an originator with this name is not active; set the company name the bank knows (originator set --company-name).",
+		"no active originator carries it; set the company name the bank knows (originator set --company-name).",
 		o.CompanyName, sc.SDNEntry.Num, sc.Listed, strings.Join(sc.Programs, ", "), *sc.Score)
 }
 

@@ -1,6 +1,7 @@
 package sanctions
 
 import (
+	"slices"
 	"strings"
 	"sync"
 	"unicode"
@@ -82,11 +83,15 @@ var legalForms = phrases(
 	"private limited",
 )
 
+// phrases are ps as words, longest first, so that a phrase is set aside
+// whole before a word of it is ("limited liability company" before
+// "limited").
 func phrases(ps ...string) [][]string {
 	out := make([][]string, len(ps))
 	for i, p := range ps {
 		out[i] = strings.Fields(p)
 	}
+	slices.SortStableFunc(out, func(a, b []string) int { return len(b) - len(a) })
 	return out
 }
 

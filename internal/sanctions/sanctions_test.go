@@ -25,14 +25,17 @@ func sdnRecord(num int, name, kind, programs, remarks string) string {
 	if remarks == "" {
 		remarks = null
 	} else {
-		remarks = `"` + remarks + `"`
+		remarks = quoted(remarks)
 	}
-	return fmt.Sprintf("%d,%q,%s,%q,%s,%s,%s,%s,%s,%s,%s,%s\r\n", num, name, kind, programs, null, null, null, null, null, null, null, remarks)
+	return fmt.Sprintf("%d,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s\r\n", num, quoted(name), kind, quoted(programs), null, null, null, null, null, null, null, remarks)
 }
+
+// quoted is s as a quoted CSV field: its quotes doubled.
+func quoted(s string) string { return `"` + strings.ReplaceAll(s, `"`, `""`) + `"` }
 
 // altRecord is one record in alt.csv's layout.
 func altRecord(num, altNum int, kind, name string) string {
-	return fmt.Sprintf("%d,%d,%q,%q,-0- \r\n", num, altNum, kind, name)
+	return fmt.Sprintf("%d,%d,%s,%s,-0- \r\n", num, altNum, quoted(kind), quoted(name))
 }
 
 // testList is a small list in the published layouts: individuals with
@@ -47,6 +50,7 @@ func testList(t *testing.T) *List {
 		sdnRecord(1005, "NORDVIK, Ingrid Solveig", "individual", "RUSSIA-EO14024", "") +
 		sdnRecord(1006, "ZARECHNY HOLDINGS CO., LTD.", "", "CAATSA - RUSSIA] [UKRAINE-EO13662", "") +
 		sdnRecord(1007, "OCEAN PEARL", "vessel", "IRAN", "") +
+		sdnRecord(1008, `LIMITED LIABILITY COMPANY "SOVTRANSIT NORD"`, "", "RUSSIA-EO14024", `Organization Type: "Freight"`) +
 		"\x1a"
 	alt := altRecord(1001, 501, "aka", "KARIMOFF, Rustem") +
 		altRecord(1005, 502, "aka", "BERGSTROM, Inga") +
@@ -57,7 +61,7 @@ func testList(t *testing.T) *List {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got, want := l.Len(), 7; got != want {
+	if got, want := l.Len(), 8; got != want {
 		t.Fatalf("entries: got %d, want %d", got, want)
 	}
 	if got, want := l.Aliases(), 4; got != want {
@@ -150,6 +154,9 @@ func TestScreenBusiness(t *testing.T) {
 		{"Zarechny Holdings Company Limited", "1006"},
 		{"Zarechny Group", "1006"},     // an alias without its FZE
 		{"Zarechny Group FZE", "1006"}, //
+		{"Sovtransit Nord", "1008"},    // a legal form before the name, the name in quotes
+		{"OOO Sovtransit Nord", "1008"},
+		{"Sovtransit Nord LLC", "1008"},
 		{"Halvorsen Bakery LLC", ""},
 		{"Ocean Pearl LLC", ""}, // a vessel is no business
 		{"Rustam Karimov", ""},  // nor a person

@@ -225,3 +225,21 @@ func BenchmarkReloadUnchanged(b *testing.B) {
 		}
 	}
 }
+
+// FuzzLoad: whatever the files hold, Load refuses them or gives a list
+// that screens.
+func FuzzLoad(f *testing.F) {
+	f.Add(sdnRecord(1, "KARIMOV, Rustam Bakhtiyorovich", "individual", "SDGT] [SYRIA", "DOB 1971."), altRecord(1, 2, "aka", "KARIMOFF, Rustem"))
+	f.Add(sdnRecord(2, `LIMITED LIABILITY COMPANY "X"`, "", "IRAN", ""), "")
+	f.Add("1,\"A\"B,-0-", "\x1a")
+	f.Fuzz(func(t *testing.T, sdn, alt string) {
+		l, err := Load(strings.NewReader(sdn), strings.NewReader(alt))
+		if err != nil {
+			return
+		}
+		if l.Len() == 0 {
+			t.Fatal("a list without entries loaded")
+		}
+		l.Screen(Person("Rustam", "Karimov"), Business("X LLC"), Written(sdn))
+	})
+}

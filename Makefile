@@ -72,6 +72,7 @@ fuzz:
 	$(GO) test -run='^$$' -fuzz=FuzzTarget -fuzztime=30s ./internal/core/redirect
 	$(GO) test -run='^$$' -fuzz=FuzzParseStatement -fuzztime=30s ./internal/ach
 	$(GO) test -run='^$$' -fuzz=FuzzURLPolicy -fuzztime=30s ./internal/webhook
+	$(GO) test -run='^$$' -fuzz=FuzzLoad -fuzztime=30s ./internal/sanctions
 	$(GO) test -run='^$$' -fuzz=FuzzEndpoints -fuzztime=60s ./web
 	$(GO) test -run='^$$' -fuzz=FuzzHostedForm -fuzztime=30s ./web
 	$(GO) test -run='^$$' -fuzz=FuzzPathsAndQueries -fuzztime=30s ./web

@@ -98,6 +98,8 @@ func TestHealthReadinessMetricsAndUnknownRoutes(t *testing.T) {
 		`fundsource_http_request_duration_seconds_bucket{method="POST",route="/v2/customers"`,
 		`route="unmatched",status="404"`,
 		"fundsource_request_log_dropped_total 0",
+		"fundsource_sanctions_entries 6", // the embedded sample
+		"fundsource_sanctions_reload_failures_total 0",
 	} {
 		if !strings.Contains(m, want) {
 			t.Errorf("/metrics lacks %s", want)

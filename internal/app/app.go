@@ -1,10 +1,10 @@
 // Package app implements the product's commands: serve (the HTTP server
-// and the background jobs), migrate, merchant, ach and audit (operator
-// commands). Each gets its services from internal/wiring, and logs through
-// wiring.NewLogger; headers and bodies are never logged. The development
-// commands (dev, which 'make run' runs, provider-sim, rail-sim and
-// webhook-receiver) are internal/dev/devrun's: the command line names them
-// here and hands them over.
+// and the background jobs), migrate, merchant, ach, audit and sanctions
+// (operator commands). Each gets its services from internal/wiring, and
+// logs through wiring.NewLogger; headers and bodies are never logged. The
+// development commands (dev, which 'make run' runs, provider-sim,
+// rail-sim and webhook-receiver) are internal/dev/devrun's: the command
+// line names them here and hands them over.
 package app
 
 import (
@@ -46,6 +46,8 @@ Usage:
                                    clear a sanctions potential match; its held payments go on
   fundsource review attest --year YYYY --by NAME [--note TEXT] [--json]
                                    record the annual review of fraud monitoring
+  fundsource sanctions status [--json]
+                                   the SDN list OFAC_SDN_FILE and OFAC_ALT_FILE hold: entries, aliases, loaded_at, SHA-256
   fundsource ach originate [--json]
                                    build waiting production entries into a file and deliver it now
   fundsource ach import-returns FILE [--json]
@@ -118,6 +120,8 @@ func Run(ctx context.Context, args []string, io IO) error {
 		return runAudit(ctx, args[1:], io)
 	case "review":
 		return runReview(ctx, args[1:], io)
+	case "sanctions":
+		return runSanctions(ctx, args[1:], io)
 	case "provider-sim":
 		return devrun.ProviderSim(ctx, args[1:], devrun.IO(io))
 	case "rail-sim":

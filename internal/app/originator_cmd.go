@@ -14,6 +14,7 @@ import (
 	"github.com/fundsource/fundsource/internal/core/ids"
 	"github.com/fundsource/fundsource/internal/core/tenant"
 	"github.com/fundsource/fundsource/internal/originator"
+	"github.com/fundsource/fundsource/internal/sanctions"
 	"github.com/fundsource/fundsource/internal/wiring"
 )
 
@@ -163,15 +164,17 @@ func (s *service) originatorCommand(ctx context.Context, cmd originatorCmd) (any
 	if err != nil {
 		return nil, err
 	}
-	return shownOriginator{View: v, MerchantID: cmd.scope.MerchantID, Rules: v.Rules}, nil
+	return shownOriginator{View: v, MerchantID: cmd.scope.MerchantID, Rules: v.Rules, Screening: s.Originators.Screen(v.CompanyName)}, nil
 }
 
 // shownOriginator is what the command prints: the merchant's view with
-// the merchant's id and the originator's rule thresholds.
+// the merchant's id, the originator's rule thresholds and its company
+// name's sanctions screening.
 type shownOriginator struct {
 	originator.View
-	MerchantID string            `json:"merchant_id"`
-	Rules      map[string]string `json:"rules"`
+	MerchantID string              `json:"merchant_id"`
+	Rules      map[string]string   `json:"rules"`
+	Screening  sanctions.Screening `json:"screening"`
 }
 
 func originatorText(o any) string {
@@ -184,6 +187,12 @@ func originatorText(o any) string {
 	fmt.Fprintf(&b, "usage %s: debits %s, credits %s\n", v.Usage.BankingDay, v.Usage.Debits, v.Usage.Credits)
 	for _, id := range slices.Sorted(maps.Keys(v.Rules)) {
 		fmt.Fprintf(&b, "rule %s: %s\n", id, v.Rules[id])
+	}
+	if sc := v.Screening; sc.Status == sanctions.PotentialMatch {
+		fmt.Fprintf(&b, "screening: %s of SDN entry %s %q (programs %s, score %.4g); activation is refused\n",
+			sc.Status, sc.SDNEntry.Num, sc.Listed, strings.Join(sc.Programs, ", "), *sc.Score)
+	} else {
+		fmt.Fprintf(&b, "screening: %s\n", sc.Status)
 	}
 	return b.String()
 }

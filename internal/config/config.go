@@ -71,8 +71,11 @@ type Config struct {
 	// embedded sample, which accepts unknown (check-digit-valid) numbers.
 	RoutingDirectoryFile string
 	// SanctionsFile is the Treasury's SDN list in its sdn.csv form
-	// (OFAC_SDN_FILE); empty uses the embedded sample of fictitious names.
-	SanctionsFile string
+	// (OFAC_SDN_FILE; required in production); empty uses the embedded
+	// sample of fictitious names. SanctionsAltFile is its alt.csv, the
+	// entries' aliases (OFAC_ALT_FILE; optional).
+	SanctionsFile    string
+	SanctionsAltFile string
 
 	// PlaidBaseURL, PlaidClientID and PlaidSecret reach the bank-linking
 	// provider as the processor "service". In development they default to
@@ -234,6 +237,7 @@ func Load(getenv Getenv) (*Config, error) {
 		DataDir:              orDefault(getenv("DATA_DIR"), ".data"),
 		RoutingDirectoryFile: getenv("ROUTING_DIRECTORY_FILE"),
 		SanctionsFile:        getenv("OFAC_SDN_FILE"),
+		SanctionsAltFile:     getenv("OFAC_ALT_FILE"),
 		PlaidBaseURL:         getenv("PLAID_BASE_URL"),
 		PlaidClientID:        getenv("PLAID_CLIENT_ID"),
 		PlaidSecret:          getenv("PLAID_SECRET"),
@@ -261,6 +265,12 @@ func Load(getenv Getenv) (*Config, error) {
 	}
 	if prod && c.DatabaseURL == "" {
 		return nil, errors.New("DATABASE_URL is required in production")
+	}
+	if prod && c.SanctionsFile == "" {
+		return nil, errors.New("OFAC_SDN_FILE is required in production: the Treasury's SDN list (sdn.csv), which customers' names are screened against")
+	}
+	if c.SanctionsAltFile != "" && c.SanctionsFile == "" {
+		return nil, errors.New("OFAC_ALT_FILE names the aliases of the list in OFAC_SDN_FILE, which is not set")
 	}
 
 	var err error

@@ -76,6 +76,7 @@ func TestProductionRefusesToStartWithoutKeys(t *testing.T) {
 		"PRODUCTION_BASE_URL": "https://api.example",
 		"HOSTED_BASE_URL":     "https://verify.example",
 		"DATA_DIR":            t.TempDir(),
+		"OFAC_SDN_FILE":       "/srv/ofac/sdn.csv",
 	}
 	_, err := Load(env(base))
 	if err == nil {
@@ -102,9 +103,17 @@ func TestProductionRefusesToStartWithoutKeys(t *testing.T) {
 		t.Fatalf("production without AUDIT_KEY: %v", err)
 	}
 	base["AUDIT_KEY"] = k
+	delete(base, "OFAC_SDN_FILE")
+	if _, err := Load(env(base)); err == nil || !strings.Contains(err.Error(), "OFAC_SDN_FILE") {
+		t.Fatalf("production without OFAC_SDN_FILE: %v", err)
+	}
+	base["OFAC_SDN_FILE"] = "/srv/ofac/sdn.csv"
 	c, err := Load(env(base))
 	if err != nil {
 		t.Fatalf("production with keys: %v", err)
+	}
+	if c.SanctionsFile != "/srv/ofac/sdn.csv" || c.SanctionsAltFile != "" {
+		t.Errorf("sanctions files: %q %q", c.SanctionsFile, c.SanctionsAltFile)
 	}
 	if c.AccountEncryptionKeys[0].ID != "k2" || len(c.AccountEncryptionKeys) != 2 {
 		t.Errorf("keyring = %+v, want k2 first", c.AccountEncryptionKeys)
@@ -146,6 +155,7 @@ func TestInvalidValuesAreRefused(t *testing.T) {
 		"relative rail url":  {"INSTANT_RAIL_URL": "rail.example/pacs"},
 		"rail url with user": {"INSTANT_RAIL_URL": "https://u:p@rail.example/"},
 		"http rail in prod":  {"FUNDSOURCE_MODE": "production", "DATABASE_URL": "x", "INSTANT_RAIL_URL": "http://rail.example/"},
+		"alt without sdn":    {"OFAC_ALT_FILE": "alt.csv"},
 	}
 	for name, vars := range cases {
 		t.Run(name, func(t *testing.T) {

@@ -30,12 +30,12 @@ func (s *Service) screen(prev sanctions.Screening, c Customer) sanctions.Screeni
 	return s.sanctions.Of(prev, Names(c)...)
 }
 
-// Names are what a customer is screened by: its full name, and its
-// business name when it has one.
-func Names(c Customer) []string {
-	names := []string{c.FirstName + " " + c.LastName}
+// Names are what a customer is screened by: its first and last name as
+// a person's, and its business name when it has one.
+func Names(c Customer) []sanctions.Name {
+	names := []sanctions.Name{sanctions.Person(c.FirstName, c.LastName)}
 	if c.BusinessName != nil {
-		names = append(names, *c.BusinessName)
+		names = append(names, sanctions.Business(*c.BusinessName))
 	}
 	return names
 }

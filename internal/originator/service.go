@@ -15,6 +15,7 @@ import (
 	"github.com/fundsource/fundsource/internal/core/money"
 	"github.com/fundsource/fundsource/internal/core/tenant"
 	"github.com/fundsource/fundsource/internal/payment"
+	"github.com/fundsource/fundsource/internal/sanctions"
 )
 
 // RuleIDs are the fraud-monitoring rules whose thresholds an originator
@@ -26,6 +27,8 @@ type Service struct {
 	store Store
 	rates Rates
 	now   func() time.Time
+	// sanctions screens company names (screening.go); nil: none.
+	sanctions *sanctions.List
 }
 
 // NewService returns a Service; rates gives GET /v2/originator its
@@ -86,6 +89,15 @@ func (s *Service) Set(ctx context.Context, scope tenant.Scope, c Change, by audi
 		if err := apply(&o, c, details); err != nil {
 			return err
 		}
+		if _, renamed := details["company_name"]; renamed {
+			if o.Status == Active {
+				if err := s.mayBeActive(o); err != nil {
+					return err
+				}
+			} else if sc := s.Screen(o.CompanyName); sc.Status == sanctions.PotentialMatch {
+				details["screening"] = screeningNote(sc)
+			}
+		}
 		out = o
 		if len(details) == 0 {
 			return nil
@@ -120,6 +132,11 @@ func (s *Service) setStatus(ctx context.Context, scope tenant.Scope, status, act
 		from := o.Status
 		o.Status = status
 		out = o
+		if status == Active {
+			if err := s.mayBeActive(o); err != nil {
+				return err
+			}
+		}
 		if from == status {
 			return nil
 		}

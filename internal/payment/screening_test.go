@@ -83,7 +83,7 @@ func TestProductionEntriesAreScreenedAsTheyLeave(t *testing.T) {
 	t.Parallel()
 	f := fixture.New(t)
 	scope := envs(t, f)["production"]
-	c, err := f.Customers.Create(ctx, scope, customer.Input{FirstName: "Ilya", LastName: "Volkov", Email: "i@example.com"})
+	c, err := f.Customers.Create(ctx, scope, customer.Input{FirstName: "Ilya", LastName: "Orlov", Email: "i@example.com"})
 	if err != nil || c.Screening.Status != sanctions.Clear {
 		t.Fatalf("create: %+v, %v", c.Screening, err)
 	}

@@ -181,7 +181,7 @@ type RiskStore interface {
 	// CustomerScreening reads a customer's names (person, business) and
 	// screening; CustomerScreeningForUpdate finds the customer by id
 	// alone and locks it.
-	CustomerScreening(ctx context.Context, scope tenant.Scope, customerID string) ([]string, sanctions.Screening, error)
+	CustomerScreening(ctx context.Context, scope tenant.Scope, customerID string) ([]sanctions.Name, sanctions.Screening, error)
 	CustomerScreeningForUpdate(ctx context.Context, customerID string) (tenant.Scope, sanctions.Screening, error)
 	SetCustomerScreening(ctx context.Context, scope tenant.Scope, customerID string, sc sanctions.Screening) error
 }

@@ -3,318 +3,161 @@
 // a name on it, so a customer whose name resembles one is held for an
 // operator's review rather than refused or paid.
 //
-// The list is read from its published CSV form (sdn.csv: ent_num,
-// SDN_Name, SDN_Type, Program, …; no header; "-0-" for an empty field)
-// named by OFAC_SDN_FILE, or from an embedded sample of fictitious names
-// that the sandbox documents, so that a merchant can rehearse a match.
+// The list is read from its published CSV files: sdn.csv (OFAC_SDN_FILE;
+// no header, 12 columns ent_num, SDN_Name, SDN_Type, Program, Title,
+// Call_Sign, Vess_type, Tonnage, GRT, Vess_flag, Vess_owner, Remarks;
+// "-0-" for an empty field) and, optionally, alt.csv (OFAC_ALT_FILE;
+// ent_num, alt_num, alt_type, alt_name, alt_remarks), whose names are the
+// entries' aliases. A file that is not in that layout is refused rather
+// than read as far as it goes, and a configured sdn.csv of fewer than
+// MinEntries entries is refused: a truncated download, an empty file or
+// alt.csv given for sdn.csv would otherwise screen everyone clear.
+// Without a configured file (development, the sandbox) the list is an
+// embedded sample of fictitious names that the sandbox documents, so
+// that a merchant can rehearse a match. A List reloads its files when
+// they change (Watch); a file that is refused keeps the list in use.
 //
-// Similarity is Jaro–Winkler over normalized names (letters folded to
-// ASCII, lower case, punctuation dropped, spaces collapsed), computed by
+// Names are compared folded (letters folded to ASCII with golang.org/x/text's
+// decomposition, which knows every Unicode letter's marks, lower case,
+// punctuation and spaces dropped) by Jaro–Winkler similarity, computed by
 // github.com/adrg/strutil: a small, well-kept library of string metrics
 // with no dependencies of its own, whose Jaro–Winkler is the textbook
 // one (prefix bonus 0.1 over at most 4 letters), which is what screening
-// vendors and OFAC's own search tool use. A name scores at Threshold
-// (0.92) or more is a potential match.
+// vendors and OFAC's own search tool use. Two names are alike at
+// Threshold (0.92) or more.
 //
-// SDN names of individuals are written "LAST, First"; customers give
-// first and last name apart. Each individual entry is indexed under both
-// orders ("first last" and "last first"), and an entity under its name, so
-// a customer's "first last" meets the entry whichever way it was written.
+// Whole names are not compared with each other: a person shares given
+// names with many listed people (a customer "Mohammed Ali" with "TUFAIL,
+// Mohammed") and listed people carry middle names and patronymics that
+// customers leave out ("VOLKANOV, Ilya Petrovich" against "Ilya
+// Volkanov"), so whole-name similarity flags the first and misses the
+// second. A person matches a listed individual when the surnames are
+// alike and the person's first given name is alike one of the listed
+// given names; a given name alone never matches, nor does a surname
+// alone. SDN names of individuals are written "SURNAME, Given Middle
+// Patronymic"; a listed name without a comma is read as "Given … Surname"
+// with each run of its last words tried as the surname. An individual's
+// aliases match the same way. A business name matches an entity (an
+// entry whose SDN_Type is empty) by its name or an alias, with legal
+// forms (LTD, LLC, INC, CO, FZE, SA, GMBH, …) set aside on both sides.
+// Vessels and aircraft are loaded and counted but match no person's or
+// business's name.
 //
 // The index keeps screening under a millisecond without comparing a name
-// against every entry with full Jaro–Winkler. It cannot miss a match,
-// because it only leaves out names whose similarity is provably below the
-// threshold. For strings a (length la) and b (length lb), Jaro is
-// (m/la + m/lb + (m-t)/m)/3 where m, the matching characters, is at most
-// the letters the two have in common counted with multiplicity (c), so
-// Jaro ≤ (c/la + c/lb + 1)/3; Jaro–Winkler adds at most 0.4·(1−Jaro)
-// (four prefix letters at 0.1), so JW ≤ 0.4 + 0.6·Jaro. Hence a name can
-// reach 0.92 only when Jaro can reach 0.8666…, which needs
-// (c/la + c/lb + 1)/3 ≥ 0.8666…. With c ≤ min(la, lb) that already
-// rules out lengths whose ratio is below 0.6, so entries are kept sorted
-// by length and only the window [0.6·la, la/0.6] is visited. In it, c is
-// bounded three ways, each cheaper than the next and each an upper bound:
-// by the letters one name has and the other lacks (two popcounts of
-// 27-bit letter sets: every letter missing from the other name costs at
-// least one character), by 27-letter histograms stored per entry (the sum
-// of the smaller counts), and the prefix bonus by the names' real common
-// prefix (at most four letters) rather than four. Only a name whose
-// bound still reaches the threshold is compared with the full metric.
+// against every listed surname with full Jaro–Winkler, and cannot miss a
+// match, because it only leaves out names whose similarity is provably
+// below the threshold (see index.go).
 package sanctions
 
 import (
-	"bufio"
-	_ "embed"
-	"encoding/csv"
-	"errors"
-	"fmt"
-	"io"
-	"math/bits"
-	"os"
-	"sort"
+	"encoding/json"
 	"strings"
-	"sync"
 	"time"
-	"unicode"
-
-	"github.com/adrg/strutil/metrics"
-	"golang.org/x/text/runes"
-	"golang.org/x/text/transform"
-	"golang.org/x/text/unicode/norm"
 )
 
-// Threshold is the least Jaro–Winkler similarity that is a potential match.
+// Threshold is the least Jaro–Winkler similarity at which two surnames,
+// two given names or two business names are alike.
 const Threshold = 0.92
 
 // Entry is one SDN list entry.
 type Entry struct {
-	Num     string `json:"ent_num"`  // OFAC's entry number
-	Name    string `json:"sdn_name"` // as published: "LAST, First" for individuals
-	Type    string `json:"sdn_type"` // "individual", "vessel", "aircraft" or "" (an entity)
-	Program string `json:"program"`
+	Num  string `json:"ent_num"`  // OFAC's entry number
+	Name string `json:"sdn_name"` // as published: "SURNAME, Given" for individuals
+	Type string `json:"sdn_type"` // "individual", "vessel", "aircraft" or "" (an entity)
+	// Programs are the sanctions programs the entry is listed under
+	// ("SDGT", "SYRIA"), from the file's bracketed Program field.
+	Programs []string `json:"-"`
 }
 
-// Match is the best entry a name resembles, with its similarity (0..1).
+// Match is the best entry a name resembles.
 type Match struct {
-	Entry Entry   `json:"sdn_entry"`
-	Score float64 `json:"score"`
+	Entry Entry
+	// Listed is the entry's name or alias the name resembles, as published.
+	Listed string
+	// Score is the similarity (0..1): for a person the lower of the
+	// surnames' and the given names' similarity.
+	Score float64
 }
 
-// variant is one indexed spelling of an entry.
-type variant struct {
-	name  string
-	runes int
-	hist  [27]uint16 // a–z, and everything else (digits, spaces)
-	mask  uint32     // bit k: hist[k] > 0
-	entry int32
+// Name is one name to screen: a person's or a business's. The zero Name
+// matches nothing.
+type Name struct {
+	given    string   // the key of a person's first given name
+	surnames []string // the keys a person's surname may be
+	business string   // a business name's key, without its legal forms
 }
 
-// List is a loaded SDN list with its index; safe for concurrent use.
-type List struct {
-	entries  []Entry
-	variants []variant // sorted by runes
+// Person is the name of a person given apart as given names (the first
+// is compared; middle names are not) and surname.
+func Person(given, surname string) Name {
+	g, s := words(given), words(surname)
+	if len(g) == 0 || len(s) == 0 {
+		return Name{}
+	}
+	return Name{given: g[0], surnames: []string{key(s)}}
 }
 
-//go:embed sample.csv
-var sample []byte
-
-// Embedded returns the embedded sample list of fictitious names.
-func Embedded() *List {
-	l, err := Load(strings.NewReader(string(sample)))
-	if err != nil {
-		panic(fmt.Sprintf("sanctions: embedded sample: %v", err))
+// Written is a person's name written in one string, as on an ACH entry:
+// "SURNAME, Given …" when it has a comma, else "Given … Surname", with
+// each run of its last words tried as the surname (a compound surname
+// such as "Sandoval Quintero", or only "Quintero").
+func Written(name string) Name {
+	alts := listedPerson(name)
+	if len(alts) == 0 {
+		return Name{}
 	}
-	return l
-}
-
-// Open loads the list in path, or the embedded sample when path is "".
-func Open(path string) (*List, error) {
-	if path == "" {
-		return Embedded(), nil
-	}
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, fmt.Errorf("OFAC_SDN_FILE: %w", err)
-	}
-	defer f.Close()
-	l, err := Load(bufio.NewReaderSize(f, 1<<16))
-	if err != nil {
-		return nil, fmt.Errorf("OFAC_SDN_FILE %s: %w", path, err)
-	}
-	return l, nil
-}
-
-// Load reads a list in sdn.csv form. A record needs at least ent_num and
-// SDN_Name; a last line holding only the end-of-file marker (a control-Z
-// that older downloads carry) is skipped.
-func Load(r io.Reader) (*List, error) {
-	cr := csv.NewReader(r)
-	cr.FieldsPerRecord = -1
-	cr.LazyQuotes = true
-	cr.ReuseRecord = true
-	l := &List{}
-	for line := 1; ; line++ {
-		rec, err := cr.Read()
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		if err != nil {
-			return nil, fmt.Errorf("sdn list: %w", err)
-		}
-		if len(rec) == 1 && strings.Trim(rec[0], "\x1a \t") == "" {
-			continue
-		}
-		if len(rec) < 2 {
-			return nil, fmt.Errorf("sdn list: line %d: want ent_num and SDN_Name, got %d fields", line, len(rec))
-		}
-		e := Entry{Num: strings.TrimSpace(rec[0]), Name: field(rec[1])}
-		if len(rec) > 2 {
-			e.Type = field(rec[2])
-		}
-		if len(rec) > 3 {
-			e.Program = field(rec[3])
-		}
-		if e.Name == "" {
-			continue
-		}
-		l.add(e)
-	}
-	sort.Slice(l.variants, func(i, j int) bool { return l.variants[i].runes < l.variants[j].runes })
-	return l, nil
-}
-
-// field is a CSV field with OFAC's "-0-" for empty read as "".
-func field(s string) string {
-	s = strings.TrimSpace(s)
-	if s == "-0-" {
-		return ""
-	}
-	return s
-}
-
-func (l *List) add(e Entry) {
-	idx := int32(len(l.entries))
-	l.entries = append(l.entries, e)
-	names := []string{Normalize(e.Name)}
-	if last, first, ok := strings.Cut(e.Name, ","); ok && strings.EqualFold(e.Type, "individual") {
-		names = []string{Normalize(first + " " + last), Normalize(last + " " + first)}
-	}
-	for i, n := range names {
-		if n == "" || (i > 0 && n == names[0]) {
-			continue
-		}
-		l.variants = append(l.variants, newVariant(n, idx))
-	}
-}
-
-func newVariant(n string, entry int32) variant {
-	v := variant{name: n, runes: len(n), entry: entry} // normalized names are ASCII
-	for i := 0; i < len(n); i++ {
-		k := 26
-		if c := n[i]; c >= 'a' && c <= 'z' {
-			k = int(c - 'a')
-		}
-		v.hist[k]++
-		v.mask |= 1 << k
-	}
-	return v
-}
-
-// Len is the number of entries.
-func (l *List) Len() int { return len(l.entries) }
-
-// stripMarks hands out transformers that decompose (NFKD) and remove the
-// nonspacing marks. A chained transformer keeps state between calls, so
-// each use takes one of its own: names are folded by many requests at
-// once.
-var stripMarks = sync.Pool{New: func() any {
-	return transform.Chain(norm.NFKD, runes.Remove(runes.In(unicode.Mn)))
-}}
-
-// withoutMarks is s decomposed, without its nonspacing marks.
-func withoutMarks(s string) (string, error) {
-	t := stripMarks.Get().(transform.Transformer)
-	defer stripMarks.Put(t)
-	out, _, err := transform.String(t, s)
-	return out, err
-}
-
-// Normalize is the form names are compared in: letters folded to ASCII
-// (marks removed), lower case, letters and digits only, words separated
-// by one space. What cannot be folded separates words.
-func Normalize(s string) string {
-	folded, err := withoutMarks(s)
-	if err != nil {
-		folded = s
-	}
-	var b strings.Builder
-	b.Grow(len(folded))
-	space := false
-	for _, r := range folded {
-		switch {
-		case r >= 'a' && r <= 'z', r >= '0' && r <= '9':
-		case r >= 'A' && r <= 'Z':
-			r += 'a' - 'A'
-		case r == '\'' || r == '.':
-			continue // O'Brien is obrien, "J.R." is jr
-		default:
-			space = b.Len() > 0
-			continue
-		}
-		if space {
-			b.WriteByte(' ')
-			space = false
-		}
-		b.WriteRune(r)
-	}
-	return b.String()
-}
-
-// minJaro is the least Jaro similarity that Jaro–Winkler can lift to
-// Threshold: JW ≤ 0.4 + 0.6·Jaro (see the package doc).
-const minJaro = (Threshold - 0.4) / 0.6
-
-// Screen returns the best match at or above Threshold among names (each
-// a person's full name or a business name, in any order of its words),
-// and whether there is one.
-func (l *List) Screen(names ...string) (Match, bool) {
-	jw := metrics.NewJaroWinkler()
-	best, found := Match{}, false
-	for _, raw := range names {
-		q := Normalize(raw)
-		if q == "" {
-			continue
-		}
-		qv := newVariant(q, -1)
-		la := float64(qv.runes)
-		lo := sort.Search(len(l.variants), func(i int) bool { return float64(l.variants[i].runes) >= 0.6*la })
-		for i := lo; i < len(l.variants) && float64(l.variants[i].runes)*0.6 <= la; i++ {
-			v := &l.variants[i]
-			lb := float64(v.runes)
-			// Each letter one has and the other lacks is at least one
-			// character that cannot match: a bound from two popcounts.
-			bonus := 0.1 * float64(prefix(q, v.name))
-			c := min(la-float64(bits.OnesCount32(qv.mask&^v.mask)), lb-float64(bits.OnesCount32(v.mask&^qv.mask)))
-			if jb := jaroBound(c, la, lb); jb+bonus*(1-jb) < Threshold {
-				continue
-			}
-			n := 0
-			for k := range qv.hist {
-				n += int(min(qv.hist[k], v.hist[k]))
-			}
-			jb := jaroBound(float64(n), la, lb)
-			if jb+bonus*(1-jb) < Threshold {
-				continue
-			}
-			score := jw.Compare(q, v.name)
-			if score >= Threshold && (!found || score > best.Score) {
-				best, found = Match{Entry: l.entries[v.entry], Score: score}, true
-			}
-		}
-	}
-	if found {
-		best.Score = float64(int(best.Score*10000+0.5)) / 10000
-	}
-	return best, found
-}
-
-// jaroBound is the most Jaro similarity two strings of la and lb
-// characters with at most c characters in common can have.
-func jaroBound(c, la, lb float64) float64 {
-	if c <= 0 {
-		return 0
-	}
-	return (c/la + c/lb + 1) / 3
-}
-
-// prefix is the length of a's and b's common prefix, at most 4 (the
-// letters Jaro–Winkler rewards).
-func prefix(a, b string) int {
-	n := 0
-	for n < 4 && n < len(a) && n < len(b) && a[n] == b[n] {
-		n++
+	n := Name{given: alts[0].given[0]}
+	for _, a := range alts {
+		n.surnames = append(n.surnames, a.surname)
 	}
 	return n
+}
+
+// Business is a business name.
+func Business(name string) Name {
+	ws := businessWords(words(name))
+	if len(ws) == 0 {
+		return Name{}
+	}
+	return Name{business: key(ws)}
+}
+
+// personName is one reading of a listed person's name: a surname key and
+// the keys of the given names that go with it.
+type personName struct {
+	surname string
+	given   []string
+}
+
+// listedPerson reads a person's name as the list writes it (see Written):
+// its readings, none when it does not have a surname and a given name.
+func listedPerson(name string) []personName {
+	if last, first, ok := strings.Cut(name, ","); ok {
+		s, g := words(last), words(first)
+		if len(s) == 0 || len(g) == 0 {
+			return nil
+		}
+		return []personName{{surname: key(s), given: g}}
+	}
+	ws := words(name)
+	var out []personName
+	for k := len(ws) - 1; k >= 1; k-- {
+		out = append(out, personName{surname: key(ws[k:]), given: ws[:k]})
+	}
+	return out
+}
+
+// ParsePrograms reads sdn.csv's Program field, whose programs are written
+// between brackets with the outermost ones left out ("SDGT] [SYRIA"), into
+// the programs' names.
+func ParsePrograms(field string) []string {
+	var out []string
+	for _, p := range strings.Split(field, "]") {
+		if p = strings.TrimSpace(strings.TrimLeft(strings.TrimSpace(p), "[")); p != "" && p != "-0-" {
+			out = append(out, p)
+		}
+	}
+	return out
 }
 
 // Screening statuses of a customer.
@@ -329,18 +172,46 @@ const (
 // Screening is a customer's screening result.
 type Screening struct {
 	Status string `json:"status"`
-	// SDNEntry and Score are the entry matched (potential_match, cleared).
+	// SDNEntry, Programs (the entry's), Listed and Score are the match
+	// (potential_match, cleared).
 	SDNEntry *Entry   `json:"sdn_entry,omitempty"`
+	Programs []string `json:"programs,omitempty"`
+	Listed   string   `json:"matched_name,omitempty"`
 	Score    *float64 `json:"score,omitempty"`
 	// ClearedAt (UTC) and Note are the operator's clearance.
 	ClearedAt *time.Time `json:"cleared_at,omitempty"`
 	Note      *string    `json:"note,omitempty"`
 }
 
+// UnmarshalJSON reads a screening, and one stored before programs were a
+// list (the entry's raw "program" field) with its programs read from it.
+func (s *Screening) UnmarshalJSON(b []byte) error {
+	type plain Screening
+	var v struct {
+		plain
+		SDNEntry *struct {
+			Entry
+			Program string `json:"program"`
+		} `json:"sdn_entry"`
+	}
+	if err := json.Unmarshal(b, &v); err != nil {
+		return err
+	}
+	*s = Screening(v.plain)
+	if v.SDNEntry != nil {
+		e := v.SDNEntry.Entry
+		s.SDNEntry = &e
+		if s.Programs == nil && v.SDNEntry.Program != "" {
+			s.Programs = ParsePrograms(v.SDNEntry.Program)
+		}
+	}
+	return nil
+}
+
 // Of is the screening of a customer with names, given its screening
 // until now (prev, Status "" when never screened): a match is a
 // potential_match unless an operator cleared that same entry.
-func (l *List) Of(prev Screening, names ...string) Screening {
+func (l *List) Of(prev Screening, names ...Name) Screening {
 	m, ok := l.Screen(names...)
 	if !ok {
 		return Screening{Status: Clear}
@@ -349,5 +220,5 @@ func (l *List) Of(prev Screening, names ...string) Screening {
 		return prev
 	}
 	e, score := m.Entry, m.Score
-	return Screening{Status: PotentialMatch, SDNEntry: &e, Score: &score}
+	return Screening{Status: PotentialMatch, SDNEntry: &e, Programs: e.Programs, Listed: m.Listed, Score: &score}
 }

@@ -103,7 +103,8 @@ func (s *Services) serveAside(name, addr string, h http.Handler) func() {
 
 // runJobs runs the background work of this process until ctx ends:
 // delivering webhooks (woken by PostgreSQL notifications, polling besides),
-// expiring micro-deposit verifications every minute, building ACH files
+// expiring micro-deposit verifications every minute, reloading the SDN
+// list when its files changed (checked every minute), building ACH files
 // at their windows (checked every minute), writing the API
 // request log, sweeping idempotency keys, events and logged requests past
 // their retention every hour. Every process runs them;
@@ -140,6 +141,11 @@ func (s *Services) runJobs(ctx context.Context, dbURL string) {
 		s.every(ctx, time.Minute, "micro-deposit expiry", counted(s.Funding.ExpireDue))
 	})
 	wg.Go(func() {
+		t := time.NewTicker(time.Minute)
+		defer t.Stop()
+		s.Sanctions.Watch(ctx, t.C, s.reportSanctions)
+	})
+	wg.Go(func() {
 		s.every(ctx, time.Second, "sandbox payment settlement", counted(s.Payments.SettleDue))
 	})
 	wg.Go(func() {
@@ -165,6 +171,18 @@ func (s *Services) runJobs(ctx context.Context, dbURL string) {
 		return s.DB.DeleteExpiredIdempotencyKeys(ctx, s.Now())
 	})
 	wg.Wait()
+}
+
+// reportSanctions logs what a reload of the SDN list did.
+func (s *Services) reportSanctions(changed bool, err error) {
+	switch {
+	case err != nil:
+		s.Log.Warn("sanctions list reload refused; the list in use stays", slog.Any("error", err))
+	case changed:
+		st := s.Sanctions.Status()
+		s.Log.Info("sanctions list reloaded", slog.Int("entries", st.Entries), slog.Int("aliases", st.Aliases),
+			slog.String("sdn_sha256", st.SDNSHA256))
+	}
 }
 
 // counted adapts a job that counts in int.

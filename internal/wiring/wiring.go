@@ -86,6 +86,9 @@ type Services struct {
 	Audit *audit.Service
 	// Originators are the merchant environments as ACH originators.
 	Originators *originator.Service
+	// Sanctions is the SDN list names are screened against; the process
+	// reloads it when its files change (Sanctions.Watch).
+	Sanctions *sanctions.List
 }
 
 // Build makes the services of cfg on d.DB.
@@ -118,7 +121,7 @@ func Build(cfg *config.Config, d Deps) (*Services, error) {
 	}
 	fund.WithRails(reach, instantRails(cfg, d.Log))
 	fund.WithSchedule(cfg.ACHWindows.Schedule, cfg.ACHWindows.SameDayMicro)
-	sdn, err := sanctions.Open(cfg.SanctionsFile)
+	sdn, err := OpenSanctions(cfg, now)
 	if err != nil {
 		return nil, err
 	}
@@ -134,7 +137,12 @@ func Build(cfg *config.Config, d Deps) (*Services, error) {
 		Overview: overview.NewService(db.Overview(), now),
 		Audit:    audit.NewService(db.Audit(), cfg.AuditKey),
 	}
-	s.Originators = originator.NewService(db.Originators(), s.Payments, now)
+	s.Sanctions = sdn
+	s.Metrics.GaugeFunc("fundsource_sanctions_entries", "Entries of the SDN list in use.", func() int64 { return int64(sdn.Len()) })
+	s.Metrics.GaugeFunc("fundsource_sanctions_aliases", "Aliases (alt.csv) of the SDN list in use.", func() int64 { return int64(sdn.Aliases()) })
+	s.Metrics.CounterFunc("fundsource_sanctions_reload_failures_total",
+		"Changed SDN list files refused (the list in use stays).", sdn.ReloadFailures)
+	s.Originators = originator.NewService(db.Originators(), s.Payments, now).WithSanctions(sdn)
 	s.Payments.WithOriginators(s.Originators).WithThresholds(s.Originators)
 	s.Merchants.OnEnvironment(func(ctx context.Context, tx merchant.Store, scope tenant.Scope, name string) error {
 		return s.Originators.NameTx(ctx, tx.(postgres.Stores).Originators(), scope, name)
@@ -290,6 +298,12 @@ func LoadDirectory(path string) (*routing.Directory, error) {
 		return nil, fmt.Errorf("ROUTING_DIRECTORY_FILE %s: %w", path, err)
 	}
 	return d, nil
+}
+
+// OpenSanctions loads the SDN list cfg names (OFAC_SDN_FILE and
+// OFAC_ALT_FILE), or the embedded sample when it names none.
+func OpenSanctions(cfg *config.Config, now func() time.Time) (*sanctions.List, error) {
+	return sanctions.Open(sanctions.Files{SDN: cfg.SanctionsFile, Alt: cfg.SanctionsAltFile}, now)
 }
 
 // Clock is the service's time: UTC, truncated to PostgreSQL's microsecond

@@ -252,7 +252,7 @@ func (q queries) SaveGuardrail(ctx context.Context, scope tenant.Scope, g paymen
 const customerScreening = `SELECT first_name, last_name, business_name, screening FROM customers WHERE ` + byID
 
 // CustomerScreening reads a customer's names and screening.
-func (q queries) CustomerScreening(ctx context.Context, scope tenant.Scope, customerID string) ([]string, sanctions.Screening, error) {
+func (q queries) CustomerScreening(ctx context.Context, scope tenant.Scope, customerID string) ([]sanctions.Name, sanctions.Screening, error) {
 	var r struct {
 		First     string  `db:"first_name"`
 		Last      string  `db:"last_name"`
@@ -262,9 +262,9 @@ func (q queries) CustomerScreening(ctx context.Context, scope tenant.Scope, cust
 	if err := sqlx.GetContext(ctx, q.ex, &r, customerScreening, scope.MerchantID, scope.Env, customerID); err != nil {
 		return nil, sanctions.Screening{}, translate(err)
 	}
-	names := []string{r.First + " " + r.Last}
+	names := []sanctions.Name{sanctions.Person(r.First, r.Last)}
 	if r.Business != nil {
-		names = append(names, *r.Business)
+		names = append(names, sanctions.Business(*r.Business))
 	}
 	sc, err := screeningOf(r.Screening)
 	return names, sc, err

@@ -8,13 +8,19 @@ import (
 )
 
 // Return deadlines. A receiving bank must return an entry so that the
-// return reaches the originating bank by the second banking day after the
-// entry's settlement date; an individual's unauthorized-debit returns
-// (extendedCodes on a WEB or PPD entry) may come within 60 calendar days
-// after it. A return past its deadline is the receiving bank's error: the
-// originating bank may refuse it (dishonor it, R68), and owes its
-// originators that refusal, because an untimely return would take back
-// money that has become final.
+// return is available to the originating bank by the opening of business
+// on the second banking day after the entry's settlement date; an
+// individual's unauthorized-debit returns (extendedCodes on an entry of a
+// consumer SEC code) by the opening of business on the banking day after
+// the 60th calendar day after it. R29 (a company's unauthorized return)
+// keeps the two banking days. A return past its deadline is the receiving
+// bank's error: the originating bank may refuse it (dishonor it, R68), and
+// owes its originators that refusal, because an untimely return would take
+// back money that has become final.
+//
+// "By the opening of business on day D" means that a return file the ACH
+// operator dated D is still in time: it is what the originating bank finds
+// when it opens that day.
 //
 // The day a return arrived is the creation date of the file that carries
 // it (the ACH operator's), not the day of the import: an import held up by
@@ -26,12 +32,19 @@ import (
 const StandardReturnDays = 2
 
 // ExtendedReturnDays is how many calendar days after the settlement date
-// an extended return may arrive.
+// an extended return counts from: it may arrive until the banking day
+// after the last of them.
 const ExtendedReturnDays = 60
 
 // extendedCodes are the returns an individual may make within
-// ExtendedReturnDays: unauthorized, revoked, not as authorized.
-var extendedCodes = []string{"R05", "R07", "R10", "R11", "R29"}
+// ExtendedReturnDays: unauthorized (R05, R10, R51), revoked (R07), not as
+// authorized (R11), stop payment on a source document or improper source
+// document (R37, R53).
+var extendedCodes = []string{"R05", "R07", "R10", "R11", "R37", "R51", "R53"}
+
+// consumerSEC are the SEC codes of entries to an individual's account.
+// "" is an entry stored before classes were (a PPD one, legacyClass).
+var consumerSEC = []string{SecPPD, SecWEB, "TEL", "ARC", "BOC", "POP", "RCK", ""}
 
 // SettlementDate is the settlement date of the entries of a file created
 // at created: its effective entry date.
@@ -40,13 +53,16 @@ func SettlementDate(created time.Time) calendar.Date {
 }
 
 // ReturnDeadline is the last day a return with code may arrive for an
-// entry of SEC code sec settled on settled. R05 says by itself that the
-// account is a consumer's (it is the return of a corporate entry to one),
-// so it is extended whatever the entry's SEC code.
+// entry of SEC code sec settled on settled: for an extended return the
+// banking day after the 60th calendar day (when the 60th is itself a
+// weekend day or holiday, the next banking day), for any other the second
+// banking day. R05 says by itself that the account is a consumer's (it is
+// the return of a corporate entry to one), so it is extended whatever the
+// entry's SEC code.
 func ReturnDeadline(code, sec string, settled calendar.Date) calendar.Date {
-	individual := sec == SecWEB || sec == SecPPD || sec == ""
+	individual := slices.Contains(consumerSEC, sec)
 	if code == "R05" || individual && slices.Contains(extendedCodes, code) {
-		return settled.AddDate(0, 0, ExtendedReturnDays)
+		return calendar.AddBusinessDays(settled.AddDate(0, 0, ExtendedReturnDays), 1)
 	}
 	return calendar.AddBusinessDays(settled, StandardReturnDays)
 }

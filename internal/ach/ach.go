@@ -212,9 +212,12 @@ type Store interface {
 	InsertDishonor(ctx context.Context, d Dishonor) (bool, error)
 	// EntryDishonored reports whether a return of an entry was dishonored.
 	EntryDishonored(ctx context.Context, fileID, trace string) (bool, error)
-	// DishonorsToSend locks up to limit dishonors not yet in a file,
-	// skipping rows other processes hold.
+	// DishonorsToSend locks up to limit dishonors not yet in a file nor
+	// late for dishonor, skipping rows other processes hold.
 	DishonorsToSend(ctx context.Context, limit int) ([]Dishonor, error)
+	// MarkDishonorLate keeps a dishonor unsent for good: it was found past
+	// its limit at at.
+	MarkDishonorLate(ctx context.Context, id string, at time.Time) error
 	// AssignDishonor puts a dishonor into a file under its trace number.
 	AssignDishonor(ctx context.Context, id, fileID, trace string) error
 	// ACHDishonors returns a file's dishonors, with their original entries,
@@ -401,7 +404,7 @@ func (o *Originator) assign(ctx context.Context, w *calendar.Window) (File, bool
 				payments = append(payments, p)
 			}
 		}
-		dishonors, err := tx.DishonorsToSend(ctx, batchLimit)
+		dishonors, err := o.dishonorsInTime(ctx, tx)
 		if err != nil {
 			return err
 		}

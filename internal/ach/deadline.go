@@ -2,6 +2,7 @@ package ach
 
 import (
 	"slices"
+	"strconv"
 	"time"
 
 	"github.com/fundsource/fundsource/internal/core/calendar"
@@ -71,4 +72,51 @@ func ReturnDeadline(code, sec string, settled calendar.Date) calendar.Date {
 // within the deadline of an entry of SEC code sec settled on settled.
 func Timely(code, sec string, settled, arrived calendar.Date) bool {
 	return !arrived.After(ReturnDeadline(code, sec, settled))
+}
+
+// DishonorDays is how many banking days after a return's settlement date
+// the originating bank may dishonor it. A dishonor that cannot leave by
+// then is not sent: the return stands, kept as late for dishonor for an
+// operator to see.
+const DishonorDays = 5
+
+// DishonorDeadline is the last day a dishonor of a return that settled
+// on returnSettled may go out: the fifth banking day after it.
+func DishonorDeadline(returnSettled calendar.Date) calendar.Date {
+	return calendar.AddBusinessDays(returnSettled, DishonorDays)
+}
+
+// DishonorInTime reports whether a dishonor of a return that settled on
+// returnSettled still goes out when it is sent on day.
+func DishonorInTime(returnSettled, day calendar.Date) bool {
+	return !day.After(DishonorDeadline(returnSettled))
+}
+
+// ReturnSettledOn is the date of a return's settlement day, written as a
+// Julian day (three digits, julian) in its batch header, near the day its
+// file arrived: of the year before, the same or the next, whichever lies
+// closest (a return that settles on December 31 may be read in January).
+func ReturnSettledOn(julian string, arrived calendar.Date) calendar.Date {
+	n, err := strconv.Atoi(julian)
+	if err != nil || len(julian) != 3 || n < 1 || n > 366 {
+		return arrived
+	}
+	var best calendar.Date
+	for _, y := range []int{arrived.Year() - 1, arrived.Year(), arrived.Year() + 1} {
+		d := time.Date(y, time.January, 1, 0, 0, 0, 0, time.UTC).AddDate(0, 0, n-1)
+		if d.Year() != y {
+			continue // day 366 of a year of 365
+		}
+		if best.IsZero() || distance(d, arrived) < distance(best, arrived) {
+			best = d
+		}
+	}
+	return best
+}
+
+func distance(a, b time.Time) time.Duration {
+	if a.After(b) {
+		return a.Sub(b)
+	}
+	return b.Sub(a)
 }

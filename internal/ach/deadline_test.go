@@ -73,6 +73,49 @@ func TestReturnDeadlinesAtTheirEdges(t *testing.T) {
 	}
 }
 
+// TestDishonorLimitIsTheFifthBankingDayAfterTheReturnSettled: a return
+// settled Friday 2026-11-20 may be dishonored through Monday 2026-11-30
+// (Thanksgiving is no banking day) and not on Tuesday; one settled on a
+// Saturday counts from Monday.
+func TestDishonorLimitIsTheFifthBankingDayAfterTheReturnSettled(t *testing.T) {
+	for _, c := range []struct {
+		settled, sent string
+		want          bool
+	}{
+		{"2026-11-20", "2026-11-20", true},
+		{"2026-11-20", "2026-11-27", true},
+		{"2026-11-20", "2026-11-30", true},
+		{"2026-11-20", "2026-12-01", false},
+		{"2026-11-21", "2026-11-30", true},
+		{"2026-11-21", "2026-12-01", false},
+	} {
+		if got := DishonorInTime(day(c.settled), day(c.sent)); got != c.want {
+			t.Errorf("return settled %s, dishonor sent %s: in time = %v, want %v (deadline %s)", c.settled, c.sent, got, c.want,
+				DishonorDeadline(day(c.settled)).Format(time.DateOnly))
+		}
+	}
+}
+
+// TestReturnSettledOnReadsTheJulianDayNearItsFile: the batch header's
+// Julian day is taken in the year that puts it nearest the file's date;
+// a field that is no Julian day is the file's date.
+func TestReturnSettledOnReadsTheJulianDayNearItsFile(t *testing.T) {
+	for _, c := range []struct{ julian, arrived, want string }{
+		{"324", "2026-11-20", "2026-11-20"},
+		{"325", "2026-11-20", "2026-11-21"},
+		{"365", "2027-01-02", "2026-12-31"},
+		{"001", "2026-12-31", "2027-01-01"},
+		{"366", "2028-12-30", "2028-12-31"},
+		{"", "2026-11-20", "2026-11-20"},
+		{"1x3", "2026-11-20", "2026-11-20"},
+		{"400", "2026-11-20", "2026-11-20"},
+	} {
+		if got := ReturnSettledOn(c.julian, day(c.arrived)).Format(time.DateOnly); got != c.want {
+			t.Errorf("ReturnSettledOn(%q, %s) = %s, want %s", c.julian, c.arrived, got, c.want)
+		}
+	}
+}
+
 // TestSettlementDateIsTheNextBankingDayInNewYork: a file created Friday
 // evening in New York (Saturday in UTC) settles Monday; one created the
 // evening before Thanksgiving settles Friday.

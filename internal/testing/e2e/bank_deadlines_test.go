@@ -1,0 +1,219 @@
+package e2e_test
+
+import (
+	"bytes"
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/jmoiron/sqlx"
+	nacha "github.com/moov-io/ach"
+
+	"github.com/fundsource/fundsource/internal/core/calendar"
+	th "github.com/fundsource/fundsource/internal/testing/harness"
+)
+
+// sentEntry is an entry of an outbox file as the bank received it.
+type sentEntry struct {
+	Trace, Account, RDFI     string
+	Cents, TransactionCode   int
+	SEC, Description         string
+	CompanyName, CompanyID   string
+	DiscretionaryOrPayType   string
+	IndividualID, Individual string
+}
+
+// sentEntries reads every entry of the outbox dir by trace number.
+func sentEntries(t *testing.T, dir string) map[string]sentEntry {
+	t.Helper()
+	out := map[string]sentEntry{}
+	for _, f := range readACH(t, dir) {
+		for _, b := range f.Batches {
+			h := b.GetHeader()
+			for _, e := range b.GetEntries() {
+				out[e.TraceNumber] = sentEntry{Trace: e.TraceNumber, Account: strings.TrimSpace(e.DFIAccountNumber),
+					RDFI: e.RDFIIdentification + e.CheckDigit, Cents: e.Amount, TransactionCode: e.TransactionCode,
+					SEC: h.StandardEntryClassCode, Description: strings.TrimSpace(h.CompanyEntryDescription),
+					CompanyName: strings.TrimSpace(h.CompanyName), CompanyID: strings.TrimSpace(h.CompanyIdentification),
+					DiscretionaryOrPayType: e.DiscretionaryData, IndividualID: strings.TrimSpace(e.IdentificationNumber),
+					Individual: strings.TrimSpace(e.IndividualName)}
+			}
+		}
+	}
+	return out
+}
+
+// bankReturn is one return a test's bank file carries.
+type bankReturn struct {
+	Of   sentEntry
+	Code string
+}
+
+// bankReturnFile is a return file as the Federal Reserve writes it,
+// created on created (YYMMDD), its batch settled on the Julian day
+// settled: each return carries its original entry's amount, account,
+// receiving bank and company, and the return transaction code of the
+// original's.
+func bankReturnFile(t *testing.T, created, settled string, rs []bankReturn) []byte {
+	t.Helper()
+	bh := nacha.NewBatchHeader()
+	bh.ServiceClassCode = nacha.MixedDebitsAndCredits
+	bh.CompanyName, bh.CompanyIdentification = rs[0].Of.CompanyName, rs[0].Of.CompanyID
+	if bh.CompanyName == "" {
+		bh.CompanyName = "FUNDSOURCE"
+	}
+	bh.StandardEntryClassCode, bh.CompanyEntryDescription = nacha.PPD, "RETURN"
+	bh.EffectiveEntryDate, bh.ODFIIdentification = created, "23138010"
+	bh.SettlementDate = settled
+	batch := nacha.NewBatchPPD(bh)
+	for i, r := range rs {
+		e := nacha.NewEntryDetail()
+		e.TransactionCode = returnCode(r.Of.TransactionCode)
+		e.SetRDFI("121042882")
+		e.DFIAccountNumber = r.Of.Account
+		e.Amount = r.Of.Cents
+		e.IndividualName = "RETURN"
+		e.SetTraceNumber("23138010", i+1)
+		a := nacha.NewAddenda99()
+		a.ReturnCode, a.OriginalTrace, a.OriginalDFI = r.Code, r.Of.Trace, r.Of.RDFI[:8]
+		e.Addenda99, e.Category, e.AddendaRecordIndicator = a, nacha.CategoryReturn, 1
+		batch.AddEntry(e)
+	}
+	return dated(t, bankFile(t, batch), created)
+}
+
+// returnCode is the transaction code of the return of an entry of code.
+func returnCode(code int) int {
+	if code%10 >= 5 {
+		return code/10*10 + 6
+	}
+	return code/10*10 + 1
+}
+
+// julianOf is the Julian day (3 digits) of a YYYY-MM-DD date.
+func julianOf(t *testing.T, date string) string {
+	t.Helper()
+	d, err := time.Parse(time.DateOnly, date)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return d.Format("002")
+}
+
+// eastern is noon of a date in New York.
+func eastern(date string) time.Time {
+	d, _ := time.Parse(time.DateOnly, date)
+	return time.Date(d.Year(), d.Month(), d.Day(), 12, 0, 0, 0, calendar.Eastern)
+}
+
+// lateDishonors counts the dishonors kept late for dishonor.
+func lateDishonors(t *testing.T, h *harness) int {
+	t.Helper()
+	db, err := sqlx.Open("postgres", h.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	var n int
+	if err := db.Get(&n, `SELECT count(*) FROM ach_dishonors WHERE late_for_dishonor_at IS NOT NULL AND file_id IS NULL`); err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+// dishonorCodes lists the dishonors in the outbox by original trace.
+func dishonorCodes(t *testing.T, dir string) map[string]string {
+	t.Helper()
+	out := map[string]string{}
+	for _, f := range readACH(t, dir) {
+		for _, b := range f.Batches {
+			for _, e := range b.GetEntries() {
+				if d := e.Addenda99Dishonored; d != nil {
+					out[d.OriginalEntryTraceNumber] = d.DishonoredReturnReasonCode
+				}
+			}
+		}
+	}
+	return out
+}
+
+// TestDishonorGoesOutWithinFiveBankingDaysOfTheReturnsSettlement: the
+// entries settle Tuesday 2026-11-03; untimely returns come in a file of
+// Friday 2026-11-06. A return settled Friday may be dishonored through
+// Monday 2026-11-16 (Veterans Day, Wednesday 11-11, is no banking day):
+// imported and sent that day, its R68 leaves. One settled Thursday
+// 2026-11-05 had until Friday 2026-11-13: imported on the 13th, its
+// dishonor waits, and the file assigned on the 16th leaves it out and
+// keeps it late_for_dishonor. A return imported on Tuesday 2026-11-17 is
+// late for dishonor at once: counted, stored unsent, nothing applied.
+func TestDishonorGoesOutWithinFiveBankingDaysOfTheReturnsSettlement(t *testing.T) {
+	t.Parallel()
+	s := newACHSetup(t)
+	h := s.h
+	dir := t.TempDir()
+	o := h.originator(achConfig(dir))
+	if _, err := o.Run(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	debitTrace, creditTrace := outboxTraces(t, dir)
+	sent := sentEntries(t, dir)
+	var micro sentEntry
+	for _, e := range sent {
+		if e.Description == "ACCTVERIFY" && e.TransactionCode == nacha.SavingsCredit {
+			micro = e
+		}
+	}
+	if micro.Trace == "" || sent[debitTrace].Cents != 2500 || sent[creditTrace].Cents != 1000 {
+		t.Fatalf("outbox entries = %+v", sent)
+	}
+
+	// Friday 2026-11-13: both returns arrive; the one settled Thursday
+	// is on its last day, the one settled Friday has until Monday.
+	h.Clock.Set(eastern("2026-11-13"))
+	thursday := bankReturnFile(t, "261106", julianOf(t, "2026-11-05"), []bankReturn{{sent[creditTrace], "R03"}})
+	friday := bankReturnFile(t, "261106", julianOf(t, "2026-11-06"), []bankReturn{{sent[debitTrace], "R01"}})
+	for name, f := range map[string][]byte{"thursday": thursday, "friday": friday} {
+		res, err := o.ImportReturns(context.Background(), bytes.NewReader(f))
+		if err != nil || res.Dishonored != 1 || res.LateForDishonor != 0 || res.Applied != 0 {
+			t.Fatalf("import of the %s return on 2026-11-13 = %+v, %v", name, res, err)
+		}
+	}
+
+	// Monday 2026-11-16 (the fifth banking day after Friday's): the file
+	// carries Friday's dishonor, not Thursday's.
+	h.Clock.Set(eastern("2026-11-16"))
+	outbox := t.TempDir()
+	o = h.originator(achConfig(outbox))
+	if written, err := o.Run(context.Background()); err != nil || len(written) != 1 {
+		t.Fatalf("run on 2026-11-16 = %v, %v", written, err)
+	}
+	if got := dishonorCodes(t, outbox); len(got) != 1 || got[debitTrace] != "R68" {
+		t.Errorf("dishonors sent on 2026-11-16 = %v, want only the debit's R68", got)
+	}
+	if n := lateDishonors(t, h); n != 1 {
+		t.Errorf("dishonors kept late = %d, want 1 (the credit's)", n)
+	}
+	if p := th.WantOK(t, h.Get("/v2/payments/"+s.credit, s.key)); p["status"] == "failed" {
+		t.Errorf("credit whose return was late for dishonor = %s", th.MustJSON(p))
+	}
+
+	// Tuesday 2026-11-17: a return settled Friday 2026-11-06 is past its
+	// dishonor limit when it arrives.
+	h.Clock.Set(eastern("2026-11-17"))
+	late := bankReturnFile(t, "261106", julianOf(t, "2026-11-06"), []bankReturn{{micro, "R03"}})
+	res, err := o.ImportReturns(context.Background(), bytes.NewReader(late))
+	if err != nil || res.LateForDishonor != 1 || res.Dishonored != 0 || res.Applied != 0 {
+		t.Fatalf("import on 2026-11-17 = %+v, %v", res, err)
+	}
+	if n := lateDishonors(t, h); n != 2 {
+		t.Errorf("dishonors kept late = %d, want 2", n)
+	}
+	if written, err := o.Run(context.Background()); err != nil || len(written) != 0 {
+		t.Errorf("run after a late return = %v, %v (nothing to send)", written, err)
+	}
+	// The same file again is a duplicate, not a second late one.
+	if res, err := o.ImportReturns(context.Background(), bytes.NewReader(late)); err != nil || res.Duplicate != 1 || res.LateForDishonor != 0 {
+		t.Errorf("second import = %+v, %v", res, err)
+	}
+}

@@ -41,8 +41,9 @@
 // file holds a batch per company, SEC code and description, so the
 // receiving customer's statement names the merchant they authorized.
 // Micro-deposits and their offsets are the platform's own entries and go
-// out under ACH_COMPANY_NAME and ACH_COMPANY_ID; a dishonored return goes
-// out under its original entry's company.
+// out under ACH_COMPANY_NAME and ACH_COMPANY_ID; a dishonored return, a
+// reversal and a re-presentment go out under their original entry's
+// company and SEC code (classOf), whatever the originator's are now.
 //
 // Trace numbers are the ODFI's 8 routing digits and a 7-digit sequence
 // that restarts for each file creation date (US Eastern, the date in the
@@ -471,8 +472,8 @@ func (o *Originator) assign(ctx context.Context, w *calendar.Window) (File, bool
 				return err
 			}
 			debit := p.Direction == payment.Debit
-			class, err := o.classOf(ctx, tx, p, Payer{Business: r.Company, Debit: debit, Subscription: p.SubscriptionID != nil,
-				Retry: p.Attempt != nil && *p.Attempt > 1, EntryDescription: deref(p.EntryDescription)})
+			class, company, err := o.classOf(ctx, tx, p, Payer{Business: r.Company, Debit: debit, Subscription: p.SubscriptionID != nil,
+				Retry: p.Attempt != nil && *p.Attempt > 1, EntryDescription: deref(p.EntryDescription)}, company)
 			if err != nil {
 				return err
 			}

@@ -133,3 +133,39 @@ func TestConcurrentReversalsStoreOne(t *testing.T) {
 		t.Errorf("%d reversals succeeded and %d stored, want 1 and 1", ok, stored)
 	}
 }
+
+// TestAReversalMustLeaveInAWindowByItsLastDay: an entry settled Tuesday
+// 2026-11-03 may be reversed until Tuesday 2026-11-10 (Veterans Day,
+// Wednesday 11-11, is no banking day). In production a reversal asked for
+// before the last window (20:00 in New York) of that day leaves that day;
+// one asked for after it would leave in the next window, Thursday 11-12,
+// too late; in sandbox it leaves the day it is asked for.
+func TestAReversalMustLeaveInAWindowByItsLastDay(t *testing.T) {
+	settled := time.Date(2026, 11, 3, 0, 0, 0, 0, time.UTC)
+	last := payment.ReversalLastDay(settled)
+	if got := last.Format(time.DateOnly); got != "2026-11-10" {
+		t.Fatalf("ReversalLastDay = %s, want 2026-11-10", got)
+	}
+	at := func(day, hh, mm int) time.Time { return time.Date(2026, 11, day, hh, mm, 0, 0, calendar.Eastern) }
+	for _, c := range []struct {
+		name  string
+		live  bool
+		now   time.Time
+		leave string
+	}{
+		{"production, the fifth banking day before its last window", true, at(10, 19, 59), "2026-11-10"},
+		{"production, the fifth banking day after its last window", true, at(10, 20, 0), "2026-11-12"},
+		{"production, the fourth banking day after its last window", true, at(9, 21, 0), "2026-11-10"},
+		{"production, the holiday", true, at(11, 9, 0), "2026-11-12"},
+		{"sandbox, the fifth banking day late in the evening", false, at(10, 23, 30), "2026-11-10"},
+		{"sandbox, the holiday", false, at(11, 9, 0), "2026-11-11"},
+	} {
+		leaves := payment.ReversalLeaves(calendar.DefaultSchedule(), c.live, c.now)
+		if got := leaves.Format(time.DateOnly); got != c.leave {
+			t.Errorf("%s: leaves %s, want %s", c.name, got, c.leave)
+		}
+		if inTime, want := !leaves.After(last), c.leave <= "2026-11-10"; inTime != want {
+			t.Errorf("%s: in time = %v, want %v", c.name, inTime, want)
+		}
+	}
+}

@@ -128,7 +128,8 @@ func Build(cfg *config.Config, d Deps) (*Services, error) {
 		Customers: customer.NewService(db.Customers(), now).WithSanctions(sdn),
 		Funding:   fund,
 		Webhooks:  webhook.NewService(db.Webhooks(), v, now, webhook.URLPolicy{AllowPrivate: cfg.WebhookAllowPrivateTargets}),
-		Payments: payment.NewService(db.Payments(), payment.Config{MaxAmount: cfg.PaymentMaxCents, SettleDelay: cfg.PaymentSettleDelay}, now).
+		Payments: payment.NewService(db.Payments(), payment.Config{MaxAmount: cfg.PaymentMaxCents, SettleDelay: cfg.PaymentSettleDelay,
+			Schedule: cfg.ACHWindows.Schedule}, now).
 			WithSanctions(sdn),
 		Requests: requestlog.New(db.Requests(), now, d.Log),
 		Overview: overview.NewService(db.Overview(), now),

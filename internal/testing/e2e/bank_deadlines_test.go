@@ -3,11 +3,11 @@ package e2e_test
 import (
 	"bytes"
 	"context"
+	"net/http"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/jmoiron/sqlx"
 	nacha "github.com/moov-io/ach"
 
 	"github.com/fundsource/fundsource/internal/core/calendar"
@@ -110,13 +110,8 @@ func eastern(date string) time.Time {
 // lateDishonors counts the dishonors kept late for dishonor.
 func lateDishonors(t *testing.T, h *harness) int {
 	t.Helper()
-	db, err := sqlx.Open("postgres", h.URL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
 	var n int
-	if err := db.Get(&n, `SELECT count(*) FROM ach_dishonors WHERE late_for_dishonor_at IS NOT NULL AND file_id IS NULL`); err != nil {
+	if err := h.SQL().Get(&n, `SELECT count(*) FROM ach_dishonors WHERE late_for_dishonor_at IS NOT NULL AND file_id IS NULL`); err != nil {
 		t.Fatal(err)
 	}
 	return n
@@ -215,5 +210,124 @@ func TestDishonorGoesOutWithinFiveBankingDaysOfTheReturnsSettlement(t *testing.T
 	// The same file again is a duplicate, not a second late one.
 	if res, err := o.ImportReturns(context.Background(), bytes.NewReader(late)); err != nil || res.Duplicate != 1 || res.LateForDishonor != 0 {
 		t.Errorf("second import = %+v, %v", res, err)
+	}
+}
+
+// entryIn is the batch header of the entry of cents in the outbox file
+// written by a run; nil when there is none.
+func entryIn(t *testing.T, dir, name string, cents int) (*nacha.BatchHeader, *nacha.EntryDetail) {
+	t.Helper()
+	f := readACH(t, dir)[name]
+	if f == nil {
+		t.Fatalf("no file %s in %s", name, dir)
+	}
+	for _, b := range f.Batches {
+		for _, e := range b.GetEntries() {
+			if e.Amount == cents {
+				return b.GetHeader(), e
+			}
+		}
+	}
+	return nil, nil
+}
+
+// TestReversalsAndRetriesGoOutAsTheirOriginalsWithinTheWindow: debits of
+// 25.00 and 41.00 settle Tuesday 2026-11-03 and one of 40.00 Wednesday
+// 11-04, under the company ACME ORIGINAL; then the originator's company
+// changes. The 25.00 comes back R01 and is presented again; 41.00 and
+// 40.00 are reversed on Tuesday 11-10, the last day of the 41.00's window
+// (Veterans Day, 11-11, is no banking day), before its last window. No
+// file leaves that evening; after its last window a reversal of another
+// entry settled 11-03 is refused at once. The file of Thursday 11-12's
+// last window (the 40.00's last day) carries the re-presentment (RETRY
+// PYMT) and the 40.00's reversal (REVERSAL), each under the original's
+// company name, id and SEC code; the 41.00's reversal is canceled
+// (reversal_window_closed, payment.canceled) and not sent.
+func TestReversalsAndRetriesGoOutAsTheirOriginalsWithinTheWindow(t *testing.T) {
+	t.Parallel()
+	s := newACHSetup(t)
+	h := s.h
+	setCompany(t, h, s.scope, "ACME ORIGINAL", "1555555555")
+	late := th.WantOK(t, h.Post("/v2/payments", s.key, th.DebitBody(s.verified, `"41.00"`)))["payment_id"].(string)
+	dir := t.TempDir()
+	o := h.originator(achConfig(dir))
+	if _, err := o.Run(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	h.Clock.Set(eastern("2026-11-03"))
+	inTime := th.WantOK(t, h.Post("/v2/payments", s.key, th.DebitBody(s.verified, `"40.00"`)))["payment_id"].(string)
+	if _, err := o.Run(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	var original sentEntry
+	for _, e := range sentEntries(t, dir) {
+		if e.Cents == 2500 {
+			original = e
+		}
+	}
+	if original.Cents != 2500 || original.CompanyName != "ACME ORIGINAL" || original.SEC != "WEB" {
+		t.Fatalf("original debit = %+v", original)
+	}
+	setCompany(t, h, s.scope, "ACME LATER", "1666666666")
+
+	h.Clock.Set(eastern("2026-11-04"))
+	res, err := o.ImportReturns(context.Background(), bytes.NewReader(
+		bankReturnFile(t, "261104", julianOf(t, "2026-11-04"), []bankReturn{{original, "R01"}})))
+	if err != nil || res.Applied != 1 {
+		t.Fatalf("import of the R01 = %+v, %v", res, err)
+	}
+	th.WantOK(t, h.Post("/v2/payments/"+s.debit+"/retry", s.key, ""))
+
+	h.Clock.Set(time.Date(2026, 11, 10, 19, 59, 0, 0, calendar.Eastern))
+	reversalOf := map[string]string{}
+	for _, id := range []string{late, inTime} {
+		p := th.WantOK(t, h.Post("/v2/payments/"+id+"/reverse", s.key, `{"reason":"duplicate"}`))
+		reversalOf[id] = p["reversal"].(map[string]any)["payment_id"].(string)
+	}
+	h.Clock.Set(time.Date(2026, 11, 10, 20, 0, 30, 0, calendar.Eastern))
+	th.WantError(t, h.Post("/v2/payments/"+s.credit+"/reverse", s.key, `{"reason":"wrong_amount"}`), http.StatusConflict, "reversal_window_closed")
+
+	h.Clock.Set(time.Date(2026, 11, 12, 20, 0, 0, 0, calendar.Eastern))
+	written, err := o.Run(context.Background())
+	if err != nil || len(written) != 1 {
+		t.Fatalf("run of 2026-11-12 20:00 = %v, %v", written, err)
+	}
+	for _, c := range []struct {
+		name        string
+		cents       int
+		description string
+	}{{"re-presentment", 2500, "RETRY PYMT"}, {"reversal of 40.00", 4000, "REVERSAL"}} {
+		hd, e := entryIn(t, dir, written[0], c.cents)
+		if hd == nil {
+			t.Errorf("%s: not in the file", c.name)
+			continue
+		}
+		if strings.TrimSpace(hd.CompanyName) != "ACME ORIGINAL" || hd.CompanyIdentification != "1555555555" || hd.StandardEntryClassCode != "WEB" ||
+			strings.TrimSpace(hd.CompanyEntryDescription) != c.description {
+			t.Errorf("%s: batch %q %q %s %q, want ACME ORIGINAL 1555555555 WEB %s", c.name, hd.CompanyName, hd.CompanyIdentification,
+				hd.StandardEntryClassCode, hd.CompanyEntryDescription, c.description)
+		}
+		if c.cents == 4000 && e.CreditOrDebit() != "C" {
+			t.Errorf("reversal of a debit is a %s entry", e.CreditOrDebit())
+		}
+	}
+	if hd, _ := entryIn(t, dir, written[0], 4100); hd != nil {
+		t.Errorf("the reversal of 41.00 went out past its window, in %+v", hd)
+	}
+	rev := th.WantOK(t, h.Get("/v2/payments/"+reversalOf[late], s.key))
+	if rev["status"] != "canceled" || rev["cancel_reason"] != "reversal_window_closed" {
+		t.Errorf("reversal past its window = %s", th.MustJSON(rev))
+	}
+	if rev := th.WantOK(t, h.Get("/v2/payments/"+reversalOf[inTime], s.key)); rev["status"] == "canceled" {
+		t.Errorf("reversal in its window = %s", th.MustJSON(rev))
+	}
+	canceled := 0
+	for _, ev := range h.Events("payment.canceled") {
+		if ev["payment_id"] == reversalOf[late] && ev["cancel_reason"] == "reversal_window_closed" {
+			canceled++
+		}
+	}
+	if canceled != 1 {
+		t.Errorf("payment.canceled of the late reversal = %d, want 1", canceled)
 	}
 }

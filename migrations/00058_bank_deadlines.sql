@@ -7,6 +7,11 @@
 ALTER TABLE ach_dishonors ADD COLUMN return_settled_on date;
 ALTER TABLE ach_dishonors ADD COLUMN late_for_dishonor_at timestamptz;
 
+-- Alerts of one kind across every merchant (reversal_then_return in
+-- /metrics) are counted by rule and time.
+CREATE INDEX fraud_alerts_rule ON fraud_alerts (rule_id, created_at);
+
 -- +goose Down
+DROP INDEX fraud_alerts_rule;
 ALTER TABLE ach_dishonors DROP COLUMN late_for_dishonor_at;
 ALTER TABLE ach_dishonors DROP COLUMN return_settled_on;

@@ -9,6 +9,7 @@ import (
 	"github.com/fundsource/fundsource/internal/core/calendar"
 	"github.com/fundsource/fundsource/internal/core/errs"
 	"github.com/fundsource/fundsource/internal/core/event"
+	"github.com/fundsource/fundsource/internal/core/ids"
 	"github.com/fundsource/fundsource/internal/core/tenant"
 )
 
@@ -171,4 +172,36 @@ func (s *Service) reversalClosed(ctx context.Context, tx Store, p Payment) (bool
 		return false, err
 	}
 	return calendar.DateOf(s.now()).After(ReversalLastDay(settled)), nil
+}
+
+// originalReturnedTx is what the return of p does to p's reversal, in the
+// return's transaction tx. A reversal that has not left (production: in
+// no ACH file; sandbox: not settled) is canceled (original_returned): the
+// return undid the entry already, and sending the reversal too would move
+// the money back a second time. One that left cannot be called back, so
+// the return raises a reversal_then_return alert for an operator, who
+// must see that the customer may have been paid back twice.
+func (s *Service) originalReturnedTx(ctx context.Context, tx Store, p Payment) error {
+	cur, err := tx.Payment(ctx, p.Scope, p.ID)
+	if err != nil || cur.Reversal == nil {
+		return err
+	}
+	r, err := tx.PaymentForUpdate(ctx, p.Scope, cur.Reversal.PaymentID)
+	if err != nil {
+		return fmt.Errorf("lock reversal %s of returned %s: %w", cur.Reversal.PaymentID, p.ID, err)
+	}
+	left := r.Status == Processed || (p.Scope.Env.Live() && r.SettleAt != nil)
+	switch {
+	case r.Status == Failed || r.Status == Voided:
+		return nil
+	case !left:
+		_, err := s.void(ctx, tx, r, CancelOriginalReturned)
+		return err
+	}
+	a := Alert{Scope: p.Scope, ID: ids.New("alrt_"), RuleID: AlertReversalThenReturn, RuleVersion: 1,
+		PaymentID: p.ID, SourceID: p.SourceID, CreatedAt: s.now().UTC()}
+	if err := tx.InsertAlert(ctx, a); err != nil {
+		return fmt.Errorf("alert the return of reversed %s: %w", p.ID, err)
+	}
+	return nil
 }

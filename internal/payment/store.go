@@ -170,6 +170,8 @@ type RiskStore interface {
 	HeldOfCustomer(ctx context.Context, scope tenant.Scope, customerID, reason string) ([]Payment, error)
 	// AlertCounts counts scope's alerts since since, by rule id.
 	AlertCounts(ctx context.Context, scope tenant.Scope, since time.Time) (map[string]int, error)
+	// CountAlerts counts every scope's alerts of rule id since since.
+	CountAlerts(ctx context.Context, id string, since time.Time) (int64, error)
 	InsertReview(ctx context.Context, r Review) error
 	// LastReview is the newest annual review; errs.NotFound when none.
 	LastReview(ctx context.Context) (Review, error)

@@ -331,3 +331,80 @@ func TestReversalsAndRetriesGoOutAsTheirOriginalsWithinTheWindow(t *testing.T) {
 		t.Errorf("payment.canceled of the late reversal = %d, want 1", canceled)
 	}
 }
+
+// TestAReturnAfterAReversalCancelsItOrRaisesAnAlert: two $40 debits of
+// one customer settle Tuesday 2026-11-03 and both are reversed; one
+// reversal leaves in a file of Wednesday, the other waits. Both debits
+// come back R10 on Thursday (timely: an individual's unauthorized
+// return). The reversal that waited is canceled (original_returned,
+// payment.canceled) and never sent; the one that left stays, and the
+// return raises a reversal_then_return alert, counted by GET
+// /v2/compliance/monitoring and in /metrics.
+func TestAReturnAfterAReversalCancelsItOrRaisesAnAlert(t *testing.T) {
+	t.Parallel()
+	s := newACHSetup(t)
+	h := s.h
+	other := th.WantOK(t, h.Post("/v2/on-demand/funding-source", s.key, th.SourceBody(h.Customer(s.key), "021000021", "000123456790")))["funding_source_id"].(string)
+	unsentDebit := th.WantOK(t, h.Post("/v2/payments", s.key, th.DebitBody(s.verified, `"40.00"`)))["payment_id"].(string)
+	sentDebit := th.WantOK(t, h.Post("/v2/payments", s.key, th.DebitBody(other, `"40.00"`)))["payment_id"].(string)
+	dir := t.TempDir()
+	o := h.originator(achConfig(dir))
+	if _, err := o.Run(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	byAccount := map[string]sentEntry{}
+	for _, e := range sentEntries(t, dir) {
+		if e.Cents == 4000 {
+			byAccount[e.Account] = e
+		}
+	}
+	if len(byAccount) != 2 {
+		t.Fatalf("entries of 40.00 = %+v", byAccount)
+	}
+
+	h.Clock.Set(eastern("2026-11-04"))
+	reverse := func(id string) string {
+		p := th.WantOK(t, h.Post("/v2/payments/"+id+"/reverse", s.key, `{"reason":"duplicate"}`))
+		return p["reversal"].(map[string]any)["payment_id"].(string)
+	}
+	sentReversal := reverse(sentDebit)
+	if written, err := o.Run(context.Background()); err != nil || len(written) != 1 {
+		t.Fatalf("run with the first reversal = %v, %v", written, err)
+	}
+	unsentReversal := reverse(unsentDebit)
+
+	h.Clock.Set(eastern("2026-11-05"))
+	res, err := o.ImportReturns(context.Background(), bytes.NewReader(bankReturnFile(t, "261105", julianOf(t, "2026-11-05"),
+		[]bankReturn{{byAccount["000123456789"], "R10"}, {byAccount["000123456790"], "R10"}})))
+	if err != nil || res.Applied != 2 {
+		t.Fatalf("import of the R10s = %+v, %v", res, err)
+	}
+	if p := th.WantOK(t, h.Get("/v2/payments/"+unsentReversal, s.key)); p["status"] != "canceled" || p["cancel_reason"] != "original_returned" {
+		t.Errorf("unsent reversal after its original came back = %s", th.MustJSON(p))
+	}
+	if p := th.WantOK(t, h.Get("/v2/payments/"+sentReversal, s.key)); p["status"] == "canceled" {
+		t.Errorf("sent reversal after its original came back = %s", th.MustJSON(p))
+	}
+	canceled := map[string]int{}
+	for _, ev := range h.Events("payment.canceled") {
+		canceled[ev["payment_id"].(string)]++
+	}
+	if canceled[unsentReversal] != 1 || canceled[sentReversal] != 0 {
+		t.Errorf("payment.canceled by payment = %v", canceled)
+	}
+	m := th.WantOK(t, h.Get("/v2/compliance/monitoring", s.key))
+	alerts := map[string]float64{}
+	for _, a := range m["alerts"].([]any) {
+		a := a.(map[string]any)
+		alerts[a["rule_id"].(string)] = a["alerts"].(float64)
+	}
+	if alerts["reversal_then_return"] != 1 {
+		t.Errorf("monitoring alerts = %v, want reversal_then_return 1", alerts)
+	}
+	if metrics := string(h.Get("/metrics", "").Body); !strings.Contains(metrics, "fundsource_payment_reversal_then_return_alerts 1") {
+		t.Errorf("/metrics lacks the alert:\n%s", metrics)
+	}
+	if written, err := o.Run(context.Background()); err != nil || len(written) != 0 {
+		t.Errorf("a run after the returns = %v, %v; the canceled reversal must not leave", written, err)
+	}
+}

@@ -32,6 +32,9 @@ type NewDebit struct {
 	Mandate  *Mandate
 	Created  event.Event
 	SECCodes [2]string
+	// Reinitiation bounds the rule the statement decides: a debit that
+	// would present a returned one again is not stored (retry.go).
+	Reinitiation Reinitiation
 }
 
 // DebitOutcome is what CreateDebit or CreatePayment found: the source,
@@ -41,6 +44,10 @@ type DebitOutcome struct {
 	Source     SourceInfo
 	Originator Terms
 	Created    bool
+	// Reinitiation is the returned debit CreateDebit found the new one
+	// would present again (Reinitiation's rule), which kept it from being
+	// stored; nil when none.
+	Reinitiation *Returned
 }
 
 // Store is the persistence of payments and subscriptions.

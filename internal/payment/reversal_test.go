@@ -169,3 +169,58 @@ func TestAReversalMustLeaveInAWindowByItsLastDay(t *testing.T) {
 		}
 	}
 }
+
+// TestAReturnOfAReversedDebitCancelsOrAlerts: two sandbox debits of
+// 40.00 settle and are reversed; one reversal settles too. Both debits
+// then come back R10: the unsettled reversal is canceled
+// (original_returned, payment.canceled), the settled one stays, and its
+// debit's return records a reversal_then_return alert that the
+// monitoring report counts.
+func TestAReturnOfAReversedDebitCancelsOrAlerts(t *testing.T) {
+	t.Parallel()
+	f := fixture.New(t)
+	scope := f.Sandbox("Acme")
+	cus := f.Customer(scope)
+	left := sandboxDebit(t, f, scope, f.VerifiedSource(scope, cus, "444455556666").ID, "40.00")
+	waiting := sandboxDebit(t, f, scope, f.VerifiedSource(scope, cus, "444455557777").ID, "40.00")
+	settle(t, f)
+	leftRev, err := f.Payments.Reverse(ctx, scope, left.ID, payment.ReverseInput{Reason: "duplicate"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	settle(t, f)
+	waitingRev, err := f.Payments.Reverse(ctx, scope, waiting.ID, payment.ReverseInput{Reason: "duplicate"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, id := range []string{left.ID, waiting.ID} {
+		if _, err := f.Payments.SimulateReturn(ctx, scope, id, "R10"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	w, err := f.Payments.Get(ctx, scope, waitingRev.Reversal.PaymentID)
+	if err != nil || w.Status != payment.Voided || w.CancelReason == nil || *w.CancelReason != payment.CancelOriginalReturned {
+		t.Errorf("the reversal that had not left = %+v, %v; want canceled original_returned", w, err)
+	}
+	l, err := f.Payments.Get(ctx, scope, leftRev.Reversal.PaymentID)
+	if err != nil || l.Status != payment.Processed {
+		t.Errorf("the reversal that left = %+v, %v; want it processed", l, err)
+	}
+	var canceled int
+	if err := f.SQL().Get(&canceled, `SELECT count(*) FROM events WHERE type = $1 AND data->>'payment_id' = $2`,
+		event.PaymentCanceled, w.ID); err != nil || canceled != 1 {
+		t.Errorf("payment.canceled of the reversal = %d, %v", canceled, err)
+	}
+	var alerted []string
+	if err := f.SQL().Select(&alerted, `SELECT payment_id FROM fraud_alerts WHERE rule_id = $1`, payment.AlertReversalThenReturn); err != nil ||
+		len(alerted) != 1 || alerted[0] != left.ID {
+		t.Errorf("reversal_then_return alerts = %v, %v; want one, of %s", alerted, err, left.ID)
+	}
+	m, err := f.Payments.Monitoring(ctx, scope)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a := m.Alerts[len(m.Alerts)-1]; a.RuleID != payment.AlertReversalThenReturn || a.Alerts != 1 {
+		t.Errorf("monitoring's last alert count = %+v", a)
+	}
+}

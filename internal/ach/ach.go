@@ -58,7 +58,8 @@
 // A return is judged at import against its deadline (deadline.go): a
 // timely one is applied, an untimely or duplicate one is answered with a
 // dishonored return that goes into the next file by the same assignment
-// (dishonor.go).
+// (dishonor.go), if that file leaves within five banking days of the
+// return's settlement; past that the return is kept late for dishonor.
 //
 // It holds no domain rules of its own: origination reads accounts and
 // deposit amounts through the funding service, and returns are applied

@@ -41,8 +41,9 @@
 // file holds a batch per company, SEC code and description, so the
 // receiving customer's statement names the merchant they authorized.
 // Micro-deposits and their offsets are the platform's own entries and go
-// out under ACH_COMPANY_NAME and ACH_COMPANY_ID; a dishonored return goes
-// out under its original entry's company.
+// out under ACH_COMPANY_NAME and ACH_COMPANY_ID; a dishonored return, a
+// reversal and a re-presentment go out under their original entry's
+// company and SEC code (classOf), whatever the originator's are now.
 //
 // Trace numbers are the ODFI's 8 routing digits and a 7-digit sequence
 // per ODFI that continues across file dates and wraps after 9,999,999,
@@ -57,7 +58,8 @@
 // A return is judged at import against its deadline (deadline.go): a
 // timely one is applied, an untimely or duplicate one is answered with a
 // dishonored return that goes into the next file by the same assignment
-// (dishonor.go).
+// (dishonor.go), if that file leaves within five banking days of the
+// return's settlement; past that the return is kept late for dishonor.
 //
 // It holds no domain rules of its own: origination reads accounts and
 // deposit amounts through the funding service, and returns are applied
@@ -232,9 +234,12 @@ type Store interface {
 	InsertDishonor(ctx context.Context, d Dishonor) (bool, error)
 	// EntryDishonored reports whether a return of an entry was dishonored.
 	EntryDishonored(ctx context.Context, fileID, trace string) (bool, error)
-	// DishonorsToSend locks up to limit dishonors not yet in a file,
-	// skipping rows other processes hold.
+	// DishonorsToSend locks up to limit dishonors not yet in a file nor
+	// late for dishonor, skipping rows other processes hold.
 	DishonorsToSend(ctx context.Context, limit int) ([]Dishonor, error)
+	// MarkDishonorLate keeps a dishonor unsent for good: it was found past
+	// its limit at at.
+	MarkDishonorLate(ctx context.Context, id string, at time.Time) error
 	// AssignDishonor puts a dishonor into a file under its trace number.
 	AssignDishonor(ctx context.Context, id, fileID, trace string) error
 	// ACHDishonors returns a file's dishonors, with their original entries,
@@ -429,7 +434,7 @@ func (o *Originator) assign(ctx context.Context, w *calendar.Window) (File, bool
 				payments = append(payments, p)
 			}
 		}
-		dishonors, err := tx.DishonorsToSend(ctx, batchLimit)
+		dishonors, err := o.dishonorsInTime(ctx, tx)
 		if err != nil {
 			return err
 		}
@@ -496,8 +501,8 @@ func (o *Originator) assign(ctx context.Context, w *calendar.Window) (File, bool
 				return err
 			}
 			debit := p.Direction == payment.Debit
-			class, err := o.classOf(ctx, tx, p, Payer{Business: r.Company, Debit: debit, Subscription: p.SubscriptionID != nil,
-				Retry: p.Attempt != nil && *p.Attempt > 1, EntryDescription: deref(p.EntryDescription)})
+			class, company, err := o.classOf(ctx, tx, p, Payer{Business: r.Company, Debit: debit, Subscription: p.SubscriptionID != nil,
+				Retry: p.Attempt != nil && *p.Attempt > 1, EntryDescription: deref(p.EntryDescription)}, company)
 			if err != nil {
 				return err
 			}

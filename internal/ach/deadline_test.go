@@ -23,8 +23,11 @@ func day(s string) time.Time {
 // TestReturnDeadlinesAtTheirEdges: a return is timely through the second
 // banking day after settlement (counted over a weekend and over
 // Thanksgiving) and untimely the next day; an individual's unauthorized
-// return through day 60 and not on day 61; a company's R10 (CCD) keeps
-// the two banking days, while R05 is extended on a CCD entry too.
+// return through the banking day after day 60 and not the banking day
+// after that, with day 60 on a weekday, on a Saturday after New Year's Day
+// and on Christmas, and with Martin Luther King Jr. Day after it; a
+// company's R10 (CCD) and any R29 keep the two banking days, while R05 is
+// extended on a CCD entry too.
 func TestReturnDeadlinesAtTheirEdges(t *testing.T) {
 	for _, c := range []struct {
 		name, code, sec  string
@@ -37,20 +40,78 @@ func TestReturnDeadlinesAtTheirEdges(t *testing.T) {
 		{"R01 settled Wednesday before Thanksgiving: Monday", "R01", SecPPD, "2026-11-25", "2026-11-30", true},
 		{"R01 settled Wednesday before Thanksgiving: Tuesday is late", "R01", SecPPD, "2026-11-25", "2026-12-01", false},
 		{"R03 over Thanksgiving: Friday is the 1st banking day", "R03", SecCCD, "2026-11-25", "2026-11-27", true},
-		{"R10 on a WEB debit, day 60", "R10", SecWEB, "2026-11-03", "2027-01-02", true},
-		{"R10 on a WEB debit, day 61", "R10", SecWEB, "2026-11-03", "2027-01-03", false},
-		{"R07 on a PPD entry, day 60", "R07", SecPPD, "2026-11-03", "2027-01-02", true},
-		{"R11 on a legacy entry (PPD), day 61", "R11", "", "2026-11-03", "2027-01-03", false},
-		{"R29 on a WEB debit, day 60", "R29", SecWEB, "2026-11-03", "2027-01-02", true},
+
+		{"R10 on a WEB debit, day 60 a Monday", "R10", SecWEB, "2026-11-12", "2027-01-11", true},
+		{"R10 on a WEB debit, the banking day after day 60", "R10", SecWEB, "2026-11-12", "2027-01-12", true},
+		{"R10 on a WEB debit, the second banking day after day 60", "R10", SecWEB, "2026-11-12", "2027-01-13", false},
+		{"R07 on a PPD entry, day 60 a Saturday", "R07", SecPPD, "2026-11-03", "2027-01-02", true},
+		{"R07 on a PPD entry, the Sunday after", "R07", SecPPD, "2026-11-03", "2027-01-03", true},
+		{"R07 on a PPD entry, Monday: the banking day after day 60", "R07", SecPPD, "2026-11-03", "2027-01-04", true},
+		{"R07 on a PPD entry, Tuesday is late", "R07", SecPPD, "2026-11-03", "2027-01-05", false},
+		{"R11 on a legacy entry (PPD), day 60 on Christmas", "R11", "", "2026-10-26", "2026-12-25", true},
+		{"R11 on a legacy entry, Monday after Christmas", "R11", "", "2026-10-26", "2026-12-28", true},
+		{"R11 on a legacy entry, Tuesday after Christmas is late", "R11", "", "2026-10-26", "2026-12-29", false},
+		{"R51 on a WEB debit, day 60 a Friday before MLK Day: Tuesday", "R51", SecWEB, "2026-11-16", "2027-01-19", true},
+		{"R51 on a WEB debit, Wednesday after MLK Day is late", "R51", SecWEB, "2026-11-16", "2027-01-20", false},
+		{"R37 on a TEL debit, the banking day after day 60", "R37", "TEL", "2026-11-12", "2027-01-12", true},
+		{"R53 on a PPD debit, the second banking day after day 60", "R53", SecPPD, "2026-11-12", "2027-01-13", false},
 		{"R10 on a CCD debit, the 3rd banking day", "R10", SecCCD, "2026-11-03", "2026-11-06", false},
+
+		{"R29 on a WEB debit, the 2nd banking day", "R29", SecWEB, "2026-11-03", "2026-11-05", true},
+		{"R29 on a WEB debit, the 3rd banking day", "R29", SecWEB, "2026-11-03", "2026-11-06", false},
 		{"R29 on a CCD debit, the 2nd banking day", "R29", SecCCD, "2026-11-03", "2026-11-05", true},
-		{"R05 on a CCD debit, day 60", "R05", SecCCD, "2026-11-03", "2027-01-02", true},
-		{"R05 on a CCD debit, day 61", "R05", SecCCD, "2026-11-03", "2027-01-03", false},
+		{"R29 on a CCD debit, day 60", "R29", SecCCD, "2026-11-03", "2027-01-02", false},
+
+		{"R05 on a CCD debit, the banking day after day 60", "R05", SecCCD, "2026-11-03", "2027-01-04", true},
+		{"R05 on a CCD debit, the second banking day after day 60", "R05", SecCCD, "2026-11-03", "2027-01-05", false},
 		{"R01 before settlement", "R01", SecWEB, "2026-11-03", "2026-11-02", true},
 	} {
 		if got := Timely(c.code, c.sec, day(c.settled), day(c.arrived)); got != c.want {
 			t.Errorf("%s: Timely = %v, want %v (deadline %s)", c.name, got, c.want,
 				ReturnDeadline(c.code, c.sec, day(c.settled)).Format("2006-01-02"))
+		}
+	}
+}
+
+// TestDishonorLimitIsTheFifthBankingDayAfterTheReturnSettled: a return
+// settled Friday 2026-11-20 may be dishonored through Monday 2026-11-30
+// (Thanksgiving is no banking day) and not on Tuesday; one settled on a
+// Saturday counts from Monday.
+func TestDishonorLimitIsTheFifthBankingDayAfterTheReturnSettled(t *testing.T) {
+	for _, c := range []struct {
+		settled, sent string
+		want          bool
+	}{
+		{"2026-11-20", "2026-11-20", true},
+		{"2026-11-20", "2026-11-27", true},
+		{"2026-11-20", "2026-11-30", true},
+		{"2026-11-20", "2026-12-01", false},
+		{"2026-11-21", "2026-11-30", true},
+		{"2026-11-21", "2026-12-01", false},
+	} {
+		if got := DishonorInTime(day(c.settled), day(c.sent)); got != c.want {
+			t.Errorf("return settled %s, dishonor sent %s: in time = %v, want %v (deadline %s)", c.settled, c.sent, got, c.want,
+				DishonorDeadline(day(c.settled)).Format(time.DateOnly))
+		}
+	}
+}
+
+// TestReturnSettledOnReadsTheJulianDayNearItsFile: the batch header's
+// Julian day is taken in the year that puts it nearest the file's date;
+// a field that is no Julian day is the file's date.
+func TestReturnSettledOnReadsTheJulianDayNearItsFile(t *testing.T) {
+	for _, c := range []struct{ julian, arrived, want string }{
+		{"324", "2026-11-20", "2026-11-20"},
+		{"325", "2026-11-20", "2026-11-21"},
+		{"365", "2027-01-02", "2026-12-31"},
+		{"001", "2026-12-31", "2027-01-01"},
+		{"366", "2028-12-30", "2028-12-31"},
+		{"", "2026-11-20", "2026-11-20"},
+		{"1x3", "2026-11-20", "2026-11-20"},
+		{"400", "2026-11-20", "2026-11-20"},
+	} {
+		if got := ReturnSettledOn(c.julian, day(c.arrived)).Format(time.DateOnly); got != c.want {
+			t.Errorf("ReturnSettledOn(%q, %s) = %s, want %s", c.julian, c.arrived, got, c.want)
 		}
 	}
 }

@@ -3,6 +3,7 @@ package ach
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"strconv"
 	"strings"
 	"time"
@@ -28,6 +29,13 @@ import (
 //
 // A return is applied (Entry.ReturnCode set) only when it is timely or its
 // dishonor was contested: a re-presentment may rely on that.
+//
+// A dishonor must leave within DishonorDays banking days after the
+// return's settlement date. One that cannot (a return file imported late,
+// or a dishonor stored but not assigned to a file in time) is kept with
+// the time it was found late (LateForDishonorAt) and never sent: the
+// return stands, not applied, for an operator to settle with the bank.
+// It is judged at import and again at assignment.
 
 // Dishonor codes.
 const (
@@ -55,6 +63,20 @@ type Dishonor struct {
 	FileID           string // "" until assigned to a file
 	Trace            string // the dishonored return's own trace number, with FileID
 	ContestedCode    string // R71–R77 once the receiving bank contested it
+	// ReturnSettledOn is the return's settlement date; zero on a dishonor
+	// stored before it was kept (returnSettled reads it then).
+	ReturnSettledOn calendar.Date
+	// LateForDishonorAt is when the dishonor was found past its limit
+	// (UTC); nil while it may still be sent.
+	LateForDishonorAt *time.Time
+}
+
+// returnSettled is the date the dishonored return settled.
+func (d Dishonor) returnSettled() calendar.Date {
+	if !d.ReturnSettledOn.IsZero() {
+		return d.ReturnSettledOn
+	}
+	return ReturnSettledOn(d.ReturnSettlement, calendar.DateOf(d.CreatedAt))
 }
 
 // returned is what a return says of itself: its code, its own trace
@@ -113,6 +135,10 @@ func (o *Originator) judgeReturn(ctx context.Context, tx Store, e Entry, r retur
 		}
 		res.Applied++
 		return nil
+	}
+	d.ReturnSettledOn = ReturnSettledOn(d.ReturnSettlement, r.arrived)
+	if !DishonorInTime(d.ReturnSettledOn, calendar.DateOf(d.CreatedAt)) {
+		d.LateForDishonorAt, outcome = &d.CreatedAt, &res.LateForDishonor
 	}
 	inserted, err := tx.InsertDishonor(ctx, d)
 	if err != nil {
@@ -253,4 +279,27 @@ func julian(s string, arrived calendar.Date) string {
 		return fmt.Sprintf("%03d", arrived.YearDay())
 	}
 	return s
+}
+
+// dishonorsInTime locks the dishonors to send in the file being assigned
+// and keeps back, marked late for dishonor, those past their limit today.
+func (o *Originator) dishonorsInTime(ctx context.Context, tx Store) ([]Dishonor, error) {
+	ds, err := tx.DishonorsToSend(ctx, batchLimit)
+	if err != nil {
+		return nil, err
+	}
+	now := o.now().UTC()
+	out := ds[:0:0]
+	for _, d := range ds {
+		if DishonorInTime(d.returnSettled(), calendar.DateOf(now)) {
+			out = append(out, d)
+			continue
+		}
+		if err := tx.MarkDishonorLate(ctx, d.ID, now); err != nil {
+			return nil, fmt.Errorf("keep dishonor %s late for dishonor: %w", d.ID, err)
+		}
+		o.logger().Warn("dishonored return past its limit: kept, not sent", slog.String("dishonor_id", d.ID),
+			slog.String("return_code", d.ReturnCode), slog.String("return_settled", d.returnSettled().Format(time.DateOnly)))
+	}
+	return out, nil
 }

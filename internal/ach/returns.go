@@ -27,6 +27,10 @@ type ReturnResult struct {
 	// neither is applied.
 	Dishonored int `json:"dishonored"`
 	Duplicates int `json:"duplicates"`
+	// LateForDishonor counts returns, untimely or duplicate, that came
+	// too late to be dishonored (DishonorDeadline): kept, neither applied
+	// nor dishonored.
+	LateForDishonor int `json:"late_for_dishonor"`
 	// Contested counts contested dishonored returns (R71–R77); the ones
 	// whose original return was applied now count in Applied too.
 	Contested int `json:"contested"`

@@ -72,8 +72,10 @@ func runACH(ctx context.Context, args []string, io IO) error {
 			}
 			out = res
 			text = fmt.Sprintf("%d returns, %d contested dishonors: %d applied, %d dishonored as untimely (R68), "+
-				"%d dishonored as duplicates (R67), %d imported before, %d unmatched and %d ambiguous (kept: fundsource ach unmatched), unknown traces %v\n",
-				res.Returns, res.Contested, res.Applied, res.Dishonored, res.Duplicates, res.Duplicate, res.Unmatched, res.Ambiguous, res.Unknown)
+				"%d dishonored as duplicates (R67), %d too late to dishonor (kept, not applied), %d imported before, "+
+				"%d unmatched and %d ambiguous (kept: fundsource ach unmatched), unknown traces %v\n",
+				res.Returns, res.Contested, res.Applied, res.Dishonored, res.Duplicates, res.LateForDishonor, res.Duplicate,
+				res.Unmatched, res.Ambiguous, res.Unknown)
 			text += fmt.Sprintf("%d notifications of change: %d applied, %d already applied, %d refused (source blocked) %v\n",
 				res.NotificationsOfChange, res.ChangesApplied, res.ChangesDuplicate, len(res.ChangesRefused), res.ChangesRefused)
 		}

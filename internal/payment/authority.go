@@ -97,10 +97,20 @@ func (s *Service) WithOriginators(o Originators) *Service {
 // ReleaseTx decides, in tx, the transaction that claimed the pending
 // payment p to send it (an ACH file's assignment; in sandbox its
 // settlement), whether p may leave: when its source, mandate (p.Standing,
-// read by the claim) or originator no longer allow it, p is canceled with
+// read by the claim) or originator no longer allow it, or p is a reversal
+// past its window (reversalClosed), p is canceled with
 // the reason, payment.canceled fires, and ReleaseTx reports false.
 func (s *Service) ReleaseTx(ctx context.Context, tx Store, p Payment) (bool, error) {
 	reason := p.refusal(p.Standing)
+	if reason == "" && p.ReversalOf != nil {
+		closed, err := s.reversalClosed(ctx, tx, p)
+		if err != nil {
+			return false, err
+		}
+		if closed {
+			reason = CancelReversalWindowClosed
+		}
+	}
 	if reason == "" {
 		active, err := s.originatorActive(ctx, tx, p.Scope)
 		if err != nil {

@@ -128,6 +128,7 @@ func (s *Service) createDebit(ctx context.Context, scope tenant.Scope, in Input,
 		d.Mandate, d.Payment.MandateID = &m, &m.ID
 		d.Created = event.New(scope, event.MandateCreated, m, m.CreatedAt)
 	}
+	d.Reinitiation = reinitiationBounds(p.CreatedAt, d.Mandate, in.Authorization != nil)
 	if authErr != nil {
 		// The source's refusal comes first, as for any debit.
 		if _, err := s.usableSource(ctx, s.store, scope, in.SourceID, Debit); err != nil {
@@ -140,7 +141,8 @@ func (s *Service) createDebit(ctx context.Context, scope tenant.Scope, in Input,
 		err = out.Source.allows(Debit)
 	}
 	if err == nil && !out.Created {
-		err = cmp.Or(entryDescriptionRefusal(p.EntryDescription, Debit, out.Source), out.Originator.Refusal(Debit, cents))
+		err = cmp.Or(out.Reinitiation.refusal(), entryDescriptionRefusal(p.EntryDescription, Debit, out.Source),
+			out.Originator.Refusal(Debit, cents))
 	}
 	if err != nil {
 		return Payment{}, sourceRefusal(err)

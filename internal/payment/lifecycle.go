@@ -74,8 +74,9 @@ func (s *Service) inBatches(ctx context.Context, batch func(ctx context.Context,
 }
 
 // finish settles p as processed (code "") or failed with an ACH return
-// code, and fires payment.success or payment.failed. A returned
-// subscription debit also applies the subscription's return rules, and
+// code, and fires payment.success or payment.failed. A returned payment
+// that was reversed cancels its reversal or raises an alert
+// (originalReturnedTx); a returned subscription debit also applies the subscription's return rules, and
 // any return the return policy on its source (onReturn); a processed one
 // tells the source's account (onProcessed).
 func (s *Service) finish(ctx context.Context, tx Store, p Payment, code string) error {
@@ -97,6 +98,11 @@ func (s *Service) finish(ctx context.Context, tx Store, p Payment, code string) 
 	}
 	if err := tx.RecordEvent(ctx, event.New(p.Scope, typ, p, now)); err != nil {
 		return err
+	}
+	if code != "" && p.ReversalOf == nil {
+		if err := s.originalReturnedTx(ctx, tx, p); err != nil {
+			return err
+		}
 	}
 	if code != "" && p.SubscriptionID != nil {
 		if err := s.debitReturned(ctx, tx, p, code); err != nil {

@@ -71,6 +71,14 @@ var Rules = []Rule{
 		Description: "A credit above the threshold to an Unverified source."},
 }
 
+// AlertReversalThenReturn is the alert of a payment that came back after
+// its reversal had left: the customer's bank may have paid the customer
+// back twice, by the reversal and by the return, and an operator must
+// recover one. It holds nothing (both entries are gone), so it is no Rule
+// and has no threshold; the monitoring report counts it with the rules'
+// alerts.
+const AlertReversalThenReturn = "reversal_then_return"
+
 // Windows of the rules.
 const (
 	FirstDebitWindow     = 7 * 24 * time.Hour
@@ -336,6 +344,7 @@ func (s *Service) Monitoring(ctx context.Context, scope tenant.Scope) (Monitorin
 		}
 		m.Alerts[i] = RuleAlerts{RuleID: r.ID, Alerts: counts[r.ID]}
 	}
+	m.Alerts = append(m.Alerts, RuleAlerts{RuleID: AlertReversalThenReturn, Alerts: counts[AlertReversalThenReturn]})
 	if m.Held, err = s.store.HeldPayments(ctx, &scope, MaxHeldShown); err != nil {
 		return Monitoring{}, err
 	}
@@ -347,4 +356,24 @@ func (s *Service) Monitoring(ctx context.Context, scope tenant.Scope) (Monitorin
 		return Monitoring{}, err
 	}
 	return m, nil
+}
+
+// ReversedThenReturned counts scope's reversal_then_return alerts over
+// AlertWindowDays days.
+func (s *Service) ReversedThenReturned(ctx context.Context, scope tenant.Scope) (int, error) {
+	counts, err := s.store.AlertCounts(ctx, scope, s.now().UTC().Add(-AlertWindowDays*24*time.Hour))
+	if err != nil {
+		return 0, fmt.Errorf("count reversal_then_return alerts: %w", err)
+	}
+	return counts[AlertReversalThenReturn], nil
+}
+
+// AllReversedThenReturned counts every scope's reversal_then_return
+// alerts over AlertWindowDays days, for the operator's metrics.
+func (s *Service) AllReversedThenReturned(ctx context.Context) (int64, error) {
+	n, err := s.store.CountAlerts(ctx, AlertReversalThenReturn, s.now().UTC().Add(-AlertWindowDays*24*time.Hour))
+	if err != nil {
+		return 0, fmt.Errorf("count reversal_then_return alerts: %w", err)
+	}
+	return n, nil
 }

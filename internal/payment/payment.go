@@ -64,6 +64,7 @@ import (
 	"context"
 	"time"
 
+	"github.com/fundsource/fundsource/internal/core/calendar"
 	"github.com/fundsource/fundsource/internal/core/errs"
 	"github.com/fundsource/fundsource/internal/core/paging"
 	"github.com/fundsource/fundsource/internal/core/tenant"
@@ -161,6 +162,10 @@ type Payment struct {
 type Config struct {
 	MaxAmount   int64         // cents; larger payments are refused
 	SettleDelay time.Duration // sandbox: pending → final after this long
+	// Schedule is when production ACH files are built (the zero value is
+	// calendar.DefaultSchedule): a reversal must leave in a window by its
+	// last day.
+	Schedule calendar.Schedule
 }
 
 // Service applies the payment rules.

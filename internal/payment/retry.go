@@ -2,6 +2,7 @@ package payment
 
 import (
 	"context"
+	"fmt"
 	"time"
 
 	"github.com/fundsource/fundsource/internal/core/achcode"
@@ -28,6 +29,60 @@ import (
 // mandate, also a single one already used: NACHA counts a reinitiation as
 // the same authorized entry presented again, not as a new debit that
 // would need an authorization of its own.
+
+// A new debit (POST /v2/payments) of the same amount from a source whose
+// debit came back R01 or R09 within RetryWindow days is that debit
+// presented again, whatever the merchant calls it: it is refused
+// (reinitiation_required) and goes through Retry, which keeps to the
+// rule's count and window, unless the customer authorized it after the
+// return (its authorization.accepted_at is later). A debit under a
+// mandate named by id is authorized when that mandate was accepted; the
+// sandbox's own mandate, created for a debit without an authorization, is
+// no authorization. The debit's creation statement decides it
+// (Store.CreateDebit, bounded by Reinitiation) so that creation stays one
+// statement; Go reads the returned debit it found and explains the
+// refusal. Subscriptions' debits and re-presentments are created by the
+// service itself, not by that statement, and are not judged by it.
+
+// Reinitiation bounds the rule for one new debit.
+type Reinitiation struct {
+	Codes []string      // the return codes that make a debit one to present again
+	Since calendar.Date // the first day (US Eastern) such a return counts
+	// AuthorizedAt is the request's authorization.accepted_at (UTC); nil
+	// when the debit names a mandate (its acceptance counts) or brings
+	// no authorization.
+	AuthorizedAt *time.Time
+}
+
+// Returned is a returned debit that a new one would present again.
+type Returned struct {
+	PaymentID string
+	Code      string
+	At        time.Time // when the return was applied, UTC
+}
+
+// reinitiationBounds is the rule's bounds for a debit created at now
+// under fresh, the mandate made of the request's authorization (nil for
+// a named mandate).
+func reinitiationBounds(now time.Time, fresh *Mandate, authorized bool) Reinitiation {
+	r := Reinitiation{Codes: achcode.RetriableCodes, Since: calendar.DateOf(now).AddDate(0, 0, -RetryWindow)}
+	if fresh != nil && authorized {
+		at := fresh.AcceptedAt
+		r.AuthorizedAt = &at
+	}
+	return r
+}
+
+// refusal is reinitiation_required for the returned debit r.
+func (r *Returned) refusal() error {
+	if r == nil {
+		return nil
+	}
+	return &errs.Error{Code: errs.ReinitiationRequired, Param: "funding_source_id",
+		Message: fmt.Sprintf("A debit of this amount from this funding source came back %s on %s (%s); presenting it again is a reinitiation: "+
+			"use POST /v2/payments/%s/retry, or send an authorization accepted after the return.",
+			r.Code, calendar.DateOf(r.At).Format(time.DateOnly), r.PaymentID, r.PaymentID)}
+}
 
 // RetryWindow is how long after the original's settlement date a debit may
 // be presented again: 180 calendar days.

@@ -2,12 +2,14 @@ package payment
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"time"
 
 	"github.com/fundsource/fundsource/internal/core/calendar"
 	"github.com/fundsource/fundsource/internal/core/errs"
 	"github.com/fundsource/fundsource/internal/core/event"
+	"github.com/fundsource/fundsource/internal/core/ids"
 	"github.com/fundsource/fundsource/internal/core/tenant"
 )
 
@@ -34,6 +36,38 @@ var ReverseReasons = []string{"duplicate", "wrong_amount", "wrong_account", "wro
 // ReversalWindow is until which banking day after its settlement date a
 // payment may be reversed: the fifth.
 const ReversalWindow = 5
+
+// Why a reversal was canceled (cancel_reason).
+const (
+	// CancelReversalWindowClosed: its file was assigned after the last
+	// banking day of the window.
+	CancelReversalWindowClosed = "reversal_window_closed"
+	// CancelOriginalReturned: the payment it reverses came back before it
+	// left, so there is nothing left to undo.
+	CancelOriginalReturned = "original_returned"
+)
+
+// The window is judged twice: when the reversal is asked for, against the
+// day of the file that will carry it (in production the next window of
+// the schedule, so a request after the last window of the fifth banking
+// day is refused at once rather than accepted and canceled), and again
+// when a file takes it (ReleaseTx), since a file may leave later than
+// planned (an outage, a run that was not due).
+
+// ReversalLastDay is the last day a reversal of an entry settled on
+// settled may leave: the fifth banking day after it.
+func ReversalLastDay(settled calendar.Date) calendar.Date {
+	return calendar.AddBusinessDays(settled, ReversalWindow)
+}
+
+// ReversalLeaves is the day a reversal asked for at now leaves: in
+// production the day of the schedule's next window, in sandbox today.
+func ReversalLeaves(sched calendar.Schedule, live bool, now time.Time) calendar.Date {
+	if !live {
+		return calendar.DateOf(now)
+	}
+	return sched.Next(now).Date
+}
 
 // ReverseInput is a reversal request.
 type ReverseInput struct {
@@ -66,10 +100,10 @@ func (s *Service) Reverse(ctx context.Context, scope tenant.Scope, id string, in
 		if err != nil {
 			return err
 		}
-		last := calendar.AddBusinessDays(settled, ReversalWindow)
-		if calendar.DateOf(s.now()).After(last) {
-			return errs.Newf(errs.ReversalWindowClosed, "This payment settled on %s; it could be reversed until the fifth banking day after that, %s.",
-				settled.Format(time.DateOnly), last.Format(time.DateOnly))
+		last := ReversalLastDay(settled)
+		if leaves := ReversalLeaves(s.cfg.Schedule, scope.Env.Live(), s.now()); leaves.After(last) {
+			return errs.Newf(errs.ReversalWindowClosed, "This payment settled on %s; a reversal must leave by the fifth banking day after that, %s, and the next file leaves on %s.",
+				settled.Format(time.DateOnly), last.Format(time.DateOnly), leaves.Format(time.DateOnly))
 		}
 		d := Credit
 		if p.Direction == Credit {
@@ -123,4 +157,51 @@ func (s *Service) reversible(ctx context.Context, tx Store, p Payment) (calendar
 		return calendar.Date{}, errs.New(errs.Conflict, "This payment is pending and not yet in an ACH file; cancel it instead of reversing it.")
 	}
 	return settled, nil
+}
+
+// reversalClosed reports whether reversal p, about to leave, is past its
+// window: its original settled more than ReversalWindow banking days
+// before today.
+func (s *Service) reversalClosed(ctx context.Context, tx Store, p Payment) (bool, error) {
+	orig, err := tx.Payment(ctx, p.Scope, *p.ReversalOf)
+	if err != nil {
+		return false, fmt.Errorf("check the window of reversal %s: %w", p.ID, err)
+	}
+	settled, ok, err := s.settlementDate(ctx, tx, orig)
+	if err != nil || !ok {
+		return false, err
+	}
+	return calendar.DateOf(s.now()).After(ReversalLastDay(settled)), nil
+}
+
+// originalReturnedTx is what the return of p does to p's reversal, in the
+// return's transaction tx. A reversal that has not left (production: in
+// no ACH file; sandbox: not settled) is canceled (original_returned): the
+// return undid the entry already, and sending the reversal too would move
+// the money back a second time. One that left cannot be called back, so
+// the return raises a reversal_then_return alert for an operator, who
+// must see that the customer may have been paid back twice.
+func (s *Service) originalReturnedTx(ctx context.Context, tx Store, p Payment) error {
+	cur, err := tx.Payment(ctx, p.Scope, p.ID)
+	if err != nil || cur.Reversal == nil {
+		return err
+	}
+	r, err := tx.PaymentForUpdate(ctx, p.Scope, cur.Reversal.PaymentID)
+	if err != nil {
+		return fmt.Errorf("lock reversal %s of returned %s: %w", cur.Reversal.PaymentID, p.ID, err)
+	}
+	left := r.Status == Processed || (p.Scope.Env.Live() && r.SettleAt != nil)
+	switch {
+	case r.Status == Failed || r.Status == Voided:
+		return nil
+	case !left:
+		_, err := s.void(ctx, tx, r, CancelOriginalReturned)
+		return err
+	}
+	a := Alert{Scope: p.Scope, ID: ids.New("alrt_"), RuleID: AlertReversalThenReturn, RuleVersion: 1,
+		PaymentID: p.ID, SourceID: p.SourceID, CreatedAt: s.now().UTC()}
+	if err := tx.InsertAlert(ctx, a); err != nil {
+		return fmt.Errorf("alert the return of reversed %s: %w", p.ID, err)
+	}
+	return nil
 }

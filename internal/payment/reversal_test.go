@@ -133,3 +133,94 @@ func TestConcurrentReversalsStoreOne(t *testing.T) {
 		t.Errorf("%d reversals succeeded and %d stored, want 1 and 1", ok, stored)
 	}
 }
+
+// TestAReversalMustLeaveInAWindowByItsLastDay: an entry settled Tuesday
+// 2026-11-03 may be reversed until Tuesday 2026-11-10 (Veterans Day,
+// Wednesday 11-11, is no banking day). In production a reversal asked for
+// before the last window (20:00 in New York) of that day leaves that day;
+// one asked for after it would leave in the next window, Thursday 11-12,
+// too late; in sandbox it leaves the day it is asked for.
+func TestAReversalMustLeaveInAWindowByItsLastDay(t *testing.T) {
+	settled := time.Date(2026, 11, 3, 0, 0, 0, 0, time.UTC)
+	last := payment.ReversalLastDay(settled)
+	if got := last.Format(time.DateOnly); got != "2026-11-10" {
+		t.Fatalf("ReversalLastDay = %s, want 2026-11-10", got)
+	}
+	at := func(day, hh, mm int) time.Time { return time.Date(2026, 11, day, hh, mm, 0, 0, calendar.Eastern) }
+	for _, c := range []struct {
+		name  string
+		live  bool
+		now   time.Time
+		leave string
+	}{
+		{"production, the fifth banking day before its last window", true, at(10, 19, 59), "2026-11-10"},
+		{"production, the fifth banking day after its last window", true, at(10, 20, 0), "2026-11-12"},
+		{"production, the fourth banking day after its last window", true, at(9, 21, 0), "2026-11-10"},
+		{"production, the holiday", true, at(11, 9, 0), "2026-11-12"},
+		{"sandbox, the fifth banking day late in the evening", false, at(10, 23, 30), "2026-11-10"},
+		{"sandbox, the holiday", false, at(11, 9, 0), "2026-11-11"},
+	} {
+		leaves := payment.ReversalLeaves(calendar.DefaultSchedule(), c.live, c.now)
+		if got := leaves.Format(time.DateOnly); got != c.leave {
+			t.Errorf("%s: leaves %s, want %s", c.name, got, c.leave)
+		}
+		if inTime, want := !leaves.After(last), c.leave <= "2026-11-10"; inTime != want {
+			t.Errorf("%s: in time = %v, want %v", c.name, inTime, want)
+		}
+	}
+}
+
+// TestAReturnOfAReversedDebitCancelsOrAlerts: two sandbox debits of
+// 40.00 settle and are reversed; one reversal settles too. Both debits
+// then come back R10: the unsettled reversal is canceled
+// (original_returned, payment.canceled), the settled one stays, and its
+// debit's return records a reversal_then_return alert that the
+// monitoring report counts.
+func TestAReturnOfAReversedDebitCancelsOrAlerts(t *testing.T) {
+	t.Parallel()
+	f := fixture.New(t)
+	scope := f.Sandbox("Acme")
+	cus := f.Customer(scope)
+	left := sandboxDebit(t, f, scope, f.VerifiedSource(scope, cus, "444455556666").ID, "40.00")
+	waiting := sandboxDebit(t, f, scope, f.VerifiedSource(scope, cus, "444455557777").ID, "40.00")
+	settle(t, f)
+	leftRev, err := f.Payments.Reverse(ctx, scope, left.ID, payment.ReverseInput{Reason: "duplicate"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	settle(t, f)
+	waitingRev, err := f.Payments.Reverse(ctx, scope, waiting.ID, payment.ReverseInput{Reason: "duplicate"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, id := range []string{left.ID, waiting.ID} {
+		if _, err := f.Payments.SimulateReturn(ctx, scope, id, "R10"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	w, err := f.Payments.Get(ctx, scope, waitingRev.Reversal.PaymentID)
+	if err != nil || w.Status != payment.Voided || w.CancelReason == nil || *w.CancelReason != payment.CancelOriginalReturned {
+		t.Errorf("the reversal that had not left = %+v, %v; want canceled original_returned", w, err)
+	}
+	l, err := f.Payments.Get(ctx, scope, leftRev.Reversal.PaymentID)
+	if err != nil || l.Status != payment.Processed {
+		t.Errorf("the reversal that left = %+v, %v; want it processed", l, err)
+	}
+	var canceled int
+	if err := f.SQL().Get(&canceled, `SELECT count(*) FROM events WHERE type = $1 AND data->>'payment_id' = $2`,
+		event.PaymentCanceled, w.ID); err != nil || canceled != 1 {
+		t.Errorf("payment.canceled of the reversal = %d, %v", canceled, err)
+	}
+	var alerted []string
+	if err := f.SQL().Select(&alerted, `SELECT payment_id FROM fraud_alerts WHERE rule_id = $1`, payment.AlertReversalThenReturn); err != nil ||
+		len(alerted) != 1 || alerted[0] != left.ID {
+		t.Errorf("reversal_then_return alerts = %v, %v; want one, of %s", alerted, err, left.ID)
+	}
+	m, err := f.Payments.Monitoring(ctx, scope)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a := m.Alerts[len(m.Alerts)-1]; a.RuleID != payment.AlertReversalThenReturn || a.Alerts != 1 {
+		t.Errorf("monitoring's last alert count = %+v", a)
+	}
+}

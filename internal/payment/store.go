@@ -32,6 +32,9 @@ type NewDebit struct {
 	Mandate  *Mandate
 	Created  event.Event
 	SECCodes [2]string
+	// Reinitiation bounds the rule the statement decides: a debit that
+	// would present a returned one again is not stored (retry.go).
+	Reinitiation Reinitiation
 }
 
 // DebitOutcome is what CreateDebit or CreatePayment found: the source,
@@ -41,6 +44,10 @@ type DebitOutcome struct {
 	Source     SourceInfo
 	Originator Terms
 	Created    bool
+	// Reinitiation is the returned debit CreateDebit found the new one
+	// would present again (Reinitiation's rule), which kept it from being
+	// stored; nil when none.
+	Reinitiation *Returned
 }
 
 // Store is the persistence of payments and subscriptions.
@@ -170,6 +177,8 @@ type RiskStore interface {
 	HeldOfCustomer(ctx context.Context, scope tenant.Scope, customerID, reason string) ([]Payment, error)
 	// AlertCounts counts scope's alerts since since, by rule id.
 	AlertCounts(ctx context.Context, scope tenant.Scope, since time.Time) (map[string]int, error)
+	// CountAlerts counts every scope's alerts of rule id since since.
+	CountAlerts(ctx context.Context, id string, since time.Time) (int64, error)
 	InsertReview(ctx context.Context, r Review) error
 	// LastReview is the newest annual review; errs.NotFound when none.
 	LastReview(ctx context.Context) (Review, error)

@@ -131,7 +131,8 @@ func Build(cfg *config.Config, d Deps) (*Services, error) {
 		Customers: customer.NewService(db.Customers(), now).WithSanctions(sdn),
 		Funding:   fund,
 		Webhooks:  webhook.NewService(db.Webhooks(), v, now, webhook.URLPolicy{AllowPrivate: cfg.WebhookAllowPrivateTargets}),
-		Payments: payment.NewService(db.Payments(), payment.Config{MaxAmount: cfg.PaymentMaxCents, SettleDelay: cfg.PaymentSettleDelay}, now).
+		Payments: payment.NewService(db.Payments(), payment.Config{MaxAmount: cfg.PaymentMaxCents, SettleDelay: cfg.PaymentSettleDelay,
+			Schedule: cfg.ACHWindows.Schedule}, now).
 			WithSanctions(sdn),
 		Requests: requestlog.New(db.Requests(), now, d.Log),
 		Overview: overview.NewService(db.Overview(), now),
@@ -172,6 +173,18 @@ func Build(cfg *config.Config, d Deps) (*Services, error) {
 		}
 		return s.Payments.SourceBlockedTx(ctx, tx.(postgres.Stores).Payments(), scope, sourceID, reason)
 	})
+	s.Metrics.GaugeFunc("fundsource_payment_reversal_then_return_alerts",
+		"Payments that came back after their reversal had left, over 30 days (-1 when the count failed): the customer may have been paid back twice.",
+		func() int64 {
+			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+			defer cancel()
+			n, err := s.Payments.AllReversedThenReturned(ctx)
+			if err != nil {
+				d.Log.Warn("metrics: count reversal_then_return alerts", "error", err)
+				return -1
+			}
+			return n
+		})
 	if cfg.ACHODFIRouting != "" {
 		ac := ach.Config{Dir: cfg.ACHOutboxDir, ODFIRouting: cfg.ACHODFIRouting, DestinationRouting: cfg.ACHDestinationRouting,
 			DestinationName: cfg.ACHDestinationName, OriginName: cfg.ACHOriginName, CompanyName: cfg.ACHCompanyName,

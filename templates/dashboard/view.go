@@ -59,6 +59,10 @@ type Overview struct {
 	// Held counts the payments held for review ("100+" past a hundred);
 	// "" when none.
 	Held string
+	// ReversedThenReturned counts the payments that came back, over 30
+	// days, after their reversal had left (the reversal_then_return
+	// alert): the customer may have been paid back twice. "" when none.
+	ReversedThenReturned string
 	// RateBanner names the return rates at or past half their threshold
 	// once at least 20 debits count ("" for none); DebitsHeld: one is past
 	// its threshold, so new debits are held.

@@ -4,6 +4,7 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/fundsource/fundsource/internal/testing/webtest"
 
@@ -82,4 +83,28 @@ func TestReverseEndpoint(t *testing.T) {
 	if evs := h.Events("payment.reversed"); len(evs) != 1 {
 		t.Errorf("payment.reversed events = %d, want 1", len(evs))
 	}
+}
+
+// TestANewDebitThatPresentsAReturnedOneAgainIs409: after a sandbox debit
+// of 13.01 came back R01, POST /v2/payments of 13.01 from the same source
+// is 409 reinitiation_required on funding_source_id, its message naming
+// the retry endpoint of the returned debit; with an authorization
+// accepted after the return it is created.
+func TestANewDebitThatPresentsAReturnedOneAgainIs409(t *testing.T) {
+	t.Parallel()
+	h := webtest.NewHarness(t)
+	key := h.Merchant("Acme").Sandbox.SecretKey
+	src := h.VerifiedSource(key, h.Customer(key), "222222222")
+	orig := th.WantOK(t, h.Post("/v2/payments", key, th.DebitBody(src, `"13.01"`)))["payment_id"].(string)
+	webtest.SettleSandbox(t, h)
+	r := h.Post("/v2/payments", key, th.DebitBody(src, `"13.01"`))
+	th.WantError(t, r, http.StatusConflict, "reinitiation_required")
+	e := r.JSON(t)["error"].(map[string]any)
+	if e["param"] != "funding_source_id" || !strings.Contains(e["message"].(string), "POST /v2/payments/"+orig+"/retry") {
+		t.Errorf("error = %v", e)
+	}
+	h.Clock.Advance(time.Minute)
+	accepted := h.Clock.Now().UTC().Format(time.RFC3339)
+	th.WantOK(t, h.Post("/v2/payments", key, `{"funding_source_id":"`+src+`","amount":"13.01","direction":"debit",`+
+		`"authorization":{"accepted_at":"`+accepted+`","text":"I authorize Acme to debit my account again."}}`))
 }

@@ -42,8 +42,9 @@ func TestReturnRates(t *testing.T) {
 	ret(debit(h.VerifiedSource(key, user, "100000003")), "R03")
 	d := h.VerifiedSource(key, user, "100000004")
 	ret(debit(d), "R01")
-	debit(d)
-	debit(d)
+	// Of another amount: 5.00 again would present the returned debit again.
+	th.WantOK(t, h.Post("/v2/payments", key, th.PaymentBody(d, `"6.00"`, "debit")))
+	th.WantOK(t, h.Post("/v2/payments", key, th.PaymentBody(d, `"7.00"`, "debit")))
 	th.WantOK(t, h.Post("/v2/payments", key, th.PaymentBody(d, `"5.00"`, "credit")))
 
 	// The R10 blocked b and canceled its other pending debit: canceled

@@ -471,6 +471,14 @@ func (s *Surface) renderHome(c *gin.Context, newSecret string) {
 		return
 	}
 	v.Held = heldCount(len(held))
+	twice, err := s.payments.ReversedThenReturned(ctx, scope)
+	if err != nil {
+		s.Fail(c, err)
+		return
+	}
+	if twice > 0 {
+		v.ReversedThenReturned = strconv.Itoa(twice)
+	}
 	v.RateBanner = rateBanner(rates)
 	v.DebitsHeld = guard.HoldReason != ""
 	if s.overview != nil {

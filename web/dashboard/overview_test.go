@@ -55,3 +55,23 @@ func TestDashboardHomeCharts(t *testing.T) {
 		t.Errorf("today's webhook success is not 100%%:\n%s", home)
 	}
 }
+
+// TestDashboardHomeWarnsOfAReturnAfterItsReversalLeft: a sandbox debit
+// settles, is reversed, the reversal settles, and the debit comes back
+// R10: the home page says so (reversal_then_return); before, it does not.
+func TestDashboardHomeWarnsOfAReturnAfterItsReversalLeft(t *testing.T) {
+	t.Parallel()
+	h := webtest.NewHarness(t)
+	d, key := webtest.SignedIn(t, h, "Acme Books")
+	src := h.VerifiedSource(key, h.Customer(key), "222222222")
+	debit := th.WantOK(t, h.Post("/v2/payments", key, th.DebitBody(src, `"40.00"`)))["payment_id"].(string)
+	webtest.SettleSandbox(t, h)
+	th.WantOK(t, h.Post("/v2/payments/"+debit+"/reverse", key, `{"reason":"duplicate"}`))
+	webtest.SettleSandbox(t, h)
+	if home := webtest.WantPage(t, d.Get("/dashboard"), http.StatusOK); strings.Contains(home, `id="reversal-then-return"`) {
+		t.Errorf("home warns before any return:\n%s", home)
+	}
+	th.WantOK(t, h.Post("/v2/sandbox/payments/"+debit+"/return", key, `{"code":"R10"}`))
+	webtest.WantPage(t, d.Get("/dashboard"), http.StatusOK, `id="reversal-then-return"`,
+		"Returned after their reversal left: 1 in the last 30 days.")
+}

@@ -30,6 +30,7 @@ var statusOf = map[errs.Code]int{
 	errs.UnblockLimit:                 http.StatusConflict,
 	errs.RetryNotAllowed:              http.StatusConflict,
 	errs.ReversalWindowClosed:         http.StatusConflict,
+	errs.ReinitiationRequired:         http.StatusConflict,
 	errs.OriginatorNotActive:          http.StatusForbidden,
 	errs.LimitExceeded:                http.StatusUnprocessableEntity,
 	errs.Unauthorized:                 http.StatusUnauthorized,

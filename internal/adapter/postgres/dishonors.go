@@ -10,39 +10,47 @@ import (
 )
 
 type dishonorRow struct {
-	ID               string    `db:"id"`
-	Code             string    `db:"code"`
-	OriginalTrace    string    `db:"original_trace"`
-	OriginalFileID   string    `db:"original_file_id"`
-	ReturnTrace      string    `db:"return_trace"`
-	ReturnCode       string    `db:"return_code"`
-	ReturnSettlement string    `db:"return_settlement"`
-	RDFI             string    `db:"rdfi"`
-	CreatedAt        time.Time `db:"created_at"`
-	FileID           *string   `db:"file_id"`
-	Trace            *string   `db:"trace_number"`
-	ContestedCode    *string   `db:"contested_code"`
+	ID               string     `db:"id"`
+	Code             string     `db:"code"`
+	OriginalTrace    string     `db:"original_trace"`
+	OriginalFileID   string     `db:"original_file_id"`
+	ReturnTrace      string     `db:"return_trace"`
+	ReturnCode       string     `db:"return_code"`
+	ReturnSettlement string     `db:"return_settlement"`
+	RDFI             string     `db:"rdfi"`
+	CreatedAt        time.Time  `db:"created_at"`
+	FileID           *string    `db:"file_id"`
+	Trace            *string    `db:"trace_number"`
+	ContestedCode    *string    `db:"contested_code"`
+	ReturnSettledOn  *time.Time `db:"return_settled_on"`
+	LateAt           *time.Time `db:"late_for_dishonor_at"`
 }
 
 func (r dishonorRow) domain() ach.Dishonor {
-	return ach.Dishonor{ID: r.ID, Code: r.Code, Entry: ach.Entry{Trace: r.OriginalTrace, FileID: r.OriginalFileID},
+	d := ach.Dishonor{ID: r.ID, Code: r.Code, Entry: ach.Entry{Trace: r.OriginalTrace, FileID: r.OriginalFileID},
 		ReturnTrace: r.ReturnTrace, ReturnCode: r.ReturnCode, ReturnSettlement: r.ReturnSettlement, RDFI: r.RDFI,
-		CreatedAt: r.CreatedAt.UTC(), FileID: deref(r.FileID), Trace: deref(r.Trace), ContestedCode: deref(r.ContestedCode)}
+		CreatedAt: r.CreatedAt.UTC(), FileID: deref(r.FileID), Trace: deref(r.Trace), ContestedCode: deref(r.ContestedCode),
+		LateForDishonorAt: utcPtr(r.LateAt)}
+	if t := r.ReturnSettledOn; t != nil {
+		d.ReturnSettledOn = time.Date(t.Year(), t.Month(), t.Day(), 0, 0, 0, 0, time.UTC)
+	}
+	return d
 }
 
 const dishonorColumns = `id, code, original_trace, original_file_id, return_trace, return_code, return_settlement, rdfi,
-       created_at, file_id, trace_number, contested_code`
+       created_at, file_id, trace_number, contested_code, return_settled_on, late_for_dishonor_at`
 
 const insertDishonor = `
-INSERT INTO ach_dishonors (id, code, original_trace, original_file_id, return_trace, return_code, return_settlement, rdfi, created_at)
-VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
+INSERT INTO ach_dishonors (id, code, original_trace, original_file_id, return_trace, return_code, return_settlement, rdfi, created_at,
+                           return_settled_on, late_for_dishonor_at)
+VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)
 ON CONFLICT (original_file_id, original_trace, return_trace) DO NOTHING`
 
 // InsertDishonor stores a dishonor; false when the same return of the
 // same entry has one already.
 func (q queries) InsertDishonor(ctx context.Context, d ach.Dishonor) (bool, error) {
 	r, err := q.ex.ExecContext(ctx, insertDishonor, d.ID, d.Code, d.Entry.Trace, d.Entry.FileID, d.ReturnTrace, d.ReturnCode,
-		d.ReturnSettlement, d.RDFI, d.CreatedAt)
+		d.ReturnSettlement, d.RDFI, d.CreatedAt, dishonorDate(d.ReturnSettledOn), d.LateForDishonorAt)
 	if err != nil {
 		return false, translate(err)
 	}
@@ -61,7 +69,7 @@ func (q queries) EntryDishonored(ctx context.Context, fileID, trace string) (boo
 }
 
 const dishonorsToSend = `SELECT ` + dishonorColumns + ` FROM ach_dishonors
-WHERE file_id IS NULL
+WHERE file_id IS NULL AND late_for_dishonor_at IS NULL
 ORDER BY created_at, id
 LIMIT $1
 FOR UPDATE SKIP LOCKED`
@@ -129,4 +137,22 @@ UPDATE ach_dishonors SET contested_code = $2, contested_at = $3 WHERE id = $1`
 func (q queries) MarkDishonorContested(ctx context.Context, id, code string, at time.Time) error {
 	_, err := q.ex.ExecContext(ctx, markDishonorContested, id, code, at)
 	return translate(err)
+}
+
+const markDishonorLate = `
+UPDATE ach_dishonors SET late_for_dishonor_at = $2 WHERE id = $1 AND file_id IS NULL`
+
+// MarkDishonorLate keeps an unsent dishonor from ever being sent.
+func (q queries) MarkDishonorLate(ctx context.Context, id string, at time.Time) error {
+	_, err := q.ex.ExecContext(ctx, markDishonorLate, id, at)
+	return translate(err)
+}
+
+// dishonorDate is a date column's value: NULL for the zero date.
+func dishonorDate(d time.Time) *string {
+	if d.IsZero() {
+		return nil
+	}
+	s := d.Format(time.DateOnly)
+	return &s
 }

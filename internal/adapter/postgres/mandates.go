@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/jmoiron/sqlx"
+	"github.com/lib/pq"
 
 	"github.com/fundsource/fundsource/internal/core/event"
 	"github.com/fundsource/fundsource/internal/core/paging"
@@ -129,8 +130,24 @@ WITH src AS (
   FROM funding_sources f
   WHERE f.id = $3 AND (f.merchant_id, f.environment) IS NOT DISTINCT FROM ($1::text, $2::text)
   FOR SHARE OF f
-), ` + withParams(originatorLocked, "$25", "'debit'", "$5") + `, ok AS (
+), ` + withParams(originatorLocked, "$25", "'debit'", "$5") + `, returned AS (
+  -- The reinitiation rule (payment.Reinitiation): the newest debit of
+  -- the source and amount that came back with a code of $26 on or after
+  -- the date $27 (US Eastern), no earlier than the debit's authorization
+  -- ($28, or the named mandate's acceptance; neither: none).
+  SELECT r.id, r.failure_code, r.settled_at FROM payments r
+  WHERE r.merchant_id = $1 AND r.environment = $2 AND r.funding_source_id = $3
+    AND r.direction = 'debit' AND r.amount_cents = $5 AND r.status = 'failed'
+    AND r.failure_code = ANY ($26::text[])
+    AND (r.settled_at AT TIME ZONE 'America/New_York')::date >= $27::date
+    AND r.settled_at >= COALESCE($28::timestamptz,
+          (SELECT m.accepted_at FROM mandates m WHERE m.merchant_id = $1 AND m.environment = $2 AND m.id = $10),
+          '-infinity')
+  ORDER BY r.settled_at DESC
+  LIMIT 1
+), ok AS (
   SELECT src.* FROM src, org WHERE NOT src.removed AND src.verified AND NOT src.blocked
+    AND NOT EXISTS (SELECT 1 FROM returned)
     AND ($23::text IS NULL OR src.business) -- a named entry description: only from a company's account
     AND ` + withParams(originatorRoom, "$25", "'debit'", "$5") + `
 ), named AS (
@@ -162,8 +179,9 @@ WITH src AS (
   RETURNING 1
 )
 SELECT s.customer_id, s.verified, s.removed, s.business, s.blocked, EXISTS (SELECT 1 FROM ins) AS created,
-       (SELECT count(*) FROM queued) AS queued, ` + originatorTermsColumns + `
-FROM src s LEFT JOIN org ON true`
+       (SELECT count(*) FROM queued) AS queued, ` + originatorTermsColumns + `,
+       ret.id AS returned_id, ret.failure_code AS returned_code, ret.settled_at AS returned_at
+FROM src s LEFT JOIN org ON true LEFT JOIN returned ret ON true`
 
 // CreateDebit stores a debit with its mandate in one statement.
 func (q queries) CreateDebit(ctx context.Context, d payment.NewDebit) (payment.DebitOutcome, error) {
@@ -189,14 +207,22 @@ func (q queries) CreateDebit(ctx context.Context, d payment.NewDebit) (payment.D
 		Created    bool   `db:"created"`
 		Queued     int    `db:"queued"`
 		termsRow
+		ReturnedID   *string    `db:"returned_id"`
+		ReturnedCode *string    `db:"returned_code"`
+		ReturnedAt   *time.Time `db:"returned_at"`
 	}
 	err := sqlx.GetContext(ctx, q.ex, &r, createDebit, p.Scope.MerchantID, p.Scope.Env, p.SourceID, p.ID, p.Cents,
 		p.Description, p.Status, p.SettleAt, p.CreatedAt, named, fresh, accepted, ip, ua, text, sha, evID,
-		d.SECCodes[0], d.SECCodes[1], evType, data, delivery, p.EntryDescription, p.SameDay, dayOf(p))
+		d.SECCodes[0], d.SECCodes[1], evType, data, delivery, p.EntryDescription, p.SameDay, dayOf(p),
+		pq.Array(d.Reinitiation.Codes), d.Reinitiation.Since.Format(time.DateOnly), d.Reinitiation.AuthorizedAt)
 	if err != nil {
 		return payment.DebitOutcome{}, translate(err)
 	}
 	q.queued(r.Queued)
-	return payment.DebitOutcome{Source: payment.SourceInfo{CustomerID: r.CustomerID, Verified: r.Verified,
-		Removed: r.Removed, Business: r.Business, Blocked: r.Blocked}, Originator: r.termsRow.domain(), Created: r.Created}, nil
+	out := payment.DebitOutcome{Source: payment.SourceInfo{CustomerID: r.CustomerID, Verified: r.Verified,
+		Removed: r.Removed, Business: r.Business, Blocked: r.Blocked}, Originator: r.termsRow.domain(), Created: r.Created}
+	if r.ReturnedID != nil && r.ReturnedAt != nil {
+		out.Reinitiation = &payment.Returned{PaymentID: *r.ReturnedID, Code: deref(r.ReturnedCode), At: r.ReturnedAt.UTC()}
+	}
+	return out, nil
 }

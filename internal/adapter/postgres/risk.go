@@ -306,3 +306,12 @@ func (q queries) SetCustomerScreening(ctx context.Context, scope tenant.Scope, c
 	res, err := q.ex.ExecContext(ctx, setCustomerScreening, scope.MerchantID, scope.Env, customerID, b)
 	return oneRow(res, err, errs.NotFound)
 }
+
+const countAlerts = `SELECT count(*) FROM fraud_alerts WHERE rule_id = $1 AND created_at >= $2`
+
+// CountAlerts counts every scope's alerts of one rule since a time.
+func (q queries) CountAlerts(ctx context.Context, id string, since time.Time) (int64, error) {
+	var n int64
+	err := sqlx.GetContext(ctx, q.ex, &n, countAlerts, id, since)
+	return n, translate(err)
+}

@@ -26,8 +26,12 @@ var returnReasons = map[string]string{
 // funds may be presented again at most twice; every other return is final.
 const MaxAttempts = 3 // the first presentment and two re-presentments
 
+// RetriableCodes are the returns after which a debit may be re-presented:
+// insufficient and uncollected funds.
+var RetriableCodes = []string{"R01", "R09"}
+
 // Retriable reports whether a debit returned with code may be re-presented.
-func Retriable(code string) bool { return code == "R01" || code == "R09" }
+func Retriable(code string) bool { return slices.Contains(RetriableCodes, code) }
 
 // Valid reports whether code looks like an ACH return code: R and
 // two digits.

@@ -77,6 +77,11 @@ const (
 	// ReversalWindowClosed is 409: a reversal after the fifth banking day
 	// after the payment's settlement date.
 	ReversalWindowClosed Code = "reversal_window_closed"
+	// ReinitiationRequired is 409: a new debit of the same amount from a
+	// source whose debit came back R01 or R09 within 180 days, without an
+	// authorization newer than the return; it is presented again by
+	// POST /v2/payments/{id}/retry.
+	ReinitiationRequired Code = "reinitiation_required"
 	// OriginatorNotActive is 403: a payment or subscription while the
 	// merchant environment's originator is pending review or suspended.
 	OriginatorNotActive Code = "originator_not_active"

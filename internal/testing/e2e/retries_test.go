@@ -77,13 +77,15 @@ func TestACHNetworkRetryAndReversalGoInTheNextFile(t *testing.T) {
 		t.Fatalf("reversed credit = %s", th.MustJSON(reversed))
 	}
 
-	// The fifth banking day after 11-03 is Tuesday 11-10; Wednesday 11-11
-	// is Veterans Day, so the sixth is Thursday 11-12.
+	// The fifth banking day after 11-03 is Tuesday 11-10, when the next
+	// file leaves; Wednesday 11-11 is Veterans Day, so the sixth is
+	// Thursday 11-12.
+	h.Clock.Set(time.Date(2026, 11, 10, 15, 0, 0, 0, time.UTC))
+	before := len(first)
+	n.originate(t)
 	h.Clock.Set(time.Date(2026, 11, 12, 15, 0, 0, 0, time.UTC))
 	th.WantError(t, h.Post("/v2/payments/"+late+"/reverse", n.key, `{"reason":"wrong_amount"}`), http.StatusConflict, "reversal_window_closed")
 
-	before := len(first)
-	n.originate(t)
 	files := readACH(t, n.outbox)
 	if len(files) != before+1 {
 		t.Fatalf("%d files, want %d", len(files), before+1)

@@ -23,7 +23,7 @@ func TestACHFileLifeCommands(t *testing.T) {
 	stmt := filepath.Join(dir, "stmt.xml")
 	body := `<?xml version="1.0"?><Document xmlns="urn:iso:std:iso:20022:tech:xsd:camt.053.001.08"><BkToCstmrStmt>
 <GrpHdr><MsgId>S1</MsgId><CreDtTm>2026-11-05T22:00:00</CreDtTm></GrpHdr>
-<Stmt><Id>S1</Id><Ntry><NtryRef>7</NtryRef><Amt Ccy="USD">99.01</Amt><CdtDbtInd>DBIT</CdtDbtInd><Sts><Cd>BOOK</Cd></Sts>
+<Stmt><Id>S1</Id><Acct><Id><Othr><Id>ODFI-121042882</Id></Othr></Id></Acct><Ntry><NtryRef>7</NtryRef><Amt Ccy="USD">99.01</Amt><CdtDbtInd>DBIT</CdtDbtInd><Sts><Cd>BOOK</Cd></Sts>
 <BookgDt><Dt>2026-11-05</Dt></BookgDt><BkTxCd></BkTxCd><AddtlNtryInf>FEE</AddtlNtryInf></Ntry></Stmt></BkToCstmrStmt></Document>`
 	if err := os.WriteFile(stmt, []byte(body), 0o600); err != nil {
 		t.Fatal(err)

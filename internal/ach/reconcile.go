@@ -13,17 +13,22 @@ import (
 )
 
 // Reconciliation compares what the bank says it booked on the
-// originator's account with what the service expects (settlements): the
+// settlement account with what the service expects (settlements): the
 // bank's end-of-day statement is an ISO 20022 camt.053
-// (BankToCustomerStatement), read with github.com/moov-io/iso20022. Each
-// booked statement entry is matched to one expected settlement of the same
-// direction and amount, dated on the entry's booking date or up to
-// MatchDays before (the bank books a file it read after its effective
+// (BankToCustomerStatement), read in its version's layout (camt.go), the
+// settlement account's statements only, each once by its <Stmt><Id>.
+// Each booked statement entry is matched to one expected settlement of
+// the same direction and amount, dated on the entry's booking date or up
+// to MatchDays before (the bank books a file it read after its effective
 // date on the day it settles it). The totals of one file's batches of one
 // effective date are one line, as banks post an ACH file's settlement;
 // the money of a return file is one line per direction. A delivered file
-// whose every line is matched is settled. What stays unmatched on either
-// side is for a person: a line the service did not expect, or money the
+// whose every line is matched is settled, and with it its payments: the
+// bank's booking date, not the date the file asked for, is when their
+// money moved, so it becomes their settlement date, from which their
+// return windows run, and they are processed through the payment
+// service as at their settle time. What stays unmatched on either side
+// is for a person: a line the service did not expect, or money the
 // service expects that the bank has not booked.
 
 // MatchDays is how many calendar days before a statement line's booking

@@ -143,7 +143,7 @@ func ParseStatement(data []byte, account string) (StatementFile, error) {
 
 // camtVersion is the camt.053 version the document's namespace names.
 func camtVersion(data []byte) (string, error) {
-	d := xml.NewDecoder(bytes.NewReader(data))
+	d := camtDecoder(data)
 	for {
 		tok, err := d.Token()
 		if err == io.EOF {
@@ -165,6 +165,29 @@ func camtVersion(data []byte) (string, error) {
 		}
 		return version, nil
 	}
+}
+
+// camtDecoder reads data as UTF-8, as ISO 20022 has it, or as ISO-8859-1
+// (or its subset US-ASCII) when the XML declaration says so, as some
+// banks' systems write.
+func camtDecoder(data []byte) *xml.Decoder {
+	d := xml.NewDecoder(bytes.NewReader(data))
+	d.CharsetReader = func(label string, r io.Reader) (io.Reader, error) {
+		switch strings.ToLower(label) {
+		case "iso-8859-1", "iso_8859-1", "latin1", "us-ascii", "ascii":
+			raw, err := io.ReadAll(r)
+			if err != nil {
+				return nil, err
+			}
+			runes := make([]rune, len(raw))
+			for i, c := range raw {
+				runes[i] = rune(c)
+			}
+			return strings.NewReader(string(runes)), nil
+		}
+		return nil, fmt.Errorf("encoding %q is neither UTF-8 nor ISO-8859-1", label)
+	}
+	return d
 }
 
 // read checks st's entries and returns its statement.
@@ -350,7 +373,7 @@ func (c camtDate) date() (time.Time, error) {
 
 func decodeCamt[S interface{ code() string }](data []byte) ([]camtStatement, error) {
 	var doc camtDocument[S]
-	if err := xml.NewDecoder(bytes.NewReader(data)).Decode(&doc); err != nil {
+	if err := camtDecoder(data).Decode(&doc); err != nil {
 		return nil, err
 	}
 	var out []camtStatement
@@ -392,7 +415,7 @@ type camt08Entry struct {
 
 func decodeCamt08(data []byte) ([]camtStatement, error) {
 	var doc camt08Document
-	if err := xml.NewDecoder(bytes.NewReader(data)).Decode(&doc); err != nil {
+	if err := camtDecoder(data).Decode(&doc); err != nil {
 		return nil, err
 	}
 	var out []camtStatement

@@ -232,3 +232,15 @@ func FuzzParseStatement(f *testing.F) {
 		}
 	})
 }
+
+// TestParseStatementEncodings: a statement declared ISO-8859-1 reads as
+// the UTF-8 one does; another encoding is refused.
+func TestParseStatementEncodings(t *testing.T) {
+	utf8 := string(camttest.Document("camt.053.001.04", ours(camttest.Entry{Ref: "R1", Amount: "1.00", Info: "Café"})))
+	latin1 := strings.Replace(strings.Replace(utf8, `encoding="UTF-8"`, `encoding="ISO-8859-1"`, 1), "Café", "Caf\xe9", 1)
+	f := parse(t, []byte(latin1))
+	if got := f.Statements[0].Lines[0].Info; got != "Café" {
+		t.Errorf("ISO-8859-1 info = %q, want Café", got)
+	}
+	refused(t, "EBCDIC", []byte(strings.Replace(utf8, `encoding="UTF-8"`, `encoding="IBM037"`, 1)), settlementAccount, "IBM037")
+}

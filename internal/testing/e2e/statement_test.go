@@ -208,7 +208,7 @@ func balances(t *testing.T, h *harness, key, pending, atRisk string) {
 
 // TestStatementReadBeforeTheUpgradeIsADuplicate: a statement the previous
 // release read is known by its lines alone; read again, it is a
-// duplicate and records nothing.
+// duplicate and records nothing. So is a statement a file repeats.
 func TestStatementReadBeforeTheUpgradeIsADuplicate(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t)
@@ -236,5 +236,18 @@ func TestStatementReadBeforeTheUpgradeIsADuplicate(t *testing.T) {
 	var lines int
 	if err := h.SQL().Get(&lines, `SELECT count(*) FROM ach_statement_lines`); err != nil || lines != 1 {
 		t.Errorf("statement lines = %d, %v; want 1", lines, err)
+	}
+
+	// A file that repeats a new statement: the second copy is a duplicate.
+	twice := camttest.Statement{ID: "STMT-NEW", Other: bankAccount, Entries: []camttest.Entry{{Ref: "B2", Amount: "41.00", Booked: "2026-11-04"}}}
+	if in, err = o.Reconcile(context.Background(), "twice.xml", camttest.Document("camt.053.001.07", twice, twice)); err != nil {
+		t.Fatal(err)
+	}
+	res = ach.ReconcileResult{}
+	if err := json.Unmarshal(in.Result, &res); err != nil || res.Statements != 1 || res.Duplicates != 1 || res.Lines != 1 {
+		t.Errorf("a statement twice in a file = %+v, %v", res, err)
+	}
+	if err := h.SQL().Get(&lines, `SELECT count(*) FROM ach_statement_lines`); err != nil || lines != 2 {
+		t.Errorf("statement lines = %d, %v; want 2", lines, err)
 	}
 }

@@ -211,6 +211,7 @@ func TestACHSettlementAccount(t *testing.T) {
 		"FUNDSOURCE_MODE": "production", "DATABASE_URL": "postgres://db/fundsource", "DATA_DIR": t.TempDir(),
 		"SANDBOX_BASE_URL": "https://sandbox.api.example", "PRODUCTION_BASE_URL": "https://api.example", "HOSTED_BASE_URL": "https://verify.example",
 		"ACCOUNT_ENCRYPTION_KEYS": "k1:" + k, "FINGERPRINT_KEY": k, "SESSION_KEYS": k, "IDEMPOTENCY_KEY": k, "AUDIT_KEY": k,
+		"OFAC_SDN_FILE": "/srv/ofac/sdn.csv",
 	}
 	if c, err := Load(env(prod)); err != nil || c.ACHSettlementAccount != "" {
 		t.Fatalf("production without ACH origination: %+v, %v", c, err)

@@ -290,6 +290,9 @@ type Payments interface {
 	ReleaseTx(ctx context.Context, tx payment.Store, p payment.Payment) (bool, error)
 	OriginatedTx(ctx context.Context, tx payment.Store, scope tenant.Scope, id string, sent payment.Sent) error
 	ReturnTx(ctx context.Context, tx payment.Store, scope tenant.Scope, id, code string) error
+	// SettledTx records that the bank's statement shows a payment settled
+	// on date (reconcile.go).
+	SettledTx(ctx context.Context, tx payment.Store, scope tenant.Scope, id string, date calendar.Date) error
 }
 
 // Customers names the account holders of entries assigned before their
@@ -318,6 +321,10 @@ type Config struct {
 	Schedule calendar.Schedule
 	// SameDayMicro sends micro-deposits as Same Day ACH entries.
 	SameDayMicro bool
+	// SettlementAccount is the account the bank settles the files on, as
+	// its camt.053 statements name it (an account number or IBAN): only
+	// its statements are read (camt.go). Empty: every statement is refused.
+	SettlementAccount string
 }
 
 // Validate checks c for origination.

@@ -63,6 +63,11 @@ type InboundStore interface {
 	InboundFiles(ctx context.Context, limit int) ([]Inbound, error)
 	// ACHFiles lists the newest files first, at most limit.
 	ACHFiles(ctx context.Context, limit int) ([]FileSummary, error)
+	// ClaimStatement records that the statement with <Stmt><Id> id was
+	// read, from the file with SHA-256 digest; false, recording nothing,
+	// when it was read before (from any file). A concurrent claim of the
+	// same id waits until this transaction ends.
+	ClaimStatement(ctx context.Context, id, digest string, at time.Time) (bool, error)
 	InsertStatementLine(ctx context.Context, l StatementLine) (int64, error)
 	// UnmatchedLines lists statement lines without a settlement booked
 	// on or after since.
@@ -75,6 +80,10 @@ type InboundStore interface {
 	// SettleMatchedFiles marks settled the delivered files whose every
 	// settlement is matched, and returns them.
 	SettleMatchedFiles(ctx context.Context, at time.Time) ([]File, error)
+	// SettledFilePayments lists the payments of a settled file, each with
+	// the booking date of the line matched to its entry's settlement (the
+	// file's effective date and the entry's direction on the account).
+	SettledFilePayments(ctx context.Context, fileID string) ([]SettledPayment, error)
 	// Reconciliation lists a date's statement lines and expected
 	// settlements.
 	Reconciliation(ctx context.Context, date string) ([]StatementLine, []Settlement, error)

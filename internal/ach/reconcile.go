@@ -1,32 +1,34 @@
 package ach
 
 import (
-	"bytes"
 	"context"
-	"encoding/xml"
 	"errors"
 	"fmt"
 	"log/slog"
-	"math"
-	"strings"
 	"sync/atomic"
 	"time"
 
-	"github.com/moov-io/iso20022/pkg/camt_v08"
+	"github.com/fundsource/fundsource/internal/core/calendar"
+	"github.com/fundsource/fundsource/internal/core/tenant"
 )
 
 // Reconciliation compares what the bank says it booked on the
-// originator's account with what the service expects (settlements): the
+// settlement account with what the service expects (settlements): the
 // bank's end-of-day statement is an ISO 20022 camt.053
-// (BankToCustomerStatement), read with github.com/moov-io/iso20022. Each
-// booked statement entry is matched to one expected settlement of the same
-// direction and amount, dated on the entry's booking date or up to
-// MatchDays before (the bank books a file it read after its effective
+// (BankToCustomerStatement), read in its version's layout (camt.go), the
+// settlement account's statements only, each once by its <Stmt><Id>.
+// Each booked statement entry is matched to one expected settlement of
+// the same direction and amount, dated on the entry's booking date or up
+// to MatchDays before (the bank books a file it read after its effective
 // date on the day it settles it). The totals of one file's batches of one
 // effective date are one line, as banks post an ACH file's settlement;
 // the money of a return file is one line per direction. A delivered file
-// whose every line is matched is settled. What stays unmatched on either
-// side is for a person: a line the service did not expect, or money the
+// whose every line is matched is settled, and with it its payments: the
+// bank's booking date, not the date the file asked for, is when their
+// money moved, so it becomes their settlement date, from which their
+// return windows run, and they are processed through the payment
+// service as at their settle time. What stays unmatched on either side
+// is for a person: a line the service did not expect, or money the
 // service expects that the bank has not booked.
 
 // MatchDays is how many calendar days before a statement line's booking
@@ -46,116 +48,69 @@ type StatementLine struct {
 	SettlementID int64  `json:"-"` // 0 while unmatched
 }
 
-// ReconcileResult is what one statement did.
+// ReconcileResult is what one statement file did.
 type ReconcileResult struct {
-	Lines     int `json:"lines"`
-	Matched   int `json:"matched"`
-	Unmatched int `json:"unmatched"`
+	Version string `json:"version"` // the camt.053 version read
+	// Statements counts the settlement account's statements read now;
+	// Duplicates those whose <Stmt><Id> was read before (nothing of them
+	// is recorded); OtherAccounts the statements of other accounts, not
+	// read.
+	Statements    int `json:"statements"`
+	Duplicates    int `json:"duplicates"`
+	OtherAccounts int `json:"other_accounts"`
+	// Lines counts the booked lines recorded; Pending and Information the
+	// entries counted and never matched.
+	Lines       int `json:"lines"`
+	Pending     int `json:"pending"`
+	Information int `json:"information"`
+	Matched     int `json:"matched"`
+	Unmatched   int `json:"unmatched"`
 	// Settled names the files settled by this statement.
 	Settled []string `json:"settled"`
+	// PaymentsSettled counts the payments of those files that took the
+	// booking date as their settlement date.
+	PaymentsSettled int `json:"payments_settled"`
 }
 
-type camtDocument struct {
-	XMLName xml.Name
-	Stmt    *camt_v08.BankToCustomerStatementV08 `xml:"BkToCstmrStmt"`
-}
-
-// ParseStatement reads a camt.053 statement's booked entries (USD only);
-// ErrMalformed when it is not one.
-func ParseStatement(data []byte) ([]StatementLine, error) {
-	var doc camtDocument
-	if err := xml.NewDecoder(bytes.NewReader(data)).Decode(&doc); err != nil {
-		return nil, malformed{fmt.Errorf("read camt.053 statement: %w", err)}
-	}
-	if doc.XMLName.Local != "Document" || !strings.Contains(doc.XMLName.Space, "camt.053.") || doc.Stmt == nil {
-		return nil, malformed{fmt.Errorf("read camt.053 statement: the document is %q %q, not a BkToCstmrStmt", doc.XMLName.Space, doc.XMLName.Local)}
-	}
-	var lines []StatementLine
-	for _, st := range doc.Stmt.Stmt {
-		for i, e := range st.Ntry {
-			status := strings.TrimSpace(string(e.Sts.Cd) + string(e.Sts.Prtry))
-			if status != "" && status != "BOOK" {
-				continue // pending or information only: not money yet
-			}
-			if c := string(e.Amt.Ccy); c != "USD" {
-				return nil, malformed{fmt.Errorf("statement %s entry %d: currency %q; the account is in USD", st.Id, i+1, c)}
-			}
-			if v := e.Amt.Value; math.IsNaN(v) || v < 0 || v > 1e13 {
-				return nil, malformed{fmt.Errorf("statement %s entry %d: amount %v is not a booked amount", st.Id, i+1, v)}
-			}
-			l := StatementLine{StatementID: string(st.Id), Cents: int64(math.Round(e.Amt.Value * 100))}
-			switch e.CdtDbtInd {
-			case "CRDT":
-				l.Direction = DirectionCredit
-			case "DBIT":
-				l.Direction = DirectionDebit
-			default:
-				return nil, malformed{fmt.Errorf("statement %s entry %d: CdtDbtInd %q is neither CRDT nor DBIT", st.Id, i+1, e.CdtDbtInd)}
-			}
-			if e.RvslInd {
-				// A reversal books the opposite way.
-				l.Direction = map[string]string{DirectionCredit: DirectionDebit, DirectionDebit: DirectionCredit}[l.Direction]
-			}
-			d := dateOf(e.BookgDt)
-			if d.IsZero() {
-				d = dateOf(e.ValDt)
-			}
-			if d.IsZero() {
-				return nil, malformed{fmt.Errorf("statement %s entry %d has no booking date", st.Id, i+1)}
-			}
-			l.Date = d.Format(time.DateOnly)
-			if e.NtryRef != nil {
-				l.Ref = string(*e.NtryRef)
-			} else if e.AcctSvcrRef != nil {
-				l.Ref = string(*e.AcctSvcrRef)
-			} else {
-				l.Ref = fmt.Sprintf("%d", i+1)
-			}
-			if e.AddtlNtryInf != nil {
-				l.Info = string(*e.AddtlNtryInf)
-			}
-			lines = append(lines, l)
-		}
-	}
-	return lines, nil
-}
-
-func dateOf(c *camt_v08.DateAndDateTime2Choice) time.Time {
-	if c == nil {
-		return time.Time{}
-	}
-	if d := time.Time(c.Dt); !d.IsZero() {
-		return d
-	}
-	if d := time.Time(c.DtTm); !d.IsZero() {
-		return time.Date(d.Year(), d.Month(), d.Day(), 0, 0, 0, 0, time.UTC)
-	}
-	return time.Time{}
-}
-
-// reconcileTx records a statement's lines in tx and matches them.
+// reconcileTx records a statement file's new statements in tx and
+// matches their lines.
 func (o *Originator) reconcileTx(ctx context.Context, tx Store, digest string, data []byte) (ReconcileResult, error) {
-	lines, err := ParseStatement(data)
+	file, err := ParseStatement(data, o.cfg.SettlementAccount)
 	if err != nil {
 		return ReconcileResult{}, err
 	}
-	res := ReconcileResult{Lines: len(lines), Settled: []string{}}
-	for _, l := range lines {
-		l.StatementSHA = digest
-		if _, err := tx.InsertStatementLine(ctx, l); err != nil {
-			return res, err
+	res := ReconcileResult{Version: file.Version, OtherAccounts: file.OtherAccounts, Settled: []string{}}
+	if file.OtherAccounts > 0 {
+		o.logger().Info("camt.053 statements of other accounts not read", slog.String("sha256", digest),
+			slog.Int("other_accounts", file.OtherAccounts))
+	}
+	for _, st := range file.Statements {
+		fresh, err := tx.ClaimStatement(ctx, st.ID, digest, o.now().UTC())
+		if err != nil {
+			return res, fmt.Errorf("claim statement %s: %w", st.ID, err)
+		}
+		if !fresh {
+			res.Duplicates++
+			continue
+		}
+		res.Statements++
+		res.Pending += st.Pending
+		res.Information += st.Information
+		for _, l := range st.Lines {
+			l.StatementSHA = digest
+			if _, err := tx.InsertStatementLine(ctx, l); err != nil {
+				return res, fmt.Errorf("record statement %s line %s: %w", st.ID, l.Ref, err)
+			}
+			res.Lines++
 		}
 	}
 	matched, settled, err := o.match(ctx, tx)
-	if err != nil {
-		return res, err
-	}
-	res.Matched = matched
-	res.Unmatched = len(lines) - matched
-	for _, f := range settled {
+	res.Matched, res.Unmatched = matched, res.Lines-matched
+	for _, f := range settled.files {
 		res.Settled = append(res.Settled, f.Name)
 	}
-	return res, nil
+	res.PaymentsSettled = settled.payments
+	return res, err
 }
 
 // matchOpen matches what is open on both sides after new settlements
@@ -165,33 +120,72 @@ func (o *Originator) matchOpen(ctx context.Context, tx Store) error {
 	return err
 }
 
+// settledNow is what one match settled: files, and their payments.
+type settledNow struct {
+	files    []File
+	payments int
+}
+
 // match pairs every unmatched recent statement line it can, then settles
-// the files whose lines are all matched, logging each.
-func (o *Originator) match(ctx context.Context, tx Store) (int, []File, error) {
+// the files whose lines are all matched, and their payments, logging
+// each file.
+func (o *Originator) match(ctx context.Context, tx Store) (int, settledNow, error) {
+	var out settledNow
 	now := o.now().UTC()
 	open, err := tx.UnmatchedLines(ctx, now.AddDate(0, 0, -90).Format(time.DateOnly))
 	if err != nil {
-		return 0, nil, err
+		return 0, out, err
 	}
 	matched := 0
 	for _, l := range open {
 		ok, err := tx.MatchSettlement(ctx, l, now)
 		if err != nil {
-			return matched, nil, err
+			return matched, out, err
 		}
 		if ok {
 			matched++
 		}
 	}
-	settled, err := tx.SettleMatchedFiles(ctx, now)
-	if err != nil {
-		return matched, nil, err
+	if out.files, err = tx.SettleMatchedFiles(ctx, now); err != nil {
+		return matched, out, err
 	}
-	for _, f := range settled {
+	for _, f := range out.files {
+		n, err := o.settlePayments(ctx, tx, f)
+		if err != nil {
+			return matched, out, err
+		}
+		out.payments += n
 		o.logger().Info("ACH file settled: the bank's statement shows its settlement",
-			slog.String("file_id", f.ID), slog.String("name", f.Name), slog.String("status", StatusSettled))
+			slog.String("file_id", f.ID), slog.String("name", f.Name), slog.String("status", StatusSettled),
+			slog.Int("payments", n))
 	}
-	return matched, settled, nil
+	return matched, out, nil
+}
+
+// settlePayments settles, in tx, the payments of file f, which the
+// statements just settled: each takes the booking date of the line that
+// matched its entry's settlement as its settlement date and is processed
+// through the payment service (payment.success, and from then its debit
+// is at risk until its unauthorized-return window closes).
+func (o *Originator) settlePayments(ctx context.Context, tx Store, f File) (int, error) {
+	ps, err := tx.SettledFilePayments(ctx, f.ID)
+	if err != nil {
+		return 0, fmt.Errorf("list the payments of settled file %s: %w", f.Name, err)
+	}
+	for _, p := range ps {
+		if err := o.payments.SettledTx(ctx, tx.Payments(), p.Scope, p.PaymentID, p.Date); err != nil {
+			return 0, fmt.Errorf("settle payment %s of file %s: %w", p.PaymentID, f.Name, err)
+		}
+	}
+	return len(ps), nil
+}
+
+// SettledPayment is a payment of a settled file and the booking date of
+// the statement line that settled its entry.
+type SettledPayment struct {
+	Scope     tenant.Scope
+	PaymentID string
+	Date      calendar.Date // the booking date, midnight UTC
 }
 
 // Reconcile applies a statement handed over by an operator, once by its

@@ -1,63 +1,10 @@
 package ach
 
 import (
-	"errors"
-	"strings"
 	"testing"
 
 	nacha "github.com/moov-io/ach"
 )
-
-func statementXML(ns, entries string) string {
-	return `<?xml version="1.0"?><Document xmlns="` + ns + `"><BkToCstmrStmt><GrpHdr><MsgId>M</MsgId><CreDtTm>2026-11-05T22:00:00</CreDtTm></GrpHdr>` +
-		`<Stmt><Id>S1</Id>` + entries + `</Stmt></BkToCstmrStmt></Document>`
-}
-
-func entry(amount, ccy, cd, status, extra string) string {
-	return `<Ntry><Amt Ccy="` + ccy + `">` + amount + `</Amt><CdtDbtInd>` + cd + `</CdtDbtInd><Sts><Cd>` + status + `</Cd></Sts>` +
-		`<BookgDt><Dt>2026-11-05</Dt></BookgDt><BkTxCd></BkTxCd>` + extra + `</Ntry>`
-}
-
-const ns08 = "urn:iso:std:iso:20022:tech:xsd:camt.053.001.08"
-
-func TestParseStatement(t *testing.T) {
-	lines, err := ParseStatement([]byte(statementXML(ns08,
-		entry("1234.56", "USD", "CRDT", "BOOK", "<AddtlNtryInf>ACH</AddtlNtryInf>")+
-			entry("0.01", "USD", "DBIT", "BOOK", "")+
-			entry("5.00", "USD", "CRDT", "PDNG", "")+
-			entry("7.00", "USD", "CRDT", "BOOK", "<RvslInd>true</RvslInd>"))))
-	if err != nil {
-		t.Fatal(err)
-	}
-	want := []StatementLine{
-		{StatementID: "S1", Ref: "1", Date: "2026-11-05", Direction: DirectionCredit, Cents: 123456, Info: "ACH"},
-		{StatementID: "S1", Ref: "2", Date: "2026-11-05", Direction: DirectionDebit, Cents: 1},
-		{StatementID: "S1", Ref: "4", Date: "2026-11-05", Direction: DirectionDebit, Cents: 700}, // a reversed credit
-	}
-	if len(lines) != len(want) {
-		t.Fatalf("lines = %+v, want %+v", lines, want)
-	}
-	for i := range want {
-		if lines[i] != want[i] {
-			t.Errorf("line %d = %+v, want %+v", i, lines[i], want[i])
-		}
-	}
-}
-
-func TestParseStatementRefusesWhatIsNoStatement(t *testing.T) {
-	for name, doc := range map[string]string{
-		"not XML":           "101 121042882",
-		"a pacs.008":        statementXML("urn:iso:std:iso:20022:tech:xsd:pacs.008.001.08", entry("1.00", "USD", "CRDT", "BOOK", "")),
-		"another currency":  statementXML(ns08, entry("1.00", "EUR", "CRDT", "BOOK", "")),
-		"no direction":      statementXML(ns08, entry("1.00", "USD", "BOTH", "BOOK", "")),
-		"a negative amount": statementXML(ns08, entry("-1.00", "USD", "CRDT", "BOOK", "")),
-		"no date":           strings.Replace(statementXML(ns08, entry("1.00", "USD", "CRDT", "BOOK", "")), "<BookgDt><Dt>2026-11-05</Dt></BookgDt>", "", 1),
-	} {
-		if _, err := ParseStatement([]byte(doc)); !errors.Is(err, ErrMalformed) {
-			t.Errorf("%s: err = %v, want ErrMalformed", name, err)
-		}
-	}
-}
 
 // TestSettlementsOf: an outbound file's debits are money in, its credits
 // money out, per effective date; the ODFI's own offset and zero-dollar
@@ -108,20 +55,4 @@ func TestKindOf(t *testing.T) {
 			t.Errorf("kindOf(%q) = %q, want %q", in, got, want)
 		}
 	}
-}
-
-func FuzzParseStatement(f *testing.F) {
-	f.Add(statementXML(ns08, entry("1.00", "USD", "CRDT", "BOOK", "")))
-	f.Add("<Document/>")
-	f.Fuzz(func(t *testing.T, doc string) {
-		lines, err := ParseStatement([]byte(doc))
-		if err != nil && !errors.Is(err, ErrMalformed) {
-			t.Fatalf("an error that is not ErrMalformed: %v", err)
-		}
-		for _, l := range lines {
-			if l.Direction != DirectionCredit && l.Direction != DirectionDebit || l.Date == "" {
-				t.Fatalf("line %+v", l)
-			}
-		}
-	})
 }

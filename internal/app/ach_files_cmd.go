@@ -2,6 +2,7 @@ package app
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"strings"
@@ -60,9 +61,21 @@ func achLife(ctx context.Context, s *service, name, file, date string) (any, str
 		if err != nil {
 			return nil, "", err
 		}
-		text := fmt.Sprintf("statement %s (sha256 %s) applied before: nothing changed\n", file, in.SHA256[:12])
-		if !in.Duplicate {
-			text = fmt.Sprintf("statement %s applied: %s\n", file, in.Result)
+		if in.Duplicate {
+			return in, fmt.Sprintf("statement %s (sha256 %s) applied before: nothing changed\n", file, in.SHA256[:12]), nil
+		}
+		var r ach.ReconcileResult
+		if err := json.Unmarshal(in.Result, &r); err != nil {
+			return nil, "", fmt.Errorf("read the result of statement %s: %w", file, err)
+		}
+		text := fmt.Sprintf("statement %s (%s) applied: %d statement(s) read, %d read before (duplicates), %d of other accounts not read\n"+
+			"  %d booked line(s): %d matched, %d unmatched; %d pending and %d information line(s) counted, not matched\n",
+			file, r.Version, r.Statements, r.Duplicates, r.OtherAccounts, r.Lines, r.Matched, r.Unmatched, r.Pending, r.Information)
+		for _, name := range r.Settled {
+			text += fmt.Sprintf("  file %s settled\n", name)
+		}
+		if len(r.Settled) > 0 {
+			text += fmt.Sprintf("  %d payment(s) settled on the booking date\n", r.PaymentsSettled)
 		}
 		return in, text, nil
 	}

@@ -166,6 +166,13 @@ type Config struct {
 	// debit from ACHOffsetAccount, the originator's account at the ODFI.
 	ACHMicroOffset   bool
 	ACHOffsetAccount string
+	// ACHSettlementAccount is the account the bank settles the files on,
+	// as its camt.053 statements name it (<Acct><Id><IBAN> or
+	// <Othr><Id>): only its statements reconcile. Required in production
+	// with ACH origination on; in development it defaults to the account
+	// the local ACH network (fundsource-lab achnet) names, ODFI- and the
+	// ODFI's routing number.
+	ACHSettlementAccount string
 	// ACHSFTPURL (sftp://user@host:port/path), when set, delivers files to
 	// the bank's SFTP server (path/outbound) and polls path/inbound,
 	// logging in with ACHSFTPKeyFile and checking the server's key against
@@ -369,6 +376,9 @@ func Load(getenv Getenv) (*Config, error) {
 		return nil, err
 	}
 	c.ACHOffsetAccount = getenv("ACH_OFFSET_ACCOUNT")
+	if c.ACHSettlementAccount, err = settlementAccount(getenv, c.ACHODFIRouting, prod); err != nil {
+		return nil, err
+	}
 	if c.ACHWindows, err = loadACHSchedule(getenv); err != nil {
 		return nil, err
 	}
@@ -386,6 +396,23 @@ func Load(getenv Getenv) (*Config, error) {
 		return nil, err
 	}
 	return c, nil
+}
+
+// settlementAccount reads ACH_SETTLEMENT_ACCOUNT: an account number or
+// IBAN of at most 34 characters (ISO 20022's limit for both).
+func settlementAccount(getenv Getenv, odfi string, prod bool) (string, error) {
+	v := strings.TrimSpace(getenv("ACH_SETTLEMENT_ACCOUNT"))
+	switch {
+	case v == "" && odfi != "" && prod:
+		return "", errors.New("ACH_SETTLEMENT_ACCOUNT is required in production with ACH origination on (ACH_ODFI_ROUTING): " +
+			"the account the bank settles the files on, as its camt.053 statements name it (the account number in <Othr><Id>, or the IBAN); " +
+			"without it no statement can be reconciled")
+	case v == "" && odfi != "":
+		return "ODFI-" + odfi, nil
+	case len(strings.Join(strings.Fields(v), "")) > 34:
+		return "", errors.New("ACH_SETTLEMENT_ACCOUNT must be an account number or IBAN of at most 34 characters, as the bank's statements name the account")
+	}
+	return v, nil
 }
 
 // MetricsOnMainListener reports whether the service's own listener serves

@@ -210,3 +210,45 @@ func TestInstantRailURL(t *testing.T) {
 		t.Errorf("relative: %v, want an error naming INSTANT_RAIL_URL", err)
 	}
 }
+
+// TestACHSettlementAccount: production with ACH origination on refuses to
+// start without the settlement account, saying what it is; development
+// defaults it to the local ACH network's; a value is kept as written, up
+// to ISO 20022's 34 characters.
+func TestACHSettlementAccount(t *testing.T) {
+	k := strings.Repeat("A", 43) + "="
+	prod := map[string]string{
+		"FUNDSOURCE_MODE": "production", "DATABASE_URL": "postgres://db/fundsource", "DATA_DIR": t.TempDir(),
+		"SANDBOX_BASE_URL": "https://sandbox.api.example", "PRODUCTION_BASE_URL": "https://api.example", "HOSTED_BASE_URL": "https://verify.example",
+		"ACCOUNT_ENCRYPTION_KEYS": "k1:" + k, "FINGERPRINT_KEY": k, "SESSION_KEYS": k, "IDEMPOTENCY_KEY": k, "AUDIT_KEY": k,
+		"OFAC_SDN_FILE": "/srv/ofac/sdn.csv",
+	}
+	if c, err := Load(env(prod)); err != nil || c.ACHSettlementAccount != "" {
+		t.Fatalf("production without ACH origination: %+v, %v", c, err)
+	}
+	prod["ACH_ODFI_ROUTING"] = "121042882"
+	if _, err := Load(env(prod)); err == nil || !strings.Contains(err.Error(), "ACH_SETTLEMENT_ACCOUNT is required in production") ||
+		!strings.Contains(err.Error(), "camt.053") {
+		t.Fatalf("production with ACH origination and no settlement account: %v", err)
+	}
+	prod["ACH_SETTLEMENT_ACCOUNT"] = " NL91 ABNA 0417 1643 00 "
+	if c, err := Load(env(prod)); err != nil || c.ACHSettlementAccount != "NL91 ABNA 0417 1643 00" {
+		t.Fatalf("production with an IBAN: %+v, %v", c, err)
+	}
+	prod["ACH_SETTLEMENT_ACCOUNT"] = strings.Repeat("9", 34)
+	if _, err := Load(env(prod)); err != nil {
+		t.Errorf("34 characters: %v", err)
+	}
+	prod["ACH_SETTLEMENT_ACCOUNT"] = strings.Repeat("9", 35)
+	if _, err := Load(env(prod)); err == nil || !strings.Contains(err.Error(), "ACH_SETTLEMENT_ACCOUNT") {
+		t.Errorf("35 characters: %v", err)
+	}
+	dev := map[string]string{"DATA_DIR": t.TempDir(), "ACH_ODFI_ROUTING": "121042882"}
+	if c, err := Load(env(dev)); err != nil || c.ACHSettlementAccount != "ODFI-121042882" {
+		t.Errorf("development default: %+v, %v", c, err)
+	}
+	dev["ACH_SETTLEMENT_ACCOUNT"] = "000123456789"
+	if c, err := Load(env(dev)); err != nil || c.ACHSettlementAccount != "000123456789" {
+		t.Errorf("development with an account: %+v, %v", c, err)
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/fundsource/fundsource/internal/core/achcode"
+	"github.com/fundsource/fundsource/internal/core/calendar"
 	"github.com/fundsource/fundsource/internal/core/errs"
 	"github.com/fundsource/fundsource/internal/core/event"
 	"github.com/fundsource/fundsource/internal/core/tenant"
@@ -155,6 +156,32 @@ func (s *Service) Cancel(ctx context.Context, scope tenant.Scope, id string) (Pa
 // settles (processed, payment.success) at sent.SettleAt.
 func (s *Service) OriginatedTx(ctx context.Context, tx Store, scope tenant.Scope, id string, sent Sent) error {
 	return tx.SetPaymentSent(ctx, scope, id, sent)
+}
+
+// SettledTx records, in the caller's transaction tx, that the bank's
+// statement shows payment id settled on date (the booking date): that is
+// its settlement date from now on, and its return windows follow from it.
+// A pending payment is processed now, as at its SettleAt (payment.success,
+// and an individual's debit counts as at risk from then); one processed
+// before (the statement came after SettleAt) only takes the date; a
+// failed or canceled one is left as it is.
+func (s *Service) SettledTx(ctx context.Context, tx Store, scope tenant.Scope, id string, date calendar.Date) error {
+	p, err := s.lockPayment(ctx, tx, scope, id)
+	if err != nil || (p.Status != Pending && p.Status != Processed) {
+		return err
+	}
+	// Whether the unauthorized window applies was decided when it left.
+	sent := Sent{Settlement: date, Individual: p.UnauthorizedReturnWindowClosesAt != nil}
+	if err := tx.SetPaymentSettlement(ctx, scope, id, date, sent.UnauthorizedUntil()); err != nil {
+		return err
+	}
+	if p.Status == Processed {
+		return nil
+	}
+	if p, err = tx.PaymentForUpdate(ctx, scope, id); err != nil { // with its new dates, for the event
+		return err
+	}
+	return s.finish(ctx, tx, p, "")
 }
 
 // ReturnTx applies an ACH return in the caller's transaction tx: the

@@ -102,6 +102,10 @@ type Store interface {
 	// SetPaymentSent stores when and how a payment left (finality.go),
 	// and when it settles.
 	SetPaymentSent(ctx context.Context, scope tenant.Scope, id string, sent Sent) error
+	// SetPaymentSettlement stores the settlement date the bank's
+	// statement shows and the last day of the unauthorized-return window
+	// that follows (nil: none).
+	SetPaymentSettlement(ctx context.Context, scope tenant.Scope, id string, settlement calendar.Date, unauthorizedUntil *calendar.Date) error
 	// Balances sums a scope's money in flight and at risk on day today
 	// (US Eastern).
 	Balances(ctx context.Context, scope tenant.Scope, today calendar.Date) (BalanceCents, error)

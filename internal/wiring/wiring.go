@@ -189,7 +189,7 @@ func Build(cfg *config.Config, d Deps) (*Services, error) {
 		ac := ach.Config{Dir: cfg.ACHOutboxDir, ODFIRouting: cfg.ACHODFIRouting, DestinationRouting: cfg.ACHDestinationRouting,
 			DestinationName: cfg.ACHDestinationName, OriginName: cfg.ACHOriginName, CompanyName: cfg.ACHCompanyName,
 			CompanyID: cfg.ACHCompanyID, MicroOffset: cfg.ACHMicroOffset, OffsetAccount: cfg.ACHOffsetAccount,
-			Schedule: cfg.ACHWindows.Schedule, SameDayMicro: cfg.ACHWindows.SameDayMicro}
+			Schedule: cfg.ACHWindows.Schedule, SameDayMicro: cfg.ACHWindows.SameDayMicro, SettlementAccount: cfg.ACHSettlementAccount}
 		if err := ac.Validate(); err != nil {
 			return nil, err
 		}

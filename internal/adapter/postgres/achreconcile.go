@@ -4,12 +4,34 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"fmt"
 	"time"
 
 	"github.com/jmoiron/sqlx"
 
 	"github.com/fundsource/fundsource/internal/ach"
+	"github.com/fundsource/fundsource/internal/core/tenant"
 )
+
+// claimStatement records a statement read, unless it was: by its own row
+// (a concurrent claim of the same id waits on the key, then does
+// nothing) or, for statements read before the table, by its lines.
+const claimStatement = `
+INSERT INTO ach_statements (statement_id, statement_sha256, read_at)
+SELECT $1, $2, $3
+WHERE NOT EXISTS (SELECT 1 FROM ach_statement_lines WHERE statement_id = $1)
+ON CONFLICT (statement_id) DO NOTHING`
+
+// ClaimStatement records that a statement was read; false when it was
+// before.
+func (q queries) ClaimStatement(ctx context.Context, id, digest string, at time.Time) (bool, error) {
+	res, err := q.ex.ExecContext(ctx, claimStatement, id, digest, at)
+	if err != nil {
+		return false, translate(err)
+	}
+	n, err := res.RowsAffected()
+	return n == 1, err
+}
 
 const insertStatementLine = `
 INSERT INTO ach_statement_lines (statement_sha256, statement_id, entry_ref, booking_date, direction, amount_cents, info)
@@ -102,6 +124,50 @@ func (q queries) SettleMatchedFiles(ctx context.Context, at time.Time) ([]ach.Fi
 		return nil, translate(err)
 	}
 	return mapRows(rows, achFileRow.domain), nil
+}
+
+// settledFilePayments: a file's payment entries, each with the booking
+// date of the line matched to the settlement of its effective date and
+// direction on the account (a debit entry is money in); an entry without
+// an effective date (built before they were stored) takes the file's
+// latest booking date.
+const settledFilePayments = `
+SELECT e.merchant_id, e.environment, e.payment_id,
+       to_char(COALESCE(
+           (SELECT l.booking_date FROM ach_settlements s JOIN ach_statement_lines l ON l.settlement_id = s.id
+            WHERE s.file_id = e.file_id AND s.settle_date = e.effective_date
+              AND s.direction = CASE WHEN e.debit THEN 'credit' ELSE 'debit' END),
+           (SELECT max(l.booking_date) FROM ach_settlements s JOIN ach_statement_lines l ON l.settlement_id = s.id
+            WHERE s.file_id = e.file_id)), 'YYYY-MM-DD') AS booking_date
+FROM ach_entries e
+WHERE e.file_id = $1 AND e.kind = 'payment'
+ORDER BY e.trace_number`
+
+// SettledFilePayments lists a settled file's payments with the booking
+// dates that settled them.
+func (q queries) SettledFilePayments(ctx context.Context, fileID string) ([]ach.SettledPayment, error) {
+	var rows []struct {
+		MerchantID string  `db:"merchant_id"`
+		Env        string  `db:"environment"`
+		PaymentID  string  `db:"payment_id"`
+		Date       *string `db:"booking_date"`
+	}
+	if err := sqlx.SelectContext(ctx, q.ex, &rows, settledFilePayments, fileID); err != nil {
+		return nil, translate(err)
+	}
+	out := make([]ach.SettledPayment, 0, len(rows))
+	for _, r := range rows {
+		if r.Date == nil {
+			return nil, fmt.Errorf("payment %s of settled file %s: no statement line settled it", r.PaymentID, fileID)
+		}
+		d, err := time.Parse(time.DateOnly, *r.Date)
+		if err != nil {
+			return nil, fmt.Errorf("payment %s of settled file %s: booking date %q: %w", r.PaymentID, fileID, *r.Date, err)
+		}
+		out = append(out, ach.SettledPayment{Scope: tenant.Scope{MerchantID: r.MerchantID, Env: tenant.Environment(r.Env)},
+			PaymentID: r.PaymentID, Date: d})
+	}
+	return out, nil
 }
 
 const reconciliationLines = `SELECT ` + statementLineColumns + ` FROM ach_statement_lines

@@ -90,6 +90,22 @@ func (q queries) SetPaymentSent(ctx context.Context, scope tenant.Scope, id stri
 	return translate(err)
 }
 
+const setPaymentSettlement = `
+UPDATE payments SET settlement_date = $4, unauthorized_return_until = $5
+WHERE ` + byID
+
+// SetPaymentSettlement stores the settlement date the bank's statement
+// shows, and the unauthorized-return window's last day after it.
+func (q queries) SetPaymentSettlement(ctx context.Context, scope tenant.Scope, id string, settlement calendar.Date, until *calendar.Date) error {
+	var last *string
+	if until != nil {
+		v := until.Format(time.DateOnly)
+		last = &v
+	}
+	_, err := q.ex.ExecContext(ctx, setPaymentSettlement, scope.MerchantID, scope.Env, id, settlement.Format(time.DateOnly), last)
+	return translate(err)
+}
+
 // balances sums a scope's pending payments by direction, and its
 // processed debits whose unauthorized-return window is still open on the
 // day given.

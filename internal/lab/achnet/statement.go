@@ -13,6 +13,7 @@ import (
 
 	"github.com/fundsource/fundsource/internal/ach"
 	"github.com/fundsource/fundsource/internal/core/calendar"
+	"github.com/fundsource/fundsource/internal/core/money"
 )
 
 // # Statements
@@ -41,9 +42,29 @@ type booking struct {
 const camt053 = "urn:iso:std:iso:20022:tech:xsd:camt.053.001.08"
 
 type statementDocument struct {
-	XMLName xml.Name                            `xml:"urn:iso:std:iso:20022:tech:xsd:camt.053.001.08 Document"`
-	Stmt    camt_v08.BankToCustomerStatementV08 `xml:"BkToCstmrStmt"`
+	XMLName xml.Name               `xml:"urn:iso:std:iso:20022:tech:xsd:camt.053.001.08 Document"`
+	GrpHdr  camt_v08.GroupHeader81 `xml:"BkToCstmrStmt>GrpHdr"`
+	Stmt    []statementOfAccount   `xml:"BkToCstmrStmt>Stmt"`
 }
+
+// statementOfAccount and statementEntry are moov-io/iso20022's, with the
+// amounts written as ISO 20022 decimals (its float64 writes 1e+06).
+type statementOfAccount struct {
+	camt_v08.AccountStatement9
+	Ntry []statementEntry `xml:"Ntry"`
+}
+
+type statementEntry struct {
+	camt_v08.ReportEntry10
+	Amt struct {
+		Value string `xml:",chardata"`
+		Ccy   string `xml:"Ccy,attr"`
+	} `xml:"Amt"`
+}
+
+// Account is the name the statements give the originator's account at
+// odfi: ACH_SETTLEMENT_ACCOUNT of a service the network answers.
+func Account(odfi string) string { return "ODFI-" + odfi }
 
 // bookOutbox is what outbox file name books by date and has not booked
 // before: each effective date's totals on the banking day it settles
@@ -104,7 +125,7 @@ func (n *Network) statements(st *state, date calendar.Date, books []booking, sum
 			return fmt.Errorf("build %s: %w", name, err)
 		}
 		// The statement must read back as the originator reads it.
-		if _, err := ach.ParseStatement(data); err != nil {
+		if _, err := ach.ParseStatement(data, Account(odfi)); err != nil {
 			return fmt.Errorf("build %s: %w", name, err)
 		}
 		where, err := n.deliver(name, data)
@@ -124,11 +145,11 @@ func (n *Network) statements(st *state, date calendar.Date, books []booking, sum
 func statement(odfi, id string, date calendar.Date, books []booking) ([]byte, error) {
 	created := common.ISODateTime(time.Date(date.Year(), date.Month(), date.Day(), 22, 0, 0, 0, time.UTC))
 	day := common.ISODate(date)
-	account := common.Max34Text("ODFI-" + odfi)
-	s := camt_v08.AccountStatement9{
+	account := common.Max34Text(Account(odfi))
+	s := statementOfAccount{AccountStatement9: camt_v08.AccountStatement9{
 		Id: common.Max35Text(id), CreDtTm: &created,
 		Acct: &camt_v08.CashAccount39{Id: camt_v08.AccountIdentification4Choice{Othr: camt_v08.GenericAccountIdentification1{Id: account}}},
-	}
+	}}
 	for i, b := range books {
 		ref := common.Max35Text(fmt.Sprintf("%s-%d", id, i+1))
 		info := common.Max500Text(fmt.Sprintf("ACH %s %s %d entries", b.ref, b.Settlement.Date, b.Entries))
@@ -136,17 +157,16 @@ func statement(odfi, id string, date calendar.Date, books []booking) ([]byte, er
 		if b.Direction == ach.DirectionDebit {
 			cd = "DBIT"
 		}
-		s.Ntry = append(s.Ntry, camt_v08.ReportEntry10{
-			NtryRef: &ref, Amt: camt_v08.ActiveOrHistoricCurrencyAndAmount{Value: float64(b.Cents) / 100, Ccy: "USD"},
-			CdtDbtInd: cd, Sts: camt_v08.EntryStatus1Choice{Cd: "BOOK"},
+		e := statementEntry{ReportEntry10: camt_v08.ReportEntry10{
+			NtryRef: &ref, CdtDbtInd: cd, Sts: camt_v08.EntryStatus1Choice{Cd: "BOOK"},
 			BookgDt: &camt_v08.DateAndDateTime2Choice{Dt: day}, ValDt: &camt_v08.DateAndDateTime2Choice{Dt: day},
 			AddtlNtryInf: &info,
-		})
+		}}
+		e.Amt.Value, e.Amt.Ccy = money.Format(b.Cents), "USD"
+		s.Ntry = append(s.Ntry, e)
 	}
-	doc := statementDocument{Stmt: camt_v08.BankToCustomerStatementV08{
-		GrpHdr: camt_v08.GroupHeader81{MsgId: common.Max35Text(id), CreDtTm: created},
-		Stmt:   []camt_v08.AccountStatement9{s},
-	}}
+	doc := statementDocument{GrpHdr: camt_v08.GroupHeader81{MsgId: common.Max35Text(id), CreDtTm: created},
+		Stmt: []statementOfAccount{s}}
 	out, err := xml.MarshalIndent(doc, "", "  ")
 	if err != nil {
 		return nil, err

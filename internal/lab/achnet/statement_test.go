@@ -43,11 +43,14 @@ func TestStatementsBookEachBankingDayOnce(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		lines, err := ach.ParseStatement(data)
+		file, err := ach.ParseStatement(data, Account("121042882"))
 		if err != nil {
 			t.Fatal(err)
 		}
-		return lines
+		if len(file.Statements) != 1 {
+			t.Fatalf("statements = %+v, want one", file.Statements)
+		}
+		return file.Statements[0].Lines
 	}
 	if sum := step("2026-11-02"); len(sum.Statements) != 0 {
 		t.Errorf("before the effective date: %v", sum.Statements)

@@ -18,13 +18,15 @@ import (
 	"github.com/fundsource/fundsource/internal/ach"
 	"github.com/fundsource/fundsource/internal/audit"
 	"github.com/fundsource/fundsource/internal/core/tenant"
+	"github.com/fundsource/fundsource/internal/lab/achnet"
 	"github.com/fundsource/fundsource/internal/merchant"
 	th "github.com/fundsource/fundsource/internal/testing/harness"
 )
 
 func achConfig(dir string) ach.Config {
 	return ach.Config{Dir: dir, ODFIRouting: "121042882", DestinationRouting: "231380104", DestinationName: "Federal Reserve Bank",
-		OriginName: "Fundsource Bank", CompanyName: "FUNDSOURCE", CompanyID: "1234567890", MicroOffset: true, OffsetAccount: "31337"}
+		OriginName: "Fundsource Bank", CompanyName: "FUNDSOURCE", CompanyID: "1234567890", MicroOffset: true, OffsetAccount: "31337",
+		SettlementAccount: achnet.Account("121042882")}
 }
 
 func (h *harness) originator(cfg ach.Config) *ach.Originator {

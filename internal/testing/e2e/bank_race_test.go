@@ -148,7 +148,7 @@ func TestMalformedInboundFileIsSetAside(t *testing.T) {
 	short := "101 121042882 2313801042611050600A094101FEDERAL RESERVE BANK   FUNDSOURCE BANK\n"
 	statement := `<?xml version="1.0"?><Document xmlns="urn:iso:std:iso:20022:tech:xsd:camt.053.001.08"><BkToCstmrStmt>
 <GrpHdr><MsgId>S1</MsgId><CreDtTm>2026-11-05T22:00:00</CreDtTm></GrpHdr>
-<Stmt><Id>S1</Id><Ntry><NtryRef>1</NtryRef><Amt Ccy="USD">12.00</Amt><CdtDbtInd>CRDT</CdtDbtInd><Sts><Cd>BOOK</Cd></Sts>
+<Stmt><Id>S1</Id><Acct><Id><Othr><Id>ODFI-121042882</Id></Othr></Id></Acct><Ntry><NtryRef>1</NtryRef><Amt Ccy="USD">12.00</Amt><CdtDbtInd>CRDT</CdtDbtInd><Sts><Cd>BOOK</Cd></Sts>
 <BookgDt><Dt>2026-11-05</Dt></BookgDt><BkTxCd></BkTxCd><AddtlNtryInf>WIRE</AddtlNtryInf></Ntry></Stmt></BkToCstmrStmt></Document>`
 	for name, body := range map[string]string{"bad.ach": short, "notes.txt": "hello", "stmt.xml": statement} {
 		if err := os.WriteFile(filepath.Join(folders.Inbox, name), []byte(body), 0o600); err != nil {

@@ -1,7 +1,6 @@
 package ach
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"io"
@@ -39,6 +38,12 @@ type ReturnResult struct {
 	ChangesApplied        int      `json:"changes_applied"`
 	ChangesDuplicate      int      `json:"changes_duplicate"`
 	ChangesRefused        []string `json:"changes_refused"`
+	// Unsupported lists the answers the service cannot apply (IAT returns
+	// and notifications of change, refused notifications of change, ADV
+	// entries) as "TRACE WHAT"; IgnoredForward counts entries that answer
+	// nothing. Neither changes anything.
+	Unsupported    []string `json:"unsupported"`
+	IgnoredForward int      `json:"ignored_forward"`
 }
 
 // ImportReturns reads an ACH return file and judges each return against
@@ -47,26 +52,25 @@ type ReturnResult struct {
 // code), an untimely or duplicate one is dishonored (see Dishonor). A
 // contested dishonored return applies its original return. It applies
 // each notification of change (an Addenda98 in a COR batch) to the source
-// of the entry it corrects. A file that does not parse is refused whole,
-// with the line at fault, before anything is applied (ErrMalformed);
-// importing the same file again changes nothing.
+// of the entry it corrects. The file is read as banks write it
+// (readReceived); one with no entries applies nothing. A file that does
+// not parse is refused whole, with the line at fault, before anything is
+// applied (ErrMalformed); importing the same file again changes nothing.
 func (o *Originator) ImportReturns(ctx context.Context, r io.Reader) (ReturnResult, error) {
 	data, err := io.ReadAll(r)
 	if err != nil {
 		return ReturnResult{}, fmt.Errorf("read ACH return file: %w", err)
 	}
-	if err := recordLengths(data); err != nil {
-		return ReturnResult{}, malformed{fmt.Errorf("read ACH return file (nothing applied): %w", err)}
-	}
-	file, err := nacha.NewReader(bytes.NewReader(data)).Read()
+	in, err := readReceived(data)
 	if err != nil {
 		return ReturnResult{}, malformed{fmt.Errorf("read ACH return file (nothing applied): %w", err)}
 	}
+	file := in.File
 	arrived := calendar.DateOf(o.now())
 	if d, err := time.Parse("060102", file.Header.FileCreationDate); err == nil {
 		arrived = d
 	}
-	res := ReturnResult{Unknown: []string{}, ChangesRefused: []string{}}
+	res := ReturnResult{Unknown: []string{}, ChangesRefused: []string{}, Unsupported: in.Unsupported, IgnoredForward: in.Forward}
 	for _, b := range file.Batches {
 		for _, ed := range b.GetEntries() {
 			switch {
@@ -87,23 +91,6 @@ func (o *Originator) ImportReturns(ctx context.Context, r io.Reader) (ReturnResu
 	}
 	res.Changes = res.NotificationsOfChange
 	return res, nil
-}
-
-// recordLengths refuses a file whose lines are not 94-character records:
-// moov-io/ach reads a short record as blanks, which would apply a return
-// cut short. A file without line breaks (records back to back) passes.
-func recordLengths(data []byte) error {
-	lines := strings.Split(strings.TrimRight(string(data), "\r\n"), "\n")
-	for i, l := range lines {
-		l = strings.TrimSuffix(l, "\r")
-		if len(lines) == 1 && len(l)%94 == 0 {
-			break
-		}
-		if len(l) != 94 {
-			return fmt.Errorf("line:%d is %d characters long; a NACHA record is 94", i+1, len(l))
-		}
-	}
-	return nil
 }
 
 // importChange applies one notification of change and counts it in res.

@@ -52,12 +52,15 @@ func TestImportReturnsCountsAsJSON(t *testing.T) {
 		t.Fatal(err)
 	}
 	out := c.json("ach", "import-returns", path)
-	for key, want := range map[string]float64{"returns": 1, "applied": 0, "dishonored": 0, "duplicates": 0, "contested": 0, "notifications_of_change": 0} {
+	for key, want := range map[string]float64{"returns": 1, "applied": 0, "dishonored": 0, "duplicates": 0, "contested": 0, "notifications_of_change": 0, "ignored_forward": 0} {
 		if got, ok := out[key].(float64); !ok || got != want {
 			t.Errorf("%s = %v, want %v (%v)", key, out[key], want, out)
 		}
 	}
 	if u, _ := out["unknown"].([]any); len(u) != 1 || u[0] != "121042889999999" {
 		t.Errorf("unknown = %v", out["unknown"])
+	}
+	if u, ok := out["unsupported"].([]any); !ok || len(u) != 0 {
+		t.Errorf("unsupported = %v, want []", out["unsupported"])
 	}
 }

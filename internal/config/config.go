@@ -67,8 +67,9 @@ type Config struct {
 	// minute it changed (JSON lines), outside the database.
 	AuditCheckpointFile string
 
-	// RoutingDirectoryFile is the FedACH directory file; empty uses the
-	// embedded sample, which accepts unknown (check-digit-valid) numbers.
+	// RoutingDirectoryFile is the FedACH participant directory
+	// (FedACHdir.txt); empty uses the embedded sample, which accepts
+	// unknown (check-digit-valid) numbers, and is refused in production.
 	RoutingDirectoryFile string
 	// SanctionsFile is the Treasury's SDN list in its sdn.csv form
 	// (OFAC_SDN_FILE); empty uses the embedded sample of fictitious names.
@@ -261,6 +262,9 @@ func Load(getenv Getenv) (*Config, error) {
 	}
 	if prod && c.DatabaseURL == "" {
 		return nil, errors.New("DATABASE_URL is required in production")
+	}
+	if prod && c.RoutingDirectoryFile == "" {
+		return nil, errors.New("ROUTING_DIRECTORY_FILE is required in production: the Federal Reserve's FedACH participant directory (FedACHdir.txt)")
 	}
 
 	var err error

@@ -77,6 +77,10 @@ func TestProductionRefusesToStartWithoutKeys(t *testing.T) {
 		"HOSTED_BASE_URL":     "https://verify.example",
 		"DATA_DIR":            t.TempDir(),
 	}
+	if _, err := Load(env(base)); err == nil || !strings.Contains(err.Error(), "ROUTING_DIRECTORY_FILE") {
+		t.Fatalf("production without ROUTING_DIRECTORY_FILE: %v", err)
+	}
+	base["ROUTING_DIRECTORY_FILE"] = filepath.Join(base["DATA_DIR"], "FedACHdir.txt")
 	_, err := Load(env(base))
 	if err == nil {
 		t.Fatal("production started without keys")
@@ -135,7 +139,7 @@ func TestInvalidValuesAreRefused(t *testing.T) {
 		"keyring without id": {"ACCOUNT_ENCRYPTION_KEYS": good},
 		"duplicate key id":   {"ACCOUNT_ENCRYPTION_KEYS": "a:" + good + ",a:" + good},
 		"not base64":         {"SESSION_KEYS": "!!!"},
-		"http in production": {"FUNDSOURCE_MODE": "production", "DATABASE_URL": "x", "SANDBOX_BASE_URL": "http://a.example"},
+		"http in production": {"FUNDSOURCE_MODE": "production", "DATABASE_URL": "x", "ROUTING_DIRECTORY_FILE": "d", "SANDBOX_BASE_URL": "http://a.example"},
 		"production no db":   {"FUNDSOURCE_MODE": "production"},
 		"zero hosted limit":  {"HOSTED_SUBMITS_PER_IP": "0"},
 		"bad hosted limit":   {"HOSTED_SUBMITS_PER_SOURCE": "ten"},
@@ -145,7 +149,7 @@ func TestInvalidValuesAreRefused(t *testing.T) {
 		"bad settle delay":   {"PAYMENT_SETTLE_DELAY": "soon"},
 		"relative rail url":  {"INSTANT_RAIL_URL": "rail.example/pacs"},
 		"rail url with user": {"INSTANT_RAIL_URL": "https://u:p@rail.example/"},
-		"http rail in prod":  {"FUNDSOURCE_MODE": "production", "DATABASE_URL": "x", "INSTANT_RAIL_URL": "http://rail.example/"},
+		"http rail in prod":  {"FUNDSOURCE_MODE": "production", "DATABASE_URL": "x", "ROUTING_DIRECTORY_FILE": "d", "INSTANT_RAIL_URL": "http://rail.example/"},
 	}
 	for name, vars := range cases {
 		t.Run(name, func(t *testing.T) {

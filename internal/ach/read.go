@@ -36,8 +36,8 @@ const recordLength = 94
 // trimmable is, by record type, the shortest line a record of that type
 // can be once its trailing spaces are trimmed: the file header ends with
 // its format code at 40 (the names and reference code after it may be
-// blank), the file control with its totals at 55. Other types cannot be
-// shortened (the zero value: any short line is refused).
+// blank), the file control with its totals at 55. Records of other types
+// end in a number and cannot be shortened: a short one is refused.
 var trimmable = map[byte]int{'1': 40, '9': 55}
 
 // received is a bank's file as read: the file, and what of it the import

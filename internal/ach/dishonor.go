@@ -96,7 +96,7 @@ func (o *Originator) importReturn(ctx context.Context, ed *nacha.EntryDetail, bh
 	res.Returns++
 	r := returned{code: strings.TrimSpace(a.ReturnCode), trace: ed.TraceNumber, settlement: julian(bh.SettlementDate, arrived),
 		rdfi: rdfiOf(a, ed), arrived: arrived}
-	in := received{answer: o.answerOf(AnswerReturn, ed, bh, a.OriginalTrace, r.code, arrived), ed: ed, settlement: bh.SettlementDate, fileSHA256: digest}
+	in := answered{answer: o.answerOf(AnswerReturn, ed, bh, a.OriginalTrace, r.code, arrived), ed: ed, settlement: bh.SettlementDate, fileSHA256: digest}
 	err := o.store.WithTx(ctx, func(tx Store) error {
 		e, ok, err := o.find(ctx, tx, in, res)
 		if err != nil || !ok {

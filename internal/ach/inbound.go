@@ -11,8 +11,6 @@ import (
 	"log/slog"
 	"strconv"
 	"time"
-
-	nacha "github.com/moov-io/ach"
 )
 
 // Inbound file kinds and statuses.
@@ -199,11 +197,11 @@ func (o *Originator) importInbound(ctx context.Context, tx Store, digest string,
 	if err != nil {
 		return res, err
 	}
-	file, err := nacha.NewReader(bytes.NewReader(data)).Read()
+	in, err := readReceived(data)
 	if err != nil {
 		return res, malformed{err}
 	}
-	for _, s := range SettlementsOf(&file, false, o.cfg.ODFIRouting) {
+	for _, s := range SettlementsOf(in.File, false, o.cfg.ODFIRouting) {
 		s.InboundSHA256 = digest
 		if err := tx.InsertSettlement(ctx, s); err != nil {
 			return res, err

@@ -1,7 +1,6 @@
 package ach
 
 import (
-	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -53,6 +52,12 @@ type ReturnResult struct {
 	ChangesApplied        int      `json:"changes_applied"`
 	ChangesDuplicate      int      `json:"changes_duplicate"`
 	ChangesRefused        []string `json:"changes_refused"`
+	// Unsupported lists the answers the service cannot apply (IAT returns
+	// and notifications of change, refused notifications of change, ADV
+	// entries) as "TRACE WHAT"; IgnoredForward counts entries that answer
+	// nothing. Neither changes anything.
+	Unsupported    []string `json:"unsupported"`
+	IgnoredForward int      `json:"ignored_forward"`
 }
 
 // ImportReturns reads an ACH return file and judges each return against
@@ -61,28 +66,27 @@ type ReturnResult struct {
 // code), an untimely or duplicate one is dishonored (see Dishonor). A
 // contested dishonored return applies its original return. It applies
 // each notification of change (an Addenda98 in a COR batch) to the source
-// of the entry it corrects. A file that does not parse is refused whole,
-// with the line at fault, before anything is applied (ErrMalformed);
-// importing the same file again changes nothing.
+// of the entry it corrects. The file is read as banks write it
+// (readReceived); one with no entries applies nothing. A file that does
+// not parse is refused whole, with the line at fault, before anything is
+// applied (ErrMalformed); importing the same file again changes nothing.
 func (o *Originator) ImportReturns(ctx context.Context, r io.Reader) (ReturnResult, error) {
 	data, err := io.ReadAll(r)
 	if err != nil {
 		return ReturnResult{}, fmt.Errorf("read ACH return file: %w", err)
 	}
-	if err := recordLengths(data); err != nil {
-		return ReturnResult{}, malformed{fmt.Errorf("read ACH return file (nothing applied): %w", err)}
-	}
-	file, err := nacha.NewReader(bytes.NewReader(data)).Read()
+	in, err := readReceived(data)
 	if err != nil {
 		return ReturnResult{}, malformed{fmt.Errorf("read ACH return file (nothing applied): %w", err)}
 	}
+	file := in.File
 	arrived := calendar.DateOf(o.now())
 	if d, err := time.Parse("060102", file.Header.FileCreationDate); err == nil {
 		arrived = d
 	}
 	sum := sha256.Sum256(data)
 	digest := hex.EncodeToString(sum[:])
-	res := ReturnResult{Unknown: []string{}, ChangesRefused: []string{}}
+	res := ReturnResult{Unknown: []string{}, ChangesRefused: []string{}, Unsupported: in.Unsupported, IgnoredForward: in.Forward}
 	defer o.refreshAnswers(ctx)
 	for _, b := range file.Batches {
 		for _, ed := range b.GetEntries() {
@@ -106,30 +110,13 @@ func (o *Originator) ImportReturns(ctx context.Context, r io.Reader) (ReturnResu
 	return res, nil
 }
 
-// recordLengths refuses a file whose lines are not 94-character records:
-// moov-io/ach reads a short record as blanks, which would apply a return
-// cut short. A file without line breaks (records back to back) passes.
-func recordLengths(data []byte) error {
-	lines := strings.Split(strings.TrimRight(string(data), "\r\n"), "\n")
-	for i, l := range lines {
-		l = strings.TrimSuffix(l, "\r")
-		if len(lines) == 1 && len(l)%94 == 0 {
-			break
-		}
-		if len(l) != 94 {
-			return fmt.Errorf("line:%d is %d characters long; a NACHA record is 94", i+1, len(l))
-		}
-	}
-	return nil
-}
-
 // importChange finds the entry one notification of change answers
 // (find) and applies it there (applyChange), counting it in res. One that
 // matches no single entry is kept for an operator instead.
 func (o *Originator) importChange(ctx context.Context, ed *nacha.EntryDetail, bh *nacha.BatchHeader, digest string, arrived calendar.Date, res *ReturnResult) error {
 	a := ed.Addenda98
 	res.NotificationsOfChange++
-	in := received{answer: o.answerOf(AnswerChange, ed, bh, a.OriginalTrace, a.ChangeCode, arrived), ed: ed, fileSHA256: digest}
+	in := answered{answer: o.answerOf(AnswerChange, ed, bh, a.OriginalTrace, a.ChangeCode, arrived), ed: ed, fileSHA256: digest}
 	err := o.store.WithTx(ctx, func(tx Store) error {
 		e, ok, err := o.find(ctx, tx, in, res)
 		if err != nil || !ok {

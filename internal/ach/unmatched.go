@@ -82,8 +82,8 @@ type AnswerStore interface {
 	EntryOfPayment(ctx context.Context, paymentID string) (Entry, error)
 }
 
-// received is one answer as its file carries it.
-type received struct {
+// answered is one answer as its file carries it.
+type answered struct {
 	answer     Answer
 	ed         *nacha.EntryDetail
 	settlement string // the batch's settlement day as written
@@ -107,7 +107,7 @@ func (o *Originator) answerOf(kind string, ed *nacha.EntryDetail, bh *nacha.Batc
 
 // find returns the entry r answers, locked in tx; false when none or
 // several match, after keeping r as an unmatched answer (counted in res).
-func (o *Originator) find(ctx context.Context, tx Store, r received, res *ReturnResult) (Entry, bool, error) {
+func (o *Originator) find(ctx context.Context, tx Store, r answered, res *ReturnResult) (Entry, bool, error) {
 	entries, err := tx.ACHEntriesByTrace(ctx, r.answer.OriginalTrace)
 	if err != nil {
 		return Entry{}, false, fmt.Errorf("find entries of trace %s: %w", r.answer.OriginalTrace, err)
@@ -159,7 +159,7 @@ func (o *Originator) candidate(ctx context.Context, e Entry) (Candidate, error) 
 }
 
 // keep stores r as an unmatched answer; false when it was kept before.
-func (o *Originator) keep(ctx context.Context, tx Store, r received, reason string, candidates int) (bool, error) {
+func (o *Originator) keep(ctx context.Context, tx Store, r answered, reason string, candidates int) (bool, error) {
 	records := r.ed.String()
 	switch {
 	case r.ed.Addenda99 != nil:

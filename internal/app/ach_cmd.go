@@ -78,6 +78,7 @@ func runACH(ctx context.Context, args []string, io IO) error {
 				res.Unmatched, res.Ambiguous, res.Unknown)
 			text += fmt.Sprintf("%d notifications of change: %d applied, %d already applied, %d refused (source blocked) %v\n",
 				res.NotificationsOfChange, res.ChangesApplied, res.ChangesDuplicate, len(res.ChangesRefused), res.ChangesRefused)
+			text += fmt.Sprintf("%d unsupported (not applied) %v, %d forward entries ignored\n", len(res.Unsupported), res.Unsupported, res.IgnoredForward)
 		}
 		if asJSON {
 			return json.NewEncoder(io.Stdout).Encode(out)

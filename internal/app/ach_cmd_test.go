@@ -57,7 +57,7 @@ func TestImportReturnsCountsAsJSON(t *testing.T) {
 		t.Fatal(err)
 	}
 	out := c.json("ach", "import-returns", path)
-	for key, want := range map[string]float64{"returns": 1, "applied": 0, "dishonored": 0, "duplicates": 0, "contested": 0, "notifications_of_change": 0} {
+	for key, want := range map[string]float64{"returns": 1, "applied": 0, "dishonored": 0, "duplicates": 0, "contested": 0, "notifications_of_change": 0, "ignored_forward": 0} {
 		if got, ok := out[key].(float64); !ok || got != want {
 			t.Errorf("%s = %v, want %v (%v)", key, out[key], want, out)
 		}
@@ -95,5 +95,8 @@ func TestImportReturnsCountsAsJSON(t *testing.T) {
 	}
 	if _, _, err := c.run("ach", "dismiss", id, "--note", "again"); err == nil {
 		t.Error("dismissing a dismissed answer succeeded")
+	}
+	if u, ok := out["unsupported"].([]any); !ok || len(u) != 0 {
+		t.Errorf("unsupported = %v, want []", out["unsupported"])
 	}
 }

@@ -67,8 +67,9 @@ type Config struct {
 	// minute it changed (JSON lines), outside the database.
 	AuditCheckpointFile string
 
-	// RoutingDirectoryFile is the FedACH directory file; empty uses the
-	// embedded sample, which accepts unknown (check-digit-valid) numbers.
+	// RoutingDirectoryFile is the FedACH participant directory
+	// (FedACHdir.txt); empty uses the embedded sample, which accepts
+	// unknown (check-digit-valid) numbers, and is refused in production.
 	RoutingDirectoryFile string
 	// SanctionsFile is the Treasury's SDN list in its sdn.csv form
 	// (OFAC_SDN_FILE; required in production); empty uses the embedded
@@ -278,6 +279,9 @@ func Load(getenv Getenv) (*Config, error) {
 	}
 	if c.SanctionsAltFile != "" && c.SanctionsFile == "" {
 		return nil, errors.New("OFAC_ALT_FILE names the aliases of the list in OFAC_SDN_FILE, which is not set")
+	}
+	if prod && c.RoutingDirectoryFile == "" {
+		return nil, errors.New("ROUTING_DIRECTORY_FILE is required in production: the Federal Reserve's FedACH participant directory (FedACHdir.txt)")
 	}
 
 	var err error

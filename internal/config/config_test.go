@@ -78,6 +78,10 @@ func TestProductionRefusesToStartWithoutKeys(t *testing.T) {
 		"DATA_DIR":            t.TempDir(),
 		"OFAC_SDN_FILE":       "/srv/ofac/sdn.csv",
 	}
+	if _, err := Load(env(base)); err == nil || !strings.Contains(err.Error(), "ROUTING_DIRECTORY_FILE") {
+		t.Fatalf("production without ROUTING_DIRECTORY_FILE: %v", err)
+	}
+	base["ROUTING_DIRECTORY_FILE"] = filepath.Join(base["DATA_DIR"], "FedACHdir.txt")
 	_, err := Load(env(base))
 	if err == nil {
 		t.Fatal("production started without keys")
@@ -144,7 +148,7 @@ func TestInvalidValuesAreRefused(t *testing.T) {
 		"keyring without id": {"ACCOUNT_ENCRYPTION_KEYS": good},
 		"duplicate key id":   {"ACCOUNT_ENCRYPTION_KEYS": "a:" + good + ",a:" + good},
 		"not base64":         {"SESSION_KEYS": "!!!"},
-		"http in production": {"FUNDSOURCE_MODE": "production", "DATABASE_URL": "x", "SANDBOX_BASE_URL": "http://a.example"},
+		"http in production": {"FUNDSOURCE_MODE": "production", "DATABASE_URL": "x", "ROUTING_DIRECTORY_FILE": "d", "SANDBOX_BASE_URL": "http://a.example"},
 		"production no db":   {"FUNDSOURCE_MODE": "production"},
 		"zero hosted limit":  {"HOSTED_SUBMITS_PER_IP": "0"},
 		"bad hosted limit":   {"HOSTED_SUBMITS_PER_SOURCE": "ten"},
@@ -154,7 +158,7 @@ func TestInvalidValuesAreRefused(t *testing.T) {
 		"bad settle delay":   {"PAYMENT_SETTLE_DELAY": "soon"},
 		"relative rail url":  {"INSTANT_RAIL_URL": "rail.example/pacs"},
 		"rail url with user": {"INSTANT_RAIL_URL": "https://u:p@rail.example/"},
-		"http rail in prod":  {"FUNDSOURCE_MODE": "production", "DATABASE_URL": "x", "INSTANT_RAIL_URL": "http://rail.example/"},
+		"http rail in prod":  {"FUNDSOURCE_MODE": "production", "DATABASE_URL": "x", "ROUTING_DIRECTORY_FILE": "d", "INSTANT_RAIL_URL": "http://rail.example/"},
 		"alt without sdn":    {"OFAC_ALT_FILE": "alt.csv"},
 	}
 	for name, vars := range cases {
@@ -221,7 +225,7 @@ func TestACHSettlementAccount(t *testing.T) {
 		"FUNDSOURCE_MODE": "production", "DATABASE_URL": "postgres://db/fundsource", "DATA_DIR": t.TempDir(),
 		"SANDBOX_BASE_URL": "https://sandbox.api.example", "PRODUCTION_BASE_URL": "https://api.example", "HOSTED_BASE_URL": "https://verify.example",
 		"ACCOUNT_ENCRYPTION_KEYS": "k1:" + k, "FINGERPRINT_KEY": k, "SESSION_KEYS": k, "IDEMPOTENCY_KEY": k, "AUDIT_KEY": k,
-		"OFAC_SDN_FILE": "/srv/ofac/sdn.csv",
+		"OFAC_SDN_FILE": "/srv/ofac/sdn.csv", "ROUTING_DIRECTORY_FILE": "/srv/fed/FedACHdir.txt",
 	}
 	if c, err := Load(env(prod)); err != nil || c.ACHSettlementAccount != "" {
 		t.Fatalf("production without ACH origination: %+v, %v", c, err)

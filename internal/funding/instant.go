@@ -82,9 +82,10 @@ func ValidCode(c string) bool {
 
 // sendInstant sends the instant credit of m's verification and fills m
 // from the rail's answer: pending with arrived_at when accepted, failed
-// with failure_code when the rail refused the account. It returns a
-// fallback reason, and leaves m a micro-deposit, when no rail reaches the
-// bank or the rail gave no answer about the account.
+// with failure_code when the rail refused the account, pending without
+// arrived_at (rail status unknown) when the rail answered unreadably. It
+// returns a fallback reason, and leaves m a micro-deposit, when no rail
+// reaches the bank or the rail gave no answer about the account.
 func (s *Service) sendInstant(ctx context.Context, src Source, m *MicroDeposit) (fallback string, err error) {
 	railName := ""
 	if s.reach != nil {
@@ -101,7 +102,9 @@ func (s *Service) sendInstant(ctx context.Context, src Source, m *MicroDeposit) 
 	code, msgID := newCode(), ids.New("msg_")
 	ans, err := client.Credit(ctx, InstantCredit{MessageID: msgID, Rail: railName, RoutingNumber: src.RoutingNumber,
 		AccountNumber: string(number), AccountType: src.AccountType, AmountCents: InstantCents, Remittance: code})
+	unknown := errors.Is(err, ErrRailAnswerUnknown)
 	switch {
+	case unknown:
 	case errors.Is(err, ErrRailUnavailable):
 		return FallbackRailUnavailable, nil
 	case err != nil:
@@ -112,7 +115,13 @@ func (s *Service) sendInstant(ctx context.Context, src Source, m *MicroDeposit) 
 	now := s.now()
 	m.Method, m.Rail, m.RailMessageID, m.ExpectedArrival = MethodInstant, railName, msgID, calendar.DateOf(now)
 	m.Amounts.KeyID, m.Amounts.Data = s.vault.SealPadded([]byte(code), amountsAAD(src.ID, m.Seq), amountsBlock)
-	if ans.Accepted {
+	switch {
+	case unknown:
+		// The rail took the credit and its answer says nothing readable:
+		// the code may be on the customer's statement. The verification
+		// stays pending, its rail status unknown, and the code verifies it.
+		return "", nil
+	case ans.Accepted:
 		m.ArrivedAt = &now
 		return "", nil
 	}

@@ -1,6 +1,8 @@
 package funding_test
 
 import (
+	"bytes"
+	"net/http"
 	"net/http/httptest"
 	"strings"
 	"sync"
@@ -307,5 +309,53 @@ func TestCodeDescriptionsFollowTheCode(t *testing.T) {
 	e := wantCode(t, err, errs.InvalidRequest)
 	if want := "code must be the deposit's code: FS followed by four letters or digits, like FS7KQ2"; e.Message != want {
 		t.Errorf("message = %q, want %q", e.Message, want)
+	}
+}
+
+// TestUnreadableRailAnswerLeavesTheVerificationPending: the rail takes the
+// credit and answers with a pacs.002 of a version the service does not
+// read. The credit was sent, so the verification is instant and pending
+// with rail_status "unknown" (never rail_unavailable, never micro-deposits
+// in its place), and the code the customer reads verifies it.
+func TestUnreadableRailAnswerLeavesTheVerificationPending(t *testing.T) {
+	t.Parallel()
+	sim := railsim.New()
+	h := sim.Handler()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, r)
+		body := bytes.Replace(rec.Body.Bytes(), []byte("pacs.002.001.10"), []byte("pacs.002.001.13"), 1)
+		if bytes.Equal(body, rec.Body.Bytes()) {
+			t.Errorf("the simulator's report is not a pacs.002.001.10: %s", body)
+		}
+		w.WriteHeader(rec.Code)
+		_, _ = w.Write(body)
+	}))
+	t.Cleanup(srv.Close)
+	f := fixture.New(t, func(c *config.Config) { c.InstantRailURL = srv.URL })
+	scope := f.Sandbox("Acme")
+	for i, method := range []string{funding.MethodInstant, funding.MethodAuto} {
+		id := instantSource(t, f, scope, "110000000", "12345678"+string(rune('0'+i)))
+		src, err := f.Funding.InitiateVerificationBy(ctx, scope, id, method)
+		if err != nil {
+			t.Fatalf("%s: %v", method, err)
+		}
+		v := src.Verification
+		if v.Method != funding.MethodInstant || v.Status != funding.DepositPending || v.ArrivedAt != nil || v.FailureCode != "" ||
+			v.FallbackReason != "" || v.RailStatus() != funding.RailStatusUnknown || v.AttemptsRemaining != funding.MaxAttempts {
+			t.Errorf("%s: verification = %+v (rail_status %q), want instant, pending, rail_status unknown", method, v, v.RailStatus())
+		}
+		if n := len(sim.Credits()); n != i+1 {
+			t.Errorf("%s: the rail has %d credits, want %d: sent once each", method, n, i+1)
+		}
+		var status string
+		if err := f.SQL().Get(&status, `SELECT data->'verification'->>'rail_status' FROM events WHERE type = $1 AND data->>'funding_source_id' = $2`,
+			event.FundingSourceVerificationPending, id); err != nil || status != "unknown" {
+			t.Errorf("%s: verification_pending's rail_status = %q (%v), want unknown", method, status, err)
+		}
+		got, err := f.Funding.VerifyCode(ctx, scope, id, code(t, f, scope, id))
+		if err != nil || got.Status != funding.Verified {
+			t.Errorf("%s: verify with the code the rail carried: %+v, %v", method, got.Verification, err)
+		}
 	}
 }

@@ -32,6 +32,13 @@ func accountReason(code string) bool {
 // nothing is known about the account.
 var ErrRailUnavailable = errors.New("instant rail unavailable")
 
+// ErrRailAnswerUnknown is wrapped by a Rail's errors when the rail took the
+// credit (it answered) but the answer cannot be read or does not settle
+// it: the credit may have been made, so it is neither resent under another
+// message nor replaced by micro-deposits, and its outcome is "unknown"
+// until a status answer or the customer's code settles it.
+var ErrRailAnswerUnknown = errors.New("instant rail's answer unknown")
+
 // InstantCredit is one credit transfer over an instant rail. It carries the
 // account number in clear: it must never be logged.
 type InstantCredit struct {
@@ -56,7 +63,8 @@ type RailAnswer struct {
 }
 
 // Rail sends instant credits and reads their status (rail.Client). Its
-// errors wrap ErrRailUnavailable when no answer about the account came.
+// errors wrap ErrRailUnavailable when no answer about the account came,
+// ErrRailAnswerUnknown when one came that says nothing readable.
 type Rail interface {
 	Credit(ctx context.Context, c InstantCredit) (RailAnswer, error)
 }

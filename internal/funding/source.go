@@ -186,8 +186,8 @@ type Verification struct {
 }
 
 // MarshalJSON writes the members of the verification's method: an instant
-// one has rail, arrived_at and failure_code (null when none) and no
-// expected_arrival_date.
+// one has rail, arrived_at and failure_code (null when none), rail_status,
+// and no expected_arrival_date.
 func (v Verification) MarshalJSON() ([]byte, error) {
 	if v.Method != MethodInstant {
 		type plain Verification
@@ -206,7 +206,33 @@ func (v Verification) MarshalJSON() ([]byte, error) {
 		ExpiresAt         time.Time  `json:"expires_at"`
 		AttemptsRemaining int        `json:"attempts_remaining"`
 		FailureCode       *string    `json:"failure_code"`
-	}{v.Method, v.Rail, v.Status, v.InitiatedAt, v.ArrivedAt, v.ExpiresAt, v.AttemptsRemaining, failure})
+		RailStatus        string     `json:"rail_status"`
+	}{v.Method, v.Rail, v.Status, v.InitiatedAt, v.ArrivedAt, v.ExpiresAt, v.AttemptsRemaining, failure, v.RailStatus()})
+}
+
+// Rail statuses of an instant verification's credit.
+const (
+	RailStatusAccepted = "accepted" // the rail accepted the credit (arrived_at)
+	RailStatusRejected = "rejected" // the rail refused the account (failure_code)
+	// RailStatusUnknown: the rail took the credit but its answer could not
+	// be read; the credit may have arrived, and the code still verifies.
+	RailStatusUnknown = "unknown"
+)
+
+// RailStatus is what the rail answered on an instant verification's
+// credit ("" for micro-deposits). It follows from what the answer left: an
+// accepted credit has arrived_at, a refused one failure_code, and one
+// whose answer could not be read neither.
+func (v Verification) RailStatus() string {
+	switch {
+	case v.Method != MethodInstant:
+		return ""
+	case v.ArrivedAt != nil:
+		return RailStatusAccepted
+	case v.FailureCode != "":
+		return RailStatusRejected
+	}
+	return RailStatusUnknown
 }
 
 // AccountClaim is the registry entry that makes an account number unique

@@ -12,9 +12,14 @@ func TestLoadDirectoryFollowsConfig(t *testing.T) {
 	if err != nil || d.Full() {
 		t.Fatalf("no file: full = %v, err = %v; want the embedded sample", d.Full(), err)
 	}
-	rec := "021000021" + "O" + "011000015" + "0" + "020802" + "000000000" + "JPMORGAN CHASE BANK, NA             "
+	// A FedACH participant directory record: routing number, office code,
+	// servicing FRB, record type, change date, new routing number, name
+	// (36), address (36), city (20), state, zip, zip extension, telephone,
+	// status and data view codes, filler.
+	rec := "021000021" + "O" + "011000015" + "1" + "020802" + "000000000" + "JPMORGAN CHASE BANK, NA             " +
+		"1 MAIN ST" + strings.Repeat(" ", 27) + "NEW YORK" + strings.Repeat(" ", 12) + "NY" + "10017" + "0000" + "2125551234" + "11" + "     "
 	path := filepath.Join(t.TempDir(), "FedACHdir.txt")
-	if err := os.WriteFile(path, []byte(rec+strings.Repeat(" ", 155-len(rec))+"\n"), 0o600); err != nil {
+	if err := os.WriteFile(path, []byte(rec+"\r\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	d, err = LoadDirectory(path)
@@ -23,6 +28,23 @@ func TestLoadDirectoryFollowsConfig(t *testing.T) {
 	}
 	if _, err := d.Check("026009593"); err == nil {
 		t.Error("a full directory accepted a routing number it does not list")
+	}
+	// The Fedwire directory and the JSON download are refused, naming the
+	// file and what it looks like.
+	wire := filepath.Join(t.TempDir(), "fpddir.txt")
+	fpd := "021000021" + "JPMCHASE          " + "JPMORGAN CHASE BANK, NA             " + "NY" + "NEW YORK                 " + "Y Y20261101"
+	if err := os.WriteFile(wire, []byte(fpd+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := LoadDirectory(wire); err == nil || !strings.Contains(err.Error(), "ROUTING_DIRECTORY_FILE "+wire) || !strings.Contains(err.Error(), "Fedwire") {
+		t.Errorf("Fedwire directory: err = %v, want one naming the file and Fedwire", err)
+	}
+	js := filepath.Join(t.TempDir(), "fedach.json")
+	if err := os.WriteFile(js, []byte(`{"fedACHParticipants":{"fedACHParticipants":[]}}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := LoadDirectory(js); err == nil || !strings.Contains(err.Error(), "ROUTING_DIRECTORY_FILE "+js) || !strings.Contains(err.Error(), "JSON") {
+		t.Errorf("JSON directory: err = %v, want one naming the file and JSON", err)
 	}
 	if _, err := LoadDirectory(filepath.Join(t.TempDir(), "missing.txt")); err == nil ||
 		!strings.Contains(err.Error(), "ROUTING_DIRECTORY_FILE") {

@@ -201,6 +201,7 @@ type Source struct {
 	ReturnCode   string
 	Method       string // micro_deposits or instant
 	Rail         string // instant: RTP or FedNow
+	RailUnknown  bool   // instant: the rail's answer could not be read
 	FailureCode  string // instant: the rail's refusal (AC03, AC04, AC06)
 	CanInitiate  bool
 	HostedLink   string // "" unless a customer can verify there now

@@ -22,6 +22,9 @@ type View struct {
 	Instant bool
 	Code    string
 	Rail    string
+	// RailUnknown: the rail took the deposit but its answer could not be
+	// read, so whether it has arrived is not known.
+	RailUnknown bool
 	// CodePrefix, CodeFormat and CodeExample describe the code (the
 	// funding service's): "FS", "FS followed by four letters or digits",
 	// "FS7KQ2".

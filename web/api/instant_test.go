@@ -1,6 +1,8 @@
 package api_test
 
 import (
+	"bytes"
+	"net/http"
 	"net/http/httptest"
 	"slices"
 	"strings"
@@ -31,10 +33,10 @@ func TestInstantVerificationOverHTTP(t *testing.T) {
 		keys = append(keys, k)
 	}
 	slices.Sort(keys)
-	if strings.Join(keys, ",") != "arrived_at,attempts_remaining,expires_at,failure_code,initiated_at,method,rail,status" {
+	if strings.Join(keys, ",") != "arrived_at,attempts_remaining,expires_at,failure_code,initiated_at,method,rail,rail_status,status" {
 		t.Errorf("verification members = %v", keys)
 	}
-	if v["method"] != "instant" || v["rail"] != "rtp" || v["status"] != "pending" || v["failure_code"] != nil || v["arrived_at"] == nil {
+	if v["method"] != "instant" || v["rail"] != "rtp" || v["status"] != "pending" || v["failure_code"] != nil || v["arrived_at"] == nil || v["rail_status"] != "accepted" {
 		t.Errorf("verification = %v", v)
 	}
 	code := h.Code(key, id)
@@ -84,7 +86,7 @@ func TestInstantReachabilityAndRejectionOverHTTP(t *testing.T) {
 
 	closed := th.WantOK(t, h.Post("/v2/funding-source", key, th.SourceBody(user, "222222226", railsim.AccountClosed)))["funding_source_id"].(string)
 	v = th.WantOK(t, h.InitiateBy(key, closed, "instant"))["verification"].(map[string]any)
-	if v["status"] != "failed" || v["failure_code"] != "AC04" || v["rail"] != "fednow" || v["arrived_at"] != nil || v["attempts_remaining"] != float64(0) {
+	if v["status"] != "failed" || v["failure_code"] != "AC04" || v["rail"] != "fednow" || v["arrived_at"] != nil || v["attempts_remaining"] != float64(0) || v["rail_status"] != "rejected" {
 		t.Errorf("closed account: %v", v)
 	}
 	if evs := h.Events("funding_source.verification_failed"); len(evs) != 1 {
@@ -112,5 +114,36 @@ func TestRailDownAnswers503WithRetryAfter(t *testing.T) {
 	}
 	if n := len(sim.Credits()); n != 0 {
 		t.Errorf("the rail recorded %d credits while down", n)
+	}
+}
+
+// TestUnreadableRailAnswerOverHTTP: the rail took the credit and answered
+// with a pacs.002 the service cannot read (here one of version .001.13).
+// "instant" answers 200 with the verification pending and rail_status
+// "unknown", not 503 rail_unavailable ("nothing was sent"); the credit is
+// at the rail once.
+func TestUnreadableRailAnswerOverHTTP(t *testing.T) {
+	t.Parallel()
+	sim := railsim.New()
+	sh := sim.Handler()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		rec := httptest.NewRecorder()
+		sh.ServeHTTP(rec, r)
+		_, _ = w.Write(bytes.Replace(rec.Body.Bytes(), []byte("pacs.002.001.10"), []byte("pacs.002.001.13"), 1))
+	}))
+	defer srv.Close()
+	h := webtest.NewHarness(t, th.WithRail(srv.URL))
+	key := h.Merchant("Acme").Sandbox.SecretKey
+	id := th.WantOK(t, h.Post("/v2/funding-source", key, th.SourceBody(h.Customer(key), "110000000", "123456789")))["funding_source_id"].(string)
+	v := th.WantOK(t, h.InitiateBy(key, id, "instant"))["verification"].(map[string]any)
+	if v["method"] != "instant" || v["status"] != "pending" || v["rail_status"] != "unknown" || v["arrived_at"] != nil || v["failure_code"] != nil {
+		t.Errorf("verification after an unreadable answer = %v", v)
+	}
+	got := th.WantOK(t, h.Get("/v2/funding-source/"+id, key))["verification"].(map[string]any)
+	if got["rail_status"] != "unknown" {
+		t.Errorf("GET's verification = %v", got)
+	}
+	if n := len(sim.Credits()); n != 1 {
+		t.Errorf("the rail recorded %d credits, want 1", n)
 	}
 }

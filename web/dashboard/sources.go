@@ -156,6 +156,7 @@ func (s *Surface) sourcePage(c *gin.Context) {
 		v.Verification, v.Attempts, v.ReturnCode = vf.Status, vf.AttemptsRemaining, vf.ReturnCode
 		v.Method, v.FailureCode = vf.Method, vf.FailureCode
 		v.Rail = map[string]string{funding.RailRTP: "RTP", funding.RailFedNow: "FedNow"}[vf.Rail]
+		v.RailUnknown = vf.RailStatus() == funding.RailStatusUnknown
 		v.Initiated, v.Expires = shortTime(vf.InitiatedAt), shortTime(vf.ExpiresAt)
 		if d, err := time.Parse(time.DateOnly, vf.ExpectedArrivalDate); err == nil {
 			v.Arrival = d.Format("Mon, Jan 2, 2006")
@@ -305,8 +306,11 @@ func (s *Surface) initiateFromPage(c *gin.Context) {
 	}
 	if v := src.Verification; err == nil && v.Method == funding.MethodInstant {
 		msg = "Instant deposit sent; the customer can enter its code now."
-		if v.FailureCode != "" {
+		switch {
+		case v.FailureCode != "":
 			msg = "The bank refused the instant deposit (" + v.FailureCode + "): the account cannot be verified."
+		case v.RailStatus() == funding.RailStatusUnknown:
+			msg = "Instant deposit sent, but the rail's answer could not be read: it may not have arrived. The customer can enter its code once it does."
 		}
 	}
 	s.done(c, err, msg, "/dashboard/funding-sources/"+id)

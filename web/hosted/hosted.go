@@ -175,6 +175,7 @@ func (s *Surface) render(c *gin.Context, status int, p hostedlink.Page, v view.V
 		v.Instant = vf.Method == funding.MethodInstant
 		v.CodePrefix, v.CodeFormat, v.CodeExample = funding.CodePrefix, funding.CodeFormat(), funding.CodeExample
 		v.Rail = map[string]string{funding.RailRTP: "RTP", funding.RailFedNow: "FedNow"}[vf.Rail]
+		v.RailUnknown = vf.RailStatus() == funding.RailStatusUnknown
 	}
 	// The forms post to the page's own address, query included, so the
 	// link's successUrl and cancelUrl travel with them.

@@ -8,12 +8,18 @@
 // exchange), which keep element names, order and value types to the
 // published schemas without a hand-written copy of them; the package's own
 // document wrappers add the namespaces, and only the two message packages
-// are imported (not the library's all-messages document registry).
+// are imported (not the library's all-messages document registry). A
+// rail's pacs.002 is read in any version from .001.08 to .001.12: the few
+// elements read have the same names in each, so one small structure reads
+// them all, and the document's namespace says which versions are known.
 //
 // Outcomes are kept apart: a report (accepted, or rejected with a reason)
 // is an answer about the account; a refused connection or a 5xx is ErrDown;
 // no answer within the attempt's time is ErrTimeout. Both of the latter
-// wrap funding.ErrRailUnavailable. A failed attempt is resent with the same
+// wrap funding.ErrRailUnavailable. An answer that cannot be read (or a
+// status that settles nothing) is ErrUnreadable, wrapping
+// funding.ErrRailAnswerUnknown: the rail took the credit, so it is not
+// treated as never sent. A failed attempt is resent with the same
 // bytes, so the same message id: a rail that received the first copy
 // answers the resend from its record instead of crediting twice. The
 // account number travels only in the message body and is never logged.
@@ -32,13 +38,20 @@ import (
 	"github.com/fundsource/fundsource/internal/funding"
 )
 
-// Errors that wrap funding.ErrRailUnavailable.
+// Errors of a call: ErrDown and ErrTimeout wrap funding.ErrRailUnavailable,
+// ErrUnreadable funding.ErrRailAnswerUnknown.
 var (
 	// ErrDown: the rail refused the connection or answered with an error
 	// status.
 	ErrDown = errors.New("instant rail down")
 	// ErrTimeout: no answer within the attempt's time.
 	ErrTimeout = errors.New("instant rail timed out")
+	// ErrUnreadable: the rail answered the credit with a report that
+	// cannot be read (another version, no status, ids that are not the
+	// credit's), or with a status that is neither accepted nor
+	// rejected. It wraps funding.ErrRailAnswerUnknown: the credit may
+	// have been made.
+	ErrUnreadable = errors.New("instant rail answer unreadable")
 )
 
 // Defaults: a rail answers within a second; two attempts bound a call.
@@ -101,12 +114,23 @@ func (c *Client) Credit(ctx context.Context, credit funding.InstantCredit) (fund
 	var last error
 	for range c.opts.Attempts {
 		r, err := c.send(ctx, body)
+		if err == nil && r.OriginalMessageID != credit.MessageID {
+			err = fmt.Errorf("%w: %w: the report answers message %q, not %q",
+				funding.ErrRailAnswerUnknown, ErrUnreadable, r.OriginalMessageID, credit.MessageID)
+		}
 		if err == nil {
-			if r.OriginalMessageID != credit.MessageID {
-				return funding.RailAnswer{}, fmt.Errorf("%w: %w: the report answers message %q, not %q",
-					funding.ErrRailUnavailable, ErrDown, r.OriginalMessageID, credit.MessageID)
+			err = known(r)
+		}
+		if err == nil {
+			return answer(r), nil
+		}
+		if errors.Is(err, ErrUnreadable) {
+			// The rail took the credit: a resend would get the same answer
+			// from its record, and nothing else may replace the credit.
+			if c.opts.Log != nil {
+				c.opts.Log.Warn("instant rail answer unreadable: the credit's outcome is unknown", "message_id", credit.MessageID, "error", err.Error())
 			}
-			return answer(r)
+			return funding.RailAnswer{}, err
 		}
 		last = err
 		if ctx.Err() != nil {
@@ -119,20 +143,26 @@ func (c *Client) Credit(ctx context.Context, credit funding.InstantCredit) (fund
 	return funding.RailAnswer{}, last
 }
 
-// answer turns a report into the rail's answer; a status other than
-// accepted or rejected leaves the credit's fate unknown.
-func answer(r Report) (funding.RailAnswer, error) {
+// known refuses a report whose status is neither accepted nor rejected
+// (pending, received, …): it leaves the credit's fate unknown.
+func known(r Report) error {
+	switch r.Status {
+	case StatusSettled, StatusAccepted, StatusRejected:
+		return nil
+	}
+	return fmt.Errorf("%w: %w: transaction status %q", funding.ErrRailAnswerUnknown, ErrUnreadable, r.Status)
+}
+
+// answer turns an accepted or rejected report into the rail's answer.
+func answer(r Report) funding.RailAnswer {
 	at := r.At
 	if at.IsZero() {
 		at = time.Now().UTC()
 	}
-	switch r.Status {
-	case StatusSettled, StatusAccepted:
-		return funding.RailAnswer{Accepted: true, At: at}, nil
-	case StatusRejected:
-		return funding.RailAnswer{Reason: r.Reason, At: at}, nil
+	if r.Status == StatusRejected {
+		return funding.RailAnswer{Reason: r.Reason, At: at}
 	}
-	return funding.RailAnswer{}, fmt.Errorf("%w: %w: transaction status %q", funding.ErrRailUnavailable, ErrDown, r.Status)
+	return funding.RailAnswer{Accepted: true, At: at}
 }
 
 // send is one attempt.
@@ -165,7 +195,7 @@ func (c *Client) send(ctx context.Context, body []byte) (Report, error) {
 	}
 	r, err := DecodeReport(data)
 	if err != nil {
-		return Report{}, fmt.Errorf("%w: %w: %v", funding.ErrRailUnavailable, ErrDown, err)
+		return Report{}, fmt.Errorf("%w: %w: %v", funding.ErrRailAnswerUnknown, ErrUnreadable, err)
 	}
 	return r, nil
 }

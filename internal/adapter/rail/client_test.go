@@ -148,8 +148,8 @@ func TestCreditRefusesAReportOnAnotherMessage(t *testing.T) {
 	}))
 	defer srv.Close()
 	_, err := rail.New(srv.URL, rail.Options{}).Credit(context.Background(), credit("123456789"))
-	if !errors.Is(err, funding.ErrRailUnavailable) {
-		t.Errorf("got %v, want a rail-unavailable error", err)
+	if !errors.Is(err, funding.ErrRailAnswerUnknown) {
+		t.Errorf("got %v, want an answer-unknown error: the rail took the credit", err)
 	}
 }
 
@@ -197,5 +197,114 @@ func TestInProcessTransport(t *testing.T) {
 	}
 	if _, err := c.Credit(context.Background(), credit(railsim.AccountTimeout)); !errors.Is(err, rail.ErrTimeout) {
 		t.Errorf("got %v, want ErrTimeout", err)
+	}
+}
+
+// pacs002 is a pacs.002 answering message id orig, as the published
+// layout of version (08 to 12) puts it: the group header, the original
+// group, and the transaction's status with its reason (versions from .09
+// on carry the original UETR too).
+func pacs002(version, orig, status, reason string) string {
+	uetr := ""
+	if version >= "09" {
+		uetr = "<OrgnlUETR>8a562c67-ca16-48ba-b074-65581be6f011</OrgnlUETR>"
+	}
+	rsn := ""
+	if reason != "" {
+		rsn = "<StsRsnInf><Rsn><Cd>" + reason + "</Cd></Rsn><AddtlInf>Creditor account number invalid or missing</AddtlInf></StsRsnInf>"
+	}
+	return `<?xml version="1.0" encoding="UTF-8"?>` +
+		`<Document xmlns="urn:iso:std:iso:20022:tech:xsd:pacs.002.001.` + version + `">` +
+		`<FIToFIPmtStsRpt><GrpHdr><MsgId>RPT-` + version + `</MsgId><CreDtTm>2026-11-02T15:04:05.123-05:00</CreDtTm>` +
+		`<InstgAgt><FinInstnId><ClrSysMmbId><ClrSysId><Cd>USABA</Cd></ClrSysId><MmbId>021000021</MmbId></ClrSysMmbId></FinInstnId></InstgAgt></GrpHdr>` +
+		`<OrgnlGrpInfAndSts><OrgnlMsgId>` + orig + `</OrgnlMsgId><OrgnlMsgNmId>pacs.008.001.08</OrgnlMsgNmId></OrgnlGrpInfAndSts>` +
+		`<TxInfAndSts><StsId>STS1</StsId><OrgnlGrpInf><OrgnlMsgId>` + orig + `</OrgnlMsgId><OrgnlMsgNmId>pacs.008.001.08</OrgnlMsgNmId></OrgnlGrpInf>` +
+		`<OrgnlEndToEndId>` + orig + `</OrgnlEndToEndId><OrgnlTxId>` + orig + `</OrgnlTxId>` + uetr +
+		`<TxSts>` + status + `</TxSts>` + rsn + `<AccptncDtTm>2026-11-02T15:04:05-05:00</AccptncDtTm></TxInfAndSts>` +
+		`</FIToFIPmtStsRpt></Document>`
+}
+
+// answering is a rail over HTTP that reads each pacs.008 and answers with
+// answer(message id); it counts the messages it got.
+func answering(t *testing.T, answer func(msgID string) string) (*httptest.Server, *atomic.Int32) {
+	t.Helper()
+	var calls atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		calls.Add(1)
+		body, _ := io.ReadAll(r.Body)
+		c, err := rail.DecodeCredit(body)
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusBadRequest)
+			return
+		}
+		w.Header().Set("Content-Type", rail.ContentType)
+		_, _ = io.WriteString(w, answer(c.MessageID))
+	}))
+	t.Cleanup(srv.Close)
+	return srv, &calls
+}
+
+// TestStatusReportVersions: a pacs.002 of each version from .001.08 to
+// .001.12 is read, accepted (ACSC, ACCP) or rejected with its reason.
+func TestStatusReportVersions(t *testing.T) {
+	for _, version := range []string{"08", "09", "10", "11", "12"} {
+		for _, c := range []struct {
+			status, reason string
+			accepted       bool
+		}{{"ACSC", "", true}, {"ACCP", "", true}, {"RJCT", "AC03", false}} {
+			srv, calls := answering(t, func(id string) string { return pacs002(version, id, c.status, c.reason) })
+			got, err := rail.New(srv.URL, rail.Options{}).Credit(context.Background(), credit("123456789"))
+			if err != nil || got.Accepted != c.accepted || got.Reason != c.reason || calls.Load() != 1 {
+				t.Errorf("pacs.002.001.%s %s: %+v, %v after %d calls; want accepted %v reason %q", version, c.status, got, err, calls.Load(), c.accepted, c.reason)
+			}
+			if want := time.Date(2026, 11, 2, 20, 4, 5, 123e6, time.UTC); err == nil && !got.At.Equal(want) {
+				t.Errorf("pacs.002.001.%s: at %s, want %s", version, got.At, want)
+			}
+		}
+	}
+	// A group status alone (no transaction status) answers too.
+	srv, _ := answering(t, func(id string) string {
+		return `<Document xmlns="urn:iso:std:iso:20022:tech:xsd:pacs.002.001.12"><FIToFIPmtStsRpt><GrpHdr><MsgId>G</MsgId>` +
+			`<CreDtTm>2026-11-02T15:04:05Z</CreDtTm></GrpHdr><OrgnlGrpInfAndSts><OrgnlMsgId>` + id + `</OrgnlMsgId>` +
+			`<OrgnlMsgNmId>pacs.008.001.08</OrgnlMsgNmId><GrpSts>RJCT</GrpSts><StsRsnInf><Rsn><Cd>AC03</Cd></Rsn></StsRsnInf>` +
+			`</OrgnlGrpInfAndSts></FIToFIPmtStsRpt></Document>`
+	})
+	if got, err := rail.New(srv.URL, rail.Options{}).Credit(context.Background(), credit("123456789")); err != nil || got.Accepted || got.Reason != "AC03" {
+		t.Errorf("group status RJCT AC03: %+v, %v", got, err)
+	}
+}
+
+// TestUnreadableReportIsAnswerUnknown: an answer the client cannot read
+// (a version outside .08–.12, no status, a status that settles nothing,
+// ids of another message or that disagree, not XML) is
+// funding.ErrRailAnswerUnknown, not ErrRailUnavailable: the rail took the
+// credit. It is not resent.
+func TestUnreadableReportIsAnswerUnknown(t *testing.T) {
+	for name, answer := range map[string]func(string) string{
+		"pacs.002.001.07": func(id string) string { return strings.Replace(pacs002("10", id, "ACSC", ""), "001.10", "001.07", 1) },
+		"pacs.002.001.13": func(id string) string { return strings.Replace(pacs002("12", id, "ACSC", ""), "001.12", "001.13", 1) },
+		"no status": func(id string) string {
+			return strings.Replace(pacs002("11", id, "ACSC", ""), "<TxSts>ACSC</TxSts>", "", 1)
+		},
+		"pending":         func(id string) string { return pacs002("11", id, "PDNG", "") },
+		"another message": func(string) string { return pacs002("11", "msg_someone_else", "ACSC", "") },
+		"ids disagree": func(id string) string {
+			return strings.Replace(pacs002("11", id, "ACSC", ""), "<OrgnlTxId>"+id, "<OrgnlTxId>other", 1)
+		},
+		"not XML": func(string) string { return "<html><body>Service Temporarily Unavailable</body></html>" },
+	} {
+		srv, calls := answering(t, answer)
+		var logs bytes.Buffer
+		cr := credit("123456789")
+		_, err := rail.New(srv.URL, rail.Options{Log: slog.New(slog.NewTextHandler(&logs, nil))}).Credit(context.Background(), cr)
+		if !errors.Is(err, funding.ErrRailAnswerUnknown) || !errors.Is(err, rail.ErrUnreadable) || errors.Is(err, funding.ErrRailUnavailable) {
+			t.Errorf("%s: %v, want ErrUnreadable wrapping funding.ErrRailAnswerUnknown", name, err)
+		}
+		if calls.Load() != 1 {
+			t.Errorf("%s: sent %d times, want once", name, calls.Load())
+		}
+		if !strings.Contains(logs.String(), cr.MessageID) || strings.Contains(logs.String(), "123456789") {
+			t.Errorf("%s: log = %q, want the message id and not the account number", name, logs.String())
+		}
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"encoding/xml"
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 	"time"
 
@@ -162,29 +163,112 @@ func EncodeReport(r Report) ([]byte, error) {
 	return xml.Marshal(doc)
 }
 
-// DecodeReport reads a pacs.002 with one transaction status.
+// StatusNamespaces are the pacs.002 versions DecodeReport reads: .001.08
+// to .001.12. The elements it reads (the group header, the original group
+// and transaction ids, the group and transaction status and the status
+// reason) have the same names and places in each.
+var StatusNamespaces = []string{
+	"urn:iso:std:iso:20022:tech:xsd:pacs.002.001.08",
+	"urn:iso:std:iso:20022:tech:xsd:pacs.002.001.09",
+	"urn:iso:std:iso:20022:tech:xsd:pacs.002.001.10",
+	"urn:iso:std:iso:20022:tech:xsd:pacs.002.001.11",
+	"urn:iso:std:iso:20022:tech:xsd:pacs.002.001.12",
+}
+
+// statusReport is what DecodeReport reads of a pacs.002, whatever its
+// version: element names without a namespace match in any, and the
+// document's own namespace is checked against StatusNamespaces.
+type statusReport struct {
+	XMLName xml.Name `xml:"Document"`
+	Report  struct {
+		GrpHdr struct {
+			MsgId   string `xml:"MsgId"`
+			CreDtTm string `xml:"CreDtTm"`
+		} `xml:"GrpHdr"`
+		Groups []struct {
+			OrgnlMsgId string         `xml:"OrgnlMsgId"`
+			GrpSts     string         `xml:"GrpSts"`
+			StsRsnInf  []statusReason `xml:"StsRsnInf"`
+		} `xml:"OrgnlGrpInfAndSts"`
+		Txs []struct {
+			OrgnlGrpInf *struct {
+				OrgnlMsgId string `xml:"OrgnlMsgId"`
+			} `xml:"OrgnlGrpInf"`
+			OrgnlEndToEndId string         `xml:"OrgnlEndToEndId"`
+			OrgnlTxId       string         `xml:"OrgnlTxId"`
+			TxSts           string         `xml:"TxSts"`
+			StsRsnInf       []statusReason `xml:"StsRsnInf"`
+		} `xml:"TxInfAndSts"`
+	} `xml:"FIToFIPmtStsRpt"`
+}
+
+type statusReason struct {
+	Rsn struct {
+		Cd string `xml:"Cd"`
+	} `xml:"Rsn"`
+}
+
+func reasonOf(rs []statusReason) string {
+	for _, r := range rs {
+		if c := strings.TrimSpace(r.Rsn.Cd); c != "" {
+			return c
+		}
+	}
+	return ""
+}
+
+// DecodeReport reads a pacs.002 (.001.08 to .001.12) answering one
+// credit: the status and reason of its one transaction, or of its group
+// when it has no transaction status. The credit it answers is named by
+// every original id it carries (group message id, end-to-end id,
+// transaction id); ids that disagree, another version, or no status are
+// errors.
 func DecodeReport(body []byte) (Report, error) {
-	var doc statusDocument
+	var doc statusReport
 	if err := xml.Unmarshal(body, &doc); err != nil {
 		return Report{}, fmt.Errorf("read pacs.002: %w", err)
 	}
-	m := doc.Message
-	if len(m.TxInfAndSts) != 1 || m.TxInfAndSts[0].TxSts == nil {
-		return Report{}, fmt.Errorf("read pacs.002: want exactly one transaction status")
+	if !slices.Contains(StatusNamespaces, doc.XMLName.Space) {
+		return Report{}, fmt.Errorf("read pacs.002: namespace %q is not pacs.002.001.08 to .001.12", doc.XMLName.Space)
 	}
-	tx := m.TxInfAndSts[0]
-	r := Report{MessageID: string(m.GrpHdr.MsgId), Status: strings.TrimSpace(string(*tx.TxSts)), At: time.Time(m.GrpHdr.CreDtTm).UTC()}
+	m := doc.Report
+	r := Report{MessageID: strings.TrimSpace(m.GrpHdr.MsgId)}
+	if at, err := time.Parse("2006-01-02T15:04:05.999999999Z07:00", strings.TrimSpace(m.GrpHdr.CreDtTm)); err == nil {
+		r.At = at.UTC()
+	} else if at, err := time.Parse("2006-01-02T15:04:05.999999999", strings.TrimSpace(m.GrpHdr.CreDtTm)); err == nil {
+		r.At = at.UTC()
+	}
+	var ids []string
 	switch {
-	case tx.OrgnlGrpInf != nil:
-		r.OriginalMessageID = string(tx.OrgnlGrpInf.OrgnlMsgId)
-	case tx.OrgnlEndToEndId != nil:
-		r.OriginalMessageID = string(*tx.OrgnlEndToEndId)
-	}
-	for _, s := range tx.StsRsnInf {
-		if s.Rsn != nil && s.Rsn.Cd != nil {
-			r.Reason = string(*s.Rsn.Cd)
-			break
+	case len(m.Txs) > 1 || len(m.Groups) > 1:
+		return Report{}, fmt.Errorf("read pacs.002: want one transaction, got %d transaction and %d group statuses", len(m.Txs), len(m.Groups))
+	case len(m.Txs) == 1 && strings.TrimSpace(m.Txs[0].TxSts) != "":
+		tx := m.Txs[0]
+		r.Status, r.Reason = strings.TrimSpace(tx.TxSts), reasonOf(tx.StsRsnInf)
+		if tx.OrgnlGrpInf != nil {
+			ids = append(ids, tx.OrgnlGrpInf.OrgnlMsgId)
 		}
+		ids = append(ids, tx.OrgnlEndToEndId, tx.OrgnlTxId)
+	case len(m.Groups) == 1 && strings.TrimSpace(m.Groups[0].GrpSts) != "":
+		g := m.Groups[0]
+		r.Status, r.Reason = strings.TrimSpace(g.GrpSts), reasonOf(g.StsRsnInf)
+	default:
+		return Report{}, fmt.Errorf("read pacs.002: no transaction or group status")
+	}
+	if len(m.Groups) == 1 {
+		ids = append(ids, m.Groups[0].OrgnlMsgId)
+	}
+	for _, id := range ids {
+		switch id = strings.TrimSpace(id); {
+		case id == "":
+		case r.OriginalMessageID == "":
+			r.OriginalMessageID = id
+		case id != r.OriginalMessageID:
+			return Report{}, fmt.Errorf("read pacs.002: original ids %q and %q disagree", r.OriginalMessageID, id)
+		}
+	}
+	if r.OriginalMessageID == "" {
+		return Report{}, fmt.Errorf("read pacs.002: no original message, end-to-end or transaction id")
 	}
 	return r, nil
 }

@@ -5,10 +5,6 @@
 package routing
 
 import (
-	"bufio"
-	"errors"
-	"fmt"
-	"io"
 	"strings"
 
 	"github.com/fundsource/fundsource/internal/core/aba"
@@ -78,8 +74,11 @@ func (d *Directory) Len() int { return len(d.names) }
 // sample directory). Errors are invalid_routing_number on routing_number.
 func (d *Directory) Check(rn string) (string, error) {
 	if !ValidChecksum(rn) {
-		if len(rn) != 9 || strings.Trim(rn, "0123456789") != "" {
+		switch {
+		case len(rn) != 9 || strings.Trim(rn, "0123456789") != "":
 			return "", invalid("routing_number must be exactly 9 digits")
+		case rn == "000000000":
+			return "", invalid("routing_number 000000000 names no bank")
 		}
 		return "", invalid("routing_number has an invalid check digit; check it for typos")
 	}
@@ -98,46 +97,4 @@ func (d *Directory) SandboxOnly(rn string) bool {
 
 func invalid(msg string) error {
 	return &errs.Error{Code: errs.InvalidRoutingNumber, Message: msg, Param: "routing_number"}
-}
-
-// FedACH record layout (fixed width, 1-based columns): routing number 1–9,
-// record type 20, customer name 36–71. Lines are at least 71 characters.
-const (
-	fedNameStart = 35
-	fedNameEnd   = 71
-)
-
-// LoadFedACH reads the Federal Reserve's FedACH directory file (FedACHdir.txt,
-// one fixed-width record per line) and returns a full directory that also
-// keeps the sandbox test numbers. Lines with a bad routing number are errors.
-func LoadFedACH(r io.Reader) (*Directory, error) {
-	d := &Directory{names: map[string]string{
-		SandboxRouting1: embedded[SandboxRouting1],
-		SandboxRouting2: embedded[SandboxRouting2],
-		SandboxRouting3: embedded[SandboxRouting3],
-	}, full: true}
-	sc := bufio.NewScanner(r)
-	line := 0
-	for sc.Scan() {
-		line++
-		rec := strings.TrimRight(sc.Text(), "\r")
-		if strings.TrimSpace(rec) == "" {
-			continue
-		}
-		if len(rec) < fedNameEnd {
-			return nil, fmt.Errorf("fedach line %d: %d characters, want at least %d", line, len(rec), fedNameEnd)
-		}
-		rn := rec[:9]
-		if !ValidChecksum(rn) {
-			return nil, fmt.Errorf("fedach line %d: bad routing number %q", line, rn)
-		}
-		d.names[rn] = strings.Join(strings.Fields(rec[fedNameStart:fedNameEnd]), " ")
-	}
-	if err := sc.Err(); err != nil {
-		return nil, fmt.Errorf("read fedach directory: %w", err)
-	}
-	if line == 0 {
-		return nil, errors.New("fedach directory is empty")
-	}
-	return d, nil
 }

@@ -6,9 +6,11 @@
 package aba
 
 // ValidChecksum reports whether rn is 9 ASCII digits with a correct ABA check
-// digit: 3·(d1+d4+d7) + 7·(d2+d5+d8) + (d3+d6+d9) ≡ 0 (mod 10).
+// digit: 3·(d1+d4+d7) + 7·(d2+d5+d8) + (d3+d6+d9) ≡ 0 (mod 10). All zeros
+// pass that sum but name no bank (files use them as "no number"), so
+// 000000000 is not valid.
 func ValidChecksum(rn string) bool {
-	if len(rn) != 9 {
+	if len(rn) != 9 || rn == "000000000" {
 		return false
 	}
 	weights := [3]int{3, 7, 1}

@@ -14,6 +14,8 @@ func TestValidChecksum(t *testing.T) {
 		{"0210000210", false},
 		{"02100002a", false},
 		{"", false},
+		{"000000000", false}, // passes the sum, names no bank
+		{"011000015", true},  // leading zeros: the Federal Reserve Bank of Boston
 	} {
 		if got := ValidChecksum(c.rn); got != c.want {
 			t.Errorf("ValidChecksum(%q) = %v, want %v", c.rn, got, c.want)

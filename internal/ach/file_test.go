@@ -47,6 +47,10 @@ func (accounts) SealRecord(record []byte, _ string) (string, []byte) { return "k
 
 func (accounts) OpenRecord(_ string, sealed []byte, _ string) ([]byte, error) { return sealed, nil }
 
+func (accounts) CancelDepositsTx(context.Context, funding.Store, tenant.Scope, string, int) error {
+	return nil
+}
+
 func (accounts) ApplyChangeTx(context.Context, funding.Store, tenant.Scope, string, funding.Correction) (bool, error) {
 	return false, nil
 }

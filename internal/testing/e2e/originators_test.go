@@ -119,8 +119,8 @@ func TestEachOriginatorsPaymentsGoOutUnderItsOwnCompany(t *testing.T) {
 		}
 	}
 	deposits := f.Batches[0].GetHeader()
-	if deposits.CompanyEntryDescription != "ACCTVERIFY" || deposits.CompanyName != "FUNDSOURCE" || deposits.CompanyIdentification != "1234567890" {
-		t.Errorf("micro-deposit batch header = %q %q %q, want the platform's", deposits.CompanyEntryDescription, deposits.CompanyName, deposits.CompanyIdentification)
+	if deposits.CompanyEntryDescription != "ACCTVERIFY" || strings.TrimSpace(deposits.CompanyName) != "ACME WIDGETS" || deposits.CompanyIdentification != "1987654321" {
+		t.Errorf("micro-deposit batch header = %q %q %q, want its merchant's ACME WIDGETS 1987654321", deposits.CompanyEntryDescription, deposits.CompanyName, deposits.CompanyIdentification)
 	}
 
 	// Written again from its rows, the file has the same bytes.

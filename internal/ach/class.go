@@ -31,12 +31,19 @@ type Payer struct {
 	MicroDeposit bool
 	Subscription bool // a subscription's debit
 	Retry        bool // a re-presentment (attempt 2 or 3)
+	// MandateSEC is the SEC code of the mandate a debit goes out under
+	// ("" for none): the customer authorized that class of entry, whatever
+	// the source's account_holder_type says since.
+	MandateSEC string
 	// EntryDescription is the payment's own company entry description
 	// ("" for the default), which payment.CheckEntryDescription allowed.
 	EntryDescription string
 }
 
-// Classify is the rule for SEC codes and descriptions. A company's
+// Classify is the rule for SEC codes and descriptions. A debit under a
+// mandate goes out under the mandate's SEC code, the class the customer
+// authorized (a WEB debit keeps the consumer's 60-day window for
+// unauthorized returns). Otherwise a company's
 // entries are CCD; a consumer's debit was authorized online, so it is WEB,
 // described PURCHASE (NACHA's description for consumer purchase debits
 // from March 20, 2026), with payment type R when it is a subscription's; a
@@ -49,6 +56,8 @@ type Payer struct {
 func Classify(p Payer) Class {
 	sec := SecPPD
 	switch {
+	case p.Debit && !p.MicroDeposit && p.MandateSEC != "":
+		sec = p.MandateSEC
 	case p.Business:
 		sec = SecCCD
 	case p.Debit && !p.MicroDeposit:
@@ -62,7 +71,7 @@ func Classify(p Payer) Class {
 		c.Description = DescriptionRetry
 	case p.EntryDescription != "":
 		c.Description = p.EntryDescription
-	case p.Debit && !p.Business:
+	case p.Debit && sec == SecWEB:
 		c.Description = DescriptionPurchase
 	}
 	if sec == SecWEB {

@@ -45,6 +45,9 @@ type Standing struct {
 	// created before it, that is not failed or canceled (a failed debit
 	// leaves room for its reinitiation under the same authorization).
 	MandateUsed bool
+	// MandateSEC is the SEC code of its mandate (WEB, CCD), which its
+	// entry goes out under; "" for a payment without one.
+	MandateSEC string
 }
 
 // refusal is the cancel_reason for which p may not leave with standing

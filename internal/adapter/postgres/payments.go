@@ -261,21 +261,24 @@ const paymentStanding = `
           JOIN payments o ON o.merchant_id = m.merchant_id AND o.environment = m.environment AND o.mandate_id = m.id
           WHERE m.merchant_id = p.merchant_id AND m.environment = p.environment AND m.id = p.mandate_id
             AND m.type = 'single' AND o.id <> p.id AND o.status NOT IN ('failed', 'canceled')
-            AND (o.created_at, o.id) < (p.created_at, p.id)) AS mandate_used`
+            AND (o.created_at, o.id) < (p.created_at, p.id)) AS mandate_used,
+  coalesce((SELECT m.sec_code FROM mandates m
+            WHERE m.merchant_id = p.merchant_id AND m.environment = p.environment AND m.id = p.mandate_id), '') AS mandate_sec_code`
 
 // standingRow is a payment with its standing.
 type standingRow struct {
 	paymentRow
-	SourceBlocked  bool `db:"source_blocked"`
-	SourceRemoved  bool `db:"source_removed"`
-	MandateRevoked bool `db:"mandate_revoked"`
-	MandateUsed    bool `db:"mandate_used"`
+	SourceBlocked  bool   `db:"source_blocked"`
+	SourceRemoved  bool   `db:"source_removed"`
+	MandateRevoked bool   `db:"mandate_revoked"`
+	MandateUsed    bool   `db:"mandate_used"`
+	MandateSEC     string `db:"mandate_sec_code"`
 }
 
 func (r standingRow) domain() payment.Payment {
 	p := r.paymentRow.domain()
 	p.Standing = payment.Standing{SourceBlocked: r.SourceBlocked, SourceRemoved: r.SourceRemoved,
-		MandateRevoked: r.MandateRevoked, MandateUsed: r.MandateUsed}
+		MandateRevoked: r.MandateRevoked, MandateUsed: r.MandateUsed, MandateSEC: r.MandateSEC}
 	return p
 }
 

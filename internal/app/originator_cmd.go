@@ -28,6 +28,8 @@ const originatorUsage = `Usage:
 Rules: first_debit_amount, risky_account, unverified_credit and changed_account
 take dollars ("500.00"); daily_velocity takes debits and dollars per source and
 banking day ("5/10000.00"); an empty value ("ID=") restores the rule's default.
+A production originator is activated only once --company-id has set the id the
+bank assigned (company_id_assigned).
 `
 
 // originatorCmd is one parsed originator command.
@@ -153,7 +155,7 @@ func (s *service) originatorCommand(ctx context.Context, cmd originatorCmd) (any
 		}
 	case "activate":
 		if _, err := s.Originators.Activate(ctx, cmd.scope, by); err != nil {
-			return nil, err
+			return nil, fmt.Errorf("activate originator %s/%s: %w", cmd.scope.MerchantID, cmd.scope.Env, err)
 		}
 	case "suspend":
 		if _, err := s.Originators.Suspend(ctx, cmd.scope, by); err != nil {
@@ -180,8 +182,8 @@ type shownOriginator struct {
 func originatorText(o any) string {
 	v := o.(shownOriginator)
 	var b strings.Builder
-	fmt.Fprintf(&b, "merchant_id: %s\nenvironment: %s\nstatus: %s\ncompany_name: %s\ncompany_id: %s\n",
-		v.MerchantID, v.Environment, v.Status, v.CompanyName, v.CompanyID)
+	fmt.Fprintf(&b, "merchant_id: %s\nenvironment: %s\nstatus: %s\ncompany_name: %s\ncompany_id: %s\ncompany_id_assigned: %t\n",
+		v.MerchantID, v.Environment, v.Status, v.CompanyName, v.CompanyID, v.CompanyIDAssigned)
 	fmt.Fprintf(&b, "per_entry_debit: %s\ndaily_debit: %s\ndaily_credit: %s\nsame_day: %t\n",
 		v.Limits.PerEntryDebit, v.Limits.DailyDebit, v.Limits.DailyCredit, v.SameDay)
 	fmt.Fprintf(&b, "usage %s: debits %s, credits %s\n", v.Usage.BankingDay, v.Usage.Debits, v.Usage.Credits)

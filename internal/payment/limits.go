@@ -56,6 +56,9 @@ type Terms struct {
 	// debits and credits created so far.
 	UsedDebit  int64
 	UsedCredit int64
+	// CompanyIDAssigned: an operator set the originator's company id
+	// (package originator); false while it is the placeholder.
+	CompanyIDAssigned bool
 }
 
 // BankingDay is the banking day a payment created at t counts toward: its

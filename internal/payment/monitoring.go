@@ -173,6 +173,9 @@ type RiskFacts struct {
 	// no read of its own; Thresholds (the interface) gives the same to
 	// the monitoring report.
 	Thresholds map[string]string
+	// CompanyIDMissing: the originator is active with the database's
+	// placeholder company id, which no operator replaced yet.
+	CompanyIDMissing bool
 }
 
 // Alert is a fraud rule's match on a payment.
@@ -208,7 +211,8 @@ func BankingDayStart(t time.Time) time.Time {
 
 // assess judges a new payment of cents in direction d from sourceID:
 // sanctions first (the customer's screening), then the originator's
-// return rates (debits), then the fraud rules.
+// company id (production), then its return rates (debits), then the
+// fraud rules.
 func (s *Service) assess(ctx context.Context, tx Store, scope tenant.Scope, sourceID string, d Direction, cents int64) (verdict, error) {
 	return s.judge(ctx, tx, scope, sourceID, d, cents, true)
 }
@@ -230,6 +234,9 @@ func (s *Service) judge(ctx context.Context, tx Store, scope tenant.Scope, sourc
 	}
 	if f.Screening == ScreeningPotentialMatch {
 		return verdict{reason: HoldSanctions}, nil
+	}
+	if f.CompanyIDMissing && scope.Env.Live() {
+		return verdict{reason: HoldOriginatorCompanyID}, nil
 	}
 	if d == Debit && f.Guardrail != "" {
 		reason := f.Guardrail

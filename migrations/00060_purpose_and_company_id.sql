@@ -13,5 +13,25 @@ WHERE EXISTS (SELECT 1 FROM audit_events a
               WHERE a.merchant_id = o.merchant_id AND a.environment = o.environment
                 AND a.action = 'originator.changed' AND a.details ? 'company_id');
 
+-- A payment's and a subscription's purpose (goods, services, bill,
+-- donation, payroll, other), which decides the company entry description
+-- NACHA fixes for some entries (PURCHASE, PAYROLL). Rows written before
+-- purposes existed, and by a previous binary during a rolling upgrade,
+-- are goods: that binary describes an individual's WEB debit PURCHASE.
+ALTER TABLE payments ADD COLUMN purpose text NOT NULL DEFAULT 'goods'
+    CHECK (purpose IN ('goods', 'services', 'bill', 'donation', 'payroll', 'other'));
+ALTER TABLE subscriptions ADD COLUMN purpose text NOT NULL DEFAULT 'goods'
+    CHECK (purpose IN ('goods', 'services', 'bill', 'donation', 'payroll', 'other'));
+
+-- An originator's default purpose: goods for the originators that exist
+-- (their payments were all described as payments for goods), other for
+-- new ones. Adding the column with 'goods' fills the existing rows; the
+-- default then changes for the rows inserted later.
+ALTER TABLE originators ADD COLUMN default_purpose text NOT NULL DEFAULT 'goods'
+    CHECK (default_purpose IN ('goods', 'services', 'bill', 'donation', 'payroll', 'other'));
+ALTER TABLE originators ALTER COLUMN default_purpose SET DEFAULT 'other';
+
 -- +goose Down
-ALTER TABLE originators DROP COLUMN company_id_assigned;
+ALTER TABLE originators DROP COLUMN default_purpose, DROP COLUMN company_id_assigned;
+ALTER TABLE subscriptions DROP COLUMN purpose;
+ALTER TABLE payments DROP COLUMN purpose;

@@ -509,7 +509,8 @@ func (o *Originator) assign(ctx context.Context, w *calendar.Window) (File, bool
 			}
 			debit := p.Direction == payment.Debit
 			class, company, err := o.classOf(ctx, tx, p, Payer{Business: r.Company, Debit: debit, Subscription: p.SubscriptionID != nil,
-				Retry: p.Attempt != nil && *p.Attempt > 1, EntryDescription: deref(p.EntryDescription), MandateSEC: p.Standing.MandateSEC}, company)
+				Retry: p.Attempt != nil && *p.Attempt > 1, EntryDescription: deref(p.EntryDescription), MandateSEC: p.Standing.MandateSEC,
+				Purpose: p.Purpose}, company)
 			if err != nil {
 				return err
 			}

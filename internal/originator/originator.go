@@ -3,7 +3,8 @@
 // the receiving customer's statement names the merchant they authorized
 // and the bank can attribute returns, exposure and complaints to it),
 // whether it may send entries, its limits and its Same Day ACH switch,
-// and the thresholds of its fraud-monitoring rules.
+// the default purpose of its payments, and the thresholds of its
+// fraud-monitoring rules.
 //
 // The database creates an environment's originator with the
 // environment's row, so every binary (one that predates originators
@@ -72,6 +73,10 @@ type Originator struct {
 	Status            string `json:"status"` // PendingReview, Active or Suspended
 	Limits            Limits `json:"limits"`
 	SameDay           bool   `json:"same_day"`
+	// DefaultPurpose is the purpose of its payments and subscriptions
+	// that name none (payment.Purpose): goods for the originators that
+	// existed before purposes, other for later ones.
+	DefaultPurpose payment.Purpose `json:"default_purpose"`
 	// Rules are the fraud-monitoring thresholds the operator set for this
 	// originator, by rule id (RuleIDs): a dollar amount, or for
 	// daily_velocity "N/D.DD"; a rule without one uses its default.

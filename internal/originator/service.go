@@ -82,6 +82,8 @@ type Change struct {
 	DailyDebit    *string
 	DailyCredit   *string
 	SameDay       *bool
+	// DefaultPurpose is a payment.Purpose.
+	DefaultPurpose *string
 	// Rules set rule thresholds by id; an empty value removes the
 	// originator's own threshold (the rule's default applies).
 	Rules map[string]string
@@ -267,6 +269,14 @@ func apply(o *Originator, c Change, details map[string]string) error {
 		}
 		note(details, l.name, money.Format(*l.to), money.Format(cents))
 		*l.to = cents
+	}
+	if c.DefaultPurpose != nil {
+		p, err := payment.ParsePurpose("default_purpose", c.DefaultPurpose)
+		if err != nil {
+			return err
+		}
+		note(details, "default_purpose", string(o.DefaultPurpose), string(p))
+		o.DefaultPurpose = p
 	}
 	if c.SameDay != nil {
 		note(details, "same_day", strconv.FormatBool(o.SameDay), strconv.FormatBool(*c.SameDay))

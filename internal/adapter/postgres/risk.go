@@ -35,7 +35,8 @@ SELECT f.created_at, f.status = 'Verified' AS verified, coalesce(f.check_result,
      WHERE u.merchant_id = f.merchant_id AND u.environment = f.environment AND u.id = f.customer_id), '') AS screening,
   coalesce(g.hold_reason, '') AS guardrail, g.computed_at AS guardrail_computed_at,
   coalesce(o.rule_thresholds, '{}') AS rule_thresholds,
-  coalesce(o.status = 'active' AND NOT o.company_id_assigned, false) AS company_id_missing
+  coalesce(o.status = 'active' AND NOT o.company_id_assigned, false) AS company_id_missing,
+  coalesce(o.default_purpose, '') AS default_purpose
 FROM funding_sources f
 CROSS JOIN LATERAL (
   SELECT count(*) AS n, coalesce(sum(p.amount_cents), 0) AS cents FROM payments p
@@ -60,6 +61,7 @@ func (q queries) RiskFacts(ctx context.Context, scope tenant.Scope, sourceID str
 		GuardrailComputed *time.Time `db:"guardrail_computed_at"`
 		Thresholds        []byte     `db:"rule_thresholds"`
 		CompanyIDMissing  bool       `db:"company_id_missing"`
+		DefaultPurpose    string     `db:"default_purpose"`
 	}
 	err := sqlx.GetContext(ctx, q.ex, &r, riskFacts, scope.MerchantID, scope.Env, sourceID, dayStart)
 	if errors.Is(err, sql.ErrNoRows) {
@@ -75,7 +77,7 @@ func (q queries) RiskFacts(ctx context.Context, scope tenant.Scope, sourceID str
 	return payment.RiskFacts{Found: true, Thresholds: th, SourceCreatedAt: r.CreatedAt.UTC(), Verified: r.Verified, Check: r.Check,
 		PriorDebits: r.PriorDebits, DayDebits: r.DayDebits, DayCents: r.DayCents, AccountChangedAt: utcPtr(r.AccountChangedAt),
 		Screening: r.Screening, Guardrail: r.Guardrail, GuardrailComputedAt: utcPtr(r.GuardrailComputed),
-		CompanyIDMissing: r.CompanyIDMissing}, nil
+		CompanyIDMissing: r.CompanyIDMissing, DefaultPurpose: r.DefaultPurpose}, nil
 }
 
 const holdPayment = `UPDATE payments SET status = 'held', hold_reason = $4 WHERE ` + byID + ` AND status = 'pending'`

@@ -3,6 +3,7 @@ package e2e_test
 import (
 	"bytes"
 	"context"
+	"strings"
 	"testing"
 	"time"
 
@@ -10,6 +11,12 @@ import (
 
 	th "github.com/fundsource/fundsource/internal/testing/harness"
 )
+
+// goodsDebit is th.DebitBody for a debit for goods, which an individual's
+// WEB debit describes PURCHASE.
+func goodsDebit(src, amount string) string {
+	return strings.Replace(th.DebitBody(src, amount), `"direction":"debit"`, `"direction":"debit","purpose":"goods"`, 1)
+}
 
 // batchOf finds the batch of the file holding the entry of amount cents.
 func batchOf(t *testing.T, files map[string]*nacha.File, cents int) (nacha.Batcher, *nacha.EntryDetail) {
@@ -45,7 +52,7 @@ func TestOriginationClassifiesBusinessDebitsAndSubscriptionRetries(t *testing.T)
 	consumer := h.Customer(key)
 	src := th.WantOK(t, h.Post("/v2/on-demand/funding-source", key, th.SourceBody(consumer, "021000021", "000444555666")))["funding_source_id"].(string)
 	sub := th.WantOK(t, h.Post("/v2/subscriptions", key,
-		`{"funding_source_id":"`+src+`","amount":"19.99","interval":"monthly","start_date":"2026-11-02","authorization":`+th.Authorization+`}`))["subscription_id"].(string)
+		`{"funding_source_id":"`+src+`","amount":"19.99","interval":"monthly","start_date":"2026-11-02","purpose":"goods","authorization":`+th.Authorization+`}`))["subscription_id"].(string)
 	if n, err := h.Payments.RunDue(context.Background()); err != nil || n != 1 {
 		t.Fatalf("RunDue = %d, %v", n, err)
 	}
@@ -113,7 +120,7 @@ func TestMandateDebitKeepsTheMandatesClass(t *testing.T) {
 	h := newHarness(t) // Monday 2026-11-02
 	_, key, _ := liveMerchant(t, h)
 	src := th.WantOK(t, h.Post("/v2/on-demand/funding-source", key, th.SourceBody(h.Customer(key), "021000021", "000444555666")))["funding_source_id"].(string)
-	debit := th.WantOK(t, h.Post("/v2/payments", key, th.DebitBody(src, `"42.00"`)))
+	debit := th.WantOK(t, h.Post("/v2/payments", key, goodsDebit(src, `"42.00"`)))
 	mandate := debit["mandate_id"].(string)
 	if m := th.WantOK(t, h.Get("/v2/mandates/"+mandate, key)); m["sec_code"] != "WEB" {
 		t.Fatalf("mandate = %s", th.MustJSON(m))
@@ -137,8 +144,8 @@ func TestMandateDebitKeepsTheMandatesClass(t *testing.T) {
 		t.Fatalf("Run = %v, %v", written, err)
 	}
 	b, e := batchOf(t, readACH(t, dir), 4200)
-	if hd := b.GetHeader(); hd.StandardEntryClassCode != "WEB" {
-		t.Errorf("the mandate's debit went out %s %q, want WEB", hd.StandardEntryClassCode, hd.CompanyEntryDescription)
+	if hd := b.GetHeader(); hd.StandardEntryClassCode != "WEB" || hd.CompanyEntryDescription != "PURCHASE" {
+		t.Errorf("the mandate's debit went out %s %q, want WEB PURCHASE", hd.StandardEntryClassCode, hd.CompanyEntryDescription)
 	}
 	if e.PaymentTypeField() != "S" {
 		t.Errorf("payment type = %q, want S", e.PaymentTypeField())

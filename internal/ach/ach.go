@@ -510,7 +510,8 @@ func (o *Originator) assign(ctx context.Context, w *calendar.Window) (File, bool
 			}
 			debit := p.Direction == payment.Debit
 			class, company, err := o.classOf(ctx, tx, p, Payer{Business: r.Company, Debit: debit, Subscription: p.SubscriptionID != nil,
-				Retry: p.Attempt != nil && *p.Attempt > 1, EntryDescription: deref(p.EntryDescription)}, company)
+				Retry: p.Attempt != nil && *p.Attempt > 1, EntryDescription: deref(p.EntryDescription), MandateSEC: p.Standing.MandateSEC,
+				Purpose: p.Purpose}, company)
 			if err != nil {
 				return err
 			}
@@ -530,7 +531,7 @@ func (o *Originator) assign(ctx context.Context, w *calendar.Window) (File, bool
 				return err
 			}
 			// sent_at waits for the bank's server to take the file (deliver).
-			if err := o.payments.OriginatedTx(ctx, tx.Payments(), p.Scope, p.ID, sent(time.Time{}, effective, debit && !r.Company)); err != nil {
+			if err := o.payments.OriginatedTx(ctx, tx.Payments(), p.Scope, p.ID, sent(time.Time{}, effective, debit && class.SEC != SecCCD)); err != nil {
 				return err
 			}
 		}

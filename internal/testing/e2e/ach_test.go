@@ -94,7 +94,7 @@ func newACHSetup(t *testing.T) *achSetup {
 	s.unverified = th.WantOK(t, h.Post("/v2/funding-source", s.key,
 		`{"user_id":"`+user+`","routing_number":"026009593","account_number":"987654321","account_type":"savings"}`))["funding_source_id"].(string)
 	th.WantOK(t, h.Initiate(s.key, s.unverified))
-	s.debit = th.WantOK(t, h.Post("/v2/payments", s.key, th.DebitBody(s.verified, `"25.00"`)))["payment_id"].(string)
+	s.debit = th.WantOK(t, h.Post("/v2/payments", s.key, goodsDebit(s.verified, `"25.00"`)))["payment_id"].(string)
 	s.credit = th.WantOK(t, h.Post("/v2/payments", s.key, th.PaymentBody(s.unverified, `"10.00"`, "credit")))["payment_id"].(string)
 
 	sandbox := m.Sandbox.SecretKey

@@ -73,8 +73,8 @@ func TestEachOriginatorsPaymentsGoOutUnderItsOwnCompany(t *testing.T) {
 	unverified := th.WantOK(t, h.Post("/v2/funding-source", acmeKey,
 		`{"user_id":"`+h.Customer(acmeKey)+`","routing_number":"026009593","account_number":"987654321","account_type":"savings"}`))["funding_source_id"].(string)
 	th.WantOK(t, h.Initiate(acmeKey, unverified))
-	th.WantOK(t, h.Post("/v2/payments", acmeKey, th.DebitBody(acmeSrc, `"25.00"`)))
-	th.WantOK(t, h.Post("/v2/payments", zoeKey, th.DebitBody(zoeSrc, `"31.00"`)))
+	th.WantOK(t, h.Post("/v2/payments", acmeKey, goodsDebit(acmeSrc, `"25.00"`)))
+	th.WantOK(t, h.Post("/v2/payments", zoeKey, goodsDebit(zoeSrc, `"31.00"`)))
 
 	dir := t.TempDir()
 	blocked := filepath.Join(dir, "not-a-folder")

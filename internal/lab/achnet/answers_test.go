@@ -149,3 +149,90 @@ func TestUntimelyReturnsComePastTheirDeadline(t *testing.T) {
 		t.Error("R17 is for debits and credits of every class")
 	}
 }
+
+// dishonorFile is the originator's dishonored return R68, in a file
+// created on created, of the return ret of the entry orig (a WEB debit to
+// account for amount cents under company).
+func dishonorFile(t *testing.T, created, effective, company, companyID, account string, amount int, orig string, ret *nacha.EntryDetail, returnSettled string) []byte {
+	t.Helper()
+	fh := nacha.NewFileHeader()
+	fh.ImmediateDestination, fh.ImmediateOrigin = "231380104", "121042882"
+	fh.FileCreationDate, fh.FileCreationTime = created, "1004"
+	fh.ImmediateDestinationName, fh.ImmediateOriginName = "FEDERAL RESERVE BANK", "FUNDSOURCE BANK"
+	file := nacha.NewFile()
+	file.SetHeader(fh)
+	bh := nacha.NewBatchHeader()
+	bh.ServiceClassCode, bh.StandardEntryClassCode, bh.CompanyEntryDescription = nacha.MixedDebitsAndCredits, "WEB", "PURCHASE"
+	bh.CompanyName, bh.CompanyIdentification = company, companyID
+	bh.EffectiveEntryDate, bh.ODFIIdentification = effective, "12104288"
+	b, err := nacha.NewBatch(bh)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := nacha.NewEntryDetail()
+	e.TransactionCode = nacha.CheckingReturnNOCDebit
+	e.SetRDFI("026009593")
+	e.DFIAccountNumber, e.Amount, e.IndividualName, e.IdentificationNumber = account, amount, "ADA LOVELACE", "PAY"+account
+	e.SetPaymentType("S")
+	e.SetTraceNumber("12104288", 2)
+	e.AddendaRecordIndicator, e.Category = 1, nacha.CategoryDishonoredReturn
+	ad := nacha.NewAddenda99Dishonored()
+	ad.DishonoredReturnReasonCode = "R68"
+	ad.OriginalEntryTraceNumber = orig
+	ad.OriginalReceivingDFIIdentification = "02600959"
+	ad.ReturnTraceNumber = ret.TraceNumber
+	ad.ReturnSettlementDate = returnSettled
+	ad.ReturnReasonCode = strings.TrimPrefix(ret.Addenda99.ReturnCode, "R")
+	ad.TraceNumber = e.TraceNumber
+	e.Addenda99Dishonored = ad
+	b.AddEntry(e)
+	if err := b.Create(); err != nil {
+		t.Fatal(err)
+	}
+	file.AddBatch(b)
+	if err := file.Create(); err != nil {
+		t.Fatal(err)
+	}
+	var buf bytes.Buffer
+	if err := nacha.NewWriter(&buf).Write(file); err != nil {
+		t.Fatal(err)
+	}
+	return buf.Bytes()
+}
+
+// TestRunContestsTheDishonorOfTheEntryItReturned: Alpha's entry of Monday
+// and Bravo's of Tuesday carry one trace number; the bank returns Alpha's
+// untimely, the originator dishonors the return naming that trace, and
+// the bank's contest names the day it returned Alpha's entry and Alpha's
+// settlement date, not Bravo's.
+func TestRunContestsTheDishonorOfTheEntryItReturned(t *testing.T) {
+	dir := t.TempDir()
+	outbox, inbox := filepath.Join(dir, "outbox"), filepath.Join(dir, "inbox")
+	writeOutbox(t, outbox, "fundsource-20261102-a.ach", debitFile(t, "261102", "261103", "ALPHA", "1111111111", "000111117301", 1234, 1))
+	writeOutbox(t, outbox, "fundsource-20261103-a.ach", debitFile(t, "261103", "261104", "BRAVO", "2222222222", "000222226789", 1234, 1))
+	runJSON(t, outbox, inbox, "2026-11-03")
+	runJSON(t, outbox, inbox, "2026-11-04")
+	if sum := runJSON(t, outbox, inbox, "2026-11-09"); sum.Returns != 1 {
+		t.Fatalf("the untimely return = %+v", sum)
+	}
+	ret := answers(t, inbox, "2026-11-09")[0].Batches[0].GetEntries()[0]
+	writeOutbox(t, outbox, "fundsource-20261109-a.ach",
+		dishonorFile(t, "261109", "261110", "ALPHA", "1111111111", "000111117301", 1234, "121042880000001", ret, "313"))
+	if sum := runJSON(t, outbox, inbox, "2026-11-10"); sum.Dishonors != 1 || len(sum.Written) != 0 || sum.NextDue != "2026-11-12" {
+		t.Fatalf("reading the dishonor = %+v", sum)
+	}
+	sum := runJSON(t, outbox, inbox, "2026-11-12")
+	if sum.Contested != 1 || len(sum.Written) != 1 {
+		t.Fatalf("the contest = %+v", sum)
+	}
+	f := answers(t, inbox, "2026-11-12")[0]
+	c := f.Batches[0].GetEntries()[0].Addenda99Contested
+	// Alpha's entry settled Tuesday 2026-11-03, day 307, and came back 2026-11-09.
+	if c == nil || c.ContestedReturnCode != "R73" || c.OriginalEntryTraceNumber != "121042880000001" ||
+		c.DateOriginalEntryReturned != "261109" || c.OriginalSettlementDate != "307" || c.ReturnTraceNumber != ret.TraceNumber {
+		t.Errorf("contested dishonored return = %+v", c)
+	}
+	if bh := f.Batches[0].GetHeader(); bh.CompanyName != "ALPHA" || bh.CompanyIdentification != "1111111111" {
+		t.Errorf("contest batch = %+v", bh)
+	}
+}

@@ -264,7 +264,7 @@ func (s *Service) ApplyChangeTx(ctx context.Context, tx Store, scope tenant.Scop
 }
 
 // SimulateChange applies a notification of change to a sandbox source
-// (POST /v2/sandbox/funding-source/{id}/notification-of-change) as an
+// (POST /v2/sandbox/funding-source/{funding_source_id}/notification-of-change) as an
 // imported one would be, and returns the corrected source as Get answers
 // it once the change is committed: its account check read from the
 // account's facts, not from a source without them.

@@ -106,6 +106,12 @@ func TestMetricsOnTheirOwnListener(t *testing.T) {
 	if res.StatusCode != http.StatusOK || !strings.Contains(string(body), `fundsource_http_requests_total{method="GET",route="/v2/customers",status="200"}`) {
 		t.Errorf("/metrics on METRICS_ADDR: %d\n%.500s", res.StatusCode, body)
 	}
+	// The main listener's connection cap is served too.
+	for _, series := range []string{"fundsource_http_connections_open ", "fundsource_http_connections_refused_total 0"} {
+		if !strings.Contains(string(body), "\n"+series) {
+			t.Errorf("/metrics has no %q", series)
+		}
+	}
 }
 
 // A server also remembers what a hosted-page link's public key resolves to

@@ -6,6 +6,15 @@
 // When GOGC and GOMEMLIMIT are unset, serve, dev and bench use 400 and a
 // soft limit of 256 MiB: the live heap is small, and the default collects
 // many times a second under load.
+//
+// MAX_CONNECTIONS caps the connections the service holds open at once;
+// those over it are closed at accept. Every open connection holds its
+// read and write buffers, its goroutine's stack and its TLS or HTTP/2
+// state until it closes, idle keep-alive ones too, so the default is sized
+// to the memory limit: half of GOMEMLIMIT (256 MiB when unset, no limit
+// counting as 4 GiB) divided by a budget of 64 KiB a connection, kept from
+// 128 to 65536. The other half is the heap of the requests themselves. At
+// the default limit that is 2048 connections.
 package config
 
 import (
@@ -13,6 +22,7 @@ import (
 	"encoding/base64"
 	"errors"
 	"fmt"
+	"math"
 	"net"
 	"net/url"
 	"os"
@@ -194,6 +204,11 @@ type Config struct {
 	// it, the main listener serves it too.
 	MetricsAddr string
 
+	// MaxConnections is how many connections the main listener holds
+	// open at once (MAX_CONNECTIONS; the default follows GOMEMLIMIT, see
+	// the package doc).
+	MaxConnections int
+
 	// TrustedProxies are the addresses (IPs or CIDRs) of reverse proxies
 	// whose X-Forwarded-For names the client; empty trusts none, so the
 	// client is the connection's peer.
@@ -362,6 +377,9 @@ func Load(getenv Getenv) (*Config, error) {
 		return nil, fmt.Errorf("PAYMENT_MAX_AMOUNT must be a positive amount like 10000.00, got %q", maxAmount)
 	}
 	if c.PaymentSettleDelay, err = durationVar(getenv, "PAYMENT_SETTLE_DELAY", 5*time.Second); err != nil {
+		return nil, err
+	}
+	if c.MaxConnections, err = maxConnections(getenv); err != nil {
 		return nil, err
 	}
 	c.PprofAddr = getenv("PPROF_ADDR")
@@ -663,6 +681,56 @@ func durationIn(getenv Getenv, name string, def, lo, hi time.Duration, span stri
 	return v, nil
 }
 
+// DefaultMemoryLimit is the soft memory limit TuneGC sets when GOMEMLIMIT
+// is unset.
+const DefaultMemoryLimit = 256 << 20
+
+// The default of MAX_CONNECTIONS: half of the memory limit at
+// connBudget a connection, from minConnections to maxConnectionsCeiling.
+const (
+	connBudget            = 64 << 10
+	minConnections        = 128
+	maxConnectionsCeiling = 65536
+	unlimitedMemory       = 4 << 30 // what GOMEMLIMIT=off counts as
+)
+
+// maxConnections reads MAX_CONNECTIONS, or sizes it to GOMEMLIMIT.
+func maxConnections(getenv Getenv) (int, error) {
+	limit, err := memoryLimit(getenv("GOMEMLIMIT"))
+	if err != nil {
+		return 0, err
+	}
+	def := int(min(max(limit/2/connBudget, minConnections), maxConnectionsCeiling))
+	return intVar(getenv, "MAX_CONNECTIONS", def, 1, 1000000)
+}
+
+// memoryLimit reads GOMEMLIMIT as the runtime does: a number of bytes with
+// an optional B, KiB, MiB, GiB or TiB suffix, or off.
+func memoryLimit(raw string) (int64, error) {
+	raw = strings.TrimSpace(raw)
+	switch raw {
+	case "":
+		return DefaultMemoryLimit, nil
+	case "off":
+		return unlimitedMemory, nil
+	}
+	num, unit := raw, int64(1)
+	for _, u := range []struct {
+		suffix string
+		size   int64
+	}{{"KiB", 1 << 10}, {"MiB", 1 << 20}, {"GiB", 1 << 30}, {"TiB", 1 << 40}, {"B", 1}} {
+		if strings.HasSuffix(raw, u.suffix) {
+			num, unit = strings.TrimSuffix(raw, u.suffix), u.size
+			break
+		}
+	}
+	n, err := strconv.ParseInt(num, 10, 64)
+	if err != nil || n < 0 || n > math.MaxInt64/unit {
+		return 0, fmt.Errorf("GOMEMLIMIT must be a number of bytes with an optional B, KiB, MiB, GiB or TiB suffix, or off, got %q", raw)
+	}
+	return n * unit, nil
+}
+
 // TuneGC sets Go's collector for a long-running process, unless the operator
 // set GOGC or GOMEMLIMIT (the runtime reads them from the real environment).
 // The server's live heap is small, about 10 MB under 'make bench', so the
@@ -675,6 +743,6 @@ func TuneGC() {
 		debug.SetGCPercent(400)
 	}
 	if os.Getenv("GOMEMLIMIT") == "" {
-		debug.SetMemoryLimit(256 << 20)
+		debug.SetMemoryLimit(DefaultMemoryLimit)
 	}
 }

@@ -256,3 +256,35 @@ func TestACHSettlementAccount(t *testing.T) {
 		t.Errorf("development with an account: %+v, %v", c, err)
 	}
 }
+
+// TestMaxConnectionsFollowsTheMemoryLimit: the default is half the memory
+// limit at 64 KiB a connection, from 128 to 65536; MAX_CONNECTIONS wins;
+// a GOMEMLIMIT the runtime would not read is refused.
+func TestMaxConnectionsFollowsTheMemoryLimit(t *testing.T) {
+	for _, c := range []struct {
+		memlimit, max string
+		want          int
+	}{
+		{"", "", 2048},          // 256 MiB / 2 / 64 KiB
+		{"1GiB", "", 8192},      // 1 GiB / 2 / 64 KiB
+		{"268435456", "", 2048}, // bytes
+		{"16MiB", "", 128},      // the floor exactly
+		{"15MiB", "", 128},      // below the floor
+		{"8191MiB", "", 65528},  // just under the ceiling
+		{"8193MiB", "", 65536},  // over it
+		{"off", "", 32768},      // no limit counts as 4 GiB
+		{"1GiB", "100", 100},    // set explicitly
+		{"", "1", 1},            // the lowest
+	} {
+		cfg, err := Load(env(map[string]string{"DATA_DIR": t.TempDir(), "GOMEMLIMIT": c.memlimit, "MAX_CONNECTIONS": c.max}))
+		if err != nil || cfg.MaxConnections != c.want {
+			t.Errorf("GOMEMLIMIT=%q MAX_CONNECTIONS=%q: %d, %v; want %d", c.memlimit, c.max, cfg.MaxConnections, err, c.want)
+		}
+	}
+	for _, bad := range []map[string]string{{"MAX_CONNECTIONS": "0"}, {"MAX_CONNECTIONS": "many"}, {"GOMEMLIMIT": "1GB"}, {"GOMEMLIMIT": "-1"}} {
+		bad["DATA_DIR"] = t.TempDir()
+		if _, err := Load(env(bad)); err == nil {
+			t.Errorf("%v accepted", bad)
+		}
+	}
+}

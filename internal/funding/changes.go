@@ -264,24 +264,25 @@ func (s *Service) ApplyChangeTx(ctx context.Context, tx Store, scope tenant.Scop
 }
 
 // SimulateChange applies a notification of change to a sandbox source
-// (POST /v2/sandbox/funding-source/{id}/notification-of-change) as an
-// imported one would be, and returns the corrected source.
+// (POST /v2/sandbox/funding-source/{funding_source_id}/notification-of-change) as an
+// imported one would be, and returns the corrected source as Get answers
+// it once the change is committed: its account check read from the
+// account's facts, not from a source without them.
 func (s *Service) SimulateChange(ctx context.Context, scope tenant.Scope, id string, c Correction) (Source, error) {
 	if err := tenant.SandboxOnly(scope); err != nil {
 		return Source{}, err
 	}
 	c.OriginalTrace = ""
-	var out Source
 	err := s.store.WithTx(ctx, func(tx Store) error {
 		src, err := s.liveSource(ctx, tx, scope, id)
 		if err != nil {
 			return err
 		}
-		if _, err := s.ApplyChangeTx(ctx, tx, scope, src.ID, c); err != nil {
-			return err
-		}
-		out, err = tx.Source(ctx, scope, id)
+		_, err = s.ApplyChangeTx(ctx, tx, scope, src.ID, c)
 		return err
 	})
-	return s.checked(out), err
+	if err != nil {
+		return Source{}, err
+	}
+	return s.Get(ctx, scope, id)
 }

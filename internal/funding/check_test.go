@@ -158,7 +158,7 @@ func TestVerifiedBeforePassesAndManyCustomersCaution(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	wantCheck(t, "its GET", got, "pass", "verified_before")
+	wantCheck(t, "its GET: its own verification is no history", got, "unknown")
 	f.Funding.Remove(ctx, a, first.ID)
 
 	second := f.Source(b, f.Customer(b), "7654321")
@@ -191,26 +191,58 @@ func TestVerifiedBeforePassesAndManyCustomersCaution(t *testing.T) {
 	wantCheck(t, "91 days later", got, "pass", "verified_before")
 }
 
+// TestVerifyingRecordsTheAccountAsVerified: a brand-new account's first
+// verification is recorded, but is no history for the source it verified:
+// that source's check stays unknown in the verify's answer, its GET and
+// its list, while another source of the account (another customer of the
+// merchant) reads pass, verified_before, and still does once verified
+// itself; to another merchant both verifications count.
 func TestVerifyingRecordsTheAccountAsVerified(t *testing.T) {
 	t.Parallel()
 	f := fixture.New(t)
 	scope := f.Sandbox("Acme")
 	f.Funding.SetDraw(func() int { return 12 })
-	src := f.Source(scope, f.Customer(scope), "11112222")
-	if _, err := f.Funding.InitiateVerification(ctx, scope, src.ID); err != nil {
-		t.Fatal(err)
+	verify := func(src funding.Source) funding.Source {
+		t.Helper()
+		if _, err := f.Funding.InitiateVerification(ctx, scope, src.ID); err != nil {
+			t.Fatal(err)
+		}
+		got, err := f.Funding.VerifyMicroDeposits(ctx, scope, src.ID, [2]int{12, 12})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return got
 	}
-	got, err := f.Funding.VerifyMicroDeposits(ctx, scope, src.ID, [2]int{12, 12})
+	src := f.Source(scope, f.Customer(scope), "11112222")
+	wantCheck(t, "verified", verify(src), "unknown")
+	got, err := f.Funding.Get(ctx, scope, src.ID)
 	if err != nil {
 		t.Fatal(err)
 	}
-	wantCheck(t, "verified", got, "pass", "verified_before")
+	wantCheck(t, "its GET", got, "unknown")
+	list, _, err := f.Funding.ListForCustomer(ctx, scope, src.CustomerID, funding.WithoutRemoved, paging.Page{Limit: 10})
+	if err != nil || len(list) != 1 {
+		t.Fatalf("list: %v, %v", list, err)
+	}
+	wantCheck(t, "its list", list[0], "unknown")
+	if _, err := f.Funding.Remove(ctx, scope, src.ID); err != nil {
+		t.Fatal(err)
+	}
+	other := f.Source(scope, f.Customer(scope), "11112222")
+	wantCheck(t, "another customer's source", other, "pass", "verified_before")
+	wantCheck(t, "another customer's source verified after", verify(other), "pass", "verified_before")
+	if _, err := f.Funding.Remove(ctx, scope, other.ID); err != nil {
+		t.Fatal(err)
+	}
+	b := f.Sandbox("Beta")
+	// Acme's two customers who verified it are two other customers to Beta.
+	wantCheck(t, "another merchant's source", f.Source(b, f.Customer(b), "11112222"), "caution", "many_customers", "verified_before")
 	var kinds []string
 	if err := f.SQL().Select(&kinds, `SELECT kind FROM account_facts ORDER BY at, kind`); err != nil {
 		t.Fatal(err)
 	}
-	if !slices.Equal(kinds, []string{"linked", "verified"}) {
-		t.Errorf("facts = %v, want linked, verified", kinds)
+	if !slices.Equal(kinds, []string{"linked", "linked", "linked", "verified", "verified"}) {
+		t.Errorf("facts = %v, want three links and two verifications", kinds)
 	}
 }
 
@@ -289,7 +321,7 @@ func TestUnauthorizedPaymentReturnFailsTheCheck(t *testing.T) {
 	if got.Block == nil {
 		t.Errorf("R10 did not block")
 	}
-	wantCheck(t, "blocked by R10", got, "fail", "returned_unauthorized", "verified_before")
+	wantCheck(t, "blocked by R10", got, "fail", "returned_unauthorized")
 }
 
 // TestBlockFailRefusesAFailedAccountAndWritesNothing: under block_fail a

@@ -102,7 +102,7 @@ func (s *Service) current(ctx context.Context, src Source) (Source, error) {
 		return s.checked(src), nil
 	}
 	if !src.Stored.FactsRead {
-		facts, err := s.store.AccountFacts(ctx, src.Scope.Env, src.AccountFP, src.Scope.MerchantID)
+		facts, err := s.store.AccountFacts(ctx, src.Scope.Env, src.AccountFP, src.Scope.MerchantID, src.ID)
 		if err != nil {
 			return Source{}, err
 		}

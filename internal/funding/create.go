@@ -139,7 +139,7 @@ func (s *Service) prepare(ctx context.Context, c Caller, in Input, status Status
 	}
 	src.Facts = AccountFacts{Unread: true}
 	if c.AccountCheckPolicy == PolicyBlockFail {
-		if src.Facts, err = s.store.AccountFacts(ctx, scope.Env, src.AccountFP, scope.MerchantID); err != nil {
+		if src.Facts, err = s.store.AccountFacts(ctx, scope.Env, src.AccountFP, scope.MerchantID, src.ID); err != nil {
 			return Creation{}, err
 		}
 	}
@@ -210,7 +210,7 @@ func (s *Service) insert(ctx context.Context, st Store, cr Creation) (Source, er
 	holder, created, err := st.CreateSource(ctx, src, cr.events)
 	if errors.Is(err, ErrAccountHistory) || errors.Is(err, ErrHolderGuess) {
 		if errors.Is(err, ErrAccountHistory) {
-			if src.Facts, err = st.AccountFacts(ctx, src.Scope.Env, src.AccountFP, src.Scope.MerchantID); err != nil {
+			if src.Facts, err = st.AccountFacts(ctx, src.Scope.Env, src.AccountFP, src.Scope.MerchantID, src.ID); err != nil {
 				return Source{}, err
 			}
 		}
@@ -264,13 +264,13 @@ func (s *Service) insert(ctx context.Context, st Store, cr Creation) (Source, er
 }
 
 // markVerified sets src Verified, records funding_source.verified and
-// the account's verified fact.
+// the account's verified fact. The fact is history for the account's
+// other sources, not for src's own check (src.Facts stays as it was).
 func (s *Service) markVerified(ctx context.Context, tx Store, src Source) (Source, error) {
 	src.Status = Verified
 	if err := s.recordFact(ctx, tx, src, FactVerified, ""); err != nil {
 		return Source{}, err
 	}
-	src.Facts.Verified = true
 	if err := tx.SetStatus(ctx, src.Scope, src.ID, Verified, s.now(), s.event(src, event.FundingSourceVerified, Verified)); err != nil {
 		return Source{}, err
 	}

@@ -401,9 +401,15 @@ func (s *Service) ExpireDue(ctx context.Context) (int, error) {
 }
 
 // expire marks m, src's open verification, expired at now with its event,
-// and returns src with its verification so.
+// and returns src with its verification so. Its expires_at becomes when it
+// expired: ended before its deadline (the sandbox's expiry) that is now,
+// never a deadline it no longer has; swept after the deadline it stays
+// the deadline it passed.
 func (s *Service) expire(ctx context.Context, tx Store, src Source, m MicroDeposit, now time.Time) (Source, error) {
 	m.Status, m.FinishedAt = DepositExpired, &now
+	if now.Before(m.ExpiresAt) {
+		m.ExpiresAt = now
+	}
 	src.Verification = m.Verification()
 	return src, tx.UpdateMicroDeposit(ctx, m, s.event(src, event.FundingSourceVerificationExpired, src.Status))
 }

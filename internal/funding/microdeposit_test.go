@@ -6,6 +6,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/fundsource/fundsource/internal/core/errs"
 	"github.com/fundsource/fundsource/internal/core/event"
@@ -451,5 +452,45 @@ func TestStoredAmountsSealToOneLength(t *testing.T) {
 	src, err := f.Funding.VerifyMicroDeposits(ctx, scope, ids[0], [2]int{34, 5})
 	if err != nil || src.Status != funding.Verified {
 		t.Fatalf("verify against an unpadded row: %v, %v", src.Status, err)
+	}
+}
+
+// TestExpiredVerificationShowsWhenItExpired: a verification expired early
+// (the sandbox's expiry) shows the moment it expired, never the deadline
+// ahead; one swept at its deadline, or an hour after it, shows the
+// deadline; a second before it, the sweep leaves it pending.
+func TestExpiredVerificationShowsWhenItExpired(t *testing.T) {
+	t.Parallel()
+	t.Run("sandbox expiry", func(t *testing.T) {
+		t.Parallel()
+		p := newPending(t)
+		p.Clock.Advance(time.Hour)
+		now := p.Clock.Now()
+		if _, err := p.Funding.SimulateDepositExpiry(ctx, p.scope, p.id); err != nil {
+			t.Fatal(err)
+		}
+		got, err := p.Funding.Get(ctx, p.scope, p.id)
+		if v := got.Verification; err != nil || v == nil || v.Status != funding.DepositExpired || !v.ExpiresAt.Equal(now) {
+			t.Errorf("after the sandbox's expiry: %+v, %v; want expired at %s", got.Verification, err, now)
+		}
+	})
+	for _, late := range []time.Duration{0, time.Hour} {
+		t.Run(fmt.Sprintf("swept %s late", late), func(t *testing.T) {
+			t.Parallel()
+			p := newPending(t)
+			deadline := p.Clock.Now().Add(funding.VerificationTTL)
+			p.Clock.Advance(funding.VerificationTTL - time.Second)
+			if n, err := p.Funding.ExpireDue(ctx); err != nil || n != 0 {
+				t.Fatalf("a second before the deadline the sweep expired %d, %v", n, err)
+			}
+			p.Clock.Advance(time.Second + late)
+			if n, err := p.Funding.ExpireDue(ctx); err != nil || n != 1 {
+				t.Fatalf("ExpireDue = %d, %v; want 1", n, err)
+			}
+			got, err := p.Funding.Get(ctx, p.scope, p.id)
+			if v := got.Verification; err != nil || v == nil || v.Status != funding.DepositExpired || !v.ExpiresAt.Equal(deadline) {
+				t.Errorf("swept %s late: %+v, %v; want expired at the deadline %s", late, got.Verification, err, deadline)
+			}
+		})
 	}
 }

@@ -65,7 +65,7 @@ func (s *Service) Receiver(ctx context.Context, scope tenant.Scope, id string) (
 	return r, nil
 }
 
-// Update is POST /v2/funding-source/{id}: the members sent, each nil
+// Update is POST /v2/funding-source/{funding_source_id}: the members sent, each nil
 // when not sent.
 type Update struct {
 	// Nickname is set when the member was sent; its value nil (JSON null

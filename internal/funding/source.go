@@ -284,10 +284,11 @@ type Store interface {
 	// request_in_progress. Only the pool's store runs it.
 	Idempotent(ctx context.Context, req idempotency.Request, fn func(tx Store) (idempotency.Response, bool)) (*idempotency.Response, error)
 	// AccountFacts reads the history of an account fingerprint in env as
-	// merchantID's check counts it: other merchants' customers' uses
-	// apart (OtherUses), its own merchant's payments and everyone's links
-	// left out.
-	AccountFacts(ctx context.Context, env tenant.Environment, accountFP []byte, merchantID string) (AccountFacts, error)
+	// the check of merchantID's source sourceID counts it: other
+	// merchants' customers' uses apart (OtherUses), its own merchant's
+	// payments, everyone's links and the source's own verification left
+	// out.
+	AccountFacts(ctx context.Context, env tenant.Environment, accountFP []byte, merchantID, sourceID string) (AccountFacts, error)
 	// RecordAccountFact stores one fact.
 	RecordAccountFact(ctx context.Context, f AccountFact) error
 	// StoreAccountCheck keeps c on a source until expires (nil: no time

@@ -41,6 +41,11 @@ func (s *Services) serveOn(ctx context.Context, ln net.Listener, dbURL string) e
 		cache.Live(sub.Connected)
 		s.Merchants.UseKeyCache(cache)
 	}
+	capped := web.CapConnections(ln, s.Config.MaxConnections)
+	s.Metrics.GaugeFunc("fundsource_http_connections_open", "Connections the main listener holds open.", capped.Open)
+	s.Metrics.CounterFunc("fundsource_http_connections_refused_total",
+		"Connections closed at accept, over MAX_CONNECTIONS.", capped.Refused)
+	ln = capped
 	srv := web.Server(ln.Addr().String(), s.Handler())
 	done := make(chan struct{})
 	go func() { defer close(done); s.runJobs(jobs, dbURL) }()

@@ -175,3 +175,37 @@ func TestPaymentEvidenceProcessorToken(t *testing.T) {
 		t.Errorf("without ownership: method %q, ownership %v; want processor_token from the token ledger", m, own)
 	}
 }
+
+// TestPaymentEvidenceListsTheAuditOfItsMandateAndSource: the payment's own
+// mandate revoked by the merchant, its source blocked by another debit's
+// R10 and unblocked: the evidence lists both audit events, as the audit
+// log holds them, oldest first.
+func TestPaymentEvidenceListsTheAuditOfItsMandateAndSource(t *testing.T) {
+	t.Parallel()
+	h := webtest.NewHarness(t)
+	key := h.Merchant("Acme").Sandbox.SecretKey
+	src := h.VerifiedSource(key, h.Customer(key), "444455556666")
+	debit := th.WantOK(t, h.Post("/v2/payments", key, th.PaymentBody(src, `"25.00"`, "debit")))
+	pay, mandate := debit["payment_id"].(string), debit["mandate_id"].(string)
+	th.WantOK(t, h.Post("/v2/mandates/"+mandate+"/revoke", key, `{"revoke_reason":"customer called"}`))
+	ev := th.WantOK(t, h.Get("/v2/payments/"+pay+"/evidence", key))
+	if got := auditActions(t, ev); len(got) != 1 || got[0] != audit.MandateRevoked {
+		t.Fatalf("after its mandate's revocation: audit events %v, want [mandate.revoked]", got)
+	}
+	next := th.WantOK(t, h.Post("/v2/payments", key, th.PaymentBody(src, `"3.00"`, "debit")))
+	th.WantOK(t, h.Post("/v2/sandbox/payments/"+next["payment_id"].(string)+"/return", key, `{"code":"R10"}`))
+	th.WantOK(t, h.Post("/v2/funding-source/"+src+"/unblock", key, `{"attestation":"The customer authorized again."}`))
+
+	log := th.WantOK(t, h.Get("/v2/audit-events?limit=100", key))
+	var logged []string
+	for _, e := range log["data"].([]any) {
+		if a := e.(map[string]any)["action"].(string); a == audit.MandateRevoked || a == audit.FundingSourceUnblocked {
+			logged = append([]string{a}, logged...)
+		}
+	}
+	ev = th.WantOK(t, h.Get("/v2/payments/"+pay+"/evidence", key))
+	got := auditActions(t, ev)
+	if strings.Join(got, ",") != strings.Join(logged, ",") || len(got) != 2 {
+		t.Errorf("evidence audit events %v, the audit log's %v; want [mandate.revoked funding_source.unblocked] in both", got, logged)
+	}
+}

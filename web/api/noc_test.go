@@ -71,3 +71,28 @@ func TestSandboxNotificationOfChange(t *testing.T) {
 	th.WantError(t, h.Post(path, prod, `{"change_code":"C05","corrected_data":{"account_type":"savings"}}`),
 		http.StatusForbidden, "permission_denied")
 }
+
+// TestSandboxNotificationOfChangeAnswersAsAGet: the simulation's answer is
+// the source as a GET right after it reads, account check included (the
+// change makes it caution, not unknown).
+func TestSandboxNotificationOfChangeAnswersAsAGet(t *testing.T) {
+	t.Parallel()
+	h := webtest.NewHarness(t)
+	key := h.Merchant("Acme").Sandbox.SecretKey
+	src := h.Source(key, h.Customer(key), "123456789")
+	for _, body := range []string{
+		`{"change_code":"C01","corrected_data":{"account_number":"99998888"}}`,
+		`{"change_code":"C05","corrected_data":{"account_type":"savings"}}`,
+	} {
+		res := h.Post("/v2/sandbox/funding-source/"+src+"/notification-of-change", key, body)
+		got := th.WantOK(t, res)
+		get := h.Get("/v2/funding-source/"+src, key)
+		th.WantOK(t, get)
+		if string(res.Body) != string(get.Body) {
+			t.Errorf("%s: the simulation answered\n%s\nthe GET after it\n%s", body, res.Body, get.Body)
+		}
+		if c, _ := got["account_check"].(map[string]any); c == nil || c["result"] == "unknown" {
+			t.Errorf("%s: account_check %v, want the account's facts read", body, got["account_check"])
+		}
+	}
+}

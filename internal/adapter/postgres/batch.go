@@ -106,7 +106,7 @@ WITH r AS (
     ) AS customer_holder,
     r.no_history IS TRUE AND ` + accountHistoryOfF + ` AS history
   FROM r CROSS JOIN LATERAL (SELECT r.lock IS NULL OR pg_try_advisory_xact_lock(r.lock) AS locked) l
-  CROSS JOIN LATERAL (SELECT r.environment, r.account_fp, r.merchant_id) f
+  CROSS JOIN LATERAL (SELECT r.environment, r.account_fp, r.merchant_id, r.id) f
   LEFT JOIN LATERAL (SELECT request_hash, response_status, response_body, created_at FROM idempotency_keys p
     WHERE p.merchant_id = r.merchant_id AND p.environment = r.environment AND p.key = r.key) p ON true
 ), ok AS (

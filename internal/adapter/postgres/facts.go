@@ -41,14 +41,17 @@ import (
 // with it.
 
 // otherFactsOfF are the facts about the account of f (a row with
-// environment, account_fp and merchant_id) that its check
+// environment, account_fp, merchant_id and the source's id) that its check
 // counts: all but links, which count for no one (a link nobody used says
 // nothing about the account, and counting it would let any merchant taint
-// another's check and learn who else linked the account), and f's own
+// another's check and learn who else linked the account), f's own
 // merchant's payments, which count only as another merchant's customer's
-// use.
+// use, and the source's own verification, which is no history of the
+// account before it (verified_before means someone verified it before
+// this source did).
 const otherFactsOfF = `a.environment = f.environment AND a.account_fp = f.account_fp AND a.kind <> 'linked'
-          AND (a.kind <> 'paid' OR a.merchant_id <> f.merchant_id)`
+          AND (a.kind <> 'paid' OR a.merchant_id <> f.merchant_id)
+          AND (a.kind <> 'verified' OR a.funding_source_id <> f.id)`
 
 // otherUseOfF is whether the fact a is a use of the account (verified or
 // paid) by a customer of a merchant other than f's: the uses
@@ -143,15 +146,16 @@ func (r factCols) domain() funding.AccountFacts {
 
 const selectAccountFacts = `
 SELECT ck.ck_kinds, ck.ck_codes, ck.ck_at, ck.ck_verified
-FROM (SELECT $1::text AS environment, $2::bytea AS account_fp, $3::text AS merchant_id) f
+FROM (SELECT $1::text AS environment, $2::bytea AS account_fp, $3::text AS merchant_id, $4::text AS id) f
 CROSS JOIN LATERAL (` + accountFactsOfF + `) ck`
 
-// AccountFacts reads the history of an account fingerprint in env as
-// merchantID's check counts it: OtherUses holds the uses by other
-// merchants' customers only.
-func (q queries) AccountFacts(ctx context.Context, env tenant.Environment, fp []byte, merchantID string) (funding.AccountFacts, error) {
+// AccountFacts reads the history of an account fingerprint in env as the
+// check of merchantID's source sourceID counts it: OtherUses holds the
+// uses by other merchants' customers only, and the source's own
+// verification is left out.
+func (q queries) AccountFacts(ctx context.Context, env tenant.Environment, fp []byte, merchantID, sourceID string) (funding.AccountFacts, error) {
 	var r factCols
-	if err := sqlx.GetContext(ctx, q.ex, &r, selectAccountFacts, env, fp, merchantID); err != nil {
+	if err := sqlx.GetContext(ctx, q.ex, &r, selectAccountFacts, env, fp, merchantID, sourceID); err != nil {
 		return funding.AccountFacts{}, translate(err)
 	}
 	return r.domain(), nil

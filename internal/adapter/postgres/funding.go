@@ -481,16 +481,16 @@ func (q queries) InsertMicroDeposit(ctx context.Context, m funding.MicroDeposit,
 }
 
 const updateDeposit = `
-UPDATE micro_deposits SET status = $5, attempts_remaining = $6, finished_at = $7, return_code = NULLIF($8, '')
+UPDATE micro_deposits SET status = $5, attempts_remaining = $6, finished_at = $7, return_code = NULLIF($8, ''), expires_at = $9
 WHERE merchant_id = $1 AND environment = $2 AND funding_source_id = $3 AND seq = $4`
 
-var updateDepositRecording = recording(updateDeposit, 8)
+var updateDepositRecording = recording(updateDeposit, 9)
 
 // UpdateMicroDeposit saves a verification's state, with evs in the same
 // statement.
 func (q queries) UpdateMicroDeposit(ctx context.Context, m funding.MicroDeposit, evs ...event.Event) error {
 	n, err := q.writeRecording(ctx, updateDeposit, updateDepositRecording, []any{m.Scope.MerchantID, m.Scope.Env, m.SourceID, m.Seq,
-		m.Status, m.AttemptsRemaining, m.FinishedAt, m.ReturnCode}, evs)
+		m.Status, m.AttemptsRemaining, m.FinishedAt, m.ReturnCode, m.ExpiresAt}, evs)
 	return changed(n, err)
 }
 

@@ -84,12 +84,12 @@ func TestOneRowReadsUseTheIDIndexWithoutStatistics(t *testing.T) {
 
 	// The account check reads its account's history by index, in a plan
 	// for its values and in the generic one.
-	custom := explainJSON(t, conn, postgres.SelectAccountFacts, "sandbox", []byte{0xaa}, "mer_a")
-	if _, err := conn.ExecContext(ctx, `SET plan_cache_mode = force_generic_plan; PREPARE facts (text, bytea, text) AS `+postgres.SelectAccountFacts); err != nil {
+	custom := explainJSON(t, conn, postgres.SelectAccountFacts, "sandbox", []byte{0xaa}, "mer_a", "fs_777")
+	if _, err := conn.ExecContext(ctx, `SET plan_cache_mode = force_generic_plan; PREPARE facts (text, bytea, text, text) AS `+postgres.SelectAccountFacts); err != nil {
 		t.Fatal(err)
 	}
 	var generic []byte
-	if err := conn.GetContext(ctx, &generic, `EXPLAIN (FORMAT JSON) EXECUTE facts ('sandbox', '\xaa', 'mer_a')`); err != nil {
+	if err := conn.GetContext(ctx, &generic, `EXPLAIN (FORMAT JSON) EXECUTE facts ('sandbox', '\xaa', 'mer_a', 'fs_777')`); err != nil {
 		t.Fatal(err)
 	}
 	for _, plan := range [][]byte{custom, generic} {

@@ -51,6 +51,7 @@ type Payment struct {
 	SourceID       string
 	CustomerID     string
 	Description    string
+	Purpose        string // goods, services, bill, donation, payroll, other
 	SubscriptionID string
 	Settled        string // "" while pending
 	// RetryOf is the original debit this one presents again, "" when it

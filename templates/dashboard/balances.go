@@ -15,7 +15,7 @@ type Finality struct {
 	Pending            bool   // waiting for its ACH window
 	Effective          string // "Nov 2, 2026"
 	Settlement         string
-	Sent               string // "Nov 2, 2026, 20:45 UTC"
+	Sent               string // "Nov 2, 2026, 20:45 UTC"; "" until the bank took its file
 	ReturnCloses       string // "Nov 4, 2026, 11:59 PM EST"
 	UnauthorizedCloses string // "" unless an individual's debit
 }

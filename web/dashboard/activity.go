@@ -166,6 +166,7 @@ func (s *Surface) paymentPage(c *gin.Context) {
 	if p.Description != nil {
 		v.Description = *p.Description
 	}
+	v.Purpose = string(p.Purpose)
 	if p.SubscriptionID != nil {
 		v.SubscriptionID = *p.SubscriptionID
 	}

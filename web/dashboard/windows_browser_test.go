@@ -10,7 +10,8 @@ import (
 
 // TestBrowserDashboardBalancesAndFinality: the home and payments pages
 // show the money in flight and at risk, and a settled debit's page its
-// return windows, at desktop and phone widths, passing axe-core.
+// return windows and purpose, at desktop and phone widths, passing
+// axe-core.
 func TestBrowserDashboardBalancesAndFinality(t *testing.T) {
 	for _, width := range []int{1280, 390} {
 		t.Run(fmt.Sprint(width), func(t *testing.T) {
@@ -47,6 +48,9 @@ func TestBrowserDashboardBalancesAndFinality(t *testing.T) {
 			}
 			if got := tb.Text("#unauthorized-window"); got != "Fri, Jan 1, 2027, 11:59 PM EST" {
 				t.Errorf("unauthorized-return window: %q", got)
+			}
+			if got := tb.Text("#purpose"); got != "other" {
+				t.Errorf("purpose: %q, want the new originator's default, other", got)
 			}
 			check()
 		})

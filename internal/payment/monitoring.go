@@ -35,6 +35,14 @@ import (
 // same instant may each be judged without the other (the velocity rule
 // counts committed debits): a signal, not a limit, so the window is
 // accepted rather than serializing every source's debits.
+//
+// The account check is no such fact: it is computed from the account's
+// history, which any merchant's later return or correction changes, and
+// the source keeps only an answer that such a fact marks stale. So the
+// rules ask the funding service (AccountChecks) for the check as GET
+// /v2/funding-source answers it, and only for a payment above the
+// threshold of a rule that reads it. Every rule is decided here, in Go;
+// the statements that create payments decide none of them.
 
 // Rule is one fraud-monitoring rule.
 type Rule struct {
@@ -100,6 +108,21 @@ func (DefaultThresholds) Thresholds(context.Context, tenant.Scope) (map[string]s
 	return nil, nil
 }
 
+// AccountChecks answers a source's account check result (pass, caution,
+// fail, unknown) as GET /v2/funding-source/{id} answers it: the funding
+// service computes it (from the account's history when its kept answer
+// no longer holds), so a rule never judges by a kept answer that a later
+// fact about the account has made stale.
+type AccountChecks interface {
+	CheckResult(ctx context.Context, scope tenant.Scope, sourceID string) (string, error)
+}
+
+// WithAccountChecks sets who answers account checks to the rules.
+func (s *Service) WithAccountChecks(c AccountChecks) *Service {
+	s.checks = c
+	return s
+}
+
 // WithThresholds sets who gives originators' thresholds to the
 // monitoring report.
 func (s *Service) WithThresholds(t Thresholds) *Service {
@@ -147,9 +170,6 @@ type RiskFacts struct {
 	Found           bool      // the source exists in the scope
 	SourceCreatedAt time.Time // UTC
 	Verified        bool
-	// Check is the source's stored account check result (pass, caution,
-	// fail, unknown), "" when not computed.
-	Check string
 	// PriorDebits counts the source's debits before this one, canceled
 	// ones left aside.
 	PriorDebits int
@@ -249,6 +269,22 @@ func (s *Service) judge(ctx context.Context, tx Store, scope tenant.Scope, sourc
 	if !rules {
 		return verdict{}, nil
 	}
+	// The account check is asked for once, and only when a rule needs
+	// it: most payments are below the thresholds of the rules that read it.
+	var check *string
+	checkOf := func() (string, error) {
+		if check == nil {
+			if s.checks == nil {
+				return "", fmt.Errorf("account check of %s: no account checks to ask", sourceID)
+			}
+			c, err := s.checks.CheckResult(ctx, scope, sourceID)
+			if err != nil {
+				return "", fmt.Errorf("account check of %s: %w", sourceID, err)
+			}
+			check = &c
+		}
+		return *check, nil
+	}
 	var v verdict
 	for _, r := range Rules {
 		value := r.Default
@@ -261,7 +297,11 @@ func (s *Service) judge(ctx context.Context, tx Store, scope tenant.Scope, sourc
 		if err != nil {
 			return verdict{}, err
 		}
-		if !matches(r.ID, f, now, d, cents, count, limit) {
+		match, err := matches(r.ID, f, now, d, cents, count, limit, checkOf)
+		if err != nil {
+			return verdict{}, err
+		}
+		if !match {
 			continue
 		}
 		if v.reason == "" {
@@ -274,22 +314,35 @@ func (s *Service) judge(ctx context.Context, tx Store, scope tenant.Scope, sourc
 }
 
 // matches is rule id's judgment of a payment of cents in direction d at
-// now, with the rule's count and amount threshold (cents).
-func matches(id string, f RiskFacts, now time.Time, d Direction, cents int64, count int, limit int64) bool {
+// now, with the rule's count and amount threshold (cents); check answers
+// the source's account check.
+func matches(id string, f RiskFacts, now time.Time, d Direction, cents int64, count int, limit int64,
+	check func() (string, error)) (bool, error) {
 	switch id {
 	case RuleFirstDebitAmount:
-		return d == Debit && f.PriorDebits == 0 && now.Sub(f.SourceCreatedAt) <= FirstDebitWindow && cents > limit
+		return d == Debit && f.PriorDebits == 0 && now.Sub(f.SourceCreatedAt) <= FirstDebitWindow && cents > limit, nil
 	case RuleDailyVelocity:
-		return d == Debit && (f.DayDebits+1 > count || f.DayCents+cents > limit)
+		return d == Debit && (f.DayDebits+1 > count || f.DayCents+cents > limit), nil
 	case RuleRiskyAccount:
-		return d == Debit && (f.Check == "fail" || f.Check == "caution") && cents > limit
+		if d != Debit || cents <= limit {
+			return false, nil
+		}
+		c, err := check()
+		return c == CheckFail || c == CheckCaution, err
 	case RuleUnverifiedCredit:
-		return d == Credit && !f.Verified && cents > limit
+		return d == Credit && !f.Verified && cents > limit, nil
 	case RuleChangedAccount:
-		return d == Debit && f.AccountChangedAt != nil && now.Sub(*f.AccountChangedAt) <= ChangedAccountWindow && cents > limit
+		return d == Debit && f.AccountChangedAt != nil && now.Sub(*f.AccountChangedAt) <= ChangedAccountWindow && cents > limit, nil
 	}
-	return false
+	return false, nil
 }
+
+// Account check results the rules read (those of GET
+// /v2/funding-source's account_check).
+const (
+	CheckFail    = "fail"
+	CheckCaution = "caution"
+)
 
 // AlertWindowDays is the window of GET /v2/compliance/monitoring's alert
 // counts.

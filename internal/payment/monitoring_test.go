@@ -163,6 +163,54 @@ func TestRiskyAccountRule(t *testing.T) {
 	}
 }
 
+// TestRiskyAccountReadsTheCheckAsGetAnswersIt: another merchant's debit
+// of the same account, from a source removed since, comes back R03 late,
+// which marks the source's kept check stale; the rule judges by the check
+// GET answers (fail), at the threshold and a cent over.
+func TestRiskyAccountReadsTheCheckAsGetAnswersIt(t *testing.T) {
+	t.Parallel()
+	f := fixture.New(t)
+	scope, other := f.Sandbox("Acme"), f.Sandbox("Other")
+	if _, err := f.SQL().Exec(`UPDATE originators SET rule_thresholds = $3::jsonb WHERE merchant_id = $1 AND environment = $2`,
+		scope.MerchantID, scope.Env, `{"risky_account":"10.00"}`); err != nil {
+		t.Fatal(err)
+	}
+	const acct = "600000000001"
+	theirs := f.VerifiedSource(other, f.Customer(other), acct).ID
+	p, err := f.Payments.Create(ctx, other, money(theirs, payment.Debit, "1.00"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.Clock.Advance(f.Config.PaymentSettleDelay)
+	if _, err := f.Payments.SettleDue(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.Funding.Remove(ctx, other, theirs); err != nil {
+		t.Fatal(err)
+	}
+	src := f.VerifiedSource(scope, f.Customer(scope), acct).ID
+	if c, err := f.Funding.Get(ctx, scope, src); err != nil || c.AccountCheck.Result == funding.CheckFail {
+		t.Fatalf("check before the return: %v %v", c.AccountCheck, err)
+	}
+	if _, err := f.Payments.SimulateReturn(ctx, other, p.ID, "R03"); err != nil {
+		t.Fatal(err)
+	}
+	var kept *string
+	if err := f.SQL().Get(&kept, `SELECT check_result FROM funding_sources WHERE id = $1`, src); err != nil || kept != nil {
+		t.Fatalf("kept check after another merchant's R03: %v %v, want stale (NULL)", kept, err)
+	}
+	p, r := create(t, f, scope, money(src, payment.Debit, "10.00"))
+	wantHold(t, "10.00 at the threshold, check fail", p, r, "")
+	p, r = create(t, f, scope, money(src, payment.Debit, "10.01"))
+	wantHold(t, "10.01 over the threshold, check fail", p, r, "fraud_rule:risky_account")
+	if got := alerts(t, f, p.ID); len(got) != 1 || got[0] != payment.RuleRiskyAccount {
+		t.Errorf("alerts: got %v, want [risky_account]", got)
+	}
+	if c, err := f.Funding.Get(ctx, scope, src); err != nil || c.AccountCheck.Result != funding.CheckFail {
+		t.Errorf("GET's check: %v %v, want fail", c.AccountCheck, err)
+	}
+}
+
 func TestUnverifiedCreditRule(t *testing.T) {
 	t.Parallel()
 	f := fixture.New(t)

@@ -144,7 +144,7 @@ func Build(cfg *config.Config, d Deps) (*Services, error) {
 	s.Metrics.CounterFunc("fundsource_sanctions_reload_failures_total",
 		"Changed SDN list files refused (the list in use stays).", sdn.ReloadFailures)
 	s.Originators = originator.NewService(db.Originators(), s.Payments, now).WithSanctions(sdn)
-	s.Payments.WithOriginators(s.Originators).WithThresholds(s.Originators)
+	s.Payments.WithOriginators(s.Originators).WithThresholds(s.Originators).WithAccountChecks(s.Funding)
 	s.Merchants.OnEnvironment(func(ctx context.Context, tx merchant.Store, scope tenant.Scope, name string) error {
 		return s.Originators.NameTx(ctx, tx.(postgres.Stores).Originators(), scope, name)
 	})

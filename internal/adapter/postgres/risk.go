@@ -23,7 +23,7 @@ import (
 // customer, the originator's guardrail and its rule thresholds by
 // primary key.
 const riskFacts = `
-SELECT f.created_at, f.status = 'Verified' AS verified, coalesce(f.check_result, '') AS check_result,
+SELECT f.created_at, f.status = 'Verified' AS verified,
   (SELECT count(*) FROM (SELECT 1 FROM payments p
      WHERE p.merchant_id = f.merchant_id AND p.environment = f.environment AND p.funding_source_id = f.id
        AND p.direction = 'debit' AND p.status <> 'canceled' LIMIT 1) x) AS prior_debits,
@@ -49,7 +49,6 @@ func (q queries) RiskFacts(ctx context.Context, scope tenant.Scope, sourceID str
 	var r struct {
 		CreatedAt         time.Time  `db:"created_at"`
 		Verified          bool       `db:"verified"`
-		Check             string     `db:"check_result"`
 		PriorDebits       int        `db:"prior_debits"`
 		DayDebits         int        `db:"day_debits"`
 		DayCents          int64      `db:"day_cents"`
@@ -70,7 +69,7 @@ func (q queries) RiskFacts(ctx context.Context, scope tenant.Scope, sourceID str
 	if err := json.Unmarshal(r.Thresholds, &th); err != nil {
 		return payment.RiskFacts{}, fmt.Errorf("originator's rule thresholds: %w", err)
 	}
-	return payment.RiskFacts{Found: true, Thresholds: th, SourceCreatedAt: r.CreatedAt.UTC(), Verified: r.Verified, Check: r.Check,
+	return payment.RiskFacts{Found: true, Thresholds: th, SourceCreatedAt: r.CreatedAt.UTC(), Verified: r.Verified,
 		PriorDebits: r.PriorDebits, DayDebits: r.DayDebits, DayCents: r.DayCents, AccountChangedAt: utcPtr(r.AccountChangedAt),
 		Screening: r.Screening, Guardrail: r.Guardrail, GuardrailComputedAt: utcPtr(r.GuardrailComputed)}, nil
 }

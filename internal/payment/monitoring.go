@@ -71,8 +71,8 @@ var Rules = []Rule{
 		Description: "A source's first debit within 7 days of its creation above the threshold."},
 	{ID: RuleDailyVelocity, Version: 1, Default: "5/10000.00",
 		Description: "More debits of one source in a banking day (US Eastern) than the count, or more in total than the amount."},
-	{ID: RuleChangedAccount, Version: 1, Default: "500.00",
-		Description: "A debit above the threshold within 30 days after a notification of change changed the source's account."},
+	{ID: RuleChangedAccount, Version: 2, Default: "500.00",
+		Description: "A debit or credit above the threshold within 30 days after a notification of change changed the source's account."},
 	{ID: RuleRiskyAccount, Version: 1, Default: "500.00",
 		Description: "A debit above the threshold from a source whose account check is fail or caution."},
 	{ID: RuleUnverifiedCredit, Version: 1, Default: "1000.00",
@@ -178,7 +178,8 @@ type RiskFacts struct {
 	DayDebits int
 	DayCents  int64
 	// AccountChangedAt is when a notification of change last changed the
-	// source's account (C01, C02, C03, C06, C07); nil when none did.
+	// source's account number or routing (C01, C02, C03, C06, C07): the
+	// only way a source's account changes; nil when none did.
 	AccountChangedAt *time.Time
 	// Screening is the customer's sanctions screening status ("" when
 	// never screened: clear).
@@ -332,7 +333,9 @@ func matches(id string, f RiskFacts, now time.Time, d Direction, cents int64, co
 	case RuleUnverifiedCredit:
 		return d == Credit && !f.Verified && cents > limit, nil
 	case RuleChangedAccount:
-		return d == Debit && f.AccountChangedAt != nil && now.Sub(*f.AccountChangedAt) <= ChangedAccountWindow && cents > limit, nil
+		// Both directions (version 2): a credit to an account just
+		// changed is how a payout is sent under false pretenses.
+		return f.AccountChangedAt != nil && now.Sub(*f.AccountChangedAt) <= ChangedAccountWindow && cents > limit, nil
 	}
 	return false, nil
 }

@@ -266,6 +266,34 @@ func TestChangedAccountRule(t *testing.T) {
 	}
 }
 
+// TestChangedAccountRuleJudgesCredits: a credit above the threshold
+// within 30 days after a NOC changed the account is held like a debit.
+func TestChangedAccountRuleJudgesCredits(t *testing.T) {
+	t.Parallel()
+	f := fixture.New(t)
+	scope := f.Sandbox("Acme")
+	src := f.VerifiedSource(scope, f.Customer(scope), "410000000001").ID
+	if _, err := f.Funding.SimulateChange(ctx, scope, src, funding.Correction{ChangeCode: "C01",
+		CorrectedData: funding.CorrectedData{AccountNumber: "410000000011"}}); err != nil {
+		t.Fatal(err)
+	}
+	p, r := create(t, f, scope, money(src, payment.Credit, "500.00"))
+	wantHold(t, "credit of 500.00 after a change", p, r, "")
+	p, r = create(t, f, scope, money(src, payment.Credit, "500.01"))
+	wantHold(t, "credit of 500.01 after a change", p, r, "fraud_rule:changed_account")
+	if got := alerts(t, f, p.ID); len(got) != 1 || got[0] != payment.RuleChangedAccount {
+		t.Errorf("alerts: got %v, want [changed_account]", got)
+	}
+	f.Clock.Advance(30 * day)
+	p, r = create(t, f, scope, money(src, payment.Credit, "500.00"))
+	wantHold(t, "credit of 500.00 on day 30", p, r, "")
+	p, r = create(t, f, scope, money(src, payment.Credit, "500.01"))
+	wantHold(t, "credit of 500.01 on day 30", p, r, "fraud_rule:changed_account")
+	f.Clock.Advance(day)
+	p, r = create(t, f, scope, money(src, payment.Credit, "500.01"))
+	wantHold(t, "credit of 500.01 on day 31", p, r, "")
+}
+
 // TestPerOriginatorThresholds: the thresholds the operator set for one
 // originator judge its payments; another originator keeps the defaults.
 func TestPerOriginatorThresholds(t *testing.T) {

@@ -57,11 +57,12 @@ type Rule struct {
 
 // Rule ids.
 const (
-	RuleFirstDebitAmount = "first_debit_amount"
-	RuleDailyVelocity    = "daily_velocity"
-	RuleRiskyAccount     = "risky_account"
-	RuleUnverifiedCredit = "unverified_credit"
-	RuleChangedAccount   = "changed_account"
+	RuleFirstDebitAmount  = "first_debit_amount"
+	RuleDailyVelocity     = "daily_velocity"
+	RuleRiskyAccount      = "risky_account"
+	RuleUnverifiedCredit  = "unverified_credit"
+	RuleChangedAccount    = "changed_account"
+	RuleFirstCreditAmount = "first_credit_amount"
 )
 
 // Rules are the fraud-monitoring rules in force, in the order they are
@@ -77,6 +78,8 @@ var Rules = []Rule{
 		Description: "A debit above the threshold from a source whose account check is fail or caution."},
 	{ID: RuleUnverifiedCredit, Version: 1, Default: "1000.00",
 		Description: "A credit above the threshold to an Unverified source."},
+	{ID: RuleFirstCreditAmount, Version: 1, Default: "2500.00",
+		Description: "A source's first credit within 7 days of its creation above the threshold."},
 }
 
 // AlertReversalThenReturn is the alert of a payment that came back after
@@ -90,6 +93,7 @@ const AlertReversalThenReturn = "reversal_then_return"
 // Windows of the rules.
 const (
 	FirstDebitWindow     = 7 * 24 * time.Hour
+	FirstCreditWindow    = 7 * 24 * time.Hour
 	ChangedAccountWindow = 30 * 24 * time.Hour
 )
 
@@ -173,6 +177,9 @@ type RiskFacts struct {
 	// PriorDebits counts the source's debits before this one, canceled
 	// ones left aside.
 	PriorDebits int
+	// PriorCredits counts the source's credits before this one, canceled
+	// ones left aside (0 or 1: the rules ask only whether there was one).
+	PriorCredits int
 	// DayDebits and DayCents are the source's debits (canceled and
 	// failed left aside) created since the banking day began.
 	DayDebits int
@@ -322,6 +329,10 @@ func matches(id string, f RiskFacts, now time.Time, d Direction, cents int64, co
 	switch id {
 	case RuleFirstDebitAmount:
 		return d == Debit && f.PriorDebits == 0 && now.Sub(f.SourceCreatedAt) <= FirstDebitWindow && cents > limit, nil
+	case RuleFirstCreditAmount:
+		// A payout to a source just linked is how money is sent under
+		// false pretenses: a large first one waits for review.
+		return d == Credit && f.PriorCredits == 0 && now.Sub(f.SourceCreatedAt) <= FirstCreditWindow && cents > limit, nil
 	case RuleDailyVelocity:
 		return d == Debit && (f.DayDebits+1 > count || f.DayCents+cents > limit), nil
 	case RuleRiskyAccount:

@@ -88,6 +88,40 @@ func TestFirstDebitAmountRule(t *testing.T) {
 	wantHold(t, "first debit on day 8", p, r, "")
 }
 
+func TestFirstCreditAmountRule(t *testing.T) {
+	t.Parallel()
+	f := fixture.New(t)
+	scope := f.Sandbox("Acme")
+	src := func(acct string) string { return f.VerifiedSource(scope, f.Customer(scope), acct).ID }
+
+	p, r := create(t, f, scope, money(src("110000000001"), payment.Credit, "2500.00"))
+	wantHold(t, "first credit at the threshold", p, r, "")
+	p, r = create(t, f, scope, money(src("110000000002"), payment.Credit, "2500.01"))
+	wantHold(t, "first credit a cent over", p, r, "fraud_rule:first_credit_amount")
+	if got := alerts(t, f, p.ID); len(got) != 1 || got[0] != payment.RuleFirstCreditAmount {
+		t.Errorf("alerts: got %v, want [first_credit_amount]", got)
+	}
+
+	second := src("110000000003")
+	create(t, f, scope, money(second, payment.Credit, "1.00"))
+	p, r = create(t, f, scope, money(second, payment.Credit, "2500.01"))
+	wantHold(t, "second credit over the threshold", p, r, "")
+
+	// A debit is no credit: a source debited first still has its first credit judged.
+	debited := src("110000000004")
+	create(t, f, scope, money(debited, payment.Debit, "1.00"))
+	p, r = create(t, f, scope, money(debited, payment.Credit, "2500.01"))
+	wantHold(t, "first credit after a debit", p, r, "fraud_rule:first_credit_amount")
+
+	day7, day8 := src("110000000005"), src("110000000006")
+	f.Clock.Advance(7 * day)
+	p, r = create(t, f, scope, money(day7, payment.Credit, "2500.01"))
+	wantHold(t, "first credit on day 7", p, r, "fraud_rule:first_credit_amount")
+	f.Clock.Advance(day)
+	p, r = create(t, f, scope, money(day8, payment.Credit, "2500.01"))
+	wantHold(t, "first credit on day 8", p, r, "")
+}
+
 func TestDailyVelocityRule(t *testing.T) {
 	t.Parallel()
 	f := fixture.New(t)

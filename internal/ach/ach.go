@@ -159,6 +159,9 @@ type Deposit struct {
 	SourceID   string
 	CustomerID string
 	Seq        int
+	// SourceGone: the source was removed or blocked since the
+	// verification was initiated; its deposits are not sent.
+	SourceGone bool
 }
 
 // Store is the persistence of origination.
@@ -206,7 +209,9 @@ type Store interface {
 	// InsertACHFile stores a new file record and returns its serial.
 	InsertACHFile(ctx context.Context, f File) (int64, error)
 	// DepositsToOriginate locks up to limit open production verifications
-	// without entries, skipping rows other processes hold.
+	// without entries, skipping rows other processes hold and those of
+	// customers whose sanctions screening is a potential match (they wait
+	// until it is cleared).
 	DepositsToOriginate(ctx context.Context, limit int) ([]Deposit, error)
 	// PaymentsToOriginate likewise locks pending production payments,
 	// with their payment.Standing.
@@ -271,6 +276,7 @@ type Funding interface {
 	BankAccount(ctx context.Context, scope tenant.Scope, id string) (funding.BankAccount, error)
 	DepositAmounts(ctx context.Context, scope tenant.Scope, id string, seq int) ([2]int, error)
 	ReturnMicroDepositTx(ctx context.Context, tx funding.Store, scope tenant.Scope, id string, seq int, code string) error
+	CancelDepositsTx(ctx context.Context, tx funding.Store, scope tenant.Scope, id string, seq int) error
 	ApplyChangeTx(ctx context.Context, tx funding.Store, scope tenant.Scope, id string, c funding.Correction) (bool, error)
 	BlockTx(ctx context.Context, tx funding.Store, scope tenant.Scope, id, code, reason string) (bool, error)
 	// Receiver is what a source's entries say about its holder.
@@ -289,6 +295,10 @@ type Payments interface {
 	// cancels it in tx when not.
 	ReleaseTx(ctx context.Context, tx payment.Store, p payment.Payment) (bool, error)
 	OriginatedTx(ctx context.Context, tx payment.Store, scope tenant.Scope, id string, sent payment.Sent) error
+	// ScreenEntryTx screens the receiver's name an entry carries as it
+	// leaves: false when it is a potential sanctions match (a payment p
+	// is held then; micro-deposits, p nil, wait).
+	ScreenEntryTx(ctx context.Context, tx payment.Store, scope tenant.Scope, customerID string, p *payment.Payment, name string, business bool) (bool, error)
 	ReturnTx(ctx context.Context, tx payment.Store, scope tenant.Scope, id, code string) error
 	// SettledTx records that the bank's statement shows a payment settled
 	// on date (reconcile.go).
@@ -423,28 +433,11 @@ func (o *Originator) assign(ctx context.Context, w *calendar.Window) (File, bool
 				return errWindowTaken
 			}
 		}
-		deposits, err := tx.DepositsToOriginate(ctx, batchLimit)
+		wt, err := o.claim(ctx, tx)
 		if err != nil {
 			return err
 		}
-		claimed, err := tx.PaymentsToOriginate(ctx, batchLimit)
-		if err != nil {
-			return err
-		}
-		payments := claimed[:0:0]
-		for _, p := range claimed {
-			ok, err := o.payments.ReleaseTx(ctx, tx.Payments(), p)
-			if err != nil {
-				return err
-			}
-			if ok {
-				payments = append(payments, p)
-			}
-		}
-		dishonors, err := o.dishonorsInTime(ctx, tx)
-		if err != nil {
-			return err
-		}
+		deposits, payments, dishonors, receivers := wt.deposits, wt.payments, wt.dishonors, wt.receivers
 		if len(deposits)+len(payments)+len(dishonors) == 0 {
 			return nil
 		}
@@ -454,18 +447,26 @@ func (o *Originator) assign(ctx context.Context, w *calendar.Window) (File, bool
 		date := calendar.DateOf(now)
 		f.Name = fmt.Sprintf("fundsource-%s-%s.ach", date.Format("20060102"), f.ID[len("achf_"):])
 		traces := o.traces(date.Format(time.DateOnly))
-		receivers := map[string]funding.Receiver{}
 		microEffective := o.cfg.Schedule.Effective(now, o.cfg.SameDayMicro).Format(time.DateOnly)
+		// Micro-deposits go out under the merchant's originator, as its
+		// later entries will (Nacha's micro-entry rule): the name the
+		// receiver sees is the one they will see again.
+		companies := map[tenant.Scope][2]string{}
 		depositClasses := make([]Class, len(deposits))
 		depositKeys := make([]batchKey, len(deposits))
 		depositReceivers := make([]funding.Receiver, len(deposits))
+		depositCompanies := make([][2]string, len(deposits))
 		for i, d := range deposits {
 			r, err := o.receiver(ctx, d.Scope, d.SourceID, receivers)
 			if err != nil {
 				return err
 			}
+			if depositCompanies[i], err = o.company(ctx, tx, d.Scope, companies); err != nil {
+				return err
+			}
 			depositClasses[i], depositReceivers[i] = Classify(Payer{Business: r.Company, MicroDeposit: true}), r
-			depositKeys[i] = keyOf(depositClasses[i], Entry{EffectiveDate: microEffective})
+			depositKeys[i] = keyOf(depositClasses[i], Entry{EffectiveDate: microEffective,
+				CompanyName: depositCompanies[i][0], CompanyID: depositCompanies[i][1]})
 		}
 		if o.cfg.MicroOffset {
 			// One offsetting debit per micro-deposit batch, in batch order.
@@ -491,13 +492,13 @@ func (o *Originator) assign(ctx context.Context, w *calendar.Window) (File, bool
 				e := Entry{FileID: f.ID, FileDate: traces.date, Scope: d.Scope, Kind: KindMicroDeposit, SourceID: d.SourceID,
 					CustomerID: d.CustomerID, DepositSeq: d.Seq, DepositIndex: i + 1, Class: depositClasses[di],
 					ReceiverName: receiverName(depositReceivers[di]), IndividualID: depositReceivers[di].IndividualID,
-					EffectiveDate: microEffective, AccountFP: depositReceivers[di].AccountFP}
+					EffectiveDate: microEffective, AccountFP: depositReceivers[di].AccountFP,
+					CompanyName: depositCompanies[di][0], CompanyID: depositCompanies[di][1]}
 				if err := o.insertEntry(ctx, tx, &e); err != nil {
 					return err
 				}
 			}
 		}
-		companies := map[tenant.Scope][2]string{}
 		for _, p := range payments {
 			r, err := o.receiver(ctx, p.Scope, p.SourceID, receivers)
 			if err != nil {
@@ -509,7 +510,8 @@ func (o *Originator) assign(ctx context.Context, w *calendar.Window) (File, bool
 			}
 			debit := p.Direction == payment.Debit
 			class, company, err := o.classOf(ctx, tx, p, Payer{Business: r.Company, Debit: debit, Subscription: p.SubscriptionID != nil,
-				Retry: p.Attempt != nil && *p.Attempt > 1, EntryDescription: deref(p.EntryDescription)}, company)
+				Retry: p.Attempt != nil && *p.Attempt > 1, EntryDescription: deref(p.EntryDescription), MandateSEC: p.Standing.MandateSEC,
+				Purpose: p.Purpose}, company)
 			if err != nil {
 				return err
 			}
@@ -529,7 +531,7 @@ func (o *Originator) assign(ctx context.Context, w *calendar.Window) (File, bool
 				return err
 			}
 			// sent_at waits for the bank's server to take the file (deliver).
-			if err := o.payments.OriginatedTx(ctx, tx.Payments(), p.Scope, p.ID, sent(time.Time{}, effective, debit && !r.Company)); err != nil {
+			if err := o.payments.OriginatedTx(ctx, tx.Payments(), p.Scope, p.ID, sent(time.Time{}, effective, debit && class.SEC != SecCCD)); err != nil {
 				return err
 			}
 		}
@@ -545,6 +547,72 @@ func (o *Originator) assign(ctx context.Context, w *calendar.Window) (File, bool
 		return nil
 	})
 	return f, found, err
+}
+
+// waiting is what an assignment claimed that may leave now: deposits
+// and payments with their receivers (by merchant and source), and the
+// dishonors still in time.
+type waiting struct {
+	deposits  []Deposit
+	payments  []payment.Payment
+	dishonors []Dishonor
+	receivers map[string]funding.Receiver
+}
+
+// claim locks in tx what waits to leave and keeps what may: a
+// verification whose source was removed or blocked is canceled, a payment
+// that may no longer leave is canceled or held (payment.Service.ReleaseTx),
+// and an entry whose receiver's name is a potential sanctions match stays
+// behind (ScreenEntryTx: the payment held, the deposits waiting).
+func (o *Originator) claim(ctx context.Context, tx Store) (waiting, error) {
+	wt := waiting{receivers: map[string]funding.Receiver{}}
+	deposits, err := tx.DepositsToOriginate(ctx, batchLimit)
+	if err != nil {
+		return wt, err
+	}
+	for _, d := range deposits {
+		if d.SourceGone {
+			if err := o.funding.CancelDepositsTx(ctx, tx.Funding(), d.Scope, d.SourceID, d.Seq); err != nil {
+				return wt, err
+			}
+			continue
+		}
+		ok, err := o.screened(ctx, tx, d.Scope, d.SourceID, d.CustomerID, nil, wt.receivers)
+		if err != nil {
+			return wt, err
+		}
+		if ok {
+			wt.deposits = append(wt.deposits, d)
+		}
+	}
+	payments, err := tx.PaymentsToOriginate(ctx, batchLimit)
+	if err != nil {
+		return wt, err
+	}
+	for _, p := range payments {
+		ok, err := o.payments.ReleaseTx(ctx, tx.Payments(), p)
+		if err == nil && ok {
+			ok, err = o.screened(ctx, tx, p.Scope, p.SourceID, p.CustomerID, &p, wt.receivers)
+		}
+		if err != nil {
+			return wt, err
+		}
+		if ok {
+			wt.payments = append(wt.payments, p)
+		}
+	}
+	wt.dishonors, err = o.dishonorsInTime(ctx, tx)
+	return wt, err
+}
+
+// screened reports whether the receiver's name an entry of a source will
+// carry passes sanctions screening (ScreenEntryTx).
+func (o *Originator) screened(ctx context.Context, tx Store, scope tenant.Scope, sourceID, customerID string, p *payment.Payment, seen map[string]funding.Receiver) (bool, error) {
+	r, err := o.receiver(ctx, scope, sourceID, seen)
+	if err != nil {
+		return false, err
+	}
+	return o.payments.ScreenEntryTx(ctx, tx.Payments(), scope, customerID, p, r.Name, r.Company)
 }
 
 // insertEntry stores e with the next trace number; an entry without a

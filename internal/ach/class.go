@@ -1,5 +1,7 @@
 package ach
 
+import "github.com/fundsource/fundsource/internal/payment"
+
 // Standard entry class codes the originator uses.
 const (
 	SecPPD = "PPD" // prearranged payment: credits to consumers
@@ -9,10 +11,11 @@ const (
 
 // Company entry descriptions of the batches.
 const (
-	DescriptionMicroDeposits = "ACCTVERIFY" // micro-deposit credits and their offset
-	DescriptionPurchase      = "PURCHASE"   // a consumer's debit for goods or services
-	DescriptionRetry         = "RETRY PYMT" // a debit presented again after R01 or R09
-	DescriptionPayments      = "PAYMENT"    // every other payment
+	DescriptionMicroDeposits = "ACCTVERIFY"          // micro-deposit credits and their offset
+	DescriptionPurchase      = payment.EntryPurchase // a consumer's WEB debit for goods
+	DescriptionRetry         = "RETRY PYMT"          // a debit presented again after R01 or R09
+	DescriptionPayroll       = payment.EntryPayroll  // a payroll credit to a consumer (PPD)
+	DescriptionPayments      = payment.EntryPayment  // every other payment
 )
 
 // Class is how an entry goes to the bank: the SEC code and company entry
@@ -31,39 +34,53 @@ type Payer struct {
 	MicroDeposit bool
 	Subscription bool // a subscription's debit
 	Retry        bool // a re-presentment (attempt 2 or 3)
+	// MandateSEC is the SEC code of the mandate a debit goes out under
+	// ("" for none): the customer authorized that class of entry, whatever
+	// the source's account_holder_type says since.
+	MandateSEC string
+	// Purpose is what the payment is for, which decides the descriptions
+	// NACHA fixes (payment.FixedDescription).
+	Purpose payment.Purpose
 	// EntryDescription is the payment's own company entry description
-	// ("" for the default), which payment.CheckEntryDescription allowed.
+	// ("" for the default), which the payment service allowed for its
+	// SEC code and purpose.
 	EntryDescription string
 }
 
-// Classify is the rule for SEC codes and descriptions. A company's
-// entries are CCD; a consumer's debit was authorized online, so it is WEB,
-// described PURCHASE (NACHA's description for consumer purchase debits
-// from March 20, 2026), with payment type R when it is a subscription's; a
-// consumer's credit is PPD. A re-presentment keeps its SEC code and is
-// described RETRY PYMT, as NACHA requires. Micro-deposits are ACCTVERIFY,
-// to a business as CCD and to a consumer as PPD. A payment's own entry
-// description replaces PAYMENT or PURCHASE (the payment service allowed it
-// only where NACHA leaves the choice to the originator), never RETRY
-// PYMT.
+// Classify is the rule for SEC codes and descriptions. A debit under a
+// mandate goes out under the mandate's SEC code, the class the customer
+// authorized (a WEB debit keeps the consumer's 60-day window for
+// unauthorized returns). Otherwise a company's entries are CCD; a
+// consumer's debit was authorized online, so it is WEB, with payment type
+// R when it is a subscription's; a consumer's credit is PPD. A
+// re-presentment keeps its SEC code and is described RETRY PYMT, as NACHA
+// requires. Micro-deposits are ACCTVERIFY, to a business as CCD and to a
+// consumer as PPD. Every other entry is described as its SEC code and
+// purpose fix it (PURCHASE for a WEB debit for goods, PAYROLL for a PPD
+// credit for payroll), else by the payment's own entry description, else
+// PAYMENT (payment.BatchDescription).
 func Classify(p Payer) Class {
 	sec := SecPPD
 	switch {
+	case p.Debit && !p.MicroDeposit && p.MandateSEC != "":
+		sec = p.MandateSEC
 	case p.Business:
 		sec = SecCCD
 	case p.Debit && !p.MicroDeposit:
 		sec = SecWEB
 	}
-	c := Class{SEC: sec, Description: DescriptionPayments}
+	c := Class{SEC: sec}
+	dir := payment.Credit
+	if p.Debit {
+		dir = payment.Debit
+	}
 	switch {
 	case p.MicroDeposit:
 		c.Description = DescriptionMicroDeposits
 	case p.Debit && p.Retry:
 		c.Description = DescriptionRetry
-	case p.EntryDescription != "":
-		c.Description = p.EntryDescription
-	case p.Debit && !p.Business:
-		c.Description = DescriptionPurchase
+	default:
+		c.Description = payment.BatchDescription(sec, dir, p.Purpose, p.EntryDescription)
 	}
 	if sec == SecWEB {
 		c.PaymentType = "S"

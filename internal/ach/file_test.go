@@ -12,6 +12,7 @@ import (
 	"github.com/fundsource/fundsource/internal/core/tenant"
 	"github.com/fundsource/fundsource/internal/customer"
 	"github.com/fundsource/fundsource/internal/funding"
+	"github.com/fundsource/fundsource/internal/payment"
 )
 
 // accounts is the funding service's answer for the accounts of a file,
@@ -46,6 +47,10 @@ func (accounts) AccountFingerprint(number string) []byte { return []byte("fp:" +
 func (accounts) SealRecord(record []byte, _ string) (string, []byte) { return "k", record }
 
 func (accounts) OpenRecord(_ string, sealed []byte, _ string) ([]byte, error) { return sealed, nil }
+
+func (accounts) CancelDepositsTx(context.Context, funding.Store, tenant.Scope, string, int) error {
+	return nil
+}
 
 func (accounts) ApplyChangeTx(context.Context, funding.Store, tenant.Scope, string, funding.Correction) (bool, error) {
 	return false, nil
@@ -86,7 +91,7 @@ func TestBuildParsesBackWithEveryEntry(t *testing.T) {
 	f := File{ID: "achf_1", Serial: 2, Name: "f.ach", CreatedAt: time.Date(2026, 11, 20, 23, 0, 0, 0, time.UTC),
 		OffsetTraces: []string{"021000020000009"}}
 	deposit := Classify(Payer{MicroDeposit: true})
-	purchase, recurring := Classify(Payer{Debit: true}), Classify(Payer{Debit: true, Subscription: true})
+	purchase, recurring := Classify(Payer{Debit: true, Purpose: payment.PurposeGoods}), Classify(Payer{Debit: true, Subscription: true, Purpose: payment.PurposeGoods})
 	retry := Classify(Payer{Debit: true, Subscription: true, Retry: true})
 	entries := []Entry{
 		{Trace: "021000020000001", Scope: scope, Kind: KindMicroDeposit, SourceID: "fs_checking", CustomerID: "cus_ada", DepositSeq: 1, DepositIndex: 1, Class: deposit},

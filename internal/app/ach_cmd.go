@@ -8,6 +8,8 @@ import (
 	"fmt"
 	"io"
 	"os"
+
+	"github.com/fundsource/fundsource/internal/ach"
 )
 
 const achUsage = `Usage:
@@ -61,16 +63,41 @@ func runACH(ctx context.Context, args []string, io IO) error {
 				return err
 			}
 		case "import-returns":
-			f, err := os.Open(file)
+			// The inbox's own path: the file is claimed once by its
+			// SHA-256, its money recorded as expected settlements, and a
+			// malformed one recorded rejected, exactly as when the bank
+			// leaves it in the inbox.
+			data, err := os.ReadFile(file)
 			if err != nil {
 				return err
 			}
-			defer f.Close()
-			res, err := s.Originator.ImportReturns(ctx, f)
+			in, err := s.Originator.Receive(ctx, file, data)
 			if err != nil {
 				return err
 			}
-			out = res
+			if in.Status == ach.InboundRejected {
+				return fmt.Errorf("%s was refused, nothing of it applied: %s", file, in.Error)
+			}
+			if in.Kind != ach.KindReturns {
+				return fmt.Errorf("%s is a %s, not an ACH return file: apply statements with `fundsource ach reconcile`", file, in.Kind)
+			}
+			res := ach.ReturnResult{Unknown: []string{}, ChangesRefused: []string{}}
+			if len(in.Result) > 0 {
+				if err := json.Unmarshal(in.Result, &res); err != nil {
+					return fmt.Errorf("read the result of %s: %w", file, err)
+				}
+			}
+			if in.Duplicate {
+				// Applied before, under this name or another: nothing
+				// happened now; the counts are that import's.
+				res.Duplicate, res.Applied = res.Returns+res.NotificationsOfChange+res.Contested, 0
+				res.Dishonored, res.Duplicates, res.ChangesApplied, res.Unmatched, res.Ambiguous = 0, 0, 0, 0, 0
+			}
+			out = struct {
+				ach.ReturnResult
+				SHA256      string `json:"sha256"`
+				AppliedFile bool   `json:"file_applied_before"`
+			}{res, in.SHA256, in.Duplicate}
 			text = fmt.Sprintf("%d returns, %d contested dishonors: %d applied, %d dishonored as untimely (R68), "+
 				"%d dishonored as duplicates (R67), %d too late to dishonor (kept, not applied), %d imported before, "+
 				"%d unmatched and %d ambiguous (kept: fundsource ach unmatched), unknown traces %v\n",

@@ -66,6 +66,16 @@ func TestImportReturnsCountsAsJSON(t *testing.T) {
 		t.Errorf("unknown = %v, unmatched %v, ambiguous %v", out["unknown"], out["unmatched"], out["ambiguous"])
 	}
 
+	// The inbox's record: the file is received once by its SHA-256.
+	files := c.json("ach", "files")
+	if in, _ := files["inbound"].([]any); len(in) != 1 || in[0].(map[string]any)["sha256"] != out["sha256"] ||
+		in[0].(map[string]any)["status"] != "applied" || in[0].(map[string]any)["kind"] != "returns" {
+		t.Errorf("inbound files after the import = %v", files["inbound"])
+	}
+	if again := c.json("ach", "import-returns", path); again["file_applied_before"] != true || again["applied"] != 0.0 || again["unmatched"] != 0.0 {
+		t.Errorf("the same file again = %v", again)
+	}
+
 	list, _ := c.json("ach", "unmatched")["answers"].([]any)
 	if len(list) != 1 {
 		t.Fatalf("unmatched answers = %v", list)

@@ -21,13 +21,18 @@ import (
 const originatorUsage = `Usage:
   fundsource originator show MERCHANT_ID --env sandbox|production [--json]
   fundsource originator set MERCHANT_ID --env sandbox|production [--company-name N] [--company-id ID]
-      [--per-entry-debit D] [--daily-debit D] [--daily-credit D] [--same-day on|off] [--rule ID=VALUE ...] [--json]
+      [--per-entry-debit D] [--daily-debit D] [--daily-credit D] [--same-day on|off] [--default-purpose P]
+      [--rule ID=VALUE ...] [--json]
   fundsource originator activate MERCHANT_ID --env sandbox|production [--json]
   fundsource originator suspend MERCHANT_ID --env sandbox|production [--json]
 
 Rules: first_debit_amount, first_credit_amount, risky_account, unverified_credit
 and changed_account take dollars ("500.00"); daily_velocity takes debits and dollars per source and
 banking day ("5/10000.00"); an empty value ("ID=") restores the rule's default.
+Purposes (--default-purpose: of payments and subscriptions that name none):
+goods, services, bill, donation, payroll, other.
+A production originator is activated only once --company-id has set the id the
+bank assigned (company_id_assigned).
 `
 
 // originatorCmd is one parsed originator command.
@@ -93,7 +98,7 @@ func parseOriginatorCmd(args []string) (originatorCmd, error) {
 	fs.BoolVar(&cmd.json, "json", false, "print one JSON object")
 	var envName string
 	fs.StringVar(&envName, "env", "", "sandbox or production")
-	var name, id, perEntry, daily, dailyCredit, sameDay optional
+	var name, id, perEntry, daily, dailyCredit, sameDay, purpose optional
 	rules := ruleFlags{}
 	switch cmd.name {
 	case "show", "activate", "suspend":
@@ -104,6 +109,7 @@ func parseOriginatorCmd(args []string) (originatorCmd, error) {
 		fs.Var(&daily, "daily-debit", "the debits of one banking day, dollars")
 		fs.Var(&dailyCredit, "daily-credit", "the credits of one banking day, dollars")
 		fs.Var(&sameDay, "same-day", "on or off")
+		fs.Var(&purpose, "default-purpose", "the purpose of payments that name none")
 		fs.Var(rules, "rule", "a rule threshold, ID=VALUE (repeatable)")
 	default:
 		return originatorCmd{}, fmt.Errorf("unknown subcommand %q", cmd.name)
@@ -124,7 +130,7 @@ func parseOriginatorCmd(args []string) (originatorCmd, error) {
 	}
 	cmd.scope = tenant.Scope{MerchantID: pos[0], Env: env}
 	c := originator.Change{CompanyName: name.v, CompanyID: id.v, PerEntryDebit: perEntry.v, DailyDebit: daily.v,
-		DailyCredit: dailyCredit.v}
+		DailyCredit: dailyCredit.v, DefaultPurpose: purpose.v}
 	if sameDay.v != nil {
 		on := *sameDay.v == "on"
 		if !on && *sameDay.v != "off" {
@@ -136,7 +142,7 @@ func parseOriginatorCmd(args []string) (originatorCmd, error) {
 		c.Rules = rules
 	}
 	if cmd.name == "set" && c.CompanyName == nil && c.CompanyID == nil && c.PerEntryDebit == nil && c.DailyDebit == nil &&
-		c.DailyCredit == nil && c.SameDay == nil && c.Rules == nil {
+		c.DailyCredit == nil && c.SameDay == nil && c.DefaultPurpose == nil && c.Rules == nil {
 		return originatorCmd{}, errors.New("set needs at least one change")
 	}
 	cmd.change = c
@@ -153,7 +159,7 @@ func (s *service) originatorCommand(ctx context.Context, cmd originatorCmd) (any
 		}
 	case "activate":
 		if _, err := s.Originators.Activate(ctx, cmd.scope, by); err != nil {
-			return nil, err
+			return nil, fmt.Errorf("activate originator %s/%s: %w", cmd.scope.MerchantID, cmd.scope.Env, err)
 		}
 	case "suspend":
 		if _, err := s.Originators.Suspend(ctx, cmd.scope, by); err != nil {
@@ -180,10 +186,10 @@ type shownOriginator struct {
 func originatorText(o any) string {
 	v := o.(shownOriginator)
 	var b strings.Builder
-	fmt.Fprintf(&b, "merchant_id: %s\nenvironment: %s\nstatus: %s\ncompany_name: %s\ncompany_id: %s\n",
-		v.MerchantID, v.Environment, v.Status, v.CompanyName, v.CompanyID)
-	fmt.Fprintf(&b, "per_entry_debit: %s\ndaily_debit: %s\ndaily_credit: %s\nsame_day: %t\n",
-		v.Limits.PerEntryDebit, v.Limits.DailyDebit, v.Limits.DailyCredit, v.SameDay)
+	fmt.Fprintf(&b, "merchant_id: %s\nenvironment: %s\nstatus: %s\ncompany_name: %s\ncompany_id: %s\ncompany_id_assigned: %t\n",
+		v.MerchantID, v.Environment, v.Status, v.CompanyName, v.CompanyID, v.CompanyIDAssigned)
+	fmt.Fprintf(&b, "per_entry_debit: %s\ndaily_debit: %s\ndaily_credit: %s\nsame_day: %t\ndefault_purpose: %s\n",
+		v.Limits.PerEntryDebit, v.Limits.DailyDebit, v.Limits.DailyCredit, v.SameDay, v.DefaultPurpose)
 	fmt.Fprintf(&b, "usage %s: debits %s, credits %s\n", v.Usage.BankingDay, v.Usage.Debits, v.Usage.Credits)
 	for _, id := range slices.Sorted(maps.Keys(v.Rules)) {
 		fmt.Fprintf(&b, "rule %s: %s\n", id, v.Rules[id])

@@ -23,12 +23,20 @@ func TestOriginatorCommands(t *testing.T) {
 	if o["status"] != "pending_review" || o["company_name"] != "ACME WIDGETS" || o["same_day"] != false || o["merchant_id"] != id {
 		t.Errorf("show = %v", o)
 	}
+	if o["company_id_assigned"] != false || o["default_purpose"] != "other" {
+		t.Errorf("show before set: company_id_assigned = %v, want false", o["company_id_assigned"])
+	}
+	if _, _, err := c.run("originator", "activate", id, "--env", "production"); err == nil || errors.Is(err, app.ErrUsage) ||
+		!strings.Contains(err.Error(), "--company-id") {
+		t.Errorf("activate with the placeholder company id: %v, want a refusal naming --company-id", err)
+	}
 	o = c.json("originator", "set", id, "--env", "production", "--company-name", "Acme", "--company-id", "1987654321",
-		"--per-entry-debit", "2500.00", "--daily-debit", "10000", "--daily-credit", "5000.00", "--same-day", "on",
+		"--per-entry-debit", "2500.00", "--daily-debit", "10000", "--daily-credit", "5000.00", "--same-day", "on", "--default-purpose", "goods",
 		"--rule", "daily_velocity=5/10000.00", "--rule", "risky_account=750")
 	limits, _ := o["limits"].(map[string]any)
 	rules, _ := o["rules"].(map[string]any)
-	if o["company_name"] != "ACME" || o["company_id"] != "1987654321" || o["same_day"] != true ||
+	if o["company_name"] != "ACME" || o["company_id"] != "1987654321" || o["company_id_assigned"] != true || o["same_day"] != true ||
+		o["default_purpose"] != "goods" ||
 		limits["per_entry_debit"] != "2500.00" || limits["daily_debit"] != "10000.00" || limits["daily_credit"] != "5000.00" ||
 		rules["daily_velocity"] != "5/10000.00" || rules["risky_account"] != "750.00" {
 		t.Errorf("set = %v", o)
@@ -37,7 +45,7 @@ func TestOriginatorCommands(t *testing.T) {
 		t.Errorf("activate = %v", o)
 	}
 	out, _, err := c.run("originator", "suspend", id, "--env", "production")
-	if err != nil || !strings.Contains(out, "status: suspended") || !strings.Contains(out, "rule daily_velocity: 5/10000.00") {
+	if err != nil || !strings.Contains(out, "status: suspended") || !strings.Contains(out, "company_id_assigned: true") || !strings.Contains(out, "default_purpose: goods") || !strings.Contains(out, "rule daily_velocity: 5/10000.00") {
 		t.Errorf("suspend = %q, %v", out, err)
 	}
 
@@ -56,6 +64,10 @@ func TestOriginatorCommands(t *testing.T) {
 	if _, _, err := c.run("originator", "set", id, "--env", "production", "--company-id", "12345", "--daily-debit", "1.00"); err == nil ||
 		errors.Is(err, app.ErrUsage) {
 		t.Errorf("a bad company id: %v, want a refusal", err)
+	}
+	if _, _, err := c.run("originator", "set", id, "--env", "production", "--default-purpose", "tips", "--daily-debit", "1.00"); err == nil ||
+		errors.Is(err, app.ErrUsage) || !strings.Contains(err.Error(), "default_purpose") {
+		t.Errorf("a bad default purpose: %v, want a refusal naming default_purpose", err)
 	}
 	if o = c.json("originator", "show", id, "--env", "production"); o["company_id"] != "1987654321" || o["limits"].(map[string]any)["daily_debit"] != "10000.00" {
 		t.Errorf("a refused set changed the originator: %v", o)

@@ -81,7 +81,7 @@ func TestOriginatorCompanyNameIsScreened(t *testing.T) {
 	if o := c.json("originator", "show", id, "--env", "production"); o["screening"].(map[string]any)["status"] != "clear" {
 		t.Errorf("show: %v", o["screening"])
 	}
-	o := c.json("originator", "set", id, "--env", "production", "--company-name", "Kestrel Trading")
+	o := c.json("originator", "set", id, "--env", "production", "--company-name", "Kestrel Trading", "--company-id", "1987654321")
 	sc, _ := o["screening"].(map[string]any)
 	if sc["status"] != "potential_match" || sc["sdn_entry"].(map[string]any)["ent_num"] != "9000002" || sc["programs"].([]any)[0] != "SDGT" {
 		t.Errorf("set: screening %v", o["screening"])

@@ -29,6 +29,9 @@ const (
 	DepositSucceeded = "succeeded"
 	DepositFailed    = "failed"
 	DepositExpired   = "expired"
+	// DepositCanceled: the source was removed or blocked before the
+	// deposits left; nothing was sent.
+	DepositCanceled = "canceled"
 )
 
 // Verification methods. MethodAuto is a request, never a stored method:
@@ -284,6 +287,10 @@ func (s *Service) verify(ctx context.Context, scope tenant.Scope, id string, p p
 			return nil
 		case DepositExpired:
 			refusal, out = expired(), src
+			return nil
+		case DepositCanceled:
+			refusal, out = errs.New(errs.Conflict,
+				"This verification was canceled before its deposits were sent; initiate a new verification."), src
 			return nil
 		case DepositPending:
 		default:

@@ -61,6 +61,24 @@ func (s *Service) DepositAmounts(ctx context.Context, scope tenant.Scope, id str
 	return s.openAmounts(m)
 }
 
+// CancelDepositsTx cancels, in the caller's transaction tx, a
+// verification whose deposits have not left, because its source was
+// removed or blocked since it was initiated: it becomes canceled and its
+// deposits are never sent. A verification no longer open is left as it
+// is.
+func (s *Service) CancelDepositsTx(ctx context.Context, tx Store, scope tenant.Scope, id string, seq int) error {
+	m, err := tx.MicroDeposit(ctx, scope, id, seq)
+	if err != nil || m.Status != DepositPending {
+		return err
+	}
+	now := s.now()
+	m.Status, m.FinishedAt, m.AttemptsRemaining = DepositCanceled, &now, 0
+	if err := tx.UpdateMicroDeposit(ctx, m); err != nil {
+		return fmt.Errorf("cancel the micro-deposits of %s: %w", id, err)
+	}
+	return nil
+}
+
 // ReturnMicroDepositTx applies an ACH return of one of a verification's
 // deposits in the caller's transaction, tx: the code is recorded and, when
 // the verification is still open, it fails with

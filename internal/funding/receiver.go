@@ -79,7 +79,11 @@ type NicknameUpdate struct{ Value *string }
 
 // Update changes a live source's nickname and account holder type and
 // records funding_source.updated when either changed. A bad value of
-// either changes nothing.
+// either changes nothing. The account holder type decides the SEC code of
+// the mandates its customer gives (WEB for an individual, CCD for a
+// company), and a debit goes out under its mandate's: so it does not
+// change while a mandate of the source is active (409 mandates_active),
+// or the source would say one class while its debits go out as another.
 func (s *Service) Update(ctx context.Context, scope tenant.Scope, id string, u Update) (Source, error) {
 	if u.Nickname == nil && u.AccountHolderType == nil {
 		return Source{}, errs.Invalid("nickname", "Send the nickname to set (null to remove it), or account_holder_type.")
@@ -113,8 +117,12 @@ func (s *Service) Update(ctx context.Context, scope tenant.Scope, id string, u U
 			out.Nickname, changed = name, true
 		}
 		if holder != "" && holder != src.AccountHolderType {
-			if err := tx.SetHolderType(ctx, scope, id, holder); err != nil {
+			set, err := tx.SetHolderType(ctx, scope, id, holder)
+			if err != nil {
 				return err
+			}
+			if !set {
+				return mandatesActive()
 			}
 			out.AccountHolderType, changed = holder, true
 		}
@@ -124,4 +132,9 @@ func (s *Service) Update(ctx context.Context, scope tenant.Scope, id string, u U
 		return s.record(ctx, tx, out, event.FundingSourceUpdated, out.Status)
 	})
 	return s.checked(out), err
+}
+
+func mandatesActive() error {
+	return &errs.Error{Code: errs.MandatesActive, Param: "account_holder_type",
+		Message: "This funding source has active mandates, given for its current account_holder_type; revoke them (POST /v2/mandates/{id}/revoke) before changing it."}
 }

@@ -321,8 +321,10 @@ type Store interface {
 	// SetBlock stores src's Block, UnblockedAt and Attestation.
 	SetBlock(ctx context.Context, src Source) error
 	SetNickname(ctx context.Context, scope tenant.Scope, id string, nickname *string) error
-	// SetHolderType stores a source's account holder type.
-	SetHolderType(ctx context.Context, scope tenant.Scope, id, holderType string) error
+	// SetHolderType stores a source's account holder type, locked by the
+	// caller, unless the source has an active mandate: it reports whether
+	// it stored it, deciding in the statement that writes.
+	SetHolderType(ctx context.Context, scope tenant.Scope, id, holderType string) (bool, error)
 	// InsertChange stores a change with the values it replaces; false when
 	// the same entry's change is stored already. MoveAccount moves a
 	// source's account-number claim to a new fingerprint (account_in_use

@@ -3,7 +3,8 @@
 // the receiving customer's statement names the merchant they authorized
 // and the bank can attribute returns, exposure and complaints to it),
 // whether it may send entries, its limits and its Same Day ACH switch,
-// and the thresholds of its fraud-monitoring rules.
+// the default purpose of its payments, and the thresholds of its
+// fraud-monitoring rules.
 //
 // The database creates an environment's originator with the
 // environment's row, so every binary (one that predates originators
@@ -15,6 +16,15 @@
 // folds it as ACH entries fold names, in the same transaction) and its
 // company id to a placeholder ("1" and 9 digits of a sequence) that the
 // operator replaces with the one the bank knows.
+//
+// The placeholder has the form of a real id (1 and an EIN), so whether the
+// id is the bank's is a mark of its own, company_id_assigned, set when an
+// operator sets the id. A production originator is not activated without
+// it: entries under an id the bank does not know are rejected or, worse,
+// attributed to another company. An originator that is active without one
+// (a database from before the mark) has its production payments held,
+// hold_reason originator_company_id, until the operator sets it; setting it
+// releases them in the same transaction (OnCompanyIDAssigned).
 //
 // The limits are enforced by the statements that create payments (see
 // the payment package's limits.go), since only a check under the
@@ -57,9 +67,16 @@ type Originator struct {
 	Environment string       `json:"environment"`
 	CompanyName string       `json:"company_name"` // ≤ 16 characters of NACHA's alphabet
 	CompanyID   string       `json:"company_id"`   // 10 characters
-	Status      string       `json:"status"`       // PendingReview, Active or Suspended
-	Limits      Limits       `json:"limits"`
-	SameDay     bool         `json:"same_day"`
+	// CompanyIDAssigned: an operator set CompanyID (Change.CompanyID);
+	// until then it is the database's placeholder.
+	CompanyIDAssigned bool   `json:"company_id_assigned"`
+	Status            string `json:"status"` // PendingReview, Active or Suspended
+	Limits            Limits `json:"limits"`
+	SameDay           bool   `json:"same_day"`
+	// DefaultPurpose is the purpose of its payments and subscriptions
+	// that name none (payment.Purpose): goods for the originators that
+	// existed before purposes, other for later ones.
+	DefaultPurpose payment.Purpose `json:"default_purpose"`
 	// Rules are the fraud-monitoring thresholds the operator set for this
 	// originator, by rule id (RuleIDs): a dollar amount, or for
 	// daily_velocity "N/D.DD"; a rule without one uses its default.
@@ -112,8 +129,8 @@ type Store interface {
 	// OriginatorForUpdate also locks it until the transaction ends.
 	Originator(ctx context.Context, scope tenant.Scope) (Originator, error)
 	OriginatorForUpdate(ctx context.Context, scope tenant.Scope) (Originator, error)
-	// UpdateOriginator stores o's company, status, limits, same_day and
-	// rules.
+	// UpdateOriginator stores o's company (with CompanyIDAssigned),
+	// status, limits, same_day and rules.
 	UpdateOriginator(ctx context.Context, o Originator) error
 }
 

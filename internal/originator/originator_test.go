@@ -204,3 +204,80 @@ func TestChangesAreStoredAndAudited(t *testing.T) {
 		}
 	}
 }
+
+// TestProductionActivationNeedsTheCompanyID: new originators' company ids
+// are placeholders, not assigned; a production originator is not
+// activated until an operator set the id (409 conflict saying so, nothing
+// changed nor audited), and is once it is; changing the id again keeps it
+// assigned. A sandbox originator, whose entries reach no bank, is
+// reactivated without one.
+func TestProductionActivationNeedsTheCompanyID(t *testing.T) {
+	t.Parallel()
+	f := fixture.New(t)
+	m := f.Merchant("Acme")
+	if _, err := f.Merchants.ActivateProduction(ctx, m.Merchant.ID, audit.Operator("test")); err != nil {
+		t.Fatal(err)
+	}
+	by := audit.Operator("ops@example.com")
+	production := tenant.Scope{MerchantID: m.Merchant.ID, Env: tenant.Production}
+	sandbox := tenant.Scope{MerchantID: m.Merchant.ID, Env: tenant.Sandbox}
+	for _, scope := range []tenant.Scope{production, sandbox} {
+		if o, err := f.Originators.Get(ctx, scope); err != nil || o.CompanyIDAssigned {
+			t.Errorf("%s: a new originator's company id counts as assigned: %+v, %v", scope.Env, o.Originator, err)
+		}
+	}
+	_, err := f.Originators.Activate(ctx, production, by)
+	if e, ok := errs.As(err); !ok || e.Code != errs.Conflict || !regexp.MustCompile(`--company-id`).MatchString(e.Message) {
+		t.Fatalf("activation with the placeholder: %v, want conflict naming --company-id", err)
+	}
+	if o, _ := f.Originators.Get(ctx, production); o.Status != originator.PendingReview {
+		t.Errorf("a refused activation left status %s", o.Status)
+	}
+	if got := auditActions(t, f, production, "originator.activated"); len(got) != 0 {
+		t.Errorf("a refused activation was audited: %v", got)
+	}
+
+	o, err := f.Originators.Set(ctx, production, originator.Change{CompanyID: ptr("1987654321")}, by)
+	if err != nil || !o.CompanyIDAssigned || o.CompanyID != "1987654321" {
+		t.Fatalf("set company id = %+v, %v", o, err)
+	}
+	if o, err = f.Originators.Activate(ctx, production, by); err != nil || o.Status != originator.Active {
+		t.Fatalf("activation with an assigned id = %+v, %v", o, err)
+	}
+	if o, err = f.Originators.Set(ctx, production, originator.Change{CompanyID: ptr("1987654322")}, by); err != nil || !o.CompanyIDAssigned {
+		t.Errorf("a second change of the id = %+v, %v", o, err)
+	}
+	if stored, err := f.Originators.Get(ctx, production); err != nil || !stored.CompanyIDAssigned || stored.CompanyID != "1987654322" {
+		t.Errorf("stored = %+v, %v", stored.Originator, err)
+	}
+	got := auditActions(t, f, production, "originator.changed")
+	if len(got) != 2 || !regexp.MustCompile(`"company_id_assigned": "false -> true"`).MatchString(got[0]) ||
+		regexp.MustCompile(`company_id_assigned`).MatchString(got[1]) {
+		t.Errorf("audit = %v, want the first change to note the assignment", got)
+	}
+
+	// Setting the placeholder's own value assigns it too: the operator
+	// said it is the bank's.
+	sb, err := f.Originators.Get(ctx, sandbox)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if o, err := f.Originators.Set(ctx, sandbox, originator.Change{CompanyID: ptr(sb.CompanyID)}, by); err != nil || !o.CompanyIDAssigned {
+		t.Errorf("setting the same id = %+v, %v", o, err)
+	}
+	if _, err := f.Originators.Suspend(ctx, production, by); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.SQL().Exec(`UPDATE originators SET company_id_assigned = false WHERE merchant_id = $1`, m.Merchant.ID); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.Originators.Suspend(ctx, sandbox, by); err != nil {
+		t.Fatal(err)
+	}
+	if o, err := f.Originators.Activate(ctx, sandbox, by); err != nil || o.Status != originator.Active {
+		t.Errorf("sandbox reactivation without an assigned id = %+v, %v", o, err)
+	}
+	if _, err := f.Originators.Activate(ctx, production, by); !errs.Is(err, errs.Conflict) {
+		t.Errorf("production reactivation without an assigned id: %v, want conflict", err)
+	}
+}

@@ -26,7 +26,8 @@ func TestCompanyNamesAreScreened(t *testing.T) {
 	}
 	production := tenant.Scope{MerchantID: m.Merchant.ID, Env: tenant.Production}
 
-	o, err := f.Originators.Set(ctx, production, originator.Change{CompanyName: ptr("Kestrel Trading")}, op)
+	// The bank's company id is set with it, so the name is what activation weighs.
+	o, err := f.Originators.Set(ctx, production, originator.Change{CompanyName: ptr("Kestrel Trading"), CompanyID: ptr("1987654321")}, op)
 	if err != nil || o.CompanyName != "KESTREL TRADING" {
 		t.Fatalf("set a listed name on a pending originator: %+v, %v", o, err)
 	}

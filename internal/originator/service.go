@@ -37,6 +37,17 @@ type Service struct {
 	now   func() time.Time
 	// sanctions screens company names (screening.go); nil: none.
 	sanctions *sanctions.List
+	// onAssigned releases, in tx, the payments held for want of the
+	// company id; nil: nothing.
+	onAssigned func(ctx context.Context, tx Store, scope tenant.Scope) error
+}
+
+// OnCompanyIDAssigned sets what an operator's first setting of scope's
+// company id does besides, in its transaction tx: the payment service
+// releases the payments held until it was set.
+func (s *Service) OnCompanyIDAssigned(fn func(ctx context.Context, tx Store, scope tenant.Scope) error) *Service {
+	s.onAssigned = fn
+	return s
 }
 
 // NewService returns a Service; rates gives GET /v2/originator its
@@ -79,6 +90,8 @@ type Change struct {
 	DailyDebit    *string
 	DailyCredit   *string
 	SameDay       *bool
+	// DefaultPurpose is a payment.Purpose.
+	DefaultPurpose *string
 	// Rules set rule thresholds by id; an empty value removes the
 	// originator's own threshold (the rule's default applies).
 	Rules map[string]string
@@ -94,6 +107,7 @@ func (s *Service) Set(ctx context.Context, scope tenant.Scope, c Change, by audi
 			return notFound(err)
 		}
 		details := map[string]string{}
+		assigned := o.CompanyIDAssigned
 		if err := apply(&o, c, details); err != nil {
 			return err
 		}
@@ -113,14 +127,31 @@ func (s *Service) Set(ctx context.Context, scope tenant.Scope, c Change, by audi
 		if err := tx.UpdateOriginator(ctx, o); err != nil {
 			return err
 		}
-		return tx.RecordAudit(ctx, audit.In(scope, audit.OriginatorChanged, by, details))
+		if err := tx.RecordAudit(ctx, audit.In(scope, audit.OriginatorChanged, by, details)); err != nil {
+			return err
+		}
+		if assigned || !o.CompanyIDAssigned || s.onAssigned == nil {
+			return nil
+		}
+		return s.onAssigned(ctx, tx, scope)
 	})
 	return out.withDollars(), err
 }
 
-// Activate lets scope's originator send entries (originator.activated).
+// Activate lets scope's originator send entries (originator.activated). A
+// production originator needs its company id assigned first: 409
+// conflict, saying so, without one. Sandbox entries reach no bank.
 func (s *Service) Activate(ctx context.Context, scope tenant.Scope, by audit.Actor) (Originator, error) {
 	return s.setStatus(ctx, scope, Active, audit.OriginatorActivated, by)
+}
+
+// activationRefusal is why o may not be activated; nil when it may.
+func activationRefusal(o Originator) error {
+	if o.Scope.Env.Live() && !o.CompanyIDAssigned {
+		return errs.Newf(errs.Conflict, "The originator's company id %s is a placeholder: set the id the bank assigned "+
+			"(fundsource originator set %s --env %s --company-id ID) before activating it.", o.CompanyID, o.Scope.MerchantID, o.Scope.Env)
+	}
+	return nil
 }
 
 // Suspend stops scope's originator: no new payment or subscription, and
@@ -138,6 +169,11 @@ func (s *Service) setStatus(ctx context.Context, scope tenant.Scope, status, act
 			return notFound(err)
 		}
 		from := o.Status
+		if status == Active && from != Active {
+			if err := activationRefusal(o); err != nil {
+				return err
+			}
+		}
 		o.Status = status
 		out = o
 		if status == Active {
@@ -173,14 +209,14 @@ func (s *Service) NameTx(ctx context.Context, tx Store, scope tenant.Scope, merc
 	return tx.UpdateOriginator(ctx, o)
 }
 
-// Active reports whether scope's originator may send entries, read in tx
-// (payment.Originators).
-func (s *Service) Active(ctx context.Context, tx payment.Store, scope tenant.Scope) (bool, error) {
+// State reports whether scope's originator may send entries and whether
+// its company id is assigned, read in tx (payment.Originators).
+func (s *Service) State(ctx context.Context, tx payment.Store, scope tenant.Scope) (payment.OriginatorState, error) {
 	t, err := tx.OriginatorTerms(ctx, scope, payment.BankingDay(s.now()).Format(time.DateOnly))
 	if errs.Is(err, errs.NotFound) {
-		return false, nil
+		return payment.OriginatorState{}, nil
 	}
-	return t.Status == Active, err
+	return payment.OriginatorState{Active: t.Status == Active, CompanyIDAssigned: t.CompanyIDAssigned}, err
 }
 
 // SameDay reports whether scope's originator may send Same Day ACH
@@ -223,7 +259,8 @@ func apply(o *Originator, c Change, details map[string]string) error {
 			return errs.Invalid("company_id", "company_id must be 10 letters or digits, as the bank assigned it (often 1 and the EIN)")
 		}
 		note(details, "company_id", o.CompanyID, id)
-		o.CompanyID = id
+		note(details, "company_id_assigned", strconv.FormatBool(o.CompanyIDAssigned), "true")
+		o.CompanyID, o.CompanyIDAssigned = id, true
 	}
 	for _, l := range []struct {
 		name string
@@ -240,6 +277,14 @@ func apply(o *Originator, c Change, details map[string]string) error {
 		}
 		note(details, l.name, money.Format(*l.to), money.Format(cents))
 		*l.to = cents
+	}
+	if c.DefaultPurpose != nil {
+		p, err := payment.ParsePurpose("default_purpose", c.DefaultPurpose)
+		if err != nil {
+			return err
+		}
+		note(details, "default_purpose", string(o.DefaultPurpose), string(p))
+		o.DefaultPurpose = p
 	}
 	if c.SameDay != nil {
 		note(details, "same_day", strconv.FormatBool(o.SameDay), strconv.FormatBool(*c.SameDay))

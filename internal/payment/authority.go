@@ -45,6 +45,9 @@ type Standing struct {
 	// created before it, that is not failed or canceled (a failed debit
 	// leaves room for its reinitiation under the same authorization).
 	MandateUsed bool
+	// MandateSEC is the SEC code of its mandate (WEB, CCD), which its
+	// entry goes out under; "" for a payment without one.
+	MandateSEC string
 }
 
 // refusal is the cancel_reason for which p may not leave with standing
@@ -65,10 +68,12 @@ func (p Payment) refusal(st Standing) string {
 
 // Originators says whether the originator of a scope (a merchant
 // environment) may send entries now; a payment of one that may not is
-// canceled as it is about to leave (originator_suspended). SameDay says
-// whether it may send Same Day ACH entries.
+// canceled as it is about to leave (originator_suspended), and a
+// production payment of one whose company id is still the placeholder is
+// held (originator_company_id). SameDay says whether it may send Same Day
+// ACH entries.
 type Originators interface {
-	Active(ctx context.Context, tx Store, scope tenant.Scope) (bool, error)
+	State(ctx context.Context, tx Store, scope tenant.Scope) (OriginatorState, error)
 	// SameDay reports whether the originator may send Same Day ACH
 	// entries (its same_day setting).
 	SameDay(ctx context.Context, scope tenant.Scope) (bool, error)
@@ -79,8 +84,17 @@ type Originators interface {
 // it with its own (WithOriginators).
 type AllActive struct{}
 
-// Active reports true.
-func (AllActive) Active(context.Context, Store, tenant.Scope) (bool, error) { return true, nil }
+// OriginatorState is what an originator's entries may do now: leave at
+// all, and under the company id the bank assigned.
+type OriginatorState struct {
+	Active            bool
+	CompanyIDAssigned bool
+}
+
+// State reports an active originator with its company id assigned.
+func (AllActive) State(context.Context, Store, tenant.Scope) (OriginatorState, error) {
+	return OriginatorState{Active: true, CompanyIDAssigned: true}, nil
+}
 
 // SameDay reports true in sandbox and false in production, an
 // originator's defaults.
@@ -98,8 +112,10 @@ func (s *Service) WithOriginators(o Originators) *Service {
 // payment p to send it (an ACH file's assignment; in sandbox its
 // settlement), whether p may leave: when its source, mandate (p.Standing,
 // read by the claim) or originator no longer allow it, or p is a reversal
-// past its window (reversalClosed), p is canceled with
-// the reason, payment.canceled fires, and ReleaseTx reports false.
+// past its window (reversalClosed), p is canceled with the reason,
+// payment.canceled fires, and ReleaseTx reports false; a production
+// payment whose originator's company id is not assigned, or whose
+// customer screening matches, is held instead.
 func (s *Service) ReleaseTx(ctx context.Context, tx Store, p Payment) (bool, error) {
 	reason := p.refusal(p.Standing)
 	if reason == "" && p.ReversalOf != nil {
@@ -111,27 +127,32 @@ func (s *Service) ReleaseTx(ctx context.Context, tx Store, p Payment) (bool, err
 			reason = CancelReversalWindowClosed
 		}
 	}
+	var state OriginatorState
 	if reason == "" {
-		active, err := s.originatorActive(ctx, tx, p.Scope)
-		if err != nil {
+		var err error
+		if state, err = s.originatorState(ctx, tx, p.Scope); err != nil {
 			return false, err
 		}
-		if !active {
+		if !state.Active {
 			reason = CancelOriginatorSuspended
 		}
 	}
-	if reason == "" {
-		return s.screenTx(ctx, tx, p)
+	if reason != "" {
+		_, err := s.void(ctx, tx, p, reason)
+		return false, err
 	}
-	_, err := s.void(ctx, tx, p, reason)
-	return false, err
+	if !state.CompanyIDAssigned && p.Scope.Env.Live() {
+		_, err := s.hold(ctx, tx, p, verdict{reason: HoldOriginatorCompanyID})
+		return false, err
+	}
+	return s.screenTx(ctx, tx, p)
 }
 
-func (s *Service) originatorActive(ctx context.Context, tx Store, scope tenant.Scope) (bool, error) {
+func (s *Service) originatorState(ctx context.Context, tx Store, scope tenant.Scope) (OriginatorState, error) {
 	if s.originators == nil {
-		return AllActive{}.Active(ctx, tx, scope)
+		return AllActive{}.State(ctx, tx, scope)
 	}
-	return s.originators.Active(ctx, tx, scope)
+	return s.originators.State(ctx, tx, scope)
 }
 
 // Unsent selects the pending payments that have not left yet (production:

@@ -327,8 +327,8 @@ type suspended struct{}
 // SameDay reports false: a suspended originator sends nothing same-day.
 func (suspended) SameDay(context.Context, tenant.Scope) (bool, error) { return false, nil }
 
-func (suspended) Active(context.Context, payment.Store, tenant.Scope) (bool, error) {
-	return false, nil
+func (suspended) State(context.Context, payment.Store, tenant.Scope) (payment.OriginatorState, error) {
+	return payment.OriginatorState{CompanyIDAssigned: true}, nil
 }
 
 // TestASuspendedOriginatorsPaymentsDoNotLeave: the originator hook cancels

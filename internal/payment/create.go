@@ -23,6 +23,9 @@ type Input struct {
 	Description *string         `json:"description"`
 	// EntryDescription names the batch's company entry description (entry.go).
 	EntryDescription *string `json:"entry_description"`
+	// Purpose is what the payment is for (purpose.go); nil: the
+	// originator's default_purpose.
+	Purpose *string `json:"purpose"`
 	// A debit's authorization: an existing mandate, or the customer's
 	// consent from which a single mandate is created.
 	MandateID     *string        `json:"mandate_id"`
@@ -49,7 +52,11 @@ func (s *Service) Create(ctx context.Context, scope tenant.Scope, in Input) (Pay
 	if err != nil {
 		return Payment{}, err
 	}
-	if in.EntryDescription, err = entryDescription(in.EntryDescription, in.Direction); err != nil {
+	if in.EntryDescription, err = entryDescription(in.EntryDescription); err != nil {
+		return Payment{}, err
+	}
+	purpose, err := ParsePurpose("purpose", in.Purpose)
+	if err != nil {
 		return Payment{}, err
 	}
 	if in.SameDay {
@@ -59,16 +66,26 @@ func (s *Service) Create(ctx context.Context, scope tenant.Scope, in Input) (Pay
 	}
 	// The risk rules read what they need first (hold.go); a payment they
 	// hold is created and held in one transaction, any other the usual way.
-	v, err := s.assess(ctx, s.store, scope, in.SourceID, in.Direction, cents)
-	if err != nil || v.reason == "" {
-		if err != nil {
-			return Payment{}, err
-		}
-		return s.create(ctx, scope, in, cents, desc)
+	v, facts, err := s.assess(ctx, s.store, scope, in.SourceID, in.Direction, cents)
+	if err != nil {
+		return Payment{}, err
+	}
+	if purpose == "" {
+		purpose = cmp.Or(Purpose(facts.DefaultPurpose), PurposeOther)
+	}
+	// A description that fits no entry of this purpose is refused before
+	// the source is read.
+	fits := descriptionFits(in.EntryDescription, in.Direction, purpose)
+	if fits != nil && len(fits) == 0 {
+		return Payment{}, entryDescriptionRefusal(in.EntryDescription, in.Direction, purpose, individualSEC(in.Direction))
+	}
+	n := newPayment{in: in, cents: cents, desc: desc, purpose: purpose, fits: fits}
+	if v.reason == "" {
+		return s.create(ctx, scope, n)
 	}
 	var out Payment
 	err = s.store.WithTx(ctx, func(tx Store) error {
-		p, err := s.On(tx).create(ctx, scope, in, cents, desc)
+		p, err := s.On(tx).create(ctx, scope, n)
 		if err == nil {
 			out, err = s.hold(ctx, tx, p, v)
 		}
@@ -77,16 +94,34 @@ func (s *Service) Create(ctx context.Context, scope tenant.Scope, in Input) (Pay
 	return out, err
 }
 
+// newPayment is a validated payment request: its amount in cents, its
+// description, its purpose (the originator's default filled in) and the
+// SEC codes its entry description fits (descriptionFits).
+type newPayment struct {
+	in      Input
+	cents   int64
+	desc    *string
+	purpose Purpose
+	fits    []string
+}
+
+// payment is n's new pending payment, not yet stored.
+func (s *Service) payment(scope tenant.Scope, n newPayment) Payment {
+	p := s.pending(scope, n.in.SourceID, "", n.cents, n.in.Direction, n.desc, nil)
+	p.EntryDescription, p.SameDay, p.Purpose, p.DescriptionFits = n.in.EntryDescription, n.in.SameDay, n.purpose, n.fits
+	return p
+}
+
 // create records a pending payment of a validated request.
-func (s *Service) create(ctx context.Context, scope tenant.Scope, in Input, cents int64, desc *string) (Payment, error) {
+func (s *Service) create(ctx context.Context, scope tenant.Scope, n newPayment) (Payment, error) {
+	in, cents := n.in, n.cents
 	if in.Direction == Debit {
-		return s.createDebit(ctx, scope, in, cents, desc)
+		return s.createDebit(ctx, scope, n)
 	}
 	if in.MandateID != nil || in.Authorization != nil {
 		return Payment{}, errs.Invalid("mandate_id", "A credit takes no mandate_id or authorization; only debits are authorized by the customer.")
 	}
-	p := s.pending(scope, in.SourceID, "", cents, in.Direction, desc, nil)
-	p.EntryDescription, p.SameDay = in.EntryDescription, in.SameDay
+	p := s.payment(scope, n)
 	out, err := s.store.CreatePayment(ctx, p)
 	src := out.Source
 	switch {
@@ -94,7 +129,7 @@ func (s *Service) create(ctx context.Context, scope tenant.Scope, in Input, cent
 		p.CustomerID = src.CustomerID
 		return p, nil
 	case err == nil:
-		err = cmp.Or(src.allows(in.Direction), entryDescriptionRefusal(p.EntryDescription, in.Direction, src),
+		err = cmp.Or(src.allows(in.Direction), entryDescriptionRefusal(p.EntryDescription, in.Direction, p.Purpose, creditSEC(src)),
 			out.Originator.Refusal(in.Direction, cents))
 	}
 	if err == nil {
@@ -108,9 +143,9 @@ func (s *Service) create(ctx context.Context, scope tenant.Scope, in Input, cent
 // Store.CreateDebit). A refusal is explained after it: the source's first,
 // then the mandate's, read afresh so that a use or revocation that won a
 // race is seen.
-func (s *Service) createDebit(ctx context.Context, scope tenant.Scope, in Input, cents int64, desc *string) (Payment, error) {
-	p := s.pending(scope, in.SourceID, "", cents, Debit, desc, nil)
-	p.EntryDescription, p.SameDay = in.EntryDescription, in.SameDay
+func (s *Service) createDebit(ctx context.Context, scope tenant.Scope, n newPayment) (Payment, error) {
+	in, cents := n.in, n.cents
+	p := s.payment(scope, n)
 	d := NewDebit{Payment: p, SECCodes: [2]string{secCode(SourceInfo{}), secCode(SourceInfo{Business: true})}}
 	var authErr error
 	switch {
@@ -141,7 +176,8 @@ func (s *Service) createDebit(ctx context.Context, scope tenant.Scope, in Input,
 		err = out.Source.allows(Debit)
 	}
 	if err == nil && !out.Created {
-		err = cmp.Or(out.Reinitiation.refusal(), entryDescriptionRefusal(p.EntryDescription, Debit, out.Source),
+		err = cmp.Or(out.Reinitiation.refusal(),
+			entryDescriptionRefusal(p.EntryDescription, Debit, p.Purpose, s.debitSEC(ctx, scope, in.MandateID, out.Source)),
 			out.Originator.Refusal(Debit, cents))
 	}
 	if err != nil {
@@ -162,6 +198,18 @@ func (s *Service) createDebit(ctx context.Context, scope tenant.Scope, in Input,
 	}
 	d.Payment.CustomerID = out.Source.CustomerID
 	return d.Payment, nil
+}
+
+// debitSEC is the SEC code a debit from src goes out under, for
+// explaining a refusal: the named mandate's (as far as it can be read),
+// else the one a new mandate of src gets.
+func (s *Service) debitSEC(ctx context.Context, scope tenant.Scope, mandateID *string, src SourceInfo) string {
+	if mandateID != nil {
+		if m, err := s.store.Mandate(ctx, scope, *mandateID); err == nil {
+			return m.SECCode
+		}
+	}
+	return secCode(src)
 }
 
 // usableSource checks that a live source may take a payment in direction d.
@@ -210,6 +258,7 @@ type debitOf struct {
 	attempt                 int
 	mandateID               *string
 	retryOf                 *string // a re-presentment's original debit
+	purpose                 Purpose // the subscription's
 }
 
 func (s *Service) insert(ctx context.Context, tx Store, scope tenant.Scope, sourceID, customerID string, cents int64, d Direction,
@@ -231,7 +280,7 @@ func (s *Service) pending(scope tenant.Scope, sourceID, customerID string, cents
 	}
 	if of != nil {
 		p.SubscriptionID, p.DueDate, p.Attempt, p.MandateID = &of.subscriptionID, &of.dueDate, &of.attempt, of.mandateID
-		p.RetryOf = of.retryOf
+		p.RetryOf, p.Purpose = of.retryOf, of.purpose
 	}
 	if scope.Env == tenant.Sandbox {
 		at := now.Add(s.cfg.SettleDelay)

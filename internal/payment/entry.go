@@ -8,29 +8,32 @@ import (
 )
 
 // A payment may name the company entry description of its batch, which
-// the receiver's bank statement shows ("PAYROLL", "RENT"). NACHA fixes it
-// for some entries and the service writes those itself: PURCHASE for an
-// individual's WEB debit, RETRY PYMT for a re-presentment, REVERSAL for a
-// reversal and ACCTVERIFY for micro-deposits; PAYROLL is for a credit to
-// an individual's account (PPD). Anywhere else the choice is the
-// originator's: any credit and a company's (CCD) debit. Whether the
-// account is an individual's is the source's account_holder_type, which
-// the statement that writes the payment reads: it writes nothing when the
-// description does not fit the source, and the service then says why.
+// the receiver's bank statement shows ("RENT", "INVOICE"). NACHA fixes it
+// for some entries and the service writes those itself: RETRY PYMT for a
+// re-presentment, REVERSAL for a reversal, ACCTVERIFY for micro-deposits,
+// and by purpose PURCHASE and PAYROLL (purpose.go). Anywhere else the
+// choice is the originator's. Which entry a payment makes is its SEC code:
+// a debit's is its mandate's (WEB for an individual, CCD for a company), a
+// credit's the source's account_holder_type (PPD, CCD), which the
+// statement that writes the payment reads: the service gives it the SEC
+// codes under which the description fits (descriptionFits), it writes
+// nothing under another, and the service then says why.
 
 // Company entry descriptions with a rule of their own.
 const (
-	EntryPayroll = "PAYROLL"
+	EntryPurchase = "PURCHASE"
+	EntryPayroll  = "PAYROLL"
+	EntryPayment  = "PAYMENT" // every entry without a description of its own
 	// MaxEntryDescription is the width of the batch header's field.
 	MaxEntryDescription = 10
 )
 
 // reservedEntryDescriptions are written by the service alone.
-var reservedEntryDescriptions = []string{"PURCHASE", "RETRY PYMT", "REVERSAL", "ACCTVERIFY"}
+var reservedEntryDescriptions = []string{"RETRY PYMT", "REVERSAL", "ACCTVERIFY"}
 
-// entryDescription validates an optional entry_description for a payment
-// in direction d, before its source is read: nil when none was given.
-func entryDescription(v *string, d Direction) (*string, error) {
+// entryDescription validates the form of an optional entry_description,
+// before its source is read: nil when none was given.
+func entryDescription(v *string) (*string, error) {
 	if v == nil {
 		return nil, nil
 	}
@@ -41,24 +44,61 @@ func entryDescription(v *string, d Direction) (*string, error) {
 	if slices.Contains(reservedEntryDescriptions, ed) {
 		return nil, errs.Invalid("entry_description", ed+" is written by the service itself; leave entry_description out.")
 	}
-	if ed == EntryPayroll && d == Debit {
-		return nil, errs.Invalid("entry_description", "PAYROLL describes credits to an individual's account only.")
-	}
 	return &ed, nil
 }
 
-// entryDescriptionRefusal is why a payment's entry description does not
-// fit its source (nil when it fits): PAYROLL is for individuals' accounts,
-// and a debit from an individual's account is a WEB debit, described
-// PURCHASE.
-func entryDescriptionRefusal(ed *string, d Direction, src SourceInfo) error {
-	switch {
-	case ed == nil:
+// entryDescriptionRefusal is why entry description ed does not fit an
+// entry of SEC code sec in direction d for purpose (nil when it fits, or
+// when there is none): PURCHASE and PAYROLL fit only the entries they are
+// fixed for, and those entries take no other.
+func entryDescriptionRefusal(ed *string, d Direction, purpose Purpose, sec string) error {
+	if ed == nil {
 		return nil
-	case *ed == EntryPayroll && src.Business:
-		return errs.Invalid("entry_description", `PAYROLL describes credits to an individual's account; this funding source's account_holder_type is "company".`)
-	case d == Debit && !src.Business:
-		return errs.Invalid("entry_description", `A debit from an individual's account is described PURCHASE; entry_description is for credits and for debits from a "company" account.`)
+	}
+	fixed := FixedDescription(sec, d, purpose)
+	switch {
+	case *ed == fixed:
+		return nil
+	case *ed == EntryPurchase:
+		return errs.Invalid("entry_description", `PURCHASE describes an individual's debit (WEB) for purpose "goods" only.`)
+	case *ed == EntryPayroll:
+		return errs.Invalid("entry_description", `PAYROLL describes a credit to an individual's account (PPD) for purpose "payroll" only.`)
+	case fixed == EntryPurchase:
+		return errs.Invalid("entry_description", `A debit from an individual's account for purpose "goods" is described PURCHASE; leave entry_description out, or give the purpose the debit is for.`)
+	case fixed == EntryPayroll:
+		return errs.Invalid("entry_description", `A payroll credit to an individual's account is described PAYROLL; leave entry_description out.`)
 	}
 	return nil
+}
+
+// descriptionFits are the SEC codes under which entry description ed
+// fits a payment in direction d for purpose; nil when there is no ed.
+func descriptionFits(ed *string, d Direction, purpose Purpose) []string {
+	if ed == nil {
+		return nil
+	}
+	fits := []string{}
+	for _, sec := range []string{secWEB, secCCD, secPPD} {
+		if entryDescriptionRefusal(ed, d, purpose, sec) == nil {
+			fits = append(fits, sec)
+		}
+	}
+	return fits
+}
+
+// individualSEC is the SEC code of an entry to or from an individual's
+// account in direction d.
+func individualSEC(d Direction) string {
+	if d == Debit {
+		return secWEB
+	}
+	return secPPD
+}
+
+// creditSEC is the SEC code of a credit to src.
+func creditSEC(src SourceInfo) string {
+	if src.Business {
+		return secCCD
+	}
+	return secPPD
 }

@@ -2,6 +2,7 @@ package payment
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -29,6 +30,10 @@ const (
 	HoldReturnRateUnauthorized   = "return_rate_unauthorized"
 	HoldReturnRateAdministrative = "return_rate_administrative"
 	HoldReturnRateOverall        = "return_rate_overall"
+	// HoldOriginatorCompanyID: the originator is active but its company
+	// id is still the placeholder (package originator); released when an
+	// operator sets it (ReleaseCompanyIDHoldsTx).
+	HoldOriginatorCompanyID = "originator_company_id"
 	// HoldFraudPrefix prefixes a fraud rule's id: "fraud_rule:daily_velocity".
 	HoldFraudPrefix = "fraud_rule:"
 )
@@ -71,6 +76,23 @@ func (s *Service) holdIfHeld(ctx context.Context, tx Store, p Payment) (Payment,
 		return p, err
 	}
 	return s.hold(ctx, tx, p, v)
+}
+
+// ReleaseCompanyIDHoldsTx releases, in tx (the transaction that set the
+// originator's company id), scope's payments held for want of it: each
+// is pending again and fires payment.released. They are judged again as
+// they leave (ReleaseTx), as every payment is.
+func (s *Service) ReleaseCompanyIDHoldsTx(ctx context.Context, tx Store, scope tenant.Scope) error {
+	held, err := tx.HeldOfCustomer(ctx, scope, "", HoldOriginatorCompanyID)
+	if err != nil {
+		return fmt.Errorf("release payments held for the company id of %s/%s: %w", scope.MerchantID, scope.Env, err)
+	}
+	for _, p := range held {
+		if _, err := s.releaseTx(ctx, tx, p, "company id assigned"); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // ReviewNote checks an operator's note: at most MaxNote characters, no

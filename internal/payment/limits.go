@@ -56,6 +56,12 @@ type Terms struct {
 	// debits and credits created so far.
 	UsedDebit  int64
 	UsedCredit int64
+	// CompanyIDAssigned: an operator set the originator's company id
+	// (package originator); false while it is the placeholder.
+	CompanyIDAssigned bool
+	// DefaultPurpose is the purpose of its payments and subscriptions
+	// that name none (purpose.go).
+	DefaultPurpose string
 }
 
 // BankingDay is the banking day a payment created at t counts toward: its
@@ -104,21 +110,22 @@ func limitExceeded(name string, remaining int64, message string) error {
 		WithDetail("limit", name).WithDetail("remaining", money.Format(remaining))
 }
 
-// subscriptionRefusal refuses a subscription of an originator that is
-// not active, or whose amount no single debit may reach.
-func (s *Service) subscriptionRefusal(ctx context.Context, tx Store, scope tenant.Scope, cents int64) error {
+// subscriptionTerms reads the terms of the originator of a new
+// subscription of cents per debit, refusing one that is not active or
+// whose amount no single debit may reach.
+func (s *Service) subscriptionTerms(ctx context.Context, tx Store, scope tenant.Scope, cents int64) (Terms, error) {
 	t, err := tx.OriginatorTerms(ctx, scope, BankingDay(s.now()).Format(time.DateOnly))
 	if err != nil {
-		return err
+		return Terms{}, err
 	}
 	if t.Status != OriginatorActive {
-		return notActive()
+		return Terms{}, notActive()
 	}
 	if cents > t.PerEntryDebit {
-		return limitExceeded(LimitPerEntryDebit, t.PerEntryDebit,
+		return Terms{}, limitExceeded(LimitPerEntryDebit, t.PerEntryDebit,
 			"Each debit of a subscription may be at most "+money.Format(t.PerEntryDebit)+".")
 	}
-	return nil
+	return t, nil
 }
 
 // SameDay reports whether the originator of scope may send Same Day ACH

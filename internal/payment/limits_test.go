@@ -209,6 +209,10 @@ func TestAnOriginatorThatIsNotActiveTakesNoPayment(t *testing.T) {
 	if n := count(t, f, "mandates", scope); n != 0 {
 		t.Errorf("%d mandates written by refused requests", n)
 	}
+	id := fixture.BankCompanyID
+	if _, err := f.Originators.Set(ctx, scope, orig.Change{CompanyID: &id}, audit.Operator("test")); err != nil {
+		t.Fatal(err)
+	}
 	if _, err := f.Originators.Activate(ctx, scope, audit.Operator("test")); err != nil {
 		t.Fatal(err)
 	}

@@ -201,6 +201,13 @@ type RiskFacts struct {
 	// no read of its own; Thresholds (the interface) gives the same to
 	// the monitoring report.
 	Thresholds map[string]string
+	// CompanyIDMissing: the originator is active with the database's
+	// placeholder company id, which no operator replaced yet.
+	CompanyIDMissing bool
+	// DefaultPurpose is the originator's default_purpose, which a
+	// payment without a purpose has ("" without an originator); it comes
+	// with the facts so that it costs no read of its own.
+	DefaultPurpose string
 }
 
 // Alert is a fraud rule's match on a payment.
@@ -236,8 +243,10 @@ func BankingDayStart(t time.Time) time.Time {
 
 // assess judges a new payment of cents in direction d from sourceID:
 // sanctions first (the customer's screening), then the originator's
-// return rates (debits), then the fraud rules.
-func (s *Service) assess(ctx context.Context, tx Store, scope tenant.Scope, sourceID string, d Direction, cents int64) (verdict, error) {
+// company id (production), then its return rates (debits), then the
+// fraud rules.
+// It returns the facts it judged by too.
+func (s *Service) assess(ctx context.Context, tx Store, scope tenant.Scope, sourceID string, d Direction, cents int64) (verdict, RiskFacts, error) {
 	return s.judge(ctx, tx, scope, sourceID, d, cents, true)
 }
 
@@ -247,17 +256,21 @@ func (s *Service) assess(ctx context.Context, tx Store, scope tenant.Scope, sour
 // judged, but a sanctions match or the originator's return rates hold
 // them as they hold any.
 func (s *Service) assessStanding(ctx context.Context, tx Store, p Payment) (verdict, error) {
-	return s.judge(ctx, tx, p.Scope, p.SourceID, p.Direction, p.Cents, false)
+	v, _, err := s.judge(ctx, tx, p.Scope, p.SourceID, p.Direction, p.Cents, false)
+	return v, err
 }
 
-func (s *Service) judge(ctx context.Context, tx Store, scope tenant.Scope, sourceID string, d Direction, cents int64, rules bool) (verdict, error) {
+func (s *Service) judge(ctx context.Context, tx Store, scope tenant.Scope, sourceID string, d Direction, cents int64, rules bool) (verdict, RiskFacts, error) {
 	now := s.now().UTC()
 	f, err := tx.RiskFacts(ctx, scope, sourceID, BankingDayStart(now))
 	if err != nil || !f.Found {
-		return verdict{}, err
+		return verdict{}, f, err
 	}
 	if f.Screening == ScreeningPotentialMatch {
-		return verdict{reason: HoldSanctions}, nil
+		return verdict{reason: HoldSanctions}, f, nil
+	}
+	if f.CompanyIDMissing && scope.Env.Live() {
+		return verdict{reason: HoldOriginatorCompanyID}, f, nil
 	}
 	if d == Debit && f.Guardrail != "" {
 		reason := f.Guardrail
@@ -267,15 +280,15 @@ func (s *Service) judge(ctx context.Context, tx Store, scope tenant.Scope, sourc
 				return err
 			})
 			if err != nil {
-				return verdict{}, err
+				return verdict{}, f, err
 			}
 		}
 		if reason != "" {
-			return verdict{reason: reason}, nil
+			return verdict{reason: reason}, f, nil
 		}
 	}
 	if !rules {
-		return verdict{}, nil
+		return verdict{}, f, nil
 	}
 	// The account check is asked for once, and only when a rule needs
 	// it: most payments are below the thresholds of the rules that read it.
@@ -303,11 +316,11 @@ func (s *Service) judge(ctx context.Context, tx Store, scope tenant.Scope, sourc
 		}
 		count, limit, err := parseThreshold(r.ID, value)
 		if err != nil {
-			return verdict{}, err
+			return verdict{}, f, err
 		}
 		match, err := matches(r.ID, f, now, d, cents, count, limit, checkOf)
 		if err != nil {
-			return verdict{}, err
+			return verdict{}, f, err
 		}
 		if !match {
 			continue
@@ -318,7 +331,7 @@ func (s *Service) judge(ctx context.Context, tx Store, scope tenant.Scope, sourc
 		v.alerts = append(v.alerts, Alert{Scope: scope, RuleID: r.ID, RuleVersion: r.Version, Threshold: value,
 			SourceID: sourceID, CreatedAt: now})
 	}
-	return v, nil
+	return v, f, nil
 }
 
 // matches is rule id's judgment of a payment of cents in direction d at

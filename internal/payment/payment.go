@@ -108,6 +108,8 @@ type Payment struct {
 	Currency    string       `json:"currency"`
 	Direction   Direction    `json:"direction"`
 	Description *string      `json:"description"`
+	// Purpose is what the payment is for (purpose.go).
+	Purpose Purpose `json:"purpose"`
 	// EntryDescription is the company entry description the payment
 	// named (entry.go); null: the service's default.
 	EntryDescription *string `json:"entry_description"`
@@ -156,6 +158,10 @@ type Payment struct {
 	// Day is the banking day (YYYY-MM-DD) a new payment counts toward in
 	// its originator's usage (BankingDay); set by pending, not stored.
 	Day string `json:"-"`
+	// DescriptionFits are the SEC codes under which a new payment's
+	// EntryDescription fits it (descriptionFits), for the statement that
+	// creates it; not stored.
+	DescriptionFits []string `json:"-"`
 }
 
 // Config are the operator's payment settings.

@@ -222,7 +222,7 @@ func (s *Service) Retry(ctx context.Context, scope tenant.Scope, id string) (Pay
 			return err
 		}
 		p := s.pending(scope, orig.SourceID, orig.CustomerID, orig.Cents, Debit, orig.Description, nil)
-		p.MandateID, p.RetryOf, p.Attempt = orig.MandateID, &orig.ID, &attempt
+		p.MandateID, p.RetryOf, p.Attempt, p.Purpose = orig.MandateID, &orig.ID, &attempt, orig.Purpose
 		if err := tx.InsertPayment(ctx, p); errs.Is(err, errs.Conflict) {
 			return retryRefused("This debit was presented again already.")
 		} else if err != nil {

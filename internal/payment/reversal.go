@@ -121,7 +121,7 @@ func (s *Service) Reverse(ctx context.Context, scope tenant.Scope, id string, in
 			return src.allows(d)
 		}
 		r := s.pending(scope, p.SourceID, p.CustomerID, p.Cents, d, p.Description, nil)
-		r.ReversalOf, r.ReversalReason = &p.ID, &in.Reason
+		r.ReversalOf, r.ReversalReason, r.Purpose = &p.ID, &in.Reason, p.Purpose
 		if err := tx.InsertPayment(ctx, r); errs.Is(err, errs.Conflict) {
 			return errs.New(errs.Conflict, "This payment was reversed already.")
 		} else if err != nil {

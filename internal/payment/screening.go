@@ -2,10 +2,12 @@ package payment
 
 import (
 	"context"
+	"fmt"
 
 	"github.com/fundsource/fundsource/internal/audit"
 	"github.com/fundsource/fundsource/internal/core/errs"
 	"github.com/fundsource/fundsource/internal/core/event"
+	"github.com/fundsource/fundsource/internal/core/tenant"
 	"github.com/fundsource/fundsource/internal/sanctions"
 )
 
@@ -68,6 +70,47 @@ func (s *Service) screenTx(ctx context.Context, tx Store, p Payment) (bool, erro
 	}
 	_, err = s.hold(ctx, tx, p, verdict{reason: HoldSanctions})
 	return false, err
+}
+
+// ScreenEntryTx screens, as an entry leaves (production), the receiver's
+// name the entry carries: a source's own receiver name (a notification of
+// change may have corrected it) can differ from the customer's, which
+// screenTx screens. business says the receiver is a company. A potential
+// match marks the customer potential_match (customer.screening_match)
+// and reports false: a payment p is held (sanctions_screening), and
+// micro-deposits (p nil) wait until an operator clears the screening.
+func (s *Service) ScreenEntryTx(ctx context.Context, tx Store, scope tenant.Scope, customerID string, p *Payment, name string, business bool) (bool, error) {
+	if s.sanctions == nil || !scope.Env.Live() || name == "" {
+		return true, nil
+	}
+	_, prev, err := tx.CustomerScreening(ctx, scope, customerID)
+	if err != nil {
+		return false, fmt.Errorf("screen the receiver of customer %s: %w", customerID, err)
+	}
+	n := sanctions.Written(name)
+	if business {
+		n = sanctions.Business(name)
+	}
+	next := prev
+	if prev.Status != sanctions.PotentialMatch {
+		next = s.sanctions.Of(prev, n)
+		if next.Status != sanctions.PotentialMatch {
+			return true, nil
+		}
+		if err := tx.SetCustomerScreening(ctx, scope, customerID, next); err != nil {
+			return false, err
+		}
+		c := screenedCustomer{ID: customerID, Screening: next}
+		if err := tx.RecordEvent(ctx, event.New(scope, event.CustomerScreeningMatch, c, s.now().UTC())); err != nil {
+			return false, err
+		}
+	}
+	if p != nil {
+		if _, err := s.hold(ctx, tx, *p, verdict{reason: HoldSanctions}); err != nil {
+			return false, err
+		}
+	}
+	return false, nil
 }
 
 // ClearScreening clears a customer's potential match after an operator's

@@ -177,7 +177,8 @@ type RiskStore interface {
 	// HeldPaymentForUpdate locks a payment found by id alone (the
 	// operator's review names no merchant); errs.NotFound when unknown.
 	HeldPaymentForUpdate(ctx context.Context, id string) (Payment, error)
-	// HeldOfCustomer locks a customer's payments held for reason.
+	// HeldOfCustomer locks a customer's payments held for reason, or
+	// every customer's of scope when customerID is "".
 	HeldOfCustomer(ctx context.Context, scope tenant.Scope, customerID, reason string) ([]Payment, error)
 	// AlertCounts counts scope's alerts since since, by rule id.
 	AlertCounts(ctx context.Context, scope tenant.Scope, since time.Time) (map[string]int, error)

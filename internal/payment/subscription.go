@@ -1,6 +1,7 @@
 package payment
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"time"
@@ -58,8 +59,10 @@ type Subscription struct {
 	PaymentCount int          `json:"payment_count"` // debits created so far
 	CancelReason *string      `json:"cancel_reason"` // CancelRequested, CancelSourceRemoved, CancelPaymentReturned or CancelMandateRevoked
 	MandateID    *string      `json:"mandate_id"`    // the recurring mandate its debits go out under
-	CreatedAt    time.Time    `json:"created_at"`
-	CanceledAt   *time.Time   `json:"canceled_at"`
+	// Purpose is what its debits are for (purpose.go); each has it.
+	Purpose    Purpose    `json:"purpose"`
+	CreatedAt  time.Time  `json:"created_at"`
+	CanceledAt *time.Time `json:"canceled_at"`
 	// RetryDate is the business day a returned debit (R01, R09) is
 	// presented again, when one is scheduled.
 	RetryDate *string `json:"retry_date"`
@@ -92,6 +95,9 @@ type SubscriptionInput struct {
 	// mandate, or the consent from which one is created.
 	MandateID     *string        `json:"mandate_id"`
 	Authorization *Authorization `json:"authorization"`
+	// Purpose is what its debits are for; nil: the originator's
+	// default_purpose.
+	Purpose *string `json:"purpose"`
 }
 
 // Subscribe creates a subscription on a Verified source (403
@@ -123,14 +129,22 @@ func (s *Service) Subscribe(ctx context.Context, scope tenant.Scope, in Subscrip
 	if err != nil {
 		return Subscription{}, err
 	}
+	purpose, err := ParsePurpose("purpose", in.Purpose)
+	if err != nil {
+		return Subscription{}, err
+	}
 	var out Subscription
 	err = s.store.WithTx(ctx, func(tx Store) error {
 		src, err := s.usableSource(ctx, tx, scope, in.SourceID, Debit)
 		if err != nil {
 			return err
 		}
-		if err := s.subscriptionRefusal(ctx, tx, scope, cents); err != nil {
+		terms, err := s.subscriptionTerms(ctx, tx, scope, cents)
+		if err != nil {
 			return err
+		}
+		if purpose == "" {
+			purpose = cmp.Or(Purpose(terms.DefaultPurpose), PurposeOther)
 		}
 		mandate, err := s.authorize(ctx, tx, scope, in.SourceID, src, Recurring, in.MandateID, in.Authorization)
 		if err != nil {
@@ -140,7 +154,7 @@ func (s *Service) Subscribe(ctx context.Context, scope tenant.Scope, in Subscrip
 		out = Subscription{MandateID: &mandate,
 			Scope: scope, ID: ids.New(ids.Subscription), SourceID: in.SourceID, CustomerID: src.CustomerID,
 			Amount: money.Format(cents), Currency: "USD", Cents: cents, Interval: in.Interval, Description: desc,
-			Status: Active, StartDate: in.StartDate, NextDate: &next, CreatedAt: now,
+			Status: Active, StartDate: in.StartDate, NextDate: &next, CreatedAt: now, Purpose: purpose,
 		}
 		if err := tx.InsertSubscription(ctx, out); err != nil {
 			return err
@@ -310,7 +324,7 @@ func (s *Service) presentNext(ctx context.Context, tx Store, sub *Subscription, 
 	if err != nil {
 		return Payment{}, err
 	}
-	of := &debitOf{subscriptionID: sub.ID, attempt: 1, mandateID: sub.MandateID}
+	of := &debitOf{subscriptionID: sub.ID, attempt: 1, mandateID: sub.MandateID, purpose: sub.Purpose}
 	if retry {
 		// The rule again on the day it goes out: the 180 days may have
 		// run out while it waited.

@@ -145,6 +145,11 @@ func Build(cfg *config.Config, d Deps) (*Services, error) {
 		"Changed SDN list files refused (the list in use stays).", sdn.ReloadFailures)
 	s.Originators = originator.NewService(db.Originators(), s.Payments, now).WithSanctions(sdn)
 	s.Payments.WithOriginators(s.Originators).WithThresholds(s.Originators).WithAccountChecks(s.Funding)
+	// Payments held for want of the originator's company id leave once an
+	// operator sets it, in the same transaction.
+	s.Originators.OnCompanyIDAssigned(func(ctx context.Context, tx originator.Store, scope tenant.Scope) error {
+		return s.Payments.ReleaseCompanyIDHoldsTx(ctx, tx.(postgres.Stores).Payments(), scope)
+	})
 	s.Merchants.OnEnvironment(func(ctx context.Context, tx merchant.Store, scope tenant.Scope, name string) error {
 		return s.Originators.NameTx(ctx, tx.(postgres.Stores).Originators(), scope, name)
 	})

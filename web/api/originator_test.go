@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/fundsource/fundsource/internal/audit"
+	"github.com/fundsource/fundsource/internal/core/errs"
 	"github.com/fundsource/fundsource/internal/core/tenant"
 	"github.com/fundsource/fundsource/internal/originator"
 	th "github.com/fundsource/fundsource/internal/testing/harness"
@@ -80,21 +81,36 @@ func TestLimitExceededOverHTTP(t *testing.T) {
 }
 
 // TestProductionWaitsForItsOriginator: after activate-production the
-// originator is pending_review and production payments are 403
-// originator_not_active until an operator activates it.
+// originator is pending_review, with its placeholder company id not
+// assigned, and production payments are 403 originator_not_active until
+// an operator has set the company id (activation is refused before) and
+// activated it.
 func TestProductionWaitsForItsOriginator(t *testing.T) {
 	t.Parallel()
 	h := webtest.NewHarness(t)
 	m := h.Merchant("Acme")
 	key := h.ProductionPending(m).SecretKey
-	if o := th.WantOK(t, h.Get("/v2/originator", key)); o["status"] != "pending_review" || o["same_day"] != false {
+	if o := th.WantOK(t, h.Get("/v2/originator", key)); o["status"] != "pending_review" || o["same_day"] != false || o["company_id_assigned"] != false {
 		t.Errorf("production originator = %s", th.MustJSON(o))
 	}
 	src := h.Source(key, h.Customer(key), "987654321")
 	th.WantError(t, h.Post("/v2/payments", key, th.PaymentBody(src, `"10.00"`, "credit")), http.StatusForbidden, "originator_not_active")
 	scope := tenant.Scope{MerchantID: m.Merchant.ID, Env: tenant.Production}
+	if _, err := h.Svc.Originators.Activate(context.Background(), scope, audit.Operator("test")); !errs.Is(err, errs.Conflict) {
+		t.Fatalf("activation with the placeholder company id: %v, want conflict", err)
+	}
+	id := "1987654321"
+	if _, err := h.Svc.Originators.Set(context.Background(), scope, originator.Change{CompanyID: &id}, audit.Operator("test")); err != nil {
+		t.Fatal(err)
+	}
 	if _, err := h.Svc.Originators.Activate(context.Background(), scope, audit.Operator("test")); err != nil {
 		t.Fatal(err)
 	}
-	th.WantOK(t, h.Post("/v2/payments", key, th.PaymentBody(src, `"10.00"`, "credit")))
+	if o := th.WantOK(t, h.Get("/v2/originator", key)); o["status"] != "active" || o["company_id"] != id || o["company_id_assigned"] != true {
+		t.Errorf("activated originator = %s", th.MustJSON(o))
+	}
+	p := th.WantOK(t, h.Post("/v2/payments", key, th.PaymentBody(src, `"10.00"`, "credit")))
+	if p["status"] != "pending" {
+		t.Errorf("payment of an originator with its company id = %s", th.MustJSON(p))
+	}
 }

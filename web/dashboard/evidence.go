@@ -55,6 +55,9 @@ func evidenceView(ev evidence.Evidence) view.Evidence {
 	} else {
 		v.Summary = fmt.Sprintf("A credit of %s to the customer's account ending %s.", r.Amount, src.LastFour)
 	}
+	if p.Purpose != "" {
+		v.Summary += " Purpose: " + string(p.Purpose) + "."
+	}
 	v.Holder = "an individual, " + src.HolderName
 	if src.AccountHolderType == "company" {
 		v.Holder = "a company, " + src.HolderName

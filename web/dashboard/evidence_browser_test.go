@@ -36,7 +36,7 @@ func TestBrowserDashboardEvidencePage(t *testing.T) {
 		}
 		body := tb.Text("main")
 		for _, want := range []string{
-			"A debit of $25.00 from the customer's account ending 6666.",
+			"A debit of $25.00 from the customer's account ending 6666. Purpose: other.",
 			payment.SandboxMandateText,
 			"no IP address was recorded",
 			"Revoked on", "customer called",

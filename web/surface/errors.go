@@ -31,6 +31,7 @@ var statusOf = map[errs.Code]int{
 	errs.RetryNotAllowed:              http.StatusConflict,
 	errs.ReversalWindowClosed:         http.StatusConflict,
 	errs.ReinitiationRequired:         http.StatusConflict,
+	errs.MandatesActive:               http.StatusConflict,
 	errs.OriginatorNotActive:          http.StatusForbidden,
 	errs.LimitExceeded:                http.StatusUnprocessableEntity,
 	errs.Unauthorized:                 http.StatusUnauthorized,

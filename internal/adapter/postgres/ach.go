@@ -37,18 +37,23 @@ func (q queries) InsertACHFile(ctx context.Context, f ach.File) (int64, error) {
 }
 
 const depositsToOriginate = `
-SELECT m.merchant_id, m.environment, m.funding_source_id, f.customer_id, m.seq
+SELECT m.merchant_id, m.environment, m.funding_source_id, f.customer_id, m.seq,
+       (f.removed_at IS NOT NULL OR f.blocked_at IS NOT NULL) AS source_gone
 FROM micro_deposits m
 JOIN funding_sources f ON f.merchant_id = m.merchant_id AND f.environment = m.environment AND f.id = m.funding_source_id
 WHERE m.environment = 'production' AND m.status = 'pending' AND m.method = 'micro_deposits'
   AND NOT EXISTS (SELECT 1 FROM ach_entries e
                   WHERE e.merchant_id = m.merchant_id AND e.environment = m.environment
                     AND e.funding_source_id = m.funding_source_id AND e.deposit_seq = m.seq)
+  AND NOT EXISTS (SELECT 1 FROM customers u
+                  WHERE u.merchant_id = f.merchant_id AND u.environment = f.environment AND u.id = f.customer_id
+                    AND u.screening ->> 'status' = 'potential_match')
 ORDER BY m.initiated_at
 LIMIT $1
 FOR UPDATE OF m SKIP LOCKED`
 
-// DepositsToOriginate locks open production verifications not yet in a file.
+// DepositsToOriginate locks open production verifications not yet in a
+// file, but for customers whose screening is a potential match.
 func (q queries) DepositsToOriginate(ctx context.Context, limit int) ([]ach.Deposit, error) {
 	var rows []struct {
 		MerchantID  string `db:"merchant_id"`
@@ -56,6 +61,7 @@ func (q queries) DepositsToOriginate(ctx context.Context, limit int) ([]ach.Depo
 		SourceID    string `db:"funding_source_id"`
 		CustomerID  string `db:"customer_id"`
 		Seq         int    `db:"seq"`
+		SourceGone  bool   `db:"source_gone"`
 	}
 	if err := sqlx.SelectContext(ctx, q.ex, &rows, depositsToOriginate, limit); err != nil {
 		return nil, translate(err)
@@ -63,7 +69,7 @@ func (q queries) DepositsToOriginate(ctx context.Context, limit int) ([]ach.Depo
 	out := make([]ach.Deposit, len(rows))
 	for i, r := range rows {
 		out[i] = ach.Deposit{Scope: tenant.Scope{MerchantID: r.MerchantID, Env: tenant.Environment(r.Environment)},
-			SourceID: r.SourceID, CustomerID: r.CustomerID, Seq: r.Seq}
+			SourceID: r.SourceID, CustomerID: r.CustomerID, Seq: r.Seq, SourceGone: r.SourceGone}
 	}
 	return out, nil
 }

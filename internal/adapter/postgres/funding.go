@@ -518,9 +518,26 @@ func (q queries) SetNickname(ctx context.Context, scope tenant.Scope, id string,
 	return oneRow(res, err, errs.NotFound)
 }
 
-// SetHolderType stores a source's account holder type.
-func (q queries) SetHolderType(ctx context.Context, scope tenant.Scope, id, holderType string) error {
-	res, err := q.ex.ExecContext(ctx, `UPDATE funding_sources SET account_holder_type = $4 WHERE `+byID,
-		scope.MerchantID, scope.Env, id, holderType)
-	return oneRow(res, err, errs.NotFound)
+// setHolderType changes a source's account holder type when no mandate
+// of the source is active, and reports whether it did. The caller holds
+// the source's row lock, which a mandate's creation share-locks: this
+// statement's snapshot, taken after the lock, sees every mandate.
+const setHolderType = `
+WITH m AS (
+  SELECT EXISTS (SELECT 1 FROM mandates m
+                 WHERE m.merchant_id = $1 AND m.environment = $2 AND m.funding_source_id = $3
+                   AND m.status = 'active') AS active
+), upd AS (
+  UPDATE funding_sources SET account_holder_type = $4
+  WHERE ` + byID + ` AND NOT (SELECT active FROM m)
+  RETURNING 1
+)
+SELECT EXISTS (SELECT 1 FROM upd)`
+
+// SetHolderType stores a source's account holder type unless the source
+// has an active mandate; false when it has.
+func (q queries) SetHolderType(ctx context.Context, scope tenant.Scope, id, holderType string) (bool, error) {
+	var changed bool
+	err := sqlx.GetContext(ctx, q.ex, &changed, setHolderType, scope.MerchantID, scope.Env, id, holderType)
+	return changed, translate(err)
 }

@@ -148,7 +148,12 @@ WITH src AS (
 ), ok AS (
   SELECT src.* FROM src, org WHERE NOT src.removed AND src.verified AND NOT src.blocked
     AND NOT EXISTS (SELECT 1 FROM returned)
-    AND ($23::text IS NULL OR src.business) -- a named entry description: only from a company's account
+    -- a named entry description fits the debit's SEC code (one of $30,
+    -- which the payment service decided): the named mandate's, else the
+    -- new one's
+    AND ($23::text IS NULL OR coalesce(
+          (SELECT nm.sec_code FROM mandates nm WHERE nm.merchant_id = $1 AND nm.environment = $2 AND nm.id = $10),
+          CASE WHEN src.business THEN $19 ELSE $18 END) = ANY($30::text[]))
     AND ` + withParams(originatorRoom, "$25", "'debit'", "$5") + `
 ), named AS (
   UPDATE mandates m SET used_at = CASE WHEN m.type = 'single' THEN $9::timestamptz ELSE m.used_at END
@@ -164,7 +169,7 @@ WITH src AS (
   RETURNING id, customer_id, sec_code
 ), ins AS (
   INSERT INTO payments (` + paymentColumns + `)
-  SELECT $1, $2, $4, $3, ok.customer_id, 'debit', $5, $6, $7, NULL, NULL, NULL, NULL, $8, NULL, $9, man.id, $23, $24
+  SELECT $1, $2, $4, $3, ok.customer_id, 'debit', $5, $6, $7, NULL, NULL, NULL, NULL, $8, NULL, $9, man.id, $23, $24, $29
   FROM ok, (SELECT id FROM named UNION ALL SELECT id FROM fresh) man
   RETURNING 1
 ), ` + withParams(originatorCount, "$25", "'debit'", "$5") + `, ev AS (
@@ -214,7 +219,8 @@ func (q queries) CreateDebit(ctx context.Context, d payment.NewDebit) (payment.D
 	err := sqlx.GetContext(ctx, q.ex, &r, createDebit, p.Scope.MerchantID, p.Scope.Env, p.SourceID, p.ID, p.Cents,
 		p.Description, p.Status, p.SettleAt, p.CreatedAt, named, fresh, accepted, ip, ua, text, sha, evID,
 		d.SECCodes[0], d.SECCodes[1], evType, data, delivery, p.EntryDescription, p.SameDay, dayOf(p),
-		pq.Array(d.Reinitiation.Codes), d.Reinitiation.Since.Format(time.DateOnly), d.Reinitiation.AuthorizedAt)
+		pq.Array(d.Reinitiation.Codes), d.Reinitiation.Since.Format(time.DateOnly), d.Reinitiation.AuthorizedAt,
+		p.Purpose, pq.Array(p.DescriptionFits))
 	if err != nil {
 		return payment.DebitOutcome{}, translate(err)
 	}

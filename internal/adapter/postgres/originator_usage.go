@@ -25,7 +25,7 @@ const originatorLocked = originatorUsage + `
 
 // originatorUsage is org without its lock and closing parenthesis.
 const originatorUsage = `org AS (
-  SELECT o.status, o.per_entry_debit_cents, o.daily_debit_cents, o.daily_credit_cents,
+  SELECT o.status, o.per_entry_debit_cents, o.daily_debit_cents, o.daily_credit_cents, o.company_id_assigned, o.default_purpose,
          CASE WHEN o.usage_day = DAY::date THEN o.usage_debit_cents ELSE 0 END AS used_debit,
          CASE WHEN o.usage_day = DAY::date THEN o.usage_credit_cents ELSE 0 END AS used_credit
   FROM originators o WHERE o.merchant_id = $1 AND o.environment = $2`
@@ -55,7 +55,8 @@ const originatorCount = `used AS (
 // originatorTermsColumns are org's columns as a statement reports them.
 const originatorTermsColumns = `org.status AS org_status, org.per_entry_debit_cents AS org_per_entry_debit,
        org.daily_debit_cents AS org_daily_debit, org.daily_credit_cents AS org_daily_credit,
-       org.used_debit AS org_used_debit, org.used_credit AS org_used_credit`
+       org.used_debit AS org_used_debit, org.used_credit AS org_used_credit,
+       org.company_id_assigned AS org_company_id_assigned, org.default_purpose AS org_default_purpose`
 
 // withParams is sql with the fragments' names replaced by the
 // statement's parameters.
@@ -72,6 +73,8 @@ type termsRow struct {
 	DailyCredit   *int64  `db:"org_daily_credit"`
 	UsedDebit     *int64  `db:"org_used_debit"`
 	UsedCredit    *int64  `db:"org_used_credit"`
+	Assigned      *bool   `db:"org_company_id_assigned"`
+	Purpose       *string `db:"org_default_purpose"`
 }
 
 func (r termsRow) domain() payment.Terms {
@@ -82,7 +85,8 @@ func (r termsRow) domain() payment.Terms {
 		return *p
 	}
 	return payment.Terms{Status: deref(r.Status), PerEntryDebit: z(r.PerEntryDebit), DailyDebit: z(r.DailyDebit),
-		DailyCredit: z(r.DailyCredit), UsedDebit: z(r.UsedDebit), UsedCredit: z(r.UsedCredit)}
+		DailyCredit: z(r.DailyCredit), UsedDebit: z(r.UsedDebit), UsedCredit: z(r.UsedCredit),
+		CompanyIDAssigned: r.Assigned != nil && *r.Assigned, DefaultPurpose: deref(r.Purpose)}
 }
 
 // dayOf is the banking day p counts toward.

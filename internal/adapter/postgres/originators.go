@@ -10,6 +10,7 @@ import (
 	"github.com/fundsource/fundsource/internal/core/errs"
 	"github.com/fundsource/fundsource/internal/core/tenant"
 	"github.com/fundsource/fundsource/internal/originator"
+	"github.com/fundsource/fundsource/internal/payment"
 )
 
 type originatorRow struct {
@@ -17,11 +18,13 @@ type originatorRow struct {
 	Environment   string    `db:"environment"`
 	CompanyName   string    `db:"company_name"`
 	CompanyID     string    `db:"company_id"`
+	Assigned      bool      `db:"company_id_assigned"`
 	Status        string    `db:"status"`
 	PerEntryDebit int64     `db:"per_entry_debit_cents"`
 	DailyDebit    int64     `db:"daily_debit_cents"`
 	DailyCredit   int64     `db:"daily_credit_cents"`
 	SameDay       bool      `db:"same_day"`
+	Purpose       string    `db:"default_purpose"`
 	Rules         []byte    `db:"rule_thresholds"`
 	UsageDay      *string   `db:"usage_day"`
 	UsedDebit     int64     `db:"usage_debit_cents"`
@@ -33,14 +36,14 @@ func (r originatorRow) domain() originator.Originator {
 	rules := map[string]string{}
 	_ = json.Unmarshal(r.Rules, &rules) // the column's CHECK keeps it an object
 	return originator.Originator{Scope: tenant.Scope{MerchantID: r.MerchantID, Env: tenant.Environment(r.Environment)},
-		CompanyName: r.CompanyName, CompanyID: r.CompanyID, Status: r.Status, SameDay: r.SameDay, Rules: rules,
+		CompanyName: r.CompanyName, CompanyID: r.CompanyID, CompanyIDAssigned: r.Assigned, Status: r.Status, SameDay: r.SameDay, DefaultPurpose: payment.Purpose(r.Purpose), Rules: rules,
 		UpdatedAt: r.UpdatedAt.UTC(), PerEntryDebitCents: r.PerEntryDebit, DailyDebitCents: r.DailyDebit,
 		DailyCreditCents: r.DailyCredit, UsageDay: deref(r.UsageDay), UsedDebitCents: r.UsedDebit, UsedCreditCents: r.UsedCredit}
 }
 
 const selectOriginator = `
-SELECT merchant_id, environment, company_name, company_id, status, per_entry_debit_cents, daily_debit_cents,
-       daily_credit_cents, same_day, rule_thresholds, to_char(usage_day, 'YYYY-MM-DD') AS usage_day,
+SELECT merchant_id, environment, company_name, company_id, company_id_assigned, status, per_entry_debit_cents, daily_debit_cents,
+       daily_credit_cents, same_day, default_purpose, rule_thresholds, to_char(usage_day, 'YYYY-MM-DD') AS usage_day,
        usage_debit_cents, usage_credit_cents, updated_at
 FROM originators WHERE merchant_id = $1 AND environment = $2`
 
@@ -57,7 +60,8 @@ func (q queries) OriginatorForUpdate(ctx context.Context, scope tenant.Scope) (o
 
 const updateOriginator = `
 UPDATE originators SET company_name = $3, company_id = $4, status = $5, per_entry_debit_cents = $6,
-       daily_debit_cents = $7, daily_credit_cents = $8, same_day = $9, rule_thresholds = $10::jsonb, updated_at = now()
+       daily_debit_cents = $7, daily_credit_cents = $8, same_day = $9, rule_thresholds = $10::jsonb,
+       company_id_assigned = $11, default_purpose = $12, updated_at = now()
 WHERE merchant_id = $1 AND environment = $2`
 
 // UpdateOriginator stores an originator's settings (not its usage).
@@ -70,7 +74,7 @@ func (q queries) UpdateOriginator(ctx context.Context, o originator.Originator) 
 		rules = []byte("{}")
 	}
 	res, err := q.ex.ExecContext(ctx, updateOriginator, o.Scope.MerchantID, o.Scope.Env, o.CompanyName, o.CompanyID,
-		o.Status, o.PerEntryDebitCents, o.DailyDebitCents, o.DailyCreditCents, o.SameDay, string(rules))
+		o.Status, o.PerEntryDebitCents, o.DailyDebitCents, o.DailyCreditCents, o.SameDay, string(rules), o.CompanyIDAssigned, o.DefaultPurpose)
 	return oneRow(res, err, errs.NotFound)
 }
 

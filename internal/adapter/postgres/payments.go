@@ -41,8 +41,10 @@ func (q queries) PaymentSource(ctx context.Context, scope tenant.Scope, id strin
 // createPayment is a payment's creation in one statement: it share-locks
 // the source so it cannot be removed meanwhile, locks the originator
 // (originatorLocked), and inserts the payment when the source takes it
-// (live, and Verified for a debit) and the originator does
-// (originatorRoom), counting it into the originator's usage. It reports
+// (live, and Verified for a debit), its entry description fits the SEC
+// code of a credit to the source (one of $15, which the payment service
+// decided), and the originator takes it (originatorRoom), counting it
+// into the originator's usage. It reports
 // the source as found (no row when unknown), the originator's terms and
 // whether the payment was inserted.
 var createPayment = `
@@ -54,21 +56,15 @@ WITH src AS (
   FOR SHARE OF f
 ), ` + withParams(originatorLocked, "$13", "$5", "$6") + `, ins AS (
   INSERT INTO payments (` + paymentColumns + `)
-  SELECT $1, $2, $4, $3, src.customer_id, $5, $6, $7, $8, NULL, NULL, NULL, NULL, $9, NULL, $10, NULL, $11, $12
+  SELECT $1, $2, $4, $3, src.customer_id, $5, $6, $7, $8, NULL, NULL, NULL, NULL, $9, NULL, $10, NULL, $11, $12, $14
   FROM src, org WHERE NOT src.removed AND (src.verified OR $5 = 'credit')
-    AND ($11::text IS NULL OR (` + entryDescriptionFits + `))
+    AND ($11::text IS NULL OR CASE WHEN src.business THEN 'CCD' ELSE 'PPD' END = ANY($15::text[]))
     AND ` + withParams(originatorRoom, "$13", "$5", "$6") + `
   RETURNING 1
 ), ` + withParams(originatorCount, "$13", "$5", "$6") + `
 SELECT s.customer_id, s.verified, s.removed, s.business, EXISTS (SELECT 1 FROM ins) AS created,
        ` + originatorTermsColumns + `
 FROM src s LEFT JOIN org ON true`
-
-// entryDescriptionFits is payment.entryDescriptionRefusal's rule in SQL,
-// for a payment named src's entry_description $11 in direction $5:
-// PAYROLL only to an individual's account, a debit's only from a
-// company's.
-const entryDescriptionFits = `CASE WHEN $5 = 'debit' THEN src.business ELSE $11 <> 'PAYROLL' OR NOT src.business END`
 
 // CreatePayment stores p when its source and originator take it, in one
 // statement. It returns the source as found (errs.NotFound when unknown),
@@ -84,7 +80,8 @@ func (q queries) CreatePayment(ctx context.Context, p payment.Payment) (payment.
 		termsRow
 	}
 	err := sqlx.GetContext(ctx, q.ex, &r, createPayment, p.Scope.MerchantID, p.Scope.Env,
-		p.SourceID, p.ID, p.Direction, p.Cents, p.Description, p.Status, p.SettleAt, p.CreatedAt, p.EntryDescription, p.SameDay, dayOf(p))
+		p.SourceID, p.ID, p.Direction, p.Cents, p.Description, p.Status, p.SettleAt, p.CreatedAt, p.EntryDescription, p.SameDay, dayOf(p),
+		p.Purpose, pq.Array(p.DescriptionFits))
 	if err != nil {
 		return payment.DebitOutcome{}, translate(err)
 	}
@@ -111,6 +108,7 @@ type paymentRow struct {
 	CreatedAt      time.Time  `db:"created_at"`
 	MandateID      *string    `db:"mandate_id"`
 	EntryDesc      *string    `db:"entry_description"`
+	Purpose        string     `db:"purpose"`
 	RetryOf        *string    `db:"retry_of"`
 	RetryAttempt   *int       `db:"retry_attempt"`
 	ReversalOf     *string    `db:"reversal_of"`
@@ -129,7 +127,7 @@ func (r paymentRow) domain() payment.Payment {
 		Cents: r.Cents, Direction: payment.Direction(r.Direction), Description: r.Description,
 		Status: payment.Status(r.Status), FailureCode: r.FailureCode, SubscriptionID: r.SubscriptionID,
 		Attempt: r.Attempt, SettleAt: utcPtr(r.SettleAt), SettledAt: utcPtr(r.SettledAt), CreatedAt: r.CreatedAt.UTC(),
-		MandateID: r.MandateID, EntryDescription: r.EntryDesc, RetryOf: r.RetryOf, ReversalOf: r.ReversalOf, ReversalReason: r.ReversalReason,
+		MandateID: r.MandateID, EntryDescription: r.EntryDesc, Purpose: payment.Purpose(r.Purpose), RetryOf: r.RetryOf, ReversalOf: r.ReversalOf, ReversalReason: r.ReversalReason,
 		CancelReason: r.CancelReason, HoldReason: r.HoldReason,
 	}
 	if p.Attempt == nil {
@@ -155,7 +153,7 @@ func (r paymentRow) domain() payment.Payment {
 
 const paymentColumns = `merchant_id, environment, id, funding_source_id, customer_id, direction, amount_cents,
        description, status, failure_code, subscription_id, attempt, due_date, settle_at, settled_at, created_at, mandate_id,
-       entry_description, same_day`
+       entry_description, same_day, purpose`
 
 // paymentReadColumns are what a read of a payment selects: the columns it
 // is created with, and what happens to it later.
@@ -174,7 +172,7 @@ const paymentLinks = `retry_of, retry_attempt, reversal_of, reversal_reason,
 var insertPayment = `
 WITH ins AS (
   INSERT INTO payments (` + paymentColumns + `, retry_of, retry_attempt, reversal_of, reversal_reason)
-  VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $23, $19, $20, $21, $22)
+  VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $23, $25, $19, $20, $21, $22)
   RETURNING 1
 ), ` + withParams(originatorCount, "$24", "$6", "$7") + `
 SELECT 1`
@@ -193,7 +191,8 @@ func (q queries) InsertPayment(ctx context.Context, p payment.Payment) error {
 	}
 	_, err := q.ex.ExecContext(ctx, insertPayment, p.Scope.MerchantID, p.Scope.Env, p.ID, p.SourceID, p.CustomerID,
 		p.Direction, p.Cents, p.Description, p.Status, p.FailureCode, p.SubscriptionID, attempt, p.DueDate, p.SettleAt,
-		p.SettledAt, p.CreatedAt, p.MandateID, p.EntryDescription, p.RetryOf, retryAttempt, p.ReversalOf, p.ReversalReason, p.SameDay, dayOf(p))
+		p.SettledAt, p.CreatedAt, p.MandateID, p.EntryDescription, p.RetryOf, retryAttempt, p.ReversalOf, p.ReversalReason, p.SameDay, dayOf(p),
+		p.Purpose)
 	return translate(err)
 }
 
@@ -261,21 +260,24 @@ const paymentStanding = `
           JOIN payments o ON o.merchant_id = m.merchant_id AND o.environment = m.environment AND o.mandate_id = m.id
           WHERE m.merchant_id = p.merchant_id AND m.environment = p.environment AND m.id = p.mandate_id
             AND m.type = 'single' AND o.id <> p.id AND o.status NOT IN ('failed', 'canceled')
-            AND (o.created_at, o.id) < (p.created_at, p.id)) AS mandate_used`
+            AND (o.created_at, o.id) < (p.created_at, p.id)) AS mandate_used,
+  coalesce((SELECT m.sec_code FROM mandates m
+            WHERE m.merchant_id = p.merchant_id AND m.environment = p.environment AND m.id = p.mandate_id), '') AS mandate_sec_code`
 
 // standingRow is a payment with its standing.
 type standingRow struct {
 	paymentRow
-	SourceBlocked  bool `db:"source_blocked"`
-	SourceRemoved  bool `db:"source_removed"`
-	MandateRevoked bool `db:"mandate_revoked"`
-	MandateUsed    bool `db:"mandate_used"`
+	SourceBlocked  bool   `db:"source_blocked"`
+	SourceRemoved  bool   `db:"source_removed"`
+	MandateRevoked bool   `db:"mandate_revoked"`
+	MandateUsed    bool   `db:"mandate_used"`
+	MandateSEC     string `db:"mandate_sec_code"`
 }
 
 func (r standingRow) domain() payment.Payment {
 	p := r.paymentRow.domain()
 	p.Standing = payment.Standing{SourceBlocked: r.SourceBlocked, SourceRemoved: r.SourceRemoved,
-		MandateRevoked: r.MandateRevoked, MandateUsed: r.MandateUsed}
+		MandateRevoked: r.MandateRevoked, MandateUsed: r.MandateUsed, MandateSEC: r.MandateSEC}
 	return p
 }
 
@@ -352,6 +354,7 @@ type subscriptionRow struct {
 	RetryDue     *time.Time `db:"retry_due"`
 	RetryAttempt *int       `db:"retry_attempt"`
 	MandateID    *string    `db:"mandate_id"`
+	Purpose      string     `db:"purpose"`
 }
 
 func (r subscriptionRow) domain() payment.Subscription {
@@ -360,7 +363,7 @@ func (r subscriptionRow) domain() payment.Subscription {
 		ID:    r.ID, SourceID: r.SourceID, CustomerID: r.CustomerID, Amount: money.Format(r.Cents), Currency: "USD",
 		Cents: r.Cents, Interval: payment.Interval(r.Interval), Description: r.Description, Status: r.Status,
 		StartDate: r.StartDate.Format(time.DateOnly), PaymentCount: r.PaymentCount, CancelReason: r.CancelReason,
-		CreatedAt: r.CreatedAt.UTC(), CanceledAt: utcPtr(r.CanceledAt), MandateID: r.MandateID,
+		CreatedAt: r.CreatedAt.UTC(), CanceledAt: utcPtr(r.CanceledAt), MandateID: r.MandateID, Purpose: payment.Purpose(r.Purpose),
 	}
 	s.NextDate, s.RetryDate, s.RetryDue = dateOnly(r.NextDate), dateOnly(r.RetryDate), dateOnly(r.RetryDue)
 	if r.RetryAttempt != nil {
@@ -389,17 +392,17 @@ func retryAttempt(s payment.Subscription) *int {
 
 const subscriptionColumns = `merchant_id, environment, id, funding_source_id, customer_id, amount_cents, interval,
        description, status, start_date, next_date, payment_count, cancel_reason, created_at, canceled_at,
-       retry_date, retry_due, retry_attempt, mandate_id`
+       retry_date, retry_due, retry_attempt, mandate_id, purpose`
 
 const insertSubscription = `
 INSERT INTO subscriptions (` + subscriptionColumns + `)
-VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19)`
+VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20)`
 
 // InsertSubscription stores a new subscription.
 func (q queries) InsertSubscription(ctx context.Context, s payment.Subscription) error {
 	_, err := q.ex.ExecContext(ctx, insertSubscription, s.Scope.MerchantID, s.Scope.Env, s.ID, s.SourceID, s.CustomerID,
 		s.Cents, s.Interval, s.Description, s.Status, s.StartDate, s.NextDate, s.PaymentCount, s.CancelReason,
-		s.CreatedAt, s.CanceledAt, s.RetryDate, s.RetryDue, retryAttempt(s), s.MandateID)
+		s.CreatedAt, s.CanceledAt, s.RetryDate, s.RetryDue, retryAttempt(s), s.MandateID, s.Purpose)
 	return translate(err)
 }
 

@@ -38,14 +38,16 @@ SELECT f.created_at, f.status = 'Verified' AS verified,
   coalesce((SELECT u.screening ->> 'status' FROM customers u
      WHERE u.merchant_id = f.merchant_id AND u.environment = f.environment AND u.id = f.customer_id), '') AS screening,
   coalesce(g.hold_reason, '') AS guardrail, g.computed_at AS guardrail_computed_at,
-  coalesce((SELECT o.rule_thresholds FROM originators o
-     WHERE o.merchant_id = f.merchant_id AND o.environment = f.environment), '{}') AS rule_thresholds
+  coalesce(o.rule_thresholds, '{}') AS rule_thresholds,
+  coalesce(o.status = 'active' AND NOT o.company_id_assigned, false) AS company_id_missing,
+  coalesce(o.default_purpose, '') AS default_purpose
 FROM funding_sources f
 CROSS JOIN LATERAL (
   SELECT count(*) AS n, coalesce(sum(p.amount_cents), 0) AS cents FROM payments p
   WHERE p.merchant_id = f.merchant_id AND p.environment = f.environment AND p.funding_source_id = f.id
     AND p.created_at >= $4 AND p.direction = 'debit' AND p.status NOT IN ('canceled', 'failed')) d
 LEFT JOIN return_rate_guardrails g ON g.merchant_id = f.merchant_id AND g.environment = f.environment
+LEFT JOIN originators o ON o.merchant_id = f.merchant_id AND o.environment = f.environment
 WHERE f.id = $3 AND (f.merchant_id, f.environment) IS NOT DISTINCT FROM ($1::text, $2::text)`
 
 // RiskFacts reads the facts of the risk rules for a new payment.
@@ -62,6 +64,8 @@ func (q queries) RiskFacts(ctx context.Context, scope tenant.Scope, sourceID str
 		Guardrail         string     `db:"guardrail"`
 		GuardrailComputed *time.Time `db:"guardrail_computed_at"`
 		Thresholds        []byte     `db:"rule_thresholds"`
+		CompanyIDMissing  bool       `db:"company_id_missing"`
+		DefaultPurpose    string     `db:"default_purpose"`
 	}
 	err := sqlx.GetContext(ctx, q.ex, &r, riskFacts, scope.MerchantID, scope.Env, sourceID, dayStart)
 	if errors.Is(err, sql.ErrNoRows) {
@@ -76,7 +80,8 @@ func (q queries) RiskFacts(ctx context.Context, scope tenant.Scope, sourceID str
 	}
 	return payment.RiskFacts{Found: true, Thresholds: th, SourceCreatedAt: r.CreatedAt.UTC(), Verified: r.Verified,
 		PriorDebits: r.PriorDebits, PriorCredits: r.PriorCredits, DayDebits: r.DayDebits, DayCents: r.DayCents, AccountChangedAt: utcPtr(r.AccountChangedAt),
-		Screening: r.Screening, Guardrail: r.Guardrail, GuardrailComputedAt: utcPtr(r.GuardrailComputed)}, nil
+		Screening: r.Screening, Guardrail: r.Guardrail, GuardrailComputedAt: utcPtr(r.GuardrailComputed),
+		CompanyIDMissing: r.CompanyIDMissing, DefaultPurpose: r.DefaultPurpose}, nil
 }
 
 const holdPayment = `UPDATE payments SET status = 'held', hold_reason = $4 WHERE ` + byID + ` AND status = 'pending'`
@@ -134,11 +139,12 @@ func (q queries) HeldPaymentForUpdate(ctx context.Context, id string) (payment.P
 }
 
 const heldOfCustomer = `SELECT ` + paymentReadColumns + `, ` + paymentLinks + ` FROM payments p
-WHERE merchant_id = $1 AND environment = $2 AND customer_id = $3 AND status = 'held' AND hold_reason = $4
+WHERE merchant_id = $1 AND environment = $2 AND ($3 = '' OR customer_id = $3) AND status = 'held' AND hold_reason = $4
 ORDER BY created_at, id
 FOR UPDATE OF p`
 
-// HeldOfCustomer locks a customer's payments held for a reason.
+// HeldOfCustomer locks a customer's payments held for a reason, or every
+// customer's when customerID is "".
 func (q queries) HeldOfCustomer(ctx context.Context, scope tenant.Scope, customerID, reason string) ([]payment.Payment, error) {
 	var rows []paymentRow
 	if err := sqlx.SelectContext(ctx, q.ex, &rows, heldOfCustomer, scope.MerchantID, scope.Env, customerID, reason); err != nil {

@@ -88,6 +88,9 @@ const (
 	// LimitExceeded is 422: a payment or subscription over one of the
 	// originator's limits; it carries the limit's name and what remains.
 	LimitExceeded Code = "limit_exceeded"
+	// MandatesActive is 409: a change of a source's account_holder_type
+	// while a mandate of the source is active.
+	MandatesActive Code = "mandates_active"
 )
 
 // Error is a domain error with a contract code. Message is safe to show to the

@@ -20,9 +20,12 @@
 //	0007  R07 authorization revoked     2 (consumer debits)
 //	0010  R10 not authorized            2 (consumer debits)
 //	0029  R29 corporate not authorized  2 (CCD/CTX debits)
+//	0017  R17 questionable circumstances  2
 //	1010  R10, late                    10 (consumer debits)
 //	0005  R05 corporate debit to a consumer's account  2 (CCD/CTX debits)
 //	6801  R01 sent untimely             4 (the ODFI dishonors it, R68)
+//	6810  R10 sent untimely: the first banking day past its extended
+//	      deadline (consumer debits; the ODFI dishonors it, R68)
 //	6701  R01, sent again a banking day later  1 (the second is dishonored R67)
 //	7301  R01 sent untimely; its dishonor contested R73  4
 //	7501  R01 sent twice; the R67 dishonor contested R75  1
@@ -53,7 +56,9 @@
 // R10, R11 and R51 only for consumer entries (PPD, WEB, TEL), R29 only
 // for corporate ones (CCD, CTX), R05 only for corporate debits to an
 // account the rule marks consumer_account. Rules keep NACHA's windows, unless
-// marked untimely (a bank's error, for the originator to dishonor): a return or
+// marked untimely (a bank's error, for the originator to dishonor; an
+// untimely return never comes before the first banking day past its
+// deadline, so it is untimely whatever the calendar): a return or
 // NOC within 2 banking days of the settlement date, except the
 // extended unauthorized-debit returns of consumer accounts, within 60
 // calendar days; a late one that would fall past them comes on the last
@@ -156,9 +161,10 @@ const usage = `Usage:
   --json    print each run's summary as one JSON object
 
 Built-in rules, by the account number's last four digits:
-  0001 R01, 0002 R02, 0003 R03, 0004 R04, 0007 R07, 0010 R10, 0029 R29
-  (2 banking days; R03, R04 1), 1010 R10 after 10 banking days,
+  0001 R01, 0002 R02, 0003 R03, 0004 R04, 0007 R07, 0010 R10, 0029 R29,
+  0017 R17 (2 banking days; R03, R04 1), 1010 R10 after 10 banking days,
   0005 R05 (CCD debits: a consumer's account), 6801 R01 untimely,
+  6810 R10 untimely (the banking day after its 60-day deadline),
   6701 R01 twice, 7301 R01 untimely with its dishonor contested R73,
   7501 R01 twice with the R67 contested R75,
   9101 C01 (→ …9100), 9102 C02 (→ 021000021), 9103 C03, 9105 C05,

@@ -26,7 +26,7 @@ func TestSandboxRulesAreValid(t *testing.T) {
 	if err := Sandbox.Validate(); err != nil {
 		t.Fatal(err)
 	}
-	for account, want := range map[string]string{"000000007": "R07", "12341010": "R10", "559101": "C01", "6789": "", "0070": ""} {
+	for account, want := range map[string]string{"000000007": "R07", "12341010": "R10", "000120017": "R17", "556810": "R10", "559101": "C01", "6789": "", "0070": ""} {
 		r, ok := Sandbox.Match(account)
 		if got := r.Answer; ok != (want != "") || ok && got != want {
 			t.Errorf("Match(%s) = %q %v, want %q", account, got, ok, want)

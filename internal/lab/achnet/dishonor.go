@@ -49,7 +49,7 @@ func (n *Network) dishonored(st *state, created string, ed *nacha.EntryDetail, b
 		return answer{}, time.Time{}, false
 	}
 	d := ed.Addenda99Dishonored
-	orig := st.latest(d.OriginalEntryTraceNumber)
+	orig := st.returned(d.OriginalEntryTraceNumber)
 	c := &contest{dishonor: d, dishonorSettle: settles, returned: settles, settled: settles}
 	if t, err := time.Parse(dateLayout, orig.Answered); err == nil {
 		c.returned = t

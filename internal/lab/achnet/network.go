@@ -220,7 +220,11 @@ func (n *Network) answerFor(ed *nacha.EntryDetail, bh *nacha.BatchHeader, debit 
 			return answer{}, time.Time{}, false
 		}
 		if r.Untimely {
-			return a, calendar.AddBusinessDays(settles, r.AfterBankingDays), true
+			due := calendar.AddBusinessDays(settles, r.AfterBankingDays)
+			if late := Late(r.Answer, bh.StandardEntryClassCode, settles); due.Before(late) {
+				due = late
+			}
+			return a, due, true
 		}
 		return a, Due(r.Answer, settles, r.AfterBankingDays), true
 	}

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/fundsource/fundsource/internal/ach"
 	"github.com/fundsource/fundsource/internal/core/calendar"
 )
 
@@ -31,8 +32,10 @@ type Rule struct {
 	// ConsumerAccount marks the account a consumer's: a corporate (CCD,
 	// CTX) debit to it may come back R05.
 	ConsumerAccount bool `json:"consumer_account,omitempty"`
-	// Untimely makes the bank send its return past NACHA's deadline, as
-	// AfterBankingDays says, for the originator to dishonor (R68).
+	// Untimely makes the bank send its return past NACHA's deadline, for
+	// the originator to dishonor (R68): AfterBankingDays after the
+	// settlement date, but never before the first banking day past the
+	// deadline (Late).
 	Untimely bool `json:"untimely,omitempty"`
 	// RepeatAfterBankingDays, when above 0, makes the bank send its return
 	// a second time (another trace number) that many banking days after
@@ -71,9 +74,11 @@ var Sandbox = Rules{
 	{AccountSuffix: "0007", Answer: "R07", AfterBankingDays: 2},
 	{AccountSuffix: "0010", Answer: "R10", AfterBankingDays: 2},
 	{AccountSuffix: "0029", Answer: "R29", AfterBankingDays: 2},
+	{AccountSuffix: "0017", Answer: "R17", AfterBankingDays: 2},
 	{AccountSuffix: "1010", Answer: "R10", AfterBankingDays: 10},
 	{AccountSuffix: "0005", Answer: "R05", AfterBankingDays: 2, ConsumerAccount: true},
 	{AccountSuffix: "6801", Answer: "R01", AfterBankingDays: 4, Untimely: true},
+	{AccountSuffix: "6810", Answer: "R10", Untimely: true},
 	{AccountSuffix: "6701", Answer: "R01", AfterBankingDays: 1, RepeatAfterBankingDays: 1},
 	{AccountSuffix: "7301", Answer: "R01", AfterBankingDays: 4, Untimely: true, Contest: "R73"},
 	{AccountSuffix: "7501", Answer: "R01", AfterBankingDays: 1, RepeatAfterBankingDays: 1, Contest: "R75"},
@@ -262,6 +267,14 @@ func Due(code string, settled calendar.Date, days int) calendar.Date {
 		}
 	}
 	return due
+}
+
+// Late is the first banking day on which a return with code of an entry of
+// SEC code sec settled on settled is past NACHA's deadline: the banking
+// day after the one the originator's bank reads it on at the latest
+// (ach.ReturnDeadline, the deadline the service judges returns by).
+func Late(code, sec string, settled calendar.Date) calendar.Date {
+	return calendar.AddBusinessDays(ach.ReturnDeadline(code, sec, settled), 1)
 }
 
 // BankingDayOnOrAfter is d when it is a banking day, else the next one.

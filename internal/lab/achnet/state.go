@@ -10,19 +10,31 @@ import (
 	"strings"
 )
 
-// entryKey names an entry in the state: an originator's trace numbers
-// restart each file creation date, so a trace number with the date
-// (YYMMDD) of the file it came in.
+// entryKey names an entry in the state: a trace number with the date
+// (YYMMDD) of the file it came in. Originators that restart their trace
+// sequence each file date, and those whose sequence wraps, send the same
+// trace number again on another date, so the trace number alone does not
+// name an entry.
 func entryKey(trace, created string) string { return trace + "@" + created }
 
-// latest is the state of the newest entry with a trace number, the one a
-// dishonored return's original trace means.
-func (st state) latest(trace string) entryState {
-	var best string
-	for k := range st.Entries {
-		if d, ok := strings.CutPrefix(k, trace+"@"); ok && d > best {
-			best = d
+// returned is the state of the entry a dishonored return's original trace
+// number means: the newest entry with that trace number the network
+// returned (another entry may carry the same trace on another date), else
+// the newest with it.
+func (st state) returned(trace string) entryState {
+	var best, bestReturned string
+	for k, es := range st.Entries {
+		d, ok := strings.CutPrefix(k, trace+"@")
+		if !ok {
+			continue
 		}
+		best = max(best, d)
+		if isReturn(es.Answer) {
+			bestReturned = max(bestReturned, d)
+		}
+	}
+	if bestReturned != "" {
+		return st.Entries[entryKey(trace, bestReturned)]
 	}
 	return st.Entries[entryKey(trace, best)]
 }

@@ -19,6 +19,7 @@ import (
 	"github.com/fundsource/fundsource/internal/adapter/sftp"
 	"github.com/fundsource/fundsource/internal/audit"
 	"github.com/fundsource/fundsource/internal/core/tenant"
+	"github.com/fundsource/fundsource/internal/originator"
 	"github.com/fundsource/fundsource/internal/testing/sftptest"
 )
 
@@ -66,7 +67,12 @@ func (c *chaos) sftpDown(ctx context.Context) (chaosResult, error) {
 		return chaosResult{}, err
 	}
 	scope := tenant.Scope{MerchantID: m.Merchant.ID, Env: tenant.Production}
-	// A production originator waits for an operator's review.
+	// A production originator waits for an operator's review and the
+	// bank's company id.
+	companyID := "1555000001"
+	if _, err := c.svc.Originators.Set(ctx, scope, originator.Change{CompanyID: &companyID}, audit.Operator("chaos")); err != nil {
+		return chaosResult{}, err
+	}
 	if _, err := c.svc.Originators.Activate(ctx, scope, audit.Operator("chaos")); err != nil {
 		return chaosResult{}, err
 	}

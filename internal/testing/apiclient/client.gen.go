@@ -60,22 +60,22 @@ func (e AccountCheckReasons) Valid() bool {
 
 // Defines values for AccountCheckResult.
 const (
-	Caution AccountCheckResult = "caution"
-	Fail    AccountCheckResult = "fail"
-	Pass    AccountCheckResult = "pass"
-	Unknown AccountCheckResult = "unknown"
+	AccountCheckResultCaution AccountCheckResult = "caution"
+	AccountCheckResultFail    AccountCheckResult = "fail"
+	AccountCheckResultPass    AccountCheckResult = "pass"
+	AccountCheckResultUnknown AccountCheckResult = "unknown"
 )
 
 // Valid indicates whether the value is a known member of the AccountCheckResult enum.
 func (e AccountCheckResult) Valid() bool {
 	switch e {
-	case Caution:
+	case AccountCheckResultCaution:
 		return true
-	case Fail:
+	case AccountCheckResultFail:
 		return true
-	case Pass:
+	case AccountCheckResultPass:
 		return true
-	case Unknown:
+	case AccountCheckResultUnknown:
 		return true
 	default:
 		return false
@@ -381,6 +381,7 @@ const (
 	ErrorResponseErrorCodeInvalidRoutingNumber         ErrorResponseErrorCode = "invalid_routing_number"
 	ErrorResponseErrorCodeInvalidUrl                   ErrorResponseErrorCode = "invalid_url"
 	ErrorResponseErrorCodeLimitExceeded                ErrorResponseErrorCode = "limit_exceeded"
+	ErrorResponseErrorCodeMandatesActive               ErrorResponseErrorCode = "mandates_active"
 	ErrorResponseErrorCodeMethodNotAllowed             ErrorResponseErrorCode = "method_not_allowed"
 	ErrorResponseErrorCodeOriginatorNotActive          ErrorResponseErrorCode = "originator_not_active"
 	ErrorResponseErrorCodeOwnershipMismatch            ErrorResponseErrorCode = "ownership_mismatch"
@@ -391,6 +392,7 @@ const (
 	ErrorResponseErrorCodeProviderUnavailable          ErrorResponseErrorCode = "provider_unavailable"
 	ErrorResponseErrorCodeRailUnavailable              ErrorResponseErrorCode = "rail_unavailable"
 	ErrorResponseErrorCodeRateLimited                  ErrorResponseErrorCode = "rate_limited"
+	ErrorResponseErrorCodeReinitiationRequired         ErrorResponseErrorCode = "reinitiation_required"
 	ErrorResponseErrorCodeRequestInProgress            ErrorResponseErrorCode = "request_in_progress"
 	ErrorResponseErrorCodeRequestTooLarge              ErrorResponseErrorCode = "request_too_large"
 	ErrorResponseErrorCodeResourceNotFound             ErrorResponseErrorCode = "resource_not_found"
@@ -462,6 +464,8 @@ func (e ErrorResponseErrorCode) Valid() bool {
 		return true
 	case ErrorResponseErrorCodeLimitExceeded:
 		return true
+	case ErrorResponseErrorCodeMandatesActive:
+		return true
 	case ErrorResponseErrorCodeMethodNotAllowed:
 		return true
 	case ErrorResponseErrorCodeOriginatorNotActive:
@@ -481,6 +485,8 @@ func (e ErrorResponseErrorCode) Valid() bool {
 	case ErrorResponseErrorCodeRailUnavailable:
 		return true
 	case ErrorResponseErrorCodeRateLimited:
+		return true
+	case ErrorResponseErrorCodeReinitiationRequired:
 		return true
 	case ErrorResponseErrorCodeRequestInProgress:
 		return true
@@ -874,8 +880,30 @@ func (e FundingSourceVerificationRail) Valid() bool {
 	}
 }
 
+// Defines values for FundingSourceVerificationRailStatus.
+const (
+	FundingSourceVerificationRailStatusAccepted FundingSourceVerificationRailStatus = "accepted"
+	FundingSourceVerificationRailStatusRejected FundingSourceVerificationRailStatus = "rejected"
+	FundingSourceVerificationRailStatusUnknown  FundingSourceVerificationRailStatus = "unknown"
+)
+
+// Valid indicates whether the value is a known member of the FundingSourceVerificationRailStatus enum.
+func (e FundingSourceVerificationRailStatus) Valid() bool {
+	switch e {
+	case FundingSourceVerificationRailStatusAccepted:
+		return true
+	case FundingSourceVerificationRailStatusRejected:
+		return true
+	case FundingSourceVerificationRailStatusUnknown:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for FundingSourceVerificationStatus.
 const (
+	FundingSourceVerificationStatusCanceled  FundingSourceVerificationStatus = "canceled"
 	FundingSourceVerificationStatusExpired   FundingSourceVerificationStatus = "expired"
 	FundingSourceVerificationStatusFailed    FundingSourceVerificationStatus = "failed"
 	FundingSourceVerificationStatusPending   FundingSourceVerificationStatus = "pending"
@@ -885,6 +913,8 @@ const (
 // Valid indicates whether the value is a known member of the FundingSourceVerificationStatus enum.
 func (e FundingSourceVerificationStatus) Valid() bool {
 	switch e {
+	case FundingSourceVerificationStatusCanceled:
+		return true
 	case FundingSourceVerificationStatusExpired:
 		return true
 	case FundingSourceVerificationStatusFailed:
@@ -1117,8 +1147,30 @@ func (e FundingSourceEventDataVerificationRail) Valid() bool {
 	}
 }
 
+// Defines values for FundingSourceEventDataVerificationRailStatus.
+const (
+	FundingSourceEventDataVerificationRailStatusAccepted FundingSourceEventDataVerificationRailStatus = "accepted"
+	FundingSourceEventDataVerificationRailStatusRejected FundingSourceEventDataVerificationRailStatus = "rejected"
+	FundingSourceEventDataVerificationRailStatusUnknown  FundingSourceEventDataVerificationRailStatus = "unknown"
+)
+
+// Valid indicates whether the value is a known member of the FundingSourceEventDataVerificationRailStatus enum.
+func (e FundingSourceEventDataVerificationRailStatus) Valid() bool {
+	switch e {
+	case FundingSourceEventDataVerificationRailStatusAccepted:
+		return true
+	case FundingSourceEventDataVerificationRailStatusRejected:
+		return true
+	case FundingSourceEventDataVerificationRailStatusUnknown:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for FundingSourceEventDataVerificationStatus.
 const (
+	FundingSourceEventDataVerificationStatusCanceled  FundingSourceEventDataVerificationStatus = "canceled"
 	FundingSourceEventDataVerificationStatusExpired   FundingSourceEventDataVerificationStatus = "expired"
 	FundingSourceEventDataVerificationStatusFailed    FundingSourceEventDataVerificationStatus = "failed"
 	FundingSourceEventDataVerificationStatusPending   FundingSourceEventDataVerificationStatus = "pending"
@@ -1128,6 +1180,8 @@ const (
 // Valid indicates whether the value is a known member of the FundingSourceEventDataVerificationStatus enum.
 func (e FundingSourceEventDataVerificationStatus) Valid() bool {
 	switch e {
+	case FundingSourceEventDataVerificationStatusCanceled:
+		return true
 	case FundingSourceEventDataVerificationStatusExpired:
 		return true
 	case FundingSourceEventDataVerificationStatusFailed:
@@ -1378,8 +1432,30 @@ func (e FundingSourceResponseVerificationRail) Valid() bool {
 	}
 }
 
+// Defines values for FundingSourceResponseVerificationRailStatus.
+const (
+	FundingSourceResponseVerificationRailStatusAccepted FundingSourceResponseVerificationRailStatus = "accepted"
+	FundingSourceResponseVerificationRailStatusRejected FundingSourceResponseVerificationRailStatus = "rejected"
+	FundingSourceResponseVerificationRailStatusUnknown  FundingSourceResponseVerificationRailStatus = "unknown"
+)
+
+// Valid indicates whether the value is a known member of the FundingSourceResponseVerificationRailStatus enum.
+func (e FundingSourceResponseVerificationRailStatus) Valid() bool {
+	switch e {
+	case FundingSourceResponseVerificationRailStatusAccepted:
+		return true
+	case FundingSourceResponseVerificationRailStatusRejected:
+		return true
+	case FundingSourceResponseVerificationRailStatusUnknown:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for FundingSourceResponseVerificationStatus.
 const (
+	FundingSourceResponseVerificationStatusCanceled  FundingSourceResponseVerificationStatus = "canceled"
 	FundingSourceResponseVerificationStatusExpired   FundingSourceResponseVerificationStatus = "expired"
 	FundingSourceResponseVerificationStatusFailed    FundingSourceResponseVerificationStatus = "failed"
 	FundingSourceResponseVerificationStatusPending   FundingSourceResponseVerificationStatus = "pending"
@@ -1389,6 +1465,8 @@ const (
 // Valid indicates whether the value is a known member of the FundingSourceResponseVerificationStatus enum.
 func (e FundingSourceResponseVerificationStatus) Valid() bool {
 	switch e {
+	case FundingSourceResponseVerificationStatusCanceled:
+		return true
 	case FundingSourceResponseVerificationStatusExpired:
 		return true
 	case FundingSourceResponseVerificationStatusFailed:
@@ -1774,6 +1852,36 @@ func (e NotificationOfChangeInputCorrectedDataAccountType) Valid() bool {
 	}
 }
 
+// Defines values for OriginatorDefaultPurpose.
+const (
+	OriginatorDefaultPurposeBill     OriginatorDefaultPurpose = "bill"
+	OriginatorDefaultPurposeDonation OriginatorDefaultPurpose = "donation"
+	OriginatorDefaultPurposeGoods    OriginatorDefaultPurpose = "goods"
+	OriginatorDefaultPurposeOther    OriginatorDefaultPurpose = "other"
+	OriginatorDefaultPurposePayroll  OriginatorDefaultPurpose = "payroll"
+	OriginatorDefaultPurposeServices OriginatorDefaultPurpose = "services"
+)
+
+// Valid indicates whether the value is a known member of the OriginatorDefaultPurpose enum.
+func (e OriginatorDefaultPurpose) Valid() bool {
+	switch e {
+	case OriginatorDefaultPurposeBill:
+		return true
+	case OriginatorDefaultPurposeDonation:
+		return true
+	case OriginatorDefaultPurposeGoods:
+		return true
+	case OriginatorDefaultPurposeOther:
+		return true
+	case OriginatorDefaultPurposePayroll:
+		return true
+	case OriginatorDefaultPurposeServices:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for OriginatorEnvironment.
 const (
 	OriginatorEnvironmentProduction OriginatorEnvironment = "production"
@@ -1864,9 +1972,11 @@ const (
 	PaymentCancelReasonFundingSourceRemoved PaymentCancelReason = "funding_source_removed"
 	PaymentCancelReasonLessThannil          PaymentCancelReason = "<nil>"
 	PaymentCancelReasonMandateRevoked       PaymentCancelReason = "mandate_revoked"
+	PaymentCancelReasonOriginalReturned     PaymentCancelReason = "original_returned"
 	PaymentCancelReasonOriginatorSuspended  PaymentCancelReason = "originator_suspended"
 	PaymentCancelReasonRejectedByReview     PaymentCancelReason = "rejected_by_review"
 	PaymentCancelReasonRequested            PaymentCancelReason = "requested"
+	PaymentCancelReasonReversalWindowClosed PaymentCancelReason = "reversal_window_closed"
 )
 
 // Valid indicates whether the value is a known member of the PaymentCancelReason enum.
@@ -1880,11 +1990,15 @@ func (e PaymentCancelReason) Valid() bool {
 		return true
 	case PaymentCancelReasonMandateRevoked:
 		return true
+	case PaymentCancelReasonOriginalReturned:
+		return true
 	case PaymentCancelReasonOriginatorSuspended:
 		return true
 	case PaymentCancelReasonRejectedByReview:
 		return true
 	case PaymentCancelReasonRequested:
+		return true
+	case PaymentCancelReasonReversalWindowClosed:
 		return true
 	default:
 		return false
@@ -1918,6 +2032,36 @@ func (e PaymentDirection) Valid() bool {
 	case PaymentDirectionCredit:
 		return true
 	case PaymentDirectionDebit:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for PaymentPurpose.
+const (
+	PaymentPurposeBill     PaymentPurpose = "bill"
+	PaymentPurposeDonation PaymentPurpose = "donation"
+	PaymentPurposeGoods    PaymentPurpose = "goods"
+	PaymentPurposeOther    PaymentPurpose = "other"
+	PaymentPurposePayroll  PaymentPurpose = "payroll"
+	PaymentPurposeServices PaymentPurpose = "services"
+)
+
+// Valid indicates whether the value is a known member of the PaymentPurpose enum.
+func (e PaymentPurpose) Valid() bool {
+	switch e {
+	case PaymentPurposeBill:
+		return true
+	case PaymentPurposeDonation:
+		return true
+	case PaymentPurposeGoods:
+		return true
+	case PaymentPurposeOther:
+		return true
+	case PaymentPurposePayroll:
+		return true
+	case PaymentPurposeServices:
 		return true
 	default:
 		return false
@@ -2134,6 +2278,36 @@ func (e PaymentInputDirection) Valid() bool {
 	}
 }
 
+// Defines values for PaymentInputPurpose.
+const (
+	PaymentInputPurposeBill     PaymentInputPurpose = "bill"
+	PaymentInputPurposeDonation PaymentInputPurpose = "donation"
+	PaymentInputPurposeGoods    PaymentInputPurpose = "goods"
+	PaymentInputPurposeOther    PaymentInputPurpose = "other"
+	PaymentInputPurposePayroll  PaymentInputPurpose = "payroll"
+	PaymentInputPurposeServices PaymentInputPurpose = "services"
+)
+
+// Valid indicates whether the value is a known member of the PaymentInputPurpose enum.
+func (e PaymentInputPurpose) Valid() bool {
+	switch e {
+	case PaymentInputPurposeBill:
+		return true
+	case PaymentInputPurposeDonation:
+		return true
+	case PaymentInputPurposeGoods:
+		return true
+	case PaymentInputPurposeOther:
+		return true
+	case PaymentInputPurposePayroll:
+		return true
+	case PaymentInputPurposeServices:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for PaymentListSuccess.
 const (
 	PaymentListSuccessTrue PaymentListSuccess = true
@@ -2155,9 +2329,11 @@ const (
 	PaymentReleasedCancelReasonFundingSourceRemoved PaymentReleasedCancelReason = "funding_source_removed"
 	PaymentReleasedCancelReasonLessThannil          PaymentReleasedCancelReason = "<nil>"
 	PaymentReleasedCancelReasonMandateRevoked       PaymentReleasedCancelReason = "mandate_revoked"
+	PaymentReleasedCancelReasonOriginalReturned     PaymentReleasedCancelReason = "original_returned"
 	PaymentReleasedCancelReasonOriginatorSuspended  PaymentReleasedCancelReason = "originator_suspended"
 	PaymentReleasedCancelReasonRejectedByReview     PaymentReleasedCancelReason = "rejected_by_review"
 	PaymentReleasedCancelReasonRequested            PaymentReleasedCancelReason = "requested"
+	PaymentReleasedCancelReasonReversalWindowClosed PaymentReleasedCancelReason = "reversal_window_closed"
 )
 
 // Valid indicates whether the value is a known member of the PaymentReleasedCancelReason enum.
@@ -2171,11 +2347,15 @@ func (e PaymentReleasedCancelReason) Valid() bool {
 		return true
 	case PaymentReleasedCancelReasonMandateRevoked:
 		return true
+	case PaymentReleasedCancelReasonOriginalReturned:
+		return true
 	case PaymentReleasedCancelReasonOriginatorSuspended:
 		return true
 	case PaymentReleasedCancelReasonRejectedByReview:
 		return true
 	case PaymentReleasedCancelReasonRequested:
+		return true
+	case PaymentReleasedCancelReasonReversalWindowClosed:
 		return true
 	default:
 		return false
@@ -2209,6 +2389,36 @@ func (e PaymentReleasedDirection) Valid() bool {
 	case PaymentReleasedDirectionCredit:
 		return true
 	case PaymentReleasedDirectionDebit:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for PaymentReleasedPurpose.
+const (
+	PaymentReleasedPurposeBill     PaymentReleasedPurpose = "bill"
+	PaymentReleasedPurposeDonation PaymentReleasedPurpose = "donation"
+	PaymentReleasedPurposeGoods    PaymentReleasedPurpose = "goods"
+	PaymentReleasedPurposeOther    PaymentReleasedPurpose = "other"
+	PaymentReleasedPurposePayroll  PaymentReleasedPurpose = "payroll"
+	PaymentReleasedPurposeServices PaymentReleasedPurpose = "services"
+)
+
+// Valid indicates whether the value is a known member of the PaymentReleasedPurpose enum.
+func (e PaymentReleasedPurpose) Valid() bool {
+	switch e {
+	case PaymentReleasedPurposeBill:
+		return true
+	case PaymentReleasedPurposeDonation:
+		return true
+	case PaymentReleasedPurposeGoods:
+		return true
+	case PaymentReleasedPurposeOther:
+		return true
+	case PaymentReleasedPurposePayroll:
+		return true
+	case PaymentReleasedPurposeServices:
 		return true
 	default:
 		return false
@@ -2263,9 +2473,11 @@ const (
 	PaymentResponseCancelReasonFundingSourceRemoved PaymentResponseCancelReason = "funding_source_removed"
 	PaymentResponseCancelReasonLessThannil          PaymentResponseCancelReason = "<nil>"
 	PaymentResponseCancelReasonMandateRevoked       PaymentResponseCancelReason = "mandate_revoked"
+	PaymentResponseCancelReasonOriginalReturned     PaymentResponseCancelReason = "original_returned"
 	PaymentResponseCancelReasonOriginatorSuspended  PaymentResponseCancelReason = "originator_suspended"
 	PaymentResponseCancelReasonRejectedByReview     PaymentResponseCancelReason = "rejected_by_review"
 	PaymentResponseCancelReasonRequested            PaymentResponseCancelReason = "requested"
+	PaymentResponseCancelReasonReversalWindowClosed PaymentResponseCancelReason = "reversal_window_closed"
 )
 
 // Valid indicates whether the value is a known member of the PaymentResponseCancelReason enum.
@@ -2279,11 +2491,15 @@ func (e PaymentResponseCancelReason) Valid() bool {
 		return true
 	case PaymentResponseCancelReasonMandateRevoked:
 		return true
+	case PaymentResponseCancelReasonOriginalReturned:
+		return true
 	case PaymentResponseCancelReasonOriginatorSuspended:
 		return true
 	case PaymentResponseCancelReasonRejectedByReview:
 		return true
 	case PaymentResponseCancelReasonRequested:
+		return true
+	case PaymentResponseCancelReasonReversalWindowClosed:
 		return true
 	default:
 		return false
@@ -2317,6 +2533,36 @@ func (e PaymentResponseDirection) Valid() bool {
 	case PaymentResponseDirectionCredit:
 		return true
 	case PaymentResponseDirectionDebit:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for PaymentResponsePurpose.
+const (
+	PaymentResponsePurposeBill     PaymentResponsePurpose = "bill"
+	PaymentResponsePurposeDonation PaymentResponsePurpose = "donation"
+	PaymentResponsePurposeGoods    PaymentResponsePurpose = "goods"
+	PaymentResponsePurposeOther    PaymentResponsePurpose = "other"
+	PaymentResponsePurposePayroll  PaymentResponsePurpose = "payroll"
+	PaymentResponsePurposeServices PaymentResponsePurpose = "services"
+)
+
+// Valid indicates whether the value is a known member of the PaymentResponsePurpose enum.
+func (e PaymentResponsePurpose) Valid() bool {
+	switch e {
+	case PaymentResponsePurposeBill:
+		return true
+	case PaymentResponsePurposeDonation:
+		return true
+	case PaymentResponsePurposeGoods:
+		return true
+	case PaymentResponsePurposeOther:
+		return true
+	case PaymentResponsePurposePayroll:
+		return true
+	case PaymentResponsePurposeServices:
 		return true
 	default:
 		return false
@@ -2605,8 +2851,30 @@ func (e SandboxMicroDepositsVerificationRail) Valid() bool {
 	}
 }
 
+// Defines values for SandboxMicroDepositsVerificationRailStatus.
+const (
+	SandboxMicroDepositsVerificationRailStatusAccepted SandboxMicroDepositsVerificationRailStatus = "accepted"
+	SandboxMicroDepositsVerificationRailStatusRejected SandboxMicroDepositsVerificationRailStatus = "rejected"
+	SandboxMicroDepositsVerificationRailStatusUnknown  SandboxMicroDepositsVerificationRailStatus = "unknown"
+)
+
+// Valid indicates whether the value is a known member of the SandboxMicroDepositsVerificationRailStatus enum.
+func (e SandboxMicroDepositsVerificationRailStatus) Valid() bool {
+	switch e {
+	case SandboxMicroDepositsVerificationRailStatusAccepted:
+		return true
+	case SandboxMicroDepositsVerificationRailStatusRejected:
+		return true
+	case SandboxMicroDepositsVerificationRailStatusUnknown:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for SandboxMicroDepositsVerificationStatus.
 const (
+	SandboxMicroDepositsVerificationStatusCanceled  SandboxMicroDepositsVerificationStatus = "canceled"
 	SandboxMicroDepositsVerificationStatusExpired   SandboxMicroDepositsVerificationStatus = "expired"
 	SandboxMicroDepositsVerificationStatusFailed    SandboxMicroDepositsVerificationStatus = "failed"
 	SandboxMicroDepositsVerificationStatusPending   SandboxMicroDepositsVerificationStatus = "pending"
@@ -2616,6 +2884,8 @@ const (
 // Valid indicates whether the value is a known member of the SandboxMicroDepositsVerificationStatus enum.
 func (e SandboxMicroDepositsVerificationStatus) Valid() bool {
 	switch e {
+	case SandboxMicroDepositsVerificationStatusCanceled:
+		return true
 	case SandboxMicroDepositsVerificationStatusExpired:
 		return true
 	case SandboxMicroDepositsVerificationStatusFailed:
@@ -2689,6 +2959,36 @@ func (e SubscriptionInterval) Valid() bool {
 	}
 }
 
+// Defines values for SubscriptionPurpose.
+const (
+	SubscriptionPurposeBill     SubscriptionPurpose = "bill"
+	SubscriptionPurposeDonation SubscriptionPurpose = "donation"
+	SubscriptionPurposeGoods    SubscriptionPurpose = "goods"
+	SubscriptionPurposeOther    SubscriptionPurpose = "other"
+	SubscriptionPurposePayroll  SubscriptionPurpose = "payroll"
+	SubscriptionPurposeServices SubscriptionPurpose = "services"
+)
+
+// Valid indicates whether the value is a known member of the SubscriptionPurpose enum.
+func (e SubscriptionPurpose) Valid() bool {
+	switch e {
+	case SubscriptionPurposeBill:
+		return true
+	case SubscriptionPurposeDonation:
+		return true
+	case SubscriptionPurposeGoods:
+		return true
+	case SubscriptionPurposeOther:
+		return true
+	case SubscriptionPurposePayroll:
+		return true
+	case SubscriptionPurposeServices:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for SubscriptionStatus.
 const (
 	SubscriptionStatusActive   SubscriptionStatus = "active"
@@ -2749,6 +3049,36 @@ func (e SubscriptionInputInterval) Valid() bool {
 	case SubscriptionInputIntervalMonthly:
 		return true
 	case SubscriptionInputIntervalWeekly:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for SubscriptionInputPurpose.
+const (
+	SubscriptionInputPurposeBill     SubscriptionInputPurpose = "bill"
+	SubscriptionInputPurposeDonation SubscriptionInputPurpose = "donation"
+	SubscriptionInputPurposeGoods    SubscriptionInputPurpose = "goods"
+	SubscriptionInputPurposeOther    SubscriptionInputPurpose = "other"
+	SubscriptionInputPurposePayroll  SubscriptionInputPurpose = "payroll"
+	SubscriptionInputPurposeServices SubscriptionInputPurpose = "services"
+)
+
+// Valid indicates whether the value is a known member of the SubscriptionInputPurpose enum.
+func (e SubscriptionInputPurpose) Valid() bool {
+	switch e {
+	case SubscriptionInputPurposeBill:
+		return true
+	case SubscriptionInputPurposeDonation:
+		return true
+	case SubscriptionInputPurposeGoods:
+		return true
+	case SubscriptionInputPurposeOther:
+		return true
+	case SubscriptionInputPurposePayroll:
+		return true
+	case SubscriptionInputPurposeServices:
 		return true
 	default:
 		return false
@@ -2824,6 +3154,36 @@ func (e SubscriptionResponseInterval) Valid() bool {
 	case SubscriptionResponseIntervalMonthly:
 		return true
 	case SubscriptionResponseIntervalWeekly:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for SubscriptionResponsePurpose.
+const (
+	SubscriptionResponsePurposeBill     SubscriptionResponsePurpose = "bill"
+	SubscriptionResponsePurposeDonation SubscriptionResponsePurpose = "donation"
+	SubscriptionResponsePurposeGoods    SubscriptionResponsePurpose = "goods"
+	SubscriptionResponsePurposeOther    SubscriptionResponsePurpose = "other"
+	SubscriptionResponsePurposePayroll  SubscriptionResponsePurpose = "payroll"
+	SubscriptionResponsePurposeServices SubscriptionResponsePurpose = "services"
+)
+
+// Valid indicates whether the value is a known member of the SubscriptionResponsePurpose enum.
+func (e SubscriptionResponsePurpose) Valid() bool {
+	switch e {
+	case SubscriptionResponsePurposeBill:
+		return true
+	case SubscriptionResponsePurposeDonation:
+		return true
+	case SubscriptionResponsePurposeGoods:
+		return true
+	case SubscriptionResponsePurposeOther:
+		return true
+	case SubscriptionResponsePurposePayroll:
+		return true
+	case SubscriptionResponsePurposeServices:
 		return true
 	default:
 		return false
@@ -3170,7 +3530,7 @@ type Customer struct {
 	FirstName    string              `json:"first_name"`
 	LastName     string              `json:"last_name"`
 
-	// Screening Sanctions screening of the customer's names (first and last name, business_name) against OFAC's SDN list, at creation and when a name changes, by Jaro–Winkler similarity; 0.92 or more is a potential match. A potential match holds the customer's payments (hold_reason sanctions_screening) until the platform clears it.
+	// Screening Sanctions screening of the customer's names (first and last name, business_name) against OFAC's SDN list and its aliases, at creation and when a name changes: a person matches a listed individual whose surname and one of whose given names are alike the customer's last name and first given name (Jaro–Winkler similarity 0.92 or more over folded names; middle names and patronymics are not compared), a business_name matches a listed entity's name with legal forms (LLC, LTD, …) set aside. A potential match holds the customer's payments (hold_reason sanctions_screening) until the platform clears it.
 	Screening CustomerScreening `json:"screening"`
 
 	// UserId Example: cus_gdsepu2dh2gnolqhyuh3aeerhm
@@ -3215,7 +3575,7 @@ type CustomerResponse struct {
 	FirstName    string              `json:"first_name"`
 	LastName     string              `json:"last_name"`
 
-	// Screening Sanctions screening of the customer's names (first and last name, business_name) against OFAC's SDN list, at creation and when a name changes, by Jaro–Winkler similarity; 0.92 or more is a potential match. A potential match holds the customer's payments (hold_reason sanctions_screening) until the platform clears it.
+	// Screening Sanctions screening of the customer's names (first and last name, business_name) against OFAC's SDN list and its aliases, at creation and when a name changes: a person matches a listed individual whose surname and one of whose given names are alike the customer's last name and first given name (Jaro–Winkler similarity 0.92 or more over folded names; middle names and patronymics are not compared), a business_name matches a listed entity's name with legal forms (LLC, LTD, …) set aside. A potential match holds the customer's payments (hold_reason sanctions_screening) until the platform clears it.
 	Screening CustomerScreening       `json:"screening"`
 	Success   CustomerResponseSuccess `json:"success"`
 
@@ -3226,13 +3586,19 @@ type CustomerResponse struct {
 // CustomerResponseSuccess defines model for CustomerResponse.Success.
 type CustomerResponseSuccess bool
 
-// CustomerScreening Sanctions screening of the customer's names (first and last name, business_name) against OFAC's SDN list, at creation and when a name changes, by Jaro–Winkler similarity; 0.92 or more is a potential match. A potential match holds the customer's payments (hold_reason sanctions_screening) until the platform clears it.
+// CustomerScreening Sanctions screening of the customer's names (first and last name, business_name) against OFAC's SDN list and its aliases, at creation and when a name changes: a person matches a listed individual whose surname and one of whose given names are alike the customer's last name and first given name (Jaro–Winkler similarity 0.92 or more over folded names; middle names and patronymics are not compared), a business_name matches a listed entity's name with legal forms (LLC, LTD, …) set aside. A potential match holds the customer's payments (hold_reason sanctions_screening) until the platform clears it.
 type CustomerScreening struct {
 	ClearedAt *time.Time `json:"cleared_at,omitempty"`
 
+	// MatchedName The entry's name or alias the customer's name resembles, as published.
+	MatchedName *string `json:"matched_name,omitempty"`
+
 	// Note The reviewer's note on clearing.
-	Note  *string  `json:"note,omitempty"`
-	Score *float32 `json:"score,omitempty"`
+	Note *string `json:"note,omitempty"`
+
+	// Programs The sanctions programs the entry is listed under, such as SDGT or SYRIA.
+	Programs *[]string `json:"programs,omitempty"`
+	Score    *float32  `json:"score,omitempty"`
 
 	// SdnEntry An entry of OFAC's SDN list, as published in sdn.csv.
 	SdnEntry *SDNEntry               `json:"sdn_entry,omitempty"`
@@ -3244,7 +3610,7 @@ type CustomerScreeningStatus string
 
 // CustomerScreeningMatch The customer (at least its user_id and screening).
 type CustomerScreeningMatch struct {
-	// Screening Sanctions screening of the customer's names (first and last name, business_name) against OFAC's SDN list, at creation and when a name changes, by Jaro–Winkler similarity; 0.92 or more is a potential match. A potential match holds the customer's payments (hold_reason sanctions_screening) until the platform clears it.
+	// Screening Sanctions screening of the customer's names (first and last name, business_name) against OFAC's SDN list and its aliases, at creation and when a name changes: a person matches a listed individual whose surname and one of whose given names are alike the customer's last name and first given name (Jaro–Winkler similarity 0.92 or more over folded names; middle names and patronymics are not compared), a business_name matches a listed entity's name with legal forms (LLC, LTD, …) set aside. A potential match holds the customer's payments (hold_reason sanctions_screening) until the platform clears it.
 	Screening CustomerScreening `json:"screening"`
 	UserId    string            `json:"user_id"`
 }
@@ -3435,7 +3801,7 @@ type FundingSource struct {
 	Status        FundingSourceStatus `json:"status"`
 	UserId        string              `json:"user_id"`
 
-	// Verification The latest verification. micro_deposits: expected_arrival_date (and return_code, fallback_reason when set). instant: rail, arrived_at, failure_code (null unless the rail refused the account).
+	// Verification The latest verification. micro_deposits: expected_arrival_date (and return_code, fallback_reason when set). instant: rail, arrived_at, failure_code (null unless the rail refused the account), rail_status.
 	Verification *struct {
 		// ArrivedAt instant only: when the rail accepted the credit; null if it refused it.
 		ArrivedAt         *time.Time `json:"arrived_at,omitempty"`
@@ -3455,6 +3821,9 @@ type FundingSource struct {
 
 		// Rail instant only: the rail the $0.01 credit went over.
 		Rail *FundingSourceVerificationRail `json:"rail,omitempty"`
+
+		// RailStatus instant only: what the rail answered on the credit: accepted (arrived_at), rejected (failure_code), or unknown when the rail took the credit but its answer could not be read; the verification then stays pending and the code still verifies.
+		RailStatus *FundingSourceVerificationRailStatus `json:"rail_status,omitempty"`
 
 		// ReturnCode The ACH return code when a deposit came back (R03, …); absent otherwise.
 		ReturnCode *string                         `json:"return_code,omitempty"`
@@ -3485,6 +3854,9 @@ type FundingSourceVerificationMethod string
 
 // FundingSourceVerificationRail instant only: the rail the $0.01 credit went over.
 type FundingSourceVerificationRail string
+
+// FundingSourceVerificationRailStatus instant only: what the rail answered on the credit: accepted (arrived_at), rejected (failure_code), or unknown when the rail took the credit but its answer could not be read; the verification then stays pending and the code still verifies.
+type FundingSourceVerificationRailStatus string
 
 // FundingSourceVerificationStatus defines model for FundingSource.Verification.Status.
 type FundingSourceVerificationStatus string
@@ -3560,7 +3932,7 @@ type FundingSourceEventData struct {
 	Status     FundingSourceEventDataStatus `json:"status"`
 	UserId     string                       `json:"user_id"`
 
-	// Verification The latest verification. micro_deposits: expected_arrival_date (and return_code, fallback_reason when set). instant: rail, arrived_at, failure_code (null unless the rail refused the account).
+	// Verification The latest verification. micro_deposits: expected_arrival_date (and return_code, fallback_reason when set). instant: rail, arrived_at, failure_code (null unless the rail refused the account), rail_status.
 	Verification *struct {
 		// ArrivedAt instant only: when the rail accepted the credit; null if it refused it.
 		ArrivedAt         *time.Time `json:"arrived_at,omitempty"`
@@ -3580,6 +3952,9 @@ type FundingSourceEventData struct {
 
 		// Rail instant only: the rail the $0.01 credit went over.
 		Rail *FundingSourceEventDataVerificationRail `json:"rail,omitempty"`
+
+		// RailStatus instant only: what the rail answered on the credit: accepted (arrived_at), rejected (failure_code), or unknown when the rail took the credit but its answer could not be read; the verification then stays pending and the code still verifies.
+		RailStatus *FundingSourceEventDataVerificationRailStatus `json:"rail_status,omitempty"`
 
 		// ReturnCode The ACH return code when a deposit came back (R03, …); absent otherwise.
 		ReturnCode *string                                  `json:"return_code,omitempty"`
@@ -3616,6 +3991,9 @@ type FundingSourceEventDataVerificationMethod string
 
 // FundingSourceEventDataVerificationRail instant only: the rail the $0.01 credit went over.
 type FundingSourceEventDataVerificationRail string
+
+// FundingSourceEventDataVerificationRailStatus instant only: what the rail answered on the credit: accepted (arrived_at), rejected (failure_code), or unknown when the rail took the credit but its answer could not be read; the verification then stays pending and the code still verifies.
+type FundingSourceEventDataVerificationRailStatus string
 
 // FundingSourceEventDataVerificationStatus defines model for FundingSourceEventData.Verification.Status.
 type FundingSourceEventDataVerificationStatus string
@@ -3710,7 +4088,7 @@ type FundingSourceResponse struct {
 	Success       FundingSourceResponseSuccess `json:"success"`
 	UserId        string                       `json:"user_id"`
 
-	// Verification The latest verification. micro_deposits: expected_arrival_date (and return_code, fallback_reason when set). instant: rail, arrived_at, failure_code (null unless the rail refused the account).
+	// Verification The latest verification. micro_deposits: expected_arrival_date (and return_code, fallback_reason when set). instant: rail, arrived_at, failure_code (null unless the rail refused the account), rail_status.
 	Verification *struct {
 		// ArrivedAt instant only: when the rail accepted the credit; null if it refused it.
 		ArrivedAt         *time.Time `json:"arrived_at,omitempty"`
@@ -3730,6 +4108,9 @@ type FundingSourceResponse struct {
 
 		// Rail instant only: the rail the $0.01 credit went over.
 		Rail *FundingSourceResponseVerificationRail `json:"rail,omitempty"`
+
+		// RailStatus instant only: what the rail answered on the credit: accepted (arrived_at), rejected (failure_code), or unknown when the rail took the credit but its answer could not be read; the verification then stays pending and the code still verifies.
+		RailStatus *FundingSourceResponseVerificationRailStatus `json:"rail_status,omitempty"`
 
 		// ReturnCode The ACH return code when a deposit came back (R03, …); absent otherwise.
 		ReturnCode *string                                 `json:"return_code,omitempty"`
@@ -3763,6 +4144,9 @@ type FundingSourceResponseVerificationMethod string
 
 // FundingSourceResponseVerificationRail instant only: the rail the $0.01 credit went over.
 type FundingSourceResponseVerificationRail string
+
+// FundingSourceResponseVerificationRailStatus instant only: what the rail answered on the credit: accepted (arrived_at), rejected (failure_code), or unknown when the rail took the credit but its answer could not be read; the verification then stays pending and the code still verifies.
+type FundingSourceResponseVerificationRailStatus string
 
 // FundingSourceResponseVerificationStatus defines model for FundingSourceResponse.Verification.Status.
 type FundingSourceResponseVerificationStatus string
@@ -3990,8 +4374,11 @@ type MandateRevokedEventType string
 
 // MonitoringResponse defines model for MonitoringResponse.
 type MonitoringResponse struct {
+	// Alerts Alerts over window_days by rule, one entry per rule, then reversal_then_return: payments that came back after their reversal had left (the customer may have been paid back twice).
 	Alerts []struct {
-		Alerts int    `json:"alerts"`
+		Alerts int `json:"alerts"`
+
+		// RuleId A rule's id, or reversal_then_return.
 		RuleId string `json:"rule_id"`
 	} `json:"alerts"`
 
@@ -4044,11 +4431,17 @@ type Originator struct {
 	// CompanyId The company identification of its batches, as the bank assigned it.
 	CompanyId string `json:"company_id"`
 
+	// CompanyIdAssigned true once an operator set company_id to the one the bank assigned; until then it is a placeholder: a production originator is not activated, and one that is active has its production payments held (hold_reason originator_company_id).
+	CompanyIdAssigned bool `json:"company_id_assigned"`
+
 	// CompanyName The company name of its batches: the customer's bank statement shows it.
-	CompanyName string                `json:"company_name"`
-	Environment OriginatorEnvironment `json:"environment"`
-	Limits      OriginatorLimits      `json:"limits"`
-	ReturnRates struct {
+	CompanyName string `json:"company_name"`
+
+	// DefaultPurpose The purpose of payments and subscriptions that name none: goods for originators that existed before purposes, other for later ones. Operators set it (originator set --default-purpose).
+	DefaultPurpose OriginatorDefaultPurpose `json:"default_purpose"`
+	Environment    OriginatorEnvironment    `json:"environment"`
+	Limits         OriginatorLimits         `json:"limits"`
+	ReturnRates    struct {
 		Administrative ReturnRate                      `json:"administrative"`
 		Overall        ReturnRate                      `json:"overall"`
 		Unauthorized   ReturnRate                      `json:"unauthorized"`
@@ -4064,6 +4457,9 @@ type Originator struct {
 	UpdatedAt time.Time         `json:"updated_at"`
 	Usage     OriginatorUsage   `json:"usage"`
 }
+
+// OriginatorDefaultPurpose The purpose of payments and subscriptions that name none: goods for originators that existed before purposes, other for later ones. Operators set it (originator set --default-purpose).
+type OriginatorDefaultPurpose string
 
 // OriginatorEnvironment defines model for Originator.Environment.
 type OriginatorEnvironment string
@@ -4123,7 +4519,7 @@ type Payment struct {
 	// Attempt Subscription debits: 1 for the due date's first presentment, 2 and 3 for re-presentments after an R01 or R09 return. A one-off debit's re-presentment (POST /v2/payments/{id}/retry): 2 or 3; null on the original.
 	Attempt *int `json:"attempt"`
 
-	// CancelReason Why a canceled payment was canceled; null otherwise. requested: the merchant canceled it. funding_source_blocked, funding_source_removed, mandate_revoked, originator_suspended: its authorization no longer stood when it was to leave, or when its source was blocked or removed or its mandate revoked (its unsent debits, and a removed source's unsent credits, are canceled at once). rejected_by_review: held, and rejected by the platform's review.
+	// CancelReason Why a canceled payment was canceled; null otherwise. requested: the merchant canceled it. funding_source_blocked, funding_source_removed, mandate_revoked, originator_suspended: its authorization no longer stood when it was to leave, or when its source was blocked or removed or its mandate revoked (its unsent debits, and a removed source's unsent credits, are canceled at once). rejected_by_review: held, and rejected by the platform's review. reversal_window_closed: a reversal whose file was assigned after the fifth banking day after the reversed payment's settlement date. original_returned: a reversal whose reversed payment came back before it left.
 	CancelReason *PaymentCancelReason `json:"cancel_reason"`
 	CreatedAt    time.Time            `json:"created_at"`
 	Currency     PaymentCurrency      `json:"currency"`
@@ -4135,7 +4531,7 @@ type Payment struct {
 	// EffectiveDate The entry's effective date (YYYY-MM-DD), decided when its ACH file was built; null until then. Sandbox: the day it settled.
 	EffectiveDate *openapi_types.Date `json:"effective_date"`
 
-	// EntryDescription The company entry description of the payment's batch, as the receiver's statement shows it. null: PURCHASE for a debit from an individual's account (WEB), PAYMENT otherwise.
+	// EntryDescription The company entry description of the payment's batch, as the receiver's statement shows it. null: PURCHASE for an individual's debit (WEB) for purpose goods, PAYROLL for a credit to an individual's account (PPD) for purpose payroll, PAYMENT otherwise.
 	EntryDescription *string `json:"entry_description"`
 
 	// FailureCode ACH return code when failed, like R01.
@@ -4143,12 +4539,15 @@ type Payment struct {
 	FailureReason   *string `json:"failure_reason"`
 	FundingSourceId string  `json:"funding_source_id"`
 
-	// HoldReason Why a held payment waits for review; null otherwise. sanctions_screening: its customer's name is a potential match on OFAC's SDN list. return_rate_unauthorized, return_rate_administrative, return_rate_overall: the originator's debit return rate over 60 days is above NACHA's threshold (debits only). fraud_rule:<id>: a fraud-monitoring rule matched (see GET /v2/compliance/monitoring).
+	// HoldReason Why a held payment waits for review; null otherwise. sanctions_screening: its customer's name is a potential match on OFAC's SDN list. originator_company_id: the production originator's company id is a placeholder an operator has not replaced with the bank's (released once set). return_rate_unauthorized, return_rate_administrative, return_rate_overall: the originator's debit return rate over 60 days is above NACHA's threshold (debits only). fraud_rule:<id>: a fraud-monitoring rule matched (see GET /v2/compliance/monitoring).
 	HoldReason *string `json:"hold_reason"`
 
 	// MandateId The mandate that authorizes this debit; null for credits.
 	MandateId *string `json:"mandate_id"`
 	PaymentId string  `json:"payment_id"`
+
+	// Purpose What the payment is for: goods, services, bill, donation, payroll or other (the originator's default_purpose when the request named none). It decides the descriptions NACHA fixes: PURCHASE for an individual's WEB debit for goods, PAYROLL for a payroll credit to an individual's account (PPD).
+	Purpose PaymentPurpose `json:"purpose"`
 
 	// RetryOf A re-presentment (RETRY PYMT) of a debit returned R01 or R09: the original debit, its first presentment.
 	RetryOf *string `json:"retry_of"`
@@ -4183,7 +4582,7 @@ type Payment struct {
 	UserId                           string     `json:"user_id"`
 }
 
-// PaymentCancelReason Why a canceled payment was canceled; null otherwise. requested: the merchant canceled it. funding_source_blocked, funding_source_removed, mandate_revoked, originator_suspended: its authorization no longer stood when it was to leave, or when its source was blocked or removed or its mandate revoked (its unsent debits, and a removed source's unsent credits, are canceled at once). rejected_by_review: held, and rejected by the platform's review.
+// PaymentCancelReason Why a canceled payment was canceled; null otherwise. requested: the merchant canceled it. funding_source_blocked, funding_source_removed, mandate_revoked, originator_suspended: its authorization no longer stood when it was to leave, or when its source was blocked or removed or its mandate revoked (its unsent debits, and a removed source's unsent credits, are canceled at once). rejected_by_review: held, and rejected by the platform's review. reversal_window_closed: a reversal whose file was assigned after the fifth banking day after the reversed payment's settlement date. original_returned: a reversal whose reversed payment came back before it left.
 type PaymentCancelReason string
 
 // PaymentCurrency defines model for Payment.Currency.
@@ -4191,6 +4590,9 @@ type PaymentCurrency string
 
 // PaymentDirection defines model for Payment.Direction.
 type PaymentDirection string
+
+// PaymentPurpose What the payment is for: goods, services, bill, donation, payroll or other (the originator's default_purpose when the request named none). It decides the descriptions NACHA fixes: PURCHASE for an individual's WEB debit for goods, PAYROLL for a payroll credit to an individual's account (PPD).
+type PaymentPurpose string
 
 // PaymentStatus held: waiting for the platform's review (hold_reason says why); it is neither sent nor settled until released (pending again, payment.released) or rejected (canceled, rejected_by_review).
 type PaymentStatus string
@@ -4313,12 +4715,15 @@ type PaymentInput struct {
 	Description   *string               `json:"description,omitempty"`
 	Direction     PaymentInputDirection `json:"direction"`
 
-	// EntryDescription Optional company entry description: PAYROLL only on credits to individuals' accounts; PURCHASE, RETRY PYMT, REVERSAL and ACCTVERIFY are the service's; anything else for credits and for debits from company accounts.
+	// EntryDescription Optional company entry description. PURCHASE only on an individual's debit (WEB) for purpose goods, which takes no other; PAYROLL only on a credit to an individual's account (PPD) for purpose payroll, which takes no other; RETRY PYMT, REVERSAL and ACCTVERIFY are the service's; anything else elsewhere (invalid_request on entry_description otherwise).
 	EntryDescription *string `json:"entry_description,omitempty"`
 	FundingSourceId  string  `json:"funding_source_id"`
 
 	// MandateId An active mandate of this funding source (a recurring one for a subscription; a single one authorizes one debit). Give this or authorization. Debits only.
 	MandateId *string `json:"mandate_id,omitempty"`
+
+	// Purpose What the payment is for. Default: the originator's default_purpose (GET /v2/originator). goods makes an individual's debit PURCHASE, payroll makes a credit to an individual's account PAYROLL; those two descriptions are kept for those entries.
+	Purpose *PaymentInputPurpose `json:"purpose,omitempty"`
 
 	// SameDay Send as Same Day ACH: the originator's same_day must be on (else 403 permission_denied; sandbox: on); at most 1,000,000.00 an entry (else 422 limit_exceeded with limit same_day_entry and remaining).
 	SameDay *bool `json:"same_day,omitempty"`
@@ -4337,6 +4742,9 @@ type PaymentInput_Amount struct {
 
 // PaymentInputDirection defines model for PaymentInput.Direction.
 type PaymentInputDirection string
+
+// PaymentInputPurpose What the payment is for. Default: the originator's default_purpose (GET /v2/originator). goods makes an individual's debit PURCHASE, payroll makes a credit to an individual's account PAYROLL; those two descriptions are kept for those entries.
+type PaymentInputPurpose string
 
 // PaymentList defines model for PaymentList.
 type PaymentList struct {
@@ -4358,7 +4766,7 @@ type PaymentReleased struct {
 	// Attempt Subscription debits: 1 for the due date's first presentment, 2 and 3 for re-presentments after an R01 or R09 return. A one-off debit's re-presentment (POST /v2/payments/{id}/retry): 2 or 3; null on the original.
 	Attempt *int `json:"attempt"`
 
-	// CancelReason Why a canceled payment was canceled; null otherwise. requested: the merchant canceled it. funding_source_blocked, funding_source_removed, mandate_revoked, originator_suspended: its authorization no longer stood when it was to leave, or when its source was blocked or removed or its mandate revoked (its unsent debits, and a removed source's unsent credits, are canceled at once). rejected_by_review: held, and rejected by the platform's review.
+	// CancelReason Why a canceled payment was canceled; null otherwise. requested: the merchant canceled it. funding_source_blocked, funding_source_removed, mandate_revoked, originator_suspended: its authorization no longer stood when it was to leave, or when its source was blocked or removed or its mandate revoked (its unsent debits, and a removed source's unsent credits, are canceled at once). rejected_by_review: held, and rejected by the platform's review. reversal_window_closed: a reversal whose file was assigned after the fifth banking day after the reversed payment's settlement date. original_returned: a reversal whose reversed payment came back before it left.
 	CancelReason *PaymentReleasedCancelReason `json:"cancel_reason"`
 	CreatedAt    time.Time                    `json:"created_at"`
 	Currency     PaymentReleasedCurrency      `json:"currency"`
@@ -4370,7 +4778,7 @@ type PaymentReleased struct {
 	// EffectiveDate The entry's effective date (YYYY-MM-DD), decided when its ACH file was built; null until then. Sandbox: the day it settled.
 	EffectiveDate *openapi_types.Date `json:"effective_date,omitempty"`
 
-	// EntryDescription The company entry description of the payment's batch, as the receiver's statement shows it. null: PURCHASE for a debit from an individual's account (WEB), PAYMENT otherwise.
+	// EntryDescription The company entry description of the payment's batch, as the receiver's statement shows it. null: PURCHASE for an individual's debit (WEB) for purpose goods, PAYROLL for a credit to an individual's account (PPD) for purpose payroll, PAYMENT otherwise.
 	EntryDescription *string `json:"entry_description"`
 
 	// FailureCode ACH return code when failed, like R01.
@@ -4378,14 +4786,17 @@ type PaymentReleased struct {
 	FailureReason   *string `json:"failure_reason"`
 	FundingSourceId string  `json:"funding_source_id"`
 
-	// HoldReason Why a held payment waits for review; null otherwise. sanctions_screening: its customer's name is a potential match on OFAC's SDN list. return_rate_unauthorized, return_rate_administrative, return_rate_overall: the originator's debit return rate over 60 days is above NACHA's threshold (debits only). fraud_rule:<id>: a fraud-monitoring rule matched (see GET /v2/compliance/monitoring).
+	// HoldReason Why a held payment waits for review; null otherwise. sanctions_screening: its customer's name is a potential match on OFAC's SDN list. originator_company_id: the production originator's company id is a placeholder an operator has not replaced with the bank's (released once set). return_rate_unauthorized, return_rate_administrative, return_rate_overall: the originator's debit return rate over 60 days is above NACHA's threshold (debits only). fraud_rule:<id>: a fraud-monitoring rule matched (see GET /v2/compliance/monitoring).
 	HoldReason *string `json:"hold_reason"`
 
 	// MandateId The mandate that authorizes this debit; null for credits.
-	MandateId          *string `json:"mandate_id"`
-	Note               *string `json:"note"`
-	PaymentId          string  `json:"payment_id"`
-	ReleasedHoldReason string  `json:"released_hold_reason"`
+	MandateId *string `json:"mandate_id"`
+	Note      *string `json:"note"`
+	PaymentId string  `json:"payment_id"`
+
+	// Purpose What the payment is for: goods, services, bill, donation, payroll or other (the originator's default_purpose when the request named none). It decides the descriptions NACHA fixes: PURCHASE for an individual's WEB debit for goods, PAYROLL for a payroll credit to an individual's account (PPD).
+	Purpose            PaymentReleasedPurpose `json:"purpose"`
+	ReleasedHoldReason string                 `json:"released_hold_reason"`
 
 	// RetryOf A re-presentment (RETRY PYMT) of a debit returned R01 or R09: the original debit, its first presentment.
 	RetryOf *string `json:"retry_of"`
@@ -4420,7 +4831,7 @@ type PaymentReleased struct {
 	UserId                           string     `json:"user_id"`
 }
 
-// PaymentReleasedCancelReason Why a canceled payment was canceled; null otherwise. requested: the merchant canceled it. funding_source_blocked, funding_source_removed, mandate_revoked, originator_suspended: its authorization no longer stood when it was to leave, or when its source was blocked or removed or its mandate revoked (its unsent debits, and a removed source's unsent credits, are canceled at once). rejected_by_review: held, and rejected by the platform's review.
+// PaymentReleasedCancelReason Why a canceled payment was canceled; null otherwise. requested: the merchant canceled it. funding_source_blocked, funding_source_removed, mandate_revoked, originator_suspended: its authorization no longer stood when it was to leave, or when its source was blocked or removed or its mandate revoked (its unsent debits, and a removed source's unsent credits, are canceled at once). rejected_by_review: held, and rejected by the platform's review. reversal_window_closed: a reversal whose file was assigned after the fifth banking day after the reversed payment's settlement date. original_returned: a reversal whose reversed payment came back before it left.
 type PaymentReleasedCancelReason string
 
 // PaymentReleasedCurrency defines model for PaymentReleased.Currency.
@@ -4428,6 +4839,9 @@ type PaymentReleasedCurrency string
 
 // PaymentReleasedDirection defines model for PaymentReleased.Direction.
 type PaymentReleasedDirection string
+
+// PaymentReleasedPurpose What the payment is for: goods, services, bill, donation, payroll or other (the originator's default_purpose when the request named none). It decides the descriptions NACHA fixes: PURCHASE for an individual's WEB debit for goods, PAYROLL for a payroll credit to an individual's account (PPD).
+type PaymentReleasedPurpose string
 
 // PaymentReleasedStatus held: waiting for the platform's review (hold_reason says why); it is neither sent nor settled until released (pending again, payment.released) or rejected (canceled, rejected_by_review).
 type PaymentReleasedStatus string
@@ -4456,7 +4870,7 @@ type PaymentResponse struct {
 	// Attempt Subscription debits: 1 for the due date's first presentment, 2 and 3 for re-presentments after an R01 or R09 return. A one-off debit's re-presentment (POST /v2/payments/{id}/retry): 2 or 3; null on the original.
 	Attempt *int `json:"attempt"`
 
-	// CancelReason Why a canceled payment was canceled; null otherwise. requested: the merchant canceled it. funding_source_blocked, funding_source_removed, mandate_revoked, originator_suspended: its authorization no longer stood when it was to leave, or when its source was blocked or removed or its mandate revoked (its unsent debits, and a removed source's unsent credits, are canceled at once). rejected_by_review: held, and rejected by the platform's review.
+	// CancelReason Why a canceled payment was canceled; null otherwise. requested: the merchant canceled it. funding_source_blocked, funding_source_removed, mandate_revoked, originator_suspended: its authorization no longer stood when it was to leave, or when its source was blocked or removed or its mandate revoked (its unsent debits, and a removed source's unsent credits, are canceled at once). rejected_by_review: held, and rejected by the platform's review. reversal_window_closed: a reversal whose file was assigned after the fifth banking day after the reversed payment's settlement date. original_returned: a reversal whose reversed payment came back before it left.
 	CancelReason *PaymentResponseCancelReason `json:"cancel_reason"`
 	CreatedAt    time.Time                    `json:"created_at"`
 	Currency     PaymentResponseCurrency      `json:"currency"`
@@ -4466,7 +4880,7 @@ type PaymentResponse struct {
 	// EffectiveDate The entry's effective date (YYYY-MM-DD), decided when its ACH file was built; null until then. Sandbox: the day it settled.
 	EffectiveDate *openapi_types.Date `json:"effective_date"`
 
-	// EntryDescription The company entry description of the payment's batch, as the receiver's statement shows it. null: PURCHASE for a debit from an individual's account (WEB), PAYMENT otherwise.
+	// EntryDescription The company entry description of the payment's batch, as the receiver's statement shows it. null: PURCHASE for an individual's debit (WEB) for purpose goods, PAYROLL for a credit to an individual's account (PPD) for purpose payroll, PAYMENT otherwise.
 	EntryDescription *string `json:"entry_description"`
 
 	// FailureCode ACH return code when failed, like R01.
@@ -4474,12 +4888,15 @@ type PaymentResponse struct {
 	FailureReason   *string `json:"failure_reason"`
 	FundingSourceId string  `json:"funding_source_id"`
 
-	// HoldReason Why a held payment waits for review; null otherwise. sanctions_screening: its customer's name is a potential match on OFAC's SDN list. return_rate_unauthorized, return_rate_administrative, return_rate_overall: the originator's debit return rate over 60 days is above NACHA's threshold (debits only). fraud_rule:<id>: a fraud-monitoring rule matched (see GET /v2/compliance/monitoring).
+	// HoldReason Why a held payment waits for review; null otherwise. sanctions_screening: its customer's name is a potential match on OFAC's SDN list. originator_company_id: the production originator's company id is a placeholder an operator has not replaced with the bank's (released once set). return_rate_unauthorized, return_rate_administrative, return_rate_overall: the originator's debit return rate over 60 days is above NACHA's threshold (debits only). fraud_rule:<id>: a fraud-monitoring rule matched (see GET /v2/compliance/monitoring).
 	HoldReason *string `json:"hold_reason"`
 
 	// MandateId The mandate that authorizes this debit; null for credits.
 	MandateId *string `json:"mandate_id"`
 	PaymentId string  `json:"payment_id"`
+
+	// Purpose What the payment is for: goods, services, bill, donation, payroll or other (the originator's default_purpose when the request named none). It decides the descriptions NACHA fixes: PURCHASE for an individual's WEB debit for goods, PAYROLL for a payroll credit to an individual's account (PPD).
+	Purpose PaymentResponsePurpose `json:"purpose"`
 
 	// RetryOf A re-presentment (RETRY PYMT) of a debit returned R01 or R09: the original debit, its first presentment.
 	RetryOf *string `json:"retry_of"`
@@ -4515,7 +4932,7 @@ type PaymentResponse struct {
 	UserId                           string     `json:"user_id"`
 }
 
-// PaymentResponseCancelReason Why a canceled payment was canceled; null otherwise. requested: the merchant canceled it. funding_source_blocked, funding_source_removed, mandate_revoked, originator_suspended: its authorization no longer stood when it was to leave, or when its source was blocked or removed or its mandate revoked (its unsent debits, and a removed source's unsent credits, are canceled at once). rejected_by_review: held, and rejected by the platform's review.
+// PaymentResponseCancelReason Why a canceled payment was canceled; null otherwise. requested: the merchant canceled it. funding_source_blocked, funding_source_removed, mandate_revoked, originator_suspended: its authorization no longer stood when it was to leave, or when its source was blocked or removed or its mandate revoked (its unsent debits, and a removed source's unsent credits, are canceled at once). rejected_by_review: held, and rejected by the platform's review. reversal_window_closed: a reversal whose file was assigned after the fifth banking day after the reversed payment's settlement date. original_returned: a reversal whose reversed payment came back before it left.
 type PaymentResponseCancelReason string
 
 // PaymentResponseCurrency defines model for PaymentResponse.Currency.
@@ -4523,6 +4940,9 @@ type PaymentResponseCurrency string
 
 // PaymentResponseDirection defines model for PaymentResponse.Direction.
 type PaymentResponseDirection string
+
+// PaymentResponsePurpose What the payment is for: goods, services, bill, donation, payroll or other (the originator's default_purpose when the request named none). It decides the descriptions NACHA fixes: PURCHASE for an individual's WEB debit for goods, PAYROLL for a payroll credit to an individual's account (PPD).
+type PaymentResponsePurpose string
 
 // PaymentResponseStatus held: waiting for the platform's review (hold_reason says why); it is neither sent nor settled until released (pending again, payment.released) or rejected (canceled, rejected_by_review).
 type PaymentResponseStatus string
@@ -4640,8 +5060,7 @@ type ReverseInputReason string
 
 // SDNEntry An entry of OFAC's SDN list, as published in sdn.csv.
 type SDNEntry struct {
-	EntNum  string `json:"ent_num"`
-	Program string `json:"program"`
+	EntNum string `json:"ent_num"`
 
 	// SdnName As published: LAST, First for individuals.
 	SdnName string `json:"sdn_name"`
@@ -4660,7 +5079,7 @@ type SandboxMicroDeposits struct {
 	FundingSourceId string                      `json:"funding_source_id"`
 	Success         SandboxMicroDepositsSuccess `json:"success"`
 
-	// Verification The latest verification. micro_deposits: expected_arrival_date (and return_code, fallback_reason when set). instant: rail, arrived_at, failure_code (null unless the rail refused the account).
+	// Verification The latest verification. micro_deposits: expected_arrival_date (and return_code, fallback_reason when set). instant: rail, arrived_at, failure_code (null unless the rail refused the account), rail_status.
 	Verification *struct {
 		// ArrivedAt instant only: when the rail accepted the credit; null if it refused it.
 		ArrivedAt         *time.Time `json:"arrived_at,omitempty"`
@@ -4680,6 +5099,9 @@ type SandboxMicroDeposits struct {
 
 		// Rail instant only: the rail the $0.01 credit went over.
 		Rail *SandboxMicroDepositsVerificationRail `json:"rail,omitempty"`
+
+		// RailStatus instant only: what the rail answered on the credit: accepted (arrived_at), rejected (failure_code), or unknown when the rail took the credit but its answer could not be read; the verification then stays pending and the code still verifies.
+		RailStatus *SandboxMicroDepositsVerificationRailStatus `json:"rail_status,omitempty"`
 
 		// ReturnCode The ACH return code when a deposit came back (R03, …); absent otherwise.
 		ReturnCode *string                                `json:"return_code,omitempty"`
@@ -4702,6 +5124,9 @@ type SandboxMicroDepositsVerificationMethod string
 // SandboxMicroDepositsVerificationRail instant only: the rail the $0.01 credit went over.
 type SandboxMicroDepositsVerificationRail string
 
+// SandboxMicroDepositsVerificationRailStatus instant only: what the rail answered on the credit: accepted (arrived_at), rejected (failure_code), or unknown when the rail took the credit but its answer could not be read; the verification then stays pending and the code still verifies.
+type SandboxMicroDepositsVerificationRailStatus string
+
 // SandboxMicroDepositsVerificationStatus defines model for SandboxMicroDeposits.Verification.Status.
 type SandboxMicroDepositsVerificationStatus string
 
@@ -4721,6 +5146,9 @@ type Subscription struct {
 	NextPaymentDate *openapi_types.Date `json:"next_payment_date"`
 	PaymentCount    int                 `json:"payment_count"`
 
+	// Purpose What its debits are for (each debit has it): goods, services, bill, donation, payroll or other; the originator's default_purpose when the request named none.
+	Purpose SubscriptionPurpose `json:"purpose"`
+
 	// RetryDate When a debit returned R01 or R09 is presented again (a later business day); null when none is scheduled.
 	RetryDate      *openapi_types.Date `json:"retry_date"`
 	StartDate      openapi_types.Date  `json:"start_date"`
@@ -4737,6 +5165,9 @@ type SubscriptionCurrency string
 
 // SubscriptionInterval defines model for Subscription.Interval.
 type SubscriptionInterval string
+
+// SubscriptionPurpose What its debits are for (each debit has it): goods, services, bill, donation, payroll or other; the originator's default_purpose when the request named none.
+type SubscriptionPurpose string
 
 // SubscriptionStatus defines model for Subscription.Status.
 type SubscriptionStatus string
@@ -4777,8 +5208,11 @@ type SubscriptionInput struct {
 	Interval        SubscriptionInputInterval `json:"interval"`
 
 	// MandateId An active mandate of this funding source (a recurring one for a subscription; a single one authorizes one debit). Give this or authorization.
-	MandateId *string            `json:"mandate_id,omitempty"`
-	StartDate openapi_types.Date `json:"start_date"`
+	MandateId *string `json:"mandate_id,omitempty"`
+
+	// Purpose What its debits are for: goods, services, bill, donation, payroll or other. Default: the originator's default_purpose (GET /v2/originator). goods describes an individual's debits PURCHASE.
+	Purpose   *SubscriptionInputPurpose `json:"purpose,omitempty"`
+	StartDate openapi_types.Date        `json:"start_date"`
 }
 
 // SubscriptionInputAmount0 defines model for SubscriptionInput.Amount.0.
@@ -4794,6 +5228,9 @@ type SubscriptionInput_Amount struct {
 
 // SubscriptionInputInterval defines model for SubscriptionInput.Interval.
 type SubscriptionInputInterval string
+
+// SubscriptionInputPurpose What its debits are for: goods, services, bill, donation, payroll or other. Default: the originator's default_purpose (GET /v2/originator). goods describes an individual's debits PURCHASE.
+type SubscriptionInputPurpose string
 
 // SubscriptionList defines model for SubscriptionList.
 type SubscriptionList struct {
@@ -4821,6 +5258,9 @@ type SubscriptionResponse struct {
 	NextPaymentDate *openapi_types.Date `json:"next_payment_date"`
 	PaymentCount    int                 `json:"payment_count"`
 
+	// Purpose What its debits are for (each debit has it): goods, services, bill, donation, payroll or other; the originator's default_purpose when the request named none.
+	Purpose SubscriptionResponsePurpose `json:"purpose"`
+
 	// RetryDate When a debit returned R01 or R09 is presented again (a later business day); null when none is scheduled.
 	RetryDate      *openapi_types.Date         `json:"retry_date"`
 	StartDate      openapi_types.Date          `json:"start_date"`
@@ -4838,6 +5278,9 @@ type SubscriptionResponseCurrency string
 
 // SubscriptionResponseInterval defines model for SubscriptionResponse.Interval.
 type SubscriptionResponseInterval string
+
+// SubscriptionResponsePurpose What its debits are for (each debit has it): goods, services, bill, donation, payroll or other; the originator's default_purpose when the request named none.
+type SubscriptionResponsePurpose string
 
 // SubscriptionResponseStatus defines model for SubscriptionResponse.Status.
 type SubscriptionResponseStatus string
@@ -5097,7 +5540,7 @@ type VerifyMicroDepositsParams struct {
 
 // UpdateFundingSourceJSONBody defines parameters for UpdateFundingSource.
 type UpdateFundingSourceJSONBody struct {
-	// AccountHolderType Who holds the account. Default: company when the customer has a business_name, else individual.
+	// AccountHolderType Who holds the account. Refused (409 mandates_active) while a mandate of the source is active: its debits go out under the mandate's SEC code; revoke them first.
 	AccountHolderType *UpdateFundingSourceJSONBodyAccountHolderType `json:"account_holder_type,omitempty"`
 	Nickname          *string                                       `json:"nickname,omitempty"`
 }
@@ -7159,7 +7602,7 @@ type ClientInterface interface {
 
 	// CreatePaymentWithBody Create a payment
 	//
-	// A pending ACH debit or credit. A debit needs a Verified funding source (403 debit_not_allowed); credits are allowed on Unverified ones. Sandbox payments settle after PAYMENT_SETTLE_DELAY and fire payment.success, or payment.failed for the magic amounts. A debit names an active mandate of the source (mandate_id) or brings the customer's authorization, from which a single mandate is created (mandate.created); the answer carries mandate_id. In production a debit with neither is 400 authorization_required; the sandbox creates a mandate of its own (ip_address null). An unknown mandate_id is 404 resource_not_found; a revoked one, another source's, or a single one used before is 400 invalid_request (param mandate_id). A debit of a source a return blocked is 403 funding_source_blocked. same_day: true asks for Same Day ACH (see PaymentInput.same_day). Once its ACH file is built a payment carries effective_date, sent_at, settlement_date and its return windows.
+	// A pending ACH debit or credit. A debit needs a Verified funding source (403 debit_not_allowed); credits are allowed on Unverified ones. Sandbox payments settle after PAYMENT_SETTLE_DELAY and fire payment.success, or payment.failed for the magic amounts. A debit names an active mandate of the source (mandate_id) or brings the customer's authorization, from which a single mandate is created (mandate.created); the answer carries mandate_id. In production a debit with neither is 400 authorization_required; the sandbox creates a mandate of its own (ip_address null). An unknown mandate_id is 404 resource_not_found; a revoked one, another source's, or a single one used before is 400 invalid_request (param mandate_id). A debit of a source a return blocked is 403 funding_source_blocked. A debit of the same amount from a source whose debit came back R01 or R09 within the last 180 days is a reinitiation: 409 reinitiation_required (param funding_source_id; the message names POST /v2/payments/{id}/retry of the returned debit), unless authorization.accepted_at is later than the return (a named mandate counts its acceptance); a subscription's debits are not judged so. same_day: true asks for Same Day ACH (see PaymentInput.same_day). Once its ACH file is built a payment carries effective_date, sent_at, settlement_date and its return windows.
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -7168,7 +7611,7 @@ type ClientInterface interface {
 
 	// CreatePayment Create a payment
 	//
-	// A pending ACH debit or credit. A debit needs a Verified funding source (403 debit_not_allowed); credits are allowed on Unverified ones. Sandbox payments settle after PAYMENT_SETTLE_DELAY and fire payment.success, or payment.failed for the magic amounts. A debit names an active mandate of the source (mandate_id) or brings the customer's authorization, from which a single mandate is created (mandate.created); the answer carries mandate_id. In production a debit with neither is 400 authorization_required; the sandbox creates a mandate of its own (ip_address null). An unknown mandate_id is 404 resource_not_found; a revoked one, another source's, or a single one used before is 400 invalid_request (param mandate_id). A debit of a source a return blocked is 403 funding_source_blocked. same_day: true asks for Same Day ACH (see PaymentInput.same_day). Once its ACH file is built a payment carries effective_date, sent_at, settlement_date and its return windows.
+	// A pending ACH debit or credit. A debit needs a Verified funding source (403 debit_not_allowed); credits are allowed on Unverified ones. Sandbox payments settle after PAYMENT_SETTLE_DELAY and fire payment.success, or payment.failed for the magic amounts. A debit names an active mandate of the source (mandate_id) or brings the customer's authorization, from which a single mandate is created (mandate.created); the answer carries mandate_id. In production a debit with neither is 400 authorization_required; the sandbox creates a mandate of its own (ip_address null). An unknown mandate_id is 404 resource_not_found; a revoked one, another source's, or a single one used before is 400 invalid_request (param mandate_id). A debit of a source a return blocked is 403 funding_source_blocked. A debit of the same amount from a source whose debit came back R01 or R09 within the last 180 days is a reinitiation: 409 reinitiation_required (param funding_source_id; the message names POST /v2/payments/{id}/retry of the returned debit), unless authorization.accepted_at is later than the return (a named mandate counts its acceptance); a subscription's debits are not judged so. same_day: true asks for Same Day ACH (see PaymentInput.same_day). Once its ACH file is built a payment carries effective_date, sent_at, settlement_date and its return windows.
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -7225,7 +7668,7 @@ type ClientInterface interface {
 
 	// ReversePaymentWithBody Reverse an erroneous payment
 	//
-	// Reverses a payment that went out, until the fifth banking day after its settlement date: in production one whose entry is in an ACH file (pending or processed), in sandbox a processed one. A new pending payment in the opposite direction for the same amount and account (reversal_of, batch described REVERSAL) goes in the next file; the reversed payment is answered with its reversal, and payment.reversed fires. Later: 409 reversal_window_closed. A payment reversed already, a reversal, a failed or canceled payment, or one not yet sent: 409 conflict. A removed source: 409 funding_source_removed; a debit from a blocked source: 403 funding_source_blocked.
+	// Reverses a payment that went out, until the fifth banking day after its settlement date: in production one whose entry is in an ACH file (pending or processed), in sandbox a processed one. A new pending payment in the opposite direction for the same amount and account (reversal_of, batch described REVERSAL) goes in the next file; the reversed payment is answered with its reversal, and payment.reversed fires. The reversal and a re-presentment go out under the original entry's company name, company id and SEC code. A reversal that no file can carry by that day (in production: asked for after the day's last ACH window) is 409 reversal_window_closed; one accepted but not in a file by then is canceled (cancel_reason reversal_window_closed, payment.canceled), and one whose reversed payment comes back before it leaves is canceled with original_returned (after it left, the return raises a reversal_then_return alert, see GET /v2/compliance/monitoring). A payment reversed already, a reversal, a failed or canceled payment, or one not yet sent: 409 conflict. A removed source: 409 funding_source_removed; a debit from a blocked source: 403 funding_source_blocked.
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -7234,7 +7677,7 @@ type ClientInterface interface {
 
 	// ReversePayment Reverse an erroneous payment
 	//
-	// Reverses a payment that went out, until the fifth banking day after its settlement date: in production one whose entry is in an ACH file (pending or processed), in sandbox a processed one. A new pending payment in the opposite direction for the same amount and account (reversal_of, batch described REVERSAL) goes in the next file; the reversed payment is answered with its reversal, and payment.reversed fires. Later: 409 reversal_window_closed. A payment reversed already, a reversal, a failed or canceled payment, or one not yet sent: 409 conflict. A removed source: 409 funding_source_removed; a debit from a blocked source: 403 funding_source_blocked.
+	// Reverses a payment that went out, until the fifth banking day after its settlement date: in production one whose entry is in an ACH file (pending or processed), in sandbox a processed one. A new pending payment in the opposite direction for the same amount and account (reversal_of, batch described REVERSAL) goes in the next file; the reversed payment is answered with its reversal, and payment.reversed fires. The reversal and a re-presentment go out under the original entry's company name, company id and SEC code. A reversal that no file can carry by that day (in production: asked for after the day's last ACH window) is 409 reversal_window_closed; one accepted but not in a file by then is canceled (cancel_reason reversal_window_closed, payment.canceled), and one whose reversed payment comes back before it leaves is canceled with original_returned (after it left, the return raises a reversal_then_return alert, see GET /v2/compliance/monitoring). A payment reversed already, a reversal, a failed or canceled payment, or one not yet sent: 409 conflict. A removed source: 409 funding_source_removed; a debit from a blocked source: 403 funding_source_blocked.
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -8343,7 +8786,7 @@ func (c *Client) ListPayments(ctx context.Context, params *ListPaymentsParams, r
 
 // CreatePaymentWithBody Create a payment
 //
-// A pending ACH debit or credit. A debit needs a Verified funding source (403 debit_not_allowed); credits are allowed on Unverified ones. Sandbox payments settle after PAYMENT_SETTLE_DELAY and fire payment.success, or payment.failed for the magic amounts. A debit names an active mandate of the source (mandate_id) or brings the customer's authorization, from which a single mandate is created (mandate.created); the answer carries mandate_id. In production a debit with neither is 400 authorization_required; the sandbox creates a mandate of its own (ip_address null). An unknown mandate_id is 404 resource_not_found; a revoked one, another source's, or a single one used before is 400 invalid_request (param mandate_id). A debit of a source a return blocked is 403 funding_source_blocked. same_day: true asks for Same Day ACH (see PaymentInput.same_day). Once its ACH file is built a payment carries effective_date, sent_at, settlement_date and its return windows.
+// A pending ACH debit or credit. A debit needs a Verified funding source (403 debit_not_allowed); credits are allowed on Unverified ones. Sandbox payments settle after PAYMENT_SETTLE_DELAY and fire payment.success, or payment.failed for the magic amounts. A debit names an active mandate of the source (mandate_id) or brings the customer's authorization, from which a single mandate is created (mandate.created); the answer carries mandate_id. In production a debit with neither is 400 authorization_required; the sandbox creates a mandate of its own (ip_address null). An unknown mandate_id is 404 resource_not_found; a revoked one, another source's, or a single one used before is 400 invalid_request (param mandate_id). A debit of a source a return blocked is 403 funding_source_blocked. A debit of the same amount from a source whose debit came back R01 or R09 within the last 180 days is a reinitiation: 409 reinitiation_required (param funding_source_id; the message names POST /v2/payments/{id}/retry of the returned debit), unless authorization.accepted_at is later than the return (a named mandate counts its acceptance); a subscription's debits are not judged so. same_day: true asks for Same Day ACH (see PaymentInput.same_day). Once its ACH file is built a payment carries effective_date, sent_at, settlement_date and its return windows.
 //
 // Takes any type of body and a specified content type.
 //
@@ -8362,7 +8805,7 @@ func (c *Client) CreatePaymentWithBody(ctx context.Context, params *CreatePaymen
 
 // CreatePayment Create a payment
 //
-// A pending ACH debit or credit. A debit needs a Verified funding source (403 debit_not_allowed); credits are allowed on Unverified ones. Sandbox payments settle after PAYMENT_SETTLE_DELAY and fire payment.success, or payment.failed for the magic amounts. A debit names an active mandate of the source (mandate_id) or brings the customer's authorization, from which a single mandate is created (mandate.created); the answer carries mandate_id. In production a debit with neither is 400 authorization_required; the sandbox creates a mandate of its own (ip_address null). An unknown mandate_id is 404 resource_not_found; a revoked one, another source's, or a single one used before is 400 invalid_request (param mandate_id). A debit of a source a return blocked is 403 funding_source_blocked. same_day: true asks for Same Day ACH (see PaymentInput.same_day). Once its ACH file is built a payment carries effective_date, sent_at, settlement_date and its return windows.
+// A pending ACH debit or credit. A debit needs a Verified funding source (403 debit_not_allowed); credits are allowed on Unverified ones. Sandbox payments settle after PAYMENT_SETTLE_DELAY and fire payment.success, or payment.failed for the magic amounts. A debit names an active mandate of the source (mandate_id) or brings the customer's authorization, from which a single mandate is created (mandate.created); the answer carries mandate_id. In production a debit with neither is 400 authorization_required; the sandbox creates a mandate of its own (ip_address null). An unknown mandate_id is 404 resource_not_found; a revoked one, another source's, or a single one used before is 400 invalid_request (param mandate_id). A debit of a source a return blocked is 403 funding_source_blocked. A debit of the same amount from a source whose debit came back R01 or R09 within the last 180 days is a reinitiation: 409 reinitiation_required (param funding_source_id; the message names POST /v2/payments/{id}/retry of the returned debit), unless authorization.accepted_at is later than the return (a named mandate counts its acceptance); a subscription's debits are not judged so. same_day: true asks for Same Day ACH (see PaymentInput.same_day). Once its ACH file is built a payment carries effective_date, sent_at, settlement_date and its return windows.
 //
 // Takes a body of the `application/json` content type.
 //
@@ -8489,7 +8932,7 @@ func (c *Client) RetryPayment(ctx context.Context, id string, params *RetryPayme
 
 // ReversePaymentWithBody Reverse an erroneous payment
 //
-// Reverses a payment that went out, until the fifth banking day after its settlement date: in production one whose entry is in an ACH file (pending or processed), in sandbox a processed one. A new pending payment in the opposite direction for the same amount and account (reversal_of, batch described REVERSAL) goes in the next file; the reversed payment is answered with its reversal, and payment.reversed fires. Later: 409 reversal_window_closed. A payment reversed already, a reversal, a failed or canceled payment, or one not yet sent: 409 conflict. A removed source: 409 funding_source_removed; a debit from a blocked source: 403 funding_source_blocked.
+// Reverses a payment that went out, until the fifth banking day after its settlement date: in production one whose entry is in an ACH file (pending or processed), in sandbox a processed one. A new pending payment in the opposite direction for the same amount and account (reversal_of, batch described REVERSAL) goes in the next file; the reversed payment is answered with its reversal, and payment.reversed fires. The reversal and a re-presentment go out under the original entry's company name, company id and SEC code. A reversal that no file can carry by that day (in production: asked for after the day's last ACH window) is 409 reversal_window_closed; one accepted but not in a file by then is canceled (cancel_reason reversal_window_closed, payment.canceled), and one whose reversed payment comes back before it leaves is canceled with original_returned (after it left, the return raises a reversal_then_return alert, see GET /v2/compliance/monitoring). A payment reversed already, a reversal, a failed or canceled payment, or one not yet sent: 409 conflict. A removed source: 409 funding_source_removed; a debit from a blocked source: 403 funding_source_blocked.
 //
 // Takes any type of body and a specified content type.
 //
@@ -8508,7 +8951,7 @@ func (c *Client) ReversePaymentWithBody(ctx context.Context, id string, params *
 
 // ReversePayment Reverse an erroneous payment
 //
-// Reverses a payment that went out, until the fifth banking day after its settlement date: in production one whose entry is in an ACH file (pending or processed), in sandbox a processed one. A new pending payment in the opposite direction for the same amount and account (reversal_of, batch described REVERSAL) goes in the next file; the reversed payment is answered with its reversal, and payment.reversed fires. Later: 409 reversal_window_closed. A payment reversed already, a reversal, a failed or canceled payment, or one not yet sent: 409 conflict. A removed source: 409 funding_source_removed; a debit from a blocked source: 403 funding_source_blocked.
+// Reverses a payment that went out, until the fifth banking day after its settlement date: in production one whose entry is in an ACH file (pending or processed), in sandbox a processed one. A new pending payment in the opposite direction for the same amount and account (reversal_of, batch described REVERSAL) goes in the next file; the reversed payment is answered with its reversal, and payment.reversed fires. The reversal and a re-presentment go out under the original entry's company name, company id and SEC code. A reversal that no file can carry by that day (in production: asked for after the day's last ACH window) is 409 reversal_window_closed; one accepted but not in a file by then is canceled (cancel_reason reversal_window_closed, payment.canceled), and one whose reversed payment comes back before it leaves is canceled with original_returned (after it left, the return raises a reversal_then_return alert, see GET /v2/compliance/monitoring). A payment reversed already, a reversal, a failed or canceled payment, or one not yet sent: 409 conflict. A removed source: 409 funding_source_removed; a debit from a blocked source: 403 funding_source_blocked.
 //
 // Takes a body of the `application/json` content type.
 //
@@ -12390,7 +12833,7 @@ type ClientWithResponsesInterface interface {
 
 	// CreatePaymentWithBodyWithResponse Create a payment
 	//
-	// A pending ACH debit or credit. A debit needs a Verified funding source (403 debit_not_allowed); credits are allowed on Unverified ones. Sandbox payments settle after PAYMENT_SETTLE_DELAY and fire payment.success, or payment.failed for the magic amounts. A debit names an active mandate of the source (mandate_id) or brings the customer's authorization, from which a single mandate is created (mandate.created); the answer carries mandate_id. In production a debit with neither is 400 authorization_required; the sandbox creates a mandate of its own (ip_address null). An unknown mandate_id is 404 resource_not_found; a revoked one, another source's, or a single one used before is 400 invalid_request (param mandate_id). A debit of a source a return blocked is 403 funding_source_blocked. same_day: true asks for Same Day ACH (see PaymentInput.same_day). Once its ACH file is built a payment carries effective_date, sent_at, settlement_date and its return windows.
+	// A pending ACH debit or credit. A debit needs a Verified funding source (403 debit_not_allowed); credits are allowed on Unverified ones. Sandbox payments settle after PAYMENT_SETTLE_DELAY and fire payment.success, or payment.failed for the magic amounts. A debit names an active mandate of the source (mandate_id) or brings the customer's authorization, from which a single mandate is created (mandate.created); the answer carries mandate_id. In production a debit with neither is 400 authorization_required; the sandbox creates a mandate of its own (ip_address null). An unknown mandate_id is 404 resource_not_found; a revoked one, another source's, or a single one used before is 400 invalid_request (param mandate_id). A debit of a source a return blocked is 403 funding_source_blocked. A debit of the same amount from a source whose debit came back R01 or R09 within the last 180 days is a reinitiation: 409 reinitiation_required (param funding_source_id; the message names POST /v2/payments/{id}/retry of the returned debit), unless authorization.accepted_at is later than the return (a named mandate counts its acceptance); a subscription's debits are not judged so. same_day: true asks for Same Day ACH (see PaymentInput.same_day). Once its ACH file is built a payment carries effective_date, sent_at, settlement_date and its return windows.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -12399,7 +12842,7 @@ type ClientWithResponsesInterface interface {
 
 	// CreatePaymentWithResponse Create a payment
 	//
-	// A pending ACH debit or credit. A debit needs a Verified funding source (403 debit_not_allowed); credits are allowed on Unverified ones. Sandbox payments settle after PAYMENT_SETTLE_DELAY and fire payment.success, or payment.failed for the magic amounts. A debit names an active mandate of the source (mandate_id) or brings the customer's authorization, from which a single mandate is created (mandate.created); the answer carries mandate_id. In production a debit with neither is 400 authorization_required; the sandbox creates a mandate of its own (ip_address null). An unknown mandate_id is 404 resource_not_found; a revoked one, another source's, or a single one used before is 400 invalid_request (param mandate_id). A debit of a source a return blocked is 403 funding_source_blocked. same_day: true asks for Same Day ACH (see PaymentInput.same_day). Once its ACH file is built a payment carries effective_date, sent_at, settlement_date and its return windows.
+	// A pending ACH debit or credit. A debit needs a Verified funding source (403 debit_not_allowed); credits are allowed on Unverified ones. Sandbox payments settle after PAYMENT_SETTLE_DELAY and fire payment.success, or payment.failed for the magic amounts. A debit names an active mandate of the source (mandate_id) or brings the customer's authorization, from which a single mandate is created (mandate.created); the answer carries mandate_id. In production a debit with neither is 400 authorization_required; the sandbox creates a mandate of its own (ip_address null). An unknown mandate_id is 404 resource_not_found; a revoked one, another source's, or a single one used before is 400 invalid_request (param mandate_id). A debit of a source a return blocked is 403 funding_source_blocked. A debit of the same amount from a source whose debit came back R01 or R09 within the last 180 days is a reinitiation: 409 reinitiation_required (param funding_source_id; the message names POST /v2/payments/{id}/retry of the returned debit), unless authorization.accepted_at is later than the return (a named mandate counts its acceptance); a subscription's debits are not judged so. same_day: true asks for Same Day ACH (see PaymentInput.same_day). Once its ACH file is built a payment carries effective_date, sent_at, settlement_date and its return windows.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -12460,7 +12903,7 @@ type ClientWithResponsesInterface interface {
 
 	// ReversePaymentWithBodyWithResponse Reverse an erroneous payment
 	//
-	// Reverses a payment that went out, until the fifth banking day after its settlement date: in production one whose entry is in an ACH file (pending or processed), in sandbox a processed one. A new pending payment in the opposite direction for the same amount and account (reversal_of, batch described REVERSAL) goes in the next file; the reversed payment is answered with its reversal, and payment.reversed fires. Later: 409 reversal_window_closed. A payment reversed already, a reversal, a failed or canceled payment, or one not yet sent: 409 conflict. A removed source: 409 funding_source_removed; a debit from a blocked source: 403 funding_source_blocked.
+	// Reverses a payment that went out, until the fifth banking day after its settlement date: in production one whose entry is in an ACH file (pending or processed), in sandbox a processed one. A new pending payment in the opposite direction for the same amount and account (reversal_of, batch described REVERSAL) goes in the next file; the reversed payment is answered with its reversal, and payment.reversed fires. The reversal and a re-presentment go out under the original entry's company name, company id and SEC code. A reversal that no file can carry by that day (in production: asked for after the day's last ACH window) is 409 reversal_window_closed; one accepted but not in a file by then is canceled (cancel_reason reversal_window_closed, payment.canceled), and one whose reversed payment comes back before it leaves is canceled with original_returned (after it left, the return raises a reversal_then_return alert, see GET /v2/compliance/monitoring). A payment reversed already, a reversal, a failed or canceled payment, or one not yet sent: 409 conflict. A removed source: 409 funding_source_removed; a debit from a blocked source: 403 funding_source_blocked.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -12469,7 +12912,7 @@ type ClientWithResponsesInterface interface {
 
 	// ReversePaymentWithResponse Reverse an erroneous payment
 	//
-	// Reverses a payment that went out, until the fifth banking day after its settlement date: in production one whose entry is in an ACH file (pending or processed), in sandbox a processed one. A new pending payment in the opposite direction for the same amount and account (reversal_of, batch described REVERSAL) goes in the next file; the reversed payment is answered with its reversal, and payment.reversed fires. Later: 409 reversal_window_closed. A payment reversed already, a reversal, a failed or canceled payment, or one not yet sent: 409 conflict. A removed source: 409 funding_source_removed; a debit from a blocked source: 403 funding_source_blocked.
+	// Reverses a payment that went out, until the fifth banking day after its settlement date: in production one whose entry is in an ACH file (pending or processed), in sandbox a processed one. A new pending payment in the opposite direction for the same amount and account (reversal_of, batch described REVERSAL) goes in the next file; the reversed payment is answered with its reversal, and payment.reversed fires. The reversal and a re-presentment go out under the original entry's company name, company id and SEC code. A reversal that no file can carry by that day (in production: asked for after the day's last ACH window) is 409 reversal_window_closed; one accepted but not in a file by then is canceled (cancel_reason reversal_window_closed, payment.canceled), and one whose reversed payment comes back before it leaves is canceled with original_returned (after it left, the return raises a reversal_then_return alert, see GET /v2/compliance/monitoring). A payment reversed already, a reversal, a failed or canceled payment, or one not yet sent: 409 conflict. A removed source: 409 funding_source_removed; a debit from a blocked source: 403 funding_source_blocked.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -16864,7 +17307,7 @@ func (c *ClientWithResponses) ListPaymentsWithResponse(ctx context.Context, para
 
 // CreatePaymentWithBodyWithResponse Create a payment
 //
-// A pending ACH debit or credit. A debit needs a Verified funding source (403 debit_not_allowed); credits are allowed on Unverified ones. Sandbox payments settle after PAYMENT_SETTLE_DELAY and fire payment.success, or payment.failed for the magic amounts. A debit names an active mandate of the source (mandate_id) or brings the customer's authorization, from which a single mandate is created (mandate.created); the answer carries mandate_id. In production a debit with neither is 400 authorization_required; the sandbox creates a mandate of its own (ip_address null). An unknown mandate_id is 404 resource_not_found; a revoked one, another source's, or a single one used before is 400 invalid_request (param mandate_id). A debit of a source a return blocked is 403 funding_source_blocked. same_day: true asks for Same Day ACH (see PaymentInput.same_day). Once its ACH file is built a payment carries effective_date, sent_at, settlement_date and its return windows.
+// A pending ACH debit or credit. A debit needs a Verified funding source (403 debit_not_allowed); credits are allowed on Unverified ones. Sandbox payments settle after PAYMENT_SETTLE_DELAY and fire payment.success, or payment.failed for the magic amounts. A debit names an active mandate of the source (mandate_id) or brings the customer's authorization, from which a single mandate is created (mandate.created); the answer carries mandate_id. In production a debit with neither is 400 authorization_required; the sandbox creates a mandate of its own (ip_address null). An unknown mandate_id is 404 resource_not_found; a revoked one, another source's, or a single one used before is 400 invalid_request (param mandate_id). A debit of a source a return blocked is 403 funding_source_blocked. A debit of the same amount from a source whose debit came back R01 or R09 within the last 180 days is a reinitiation: 409 reinitiation_required (param funding_source_id; the message names POST /v2/payments/{id}/retry of the returned debit), unless authorization.accepted_at is later than the return (a named mandate counts its acceptance); a subscription's debits are not judged so. same_day: true asks for Same Day ACH (see PaymentInput.same_day). Once its ACH file is built a payment carries effective_date, sent_at, settlement_date and its return windows.
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -16879,7 +17322,7 @@ func (c *ClientWithResponses) CreatePaymentWithBodyWithResponse(ctx context.Cont
 
 // CreatePaymentWithResponse Create a payment
 //
-// A pending ACH debit or credit. A debit needs a Verified funding source (403 debit_not_allowed); credits are allowed on Unverified ones. Sandbox payments settle after PAYMENT_SETTLE_DELAY and fire payment.success, or payment.failed for the magic amounts. A debit names an active mandate of the source (mandate_id) or brings the customer's authorization, from which a single mandate is created (mandate.created); the answer carries mandate_id. In production a debit with neither is 400 authorization_required; the sandbox creates a mandate of its own (ip_address null). An unknown mandate_id is 404 resource_not_found; a revoked one, another source's, or a single one used before is 400 invalid_request (param mandate_id). A debit of a source a return blocked is 403 funding_source_blocked. same_day: true asks for Same Day ACH (see PaymentInput.same_day). Once its ACH file is built a payment carries effective_date, sent_at, settlement_date and its return windows.
+// A pending ACH debit or credit. A debit needs a Verified funding source (403 debit_not_allowed); credits are allowed on Unverified ones. Sandbox payments settle after PAYMENT_SETTLE_DELAY and fire payment.success, or payment.failed for the magic amounts. A debit names an active mandate of the source (mandate_id) or brings the customer's authorization, from which a single mandate is created (mandate.created); the answer carries mandate_id. In production a debit with neither is 400 authorization_required; the sandbox creates a mandate of its own (ip_address null). An unknown mandate_id is 404 resource_not_found; a revoked one, another source's, or a single one used before is 400 invalid_request (param mandate_id). A debit of a source a return blocked is 403 funding_source_blocked. A debit of the same amount from a source whose debit came back R01 or R09 within the last 180 days is a reinitiation: 409 reinitiation_required (param funding_source_id; the message names POST /v2/payments/{id}/retry of the returned debit), unless authorization.accepted_at is later than the return (a named mandate counts its acceptance); a subscription's debits are not judged so. same_day: true asks for Same Day ACH (see PaymentInput.same_day). Once its ACH file is built a payment carries effective_date, sent_at, settlement_date and its return windows.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -16982,7 +17425,7 @@ func (c *ClientWithResponses) RetryPaymentWithResponse(ctx context.Context, id s
 
 // ReversePaymentWithBodyWithResponse Reverse an erroneous payment
 //
-// Reverses a payment that went out, until the fifth banking day after its settlement date: in production one whose entry is in an ACH file (pending or processed), in sandbox a processed one. A new pending payment in the opposite direction for the same amount and account (reversal_of, batch described REVERSAL) goes in the next file; the reversed payment is answered with its reversal, and payment.reversed fires. Later: 409 reversal_window_closed. A payment reversed already, a reversal, a failed or canceled payment, or one not yet sent: 409 conflict. A removed source: 409 funding_source_removed; a debit from a blocked source: 403 funding_source_blocked.
+// Reverses a payment that went out, until the fifth banking day after its settlement date: in production one whose entry is in an ACH file (pending or processed), in sandbox a processed one. A new pending payment in the opposite direction for the same amount and account (reversal_of, batch described REVERSAL) goes in the next file; the reversed payment is answered with its reversal, and payment.reversed fires. The reversal and a re-presentment go out under the original entry's company name, company id and SEC code. A reversal that no file can carry by that day (in production: asked for after the day's last ACH window) is 409 reversal_window_closed; one accepted but not in a file by then is canceled (cancel_reason reversal_window_closed, payment.canceled), and one whose reversed payment comes back before it leaves is canceled with original_returned (after it left, the return raises a reversal_then_return alert, see GET /v2/compliance/monitoring). A payment reversed already, a reversal, a failed or canceled payment, or one not yet sent: 409 conflict. A removed source: 409 funding_source_removed; a debit from a blocked source: 403 funding_source_blocked.
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -16997,7 +17440,7 @@ func (c *ClientWithResponses) ReversePaymentWithBodyWithResponse(ctx context.Con
 
 // ReversePaymentWithResponse Reverse an erroneous payment
 //
-// Reverses a payment that went out, until the fifth banking day after its settlement date: in production one whose entry is in an ACH file (pending or processed), in sandbox a processed one. A new pending payment in the opposite direction for the same amount and account (reversal_of, batch described REVERSAL) goes in the next file; the reversed payment is answered with its reversal, and payment.reversed fires. Later: 409 reversal_window_closed. A payment reversed already, a reversal, a failed or canceled payment, or one not yet sent: 409 conflict. A removed source: 409 funding_source_removed; a debit from a blocked source: 403 funding_source_blocked.
+// Reverses a payment that went out, until the fifth banking day after its settlement date: in production one whose entry is in an ACH file (pending or processed), in sandbox a processed one. A new pending payment in the opposite direction for the same amount and account (reversal_of, batch described REVERSAL) goes in the next file; the reversed payment is answered with its reversal, and payment.reversed fires. The reversal and a re-presentment go out under the original entry's company name, company id and SEC code. A reversal that no file can carry by that day (in production: asked for after the day's last ACH window) is 409 reversal_window_closed; one accepted but not in a file by then is canceled (cancel_reason reversal_window_closed, payment.canceled), and one whose reversed payment comes back before it leaves is canceled with original_returned (after it left, the return raises a reversal_then_return alert, see GET /v2/compliance/monitoring). A payment reversed already, a reversal, a failed or canceled payment, or one not yet sent: 409 conflict. A removed source: 409 funding_source_removed; a debit from a blocked source: 403 funding_source_blocked.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //

@@ -3,6 +3,7 @@ package e2e_test
 import (
 	"bytes"
 	"context"
+	"strings"
 	"testing"
 	"time"
 
@@ -10,6 +11,12 @@ import (
 
 	th "github.com/fundsource/fundsource/internal/testing/harness"
 )
+
+// goodsDebit is th.DebitBody for a debit for goods, which an individual's
+// WEB debit describes PURCHASE.
+func goodsDebit(src, amount string) string {
+	return strings.Replace(th.DebitBody(src, amount), `"direction":"debit"`, `"direction":"debit","purpose":"goods"`, 1)
+}
 
 // batchOf finds the batch of the file holding the entry of amount cents.
 func batchOf(t *testing.T, files map[string]*nacha.File, cents int) (nacha.Batcher, *nacha.EntryDetail) {
@@ -45,7 +52,7 @@ func TestOriginationClassifiesBusinessDebitsAndSubscriptionRetries(t *testing.T)
 	consumer := h.Customer(key)
 	src := th.WantOK(t, h.Post("/v2/on-demand/funding-source", key, th.SourceBody(consumer, "021000021", "000444555666")))["funding_source_id"].(string)
 	sub := th.WantOK(t, h.Post("/v2/subscriptions", key,
-		`{"funding_source_id":"`+src+`","amount":"19.99","interval":"monthly","start_date":"2026-11-02","authorization":`+th.Authorization+`}`))["subscription_id"].(string)
+		`{"funding_source_id":"`+src+`","amount":"19.99","interval":"monthly","start_date":"2026-11-02","purpose":"goods","authorization":`+th.Authorization+`}`))["subscription_id"].(string)
 	if n, err := h.Payments.RunDue(context.Background()); err != nil || n != 1 {
 		t.Fatalf("RunDue = %d, %v", n, err)
 	}
@@ -99,5 +106,59 @@ func TestOriginationClassifiesBusinessDebitsAndSubscriptionRetries(t *testing.T)
 	}
 	if c := b.GetControl(); c.TotalDebitEntryDollarAmount != 1999 || c.EntryAddendaCount != 1 {
 		t.Errorf("re-presentment's batch control = %+v", c)
+	}
+}
+
+// TestMandateDebitKeepsTheMandatesClass: an individual's debit is
+// authorized by a WEB mandate; the source's account_holder_type cannot
+// change while the mandate is active (409 mandates_active); a source whose
+// type changed anyway (a database from before the rule) still has its
+// debit go out WEB, with the 60-day window for unauthorized returns; once
+// the mandate is revoked the change is allowed.
+func TestMandateDebitKeepsTheMandatesClass(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t) // Monday 2026-11-02
+	_, key, _ := liveMerchant(t, h)
+	src := th.WantOK(t, h.Post("/v2/on-demand/funding-source", key, th.SourceBody(h.Customer(key), "021000021", "000444555666")))["funding_source_id"].(string)
+	debit := th.WantOK(t, h.Post("/v2/payments", key, goodsDebit(src, `"42.00"`)))
+	mandate := debit["mandate_id"].(string)
+	if m := th.WantOK(t, h.Get("/v2/mandates/"+mandate, key)); m["sec_code"] != "WEB" {
+		t.Fatalf("mandate = %s", th.MustJSON(m))
+	}
+
+	r := h.Post("/v2/funding-source/"+src, key, `{"account_holder_type":"company"}`)
+	th.WantError(t, r, 409, "mandates_active")
+	if p := r.JSON(t)["error"].(map[string]any)["param"]; p != "account_holder_type" {
+		t.Errorf("param = %v, want account_holder_type", p)
+	}
+	if got := th.WantOK(t, h.Get("/v2/funding-source/"+src, key))["account_holder_type"]; got != "individual" {
+		t.Errorf("account_holder_type after the refusal = %v", got)
+	}
+
+	// A database upgraded from before the rule may hold a flipped source.
+	if _, err := h.SQL().Exec(`UPDATE funding_sources SET account_holder_type = 'company' WHERE id = $1`, src); err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	if written, err := h.originator(achConfig(dir)).Run(context.Background()); err != nil || len(written) != 1 {
+		t.Fatalf("Run = %v, %v", written, err)
+	}
+	b, e := batchOf(t, readACH(t, dir), 4200)
+	if hd := b.GetHeader(); hd.StandardEntryClassCode != "WEB" || hd.CompanyEntryDescription != "PURCHASE" {
+		t.Errorf("the mandate's debit went out %s %q, want WEB PURCHASE", hd.StandardEntryClassCode, hd.CompanyEntryDescription)
+	}
+	if e.PaymentTypeField() != "S" {
+		t.Errorf("payment type = %q, want S", e.PaymentTypeField())
+	}
+	if p := th.WantOK(t, h.Get("/v2/payments/"+debit["payment_id"].(string), key)); p["unauthorized_return_window_closes_at"] == nil {
+		t.Errorf("the WEB debit lost its unauthorized-return window: %s", th.MustJSON(p))
+	}
+
+	if _, err := h.SQL().Exec(`UPDATE funding_sources SET account_holder_type = 'individual' WHERE id = $1`, src); err != nil {
+		t.Fatal(err)
+	}
+	th.WantOK(t, h.Post("/v2/mandates/"+mandate+"/revoke", key, `{}`))
+	if got := th.WantOK(t, h.Post("/v2/funding-source/"+src, key, `{"account_holder_type":"company"}`))["account_holder_type"]; got != "company" {
+		t.Errorf("account_holder_type once the mandate is revoked = %v", got)
 	}
 }

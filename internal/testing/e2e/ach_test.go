@@ -94,7 +94,7 @@ func newACHSetup(t *testing.T) *achSetup {
 	s.unverified = th.WantOK(t, h.Post("/v2/funding-source", s.key,
 		`{"user_id":"`+user+`","routing_number":"026009593","account_number":"987654321","account_type":"savings"}`))["funding_source_id"].(string)
 	th.WantOK(t, h.Initiate(s.key, s.unverified))
-	s.debit = th.WantOK(t, h.Post("/v2/payments", s.key, th.DebitBody(s.verified, `"25.00"`)))["payment_id"].(string)
+	s.debit = th.WantOK(t, h.Post("/v2/payments", s.key, goodsDebit(s.verified, `"25.00"`)))["payment_id"].(string)
 	s.credit = th.WantOK(t, h.Post("/v2/payments", s.key, th.PaymentBody(s.unverified, `"10.00"`, "credit")))["payment_id"].(string)
 
 	sandbox := m.Sandbox.SecretKey
@@ -137,11 +137,16 @@ func TestOriginationWritesEachEntryOnceAndTheFileParsesBack(t *testing.T) {
 	}
 
 	// Batch 1: the micro-deposits, two PPD credits to the savings account
-	// and the debit of their total from the originator's account.
+	// and the debit of their total from the originator's account, under
+	// the merchant's originator as its payments.
+	var companyID string
+	if err := s.h.SQL().Get(&companyID, `SELECT company_id FROM originators WHERE merchant_id = $1 AND environment = 'production'`, s.scope.MerchantID); err != nil {
+		t.Fatal(err)
+	}
 	deposits := f.Batches[0]
 	if hd := deposits.GetHeader(); hd.CompanyEntryDescription != "ACCTVERIFY" || hd.StandardEntryClassCode != "PPD" ||
-		hd.ServiceClassCode != nacha.MixedDebitsAndCredits || hd.CompanyName != "FUNDSOURCE" || hd.CompanyIdentification != "1234567890" {
-		t.Errorf("micro-deposit batch header = %+v", hd)
+		hd.ServiceClassCode != nacha.MixedDebitsAndCredits || strings.TrimSpace(hd.CompanyName) != "ACME" || hd.CompanyIdentification != companyID {
+		t.Errorf("micro-deposit batch header = %+v, want the merchant's ACME %s", hd, companyID)
 	}
 	var got []int
 	offset := 0

@@ -80,6 +80,9 @@ func (n *network) step(t *testing.T, date string) (achnet.Summary, ach.ReturnRes
 		total.Dishonored += res.Dishonored
 		total.Duplicates += res.Duplicates
 		total.Contested += res.Contested
+		total.LateForDishonor += res.LateForDishonor
+		total.Unmatched += res.Unmatched
+		total.Ambiguous += res.Ambiguous
 		total.Unknown = append(total.Unknown, res.Unknown...)
 		total.Changes += res.Changes
 		total.ChangesApplied += res.ChangesApplied

@@ -15,15 +15,16 @@ import (
 )
 
 // silentServer accepts TCP connections and never answers, as a hung bank
-// server does; it closes them when t ends.
-func silentServer(t *testing.T) string {
+// server does; it closes them when t ends. accepted is closed once it has
+// taken a connection.
+func silentServer(t *testing.T) (addr string, accepted <-chan struct{}) {
 	t.Helper()
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
 	var conns []net.Conn
-	done := make(chan struct{})
+	done, first := make(chan struct{}), make(chan struct{})
 	go func() {
 		defer close(done)
 		for {
@@ -31,7 +32,9 @@ func silentServer(t *testing.T) string {
 			if err != nil {
 				return
 			}
-			conns = append(conns, c)
+			if conns = append(conns, c); len(conns) == 1 {
+				close(first)
+			}
 		}
 	}()
 	t.Cleanup(func() {
@@ -41,7 +44,7 @@ func silentServer(t *testing.T) string {
 			c.Close()
 		}
 	})
-	return l.Addr().String()
+	return l.Addr().String(), first
 }
 
 // TestAHungBankServerHoldsNoTransactionOrLock: while the bank's SFTP
@@ -60,7 +63,8 @@ func TestAHungBankServerHoldsNoTransactionOrLock(t *testing.T) {
 
 	keys := sftptest.New(t) // for its client key and known hosts; the client dials the silent server
 	const hang = 6 * time.Second
-	client, err := sftp.New(sftp.Config{User: keys.User, Addr: silentServer(t), Path: keys.Root, KeyFile: keys.KeyFile,
+	addr, uploading := silentServer(t)
+	client, err := sftp.New(sftp.Config{User: keys.User, Addr: addr, Path: keys.Root, KeyFile: keys.KeyFile,
 		KnownHosts: keys.KnownHosts, Timeout: hang})
 	if err != nil {
 		t.Fatal(err)
@@ -71,19 +75,14 @@ func TestAHungBankServerHoldsNoTransactionOrLock(t *testing.T) {
 		_, err := o.Run(context.Background())
 		ran <- err
 	}()
-	deadline := time.Now().Add(hang / 2)
-	for {
-		var leased int
-		if err := h.SQL().Get(&leased, `SELECT count(*) FROM ach_files WHERE lease_owner IS NOT NULL`); err != nil {
-			t.Fatal(err)
-		}
-		if leased == 1 {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("the file was never claimed for delivery")
-		}
-		time.Sleep(20 * time.Millisecond)
+	select {
+	case <-uploading: // claimed, built, and now talking to the bank
+	case <-time.After(hang / 2):
+		t.Fatal("the file's upload never started")
+	}
+	var leased int
+	if err := h.SQL().Get(&leased, `SELECT count(*) FROM ach_files WHERE lease_owner IS NOT NULL`); err != nil || leased != 1 {
+		t.Fatalf("files under a delivery lease during the upload = %d (%v), want 1", leased, err)
 	}
 
 	// While the upload hangs, everything else answers at once: well

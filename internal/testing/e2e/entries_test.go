@@ -50,7 +50,8 @@ func iin(id string) string { return strings.ToUpper(id[len(id)-15:]) }
 // the person's or the business's, folded to ASCII letter by letter, the
 // Individual Identification Number is the source's on every entry of it,
 // the description travels in one 05 addenda record (none after a C13),
-// and the batch carries the payment's entry description.
+// and the batch carries the payment's entry description or the one its
+// purpose fixes (PURCHASE for goods, PAYROLL for payroll).
 func TestOutboxEntriesNameTheirReceivers(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t) // Monday 2026-11-02
@@ -99,14 +100,14 @@ func TestOutboxEntriesNameTheirReceivers(t *testing.T) {
 	credit := func(src, amount, extra string) string {
 		return `{"funding_source_id":"` + src + `","amount":"` + amount + `","direction":"credit"` + extra + `}`
 	}
-	post(debit(joseSrc, "10.01", `,"description":"Café order #12 — thanks"`))
-	post(credit(joseSrc, "10.02", `,"entry_description":"PAYROLL","description":"November salary"`))
+	post(debit(joseSrc, "10.01", `,"purpose":"goods","description":"Café order #12 — thanks"`))
+	post(credit(joseSrc, "10.02", `,"purpose":"payroll","entry_description":"PAYROLL","description":"November salary"`))
 	post(debit(beaCo, "10.03", `,"entry_description":"SUPPLIES","description":"Invoice 4471"`))
 	post(credit(beaCo, "10.04", ""))
 	post(debit(beaOwn, "10.05", ""))
 	post(credit(quiet, "10.06", `,"description":"not sent after C13"`))
 	th.WantOK(t, h.Post("/v2/subscriptions", key,
-		`{"funding_source_id":"`+joseSrc+`","amount":"10.07","interval":"monthly","start_date":"2026-11-02","description":"Box of the month","authorization":`+th.Authorization+`}`))
+		`{"funding_source_id":"`+joseSrc+`","amount":"10.07","interval":"monthly","start_date":"2026-11-02","description":"Box of the month","purpose":"goods","authorization":`+th.Authorization+`}`))
 	if n, err := h.Payments.RunDue(context.Background()); err != nil || n != 1 {
 		t.Fatalf("RunDue = %d, %v", n, err)
 	}
@@ -128,7 +129,7 @@ func TestOutboxEntriesNameTheirReceivers(t *testing.T) {
 		{1002, "PPD", "PAYROLL", "JOSE NUNEZ-GARCIA", iin(joseSrc), "November salary", ""},
 		{1003, "CCD", "SUPPLIES", "BEA'S BAKERY LLC", iin(beaCo), "Invoice 4471", ""},
 		{1004, "CCD", "PAYMENT", "BEA'S BAKERY LLC", iin(beaCo), "", ""},
-		{1005, "WEB", "PURCHASE", "BEA BAKER", iin(beaOwn), "", "S"},
+		{1005, "WEB", "PAYMENT", "BEA BAKER", iin(beaOwn), "", "S"}, // the originator's default purpose, other
 		{1006, "PPD", "PAYMENT", "JOSE NUNEZ-GARCIA", iin(quiet), "", ""},
 		{1007, "WEB", "PURCHASE", "JOSE NUNEZ-GARCIA", iin(joseSrc), "Box of the month", "R"},
 	} {

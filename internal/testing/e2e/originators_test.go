@@ -73,8 +73,8 @@ func TestEachOriginatorsPaymentsGoOutUnderItsOwnCompany(t *testing.T) {
 	unverified := th.WantOK(t, h.Post("/v2/funding-source", acmeKey,
 		`{"user_id":"`+h.Customer(acmeKey)+`","routing_number":"026009593","account_number":"987654321","account_type":"savings"}`))["funding_source_id"].(string)
 	th.WantOK(t, h.Initiate(acmeKey, unverified))
-	th.WantOK(t, h.Post("/v2/payments", acmeKey, th.DebitBody(acmeSrc, `"25.00"`)))
-	th.WantOK(t, h.Post("/v2/payments", zoeKey, th.DebitBody(zoeSrc, `"31.00"`)))
+	th.WantOK(t, h.Post("/v2/payments", acmeKey, goodsDebit(acmeSrc, `"25.00"`)))
+	th.WantOK(t, h.Post("/v2/payments", zoeKey, goodsDebit(zoeSrc, `"31.00"`)))
 
 	dir := t.TempDir()
 	blocked := filepath.Join(dir, "not-a-folder")
@@ -119,8 +119,8 @@ func TestEachOriginatorsPaymentsGoOutUnderItsOwnCompany(t *testing.T) {
 		}
 	}
 	deposits := f.Batches[0].GetHeader()
-	if deposits.CompanyEntryDescription != "ACCTVERIFY" || deposits.CompanyName != "FUNDSOURCE" || deposits.CompanyIdentification != "1234567890" {
-		t.Errorf("micro-deposit batch header = %q %q %q, want the platform's", deposits.CompanyEntryDescription, deposits.CompanyName, deposits.CompanyIdentification)
+	if deposits.CompanyEntryDescription != "ACCTVERIFY" || strings.TrimSpace(deposits.CompanyName) != "ACME WIDGETS" || deposits.CompanyIdentification != "1987654321" {
+		t.Errorf("micro-deposit batch header = %q %q %q, want its merchant's ACME WIDGETS 1987654321", deposits.CompanyEntryDescription, deposits.CompanyName, deposits.CompanyIdentification)
 	}
 
 	// Written again from its rows, the file has the same bytes.

@@ -39,6 +39,7 @@ import (
 	"github.com/fundsource/fundsource/internal/core/tenant"
 	"github.com/fundsource/fundsource/internal/funding"
 	"github.com/fundsource/fundsource/internal/merchant"
+	"github.com/fundsource/fundsource/internal/originator"
 	"github.com/fundsource/fundsource/internal/payment"
 	"github.com/fundsource/fundsource/internal/testing/fixture"
 	"github.com/fundsource/fundsource/internal/testing/pgtest"
@@ -185,12 +186,17 @@ func (h *Harness) Merchant(name string) merchant.Created {
 }
 
 // Production activates production for m, and its originator as an
-// operator does once it has reviewed the merchant, and returns its
-// production keys.
+// operator does once it has reviewed the merchant (setting the company id
+// the bank assigned, then activating it), and returns its production
+// keys.
 func (h *Harness) Production(m merchant.Created) merchant.Keys {
 	h.T.Helper()
 	k := h.ProductionPending(m)
 	scope := tenant.Scope{MerchantID: m.Merchant.ID, Env: tenant.Production}
+	id := fixture.BankCompanyID
+	if _, err := h.Svc.Originators.Set(context.Background(), scope, originator.Change{CompanyID: &id}, audit.Operator("test")); err != nil {
+		h.T.Fatalf("set the originator's company id: %v", err)
+	}
 	if _, err := h.Svc.Originators.Activate(context.Background(), scope, audit.Operator("test")); err != nil {
 		h.T.Fatalf("activate originator: %v", err)
 	}

@@ -26,8 +26,8 @@ const originatorUsage = `Usage:
   fundsource originator activate MERCHANT_ID --env sandbox|production [--json]
   fundsource originator suspend MERCHANT_ID --env sandbox|production [--json]
 
-Rules: first_debit_amount, risky_account, unverified_credit and changed_account
-take dollars ("500.00"); daily_velocity takes debits and dollars per source and
+Rules: first_debit_amount, first_credit_amount, risky_account, unverified_credit
+and changed_account take dollars ("500.00"); daily_velocity takes debits and dollars per source and
 banking day ("5/10000.00"); an empty value ("ID=") restores the rule's default.
 Purposes (--default-purpose: of payments and subscriptions that name none):
 goods, services, bill, donation, payroll, other.

@@ -115,7 +115,7 @@ var codeReasons = map[string]string{
 	"R16": CheckFrozen, "AC06": CheckFrozen,
 	"R20": CheckNonTransaction,
 	"R05": CheckUnauthorized, "R07": CheckUnauthorized, "R10": CheckUnauthorized,
-	"R11": CheckUnauthorized, "R29": CheckUnauthorized,
+	"R11": CheckUnauthorized, "R29": CheckUnauthorized, "R17": CheckUnauthorized,
 }
 
 // failing are the reasons that make the result fail.

@@ -3,6 +3,8 @@ package funding
 import (
 	"context"
 	"time"
+
+	"github.com/fundsource/fundsource/internal/core/tenant"
 )
 
 // Keeping the account check with the source. Computing the check reads
@@ -123,4 +125,16 @@ func (s *Service) currentAll(ctx context.Context, list []Source) ([]Source, erro
 		}
 	}
 	return list, nil
+}
+
+// CheckResult is the result of source id's account check as GET
+// /v2/funding-source/{id} answers it (Get): the rules that judge payments
+// by it read this, never the kept answer, so a fact about the account
+// that made the kept answer stale is seen by them as by the merchant.
+func (s *Service) CheckResult(ctx context.Context, scope tenant.Scope, id string) (string, error) {
+	src, err := s.Get(ctx, scope, id)
+	if err != nil {
+		return "", err
+	}
+	return src.AccountCheck.Result, nil
 }

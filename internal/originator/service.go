@@ -19,8 +19,16 @@ import (
 )
 
 // RuleIDs are the fraud-monitoring rules whose thresholds an originator
-// may set.
-var RuleIDs = []string{"first_debit_amount", "daily_velocity", "risky_account", "unverified_credit", "changed_account"}
+// may set: every rule the payment service judges (payment.Rules).
+var RuleIDs = ruleIDs()
+
+func ruleIDs() []string {
+	out := make([]string, len(payment.Rules))
+	for i, r := range payment.Rules {
+		out[i] = r.ID
+	}
+	return out
+}
 
 // Service reads and changes originators.
 type Service struct {

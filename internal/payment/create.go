@@ -114,7 +114,7 @@ func (s *Service) payment(scope tenant.Scope, n newPayment) Payment {
 
 // create records a pending payment of a validated request.
 func (s *Service) create(ctx context.Context, scope tenant.Scope, n newPayment) (Payment, error) {
-	in, cents := n.in, n.cents
+	in := n.in
 	if in.Direction == Debit {
 		return s.createDebit(ctx, scope, n)
 	}
@@ -129,8 +129,7 @@ func (s *Service) create(ctx context.Context, scope tenant.Scope, n newPayment) 
 		p.CustomerID = src.CustomerID
 		return p, nil
 	case err == nil:
-		err = cmp.Or(src.allows(in.Direction), entryDescriptionRefusal(p.EntryDescription, in.Direction, p.Purpose, creditSEC(src)),
-			out.Originator.Refusal(in.Direction, cents))
+		err = out.refusal(in.Direction, p)
 	}
 	if err == nil {
 		err = fmt.Errorf("credit on %s: a live source took no credit", in.SourceID)
@@ -144,7 +143,7 @@ func (s *Service) create(ctx context.Context, scope tenant.Scope, n newPayment) 
 // then the mandate's, read afresh so that a use or revocation that won a
 // race is seen.
 func (s *Service) createDebit(ctx context.Context, scope tenant.Scope, n newPayment) (Payment, error) {
-	in, cents := n.in, n.cents
+	in := n.in
 	p := s.payment(scope, n)
 	d := NewDebit{Payment: p, SECCodes: [2]string{secCode(SourceInfo{}), secCode(SourceInfo{Business: true})}}
 	var authErr error
@@ -172,13 +171,8 @@ func (s *Service) createDebit(ctx context.Context, scope tenant.Scope, n newPaym
 		return Payment{}, authErr
 	}
 	out, err := s.store.CreateDebit(ctx, d)
-	if err == nil {
-		err = out.Source.allows(Debit)
-	}
 	if err == nil && !out.Created {
-		err = cmp.Or(out.Reinitiation.refusal(),
-			entryDescriptionRefusal(p.EntryDescription, Debit, p.Purpose, s.debitSEC(ctx, scope, in.MandateID, out.Source)),
-			out.Originator.Refusal(Debit, cents))
+		err = out.refusal(Debit, p)
 	}
 	if err != nil {
 		return Payment{}, sourceRefusal(err)
@@ -200,18 +194,6 @@ func (s *Service) createDebit(ctx context.Context, scope tenant.Scope, n newPaym
 	return d.Payment, nil
 }
 
-// debitSEC is the SEC code a debit from src goes out under, for
-// explaining a refusal: the named mandate's (as far as it can be read),
-// else the one a new mandate of src gets.
-func (s *Service) debitSEC(ctx context.Context, scope tenant.Scope, mandateID *string, src SourceInfo) string {
-	if mandateID != nil {
-		if m, err := s.store.Mandate(ctx, scope, *mandateID); err == nil {
-			return m.SECCode
-		}
-	}
-	return secCode(src)
-}
-
 // usableSource checks that a live source may take a payment in direction d.
 func (s *Service) usableSource(ctx context.Context, tx Store, scope tenant.Scope, id string, d Direction) (SourceInfo, error) {
 	src, err := tx.PaymentSource(ctx, scope, id)
@@ -231,6 +213,47 @@ func sourceRefusal(err error) error {
 			Message: "No funding source with this funding_source_id exists."}
 	}
 	return err
+}
+
+// Refusals the creating statements report (DebitOutcome.Refusal), besides
+// the originator's limits' names.
+const (
+	RefusedRemoved          = "removed"
+	RefusedUnverified       = "unverified"
+	RefusedBlocked          = "blocked"
+	RefusedReinitiation     = "reinitiation"
+	RefusedEntryDescription = "entry_description"
+	RefusedNotActive        = "originator_not_active"
+)
+
+// refusal is the error of the refusal the creating statement decided for
+// p in direction d; nil when it decided none. It explains the statement's
+// decision and decides nothing itself: the source's, the entry
+// description's, the reinitiation's and the originator's rules are
+// decided where the payment is written, under its locks.
+func (o DebitOutcome) refusal(d Direction, p Payment) error {
+	switch o.Refusal {
+	case "":
+		return nil
+	case RefusedRemoved:
+		return SourceInfo{Removed: true}.allows(d)
+	case RefusedUnverified:
+		return SourceInfo{}.allows(Debit)
+	case RefusedBlocked:
+		return SourceInfo{Verified: true, Blocked: true}.allows(Debit)
+	case RefusedReinitiation:
+		if o.Reinitiation != nil {
+			return o.Reinitiation.refusal()
+		}
+	case RefusedEntryDescription:
+		if err := entryDescriptionRefusal(p.EntryDescription, d, p.Purpose, o.SEC); err != nil {
+			return err
+		}
+		return errs.Invalid("entry_description", "entry_description does not fit this payment's SEC code "+o.SEC+".")
+	case RefusedNotActive, LimitPerEntryDebit, LimitDailyDebit, LimitDailyCredit:
+		return o.Originator.refusal(o.Refusal)
+	}
+	return fmt.Errorf("payment refused for %q, which no error explains", o.Refusal)
 }
 
 // allows is the rule that makes verification matter: a removed source takes

@@ -94,11 +94,3 @@ func individualSEC(d Direction) string {
 	}
 	return secPPD
 }
-
-// creditSEC is the SEC code of a credit to src.
-func creditSEC(src SourceInfo) string {
-	if src.Business {
-		return secCCD
-	}
-	return secPPD
-}

@@ -74,28 +74,21 @@ func BankingDay(t time.Time) calendar.Date {
 	return calendar.AddBusinessDays(d, 1)
 }
 
-// Refusal is why t does not take a new payment of cents in direction d:
-// originator_not_active, or limit_exceeded naming the limit and what
-// remains of it; nil when it takes it.
-func (t Terms) Refusal(d Direction, cents int64) error {
-	if t.Status != OriginatorActive {
-		return notActive()
-	}
-	if d == Debit {
-		if cents > t.PerEntryDebit {
-			return limitExceeded(LimitPerEntryDebit, t.PerEntryDebit, "A single debit may be at most "+money.Format(t.PerEntryDebit)+".")
-		}
-		if t.UsedDebit+cents > t.DailyDebit {
-			return limitExceeded(LimitDailyDebit, max(0, t.DailyDebit-t.UsedDebit),
-				"This debit would pass today's debit limit of "+money.Format(t.DailyDebit)+".")
-		}
-		return nil
-	}
-	if t.UsedCredit+cents > t.DailyCredit {
+// refusal is the error of the originator's refusal named name (as the
+// creating statement decided it: originator_not_active, or a limit's
+// name), limit_exceeded naming the limit and what remains of it.
+func (t Terms) refusal(name string) error {
+	switch name {
+	case LimitPerEntryDebit:
+		return limitExceeded(LimitPerEntryDebit, t.PerEntryDebit, "A single debit may be at most "+money.Format(t.PerEntryDebit)+".")
+	case LimitDailyDebit:
+		return limitExceeded(LimitDailyDebit, max(0, t.DailyDebit-t.UsedDebit),
+			"This debit would pass today's debit limit of "+money.Format(t.DailyDebit)+".")
+	case LimitDailyCredit:
 		return limitExceeded(LimitDailyCredit, max(0, t.DailyCredit-t.UsedCredit),
 			"This credit would pass today's credit limit of "+money.Format(t.DailyCredit)+".")
 	}
-	return nil
+	return notActive()
 }
 
 func notActive() error {

@@ -35,6 +35,14 @@ import (
 // same instant may each be judged without the other (the velocity rule
 // counts committed debits): a signal, not a limit, so the window is
 // accepted rather than serializing every source's debits.
+//
+// The account check is no such fact: it is computed from the account's
+// history, which any merchant's later return or correction changes, and
+// the source keeps only an answer that such a fact marks stale. So the
+// rules ask the funding service (AccountChecks) for the check as GET
+// /v2/funding-source answers it, and only for a payment above the
+// threshold of a rule that reads it. Every rule is decided here, in Go;
+// the statements that create payments decide none of them.
 
 // Rule is one fraud-monitoring rule.
 type Rule struct {
@@ -49,11 +57,12 @@ type Rule struct {
 
 // Rule ids.
 const (
-	RuleFirstDebitAmount = "first_debit_amount"
-	RuleDailyVelocity    = "daily_velocity"
-	RuleRiskyAccount     = "risky_account"
-	RuleUnverifiedCredit = "unverified_credit"
-	RuleChangedAccount   = "changed_account"
+	RuleFirstDebitAmount  = "first_debit_amount"
+	RuleDailyVelocity     = "daily_velocity"
+	RuleRiskyAccount      = "risky_account"
+	RuleUnverifiedCredit  = "unverified_credit"
+	RuleChangedAccount    = "changed_account"
+	RuleFirstCreditAmount = "first_credit_amount"
 )
 
 // Rules are the fraud-monitoring rules in force, in the order they are
@@ -63,12 +72,14 @@ var Rules = []Rule{
 		Description: "A source's first debit within 7 days of its creation above the threshold."},
 	{ID: RuleDailyVelocity, Version: 1, Default: "5/10000.00",
 		Description: "More debits of one source in a banking day (US Eastern) than the count, or more in total than the amount."},
-	{ID: RuleChangedAccount, Version: 1, Default: "500.00",
-		Description: "A debit above the threshold within 30 days after a notification of change changed the source's account."},
+	{ID: RuleChangedAccount, Version: 2, Default: "500.00",
+		Description: "A debit or credit above the threshold within 30 days after a notification of change changed the source's account."},
 	{ID: RuleRiskyAccount, Version: 1, Default: "500.00",
 		Description: "A debit above the threshold from a source whose account check is fail or caution."},
 	{ID: RuleUnverifiedCredit, Version: 1, Default: "1000.00",
 		Description: "A credit above the threshold to an Unverified source."},
+	{ID: RuleFirstCreditAmount, Version: 1, Default: "2500.00",
+		Description: "A source's first credit within 7 days of its creation above the threshold."},
 }
 
 // AlertReversalThenReturn is the alert of a payment that came back after
@@ -82,6 +93,7 @@ const AlertReversalThenReturn = "reversal_then_return"
 // Windows of the rules.
 const (
 	FirstDebitWindow     = 7 * 24 * time.Hour
+	FirstCreditWindow    = 7 * 24 * time.Hour
 	ChangedAccountWindow = 30 * 24 * time.Hour
 )
 
@@ -98,6 +110,21 @@ type DefaultThresholds struct{}
 // Thresholds returns none.
 func (DefaultThresholds) Thresholds(context.Context, tenant.Scope) (map[string]string, error) {
 	return nil, nil
+}
+
+// AccountChecks answers a source's account check result (pass, caution,
+// fail, unknown) as GET /v2/funding-source/{id} answers it: the funding
+// service computes it (from the account's history when its kept answer
+// no longer holds), so a rule never judges by a kept answer that a later
+// fact about the account has made stale.
+type AccountChecks interface {
+	CheckResult(ctx context.Context, scope tenant.Scope, sourceID string) (string, error)
+}
+
+// WithAccountChecks sets who answers account checks to the rules.
+func (s *Service) WithAccountChecks(c AccountChecks) *Service {
+	s.checks = c
+	return s
 }
 
 // WithThresholds sets who gives originators' thresholds to the
@@ -147,18 +174,19 @@ type RiskFacts struct {
 	Found           bool      // the source exists in the scope
 	SourceCreatedAt time.Time // UTC
 	Verified        bool
-	// Check is the source's stored account check result (pass, caution,
-	// fail, unknown), "" when not computed.
-	Check string
 	// PriorDebits counts the source's debits before this one, canceled
 	// ones left aside.
 	PriorDebits int
+	// PriorCredits counts the source's credits before this one, canceled
+	// ones left aside (0 or 1: the rules ask only whether there was one).
+	PriorCredits int
 	// DayDebits and DayCents are the source's debits (canceled and
 	// failed left aside) created since the banking day began.
 	DayDebits int
 	DayCents  int64
 	// AccountChangedAt is when a notification of change last changed the
-	// source's account (C01, C02, C03, C06, C07); nil when none did.
+	// source's account number or routing (C01, C02, C03, C06, C07): the
+	// only way a source's account changes; nil when none did.
 	AccountChangedAt *time.Time
 	// Screening is the customer's sanctions screening status ("" when
 	// never screened: clear).
@@ -262,6 +290,22 @@ func (s *Service) judge(ctx context.Context, tx Store, scope tenant.Scope, sourc
 	if !rules {
 		return verdict{}, f, nil
 	}
+	// The account check is asked for once, and only when a rule needs
+	// it: most payments are below the thresholds of the rules that read it.
+	var check *string
+	checkOf := func() (string, error) {
+		if check == nil {
+			if s.checks == nil {
+				return "", fmt.Errorf("account check of %s: no account checks to ask", sourceID)
+			}
+			c, err := s.checks.CheckResult(ctx, scope, sourceID)
+			if err != nil {
+				return "", fmt.Errorf("account check of %s: %w", sourceID, err)
+			}
+			check = &c
+		}
+		return *check, nil
+	}
 	var v verdict
 	for _, r := range Rules {
 		value := r.Default
@@ -274,7 +318,11 @@ func (s *Service) judge(ctx context.Context, tx Store, scope tenant.Scope, sourc
 		if err != nil {
 			return verdict{}, f, err
 		}
-		if !matches(r.ID, f, now, d, cents, count, limit) {
+		match, err := matches(r.ID, f, now, d, cents, count, limit, checkOf)
+		if err != nil {
+			return verdict{}, f, err
+		}
+		if !match {
 			continue
 		}
 		if v.reason == "" {
@@ -287,22 +335,41 @@ func (s *Service) judge(ctx context.Context, tx Store, scope tenant.Scope, sourc
 }
 
 // matches is rule id's judgment of a payment of cents in direction d at
-// now, with the rule's count and amount threshold (cents).
-func matches(id string, f RiskFacts, now time.Time, d Direction, cents int64, count int, limit int64) bool {
+// now, with the rule's count and amount threshold (cents); check answers
+// the source's account check.
+func matches(id string, f RiskFacts, now time.Time, d Direction, cents int64, count int, limit int64,
+	check func() (string, error)) (bool, error) {
 	switch id {
 	case RuleFirstDebitAmount:
-		return d == Debit && f.PriorDebits == 0 && now.Sub(f.SourceCreatedAt) <= FirstDebitWindow && cents > limit
+		return d == Debit && f.PriorDebits == 0 && now.Sub(f.SourceCreatedAt) <= FirstDebitWindow && cents > limit, nil
+	case RuleFirstCreditAmount:
+		// A payout to a source just linked is how money is sent under
+		// false pretenses: a large first one waits for review.
+		return d == Credit && f.PriorCredits == 0 && now.Sub(f.SourceCreatedAt) <= FirstCreditWindow && cents > limit, nil
 	case RuleDailyVelocity:
-		return d == Debit && (f.DayDebits+1 > count || f.DayCents+cents > limit)
+		return d == Debit && (f.DayDebits+1 > count || f.DayCents+cents > limit), nil
 	case RuleRiskyAccount:
-		return d == Debit && (f.Check == "fail" || f.Check == "caution") && cents > limit
+		if d != Debit || cents <= limit {
+			return false, nil
+		}
+		c, err := check()
+		return c == CheckFail || c == CheckCaution, err
 	case RuleUnverifiedCredit:
-		return d == Credit && !f.Verified && cents > limit
+		return d == Credit && !f.Verified && cents > limit, nil
 	case RuleChangedAccount:
-		return d == Debit && f.AccountChangedAt != nil && now.Sub(*f.AccountChangedAt) <= ChangedAccountWindow && cents > limit
+		// Both directions (version 2): a credit to an account just
+		// changed is how a payout is sent under false pretenses.
+		return f.AccountChangedAt != nil && now.Sub(*f.AccountChangedAt) <= ChangedAccountWindow && cents > limit, nil
 	}
-	return false
+	return false, nil
 }
+
+// Account check results the rules read (those of GET
+// /v2/funding-source's account_check).
+const (
+	CheckFail    = "fail"
+	CheckCaution = "caution"
+)
 
 // AlertWindowDays is the window of GET /v2/compliance/monitoring's alert
 // counts.

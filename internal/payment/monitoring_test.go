@@ -88,6 +88,40 @@ func TestFirstDebitAmountRule(t *testing.T) {
 	wantHold(t, "first debit on day 8", p, r, "")
 }
 
+func TestFirstCreditAmountRule(t *testing.T) {
+	t.Parallel()
+	f := fixture.New(t)
+	scope := f.Sandbox("Acme")
+	src := func(acct string) string { return f.VerifiedSource(scope, f.Customer(scope), acct).ID }
+
+	p, r := create(t, f, scope, money(src("110000000001"), payment.Credit, "2500.00"))
+	wantHold(t, "first credit at the threshold", p, r, "")
+	p, r = create(t, f, scope, money(src("110000000002"), payment.Credit, "2500.01"))
+	wantHold(t, "first credit a cent over", p, r, "fraud_rule:first_credit_amount")
+	if got := alerts(t, f, p.ID); len(got) != 1 || got[0] != payment.RuleFirstCreditAmount {
+		t.Errorf("alerts: got %v, want [first_credit_amount]", got)
+	}
+
+	second := src("110000000003")
+	create(t, f, scope, money(second, payment.Credit, "1.00"))
+	p, r = create(t, f, scope, money(second, payment.Credit, "2500.01"))
+	wantHold(t, "second credit over the threshold", p, r, "")
+
+	// A debit is no credit: a source debited first still has its first credit judged.
+	debited := src("110000000004")
+	create(t, f, scope, money(debited, payment.Debit, "1.00"))
+	p, r = create(t, f, scope, money(debited, payment.Credit, "2500.01"))
+	wantHold(t, "first credit after a debit", p, r, "fraud_rule:first_credit_amount")
+
+	day7, day8 := src("110000000005"), src("110000000006")
+	f.Clock.Advance(7 * day)
+	p, r = create(t, f, scope, money(day7, payment.Credit, "2500.01"))
+	wantHold(t, "first credit on day 7", p, r, "fraud_rule:first_credit_amount")
+	f.Clock.Advance(day)
+	p, r = create(t, f, scope, money(day8, payment.Credit, "2500.01"))
+	wantHold(t, "first credit on day 8", p, r, "")
+}
+
 func TestDailyVelocityRule(t *testing.T) {
 	t.Parallel()
 	f := fixture.New(t)
@@ -163,6 +197,54 @@ func TestRiskyAccountRule(t *testing.T) {
 	}
 }
 
+// TestRiskyAccountReadsTheCheckAsGetAnswersIt: another merchant's debit
+// of the same account, from a source removed since, comes back R03 late,
+// which marks the source's kept check stale; the rule judges by the check
+// GET answers (fail), at the threshold and a cent over.
+func TestRiskyAccountReadsTheCheckAsGetAnswersIt(t *testing.T) {
+	t.Parallel()
+	f := fixture.New(t)
+	scope, other := f.Sandbox("Acme"), f.Sandbox("Other")
+	if _, err := f.SQL().Exec(`UPDATE originators SET rule_thresholds = $3::jsonb WHERE merchant_id = $1 AND environment = $2`,
+		scope.MerchantID, scope.Env, `{"risky_account":"10.00"}`); err != nil {
+		t.Fatal(err)
+	}
+	const acct = "600000000001"
+	theirs := f.VerifiedSource(other, f.Customer(other), acct).ID
+	p, err := f.Payments.Create(ctx, other, money(theirs, payment.Debit, "1.00"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.Clock.Advance(f.Config.PaymentSettleDelay)
+	if _, err := f.Payments.SettleDue(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.Funding.Remove(ctx, other, theirs); err != nil {
+		t.Fatal(err)
+	}
+	src := f.VerifiedSource(scope, f.Customer(scope), acct).ID
+	if c, err := f.Funding.Get(ctx, scope, src); err != nil || c.AccountCheck.Result == funding.CheckFail {
+		t.Fatalf("check before the return: %v %v", c.AccountCheck, err)
+	}
+	if _, err := f.Payments.SimulateReturn(ctx, other, p.ID, "R03"); err != nil {
+		t.Fatal(err)
+	}
+	var kept *string
+	if err := f.SQL().Get(&kept, `SELECT check_result FROM funding_sources WHERE id = $1`, src); err != nil || kept != nil {
+		t.Fatalf("kept check after another merchant's R03: %v %v, want stale (NULL)", kept, err)
+	}
+	p, r := create(t, f, scope, money(src, payment.Debit, "10.00"))
+	wantHold(t, "10.00 at the threshold, check fail", p, r, "")
+	p, r = create(t, f, scope, money(src, payment.Debit, "10.01"))
+	wantHold(t, "10.01 over the threshold, check fail", p, r, "fraud_rule:risky_account")
+	if got := alerts(t, f, p.ID); len(got) != 1 || got[0] != payment.RuleRiskyAccount {
+		t.Errorf("alerts: got %v, want [risky_account]", got)
+	}
+	if c, err := f.Funding.Get(ctx, scope, src); err != nil || c.AccountCheck.Result != funding.CheckFail {
+		t.Errorf("GET's check: %v %v, want fail", c.AccountCheck, err)
+	}
+}
+
 func TestUnverifiedCreditRule(t *testing.T) {
 	t.Parallel()
 	f := fixture.New(t)
@@ -216,6 +298,34 @@ func TestChangedAccountRule(t *testing.T) {
 			t.Errorf("500.01 on day 31 after a change: alert %s (%s %q)", rule, p.Status, r)
 		}
 	}
+}
+
+// TestChangedAccountRuleJudgesCredits: a credit above the threshold
+// within 30 days after a NOC changed the account is held like a debit.
+func TestChangedAccountRuleJudgesCredits(t *testing.T) {
+	t.Parallel()
+	f := fixture.New(t)
+	scope := f.Sandbox("Acme")
+	src := f.VerifiedSource(scope, f.Customer(scope), "410000000001").ID
+	if _, err := f.Funding.SimulateChange(ctx, scope, src, funding.Correction{ChangeCode: "C01",
+		CorrectedData: funding.CorrectedData{AccountNumber: "410000000011"}}); err != nil {
+		t.Fatal(err)
+	}
+	p, r := create(t, f, scope, money(src, payment.Credit, "500.00"))
+	wantHold(t, "credit of 500.00 after a change", p, r, "")
+	p, r = create(t, f, scope, money(src, payment.Credit, "500.01"))
+	wantHold(t, "credit of 500.01 after a change", p, r, "fraud_rule:changed_account")
+	if got := alerts(t, f, p.ID); len(got) != 1 || got[0] != payment.RuleChangedAccount {
+		t.Errorf("alerts: got %v, want [changed_account]", got)
+	}
+	f.Clock.Advance(30 * day)
+	p, r = create(t, f, scope, money(src, payment.Credit, "500.00"))
+	wantHold(t, "credit of 500.00 on day 30", p, r, "")
+	p, r = create(t, f, scope, money(src, payment.Credit, "500.01"))
+	wantHold(t, "credit of 500.01 on day 30", p, r, "fraud_rule:changed_account")
+	f.Clock.Advance(day)
+	p, r = create(t, f, scope, money(src, payment.Credit, "500.01"))
+	wantHold(t, "credit of 500.01 on day 31", p, r, "")
 }
 
 // TestPerOriginatorThresholds: the thresholds the operator set for one

@@ -189,6 +189,9 @@ type Service struct {
 	originators Originators
 	// thresholds gives originators' fraud-rule thresholds; nil: defaults.
 	thresholds Thresholds
+	// checks answers sources' account checks for the rules that read
+	// them (monitoring.go); nil: those rules cannot be judged.
+	checks AccountChecks
 	// sanctions is the list production entries are screened against as
 	// they leave; nil: none.
 	sanctions *sanctions.List

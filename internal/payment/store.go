@@ -48,6 +48,13 @@ type DebitOutcome struct {
 	// would present again (Reinitiation's rule), which kept it from being
 	// stored; nil when none.
 	Reinitiation *Returned
+	// Refusal is the condition that kept the payment from being stored,
+	// as the creating statement decided it (Refused*, or a limit's name:
+	// LimitPerEntryDebit…); "" when it was stored or only the named
+	// mandate refused it. SEC is the SEC code the statement judged the
+	// entry description by.
+	Refusal string
+	SEC     string
 }
 
 // Store is the persistence of payments and subscriptions.

@@ -144,7 +144,7 @@ func Build(cfg *config.Config, d Deps) (*Services, error) {
 	s.Metrics.CounterFunc("fundsource_sanctions_reload_failures_total",
 		"Changed SDN list files refused (the list in use stays).", sdn.ReloadFailures)
 	s.Originators = originator.NewService(db.Originators(), s.Payments, now).WithSanctions(sdn)
-	s.Payments.WithOriginators(s.Originators).WithThresholds(s.Originators)
+	s.Payments.WithOriginators(s.Originators).WithThresholds(s.Originators).WithAccountChecks(s.Funding)
 	// Payments held for want of the originator's company id leave once an
 	// operator sets it, in the same transaction.
 	s.Originators.OnCompanyIDAssigned(func(ctx context.Context, tx originator.Store, scope tenant.Scope) error {

@@ -56,9 +56,11 @@ func TestSandboxRehearsesEveryHold(t *testing.T) {
 	wantHeld("500.01 after a C01", th.WantOK(t, h.Post("/v2/payments", key, th.PaymentBody(moved, `"500.01"`, "debit"))), "fraud_rule:changed_account")
 	payout := h.Source(key, h.Customer(key), account())
 	wantHeld("credit of 1000.01", th.WantOK(t, h.Post("/v2/payments", key, th.PaymentBody(payout, `"1000.01"`, "credit"))), "fraud_rule:unverified_credit")
+	payee := h.VerifiedSource(key, h.Customer(key), account())
+	wantHeld("first credit of 2500.01", th.WantOK(t, h.Post("/v2/payments", key, th.PaymentBody(payee, `"2500.01"`, "credit"))), "fraud_rule:first_credit_amount")
 
 	m := th.WantOK(t, h.Get("/v2/compliance/monitoring", key))
-	if rules, _ := m["rules"].([]any); len(rules) != 5 {
+	if rules, _ := m["rules"].([]any); len(rules) != 6 {
 		t.Errorf("rules: %v", m["rules"])
 	}
 	alerts := map[string]float64{}
@@ -66,13 +68,13 @@ func TestSandboxRehearsesEveryHold(t *testing.T) {
 		a := a.(map[string]any)
 		alerts[a["rule_id"].(string)] = a["alerts"].(float64)
 	}
-	for _, rule := range []string{"first_debit_amount", "daily_velocity", "changed_account", "unverified_credit"} {
+	for _, rule := range []string{"first_debit_amount", "daily_velocity", "changed_account", "unverified_credit", "first_credit_amount"} {
 		if alerts[rule] < 1 {
 			t.Errorf("alerts of %s: %v", rule, alerts[rule])
 		}
 	}
-	if held, _ := m["held_payments"].([]any); len(held) != 9 {
-		t.Errorf("held payments: got %d, want 9", len(held))
+	if held, _ := m["held_payments"].([]any); len(held) != 10 {
+		t.Errorf("held payments: got %d, want 10", len(held))
 	}
 	if m["last_annual_review"] != nil {
 		t.Errorf("last annual review: %v, want null", m["last_annual_review"])

@@ -119,7 +119,7 @@ func (q queries) RevokeMandate(ctx context.Context, m payment.Mandate) error {
 // use or revocation has committed, so neither slips past its conditions.
 // The debit is inserted under whichever mandate was written. The event's
 // data gets its user_id and sec_code from the source. The originator is
-// locked and must take the debit (originatorRoom) before the mandate is
+// locked and must take the debit (originatorRefusal) before the mandate is
 // touched, so a refusal by its limits writes nothing; the debit is
 // counted into its usage of the banking day the debit is dated for.
 var createDebit = `
@@ -145,16 +145,26 @@ WITH src AS (
           '-infinity')
   ORDER BY r.settled_at DESC
   LIMIT 1
+), decision AS (
+  -- The source's, the reinitiation's, the entry description's and the
+  -- originator's rules, decided once: the refusal's name
+  -- (payment.Refused*), NULL to write the debit; and the debit's SEC
+  -- code: the named mandate's, else the new one's.
+  SELECT CASE WHEN src.removed THEN 'removed'
+           WHEN NOT src.verified THEN 'unverified'
+           WHEN src.blocked THEN 'blocked'
+           WHEN EXISTS (SELECT 1 FROM returned) THEN 'reinitiation'
+           -- a named entry description fits the debit's SEC code (one of
+           -- $30, which the payment service decided)
+           WHEN $23::text IS NOT NULL AND NOT sec.code = ANY($30::text[]) THEN 'entry_description'
+           ELSE ` + withParams(originatorRefusal, "$25", "'debit'", "$5") + ` END AS refusal,
+         sec.code AS sec
+  FROM src LEFT JOIN org ON true
+  CROSS JOIN LATERAL (SELECT coalesce(
+      (SELECT nm.sec_code FROM mandates nm WHERE nm.merchant_id = $1 AND nm.environment = $2 AND nm.id = $10),
+      CASE WHEN src.business THEN $19 ELSE $18 END) AS code) sec
 ), ok AS (
-  SELECT src.* FROM src, org WHERE NOT src.removed AND src.verified AND NOT src.blocked
-    AND NOT EXISTS (SELECT 1 FROM returned)
-    -- a named entry description fits the debit's SEC code (one of $30,
-    -- which the payment service decided): the named mandate's, else the
-    -- new one's
-    AND ($23::text IS NULL OR coalesce(
-          (SELECT nm.sec_code FROM mandates nm WHERE nm.merchant_id = $1 AND nm.environment = $2 AND nm.id = $10),
-          CASE WHEN src.business THEN $19 ELSE $18 END) = ANY($30::text[]))
-    AND ` + withParams(originatorRoom, "$25", "'debit'", "$5") + `
+  SELECT src.* FROM src, decision WHERE decision.refusal IS NULL
 ), named AS (
   UPDATE mandates m SET used_at = CASE WHEN m.type = 'single' THEN $9::timestamptz ELSE m.used_at END
   FROM ok
@@ -184,9 +194,9 @@ WITH src AS (
   RETURNING 1
 )
 SELECT s.customer_id, s.verified, s.removed, s.business, s.blocked, EXISTS (SELECT 1 FROM ins) AS created,
-       (SELECT count(*) FROM queued) AS queued, ` + originatorTermsColumns + `,
+       d.refusal, d.sec, (SELECT count(*) FROM queued) AS queued, ` + originatorTermsColumns + `,
        ret.id AS returned_id, ret.failure_code AS returned_code, ret.settled_at AS returned_at
-FROM src s LEFT JOIN org ON true LEFT JOIN returned ret ON true`
+FROM src s CROSS JOIN decision d LEFT JOIN org ON true LEFT JOIN returned ret ON true`
 
 // CreateDebit stores a debit with its mandate in one statement.
 func (q queries) CreateDebit(ctx context.Context, d payment.NewDebit) (payment.DebitOutcome, error) {
@@ -204,13 +214,15 @@ func (q queries) CreateDebit(ctx context.Context, d payment.NewDebit) (payment.D
 		named = p.MandateID
 	}
 	var r struct {
-		CustomerID string `db:"customer_id"`
-		Verified   bool   `db:"verified"`
-		Removed    bool   `db:"removed"`
-		Business   bool   `db:"business"`
-		Blocked    bool   `db:"blocked"`
-		Created    bool   `db:"created"`
-		Queued     int    `db:"queued"`
+		CustomerID string  `db:"customer_id"`
+		Verified   bool    `db:"verified"`
+		Removed    bool    `db:"removed"`
+		Business   bool    `db:"business"`
+		Blocked    bool    `db:"blocked"`
+		Created    bool    `db:"created"`
+		Refusal    *string `db:"refusal"`
+		SEC        string  `db:"sec"`
+		Queued     int     `db:"queued"`
 		termsRow
 		ReturnedID   *string    `db:"returned_id"`
 		ReturnedCode *string    `db:"returned_code"`
@@ -226,7 +238,8 @@ func (q queries) CreateDebit(ctx context.Context, d payment.NewDebit) (payment.D
 	}
 	q.queued(r.Queued)
 	out := payment.DebitOutcome{Source: payment.SourceInfo{CustomerID: r.CustomerID, Verified: r.Verified,
-		Removed: r.Removed, Business: r.Business, Blocked: r.Blocked}, Originator: r.termsRow.domain(), Created: r.Created}
+		Removed: r.Removed, Business: r.Business, Blocked: r.Blocked}, Originator: r.termsRow.domain(), Created: r.Created,
+		Refusal: deref(r.Refusal), SEC: r.SEC}
 	if r.ReturnedID != nil && r.ReturnedAt != nil {
 		out.Reinitiation = &payment.Returned{PaymentID: *r.ReturnedID, Code: deref(r.ReturnedCode), At: r.ReturnedAt.UTC()}
 	}

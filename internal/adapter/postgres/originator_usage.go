@@ -30,11 +30,15 @@ const originatorUsage = `org AS (
          CASE WHEN o.usage_day = DAY::date THEN o.usage_credit_cents ELSE 0 END AS used_credit
   FROM originators o WHERE o.merchant_id = $1 AND o.environment = $2`
 
-// originatorRoom is payment.Terms.Refusal in SQL, over org: true when the
-// originator takes the payment.
-const originatorRoom = `(org.status = 'active' AND CASE WHEN DIR::text = 'debit'
-    THEN CENTS::bigint <= org.per_entry_debit_cents AND org.used_debit + CENTS::bigint <= org.daily_debit_cents
-    ELSE org.used_credit + CENTS::bigint <= org.daily_credit_cents END)`
+// originatorRefusal is the originator's limits rule, over org: the name
+// of its refusal of a payment (payment.RefusedNotActive or a limit's
+// name), NULL when it takes it; no org row (no originator) refuses as not
+// active. The statement that decides by it reports the name, so the
+// decision and its reason are one.
+const originatorRefusal = `CASE WHEN org.status IS DISTINCT FROM 'active' THEN 'originator_not_active'
+    WHEN DIR::text = 'debit' AND CENTS::bigint > org.per_entry_debit_cents THEN 'per_entry_debit'
+    WHEN DIR::text = 'debit' AND org.used_debit + CENTS::bigint > org.daily_debit_cents THEN 'daily_debit'
+    WHEN DIR::text <> 'debit' AND org.used_credit + CENTS::bigint > org.daily_credit_cents THEN 'daily_credit' END`
 
 // originatorCount is a CTE, used: the originator's usage of the banking
 // day with the payment ins inserted added to it. A payment of an older

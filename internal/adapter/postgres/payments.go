@@ -40,31 +40,39 @@ func (q queries) PaymentSource(ctx context.Context, scope tenant.Scope, id strin
 
 // createPayment is a payment's creation in one statement: it share-locks
 // the source so it cannot be removed meanwhile, locks the originator
-// (originatorLocked), and inserts the payment when the source takes it
-// (live, and Verified for a debit), its entry description fits the SEC
-// code of a credit to the source (one of $15, which the payment service
-// decided), and the originator takes it (originatorRoom), counting it
-// into the originator's usage. It reports
-// the source as found (no row when unknown), the originator's terms and
-// whether the payment was inserted.
+// (originatorLocked), decides once whether the payment is taken
+// (decision: the source is live, and Verified for a debit; its entry
+// description fits the SEC code of a credit to the source, one of $15,
+// which the payment service decided; the originator takes it,
+// originatorRefusal) and inserts it when it is, counting it into the
+// originator's usage. It reports the source as found (no row when
+// unknown), the originator's terms, whether the payment was inserted,
+// and the decision's refusal and the SEC code it judged by.
 var createPayment = `
 WITH src AS (
   SELECT f.customer_id, f.status = 'Verified' AS verified, f.removed_at IS NOT NULL AS removed,
-         f.account_holder_type = 'company' AS business
+         f.account_holder_type = 'company' AS business,
+         CASE WHEN f.account_holder_type = 'company' THEN 'CCD' ELSE 'PPD' END AS sec
   FROM funding_sources f
   WHERE f.id = $3 AND (f.merchant_id, f.environment) IS NOT DISTINCT FROM ($1::text, $2::text)
   FOR SHARE OF f
-), ` + withParams(originatorLocked, "$13", "$5", "$6") + `, ins AS (
+), ` + withParams(originatorLocked, "$13", "$5", "$6") + `, decision AS (
+  -- The source's, the entry description's and the originator's rules,
+  -- decided once: the refusal's name (payment.Refused*), NULL to insert.
+  SELECT CASE WHEN src.removed THEN 'removed'
+           WHEN NOT src.verified AND $5 = 'debit' THEN 'unverified'
+           WHEN $11::text IS NOT NULL AND NOT src.sec = ANY($15::text[]) THEN 'entry_description'
+           ELSE ` + withParams(originatorRefusal, "$13", "$5", "$6") + ` END AS refusal
+  FROM src LEFT JOIN org ON true
+), ins AS (
   INSERT INTO payments (` + paymentColumns + `)
   SELECT $1, $2, $4, $3, src.customer_id, $5, $6, $7, $8, NULL, NULL, NULL, NULL, $9, NULL, $10, NULL, $11, $12, $14
-  FROM src, org WHERE NOT src.removed AND (src.verified OR $5 = 'credit')
-    AND ($11::text IS NULL OR CASE WHEN src.business THEN 'CCD' ELSE 'PPD' END = ANY($15::text[]))
-    AND ` + withParams(originatorRoom, "$13", "$5", "$6") + `
+  FROM src, decision WHERE decision.refusal IS NULL
   RETURNING 1
 ), ` + withParams(originatorCount, "$13", "$5", "$6") + `
 SELECT s.customer_id, s.verified, s.removed, s.business, EXISTS (SELECT 1 FROM ins) AS created,
-       ` + originatorTermsColumns + `
-FROM src s LEFT JOIN org ON true`
+       d.refusal, s.sec, ` + originatorTermsColumns + `
+FROM src s CROSS JOIN decision d LEFT JOIN org ON true`
 
 // CreatePayment stores p when its source and originator take it, in one
 // statement. It returns the source as found (errs.NotFound when unknown),
@@ -72,11 +80,13 @@ FROM src s LEFT JOIN org ON true`
 // source's.
 func (q queries) CreatePayment(ctx context.Context, p payment.Payment) (payment.DebitOutcome, error) {
 	var r struct {
-		CustomerID string `db:"customer_id"`
-		Verified   bool   `db:"verified"`
-		Removed    bool   `db:"removed"`
-		Business   bool   `db:"business"`
-		Created    bool   `db:"created"`
+		CustomerID string  `db:"customer_id"`
+		Verified   bool    `db:"verified"`
+		Removed    bool    `db:"removed"`
+		Business   bool    `db:"business"`
+		Created    bool    `db:"created"`
+		Refusal    *string `db:"refusal"`
+		SEC        string  `db:"sec"`
 		termsRow
 	}
 	err := sqlx.GetContext(ctx, q.ex, &r, createPayment, p.Scope.MerchantID, p.Scope.Env,
@@ -86,7 +96,7 @@ func (q queries) CreatePayment(ctx context.Context, p payment.Payment) (payment.
 		return payment.DebitOutcome{}, translate(err)
 	}
 	return payment.DebitOutcome{Source: payment.SourceInfo{CustomerID: r.CustomerID, Verified: r.Verified, Removed: r.Removed, Business: r.Business},
-		Originator: r.termsRow.domain(), Created: r.Created}, nil
+		Originator: r.termsRow.domain(), Created: r.Created, Refusal: deref(r.Refusal), SEC: r.SEC}, nil
 }
 
 type paymentRow struct {

@@ -17,16 +17,20 @@ import (
 )
 
 // riskFacts reads what the risk rules judge a new payment by, as
-// subqueries of one statement over the source's row: its debits through
+// subqueries of one statement over the source's row: its debits and
+// credits through
 // payments_of_source (the source's rows, newest first, stop at the day's
 // start), its changes through funding_source_changes_of_source, the
 // customer, the originator's guardrail and its rule thresholds by
 // primary key.
 const riskFacts = `
-SELECT f.created_at, f.status = 'Verified' AS verified, coalesce(f.check_result, '') AS check_result,
+SELECT f.created_at, f.status = 'Verified' AS verified,
   (SELECT count(*) FROM (SELECT 1 FROM payments p
      WHERE p.merchant_id = f.merchant_id AND p.environment = f.environment AND p.funding_source_id = f.id
        AND p.direction = 'debit' AND p.status <> 'canceled' LIMIT 1) x) AS prior_debits,
+  (SELECT count(*) FROM (SELECT 1 FROM payments p
+     WHERE p.merchant_id = f.merchant_id AND p.environment = f.environment AND p.funding_source_id = f.id
+       AND p.direction = 'credit' AND p.status <> 'canceled' LIMIT 1) x) AS prior_credits,
   d.n AS day_debits, d.cents AS day_cents,
   (SELECT max(c.created_at) FROM funding_source_changes c
      WHERE c.merchant_id = f.merchant_id AND c.environment = f.environment AND c.funding_source_id = f.id
@@ -51,8 +55,8 @@ func (q queries) RiskFacts(ctx context.Context, scope tenant.Scope, sourceID str
 	var r struct {
 		CreatedAt         time.Time  `db:"created_at"`
 		Verified          bool       `db:"verified"`
-		Check             string     `db:"check_result"`
 		PriorDebits       int        `db:"prior_debits"`
+		PriorCredits      int        `db:"prior_credits"`
 		DayDebits         int        `db:"day_debits"`
 		DayCents          int64      `db:"day_cents"`
 		AccountChangedAt  *time.Time `db:"account_changed_at"`
@@ -74,8 +78,8 @@ func (q queries) RiskFacts(ctx context.Context, scope tenant.Scope, sourceID str
 	if err := json.Unmarshal(r.Thresholds, &th); err != nil {
 		return payment.RiskFacts{}, fmt.Errorf("originator's rule thresholds: %w", err)
 	}
-	return payment.RiskFacts{Found: true, Thresholds: th, SourceCreatedAt: r.CreatedAt.UTC(), Verified: r.Verified, Check: r.Check,
-		PriorDebits: r.PriorDebits, DayDebits: r.DayDebits, DayCents: r.DayCents, AccountChangedAt: utcPtr(r.AccountChangedAt),
+	return payment.RiskFacts{Found: true, Thresholds: th, SourceCreatedAt: r.CreatedAt.UTC(), Verified: r.Verified,
+		PriorDebits: r.PriorDebits, PriorCredits: r.PriorCredits, DayDebits: r.DayDebits, DayCents: r.DayCents, AccountChangedAt: utcPtr(r.AccountChangedAt),
 		Screening: r.Screening, Guardrail: r.Guardrail, GuardrailComputedAt: utcPtr(r.GuardrailComputed),
 		CompanyIDMissing: r.CompanyIDMissing, DefaultPurpose: r.DefaultPurpose}, nil
 }

@@ -18,6 +18,7 @@ var returnReasons = map[string]string{
 	"R10": "Customer advises originator is not known or not authorized",
 	"R11": "Customer advises entry not in accordance with the terms of the authorization",
 	"R16": "Account frozen",
+	"R17": "Entry returned under questionable circumstances",
 	"R20": "Non-transaction account",
 	"R29": "Corporate customer advises not authorized",
 }

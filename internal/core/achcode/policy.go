@@ -31,6 +31,10 @@ var policy = map[string]Action{
 	"R11": Block,  // not as authorized
 	"R29": Block,  // corporate: not authorized
 	"R16": Block,  // account frozen
+	// questionable circumstances: the receiver's bank believes the entry
+	// was sent under false pretenses (the receiver did not authorize it
+	// as what it was), so the source is treated as for R10.
+	"R17": Block,
 }
 
 // SourceAction is what a return with code does to its funding source.

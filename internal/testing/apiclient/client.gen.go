@@ -699,11 +699,12 @@ func (e EventListSuccess) Valid() bool {
 
 // Defines values for FraudRuleId.
 const (
-	ChangedAccount   FraudRuleId = "changed_account"
-	DailyVelocity    FraudRuleId = "daily_velocity"
-	FirstDebitAmount FraudRuleId = "first_debit_amount"
-	RiskyAccount     FraudRuleId = "risky_account"
-	UnverifiedCredit FraudRuleId = "unverified_credit"
+	ChangedAccount    FraudRuleId = "changed_account"
+	DailyVelocity     FraudRuleId = "daily_velocity"
+	FirstCreditAmount FraudRuleId = "first_credit_amount"
+	FirstDebitAmount  FraudRuleId = "first_debit_amount"
+	RiskyAccount      FraudRuleId = "risky_account"
+	UnverifiedCredit  FraudRuleId = "unverified_credit"
 )
 
 // Valid indicates whether the value is a known member of the FraudRuleId enum.
@@ -712,6 +713,8 @@ func (e FraudRuleId) Valid() bool {
 	case ChangedAccount:
 		return true
 	case DailyVelocity:
+		return true
+	case FirstCreditAmount:
 		return true
 	case FirstDebitAmount:
 		return true
@@ -3756,7 +3759,7 @@ type FraudRule struct {
 	Description string      `json:"description"`
 	Id          FraudRuleId `json:"id"`
 
-	// Threshold Dollars, like 2500.00; daily_velocity: COUNT/DOLLARS, like 5/10000.00. The originator's own where the platform set one, else the default.
+	// Threshold Dollars, like 2500.00; daily_velocity: COUNT/DOLLARS, like 5/10000.00. The originator's own where the platform set one (originator set --rule ID=VALUE), else the default: first_debit_amount 2500.00, daily_velocity 5/10000.00, changed_account 500.00, risky_account 500.00, unverified_credit 1000.00, first_credit_amount 2500.00.
 	Threshold string `json:"threshold"`
 	Version   int    `json:"version"`
 }
@@ -4539,7 +4542,7 @@ type Payment struct {
 	FailureReason   *string `json:"failure_reason"`
 	FundingSourceId string  `json:"funding_source_id"`
 
-	// HoldReason Why a held payment waits for review; null otherwise. sanctions_screening: its customer's name is a potential match on OFAC's SDN list. originator_company_id: the production originator's company id is a placeholder an operator has not replaced with the bank's (released once set). return_rate_unauthorized, return_rate_administrative, return_rate_overall: the originator's debit return rate over 60 days is above NACHA's threshold (debits only). fraud_rule:<id>: a fraud-monitoring rule matched (see GET /v2/compliance/monitoring).
+	// HoldReason Why a held payment waits for review; null otherwise. sanctions_screening: its customer's name is a potential match on OFAC's SDN list. originator_company_id: the production originator's company id is a placeholder an operator has not replaced with the bank's (released once set). return_rate_unauthorized, return_rate_administrative, return_rate_overall: the originator's debit return rate over 60 days is above NACHA's threshold (debits only). fraud_rule:<id>: a fraud-monitoring rule matched (see GET /v2/compliance/monitoring), for credits too: fraud_rule:first_credit_amount (a source's first credit within 7 days of its creation above the threshold), fraud_rule:changed_account (a debit or credit above the threshold within 30 days after a NOC changed the account), fraud_rule:unverified_credit.
 	HoldReason *string `json:"hold_reason"`
 
 	// MandateId The mandate that authorizes this debit; null for credits.
@@ -4786,7 +4789,7 @@ type PaymentReleased struct {
 	FailureReason   *string `json:"failure_reason"`
 	FundingSourceId string  `json:"funding_source_id"`
 
-	// HoldReason Why a held payment waits for review; null otherwise. sanctions_screening: its customer's name is a potential match on OFAC's SDN list. originator_company_id: the production originator's company id is a placeholder an operator has not replaced with the bank's (released once set). return_rate_unauthorized, return_rate_administrative, return_rate_overall: the originator's debit return rate over 60 days is above NACHA's threshold (debits only). fraud_rule:<id>: a fraud-monitoring rule matched (see GET /v2/compliance/monitoring).
+	// HoldReason Why a held payment waits for review; null otherwise. sanctions_screening: its customer's name is a potential match on OFAC's SDN list. originator_company_id: the production originator's company id is a placeholder an operator has not replaced with the bank's (released once set). return_rate_unauthorized, return_rate_administrative, return_rate_overall: the originator's debit return rate over 60 days is above NACHA's threshold (debits only). fraud_rule:<id>: a fraud-monitoring rule matched (see GET /v2/compliance/monitoring), for credits too: fraud_rule:first_credit_amount (a source's first credit within 7 days of its creation above the threshold), fraud_rule:changed_account (a debit or credit above the threshold within 30 days after a NOC changed the account), fraud_rule:unverified_credit.
 	HoldReason *string `json:"hold_reason"`
 
 	// MandateId The mandate that authorizes this debit; null for credits.
@@ -4888,7 +4891,7 @@ type PaymentResponse struct {
 	FailureReason   *string `json:"failure_reason"`
 	FundingSourceId string  `json:"funding_source_id"`
 
-	// HoldReason Why a held payment waits for review; null otherwise. sanctions_screening: its customer's name is a potential match on OFAC's SDN list. originator_company_id: the production originator's company id is a placeholder an operator has not replaced with the bank's (released once set). return_rate_unauthorized, return_rate_administrative, return_rate_overall: the originator's debit return rate over 60 days is above NACHA's threshold (debits only). fraud_rule:<id>: a fraud-monitoring rule matched (see GET /v2/compliance/monitoring).
+	// HoldReason Why a held payment waits for review; null otherwise. sanctions_screening: its customer's name is a potential match on OFAC's SDN list. originator_company_id: the production originator's company id is a placeholder an operator has not replaced with the bank's (released once set). return_rate_unauthorized, return_rate_administrative, return_rate_overall: the originator's debit return rate over 60 days is above NACHA's threshold (debits only). fraud_rule:<id>: a fraud-monitoring rule matched (see GET /v2/compliance/monitoring), for credits too: fraud_rule:first_credit_amount (a source's first credit within 7 days of its creation above the threshold), fraud_rule:changed_account (a debit or credit above the threshold within 30 days after a NOC changed the account), fraud_rule:unverified_credit.
 	HoldReason *string `json:"hold_reason"`
 
 	// MandateId The mandate that authorizes this debit; null for credits.

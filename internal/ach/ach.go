@@ -9,13 +9,19 @@
 // Each entry is in exactly one file. A run first assigns entries to a new
 // file record ('built') and commits (unique indexes forbid assigning an
 // entry twice; an advisory lock makes assignments take turns, so runs at
-// once do not split what waits between files), then delivers the file from those rows through a
-// Transport (transport.go: the outbox folder, or the bank's SFTP server in
-// package sftp) under the file row's lock, and marks it 'delivered'
-// (delivery.go). A file left built by a crash, or 'failed' by a transport
-// that was down, is delivered again at the next run, from the same rows,
-// as the same bytes under the same name; the row lock (SKIP LOCKED) lets
-// one process of many deliver it.
+// once do not split what waits between files), then delivers the file
+// through a Transport (transport.go: the outbox folder, or the bank's SFTP
+// server in package sftp) and marks it 'delivered' (delivery.go). No
+// transaction or row lock is held while the bank's server is talked to:
+// a delivery lease claims the file, its bytes are prepared and kept
+// sealed in a short transaction (entries whose effective date can no
+// longer be met re-dated first), the upload runs outside any transaction,
+// and the result is recorded under the lease. A file left built by a
+// crash, or 'failed' by a transport that was down, is delivered again at
+// a later run as the same bytes under the same name, unless its entries
+// had to be re-dated; the lease lets one process of many deliver it, and
+// one left by a crash expires. A payment is sent when the bank's server
+// took its file, not when the file was built.
 //
 // The bank's answers arrive in the transport's inbox, polled each minute
 // (inbound.go): each file applies once by its SHA-256, claimed in a
@@ -61,9 +67,14 @@
 // (dishonor.go), if that file leaves within five banking days of the
 // return's settlement; past that the return is kept late for dishonor.
 //
-// It holds no domain rules of its own: origination reads accounts and
-// deposit amounts through the funding service, and returns are applied
-// through the funding and payment services.
+// Its own rules are the bank boundary's: which entry an answer answers
+// (match.go), when an entry must be re-dated (Redate), the return and
+// dishonor deadlines (deadline.go), the SEC code and description of an
+// entry (Classify). The rules of the money itself stay with their
+// domains: origination reads accounts and deposit amounts through the
+// funding service, asks the payment service whether each payment may
+// leave and whether its receiver's name passes screening, and applies
+// returns through the funding and payment services.
 package ach
 
 import (

@@ -3,7 +3,6 @@ package app
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -69,10 +68,7 @@ func runACHAnswers(ctx context.Context, args []string, io IO) error {
 		fmt.Fprintf(io.Stderr, "fundsource ach: %v\n\n%s", err, achAnswersUsage)
 		return fmt.Errorf("%w: %v", ErrUsage, err)
 	}
-	return withService(ctx, io, func(s *service) error {
-		if s.Originator == nil {
-			return errors.New("ACH origination is not configured: set ACH_ODFI_ROUTING, ACH_COMPANY_NAME and ACH_COMPANY_ID (see README)")
-		}
+	return withOriginator(ctx, io, func(s *service) error {
 		by := wiring.Operator(io.Getenv)
 		var out any
 		var text string
@@ -143,10 +139,7 @@ func runACHFileShow(ctx context.Context, args []string, io IO) error {
 		fmt.Fprintf(io.Stderr, "fundsource ach: %v\n\nUsage:\n  fundsource ach files show NAME [--raw | --json]\n", err)
 		return fmt.Errorf("%w: %v", ErrUsage, err)
 	}
-	return withService(ctx, io, func(s *service) error {
-		if s.Originator == nil {
-			return errors.New("ACH origination is not configured: set ACH_ODFI_ROUTING, ACH_COMPANY_NAME and ACH_COMPANY_ID (see README)")
-		}
+	return withOriginator(ctx, io, func(s *service) error {
 		if *raw {
 			data, err := s.Originator.FileBytes(ctx, pos[0])
 			if err != nil {

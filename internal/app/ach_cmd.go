@@ -38,10 +38,7 @@ func runACH(ctx context.Context, args []string, io IO) error {
 		fmt.Fprintf(io.Stderr, "fundsource ach: %v\n\n%s", err, achUsage)
 		return fmt.Errorf("%w: %v", ErrUsage, err)
 	}
-	return withService(ctx, io, func(s *service) error {
-		if s.Originator == nil {
-			return errors.New("ACH origination is not configured: set ACH_ODFI_ROUTING, ACH_COMPANY_NAME and ACH_COMPANY_ID (see README)")
-		}
+	return withOriginator(ctx, io, func(s *service) error {
 		var out any
 		var text string
 		switch name {
@@ -112,6 +109,20 @@ func runACH(ctx context.Context, args []string, io IO) error {
 		}
 		fmt.Fprint(io.Stdout, text)
 		return nil
+	})
+}
+
+// errNoOrigination refuses the ach commands of a process without ACH
+// origination configured.
+var errNoOrigination = errors.New("ACH origination is not configured: set ACH_ODFI_ROUTING, ACH_COMPANY_NAME and ACH_COMPANY_ID (see README)")
+
+// withOriginator runs fn on the service, which must originate ACH.
+func withOriginator(ctx context.Context, io IO, fn func(s *service) error) error {
+	return withService(ctx, io, func(s *service) error {
+		if s.Originator == nil {
+			return errNoOrigination
+		}
+		return fn(s)
 	})
 }
 

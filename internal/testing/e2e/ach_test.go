@@ -431,30 +431,50 @@ type ret struct {
 // returnsFile builds a return file of rets, in a batch per company.
 func returnsFile(t *testing.T, rets []ret) []byte {
 	t.Helper()
-	batches := map[string]*nacha.BatchPPD{}
-	var order []string
+	companies := make([]string, len(rets))
 	for i, r := range rets {
-		batch := batches[r.company]
+		companies[i] = r.company
+	}
+	return answersFile(t, nacha.PPD, companies, func(i int, e *nacha.EntryDetail) {
+		r := rets[i]
+		e.DFIAccountNumber, e.Amount, e.IndividualName = r.account, r.cents, "RETURN"
+		a := nacha.NewAddenda99()
+		a.ReturnCode, a.OriginalTrace, a.OriginalDFI = r.code, r.trace, "12104288"
+		e.Addenda99, e.Category, e.AddendaRecordIndicator = a, nacha.CategoryReturn, 1
+	})
+}
+
+// answersFile writes answers from the bank, the i-th under companies[i]'s
+// company identification, a batch of SEC code sec (PPD returns, COR
+// notifications of change) per company as banks group them; fill writes
+// each answer's own fields into its entry.
+func answersFile(t *testing.T, sec string, companies []string, fill func(i int, e *nacha.EntryDetail)) []byte {
+	t.Helper()
+	batches := map[string]nacha.Batcher{}
+	var order []string
+	for i, company := range companies {
+		batch := batches[company]
 		if batch == nil {
 			bh := nacha.NewBatchHeader()
 			bh.ServiceClassCode = nacha.MixedDebitsAndCredits
-			bh.CompanyName, bh.CompanyIdentification = "FUNDSOURCE", r.company
-			bh.StandardEntryClassCode, bh.CompanyEntryDescription = nacha.PPD, "RETURN"
+			bh.CompanyName, bh.CompanyIdentification = "FUNDSOURCE", company
+			bh.StandardEntryClassCode, bh.CompanyEntryDescription = sec, "RETURN"
+			if sec == nacha.COR {
+				bh.ServiceClassCode, bh.CompanyEntryDescription = nacha.CreditsOnly, "NOC"
+			}
 			bh.EffectiveEntryDate, bh.ODFIIdentification = "261105", "23138010"
 			bh.BatchNumber = len(order) + 1
-			batch = nacha.NewBatchPPD(bh)
-			batches[r.company], order = batch, append(order, r.company)
+			var err error
+			if batch, err = nacha.NewBatch(bh); err != nil {
+				t.Fatal(err)
+			}
+			batches[company], order = batch, append(order, company)
 		}
 		e := nacha.NewEntryDetail()
 		e.TransactionCode = nacha.CheckingReturnNOCCredit
 		e.SetRDFI("121042882")
-		e.DFIAccountNumber = r.account
-		e.Amount = r.cents
-		e.IndividualName = "RETURN"
 		e.SetTraceNumber("23138010", i+1)
-		a := nacha.NewAddenda99()
-		a.ReturnCode, a.OriginalTrace, a.OriginalDFI = r.code, r.trace, "12104288"
-		e.Addenda99, e.Category, e.AddendaRecordIndicator = a, nacha.CategoryReturn, 1
+		fill(i, e)
 		batch.AddEntry(e)
 	}
 	list := make([]nacha.Batcher, len(order))

@@ -161,26 +161,13 @@ type noc struct {
 // nocsFile builds a notification-of-change file, a COR batch per company.
 func nocsFile(t *testing.T, nocs []noc) []byte {
 	t.Helper()
-	batches := map[string]*nacha.BatchCOR{}
-	var order []string
+	companies := make([]string, len(nocs))
 	for i, n := range nocs {
-		batch := batches[n.company]
-		if batch == nil {
-			bh := nacha.NewBatchHeader()
-			bh.ServiceClassCode = nacha.CreditsOnly
-			bh.CompanyName, bh.CompanyIdentification = "FUNDSOURCE", n.company
-			bh.StandardEntryClassCode, bh.CompanyEntryDescription = nacha.COR, "NOC"
-			bh.EffectiveEntryDate, bh.ODFIIdentification = "261105", "23138010"
-			bh.BatchNumber = len(order) + 1
-			batch = nacha.NewBatchCOR(bh)
-			batches[n.company], order = batch, append(order, n.company)
-		}
-		e := nacha.NewEntryDetail()
-		e.TransactionCode = nacha.CheckingReturnNOCCredit
-		e.SetRDFI("121042882")
-		e.DFIAccountNumber = n.account
-		e.IndividualName = "NOC"
-		e.SetTraceNumber("23138010", i+1)
+		companies[i] = n.company
+	}
+	return answersFile(t, nacha.COR, companies, func(i int, e *nacha.EntryDetail) {
+		n := nocs[i]
+		e.DFIAccountNumber, e.IndividualName = n.account, "NOC"
 		a := nacha.NewAddenda98()
 		a.ChangeCode, a.OriginalTrace, a.OriginalDFI = n.code, n.trace, "12104288"
 		a.CorrectedData = nacha.WriteCorrectionData(n.code, n.data)
@@ -189,11 +176,5 @@ func nocsFile(t *testing.T, nocs []noc) []byte {
 		}
 		a.TraceNumber = e.TraceNumber
 		e.Addenda98, e.Category, e.AddendaRecordIndicator = a, nacha.CategoryNOC, 1
-		batch.AddEntry(e)
-	}
-	list := make([]nacha.Batcher, len(order))
-	for i, c := range order {
-		list[i] = batches[c]
-	}
-	return bankFile(t, list...)
+	})
 }

@@ -65,6 +65,9 @@ type Deps struct {
 	Overview *overview.Service
 	// Audit is the security log.
 	Audit *audit.Service
+	// Answers are the bank's answers kept unmatched, shown to the
+	// merchant their batch names (dashboard); nil shows none.
+	Answers dashboard.Answers
 	// Originators are the merchant environments as ACH originators; nil
 	// answers GET /v2/originator with 404 and shows none in Settings.
 	Originators *originator.Service
@@ -118,7 +121,7 @@ func New(d Deps) *gin.Engine {
 		d.Config.HostedSubmitsPerIP, d.Config.HostedSubmitsPerSource).Mount(r)
 	dashboard.New(k, dashboard.Deps{Config: d.Config, Merchants: d.Merchants, Customers: d.Customers,
 		Funding: d.Funding, Payments: d.Payments, Webhooks: d.Webhooks, Requests: d.Requests, Overview: d.Overview, Audit: d.Audit,
-		Evidence: ev, Originators: d.Originators}).Mount(r)
+		Evidence: ev, Originators: d.Originators, Answers: d.Answers}).Mount(r)
 	return r
 }
 

@@ -71,6 +71,9 @@ type AnswerStore interface {
 	// UnmatchedAnswers lists answers of a status ("" for all), oldest
 	// first, at most limit.
 	UnmatchedAnswers(ctx context.Context, status string, limit int) ([]UnmatchedAnswer, error)
+	// UnmatchedAnswersOfCompany lists the open answers whose batch named
+	// a company identification, oldest first, at most limit.
+	UnmatchedAnswersOfCompany(ctx context.Context, companyID string, limit int) ([]UnmatchedAnswer, error)
 	// LockUnmatchedAnswer locks an answer; errs.NotFound when unknown.
 	LockUnmatchedAnswer(ctx context.Context, id string) (UnmatchedAnswer, error)
 	// ResolveUnmatchedAnswer records an operator's decision.

@@ -249,6 +249,7 @@ func Open(ctx context.Context, cfg *config.Config, dbURL string, log *slog.Logge
 // the hosted page on one Gin engine.
 func (s *Services) Handler() *gin.Engine {
 	return web.New(web.Deps{
+		Answers:     s.DB.ACH(),
 		Config:      s.Config,
 		Logger:      s.Log,
 		Now:         s.Now,

@@ -37,6 +37,19 @@ type Payments struct {
 	Page    Pager
 	// Balances are the environment's, shown above the list; nil: none.
 	Balances *Balances
+	// Unmatched are the bank's answers that named the merchant's company
+	// but matched none of its payments, waiting for an operator.
+	Unmatched []BankAnswer
+}
+
+// BankAnswer is an answer from the bank kept unmatched, as the merchant
+// sees it (the account by its last four only).
+type BankAnswer struct {
+	OriginalTrace string
+	Answer        string // "Return R01", "Notification of change C01"
+	Amount        string // "$40.00"; "" for a notification of change
+	Last4         string
+	Arrived       string // "Nov 5, 2026"
 }
 
 // PaymentListRow is one payment in the list.

@@ -1,6 +1,7 @@
 package dashboard
 
 import (
+	"context"
 	"fmt"
 	"net/http"
 	"strconv"
@@ -9,8 +10,11 @@ import (
 
 	"github.com/gin-gonic/gin"
 
+	"github.com/fundsource/fundsource/internal/ach"
 	"github.com/fundsource/fundsource/internal/core/errs"
 	"github.com/fundsource/fundsource/internal/core/event"
+	"github.com/fundsource/fundsource/internal/core/money"
+	"github.com/fundsource/fundsource/internal/core/tenant"
 	"github.com/fundsource/fundsource/internal/payment"
 	"github.com/fundsource/fundsource/internal/requestlog"
 	view "github.com/fundsource/fundsource/templates/dashboard"
@@ -127,6 +131,10 @@ func (s *Surface) paymentsPage(c *gin.Context) {
 	}
 	var err error
 	if v.Balances, err = s.balances(ctx, scope); err != nil {
+		s.Fail(c, err)
+		return
+	}
+	if v.Unmatched, err = s.unmatchedAnswers(ctx, scope); err != nil {
 		s.Fail(c, err)
 		return
 	}
@@ -301,4 +309,45 @@ func holdWords(reason string) string {
 		}
 	}
 	return reason
+}
+
+// unmatchedAnswersShown bounds the bank's unmatched answers on the
+// payments page.
+const unmatchedAnswersShown = 50
+
+// unmatchedAnswers are the bank's answers kept unmatched whose batch named
+// the production originator's own company id. The platform's company id
+// (ACH_COMPANY_ID) names no single merchant, so its answers stay with the
+// operator.
+func (s *Surface) unmatchedAnswers(ctx context.Context, scope tenant.Scope) ([]view.BankAnswer, error) {
+	if s.answers == nil || s.originators == nil || !scope.Env.Live() {
+		return nil, nil
+	}
+	o, err := s.originators.Get(ctx, scope)
+	if missing(err) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	if o.CompanyID == "" || o.CompanyID == s.cfg.ACHCompanyID {
+		return nil, nil
+	}
+	list, err := s.answers.UnmatchedAnswersOfCompany(ctx, o.CompanyID, unmatchedAnswersShown)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]view.BankAnswer, len(list))
+	for i, a := range list {
+		out[i] = view.BankAnswer{OriginalTrace: a.OriginalTrace, Answer: "Return " + a.Code, Last4: a.AccountLast4, Arrived: a.Arrived}
+		if a.Kind == ach.AnswerChange {
+			out[i].Answer = "Notification of change " + a.Code
+		} else {
+			out[i].Amount = "$" + money.Format(a.Cents)
+		}
+		if d, err := time.Parse(time.DateOnly, a.Arrived); err == nil {
+			out[i].Arrived = d.Format("Jan 2, 2006")
+		}
+	}
+	return out, nil
 }

@@ -43,6 +43,7 @@ package dashboard
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"log/slog"
 	"net/http"
@@ -55,6 +56,7 @@ import (
 	"github.com/gin-gonic/gin"
 	"github.com/gorilla/sessions"
 
+	"github.com/fundsource/fundsource/internal/ach"
 	"github.com/fundsource/fundsource/internal/audit"
 	"github.com/fundsource/fundsource/internal/config"
 	"github.com/fundsource/fundsource/internal/core/errs"
@@ -107,6 +109,14 @@ type Deps struct {
 	Evidence *evidence.Service
 	// Originators show Settings the environment's originator; nil shows none.
 	Originators *originator.Service
+	// Answers are the bank's answers kept unmatched; nil shows none.
+	Answers Answers
+}
+
+// Answers reads the bank's answers (returns, notifications of change)
+// that matched none of the service's entries and wait for an operator.
+type Answers interface {
+	UnmatchedAnswersOfCompany(ctx context.Context, companyID string, limit int) ([]ach.UnmatchedAnswer, error)
 }
 
 // Surface is the dashboard's handlers.
@@ -124,6 +134,7 @@ type Surface struct {
 	evidence  *evidence.Service
 	// originators: nil shows no originator in Settings.
 	originators *originator.Service
+	answers     Answers // nil: none shown
 
 	sessions    *sessions.CookieStore
 	attempts    signInLimits
@@ -133,7 +144,7 @@ type Surface struct {
 // New returns the dashboard on k.
 func New(k *surface.Shared, d Deps) *Surface {
 	return &Surface{Shared: k, cfg: d.Config, merchants: d.Merchants, customers: d.Customers, funding: d.Funding, payments: d.Payments, webhooks: d.Webhooks, requests: d.Requests, overview: d.Overview, audit: d.Audit,
-		evidence: d.Evidence, originators: d.Originators, sessions: newSessionStore(d.Config),
+		evidence: d.Evidence, originators: d.Originators, answers: d.Answers, sessions: newSessionStore(d.Config),
 		attempts: signInLimits{
 			perIP:        surface.NewKeyLimiter(signInWindow, d.Config.SignInAttemptsPerIP),
 			perEmailAtIP: surface.NewKeyLimiter(signInWindow, d.Config.SignInAttemptsPerEmail),

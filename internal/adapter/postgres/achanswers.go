@@ -104,3 +104,16 @@ const entryOfPayment = `SELECT ` + achEntryColumns + ` FROM ach_entries WHERE pa
 func (q queries) EntryOfPayment(ctx context.Context, paymentID string) (ach.Entry, error) {
 	return getOne[achEntryRow](ctx, q.ex, entryOfPayment, paymentID)
 }
+
+const unmatchedAnswersOfCompany = `SELECT ` + answerColumns + ` FROM ach_unmatched_answers
+WHERE status = 'open' AND company_id = $1 ORDER BY created_at, id LIMIT $2`
+
+// UnmatchedAnswersOfCompany lists the open answers whose batch named a
+// company identification, oldest first.
+func (q queries) UnmatchedAnswersOfCompany(ctx context.Context, companyID string, limit int) ([]ach.UnmatchedAnswer, error) {
+	var rows []answerRow
+	if err := sqlx.SelectContext(ctx, q.ex, &rows, unmatchedAnswersOfCompany, companyID, limit); err != nil {
+		return nil, translate(err)
+	}
+	return mapRows(rows, answerRow.domain), nil
+}

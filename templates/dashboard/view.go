@@ -76,7 +76,10 @@ type ReturnRate struct {
 	Rate      string // "0.40%"
 	Counts    string // "2 of 500 debits"
 	Threshold string // "0.5%"
-	Level     string // "ok", "warning" (from half the threshold), "exceeded"
+	// Level is "ok", "warning" (from half the threshold), "exceeded", or
+	// "too_few" while the window holds too few debits for a rate to count.
+	Level  string
+	TooFew string // "Not enough debits yet (7 of 20)"
 }
 
 // Webhooks is the webhook page: the endpoint and the delivery log.

@@ -59,6 +59,7 @@ import (
 	"github.com/fundsource/fundsource/internal/ach"
 	"github.com/fundsource/fundsource/internal/audit"
 	"github.com/fundsource/fundsource/internal/config"
+	"github.com/fundsource/fundsource/internal/core/achcode"
 	"github.com/fundsource/fundsource/internal/core/errs"
 	"github.com/fundsource/fundsource/internal/core/paging"
 	"github.com/fundsource/fundsource/internal/core/tenant"
@@ -472,8 +473,8 @@ func (s *Surface) renderHome(c *gin.Context, newSecret string) {
 		SecretHint: hint.String(), KeyCreated: shortTime(hint.CreatedAt), NewSecret: newSecret,
 		HasWebhook: hookErr == nil, HasCustomer: len(customers) > 0, HasSource: len(sources) > 0,
 		ReturnRates: []view.ReturnRate{
-			rateRow("Unauthorized (R05 R07 R10 R11 R29 R51)", rates.Unauthorized),
-			rateRow("Administrative (R02 R03 R04)", rates.Administrative),
+			rateRow(codesLabel("Unauthorized", achcode.UnauthorizedCodes), rates.Unauthorized),
+			rateRow(codesLabel("Administrative", achcode.AdministrativeCodes), rates.Administrative),
 			rateRow("All returns", rates.Overall),
 		},
 	}
@@ -535,10 +536,14 @@ func rateBanner(r payment.ReturnRates) string {
 	return strings.Join(high, ", ")
 }
 
-// rateRow is a return rate as the home page shows it.
+// rateRow is a return rate as the home page shows it: judged against its
+// threshold only once the window holds payment.MinRateDebits debits, as
+// the hold on new debits is (below that, "too_few", with how many count).
 func rateRow(name string, r payment.Rate) view.ReturnRate {
 	level := "ok"
 	switch {
+	case r.Debits < payment.MinRateDebits:
+		level = "too_few"
 	case r.Exceeded():
 		level = "exceeded"
 	case r.Warning():
@@ -546,7 +551,13 @@ func rateRow(name string, r payment.Rate) view.ReturnRate {
 	}
 	return view.ReturnRate{Name: name, Rate: fmt.Sprintf("%.2f%%", 100*r.Rate),
 		Counts:    fmt.Sprintf("%d of %d debits", r.Returns, r.Debits),
-		Threshold: strconv.FormatFloat(100*r.Threshold, 'f', -1, 64) + "%", Level: level}
+		Threshold: strconv.FormatFloat(100*r.Threshold, 'f', -1, 64) + "%", Level: level,
+		TooFew: fmt.Sprintf("Not enough debits yet (%d of %d)", r.Debits, payment.MinRateDebits)}
+}
+
+// codesLabel names a rate by the return codes it counts.
+func codesLabel(name string, codes []string) string {
+	return name + " (" + strings.Join(codes, " ") + ")"
 }
 
 // rollKey replaces the environment's secret key and redirects to the home

@@ -84,8 +84,8 @@ func runACHAnswers(ctx context.Context, args []string, io IO) error {
 			}
 			out = map[string]any{"answers": list}
 			for _, a := range list {
-				text += fmt.Sprintf("%s  %s %s %s  trace %s  %s  acct …%s  company %s  arrived %s  %s (%d candidates)  %s\n",
-					a.ID, a.Kind, a.Code, cents(a.Cents), a.OriginalTrace, a.Status, a.AccountLast4, a.CompanyID, a.Arrived,
+				text += fmt.Sprintf("%s  %s %s $%s  trace %s  %s  acct …%s  company %s  arrived %s  %s (%d candidates)  %s\n",
+					a.ID, a.Kind, a.Code, dollars(&a.Cents), a.OriginalTrace, a.Status, a.AccountLast4, a.CompanyID, a.Arrived,
 					a.Reason, a.Candidates, a.PaymentID)
 			}
 			if len(list) == 0 {
@@ -111,11 +111,6 @@ func runACHAnswers(ctx context.Context, args []string, io IO) error {
 		fmt.Fprint(io.Stdout, text)
 		return nil
 	})
-}
-
-// cents writes an amount in cents as dollars.
-func cents(c int64) string {
-	return fmt.Sprintf("$%d.%02d", c/100, c%100)
 }
 
 // isFileShow reports whether an ach command is `ach files show NAME`.

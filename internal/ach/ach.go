@@ -220,9 +220,7 @@ type Store interface {
 	// InsertACHFile stores a new file record and returns its serial.
 	InsertACHFile(ctx context.Context, f File) (int64, error)
 	// DepositsToOriginate locks up to limit open production verifications
-	// without entries, skipping rows other processes hold and those of
-	// customers whose sanctions screening is a potential match (they wait
-	// until it is cleared).
+	// without entries, skipping rows other processes hold.
 	DepositsToOriginate(ctx context.Context, limit int) ([]Deposit, error)
 	// PaymentsToOriginate likewise locks pending production payments,
 	// with their payment.Standing.

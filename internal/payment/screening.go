@@ -75,25 +75,29 @@ func (s *Service) screenTx(ctx context.Context, tx Store, p Payment) (bool, erro
 // ScreenEntryTx screens, as an entry leaves (production), the receiver's
 // name the entry carries: a source's own receiver name (a notification of
 // change may have corrected it) can differ from the customer's, which
-// screenTx screens. business says the receiver is a company. A potential
-// match marks the customer potential_match (customer.screening_match)
-// and reports false: a payment p is held (sanctions_screening), and
-// micro-deposits (p nil) wait until an operator clears the screening.
+// screenTx screens. business says the receiver is a company. A customer
+// already a potential match, or a name that is one (the customer is then
+// marked potential_match, customer.screening_match), reports false: a
+// payment p is held (sanctions_screening), and micro-deposits (p nil)
+// wait until an operator clears the screening. This is the one place a
+// micro-deposit's screening is decided.
 func (s *Service) ScreenEntryTx(ctx context.Context, tx Store, scope tenant.Scope, customerID string, p *Payment, name string, business bool) (bool, error) {
-	if s.sanctions == nil || !scope.Env.Live() || name == "" {
+	if s.sanctions == nil || !scope.Env.Live() {
 		return true, nil
 	}
 	_, prev, err := tx.CustomerScreening(ctx, scope, customerID)
 	if err != nil {
 		return false, fmt.Errorf("screen the receiver of customer %s: %w", customerID, err)
 	}
-	n := sanctions.Written(name)
-	if business {
-		n = sanctions.Business(name)
-	}
-	next := prev
 	if prev.Status != sanctions.PotentialMatch {
-		next = s.sanctions.Of(prev, n)
+		if name == "" {
+			return true, nil
+		}
+		n := sanctions.Written(name)
+		if business {
+			n = sanctions.Business(name)
+		}
+		next := s.sanctions.Of(prev, n)
 		if next.Status != sanctions.PotentialMatch {
 			return true, nil
 		}

@@ -45,15 +45,12 @@ WHERE m.environment = 'production' AND m.status = 'pending' AND m.method = 'micr
   AND NOT EXISTS (SELECT 1 FROM ach_entries e
                   WHERE e.merchant_id = m.merchant_id AND e.environment = m.environment
                     AND e.funding_source_id = m.funding_source_id AND e.deposit_seq = m.seq)
-  AND NOT EXISTS (SELECT 1 FROM customers u
-                  WHERE u.merchant_id = f.merchant_id AND u.environment = f.environment AND u.id = f.customer_id
-                    AND u.screening ->> 'status' = 'potential_match')
 ORDER BY m.initiated_at
 LIMIT $1
 FOR UPDATE OF m SKIP LOCKED`
 
 // DepositsToOriginate locks open production verifications not yet in a
-// file, but for customers whose screening is a potential match.
+// file.
 func (q queries) DepositsToOriginate(ctx context.Context, limit int) ([]ach.Deposit, error) {
 	var rows []struct {
 		MerchantID  string `db:"merchant_id"`

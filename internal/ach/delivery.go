@@ -177,7 +177,7 @@ func (o *Originator) prepare(ctx context.Context, f File) ([]byte, error) {
 	var data []byte
 	err := o.store.WithTx(ctx, func(tx Store) error {
 		now := o.now().UTC()
-		redated, err := o.redate(ctx, tx, f, now)
+		entries, redated, err := o.redate(ctx, tx, f, now)
 		if err != nil {
 			return err
 		}
@@ -187,10 +187,6 @@ func (o *Originator) prepare(ctx context.Context, f File) ([]byte, error) {
 		}
 		if len(sealed) > 0 && !redated {
 			data, err = o.funding.OpenRecord(keyID, sealed, fileAAD(f))
-			return err
-		}
-		entries, err := tx.ACHEntries(ctx, f.ID)
-		if err != nil {
 			return err
 		}
 		dishonors, err := tx.ACHDishonors(ctx, f.ID)
@@ -215,21 +211,23 @@ func (o *Originator) prepare(ctx context.Context, f File) ([]byte, error) {
 
 // redate moves the entries of f whose effective date can no longer be met
 // at now to the next date the network can settle (Redate), with their
-// payments' dates; it reports whether any moved.
-func (o *Originator) redate(ctx context.Context, tx Store, f File, now time.Time) (bool, error) {
+// payments' dates; it returns f's entries as they now are and whether any
+// moved.
+func (o *Originator) redate(ctx context.Context, tx Store, f File, now time.Time) ([]Entry, bool, error) {
 	entries, err := tx.ACHEntries(ctx, f.ID)
 	if err != nil {
-		return false, err
+		return nil, false, err
 	}
 	moved := false
-	for _, e := range entries {
+	for i, e := range entries {
 		effective, ok := Redate(o.cfg.Schedule, e, now)
 		if !ok {
 			continue
 		}
 		moved = true
-		if err := tx.RedateACHEntry(ctx, f.ID, e.Trace, effective.Format(time.DateOnly)); err != nil {
-			return false, err
+		entries[i].EffectiveDate = effective.Format(time.DateOnly)
+		if err := tx.RedateACHEntry(ctx, f.ID, e.Trace, entries[i].EffectiveDate); err != nil {
+			return nil, false, err
 		}
 		if e.Kind != KindPayment {
 			continue
@@ -239,12 +237,12 @@ func (o *Originator) redate(ctx context.Context, tx Store, f File, now time.Time
 			sec = legacyClass(e).SEC
 		}
 		if err := o.payments.OriginatedTx(ctx, tx.Payments(), e.Scope, e.PaymentID, sent(time.Time{}, effective, e.Debit && sec != nacha.CCD)); err != nil {
-			return false, err
+			return nil, false, err
 		}
 		o.logger().Warn("ACH entry re-dated: its effective date could no longer be met", slog.String("file_id", f.ID),
 			slog.String("trace", e.Trace), slog.String("was", e.EffectiveDate), slog.String("now", effective.Format(time.DateOnly)))
 	}
-	return moved, nil
+	return entries, moved, nil
 }
 
 // fileAAD binds a file's sealed bytes to the file.

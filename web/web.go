@@ -26,6 +26,7 @@ import (
 
 	"github.com/fundsource/fundsource/internal/audit"
 	"github.com/fundsource/fundsource/internal/config"
+	"github.com/fundsource/fundsource/internal/consequence"
 	"github.com/fundsource/fundsource/internal/core/errs"
 	"github.com/fundsource/fundsource/internal/customer"
 	"github.com/fundsource/fundsource/internal/evidence"
@@ -57,6 +58,8 @@ type Deps struct {
 	Funding     *funding.Service
 	Webhooks    *webhook.Service
 	Payments    *payment.Service
+	// Consequences are the requests whose effects cross domains.
+	Consequences *consequence.Service
 	// Metrics record the requests; nil gives the engine its own.
 	Metrics *surface.Metrics
 	// Requests is the API request log; nil records and shows none.
@@ -112,7 +115,7 @@ func New(d Deps) *gin.Engine {
 	// the dashboard share one.
 	ev := evidence.NewService(d.Payments, d.Funding, d.Customers, d.Audit)
 	ad := api.Deps{Config: d.Config, DB: d.DB, Idempotency: d.Idempotency, Services: api.Services{Merchants: d.Merchants,
-		Customers: d.Customers, Funding: d.Funding, Webhooks: d.Webhooks, Payments: d.Payments}, Audit: d.Audit, Evidence: ev, Originators: d.Originators}
+		Customers: d.Customers, Funding: d.Funding, Webhooks: d.Webhooks, Payments: d.Payments, Consequences: d.Consequences}, Audit: d.Audit, Evidence: ev, Originators: d.Originators}
 	if d.Requests != nil {
 		ad.Requests = d.Requests
 	}
@@ -120,7 +123,7 @@ func New(d Deps) *gin.Engine {
 	hosted.New(k, hostedlink.NewService(d.Merchants, d.Funding, d.Now),
 		d.Config.HostedSubmitsPerIP, d.Config.HostedSubmitsPerSource).Mount(r)
 	dashboard.New(k, dashboard.Deps{Config: d.Config, Merchants: d.Merchants, Customers: d.Customers,
-		Funding: d.Funding, Payments: d.Payments, Webhooks: d.Webhooks, Requests: d.Requests, Overview: d.Overview, Audit: d.Audit,
+		Funding: d.Funding, Payments: d.Payments, Consequences: d.Consequences, Webhooks: d.Webhooks, Requests: d.Requests, Overview: d.Overview, Audit: d.Audit,
 		Evidence: ev, Originators: d.Originators, Answers: d.Answers}).Mount(r)
 	return r
 }

@@ -86,6 +86,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/fundsource/fundsource/internal/consequence"
 	"github.com/fundsource/fundsource/internal/core/aba"
 	"github.com/fundsource/fundsource/internal/core/calendar"
 	"github.com/fundsource/fundsource/internal/core/errs"
@@ -284,10 +285,8 @@ type Store interface {
 type Funding interface {
 	BankAccount(ctx context.Context, scope tenant.Scope, id string) (funding.BankAccount, error)
 	DepositAmounts(ctx context.Context, scope tenant.Scope, id string, seq int) ([2]int, error)
-	ReturnMicroDepositTx(ctx context.Context, tx funding.Store, scope tenant.Scope, id string, seq int, code string) error
 	CancelDepositsTx(ctx context.Context, tx funding.Store, scope tenant.Scope, id string, seq int) error
 	ApplyChangeTx(ctx context.Context, tx funding.Store, scope tenant.Scope, id string, c funding.Correction) (bool, error)
-	BlockTx(ctx context.Context, tx funding.Store, scope tenant.Scope, id, code, reason string) (bool, error)
 	// Receiver is what a source's entries say about its holder.
 	Receiver(ctx context.Context, scope tenant.Scope, id string) (funding.Receiver, error)
 	// AccountFingerprint is an account number's fingerprint as a source
@@ -308,10 +307,19 @@ type Payments interface {
 	// leaves: false when it is a potential sanctions match (a payment p
 	// is held then; micro-deposits, p nil, wait).
 	ScreenEntryTx(ctx context.Context, tx payment.Store, scope tenant.Scope, customerID string, p *payment.Payment, name string, business bool) (bool, error)
-	ReturnTx(ctx context.Context, tx payment.Store, scope tenant.Scope, id, code string) error
+}
+
+// Consequences applies a bank's answer to the entry it answers with what
+// that sets off beyond the entry's domain (package consequence): a return
+// of a payment or of micro-deposits, a statement's settlement, a source
+// blocked by a notification of change that cannot be applied.
+type Consequences interface {
+	ReturnTx(ctx context.Context, tx consequence.Tx, scope tenant.Scope, id, code string) error
+	ReturnMicroDepositTx(ctx context.Context, tx consequence.Tx, scope tenant.Scope, sourceID string, seq int, code string) error
 	// SettledTx records that the bank's statement shows a payment settled
 	// on date (reconcile.go).
-	SettledTx(ctx context.Context, tx payment.Store, scope tenant.Scope, id string, date calendar.Date) error
+	SettledTx(ctx context.Context, tx consequence.Tx, scope tenant.Scope, id string, date calendar.Date) error
+	BlockTx(ctx context.Context, tx consequence.Tx, scope tenant.Scope, sourceID, code, reason string) (bool, error)
 }
 
 // Customers names the account holders of entries assigned before their
@@ -367,25 +375,27 @@ func (c Config) Validate() error {
 
 // Originator writes the outbox files and applies returns.
 type Originator struct {
-	cfg       Config
-	store     Store
-	funding   Funding
-	payments  Payments
-	customers Customers
-	now       func() time.Time
-	transport Transport
-	log       *slog.Logger
-	failures  atomic.Int64 // deliveries failed since the process started
-	rejected  atomic.Int64 // inbound files rejected since the process started
-	seen      sync.Map     // inbound listings applied before: name, size and time → true
-	unmatched unmatchedGauges
-	lease     string      // this process's delivery lease owner
-	answers   answerGauge // unmatched answers no operator resolved
+	cfg      Config
+	store    Store
+	funding  Funding
+	payments Payments
+	// consequences applies the bank's answers across domains.
+	consequences Consequences
+	customers    Customers
+	now          func() time.Time
+	transport    Transport
+	log          *slog.Logger
+	failures     atomic.Int64 // deliveries failed since the process started
+	rejected     atomic.Int64 // inbound files rejected since the process started
+	seen         sync.Map     // inbound listings applied before: name, size and time → true
+	unmatched    unmatchedGauges
+	lease        string      // this process's delivery lease owner
+	answers      answerGauge // unmatched answers no operator resolved
 }
 
 // NewOriginator returns an Originator.
-func NewOriginator(cfg Config, store Store, f Funding, p Payments, c Customers, now func() time.Time) *Originator {
-	return &Originator{cfg: cfg, store: store, funding: f, payments: p, customers: c, now: now,
+func NewOriginator(cfg Config, store Store, f Funding, p Payments, cons Consequences, c Customers, now func() time.Time) *Originator {
+	return &Originator{cfg: cfg, store: store, funding: f, payments: p, consequences: cons, customers: c, now: now,
 		transport: Folders{Outbox: cfg.Dir}, lease: ids.New("lease_")}
 }
 

@@ -140,7 +140,7 @@ func TestBuildWritesDishonoredReturnsInBatchesOfTheirOwn(t *testing.T) {
 	o := NewOriginator(testConfig, nil, accounts{
 		"fs_checking": {RoutingNumber: "021000021", AccountNumber: "000123456789", AccountType: funding.Checking},
 		"fs_savings":  {RoutingNumber: "011000015", AccountNumber: "9876", AccountType: funding.Savings},
-	}, nil, names{"cus_ada": "Ada"}, time.Now)
+	}, nil, nil, names{"cus_ada": "Ada"}, time.Now)
 	f := File{ID: "achf_3", Serial: 3, Name: "f.ach", CreatedAt: time.Date(2026, 12, 1, 15, 0, 0, 0, time.UTC)}
 	entries := []Entry{{Trace: "021000020000010", Scope: scope, Kind: KindPayment, SourceID: "fs_checking", CustomerID: "cus_ada",
 		PaymentID: "pay_9", Debit: true, Cents: 500, Class: Classify(Payer{Debit: true})}}

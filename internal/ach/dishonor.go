@@ -175,9 +175,9 @@ func (o *Originator) timely(ctx context.Context, tx Store, e Entry, code string,
 func (o *Originator) apply(ctx context.Context, tx Store, e Entry, code, returnTrace string) error {
 	var err error
 	if e.Kind == KindMicroDeposit {
-		err = o.funding.ReturnMicroDepositTx(ctx, tx.Funding(), e.Scope, e.SourceID, e.DepositSeq, code)
+		err = o.consequences.ReturnMicroDepositTx(ctx, tx, e.Scope, e.SourceID, e.DepositSeq, code)
 	} else {
-		err = o.payments.ReturnTx(ctx, tx.Payments(), e.Scope, e.PaymentID, code)
+		err = o.consequences.ReturnTx(ctx, tx, e.Scope, e.PaymentID, code)
 	}
 	if err != nil {
 		return err

@@ -86,7 +86,7 @@ func TestBuildParsesBackWithEveryEntry(t *testing.T) {
 	o := NewOriginator(testConfig, nil, accounts{
 		"fs_checking": {RoutingNumber: "021000021", AccountNumber: "000123456789", AccountType: funding.Checking},
 		"fs_savings":  {RoutingNumber: "011000015", AccountNumber: "9876", AccountType: funding.Savings},
-	}, nil, names{"cus_ada": "Ada", "cus_bob": "Bób"}, time.Now)
+	}, nil, nil, names{"cus_ada": "Ada", "cus_bob": "Bób"}, time.Now)
 	// Friday evening in New York: the effective date is the next business day, Monday.
 	f := File{ID: "achf_1", Serial: 2, Name: "f.ach", CreatedAt: time.Date(2026, 11, 20, 23, 0, 0, 0, time.UTC),
 		OffsetTraces: []string{"021000020000009"}}
@@ -205,7 +205,7 @@ func TestBuildKeepsEntriesAssignedBeforeClassesAsPPD(t *testing.T) {
 	scope := tenant.Scope{MerchantID: "mer_1", Env: tenant.Production}
 	o := NewOriginator(testConfig, nil, accounts{
 		"fs_checking": {RoutingNumber: "021000021", AccountNumber: "000123456789", AccountType: funding.Checking},
-	}, nil, names{"cus_ada": "Ada"}, time.Now)
+	}, nil, nil, names{"cus_ada": "Ada"}, time.Now)
 	data, err := o.build(context.Background(), File{ID: "achf_2", CreatedAt: time.Date(2026, 11, 20, 15, 0, 0, 0, time.UTC)}, []Entry{
 		{Trace: "021000020000001", Scope: scope, Kind: KindMicroDeposit, SourceID: "fs_checking", CustomerID: "cus_ada", DepositSeq: 1, DepositIndex: 1},
 		{Trace: "021000020000002", Scope: scope, Kind: KindPayment, SourceID: "fs_checking", CustomerID: "cus_ada", PaymentID: "pay_1", Debit: true, Cents: 100},
@@ -225,7 +225,7 @@ func TestBuildKeepsEntriesAssignedBeforeClassesAsPPD(t *testing.T) {
 }
 
 func TestBuildRefusesAnUnknownSource(t *testing.T) {
-	o := NewOriginator(testConfig, nil, accounts{}, nil, names{}, time.Now)
+	o := NewOriginator(testConfig, nil, accounts{}, nil, nil, names{}, time.Now)
 	_, err := o.build(context.Background(), File{CreatedAt: time.Now()}, []Entry{{Trace: "021000020000001", Kind: KindPayment, SourceID: "fs_gone", PaymentID: "pay_1", Cents: 1}}, nil)
 	if err == nil {
 		t.Fatal("a file was built for an entry whose account cannot be read")

@@ -173,7 +173,7 @@ func (o *Originator) settlePayments(ctx context.Context, tx Store, f File) (int,
 		return 0, fmt.Errorf("list the payments of settled file %s: %w", f.Name, err)
 	}
 	for _, p := range ps {
-		if err := o.payments.SettledTx(ctx, tx.Payments(), p.Scope, p.PaymentID, p.Date); err != nil {
+		if err := o.consequences.SettledTx(ctx, tx, p.Scope, p.PaymentID, p.Date); err != nil {
 			return 0, fmt.Errorf("settle payment %s of file %s: %w", p.PaymentID, f.Name, err)
 		}
 	}

@@ -154,7 +154,7 @@ func (o *Originator) applyChange(ctx context.Context, tx Store, e Entry, a *nach
 	case refused:
 		res.ChangesRefused = append(res.ChangesRefused, e.Trace+" "+a.ChangeCode+": "+ae.Message)
 		reason := "The bank's notification of change " + a.ChangeCode + " could not be applied to this source."
-		_, err := o.funding.BlockTx(ctx, tx.Funding(), e.Scope, e.SourceID, funding.BlockNOCUnapplicable, reason)
+		_, err := o.consequences.BlockTx(ctx, tx, e.Scope, e.SourceID, funding.BlockNOCUnapplicable, reason)
 		return err
 	case err != nil:
 		return err

@@ -150,14 +150,14 @@ func TestRemovalFreesTheAccountNumber(t *testing.T) {
 	if ok, err := f.Funding.AccountAvailable(ctx, acme, "123456789"); err != nil || ok {
 		t.Fatalf("AccountAvailable while held = %v, %v; want false", ok, err)
 	}
-	removed, err := f.Funding.Remove(ctx, acme, src.ID)
+	removed, err := f.Consequences.Remove(ctx, acme, src.ID)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if !removed.Removed || removed.RemovedAt == nil {
 		t.Errorf("removed = %v at %v, want removed with a time", removed.Removed, removed.RemovedAt)
 	}
-	if _, err := f.Funding.Remove(ctx, acme, src.ID); err != nil {
+	if _, err := f.Consequences.Remove(ctx, acme, src.ID); err != nil {
 		t.Errorf("removing again: %v, want success", err)
 	}
 	if ok, err := f.Funding.AccountAvailable(ctx, acme, "123456789"); err != nil || !ok {
@@ -186,16 +186,16 @@ func TestRemoveAccountFindsOnlyTheCustomersOwnNumber(t *testing.T) {
 			t.Errorf("not found by account number: %v, want param account_number and a message about the account number", err)
 		}
 	}
-	_, err := f.Funding.RemoveAccount(ctx, scope, f.Customer(scope), "123456789")
+	_, err := f.Consequences.RemoveAccount(ctx, scope, f.Customer(scope), "123456789")
 	notLinked(err)
-	_, err = f.Funding.RemoveAccount(ctx, scope, cus, "999999999")
+	_, err = f.Consequences.RemoveAccount(ctx, scope, cus, "999999999")
 	notLinked(err)
-	got, err := f.Funding.RemoveAccount(ctx, scope, cus, "123456789")
+	got, err := f.Consequences.RemoveAccount(ctx, scope, cus, "123456789")
 	if err != nil || got.ID != src.ID || !got.Removed {
 		t.Errorf("RemoveAccount = %s removed %v, %v; want %s removed", got.ID, got.Removed, err, src.ID)
 	}
 	// The number is no longer linked: the answer names it, not an id.
-	_, err = f.Funding.RemoveAccount(ctx, scope, cus, "123456789")
+	_, err = f.Consequences.RemoveAccount(ctx, scope, cus, "123456789")
 	notLinked(err)
 }
 

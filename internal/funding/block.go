@@ -15,8 +15,9 @@ import (
 const BlockNOCUnapplicable = "noc_unapplicable"
 
 // BlockTx blocks source id with code and reason in the caller's
-// transaction tx, as a return's block does: what OnBlock adds runs in tx,
-// and funding_source.blocked fires. It reports false, changing nothing,
+// transaction tx, as a return's block does, and funding_source.blocked
+// fires; what the block does to the source's payments is the caller's
+// (package consequence). It reports false, changing nothing,
 // for a source removed or blocked already.
 func (s *Service) BlockTx(ctx context.Context, tx Store, scope tenant.Scope, id, code, reason string) (bool, error) {
 	src, err := tx.SourceForUpdate(ctx, scope, id)
@@ -26,11 +27,6 @@ func (s *Service) BlockTx(ctx context.Context, tx Store, scope tenant.Scope, id,
 	src.Block = &Block{Code: code, Reason: reason, BlockedAt: s.now().UTC()}
 	if err := tx.SetBlock(ctx, src); err != nil {
 		return false, err
-	}
-	if s.onBlock != nil {
-		if err := s.onBlock(ctx, tx, scope, id, code); err != nil {
-			return false, err
-		}
 	}
 	return true, s.record(ctx, tx, src, event.FundingSourceBlocked, src.Status)
 }

@@ -53,7 +53,7 @@ func TestAChangeIsAppliedOncePerEntry(t *testing.T) {
 	if _, err := apply(src.ID, bad); !errs.Is(err, errs.InvalidRequest) {
 		t.Errorf("C03 without an account number: %v, want invalid_request", err)
 	}
-	if _, err := f.Funding.Remove(ctx, scope, src.ID); err != nil {
+	if _, err := f.Consequences.Remove(ctx, scope, src.ID); err != nil {
 		t.Fatal(err)
 	}
 	c02 := funding.Correction{ChangeCode: funding.ChangeRouting, OriginalTrace: "121042880000004",

@@ -96,7 +96,7 @@ func TestAReturnForOneMerchantFailsTheCheckForAnother(t *testing.T) {
 		t.Fatal(err)
 	}
 	f.Clock.Advance(72 * time.Hour)
-	returned, err := f.Funding.SimulateDepositReturn(ctx, a, aSrc.ID, "R03")
+	returned, err := f.Consequences.SimulateDepositReturn(ctx, a, aSrc.ID, "R03")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -131,7 +131,7 @@ func TestAReturnForOneMerchantFailsTheCheckForAnother(t *testing.T) {
 	}
 
 	// The same number at another bank is another account.
-	f.Funding.Remove(ctx, b, bSrc.ID)
+	f.Consequences.Remove(ctx, b, bSrc.ID)
 	other, err := f.Funding.CreateForMicroDeposits(ctx, b, funding.Input{CustomerID: bCus, RoutingNumber: "011000015", AccountNumber: "000555666777"})
 	if err != nil {
 		t.Fatal(err)
@@ -139,7 +139,7 @@ func TestAReturnForOneMerchantFailsTheCheckForAnother(t *testing.T) {
 	wantCheck(t, "same number, other routing", other, "unknown")
 
 	// A year and a day later the return no longer counts.
-	f.Funding.Remove(ctx, b, other.ID)
+	f.Consequences.Remove(ctx, b, other.ID)
 	f.Clock.Advance(366 * 24 * time.Hour)
 	later := f.Source(b, bCus, "000555666777")
 	wantCheck(t, "366 days later", later, "unknown")
@@ -159,17 +159,17 @@ func TestVerifiedBeforePassesAndManyCustomersCaution(t *testing.T) {
 		t.Fatal(err)
 	}
 	wantCheck(t, "its GET: its own verification is no history", got, "unknown")
-	f.Funding.Remove(ctx, a, first.ID)
+	f.Consequences.Remove(ctx, a, first.ID)
 
 	second := f.Source(b, f.Customer(b), "7654321")
 	wantCheck(t, "second customer", second, "pass", "verified_before")
-	f.Funding.Remove(ctx, b, second.ID)
+	f.Consequences.Remove(ctx, b, second.ID)
 	mine := f.VerifiedSource(b, f.Customer(b), "7654321")
-	f.Funding.Remove(ctx, b, mine.ID)
+	f.Consequences.Remove(ctx, b, mine.ID)
 	own := f.Source(b, f.Customer(b), "7654321")
 	wantCheck(t, "B's own customers do not count", own, "pass", "verified_before")
-	f.Funding.Remove(ctx, b, own.ID)
-	f.Funding.Remove(ctx, c, f.VerifiedSource(c, f.Customer(c), "7654321").ID)
+	f.Consequences.Remove(ctx, b, own.ID)
+	f.Consequences.Remove(ctx, c, f.VerifiedSource(c, f.Customer(c), "7654321").ID)
 	third := f.Source(b, f.Customer(b), "7654321")
 	wantCheck(t, "two other merchants' customers in 90 days", third, "caution", "many_customers", "verified_before")
 	list, _, err := f.Funding.ListForCustomer(ctx, b, third.CustomerID, funding.WithoutRemoved, paging.Page{Limit: 10})
@@ -179,7 +179,7 @@ func TestVerifiedBeforePassesAndManyCustomersCaution(t *testing.T) {
 	wantCheck(t, "list", list[0], "caution", "many_customers", "verified_before")
 
 	// The same customer again is not another customer.
-	f.Funding.Remove(ctx, b, third.ID)
+	f.Consequences.Remove(ctx, b, third.ID)
 	again := f.Source(b, third.CustomerID, "7654321")
 	wantCheck(t, "third customer again", again, "caution", "many_customers", "verified_before")
 
@@ -225,13 +225,13 @@ func TestVerifyingRecordsTheAccountAsVerified(t *testing.T) {
 		t.Fatalf("list: %v, %v", list, err)
 	}
 	wantCheck(t, "its list", list[0], "unknown")
-	if _, err := f.Funding.Remove(ctx, scope, src.ID); err != nil {
+	if _, err := f.Consequences.Remove(ctx, scope, src.ID); err != nil {
 		t.Fatal(err)
 	}
 	other := f.Source(scope, f.Customer(scope), "11112222")
 	wantCheck(t, "another customer's source", other, "pass", "verified_before")
 	wantCheck(t, "another customer's source verified after", verify(other), "pass", "verified_before")
-	if _, err := f.Funding.Remove(ctx, scope, other.ID); err != nil {
+	if _, err := f.Consequences.Remove(ctx, scope, other.ID); err != nil {
 		t.Fatal(err)
 	}
 	b := f.Sandbox("Beta")
@@ -256,7 +256,7 @@ func TestRailRejectionFailsTheCheck(t *testing.T) {
 		t.Fatalf("initiate: %+v, %v", src.Verification, err)
 	}
 	wantCheck(t, "refused at once", src, "fail", "returned_closed")
-	f.Funding.Remove(ctx, a, id)
+	f.Consequences.Remove(ctx, a, id)
 	other, err := f.Funding.CreateForMicroDeposits(ctx, b, funding.Input{CustomerID: f.Customer(b), RoutingNumber: "110000000", AccountNumber: "9900000004"})
 	if err != nil {
 		t.Fatal(err)
@@ -296,7 +296,7 @@ func TestNOCAndNonTransactionReturnCaution(t *testing.T) {
 	if _, err := f.Funding.InitiateVerification(ctx, a, r20.ID); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := f.Funding.SimulateDepositReturn(ctx, a, r20.ID, "R20"); err != nil {
+	if _, err := f.Consequences.SimulateDepositReturn(ctx, a, r20.ID, "R20"); err != nil {
 		t.Fatal(err)
 	}
 	again := f.Source(b, f.Customer(b), "51515151")
@@ -310,7 +310,8 @@ func TestUnauthorizedPaymentReturnFailsTheCheck(t *testing.T) {
 	a := f.Sandbox("Alpha")
 	src := f.VerifiedSource(a, f.Customer(a), "61616161")
 	if err := f.DB.Funding().WithTx(ctx, func(tx funding.Store) error {
-		return f.Funding.ApplyReturnTx(ctx, tx, a, src.ID, "R10")
+		_, err := f.Funding.ApplyReturnTx(ctx, tx, a, src.ID, "R10")
+		return err
 	}); err != nil {
 		t.Fatal(err)
 	}
@@ -333,7 +334,8 @@ func TestBlockFailRefusesAFailedAccountAndWritesNothing(t *testing.T) {
 	a, b := f.Sandbox("Alpha"), f.Sandbox("Beta")
 	src := f.VerifiedSource(a, f.Customer(a), "71717171")
 	if err := f.DB.Funding().WithTx(ctx, func(tx funding.Store) error {
-		return f.Funding.ApplyReturnTx(ctx, tx, a, src.ID, "R02")
+		_, err := f.Funding.ApplyReturnTx(ctx, tx, a, src.ID, "R02")
+		return err
 	}); err != nil {
 		t.Fatal(err)
 	}

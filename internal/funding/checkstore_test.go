@@ -48,7 +48,7 @@ func TestAnotherMerchantsReturnChangesTheKeptCheckOnTheNextGet(t *testing.T) {
 	f := fixture.New(t)
 	a, b := f.Sandbox("Alpha"), f.Sandbox("Beta")
 	aSrc := f.Source(a, f.Customer(a), "424242420")
-	if _, err := f.Funding.Remove(ctx, a, aSrc.ID); err != nil {
+	if _, err := f.Consequences.Remove(ctx, a, aSrc.ID); err != nil {
 		t.Fatal(err)
 	}
 	bSrc := f.Source(b, f.Customer(b), "424242420")
@@ -61,7 +61,8 @@ func TestAnotherMerchantsReturnChangesTheKeptCheckOnTheNextGet(t *testing.T) {
 	}
 
 	if err := f.DB.Funding().WithTx(ctx, func(tx funding.Store) error {
-		return f.Funding.ApplyReturnTx(ctx, tx, a, aSrc.ID, "R02")
+		_, err := f.Funding.ApplyReturnTx(ctx, tx, a, aSrc.ID, "R02")
+		return err
 	}); err != nil {
 		t.Fatal(err)
 	}
@@ -116,7 +117,7 @@ func TestACorrectedSourceFollowsItsNewAccount(t *testing.T) {
 	f := fixture.New(t)
 	a, b := f.Sandbox("Alpha"), f.Sandbox("Beta")
 	other := f.Source(b, f.Customer(b), "646464640")
-	if _, err := f.Funding.Remove(ctx, b, other.ID); err != nil {
+	if _, err := f.Consequences.Remove(ctx, b, other.ID); err != nil {
 		t.Fatal(err)
 	}
 	src := f.Source(a, f.Customer(a), "757575750")
@@ -131,7 +132,8 @@ func TestACorrectedSourceFollowsItsNewAccount(t *testing.T) {
 		t.Fatalf("the moved source keeps %q", r)
 	}
 	if err := f.DB.Funding().WithTx(ctx, func(tx funding.Store) error {
-		return f.Funding.ApplyReturnTx(ctx, tx, b, other.ID, "R16")
+		_, err := f.Funding.ApplyReturnTx(ctx, tx, b, other.ID, "R16")
+		return err
 	}); err != nil {
 		t.Fatal(err)
 	}

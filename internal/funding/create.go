@@ -3,6 +3,7 @@ package funding
 import (
 	"context"
 	"errors"
+	"fmt"
 
 	"github.com/fundsource/fundsource/internal/core/achcode"
 	"github.com/fundsource/fundsource/internal/core/errs"
@@ -339,31 +340,28 @@ func (s *Service) AccountAvailable(ctx context.Context, scope tenant.Scope, numb
 	return false, err
 }
 
-// Remove marks a source removed, frees its account number and records
-// funding_source.removed.
-func (s *Service) Remove(ctx context.Context, scope tenant.Scope, id string) (Source, error) {
-	var out Source
-	err := s.store.WithTx(ctx, func(tx Store) error {
-		src, err := tx.SourceForUpdate(ctx, scope, id)
-		if errs.Is(err, errs.NotFound) {
-			return sourceNotFound()
-		}
-		if err != nil {
-			return err
-		}
-		if src.Removed {
-			out = src // removed before: a retried delete succeeds, and nothing happens twice
-			return nil
-		}
-		out, err = s.remove(ctx, tx, src, "")
-		return err
-	})
-	return s.checked(out), err
+// RemoveTx marks a source removed in tx, frees its account number and
+// records funding_source.removed; what the removal does to the source's
+// payments is the caller's (package consequence). A source removed before
+// is answered as it is, removed false: a retried delete succeeds, and
+// nothing happens twice.
+func (s *Service) RemoveTx(ctx context.Context, tx Store, scope tenant.Scope, id string) (src Source, removed bool, err error) {
+	src, err = tx.SourceForUpdate(ctx, scope, id)
+	if errs.Is(err, errs.NotFound) {
+		return Source{}, false, sourceNotFound()
+	}
+	if err != nil {
+		return Source{}, false, fmt.Errorf("lock source %s to remove it: %w", id, err)
+	}
+	if src.Removed {
+		return s.checked(src), false, nil
+	}
+	src, err = s.remove(ctx, tx, src, "")
+	return s.checked(src), err == nil, err
 }
 
 // remove removes the locked live source src in tx: it frees the account
-// number, ends what depends on the source (onRemove) and fires
-// funding_source.removed, with return_code and removed_reason when an ACH
+// number and fires funding_source.removed, with return_code and removed_reason when an ACH
 // return with code removes it.
 func (s *Service) remove(ctx context.Context, tx Store, src Source, code string) (Source, error) {
 	now := s.now()
@@ -378,11 +376,6 @@ func (s *Service) remove(ctx context.Context, tx Store, src Source, code string)
 		return Source{}, err
 	}
 	src.Removed, src.RemovedAt = true, &now
-	if s.onRemove != nil {
-		if err := s.onRemove(ctx, tx, src.Scope, src.ID); err != nil {
-			return Source{}, err
-		}
-	}
 	data := struct {
 		Source
 		Status     Status `json:"status"`
@@ -421,23 +414,24 @@ func ptrEqual(a, b *string) bool {
 	return (a == nil) == (b == nil) && (a == nil || *a == *b)
 }
 
-// RemoveAccount removes the customer's source holding an account number.
-func (s *Service) RemoveAccount(ctx context.Context, scope tenant.Scope, customerID, number string) (Source, error) {
+// RemoveAccountTx removes, in tx, the customer's source holding an
+// account number, as RemoveTx does.
+func (s *Service) RemoveAccountTx(ctx context.Context, tx Store, scope tenant.Scope, customerID, number string) (Source, bool, error) {
 	if err := CheckAccountNumber(number); err != nil {
-		return Source{}, err
+		return Source{}, false, err
 	}
-	holder, err := s.store.AccountHolder(ctx, scope.Env, s.vault.Fingerprint(fingerprintLabel, number))
+	holder, err := tx.AccountHolder(ctx, scope.Env, s.vault.Fingerprint(fingerprintLabel, number))
 	if errs.Is(err, errs.NotFound) || (err == nil && (holder.MerchantID != scope.MerchantID || holder.CustomerID != customerID)) {
-		return Source{}, accountNotLinked()
+		return Source{}, false, accountNotLinked()
 	}
 	if err != nil {
-		return Source{}, err
+		return Source{}, false, fmt.Errorf("find the source holding an account: %w", err)
 	}
-	src, err := s.Remove(ctx, scope, holder.SourceID)
+	src, removed, err := s.RemoveTx(ctx, tx, scope, holder.SourceID)
 	if errs.Is(err, errs.FundingSourceNotFound) {
-		return Source{}, accountNotLinked() // removed by a concurrent request
+		return Source{}, false, accountNotLinked() // removed by a concurrent request
 	}
-	return src, err
+	return src, removed, err
 }
 
 // accountNotLinked is the not-found answer to a removal by account

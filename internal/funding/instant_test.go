@@ -122,7 +122,7 @@ func TestInstantWrongCodesUseTheSameAttempts(t *testing.T) {
 		t.Fatal(err)
 	}
 	right := code(t, f, scope, id)
-	_, err := f.Funding.SimulateDepositReturn(ctx, scope, id, "R03")
+	_, err := f.Consequences.SimulateDepositReturn(ctx, scope, id, "R03")
 	wantCode(t, err, errs.Conflict) // an instant credit has no ACH return
 	wrong := "FS2222"
 	if wrong == right {

@@ -86,7 +86,8 @@ func TestCreateKeyedFallsBackOnItsOwn(t *testing.T) {
 	// closed: a history, which b's first answer is not made with.
 	returned := f.VerifiedSource(a, f.Customer(a), "61616161")
 	if err := f.DB.Funding().WithTx(ctx, func(tx funding.Store) error {
-		return f.Funding.ApplyReturnTx(ctx, tx, a, returned.ID, "R02")
+		_, err := f.Funding.ApplyReturnTx(ctx, tx, a, returned.ID, "R02")
+		return err
 	}); err != nil {
 		t.Fatal(err)
 	}

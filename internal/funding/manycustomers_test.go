@@ -18,7 +18,7 @@ const day = 24 * time.Hour
 func linkAndRemove(t *testing.T, f *fixture.Fixture, scope tenant.Scope, account string) {
 	t.Helper()
 	src := f.Source(scope, f.Customer(scope), account)
-	if _, err := f.Funding.Remove(ctx, scope, src.ID); err != nil {
+	if _, err := f.Consequences.Remove(ctx, scope, src.ID); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -34,13 +34,13 @@ func paidAndRemoved(t *testing.T, f *fixture.Fixture, scope tenant.Scope, accoun
 		t.Fatal(err)
 	}
 	f.Clock.Advance(f.Config.PaymentSettleDelay)
-	if _, err := f.Payments.SettleDue(ctx); err != nil {
+	if _, err := f.Consequences.SettleDue(ctx); err != nil {
 		t.Fatal(err)
 	}
 	if got, err := f.Payments.Get(ctx, scope, p.ID); err != nil || got.Status != payment.Processed {
 		t.Fatalf("credit = %v, %v; want processed", got.Status, err)
 	}
-	if _, err := f.Funding.Remove(ctx, scope, src.ID); err != nil {
+	if _, err := f.Consequences.Remove(ctx, scope, src.ID); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -50,7 +50,7 @@ func paidAndRemoved(t *testing.T, f *fixture.Fixture, scope tenant.Scope, accoun
 func verifiedAndRemoved(t *testing.T, f *fixture.Fixture, scope tenant.Scope, account string) {
 	t.Helper()
 	src := f.VerifiedSource(scope, f.Customer(scope), account)
-	if _, err := f.Funding.Remove(ctx, scope, src.ID); err != nil {
+	if _, err := f.Consequences.Remove(ctx, scope, src.ID); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -93,7 +93,7 @@ func TestOwnCustomersNeverMakeOwnCheckManyCustomers(t *testing.T) {
 	mine := f.Source(x, f.Customer(x), "880022334")
 	wantCheck(t, "X's third customer", mine, "pass", "verified_before")
 	wantCheck(t, "its GET", get(t, f, x, mine.ID), "pass", "verified_before")
-	if _, err := f.Funding.Remove(ctx, x, mine.ID); err != nil {
+	if _, err := f.Consequences.Remove(ctx, x, mine.ID); err != nil {
 		t.Fatal(err)
 	}
 	theirs := f.Source(a, f.Customer(a), "880022334")
@@ -117,7 +117,7 @@ func TestOtherMerchantsCustomersWhoVerifiedOrPaidMakeManyCustomers(t *testing.T)
 	linkAndRemove(t, f, c, account)
 	one := f.Source(y, f.Customer(y), account)
 	wantCheck(t, "one other customer who verified", one, "pass", "verified_before")
-	if _, err := f.Funding.Remove(ctx, y, one.ID); err != nil {
+	if _, err := f.Consequences.Remove(ctx, y, one.ID); err != nil {
 		t.Fatal(err)
 	}
 	paidAndRemoved(t, f, b, account)

@@ -299,7 +299,7 @@ func TestParallelGuessesNeverExceedTheAttempts(t *testing.T) {
 func TestVerificationOfUnknownOrRemovedSourceIsNotFound(t *testing.T) {
 	t.Parallel()
 	p := newPending(t)
-	if _, err := p.Funding.Remove(ctx, p.scope, p.id); err != nil {
+	if _, err := p.Consequences.Remove(ctx, p.scope, p.id); err != nil {
 		t.Fatal(err)
 	}
 	other := p.Sandbox("Other") // another merchant's scope does not see it

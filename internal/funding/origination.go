@@ -83,18 +83,19 @@ func (s *Service) CancelDepositsTx(ctx context.Context, tx Store, scope tenant.S
 // deposits in the caller's transaction, tx: the code is recorded and, when
 // the verification is still open, it fails with
 // funding_source.verification_failed (the event's verification carries
-// return_code). Applying it again changes nothing.
-func (s *Service) ReturnMicroDepositTx(ctx context.Context, tx Store, scope tenant.Scope, id string, seq int, code string) error {
+// return_code); then the return policy acts on the source (Outcome).
+// Applying it again changes nothing.
+func (s *Service) ReturnMicroDepositTx(ctx context.Context, tx Store, scope tenant.Scope, id string, seq int, code string) (Outcome, error) {
 	src, err := tx.SourceForUpdate(ctx, scope, id)
 	if err != nil {
-		return err
+		return Outcome{}, fmt.Errorf("lock source %s for its deposits' return: %w", id, err)
 	}
 	m, err := tx.MicroDeposit(ctx, scope, id, seq)
 	if err != nil {
-		return err
+		return Outcome{}, fmt.Errorf("read deposits %d of source %s: %w", seq, id, err)
 	}
 	if m.ReturnCode != "" {
-		return nil
+		return Outcome{}, nil
 	}
 	return s.depositReturned(ctx, tx, src, m, code)
 }
@@ -103,22 +104,22 @@ func (s *Service) ReturnMicroDepositTx(ctx context.Context, tx Store, scope tena
 // verification is still open, fails it with
 // funding_source.verification_failed; then the return policy acts on the
 // source (ApplyReturnTx). Call it under the source's lock.
-func (s *Service) depositReturned(ctx context.Context, tx Store, src Source, m MicroDeposit, code string) error {
+func (s *Service) depositReturned(ctx context.Context, tx Store, src Source, m MicroDeposit, code string) (Outcome, error) {
 	m.ReturnCode = code
 	open := m.Status == DepositPending
 	if open {
 		now := s.now()
 		m.Status, m.FinishedAt, m.AttemptsRemaining = DepositFailed, &now, 0
 	}
+	var err error
 	if !open {
-		if err := tx.UpdateMicroDeposit(ctx, m); err != nil {
-			return err
-		}
+		err = tx.UpdateMicroDeposit(ctx, m)
 	} else {
 		src.Verification = m.Verification()
-		if err := tx.UpdateMicroDeposit(ctx, m, s.event(src, event.FundingSourceVerificationFailed, src.Status)); err != nil {
-			return err
-		}
+		err = tx.UpdateMicroDeposit(ctx, m, s.event(src, event.FundingSourceVerificationFailed, src.Status))
+	}
+	if err != nil {
+		return Outcome{}, fmt.Errorf("record return %s of source %s's deposits: %w", code, src.ID, err)
 	}
 	return s.ApplyReturnTx(ctx, tx, src.Scope, src.ID, code)
 }

@@ -2,6 +2,7 @@ package funding
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -28,11 +29,13 @@ const UnblockEvery = 365 * 24 * time.Hour
 // MaxAttestation is the longest attestation, in characters.
 const MaxAttestation = 500
 
-// OnBlock sets what else a block does in its transaction, tx (the payment
-// service revokes the source's mandates with the return's code).
-func (s *Service) OnBlock(fn func(ctx context.Context, tx Store, scope tenant.Scope, sourceID, code string) error) *Service {
-	s.onBlock = fn
-	return s
+// Outcome is what a return, a block or a removal did to a source, for
+// what it sets off beyond funding (package consequence): Removed when it
+// removed the source now, Blocked with the block's code when it blocked
+// it now; the zero Outcome when the source was left as it was.
+type Outcome struct {
+	Removed bool
+	Blocked string
 }
 
 // ApplyReturnTx applies the return policy (achcode.SourceAction) to the
@@ -40,40 +43,37 @@ func (s *Service) OnBlock(fn func(ctx context.Context, tx Store, scope tenant.Sc
 // tx: a removal with removed_reason "return_R03" and return_code on
 // funding_source.removed, or a block with funding_source.blocked. A source
 // removed, or blocked, already is left as it is.
-func (s *Service) ApplyReturnTx(ctx context.Context, tx Store, scope tenant.Scope, id, code string) error {
+func (s *Service) ApplyReturnTx(ctx context.Context, tx Store, scope tenant.Scope, id, code string) (Outcome, error) {
 	action := achcode.SourceAction(code)
 	if action == achcode.Keep {
-		return nil
+		return Outcome{}, nil
 	}
 	src, err := tx.SourceForUpdate(ctx, scope, id)
 	if err != nil {
-		return err
+		return Outcome{}, fmt.Errorf("lock source %s for return %s: %w", id, code, err)
 	}
 	// The account's history keeps the return even when the source is gone.
 	if err := s.recordFact(ctx, tx, src, FactReturned, code); err != nil {
-		return err
+		return Outcome{}, fmt.Errorf("record return %s of source %s: %w", code, id, err)
 	}
 	if src.Removed {
-		return nil
+		return Outcome{}, nil
 	}
 	src.Facts = withCode(src.Facts, code, s.now())
 	if action == achcode.Remove {
-		_, err = s.remove(ctx, tx, src, code)
-		return err
+		if _, err = s.remove(ctx, tx, src, code); err != nil {
+			return Outcome{}, fmt.Errorf("remove source %s after return %s: %w", id, code, err)
+		}
+		return Outcome{Removed: true}, nil
 	}
 	if src.Block != nil {
-		return nil
+		return Outcome{}, nil
 	}
 	src.Block = &Block{Code: code, Reason: achcode.Reason(code), BlockedAt: s.now().UTC()}
 	if err := tx.SetBlock(ctx, src); err != nil {
-		return err
+		return Outcome{}, fmt.Errorf("block source %s after return %s: %w", id, code, err)
 	}
-	if s.onBlock != nil {
-		if err := s.onBlock(ctx, tx, scope, id, code); err != nil {
-			return err
-		}
-	}
-	return s.record(ctx, tx, src, event.FundingSourceBlocked, src.Status)
+	return Outcome{Blocked: code}, s.record(ctx, tx, src, event.FundingSourceBlocked, src.Status)
 }
 
 // UnblockInput is an unblock request.

@@ -48,8 +48,9 @@
 // return arrives (the bank's return file, the sandbox's simulations, a
 // micro-deposit or a payment): a closed, missing or unusable account is
 // removed; a disputed authorization or a frozen account blocks debits and
-// revokes the source's mandates (through OnBlock, since mandates are the
-// payment package's). The merchant lifts a block by attesting that the
+// revokes the source's mandates (package consequence does that from the
+// Outcome ApplyReturnTx reports, since mandates are the payment
+// package's). The merchant lifts a block by attesting that the
 // customer authorized again, at most once per 365 days, so a customer who
 // keeps disputing cannot be debited on attestations alone.
 //
@@ -400,8 +401,6 @@ type Service struct {
 	vault    Vault
 	provider Provider
 	now      func() time.Time
-	onRemove func(ctx context.Context, tx Store, scope tenant.Scope, sourceID string) error // nil: nothing more
-	onBlock  func(ctx context.Context, tx Store, scope tenant.Scope, sourceID, code string) error
 	draw     func() int                    // one micro-deposit amount in cents
 	reach    Reach                         // nil: no bank is reachable on a rail
 	rails    map[tenant.Environment]Rail   // per environment; none: instant unavailable
@@ -419,13 +418,6 @@ func (s *Service) On(tx Store) *Service {
 // NewService returns a Service.
 func NewService(store Store, banks Banks, vault Vault, now func() time.Time) *Service {
 	return &Service{store: store, banks: banks, vault: vault, now: now, draw: randomCents}
-}
-
-// OnRemove sets what else a removal does in its transaction, tx (the
-// payment service cancels the source's subscriptions).
-func (s *Service) OnRemove(fn func(ctx context.Context, tx Store, scope tenant.Scope, sourceID string) error) *Service {
-	s.onRemove = fn
-	return s
 }
 
 // WithProvider sets the bank-linking provider of the processor-token path.

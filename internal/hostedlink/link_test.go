@@ -105,7 +105,7 @@ func TestEveryMismatchIsTheSameInvalidLink(t *testing.T) {
 			t.Errorf("%s: %v, want the one invalid link", name, err)
 		}
 	}
-	if _, err := svc.Funding.Remove(ctx, acme.scope, acme.link.SourceID); err != nil {
+	if _, err := svc.Consequences.Remove(ctx, acme.scope, acme.link.SourceID); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := acme.links.Open(ctx, acme.link); !errs.Is(err, errs.NotFound) {

@@ -30,6 +30,7 @@ package merchant
 import (
 	"context"
 	"crypto/sha256"
+	"fmt"
 	"strings"
 	"time"
 
@@ -62,6 +63,9 @@ type Environment struct {
 	PublicKey              string
 	ThirdPartyVerification bool
 	Policies
+	// OriginatorName is the company name the environment's ACH originator
+	// takes on creation; "" leaves the store's default.
+	OriginatorName string
 }
 
 // Policies are what the checks of a new funding source do to its
@@ -163,15 +167,17 @@ type Service struct {
 	keys  *KeyCache // nil: every request asks the database
 	// rolled runs after each successful roll, with the new secret key; nil: nothing.
 	rolled func(scope tenant.Scope, secret string)
-	// created runs in the transaction that creates an environment, with
-	// the merchant's name; nil: nothing.
-	created func(ctx context.Context, tx Store, scope tenant.Scope, name string) error
+	// originatorName is a new environment's ACH originator's company name
+	// from the merchant's name (originator.NameAfter); nil: the store's
+	// default.
+	originatorName func(merchantName string) string
 }
 
-// OnEnvironment sets what else happens in the transaction that creates a
-// merchant environment (its originator takes its name from the merchant's).
-func (s *Service) OnEnvironment(fn func(ctx context.Context, tx Store, scope tenant.Scope, name string) error) {
-	s.created = fn
+// WithOriginatorNames sets how a new environment's ACH originator is named
+// after its merchant (originator.NameAfter, the rule's one home).
+func (s *Service) WithOriginatorNames(fn func(merchantName string) string) *Service {
+	s.originatorName = fn
+	return s
 }
 
 // On returns the service on tx, a store bound to a caller's transaction:
@@ -241,13 +247,12 @@ func (s *Service) Create(ctx context.Context, name, email, password string) (Cre
 // id; name is the merchant's.
 func (s *Service) createEnvironment(ctx context.Context, tx Store, scope tenant.Scope, name string, perms []string) (Keys, string, error) {
 	public := ids.Secret(scope.Env.PublicPrefix())
-	if err := tx.InsertEnvironment(ctx, Environment{Scope: scope, PublicKey: public}); err != nil {
-		return Keys{}, "", err
+	env := Environment{Scope: scope, PublicKey: public}
+	if s.originatorName != nil {
+		env.OriginatorName = s.originatorName(name)
 	}
-	if s.created != nil {
-		if err := s.created(ctx, tx, scope, name); err != nil {
-			return Keys{}, "", err
-		}
+	if err := tx.InsertEnvironment(ctx, env); err != nil {
+		return Keys{}, "", fmt.Errorf("create the %s environment: %w", scope.Env, err)
 	}
 	secret, keyID, err := s.insertKey(ctx, tx, scope, perms)
 	if err != nil {

@@ -12,8 +12,8 @@
 // active, a production one starts pending_review and an operator
 // activates it after reviewing the merchant. Its company name defaults to
 // the merchant's name folded to NACHA's alphabet (the database spells the
-// Latin-1 letters; the merchant service's environment hook, NameTx, then
-// folds it as ACH entries fold names, in the same transaction) and its
+// Latin-1 letters; the merchant service stores, in the same insert, the
+// name NameAfter folds as ACH entries fold names) and its
 // company id to a placeholder ("1" and 9 digits of a sequence) that the
 // operator replaces with the one the bank knows.
 //
@@ -24,7 +24,8 @@
 // attributed to another company. An originator that is active without one
 // (a database from before the mark) has its production payments held,
 // hold_reason originator_company_id, until the operator sets it; setting it
-// releases them in the same transaction (OnCompanyIDAssigned).
+// releases them in the same transaction (payment.Service's
+// ReleaseCompanyIDHoldsTx, on the store's Payments).
 //
 // The limits are enforced by the statements that create payments (see
 // the payment package's limits.go), since only a check under the
@@ -132,9 +133,15 @@ type Store interface {
 	// UpdateOriginator stores o's company (with CompanyIDAssigned),
 	// status, limits, same_day and rules.
 	UpdateOriginator(ctx context.Context, o Originator) error
+	// Payments is the payment store on the same transaction: setting the
+	// company id releases the payments held for want of it there.
+	Payments() payment.Store
 }
 
-// Rates are the payment service's return rates of an environment.
-type Rates interface {
+// Payments is what originators need of the payment service: an
+// environment's return rates, and the release of the payments held until
+// its company id was set.
+type Payments interface {
 	ReturnRates(ctx context.Context, scope tenant.Scope) (payment.ReturnRates, error)
+	ReleaseCompanyIDHoldsTx(ctx context.Context, tx payment.Store, scope tenant.Scope) error
 }

@@ -32,28 +32,17 @@ func ruleIDs() []string {
 
 // Service reads and changes originators.
 type Service struct {
-	store Store
-	rates Rates
-	now   func() time.Time
+	store    Store
+	payments Payments
+	now      func() time.Time
 	// sanctions screens company names (screening.go); nil: none.
 	sanctions *sanctions.List
-	// onAssigned releases, in tx, the payments held for want of the
-	// company id; nil: nothing.
-	onAssigned func(ctx context.Context, tx Store, scope tenant.Scope) error
 }
 
-// OnCompanyIDAssigned sets what an operator's first setting of scope's
-// company id does besides, in its transaction tx: the payment service
-// releases the payments held until it was set.
-func (s *Service) OnCompanyIDAssigned(fn func(ctx context.Context, tx Store, scope tenant.Scope) error) *Service {
-	s.onAssigned = fn
-	return s
-}
-
-// NewService returns a Service; rates gives GET /v2/originator its
-// return rates.
-func NewService(store Store, rates Rates, now func() time.Time) *Service {
-	return &Service{store: store, rates: rates, now: now}
+// NewService returns a Service; payments gives GET /v2/originator its
+// return rates and releases held payments when a company id is set.
+func NewService(store Store, payments Payments, now func() time.Time) *Service {
+	return &Service{store: store, payments: payments, now: now}
 }
 
 // Get returns scope's originator as its merchant sees it.
@@ -63,8 +52,8 @@ func (s *Service) Get(ctx context.Context, scope tenant.Scope) (View, error) {
 		return View{}, notFound(err)
 	}
 	v := View{Originator: o.withDollars(), Usage: s.usage(o)}
-	if s.rates != nil {
-		if v.ReturnRates, err = s.rates.ReturnRates(ctx, scope); err != nil {
+	if s.payments != nil {
+		if v.ReturnRates, err = s.payments.ReturnRates(ctx, scope); err != nil {
 			return View{}, err
 		}
 	}
@@ -130,10 +119,13 @@ func (s *Service) Set(ctx context.Context, scope tenant.Scope, c Change, by audi
 		if err := tx.RecordAudit(ctx, audit.In(scope, audit.OriginatorChanged, by, details)); err != nil {
 			return err
 		}
-		if assigned || !o.CompanyIDAssigned || s.onAssigned == nil {
+		if assigned || !o.CompanyIDAssigned {
 			return nil
 		}
-		return s.onAssigned(ctx, tx, scope)
+		if err := s.payments.ReleaseCompanyIDHoldsTx(ctx, tx.Payments(), scope); err != nil {
+			return fmt.Errorf("release the payments held for the company id: %w", err)
+		}
+		return nil
 	})
 	return out.withDollars(), err
 }
@@ -192,22 +184,11 @@ func (s *Service) setStatus(ctx context.Context, scope tenant.Scope, status, act
 	return out.withDollars(), err
 }
 
-// NameTx gives scope's new originator, in tx (the transaction that
-// created the environment), its company name from the merchant's name
-// folded to NACHA's alphabet (the database's default spells only the
-// Latin-1 letters); a name that leaves nothing keeps the default.
-func (s *Service) NameTx(ctx context.Context, tx Store, scope tenant.Scope, merchantName string) error {
-	name := ach.Upper(merchantName, 16)
-	if name == "" {
-		return nil
-	}
-	o, err := tx.OriginatorForUpdate(ctx, scope)
-	if err != nil || o.CompanyName == name {
-		return err
-	}
-	o.CompanyName = name
-	return tx.UpdateOriginator(ctx, o)
-}
+// NameAfter is the company name a merchant's new originator takes from
+// the merchant's name: folded to NACHA's alphabet (the database's default
+// spells only the Latin-1 letters), upper case, cut to 16 characters; ""
+// when nothing of the name is left (the store's default stays).
+func NameAfter(merchantName string) string { return ach.Upper(merchantName, 16) }
 
 // State reports whether scope's originator may send entries and whether
 // its company id is assigned, read in tx (payment.Originators).

@@ -11,8 +11,8 @@ import (
 
 	"github.com/fundsource/fundsource/internal/ach"
 	"github.com/fundsource/fundsource/internal/audit"
+	"github.com/fundsource/fundsource/internal/consequence"
 	"github.com/fundsource/fundsource/internal/core/tenant"
-	"github.com/fundsource/fundsource/internal/funding"
 	"github.com/fundsource/fundsource/internal/payment"
 	"github.com/fundsource/fundsource/internal/testing/fixture"
 )
@@ -93,7 +93,7 @@ func canceledEvents(t *testing.T, f *fixture.Fixture) map[string]string {
 func originator(t *testing.T, f *fixture.Fixture) *ach.Originator {
 	cfg := ach.Config{Dir: t.TempDir(), ODFIRouting: "121042882", DestinationRouting: "231380104", DestinationName: "Federal Reserve Bank",
 		OriginName: "Fundsource Bank", CompanyName: "FUNDSOURCE", CompanyID: "1234567890"}
-	return ach.NewOriginator(cfg, f.DB.ACH(), f.Funding, f.Payments, f.Customers, f.Clock.Now)
+	return ach.NewOriginator(cfg, f.DB.ACH(), f.Funding, f.Payments, f.Consequences, f.Customers, f.Clock.Now)
 }
 
 // inFile says whether a payment has an ACH entry.
@@ -131,12 +131,12 @@ func TestABlockCancelsTheSourcesUnsentDebitsAtOnce(t *testing.T) {
 			elsewhere := newDebit(t, f, scope, other, 2800)
 
 			if scope.Env == tenant.Sandbox {
-				if _, err := f.Payments.SimulateReturn(ctx, scope, returned.ID, "R10"); err != nil {
+				if _, err := f.Consequences.SimulateReturn(ctx, scope, returned.ID, "R10"); err != nil {
 					t.Fatal(err)
 				}
 			} else {
-				err := f.DB.Payments().WithTx(ctx, func(tx payment.Store) error {
-					return f.Payments.ReturnTx(ctx, tx, scope, returned.ID, "R10")
+				err := f.DB.Consequences().WithTx(ctx, func(tx consequence.Tx) error {
+					return f.Consequences.ReturnTx(ctx, tx, scope, returned.ID, "R10")
 				})
 				if err != nil {
 					t.Fatal(err)
@@ -171,7 +171,7 @@ func TestARemovalCancelsTheSourcesUnsentDebitsAndCredits(t *testing.T) {
 				}
 			}
 			debit, credit := newDebit(t, f, scope, src, 1200), newCredit(t, f, scope, src)
-			if _, err := f.Funding.Remove(ctx, scope, src); err != nil {
+			if _, err := f.Consequences.Remove(ctx, scope, src); err != nil {
 				t.Fatal(err)
 			}
 			wantState(t, f, scope, debit.ID, payment.Voided, payment.CancelSourceRemoved)
@@ -301,7 +301,7 @@ func TestDepartureChecksTheAuthorizationAgain(t *testing.T) {
 					}
 				} else {
 					f.Clock.Advance(f.Config.PaymentSettleDelay)
-					if _, err := f.Payments.SettleDue(ctx); err != nil {
+					if _, err := f.Consequences.SettleDue(ctx); err != nil {
 						t.Fatal(err)
 					}
 				}
@@ -374,10 +374,10 @@ func TestARevocationRacingOriginationNeverBoth(t *testing.T) {
 					_, errs[1] = f.Payments.Revoke(ctx, scope, *debits[1].MandateID, payment.RevokeInput{}, audit.Operator("test"))
 				}
 			case 1:
-				_, errs[1] = f.Funding.Remove(ctx, scope, src)
+				_, errs[1] = f.Consequences.Remove(ctx, scope, src)
 			default:
-				errs[1] = f.DB.Funding().WithTx(ctx, func(tx funding.Store) error {
-					return f.Funding.ApplyReturnTx(ctx, tx, scope, src, "R10")
+				errs[1] = f.DB.Consequences().WithTx(ctx, func(tx consequence.Tx) error {
+					return f.Consequences.SourceReturnedTx(ctx, tx, scope, src, "R10")
 				})
 			}
 		})

@@ -25,7 +25,7 @@ func debits(t *testing.T, f *fixture.Fixture, scope tenant.Scope, n, from int) [
 func returned(t *testing.T, f *fixture.Fixture, scope tenant.Scope, ps []payment.Payment, code string) {
 	t.Helper()
 	for _, p := range ps {
-		if _, err := f.Payments.SimulateReturn(ctx, scope, p.ID, code); err != nil {
+		if _, err := f.Consequences.SimulateReturn(ctx, scope, p.ID, code); err != nil {
 			t.Fatal(err)
 		}
 	}

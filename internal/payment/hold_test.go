@@ -40,7 +40,7 @@ func TestHeldPaymentsWaitForReview(t *testing.T) {
 
 	// A held payment does not settle, however long it waits.
 	f.Clock.Advance(10 * f.Config.PaymentSettleDelay)
-	if _, err := f.Payments.SettleDue(ctx); err != nil {
+	if _, err := f.Consequences.SettleDue(ctx); err != nil {
 		t.Fatal(err)
 	}
 	if p, _ := f.Payments.Get(ctx, scope, release.ID); p.Status != payment.Held {
@@ -82,7 +82,7 @@ func TestHeldPaymentsWaitForReview(t *testing.T) {
 
 	// Released, it settles after the delay from its release.
 	f.Clock.Advance(f.Config.PaymentSettleDelay)
-	if _, err := f.Payments.SettleDue(ctx); err != nil {
+	if _, err := f.Consequences.SettleDue(ctx); err != nil {
 		t.Fatal(err)
 	}
 	if p, _ := f.Payments.Get(ctx, scope, release.ID); p.Status != payment.Processed {
@@ -115,7 +115,7 @@ func TestABlockCancelsHeldDebits(t *testing.T) {
 	}
 	h, r := create(t, f, scope, money(src, payment.Debit, "1.00"))
 	wantHold(t, "sixth debit", h, r, "fraud_rule:daily_velocity")
-	if _, err := f.Payments.SimulateReturn(ctx, scope, first.ID, "R10"); err != nil {
+	if _, err := f.Consequences.SimulateReturn(ctx, scope, first.ID, "R10"); err != nil {
 		t.Fatal(err)
 	}
 	p, _ := f.Payments.Get(ctx, scope, h.ID)

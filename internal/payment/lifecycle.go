@@ -2,6 +2,7 @@ package payment
 
 import (
 	"context"
+	"fmt"
 
 	"github.com/fundsource/fundsource/internal/core/achcode"
 	"github.com/fundsource/fundsource/internal/core/calendar"
@@ -10,47 +11,60 @@ import (
 	"github.com/fundsource/fundsource/internal/core/tenant"
 )
 
-// SettleDue settles sandbox payments whose delay has passed: processed, or
-// failed with the return code of a magic amount. Several processes may run
-// it at once; each payment settles once.
-func (s *Service) SettleDue(ctx context.Context) (int, error) {
-	return s.inBatches(ctx, func(ctx context.Context, tx Store) (int, int, error) {
-		due, err := tx.SettlingPayments(ctx, s.now(), batchSize)
-		if err != nil {
-			return 0, 0, err
+// Finished is what settling or returning a payment did, for what it sets
+// off beyond payments (package consequence): Done when the payment
+// changed, with its source and the return code it came back with ("" when
+// it was processed).
+type Finished struct {
+	Done     bool
+	Scope    tenant.Scope
+	SourceID string
+	Code     string
+}
+
+// finished is p's Finished after finish settled it with code.
+func finished(p Payment, code string) Finished {
+	return Finished{Done: true, Scope: p.Scope, SourceID: p.SourceID, Code: code}
+}
+
+// SettleBatch is how many due sandbox payments one transaction settles.
+const SettleBatch = batchSize
+
+// DueTx returns up to limit payments whose sandbox settlement is due,
+// locked in tx so that each settles once when several processes settle.
+func (s *Service) DueTx(ctx context.Context, tx Store, limit int) ([]Payment, error) {
+	due, err := tx.SettlingPayments(ctx, s.now(), limit)
+	if err != nil {
+		return nil, fmt.Errorf("read payments due to settle: %w", err)
+	}
+	return due, nil
+}
+
+// SettleTx settles the due payment p in tx: processed, or in sandbox
+// failed with the return code of a magic amount, checked first as it
+// would be as it left (ReleaseTx). stale says that something since p was
+// read (an earlier return of the batch) may have canceled it: it is read
+// again, and left alone unless still pending.
+func (s *Service) SettleTx(ctx context.Context, tx Store, p Payment, stale bool) (Finished, error) {
+	if stale {
+		cur, err := tx.Payment(ctx, p.Scope, p.ID)
+		if err != nil || cur.Status != Pending {
+			return Finished{}, err
 		}
-		returned := false
-		for _, p := range due {
-			if returned {
-				// An earlier return of this batch may have canceled p
-				// (its source blocked or removed): read it again.
-				cur, err := tx.Payment(ctx, p.Scope, p.ID)
-				if err != nil {
-					return 0, 0, err
-				}
-				if cur.Status != Pending {
-					continue
-				}
-			}
-			code := ""
-			if p.Scope.Env == tenant.Sandbox {
-				// A sandbox payment settles where a production one would
-				// leave: its authorization is checked as it would be there.
-				if ok, err := s.ReleaseTx(ctx, tx, p); err != nil || !ok {
-					if err != nil {
-						return 0, 0, err
-					}
-					continue
-				}
-				code = SandboxReturnCode(p.Cents)
-			}
-			if err := s.finish(ctx, tx, p, code); err != nil {
-				return 0, 0, err
-			}
-			returned = returned || code != ""
+	}
+	code := ""
+	if p.Scope.Env == tenant.Sandbox {
+		// A sandbox payment settles where a production one would
+		// leave: its authorization is checked as it would be there.
+		if ok, err := s.ReleaseTx(ctx, tx, p); err != nil || !ok {
+			return Finished{}, err
 		}
-		return len(due), len(due), nil
-	})
+		code = SandboxReturnCode(p.Cents)
+	}
+	if err := s.finish(ctx, tx, p, code); err != nil {
+		return Finished{}, fmt.Errorf("settle payment %s: %w", p.ID, err)
+	}
+	return finished(p, code), nil
 }
 
 // inBatches runs batch, each time in its own transaction, until it handles
@@ -77,9 +91,9 @@ func (s *Service) inBatches(ctx context.Context, batch func(ctx context.Context,
 // finish settles p as processed (code "") or failed with an ACH return
 // code, and fires payment.success or payment.failed. A returned payment
 // that was reversed cancels its reversal or raises an alert
-// (originalReturnedTx); a returned subscription debit also applies the subscription's return rules, and
-// any return the return policy on its source (onReturn); a processed one
-// tells the source's account (onProcessed).
+// (originalReturnedTx); a returned subscription debit also applies the
+// subscription's return rules. What the return or settlement does to the
+// source is the caller's (package consequence, from the Finished it gets).
 func (s *Service) finish(ctx context.Context, tx Store, p Payment, code string) error {
 	now := s.now().UTC()
 	p.SettledAt = &now
@@ -114,12 +128,6 @@ func (s *Service) finish(ctx context.Context, tx Store, p Payment, code string) 
 		if _, err := s.recomputeGuardrail(ctx, tx, p.Scope); err != nil {
 			return err
 		}
-	}
-	if code != "" && s.onReturn != nil {
-		return s.onReturn(ctx, tx, p.Scope, p.SourceID, code)
-	}
-	if code == "" && s.onProcessed != nil {
-		return s.onProcessed(ctx, tx, p.Scope, p.SourceID)
 	}
 	return nil
 }
@@ -165,63 +173,81 @@ func (s *Service) OriginatedTx(ctx context.Context, tx Store, scope tenant.Scope
 // and an individual's debit counts as at risk from then); one processed
 // before (the statement came after SettleAt) only takes the date; a
 // failed or canceled one is left as it is.
-func (s *Service) SettledTx(ctx context.Context, tx Store, scope tenant.Scope, id string, date calendar.Date) error {
+func (s *Service) SettledTx(ctx context.Context, tx Store, scope tenant.Scope, id string, date calendar.Date) (Finished, error) {
 	p, err := s.lockPayment(ctx, tx, scope, id)
 	if err != nil || (p.Status != Pending && p.Status != Processed) {
-		return err
+		return Finished{}, err
 	}
 	// Whether the unauthorized window applies was decided when it left.
 	sent := Sent{Settlement: date, Individual: p.UnauthorizedReturnWindowClosesAt != nil}
 	if err := tx.SetPaymentSettlement(ctx, scope, id, date, sent.UnauthorizedUntil()); err != nil {
-		return err
+		return Finished{}, fmt.Errorf("date payment %s settled on %s: %w", id, date, err)
 	}
 	if p.Status == Processed {
-		return nil
+		return Finished{}, nil
 	}
 	if p, err = tx.PaymentForUpdate(ctx, scope, id); err != nil { // with its new dates, for the event
-		return err
+		return Finished{}, fmt.Errorf("read payment %s again: %w", id, err)
 	}
-	return s.finish(ctx, tx, p, "")
+	if err := s.finish(ctx, tx, p, ""); err != nil {
+		return Finished{}, fmt.Errorf("settle payment %s: %w", id, err)
+	}
+	return finished(p, ""), nil
 }
 
 // ReturnTx applies an ACH return in the caller's transaction tx: the
 // payment fails with the code and fires payment.failed, even after it was
 // processed (returns can come later). A payment already failed or
 // canceled is left as it is.
-func (s *Service) ReturnTx(ctx context.Context, tx Store, scope tenant.Scope, id, code string) error {
+func (s *Service) ReturnTx(ctx context.Context, tx Store, scope tenant.Scope, id, code string) (Finished, error) {
 	p, err := s.lockPayment(ctx, tx, scope, id)
 	if err != nil || p.Status == Failed || p.Status == Voided {
-		return err
+		return Finished{}, err
 	}
-	return s.finish(ctx, tx, p, code)
+	if err := s.finish(ctx, tx, p, code); err != nil {
+		return Finished{}, fmt.Errorf("return payment %s with %s: %w", id, code, err)
+	}
+	return finished(p, code), nil
 }
 
-// SimulateReturn is the sandbox's return: a pending or processed payment
-// comes back with code (like "R10") exactly as an ACH return would, and the
-// payment is answered as it now is. Any other status is 409 conflict.
-func (s *Service) SimulateReturn(ctx context.Context, scope tenant.Scope, id, code string) (Payment, error) {
+// CheckSimulatedReturn refuses a sandbox return that cannot be
+// simulated, before anything is read: a production scope, or a code that
+// is not an ACH return code.
+func CheckSimulatedReturn(scope tenant.Scope, code string) error {
 	if err := tenant.SandboxOnly(scope); err != nil {
-		return Payment{}, err
+		return err
 	}
 	if !achcode.Valid(code) {
-		return Payment{}, errs.Invalid("code", `code must be an ACH return code, "R" and two digits, like "R10"`)
+		return errs.Invalid("code", `code must be an ACH return code, "R" and two digits, like "R10"`)
 	}
-	var out Payment
-	err := s.store.WithTx(ctx, func(tx Store) error {
-		p, err := s.lockPayment(ctx, tx, scope, id)
-		if err != nil {
-			return err
-		}
-		if p.Status != Pending && p.Status != Processed {
-			return errs.Newf(errs.Conflict, "This payment is %s; only a pending or processed payment can come back.", p.Status)
-		}
-		if err := s.finish(ctx, tx, p, code); err != nil {
-			return err
-		}
-		out, err = tx.Payment(ctx, scope, id)
-		return err
-	})
-	return out, err
+	return nil
+}
+
+// SimulateReturnTx is the sandbox's return, in tx (checked first with
+// CheckSimulatedReturn): a pending or processed payment comes back with
+// code (like "R10") exactly as an ACH return would. Any other status is
+// 409 conflict.
+func (s *Service) SimulateReturnTx(ctx context.Context, tx Store, scope tenant.Scope, id, code string) (Finished, error) {
+	p, err := s.lockPayment(ctx, tx, scope, id)
+	if err != nil {
+		return Finished{}, err
+	}
+	if p.Status != Pending && p.Status != Processed {
+		return Finished{}, errs.Newf(errs.Conflict, "This payment is %s; only a pending or processed payment can come back.", p.Status)
+	}
+	if err := s.finish(ctx, tx, p, code); err != nil {
+		return Finished{}, fmt.Errorf("return payment %s with %s: %w", id, code, err)
+	}
+	return finished(p, code), nil
+}
+
+// GetTx reads payment id in tx as Get answers it.
+func (s *Service) GetTx(ctx context.Context, tx Store, scope tenant.Scope, id string) (Payment, error) {
+	p, err := tx.Payment(ctx, scope, id)
+	if errs.Is(err, errs.NotFound) {
+		return Payment{}, paymentNotFound()
+	}
+	return p, err
 }
 
 // lockPayment reads a payment and locks it until the transaction ends;

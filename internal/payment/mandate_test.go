@@ -280,7 +280,7 @@ func TestRemovalKeepsMandates(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := f.Funding.Remove(ctx, scope, src); err != nil {
+	if _, err := f.Consequences.Remove(ctx, scope, src); err != nil {
 		t.Fatal(err)
 	}
 	m := mandateOf(t, f, scope, p.MandateID)

@@ -216,17 +216,17 @@ func TestRiskyAccountReadsTheCheckAsGetAnswersIt(t *testing.T) {
 		t.Fatal(err)
 	}
 	f.Clock.Advance(f.Config.PaymentSettleDelay)
-	if _, err := f.Payments.SettleDue(ctx); err != nil {
+	if _, err := f.Consequences.SettleDue(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := f.Funding.Remove(ctx, other, theirs); err != nil {
+	if _, err := f.Consequences.Remove(ctx, other, theirs); err != nil {
 		t.Fatal(err)
 	}
 	src := f.VerifiedSource(scope, f.Customer(scope), acct).ID
 	if c, err := f.Funding.Get(ctx, scope, src); err != nil || c.AccountCheck.Result == funding.CheckFail {
 		t.Fatalf("check before the return: %v %v", c.AccountCheck, err)
 	}
-	if _, err := f.Payments.SimulateReturn(ctx, other, p.ID, "R03"); err != nil {
+	if _, err := f.Consequences.SimulateReturn(ctx, other, p.ID, "R03"); err != nil {
 		t.Fatal(err)
 	}
 	var kept *string

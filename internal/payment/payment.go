@@ -179,12 +179,6 @@ type Service struct {
 	store Store
 	cfg   Config
 	now   func() time.Time
-	// onReturn applies the return policy to a returned payment's source in
-	// the return's transaction; nil: nothing more.
-	onReturn func(ctx context.Context, tx Store, scope tenant.Scope, sourceID, code string) error
-	// onProcessed records, in the settlement's transaction, that money
-	// moved through the source's account; nil: nothing more.
-	onProcessed func(ctx context.Context, tx Store, scope tenant.Scope, sourceID string) error
 	// originators says whether an originator may send entries; nil: all may.
 	originators Originators
 	// thresholds gives originators' fraud-rule thresholds; nil: defaults.
@@ -195,21 +189,6 @@ type Service struct {
 	// sanctions is the list production entries are screened against as
 	// they leave; nil: none.
 	sanctions *sanctions.List
-}
-
-// OnReturn sets what else a payment's return does in its transaction, tx
-// (the funding service applies the return policy to the source).
-func (s *Service) OnReturn(fn func(ctx context.Context, tx Store, scope tenant.Scope, sourceID, code string) error) *Service {
-	s.onReturn = fn
-	return s
-}
-
-// OnProcessed sets what else a payment's settlement (processed) does in
-// its transaction, tx (the funding service records that the account was
-// paid with, which its account check counts).
-func (s *Service) OnProcessed(fn func(ctx context.Context, tx Store, scope tenant.Scope, sourceID string) error) *Service {
-	s.onProcessed = fn
-	return s
 }
 
 // On returns the service on tx, a store bound to a caller's transaction:
@@ -227,11 +206,7 @@ func NewService(store Store, cfg Config, now func() time.Time) *Service {
 
 // Get returns a payment.
 func (s *Service) Get(ctx context.Context, scope tenant.Scope, id string) (Payment, error) {
-	p, err := s.store.Payment(ctx, scope, id)
-	if errs.Is(err, errs.NotFound) {
-		return Payment{}, paymentNotFound()
-	}
-	return p, err
+	return s.GetTx(ctx, s.store, scope, id)
 }
 
 // List returns a page of payments, newest first, of one source when

@@ -21,7 +21,7 @@ func TestR17ActsOnTheSourceLikeR10(t *testing.T) {
 			src := f.VerifiedSource(scope, f.Customer(scope), account(700+i)).ID
 			returned := newDebit(t, f, scope, src, 2500)
 			unsent := newDebit(t, f, scope, src, 2600)
-			if _, err := f.Payments.SimulateReturn(ctx, scope, returned.ID, code); err != nil {
+			if _, err := f.Consequences.SimulateReturn(ctx, scope, returned.ID, code); err != nil {
 				t.Fatal(err)
 			}
 			wantState(t, f, scope, unsent.ID, payment.Voided, payment.CancelSourceBlocked)

@@ -28,7 +28,7 @@ func authorizedDebit(f *fixture.Fixture, scope tenant.Scope, src, amount, accept
 func debitReturned(t *testing.T, f *fixture.Fixture, scope tenant.Scope, src, amount, code string) payment.Payment {
 	t.Helper()
 	p := sandboxDebit(t, f, scope, src, amount)
-	if _, err := f.Payments.SimulateReturn(ctx, scope, p.ID, code); err != nil {
+	if _, err := f.Consequences.SimulateReturn(ctx, scope, p.ID, code); err != nil {
 		t.Fatal(err)
 	}
 	return p

@@ -28,7 +28,7 @@ func sandboxDebit(t *testing.T, f *fixture.Fixture, scope tenant.Scope, src, amo
 func settle(t *testing.T, f *fixture.Fixture) {
 	t.Helper()
 	f.Clock.Advance(f.Config.PaymentSettleDelay)
-	if _, err := f.Payments.SettleDue(ctx); err != nil {
+	if _, err := f.Consequences.SettleDue(ctx); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -104,7 +104,7 @@ func TestRetryRefusesWhatTheRuleDoesNotAllow(t *testing.T) {
 	insufficient := sandboxDebit(t, f, scope, blockedSrc, "13.01")
 	disputed := sandboxDebit(t, f, scope, blockedSrc, "7.00")
 	settle(t, f)
-	if _, err := f.Payments.SimulateReturn(ctx, scope, disputed.ID, "R10"); err != nil {
+	if _, err := f.Consequences.SimulateReturn(ctx, scope, disputed.ID, "R10"); err != nil {
 		t.Fatal(err)
 	}
 	pending := sandboxDebit(t, f, scope, src, "6.00")
@@ -213,7 +213,7 @@ func TestSubscriptionRetriesNameTheOriginalAndKeepTo180Days(t *testing.T) {
 		t.Errorf("a one-off retry of a subscription's debit: %v, want retry_not_allowed", err)
 	}
 	f.Clock.Advance(181 * 24 * time.Hour)
-	if _, err := f.Payments.SettleDue(ctx); err != nil { // the re-presentment comes back R01 on day 181
+	if _, err := f.Consequences.SettleDue(ctx); err != nil { // the re-presentment comes back R01 on day 181
 		t.Fatal(err)
 	}
 	got, err := f.Payments.GetSubscription(ctx, scope, sub.ID)

@@ -194,7 +194,7 @@ func TestAReturnOfAReversedDebitCancelsOrAlerts(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, id := range []string{left.ID, waiting.ID} {
-		if _, err := f.Payments.SimulateReturn(ctx, scope, id, "R10"); err != nil {
+		if _, err := f.Consequences.SimulateReturn(ctx, scope, id, "R10"); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -28,7 +28,7 @@ func TestCreateAppliesTheSourceRules(t *testing.T) {
 	unverified := f.Source(scope, f.Customer(scope), "111122223333").ID
 	verified := f.VerifiedSource(scope, f.Customer(scope), "444455556666").ID
 	removed := f.VerifiedSource(scope, f.Customer(scope), "777788889999").ID
-	if _, err := f.Funding.Remove(ctx, scope, removed); err != nil {
+	if _, err := f.Consequences.Remove(ctx, scope, removed); err != nil {
 		t.Fatal(err)
 	}
 	other := f.Sandbox("Other")
@@ -83,7 +83,7 @@ func TestCancelOnlyAPendingPayment(t *testing.T) {
 		t.Fatal(err)
 	}
 	f.Clock.Advance(f.Config.PaymentSettleDelay)
-	if _, err := f.Payments.SettleDue(ctx); err != nil {
+	if _, err := f.Consequences.SettleDue(ctx); err != nil {
 		t.Fatal(err)
 	}
 	_, err = f.Payments.Cancel(ctx, scope, settled.ID)
@@ -124,7 +124,7 @@ func TestSimulatedReturnRules(t *testing.T) {
 		{"failed payment", scope, p.ID, "R01", errs.Conflict},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			got, err := f.Payments.SimulateReturn(ctx, c.scope, c.id, c.code)
+			got, err := f.Consequences.SimulateReturn(ctx, c.scope, c.id, c.code)
 			if code := errs.CodeOf(err); code != c.want || (err != nil && code == "") {
 				t.Fatalf("got %v, want code %q", err, c.want)
 			}

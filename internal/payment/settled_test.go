@@ -4,6 +4,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fundsource/fundsource/internal/consequence"
 	"github.com/fundsource/fundsource/internal/payment"
 	"github.com/fundsource/fundsource/internal/testing/fixture"
 )
@@ -22,8 +23,8 @@ func TestSettledTakesTheStatementsDate(t *testing.T) {
 	if _, err := originator(t, f).Run(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if err := f.DB.Payments().WithTx(ctx, func(tx payment.Store) error {
-		return f.Payments.ReturnTx(ctx, tx, scope, returned.ID, "R01")
+	if err := f.DB.Consequences().WithTx(ctx, func(tx consequence.Tx) error {
+		return f.Consequences.ReturnTx(ctx, tx, scope, returned.ID, "R01")
 	}); err != nil {
 		t.Fatal(err)
 	}
@@ -32,7 +33,7 @@ func TestSettledTakesTheStatementsDate(t *testing.T) {
 		t.Fatal(err)
 	}
 	f.Clock.Advance(time.Second)
-	if n, err := f.Payments.SettleDue(ctx); err != nil || n != 1 {
+	if n, err := f.Consequences.SettleDue(ctx); err != nil || n != 1 {
 		t.Fatalf("settle due = %d, %v; want early alone", n, err)
 	}
 	wantState(t, f, scope, early.ID, payment.Processed, "")
@@ -42,8 +43,8 @@ func TestSettledTakesTheStatementsDate(t *testing.T) {
 	}
 	booked := time.Date(2026, 12, 9, 0, 0, 0, 0, time.UTC)
 	for _, id := range []string{pending.ID, early.ID, returned.ID} {
-		if err := f.DB.Payments().WithTx(ctx, func(tx payment.Store) error {
-			return f.Payments.SettledTx(ctx, tx, scope, id, booked)
+		if err := f.DB.Consequences().WithTx(ctx, func(tx consequence.Tx) error {
+			return f.Consequences.SettledTx(ctx, tx, scope, id, booked)
 		}); err != nil {
 			t.Fatal(err)
 		}

@@ -151,7 +151,7 @@ func (s *Services) runJobs(ctx context.Context, dbURL string) {
 		s.Sanctions.Watch(ctx, t.C, s.reportSanctions)
 	})
 	wg.Go(func() {
-		s.every(ctx, time.Second, "sandbox payment settlement", counted(s.Payments.SettleDue))
+		s.every(ctx, time.Second, "sandbox payment settlement", counted(s.Consequences.SettleDue))
 	})
 	wg.Go(func() {
 		s.every(ctx, time.Minute, "subscription debits", counted(s.Payments.RunDue))

@@ -6,7 +6,9 @@
 // Domain packages declare the small interfaces they need (Store, and for
 // funding also Banks, Vault and Provider) and share only the kernel
 // packages of internal/core; this package is where the adapters meet them.
-// No domain package imports web or app. The service clock truncates
+// It holds no rule and never reaches a store through the adapter's types:
+// what crosses domains is the domains' own (package consequence, the
+// stores' explicit Funding/Payments). No domain package imports web or app. The service clock truncates
 // to microseconds, so a timestamp returned on creation equals the one read
 // back.
 package wiring
@@ -34,7 +36,7 @@ import (
 	"github.com/fundsource/fundsource/internal/adapter/vault"
 	"github.com/fundsource/fundsource/internal/audit"
 	"github.com/fundsource/fundsource/internal/config"
-	"github.com/fundsource/fundsource/internal/core/achcode"
+	"github.com/fundsource/fundsource/internal/consequence"
 	"github.com/fundsource/fundsource/internal/core/idempotency"
 	"github.com/fundsource/fundsource/internal/core/tenant"
 	"github.com/fundsource/fundsource/internal/customer"
@@ -73,6 +75,9 @@ type Services struct {
 	Funding   *funding.Service
 	Webhooks  *webhook.Service
 	Payments  *payment.Service
+	// Consequences are what returns, settlements, blocks and removals set
+	// off across funding and payments.
+	Consequences *consequence.Service
 	// Originator writes NACHA files; nil unless ACH_ODFI_ROUTING is set.
 	Originator *ach.Originator
 	// Metrics are the HTTP series of Handler, for METRICS_ADDR.
@@ -145,39 +150,8 @@ func Build(cfg *config.Config, d Deps) (*Services, error) {
 		"Changed SDN list files refused (the list in use stays).", sdn.ReloadFailures)
 	s.Originators = originator.NewService(db.Originators(), s.Payments, now).WithSanctions(sdn)
 	s.Payments.WithOriginators(s.Originators).WithThresholds(s.Originators).WithAccountChecks(s.Funding)
-	// Payments held for want of the originator's company id leave once an
-	// operator sets it, in the same transaction.
-	s.Originators.OnCompanyIDAssigned(func(ctx context.Context, tx originator.Store, scope tenant.Scope) error {
-		return s.Payments.ReleaseCompanyIDHoldsTx(ctx, tx.(postgres.Stores).Payments(), scope)
-	})
-	s.Merchants.OnEnvironment(func(ctx context.Context, tx merchant.Store, scope tenant.Scope, name string) error {
-		return s.Originators.NameTx(ctx, tx.(postgres.Stores).Originators(), scope, name)
-	})
-	// A removed source's subscriptions end with it, in the removal's
-	// transaction: every store of package postgres reaches the other
-	// domains' stores on its transaction (postgres.Stores).
-	s.Funding.OnRemove(func(ctx context.Context, tx funding.Store, scope tenant.Scope, sourceID string) error {
-		return s.Payments.CancelForSourceTx(ctx, tx.(postgres.Stores).Payments(), scope, sourceID)
-	})
-	// The return policy: a payment's return acts on its source, and a
-	// block cancels the source's unsent debits and revokes its mandates,
-	// each in the return's transaction.
-	s.Payments.OnReturn(func(ctx context.Context, tx payment.Store, scope tenant.Scope, sourceID, code string) error {
-		return s.Funding.ApplyReturnTx(ctx, tx.(postgres.Stores).Funding(), scope, sourceID, code)
-	})
-	// A settled payment is a use of its account, which other merchants'
-	// account checks count (many_customers), recorded in the settlement's
-	// transaction.
-	s.Payments.OnProcessed(func(ctx context.Context, tx payment.Store, scope tenant.Scope, sourceID string) error {
-		return s.Funding.PaidTx(ctx, tx.(postgres.Stores).Funding(), scope, sourceID)
-	})
-	s.Funding.OnBlock(func(ctx context.Context, tx funding.Store, scope tenant.Scope, sourceID, code string) error {
-		reason := code // a block of its own, like noc_unapplicable
-		if achcode.Valid(code) {
-			reason = achcode.ReturnReason(code)
-		}
-		return s.Payments.SourceBlockedTx(ctx, tx.(postgres.Stores).Payments(), scope, sourceID, reason)
-	})
+	s.Merchants.WithOriginatorNames(originator.NameAfter)
+	s.Consequences = consequence.NewService(db.Consequences(), s.Funding, s.Payments)
 	s.Metrics.GaugeFunc("fundsource_payment_reversal_then_return_alerts",
 		"Payments that came back after their reversal had left, over 30 days (-1 when the count failed): the customer may have been paid back twice.",
 		func() int64 {
@@ -198,7 +172,7 @@ func Build(cfg *config.Config, d Deps) (*Services, error) {
 		if err := ac.Validate(); err != nil {
 			return nil, err
 		}
-		s.Originator = ach.NewOriginator(ac, db.ACH(), s.Funding, s.Payments, s.Customers, now).WithLog(d.Log)
+		s.Originator = ach.NewOriginator(ac, db.ACH(), s.Funding, s.Payments, s.Consequences, s.Customers, now).WithLog(d.Log)
 		t, err := ACHTransport(cfg)
 		if err != nil {
 			return nil, err
@@ -249,34 +223,37 @@ func Open(ctx context.Context, cfg *config.Config, dbURL string, log *slog.Logge
 // the hosted page on one Gin engine.
 func (s *Services) Handler() *gin.Engine {
 	return web.New(web.Deps{
-		Answers:     s.DB.ACH(),
-		Config:      s.Config,
-		Logger:      s.Log,
-		Now:         s.Now,
-		DB:          s.DB,
-		Idempotency: idempotent{s},
-		Merchants:   s.Merchants,
-		Customers:   s.Customers,
-		Funding:     s.Funding,
-		Webhooks:    s.Webhooks,
-		Payments:    s.Payments,
-		Metrics:     s.Metrics,
-		Requests:    s.Requests,
-		Overview:    s.Overview,
-		Audit:       s.Audit,
-		Originators: s.Originators,
+		Answers:      s.DB.ACH(),
+		Config:       s.Config,
+		Logger:       s.Log,
+		Now:          s.Now,
+		DB:           s.DB,
+		Idempotency:  idempotent{s},
+		Merchants:    s.Merchants,
+		Customers:    s.Customers,
+		Funding:      s.Funding,
+		Webhooks:     s.Webhooks,
+		Payments:     s.Payments,
+		Consequences: s.Consequences,
+		Metrics:      s.Metrics,
+		Requests:     s.Requests,
+		Overview:     s.Overview,
+		Audit:        s.Audit,
+		Originators:  s.Originators,
 	})
 }
 
 // On returns the API's services bound to tx: an idempotent request's use
 // cases write in the transaction that holds the claim on its key.
 func (s *Services) On(tx postgres.Tx) api.Services {
+	f, p := s.Funding.On(tx.Funding()), s.Payments.On(tx.Payments())
 	return api.Services{
-		Merchants: s.Merchants.On(tx.Merchants()),
-		Customers: s.Customers.On(tx.Customers()),
-		Funding:   s.Funding.On(tx.Funding()),
-		Webhooks:  s.Webhooks.On(tx.Webhooks()),
-		Payments:  s.Payments.On(tx.Payments()),
+		Merchants:    s.Merchants.On(tx.Merchants()),
+		Customers:    s.Customers.On(tx.Customers()),
+		Funding:      f,
+		Webhooks:     s.Webhooks.On(tx.Webhooks()),
+		Payments:     p,
+		Consequences: s.Consequences.On(tx.Consequences(), f, p),
 	}
 }
 

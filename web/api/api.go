@@ -20,6 +20,7 @@ import (
 
 	"github.com/fundsource/fundsource/internal/audit"
 	"github.com/fundsource/fundsource/internal/config"
+	"github.com/fundsource/fundsource/internal/consequence"
 	"github.com/fundsource/fundsource/internal/core/errs"
 	"github.com/fundsource/fundsource/internal/core/idempotency"
 	"github.com/fundsource/fundsource/internal/customer"
@@ -46,6 +47,9 @@ type Services struct {
 	Funding   *funding.Service
 	Webhooks  *webhook.Service
 	Payments  *payment.Service
+	// Consequences are the requests whose effects cross domains (a
+	// removal, a sandbox return).
+	Consequences *consequence.Service
 }
 
 // IdempotencyStore runs a POST at most once per key: it takes the claim on

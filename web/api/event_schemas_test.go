@@ -62,7 +62,7 @@ func TestEveryEventTypeIsDeliveredMatchingItsSchema(t *testing.T) {
 	th.WantOK(t, h.Post("/v2/funding-source/"+b+"/unblock", key, `{"attestation":"The customer authorized again."}`))
 	th.WantOK(t, h.Post("/v2/payments/"+canceled+"/cancel", key, ``))
 	h.Clock.Advance(time.Hour)
-	if _, err := h.Payments.SettleDue(context.Background()); err != nil {
+	if _, err := h.Consequences.SettleDue(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 	if p := th.WantOK(t, h.Get("/v2/payments/"+settles, key)); p["status"] != "processed" {

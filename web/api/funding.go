@@ -191,10 +191,10 @@ func (s *Surface) deleteAccount(c *gin.Context, svc Services) {
 	ctx := c.Request.Context()
 	switch {
 	case in.FundingSourceID != "" && in.CustomerID == "" && in.AccountNumber == "":
-		src, err := svc.Funding.Remove(ctx, surface.Scope(c), in.FundingSourceID)
+		src, err := svc.Consequences.Remove(ctx, surface.Scope(c), in.FundingSourceID)
 		surface.Reply(s.Shared, c, src, err)
 	case in.FundingSourceID == "" && in.CustomerID != "" && in.AccountNumber != "":
-		src, err := svc.Funding.RemoveAccount(ctx, surface.Scope(c), in.CustomerID, in.AccountNumber)
+		src, err := svc.Consequences.RemoveAccount(ctx, surface.Scope(c), in.CustomerID, in.AccountNumber)
 		surface.Reply(s.Shared, c, src, err)
 	default:
 		s.Fail(c, errs.Invalid("funding_source_id", "send either funding_source_id, or user_id and account_number"))

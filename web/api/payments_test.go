@@ -98,14 +98,14 @@ func TestSandboxPaymentsSettleWithEventsAndMagicAmountsFail(t *testing.T) {
 	r01 := th.WantOK(t, h.Post("/v2/payments", key, th.PaymentBody(src, `"13.01"`, "debit")))["payment_id"].(string)
 	r03 := th.WantOK(t, h.Post("/v2/payments", key, th.PaymentBody(src, `"13.03"`, "credit")))["payment_id"].(string)
 
-	if n, err := h.Payments.SettleDue(context.Background()); err != nil || n != 0 {
+	if n, err := h.Consequences.SettleDue(context.Background()); err != nil || n != 0 {
 		t.Fatalf("before the delay: settled %d, %v", n, err)
 	}
 	h.Clock.Advance(5 * time.Second)
-	if n, err := h.Payments.SettleDue(context.Background()); err != nil || n != 3 {
+	if n, err := h.Consequences.SettleDue(context.Background()); err != nil || n != 3 {
 		t.Fatalf("after the delay: settled %d, %v", n, err)
 	}
-	if n, _ := h.Payments.SettleDue(context.Background()); n != 0 {
+	if n, _ := h.Consequences.SettleDue(context.Background()); n != 0 {
 		t.Errorf("settled again: %d", n)
 	}
 	p := th.WantOK(t, h.Get("/v2/payments/"+ok1, key))

@@ -48,7 +48,7 @@ func (s *Surface) simulateDepositReturn(c *gin.Context, svc Services) {
 	if !ok {
 		return
 	}
-	src, err := svc.Funding.SimulateDepositReturn(c.Request.Context(), surface.Scope(c), c.Param("funding_source_id"), code)
+	src, err := svc.Consequences.SimulateDepositReturn(c.Request.Context(), surface.Scope(c), c.Param("funding_source_id"), code)
 	surface.Reply(s.Shared, c, src, err)
 }
 
@@ -76,7 +76,7 @@ func (s *Surface) simulatePaymentReturn(c *gin.Context, svc Services) {
 	if !ok {
 		return
 	}
-	p, err := svc.Payments.SimulateReturn(c.Request.Context(), surface.Scope(c), c.Param("id"), code)
+	p, err := svc.Consequences.SimulateReturn(c.Request.Context(), surface.Scope(c), c.Param("id"), code)
 	surface.Reply(s.Shared, c, p, err)
 }
 

@@ -103,7 +103,7 @@ func TestSandboxPaymentReturn(t *testing.T) {
 
 	settled := th.WantOK(t, h.Post("/v2/payments", key, th.PaymentBody(src, `"30.00"`, "credit")))["payment_id"].(string)
 	h.Clock.Advance(time.Hour)
-	if _, err := h.Payments.SettleDue(context.Background()); err != nil {
+	if _, err := h.Consequences.SettleDue(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 	if got := th.WantOK(t, h.Get("/v2/payments/"+settled, key)); got["status"] != "processed" {
@@ -162,7 +162,7 @@ func TestSubscriptionReturnsRepresentAtMostTwice(t *testing.T) {
 	magic := th.WantOK(t, h.Post("/v2/subscriptions", key, webtest.SubscriptionBody(src, "13.02", "weekly", "2026-11-20")))["subscription_id"].(string)
 	th.WantOK(t, h.Post("/v2/sandbox/subscriptions/"+magic+"/advance", key, ``))
 	h.Clock.Advance(time.Hour)
-	if _, err := h.Payments.SettleDue(context.Background()); err != nil {
+	if _, err := h.Consequences.SettleDue(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 	if s := th.WantOK(t, h.Get("/v2/subscriptions/"+magic, key)); s["status"] != "canceled" || s["cancel_reason"] != "payment_returned" {

@@ -93,7 +93,7 @@ func TestPaymentCancel(t *testing.T) {
 	}
 	th.WantOK(t, h.Post("/v2/payments/"+id+"/cancel", key, "")) // again: the same answer
 	h.Clock.Advance(time.Hour)
-	if _, err := h.Payments.SettleDue(context.Background()); err != nil {
+	if _, err := h.Consequences.SettleDue(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 	if got := th.WantOK(t, h.Get("/v2/payments/"+id, key)); got["status"] != "canceled" {
@@ -105,7 +105,7 @@ func TestPaymentCancel(t *testing.T) {
 
 	settled := th.WantOK(t, h.Post("/v2/payments", key, th.PaymentBody(src, `"6.00"`, "credit")))["payment_id"].(string)
 	h.Clock.Advance(time.Hour)
-	if _, err := h.Payments.SettleDue(context.Background()); err != nil {
+	if _, err := h.Consequences.SettleDue(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 	th.WantError(t, h.Post("/v2/payments/"+settled+"/cancel", key, ""), http.StatusConflict, "conflict")

@@ -87,7 +87,7 @@ func TestFinalityAndBalances(t *testing.T) {
 	wantBalances(t, h, key, "27.25", "7.50", "0.00")
 
 	h.Clock.Advance(10 * time.Second)
-	if _, err := h.Payments.SettleDue(context.Background()); err != nil {
+	if _, err := h.Consequences.SettleDue(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 	p := th.WantOK(t, h.Get("/v2/payments/"+debit, key))
@@ -121,7 +121,7 @@ func TestCompanyDebitHasNoUnauthorizedWindow(t *testing.T) {
 	src := h.VerifiedSource(key, cus, "123456789")
 	id := th.WantOK(t, h.Post("/v2/payments", key, th.PaymentBody(src, `"25.00"`, "debit")))["payment_id"].(string)
 	h.Clock.Advance(10 * time.Second)
-	if _, err := h.Payments.SettleDue(context.Background()); err != nil {
+	if _, err := h.Consequences.SettleDue(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 	p := th.WantOK(t, h.Get("/v2/payments/"+id, key))

@@ -59,6 +59,7 @@ import (
 	"github.com/fundsource/fundsource/internal/ach"
 	"github.com/fundsource/fundsource/internal/audit"
 	"github.com/fundsource/fundsource/internal/config"
+	"github.com/fundsource/fundsource/internal/consequence"
 	"github.com/fundsource/fundsource/internal/core/achcode"
 	"github.com/fundsource/fundsource/internal/core/errs"
 	"github.com/fundsource/fundsource/internal/core/paging"
@@ -102,10 +103,13 @@ type Deps struct {
 	Customers *customer.Service
 	Funding   *funding.Service
 	Payments  *payment.Service
-	Webhooks  *webhook.Service
-	Requests  *requestlog.Log
-	Overview  *overview.Service
-	Audit     *audit.Service
+	// Consequences are the actions whose effects cross domains (a
+	// removal, a sandbox return).
+	Consequences *consequence.Service
+	Webhooks     *webhook.Service
+	Requests     *requestlog.Log
+	Overview     *overview.Service
+	Audit        *audit.Service
 	// Evidence gathers a disputed payment's evidence.
 	Evidence *evidence.Service
 	// Originators show Settings the environment's originator; nil shows none.
@@ -128,11 +132,13 @@ type Surface struct {
 	customers *customer.Service
 	funding   *funding.Service
 	payments  *payment.Service
-	webhooks  *webhook.Service
-	requests  *requestlog.Log
-	overview  *overview.Service
-	audit     *audit.Service
-	evidence  *evidence.Service
+	// consequences run the actions whose effects cross domains.
+	consequences *consequence.Service
+	webhooks     *webhook.Service
+	requests     *requestlog.Log
+	overview     *overview.Service
+	audit        *audit.Service
+	evidence     *evidence.Service
 	// originators: nil shows no originator in Settings.
 	originators *originator.Service
 	answers     Answers // nil: none shown
@@ -144,7 +150,7 @@ type Surface struct {
 
 // New returns the dashboard on k.
 func New(k *surface.Shared, d Deps) *Surface {
-	return &Surface{Shared: k, cfg: d.Config, merchants: d.Merchants, customers: d.Customers, funding: d.Funding, payments: d.Payments, webhooks: d.Webhooks, requests: d.Requests, overview: d.Overview, audit: d.Audit,
+	return &Surface{Shared: k, cfg: d.Config, merchants: d.Merchants, customers: d.Customers, funding: d.Funding, payments: d.Payments, consequences: d.Consequences, webhooks: d.Webhooks, requests: d.Requests, overview: d.Overview, audit: d.Audit,
 		evidence: d.Evidence, originators: d.Originators, answers: d.Answers, sessions: newSessionStore(d.Config),
 		attempts: signInLimits{
 			perIP:        surface.NewKeyLimiter(signInWindow, d.Config.SignInAttemptsPerIP),

@@ -263,7 +263,7 @@ func (s *Surface) addPayments(c *gin.Context, v *view.Source) error {
 
 func (s *Surface) simulateDepositReturn(c *gin.Context) {
 	id, code := c.Param("id"), c.PostForm("code")
-	_, err := s.funding.SimulateDepositReturn(c.Request.Context(), current(c).Scope, id, code)
+	_, err := s.consequences.SimulateDepositReturn(c.Request.Context(), current(c).Scope, id, code)
 	s.done(c, err, "Sandbox: the micro-deposits came back with "+code+"; the verification failed.", "/dashboard/funding-sources/"+id)
 }
 
@@ -280,7 +280,7 @@ func (s *Surface) simulatePaymentReturn(c *gin.Context) {
 		s.Fail(c, err)
 		return
 	}
-	_, err = s.payments.SimulateReturn(ctx, scope, p.ID, code)
+	_, err = s.consequences.SimulateReturn(ctx, scope, p.ID, code)
 	s.done(c, err, "Sandbox: payment "+p.ID+" came back with "+code+".", "/dashboard/funding-sources/"+p.SourceID)
 }
 
@@ -318,6 +318,6 @@ func (s *Surface) initiateFromPage(c *gin.Context) {
 
 func (s *Surface) removeFromPage(c *gin.Context) {
 	id := c.Param("id")
-	_, err := s.funding.Remove(c.Request.Context(), current(c).Scope, id)
+	_, err := s.consequences.Remove(c.Request.Context(), current(c).Scope, id)
 	s.done(c, err, "Funding source removed.", "/dashboard/funding-sources/"+id)
 }

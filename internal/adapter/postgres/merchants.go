@@ -78,10 +78,21 @@ const insertEnvironment = `
 INSERT INTO merchant_environments (merchant_id, environment, public_key, third_party_verification)
 VALUES ($1, $2, $3, $4)`
 
-// InsertEnvironment stores a merchant's environment.
+// nameOriginator names the originator the environment's insert created
+// (the trigger merchant_environments_originator).
+const nameOriginator = `
+UPDATE originators SET company_name = $3, updated_at = now()
+WHERE merchant_id = $1 AND environment = $2 AND company_name IS DISTINCT FROM $3`
+
+// InsertEnvironment stores a merchant's environment, and its originator's
+// company name when it has one.
 func (q queries) InsertEnvironment(ctx context.Context, e merchant.Environment) error {
 	_, err := q.ex.ExecContext(ctx, insertEnvironment,
 		e.Scope.MerchantID, e.Scope.Env, e.PublicKey, e.ThirdPartyVerification)
+	if err != nil || e.OriginatorName == "" {
+		return translate(err)
+	}
+	_, err = q.ex.ExecContext(ctx, nameOriginator, e.Scope.MerchantID, e.Scope.Env, e.OriginatorName)
 	return translate(err)
 }
 

@@ -5,6 +5,7 @@ import (
 	"errors"
 
 	"github.com/fundsource/fundsource/internal/ach"
+	"github.com/fundsource/fundsource/internal/consequence"
 	"github.com/fundsource/fundsource/internal/core/idempotency"
 	"github.com/fundsource/fundsource/internal/customer"
 	"github.com/fundsource/fundsource/internal/funding"
@@ -62,4 +63,10 @@ func (q queries) Webhooks() webhook.Store   { return store[webhook.Store]{q, que
 func (q queries) ACH() ach.Store            { return store[ach.Store]{q, queries.ACH} }
 func (q queries) Originators() originator.Store {
 	return store[originator.Store]{q, queries.Originators}
+}
+
+// Consequences is the funding and payment stores on one transaction, for
+// what a return, a block or a removal sets off across the two.
+func (q queries) Consequences() consequence.Store {
+	return store[consequence.Tx]{q, func(q queries) consequence.Tx { return q }}
 }

@@ -30,7 +30,7 @@ func achConfig(dir string) ach.Config {
 }
 
 func (h *harness) originator(cfg ach.Config) *ach.Originator {
-	return ach.NewOriginator(cfg, h.DB.ACH(), h.Funding, h.Payments, h.Svc.Customers, h.Clock.Now)
+	return ach.NewOriginator(cfg, h.DB.ACH(), h.Funding, h.Payments, h.Svc.Consequences, h.Svc.Customers, h.Clock.Now)
 }
 
 // readACH parses every file of the outbox with moov-io/ach and validates it.
@@ -211,7 +211,7 @@ func TestOriginationWritesEachEntryOnceAndTheFileParsesBack(t *testing.T) {
 
 	// A production payment settles (processed, payment.success) after origination, without a return.
 	h.Clock.Advance(7 * 24 * time.Hour)
-	if _, err := h.Payments.SettleDue(context.Background()); err != nil {
+	if _, err := h.Consequences.SettleDue(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 	if p := th.WantOK(t, h.Get("/v2/payments/"+s.debit, s.key)); p["status"] != "processed" {

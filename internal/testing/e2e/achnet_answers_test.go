@@ -90,7 +90,7 @@ func TestACHNetworkReturnsTheOlderOfTwoEntriesWithOneTrace(t *testing.T) {
 		t.Errorf("Alpha's payment = %s", th.MustJSON(p))
 	}
 	h.Clock.Advance(3 * 24 * time.Hour) // Friday 2026-11-06
-	if _, err := h.Payments.SettleDue(ctx); err != nil {
+	if _, err := h.Consequences.SettleDue(ctx); err != nil {
 		t.Fatal(err)
 	}
 	if p := th.WantOK(t, h.Get("/v2/payments/"+bravoPay, bravo)); p["status"] != "processed" || p["failure_code"] != nil {
@@ -159,7 +159,7 @@ func TestACHNetworkUntimelyExtendedReturnIsDishonored(t *testing.T) {
 		t.Fatalf("achnet on the settlement date = %+v", sum)
 	}
 	h.Clock.Advance(4 * 24 * time.Hour) // Friday 2026-11-06
-	if _, err := h.Payments.SettleDue(ctx); err != nil {
+	if _, err := h.Consequences.SettleDue(ctx); err != nil {
 		t.Fatal(err)
 	}
 	// The deadline itself: nothing yet.

@@ -265,7 +265,7 @@ func TestACHNetworkSettlesACleanDebitAndReturnsALateUnauthorizedOne(t *testing.T
 		t.Fatalf("achnet on the settlement date = %+v", sum)
 	}
 	h.Clock.Advance(4 * 24 * time.Hour) // Friday 2026-11-06
-	if _, err := h.Payments.SettleDue(context.Background()); err != nil {
+	if _, err := h.Consequences.SettleDue(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 	for _, id := range []string{cleanDebit, lateDebit} {

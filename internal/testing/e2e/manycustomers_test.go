@@ -64,7 +64,7 @@ func TestManyCustomersInProductionCountsOnlyOtherMerchantsPayingCustomers(t *tes
 		remove(aKey, src) // the credit has left: it still settles
 	}
 	h.Clock.Advance(7 * 24 * time.Hour)
-	if _, err := h.Payments.SettleDue(context.Background()); err != nil {
+	if _, err := h.Consequences.SettleDue(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 	for _, id := range credits {

@@ -35,7 +35,7 @@ func TestMicroDepositsLeaveUnderTheMerchantAndOnlyWhileTheyMay(t *testing.T) {
 	removed := sourceOf(h.Customer(key), "000222000222")
 	listed := th.WantOK(t, h.Post("/v2/customers", key, `{"first_name":"Mirela","last_name":"Drakovic","email":"m@example.com"}`))["user_id"].(string)
 	held := sourceOf(listed, "000333000333")
-	if _, err := h.Funding.Remove(ctx, scope, removed); err != nil {
+	if _, err := h.Consequences.Remove(ctx, scope, removed); err != nil {
 		t.Fatal(err)
 	}
 

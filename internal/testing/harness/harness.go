@@ -36,6 +36,7 @@ import (
 	"github.com/fundsource/fundsource/internal/adapter/vault"
 	"github.com/fundsource/fundsource/internal/audit"
 	"github.com/fundsource/fundsource/internal/config"
+	"github.com/fundsource/fundsource/internal/consequence"
 	"github.com/fundsource/fundsource/internal/core/tenant"
 	"github.com/fundsource/fundsource/internal/funding"
 	"github.com/fundsource/fundsource/internal/merchant"
@@ -67,9 +68,12 @@ type Harness struct {
 	Funding   *funding.Service
 	Webhooks  *webhook.Service
 	Payments  *payment.Service
-	Vault     *vault.Vault
-	Logger    *slog.Logger
-	Logs      *bytes.Buffer
+	// Consequences run what crosses funding and payments (removals,
+	// sandbox returns and settlements).
+	Consequences *consequence.Service
+	Vault        *vault.Vault
+	Logger       *slog.Logger
+	Logs         *bytes.Buffer
 
 	made    atomic.Int64 // customers made by Customer
 	sqlOnce sync.Once
@@ -126,6 +130,7 @@ func NewOn(t testing.TB, db *postgres.DB, url string, opts ...Option) *Harness {
 		t.Fatal(err)
 	}
 	h.Svc, h.Merchants, h.Funding, h.Webhooks, h.Payments, h.Vault = svc, svc.Merchants, svc.Funding, svc.Webhooks, svc.Payments, svc.Vault
+	h.Consequences = svc.Consequences
 	// As in a server whose key notifications are connected: every test then
 	// shows that key changes take effect at once despite the cache.
 	keys := merchant.NewKeyCache(30*time.Second, h.Clock.Now)

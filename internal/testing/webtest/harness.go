@@ -44,7 +44,7 @@ func SubscriptionBody(src, amount, interval, start string) string {
 func SettleSandbox(t *testing.T, h *Harness) {
 	t.Helper()
 	h.Clock.Advance(h.Svc.Config.PaymentSettleDelay)
-	if _, err := h.Svc.Payments.SettleDue(context.Background()); err != nil {
+	if _, err := h.Svc.Consequences.SettleDue(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 }

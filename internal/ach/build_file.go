@@ -4,8 +4,6 @@ import (
 	"bytes"
 	"cmp"
 	"context"
-	"os"
-	"path/filepath"
 	"slices"
 	"strconv"
 
@@ -82,40 +80,6 @@ func (o *Originator) build(ctx context.Context, f File, entries []Entry, dishono
 		return nil, err
 	}
 	return Encode(file)
-}
-
-// addDishonors adds to file the dishonored returns, in batches of their
-// own after the entries' (a batch holds one category of entries), each
-// under its original entry's SEC code and description.
-func (o *Originator) addDishonors(ctx context.Context, file *nacha.File, effective string, dishonors []Dishonor, h holders) error {
-	keys := make([]batchKey, len(dishonors))
-	byClass := map[batchKey][]*nacha.EntryDetail{}
-	for i, d := range dishonors {
-		class := d.Entry.Class
-		if class == (Class{}) {
-			class = legacyClass(d.Entry)
-		}
-		ed, err := o.dishonorDetail(ctx, d, class, h)
-		if err != nil {
-			return err
-		}
-		keys[i] = keyOf(class, d.Entry)
-		keys[i].Effective = "" // a dishonor is effective with its file
-		byClass[keys[i]] = append(byClass[keys[i]], ed)
-	}
-	for _, k := range batchOrder(keys) {
-		bh := nacha.NewBatchHeader()
-		bh.CompanyName, bh.CompanyIdentification = o.companyOf(k)
-		bh.StandardEntryClassCode = k.SEC
-		bh.CompanyEntryDescription = k.Description
-		bh.EffectiveEntryDate = effective
-		bh.ODFIIdentification = o.cfg.ODFIRouting[:8]
-		bh.BatchNumber = len(file.Batches) + 1
-		if err := AddBatch(file, bh, byClass[k]); err != nil {
-			return err
-		}
-	}
-	return nil
 }
 
 // Encode builds file's control record and writes it in NACHA's format.
@@ -313,43 +277,4 @@ func transactionCode(accountType string, debit bool) int {
 		return nacha.CheckingDebit
 	}
 	return nacha.CheckingCredit
-}
-
-// writeAtomically puts data at dir/name so that a reader of the folder sees
-// either nothing or the whole file: a temp file in the same folder, fsync,
-// rename, then fsync of the folder so the rename survives a crash.
-func writeAtomically(dir, name string, data []byte) error {
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return err
-	}
-	tmp, err := os.CreateTemp(dir, "."+name+".tmp-*")
-	if err != nil {
-		return err
-	}
-	defer os.Remove(tmp.Name()) // after a successful rename this finds nothing
-	if _, err := tmp.Write(data); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Sync(); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		return err
-	}
-	// The file holds account numbers and micro-deposit amounts: its owner
-	// (the service's user, and the transfer job run as it) alone may read it.
-	if err := os.Chmod(tmp.Name(), 0o600); err != nil {
-		return err
-	}
-	if err := os.Rename(tmp.Name(), filepath.Join(dir, name)); err != nil {
-		return err
-	}
-	d, err := os.Open(dir)
-	if err != nil {
-		return err
-	}
-	defer d.Close()
-	return d.Sync()
 }

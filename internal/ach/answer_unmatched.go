@@ -17,7 +17,7 @@ import (
 )
 
 // Unmatched answers. A return or notification of change that matches no
-// entry, or more than one (match.go), is applied to nothing and kept with
+// entry, or more than one (answer_match.go), is applied to nothing and kept with
 // the file it came in: its entry and addenda records sealed (they carry
 // the account number), what an operator needs to decide in the clear. An
 // operator matches it to a payment (MatchAnswer: it is then judged and

@@ -192,4 +192,6 @@ func TestBuildWritesDishonoredReturnsInBatchesOfTheirOwn(t *testing.T) {
 	}
 }
 
-func trimmed(s string) string { return string(bytes.TrimSpace([]byte(s))) }
+func trimmed(s string) string {
+	return string(bytes.TrimSpace([]byte(s)))
+}

@@ -24,132 +24,200 @@ func (o *Originator) assign(ctx context.Context, w *calendar.Window) (File, bool
 	var f File
 	found := false
 	err := o.store.WithTx(ctx, func(tx Store) error {
-		if err := tx.LockACHAssignment(ctx); err != nil {
+		if err := o.takeTurn(ctx, tx, w); err != nil {
 			return err
-		}
-		if w != nil {
-			claimed, err := tx.ClaimACHWindow(ctx, *w, o.now().UTC())
-			if err != nil {
-				return err
-			}
-			if !claimed {
-				return errWindowTaken
-			}
 		}
 		wt, err := o.claim(ctx, tx)
 		if err != nil {
 			return err
 		}
-		deposits, payments, dishonors, receivers := wt.deposits, wt.payments, wt.dishonors, wt.receivers
-		if len(deposits)+len(payments)+len(dishonors) == 0 {
+		if len(wt.deposits)+len(wt.payments)+len(wt.dishonors) == 0 {
 			return nil
 		}
 		found = true
-		now := o.now().UTC()
-		f = File{ID: ids.New("achf_"), Status: StatusBuilt, CreatedAt: now}
-		date := calendar.DateOf(now)
-		f.Name = fmt.Sprintf("fundsource-%s-%s.ach", date.Format("20060102"), f.ID[len("achf_"):])
-		traces := o.traces(date.Format(time.DateOnly))
-		microEffective := o.cfg.Schedule.Effective(now, o.cfg.SameDayMicro).Format(time.DateOnly)
-		// Micro-deposits go out under the merchant's originator, as its
-		// later entries will (Nacha's micro-entry rule): the name the
-		// receiver sees is the one they will see again.
-		companies := map[tenant.Scope][2]string{}
-		depositClasses := make([]Class, len(deposits))
-		depositKeys := make([]batchKey, len(deposits))
-		depositReceivers := make([]funding.Receiver, len(deposits))
-		depositCompanies := make([][2]string, len(deposits))
-		for i, d := range deposits {
-			r, err := o.receiver(ctx, d.Scope, d.SourceID, receivers)
-			if err != nil {
-				return err
-			}
-			if depositCompanies[i], err = o.company(ctx, tx, d.Scope, companies); err != nil {
-				return err
-			}
-			depositClasses[i], depositReceivers[i] = Classify(Payer{Business: r.Company, MicroDeposit: true}), r
-			depositKeys[i] = keyOf(depositClasses[i], Entry{EffectiveDate: microEffective,
-				CompanyName: depositCompanies[i][0], CompanyID: depositCompanies[i][1]})
-		}
-		if o.cfg.MicroOffset {
-			// One offsetting debit per micro-deposit batch, in batch order.
-			for range batchOrder(depositKeys) {
-				trace, err := traces.next(ctx, tx)
-				if err != nil {
-					return err
-				}
-				f.OffsetTraces = append(f.OffsetTraces, trace)
-			}
-		}
-		if f.Serial, err = tx.InsertACHFile(ctx, f); err != nil {
+		a := o.newAssignment(tx, wt)
+		if err := a.write(ctx, w); err != nil {
 			return err
 		}
-		if w != nil {
-			if err := tx.SetACHWindowFile(ctx, *w, f.ID); err != nil {
-				return err
-			}
-		}
-		for di, d := range deposits {
-			// The amounts stay sealed with the verification; build reads them.
-			for i := range 2 {
-				e := Entry{FileID: f.ID, FileDate: traces.date, Scope: d.Scope, Kind: KindMicroDeposit, SourceID: d.SourceID,
-					CustomerID: d.CustomerID, DepositSeq: d.Seq, DepositIndex: i + 1, Class: depositClasses[di],
-					ReceiverName: receiverName(depositReceivers[di]), IndividualID: depositReceivers[di].IndividualID,
-					EffectiveDate: microEffective, AccountFP: depositReceivers[di].AccountFP,
-					CompanyName: depositCompanies[di][0], CompanyID: depositCompanies[di][1]}
-				if err := o.insertEntry(ctx, tx, &e); err != nil {
-					return err
-				}
-			}
-		}
-		for _, p := range payments {
-			r, err := o.receiver(ctx, p.Scope, p.SourceID, receivers)
-			if err != nil {
-				return err
-			}
-			company, err := o.company(ctx, tx, p.Scope, companies)
-			if err != nil {
-				return err
-			}
-			debit := p.Direction == payment.Debit
-			class, company, err := o.classOf(ctx, tx, p, Payer{Business: r.Company, Debit: debit, Subscription: p.SubscriptionID != nil,
-				Retry: p.Attempt != nil && *p.Attempt > 1, EntryDescription: deref(p.EntryDescription), MandateSEC: p.Standing.MandateSEC,
-				Purpose: p.Purpose}, company)
-			if err != nil {
-				return err
-			}
-			e := Entry{FileID: f.ID, FileDate: traces.date, Scope: p.Scope, Kind: KindPayment, SourceID: p.SourceID, CustomerID: p.CustomerID,
-				PaymentID: p.ID, Debit: debit, Cents: p.Cents, Class: class,
-				ReceiverName: receiverName(r), IndividualID: r.IndividualID, CompanyName: company[0], CompanyID: company[1],
-				AccountFP: r.AccountFP}
-			effective := o.cfg.Schedule.Effective(now, p.SameDay)
-			e.EffectiveDate = effective.Format(time.DateOnly)
-			if p.Description != nil && r.Addenda {
-				e.Addenda = addendaText(*p.Description)
-			}
-			if err := o.sameReceiver(ctx, tx, p, &e); err != nil {
-				return err
-			}
-			if err := o.insertEntry(ctx, tx, &e); err != nil {
-				return err
-			}
-			// sent_at waits for the bank's server to take the file (deliver).
-			if err := o.payments.OriginatedTx(ctx, tx.Payments(), p.Scope, p.ID, sent(time.Time{}, effective, debit && class.SEC != SecCCD)); err != nil {
-				return err
-			}
-		}
-		for _, d := range dishonors {
-			trace, err := traces.next(ctx, tx)
-			if err != nil {
-				return err
-			}
-			if err := tx.AssignDishonor(ctx, d.ID, f.ID, trace); err != nil {
-				return err
-			}
-		}
+		f = a.file
 		return nil
 	})
 	return f, found, err
+}
+
+// takeTurn waits for the assignments before this one to end and, for
+// window w, claims it: errWindowTaken when another run has.
+func (o *Originator) takeTurn(ctx context.Context, tx Store, w *calendar.Window) error {
+	if err := tx.LockACHAssignment(ctx); err != nil {
+		return err
+	}
+	if w == nil {
+		return nil
+	}
+	claimed, err := tx.ClaimACHWindow(ctx, *w, o.now().UTC())
+	if err != nil {
+		return err
+	}
+	if !claimed {
+		return errWindowTaken
+	}
+	return nil
+}
+
+// assignment is one new file being filled in tx with what was claimed.
+// Trace numbers are taken in a fixed order (the offsets, the deposits,
+// the payments, the dishonors), so a batch's numbers ascend.
+type assignment struct {
+	o         *Originator
+	tx        Store
+	wt        waiting
+	now       time.Time // UTC
+	file      File
+	traces    traceCounter
+	companies map[tenant.Scope][2]string // by scope, for this file
+}
+
+// newAssignment names the new file after its id and creation date (US
+// Eastern).
+func (o *Originator) newAssignment(tx Store, wt waiting) *assignment {
+	now := o.now().UTC()
+	f := File{ID: ids.New("achf_"), Status: StatusBuilt, CreatedAt: now}
+	date := calendar.DateOf(now)
+	f.Name = fmt.Sprintf("fundsource-%s-%s.ach", date.Format("20060102"), f.ID[len("achf_"):])
+	return &assignment{o: o, tx: tx, wt: wt, now: now, file: f,
+		traces: o.traces(date.Format(time.DateOnly)), companies: map[tenant.Scope][2]string{}}
+}
+
+// write stores the file record (named as window w's file) and its
+// entries: the micro-deposits with their offsets, the payments, the
+// dishonors.
+func (a *assignment) write(ctx context.Context, w *calendar.Window) error {
+	deposits, err := a.depositEntries(ctx)
+	if err != nil {
+		return err
+	}
+	if err := a.offsets(ctx, deposits); err != nil {
+		return err
+	}
+	if a.file.Serial, err = a.tx.InsertACHFile(ctx, a.file); err != nil {
+		return err
+	}
+	if w != nil {
+		if err := a.tx.SetACHWindowFile(ctx, *w, a.file.ID); err != nil {
+			return err
+		}
+	}
+	for i := range deposits {
+		// The amounts stay sealed with the verification; build reads them.
+		if err := a.o.insertEntry(ctx, a.tx, &deposits[i]); err != nil {
+			return err
+		}
+	}
+	for _, p := range a.wt.payments {
+		if err := a.payment(ctx, p); err != nil {
+			return err
+		}
+	}
+	return a.dishonors(ctx)
+}
+
+// depositEntries are the two credits of each claimed verification, not
+// yet numbered. Micro-deposits go out under the merchant's originator, as
+// its later entries will (Nacha's micro-entry rule): the name the
+// receiver sees is the one they will see again.
+func (a *assignment) depositEntries(ctx context.Context) ([]Entry, error) {
+	effective := a.o.cfg.Schedule.Effective(a.now, a.o.cfg.SameDayMicro).Format(time.DateOnly)
+	var out []Entry
+	for _, d := range a.wt.deposits {
+		r, err := a.o.receiver(ctx, d.Scope, d.SourceID, a.wt.receivers)
+		if err != nil {
+			return nil, err
+		}
+		company, err := a.o.company(ctx, a.tx, d.Scope, a.companies)
+		if err != nil {
+			return nil, err
+		}
+		class := Classify(Payer{Business: r.Company, MicroDeposit: true})
+		for i := range 2 {
+			out = append(out, Entry{FileID: a.file.ID, FileDate: a.traces.date, Scope: d.Scope, Kind: KindMicroDeposit,
+				SourceID: d.SourceID, CustomerID: d.CustomerID, DepositSeq: d.Seq, DepositIndex: i + 1, Class: class,
+				ReceiverName: receiverName(r), IndividualID: r.IndividualID, EffectiveDate: effective, AccountFP: r.AccountFP,
+				CompanyName: company[0], CompanyID: company[1]})
+		}
+	}
+	return out, nil
+}
+
+// offsets numbers the file's offsetting debits, one per micro-deposit
+// batch in batch order, when micro-deposits go with an offset.
+func (a *assignment) offsets(ctx context.Context, deposits []Entry) error {
+	if !a.o.cfg.MicroOffset {
+		return nil
+	}
+	keys := make([]batchKey, len(deposits))
+	for i, e := range deposits {
+		keys[i] = keyOf(e.Class, e)
+	}
+	for range batchOrder(keys) {
+		trace, err := a.traces.next(ctx, a.tx)
+		if err != nil {
+			return err
+		}
+		a.file.OffsetTraces = append(a.file.OffsetTraces, trace)
+	}
+	return nil
+}
+
+// payment assigns p's entry to the file, under its class and company
+// (classOf) and its receiver (sameReceiver for a reversal), and records
+// that it originated; its sent_at waits for the bank's server to take the
+// file (deliver).
+func (a *assignment) payment(ctx context.Context, p payment.Payment) error {
+	r, err := a.o.receiver(ctx, p.Scope, p.SourceID, a.wt.receivers)
+	if err != nil {
+		return err
+	}
+	company, err := a.o.company(ctx, a.tx, p.Scope, a.companies)
+	if err != nil {
+		return err
+	}
+	debit := p.Direction == payment.Debit
+	class, company, err := a.o.classOf(ctx, a.tx, p, Payer{Business: r.Company, Debit: debit, Subscription: p.SubscriptionID != nil,
+		Retry: p.Attempt != nil && *p.Attempt > 1, EntryDescription: deref(p.EntryDescription), MandateSEC: p.Standing.MandateSEC,
+		Purpose: p.Purpose}, company)
+	if err != nil {
+		return err
+	}
+	effective := a.o.cfg.Schedule.Effective(a.now, p.SameDay)
+	e := Entry{FileID: a.file.ID, FileDate: a.traces.date, Scope: p.Scope, Kind: KindPayment, SourceID: p.SourceID, CustomerID: p.CustomerID,
+		PaymentID: p.ID, Debit: debit, Cents: p.Cents, Class: class,
+		ReceiverName: receiverName(r), IndividualID: r.IndividualID, CompanyName: company[0], CompanyID: company[1],
+		AccountFP: r.AccountFP, EffectiveDate: effective.Format(time.DateOnly)}
+	if p.Description != nil && r.Addenda {
+		e.Addenda = addendaText(*p.Description)
+	}
+	if err := a.o.sameReceiver(ctx, a.tx, p, &e); err != nil {
+		return err
+	}
+	if err := a.o.insertEntry(ctx, a.tx, &e); err != nil {
+		return err
+	}
+	return a.o.payments.OriginatedTx(ctx, a.tx.Payments(), p.Scope, p.ID, sent(time.Time{}, effective, debit && class.SEC != SecCCD))
+}
+
+// dishonors puts the claimed dishonors into the file, each under a trace
+// number of its own.
+func (a *assignment) dishonors(ctx context.Context) error {
+	for _, d := range a.wt.dishonors {
+		trace, err := a.traces.next(ctx, a.tx)
+		if err != nil {
+			return err
+		}
+		if err := a.tx.AssignDishonor(ctx, d.ID, a.file.ID, trace); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // waiting is what an assignment claimed that may leave now: deposits

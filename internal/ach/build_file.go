@@ -20,18 +20,8 @@ import (
 // description. It depends only on f, its entries and its dishonors, so a
 // rewrite gives the same bytes.
 func (o *Originator) build(ctx context.Context, f File, entries []Entry, dishonors []Dishonor) ([]byte, error) {
-	created := f.CreatedAt.In(calendar.Eastern)
-	fh := nacha.NewFileHeader()
-	fh.ImmediateDestination = o.cfg.DestinationRouting
-	fh.ImmediateOrigin = o.cfg.ODFIRouting
-	fh.FileCreationDate = created.Format("060102")
-	fh.FileCreationTime = created.Format("1504")
-	fh.FileIDModifier = string("ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"[f.Serial%36])
-	fh.ImmediateDestinationName = upper(o.cfg.DestinationName, 23)
-	fh.ImmediateOriginName = upper(o.cfg.OriginName, 23)
 	file := nacha.NewFile()
-	file.SetHeader(fh)
-
+	file.SetHeader(o.fileHeader(f))
 	effective := effectiveDate(f.CreatedAt).Format("060102")
 	h := holders{accounts: map[string]funding.BankAccount{}, names: map[string]string{}, deposits: map[string][2]int{}}
 	classes := make([]Class, len(entries))
@@ -80,6 +70,21 @@ func (o *Originator) build(ctx context.Context, f File, entries []Entry, dishono
 		return nil, err
 	}
 	return Encode(file)
+}
+
+// fileHeader is f's file header: from the ODFI to the destination,
+// created when f was (US Eastern), its id modifier given by its serial.
+func (o *Originator) fileHeader(f File) nacha.FileHeader {
+	created := f.CreatedAt.In(calendar.Eastern)
+	fh := nacha.NewFileHeader()
+	fh.ImmediateDestination = o.cfg.DestinationRouting
+	fh.ImmediateOrigin = o.cfg.ODFIRouting
+	fh.FileCreationDate = created.Format("060102")
+	fh.FileCreationTime = created.Format("1504")
+	fh.FileIDModifier = string("ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"[f.Serial%36])
+	fh.ImmediateDestinationName = upper(o.cfg.DestinationName, 23)
+	fh.ImmediateOriginName = upper(o.cfg.OriginName, 23)
+	return fh
 }
 
 // Encode builds file's control record and writes it in NACHA's format.

@@ -159,9 +159,6 @@ func (o *Originator) timely(ctx context.Context, tx Store, e Entry, code string,
 		return true
 	}
 	sec := e.Class.SEC
-	if sec == "" {
-		sec = legacyClass(e).SEC
-	}
 	settled := SettlementDate(f.CreatedAt)
 	if d, err := time.Parse(time.DateOnly, e.EffectiveDate); err == nil {
 		settled = d // a same-day entry settles the day its file was built

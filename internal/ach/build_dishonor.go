@@ -21,9 +21,6 @@ func (o *Originator) addDishonors(ctx context.Context, file *nacha.File, effecti
 	byClass := map[batchKey][]*nacha.EntryDetail{}
 	for i, d := range dishonors {
 		class := d.Entry.Class
-		if class == (Class{}) {
-			class = legacyClass(d.Entry)
-		}
 		ed, err := o.dishonorDetail(ctx, d, class, h)
 		if err != nil {
 			return err

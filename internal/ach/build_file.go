@@ -23,23 +23,18 @@ func (o *Originator) build(ctx context.Context, f File, entries []Entry, dishono
 	file := nacha.NewFile()
 	file.SetHeader(o.fileHeader(f))
 	effective := effectiveDate(f.CreatedAt).Format("060102")
-	h := holders{accounts: map[string]funding.BankAccount{}, names: map[string]string{}, deposits: map[string][2]int{}}
-	classes := make([]Class, len(entries))
+	h := holders{accounts: map[string]funding.BankAccount{}, deposits: map[string][2]int{}}
 	keys := make([]batchKey, 0, len(entries))
 	byClass := map[batchKey][]*nacha.EntryDetail{}
-	for i, e := range entries {
-		classes[i] = e.Class
-		if classes[i] == (Class{}) {
-			classes[i] = legacyClass(e)
-		}
+	for _, e := range entries {
 		ed, err := o.entryDetail(ctx, e, h)
 		if err != nil {
 			return nil, err
 		}
-		if classes[i].PaymentType != "" {
-			ed.SetPaymentType(classes[i].PaymentType)
+		if e.Class.PaymentType != "" {
+			ed.SetPaymentType(e.Class.PaymentType)
 		}
-		k := keyOf(classes[i], e)
+		k := keyOf(e.Class, e)
 		keys = append(keys, k)
 		byClass[k] = append(byClass[k], ed)
 	}
@@ -202,11 +197,10 @@ func (o *Originator) offset(eds []*nacha.EntryDetail, trace string) *nacha.Entry
 	return ed
 }
 
-// holders remembers, within one file, the accounts, names and sealed
-// amounts already read: a verification's two credits share all three.
+// holders remembers, within one file, the accounts and sealed amounts
+// already read: a verification's two credits share both.
 type holders struct {
 	accounts map[string]funding.BankAccount // by merchant and source id
-	names    map[string]string              // by merchant and customer id
 	deposits map[string][2]int              // by merchant, source id and verification
 }
 
@@ -237,12 +231,6 @@ func (o *Originator) entryDetail(ctx context.Context, e Entry, h holders) (*nach
 	ed.DFIAccountNumber = acct.AccountNumber
 	ed.Amount = int(cents)
 	ed.TraceNumber = e.Trace
-	if e.ReceiverName == "" {
-		if err := o.legacyReceiver(ctx, e, h, ed); err != nil {
-			return nil, err
-		}
-		return ed, nil
-	}
 	ed.IndividualName, ed.IdentificationNumber = e.ReceiverName, e.IndividualID
 	if e.Addenda != "" {
 		a := nacha.NewAddenda05()
@@ -251,25 +239,6 @@ func (o *Originator) entryDetail(ctx context.Context, e Entry, h holders) (*nach
 		ed.AddendaRecordIndicator = 1
 	}
 	return ed, nil
-}
-
-// legacyReceiver names the receiver of an entry assigned before receiver
-// details were stored, as it was then: the customer's person name, and
-// the source's id as identification.
-func (o *Originator) legacyReceiver(ctx context.Context, e Entry, h holders, ed *nacha.EntryDetail) error {
-	name, ok := h.names[e.Scope.MerchantID+"/"+e.CustomerID]
-	if !ok {
-		cus, err := o.customers.Get(ctx, e.Scope, e.CustomerID)
-		if err != nil {
-			return err
-		}
-		name = cus.FirstName + " " + cus.LastName
-		h.names[e.Scope.MerchantID+"/"+e.CustomerID] = name
-	}
-	ed.IndividualName = legacyUpper(name, 22)
-	id := e.SourceID
-	ed.IdentificationNumber = legacyUpper(id[len(id)-min(15, len(id)):], 15)
-	return nil
 }
 
 func transactionCode(accountType string, debit bool) int {

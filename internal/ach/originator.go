@@ -12,7 +12,6 @@ import (
 	"github.com/fundsource/fundsource/internal/core/calendar"
 	"github.com/fundsource/fundsource/internal/core/ids"
 	"github.com/fundsource/fundsource/internal/core/tenant"
-	"github.com/fundsource/fundsource/internal/customer"
 	"github.com/fundsource/fundsource/internal/funding"
 	"github.com/fundsource/fundsource/internal/payment"
 )
@@ -51,7 +50,7 @@ type Entry struct {
 	Cents        int64  // payments; a micro-deposit's is read sealed when its file is built
 	ReturnCode   string // "" until a return is applied (a timely one, or a contested dishonor's)
 	ReturnTrace  string // the applied return's own trace number; "" for one applied before it was kept
-	Class        Class  // zero for an entry assigned before classes were stored
+	Class        Class  // decided at assignment (Classify, classOf)
 	// FileDate is its file's creation date (US Eastern), YYYY-MM-DD: its
 	// trace number is unique on that date. "" for an entry written
 	// without one (by a release before trace numbers restarted per date).
@@ -60,8 +59,7 @@ type Entry struct {
 	Recurs bool
 	// ReceiverName (folded to NACHA's name alphabet, ≤ 22) and
 	// IndividualID (the source's Individual Identification Number, ≤ 15)
-	// are decided at assignment like Class; "" on an entry assigned
-	// before they were stored, which is built as it was.
+	// are decided at assignment like Class.
 	ReceiverName string
 	IndividualID string
 	// Addenda is the text of the entry's one 05 addenda record (the
@@ -72,11 +70,11 @@ type Entry struct {
 	// "" on an entry assigned before it was stored: its file's next
 	// banking day.
 	EffectiveDate string
-	// CompanyName (≤ 16) and CompanyID (≤ 10) are the originator a
-	// payment goes out under, decided at assignment like Class: its batch
-	// header carries them. "" for a micro-deposit, and for an entry
-	// assigned before originators, which go out under the platform's own
-	// (Config.CompanyName, Config.CompanyID).
+	// CompanyName (≤ 16) and CompanyID (≤ 10) are the originator an
+	// entry goes out under, decided at assignment like Class: its batch
+	// header carries them. "" for an entry of a scope without an
+	// originator, and for one assigned before originators, which go out
+	// under the platform's own (Config.CompanyName, Config.CompanyID).
 	CompanyName string
 	CompanyID   string
 	// AccountFP is the fingerprint of the account number the entry was
@@ -130,12 +128,6 @@ type Payments interface {
 	SettledTx(ctx context.Context, tx payment.Store, scope tenant.Scope, id string, date calendar.Date) error
 }
 
-// Customers names the account holders of entries assigned before their
-// receiver names were stored.
-type Customers interface {
-	Get(ctx context.Context, scope tenant.Scope, id string) (customer.Customer, error)
-}
-
 // Config is the originating bank's details and the outbox folder.
 type Config struct {
 	Dir                string // the outbox folder
@@ -187,7 +179,6 @@ type Originator struct {
 	store     Store
 	funding   Funding
 	payments  Payments
-	customers Customers
 	now       func() time.Time
 	transport Transport
 	log       *slog.Logger
@@ -200,8 +191,8 @@ type Originator struct {
 }
 
 // NewOriginator returns an Originator.
-func NewOriginator(cfg Config, store Store, f Funding, p Payments, c Customers, now func() time.Time) *Originator {
-	return &Originator{cfg: cfg, store: store, funding: f, payments: p, customers: c, now: now,
+func NewOriginator(cfg Config, store Store, f Funding, p Payments, now func() time.Time) *Originator {
+	return &Originator{cfg: cfg, store: store, funding: f, payments: p, now: now,
 		transport: Folders{Outbox: cfg.Dir}, lease: ids.New("lease_")}
 }
 

@@ -198,7 +198,7 @@ func Build(cfg *config.Config, d Deps) (*Services, error) {
 		if err := ac.Validate(); err != nil {
 			return nil, err
 		}
-		s.Originator = ach.NewOriginator(ac, db.ACH(), s.Funding, s.Payments, s.Customers, now).WithLog(d.Log)
+		s.Originator = ach.NewOriginator(ac, db.ACH(), s.Funding, s.Payments, now).WithLog(d.Log)
 		t, err := ACHTransport(cfg)
 		if err != nil {
 			return nil, err

@@ -15,7 +15,7 @@ import (
 // Reconciliation compares what the bank says it booked on the
 // settlement account with what the service expects (settlements): the
 // bank's end-of-day statement is an ISO 20022 camt.053
-// (BankToCustomerStatement), read in its version's layout (camt.go), the
+// (BankToCustomerStatement), read in its version's layout (reconcile_camt.go), the
 // settlement account's statements only, each once by its <Stmt><Id>.
 // Each booked statement entry is matched to one expected settlement of
 // the same direction and amount, dated on the entry's booking date or up

@@ -93,7 +93,7 @@ func canceledEvents(t *testing.T, f *fixture.Fixture) map[string]string {
 func originator(t *testing.T, f *fixture.Fixture) *ach.Originator {
 	cfg := ach.Config{Dir: t.TempDir(), ODFIRouting: "121042882", DestinationRouting: "231380104", DestinationName: "Federal Reserve Bank",
 		OriginName: "Fundsource Bank", CompanyName: "FUNDSOURCE", CompanyID: "1234567890"}
-	return ach.NewOriginator(cfg, f.DB.ACH(), f.Funding, f.Payments, f.Consequences, f.Customers, f.Clock.Now)
+	return ach.NewOriginator(cfg, f.DB.ACH(), f.Funding, f.Payments, f.Consequences, f.Clock.Now)
 }
 
 // inFile says whether a payment has an ACH entry.

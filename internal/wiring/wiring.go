@@ -172,7 +172,7 @@ func Build(cfg *config.Config, d Deps) (*Services, error) {
 		if err := ac.Validate(); err != nil {
 			return nil, err
 		}
-		s.Originator = ach.NewOriginator(ac, db.ACH(), s.Funding, s.Payments, s.Consequences, s.Customers, now).WithLog(d.Log)
+		s.Originator = ach.NewOriginator(ac, db.ACH(), s.Funding, s.Payments, s.Consequences, now).WithLog(d.Log)
 		t, err := ACHTransport(cfg)
 		if err != nil {
 			return nil, err

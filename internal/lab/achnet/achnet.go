@@ -72,7 +72,7 @@
 // duplicate). The originator's dishonored returns (R67, R68) are read from
 // the outbox like entries: the bank accepts them, or, when the account's
 // rule has contest (R71–R77), answers the banking day after the dishonor
-// settles with a contested dishonored return (dishonor.go).
+// settles with a contested dishonored return (package ach, answer_dishonor.go).
 //
 // Entries to the ODFI's own routing number (the offsetting debit of a
 // micro-deposit batch) are on-us: the ODFI posts them and nobody answers.

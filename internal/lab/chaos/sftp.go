@@ -49,7 +49,7 @@ func (c *chaos) sftpDown(ctx context.Context) (chaosResult, error) {
 		defer client.Close()
 		o := ach.NewOriginator(ach.Config{Dir: filepath.Join(c.run.Dir, "unused-outbox"), ODFIRouting: "121042882",
 			DestinationRouting: "231380104", DestinationName: "Federal Reserve Bank", OriginName: "Chaos Bank",
-			CompanyName: "CHAOS", CompanyID: "1234567890"}, c.svc.DB.ACH(), c.svc.Funding, c.svc.Payments, c.svc.Consequences, c.svc.Customers, time.Now)
+			CompanyName: "CHAOS", CompanyID: "1234567890"}, c.svc.DB.ACH(), c.svc.Funding, c.svc.Payments, c.svc.Consequences, time.Now)
 		originators = append(originators, o.WithTransport(sftp.Transport{Client: client}))
 	}
 

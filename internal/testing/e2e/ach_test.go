@@ -30,7 +30,7 @@ func achConfig(dir string) ach.Config {
 }
 
 func (h *harness) originator(cfg ach.Config) *ach.Originator {
-	return ach.NewOriginator(cfg, h.DB.ACH(), h.Funding, h.Payments, h.Svc.Consequences, h.Svc.Customers, h.Clock.Now)
+	return ach.NewOriginator(cfg, h.DB.ACH(), h.Funding, h.Payments, h.Svc.Consequences, h.Clock.Now)
 }
 
 // readACH parses every file of the outbox with moov-io/ach and validates it.

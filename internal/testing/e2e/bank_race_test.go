@@ -39,7 +39,7 @@ func secondProcess(t *testing.T, h *harness, t2 ach.Transport) *ach.Originator {
 	}
 	t.Cleanup(func() { db.Close() })
 	db.SetAuditKey(h.Cfg.AuditKey)
-	return ach.NewOriginator(achConfig(t.TempDir()), db.ACH(), h.Funding, h.Payments, h.Svc.Consequences, h.Svc.Customers, h.Clock.Now).WithTransport(t2)
+	return ach.NewOriginator(achConfig(t.TempDir()), db.ACH(), h.Funding, h.Payments, h.Svc.Consequences, h.Clock.Now).WithTransport(t2)
 }
 
 // fourEach calls f four times on each originator, all at once, and fails

@@ -19,7 +19,7 @@ import (
 // change), the batch's company identification, and an entry whose
 // answers can still come (AnswerHorizon). Exactly one candidate is the
 // entry; none or several make an unmatched answer that an operator
-// resolves (unmatched.go). Nothing is ever applied to a best guess.
+// resolves (answer_unmatched.go). Nothing is ever applied to a best guess.
 
 // Answer kinds.
 const (

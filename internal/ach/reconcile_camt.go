@@ -2,6 +2,7 @@ package ach
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/xml"
 	"errors"
 	"fmt"
@@ -201,59 +202,81 @@ func (st camtStatement) read() (Statement, error) {
 		if e.Ref != "" {
 			name += fmt.Sprintf(" (NtryRef %s)", e.Ref)
 		}
-		cents, err := statementAmount(e.Amount)
+		cents, err := e.cents(name)
 		if err != nil {
-			return s, fmt.Errorf("%s: %w", name, err)
+			return s, err
 		}
-		if e.Currency != "USD" {
-			return s, fmt.Errorf("%s: currency %q; the account is in USD", name, e.Currency)
-		}
-		switch e.Status {
-		case statusBooked:
-		case statusPending, statusFuture:
+		status, err := e.status(name)
+		switch {
+		case err != nil:
+			return s, err
+		case status == statusPending || status == statusFuture:
 			s.Pending++
 			continue
-		case statusInformation:
+		case status == statusInformation:
 			s.Information++
 			continue
-		case "":
-			return s, fmt.Errorf("%s has no status in this version's layout (<Sts>BOOK</Sts> up to .06, <Sts><Cd>BOOK</Cd></Sts> from .07)", name)
-		default:
-			return s, fmt.Errorf("%s: status %q is neither BOOK, PDNG, FUTR nor INFO", name, e.Status)
 		}
-		l := StatementLine{StatementID: st.ID, Cents: cents}
-		switch e.CdtDbt {
-		case "CRDT":
-			l.Direction = DirectionCredit
-		case "DBIT":
-			l.Direction = DirectionDebit
-		default:
-			return s, fmt.Errorf("%s: CdtDbtInd %q is neither CRDT nor DBIT", name, e.CdtDbt)
+		l, err := e.line(st.ID, name, i, cents)
+		if err != nil {
+			return s, err
 		}
-		if e.Reversal {
-			// A reversal books the opposite way.
-			l.Direction = map[string]string{DirectionCredit: DirectionDebit, DirectionDebit: DirectionCredit}[l.Direction]
-		}
-		d := e.Booked
-		if d.IsZero() {
-			d = e.Value
-		}
-		if d.IsZero() {
-			return s, fmt.Errorf("%s has no booking date", name)
-		}
-		l.Date = d.Format(time.DateOnly)
-		switch {
-		case e.Ref != "":
-			l.Ref = e.Ref
-		case e.ServicerRef != "":
-			l.Ref = e.ServicerRef
-		default:
-			l.Ref = fmt.Sprintf("%d", i+1)
-		}
-		l.Info = e.Info
 		s.Lines = append(s.Lines, l)
 	}
 	return s, nil
+}
+
+// cents is the entry's amount in cents; an error, naming the entry as
+// name, unless it is an amount in US dollars.
+func (e camtEntry) cents(name string) (int64, error) {
+	cents, err := statementAmount(e.Amount)
+	if err != nil {
+		return 0, fmt.Errorf("%s: %w", name, err)
+	}
+	if e.Currency != "USD" {
+		return 0, fmt.Errorf("%s: currency %q; the account is in USD", name, e.Currency)
+	}
+	return cents, nil
+}
+
+// status is the entry's status: BOOK, PDNG, FUTR or INFO, else an error.
+func (e camtEntry) status(name string) (string, error) {
+	switch e.Status {
+	case statusBooked, statusPending, statusFuture, statusInformation:
+		return e.Status, nil
+	case "":
+		return "", fmt.Errorf("%s has no status in this version's layout (<Sts>BOOK</Sts> up to .06, <Sts><Cd>BOOK</Cd></Sts> from .07)", name)
+	}
+	return "", fmt.Errorf("%s: status %q is neither BOOK, PDNG, FUTR nor INFO", name, e.Status)
+}
+
+// line is the booked entry, the i-th of statement id, as a statement
+// line of cents: its direction on the account (a reversal books the
+// opposite way), its booking date (else its value date) and its
+// reference (else the servicer's, else its position).
+func (e camtEntry) line(id, name string, i int, cents int64) (StatementLine, error) {
+	l := StatementLine{StatementID: id, Cents: cents, Info: e.Info}
+	switch e.CdtDbt {
+	case "CRDT":
+		l.Direction = DirectionCredit
+	case "DBIT":
+		l.Direction = DirectionDebit
+	default:
+		return l, fmt.Errorf("%s: CdtDbtInd %q is neither CRDT nor DBIT", name, e.CdtDbt)
+	}
+	if e.Reversal {
+		l.Direction = map[string]string{DirectionCredit: DirectionDebit, DirectionDebit: DirectionCredit}[l.Direction]
+	}
+	d := e.Booked
+	if d.IsZero() {
+		d = e.Value
+	}
+	if d.IsZero() {
+		return l, fmt.Errorf("%s has no booking date", name)
+	}
+	l.Date = d.Format(time.DateOnly)
+	l.Ref = cmp.Or(e.Ref, e.ServicerRef, fmt.Sprintf("%d", i+1))
+	return l, nil
 }
 
 // statementAmount reads an ISO 20022 amount in US dollars into cents:

@@ -90,12 +90,3 @@ func Classify(p Payer) Class {
 	}
 	return c
 }
-
-// legacyClass is the class of an entry stored without one: it goes in a
-// PPD batch, described ACCTVERIFY or PAYMENT.
-func legacyClass(e Entry) Class {
-	if e.Kind == KindMicroDeposit {
-		return Class{SEC: SecPPD, Description: DescriptionMicroDeposits}
-	}
-	return Class{SEC: SecPPD, Description: DescriptionPayments}
-}

@@ -108,3 +108,42 @@ func (o *Originator) Transport() string {
 	}
 	return o.transport.Kind()
 }
+
+// writeAtomically puts data at dir/name so that a reader of the folder sees
+// either nothing or the whole file: a temp file in the same folder, fsync,
+// rename, then fsync of the folder so the rename survives a crash.
+func writeAtomically(dir, name string, data []byte) error {
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return err
+	}
+	tmp, err := os.CreateTemp(dir, "."+name+".tmp-*")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(tmp.Name()) // after a successful rename this finds nothing
+	if _, err := tmp.Write(data); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Sync(); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Close(); err != nil {
+		return err
+	}
+	// The file holds account numbers and micro-deposit amounts: its owner
+	// (the service's user, and the transfer job run as it) alone may read it.
+	if err := os.Chmod(tmp.Name(), 0o600); err != nil {
+		return err
+	}
+	if err := os.Rename(tmp.Name(), filepath.Join(dir, name)); err != nil {
+		return err
+	}
+	d, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	return d.Sync()
+}

@@ -44,8 +44,7 @@ const ExtendedReturnDays = 60
 var extendedCodes = []string{"R05", "R07", "R10", "R11", "R37", "R51", "R53"}
 
 // consumerSEC are the SEC codes of entries to an individual's account.
-// "" is an entry stored before classes were (a PPD one, legacyClass).
-var consumerSEC = []string{SecPPD, SecWEB, "TEL", "ARC", "BOC", "POP", "RCK", ""}
+var consumerSEC = []string{SecPPD, SecWEB, "TEL", "ARC", "BOC", "POP", "RCK"}
 
 // SettlementDate is the settlement date of the entries of a file created
 // at created: its effective entry date.

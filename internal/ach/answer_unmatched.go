@@ -17,7 +17,7 @@ import (
 )
 
 // Unmatched answers. A return or notification of change that matches no
-// entry, or more than one (match.go), is applied to nothing and kept with
+// entry, or more than one (answer_match.go), is applied to nothing and kept with
 // the file it came in: its entry and addenda records sealed (they carry
 // the account number), what an operator needs to decide in the clear. An
 // operator matches it to a payment (MatchAnswer: it is then judged and
@@ -144,7 +144,7 @@ func (o *Originator) find(ctx context.Context, tx Store, r answered, res *Return
 func (o *Originator) candidate(ctx context.Context, e Entry) (Candidate, error) {
 	c := Candidate{Entry: e, Cents: e.Cents, CompanyID: e.CompanyID}
 	if c.CompanyID == "" {
-		c.CompanyID = o.cfg.CompanyID // micro-deposits and entries of earlier releases
+		c.CompanyID = o.cfg.CompanyID // they went out under the platform's (companyOf)
 	}
 	if e.Kind == KindMicroDeposit && e.DepositIndex >= 1 && e.DepositIndex <= 2 {
 		amounts, err := o.funding.DepositAmounts(ctx, e.Scope, e.SourceID, e.DepositSeq)

@@ -48,9 +48,9 @@ func TestReturnDeadlinesAtTheirEdges(t *testing.T) {
 		{"R07 on a PPD entry, the Sunday after", "R07", SecPPD, "2026-11-03", "2027-01-03", true},
 		{"R07 on a PPD entry, Monday: the banking day after day 60", "R07", SecPPD, "2026-11-03", "2027-01-04", true},
 		{"R07 on a PPD entry, Tuesday is late", "R07", SecPPD, "2026-11-03", "2027-01-05", false},
-		{"R11 on a legacy entry (PPD), day 60 on Christmas", "R11", "", "2026-10-26", "2026-12-25", true},
-		{"R11 on a legacy entry, Monday after Christmas", "R11", "", "2026-10-26", "2026-12-28", true},
-		{"R11 on a legacy entry, Tuesday after Christmas is late", "R11", "", "2026-10-26", "2026-12-29", false},
+		{"R11 on a PPD entry, day 60 on Christmas", "R11", SecPPD, "2026-10-26", "2026-12-25", true},
+		{"R11 on a PPD entry, Monday after Christmas", "R11", SecPPD, "2026-10-26", "2026-12-28", true},
+		{"R11 on a PPD entry, Tuesday after Christmas is late", "R11", SecPPD, "2026-10-26", "2026-12-29", false},
 		{"R51 on a WEB debit, day 60 a Friday before MLK Day: Tuesday", "R51", SecWEB, "2026-11-16", "2027-01-19", true},
 		{"R51 on a WEB debit, Wednesday after MLK Day is late", "R51", SecWEB, "2026-11-16", "2027-01-20", false},
 		{"R37 on a TEL debit, the banking day after day 60", "R37", "TEL", "2026-11-12", "2027-01-12", true},
@@ -140,16 +140,16 @@ func TestBuildWritesDishonoredReturnsInBatchesOfTheirOwn(t *testing.T) {
 	o := NewOriginator(testConfig, nil, accounts{
 		"fs_checking": {RoutingNumber: "021000021", AccountNumber: "000123456789", AccountType: funding.Checking},
 		"fs_savings":  {RoutingNumber: "011000015", AccountNumber: "9876", AccountType: funding.Savings},
-	}, nil, nil, names{"cus_ada": "Ada"}, time.Now)
+	}, nil, nil, time.Now)
 	f := File{ID: "achf_3", Serial: 3, Name: "f.ach", CreatedAt: time.Date(2026, 12, 1, 15, 0, 0, 0, time.UTC)}
-	entries := []Entry{{Trace: "021000020000010", Scope: scope, Kind: KindPayment, SourceID: "fs_checking", CustomerID: "cus_ada",
+	entries := []Entry{{Trace: "021000020000010", Scope: scope, Kind: KindPayment, SourceID: "fs_checking", CustomerID: "cus_ada", ReceiverName: "ADA LOVELACE", IndividualID: "FSCHECKING",
 		PaymentID: "pay_9", Debit: true, Cents: 500, Class: Classify(Payer{Debit: true})}}
 	dishonors := []Dishonor{
 		{Code: DishonorUntimely, Trace: "021000020000011", ReturnTrace: "021000020000077", ReturnCode: "R01", ReturnSettlement: "331", RDFI: "02100002",
-			Entry: Entry{Trace: "021000020000001", Scope: scope, Kind: KindPayment, SourceID: "fs_checking", CustomerID: "cus_ada",
+			Entry: Entry{Trace: "021000020000001", Scope: scope, Kind: KindPayment, SourceID: "fs_checking", CustomerID: "cus_ada", ReceiverName: "ADA LOVELACE", IndividualID: "FSCHECKING",
 				PaymentID: "pay_1", Debit: true, Cents: 2500, Class: Classify(Payer{Debit: true})}},
 		{Code: DishonorDuplicate, Trace: "021000020000012", ReturnTrace: "011000010000003", ReturnCode: "R03", RDFI: "01100001",
-			Entry: Entry{Trace: "021000020000002", Scope: scope, Kind: KindPayment, SourceID: "fs_savings", CustomerID: "cus_ada",
+			Entry: Entry{Trace: "021000020000002", Scope: scope, Kind: KindPayment, SourceID: "fs_savings", CustomerID: "cus_ada", ReceiverName: "ADA LOVELACE", IndividualID: "FSCHECKING",
 				PaymentID: "pay_2", Debit: true, Cents: 4100, Class: Classify(Payer{Business: true, Debit: true})}},
 	}
 	data, err := o.build(context.Background(), f, entries, dishonors)
@@ -192,4 +192,6 @@ func TestBuildWritesDishonoredReturnsInBatchesOfTheirOwn(t *testing.T) {
 	}
 }
 
-func trimmed(s string) string { return string(bytes.TrimSpace([]byte(s))) }
+func trimmed(s string) string {
+	return string(bytes.TrimSpace([]byte(s)))
+}

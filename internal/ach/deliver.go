@@ -232,11 +232,7 @@ func (o *Originator) redate(ctx context.Context, tx Store, f File, now time.Time
 		if e.Kind != KindPayment {
 			continue
 		}
-		sec := e.Class.SEC
-		if sec == "" {
-			sec = legacyClass(e).SEC
-		}
-		if err := o.payments.OriginatedTx(ctx, tx.Payments(), e.Scope, e.PaymentID, sent(time.Time{}, effective, e.Debit && sec != nacha.CCD)); err != nil {
+		if err := o.payments.OriginatedTx(ctx, tx.Payments(), e.Scope, e.PaymentID, sent(time.Time{}, effective, e.Debit && e.Class.SEC != nacha.CCD)); err != nil {
 			return nil, false, err
 		}
 		o.logger().Warn("ACH entry re-dated: its effective date could no longer be met", slog.String("file_id", f.ID),

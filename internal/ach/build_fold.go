@@ -127,28 +127,6 @@ func addendaText(s string) string {
 	return out
 }
 
-// legacyUpper is how names and identification numbers were written
-// before they were folded: entries assigned then (without a stored
-// receiver name) are rebuilt with it, to the same bytes. It keeps the
-// characters NACHA allows in names, makes other non-ASCII ones spaces and
-// drops the rest, cut to n.
-func legacyUpper(s string, n int) string {
-	var b strings.Builder
-	for _, r := range strings.ToUpper(s) {
-		switch {
-		case r >= 'A' && r <= 'Z', r >= '0' && r <= '9', strings.ContainsRune(" .,-&'/", r):
-			b.WriteRune(r)
-		case r > 127:
-			b.WriteByte(' ')
-		}
-	}
-	out := strings.TrimSpace(b.String())
-	if len(out) > n {
-		out = out[:n]
-	}
-	return out
-}
-
 // Upper is s as a NACHA name field carries it, at most n characters (see
 // upper): an originator's company name is checked with it, so that what
 // an operator sets is what its batches say.

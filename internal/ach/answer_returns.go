@@ -35,9 +35,9 @@ type ReturnResult struct {
 	Contested int `json:"contested"`
 	Duplicate int `json:"duplicate"` // imported before: nothing changes
 	// Unmatched counts answers (returns, notifications of change) that
-	// match no entry on every fact they carry (match.go), Ambiguous those
+	// match no entry on every fact they carry (answer_match.go), Ambiguous those
 	// that match more than one: both are applied to nothing and kept for
-	// an operator (unmatched.go). Unknown lists the original trace
+	// an operator (answer_unmatched.go). Unknown lists the original trace
 	// numbers of the unmatched ones and of contested dishonors not sent
 	// from here.
 	Unmatched int      `json:"unmatched"`

@@ -4,8 +4,6 @@ import (
 	"bytes"
 	"cmp"
 	"context"
-	"os"
-	"path/filepath"
 	"slices"
 	"strconv"
 
@@ -22,36 +20,21 @@ import (
 // description. It depends only on f, its entries and its dishonors, so a
 // rewrite gives the same bytes.
 func (o *Originator) build(ctx context.Context, f File, entries []Entry, dishonors []Dishonor) ([]byte, error) {
-	created := f.CreatedAt.In(calendar.Eastern)
-	fh := nacha.NewFileHeader()
-	fh.ImmediateDestination = o.cfg.DestinationRouting
-	fh.ImmediateOrigin = o.cfg.ODFIRouting
-	fh.FileCreationDate = created.Format("060102")
-	fh.FileCreationTime = created.Format("1504")
-	fh.FileIDModifier = string("ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"[f.Serial%36])
-	fh.ImmediateDestinationName = upper(o.cfg.DestinationName, 23)
-	fh.ImmediateOriginName = upper(o.cfg.OriginName, 23)
 	file := nacha.NewFile()
-	file.SetHeader(fh)
-
+	file.SetHeader(o.fileHeader(f))
 	effective := effectiveDate(f.CreatedAt).Format("060102")
-	h := holders{accounts: map[string]funding.BankAccount{}, names: map[string]string{}, deposits: map[string][2]int{}}
-	classes := make([]Class, len(entries))
+	h := holders{accounts: map[string]funding.BankAccount{}, deposits: map[string][2]int{}}
 	keys := make([]batchKey, 0, len(entries))
 	byClass := map[batchKey][]*nacha.EntryDetail{}
-	for i, e := range entries {
-		classes[i] = e.Class
-		if classes[i] == (Class{}) {
-			classes[i] = legacyClass(e)
-		}
+	for _, e := range entries {
 		ed, err := o.entryDetail(ctx, e, h)
 		if err != nil {
 			return nil, err
 		}
-		if classes[i].PaymentType != "" {
-			ed.SetPaymentType(classes[i].PaymentType)
+		if e.Class.PaymentType != "" {
+			ed.SetPaymentType(e.Class.PaymentType)
 		}
-		k := keyOf(classes[i], e)
+		k := keyOf(e.Class, e)
 		keys = append(keys, k)
 		byClass[k] = append(byClass[k], ed)
 	}
@@ -84,38 +67,19 @@ func (o *Originator) build(ctx context.Context, f File, entries []Entry, dishono
 	return Encode(file)
 }
 
-// addDishonors adds to file the dishonored returns, in batches of their
-// own after the entries' (a batch holds one category of entries), each
-// under its original entry's SEC code and description.
-func (o *Originator) addDishonors(ctx context.Context, file *nacha.File, effective string, dishonors []Dishonor, h holders) error {
-	keys := make([]batchKey, len(dishonors))
-	byClass := map[batchKey][]*nacha.EntryDetail{}
-	for i, d := range dishonors {
-		class := d.Entry.Class
-		if class == (Class{}) {
-			class = legacyClass(d.Entry)
-		}
-		ed, err := o.dishonorDetail(ctx, d, class, h)
-		if err != nil {
-			return err
-		}
-		keys[i] = keyOf(class, d.Entry)
-		keys[i].Effective = "" // a dishonor is effective with its file
-		byClass[keys[i]] = append(byClass[keys[i]], ed)
-	}
-	for _, k := range batchOrder(keys) {
-		bh := nacha.NewBatchHeader()
-		bh.CompanyName, bh.CompanyIdentification = o.companyOf(k)
-		bh.StandardEntryClassCode = k.SEC
-		bh.CompanyEntryDescription = k.Description
-		bh.EffectiveEntryDate = effective
-		bh.ODFIIdentification = o.cfg.ODFIRouting[:8]
-		bh.BatchNumber = len(file.Batches) + 1
-		if err := AddBatch(file, bh, byClass[k]); err != nil {
-			return err
-		}
-	}
-	return nil
+// fileHeader is f's file header: from the ODFI to the destination,
+// created when f was (US Eastern), its id modifier given by its serial.
+func (o *Originator) fileHeader(f File) nacha.FileHeader {
+	created := f.CreatedAt.In(calendar.Eastern)
+	fh := nacha.NewFileHeader()
+	fh.ImmediateDestination = o.cfg.DestinationRouting
+	fh.ImmediateOrigin = o.cfg.ODFIRouting
+	fh.FileCreationDate = created.Format("060102")
+	fh.FileCreationTime = created.Format("1504")
+	fh.FileIDModifier = string("ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"[f.Serial%36])
+	fh.ImmediateDestinationName = upper(o.cfg.DestinationName, 23)
+	fh.ImmediateOriginName = upper(o.cfg.OriginName, 23)
+	return fh
 }
 
 // Encode builds file's control record and writes it in NACHA's format.
@@ -233,11 +197,10 @@ func (o *Originator) offset(eds []*nacha.EntryDetail, trace string) *nacha.Entry
 	return ed
 }
 
-// holders remembers, within one file, the accounts, names and sealed
-// amounts already read: a verification's two credits share all three.
+// holders remembers, within one file, the accounts and sealed amounts
+// already read: a verification's two credits share both.
 type holders struct {
 	accounts map[string]funding.BankAccount // by merchant and source id
-	names    map[string]string              // by merchant and customer id
 	deposits map[string][2]int              // by merchant, source id and verification
 }
 
@@ -268,12 +231,6 @@ func (o *Originator) entryDetail(ctx context.Context, e Entry, h holders) (*nach
 	ed.DFIAccountNumber = acct.AccountNumber
 	ed.Amount = int(cents)
 	ed.TraceNumber = e.Trace
-	if e.ReceiverName == "" {
-		if err := o.legacyReceiver(ctx, e, h, ed); err != nil {
-			return nil, err
-		}
-		return ed, nil
-	}
 	ed.IndividualName, ed.IdentificationNumber = e.ReceiverName, e.IndividualID
 	if e.Addenda != "" {
 		a := nacha.NewAddenda05()
@@ -282,25 +239,6 @@ func (o *Originator) entryDetail(ctx context.Context, e Entry, h holders) (*nach
 		ed.AddendaRecordIndicator = 1
 	}
 	return ed, nil
-}
-
-// legacyReceiver names the receiver of an entry assigned before receiver
-// details were stored, as it was then: the customer's person name, and
-// the source's id as identification.
-func (o *Originator) legacyReceiver(ctx context.Context, e Entry, h holders, ed *nacha.EntryDetail) error {
-	name, ok := h.names[e.Scope.MerchantID+"/"+e.CustomerID]
-	if !ok {
-		cus, err := o.customers.Get(ctx, e.Scope, e.CustomerID)
-		if err != nil {
-			return err
-		}
-		name = cus.FirstName + " " + cus.LastName
-		h.names[e.Scope.MerchantID+"/"+e.CustomerID] = name
-	}
-	ed.IndividualName = legacyUpper(name, 22)
-	id := e.SourceID
-	ed.IdentificationNumber = legacyUpper(id[len(id)-min(15, len(id)):], 15)
-	return nil
 }
 
 func transactionCode(accountType string, debit bool) int {
@@ -313,43 +251,4 @@ func transactionCode(accountType string, debit bool) int {
 		return nacha.CheckingDebit
 	}
 	return nacha.CheckingCredit
-}
-
-// writeAtomically puts data at dir/name so that a reader of the folder sees
-// either nothing or the whole file: a temp file in the same folder, fsync,
-// rename, then fsync of the folder so the rename survives a crash.
-func writeAtomically(dir, name string, data []byte) error {
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return err
-	}
-	tmp, err := os.CreateTemp(dir, "."+name+".tmp-*")
-	if err != nil {
-		return err
-	}
-	defer os.Remove(tmp.Name()) // after a successful rename this finds nothing
-	if _, err := tmp.Write(data); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Sync(); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		return err
-	}
-	// The file holds account numbers and micro-deposit amounts: its owner
-	// (the service's user, and the transfer job run as it) alone may read it.
-	if err := os.Chmod(tmp.Name(), 0o600); err != nil {
-		return err
-	}
-	if err := os.Rename(tmp.Name(), filepath.Join(dir, name)); err != nil {
-		return err
-	}
-	d, err := os.Open(dir)
-	if err != nil {
-		return err
-	}
-	defer d.Close()
-	return d.Sync()
 }

@@ -37,9 +37,6 @@ func (o *Originator) classOf(ctx context.Context, tx Store, p payment.Payment, p
 		return Class{}, company, fmt.Errorf("classify %s after the entry of %s: %w", p.ID, *of, err)
 	}
 	c := e.Class
-	if c == (Class{}) {
-		c = legacyClass(e)
-	}
 	c.Description = description
 	return c, [2]string{e.CompanyName, e.CompanyID}, nil
 }

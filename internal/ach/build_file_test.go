@@ -10,13 +10,12 @@ import (
 	nacha "github.com/moov-io/ach"
 
 	"github.com/fundsource/fundsource/internal/core/tenant"
-	"github.com/fundsource/fundsource/internal/customer"
 	"github.com/fundsource/fundsource/internal/funding"
 	"github.com/fundsource/fundsource/internal/payment"
 )
 
 // accounts is the funding service's answer for the accounts of a file,
-// by source id; holders names the customers by id.
+// by source id.
 type accounts map[string]funding.BankAccount
 
 func (a accounts) BankAccount(_ context.Context, _ tenant.Scope, id string) (funding.BankAccount, error) {
@@ -66,12 +65,6 @@ func (accounts) BlockTx(context.Context, funding.Store, tenant.Scope, string, st
 	return false, nil
 }
 
-type names map[string]string
-
-func (n names) Get(_ context.Context, _ tenant.Scope, id string) (customer.Customer, error) {
-	return customer.Customer{ID: id, FirstName: n[id], LastName: "Lovelace"}, nil
-}
-
 var testConfig = Config{Dir: "unused", ODFIRouting: "021000021", DestinationRouting: "011000015",
 	DestinationName: "Federal Reserve Bank", OriginName: "fundsource", CompanyName: "Acme Payments", CompanyID: "1234567890",
 	MicroOffset: true, OffsetAccount: "55500011"}
@@ -86,7 +79,7 @@ func TestBuildParsesBackWithEveryEntry(t *testing.T) {
 	o := NewOriginator(testConfig, nil, accounts{
 		"fs_checking": {RoutingNumber: "021000021", AccountNumber: "000123456789", AccountType: funding.Checking},
 		"fs_savings":  {RoutingNumber: "011000015", AccountNumber: "9876", AccountType: funding.Savings},
-	}, nil, nil, names{"cus_ada": "Ada", "cus_bob": "Bób"}, time.Now)
+	}, nil, nil, time.Now)
 	// Friday evening in New York: the effective date is the next business day, Monday.
 	f := File{ID: "achf_1", Serial: 2, Name: "f.ach", CreatedAt: time.Date(2026, 11, 20, 23, 0, 0, 0, time.UTC),
 		OffsetTraces: []string{"021000020000009"}}
@@ -94,15 +87,15 @@ func TestBuildParsesBackWithEveryEntry(t *testing.T) {
 	purchase, recurring := Classify(Payer{Debit: true, Purpose: payment.PurposeGoods}), Classify(Payer{Debit: true, Subscription: true, Purpose: payment.PurposeGoods})
 	retry := Classify(Payer{Debit: true, Subscription: true, Retry: true})
 	entries := []Entry{
-		{Trace: "021000020000001", Scope: scope, Kind: KindMicroDeposit, SourceID: "fs_checking", CustomerID: "cus_ada", DepositSeq: 1, DepositIndex: 1, Class: deposit},
-		{Trace: "021000020000002", Scope: scope, Kind: KindMicroDeposit, SourceID: "fs_checking", CustomerID: "cus_ada", DepositSeq: 1, DepositIndex: 2, Class: deposit},
-		{Trace: "021000020000003", Scope: scope, Kind: KindPayment, SourceID: "fs_savings", CustomerID: "cus_bob", PaymentID: "pay_0123456789abcdefXYZ", Debit: true, Cents: 125000, Class: purchase},
-		{Trace: "021000020000004", Scope: scope, Kind: KindPayment, SourceID: "fs_checking", CustomerID: "cus_ada", PaymentID: "pay_2", Cents: 5, Class: Classify(Payer{})},
-		{Trace: "021000020000005", Scope: scope, Kind: KindPayment, SourceID: "fs_checking", CustomerID: "cus_ada", PaymentID: "pay_3", Debit: true, Cents: 700, Class: Classify(Payer{Business: true, Debit: true})},
-		{Trace: "021000020000006", Scope: scope, Kind: KindPayment, SourceID: "fs_checking", CustomerID: "cus_ada", PaymentID: "pay_4", Debit: true, Cents: 999, Class: recurring},
-		{Trace: "021000020000007", Scope: scope, Kind: KindPayment, SourceID: "fs_savings", CustomerID: "cus_bob", PaymentID: "pay_5", Debit: true, Cents: 999, Class: retry},
+		{Trace: "021000020000001", Scope: scope, Kind: KindMicroDeposit, SourceID: "fs_checking", CustomerID: "cus_ada", ReceiverName: "ADA LOVELACE", IndividualID: "FSCHECKING", DepositSeq: 1, DepositIndex: 1, Class: deposit},
+		{Trace: "021000020000002", Scope: scope, Kind: KindMicroDeposit, SourceID: "fs_checking", CustomerID: "cus_ada", ReceiverName: "ADA LOVELACE", IndividualID: "FSCHECKING", DepositSeq: 1, DepositIndex: 2, Class: deposit},
+		{Trace: "021000020000003", Scope: scope, Kind: KindPayment, SourceID: "fs_savings", CustomerID: "cus_bob", ReceiverName: "BOB LOVELACE", IndividualID: "FSSAVINGS", PaymentID: "pay_0123456789abcdefXYZ", Debit: true, Cents: 125000, Class: purchase},
+		{Trace: "021000020000004", Scope: scope, Kind: KindPayment, SourceID: "fs_checking", CustomerID: "cus_ada", ReceiverName: "ADA LOVELACE", IndividualID: "FSCHECKING", PaymentID: "pay_2", Cents: 5, Class: Classify(Payer{})},
+		{Trace: "021000020000005", Scope: scope, Kind: KindPayment, SourceID: "fs_checking", CustomerID: "cus_ada", ReceiverName: "ADA LOVELACE", IndividualID: "FSCHECKING", PaymentID: "pay_3", Debit: true, Cents: 700, Class: Classify(Payer{Business: true, Debit: true})},
+		{Trace: "021000020000006", Scope: scope, Kind: KindPayment, SourceID: "fs_checking", CustomerID: "cus_ada", ReceiverName: "ADA LOVELACE", IndividualID: "FSCHECKING", PaymentID: "pay_4", Debit: true, Cents: 999, Class: recurring},
+		{Trace: "021000020000007", Scope: scope, Kind: KindPayment, SourceID: "fs_savings", CustomerID: "cus_bob", ReceiverName: "BOB LOVELACE", IndividualID: "FSSAVINGS", PaymentID: "pay_5", Debit: true, Cents: 999, Class: retry},
 		// The reversal of pay_4: a credit, as pay_4 went but described REVERSAL.
-		{Trace: "021000020000008", Scope: scope, Kind: KindPayment, SourceID: "fs_checking", CustomerID: "cus_ada", PaymentID: "pay_6", Cents: 999,
+		{Trace: "021000020000008", Scope: scope, Kind: KindPayment, SourceID: "fs_checking", CustomerID: "cus_ada", ReceiverName: "ADA LOVELACE", IndividualID: "FSCHECKING", PaymentID: "pay_6", Cents: 999,
 			Class: Class{SEC: recurring.SEC, Description: DescriptionReversal, PaymentType: recurring.PaymentType}},
 	}
 	data, err := o.build(context.Background(), f, entries, nil)
@@ -148,11 +141,11 @@ func TestBuildParsesBackWithEveryEntry(t *testing.T) {
 			{nacha.CheckingCredit, "000123456789", 5, "ADA LOVELACE", "FSCHECKING", "021000020000004", ""},
 		}},
 		{nacha.WEB, DescriptionPurchase, nacha.DebitsOnly, []want{
-			{nacha.SavingsDebit, "9876", 125000, "B B LOVELACE", "FSSAVINGS", "021000020000003", "S"},
+			{nacha.SavingsDebit, "9876", 125000, "BOB LOVELACE", "FSSAVINGS", "021000020000003", "S"},
 			{nacha.CheckingDebit, "000123456789", 999, "ADA LOVELACE", "FSCHECKING", "021000020000006", "R"},
 		}},
 		{nacha.WEB, DescriptionRetry, nacha.DebitsOnly, []want{
-			{nacha.SavingsDebit, "9876", 999, "B B LOVELACE", "FSSAVINGS", "021000020000007", "R"},
+			{nacha.SavingsDebit, "9876", 999, "BOB LOVELACE", "FSSAVINGS", "021000020000007", "R"},
 		}},
 		{nacha.WEB, DescriptionReversal, nacha.CreditsOnly, []want{
 			{nacha.CheckingCredit, "000123456789", 999, "ADA LOVELACE", "FSCHECKING", "021000020000008", "R"},
@@ -199,56 +192,11 @@ func TestBuildParsesBackWithEveryEntry(t *testing.T) {
 	}
 }
 
-// TestBuildKeepsEntriesAssignedBeforeClassesAsPPD: entries stored without
-// a class (assigned by an earlier version) still build, as PPD batches.
-func TestBuildKeepsEntriesAssignedBeforeClassesAsPPD(t *testing.T) {
-	scope := tenant.Scope{MerchantID: "mer_1", Env: tenant.Production}
-	o := NewOriginator(testConfig, nil, accounts{
-		"fs_checking": {RoutingNumber: "021000021", AccountNumber: "000123456789", AccountType: funding.Checking},
-	}, nil, nil, names{"cus_ada": "Ada"}, time.Now)
-	data, err := o.build(context.Background(), File{ID: "achf_2", CreatedAt: time.Date(2026, 11, 20, 15, 0, 0, 0, time.UTC)}, []Entry{
-		{Trace: "021000020000001", Scope: scope, Kind: KindMicroDeposit, SourceID: "fs_checking", CustomerID: "cus_ada", DepositSeq: 1, DepositIndex: 1},
-		{Trace: "021000020000002", Scope: scope, Kind: KindPayment, SourceID: "fs_checking", CustomerID: "cus_ada", PaymentID: "pay_1", Debit: true, Cents: 100},
-	}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	file, err := nacha.NewReader(bytes.NewReader(data)).Read()
-	if err != nil || len(file.Batches) != 2 {
-		t.Fatalf("parse: %v (%d batches)", err, len(file.Batches))
-	}
-	for i, d := range []string{DescriptionMicroDeposits, DescriptionPayments} {
-		if h := file.Batches[i].GetHeader(); h.StandardEntryClassCode != nacha.PPD || h.CompanyEntryDescription != d {
-			t.Errorf("batch %d: %s %q, want PPD %q", i, h.StandardEntryClassCode, h.CompanyEntryDescription, d)
-		}
-	}
-}
-
 func TestBuildRefusesAnUnknownSource(t *testing.T) {
-	o := NewOriginator(testConfig, nil, accounts{}, nil, nil, names{}, time.Now)
+	o := NewOriginator(testConfig, nil, accounts{}, nil, nil, time.Now)
 	_, err := o.build(context.Background(), File{CreatedAt: time.Now()}, []Entry{{Trace: "021000020000001", Kind: KindPayment, SourceID: "fs_gone", PaymentID: "pay_1", Cents: 1}}, nil)
 	if err == nil {
 		t.Fatal("a file was built for an entry whose account cannot be read")
-	}
-}
-
-func TestLegacyUpperKeepsWhatNACHAAllows(t *testing.T) {
-	for _, c := range []struct {
-		in   string
-		n    int
-		want string
-	}{
-		{"Ada Lovelace", 22, "ADA LOVELACE"},
-		{"  O'Brien & Sons, Ltd.  ", 30, "O'BRIEN & SONS, LTD."},
-		{"Zoë", 10, "ZO"},
-		{"Łukasz", 10, "UKASZ"},
-		{"a\tb\nc", 10, "ABC"},
-		{"abcdefghij", 4, "ABCD"},
-		{"", 4, ""},
-	} {
-		if got := legacyUpper(c.in, c.n); got != c.want {
-			t.Errorf("legacyUpper(%q, %d) = %q, want %q", c.in, c.n, got, c.want)
-		}
 	}
 }
 

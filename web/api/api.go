@@ -155,7 +155,7 @@ func (s *Surface) Mount(r *gin.Engine) {
 	g.GET("/customers", s.run(s.listCustomers))
 	g.GET("/customers/:user_id", s.run(s.getCustomer))
 	g.GET("/customers/:user_id/funding-sources", s.run(s.listCustomerSources))
-	g.POST("/funding-source/processor/linking", s.once(s.linkProcessorToken))
+	g.POST("/funding-source/processor/linking", onceAfter(s, s.askProvider, s.linkProcessorToken))
 	g.GET("/funding-source/:funding_source_id", s.run(s.getSource))
 	g.POST("/funding-source/initiate/verification", s.once(s.initiateVerification))
 	g.POST("/funding-source/verify", s.once(s.verifyMicroDeposits))

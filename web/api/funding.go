@@ -65,13 +65,22 @@ func (s *Surface) createSource(c *gin.Context, kind funding.Kind) {
 	s.answerIdempotent(c, before, resp, replay, err)
 }
 
-func (s *Surface) linkProcessorToken(c *gin.Context, svc Services) {
+// askProvider decodes a processor-token linking and asks the provider
+// about the token (funding.Service.PrepareProcessorToken).
+func (s *Surface) askProvider(c *gin.Context) (funding.ProcessorLink, error) {
 	var in funding.ProcessorInput
 	if err := surface.Decode(c, &in); err != nil {
+		return funding.ProcessorLink{}, err
+	}
+	return s.Services.Funding.PrepareProcessorToken(c.Request.Context(), caller(c), in)
+}
+
+func (s *Surface) linkProcessorToken(c *gin.Context, svc Services, asked funding.ProcessorLink, err error) {
+	if err != nil {
 		s.Fail(c, err)
 		return
 	}
-	src, err := svc.Funding.CreateFromProcessorToken(c.Request.Context(), caller(c), in)
+	src, err := svc.Funding.LinkProcessorAccount(c.Request.Context(), caller(c), asked)
 	surface.Reply(s.Shared, c, src, err)
 }
 

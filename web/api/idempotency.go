@@ -39,6 +39,28 @@ func (s *Surface) once(h handler) gin.HandlerFunc {
 	}
 }
 
+// onceAfter is once for a POST that must ask a service over the network
+// first (a bank-linking provider): ask runs on the pool's services before
+// any transaction, so no claim or lock waits on the network, and its
+// answer, or its refusal, is what h then writes or answers in the
+// request's transaction. A replay returns the first answer whatever ask
+// said this time.
+func onceAfter[T any](s *Surface, ask func(c *gin.Context) (T, error), h func(c *gin.Context, svc Services, asked T, err error)) gin.HandlerFunc {
+	return func(c *gin.Context) {
+		req, ok := s.idempotencyRequest(c)
+		if !ok {
+			return
+		}
+		asked, err := ask(c)
+		run := func(c *gin.Context, svc Services) { h(c, svc, asked, err) }
+		if req == nil {
+			run(c, s.Services)
+			return
+		}
+		s.runIdempotent(c, *req, run)
+	}
+}
+
 // idempotencyRequest is the request's Idempotency-Key, nil when it has none
 // (or is no POST); false when the header is refused (answered already).
 func (s *Surface) idempotencyRequest(c *gin.Context) (*idempotency.Request, bool) {

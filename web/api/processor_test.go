@@ -274,3 +274,53 @@ func TestProviderErrorsReachTheMerchant(t *testing.T) {
 	}
 	th.WantOK(t, l.Post(webtest.LinkPath, key, webtest.LinkBody(user, tok)))
 }
+
+// TestAHungProviderHoldsNoTransaction: while the provider takes the
+// connection and does not answer, a processor-token linking with an
+// Idempotency-Key holds no database transaction (the provider is asked
+// before the claim on the key is taken); once the provider gives up, the
+// refusal is the answer, the token stays usable, and the same key then
+// links the account.
+func TestAHungProviderHoldsNoTransaction(t *testing.T) {
+	t.Parallel()
+	l := webtest.NewLinking(t)
+	key := l.Merchant("Acme").Sandbox.SecretKey
+	user := l.Customer(key)
+	tok := l.Token(l.Link("ins_109508", "checking"))
+	l.Control("/sim/fail", `{"error_code":"`+providersim.FailTimeout+`","count":1}`)
+
+	post := func() *th.Response {
+		return l.Do(th.Req{Method: "POST", Path: webtest.LinkPath, Key: key, Body: webtest.LinkBody(user, tok),
+			Header: map[string]string{"Idempotency-Key": "link-once"}})
+	}
+	done := make(chan *th.Response, 1)
+	go func() { done <- post() }()
+	polls, idleMax := 0, 0
+	for waiting := true; waiting; {
+		select {
+		case r := <-done:
+			th.WantError(t, r, 502, "provider_unavailable")
+			waiting = false
+		default:
+			var idle int
+			if err := l.SQL().Get(&idle, `SELECT count(*) FROM pg_stat_activity
+				WHERE datname = current_database() AND state LIKE 'idle in transaction%'`); err != nil {
+				t.Fatal(err)
+			}
+			polls, idleMax = polls+1, max(idleMax, idle)
+		}
+	}
+	if polls == 0 || idleMax != 0 {
+		t.Fatalf("%d polls while the provider hung saw up to %d sessions idle in a transaction, want some polls and none", polls, idleMax)
+	}
+	if n := l.Count("processor_tokens"); n != 0 {
+		t.Fatalf("the provider's silence consumed the token (%d)", n)
+	}
+	src := th.WantOK(t, post())
+	if src["status"] != "Verified" {
+		t.Fatalf("linked with the same key after the failure = %s", th.MustJSON(src))
+	}
+	if again := post(); again.Header.Get("Idempotent-Replayed") != "true" {
+		t.Errorf("a third request with the key was not replayed: %s", again.Body)
+	}
+}

@@ -188,7 +188,7 @@ WITH src AS (
   FROM fresh
   RETURNING id
 ), queued AS (
-  INSERT INTO webhook_deliveries (id, merchant_id, environment, event_id, next_attempt_at, created_at, updated_at)
+  ` + insertDelivery + `
   SELECT $22, $1, $2, ev.id, $9, $9, $9
   FROM ev JOIN webhook_endpoints w ON w.merchant_id = $1 AND w.environment = $2
   RETURNING 1

@@ -235,12 +235,8 @@ func (o DebitOutcome) refusal(d Direction, p Payment) error {
 	switch o.Refusal {
 	case "":
 		return nil
-	case RefusedRemoved:
-		return SourceInfo{Removed: true}.allows(d)
-	case RefusedUnverified:
-		return SourceInfo{}.allows(Debit)
-	case RefusedBlocked:
-		return SourceInfo{Verified: true, Blocked: true}.allows(Debit)
+	case RefusedRemoved, RefusedUnverified, RefusedBlocked:
+		return sourceRefused(o.Refusal)
 	case RefusedReinitiation:
 		if o.Reinitiation != nil {
 			return o.Reinitiation.refusal()
@@ -256,22 +252,36 @@ func (o DebitOutcome) refusal(d Direction, p Payment) error {
 	return fmt.Errorf("payment refused for %q, which no error explains", o.Refusal)
 }
 
-// allows is the rule that makes verification matter: a removed source takes
-// no payment, and an Unverified one only credits.
+// allows is the error of src's refusal of a new payment in direction d,
+// nil when it takes one. The rule that makes verification matter (a
+// removed source takes no payment, an Unverified or blocked one only
+// credits) is decided by the statement that read src, under its share
+// lock (SourceInfo's DebitRefusal and CreditRefusal); allows decides
+// nothing itself.
 func (src SourceInfo) allows(d Direction) error {
-	if src.Removed {
+	if d == Debit {
+		return sourceRefused(src.DebitRefusal)
+	}
+	return sourceRefused(src.CreditRefusal)
+}
+
+// sourceRefused is the error of the source's refusal named name
+// (RefusedRemoved, RefusedUnverified, RefusedBlocked); nil for "".
+func sourceRefused(name string) error {
+	switch name {
+	case "":
+		return nil
+	case RefusedRemoved:
 		return &errs.Error{Code: errs.FundingSourceRemoved, Param: "funding_source_id",
 			Message: "This funding source was removed and cannot be used for payments."}
-	}
-	if d == Debit && !src.Verified {
+	case RefusedUnverified:
 		return &errs.Error{Code: errs.DebitNotAllowed, Param: "funding_source_id",
 			Message: "A debit against an Unverified funding source is refused; verify it first. Credits are allowed."}
-	}
-	if d == Debit && src.Blocked {
+	case RefusedBlocked:
 		return &errs.Error{Code: errs.FundingSourceBlocked, Param: "funding_source_id",
 			Message: "A return blocked debits from this funding source; unblock it once the customer has authorized again. Credits are allowed."}
 	}
-	return nil
+	return fmt.Errorf("funding source refused for %q, which no error explains", name)
 }
 
 // debitOf names the subscription debit a payment is: which subscription,

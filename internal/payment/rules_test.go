@@ -8,20 +8,27 @@ import (
 	"github.com/fundsource/fundsource/internal/core/errs"
 )
 
-// TestDebitRule: a debit needs a Verified source; credits go to any live
-// one; a removed source takes neither.
+// TestDebitRule: the source's refusals, as the statement that read the
+// source decided them (the adapter's TestTheSourceRuleAtItsEdges holds
+// the decision over the facts), are explained in the direction asked: a
+// removed source refuses both with funding_source_removed, an Unverified
+// one a debit with debit_not_allowed, a blocked one a debit with
+// funding_source_blocked; a refusal no error explains is an error, never
+// a payment taken.
 func TestDebitRule(t *testing.T) {
 	for _, c := range []struct {
 		src  SourceInfo
 		d    Direction
 		want errs.Code
 	}{
-		{SourceInfo{Verified: true}, Debit, ""},
-		{SourceInfo{Verified: true}, Credit, ""},
-		{SourceInfo{}, Debit, errs.DebitNotAllowed},
+		{SourceInfo{}, Debit, ""},
 		{SourceInfo{}, Credit, ""},
-		{SourceInfo{Verified: true, Removed: true}, Debit, errs.FundingSourceRemoved},
-		{SourceInfo{Removed: true}, Credit, errs.FundingSourceRemoved},
+		{SourceInfo{DebitRefusal: RefusedUnverified}, Debit, errs.DebitNotAllowed},
+		{SourceInfo{DebitRefusal: RefusedUnverified}, Credit, ""},
+		{SourceInfo{DebitRefusal: RefusedBlocked}, Debit, errs.FundingSourceBlocked},
+		{SourceInfo{DebitRefusal: RefusedBlocked}, Credit, ""},
+		{SourceInfo{DebitRefusal: RefusedRemoved, CreditRefusal: RefusedRemoved}, Debit, errs.FundingSourceRemoved},
+		{SourceInfo{DebitRefusal: RefusedRemoved, CreditRefusal: RefusedRemoved}, Credit, errs.FundingSourceRemoved},
 	} {
 		err := c.src.allows(c.d)
 		if got := errs.CodeOf(err); got != c.want || (err != nil && got == "") {
@@ -30,6 +37,51 @@ func TestDebitRule(t *testing.T) {
 		if e, ok := errs.As(err); ok && e.Param != "funding_source_id" {
 			t.Errorf("%+v %s: param %q", c.src, c.d, e.Param)
 		}
+	}
+	if err := (SourceInfo{DebitRefusal: "frozen"}).allows(Debit); err == nil || errs.CodeOf(err) != "" {
+		t.Errorf("an unknown refusal: %v, want an internal error", err)
+	}
+}
+
+// TestRetrySourceRule: a re-presentment is refused, with
+// retry_not_allowed, by whatever refuses the source a new debit.
+func TestRetrySourceRule(t *testing.T) {
+	for name, want := range map[string]errs.Code{"": "", RefusedRemoved: errs.RetryNotAllowed,
+		RefusedBlocked: errs.RetryNotAllowed, RefusedUnverified: errs.RetryNotAllowed} {
+		err := retrySourceRefusal(name)
+		if got := errs.CodeOf(err); got != want || (err != nil && got == "") {
+			t.Errorf("%q: %v, want %q", name, err, want)
+		}
+	}
+	if err := retrySourceRefusal("frozen"); err == nil || errs.CodeOf(err) != "" {
+		t.Errorf("an unknown refusal: %v, want an internal error", err)
+	}
+}
+
+// TestSubscriptionLimitRule: a new subscription is refused by what the
+// limits' rule (decided where the terms are read) says of one debit of
+// it: not active, or above the per-entry limit (with the limit and what
+// remains of it); a daily total never refuses it.
+func TestSubscriptionLimitRule(t *testing.T) {
+	for _, c := range []struct {
+		refusal string
+		want    errs.Code
+	}{
+		{"", ""},
+		{LimitDailyDebit, ""},
+		{RefusedNotActive, errs.OriginatorNotActive},
+		{LimitPerEntryDebit, errs.LimitExceeded},
+	} {
+		err := Terms{PerEntryDebit: 500_00, Refusal: c.refusal}.subscriptionRefusal()
+		if got := errs.CodeOf(err); got != c.want || (err != nil && got == "") {
+			t.Errorf("%q: %v, want %q", c.refusal, err, c.want)
+		}
+		if e, ok := errs.As(err); ok && c.want == errs.LimitExceeded && (e.Details["limit"] != LimitPerEntryDebit || e.Details["remaining"] != "500.00") {
+			t.Errorf("%q: details %v", c.refusal, e.Details)
+		}
+	}
+	if err := (Terms{Refusal: LimitDailyCredit}).subscriptionRefusal(); err == nil || errs.CodeOf(err) != "" {
+		t.Errorf("a credit's limit for a debit: %v, want an internal error", err)
 	}
 }
 

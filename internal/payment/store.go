@@ -19,6 +19,13 @@ type SourceInfo struct {
 	Removed    bool
 	Business   bool // its account_holder_type is company
 	Blocked    bool // a return blocked its debits
+	// DebitRefusal and CreditRefusal are the source's refusals of a new
+	// debit and a new credit (RefusedRemoved, RefusedUnverified,
+	// RefusedBlocked; "" when it takes one), as the statement that read
+	// it decided them: the source's rule has its one home there, beside
+	// the share lock, and SourceInfo.allows only explains the answer.
+	DebitRefusal  string
+	CreditRefusal string
 }
 
 // NewDebit is a debit for Store.CreateDebit: Payment, whose MandateID
@@ -157,8 +164,10 @@ type Store interface {
 	SubscriptionDebit(ctx context.Context, scope tenant.Scope, subscriptionID, dueDate string, attempt int) (Payment, error)
 
 	// OriginatorTerms reads a scope's originator with its usage of the
-	// banking day day (YYYY-MM-DD); errs.NotFound when it has none.
-	OriginatorTerms(ctx context.Context, scope tenant.Scope, day string) (Terms, error)
+	// banking day day (YYYY-MM-DD) and, in Terms.Refusal, its refusal of
+	// a debit of cents by the limits' rule the creating statements decide
+	// by; errs.NotFound when it has none.
+	OriginatorTerms(ctx context.Context, scope tenant.Scope, day string, cents int64) (Terms, error)
 
 	// ReturnCounts counts a scope's debits created since since, and their
 	// returns: with a code of unauthorized, of administrative, and all.

@@ -111,8 +111,8 @@ func (q queries) RevokeMandate(ctx context.Context, m payment.Mandate) error {
 }
 
 // createDebit is a debit's creation with its mandate in one statement, as
-// createPayment is a credit's: it share-locks the source and, when the
-// source takes a debit, either inserts the new mandate ($11, with the
+// createPayment is a credit's: it share-locks the source (paymentSource)
+// and, when the source takes a debit (sourceRefusal), either inserts the new mandate ($11, with the
 // source's customer and SEC code) with its mandate.created event and
 // delivery, or updates the named one ($10): the update locks it and, for a
 // single mandate, marks it used, and it re-reads the row once a concurrent
@@ -123,14 +123,7 @@ func (q queries) RevokeMandate(ctx context.Context, m payment.Mandate) error {
 // touched, so a refusal by its limits writes nothing; the debit is
 // counted into its usage of the banking day the debit is dated for.
 var createDebit = `
-WITH src AS (
-  SELECT f.customer_id, f.status = 'Verified' AS verified, f.removed_at IS NOT NULL AS removed,
-         f.account_holder_type = 'company' AS business,
-         f.blocked_at IS NOT NULL AS blocked
-  FROM funding_sources f
-  WHERE f.id = $3 AND (f.merchant_id, f.environment) IS NOT DISTINCT FROM ($1::text, $2::text)
-  FOR SHARE OF f
-), ` + withParams(originatorLocked, "$25", "'debit'", "$5") + `, returned AS (
+WITH ` + withParams(paymentSource, "", "'debit'", "") + `, ` + withParams(originatorLocked, "$25", "'debit'", "$5") + `, returned AS (
   -- The reinitiation rule (payment.Reinitiation): the newest debit of
   -- the source and amount that came back with a code of $26 on or after
   -- the date $27 (US Eastern), no earlier than the debit's authorization
@@ -150,9 +143,7 @@ WITH src AS (
   -- originator's rules, decided once: the refusal's name
   -- (payment.Refused*), NULL to write the debit; and the debit's SEC
   -- code: the named mandate's, else the new one's.
-  SELECT CASE WHEN src.removed THEN 'removed'
-           WHEN NOT src.verified THEN 'unverified'
-           WHEN src.blocked THEN 'blocked'
+  SELECT CASE WHEN src.refusal IS NOT NULL THEN src.refusal
            WHEN EXISTS (SELECT 1 FROM returned) THEN 'reinitiation'
            -- a named entry description fits the debit's SEC code (one of
            -- $30, which the payment service decided)

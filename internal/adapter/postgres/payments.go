@@ -15,53 +15,79 @@ import (
 	"github.com/fundsource/fundsource/internal/payment"
 )
 
-const selectPaymentSource = `
-SELECT f.customer_id, f.status = 'Verified' AS verified, f.removed_at IS NOT NULL AS removed,
-       f.account_holder_type = 'company' AS business,
-       f.blocked_at IS NOT NULL AS blocked
-FROM funding_sources f WHERE ` + byID + `
-FOR SHARE OF f`
+// sourceRefusal is the source's rule for a new payment in direction DIR
+// (payment.SourceInfo's Refusal), over the funding source f: the name of
+// its refusal (payment.RefusedRemoved, RefusedUnverified, RefusedBlocked),
+// NULL when it takes the payment. A removed source takes no payment; a
+// debit needs a Verified source that no return blocked; a credit goes to
+// any live source. This is the rule's one home: the creating statements
+// decide by it under the source's share lock, and PaymentSource reports
+// its answer for both directions to the payments written from Go.
+const sourceRefusal = `CASE WHEN f.removed_at IS NOT NULL THEN 'removed'
+           WHEN DIR::text = 'debit' AND NOT f.status = 'Verified' THEN 'unverified'
+           WHEN DIR::text = 'debit' AND f.blocked_at IS NOT NULL THEN 'blocked' END`
+
+// paymentSource is a CTE, src: the funding source $3 of the scope ($1,
+// $2) a payment is written against, share-locked so it cannot be removed
+// while the payment is written, with what payments know of it
+// (payment.SourceInfo), the SEC code of a credit to it, and its refusal of
+// a payment in direction DIR (sourceRefusal). It is the one source-reading
+// SQL of every statement that creates a payment, and of PaymentSource.
+var paymentSource = `src AS (
+  SELECT f.customer_id, f.status = 'Verified' AS verified, f.removed_at IS NOT NULL AS removed,
+         f.account_holder_type = 'company' AS business,
+         f.blocked_at IS NOT NULL AS blocked,
+         CASE WHEN f.account_holder_type = 'company' THEN 'CCD' ELSE 'PPD' END AS credit_sec,
+         ` + sourceRefusal + ` AS refusal,
+         ` + sourceRefusalOfCredit + ` AS credit_refusal
+  FROM funding_sources f
+  WHERE f.id = $3 AND (f.merchant_id, f.environment) IS NOT DISTINCT FROM ($1::text, $2::text)
+  FOR SHARE OF f
+)`
+
+// sourceRefusalOfCredit is sourceRefusal for a credit, which src reports
+// beside its refusal in the statement's direction.
+var sourceRefusalOfCredit = withParams(sourceRefusal, "", "'credit'", "")
+
+var selectPaymentSource = `WITH ` + withParams(paymentSource, "", "'debit'", "") + `
+SELECT customer_id, verified, removed, business, blocked, refusal AS debit_refusal, credit_refusal FROM src`
 
 // PaymentSource reads a funding source for a payment and share-locks it, so
-// it cannot be removed while the payment is written.
+// it cannot be removed while the payment is written; it reports the
+// source's refusals of a debit and of a credit (sourceRefusal).
 func (q queries) PaymentSource(ctx context.Context, scope tenant.Scope, id string) (payment.SourceInfo, error) {
 	var r struct {
-		CustomerID string `db:"customer_id"`
-		Verified   bool   `db:"verified"`
-		Removed    bool   `db:"removed"`
-		Business   bool   `db:"business"`
-		Blocked    bool   `db:"blocked"`
+		CustomerID    string  `db:"customer_id"`
+		Verified      bool    `db:"verified"`
+		Removed       bool    `db:"removed"`
+		Business      bool    `db:"business"`
+		Blocked       bool    `db:"blocked"`
+		DebitRefusal  *string `db:"debit_refusal"`
+		CreditRefusal *string `db:"credit_refusal"`
 	}
 	if err := sqlx.GetContext(ctx, q.ex, &r, selectPaymentSource, scope.MerchantID, scope.Env, id); err != nil {
 		return payment.SourceInfo{}, translate(err)
 	}
-	return payment.SourceInfo{CustomerID: r.CustomerID, Verified: r.Verified, Removed: r.Removed, Business: r.Business, Blocked: r.Blocked}, nil
+	return payment.SourceInfo{CustomerID: r.CustomerID, Verified: r.Verified, Removed: r.Removed, Business: r.Business, Blocked: r.Blocked,
+		DebitRefusal: deref(r.DebitRefusal), CreditRefusal: deref(r.CreditRefusal)}, nil
 }
 
 // createPayment is a payment's creation in one statement: it share-locks
-// the source so it cannot be removed meanwhile, locks the originator
-// (originatorLocked), decides once whether the payment is taken
-// (decision: the source is live, and Verified for a debit; its entry
-// description fits the SEC code of a credit to the source, one of $15,
-// which the payment service decided; the originator takes it,
-// originatorRefusal) and inserts it when it is, counting it into the
-// originator's usage. It reports the source as found (no row when
-// unknown), the originator's terms, whether the payment was inserted,
-// and the decision's refusal and the SEC code it judged by.
+// the source so it cannot be removed meanwhile (paymentSource), locks the
+// originator (originatorLocked), decides once whether the payment is taken
+// (decision: the source's rule, sourceRefusal; its entry description fits
+// the SEC code of a credit to the source, one of $15, which the payment
+// service decided; the originator takes it, originatorRefusal) and inserts
+// it when it is, counting it into the originator's usage. It reports the
+// source as found (no row when unknown), the originator's terms, whether
+// the payment was inserted, and the decision's refusal and the SEC code it
+// judged by.
 var createPayment = `
-WITH src AS (
-  SELECT f.customer_id, f.status = 'Verified' AS verified, f.removed_at IS NOT NULL AS removed,
-         f.account_holder_type = 'company' AS business,
-         CASE WHEN f.account_holder_type = 'company' THEN 'CCD' ELSE 'PPD' END AS sec
-  FROM funding_sources f
-  WHERE f.id = $3 AND (f.merchant_id, f.environment) IS NOT DISTINCT FROM ($1::text, $2::text)
-  FOR SHARE OF f
-), ` + withParams(originatorLocked, "$13", "$5", "$6") + `, decision AS (
+WITH ` + withParams(paymentSource, "", "$5", "") + `, ` + withParams(originatorLocked, "$13", "$5", "$6") + `, decision AS (
   -- The source's, the entry description's and the originator's rules,
   -- decided once: the refusal's name (payment.Refused*), NULL to insert.
-  SELECT CASE WHEN src.removed THEN 'removed'
-           WHEN NOT src.verified AND $5 = 'debit' THEN 'unverified'
-           WHEN $11::text IS NOT NULL AND NOT src.sec = ANY($15::text[]) THEN 'entry_description'
+  SELECT CASE WHEN src.refusal IS NOT NULL THEN src.refusal
+           WHEN $11::text IS NOT NULL AND NOT src.credit_sec = ANY($15::text[]) THEN 'entry_description'
            ELSE ` + withParams(originatorRefusal, "$13", "$5", "$6") + ` END AS refusal
   FROM src LEFT JOIN org ON true
 ), ins AS (
@@ -71,7 +97,7 @@ WITH src AS (
   RETURNING 1
 ), ` + withParams(originatorCount, "$13", "$5", "$6") + `
 SELECT s.customer_id, s.verified, s.removed, s.business, EXISTS (SELECT 1 FROM ins) AS created,
-       d.refusal, s.sec, ` + originatorTermsColumns + `
+       d.refusal, s.credit_sec AS sec, ` + originatorTermsColumns + `
 FROM src s CROSS JOIN decision d LEFT JOIN org ON true`
 
 // CreatePayment stores p when its source and originator take it, in one

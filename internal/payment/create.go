@@ -1,7 +1,6 @@
 package payment
 
 import (
-	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -70,9 +69,7 @@ func (s *Service) Create(ctx context.Context, scope tenant.Scope, in Input) (Pay
 	if err != nil {
 		return Payment{}, err
 	}
-	if purpose == "" {
-		purpose = cmp.Or(Purpose(facts.DefaultPurpose), PurposeOther)
-	}
+	purpose = purposeOr(purpose, facts.DefaultPurpose)
 	// A description that fits no entry of this purpose is refused before
 	// the source is read.
 	fits := descriptionFits(in.EntryDescription, in.Direction, purpose)

@@ -73,6 +73,8 @@ func entryDescriptionRefusal(ed *string, d Direction, purpose Purpose, sec strin
 
 // descriptionFits are the SEC codes under which entry description ed
 // fits a payment in direction d for purpose; nil when there is no ed.
+// They are derived from entryDescriptionRefusal, the rule's one home: the
+// creating statements only look their entry's SEC code up in them.
 func descriptionFits(ed *string, d Direction, purpose Purpose) []string {
 	if ed == nil {
 		return nil

@@ -2,6 +2,7 @@ package payment
 
 import (
 	"encoding/json"
+	"slices"
 	"strings"
 	"testing"
 
@@ -153,3 +154,73 @@ func TestDescription(t *testing.T) {
 }
 
 func ptr(s string) *string { return &s }
+
+// TestEntryDescriptionFitsAtItsEdges: the entry description rule as a
+// function of its facts (the description, direction, purpose and SEC
+// code), from which the SEC codes a description fits are derived for the
+// creating statements: PURCHASE fits only an individual's (WEB) debit
+// for goods, which takes no other; PAYROLL only a PPD credit for payroll,
+// which takes no other; a free description every other entry; none given
+// fits everything (nil: the statements check nothing).
+func TestEntryDescriptionFitsAtItsEdges(t *testing.T) {
+	str := func(s string) *string { return &s }
+	for _, c := range []struct {
+		ed      *string
+		d       Direction
+		purpose Purpose
+		fits    []string
+	}{
+		{nil, Debit, PurposeGoods, nil},
+		{str("PURCHASE"), Debit, PurposeGoods, []string{secWEB}},
+		{str("PURCHASE"), Debit, PurposeServices, []string{}},
+		{str("PURCHASE"), Credit, PurposeGoods, []string{}},
+		{str("SUPPLIES"), Debit, PurposeGoods, []string{secCCD, secPPD}},
+		{str("LESSONS"), Debit, PurposeServices, []string{secWEB, secCCD, secPPD}},
+		{str("PAYROLL"), Credit, PurposePayroll, []string{secPPD}},
+		{str("PAYROLL"), Credit, PurposeOther, []string{}},
+		{str("PAYROLL"), Debit, PurposePayroll, []string{}},
+		{str("SALARY"), Credit, PurposePayroll, []string{secWEB, secCCD}},
+		{str("REFUND"), Credit, PurposeOther, []string{secWEB, secCCD, secPPD}},
+	} {
+		got := descriptionFits(c.ed, c.d, c.purpose)
+		if (got == nil) != (c.fits == nil) || strings.Join(got, ",") != strings.Join(c.fits, ",") {
+			t.Errorf("%v %s %s: fits %v, want %v", show(c.ed), c.d, c.purpose, got, c.fits)
+		}
+		for _, sec := range []string{secWEB, secCCD, secPPD} {
+			err := entryDescriptionRefusal(c.ed, c.d, c.purpose, sec)
+			if fits := slices.Contains(got, sec) || c.ed == nil; fits != (err == nil) {
+				t.Errorf("%v %s %s under %s: refusal %v, fits %t", show(c.ed), c.d, c.purpose, sec, err, fits)
+			}
+			if e, ok := errs.As(err); err != nil && (!ok || e.Code != errs.InvalidRequest || e.Param != "entry_description") {
+				t.Errorf("%v %s %s under %s: %v, want invalid_request on entry_description", show(c.ed), c.d, c.purpose, sec, err)
+			}
+		}
+	}
+}
+
+// show is an optional description as a test names it.
+func show(ed *string) string {
+	if ed == nil {
+		return "(none)"
+	}
+	return *ed
+}
+
+// TestPurposeDefault: a payment or subscription has the purpose it
+// names, else its originator's default_purpose, else other.
+func TestPurposeDefault(t *testing.T) {
+	for _, c := range []struct {
+		named     Purpose
+		byDefault string
+		want      Purpose
+	}{
+		{PurposePayroll, "goods", PurposePayroll},
+		{"", "goods", PurposeGoods},
+		{"", "", PurposeOther},
+		{PurposeBill, "", PurposeBill},
+	} {
+		if got := purposeOr(c.named, c.byDefault); got != c.want {
+			t.Errorf("purposeOr(%q, %q) = %q, want %q", c.named, c.byDefault, got, c.want)
+		}
+	}
+}

@@ -73,15 +73,17 @@ type Store interface {
 	audit.Recorder
 
 	// PaymentSource reads a funding source and holds a share lock on it
-	// until the transaction ends; errs.NotFound when unknown.
+	// until the transaction ends, with the source rule's answer for a new
+	// debit and a new credit (SourceInfo); errs.NotFound when unknown.
 	PaymentSource(ctx context.Context, scope tenant.Scope, id string) (SourceInfo, error)
 	// InsertPayment stores p and counts it into its originator's usage
 	// of p.Day, whatever the limits (limits.go).
 	InsertPayment(ctx context.Context, p Payment) error
-	// CreatePayment stores p when its source exists, is live and, for a
-	// debit, Verified, and its originator takes it (Terms.Refusal, read
-	// under the originator's row lock, and counted into its usage of
-	// p.Day), holding the source's share lock until the transaction ends
+	// CreatePayment stores p when its source exists and takes it (the
+	// source's rule, as PaymentSource reports it), its entry description
+	// fits (p.DescriptionFits) and its originator takes it (the limits'
+	// rule, decided under the originator's row lock; p is counted into
+	// its usage of p.Day), holding the source's share lock until the transaction ends
 	// (p's customer is the source's); it returns the source as found
 	// (errs.NotFound when unknown), the originator's terms and whether p
 	// was stored.

@@ -62,3 +62,42 @@ func TestTheSourceRuleAtItsEdges(t *testing.T) {
 		}
 	}
 }
+
+// TestTheLimitsRuleAtItsEdges: the originator's limits rule
+// (originatorRefusal, which the creating statements decide by under the
+// originator's lock and OriginatorTerms reports) for one debit, at each
+// limit's edge: a debit of exactly per_entry_debit and one that brings
+// the day exactly to daily_debit are taken, a cent more is refused; an
+// older day's usage does not count; an originator that is not active
+// refuses first.
+func TestTheLimitsRuleAtItsEdges(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	db := pgtest.DB(t)
+	execAll(t, db.Pool(), merchantRows("mer_lim")...)
+	scope := tenant.Scope{MerchantID: "mer_lim", Env: tenant.Sandbox}
+	for _, c := range []struct {
+		status, usageDay string
+		used, cents      int64
+		want             string
+	}{
+		{"active", "2026-12-01", 50_00, 50_00, ""}, // the day reaches exactly 100.00
+		{"active", "2026-12-01", 0, 50_01, payment.LimitPerEntryDebit},
+		{"active", "2026-12-01", 60_00, 40_00, ""},
+		{"active", "2026-12-01", 60_00, 40_01, payment.LimitDailyDebit},
+		{"active", "2026-11-30", 99_00, 50_00, ""}, // yesterday's usage
+		{"suspended", "2026-12-01", 0, 1, payment.RefusedNotActive},
+		{"pending_review", "2026-12-01", 0, 50_01, payment.RefusedNotActive},
+	} {
+		execAll(t, db.Pool(), fmt.Sprintf(`UPDATE originators SET status = '%s', per_entry_debit_cents = 5000,
+		    daily_debit_cents = 10000, daily_credit_cents = 10000, usage_day = '%s', usage_debit_cents = %d
+		  WHERE merchant_id = 'mer_lim' AND environment = 'sandbox'`, c.status, c.usageDay, c.used))
+		terms, err := db.Payments().OriginatorTerms(ctx, scope, "2026-12-01", c.cents)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if terms.Refusal != c.want {
+			t.Errorf("%s, %d used on %s, debit of %d: refusal %q, want %q", c.status, c.used, c.usageDay, c.cents, terms.Refusal, c.want)
+		}
+	}
+}

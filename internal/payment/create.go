@@ -74,7 +74,7 @@ func (s *Service) Create(ctx context.Context, scope tenant.Scope, in Input) (Pay
 	// the source is read.
 	fits := descriptionFits(in.EntryDescription, in.Direction, purpose)
 	if fits != nil && len(fits) == 0 {
-		return Payment{}, entryDescriptionRefusal(in.EntryDescription, in.Direction, purpose, individualSEC(in.Direction))
+		return Payment{}, entryDescriptionRefusal(in.EntryDescription, in.Direction, purpose, EntrySEC(in.Direction, false))
 	}
 	n := newPayment{in: in, cents: cents, desc: desc, purpose: purpose, fits: fits}
 	if v.reason == "" {
@@ -142,7 +142,7 @@ func (s *Service) create(ctx context.Context, scope tenant.Scope, n newPayment) 
 func (s *Service) createDebit(ctx context.Context, scope tenant.Scope, n newPayment) (Payment, error) {
 	in := n.in
 	p := s.payment(scope, n)
-	d := NewDebit{Payment: p, SECCodes: [2]string{secCode(SourceInfo{}), secCode(SourceInfo{Business: true})}}
+	d := NewDebit{Payment: p, SECCodes: [2]string{EntrySEC(Debit, false), EntrySEC(Debit, true)}}
 	var authErr error
 	switch {
 	case in.MandateID != nil && in.Authorization != nil:

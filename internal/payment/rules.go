@@ -25,6 +25,10 @@ package payment
 //     originator's row lock by the creating statements and reported by
 //     Store.OriginatorTerms (Terms.Refusal) for a new subscription
 //     (Terms.subscriptionRefusal); explained by Terms.refusal.
+//   - SEC code of a new entry: EntrySEC (a new mandate's, and the one a
+//     credit's entry description is judged by, which the creating
+//     statements take as parameters); a debit under a mandate goes out
+//     under the mandate's; the entry as written, ach.Classify.
 //   - Same Day ACH: sameDayAllowed.
 //   - Entry description: its form, entryDescription; whether it fits an
 //     entry, entryDescriptionRefusal, from which descriptionFits derives

@@ -224,3 +224,19 @@ func TestPurposeDefault(t *testing.T) {
 		}
 	}
 }
+
+// TestEntrySEC: a company's entries are CCD; an individual's debit is WEB
+// and a credit to one PPD.
+func TestEntrySEC(t *testing.T) {
+	for _, c := range []struct {
+		d        Direction
+		business bool
+		want     string
+	}{
+		{Debit, false, "WEB"}, {Debit, true, "CCD"}, {Credit, false, "PPD"}, {Credit, true, "CCD"},
+	} {
+		if got := EntrySEC(c.d, c.business); got != c.want {
+			t.Errorf("EntrySEC(%s, %t) = %s, want %s", c.d, c.business, got, c.want)
+		}
+	}
+}

@@ -30,14 +30,13 @@ const sourceRefusal = `CASE WHEN f.removed_at IS NOT NULL THEN 'removed'
 // paymentSource is a CTE, src: the funding source $3 of the scope ($1,
 // $2) a payment is written against, share-locked so it cannot be removed
 // while the payment is written, with what payments know of it
-// (payment.SourceInfo), the SEC code of a credit to it, and its refusal of
+// (payment.SourceInfo) and its refusal of
 // a payment in direction DIR (sourceRefusal). It is the one source-reading
 // SQL of every statement that creates a payment, and of PaymentSource.
 var paymentSource = `src AS (
   SELECT f.customer_id, f.status = 'Verified' AS verified, f.removed_at IS NOT NULL AS removed,
          f.account_holder_type = 'company' AS business,
          f.blocked_at IS NOT NULL AS blocked,
-         CASE WHEN f.account_holder_type = 'company' THEN 'CCD' ELSE 'PPD' END AS credit_sec,
          ` + sourceRefusal + ` AS refusal,
          ` + sourceRefusalOfCredit + ` AS credit_refusal
   FROM funding_sources f
@@ -76,8 +75,8 @@ func (q queries) PaymentSource(ctx context.Context, scope tenant.Scope, id strin
 // the source so it cannot be removed meanwhile (paymentSource), locks the
 // originator (originatorLocked), decides once whether the payment is taken
 // (decision: the source's rule, sourceRefusal; its entry description fits
-// the SEC code of a credit to the source, one of $15, which the payment
-// service decided; the originator takes it, originatorRefusal) and inserts
+// the SEC code of its entry, payment.EntrySEC, one of $15, which the
+// payment service decided; the originator takes it, originatorRefusal) and inserts
 // it when it is, counting it into the originator's usage. It reports the
 // source as found (no row when unknown), the originator's terms, whether
 // the payment was inserted, and the decision's refusal and the SEC code it
@@ -86,10 +85,14 @@ var createPayment = `
 WITH ` + withParams(paymentSource, "", "$5", "") + `, ` + withParams(originatorLocked, "$13", "$5", "$6") + `, decision AS (
   -- The source's, the entry description's and the originator's rules,
   -- decided once: the refusal's name (payment.Refused*), NULL to insert.
+  -- The SEC code is the payment's entry's (payment.EntrySEC: $16 for
+  -- an individual's account, $17 for a company's).
   SELECT CASE WHEN src.refusal IS NOT NULL THEN src.refusal
-           WHEN $11::text IS NOT NULL AND NOT src.credit_sec = ANY($15::text[]) THEN 'entry_description'
-           ELSE ` + withParams(originatorRefusal, "$13", "$5", "$6") + ` END AS refusal
+           WHEN $11::text IS NOT NULL AND NOT sec.code = ANY($15::text[]) THEN 'entry_description'
+           ELSE ` + withParams(originatorRefusal, "$13", "$5", "$6") + ` END AS refusal,
+         sec.code AS sec
   FROM src LEFT JOIN org ON true
+  CROSS JOIN LATERAL (SELECT CASE WHEN src.business THEN $17::text ELSE $16::text END AS code) sec
 ), ins AS (
   INSERT INTO payments (` + paymentColumns + `)
   SELECT $1, $2, $4, $3, src.customer_id, $5, $6, $7, $8, NULL, NULL, NULL, NULL, $9, NULL, $10, NULL, $11, $12, $14
@@ -97,7 +100,7 @@ WITH ` + withParams(paymentSource, "", "$5", "") + `, ` + withParams(originatorL
   RETURNING 1
 ), ` + withParams(originatorCount, "$13", "$5", "$6") + `
 SELECT s.customer_id, s.verified, s.removed, s.business, EXISTS (SELECT 1 FROM ins) AS created,
-       d.refusal, s.credit_sec AS sec, ` + originatorTermsColumns + `
+       d.refusal, d.sec, ` + originatorTermsColumns + `
 FROM src s CROSS JOIN decision d LEFT JOIN org ON true`
 
 // CreatePayment stores p when its source and originator take it, in one
@@ -117,7 +120,7 @@ func (q queries) CreatePayment(ctx context.Context, p payment.Payment) (payment.
 	}
 	err := sqlx.GetContext(ctx, q.ex, &r, createPayment, p.Scope.MerchantID, p.Scope.Env,
 		p.SourceID, p.ID, p.Direction, p.Cents, p.Description, p.Status, p.SettleAt, p.CreatedAt, p.EntryDescription, p.SameDay, dayOf(p),
-		p.Purpose, pq.Array(p.DescriptionFits))
+		p.Purpose, pq.Array(p.DescriptionFits), payment.EntrySEC(p.Direction, false), payment.EntrySEC(p.Direction, true))
 	if err != nil {
 		return payment.DebitOutcome{}, translate(err)
 	}

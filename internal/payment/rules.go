@@ -9,7 +9,7 @@ package payment
 //
 //   - Debit eligibility of a source (removed takes nothing; a debit needs
 //     a Verified source no return blocked; a credit any live source): the
-//     SQL fragment sourceRefusal of the postgres adapter, in its shared
+//     SQL fragment sourceRefusal of the postgres adapter, over its shared
 //     src CTE (paymentSource), which Store.CreatePayment and
 //     Store.CreateDebit decide by and Store.PaymentSource reports
 //     (SourceInfo.DebitRefusal, CreditRefusal) to the payments written

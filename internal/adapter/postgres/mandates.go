@@ -123,7 +123,7 @@ func (q queries) RevokeMandate(ctx context.Context, m payment.Mandate) error {
 // touched, so a refusal by its limits writes nothing; the debit is
 // counted into its usage of the banking day the debit is dated for.
 var createDebit = `
-WITH ` + withParams(paymentSource, "", "'debit'", "") + `, ` + withParams(originatorLocked, "$25", "'debit'", "$5") + `, returned AS (
+WITH ` + paymentSource + `, ` + withParams(originatorLocked, "$25", "'debit'", "$5") + `, returned AS (
   -- The reinitiation rule (payment.Reinitiation): the newest debit of
   -- the source and amount that came back with a code of $26 on or after
   -- the date $27 (US Eastern), no earlier than the debit's authorization
@@ -143,12 +143,12 @@ WITH ` + withParams(paymentSource, "", "'debit'", "") + `, ` + withParams(origin
   -- originator's rules, decided once: the refusal's name
   -- (payment.Refused*), NULL to write the debit; and the debit's SEC
   -- code: the named mandate's, else the new one's.
-  SELECT CASE WHEN src.refusal IS NOT NULL THEN src.refusal
-           WHEN EXISTS (SELECT 1 FROM returned) THEN 'reinitiation'
+  SELECT coalesce(` + withParams(sourceRefusal, "", "'debit'", "") + `,
+         CASE WHEN EXISTS (SELECT 1 FROM returned) THEN 'reinitiation'
            -- a named entry description fits the debit's SEC code (one of
            -- $30, which the payment service decided)
            WHEN $23::text IS NOT NULL AND NOT sec.code = ANY($30::text[]) THEN 'entry_description'
-           ELSE ` + withParams(originatorRefusal, "$25", "'debit'", "$5") + ` END AS refusal,
+           ELSE ` + withParams(originatorRefusal, "$25", "'debit'", "$5") + ` END) AS refusal,
          sec.code AS sec
   FROM src LEFT JOIN org ON true
   CROSS JOIN LATERAL (SELECT coalesce(

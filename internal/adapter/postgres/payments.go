@@ -15,41 +15,38 @@ import (
 	"github.com/fundsource/fundsource/internal/payment"
 )
 
-// sourceRefusal is the source's rule for a new payment in direction DIR
-// (payment.SourceInfo's Refusal), over the funding source f: the name of
-// its refusal (payment.RefusedRemoved, RefusedUnverified, RefusedBlocked),
-// NULL when it takes the payment. A removed source takes no payment; a
-// debit needs a Verified source that no return blocked; a credit goes to
-// any live source. This is the rule's one home: the creating statements
-// decide by it under the source's share lock, and PaymentSource reports
-// its answer for both directions to the payments written from Go.
-const sourceRefusal = `CASE WHEN f.removed_at IS NOT NULL THEN 'removed'
-           WHEN DIR::text = 'debit' AND NOT f.status = 'Verified' THEN 'unverified'
-           WHEN DIR::text = 'debit' AND f.blocked_at IS NOT NULL THEN 'blocked' END`
+// sourceRefusal is the source's rule for a new payment in direction DIR,
+// over src (paymentSource): the name of its refusal
+// (payment.RefusedRemoved, RefusedUnverified, RefusedBlocked), NULL when
+// it takes the payment. A removed source takes no payment; a debit needs
+// a Verified source that no return blocked; a credit goes to any live
+// source. This is the rule's one home: the creating statements decide by
+// it under the source's share lock, and PaymentSource reports its answer
+// for both directions (payment.SourceInfo's DebitRefusal and
+// CreditRefusal) to the payments written from Go.
+const sourceRefusal = `CASE WHEN src.removed THEN 'removed'
+           WHEN DIR::text = 'debit' AND NOT src.verified THEN 'unverified'
+           WHEN DIR::text = 'debit' AND src.blocked THEN 'blocked' END`
 
 // paymentSource is a CTE, src: the funding source $3 of the scope ($1,
 // $2) a payment is written against, share-locked so it cannot be removed
 // while the payment is written, with what payments know of it
-// (payment.SourceInfo) and its refusal of
-// a payment in direction DIR (sourceRefusal). It is the one source-reading
-// SQL of every statement that creates a payment, and of PaymentSource.
-var paymentSource = `src AS (
+// (payment.SourceInfo). It is the one source-reading SQL of every
+// statement that creates a payment, and of PaymentSource.
+const paymentSource = `src AS (
   SELECT f.customer_id, f.status = 'Verified' AS verified, f.removed_at IS NOT NULL AS removed,
          f.account_holder_type = 'company' AS business,
-         f.blocked_at IS NOT NULL AS blocked,
-         ` + sourceRefusal + ` AS refusal,
-         ` + sourceRefusalOfCredit + ` AS credit_refusal
+         f.blocked_at IS NOT NULL AS blocked
   FROM funding_sources f
   WHERE f.id = $3 AND (f.merchant_id, f.environment) IS NOT DISTINCT FROM ($1::text, $2::text)
   FOR SHARE OF f
 )`
 
-// sourceRefusalOfCredit is sourceRefusal for a credit, which src reports
-// beside its refusal in the statement's direction.
-var sourceRefusalOfCredit = withParams(sourceRefusal, "", "'credit'", "")
-
-var selectPaymentSource = `WITH ` + withParams(paymentSource, "", "'debit'", "") + `
-SELECT customer_id, verified, removed, business, blocked, refusal AS debit_refusal, credit_refusal FROM src`
+var selectPaymentSource = `WITH ` + paymentSource + `
+SELECT customer_id, verified, removed, business, blocked,
+       ` + withParams(sourceRefusal, "", "'debit'", "") + ` AS debit_refusal,
+       ` + withParams(sourceRefusal, "", "'credit'", "") + ` AS credit_refusal
+FROM src`
 
 // PaymentSource reads a funding source for a payment and share-locks it, so
 // it cannot be removed while the payment is written; it reports the
@@ -74,22 +71,22 @@ func (q queries) PaymentSource(ctx context.Context, scope tenant.Scope, id strin
 // createPayment is a payment's creation in one statement: it share-locks
 // the source so it cannot be removed meanwhile (paymentSource), locks the
 // originator (originatorLocked), decides once whether the payment is taken
-// (decision: the source's rule, sourceRefusal; its entry description fits
-// the SEC code of its entry, payment.EntrySEC, one of $15, which the
-// payment service decided; the originator takes it, originatorRefusal) and inserts
-// it when it is, counting it into the originator's usage. It reports the
-// source as found (no row when unknown), the originator's terms, whether
-// the payment was inserted, and the decision's refusal and the SEC code it
-// judged by.
+// (decision: the source's rule, sourceRefusal; its entry description
+// fits the SEC code of its entry, payment.EntrySEC, one of $15, which the
+// payment service decided; the originator takes it, originatorRefusal)
+// and inserts it when it is, counting it into the originator's usage. It
+// reports the source as found (no row when unknown), the originator's
+// terms, whether the payment was inserted, and the decision's refusal and
+// the SEC code it judged by.
 var createPayment = `
-WITH ` + withParams(paymentSource, "", "$5", "") + `, ` + withParams(originatorLocked, "$13", "$5", "$6") + `, decision AS (
+WITH ` + paymentSource + `, ` + withParams(originatorLocked, "$13", "$5", "$6") + `, decision AS (
   -- The source's, the entry description's and the originator's rules,
   -- decided once: the refusal's name (payment.Refused*), NULL to insert.
   -- The SEC code is the payment's entry's (payment.EntrySEC: $16 for
   -- an individual's account, $17 for a company's).
-  SELECT CASE WHEN src.refusal IS NOT NULL THEN src.refusal
-           WHEN $11::text IS NOT NULL AND NOT sec.code = ANY($15::text[]) THEN 'entry_description'
-           ELSE ` + withParams(originatorRefusal, "$13", "$5", "$6") + ` END AS refusal,
+  SELECT coalesce(` + withParams(sourceRefusal, "", "$5", "") + `,
+         CASE WHEN $11::text IS NOT NULL AND NOT sec.code = ANY($15::text[]) THEN 'entry_description'
+           ELSE ` + withParams(originatorRefusal, "$13", "$5", "$6") + ` END) AS refusal,
          sec.code AS sec
   FROM src LEFT JOIN org ON true
   CROSS JOIN LATERAL (SELECT CASE WHEN src.business THEN $17::text ELSE $16::text END AS code) sec

@@ -327,21 +327,22 @@ func (r standingRow) domain() payment.Payment {
 const unsentPayments = `SELECT ` + paymentReadColumns + ` FROM payments p
 WHERE merchant_id = $1 AND environment = $2 AND funding_source_id = $3 AND status IN ('pending', 'held')
   AND (NOT $4 OR direction = 'debit')
-  AND (environment <> 'production'
-       OR (settle_at IS NULL
-           AND NOT EXISTS (SELECT 1 FROM ach_entries e
-                           WHERE e.merchant_id = p.merchant_id AND e.environment = p.environment AND e.payment_id = p.id)))
+  AND ` + paymentNotSent + `
 ORDER BY created_at, id
 FOR UPDATE OF p`
+
+// paymentNotSent is unsentPayments' condition on a payment p that has
+// not left, which the source's and the mandate's statements share.
+const paymentNotSent = `(environment <> 'production'
+       OR (settle_at IS NULL
+           AND NOT EXISTS (SELECT 1 FROM ach_entries e
+                           WHERE e.merchant_id = p.merchant_id AND e.environment = p.environment AND e.payment_id = p.id)))`
 
 // unsentPaymentsOfMandate is unsentPayments for a mandate's payments.
 const unsentPaymentsOfMandate = `SELECT ` + paymentReadColumns + ` FROM payments p
 WHERE merchant_id = $1 AND environment = $2 AND mandate_id = $3 AND status IN ('pending', 'held')
   AND (NOT $4 OR direction = 'debit')
-  AND (environment <> 'production'
-       OR (settle_at IS NULL
-           AND NOT EXISTS (SELECT 1 FROM ach_entries e
-                           WHERE e.merchant_id = p.merchant_id AND e.environment = p.environment AND e.payment_id = p.id)))
+  AND ` + paymentNotSent + `
 ORDER BY created_at, id
 FOR UPDATE OF p`
 

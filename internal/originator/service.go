@@ -193,7 +193,7 @@ func NameAfter(merchantName string) string { return ach.Upper(merchantName, 16) 
 // State reports whether scope's originator may send entries and whether
 // its company id is assigned, read in tx (payment.Originators).
 func (s *Service) State(ctx context.Context, tx payment.Store, scope tenant.Scope) (payment.OriginatorState, error) {
-	t, err := tx.OriginatorTerms(ctx, scope, payment.BankingDay(s.now()).Format(time.DateOnly))
+	t, err := tx.OriginatorTerms(ctx, scope, payment.BankingDay(s.now()).Format(time.DateOnly), 0)
 	if errs.Is(err, errs.NotFound) {
 		return payment.OriginatorState{}, nil
 	}

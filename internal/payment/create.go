@@ -1,7 +1,6 @@
 package payment
 
 import (
-	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -70,14 +69,12 @@ func (s *Service) Create(ctx context.Context, scope tenant.Scope, in Input) (Pay
 	if err != nil {
 		return Payment{}, err
 	}
-	if purpose == "" {
-		purpose = cmp.Or(Purpose(facts.DefaultPurpose), PurposeOther)
-	}
+	purpose = purposeOr(purpose, facts.DefaultPurpose)
 	// A description that fits no entry of this purpose is refused before
 	// the source is read.
 	fits := descriptionFits(in.EntryDescription, in.Direction, purpose)
 	if fits != nil && len(fits) == 0 {
-		return Payment{}, entryDescriptionRefusal(in.EntryDescription, in.Direction, purpose, individualSEC(in.Direction))
+		return Payment{}, entryDescriptionRefusal(in.EntryDescription, in.Direction, purpose, EntrySEC(in.Direction, false))
 	}
 	n := newPayment{in: in, cents: cents, desc: desc, purpose: purpose, fits: fits}
 	if v.reason == "" {
@@ -145,7 +142,7 @@ func (s *Service) create(ctx context.Context, scope tenant.Scope, n newPayment) 
 func (s *Service) createDebit(ctx context.Context, scope tenant.Scope, n newPayment) (Payment, error) {
 	in := n.in
 	p := s.payment(scope, n)
-	d := NewDebit{Payment: p, SECCodes: [2]string{secCode(SourceInfo{}), secCode(SourceInfo{Business: true})}}
+	d := NewDebit{Payment: p, SECCodes: [2]string{EntrySEC(Debit, false), EntrySEC(Debit, true)}}
 	var authErr error
 	switch {
 	case in.MandateID != nil && in.Authorization != nil:
@@ -235,12 +232,8 @@ func (o DebitOutcome) refusal(d Direction, p Payment) error {
 	switch o.Refusal {
 	case "":
 		return nil
-	case RefusedRemoved:
-		return SourceInfo{Removed: true}.allows(d)
-	case RefusedUnverified:
-		return SourceInfo{}.allows(Debit)
-	case RefusedBlocked:
-		return SourceInfo{Verified: true, Blocked: true}.allows(Debit)
+	case RefusedRemoved, RefusedUnverified, RefusedBlocked:
+		return sourceRefused(o.Refusal)
 	case RefusedReinitiation:
 		if o.Reinitiation != nil {
 			return o.Reinitiation.refusal()
@@ -256,22 +249,36 @@ func (o DebitOutcome) refusal(d Direction, p Payment) error {
 	return fmt.Errorf("payment refused for %q, which no error explains", o.Refusal)
 }
 
-// allows is the rule that makes verification matter: a removed source takes
-// no payment, and an Unverified one only credits.
+// allows is the error of src's refusal of a new payment in direction d,
+// nil when it takes one. The rule that makes verification matter (a
+// removed source takes no payment, an Unverified or blocked one only
+// credits) is decided by the statement that read src, under its share
+// lock (SourceInfo's DebitRefusal and CreditRefusal); allows decides
+// nothing itself.
 func (src SourceInfo) allows(d Direction) error {
-	if src.Removed {
+	if d == Debit {
+		return sourceRefused(src.DebitRefusal)
+	}
+	return sourceRefused(src.CreditRefusal)
+}
+
+// sourceRefused is the error of the source's refusal named name
+// (RefusedRemoved, RefusedUnverified, RefusedBlocked); nil for "".
+func sourceRefused(name string) error {
+	switch name {
+	case "":
+		return nil
+	case RefusedRemoved:
 		return &errs.Error{Code: errs.FundingSourceRemoved, Param: "funding_source_id",
 			Message: "This funding source was removed and cannot be used for payments."}
-	}
-	if d == Debit && !src.Verified {
+	case RefusedUnverified:
 		return &errs.Error{Code: errs.DebitNotAllowed, Param: "funding_source_id",
 			Message: "A debit against an Unverified funding source is refused; verify it first. Credits are allowed."}
-	}
-	if d == Debit && src.Blocked {
+	case RefusedBlocked:
 		return &errs.Error{Code: errs.FundingSourceBlocked, Param: "funding_source_id",
 			Message: "A return blocked debits from this funding source; unblock it once the customer has authorized again. Credits are allowed."}
 	}
-	return nil
+	return fmt.Errorf("funding source refused for %q, which no error explains", name)
 }
 
 // debitOf names the subscription debit a payment is: which subscription,

@@ -73,6 +73,8 @@ func entryDescriptionRefusal(ed *string, d Direction, purpose Purpose, sec strin
 
 // descriptionFits are the SEC codes under which entry description ed
 // fits a payment in direction d for purpose; nil when there is no ed.
+// They are derived from entryDescriptionRefusal, the rule's one home: the
+// creating statements only look their entry's SEC code up in them.
 func descriptionFits(ed *string, d Direction, purpose Purpose) []string {
 	if ed == nil {
 		return nil
@@ -86,10 +88,17 @@ func descriptionFits(ed *string, d Direction, purpose Purpose) []string {
 	return fits
 }
 
-// individualSEC is the SEC code of an entry to or from an individual's
-// account in direction d.
-func individualSEC(d Direction) string {
-	if d == Debit {
+// EntrySEC is the SEC code of a new entry in direction d to or from an
+// account whose holder is a company (business) or an individual, which a
+// new mandate takes and a credit's entry description is judged by: CCD
+// for a company's, WEB for an individual's debit (the authorizations this
+// service takes are online), PPD for a credit to an individual. The
+// creating statements take it as parameters rather than writing it again.
+func EntrySEC(d Direction, business bool) string {
+	switch {
+	case business:
+		return secCCD
+	case d == Debit:
 		return secWEB
 	}
 	return secPPD

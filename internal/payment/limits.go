@@ -2,6 +2,7 @@ package payment
 
 import (
 	"context"
+	"fmt"
 	"time"
 
 	"github.com/fundsource/fundsource/internal/core/calendar"
@@ -62,6 +63,11 @@ type Terms struct {
 	// DefaultPurpose is the purpose of its payments and subscriptions
 	// that name none (purpose.go).
 	DefaultPurpose string
+	// Refusal is the limits' refusal of the debit a read of the terms
+	// was for (Store.OriginatorTerms: RefusedNotActive or a limit's
+	// name), "" when they take it; decided by the statement, as at a
+	// payment's creation.
+	Refusal string
 }
 
 // BankingDay is the banking day a payment created at t counts toward: its
@@ -105,20 +111,34 @@ func limitExceeded(name string, remaining int64, message string) error {
 
 // subscriptionTerms reads the terms of the originator of a new
 // subscription of cents per debit, refusing one that is not active or
-// whose amount no single debit may reach.
+// whose amount no single debit may reach (subscriptionRefusal).
 func (s *Service) subscriptionTerms(ctx context.Context, tx Store, scope tenant.Scope, cents int64) (Terms, error) {
-	t, err := tx.OriginatorTerms(ctx, scope, BankingDay(s.now()).Format(time.DateOnly))
+	t, err := tx.OriginatorTerms(ctx, scope, BankingDay(s.now()).Format(time.DateOnly), cents)
+	if err == nil {
+		err = t.subscriptionRefusal()
+	}
 	if err != nil {
 		return Terms{}, err
 	}
-	if t.Status != OriginatorActive {
-		return Terms{}, notActive()
-	}
-	if cents > t.PerEntryDebit {
-		return Terms{}, limitExceeded(LimitPerEntryDebit, t.PerEntryDebit,
+	return t, nil
+}
+
+// subscriptionRefusal is the error of the limits' refusal of a new
+// subscription's debit (t.Refusal, which the read decided): an originator
+// that is not active, or a debit above the per-entry limit, refuses it; a
+// daily total never does, since its scheduled debits are counted but
+// never refused by one.
+func (t Terms) subscriptionRefusal() error {
+	switch t.Refusal {
+	case "", LimitDailyDebit:
+		return nil
+	case RefusedNotActive:
+		return notActive()
+	case LimitPerEntryDebit:
+		return limitExceeded(LimitPerEntryDebit, t.PerEntryDebit,
 			"Each debit of a subscription may be at most "+money.Format(t.PerEntryDebit)+".")
 	}
-	return t, nil
+	return fmt.Errorf("subscription refused for %q, which no error explains", t.Refusal)
 }
 
 // SameDay reports whether the originator of scope may send Same Day ACH

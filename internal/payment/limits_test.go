@@ -224,7 +224,7 @@ func TestAnOriginatorThatIsNotActiveTakesNoPayment(t *testing.T) {
 }
 
 // TestSubscriptionsAndTheLimits: a subscription above per_entry_debit is
-// refused; its scheduled debits are counted into the day's usage, and one
+// refused, and a day's debit total never refuses one; its scheduled debits are counted into the day's usage, and one
 // is created even when the day's debits have reached the limit.
 func TestSubscriptionsAndTheLimits(t *testing.T) {
 	t.Parallel()
@@ -254,6 +254,11 @@ func TestSubscriptionsAndTheLimits(t *testing.T) {
 	}
 	_, err = f.Payments.Create(ctx, scope, amountOf(src, "0.01", payment.Debit))
 	wantLimit(t, err, payment.LimitDailyDebit, "0.00")
+	// The day's debits are past the limit; a new subscription within
+	// per_entry_debit is still taken.
+	if _, err := f.Payments.Subscribe(ctx, scope, in); err != nil {
+		t.Fatalf("a subscription on a day past the debit limit: %v", err)
+	}
 }
 
 // TestASuspendedOriginatorsPendingPaymentsAreCanceledAtOrigination: the

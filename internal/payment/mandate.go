@@ -85,15 +85,6 @@ type RevokeInput struct {
 	Reason *string `json:"revoke_reason"`
 }
 
-// secCode is the SEC code of debits from a source: CCD for a business,
-// WEB for a consumer (the authorizations this service takes are online).
-func secCode(src SourceInfo) string {
-	if src.Business {
-		return "CCD"
-	}
-	return "WEB"
-}
-
 // authorize returns the mandate a subscription on src goes out under, in
 // tx after src is share-locked: the one named by mandateID, a new one from
 // auth, or in sandbox a new one of its own. A new mandate is stored and
@@ -110,7 +101,7 @@ func (s *Service) authorize(ctx context.Context, tx Store, scope tenant.Scope, s
 	if err != nil {
 		return "", err
 	}
-	m.CustomerID, m.SECCode = src.CustomerID, secCode(src)
+	m.CustomerID, m.SECCode = src.CustomerID, EntrySEC(Debit, src.Business)
 	if err := tx.InsertMandate(ctx, m); err != nil {
 		return "", err
 	}

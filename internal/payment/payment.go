@@ -58,6 +58,9 @@
 // marks the source, its mandates keep their rows, and the schema refuses
 // to delete a source that has mandates or a mandate that is active or was
 // revoked less than two years ago.
+//
+// Each money rule is decided in one place; rules.go lists where each
+// lives.
 package payment
 
 import (

@@ -1,6 +1,7 @@
 package payment
 
 import (
+	"cmp"
 	"slices"
 
 	"github.com/fundsource/fundsource/internal/core/errs"
@@ -42,6 +43,14 @@ func ParsePurpose(param string, v *string) (Purpose, error) {
 		return p, nil
 	}
 	return "", errs.Invalid(param, param+" must be goods, services, bill, donation, payroll or other")
+}
+
+// purposeOr is the purpose of a payment or subscription that named
+// purpose (ParsePurpose: "" for none) under an originator whose
+// default_purpose is byDefault: the one named, else the originator's
+// default, else other (a scope without an originator).
+func purposeOr(purpose Purpose, byDefault string) Purpose {
+	return cmp.Or(purpose, Purpose(byDefault), PurposeOther)
 }
 
 // SEC codes an entry may go out under (the ach package's).

@@ -149,6 +149,22 @@ func reinitiation(p Payment, attempt int, settled calendar.Date, hasSettled bool
 	return attempt + 1, nil
 }
 
+// retrySourceRefusal is retry_not_allowed for the source's refusal of a
+// new debit named name (SourceInfo.DebitRefusal); nil for "".
+func retrySourceRefusal(name string) error {
+	switch name {
+	case "":
+		return nil
+	case RefusedRemoved:
+		return retryRefused("The funding source was removed; its debits are not presented again.")
+	case RefusedBlocked:
+		return retryRefused("The funding source is blocked; its debits are not presented again until it is unblocked.")
+	case RefusedUnverified:
+		return retryRefused("The funding source is not Verified; it takes no debit.")
+	}
+	return fmt.Errorf("re-presentment refused for %q, which no error explains", name)
+}
+
 func retryRefused(msg string) error {
 	return errs.New(errs.RetryNotAllowed, msg)
 }
@@ -235,20 +251,16 @@ func (s *Service) Retry(ctx context.Context, scope tenant.Scope, id string) (Pay
 }
 
 // retrySource checks, under the source's share lock, that the original's
-// source and mandate may still be debited: a removed or blocked source or
-// a revoked mandate takes no re-presentment.
+// source and mandate may still be debited: a source that refuses a new
+// debit (SourceInfo.DebitRefusal: removed, blocked, not Verified) or a
+// revoked mandate takes no re-presentment.
 func (s *Service) retrySource(ctx context.Context, tx Store, orig Payment) error {
 	src, err := tx.PaymentSource(ctx, orig.Scope, orig.SourceID)
 	if err != nil {
 		return err
 	}
-	switch {
-	case src.Removed:
-		return retryRefused("The funding source was removed; its debits are not presented again.")
-	case src.Blocked:
-		return retryRefused("The funding source is blocked; its debits are not presented again until it is unblocked.")
-	case !src.Verified:
-		return retryRefused("The funding source is not Verified; it takes no debit.")
+	if err := retrySourceRefusal(src.DebitRefusal); err != nil {
+		return err
 	}
 	if orig.MandateID == nil {
 		return nil

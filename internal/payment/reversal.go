@@ -110,15 +110,20 @@ func (s *Service) Reverse(ctx context.Context, scope tenant.Scope, id string, in
 			d = Debit
 		}
 		// The source's share lock holds off its removal until the
-		// reversal is stored; a removed source takes no entry, and a
-		// blocked one no debit, as at origination.
+		// reversal is stored. A reversal goes out under the original's
+		// authority, so it needs what every payment needs to leave
+		// (Payment.refusal: a live source, and one no return blocked for
+		// a debit), not a Verified one: it is refused now exactly when it
+		// would be canceled as it leaves.
 		src, err := tx.PaymentSource(ctx, scope, p.SourceID)
 		if err != nil {
 			return err
 		}
-		if src.Removed || (d == Debit && src.Blocked) {
-			src.Verified = true // the refusal is the removal's or the block's
-			return src.allows(d)
+		switch (Payment{Direction: d}).refusal(Standing{SourceRemoved: src.Removed, SourceBlocked: src.Blocked}) {
+		case CancelSourceRemoved:
+			return sourceRefused(RefusedRemoved)
+		case CancelSourceBlocked:
+			return sourceRefused(RefusedBlocked)
 		}
 		r := s.pending(scope, p.SourceID, p.CustomerID, p.Cents, d, p.Description, nil)
 		r.ReversalOf, r.ReversalReason, r.Purpose = &p.ID, &in.Reason, p.Purpose

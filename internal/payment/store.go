@@ -19,6 +19,13 @@ type SourceInfo struct {
 	Removed    bool
 	Business   bool // its account_holder_type is company
 	Blocked    bool // a return blocked its debits
+	// DebitRefusal and CreditRefusal are the source's refusals of a new
+	// debit and a new credit (RefusedRemoved, RefusedUnverified,
+	// RefusedBlocked; "" when it takes one), as the statement that read
+	// it decided them: the source's rule has its one home there, beside
+	// the share lock, and SourceInfo.allows only explains the answer.
+	DebitRefusal  string
+	CreditRefusal string
 }
 
 // NewDebit is a debit for Store.CreateDebit: Payment, whose MandateID
@@ -66,15 +73,17 @@ type Store interface {
 	audit.Recorder
 
 	// PaymentSource reads a funding source and holds a share lock on it
-	// until the transaction ends; errs.NotFound when unknown.
+	// until the transaction ends, with the source rule's answer for a new
+	// debit and a new credit (SourceInfo); errs.NotFound when unknown.
 	PaymentSource(ctx context.Context, scope tenant.Scope, id string) (SourceInfo, error)
 	// InsertPayment stores p and counts it into its originator's usage
 	// of p.Day, whatever the limits (limits.go).
 	InsertPayment(ctx context.Context, p Payment) error
-	// CreatePayment stores p when its source exists, is live and, for a
-	// debit, Verified, and its originator takes it (Terms.Refusal, read
-	// under the originator's row lock, and counted into its usage of
-	// p.Day), holding the source's share lock until the transaction ends
+	// CreatePayment stores p when its source exists and takes it (the
+	// source's rule, as PaymentSource reports it), its entry description
+	// fits (p.DescriptionFits) and its originator takes it (the limits'
+	// rule, decided under the originator's row lock; p is counted into
+	// its usage of p.Day), holding the source's share lock until the transaction ends
 	// (p's customer is the source's); it returns the source as found
 	// (errs.NotFound when unknown), the originator's terms and whether p
 	// was stored.
@@ -157,8 +166,10 @@ type Store interface {
 	SubscriptionDebit(ctx context.Context, scope tenant.Scope, subscriptionID, dueDate string, attempt int) (Payment, error)
 
 	// OriginatorTerms reads a scope's originator with its usage of the
-	// banking day day (YYYY-MM-DD); errs.NotFound when it has none.
-	OriginatorTerms(ctx context.Context, scope tenant.Scope, day string) (Terms, error)
+	// banking day day (YYYY-MM-DD) and, in Terms.Refusal, its refusal of
+	// a debit of cents by the limits' rule the creating statements decide
+	// by; errs.NotFound when it has none.
+	OriginatorTerms(ctx context.Context, scope tenant.Scope, day string, cents int64) (Terms, error)
 
 	// ReturnCounts counts a scope's debits created since since, and their
 	// returns: with a code of unauthorized, of administrative, and all.

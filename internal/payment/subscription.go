@@ -1,7 +1,6 @@
 package payment
 
 import (
-	"cmp"
 	"context"
 	"encoding/json"
 	"time"
@@ -143,9 +142,7 @@ func (s *Service) Subscribe(ctx context.Context, scope tenant.Scope, in Subscrip
 		if err != nil {
 			return err
 		}
-		if purpose == "" {
-			purpose = cmp.Or(Purpose(terms.DefaultPurpose), PurposeOther)
-		}
+		purpose = purposeOr(purpose, terms.DefaultPurpose)
 		mandate, err := s.authorize(ctx, tx, scope, in.SourceID, src, Recurring, in.MandateID, in.Authorization)
 		if err != nil {
 			return err

@@ -107,6 +107,13 @@ func rowEventsSQL(rows string, p int) string {
 	return eventCTEs(p, rows, "o.merchant_id", "o.environment", "true")
 }
 
+// insertDelivery is the one writer of new webhook deliveries: every
+// statement that queues one (an event's, a mandate's with its debit, a
+// re-sent event's) starts its part with it and selects, in this order, the
+// delivery's id, merchant, environment and event, when it is due, and its
+// creation and update times. A new delivery is pending and due at once.
+const insertDelivery = `INSERT INTO webhook_deliveries (id, merchant_id, environment, event_id, next_attempt_at, created_at, updated_at)`
+
 // eventCTEs writes eventsSQL and rowEventsSQL. The deliveries read the
 // events from the arguments rather than from "ev" (no join in the plan);
 // their foreign key still checks each event at the end of the statement.
@@ -123,7 +130,7 @@ func eventCTEs(p int, rows, merchant, env, cond string) string {
   FROM unnest(` + n(0) + `::text[], ` + n(1) + `::text[], ` + n(2) + `::text[], ` + n(3) + `::text[]` + owner + `) AS e(id, type, data, created_at` + eCols + `)` + eJoin + `
   WHERE ` + cond + `
 ), queued AS (
-  INSERT INTO webhook_deliveries (id, merchant_id, environment, event_id, next_attempt_at, created_at, updated_at)
+  ` + insertDelivery + `
   SELECT d.id, ` + merchant + `, ` + env + `, d.event_id, d.at::timestamptz, d.at::timestamptz, d.at::timestamptz
   FROM unnest(` + n(4) + `::text[], ` + n(0) + `::text[], ` + n(3) + `::text[]` + owner + `) AS d(id, event_id, at` + dCols + `)` + dJoin + `
   JOIN webhook_endpoints w ON w.merchant_id = ` + merchant + ` AND w.environment = ` + env + `

@@ -111,8 +111,8 @@ func (q queries) RevokeMandate(ctx context.Context, m payment.Mandate) error {
 }
 
 // createDebit is a debit's creation with its mandate in one statement, as
-// createPayment is a credit's: it share-locks the source and, when the
-// source takes a debit, either inserts the new mandate ($11, with the
+// createPayment is a credit's: it share-locks the source (paymentSource)
+// and, when the source takes a debit (sourceRefusal), either inserts the new mandate ($11, with the
 // source's customer and SEC code) with its mandate.created event and
 // delivery, or updates the named one ($10): the update locks it and, for a
 // single mandate, marks it used, and it re-reads the row once a concurrent
@@ -123,14 +123,7 @@ func (q queries) RevokeMandate(ctx context.Context, m payment.Mandate) error {
 // touched, so a refusal by its limits writes nothing; the debit is
 // counted into its usage of the banking day the debit is dated for.
 var createDebit = `
-WITH src AS (
-  SELECT f.customer_id, f.status = 'Verified' AS verified, f.removed_at IS NOT NULL AS removed,
-         f.account_holder_type = 'company' AS business,
-         f.blocked_at IS NOT NULL AS blocked
-  FROM funding_sources f
-  WHERE f.id = $3 AND (f.merchant_id, f.environment) IS NOT DISTINCT FROM ($1::text, $2::text)
-  FOR SHARE OF f
-), ` + withParams(originatorLocked, "$25", "'debit'", "$5") + `, returned AS (
+WITH ` + paymentSource + `, ` + withParams(originatorLocked, "$25", "'debit'", "$5") + `, returned AS (
   -- The reinitiation rule (payment.Reinitiation): the newest debit of
   -- the source and amount that came back with a code of $26 on or after
   -- the date $27 (US Eastern), no earlier than the debit's authorization
@@ -150,14 +143,12 @@ WITH src AS (
   -- originator's rules, decided once: the refusal's name
   -- (payment.Refused*), NULL to write the debit; and the debit's SEC
   -- code: the named mandate's, else the new one's.
-  SELECT CASE WHEN src.removed THEN 'removed'
-           WHEN NOT src.verified THEN 'unverified'
-           WHEN src.blocked THEN 'blocked'
-           WHEN EXISTS (SELECT 1 FROM returned) THEN 'reinitiation'
+  SELECT coalesce(` + withParams(sourceRefusal, "", "'debit'", "") + `,
+         CASE WHEN EXISTS (SELECT 1 FROM returned) THEN 'reinitiation'
            -- a named entry description fits the debit's SEC code (one of
            -- $30, which the payment service decided)
            WHEN $23::text IS NOT NULL AND NOT sec.code = ANY($30::text[]) THEN 'entry_description'
-           ELSE ` + withParams(originatorRefusal, "$25", "'debit'", "$5") + ` END AS refusal,
+           ELSE ` + withParams(originatorRefusal, "$25", "'debit'", "$5") + ` END) AS refusal,
          sec.code AS sec
   FROM src LEFT JOIN org ON true
   CROSS JOIN LATERAL (SELECT coalesce(
@@ -188,7 +179,7 @@ WITH src AS (
   FROM fresh
   RETURNING id
 ), queued AS (
-  INSERT INTO webhook_deliveries (id, merchant_id, environment, event_id, next_attempt_at, created_at, updated_at)
+  ` + insertDelivery + `
   SELECT $22, $1, $2, ev.id, $9, $9, $9
   FROM ev JOIN webhook_endpoints w ON w.merchant_id = $1 AND w.environment = $2
   RETURNING 1

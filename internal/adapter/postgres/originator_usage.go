@@ -102,14 +102,20 @@ func dayOf(p payment.Payment) string {
 }
 
 var originatorTerms = `WITH ` + withParams(originatorUsage, "$3", "", "") + `)
-SELECT ` + originatorTermsColumns + ` FROM org`
+SELECT ` + originatorTermsColumns + `, ` + withParams(originatorRefusal, "$3", "'debit'", "$4") + ` AS refusal FROM org`
 
 // OriginatorTerms reads a scope's originator with its usage of day,
-// without locking it; errs.NotFound when it has none.
-func (q queries) OriginatorTerms(ctx context.Context, scope tenant.Scope, day string) (payment.Terms, error) {
-	var r termsRow
-	if err := sqlx.GetContext(ctx, q.ex, &r, originatorTerms, scope.MerchantID, scope.Env, day); err != nil {
+// without locking it, and its refusal of a debit of cents
+// (originatorRefusal); errs.NotFound when it has none.
+func (q queries) OriginatorTerms(ctx context.Context, scope tenant.Scope, day string, cents int64) (payment.Terms, error) {
+	var r struct {
+		termsRow
+		Refusal *string `db:"refusal"`
+	}
+	if err := sqlx.GetContext(ctx, q.ex, &r, originatorTerms, scope.MerchantID, scope.Env, day, cents); err != nil {
 		return payment.Terms{}, translate(err)
 	}
-	return r.domain(), nil
+	t := r.termsRow.domain()
+	t.Refusal = deref(r.Refusal)
+	return t, nil
 }

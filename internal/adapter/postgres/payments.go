@@ -15,55 +15,81 @@ import (
 	"github.com/fundsource/fundsource/internal/payment"
 )
 
-const selectPaymentSource = `
-SELECT f.customer_id, f.status = 'Verified' AS verified, f.removed_at IS NOT NULL AS removed,
-       f.account_holder_type = 'company' AS business,
-       f.blocked_at IS NOT NULL AS blocked
-FROM funding_sources f WHERE ` + byID + `
-FOR SHARE OF f`
+// sourceRefusal is the source's rule for a new payment in direction DIR,
+// over src (paymentSource): the name of its refusal
+// (payment.RefusedRemoved, RefusedUnverified, RefusedBlocked), NULL when
+// it takes the payment. A removed source takes no payment; a debit needs
+// a Verified source that no return blocked; a credit goes to any live
+// source. This is the rule's one home: the creating statements decide by
+// it under the source's share lock, and PaymentSource reports its answer
+// for both directions (payment.SourceInfo's DebitRefusal and
+// CreditRefusal) to the payments written from Go.
+const sourceRefusal = `CASE WHEN src.removed THEN 'removed'
+           WHEN DIR::text = 'debit' AND NOT src.verified THEN 'unverified'
+           WHEN DIR::text = 'debit' AND src.blocked THEN 'blocked' END`
+
+// paymentSource is a CTE, src: the funding source $3 of the scope ($1,
+// $2) a payment is written against, share-locked so it cannot be removed
+// while the payment is written, with what payments know of it
+// (payment.SourceInfo). It is the one source-reading SQL of every
+// statement that creates a payment, and of PaymentSource.
+const paymentSource = `src AS (
+  SELECT f.customer_id, f.status = 'Verified' AS verified, f.removed_at IS NOT NULL AS removed,
+         f.account_holder_type = 'company' AS business,
+         f.blocked_at IS NOT NULL AS blocked
+  FROM funding_sources f
+  WHERE f.id = $3 AND (f.merchant_id, f.environment) IS NOT DISTINCT FROM ($1::text, $2::text)
+  FOR SHARE OF f
+)`
+
+var selectPaymentSource = `WITH ` + paymentSource + `
+SELECT customer_id, verified, removed, business, blocked,
+       ` + withParams(sourceRefusal, "", "'debit'", "") + ` AS debit_refusal,
+       ` + withParams(sourceRefusal, "", "'credit'", "") + ` AS credit_refusal
+FROM src`
 
 // PaymentSource reads a funding source for a payment and share-locks it, so
-// it cannot be removed while the payment is written.
+// it cannot be removed while the payment is written; it reports the
+// source's refusals of a debit and of a credit (sourceRefusal).
 func (q queries) PaymentSource(ctx context.Context, scope tenant.Scope, id string) (payment.SourceInfo, error) {
 	var r struct {
-		CustomerID string `db:"customer_id"`
-		Verified   bool   `db:"verified"`
-		Removed    bool   `db:"removed"`
-		Business   bool   `db:"business"`
-		Blocked    bool   `db:"blocked"`
+		CustomerID    string  `db:"customer_id"`
+		Verified      bool    `db:"verified"`
+		Removed       bool    `db:"removed"`
+		Business      bool    `db:"business"`
+		Blocked       bool    `db:"blocked"`
+		DebitRefusal  *string `db:"debit_refusal"`
+		CreditRefusal *string `db:"credit_refusal"`
 	}
 	if err := sqlx.GetContext(ctx, q.ex, &r, selectPaymentSource, scope.MerchantID, scope.Env, id); err != nil {
 		return payment.SourceInfo{}, translate(err)
 	}
-	return payment.SourceInfo{CustomerID: r.CustomerID, Verified: r.Verified, Removed: r.Removed, Business: r.Business, Blocked: r.Blocked}, nil
+	return payment.SourceInfo{CustomerID: r.CustomerID, Verified: r.Verified, Removed: r.Removed, Business: r.Business, Blocked: r.Blocked,
+		DebitRefusal: deref(r.DebitRefusal), CreditRefusal: deref(r.CreditRefusal)}, nil
 }
 
 // createPayment is a payment's creation in one statement: it share-locks
-// the source so it cannot be removed meanwhile, locks the originator
-// (originatorLocked), decides once whether the payment is taken
-// (decision: the source is live, and Verified for a debit; its entry
-// description fits the SEC code of a credit to the source, one of $15,
-// which the payment service decided; the originator takes it,
-// originatorRefusal) and inserts it when it is, counting it into the
-// originator's usage. It reports the source as found (no row when
-// unknown), the originator's terms, whether the payment was inserted,
-// and the decision's refusal and the SEC code it judged by.
+// the source so it cannot be removed meanwhile (paymentSource), locks the
+// originator (originatorLocked), decides once whether the payment is taken
+// (decision: the source's rule, sourceRefusal; its entry description
+// fits the SEC code of its entry, payment.EntrySEC, one of $15, which the
+// payment service decided; the originator takes it, originatorRefusal)
+// and inserts it when it is, counting it into the originator's usage. It
+// reports the source as found (no row when unknown), the originator's
+// terms, whether the payment was inserted, and the decision's refusal and
+// the SEC code it judged by.
 var createPayment = `
-WITH src AS (
-  SELECT f.customer_id, f.status = 'Verified' AS verified, f.removed_at IS NOT NULL AS removed,
-         f.account_holder_type = 'company' AS business,
-         CASE WHEN f.account_holder_type = 'company' THEN 'CCD' ELSE 'PPD' END AS sec
-  FROM funding_sources f
-  WHERE f.id = $3 AND (f.merchant_id, f.environment) IS NOT DISTINCT FROM ($1::text, $2::text)
-  FOR SHARE OF f
-), ` + withParams(originatorLocked, "$13", "$5", "$6") + `, decision AS (
+WITH ` + paymentSource + `, ` + withParams(originatorLocked, "$13", "$5", "$6") + `, decision AS (
   -- The source's, the entry description's and the originator's rules,
   -- decided once: the refusal's name (payment.Refused*), NULL to insert.
-  SELECT CASE WHEN src.removed THEN 'removed'
-           WHEN NOT src.verified AND $5 = 'debit' THEN 'unverified'
-           WHEN $11::text IS NOT NULL AND NOT src.sec = ANY($15::text[]) THEN 'entry_description'
-           ELSE ` + withParams(originatorRefusal, "$13", "$5", "$6") + ` END AS refusal
+  -- The SEC code is the payment's entry's (payment.EntrySEC: $16 for
+  -- an individual's account, $17 for a company's).
+  SELECT coalesce(` + withParams(sourceRefusal, "", "$5", "") + `,
+         CASE WHEN $11::text IS NOT NULL AND NOT sec.code = ANY($15::text[]) THEN 'entry_description'
+           ELSE ` + withParams(originatorRefusal, "$13", "$5", "$6") + ` END) AS refusal,
+         sec.code AS sec
   FROM src LEFT JOIN org ON true
+  CROSS JOIN LATERAL (SELECT CASE WHEN src.business THEN $17::text ELSE $16::text END AS code) sec
 ), ins AS (
   INSERT INTO payments (` + paymentColumns + `)
   SELECT $1, $2, $4, $3, src.customer_id, $5, $6, $7, $8, NULL, NULL, NULL, NULL, $9, NULL, $10, NULL, $11, $12, $14
@@ -71,7 +97,7 @@ WITH src AS (
   RETURNING 1
 ), ` + withParams(originatorCount, "$13", "$5", "$6") + `
 SELECT s.customer_id, s.verified, s.removed, s.business, EXISTS (SELECT 1 FROM ins) AS created,
-       d.refusal, s.sec, ` + originatorTermsColumns + `
+       d.refusal, d.sec, ` + originatorTermsColumns + `
 FROM src s CROSS JOIN decision d LEFT JOIN org ON true`
 
 // CreatePayment stores p when its source and originator take it, in one
@@ -91,7 +117,7 @@ func (q queries) CreatePayment(ctx context.Context, p payment.Payment) (payment.
 	}
 	err := sqlx.GetContext(ctx, q.ex, &r, createPayment, p.Scope.MerchantID, p.Scope.Env,
 		p.SourceID, p.ID, p.Direction, p.Cents, p.Description, p.Status, p.SettleAt, p.CreatedAt, p.EntryDescription, p.SameDay, dayOf(p),
-		p.Purpose, pq.Array(p.DescriptionFits))
+		p.Purpose, pq.Array(p.DescriptionFits), payment.EntrySEC(p.Direction, false), payment.EntrySEC(p.Direction, true))
 	if err != nil {
 		return payment.DebitOutcome{}, translate(err)
 	}
@@ -301,21 +327,22 @@ func (r standingRow) domain() payment.Payment {
 const unsentPayments = `SELECT ` + paymentReadColumns + ` FROM payments p
 WHERE merchant_id = $1 AND environment = $2 AND funding_source_id = $3 AND status IN ('pending', 'held')
   AND (NOT $4 OR direction = 'debit')
-  AND (environment <> 'production'
-       OR (settle_at IS NULL
-           AND NOT EXISTS (SELECT 1 FROM ach_entries e
-                           WHERE e.merchant_id = p.merchant_id AND e.environment = p.environment AND e.payment_id = p.id)))
+  AND ` + paymentNotSent + `
 ORDER BY created_at, id
 FOR UPDATE OF p`
+
+// paymentNotSent is unsentPayments' condition on a payment p that has
+// not left, which the source's and the mandate's statements share.
+const paymentNotSent = `(environment <> 'production'
+       OR (settle_at IS NULL
+           AND NOT EXISTS (SELECT 1 FROM ach_entries e
+                           WHERE e.merchant_id = p.merchant_id AND e.environment = p.environment AND e.payment_id = p.id)))`
 
 // unsentPaymentsOfMandate is unsentPayments for a mandate's payments.
 const unsentPaymentsOfMandate = `SELECT ` + paymentReadColumns + ` FROM payments p
 WHERE merchant_id = $1 AND environment = $2 AND mandate_id = $3 AND status IN ('pending', 'held')
   AND (NOT $4 OR direction = 'debit')
-  AND (environment <> 'production'
-       OR (settle_at IS NULL
-           AND NOT EXISTS (SELECT 1 FROM ach_entries e
-                           WHERE e.merchant_id = p.merchant_id AND e.environment = p.environment AND e.payment_id = p.id)))
+  AND ` + paymentNotSent + `
 ORDER BY created_at, id
 FOR UPDATE OF p`
 

@@ -254,7 +254,7 @@ WITH due AS (
   WHERE merchant_id = $1 AND environment = $2 AND event_id = $3 AND status = 'pending' AND lease_token IS NULL
   RETURNING 1
 ), added AS (
-  INSERT INTO webhook_deliveries (id, merchant_id, environment, event_id, next_attempt_at, created_at, updated_at)
+  ` + insertDelivery + `
   SELECT $5, $1, $2, $3, $4, $4, $4 WHERE NOT EXISTS (SELECT 1 FROM due)
   RETURNING 1
 )

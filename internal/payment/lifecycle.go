@@ -144,6 +144,8 @@ func (s *Service) Cancel(ctx context.Context, scope tenant.Scope, id string) (Pa
 			return errs.Newf(errs.Conflict, "This payment is %s; only a pending payment can be canceled.", p.Status)
 		case scope.Env.Live() && p.SettleAt != nil:
 			return errs.New(errs.Conflict, "This payment is already in an ACH file sent to the bank; it can no longer be canceled.")
+		case instantPayment(p) && (p.RailStatus == nil || *p.RailStatus != RailQueued):
+			return errs.New(errs.Conflict, "This instant credit was sent to the rail; it can no longer be canceled.")
 		}
 		out, err = s.void(ctx, tx, p, CancelRequested)
 		return err
@@ -211,6 +213,9 @@ func (s *Service) SimulateReturn(ctx context.Context, scope tenant.Scope, id, co
 		p, err := s.lockPayment(ctx, tx, scope, id)
 		if err != nil {
 			return err
+		}
+		if instantPayment(p) {
+			return notReversible()
 		}
 		if p.Status != Pending && p.Status != Processed {
 			return errs.Newf(errs.Conflict, "This payment is %s; only a pending or processed payment can come back.", p.Status)

@@ -139,6 +139,17 @@ type Payment struct {
 	// (finality.go): null until its entry is assigned to a file (sandbox:
 	// until it settles by itself).
 	Dates
+	// Method is what the payment was asked to go by (instant.go):
+	// standard, same_day, instant or auto.
+	Method string `json:"method"`
+	// Rail is what it went on: rtp, fednow or ach.
+	Rail string `json:"rail"`
+	// FallbackReason says why an auto credit did not go instant; nil
+	// otherwise.
+	FallbackReason *string `json:"fallback_reason"`
+	// RailStatus is an instant credit's state on its rail (RailQueued…,
+	// "unknown" while no answer came); nil for ACH.
+	RailStatus *string `json:"rail_status"`
 	// HoldReason says why a held payment waits for review (HoldSanctions,
 	// a return-rate guardrail's, or "fraud_rule:<id>"); nil otherwise.
 	HoldReason *string `json:"hold_reason"`
@@ -195,6 +206,10 @@ type Service struct {
 	// sanctions is the list production entries are screened against as
 	// they leave; nil: none.
 	sanctions *sanctions.List
+	// instant sends instant credits (instant.go); nil: no credit goes
+	// instant.
+	instant    InstantRails
+	instantCfg InstantConfig
 }
 
 // OnReturn sets what else a payment's return does in its transaction, tx
@@ -246,6 +261,8 @@ type Filter struct {
 	SourceID  string
 	Status    string    // a payment's Status, or a subscription's
 	Direction Direction // payments only
+	Rail      string    // payments only: rtp, fednow or ach
+	Method    string    // payments only: standard, same_day, instant or auto
 }
 
 // Search returns a page of payments, newest first, that match f; an
@@ -260,6 +277,16 @@ func (s *Service) Search(ctx context.Context, scope tenant.Scope, f Filter, p pa
 	case "", Debit, Credit:
 	default:
 		return nil, false, errs.Invalid("direction", "direction must be debit or credit")
+	}
+	switch f.Rail {
+	case "", RailACH, RailRTP, RailFedNow:
+	default:
+		return nil, false, errs.Invalid("rail", "rail must be rtp, fednow or ach")
+	}
+	switch f.Method {
+	case "", MethodStandard, MethodSameDay, MethodInstant, MethodAuto:
+	default:
+		return nil, false, errs.Invalid("method", "method must be standard, same_day, instant or auto")
 	}
 	items, err := s.store.ListPayments(ctx, scope, f, p)
 	return paging.Result(items, err, p)

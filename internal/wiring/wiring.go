@@ -133,7 +133,8 @@ func Build(cfg *config.Config, d Deps) (*Services, error) {
 		Webhooks:  webhook.NewService(db.Webhooks(), v, now, webhook.URLPolicy{AllowPrivate: cfg.WebhookAllowPrivateTargets}),
 		Payments: payment.NewService(db.Payments(), payment.Config{MaxAmount: cfg.PaymentMaxCents, SettleDelay: cfg.PaymentSettleDelay,
 			Schedule: cfg.ACHWindows.Schedule}, now).
-			WithSanctions(sdn),
+			WithSanctions(sdn).
+			WithInstant(payoutRails{fund}, payment.InstantConfig{RailLimits: cfg.InstantRailLimits}),
 		Requests: requestlog.New(db.Requests(), now, d.Log),
 		Overview: overview.NewService(db.Overview(), now),
 		Audit:    audit.NewService(db.Audit(), cfg.AuditKey),

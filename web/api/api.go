@@ -221,7 +221,7 @@ var queryParams = map[string][]string{
 	"GET /v2/customers":                          {"limit", "starting_after"},
 	"GET /v2/customers/:user_id/funding-sources": {"limit", "starting_after", "removed"},
 	"GET /v2/events":                             {"limit", "starting_after", "type"},
-	"GET /v2/payments":                           {"limit", "starting_after", "funding_source_id"},
+	"GET /v2/payments":                           {"limit", "starting_after", "funding_source_id", "rail", "method"},
 	"GET /v2/subscriptions":                      {"limit", "starting_after", "funding_source_id"},
 	"GET /v2/mandates":                           {"limit", "starting_after", "funding_source_id"},
 	"GET /v2/audit-events":                       {"limit", "starting_after"},

@@ -40,7 +40,8 @@ func (s *Surface) balances(c *gin.Context, svc Services) {
 
 func (s *Surface) listPayments(c *gin.Context, svc Services) {
 	surface.List(s.Shared, c, func(ctx context.Context, sc tenant.Scope, p paging.Page) ([]payment.Payment, bool, error) {
-		return svc.Payments.List(ctx, sc, c.Query("funding_source_id"), p)
+		return svc.Payments.Search(ctx, sc, payment.Filter{SourceID: c.Query("funding_source_id"), Rail: c.Query("rail"),
+			Method: c.Query("method")}, p)
 	})
 }
 

@@ -39,6 +39,11 @@ import (
 // payment: "instant" answers rail_unavailable with nothing written,
 // "auto" goes ACH with fallback_reason rail_unavailable.
 //
+// A service bound to a caller's transaction (On: an API request under an
+// Idempotency-Key) writes the intent in that transaction and sends
+// nothing: the caller sends it once the transaction committed
+// (Payment.PendingInstant, DeliverInstant).
+//
 // Instant credits are final: no return window, no reversal
 // (not_reversible), no sandbox return. Their originator limits are their
 // own (per_entry_instant_credit, daily_instant_credit) besides the daily
@@ -336,6 +341,22 @@ func (s *Service) createInstant(ctx context.Context, scope tenant.Scope, n newPa
 	})
 	if err != nil || p.Status == Held {
 		return p, err
+	}
+	if s.inTx {
+		// The intent is not committed yet: sending now would send a
+		// credit a rollback forgets, from inside a transaction.
+		p.PendingInstant = &ic
+		return p, nil
+	}
+	return s.deliver(ctx, ic, true)
+}
+
+// DeliverInstant sends an instant credit that Create, on a caller's
+// transaction, left to the caller (Payment.PendingInstant), once that
+// transaction committed, and answers the payment as Create would have.
+func (s *Service) DeliverInstant(ctx context.Context, ic InstantCredit) (Payment, error) {
+	if s.inTx {
+		return Payment{}, errors.New("deliver an instant credit: not from inside a transaction")
 	}
 	return s.deliver(ctx, ic, true)
 }

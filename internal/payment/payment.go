@@ -166,6 +166,10 @@ type Payment struct {
 	// HolderIndividual: its source's account_holder_type is individual,
 	// as read with the payment.
 	HolderIndividual bool `json:"-"`
+	// PendingInstant is a new instant credit created on a caller's
+	// transaction and not sent yet: the caller sends it once its
+	// transaction committed (DeliverInstant). Nil otherwise.
+	PendingInstant *InstantCredit `json:"-"`
 	// Day is the banking day (YYYY-MM-DD) a new payment counts toward in
 	// its originator's usage (BankingDay); set by pending, not stored.
 	Day string `json:"-"`
@@ -210,6 +214,10 @@ type Service struct {
 	// instant.
 	instant    InstantRails
 	instantCfg InstantConfig
+	// inTx: the service is bound to a caller's transaction (On), so it
+	// makes no network call: an instant credit's send is the caller's,
+	// after its commit (DeliverInstant).
+	inTx bool
 }
 
 // OnReturn sets what else a payment's return does in its transaction, tx
@@ -231,7 +239,7 @@ func (s *Service) OnProcessed(fn func(ctx context.Context, tx Store, scope tenan
 // its use cases write in that transaction, each under a savepoint of it.
 func (s *Service) On(tx Store) *Service {
 	c := *s
-	c.store = tx
+	c.store, c.inTx = tx, true
 	return &c
 }
 

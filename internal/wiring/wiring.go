@@ -289,6 +289,10 @@ func (i idempotent) Idempotent(ctx context.Context, req idempotency.Request, fn 
 	return i.s.DB.Idempotent(ctx, req, func(tx postgres.Tx) (idempotency.Response, bool) { return fn(i.s.On(tx)) })
 }
 
+func (i idempotent) Replace(ctx context.Context, req idempotency.Request, resp idempotency.Response) error {
+	return i.s.DB.ReplaceIdempotent(ctx, req, resp)
+}
+
 // Dispatcher is a webhook dispatcher with the configured client and
 // limits; what opts sets (tests set numbers) takes precedence.
 func (s *Services) Dispatcher(opts webhook.DispatcherOptions) *webhook.Dispatcher {

@@ -53,6 +53,9 @@ type Services struct {
 // transaction, and stores fn's kept response in it.
 type IdempotencyStore interface {
 	Idempotent(ctx context.Context, req idempotency.Request, fn func(tx Services) (idempotency.Response, bool)) (*idempotency.Response, error)
+	// Replace stores resp as the answer of req, committed already (a 5xx
+	// forgets the key).
+	Replace(ctx context.Context, req idempotency.Request, resp idempotency.Response) error
 }
 
 // Pinger checks that the database answers.
@@ -173,7 +176,7 @@ func (s *Surface) Mount(r *gin.Engine) {
 	g.GET("/events", s.run(s.listEvents))
 	g.GET("/events/:id", s.run(s.getEvent))
 	g.POST("/events/:id/redeliver", s.once(s.redeliverEvent))
-	g.POST("/payments", s.once(s.createPayment))
+	g.POST("/payments", s.oncePayout(s.createPayment))
 	g.GET("/payments", s.run(s.listPayments))
 	g.GET("/payments/:id", s.run(s.getPayment))
 	g.GET("/payments/:id/evidence", s.run(s.paymentEvidence))

@@ -64,3 +64,44 @@ func TestInstantPayoutOverHTTP(t *testing.T) {
 	}
 	th.WantError(t, h.Get("/v2/payments?rail=swift", key), http.StatusBadRequest, "invalid_request")
 }
+
+// TestInstantPayoutUnderAnIdempotencyKey: the credit's intent commits with
+// the key before the credit leaves; the key then answers as the request
+// did, and a refusal of the rail forgets it.
+func TestInstantPayoutUnderAnIdempotencyKey(t *testing.T) {
+	t.Parallel()
+	sim := railsim.New()
+	rail := httptest.NewServer(sim.Handler())
+	defer rail.Close()
+	h := webtest.NewHarness(t, th.WithRail(rail.URL))
+	key := h.Merchant("Acme").Sandbox.SecretKey
+	user := h.Customer(key)
+	src := th.WantOK(t, h.Post("/v2/funding-source", key, th.SourceBody(user, "110000000", "123456789")))["funding_source_id"].(string)
+	body := `{"funding_source_id":"` + src + `","amount":"7.00","direction":"credit","method":"instant"}`
+	post := func(idem string) *th.Response {
+		return h.Do(th.Req{Method: http.MethodPost, Path: "/v2/payments", Key: key, Body: body, Header: map[string]string{"Idempotency-Key": idem}})
+	}
+	first := th.WantOK(t, post("k1"))
+	if first["status"] != "processed" || first["rail_status"] != "accepted" {
+		t.Fatalf("first = %v", first)
+	}
+	again := post("k1")
+	if got := th.WantOK(t, again); got["payment_id"] != first["payment_id"] || got["status"] != "processed" || again.Header.Get("Idempotent-Replayed") != "true" {
+		t.Errorf("replay = %v (%v)", got, again.Header)
+	}
+	if n := len(sim.Credits()); n != 1 {
+		t.Errorf("the rail received %d credits, want 1", n)
+	}
+
+	sim.SetDown(true)
+	th.WantError(t, post("k2"), http.StatusServiceUnavailable, "rail_unavailable")
+	sim.SetDown(false)
+	retry := th.WantOK(t, post("k2"))
+	if retry["status"] != "processed" || retry["payment_id"] == first["payment_id"] {
+		t.Errorf("a retry after the rail came back = %v", retry)
+	}
+	var n int
+	if err := h.SQL().Get(&n, `SELECT count(*) FROM payments`); err != nil || n != 2 {
+		t.Errorf("%d payments (%v), want 2: the refused one left nothing", n, err)
+	}
+}

@@ -375,9 +375,10 @@ func (s *Service) deliver(ctx context.Context, ic InstantCredit, first bool) (Pa
 	}
 	// No answer: the credit may have been made. It is asked again later
 	// under the same message id.
-	next := s.now().UTC().Add(s.backoff(ic.Attempts))
+	now := s.now().UTC()
+	next := now.Add(s.backoff(ic.Attempts))
 	if err := s.store.WithTx(ctx, func(tx Store) error {
-		_, err := tx.InstantUnanswered(ctx, ic, next)
+		_, err := tx.InstantUnanswered(ctx, ic, now, next)
 		return err
 	}); err != nil {
 		return Payment{}, fmt.Errorf("record an instant credit's missing answer: %w", err)

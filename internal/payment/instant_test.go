@@ -319,6 +319,21 @@ func TestHeldInstantCreditDoesNotLeave(t *testing.T) {
 	if n := len(r.sim.Credits()); n != 0 {
 		t.Errorf("the rail received %d credits of a held payment", n)
 	}
+	// Released by an operator, it leaves with the status worker, over its
+	// rail and never in an ACH file or by the sandbox's delay.
+	if _, err := r.Payments.Release(ctx, p.ID, "checked with the merchant", audit.Actor{Type: "operator", ID: "test"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.Payments.SettleDue(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if n, err := r.Payments.ResolveInstant(ctx); err != nil || n != 1 {
+		t.Fatalf("resolve after release sent %d (%v), want 1", n, err)
+	}
+	got, err := r.Payments.Get(ctx, r.scope, p.ID)
+	if err != nil || got.Status != payment.Processed || deref(got.RailStatus) != payment.RailAccepted || len(r.sim.Credits()) != 1 {
+		t.Errorf("released: %s %q, %d credits (%v); want processed, accepted, 1", got.Status, deref(got.RailStatus), len(r.sim.Credits()), err)
+	}
 }
 
 // TestInstantCrashBetweenSendAndAnswer: the rail takes the credit but its

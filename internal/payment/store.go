@@ -178,9 +178,10 @@ type Store interface {
 	// or already settled. It also stores the payment's rail status and
 	// sent_at.
 	InstantAnswered(ctx context.Context, ic InstantCredit, state, reason string, at time.Time) (bool, error)
-	// InstantUnanswered marks ic sent without an answer (unknown), its
-	// lease given up, to be asked again at next; false as InstantAnswered.
-	InstantUnanswered(ctx context.Context, ic InstantCredit, next time.Time) (bool, error)
+	// InstantUnanswered marks ic sent at sent (unless it was before)
+	// without an answer (unknown), its lease given up, to be asked again
+	// at next; false as InstantAnswered.
+	InstantUnanswered(ctx context.Context, ic InstantCredit, sent, next time.Time) (bool, error)
 	// DropInstantCredit deletes ic, still sending under its lease, and its
 	// pending payment, giving its amount back to the day's credit usage.
 	DropInstantCredit(ctx context.Context, ic InstantCredit) error

@@ -202,9 +202,8 @@ UPDATE payments p SET rail_status = 'unknown', sent_at = coalesce(p.sent_at, ic.
 FROM ic WHERE p.merchant_id = $1 AND p.environment = $2 AND p.id = ic.payment_id`
 
 // InstantUnanswered marks an instant credit sent without an answer.
-func (q queries) InstantUnanswered(ctx context.Context, ic payment.InstantCredit, next time.Time) (bool, error) {
-	res, err := q.ex.ExecContext(ctx, instantUnanswered, ic.Scope.MerchantID, ic.Scope.Env, ic.PaymentID, ic.LeaseToken, next,
-		time.Now().UTC())
+func (q queries) InstantUnanswered(ctx context.Context, ic payment.InstantCredit, sent, next time.Time) (bool, error) {
+	res, err := q.ex.ExecContext(ctx, instantUnanswered, ic.Scope.MerchantID, ic.Scope.Env, ic.PaymentID, ic.LeaseToken, next, sent)
 	return affected(res, err)
 }
 

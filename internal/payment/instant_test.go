@@ -466,3 +466,46 @@ func deref(s *string) string {
 	}
 	return *s
 }
+
+// TestInstantIntentCommittedNeverSent: the process dies after the intent
+// committed and before the credit left (a request's transaction committed
+// and its sender gone). Another process sends it once its lease ran out,
+// not before, and only one of two does.
+func TestInstantIntentCommittedNeverSent(t *testing.T) {
+	t.Parallel()
+	r := newInstantRig(t)
+	src := r.source(rtpBank, "123456789")
+	var p payment.Payment
+	if err := r.DB.Payments().WithTx(ctx, func(tx payment.Store) (err error) {
+		p, err = r.Payments.On(tx).Create(ctx, r.scope, credit(src, "9.00", payment.MethodInstant))
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if p.PendingInstant == nil || deref(p.RailStatus) != payment.RailSending || len(r.sim.Credits()) != 0 {
+		t.Fatalf("created on a transaction: %+v, %d credits; want it left to send", p, len(r.sim.Credits()))
+	}
+	if n, err := r.Payments.ResolveInstant(ctx); err != nil || n != 0 {
+		t.Fatalf("within its sender's lease: resolved %d, %v", n, err)
+	}
+	if _, err := r.Payments.Cancel(ctx, r.scope, p.ID); errs.CodeOf(err) != errs.Conflict {
+		t.Errorf("cancel while it may be leaving: %v, want conflict", err)
+	}
+	r.Clock.Advance(time.Minute)
+	var wg sync.WaitGroup
+	sent := make([]int, 2)
+	for i := range sent {
+		wg.Go(func() {
+			n, err := r.Payments.ResolveInstant(ctx)
+			if err != nil {
+				t.Error(err)
+			}
+			sent[i] = n
+		})
+	}
+	wg.Wait()
+	got, err := r.Payments.Get(ctx, r.scope, p.ID)
+	if err != nil || got.Status != payment.Processed || sent[0]+sent[1] != 1 || len(r.sim.Credits()) != 1 {
+		t.Errorf("after the lease: %s, sent %v, %d credits (%v); want processed, one send, one credit", got.Status, sent, len(r.sim.Credits()), err)
+	}
+}

@@ -21,7 +21,8 @@ import (
 const originatorUsage = `Usage:
   fundsource originator show MERCHANT_ID --env sandbox|production [--json]
   fundsource originator set MERCHANT_ID --env sandbox|production [--company-name N] [--company-id ID]
-      [--per-entry-debit D] [--daily-debit D] [--daily-credit D] [--same-day on|off] [--default-purpose P]
+      [--per-entry-debit D] [--daily-debit D] [--daily-credit D] [--same-day on|off] [--instant on|off]
+      [--per-entry-instant-credit D] [--daily-instant-credit D] [--default-purpose P]
       [--rule ID=VALUE ...] [--json]
   fundsource originator activate MERCHANT_ID --env sandbox|production [--json]
   fundsource originator suspend MERCHANT_ID --env sandbox|production [--json]
@@ -98,7 +99,7 @@ func parseOriginatorCmd(args []string) (originatorCmd, error) {
 	fs.BoolVar(&cmd.json, "json", false, "print one JSON object")
 	var envName string
 	fs.StringVar(&envName, "env", "", "sandbox or production")
-	var name, id, perEntry, daily, dailyCredit, sameDay, purpose optional
+	var name, id, perEntry, daily, dailyCredit, sameDay, purpose, instant, perEntryInstant, dailyInstant optional
 	rules := ruleFlags{}
 	switch cmd.name {
 	case "show", "activate", "suspend":
@@ -109,6 +110,9 @@ func parseOriginatorCmd(args []string) (originatorCmd, error) {
 		fs.Var(&daily, "daily-debit", "the debits of one banking day, dollars")
 		fs.Var(&dailyCredit, "daily-credit", "the credits of one banking day, dollars")
 		fs.Var(&sameDay, "same-day", "on or off")
+		fs.Var(&instant, "instant", "instant payouts on or off")
+		fs.Var(&perEntryInstant, "per-entry-instant-credit", "the largest single instant credit, dollars")
+		fs.Var(&dailyInstant, "daily-instant-credit", "the instant credits of one banking day, dollars")
 		fs.Var(&purpose, "default-purpose", "the purpose of payments that name none")
 		fs.Var(rules, "rule", "a rule threshold, ID=VALUE (repeatable)")
 	default:
@@ -130,7 +134,7 @@ func parseOriginatorCmd(args []string) (originatorCmd, error) {
 	}
 	cmd.scope = tenant.Scope{MerchantID: pos[0], Env: env}
 	c := originator.Change{CompanyName: name.v, CompanyID: id.v, PerEntryDebit: perEntry.v, DailyDebit: daily.v,
-		DailyCredit: dailyCredit.v, DefaultPurpose: purpose.v}
+		DailyCredit: dailyCredit.v, DefaultPurpose: purpose.v, PerEntryInstantCredit: perEntryInstant.v, DailyInstantCredit: dailyInstant.v}
 	if sameDay.v != nil {
 		on := *sameDay.v == "on"
 		if !on && *sameDay.v != "off" {
@@ -138,11 +142,19 @@ func parseOriginatorCmd(args []string) (originatorCmd, error) {
 		}
 		c.SameDay = &on
 	}
+	if instant.v != nil {
+		on := *instant.v == "on"
+		if !on && *instant.v != "off" {
+			return originatorCmd{}, errors.New("--instant takes on or off")
+		}
+		c.Instant = &on
+	}
 	if len(rules) > 0 {
 		c.Rules = rules
 	}
 	if cmd.name == "set" && c.CompanyName == nil && c.CompanyID == nil && c.PerEntryDebit == nil && c.DailyDebit == nil &&
-		c.DailyCredit == nil && c.SameDay == nil && c.DefaultPurpose == nil && c.Rules == nil {
+		c.DailyCredit == nil && c.SameDay == nil && c.DefaultPurpose == nil && c.Rules == nil && c.Instant == nil &&
+		c.PerEntryInstantCredit == nil && c.DailyInstantCredit == nil {
 		return originatorCmd{}, errors.New("set needs at least one change")
 	}
 	cmd.change = c
@@ -190,6 +202,8 @@ func originatorText(o any) string {
 		v.MerchantID, v.Environment, v.Status, v.CompanyName, v.CompanyID, v.CompanyIDAssigned)
 	fmt.Fprintf(&b, "per_entry_debit: %s\ndaily_debit: %s\ndaily_credit: %s\nsame_day: %t\ndefault_purpose: %s\n",
 		v.Limits.PerEntryDebit, v.Limits.DailyDebit, v.Limits.DailyCredit, v.SameDay, v.DefaultPurpose)
+	fmt.Fprintf(&b, "instant: %t\nper_entry_instant_credit: %s\ndaily_instant_credit: %s\n",
+		v.Instant, v.Limits.PerEntryInstantCredit, v.Limits.DailyInstantCredit)
 	fmt.Fprintf(&b, "usage %s: debits %s, credits %s\n", v.Usage.BankingDay, v.Usage.Debits, v.Usage.Credits)
 	for _, id := range slices.Sorted(maps.Keys(v.Rules)) {
 		fmt.Fprintf(&b, "rule %s: %s\n", id, v.Rules[id])

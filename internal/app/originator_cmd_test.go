@@ -41,10 +41,22 @@ func TestOriginatorCommands(t *testing.T) {
 		rules["daily_velocity"] != "5/10000.00" || rules["risky_account"] != "750.00" {
 		t.Errorf("set = %v", o)
 	}
+	if o["instant"] != false {
+		t.Errorf("production instant before set = %v, want false", o["instant"])
+	}
+	o = c.json("originator", "set", id, "--env", "production", "--instant", "on", "--per-entry-instant-credit", "750",
+		"--daily-instant-credit", "3000.00")
+	limits, _ = o["limits"].(map[string]any)
+	if o["instant"] != true || limits["per_entry_instant_credit"] != "750.00" || limits["daily_instant_credit"] != "3000.00" {
+		t.Errorf("set instant = %v", o)
+	}
 	if o = c.json("originator", "activate", id, "--env", "production"); o["status"] != "active" {
 		t.Errorf("activate = %v", o)
 	}
 	out, _, err := c.run("originator", "suspend", id, "--env", "production")
+	if err != nil || !strings.Contains(out, "instant: true") || !strings.Contains(out, "per_entry_instant_credit: 750.00") {
+		t.Errorf("suspend text = %q, %v", out, err)
+	}
 	if err != nil || !strings.Contains(out, "status: suspended") || !strings.Contains(out, "company_id_assigned: true") || !strings.Contains(out, "default_purpose: goods") || !strings.Contains(out, "rule daily_velocity: 5/10000.00") {
 		t.Errorf("suspend = %q, %v", out, err)
 	}
@@ -52,6 +64,7 @@ func TestOriginatorCommands(t *testing.T) {
 	for _, args := range [][]string{
 		{"originator", "set", id, "--env", "production"},
 		{"originator", "set", id, "--env", "production", "--same-day", "yes"},
+		{"originator", "set", id, "--env", "production", "--instant", "yes"},
 		{"originator", "show", id},
 		{"originator", "show", "acme", "--env", "sandbox"},
 		{"originator", "explode", id, "--env", "sandbox"},
@@ -83,7 +96,7 @@ func TestOriginatorCommands(t *testing.T) {
 		AND environment = 'production' AND actor_type = 'operator' ORDER BY seq`, id); err != nil {
 		t.Fatal(err)
 	}
-	if got := strings.Join(actions, " "); got != "originator.changed originator.activated originator.suspended" {
+	if got := strings.Join(actions, " "); got != "originator.changed originator.changed originator.activated originator.suspended" {
 		t.Errorf("audit = %s", got)
 	}
 }

@@ -108,6 +108,9 @@ type Config struct {
 	// InstantDirectoryFile is a CSV (routing_number,rail) whose rows add to
 	// and override the embedded sample of banks reachable on a rail.
 	InstantDirectoryFile string
+	// InstantRailLimits is the largest instant credit each rail carries,
+	// in cents by rail (INSTANT_RAIL_LIMITS, ParseInstantRailLimits).
+	InstantRailLimits map[string]int64
 	// RailSimAddr is where 'make run' starts the rail simulator
 	// (development, when INSTANT_RAIL_URL is unset); RailSimulator says it
 	// does.
@@ -278,6 +281,11 @@ func Load(getenv Getenv) (*Config, error) {
 	}
 	c.InstantRailURL = getenv("INSTANT_RAIL_URL")
 	c.InstantDirectoryFile = getenv("INSTANT_DIRECTORY_FILE")
+	limits, lerr := ParseInstantRailLimits(orDefault(getenv("INSTANT_RAIL_LIMITS"), DefaultInstantRailLimits))
+	if lerr != nil {
+		return nil, lerr
+	}
+	c.InstantRailLimits = limits
 	c.RailSimAddr = orDefault(getenv("RAIL_SIM_ADDR"), "127.0.0.1:8091")
 	c.RailSimulator = !prod && c.InstantRailURL == ""
 	if c.InstantRailURL != "" {

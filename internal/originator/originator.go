@@ -60,6 +60,10 @@ type Limits struct {
 	PerEntryDebit string `json:"per_entry_debit"` // the largest single debit
 	DailyDebit    string `json:"daily_debit"`     // the debits of one banking day
 	DailyCredit   string `json:"daily_credit"`    // the credits of one banking day
+	// The instant credits' own limits: the largest single one, and those
+	// of one banking day (they count toward DailyCredit too).
+	PerEntryInstantCredit string `json:"per_entry_instant_credit"`
+	DailyInstantCredit    string `json:"daily_instant_credit"`
 }
 
 // Originator is one merchant environment as an ACH originator.
@@ -74,6 +78,10 @@ type Originator struct {
 	Status            string `json:"status"` // PendingReview, Active or Suspended
 	Limits            Limits `json:"limits"`
 	SameDay           bool   `json:"same_day"`
+	// Instant: its credits may go over an instant rail (method instant
+	// or auto); on in sandbox and off in production until an operator
+	// turns it on.
+	Instant bool `json:"instant"`
 	// DefaultPurpose is the purpose of its payments and subscriptions
 	// that name none (payment.Purpose): goods for the originators that
 	// existed before purposes, other for later ones.
@@ -86,19 +94,22 @@ type Originator struct {
 
 	// The limits in cents, and the usage of UsageDay (YYYY-MM-DD; "" when
 	// nothing was counted yet), as stored.
-	PerEntryDebitCents int64  `json:"-"`
-	DailyDebitCents    int64  `json:"-"`
-	DailyCreditCents   int64  `json:"-"`
-	UsageDay           string `json:"-"`
-	UsedDebitCents     int64  `json:"-"`
-	UsedCreditCents    int64  `json:"-"`
+	PerEntryDebitCents         int64  `json:"-"`
+	DailyDebitCents            int64  `json:"-"`
+	DailyCreditCents           int64  `json:"-"`
+	PerEntryInstantCreditCents int64  `json:"-"`
+	DailyInstantCreditCents    int64  `json:"-"`
+	UsageDay                   string `json:"-"`
+	UsedDebitCents             int64  `json:"-"`
+	UsedCreditCents            int64  `json:"-"`
 }
 
 // withDollars fills o's Limits from its cents.
 func (o Originator) withDollars() Originator {
 	o.Environment = string(o.Scope.Env)
 	o.Limits = Limits{PerEntryDebit: money.Format(o.PerEntryDebitCents), DailyDebit: money.Format(o.DailyDebitCents),
-		DailyCredit: money.Format(o.DailyCreditCents)}
+		DailyCredit: money.Format(o.DailyCreditCents), PerEntryInstantCredit: money.Format(o.PerEntryInstantCreditCents),
+		DailyInstantCredit: money.Format(o.DailyInstantCreditCents)}
 	if o.Rules == nil {
 		o.Rules = map[string]string{}
 	}

@@ -47,7 +47,8 @@ func TestANewMerchantsOriginators(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if o.Status != originator.Active || o.Limits != (originator.Limits{PerEntryDebit: "10000.00", DailyDebit: "50000.00", DailyCredit: "50000.00"}) ||
+	if o.Status != originator.Active || o.Limits != (originator.Limits{PerEntryDebit: "10000.00", DailyDebit: "50000.00", DailyCredit: "50000.00",
+		PerEntryInstantCredit: "10000.00", DailyInstantCredit: "50000.00"}) || !o.Instant ||
 		!o.SameDay || o.CompanyName != "ZOE'S CAFE, ORST" || o.Environment != "sandbox" {
 		t.Errorf("sandbox originator = %+v", o.Originator)
 	}
@@ -66,7 +67,8 @@ func TestANewMerchantsOriginators(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if p.Status != originator.PendingReview || p.Limits != (originator.Limits{PerEntryDebit: "5000.00", DailyDebit: "25000.00", DailyCredit: "25000.00"}) ||
+	if p.Status != originator.PendingReview || p.Limits != (originator.Limits{PerEntryDebit: "5000.00", DailyDebit: "25000.00", DailyCredit: "25000.00",
+		PerEntryInstantCredit: "10000.00", DailyInstantCredit: "50000.00"}) || p.Instant ||
 		p.SameDay || !placeholder.MatchString(p.CompanyID) || p.CompanyID == o.CompanyID {
 		t.Errorf("production originator = %+v", p.Originator)
 	}
@@ -151,12 +153,14 @@ func TestChangesAreStoredAndAudited(t *testing.T) {
 	by := audit.Operator("ops@example.com")
 	o, err := f.Originators.Set(ctx, scope, originator.Change{CompanyName: ptr("Acmé Widgets"), CompanyID: ptr("1987654321"),
 		PerEntryDebit: ptr("2500"), DailyDebit: ptr("20000.5"), DailyCredit: ptr("7500.00"), SameDay: ptr(false),
+		PerEntryInstantCredit: ptr("300"), DailyInstantCredit: ptr("900.00"), Instant: ptr(false),
 		Rules: map[string]string{"daily_velocity": "7/12000", "risky_account": "250", "first_debit_amount": "3000.00"}}, by)
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := originator.Limits{PerEntryDebit: "2500.00", DailyDebit: "20000.50", DailyCredit: "7500.00"}
-	if o.CompanyName != "ACME WIDGETS" || o.CompanyID != "1987654321" || o.Limits != want || o.SameDay {
+	want := originator.Limits{PerEntryDebit: "2500.00", DailyDebit: "20000.50", DailyCredit: "7500.00",
+		PerEntryInstantCredit: "300.00", DailyInstantCredit: "900.00"}
+	if o.CompanyName != "ACME WIDGETS" || o.CompanyID != "1987654321" || o.Limits != want || o.SameDay || o.Instant {
 		t.Errorf("after Set = %+v", o)
 	}
 	if _, err := f.Originators.Set(ctx, scope, originator.Change{Rules: map[string]string{"first_debit_amount": ""}}, by); err != nil {
@@ -176,7 +180,7 @@ func TestChangesAreStoredAndAudited(t *testing.T) {
 		t.Fatal(err)
 	}
 	if len(stored.Rules) != 2 || stored.Rules["daily_velocity"] != "7/12000.00" || stored.Rules["risky_account"] != "250.00" ||
-		stored.Limits != want || stored.Status != originator.Active {
+		stored.Limits != want || stored.Status != originator.Active || stored.Instant {
 		t.Errorf("stored = %+v rules %v", stored.Originator, stored.Rules)
 	}
 	got := auditActions(t, f, scope, "originator.")
@@ -192,7 +196,8 @@ func TestChangesAreStoredAndAudited(t *testing.T) {
 	for i, w := range wantActions {
 		if i == 0 {
 			for _, part := range []string{`"company_name": "ACME -> ACME WIDGETS"`, `"daily_debit": "50000.00 -> 20000.50"`,
-				`"rule.daily_velocity": " -> 7/12000.00"`, `"per_entry_debit": "10000.00 -> 2500.00"`} {
+				`"rule.daily_velocity": " -> 7/12000.00"`, `"per_entry_debit": "10000.00 -> 2500.00"`,
+				`"instant": "true -> false"`, `"per_entry_instant_credit": "10000.00 -> 300.00"`} {
 				if !regexp.MustCompile(regexp.QuoteMeta(part)).MatchString(got[0]) {
 					t.Errorf("first change %s lacks %s", got[0], part)
 				}

@@ -79,6 +79,11 @@ type Change struct {
 	DailyDebit    *string
 	DailyCredit   *string
 	SameDay       *bool
+	// Instant turns instant payouts on or off; the instant limits are
+	// dollars.
+	Instant               *bool
+	PerEntryInstantCredit *string
+	DailyInstantCredit    *string
 	// DefaultPurpose is a payment.Purpose.
 	DefaultPurpose *string
 	// Rules set rule thresholds by id; an empty value removes the
@@ -248,7 +253,9 @@ func apply(o *Originator, c Change, details map[string]string) error {
 		in   *string
 		to   *int64
 	}{{payment.LimitPerEntryDebit, c.PerEntryDebit, &o.PerEntryDebitCents}, {payment.LimitDailyDebit, c.DailyDebit, &o.DailyDebitCents},
-		{payment.LimitDailyCredit, c.DailyCredit, &o.DailyCreditCents}} {
+		{payment.LimitDailyCredit, c.DailyCredit, &o.DailyCreditCents},
+		{payment.LimitPerEntryInstantCredit, c.PerEntryInstantCredit, &o.PerEntryInstantCreditCents},
+		{payment.LimitDailyInstantCredit, c.DailyInstantCredit, &o.DailyInstantCreditCents}} {
 		if l.in == nil {
 			continue
 		}
@@ -266,6 +273,10 @@ func apply(o *Originator, c Change, details map[string]string) error {
 		}
 		note(details, "default_purpose", string(o.DefaultPurpose), string(p))
 		o.DefaultPurpose = p
+	}
+	if c.Instant != nil {
+		note(details, "instant", strconv.FormatBool(o.Instant), strconv.FormatBool(*c.Instant))
+		o.Instant = *c.Instant
 	}
 	if c.SameDay != nil {
 		note(details, "same_day", strconv.FormatBool(o.SameDay), strconv.FormatBool(*c.SameDay))

@@ -31,6 +31,9 @@ type Input struct {
 	Authorization *Authorization `json:"authorization"`
 	// SameDay asks for Same Day ACH (finality.go).
 	SameDay bool `json:"same_day"`
+	// Method is standard, same_day, instant or auto (instant.go); nil:
+	// standard, or same_day by SameDay.
+	Method *string `json:"method"`
 }
 
 // Create records a pending payment. A debit needs a Verified source (403
@@ -58,6 +61,10 @@ func (s *Service) Create(ctx context.Context, scope tenant.Scope, in Input) (Pay
 	if err != nil {
 		return Payment{}, err
 	}
+	method, err := creditMethod(&in)
+	if err != nil {
+		return Payment{}, err
+	}
 	if in.SameDay {
 		if err := s.sameDayAllowed(ctx, scope, cents); err != nil {
 			return Payment{}, err
@@ -76,16 +83,31 @@ func (s *Service) Create(ctx context.Context, scope tenant.Scope, in Input) (Pay
 	if fits != nil && len(fits) == 0 {
 		return Payment{}, entryDescriptionRefusal(in.EntryDescription, in.Direction, purpose, EntrySEC(in.Direction, false))
 	}
-	n := newPayment{in: in, cents: cents, desc: desc, purpose: purpose, fits: fits}
-	if v.reason == "" {
+	n := newPayment{in: in, cents: cents, desc: desc, purpose: purpose, fits: fits, method: method}
+	if method == MethodInstant || method == MethodAuto {
+		if in.MandateID != nil || in.Authorization != nil {
+			return Payment{}, errs.Invalid("mandate_id", "A credit takes no mandate_id or authorization; only debits are authorized by the customer.")
+		}
+		if err := s.route(ctx, scope, &n); err != nil {
+			return Payment{}, err
+		}
+		if n.rail != RailACH {
+			return s.createInstant(ctx, scope, n, v)
+		}
+	}
+	if v.reason == "" && n.fallback == "" {
 		return s.create(ctx, scope, n)
 	}
 	var out Payment
 	err = s.store.WithTx(ctx, func(tx Store) error {
 		p, err := s.On(tx).create(ctx, scope, n)
-		if err == nil {
-			out, err = s.hold(ctx, tx, p, v)
+		if err == nil && n.fallback != "" {
+			err = tx.SetPaymentRoute(ctx, p)
 		}
+		if err == nil && v.reason != "" {
+			p, err = s.hold(ctx, tx, p, v)
+		}
+		out = p
 		return err
 	})
 	return out, err
@@ -100,12 +122,23 @@ type newPayment struct {
 	desc    *string
 	purpose Purpose
 	fits    []string
+	// method is the request's (creditMethod); rail and fallback where
+	// route sent an instant or auto credit.
+	method, rail, fallback string
 }
 
 // payment is n's new pending payment, not yet stored.
 func (s *Service) payment(scope tenant.Scope, n newPayment) Payment {
 	p := s.pending(scope, n.in.SourceID, "", n.cents, n.in.Direction, n.desc, nil)
 	p.EntryDescription, p.SameDay, p.Purpose, p.DescriptionFits = n.in.EntryDescription, n.in.SameDay, n.purpose, n.fits
+	p.Method, p.Rail = withDefaults(n.method, n.rail, p.SameDay)
+	if n.fallback != "" {
+		p.FallbackReason = &n.fallback
+	}
+	if instantPayment(p) {
+		// Neither settled by the sandbox's delay nor put in an ACH file.
+		p.SameDay, p.SettleAt = false, nil
+	}
 	return p
 }
 
@@ -306,7 +339,7 @@ func (s *Service) pending(scope tenant.Scope, sourceID, customerID string, cents
 	p := Payment{
 		Scope: scope, ID: ids.New(ids.Payment), SourceID: sourceID, CustomerID: customerID,
 		Amount: money.Format(cents), Currency: "USD", Cents: cents, Direction: d, Description: desc,
-		Status: Pending, CreatedAt: now, Day: BankingDay(now).Format(time.DateOnly),
+		Status: Pending, CreatedAt: now, Day: BankingDay(now).Format(time.DateOnly), Method: MethodStandard, Rail: RailACH,
 	}
 	if of != nil {
 		p.SubscriptionID, p.DueDate, p.Attempt, p.MandateID = &of.subscriptionID, &of.dueDate, &of.attempt, of.mandateID

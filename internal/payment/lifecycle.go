@@ -152,6 +152,8 @@ func (s *Service) Cancel(ctx context.Context, scope tenant.Scope, id string) (Pa
 			return errs.Newf(errs.Conflict, "This payment is %s; only a pending payment can be canceled.", p.Status)
 		case scope.Env.Live() && p.SettleAt != nil:
 			return errs.New(errs.Conflict, "This payment is already in an ACH file sent to the bank; it can no longer be canceled.")
+		case instantPayment(p) && (p.RailStatus == nil || *p.RailStatus != RailQueued):
+			return errs.New(errs.Conflict, "This instant credit was sent to the rail; it can no longer be canceled.")
 		}
 		out, err = s.void(ctx, tx, p, CancelRequested)
 		return err
@@ -231,6 +233,9 @@ func (s *Service) SimulateReturnTx(ctx context.Context, tx Store, scope tenant.S
 	p, err := s.lockPayment(ctx, tx, scope, id)
 	if err != nil {
 		return Finished{}, err
+	}
+	if instantPayment(p) {
+		return Finished{}, notReversible()
 	}
 	if p.Status != Pending && p.Status != Processed {
 		return Finished{}, errs.Newf(errs.Conflict, "This payment is %s; only a pending or processed payment can come back.", p.Status)

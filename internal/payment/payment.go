@@ -142,6 +142,17 @@ type Payment struct {
 	// (finality.go): null until its entry is assigned to a file (sandbox:
 	// until it settles by itself).
 	Dates
+	// Method is what the payment was asked to go by (instant.go):
+	// standard, same_day, instant or auto.
+	Method string `json:"method"`
+	// Rail is what it went on: rtp, fednow or ach.
+	Rail string `json:"rail"`
+	// FallbackReason says why an auto credit did not go instant; nil
+	// otherwise.
+	FallbackReason *string `json:"fallback_reason"`
+	// RailStatus is an instant credit's state on its rail (RailQueued…,
+	// "unknown" while no answer came); nil for ACH.
+	RailStatus *string `json:"rail_status"`
 	// HoldReason says why a held payment waits for review (HoldSanctions,
 	// a return-rate guardrail's, or "fraud_rule:<id>"); nil otherwise.
 	HoldReason *string `json:"hold_reason"`
@@ -158,6 +169,10 @@ type Payment struct {
 	// HolderIndividual: its source's account_holder_type is individual,
 	// as read with the payment.
 	HolderIndividual bool `json:"-"`
+	// PendingInstant is a new instant credit created on a caller's
+	// transaction and not sent yet: the caller sends it once its
+	// transaction committed (DeliverInstant). Nil otherwise.
+	PendingInstant *InstantCredit `json:"-"`
 	// Day is the banking day (YYYY-MM-DD) a new payment counts toward in
 	// its originator's usage (BankingDay); set by pending, not stored.
 	Day string `json:"-"`
@@ -192,13 +207,21 @@ type Service struct {
 	// sanctions is the list production entries are screened against as
 	// they leave; nil: none.
 	sanctions *sanctions.List
+	// instant sends instant credits (instant.go); nil: no credit goes
+	// instant.
+	instant    InstantRails
+	instantCfg InstantConfig
+	// inTx: the service is bound to a caller's transaction (On), so it
+	// makes no network call: an instant credit's send is the caller's,
+	// after its commit (DeliverInstant).
+	inTx bool
 }
 
 // On returns the service on tx, a store bound to a caller's transaction:
 // its use cases write in that transaction, each under a savepoint of it.
 func (s *Service) On(tx Store) *Service {
 	c := *s
-	c.store = tx
+	c.store, c.inTx = tx, true
 	return &c
 }
 
@@ -224,6 +247,8 @@ type Filter struct {
 	SourceID  string
 	Status    string    // a payment's Status, or a subscription's
 	Direction Direction // payments only
+	Rail      string    // payments only: rtp, fednow or ach
+	Method    string    // payments only: standard, same_day, instant or auto
 }
 
 // Search returns a page of payments, newest first, that match f; an
@@ -238,6 +263,16 @@ func (s *Service) Search(ctx context.Context, scope tenant.Scope, f Filter, p pa
 	case "", Debit, Credit:
 	default:
 		return nil, false, errs.Invalid("direction", "direction must be debit or credit")
+	}
+	switch f.Rail {
+	case "", RailACH, RailRTP, RailFedNow:
+	default:
+		return nil, false, errs.Invalid("rail", "rail must be rtp, fednow or ach")
+	}
+	switch f.Method {
+	case "", MethodStandard, MethodSameDay, MethodInstant, MethodAuto:
+	default:
+		return nil, false, errs.Invalid("method", "method must be standard, same_day, instant or auto")
 	}
 	items, err := s.store.ListPayments(ctx, scope, f, p)
 	return paging.Result(items, err, p)

@@ -143,6 +143,8 @@ func (s *Service) Reverse(ctx context.Context, scope tenant.Scope, id string, in
 // and conflict saying why not otherwise.
 func (s *Service) reversible(ctx context.Context, tx Store, p Payment) (calendar.Date, error) {
 	switch {
+	case instantPayment(p):
+		return calendar.Date{}, notReversible()
 	case p.Reversal != nil:
 		return calendar.Date{}, errs.Newf(errs.Conflict, "This payment was reversed already by %s.", p.Reversal.PaymentID)
 	case p.ReversalOf != nil:

@@ -165,6 +165,39 @@ type Store interface {
 	// attempt; errs.NotFound when there is none.
 	SubscriptionDebit(ctx context.Context, scope tenant.Scope, subscriptionID, dueDate string, attempt int) (Payment, error)
 
+	// InstantTerms reads scope's originator's instant switch and limits
+	// with its instant credits of the banking day day; lock also locks
+	// the originator's row until the transaction ends (the sum is read
+	// after the lock). Found is false when it has none.
+	InstantTerms(ctx context.Context, scope tenant.Scope, day string, lock bool) (InstantTerms, error)
+	// InsertInstantCredit stores an instant credit's intent and marks its
+	// payment with its method, rail and rail status.
+	InsertInstantCredit(ctx context.Context, ic InstantCredit) error
+	// SetPaymentRoute stores a just-created payment's method, rail and
+	// fallback reason.
+	SetPaymentRoute(ctx context.Context, p Payment) error
+	// ClaimInstantCredits leases up to limit due instant credits of
+	// pending payments (queued, or unanswered with an expired lease) to
+	// token until until, counting an attempt, and marks queued ones
+	// sending; the payments' rows are locked while it runs, so a cancel
+	// or removal either sees the claim or goes first.
+	ClaimInstantCredits(ctx context.Context, now time.Time, token string, until time.Time, limit int) ([]InstantCredit, error)
+	// InstantAnswered settles ic (state accepted or rejected, with
+	// reason) under its lease; false when it is no longer ic's sender's
+	// or already settled. It also stores the payment's rail status and
+	// sent_at.
+	InstantAnswered(ctx context.Context, ic InstantCredit, state, reason string, at time.Time) (bool, error)
+	// InstantUnanswered marks ic sent at sent (unless it was before)
+	// without an answer (unknown), its lease given up, to be asked again
+	// at next; false as InstantAnswered.
+	InstantUnanswered(ctx context.Context, ic InstantCredit, sent, next time.Time) (bool, error)
+	// DropInstantCredit deletes ic, still sending under its lease, and its
+	// pending payment, giving its amount back to the day's credit usage.
+	DropInstantCredit(ctx context.Context, ic InstantCredit) error
+	// InstantToACH makes ic's payment an ACH credit (fallback
+	// rail_unavailable), still under ic's lease, and deletes ic.
+	InstantToACH(ctx context.Context, ic InstantCredit, sameDay bool, settleAt *time.Time) error
+
 	// OriginatorTerms reads a scope's originator with its usage of the
 	// banking day day (YYYY-MM-DD) and, in Terms.Refusal, its refusal of
 	// a debit of cents by the limits' rule the creating statements decide

@@ -156,6 +156,11 @@ func (s *Services) runJobs(ctx context.Context, dbURL string) {
 	wg.Go(func() {
 		s.every(ctx, time.Minute, "subscription debits", counted(s.Payments.RunDue))
 	})
+	wg.Go(func() {
+		// Instant credits without an answer are asked again, and released
+		// ones sent, each under its lease (payment.ResolveInstant).
+		s.every(ctx, time.Second, "instant credit status", counted(s.Payments.ResolveInstant))
+	})
 	if s.Originator != nil {
 		wg.Go(func() {
 			// Each minute asks whether a window is due; a window is built

@@ -138,7 +138,8 @@ func Build(cfg *config.Config, d Deps) (*Services, error) {
 		Webhooks:  webhook.NewService(db.Webhooks(), v, now, webhook.URLPolicy{AllowPrivate: cfg.WebhookAllowPrivateTargets}),
 		Payments: payment.NewService(db.Payments(), payment.Config{MaxAmount: cfg.PaymentMaxCents, SettleDelay: cfg.PaymentSettleDelay,
 			Schedule: cfg.ACHWindows.Schedule}, now).
-			WithSanctions(sdn),
+			WithSanctions(sdn).
+			WithInstant(payoutRails{fund}, payment.InstantConfig{RailLimits: cfg.InstantRailLimits}),
 		Requests: requestlog.New(db.Requests(), now, d.Log),
 		Overview: overview.NewService(db.Overview(), now),
 		Audit:    audit.NewService(db.Audit(), cfg.AuditKey),
@@ -263,6 +264,10 @@ type idempotent struct{ s *Services }
 
 func (i idempotent) Idempotent(ctx context.Context, req idempotency.Request, fn func(tx api.Services) (idempotency.Response, bool)) (*idempotency.Response, error) {
 	return i.s.DB.Idempotent(ctx, req, func(tx postgres.Tx) (idempotency.Response, bool) { return fn(i.s.On(tx)) })
+}
+
+func (i idempotent) Replace(ctx context.Context, req idempotency.Request, resp idempotency.Response) error {
+	return i.s.DB.ReplaceIdempotent(ctx, req, resp)
 }
 
 // Dispatcher is a webhook dispatcher with the configured client and

@@ -57,6 +57,9 @@ type Services struct {
 // transaction, and stores fn's kept response in it.
 type IdempotencyStore interface {
 	Idempotent(ctx context.Context, req idempotency.Request, fn func(tx Services) (idempotency.Response, bool)) (*idempotency.Response, error)
+	// Replace stores resp as the answer of req, committed already (a 5xx
+	// forgets the key).
+	Replace(ctx context.Context, req idempotency.Request, resp idempotency.Response) error
 }
 
 // Pinger checks that the database answers.
@@ -177,7 +180,7 @@ func (s *Surface) Mount(r *gin.Engine) {
 	g.GET("/events", s.run(s.listEvents))
 	g.GET("/events/:id", s.run(s.getEvent))
 	g.POST("/events/:id/redeliver", s.once(s.redeliverEvent))
-	g.POST("/payments", s.once(s.createPayment))
+	g.POST("/payments", s.oncePayout(s.createPayment))
 	g.GET("/payments", s.run(s.listPayments))
 	g.GET("/payments/:id", s.run(s.getPayment))
 	g.GET("/payments/:id/evidence", s.run(s.paymentEvidence))
@@ -225,7 +228,7 @@ var queryParams = map[string][]string{
 	"GET /v2/customers":                          {"limit", "starting_after"},
 	"GET /v2/customers/:user_id/funding-sources": {"limit", "starting_after", "removed"},
 	"GET /v2/events":                             {"limit", "starting_after", "type"},
-	"GET /v2/payments":                           {"limit", "starting_after", "funding_source_id"},
+	"GET /v2/payments":                           {"limit", "starting_after", "funding_source_id", "rail", "method"},
 	"GET /v2/subscriptions":                      {"limit", "starting_after", "funding_source_id"},
 	"GET /v2/mandates":                           {"limit", "starting_after", "funding_source_id"},
 	"GET /v2/audit-events":                       {"limit", "starting_after"},

@@ -5,6 +5,7 @@ import (
 
 	"github.com/gin-gonic/gin"
 
+	"github.com/fundsource/fundsource/internal/core/idempotency"
 	"github.com/fundsource/fundsource/internal/core/paging"
 	"github.com/fundsource/fundsource/internal/core/tenant"
 	"github.com/fundsource/fundsource/internal/payment"
@@ -18,7 +19,49 @@ func (s *Surface) createPayment(c *gin.Context, svc Services) {
 		return
 	}
 	p, err := svc.Payments.Create(c.Request.Context(), surface.Scope(c), in)
+	if err == nil && p.PendingInstant != nil {
+		// Created on the request's transaction: sent once it committed
+		// (oncePayout).
+		c.Set(pendingInstantKey, *p.PendingInstant)
+	}
 	surface.Reply(s.Shared, c, p, err)
+}
+
+// pendingInstantKey holds, in a request's context, the instant credit its
+// handler created on the request's transaction and left to send.
+const pendingInstantKey = "fundsource.pending_instant"
+
+// oncePayout is once for POST /v2/payments: an instant credit created
+// under an Idempotency-Key is written with the key's answer in the
+// request's transaction, which commits before the credit leaves (no
+// network call inside a transaction, and no credit a rollback would
+// forget); it is then sent on the pool's services and the key's answer
+// becomes the one the request gives (a 5xx forgets the key).
+func (s *Surface) oncePayout(h handler) gin.HandlerFunc {
+	return func(c *gin.Context) {
+		req, ok := s.idempotencyRequest(c)
+		switch {
+		case !ok:
+		case req == nil:
+			h(c, s.Services)
+		default:
+			before := c.Writer.Header().Clone()
+			var resp idempotency.Response
+			replay, err := s.Idempotency.Idempotent(c.Request.Context(), *req, func(tx Services) (idempotency.Response, bool) {
+				resp = buffered(c, func() { h(c, tx) })
+				return resp, resp.Status < 500
+			})
+			if v, pending := c.Get(pendingInstantKey); pending && err == nil && replay == nil {
+				ic := v.(payment.InstantCredit)
+				resp = buffered(c, func() {
+					p, err := s.Services.Payments.DeliverInstant(c.Request.Context(), ic)
+					surface.Reply(s.Shared, c, p, err)
+				})
+				err = s.Idempotency.Replace(c.Request.Context(), *req, resp)
+			}
+			s.answerIdempotent(c, before, resp, replay, err)
+		}
+	}
 }
 
 func (s *Surface) getPayment(c *gin.Context, svc Services) {
@@ -40,7 +83,8 @@ func (s *Surface) balances(c *gin.Context, svc Services) {
 
 func (s *Surface) listPayments(c *gin.Context, svc Services) {
 	surface.List(s.Shared, c, func(ctx context.Context, sc tenant.Scope, p paging.Page) ([]payment.Payment, bool, error) {
-		return svc.Payments.List(ctx, sc, c.Query("funding_source_id"), p)
+		return svc.Payments.Search(ctx, sc, payment.Filter{SourceID: c.Query("funding_source_id"), Rail: c.Query("rail"),
+			Method: c.Query("method")}, p)
 	})
 }
 

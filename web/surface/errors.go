@@ -64,6 +64,7 @@ var statusOf = map[errs.Code]int{
 	errs.RateLimited:                  http.StatusTooManyRequests,
 	errs.ProviderUnavailable:          http.StatusBadGateway,
 	errs.InstantUnavailable:           http.StatusUnprocessableEntity,
+	errs.NotReversible:                http.StatusConflict,
 	errs.AccountCheckFailed:           http.StatusUnprocessableEntity,
 	errs.OwnershipMismatch:            http.StatusUnprocessableEntity,
 	errs.RailUnavailable:              http.StatusServiceUnavailable,

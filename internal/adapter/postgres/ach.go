@@ -72,7 +72,7 @@ func (q queries) DepositsToOriginate(ctx context.Context, limit int) ([]ach.Depo
 }
 
 const paymentsToOriginate = `SELECT ` + paymentReadColumns + `, ` + paymentLinks + `,` + paymentStanding + ` FROM payments p
-WHERE environment = 'production' AND status = 'pending' AND settle_at IS NULL
+WHERE environment = 'production' AND status = 'pending' AND settle_at IS NULL AND ` + achRail + `
   AND NOT EXISTS (SELECT 1 FROM ach_entries e
                   WHERE e.merchant_id = p.merchant_id AND e.environment = p.environment AND e.payment_id = p.id)
 ORDER BY created_at

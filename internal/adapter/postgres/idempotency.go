@@ -136,3 +136,24 @@ func (db *DB) DeleteExpiredIdempotencyKeys(ctx context.Context, now time.Time) (
 		}
 	}
 }
+
+const replaceIdempotency = `
+UPDATE idempotency_keys SET response_status = $5, response_body = $6
+WHERE merchant_id = $1 AND environment = $2 AND key = $3 AND request_hash = $4`
+
+const forgetIdempotency = `
+DELETE FROM idempotency_keys WHERE merchant_id = $1 AND environment = $2 AND key = $3 AND request_hash = $4`
+
+// ReplaceIdempotent stores resp as the answer of the request req
+// committed already: a request that finished its work after its commit
+// (an instant credit sent once its intent was stored) answers a replay as
+// it answered itself. A 5xx is not kept: the key is forgotten, so a retry
+// runs afresh.
+func (db *DB) ReplaceIdempotent(ctx context.Context, req idempotency.Request, resp idempotency.Response) error {
+	if resp.Status >= 500 {
+		_, err := db.x.ExecContext(ctx, forgetIdempotency, req.Scope.MerchantID, req.Scope.Env, req.Key, req.Hash)
+		return translate(err)
+	}
+	_, err := db.x.ExecContext(ctx, replaceIdempotency, req.Scope.MerchantID, req.Scope.Env, req.Key, req.Hash, resp.Status, resp.Body)
+	return translate(err)
+}

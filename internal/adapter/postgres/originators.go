@@ -24,6 +24,9 @@ type originatorRow struct {
 	DailyDebit    int64     `db:"daily_debit_cents"`
 	DailyCredit   int64     `db:"daily_credit_cents"`
 	SameDay       bool      `db:"same_day"`
+	Instant       bool      `db:"instant"`
+	PerEntryInst  int64     `db:"per_entry_instant_credit_cents"`
+	DailyInst     int64     `db:"daily_instant_credit_cents"`
 	Purpose       string    `db:"default_purpose"`
 	Rules         []byte    `db:"rule_thresholds"`
 	UsageDay      *string   `db:"usage_day"`
@@ -38,13 +41,14 @@ func (r originatorRow) domain() originator.Originator {
 	return originator.Originator{Scope: tenant.Scope{MerchantID: r.MerchantID, Env: tenant.Environment(r.Environment)},
 		CompanyName: r.CompanyName, CompanyID: r.CompanyID, CompanyIDAssigned: r.Assigned, Status: r.Status, SameDay: r.SameDay, DefaultPurpose: payment.Purpose(r.Purpose), Rules: rules,
 		UpdatedAt: r.UpdatedAt.UTC(), PerEntryDebitCents: r.PerEntryDebit, DailyDebitCents: r.DailyDebit,
-		DailyCreditCents: r.DailyCredit, UsageDay: deref(r.UsageDay), UsedDebitCents: r.UsedDebit, UsedCreditCents: r.UsedCredit}
+		DailyCreditCents: r.DailyCredit, Instant: r.Instant, PerEntryInstantCreditCents: r.PerEntryInst, DailyInstantCreditCents: r.DailyInst, UsageDay: deref(r.UsageDay), UsedDebitCents: r.UsedDebit, UsedCreditCents: r.UsedCredit}
 }
 
 const selectOriginator = `
 SELECT merchant_id, environment, company_name, company_id, company_id_assigned, status, per_entry_debit_cents, daily_debit_cents,
        daily_credit_cents, same_day, default_purpose, rule_thresholds, to_char(usage_day, 'YYYY-MM-DD') AS usage_day,
-       usage_debit_cents, usage_credit_cents, updated_at
+       usage_debit_cents, usage_credit_cents, updated_at,
+       coalesce(instant, environment = 'sandbox') AS instant, per_entry_instant_credit_cents, daily_instant_credit_cents
 FROM originators WHERE merchant_id = $1 AND environment = $2`
 
 // Originator returns a scope's originator.
@@ -61,7 +65,8 @@ func (q queries) OriginatorForUpdate(ctx context.Context, scope tenant.Scope) (o
 const updateOriginator = `
 UPDATE originators SET company_name = $3, company_id = $4, status = $5, per_entry_debit_cents = $6,
        daily_debit_cents = $7, daily_credit_cents = $8, same_day = $9, rule_thresholds = $10::jsonb,
-       company_id_assigned = $11, default_purpose = $12, updated_at = now()
+       company_id_assigned = $11, default_purpose = $12, instant = $13, per_entry_instant_credit_cents = $14,
+       daily_instant_credit_cents = $15, updated_at = now()
 WHERE merchant_id = $1 AND environment = $2`
 
 // UpdateOriginator stores an originator's settings (not its usage).
@@ -74,7 +79,8 @@ func (q queries) UpdateOriginator(ctx context.Context, o originator.Originator) 
 		rules = []byte("{}")
 	}
 	res, err := q.ex.ExecContext(ctx, updateOriginator, o.Scope.MerchantID, o.Scope.Env, o.CompanyName, o.CompanyID,
-		o.Status, o.PerEntryDebitCents, o.DailyDebitCents, o.DailyCreditCents, o.SameDay, string(rules), o.CompanyIDAssigned, o.DefaultPurpose)
+		o.Status, o.PerEntryDebitCents, o.DailyDebitCents, o.DailyCreditCents, o.SameDay, string(rules), o.CompanyIDAssigned, o.DefaultPurpose,
+		o.Instant, o.PerEntryInstantCreditCents, o.DailyInstantCreditCents)
 	return oneRow(res, err, errs.NotFound)
 }
 

@@ -154,6 +154,7 @@ type paymentRow struct {
 	CancelReason *string `db:"cancel_reason"`
 	paymentDatesRow
 	HoldReason *string `db:"hold_reason"`
+	paymentRailRow
 }
 
 func (r paymentRow) domain() payment.Payment {
@@ -184,6 +185,7 @@ func (r paymentRow) domain() payment.Payment {
 	}
 	p.DueDate = dateOnly(r.DueDate)
 	r.paymentDatesRow.apply(&p)
+	r.paymentRailRow.apply(&p)
 	return p
 }
 
@@ -193,7 +195,7 @@ const paymentColumns = `merchant_id, environment, id, funding_source_id, custome
 
 // paymentReadColumns are what a read of a payment selects: the columns it
 // is created with, and what happens to it later.
-const paymentReadColumns = paymentColumns + `, cancel_reason, hold_reason` + paymentDates
+const paymentReadColumns = paymentColumns + `, cancel_reason, hold_reason` + paymentDates + paymentRailColumns
 
 // paymentLinks are a payment's columns that tie it to another: what it
 // presents again or reverses, and its own reversal, read from the reversal's row in one
@@ -248,13 +250,15 @@ func (q queries) PaymentForUpdate(ctx context.Context, scope tenant.Scope, id st
 const listPayments = `SELECT ` + paymentReadColumns + `, ` + paymentLinks + ` FROM payments p
 WHERE merchant_id = $1 AND environment = $2 AND (created_at, id) < ($3, $4)
   AND ($6 = '' OR funding_source_id = $6) AND ($7 = '' OR status = $7) AND ($8 = '' OR direction = $8)
+  AND ($9 = '' OR coalesce(rail, 'ach') = $9)
+  AND ($10 = '' OR coalesce(method, CASE WHEN same_day THEN 'same_day' ELSE 'standard' END) = $10)
 ORDER BY created_at DESC, id DESC
 LIMIT $5`
 
 // ListPayments returns up to p.Limit+1 payments matching f, newest first.
 func (q queries) ListPayments(ctx context.Context, scope tenant.Scope, f payment.Filter, p paging.Page) ([]payment.Payment, error) {
 	var rows []paymentRow
-	if err := q.list(ctx, &rows, listPayments, "payments", scope, p, f.SourceID, f.Status, string(f.Direction)); err != nil {
+	if err := q.list(ctx, &rows, listPayments, "payments", scope, p, f.SourceID, f.Status, string(f.Direction), f.Rail, f.Method); err != nil {
 		return nil, err
 	}
 	return mapRows(rows, paymentRow.domain), nil
@@ -263,6 +267,7 @@ func (q queries) ListPayments(ctx context.Context, scope tenant.Scope, f payment
 const settlingPayments = `SELECT ` + paymentReadColumns + `, ` + paymentLinks + `,` + paymentStanding + ` FROM payments p
 WHERE status = 'pending' AND settle_at IS NOT NULL AND settle_at <= $1
   AND (environment <> 'production' OR sent_at IS NOT NULL)
+  AND ` + achRail + `
 ORDER BY settle_at
 LIMIT $2
 FOR UPDATE SKIP LOCKED`
@@ -327,6 +332,7 @@ func (r standingRow) domain() payment.Payment {
 const unsentPayments = `SELECT ` + paymentReadColumns + ` FROM payments p
 WHERE merchant_id = $1 AND environment = $2 AND funding_source_id = $3 AND status IN ('pending', 'held')
   AND (NOT $4 OR direction = 'debit')
+  AND (` + achRail + ` OR rail_status = 'queued')
   AND ` + paymentNotSent + `
 ORDER BY created_at, id
 FOR UPDATE OF p`
@@ -342,6 +348,7 @@ const paymentNotSent = `(environment <> 'production'
 const unsentPaymentsOfMandate = `SELECT ` + paymentReadColumns + ` FROM payments p
 WHERE merchant_id = $1 AND environment = $2 AND mandate_id = $3 AND status IN ('pending', 'held')
   AND (NOT $4 OR direction = 'debit')
+  AND (` + achRail + ` OR rail_status = 'queued')
   AND ` + paymentNotSent + `
 ORDER BY created_at, id
 FOR UPDATE OF p`

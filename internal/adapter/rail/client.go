@@ -38,8 +38,11 @@ import (
 	"github.com/fundsource/fundsource/internal/funding"
 )
 
-// Errors of a call: ErrDown and ErrTimeout wrap funding.ErrRailUnavailable,
-// ErrUnreadable funding.ErrRailAnswerUnknown.
+// Errors of a call: ErrDown and ErrTimeout wrap funding.ErrRailUnavailable
+// (ErrTimeout funding.ErrRailNoAnswer too: the message may have arrived),
+// ErrUnreadable funding.ErrRailAnswerUnknown. A call with an attempt that
+// timed out returns ErrTimeout even when a later attempt found the rail
+// down.
 var (
 	// ErrDown: the rail refused the connection or answered with an error
 	// status.
@@ -111,7 +114,7 @@ func (c *Client) Credit(ctx context.Context, credit funding.InstantCredit) (fund
 	if err != nil {
 		return funding.RailAnswer{}, fmt.Errorf("encode pacs.008: %w", err)
 	}
-	var last error
+	var last, timedOut error
 	for range c.opts.Attempts {
 		r, err := c.send(ctx, body)
 		if err == nil && r.OriginalMessageID != credit.MessageID {
@@ -133,12 +136,20 @@ func (c *Client) Credit(ctx context.Context, credit funding.InstantCredit) (fund
 			return funding.RailAnswer{}, err
 		}
 		last = err
+		if errors.Is(err, ErrTimeout) {
+			timedOut = err
+		}
 		if ctx.Err() != nil {
 			return funding.RailAnswer{}, ctx.Err()
 		}
 	}
 	if c.opts.Log != nil {
 		c.opts.Log.Warn("instant rail unavailable", "message_id", credit.MessageID, "attempts", c.opts.Attempts, "error", last.Error())
+	}
+	if timedOut != nil {
+		// An attempt that timed out may have reached the rail: a later
+		// refusal does not make the call one the rail never took.
+		return funding.RailAnswer{}, timedOut
 	}
 	return funding.RailAnswer{}, last
 }
@@ -178,7 +189,7 @@ func (c *Client) send(ctx context.Context, body []byte) (Report, error) {
 	resp, err := c.opts.HTTP.Do(req)
 	if err != nil {
 		if actx.Err() != nil && ctx.Err() == nil {
-			return Report{}, fmt.Errorf("%w: %w after %s", funding.ErrRailUnavailable, ErrTimeout, c.opts.AttemptTimeout)
+			return Report{}, fmt.Errorf("%w: %w: %w after %s", funding.ErrRailUnavailable, funding.ErrRailNoAnswer, ErrTimeout, c.opts.AttemptTimeout)
 		}
 		return Report{}, fmt.Errorf("%w: %w: %v", funding.ErrRailUnavailable, ErrDown, err)
 	}
@@ -186,7 +197,7 @@ func (c *Client) send(ctx context.Context, body []byte) (Report, error) {
 	data, err := io.ReadAll(io.LimitReader(resp.Body, maxReport))
 	if err != nil {
 		if actx.Err() != nil && ctx.Err() == nil {
-			return Report{}, fmt.Errorf("%w: %w reading the report", funding.ErrRailUnavailable, ErrTimeout)
+			return Report{}, fmt.Errorf("%w: %w: %w reading the report", funding.ErrRailUnavailable, funding.ErrRailNoAnswer, ErrTimeout)
 		}
 		return Report{}, fmt.Errorf("%w: %w: %v", funding.ErrRailUnavailable, ErrDown, err)
 	}

@@ -91,6 +91,9 @@ const (
 	// MandatesActive is 409: a change of a source's account_holder_type
 	// while a mandate of the source is active.
 	MandatesActive Code = "mandates_active"
+	// NotReversible is 409: a reversal of an instant credit, which is
+	// final once the rail accepted it.
+	NotReversible Code = "not_reversible"
 )
 
 // Error is a domain error with a contract code. Message is safe to show to the

@@ -121,6 +121,8 @@ type bench struct {
 	statements int
 	// verifications is how many instant verifications the bench times.
 	verifications int
+	// payouts is how many instant payouts the bench times.
+	payouts int
 }
 
 // Run measures the service against the database's own limits: a private
@@ -135,6 +137,7 @@ func Run(ctx context.Context, args []string, stdio rig.IO) error {
 	serverBin := fs.String("server", "", "the fundsource binary to run as the server (default: the one beside this binary)")
 	topN := fs.Int("statements", 0, "report each load's N most expensive SQL statements (loads pg_stat_statements)")
 	verifications := fs.Int("verifications", 200, "instant verifications to time, one after another, from initiation to Verified")
+	payouts := fs.Int("payouts", 200, "instant payouts to time, one after another, from POST /v2/payments to processed")
 	baseline := fs.String("baseline", "", "compare with the server built from this git revision instead: creation and GET, alternating the two binaries")
 	rounds := fs.Int("rounds", 12, "with --baseline: how many rounds of both binaries (each a slice of --duration, 2s unless given, per binary and load)")
 	repo := fs.String("repo", "", "with --baseline: the git checkout REV is in (default: the one around the current folder)")
@@ -193,7 +196,7 @@ func Run(ctx context.Context, args []string, stdio rig.IO) error {
 		}
 		defer server.Stop()
 		b := &bench{svc: svc, raw: raw, base: "http://" + addr, dbURL: run.DBURL, dataDir: run.Dir, workers: *workers, phase: *phase, statements: *topN,
-			cpu: cpuMeter{pg: run.PG.PID(), server: server.PID()}, verifications: max(*verifications, 1),
+			cpu: cpuMeter{pg: run.PG.PID(), server: server.PID()}, verifications: max(*verifications, 1), payouts: max(*payouts, 1),
 			client: &http.Client{Timeout: 30 * time.Second, Transport: &http.Transport{MaxIdleConnsPerHost: *workers, MaxConnsPerHost: *workers}}}
 		if err := b.setup(ctx); err != nil {
 			return err
@@ -315,7 +318,7 @@ func (b *bench) run(ctx context.Context) (benchReport, error) {
 		return fmt.Sprintf(`{"user_id":%q,"routing_number":"021000021","account_number":"%s%010d"}`, b.customerID, prefix, seq)
 	}
 	var id, publicKey string
-	var hooks, noisy, instant benchLoad
+	var hooks, noisy, instant, payouts benchLoad
 	var noisyRate float64 // attempts per second to all five endpoints
 	// First, while the tables have never been analyzed (autovacuum is off):
 	// sources bulk-created into a few customers, then read.
@@ -481,6 +484,13 @@ func (b *bench) run(ctx context.Context) (benchReport, error) {
 			instant, err = b.instantVerifications(ctx)
 			return instant, err
 		},
+		func() (benchLoad, error) {
+			var err error
+			payouts, err = b.measured(ctx, func() (loadgen.Result, error) {
+				return InstantPayouts(ctx, b.client, b.base, b.key, b.customerID, b.payouts)
+			})
+			return payouts, err
+		},
 	}
 	for i, step := range steps {
 		l, err := step()
@@ -550,10 +560,16 @@ func (b *bench) run(ctx context.Context) (benchReport, error) {
 		{"server peak RSS", float64(rss) / (1 << 20), "MiB", "≤ 150", rss <= 150<<20},
 		{"instant verification p99, initiation to Verified", ms(instant.P99), "ms", "≤ 2000", instant.P99 <= 2*time.Second && instant.Errors == 0},
 		{"  instant verification p50", ms(instant.P50), "ms", "(reported)", true},
+		{"instant payout p99, initiation to processed", ms(payouts.P99), "ms", "≤ 2000", payouts.P99 <= 2*time.Second && payouts.Errors == 0},
+		{"  instant payout p50", ms(payouts.P50), "ms", "(reported)", true},
 	}
-	if c := rep.Checks[len(rep.Checks)-2]; !c.Met {
+	if c := rep.Checks[len(rep.Checks)-4]; !c.Met {
 		rep.Failed = append(rep.Failed, fmt.Sprintf("%s: %.0f ms over %d verifications (%d failed), wanted %s",
 			c.Name, c.Value, instant.Ops+instant.Errors, instant.Errors, c.Target))
+	}
+	if c := rep.Checks[len(rep.Checks)-2]; !c.Met {
+		rep.Failed = append(rep.Failed, fmt.Sprintf("%s: %.0f ms over %d payouts (%d failed), wanted %s",
+			c.Name, c.Value, payouts.Ops+payouts.Errors, payouts.Errors, c.Target))
 	}
 	failures, first := 0, ""
 	for _, l := range rep.Loads {

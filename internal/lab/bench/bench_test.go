@@ -14,6 +14,7 @@ import (
 
 	"github.com/fundsource/fundsource/internal/lab/bench"
 	"github.com/fundsource/fundsource/internal/lab/rig"
+	"github.com/fundsource/fundsource/internal/testing/pgtest"
 )
 
 // TestMain lets this test binary stand in for 'fundsource-lab bare',
@@ -29,7 +30,9 @@ func TestMain(m *testing.M) {
 		}
 		os.Exit(0)
 	}
-	os.Exit(m.Run())
+	// The private PostgreSQL of the tests that need one (pgtest) stops
+	// with the binary.
+	pgtest.Main(m)
 }
 
 // TestBenchRunsEveryLoad runs the bench briefly: a durable private
@@ -43,7 +46,7 @@ func TestBenchRunsEveryLoad(t *testing.T) {
 		t.Fatal(err)
 	}
 	var stdout, stderr bytes.Buffer
-	err = bench.Run(context.Background(), []string{"--duration", "300ms", "--workers", "8", "--statements", "3", "--verifications", "20", "--out", out, "--server", bin},
+	err = bench.Run(context.Background(), []string{"--duration", "300ms", "--workers", "8", "--statements", "3", "--verifications", "20", "--payouts", "20", "--out", out, "--server", bin},
 		rig.IO{Getenv: func(string) string { return "" }, Stdout: &stdout, Stderr: &stderr})
 	if err != nil {
 		t.Fatalf("bench: %v\n%s", err, stdout.String())
@@ -74,7 +77,7 @@ func TestBenchRunsEveryLoad(t *testing.T) {
 	if err := json.Unmarshal(data, &rep); err != nil {
 		t.Fatal(err)
 	}
-	if len(rep.Loads) != 19 || len(rep.Checks) != 23 {
+	if len(rep.Loads) != 20 || len(rep.Checks) != 25 {
 		t.Fatalf("results: %d loads, %d checks\n%s", len(rep.Loads), len(rep.Checks), data)
 	}
 	for _, l := range rep.Loads {

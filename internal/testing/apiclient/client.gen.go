@@ -383,6 +383,7 @@ const (
 	ErrorResponseErrorCodeLimitExceeded                ErrorResponseErrorCode = "limit_exceeded"
 	ErrorResponseErrorCodeMandatesActive               ErrorResponseErrorCode = "mandates_active"
 	ErrorResponseErrorCodeMethodNotAllowed             ErrorResponseErrorCode = "method_not_allowed"
+	ErrorResponseErrorCodeNotReversible                ErrorResponseErrorCode = "not_reversible"
 	ErrorResponseErrorCodeOriginatorNotActive          ErrorResponseErrorCode = "originator_not_active"
 	ErrorResponseErrorCodeOwnershipMismatch            ErrorResponseErrorCode = "ownership_mismatch"
 	ErrorResponseErrorCodePaymentNotFound              ErrorResponseErrorCode = "payment_not_found"
@@ -468,6 +469,8 @@ func (e ErrorResponseErrorCode) Valid() bool {
 		return true
 	case ErrorResponseErrorCodeMethodNotAllowed:
 		return true
+	case ErrorResponseErrorCodeNotReversible:
+		return true
 	case ErrorResponseErrorCodeOriginatorNotActive:
 		return true
 	case ErrorResponseErrorCodeOwnershipMismatch:
@@ -531,10 +534,13 @@ func (e ErrorResponseErrorCode) Valid() bool {
 
 // Defines values for ErrorResponseErrorLimit.
 const (
-	DailyCredit   ErrorResponseErrorLimit = "daily_credit"
-	DailyDebit    ErrorResponseErrorLimit = "daily_debit"
-	PerEntryDebit ErrorResponseErrorLimit = "per_entry_debit"
-	SameDayEntry  ErrorResponseErrorLimit = "same_day_entry"
+	DailyCredit           ErrorResponseErrorLimit = "daily_credit"
+	DailyDebit            ErrorResponseErrorLimit = "daily_debit"
+	DailyInstantCredit    ErrorResponseErrorLimit = "daily_instant_credit"
+	PerEntryDebit         ErrorResponseErrorLimit = "per_entry_debit"
+	PerEntryInstantCredit ErrorResponseErrorLimit = "per_entry_instant_credit"
+	Rail                  ErrorResponseErrorLimit = "rail"
+	SameDayEntry          ErrorResponseErrorLimit = "same_day_entry"
 )
 
 // Valid indicates whether the value is a known member of the ErrorResponseErrorLimit enum.
@@ -544,7 +550,13 @@ func (e ErrorResponseErrorLimit) Valid() bool {
 		return true
 	case DailyDebit:
 		return true
+	case DailyInstantCredit:
+		return true
 	case PerEntryDebit:
+		return true
+	case PerEntryInstantCredit:
+		return true
+	case Rail:
 		return true
 	case SameDayEntry:
 		return true
@@ -2041,6 +2053,54 @@ func (e PaymentDirection) Valid() bool {
 	}
 }
 
+// Defines values for PaymentFallbackReason.
+const (
+	PaymentFallbackReasonInstantUnavailable   PaymentFallbackReason = "instant_unavailable"
+	PaymentFallbackReasonOriginatorInstantOff PaymentFallbackReason = "originator_instant_off"
+	PaymentFallbackReasonOverRailLimit        PaymentFallbackReason = "over_rail_limit"
+	PaymentFallbackReasonRailUnavailable      PaymentFallbackReason = "rail_unavailable"
+)
+
+// Valid indicates whether the value is a known member of the PaymentFallbackReason enum.
+func (e PaymentFallbackReason) Valid() bool {
+	switch e {
+	case PaymentFallbackReasonInstantUnavailable:
+		return true
+	case PaymentFallbackReasonOriginatorInstantOff:
+		return true
+	case PaymentFallbackReasonOverRailLimit:
+		return true
+	case PaymentFallbackReasonRailUnavailable:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for PaymentMethod.
+const (
+	PaymentMethodAuto     PaymentMethod = "auto"
+	PaymentMethodInstant  PaymentMethod = "instant"
+	PaymentMethodSameDay  PaymentMethod = "same_day"
+	PaymentMethodStandard PaymentMethod = "standard"
+)
+
+// Valid indicates whether the value is a known member of the PaymentMethod enum.
+func (e PaymentMethod) Valid() bool {
+	switch e {
+	case PaymentMethodAuto:
+		return true
+	case PaymentMethodInstant:
+		return true
+	case PaymentMethodSameDay:
+		return true
+	case PaymentMethodStandard:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for PaymentPurpose.
 const (
 	PaymentPurposeBill     PaymentPurpose = "bill"
@@ -2065,6 +2125,54 @@ func (e PaymentPurpose) Valid() bool {
 	case PaymentPurposePayroll:
 		return true
 	case PaymentPurposeServices:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for PaymentRail.
+const (
+	PaymentRailAch    PaymentRail = "ach"
+	PaymentRailFednow PaymentRail = "fednow"
+	PaymentRailRtp    PaymentRail = "rtp"
+)
+
+// Valid indicates whether the value is a known member of the PaymentRail enum.
+func (e PaymentRail) Valid() bool {
+	switch e {
+	case PaymentRailAch:
+		return true
+	case PaymentRailFednow:
+		return true
+	case PaymentRailRtp:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for PaymentRailStatus.
+const (
+	PaymentRailStatusAccepted PaymentRailStatus = "accepted"
+	PaymentRailStatusQueued   PaymentRailStatus = "queued"
+	PaymentRailStatusRejected PaymentRailStatus = "rejected"
+	PaymentRailStatusSending  PaymentRailStatus = "sending"
+	PaymentRailStatusUnknown  PaymentRailStatus = "unknown"
+)
+
+// Valid indicates whether the value is a known member of the PaymentRailStatus enum.
+func (e PaymentRailStatus) Valid() bool {
+	switch e {
+	case PaymentRailStatusAccepted:
+		return true
+	case PaymentRailStatusQueued:
+		return true
+	case PaymentRailStatusRejected:
+		return true
+	case PaymentRailStatusSending:
+		return true
+	case PaymentRailStatusUnknown:
 		return true
 	default:
 		return false
@@ -2281,6 +2389,30 @@ func (e PaymentInputDirection) Valid() bool {
 	}
 }
 
+// Defines values for PaymentInputMethod.
+const (
+	PaymentInputMethodAuto     PaymentInputMethod = "auto"
+	PaymentInputMethodInstant  PaymentInputMethod = "instant"
+	PaymentInputMethodSameDay  PaymentInputMethod = "same_day"
+	PaymentInputMethodStandard PaymentInputMethod = "standard"
+)
+
+// Valid indicates whether the value is a known member of the PaymentInputMethod enum.
+func (e PaymentInputMethod) Valid() bool {
+	switch e {
+	case PaymentInputMethodAuto:
+		return true
+	case PaymentInputMethodInstant:
+		return true
+	case PaymentInputMethodSameDay:
+		return true
+	case PaymentInputMethodStandard:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for PaymentInputPurpose.
 const (
 	PaymentInputPurposeBill     PaymentInputPurpose = "bill"
@@ -2398,6 +2530,54 @@ func (e PaymentReleasedDirection) Valid() bool {
 	}
 }
 
+// Defines values for PaymentReleasedFallbackReason.
+const (
+	PaymentReleasedFallbackReasonInstantUnavailable   PaymentReleasedFallbackReason = "instant_unavailable"
+	PaymentReleasedFallbackReasonOriginatorInstantOff PaymentReleasedFallbackReason = "originator_instant_off"
+	PaymentReleasedFallbackReasonOverRailLimit        PaymentReleasedFallbackReason = "over_rail_limit"
+	PaymentReleasedFallbackReasonRailUnavailable      PaymentReleasedFallbackReason = "rail_unavailable"
+)
+
+// Valid indicates whether the value is a known member of the PaymentReleasedFallbackReason enum.
+func (e PaymentReleasedFallbackReason) Valid() bool {
+	switch e {
+	case PaymentReleasedFallbackReasonInstantUnavailable:
+		return true
+	case PaymentReleasedFallbackReasonOriginatorInstantOff:
+		return true
+	case PaymentReleasedFallbackReasonOverRailLimit:
+		return true
+	case PaymentReleasedFallbackReasonRailUnavailable:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for PaymentReleasedMethod.
+const (
+	PaymentReleasedMethodAuto     PaymentReleasedMethod = "auto"
+	PaymentReleasedMethodInstant  PaymentReleasedMethod = "instant"
+	PaymentReleasedMethodSameDay  PaymentReleasedMethod = "same_day"
+	PaymentReleasedMethodStandard PaymentReleasedMethod = "standard"
+)
+
+// Valid indicates whether the value is a known member of the PaymentReleasedMethod enum.
+func (e PaymentReleasedMethod) Valid() bool {
+	switch e {
+	case PaymentReleasedMethodAuto:
+		return true
+	case PaymentReleasedMethodInstant:
+		return true
+	case PaymentReleasedMethodSameDay:
+		return true
+	case PaymentReleasedMethodStandard:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for PaymentReleasedPurpose.
 const (
 	PaymentReleasedPurposeBill     PaymentReleasedPurpose = "bill"
@@ -2422,6 +2602,54 @@ func (e PaymentReleasedPurpose) Valid() bool {
 	case PaymentReleasedPurposePayroll:
 		return true
 	case PaymentReleasedPurposeServices:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for PaymentReleasedRail.
+const (
+	PaymentReleasedRailAch    PaymentReleasedRail = "ach"
+	PaymentReleasedRailFednow PaymentReleasedRail = "fednow"
+	PaymentReleasedRailRtp    PaymentReleasedRail = "rtp"
+)
+
+// Valid indicates whether the value is a known member of the PaymentReleasedRail enum.
+func (e PaymentReleasedRail) Valid() bool {
+	switch e {
+	case PaymentReleasedRailAch:
+		return true
+	case PaymentReleasedRailFednow:
+		return true
+	case PaymentReleasedRailRtp:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for PaymentReleasedRailStatus.
+const (
+	PaymentReleasedRailStatusAccepted PaymentReleasedRailStatus = "accepted"
+	PaymentReleasedRailStatusQueued   PaymentReleasedRailStatus = "queued"
+	PaymentReleasedRailStatusRejected PaymentReleasedRailStatus = "rejected"
+	PaymentReleasedRailStatusSending  PaymentReleasedRailStatus = "sending"
+	PaymentReleasedRailStatusUnknown  PaymentReleasedRailStatus = "unknown"
+)
+
+// Valid indicates whether the value is a known member of the PaymentReleasedRailStatus enum.
+func (e PaymentReleasedRailStatus) Valid() bool {
+	switch e {
+	case PaymentReleasedRailStatusAccepted:
+		return true
+	case PaymentReleasedRailStatusQueued:
+		return true
+	case PaymentReleasedRailStatusRejected:
+		return true
+	case PaymentReleasedRailStatusSending:
+		return true
+	case PaymentReleasedRailStatusUnknown:
 		return true
 	default:
 		return false
@@ -2542,6 +2770,54 @@ func (e PaymentResponseDirection) Valid() bool {
 	}
 }
 
+// Defines values for PaymentResponseFallbackReason.
+const (
+	PaymentResponseFallbackReasonInstantUnavailable   PaymentResponseFallbackReason = "instant_unavailable"
+	PaymentResponseFallbackReasonOriginatorInstantOff PaymentResponseFallbackReason = "originator_instant_off"
+	PaymentResponseFallbackReasonOverRailLimit        PaymentResponseFallbackReason = "over_rail_limit"
+	PaymentResponseFallbackReasonRailUnavailable      PaymentResponseFallbackReason = "rail_unavailable"
+)
+
+// Valid indicates whether the value is a known member of the PaymentResponseFallbackReason enum.
+func (e PaymentResponseFallbackReason) Valid() bool {
+	switch e {
+	case PaymentResponseFallbackReasonInstantUnavailable:
+		return true
+	case PaymentResponseFallbackReasonOriginatorInstantOff:
+		return true
+	case PaymentResponseFallbackReasonOverRailLimit:
+		return true
+	case PaymentResponseFallbackReasonRailUnavailable:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for PaymentResponseMethod.
+const (
+	PaymentResponseMethodAuto     PaymentResponseMethod = "auto"
+	PaymentResponseMethodInstant  PaymentResponseMethod = "instant"
+	PaymentResponseMethodSameDay  PaymentResponseMethod = "same_day"
+	PaymentResponseMethodStandard PaymentResponseMethod = "standard"
+)
+
+// Valid indicates whether the value is a known member of the PaymentResponseMethod enum.
+func (e PaymentResponseMethod) Valid() bool {
+	switch e {
+	case PaymentResponseMethodAuto:
+		return true
+	case PaymentResponseMethodInstant:
+		return true
+	case PaymentResponseMethodSameDay:
+		return true
+	case PaymentResponseMethodStandard:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for PaymentResponsePurpose.
 const (
 	PaymentResponsePurposeBill     PaymentResponsePurpose = "bill"
@@ -2566,6 +2842,54 @@ func (e PaymentResponsePurpose) Valid() bool {
 	case PaymentResponsePurposePayroll:
 		return true
 	case PaymentResponsePurposeServices:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for PaymentResponseRail.
+const (
+	PaymentResponseRailAch    PaymentResponseRail = "ach"
+	PaymentResponseRailFednow PaymentResponseRail = "fednow"
+	PaymentResponseRailRtp    PaymentResponseRail = "rtp"
+)
+
+// Valid indicates whether the value is a known member of the PaymentResponseRail enum.
+func (e PaymentResponseRail) Valid() bool {
+	switch e {
+	case PaymentResponseRailAch:
+		return true
+	case PaymentResponseRailFednow:
+		return true
+	case PaymentResponseRailRtp:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for PaymentResponseRailStatus.
+const (
+	PaymentResponseRailStatusAccepted PaymentResponseRailStatus = "accepted"
+	PaymentResponseRailStatusQueued   PaymentResponseRailStatus = "queued"
+	PaymentResponseRailStatusRejected PaymentResponseRailStatus = "rejected"
+	PaymentResponseRailStatusSending  PaymentResponseRailStatus = "sending"
+	PaymentResponseRailStatusUnknown  PaymentResponseRailStatus = "unknown"
+)
+
+// Valid indicates whether the value is a known member of the PaymentResponseRailStatus enum.
+func (e PaymentResponseRailStatus) Valid() bool {
+	switch e {
+	case PaymentResponseRailStatusAccepted:
+		return true
+	case PaymentResponseRailStatusQueued:
+		return true
+	case PaymentResponseRailStatusRejected:
+		return true
+	case PaymentResponseRailStatusSending:
+		return true
+	case PaymentResponseRailStatusUnknown:
 		return true
 	default:
 		return false
@@ -3409,6 +3733,51 @@ func (e UpdateFundingSourceJSONBodyAccountHolderType) Valid() bool {
 	case UpdateFundingSourceJSONBodyAccountHolderTypeCompany:
 		return true
 	case UpdateFundingSourceJSONBodyAccountHolderTypeIndividual:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ListPaymentsParamsRail.
+const (
+	ListPaymentsParamsRailAch    ListPaymentsParamsRail = "ach"
+	ListPaymentsParamsRailFednow ListPaymentsParamsRail = "fednow"
+	ListPaymentsParamsRailRtp    ListPaymentsParamsRail = "rtp"
+)
+
+// Valid indicates whether the value is a known member of the ListPaymentsParamsRail enum.
+func (e ListPaymentsParamsRail) Valid() bool {
+	switch e {
+	case ListPaymentsParamsRailAch:
+		return true
+	case ListPaymentsParamsRailFednow:
+		return true
+	case ListPaymentsParamsRailRtp:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ListPaymentsParamsMethod.
+const (
+	ListPaymentsParamsMethodAuto     ListPaymentsParamsMethod = "auto"
+	ListPaymentsParamsMethodInstant  ListPaymentsParamsMethod = "instant"
+	ListPaymentsParamsMethodSameDay  ListPaymentsParamsMethod = "same_day"
+	ListPaymentsParamsMethodStandard ListPaymentsParamsMethod = "standard"
+)
+
+// Valid indicates whether the value is a known member of the ListPaymentsParamsMethod enum.
+func (e ListPaymentsParamsMethod) Valid() bool {
+	switch e {
+	case ListPaymentsParamsMethodAuto:
+		return true
+	case ListPaymentsParamsMethodInstant:
+		return true
+	case ListPaymentsParamsMethodSameDay:
+		return true
+	case ListPaymentsParamsMethodStandard:
 		return true
 	default:
 		return false
@@ -4443,8 +4812,11 @@ type Originator struct {
 	// DefaultPurpose The purpose of payments and subscriptions that name none: goods for originators that existed before purposes, other for later ones. Operators set it (originator set --default-purpose).
 	DefaultPurpose OriginatorDefaultPurpose `json:"default_purpose"`
 	Environment    OriginatorEnvironment    `json:"environment"`
-	Limits         OriginatorLimits         `json:"limits"`
-	ReturnRates    struct {
+
+	// Instant Credits may go over an instant rail (method instant or auto): on in sandbox, off in production until an operator turns it on (fundsource originator set --instant on).
+	Instant     bool             `json:"instant"`
+	Limits      OriginatorLimits `json:"limits"`
+	ReturnRates struct {
 		Administrative ReturnRate                      `json:"administrative"`
 		Overall        ReturnRate                      `json:"overall"`
 		Unauthorized   ReturnRate                      `json:"unauthorized"`
@@ -4484,8 +4856,14 @@ type OriginatorLimits struct {
 	// DailyDebit The debits created on one banking day (US Eastern), in dollars.
 	DailyDebit string `json:"daily_debit"`
 
+	// DailyInstantCredit The instant credits of one banking day, dollars (originator set --daily-instant-credit); they count toward daily_credit too.
+	DailyInstantCredit string `json:"daily_instant_credit"`
+
 	// PerEntryDebit The largest single debit, in dollars.
 	PerEntryDebit string `json:"per_entry_debit"`
+
+	// PerEntryInstantCredit The largest single instant credit, dollars (originator set --per-entry-instant-credit).
+	PerEntryInstantCredit string `json:"per_entry_instant_credit"`
 }
 
 // OriginatorReturnRateWarningEvent The originator.return_rate_warning event: a debit return rate over 60 days (at least 20 debits) reached half its threshold; once per rate per day.
@@ -4538,19 +4916,31 @@ type Payment struct {
 	EntryDescription *string `json:"entry_description"`
 
 	// FailureCode ACH return code when failed, like R01.
-	FailureCode     *string `json:"failure_code"`
-	FailureReason   *string `json:"failure_reason"`
-	FundingSourceId string  `json:"funding_source_id"`
+	FailureCode   *string `json:"failure_code"`
+	FailureReason *string `json:"failure_reason"`
+
+	// FallbackReason Why an auto credit did not go instant: no rail reaches the bank, the rail was down, the amount is above the rail's limit (INSTANT_RAIL_LIMITS) or the originator's instant limits, or the originator's instant switch is off; null otherwise.
+	FallbackReason  *PaymentFallbackReason `json:"fallback_reason"`
+	FundingSourceId string                 `json:"funding_source_id"`
 
 	// HoldReason Why a held payment waits for review; null otherwise. sanctions_screening: its customer's name is a potential match on OFAC's SDN list. originator_company_id: the production originator's company id is a placeholder an operator has not replaced with the bank's (released once set). return_rate_unauthorized, return_rate_administrative, return_rate_overall: the originator's debit return rate over 60 days is above NACHA's threshold (debits only). fraud_rule:<id>: a fraud-monitoring rule matched (see GET /v2/compliance/monitoring), for credits too: fraud_rule:first_credit_amount (a source's first credit within 7 days of its creation above the threshold), fraud_rule:changed_account (a debit or credit above the threshold within 30 days after a NOC changed the account), fraud_rule:unverified_credit.
 	HoldReason *string `json:"hold_reason"`
 
 	// MandateId The mandate that authorizes this debit; null for credits.
 	MandateId *string `json:"mandate_id"`
-	PaymentId string  `json:"payment_id"`
+
+	// Method What the payment was asked to go by (POST /v2/payments method): standard or same_day ACH, instant (a pacs.008 over the receiving bank's instant rail) or auto (instant where it can go, else same-day before the cut-off, else standard).
+	Method    PaymentMethod `json:"method"`
+	PaymentId string        `json:"payment_id"`
 
 	// Purpose What the payment is for: goods, services, bill, donation, payroll or other (the originator's default_purpose when the request named none). It decides the descriptions NACHA fixes: PURCHASE for an individual's WEB debit for goods, PAYROLL for a payroll credit to an individual's account (PPD).
 	Purpose PaymentPurpose `json:"purpose"`
+
+	// Rail The rail the payment went on. Instant credits (rtp, fednow) are final: no return windows, and reversing one is 409 not_reversible.
+	Rail PaymentRail `json:"rail"`
+
+	// RailStatus An instant credit's state on its rail: queued (held for review, or not sent yet), sending, unknown (sent, no answer yet: the service asks again under the same message id; it stays pending), accepted (processed) or rejected (failed, failure_code the ISO 20022 reason: AC03, AC04, AC06, AM04 …); null for ACH payments.
+	RailStatus *PaymentRailStatus `json:"rail_status"`
 
 	// RetryOf A re-presentment (RETRY PYMT) of a debit returned R01 or R09: the original debit, its first presentment.
 	RetryOf *string `json:"retry_of"`
@@ -4594,8 +4984,20 @@ type PaymentCurrency string
 // PaymentDirection defines model for Payment.Direction.
 type PaymentDirection string
 
+// PaymentFallbackReason Why an auto credit did not go instant: no rail reaches the bank, the rail was down, the amount is above the rail's limit (INSTANT_RAIL_LIMITS) or the originator's instant limits, or the originator's instant switch is off; null otherwise.
+type PaymentFallbackReason string
+
+// PaymentMethod What the payment was asked to go by (POST /v2/payments method): standard or same_day ACH, instant (a pacs.008 over the receiving bank's instant rail) or auto (instant where it can go, else same-day before the cut-off, else standard).
+type PaymentMethod string
+
 // PaymentPurpose What the payment is for: goods, services, bill, donation, payroll or other (the originator's default_purpose when the request named none). It decides the descriptions NACHA fixes: PURCHASE for an individual's WEB debit for goods, PAYROLL for a payroll credit to an individual's account (PPD).
 type PaymentPurpose string
+
+// PaymentRail The rail the payment went on. Instant credits (rtp, fednow) are final: no return windows, and reversing one is 409 not_reversible.
+type PaymentRail string
+
+// PaymentRailStatus An instant credit's state on its rail: queued (held for review, or not sent yet), sending, unknown (sent, no answer yet: the service asks again under the same message id; it stays pending), accepted (processed) or rejected (failed, failure_code the ISO 20022 reason: AC03, AC04, AC06, AM04 …); null for ACH payments.
+type PaymentRailStatus string
 
 // PaymentStatus held: waiting for the platform's review (hold_reason says why); it is neither sent nor settled until released (pending again, payment.released) or rejected (canceled, rejected_by_review).
 type PaymentStatus string
@@ -4725,6 +5127,9 @@ type PaymentInput struct {
 	// MandateId An active mandate of this funding source (a recurring one for a subscription; a single one authorizes one debit). Give this or authorization. Debits only.
 	MandateId *string `json:"mandate_id,omitempty"`
 
+	// Method Credits only (a debit with instant or auto is 400 invalid_request, param method). same_day is same_day: true. instant sends the credit at once over the receiving bank's rail (RTP or FedNow); where it cannot go it is refused with nothing written: 422 instant_unavailable (no rail reaches the bank), 422 limit_exceeded with limit rail (above the rail's limit), per_entry_instant_credit or daily_instant_credit (the originator's), 403 permission_denied (the originator's instant switch is off; sandbox: on, production: off until enabled), 503 rail_unavailable with Retry-After (the rail took nothing). auto goes instant where instant would, else Same Day ACH before the cut-off (ACH_SAME_DAY_CUTOFF), else standard, and says why in fallback_reason.
+	Method *PaymentInputMethod `json:"method,omitempty"`
+
 	// Purpose What the payment is for. Default: the originator's default_purpose (GET /v2/originator). goods makes an individual's debit PURCHASE, payroll makes a credit to an individual's account PAYROLL; those two descriptions are kept for those entries.
 	Purpose *PaymentInputPurpose `json:"purpose,omitempty"`
 
@@ -4745,6 +5150,9 @@ type PaymentInput_Amount struct {
 
 // PaymentInputDirection defines model for PaymentInput.Direction.
 type PaymentInputDirection string
+
+// PaymentInputMethod Credits only (a debit with instant or auto is 400 invalid_request, param method). same_day is same_day: true. instant sends the credit at once over the receiving bank's rail (RTP or FedNow); where it cannot go it is refused with nothing written: 422 instant_unavailable (no rail reaches the bank), 422 limit_exceeded with limit rail (above the rail's limit), per_entry_instant_credit or daily_instant_credit (the originator's), 403 permission_denied (the originator's instant switch is off; sandbox: on, production: off until enabled), 503 rail_unavailable with Retry-After (the rail took nothing). auto goes instant where instant would, else Same Day ACH before the cut-off (ACH_SAME_DAY_CUTOFF), else standard, and says why in fallback_reason.
+type PaymentInputMethod string
 
 // PaymentInputPurpose What the payment is for. Default: the originator's default_purpose (GET /v2/originator). goods makes an individual's debit PURCHASE, payroll makes a credit to an individual's account PAYROLL; those two descriptions are kept for those entries.
 type PaymentInputPurpose string
@@ -4785,21 +5193,33 @@ type PaymentReleased struct {
 	EntryDescription *string `json:"entry_description"`
 
 	// FailureCode ACH return code when failed, like R01.
-	FailureCode     *string `json:"failure_code"`
-	FailureReason   *string `json:"failure_reason"`
-	FundingSourceId string  `json:"funding_source_id"`
+	FailureCode   *string `json:"failure_code"`
+	FailureReason *string `json:"failure_reason"`
+
+	// FallbackReason Why an auto credit did not go instant: no rail reaches the bank, the rail was down, the amount is above the rail's limit (INSTANT_RAIL_LIMITS) or the originator's instant limits, or the originator's instant switch is off; null otherwise.
+	FallbackReason  *PaymentReleasedFallbackReason `json:"fallback_reason,omitempty"`
+	FundingSourceId string                         `json:"funding_source_id"`
 
 	// HoldReason Why a held payment waits for review; null otherwise. sanctions_screening: its customer's name is a potential match on OFAC's SDN list. originator_company_id: the production originator's company id is a placeholder an operator has not replaced with the bank's (released once set). return_rate_unauthorized, return_rate_administrative, return_rate_overall: the originator's debit return rate over 60 days is above NACHA's threshold (debits only). fraud_rule:<id>: a fraud-monitoring rule matched (see GET /v2/compliance/monitoring), for credits too: fraud_rule:first_credit_amount (a source's first credit within 7 days of its creation above the threshold), fraud_rule:changed_account (a debit or credit above the threshold within 30 days after a NOC changed the account), fraud_rule:unverified_credit.
 	HoldReason *string `json:"hold_reason"`
 
 	// MandateId The mandate that authorizes this debit; null for credits.
 	MandateId *string `json:"mandate_id"`
-	Note      *string `json:"note"`
-	PaymentId string  `json:"payment_id"`
+
+	// Method What the payment was asked to go by (POST /v2/payments method): standard or same_day ACH, instant (a pacs.008 over the receiving bank's instant rail) or auto (instant where it can go, else same-day before the cut-off, else standard).
+	Method    *PaymentReleasedMethod `json:"method,omitempty"`
+	Note      *string                `json:"note"`
+	PaymentId string                 `json:"payment_id"`
 
 	// Purpose What the payment is for: goods, services, bill, donation, payroll or other (the originator's default_purpose when the request named none). It decides the descriptions NACHA fixes: PURCHASE for an individual's WEB debit for goods, PAYROLL for a payroll credit to an individual's account (PPD).
-	Purpose            PaymentReleasedPurpose `json:"purpose"`
-	ReleasedHoldReason string                 `json:"released_hold_reason"`
+	Purpose PaymentReleasedPurpose `json:"purpose"`
+
+	// Rail The rail the payment went on. Instant credits (rtp, fednow) are final: no return windows, and reversing one is 409 not_reversible.
+	Rail *PaymentReleasedRail `json:"rail,omitempty"`
+
+	// RailStatus An instant credit's state on its rail: queued (held for review, or not sent yet), sending, unknown (sent, no answer yet: the service asks again under the same message id; it stays pending), accepted (processed) or rejected (failed, failure_code the ISO 20022 reason: AC03, AC04, AC06, AM04 …); null for ACH payments.
+	RailStatus         *PaymentReleasedRailStatus `json:"rail_status,omitempty"`
+	ReleasedHoldReason string                     `json:"released_hold_reason"`
 
 	// RetryOf A re-presentment (RETRY PYMT) of a debit returned R01 or R09: the original debit, its first presentment.
 	RetryOf *string `json:"retry_of"`
@@ -4843,8 +5263,20 @@ type PaymentReleasedCurrency string
 // PaymentReleasedDirection defines model for PaymentReleased.Direction.
 type PaymentReleasedDirection string
 
+// PaymentReleasedFallbackReason Why an auto credit did not go instant: no rail reaches the bank, the rail was down, the amount is above the rail's limit (INSTANT_RAIL_LIMITS) or the originator's instant limits, or the originator's instant switch is off; null otherwise.
+type PaymentReleasedFallbackReason string
+
+// PaymentReleasedMethod What the payment was asked to go by (POST /v2/payments method): standard or same_day ACH, instant (a pacs.008 over the receiving bank's instant rail) or auto (instant where it can go, else same-day before the cut-off, else standard).
+type PaymentReleasedMethod string
+
 // PaymentReleasedPurpose What the payment is for: goods, services, bill, donation, payroll or other (the originator's default_purpose when the request named none). It decides the descriptions NACHA fixes: PURCHASE for an individual's WEB debit for goods, PAYROLL for a payroll credit to an individual's account (PPD).
 type PaymentReleasedPurpose string
+
+// PaymentReleasedRail The rail the payment went on. Instant credits (rtp, fednow) are final: no return windows, and reversing one is 409 not_reversible.
+type PaymentReleasedRail string
+
+// PaymentReleasedRailStatus An instant credit's state on its rail: queued (held for review, or not sent yet), sending, unknown (sent, no answer yet: the service asks again under the same message id; it stays pending), accepted (processed) or rejected (failed, failure_code the ISO 20022 reason: AC03, AC04, AC06, AM04 …); null for ACH payments.
+type PaymentReleasedRailStatus string
 
 // PaymentReleasedStatus held: waiting for the platform's review (hold_reason says why); it is neither sent nor settled until released (pending again, payment.released) or rejected (canceled, rejected_by_review).
 type PaymentReleasedStatus string
@@ -4887,19 +5319,31 @@ type PaymentResponse struct {
 	EntryDescription *string `json:"entry_description"`
 
 	// FailureCode ACH return code when failed, like R01.
-	FailureCode     *string `json:"failure_code"`
-	FailureReason   *string `json:"failure_reason"`
-	FundingSourceId string  `json:"funding_source_id"`
+	FailureCode   *string `json:"failure_code"`
+	FailureReason *string `json:"failure_reason"`
+
+	// FallbackReason Why an auto credit did not go instant: no rail reaches the bank, the rail was down, the amount is above the rail's limit (INSTANT_RAIL_LIMITS) or the originator's instant limits, or the originator's instant switch is off; null otherwise.
+	FallbackReason  *PaymentResponseFallbackReason `json:"fallback_reason"`
+	FundingSourceId string                         `json:"funding_source_id"`
 
 	// HoldReason Why a held payment waits for review; null otherwise. sanctions_screening: its customer's name is a potential match on OFAC's SDN list. originator_company_id: the production originator's company id is a placeholder an operator has not replaced with the bank's (released once set). return_rate_unauthorized, return_rate_administrative, return_rate_overall: the originator's debit return rate over 60 days is above NACHA's threshold (debits only). fraud_rule:<id>: a fraud-monitoring rule matched (see GET /v2/compliance/monitoring), for credits too: fraud_rule:first_credit_amount (a source's first credit within 7 days of its creation above the threshold), fraud_rule:changed_account (a debit or credit above the threshold within 30 days after a NOC changed the account), fraud_rule:unverified_credit.
 	HoldReason *string `json:"hold_reason"`
 
 	// MandateId The mandate that authorizes this debit; null for credits.
 	MandateId *string `json:"mandate_id"`
-	PaymentId string  `json:"payment_id"`
+
+	// Method What the payment was asked to go by (POST /v2/payments method): standard or same_day ACH, instant (a pacs.008 over the receiving bank's instant rail) or auto (instant where it can go, else same-day before the cut-off, else standard).
+	Method    PaymentResponseMethod `json:"method"`
+	PaymentId string                `json:"payment_id"`
 
 	// Purpose What the payment is for: goods, services, bill, donation, payroll or other (the originator's default_purpose when the request named none). It decides the descriptions NACHA fixes: PURCHASE for an individual's WEB debit for goods, PAYROLL for a payroll credit to an individual's account (PPD).
 	Purpose PaymentResponsePurpose `json:"purpose"`
+
+	// Rail The rail the payment went on. Instant credits (rtp, fednow) are final: no return windows, and reversing one is 409 not_reversible.
+	Rail PaymentResponseRail `json:"rail"`
+
+	// RailStatus An instant credit's state on its rail: queued (held for review, or not sent yet), sending, unknown (sent, no answer yet: the service asks again under the same message id; it stays pending), accepted (processed) or rejected (failed, failure_code the ISO 20022 reason: AC03, AC04, AC06, AM04 …); null for ACH payments.
+	RailStatus *PaymentResponseRailStatus `json:"rail_status"`
 
 	// RetryOf A re-presentment (RETRY PYMT) of a debit returned R01 or R09: the original debit, its first presentment.
 	RetryOf *string `json:"retry_of"`
@@ -4944,8 +5388,20 @@ type PaymentResponseCurrency string
 // PaymentResponseDirection defines model for PaymentResponse.Direction.
 type PaymentResponseDirection string
 
+// PaymentResponseFallbackReason Why an auto credit did not go instant: no rail reaches the bank, the rail was down, the amount is above the rail's limit (INSTANT_RAIL_LIMITS) or the originator's instant limits, or the originator's instant switch is off; null otherwise.
+type PaymentResponseFallbackReason string
+
+// PaymentResponseMethod What the payment was asked to go by (POST /v2/payments method): standard or same_day ACH, instant (a pacs.008 over the receiving bank's instant rail) or auto (instant where it can go, else same-day before the cut-off, else standard).
+type PaymentResponseMethod string
+
 // PaymentResponsePurpose What the payment is for: goods, services, bill, donation, payroll or other (the originator's default_purpose when the request named none). It decides the descriptions NACHA fixes: PURCHASE for an individual's WEB debit for goods, PAYROLL for a payroll credit to an individual's account (PPD).
 type PaymentResponsePurpose string
+
+// PaymentResponseRail The rail the payment went on. Instant credits (rtp, fednow) are final: no return windows, and reversing one is 409 not_reversible.
+type PaymentResponseRail string
+
+// PaymentResponseRailStatus An instant credit's state on its rail: queued (held for review, or not sent yet), sending, unknown (sent, no answer yet: the service asks again under the same message id; it stays pending), accepted (processed) or rejected (failed, failure_code the ISO 20022 reason: AC03, AC04, AC06, AM04 …); null for ACH payments.
+type PaymentResponseRailStatus string
 
 // PaymentResponseStatus held: waiting for the platform's review (hold_reason says why); it is neither sent nor settled until released (pending again, payment.released) or rejected (canceled, rejected_by_review).
 type PaymentResponseStatus string
@@ -5600,7 +6056,19 @@ type ListPaymentsParams struct {
 
 	// FundingSourceId Only this funding source.
 	FundingSourceId *string `form:"funding_source_id,omitempty" json:"funding_source_id,omitempty"`
+
+	// Rail Only payments on this rail.
+	Rail *ListPaymentsParamsRail `form:"rail,omitempty" json:"rail,omitempty"`
+
+	// Method Only payments asked to go by this method.
+	Method *ListPaymentsParamsMethod `form:"method,omitempty" json:"method,omitempty"`
 }
+
+// ListPaymentsParamsRail defines parameters for ListPayments.
+type ListPaymentsParamsRail string
+
+// ListPaymentsParamsMethod defines parameters for ListPayments.
+type ListPaymentsParamsMethod string
 
 // CreatePaymentParams defines parameters for CreatePayment.
 type CreatePaymentParams struct {
@@ -11144,6 +11612,30 @@ func NewListPaymentsRequest(server string, params *ListPaymentsParams) (*http.Re
 		if params.FundingSourceId != nil {
 
 			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "funding_source_id", *params.FundingSourceId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Rail != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "rail", *params.Rail, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Method != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "method", *params.Method, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			} else {
 				for _, qp := range strings.Split(queryFrag, "&") {

@@ -34,7 +34,17 @@ const (
 	AccountClosed        = "9900000004" // rejected AC04
 	AccountBlocked       = "9900000006" // rejected AC06
 	AccountTimeout       = "9900000099" // no answer until the client gives up
+	// AccountLate is credited (ACSC) when the message first arrives, but
+	// that request gets no answer until the client gives up; a resend of
+	// the message after one client call's attempts is answered from the
+	// record: a rail that was slow to answer, which a status inquiry
+	// settles.
+	AccountLate = "9900000098"
 )
+
+// lateArrivals is how many arrivals of a message to AccountLate go
+// unanswered: one client call's attempts.
+const lateArrivals = rail.DefaultAttempts
 
 // Outcome is the rejection reason a sandbox account number gets ("" for
 // accepted) and whether the rail never answers.
@@ -78,11 +88,13 @@ type Sim struct {
 	mu      sync.Mutex
 	down    bool              // guarded by mu
 	reports map[string][]byte // message id → the report sent; guarded by mu
-	credits []Credit          // guarded by mu
+	// arrivals counts the arrivals of messages to AccountLate; guarded by mu
+	arrivals map[string]int
+	credits  []Credit // guarded by mu
 }
 
 // New returns a rail that is up.
-func New() *Sim { return &Sim{reports: map[string][]byte{}} }
+func New() *Sim { return &Sim{reports: map[string][]byte{}, arrivals: map[string]int{}} }
 
 // WithControlToken serves the /sim/… control and read routes to requests
 // carrying "Authorization: Bearer token"; to any other they are 404, as
@@ -179,6 +191,13 @@ func (s *Sim) credit(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	reason, timeout := Outcome(c.AccountNumber)
+	late := false
+	if c.AccountNumber == AccountLate {
+		s.mu.Lock()
+		s.arrivals[c.MessageID]++
+		late = s.arrivals[c.MessageID] <= lateArrivals
+		s.mu.Unlock()
+	}
 	if timeout {
 		select {
 		case <-r.Context().Done():
@@ -205,6 +224,13 @@ func (s *Sim) credit(w http.ResponseWriter, r *http.Request) {
 	s.mu.Unlock()
 	if err != nil {
 		http.Error(w, "cannot write the report", http.StatusInternalServerError)
+		return
+	}
+	if late {
+		select {
+		case <-r.Context().Done():
+		case <-time.After(maxHold):
+		}
 		return
 	}
 	w.Header().Set("Content-Type", rail.ContentType)

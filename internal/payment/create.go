@@ -11,6 +11,7 @@ import (
 	"github.com/fundsource/fundsource/internal/core/errs"
 	"github.com/fundsource/fundsource/internal/core/event"
 	"github.com/fundsource/fundsource/internal/core/ids"
+	"github.com/fundsource/fundsource/internal/core/metadata"
 	"github.com/fundsource/fundsource/internal/core/money"
 	"github.com/fundsource/fundsource/internal/core/tenant"
 )
@@ -32,12 +33,35 @@ type Input struct {
 	Authorization *Authorization `json:"authorization"`
 	// SameDay asks for Same Day ACH (finality.go).
 	SameDay bool `json:"same_day"`
+	// Metadata is the merchant's own (metadata package).
+	Metadata metadata.Metadata `json:"metadata"`
 }
 
 // Create records a pending payment. A debit needs a Verified source (403
 // debit_not_allowed otherwise) and a mandate (see authorize); credits go to
 // any live source and take none.
 func (s *Service) Create(ctx context.Context, scope tenant.Scope, in Input) (Payment, error) {
+	return s.createWith(ctx, scope, in, Ledger{})
+}
+
+// Ledger is what a new payment is stored with beside what its creating
+// statement writes: its metadata and, for a refund, the debit it pays
+// back. They are written by a statement of their own in the creation's
+// transaction, so the creating statements stay what they are.
+type Ledger struct {
+	Metadata     metadata.Metadata
+	RefundOf     *string
+	RefundReason *string
+}
+
+// createWith is Create of a payment stored with l (in's metadata is
+// checked into it).
+func (s *Service) createWith(ctx context.Context, scope tenant.Scope, in Input, l Ledger) (Payment, error) {
+	meta, err := metadata.New(in.Metadata)
+	if err != nil {
+		return Payment{}, err
+	}
+	l.Metadata = meta
 	if in.SourceID == "" {
 		return Payment{}, errs.Invalid("funding_source_id", "funding_source_id is required")
 	}
@@ -80,13 +104,23 @@ func (s *Service) Create(ctx context.Context, scope tenant.Scope, in Input) (Pay
 		return Payment{}, entryDescriptionRefusal(in.EntryDescription, in.Direction, purpose, individualSEC(in.Direction))
 	}
 	n := newPayment{in: in, cents: cents, desc: desc, purpose: purpose, fits: fits}
-	if v.reason == "" {
+	if v.reason == "" && l.Metadata == nil && l.RefundOf == nil {
 		return s.create(ctx, scope, n)
 	}
 	var out Payment
 	err = s.store.WithTx(ctx, func(tx Store) error {
 		p, err := s.On(tx).create(ctx, scope, n)
-		if err == nil {
+		if err != nil {
+			return err
+		}
+		if l.Metadata != nil || l.RefundOf != nil {
+			if err := tx.SetPaymentLedger(ctx, scope, p.ID, l); err != nil {
+				return fmt.Errorf("store the metadata of %s: %w", p.ID, err)
+			}
+			p.Metadata, p.RefundOf, p.RefundReason = l.Metadata, l.RefundOf, l.RefundReason
+		}
+		out = p
+		if v.reason != "" {
 			out, err = s.hold(ctx, tx, p, v)
 		}
 		return err
@@ -300,6 +334,10 @@ func (s *Service) pending(scope tenant.Scope, sourceID, customerID string, cents
 		Scope: scope, ID: ids.New(ids.Payment), SourceID: sourceID, CustomerID: customerID,
 		Amount: money.Format(cents), Currency: "USD", Cents: cents, Direction: d, Description: desc,
 		Status: Pending, CreatedAt: now, Day: BankingDay(now).Format(time.DateOnly),
+	}
+	if d == Debit {
+		none := money.Format(0)
+		p.RefundedAmount = &none
 	}
 	if of != nil {
 		p.SubscriptionID, p.DueDate, p.Attempt, p.MandateID = &of.subscriptionID, &of.dueDate, &of.attempt, of.mandateID

@@ -77,7 +77,8 @@ func (s *Service) inBatches(ctx context.Context, batch func(ctx context.Context,
 // finish settles p as processed (code "") or failed with an ACH return
 // code, and fires payment.success or payment.failed. A returned payment
 // that was reversed cancels its reversal or raises an alert
-// (originalReturnedTx); a returned subscription debit also applies the subscription's return rules, and
+// (originalReturnedTx), a refunded debit returned unauthorized raises one
+// (refundedReturnedTx); a returned subscription debit also applies the subscription's return rules, and
 // any return the return policy on its source (onReturn); a processed one
 // tells the source's account (onProcessed).
 func (s *Service) finish(ctx context.Context, tx Store, p Payment, code string) error {
@@ -102,6 +103,9 @@ func (s *Service) finish(ctx context.Context, tx Store, p Payment, code string) 
 	}
 	if code != "" && p.ReversalOf == nil {
 		if err := s.originalReturnedTx(ctx, tx, p); err != nil {
+			return err
+		}
+		if err := s.refundedReturnedTx(ctx, tx, p, code); err != nil {
 			return err
 		}
 	}

@@ -66,6 +66,7 @@ import (
 
 	"github.com/fundsource/fundsource/internal/core/calendar"
 	"github.com/fundsource/fundsource/internal/core/errs"
+	"github.com/fundsource/fundsource/internal/core/metadata"
 	"github.com/fundsource/fundsource/internal/core/paging"
 	"github.com/fundsource/fundsource/internal/core/tenant"
 	"github.com/fundsource/fundsource/internal/sanctions"
@@ -142,6 +143,19 @@ type Payment struct {
 	// HoldReason says why a held payment waits for review (HoldSanctions,
 	// a return-rate guardrail's, or "fraud_rule:<id>"); nil otherwise.
 	HoldReason *string `json:"hold_reason"`
+	// Metadata is the merchant's own (metadata package).
+	Metadata metadata.Metadata `json:"metadata"`
+	// TraceNumber is the trace number of the payment's ACH entry once
+	// the bank took its file; nil before and for payments in no file.
+	TraceNumber *string `json:"trace_number"`
+	// RefundOf names the debit a refund pays back, RefundReason the
+	// merchant's reason (refund.go); nil on other payments.
+	RefundOf     *string `json:"refund_of"`
+	RefundReason *string `json:"refund_reason"`
+	// RefundedAmount is a debit's total of refunds that are not canceled
+	// or failed, read from the refunds' rows; nil on credits.
+	RefundedAmount *string `json:"refunded_amount"`
+	RefundedCents  int64   `json:"-"`
 
 	Cents    int64      `json:"-"` // the amount in cents, > 0
 	DueDate  *string    `json:"-"` // subscription debits: the due date, YYYY-MM-DD
@@ -246,6 +260,9 @@ type Filter struct {
 	SourceID  string
 	Status    string    // a payment's Status, or a subscription's
 	Direction Direction // payments only
+	// Metadata holds the keys and values a payment's metadata must
+	// have (payments only).
+	Metadata metadata.Metadata
 }
 
 // Search returns a page of payments, newest first, that match f; an
@@ -261,6 +278,11 @@ func (s *Service) Search(ctx context.Context, scope tenant.Scope, f Filter, p pa
 	default:
 		return nil, false, errs.Invalid("direction", "direction must be debit or credit")
 	}
+	m, err := metadata.Filter(f.Metadata)
+	if err != nil {
+		return nil, false, err
+	}
+	f.Metadata = m
 	items, err := s.store.ListPayments(ctx, scope, f, p)
 	return paging.Result(items, err, p)
 }

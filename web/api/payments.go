@@ -40,8 +40,28 @@ func (s *Surface) balances(c *gin.Context, svc Services) {
 
 func (s *Surface) listPayments(c *gin.Context, svc Services) {
 	surface.List(s.Shared, c, func(ctx context.Context, sc tenant.Scope, p paging.Page) ([]payment.Payment, bool, error) {
-		return svc.Payments.List(ctx, sc, c.Query("funding_source_id"), p)
+		return svc.Payments.Search(ctx, sc, payment.Filter{SourceID: c.Query("funding_source_id"), Metadata: c.QueryMap("metadata")}, p)
 	})
+}
+
+func (s *Surface) updatePayment(c *gin.Context, svc Services) {
+	var in payment.UpdateInput
+	if err := surface.Decode(c, &in); err != nil {
+		s.Fail(c, err)
+		return
+	}
+	p, err := svc.Payments.Update(c.Request.Context(), surface.Scope(c), c.Param("id"), in)
+	surface.Reply(s.Shared, c, p, err)
+}
+
+func (s *Surface) refundPayment(c *gin.Context, svc Services) {
+	var in payment.RefundInput
+	if err := surface.Decode(c, &in); err != nil {
+		s.Fail(c, err)
+		return
+	}
+	p, err := svc.Payments.Refund(c.Request.Context(), surface.Scope(c), c.Param("id"), in)
+	surface.Reply(s.Shared, c, p, err)
 }
 
 func (s *Surface) createSubscription(c *gin.Context, svc Services) {

@@ -491,6 +491,14 @@ func (s *Surface) renderHome(c *gin.Context, newSecret string) {
 	if twice > 0 {
 		v.ReversedThenReturned = strconv.Itoa(twice)
 	}
+	refunded, err := s.payments.RefundedThenReturned(ctx, scope)
+	if err != nil {
+		s.Fail(c, err)
+		return
+	}
+	if refunded > 0 {
+		v.RefundedThenReturned = strconv.Itoa(refunded)
+	}
 	v.RateBanner = rateBanner(rates)
 	v.DebitsHeld = guard.HoldReason != ""
 	if s.overview != nil {

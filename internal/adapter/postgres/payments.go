@@ -9,6 +9,7 @@ import (
 	"github.com/lib/pq"
 
 	"github.com/fundsource/fundsource/internal/core/achcode"
+	"github.com/fundsource/fundsource/internal/core/metadata"
 	"github.com/fundsource/fundsource/internal/core/money"
 	"github.com/fundsource/fundsource/internal/core/paging"
 	"github.com/fundsource/fundsource/internal/core/tenant"
@@ -128,6 +129,25 @@ type paymentRow struct {
 	CancelReason *string `db:"cancel_reason"`
 	paymentDatesRow
 	HoldReason *string `db:"hold_reason"`
+	paymentLedgerRow
+}
+
+// paymentLedgerRow is paymentLedger's columns.
+type paymentLedgerRow struct {
+	Metadata      metadata.Metadata `db:"metadata"`
+	RefundOf      *string           `db:"refund_of"`
+	RefundReason  *string           `db:"refund_reason"`
+	TraceNumber   *string           `db:"trace_number"`
+	RefundedCents int64             `db:"refunded_cents"`
+}
+
+func (r paymentLedgerRow) apply(p *payment.Payment) {
+	p.Metadata, p.RefundOf, p.RefundReason, p.TraceNumber = r.Metadata, r.RefundOf, r.RefundReason, r.TraceNumber
+	if p.Direction == payment.Debit {
+		p.RefundedCents = r.RefundedCents
+		amount := money.Format(r.RefundedCents)
+		p.RefundedAmount = &amount
+	}
 }
 
 func (r paymentRow) domain() payment.Payment {
@@ -158,6 +178,7 @@ func (r paymentRow) domain() payment.Payment {
 	}
 	p.DueDate = dateOnly(r.DueDate)
 	r.paymentDatesRow.apply(&p)
+	r.paymentLedgerRow.apply(&p)
 	return p
 }
 
@@ -167,7 +188,23 @@ const paymentColumns = `merchant_id, environment, id, funding_source_id, custome
 
 // paymentReadColumns are what a read of a payment selects: the columns it
 // is created with, and what happens to it later.
-const paymentReadColumns = paymentColumns + `, cancel_reason, hold_reason` + paymentDates
+const paymentReadColumns = paymentColumns + `, cancel_reason, hold_reason` + paymentDates + paymentLedger
+
+// paymentLedger are the select-list part that reads a payment's metadata,
+// its refund's link, its entry's trace number once the bank took its
+// file, and the total of its refunds that may still move money (p is the
+// payment's alias).
+const paymentLedger = `, metadata, refund_of, refund_reason,
+       (SELECT e.trace_number FROM ach_entries e
+        WHERE e.merchant_id = p.merchant_id AND e.environment = p.environment AND e.payment_id = p.id
+          AND e.kind = 'payment' AND p.sent_at IS NOT NULL) AS trace_number,
+       ` + refundedCents + ` AS refunded_cents`
+
+// refundedCents is the total of payment p's refunds that are not canceled
+// or failed: what a new refund must stay within (refund.go).
+const refundedCents = `(SELECT COALESCE(sum(r.amount_cents), 0)::bigint FROM payments r
+        WHERE r.merchant_id = p.merchant_id AND r.environment = p.environment AND r.refund_of = p.id
+          AND r.status NOT IN ('failed', 'canceled'))`
 
 // paymentLinks are a payment's columns that tie it to another: what it
 // presents again or reverses, and its own reversal, read from the reversal's row in one
@@ -222,13 +259,14 @@ func (q queries) PaymentForUpdate(ctx context.Context, scope tenant.Scope, id st
 const listPayments = `SELECT ` + paymentReadColumns + `, ` + paymentLinks + ` FROM payments p
 WHERE merchant_id = $1 AND environment = $2 AND (created_at, id) < ($3, $4)
   AND ($6 = '' OR funding_source_id = $6) AND ($7 = '' OR status = $7) AND ($8 = '' OR direction = $8)
+  AND metadata @> $9::jsonb
 ORDER BY created_at DESC, id DESC
 LIMIT $5`
 
 // ListPayments returns up to p.Limit+1 payments matching f, newest first.
 func (q queries) ListPayments(ctx context.Context, scope tenant.Scope, f payment.Filter, p paging.Page) ([]payment.Payment, error) {
 	var rows []paymentRow
-	if err := q.list(ctx, &rows, listPayments, "payments", scope, p, f.SourceID, f.Status, string(f.Direction)); err != nil {
+	if err := q.list(ctx, &rows, listPayments, "payments", scope, p, f.SourceID, f.Status, string(f.Direction), f.Metadata); err != nil {
 		return nil, err
 	}
 	return mapRows(rows, paymentRow.domain), nil

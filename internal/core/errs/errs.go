@@ -91,6 +91,10 @@ const (
 	// MandatesActive is 409: a change of a source's account_holder_type
 	// while a mandate of the source is active.
 	MandatesActive Code = "mandates_active"
+	// RefundNotAllowed is 409: a refund of a payment that is not a
+	// processed debit, past the refund window or over what remains to
+	// refund; it carries the reason.
+	RefundNotAllowed Code = "refund_not_allowed"
 )
 
 // Error is a domain error with a contract code. Message is safe to show to the

@@ -215,7 +215,37 @@ func (s *Service) Update(ctx context.Context, scope tenant.Scope, id string, in 
 		if err := tx.SetPaymentMetadata(ctx, scope, id, next); err != nil {
 			return fmt.Errorf("update the metadata of %s: %w", id, err)
 		}
-		p.Metadata, out = next, p
+		p.Metadata = next
+		out = p
+		return nil
+	})
+	return out, err
+}
+
+// UpdateSubscription merges in's metadata into the subscription's (a key
+// set to "" is removed) and answers the subscription.
+func (s *Service) UpdateSubscription(ctx context.Context, scope tenant.Scope, id string, in UpdateInput) (Subscription, error) {
+	if in.Metadata == nil {
+		return Subscription{}, errs.Invalid("metadata", "Send metadata, the keys to set (a key set to \"\" is removed).")
+	}
+	var out Subscription
+	err := s.store.WithTx(ctx, func(tx Store) error {
+		sub, err := tx.SubscriptionForUpdate(ctx, scope, id)
+		if errs.Is(err, errs.NotFound) {
+			return subscriptionNotFound()
+		}
+		if err != nil {
+			return err
+		}
+		next, err := metadata.Apply(sub.Metadata, in.Metadata)
+		if err != nil {
+			return err
+		}
+		if err := tx.SetSubscriptionMetadata(ctx, scope, id, next); err != nil {
+			return fmt.Errorf("update the metadata of %s: %w", id, err)
+		}
+		sub.Metadata = next
+		out = sub
 		return nil
 	})
 	return out, err

@@ -92,6 +92,8 @@ type Store interface {
 	// RefundsLeft counts a debit's refunds that left (production: in an
 	// ACH file; sandbox: processed) and did not fail.
 	RefundsLeft(ctx context.Context, scope tenant.Scope, debitID string) (int, error)
+	// SetSubscriptionMetadata stores a subscription's metadata.
+	SetSubscriptionMetadata(ctx context.Context, scope tenant.Scope, id string, m metadata.Metadata) error
 	// SetPaymentMetadata stores a payment's metadata.
 	SetPaymentMetadata(ctx context.Context, scope tenant.Scope, id string, m metadata.Metadata) error
 	// Payment returns a payment; errs.NotFound when unknown.

@@ -192,6 +192,7 @@ func (s *Surface) Mount(r *gin.Engine) {
 	g.GET("/subscriptions", s.run(s.listSubscriptions))
 	g.GET("/subscriptions/:id", s.run(s.getSubscription))
 	g.POST("/subscriptions/:id/cancel", s.once(s.cancelSubscription))
+	g.POST("/subscriptions/:id", s.once(s.updateSubscription))
 	g.GET("/mandates", s.run(s.listMandates))
 	g.GET("/mandates/:id", s.run(s.getMandate))
 	g.POST("/mandates/:id/revoke", s.once(s.revokeMandate))
@@ -225,7 +226,9 @@ var queryParams = map[string][]string{
 	"GET /v2/customers":                          {"limit", "starting_after"},
 	"GET /v2/customers/:user_id/funding-sources": {"limit", "starting_after", "removed"},
 	"GET /v2/events":                             {"limit", "starting_after", "type"},
-	"GET /v2/payments":                           {"limit", "starting_after", "funding_source_id"},
+	"GET /v2/payments":                           {"limit", "starting_after", "funding_source_id", "metadata[]"},
+	"GET /v2/balance-transactions":               {"limit", "starting_after"},
+	"GET /v2/reports/settlements":                {"date"},
 	"GET /v2/subscriptions":                      {"limit", "starting_after", "funding_source_id"},
 	"GET /v2/mandates":                           {"limit", "starting_after", "funding_source_id"},
 	"GET /v2/audit-events":                       {"limit", "starting_after"},
@@ -237,12 +240,18 @@ var queryParams = map[string][]string{
 func (s *Surface) knownQuery(c *gin.Context) {
 	allowed := queryParams[c.Request.Method+" "+c.FullPath()]
 	for _, name := range slices.Sorted(maps.Keys(c.Request.URL.Query())) {
-		if !slices.Contains(allowed, name) {
+		// "metadata[]" allows every metadata[KEY].
+		if !slices.Contains(allowed, name) && !(metadataKey(name) && slices.Contains(allowed, "metadata[]")) {
 			s.Fail(c, errs.Invalid(name, fmt.Sprintf("Unknown query parameter %q.", name)))
 			return
 		}
 	}
 	c.Next()
+}
+
+// metadataKey reports whether a query parameter is metadata[KEY].
+func metadataKey(name string) bool {
+	return strings.HasPrefix(name, "metadata[") && strings.HasSuffix(name, "]") && len(name) > len("metadata[]")
 }
 
 func (s *Surface) healthz(c *gin.Context) {

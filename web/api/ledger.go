@@ -1,11 +1,8 @@
 package api
 
 import (
-	"bytes"
 	"context"
-	"fmt"
 	"mime"
-	"net/http"
 	"strings"
 
 	"github.com/gin-gonic/gin"
@@ -31,7 +28,7 @@ func (s *Surface) settlementsReport(c *gin.Context, svc Services) {
 		surface.Reply(s.Shared, c, r, err)
 		return
 	}
-	if err := WriteSettlementsCSV(c, r); err != nil {
+	if err := surface.SettlementsCSV(c, r); err != nil {
 		s.Fail(c, err)
 	}
 }
@@ -52,15 +49,4 @@ func WantsCSV(accept string) bool {
 		}
 	}
 	return false
-}
-
-// WriteSettlementsCSV answers r as a CSV download.
-func WriteSettlementsCSV(c *gin.Context, r payment.SettlementReport) error {
-	var buf bytes.Buffer
-	if err := r.WriteCSV(&buf); err != nil {
-		return fmt.Errorf("write the settlements of %s as CSV: %w", r.Date, err)
-	}
-	c.Header("Content-Disposition", `attachment; filename="settlements-`+r.Date+`.csv"`)
-	c.Data(http.StatusOK, "text/csv; charset=utf-8", buf.Bytes())
-	return nil
 }

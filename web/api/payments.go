@@ -121,3 +121,13 @@ func (s *Surface) reversePayment(c *gin.Context, svc Services) {
 	p, err := svc.Payments.Reverse(c.Request.Context(), surface.Scope(c), c.Param("id"), in)
 	surface.Reply(s.Shared, c, p, err)
 }
+
+func (s *Surface) updateSubscription(c *gin.Context, svc Services) {
+	var in payment.UpdateInput
+	if err := surface.Decode(c, &in); err != nil {
+		s.Fail(c, err)
+		return
+	}
+	sub, err := svc.Payments.UpdateSubscription(c.Request.Context(), surface.Scope(c), c.Param("id"), in)
+	surface.Reply(s.Shared, c, sub, err)
+}

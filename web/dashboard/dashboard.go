@@ -180,6 +180,7 @@ func (s *Surface) Mount(r *gin.Engine) {
 	g.POST("/webhooks/test", s.testWebhookPage)
 	g.POST("/webhooks/enable", s.enableWebhookPage)
 	g.GET("/payments", s.paymentsPage)
+	g.GET("/settlements.csv", s.settlementsCSV)
 	g.GET("/payments/:id", s.paymentPage)
 	g.GET("/payments/:id/evidence", s.evidencePage)
 	g.GET("/subscriptions", s.subscriptionsPage)

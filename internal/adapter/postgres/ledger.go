@@ -31,6 +31,14 @@ func (q queries) SetPaymentMetadata(ctx context.Context, scope tenant.Scope, id 
 	return oneRow(res, err, errs.NotFound)
 }
 
+const setSubscriptionMetadata = `UPDATE subscriptions SET metadata = $4::jsonb WHERE ` + byID
+
+// SetSubscriptionMetadata stores a subscription's metadata.
+func (q queries) SetSubscriptionMetadata(ctx context.Context, scope tenant.Scope, id string, m metadata.Metadata) error {
+	res, err := q.ex.ExecContext(ctx, setSubscriptionMetadata, scope.MerchantID, scope.Env, id, m)
+	return oneRow(res, err, errs.NotFound)
+}
+
 // refundsLeft counts a debit's refunds that left and did not fail, as a
 // reversal's departure is judged: processed, or in production pending
 // with its file assigned (settle_at).

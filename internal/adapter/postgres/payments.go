@@ -383,26 +383,27 @@ func (q queries) FinishPayment(ctx context.Context, p payment.Payment) error {
 }
 
 type subscriptionRow struct {
-	MerchantID   string     `db:"merchant_id"`
-	Environment  string     `db:"environment"`
-	ID           string     `db:"id"`
-	SourceID     string     `db:"funding_source_id"`
-	CustomerID   string     `db:"customer_id"`
-	Cents        int64      `db:"amount_cents"`
-	Interval     string     `db:"interval"`
-	Description  *string    `db:"description"`
-	Status       string     `db:"status"`
-	StartDate    time.Time  `db:"start_date"`
-	NextDate     *time.Time `db:"next_date"`
-	PaymentCount int        `db:"payment_count"`
-	CancelReason *string    `db:"cancel_reason"`
-	CreatedAt    time.Time  `db:"created_at"`
-	CanceledAt   *time.Time `db:"canceled_at"`
-	RetryDate    *time.Time `db:"retry_date"`
-	RetryDue     *time.Time `db:"retry_due"`
-	RetryAttempt *int       `db:"retry_attempt"`
-	MandateID    *string    `db:"mandate_id"`
-	Purpose      string     `db:"purpose"`
+	MerchantID   string            `db:"merchant_id"`
+	Environment  string            `db:"environment"`
+	ID           string            `db:"id"`
+	SourceID     string            `db:"funding_source_id"`
+	CustomerID   string            `db:"customer_id"`
+	Cents        int64             `db:"amount_cents"`
+	Interval     string            `db:"interval"`
+	Description  *string           `db:"description"`
+	Status       string            `db:"status"`
+	StartDate    time.Time         `db:"start_date"`
+	NextDate     *time.Time        `db:"next_date"`
+	PaymentCount int               `db:"payment_count"`
+	CancelReason *string           `db:"cancel_reason"`
+	CreatedAt    time.Time         `db:"created_at"`
+	CanceledAt   *time.Time        `db:"canceled_at"`
+	RetryDate    *time.Time        `db:"retry_date"`
+	RetryDue     *time.Time        `db:"retry_due"`
+	RetryAttempt *int              `db:"retry_attempt"`
+	MandateID    *string           `db:"mandate_id"`
+	Purpose      string            `db:"purpose"`
+	Metadata     metadata.Metadata `db:"metadata"`
 }
 
 func (r subscriptionRow) domain() payment.Subscription {
@@ -412,6 +413,7 @@ func (r subscriptionRow) domain() payment.Subscription {
 		Cents: r.Cents, Interval: payment.Interval(r.Interval), Description: r.Description, Status: r.Status,
 		StartDate: r.StartDate.Format(time.DateOnly), PaymentCount: r.PaymentCount, CancelReason: r.CancelReason,
 		CreatedAt: r.CreatedAt.UTC(), CanceledAt: utcPtr(r.CanceledAt), MandateID: r.MandateID, Purpose: payment.Purpose(r.Purpose),
+		Metadata: r.Metadata,
 	}
 	s.NextDate, s.RetryDate, s.RetryDue = dateOnly(r.NextDate), dateOnly(r.RetryDate), dateOnly(r.RetryDue)
 	if r.RetryAttempt != nil {
@@ -440,17 +442,17 @@ func retryAttempt(s payment.Subscription) *int {
 
 const subscriptionColumns = `merchant_id, environment, id, funding_source_id, customer_id, amount_cents, interval,
        description, status, start_date, next_date, payment_count, cancel_reason, created_at, canceled_at,
-       retry_date, retry_due, retry_attempt, mandate_id, purpose`
+       retry_date, retry_due, retry_attempt, mandate_id, purpose, metadata`
 
 const insertSubscription = `
 INSERT INTO subscriptions (` + subscriptionColumns + `)
-VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20)`
+VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21::jsonb)`
 
 // InsertSubscription stores a new subscription.
 func (q queries) InsertSubscription(ctx context.Context, s payment.Subscription) error {
 	_, err := q.ex.ExecContext(ctx, insertSubscription, s.Scope.MerchantID, s.Scope.Env, s.ID, s.SourceID, s.CustomerID,
 		s.Cents, s.Interval, s.Description, s.Status, s.StartDate, s.NextDate, s.PaymentCount, s.CancelReason,
-		s.CreatedAt, s.CanceledAt, s.RetryDate, s.RetryDue, retryAttempt(s), s.MandateID, s.Purpose)
+		s.CreatedAt, s.CanceledAt, s.RetryDate, s.RetryDue, retryAttempt(s), s.MandateID, s.Purpose, s.Metadata)
 	return translate(err)
 }
 

@@ -149,19 +149,25 @@ func (q queries) BalanceLines(ctx context.Context, scope tenant.Scope, p paging.
 }
 
 // settledPayments reads a day's settled payments with the statement line
-// their settlement was matched to: the payment's entry's file expects a
-// settlement of the payment's settlement date in the direction the bank
-// books it on the originator's account (a debit brings money in: credit),
-// and reconciliation ties that settlement to one statement line.
+// their settlement was matched to: the payment's entry's file expects
+// settlements in the direction the bank books the payment on the
+// originator's account (a debit brings money in: credit), and
+// reconciliation ties each to one statement line; the line of the
+// settlement of the payment's settlement date comes first (the statement's
+// booking date may be later than the date the file expected).
 const settledPayments = `
 SELECT p.id, p.direction, p.amount_cents, p.status, p.settlement_date, p.metadata, p.refund_of, p.reversal_of,
        e.trace_number, l.statement_id, l.entry_ref, l.booking_date, l.direction AS line_direction, l.amount_cents AS line_cents
 FROM payments p
 LEFT JOIN ach_entries e ON e.merchant_id = p.merchant_id AND e.environment = p.environment AND e.payment_id = p.id
      AND e.kind = 'payment'
-LEFT JOIN ach_settlements st ON st.file_id = e.file_id AND st.settle_date = p.settlement_date
-     AND st.direction = CASE WHEN p.direction = 'debit' THEN 'credit' ELSE 'debit' END
-LEFT JOIN ach_statement_lines l ON l.settlement_id = st.id
+LEFT JOIN LATERAL (
+  SELECT sl.statement_id, sl.entry_ref, sl.booking_date, sl.direction, sl.amount_cents
+  FROM ach_settlements st JOIN ach_statement_lines sl ON sl.settlement_id = st.id
+  WHERE st.file_id = e.file_id AND st.direction = CASE WHEN p.direction = 'debit' THEN 'credit' ELSE 'debit' END
+  ORDER BY st.settle_date = p.settlement_date DESC, sl.booking_date = p.settlement_date DESC, sl.id
+  LIMIT 1
+) l ON true
 WHERE p.merchant_id = $1 AND p.environment = $2 AND p.settlement_date = $3::date AND p.status IN ('processed', 'failed')
 ORDER BY p.created_at, p.id
 LIMIT $4`

@@ -2,6 +2,7 @@ package funding
 
 import (
 	"context"
+	"github.com/fundsource/fundsource/internal/core/metadata"
 	"strings"
 
 	"github.com/fundsource/fundsource/internal/core/errs"
@@ -20,6 +21,8 @@ type ProcessorInput struct {
 	// AccountHolderType is as on Input; the default comes from the
 	// customer read here anyway.
 	AccountHolderType *string `json:"account_holder_type"`
+	// Metadata is the merchant's own (metadata package).
+	Metadata metadata.Metadata `json:"metadata"`
 }
 
 func invalidToken(msg string) error {
@@ -44,6 +47,10 @@ func (s *Service) CreateFromProcessorToken(ctx context.Context, c Caller, in Pro
 	}
 	if len(customerID) > MaxUserID {
 		return Source{}, customerNotFound()
+	}
+	// Checked before the provider is asked, so a refusal spends no token.
+	if _, err := metadata.New(in.Metadata); err != nil {
+		return Source{}, err
 	}
 	who, err := s.store.CustomerIdentity(ctx, scope, customerID)
 	if errs.Is(err, errs.NotFound) {
@@ -88,7 +95,7 @@ func (s *Service) CreateFromProcessorToken(ctx context.Context, c Caller, in Pro
 		return Source{}, err
 	}
 	in2 := Input{CustomerID: customerID, RoutingNumber: acct.RoutingNumber, AccountNumber: acct.AccountNumber, AccountType: &acct.Subtype,
-		AccountHolderType: &holder}
+		AccountHolderType: &holder, Metadata: in.Metadata}
 	if name := strings.TrimSpace(acct.Name); name != "" {
 		if len(name) > MaxNickname {
 			name = name[:MaxNickname]

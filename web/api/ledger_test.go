@@ -62,6 +62,32 @@ func TestMetadataAtItsLimits(t *testing.T) {
 		t.Errorf("customer.updated = %v", ev)
 	}
 
+	// Funding sources: at creation (nothing written over a limit) and by update.
+	sourceWith := func(account, meta string) *th.Response {
+		return h.Post("/v2/funding-source", key, strings.TrimSuffix(th.SourceBody(id, "021000021", account), "}")+`,"metadata":`+meta+`}`)
+	}
+	sources := h.Count("funding_sources")
+	th.WantError(t, sourceWith("333333333", metadataOf(21, "v")), http.StatusBadRequest, "invalid_request")
+	if h.Count("funding_sources") != sources {
+		t.Error("a source with 21 metadata keys was stored")
+	}
+	fs := th.WantOK(t, sourceWith("333333333", metadataOf(20, "v")))
+	fsID := fs["funding_source_id"].(string)
+	if m := fs["metadata"].(map[string]any); len(m) != 20 {
+		t.Errorf("source metadata = %v", m)
+	}
+	th.WantError(t, h.Post("/v2/funding-source/"+fsID, key, `{"metadata":{"one_more":"x"}}`), http.StatusBadRequest, "invalid_request")
+	got = th.WantOK(t, h.Post("/v2/funding-source/"+fsID, key, `{"metadata":{"k0":"","one_more":"x"}}`))
+	if m := got["metadata"].(map[string]any); len(m) != 20 || m["one_more"] != "x" || m["k0"] != nil {
+		t.Errorf("source metadata after update = %v", m)
+	}
+	if m := th.WantOK(t, h.Get("/v2/funding-source/"+fsID, key))["metadata"].(map[string]any); m["one_more"] != "x" {
+		t.Errorf("source read back = %v", m)
+	}
+	if ev := h.Events("funding_source.updated"); len(ev) != 1 || ev[0]["metadata"].(map[string]any)["one_more"] != "x" {
+		t.Errorf("funding_source.updated = %v", ev)
+	}
+
 	src := h.VerifiedSource(key, id, "222222222")
 	pay := func(amount, meta string) *th.Response {
 		return h.Post("/v2/payments", key, `{"funding_source_id":"`+src+`","amount":"`+amount+`","direction":"credit","metadata":`+meta+`}`)

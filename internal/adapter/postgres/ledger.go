@@ -39,6 +39,14 @@ func (q queries) SetSubscriptionMetadata(ctx context.Context, scope tenant.Scope
 	return oneRow(res, err, errs.NotFound)
 }
 
+const setSourceMetadata = `UPDATE funding_sources SET metadata = $4::jsonb WHERE ` + byID
+
+// SetSourceMetadata stores a funding source's metadata.
+func (q queries) SetSourceMetadata(ctx context.Context, scope tenant.Scope, id string, m metadata.Metadata) error {
+	res, err := q.ex.ExecContext(ctx, setSourceMetadata, scope.MerchantID, scope.Env, id, m)
+	return oneRow(res, err, errs.NotFound)
+}
+
 // refundsLeft counts a debit's refunds that left and did not fail, as a
 // reversal's departure is judged: processed, or in production pending
 // with its file assigned (settle_at).

@@ -53,6 +53,11 @@
 // payment is written in a transaction with its hold. Held payments leave
 // only when an operator releases them.
 //
+// A refund (refund.go) pays back a processed debit with a credit of its
+// own that goes through Create's path; the merchant's ledger (balance.go)
+// is derived from the payments by one statement that both lists its lines
+// and sums the balances, so the two cannot disagree.
+//
 // Mandates are evidence the originator must produce on request until two
 // years after revocation, so nothing deletes them: a source's removal only
 // marks the source, its mandates keep their rows, and the schema refuses

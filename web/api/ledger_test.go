@@ -120,6 +120,19 @@ func TestMetadataAtItsLimits(t *testing.T) {
 	}
 	th.WantError(t, h.Post("/v2/payments/"+pid, key, `{"metadata":`+metadataOf(20, "v")+`}`), http.StatusBadRequest, "invalid_request")
 	th.WantError(t, h.Post("/v2/payments/pay_nothere", key, `{"metadata":{"a":"b"}}`), http.StatusNotFound, "payment_not_found")
+
+	start := h.Clock.Now().AddDate(0, 0, 3).Format(time.DateOnly)
+	subBody := strings.TrimSuffix(webtest.SubscriptionBody(src, "9.99", "monthly", start), "}")
+	th.WantError(t, h.Post("/v2/subscriptions", key, subBody+`,"metadata":{"`+strings.Repeat("k", 41)+`":"v"}}`), http.StatusBadRequest, "invalid_request")
+	sub := th.WantOK(t, h.Post("/v2/subscriptions", key, subBody+`,"metadata":{"plan":"basic"}}`))
+	subID := sub["subscription_id"].(string)
+	if ev := h.Events("subscription.created"); len(ev) != 1 || ev[0]["metadata"].(map[string]any)["plan"] != "basic" {
+		t.Errorf("subscription.created = %v", ev)
+	}
+	up = th.WantOK(t, h.Post("/v2/subscriptions/"+subID, key, `{"metadata":{"plan":"pro"}}`))
+	if m := th.WantOK(t, h.Get("/v2/subscriptions/"+subID, key))["metadata"].(map[string]any); m["plan"] != "pro" || up["metadata"].(map[string]any)["plan"] != "pro" {
+		t.Errorf("subscription metadata after update = %v", m)
+	}
 }
 
 // TestRefundsOverHTTP: a refund of a processed debit is a credit naming

@@ -4,12 +4,14 @@ package customer
 import (
 	"cmp"
 	"context"
+	"maps"
 	"strings"
 	"time"
 
 	"github.com/fundsource/fundsource/internal/core/errs"
 	"github.com/fundsource/fundsource/internal/core/event"
 	"github.com/fundsource/fundsource/internal/core/ids"
+	"github.com/fundsource/fundsource/internal/core/metadata"
 	"github.com/fundsource/fundsource/internal/core/paging"
 	"github.com/fundsource/fundsource/internal/core/person"
 	"github.com/fundsource/fundsource/internal/core/tenant"
@@ -27,7 +29,9 @@ type Customer struct {
 	BusinessName *string      `json:"business_name"`
 	// Screening is the sanctions screening of its names (screening.go).
 	Screening sanctions.Screening `json:"screening"`
-	CreatedAt time.Time           `json:"created_at"` // UTC
+	// Metadata is the merchant's own (metadata package).
+	Metadata  metadata.Metadata `json:"metadata"`
+	CreatedAt time.Time         `json:"created_at"` // UTC
 }
 
 // Input is what a merchant sends to create a customer.
@@ -36,6 +40,8 @@ type Input struct {
 	LastName     string  `json:"last_name"`
 	Email        string  `json:"email"`
 	BusinessName *string `json:"business_name"`
+	// Metadata is the merchant's own (metadata package).
+	Metadata metadata.Metadata `json:"metadata"`
 }
 
 // Update is a partial change of a customer: only the fields given change.
@@ -45,6 +51,8 @@ type Update struct {
 	LastName     *string `json:"last_name"`
 	Email        *string `json:"email"`
 	BusinessName *string `json:"business_name"`
+	// Metadata is merged into the customer's: a key set to "" is removed.
+	Metadata metadata.Metadata `json:"metadata"`
 }
 
 // Store is the persistence the customer service needs.
@@ -94,6 +102,9 @@ func (s *Service) Create(ctx context.Context, scope tenant.Scope, in Input) (Cus
 	if err != nil {
 		return Customer{}, err
 	}
+	if c.Metadata, err = metadata.New(in.Metadata); err != nil {
+		return Customer{}, err
+	}
 	c.Scope = scope
 	c.ID = ids.New(ids.Customer)
 	c.CreatedAt = s.now().UTC()
@@ -116,8 +127,8 @@ func (s *Service) Create(ctx context.Context, scope tenant.Scope, in Input) (Cus
 // Update changes the fields u gives (under the creation's rules) and
 // records customer.updated when anything changed.
 func (s *Service) Update(ctx context.Context, scope tenant.Scope, id string, u Update) (Customer, error) {
-	if u == (Update{}) {
-		return Customer{}, errs.Invalid("first_name", "Send at least one of first_name, last_name, email and business_name.")
+	if u.FirstName == nil && u.LastName == nil && u.Email == nil && u.BusinessName == nil && u.Metadata == nil {
+		return Customer{}, errs.Invalid("first_name", "Send at least one of first_name, last_name, email, business_name and metadata.")
 	}
 	var out Customer
 	err := s.store.WithTx(ctx, func(tx Store) error {
@@ -139,10 +150,13 @@ func (s *Service) Update(ctx context.Context, scope tenant.Scope, id string, u U
 		if err != nil {
 			return err
 		}
+		if next.Metadata, err = metadata.Apply(c.Metadata, u.Metadata); err != nil {
+			return err
+		}
 		next.Scope, next.ID, next.CreatedAt, next.Screening = c.Scope, c.ID, c.CreatedAt, c.Screening
 		out = next
 		if next.FirstName == c.FirstName && next.LastName == c.LastName && next.Email == c.Email &&
-			ptrEqual(next.BusinessName, c.BusinessName) {
+			ptrEqual(next.BusinessName, c.BusinessName) && maps.Equal(next.Metadata, c.Metadata) {
 			return nil // nothing changed: no write, no event
 		}
 		if next.FirstName != c.FirstName || next.LastName != c.LastName || !ptrEqual(next.BusinessName, c.BusinessName) {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/fundsource/fundsource/internal/core/metadata"
 
 	"github.com/fundsource/fundsource/internal/core/achcode"
 	"github.com/fundsource/fundsource/internal/core/errs"
@@ -127,13 +128,17 @@ func (s *Service) prepare(ctx context.Context, c Caller, in Input, status Status
 	if err != nil {
 		return Creation{}, err
 	}
+	meta, err := metadata.New(in.Metadata)
+	if err != nil {
+		return Creation{}, err
+	}
 	now := s.now()
 	src := Source{
 		Scope: scope, ID: ids.New(ids.FundingSource), CustomerID: a.customerID, Status: status,
 		BankName: a.bankName, LastFour: a.number[len(a.number)-4:], AccountType: a.accountType,
 		AccountHolderType: a.holderType, Nickname: a.nickname, CreatedAt: now, RoutingNumber: a.routing,
 		Fingerprint: s.vault.Fingerprint(fingerprintLabel, a.number), AccountFP: s.accountFP(a.routing, a.number),
-		Ownership: own,
+		Ownership: own, Metadata: meta,
 	}
 	if src.AccountHolderType == "" {
 		src.AccountHolderType, src.HolderGuessed = HolderIndividual, true

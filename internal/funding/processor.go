@@ -2,6 +2,7 @@ package funding
 
 import (
 	"context"
+	"github.com/fundsource/fundsource/internal/core/metadata"
 	"strings"
 
 	"github.com/fundsource/fundsource/internal/core/errs"
@@ -20,6 +21,8 @@ type ProcessorInput struct {
 	// AccountHolderType is as on Input; the default comes from the
 	// customer read here anyway.
 	AccountHolderType *string `json:"account_holder_type"`
+	// Metadata is the merchant's own (metadata package).
+	Metadata metadata.Metadata `json:"metadata"`
 }
 
 func invalidToken(msg string) error {
@@ -62,6 +65,10 @@ func (s *Service) PrepareProcessorToken(ctx context.Context, c Caller, in Proces
 	}
 	if len(customerID) > MaxUserID {
 		return ProcessorLink{}, customerNotFound()
+	}
+	// Checked before the provider is asked, so a refusal spends no token.
+	if _, err := metadata.New(in.Metadata); err != nil {
+		return ProcessorLink{}, err
 	}
 	who, err := s.store.CustomerIdentity(ctx, scope, customerID)
 	if errs.Is(err, errs.NotFound) {
@@ -106,7 +113,7 @@ func (s *Service) PrepareProcessorToken(ctx context.Context, c Caller, in Proces
 		return ProcessorLink{}, err
 	}
 	in2 := Input{CustomerID: customerID, RoutingNumber: acct.RoutingNumber, AccountNumber: acct.AccountNumber, AccountType: &acct.Subtype,
-		AccountHolderType: &holder}
+		AccountHolderType: &holder, Metadata: in.Metadata}
 	if name := strings.TrimSpace(acct.Name); name != "" {
 		if len(name) > MaxNickname {
 			name = name[:MaxNickname]

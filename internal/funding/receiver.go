@@ -2,6 +2,9 @@ package funding
 
 import (
 	"context"
+	"fmt"
+	"github.com/fundsource/fundsource/internal/core/metadata"
+	"maps"
 
 	"github.com/fundsource/fundsource/internal/core/errs"
 	"github.com/fundsource/fundsource/internal/core/event"
@@ -72,6 +75,8 @@ type Update struct {
 	// or "") removes the nickname.
 	Nickname          *NicknameUpdate
 	AccountHolderType *string
+	// Metadata is merged into the source's: a key set to "" is removed.
+	Metadata metadata.Metadata
 }
 
 // NicknameUpdate is a nickname member that was sent.
@@ -85,8 +90,8 @@ type NicknameUpdate struct{ Value *string }
 // change while a mandate of the source is active (409 mandates_active),
 // or the source would say one class while its debits go out as another.
 func (s *Service) Update(ctx context.Context, scope tenant.Scope, id string, u Update) (Source, error) {
-	if u.Nickname == nil && u.AccountHolderType == nil {
-		return Source{}, errs.Invalid("nickname", "Send the nickname to set (null to remove it), or account_holder_type.")
+	if u.Nickname == nil && u.AccountHolderType == nil && u.Metadata == nil {
+		return Source{}, errs.Invalid("nickname", "Send the nickname to set (null to remove it), account_holder_type or metadata.")
 	}
 	var name *string
 	if u.Nickname != nil {
@@ -125,6 +130,18 @@ func (s *Service) Update(ctx context.Context, scope tenant.Scope, id string, u U
 				return mandatesActive()
 			}
 			out.AccountHolderType, changed = holder, true
+		}
+		if u.Metadata != nil {
+			next, err := metadata.Apply(src.Metadata, u.Metadata)
+			if err != nil {
+				return err
+			}
+			if !maps.Equal(next, src.Metadata) {
+				if err := tx.SetSourceMetadata(ctx, scope, id, next); err != nil {
+					return fmt.Errorf("update the metadata of %s: %w", id, err)
+				}
+				out.Metadata, changed = next, true
+			}
 		}
 		if !changed {
 			return nil

@@ -73,6 +73,7 @@ package funding
 import (
 	"context"
 	"encoding/json"
+	"github.com/fundsource/fundsource/internal/core/metadata"
 	"time"
 
 	"github.com/fundsource/fundsource/internal/audit"
@@ -142,6 +143,8 @@ type Source struct {
 	// Ownership is the provider's match of the customer against the
 	// account's owner (ownership.go); null but on the processor path.
 	Ownership *Ownership `json:"ownership"`
+	// Metadata is the merchant's own (metadata package).
+	Metadata metadata.Metadata `json:"metadata"`
 
 	RoutingNumber string       `json:"-"`
 	Account       Sealed       `json:"-"` // the account number, sealed with the source id as associated data
@@ -323,6 +326,8 @@ type Store interface {
 	// SetBlock stores src's Block, UnblockedAt and Attestation.
 	SetBlock(ctx context.Context, src Source) error
 	SetNickname(ctx context.Context, scope tenant.Scope, id string, nickname *string) error
+	// SetSourceMetadata stores a source's metadata.
+	SetSourceMetadata(ctx context.Context, scope tenant.Scope, id string, m metadata.Metadata) error
 	// SetHolderType stores a source's account holder type, locked by the
 	// caller, unless the source has an active mandate: it reports whether
 	// it stored it, deciding in the statement that writes.

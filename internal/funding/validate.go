@@ -2,6 +2,7 @@ package funding
 
 import (
 	"errors"
+	"github.com/fundsource/fundsource/internal/core/metadata"
 	"strings"
 
 	"github.com/fundsource/fundsource/internal/core/errs"
@@ -23,6 +24,8 @@ type Input struct {
 	// AccountHolderType is "individual" or "company"; nil: company when
 	// the customer has a business_name, else individual.
 	AccountHolderType *string `json:"account_holder_type"`
+	// Metadata is the merchant's own (metadata package).
+	Metadata metadata.Metadata `json:"metadata"`
 }
 
 // Limits of the input fields.

@@ -10,6 +10,7 @@ import (
 	"github.com/fundsource/fundsource/internal/core/errs"
 	"github.com/fundsource/fundsource/internal/core/event"
 	"github.com/fundsource/fundsource/internal/core/ids"
+	"github.com/fundsource/fundsource/internal/core/metadata"
 	"github.com/fundsource/fundsource/internal/core/money"
 	"github.com/fundsource/fundsource/internal/core/tenant"
 )
@@ -34,12 +35,35 @@ type Input struct {
 	// Method is standard, same_day, instant or auto (instant.go); nil:
 	// standard, or same_day by SameDay.
 	Method *string `json:"method"`
+	// Metadata is the merchant's own (metadata package).
+	Metadata metadata.Metadata `json:"metadata"`
 }
 
 // Create records a pending payment. A debit needs a Verified source (403
 // debit_not_allowed otherwise) and a mandate (see authorize); credits go to
 // any live source and take none.
 func (s *Service) Create(ctx context.Context, scope tenant.Scope, in Input) (Payment, error) {
+	return s.createWith(ctx, scope, in, Ledger{})
+}
+
+// Ledger is what a new payment is stored with beside what its creating
+// statement writes: its metadata and, for a refund, the debit it pays
+// back. They are written by a statement of their own in the creation's
+// transaction, so the creating statements stay what they are.
+type Ledger struct {
+	Metadata     metadata.Metadata
+	RefundOf     *string
+	RefundReason *string
+}
+
+// createWith is Create of a payment stored with l (in's metadata is
+// checked into it).
+func (s *Service) createWith(ctx context.Context, scope tenant.Scope, in Input, l Ledger) (Payment, error) {
+	meta, err := metadata.New(in.Metadata)
+	if err != nil {
+		return Payment{}, err
+	}
+	l.Metadata = meta
 	if in.SourceID == "" {
 		return Payment{}, errs.Invalid("funding_source_id", "funding_source_id is required")
 	}
@@ -83,7 +107,7 @@ func (s *Service) Create(ctx context.Context, scope tenant.Scope, in Input) (Pay
 	if fits != nil && len(fits) == 0 {
 		return Payment{}, entryDescriptionRefusal(in.EntryDescription, in.Direction, purpose, EntrySEC(in.Direction, false))
 	}
-	n := newPayment{in: in, cents: cents, desc: desc, purpose: purpose, fits: fits, method: method}
+	n := newPayment{in: in, cents: cents, desc: desc, purpose: purpose, fits: fits, method: method, ledger: l}
 	if method == MethodInstant || method == MethodAuto {
 		if in.MandateID != nil || in.Authorization != nil {
 			return Payment{}, errs.Invalid("mandate_id", "A credit takes no mandate_id or authorization; only debits are authorized by the customer.")
@@ -95,16 +119,24 @@ func (s *Service) Create(ctx context.Context, scope tenant.Scope, in Input) (Pay
 			return s.createInstant(ctx, scope, n, v)
 		}
 	}
-	if v.reason == "" && n.fallback == "" {
+	if v.reason == "" && n.fallback == "" && !l.kept() {
 		return s.create(ctx, scope, n)
 	}
 	var out Payment
 	err = s.store.WithTx(ctx, func(tx Store) error {
 		p, err := s.On(tx).create(ctx, scope, n)
-		if err == nil && n.fallback != "" {
-			err = tx.SetPaymentRoute(ctx, p)
+		if err != nil {
+			return err
 		}
-		if err == nil && v.reason != "" {
+		if n.fallback != "" {
+			if err := tx.SetPaymentRoute(ctx, p); err != nil {
+				return fmt.Errorf("store the route of %s: %w", p.ID, err)
+			}
+		}
+		if p, err = s.keepLedgerTx(ctx, tx, p, l); err != nil {
+			return err
+		}
+		if v.reason != "" {
 			p, err = s.hold(ctx, tx, p, v)
 		}
 		out = p
@@ -125,6 +157,24 @@ type newPayment struct {
 	// method is the request's (creditMethod); rail and fallback where
 	// route sent an instant or auto credit.
 	method, rail, fallback string
+	// ledger is what the payment keeps besides (metadata, a refund's link).
+	ledger Ledger
+}
+
+// kept says whether l has anything to store with a new payment.
+func (l Ledger) kept() bool { return l.Metadata != nil || l.RefundOf != nil }
+
+// keepLedgerTx stores l with the new payment p in tx, when it has
+// anything to store, and returns p with it.
+func (s *Service) keepLedgerTx(ctx context.Context, tx Store, p Payment, l Ledger) (Payment, error) {
+	if !l.kept() {
+		return p, nil
+	}
+	if err := tx.SetPaymentLedger(ctx, p.Scope, p.ID, l); err != nil {
+		return Payment{}, fmt.Errorf("store the metadata of %s: %w", p.ID, err)
+	}
+	p.Metadata, p.RefundOf, p.RefundReason = l.Metadata, l.RefundOf, l.RefundReason
+	return p, nil
 }
 
 // payment is n's new pending payment, not yet stored.
@@ -340,6 +390,10 @@ func (s *Service) pending(scope tenant.Scope, sourceID, customerID string, cents
 		Scope: scope, ID: ids.New(ids.Payment), SourceID: sourceID, CustomerID: customerID,
 		Amount: money.Format(cents), Currency: "USD", Cents: cents, Direction: d, Description: desc,
 		Status: Pending, CreatedAt: now, Day: BankingDay(now).Format(time.DateOnly), Method: MethodStandard, Rail: RailACH,
+	}
+	if d == Debit {
+		none := money.Format(0)
+		p.RefundedAmount = &none
 	}
 	if of != nil {
 		p.SubscriptionID, p.DueDate, p.Attempt, p.MandateID = &of.subscriptionID, &of.dueDate, &of.attempt, of.mandateID

@@ -132,11 +132,16 @@ type Balances struct {
 	// AtRiskDebits are processed debits whose unauthorized-return window
 	// is still open.
 	AtRiskDebits string `json:"at_risk_debits"`
+	// Available and Pending are the sums of the ledger's available and
+	// pending lines (balance.go).
+	Available string `json:"available"`
+	Pending   string `json:"pending"`
 }
 
 // BalanceCents is Balances in cents, as the store sums them.
 type BalanceCents struct {
 	PendingDebits, PendingCredits, AtRiskDebits int64
+	Available, Pending                          int64
 }
 
 // Balances sums scope's pending debits and credits and its debits at risk
@@ -146,8 +151,7 @@ func (s *Service) Balances(ctx context.Context, scope tenant.Scope) (Balances, e
 	if err != nil {
 		return Balances{}, err
 	}
-	return Balances{PendingDebits: money.Format(c.PendingDebits), PendingCredits: money.Format(c.PendingCredits),
-		AtRiskDebits: money.Format(c.AtRiskDebits)}, nil
+	return balancesOf(c), nil
 }
 
 // sameDayAllowed is the rule for a Same Day ACH payment of cents: its

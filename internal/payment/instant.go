@@ -329,6 +329,9 @@ func (s *Service) createInstant(ctx context.Context, scope tenant.Scope, n newPa
 		if p, err = s.On(tx).create(ctx, scope, n); err != nil {
 			return err
 		}
+		if p, err = s.keepLedgerTx(ctx, tx, p, n.ledger); err != nil {
+			return err
+		}
 		ic.PaymentID, ic.Day = p.ID, p.Day
 		if v.reason != "" {
 			if p, err = s.hold(ctx, tx, p, v); err != nil {

@@ -91,7 +91,8 @@ func (s *Service) inBatches(ctx context.Context, batch func(ctx context.Context,
 // finish settles p as processed (code "") or failed with an ACH return
 // code, and fires payment.success or payment.failed. A returned payment
 // that was reversed cancels its reversal or raises an alert
-// (originalReturnedTx); a returned subscription debit also applies the
+// (originalReturnedTx), a refunded debit returned unauthorized raises one
+// (refundedReturnedTx); a returned subscription debit also applies the
 // subscription's return rules. What the return or settlement does to the
 // source is the caller's (package consequence, from the Finished it gets).
 func (s *Service) finish(ctx context.Context, tx Store, p Payment, code string) error {
@@ -116,6 +117,9 @@ func (s *Service) finish(ctx context.Context, tx Store, p Payment, code string) 
 	}
 	if code != "" && p.ReversalOf == nil {
 		if err := s.originalReturnedTx(ctx, tx, p); err != nil {
+			return err
+		}
+		if err := s.refundedReturnedTx(ctx, tx, p, code); err != nil {
 			return err
 		}
 	}

@@ -424,7 +424,8 @@ func (s *Service) Monitoring(ctx context.Context, scope tenant.Scope) (Monitorin
 		}
 		m.Alerts[i] = RuleAlerts{RuleID: r.ID, Alerts: counts[r.ID]}
 	}
-	m.Alerts = append(m.Alerts, RuleAlerts{RuleID: AlertReversalThenReturn, Alerts: counts[AlertReversalThenReturn]})
+	m.Alerts = append(m.Alerts, RuleAlerts{RuleID: AlertRefundThenReturn, Alerts: counts[AlertRefundThenReturn]},
+		RuleAlerts{RuleID: AlertReversalThenReturn, Alerts: counts[AlertReversalThenReturn]})
 	if m.Held, err = s.store.HeldPayments(ctx, &scope, MaxHeldShown); err != nil {
 		return Monitoring{}, err
 	}
@@ -446,6 +447,26 @@ func (s *Service) ReversedThenReturned(ctx context.Context, scope tenant.Scope) 
 		return 0, fmt.Errorf("count reversal_then_return alerts: %w", err)
 	}
 	return counts[AlertReversalThenReturn], nil
+}
+
+// RefundedThenReturned counts scope's refund_then_return alerts over
+// AlertWindowDays days.
+func (s *Service) RefundedThenReturned(ctx context.Context, scope tenant.Scope) (int, error) {
+	counts, err := s.store.AlertCounts(ctx, scope, s.now().UTC().Add(-AlertWindowDays*24*time.Hour))
+	if err != nil {
+		return 0, fmt.Errorf("count refund_then_return alerts: %w", err)
+	}
+	return counts[AlertRefundThenReturn], nil
+}
+
+// AllRefundedThenReturned counts every scope's refund_then_return alerts
+// over AlertWindowDays days, for the operator's metrics.
+func (s *Service) AllRefundedThenReturned(ctx context.Context) (int64, error) {
+	n, err := s.store.CountAlerts(ctx, AlertRefundThenReturn, s.now().UTC().Add(-AlertWindowDays*24*time.Hour))
+	if err != nil {
+		return 0, fmt.Errorf("count refund_then_return alerts: %w", err)
+	}
+	return n, nil
 }
 
 // AllReversedThenReturned counts every scope's reversal_then_return

@@ -53,6 +53,11 @@
 // payment is written in a transaction with its hold. Held payments leave
 // only when an operator releases them.
 //
+// A refund (refund.go) pays back a processed debit with a credit of its
+// own that goes through Create's path; the merchant's ledger (balance.go)
+// is derived from the payments by one statement that both lists its lines
+// and sums the balances, so the two cannot disagree.
+//
 // Mandates are evidence the originator must produce on request until two
 // years after revocation, so nothing deletes them: a source's removal only
 // marks the source, its mandates keep their rows, and the schema refuses
@@ -69,6 +74,7 @@ import (
 
 	"github.com/fundsource/fundsource/internal/core/calendar"
 	"github.com/fundsource/fundsource/internal/core/errs"
+	"github.com/fundsource/fundsource/internal/core/metadata"
 	"github.com/fundsource/fundsource/internal/core/paging"
 	"github.com/fundsource/fundsource/internal/core/tenant"
 	"github.com/fundsource/fundsource/internal/sanctions"
@@ -156,6 +162,19 @@ type Payment struct {
 	// HoldReason says why a held payment waits for review (HoldSanctions,
 	// a return-rate guardrail's, or "fraud_rule:<id>"); nil otherwise.
 	HoldReason *string `json:"hold_reason"`
+	// Metadata is the merchant's own (metadata package).
+	Metadata metadata.Metadata `json:"metadata"`
+	// TraceNumber is the trace number of the payment's ACH entry once
+	// the bank took its file; nil before and for payments in no file.
+	TraceNumber *string `json:"trace_number"`
+	// RefundOf names the debit a refund pays back, RefundReason the
+	// merchant's reason (refund.go); nil on other payments.
+	RefundOf     *string `json:"refund_of"`
+	RefundReason *string `json:"refund_reason"`
+	// RefundedAmount is a debit's total of refunds that are not canceled
+	// or failed, read from the refunds' rows; nil on credits.
+	RefundedAmount *string `json:"refunded_amount"`
+	RefundedCents  int64   `json:"-"`
 
 	Cents    int64      `json:"-"` // the amount in cents, > 0
 	DueDate  *string    `json:"-"` // subscription debits: the due date, YYYY-MM-DD
@@ -249,6 +268,9 @@ type Filter struct {
 	Direction Direction // payments only
 	Rail      string    // payments only: rtp, fednow or ach
 	Method    string    // payments only: standard, same_day, instant or auto
+	// Metadata holds the keys and values a payment's metadata must
+	// have (payments only).
+	Metadata metadata.Metadata
 }
 
 // Search returns a page of payments, newest first, that match f; an
@@ -274,6 +296,11 @@ func (s *Service) Search(ctx context.Context, scope tenant.Scope, f Filter, p pa
 	default:
 		return nil, false, errs.Invalid("method", "method must be standard, same_day, instant or auto")
 	}
+	m, err := metadata.Filter(f.Metadata)
+	if err != nil {
+		return nil, false, err
+	}
+	f.Metadata = m
 	items, err := s.store.ListPayments(ctx, scope, f, p)
 	return paging.Result(items, err, p)
 }

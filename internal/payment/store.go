@@ -7,6 +7,7 @@ import (
 	"github.com/fundsource/fundsource/internal/audit"
 	"github.com/fundsource/fundsource/internal/core/calendar"
 	"github.com/fundsource/fundsource/internal/core/event"
+	"github.com/fundsource/fundsource/internal/core/metadata"
 	"github.com/fundsource/fundsource/internal/core/paging"
 	"github.com/fundsource/fundsource/internal/core/tenant"
 	"github.com/fundsource/fundsource/internal/sanctions"
@@ -95,6 +96,15 @@ type Store interface {
 	// the named mandate is active, of the source and, when single, unused
 	// as it stands once concurrent uses or revocations have committed.
 	CreateDebit(ctx context.Context, d NewDebit) (DebitOutcome, error)
+	// SetPaymentLedger stores a new payment's metadata and refund link.
+	SetPaymentLedger(ctx context.Context, scope tenant.Scope, id string, l Ledger) error
+	// RefundsLeft counts a debit's refunds that left (production: in an
+	// ACH file; sandbox: processed) and did not fail.
+	RefundsLeft(ctx context.Context, scope tenant.Scope, debitID string) (int, error)
+	// SetSubscriptionMetadata stores a subscription's metadata.
+	SetSubscriptionMetadata(ctx context.Context, scope tenant.Scope, id string, m metadata.Metadata) error
+	// SetPaymentMetadata stores a payment's metadata.
+	SetPaymentMetadata(ctx context.Context, scope tenant.Scope, id string, m metadata.Metadata) error
 	// Payment returns a payment; errs.NotFound when unknown.
 	// PaymentForUpdate also locks it until the transaction ends.
 	Payment(ctx context.Context, scope tenant.Scope, id string) (Payment, error)
@@ -125,6 +135,13 @@ type Store interface {
 	// Balances sums a scope's money in flight and at risk on day today
 	// (US Eastern).
 	Balances(ctx context.Context, scope tenant.Scope, today calendar.Date) (BalanceCents, error)
+	// SettledPayments returns up to limit of scope's payments settled
+	// (processed or failed) with settlement date day, oldest first, with
+	// their reconciled statement lines (report.go).
+	SettledPayments(ctx context.Context, scope tenant.Scope, day calendar.Date, limit int) ([]SettledPayment, error)
+	// BalanceLines returns up to p.Limit+1 lines of scope's ledger,
+	// newest first (balance.go); errs.NotFound for an unknown cursor.
+	BalanceLines(ctx context.Context, scope tenant.Scope, p paging.Page) ([]LineRow, error)
 
 	InsertSubscription(ctx context.Context, s Subscription) error
 	// Subscription returns a subscription; errs.NotFound when unknown.

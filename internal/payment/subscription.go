@@ -9,6 +9,7 @@ import (
 	"github.com/fundsource/fundsource/internal/core/errs"
 	"github.com/fundsource/fundsource/internal/core/event"
 	"github.com/fundsource/fundsource/internal/core/ids"
+	"github.com/fundsource/fundsource/internal/core/metadata"
 	"github.com/fundsource/fundsource/internal/core/money"
 	"github.com/fundsource/fundsource/internal/core/paging"
 	"github.com/fundsource/fundsource/internal/core/tenant"
@@ -65,6 +66,8 @@ type Subscription struct {
 	// RetryDate is the business day a returned debit (R01, R09) is
 	// presented again, when one is scheduled.
 	RetryDate *string `json:"retry_date"`
+	// Metadata is the merchant's own (metadata package).
+	Metadata metadata.Metadata `json:"metadata"`
 
 	Cents        int64   `json:"-"`
 	RetryDue     *string `json:"-"` // the due date the scheduled re-presentment is for
@@ -97,6 +100,8 @@ type SubscriptionInput struct {
 	// Purpose is what its debits are for; nil: the originator's
 	// default_purpose.
 	Purpose *string `json:"purpose"`
+	// Metadata is the merchant's own (metadata package).
+	Metadata metadata.Metadata `json:"metadata"`
 }
 
 // Subscribe creates a subscription on a Verified source (403
@@ -132,6 +137,10 @@ func (s *Service) Subscribe(ctx context.Context, scope tenant.Scope, in Subscrip
 	if err != nil {
 		return Subscription{}, err
 	}
+	meta, err := metadata.New(in.Metadata)
+	if err != nil {
+		return Subscription{}, err
+	}
 	var out Subscription
 	err = s.store.WithTx(ctx, func(tx Store) error {
 		src, err := s.usableSource(ctx, tx, scope, in.SourceID, Debit)
@@ -151,7 +160,7 @@ func (s *Service) Subscribe(ctx context.Context, scope tenant.Scope, in Subscrip
 		out = Subscription{MandateID: &mandate,
 			Scope: scope, ID: ids.New(ids.Subscription), SourceID: in.SourceID, CustomerID: src.CustomerID,
 			Amount: money.Format(cents), Currency: "USD", Cents: cents, Interval: in.Interval, Description: desc,
-			Status: Active, StartDate: in.StartDate, NextDate: &next, CreatedAt: now, Purpose: purpose,
+			Status: Active, StartDate: in.StartDate, NextDate: &next, CreatedAt: now, Purpose: purpose, Metadata: meta,
 		}
 		if err := tx.InsertSubscription(ctx, out); err != nil {
 			return err

@@ -165,6 +165,18 @@ func Build(cfg *config.Config, d Deps) (*Services, error) {
 			}
 			return n
 		})
+	s.Metrics.GaugeFunc("fundsource_payment_refund_then_return_alerts",
+		"Debits returned as unauthorized after a refund of them had left, over 30 days (-1 when the count failed): the customer may have been paid back twice.",
+		func() int64 {
+			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+			defer cancel()
+			n, err := s.Payments.AllRefundedThenReturned(ctx)
+			if err != nil {
+				d.Log.Warn("metrics: count refund_then_return alerts", "error", err)
+				return -1
+			}
+			return n
+		})
 	if cfg.ACHODFIRouting != "" {
 		ac := ach.Config{Dir: cfg.ACHOutboxDir, ODFIRouting: cfg.ACHODFIRouting, DestinationRouting: cfg.ACHDestinationRouting,
 			DestinationName: cfg.ACHDestinationName, OriginName: cfg.ACHOriginName, CompanyName: cfg.ACHCompanyName,

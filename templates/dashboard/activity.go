@@ -40,6 +40,9 @@ type Payments struct {
 	// Unmatched are the bank's answers that named the merchant's company
 	// but matched none of its payments, waiting for an operator.
 	Unmatched []BankAnswer
+	// SettlementDate is the day the settlements download offers first
+	// (today, US Eastern), YYYY-MM-DD.
+	SettlementDate string
 }
 
 // BankAnswer is an answer from the bank kept unmatched, as the merchant

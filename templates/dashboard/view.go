@@ -63,6 +63,10 @@ type Overview struct {
 	// days, after their reversal had left (the reversal_then_return
 	// alert): the customer may have been paid back twice. "" when none.
 	ReversedThenReturned string
+	// RefundedThenReturned counts the debits returned as unauthorized,
+	// over 30 days, after a refund of them had left (the
+	// refund_then_return alert). "" when none.
+	RefundedThenReturned string
 	// RateBanner names the return rates at or past half their threshold
 	// once at least 20 debits count ("" for none); DebitsHeld: one is past
 	// its threshold, so new debits are held.

@@ -188,6 +188,10 @@ func (s *Surface) Mount(r *gin.Engine) {
 	g.POST("/payments/:id/cancel", s.once(s.cancelPayment))
 	g.POST("/payments/:id/retry", s.once(s.retryPayment))
 	g.POST("/payments/:id/reverse", s.once(s.reversePayment))
+	g.POST("/payments/:id/refund", s.once(s.refundPayment))
+	g.POST("/payments/:id", s.once(s.updatePayment))
+	g.GET("/balance-transactions", s.run(s.listBalanceTransactions))
+	g.GET("/reports/settlements", s.run(s.settlementsReport))
 	g.POST("/customers/:user_id", s.once(s.updateCustomer))
 	g.POST("/funding-source/:funding_source_id", s.once(s.updateSource))
 	g.POST("/funding-source/:funding_source_id/unblock", s.once(s.unblockSource))
@@ -195,6 +199,7 @@ func (s *Surface) Mount(r *gin.Engine) {
 	g.GET("/subscriptions", s.run(s.listSubscriptions))
 	g.GET("/subscriptions/:id", s.run(s.getSubscription))
 	g.POST("/subscriptions/:id/cancel", s.once(s.cancelSubscription))
+	g.POST("/subscriptions/:id", s.once(s.updateSubscription))
 	g.GET("/mandates", s.run(s.listMandates))
 	g.GET("/mandates/:id", s.run(s.getMandate))
 	g.POST("/mandates/:id/revoke", s.once(s.revokeMandate))
@@ -228,7 +233,9 @@ var queryParams = map[string][]string{
 	"GET /v2/customers":                          {"limit", "starting_after"},
 	"GET /v2/customers/:user_id/funding-sources": {"limit", "starting_after", "removed"},
 	"GET /v2/events":                             {"limit", "starting_after", "type"},
-	"GET /v2/payments":                           {"limit", "starting_after", "funding_source_id", "rail", "method"},
+	"GET /v2/payments":                           {"limit", "starting_after", "funding_source_id", "rail", "method", "metadata[]"},
+	"GET /v2/balance-transactions":               {"limit", "starting_after"},
+	"GET /v2/reports/settlements":                {"date"},
 	"GET /v2/subscriptions":                      {"limit", "starting_after", "funding_source_id"},
 	"GET /v2/mandates":                           {"limit", "starting_after", "funding_source_id"},
 	"GET /v2/audit-events":                       {"limit", "starting_after"},
@@ -240,12 +247,18 @@ var queryParams = map[string][]string{
 func (s *Surface) knownQuery(c *gin.Context) {
 	allowed := queryParams[c.Request.Method+" "+c.FullPath()]
 	for _, name := range slices.Sorted(maps.Keys(c.Request.URL.Query())) {
-		if !slices.Contains(allowed, name) {
+		// "metadata[]" allows every metadata[KEY].
+		if !slices.Contains(allowed, name) && !(metadataKey(name) && slices.Contains(allowed, "metadata[]")) {
 			s.Fail(c, errs.Invalid(name, fmt.Sprintf("Unknown query parameter %q.", name)))
 			return
 		}
 	}
 	c.Next()
+}
+
+// metadataKey reports whether a query parameter is metadata[KEY].
+func metadataKey(name string) bool {
+	return strings.HasPrefix(name, "metadata[") && strings.HasSuffix(name, "]") && len(name) > len("metadata[]")
 }
 
 func (s *Surface) healthz(c *gin.Context) {

@@ -46,9 +46,10 @@ func TestEveryEventTypeIsDeliveredMatchingItsSchema(t *testing.T) {
 	canceled := th.WantOK(t, h.Post("/v2/payments", key, th.PaymentBody(b, `"12.00"`, "credit")))["payment_id"].(string)
 	// Twenty debits, one of them returned unauthorized: the originator's
 	// rate is over its threshold (originator.return_rate_warning).
+	var refunded string // one of them is refunded once processed (payment.refunded)
 	for i := range 19 {
 		src := h.VerifiedSource(key, h.Customer(key), fmt.Sprintf("3000000%02d", i))
-		th.WantOK(t, h.Post("/v2/payments", key, th.PaymentBody(src, `"1.00"`, "debit")))
+		refunded = th.WantOK(t, h.Post("/v2/payments", key, th.PaymentBody(src, `"1.00"`, "debit")))["payment_id"].(string)
 	}
 	th.WantOK(t, h.Post("/v2/sandbox/payments/"+returned+"/return", key, `{"code":"R10"}`)) // blocks b
 	// A customer named like an entry of the sample SDN list
@@ -69,6 +70,7 @@ func TestEveryEventTypeIsDeliveredMatchingItsSchema(t *testing.T) {
 		t.Fatalf("payment: %s", th.MustJSON(p))
 	}
 	th.WantOK(t, h.Post("/v2/payments/"+settles+"/reverse", key, `{"reason":"duplicate"}`))
+	th.WantOK(t, h.Post("/v2/payments/"+refunded+"/refund", key, `{"amount":"1.00"}`))
 	sub := th.WantOK(t, h.Post("/v2/subscriptions", key, webtest.SubscriptionBody(b, "9.99", "weekly", "2026-11-20")))["subscription_id"].(string)
 	th.WantOK(t, h.Post("/v2/sandbox/subscriptions/"+sub+"/advance", key, ``))
 	th.WantOK(t, h.Post("/v2/subscriptions/"+sub+"/cancel", key, ``))
@@ -101,7 +103,7 @@ func TestEveryEventTypeIsDeliveredMatchingItsSchema(t *testing.T) {
 	}
 	slices.Sort(want)
 	slices.Sort(got)
-	if !slices.Equal(got, want) || len(want) != 24 {
+	if !slices.Equal(got, want) || len(want) != 25 {
 		t.Errorf("delivered types:\n%v\nthe document's:\n%v", got, want)
 	}
 }
@@ -115,7 +117,7 @@ func TestEventSchemasRejectWhatTheyShould(t *testing.T) {
 		t.Fatal(err)
 	}
 	schema := doc.Components.Schemas["Event"].Value
-	customer := `{"user_id":"cus_gdsepu2dh2gnolqhyuh3aeerhm","first_name":"Ada","last_name":"Lovelace","email":"ada@example.com","business_name":null,"screening":{"status":"clear"},"created_at":"2026-11-02T15:04:05Z"}`
+	customer := `{"user_id":"cus_gdsepu2dh2gnolqhyuh3aeerhm","first_name":"Ada","last_name":"Lovelace","email":"ada@example.com","business_name":null,"screening":{"status":"clear"},"metadata":{},"created_at":"2026-11-02T15:04:05Z"}`
 	envelope := func(typ, data string) any {
 		var v any
 		if err := json.Unmarshal([]byte(`{"id":"evt_aaaaaaaaaaaaaaaaaaaaaaaaaa","type":"`+typ+`","created_at":"2026-11-02T15:04:05Z","livemode":false,"data":`+data+`}`), &v); err != nil {

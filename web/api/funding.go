@@ -3,6 +3,7 @@ package api
 import (
 	"encoding/json"
 	"fmt"
+	"github.com/fundsource/fundsource/internal/core/metadata"
 	"strings"
 
 	"github.com/gin-gonic/gin"
@@ -239,14 +240,15 @@ func centsNumber(c int) json.Number { return json.Number(fmt.Sprintf("%d.%02d", 
 // account holder type; the body must name at least one of them.
 func (s *Surface) updateSource(c *gin.Context, svc Services) {
 	var in struct {
-		Nickname          nicknameMember `json:"nickname"`
-		AccountHolderType *string        `json:"account_holder_type"`
+		Nickname          nicknameMember    `json:"nickname"`
+		AccountHolderType *string           `json:"account_holder_type"`
+		Metadata          metadata.Metadata `json:"metadata"`
 	}
 	if err := surface.Decode(c, &in); err != nil {
 		s.Fail(c, err)
 		return
 	}
-	u := funding.Update{AccountHolderType: in.AccountHolderType}
+	u := funding.Update{AccountHolderType: in.AccountHolderType, Metadata: in.Metadata}
 	if in.Nickname.set {
 		u.Nickname = &funding.NicknameUpdate{Value: in.Nickname.value}
 	}

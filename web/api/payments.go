@@ -84,8 +84,28 @@ func (s *Surface) balances(c *gin.Context, svc Services) {
 func (s *Surface) listPayments(c *gin.Context, svc Services) {
 	surface.List(s.Shared, c, func(ctx context.Context, sc tenant.Scope, p paging.Page) ([]payment.Payment, bool, error) {
 		return svc.Payments.Search(ctx, sc, payment.Filter{SourceID: c.Query("funding_source_id"), Rail: c.Query("rail"),
-			Method: c.Query("method")}, p)
+			Method: c.Query("method"), Metadata: c.QueryMap("metadata")}, p)
 	})
+}
+
+func (s *Surface) updatePayment(c *gin.Context, svc Services) {
+	var in payment.UpdateInput
+	if err := surface.Decode(c, &in); err != nil {
+		s.Fail(c, err)
+		return
+	}
+	p, err := svc.Payments.Update(c.Request.Context(), surface.Scope(c), c.Param("id"), in)
+	surface.Reply(s.Shared, c, p, err)
+}
+
+func (s *Surface) refundPayment(c *gin.Context, svc Services) {
+	var in payment.RefundInput
+	if err := surface.Decode(c, &in); err != nil {
+		s.Fail(c, err)
+		return
+	}
+	p, err := svc.Payments.Refund(c.Request.Context(), surface.Scope(c), c.Param("id"), in)
+	surface.Reply(s.Shared, c, p, err)
 }
 
 func (s *Surface) createSubscription(c *gin.Context, svc Services) {
@@ -144,4 +164,14 @@ func (s *Surface) reversePayment(c *gin.Context, svc Services) {
 	}
 	p, err := svc.Payments.Reverse(c.Request.Context(), surface.Scope(c), c.Param("id"), in)
 	surface.Reply(s.Shared, c, p, err)
+}
+
+func (s *Surface) updateSubscription(c *gin.Context, svc Services) {
+	var in payment.UpdateInput
+	if err := surface.Decode(c, &in); err != nil {
+		s.Fail(c, err)
+		return
+	}
+	sub, err := svc.Payments.UpdateSubscription(c.Request.Context(), surface.Scope(c), c.Param("id"), in)
+	surface.Reply(s.Shared, c, sub, err)
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"github.com/fundsource/fundsource/internal/ach"
+	"github.com/fundsource/fundsource/internal/core/calendar"
 	"github.com/fundsource/fundsource/internal/core/errs"
 	"github.com/fundsource/fundsource/internal/core/event"
 	"github.com/fundsource/fundsource/internal/core/money"
@@ -129,6 +130,7 @@ func (s *Surface) paymentsPage(c *gin.Context) {
 	if src := c.Query("source"); len(src) <= 100 {
 		v.Source = src
 	}
+	v.SettlementDate = calendar.DateOf(s.Now()).Format(time.DateOnly)
 	var err error
 	if v.Balances, err = s.balances(ctx, scope); err != nil {
 		s.Fail(c, err)
@@ -350,4 +352,16 @@ func (s *Surface) unmatchedAnswers(ctx context.Context, scope tenant.Scope) ([]v
 		}
 	}
 	return out, nil
+}
+
+// settlementsCSV downloads the day's settlements report as CSV, the API's
+// GET /v2/reports/settlements with Accept: text/csv.
+func (s *Surface) settlementsCSV(c *gin.Context) {
+	r, err := s.payments.SettlementReport(c.Request.Context(), current(c).Scope, c.Query("date"))
+	if err == nil {
+		err = surface.SettlementsCSV(c, r)
+	}
+	if err != nil {
+		s.Fail(c, err)
+	}
 }

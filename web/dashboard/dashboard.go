@@ -186,6 +186,7 @@ func (s *Surface) Mount(r *gin.Engine) {
 	g.POST("/webhooks/test", s.testWebhookPage)
 	g.POST("/webhooks/enable", s.enableWebhookPage)
 	g.GET("/payments", s.paymentsPage)
+	g.GET("/settlements.csv", s.settlementsCSV)
 	g.GET("/payments/:id", s.paymentPage)
 	g.GET("/payments/:id/evidence", s.evidencePage)
 	g.GET("/subscriptions", s.subscriptionsPage)
@@ -496,6 +497,14 @@ func (s *Surface) renderHome(c *gin.Context, newSecret string) {
 	}
 	if twice > 0 {
 		v.ReversedThenReturned = strconv.Itoa(twice)
+	}
+	refunded, err := s.payments.RefundedThenReturned(ctx, scope)
+	if err != nil {
+		s.Fail(c, err)
+		return
+	}
+	if refunded > 0 {
+		v.RefundedThenReturned = strconv.Itoa(refunded)
 	}
 	v.RateBanner = rateBanner(rates)
 	v.DebitsHeld = guard.HoldReason != ""

@@ -75,3 +75,35 @@ func TestDashboardHomeWarnsOfAReturnAfterItsReversalLeft(t *testing.T) {
 	webtest.WantPage(t, d.Get("/dashboard"), http.StatusOK, `id="reversal-then-return"`,
 		"Returned after their reversal left: 1 in the last 30 days.")
 }
+
+// TestDashboardHomeWarnsOfAnUnauthorizedReturnAfterARefundLeft: a sandbox
+// debit settles, is refunded in part, the refund settles, and the debit
+// comes back R10: the home page says so (refund_then_return) and the
+// monitoring report counts it; before, neither does.
+func TestDashboardHomeWarnsOfAnUnauthorizedReturnAfterARefundLeft(t *testing.T) {
+	t.Parallel()
+	h := webtest.NewHarness(t)
+	d, key := webtest.SignedIn(t, h, "Acme Books")
+	src := h.VerifiedSource(key, h.Customer(key), "222222222")
+	debit := th.WantOK(t, h.Post("/v2/payments", key, th.DebitBody(src, `"40.00"`)))["payment_id"].(string)
+	webtest.SettleSandbox(t, h)
+	th.WantOK(t, h.Post("/v2/payments/"+debit+"/refund", key, `{"amount":"15.00"}`))
+	webtest.SettleSandbox(t, h)
+	if home := webtest.WantPage(t, d.Get("/dashboard"), http.StatusOK); strings.Contains(home, `id="refund-then-return"`) {
+		t.Errorf("home warns before any return:\n%s", home)
+	}
+	th.WantOK(t, h.Post("/v2/sandbox/payments/"+debit+"/return", key, `{"code":"R10"}`))
+	webtest.WantPage(t, d.Get("/dashboard"), http.StatusOK, `id="refund-then-return"`,
+		"Returned as unauthorized after a refund left: 1 in the last 30 days.")
+	counted := false
+	for _, a := range th.WantOK(t, h.Get("/v2/compliance/monitoring", key))["alerts"].([]any) {
+		m := a.(map[string]any)
+		counted = counted || (m["rule_id"] == "refund_then_return" && m["alerts"] == float64(1))
+	}
+	if !counted {
+		t.Error("GET /v2/compliance/monitoring does not count the refund_then_return alert")
+	}
+	if metrics := string(h.Get("/metrics", "").Body); !strings.Contains(metrics, "fundsource_payment_refund_then_return_alerts 1") {
+		t.Error("/metrics does not count the refund_then_return alert")
+	}
+}

@@ -30,6 +30,7 @@ var statusOf = map[errs.Code]int{
 	errs.UnblockLimit:                 http.StatusConflict,
 	errs.RetryNotAllowed:              http.StatusConflict,
 	errs.ReversalWindowClosed:         http.StatusConflict,
+	errs.RefundNotAllowed:             http.StatusConflict,
 	errs.ReinitiationRequired:         http.StatusConflict,
 	errs.MandatesActive:               http.StatusConflict,
 	errs.OriginatorNotActive:          http.StatusForbidden,

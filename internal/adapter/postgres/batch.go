@@ -94,10 +94,10 @@ WITH r AS (
   SELECT * FROM unnest($1::text[], $2::text[], $3::bigint[], $4::text[], $5::text[], $6::text[], $7::text[],
       $8::text[], $9::text[], $10::text[], $11::text[], $12::text[], $13::text[], $14::bytea[], $15::bytea[],
       $16::timestamptz[], $17::bytea[], $18::int[], $19::bytea[], $20::timestamptz[], $27::bytea[], $28::bool[],
-      $29::text[], $30::bool[])
+      $29::text[], $30::bool[], $31::text[])
     AS r(merchant_id, environment, lock, key, id, customer_id, status, routing_number, bank_name, last_four,
       account_type, nickname, account_key_id, account_ciphertext, fingerprint, created_at, request_hash,
-      response_status, response_body, now, account_fp, no_history, account_holder_type, holder_guessed)
+      response_status, response_body, now, account_fp, no_history, account_holder_type, holder_guessed, metadata)
 ), claimed AS (
   SELECT r.*, l.locked, p.request_hash AS stored_hash, p.response_status AS stored_status,
     p.response_body AS stored_body, p.created_at AS stored_at,
@@ -120,12 +120,12 @@ WITH r AS (
 ), src AS (
   INSERT INTO funding_sources (merchant_id, environment, id, customer_id, status, routing_number, bank_name,
       last_four, account_type, nickname, account_key_id, account_ciphertext, fingerprint, created_at, verified_at,
-      account_fp, check_result, check_reasons, account_holder_type, individual_id)
+      account_fp, check_result, check_reasons, account_holder_type, individual_id, metadata)
   SELECT ok.merchant_id, ok.environment, ok.id, ok.customer_id, ok.status, ok.routing_number, ok.bank_name,
       ok.last_four, ok.account_type, ok.nickname, ok.account_key_id, ok.account_ciphertext, ok.fingerprint,
       ok.created_at, CASE WHEN ok.status = 'Verified' THEN ok.created_at END, ok.account_fp,
       CASE WHEN ok.no_history THEN '` + funding.CheckUnknown + `' END, CASE WHEN ok.no_history THEN '{}'::text[] END,
-      NULLIF(ok.account_holder_type, ''), funding_source_individual_id(ok.id)
+      NULLIF(ok.account_holder_type, ''), funding_source_individual_id(ok.id), ok.metadata::jsonb
   FROM ok JOIN claim USING (id)
   RETURNING merchant_id, environment, id
 ), facts AS (
@@ -356,7 +356,7 @@ func (q queries) createSources(ctx context.Context, cs []*creation) (map[string]
 		ciphertexts, fingerprints, hashes, bodies             = make([][]byte, n), make([][]byte, n), make([][]byte, n), make([][]byte, n)
 		accountFPs                                            = make([][]byte, n)
 		noHistory, guessed                                    = make([]bool, n), make([]bool, n)
-		holders                                               = make([]string, n)
+		holders, metas                                        = make([]string, n), make([]string, n)
 		evSources                                             []string
 		evs                                                   eventArrays
 	)
@@ -368,6 +368,11 @@ func (q queries) createSources(ctx context.Context, cs []*creation) (map[string]
 		banks[i], nicknames[i] = nullString(s.BankName), nullString(s.Nickname)
 		ciphertexts[i], fingerprints[i], accountFPs[i], noHistory[i] = s.Account.Data, s.Fingerprint, s.AccountFP, s.Facts.Unread
 		holders[i], guessed[i] = s.AccountHolderType, s.HolderGuessed
+		meta, err := s.Metadata.MarshalJSON()
+		if err != nil {
+			return nil, 0, err
+		}
+		metas[i] = string(meta)
 		if r := c.req; r != nil {
 			keys[i], nows[i] = sql.NullString{String: r.Key, Valid: true}, sql.NullString{String: r.Now.Format(time.RFC3339Nano), Valid: true}
 			locks[i], statusCodes[i] = sql.NullInt64{Int64: r.LockID(), Valid: true}, sql.NullInt64{Int64: int64(c.resp.Status), Valid: true}
@@ -388,7 +393,7 @@ func (q queries) createSources(ctx context.Context, cs []*creation) (map[string]
 		pq.ByteaArray(hashes), pq.Array(statusCodes), pq.ByteaArray(bodies), pq.Array(nows),
 		pq.StringArray(evs.ids), pq.StringArray(evs.types), pq.StringArray(evs.data), pq.StringArray(evs.at),
 		pq.StringArray(evs.deliveries), pq.StringArray(evSources), pq.ByteaArray(accountFPs), pq.BoolArray(noHistory),
-		pq.StringArray(holders), pq.BoolArray(guessed))
+		pq.StringArray(holders), pq.BoolArray(guessed), pq.StringArray(metas))
 	if err != nil {
 		return nil, 0, err
 	}

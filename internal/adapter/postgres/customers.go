@@ -8,6 +8,7 @@ import (
 	"github.com/jmoiron/sqlx"
 
 	"github.com/fundsource/fundsource/internal/core/errs"
+	"github.com/fundsource/fundsource/internal/core/metadata"
 	"github.com/fundsource/fundsource/internal/core/paging"
 	"github.com/fundsource/fundsource/internal/core/tenant"
 	"github.com/fundsource/fundsource/internal/customer"
@@ -15,22 +16,23 @@ import (
 )
 
 type customerRow struct {
-	MerchantID   string    `db:"merchant_id"`
-	Environment  string    `db:"environment"`
-	ID           string    `db:"id"`
-	FirstName    string    `db:"first_name"`
-	LastName     string    `db:"last_name"`
-	Email        string    `db:"email"`
-	BusinessName *string   `db:"business_name"`
-	CreatedAt    time.Time `db:"created_at"`
-	Screening    []byte    `db:"screening"`
+	MerchantID   string            `db:"merchant_id"`
+	Environment  string            `db:"environment"`
+	ID           string            `db:"id"`
+	FirstName    string            `db:"first_name"`
+	LastName     string            `db:"last_name"`
+	Email        string            `db:"email"`
+	BusinessName *string           `db:"business_name"`
+	CreatedAt    time.Time         `db:"created_at"`
+	Screening    []byte            `db:"screening"`
+	Metadata     metadata.Metadata `db:"metadata"`
 }
 
 func (r customerRow) domain() customer.Customer {
 	c := customer.Customer{
 		Scope: tenant.Scope{MerchantID: r.MerchantID, Env: tenant.Environment(r.Environment)},
 		ID:    r.ID, FirstName: r.FirstName, LastName: r.LastName, Email: r.Email,
-		BusinessName: r.BusinessName, CreatedAt: r.CreatedAt.UTC(),
+		BusinessName: r.BusinessName, CreatedAt: r.CreatedAt.UTC(), Metadata: r.Metadata,
 	}
 	// A screening that does not read is shown clear rather than failing
 	// the read; only this service writes the column.
@@ -39,17 +41,17 @@ func (r customerRow) domain() customer.Customer {
 }
 
 const insertCustomer = `
-INSERT INTO customers (merchant_id, environment, id, first_name, last_name, email, business_name, created_at, screening)
-VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`
+INSERT INTO customers (merchant_id, environment, id, first_name, last_name, email, business_name, created_at, screening, metadata)
+VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10::jsonb)`
 
 // InsertCustomer stores a new customer.
 func (q queries) InsertCustomer(ctx context.Context, c customer.Customer) error {
 	_, err := q.ex.ExecContext(ctx, insertCustomer, c.Scope.MerchantID, c.Scope.Env, c.ID,
-		c.FirstName, c.LastName, c.Email, c.BusinessName, c.CreatedAt, screeningJSON(c.Screening))
+		c.FirstName, c.LastName, c.Email, c.BusinessName, c.CreatedAt, screeningJSON(c.Screening), c.Metadata)
 	return translate(err)
 }
 
-const customerColumns = `merchant_id, environment, id, first_name, last_name, email, business_name, created_at, screening`
+const customerColumns = `merchant_id, environment, id, first_name, last_name, email, business_name, created_at, screening, metadata`
 
 const selectCustomer = `
 SELECT ` + customerColumns + `
@@ -90,13 +92,13 @@ func (q queries) CustomerForUpdate(ctx context.Context, scope tenant.Scope, id s
 }
 
 const updateCustomer = `
-UPDATE customers SET first_name = $4, last_name = $5, email = $6, business_name = $7, screening = $8
+UPDATE customers SET first_name = $4, last_name = $5, email = $6, business_name = $7, screening = $8, metadata = $9::jsonb
 WHERE ` + byID
 
 // UpdateCustomer stores a customer's changed fields.
 func (q queries) UpdateCustomer(ctx context.Context, c customer.Customer) error {
 	res, err := q.ex.ExecContext(ctx, updateCustomer, c.Scope.MerchantID, c.Scope.Env, c.ID,
-		c.FirstName, c.LastName, c.Email, c.BusinessName, screeningJSON(c.Screening))
+		c.FirstName, c.LastName, c.Email, c.BusinessName, screeningJSON(c.Screening), c.Metadata)
 	return oneRow(res, err, errs.NotFound)
 }
 

@@ -3,6 +3,7 @@ package postgres
 import (
 	"cmp"
 	"context"
+	"github.com/fundsource/fundsource/internal/core/metadata"
 	"time"
 
 	"github.com/jmoiron/sqlx"
@@ -96,40 +97,41 @@ func (q queries) ReleaseAccount(ctx context.Context, env tenant.Environment, fp 
 }
 
 type sourceRow struct {
-	MerchantID    string         `db:"merchant_id"`
-	Environment   string         `db:"environment"`
-	ID            string         `db:"id"`
-	CustomerID    string         `db:"customer_id"`
-	Status        string         `db:"status"`
-	RoutingNumber string         `db:"routing_number"`
-	BankName      *string        `db:"bank_name"`
-	LastFour      string         `db:"last_four"`
-	AccountType   string         `db:"account_type"`
-	Nickname      *string        `db:"nickname"`
-	KeyID         string         `db:"account_key_id"`
-	Ciphertext    []byte         `db:"account_ciphertext"`
-	Fingerprint   []byte         `db:"fingerprint"`
-	CreatedAt     time.Time      `db:"created_at"`
-	RemovedAt     *time.Time     `db:"removed_at"`
-	RemovedReason *string        `db:"removed_reason"`
-	BlockCode     *string        `db:"block_code"`
-	BlockReason   *string        `db:"block_reason"`
-	BlockedAt     *time.Time     `db:"blocked_at"`
-	UnblockedAt   *time.Time     `db:"unblocked_at"`
-	Attestation   *string        `db:"unblock_attestation"`
-	AccountFP     []byte         `db:"account_fp"`
-	OwnResult     *string        `db:"ownership_result"`
-	OwnName       *int           `db:"ownership_name_score"`
-	OwnEmail      *int           `db:"ownership_email_score"`
-	OwnCheckedAt  *time.Time     `db:"ownership_checked_at"`
-	CheckResult   *string        `db:"check_result"`
-	CheckReasons  pq.StringArray `db:"check_reasons"`
-	CheckExpires  *time.Time     `db:"check_expires_at"`
-	CheckSeq      int64          `db:"check_seq"`
-	HolderType    string         `db:"account_holder_type"`
-	IndividualID  string         `db:"individual_id"`
-	ReceiverName  *string        `db:"receiver_name"`
-	AddendaRefAt  *time.Time     `db:"addenda_refused_at"`
+	MerchantID    string            `db:"merchant_id"`
+	Environment   string            `db:"environment"`
+	ID            string            `db:"id"`
+	CustomerID    string            `db:"customer_id"`
+	Status        string            `db:"status"`
+	RoutingNumber string            `db:"routing_number"`
+	BankName      *string           `db:"bank_name"`
+	LastFour      string            `db:"last_four"`
+	AccountType   string            `db:"account_type"`
+	Nickname      *string           `db:"nickname"`
+	KeyID         string            `db:"account_key_id"`
+	Ciphertext    []byte            `db:"account_ciphertext"`
+	Fingerprint   []byte            `db:"fingerprint"`
+	CreatedAt     time.Time         `db:"created_at"`
+	RemovedAt     *time.Time        `db:"removed_at"`
+	RemovedReason *string           `db:"removed_reason"`
+	BlockCode     *string           `db:"block_code"`
+	BlockReason   *string           `db:"block_reason"`
+	BlockedAt     *time.Time        `db:"blocked_at"`
+	UnblockedAt   *time.Time        `db:"unblocked_at"`
+	Attestation   *string           `db:"unblock_attestation"`
+	AccountFP     []byte            `db:"account_fp"`
+	OwnResult     *string           `db:"ownership_result"`
+	OwnName       *int              `db:"ownership_name_score"`
+	OwnEmail      *int              `db:"ownership_email_score"`
+	OwnCheckedAt  *time.Time        `db:"ownership_checked_at"`
+	CheckResult   *string           `db:"check_result"`
+	CheckReasons  pq.StringArray    `db:"check_reasons"`
+	CheckExpires  *time.Time        `db:"check_expires_at"`
+	CheckSeq      int64             `db:"check_seq"`
+	HolderType    string            `db:"account_holder_type"`
+	IndividualID  string            `db:"individual_id"`
+	ReceiverName  *string           `db:"receiver_name"`
+	AddendaRefAt  *time.Time        `db:"addenda_refused_at"`
+	Metadata      metadata.Metadata `db:"metadata"`
 	depositCols
 	factCols
 }
@@ -157,7 +159,7 @@ func (r sourceRow) domain() funding.Source {
 		LastFour: r.LastFour, AccountType: r.AccountType, Nickname: r.Nickname, CreatedAt: r.CreatedAt.UTC(),
 		Removed: r.RemovedAt != nil, RoutingNumber: r.RoutingNumber,
 		Account: funding.Sealed{KeyID: r.KeyID, Data: r.Ciphertext}, Fingerprint: r.Fingerprint,
-		RemovedAt: utcPtr(r.RemovedAt), RemovedReason: r.RemovedReason, UnblockedAt: utcPtr(r.UnblockedAt),
+		RemovedAt: utcPtr(r.RemovedAt), RemovedReason: r.RemovedReason, UnblockedAt: utcPtr(r.UnblockedAt), Metadata: r.Metadata,
 		Attestation: r.Attestation, AccountFP: r.AccountFP, Facts: r.factCols.domain(),
 		AccountHolderType: r.HolderType, IndividualID: r.IndividualID, ReceiverName: r.ReceiverName,
 		AddendaRefusedAt: utcPtr(r.AddendaRefAt),
@@ -196,7 +198,7 @@ SELECT f.merchant_id, f.environment, f.id, f.customer_id, f.status, f.routing_nu
        f.removed_reason, f.block_code, f.block_reason, f.blocked_at, f.unblocked_at, f.unblock_attestation,
        f.account_fp, f.ownership_result, f.ownership_name_score, f.ownership_email_score, f.ownership_checked_at,
        f.check_result, f.check_reasons, f.check_expires_at, f.check_seq,
-       f.account_holder_type, f.individual_id, f.receiver_name, f.addenda_refused_at`
+       f.account_holder_type, f.individual_id, f.receiver_name, f.addenda_refused_at, f.metadata`
 
 // sourceColumns are sourceFields with, from the lateral ck that the
 // statement adds, the account's history when read.
@@ -249,7 +251,7 @@ func (r *sourceRow) fieldsOfSource() []any {
 		&r.RemovedReason, &r.BlockCode, &r.BlockReason, &r.BlockedAt, &r.UnblockedAt, &r.Attestation,
 		&r.AccountFP, &r.OwnResult, &r.OwnName, &r.OwnEmail, &r.OwnCheckedAt,
 		&r.CheckResult, &r.CheckReasons, &r.CheckExpires, &r.CheckSeq,
-		&r.HolderType, &r.IndividualID, &r.ReceiverName, &r.AddendaRefAt}
+		&r.HolderType, &r.IndividualID, &r.ReceiverName, &r.AddendaRefAt, &r.Metadata}
 }
 
 // selectSourceAnswer reads what a source's answer shows and no more: the
@@ -265,7 +267,7 @@ SELECT f.customer_id, f.status, f.bank_name, f.last_four, f.account_type, f.acco
        f.md_fallback_reason,
        f.block_code, f.block_reason, f.blocked_at,
        f.ownership_result, f.ownership_name_score, f.ownership_email_score, f.ownership_checked_at,
-       f.check_result, f.check_reasons, f.check_expires_at
+       f.check_result, f.check_reasons, f.check_expires_at, f.metadata
 FROM funding_sources f
 WHERE f.` + byID
 
@@ -289,7 +291,7 @@ func (r *sourceRow) fieldsOfAnswer() []any {
 		&d.FallbackReason,
 		&r.BlockCode, &r.BlockReason, &r.BlockedAt,
 		&r.OwnResult, &r.OwnName, &r.OwnEmail, &r.OwnCheckedAt,
-		&r.CheckResult, &r.CheckReasons, &r.CheckExpires}
+		&r.CheckResult, &r.CheckReasons, &r.CheckExpires, &r.Metadata}
 }
 
 // SourceForUpdate is Source with the source's row locked until the

@@ -9,6 +9,7 @@ import (
 	"github.com/lib/pq"
 
 	"github.com/fundsource/fundsource/internal/core/achcode"
+	"github.com/fundsource/fundsource/internal/core/metadata"
 	"github.com/fundsource/fundsource/internal/core/money"
 	"github.com/fundsource/fundsource/internal/core/paging"
 	"github.com/fundsource/fundsource/internal/core/tenant"
@@ -155,6 +156,25 @@ type paymentRow struct {
 	paymentDatesRow
 	HoldReason *string `db:"hold_reason"`
 	paymentRailRow
+	paymentLedgerRow
+}
+
+// paymentLedgerRow is paymentLedger's columns.
+type paymentLedgerRow struct {
+	Metadata      metadata.Metadata `db:"metadata"`
+	RefundOf      *string           `db:"refund_of"`
+	RefundReason  *string           `db:"refund_reason"`
+	TraceNumber   *string           `db:"trace_number"`
+	RefundedCents int64             `db:"refunded_cents"`
+}
+
+func (r paymentLedgerRow) apply(p *payment.Payment) {
+	p.Metadata, p.RefundOf, p.RefundReason, p.TraceNumber = r.Metadata, r.RefundOf, r.RefundReason, r.TraceNumber
+	if p.Direction == payment.Debit {
+		p.RefundedCents = r.RefundedCents
+		amount := money.Format(r.RefundedCents)
+		p.RefundedAmount = &amount
+	}
 }
 
 func (r paymentRow) domain() payment.Payment {
@@ -186,6 +206,7 @@ func (r paymentRow) domain() payment.Payment {
 	p.DueDate = dateOnly(r.DueDate)
 	r.paymentDatesRow.apply(&p)
 	r.paymentRailRow.apply(&p)
+	r.paymentLedgerRow.apply(&p)
 	return p
 }
 
@@ -195,7 +216,23 @@ const paymentColumns = `merchant_id, environment, id, funding_source_id, custome
 
 // paymentReadColumns are what a read of a payment selects: the columns it
 // is created with, and what happens to it later.
-const paymentReadColumns = paymentColumns + `, cancel_reason, hold_reason` + paymentDates + paymentRailColumns
+const paymentReadColumns = paymentColumns + `, cancel_reason, hold_reason` + paymentDates + paymentRailColumns + paymentLedger
+
+// paymentLedger are the select-list part that reads a payment's metadata,
+// its refund's link, its entry's trace number once the bank took its
+// file, and the total of its refunds that may still move money (p is the
+// payment's alias).
+const paymentLedger = `, metadata, refund_of, refund_reason,
+       (SELECT e.trace_number FROM ach_entries e
+        WHERE e.merchant_id = p.merchant_id AND e.environment = p.environment AND e.payment_id = p.id
+          AND e.kind = 'payment' AND p.sent_at IS NOT NULL) AS trace_number,
+       ` + refundedCents + ` AS refunded_cents`
+
+// refundedCents is the total of payment p's refunds that are not canceled
+// or failed: what a new refund must stay within (refund.go).
+const refundedCents = `(SELECT COALESCE(sum(r.amount_cents), 0)::bigint FROM payments r
+        WHERE r.merchant_id = p.merchant_id AND r.environment = p.environment AND r.refund_of = p.id
+          AND r.status NOT IN ('failed', 'canceled'))`
 
 // paymentLinks are a payment's columns that tie it to another: what it
 // presents again or reverses, and its own reversal, read from the reversal's row in one
@@ -252,13 +289,14 @@ WHERE merchant_id = $1 AND environment = $2 AND (created_at, id) < ($3, $4)
   AND ($6 = '' OR funding_source_id = $6) AND ($7 = '' OR status = $7) AND ($8 = '' OR direction = $8)
   AND ($9 = '' OR coalesce(rail, 'ach') = $9)
   AND ($10 = '' OR coalesce(method, CASE WHEN same_day THEN 'same_day' ELSE 'standard' END) = $10)
+  AND metadata @> $11::jsonb
 ORDER BY created_at DESC, id DESC
 LIMIT $5`
 
 // ListPayments returns up to p.Limit+1 payments matching f, newest first.
 func (q queries) ListPayments(ctx context.Context, scope tenant.Scope, f payment.Filter, p paging.Page) ([]payment.Payment, error) {
 	var rows []paymentRow
-	if err := q.list(ctx, &rows, listPayments, "payments", scope, p, f.SourceID, f.Status, string(f.Direction), f.Rail, f.Method); err != nil {
+	if err := q.list(ctx, &rows, listPayments, "payments", scope, p, f.SourceID, f.Status, string(f.Direction), f.Rail, f.Method, f.Metadata); err != nil {
 		return nil, err
 	}
 	return mapRows(rows, paymentRow.domain), nil
@@ -379,26 +417,27 @@ func (q queries) FinishPayment(ctx context.Context, p payment.Payment) error {
 }
 
 type subscriptionRow struct {
-	MerchantID   string     `db:"merchant_id"`
-	Environment  string     `db:"environment"`
-	ID           string     `db:"id"`
-	SourceID     string     `db:"funding_source_id"`
-	CustomerID   string     `db:"customer_id"`
-	Cents        int64      `db:"amount_cents"`
-	Interval     string     `db:"interval"`
-	Description  *string    `db:"description"`
-	Status       string     `db:"status"`
-	StartDate    time.Time  `db:"start_date"`
-	NextDate     *time.Time `db:"next_date"`
-	PaymentCount int        `db:"payment_count"`
-	CancelReason *string    `db:"cancel_reason"`
-	CreatedAt    time.Time  `db:"created_at"`
-	CanceledAt   *time.Time `db:"canceled_at"`
-	RetryDate    *time.Time `db:"retry_date"`
-	RetryDue     *time.Time `db:"retry_due"`
-	RetryAttempt *int       `db:"retry_attempt"`
-	MandateID    *string    `db:"mandate_id"`
-	Purpose      string     `db:"purpose"`
+	MerchantID   string            `db:"merchant_id"`
+	Environment  string            `db:"environment"`
+	ID           string            `db:"id"`
+	SourceID     string            `db:"funding_source_id"`
+	CustomerID   string            `db:"customer_id"`
+	Cents        int64             `db:"amount_cents"`
+	Interval     string            `db:"interval"`
+	Description  *string           `db:"description"`
+	Status       string            `db:"status"`
+	StartDate    time.Time         `db:"start_date"`
+	NextDate     *time.Time        `db:"next_date"`
+	PaymentCount int               `db:"payment_count"`
+	CancelReason *string           `db:"cancel_reason"`
+	CreatedAt    time.Time         `db:"created_at"`
+	CanceledAt   *time.Time        `db:"canceled_at"`
+	RetryDate    *time.Time        `db:"retry_date"`
+	RetryDue     *time.Time        `db:"retry_due"`
+	RetryAttempt *int              `db:"retry_attempt"`
+	MandateID    *string           `db:"mandate_id"`
+	Purpose      string            `db:"purpose"`
+	Metadata     metadata.Metadata `db:"metadata"`
 }
 
 func (r subscriptionRow) domain() payment.Subscription {
@@ -408,6 +447,7 @@ func (r subscriptionRow) domain() payment.Subscription {
 		Cents: r.Cents, Interval: payment.Interval(r.Interval), Description: r.Description, Status: r.Status,
 		StartDate: r.StartDate.Format(time.DateOnly), PaymentCount: r.PaymentCount, CancelReason: r.CancelReason,
 		CreatedAt: r.CreatedAt.UTC(), CanceledAt: utcPtr(r.CanceledAt), MandateID: r.MandateID, Purpose: payment.Purpose(r.Purpose),
+		Metadata: r.Metadata,
 	}
 	s.NextDate, s.RetryDate, s.RetryDue = dateOnly(r.NextDate), dateOnly(r.RetryDate), dateOnly(r.RetryDue)
 	if r.RetryAttempt != nil {
@@ -436,17 +476,17 @@ func retryAttempt(s payment.Subscription) *int {
 
 const subscriptionColumns = `merchant_id, environment, id, funding_source_id, customer_id, amount_cents, interval,
        description, status, start_date, next_date, payment_count, cancel_reason, created_at, canceled_at,
-       retry_date, retry_due, retry_attempt, mandate_id, purpose`
+       retry_date, retry_due, retry_attempt, mandate_id, purpose, metadata`
 
 const insertSubscription = `
 INSERT INTO subscriptions (` + subscriptionColumns + `)
-VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20)`
+VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21::jsonb)`
 
 // InsertSubscription stores a new subscription.
 func (q queries) InsertSubscription(ctx context.Context, s payment.Subscription) error {
 	_, err := q.ex.ExecContext(ctx, insertSubscription, s.Scope.MerchantID, s.Scope.Env, s.ID, s.SourceID, s.CustomerID,
 		s.Cents, s.Interval, s.Description, s.Status, s.StartDate, s.NextDate, s.PaymentCount, s.CancelReason,
-		s.CreatedAt, s.CanceledAt, s.RetryDate, s.RetryDue, retryAttempt(s), s.MandateID, s.Purpose)
+		s.CreatedAt, s.CanceledAt, s.RetryDate, s.RetryDue, retryAttempt(s), s.MandateID, s.Purpose, s.Metadata)
 	return translate(err)
 }
 

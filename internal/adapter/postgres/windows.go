@@ -108,9 +108,16 @@ func (q queries) SetPaymentSettlement(ctx context.Context, scope tenant.Scope, i
 
 // balances sums a scope's pending payments by direction, and its
 // processed debits whose unauthorized-return window is still open on the
-// day given.
+// day given; and the sums of its ledger's available and pending lines,
+// from the statement that lists them (balanceLines).
 const balances = `
-SELECT COALESCE(sum(amount_cents) FILTER (WHERE status = 'pending' AND direction = 'debit'), 0) AS pending_debits,
+WITH ` + balanceLines + `, sums AS (
+  SELECT COALESCE(sum(cents) FILTER (WHERE status = 'available'), 0)::bigint AS available,
+         COALESCE(sum(cents) FILTER (WHERE status = 'pending'), 0)::bigint AS pending
+  FROM lines
+)
+SELECT (SELECT available FROM sums) AS available, (SELECT pending FROM sums) AS pending,
+       COALESCE(sum(amount_cents) FILTER (WHERE status = 'pending' AND direction = 'debit'), 0) AS pending_debits,
        COALESCE(sum(amount_cents) FILTER (WHERE status = 'pending' AND direction = 'credit'), 0) AS pending_credits,
        COALESCE(sum(amount_cents) FILTER (WHERE status = 'processed'), 0) AS at_risk_debits
 FROM payments
@@ -125,9 +132,12 @@ func (q queries) Balances(ctx context.Context, scope tenant.Scope, today calenda
 		PendingDebits  int64 `db:"pending_debits"`
 		PendingCredits int64 `db:"pending_credits"`
 		AtRiskDebits   int64 `db:"at_risk_debits"`
+		Available      int64 `db:"available"`
+		Pending        int64 `db:"pending"`
 	}
 	if err := sqlx.GetContext(ctx, q.ex, &r, balances, scope.MerchantID, scope.Env, today.Format(time.DateOnly)); err != nil {
 		return payment.BalanceCents{}, translate(err)
 	}
-	return payment.BalanceCents{PendingDebits: r.PendingDebits, PendingCredits: r.PendingCredits, AtRiskDebits: r.AtRiskDebits}, nil
+	return payment.BalanceCents{PendingDebits: r.PendingDebits, PendingCredits: r.PendingCredits, AtRiskDebits: r.AtRiskDebits,
+		Available: r.Available, Pending: r.Pending}, nil
 }

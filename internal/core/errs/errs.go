@@ -94,6 +94,10 @@ const (
 	// NotReversible is 409: a reversal of an instant credit, which is
 	// final once the rail accepted it.
 	NotReversible Code = "not_reversible"
+	// RefundNotAllowed is 409: a refund of a payment that is not a
+	// processed debit, past the refund window or over what remains to
+	// refund; it carries the reason.
+	RefundNotAllowed Code = "refund_not_allowed"
 )
 
 // Error is a domain error with a contract code. Message is safe to show to the

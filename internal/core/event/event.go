@@ -56,6 +56,7 @@ const (
 	PaymentReleased                  = "payment.released"
 	CustomerScreeningMatch           = "customer.screening_match"
 	OriginatorReturnRateWarning      = "originator.return_rate_warning"
+	PaymentRefunded                  = "payment.refunded"
 )
 
 // Event is one notification. Data is marshalled to JSON as the envelope's
@@ -76,6 +77,7 @@ var Types = []string{
 	CustomerUpdated, FundingSourceUpdated, PaymentCanceled, SubscriptionCanceled,
 	MandateCreated, MandateRevoked, FundingSourceBlocked, FundingSourceUnblocked,
 	PaymentReversed, PaymentHeld, PaymentReleased, CustomerScreeningMatch, OriginatorReturnRateWarning,
+	PaymentRefunded,
 }
 
 // ValidFilter reports whether f names an event type or a group of them

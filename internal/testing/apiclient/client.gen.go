@@ -217,6 +217,84 @@ func (e AuditEventListSuccess) Valid() bool {
 	}
 }
 
+// Defines values for BalanceTransactionCurrency.
+const (
+	BalanceTransactionCurrencyUSD BalanceTransactionCurrency = "USD"
+)
+
+// Valid indicates whether the value is a known member of the BalanceTransactionCurrency enum.
+func (e BalanceTransactionCurrency) Valid() bool {
+	switch e {
+	case BalanceTransactionCurrencyUSD:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for BalanceTransactionStatus.
+const (
+	BalanceTransactionStatusAvailable BalanceTransactionStatus = "available"
+	BalanceTransactionStatusPending   BalanceTransactionStatus = "pending"
+)
+
+// Valid indicates whether the value is a known member of the BalanceTransactionStatus enum.
+func (e BalanceTransactionStatus) Valid() bool {
+	switch e {
+	case BalanceTransactionStatusAvailable:
+		return true
+	case BalanceTransactionStatusPending:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for BalanceTransactionType.
+const (
+	BalanceTransactionTypeCredit   BalanceTransactionType = "credit"
+	BalanceTransactionTypeDebit    BalanceTransactionType = "debit"
+	BalanceTransactionTypeDishonor BalanceTransactionType = "dishonor"
+	BalanceTransactionTypeRefund   BalanceTransactionType = "refund"
+	BalanceTransactionTypeReturn   BalanceTransactionType = "return"
+	BalanceTransactionTypeReversal BalanceTransactionType = "reversal"
+)
+
+// Valid indicates whether the value is a known member of the BalanceTransactionType enum.
+func (e BalanceTransactionType) Valid() bool {
+	switch e {
+	case BalanceTransactionTypeCredit:
+		return true
+	case BalanceTransactionTypeDebit:
+		return true
+	case BalanceTransactionTypeDishonor:
+		return true
+	case BalanceTransactionTypeRefund:
+		return true
+	case BalanceTransactionTypeReturn:
+		return true
+	case BalanceTransactionTypeReversal:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for BalanceTransactionListSuccess.
+const (
+	BalanceTransactionListSuccessTrue BalanceTransactionListSuccess = true
+)
+
+// Valid indicates whether the value is a known member of the BalanceTransactionListSuccess enum.
+func (e BalanceTransactionListSuccess) Valid() bool {
+	switch e {
+	case BalanceTransactionListSuccessTrue:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for BalancesSuccess.
 const (
 	BalancesSuccessTrue BalancesSuccess = true
@@ -393,6 +471,7 @@ const (
 	ErrorResponseErrorCodeProviderUnavailable          ErrorResponseErrorCode = "provider_unavailable"
 	ErrorResponseErrorCodeRailUnavailable              ErrorResponseErrorCode = "rail_unavailable"
 	ErrorResponseErrorCodeRateLimited                  ErrorResponseErrorCode = "rate_limited"
+	ErrorResponseErrorCodeRefundNotAllowed             ErrorResponseErrorCode = "refund_not_allowed"
 	ErrorResponseErrorCodeReinitiationRequired         ErrorResponseErrorCode = "reinitiation_required"
 	ErrorResponseErrorCodeRequestInProgress            ErrorResponseErrorCode = "request_in_progress"
 	ErrorResponseErrorCodeRequestTooLarge              ErrorResponseErrorCode = "request_too_large"
@@ -488,6 +567,8 @@ func (e ErrorResponseErrorCode) Valid() bool {
 	case ErrorResponseErrorCodeRailUnavailable:
 		return true
 	case ErrorResponseErrorCodeRateLimited:
+		return true
+	case ErrorResponseErrorCodeRefundNotAllowed:
 		return true
 	case ErrorResponseErrorCodeReinitiationRequired:
 		return true
@@ -635,6 +716,7 @@ const (
 	EventDetailTypePaymentCanceled                  EventDetailType = "payment.canceled"
 	EventDetailTypePaymentFailed                    EventDetailType = "payment.failed"
 	EventDetailTypePaymentHeld                      EventDetailType = "payment.held"
+	EventDetailTypePaymentRefunded                  EventDetailType = "payment.refunded"
 	EventDetailTypePaymentReleased                  EventDetailType = "payment.released"
 	EventDetailTypePaymentReversed                  EventDetailType = "payment.reversed"
 	EventDetailTypePaymentSuccess                   EventDetailType = "payment.success"
@@ -674,6 +756,8 @@ func (e EventDetailType) Valid() bool {
 	case EventDetailTypePaymentFailed:
 		return true
 	case EventDetailTypePaymentHeld:
+		return true
+	case EventDetailTypePaymentRefunded:
 		return true
 	case EventDetailTypePaymentReleased:
 		return true
@@ -1989,6 +2073,7 @@ const (
 	PaymentCancelReasonMandateRevoked       PaymentCancelReason = "mandate_revoked"
 	PaymentCancelReasonOriginalReturned     PaymentCancelReason = "original_returned"
 	PaymentCancelReasonOriginatorSuspended  PaymentCancelReason = "originator_suspended"
+	PaymentCancelReasonRefundNotAllowed     PaymentCancelReason = "refund_not_allowed"
 	PaymentCancelReasonRejectedByReview     PaymentCancelReason = "rejected_by_review"
 	PaymentCancelReasonRequested            PaymentCancelReason = "requested"
 	PaymentCancelReasonReversalWindowClosed PaymentCancelReason = "reversal_window_closed"
@@ -2008,6 +2093,8 @@ func (e PaymentCancelReason) Valid() bool {
 	case PaymentCancelReasonOriginalReturned:
 		return true
 	case PaymentCancelReasonOriginatorSuspended:
+		return true
+	case PaymentCancelReasonRefundNotAllowed:
 		return true
 	case PaymentCancelReasonRejectedByReview:
 		return true
@@ -2458,6 +2545,21 @@ func (e PaymentListSuccess) Valid() bool {
 	}
 }
 
+// Defines values for PaymentRefundedEventType.
+const (
+	PaymentRefundedEventTypePaymentRefunded PaymentRefundedEventType = "payment.refunded"
+)
+
+// Valid indicates whether the value is a known member of the PaymentRefundedEventType enum.
+func (e PaymentRefundedEventType) Valid() bool {
+	switch e {
+	case PaymentRefundedEventTypePaymentRefunded:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for PaymentReleasedCancelReason.
 const (
 	PaymentReleasedCancelReasonFundingSourceBlocked PaymentReleasedCancelReason = "funding_source_blocked"
@@ -2466,6 +2568,7 @@ const (
 	PaymentReleasedCancelReasonMandateRevoked       PaymentReleasedCancelReason = "mandate_revoked"
 	PaymentReleasedCancelReasonOriginalReturned     PaymentReleasedCancelReason = "original_returned"
 	PaymentReleasedCancelReasonOriginatorSuspended  PaymentReleasedCancelReason = "originator_suspended"
+	PaymentReleasedCancelReasonRefundNotAllowed     PaymentReleasedCancelReason = "refund_not_allowed"
 	PaymentReleasedCancelReasonRejectedByReview     PaymentReleasedCancelReason = "rejected_by_review"
 	PaymentReleasedCancelReasonRequested            PaymentReleasedCancelReason = "requested"
 	PaymentReleasedCancelReasonReversalWindowClosed PaymentReleasedCancelReason = "reversal_window_closed"
@@ -2485,6 +2588,8 @@ func (e PaymentReleasedCancelReason) Valid() bool {
 	case PaymentReleasedCancelReasonOriginalReturned:
 		return true
 	case PaymentReleasedCancelReasonOriginatorSuspended:
+		return true
+	case PaymentReleasedCancelReasonRefundNotAllowed:
 		return true
 	case PaymentReleasedCancelReasonRejectedByReview:
 		return true
@@ -2706,6 +2811,7 @@ const (
 	PaymentResponseCancelReasonMandateRevoked       PaymentResponseCancelReason = "mandate_revoked"
 	PaymentResponseCancelReasonOriginalReturned     PaymentResponseCancelReason = "original_returned"
 	PaymentResponseCancelReasonOriginatorSuspended  PaymentResponseCancelReason = "originator_suspended"
+	PaymentResponseCancelReasonRefundNotAllowed     PaymentResponseCancelReason = "refund_not_allowed"
 	PaymentResponseCancelReasonRejectedByReview     PaymentResponseCancelReason = "rejected_by_review"
 	PaymentResponseCancelReasonRequested            PaymentResponseCancelReason = "requested"
 	PaymentResponseCancelReasonReversalWindowClosed PaymentResponseCancelReason = "reversal_window_closed"
@@ -2725,6 +2831,8 @@ func (e PaymentResponseCancelReason) Valid() bool {
 	case PaymentResponseCancelReasonOriginalReturned:
 		return true
 	case PaymentResponseCancelReasonOriginatorSuspended:
+		return true
+	case PaymentResponseCancelReasonRefundNotAllowed:
 		return true
 	case PaymentResponseCancelReasonRejectedByReview:
 		return true
@@ -3220,6 +3328,90 @@ func (e SandboxMicroDepositsVerificationStatus) Valid() bool {
 	case SandboxMicroDepositsVerificationStatusPending:
 		return true
 	case SandboxMicroDepositsVerificationStatusSucceeded:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for SettledPaymentCurrency.
+const (
+	SettledPaymentCurrencyUSD SettledPaymentCurrency = "USD"
+)
+
+// Valid indicates whether the value is a known member of the SettledPaymentCurrency enum.
+func (e SettledPaymentCurrency) Valid() bool {
+	switch e {
+	case SettledPaymentCurrencyUSD:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for SettledPaymentDirection.
+const (
+	SettledPaymentDirectionCredit SettledPaymentDirection = "credit"
+	SettledPaymentDirectionDebit  SettledPaymentDirection = "debit"
+)
+
+// Valid indicates whether the value is a known member of the SettledPaymentDirection enum.
+func (e SettledPaymentDirection) Valid() bool {
+	switch e {
+	case SettledPaymentDirectionCredit:
+		return true
+	case SettledPaymentDirectionDebit:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for SettledPaymentStatus.
+const (
+	SettledPaymentStatusFailed    SettledPaymentStatus = "failed"
+	SettledPaymentStatusProcessed SettledPaymentStatus = "processed"
+)
+
+// Valid indicates whether the value is a known member of the SettledPaymentStatus enum.
+func (e SettledPaymentStatus) Valid() bool {
+	switch e {
+	case SettledPaymentStatusFailed:
+		return true
+	case SettledPaymentStatusProcessed:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for SettlementReportSuccess.
+const (
+	SettlementReportSuccessTrue SettlementReportSuccess = true
+)
+
+// Valid indicates whether the value is a known member of the SettlementReportSuccess enum.
+func (e SettlementReportSuccess) Valid() bool {
+	switch e {
+	case SettlementReportSuccessTrue:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for StatementLineDirection.
+const (
+	StatementLineDirectionCredit StatementLineDirection = "credit"
+	StatementLineDirectionDebit  StatementLineDirection = "debit"
+)
+
+// Valid indicates whether the value is a known member of the StatementLineDirection enum.
+func (e StatementLineDirection) Valid() bool {
+	switch e {
+	case StatementLineDirectionCredit:
+		return true
+	case StatementLineDirectionDebit:
 		return true
 	default:
 		return false
@@ -3760,30 +3952,6 @@ func (e ListPaymentsParamsRail) Valid() bool {
 	}
 }
 
-// Defines values for ListPaymentsParamsMethod.
-const (
-	ListPaymentsParamsMethodAuto     ListPaymentsParamsMethod = "auto"
-	ListPaymentsParamsMethodInstant  ListPaymentsParamsMethod = "instant"
-	ListPaymentsParamsMethodSameDay  ListPaymentsParamsMethod = "same_day"
-	ListPaymentsParamsMethodStandard ListPaymentsParamsMethod = "standard"
-)
-
-// Valid indicates whether the value is a known member of the ListPaymentsParamsMethod enum.
-func (e ListPaymentsParamsMethod) Valid() bool {
-	switch e {
-	case ListPaymentsParamsMethodAuto:
-		return true
-	case ListPaymentsParamsMethodInstant:
-		return true
-	case ListPaymentsParamsMethodSameDay:
-		return true
-	case ListPaymentsParamsMethodStandard:
-		return true
-	default:
-		return false
-	}
-}
-
 // AccountCheck What this service's own history says about the bank account (routing and account number), across all merchants of the environment, computed at creation and again on every read; it never reveals another merchant, customer, amount or date. fail: a closed (R02, AC04), no-account (R03, AC03), invalid (R04), frozen (R16, AC06) or unauthorized (R05 R07 R10 R11 R29) return in the last 365 days; caution: a non-transaction return (R20) or a notification of change in that time, or customers of 2 or more other merchants who verified the account or paid with it in the last 90 days (many_customers; a link alone, and the merchant's own customers, never count); pass: verified before with nothing worse; else unknown.
 type AccountCheck struct {
 	CheckedAt time.Time             `json:"checked_at"`
@@ -3878,10 +4046,57 @@ type Authorization struct {
 	UserAgent *string `json:"user_agent,omitempty"`
 }
 
+// BalanceTransaction defines model for BalanceTransaction.
+type BalanceTransaction struct {
+	// Amount Signed dollars: money in is positive.
+	Amount string `json:"amount"`
+
+	// AtRiskUntil A debit's last return window's close (an individual's: the unauthorized-return window); null for other lines and before the debit left.
+	AtRiskUntil *time.Time `json:"at_risk_until"`
+
+	// AvailableOn Debits: the settlement date; credits: the day they were sent; returns and dishonors: the day they were recorded. null until known.
+	AvailableOn          *openapi_types.Date        `json:"available_on"`
+	BalanceTransactionId string                     `json:"balance_transaction_id"`
+	CreatedAt            time.Time                  `json:"created_at"`
+	Currency             BalanceTransactionCurrency `json:"currency"`
+	PaymentId            string                     `json:"payment_id"`
+
+	// Status pending while the payment is (or a dishonor has not left); available otherwise.
+	Status BalanceTransactionStatus `json:"status"`
+
+	// Type debit: a debit's money in; credit, refund, reversal: a payment's money out (a reversal of a credit is money in); return: a returned payment's movement undone; dishonor: a dishonored return's money back.
+	Type BalanceTransactionType `json:"type"`
+}
+
+// BalanceTransactionCurrency defines model for BalanceTransaction.Currency.
+type BalanceTransactionCurrency string
+
+// BalanceTransactionStatus pending while the payment is (or a dishonor has not left); available otherwise.
+type BalanceTransactionStatus string
+
+// BalanceTransactionType debit: a debit's money in; credit, refund, reversal: a payment's money out (a reversal of a credit is money in); return: a returned payment's movement undone; dishonor: a dishonored return's money back.
+type BalanceTransactionType string
+
+// BalanceTransactionList defines model for BalanceTransactionList.
+type BalanceTransactionList struct {
+	Data    []BalanceTransaction          `json:"data"`
+	HasMore bool                          `json:"has_more"`
+	Success BalanceTransactionListSuccess `json:"success"`
+}
+
+// BalanceTransactionListSuccess defines model for BalanceTransactionList.Success.
+type BalanceTransactionListSuccess bool
+
 // Balances defines model for Balances.
 type Balances struct {
 	// AtRiskDebits Dollars of processed debits whose unauthorized-return window (unauthorized_return_window_closes_at) is still open: money an individual may still take back.
 	AtRiskDebits string `json:"at_risk_debits"`
+
+	// Available The sum of the available lines of GET /v2/balance-transactions (money in is positive).
+	Available string `json:"available"`
+
+	// Pending The sum of the pending lines of GET /v2/balance-transactions.
+	Pending string `json:"pending"`
 
 	// PendingCredits Dollars of pending credits.
 	PendingCredits string `json:"pending_credits"`
@@ -3901,6 +4116,11 @@ type Customer struct {
 	Email        openapi_types.Email `json:"email"`
 	FirstName    string              `json:"first_name"`
 	LastName     string              `json:"last_name"`
+
+	// Metadata The merchant's own key-value data: at most 20 keys of at most 40 characters, each with a string value of at most 500 characters. At creation and update a key set to "" is removed; an update merges the keys it names into what the object has. Over a limit: 400 invalid_request with param metadata, and nothing is written.
+	//
+	// Example: {"order_id":"A-1001"}
+	Metadata Metadata `json:"metadata"`
 
 	// Screening Sanctions screening of the customer's names (first and last name, business_name) against OFAC's SDN list and its aliases, at creation and when a name changes: a person matches a listed individual whose surname and one of whose given names are alike the customer's last name and first given name (Jaro–Winkler similarity 0.92 or more over folded names; middle names and patronymics are not compared), a business_name matches a listed entity's name with legal forms (LLC, LTD, …) set aside. A potential match holds the customer's payments (hold_reason sanctions_screening) until the platform clears it.
 	Screening CustomerScreening `json:"screening"`
@@ -3927,6 +4147,9 @@ type CustomerInput struct {
 	Email        openapi_types.Email `json:"email"`
 	FirstName    string              `json:"first_name"`
 	LastName     string              `json:"last_name"`
+
+	// Metadata Metadata to set: a key set to "" is removed (see Metadata).
+	Metadata *MetadataInput `json:"metadata,omitempty"`
 }
 
 // CustomerList defines model for CustomerList.
@@ -3946,6 +4169,11 @@ type CustomerResponse struct {
 	Email        openapi_types.Email `json:"email"`
 	FirstName    string              `json:"first_name"`
 	LastName     string              `json:"last_name"`
+
+	// Metadata The merchant's own key-value data: at most 20 keys of at most 40 characters, each with a string value of at most 500 characters. At creation and update a key set to "" is removed; an update merges the keys it names into what the object has. Over a limit: 400 invalid_request with param metadata, and nothing is written.
+	//
+	// Example: {"order_id":"A-1001"}
+	Metadata Metadata `json:"metadata"`
 
 	// Screening Sanctions screening of the customer's names (first and last name, business_name) against OFAC's SDN list and its aliases, at creation and when a name changes: a person matches a listed individual whose surname and one of whose given names are alike the customer's last name and first given name (Jaro–Winkler similarity 0.92 or more over folded names; middle names and patronymics are not compared), a business_name matches a listed entity's name with legal forms (LLC, LTD, …) set aside. A potential match holds the customer's payments (hold_reason sanctions_screening) until the platform clears it.
 	Screening CustomerScreening       `json:"screening"`
@@ -4157,7 +4385,12 @@ type FundingSource struct {
 	CreatedAt       time.Time `json:"created_at"`
 	FundingSourceId string    `json:"funding_source_id"`
 	LastFour        string    `json:"last_four"`
-	Nickname        *string   `json:"nickname"`
+
+	// Metadata The merchant's own key-value data: at most 20 keys of at most 40 characters, each with a string value of at most 500 characters. At creation and update a key set to "" is removed; an update merges the keys it names into what the object has. Over a limit: 400 invalid_request with param metadata, and nothing is written.
+	//
+	// Example: {"order_id":"A-1001"}
+	Metadata Metadata `json:"metadata"`
+	Nickname *string  `json:"nickname"`
 
 	// Ownership How well the customer's legal name (the business name of a business customer, else first and last name) and email match the owner of the bank account, as the bank-linking provider scores them; only on sources linked with a processor token, null otherwise. result follows name_score: 70 and above match, 50–69 partial, below 50 mismatch; unavailable when the provider could not answer (under ownership_policy flag the link is still made).
 	Ownership *struct {
@@ -4285,7 +4518,12 @@ type FundingSourceEventData struct {
 	CreatedAt       time.Time                         `json:"created_at"`
 	FundingSourceId string                            `json:"funding_source_id"`
 	LastFour        string                            `json:"last_four"`
-	Nickname        *string                           `json:"nickname"`
+
+	// Metadata The merchant's own key-value data: at most 20 keys of at most 40 characters, each with a string value of at most 500 characters. At creation and update a key set to "" is removed; an update merges the keys it names into what the object has. Over a limit: 400 invalid_request with param metadata, and nothing is written.
+	//
+	// Example: {"order_id":"A-1001"}
+	Metadata Metadata `json:"metadata"`
+	Nickname *string  `json:"nickname"`
 
 	// Ownership How well the customer's legal name (the business name of a business customer, else first and last name) and email match the owner of the bank account, as the bank-linking provider scores them; only on sources linked with a processor token, null otherwise. result follows name_score: 70 and above match, 50–69 partial, below 50 mismatch; unavailable when the provider could not answer (under ownership_policy flag the link is still made).
 	Ownership *struct {
@@ -4383,7 +4621,10 @@ type FundingSourceInput struct {
 
 	// BankName Used only when the routing directory has no name for the routing number.
 	BankName *string `json:"bank_name,omitempty"`
-	Nickname *string `json:"nickname,omitempty"`
+
+	// Metadata Metadata to set: a key set to "" is removed (see Metadata).
+	Metadata *MetadataInput `json:"metadata,omitempty"`
+	Nickname *string        `json:"nickname,omitempty"`
 
 	// RoutingNumber 9 digits with a valid ABA check digit. A string, never a number.
 	RoutingNumber string `json:"routing_number"`
@@ -4443,7 +4684,12 @@ type FundingSourceResponse struct {
 	CreatedAt       time.Time `json:"created_at"`
 	FundingSourceId string    `json:"funding_source_id"`
 	LastFour        string    `json:"last_four"`
-	Nickname        *string   `json:"nickname"`
+
+	// Metadata The merchant's own key-value data: at most 20 keys of at most 40 characters, each with a string value of at most 500 characters. At creation and update a key set to "" is removed; an update merges the keys it names into what the object has. Over a limit: 400 invalid_request with param metadata, and nothing is written.
+	//
+	// Example: {"order_id":"A-1001"}
+	Metadata Metadata `json:"metadata"`
+	Nickname *string  `json:"nickname"`
 
 	// Ownership How well the customer's legal name (the business name of a business customer, else first and last name) and email match the owner of the bank account, as the bank-linking provider scores them; only on sources linked with a processor token, null otherwise. result follows name_score: 70 and above match, 50–69 partial, below 50 mismatch; unavailable when the provider could not answer (under ownership_policy flag the link is still made).
 	Ownership *struct {
@@ -4744,13 +4990,21 @@ type MandateRevokedEvent struct {
 // MandateRevokedEventType defines model for MandateRevokedEvent.Type.
 type MandateRevokedEventType string
 
+// Metadata The merchant's own key-value data: at most 20 keys of at most 40 characters, each with a string value of at most 500 characters. At creation and update a key set to "" is removed; an update merges the keys it names into what the object has. Over a limit: 400 invalid_request with param metadata, and nothing is written.
+//
+// Example: {"order_id":"A-1001"}
+type Metadata map[string]string
+
+// MetadataInput Metadata to set: a key set to "" is removed (see Metadata).
+type MetadataInput map[string]string
+
 // MonitoringResponse defines model for MonitoringResponse.
 type MonitoringResponse struct {
-	// Alerts Alerts over window_days by rule, one entry per rule, then reversal_then_return: payments that came back after their reversal had left (the customer may have been paid back twice).
+	// Alerts Alerts over window_days by rule, one entry per rule, then refund_then_return (debits returned as unauthorized after a refund of them had left) and reversal_then_return: payments that came back after their reversal had left (the customer may have been paid back twice).
 	Alerts []struct {
 		Alerts int `json:"alerts"`
 
-		// RuleId A rule's id, or reversal_then_return.
+		// RuleId A rule's id, refund_then_return or reversal_then_return.
 		RuleId string `json:"rule_id"`
 	} `json:"alerts"`
 
@@ -4929,6 +5183,11 @@ type Payment struct {
 	// MandateId The mandate that authorizes this debit; null for credits.
 	MandateId *string `json:"mandate_id"`
 
+	// Metadata The merchant's own key-value data: at most 20 keys of at most 40 characters, each with a string value of at most 500 characters. At creation and update a key set to "" is removed; an update merges the keys it names into what the object has. Over a limit: 400 invalid_request with param metadata, and nothing is written.
+	//
+	// Example: {"order_id":"A-1001"}
+	Metadata Metadata `json:"metadata"`
+
 	// Method What the payment was asked to go by (POST /v2/payments method): standard or same_day ACH, instant (a pacs.008 over the receiving bank's instant rail) or auto (instant where it can go, else same-day before the cut-off, else standard).
 	Method    PaymentMethod `json:"method"`
 	PaymentId string        `json:"payment_id"`
@@ -4941,6 +5200,15 @@ type Payment struct {
 
 	// RailStatus An instant credit's state on its rail: queued (held for review, or not sent yet), sending, unknown (sent, no answer yet: the service asks again under the same message id; it stays pending), accepted (processed) or rejected (failed, failure_code the ISO 20022 reason: AC03, AC04, AC06, AM04 …); null for ACH payments.
 	RailStatus *PaymentRailStatus `json:"rail_status"`
+
+	// RefundOf A refund (POST /v2/payments/{id}/refund): the debit it pays back.
+	RefundOf *string `json:"refund_of"`
+
+	// RefundReason A refund's reason, as the merchant gave it.
+	RefundReason *string `json:"refund_reason"`
+
+	// RefundedAmount A debit's total of refunds that are not canceled or failed; null on credits.
+	RefundedAmount *string `json:"refunded_amount"`
 
 	// RetryOf A re-presentment (RETRY PYMT) of a debit returned R01 or R09: the original debit, its first presentment.
 	RetryOf *string `json:"retry_of"`
@@ -4969,6 +5237,9 @@ type Payment struct {
 
 	// SubscriptionId The subscription that created this debit.
 	SubscriptionId *string `json:"subscription_id"`
+
+	// TraceNumber The trace number of the payment's ACH entry, once the bank took its file; null before, and for sandbox payments (in no file).
+	TraceNumber *string `json:"trace_number"`
 
 	// UnauthorizedReturnWindowClosesAt An individual's debit (account_holder_type individual): end (23:59:59 US Eastern, in UTC) of the 60th calendar day after settlement_date, until which it may be returned as unauthorized (R05, R07, R10, R11, R29). null for credits, companies' debits and payments not sent yet.
 	UnauthorizedReturnWindowClosesAt *time.Time `json:"unauthorized_return_window_closes_at"`
@@ -5127,6 +5398,9 @@ type PaymentInput struct {
 	// MandateId An active mandate of this funding source (a recurring one for a subscription; a single one authorizes one debit). Give this or authorization. Debits only.
 	MandateId *string `json:"mandate_id,omitempty"`
 
+	// Metadata Metadata to set: a key set to "" is removed (see Metadata).
+	Metadata *MetadataInput `json:"metadata,omitempty"`
+
 	// Method Credits only (a debit with instant or auto is 400 invalid_request, param method). same_day is same_day: true. instant sends the credit at once over the receiving bank's rail (RTP or FedNow); where it cannot go it is refused with nothing written: 422 instant_unavailable (no rail reaches the bank), 422 limit_exceeded with limit rail (above the rail's limit), per_entry_instant_credit or daily_instant_credit (the originator's), 403 permission_denied (the originator's instant switch is off; sandbox: on, production: off until enabled), 503 rail_unavailable with Retry-After (the rail took nothing). auto goes instant where instant would, else Same Day ACH before the cut-off (ACH_SAME_DAY_CUTOFF), else standard, and says why in fallback_reason.
 	Method *PaymentInputMethod `json:"method,omitempty"`
 
@@ -5167,6 +5441,18 @@ type PaymentList struct {
 // PaymentListSuccess defines model for PaymentList.Success.
 type PaymentListSuccess bool
 
+// PaymentRefundedEvent The payment.refunded event: the refunded debit, with its refunded_amount.
+type PaymentRefundedEvent struct {
+	CreatedAt time.Time                `json:"created_at"`
+	Data      Payment                  `json:"data"`
+	Id        string                   `json:"id"`
+	Livemode  bool                     `json:"livemode"`
+	Type      PaymentRefundedEventType `json:"type"`
+}
+
+// PaymentRefundedEventType defines model for PaymentRefundedEvent.Type.
+type PaymentRefundedEventType string
+
 // PaymentReleased The payment, pending again, with the hold it was released from and the reviewer's note.
 type PaymentReleased struct {
 	// Amount Decimal dollars, exact.
@@ -5206,6 +5492,11 @@ type PaymentReleased struct {
 	// MandateId The mandate that authorizes this debit; null for credits.
 	MandateId *string `json:"mandate_id"`
 
+	// Metadata The merchant's own key-value data: at most 20 keys of at most 40 characters, each with a string value of at most 500 characters. At creation and update a key set to "" is removed; an update merges the keys it names into what the object has. Over a limit: 400 invalid_request with param metadata, and nothing is written.
+	//
+	// Example: {"order_id":"A-1001"}
+	Metadata Metadata `json:"metadata"`
+
 	// Method What the payment was asked to go by (POST /v2/payments method): standard or same_day ACH, instant (a pacs.008 over the receiving bank's instant rail) or auto (instant where it can go, else same-day before the cut-off, else standard).
 	Method    *PaymentReleasedMethod `json:"method,omitempty"`
 	Note      *string                `json:"note"`
@@ -5218,8 +5509,17 @@ type PaymentReleased struct {
 	Rail *PaymentReleasedRail `json:"rail,omitempty"`
 
 	// RailStatus An instant credit's state on its rail: queued (held for review, or not sent yet), sending, unknown (sent, no answer yet: the service asks again under the same message id; it stays pending), accepted (processed) or rejected (failed, failure_code the ISO 20022 reason: AC03, AC04, AC06, AM04 …); null for ACH payments.
-	RailStatus         *PaymentReleasedRailStatus `json:"rail_status,omitempty"`
-	ReleasedHoldReason string                     `json:"released_hold_reason"`
+	RailStatus *PaymentReleasedRailStatus `json:"rail_status,omitempty"`
+
+	// RefundOf A refund (POST /v2/payments/{id}/refund): the debit it pays back.
+	RefundOf *string `json:"refund_of"`
+
+	// RefundReason A refund's reason, as the merchant gave it.
+	RefundReason *string `json:"refund_reason"`
+
+	// RefundedAmount A debit's total of refunds that are not canceled or failed; null on credits.
+	RefundedAmount     *string `json:"refunded_amount"`
+	ReleasedHoldReason string  `json:"released_hold_reason"`
 
 	// RetryOf A re-presentment (RETRY PYMT) of a debit returned R01 or R09: the original debit, its first presentment.
 	RetryOf *string `json:"retry_of"`
@@ -5248,6 +5548,9 @@ type PaymentReleased struct {
 
 	// SubscriptionId The subscription that created this debit.
 	SubscriptionId *string `json:"subscription_id"`
+
+	// TraceNumber The trace number of the payment's ACH entry, once the bank took its file; null before, and for sandbox payments (in no file).
+	TraceNumber *string `json:"trace_number"`
 
 	// UnauthorizedReturnWindowClosesAt An individual's debit (account_holder_type individual): end (23:59:59 US Eastern, in UTC) of the 60th calendar day after settlement_date, until which it may be returned as unauthorized (R05, R07, R10, R11, R29). null for credits, companies' debits and payments not sent yet.
 	UnauthorizedReturnWindowClosesAt *time.Time `json:"unauthorized_return_window_closes_at,omitempty"`
@@ -5332,6 +5635,11 @@ type PaymentResponse struct {
 	// MandateId The mandate that authorizes this debit; null for credits.
 	MandateId *string `json:"mandate_id"`
 
+	// Metadata The merchant's own key-value data: at most 20 keys of at most 40 characters, each with a string value of at most 500 characters. At creation and update a key set to "" is removed; an update merges the keys it names into what the object has. Over a limit: 400 invalid_request with param metadata, and nothing is written.
+	//
+	// Example: {"order_id":"A-1001"}
+	Metadata Metadata `json:"metadata"`
+
 	// Method What the payment was asked to go by (POST /v2/payments method): standard or same_day ACH, instant (a pacs.008 over the receiving bank's instant rail) or auto (instant where it can go, else same-day before the cut-off, else standard).
 	Method    PaymentResponseMethod `json:"method"`
 	PaymentId string                `json:"payment_id"`
@@ -5344,6 +5652,15 @@ type PaymentResponse struct {
 
 	// RailStatus An instant credit's state on its rail: queued (held for review, or not sent yet), sending, unknown (sent, no answer yet: the service asks again under the same message id; it stays pending), accepted (processed) or rejected (failed, failure_code the ISO 20022 reason: AC03, AC04, AC06, AM04 …); null for ACH payments.
 	RailStatus *PaymentResponseRailStatus `json:"rail_status"`
+
+	// RefundOf A refund (POST /v2/payments/{id}/refund): the debit it pays back.
+	RefundOf *string `json:"refund_of"`
+
+	// RefundReason A refund's reason, as the merchant gave it.
+	RefundReason *string `json:"refund_reason"`
+
+	// RefundedAmount A debit's total of refunds that are not canceled or failed; null on credits.
+	RefundedAmount *string `json:"refunded_amount"`
 
 	// RetryOf A re-presentment (RETRY PYMT) of a debit returned R01 or R09: the original debit, its first presentment.
 	RetryOf *string `json:"retry_of"`
@@ -5373,6 +5690,9 @@ type PaymentResponse struct {
 	// SubscriptionId The subscription that created this debit.
 	SubscriptionId *string                `json:"subscription_id"`
 	Success        PaymentResponseSuccess `json:"success"`
+
+	// TraceNumber The trace number of the payment's ACH entry, once the bank took its file; null before, and for sandbox payments (in no file).
+	TraceNumber *string `json:"trace_number"`
 
 	// UnauthorizedReturnWindowClosesAt An individual's debit (account_holder_type individual): end (23:59:59 US Eastern, in UTC) of the 60th calendar day after settlement_date, until which it may be returned as unauthorized (R05, R07, R10, R11, R29). null for credits, companies' debits and payments not sent yet.
 	UnauthorizedReturnWindowClosesAt *time.Time `json:"unauthorized_return_window_closes_at"`
@@ -5450,6 +5770,9 @@ type ProcessorLinkInput struct {
 	// AccountHolderType Who holds the account. Default: company when the customer has a business_name, else individual.
 	AccountHolderType *ProcessorLinkInputAccountHolderType `json:"account_holder_type,omitempty"`
 
+	// Metadata Metadata to set: a key set to "" is removed (see Metadata).
+	Metadata *MetadataInput `json:"metadata,omitempty"`
+
 	// ProcessorToken The processor token the merchant created with the provider for the processor "service".
 	ProcessorToken string `json:"processor_token"`
 	UserId         string `json:"user_id"`
@@ -5457,6 +5780,24 @@ type ProcessorLinkInput struct {
 
 // ProcessorLinkInputAccountHolderType Who holds the account. Default: company when the customer has a business_name, else individual.
 type ProcessorLinkInputAccountHolderType string
+
+// RefundInput defines model for RefundInput.
+type RefundInput struct {
+	// Amount Dollars to refund; absent: all that remains to refund.
+	Amount *RefundInput_Amount `json:"amount,omitempty"`
+	Reason *string             `json:"reason,omitempty"`
+}
+
+// RefundInputAmount0 defines model for RefundInput.Amount.0.
+type RefundInputAmount0 = string
+
+// RefundInputAmount1 defines model for RefundInput.Amount.1.
+type RefundInputAmount1 = float32
+
+// RefundInput_Amount Dollars to refund; absent: all that remains to refund.
+type RefundInput_Amount struct {
+	union json.RawMessage
+}
 
 // ReturnCodeInput defines model for ReturnCodeInput.
 type ReturnCodeInput struct {
@@ -5589,6 +5930,61 @@ type SandboxMicroDepositsVerificationRailStatus string
 // SandboxMicroDepositsVerificationStatus defines model for SandboxMicroDeposits.Verification.Status.
 type SandboxMicroDepositsVerificationStatus string
 
+// SettledPayment defines model for SettledPayment.
+type SettledPayment struct {
+	Amount    string                  `json:"amount"`
+	Currency  SettledPaymentCurrency  `json:"currency"`
+	Direction SettledPaymentDirection `json:"direction"`
+
+	// Metadata The merchant's own key-value data: at most 20 keys of at most 40 characters, each with a string value of at most 500 characters. At creation and update a key set to "" is removed; an update merges the keys it names into what the object has. Over a limit: 400 invalid_request with param metadata, and nothing is written.
+	//
+	// Example: {"order_id":"A-1001"}
+	Metadata       Metadata           `json:"metadata"`
+	PaymentId      string             `json:"payment_id"`
+	RefundOf       *string            `json:"refund_of"`
+	ReversalOf     *string            `json:"reversal_of"`
+	SettlementDate openapi_types.Date `json:"settlement_date"`
+
+	// StatementLine The bank statement line the payment's file's settlement was reconciled with; null until reconciled, and for sandbox payments.
+	StatementLine *StatementLine       `json:"statement_line"`
+	Status        SettledPaymentStatus `json:"status"`
+	TraceNumber   *string              `json:"trace_number"`
+}
+
+// SettledPaymentCurrency defines model for SettledPayment.Currency.
+type SettledPaymentCurrency string
+
+// SettledPaymentDirection defines model for SettledPayment.Direction.
+type SettledPaymentDirection string
+
+// SettledPaymentStatus defines model for SettledPayment.Status.
+type SettledPaymentStatus string
+
+// SettlementReport defines model for SettlementReport.
+type SettlementReport struct {
+	Data    []SettledPayment        `json:"data"`
+	Date    openapi_types.Date      `json:"date"`
+	Success SettlementReportSuccess `json:"success"`
+}
+
+// SettlementReportSuccess defines model for SettlementReport.Success.
+type SettlementReportSuccess bool
+
+// StatementLine defines model for StatementLine.
+type StatementLine struct {
+	// Amount The statement line's total (a file's settlement of that day and direction).
+	Amount      string             `json:"amount"`
+	BookingDate openapi_types.Date `json:"booking_date"`
+
+	// Direction credit: money in to the settlement account; debit: money out.
+	Direction   StatementLineDirection `json:"direction"`
+	EntryRef    string                 `json:"entry_ref"`
+	StatementId string                 `json:"statement_id"`
+}
+
+// StatementLineDirection credit: money in to the settlement account; debit: money out.
+type StatementLineDirection string
+
 // Subscription defines model for Subscription.
 type Subscription struct {
 	Amount          string                    `json:"amount"`
@@ -5601,7 +5997,12 @@ type Subscription struct {
 	Interval        SubscriptionInterval      `json:"interval"`
 
 	// MandateId The recurring mandate its debits go out under (null for subscriptions created before mandates).
-	MandateId       *string             `json:"mandate_id"`
+	MandateId *string `json:"mandate_id"`
+
+	// Metadata The merchant's own key-value data: at most 20 keys of at most 40 characters, each with a string value of at most 500 characters. At creation and update a key set to "" is removed; an update merges the keys it names into what the object has. Over a limit: 400 invalid_request with param metadata, and nothing is written.
+	//
+	// Example: {"order_id":"A-1001"}
+	Metadata        Metadata            `json:"metadata"`
 	NextPaymentDate *openapi_types.Date `json:"next_payment_date"`
 	PaymentCount    int                 `json:"payment_count"`
 
@@ -5669,6 +6070,9 @@ type SubscriptionInput struct {
 	// MandateId An active mandate of this funding source (a recurring one for a subscription; a single one authorizes one debit). Give this or authorization.
 	MandateId *string `json:"mandate_id,omitempty"`
 
+	// Metadata Metadata to set: a key set to "" is removed (see Metadata).
+	Metadata *MetadataInput `json:"metadata,omitempty"`
+
 	// Purpose What its debits are for: goods, services, bill, donation, payroll or other. Default: the originator's default_purpose (GET /v2/originator). goods describes an individual's debits PURCHASE.
 	Purpose   *SubscriptionInputPurpose `json:"purpose,omitempty"`
 	StartDate openapi_types.Date        `json:"start_date"`
@@ -5713,7 +6117,12 @@ type SubscriptionResponse struct {
 	Interval        SubscriptionResponseInterval      `json:"interval"`
 
 	// MandateId The recurring mandate its debits go out under (null for subscriptions created before mandates).
-	MandateId       *string             `json:"mandate_id"`
+	MandateId *string `json:"mandate_id"`
+
+	// Metadata The merchant's own key-value data: at most 20 keys of at most 40 characters, each with a string value of at most 500 characters. At creation and update a key set to "" is removed; an update merges the keys it names into what the object has. Over a limit: 400 invalid_request with param metadata, and nothing is written.
+	//
+	// Example: {"order_id":"A-1001"}
+	Metadata        Metadata            `json:"metadata"`
 	NextPaymentDate *openapi_types.Date `json:"next_payment_date"`
 	PaymentCount    int                 `json:"payment_count"`
 
@@ -5746,6 +6155,12 @@ type SubscriptionResponseStatus string
 
 // SubscriptionResponseSuccess defines model for SubscriptionResponse.Success.
 type SubscriptionResponseSuccess bool
+
+// UpdateMetadataInput defines model for UpdateMetadataInput.
+type UpdateMetadataInput struct {
+	// Metadata Metadata to set: a key set to "" is removed (see Metadata).
+	Metadata MetadataInput `json:"metadata"`
+}
 
 // VerifyInput Send amounts for micro-deposits, or code for an instant verification (with or without FS, any case, spaces ignored).
 type VerifyInput struct {
@@ -5914,6 +6329,14 @@ type ListAuditEventsParams struct {
 	StartingAfter *StartingAfter `form:"starting_after,omitempty" json:"starting_after,omitempty"`
 }
 
+// ListBalanceTransactionsParams defines parameters for ListBalanceTransactions.
+type ListBalanceTransactionsParams struct {
+	Limit *Limit `form:"limit,omitempty" json:"limit,omitempty"`
+
+	// StartingAfter Id of the last object of the previous page.
+	StartingAfter *StartingAfter `form:"starting_after,omitempty" json:"starting_after,omitempty"`
+}
+
 // ListCustomersParams defines parameters for ListCustomers.
 type ListCustomersParams struct {
 	Limit *Limit `form:"limit,omitempty" json:"limit,omitempty"`
@@ -5934,6 +6357,9 @@ type UpdateCustomerJSONBody struct {
 	Email        *string `json:"email,omitempty"`
 	FirstName    *string `json:"first_name,omitempty"`
 	LastName     *string `json:"last_name,omitempty"`
+
+	// Metadata Metadata to set: a key set to "" is removed (see Metadata).
+	Metadata *MetadataInput `json:"metadata,omitempty"`
 }
 
 // UpdateCustomerParams defines parameters for UpdateCustomer.
@@ -6001,7 +6427,10 @@ type VerifyMicroDepositsParams struct {
 type UpdateFundingSourceJSONBody struct {
 	// AccountHolderType Who holds the account. Refused (409 mandates_active) while a mandate of the source is active: its debits go out under the mandate's SEC code; revoke them first.
 	AccountHolderType *UpdateFundingSourceJSONBodyAccountHolderType `json:"account_holder_type,omitempty"`
-	Nickname          *string                                       `json:"nickname,omitempty"`
+
+	// Metadata Metadata to set: a key set to "" is removed (see Metadata).
+	Metadata *MetadataInput `json:"metadata,omitempty"`
+	Nickname *string        `json:"nickname,omitempty"`
 }
 
 // UpdateFundingSourceParams defines parameters for UpdateFundingSource.
@@ -6060,18 +6489,21 @@ type ListPaymentsParams struct {
 	// Rail Only payments on this rail.
 	Rail *ListPaymentsParamsRail `form:"rail,omitempty" json:"rail,omitempty"`
 
-	// Method Only payments asked to go by this method.
-	Method *ListPaymentsParamsMethod `form:"method,omitempty" json:"method,omitempty"`
+	// Metadata metadata[KEY]=VALUE: only payments whose metadata has KEY with VALUE (several: all of them).
+	Metadata *map[string]string `json:"metadata,omitempty"`
 }
 
 // ListPaymentsParamsRail defines parameters for ListPayments.
 type ListPaymentsParamsRail string
 
-// ListPaymentsParamsMethod defines parameters for ListPayments.
-type ListPaymentsParamsMethod string
-
 // CreatePaymentParams defines parameters for CreatePayment.
 type CreatePaymentParams struct {
+	// IdempotencyKey Makes the POST safe to retry: a replay within 24 h returns the first status and body with Idempotent-Replayed: true.
+	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
+}
+
+// UpdatePaymentParams defines parameters for UpdatePayment.
+type UpdatePaymentParams struct {
 	// IdempotencyKey Makes the POST safe to retry: a replay within 24 h returns the first status and body with Idempotent-Replayed: true.
 	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
 }
@@ -6081,6 +6513,12 @@ type CancelPaymentJSONBody = map[string]interface{}
 
 // CancelPaymentParams defines parameters for CancelPayment.
 type CancelPaymentParams struct {
+	// IdempotencyKey Makes the POST safe to retry: a replay within 24 h returns the first status and body with Idempotent-Replayed: true.
+	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
+}
+
+// RefundPaymentParams defines parameters for RefundPayment.
+type RefundPaymentParams struct {
 	// IdempotencyKey Makes the POST safe to retry: a replay within 24 h returns the first status and body with Idempotent-Replayed: true.
 	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
 }
@@ -6098,6 +6536,11 @@ type RetryPaymentParams struct {
 type ReversePaymentParams struct {
 	// IdempotencyKey Makes the POST safe to retry: a replay within 24 h returns the first status and body with Idempotent-Replayed: true.
 	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
+}
+
+// SettlementsReportParams defines parameters for SettlementsReport.
+type SettlementsReportParams struct {
+	Date openapi_types.Date `form:"date" json:"date"`
 }
 
 // SimulateMicroDepositExpiryJSONBody defines parameters for SimulateMicroDepositExpiry.
@@ -6149,6 +6592,12 @@ type ListSubscriptionsParams struct {
 
 // CreateSubscriptionParams defines parameters for CreateSubscription.
 type CreateSubscriptionParams struct {
+	// IdempotencyKey Makes the POST safe to retry: a replay within 24 h returns the first status and body with Idempotent-Replayed: true.
+	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
+}
+
+// UpdateSubscriptionParams defines parameters for UpdateSubscription.
+type UpdateSubscriptionParams struct {
 	// IdempotencyKey Makes the POST safe to retry: a replay within 24 h returns the first status and body with Idempotent-Replayed: true.
 	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
 }
@@ -6249,8 +6698,14 @@ type CreateOnDemandFundingSourceJSONRequestBody = FundingSourceInput
 // CreatePaymentJSONRequestBody defines body for CreatePayment for application/json ContentType.
 type CreatePaymentJSONRequestBody = PaymentInput
 
+// UpdatePaymentJSONRequestBody defines body for UpdatePayment for application/json ContentType.
+type UpdatePaymentJSONRequestBody = UpdateMetadataInput
+
 // CancelPaymentJSONRequestBody defines body for CancelPayment for application/json ContentType.
 type CancelPaymentJSONRequestBody = CancelPaymentJSONBody
+
+// RefundPaymentJSONRequestBody defines body for RefundPayment for application/json ContentType.
+type RefundPaymentJSONRequestBody = RefundInput
 
 // RetryPaymentJSONRequestBody defines body for RetryPayment for application/json ContentType.
 type RetryPaymentJSONRequestBody = RetryPaymentJSONBody
@@ -6275,6 +6730,9 @@ type AdvanceSubscriptionJSONRequestBody = AdvanceSubscriptionJSONBody
 
 // CreateSubscriptionJSONRequestBody defines body for CreateSubscription for application/json ContentType.
 type CreateSubscriptionJSONRequestBody = SubscriptionInput
+
+// UpdateSubscriptionJSONRequestBody defines body for UpdateSubscription for application/json ContentType.
+type UpdateSubscriptionJSONRequestBody = UpdateMetadataInput
 
 // CancelSubscriptionJSONRequestBody defines body for CancelSubscription for application/json ContentType.
 type CancelSubscriptionJSONRequestBody = CancelSubscriptionJSONBody
@@ -7356,6 +7814,40 @@ func (t *Event) MergeOriginatorReturnRateWarningEvent(v OriginatorReturnRateWarn
 	return err
 }
 
+// AsPaymentRefundedEvent returns the union data inside the Event as a PaymentRefundedEvent
+func (t Event) AsPaymentRefundedEvent() (PaymentRefundedEvent, error) {
+	var body PaymentRefundedEvent
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromPaymentRefundedEvent overwrites any union data inside the Event as the provided PaymentRefundedEvent
+func (t *Event) FromPaymentRefundedEvent(v PaymentRefundedEvent) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"type":"payment.refunded"}`))
+	t.union = b
+	return err
+}
+
+// MergePaymentRefundedEvent performs a merge with any union data inside the Event, using the provided PaymentRefundedEvent
+func (t *Event) MergePaymentRefundedEvent(v PaymentRefundedEvent) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"type":"payment.refunded"}`))
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
 func (t Event) Discriminator() (string, error) {
 	var discriminator struct {
 		Discriminator string `json:"type"`
@@ -7406,6 +7898,8 @@ func (t Event) ValueByDiscriminator() (interface{}, error) {
 		return t.AsPaymentFailedEvent()
 	case "payment.held":
 		return t.AsPaymentHeldEvent()
+	case "payment.refunded":
+		return t.AsPaymentRefundedEvent()
 	case "payment.released":
 		return t.AsPaymentReleasedEvent()
 	case "payment.reversed":
@@ -7493,6 +7987,68 @@ func (t PaymentInput_Amount) MarshalJSON() ([]byte, error) {
 }
 
 func (t *PaymentInput_Amount) UnmarshalJSON(b []byte) error {
+	err := t.union.UnmarshalJSON(b)
+	return err
+}
+
+// AsRefundInputAmount0 returns the union data inside the RefundInput_Amount as a RefundInputAmount0
+func (t RefundInput_Amount) AsRefundInputAmount0() (RefundInputAmount0, error) {
+	var body RefundInputAmount0
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromRefundInputAmount0 overwrites any union data inside the RefundInput_Amount as the provided RefundInputAmount0
+func (t *RefundInput_Amount) FromRefundInputAmount0(v RefundInputAmount0) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeRefundInputAmount0 performs a merge with any union data inside the RefundInput_Amount, using the provided RefundInputAmount0
+func (t *RefundInput_Amount) MergeRefundInputAmount0(v RefundInputAmount0) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsRefundInputAmount1 returns the union data inside the RefundInput_Amount as a RefundInputAmount1
+func (t RefundInput_Amount) AsRefundInputAmount1() (RefundInputAmount1, error) {
+	var body RefundInputAmount1
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromRefundInputAmount1 overwrites any union data inside the RefundInput_Amount as the provided RefundInputAmount1
+func (t *RefundInput_Amount) FromRefundInputAmount1(v RefundInputAmount1) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeRefundInputAmount1 performs a merge with any union data inside the RefundInput_Amount, using the provided RefundInputAmount1
+func (t *RefundInput_Amount) MergeRefundInputAmount1(v RefundInputAmount1) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+func (t RefundInput_Amount) MarshalJSON() ([]byte, error) {
+	b, err := t.union.MarshalJSON()
+	return b, err
+}
+
+func (t *RefundInput_Amount) UnmarshalJSON(b []byte) error {
 	err := t.union.UnmarshalJSON(b)
 	return err
 }
@@ -7791,6 +8347,13 @@ type ClientInterface interface {
 	// Corresponds with GET /v2/audit-events (the `ListAuditEvents` operationId).
 	ListAuditEvents(ctx context.Context, params *ListAuditEventsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// ListBalanceTransactions List the ledger's lines, newest first
+	//
+	// One line per money movement of the key's environment: each payment's movement (debit, credit, refund, reversal), each return, and each dishonored return's return and dishonor. GET /v2/balances' available and pending are the sums of the available and pending lines.
+	//
+	// Corresponds with GET /v2/balance-transactions (the `ListBalanceTransactions` operationId).
+	ListBalanceTransactions(ctx context.Context, params *ListBalanceTransactionsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// GetBalances Get the money in flight and at risk
 	//
 	// Per environment (the key's): the pending debits and credits, and the processed debits whose unauthorized-return window is still open (at_risk_debits), in dollars.
@@ -7842,7 +8405,7 @@ type ClientInterface interface {
 
 	// UpdateCustomerWithBody Update a customer (partial)
 	//
-	// Changes only the fields given, under the creation rules; an empty business_name removes it. Records customer.updated when anything changed.
+	// Changes only the fields given, under the creation rules; an empty business_name removes it. Records customer.updated when anything changed. metadata is merged into the customer's (a key set to "" is removed).
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -7851,7 +8414,7 @@ type ClientInterface interface {
 
 	// UpdateCustomer Update a customer (partial)
 	//
-	// Changes only the fields given, under the creation rules; an empty business_name removes it. Records customer.updated when anything changed.
+	// Changes only the fields given, under the creation rules; an empty business_name removes it. Records customer.updated when anything changed. metadata is merged into the customer's (a key set to "" is removed).
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -8094,6 +8657,24 @@ type ClientInterface interface {
 	// Corresponds with GET /v2/payments/{id} (the `GetPayment` operationId).
 	GetPayment(ctx context.Context, id string, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// UpdatePaymentWithBody Update a payment's metadata
+	//
+	// Merges metadata into the payment's (a key set to "" is removed) and answers the payment. Over a limit: 400 invalid_request (param metadata), nothing written.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /v2/payments/{id} (the `UpdatePayment` operationId).
+	UpdatePaymentWithBody(ctx context.Context, id string, params *UpdatePaymentParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// UpdatePayment Update a payment's metadata
+	//
+	// Merges metadata into the payment's (a key set to "" is removed) and answers the payment. Over a limit: 400 invalid_request (param metadata), nothing written.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /v2/payments/{id} (the `UpdatePayment` operationId).
+	UpdatePayment(ctx context.Context, id string, params *UpdatePaymentParams, body UpdatePaymentJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// CancelPaymentWithBody Cancel a pending payment
 	//
 	// A pending payment becomes canceled (settled_at is the time of the cancel) and payment.canceled is recorded: in sandbox before it settles, in production before it is written into an ACH file (409 conflict afterwards). Canceling a canceled payment returns it.
@@ -8118,6 +8699,24 @@ type ClientInterface interface {
 	//
 	// Corresponds with GET /v2/payments/{id}/evidence (the `GetPaymentEvidence` operationId).
 	GetPaymentEvidence(ctx context.Context, id string, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// RefundPaymentWithBody Refund a processed debit
+	//
+	// Refunds a processed debit, within 180 days after its settlement date, for amount (default: all that remains); the refunds of a debit that are not canceled or failed total at most its amount. The refund is a new pending credit to the same funding source with refund_of naming the debit; it is created like any credit (the originator's limits, sanctions screening and fraud rules apply: it may be refused or held). The refund is answered; payment.refunded fires with the debit, whose refunded_amount counts it. Otherwise 409 refund_not_allowed with reason: not_a_debit, not_processed (pending, failed, held or canceled), refund_window_closed, over_remaining_amount (with remaining). A refunded debit that is later returned as unauthorized (R05 R07 R10 R11 R29 R51) after a refund left raises a refund_then_return alert (GET /v2/compliance/monitoring).
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /v2/payments/{id}/refund (the `RefundPayment` operationId).
+	RefundPaymentWithBody(ctx context.Context, id string, params *RefundPaymentParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// RefundPayment Refund a processed debit
+	//
+	// Refunds a processed debit, within 180 days after its settlement date, for amount (default: all that remains); the refunds of a debit that are not canceled or failed total at most its amount. The refund is a new pending credit to the same funding source with refund_of naming the debit; it is created like any credit (the originator's limits, sanctions screening and fraud rules apply: it may be refused or held). The refund is answered; payment.refunded fires with the debit, whose refunded_amount counts it. Otherwise 409 refund_not_allowed with reason: not_a_debit, not_processed (pending, failed, held or canceled), refund_window_closed, over_remaining_amount (with remaining). A refunded debit that is later returned as unauthorized (R05 R07 R10 R11 R29 R51) after a refund left raises a refund_then_return alert (GET /v2/compliance/monitoring).
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /v2/payments/{id}/refund (the `RefundPayment` operationId).
+	RefundPayment(ctx context.Context, id string, params *RefundPaymentParams, body RefundPaymentJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// RetryPaymentWithBody Present a returned debit again
 	//
@@ -8154,6 +8753,13 @@ type ClientInterface interface {
 	//
 	// Corresponds with POST /v2/payments/{id}/reverse (the `ReversePayment` operationId).
 	ReversePayment(ctx context.Context, id string, params *ReversePaymentParams, body ReversePaymentJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// SettlementsReport The payments settled on a day
+	//
+	// The payments (processed or failed) whose settlement date is date, oldest first, with amount, trace number, metadata and the bank statement line their file's settlement was reconciled with. Accept: text/csv answers CSV (RFC 4180) with a header row, amounts as decimals (12.34) and metadata as its JSON object. A date that is not YYYY-MM-DD: 400 invalid_request (param date).
+	//
+	// Corresponds with GET /v2/reports/settlements (the `SettlementsReport` operationId).
+	SettlementsReport(ctx context.Context, params *SettlementsReportParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// SandboxMicroDeposits Read the micro-deposit amounts, or the instant code (sandbox keys only)
 	//
@@ -8277,6 +8883,24 @@ type ClientInterface interface {
 	//
 	// Corresponds with GET /v2/subscriptions/{id} (the `GetSubscription` operationId).
 	GetSubscription(ctx context.Context, id string, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// UpdateSubscriptionWithBody Update a subscription's metadata
+	//
+	// Merges metadata into the subscription's (a key set to "" is removed) and answers the subscription.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /v2/subscriptions/{id} (the `UpdateSubscription` operationId).
+	UpdateSubscriptionWithBody(ctx context.Context, id string, params *UpdateSubscriptionParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// UpdateSubscription Update a subscription's metadata
+	//
+	// Merges metadata into the subscription's (a key set to "" is removed) and answers the subscription.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /v2/subscriptions/{id} (the `UpdateSubscription` operationId).
+	UpdateSubscription(ctx context.Context, id string, params *UpdateSubscriptionParams, body UpdateSubscriptionJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// CancelSubscriptionWithBody Cancel a subscription
 	//
@@ -8615,6 +9239,23 @@ func (c *Client) ListAuditEvents(ctx context.Context, params *ListAuditEventsPar
 	return c.Client.Do(req)
 }
 
+// ListBalanceTransactions List the ledger's lines, newest first
+//
+// One line per money movement of the key's environment: each payment's movement (debit, credit, refund, reversal), each return, and each dishonored return's return and dishonor. GET /v2/balances' available and pending are the sums of the available and pending lines.
+//
+// Corresponds with GET /v2/balance-transactions (the `ListBalanceTransactions` operationId).
+func (c *Client) ListBalanceTransactions(ctx context.Context, params *ListBalanceTransactionsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewListBalanceTransactionsRequest(c.Server, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
 // GetBalances Get the money in flight and at risk
 //
 // Per environment (the key's): the pending debits and credits, and the processed debits whose unauthorized-return window is still open (at_risk_debits), in dollars.
@@ -8736,7 +9377,7 @@ func (c *Client) GetCustomer(ctx context.Context, userId string, reqEditors ...R
 
 // UpdateCustomerWithBody Update a customer (partial)
 //
-// Changes only the fields given, under the creation rules; an empty business_name removes it. Records customer.updated when anything changed.
+// Changes only the fields given, under the creation rules; an empty business_name removes it. Records customer.updated when anything changed. metadata is merged into the customer's (a key set to "" is removed).
 //
 // Takes any type of body and a specified content type.
 //
@@ -8755,7 +9396,7 @@ func (c *Client) UpdateCustomerWithBody(ctx context.Context, userId string, para
 
 // UpdateCustomer Update a customer (partial)
 //
-// Changes only the fields given, under the creation rules; an empty business_name removes it. Records customer.updated when anything changed.
+// Changes only the fields given, under the creation rules; an empty business_name removes it. Records customer.updated when anything changed. metadata is merged into the customer's (a key set to "" is removed).
 //
 // Takes a body of the `application/json` content type.
 //
@@ -9308,6 +9949,44 @@ func (c *Client) GetPayment(ctx context.Context, id string, reqEditors ...Reques
 	return c.Client.Do(req)
 }
 
+// UpdatePaymentWithBody Update a payment's metadata
+//
+// Merges metadata into the payment's (a key set to "" is removed) and answers the payment. Over a limit: 400 invalid_request (param metadata), nothing written.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /v2/payments/{id} (the `UpdatePayment` operationId).
+func (c *Client) UpdatePaymentWithBody(ctx context.Context, id string, params *UpdatePaymentParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewUpdatePaymentRequestWithBody(c.Server, id, params, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// UpdatePayment Update a payment's metadata
+//
+// Merges metadata into the payment's (a key set to "" is removed) and answers the payment. Over a limit: 400 invalid_request (param metadata), nothing written.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /v2/payments/{id} (the `UpdatePayment` operationId).
+func (c *Client) UpdatePayment(ctx context.Context, id string, params *UpdatePaymentParams, body UpdatePaymentJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewUpdatePaymentRequest(c.Server, id, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
 // CancelPaymentWithBody Cancel a pending payment
 //
 // A pending payment becomes canceled (settled_at is the time of the cancel) and payment.canceled is recorded: in sandbox before it settles, in production before it is written into an ACH file (409 conflict afterwards). Canceling a canceled payment returns it.
@@ -9353,6 +10032,44 @@ func (c *Client) CancelPayment(ctx context.Context, id string, params *CancelPay
 // Corresponds with GET /v2/payments/{id}/evidence (the `GetPaymentEvidence` operationId).
 func (c *Client) GetPaymentEvidence(ctx context.Context, id string, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewGetPaymentEvidenceRequest(c.Server, id)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// RefundPaymentWithBody Refund a processed debit
+//
+// Refunds a processed debit, within 180 days after its settlement date, for amount (default: all that remains); the refunds of a debit that are not canceled or failed total at most its amount. The refund is a new pending credit to the same funding source with refund_of naming the debit; it is created like any credit (the originator's limits, sanctions screening and fraud rules apply: it may be refused or held). The refund is answered; payment.refunded fires with the debit, whose refunded_amount counts it. Otherwise 409 refund_not_allowed with reason: not_a_debit, not_processed (pending, failed, held or canceled), refund_window_closed, over_remaining_amount (with remaining). A refunded debit that is later returned as unauthorized (R05 R07 R10 R11 R29 R51) after a refund left raises a refund_then_return alert (GET /v2/compliance/monitoring).
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /v2/payments/{id}/refund (the `RefundPayment` operationId).
+func (c *Client) RefundPaymentWithBody(ctx context.Context, id string, params *RefundPaymentParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewRefundPaymentRequestWithBody(c.Server, id, params, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// RefundPayment Refund a processed debit
+//
+// Refunds a processed debit, within 180 days after its settlement date, for amount (default: all that remains); the refunds of a debit that are not canceled or failed total at most its amount. The refund is a new pending credit to the same funding source with refund_of naming the debit; it is created like any credit (the originator's limits, sanctions screening and fraud rules apply: it may be refused or held). The refund is answered; payment.refunded fires with the debit, whose refunded_amount counts it. Otherwise 409 refund_not_allowed with reason: not_a_debit, not_processed (pending, failed, held or canceled), refund_window_closed, over_remaining_amount (with remaining). A refunded debit that is later returned as unauthorized (R05 R07 R10 R11 R29 R51) after a refund left raises a refund_then_return alert (GET /v2/compliance/monitoring).
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /v2/payments/{id}/refund (the `RefundPayment` operationId).
+func (c *Client) RefundPayment(ctx context.Context, id string, params *RefundPaymentParams, body RefundPaymentJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewRefundPaymentRequest(c.Server, id, params, body)
 	if err != nil {
 		return nil, err
 	}
@@ -9429,6 +10146,23 @@ func (c *Client) ReversePaymentWithBody(ctx context.Context, id string, params *
 // Corresponds with POST /v2/payments/{id}/reverse (the `ReversePayment` operationId).
 func (c *Client) ReversePayment(ctx context.Context, id string, params *ReversePaymentParams, body ReversePaymentJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewReversePaymentRequest(c.Server, id, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// SettlementsReport The payments settled on a day
+//
+// The payments (processed or failed) whose settlement date is date, oldest first, with amount, trace number, metadata and the bank statement line their file's settlement was reconciled with. Accept: text/csv answers CSV (RFC 4180) with a header row, amounts as decimals (12.34) and metadata as its JSON object. A date that is not YYYY-MM-DD: 400 invalid_request (param date).
+//
+// Corresponds with GET /v2/reports/settlements (the `SettlementsReport` operationId).
+func (c *Client) SettlementsReport(ctx context.Context, params *SettlementsReportParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewSettlementsReportRequest(c.Server, params)
 	if err != nil {
 		return nil, err
 	}
@@ -9702,6 +10436,44 @@ func (c *Client) CreateSubscription(ctx context.Context, params *CreateSubscript
 // Corresponds with GET /v2/subscriptions/{id} (the `GetSubscription` operationId).
 func (c *Client) GetSubscription(ctx context.Context, id string, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewGetSubscriptionRequest(c.Server, id)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// UpdateSubscriptionWithBody Update a subscription's metadata
+//
+// Merges metadata into the subscription's (a key set to "" is removed) and answers the subscription.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /v2/subscriptions/{id} (the `UpdateSubscription` operationId).
+func (c *Client) UpdateSubscriptionWithBody(ctx context.Context, id string, params *UpdateSubscriptionParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewUpdateSubscriptionRequestWithBody(c.Server, id, params, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// UpdateSubscription Update a subscription's metadata
+//
+// Merges metadata into the subscription's (a key set to "" is removed) and answers the subscription.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /v2/subscriptions/{id} (the `UpdateSubscription` operationId).
+func (c *Client) UpdateSubscription(ctx context.Context, id string, params *UpdateSubscriptionParams, body UpdateSubscriptionJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewUpdateSubscriptionRequest(c.Server, id, params, body)
 	if err != nil {
 		return nil, err
 	}
@@ -10283,6 +11055,72 @@ func NewListAuditEventsRequest(server string, params *ListAuditEventsParams) (*h
 	}
 
 	operationPath := fmt.Sprintf("/v2/audit-events")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Limit != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "limit", *params.Limit, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.StartingAfter != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "starting_after", *params.StartingAfter, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewListBalanceTransactionsRequest constructs an http.Request for the ListBalanceTransactions method
+func NewListBalanceTransactionsRequest(server string, params *ListBalanceTransactionsParams) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v2/balance-transactions")
 	if operationPath[0] == '/' {
 		operationPath = "." + operationPath
 	}
@@ -11633,9 +12471,9 @@ func NewListPaymentsRequest(server string, params *ListPaymentsParams) (*http.Re
 
 		}
 
-		if params.Method != nil {
+		if params.Metadata != nil {
 
-			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "method", *params.Method, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+			if queryFrag, err := runtime.StyleParamWithOptions("deepObject", true, "metadata", *params.Metadata, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "object", Format: ""}); err != nil {
 				return nil, err
 			} else {
 				for _, qp := range strings.Split(queryFrag, "&") {
@@ -11748,6 +12586,68 @@ func NewGetPaymentRequest(server string, id string) (*http.Request, error) {
 	return req, nil
 }
 
+// NewUpdatePaymentRequest calls the generic UpdatePayment builder with application/json body
+func NewUpdatePaymentRequest(server string, id string, params *UpdatePaymentParams, body UpdatePaymentJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewUpdatePaymentRequestWithBody(server, id, params, "application/json", bodyReader)
+}
+
+// NewUpdatePaymentRequestWithBody constructs an http.Request for the UpdatePayment method, with any body, and a specified content type
+func NewUpdatePaymentRequestWithBody(server string, id string, params *UpdatePaymentParams, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v2/payments/%s", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		if params.IdempotencyKey != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "Idempotency-Key", *params.IdempotencyKey, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Idempotency-Key", headerParam0)
+		}
+
+	}
+
+	return req, nil
+}
+
 // NewCancelPaymentRequest calls the generic CancelPayment builder with application/json body
 func NewCancelPaymentRequest(server string, id string, params *CancelPaymentParams, body CancelPaymentJSONRequestBody) (*http.Request, error) {
 	var bodyReader io.Reader
@@ -11839,6 +12739,68 @@ func NewGetPaymentEvidenceRequest(server string, id string) (*http.Request, erro
 	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
 	if err != nil {
 		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewRefundPaymentRequest calls the generic RefundPayment builder with application/json body
+func NewRefundPaymentRequest(server string, id string, params *RefundPaymentParams, body RefundPaymentJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewRefundPaymentRequestWithBody(server, id, params, "application/json", bodyReader)
+}
+
+// NewRefundPaymentRequestWithBody constructs an http.Request for the RefundPayment method, with any body, and a specified content type
+func NewRefundPaymentRequestWithBody(server string, id string, params *RefundPaymentParams, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v2/payments/%s/refund", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		if params.IdempotencyKey != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "Idempotency-Key", *params.IdempotencyKey, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Idempotency-Key", headerParam0)
+		}
+
 	}
 
 	return req, nil
@@ -11963,6 +12925,56 @@ func NewReversePaymentRequestWithBody(server string, id string, params *ReverseP
 			req.Header.Set("Idempotency-Key", headerParam0)
 		}
 
+	}
+
+	return req, nil
+}
+
+// NewSettlementsReportRequest constructs an http.Request for the SettlementsReport method
+func NewSettlementsReportRequest(server string, params *SettlementsReportParams) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v2/reports/settlements")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if queryFrag, err := runtime.StyleParamWithOptions("form", true, "date", params.Date, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: "date"}); err != nil {
+			return nil, err
+		} else {
+			for _, qp := range strings.Split(queryFrag, "&") {
+				rawQueryFragments = append(rawQueryFragments, qp)
+			}
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
 	}
 
 	return req, nil
@@ -12474,6 +13486,68 @@ func NewGetSubscriptionRequest(server string, id string) (*http.Request, error) 
 	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
 	if err != nil {
 		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewUpdateSubscriptionRequest calls the generic UpdateSubscription builder with application/json body
+func NewUpdateSubscriptionRequest(server string, id string, params *UpdateSubscriptionParams, body UpdateSubscriptionJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewUpdateSubscriptionRequestWithBody(server, id, params, "application/json", bodyReader)
+}
+
+// NewUpdateSubscriptionRequestWithBody constructs an http.Request for the UpdateSubscription method, with any body, and a specified content type
+func NewUpdateSubscriptionRequestWithBody(server string, id string, params *UpdateSubscriptionParams, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v2/subscriptions/%s", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		if params.IdempotencyKey != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "Idempotency-Key", *params.IdempotencyKey, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Idempotency-Key", headerParam0)
+		}
+
 	}
 
 	return req, nil
@@ -13018,6 +14092,15 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with GET /v2/audit-events (the `ListAuditEvents` operationId).
 	ListAuditEventsWithResponse(ctx context.Context, params *ListAuditEventsParams, reqEditors ...RequestEditorFn) (*ListAuditEventsResponse, error)
 
+	// ListBalanceTransactionsWithResponse List the ledger's lines, newest first
+	//
+	// One line per money movement of the key's environment: each payment's movement (debit, credit, refund, reversal), each return, and each dishonored return's return and dishonor. GET /v2/balances' available and pending are the sums of the available and pending lines.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v2/balance-transactions (the `ListBalanceTransactions` operationId).
+	ListBalanceTransactionsWithResponse(ctx context.Context, params *ListBalanceTransactionsParams, reqEditors ...RequestEditorFn) (*ListBalanceTransactionsResponse, error)
+
 	// GetBalancesWithResponse Get the money in flight and at risk
 	//
 	// Per environment (the key's): the pending debits and credits, and the processed debits whose unauthorized-return window is still open (at_risk_debits), in dollars.
@@ -13079,7 +14162,7 @@ type ClientWithResponsesInterface interface {
 
 	// UpdateCustomerWithBodyWithResponse Update a customer (partial)
 	//
-	// Changes only the fields given, under the creation rules; an empty business_name removes it. Records customer.updated when anything changed.
+	// Changes only the fields given, under the creation rules; an empty business_name removes it. Records customer.updated when anything changed. metadata is merged into the customer's (a key set to "" is removed).
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -13088,7 +14171,7 @@ type ClientWithResponsesInterface interface {
 
 	// UpdateCustomerWithResponse Update a customer (partial)
 	//
-	// Changes only the fields given, under the creation rules; an empty business_name removes it. Records customer.updated when anything changed.
+	// Changes only the fields given, under the creation rules; an empty business_name removes it. Records customer.updated when anything changed. metadata is merged into the customer's (a key set to "" is removed).
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -13351,6 +14434,24 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with GET /v2/payments/{id} (the `GetPayment` operationId).
 	GetPaymentWithResponse(ctx context.Context, id string, reqEditors ...RequestEditorFn) (*GetPaymentResponse, error)
 
+	// UpdatePaymentWithBodyWithResponse Update a payment's metadata
+	//
+	// Merges metadata into the payment's (a key set to "" is removed) and answers the payment. Over a limit: 400 invalid_request (param metadata), nothing written.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v2/payments/{id} (the `UpdatePayment` operationId).
+	UpdatePaymentWithBodyWithResponse(ctx context.Context, id string, params *UpdatePaymentParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*UpdatePaymentResponse, error)
+
+	// UpdatePaymentWithResponse Update a payment's metadata
+	//
+	// Merges metadata into the payment's (a key set to "" is removed) and answers the payment. Over a limit: 400 invalid_request (param metadata), nothing written.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v2/payments/{id} (the `UpdatePayment` operationId).
+	UpdatePaymentWithResponse(ctx context.Context, id string, params *UpdatePaymentParams, body UpdatePaymentJSONRequestBody, reqEditors ...RequestEditorFn) (*UpdatePaymentResponse, error)
+
 	// CancelPaymentWithBodyWithResponse Cancel a pending payment
 	//
 	// A pending payment becomes canceled (settled_at is the time of the cancel) and payment.canceled is recorded: in sandbox before it settles, in production before it is written into an ACH file (409 conflict afterwards). Canceling a canceled payment returns it.
@@ -13377,6 +14478,24 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with GET /v2/payments/{id}/evidence (the `GetPaymentEvidence` operationId).
 	GetPaymentEvidenceWithResponse(ctx context.Context, id string, reqEditors ...RequestEditorFn) (*GetPaymentEvidenceResponse, error)
+
+	// RefundPaymentWithBodyWithResponse Refund a processed debit
+	//
+	// Refunds a processed debit, within 180 days after its settlement date, for amount (default: all that remains); the refunds of a debit that are not canceled or failed total at most its amount. The refund is a new pending credit to the same funding source with refund_of naming the debit; it is created like any credit (the originator's limits, sanctions screening and fraud rules apply: it may be refused or held). The refund is answered; payment.refunded fires with the debit, whose refunded_amount counts it. Otherwise 409 refund_not_allowed with reason: not_a_debit, not_processed (pending, failed, held or canceled), refund_window_closed, over_remaining_amount (with remaining). A refunded debit that is later returned as unauthorized (R05 R07 R10 R11 R29 R51) after a refund left raises a refund_then_return alert (GET /v2/compliance/monitoring).
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v2/payments/{id}/refund (the `RefundPayment` operationId).
+	RefundPaymentWithBodyWithResponse(ctx context.Context, id string, params *RefundPaymentParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*RefundPaymentResponse, error)
+
+	// RefundPaymentWithResponse Refund a processed debit
+	//
+	// Refunds a processed debit, within 180 days after its settlement date, for amount (default: all that remains); the refunds of a debit that are not canceled or failed total at most its amount. The refund is a new pending credit to the same funding source with refund_of naming the debit; it is created like any credit (the originator's limits, sanctions screening and fraud rules apply: it may be refused or held). The refund is answered; payment.refunded fires with the debit, whose refunded_amount counts it. Otherwise 409 refund_not_allowed with reason: not_a_debit, not_processed (pending, failed, held or canceled), refund_window_closed, over_remaining_amount (with remaining). A refunded debit that is later returned as unauthorized (R05 R07 R10 R11 R29 R51) after a refund left raises a refund_then_return alert (GET /v2/compliance/monitoring).
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v2/payments/{id}/refund (the `RefundPayment` operationId).
+	RefundPaymentWithResponse(ctx context.Context, id string, params *RefundPaymentParams, body RefundPaymentJSONRequestBody, reqEditors ...RequestEditorFn) (*RefundPaymentResponse, error)
 
 	// RetryPaymentWithBodyWithResponse Present a returned debit again
 	//
@@ -13413,6 +14532,15 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with POST /v2/payments/{id}/reverse (the `ReversePayment` operationId).
 	ReversePaymentWithResponse(ctx context.Context, id string, params *ReversePaymentParams, body ReversePaymentJSONRequestBody, reqEditors ...RequestEditorFn) (*ReversePaymentResponse, error)
+
+	// SettlementsReportWithResponse The payments settled on a day
+	//
+	// The payments (processed or failed) whose settlement date is date, oldest first, with amount, trace number, metadata and the bank statement line their file's settlement was reconciled with. Accept: text/csv answers CSV (RFC 4180) with a header row, amounts as decimals (12.34) and metadata as its JSON object. A date that is not YYYY-MM-DD: 400 invalid_request (param date).
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v2/reports/settlements (the `SettlementsReport` operationId).
+	SettlementsReportWithResponse(ctx context.Context, params *SettlementsReportParams, reqEditors ...RequestEditorFn) (*SettlementsReportResponse, error)
 
 	// SandboxMicroDepositsWithResponse Read the micro-deposit amounts, or the instant code (sandbox keys only)
 	//
@@ -13542,6 +14670,24 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with GET /v2/subscriptions/{id} (the `GetSubscription` operationId).
 	GetSubscriptionWithResponse(ctx context.Context, id string, reqEditors ...RequestEditorFn) (*GetSubscriptionResponse, error)
+
+	// UpdateSubscriptionWithBodyWithResponse Update a subscription's metadata
+	//
+	// Merges metadata into the subscription's (a key set to "" is removed) and answers the subscription.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v2/subscriptions/{id} (the `UpdateSubscription` operationId).
+	UpdateSubscriptionWithBodyWithResponse(ctx context.Context, id string, params *UpdateSubscriptionParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*UpdateSubscriptionResponse, error)
+
+	// UpdateSubscriptionWithResponse Update a subscription's metadata
+	//
+	// Merges metadata into the subscription's (a key set to "" is removed) and answers the subscription.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v2/subscriptions/{id} (the `UpdateSubscription` operationId).
+	UpdateSubscriptionWithResponse(ctx context.Context, id string, params *UpdateSubscriptionParams, body UpdateSubscriptionJSONRequestBody, reqEditors ...RequestEditorFn) (*UpdateSubscriptionResponse, error)
 
 	// CancelSubscriptionWithBodyWithResponse Cancel a subscription
 	//
@@ -14139,6 +15285,68 @@ func (r ListAuditEventsResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r ListAuditEventsResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// ListBalanceTransactionsResponse200Headers the declared response headers of an HTTP 200 response for ListBalanceTransactions
+type ListBalanceTransactionsResponse200Headers struct {
+	XRequestId *string
+}
+
+// ListBalanceTransactionsResponseDefaultHeaders the declared response headers of an HTTP default response for ListBalanceTransactions
+type ListBalanceTransactionsResponseDefaultHeaders struct {
+	XRequestId *string
+}
+
+type ListBalanceTransactionsResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *BalanceTransactionList
+	// JSONDefault the response for an HTTP default `application/json` response
+	JSONDefault *Error
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *ListBalanceTransactionsResponse200Headers
+	// HeadersDefault the parsed response headers for an HTTP default response
+	HeadersDefault *ListBalanceTransactionsResponseDefaultHeaders
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r ListBalanceTransactionsResponse) GetJSON200() *BalanceTransactionList {
+	return r.JSON200
+}
+
+// GetJSONDefault returns the response for an HTTP default `application/json` response
+func (r ListBalanceTransactionsResponse) GetJSONDefault() *Error {
+	return r.JSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r ListBalanceTransactionsResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ListBalanceTransactionsResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ListBalanceTransactionsResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ListBalanceTransactionsResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -15798,6 +17006,68 @@ func (r GetPaymentResponse) ContentType() string {
 	return ""
 }
 
+// UpdatePaymentResponse200Headers the declared response headers of an HTTP 200 response for UpdatePayment
+type UpdatePaymentResponse200Headers struct {
+	XRequestId *string
+}
+
+// UpdatePaymentResponseDefaultHeaders the declared response headers of an HTTP default response for UpdatePayment
+type UpdatePaymentResponseDefaultHeaders struct {
+	XRequestId *string
+}
+
+type UpdatePaymentResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *PaymentResponse
+	// JSONDefault the response for an HTTP default `application/json` response
+	JSONDefault *Error
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *UpdatePaymentResponse200Headers
+	// HeadersDefault the parsed response headers for an HTTP default response
+	HeadersDefault *UpdatePaymentResponseDefaultHeaders
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r UpdatePaymentResponse) GetJSON200() *PaymentResponse {
+	return r.JSON200
+}
+
+// GetJSONDefault returns the response for an HTTP default `application/json` response
+func (r UpdatePaymentResponse) GetJSONDefault() *Error {
+	return r.JSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r UpdatePaymentResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r UpdatePaymentResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r UpdatePaymentResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r UpdatePaymentResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 // CancelPaymentResponse200Headers the declared response headers of an HTTP 200 response for CancelPayment
 type CancelPaymentResponse200Headers struct {
 	XRequestId *string
@@ -15922,6 +17192,68 @@ func (r GetPaymentEvidenceResponse) ContentType() string {
 	return ""
 }
 
+// RefundPaymentResponse200Headers the declared response headers of an HTTP 200 response for RefundPayment
+type RefundPaymentResponse200Headers struct {
+	XRequestId *string
+}
+
+// RefundPaymentResponseDefaultHeaders the declared response headers of an HTTP default response for RefundPayment
+type RefundPaymentResponseDefaultHeaders struct {
+	XRequestId *string
+}
+
+type RefundPaymentResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *PaymentResponse
+	// JSONDefault the response for an HTTP default `application/json` response
+	JSONDefault *Error
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *RefundPaymentResponse200Headers
+	// HeadersDefault the parsed response headers for an HTTP default response
+	HeadersDefault *RefundPaymentResponseDefaultHeaders
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r RefundPaymentResponse) GetJSON200() *PaymentResponse {
+	return r.JSON200
+}
+
+// GetJSONDefault returns the response for an HTTP default `application/json` response
+func (r RefundPaymentResponse) GetJSONDefault() *Error {
+	return r.JSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r RefundPaymentResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r RefundPaymentResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r RefundPaymentResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r RefundPaymentResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 // RetryPaymentResponse200Headers the declared response headers of an HTTP 200 response for RetryPayment
 type RetryPaymentResponse200Headers struct {
 	XRequestId *string
@@ -16040,6 +17372,68 @@ func (r ReversePaymentResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r ReversePaymentResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// SettlementsReportResponse200Headers the declared response headers of an HTTP 200 response for SettlementsReport
+type SettlementsReportResponse200Headers struct {
+	XRequestId *string
+}
+
+// SettlementsReportResponseDefaultHeaders the declared response headers of an HTTP default response for SettlementsReport
+type SettlementsReportResponseDefaultHeaders struct {
+	XRequestId *string
+}
+
+type SettlementsReportResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *SettlementReport
+	// JSONDefault the response for an HTTP default `application/json` response
+	JSONDefault *Error
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *SettlementsReportResponse200Headers
+	// HeadersDefault the parsed response headers for an HTTP default response
+	HeadersDefault *SettlementsReportResponseDefaultHeaders
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r SettlementsReportResponse) GetJSON200() *SettlementReport {
+	return r.JSON200
+}
+
+// GetJSONDefault returns the response for an HTTP default `application/json` response
+func (r SettlementsReportResponse) GetJSONDefault() *Error {
+	return r.JSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r SettlementsReportResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r SettlementsReportResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r SettlementsReportResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r SettlementsReportResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -16598,6 +17992,68 @@ func (r GetSubscriptionResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r GetSubscriptionResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// UpdateSubscriptionResponse200Headers the declared response headers of an HTTP 200 response for UpdateSubscription
+type UpdateSubscriptionResponse200Headers struct {
+	XRequestId *string
+}
+
+// UpdateSubscriptionResponseDefaultHeaders the declared response headers of an HTTP default response for UpdateSubscription
+type UpdateSubscriptionResponseDefaultHeaders struct {
+	XRequestId *string
+}
+
+type UpdateSubscriptionResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *SubscriptionResponse
+	// JSONDefault the response for an HTTP default `application/json` response
+	JSONDefault *Error
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *UpdateSubscriptionResponse200Headers
+	// HeadersDefault the parsed response headers for an HTTP default response
+	HeadersDefault *UpdateSubscriptionResponseDefaultHeaders
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r UpdateSubscriptionResponse) GetJSON200() *SubscriptionResponse {
+	return r.JSON200
+}
+
+// GetJSONDefault returns the response for an HTTP default `application/json` response
+func (r UpdateSubscriptionResponse) GetJSONDefault() *Error {
+	return r.JSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r UpdateSubscriptionResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r UpdateSubscriptionResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r UpdateSubscriptionResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r UpdateSubscriptionResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -17276,6 +18732,21 @@ func (c *ClientWithResponses) ListAuditEventsWithResponse(ctx context.Context, p
 	return ParseListAuditEventsResponse(rsp)
 }
 
+// ListBalanceTransactionsWithResponse List the ledger's lines, newest first
+//
+// One line per money movement of the key's environment: each payment's movement (debit, credit, refund, reversal), each return, and each dishonored return's return and dishonor. GET /v2/balances' available and pending are the sums of the available and pending lines.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v2/balance-transactions (the `ListBalanceTransactions` operationId).
+func (c *ClientWithResponses) ListBalanceTransactionsWithResponse(ctx context.Context, params *ListBalanceTransactionsParams, reqEditors ...RequestEditorFn) (*ListBalanceTransactionsResponse, error) {
+	rsp, err := c.ListBalanceTransactions(ctx, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseListBalanceTransactionsResponse(rsp)
+}
+
 // GetBalancesWithResponse Get the money in flight and at risk
 //
 // Per environment (the key's): the pending debits and credits, and the processed debits whose unauthorized-return window is still open (at_risk_debits), in dollars.
@@ -17379,7 +18850,7 @@ func (c *ClientWithResponses) GetCustomerWithResponse(ctx context.Context, userI
 
 // UpdateCustomerWithBodyWithResponse Update a customer (partial)
 //
-// Changes only the fields given, under the creation rules; an empty business_name removes it. Records customer.updated when anything changed.
+// Changes only the fields given, under the creation rules; an empty business_name removes it. Records customer.updated when anything changed. metadata is merged into the customer's (a key set to "" is removed).
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -17394,7 +18865,7 @@ func (c *ClientWithResponses) UpdateCustomerWithBodyWithResponse(ctx context.Con
 
 // UpdateCustomerWithResponse Update a customer (partial)
 //
-// Changes only the fields given, under the creation rules; an empty business_name removes it. Records customer.updated when anything changed.
+// Changes only the fields given, under the creation rules; an empty business_name removes it. Records customer.updated when anything changed. metadata is merged into the customer's (a key set to "" is removed).
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -17843,6 +19314,36 @@ func (c *ClientWithResponses) GetPaymentWithResponse(ctx context.Context, id str
 	return ParseGetPaymentResponse(rsp)
 }
 
+// UpdatePaymentWithBodyWithResponse Update a payment's metadata
+//
+// Merges metadata into the payment's (a key set to "" is removed) and answers the payment. Over a limit: 400 invalid_request (param metadata), nothing written.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v2/payments/{id} (the `UpdatePayment` operationId).
+func (c *ClientWithResponses) UpdatePaymentWithBodyWithResponse(ctx context.Context, id string, params *UpdatePaymentParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*UpdatePaymentResponse, error) {
+	rsp, err := c.UpdatePaymentWithBody(ctx, id, params, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseUpdatePaymentResponse(rsp)
+}
+
+// UpdatePaymentWithResponse Update a payment's metadata
+//
+// Merges metadata into the payment's (a key set to "" is removed) and answers the payment. Over a limit: 400 invalid_request (param metadata), nothing written.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v2/payments/{id} (the `UpdatePayment` operationId).
+func (c *ClientWithResponses) UpdatePaymentWithResponse(ctx context.Context, id string, params *UpdatePaymentParams, body UpdatePaymentJSONRequestBody, reqEditors ...RequestEditorFn) (*UpdatePaymentResponse, error) {
+	rsp, err := c.UpdatePayment(ctx, id, params, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseUpdatePaymentResponse(rsp)
+}
+
 // CancelPaymentWithBodyWithResponse Cancel a pending payment
 //
 // A pending payment becomes canceled (settled_at is the time of the cancel) and payment.canceled is recorded: in sandbox before it settles, in production before it is written into an ACH file (409 conflict afterwards). Canceling a canceled payment returns it.
@@ -17886,6 +19387,36 @@ func (c *ClientWithResponses) GetPaymentEvidenceWithResponse(ctx context.Context
 		return nil, err
 	}
 	return ParseGetPaymentEvidenceResponse(rsp)
+}
+
+// RefundPaymentWithBodyWithResponse Refund a processed debit
+//
+// Refunds a processed debit, within 180 days after its settlement date, for amount (default: all that remains); the refunds of a debit that are not canceled or failed total at most its amount. The refund is a new pending credit to the same funding source with refund_of naming the debit; it is created like any credit (the originator's limits, sanctions screening and fraud rules apply: it may be refused or held). The refund is answered; payment.refunded fires with the debit, whose refunded_amount counts it. Otherwise 409 refund_not_allowed with reason: not_a_debit, not_processed (pending, failed, held or canceled), refund_window_closed, over_remaining_amount (with remaining). A refunded debit that is later returned as unauthorized (R05 R07 R10 R11 R29 R51) after a refund left raises a refund_then_return alert (GET /v2/compliance/monitoring).
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v2/payments/{id}/refund (the `RefundPayment` operationId).
+func (c *ClientWithResponses) RefundPaymentWithBodyWithResponse(ctx context.Context, id string, params *RefundPaymentParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*RefundPaymentResponse, error) {
+	rsp, err := c.RefundPaymentWithBody(ctx, id, params, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseRefundPaymentResponse(rsp)
+}
+
+// RefundPaymentWithResponse Refund a processed debit
+//
+// Refunds a processed debit, within 180 days after its settlement date, for amount (default: all that remains); the refunds of a debit that are not canceled or failed total at most its amount. The refund is a new pending credit to the same funding source with refund_of naming the debit; it is created like any credit (the originator's limits, sanctions screening and fraud rules apply: it may be refused or held). The refund is answered; payment.refunded fires with the debit, whose refunded_amount counts it. Otherwise 409 refund_not_allowed with reason: not_a_debit, not_processed (pending, failed, held or canceled), refund_window_closed, over_remaining_amount (with remaining). A refunded debit that is later returned as unauthorized (R05 R07 R10 R11 R29 R51) after a refund left raises a refund_then_return alert (GET /v2/compliance/monitoring).
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v2/payments/{id}/refund (the `RefundPayment` operationId).
+func (c *ClientWithResponses) RefundPaymentWithResponse(ctx context.Context, id string, params *RefundPaymentParams, body RefundPaymentJSONRequestBody, reqEditors ...RequestEditorFn) (*RefundPaymentResponse, error) {
+	rsp, err := c.RefundPayment(ctx, id, params, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseRefundPaymentResponse(rsp)
 }
 
 // RetryPaymentWithBodyWithResponse Present a returned debit again
@@ -17946,6 +19477,21 @@ func (c *ClientWithResponses) ReversePaymentWithResponse(ctx context.Context, id
 		return nil, err
 	}
 	return ParseReversePaymentResponse(rsp)
+}
+
+// SettlementsReportWithResponse The payments settled on a day
+//
+// The payments (processed or failed) whose settlement date is date, oldest first, with amount, trace number, metadata and the bank statement line their file's settlement was reconciled with. Accept: text/csv answers CSV (RFC 4180) with a header row, amounts as decimals (12.34) and metadata as its JSON object. A date that is not YYYY-MM-DD: 400 invalid_request (param date).
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v2/reports/settlements (the `SettlementsReport` operationId).
+func (c *ClientWithResponses) SettlementsReportWithResponse(ctx context.Context, params *SettlementsReportParams, reqEditors ...RequestEditorFn) (*SettlementsReportResponse, error) {
+	rsp, err := c.SettlementsReport(ctx, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseSettlementsReportResponse(rsp)
 }
 
 // SandboxMicroDepositsWithResponse Read the micro-deposit amounts, or the instant code (sandbox keys only)
@@ -18165,6 +19711,36 @@ func (c *ClientWithResponses) GetSubscriptionWithResponse(ctx context.Context, i
 		return nil, err
 	}
 	return ParseGetSubscriptionResponse(rsp)
+}
+
+// UpdateSubscriptionWithBodyWithResponse Update a subscription's metadata
+//
+// Merges metadata into the subscription's (a key set to "" is removed) and answers the subscription.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v2/subscriptions/{id} (the `UpdateSubscription` operationId).
+func (c *ClientWithResponses) UpdateSubscriptionWithBodyWithResponse(ctx context.Context, id string, params *UpdateSubscriptionParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*UpdateSubscriptionResponse, error) {
+	rsp, err := c.UpdateSubscriptionWithBody(ctx, id, params, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseUpdateSubscriptionResponse(rsp)
+}
+
+// UpdateSubscriptionWithResponse Update a subscription's metadata
+//
+// Merges metadata into the subscription's (a key set to "" is removed) and answers the subscription.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v2/subscriptions/{id} (the `UpdateSubscription` operationId).
+func (c *ClientWithResponses) UpdateSubscriptionWithResponse(ctx context.Context, id string, params *UpdateSubscriptionParams, body UpdateSubscriptionJSONRequestBody, reqEditors ...RequestEditorFn) (*UpdateSubscriptionResponse, error) {
+	rsp, err := c.UpdateSubscription(ctx, id, params, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseUpdateSubscriptionResponse(rsp)
 }
 
 // CancelSubscriptionWithBodyWithResponse Cancel a subscription
@@ -18771,6 +20347,62 @@ func ParseListAuditEventsResponse(rsp *http.Response) (*ListAuditEventsResponse,
 		response.Headers200 = &headers
 	case true:
 		var headers ListAuditEventsResponseDefaultHeaders
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.HeadersDefault = &headers
+	}
+
+	return response, nil
+}
+
+// ParseListBalanceTransactionsResponse parses an HTTP response from a ListBalanceTransactionsWithResponse call
+func ParseListBalanceTransactionsResponse(rsp *http.Response) (*ListBalanceTransactionsResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ListBalanceTransactionsResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest BalanceTransactionList
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSONDefault = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers ListBalanceTransactionsResponse200Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers200 = &headers
+	case true:
+		var headers ListBalanceTransactionsResponseDefaultHeaders
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -20266,6 +21898,62 @@ func ParseGetPaymentResponse(rsp *http.Response) (*GetPaymentResponse, error) {
 	return response, nil
 }
 
+// ParseUpdatePaymentResponse parses an HTTP response from a UpdatePaymentWithResponse call
+func ParseUpdatePaymentResponse(rsp *http.Response) (*UpdatePaymentResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &UpdatePaymentResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest PaymentResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSONDefault = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers UpdatePaymentResponse200Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers200 = &headers
+	case true:
+		var headers UpdatePaymentResponseDefaultHeaders
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.HeadersDefault = &headers
+	}
+
+	return response, nil
+}
+
 // ParseCancelPaymentResponse parses an HTTP response from a CancelPaymentWithResponse call
 func ParseCancelPaymentResponse(rsp *http.Response) (*CancelPaymentResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
@@ -20378,6 +22066,62 @@ func ParseGetPaymentEvidenceResponse(rsp *http.Response) (*GetPaymentEvidenceRes
 	return response, nil
 }
 
+// ParseRefundPaymentResponse parses an HTTP response from a RefundPaymentWithResponse call
+func ParseRefundPaymentResponse(rsp *http.Response) (*RefundPaymentResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &RefundPaymentResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest PaymentResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSONDefault = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers RefundPaymentResponse200Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers200 = &headers
+	case true:
+		var headers RefundPaymentResponseDefaultHeaders
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.HeadersDefault = &headers
+	}
+
+	return response, nil
+}
+
 // ParseRetryPaymentResponse parses an HTTP response from a RetryPaymentWithResponse call
 func ParseRetryPaymentResponse(rsp *http.Response) (*RetryPaymentResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
@@ -20477,6 +22221,65 @@ func ParseReversePaymentResponse(rsp *http.Response) (*ReversePaymentResponse, e
 		response.Headers200 = &headers
 	case true:
 		var headers ReversePaymentResponseDefaultHeaders
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.HeadersDefault = &headers
+	}
+
+	return response, nil
+}
+
+// ParseSettlementsReportResponse parses an HTTP response from a SettlementsReportWithResponse call
+func ParseSettlementsReportResponse(rsp *http.Response) (*SettlementsReportResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &SettlementsReportResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest SettlementReport
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSONDefault = &dest
+
+	case rsp.StatusCode == 200:
+		// Content-type (text/csv) unsupported
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers SettlementsReportResponse200Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers200 = &headers
+	case true:
+		var headers SettlementsReportResponseDefaultHeaders
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -20981,6 +22784,62 @@ func ParseGetSubscriptionResponse(rsp *http.Response) (*GetSubscriptionResponse,
 		response.Headers200 = &headers
 	case true:
 		var headers GetSubscriptionResponseDefaultHeaders
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.HeadersDefault = &headers
+	}
+
+	return response, nil
+}
+
+// ParseUpdateSubscriptionResponse parses an HTTP response from a UpdateSubscriptionWithResponse call
+func ParseUpdateSubscriptionResponse(rsp *http.Response) (*UpdateSubscriptionResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &UpdateSubscriptionResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest SubscriptionResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSONDefault = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers UpdateSubscriptionResponse200Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers200 = &headers
+	case true:
+		var headers UpdateSubscriptionResponseDefaultHeaders
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {

@@ -64,6 +64,16 @@ func TestREADMEQuickstartRunsAgainstMakeRun(t *testing.T) {
 		t.Fatalf("the walkthrough failed (%v):\n%s\n--- script ---\n%s", err, out, script)
 	}
 	t.Logf("walkthrough output (%s):\n%s", time.Since(start).Round(time.Millisecond), out)
+	// The ledger's part ran: a refund, one refused over the rest, the
+	// balance transactions and the day's settlements as CSV.
+	for _, want := range []string{"/refund", "/v2/balance-transactions", "/v2/reports/settlements", "metadata%5Border_id%5D"} {
+		if !strings.Contains(script, want) {
+			t.Errorf("the walkthrough does not call %s", want)
+		}
+	}
+	if !strings.Contains(out, "over the rest: refused") || !strings.Contains(out, `"refund_of":"pay_`) || !strings.Contains(out, ",debit,25.00,") {
+		t.Errorf("the walkthrough's refund and settlements report did not answer as documented:\n%s", out)
+	}
 
 	// The checks in the script bite: the same script with a wrong path
 	// must fail, or a broken README would pass.

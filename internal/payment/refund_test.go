@@ -1,0 +1,241 @@
+package payment_test
+
+import (
+	"encoding/json"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/fundsource/fundsource/internal/core/calendar"
+	"github.com/fundsource/fundsource/internal/core/errs"
+	"github.com/fundsource/fundsource/internal/core/event"
+	"github.com/fundsource/fundsource/internal/core/tenant"
+	"github.com/fundsource/fundsource/internal/payment"
+	"github.com/fundsource/fundsource/internal/testing/fixture"
+)
+
+// wantRefundRefused checks that err is refund_not_allowed for reason.
+func wantRefundRefused(t *testing.T, err error, reason string) {
+	t.Helper()
+	e, ok := errs.As(err)
+	if !ok || e.Code != errs.RefundNotAllowed || e.Details["reason"] != reason {
+		t.Errorf("refund: %v, want refund_not_allowed for %s", err, reason)
+	}
+}
+
+// TestRefundRuleAtItsEdges: a processed debit is refunded on the 180th
+// day after its settlement and not the 181st, for its remaining amount
+// and not a cent more; a credit, a pending and a failed debit are not.
+func TestRefundRuleAtItsEdges(t *testing.T) {
+	settled := time.Date(2026, 3, 2, 0, 0, 0, 0, time.UTC)
+	debit := payment.Payment{Direction: payment.Debit, Status: payment.Processed, Cents: 5000, Amount: "50.00", RefundedCents: 2000}
+	facts := func(p payment.Payment, day int, cents int64) payment.RefundFacts {
+		return payment.RefundFacts{Payment: p, Settled: settled, HasSettle: true, Today: settled.AddDate(0, 0, day), Cents: cents}
+	}
+	if err := payment.RefundRule(facts(debit, 180, 3000)); err != nil {
+		t.Errorf("day 180, the remaining amount: %v, want allowed", err)
+	}
+	wantRefundRefused(t, payment.RefundRule(facts(debit, 181, 100)), payment.RefundWindowClosed)
+	wantRefundRefused(t, payment.RefundRule(facts(debit, 10, 3001)), payment.RefundOverRemaining)
+	credit := debit
+	credit.Direction = payment.Credit
+	wantRefundRefused(t, payment.RefundRule(facts(credit, 1, 100)), payment.RefundNotDebit)
+	for _, st := range []payment.Status{payment.Pending, payment.Failed, payment.Held, payment.Voided} {
+		p := debit
+		p.Status = st
+		wantRefundRefused(t, payment.RefundRule(facts(p, 1, 100)), payment.RefundNotProcessed)
+	}
+	e, _ := errs.As(payment.RefundRule(facts(debit, 10, 3001)))
+	if e == nil || e.Details["remaining"] != "30.00" {
+		t.Errorf("over the remaining amount: %+v, want remaining 30.00", e)
+	}
+}
+
+// refundable is a processed sandbox debit of amount.
+func refundable(t *testing.T, f *fixture.Fixture, scope tenant.Scope, account, amount string) payment.Payment {
+	t.Helper()
+	d := sandboxDebit(t, f, scope, f.VerifiedSource(scope, f.Customer(scope), account).ID, amount)
+	settle(t, f)
+	return d
+}
+
+func refund(f *fixture.Fixture, scope tenant.Scope, id, amount string) (payment.Payment, error) {
+	in := payment.RefundInput{}
+	if amount != "" {
+		in.Amount = json.RawMessage(`"` + amount + `"`)
+	}
+	return f.Payments.Refund(ctx, scope, id, in)
+}
+
+// TestARefundIsACreditToTheSameSource: a refund is a pending credit to
+// the debit's source naming it; the debit carries refunded_amount and
+// payment.refunded fires with it; the remaining amount is refunded
+// without naming it, and then not a cent more; nothing over is stored.
+func TestARefundIsACreditToTheSameSource(t *testing.T) {
+	t.Parallel()
+	f := fixture.New(t)
+	scope := f.Sandbox("Acme")
+	d := refundable(t, f, scope, "444455556666", "50.00")
+	reason := "  returned the goods  "
+	r, err := f.Payments.Refund(ctx, scope, d.ID, payment.RefundInput{Amount: json.RawMessage(`"20.00"`), Reason: &reason})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Direction != payment.Credit || r.Cents != 2000 || r.SourceID != d.SourceID || r.RefundOf == nil || *r.RefundOf != d.ID ||
+		r.RefundReason == nil || *r.RefundReason != "returned the goods" || r.Status != payment.Pending {
+		t.Fatalf("refund = %+v", r)
+	}
+	if got, err := f.Payments.Get(ctx, scope, r.ID); err != nil || got.RefundOf == nil || *got.RefundOf != d.ID {
+		t.Errorf("refund read back = %+v, %v", got, err)
+	}
+	if got, err := f.Payments.Get(ctx, scope, d.ID); err != nil || got.RefundedAmount == nil || *got.RefundedAmount != "20.00" {
+		t.Errorf("debit read back: refunded_amount %v, %v; want 20.00", got.RefundedAmount, err)
+	}
+	var n int
+	if err := f.SQL().Get(&n, `SELECT count(*) FROM events WHERE type = $1 AND data->>'payment_id' = $2 AND data->>'refunded_amount' = '20.00'`,
+		event.PaymentRefunded, d.ID); err != nil || n != 1 {
+		t.Errorf("payment.refunded events = %d, %v; want 1", n, err)
+	}
+	wantRefundRefused(t, func() error { _, err := refund(f, scope, d.ID, "30.01"); return err }(), payment.RefundOverRemaining)
+	rest, err := refund(f, scope, d.ID, "")
+	if err != nil || rest.Cents != 3000 {
+		t.Fatalf("refund of the rest = %+v, %v; want 30.00", rest, err)
+	}
+	wantRefundRefused(t, func() error { _, err := refund(f, scope, d.ID, "0.01"); return err }(), payment.RefundOverRemaining)
+	wantRefundRefused(t, func() error { _, err := refund(f, scope, d.ID, ""); return err }(), payment.RefundOverRemaining)
+	wantRefundRefused(t, func() error { _, err := refund(f, scope, r.ID, ""); return err }(), payment.RefundNotDebit)
+	if err := f.SQL().Get(&n, `SELECT count(*) FROM payments WHERE refund_of = $1`, d.ID); err != nil || n != 2 {
+		t.Errorf("refunds stored = %d, %v; want 2", n, err)
+	}
+	pending := sandboxDebit(t, f, scope, d.SourceID, "5.00")
+	wantRefundRefused(t, func() error { _, err := refund(f, scope, pending.ID, ""); return err }(), payment.RefundNotProcessed)
+	if _, err := refund(f, scope, "pay_unknown", ""); !errs.Is(err, errs.PaymentNotFound) {
+		t.Errorf("unknown payment: %v", err)
+	}
+	long := string(make([]rune, 501))
+	if _, err := f.Payments.Refund(ctx, scope, d.ID, payment.RefundInput{Reason: &long}); !errs.Is(err, errs.InvalidRequest) {
+		t.Errorf("a reason of 501: %v, want invalid_request", err)
+	}
+}
+
+// TestARefundIsJudgedAsACredit: the originator's daily credit limit
+// refuses a refund over it, and nothing is stored.
+func TestARefundIsJudgedAsACredit(t *testing.T) {
+	t.Parallel()
+	f := fixture.New(t)
+	scope := f.Sandbox("Acme")
+	d := refundable(t, f, scope, "444455556666", "50.00")
+	setLimits(t, f, scope, "1000.00", "5000.00", "10.00")
+	_, err := refund(f, scope, d.ID, "10.01")
+	if !errs.Is(err, errs.LimitExceeded) {
+		t.Errorf("refund over the daily credit limit: %v, want limit_exceeded", err)
+	}
+	var n int
+	if err := f.SQL().Get(&n, `SELECT count(*) FROM payments WHERE refund_of = $1`, d.ID); err != nil || n != 0 {
+		t.Errorf("refunds stored = %d, %v; want none", n, err)
+	}
+	if _, err := refund(f, scope, d.ID, "10.00"); err != nil {
+		t.Errorf("refund at the limit: %v", err)
+	}
+}
+
+// TestTheRefundWindowIs180Days: settled 180 days ago, a debit is
+// refunded; 181 days ago, it is not.
+func TestTheRefundWindowIs180Days(t *testing.T) {
+	t.Parallel()
+	f := fixture.New(t)
+	scope := f.Sandbox("Acme")
+	today := calendar.DateOf(f.Clock.Now())
+	for _, c := range []struct {
+		days int
+		ok   bool
+	}{{180, true}, {181, false}} {
+		d := refundable(t, f, scope, "44445555"+string(rune('0'+c.days%10))+"666", "10.00")
+		if _, err := f.SQL().Exec(`UPDATE payments SET settlement_date = $1 WHERE id = $2`,
+			today.AddDate(0, 0, -c.days).Format(time.DateOnly), d.ID); err != nil {
+			t.Fatal(err)
+		}
+		_, err := refund(f, scope, d.ID, "")
+		if c.ok && err != nil {
+			t.Errorf("day %d: %v, want refunded", c.days, err)
+		}
+		if !c.ok {
+			wantRefundRefused(t, err, payment.RefundWindowClosed)
+		}
+	}
+}
+
+// TestTwoRefundsRaceForTheLastDollar: of two refunds of the whole
+// remaining dollar at once, one is stored and the other refused.
+func TestTwoRefundsRaceForTheLastDollar(t *testing.T) {
+	t.Parallel()
+	f := fixture.New(t)
+	scope := f.Sandbox("Acme")
+	d := refundable(t, f, scope, "444455556666", "1.00")
+	var wg sync.WaitGroup
+	results := make([]error, 2)
+	for i := range results {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			_, results[i] = refund(f, scope, d.ID, "1.00")
+		}()
+	}
+	wg.Wait()
+	won := 0
+	for _, err := range results {
+		switch {
+		case err == nil:
+			won++
+		default:
+			wantRefundRefused(t, err, payment.RefundOverRemaining)
+		}
+	}
+	var n int
+	if err := f.SQL().Get(&n, `SELECT count(*) FROM payments WHERE refund_of = $1`, d.ID); err != nil || n != 1 || won != 1 {
+		t.Errorf("refunds stored = %d, %v, %d won; want exactly one", n, err, won)
+	}
+}
+
+// TestARefundedDebitReturnedUnauthorizedAlerts: a debit returned R10
+// after its refund left raises refund_then_return, which the monitoring
+// report counts; one returned R01 does not, nor one whose refund had not
+// left.
+func TestARefundedDebitReturnedUnauthorizedAlerts(t *testing.T) {
+	t.Parallel()
+	f := fixture.New(t)
+	scope := f.Sandbox("Acme")
+	left := refundable(t, f, scope, "444455556666", "40.00")
+	insufficient := refundable(t, f, scope, "444455557777", "40.00")
+	for _, id := range []string{left.ID, insufficient.ID} {
+		if _, err := refund(f, scope, id, "10.00"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	settle(t, f)
+	waiting := refundable(t, f, scope, "444455558888", "40.00")
+	if _, err := refund(f, scope, waiting.ID, "10.00"); err != nil {
+		t.Fatal(err)
+	}
+	for id, code := range map[string]string{left.ID: "R10", insufficient.ID: "R01", waiting.ID: "R05"} {
+		if _, err := f.Consequences.SimulateReturn(ctx, scope, id, code); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var alerted []string
+	if err := f.SQL().Select(&alerted, `SELECT payment_id FROM fraud_alerts WHERE rule_id = $1`, payment.AlertRefundThenReturn); err != nil ||
+		len(alerted) != 1 || alerted[0] != left.ID {
+		t.Errorf("refund_then_return alerts = %v, %v; want one, of %s", alerted, err, left.ID)
+	}
+	m, err := f.Payments.Monitoring(ctx, scope)
+	if err != nil {
+		t.Fatal(err)
+	}
+	found := false
+	for _, a := range m.Alerts {
+		found = found || (a.RuleID == payment.AlertRefundThenReturn && a.Alerts == 1)
+	}
+	if n, err := f.Payments.RefundedThenReturned(ctx, scope); !found || n != 1 || err != nil {
+		t.Errorf("monitoring alerts = %+v, counted %d, %v; want refund_then_return 1", m.Alerts, n, err)
+	}
+}

@@ -42,7 +42,7 @@ func (s *Service) SettleDue(ctx context.Context) (int, error) {
 					}
 					continue
 				}
-				code = SandboxReturnCode(p.Cents)
+				code = SandboxReturnCode(p.Cents, p.RetryOf != nil)
 			}
 			if err := s.finish(ctx, tx, p, code); err != nil {
 				return 0, 0, err

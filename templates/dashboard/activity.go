@@ -77,7 +77,24 @@ type Payment struct {
 	Reversal   *ReversalView
 	// Finality is when it left and until when it may come back.
 	Finality Finality
+	// Actions are the forms the payment's state allows.
+	Actions PaymentActions
 }
+
+// PaymentActions are what a merchant may do with a payment from its page,
+// each a form posted to the service method the API calls; the service
+// still decides, and its refusal is shown as the API words it.
+type PaymentActions struct {
+	Cancel  bool // held or pending
+	Retry   bool // a failed one-off debit returned R01 or R09
+	Reverse bool // pending or processed, not a reversal, not reversed
+	Return  bool // sandbox: pending or processed
+	// ReverseReasons and ReturnCodes are the selects' options.
+	ReverseReasons, ReturnCodes []Option
+}
+
+// Any reports whether some action applies.
+func (a PaymentActions) Any() bool { return a.Cancel || a.Retry || a.Reverse || a.Return }
 
 // PaymentLink names another payment of the page: its id, status and what
 // it is ("attempt 2").

@@ -227,6 +227,7 @@ type Source struct {
 
 	Sandbox       bool     // the sandbox's simulation buttons are shown
 	ReturnCodes   []Option // the codes a simulated return offers
+	ChangeCodes   []Option // sandbox: the change codes a simulated notification of change offers
 	Payments      []PaymentRow
 	Subscriptions []SubscriptionRow
 	Mandates      []MandateRow

@@ -170,7 +170,8 @@ func (s *Surface) paymentPage(c *gin.Context) {
 		s.Fail(c, err)
 		return
 	}
-	v := view.Payment{PaymentRow: paymentRow(p), SourceID: p.SourceID, CustomerID: p.CustomerID, Finality: finalityOf(p)}
+	v := view.Payment{PaymentRow: paymentRow(p), SourceID: p.SourceID, CustomerID: p.CustomerID, Finality: finalityOf(p),
+		Actions: actionsOf(current(c).Scope, p)}
 	if p.Description != nil {
 		v.Description = *p.Description
 	}

@@ -9,7 +9,6 @@ import (
 
 	"github.com/gin-gonic/gin"
 
-	"github.com/fundsource/fundsource/internal/core/achcode"
 	"github.com/fundsource/fundsource/internal/core/money"
 	"github.com/fundsource/fundsource/internal/core/paging"
 	"github.com/fundsource/fundsource/internal/core/tenant"
@@ -204,8 +203,9 @@ func (s *Surface) sourcePage(c *gin.Context) {
 func (s *Surface) addPayments(c *gin.Context, v *view.Source) error {
 	ctx, scope := c.Request.Context(), current(c).Scope
 	v.Sandbox = scope.Env == tenant.Sandbox
-	for _, code := range achcode.Known() {
-		v.ReturnCodes = append(v.ReturnCodes, view.Option{Value: code, Label: code + " " + achcode.Reason(code)})
+	v.ReturnCodes = returnCodeOptions()
+	if v.Sandbox {
+		v.ChangeCodes = changeCodeOptions()
 	}
 	pays, _, err := s.payments.List(ctx, scope, v.ID, paging.Page{Limit: listSize})
 	if err != nil {
@@ -281,7 +281,11 @@ func (s *Surface) simulatePaymentReturn(c *gin.Context) {
 		return
 	}
 	_, err = s.payments.SimulateReturn(ctx, scope, p.ID, code)
-	s.done(c, err, "Sandbox: payment "+p.ID+" came back with "+code+".", "/dashboard/funding-sources/"+p.SourceID)
+	back := "/dashboard/funding-sources/" + p.SourceID
+	if c.PostForm("back") == "payment" {
+		back = paymentPath(p.ID)
+	}
+	s.done(c, err, "Sandbox: payment "+p.ID+" came back with "+code+".", back)
 }
 
 func (s *Surface) advanceSubscription(c *gin.Context) {

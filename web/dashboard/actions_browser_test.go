@@ -1,8 +1,7 @@
 package dashboard_test
 
 import (
-	"context"
-	"encoding/json"
+		"encoding/json"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -13,15 +12,6 @@ import (
 	"github.com/fundsource/fundsource/internal/testing/webtest"
 	"github.com/playwright-community/playwright-go"
 )
-
-// settle lets the sandbox's settle delay pass and settles what is due.
-func settle(t *testing.T, h *webtest.Harness) {
-	t.Helper()
-	h.Clock.Advance(h.Cfg.PaymentSettleDelay)
-	if _, err := h.Payments.SettleDue(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-}
 
 // open opens the action's disclosure (the confirmation step) by its summary.
 func open(t *testing.T, tb *webtest.Tab, summary string) {
@@ -45,7 +35,7 @@ func TestBrowserDashboardPaymentActions(t *testing.T) {
 	user := h.Customer(key)
 	src := h.VerifiedSource(key, user, "222222222")
 	orig := th.WantOK(t, h.Post("/v2/payments", key, th.PaymentBody(src, `"13.91"`, "debit")))["payment_id"].(string)
-	settle(t, h)
+	webtest.SettleSandbox(t, h)
 
 	for _, width := range []int{1280, 390} {
 		t.Run(fmt.Sprint(width), func(t *testing.T) {
@@ -127,7 +117,7 @@ func TestBrowserDashboardPaymentActions(t *testing.T) {
 	}
 	id := retry["payment_id"].(string)
 	tb.WantText(id)
-	settle(t, h)
+	webtest.SettleSandbox(t, h)
 	if got := th.WantOK(t, h.Get("/v2/payments/"+id, key))["status"]; got != "processed" {
 		t.Fatalf("the retry of 13.91 = %v, want processed", got)
 	}
@@ -150,7 +140,7 @@ func TestBrowserDashboardPaymentActions(t *testing.T) {
 	late := th.WantOK(t, h.Post("/v2/payments", key, th.PaymentBody(src, `"6.00"`, "debit")))["payment_id"].(string)
 	tb.Open(srv.URL + "/dashboard/payments/" + late)
 	open(t, tb, "Cancel this payment")
-	settle(t, h) // processed meanwhile: no longer canceled
+	webtest.SettleSandbox(t, h) // processed meanwhile: no longer canceled
 	again := h.Post("/v2/payments/"+late+"/cancel", key, "")
 	var refusal struct {
 		Error struct {

@@ -1,7 +1,7 @@
 package dashboard_test
 
 import (
-		"encoding/json"
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"net/url"

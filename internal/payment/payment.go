@@ -243,7 +243,10 @@ func (s *Service) List(ctx context.Context, scope tenant.Scope, sourceID string,
 // Filter narrows a list of payments or subscriptions; an empty field
 // matches everything.
 type Filter struct {
-	SourceID  string
+	SourceID string
+	// CustomerID narrows to the payments (subscriptions) of the
+	// customer's sources; "" for every customer.
+	CustomerID string
 	Status    string    // a payment's Status, or a subscription's
 	Direction Direction // payments only
 }

@@ -56,6 +56,20 @@ type BankAnswer struct {
 type PaymentListRow struct {
 	PaymentRow
 	SourceID string
+	Party
+	Description string
+	Code        string   // the return code of a failed payment, "" otherwise
+	Marks       []string // "reversed", "reversal", "retry, attempt 2"
+}
+
+// Party names a payment's or an event's customer and bank account for
+// people; empty when the source is unknown (another environment's).
+type Party struct {
+	CustomerID, Customer string
+	Bank, Account        string // "JPMorgan Chase Bank", "Checking •••• 6789"
+	// Sanctions: the customer's name resembles one on the SDN list
+	// (a potential match not yet cleared).
+	Sanctions bool
 }
 
 // Payment is one payment's page.
@@ -79,6 +93,7 @@ type Payment struct {
 	Finality Finality
 	// Actions are the forms the payment's state allows.
 	Actions PaymentActions
+	Party
 }
 
 // PaymentActions are what a merchant may do with a payment from its page,

@@ -417,10 +417,24 @@ func (tb *Tab) Fill(label, value string) {
 	}
 }
 
-// Click presses the button or link with the accessible name.
+// Click presses the button or link with the accessible name. A link of
+// the navigation that a phone folds into its menu is pressed there, the
+// menu opened first.
 func (tb *Tab) Click(role, name string) {
 	tb.t.Helper()
-	err := tb.Page.GetByRole(playwright.AriaRole(role), playwright.PageGetByRoleOptions{Name: name, Exact: playwright.Bool(true)}).First().Click()
+	target := tb.Page.GetByRole(playwright.AriaRole(role), playwright.PageGetByRoleOptions{Name: name, Exact: playwright.Bool(true)}).First()
+	if visible, _ := target.IsVisible(); !visible && role == "link" {
+		menu := tb.Page.Locator(".phone-nav")
+		if shown, _ := menu.Locator("summary").IsVisible(); shown {
+			if open, _ := menu.GetAttribute("open"); open == "" {
+				if err := menu.Locator("summary").Click(); err != nil {
+					tb.Fatalf("open the menu: %v", err)
+				}
+			}
+			target = menu.GetByRole(playwright.AriaRole(role), playwright.LocatorGetByRoleOptions{Name: name, Exact: playwright.Bool(true)}).First()
+		}
+	}
+	err := target.Click()
 	if err != nil {
 		tb.Fatalf("click %s %q: %v", role, name, err)
 	}

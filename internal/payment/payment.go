@@ -247,8 +247,8 @@ type Filter struct {
 	// CustomerID narrows to the payments (subscriptions) of the
 	// customer's sources; "" for every customer.
 	CustomerID string
-	Status    string    // a payment's Status, or a subscription's
-	Direction Direction // payments only
+	Status     string    // a payment's Status, or a subscription's
+	Direction  Direction // payments only
 }
 
 // Search returns a page of payments, newest first, that match f; an

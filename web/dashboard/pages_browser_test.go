@@ -11,16 +11,17 @@ import (
 )
 
 // outsideCards lists the visible elements of the page's main content
-// whose right edge passes the right edge of the card, table region,
-// scrolling block (an event's payload) or main column around them.
+// whose right edge passes the right edge of the card, table region or
+// main column around them (an event's payload scrolls inside its block).
 const outsideCards = `(() => {
 	const out = [];
 	for (const el of document.querySelectorAll('main *')) {
 		const r = el.getBoundingClientRect();
 		if (r.width === 0 || r.height === 0) continue;
+		if (el.tagName !== 'PRE' && el.closest('pre.payload')) continue; // scrolls inside its block
 		const head = el.closest('thead');
 		if (head && head.getBoundingClientRect().width <= 1) continue; // a stacked table's header, for screen readers
-		const card = el.parentElement.closest('.card, .table-wrap, pre.payload, main');
+		const card = el.parentElement.closest('.card, .table-wrap, main');
 		const c = card.getBoundingClientRect();
 		if (r.right > c.right + 0.5) {
 			out.push(el.tagName.toLowerCase() + (el.id ? '#' + el.id : '') + '.' + el.className + ' ends at ' + Math.round(r.right) +

@@ -32,7 +32,9 @@
 // event history through an expression index on the event data's
 // funding_source_id, so it never scans the outbox. The activity pages
 // list payments, subscriptions and events with the API's own list queries
-// (status and direction filters added to them), and API requests from the
+// (status, direction and customer filters added to them), each page of
+// payments named by its customers and bank accounts in one more read by
+// primary key (funding.Service.Labels), and API requests from the
 // request log (requestlog); Home's charts come from one aggregate read
 // (overview) and are drawn on the server as SVG with a table each. The
 // Security log pages through the audit log (audit.Service.List); every

@@ -57,3 +57,37 @@ func (s *Service) Search(ctx context.Context, scope tenant.Scope, f Filter, p pa
 	}
 	return paging.Result(list, err, p)
 }
+
+// Label is what names a source to people in a list of its payments or
+// events: its customer, bank and last four digits, and the customer's
+// sanctions screening status.
+type Label struct {
+	SourceID, CustomerID, CustomerName string
+	BankName                           string // "" when the routing directory names none
+	AccountType, LastFour              string
+	Screening                          string // the customer's sanctions screening status
+}
+
+// maxLabels bounds one call of Labels: a page of a list.
+const maxLabels = 200
+
+// Labels returns the labels of the scope's sources among ids by source
+// id, in one read; ids of other scopes or unknown ones have none.
+func (s *Service) Labels(ctx context.Context, scope tenant.Scope, ids []string) (map[string]Label, error) {
+	ids = slices.Compact(slices.Sorted(slices.Values(ids)))
+	if len(ids) > maxLabels {
+		ids = ids[:maxLabels]
+	}
+	out := make(map[string]Label, len(ids))
+	if len(ids) == 0 {
+		return out, nil
+	}
+	list, err := s.store.SourceLabels(ctx, scope, ids)
+	if err != nil {
+		return nil, err
+	}
+	for _, l := range list {
+		out[l.SourceID] = l
+	}
+	return out, nil
+}

@@ -317,6 +317,9 @@ type Store interface {
 	// SearchSources returns up to p.Limit+1 sources matching f, newest
 	// first; errs.NotFound when p.StartingAfter is unknown.
 	SearchSources(ctx context.Context, scope tenant.Scope, f Filter, p paging.Page) ([]Listed, error)
+	// SourceLabels returns the label of each of the scope's sources among
+	// ids (removed ones too); unknown ids are left out.
+	SourceLabels(ctx context.Context, scope tenant.Scope, ids []string) ([]Label, error)
 	// SetStatus, InsertMicroDeposit and UpdateMicroDeposit record the
 	// events given in the same statement as the change.
 	SetStatus(ctx context.Context, scope tenant.Scope, id string, status Status, at time.Time, events ...event.Event) error

@@ -59,7 +59,7 @@ func (s *Service) SettleTx(ctx context.Context, tx Store, p Payment, stale bool)
 		if ok, err := s.ReleaseTx(ctx, tx, p); err != nil || !ok {
 			return Finished{}, err
 		}
-		code = SandboxReturnCode(p.Cents)
+		code = SandboxReturnCode(p.Cents, p.RetryOf != nil)
 	}
 	if err := s.finish(ctx, tx, p, code); err != nil {
 		return Finished{}, fmt.Errorf("settle payment %s: %w", p.ID, err)

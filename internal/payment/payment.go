@@ -263,11 +263,14 @@ func (s *Service) List(ctx context.Context, scope tenant.Scope, sourceID string,
 // Filter narrows a list of payments or subscriptions; an empty field
 // matches everything.
 type Filter struct {
-	SourceID  string
-	Status    string    // a payment's Status, or a subscription's
-	Direction Direction // payments only
-	Rail      string    // payments only: rtp, fednow or ach
-	Method    string    // payments only: standard, same_day, instant or auto
+	SourceID string
+	// CustomerID narrows to the payments (subscriptions) of the
+	// customer's sources; "" for every customer.
+	CustomerID string
+	Status     string    // a payment's Status, or a subscription's
+	Direction  Direction // payments only
+	Rail       string    // payments only: rtp, fednow or ach
+	Method     string    // payments only: standard, same_day, instant or auto
 	// Metadata holds the keys and values a payment's metadata must
 	// have (payments only).
 	Metadata metadata.Metadata

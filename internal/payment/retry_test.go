@@ -221,3 +221,38 @@ func TestSubscriptionRetriesNameTheOriginalAndKeepTo180Days(t *testing.T) {
 		t.Errorf("subscription after a return past 180 days = %+v, %v; want canceled payment_returned", got, err)
 	}
 }
+
+// TestSandboxAmountReturnedOnceSettlesOnItsRetry: a sandbox debit of
+// 13.91 comes back R01 and its re-presentment settles; another source's
+// first debit of 13.91 still comes back R01, and 13.90 settles.
+func TestSandboxAmountReturnedOnceSettlesOnItsRetry(t *testing.T) {
+	t.Parallel()
+	f := fixture.New(t)
+	scope := f.Sandbox("Acme")
+	src := f.VerifiedSource(scope, f.Customer(scope), "444455556666").ID
+	orig := sandboxDebit(t, f, scope, src, "13.91")
+	settle(t, f)
+	if got, err := f.Payments.Get(ctx, scope, orig.ID); err != nil || got.Status != payment.Failed || got.FailureCode == nil || *got.FailureCode != "R01" {
+		t.Fatalf("13.91 = %+v, %v; want failed R01", got, err)
+	}
+	r, err := f.Payments.Retry(ctx, scope, orig.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	other := sandboxDebit(t, f, scope, f.VerifiedSource(scope, f.Customer(scope), "222233334444").ID, "13.91")
+	near := sandboxDebit(t, f, scope, src, "13.90")
+	settle(t, f)
+	for _, c := range []struct {
+		id, code string
+		status   payment.Status
+	}{{r.ID, "", payment.Processed}, {other.ID, "R01", payment.Failed}, {near.ID, "", payment.Processed}} {
+		got, err := f.Payments.Get(ctx, scope, c.id)
+		code := ""
+		if got.FailureCode != nil {
+			code = *got.FailureCode
+		}
+		if err != nil || got.Status != c.status || code != c.code {
+			t.Errorf("%s (%s) = %s %q, %v; want %s %q", c.id, got.Amount, got.Status, code, err, c.status, c.code)
+		}
+	}
+}

@@ -11,6 +11,22 @@ var sandboxReturns = map[int64]string{
 	1329: "R29",
 }
 
+// sandboxReturnsOnce are magic amounts whose first presentment comes back
+// with the code and whose re-presentment (POST /v2/payments/{id}/retry)
+// settles: the insufficient funds a retry on a later day finds covered.
+var sandboxReturnsOnce = map[int64]string{
+	1391: "R01",
+}
+
 // SandboxReturnCode is the return code a sandbox payment of cents ends
-// with, or "" when it succeeds.
-func SandboxReturnCode(cents int64) string { return sandboxReturns[cents] }
+// with, or "" when it succeeds; retry says the payment presents an
+// earlier debit again.
+func SandboxReturnCode(cents int64, retry bool) string {
+	if code, ok := sandboxReturnsOnce[cents]; ok {
+		if retry {
+			return ""
+		}
+		return code
+	}
+	return sandboxReturns[cents]
+}

@@ -59,6 +59,20 @@ type BankAnswer struct {
 type PaymentListRow struct {
 	PaymentRow
 	SourceID string
+	Party
+	Description string
+	Code        string   // the return code of a failed payment, "" otherwise
+	Marks       []string // "reversed", "reversal", "retry, attempt 2"
+}
+
+// Party names a payment's or an event's customer and bank account for
+// people; empty when the source is unknown (another environment's).
+type Party struct {
+	CustomerID, Customer string
+	Bank, Account        string // "JPMorgan Chase Bank", "Checking •••• 6789"
+	// Sanctions: the customer's name resembles one on the SDN list
+	// (a potential match not yet cleared).
+	Sanctions bool
 }
 
 // Payment is one payment's page.
@@ -80,7 +94,25 @@ type Payment struct {
 	Reversal   *ReversalView
 	// Finality is when it left and until when it may come back.
 	Finality Finality
+	// Actions are the forms the payment's state allows.
+	Actions PaymentActions
+	Party
 }
+
+// PaymentActions are what a merchant may do with a payment from its page,
+// each a form posted to the service method the API calls; the service
+// still decides, and its refusal is shown as the API words it.
+type PaymentActions struct {
+	Cancel  bool // held or pending
+	Retry   bool // a failed one-off debit returned R01 or R09
+	Reverse bool // pending or processed, not a reversal, not reversed
+	Return  bool // sandbox: pending or processed
+	// ReverseReasons and ReturnCodes are the selects' options.
+	ReverseReasons, ReturnCodes []Option
+}
+
+// Any reports whether some action applies.
+func (a PaymentActions) Any() bool { return a.Cancel || a.Retry || a.Reverse || a.Return }
 
 // PaymentLink names another payment of the page: its id, status and what
 // it is ("attempt 2").

@@ -158,6 +158,10 @@ type CustomerRow struct {
 	Name    string
 	Email   string
 	Created string
+	// Sanctions: the name resembles one on OFAC's SDN list, a potential
+	// match the platform has not cleared; Cleared: it cleared one.
+	Sanctions, Cleared bool
+	Matched            string // the listed name it resembles
 }
 
 // Customer is one customer's page.
@@ -165,6 +169,11 @@ type Customer struct {
 	CustomerRow
 	Business string
 	Sources  []SourceRow
+	// Payments are the customer's newest payments, of every source;
+	// MorePayments says older ones exist.
+	Payments      []PaymentListRow
+	MorePayments  bool
+	Subscriptions []SubscriptionListRow
 }
 
 // Sources is the funding-source list.
@@ -231,6 +240,7 @@ type Source struct {
 
 	Sandbox       bool     // the sandbox's simulation buttons are shown
 	ReturnCodes   []Option // the codes a simulated return offers
+	ChangeCodes   []Option // sandbox: the change codes a simulated notification of change offers
 	Payments      []PaymentRow
 	Subscriptions []SubscriptionRow
 	Mandates      []MandateRow

@@ -1,6 +1,7 @@
 package dashboard
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"net/http"
@@ -16,8 +17,11 @@ import (
 	"github.com/fundsource/fundsource/internal/core/event"
 	"github.com/fundsource/fundsource/internal/core/money"
 	"github.com/fundsource/fundsource/internal/core/tenant"
+	"github.com/fundsource/fundsource/internal/funding"
 	"github.com/fundsource/fundsource/internal/payment"
 	"github.com/fundsource/fundsource/internal/requestlog"
+	"github.com/fundsource/fundsource/internal/sanctions"
+	"github.com/fundsource/fundsource/templates/components"
 	view "github.com/fundsource/fundsource/templates/dashboard"
 	"github.com/fundsource/fundsource/web/surface"
 )
@@ -108,7 +112,7 @@ func missing(err error) bool {
 
 // paymentRow is a payment for people.
 func paymentRow(p payment.Payment) view.PaymentRow {
-	r := view.PaymentRow{ID: p.ID, Amount: "$" + p.Amount, Direction: string(p.Direction), Status: string(p.Status),
+	r := view.PaymentRow{ID: p.ID, Amount: usd(p.Amount), Direction: string(p.Direction), Status: string(p.Status),
 		Created: shortTime(p.CreatedAt)}
 	if p.FailureCode != nil && p.FailureReason != nil {
 		r.Failure = *p.FailureCode + " " + *p.FailureReason
@@ -118,6 +122,38 @@ func paymentRow(p payment.Payment) view.PaymentRow {
 	}
 	if p.Attempt != nil && p.SubscriptionID != nil {
 		r.Attempt = fmt.Sprintf("subscription debit, attempt %d", *p.Attempt)
+	}
+	return r
+}
+
+// partyOf names a source's customer and bank account from its label.
+func partyOf(l funding.Label) view.Party {
+	if l.SourceID == "" {
+		return view.Party{}
+	}
+	p := view.Party{CustomerID: l.CustomerID, Customer: l.CustomerName, Bank: cmp.Or(l.BankName, "Unknown bank"),
+		Account: components.AccountLabel(l.AccountType, l.LastFour), Sanctions: l.Screening == sanctions.PotentialMatch}
+	return p
+}
+
+// paymentListRow is a payment of a list, named by its customer and bank
+// account, with its description, return code and what it is to others.
+func paymentListRow(p payment.Payment, l funding.Label) view.PaymentListRow {
+	r := view.PaymentListRow{PaymentRow: paymentRow(p), SourceID: p.SourceID, Party: partyOf(l)}
+	if p.Description != nil {
+		r.Description = *p.Description
+	}
+	if p.FailureCode != nil {
+		r.Code = *p.FailureCode
+	}
+	if p.Reversal != nil {
+		r.Marks = append(r.Marks, "reversed")
+	}
+	if p.ReversalOf != nil {
+		r.Marks = append(r.Marks, "reversal")
+	}
+	if p.RetryOf != nil && p.Attempt != nil {
+		r.Marks = append(r.Marks, fmt.Sprintf("retry, attempt %d", *p.Attempt))
 	}
 	return r
 }
@@ -140,13 +176,16 @@ func (s *Surface) paymentsPage(c *gin.Context) {
 		s.Fail(c, err)
 		return
 	}
-	row := func(p payment.Payment) view.PaymentListRow {
-		return view.PaymentListRow{PaymentRow: paymentRow(p), SourceID: p.SourceID}
-	}
+	var labels map[string]funding.Label
+	row := func(p payment.Payment) view.PaymentListRow { return paymentListRow(p, labels[p.SourceID]) }
 	if v.Filters.Query != "" {
 		p, err := s.payments.Get(ctx, scope, v.Filters.Query)
 		switch {
 		case err == nil:
+			if labels, err = s.funding.Labels(ctx, scope, []string{p.SourceID}); err != nil {
+				s.Fail(c, err)
+				return
+			}
 			v.Rows = append(v.Rows, row(p))
 		case !missing(err):
 			s.Fail(c, err)
@@ -162,6 +201,14 @@ func (s *Surface) paymentsPage(c *gin.Context) {
 		s.Fail(c, err)
 		return
 	}
+	ids := make([]string, len(list))
+	for i, p := range list {
+		ids[i] = p.SourceID
+	}
+	if labels, err = s.funding.Labels(ctx, scope, ids); err != nil {
+		s.Fail(c, err)
+		return
+	}
 	v.Rows, v.Page = rowsOf(c, list, more, row, func(p payment.Payment) string { return p.ID })
 	s.Page(c, http.StatusOK, view.PaymentsPage(s.frame(c, "Payments", "payments"), v))
 }
@@ -172,7 +219,13 @@ func (s *Surface) paymentPage(c *gin.Context) {
 		s.Fail(c, err)
 		return
 	}
-	v := view.Payment{PaymentRow: paymentRow(p), SourceID: p.SourceID, CustomerID: p.CustomerID, Finality: finalityOf(p)}
+	labels, err := s.funding.Labels(c.Request.Context(), current(c).Scope, []string{p.SourceID})
+	if err != nil {
+		s.Fail(c, err)
+		return
+	}
+	v := view.Payment{PaymentRow: paymentRow(p), SourceID: p.SourceID, CustomerID: p.CustomerID, Finality: finalityOf(p),
+		Actions: actionsOf(current(c).Scope, p), Party: partyOf(labels[p.SourceID])}
 	if p.Description != nil {
 		v.Description = *p.Description
 	}
@@ -190,23 +243,26 @@ func (s *Surface) paymentPage(c *gin.Context) {
 	s.Page(c, http.StatusOK, view.PaymentPage(s.frame(c, "Payment "+p.ID, "payments"), v))
 }
 
+// subscriptionListRow is a subscription of a list.
+func subscriptionListRow(sub payment.Subscription) view.SubscriptionListRow {
+	r := view.SubscriptionListRow{SubscriptionRow: view.SubscriptionRow{ID: sub.ID, Amount: usd(sub.Amount) + " " + string(sub.Interval),
+		Status: sub.Status}, SourceID: sub.SourceID, Created: shortTime(sub.CreatedAt)}
+	if sub.NextDate != nil {
+		r.Next = *sub.NextDate
+	}
+	if sub.RetryDate != nil {
+		r.Retry = *sub.RetryDate
+	}
+	if sub.CancelReason != nil {
+		r.Reason = strings.ReplaceAll(*sub.CancelReason, "_", " ")
+	}
+	return r
+}
+
 func (s *Surface) subscriptionsPage(c *gin.Context) {
 	ctx, scope := c.Request.Context(), current(c).Scope
 	v := view.Subscriptions{Filters: filtersOf(c, view.Select{Name: "status", Label: "Status", Options: subscriptionStatuses})}
-	row := func(sub payment.Subscription) view.SubscriptionListRow {
-		r := view.SubscriptionListRow{SubscriptionRow: view.SubscriptionRow{ID: sub.ID, Amount: "$" + sub.Amount + " " + string(sub.Interval),
-			Status: sub.Status}, SourceID: sub.SourceID, Created: shortTime(sub.CreatedAt)}
-		if sub.NextDate != nil {
-			r.Next = *sub.NextDate
-		}
-		if sub.RetryDate != nil {
-			r.Retry = *sub.RetryDate
-		}
-		if sub.CancelReason != nil {
-			r.Reason = strings.ReplaceAll(*sub.CancelReason, "_", " ")
-		}
-		return r
-	}
+	row := subscriptionListRow
 	if v.Filters.Query != "" {
 		sub, err := s.payments.GetSubscription(ctx, scope, v.Filters.Query)
 		switch {
@@ -345,7 +401,7 @@ func (s *Surface) unmatchedAnswers(ctx context.Context, scope tenant.Scope) ([]v
 		if a.Kind == ach.AnswerChange {
 			out[i].Answer = "Notification of change " + a.Code
 		} else {
-			out[i].Amount = "$" + money.Format(a.Cents)
+			out[i].Amount = usd(money.Format(a.Cents))
 		}
 		if d, err := time.Parse(time.DateOnly, a.Arrived); err == nil {
 			out[i].Arrived = d.Format("Jan 2, 2006")

@@ -17,8 +17,8 @@ func (s *Surface) balances(ctx context.Context, scope tenant.Scope) (*view.Balan
 	if err != nil {
 		return nil, err
 	}
-	return &view.Balances{PendingDebits: "$" + b.PendingDebits, PendingCredits: "$" + b.PendingCredits,
-		AtRiskDebits: "$" + b.AtRiskDebits}, nil
+	return &view.Balances{PendingDebits: usd(b.PendingDebits), PendingCredits: usd(b.PendingCredits),
+		AtRiskDebits: usd(b.AtRiskDebits)}, nil
 }
 
 // finalityOf is p's dates as its page shows them: days as dates, the

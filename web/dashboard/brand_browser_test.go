@@ -115,9 +115,7 @@ func TestBrowserSettingsBrandUpload(t *testing.T) {
 	if got := tb.Value("#display_name"); got != "Acme Books & Co" {
 		t.Errorf("the typed name is not kept: %q", got)
 	}
-	if focused := tb.Eval(`document.activeElement.id`); focused != "logo" {
-		t.Errorf("focus is on %v, want the logo input", focused)
-	}
+	tb.WantFocus("#logo")
 	tb.Axe()
 
 	if err := tb.Page.Locator("#logo").SetInputFiles([]playwright.InputFile{{Name: "acme.png", MimeType: "image/png",

@@ -32,7 +32,9 @@
 // event history through an expression index on the event data's
 // funding_source_id, so it never scans the outbox. The activity pages
 // list payments, subscriptions and events with the API's own list queries
-// (status and direction filters added to them), and API requests from the
+// (status, direction and customer filters added to them), each page of
+// payments named by its customers and bank accounts in one more read by
+// primary key (funding.Service.Labels), and API requests from the
 // request log (requestlog); Home's charts come from one aggregate read
 // (overview) and are drawn on the server as SVG with a table each. The
 // Security log pages through the audit log (audit.Service.List); every
@@ -205,6 +207,10 @@ func (s *Surface) Mount(r *gin.Engine) {
 	g.POST("/funding-sources/:id/sandbox/return", s.simulateDepositReturn)
 	g.POST("/funding-sources/:id/sandbox/expire", s.simulateDepositExpiry)
 	g.POST("/payments/:id/sandbox/return", s.simulatePaymentReturn)
+	g.POST("/payments/:id/cancel", s.cancelPayment)
+	g.POST("/payments/:id/retry", s.retryPayment)
+	g.POST("/payments/:id/reverse", s.reversePayment)
+	g.POST("/funding-sources/:id/sandbox/notification-of-change", s.simulateChange)
 	g.POST("/subscriptions/:id/sandbox/advance", s.advanceSubscription)
 	g.GET("/settings", s.settingsPage)
 	g.POST("/settings/redirect-origins", s.addRedirectOrigin)

@@ -454,6 +454,21 @@ func TestDashboardDisabledEndpointBanner(t *testing.T) {
 	if strings.Contains(body, "disabled-banner") || strings.Contains(body, "backoff-banner") {
 		t.Fatal("a healthy endpoint shows a warning")
 	}
+	if !strings.Contains(body, "Healthy</span>") || !strings.Contains(body, `id="consecutive-failures">0<`) {
+		t.Errorf("a healthy endpoint's health:\n%s", body)
+	}
+	// Three failures in a row: backing off, the count shown.
+	if _, err := h.SQL().Exec(`UPDATE webhook_endpoints SET consecutive_failures = 3`); err != nil {
+		t.Fatal(err)
+	}
+	if s := th.WantOK(t, h.Get("/v2/webhooks", key)); s["status"] != "backing_off" {
+		t.Fatalf("after three failures: %s", th.MustJSON(s))
+	}
+	webtest.WantPage(t, d.Get("/dashboard/webhooks"), http.StatusOK, `id="backoff-banner"`, "Backing off</span>",
+		`id="consecutive-failures">3<`)
+	if _, err := h.SQL().Exec(`UPDATE webhook_endpoints SET consecutive_failures = 0`); err != nil {
+		t.Fatal(err)
+	}
 	opts := webhook.DispatcherOptions{DisableAfter: time.Hour}
 	th.WantOK(t, h.Post("/v2/webhooks/test", key, ""))
 	for range 4 {
@@ -466,7 +481,8 @@ func TestDashboardDisabledEndpointBanner(t *testing.T) {
 		t.Fatalf("endpoint: %s", th.MustJSON(s))
 	}
 	d.SignIn("acme.books@example.com", "correct horse battery") // the session idled out meanwhile
-	webtest.WantPage(t, d.Get("/dashboard/webhooks"), http.StatusOK, `id="disabled-banner"`, "This endpoint is disabled", "Enable and deliver held events")
+	webtest.WantPage(t, d.Get("/dashboard/webhooks"), http.StatusOK, `id="disabled-banner"`, "This endpoint is disabled", "Enable and deliver held events",
+		"Disabled</span>")
 	webtest.WantPage(t, d.Follow(d.Post("/dashboard/webhooks/enable", url.Values{})), http.StatusOK, "Endpoint enabled")
 	if s := th.WantOK(t, h.Get("/v2/webhooks", key)); s["status"] != "enabled" {
 		t.Errorf("after the button: %s", th.MustJSON(s))

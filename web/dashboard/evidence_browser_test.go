@@ -54,14 +54,19 @@ func TestBrowserDashboardEvidencePage(t *testing.T) {
 		tb.Accessible()
 		tb.FitsWidth()
 
-		// On screen the navigation shows; printed, only the page remains.
-		if shown := tb.Eval(`getComputedStyle(document.querySelector('.sidenav')).display`); shown == "none" {
-			t.Errorf("%d px: on screen, the navigation is hidden", width)
+		// On screen the navigation shows (on a phone, folded into its
+		// menu); printed, only the page remains.
+		nav := ".sidenav"
+		if width < 640 {
+			nav = ".phone-nav"
+		}
+		if shown := tb.Eval(`getComputedStyle(document.querySelector('` + nav + `')).display`); shown == "none" {
+			t.Errorf("%d px: on screen, the navigation (%s) is hidden", width, nav)
 		}
 		if err := tb.Page.EmulateMedia(playwright.PageEmulateMediaOptions{Media: playwright.MediaPrint}); err != nil {
 			t.Fatal(err)
 		}
-		for _, sel := range []string{".sidenav", ".topbar", ".env-banner", ".crumb"} {
+		for _, sel := range []string{".sidenav", ".phone-nav", ".topbar", ".env-banner", ".crumb"} {
 			if shown := tb.Eval(`getComputedStyle(document.querySelector('` + sel + `')).display`); shown != "none" {
 				t.Errorf("%d px: printed, %s is displayed (%v)", width, sel, shown)
 			}

@@ -58,6 +58,13 @@ func TestBrowserHeldPaymentsAndReturnRateBanner(t *testing.T) {
 			if got := tb.Text("#held-count"); !containsAll(got, "2 payments held for review") {
 				t.Errorf("held count: %q", got)
 			}
+			// A warning's amber, never a success's green.
+			if got := tb.Eval(`getComputedStyle(document.querySelector('#held-count')).borderLeftColor`); got != "rgb(183, 121, 31)" {
+				t.Errorf("the held banner's edge is %v, want the warning's rgb(183, 121, 31)", got)
+			}
+			if got := tb.Eval(`getComputedStyle(document.querySelector('#held-count')).backgroundColor`); got != "rgb(255, 244, 214)" {
+				t.Errorf("the held banner's background is %v, want the warning's rgb(255, 244, 214)", got)
+			}
 			tb.Click("link", "2 payments held for review")
 			tb.WaitURL(`/dashboard/payments\?status=held`)
 			check()

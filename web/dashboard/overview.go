@@ -43,13 +43,30 @@ func charts(st overview.Stats) *view.Charts {
 		series("webhook-latency", "Webhook p95 latency by day", "p95 latency", st.Days,
 			func(d overview.Day) (float64, bool) { return float64(d.P95LatencyMS), d.HasWebhook },
 			func(d overview.Day) string { return fmt.Sprintf("%d ms", d.P95LatencyMS) }, 0),
-		series("debit-returns", "Debit return rate by day", "Returned of debits", st.Days,
-			func(d overview.Day) (float64, bool) { return d.DebitReturnRate, d.HasDebits },
-			func(d overview.Day) string {
-				return fmt.Sprintf("%s (%d of %d)", rate(d.DebitReturnRate), d.Returned, d.Debits)
-			}, 1),
+		debitReturns(st.Days, rate),
 	)
 	return c
+}
+
+// debitReturns is the daily debit return rate, its summary the window's
+// total as the return-rate table counts it (by the debits created in the
+// window, held and canceled ones not counted), so the two agree while the
+// table's longer window holds no older debits.
+func debitReturns(days []overview.Day, rate func(float64) string) view.Series {
+	s := series("debit-returns", "Debit return rate by day · last 30 days", "Returned of debits created that day", days,
+		func(d overview.Day) (float64, bool) { return d.DebitReturnRate, d.HasDebits },
+		func(d overview.Day) string {
+			return fmt.Sprintf("%s (%d of %d)", rate(d.DebitReturnRate), d.Returned, d.Debits)
+		}, 1)
+	debits, returned := 0, 0
+	for _, d := range days {
+		debits, returned = debits+d.Debits, returned+d.Returned
+	}
+	if debits > 0 {
+		s.Summary = fmt.Sprintf("Debit returns in the last 30 days: %.2f%%, %d of %d debits, by the day each debit was created. "+
+			"The return-rate table counts the last 60 days.", float64(returned)*100/float64(debits), returned, debits)
+	}
+	return s
 }
 
 // series is one daily chart: value gives a day's figure and whether the

@@ -29,6 +29,14 @@ func TestDashboardHomeCharts(t *testing.T) {
 	src, debit, _, _, _ := activity(t, h, key)
 	th.WantOK(t, h.Post("/v2/payments", key, th.PaymentBody(src, `"3.00"`, "debit")))
 	th.WantOK(t, h.Post("/v2/sandbox/payments/"+debit+"/return", key, `{"code":"R01"}`))
+	// A held debit and a canceled one never went out: they count in
+	// neither the chart nor the return-rate table.
+	fresh := h.VerifiedSource(key, h.Customer(key), "7770001111")
+	if held := th.WantOK(t, h.Post("/v2/payments", key, th.PaymentBody(fresh, `"2500.01"`, "debit"))); held["status"] != "held" {
+		t.Fatalf("first debit of 2500.01: %s", th.MustJSON(held))
+	}
+	canceled := th.WantOK(t, h.Post("/v2/payments", key, th.PaymentBody(src, `"4.00"`, "debit")))["payment_id"].(string)
+	th.WantOK(t, h.Post("/v2/payments/"+canceled+"/cancel", key, ""))
 	h.Customer(key) // a source only created: Unverified, not initiated
 	user := h.Customer(key)
 	h.Source(key, user, "5550001111")
@@ -45,12 +53,13 @@ func TestDashboardHomeCharts(t *testing.T) {
 	}
 	today := h.Clock.Now().UTC().Format("Jan 2")
 	home := webtest.WantPage(t, d.Get("/dashboard"), http.StatusOK,
-		"micro-deposits: 2 created, 1 initiated, 1 verified; median time to verify",
+		"micro-deposits: 3 created, 2 initiated, 2 verified; median time to verify", // with the held debit's source
 		"instant: 0 created, 0 initiated, 0 verified; median time to verify —.",
 		"at creation: 1 created, 1 initiated, 1 verified; median time to verify 0 s.",
 		`id="funnel-at-creation"`,
 		"<td>"+today+"</td><td>50% (1 of 2)</td>", // one of the two debits returned
-		" ms</td>", "Webhook p95 latency by day: 1 of the last 30 days have data")
+		" ms</td>", "Webhook p95 latency by day: 1 of the last 30 days have data",
+		"Debit returns in the last 30 days: 50.00%, 1 of 2 debits", "1 of 2 debits</span>")
 	if !strings.Contains(home, "<td>"+today+"</td><td>100% (") {
 		t.Errorf("today's webhook success is not 100%%:\n%s", home)
 	}

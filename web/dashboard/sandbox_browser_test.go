@@ -116,6 +116,12 @@ func TestBrowserDashboardShowsReturnRates(t *testing.T) {
 	// Ten debits are too few for a rate to count (the hold on new debits
 	// waits for twenty): each row says so instead of judging the rate.
 	tb.WantText("Debit return rates", "All returns", "10.00%", "1 of 10 debits", "15%", "0.5%", "Not enough debits yet (10 of 20)")
+	// The chart names its window and, all debits in both windows, agrees
+	// with the table.
+	if got := tb.Text("#debit-returns figcaption"); !containsAll(got, "last 30 days", "10.00%", "1 of 10 debits", "last 60 days") {
+		t.Errorf("the return-rate chart's caption: %q", got)
+	}
+	tb.WantText("Debit return rate by day · last 30 days", "Debit return rates · last 60 days")
 	for level, n := range map[string]int{"too_few": 3, "ok": 0, "warning": 0, "exceeded": 0} {
 		if got, err := tb.Page.Locator(`#return-rates tr[data-level="` + level + `"]`).Count(); err != nil || got != n {
 			t.Errorf("%s rows: %d, %v; want %d", level, got, err, n)

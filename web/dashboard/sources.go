@@ -9,13 +9,13 @@ import (
 
 	"github.com/gin-gonic/gin"
 
-	"github.com/fundsource/fundsource/internal/core/achcode"
 	"github.com/fundsource/fundsource/internal/core/money"
 	"github.com/fundsource/fundsource/internal/core/paging"
 	"github.com/fundsource/fundsource/internal/core/tenant"
 	"github.com/fundsource/fundsource/internal/customer"
 	"github.com/fundsource/fundsource/internal/funding"
 	"github.com/fundsource/fundsource/internal/payment"
+	"github.com/fundsource/fundsource/internal/sanctions"
 	"github.com/fundsource/fundsource/templates/components"
 	view "github.com/fundsource/fundsource/templates/dashboard"
 )
@@ -45,7 +45,42 @@ func (s *Surface) customersPage(c *gin.Context) {
 }
 
 func customerRow(cu customer.Customer) view.CustomerRow {
-	return view.CustomerRow{ID: cu.ID, Name: cu.FirstName + " " + cu.LastName, Email: cu.Email, Created: shortTime(cu.CreatedAt)}
+	return view.CustomerRow{ID: cu.ID, Name: cu.FirstName + " " + cu.LastName, Email: cu.Email, Created: shortTime(cu.CreatedAt),
+		Sanctions: cu.Screening.Status == sanctions.PotentialMatch, Cleared: cu.Screening.Status == sanctions.Cleared,
+		Matched: cu.Screening.Listed}
+}
+
+// customerShown bounds the payments and subscriptions a customer's page lists.
+const customerShown = 25
+
+// addCustomerActivity adds the customer's newest payments and
+// subscriptions, across its sources, to its page.
+func (s *Surface) addCustomerActivity(c *gin.Context, v *view.Customer) error {
+	ctx, scope := c.Request.Context(), current(c).Scope
+	pays, more, err := s.payments.Search(ctx, scope, payment.Filter{CustomerID: v.ID}, paging.Page{Limit: customerShown})
+	if err != nil {
+		return err
+	}
+	ids := make([]string, len(pays))
+	for i, p := range pays {
+		ids[i] = p.SourceID
+	}
+	labels, err := s.funding.Labels(ctx, scope, ids)
+	if err != nil {
+		return err
+	}
+	for _, p := range pays {
+		v.Payments = append(v.Payments, paymentListRow(p, labels[p.SourceID]))
+	}
+	v.MorePayments = more
+	subs, _, err := s.payments.SearchSubscriptions(ctx, scope, payment.Filter{CustomerID: v.ID}, paging.Page{Limit: customerShown})
+	if err != nil {
+		return err
+	}
+	for _, sub := range subs {
+		v.Subscriptions = append(v.Subscriptions, subscriptionListRow(sub))
+	}
+	return nil
 }
 
 // customerPage shows a customer with up to 100 of their sources, removed
@@ -68,6 +103,10 @@ func (s *Surface) customerPage(c *gin.Context) {
 	}
 	for _, src := range srcs {
 		v.Sources = append(v.Sources, sourceRow(funding.Listed{Source: src}))
+	}
+	if err := s.addCustomerActivity(c, &v); err != nil {
+		s.Fail(c, err)
+		return
 	}
 	s.Page(c, http.StatusOK, view.CustomerPage(s.frame(c, v.Name, "customers"), v))
 }
@@ -204,15 +243,16 @@ func (s *Surface) sourcePage(c *gin.Context) {
 func (s *Surface) addPayments(c *gin.Context, v *view.Source) error {
 	ctx, scope := c.Request.Context(), current(c).Scope
 	v.Sandbox = scope.Env == tenant.Sandbox
-	for _, code := range achcode.Known() {
-		v.ReturnCodes = append(v.ReturnCodes, view.Option{Value: code, Label: code + " " + achcode.Reason(code)})
+	v.ReturnCodes = returnCodeOptions()
+	if v.Sandbox {
+		v.ChangeCodes = changeCodeOptions()
 	}
 	pays, _, err := s.payments.List(ctx, scope, v.ID, paging.Page{Limit: listSize})
 	if err != nil {
 		return err
 	}
 	for _, p := range pays {
-		r := view.PaymentRow{ID: p.ID, Amount: "$" + p.Amount, Direction: string(p.Direction), Status: string(p.Status),
+		r := view.PaymentRow{ID: p.ID, Amount: usd(p.Amount), Direction: string(p.Direction), Status: string(p.Status),
 			Created: shortTime(p.CreatedAt), CanReturn: v.Sandbox && (p.Status == payment.Pending || p.Status == payment.Processed)}
 		if p.FailureCode != nil && p.FailureReason != nil {
 			r.Failure = *p.FailureCode + " " + *p.FailureReason
@@ -227,7 +267,7 @@ func (s *Surface) addPayments(c *gin.Context, v *view.Source) error {
 		return err
 	}
 	for _, sub := range subs {
-		r := view.SubscriptionRow{ID: sub.ID, Amount: "$" + sub.Amount + " " + string(sub.Interval), Status: sub.Status,
+		r := view.SubscriptionRow{ID: sub.ID, Amount: usd(sub.Amount) + " " + string(sub.Interval), Status: sub.Status,
 			CanAdvance: v.Sandbox && sub.Status == payment.Active}
 		if sub.NextDate != nil {
 			r.Next = *sub.NextDate
@@ -281,7 +321,11 @@ func (s *Surface) simulatePaymentReturn(c *gin.Context) {
 		return
 	}
 	_, err = s.consequences.SimulateReturn(ctx, scope, p.ID, code)
-	s.done(c, err, "Sandbox: payment "+p.ID+" came back with "+code+".", "/dashboard/funding-sources/"+p.SourceID)
+	back := "/dashboard/funding-sources/" + p.SourceID
+	if c.PostForm("back") == "payment" {
+		back = paymentPath(p.ID)
+	}
+	s.done(c, err, "Sandbox: payment "+p.ID+" came back with "+code+".", back)
 }
 
 func (s *Surface) advanceSubscription(c *gin.Context) {

@@ -38,9 +38,7 @@ func TestBrowserHostedVerificationByKeyboard(t *testing.T) {
 	// Keyboard only: Tab to the first input, type, Tab, type, Enter.
 	wrong := wrongAmounts(right)
 	tb.Press("Tab")
-	if id := tb.Eval(`document.activeElement.id`); id != "amount1" {
-		t.Fatalf("first Tab focuses %v, want amount1", id)
-	}
+	tb.WantFocus("#amount1") // the first Tab
 	if err := tb.Page.Keyboard().Type(wrong[0]); err != nil {
 		t.Fatal(err)
 	}
@@ -58,9 +56,7 @@ func TestBrowserHostedVerificationByKeyboard(t *testing.T) {
 	if role, _ := tb.Page.Locator("#form-error").GetAttribute("role"); role != "alert" {
 		t.Errorf("error role = %q, want alert (announced)", role)
 	}
-	if id := tb.Eval(`document.activeElement.id`); id != "amount1" {
-		t.Errorf("after the error the focus is on %v, want amount1", id)
-	}
+	tb.WantFocus("#amount1") // after the error
 	tb.WantText("2 attempts remaining")
 
 	// The right pair, found by their labels; one typed as bare cents.

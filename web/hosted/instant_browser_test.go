@@ -59,9 +59,7 @@ func TestBrowserHostedInstantCode(t *testing.T) {
 			if msg := tb.Text("#form-error"); !strings.Contains(msg, "That code doesn't match") || !strings.Contains(msg, "2 attempts left") {
 				t.Errorf("error = %q", msg)
 			}
-			if id := tb.Eval(`document.activeElement.id`); id != "code" {
-				t.Errorf("after the error the focus is on %v, want code", id)
-			}
+			tb.WantFocus("#code") // after the error
 			tb.Axe()
 			tb.Fill("Code from the $0.01 deposit", "x")
 			tb.Click("button", "Verify account")

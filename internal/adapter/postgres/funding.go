@@ -354,6 +354,37 @@ func (q queries) SearchSources(ctx context.Context, scope tenant.Scope, f fundin
 	return mapRows(rows, listedRow.domain), nil
 }
 
+// sourceLabels: $3 the source ids; by primary key, one page of a list.
+const sourceLabels = `
+SELECT f.id, f.customer_id, c.first_name, c.last_name, coalesce(f.bank_name, '') AS bank_name, f.account_type, f.last_four,
+       coalesce(c.screening->>'status', '') AS screening_status
+FROM funding_sources f
+JOIN customers c ON c.merchant_id = f.merchant_id AND c.environment = f.environment AND c.id = f.customer_id
+WHERE f.merchant_id = $1 AND f.environment = $2 AND f.id = ANY ($3::text[])`
+
+// SourceLabels returns the labels of the scope's sources among ids.
+func (q queries) SourceLabels(ctx context.Context, scope tenant.Scope, ids []string) ([]funding.Label, error) {
+	var rows []struct {
+		ID          string `db:"id"`
+		CustomerID  string `db:"customer_id"`
+		FirstName   string `db:"first_name"`
+		LastName    string `db:"last_name"`
+		BankName    string `db:"bank_name"`
+		AccountType string `db:"account_type"`
+		LastFour    string `db:"last_four"`
+		Screening   string `db:"screening_status"`
+	}
+	if err := sqlx.SelectContext(ctx, q.ex, &rows, sourceLabels, scope.MerchantID, scope.Env, pq.StringArray(ids)); err != nil {
+		return nil, translate(err)
+	}
+	out := make([]funding.Label, len(rows))
+	for i, r := range rows {
+		out[i] = funding.Label{SourceID: r.ID, CustomerID: r.CustomerID, CustomerName: r.FirstName + " " + r.LastName,
+			BankName: r.BankName, AccountType: r.AccountType, LastFour: r.LastFour, Screening: r.Screening}
+	}
+	return out, nil
+}
+
 const setSourceStatus = `
 UPDATE funding_sources SET status = $4, verified_at = CASE WHEN $4 = 'Verified' THEN $5::timestamptz END
 WHERE ` + byID

@@ -59,7 +59,9 @@ func (q queries) VerificationFunnels(ctx context.Context, scope tenant.Scope, si
 
 // dailyActivity counts, per UTC day, the webhook attempts of the scope's
 // deliveries (2xx ones and the 95th percentile of their latency) and its
-// debits (those that came back with a return code).
+// debits (those that came back with a return code), counted as the return
+// rates count them (returnCounts): canceled and held debits never went
+// out, so they count in neither.
 const dailyActivity = `
 WITH att AS (
   SELECT date_trunc('day', a.attempted_at AT TIME ZONE 'UTC') AS day,
@@ -72,9 +74,10 @@ WITH att AS (
 ), deb AS (
   SELECT date_trunc('day', created_at AT TIME ZONE 'UTC') AS day,
          count(*) AS debits,
-         count(*) FILTER (WHERE failure_code IS NOT NULL) AS returned
+         count(*) FILTER (WHERE status = 'failed') AS returned
   FROM payments
   WHERE merchant_id = $1 AND environment = $2 AND direction = 'debit' AND created_at >= $3
+    AND status NOT IN ('canceled', 'held')
   GROUP BY 1
 )
 SELECT coalesce(att.day, deb.day) AT TIME ZONE 'UTC' AS day,

@@ -290,13 +290,19 @@ WHERE merchant_id = $1 AND environment = $2 AND (created_at, id) < ($3, $4)
   AND ($9 = '' OR coalesce(rail, 'ach') = $9)
   AND ($10 = '' OR coalesce(method, CASE WHEN same_day THEN 'same_day' ELSE 'standard' END) = $10)
   AND metadata @> $11::jsonb
+  AND ($12 = '' OR funding_source_id IN (` + sourcesOfCustomer + `))
 ORDER BY created_at DESC, id DESC
 LIMIT $5`
+
+// sourcesOfCustomer are the ids of the customer $9's sources, removed
+// ones too, for a list narrowed to one customer (by payments_of_source).
+const sourcesOfCustomer = `SELECT s.id FROM funding_sources s
+  WHERE s.merchant_id = $1 AND s.environment = $2 AND s.customer_id = $9`
 
 // ListPayments returns up to p.Limit+1 payments matching f, newest first.
 func (q queries) ListPayments(ctx context.Context, scope tenant.Scope, f payment.Filter, p paging.Page) ([]payment.Payment, error) {
 	var rows []paymentRow
-	if err := q.list(ctx, &rows, listPayments, "payments", scope, p, f.SourceID, f.Status, string(f.Direction), f.Rail, f.Method, f.Metadata); err != nil {
+	if err := q.list(ctx, &rows, listPayments, "payments", scope, p, f.SourceID, f.Status, string(f.Direction), f.Rail, f.Method, f.Metadata, f.CustomerID); err != nil {
 		return nil, err
 	}
 	return mapRows(rows, paymentRow.domain), nil
@@ -507,13 +513,15 @@ func (q queries) SubscriptionForUpdate(ctx context.Context, scope tenant.Scope, 
 const listSubscriptions = `SELECT ` + subscriptionColumns + ` FROM subscriptions
 WHERE merchant_id = $1 AND environment = $2 AND (created_at, id) < ($3, $4)
   AND ($6 = '' OR funding_source_id = $6) AND ($7 = '' OR status = $7)
+  AND ($8 = '' OR funding_source_id IN (SELECT s.id FROM funding_sources s
+                  WHERE s.merchant_id = $1 AND s.environment = $2 AND s.customer_id = $8))
 ORDER BY created_at DESC, id DESC
 LIMIT $5`
 
 // ListSubscriptions returns up to p.Limit+1 subscriptions matching f, newest first.
 func (q queries) ListSubscriptions(ctx context.Context, scope tenant.Scope, f payment.Filter, p paging.Page) ([]payment.Subscription, error) {
 	var rows []subscriptionRow
-	if err := q.list(ctx, &rows, listSubscriptions, "subscriptions", scope, p, f.SourceID, f.Status); err != nil {
+	if err := q.list(ctx, &rows, listSubscriptions, "subscriptions", scope, p, f.SourceID, f.Status, f.CustomerID); err != nil {
 		return nil, err
 	}
 	return mapRows(rows, subscriptionRow.domain), nil

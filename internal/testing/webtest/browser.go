@@ -104,7 +104,15 @@ func StopBrowser() {
 type Tab struct {
 	t    testing.TB
 	Page playwright.Page
+	shot bool // a failure's screenshot was taken
 }
+
+// expect retries a locator's assertion until it holds or the tab's
+// timeout passes: a test waits for a state, never for a time.
+var expect = playwright.NewPlaywrightAssertions(waitMillis)
+
+// waitMillis bounds every wait of a tab: navigation, actions, assertions.
+const waitMillis = 10000
 
 // TabOption changes the browser context a Tab opens in.
 type TabOption func(*playwright.BrowserNewContextOptions)
@@ -128,28 +136,71 @@ func NewTab(t testing.TB, opts ...TabOption) *Tab {
 	if err != nil {
 		t.Fatalf("browser context: %v", err)
 	}
-	ctx.SetDefaultTimeout(10000)
-	ctx.SetDefaultNavigationTimeout(10000)
+	ctx.SetDefaultTimeout(waitMillis)
+	ctx.SetDefaultNavigationTimeout(waitMillis)
 	page, err := ctx.NewPage()
 	if err != nil {
 		t.Fatalf("browser page: %v", err)
 	}
 	tb := &Tab{t: t, Page: page}
 	t.Cleanup(func() {
-		if t.Failed() {
-			tb.Screenshot(failureDir(), "")
+		if t.Failed() && !tb.shot {
+			tb.failureShot()
 		}
 		_ = ctx.Close()
 	})
 	return tb
 }
 
-// failureDir is where failing browser tests leave screenshots.
-func failureDir() string {
-	if d := os.Getenv("SCREENSHOT_DIR"); d != "" {
-		return d
+// failureShot saves the page as it is when an assertion fails, in
+// SCREENSHOT_DIR or a folder of the test's own (kept after the test, its
+// path logged), so parallel tests and runs never overwrite each other's.
+func (tb *Tab) failureShot() {
+	tb.shot = true
+	dir := os.Getenv("SCREENSHOT_DIR")
+	if dir == "" {
+		var err error
+		if dir, err = os.MkdirTemp("", "fundsource-"+unsafeName.ReplaceAllString(tb.t.Name(), "_")+"-"); err != nil {
+			tb.t.Logf("screenshot: %v", err)
+			return
+		}
 	}
-	return filepath.Join(os.TempDir(), "fundsource-screenshots")
+	tb.Screenshot(dir, "")
+}
+
+// Errorf fails the test after a screenshot of the page (the first failure's).
+func (tb *Tab) Errorf(format string, args ...any) {
+	tb.t.Helper()
+	if !tb.shot {
+		tb.failureShot()
+	}
+	tb.t.Errorf(format, args...)
+}
+
+// Fatalf fails and stops the test after a screenshot of the page.
+func (tb *Tab) Fatalf(format string, args ...any) {
+	tb.t.Helper()
+	if !tb.shot {
+		tb.failureShot()
+	}
+	tb.t.Fatalf(format, args...)
+}
+
+// WantFocus waits until the element matching selector has the focus.
+func (tb *Tab) WantFocus(selector string) {
+	tb.t.Helper()
+	if err := expect.Locator(tb.Page.Locator(selector)).ToBeFocused(); err != nil {
+		id := tb.Eval(`document.activeElement ? document.activeElement.id : ""`)
+		tb.Errorf("the focus is on %q, want %s: %v", id, selector, err)
+	}
+}
+
+// WantVisible waits until the first element matching selector is shown.
+func (tb *Tab) WantVisible(selector string) {
+	tb.t.Helper()
+	if err := tb.Page.Locator(selector).First().WaitFor(playwright.LocatorWaitForOptions{State: playwright.WaitForSelectorStateVisible}); err != nil {
+		tb.Fatalf("%s never became visible: %v", selector, err)
+	}
 }
 
 var unsafeName = regexp.MustCompile(`[^A-Za-z0-9_.-]+`)
@@ -178,7 +229,7 @@ func (tb *Tab) Open(url string) int {
 	tb.t.Helper()
 	res, err := tb.Page.Goto(url)
 	if err != nil {
-		tb.t.Fatalf("goto %s: %v", url, err)
+		tb.Fatalf("goto %s: %v", url, err)
 	}
 	if res == nil {
 		return 0 // same-document navigation
@@ -191,18 +242,20 @@ func (tb *Tab) Text(selector string) string {
 	tb.t.Helper()
 	s, err := tb.Page.Locator(selector).First().InnerText()
 	if err != nil {
-		tb.t.Fatalf("text of %s: %v", selector, err)
+		tb.Fatalf("text of %s: %v", selector, err)
 	}
 	return s
 }
 
-// WantText fails unless the page's main text contains every string.
+// WantText waits until the page's text contains every string, and fails
+// if one never appears.
 func (tb *Tab) WantText(want ...string) {
 	tb.t.Helper()
-	body := tb.Text("body")
+	body := tb.Page.Locator("body")
 	for _, w := range want {
-		if !strings.Contains(body, w) {
-			tb.t.Errorf("page %s lacks %q; it says:\n%s", tb.Page.URL(), w, body)
+		if err := expect.Locator(body).ToContainText(w, playwright.LocatorAssertionsToContainTextOptions{UseInnerText: playwright.Bool(true)}); err != nil {
+			text, _ := body.InnerText()
+			tb.Errorf("page %s lacks %q; it says:\n%s", tb.Page.URL(), w, text)
 		}
 	}
 }
@@ -211,7 +264,7 @@ func (tb *Tab) WantText(want ...string) {
 func (tb *Tab) WaitURL(re string) {
 	tb.t.Helper()
 	if err := tb.Page.WaitForURL(regexp.MustCompile(re)); err != nil {
-		tb.t.Fatalf("address never matched %s: now %s: %v", re, tb.Page.URL(), err)
+		tb.Fatalf("address never matched %s: now %s: %v", re, tb.Page.URL(), err)
 	}
 }
 
@@ -220,7 +273,7 @@ func (tb *Tab) Eval(expr string) any {
 	tb.t.Helper()
 	v, err := tb.Page.Evaluate(expr)
 	if err != nil {
-		tb.t.Fatalf("evaluate %s: %v", expr, err)
+		tb.Fatalf("evaluate %s: %v", expr, err)
 	}
 	return v
 }
@@ -230,7 +283,7 @@ func (tb *Tab) Press(keys ...string) {
 	tb.t.Helper()
 	for _, k := range keys {
 		if err := tb.Page.Keyboard().Press(k); err != nil {
-			tb.t.Fatalf("press %s: %v", k, err)
+			tb.Fatalf("press %s: %v", k, err)
 		}
 	}
 }
@@ -301,13 +354,13 @@ func (tb *Tab) Axe() {
 		axeSource = string(b)
 	})
 	if axeErr != nil {
-		tb.t.Fatal(axeErr)
+		tb.Fatalf("%v", axeErr)
 	}
 	// Evaluated through the DevTools protocol: the pages' CSP, which
 	// forbids inline scripts, does not apply, and it works with page
 	// JavaScript off.
 	if _, err := tb.Page.Evaluate(axeSource + "\n;true"); err != nil {
-		tb.t.Fatalf("load axe-core: %v", err)
+		tb.Fatalf("load axe-core: %v", err)
 	}
 	got, err := tb.Page.Evaluate(`async () => {
 		const r = await axe.run(document, { resultTypes: ['violations'] });
@@ -315,10 +368,10 @@ func (tb *Tab) Axe() {
 			.map(v => v.impact + ' ' + v.id + ': ' + v.help + ' at ' + v.nodes.slice(0, 3).map(n => n.target.join(' ')).join(', '));
 	}`)
 	if err != nil {
-		tb.t.Fatalf("axe.run: %v", err)
+		tb.Fatalf("axe.run: %v", err)
 	}
 	if list, _ := got.([]any); len(list) > 0 {
-		tb.t.Errorf("%s: axe-core finds %d serious or critical violations:\n%v", tb.Page.URL(), len(list), list)
+		tb.Errorf("%s: axe-core finds %d serious or critical violations:\n%v", tb.Page.URL(), len(list), list)
 	}
 }
 
@@ -347,7 +400,7 @@ func (tb *Tab) AxeTwin() *Tab {
 func (tb *Tab) FitsWidth() {
 	tb.t.Helper()
 	if over := tb.Eval(`document.documentElement.scrollWidth - window.innerWidth`); fmt.Sprint(over) != "0" {
-		tb.t.Errorf("%s: the page is %v px wider than the window", tb.Page.URL(), over)
+		tb.Errorf("%s: the page is %v px wider than the window", tb.Page.URL(), over)
 	}
 }
 
@@ -360,16 +413,30 @@ func WithViewport(w, h int) TabOption {
 func (tb *Tab) Fill(label, value string) {
 	tb.t.Helper()
 	if err := tb.Page.GetByLabel(label, playwright.PageGetByLabelOptions{Exact: playwright.Bool(true)}).Fill(value); err != nil {
-		tb.t.Fatalf("fill %q: %v", label, err)
+		tb.Fatalf("fill %q: %v", label, err)
 	}
 }
 
-// Click presses the button or link with the accessible name.
+// Click presses the button or link with the accessible name. A link of
+// the navigation that a phone folds into its menu is pressed there, the
+// menu opened first.
 func (tb *Tab) Click(role, name string) {
 	tb.t.Helper()
-	err := tb.Page.GetByRole(playwright.AriaRole(role), playwright.PageGetByRoleOptions{Name: name, Exact: playwright.Bool(true)}).First().Click()
+	target := tb.Page.GetByRole(playwright.AriaRole(role), playwright.PageGetByRoleOptions{Name: name, Exact: playwright.Bool(true)}).First()
+	if visible, _ := target.IsVisible(); !visible && role == "link" {
+		menu := tb.Page.Locator(".phone-nav")
+		if shown, _ := menu.Locator("summary").IsVisible(); shown {
+			if open, _ := menu.GetAttribute("open"); open == "" {
+				if err := menu.Locator("summary").Click(); err != nil {
+					tb.Fatalf("open the menu: %v", err)
+				}
+			}
+			target = menu.GetByRole(playwright.AriaRole(role), playwright.LocatorGetByRoleOptions{Name: name, Exact: playwright.Bool(true)}).First()
+		}
+	}
+	err := target.Click()
 	if err != nil {
-		tb.t.Fatalf("click %s %q: %v", role, name, err)
+		tb.Fatalf("click %s %q: %v", role, name, err)
 	}
 }
 
@@ -378,7 +445,7 @@ func (tb *Tab) Value(selector string) string {
 	tb.t.Helper()
 	v, err := tb.Page.Locator(selector).InputValue()
 	if err != nil {
-		tb.t.Fatalf("value of %s: %v", selector, err)
+		tb.Fatalf("value of %s: %v", selector, err)
 	}
 	return v
 }
@@ -414,13 +481,13 @@ func (tb *Tab) Accessible() {
 	unlabelled := tb.Eval(`[...document.querySelectorAll('input:not([type=hidden]), select, textarea')]
 		.filter(e => e.labels.length === 0 && !e.getAttribute('aria-label')).map(e => e.id || e.name).join(',')`)
 	if unlabelled != "" {
-		tb.t.Errorf("%s: controls without a label: %v", tb.Page.URL(), unlabelled)
+		tb.Errorf("%s: controls without a label: %v", tb.Page.URL(), unlabelled)
 	}
 	if n := tb.Eval(`document.querySelectorAll('h1').length`); n != 1 {
-		tb.t.Errorf("%s: %v h1 elements", tb.Page.URL(), n)
+		tb.Errorf("%s: %v h1 elements", tb.Page.URL(), n)
 	}
 	if lang := tb.Eval(`document.documentElement.lang`); lang != "en" {
-		tb.t.Errorf("%s: lang = %v", tb.Page.URL(), lang)
+		tb.Errorf("%s: lang = %v", tb.Page.URL(), lang)
 	}
 }
 
@@ -442,22 +509,22 @@ func (tb *Tab) InsideCards() {
 			card := el.Locator(`xpath=ancestor::*[contains(concat(' ', @class, ' '), ' table-wrap ') or contains(concat(' ', @class, ' '), ' card ') or self::section or self::main][1]`)
 			box, err := el.BoundingBox()
 			if err != nil || box == nil {
-				tb.t.Fatalf("%s #%d: no box (%v)", sel, i, err)
+				tb.Fatalf("%s #%d: no box (%v)", sel, i, err)
 			}
 			cb, err := card.BoundingBox()
 			if err != nil || cb == nil {
-				tb.t.Fatalf("%s #%d: no card box (%v)", sel, i, err)
+				tb.Fatalf("%s #%d: no card box (%v)", sel, i, err)
 			}
 			if box.X < cb.X-0.5 || box.X+box.Width > cb.X+cb.Width+0.5 {
 				id, _ := el.GetAttribute("id")
-				tb.t.Errorf("%s: %s #%d (%s) spans %.0f–%.0f px, its card %.0f–%.0f px", tb.Page.URL(), sel, i, id,
+				tb.Errorf("%s: %s #%d (%s) spans %.0f–%.0f px, its card %.0f–%.0f px", tb.Page.URL(), sel, i, id,
 					box.X, box.X+box.Width, cb.X, cb.X+cb.Width)
 			}
 		}
 	}
 	lines := tb.Eval(`Math.max(0, ...[...document.querySelectorAll('main a[href*="/dashboard/payments/pay_"]')].map(a => a.getClientRects().length))`)
 	if n, _ := lines.(int); n > 2 {
-		tb.t.Errorf("%s: a payment id wraps onto %d lines", tb.Page.URL(), n)
+		tb.Errorf("%s: a payment id wraps onto %d lines", tb.Page.URL(), n)
 	}
 }
 
@@ -466,7 +533,7 @@ func (tb *Tab) InsideCards() {
 func (tb *Tab) Inside(selector string) {
 	tb.t.Helper()
 	if err := tb.Page.Locator(selector + " button").First().Click(); err != nil {
-		tb.t.Fatalf("click the button in %s: %v", selector, err)
+		tb.Fatalf("click the button in %s: %v", selector, err)
 	}
 	if err := tb.Page.WaitForLoadState(playwright.PageWaitForLoadStateOptions{State: playwright.LoadStateLoad}); err != nil {
 		tb.t.Fatal(err)
@@ -477,7 +544,7 @@ func (tb *Tab) Inside(selector string) {
 func (tb *Tab) Choose(selector, value string) {
 	tb.t.Helper()
 	if _, err := tb.Page.Locator(selector).SelectOption(playwright.SelectOptionValues{Values: &[]string{value}}); err != nil {
-		tb.t.Fatalf("choose %s in %s: %v", value, selector, err)
+		tb.Fatalf("choose %s in %s: %v", value, selector, err)
 	}
 }
 
@@ -486,11 +553,11 @@ func (tb *Tab) Capture(full bool) image.Image {
 	tb.t.Helper()
 	b, err := tb.Page.Screenshot(playwright.PageScreenshotOptions{FullPage: playwright.Bool(full)})
 	if err != nil {
-		tb.t.Fatalf("screenshot: %v", err)
+		tb.Fatalf("screenshot: %v", err)
 	}
 	img, err := png.Decode(bytes.NewReader(b))
 	if err != nil {
-		tb.t.Fatalf("decode the screenshot: %v", err)
+		tb.Fatalf("decode the screenshot: %v", err)
 	}
 	return img
 }
@@ -500,7 +567,7 @@ func (tb *Tab) Box(selector string) playwright.Rect {
 	tb.t.Helper()
 	r, err := tb.Page.Locator(selector).First().BoundingBox()
 	if err != nil || r == nil {
-		tb.t.Fatalf("box of %s: %v", selector, err)
+		tb.Fatalf("box of %s: %v", selector, err)
 	}
 	return *r
 }

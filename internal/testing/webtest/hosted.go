@@ -121,13 +121,13 @@ func (s *HostedSetup) FragmentLink(base, success, cancel string) string {
 func (tb *Tab) Verify(first, second string) {
 	tb.t.Helper()
 	if err := tb.Page.GetByLabel("First deposit").Fill(first); err != nil {
-		tb.t.Fatal(err)
+		tb.Fatalf("%v", err)
 	}
 	if err := tb.Page.GetByLabel("Second deposit").Fill(second); err != nil {
-		tb.t.Fatal(err)
+		tb.Fatalf("%v", err)
 	}
 	if err := tb.Page.GetByRole("button", playwright.PageGetByRoleOptions{Name: "Verify account"}).Click(); err != nil {
-		tb.t.Fatal(err)
+		tb.Fatalf("%v", err)
 	}
 }
 

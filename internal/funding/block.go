@@ -2,6 +2,7 @@ package funding
 
 import (
 	"context"
+	"fmt"
 
 	"github.com/fundsource/fundsource/internal/core/event"
 	"github.com/fundsource/fundsource/internal/core/tenant"
@@ -26,7 +27,7 @@ func (s *Service) BlockTx(ctx context.Context, tx Store, scope tenant.Scope, id,
 	}
 	src.Block = &Block{Code: code, Reason: reason, BlockedAt: s.now().UTC()}
 	if err := tx.SetBlock(ctx, src); err != nil {
-		return false, err
+		return false, fmt.Errorf("block source %s: %w", src.ID, err)
 	}
 	return true, s.record(ctx, tx, src, event.FundingSourceBlocked, src.Status)
 }

@@ -2,6 +2,7 @@ package funding
 
 import (
 	"context"
+	"fmt"
 	"time"
 
 	"github.com/fundsource/fundsource/internal/core/tenant"
@@ -106,7 +107,7 @@ func (s *Service) current(ctx context.Context, src Source) (Source, error) {
 	if !src.Stored.FactsRead {
 		facts, err := s.store.AccountFacts(ctx, src.Scope.Env, src.AccountFP, src.Scope.MerchantID, src.ID)
 		if err != nil {
-			return Source{}, err
+			return Source{}, fmt.Errorf("read the account facts of source %s: %w", src.ID, err)
 		}
 		src.Facts, src.Stored.FactsRead = facts, true
 	}

@@ -2,6 +2,7 @@ package funding
 
 import (
 	"context"
+	"fmt"
 	"time"
 
 	"github.com/fundsource/fundsource/internal/core/tenant"
@@ -36,7 +37,7 @@ func (s *Service) VerifiedBy(ctx context.Context, src Source) (VerifiedBy, error
 	}
 	at, byToken, err := s.store.SourceVerified(ctx, src.Scope, src.ID)
 	if err != nil {
-		return VerifiedBy{}, err
+		return VerifiedBy{}, fmt.Errorf("read how source %s was verified: %w", src.ID, err)
 	}
 	method := VerifiedByThirdParty
 	switch {

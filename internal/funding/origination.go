@@ -20,7 +20,7 @@ type BankAccount struct {
 func (s *Service) BankAccount(ctx context.Context, scope tenant.Scope, id string) (BankAccount, error) {
 	src, err := s.store.Source(ctx, scope, id)
 	if err != nil {
-		return BankAccount{}, err
+		return BankAccount{}, fmt.Errorf("load source %s for origination: %w", id, err)
 	}
 	number, err := s.vault.Open(src.Account.KeyID, src.Account.Data, []byte(src.ID))
 	if err != nil {
@@ -56,7 +56,7 @@ func (s *Service) OpenRecord(keyID string, sealed []byte, aad string) ([]byte, e
 func (s *Service) DepositAmounts(ctx context.Context, scope tenant.Scope, id string, seq int) ([2]int, error) {
 	m, err := s.store.MicroDeposit(ctx, scope, id, seq)
 	if err != nil {
-		return [2]int{}, err
+		return [2]int{}, fmt.Errorf("load micro-deposits %d of source %s: %w", seq, id, err)
 	}
 	return s.openAmounts(m)
 }

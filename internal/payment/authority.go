@@ -2,6 +2,7 @@ package payment
 
 import (
 	"context"
+	"fmt"
 
 	"github.com/fundsource/fundsource/internal/core/event"
 	"github.com/fundsource/fundsource/internal/core/tenant"
@@ -131,7 +132,7 @@ func (s *Service) ReleaseTx(ctx context.Context, tx Store, p Payment) (bool, err
 	if reason == "" {
 		var err error
 		if state, err = s.originatorState(ctx, tx, p.Scope); err != nil {
-			return false, err
+			return false, fmt.Errorf("read the originator state of merchant %s: %w", p.Scope.MerchantID, err)
 		}
 		if !state.Active {
 			reason = CancelOriginatorSuspended
@@ -170,7 +171,7 @@ type Unsent struct {
 func (s *Service) CancelUnsentTx(ctx context.Context, tx Store, scope tenant.Scope, u Unsent, reason string) error {
 	ps, err := tx.UnsentPayments(ctx, scope, u)
 	if err != nil {
-		return err
+		return fmt.Errorf("list unsent payments of merchant %s: %w", scope.MerchantID, err)
 	}
 	for _, p := range ps {
 		if _, err := s.void(ctx, tx, p, reason); err != nil {
@@ -197,7 +198,7 @@ func (s *Service) void(ctx context.Context, tx Store, p Payment, reason string) 
 	now := s.now().UTC()
 	p.Status, p.SettledAt, p.CancelReason = Voided, &now, &reason
 	if err := tx.FinishPayment(ctx, p); err != nil {
-		return Payment{}, err
+		return Payment{}, fmt.Errorf("void payment %s: %w", p.ID, err)
 	}
 	return p, tx.RecordEvent(ctx, event.New(p.Scope, event.PaymentCanceled, p, now))
 }

@@ -378,7 +378,7 @@ func (s *Service) insert(ctx context.Context, tx Store, scope tenant.Scope, sour
 	desc *string, of *debitOf) (Payment, error) {
 	p := s.pending(scope, sourceID, customerID, cents, d, desc, of)
 	if err := tx.InsertPayment(ctx, p); err != nil {
-		return Payment{}, err
+		return Payment{}, fmt.Errorf("insert payment %s: %w", p.ID, err)
 	}
 	return s.holdIfHeld(ctx, tx, p)
 }

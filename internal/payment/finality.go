@@ -2,6 +2,7 @@ package payment
 
 import (
 	"context"
+	"fmt"
 	"time"
 
 	"github.com/fundsource/fundsource/internal/core/calendar"
@@ -118,7 +119,7 @@ func (s *Service) sentInSandbox(ctx context.Context, tx Store, p *Payment, now t
 	sent := Sent{At: now, Effective: today, Settlement: today, SettleAt: now,
 		Individual: p.Direction == Debit && p.HolderIndividual}
 	if err := tx.SetPaymentSent(ctx, p.Scope, p.ID, sent); err != nil {
-		return err
+		return fmt.Errorf("mark payment %s sent: %w", p.ID, err)
 	}
 	p.Dates = NewDates(&sent.At, &sent.Effective, &sent.Settlement, sent.UnauthorizedUntil())
 	return nil
@@ -149,7 +150,7 @@ type BalanceCents struct {
 func (s *Service) Balances(ctx context.Context, scope tenant.Scope) (Balances, error) {
 	c, err := s.store.Balances(ctx, scope, calendar.DateOf(s.now()))
 	if err != nil {
-		return Balances{}, err
+		return Balances{}, fmt.Errorf("read balances of merchant %s: %w", scope.MerchantID, err)
 	}
 	return balancesOf(c), nil
 }
@@ -160,7 +161,7 @@ func (s *Service) Balances(ctx context.Context, scope tenant.Scope) (Balances, e
 func (s *Service) sameDayAllowed(ctx context.Context, scope tenant.Scope, cents int64) error {
 	ok, err := s.originatorSameDay(ctx, scope)
 	if err != nil {
-		return err
+		return fmt.Errorf("read the same-day setting of merchant %s: %w", scope.MerchantID, err)
 	}
 	if !ok {
 		return &errs.Error{Code: errs.PermissionDenied, Param: "same_day",

@@ -2,6 +2,7 @@ package payment
 
 import (
 	"context"
+	"fmt"
 	"time"
 
 	"github.com/fundsource/fundsource/internal/core/achcode"
@@ -76,11 +77,11 @@ func (s *Service) recomputeGuardrail(ctx context.Context, tx Store, scope tenant
 	since := now.Add(-achcode.RateWindowDays * 24 * time.Hour)
 	c, err := tx.ReturnCounts(ctx, scope, since, achcode.UnauthorizedCodes, achcode.AdministrativeCodes)
 	if err != nil {
-		return "", err
+		return "", fmt.Errorf("count returns of merchant %s: %w", scope.MerchantID, err)
 	}
 	prev, err := tx.GuardrailForUpdate(ctx, scope)
 	if err != nil {
-		return "", err
+		return "", fmt.Errorf("lock the guardrail of merchant %s: %w", scope.MerchantID, err)
 	}
 	g := Guardrail{Counts: c, Warned: map[string]string{}, ComputedAt: now}
 	for k, v := range prev.Warned {
@@ -109,7 +110,7 @@ func (s *Service) recomputeGuardrail(ctx context.Context, tx Store, scope tenant
 		w := warning{Rate: x.name, Value: x.rate.Rate, Returns: x.rate.Returns, Debits: x.rate.Debits,
 			Threshold: x.rate.Threshold, Held: x.rate.Exceeded()}
 		if err := tx.RecordEvent(ctx, event.New(scope, event.OriginatorReturnRateWarning, w, now)); err != nil {
-			return "", err
+			return "", fmt.Errorf("record the return rate warning of merchant %s: %w", scope.MerchantID, err)
 		}
 	}
 	return g.HoldReason, tx.SaveGuardrail(ctx, scope, g)

@@ -56,12 +56,12 @@ const MaxNote = 500
 func (s *Service) hold(ctx context.Context, tx Store, p Payment, v verdict) (Payment, error) {
 	p.Status, p.HoldReason = Held, &v.reason
 	if err := tx.HoldPayment(ctx, p); err != nil {
-		return Payment{}, err
+		return Payment{}, fmt.Errorf("hold payment %s: %w", p.ID, err)
 	}
 	for _, a := range v.alerts {
 		a.ID, a.PaymentID = ids.New("alrt_"), p.ID
 		if err := tx.InsertAlert(ctx, a); err != nil {
-			return Payment{}, err
+			return Payment{}, fmt.Errorf("insert alert of payment %s: %w", p.ID, err)
 		}
 	}
 	return p, tx.RecordEvent(ctx, event.New(p.Scope, event.PaymentHeld, p, s.now().UTC()))
@@ -144,7 +144,7 @@ func (s *Service) review(ctx context.Context, id, note string, by audit.Actor, r
 			return paymentNotFound()
 		}
 		if err != nil {
-			return err
+			return fmt.Errorf("lock held payment %s: %w", id, err)
 		}
 		if p.Status != Held {
 			return errs.Newf(errs.Conflict, "This payment is %s; only a held payment is reviewed.", p.Status)
@@ -186,7 +186,7 @@ func (s *Service) releaseTx(ctx context.Context, tx Store, p Payment, note strin
 		p.SettleAt = &at
 	}
 	if err := tx.ReleaseHeld(ctx, p); err != nil {
-		return Payment{}, err
+		return Payment{}, fmt.Errorf("release held payment %s: %w", p.ID, err)
 	}
 	r := released{Payment: p, ReleasedHold: reason}
 	if note != "" {

@@ -48,8 +48,11 @@ func (s *Service) DueTx(ctx context.Context, tx Store, limit int) ([]Payment, er
 func (s *Service) SettleTx(ctx context.Context, tx Store, p Payment, stale bool) (Finished, error) {
 	if stale {
 		cur, err := tx.Payment(ctx, p.Scope, p.ID)
-		if err != nil || cur.Status != Pending {
-			return Finished{}, err
+		if err != nil {
+			return Finished{}, fmt.Errorf("reload payment %s: %w", p.ID, err)
+		}
+		if cur.Status != Pending {
+			return Finished{}, nil
 		}
 	}
 	code := ""
@@ -107,13 +110,13 @@ func (s *Service) finish(ctx context.Context, tx Store, p Payment, code string) 
 		typ = event.PaymentFailed
 	}
 	if err := tx.FinishPayment(ctx, p); err != nil {
-		return err
+		return fmt.Errorf("finish payment %s: %w", p.ID, err)
 	}
 	if err := s.sentInSandbox(ctx, tx, &p, now); err != nil {
 		return err
 	}
 	if err := tx.RecordEvent(ctx, event.New(p.Scope, typ, p, now)); err != nil {
-		return err
+		return fmt.Errorf("record %s of payment %s: %w", typ, p.ID, err)
 	}
 	if code != "" && p.ReversalOf == nil {
 		if err := s.originalReturnedTx(ctx, tx, p); err != nil {
@@ -146,7 +149,7 @@ func (s *Service) Cancel(ctx context.Context, scope tenant.Scope, id string) (Pa
 	err := s.store.WithTx(ctx, func(tx Store) error {
 		p, err := s.lockPayment(ctx, tx, scope, id)
 		if err != nil {
-			return err
+			return fmt.Errorf("lock payment %s: %w", id, err)
 		}
 		out = p
 		switch {
@@ -181,8 +184,11 @@ func (s *Service) OriginatedTx(ctx context.Context, tx Store, scope tenant.Scope
 // failed or canceled one is left as it is.
 func (s *Service) SettledTx(ctx context.Context, tx Store, scope tenant.Scope, id string, date calendar.Date) (Finished, error) {
 	p, err := s.lockPayment(ctx, tx, scope, id)
-	if err != nil || (p.Status != Pending && p.Status != Processed) {
-		return Finished{}, err
+	if err != nil {
+		return Finished{}, fmt.Errorf("lock payment %s: %w", id, err)
+	}
+	if p.Status != Pending && p.Status != Processed {
+		return Finished{}, nil
 	}
 	// Whether the unauthorized window applies was decided when it left.
 	sent := Sent{Settlement: date, Individual: p.UnauthorizedReturnWindowClosesAt != nil}
@@ -207,8 +213,11 @@ func (s *Service) SettledTx(ctx context.Context, tx Store, scope tenant.Scope, i
 // canceled is left as it is.
 func (s *Service) ReturnTx(ctx context.Context, tx Store, scope tenant.Scope, id, code string) (Finished, error) {
 	p, err := s.lockPayment(ctx, tx, scope, id)
-	if err != nil || p.Status == Failed || p.Status == Voided {
-		return Finished{}, err
+	if err != nil {
+		return Finished{}, fmt.Errorf("lock payment %s: %w", id, err)
+	}
+	if p.Status == Failed || p.Status == Voided {
+		return Finished{}, nil
 	}
 	if err := s.finish(ctx, tx, p, code); err != nil {
 		return Finished{}, fmt.Errorf("return payment %s with %s: %w", id, code, err)
@@ -236,7 +245,7 @@ func CheckSimulatedReturn(scope tenant.Scope, code string) error {
 func (s *Service) SimulateReturnTx(ctx context.Context, tx Store, scope tenant.Scope, id, code string) (Finished, error) {
 	p, err := s.lockPayment(ctx, tx, scope, id)
 	if err != nil {
-		return Finished{}, err
+		return Finished{}, fmt.Errorf("lock payment %s: %w", id, err)
 	}
 	if instantPayment(p) {
 		return Finished{}, notReversible()

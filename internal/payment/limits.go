@@ -118,7 +118,7 @@ func (s *Service) subscriptionTerms(ctx context.Context, tx Store, scope tenant.
 		err = t.subscriptionRefusal()
 	}
 	if err != nil {
-		return Terms{}, err
+		return Terms{}, fmt.Errorf("read the subscription terms of merchant %s: %w", scope.MerchantID, err)
 	}
 	return t, nil
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"fmt"
 	"net/netip"
 	"strings"
 	"time"
@@ -103,7 +104,7 @@ func (s *Service) authorize(ctx context.Context, tx Store, scope tenant.Scope, s
 	}
 	m.CustomerID, m.SECCode = src.CustomerID, EntrySEC(Debit, src.Business)
 	if err := tx.InsertMandate(ctx, m); err != nil {
-		return "", err
+		return "", fmt.Errorf("insert mandate %s: %w", m.ID, err)
 	}
 	return m.ID, tx.RecordEvent(ctx, event.New(scope, event.MandateCreated, m, m.CreatedAt))
 }
@@ -249,7 +250,7 @@ func (s *Service) Revoke(ctx context.Context, scope tenant.Scope, id string, in 
 			return mandateNotFound()
 		}
 		if err != nil {
-			return err
+			return fmt.Errorf("lock mandate %s: %w", id, err)
 		}
 		out = m
 		if m.Status == MandateRevoked {
@@ -271,7 +272,7 @@ func (s *Service) Revoke(ctx context.Context, scope tenant.Scope, id string, in 
 func (s *Service) RevokeForSourceTx(ctx context.Context, tx Store, scope tenant.Scope, sourceID, reason string) error {
 	ms, err := tx.ActiveMandatesOfSource(ctx, scope, sourceID)
 	if err != nil {
-		return err
+		return fmt.Errorf("list active mandates of source %s: %w", sourceID, err)
 	}
 	for _, m := range ms {
 		if _, err := s.revoke(ctx, tx, m, reason); err != nil {
@@ -280,7 +281,7 @@ func (s *Service) RevokeForSourceTx(ctx context.Context, tx Store, scope tenant.
 	}
 	subs, err := tx.ActiveSubscriptionsOfSource(ctx, scope, sourceID)
 	if err != nil {
-		return err
+		return fmt.Errorf("list active subscriptions of source %s: %w", sourceID, err)
 	}
 	for _, sub := range subs {
 		if err := s.cancel(ctx, tx, &sub, CancelMandateRevoked); err != nil {
@@ -299,14 +300,14 @@ func (s *Service) revoke(ctx context.Context, tx Store, m Mandate, reason string
 	now := s.now().UTC()
 	m.Status, m.RevokedAt, m.RevokeReason = MandateRevoked, &now, &reason
 	if err := tx.RevokeMandate(ctx, m); err != nil {
-		return Mandate{}, err
+		return Mandate{}, fmt.Errorf("revoke mandate %s: %w", m.ID, err)
 	}
 	if err := tx.RecordEvent(ctx, event.New(m.Scope, event.MandateRevoked, m, now)); err != nil {
-		return Mandate{}, err
+		return Mandate{}, fmt.Errorf("record mandate.revoked of %s: %w", m.ID, err)
 	}
 	subs, err := tx.ActiveSubscriptionsOfSource(ctx, m.Scope, m.SourceID)
 	if err != nil {
-		return Mandate{}, err
+		return Mandate{}, fmt.Errorf("list active subscriptions of source %s: %w", m.SourceID, err)
 	}
 	for _, sub := range subs {
 		if sub.MandateID != nil && *sub.MandateID == m.ID {

@@ -409,13 +409,13 @@ func (s *Service) Monitoring(ctx context.Context, scope tenant.Scope) (Monitorin
 	if s.thresholds != nil {
 		var err error
 		if th, err = s.thresholds.Thresholds(ctx, scope); err != nil {
-			return Monitoring{}, err
+			return Monitoring{}, fmt.Errorf("read the monitoring thresholds of merchant %s: %w", scope.MerchantID, err)
 		}
 	}
 	m := Monitoring{WindowDays: AlertWindowDays, Rules: make([]RuleInForce, len(Rules)), Alerts: make([]RuleAlerts, len(Rules))}
 	counts, err := s.store.AlertCounts(ctx, scope, s.now().UTC().Add(-AlertWindowDays*24*time.Hour))
 	if err != nil {
-		return Monitoring{}, err
+		return Monitoring{}, fmt.Errorf("count alerts of merchant %s: %w", scope.MerchantID, err)
 	}
 	for i, r := range Rules {
 		m.Rules[i] = RuleInForce{Rule: r, Threshold: r.Default}
@@ -427,14 +427,14 @@ func (s *Service) Monitoring(ctx context.Context, scope tenant.Scope) (Monitorin
 	m.Alerts = append(m.Alerts, RuleAlerts{RuleID: AlertRefundThenReturn, Alerts: counts[AlertRefundThenReturn]},
 		RuleAlerts{RuleID: AlertReversalThenReturn, Alerts: counts[AlertReversalThenReturn]})
 	if m.Held, err = s.store.HeldPayments(ctx, &scope, MaxHeldShown); err != nil {
-		return Monitoring{}, err
+		return Monitoring{}, fmt.Errorf("list held payments of merchant %s: %w", scope.MerchantID, err)
 	}
 	r, err := s.store.LastReview(ctx)
 	switch {
 	case err == nil:
 		m.LastReview = &r
 	case !errs.Is(err, errs.NotFound):
-		return Monitoring{}, err
+		return Monitoring{}, fmt.Errorf("read the last review: %w", err)
 	}
 	return m, nil
 }

@@ -2,6 +2,7 @@ package payment
 
 import (
 	"context"
+	"fmt"
 	"time"
 
 	"github.com/fundsource/fundsource/internal/core/achcode"
@@ -43,7 +44,7 @@ func (s *Service) ReturnRates(ctx context.Context, scope tenant.Scope) (ReturnRa
 	since := s.now().UTC().Add(-achcode.RateWindowDays * 24 * time.Hour)
 	c, err := s.store.ReturnCounts(ctx, scope, since, achcode.UnauthorizedCodes, achcode.AdministrativeCodes)
 	if err != nil {
-		return ReturnRates{}, err
+		return ReturnRates{}, fmt.Errorf("count returns of merchant %s: %w", scope.MerchantID, err)
 	}
 	return rates(c), nil
 }

@@ -109,7 +109,7 @@ func (s *Service) settlementDate(ctx context.Context, tx Store, p Payment) (cale
 	if p.Scope.Env.Live() {
 		at, err := tx.PaymentFiledAt(ctx, p.Scope, p.ID)
 		if err != nil {
-			return calendar.Date{}, false, err
+			return calendar.Date{}, false, fmt.Errorf("read when payment %s was filed: %w", p.ID, err)
 		}
 		if at != nil {
 			return EffectiveDate(*at), true, nil
@@ -192,24 +192,24 @@ func (s *Service) Retry(ctx context.Context, scope tenant.Scope, id string) (Pay
 			return paymentNotFound()
 		}
 		if err != nil {
-			return err
+			return fmt.Errorf("load payment %s: %w", id, err)
 		}
 		origID := named.ID
 		if named.RetryOf != nil {
 			origID = *named.RetryOf
 		}
 		if _, err := tx.PaymentForUpdate(ctx, scope, origID); err != nil {
-			return err
+			return fmt.Errorf("lock payment %s: %w", origID, err)
 		}
 		// Read again after the lock: a statement of its own sees what a
 		// concurrent retry committed meanwhile.
 		if named, err = tx.Payment(ctx, scope, id); err != nil {
-			return err
+			return fmt.Errorf("reload payment %s: %w", id, err)
 		}
 		orig := named
 		if origID != named.ID {
 			if orig, err = tx.Payment(ctx, scope, origID); err != nil {
-				return err
+				return fmt.Errorf("load payment %s: %w", origID, err)
 			}
 		}
 		if named.SubscriptionID != nil {
@@ -217,7 +217,7 @@ func (s *Service) Retry(ctx context.Context, scope tenant.Scope, id string) (Pay
 		}
 		later, err := tx.Presentments(ctx, scope, origID)
 		if err != nil {
-			return err
+			return fmt.Errorf("list presentments of payment %s: %w", origID, err)
 		}
 		if n := len(later); n > 0 && later[n-1].ID != named.ID {
 			latest := later[n-1]
@@ -242,7 +242,7 @@ func (s *Service) Retry(ctx context.Context, scope tenant.Scope, id string) (Pay
 		if err := tx.InsertPayment(ctx, p); errs.Is(err, errs.Conflict) {
 			return retryRefused("This debit was presented again already.")
 		} else if err != nil {
-			return err
+			return fmt.Errorf("insert retry %s of payment %s: %w", p.ID, origID, err)
 		}
 		out, err = s.holdIfHeld(ctx, tx, p)
 		return err
@@ -257,7 +257,7 @@ func (s *Service) Retry(ctx context.Context, scope tenant.Scope, id string) (Pay
 func (s *Service) retrySource(ctx context.Context, tx Store, orig Payment) error {
 	src, err := tx.PaymentSource(ctx, orig.Scope, orig.SourceID)
 	if err != nil {
-		return err
+		return fmt.Errorf("load source %s of payment %s: %w", orig.SourceID, orig.ID, err)
 	}
 	if err := retrySourceRefusal(src.DebitRefusal); err != nil {
 		return err
@@ -267,7 +267,7 @@ func (s *Service) retrySource(ctx context.Context, tx Store, orig Payment) error
 	}
 	m, err := tx.Mandate(ctx, orig.Scope, *orig.MandateID)
 	if err != nil {
-		return err
+		return fmt.Errorf("load mandate %s of payment %s: %w", *orig.MandateID, orig.ID, err)
 	}
 	if m.Status != MandateActive {
 		return retryRefused("The debit's mandate " + m.ID + " was revoked; it authorizes no re-presentment.")
@@ -281,7 +281,7 @@ func (s *Service) retrySource(ctx context.Context, tx Store, orig Payment) error
 func (s *Service) subscriptionRetry(ctx context.Context, tx Store, p Payment, day calendar.Date) (int, error) {
 	orig, err := s.originalOf(ctx, tx, p)
 	if err != nil {
-		return 0, err
+		return 0, fmt.Errorf("find the original of payment %s: %w", p.ID, err)
 	}
 	settled, ok, err := s.settlementDate(ctx, tx, orig)
 	if err != nil {

@@ -88,13 +88,13 @@ func (s *Service) Reverse(ctx context.Context, scope tenant.Scope, id string, in
 	var out Payment
 	err := s.store.WithTx(ctx, func(tx Store) error {
 		if _, err := s.lockPayment(ctx, tx, scope, id); err != nil {
-			return err
+			return fmt.Errorf("lock payment %s: %w", id, err)
 		}
 		// Read again after the lock: a statement of its own sees a
 		// reversal that a concurrent request committed meanwhile.
 		p, err := tx.Payment(ctx, scope, id)
 		if err != nil {
-			return err
+			return fmt.Errorf("reload payment %s: %w", id, err)
 		}
 		settled, err := s.reversible(ctx, tx, p)
 		if err != nil {
@@ -117,7 +117,7 @@ func (s *Service) Reverse(ctx context.Context, scope tenant.Scope, id string, in
 		// would be canceled as it leaves.
 		src, err := tx.PaymentSource(ctx, scope, p.SourceID)
 		if err != nil {
-			return err
+			return fmt.Errorf("load source %s of payment %s: %w", p.SourceID, p.ID, err)
 		}
 		switch (Payment{Direction: d}).refusal(Standing{SourceRemoved: src.Removed, SourceBlocked: src.Blocked}) {
 		case CancelSourceRemoved:
@@ -130,7 +130,7 @@ func (s *Service) Reverse(ctx context.Context, scope tenant.Scope, id string, in
 		if err := tx.InsertPayment(ctx, r); errs.Is(err, errs.Conflict) {
 			return errs.New(errs.Conflict, "This payment was reversed already.")
 		} else if err != nil {
-			return err
+			return fmt.Errorf("insert reversal %s of payment %s: %w", r.ID, p.ID, err)
 		}
 		p.Reversal = &Reversal{PaymentID: r.ID, Reason: in.Reason, CreatedAt: r.CreatedAt}
 		out = p

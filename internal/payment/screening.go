@@ -49,7 +49,7 @@ func (s *Service) screenTx(ctx context.Context, tx Store, p Payment) (bool, erro
 	}
 	names, prev, err := tx.CustomerScreening(ctx, p.Scope, p.CustomerID)
 	if err != nil {
-		return false, err
+		return false, fmt.Errorf("read the screening of customer %s: %w", p.CustomerID, err)
 	}
 	next := prev
 	if prev.Status != sanctions.PotentialMatch {
@@ -61,11 +61,11 @@ func (s *Service) screenTx(ctx context.Context, tx Store, p Payment) (bool, erro
 	now := s.now().UTC()
 	if prev.Status != sanctions.PotentialMatch {
 		if err := tx.SetCustomerScreening(ctx, p.Scope, p.CustomerID, next); err != nil {
-			return false, err
+			return false, fmt.Errorf("store the screening of customer %s: %w", p.CustomerID, err)
 		}
 		c := screenedCustomer{ID: p.CustomerID, Screening: next}
 		if err := tx.RecordEvent(ctx, event.New(p.Scope, event.CustomerScreeningMatch, c, now)); err != nil {
-			return false, err
+			return false, fmt.Errorf("record the screening match of customer %s: %w", p.CustomerID, err)
 		}
 	}
 	_, err = s.hold(ctx, tx, p, verdict{reason: HoldSanctions})
@@ -102,11 +102,11 @@ func (s *Service) ScreenEntryTx(ctx context.Context, tx Store, scope tenant.Scop
 			return true, nil
 		}
 		if err := tx.SetCustomerScreening(ctx, scope, customerID, next); err != nil {
-			return false, err
+			return false, fmt.Errorf("store the screening of customer %s: %w", customerID, err)
 		}
 		c := screenedCustomer{ID: customerID, Screening: next}
 		if err := tx.RecordEvent(ctx, event.New(scope, event.CustomerScreeningMatch, c, s.now().UTC())); err != nil {
-			return false, err
+			return false, fmt.Errorf("record the screening match of customer %s: %w", customerID, err)
 		}
 	}
 	if p != nil {
@@ -136,7 +136,7 @@ func (s *Service) ClearScreening(ctx context.Context, customerID, note string, b
 			return &errs.Error{Code: errs.CustomerNotFound, Message: "No customer with this id exists."}
 		}
 		if err != nil {
-			return err
+			return fmt.Errorf("lock the screening of customer %s: %w", customerID, err)
 		}
 		if prev.Status != sanctions.PotentialMatch {
 			return errs.Newf(errs.Conflict, "This customer's screening is %s; only a potential_match is cleared.", prev.Status)
@@ -145,11 +145,11 @@ func (s *Service) ClearScreening(ctx context.Context, customerID, note string, b
 		out = prev
 		out.Status, out.ClearedAt, out.Note = sanctions.Cleared, &now, &note
 		if err := tx.SetCustomerScreening(ctx, scope, customerID, out); err != nil {
-			return err
+			return fmt.Errorf("clear the screening of customer %s: %w", customerID, err)
 		}
 		held, err := tx.HeldOfCustomer(ctx, scope, customerID, HoldSanctions)
 		if err != nil {
-			return err
+			return fmt.Errorf("list payments of customer %s held for screening: %w", customerID, err)
 		}
 		for _, p := range held {
 			p, err := s.releaseTx(ctx, tx, p, note)

@@ -3,6 +3,7 @@ package payment
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"time"
 
 	"github.com/fundsource/fundsource/internal/core/calendar"
@@ -163,7 +164,7 @@ func (s *Service) Subscribe(ctx context.Context, scope tenant.Scope, in Subscrip
 			Status: Active, StartDate: in.StartDate, NextDate: &next, CreatedAt: now, Purpose: purpose, Metadata: meta,
 		}
 		if err := tx.InsertSubscription(ctx, out); err != nil {
-			return err
+			return fmt.Errorf("insert subscription %s: %w", out.ID, err)
 		}
 		return tx.RecordEvent(ctx, event.New(scope, event.SubscriptionCreated, out, now))
 	})
@@ -203,7 +204,7 @@ func (s *Service) CancelSubscription(ctx context.Context, scope tenant.Scope, id
 	err := s.store.WithTx(ctx, func(tx Store) error {
 		sub, err := s.lockSubscription(ctx, tx, scope, id)
 		if err != nil {
-			return err
+			return fmt.Errorf("lock subscription %s: %w", id, err)
 		}
 		if sub.Status == Active {
 			if err := s.cancel(ctx, tx, &sub, CancelRequested); err != nil {
@@ -223,7 +224,7 @@ func (s *Service) CancelSubscription(ctx context.Context, scope tenant.Scope, id
 func (s *Service) CancelForSourceTx(ctx context.Context, tx Store, scope tenant.Scope, sourceID string) error {
 	subs, err := tx.ActiveSubscriptionsOfSource(ctx, scope, sourceID)
 	if err != nil {
-		return err
+		return fmt.Errorf("list active subscriptions of source %s: %w", sourceID, err)
 	}
 	for _, sub := range subs {
 		if err := s.cancel(ctx, tx, &sub, CancelSourceRemoved); err != nil {
@@ -269,7 +270,7 @@ func (s *Service) cancel(ctx context.Context, tx Store, sub *Subscription, reaso
 	sub.Status, sub.NextDate, sub.CanceledAt, sub.CancelReason = Canceled, nil, &now, &reason
 	sub.RetryDate, sub.RetryDue, sub.RetryAttempt = nil, nil, 0
 	if err := tx.UpdateSubscription(ctx, *sub); err != nil {
-		return err
+		return fmt.Errorf("update subscription %s: %w", sub.ID, err)
 	}
 	return tx.RecordEvent(ctx, event.New(sub.Scope, event.SubscriptionCanceled, *sub, now))
 }
@@ -285,7 +286,7 @@ func (s *Service) RunDue(ctx context.Context) (int, error) {
 		today := calendar.DateOf(s.now()).Format(time.DateOnly)
 		due, err := tx.DueSubscriptions(ctx, today, batchSize)
 		if err != nil {
-			return 0, 0, err
+			return 0, 0, fmt.Errorf("list subscriptions due %s: %w", today, err)
 		}
 		created := 0
 		for _, sub := range due {
@@ -336,7 +337,7 @@ func (s *Service) presentNext(ctx context.Context, tx Store, sub *Subscription, 
 		// run out while it waited.
 		returned, err := tx.SubscriptionDebit(ctx, sub.Scope, sub.ID, *sub.RetryDue, sub.RetryAttempt-1)
 		if err != nil {
-			return Payment{}, err
+			return Payment{}, fmt.Errorf("load the returned debit of subscription %s: %w", sub.ID, err)
 		}
 		_, err = s.subscriptionRetry(ctx, tx, returned, calendar.DateOf(s.now()))
 		if errs.Is(err, errs.RetryNotAllowed) {
@@ -347,7 +348,7 @@ func (s *Service) presentNext(ctx context.Context, tx Store, sub *Subscription, 
 		}
 		orig, err := s.originalOf(ctx, tx, returned)
 		if err != nil {
-			return Payment{}, err
+			return Payment{}, fmt.Errorf("find the original of payment %s: %w", returned.ID, err)
 		}
 		of.dueDate, of.attempt, of.retryOf = *sub.RetryDue, sub.RetryAttempt, &orig.ID
 		sub.RetryDate, sub.RetryDue, sub.RetryAttempt = nil, nil, 0
@@ -374,7 +375,7 @@ func (s *Service) Advance(ctx context.Context, scope tenant.Scope, id string) (P
 	err := s.store.WithTx(ctx, func(tx Store) error {
 		sub, err := s.lockSubscription(ctx, tx, scope, id)
 		if err != nil {
-			return err
+			return fmt.Errorf("lock subscription %s: %w", id, err)
 		}
 		if sub.Status != Active {
 			return errs.New(errs.Conflict, "This subscription is canceled; it creates no more debits.")

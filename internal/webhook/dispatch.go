@@ -275,7 +275,7 @@ func (d *Dispatcher) deliver(ctx context.Context, c Claim) (bool, error) {
 	} else {
 		err = d.store.WithTx(ctx, func(tx Store) error {
 			if err := tx.FinishDelivery(ctx, next(c.Delivery, a, now), a, c.LeaseToken); err != nil {
-				return err
+				return fmt.Errorf("finish delivery %s: %w", c.Delivery.ID, err)
 			}
 			disabled, err := tx.EndpointFailed(ctx, c.Delivery.Scope, now, d.opts.DisableAfter)
 			if err != nil || !disabled {

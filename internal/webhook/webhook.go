@@ -58,6 +58,7 @@ package webhook
 
 import (
 	"context"
+	"fmt"
 	"net/url"
 	"time"
 
@@ -298,13 +299,13 @@ func (s *Service) seal(scope tenant.Scope, secret string) Sealed {
 func secrets(v Vault, ep Endpoint, now time.Time) ([]string, error) {
 	cur, err := v.Open(ep.Secret.KeyID, ep.Secret.Data, secretAAD(ep.Scope))
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("open the signing secret of merchant %s: %w", ep.Scope.MerchantID, err)
 	}
 	out := []string{string(cur)}
 	if ep.Previous != nil && ep.PreviousExpiresAt != nil && now.Before(*ep.PreviousExpiresAt) {
 		prev, err := v.Open(ep.Previous.KeyID, ep.Previous.Data, secretAAD(ep.Scope))
 		if err != nil {
-			return nil, err
+			return nil, fmt.Errorf("open the previous signing secret of merchant %s: %w", ep.Scope.MerchantID, err)
 		}
 		out = append(out, string(prev))
 	}
@@ -341,7 +342,7 @@ func (s *Service) Register(ctx context.Context, scope tenant.Scope, rawURL strin
 			Scope: scope, URL: u, Secret: s.seal(scope, NewSecret()), CreatedAt: now, UpdatedAt: now,
 		})
 		if err != nil {
-			return err
+			return fmt.Errorf("store the endpoint of merchant %s: %w", scope.MerchantID, err)
 		}
 		return tx.RecordAudit(ctx, audit.In(scope, audit.WebhookURLSet, by, map[string]string{"url_host": urlHost(u)}))
 	})
@@ -388,10 +389,10 @@ func (s *Service) Delete(ctx context.Context, scope tenant.Scope, by audit.Actor
 		// would deadlock against a delivery in flight.
 		ep, err := tx.Endpoint(ctx, scope)
 		if err != nil {
-			return err
+			return fmt.Errorf("load the endpoint of merchant %s: %w", scope.MerchantID, err)
 		}
 		if err := tx.DeleteEndpoint(ctx, scope, s.now().UTC()); err != nil {
-			return err
+			return fmt.Errorf("delete the endpoint of merchant %s: %w", scope.MerchantID, err)
 		}
 		return tx.RecordAudit(ctx, audit.In(scope, audit.WebhookDeleted, by, map[string]string{"url_host": urlHost(ep.URL)}))
 	})
@@ -408,7 +409,7 @@ func (s *Service) Delete(ctx context.Context, scope tenant.Scope, by audit.Actor
 func (s *Service) Enable(ctx context.Context, scope tenant.Scope, by audit.Actor) (Registration, error) {
 	err := s.store.WithTx(ctx, func(tx Store) error {
 		if err := tx.EnableEndpoint(ctx, scope, s.now().UTC()); err != nil {
-			return err
+			return fmt.Errorf("enable the endpoint of merchant %s: %w", scope.MerchantID, err)
 		}
 		return tx.RecordAudit(ctx, audit.In(scope, audit.WebhookEnabled, by, nil))
 	})
@@ -428,7 +429,7 @@ func (s *Service) RollSecret(ctx context.Context, scope tenant.Scope, by audit.A
 	err := s.store.WithTx(ctx, func(tx Store) error {
 		ep, err := endpoint(ctx, scope, tx.EndpointForUpdate)
 		if err != nil {
-			return err
+			return fmt.Errorf("lock the endpoint of merchant %s: %w", scope.MerchantID, err)
 		}
 		now := s.now().UTC()
 		prev, until := ep.Secret, now.Add(SecretOverlap)
@@ -436,10 +437,10 @@ func (s *Service) RollSecret(ctx context.Context, scope tenant.Scope, by audit.A
 		ep.Secret = s.seal(scope, NewSecret())
 		ep.UpdatedAt = now
 		if err := tx.UpdateSecrets(ctx, ep); err != nil {
-			return err
+			return fmt.Errorf("store the rolled secret of merchant %s: %w", scope.MerchantID, err)
 		}
 		if err := tx.RecordAudit(ctx, audit.In(scope, audit.WebhookSecretRolled, by, map[string]string{"previous_secret_expires_at": until.Format(time.RFC3339)})); err != nil {
-			return err
+			return fmt.Errorf("record the secret roll of merchant %s: %w", scope.MerchantID, err)
 		}
 		out, err = s.view(ep)
 		return err
@@ -465,7 +466,7 @@ func (s *Service) SendTest(ctx context.Context, scope tenant.Scope) (EventDetail
 		return EventDetail{}, NotFound()
 	}
 	if err != nil {
-		return EventDetail{}, err
+		return EventDetail{}, fmt.Errorf("record test event %s: %w", e.ID, err)
 	}
 	// The event as committed: its one delivery pending, not yet tried.
 	return EventDetail{Event: e, Deliveries: []Delivery{d}}, nil
@@ -495,11 +496,11 @@ func (s *Service) Event(ctx context.Context, scope tenant.Scope, id string) (Eve
 		return EventDetail{}, eventNotFound()
 	}
 	if err != nil {
-		return EventDetail{}, err
+		return EventDetail{}, fmt.Errorf("load event %s: %w", id, err)
 	}
 	ds, err := s.store.Deliveries(ctx, scope, id)
 	if err != nil {
-		return EventDetail{}, err
+		return EventDetail{}, fmt.Errorf("list deliveries of event %s: %w", id, err)
 	}
 	return EventDetail{Event: e, Deliveries: ds}, nil
 }
@@ -511,10 +512,10 @@ func (s *Service) Redeliver(ctx context.Context, scope tenant.Scope, id string) 
 		if _, err := tx.Event(ctx, scope, id); errs.Is(err, errs.NotFound) {
 			return eventNotFound()
 		} else if err != nil {
-			return err
+			return fmt.Errorf("load event %s: %w", id, err)
 		}
 		if _, err := endpoint(ctx, scope, tx.Endpoint); err != nil {
-			return err
+			return fmt.Errorf("load the endpoint of merchant %s: %w", scope.MerchantID, err)
 		}
 		return tx.QueueDelivery(ctx, scope, id, ids.New(DeliveryPrefix), s.now().UTC())
 	})

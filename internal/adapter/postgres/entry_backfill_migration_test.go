@@ -72,6 +72,12 @@ func TestEntryBackfillWritesWhatOldEntriesWentOutWith(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// The customers are made on the newest schema: the store writes its
+	// columns, some of which came after the backfill.
+	customers := make([]string, 16)
+	for i := range customers {
+		customers[i] = f.Customer(scope)
+	}
 	version := entryBackfill(t)
 	if _, err := p.DownTo(ctx, version-1); err != nil {
 		t.Fatalf("down to %d: %v", version-1, err)
@@ -132,7 +138,7 @@ func TestEntryBackfillWritesWhatOldEntriesWentOutWith(t *testing.T) {
 		if c.entry.ReceiverName == "" && nameBeforeFold(c.first+" "+c.last, 22) != c.want.name {
 			t.Fatalf("%s: the name then was %q, not %q", c.label, nameBeforeFold(c.first+" "+c.last, 22), c.want.name)
 		}
-		customerID := f.Customer(scope)
+		customerID := customers[i]
 		if _, err := f.SQL().Exec(`UPDATE customers SET first_name = $1, last_name = $2 WHERE id = $3`, c.first, c.last, customerID); err != nil {
 			t.Fatal(err)
 		}

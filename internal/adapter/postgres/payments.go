@@ -294,10 +294,10 @@ WHERE merchant_id = $1 AND environment = $2 AND (created_at, id) < ($3, $4)
 ORDER BY created_at DESC, id DESC
 LIMIT $5`
 
-// sourcesOfCustomer are the ids of the customer $9's sources, removed
+// sourcesOfCustomer are the ids of the customer $12's sources, removed
 // ones too, for a list narrowed to one customer (by payments_of_source).
 const sourcesOfCustomer = `SELECT s.id FROM funding_sources s
-  WHERE s.merchant_id = $1 AND s.environment = $2 AND s.customer_id = $9`
+  WHERE s.merchant_id = $1 AND s.environment = $2 AND s.customer_id = $12`
 
 // ListPayments returns up to p.Limit+1 payments matching f, newest first.
 func (q queries) ListPayments(ctx context.Context, scope tenant.Scope, f payment.Filter, p paging.Page) ([]payment.Payment, error) {

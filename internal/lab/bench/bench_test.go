@@ -111,9 +111,21 @@ func TestBenchRunsEveryLoad(t *testing.T) {
 	if st := rep.Loads[0].Statements; len(st) == 0 || !strings.HasPrefix(st[0].Query, "WITH r AS") || st[0].Calls > rep.Loads[0].Ops+2*8 {
 		t.Errorf("create over HTTP (%d creations): top statements %+v", rep.Loads[0].Ops, st)
 	}
-	// The instant verifications: as many as asked, each through to Verified.
-	if l := rep.Loads[len(rep.Loads)-3]; !strings.HasPrefix(l.Name, "instant verification") || l.Ops != 20 {
-		t.Errorf("instant verification load: %+v", l)
+	// The instant verifications and payouts: as many as asked, each
+	// through to Verified or processed.
+	for _, prefix := range []string{"instant verification", "instant payout"} {
+		found := false
+		for _, l := range rep.Loads {
+			if strings.HasPrefix(l.Name, prefix) {
+				found = true
+				if l.Ops != 20 || l.Errors != 0 {
+					t.Errorf("%s load: %+v", prefix, l)
+				}
+			}
+		}
+		if !found {
+			t.Errorf("no %s load among %d", prefix, len(rep.Loads))
+		}
 	}
 	if !strings.Contains(stdout.String(), "instant verification p99, initiation to Verified") || strings.Contains(stdout.String(), "FAIL") {
 		t.Errorf("table:\n%s", stdout.String())

@@ -25,7 +25,7 @@ func InstantPayouts(ctx context.Context, client *http.Client, base, key, custome
 		var src struct {
 			ID string `json:"funding_source_id"`
 		}
-		body := fmt.Sprintf(`{"user_id":%q,"routing_number":"110000000","account_number":"66%010d"}`, customerID, i)
+		body := fmt.Sprintf(`{"user_id":%q,"routing_number":"110000000","account_number":"91%010d"}`, customerID, i)
 		if err := api.do(ctx, http.MethodPost, "/v2/funding-source", body, &src); err != nil {
 			return loadgen.Result{}, err
 		}

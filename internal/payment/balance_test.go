@@ -71,7 +71,7 @@ func lineTypes(lines []payment.BalanceTransaction) map[string]int64 {
 func TestBalancesAreTheSumOfTheLedger(t *testing.T) {
 	t.Parallel()
 	f := fixture.New(t)
-	scope := f.Sandbox("Acme")
+	scope := achRefunds(t, f, f.Sandbox("Acme"))
 	src := f.VerifiedSource(scope, f.Customer(scope), "444455556666").ID
 	if got := ledger(t, f, scope, "nothing"); len(got) != 0 {
 		t.Fatalf("empty ledger = %+v", got)

@@ -102,9 +102,11 @@ func RefundRule(f RefundFacts) error {
 }
 
 // Refund refunds a processed debit: it creates the refund credit through
-// Create's path, in a transaction that holds the debit's row lock, and
-// fires payment.refunded with the debit and its refunded_amount. It
-// answers the refund credit.
+// Create's path with method auto (instant where the bank and the
+// originator allow, else ACH), in a transaction that holds the debit's row
+// lock, and fires payment.refunded with the debit and its
+// refunded_amount. An instant refund is sent once that transaction
+// commits. It answers the refund credit.
 func (s *Service) Refund(ctx context.Context, scope tenant.Scope, id string, in RefundInput) (Payment, error) {
 	reason, err := refundReason(in.Reason)
 	if err != nil {
@@ -142,9 +144,9 @@ func (s *Service) Refund(ctx context.Context, scope tenant.Scope, id string, in 
 				WithDetail("remaining", money.Format(0))
 		}
 		amount, _ := json.Marshal(money.Format(cents))
-		purpose := string(p.Purpose)
+		purpose, method := string(p.Purpose), MethodAuto
 		r, err := s.On(tx).createWith(ctx, scope, Input{SourceID: p.SourceID, Amount: amount, Direction: Credit,
-			Description: p.Description, Purpose: &purpose}, Ledger{RefundOf: &p.ID, RefundReason: reason})
+			Description: p.Description, Purpose: &purpose, Method: &method}, Ledger{RefundOf: &p.ID, RefundReason: reason})
 		if err != nil {
 			return fmt.Errorf("refund %s: %w", p.ID, err)
 		}
@@ -154,7 +156,12 @@ func (s *Service) Refund(ctx context.Context, scope tenant.Scope, id string, in 
 		out = r
 		return tx.RecordEvent(ctx, event.New(scope, event.PaymentRefunded, p, r.CreatedAt))
 	})
-	return out, err
+	if err != nil || out.PendingInstant == nil || s.inTx {
+		// On a caller's transaction an instant refund leaves once that
+		// commits (Payment.PendingInstant, DeliverInstant).
+		return out, err
+	}
+	return s.DeliverInstant(ctx, *out.PendingInstant)
 }
 
 func refundReason(r *string) (*string, error) {

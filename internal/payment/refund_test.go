@@ -6,10 +6,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fundsource/fundsource/internal/audit"
 	"github.com/fundsource/fundsource/internal/core/calendar"
 	"github.com/fundsource/fundsource/internal/core/errs"
 	"github.com/fundsource/fundsource/internal/core/event"
 	"github.com/fundsource/fundsource/internal/core/tenant"
+	orig "github.com/fundsource/fundsource/internal/originator"
 	"github.com/fundsource/fundsource/internal/payment"
 	"github.com/fundsource/fundsource/internal/testing/fixture"
 )
@@ -59,6 +61,17 @@ func refundable(t *testing.T, f *fixture.Fixture, scope tenant.Scope, account, a
 	return d
 }
 
+// achRefunds turns scope's instant payouts off, so its refunds go by ACH
+// (method auto's fallback) and stay pending until they settle.
+func achRefunds(t *testing.T, f *fixture.Fixture, scope tenant.Scope) tenant.Scope {
+	t.Helper()
+	off := false
+	if _, err := f.Originators.Set(ctx, scope, orig.Change{Instant: &off}, audit.Operator("test")); err != nil {
+		t.Fatal(err)
+	}
+	return scope
+}
+
 func refund(f *fixture.Fixture, scope tenant.Scope, id, amount string) (payment.Payment, error) {
 	in := payment.RefundInput{}
 	if amount != "" {
@@ -74,7 +87,7 @@ func refund(f *fixture.Fixture, scope tenant.Scope, id, amount string) (payment.
 func TestARefundIsACreditToTheSameSource(t *testing.T) {
 	t.Parallel()
 	f := fixture.New(t)
-	scope := f.Sandbox("Acme")
+	scope := achRefunds(t, f, f.Sandbox("Acme"))
 	d := refundable(t, f, scope, "444455556666", "50.00")
 	reason := "  returned the goods  "
 	r, err := f.Payments.Refund(ctx, scope, d.ID, payment.RefundInput{Amount: json.RawMessage(`"20.00"`), Reason: &reason})
@@ -123,7 +136,7 @@ func TestARefundIsACreditToTheSameSource(t *testing.T) {
 func TestARefundIsJudgedAsACredit(t *testing.T) {
 	t.Parallel()
 	f := fixture.New(t)
-	scope := f.Sandbox("Acme")
+	scope := achRefunds(t, f, f.Sandbox("Acme"))
 	d := refundable(t, f, scope, "444455556666", "50.00")
 	setLimits(t, f, scope, "1000.00", "5000.00", "10.00")
 	_, err := refund(f, scope, d.ID, "10.01")
@@ -144,7 +157,7 @@ func TestARefundIsJudgedAsACredit(t *testing.T) {
 func TestTheRefundWindowIs180Days(t *testing.T) {
 	t.Parallel()
 	f := fixture.New(t)
-	scope := f.Sandbox("Acme")
+	scope := achRefunds(t, f, f.Sandbox("Acme"))
 	today := calendar.DateOf(f.Clock.Now())
 	for _, c := range []struct {
 		days int
@@ -170,7 +183,7 @@ func TestTheRefundWindowIs180Days(t *testing.T) {
 func TestTwoRefundsRaceForTheLastDollar(t *testing.T) {
 	t.Parallel()
 	f := fixture.New(t)
-	scope := f.Sandbox("Acme")
+	scope := achRefunds(t, f, f.Sandbox("Acme"))
 	d := refundable(t, f, scope, "444455556666", "1.00")
 	var wg sync.WaitGroup
 	results := make([]error, 2)
@@ -204,7 +217,7 @@ func TestTwoRefundsRaceForTheLastDollar(t *testing.T) {
 func TestARefundedDebitReturnedUnauthorizedAlerts(t *testing.T) {
 	t.Parallel()
 	f := fixture.New(t)
-	scope := f.Sandbox("Acme")
+	scope := achRefunds(t, f, f.Sandbox("Acme"))
 	left := refundable(t, f, scope, "444455556666", "40.00")
 	insufficient := refundable(t, f, scope, "444455557777", "40.00")
 	for _, id := range []string{left.ID, insufficient.ID} {
@@ -237,5 +250,32 @@ func TestARefundedDebitReturnedUnauthorizedAlerts(t *testing.T) {
 	}
 	if n, err := f.Payments.RefundedThenReturned(ctx, scope); !found || n != 1 || err != nil {
 		t.Errorf("monitoring alerts = %+v, counted %d, %v; want refund_then_return 1", m.Alerts, n, err)
+	}
+}
+
+// TestARefundGoesInstantWhereItCan: a refund goes by method auto: to a
+// bank an instant rail reaches, with the originator's instant payouts on,
+// it is an instant credit, processed at once and final; with them off it
+// is an ACH credit that says why (originator_instant_off).
+func TestARefundGoesInstantWhereItCan(t *testing.T) {
+	t.Parallel()
+	f := fixture.New(t)
+	scope := f.Sandbox("Acme")
+	d := refundable(t, f, scope, "444455556666", "50.00")
+	r, err := refund(f, scope, d.ID, "20.00")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Method != payment.MethodAuto || (r.Rail != payment.RailRTP && r.Rail != payment.RailFedNow) || r.Status != payment.Processed ||
+		r.RefundOf == nil || *r.RefundOf != d.ID {
+		t.Fatalf("instant refund = method %s, rail %s, status %s", r.Method, r.Rail, r.Status)
+	}
+	achRefunds(t, f, scope)
+	r, err = refund(f, scope, d.ID, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Rail != payment.RailACH || r.FallbackReason == nil || *r.FallbackReason != payment.FallbackInstantOff || r.Status != payment.Pending || r.Cents != 3000 {
+		t.Fatalf("ACH refund = rail %s, fallback %v, status %s, %d cents", r.Rail, r.FallbackReason, r.Status, r.Cents)
 	}
 }

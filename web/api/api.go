@@ -188,7 +188,7 @@ func (s *Surface) Mount(r *gin.Engine) {
 	g.POST("/payments/:id/cancel", s.once(s.cancelPayment))
 	g.POST("/payments/:id/retry", s.once(s.retryPayment))
 	g.POST("/payments/:id/reverse", s.once(s.reversePayment))
-	g.POST("/payments/:id/refund", s.once(s.refundPayment))
+	g.POST("/payments/:id/refund", s.oncePayout(s.refundPayment))
 	g.POST("/payments/:id", s.once(s.updatePayment))
 	g.GET("/balance-transactions", s.run(s.listBalanceTransactions))
 	g.GET("/reports/settlements", s.run(s.settlementsReport))

@@ -105,6 +105,9 @@ func (s *Surface) refundPayment(c *gin.Context, svc Services) {
 		return
 	}
 	p, err := svc.Payments.Refund(c.Request.Context(), surface.Scope(c), c.Param("id"), in)
+	if err == nil && p.PendingInstant != nil {
+		c.Set(pendingInstantKey, *p.PendingInstant) // sent once the request's transaction committed (oncePayout)
+	}
 	surface.Reply(s.Shared, c, p, err)
 }
 

@@ -92,6 +92,14 @@ type Payment struct {
 	// Reversal is this payment's reversal, nil while it is not reversed.
 	ReversalOf string
 	Reversal   *ReversalView
+	// Rail is how it went ("Instant (RTP)", "ACH, same day"), with why an
+	// auto credit did not go instant ("" when it did or was not asked).
+	Rail, Fallback string
+	// Trace is its ACH entry's trace number once the bank took the file.
+	Trace string
+	// RefundOf is the debit this refund pays back, ""; Refunded is what
+	// refunds of this debit pay back ("" when none).
+	RefundOf, Refunded string
 	// Finality is when it left and until when it may come back.
 	Finality Finality
 	// Actions are the forms the payment's state allows.

@@ -155,7 +155,36 @@ func paymentListRow(p payment.Payment, l funding.Label) view.PaymentListRow {
 	if p.RetryOf != nil && p.Attempt != nil {
 		r.Marks = append(r.Marks, fmt.Sprintf("retry, attempt %d", *p.Attempt))
 	}
+	if p.RefundOf != nil {
+		r.Marks = append(r.Marks, "refund")
+	}
+	if p.RefundedCents > 0 {
+		r.Marks = append(r.Marks, "refunded")
+	}
+	if p.Rail == payment.RailRTP || p.Rail == payment.RailFedNow {
+		r.Marks = append(r.Marks, "instant")
+	}
 	return r
+}
+
+// railWords is how payment p went, for people, and why an auto credit
+// did not go instant ("" when it did, or was not asked to).
+func railWords(p payment.Payment) (rail, fallback string) {
+	switch p.Rail {
+	case payment.RailRTP:
+		rail = "Instant (RTP)"
+	case payment.RailFedNow:
+		rail = "Instant (FedNow)"
+	default:
+		rail = "ACH"
+		if p.SameDay {
+			rail = "ACH, same day"
+		}
+	}
+	if p.FallbackReason != nil {
+		fallback = strings.ReplaceAll(*p.FallbackReason, "_", " ")
+	}
+	return rail, fallback
 }
 
 func (s *Surface) paymentsPage(c *gin.Context) {
@@ -235,6 +264,16 @@ func (s *Surface) paymentPage(c *gin.Context) {
 	}
 	if p.SettledAt != nil {
 		v.Settled = shortTime(*p.SettledAt)
+	}
+	v.Rail, v.Fallback = railWords(p)
+	if p.TraceNumber != nil {
+		v.Trace = *p.TraceNumber
+	}
+	if p.RefundOf != nil {
+		v.RefundOf = *p.RefundOf
+	}
+	if p.RefundedCents > 0 && p.RefundedAmount != nil {
+		v.Refunded = usd(*p.RefundedAmount)
 	}
 	if err := s.presentments(c, p, &v); err != nil {
 		s.Fail(c, err)

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/fundsource/fundsource/internal/core/errs"
 	"github.com/fundsource/fundsource/internal/core/event"
@@ -424,16 +425,21 @@ func (s *Service) amount(raw json.RawMessage) (int64, error) {
 	return c, nil
 }
 
-func description(d *string) (*string, error) {
-	if d == nil {
+func description(d *string) (*string, error) { return optionalText("description", d, MaxDescription) }
+
+// optionalText is an optional free text as stored: trimmed, nil when
+// empty; refused as param when it is over max characters or holds
+// control characters.
+func optionalText(param string, t *string, max int) (*string, error) {
+	if t == nil {
 		return nil, nil
 	}
-	v := strings.TrimSpace(*d)
+	v := strings.TrimSpace(*t)
 	if v == "" {
 		return nil, nil
 	}
-	if len([]rune(v)) > MaxDescription || strings.ContainsFunc(v, func(r rune) bool { return r < ' ' || r == 0x7f }) {
-		return nil, errs.Invalid("description", "description must be at most 100 characters without control characters")
+	if utf8.RuneCountInString(v) > max || strings.ContainsFunc(v, func(r rune) bool { return r < ' ' || r == 0x7f }) {
+		return nil, errs.Invalid(param, fmt.Sprintf("%s must be at most %d characters without control characters", param, max))
 	}
 	return &v, nil
 }

@@ -5,9 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
-	"strings"
 	"time"
-	"unicode/utf8"
 
 	"github.com/fundsource/fundsource/internal/core/achcode"
 	"github.com/fundsource/fundsource/internal/core/calendar"
@@ -164,19 +162,7 @@ func (s *Service) Refund(ctx context.Context, scope tenant.Scope, id string, in 
 	return s.DeliverInstant(ctx, *out.PendingInstant)
 }
 
-func refundReason(r *string) (*string, error) {
-	if r == nil {
-		return nil, nil
-	}
-	v := strings.TrimSpace(*r)
-	if v == "" {
-		return nil, nil
-	}
-	if utf8.RuneCountInString(v) > MaxRefundReason || strings.ContainsFunc(v, func(r rune) bool { return r < ' ' || r == 0x7f }) {
-		return nil, errs.Invalid("reason", "reason must be at most 500 characters without control characters")
-	}
-	return &v, nil
-}
+func refundReason(r *string) (*string, error) { return optionalText("reason", r, MaxRefundReason) }
 
 // refundedReturnedTx is what an unauthorized return of debit p does when
 // p was refunded, in the return's transaction tx: a refund that left

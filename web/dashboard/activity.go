@@ -284,8 +284,13 @@ func (s *Surface) paymentPage(c *gin.Context) {
 
 // subscriptionListRow is a subscription of a list.
 func subscriptionListRow(sub payment.Subscription) view.SubscriptionListRow {
-	r := view.SubscriptionListRow{SubscriptionRow: view.SubscriptionRow{ID: sub.ID, Amount: usd(sub.Amount) + " " + string(sub.Interval),
-		Status: sub.Status}, SourceID: sub.SourceID, Created: shortTime(sub.CreatedAt)}
+	return view.SubscriptionListRow{SubscriptionRow: subscriptionRow(sub), SourceID: sub.SourceID, Created: shortTime(sub.CreatedAt)}
+}
+
+// subscriptionRow is a subscription as every table shows it: its amount
+// and interval, its status, its next and retry dates and why it ended.
+func subscriptionRow(sub payment.Subscription) view.SubscriptionRow {
+	r := view.SubscriptionRow{ID: sub.ID, Amount: usd(sub.Amount) + " " + string(sub.Interval), Status: sub.Status}
 	if sub.NextDate != nil {
 		r.Next = *sub.NextDate
 	}

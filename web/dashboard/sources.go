@@ -267,17 +267,8 @@ func (s *Surface) addPayments(c *gin.Context, v *view.Source) error {
 		return err
 	}
 	for _, sub := range subs {
-		r := view.SubscriptionRow{ID: sub.ID, Amount: usd(sub.Amount) + " " + string(sub.Interval), Status: sub.Status,
-			CanAdvance: v.Sandbox && sub.Status == payment.Active}
-		if sub.NextDate != nil {
-			r.Next = *sub.NextDate
-		}
-		if sub.RetryDate != nil {
-			r.Retry = *sub.RetryDate
-		}
-		if sub.CancelReason != nil {
-			r.Reason = strings.ReplaceAll(*sub.CancelReason, "_", " ")
-		}
+		r := subscriptionRow(sub)
+		r.CanAdvance = v.Sandbox && sub.Status == payment.Active
 		v.Subscriptions = append(v.Subscriptions, r)
 	}
 	mandates, _, err := s.payments.ListMandates(ctx, scope, v.ID, paging.Page{Limit: listSize})

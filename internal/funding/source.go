@@ -165,6 +165,10 @@ type Source struct {
 	ReceiverName *string `json:"-"`
 	// AddendaRefusedAt is when a C13 stopped the source's addenda, UTC.
 	AddendaRefusedAt *time.Time `json:"-"`
+	// PendingVerification is the instant credit a service bound to a
+	// caller's transaction wrote the intent of and left to send
+	// (DeliverVerification) once that transaction committed.
+	PendingVerification *PendingVerification `json:"-"`
 }
 
 // Verification is the state of a source's latest verification. Its JSON
@@ -363,6 +367,17 @@ type Store interface {
 	// ExpiringMicroDeposits locks up to limit pending verifications whose
 	// expiry is at or before now, skipping rows other processes hold.
 	ExpiringMicroDeposits(ctx context.Context, now time.Time, limit int) ([]MicroDeposit, error)
+
+	// InsertVerificationIntent stores the intent of an instant
+	// verification credit (errs.Conflict when the source has one);
+	// VerificationIntent locks a source's (errs.NotFound: none);
+	// DeleteVerificationIntent removes it by its message id (errs.NotFound:
+	// gone); StaleVerificationIntents lists up to limit whose lease ran out
+	// by now, unlocked.
+	InsertVerificationIntent(ctx context.Context, in VerificationIntent) error
+	VerificationIntent(ctx context.Context, scope tenant.Scope, sourceID string) (VerificationIntent, error)
+	DeleteVerificationIntent(ctx context.Context, in VerificationIntent) error
+	StaleVerificationIntents(ctx context.Context, now time.Time, limit int) ([]VerificationIntent, error)
 }
 
 // Banks validates routing numbers and names their banks (routing.Directory).
@@ -413,13 +428,14 @@ type Service struct {
 	reach    Reach                         // nil: no bank is reachable on a rail
 	rails    map[tenant.Environment]Rail   // per environment; none: instant unavailable
 	arrival  func(time.Time) calendar.Date // micro-deposits' expected arrival (arrival.go); nil: the default
+	inTx     bool                          // bound to a caller's transaction (On): sends nothing itself
 }
 
 // On returns the service on tx, a store bound to a caller's transaction:
 // its use cases write in that transaction, each under a savepoint of it.
 func (s *Service) On(tx Store) *Service {
 	c := *s
-	c.store = tx
+	c.store, c.inTx = tx, true
 	return &c
 }
 

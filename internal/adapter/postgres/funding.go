@@ -574,3 +574,66 @@ func (q queries) SetHolderType(ctx context.Context, scope tenant.Scope, id, hold
 	err := sqlx.GetContext(ctx, q.ex, &changed, setHolderType, scope.MerchantID, scope.Env, id, holderType)
 	return changed, translate(err)
 }
+
+type intentRow struct {
+	MerchantID  string    `db:"merchant_id"`
+	Environment string    `db:"environment"`
+	SourceID    string    `db:"funding_source_id"`
+	Seq         int       `db:"seq"`
+	Method      string    `db:"method"`
+	Rail        string    `db:"rail"`
+	MessageID   string    `db:"rail_message_id"`
+	KeyID       string    `db:"code_key_id"`
+	Ciphertext  []byte    `db:"code_ciphertext"`
+	InitiatedAt time.Time `db:"initiated_at"`
+	LeaseUntil  time.Time `db:"lease_until"`
+}
+
+func (r intentRow) domain() funding.VerificationIntent {
+	return funding.VerificationIntent{
+		Scope:    tenant.Scope{MerchantID: r.MerchantID, Env: tenant.Environment(r.Environment)},
+		SourceID: r.SourceID, Seq: r.Seq, Method: r.Method, Rail: r.Rail, MessageID: r.MessageID,
+		Code: funding.Sealed{KeyID: r.KeyID, Data: r.Ciphertext}, InitiatedAt: r.InitiatedAt.UTC(), LeaseUntil: r.LeaseUntil.UTC(),
+	}
+}
+
+const intentColumns = `merchant_id, environment, funding_source_id, seq, method, rail, rail_message_id,
+    code_key_id, code_ciphertext, initiated_at, lease_until`
+
+// InsertVerificationIntent stores the intent of an instant verification
+// credit; errs.Conflict when the source has one already.
+func (q queries) InsertVerificationIntent(ctx context.Context, in funding.VerificationIntent) error {
+	res, err := q.ex.ExecContext(ctx, `INSERT INTO verification_intents (`+intentColumns+`)
+VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)
+ON CONFLICT (merchant_id, environment, funding_source_id) DO NOTHING`,
+		in.Scope.MerchantID, in.Scope.Env, in.SourceID, in.Seq, in.Method, in.Rail, in.MessageID,
+		in.Code.KeyID, in.Code.Data, in.InitiatedAt, in.LeaseUntil)
+	return oneRow(res, err, errs.Conflict)
+}
+
+// VerificationIntent locks the intent of a source's instant verification
+// credit; errs.NotFound when it has none.
+func (q queries) VerificationIntent(ctx context.Context, scope tenant.Scope, sourceID string) (funding.VerificationIntent, error) {
+	return getOne[intentRow](ctx, q.ex, `SELECT `+intentColumns+` FROM verification_intents
+WHERE merchant_id = $1 AND environment = $2 AND funding_source_id = $3 FOR UPDATE`, scope.MerchantID, scope.Env, sourceID)
+}
+
+// DeleteVerificationIntent removes the intent with a message id;
+// errs.NotFound when it is gone (another process resolved it).
+func (q queries) DeleteVerificationIntent(ctx context.Context, in funding.VerificationIntent) error {
+	res, err := q.ex.ExecContext(ctx, `DELETE FROM verification_intents
+WHERE merchant_id = $1 AND environment = $2 AND funding_source_id = $3 AND rail_message_id = $4`,
+		in.Scope.MerchantID, in.Scope.Env, in.SourceID, in.MessageID)
+	return oneRow(res, err, errs.NotFound)
+}
+
+// StaleVerificationIntents lists up to limit intents whose lease ran out
+// by now, without locking them (the caller locks the source first).
+func (q queries) StaleVerificationIntents(ctx context.Context, now time.Time, limit int) ([]funding.VerificationIntent, error) {
+	var rows []intentRow
+	if err := sqlx.SelectContext(ctx, q.ex, &rows, `SELECT `+intentColumns+` FROM verification_intents
+WHERE lease_until <= $1 ORDER BY lease_until LIMIT $2`, now, limit); err != nil {
+		return nil, translate(err)
+	}
+	return mapRows(rows, intentRow.domain), nil
+}

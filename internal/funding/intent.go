@@ -109,6 +109,9 @@ func (s *Service) DeliverVerification(ctx context.Context, p PendingVerification
 		(sendErr == nil && !ans.Accepted && !accountReason(ans.Reason)))
 	var out Source
 	var refusal error // the answer, committed with the intent's removal
+	// The answer is recorded even when the caller went away meanwhile:
+	// the credit may be on its way.
+	ctx = context.WithoutCancel(ctx)
 	err := s.store.WithTx(ctx, func(tx Store) error {
 		locked, err := tx.SourceForUpdate(ctx, in.Scope, in.SourceID)
 		if err != nil {

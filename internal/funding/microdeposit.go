@@ -141,8 +141,14 @@ func (s *Service) InitiateVerificationBy(ctx context.Context, scope tenant.Scope
 	}
 	var out Source
 	var pending *PendingVerification
+	var refusal error
 	err := s.store.WithTx(ctx, func(tx Store) error {
 		src, seq, err := s.nextVerification(ctx, tx, scope, id)
+		if errs.Is(err, errs.VerificationPending) {
+			// Committed: a dead sender's credit it resolved stays resolved.
+			refusal = err
+			return nil
+		}
 		if err != nil {
 			return err
 		}
@@ -169,6 +175,8 @@ func (s *Service) InitiateVerificationBy(ctx context.Context, scope tenant.Scope
 		return err
 	})
 	switch {
+	case err == nil && refusal != nil:
+		return Source{}, refusal
 	case err != nil:
 		return Source{}, err
 	case pending == nil:

@@ -18,14 +18,19 @@
 // than three; the API and the hosted page share the counter because both
 // call the same verify.
 //
-// The instant credit is sent while the source's row is locked, inside the
-// initiation's transaction: the rail answers within a second or two, and
-// its answer (accepted, or the account refused with AC03, AC04 or AC06)
-// commits with the verification, or nothing is stored when it gives none,
-// so a rail outage counts no initiation. Each initiation's message id is
-// new (the rail's record of it keeps one credit per id across resends);
-// a credit accepted just before the transaction fails leaves a cent and a
-// code nobody can use, which is the cheaper side of the race.
+// The instant credit leaves outside any transaction or row lock (no
+// network call is made while one is held; intent.go). The initiation's
+// checks and an intent (message id, sealed code, a lease) commit under the
+// source's row lock first; the credit is sent once; its answer (accepted,
+// or the account refused with AC03, AC04 or AC06) replaces the intent
+// with the verification, or, when the rail gives none, the intent is
+// deleted so nothing is stored and a rail outage counts no initiation. An
+// intent is an open verification: a second initiation meanwhile is
+// verification_pending. A sender that died leaves its intent until the
+// lease runs out; it then counts as a credit sent with its rail status
+// unknown (the code may be on the statement), resolved by the next
+// initiation or verification of the source or by the expiry sweep, and is
+// never sent again.
 //
 // Processor tokens: the single-use ledger keeps an HMAC of each consumed
 // token (under the fingerprint key, so a database reader cannot test

@@ -22,6 +22,11 @@ CREATE TABLE verification_intents (
     FOREIGN KEY (merchant_id, environment, funding_source_id) REFERENCES funding_sources (merchant_id, environment, id)
 );
 CREATE INDEX verification_intents_lease ON verification_intents (lease_until);
+-- The source's row carries its intent's lease (NULL: none), written with
+-- the intent: a reader that locks the source sees it in the row it locked,
+-- with no second read.
+ALTER TABLE funding_sources ADD COLUMN intent_lease_until timestamptz;
 
 -- +goose Down
+ALTER TABLE funding_sources DROP COLUMN intent_lease_until;
 DROP TABLE verification_intents;

@@ -209,6 +209,18 @@ func (s *Service) sendCredit(ctx context.Context, p PendingVerification) (RailAn
 // verification when refuseOpen); one whose lease ran out is recorded as
 // sent with its rail status unknown, and src comes back with it.
 func (s *Service) settleIntent(ctx context.Context, tx Store, src Source, refuseOpen bool) (Source, error) {
+	// The locked row carries the intent's lease: most sources have none,
+	// and cost no read of the intents.
+	switch {
+	case src.IntentUntil == nil:
+		return src, nil
+	case s.now().Before(*src.IntentUntil) && refuseOpen:
+		return Source{}, errs.New(errs.VerificationPending,
+			"A verification is already open on this funding source; complete it or wait until it expires.").
+			WithDetail("attempts_remaining", MaxAttempts)
+	case s.now().Before(*src.IntentUntil):
+		return src, nil
+	}
 	in, err := tx.VerificationIntent(ctx, src.Scope, src.ID)
 	switch {
 	case errs.Is(err, errs.NotFound):
@@ -216,15 +228,7 @@ func (s *Service) settleIntent(ctx context.Context, tx Store, src Source, refuse
 	case err != nil:
 		return Source{}, err
 	}
-	now := s.now()
-	if now.Before(in.LeaseUntil) {
-		if refuseOpen {
-			return Source{}, errs.New(errs.VerificationPending,
-				"A verification is already open on this funding source; complete it or wait until it expires.").
-				WithDetail("attempts_remaining", MaxAttempts)
-		}
-		return src, nil
-	}
+	src.IntentUntil = nil
 	if err := tx.DeleteVerificationIntent(ctx, in); err != nil {
 		return Source{}, err
 	}

@@ -174,6 +174,9 @@ type Source struct {
 	// caller's transaction wrote the intent of and left to send
 	// (DeliverVerification) once that transaction committed.
 	PendingVerification *PendingVerification `json:"-"`
+	// IntentUntil is the lease of the instant credit being sent to the
+	// source (intent.go), nil when none is.
+	IntentUntil *time.Time `json:"-"`
 }
 
 // Verification is the state of a source's latest verification. Its JSON

@@ -3,14 +3,11 @@ package funding
 import (
 	"context"
 	"crypto/rand"
-	"errors"
 	"fmt"
 	"strings"
 
-	"github.com/fundsource/fundsource/internal/core/calendar"
 	"github.com/fundsource/fundsource/internal/core/errs"
 	"github.com/fundsource/fundsource/internal/core/event"
-	"github.com/fundsource/fundsource/internal/core/ids"
 	"github.com/fundsource/fundsource/internal/core/tenant"
 )
 
@@ -78,55 +75,6 @@ func ValidCode(c string) bool {
 		}
 	}
 	return true
-}
-
-// sendInstant sends the instant credit of m's verification and fills m
-// from the rail's answer: pending with arrived_at when accepted, failed
-// with failure_code when the rail refused the account, pending without
-// arrived_at (rail status unknown) when the rail answered unreadably. It
-// returns a fallback reason, and leaves m a micro-deposit, when no rail
-// reaches the bank or the rail gave no answer about the account.
-func (s *Service) sendInstant(ctx context.Context, src Source, m *MicroDeposit) (fallback string, err error) {
-	railName := ""
-	if s.reach != nil {
-		railName = s.reach.Rail(src.RoutingNumber)
-	}
-	client := s.rails[src.Scope.Env]
-	if railName == "" || client == nil {
-		return FallbackInstantUnavailable, nil
-	}
-	number, err := s.vault.Open(src.Account.KeyID, src.Account.Data, []byte(src.ID))
-	if err != nil {
-		return "", fmt.Errorf("open account number of %s: %w", src.ID, err)
-	}
-	code, msgID := newCode(), ids.New("msg_")
-	ans, err := client.Credit(ctx, InstantCredit{MessageID: msgID, Rail: railName, RoutingNumber: src.RoutingNumber,
-		AccountNumber: string(number), AccountType: src.AccountType, AmountCents: InstantCents, Remittance: code})
-	unknown := errors.Is(err, ErrRailAnswerUnknown)
-	switch {
-	case unknown:
-	case errors.Is(err, ErrRailUnavailable):
-		return FallbackRailUnavailable, nil
-	case err != nil:
-		return "", fmt.Errorf("send instant credit: %w", err)
-	case !ans.Accepted && !accountReason(ans.Reason):
-		return FallbackRailUnavailable, nil
-	}
-	now := s.now()
-	m.Method, m.Rail, m.RailMessageID, m.ExpectedArrival = MethodInstant, railName, msgID, calendar.DateOf(now)
-	m.Amounts.KeyID, m.Amounts.Data = s.vault.SealPadded([]byte(code), amountsAAD(src.ID, m.Seq), amountsBlock)
-	switch {
-	case unknown:
-		// The rail took the credit and its answer says nothing readable:
-		// the code may be on the customer's statement. The verification
-		// stays pending, its rail status unknown, and the code verifies it.
-		return "", nil
-	case ans.Accepted:
-		m.ArrivedAt = &now
-		return "", nil
-	}
-	m.Status, m.FailureCode, m.AttemptsRemaining, m.FinishedAt = DepositFailed, ans.Reason, 0, &now
-	return "", nil
 }
 
 // openCode opens an instant verification's code.

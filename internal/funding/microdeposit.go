@@ -120,10 +120,17 @@ func (s *Service) InitiateVerification(ctx context.Context, scope tenant.Scope, 
 
 // InitiateVerificationBy starts a verification of an Unverified source by
 // method: MethodMicroDeposits, MethodInstant or MethodAuto ("" is
-// micro-deposits). An instant credit is sent while the source is locked,
-// so the rail's answer and the verification commit together; when the
-// rail gives none, "instant" fails with rail_unavailable and nothing is
-// stored, and "auto" sends micro-deposits with a fallback_reason.
+// micro-deposits). An instant credit leaves outside any transaction: its
+// intent is committed first, the rail is asked, and its answer is
+// recorded after (intent.go). When the rail gives none, "instant" fails
+// with rail_unavailable and nothing is stored, and "auto" sends
+// micro-deposits with a fallback_reason.
+//
+// On a service bound to a caller's transaction (On) an instant credit is
+// only written: the source comes back with PendingVerification, and its
+// verification as it stands if the credit's answer never came (rail
+// status unknown); the caller sends it with DeliverVerification once the
+// transaction committed.
 func (s *Service) InitiateVerificationBy(ctx context.Context, scope tenant.Scope, id, method string) (Source, error) {
 	switch method {
 	case "":
@@ -133,8 +140,15 @@ func (s *Service) InitiateVerificationBy(ctx context.Context, scope tenant.Scope
 		return Source{}, errs.Invalid("method", `method must be "micro_deposits", "instant" or "auto"`)
 	}
 	var out Source
+	var pending *PendingVerification
+	var refusal error
 	err := s.store.WithTx(ctx, func(tx Store) error {
 		src, seq, err := s.nextVerification(ctx, tx, scope, id)
+		if errs.Is(err, errs.VerificationPending) {
+			// Committed: a dead sender's credit it resolved stays resolved.
+			refusal = err
+			return nil
+		}
 		if err != nil {
 			return err
 		}
@@ -144,42 +158,44 @@ func (s *Service) InitiateVerificationBy(ctx context.Context, scope tenant.Scope
 			ExpiresAt: now.Add(VerificationTTL), AttemptsRemaining: MaxAttempts,
 		}
 		if method != MethodMicroDeposits {
-			fallback, err := s.sendInstant(ctx, src, &m)
+			p, err := s.instantIntent(ctx, tx, src, m, method)
 			switch {
 			case err != nil:
 				return err
-			case fallback == "":
-			case method == MethodInstant && fallback == FallbackInstantUnavailable:
+			case p != nil:
+				pending, out = p, p.src
+				return nil
+			case method == MethodInstant:
 				return errs.New(errs.InstantUnavailable,
 					`No instant rail reaches this bank; use method "micro_deposits", or "auto" to fall back by itself.`)
-			case method == MethodInstant:
-				return errs.New(errs.RailUnavailable,
-					"The instant rail did not answer; nothing was sent and no initiation was counted. Retry shortly, "+
-						`or use method "auto" to fall back to micro-deposits.`).WithDetail("retry_after", strconv.Itoa(railRetryAfter))
-			default:
-				m.FallbackReason = fallback
 			}
+			m.FallbackReason = FallbackInstantUnavailable
 		}
-		if m.Method == MethodMicroDeposits {
-			a, b := s.draw(), s.draw()
-			m.ExpectedArrival = s.depositArrival(now)
-			m.Amounts.KeyID, m.Amounts.Data = s.vault.SealPadded([]byte(fmt.Sprintf("%d,%d", a, b)), amountsAAD(id, seq), amountsBlock)
-		}
-		src.Verification = m.Verification()
-		if m.Status == DepositFailed {
-			// The rail refused the account: an answer at once, and a fact
-			// about the account.
-			if err := s.recordFact(ctx, tx, src, FactRejected, m.FailureCode); err != nil {
-				return err
-			}
-			src.Facts = withCode(src.Facts, m.FailureCode, now)
-			out = src
-			return tx.InsertMicroDeposit(ctx, m, s.event(src, event.FundingSourceVerificationFailed, src.Status))
-		}
-		out = src
-		return tx.InsertMicroDeposit(ctx, m, s.pendingEvent(src))
+		out, err = s.insertMicroDeposits(ctx, tx, src, m)
+		return err
 	})
-	return s.checked(out), err
+	switch {
+	case err == nil && refusal != nil:
+		return Source{}, refusal
+	case err != nil:
+		return Source{}, err
+	case pending == nil:
+		return s.checked(out), nil
+	case s.inTx:
+		out.PendingVerification = pending
+		return s.checked(out), nil
+	}
+	return s.DeliverVerification(ctx, *pending)
+}
+
+// insertMicroDeposits draws and stores m, a pair of micro-deposits of src,
+// with verification_pending, and returns src with its verification.
+func (s *Service) insertMicroDeposits(ctx context.Context, tx Store, src Source, m MicroDeposit) (Source, error) {
+	a, b := s.draw(), s.draw()
+	m.ExpectedArrival = s.depositArrival(m.InitiatedAt)
+	m.Amounts.KeyID, m.Amounts.Data = s.vault.SealPadded([]byte(fmt.Sprintf("%d,%d", a, b)), amountsAAD(m.SourceID, m.Seq), amountsBlock)
+	src.Verification = m.Verification()
+	return src, tx.InsertMicroDeposit(ctx, m, s.pendingEvent(src))
 }
 
 // nextVerification locks a source that can take a new verification and
@@ -191,7 +207,11 @@ func (s *Service) nextVerification(ctx context.Context, tx Store, scope tenant.S
 		return Source{}, 0, err
 	}
 	// The source's row carries its current verification (kept by a
-	// trigger) and is locked: no verification changes under us.
+	// trigger) and is locked: no verification changes under us. A credit
+	// being sent is an open verification.
+	if src, err = s.settleIntent(ctx, tx, src, true); err != nil {
+		return Source{}, 0, err
+	}
 	last := src.Verification
 	if last == nil {
 		return src, 1, nil
@@ -261,6 +281,11 @@ func (s *Service) verify(ctx context.Context, scope tenant.Scope, id string, p p
 	err := s.store.WithTx(ctx, func(tx Store) error {
 		src, err := s.unverifiedSource(ctx, tx, scope, id)
 		if err != nil {
+			return err
+		}
+		// A credit whose sender died may be on the statement: its code
+		// verifies.
+		if src, err = s.settleIntent(ctx, tx, src, false); err != nil {
 			return err
 		}
 		m, err := tx.LatestMicroDepositForUpdate(ctx, scope, id)
@@ -370,8 +395,13 @@ func (s *Service) SandboxAmounts(ctx context.Context, scope tenant.Scope, id str
 }
 
 // ExpireDue marks open verifications past their expiry as expired, with
-// their events, in batches. Several processes may run it at once.
+// their events, in batches, after recording the instant credits whose
+// sender's lease ran out (ResolveStaleIntents). Several processes may run
+// it at once.
 func (s *Service) ExpireDue(ctx context.Context) (int, error) {
+	if _, err := s.ResolveStaleIntents(ctx); err != nil {
+		return 0, err
+	}
 	total := 0
 	for {
 		n := 0

@@ -18,14 +18,19 @@
 // than three; the API and the hosted page share the counter because both
 // call the same verify.
 //
-// The instant credit is sent while the source's row is locked, inside the
-// initiation's transaction: the rail answers within a second or two, and
-// its answer (accepted, or the account refused with AC03, AC04 or AC06)
-// commits with the verification, or nothing is stored when it gives none,
-// so a rail outage counts no initiation. Each initiation's message id is
-// new (the rail's record of it keeps one credit per id across resends);
-// a credit accepted just before the transaction fails leaves a cent and a
-// code nobody can use, which is the cheaper side of the race.
+// The instant credit leaves outside any transaction or row lock (no
+// network call is made while one is held; intent.go). The initiation's
+// checks and an intent (message id, sealed code, a lease) commit under the
+// source's row lock first; the credit is sent once; its answer (accepted,
+// or the account refused with AC03, AC04 or AC06) replaces the intent
+// with the verification, or, when the rail gives none, the intent is
+// deleted so nothing is stored and a rail outage counts no initiation. An
+// intent is an open verification: a second initiation meanwhile is
+// verification_pending. A sender that died leaves its intent until the
+// lease runs out; it then counts as a credit sent with its rail status
+// unknown (the code may be on the statement), resolved by the next
+// initiation or verification of the source or by the expiry sweep, and is
+// never sent again.
 //
 // Processor tokens: the single-use ledger keeps an HMAC of each consumed
 // token (under the fingerprint key, so a database reader cannot test
@@ -165,6 +170,13 @@ type Source struct {
 	ReceiverName *string `json:"-"`
 	// AddendaRefusedAt is when a C13 stopped the source's addenda, UTC.
 	AddendaRefusedAt *time.Time `json:"-"`
+	// PendingVerification is the instant credit a service bound to a
+	// caller's transaction wrote the intent of and left to send
+	// (DeliverVerification) once that transaction committed.
+	PendingVerification *PendingVerification `json:"-"`
+	// IntentUntil is the lease of the instant credit being sent to the
+	// source (intent.go), nil when none is.
+	IntentUntil *time.Time `json:"-"`
 }
 
 // Verification is the state of a source's latest verification. Its JSON
@@ -363,6 +375,17 @@ type Store interface {
 	// ExpiringMicroDeposits locks up to limit pending verifications whose
 	// expiry is at or before now, skipping rows other processes hold.
 	ExpiringMicroDeposits(ctx context.Context, now time.Time, limit int) ([]MicroDeposit, error)
+
+	// InsertVerificationIntent stores the intent of an instant
+	// verification credit (errs.Conflict when the source has one);
+	// VerificationIntent locks a source's (errs.NotFound: none);
+	// DeleteVerificationIntent removes it by its message id (errs.NotFound:
+	// gone); StaleVerificationIntents lists up to limit whose lease ran out
+	// by now, unlocked.
+	InsertVerificationIntent(ctx context.Context, in VerificationIntent) error
+	VerificationIntent(ctx context.Context, scope tenant.Scope, sourceID string) (VerificationIntent, error)
+	DeleteVerificationIntent(ctx context.Context, in VerificationIntent) error
+	StaleVerificationIntents(ctx context.Context, now time.Time, limit int) ([]VerificationIntent, error)
 }
 
 // Banks validates routing numbers and names their banks (routing.Directory).
@@ -413,13 +436,14 @@ type Service struct {
 	reach    Reach                         // nil: no bank is reachable on a rail
 	rails    map[tenant.Environment]Rail   // per environment; none: instant unavailable
 	arrival  func(time.Time) calendar.Date // micro-deposits' expected arrival (arrival.go); nil: the default
+	inTx     bool                          // bound to a caller's transaction (On): sends nothing itself
 }
 
 // On returns the service on tx, a store bound to a caller's transaction:
 // its use cases write in that transaction, each under a savepoint of it.
 func (s *Service) On(tx Store) *Service {
 	c := *s
-	c.store = tx
+	c.store, c.inTx = tx, true
 	return &c
 }
 

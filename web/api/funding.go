@@ -137,6 +137,15 @@ func (s *Surface) initiateVerification(c *gin.Context, svc Services) {
 		return
 	}
 	src, err := svc.Funding.InitiateVerificationBy(c.Request.Context(), surface.Scope(c), in.FundingSourceID, in.Method)
+	if err == nil && src.PendingVerification != nil {
+		// Written on the request's transaction: sent once it committed
+		// (onceSend).
+		pv := *src.PendingVerification
+		c.Set(pendingSendKey, func(c *gin.Context) {
+			src, err := s.Services.Funding.DeliverVerification(c.Request.Context(), pv)
+			surface.Reply(s.Shared, c, src, err)
+		})
+	}
 	surface.Reply(s.Shared, c, src, err)
 }
 

@@ -2,6 +2,7 @@ package api_test
 
 import (
 	"bytes"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"slices"
@@ -145,5 +146,77 @@ func TestUnreadableRailAnswerOverHTTP(t *testing.T) {
 	}
 	if n := len(sim.Credits()); n != 1 {
 		t.Errorf("the rail recorded %d credits, want 1", n)
+	}
+}
+
+// TestAHungRailHoldsNoTransaction: while the rail gives no answer (the
+// simulator's timeout account), no database session sits idle in a
+// transaction, without an Idempotency-Key and with one (whose request
+// commits the credit's intent with the key before the credit leaves).
+// The answers are the rail's silence's: "instant" is 503 rail_unavailable
+// with nothing stored, "auto" falls back to micro-deposits.
+func TestAHungRailHoldsNoTransaction(t *testing.T) {
+	t.Parallel()
+	for _, keyed := range []bool{false, true} {
+		t.Run(fmt.Sprintf("keyed=%v", keyed), func(t *testing.T) {
+			t.Parallel()
+			sim := railsim.New()
+			srv := httptest.NewServer(sim.Handler())
+			defer srv.Close()
+			h := webtest.NewHarness(t, th.WithRail(srv.URL))
+			key := h.Merchant("Acme").Sandbox.SecretKey
+			id := th.WantOK(t, h.Post("/v2/funding-source", key, th.SourceBody(h.Customer(key), "110000000", railsim.AccountTimeout)))["funding_source_id"].(string)
+			// initiate asks for a verification by method while the rail hangs
+			// and fails unless no session was idle in a transaction meanwhile.
+			send := func(method string) *th.Response {
+				r := th.Req{Method: "POST", Path: "/v2/funding-source/initiate/verification", Key: key,
+					Body: `{"funding_source_id":"` + id + `","method":"` + method + `"}`}
+				if keyed {
+					r.Header = map[string]string{"Idempotency-Key": "verify-" + method}
+				}
+				return h.Do(r)
+			}
+			initiate := func(method string) *th.Response {
+				t.Helper()
+				done := make(chan *th.Response, 1)
+				go func() { done <- send(method) }()
+				polls, idleMax := 0, 0
+				for {
+					select {
+					case resp := <-done:
+						if polls == 0 || idleMax != 0 {
+							t.Fatalf("%s: %d polls while the rail hung saw up to %d sessions idle in a transaction, want some polls and none",
+								method, polls, idleMax)
+						}
+						return resp
+					default:
+						var idle int
+						if err := h.SQL().Get(&idle, `SELECT count(*) FROM pg_stat_activity
+							WHERE datname = current_database() AND state LIKE 'idle in transaction%'
+							  AND state_change < now() - interval '300 milliseconds'`); err != nil {
+							t.Fatal(err)
+						}
+						polls, idleMax = polls+1, max(idleMax, idle)
+					}
+				}
+			}
+			th.WantError(t, initiate("instant"), 503, "rail_unavailable")
+			if n, i := h.Count("micro_deposits"), h.Count("verification_intents"); n != 0 || i != 0 {
+				t.Fatalf("the rail's silence left %d verifications and %d intents, want none", n, i)
+			}
+			v := th.WantOK(t, initiate("auto"))["verification"].(map[string]any)
+			if v["method"] != "micro_deposits" || v["fallback_reason"] != "rail_unavailable" || v["status"] != "pending" {
+				t.Errorf("auto while the rail hung: %v", v)
+			}
+			if n, i := h.Count("micro_deposits"), h.Count("verification_intents"); n != 1 || i != 0 {
+				t.Errorf("auto left %d verifications and %d intents, want 1 and none", n, i)
+			}
+			if keyed {
+				again := send("auto")
+				if again.Header.Get("Idempotent-Replayed") != "true" {
+					t.Errorf("a second auto request with the key was not replayed: %s", again.Body)
+				}
+			}
+		})
 	}
 }

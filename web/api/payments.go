@@ -19,25 +19,40 @@ func (s *Surface) createPayment(c *gin.Context, svc Services) {
 		return
 	}
 	p, err := svc.Payments.Create(c.Request.Context(), surface.Scope(c), in)
-	if err == nil && p.PendingInstant != nil {
-		// Created on the request's transaction: sent once it committed
-		// (oncePayout).
-		c.Set(pendingInstantKey, *p.PendingInstant)
+	if err == nil {
+		s.deliverAfterCommit(c, p)
 	}
 	surface.Reply(s.Shared, c, p, err)
 }
 
-// pendingInstantKey holds, in a request's context, the instant credit its
-// handler created on the request's transaction and left to send.
-const pendingInstantKey = "fundsource.pending_instant"
+// deliverAfterCommit leaves to onceSend the send of p's instant credit
+// when the handler created it on the request's transaction: it is sent
+// once that committed.
+func (s *Surface) deliverAfterCommit(c *gin.Context, p payment.Payment) {
+	if p.PendingInstant == nil {
+		return
+	}
+	ic := *p.PendingInstant
+	c.Set(pendingSendKey, func(c *gin.Context) {
+		p, err := s.Services.Payments.DeliverInstant(c.Request.Context(), ic)
+		surface.Reply(s.Shared, c, p, err)
+	})
+}
 
-// oncePayout is once for POST /v2/payments: an instant credit created
-// under an Idempotency-Key is written with the key's answer in the
-// request's transaction, which commits before the credit leaves (no
-// network call inside a transaction, and no credit a rollback would
-// forget); it is then sent on the pool's services and the key's answer
-// becomes the one the request gives (a 5xx forgets the key).
-func (s *Surface) oncePayout(h handler) gin.HandlerFunc {
+// pendingSendKey holds, in a request's context, the network send whose
+// intent its handler wrote on the request's transaction and left to make:
+// a func(*gin.Context) that sends on the pool's services and answers.
+const pendingSendKey = "fundsource.pending_send"
+
+// onceSend is once for a POST whose handler may write the intent of a
+// network send (an instant credit: a payout or a verification's) instead
+// of making it: under an Idempotency-Key the intent is written with the
+// key's answer in the request's transaction, which commits before
+// anything leaves (no network call inside a transaction, and no send a
+// rollback would forget); the send is then made on the pool's services
+// and the key's answer becomes the one the request gives (a 5xx forgets
+// the key).
+func (s *Surface) onceSend(h handler) gin.HandlerFunc {
 	return func(c *gin.Context) {
 		req, ok := s.idempotencyRequest(c)
 		switch {
@@ -51,12 +66,8 @@ func (s *Surface) oncePayout(h handler) gin.HandlerFunc {
 				resp = buffered(c, func() { h(c, tx) })
 				return resp, resp.Status < 500
 			})
-			if v, pending := c.Get(pendingInstantKey); pending && err == nil && replay == nil {
-				ic := v.(payment.InstantCredit)
-				resp = buffered(c, func() {
-					p, err := s.Services.Payments.DeliverInstant(c.Request.Context(), ic)
-					surface.Reply(s.Shared, c, p, err)
-				})
+			if v, pending := c.Get(pendingSendKey); pending && err == nil && replay == nil {
+				resp = buffered(c, func() { v.(func(*gin.Context))(c) })
 				err = s.Idempotency.Replace(c.Request.Context(), *req, resp)
 			}
 			s.answerIdempotent(c, before, resp, replay, err)
@@ -105,8 +116,8 @@ func (s *Surface) refundPayment(c *gin.Context, svc Services) {
 		return
 	}
 	p, err := svc.Payments.Refund(c.Request.Context(), surface.Scope(c), c.Param("id"), in)
-	if err == nil && p.PendingInstant != nil {
-		c.Set(pendingInstantKey, *p.PendingInstant) // sent once the request's transaction committed (oncePayout)
+	if err == nil {
+		s.deliverAfterCommit(c, p) // an instant refund
 	}
 	surface.Reply(s.Shared, c, p, err)
 }

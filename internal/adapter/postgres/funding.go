@@ -132,6 +132,7 @@ type sourceRow struct {
 	ReceiverName  *string           `db:"receiver_name"`
 	AddendaRefAt  *time.Time        `db:"addenda_refused_at"`
 	Metadata      metadata.Metadata `db:"metadata"`
+	IntentUntil   *time.Time        `db:"intent_lease_until"`
 	depositCols
 	factCols
 }
@@ -162,7 +163,7 @@ func (r sourceRow) domain() funding.Source {
 		RemovedAt: utcPtr(r.RemovedAt), RemovedReason: r.RemovedReason, UnblockedAt: utcPtr(r.UnblockedAt), Metadata: r.Metadata,
 		Attestation: r.Attestation, AccountFP: r.AccountFP, Facts: r.factCols.domain(),
 		AccountHolderType: r.HolderType, IndividualID: r.IndividualID, ReceiverName: r.ReceiverName,
-		AddendaRefusedAt: utcPtr(r.AddendaRefAt),
+		AddendaRefusedAt: utcPtr(r.AddendaRefAt), IntentUntil: utcPtr(r.IntentUntil),
 	}
 	s.Stored = funding.StoredCheck{Seq: r.CheckSeq, Expires: utcPtr(r.CheckExpires), FactsRead: r.factCols.Read != nil && *r.factCols.Read}
 	if r.CheckResult != nil {
@@ -198,7 +199,8 @@ SELECT f.merchant_id, f.environment, f.id, f.customer_id, f.status, f.routing_nu
        f.removed_reason, f.block_code, f.block_reason, f.blocked_at, f.unblocked_at, f.unblock_attestation,
        f.account_fp, f.ownership_result, f.ownership_name_score, f.ownership_email_score, f.ownership_checked_at,
        f.check_result, f.check_reasons, f.check_expires_at, f.check_seq,
-       f.account_holder_type, f.individual_id, f.receiver_name, f.addenda_refused_at, f.metadata`
+       f.account_holder_type, f.individual_id, f.receiver_name, f.addenda_refused_at, f.metadata,
+       f.intent_lease_until`
 
 // sourceColumns are sourceFields with, from the lateral ck that the
 // statement adds, the account's history when read.
@@ -251,7 +253,8 @@ func (r *sourceRow) fieldsOfSource() []any {
 		&r.RemovedReason, &r.BlockCode, &r.BlockReason, &r.BlockedAt, &r.UnblockedAt, &r.Attestation,
 		&r.AccountFP, &r.OwnResult, &r.OwnName, &r.OwnEmail, &r.OwnCheckedAt,
 		&r.CheckResult, &r.CheckReasons, &r.CheckExpires, &r.CheckSeq,
-		&r.HolderType, &r.IndividualID, &r.ReceiverName, &r.AddendaRefAt, &r.Metadata}
+		&r.HolderType, &r.IndividualID, &r.ReceiverName, &r.AddendaRefAt, &r.Metadata,
+		&r.IntentUntil}
 }
 
 // selectSourceAnswer reads what a source's answer shows and no more: the
@@ -573,4 +576,79 @@ func (q queries) SetHolderType(ctx context.Context, scope tenant.Scope, id, hold
 	var changed bool
 	err := sqlx.GetContext(ctx, q.ex, &changed, setHolderType, scope.MerchantID, scope.Env, id, holderType)
 	return changed, translate(err)
+}
+
+type intentRow struct {
+	MerchantID  string    `db:"merchant_id"`
+	Environment string    `db:"environment"`
+	SourceID    string    `db:"funding_source_id"`
+	Seq         int       `db:"seq"`
+	Method      string    `db:"method"`
+	Rail        string    `db:"rail"`
+	MessageID   string    `db:"rail_message_id"`
+	KeyID       string    `db:"code_key_id"`
+	Ciphertext  []byte    `db:"code_ciphertext"`
+	InitiatedAt time.Time `db:"initiated_at"`
+	LeaseUntil  time.Time `db:"lease_until"`
+}
+
+func (r intentRow) domain() funding.VerificationIntent {
+	return funding.VerificationIntent{
+		Scope:    tenant.Scope{MerchantID: r.MerchantID, Env: tenant.Environment(r.Environment)},
+		SourceID: r.SourceID, Seq: r.Seq, Method: r.Method, Rail: r.Rail, MessageID: r.MessageID,
+		Code: funding.Sealed{KeyID: r.KeyID, Data: r.Ciphertext}, InitiatedAt: r.InitiatedAt.UTC(), LeaseUntil: r.LeaseUntil.UTC(),
+	}
+}
+
+const intentColumns = `merchant_id, environment, funding_source_id, seq, method, rail, rail_message_id,
+    code_key_id, code_ciphertext, initiated_at, lease_until`
+
+// InsertVerificationIntent stores the intent of an instant verification
+// credit, and its lease on the source's row; errs.Conflict when the
+// source has one already.
+func (q queries) InsertVerificationIntent(ctx context.Context, in funding.VerificationIntent) error {
+	res, err := q.ex.ExecContext(ctx, `WITH i AS (
+  INSERT INTO verification_intents (`+intentColumns+`)
+  VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)
+  ON CONFLICT (merchant_id, environment, funding_source_id) DO NOTHING
+  RETURNING 1
+)
+UPDATE funding_sources SET intent_lease_until = $11
+WHERE merchant_id = $1 AND environment = $2 AND id = $3 AND EXISTS (SELECT 1 FROM i)`,
+		in.Scope.MerchantID, in.Scope.Env, in.SourceID, in.Seq, in.Method, in.Rail, in.MessageID,
+		in.Code.KeyID, in.Code.Data, in.InitiatedAt, in.LeaseUntil)
+	return oneRow(res, err, errs.Conflict)
+}
+
+// VerificationIntent locks the intent of a source's instant verification
+// credit; errs.NotFound when it has none.
+func (q queries) VerificationIntent(ctx context.Context, scope tenant.Scope, sourceID string) (funding.VerificationIntent, error) {
+	return getOne[intentRow](ctx, q.ex, `SELECT `+intentColumns+` FROM verification_intents
+WHERE merchant_id = $1 AND environment = $2 AND funding_source_id = $3 FOR UPDATE`, scope.MerchantID, scope.Env, sourceID)
+}
+
+// DeleteVerificationIntent removes the intent with a message id, and its
+// lease from the source's row; errs.NotFound when it is gone (another
+// process resolved it).
+func (q queries) DeleteVerificationIntent(ctx context.Context, in funding.VerificationIntent) error {
+	res, err := q.ex.ExecContext(ctx, `WITH d AS (
+  DELETE FROM verification_intents
+  WHERE merchant_id = $1 AND environment = $2 AND funding_source_id = $3 AND rail_message_id = $4
+  RETURNING 1
+)
+UPDATE funding_sources SET intent_lease_until = NULL
+WHERE merchant_id = $1 AND environment = $2 AND id = $3 AND EXISTS (SELECT 1 FROM d)`,
+		in.Scope.MerchantID, in.Scope.Env, in.SourceID, in.MessageID)
+	return oneRow(res, err, errs.NotFound)
+}
+
+// StaleVerificationIntents lists up to limit intents whose lease ran out
+// by now, without locking them (the caller locks the source first).
+func (q queries) StaleVerificationIntents(ctx context.Context, now time.Time, limit int) ([]funding.VerificationIntent, error) {
+	var rows []intentRow
+	if err := sqlx.SelectContext(ctx, q.ex, &rows, `SELECT `+intentColumns+` FROM verification_intents
+WHERE lease_until <= $1 ORDER BY lease_until LIMIT $2`, now, limit); err != nil {
+		return nil, translate(err)
+	}
+	return mapRows(rows, intentRow.domain), nil
 }

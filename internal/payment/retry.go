@@ -177,6 +177,53 @@ func attemptOf(p Payment) int {
 	return 1
 }
 
+// CanRetry says whether Retry of p would present it again now (a page
+// offers the action only then): the same judgment, read without a lock.
+func (s *Service) CanRetry(ctx context.Context, scope tenant.Scope, p Payment) (bool, error) {
+	if p.Status != Failed || p.Direction != Debit {
+		return false, nil
+	}
+	_, _, err := s.retryJudged(ctx, s.store, scope, p)
+	if errs.Is(err, errs.RetryNotAllowed) {
+		return false, nil
+	}
+	return err == nil, err
+}
+
+// retryJudged is the judgment of a retry of named, the presentment a
+// request names, read in tx: a subscription's debit is not retried here,
+// only the latest presentment is, and reinitiation's rule must allow it.
+// It answers the original and the next attempt's number.
+func (s *Service) retryJudged(ctx context.Context, tx Store, scope tenant.Scope, named Payment) (Payment, int, error) {
+	orig := named
+	if named.RetryOf != nil {
+		var err error
+		if orig, err = tx.Payment(ctx, scope, *named.RetryOf); err != nil {
+			return Payment{}, 0, fmt.Errorf("load payment %s: %w", *named.RetryOf, err)
+		}
+	}
+	if named.SubscriptionID != nil {
+		return Payment{}, 0, retryRefused("A subscription's debit is presented again by its subscription, on the next banking day after the return.")
+	}
+	later, err := tx.Presentments(ctx, scope, orig.ID)
+	if err != nil {
+		return Payment{}, 0, fmt.Errorf("list presentments of payment %s: %w", orig.ID, err)
+	}
+	if n := len(later); n > 0 && later[n-1].ID != named.ID {
+		latest := later[n-1]
+		if latest.Status == Pending {
+			return Payment{}, 0, retryRefused("This debit was presented again already as " + latest.ID + ", which is pending.")
+		}
+		return Payment{}, 0, retryRefused("This debit was presented again already as " + latest.ID + "; retry that payment if it came back R01 or R09.")
+	}
+	settled, ok, err := s.settlementDate(ctx, tx, orig)
+	if err != nil {
+		return Payment{}, 0, err
+	}
+	attempt, err := reinitiation(named, attemptOf(named), settled, ok, calendar.DateOf(s.now()))
+	return orig, attempt, err
+}
+
 // Retry presents a one-off debit that came back R01 or R09 again, under
 // the rule above: a new pending debit with retry_of naming the original.
 // It names the latest presentment: the original, or its re-presentment
@@ -206,31 +253,7 @@ func (s *Service) Retry(ctx context.Context, scope tenant.Scope, id string) (Pay
 		if named, err = tx.Payment(ctx, scope, id); err != nil {
 			return fmt.Errorf("reload payment %s: %w", id, err)
 		}
-		orig := named
-		if origID != named.ID {
-			if orig, err = tx.Payment(ctx, scope, origID); err != nil {
-				return fmt.Errorf("load payment %s: %w", origID, err)
-			}
-		}
-		if named.SubscriptionID != nil {
-			return retryRefused("A subscription's debit is presented again by its subscription, on the next banking day after the return.")
-		}
-		later, err := tx.Presentments(ctx, scope, origID)
-		if err != nil {
-			return fmt.Errorf("list presentments of payment %s: %w", origID, err)
-		}
-		if n := len(later); n > 0 && later[n-1].ID != named.ID {
-			latest := later[n-1]
-			if latest.Status == Pending {
-				return retryRefused("This debit was presented again already as " + latest.ID + ", which is pending.")
-			}
-			return retryRefused("This debit was presented again already as " + latest.ID + "; retry that payment if it came back R01 or R09.")
-		}
-		settled, ok, err := s.settlementDate(ctx, tx, orig)
-		if err != nil {
-			return err
-		}
-		attempt, err := reinitiation(named, attemptOf(named), settled, ok, calendar.DateOf(s.now()))
+		orig, attempt, err := s.retryJudged(ctx, tx, scope, named)
 		if err != nil {
 			return err
 		}

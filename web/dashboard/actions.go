@@ -28,15 +28,11 @@ func returnCodeOptions() []view.Option {
 	return out
 }
 
-// actionsOf are the forms payment p's state allows in scope.
-func actionsOf(scope tenant.Scope, p payment.Payment) view.PaymentActions {
+// actionsOf are the forms payment p's state allows in scope; canRetry is
+// the payment service's answer for a retry (payment.Service.CanRetry).
+func actionsOf(scope tenant.Scope, p payment.Payment, canRetry bool) view.PaymentActions {
 	sandbox := scope.Env == tenant.Sandbox
-	a := view.PaymentActions{Cancel: p.Status == payment.Held || p.Status == payment.Pending}
-	code := ""
-	if p.FailureCode != nil {
-		code = *p.FailureCode
-	}
-	a.Retry = p.Status == payment.Failed && p.Direction == payment.Debit && p.SubscriptionID == nil && (code == "R01" || code == "R09")
+	a := view.PaymentActions{Cancel: p.Status == payment.Held || p.Status == payment.Pending, Retry: canRetry}
 	// A pending sandbox payment is canceled instead: it never left.
 	a.Reverse = p.ReversalOf == nil && p.Reversal == nil &&
 		(p.Status == payment.Processed || (p.Status == payment.Pending && !sandbox))

@@ -253,8 +253,15 @@ func (s *Surface) paymentPage(c *gin.Context) {
 		s.Fail(c, err)
 		return
 	}
+	// Retry is offered only where the service's rule would present it
+	// again (a debit retried already is retried by its latest attempt).
+	canRetry, err := s.payments.CanRetry(c.Request.Context(), current(c).Scope, p)
+	if err != nil {
+		s.Fail(c, err)
+		return
+	}
 	v := view.Payment{PaymentRow: paymentRow(p), SourceID: p.SourceID, CustomerID: p.CustomerID, Finality: finalityOf(p),
-		Actions: actionsOf(current(c).Scope, p), Party: partyOf(labels[p.SourceID])}
+		Actions: actionsOf(current(c).Scope, p, canRetry), Party: partyOf(labels[p.SourceID])}
 	if p.Description != nil {
 		v.Description = *p.Description
 	}

@@ -45,6 +45,10 @@ func TestBrowserPaymentPageShowsRetriesAndReversal(t *testing.T) {
 	if got := tb.Text("#retries"); !containsAll(got, retry, "attempt 2", "pending") {
 		t.Errorf("re-presentments: %q", got)
 	}
+	// Presented again already: only its latest attempt may be retried.
+	if tb.Eval(`document.querySelector("#retry-action") !== null`) == true {
+		t.Errorf("the original debit, presented again already, offers Retry")
+	}
 	tb.Click("link", retry)
 	tb.WaitURL(`/dashboard/payments/` + retry)
 	check("$13.01 debit")

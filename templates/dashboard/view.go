@@ -102,8 +102,11 @@ type Webhooks struct {
 
 // LogRow is one event in the delivery log.
 type LogRow struct {
-	ID       string
-	Type     string
+	ID   string
+	Type string
+	// About names whom an event is about for people: the customer and
+	// bank account of its funding source, and its amount ("" when none).
+	About    string
 	Time     string
 	State    string // delivered, retrying, pending, failed, canceled, not sent
 	Attempts int

@@ -3,6 +3,7 @@ package dashboard
 import (
 	"cmp"
 	"context"
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"strconv"
@@ -358,7 +359,22 @@ func (s *Surface) eventsPage(c *gin.Context) {
 		s.Fail(c, err)
 		return
 	}
-	v.Rows, v.Page = rowsOf(c, list, more, row, func(e event.Event) string { return e.ID })
+	about := make(map[string]eventSubject, len(list))
+	var sources []string
+	for _, e := range list {
+		about[e.ID] = subjectOf(e)
+		sources = append(sources, about[e.ID].SourceID)
+	}
+	labels, err := s.funding.Labels(ctx, scope, sources)
+	if err != nil {
+		s.Fail(c, err)
+		return
+	}
+	v.Rows, v.Page = rowsOf(c, list, more, func(e event.Event) view.LogRow {
+		r := row(e)
+		r.About = about[e.ID].words(labels)
+		return r
+	}, func(e event.Event) string { return e.ID })
 	s.Page(c, http.StatusOK, view.EventsPage(s.frame(c, "Events", "events"), v))
 }
 
@@ -471,4 +487,41 @@ func (s *Surface) settlementsCSV(c *gin.Context) {
 	if err != nil {
 		s.Fail(c, err)
 	}
+}
+
+// eventSubject is what an event's data says of whom it is about.
+type eventSubject struct {
+	SourceID string `json:"funding_source_id"`
+	Amount   string `json:"amount"`
+}
+
+// subjectOf reads an event's subject from its data; the zero subject when
+// the data names none.
+func subjectOf(e event.Event) eventSubject {
+	var sub eventSubject
+	b, ok := e.Data.(json.RawMessage)
+	if !ok {
+		if b, ok = e.Data.([]byte); !ok {
+			var err error
+			if b, err = json.Marshal(e.Data); err != nil {
+				return sub
+			}
+		}
+	}
+	_ = json.Unmarshal(b, &sub) // data without these fields names no subject
+	return sub
+}
+
+// words names the subject for people: the customer, the bank account and
+// the amount, as far as they are known.
+func (sub eventSubject) words(labels map[string]funding.Label) string {
+	var parts []string
+	if l, ok := labels[sub.SourceID]; ok && sub.SourceID != "" {
+		p := partyOf(l)
+		parts = append(parts, cmp.Or(p.Customer, p.CustomerID), p.Bank+" "+p.Account)
+	}
+	if sub.Amount != "" {
+		parts = append(parts, usd(sub.Amount))
+	}
+	return strings.Join(parts, " · ")
 }

@@ -2,6 +2,7 @@ package funding
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"time"
 
@@ -179,16 +180,21 @@ func (s *Service) ApplyChangeTx(ctx context.Context, tx Store, scope tenant.Scop
 	if errs.Is(err, errs.NotFound) {
 		return false, sourceNotFound()
 	}
-	if err != nil || src.Removed {
-		return false, err
+	if err != nil {
+		return false, fmt.Errorf("lock source %s for a change: %w", id, err)
+	}
+	if src.Removed {
+		return false, nil
 	}
 	now := s.now().UTC()
 	ch := Change{ID: ids.New(changePrefix), ChangeCode: c.ChangeCode, Old: src, CreatedAt: now}
 	if c.OriginalTrace != "" {
 		ch.OriginalTrace = &c.OriginalTrace
 	}
-	if inserted, err := tx.InsertChange(ctx, ch); err != nil || !inserted {
-		return false, err
+	if inserted, err := tx.InsertChange(ctx, ch); err != nil {
+		return false, fmt.Errorf("record change %s of source %s: %w", ch.ID, id, err)
+	} else if !inserted {
+		return false, nil
 	}
 	// The fact is the account as it was: the number someone linked was
 	// wrong. The source moves to the corrected account's history. A
@@ -213,7 +219,7 @@ func (s *Service) ApplyChangeTx(ctx context.Context, tx Store, scope tenant.Scop
 	if c.AccountNumber == "" && c.RoutingNumber != "" {
 		n, err := s.vault.Open(src.Account.KeyID, src.Account.Data, []byte(src.ID))
 		if err != nil {
-			return false, err
+			return false, fmt.Errorf("open the account of source %s: %w", src.ID, err)
 		}
 		number = string(n)
 	}
@@ -229,7 +235,7 @@ func (s *Service) ApplyChangeTx(ctx context.Context, tx Store, scope tenant.Scop
 	if n := c.AccountNumber; n != "" {
 		fp := s.vault.Fingerprint(fingerprintLabel, n)
 		if err := tx.MoveAccount(ctx, src, fp, now); err != nil {
-			return false, err
+			return false, fmt.Errorf("move source %s to its corrected account: %w", src.ID, err)
 		}
 		src.Fingerprint, src.LastFour = fp, n[len(n)-4:]
 		src.Account.KeyID, src.Account.Data = s.vault.Seal([]byte(n), []byte(src.ID))
@@ -239,7 +245,7 @@ func (s *Service) ApplyChangeTx(ctx context.Context, tx Store, scope tenant.Scop
 		src.AccountFP = s.accountFP(src.RoutingNumber, number)
 	}
 	if err := tx.CorrectSource(ctx, src); err != nil {
-		return false, err
+		return false, fmt.Errorf("correct source %s: %w", src.ID, err)
 	}
 	if number != "" {
 		// The source now holds the corrected account: its link joins that

@@ -3,6 +3,7 @@ package funding
 import (
 	"context"
 	"errors"
+	"fmt"
 	"slices"
 	"time"
 
@@ -194,7 +195,7 @@ func (s *Service) sourceFP(src Source) ([]byte, error) {
 	}
 	number, err := s.vault.Open(src.Account.KeyID, src.Account.Data, []byte(src.ID))
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("open the account of source %s: %w", src.ID, err)
 	}
 	return s.accountFP(src.RoutingNumber, string(number)), nil
 }
@@ -210,8 +211,11 @@ func (s *Service) recordFact(ctx context.Context, tx Store, src Source, kind, co
 	if err != nil {
 		return err
 	}
-	return tx.RecordAccountFact(ctx, AccountFact{Env: src.Scope.Env, AccountFP: fp, Kind: kind, Code: code,
-		MerchantID: src.Scope.MerchantID, CustomerID: src.CustomerID, SourceID: src.ID, At: s.now().UTC()})
+	if err := tx.RecordAccountFact(ctx, AccountFact{Env: src.Scope.Env, AccountFP: fp, Kind: kind, Code: code,
+		MerchantID: src.Scope.MerchantID, CustomerID: src.CustomerID, SourceID: src.ID, At: s.now().UTC()}); err != nil {
+		return fmt.Errorf("record the %s fact of source %s: %w", kind, src.ID, err)
+	}
+	return nil
 }
 
 // PaidTx records, in the settlement's transaction tx, that a payment into
@@ -221,7 +225,7 @@ func (s *Service) recordFact(ctx context.Context, tx Store, src Source, kind, co
 func (s *Service) PaidTx(ctx context.Context, tx Store, scope tenant.Scope, id string) error {
 	src, err := tx.Source(ctx, scope, id)
 	if err != nil {
-		return err
+		return fmt.Errorf("read source %s: %w", id, err)
 	}
 	return s.recordFact(ctx, tx, src, FactPaid, "")
 }

@@ -146,7 +146,7 @@ func (s *Service) prepare(ctx context.Context, c Caller, in Input, status Status
 	src.Facts = AccountFacts{Unread: true}
 	if c.AccountCheckPolicy == PolicyBlockFail {
 		if src.Facts, err = s.store.AccountFacts(ctx, scope.Env, src.AccountFP, scope.MerchantID, src.ID); err != nil {
-			return Creation{}, err
+			return Creation{}, fmt.Errorf("read the account facts of source %s: %w", src.ID, err)
 		}
 	}
 	cr, err := s.checkedCreation(src, c.AccountCheckPolicy)
@@ -217,7 +217,7 @@ func (s *Service) insert(ctx context.Context, st Store, cr Creation) (Source, er
 	if errors.Is(err, ErrAccountHistory) || errors.Is(err, ErrHolderGuess) {
 		if errors.Is(err, ErrAccountHistory) {
 			if src.Facts, err = st.AccountFacts(ctx, src.Scope.Env, src.AccountFP, src.Scope.MerchantID, src.ID); err != nil {
-				return Source{}, err
+				return Source{}, fmt.Errorf("read the account facts of source %s: %w", src.ID, err)
 			}
 		}
 		if src.HolderGuessed {
@@ -233,7 +233,7 @@ func (s *Service) insert(ctx context.Context, st Store, cr Creation) (Source, er
 			src.AccountHolderType, src.HolderGuessed = defaultHolder(who), false
 		}
 		if cr, err = s.checkedCreation(src, cr.policy); err != nil {
-			return Source{}, err
+			return Source{}, fmt.Errorf("read customer %s: %w", src.CustomerID, err)
 		}
 		src = cr.Source
 		holder, created, err = st.CreateSource(ctx, src, cr.events)
@@ -242,7 +242,7 @@ func (s *Service) insert(ctx context.Context, st Store, cr Creation) (Source, er
 	case errors.Is(err, ErrNoCustomer):
 		return Source{}, customerNotFound()
 	case err != nil:
-		return Source{}, err
+		return Source{}, fmt.Errorf("store source %s: %w", src.ID, err)
 	case created:
 		return src, nil // checked by prepare
 	case holder.MerchantID != src.Scope.MerchantID || holder.CustomerID != src.CustomerID:
@@ -252,7 +252,7 @@ func (s *Service) insert(ctx context.Context, st Store, cr Creation) (Source, er
 	err = st.WithTx(ctx, func(tx Store) error {
 		existing, err := tx.SourceForUpdate(ctx, src.Scope, holder.SourceID)
 		if err != nil {
-			return err
+			return fmt.Errorf("lock source %s: %w", holder.SourceID, err)
 		}
 		if src.Status == Verified && existing.Status == Unverified {
 			if src.Ownership != nil {
@@ -278,7 +278,7 @@ func (s *Service) markVerified(ctx context.Context, tx Store, src Source) (Sourc
 		return Source{}, err
 	}
 	if err := tx.SetStatus(ctx, src.Scope, src.ID, Verified, s.now(), s.event(src, event.FundingSourceVerified, Verified)); err != nil {
-		return Source{}, err
+		return Source{}, fmt.Errorf("mark source %s verified: %w", src.ID, err)
 	}
 	return src, nil
 }
@@ -302,7 +302,7 @@ func (s *Service) Get(ctx context.Context, scope tenant.Scope, id string) (Sourc
 		return Source{}, sourceNotFound()
 	}
 	if err != nil {
-		return Source{}, err
+		return Source{}, fmt.Errorf("read source %s: %w", id, err)
 	}
 	return s.current(ctx, src)
 }
@@ -320,7 +320,7 @@ const (
 func (s *Service) ListForCustomer(ctx context.Context, scope tenant.Scope, customerID string, removed Removed, p paging.Page) ([]Source, bool, error) {
 	ok, err := s.store.CustomerExists(ctx, scope, customerID)
 	if err != nil {
-		return nil, false, err
+		return nil, false, fmt.Errorf("find customer %s: %w", customerID, err)
 	}
 	if !ok {
 		return nil, false, customerNotFound()
@@ -342,7 +342,10 @@ func (s *Service) AccountAvailable(ctx context.Context, scope tenant.Scope, numb
 	if errs.Is(err, errs.NotFound) {
 		return true, nil
 	}
-	return false, err
+	if err != nil {
+		return false, fmt.Errorf("find the holder of an account: %w", err)
+	}
+	return false, nil
 }
 
 // RemoveTx marks a source removed in tx, frees its account number and
@@ -375,10 +378,10 @@ func (s *Service) remove(ctx context.Context, tx Store, src Source, code string)
 		src.RemovedReason = &reason
 	}
 	if err := tx.MarkRemoved(ctx, src.Scope, src.ID, now, src.RemovedReason); err != nil {
-		return Source{}, err
+		return Source{}, fmt.Errorf("mark source %s removed: %w", src.ID, err)
 	}
 	if err := tx.ReleaseAccount(ctx, src.Scope.Env, src.Fingerprint, src.ID); err != nil {
-		return Source{}, err
+		return Source{}, fmt.Errorf("release the account of source %s: %w", src.ID, err)
 	}
 	src.Removed, src.RemovedAt = true, &now
 	data := struct {
@@ -407,7 +410,7 @@ func (s *Service) SetNickname(ctx context.Context, scope tenant.Scope, id string
 			return nil
 		}
 		if err := tx.SetNickname(ctx, scope, id, name); err != nil {
-			return err
+			return fmt.Errorf("set the nickname of source %s: %w", id, err)
 		}
 		out.Nickname = name
 		return s.record(ctx, tx, out, event.FundingSourceUpdated, out.Status)
@@ -452,5 +455,8 @@ func (s *Service) liveSource(ctx context.Context, tx Store, scope tenant.Scope, 
 	if errs.Is(err, errs.NotFound) || (err == nil && src.Removed) {
 		return Source{}, sourceNotFound()
 	}
-	return src, err
+	if err != nil {
+		return Source{}, fmt.Errorf("lock source %s: %w", id, err)
+	}
+	return src, nil
 }

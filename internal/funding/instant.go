@@ -118,7 +118,7 @@ func (s *Service) SandboxVerification(ctx context.Context, scope tenant.Scope, i
 		return SandboxProof{}, nil, errs.New(errs.VerificationNotInitiated, "No verification was initiated on this funding source yet.")
 	}
 	if err != nil {
-		return SandboxProof{}, nil, err
+		return SandboxProof{}, nil, fmt.Errorf("read the latest verification of source %s: %w", id, err)
 	}
 	if m.Method == MethodInstant {
 		code, err := s.openCode(m)

@@ -115,7 +115,7 @@ func (s *Service) DeliverVerification(ctx context.Context, p PendingVerification
 	err := s.store.WithTx(ctx, func(tx Store) error {
 		locked, err := tx.SourceForUpdate(ctx, in.Scope, in.SourceID)
 		if err != nil {
-			return err
+			return fmt.Errorf("lock source %s: %w", in.SourceID, err)
 		}
 		out = locked
 		switch cur, err := tx.VerificationIntent(ctx, in.Scope, in.SourceID); {
@@ -123,10 +123,10 @@ func (s *Service) DeliverVerification(ctx context.Context, p PendingVerification
 			// Resolved as unknown after the lease ran out: it stands.
 			return nil
 		case err != nil:
-			return err
+			return fmt.Errorf("read the instant credit intent of source %s: %w", in.SourceID, err)
 		}
 		if err := tx.DeleteVerificationIntent(ctx, in); err != nil {
-			return err
+			return fmt.Errorf("delete the instant credit intent of source %s: %w", in.SourceID, err)
 		}
 		now := s.now()
 		switch {
@@ -226,11 +226,11 @@ func (s *Service) settleIntent(ctx context.Context, tx Store, src Source, refuse
 	case errs.Is(err, errs.NotFound):
 		return src, nil
 	case err != nil:
-		return Source{}, err
+		return Source{}, fmt.Errorf("read the instant credit intent of source %s: %w", src.ID, err)
 	}
 	src.IntentUntil = nil
 	if err := tx.DeleteVerificationIntent(ctx, in); err != nil {
-		return Source{}, err
+		return Source{}, fmt.Errorf("delete the instant credit intent of source %s: %w", src.ID, err)
 	}
 	m := in.deposit(in.InitiatedAt)
 	src.Verification = m.Verification()
@@ -244,14 +244,17 @@ func (s *Service) ResolveStaleIntents(ctx context.Context) (int, error) {
 	total := 0
 	for {
 		stale, err := s.store.StaleVerificationIntents(ctx, s.now(), 100)
-		if err != nil || len(stale) == 0 {
-			return total, err
+		if err != nil {
+			return total, fmt.Errorf("find stale instant credit intents: %w", err)
+		}
+		if len(stale) == 0 {
+			return total, nil
 		}
 		for _, in := range stale {
 			err := s.store.WithTx(ctx, func(tx Store) error {
 				src, err := tx.SourceForUpdate(ctx, in.Scope, in.SourceID)
 				if err != nil {
-					return err
+					return fmt.Errorf("lock source %s: %w", in.SourceID, err)
 				}
 				_, err = s.settleIntent(ctx, tx, src, false)
 				return err

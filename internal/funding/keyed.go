@@ -2,6 +2,7 @@ package funding
 
 import (
 	"context"
+	"fmt"
 
 	"github.com/fundsource/fundsource/internal/core/idempotency"
 )
@@ -35,7 +36,7 @@ func (s *Service) CreateKeyed(ctx context.Context, c Caller, kind Kind, in Input
 		created, replay, err := s.store.CreateSourceKeyed(ctx, cr.Source, cr.events, req, resp)
 		switch {
 		case err != nil:
-			return idempotency.Response{}, false, err
+			return idempotency.Response{}, false, fmt.Errorf("store source %s: %w", cr.Source.ID, err)
 		case replay != nil:
 			return *replay, true, nil
 		case created:
@@ -52,7 +53,7 @@ func (s *Service) CreateKeyed(ctx context.Context, c Caller, kind Kind, in Input
 	})
 	switch {
 	case err != nil:
-		return idempotency.Response{}, false, err
+		return idempotency.Response{}, false, fmt.Errorf("store a keyed creation: %w", err)
 	case replay != nil:
 		return *replay, true, nil
 	}

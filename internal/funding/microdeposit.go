@@ -195,7 +195,10 @@ func (s *Service) insertMicroDeposits(ctx context.Context, tx Store, src Source,
 	m.ExpectedArrival = s.depositArrival(m.InitiatedAt)
 	m.Amounts.KeyID, m.Amounts.Data = s.vault.SealPadded([]byte(fmt.Sprintf("%d,%d", a, b)), amountsAAD(m.SourceID, m.Seq), amountsBlock)
 	src.Verification = m.Verification()
-	return src, tx.InsertMicroDeposit(ctx, m, s.pendingEvent(src))
+	if err := tx.InsertMicroDeposit(ctx, m, s.pendingEvent(src)); err != nil {
+		return src, fmt.Errorf("store micro-deposits %d of source %s: %w", m.Seq, m.SourceID, err)
+	}
+	return src, nil
 }
 
 // nextVerification locks a source that can take a new verification and
@@ -226,7 +229,7 @@ func (s *Service) nextVerification(ctx context.Context, tx Store, scope tenant.S
 		// Expired, and the sweeper has not run yet.
 		m, err := tx.LatestMicroDepositForUpdate(ctx, scope, id)
 		if err != nil {
-			return Source{}, 0, err
+			return Source{}, 0, fmt.Errorf("lock the latest verification of source %s: %w", id, err)
 		}
 		if _, err := s.expire(ctx, tx, src, m, now); err != nil {
 			return Source{}, 0, err
@@ -294,7 +297,7 @@ func (s *Service) verify(ctx context.Context, scope tenant.Scope, id string, p p
 				"No verification was initiated on this funding source yet; initiate verification first.")
 		}
 		if err != nil {
-			return err
+			return fmt.Errorf("lock the latest verification of source %s: %w", id, err)
 		}
 		instant := m.Method == MethodInstant
 		switch {
@@ -333,7 +336,7 @@ func (s *Service) verify(ctx context.Context, scope tenant.Scope, id string, p p
 		if match {
 			m.Status, m.FinishedAt = DepositSucceeded, &now
 			if err := tx.UpdateMicroDeposit(ctx, m); err != nil {
-				return err
+				return fmt.Errorf("record the match of verification %d of source %s: %w", m.Seq, id, err)
 			}
 			src.Verification = m.Verification()
 			out, err = s.markVerified(ctx, tx, src)
@@ -385,7 +388,7 @@ func (s *Service) SandboxAmounts(ctx context.Context, scope tenant.Scope, id str
 		return [2]int{}, nil, errs.New(errs.VerificationNotInitiated, "No micro-deposits were sent to this funding source yet.")
 	}
 	if err != nil {
-		return [2]int{}, nil, err
+		return [2]int{}, nil, fmt.Errorf("read the latest micro-deposits of source %s: %w", id, err)
 	}
 	if m.Method == MethodInstant {
 		return [2]int{}, nil, errs.New(errs.Conflict, "This funding source is verified by an instant deposit with a code, not by amounts.")
@@ -409,12 +412,12 @@ func (s *Service) ExpireDue(ctx context.Context) (int, error) {
 			now := s.now()
 			due, err := tx.ExpiringMicroDeposits(ctx, now, 100)
 			if err != nil {
-				return err
+				return fmt.Errorf("find the verifications to expire: %w", err)
 			}
 			for _, m := range due {
 				src, err := tx.SourceForUpdate(ctx, m.Scope, m.SourceID)
 				if err != nil {
-					return err
+					return fmt.Errorf("lock source %s: %w", m.SourceID, err)
 				}
 				if _, err := s.expire(ctx, tx, src, m, now); err != nil {
 					return err
@@ -441,7 +444,10 @@ func (s *Service) expire(ctx context.Context, tx Store, src Source, m MicroDepos
 		m.ExpiresAt = now
 	}
 	src.Verification = m.Verification()
-	return src, tx.UpdateMicroDeposit(ctx, m, s.event(src, event.FundingSourceVerificationExpired, src.Status))
+	if err := tx.UpdateMicroDeposit(ctx, m, s.event(src, event.FundingSourceVerificationExpired, src.Status)); err != nil {
+		return src, fmt.Errorf("expire verification %d of source %s: %w", m.Seq, src.ID, err)
+	}
+	return src, nil
 }
 
 func (s *Service) openAmounts(m MicroDeposit) ([2]int, error) {

@@ -2,6 +2,7 @@ package funding
 
 import (
 	"context"
+	"fmt"
 	"github.com/fundsource/fundsource/internal/core/metadata"
 	"strings"
 
@@ -75,7 +76,7 @@ func (s *Service) PrepareProcessorToken(ctx context.Context, c Caller, in Proces
 		return ProcessorLink{}, customerNotFound()
 	}
 	if err != nil {
-		return ProcessorLink{}, err
+		return ProcessorLink{}, fmt.Errorf("read customer %s: %w", customerID, err)
 	}
 	holder, err := holderType(in.AccountHolderType)
 	if err != nil {
@@ -91,7 +92,7 @@ func (s *Service) PrepareProcessorToken(ctx context.Context, c Caller, in Proces
 	fp := s.vault.Fingerprint(tokenLabel, tok)
 	used, err := s.store.ProcessorTokenUsed(ctx, scope.Env, fp)
 	if err != nil {
-		return ProcessorLink{}, err
+		return ProcessorLink{}, fmt.Errorf("check whether a processor token was used: %w", err)
 	}
 	if used {
 		return ProcessorLink{}, invalidToken("This processor token was already used; a processor token links one account once. Create a new one with the provider.")
@@ -101,7 +102,7 @@ func (s *Service) PrepareProcessorToken(ctx context.Context, c Caller, in Proces
 	}
 	acct, err := s.provider.Account(ctx, tok)
 	if err != nil {
-		return ProcessorLink{}, err
+		return ProcessorLink{}, fmt.Errorf("read the account of a processor token for customer %s: %w", customerID, err)
 	}
 	if acct.Subtype != Checking && acct.Subtype != Savings {
 		kind := strings.TrimSpace(acct.Subtype + " " + acct.Type)
@@ -134,9 +135,12 @@ func (s *Service) LinkProcessorAccount(ctx context.Context, c Caller, l Processo
 			return invalidToken("This processor token was already used; a processor token links one account once.")
 		}
 		if err != nil {
-			return err
+			return fmt.Errorf("consume the processor token of source %s: %w", src.ID, err)
 		}
-		return tx.SetOwnership(ctx, src)
+		if err := tx.SetOwnership(ctx, src); err != nil {
+			return fmt.Errorf("record the ownership check of source %s: %w", src.ID, err)
+		}
+		return nil
 	})
 	if e, ok := errs.As(err); ok && e.Code == errs.AccountInUse {
 		// This request has no account_number: the account came with the token.

@@ -49,7 +49,7 @@ type Receiver struct {
 func (s *Service) Receiver(ctx context.Context, scope tenant.Scope, id string) (Receiver, error) {
 	src, err := s.store.Source(ctx, scope, id)
 	if err != nil {
-		return Receiver{}, err
+		return Receiver{}, fmt.Errorf("read source %s: %w", id, err)
 	}
 	r := Receiver{Company: src.AccountHolderType == HolderCompany, IndividualID: src.IndividualID, Addenda: src.AddendaRefusedAt == nil,
 		AccountFP: src.Fingerprint}
@@ -59,7 +59,7 @@ func (s *Service) Receiver(ctx context.Context, scope tenant.Scope, id string) (
 	}
 	who, err := s.store.CustomerIdentity(ctx, scope, src.CustomerID)
 	if err != nil {
-		return Receiver{}, err
+		return Receiver{}, fmt.Errorf("read customer %s: %w", src.CustomerID, err)
 	}
 	r.Name = who.Person
 	if r.Company && who.Company {
@@ -117,14 +117,14 @@ func (s *Service) Update(ctx context.Context, scope tenant.Scope, id string, u U
 		changed := false
 		if u.Nickname != nil && !ptrEqual(src.Nickname, name) {
 			if err := tx.SetNickname(ctx, scope, id, name); err != nil {
-				return err
+				return fmt.Errorf("set the nickname of source %s: %w", id, err)
 			}
 			out.Nickname, changed = name, true
 		}
 		if holder != "" && holder != src.AccountHolderType {
 			set, err := tx.SetHolderType(ctx, scope, id, holder)
 			if err != nil {
-				return err
+				return fmt.Errorf("set the holder type of source %s: %w", id, err)
 			}
 			if !set {
 				return mandatesActive()

@@ -2,6 +2,7 @@ package funding
 
 import (
 	"context"
+	"fmt"
 
 	"github.com/fundsource/fundsource/internal/core/achcode"
 	"github.com/fundsource/fundsource/internal/core/errs"
@@ -79,7 +80,7 @@ func (s *Service) openDepositsTx(ctx context.Context, tx Store, scope tenant.Sco
 	case errs.Is(err, errs.NotFound):
 		return errs.New(errs.VerificationNotInitiated, "No micro-deposits were sent to this funding source yet.")
 	case err != nil:
-		return err
+		return fmt.Errorf("lock the latest verification of source %s: %w", id, err)
 	case m.Status != DepositPending:
 		return errs.Newf(errs.Conflict, "This funding source's latest micro-deposits are %s; only open ones can be simulated.", m.Status)
 	}

@@ -2,6 +2,7 @@ package funding
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"strings"
 
@@ -84,7 +85,7 @@ func (s *Service) Labels(ctx context.Context, scope tenant.Scope, ids []string) 
 	}
 	list, err := s.store.SourceLabels(ctx, scope, ids)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("read the labels of %d sources: %w", len(ids), err)
 	}
 	for _, l := range list {
 		out[l.SourceID] = l

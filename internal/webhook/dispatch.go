@@ -189,6 +189,9 @@ func (d *Dispatcher) claim(ctx context.Context, n int) (claims []Claim, again bo
 	now := d.now().UTC()
 	claims, err = d.store.ClaimDeliveries(ctx, ClaimRequest{Now: now, Limit: n, PerEndpoint: d.opts.PerEndpoint, InFlight: counted,
 		LeaseUntil: now.Add(d.opts.Timeout + leaseMargin), Token: ids.New("lease_")})
+	if err != nil {
+		err = fmt.Errorf("claim %d webhook deliveries: %w", n, err)
+	}
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	for _, c := range claims {
@@ -271,22 +274,30 @@ func (d *Dispatcher) deliver(ctx context.Context, c Claim) (bool, error) {
 	now := d.now().UTC()
 	var err error
 	if succeeded(a) {
-		err = d.store.FinishDelivery(ctx, next(c.Delivery, a, now), a, c.LeaseToken)
+		if err = d.store.FinishDelivery(ctx, next(c.Delivery, a, now), a, c.LeaseToken); err != nil {
+			err = fmt.Errorf("finish delivery %s: %w", c.Delivery.ID, err)
+		}
 	} else {
 		err = d.store.WithTx(ctx, func(tx Store) error {
 			if err := tx.FinishDelivery(ctx, next(c.Delivery, a, now), a, c.LeaseToken); err != nil {
 				return fmt.Errorf("finish delivery %s: %w", c.Delivery.ID, err)
 			}
 			disabled, err := tx.EndpointFailed(ctx, c.Delivery.Scope, now, d.opts.DisableAfter)
-			if err != nil || !disabled {
-				return err
+			if err != nil {
+				return fmt.Errorf("count the failure of delivery %s against merchant %s's endpoint: %w", c.Delivery.ID, c.Delivery.Scope.MerchantID, err)
+			}
+			if !disabled {
+				return nil
 			}
 			d.opts.Logger.Warn("webhook endpoint disabled after failing continuously",
 				slog.String("merchant_id", c.Delivery.Scope.MerchantID), slog.String("environment", string(c.Delivery.Scope.Env)))
-			return tx.RecordUndeliveredEvent(ctx, event.New(c.Delivery.Scope, event.WebhookDisabled, Disabled{
+			if err := tx.RecordUndeliveredEvent(ctx, event.New(c.Delivery.Scope, event.WebhookDisabled, Disabled{
 				WebhookURL: c.Endpoint.URL, DisabledAt: now, LastError: describe(a),
 				FailingFor: d.opts.DisableAfter.String(),
-			}, now))
+			}, now)); err != nil {
+				return fmt.Errorf("record the disabling of merchant %s's webhook endpoint: %w", c.Delivery.Scope.MerchantID, err)
+			}
+			return nil
 		})
 	}
 	if errs.Is(err, errs.Conflict) || errs.Is(err, errs.NotFound) {

@@ -178,27 +178,7 @@ func TestAHungRailHoldsNoTransaction(t *testing.T) {
 			}
 			initiate := func(method string) *th.Response {
 				t.Helper()
-				done := make(chan *th.Response, 1)
-				go func() { done <- send(method) }()
-				polls, idleMax := 0, 0
-				for {
-					select {
-					case resp := <-done:
-						if polls == 0 || idleMax != 0 {
-							t.Fatalf("%s: %d polls while the rail hung saw up to %d sessions idle in a transaction, want some polls and none",
-								method, polls, idleMax)
-						}
-						return resp
-					default:
-						var idle int
-						if err := h.SQL().Get(&idle, `SELECT count(*) FROM pg_stat_activity
-							WHERE datname = current_database() AND state LIKE 'idle in transaction%'
-							  AND state_change < now() - interval '300 milliseconds'`); err != nil {
-							t.Fatal(err)
-						}
-						polls, idleMax = polls+1, max(idleMax, idle)
-					}
-				}
+				return h.HoldsNoTransaction(t, method+" while the rail hung", func() *th.Response { return send(method) })
 			}
 			th.WantError(t, initiate("instant"), 503, "rail_unavailable")
 			if n, i := h.Count("micro_deposits"), h.Count("verification_intents"); n != 0 || i != 0 {

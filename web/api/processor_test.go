@@ -294,27 +294,7 @@ func TestAHungProviderHoldsNoTransaction(t *testing.T) {
 		return l.Do(th.Req{Method: "POST", Path: webtest.LinkPath, Key: key, Body: webtest.LinkBody(user, tok),
 			Header: map[string]string{"Idempotency-Key": "link-once"}})
 	}
-	done := make(chan *th.Response, 1)
-	go func() { done <- post() }()
-	polls, idleMax := 0, 0
-	for waiting := true; waiting; {
-		select {
-		case r := <-done:
-			th.WantError(t, r, 502, "provider_unavailable")
-			waiting = false
-		default:
-			var idle int
-			if err := l.SQL().Get(&idle, `SELECT count(*) FROM pg_stat_activity
-				WHERE datname = current_database() AND state LIKE 'idle in transaction%'
-				  AND state_change < now() - interval '300 milliseconds'`); err != nil {
-				t.Fatal(err)
-			}
-			polls, idleMax = polls+1, max(idleMax, idle)
-		}
-	}
-	if polls == 0 || idleMax != 0 {
-		t.Fatalf("%d polls while the provider hung saw up to %d sessions idle in a transaction, want some polls and none", polls, idleMax)
-	}
+	th.WantError(t, l.HoldsNoTransaction(t, "a linking while the provider hung", post), 502, "provider_unavailable")
 	if n := l.Count("processor_tokens"); n != 0 {
 		t.Fatalf("the provider's silence consumed the token (%d)", n)
 	}

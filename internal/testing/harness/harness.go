@@ -501,3 +501,33 @@ func (h *Harness) DumpDatabase() string {
 	}
 	return dump.String()
 }
+
+// HoldsNoTransaction runs send, a request that waits on a silent network
+// peer, and polls PostgreSQL until it answers: no session may sit idle in
+// a transaction for more than 300 ms meanwhile (a transaction held across
+// the wait would). It fails t, naming what, when one does or when send
+// answered before a single poll; it returns send's response.
+func (h *Harness) HoldsNoTransaction(t testing.TB, what string, send func() *Response) *Response {
+	t.Helper()
+	done := make(chan *Response, 1)
+	go func() { done <- send() }()
+	polls, idleMax := 0, 0
+	for {
+		select {
+		case resp := <-done:
+			if polls == 0 || idleMax != 0 {
+				t.Fatalf("%s: %d polls while it waited saw up to %d sessions idle in a transaction, want some polls and none",
+					what, polls, idleMax)
+			}
+			return resp
+		default:
+			var idle int
+			if err := h.SQL().Get(&idle, `SELECT count(*) FROM pg_stat_activity
+				WHERE datname = current_database() AND state LIKE 'idle in transaction%'
+				  AND state_change < now() - interval '300 milliseconds'`); err != nil {
+				t.Fatal(err)
+			}
+			polls, idleMax = polls+1, max(idleMax, idle)
+		}
+	}
+}

@@ -83,7 +83,8 @@ func returnTransactionCode(code int) int {
 }
 
 // dishonorsInTime locks the dishonors to send in the file being assigned
-// and keeps back, marked late for dishonor, those past their limit today.
+// and keeps back those whose dishonor deadline has passed, marking them
+// late for dishonor: a dishonor the bank would refuse never leaves.
 func (o *Originator) dishonorsInTime(ctx context.Context, tx Store) ([]Dishonor, error) {
 	ds, err := tx.DishonorsToSend(ctx, batchLimit)
 	if err != nil {

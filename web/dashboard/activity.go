@@ -499,16 +499,9 @@ type eventSubject struct {
 // the data names none.
 func subjectOf(e event.Event) eventSubject {
 	var sub eventSubject
-	b, ok := e.Data.(json.RawMessage)
-	if !ok {
-		if b, ok = e.Data.([]byte); !ok {
-			var err error
-			if b, err = json.Marshal(e.Data); err != nil {
-				return sub
-			}
-		}
+	if b, err := json.Marshal(e.Data); err == nil {
+		_ = json.Unmarshal(b, &sub) // data without these fields names no subject
 	}
-	_ = json.Unmarshal(b, &sub) // data without these fields names no subject
 	return sub
 }
 

@@ -260,10 +260,12 @@ func (tb *Tab) WantText(want ...string) {
 	}
 }
 
-// WaitURL waits until the page's address matches re.
+// WaitURL waits until the page's address matches re: the navigation is
+// committed (the locators that read the page wait for what they read),
+// so a load event that fired before the wait began is not waited for.
 func (tb *Tab) WaitURL(re string) {
 	tb.t.Helper()
-	if err := tb.Page.WaitForURL(regexp.MustCompile(re)); err != nil {
+	if err := tb.Page.WaitForURL(regexp.MustCompile(re), playwright.PageWaitForURLOptions{WaitUntil: playwright.WaitUntilStateCommit}); err != nil {
 		tb.Fatalf("address never matched %s: now %s: %v", re, tb.Page.URL(), err)
 	}
 }

@@ -5,8 +5,9 @@
 //   - a returned payment: the return policy acts on its source
 //     (funding.ApplyReturnTx: kept, blocked or removed), and a returned
 //     micro-deposit likewise;
-//   - a settled payment: its account counts one more use
-//     (funding.PaidTx, which other merchants' account checks read);
+//   - a settled payment, or an instant credit the rail accepted: its
+//     account counts one more use (funding.PaidTx, which other
+//     merchants' account checks read);
 //   - a blocked source: its unsent debits are canceled and its mandates
 //     revoked (payment.SourceBlockedTx);
 //   - a removed source: its subscriptions end and its unsent payments are

@@ -310,8 +310,9 @@ func (t InstantTerms) refusal(cents int64) error {
 	return nil
 }
 
-// createInstant records an instant credit with its intent and, unless the
-// risk rules held it, sends it and answers it as the rail did.
+// createInstant records an instant credit with its intent; unless the
+// risk rules held it, the payment carries the intent for the caller to
+// send (PendingInstant).
 func (s *Service) createInstant(ctx context.Context, scope tenant.Scope, n newPayment, v verdict) (Payment, error) {
 	now := s.now().UTC()
 	var p Payment
@@ -345,39 +346,34 @@ func (s *Service) createInstant(ctx context.Context, scope tenant.Scope, n newPa
 	if err != nil || p.Status == Held {
 		return p, err
 	}
-	if s.inTx {
-		// The intent is not committed yet: sending now would send a
-		// credit a rollback forgets, from inside a transaction.
-		p.PendingInstant = &ic
-		return p, nil
-	}
-	return s.deliver(ctx, ic, true)
+	// The caller sends it once the intent committed (consequence's
+	// DeliverInstant): sending from here would be a network call inside a
+	// caller's transaction, or a credit a rollback forgets.
+	p.PendingInstant = &ic
+	return p, nil
 }
 
-// DeliverInstant sends an instant credit that Create, on a caller's
-// transaction, left to the caller (Payment.PendingInstant), once that
-// transaction committed, and answers the payment as Create would have.
-func (s *Service) DeliverInstant(ctx context.Context, ic InstantCredit) (Payment, error) {
+// SendInstant sends ic over its rail under the message id it keeps
+// across sends (the rail answers a resend with its first answer). It
+// makes a network call: never from inside a transaction. Its errors wrap
+// ErrRailDown or ErrRailNoAnswer.
+func (s *Service) SendInstant(ctx context.Context, ic InstantCredit) (InstantAnswer, error) {
 	if s.inTx {
-		return Payment{}, errors.New("deliver an instant credit: not from inside a transaction")
+		return InstantAnswer{}, errors.New("send an instant credit: not from inside a transaction")
 	}
-	return s.deliver(ctx, ic, true)
-}
-
-// deliver sends ic under its lease and records the answer. first is the
-// creating request's send: a rail that took nothing undoes the payment
-// ("instant") or sends it over ACH ("auto").
-func (s *Service) deliver(ctx context.Context, ic InstantCredit, first bool) (Payment, error) {
-	ans, err := s.instant.Send(ctx, ic.Scope, InstantOrder{MessageID: ic.MessageID, Rail: ic.Rail, SourceID: ic.SourceID,
+	return s.instant.Send(ctx, ic.Scope, InstantOrder{MessageID: ic.MessageID, Rail: ic.Rail, SourceID: ic.SourceID,
 		Cents: ic.Cents, Remittance: ic.PaymentID})
-	switch {
-	case err == nil:
-		return s.answered(ctx, ic, ans)
-	case first && errors.Is(err, ErrRailDown) && !errors.Is(err, ErrRailNoAnswer):
+}
+
+// Unanswered records that a send of ic got no answer (err): the credit
+// may have been made, and is asked again later under the same message
+// id. A first send (the creating request's) the rail took nothing of is
+// undone ("instant") or sent over ACH ("auto") instead. It returns the
+// payment as it now stands.
+func (s *Service) Unanswered(ctx context.Context, ic InstantCredit, first bool, err error) (Payment, error) {
+	if first && errors.Is(err, ErrRailDown) && !errors.Is(err, ErrRailNoAnswer) {
 		return s.notTaken(ctx, ic)
 	}
-	// No answer: the credit may have been made. It is asked again later
-	// under the same message id.
 	now := s.now().UTC()
 	next := now.Add(s.backoff(ic.Attempts))
 	if err := s.store.WithTx(ctx, func(tx Store) error {
@@ -395,10 +391,12 @@ func (s *Service) backoff(attempts int) time.Duration {
 	return min(d, 10*time.Minute)
 }
 
-// answered records the rail's answer on ic and its payment: processed, or
-// failed with the ISO reason; payment.success or payment.failed fires. A
-// credit another sender answered already is left as it is.
-func (s *Service) answered(ctx context.Context, ic InstantCredit, ans InstantAnswer) (Payment, error) {
+// AnsweredTx records in tx the rail's answer on ic and its payment:
+// processed, or failed with the ISO reason; payment.success or
+// payment.failed fires. A credit another sender answered already is left
+// as it is. An accepted credit is Finished (the money left; what that
+// sets off is the caller's); a rejected one is not, since nothing moved.
+func (s *Service) AnsweredTx(ctx context.Context, tx Store, ic InstantCredit, ans InstantAnswer) (Finished, error) {
 	at := ans.At.UTC()
 	if at.IsZero() {
 		at = s.now().UTC()
@@ -407,37 +405,37 @@ func (s *Service) answered(ctx context.Context, ic InstantCredit, ans InstantAns
 	if !ans.Accepted {
 		state, reason = RailRejected, ans.Reason
 	}
-	err := s.store.WithTx(ctx, func(tx Store) error {
-		ok, err := tx.InstantAnswered(ctx, ic, state, reason, at)
-		if err != nil || !ok {
-			return err
-		}
-		p, err := s.lockPayment(ctx, tx, ic.Scope, ic.PaymentID)
-		if err != nil || p.Status != Pending {
-			return err
-		}
-		now := s.now().UTC()
-		p.SettledAt = &now
-		typ := event.PaymentSuccess
-		if ans.Accepted {
-			p.Status = Processed
-		} else {
-			code, text := reason, InstantReason(reason)
-			p.Status, p.FailureCode, p.FailureReason = Failed, &code, &text
-			typ = event.PaymentFailed
-		}
-		if err := tx.FinishPayment(ctx, p); err != nil {
-			return err
-		}
-		if p, err = tx.Payment(ctx, ic.Scope, ic.PaymentID); err != nil {
-			return err
-		}
-		return tx.RecordEvent(ctx, event.New(p.Scope, typ, p, now))
-	})
-	if err != nil {
-		return Payment{}, fmt.Errorf("record an instant credit's answer: %w", err)
+	ok, err := tx.InstantAnswered(ctx, ic, state, reason, at)
+	if err != nil || !ok {
+		return Finished{}, err
 	}
-	return s.Get(ctx, ic.Scope, ic.PaymentID)
+	p, err := s.lockPayment(ctx, tx, ic.Scope, ic.PaymentID)
+	if err != nil || p.Status != Pending {
+		return Finished{}, err
+	}
+	now := s.now().UTC()
+	p.SettledAt = &now
+	typ := event.PaymentSuccess
+	if ans.Accepted {
+		p.Status = Processed
+	} else {
+		code, text := reason, InstantReason(reason)
+		p.Status, p.FailureCode, p.FailureReason = Failed, &code, &text
+		typ = event.PaymentFailed
+	}
+	if err := tx.FinishPayment(ctx, p); err != nil {
+		return Finished{}, err
+	}
+	if p, err = tx.Payment(ctx, ic.Scope, ic.PaymentID); err != nil {
+		return Finished{}, err
+	}
+	if err := tx.RecordEvent(ctx, event.New(p.Scope, typ, p, now)); err != nil {
+		return Finished{}, err
+	}
+	if !ans.Accepted {
+		return Finished{}, nil
+	}
+	return finished(p, ""), nil
 }
 
 // notTaken handles a first send the rail took nothing of: "instant"
@@ -468,14 +466,14 @@ func (s *Service) notTaken(ctx context.Context, ic InstantCredit) (Payment, erro
 // railRetryAfter is the Retry-After, in seconds, of rail_unavailable.
 const railRetryAfter = 30
 
-// ResolveInstant sends the instant credits that are due: queued ones
-// (released from review, or whose sender died before sending) and those
-// without an answer whose lease ran out, each under a new lease, resent
-// under its own message id. It returns how many it sent. Several
-// processes may run it at once; each credit is claimed by one.
-func (s *Service) ResolveInstant(ctx context.Context) (int, error) {
+// DueInstant claims the instant credits that are due to be sent: queued
+// ones (released from review, or whose sender died before sending) and
+// those without an answer whose lease ran out, each under a new lease
+// for the caller to send (SendInstant) under its own message id. Several
+// processes may claim at once; each credit goes to one.
+func (s *Service) DueInstant(ctx context.Context) ([]InstantCredit, error) {
 	if s.instant == nil {
-		return 0, nil
+		return nil, nil
 	}
 	now := s.now().UTC()
 	var due []InstantCredit
@@ -483,14 +481,9 @@ func (s *Service) ResolveInstant(ctx context.Context) (int, error) {
 		due, err = tx.ClaimInstantCredits(ctx, now, ids.New("lse_"), now.Add(s.instantCfg.Lease), batchSize)
 		return err
 	}); err != nil {
-		return 0, fmt.Errorf("claim instant credits: %w", err)
+		return nil, fmt.Errorf("claim instant credits: %w", err)
 	}
-	for _, ic := range due {
-		if _, err := s.deliver(ctx, ic, false); err != nil {
-			return 0, err
-		}
-	}
-	return len(due), nil
+	return due, nil
 }
 
 // instantPayment reports whether p went on an instant rail.

@@ -62,6 +62,16 @@ func (r *instantRig) source(routing, account string) string {
 	return src.ID
 }
 
+// create creates in and sends its instant credit, as the API does once
+// the creation committed.
+func (r *instantRig) create(in payment.Input) (payment.Payment, error) {
+	p, err := r.Payments.Create(ctx, r.scope, in)
+	if err != nil || p.PendingInstant == nil {
+		return p, err
+	}
+	return r.Consequences.DeliverInstant(ctx, *p.PendingInstant)
+}
+
 func credit(sourceID, amount, method string) payment.Input {
 	return payment.Input{SourceID: sourceID, Amount: json.RawMessage(`"` + amount + `"`), Direction: payment.Credit, Method: &method}
 }
@@ -95,7 +105,7 @@ func TestInstantCreditOutcomes(t *testing.T) {
 		{railsim.AccountBlocked, fednowBank, payment.RailFedNow, payment.Failed, "AC06"},
 	} {
 		src := r.source(c.bank, c.account)
-		p, err := r.Payments.Create(ctx, r.scope, credit(src, "25.00", payment.MethodInstant))
+		p, err := r.create(credit(src, "25.00", payment.MethodInstant))
 		if err != nil {
 			t.Fatalf("%s: %v", c.account, err)
 		}
@@ -111,6 +121,15 @@ func TestInstantCreditOutcomes(t *testing.T) {
 		}
 		if deref(p.RailStatus) != want || r.events(p.ID, typ) != 1 {
 			t.Errorf("%s: rail_status %q and %d %s events, want %q and one", c.account, deref(p.RailStatus), r.events(p.ID, typ), typ, want)
+		}
+		// An accepted credit is a use of the account, as a settled ACH
+		// payment is (other merchants' account checks count it).
+		paid := 0
+		if c.code == "" {
+			paid = 1
+		}
+		if n := r.count(`SELECT count(*) FROM account_facts WHERE kind = $1 AND funding_source_id = $2`, funding.FactPaid, src); n != paid {
+			t.Errorf("%s: %d paid facts of its account, want %d", c.account, n, paid)
 		}
 		if p.SentAt == nil || p.ReturnWindowClosesAt != nil {
 			t.Errorf("%s: sent_at %v, return window %v; want sent and no return window", c.account, p.SentAt, p.ReturnWindowClosesAt)
@@ -132,7 +151,7 @@ func TestInstantCreditOutcomes(t *testing.T) {
 func TestInstantIsFinal(t *testing.T) {
 	t.Parallel()
 	r := newInstantRig(t)
-	p, err := r.Payments.Create(ctx, r.scope, credit(r.source(rtpBank, "123456789"), "10.00", payment.MethodInstant))
+	p, err := r.create(credit(r.source(rtpBank, "123456789"), "10.00", payment.MethodInstant))
 	if err != nil || p.Status != payment.Processed {
 		t.Fatalf("%v %v", p.Status, err)
 	}
@@ -153,7 +172,7 @@ func TestInstantIsFinal(t *testing.T) {
 		t.Errorf("method wire: %v, want invalid_request", err)
 	}
 	// same_day is same_day: true.
-	sd, err := r.Payments.Create(ctx, r.scope, credit(src, "1.00", payment.MethodSameDay))
+	sd, err := r.create(credit(src, "1.00", payment.MethodSameDay))
 	if err != nil || !sd.SameDay || sd.Method != payment.MethodSameDay || sd.Rail != payment.RailACH {
 		t.Errorf("same_day: %+v %v", sd, err)
 	}
@@ -177,13 +196,13 @@ func TestInstantRefusalsAndFallbacks(t *testing.T) {
 	rtp := r.source(rtpBank, "123456783")
 
 	// The rail's limit and one cent over.
-	if p, err := r.Payments.Create(ctx, r.scope, credit(fednow, "50.00", payment.MethodInstant)); err != nil || p.Rail != payment.RailFedNow {
+	if p, err := r.create(credit(fednow, "50.00", payment.MethodInstant)); err != nil || p.Rail != payment.RailFedNow {
 		t.Errorf("at FedNow's limit: %v %v", p.Rail, err)
 	}
 	before := r.count(`SELECT count(*) FROM payments`)
 	refuse := func(name string, in payment.Input, code errs.Code, limit string) {
 		t.Helper()
-		_, err := r.Payments.Create(ctx, r.scope, in)
+		_, err := r.create(in)
 		if errs.CodeOf(err) != code {
 			t.Errorf("%s: %v, want %s", name, err, code)
 		}
@@ -196,7 +215,7 @@ func TestInstantRefusalsAndFallbacks(t *testing.T) {
 	}
 	fallback := func(name string, in payment.Input, reason string, sameDay bool) {
 		t.Helper()
-		p, err := r.Payments.Create(ctx, r.scope, in)
+		p, err := r.create(in)
 		if err != nil {
 			t.Fatalf("%s: %v", name, err)
 		}
@@ -213,7 +232,7 @@ func TestInstantRefusalsAndFallbacks(t *testing.T) {
 	refuse("one cent over FedNow's limit", credit(fednow, "50.01", payment.MethodInstant), errs.LimitExceeded, payment.LimitRail)
 	fallback("auto, bank on no rail", credit(noRail, "5.00", payment.MethodAuto), payment.FallbackInstantUnavailable, true)
 	fallback("auto, one cent over", credit(fednow, "50.01", payment.MethodAuto), payment.FallbackOverRailLimit, true)
-	if p, err := r.Payments.Create(ctx, r.scope, credit(fednow, "50.00", payment.MethodAuto)); err != nil || p.Rail != payment.RailFedNow || p.FallbackReason != nil {
+	if p, err := r.create(credit(fednow, "50.00", payment.MethodAuto)); err != nil || p.Rail != payment.RailFedNow || p.FallbackReason != nil {
 		t.Errorf("auto at the limit: %v %v %v", p.Rail, p.FallbackReason, err)
 	}
 	before++
@@ -230,7 +249,7 @@ func TestInstantRefusalsAndFallbacks(t *testing.T) {
 	was := usage()
 	r.sim.SetDown(true)
 	refuse("rail down", credit(rtp, "5.00", payment.MethodInstant), errs.RailUnavailable, "")
-	if _, err := r.Payments.Create(ctx, r.scope, credit(rtp, "5.00", payment.MethodInstant)); err != nil {
+	if _, err := r.create(credit(rtp, "5.00", payment.MethodInstant)); err != nil {
 		if e, _ := errs.As(err); e == nil || e.Details["retry_after"] == "" {
 			t.Errorf("rail_unavailable without retry_after: %v", err)
 		}
@@ -270,21 +289,21 @@ func TestInstantOriginatorLimits(t *testing.T) {
 		t.Fatal(err)
 	}
 	src := r.source(rtpBank, "123456789")
-	if _, err := r.Payments.Create(ctx, r.scope, credit(src, "20.00", payment.MethodInstant)); err != nil {
+	if _, err := r.create(credit(src, "20.00", payment.MethodInstant)); err != nil {
 		t.Fatalf("at the per-entry limit: %v", err)
 	}
-	_, err := r.Payments.Create(ctx, r.scope, credit(src, "20.01", payment.MethodInstant))
+	_, err := r.create(credit(src, "20.01", payment.MethodInstant))
 	if e, ok := errs.As(err); !ok || e.Code != errs.LimitExceeded || e.Details["limit"] != payment.LimitPerEntryInstantCredit {
 		t.Errorf("over the per-entry limit: %v", err)
 	}
-	if _, err := r.Payments.Create(ctx, r.scope, credit(src, "10.00", payment.MethodInstant)); err != nil {
+	if _, err := r.create(credit(src, "10.00", payment.MethodInstant)); err != nil {
 		t.Fatalf("up to the daily limit: %v", err)
 	}
-	_, err = r.Payments.Create(ctx, r.scope, credit(src, "0.01", payment.MethodInstant))
+	_, err = r.create(credit(src, "0.01", payment.MethodInstant))
 	if e, ok := errs.As(err); !ok || e.Code != errs.LimitExceeded || e.Details["limit"] != payment.LimitDailyInstantCredit {
 		t.Errorf("over the daily limit: %v", err)
 	}
-	p, err := r.Payments.Create(ctx, r.scope, credit(src, "0.01", payment.MethodAuto))
+	p, err := r.create(credit(src, "0.01", payment.MethodAuto))
 	if err != nil || p.Rail != payment.RailACH || deref(p.FallbackReason) != payment.FallbackOverRailLimit {
 		t.Errorf("auto over the daily instant limit: %v %v %v", p.Rail, p.FallbackReason, err)
 	}
@@ -305,7 +324,7 @@ func TestHeldInstantCreditDoesNotLeave(t *testing.T) {
 	t.Parallel()
 	r := newInstantRig(t)
 	src := r.source(rtpBank, "123456789")
-	p, err := r.Payments.Create(ctx, r.scope, credit(src, "3000.00", payment.MethodInstant))
+	p, err := r.create(credit(src, "3000.00", payment.MethodInstant))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -313,7 +332,7 @@ func TestHeldInstantCreditDoesNotLeave(t *testing.T) {
 		t.Fatalf("first credit of 3000.00: %s, rail_status %q; want held and queued", p.Status, deref(p.RailStatus))
 	}
 	r.Clock.Advance(time.Hour)
-	if n, err := r.Payments.ResolveInstant(ctx); err != nil || n != 0 {
+	if n, err := r.Consequences.ResolveInstant(ctx); err != nil || n != 0 {
 		t.Errorf("resolve sent %d (%v), want none", n, err)
 	}
 	if n := len(r.sim.Credits()); n != 0 {
@@ -327,7 +346,7 @@ func TestHeldInstantCreditDoesNotLeave(t *testing.T) {
 	if _, err := r.Consequences.SettleDue(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if n, err := r.Payments.ResolveInstant(ctx); err != nil || n != 1 {
+	if n, err := r.Consequences.ResolveInstant(ctx); err != nil || n != 1 {
 		t.Fatalf("resolve after release sent %d (%v), want 1", n, err)
 	}
 	got, err := r.Payments.Get(ctx, r.scope, p.ID)
@@ -344,7 +363,7 @@ func TestInstantCrashBetweenSendAndAnswer(t *testing.T) {
 	t.Parallel()
 	r := newInstantRig(t)
 	src := r.source(rtpBank, railsim.AccountLate)
-	p, err := r.Payments.Create(ctx, r.scope, credit(src, "40.00", payment.MethodInstant))
+	p, err := r.create(credit(src, "40.00", payment.MethodInstant))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -364,7 +383,7 @@ func TestInstantCrashBetweenSendAndAnswer(t *testing.T) {
 		procs = append(procs, svc)
 	}
 	// Not yet due: nothing is asked.
-	if n, err := procs[0].Payments.ResolveInstant(ctx); err != nil || n != 0 {
+	if n, err := procs[0].Consequences.ResolveInstant(ctx); err != nil || n != 0 {
 		t.Fatalf("before its retry: resolved %d, %v", n, err)
 	}
 	r.Clock.Advance(time.Minute)
@@ -372,7 +391,7 @@ func TestInstantCrashBetweenSendAndAnswer(t *testing.T) {
 	sent := make([]int, len(procs))
 	for i, svc := range procs {
 		wg.Go(func() {
-			n, err := svc.Payments.ResolveInstant(ctx)
+			n, err := svc.Consequences.ResolveInstant(ctx)
 			if err != nil {
 				t.Error(err)
 			}
@@ -396,7 +415,7 @@ func TestInstantCrashBetweenSendAndAnswer(t *testing.T) {
 		t.Errorf("%d message ids, want 1 (%v)", msgs, err)
 	}
 	r.Clock.Advance(time.Hour)
-	if n, err := procs[1].Payments.ResolveInstant(ctx); err != nil || n != 0 {
+	if n, err := procs[1].Consequences.ResolveInstant(ctx); err != nil || n != 0 {
 		t.Errorf("after it settled: resolved %d, %v", n, err)
 	}
 }
@@ -407,7 +426,7 @@ func TestInstantCrashBetweenSendAndAnswer(t *testing.T) {
 func TestInstantNoAnswerStaysUnknown(t *testing.T) {
 	t.Parallel()
 	r := newInstantRig(t)
-	p, err := r.Payments.Create(ctx, r.scope, credit(r.source(rtpBank, railsim.AccountTimeout), "1.00", payment.MethodAuto))
+	p, err := r.create(credit(r.source(rtpBank, railsim.AccountTimeout), "1.00", payment.MethodAuto))
 	if err != nil || p.Status != payment.Pending || deref(p.RailStatus) != payment.RailUnknown || p.Rail != payment.RailRTP {
 		t.Fatalf("%s %q on %s, %v; want pending, unknown on rtp", p.Status, deref(p.RailStatus), p.Rail, err)
 	}
@@ -415,7 +434,7 @@ func TestInstantNoAnswerStaysUnknown(t *testing.T) {
 		t.Errorf("cancel of a sent instant credit: %v, want conflict", err)
 	}
 	r.Clock.Advance(time.Minute)
-	if n, err := r.Payments.ResolveInstant(ctx); err != nil || n != 1 {
+	if n, err := r.Consequences.ResolveInstant(ctx); err != nil || n != 1 {
 		t.Errorf("resolve: %d, %v", n, err)
 	}
 	got, _ := r.Payments.Get(ctx, r.scope, p.ID)
@@ -485,7 +504,7 @@ func TestInstantIntentCommittedNeverSent(t *testing.T) {
 	if p.PendingInstant == nil || deref(p.RailStatus) != payment.RailSending || len(r.sim.Credits()) != 0 {
 		t.Fatalf("created on a transaction: %+v, %d credits; want it left to send", p, len(r.sim.Credits()))
 	}
-	if n, err := r.Payments.ResolveInstant(ctx); err != nil || n != 0 {
+	if n, err := r.Consequences.ResolveInstant(ctx); err != nil || n != 0 {
 		t.Fatalf("within its sender's lease: resolved %d, %v", n, err)
 	}
 	if _, err := r.Payments.Cancel(ctx, r.scope, p.ID); errs.CodeOf(err) != errs.Conflict {
@@ -496,7 +515,7 @@ func TestInstantIntentCommittedNeverSent(t *testing.T) {
 	sent := make([]int, 2)
 	for i := range sent {
 		wg.Go(func() {
-			n, err := r.Payments.ResolveInstant(ctx)
+			n, err := r.Consequences.ResolveInstant(ctx)
 			if err != nil {
 				t.Error(err)
 			}

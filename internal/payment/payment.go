@@ -188,9 +188,9 @@ type Payment struct {
 	// HolderIndividual: its source's account_holder_type is individual,
 	// as read with the payment.
 	HolderIndividual bool `json:"-"`
-	// PendingInstant is a new instant credit created on a caller's
-	// transaction and not sent yet: the caller sends it once its
-	// transaction committed (DeliverInstant). Nil otherwise.
+	// PendingInstant is a new instant credit, written and not sent yet:
+	// the caller sends it once the writing transaction committed
+	// (consequence.Service.DeliverInstant). Nil otherwise.
 	PendingInstant *InstantCredit `json:"-"`
 	// Day is the banking day (YYYY-MM-DD) a new payment counts toward in
 	// its originator's usage (BankingDay); set by pending, not stored.

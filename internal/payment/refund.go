@@ -154,12 +154,9 @@ func (s *Service) Refund(ctx context.Context, scope tenant.Scope, id string, in 
 		out = r
 		return tx.RecordEvent(ctx, event.New(scope, event.PaymentRefunded, p, r.CreatedAt))
 	})
-	if err != nil || out.PendingInstant == nil || s.inTx {
-		// On a caller's transaction an instant refund leaves once that
-		// commits (Payment.PendingInstant, DeliverInstant).
-		return out, err
-	}
-	return s.DeliverInstant(ctx, *out.PendingInstant)
+	// An instant refund leaves once this commits: the caller sends it
+	// (Payment.PendingInstant).
+	return out, err
 }
 
 func refundReason(r *string) (*string, error) { return optionalText("reason", r, MaxRefundReason) }

@@ -77,7 +77,12 @@ func refund(f *fixture.Fixture, scope tenant.Scope, id, amount string) (payment.
 	if amount != "" {
 		in.Amount = json.RawMessage(`"` + amount + `"`)
 	}
-	return f.Payments.Refund(ctx, scope, id, in)
+	r, err := f.Payments.Refund(ctx, scope, id, in)
+	if err != nil || r.PendingInstant == nil {
+		return r, err
+	}
+	// An instant refund leaves once the refund committed, as the API sends it.
+	return f.Consequences.DeliverInstant(ctx, *r.PendingInstant)
 }
 
 // TestARefundIsACreditToTheSameSource: a refund is a pending credit to

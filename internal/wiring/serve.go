@@ -158,8 +158,8 @@ func (s *Services) runJobs(ctx context.Context, dbURL string) {
 	})
 	wg.Go(func() {
 		// Instant credits without an answer are asked again, and released
-		// ones sent, each under its lease (payment.ResolveInstant).
-		s.every(ctx, time.Second, "instant credit status", counted(s.Payments.ResolveInstant))
+		// ones sent, each under its lease (consequence.ResolveInstant).
+		s.every(ctx, time.Second, "instant credit status", counted(s.Consequences.ResolveInstant))
 	})
 	if s.Originator != nil {
 		wg.Go(func() {

@@ -19,24 +19,27 @@ func (s *Surface) createPayment(c *gin.Context, svc Services) {
 		return
 	}
 	p, err := svc.Payments.Create(c.Request.Context(), surface.Scope(c), in)
-	if err == nil {
-		s.deliverAfterCommit(c, p)
-	}
-	surface.Reply(s.Shared, c, p, err)
+	s.replyPayment(c, svc, p, err)
 }
 
-// deliverAfterCommit leaves to onceSend the send of p's instant credit
-// when the handler created it on the request's transaction: it is sent
-// once that committed.
-func (s *Surface) deliverAfterCommit(c *gin.Context, p payment.Payment) {
-	if p.PendingInstant == nil {
-		return
+// replyPayment answers a new payment p (a creation's or a refund's).
+// An instant credit is sent once the transaction that wrote its intent
+// committed: at once when p was created on the pool's services, and by
+// onceSend when it was created on an idempotent request's transaction.
+func (s *Surface) replyPayment(c *gin.Context, svc Services, p payment.Payment, err error) {
+	if err == nil && p.PendingInstant != nil {
+		ic := *p.PendingInstant
+		send := func(c *gin.Context) {
+			p, err := s.Services.Consequences.DeliverInstant(c.Request.Context(), ic)
+			surface.Reply(s.Shared, c, p, err)
+		}
+		if svc.Payments == s.Services.Payments {
+			send(c)
+			return
+		}
+		c.Set(pendingSendKey, send)
 	}
-	ic := *p.PendingInstant
-	c.Set(pendingSendKey, func(c *gin.Context) {
-		p, err := s.Services.Payments.DeliverInstant(c.Request.Context(), ic)
-		surface.Reply(s.Shared, c, p, err)
-	})
+	surface.Reply(s.Shared, c, p, err)
 }
 
 // pendingSendKey holds, in a request's context, the network send whose
@@ -116,10 +119,7 @@ func (s *Surface) refundPayment(c *gin.Context, svc Services) {
 		return
 	}
 	p, err := svc.Payments.Refund(c.Request.Context(), surface.Scope(c), c.Param("id"), in)
-	if err == nil {
-		s.deliverAfterCommit(c, p) // an instant refund
-	}
-	surface.Reply(s.Shared, c, p, err)
+	s.replyPayment(c, svc, p, err)
 }
 
 func (s *Surface) createSubscription(c *gin.Context, svc Services) {

@@ -117,7 +117,7 @@ func (o *Originator) judgeReturn(ctx context.Context, tx Store, e Entry, r retur
 		return nil
 	}
 	d := Dishonor{ID: ids.New(dishonorPrefix), Entry: e, ReturnTrace: r.trace, ReturnCode: r.code,
-		ReturnSettlement: r.settlement, RDFI: r.rdfi, CreatedAt: o.now().UTC()}
+		ReturnSettlement: r.settlement, RDFI: r.rdfi, CreatedAt: o.now(ctx).UTC()}
 	dishonored, err := tx.EntryDishonored(ctx, e.FileID, e.Trace)
 	if err != nil {
 		return err
@@ -178,7 +178,7 @@ func (o *Originator) apply(ctx context.Context, tx Store, e Entry, code, returnT
 	if err != nil {
 		return err
 	}
-	return tx.MarkACHEntryReturned(ctx, e.FileID, e.Trace, code, returnTrace, o.now().UTC())
+	return tx.MarkACHEntryReturned(ctx, e.FileID, e.Trace, code, returnTrace, o.now(ctx).UTC())
 }
 
 // importContested applies a contested dishonored return: the dishonor it
@@ -197,7 +197,7 @@ func (o *Originator) importContested(ctx context.Context, c *nacha.Addenda99Cont
 			seen = true
 			return nil
 		}
-		if err := tx.MarkDishonorContested(ctx, d.ID, strings.TrimSpace(c.ContestedReturnCode), o.now().UTC()); err != nil {
+		if err := tx.MarkDishonorContested(ctx, d.ID, strings.TrimSpace(c.ContestedReturnCode), o.now(ctx).UTC()); err != nil {
 			return err
 		}
 		e, err := tx.ACHEntryIn(ctx, d.Entry.FileID, d.Entry.Trace)

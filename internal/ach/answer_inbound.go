@@ -143,7 +143,7 @@ func (o *Originator) Poll(ctx context.Context) (int, error) {
 // import counts what it applied before as duplicates).
 func (o *Originator) Receive(ctx context.Context, name string, data []byte) (Inbound, error) {
 	sum := sha256.Sum256(data)
-	in := Inbound{SHA256: hex.EncodeToString(sum[:]), Name: name, Kind: kindOf(data), Status: InboundApplied, ReceivedAt: o.now().UTC()}
+	in := Inbound{SHA256: hex.EncodeToString(sum[:]), Name: name, Kind: kindOf(data), Status: InboundApplied, ReceivedAt: o.now(ctx).UTC()}
 	err := o.store.WithTx(ctx, func(tx Store) error {
 		prior, claimed, err := tx.ClaimInbound(ctx, in)
 		if err != nil {

@@ -80,7 +80,7 @@ func (o *Originator) ImportReturns(ctx context.Context, r io.Reader) (ReturnResu
 		return ReturnResult{}, malformed{fmt.Errorf("read ACH return file (nothing applied): %w", err)}
 	}
 	file := in.File
-	arrived := calendar.DateOf(o.now())
+	arrived := calendar.DateOf(o.now(ctx))
 	if d, err := time.Parse("060102", file.Header.FileCreationDate); err == nil {
 		arrived = d
 	}

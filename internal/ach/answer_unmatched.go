@@ -174,7 +174,7 @@ func (o *Originator) keep(ctx context.Context, tx Store, r answered, reason stri
 	u := UnmatchedAnswer{ID: ids.New(answerPrefix), Kind: a.Kind, Reason: reason, Candidates: candidates,
 		OriginalTrace: a.OriginalTrace, Trace: a.Trace, Code: a.Code, Cents: a.Cents, AccountLast4: a.AccountLast4,
 		CompanyID: a.CompanyID, SettlementDay: strings.TrimSpace(r.settlement), Arrived: a.Arrived.Format(time.DateOnly),
-		FileSHA256: r.fileSHA256, Status: AnswerOpen, CreatedAt: o.now().UTC()}
+		FileSHA256: r.fileSHA256, Status: AnswerOpen, CreatedAt: o.now(ctx).UTC()}
 	u.KeyID, u.Sealed = o.funding.SealRecord([]byte(records), answerAAD(u))
 	kept, err := tx.InsertUnmatchedAnswer(ctx, u)
 	if err != nil {
@@ -241,7 +241,7 @@ func (o *Originator) MatchAnswer(ctx context.Context, id, paymentID, note string
 		if err := tx.Payments().RecordAudit(ctx, audit.In(e.Scope, audit.ACHAnswerMatched, by, details)); err != nil {
 			return err
 		}
-		return tx.ResolveUnmatchedAnswer(ctx, id, AnswerMatched, paymentID, note, by.ID, o.now().UTC())
+		return tx.ResolveUnmatchedAnswer(ctx, id, AnswerMatched, paymentID, note, by.ID, o.now(ctx).UTC())
 	})
 	if err != nil {
 		return res, fmt.Errorf("match answer %s to payment %s: %w", id, paymentID, err)
@@ -257,7 +257,7 @@ func (o *Originator) DismissAnswer(ctx context.Context, id, note string, by audi
 		if _, _, err := o.openAnswer(ctx, tx, id); err != nil {
 			return err
 		}
-		return tx.ResolveUnmatchedAnswer(ctx, id, AnswerDismissed, "", note, by.ID, o.now().UTC())
+		return tx.ResolveUnmatchedAnswer(ctx, id, AnswerDismissed, "", note, by.ID, o.now(ctx).UTC())
 	})
 	if err != nil {
 		return fmt.Errorf("dismiss answer %s: %w", id, err)

@@ -35,7 +35,7 @@ func (o *Originator) assign(ctx context.Context, w *calendar.Window) (File, bool
 			return nil
 		}
 		found = true
-		a := o.newAssignment(tx, wt)
+		a := o.newAssignment(ctx, tx, wt)
 		if err := a.write(ctx, w); err != nil {
 			return err
 		}
@@ -54,7 +54,7 @@ func (o *Originator) takeTurn(ctx context.Context, tx Store, w *calendar.Window)
 	if w == nil {
 		return nil
 	}
-	claimed, err := tx.ClaimACHWindow(ctx, *w, o.now().UTC())
+	claimed, err := tx.ClaimACHWindow(ctx, *w, o.now(ctx).UTC())
 	if err != nil {
 		return err
 	}
@@ -79,8 +79,8 @@ type assignment struct {
 
 // newAssignment names the new file after its id and creation date (US
 // Eastern).
-func (o *Originator) newAssignment(tx Store, wt waiting) *assignment {
-	now := o.now().UTC()
+func (o *Originator) newAssignment(ctx context.Context, tx Store, wt waiting) *assignment {
+	now := o.now(ctx).UTC()
 	f := File{ID: ids.New("achf_"), Status: StatusBuilt, CreatedAt: now}
 	date := calendar.DateOf(now)
 	f.Name = fmt.Sprintf("fundsource-%s-%s.ach", date.Format("20060102"), f.ID[len("achf_"):])
@@ -290,7 +290,7 @@ func (o *Originator) screened(ctx context.Context, tx Store, scope tenant.Scope,
 // file date takes the US Eastern date of the originator's clock.
 func (o *Originator) insertEntry(ctx context.Context, tx Store, e *Entry) error {
 	if e.FileDate == "" {
-		e.FileDate = calendar.DateOf(o.now()).Format(time.DateOnly)
+		e.FileDate = calendar.DateOf(o.now(ctx)).Format(time.DateOnly)
 	}
 	trace, err := o.traces(e.FileDate).next(ctx, tx)
 	if err != nil {

@@ -90,7 +90,7 @@ func (o *Originator) dishonorsInTime(ctx context.Context, tx Store) ([]Dishonor,
 	if err != nil {
 		return nil, err
 	}
-	now := o.now().UTC()
+	now := o.now(ctx).UTC()
 	out := ds[:0:0]
 	for _, d := range ds {
 		if DishonorInTime(d.returnSettled(), calendar.DateOf(now)) {

@@ -69,7 +69,7 @@ func (o *Originator) RunWindow(ctx context.Context, w calendar.Window) (files []
 // Tick builds the window due at the originator's now, if any and not
 // built yet: what serve runs every minute.
 func (o *Originator) Tick(ctx context.Context) ([]string, error) {
-	w, ok := o.cfg.Schedule.Due(o.now())
+	w, ok := o.cfg.Schedule.Due(o.now(ctx))
 	if !ok {
 		return nil, nil
 	}

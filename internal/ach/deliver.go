@@ -111,7 +111,7 @@ const DeliveryLease = 10 * time.Minute
 // leaves the lease to expire; the file is then delivered again as the
 // same bytes under the same name, which the transport replaces.
 func (o *Originator) deliver(ctx context.Context, f File) (bool, error) {
-	now := o.now().UTC()
+	now := o.now(ctx).UTC()
 	claimed, err := o.store.ClaimACHFile(ctx, f.ID, o.lease, now, now.Add(DeliveryLease))
 	if err != nil || !claimed {
 		return false, err
@@ -140,7 +140,7 @@ func (o *Originator) deliver(ctx context.Context, f File) (bool, error) {
 	}
 	delivered := false
 	err = o.store.WithTx(ctx, func(tx Store) error {
-		at := o.now().UTC()
+		at := o.now(ctx).UTC()
 		ok, err := tx.MarkACHFileDelivered(ctx, f.ID, o.lease, o.transport.Kind(), at, totals)
 		if err != nil || !ok {
 			return err
@@ -176,7 +176,7 @@ func (o *Originator) deliver(ctx context.Context, f File) (bool, error) {
 func (o *Originator) prepare(ctx context.Context, f File) ([]byte, error) {
 	var data []byte
 	err := o.store.WithTx(ctx, func(tx Store) error {
-		now := o.now().UTC()
+		now := o.now(ctx).UTC()
 		entries, redated, err := o.redate(ctx, tx, f, now)
 		if err != nil {
 			return err

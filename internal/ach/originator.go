@@ -13,6 +13,7 @@ import (
 	"github.com/fundsource/fundsource/internal/core/calendar"
 	"github.com/fundsource/fundsource/internal/core/ids"
 	"github.com/fundsource/fundsource/internal/core/tenant"
+	"github.com/fundsource/fundsource/internal/core/testclock"
 	"github.com/fundsource/fundsource/internal/funding"
 	"github.com/fundsource/fundsource/internal/payment"
 )
@@ -189,7 +190,7 @@ type Originator struct {
 	payments Payments
 	// consequences applies the bank's answers across domains.
 	consequences Consequences
-	now          func() time.Time
+	now          func(context.Context) time.Time
 	transport    Transport
 	log          *slog.Logger
 	failures     atomic.Int64 // deliveries failed since the process started
@@ -202,7 +203,7 @@ type Originator struct {
 
 // NewOriginator returns an Originator.
 func NewOriginator(cfg Config, store Store, f Funding, p Payments, cons Consequences, now func() time.Time) *Originator {
-	return &Originator{cfg: cfg, store: store, funding: f, payments: p, consequences: cons, now: now,
+	return &Originator{cfg: cfg, store: store, funding: f, payments: p, consequences: cons, now: testclock.Scope(now),
 		transport: Folders{Outbox: cfg.Dir}, lease: ids.New("lease_")}
 }
 

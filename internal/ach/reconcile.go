@@ -85,7 +85,7 @@ func (o *Originator) reconcileTx(ctx context.Context, tx Store, digest string, d
 			slog.Int("other_accounts", file.OtherAccounts))
 	}
 	for _, st := range file.Statements {
-		fresh, err := tx.ClaimStatement(ctx, st.ID, digest, o.now().UTC())
+		fresh, err := tx.ClaimStatement(ctx, st.ID, digest, o.now(ctx).UTC())
 		if err != nil {
 			return res, fmt.Errorf("claim statement %s: %w", st.ID, err)
 		}
@@ -131,7 +131,7 @@ type settledNow struct {
 // each file.
 func (o *Originator) match(ctx context.Context, tx Store) (int, settledNow, error) {
 	var out settledNow
-	now := o.now().UTC()
+	now := o.now(ctx).UTC()
 	open, err := tx.UnmatchedLines(ctx, now.AddDate(0, 0, -90).Format(time.DateOnly))
 	if err != nil {
 		return 0, out, err

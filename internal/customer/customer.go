@@ -15,6 +15,7 @@ import (
 	"github.com/fundsource/fundsource/internal/core/paging"
 	"github.com/fundsource/fundsource/internal/core/person"
 	"github.com/fundsource/fundsource/internal/core/tenant"
+	"github.com/fundsource/fundsource/internal/core/testclock"
 	"github.com/fundsource/fundsource/internal/sanctions"
 )
 
@@ -77,7 +78,7 @@ type Store interface {
 // Service applies the customer rules.
 type Service struct {
 	store Store
-	now   func() time.Time
+	now   func(context.Context) time.Time
 	// sanctions screens names as they are written; nil: every customer
 	// is clear.
 	sanctions *sanctions.List
@@ -93,7 +94,7 @@ func (s *Service) On(tx Store) *Service {
 
 // NewService returns a Service.
 func NewService(store Store, now func() time.Time) *Service {
-	return &Service{store: store, now: now}
+	return &Service{store: store, now: testclock.Scope(now)}
 }
 
 // Create validates in and stores a new customer with its customer.created event.
@@ -107,7 +108,7 @@ func (s *Service) Create(ctx context.Context, scope tenant.Scope, in Input) (Cus
 	}
 	c.Scope = scope
 	c.ID = ids.New(ids.Customer)
-	c.CreatedAt = s.now().UTC()
+	c.CreatedAt = s.now(ctx).UTC()
 	c.Screening = s.screen(sanctions.Screening{}, c)
 	err = s.store.WithTx(ctx, func(tx Store) error {
 		if err := tx.InsertCustomer(ctx, c); err != nil {
@@ -166,7 +167,7 @@ func (s *Service) Update(ctx context.Context, scope tenant.Scope, id string, u U
 		if err := tx.UpdateCustomer(ctx, next); err != nil {
 			return err
 		}
-		if err := tx.RecordEvent(ctx, event.New(scope, event.CustomerUpdated, next, s.now().UTC())); err != nil {
+		if err := tx.RecordEvent(ctx, event.New(scope, event.CustomerUpdated, next, s.now(ctx).UTC())); err != nil {
 			return err
 		}
 		return s.matched(ctx, tx, c.Screening, next)

@@ -46,5 +46,5 @@ func (s *Service) matched(ctx context.Context, tx Store, prev sanctions.Screenin
 	if c.Screening.Status != sanctions.PotentialMatch || prev.Status == sanctions.PotentialMatch {
 		return nil
 	}
-	return tx.RecordEvent(ctx, event.New(c.Scope, event.CustomerScreeningMatch, c, s.now().UTC()))
+	return tx.RecordEvent(ctx, event.New(c.Scope, event.CustomerScreeningMatch, c, s.now(ctx).UTC()))
 }

@@ -25,7 +25,7 @@ func (s *Service) BlockTx(ctx context.Context, tx Store, scope tenant.Scope, id,
 	if err != nil || src.Removed || src.Block != nil {
 		return false, err
 	}
-	src.Block = &Block{Code: code, Reason: reason, BlockedAt: s.now().UTC()}
+	src.Block = &Block{Code: code, Reason: reason, BlockedAt: s.now(ctx).UTC()}
 	if err := tx.SetBlock(ctx, src); err != nil {
 		return false, fmt.Errorf("block source %s: %w", src.ID, err)
 	}

@@ -186,7 +186,7 @@ func (s *Service) ApplyChangeTx(ctx context.Context, tx Store, scope tenant.Scop
 	if src.Removed {
 		return false, nil
 	}
-	now := s.now().UTC()
+	now := s.now(ctx).UTC()
 	ch := Change{ID: ids.New(changePrefix), ChangeCode: c.ChangeCode, Old: src, CreatedAt: now}
 	if c.OriginalTrace != "" {
 		ch.OriginalTrace = &c.OriginalTrace

@@ -212,7 +212,7 @@ func (s *Service) recordFact(ctx context.Context, tx Store, src Source, kind, co
 		return err
 	}
 	if err := tx.RecordAccountFact(ctx, AccountFact{Env: src.Scope.Env, AccountFP: fp, Kind: kind, Code: code,
-		MerchantID: src.Scope.MerchantID, CustomerID: src.CustomerID, SourceID: src.ID, At: s.now().UTC()}); err != nil {
+		MerchantID: src.Scope.MerchantID, CustomerID: src.CustomerID, SourceID: src.ID, At: s.now(ctx).UTC()}); err != nil {
 		return fmt.Errorf("record the %s fact of source %s: %w", kind, src.ID, err)
 	}
 	return nil
@@ -246,8 +246,8 @@ func withCode(f AccountFacts, code string, at time.Time) AccountFacts {
 // answer kept with the source when the store did not read the history (it
 // holds by the database's clock; see checkstore.go), else computed from
 // src.Facts, the history as read (and as a write in progress added to it).
-func (s *Service) checked(src Source) Source {
-	now := s.now()
+func (s *Service) checked(ctx context.Context, src Source) Source {
+	now := s.now(ctx)
 	var c AccountCheck
 	if kept := src.Stored.Check; kept != nil && !src.Stored.FactsRead {
 		c = AccountCheck{Result: kept.Result, Reasons: append([]string{}, kept.Reasons...), CheckedAt: now.UTC()}

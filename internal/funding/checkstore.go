@@ -100,9 +100,9 @@ func checkExpiry(f AccountFacts, now time.Time) *time.Time {
 // the service's now: the kept answer while it holds; else computed from
 // the history (read here when the store did not) and kept.
 func (s *Service) current(ctx context.Context, src Source) (Source, error) {
-	now := s.now()
+	now := s.now(ctx)
 	if !src.Stored.FactsRead && src.Stored.holds(now) {
-		return s.checked(src), nil
+		return s.checked(ctx, src), nil
 	}
 	if !src.Stored.FactsRead {
 		facts, err := s.store.AccountFacts(ctx, src.Scope.Env, src.AccountFP, src.Scope.MerchantID, src.ID)
@@ -111,7 +111,7 @@ func (s *Service) current(ctx context.Context, src Source) (Source, error) {
 		}
 		src.Facts, src.Stored.FactsRead = facts, true
 	}
-	src = s.checked(src)
+	src = s.checked(ctx, src)
 	// Best effort (see above): the answer is right whether or not it is kept.
 	_ = s.store.StoreAccountCheck(ctx, src.Scope, src.ID, *src.AccountCheck, checkExpiry(src.Facts, now), src.Stored.Seq)
 	return src, nil

@@ -132,7 +132,7 @@ func (s *Service) prepare(ctx context.Context, c Caller, in Input, status Status
 	if err != nil {
 		return Creation{}, err
 	}
-	now := s.now()
+	now := s.now(ctx)
 	src := Source{
 		Scope: scope, ID: ids.New(ids.FundingSource), CustomerID: a.customerID, Status: status,
 		BankName: a.bankName, LastFour: a.number[len(a.number)-4:], AccountType: a.accountType,
@@ -149,7 +149,7 @@ func (s *Service) prepare(ctx context.Context, c Caller, in Input, status Status
 			return Creation{}, fmt.Errorf("read the account facts of source %s: %w", src.ID, err)
 		}
 	}
-	cr, err := s.checkedCreation(src, c.AccountCheckPolicy)
+	cr, err := s.checkedCreation(ctx, src, c.AccountCheckPolicy)
 	if err != nil {
 		return Creation{}, err
 	}
@@ -160,16 +160,16 @@ func (s *Service) prepare(ctx context.Context, c Caller, in Input, status Status
 // checkedCreation is the creation of src with its account check on
 // src.Facts and its events: under the block_fail policy, a check that
 // fails is account_check_failed with its reasons.
-func (s *Service) checkedCreation(src Source, policy string) (Creation, error) {
-	src = s.checked(src)
+func (s *Service) checkedCreation(ctx context.Context, src Source, policy string) (Creation, error) {
+	src = s.checked(ctx, src)
 	if policy == PolicyBlockFail && src.AccountCheck.Result == CheckFail {
 		return Creation{}, (&errs.Error{Code: errs.AccountCheckFailed, Param: "account_number",
 			Message: "This bank account failed the account check and this environment's account_check_policy is block_fail; nothing was created."}).
 			WithDetail("reasons", src.AccountCheck.Reasons)
 	}
-	events := []event.Event{s.event(src, event.FundingSourceCreated, src.Status)}
+	events := []event.Event{s.event(ctx, src, event.FundingSourceCreated, src.Status)}
 	if src.Status == Verified {
-		events = append(events, s.event(src, event.FundingSourceVerified, Verified))
+		events = append(events, s.event(ctx, src, event.FundingSourceVerified, Verified))
 	}
 	return Creation{Source: src, events: events, policy: policy}, nil
 }
@@ -232,7 +232,7 @@ func (s *Service) insert(ctx context.Context, st Store, cr Creation) (Source, er
 			}
 			src.AccountHolderType, src.HolderGuessed = defaultHolder(who), false
 		}
-		if cr, err = s.checkedCreation(src, cr.policy); err != nil {
+		if cr, err = s.checkedCreation(ctx, src, cr.policy); err != nil {
 			return Source{}, fmt.Errorf("read customer %s: %w", src.CustomerID, err)
 		}
 		src = cr.Source
@@ -259,7 +259,7 @@ func (s *Service) insert(ctx context.Context, st Store, cr Creation) (Source, er
 				existing.Ownership = src.Ownership
 			}
 			out, err = s.markVerified(ctx, tx, existing)
-			out = s.checked(out)
+			out = s.checked(ctx, out)
 			return err
 		}
 		return (&errs.Error{Code: errs.DuplicateFundingSource, Param: "account_number",
@@ -277,7 +277,7 @@ func (s *Service) markVerified(ctx context.Context, tx Store, src Source) (Sourc
 	if err := s.recordFact(ctx, tx, src, FactVerified, ""); err != nil {
 		return Source{}, err
 	}
-	if err := tx.SetStatus(ctx, src.Scope, src.ID, Verified, s.now(), s.event(src, event.FundingSourceVerified, Verified)); err != nil {
+	if err := tx.SetStatus(ctx, src.Scope, src.ID, Verified, s.now(ctx), s.event(ctx, src, event.FundingSourceVerified, Verified)); err != nil {
 		return Source{}, fmt.Errorf("mark source %s verified: %w", src.ID, err)
 	}
 	return src, nil
@@ -292,8 +292,8 @@ func (s *Service) markVerified(ctx context.Context, tx Store, src Source) (Sourc
 // writes use, and they read the source with its row locked.
 func (s *Service) Get(ctx context.Context, scope tenant.Scope, id string) (Source, error) {
 	src, err := s.store.SourceAnswer(ctx, scope, id)
-	if err == nil && src.Stored.holds(s.now()) {
-		return s.checked(src), nil
+	if err == nil && src.Stored.holds(s.now(ctx)) {
+		return s.checked(ctx, src), nil
 	}
 	if err == nil {
 		src, err = s.store.Source(ctx, scope, id)
@@ -362,17 +362,17 @@ func (s *Service) RemoveTx(ctx context.Context, tx Store, scope tenant.Scope, id
 		return Source{}, false, fmt.Errorf("lock source %s to remove it: %w", id, err)
 	}
 	if src.Removed {
-		return s.checked(src), false, nil
+		return s.checked(ctx, src), false, nil
 	}
 	src, err = s.remove(ctx, tx, src, "")
-	return s.checked(src), err == nil, err
+	return s.checked(ctx, src), err == nil, err
 }
 
 // remove removes the locked live source src in tx: it frees the account
 // number and fires funding_source.removed, with return_code and removed_reason when an ACH
 // return with code removes it.
 func (s *Service) remove(ctx context.Context, tx Store, src Source, code string) (Source, error) {
-	now := s.now()
+	now := s.now(ctx)
 	if code != "" {
 		reason := achcode.ReturnReason(code)
 		src.RemovedReason = &reason
@@ -415,7 +415,7 @@ func (s *Service) SetNickname(ctx context.Context, scope tenant.Scope, id string
 		out.Nickname = name
 		return s.record(ctx, tx, out, event.FundingSourceUpdated, out.Status)
 	})
-	return s.checked(out), err
+	return s.checked(ctx, out), err
 }
 
 func ptrEqual(a, b *string) bool {

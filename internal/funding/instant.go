@@ -88,13 +88,13 @@ func (s *Service) openCode(m MicroDeposit) (string, error) {
 
 // pendingEvent is funding_source.verification_pending about src, whose
 // data also names the verification's method.
-func (s *Service) pendingEvent(src Source) event.Event {
+func (s *Service) pendingEvent(ctx context.Context, src Source) event.Event {
 	data := struct {
 		Source
 		Status Status `json:"status"`
 		Method string `json:"verification_method"`
 	}{src, PendingVerified, src.Verification.Method}
-	return event.New(src.Scope, event.FundingSourceVerificationPending, data, s.now())
+	return event.New(src.Scope, event.FundingSourceVerificationPending, data, s.now(ctx))
 }
 
 // SandboxProof is what a sandbox customer would read on the statement for

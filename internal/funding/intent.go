@@ -128,7 +128,7 @@ func (s *Service) DeliverVerification(ctx context.Context, p PendingVerification
 		if err := tx.DeleteVerificationIntent(ctx, in); err != nil {
 			return fmt.Errorf("delete the instant credit intent of source %s: %w", in.SourceID, err)
 		}
-		now := s.now()
+		now := s.now(ctx)
 		switch {
 		case sendErr != nil && !unknown && !tookNothing:
 			refusal = fmt.Errorf("send instant credit: %w", sendErr)
@@ -170,11 +170,11 @@ func (s *Service) DeliverVerification(ctx context.Context, p PendingVerification
 			}
 			locked.Facts = withCode(locked.Facts, m.FailureCode, now)
 			out = locked
-			return tx.InsertMicroDeposit(ctx, m, s.event(locked, event.FundingSourceVerificationFailed, locked.Status))
+			return tx.InsertMicroDeposit(ctx, m, s.event(ctx, locked, event.FundingSourceVerificationFailed, locked.Status))
 		}
 		locked.Verification = m.Verification()
 		out = locked
-		return tx.InsertMicroDeposit(ctx, m, s.pendingEvent(locked))
+		return tx.InsertMicroDeposit(ctx, m, s.pendingEvent(ctx, locked))
 	})
 	if err == nil {
 		err = refusal
@@ -182,7 +182,7 @@ func (s *Service) DeliverVerification(ctx context.Context, p PendingVerification
 	if err != nil {
 		return Source{}, err
 	}
-	return s.checked(out), nil
+	return s.checked(ctx, out), nil
 }
 
 // sendCredit sends p's credit over the rail, outside any transaction.
@@ -214,11 +214,11 @@ func (s *Service) settleIntent(ctx context.Context, tx Store, src Source, refuse
 	switch {
 	case src.IntentUntil == nil:
 		return src, nil
-	case s.now().Before(*src.IntentUntil) && refuseOpen:
+	case s.now(ctx).Before(*src.IntentUntil) && refuseOpen:
 		return Source{}, errs.New(errs.VerificationPending,
 			"A verification is already open on this funding source; complete it or wait until it expires.").
 			WithDetail("attempts_remaining", MaxAttempts)
-	case s.now().Before(*src.IntentUntil):
+	case s.now(ctx).Before(*src.IntentUntil):
 		return src, nil
 	}
 	in, err := tx.VerificationIntent(ctx, src.Scope, src.ID)
@@ -234,7 +234,7 @@ func (s *Service) settleIntent(ctx context.Context, tx Store, src Source, refuse
 	}
 	m := in.deposit(in.InitiatedAt)
 	src.Verification = m.Verification()
-	return src, tx.InsertMicroDeposit(ctx, m, s.pendingEvent(src))
+	return src, tx.InsertMicroDeposit(ctx, m, s.pendingEvent(ctx, src))
 }
 
 // ResolveStaleIntents records the instant credits whose sender's lease ran
@@ -243,7 +243,7 @@ func (s *Service) settleIntent(ctx context.Context, tx Store, src Source, refuse
 func (s *Service) ResolveStaleIntents(ctx context.Context) (int, error) {
 	total := 0
 	for {
-		stale, err := s.store.StaleVerificationIntents(ctx, s.now(), 100)
+		stale, err := s.store.StaleVerificationIntents(ctx, s.now(ctx), 100)
 		if err != nil {
 			return total, fmt.Errorf("find stale instant credit intents: %w", err)
 		}

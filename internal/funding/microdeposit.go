@@ -152,7 +152,7 @@ func (s *Service) InitiateVerificationBy(ctx context.Context, scope tenant.Scope
 		if err != nil {
 			return err
 		}
-		now := s.now()
+		now := s.now(ctx)
 		m := MicroDeposit{
 			Scope: scope, SourceID: id, Seq: seq, Method: MethodMicroDeposits, Status: DepositPending, InitiatedAt: now,
 			ExpiresAt: now.Add(VerificationTTL), AttemptsRemaining: MaxAttempts,
@@ -180,10 +180,10 @@ func (s *Service) InitiateVerificationBy(ctx context.Context, scope tenant.Scope
 	case err != nil:
 		return Source{}, err
 	case pending == nil:
-		return s.checked(out), nil
+		return s.checked(ctx, out), nil
 	case s.inTx:
 		out.PendingVerification = pending
-		return s.checked(out), nil
+		return s.checked(ctx, out), nil
 	}
 	return s.DeliverVerification(ctx, *pending)
 }
@@ -195,7 +195,7 @@ func (s *Service) insertMicroDeposits(ctx context.Context, tx Store, src Source,
 	m.ExpectedArrival = s.depositArrival(m.InitiatedAt)
 	m.Amounts.KeyID, m.Amounts.Data = s.vault.SealPadded([]byte(fmt.Sprintf("%d,%d", a, b)), amountsAAD(m.SourceID, m.Seq), amountsBlock)
 	src.Verification = m.Verification()
-	if err := tx.InsertMicroDeposit(ctx, m, s.pendingEvent(src)); err != nil {
+	if err := tx.InsertMicroDeposit(ctx, m, s.pendingEvent(ctx, src)); err != nil {
 		return src, fmt.Errorf("store micro-deposits %d of source %s: %w", m.Seq, m.SourceID, err)
 	}
 	return src, nil
@@ -220,7 +220,7 @@ func (s *Service) nextVerification(ctx context.Context, tx Store, scope tenant.S
 		return src, 1, nil
 	}
 	if last.Status == DepositPending {
-		now := s.now()
+		now := s.now(ctx)
 		if !last.Lapsed(now) {
 			return Source{}, 0, errs.New(errs.VerificationPending,
 				"A verification is already open on this funding source; complete it or wait until it expires.").
@@ -306,7 +306,7 @@ func (s *Service) verify(ctx context.Context, scope tenant.Scope, id string, p p
 		case !instant && p.amounts == nil:
 			return errs.Invalid("code", "This funding source is verified by micro-deposits: send the two amounts, not a code.")
 		}
-		now := s.now()
+		now := s.now(ctx)
 		switch m.Status {
 		case DepositFailed:
 			refusal, out = errs.New(errs.VerificationAttemptsExceeded,
@@ -356,12 +356,12 @@ func (s *Service) verify(ctx context.Context, scope tenant.Scope, id string, p p
 		m.Status, m.FinishedAt = DepositFailed, &now
 		src.Verification = m.Verification()
 		out = src
-		return tx.UpdateMicroDeposit(ctx, m, s.event(src, event.FundingSourceVerificationFailed, src.Status))
+		return tx.UpdateMicroDeposit(ctx, m, s.event(ctx, src, event.FundingSourceVerificationFailed, src.Status))
 	})
 	if err != nil {
 		return Source{}, err
 	}
-	return s.checked(out), refusal
+	return s.checked(ctx, out), refusal
 }
 
 // matches compares a proof with the verification's sealed one.
@@ -409,7 +409,7 @@ func (s *Service) ExpireDue(ctx context.Context) (int, error) {
 	for {
 		n := 0
 		err := s.store.WithTx(ctx, func(tx Store) error {
-			now := s.now()
+			now := s.now(ctx)
 			due, err := tx.ExpiringMicroDeposits(ctx, now, 100)
 			if err != nil {
 				return fmt.Errorf("find the verifications to expire: %w", err)
@@ -444,7 +444,7 @@ func (s *Service) expire(ctx context.Context, tx Store, src Source, m MicroDepos
 		m.ExpiresAt = now
 	}
 	src.Verification = m.Verification()
-	if err := tx.UpdateMicroDeposit(ctx, m, s.event(src, event.FundingSourceVerificationExpired, src.Status)); err != nil {
+	if err := tx.UpdateMicroDeposit(ctx, m, s.event(ctx, src, event.FundingSourceVerificationExpired, src.Status)); err != nil {
 		return src, fmt.Errorf("expire verification %d of source %s: %w", m.Seq, src.ID, err)
 	}
 	return src, nil

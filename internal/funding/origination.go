@@ -71,7 +71,7 @@ func (s *Service) CancelDepositsTx(ctx context.Context, tx Store, scope tenant.S
 	if err != nil || m.Status != DepositPending {
 		return err
 	}
-	now := s.now()
+	now := s.now(ctx)
 	m.Status, m.FinishedAt, m.AttemptsRemaining = DepositCanceled, &now, 0
 	if err := tx.UpdateMicroDeposit(ctx, m); err != nil {
 		return fmt.Errorf("cancel the micro-deposits of %s: %w", id, err)
@@ -108,7 +108,7 @@ func (s *Service) depositReturned(ctx context.Context, tx Store, src Source, m M
 	m.ReturnCode = code
 	open := m.Status == DepositPending
 	if open {
-		now := s.now()
+		now := s.now(ctx)
 		m.Status, m.FinishedAt, m.AttemptsRemaining = DepositFailed, &now, 0
 	}
 	var err error
@@ -116,7 +116,7 @@ func (s *Service) depositReturned(ctx context.Context, tx Store, src Source, m M
 		err = tx.UpdateMicroDeposit(ctx, m)
 	} else {
 		src.Verification = m.Verification()
-		err = tx.UpdateMicroDeposit(ctx, m, s.event(src, event.FundingSourceVerificationFailed, src.Status))
+		err = tx.UpdateMicroDeposit(ctx, m, s.event(ctx, src, event.FundingSourceVerificationFailed, src.Status))
 	}
 	if err != nil {
 		return Outcome{}, fmt.Errorf("record return %s of source %s's deposits: %w", code, src.ID, err)

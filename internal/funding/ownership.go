@@ -96,7 +96,7 @@ func (s *Service) checkOwnership(ctx context.Context, c Caller, token string, wh
 	if err != nil {
 		sc = OwnerScores{Name: -1, Email: -1}
 	}
-	o := OwnershipOf(sc, s.now())
+	o := OwnershipOf(sc, s.now(ctx))
 	if requireMatch && o.Result != OwnershipMatch {
 		why := "The bank account's owner does not match this customer's name (ownership " + o.Result + ")"
 		if o.Result == OwnershipUnavailable {

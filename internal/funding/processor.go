@@ -130,7 +130,7 @@ func (s *Service) PrepareProcessorToken(ctx context.Context, c Caller, in Proces
 // so a provider failure leaves it usable.
 func (s *Service) LinkProcessorAccount(ctx context.Context, c Caller, l ProcessorLink) (Source, error) {
 	src, err := s.create(ctx, c, l.input, Verified, l.own, func(ctx context.Context, tx Store, src Source) error {
-		err := tx.ConsumeProcessorToken(ctx, c.Scope, l.fp, src.ID, s.now())
+		err := tx.ConsumeProcessorToken(ctx, c.Scope, l.fp, src.ID, s.now(ctx))
 		if errs.Is(err, errs.Conflict) {
 			return invalidToken("This processor token was already used; a processor token links one account once.")
 		}

@@ -148,7 +148,7 @@ func (s *Service) Update(ctx context.Context, scope tenant.Scope, id string, u U
 		}
 		return s.record(ctx, tx, out, event.FundingSourceUpdated, out.Status)
 	})
-	return s.checked(out), err
+	return s.checked(ctx, out), err
 }
 
 func mandatesActive() error {

@@ -59,7 +59,7 @@ func (s *Service) ApplyReturnTx(ctx context.Context, tx Store, scope tenant.Scop
 	if src.Removed {
 		return Outcome{}, nil
 	}
-	src.Facts = withCode(src.Facts, code, s.now())
+	src.Facts = withCode(src.Facts, code, s.now(ctx))
 	if action == achcode.Remove {
 		if _, err = s.remove(ctx, tx, src, code); err != nil {
 			return Outcome{}, fmt.Errorf("remove source %s after return %s: %w", id, code, err)
@@ -69,7 +69,7 @@ func (s *Service) ApplyReturnTx(ctx context.Context, tx Store, scope tenant.Scop
 	if src.Block != nil {
 		return Outcome{}, nil
 	}
-	src.Block = &Block{Code: code, Reason: achcode.Reason(code), BlockedAt: s.now().UTC()}
+	src.Block = &Block{Code: code, Reason: achcode.Reason(code), BlockedAt: s.now(ctx).UTC()}
 	if err := tx.SetBlock(ctx, src); err != nil {
 		return Outcome{}, fmt.Errorf("block source %s after return %s: %w", id, code, err)
 	}
@@ -102,7 +102,7 @@ func (s *Service) Unblock(ctx context.Context, scope tenant.Scope, id string, in
 		if err != nil {
 			return err
 		}
-		now := s.now().UTC()
+		now := s.now(ctx).UTC()
 		switch {
 		case src.Block == nil:
 			return errs.New(errs.Conflict, "This funding source is not blocked.")
@@ -120,5 +120,5 @@ func (s *Service) Unblock(ctx context.Context, scope tenant.Scope, id string, in
 		}
 		return s.record(ctx, tx, src, event.FundingSourceUnblocked, src.Status)
 	})
-	return s.checked(out), err
+	return s.checked(ctx, out), err
 }

@@ -48,7 +48,7 @@ func (s *Service) SimulateDepositExpiry(ctx context.Context, scope tenant.Scope,
 		return Source{}, err
 	}
 	return s.onOpenDeposits(ctx, scope, id, func(ctx context.Context, tx Store, src Source, m MicroDeposit) error {
-		now := s.now()
+		now := s.now(ctx)
 		m.ExpiresAt = now
 		_, err := s.expire(ctx, tx, src, m, now)
 		return err

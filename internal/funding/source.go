@@ -78,15 +78,16 @@ package funding
 import (
 	"context"
 	"encoding/json"
-	"github.com/fundsource/fundsource/internal/core/metadata"
-	"time"
 
 	"github.com/fundsource/fundsource/internal/audit"
 	"github.com/fundsource/fundsource/internal/core/calendar"
 	"github.com/fundsource/fundsource/internal/core/event"
 	"github.com/fundsource/fundsource/internal/core/idempotency"
+	"github.com/fundsource/fundsource/internal/core/metadata"
 	"github.com/fundsource/fundsource/internal/core/paging"
 	"github.com/fundsource/fundsource/internal/core/tenant"
+	"github.com/fundsource/fundsource/internal/core/testclock"
+	"time"
 )
 
 // Status of a funding source. The API only ever shows Unverified or Verified;
@@ -431,7 +432,7 @@ type Service struct {
 	banks    Banks
 	vault    Vault
 	provider Provider
-	now      func() time.Time
+	now      func(context.Context) time.Time
 	draw     func() int                    // one micro-deposit amount in cents
 	reach    Reach                         // nil: no bank is reachable on a rail
 	rails    map[tenant.Environment]Rail   // per environment; none: instant unavailable
@@ -449,7 +450,7 @@ func (s *Service) On(tx Store) *Service {
 
 // NewService returns a Service.
 func NewService(store Store, banks Banks, vault Vault, now func() time.Time) *Service {
-	return &Service{store: store, banks: banks, vault: vault, now: now, draw: randomCents}
+	return &Service{store: store, banks: banks, vault: vault, now: testclock.Scope(now), draw: randomCents}
 }
 
 // WithProvider sets the bank-linking provider of the processor-token path.
@@ -468,13 +469,13 @@ func eventData(s Source, status Status) any {
 }
 
 func (s *Service) record(ctx context.Context, tx Store, src Source, typ string, status Status) error {
-	return tx.RecordEvent(ctx, s.event(src, typ, status))
+	return tx.RecordEvent(ctx, s.event(ctx, src, typ, status))
 }
 
 // event is an event about src, for a store write that records it.
-func (s *Service) event(src Source, typ string, status Status) event.Event {
+func (s *Service) event(ctx context.Context, src Source, typ string, status Status) event.Event {
 	if src.AccountCheck == nil {
-		src = s.checked(src)
+		src = s.checked(ctx, src)
 	}
-	return event.New(src.Scope, typ, eventData(src, status), s.now())
+	return event.New(src.Scope, typ, eventData(src, status), s.now(ctx))
 }

@@ -195,7 +195,7 @@ func (s *Service) SourceBlockedTx(ctx context.Context, tx Store, scope tenant.Sc
 // void cancels the locked pending payment p in tx with reason, records
 // payment.canceled and returns p canceled.
 func (s *Service) void(ctx context.Context, tx Store, p Payment, reason string) (Payment, error) {
-	now := s.now().UTC()
+	now := s.now(ctx).UTC()
 	p.Status, p.SettledAt, p.CancelReason = Voided, &now, &reason
 	if err := tx.FinishPayment(ctx, p); err != nil {
 		return Payment{}, fmt.Errorf("void payment %s: %w", p.ID, err)

@@ -14,6 +14,7 @@ import (
 	"github.com/fundsource/fundsource/internal/core/metadata"
 	"github.com/fundsource/fundsource/internal/core/money"
 	"github.com/fundsource/fundsource/internal/core/tenant"
+	"github.com/fundsource/fundsource/internal/core/testclock"
 )
 
 // Input is a payment request.
@@ -179,8 +180,8 @@ func (s *Service) keepLedgerTx(ctx context.Context, tx Store, p Payment, l Ledge
 }
 
 // payment is n's new pending payment, not yet stored.
-func (s *Service) payment(scope tenant.Scope, n newPayment) Payment {
-	p := s.pending(scope, n.in.SourceID, "", n.cents, n.in.Direction, n.desc, nil)
+func (s *Service) payment(ctx context.Context, scope tenant.Scope, n newPayment) Payment {
+	p := s.pending(ctx, scope, n.in.SourceID, "", n.cents, n.in.Direction, n.desc, nil)
 	p.EntryDescription, p.SameDay, p.Purpose, p.DescriptionFits = n.in.EntryDescription, n.in.SameDay, n.purpose, n.fits
 	p.Method, p.Rail = withDefaults(n.method, n.rail, p.SameDay)
 	if n.fallback != "" {
@@ -202,7 +203,7 @@ func (s *Service) create(ctx context.Context, scope tenant.Scope, n newPayment) 
 	if in.MandateID != nil || in.Authorization != nil {
 		return Payment{}, errs.Invalid("mandate_id", "A credit takes no mandate_id or authorization; only debits are authorized by the customer.")
 	}
-	p := s.payment(scope, n)
+	p := s.payment(ctx, scope, n)
 	out, err := s.store.CreatePayment(ctx, p)
 	src := out.Source
 	switch {
@@ -225,7 +226,7 @@ func (s *Service) create(ctx context.Context, scope tenant.Scope, n newPayment) 
 // race is seen.
 func (s *Service) createDebit(ctx context.Context, scope tenant.Scope, n newPayment) (Payment, error) {
 	in := n.in
-	p := s.payment(scope, n)
+	p := s.payment(ctx, scope, n)
 	d := NewDebit{Payment: p, SECCodes: [2]string{EntrySEC(Debit, false), EntrySEC(Debit, true)}}
 	var authErr error
 	switch {
@@ -234,7 +235,7 @@ func (s *Service) createDebit(ctx context.Context, scope tenant.Scope, n newPaym
 	case in.MandateID != nil:
 		d.Payment.MandateID = in.MandateID
 	default:
-		m, err := s.newMandate(scope, in.SourceID, Single, in.Authorization)
+		m, err := s.newMandate(ctx, scope, in.SourceID, Single, in.Authorization)
 		if err != nil {
 			authErr = err
 			break
@@ -377,7 +378,7 @@ type debitOf struct {
 
 func (s *Service) insert(ctx context.Context, tx Store, scope tenant.Scope, sourceID, customerID string, cents int64, d Direction,
 	desc *string, of *debitOf) (Payment, error) {
-	p := s.pending(scope, sourceID, customerID, cents, d, desc, of)
+	p := s.pending(ctx, scope, sourceID, customerID, cents, d, desc, of)
 	if err := tx.InsertPayment(ctx, p); err != nil {
 		return Payment{}, fmt.Errorf("insert payment %s: %w", p.ID, err)
 	}
@@ -385,8 +386,8 @@ func (s *Service) insert(ctx context.Context, tx Store, scope tenant.Scope, sour
 }
 
 // pending is a new payment, not yet stored.
-func (s *Service) pending(scope tenant.Scope, sourceID, customerID string, cents int64, d Direction, desc *string, of *debitOf) Payment {
-	now := s.now().UTC()
+func (s *Service) pending(ctx context.Context, scope tenant.Scope, sourceID, customerID string, cents int64, d Direction, desc *string, of *debitOf) Payment {
+	now := s.now(ctx).UTC()
 	p := Payment{
 		Scope: scope, ID: ids.New(ids.Payment), SourceID: sourceID, CustomerID: customerID,
 		Amount: money.Format(cents), Currency: "USD", Cents: cents, Direction: d, Description: desc,
@@ -400,11 +401,21 @@ func (s *Service) pending(scope tenant.Scope, sourceID, customerID string, cents
 		p.SubscriptionID, p.DueDate, p.Attempt, p.MandateID = &of.subscriptionID, &of.dueDate, &of.attempt, of.mandateID
 		p.RetryOf, p.Purpose = of.retryOf, of.purpose
 	}
-	if scope.Env == tenant.Sandbox {
-		at := now.Add(s.cfg.SettleDelay)
-		p.SettleAt = &at
-	}
+	p.SettleAt = s.sandboxSettleAt(ctx, scope, now)
 	return p
+}
+
+// sandboxSettleAt is when a sandbox payment leaving at now becomes final
+// without a bank: after the sandbox's delay. Nil in production, and on a
+// test clock, where the payment goes the production path (an ACH file,
+// the simulated bank's answers, settlement SettleDays after its
+// effective date) on the clock's time.
+func (s *Service) sandboxSettleAt(ctx context.Context, scope tenant.Scope, now time.Time) *time.Time {
+	if scope.Env != tenant.Sandbox || testclock.ID(ctx) != "" {
+		return nil
+	}
+	at := now.Add(s.cfg.SettleDelay)
+	return &at
 }
 
 func (s *Service) amount(raw json.RawMessage) (int64, error) {

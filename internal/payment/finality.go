@@ -148,7 +148,7 @@ type BalanceCents struct {
 // Balances sums scope's pending debits and credits and its debits at risk
 // of an unauthorized return today.
 func (s *Service) Balances(ctx context.Context, scope tenant.Scope) (Balances, error) {
-	c, err := s.store.Balances(ctx, scope, calendar.DateOf(s.now()))
+	c, err := s.store.Balances(ctx, scope, calendar.DateOf(s.now(ctx)))
 	if err != nil {
 		return Balances{}, fmt.Errorf("read balances of merchant %s: %w", scope.MerchantID, err)
 	}

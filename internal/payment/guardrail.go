@@ -73,7 +73,7 @@ func rates(c ReturnCounts) ReturnRates {
 // with the hold they decide, fires the warnings not yet fired today, and
 // returns the hold reason ("" for none).
 func (s *Service) recomputeGuardrail(ctx context.Context, tx Store, scope tenant.Scope) (string, error) {
-	now := s.now().UTC()
+	now := s.now(ctx).UTC()
 	since := now.Add(-achcode.RateWindowDays * 24 * time.Hour)
 	c, err := tx.ReturnCounts(ctx, scope, since, achcode.UnauthorizedCodes, achcode.AdministrativeCodes)
 	if err != nil {

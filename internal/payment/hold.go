@@ -64,7 +64,7 @@ func (s *Service) hold(ctx context.Context, tx Store, p Payment, v verdict) (Pay
 			return Payment{}, fmt.Errorf("insert alert of payment %s: %w", p.ID, err)
 		}
 	}
-	return p, tx.RecordEvent(ctx, event.New(p.Scope, event.PaymentHeld, p, s.now().UTC()))
+	return p, tx.RecordEvent(ctx, event.New(p.Scope, event.PaymentHeld, p, s.now(ctx).UTC()))
 }
 
 // holdIfHeld holds p, just inserted in tx by the service itself, when
@@ -175,16 +175,13 @@ func (s *Service) review(ctx context.Context, id, note string, by audit.Actor, r
 // releaseTx makes the held payment p pending again in tx and fires
 // payment.released.
 func (s *Service) releaseTx(ctx context.Context, tx Store, p Payment, note string) (Payment, error) {
-	now := s.now().UTC()
+	now := s.now(ctx).UTC()
 	reason := ""
 	if p.HoldReason != nil {
 		reason = *p.HoldReason
 	}
 	p.Status, p.HoldReason = Pending, nil
-	if p.Scope.Env == tenant.Sandbox {
-		at := now.Add(s.cfg.SettleDelay)
-		p.SettleAt = &at
-	}
+	p.SettleAt = s.sandboxSettleAt(ctx, p.Scope, now)
 	if err := tx.ReleaseHeld(ctx, p); err != nil {
 		return Payment{}, fmt.Errorf("release held payment %s: %w", p.ID, err)
 	}
@@ -218,7 +215,7 @@ func (s *Service) Attest(ctx context.Context, year int, by, note string) (Review
 	if err != nil {
 		return Review{}, err
 	}
-	r := Review{ID: ids.New("rvw_"), Year: year, ReviewedBy: by, CreatedAt: s.now().UTC()}
+	r := Review{ID: ids.New("rvw_"), Year: year, ReviewedBy: by, CreatedAt: s.now(ctx).UTC()}
 	if note != "" {
 		r.Note = &note
 	}

@@ -247,7 +247,7 @@ func (s *Service) route(ctx context.Context, scope tenant.Scope, n *newPayment) 
 		}
 		f.RailLimit = s.instantCfg.RailLimits[f.Rail]
 	}
-	t, err := s.store.InstantTerms(ctx, scope, BankingDay(s.now()).Format(time.DateOnly), false)
+	t, err := s.store.InstantTerms(ctx, scope, BankingDay(s.now(ctx)).Format(time.DateOnly), false)
 	if err != nil {
 		return err
 	}
@@ -277,7 +277,7 @@ func (s *Service) route(ctx context.Context, scope tenant.Scope, n *newPayment) 
 // instant goes same-day: before the cut-off, within the same-day entry
 // limit, for an originator with Same Day ACH.
 func (s *Service) sameDayFallback(ctx context.Context, scope tenant.Scope, cents int64) bool {
-	if !SameDayOpen(s.cfg.Schedule, s.now()) {
+	if !SameDayOpen(s.cfg.Schedule, s.now(ctx)) {
 		return false
 	}
 	return s.sameDayAllowed(ctx, scope, cents) == nil
@@ -314,7 +314,7 @@ func (t InstantTerms) refusal(cents int64) error {
 // risk rules held it, the payment carries the intent for the caller to
 // send (PendingInstant).
 func (s *Service) createInstant(ctx context.Context, scope tenant.Scope, n newPayment, v verdict) (Payment, error) {
-	now := s.now().UTC()
+	now := s.now(ctx).UTC()
 	var p Payment
 	ic := InstantCredit{Scope: scope, SourceID: n.in.SourceID, MessageID: ids.New("msg_"), Rail: n.rail, Method: n.method,
 		Cents: n.cents, State: RailSending, LeaseToken: ids.New("lse_"), LeaseUntil: now.Add(s.instantCfg.Lease),
@@ -374,7 +374,7 @@ func (s *Service) Unanswered(ctx context.Context, ic InstantCredit, first bool, 
 	if first && errors.Is(err, ErrRailDown) && !errors.Is(err, ErrRailNoAnswer) {
 		return s.notTaken(ctx, ic)
 	}
-	now := s.now().UTC()
+	now := s.now(ctx).UTC()
 	next := now.Add(s.backoff(ic.Attempts))
 	if err := s.store.WithTx(ctx, func(tx Store) error {
 		_, err := tx.InstantUnanswered(ctx, ic, now, next)
@@ -399,7 +399,7 @@ func (s *Service) backoff(attempts int) time.Duration {
 func (s *Service) AnsweredTx(ctx context.Context, tx Store, ic InstantCredit, ans InstantAnswer) (Finished, error) {
 	at := ans.At.UTC()
 	if at.IsZero() {
-		at = s.now().UTC()
+		at = s.now(ctx).UTC()
 	}
 	state, reason := RailAccepted, ""
 	if !ans.Accepted {
@@ -413,7 +413,7 @@ func (s *Service) AnsweredTx(ctx context.Context, tx Store, ic InstantCredit, an
 	if err != nil || p.Status != Pending {
 		return Finished{}, err
 	}
-	now := s.now().UTC()
+	now := s.now(ctx).UTC()
 	p.SettledAt = &now
 	typ := event.PaymentSuccess
 	if ans.Accepted {
@@ -452,11 +452,7 @@ func (s *Service) notTaken(ctx context.Context, ic InstantCredit) (Payment, erro
 			WithDetail("retry_after", strconv.Itoa(railRetryAfter))
 	}
 	sameDay := s.sameDayFallback(ctx, ic.Scope, ic.Cents)
-	var settleAt *time.Time
-	if ic.Scope.Env == tenant.Sandbox {
-		at := s.now().UTC().Add(s.cfg.SettleDelay)
-		settleAt = &at
-	}
+	settleAt := s.sandboxSettleAt(ctx, ic.Scope, s.now(ctx).UTC())
 	if err := s.store.WithTx(ctx, func(tx Store) error { return tx.InstantToACH(ctx, ic, sameDay, settleAt) }); err != nil {
 		return Payment{}, fmt.Errorf("send over ACH an instant credit the rail did not take: %w", err)
 	}
@@ -475,7 +471,7 @@ func (s *Service) DueInstant(ctx context.Context) ([]InstantCredit, error) {
 	if s.instant == nil {
 		return nil, nil
 	}
-	now := s.now().UTC()
+	now := s.now(ctx).UTC()
 	var due []InstantCredit
 	if err := s.store.WithTx(ctx, func(tx Store) (err error) {
 		due, err = tx.ClaimInstantCredits(ctx, now, ids.New("lse_"), now.Add(s.instantCfg.Lease), batchSize)

@@ -33,7 +33,7 @@ const SettleBatch = batchSize
 // DueTx returns up to limit payments whose sandbox settlement is due,
 // locked in tx so that each settles once when several processes settle.
 func (s *Service) DueTx(ctx context.Context, tx Store, limit int) ([]Payment, error) {
-	due, err := tx.SettlingPayments(ctx, s.now(), limit)
+	due, err := tx.SettlingPayments(ctx, s.now(ctx), limit)
 	if err != nil {
 		return nil, fmt.Errorf("read payments due to settle: %w", err)
 	}
@@ -99,7 +99,7 @@ func (s *Service) inBatches(ctx context.Context, batch func(ctx context.Context,
 // subscription's return rules. What the return or settlement does to the
 // source is the caller's (package consequence, from the Finished it gets).
 func (s *Service) finish(ctx context.Context, tx Store, p Payment, code string) error {
-	now := s.now().UTC()
+	now := s.now(ctx).UTC()
 	p.SettledAt = &now
 	typ := event.PaymentSuccess
 	if code == "" {

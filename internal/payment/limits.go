@@ -113,7 +113,7 @@ func limitExceeded(name string, remaining int64, message string) error {
 // subscription of cents per debit, refusing one that is not active or
 // whose amount no single debit may reach (subscriptionRefusal).
 func (s *Service) subscriptionTerms(ctx context.Context, tx Store, scope tenant.Scope, cents int64) (Terms, error) {
-	t, err := tx.OriginatorTerms(ctx, scope, BankingDay(s.now()).Format(time.DateOnly), cents)
+	t, err := tx.OriginatorTerms(ctx, scope, BankingDay(s.now(ctx)).Format(time.DateOnly), cents)
 	if err == nil {
 		err = t.subscriptionRefusal()
 	}

@@ -98,7 +98,7 @@ func (s *Service) authorize(ctx context.Context, tx Store, scope tenant.Scope, s
 		}
 		return s.useMandate(ctx, tx, scope, sourceID, typ, *mandateID)
 	}
-	m, err := s.newMandate(scope, sourceID, typ, auth)
+	m, err := s.newMandate(ctx, scope, sourceID, typ, auth)
 	if err != nil {
 		return "", err
 	}
@@ -117,12 +117,12 @@ func bothGiven() error {
 // from auth, or in sandbox without one the sandbox's own; in production
 // auth is required. Its customer and SEC code are its source's, which the
 // caller fills in.
-func (s *Service) newMandate(scope tenant.Scope, sourceID string, typ MandateType, auth *Authorization) (Mandate, error) {
+func (s *Service) newMandate(ctx context.Context, scope tenant.Scope, sourceID string, typ MandateType, auth *Authorization) (Mandate, error) {
 	if auth == nil && scope.Env.Live() {
 		return Mandate{}, &errs.Error{Code: errs.AuthorizationRequired, Param: "authorization",
 			Message: "A debit or subscription needs the customer's authorization: give mandate_id or authorization {accepted_at, ip_address, user_agent, text}."}
 	}
-	now := s.now().UTC()
+	now := s.now(ctx).UTC()
 	m := Mandate{Scope: scope, ID: ids.New(ids.Mandate), SourceID: sourceID, Type: typ,
 		Status: MandateActive, AcceptedAt: now, Text: SandboxMandateText, CreatedAt: now}
 	if auth != nil {
@@ -297,7 +297,7 @@ func (s *Service) RevokeForSourceTx(ctx context.Context, tx Store, scope tenant.
 // lock while it writes its debit: once the subscriptions are locked here,
 // every debit of theirs has committed and is seen.
 func (s *Service) revoke(ctx context.Context, tx Store, m Mandate, reason string) (Mandate, error) {
-	now := s.now().UTC()
+	now := s.now(ctx).UTC()
 	m.Status, m.RevokedAt, m.RevokeReason = MandateRevoked, &now, &reason
 	if err := tx.RevokeMandate(ctx, m); err != nil {
 		return Mandate{}, fmt.Errorf("revoke mandate %s: %w", m.ID, err)

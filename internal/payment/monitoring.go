@@ -261,7 +261,7 @@ func (s *Service) assessStanding(ctx context.Context, tx Store, p Payment) (verd
 }
 
 func (s *Service) judge(ctx context.Context, tx Store, scope tenant.Scope, sourceID string, d Direction, cents int64, rules bool) (verdict, RiskFacts, error) {
-	now := s.now().UTC()
+	now := s.now(ctx).UTC()
 	f, err := tx.RiskFacts(ctx, scope, sourceID, BankingDayStart(now))
 	if err != nil || !f.Found {
 		return verdict{}, f, err
@@ -413,7 +413,7 @@ func (s *Service) Monitoring(ctx context.Context, scope tenant.Scope) (Monitorin
 		}
 	}
 	m := Monitoring{WindowDays: AlertWindowDays, Rules: make([]RuleInForce, len(Rules)), Alerts: make([]RuleAlerts, len(Rules))}
-	counts, err := s.store.AlertCounts(ctx, scope, s.now().UTC().Add(-AlertWindowDays*24*time.Hour))
+	counts, err := s.store.AlertCounts(ctx, scope, s.now(ctx).UTC().Add(-AlertWindowDays*24*time.Hour))
 	if err != nil {
 		return Monitoring{}, fmt.Errorf("count alerts of merchant %s: %w", scope.MerchantID, err)
 	}
@@ -442,7 +442,7 @@ func (s *Service) Monitoring(ctx context.Context, scope tenant.Scope) (Monitorin
 // ReversedThenReturned counts scope's reversal_then_return alerts over
 // AlertWindowDays days.
 func (s *Service) ReversedThenReturned(ctx context.Context, scope tenant.Scope) (int, error) {
-	counts, err := s.store.AlertCounts(ctx, scope, s.now().UTC().Add(-AlertWindowDays*24*time.Hour))
+	counts, err := s.store.AlertCounts(ctx, scope, s.now(ctx).UTC().Add(-AlertWindowDays*24*time.Hour))
 	if err != nil {
 		return 0, fmt.Errorf("count reversal_then_return alerts: %w", err)
 	}
@@ -452,7 +452,7 @@ func (s *Service) ReversedThenReturned(ctx context.Context, scope tenant.Scope) 
 // RefundedThenReturned counts scope's refund_then_return alerts over
 // AlertWindowDays days.
 func (s *Service) RefundedThenReturned(ctx context.Context, scope tenant.Scope) (int, error) {
-	counts, err := s.store.AlertCounts(ctx, scope, s.now().UTC().Add(-AlertWindowDays*24*time.Hour))
+	counts, err := s.store.AlertCounts(ctx, scope, s.now(ctx).UTC().Add(-AlertWindowDays*24*time.Hour))
 	if err != nil {
 		return 0, fmt.Errorf("count refund_then_return alerts: %w", err)
 	}
@@ -462,7 +462,7 @@ func (s *Service) RefundedThenReturned(ctx context.Context, scope tenant.Scope) 
 // AllRefundedThenReturned counts every scope's refund_then_return alerts
 // over AlertWindowDays days, for the operator's metrics.
 func (s *Service) AllRefundedThenReturned(ctx context.Context) (int64, error) {
-	n, err := s.store.CountAlerts(ctx, AlertRefundThenReturn, s.now().UTC().Add(-AlertWindowDays*24*time.Hour))
+	n, err := s.store.CountAlerts(ctx, AlertRefundThenReturn, s.now(ctx).UTC().Add(-AlertWindowDays*24*time.Hour))
 	if err != nil {
 		return 0, fmt.Errorf("count refund_then_return alerts: %w", err)
 	}
@@ -472,7 +472,7 @@ func (s *Service) AllRefundedThenReturned(ctx context.Context) (int64, error) {
 // AllReversedThenReturned counts every scope's reversal_then_return
 // alerts over AlertWindowDays days, for the operator's metrics.
 func (s *Service) AllReversedThenReturned(ctx context.Context) (int64, error) {
-	n, err := s.store.CountAlerts(ctx, AlertReversalThenReturn, s.now().UTC().Add(-AlertWindowDays*24*time.Hour))
+	n, err := s.store.CountAlerts(ctx, AlertReversalThenReturn, s.now(ctx).UTC().Add(-AlertWindowDays*24*time.Hour))
 	if err != nil {
 		return 0, fmt.Errorf("count reversal_then_return alerts: %w", err)
 	}

@@ -77,6 +77,7 @@ import (
 	"github.com/fundsource/fundsource/internal/core/metadata"
 	"github.com/fundsource/fundsource/internal/core/paging"
 	"github.com/fundsource/fundsource/internal/core/tenant"
+	"github.com/fundsource/fundsource/internal/core/testclock"
 	"github.com/fundsource/fundsource/internal/sanctions"
 )
 
@@ -215,7 +216,7 @@ type Config struct {
 type Service struct {
 	store Store
 	cfg   Config
-	now   func() time.Time
+	now   func(context.Context) time.Time
 	// originators says whether an originator may send entries; nil: all may.
 	originators Originators
 	// thresholds gives originators' fraud-rule thresholds; nil: defaults.
@@ -246,7 +247,7 @@ func (s *Service) On(tx Store) *Service {
 
 // NewService returns a Service.
 func NewService(store Store, cfg Config, now func() time.Time) *Service {
-	return &Service{store: store, cfg: cfg, now: now}
+	return &Service{store: store, cfg: cfg, now: testclock.Scope(now)}
 }
 
 // Get returns a payment.

@@ -41,7 +41,7 @@ type ReturnRates struct {
 // ReturnRates computes the environment's return rates over the last
 // achcode.RateWindowDays days, by the debits created in that window.
 func (s *Service) ReturnRates(ctx context.Context, scope tenant.Scope) (ReturnRates, error) {
-	since := s.now().UTC().Add(-achcode.RateWindowDays * 24 * time.Hour)
+	since := s.now(ctx).UTC().Add(-achcode.RateWindowDays * 24 * time.Hour)
 	c, err := s.store.ReturnCounts(ctx, scope, since, achcode.UnauthorizedCodes, achcode.AdministrativeCodes)
 	if err != nil {
 		return ReturnRates{}, fmt.Errorf("count returns of merchant %s: %w", scope.MerchantID, err)

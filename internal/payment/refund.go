@@ -134,7 +134,7 @@ func (s *Service) Refund(ctx context.Context, scope tenant.Scope, id string, in 
 		if cents == 0 {
 			cents = max(p.Cents-p.RefundedCents, 0)
 		}
-		if err := RefundRule(RefundFacts{Payment: p, Settled: settled, HasSettle: ok, Today: calendar.DateOf(s.now()), Cents: cents}); err != nil {
+		if err := RefundRule(RefundFacts{Payment: p, Settled: settled, HasSettle: ok, Today: calendar.DateOf(s.now(ctx)), Cents: cents}); err != nil {
 			return err
 		}
 		if cents == 0 {
@@ -174,7 +174,7 @@ func (s *Service) refundedReturnedTx(ctx context.Context, tx Store, p Payment, c
 		return err
 	}
 	a := Alert{Scope: p.Scope, ID: ids.New("alrt_"), RuleID: AlertRefundThenReturn, RuleVersion: 1,
-		PaymentID: p.ID, SourceID: p.SourceID, CreatedAt: s.now().UTC()}
+		PaymentID: p.ID, SourceID: p.SourceID, CreatedAt: s.now(ctx).UTC()}
 	if err := tx.InsertAlert(ctx, a); err != nil {
 		return fmt.Errorf("alert the return of refunded %s: %w", p.ID, err)
 	}

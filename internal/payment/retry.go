@@ -220,7 +220,7 @@ func (s *Service) retryJudged(ctx context.Context, tx Store, scope tenant.Scope,
 	if err != nil {
 		return Payment{}, 0, err
 	}
-	attempt, err := reinitiation(named, attemptOf(named), settled, ok, calendar.DateOf(s.now()))
+	attempt, err := reinitiation(named, attemptOf(named), settled, ok, calendar.DateOf(s.now(ctx)))
 	return orig, attempt, err
 }
 
@@ -260,7 +260,7 @@ func (s *Service) Retry(ctx context.Context, scope tenant.Scope, id string) (Pay
 		if err := s.retrySource(ctx, tx, orig); err != nil {
 			return err
 		}
-		p := s.pending(scope, orig.SourceID, orig.CustomerID, orig.Cents, Debit, orig.Description, nil)
+		p := s.pending(ctx, scope, orig.SourceID, orig.CustomerID, orig.Cents, Debit, orig.Description, nil)
 		p.MandateID, p.RetryOf, p.Attempt, p.Purpose = orig.MandateID, &orig.ID, &attempt, orig.Purpose
 		if err := tx.InsertPayment(ctx, p); errs.Is(err, errs.Conflict) {
 			return retryRefused("This debit was presented again already.")

@@ -101,7 +101,7 @@ func (s *Service) Reverse(ctx context.Context, scope tenant.Scope, id string, in
 			return err
 		}
 		last := ReversalLastDay(settled)
-		if leaves := ReversalLeaves(s.cfg.Schedule, scope.Env.Live(), s.now()); leaves.After(last) {
+		if leaves := ReversalLeaves(s.cfg.Schedule, scope.Env.Live(), s.now(ctx)); leaves.After(last) {
 			return errs.Newf(errs.ReversalWindowClosed, "This payment settled on %s; a reversal must leave by the fifth banking day after that, %s, and the next file leaves on %s.",
 				settled.Format(time.DateOnly), last.Format(time.DateOnly), leaves.Format(time.DateOnly))
 		}
@@ -125,7 +125,7 @@ func (s *Service) Reverse(ctx context.Context, scope tenant.Scope, id string, in
 		case CancelSourceBlocked:
 			return sourceRefused(RefusedBlocked)
 		}
-		r := s.pending(scope, p.SourceID, p.CustomerID, p.Cents, d, p.Description, nil)
+		r := s.pending(ctx, scope, p.SourceID, p.CustomerID, p.Cents, d, p.Description, nil)
 		r.ReversalOf, r.ReversalReason, r.Purpose = &p.ID, &in.Reason, p.Purpose
 		if err := tx.InsertPayment(ctx, r); errs.Is(err, errs.Conflict) {
 			return errs.New(errs.Conflict, "This payment was reversed already.")
@@ -178,7 +178,7 @@ func (s *Service) reversalClosed(ctx context.Context, tx Store, p Payment) (bool
 	if err != nil || !ok {
 		return false, err
 	}
-	return calendar.DateOf(s.now()).After(ReversalLastDay(settled)), nil
+	return calendar.DateOf(s.now(ctx)).After(ReversalLastDay(settled)), nil
 }
 
 // originalReturnedTx is what the return of p does to p's reversal, in the
@@ -206,7 +206,7 @@ func (s *Service) originalReturnedTx(ctx context.Context, tx Store, p Payment) e
 		return err
 	}
 	a := Alert{Scope: p.Scope, ID: ids.New("alrt_"), RuleID: AlertReversalThenReturn, RuleVersion: 1,
-		PaymentID: p.ID, SourceID: p.SourceID, CreatedAt: s.now().UTC()}
+		PaymentID: p.ID, SourceID: p.SourceID, CreatedAt: s.now(ctx).UTC()}
 	if err := tx.InsertAlert(ctx, a); err != nil {
 		return fmt.Errorf("alert the return of reversed %s: %w", p.ID, err)
 	}

@@ -58,7 +58,7 @@ func (s *Service) screenTx(ctx context.Context, tx Store, p Payment) (bool, erro
 	if next.Status != sanctions.PotentialMatch {
 		return true, nil
 	}
-	now := s.now().UTC()
+	now := s.now(ctx).UTC()
 	if prev.Status != sanctions.PotentialMatch {
 		if err := tx.SetCustomerScreening(ctx, p.Scope, p.CustomerID, next); err != nil {
 			return false, fmt.Errorf("store the screening of customer %s: %w", p.CustomerID, err)
@@ -105,7 +105,7 @@ func (s *Service) ScreenEntryTx(ctx context.Context, tx Store, scope tenant.Scop
 			return false, fmt.Errorf("store the screening of customer %s: %w", customerID, err)
 		}
 		c := screenedCustomer{ID: customerID, Screening: next}
-		if err := tx.RecordEvent(ctx, event.New(scope, event.CustomerScreeningMatch, c, s.now().UTC())); err != nil {
+		if err := tx.RecordEvent(ctx, event.New(scope, event.CustomerScreeningMatch, c, s.now(ctx).UTC())); err != nil {
 			return false, fmt.Errorf("record the screening match of customer %s: %w", customerID, err)
 		}
 	}
@@ -141,7 +141,7 @@ func (s *Service) ClearScreening(ctx context.Context, customerID, note string, b
 		if prev.Status != sanctions.PotentialMatch {
 			return errs.Newf(errs.Conflict, "This customer's screening is %s; only a potential_match is cleared.", prev.Status)
 		}
-		now := s.now().UTC()
+		now := s.now(ctx).UTC()
 		out = prev
 		out.Status, out.ClearedAt, out.Note = sanctions.Cleared, &now, &note
 		if err := tx.SetCustomerScreening(ctx, scope, customerID, out); err != nil {

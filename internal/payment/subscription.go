@@ -119,7 +119,7 @@ func (s *Service) Subscribe(ctx context.Context, scope tenant.Scope, in Subscrip
 	if in.Interval != Weekly && in.Interval != Monthly {
 		return Subscription{}, errs.Invalid("interval", `interval must be "weekly" or "monthly"`)
 	}
-	now := s.now().UTC()
+	now := s.now(ctx).UTC()
 	today := calendar.DateOf(now)
 	start, err := time.Parse(time.DateOnly, in.StartDate)
 	switch {
@@ -250,7 +250,7 @@ func (s *Service) debitReturned(ctx context.Context, tx Store, p Payment, code s
 	if sub.RetryDate != nil || p.DueDate == nil {
 		return s.cancel(ctx, tx, &sub, CancelPaymentReturned)
 	}
-	retryOn := calendar.AddBusinessDays(calendar.DateOf(s.now()), 1)
+	retryOn := calendar.AddBusinessDays(calendar.DateOf(s.now(ctx)), 1)
 	next, err := s.subscriptionRetry(ctx, tx, p, retryOn)
 	if errs.Is(err, errs.RetryNotAllowed) {
 		return s.cancel(ctx, tx, &sub, CancelPaymentReturned)
@@ -266,7 +266,7 @@ func (s *Service) debitReturned(ctx context.Context, tx Store, p Payment, code s
 // cancel ends an active subscription for reason, stores it and records
 // subscription.canceled; call it in the change's transaction.
 func (s *Service) cancel(ctx context.Context, tx Store, sub *Subscription, reason string) error {
-	now := s.now().UTC()
+	now := s.now(ctx).UTC()
 	sub.Status, sub.NextDate, sub.CanceledAt, sub.CancelReason = Canceled, nil, &now, &reason
 	sub.RetryDate, sub.RetryDue, sub.RetryAttempt = nil, nil, 0
 	if err := tx.UpdateSubscription(ctx, *sub); err != nil {
@@ -283,7 +283,7 @@ func (s *Service) cancel(ctx context.Context, tx Store, sub *Subscription, reaso
 // canceled instead.
 func (s *Service) RunDue(ctx context.Context) (int, error) {
 	return s.inBatches(ctx, func(ctx context.Context, tx Store) (int, int, error) {
-		today := calendar.DateOf(s.now()).Format(time.DateOnly)
+		today := calendar.DateOf(s.now(ctx)).Format(time.DateOnly)
 		due, err := tx.DueSubscriptions(ctx, today, batchSize)
 		if err != nil {
 			return 0, 0, fmt.Errorf("list subscriptions due %s: %w", today, err)
@@ -339,7 +339,7 @@ func (s *Service) presentNext(ctx context.Context, tx Store, sub *Subscription, 
 		if err != nil {
 			return Payment{}, fmt.Errorf("load the returned debit of subscription %s: %w", sub.ID, err)
 		}
-		_, err = s.subscriptionRetry(ctx, tx, returned, calendar.DateOf(s.now()))
+		_, err = s.subscriptionRetry(ctx, tx, returned, calendar.DateOf(s.now(ctx)))
 		if errs.Is(err, errs.RetryNotAllowed) {
 			return Payment{}, s.cancel(ctx, tx, sub, CancelPaymentReturned)
 		}

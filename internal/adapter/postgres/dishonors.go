@@ -68,8 +68,8 @@ func (q queries) EntryDishonored(ctx context.Context, fileID, trace string) (boo
 	return ok, translate(err)
 }
 
-const dishonorsToSend = `SELECT ` + dishonorColumns + ` FROM ach_dishonors
-WHERE file_id IS NULL AND late_for_dishonor_at IS NULL
+var dishonorsToSend = `SELECT ` + dishonorColumns + ` FROM ach_dishonors
+WHERE file_id IS NULL AND late_for_dishonor_at IS NULL AND ` + fileOnClock("original_file_id", 2) + `
 ORDER BY created_at, id
 LIMIT $1
 FOR UPDATE SKIP LOCKED`
@@ -77,7 +77,7 @@ FOR UPDATE SKIP LOCKED`
 // DishonorsToSend locks dishonors not yet in a file.
 func (q queries) DishonorsToSend(ctx context.Context, limit int) ([]ach.Dishonor, error) {
 	var rows []dishonorRow
-	if err := sqlx.SelectContext(ctx, q.ex, &rows, dishonorsToSend, limit); err != nil {
+	if err := sqlx.SelectContext(ctx, q.ex, &rows, dishonorsToSend, limit, clockParam(ctx)); err != nil {
 		return nil, translate(err)
 	}
 	return mapRows(rows, dishonorRow.domain), nil

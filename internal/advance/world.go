@@ -1,0 +1,69 @@
+package advance
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/fundsource/fundsource/internal/ach"
+	"github.com/fundsource/fundsource/internal/consequence"
+	"github.com/fundsource/fundsource/internal/core/calendar"
+	"github.com/fundsource/fundsource/internal/core/testclock"
+	"github.com/fundsource/fundsource/internal/funding"
+	"github.com/fundsource/fundsource/internal/payment"
+)
+
+// Bank is a clock's simulated bank.
+type Bank interface {
+	// Step reads the files the originator delivered and leaves the
+	// answers due by date (a banking day's; nothing on another day).
+	Step(ctx context.Context, date calendar.Date) error
+}
+
+// Production is the production service's jobs, as World: a clock's own
+// ACH originator and simulated bank, and the shared services (which keep
+// to the step's clock by its context).
+type Production struct {
+	Originator   *ach.Originator
+	Bank         Bank
+	Funding      *funding.Service
+	Payments     *payment.Service
+	Consequences *consequence.Service
+}
+
+// Morning: the bank's answers due by today, imported; expiries;
+// subscriptions due.
+func (p Production) Morning(ctx context.Context) error {
+	c, _ := testclock.From(ctx)
+	if err := p.Bank.Step(ctx, calendar.DateOf(c.Now)); err != nil {
+		return fmt.Errorf("the simulated bank's day: %w", err)
+	}
+	if _, err := p.Originator.Poll(ctx); err != nil {
+		return fmt.Errorf("import the bank's answers: %w", err)
+	}
+	if _, err := p.Funding.ExpireDue(ctx); err != nil {
+		return fmt.Errorf("expire micro-deposits: %w", err)
+	}
+	if _, err := p.Payments.RunDue(ctx); err != nil {
+		return fmt.Errorf("run subscriptions due: %w", err)
+	}
+	return nil
+}
+
+// Window builds and delivers the window due now.
+func (p Production) Window(ctx context.Context) error {
+	if _, err := p.Originator.Tick(ctx); err != nil {
+		return fmt.Errorf("build the ACH window: %w", err)
+	}
+	return nil
+}
+
+// Settle settles what is due, and sends instant credits due.
+func (p Production) Settle(ctx context.Context) error {
+	if _, err := p.Consequences.SettleDue(ctx); err != nil {
+		return fmt.Errorf("settle payments: %w", err)
+	}
+	if _, err := p.Consequences.ResolveInstant(ctx); err != nil {
+		return fmt.Errorf("send instant credits: %w", err)
+	}
+	return nil
+}

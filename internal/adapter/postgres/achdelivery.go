@@ -27,7 +27,7 @@ func (q queries) UndeliveredACHFiles(ctx context.Context) ([]ach.File, error) {
 
 var claimACHFile = `
 UPDATE ach_files SET lease_owner = CASE WHEN test_clock_id IS NULL THEN $2 ELSE '` + clockFileLease + `:' || $2 END,
-       lease_until = CASE WHEN test_clock_id IS NULL THEN $4 ELSE 'infinity' END
+       lease_until = CASE WHEN test_clock_id IS NULL THEN $4::timestamptz ELSE 'infinity'::timestamptz END
 WHERE id = $1 AND status IN ('building', 'built', 'failed') AND test_clock_id IS NOT DISTINCT FROM $5::text
   AND (lease_until IS NULL OR lease_until <= $3 OR (test_clock_id IS NOT NULL AND lease_owner LIKE '` + clockFileLease + `%'))`
 

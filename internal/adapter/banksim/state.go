@@ -1,12 +1,8 @@
-package achnet
+package banksim
 
 import (
+	"context"
 	"encoding/json"
-	"errors"
-	"fmt"
-	"io/fs"
-	"os"
-	"path/filepath"
 	"strings"
 )
 
@@ -39,17 +35,24 @@ func (st state) returned(trace string) entryState {
 	return st.Entries[entryKey(trace, best)]
 }
 
-func (n *Network) load() (state, error) {
+// StateError is a saved state that does not read back as the network's
+// memory: the step stops rather than answer everything again.
+type StateError struct{ Err error }
+
+func (e *StateError) Error() string { return "state: " + e.Err.Error() }
+
+func (e *StateError) Unwrap() error { return e.Err }
+
+// load reads the network's memory from its Exchange; none yet is an
+// empty one.
+func (n *Network) load(ctx context.Context) (state, error) {
 	st := state{Files: map[string]fileState{}, Entries: map[string]entryState{}}
-	data, err := os.ReadFile(n.State)
-	if errors.Is(err, fs.ErrNotExist) {
-		return st, nil
-	}
-	if err != nil {
+	data, err := n.Exchange.LoadState(ctx)
+	if err != nil || data == nil {
 		return st, err
 	}
 	if err := json.Unmarshal(data, &st); err != nil {
-		return st, fmt.Errorf("state file %s: %w", n.State, err)
+		return st, &StateError{Err: err}
 	}
 	if st.Files == nil {
 		st.Files = map[string]fileState{}
@@ -60,36 +63,12 @@ func (n *Network) load() (state, error) {
 	return st, nil
 }
 
-func (n *Network) save(st state) error {
+// save hands the network's memory to its Exchange: indented JSON with a
+// final newline, as state files have always been written.
+func (n *Network) save(ctx context.Context, st state) error {
 	data, err := json.MarshalIndent(st, "", "  ")
 	if err != nil {
 		return err
 	}
-	return writeAtomically(filepath.Dir(n.State), filepath.Base(n.State), append(data, '\n'))
-}
-
-// writeAtomically puts data at dir/name so that a reader of the folder
-// (the import) sees either nothing or the whole file; only its owner may
-// read it, as it holds account numbers.
-func writeAtomically(dir, name string, data []byte) error {
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return err
-	}
-	tmp, err := os.CreateTemp(dir, "."+name+".tmp-*")
-	if err != nil {
-		return err
-	}
-	defer os.Remove(tmp.Name())
-	if _, err := tmp.Write(data); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Sync(); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		return err
-	}
-	return os.Rename(tmp.Name(), filepath.Join(dir, name))
+	return n.Exchange.SaveState(ctx, append(data, '\n'))
 }

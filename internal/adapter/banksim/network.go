@@ -18,8 +18,9 @@ import (
 )
 
 // Network is the simulated ACH network between an originator's outbox and
-// its inbox of returns, notifications of change and statements. One step
-// at a time: a Network is not for concurrent Steps on one Exchange.
+// its inbox of returns, notifications of change and statements. Steps on
+// one Exchange must not overlap: each reads the state the last one saved,
+// and two at once would answer the same entries twice.
 type Network struct {
 	Exchange Exchange // the originator's files, where the answers go, and the network's memory
 	Rules    Rules
@@ -40,39 +41,12 @@ type Summary struct {
 	Contested  int      `json:"contested"` // contested dishonored returns written at this step
 	Pending    int      `json:"pending"`   // answers not yet due
 	NextDue    string   `json:"next_due,omitempty"`
-	Written    []string `json:"written"` // inbox files of returns and NOCs written at this step
+	Written    []string `json:"written"` // inbox files of returns and NOCs written at this step, where the Exchange put them
 	// Statements are the camt.053 statements written at this step (a
-	// banking day's bookings on the originator's account).
+	// banking day's bookings on the originator's account), where the
+	// Exchange put them.
 	Statements []string `json:"statements"`
 	Answers    []string `json:"answers"` // one line per answer written: code, class, trace, the account's last four
-}
-
-// state is the network's memory, so that a file read again, or a step
-// run again on the same day, answers nothing twice.
-type state struct {
-	Files   map[string]fileState  `json:"files"`   // by outbox file name
-	Entries map[string]entryState `json:"entries"` // by original trace number and file creation date (entryKey)
-	Serial  int                   `json:"serial"`  // inbox files written
-	Trace   int                   `json:"trace"`   // answers written: their trace sequence
-	// Booked: the money booked on the originators' accounts, by outbox
-	// or inbox file, date and direction (bookingKey), with the day it
-	// was booked; Statements counts the statements written.
-	Booked     map[string]string `json:"booked,omitempty"`
-	Statements int               `json:"statements,omitempty"`
-}
-
-type fileState struct {
-	SHA256  string `json:"sha256"`
-	Read    string `json:"read"`    // the date the network first read it
-	Settles string `json:"settles"` // its settlement date
-}
-
-type entryState struct {
-	Settled  string `json:"settled,omitempty"`  // the settlement date, once passed
-	Answer   string `json:"answer,omitempty"`   // the code sent
-	Answered string `json:"answered,omitempty"` // the date it was sent
-	File     string `json:"file,omitempty"`     // the inbox file that carried it
-	Repeated string `json:"repeated,omitempty"` // the date the return was sent again
 }
 
 const dateLayout = "2006-01-02"

@@ -6,6 +6,34 @@ import (
 	"strings"
 )
 
+// state is the network's memory, so that a file read again, or a step
+// run again on the same day, answers nothing twice.
+type state struct {
+	Files   map[string]fileState  `json:"files"`   // by outbox file name
+	Entries map[string]entryState `json:"entries"` // by original trace number and file creation date (entryKey)
+	Serial  int                   `json:"serial"`  // inbox files written
+	Trace   int                   `json:"trace"`   // answers written: their trace sequence
+	// Booked: the money booked on the originators' accounts, by outbox
+	// or inbox file, date and direction (bookingKey), with the day it
+	// was booked; Statements counts the statements written.
+	Booked     map[string]string `json:"booked,omitempty"`
+	Statements int               `json:"statements,omitempty"`
+}
+
+type fileState struct {
+	SHA256  string `json:"sha256"`
+	Read    string `json:"read"`    // the date the network first read it
+	Settles string `json:"settles"` // its settlement date
+}
+
+type entryState struct {
+	Settled  string `json:"settled,omitempty"`  // the settlement date, once passed
+	Answer   string `json:"answer,omitempty"`   // the code sent
+	Answered string `json:"answered,omitempty"` // the date it was sent
+	File     string `json:"file,omitempty"`     // the inbox file that carried it
+	Repeated string `json:"repeated,omitempty"` // the date the return was sent again
+}
+
 // entryKey names an entry in the state: a trace number with the date
 // (YYMMDD) of the file it came in. Originators that restart their trace
 // sequence each file date, and those whose sequence wraps, send the same
@@ -39,8 +67,10 @@ func (st state) returned(trace string) entryState {
 // memory: the step stops rather than answer everything again.
 type StateError struct{ Err error }
 
+// Error says what did not read back.
 func (e *StateError) Error() string { return "state: " + e.Err.Error() }
 
+// Unwrap is the JSON decoder's error.
 func (e *StateError) Unwrap() error { return e.Err }
 
 // load reads the network's memory from its Exchange; none yet is an

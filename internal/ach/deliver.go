@@ -289,7 +289,8 @@ func (o *Originator) expected(f *nacha.File, outbound bool) []Settlement {
 // again and a returned credit comes back. Entries to the ODFI's own
 // routing number (a micro-deposit batch's offsetting debit, posted on
 // us) and zero-dollar entries (notifications of change) move nothing.
-// achnet books its statements by the same rule.
+// The simulated bank (internal/adapter/banksim) books its statements by
+// the same rule.
 func SettlementsOf(f *nacha.File, outbound bool, odfi string) []Settlement {
 	type key struct{ date, dir string }
 	sums := map[key]*Settlement{}

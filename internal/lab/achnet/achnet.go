@@ -1,125 +1,28 @@
-// Package achnet is a local ACH network for tests and demos
-// (`fundsource-lab achnet`): it stands where the ODFI, the ACH operator
-// and the receiving banks (RDFIs) stand, reads every NACHA file the
-// originator writes into its outbox, and answers each entry by rules on
-// its account number with the files a bank sends back, which `fundsource
-// ach import-returns` applies. It is linked only into cmd/fundsource-lab.
+// Package achnet is `fundsource-lab achnet`, a local ACH network for tests
+// and demos: the command line over the simulated bank of
+// internal/adapter/banksim, whose package doc gives its rules, its time and
+// its idempotence. It reads every NACHA file the originator writes into
+// its outbox and answers each entry with the files a bank sends back,
+// which `fundsource ach import-returns` applies. It is linked only into
+// cmd/fundsource-lab.
 //
-// # Rules
+// What achnet adds to banksim is where the files are and when it runs:
 //
-// A rule matches an account number exactly or by its last digits and
-// answers with a return code, a notification of change (NOC) or accept,
-// a number of banking days after the settlement date. The first rule
-// that matches wins; an entry no rule matches is accepted. The built-in
-// rules (Sandbox), by the account number's last four digits:
-//
-//	0001  R01 insufficient funds        2 banking days (debits)
-//	0002  R02 account closed            2
-//	0003  R03 no account                1
-//	0004  R04 invalid account number    1
-//	0007  R07 authorization revoked     2 (consumer debits)
-//	0010  R10 not authorized            2 (consumer debits)
-//	0029  R29 corporate not authorized  2 (CCD/CTX debits)
-//	0017  R17 questionable circumstances  2
-//	1010  R10, late                    10 (consumer debits)
-//	0005  R05 corporate debit to a consumer's account  2 (CCD/CTX debits)
-//	6801  R01 sent untimely             4 (the ODFI dishonors it, R68)
-//	6810  R10 sent untimely: the first banking day past its extended
-//	      deadline (consumer debits; the ODFI dishonors it, R68)
-//	6701  R01, sent again a banking day later  1 (the second is dishonored R67)
-//	7301  R01 sent untimely; its dishonor contested R73  4
-//	7501  R01 sent twice; the R67 dishonor contested R75  1
-//	9101  C01 account number → the same number ending 9100
-//	9102  C02 routing number → 021000021
-//	9103  C03 both of them
-//	9105  C05 account type → checking ↔ savings
-//	9104  C04 receiver name → CORRECTED HOLDER NAME
-//	9109  C09 Individual Identification Number → CORRECTEDID0009
-//	9113  C13 addenda format error (only for an entry with addenda)
-//
-// anything else is accepted. A rules file (--rules) replaces them:
-//
-//	{"rules": [
-//	  {"account_suffix": "0007", "answer": "R07", "after_banking_days": 2},
-//	  {"account": "123456789", "answer": "C01", "after_banking_days": 1,
-//	   "corrected": {"account_number": "123456780"}},
-//	  {"account_suffix": "1010", "answer": "R10", "after_banking_days": 25},
-//	  {"account_suffix": "0005", "answer": "R05", "after_banking_days": 2, "consumer_account": true},
-//	  {"account_suffix": "7301", "answer": "R01", "after_banking_days": 4, "untimely": true, "contest": "R73"},
-//	  {"account_suffix": "6701", "answer": "R01", "after_banking_days": 1, "repeat_after_banking_days": 1},
-//	  {"account_suffix": "4444", "answer": "C04", "corrected": {"name": "JANE Q PUBLIC"}}
-//	]}
-//
-// A rule answers only entries a bank could answer so, and the network
-// accepts the others: funds and authorization returns (R01, R05, R07,
-// R08, R09, R10, R11, R29, R51) come back only for debits; R05, R07,
-// R10, R11 and R51 only for consumer entries (PPD, WEB, TEL), R29 only
-// for corporate ones (CCD, CTX), R05 only for corporate debits to an
-// account the rule marks consumer_account. Rules keep NACHA's windows, unless
-// marked untimely (a bank's error, for the originator to dishonor; an
-// untimely return never comes before the first banking day past its
-// deadline, so it is untimely whatever the calendar): a return or
-// NOC within 2 banking days of the settlement date, except the
-// extended unauthorized-debit returns of consumer accounts, within 60
-// calendar days; a late one that would fall past them comes on the last
-// banking day inside them. A NOC goes once per account and outbox file
-// (a verification's two credits bring one correction), and never for an
-// entry that already carries the corrected data (a C13 only for an entry
-// with addenda), so the originator's next entry to the corrected account
-// is accepted.
-//
-// A rule's repeat_after_banking_days sends its return a second time (a
-// duplicate). The originator's dishonored returns (R67, R68) are read from
-// the outbox like entries: the bank accepts them, or, when the account's
-// rule has contest (R71–R77), answers the banking day after the dishonor
-// settles with a contested dishonored return (package ach, answer_dishonor.go).
-//
-// Entries to the ODFI's own routing number (the offsetting debit of a
-// micro-deposit batch) are on-us: the ODFI posts them and nobody answers.
-//
-// # Time
-//
-// Answers follow one date (--date, else today in US Eastern time, the
-// Federal Reserve's clock) on the banking calendar (internal/core/calendar).
-// A file settles on its batches' effective date, or the first banking day
-// the network reads it when that is later; an answer is due that many banking days after the
-// settlement date, and is written on the first banking day on or after
-// it. On a weekend or holiday the network reads files and writes nothing.
-// A test moves the date forward run by run; `--watch` reruns every
-// interval on today's date for a demo.
-//
-// # Files
-//
-// The network reads the originator's files from the outbox folder and
-// writes its answers into the inbox, or, with --sftp, does both on the
-// bank's SFTP server as its client (outbound/ and inbound/, package sftp),
-// the way the service exchanges files with a real ODFI. It also writes
-// camt.053 statements (statement.go).
-//
-// The answers of one run to one ODFI form one file, inbox/achnet-
-// YYYYMMDD-NNN.ach, from the operator (the outbox file's immediate
-// destination) to the ODFI (its immediate origin), as the Federal
-// Reserve delivers returns: one batch per receiving bank and original
-// batch (company name and id, SEC code, description), whose ODFI
-// identification and trace numbers are the receiving bank's. A return is
-// an entry in the original's SEC code with the return transaction code
-// (21, 26, 31, 36) and the original amount, account, name and
-// identification, and an Addenda99 with the return code, the original
-// trace number and the original receiving bank. A NOC is a zero-dollar
-// entry in a COR batch with an Addenda98: change code, original trace
-// number and bank, and the corrected data. Every file is built and
-// checked with github.com/moov-io/ach.
-//
-// # Idempotence
-//
-// The network remembers (--state, default inbox/.achnet-state.json) each
-// outbox file's digest and settlement date and each original trace
-// number it settled or answered. Reading a file again, or running again
-// on the same date, answers nothing twice; a file rewritten to the same
-// name keeps its settlement date only while its bytes are the same. The
-// state is saved after the inbox files are written: a crash between the
-// two sends the answers again at the next run, which the import counts
-// as already applied.
+//   - Folders: the network reads the originator's *.ach files from the
+//     outbox folder (by name) and writes its answers and camt.053
+//     statements into the inbox, each written whole under a temporary
+//     name and renamed, readable only by its owner (they hold account
+//     numbers). With --sftp it does both on the bank's SFTP server as its
+//     client (outbound/ and inbound/, package sftp), the way the service
+//     exchanges files with a real ODFI.
+//   - State: the network's memory is a JSON file (--state, default
+//     inbox/.achnet-state.json; required with --sftp, as it stays on this
+//     machine), written whole after the answers.
+//   - Time: one run is one banksim step on --date, else today in US
+//     Eastern time; a test moves the date forward run by run, and --watch
+//     reruns every interval on today's date for a demo (a bank that cannot
+//     be reached is tried again at the next interval).
+//   - Rules: the built-in sandbox rules, or a rules file (--rules).
 package achnet
 
 import (
@@ -134,6 +37,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/fundsource/fundsource/internal/adapter/banksim"
 	"github.com/fundsource/fundsource/internal/adapter/sftp"
 	"github.com/fundsource/fundsource/internal/core/calendar"
 	"github.com/fundsource/fundsource/internal/lab/rig"
@@ -231,15 +135,15 @@ func Run(ctx context.Context, args []string, stdio rig.IO) error {
 	}
 	var date calendar.Date
 	if *dateArg != "" {
-		d, err := time.Parse(dateLayout, *dateArg)
+		d, err := time.Parse(time.DateOnly, *dateArg)
 		if err != nil {
 			return fail(errors.New("--date is YYYY-MM-DD"))
 		}
 		date = d
 	}
-	rules := Sandbox
+	rules := banksim.Sandbox
 	if *rulesPath != "" {
-		r, err := LoadRules(*rulesPath)
+		r, err := banksim.LoadRules(*rulesPath)
 		if err != nil {
 			return fail(err)
 		}
@@ -287,7 +191,7 @@ func Run(ctx context.Context, args []string, stdio rig.IO) error {
 	}
 }
 
-func report(w io.Writer, s Summary, asJSON bool) error {
+func report(w io.Writer, s banksim.Summary, asJSON bool) error {
 	if asJSON {
 		return json.NewEncoder(w).Encode(s)
 	}

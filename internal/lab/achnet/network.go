@@ -1,24 +1,24 @@
 package achnet
 
 import (
-	"bytes"
-	"cmp"
-	"crypto/sha256"
-	"encoding/hex"
+	"context"
+	"errors"
 	"fmt"
+	"io/fs"
+	"os"
+	"path"
+	"path/filepath"
 	"slices"
 	"strings"
-	"time"
 
-	nacha "github.com/moov-io/ach"
-
-	"github.com/fundsource/fundsource/internal/ach"
+	"github.com/fundsource/fundsource/internal/adapter/banksim"
 	"github.com/fundsource/fundsource/internal/adapter/sftp"
 	"github.com/fundsource/fundsource/internal/core/calendar"
 )
 
 // Network is the local ACH network between an originator's outbox and its
-// inbox of returns and notifications of change.
+// inbox of returns and notifications of change: banksim's network over
+// two folders, or over the bank's SFTP server, with its state in a file.
 type Network struct {
 	Outbox string // the files the originator writes
 	Inbox  string // where the answers go
@@ -26,470 +26,133 @@ type Network struct {
 	// and writes inbound/ on the bank's SFTP server, as its client.
 	SFTP  *sftp.Client
 	State string // the network's memory (a JSON file)
-	Rules Rules
+	Rules banksim.Rules
 }
 
-// Summary is what one Step did.
-type Summary struct {
-	Date       string   `json:"date"`
-	BankingDay bool     `json:"banking_day"`
-	Files      int      `json:"files"`     // outbox files read
-	NewFiles   int      `json:"new_files"` // of them, seen for the first time
-	Rejected   []string `json:"rejected"`  // outbox files that are not valid NACHA files, with why
-	Entries    int      `json:"entries"`   // entries to other banks in them
-	Settled    int      `json:"settled"`   // entries that settled at this step
-	Returns    int      `json:"returns"`   // returns written at this step
-	Changes    int      `json:"changes"`   // notifications of change written at this step
-	Dishonors  int      `json:"dishonors"` // dishonored returns from the ODFI read for the first time
-	Contested  int      `json:"contested"` // contested dishonored returns written at this step
-	Pending    int      `json:"pending"`   // answers not yet due
-	NextDue    string   `json:"next_due,omitempty"`
-	Written    []string `json:"written"` // inbox files of returns and NOCs written at this step
-	// Statements are the camt.053 statements written at this step (a
-	// banking day's bookings on the originator's account).
-	Statements []string `json:"statements"`
-	Answers    []string `json:"answers"` // one line per answer written: code, class, trace, the account's last four
-}
-
-// state is the network's memory, so that a file read again, or a step
-// run again on the same day, answers nothing twice.
-type state struct {
-	Files   map[string]fileState  `json:"files"`   // by outbox file name
-	Entries map[string]entryState `json:"entries"` // by original trace number and file creation date (entryKey)
-	Serial  int                   `json:"serial"`  // inbox files written
-	Trace   int                   `json:"trace"`   // answers written: their trace sequence
-	// Booked: the money booked on the originators' accounts, by outbox
-	// or inbox file, date and direction (bookingKey), with the day it
-	// was booked; Statements counts the statements written.
-	Booked     map[string]string `json:"booked,omitempty"`
-	Statements int               `json:"statements,omitempty"`
-}
-
-type fileState struct {
-	SHA256  string `json:"sha256"`
-	Read    string `json:"read"`    // the date the network first read it
-	Settles string `json:"settles"` // its settlement date
-}
-
-type entryState struct {
-	Settled  string `json:"settled,omitempty"`  // the settlement date, once passed
-	Answer   string `json:"answer,omitempty"`   // the code sent
-	Answered string `json:"answered,omitempty"` // the date it was sent
-	File     string `json:"file,omitempty"`     // the inbox file that carried it
-	Repeated string `json:"repeated,omitempty"` // the date the return was sent again
-}
-
-const dateLayout = "2006-01-02"
-
-// answer is one return, notification of change or contested dishonored
-// return to send.
-type answer struct {
-	code      string
-	corrected *nacha.CorrectedData
-	entry     *nacha.EntryDetail // the original entry, or the dishonored return contested
-	batch     *nacha.BatchHeader
-	header    nacha.FileHeader
-	repeat    bool // a return sent a second time
-	contest   *contest
-}
-
-// Step runs the network on date: it reads every outbox file, settles the
-// entries whose settlement date has come, and, on a banking day, writes
-// the answers due by date into one inbox file per originating bank.
-func (n *Network) Step(date calendar.Date) (Summary, error) {
-	sum := Summary{Date: date.Format(dateLayout), BankingDay: calendar.IsBusinessDay(date), Rejected: []string{}, Written: []string{}, Answers: []string{}}
-	st, err := n.load()
-	if err != nil {
-		return sum, err
+// Step runs the network on date (banksim's Network.Step).
+func (n *Network) Step(date calendar.Date) (banksim.Summary, error) {
+	var x banksim.Exchange = folders{outbox: n.Outbox, inbox: n.Inbox, stateFile: stateFile(n.State)}
+	if n.SFTP != nil {
+		x = server{client: n.SFTP, stateFile: stateFile(n.State)}
 	}
-	files, err := n.outboxFiles()
-	if err != nil {
-		return sum, err
+	sum, err := (&banksim.Network{Exchange: x, Rules: n.Rules}).Step(context.Background(), date)
+	if se := (*banksim.StateError)(nil); errors.As(err, &se) {
+		err = fmt.Errorf("state file %s: %w", n.State, se.Err)
 	}
-	var due []answer
-	var next calendar.Date
-	var books []booking
-	for _, of := range files {
-		name, data := of.name, of.data
-		file, err := nacha.NewReader(bytes.NewReader(data)).Read()
-		if err == nil {
-			err = file.Validate()
-		}
+	return sum, err
+}
+
+// folders is the exchange of two local folders: the originator's outbox
+// and its inbox.
+type folders struct {
+	outbox, inbox string
+	stateFile
+}
+
+// Outbox reads the originator's NACHA files (*.ach) from the outbox
+// folder, by name.
+func (f folders) Outbox(context.Context) ([]banksim.File, error) {
+	names, err := filepath.Glob(filepath.Join(f.outbox, "*.ach"))
+	if err != nil {
+		return nil, err
+	}
+	slices.Sort(names)
+	var out []banksim.File
+	for _, p := range names {
+		data, err := os.ReadFile(p)
 		if err != nil {
-			// An ACH operator rejects a file that does not parse, whole.
-			sum.Rejected = append(sum.Rejected, name+": "+err.Error())
+			return nil, err
+		}
+		out = append(out, banksim.File{Name: filepath.Base(p), Data: data})
+	}
+	return out, nil
+}
+
+// Deliver writes an answer into the inbox folder and returns its path.
+func (f folders) Deliver(_ context.Context, name string, data []byte) (string, error) {
+	if err := writeAtomically(f.inbox, name, data); err != nil {
+		return "", err
+	}
+	return filepath.Join(f.inbox, name), nil
+}
+
+// server is the exchange of the bank's SFTP server, the network being its
+// client: the originator's files in outbound/, the answers into inbound/.
+type server struct {
+	client *sftp.Client
+	stateFile
+}
+
+// Outbox reads the originator's NACHA files (*.ach) from outbound/, by
+// name.
+func (s server) Outbox(ctx context.Context) ([]banksim.File, error) {
+	files, err := s.client.List(ctx, sftp.Outbound)
+	if err != nil {
+		return nil, err
+	}
+	var out []banksim.File
+	for _, f := range files {
+		if !strings.HasSuffix(f.Name, ".ach") {
 			continue
 		}
-		sum.Files++
-		digest := sha256.Sum256(data)
-		fst, seen := st.Files[name]
-		if !seen || fst.SHA256 != hex.EncodeToString(digest[:]) {
-			fst = fileState{SHA256: hex.EncodeToString(digest[:]), Read: sum.Date, Settles: settlement(&file, date).Format(dateLayout)}
-			st.Files[name] = fst
-			sum.NewFiles++
-		}
-		settles, _ := time.Parse(dateLayout, fst.Settles)
-		odfi := strings.TrimSpace(file.Header.ImmediateOrigin)
-		books = append(books, n.bookOutbox(&st, name, fst, &file, date)...)
-		noticed := map[string]bool{} // accounts given a notification of change from this file
-		for _, b := range file.Batches {
-			bh := b.GetHeader()
-			for _, ed := range b.GetEntries() {
-				if ed.Addenda99Dishonored != nil {
-					if a, when, ok := n.dishonored(&st, file.Header.FileCreationDate, ed, bh, settles, &sum); ok {
-						if when.After(date) || !sum.BankingDay {
-							sum.Pending++
-							next = earliest(next, when, date)
-							continue
-						}
-						a.header = file.Header
-						due = append(due, a)
-					}
-					continue
-				}
-				debit, ok := originalDirection(ed.TransactionCode)
-				if !ok || ed.RDFIIdentification+ed.CheckDigit == odfi {
-					continue // not a posting entry, or the ODFI's own account (the offset)
-				}
-				sum.Entries++
-				// Decided before the state is consulted: which entry of a
-				// file carries an account's notification does not change
-				// from run to run.
-				a, when, ok := n.answerFor(ed, bh, debit, settles, noticed)
-				key := entryKey(ed.TraceNumber, file.Header.FileCreationDate)
-				es := st.Entries[key]
-				if es.Answer != "" {
-					// A bank that returns an entry twice sends the same return again.
-					r, _ := n.Rules.Match(strings.TrimSpace(ed.DFIAccountNumber))
-					if !ok || es.Repeated != "" || r.RepeatAfterBankingDays == 0 || !isReturn(es.Answer) {
-						continue
-					}
-					answered, _ := time.Parse(dateLayout, es.Answered)
-					if when = calendar.AddBusinessDays(answered, r.RepeatAfterBankingDays); when.After(date) || !sum.BankingDay {
-						sum.Pending++
-						next = earliest(next, when, date)
-						continue
-					}
-					a.header, a.repeat = file.Header, true
-					due = append(due, a)
-					continue
-				}
-				if !date.Before(settles) && es.Settled == "" {
-					es.Settled = fst.Settles
-					st.Entries[key] = es
-					sum.Settled++
-				}
-				if !ok {
-					continue
-				}
-				if when.After(date) || !sum.BankingDay {
-					sum.Pending++
-					next = earliest(next, when, date)
-					continue
-				}
-				a.header = file.Header
-				due = append(due, a)
-			}
-		}
-	}
-	if !next.IsZero() {
-		sum.NextDue = BankingDayOnOrAfter(next).Format(dateLayout)
-	}
-	answered, err := n.write(&st, date, due, &sum)
-	if err != nil {
-		return sum, err
-	}
-	books = append(books, answered...)
-	if err := n.statements(&st, date, books, &sum); err != nil {
-		return sum, err
-	}
-	return sum, n.save(st)
-}
-
-// answerFor is the answer the rules give entry ed and the day it is due;
-// false when the entry is accepted.
-func (n *Network) answerFor(ed *nacha.EntryDetail, bh *nacha.BatchHeader, debit bool, settles calendar.Date, noticed map[string]bool) (answer, calendar.Date, bool) {
-	account := strings.TrimSpace(ed.DFIAccountNumber)
-	r, ok := n.Rules.Match(account)
-	if !ok || r.Answer == Accept {
-		return answer{}, time.Time{}, false
-	}
-	a := answer{code: r.Answer, entry: ed, batch: bh}
-	if isReturn(r.Answer) {
-		if !Applies(r.Answer, bh.StandardEntryClassCode, debit, r.ConsumerAccount) {
-			return answer{}, time.Time{}, false
-		}
-		if r.Untimely {
-			due := calendar.AddBusinessDays(settles, r.AfterBankingDays)
-			if late := Late(r.Answer, bh.StandardEntryClassCode, settles); due.Before(late) {
-				due = late
-			}
-			return a, due, true
-		}
-		return a, Due(r.Answer, settles, r.AfterBankingDays), true
-	}
-	// A notification of change: one per account and file, and none when
-	// the entry already carries the corrected data.
-	routing := ed.RDFIIdentification + ed.CheckDigit
-	key := routing + "/" + account
-	if noticed[key] {
-		return answer{}, time.Time{}, false
-	}
-	c, changed := correct(r, routing, account, ed)
-	if !changed {
-		return answer{}, time.Time{}, false
-	}
-	noticed[key] = true
-	a.corrected = c
-	return a, Due(r.Answer, settles, r.AfterBankingDays), true
-}
-
-// correct derives the corrected data of rule r's change for entry ed to
-// routing/account; false when nothing changes.
-func correct(r Rule, routing, account string, ed *nacha.EntryDetail) (*nacha.CorrectedData, bool) {
-	what := changeCodes[r.Answer]
-	code := ed.TransactionCode
-	c := &nacha.CorrectedData{}
-	changed := false
-	if what.name {
-		c.Name = r.Corrected.Name
-		changed = changed || c.Name != strings.TrimSpace(ed.IndividualName)
-	}
-	if what.id {
-		c.Identification = r.Corrected.IndividualID
-		changed = changed || c.Identification != strings.TrimSpace(ed.IdentificationNumber)
-	}
-	if what.addenda {
-		changed = changed || len(ed.Addenda05) > 0
-	}
-	if what.routing {
-		c.RoutingNumber = r.Corrected.RoutingNumber
-		changed = changed || c.RoutingNumber != routing
-	}
-	if what.account {
-		c.AccountNumber = r.Corrected.AccountNumber
-		if s := r.Corrected.AccountSuffix; c.AccountNumber == "" {
-			c.AccountNumber = account[:max(0, len(account)-len(s))] + s
-		}
-		changed = changed || c.AccountNumber != account
-	}
-	if what.kind {
-		savings := code/10 == 3
-		switch r.Corrected.AccountType {
-		case "checking":
-			savings = false
-		case "savings":
-			savings = true
-		default:
-			savings = !savings
-		}
-		c.TransactionCode = code%10 + 20
-		if savings {
-			c.TransactionCode = code%10 + 30
-		}
-		changed = changed || c.TransactionCode != code
-	}
-	return c, changed
-}
-
-// originalDirection says whether a transaction code is a live debit or
-// credit to a checking or savings account (22, 27, 32, 37).
-func originalDirection(code int) (debit, ok bool) {
-	switch code {
-	case nacha.CheckingCredit, nacha.SavingsCredit:
-		return false, true
-	case nacha.CheckingDebit, nacha.SavingsDebit:
-		return true, true
-	}
-	return false, false
-}
-
-// settlement is a file's settlement date: its batches' effective date, or
-// the day the network reads it when that is later, on a banking day.
-func settlement(f *nacha.File, read calendar.Date) calendar.Date {
-	d := read
-	for _, b := range f.Batches {
-		if e, err := time.Parse("060102", b.GetHeader().EffectiveEntryDate); err == nil && e.After(d) {
-			d = e
-		}
-	}
-	return BankingDayOnOrAfter(d)
-}
-
-// groupKey puts answers into one batch: as the receiving bank returns
-// them, by its routing number and the original batch's company and class.
-type groupKey struct {
-	change, contest                         bool
-	rdfi, sec, company, companyID, describe string
-}
-
-// write puts the answers due into one inbox file per originating bank and
-// records them in st.
-func (n *Network) write(st *state, date calendar.Date, due []answer, sum *Summary) ([]booking, error) {
-	var books []booking
-	byBank := map[string][]answer{}
-	var banks []string
-	for _, a := range due {
-		k := strings.TrimSpace(a.header.ImmediateOrigin)
-		if byBank[k] == nil {
-			banks = append(banks, k)
-		}
-		byBank[k] = append(byBank[k], a)
-	}
-	for _, bank := range banks {
-		answers := byBank[bank]
-		st.Serial++
-		name := fmt.Sprintf("achnet-%s-%03d.ach", date.Format("20060102"), st.Serial)
-		data, err := n.build(st, date, answers)
-		if err != nil {
-			return nil, fmt.Errorf("build %s: %w", name, err)
-		}
-		where, err := n.deliver(name, data)
+		data, err := s.client.Read(ctx, sftp.Outbound, f.Name)
 		if err != nil {
 			return nil, err
 		}
-		sum.Written = append(sum.Written, where)
-		books = append(books, n.bookAnswers(name, bank, data, date)...)
-		for _, a := range answers {
-			key := entryKey(a.entry.TraceNumber, a.header.FileCreationDate)
-			es := st.Entries[key]
-			switch {
-			case a.repeat:
-				es.Repeated = date.Format(dateLayout)
-			default:
-				es = entryState{Settled: es.Settled, Answer: a.code, Answered: date.Format(dateLayout), File: name}
-			}
-			st.Entries[key] = es
-			switch {
-			case a.contest != nil:
-				sum.Contested++
-			case a.corrected != nil:
-				sum.Changes++
-			default:
-				sum.Returns++
-			}
-			acct := strings.TrimSpace(a.entry.DFIAccountNumber)
-			// No amount: a micro-deposit's would verify the source.
-			sum.Answers = append(sum.Answers, fmt.Sprintf("%s %s %s entry %s to the account ending %s",
-				a.code, a.batch.StandardEntryClassCode, direction(a.entry.TransactionCode), a.entry.TraceNumber, acct[max(0, len(acct)-4):]))
-		}
+		out = append(out, banksim.File{Name: f.Name, Data: data})
 	}
-	return books, nil
+	return out, nil
 }
 
-func direction(code int) string {
-	if debit, _ := originalDirection(code); debit {
-		return "debit"
+// Deliver uploads an answer into inbound/ (written as .part and renamed)
+// and returns where it went.
+func (s server) Deliver(ctx context.Context, name string, data []byte) (string, error) {
+	if err := s.client.Write(ctx, sftp.Inbound, name, data); err != nil {
+		return "", err
 	}
-	return "credit"
+	return path.Join(sftp.Inbound, name), nil
 }
 
-// build renders the answers of one originating bank as the ACH operator
-// delivers them: a file from the operator to the bank, one batch per
-// receiving bank and original batch, returns in the original class with
-// an Addenda99, notifications of change in COR batches with an Addenda98.
-func (n *Network) build(st *state, date calendar.Date, answers []answer) ([]byte, error) {
-	orig := answers[0].header
-	fh := nacha.NewFileHeader()
-	fh.ImmediateDestination = strings.TrimSpace(orig.ImmediateOrigin)
-	fh.ImmediateOrigin = strings.TrimSpace(orig.ImmediateDestination)
-	fh.ImmediateDestinationName = orig.ImmediateOriginName
-	fh.ImmediateOriginName = orig.ImmediateDestinationName
-	fh.FileCreationDate = date.Format("060102")
-	fh.FileCreationTime = "0600" // the operator's early delivery window
-	fh.FileIDModifier = string("ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"[st.Serial%36])
-	file := nacha.NewFile()
-	file.SetHeader(fh)
+// stateFile keeps the network's memory in a local file, whichever the
+// exchange of files.
+type stateFile string
 
-	groups := map[groupKey][]answer{}
-	var keys []groupKey
-	for _, a := range answers {
-		k := groupKey{change: a.corrected != nil, contest: a.contest != nil, rdfi: a.entry.RDFIIdentification, sec: a.batch.StandardEntryClassCode,
-			company: a.batch.CompanyName, companyID: a.batch.CompanyIdentification, describe: a.batch.CompanyEntryDescription}
-		if groups[k] == nil {
-			keys = append(keys, k)
-		}
-		groups[k] = append(groups[k], a)
+// LoadState reads the file; a missing one is no state yet.
+func (p stateFile) LoadState(context.Context) ([]byte, error) {
+	data, err := os.ReadFile(string(p))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
 	}
-	slices.SortStableFunc(keys, func(a, b groupKey) int {
-		return cmp.Or(cmp.Compare(btoi(a.change), btoi(b.change)), cmp.Compare(btoi(a.contest), btoi(b.contest)), cmp.Compare(a.rdfi, b.rdfi), cmp.Compare(a.sec, b.sec),
-			cmp.Compare(a.company+a.companyID+a.describe, b.company+b.companyID+b.describe))
-	})
-	for i, k := range keys {
-		bh := nacha.NewBatchHeader()
-		bh.CompanyName, bh.CompanyIdentification = k.company, k.companyID
-		bh.StandardEntryClassCode, bh.CompanyEntryDescription = k.sec, k.describe
-		if k.change {
-			bh.StandardEntryClassCode = nacha.COR
-		}
-		bh.EffectiveEntryDate = date.Format("060102")
-		bh.ODFIIdentification = k.rdfi // the receiving bank originates the answer
-		bh.BatchNumber = i + 1
-		var eds []*nacha.EntryDetail
-		for _, a := range groups[k] {
-			st.Trace++
-			eds = append(eds, answerEntry(a, k.rdfi, st.Trace))
-		}
-		if err := ach.AddBatch(file, bh, eds); err != nil {
-			return nil, err
-		}
+	return data, err
+}
+
+// SaveState replaces the file whole.
+func (p stateFile) SaveState(_ context.Context, data []byte) error {
+	return writeAtomically(filepath.Dir(string(p)), filepath.Base(string(p)), data)
+}
+
+// writeAtomically puts data at dir/name so that a reader of the folder
+// (the import) sees either nothing or the whole file; only its owner may
+// read it, as it holds account numbers.
+func writeAtomically(dir, name string, data []byte) error {
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return err
 	}
-	data, err := ach.Encode(file)
+	tmp, err := os.CreateTemp(dir, "."+name+".tmp-*")
 	if err != nil {
-		return nil, err
+		return err
 	}
-	// A bank's file passes every check of the format, not only its totals.
-	if err := file.Validate(); err != nil {
-		return nil, err
+	defer os.Remove(tmp.Name())
+	if _, err := tmp.Write(data); err != nil {
+		tmp.Close()
+		return err
 	}
-	return data, nil
-}
-
-// answerEntry is the entry that carries answer a back to the originating
-// bank: the return transaction code of the original (21, 26, 31, 36), its
-// account, name and identification, its amount (0 for a notification of
-// change), and the addenda naming the original trace number and bank.
-func answerEntry(a answer, rdfi string, seq int) *nacha.EntryDetail {
-	if a.contest != nil {
-		return contestEntry(a, rdfi, seq)
+	if err := tmp.Sync(); err != nil {
+		tmp.Close()
+		return err
 	}
-	o := a.entry
-	ed := nacha.NewEntryDetail()
-	ed.TransactionCode = o.TransactionCode/10*10 + 1
-	if debit, _ := originalDirection(o.TransactionCode); debit {
-		ed.TransactionCode = o.TransactionCode/10*10 + 6
+	if err := tmp.Close(); err != nil {
+		return err
 	}
-	ed.SetRDFI(strings.TrimSpace(a.header.ImmediateOrigin))
-	ed.DFIAccountNumber = o.DFIAccountNumber
-	ed.IndividualName = o.IndividualName
-	ed.IdentificationNumber = o.IdentificationNumber
-	ed.DiscretionaryData = o.DiscretionaryData
-	ed.SetTraceNumber(rdfi, seq)
-	ed.AddendaRecordIndicator = 1
-	if a.corrected != nil {
-		ad := nacha.NewAddenda98()
-		ad.ChangeCode, ad.OriginalTrace, ad.OriginalDFI = a.code, o.TraceNumber, o.RDFIIdentification
-		ad.CorrectedData = nacha.WriteCorrectionData(a.code, a.corrected)
-		if a.code == "C13" {
-			// C13 corrects nothing, but the field may not be blank: the
-			// bank says what it could not read.
-			ad.CorrectedData = "ADDENDA UNREADABLE"
-		}
-		ad.TraceNumber = ed.TraceNumber
-		ed.Addenda98, ed.Category = ad, nacha.CategoryNOC
-		return ed
-	}
-	ed.Amount = o.Amount
-	ad := nacha.NewAddenda99()
-	ad.ReturnCode, ad.OriginalTrace, ad.OriginalDFI = a.code, o.TraceNumber, o.RDFIIdentification
-	ad.TraceNumber = ed.TraceNumber
-	ed.Addenda99, ed.Category = ad, nacha.CategoryReturn
-	return ed
-}
-
-func btoi(b bool) int {
-	if b {
-		return 1
-	}
-	return 0
+	return os.Rename(tmp.Name(), filepath.Join(dir, name))
 }

@@ -16,9 +16,9 @@ import (
 	nacha "github.com/moov-io/ach"
 
 	"github.com/fundsource/fundsource/internal/ach"
+	"github.com/fundsource/fundsource/internal/adapter/banksim"
 	"github.com/fundsource/fundsource/internal/audit"
 	"github.com/fundsource/fundsource/internal/core/tenant"
-	"github.com/fundsource/fundsource/internal/lab/achnet"
 	"github.com/fundsource/fundsource/internal/merchant"
 	th "github.com/fundsource/fundsource/internal/testing/harness"
 )
@@ -26,7 +26,7 @@ import (
 func achConfig(dir string) ach.Config {
 	return ach.Config{Dir: dir, ODFIRouting: "121042882", DestinationRouting: "231380104", DestinationName: "Federal Reserve Bank",
 		OriginName: "Fundsource Bank", CompanyName: "FUNDSOURCE", CompanyID: "1234567890", MicroOffset: true, OffsetAccount: "31337",
-		SettlementAccount: achnet.Account("121042882")}
+		SettlementAccount: banksim.Account("121042882")}
 }
 
 func (h *harness) originator(cfg ach.Config) *ach.Originator {

@@ -16,6 +16,7 @@ import (
 	nacha "github.com/moov-io/ach"
 
 	"github.com/fundsource/fundsource/internal/ach"
+	"github.com/fundsource/fundsource/internal/adapter/banksim"
 	"github.com/fundsource/fundsource/internal/core/tenant"
 	"github.com/fundsource/fundsource/internal/lab/achnet"
 	"github.com/fundsource/fundsource/internal/lab/rig"
@@ -52,14 +53,14 @@ func (n *network) originate(t *testing.T) {
 }
 
 // step runs the network on date and imports what it wrote.
-func (n *network) step(t *testing.T, date string) (achnet.Summary, ach.ReturnResult) {
+func (n *network) step(t *testing.T, date string) (banksim.Summary, ach.ReturnResult) {
 	t.Helper()
 	var out, errOut bytes.Buffer
 	args := []string{"--outbox", n.outbox, "--inbox", n.inbox, "--date", date, "--json"}
 	if err := achnet.Run(context.Background(), args, rig.IO{Getenv: os.Getenv, Stdout: &out, Stderr: &errOut}); err != nil {
 		t.Fatalf("achnet %v: %v\n%s", args, err, errOut.String())
 	}
-	var sum achnet.Summary
+	var sum banksim.Summary
 	if err := json.Unmarshal(out.Bytes(), &sum); err != nil {
 		t.Fatalf("achnet's summary %q: %v", out.String(), err)
 	}

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/fundsource/fundsource/internal/ach"
+	"github.com/fundsource/fundsource/internal/adapter/banksim"
 	"github.com/fundsource/fundsource/internal/adapter/postgres"
 	"github.com/fundsource/fundsource/internal/lab/achnet"
 	th "github.com/fundsource/fundsource/internal/testing/harness"
@@ -95,7 +96,7 @@ func TestTwoProcessesDeliverAndApplyOnce(t *testing.T) {
 		}
 	}
 
-	bank := &achnet.Network{Outbox: folders.Outbox, Inbox: folders.Inbox, State: filepath.Join(dir, "state.json"), Rules: achnet.Sandbox}
+	bank := &achnet.Network{Outbox: folders.Outbox, Inbox: folders.Inbox, State: filepath.Join(dir, "state.json"), Rules: banksim.Sandbox}
 	step(t, bank, "2026-11-03")
 	if sum := step(t, bank, "2026-11-05"); sum.Returns != 2 {
 		t.Fatalf("achnet = %+v", sum)

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/fundsource/fundsource/internal/ach"
+	"github.com/fundsource/fundsource/internal/adapter/banksim"
 	"github.com/fundsource/fundsource/internal/adapter/sftp"
 	"github.com/fundsource/fundsource/internal/lab/achnet"
 	th "github.com/fundsource/fundsource/internal/testing/harness"
@@ -46,7 +47,7 @@ func fileStatus(t *testing.T, o *ach.Originator, name string) ach.FileSummary {
 	return ach.FileSummary{}
 }
 
-func step(t *testing.T, n *achnet.Network, date string) achnet.Summary {
+func step(t *testing.T, n *achnet.Network, date string) banksim.Summary {
 	t.Helper()
 	d, _ := time.Parse(time.DateOnly, date)
 	sum, err := n.Step(d)
@@ -91,7 +92,7 @@ func TestBankConnectionOverSFTP(t *testing.T) {
 		t.Fatalf("file after delivery = %+v", f)
 	}
 
-	bank := &achnet.Network{SFTP: sftpClient(t, srv), State: filepath.Join(t.TempDir(), "state.json"), Rules: achnet.Sandbox}
+	bank := &achnet.Network{SFTP: sftpClient(t, srv), State: filepath.Join(t.TempDir(), "state.json"), Rules: banksim.Sandbox}
 	// Effective Tuesday: the file settles, the bank books its debits.
 	if sum := step(t, bank, "2026-11-03"); sum.Settled != 2 || len(sum.Statements) != 1 || len(sum.Written) != 0 {
 		t.Fatalf("achnet on the effective date = %+v", sum)

@@ -1,10 +1,7 @@
-package achnet
+package banksim
 
 import (
 	"bytes"
-	"encoding/json"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -53,47 +50,27 @@ func debitFile(t *testing.T, created, effective, company, companyID, account str
 	return buf.Bytes()
 }
 
-func writeOutbox(t *testing.T, outbox, name string, data []byte) {
-	t.Helper()
-	if err := os.MkdirAll(outbox, 0o700); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(outbox, name), data, 0o600); err != nil {
-		t.Fatal(err)
-	}
-}
-
-func runJSON(t *testing.T, outbox, inbox, date string) Summary {
-	t.Helper()
-	var sum Summary
-	if err := json.Unmarshal([]byte(run(t, outbox, inbox, date, "--json")), &sum); err != nil {
-		t.Fatal(err)
-	}
-	return sum
-}
-
-// TestRunReturnsTheEntryOfItsDateWhenATraceNumberComesAgain: two files of
+// TestStepReturnsTheEntryOfItsDateWhenATraceNumberComesAgain: two files of
 // consecutive dates carry the same trace number (the originator's sequence
 // wrapped), for two merchants; the bank returns the older entry, and its
 // return echoes that entry's amount, account, name and company exactly,
 // once; the newer entry settles unanswered.
-func TestRunReturnsTheEntryOfItsDateWhenATraceNumberComesAgain(t *testing.T) {
-	dir := t.TempDir()
-	outbox, inbox := filepath.Join(dir, "outbox"), filepath.Join(dir, "inbox")
-	writeOutbox(t, outbox, "fundsource-20261102-a.ach", debitFile(t, "261102", "261103", "ALPHA", "1111111111", "000111110001", 1234, 1))
-	writeOutbox(t, outbox, "fundsource-20261103-a.ach", debitFile(t, "261103", "261104", "BRAVO", "2222222222", "000222226789", 1234, 1))
+func TestStepReturnsTheEntryOfItsDateWhenATraceNumberComesAgain(t *testing.T) {
+	b := newBank()
+	b.x.Put("fundsource-20261102-a.ach", debitFile(t, "261102", "261103", "ALPHA", "1111111111", "000111110001", 1234, 1))
+	b.x.Put("fundsource-20261103-a.ach", debitFile(t, "261103", "261104", "BRAVO", "2222222222", "000222226789", 1234, 1))
 
-	if sum := runJSON(t, outbox, inbox, "2026-11-03"); sum.Entries != 2 || sum.Settled != 1 || sum.NextDue != "2026-11-05" {
+	if sum := b.step(t, "2026-11-03"); sum.Entries != 2 || sum.Settled != 1 || sum.NextDue != "2026-11-05" {
 		t.Fatalf("the first settlement day = %+v", sum)
 	}
-	if sum := runJSON(t, outbox, inbox, "2026-11-04"); sum.Settled != 1 || len(sum.Written) != 0 {
+	if sum := b.step(t, "2026-11-04"); sum.Settled != 1 || len(sum.Written) != 0 {
 		t.Fatalf("the second settlement day = %+v", sum)
 	}
-	sum := runJSON(t, outbox, inbox, "2026-11-05")
+	sum := b.step(t, "2026-11-05")
 	if sum.Returns != 1 || len(sum.Written) != 1 || sum.Pending != 0 {
 		t.Fatalf("the return day = %+v", sum)
 	}
-	f := answers(t, inbox, "2026-11-05")[0]
+	f := b.answers(t, "2026-11-05")[0]
 	if len(f.Batches) != 1 || len(f.Batches[0].GetEntries()) != 1 {
 		t.Fatalf("return file batches = %+v", f.Batches)
 	}
@@ -104,8 +81,8 @@ func TestRunReturnsTheEntryOfItsDateWhenATraceNumberComesAgain(t *testing.T) {
 		t.Errorf("return = %+v / %s / %+v", bh, e.String(), e.Addenda99)
 	}
 	for _, d := range []string{"2026-11-05", "2026-11-06", "2026-11-09"} {
-		if sum := runJSON(t, outbox, inbox, d); sum.Returns != 0 || len(sum.Written) != 0 {
-			t.Errorf("achnet on %s again = %+v", d, sum)
+		if sum := b.step(t, d); sum.Returns != 0 || len(sum.Written) != 0 {
+			t.Errorf("step on %s again = %+v", d, sum)
 		}
 	}
 }
@@ -200,32 +177,31 @@ func dishonorFile(t *testing.T, created, effective, company, companyID, account 
 	return buf.Bytes()
 }
 
-// TestRunContestsTheDishonorOfTheEntryItReturned: Alpha's entry of Monday
+// TestStepContestsTheDishonorOfTheEntryItReturned: Alpha's entry of Monday
 // and Bravo's of Tuesday carry one trace number; the bank returns Alpha's
 // untimely, the originator dishonors the return naming that trace, and
 // the bank's contest names the day it returned Alpha's entry and Alpha's
 // settlement date, not Bravo's.
-func TestRunContestsTheDishonorOfTheEntryItReturned(t *testing.T) {
-	dir := t.TempDir()
-	outbox, inbox := filepath.Join(dir, "outbox"), filepath.Join(dir, "inbox")
-	writeOutbox(t, outbox, "fundsource-20261102-a.ach", debitFile(t, "261102", "261103", "ALPHA", "1111111111", "000111117301", 1234, 1))
-	writeOutbox(t, outbox, "fundsource-20261103-a.ach", debitFile(t, "261103", "261104", "BRAVO", "2222222222", "000222226789", 1234, 1))
-	runJSON(t, outbox, inbox, "2026-11-03")
-	runJSON(t, outbox, inbox, "2026-11-04")
-	if sum := runJSON(t, outbox, inbox, "2026-11-09"); sum.Returns != 1 {
+func TestStepContestsTheDishonorOfTheEntryItReturned(t *testing.T) {
+	b := newBank()
+	b.x.Put("fundsource-20261102-a.ach", debitFile(t, "261102", "261103", "ALPHA", "1111111111", "000111117301", 1234, 1))
+	b.x.Put("fundsource-20261103-a.ach", debitFile(t, "261103", "261104", "BRAVO", "2222222222", "000222226789", 1234, 1))
+	b.step(t, "2026-11-03")
+	b.step(t, "2026-11-04")
+	if sum := b.step(t, "2026-11-09"); sum.Returns != 1 {
 		t.Fatalf("the untimely return = %+v", sum)
 	}
-	ret := answers(t, inbox, "2026-11-09")[0].Batches[0].GetEntries()[0]
-	writeOutbox(t, outbox, "fundsource-20261109-a.ach",
+	ret := b.answers(t, "2026-11-09")[0].Batches[0].GetEntries()[0]
+	b.x.Put("fundsource-20261109-a.ach",
 		dishonorFile(t, "261109", "261110", "ALPHA", "1111111111", "000111117301", 1234, "121042880000001", ret, "313"))
-	if sum := runJSON(t, outbox, inbox, "2026-11-10"); sum.Dishonors != 1 || len(sum.Written) != 0 || sum.NextDue != "2026-11-12" {
+	if sum := b.step(t, "2026-11-10"); sum.Dishonors != 1 || len(sum.Written) != 0 || sum.NextDue != "2026-11-12" {
 		t.Fatalf("reading the dishonor = %+v", sum)
 	}
-	sum := runJSON(t, outbox, inbox, "2026-11-12")
+	sum := b.step(t, "2026-11-12")
 	if sum.Contested != 1 || len(sum.Written) != 1 {
 		t.Fatalf("the contest = %+v", sum)
 	}
-	f := answers(t, inbox, "2026-11-12")[0]
+	f := b.answers(t, "2026-11-12")[0]
 	c := f.Batches[0].GetEntries()[0].Addenda99Contested
 	// Alpha's entry settled Tuesday 2026-11-03, day 307, and came back 2026-11-09.
 	if c == nil || c.ContestedReturnCode != "R73" || c.OriginalEntryTraceNumber != "121042880000001" ||

@@ -1,4 +1,4 @@
-package achnet
+package banksim
 
 import (
 	"encoding/json"

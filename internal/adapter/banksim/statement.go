@@ -1,7 +1,8 @@
-package achnet
+package banksim
 
 import (
 	"bytes"
+	"context"
 	"encoding/xml"
 	"fmt"
 	"slices"
@@ -101,7 +102,7 @@ func (n *Network) bookAnswers(name, odfi string, data []byte, date calendar.Date
 
 // statements writes, on a banking day, one statement per ODFI of what
 // books, and records it booked.
-func (n *Network) statements(st *state, date calendar.Date, books []booking, sum *Summary) error {
+func (n *Network) statements(ctx context.Context, st *state, date calendar.Date, books []booking, sum *Summary) error {
 	if !sum.BankingDay || len(books) == 0 {
 		return nil
 	}
@@ -128,7 +129,7 @@ func (n *Network) statements(st *state, date calendar.Date, books []booking, sum
 		if _, err := ach.ParseStatement(data, Account(odfi)); err != nil {
 			return fmt.Errorf("build %s: %w", name, err)
 		}
-		where, err := n.deliver(name, data)
+		where, err := n.Exchange.Deliver(ctx, name, data)
 		if err != nil {
 			return err
 		}

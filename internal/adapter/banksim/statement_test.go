@@ -1,10 +1,7 @@
-package achnet
+package banksim
 
 import (
-	"os"
-	"path/filepath"
 	"testing"
-	"time"
 
 	"github.com/fundsource/fundsource/internal/ach"
 )
@@ -16,34 +13,15 @@ import (
 // a step run again on the same day books nothing twice, and a weekend
 // books nothing.
 func TestStatementsBookEachBankingDayOnce(t *testing.T) {
-	dir := t.TempDir()
-	outbox, inbox := filepath.Join(dir, "outbox"), filepath.Join(dir, "inbox")
-	if err := os.MkdirAll(outbox, 0o700); err != nil {
-		t.Fatal(err)
-	}
+	b := newBank()
 	// Two micro-deposit credits of 12.00 with their offset, two WEB debits
 	// (one to an R01 account), effective Tuesday 2026-11-03.
 	data := outboxFile(t, "261103", []string{"5551111", "5551111"}, []string{"7770001", "7776789"}, nil)
-	if err := os.WriteFile(filepath.Join(outbox, "fundsource-20261102-a.ach"), data, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	n := &Network{Outbox: outbox, Inbox: inbox, State: filepath.Join(dir, "state.json"), Rules: Sandbox}
-	step := func(date string) Summary {
+	b.x.Put("fundsource-20261102-a.ach", data)
+	step := func(date string) Summary { t.Helper(); return b.step(t, date) }
+	read := func(name string) []ach.StatementLine {
 		t.Helper()
-		d, _ := time.Parse(dateLayout, date)
-		sum, err := n.Step(d)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return sum
-	}
-	read := func(path string) []ach.StatementLine {
-		t.Helper()
-		data, err := os.ReadFile(path)
-		if err != nil {
-			t.Fatal(err)
-		}
-		file, err := ach.ParseStatement(data, Account("121042882"))
+		file, err := ach.ParseStatement(b.inbox(t, name), Account("121042882"))
 		if err != nil {
 			t.Fatal(err)
 		}

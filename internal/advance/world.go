@@ -67,3 +67,18 @@ func (p Production) Settle(ctx context.Context) error {
 	}
 	return nil
 }
+
+// ClockODFI is the routing number of a test clock's bank: the ODFI and
+// the destination of its files. It is no bank's (80 is the traveler's
+// checks prefix, which no ACH entry is addressed to), so a clock's
+// entries and answers can never be taken for the service's real bank's.
+const ClockODFI = "800000006"
+
+// ACHConfig is a clock's originator's configuration: production's with
+// schedule and sameDayMicro, addressed to the clock's bank, which sends
+// no statements.
+func ACHConfig(schedule calendar.Schedule, sameDayMicro bool) ach.Config {
+	return ach.Config{Dir: "-", ODFIRouting: ClockODFI, DestinationRouting: ClockODFI,
+		DestinationName: "FUNDSOURCE SANDBOX BANK", OriginName: "FUNDSOURCE SANDBOX", CompanyName: "FUNDSOURCE",
+		CompanyID: "9800000006", Schedule: schedule, SameDayMicro: sameDayMicro, NoStatements: true}
+}

@@ -24,6 +24,9 @@ import (
 type Network struct {
 	Exchange Exchange // the originator's files, where the answers go, and the network's memory
 	Rules    Rules
+	// NoStatements: the bank writes no camt.053 statements (a sandbox
+	// test clock's bank, whose originator reconciles nothing).
+	NoStatements bool
 }
 
 // Summary is what one Step did.
@@ -173,6 +176,9 @@ func (n *Network) Step(ctx context.Context, date calendar.Date) (Summary, error)
 		return sum, err
 	}
 	books = append(books, answered...)
+	if n.NoStatements {
+		return sum, n.save(ctx, st)
+	}
 	if err := n.statements(ctx, &st, date, books, &sum); err != nil {
 		return sum, err
 	}

@@ -56,3 +56,14 @@ func (db *DB) StepDone(ctx context.Context, id, owner string, t, until time.Time
 	n, err := res.RowsAffected()
 	return n == 1, translate(err)
 }
+
+const advanceReady = `
+UPDATE test_clocks SET frozen_time = advance_to, status = 'ready', advance_to = NULL,
+       advance_lease_owner = NULL, advance_lease_until = NULL
+WHERE id = $1 AND status = 'advancing' AND advance_lease_owner = $2`
+
+// Ready ends clock id's advance under owner's lease (advance.Store).
+func (db *DB) Ready(ctx context.Context, id, owner string) error {
+	_, err := db.x.ExecContext(ctx, advanceReady, id, owner)
+	return translate(err)
+}

@@ -9,6 +9,7 @@ import (
 	"github.com/jmoiron/sqlx"
 
 	"github.com/fundsource/fundsource/internal/ach"
+	"github.com/fundsource/fundsource/internal/adapter/banksim"
 	"github.com/fundsource/fundsource/internal/core/testclock"
 )
 
@@ -91,18 +92,30 @@ func (c *ClockFiles) Reject(ctx context.Context, name string) error {
 // Kind is ach.TransportTestClock.
 func (c *ClockFiles) Kind() string { return ach.TransportTestClock }
 
-// Bank is the simulated bank's side of the exchange.
+// Bank is the simulated bank's side of the exchange (banksim.Exchange).
 func (c *ClockFiles) Bank() ClockBank { return ClockBank{c} }
 
 // ClockBank reads what the originator delivered and leaves its answers.
 type ClockBank struct{ c *ClockFiles }
 
-// Outbox lists the files the originator delivered, in the order written.
-func (b ClockBank) Outbox(ctx context.Context) ([]ClockFile, error) { return b.c.list(ctx, "outbound") }
+var _ banksim.Exchange = ClockBank{}
 
-// Answer leaves an answer file for the originator.
-func (b ClockBank) Answer(ctx context.Context, name string, data []byte) error {
-	return b.c.put(ctx, "inbound", name, data)
+// Outbox lists the files the originator delivered.
+func (b ClockBank) Outbox(ctx context.Context) ([]banksim.File, error) {
+	files, err := b.c.list(ctx, "outbound")
+	if err != nil {
+		return nil, err
+	}
+	out := make([]banksim.File, len(files))
+	for i, f := range files {
+		out[i] = banksim.File{Name: f.Name, Data: f.Data}
+	}
+	return out, nil
+}
+
+// Deliver leaves an answer file for the originator.
+func (b ClockBank) Deliver(ctx context.Context, name string, data []byte) (string, error) {
+	return "test clock " + b.c.clockID + " inbound/" + name, b.c.put(ctx, "inbound", name, data)
 }
 
 const clockBankState = `SELECT state FROM test_clock_banks WHERE test_clock_id = $1`

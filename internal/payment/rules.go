@@ -36,9 +36,12 @@ package payment
 //     carries, BatchDescription.
 //   - Purposes: ParsePurpose; the default, purposeOr; the descriptions a
 //     purpose fixes, FixedDescription.
-//   - Mandates: Mandate.refusal for a subscription; for a debit, the
-//     conditions of CreateDebit's update of the named mandate, explained
-//     afterwards by Mandate.refusal on a fresh read.
+//   - Mandates (a named mandate authorizes only its own source's debits,
+//     only while active, a subscription only when recurring, and a single
+//     one only one debit): the SQL fragment mandateRefusal of the postgres
+//     adapter, decided with the mandate locked by Store.CreateDebit and
+//     reported by Store.MandateForUse to a subscription (useMandate);
+//     explained by mandateRefused.
 //   - Reinitiation (a debit after an R01/R09 return): CreateDebit's
 //     returned CTE within reinitiationBounds, explained by
 //     Returned.refusal.

@@ -27,8 +27,9 @@ package payment
 //     (Terms.subscriptionRefusal); explained by Terms.refusal.
 //   - SEC code of a new entry: EntrySEC (a new mandate's, and the one a
 //     credit's entry description is judged by, which the creating
-//     statements take as parameters); a debit under a mandate goes out
-//     under the mandate's; the entry as written, ach.Classify.
+//     statements take as parameters, and the entry's as ach.Classify
+//     writes it); a debit under a mandate goes out under the mandate's
+//     (ach.Classify over EntrySEC).
 //   - Same Day ACH: sameDayAllowed.
 //   - Entry description: its form, entryDescription; whether it fits an
 //     entry, entryDescriptionRefusal, from which descriptionFits derives

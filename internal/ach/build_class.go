@@ -47,33 +47,29 @@ type Payer struct {
 	EntryDescription string
 }
 
-// Classify is the rule for SEC codes and descriptions. A debit under a
-// mandate goes out under the mandate's SEC code, the class the customer
+// Classify is the class of an entry as it is written. Its SEC code is
+// payment.EntrySEC's, the rule's one home (CCD for a company's entries,
+// WEB for a consumer's debit, authorized online, PPD for a consumer's
+// credit), with two facts of the entry over it: a debit under a mandate
+// goes out under the mandate's SEC code, the class the customer
 // authorized (a WEB debit keeps the consumer's 60-day window for
-// unauthorized returns). Otherwise a company's entries are CCD; a
-// consumer's debit was authorized online, so it is WEB, with payment type
-// R when it is a subscription's; a consumer's credit is PPD. A
-// re-presentment keeps its SEC code and is described RETRY PYMT, as NACHA
-// requires. Micro-deposits are ACCTVERIFY, to a business as CCD and to a
-// consumer as PPD. Every other entry is described as its SEC code and
-// purpose fix it (PURCHASE for a WEB debit for goods, PAYROLL for a PPD
-// credit for payroll), else by the payment's own entry description, else
-// PAYMENT (payment.BatchDescription).
+// unauthorized returns), and a micro-deposit is the credit it is. A WEB
+// debit has payment type R when it is a subscription's. A re-presentment
+// keeps its SEC code and is described RETRY PYMT, as NACHA requires.
+// Micro-deposits are ACCTVERIFY. Every other entry is described as its
+// SEC code and purpose fix it (PURCHASE for a WEB debit for goods,
+// PAYROLL for a PPD credit for payroll), else by the payment's own entry
+// description, else PAYMENT (payment.BatchDescription).
 func Classify(p Payer) Class {
-	sec := SecPPD
-	switch {
-	case p.Debit && !p.MicroDeposit && p.MandateSEC != "":
-		sec = p.MandateSEC
-	case p.Business:
-		sec = SecCCD
-	case p.Debit && !p.MicroDeposit:
-		sec = SecWEB
-	}
-	c := Class{SEC: sec}
 	dir := payment.Credit
-	if p.Debit {
+	if p.Debit && !p.MicroDeposit {
 		dir = payment.Debit
 	}
+	sec := payment.EntrySEC(dir, p.Business)
+	if dir == payment.Debit && p.MandateSEC != "" {
+		sec = p.MandateSEC
+	}
+	c := Class{SEC: sec}
 	switch {
 	case p.MicroDeposit:
 		c.Description = DescriptionMicroDeposits

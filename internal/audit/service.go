@@ -1,6 +1,7 @@
 package audit
 
 import (
+	"fmt"
 	"time"
 
 	"context"
@@ -42,6 +43,9 @@ func NewService(store Store, key []byte) *Service { return &Service{store: store
 // account's), newest first.
 func (s *Service) List(ctx context.Context, scope tenant.Scope, p paging.Page) ([]Event, bool, error) {
 	evs, err := s.store.AuditEvents(ctx, scope, p)
+	if err != nil {
+		err = fmt.Errorf("list the audit events of merchant %s: %w", scope.MerchantID, err)
+	}
 	return paging.Result(evs, err, p)
 }
 
@@ -56,14 +60,14 @@ func (s *Service) Verify(ctx context.Context, merchantID string, checkpoints []C
 	// lengthen it beyond the head, which the read stops at.
 	seq, hash, err := s.store.AuditHead(ctx, merchantID)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("read the audit chain head of merchant %s: %w", merchantID, err)
 	}
 	v := Verifier{Key: s.key, Checkpoints: checkpoints}
 	if seq == 0 {
 		// No head: there must be no events either.
 		evs, err := s.store.AuditChain(ctx, merchantID, 0, 1)
 		if err != nil {
-			return nil, err
+			return nil, fmt.Errorf("read the audit chain of merchant %s: %w", merchantID, err)
 		}
 		if len(evs) == 0 {
 			return v.End(0, nil), nil
@@ -73,7 +77,7 @@ func (s *Service) Verify(ctx context.Context, merchantID string, checkpoints []C
 	for after := int64(0); after < seq; {
 		evs, err := s.store.AuditChain(ctx, merchantID, after, int(min(verifyBatch, seq-after)))
 		if err != nil {
-			return nil, err
+			return nil, fmt.Errorf("read the audit chain of merchant %s after event %d: %w", merchantID, after, err)
 		}
 		for _, e := range evs {
 			if b := v.Next(e); b != nil {
@@ -90,7 +94,11 @@ func (s *Service) Verify(ctx context.Context, merchantID string, checkpoints []C
 
 // Merchants lists the merchants that have an audit log.
 func (s *Service) Merchants(ctx context.Context) ([]string, error) {
-	return s.store.AuditMerchants(ctx)
+	ids, err := s.store.AuditMerchants(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("list the merchants with an audit log: %w", err)
+	}
+	return ids, nil
 }
 
 // Checkpointer returns the writer of the checkpoint file at path.
@@ -122,8 +130,11 @@ func (s *Service) About(ctx context.Context, scope tenant.Scope, refs Refs) ([]E
 		return []Event{}, nil
 	}
 	evs, err := s.store.AuditEventsAbout(ctx, scope, refs, MaxAbout)
+	if err != nil {
+		return nil, fmt.Errorf("read the audit events of merchant %s about %+v: %w", scope.MerchantID, refs, err)
+	}
 	if evs == nil {
 		evs = []Event{}
 	}
-	return evs, err
+	return evs, nil
 }

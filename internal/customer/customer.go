@@ -4,6 +4,7 @@ package customer
 import (
 	"cmp"
 	"context"
+	"fmt"
 	"maps"
 	"strings"
 	"time"
@@ -112,10 +113,10 @@ func (s *Service) Create(ctx context.Context, scope tenant.Scope, in Input) (Cus
 	c.Screening = s.screen(sanctions.Screening{}, c)
 	err = s.store.WithTx(ctx, func(tx Store) error {
 		if err := tx.InsertCustomer(ctx, c); err != nil {
-			return err
+			return fmt.Errorf("insert customer %s: %w", c.ID, err)
 		}
 		if err := tx.RecordEvent(ctx, event.New(scope, event.CustomerCreated, c, c.CreatedAt)); err != nil {
-			return err
+			return fmt.Errorf("record customer.created of %s: %w", c.ID, err)
 		}
 		return s.matched(ctx, tx, sanctions.Screening{}, c)
 	})
@@ -138,7 +139,7 @@ func (s *Service) Update(ctx context.Context, scope tenant.Scope, id string, u U
 			return NotFound()
 		}
 		if err != nil {
-			return err
+			return fmt.Errorf("lock customer %s: %w", id, err)
 		}
 		in := Input{FirstName: c.FirstName, LastName: c.LastName, Email: c.Email, BusinessName: c.BusinessName}
 		in.FirstName = *cmp.Or(u.FirstName, &in.FirstName)
@@ -165,10 +166,10 @@ func (s *Service) Update(ctx context.Context, scope tenant.Scope, id string, u U
 			out = next
 		}
 		if err := tx.UpdateCustomer(ctx, next); err != nil {
-			return err
+			return fmt.Errorf("update customer %s: %w", id, err)
 		}
 		if err := tx.RecordEvent(ctx, event.New(scope, event.CustomerUpdated, next, s.now(ctx).UTC())); err != nil {
-			return err
+			return fmt.Errorf("record customer.updated of %s: %w", id, err)
 		}
 		return s.matched(ctx, tx, c.Screening, next)
 	})
@@ -185,7 +186,10 @@ func (s *Service) Get(ctx context.Context, scope tenant.Scope, id string) (Custo
 	if errs.Is(err, errs.NotFound) {
 		return Customer{}, NotFound()
 	}
-	return c, err
+	if err != nil {
+		return Customer{}, fmt.Errorf("read customer %s: %w", id, err)
+	}
+	return c, nil
 }
 
 // List returns a page of customers, newest first, and whether more follow.
@@ -204,6 +208,9 @@ func (s *Service) Search(ctx context.Context, scope tenant.Scope, text string, p
 		return nil, false, errs.Invalid("q", "Search text must be at most 100 characters.")
 	}
 	cs, err := s.store.ListCustomers(ctx, scope, text, p)
+	if err != nil {
+		err = fmt.Errorf("list customers of merchant %s: %w", scope.MerchantID, err)
+	}
 	return paging.Result(cs, err, p)
 }
 

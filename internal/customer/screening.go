@@ -2,6 +2,7 @@ package customer
 
 import (
 	"context"
+	"fmt"
 
 	"github.com/fundsource/fundsource/internal/core/event"
 	"github.com/fundsource/fundsource/internal/sanctions"
@@ -46,5 +47,8 @@ func (s *Service) matched(ctx context.Context, tx Store, prev sanctions.Screenin
 	if c.Screening.Status != sanctions.PotentialMatch || prev.Status == sanctions.PotentialMatch {
 		return nil
 	}
-	return tx.RecordEvent(ctx, event.New(c.Scope, event.CustomerScreeningMatch, c, s.now(ctx).UTC()))
+	if err := tx.RecordEvent(ctx, event.New(c.Scope, event.CustomerScreeningMatch, c, s.now(ctx).UTC())); err != nil {
+		return fmt.Errorf("record customer.screening_match of %s: %w", c.ID, err)
+	}
+	return nil
 }

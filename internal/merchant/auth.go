@@ -2,6 +2,7 @@ package merchant
 
 import (
 	"context"
+	"fmt"
 	"strings"
 
 	"github.com/fundsource/fundsource/internal/core/errs"
@@ -42,7 +43,7 @@ func (s *Service) Authenticate(ctx context.Context, key string) (Principal, erro
 		return Principal{}, errs.New(errs.Unauthorized, "Invalid API key.")
 	}
 	if err != nil {
-		return Principal{}, err
+		return Principal{}, fmt.Errorf("look up an API key by its hash: %w", err)
 	}
 	if k.RevokedAt != nil {
 		return Principal{}, errs.New(errs.Unauthorized, "This API key was rolled and no longer works.")

@@ -72,12 +72,20 @@ type BrandStore interface {
 
 // Brand returns the merchant's brand.
 func (s *Service) Brand(ctx context.Context, merchantID string) (Brand, error) {
-	return s.store.Brand(ctx, merchantID)
+	b, err := s.store.Brand(ctx, merchantID)
+	if err != nil {
+		return Brand{}, fmt.Errorf("read the brand of merchant %s: %w", merchantID, err)
+	}
+	return b, nil
 }
 
 // Logo returns the merchant's logo; errs.NotFound when it has none.
 func (s *Service) Logo(ctx context.Context, merchantID string) (Logo, error) {
-	return s.store.Logo(ctx, merchantID)
+	l, err := s.store.Logo(ctx, merchantID)
+	if err != nil {
+		return Logo{}, fmt.Errorf("read the logo of merchant %s: %w", merchantID, err)
+	}
+	return l, nil
 }
 
 // SetBrand checks every part of ch before it writes any: a refused part
@@ -106,15 +114,18 @@ func (s *Service) SetBrand(ctx context.Context, merchantID string, ch BrandChang
 	}
 	err = s.store.WithTx(ctx, func(tx Store) error {
 		if err := tx.SetBrand(ctx, merchantID, name, accent, logo, s.now().UTC()); err != nil {
-			return err
+			return fmt.Errorf("store the brand of merchant %s: %w", merchantID, err)
 		}
-		return tx.RecordAudit(ctx, audit.Account(merchantID, audit.SettingsChanged, by, details))
+		if err := tx.RecordAudit(ctx, audit.Account(merchantID, audit.SettingsChanged, by, details)); err != nil {
+			return fmt.Errorf("record the brand change of merchant %s: %w", merchantID, err)
+		}
+		return nil
 	})
 	if err != nil {
 		return Brand{}, err
 	}
 	s.keys.Clear() // this process at once; others on the trigger's notification
-	return s.store.Brand(ctx, merchantID)
+	return s.Brand(ctx, merchantID)
 }
 
 // ParseAccent normalizes an accent colour: "#rrggbb" or "#rgb", with or

@@ -2,6 +2,7 @@ package merchant
 
 import (
 	"context"
+	"fmt"
 	"sync"
 	"time"
 
@@ -60,7 +61,7 @@ func (s *Service) SignIn(ctx context.Context, email, password, ip string) (Merch
 	if s.hash.Compare(m.PasswordHash, password) != nil {
 		by := audit.DashboardUser(m.ID, clip(ip, 64))
 		if err := s.store.RecordAudit(ctx, audit.Account(m.ID, audit.DashboardSignInFailed, by, map[string]string{"reason": "wrong_password"})); err != nil {
-			return Merchant{}, err
+			return Merchant{}, fmt.Errorf("record the failed sign-in of merchant %s: %w", m.ID, err)
 		}
 		return Merchant{}, wrong
 	}
@@ -90,7 +91,7 @@ func (m Merchant) Can(env tenant.Environment) bool {
 func (s *Service) SecretKeyHint(ctx context.Context, scope tenant.Scope) (SecretKeyHint, error) {
 	k, err := s.store.ActiveKey(ctx, scope)
 	if err != nil {
-		return SecretKeyHint{}, s.envErr(ctx, err, scope)
+		return SecretKeyHint{}, s.envErr(ctx, fmt.Errorf("read the active key of merchant %s's %s environment: %w", scope.MerchantID, scope.Env, err), scope)
 	}
 	return SecretKeyHint{Prefix: scope.Env.SecretPrefix(), LastFour: k.LastFour, CreatedAt: k.CreatedAt.UTC()}, nil
 }

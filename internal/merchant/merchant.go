@@ -223,7 +223,7 @@ func (s *Service) Create(ctx context.Context, name, email, password string) (Cre
 	}
 	pwHash, err := s.hash.Hash(password)
 	if err != nil {
-		return Created{}, err
+		return Created{}, fmt.Errorf("hash the password of a new merchant: %w", err)
 	}
 	m := Merchant{ID: ids.New(ids.Merchant), Name: name, Email: email, PasswordHash: pwHash, CreatedAt: s.now().UTC()}
 	var keys Keys
@@ -232,7 +232,7 @@ func (s *Service) Create(ctx context.Context, name, email, password string) (Cre
 			if errs.Is(err, errs.Conflict) {
 				return errs.Invalid("email", "a merchant with this email already exists")
 			}
-			return err
+			return fmt.Errorf("insert merchant %s: %w", m.ID, err)
 		}
 		keys, _, err = s.createEnvironment(ctx, tx, tenant.Scope{MerchantID: m.ID, Env: tenant.Sandbox}, m.Name, []string{PermOnDemand})
 		return err
@@ -275,7 +275,10 @@ func (s *Service) insertKey(ctx context.Context, tx Store, scope tenant.Scope, p
 	if k.Permissions == nil {
 		k.Permissions = []string{}
 	}
-	return secret, k.ID, tx.InsertAPIKey(ctx, k)
+	if err := tx.InsertAPIKey(ctx, k); err != nil {
+		return "", "", fmt.Errorf("insert API key %s of merchant %s's %s environment: %w", k.ID, scope.MerchantID, scope.Env, err)
+	}
+	return secret, k.ID, nil
 }
 
 // ActivateProduction creates the production environment and its keys. The
@@ -291,14 +294,17 @@ func (s *Service) ActivateProduction(ctx context.Context, merchantID string, by 
 			if errs.Is(err, errs.Conflict) {
 				return errs.New(errs.Conflict, "production is already activated; use roll-key for a new secret key")
 			}
-			return err
+			return fmt.Errorf("mark production activated for merchant %s: %w", merchantID, err)
 		}
 		scope := tenant.Scope{MerchantID: merchantID, Env: tenant.Production}
 		var keyID string
 		if keys, keyID, err = s.createEnvironment(ctx, tx, scope, m.Name, nil); err != nil {
 			return err
 		}
-		return tx.RecordAudit(ctx, audit.In(scope, audit.MerchantProductionActivated, by, map[string]string{"key_id": keyID}))
+		if err := tx.RecordAudit(ctx, audit.In(scope, audit.MerchantProductionActivated, by, map[string]string{"key_id": keyID})); err != nil {
+			return fmt.Errorf("record the activation of production for merchant %s: %w", merchantID, err)
+		}
+		return nil
 	})
 	return keys, err
 }
@@ -313,17 +319,20 @@ func (s *Service) RollKey(ctx context.Context, scope tenant.Scope, by audit.Acto
 	err := s.store.WithTx(ctx, func(tx Store) error {
 		old, err := tx.ActiveKey(ctx, scope)
 		if err != nil {
-			return s.envErr(ctx, err, scope)
+			return s.envErr(ctx, fmt.Errorf("lock the active key of merchant %s's %s environment: %w", scope.MerchantID, scope.Env, err), scope)
 		}
 		perms, err := tx.RevokeActiveKey(ctx, scope, s.now().UTC())
 		if err != nil {
-			return s.envErr(ctx, err, scope)
+			return s.envErr(ctx, fmt.Errorf("revoke key %s of merchant %s: %w", old.ID, scope.MerchantID, err), scope)
 		}
 		var keyID string
 		if secret, keyID, err = s.insertKey(ctx, tx, scope, perms); err != nil {
 			return err
 		}
-		return tx.RecordAudit(ctx, audit.In(scope, audit.APIKeyRolled, by, map[string]string{"revoked_key_id": old.ID, "key_id": keyID}))
+		if err := tx.RecordAudit(ctx, audit.In(scope, audit.APIKeyRolled, by, map[string]string{"revoked_key_id": old.ID, "key_id": keyID})); err != nil {
+			return fmt.Errorf("record the key roll of merchant %s's %s environment: %w", scope.MerchantID, scope.Env, err)
+		}
+		return nil
 	})
 	s.keys.Clear() // this process at once; others on the trigger's notification
 	if err == nil && s.rolled != nil {
@@ -340,9 +349,12 @@ func (s *Service) OnKeyRolled(fn func(scope tenant.Scope, secret string)) { s.ro
 func (s *Service) GrantOnDemand(ctx context.Context, scope tenant.Scope, by audit.Actor) error {
 	err := s.store.WithTx(ctx, func(tx Store) error {
 		if err := tx.GrantPermission(ctx, scope, PermOnDemand); err != nil {
-			return err
+			return fmt.Errorf("grant %s to merchant %s's %s key: %w", PermOnDemand, scope.MerchantID, scope.Env, err)
 		}
-		return tx.RecordAudit(ctx, audit.In(scope, audit.MerchantPermissionChanged, by, map[string]string{"permission": PermOnDemand, "change": "granted"}))
+		if err := tx.RecordAudit(ctx, audit.In(scope, audit.MerchantPermissionChanged, by, map[string]string{"permission": PermOnDemand, "change": "granted"})); err != nil {
+			return fmt.Errorf("record the grant of %s to merchant %s: %w", PermOnDemand, scope.MerchantID, err)
+		}
+		return nil
 	})
 	s.keys.Clear()
 	return s.envErr(ctx, err, scope)
@@ -352,9 +364,12 @@ func (s *Service) GrantOnDemand(ctx context.Context, scope tenant.Scope, by audi
 func (s *Service) EnableThirdPartyVerification(ctx context.Context, scope tenant.Scope, by audit.Actor) error {
 	err := s.store.WithTx(ctx, func(tx Store) error {
 		if err := tx.EnableThirdPartyVerification(ctx, scope); err != nil {
-			return err
+			return fmt.Errorf("enable third-party verification for merchant %s's %s environment: %w", scope.MerchantID, scope.Env, err)
 		}
-		return tx.RecordAudit(ctx, audit.In(scope, audit.MerchantPermissionChanged, by, map[string]string{"permission": "third_party_verification", "change": "granted"}))
+		if err := tx.RecordAudit(ctx, audit.In(scope, audit.MerchantPermissionChanged, by, map[string]string{"permission": "third_party_verification", "change": "granted"})); err != nil {
+			return fmt.Errorf("record the grant of third-party verification to merchant %s: %w", scope.MerchantID, err)
+		}
+		return nil
 	})
 	s.keys.Clear()
 	return s.envErr(ctx, err, scope)
@@ -386,10 +401,13 @@ func (s *Service) SetPolicies(ctx context.Context, scope tenant.Scope, p Policie
 	}
 	err = s.store.WithTx(ctx, func(tx Store) error {
 		if err := tx.SetPolicies(ctx, scope, p); err != nil {
-			return err
+			return fmt.Errorf("store the policies of merchant %s's %s environment: %w", scope.MerchantID, scope.Env, err)
 		}
-		return tx.RecordAudit(ctx, audit.In(scope, audit.SettingsChanged, by, map[string]string{
-			"setting": "policies", "account_check_policy": p.AccountCheck, "ownership_policy": p.Ownership}))
+		if err := tx.RecordAudit(ctx, audit.In(scope, audit.SettingsChanged, by, map[string]string{
+			"setting": "policies", "account_check_policy": p.AccountCheck, "ownership_policy": p.Ownership})); err != nil {
+			return fmt.Errorf("record the policy change of merchant %s: %w", scope.MerchantID, err)
+		}
+		return nil
 	})
 	s.keys.Clear()
 	return p, s.envErr(ctx, err, scope)
@@ -398,7 +416,10 @@ func (s *Service) SetPolicies(ctx context.Context, scope tenant.Scope, p Policie
 // Environment returns the merchant's settings in one environment.
 func (s *Service) Environment(ctx context.Context, scope tenant.Scope) (Environment, error) {
 	e, err := s.store.Environment(ctx, scope)
-	return e, s.envErr(ctx, err, scope)
+	if err != nil {
+		return Environment{}, s.envErr(ctx, fmt.Errorf("read merchant %s's %s environment: %w", scope.MerchantID, scope.Env, err), scope)
+	}
+	return e, nil
 }
 
 // Merchant returns a merchant by id.
@@ -407,12 +428,19 @@ func (s *Service) Merchant(ctx context.Context, id string) (Merchant, error) {
 	if errs.Is(err, errs.NotFound) {
 		return Merchant{}, errs.Newf(errs.NotFound, "no merchant %s", id)
 	}
-	return m, err
+	if err != nil {
+		return Merchant{}, fmt.Errorf("read merchant %s: %w", id, err)
+	}
+	return m, nil
 }
 
 // MerchantByEmail returns a merchant by login email.
 func (s *Service) MerchantByEmail(ctx context.Context, email string) (Merchant, error) {
-	return s.store.MerchantByEmail(ctx, strings.ToLower(strings.TrimSpace(email)))
+	m, err := s.store.MerchantByEmail(ctx, strings.ToLower(strings.TrimSpace(email)))
+	if err != nil {
+		return Merchant{}, fmt.Errorf("read a merchant by login email: %w", err)
+	}
+	return m, nil
 }
 
 // envErr explains a missing environment: production before activation, or an
@@ -448,7 +476,10 @@ func (s *Service) SetPassword(ctx context.Context, merchantID, password string, 
 		if err := s.setPassword(ctx, tx, merchantID, password); err != nil {
 			return err
 		}
-		return tx.RecordAudit(ctx, audit.Account(merchantID, audit.DashboardPasswordChanged, by, nil))
+		if err := tx.RecordAudit(ctx, audit.Account(merchantID, audit.DashboardPasswordChanged, by, nil)); err != nil {
+			return fmt.Errorf("record the password change of merchant %s: %w", merchantID, err)
+		}
+		return nil
 	})
 }
 
@@ -459,7 +490,10 @@ func (s *Service) setPassword(ctx context.Context, st Store, merchantID, passwor
 	}
 	h, err := s.hash.Hash(password)
 	if err != nil {
-		return err
+		return fmt.Errorf("hash the password of merchant %s: %w", merchantID, err)
 	}
-	return st.SetPasswordHash(ctx, merchantID, h)
+	if err := st.SetPasswordHash(ctx, merchantID, h); err != nil {
+		return fmt.Errorf("store the password of merchant %s: %w", merchantID, err)
+	}
+	return nil
 }

@@ -2,6 +2,7 @@ package merchant
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"strings"
 
@@ -35,7 +36,7 @@ func (s *Service) LinkOwner(ctx context.Context, publicKey string) (LinkOwner, e
 	gen := s.keys.generation()
 	env, name, brand, allowed, err := s.store.LinkOwner(ctx, publicKey)
 	if err != nil {
-		return LinkOwner{}, err
+		return LinkOwner{}, fmt.Errorf("resolve a public key to its merchant: %w", err)
 	}
 	o := LinkOwner{Env: env, MerchantName: name, Brand: brand, Rules: redirectRules(env.Scope, allowed)}
 	s.keys.putOwner(publicKey, o, gen)
@@ -55,7 +56,11 @@ func (s *Service) RedirectOrigins(ctx context.Context, scope tenant.Scope) ([]st
 	if _, err := s.Environment(ctx, scope); err != nil {
 		return nil, err
 	}
-	return s.store.RedirectOrigins(ctx, scope)
+	origins, err := s.store.RedirectOrigins(ctx, scope)
+	if err != nil {
+		return nil, fmt.Errorf("list the redirect origins of merchant %s's %s environment: %w", scope.MerchantID, scope.Env, err)
+	}
+	return origins, nil
 }
 
 // AllowRedirectOrigin adds an origin the hosted page may redirect to and
@@ -74,15 +79,18 @@ func (s *Service) AllowRedirectOrigin(ctx context.Context, scope tenant.Scope, r
 		}
 		have, err := tx.RedirectOrigins(ctx, scope)
 		if err != nil {
-			return err
+			return fmt.Errorf("list the redirect origins of merchant %s's %s environment: %w", scope.MerchantID, scope.Env, err)
 		}
 		if len(have) >= MaxRedirectOrigins && !slices.Contains(have, origin) {
 			return errs.Invalid("origin", "at most 50 redirect origins can be allowed; remove one first")
 		}
 		if err := tx.InsertRedirectOrigin(ctx, scope, origin, s.now().UTC()); err != nil {
-			return err
+			return fmt.Errorf("allow redirect origin %s for merchant %s: %w", origin, scope.MerchantID, err)
 		}
-		return tx.RecordAudit(ctx, audit.In(scope, audit.SettingsChanged, by, map[string]string{"setting": "redirect_origins", "added": origin}))
+		if err := tx.RecordAudit(ctx, audit.In(scope, audit.SettingsChanged, by, map[string]string{"setting": "redirect_origins", "added": origin})); err != nil {
+			return fmt.Errorf("record redirect origin %s allowed for merchant %s: %w", origin, scope.MerchantID, err)
+		}
+		return nil
 	})
 	s.keys.Clear() // this process at once; others on the trigger's notification
 	return origin, err
@@ -100,9 +108,12 @@ func (s *Service) RemoveRedirectOrigin(ctx context.Context, scope tenant.Scope, 
 	}
 	err = s.store.WithTx(ctx, func(tx Store) error {
 		if err := tx.DeleteRedirectOrigin(ctx, scope, origin); err != nil {
-			return err
+			return fmt.Errorf("remove redirect origin %s of merchant %s: %w", origin, scope.MerchantID, err)
 		}
-		return tx.RecordAudit(ctx, audit.In(scope, audit.SettingsChanged, by, map[string]string{"setting": "redirect_origins", "removed": origin}))
+		if err := tx.RecordAudit(ctx, audit.In(scope, audit.SettingsChanged, by, map[string]string{"setting": "redirect_origins", "removed": origin})); err != nil {
+			return fmt.Errorf("record redirect origin %s removed for merchant %s: %w", origin, scope.MerchantID, err)
+		}
+		return nil
 	})
 	s.keys.Clear()
 	if err != nil {

@@ -67,8 +67,11 @@ func (s *Service) HoldReveal(ctx context.Context, id, secret string) ([]byte, er
 // first time only; "" after that, or for a mask of another length.
 func (s *Service) TakeReveal(ctx context.Context, id string, masked []byte) (string, error) {
 	pad, err := s.store.TakeSessionReveal(ctx, SessionHash(id))
-	if err != nil || len(pad) != len(masked) || len(pad) == 0 {
-		return "", err
+	if err != nil {
+		return "", fmt.Errorf("take the secret held for the dashboard: %w", err)
+	}
+	if len(pad) != len(masked) || len(pad) == 0 {
+		return "", nil
 	}
 	return string(xorBytes(masked, pad)), nil
 }
@@ -108,9 +111,12 @@ func (s *Service) StartSession(ctx context.Context, merchantID, ip, userAgent st
 		err := tx.InsertSession(ctx, Session{IDHash: SessionHash(id), MerchantID: merchantID, CreatedAt: now, LastSeenAt: now,
 			IP: ip, UserAgent: clip(userAgent, 256)})
 		if err != nil {
-			return err
+			return fmt.Errorf("insert a session of merchant %s: %w", merchantID, err)
 		}
-		return tx.RecordAudit(ctx, audit.Account(merchantID, audit.DashboardSignedIn, audit.DashboardUser(merchantID, ip), nil))
+		if err := tx.RecordAudit(ctx, audit.Account(merchantID, audit.DashboardSignedIn, audit.DashboardUser(merchantID, ip), nil)); err != nil {
+			return fmt.Errorf("record the sign-in of merchant %s: %w", merchantID, err)
+		}
+		return nil
 	})
 	if err != nil {
 		return "", err
@@ -145,18 +151,18 @@ func (s *Service) ResumeSession(ctx context.Context, id string, limits SessionLi
 		return Session{}, Merchant{}, errs.New(errs.Unauthorized, "The session ended.")
 	}
 	if err != nil {
-		return Session{}, Merchant{}, err
+		return Session{}, Merchant{}, fmt.Errorf("read a dashboard session: %w", err)
 	}
 	now := s.now().UTC()
 	if now.Sub(sess.LastSeenAt) > limits.IdleTimeout || now.Sub(sess.CreatedAt) > limits.MaxAge {
 		if err := s.store.DeleteSession(ctx, hash); err != nil {
-			return Session{}, Merchant{}, err
+			return Session{}, Merchant{}, fmt.Errorf("end an expired session of merchant %s: %w", sess.MerchantID, err)
 		}
 		return Session{}, Merchant{}, ErrSessionExpired
 	}
 	if now.Sub(sess.LastSeenAt) >= seenEvery {
 		if err := s.store.TouchSession(ctx, hash, now); err != nil {
-			return Session{}, Merchant{}, err
+			return Session{}, Merchant{}, fmt.Errorf("record the use of a session of merchant %s: %w", sess.MerchantID, err)
 		}
 		sess.LastSeenAt = now
 	}
@@ -173,12 +179,15 @@ func (s *Service) EndSession(ctx context.Context, id, ip string) error {
 	err := s.store.WithTx(ctx, func(tx Store) error {
 		sess, err := tx.SessionByHash(ctx, SessionHash(id))
 		if err != nil {
-			return err
+			return fmt.Errorf("read a dashboard session: %w", err)
 		}
 		if err := tx.DeleteSession(ctx, sess.IDHash); err != nil {
-			return err
+			return fmt.Errorf("end a session of merchant %s: %w", sess.MerchantID, err)
 		}
-		return tx.RecordAudit(ctx, audit.Account(sess.MerchantID, audit.DashboardSignedOut, audit.DashboardUser(sess.MerchantID, clip(ip, 64)), nil))
+		if err := tx.RecordAudit(ctx, audit.Account(sess.MerchantID, audit.DashboardSignedOut, audit.DashboardUser(sess.MerchantID, clip(ip, 64)), nil)); err != nil {
+			return fmt.Errorf("record the sign-out of merchant %s: %w", sess.MerchantID, err)
+		}
+		return nil
 	})
 	if errs.Is(err, errs.NotFound) {
 		return nil
@@ -193,9 +202,12 @@ func (s *Service) EndOtherSessions(ctx context.Context, merchantID, id string, b
 	err := s.store.WithTx(ctx, func(tx Store) error {
 		var err error
 		if n, err = tx.DeleteSessionsExcept(ctx, merchantID, SessionHash(id)); err != nil {
-			return err
+			return fmt.Errorf("end the other sessions of merchant %s: %w", merchantID, err)
 		}
-		return tx.RecordAudit(ctx, audit.Account(merchantID, audit.DashboardSessionsRevoked, by, map[string]string{"sessions_ended": strconv.FormatInt(n, 10)}))
+		if err := tx.RecordAudit(ctx, audit.Account(merchantID, audit.DashboardSessionsRevoked, by, map[string]string{"sessions_ended": strconv.FormatInt(n, 10)})); err != nil {
+			return fmt.Errorf("record the end of merchant %s's other sessions: %w", merchantID, err)
+		}
+		return nil
 	})
 	return n, err
 }
@@ -204,12 +216,20 @@ func (s *Service) EndOtherSessions(ctx context.Context, merchantID, id string, b
 // refused anyway when next used).
 func (s *Service) PurgeSessions(ctx context.Context, limits SessionLimits) (int64, error) {
 	now := s.now().UTC()
-	return s.store.DeleteSessionsBefore(ctx, now.Add(-limits.MaxAge), now.Add(-limits.IdleTimeout))
+	n, err := s.store.DeleteSessionsBefore(ctx, now.Add(-limits.MaxAge), now.Add(-limits.IdleTimeout))
+	if err != nil {
+		return 0, fmt.Errorf("purge expired sessions: %w", err)
+	}
+	return n, nil
 }
 
 // Sessions lists the merchant's sessions, newest first.
 func (s *Service) Sessions(ctx context.Context, merchantID string) ([]Session, error) {
-	return s.store.Sessions(ctx, merchantID)
+	ss, err := s.store.Sessions(ctx, merchantID)
+	if err != nil {
+		return nil, fmt.Errorf("list the sessions of merchant %s: %w", merchantID, err)
+	}
+	return ss, nil
 }
 
 // ChangePassword replaces the merchant's password after checking the
@@ -232,8 +252,11 @@ func (s *Service) ChangePassword(ctx context.Context, merchantID, sessionID, cur
 		}
 		n, err := tx.DeleteSessionsExcept(ctx, merchantID, SessionHash(sessionID))
 		if err != nil {
-			return err
+			return fmt.Errorf("end the other sessions of merchant %s: %w", merchantID, err)
 		}
-		return tx.RecordAudit(ctx, audit.Account(merchantID, audit.DashboardPasswordChanged, by, map[string]string{"sessions_ended": strconv.FormatInt(n, 10)}))
+		if err := tx.RecordAudit(ctx, audit.Account(merchantID, audit.DashboardPasswordChanged, by, map[string]string{"sessions_ended": strconv.FormatInt(n, 10)})); err != nil {
+			return fmt.Errorf("record the password change of merchant %s: %w", merchantID, err)
+		}
+		return nil
 	})
 }

@@ -49,12 +49,12 @@ func NewService(store Store, payments Payments, now func() time.Time) *Service {
 func (s *Service) Get(ctx context.Context, scope tenant.Scope) (View, error) {
 	o, err := s.store.Originator(ctx, scope)
 	if err != nil {
-		return View{}, notFound(err)
+		return View{}, notFound(fmt.Errorf("read the originator of %s: %w", environmentOf(scope), err))
 	}
 	v := View{Originator: o.withDollars(), Usage: s.usage(o)}
 	if s.payments != nil {
 		if v.ReturnRates, err = s.payments.ReturnRates(ctx, scope); err != nil {
-			return View{}, err
+			return View{}, fmt.Errorf("read the return rates of %s: %w", environmentOf(scope), err)
 		}
 	}
 	return v, nil
@@ -98,7 +98,7 @@ func (s *Service) Set(ctx context.Context, scope tenant.Scope, c Change, by audi
 	err := s.store.WithTx(ctx, func(tx Store) error {
 		o, err := tx.OriginatorForUpdate(ctx, scope)
 		if err != nil {
-			return notFound(err)
+			return notFound(fmt.Errorf("lock the originator of %s: %w", environmentOf(scope), err))
 		}
 		details := map[string]string{}
 		assigned := o.CompanyIDAssigned
@@ -119,10 +119,10 @@ func (s *Service) Set(ctx context.Context, scope tenant.Scope, c Change, by audi
 			return nil
 		}
 		if err := tx.UpdateOriginator(ctx, o); err != nil {
-			return err
+			return fmt.Errorf("update the originator of %s: %w", environmentOf(scope), err)
 		}
 		if err := tx.RecordAudit(ctx, audit.In(scope, audit.OriginatorChanged, by, details)); err != nil {
-			return err
+			return fmt.Errorf("record the change of the originator of %s: %w", environmentOf(scope), err)
 		}
 		if assigned || !o.CompanyIDAssigned {
 			return nil
@@ -163,7 +163,7 @@ func (s *Service) setStatus(ctx context.Context, scope tenant.Scope, status, act
 	err := s.store.WithTx(ctx, func(tx Store) error {
 		o, err := tx.OriginatorForUpdate(ctx, scope)
 		if err != nil {
-			return notFound(err)
+			return notFound(fmt.Errorf("lock the originator of %s: %w", environmentOf(scope), err))
 		}
 		from := o.Status
 		if status == Active && from != Active {
@@ -182,9 +182,12 @@ func (s *Service) setStatus(ctx context.Context, scope tenant.Scope, status, act
 			return nil
 		}
 		if err := tx.UpdateOriginator(ctx, o); err != nil {
-			return err
+			return fmt.Errorf("set the originator of %s %s: %w", environmentOf(scope), status, err)
 		}
-		return tx.RecordAudit(ctx, audit.In(scope, action, by, map[string]string{"from": from, "to": status}))
+		if err := tx.RecordAudit(ctx, audit.In(scope, action, by, map[string]string{"from": from, "to": status})); err != nil {
+			return fmt.Errorf("record the originator of %s set %s: %w", environmentOf(scope), status, err)
+		}
+		return nil
 	})
 	return out.withDollars(), err
 }
@@ -202,7 +205,10 @@ func (s *Service) State(ctx context.Context, tx payment.Store, scope tenant.Scop
 	if errs.Is(err, errs.NotFound) {
 		return payment.OriginatorState{}, nil
 	}
-	return payment.OriginatorState{Active: t.Status == Active, CompanyIDAssigned: t.CompanyIDAssigned}, err
+	if err != nil {
+		return payment.OriginatorState{}, fmt.Errorf("read the originator's terms of %s: %w", environmentOf(scope), err)
+	}
+	return payment.OriginatorState{Active: t.Status == Active, CompanyIDAssigned: t.CompanyIDAssigned}, nil
 }
 
 // SameDay reports whether scope's originator may send Same Day ACH
@@ -210,7 +216,7 @@ func (s *Service) State(ctx context.Context, tx payment.Store, scope tenant.Scop
 func (s *Service) SameDay(ctx context.Context, scope tenant.Scope) (bool, error) {
 	o, err := s.store.Originator(ctx, scope)
 	if err != nil {
-		return false, notFound(err)
+		return false, notFound(fmt.Errorf("read the originator of %s: %w", environmentOf(scope), err))
 	}
 	return o.SameDay, nil
 }
@@ -224,7 +230,7 @@ func (s *Service) Thresholds(ctx context.Context, scope tenant.Scope) (map[strin
 		return nil, nil
 	}
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("read the originator of %s: %w", environmentOf(scope), err)
 	}
 	return o.Rules, nil
 }
@@ -349,6 +355,13 @@ func Threshold(id, value string) (string, error) {
 	return money.Format(cents), nil
 }
 
+// environmentOf names a merchant environment in an error.
+func environmentOf(scope tenant.Scope) string {
+	return "merchant " + scope.MerchantID + "'s " + string(scope.Env) + " environment"
+}
+
+// notFound is the error of an originator that does not exist, for a read
+// that found none; other errors pass.
 func notFound(err error) error {
 	if errs.Is(err, errs.NotFound) {
 		return errs.New(errs.NotFound, "This merchant environment has no originator.")

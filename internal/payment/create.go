@@ -221,9 +221,9 @@ func (s *Service) create(ctx context.Context, scope tenant.Scope, n newPayment) 
 
 // createDebit records a pending debit and, unless the request names a
 // mandate, the mandate that authorizes it, in one statement (see
-// Store.CreateDebit). A refusal is explained after it: the source's first,
-// then the mandate's, read afresh so that a use or revocation that won a
-// race is seen.
+// Store.CreateDebit). A refusal is the one the statement decided, under
+// its locks: the source's, the reinitiation's, the entry description's,
+// the originator's, then the named mandate's.
 func (s *Service) createDebit(ctx context.Context, scope tenant.Scope, n newPayment) (Payment, error) {
 	in := n.in
 	p := s.payment(ctx, scope, n)
@@ -253,24 +253,14 @@ func (s *Service) createDebit(ctx context.Context, scope tenant.Scope, n newPaym
 		return Payment{}, authErr
 	}
 	out, err := s.store.CreateDebit(ctx, d)
-	if err == nil && !out.Created {
-		err = out.refusal(Debit, p)
-	}
 	if err != nil {
 		return Payment{}, sourceRefusal(err)
 	}
-	if !out.Created && in.MandateID == nil {
-		return Payment{}, fmt.Errorf("debit on %s: a live source took no debit", in.SourceID)
-	}
 	if !out.Created {
-		m, err := s.store.Mandate(ctx, scope, *in.MandateID)
-		if err == nil {
-			err = m.refusal(in.SourceID, Single)
+		if err := out.refusal(Debit, p); err != nil {
+			return Payment{}, err
 		}
-		if err == nil {
-			err = errs.New(errs.Conflict, "The mandate changed while the debit was written; try again.")
-		}
-		return Payment{}, mandateRefusal(err)
+		return Payment{}, fmt.Errorf("debit on %s: a live source took no debit", in.SourceID)
 	}
 	d.Payment.CustomerID = out.Source.CustomerID
 	return d.Payment, nil
@@ -298,7 +288,8 @@ func sourceRefusal(err error) error {
 }
 
 // Refusals the creating statements report (DebitOutcome.Refusal), besides
-// the originator's limits' names.
+// the originator's limits' names and the named mandate's
+// (RefusedMandate*).
 const (
 	RefusedRemoved          = "removed"
 	RefusedUnverified       = "unverified"
@@ -311,8 +302,9 @@ const (
 // refusal is the error of the refusal the creating statement decided for
 // p in direction d; nil when it decided none. It explains the statement's
 // decision and decides nothing itself: the source's, the entry
-// description's, the reinitiation's and the originator's rules are
-// decided where the payment is written, under its locks.
+// description's, the reinitiation's, the originator's and the named
+// mandate's rules are decided where the payment is written, under its
+// locks.
 func (o DebitOutcome) refusal(d Direction, p Payment) error {
 	switch o.Refusal {
 	case "":
@@ -330,6 +322,8 @@ func (o DebitOutcome) refusal(d Direction, p Payment) error {
 		return errs.Invalid("entry_description", "entry_description does not fit this payment's SEC code "+o.SEC+".")
 	case RefusedNotActive, LimitPerEntryDebit, LimitDailyDebit, LimitDailyCredit:
 		return o.Originator.refusal(o.Refusal)
+	case RefusedMandateUnknown, RefusedMandateOtherSource, RefusedMandateRevoked, RefusedMandateNotRecurring, RefusedMandateUsed:
+		return mandateRefused(o.Refusal)
 	}
 	return fmt.Errorf("payment refused for %q, which no error explains", o.Refusal)
 }

@@ -177,34 +177,51 @@ func (s *Service) evidence(m *Mandate, a Authorization, now time.Time) error {
 func isControl(r rune) bool { return r < ' ' || r == 0x7f }
 
 // useMandate checks that the mandate named by a request may authorize a
-// subscription of sourceID (see mandateRefusal), and keeps it locked until
-// the transaction ends, so a revocation waits for this one.
+// subscription of sourceID, as the statement that locks it decides
+// (Store.MandateForUse), and keeps it locked until the transaction ends,
+// so a revocation waits for this one.
 func (s *Service) useMandate(ctx context.Context, tx Store, scope tenant.Scope, sourceID string, typ MandateType, id string) (string, error) {
-	m, err := tx.MandateForUpdate(ctx, scope, id)
+	refusal, err := tx.MandateForUse(ctx, scope, id, sourceID, typ)
 	if err == nil {
-		err = m.refusal(sourceID, typ)
+		err = mandateRefused(refusal)
 	}
 	if err != nil {
 		return "", mandateRefusal(err)
 	}
-	return m.ID, nil
+	return id, nil
 }
 
-// refusal says why m may not authorize a debit (Single) or subscription
-// (Recurring) of sourceID: it must be of this source, active, recurring
-// for a subscription, and a single one not used before.
-func (m Mandate) refusal(sourceID string, typ MandateType) error {
-	switch {
-	case m.SourceID != sourceID:
+// Refusals of a named mandate, as the statements that lock it decide them
+// (DebitOutcome.Refusal, Store.MandateForUse).
+const (
+	RefusedMandateUnknown      = "mandate_unknown"
+	RefusedMandateOtherSource  = "mandate_other_source"
+	RefusedMandateRevoked      = "mandate_revoked"
+	RefusedMandateNotRecurring = "mandate_not_recurring"
+	RefusedMandateUsed         = "mandate_used"
+)
+
+// mandateRefused is the error of the named mandate's refusal named name;
+// nil for "". The rule (a mandate authorizes a debit or subscription of
+// its own source while active, a subscription only when recurring, and a
+// single one only once) is decided where the mandate is locked, in SQL;
+// mandateRefused decides nothing itself.
+func mandateRefused(name string) error {
+	switch name {
+	case "":
+		return nil
+	case RefusedMandateUnknown:
+		return mandateRefusal(errs.New(errs.NotFound, "not found"))
+	case RefusedMandateOtherSource:
 		return errs.Invalid("mandate_id", "This mandate authorizes debits from another funding source.")
-	case m.Status != MandateActive:
+	case RefusedMandateRevoked:
 		return errs.Invalid("mandate_id", "This mandate was revoked; the customer must authorize again.")
-	case typ == Recurring && m.Type != Recurring:
+	case RefusedMandateNotRecurring:
 		return errs.Invalid("mandate_id", "A subscription needs a recurring mandate; this one authorizes a single debit.")
-	case m.Type == Single && m.UsedAt != nil:
+	case RefusedMandateUsed:
 		return errs.Invalid("mandate_id", "This single-debit mandate has authorized a debit already.")
 	}
-	return nil
+	return fmt.Errorf("mandate refused for %q, which no error explains", name)
 }
 
 // mandateRefusal names an unknown mandate as such; other errors pass.

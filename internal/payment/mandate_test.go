@@ -194,8 +194,11 @@ func TestAMandateAuthorizesOnlyWhatItCovers(t *testing.T) {
 		{"a single mandate used already", live, src, single, false, errs.InvalidRequest},
 		{"a single mandate for a subscription", live, src, single, true, errs.InvalidRequest},
 		{"another source's mandate", live, other, recurring, false, errs.InvalidRequest},
+		{"another source's mandate, for a subscription", live, other, recurring, true, errs.InvalidRequest},
 		{"a revoked mandate", live, src, *revoked.MandateID, false, errs.InvalidRequest},
+		{"a revoked mandate, for a subscription", live, src, *revoked.MandateID, true, errs.InvalidRequest},
 		{"an unknown mandate", live, src, "man_unknown", false, errs.NotFound},
+		{"an unknown mandate, for a subscription", live, src, "man_unknown", true, errs.NotFound},
 		{"another merchant's mandate", sandbox, f.VerifiedSource(sandbox, f.Customer(sandbox), "444455556666").ID, recurring, false, errs.NotFound},
 	} {
 		t.Run(c.name, func(t *testing.T) {

@@ -28,15 +28,17 @@
 // test flows need no authorization.
 //
 // A debit is written by one statement with its mandate, as a credit is
-// (Store.CreateDebit): the mandate's checks are conditions of that
-// statement rather than reads before it. A single mandate's use is a mark
-// on its row (used_at) rather than the existence of its payment, because
-// the statement's update of the row waits for a concurrent use or
-// revocation and re-reads the row, where a read of payments would still
-// see the statement's snapshot. Errors are explained after the statement,
-// by reads on the error path only. The originator's status and limits are
-// conditions of the same statements (limits.go), checked under the
-// originator's row lock.
+// (Store.CreateDebit): the mandate rule is decided in that statement,
+// with the named mandate's row locked, rather than by reads before it,
+// and the statement names its refusal, which Go turns into the error
+// without deciding again (mandateRefused). A subscription's mandate is
+// judged by the same SQL where it is locked (Store.MandateForUse). A
+// single mandate's use is a mark on its row (used_at) rather than the
+// existence of its payment, because the lock waits for a concurrent use
+// or revocation and reads the row as it left it, where a read of
+// payments would still see the statement's snapshot. The originator's
+// status and limits are conditions of the same statements (limits.go),
+// decided under the originator's row lock.
 //
 // A returned debit is presented again (reinitiation, retry.go) and an
 // erroneous payment corrected (reversal, reversal.go) by payments of

@@ -27,8 +27,9 @@ package payment
 //     (Terms.subscriptionRefusal); explained by Terms.refusal.
 //   - SEC code of a new entry: EntrySEC (a new mandate's, and the one a
 //     credit's entry description is judged by, which the creating
-//     statements take as parameters); a debit under a mandate goes out
-//     under the mandate's; the entry as written, ach.Classify.
+//     statements take as parameters, and the entry's as ach.Classify
+//     writes it); a debit under a mandate goes out under the mandate's
+//     (ach.Classify over EntrySEC).
 //   - Same Day ACH: sameDayAllowed.
 //   - Entry description: its form, entryDescription; whether it fits an
 //     entry, entryDescriptionRefusal, from which descriptionFits derives
@@ -36,9 +37,12 @@ package payment
 //     carries, BatchDescription.
 //   - Purposes: ParsePurpose; the default, purposeOr; the descriptions a
 //     purpose fixes, FixedDescription.
-//   - Mandates: Mandate.refusal for a subscription; for a debit, the
-//     conditions of CreateDebit's update of the named mandate, explained
-//     afterwards by Mandate.refusal on a fresh read.
+//   - Mandates (a named mandate authorizes only its own source's debits,
+//     only while active, a subscription only when recurring, and a single
+//     one only one debit): the SQL fragment mandateRefusal of the postgres
+//     adapter, decided with the mandate locked by Store.CreateDebit and
+//     reported by Store.MandateForUse to a subscription (useMandate);
+//     explained by mandateRefused.
 //   - Reinitiation (a debit after an R01/R09 return): CreateDebit's
 //     returned CTE within reinitiationBounds, explained by
 //     Returned.refusal.

@@ -240,3 +240,28 @@ func TestEntrySEC(t *testing.T) {
 		}
 	}
 }
+
+// TestMandateRule: the named mandate's refusals, as the statement that
+// locked it decided them (the adapter's TestTheMandateRuleAtItsEdges holds
+// the decision over the facts), are explained on mandate_id: an unknown
+// mandate is not_found, every other refusal invalid_request; a refusal
+// no error explains is an error, never a debit or subscription taken.
+func TestMandateRule(t *testing.T) {
+	for name, want := range map[string]errs.Code{"": "", RefusedMandateUnknown: errs.NotFound,
+		RefusedMandateOtherSource: errs.InvalidRequest, RefusedMandateRevoked: errs.InvalidRequest,
+		RefusedMandateNotRecurring: errs.InvalidRequest, RefusedMandateUsed: errs.InvalidRequest} {
+		err := mandateRefused(name)
+		if got := errs.CodeOf(err); got != want || (err != nil && got == "") {
+			t.Errorf("%q: %v, want %q", name, err, want)
+		}
+		if e, ok := errs.As(err); ok && e.Param != "mandate_id" {
+			t.Errorf("%q: param %q, want mandate_id", name, e.Param)
+		}
+		if err := (DebitOutcome{Refusal: name}).refusal(Debit, Payment{}); errs.CodeOf(err) != want || (name != "" && err == nil) {
+			t.Errorf("a debit's %q: %v, want %q", name, err, want)
+		}
+	}
+	if err := mandateRefused("frozen"); err == nil || errs.CodeOf(err) != "" {
+		t.Errorf("an unknown refusal: %v, want an internal error", err)
+	}
+}

@@ -57,10 +57,9 @@ type DebitOutcome struct {
 	// stored; nil when none.
 	Reinitiation *Returned
 	// Refusal is the condition that kept the payment from being stored,
-	// as the creating statement decided it (Refused*, or a limit's name:
-	// LimitPerEntryDebit…); "" when it was stored or only the named
-	// mandate refused it. SEC is the SEC code the statement judged the
-	// entry description by.
+	// as the creating statement decided it (Refused*, RefusedMandate*, or
+	// a limit's name: LimitPerEntryDebit…); "" when it was stored. SEC is
+	// the SEC code the statement judged the entry description by.
 	Refusal string
 	SEC     string
 }
@@ -93,8 +92,9 @@ type Store interface {
 	// mandate with its event, or the mandate p names, which it locks and,
 	// when single, marks used. The debit is stored only when the source
 	// takes it (live, Verified, not blocked), the originator takes it and
-	// the named mandate is active, of the source and, when single, unused
-	// as it stands once concurrent uses or revocations have committed.
+	// the mandate rule takes the named mandate as it stands once
+	// concurrent uses or revocations have committed (as MandateForUse
+	// decides it); otherwise the outcome's Refusal names why.
 	CreateDebit(ctx context.Context, d NewDebit) (DebitOutcome, error)
 	// SetPaymentLedger stores a new payment's metadata and refund link.
 	SetPaymentLedger(ctx context.Context, scope tenant.Scope, id string, l Ledger) error
@@ -163,6 +163,12 @@ type Store interface {
 	// MandateForUpdate also locks it until the transaction ends.
 	Mandate(ctx context.Context, scope tenant.Scope, id string) (Mandate, error)
 	MandateForUpdate(ctx context.Context, scope tenant.Scope, id string) (Mandate, error)
+	// MandateForUse locks mandate id until the transaction ends and
+	// reports the mandate rule's refusal of it authorizing a debit
+	// (Single) or subscription (Recurring) of sourceID, as it stands once
+	// concurrent uses or revocations have committed: a RefusedMandate*
+	// name, "" when it authorizes it; errs.NotFound when unknown.
+	MandateForUse(ctx context.Context, scope tenant.Scope, id, sourceID string, typ MandateType) (string, error)
 	// ListMandates returns up to p.Limit+1 mandates, newest first, of one
 	// funding source when sourceID is not "".
 	ListMandates(ctx context.Context, scope tenant.Scope, sourceID string, p paging.Page) ([]Mandate, error)

@@ -30,6 +30,7 @@ package requestlog
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
 	"strconv"
 	"strings"
@@ -233,7 +234,7 @@ func (l *Log) Flush(ctx context.Context) error {
 	var first error
 	for left > 0 {
 		if err := ctx.Err(); err != nil {
-			return err
+			return fmt.Errorf("flush the request log, %d entries left: %w", left, err)
 		}
 		batch := l.take(min(left, BatchSize))
 		if len(batch) == 0 {
@@ -241,7 +242,7 @@ func (l *Log) Flush(ctx context.Context) error {
 		}
 		left -= len(batch)
 		if err := l.store.InsertRequests(ctx, batch); err != nil && first == nil {
-			first = err
+			first = fmt.Errorf("write a batch of %d requests to the request log: %w", len(batch), err)
 		}
 	}
 	return first
@@ -270,6 +271,9 @@ func (l *Log) Search(ctx context.Context, scope tenant.Scope, f Filter, p paging
 	}
 	f.RequestID = strings.TrimSpace(f.RequestID)
 	items, err := l.store.ListRequests(ctx, scope, f, l.now().Add(-Retention), after, p.Limit+1)
+	if err != nil {
+		err = fmt.Errorf("search the requests of merchant %s: %w", scope.MerchantID, err)
+	}
 	return paging.Result(items, err, p)
 }
 
@@ -281,8 +285,11 @@ func (l *Log) Purge(ctx context.Context) (int64, error) {
 	for {
 		n, done, err := l.store.DeleteRequestsBefore(ctx, cutoff, 5000)
 		total += n
-		if err != nil || done {
-			return total, err
+		if err != nil {
+			return total, fmt.Errorf("purge requests before %s after %d deleted: %w", cutoff.Format(time.RFC3339), total, err)
+		}
+		if done {
+			return total, nil
 		}
 	}
 }

@@ -145,7 +145,7 @@ func Build(cfg *config.Config, d Deps) (*Services, error) {
 		Payments: payment.NewService(db.Payments(), payment.Config{MaxAmount: cfg.PaymentMaxCents, SettleDelay: cfg.PaymentSettleDelay,
 			Schedule: cfg.ACHWindows.Schedule}, now).
 			WithSanctions(sdn).
-			WithInstant(payoutRails{fund}, payment.InstantConfig{RailLimits: cfg.InstantRailLimits}),
+			WithInstant(rail.Payouts{Funding: fund}, payment.InstantConfig{RailLimits: cfg.InstantRailLimits}),
 		Requests: requestlog.New(db.Requests(), now, d.Log),
 		Overview: overview.NewService(db.Overview(), now),
 		Audit:    audit.NewService(db.Audit(), cfg.AuditKey),

@@ -63,19 +63,12 @@ func TestCustomerValidation(t *testing.T) {
 	t.Parallel()
 	h := webtest.NewHarness(t)
 	key := h.Merchant("Acme").Sandbox.SecretKey
-	long := strings.Repeat("x", 101)
 	cases := []struct {
 		name, body, param string
 	}{
 		{"missing first_name", `{"last_name":"L","email":"a@example.com"}`, "first_name"},
-		{"blank first_name", `{"first_name":"   ","last_name":"L","email":"a@example.com"}`, "first_name"},
 		{"missing last_name", `{"first_name":"A","email":"a@example.com"}`, "last_name"},
-		{"long last_name", `{"first_name":"A","last_name":"` + long + `","email":"a@example.com"}`, "last_name"},
-		{"control character", `{"first_name":"A\u0007","last_name":"L","email":"a@example.com"}`, "first_name"},
 		{"missing email", `{"first_name":"A","last_name":"L"}`, "email"},
-		{"email without at", `{"first_name":"A","last_name":"L","email":"example.com"}`, "email"},
-		{"email without domain dot", `{"first_name":"A","last_name":"L","email":"a@localhost"}`, "email"},
-		{"email with display name", `{"first_name":"A","last_name":"L","email":"Ada <a@example.com>"}`, "email"},
 		{"long business_name", `{"first_name":"A","last_name":"L","email":"a@example.com","business_name":"` + strings.Repeat("b", 201) + `"}`, "business_name"},
 	}
 	for _, c := range cases {

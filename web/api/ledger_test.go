@@ -24,10 +24,13 @@ func metadataOf(n int, v string) string {
 	return string(b)
 }
 
-// TestMetadataAtItsLimits: customers and payments take metadata of 20
-// keys, a key of 40 and a value of 500 characters; 21 keys, a key of 41 or
-// a value of 501 are invalid_request on metadata and write nothing. An
-// update merges, "" removes, and payments are listed by metadata.
+// TestMetadataAtItsLimits: sources and payments take metadata of 20 keys
+// (a payment's of 500 characters each); metadata over a limit (21 keys on
+// a customer, a source or a payment, a key of 41 characters on a
+// subscription) or with a value that is not a string is invalid_request
+// on metadata and writes nothing. An update merges, "" removes, and
+// payments are listed by metadata. Each limit's edges are tested beside
+// it, in the metadata package.
 func TestMetadataAtItsLimits(t *testing.T) {
 	t.Parallel()
 	h := webtest.NewHarness(t)
@@ -35,11 +38,8 @@ func TestMetadataAtItsLimits(t *testing.T) {
 	customer := func(meta string) *th.Response {
 		return h.Post("/v2/customers", key, `{"first_name":"Ada","last_name":"L","email":"ada@example.com","metadata":`+meta+`}`)
 	}
-	for _, meta := range []string{metadataOf(20, "v"), `{"` + strings.Repeat("k", 40) + `":"v"}`, `{"k":"` + strings.Repeat("v", 500) + `"}`} {
-		th.WantOK(t, customer(meta))
-	}
 	before := h.Count("customers")
-	for _, meta := range []string{metadataOf(21, "v"), `{"` + strings.Repeat("k", 41) + `":"v"}`, `{"k":"` + strings.Repeat("v", 501) + `"}`, `{"k":1}`} {
+	for _, meta := range []string{metadataOf(21, "v"), `{"k":1}`} {
 		r := customer(meta)
 		th.WantError(t, r, http.StatusBadRequest, "invalid_request")
 		if r.ErrParam(t) != "metadata" && !strings.Contains(meta, ":1") {

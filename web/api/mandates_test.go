@@ -77,8 +77,6 @@ func TestMandatesOverHTTP(t *testing.T) {
 	if s := th.WantOK(t, h.Get("/v2/subscriptions/"+sub["subscription_id"].(string), live)); s["status"] != "canceled" || s["cancel_reason"] != "mandate_revoked" {
 		t.Errorf("subscription after revocation: %s", th.MustJSON(s))
 	}
-	th.WantError(t, h.Post("/v2/payments", live, `{"funding_source_id":"`+src+`","amount":"3.00","direction":"debit","mandate_id":"`+recurring+`"}`),
-		http.StatusBadRequest, "invalid_request")
 	th.WantError(t, h.Post("/v2/mandates/man_unknown/revoke", live, ``), http.StatusNotFound, "resource_not_found")
 	th.WantError(t, h.Get("/v2/mandates/"+single, m.Sandbox.SecretKey), http.StatusNotFound, "resource_not_found")
 }

@@ -3,6 +3,7 @@ package dashboard
 import (
 	"crypto/hmac"
 	"crypto/sha256"
+	"errors"
 	"log/slog"
 	"net/http"
 	"net/url"
@@ -137,7 +138,7 @@ func (s *Surface) dashboardAuth(c *gin.Context) {
 	_, m, err := s.merchants.ResumeSession(c.Request.Context(), id,
 		merchant.SessionLimits{IdleTimeout: s.cfg.DashboardIdleTimeout, MaxAge: s.cfg.DashboardSessionMaxAge})
 	switch {
-	case err == merchant.ErrSessionExpired:
+	case errors.Is(err, merchant.ErrSessionExpired):
 		s.endSession(c)
 		s.toSignIn(c, "expired")
 		return

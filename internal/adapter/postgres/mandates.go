@@ -2,6 +2,7 @@ package postgres
 
 import (
 	"context"
+	"strings"
 	"time"
 
 	"github.com/jmoiron/sqlx"
@@ -71,6 +72,36 @@ func (q queries) MandateForUpdate(ctx context.Context, scope tenant.Scope, id st
 	return getOne[mandateRow](ctx, q.ex, selectMandate+` FOR UPDATE`, scope.MerchantID, scope.Env, id)
 }
 
+// mandateRefusal is the mandate rule over a named mandate m, for a debit
+// or subscription (kind, 'single' or 'recurring') of the source source:
+// the name of its refusal (payment.RefusedMandate*), NULL when m
+// authorizes it. A mandate authorizes only its own source's debits, only
+// while active, a subscription only when recurring, and a single one
+// only one debit. This is the rule's one home: createDebit decides by it
+// with the mandate locked, and MandateForUse reports its answer to a
+// subscription written from Go.
+func mandateRefusal(source, kind string) string {
+	return strings.NewReplacer("SOURCE", source, "KIND", kind).Replace(`CASE WHEN m.funding_source_id <> SOURCE THEN 'mandate_other_source'
+           WHEN m.status <> 'active' THEN 'mandate_revoked'
+           WHEN KIND::text = 'recurring' AND m.type <> 'recurring' THEN 'mandate_not_recurring'
+           WHEN m.type = 'single' AND m.used_at IS NOT NULL THEN 'mandate_used' END`)
+}
+
+var mandateForUse = `SELECT ` + mandateRefusal("$4", "$5") + ` AS refusal FROM mandates m
+WHERE m.merchant_id = $1 AND m.environment = $2 AND m.id = $3
+FOR UPDATE OF m`
+
+// MandateForUse locks a mandate and reports the mandate rule's refusal
+// of it authorizing typ on sourceID (mandateRefusal), read as it stands
+// once a concurrent use or revocation has committed.
+func (q queries) MandateForUse(ctx context.Context, scope tenant.Scope, id, sourceID string, typ payment.MandateType) (string, error) {
+	var refusal *string
+	if err := sqlx.GetContext(ctx, q.ex, &refusal, mandateForUse, scope.MerchantID, scope.Env, id, sourceID, string(typ)); err != nil {
+		return "", translate(err)
+	}
+	return deref(refusal), nil
+}
+
 const listMandates = `SELECT ` + mandateColumns + ` FROM mandates
 WHERE merchant_id = $1 AND environment = $2 AND (created_at, id) < ($3, $4)
   AND ($6 = '' OR funding_source_id = $6)
@@ -112,16 +143,19 @@ func (q queries) RevokeMandate(ctx context.Context, m payment.Mandate) error {
 
 // createDebit is a debit's creation with its mandate in one statement, as
 // createPayment is a credit's: it share-locks the source (paymentSource)
-// and, when the source takes a debit (sourceRefusal), either inserts the new mandate ($11, with the
-// source's customer and SEC code) with its mandate.created event and
-// delivery, or updates the named one ($10): the update locks it and, for a
-// single mandate, marks it used, and it re-reads the row once a concurrent
-// use or revocation has committed, so neither slips past its conditions.
-// The debit is inserted under whichever mandate was written. The event's
-// data gets its user_id and sec_code from the source. The originator is
-// locked and must take the debit (originatorRefusal) before the mandate is
-// touched, so a refusal by its limits writes nothing; the debit is
-// counted into its usage of the banking day the debit is dated for.
+// and, when the source takes a debit (sourceRefusal), either inserts the
+// new mandate ($11, with the source's customer and SEC code) with its
+// mandate.created event and delivery, or locks the named one ($10, man),
+// decides by the mandate rule (mandateRefusal) over it as it stands once a
+// concurrent use or revocation has committed, and, when it authorizes the
+// debit and is single, marks it used. The debit is inserted under
+// whichever mandate was written. The event's data gets its user_id and
+// sec_code from the source. The originator is locked and must take the
+// debit (originatorRefusal) before the mandate is touched, so a refusal
+// by its limits writes nothing; the debit is counted into its usage of
+// the banking day the debit is dated for. The refusal reported is the
+// first of the source's, the reinitiation's, the entry description's,
+// the originator's and the named mandate's.
 var createDebit = `
 WITH ` + paymentSource + `, ` + withParams(originatorLocked, "$25", "'debit'", "$5") + `, returned AS (
   -- The reinitiation rule (payment.Reinitiation): the newest debit of
@@ -156,11 +190,24 @@ WITH ` + paymentSource + `, ` + withParams(originatorLocked, "$25", "'debit'", "
       CASE WHEN src.business THEN $19 ELSE $18 END) AS code) sec
 ), ok AS (
   SELECT src.* FROM src, decision WHERE decision.refusal IS NULL
+), man AS (
+  -- The named mandate, locked once the other rules took the debit; FOR
+  -- UPDATE reads the row as a concurrent use or revocation left it.
+  SELECT m.id, ` + mandateRefusal("$3", "'single'") + ` AS refusal
+  FROM mandates m, ok
+  WHERE m.merchant_id = $1 AND m.environment = $2 AND m.id = $10
+  FOR UPDATE OF m
+), mandate AS (
+  -- The named mandate's refusal (payment.RefusedMandate*), NULL to write
+  -- the debit; no row when the other rules refused it.
+  SELECT CASE WHEN $10::text IS NULL THEN NULL
+              WHEN NOT EXISTS (SELECT 1 FROM man) THEN 'mandate_unknown'
+              ELSE (SELECT man.refusal FROM man) END AS refusal
+  FROM ok
 ), named AS (
   UPDATE mandates m SET used_at = CASE WHEN m.type = 'single' THEN $9::timestamptz ELSE m.used_at END
-  FROM ok
-  WHERE m.merchant_id = $1 AND m.environment = $2 AND m.id = $10 AND m.funding_source_id = $3
-    AND m.status = 'active' AND (m.type = 'recurring' OR m.used_at IS NULL)
+  FROM man, mandate
+  WHERE m.merchant_id = $1 AND m.environment = $2 AND m.id = man.id AND mandate.refusal IS NULL
   RETURNING m.id
 ), fresh AS (
   INSERT INTO mandates (` + mandateColumns + `)
@@ -185,7 +232,8 @@ WITH ` + paymentSource + `, ` + withParams(originatorLocked, "$25", "'debit'", "
   RETURNING 1
 )
 SELECT s.customer_id, s.verified, s.removed, s.business, s.blocked, EXISTS (SELECT 1 FROM ins) AS created,
-       d.refusal, d.sec, (SELECT count(*) FROM queued) AS queued, ` + originatorTermsColumns + `,
+       coalesce(d.refusal, (SELECT refusal FROM mandate)) AS refusal, d.sec, (SELECT count(*) FROM queued) AS queued,
+       ` + originatorTermsColumns + `,
        ret.id AS returned_id, ret.failure_code AS returned_code, ret.settled_at AS returned_at
 FROM src s CROSS JOIN decision d LEFT JOIN org ON true LEFT JOIN returned ret ON true`
 

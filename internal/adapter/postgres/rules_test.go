@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"testing"
 
+	"github.com/fundsource/fundsource/internal/core/errs"
 	"github.com/fundsource/fundsource/internal/core/tenant"
 	"github.com/fundsource/fundsource/internal/payment"
 	"github.com/fundsource/fundsource/internal/testing/pgtest"
@@ -99,5 +100,66 @@ func TestTheLimitsRuleAtItsEdges(t *testing.T) {
 		if terms.Refusal != c.want {
 			t.Errorf("%s, %d used on %s, debit of %d: refusal %q, want %q", c.status, c.used, c.usageDay, c.cents, terms.Refusal, c.want)
 		}
+	}
+}
+
+// TestTheMandateRuleAtItsEdges: the mandate rule (mandateRefusal, which
+// createDebit decides by with the mandate locked and MandateForUse
+// reports) over its facts: a mandate authorizes only its own source, only
+// while active (another source's refusal first), a subscription only when
+// recurring, and a single one only one debit; a recurring one any number.
+func TestTheMandateRuleAtItsEdges(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	db := pgtest.DB(t)
+	execAll(t, db.Pool(), append(merchantRows("mer_man"),
+		`INSERT INTO customers (merchant_id, environment, id, first_name, last_name, email) VALUES ('mer_man', 'sandbox', 'cus_man', 'A', 'B', 'a@example.com')`,
+		`INSERT INTO funding_sources (merchant_id, environment, id, customer_id, status, routing_number, last_four,
+		    account_type, account_key_id, account_ciphertext, fingerprint, created_at)
+		  VALUES ('mer_man', 'sandbox', 'fs_man', 'cus_man', 'Verified', '110000000', '1234', 'checking', 'k', '\x00', '\x01', now()),
+		         ('mer_man', 'sandbox', 'fs_other', 'cus_man', 'Verified', '110000000', '5678', 'checking', 'k', '\x00', '\x02', now())`)...)
+	for _, m := range []struct{ id, typ, status, used string }{
+		{"man_single", "single", "active", "NULL"},
+		{"man_spent", "single", "active", "now()"},
+		{"man_recurring", "recurring", "active", "NULL"},
+		{"man_recurring_used", "recurring", "active", "now()"},
+		{"man_revoked", "recurring", "revoked", "NULL"},
+		{"man_revoked_spent", "single", "revoked", "now()"},
+	} {
+		revoked := "NULL"
+		if m.status == "revoked" {
+			revoked = "now()"
+		}
+		execAll(t, db.Pool(), `INSERT INTO mandates (merchant_id, environment, id, funding_source_id, customer_id, type, sec_code, status,
+		    accepted_at, text, text_sha256, revoked_at, created_at, used_at)
+		  VALUES ('mer_man', 'sandbox', '`+m.id+`', 'fs_man', 'cus_man', '`+m.typ+`', 'WEB', '`+m.status+`',
+		    now(), 'I authorize.', repeat('0', 64), `+revoked+`, now(), `+m.used+`)`)
+	}
+	scope := tenant.Scope{MerchantID: "mer_man", Env: tenant.Sandbox}
+	for _, c := range []struct {
+		mandate, source string
+		typ             payment.MandateType
+		want            string
+	}{
+		{"man_single", "fs_man", payment.Single, ""},
+		{"man_single", "fs_man", payment.Recurring, payment.RefusedMandateNotRecurring},
+		{"man_spent", "fs_man", payment.Single, payment.RefusedMandateUsed},
+		{"man_spent", "fs_man", payment.Recurring, payment.RefusedMandateNotRecurring},
+		{"man_recurring", "fs_man", payment.Single, ""},
+		{"man_recurring", "fs_man", payment.Recurring, ""},
+		{"man_recurring_used", "fs_man", payment.Single, ""},
+		{"man_recurring_used", "fs_man", payment.Recurring, ""},
+		{"man_revoked", "fs_man", payment.Recurring, payment.RefusedMandateRevoked},
+		{"man_revoked_spent", "fs_man", payment.Single, payment.RefusedMandateRevoked},
+		{"man_single", "fs_other", payment.Single, payment.RefusedMandateOtherSource},
+		{"man_revoked", "fs_other", payment.Recurring, payment.RefusedMandateOtherSource},
+	} {
+		got, err := db.Payments().MandateForUse(ctx, scope, c.mandate, c.source, c.typ)
+		if err != nil || got != c.want {
+			t.Errorf("%s for a %s of %s: %q, %v; want %q", c.mandate, c.typ, c.source, got, err, c.want)
+		}
+	}
+	if _, err := db.Payments().MandateForUse(ctx, scope, "man_unknown", "fs_man", payment.Single); !errs.Is(err, errs.NotFound) {
+		t.Errorf("an unknown mandate: %v, want not_found", err)
 	}
 }

@@ -1,7 +1,9 @@
 // Package rail is the service's client of an instant payment rail (RTP or
 // FedNow, through a partner bank's endpoint): it sends one ISO 20022
 // pacs.008 credit transfer per request and reads the pacs.002 status report
-// that answers it. It implements funding.Rail.
+// that answers it. It implements funding.Rail, and Payouts gives the
+// payment service the funding service's rails (payment.InstantRails) with
+// the client's errors in the payment package's terms.
 //
 // The messages are built from github.com/moov-io/iso20022's generated
 // pacs.008.001.08 and pacs.002.001.10 types (the versions both rails

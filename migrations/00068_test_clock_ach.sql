@@ -9,6 +9,11 @@ ALTER TABLE ach_files ADD CONSTRAINT ach_files_transport_check CHECK (transport 
 CREATE INDEX ach_files_undelivered_clock ON ach_files (test_clock_id, created_at)
     WHERE status IN ('building', 'built', 'failed') AND test_clock_id IS NOT NULL;
 
+-- A clock's entries are sandbox entries (a file of the bank's takes
+-- production ones only: the statements that claim them say so).
+ALTER TABLE ach_entries DROP CONSTRAINT ach_entries_environment_check;
+ALTER TABLE ach_entries ADD CONSTRAINT ach_entries_environment_check CHECK (environment IN ('sandbox', 'production'));
+
 -- A clock's windows, claimed once each like ach_windows' (kept apart so
 -- the bank's windows keep their key).
 CREATE TABLE test_clock_windows (
@@ -37,6 +42,9 @@ CREATE TABLE test_clock_banks (
 );
 
 -- +goose Down
+DELETE FROM ach_entries WHERE environment = 'sandbox';
+ALTER TABLE ach_entries DROP CONSTRAINT ach_entries_environment_check;
+ALTER TABLE ach_entries ADD CONSTRAINT ach_entries_environment_check CHECK (environment = 'production');
 DROP TABLE test_clock_banks;
 DROP TABLE test_clock_files;
 DROP TABLE test_clock_windows;

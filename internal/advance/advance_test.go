@@ -1,0 +1,142 @@
+package advance_test
+
+import (
+	"context"
+	"encoding/json"
+	"testing"
+	"time"
+
+	"github.com/fundsource/fundsource/internal/core/calendar"
+	"github.com/fundsource/fundsource/internal/core/tenant"
+	"github.com/fundsource/fundsource/internal/core/testclock"
+	"github.com/fundsource/fundsource/internal/funding"
+	"github.com/fundsource/fundsource/internal/payment"
+	"github.com/fundsource/fundsource/internal/testing/fixture"
+)
+
+var ctx = context.Background()
+
+// clocked is a sandbox merchant with a clock at fixture.Start and a
+// customer on it.
+type clocked struct {
+	*fixture.Fixture
+	scope    tenant.Scope
+	clock    string
+	customer string
+}
+
+func newClocked(t *testing.T) *clocked {
+	t.Helper()
+	f := fixture.New(t)
+	c := &clocked{Fixture: f, scope: f.Sandbox("Clocked"), clock: "clk_advance_test"}
+	if _, err := f.SQL().Exec(`INSERT INTO test_clocks (merchant_id, environment, id, frozen_time, created_at)
+		VALUES ($1, 'sandbox', $2, $3, $3)`, c.scope.MerchantID, c.clock, fixture.Start); err != nil {
+		t.Fatal(err)
+	}
+	c.customer = f.Customer(c.scope)
+	if _, err := f.SQL().Exec(`UPDATE customers SET test_clock_id = $1 WHERE id = $2`, c.clock, c.customer); err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+// at is ctx on the clock at t.
+func (c *clocked) at(t time.Time) context.Context {
+	return testclock.With(ctx, testclock.Clock{ID: c.clock, Now: t})
+}
+
+// VerifiedSourceAt is a Verified source of the clock's customer, created
+// at ctx's time.
+func (c *clocked) VerifiedSourceAt(ctx context.Context, account string) string {
+	c.T.Helper()
+	src, err := c.Funding.CreateOnDemand(ctx, funding.Caller{Scope: c.scope, OnDemand: true, ThirdPartyVerification: true},
+		funding.Input{CustomerID: c.customer, RoutingNumber: fixture.RoutingNumber, AccountNumber: account})
+	if err != nil {
+		c.T.Fatal(err)
+	}
+	return src.ID
+}
+
+func (c *clocked) debit(ctx context.Context, sourceID, amount string) payment.Payment {
+	c.T.Helper()
+	p, err := c.Payments.Create(ctx, c.scope, payment.Input{SourceID: sourceID, Amount: json.RawMessage(`"` + amount + `"`), Direction: payment.Debit})
+	if err != nil {
+		c.T.Fatal(err)
+	}
+	return p
+}
+
+// advance asks the clock to go to to and runs the advance.
+func (c *clocked) advance(to time.Time) {
+	c.T.Helper()
+	if _, err := c.SQL().Exec(`UPDATE test_clocks SET status = 'advancing', advance_to = $2 WHERE id = $1`, c.clock, to); err != nil {
+		c.T.Fatal(err)
+	}
+	if n, err := c.Advances.RunDue(ctx); err != nil || n != 1 {
+		c.T.Fatalf("RunDue = %d, %v; want the one advance", n, err)
+	}
+	var status string
+	var frozen time.Time
+	if err := c.SQL().QueryRow(`SELECT status, frozen_time FROM test_clocks WHERE id = $1`, c.clock).Scan(&status, &frozen); err != nil {
+		c.T.Fatal(err)
+	}
+	if status != "ready" || !frozen.Equal(to) {
+		c.T.Fatalf("after the advance: %s at %s, want ready at %s", status, frozen, to)
+	}
+}
+
+// TestAnAdvanceRunsTheBankPath: a debit on a clock leaves in the clock's
+// next window with the next banking day's effective date, an account
+// ending 0001 comes back R01 on the second banking day after settlement
+// (the bank's answer imported that morning), and another settles
+// SettleDays after its effective date at noon UTC; nothing of the clock
+// moves on the wall clock.
+func TestAnAdvanceRunsTheBankPath(t *testing.T) {
+	t.Parallel()
+	c := newClocked(t)
+	start := c.at(fixture.Start) // Monday 2026-11-02, 10:04 Eastern
+	bad := c.VerifiedSourceAt(start, "000000001")
+	good := c.VerifiedSourceAt(start, "123456789")
+	returned := c.debit(start, bad, "10.00")
+	settled := c.debit(start, good, "20.00")
+	if returned.SettleAt != nil || !returned.CreatedAt.Equal(fixture.Start) {
+		t.Fatalf("a clocked debit: settle_at %v, created %s; want none, at the clock's time", returned.SettleAt, returned.CreatedAt)
+	}
+	// The wall clock's jobs leave the clock's payments alone.
+	c.Clock.Advance(30 * 24 * time.Hour)
+	if n, err := c.Consequences.SettleDue(ctx); err != nil || n != 0 {
+		t.Fatalf("the wall clock settled %d (%v)", n, err)
+	}
+
+	c.advance(fixture.Start.AddDate(0, 0, 10))
+
+	r, err := c.Payments.Get(ctx, c.scope, returned.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Filed at Monday's 13:45 window, effective and settled Tuesday
+	// 11-03; R01 two banking days later: Thursday 11-05, imported at
+	// midnight Eastern that day.
+	thursday := time.Date(2026, 11, 5, 0, 0, 0, 0, calendar.Eastern)
+	if r.Status != payment.Failed || r.FailureCode == nil || *r.FailureCode != "R01" {
+		t.Fatalf("the 0001 debit: %s %v, want failed R01", r.Status, r.FailureCode)
+	}
+	if r.SettledAt == nil || !r.SettledAt.Equal(thursday) {
+		t.Errorf("the R01 came at %v, want %s", r.SettledAt, thursday.UTC())
+	}
+	if r.EffectiveDate == nil || *r.EffectiveDate != "2026-11-03" {
+		t.Errorf("effective %v, want 2026-11-03", r.EffectiveDate)
+	}
+	s, err := c.Payments.Get(ctx, c.scope, settled.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	noon := time.Date(2026, 11, 5, 12, 0, 0, 0, time.UTC) // Tuesday + 2 banking days
+	if s.Status != payment.Processed || s.SettledAt == nil || !s.SettledAt.Equal(noon) {
+		t.Errorf("the other debit: %s at %v, want processed at %s", s.Status, s.SettledAt, noon)
+	}
+	// Nothing is left to do: a second run has no advance.
+	if n, err := c.Advances.RunDue(ctx); err != nil || n != 0 {
+		t.Errorf("a second RunDue = %d, %v", n, err)
+	}
+}

@@ -3,9 +3,11 @@ package advance_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"testing"
 	"time"
 
+	"github.com/fundsource/fundsource/internal/advance"
 	"github.com/fundsource/fundsource/internal/core/calendar"
 	"github.com/fundsource/fundsource/internal/core/tenant"
 	"github.com/fundsource/fundsource/internal/core/testclock"
@@ -138,5 +140,161 @@ func TestAnAdvanceRunsTheBankPath(t *testing.T) {
 	// Nothing is left to do: a second run has no advance.
 	if n, err := c.Advances.RunDue(ctx); err != nil || n != 0 {
 		t.Errorf("a second RunDue = %d, %v", n, err)
+	}
+}
+
+// TestAnAdvanceRunsMicroDepositsAndSubscriptions: a clock's micro-deposits
+// leave in its file (an account ending 0003 comes back R03 the next
+// banking day and fails its verification), an unanswered one expires ten
+// days after its initiation on the clock, and a monthly subscription makes
+// its debits on each due date across sixty days, each settled.
+func TestAnAdvanceRunsMicroDepositsAndSubscriptions(t *testing.T) {
+	t.Parallel()
+	c := newClocked(t)
+	start := c.at(fixture.Start)
+	noAccount, err := c.Funding.CreateForMicroDeposits(start, c.scope, funding.Input{
+		CustomerID: c.customer, RoutingNumber: fixture.RoutingNumber, AccountNumber: "000000003"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	silent, err := c.Funding.CreateForMicroDeposits(start, c.scope, funding.Input{
+		CustomerID: c.customer, RoutingNumber: fixture.RoutingNumber, AccountNumber: "555500008"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, id := range []string{noAccount.ID, silent.ID} {
+		if _, err := c.Funding.InitiateVerification(start, c.scope, id); err != nil {
+			t.Fatal(err)
+		}
+	}
+	src := c.VerifiedSourceAt(start, "444455556666")
+	sub, err := c.Payments.Subscribe(start, c.scope, payment.SubscriptionInput{SourceID: src, Amount: json.RawMessage(`"9.99"`),
+		Interval: payment.Monthly, StartDate: "2026-11-10"})
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	c.advance(fixture.Start.AddDate(0, 0, 60))
+
+	for _, w := range []struct {
+		id, status string
+	}{{noAccount.ID, funding.DepositFailed}, {silent.ID, funding.DepositExpired}} {
+		got, err := c.Funding.Get(ctx, c.scope, w.id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got.Verification == nil || got.Verification.Status != w.status {
+			t.Errorf("%s: verification %+v, want %s", w.id, got.Verification, w.status)
+		}
+	}
+	var entries int
+	if err := c.SQL().QueryRow(`SELECT count(*) FROM ach_entries e JOIN ach_files f ON f.id = e.file_id
+		WHERE f.test_clock_id = $1 AND e.deposit_seq IS NOT NULL`, c.clock).Scan(&entries); err != nil {
+		t.Fatal(err)
+	}
+	if entries < 4 {
+		t.Errorf("%d micro-deposit entries in the clock's files, want both pairs", entries)
+	}
+	var expiredAt time.Time
+	if err := c.SQL().QueryRow(`SELECT finished_at FROM micro_deposits WHERE funding_source_id = $1`, silent.ID).Scan(&expiredAt); err != nil {
+		t.Fatal(err)
+	}
+	if want := fixture.Start.Add(funding.VerificationTTL); expiredAt.Before(want) || expiredAt.After(want.Add(24*time.Hour)) {
+		t.Errorf("expired at %s, want the day after %s", expiredAt, want)
+	}
+	rows, err := c.SQL().Query(`SELECT due_date::text, status FROM payments WHERE subscription_id = $1 ORDER BY due_date`, sub.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	var got []string
+	for rows.Next() {
+		var due, status string
+		if err := rows.Scan(&due, &status); err != nil {
+			t.Fatal(err)
+		}
+		got = append(got, due+" "+status)
+	}
+	want := []string{"2026-11-10 processed", "2026-12-10 processed"}
+	if len(got) != len(want) || got[0] != want[0] || got[1] != want[1] {
+		t.Errorf("the subscription's debits: %v, want %v", got, want)
+	}
+}
+
+// crashing is a World whose process dies (its step fails) at its n-th
+// call.
+type crashing struct {
+	advance.World
+	calls *int
+	n     int
+}
+
+func (w crashing) crash() error {
+	*w.calls++
+	if *w.calls == w.n {
+		return errors.New("the process died")
+	}
+	return nil
+}
+
+func (w crashing) Morning(ctx context.Context) error {
+	if err := w.crash(); err != nil {
+		return err
+	}
+	return w.World.Morning(ctx)
+}
+
+func (w crashing) Window(ctx context.Context) error {
+	if err := w.crash(); err != nil {
+		return err
+	}
+	return w.World.Window(ctx)
+}
+
+// TestAnInterruptedAdvanceResumesAndDoesEverythingOnce: a process that
+// dies in the middle of an advance leaves the clock advancing at its last
+// finished step; once its lease runs out another process takes the
+// advance over and finishes it, and each payment's outcome fires once.
+func TestAnInterruptedAdvanceResumesAndDoesEverythingOnce(t *testing.T) {
+	t.Parallel()
+	c := newClocked(t)
+	start := c.at(fixture.Start)
+	bad := c.debit(start, c.VerifiedSourceAt(start, "000000001"), "10.00")
+	good := c.debit(start, c.VerifiedSourceAt(start, "123456789"), "20.00")
+	to := fixture.Start.AddDate(0, 0, 10)
+	if _, err := c.SQL().Exec(`UPDATE test_clocks SET status = 'advancing', advance_to = $2 WHERE id = $1`, c.clock, to); err != nil {
+		t.Fatal(err)
+	}
+	calls := 0
+	dying := advance.NewRunner(c.DB, func(id string) advance.World {
+		return crashing{World: c.ClockWorld(id), calls: &calls, n: 6}
+	}, calendar.DefaultSchedule(), "adv_dying", c.Clock.Now)
+	if _, err := dying.RunDue(ctx); err == nil {
+		t.Fatal("the dying process finished its advance")
+	}
+	var status string
+	var frozen time.Time
+	if err := c.SQL().QueryRow(`SELECT status, frozen_time FROM test_clocks WHERE id = $1`, c.clock).Scan(&status, &frozen); err != nil {
+		t.Fatal(err)
+	}
+	if status != "advancing" || !frozen.After(fixture.Start) || !frozen.Before(to) {
+		t.Fatalf("after the crash: %s at %s, want advancing part of the way", status, frozen)
+	}
+	// Its lease holds the clock until it runs out.
+	if n, err := c.Advances.RunDue(ctx); err != nil || n != 0 {
+		t.Fatalf("RunDue under the dead process's lease = %d, %v", n, err)
+	}
+	c.Clock.Advance(2 * time.Minute)
+	if n, err := c.Advances.RunDue(ctx); err != nil || n != 1 {
+		t.Fatalf("RunDue after the lease = %d, %v", n, err)
+	}
+	for id, typ := range map[string]string{bad.ID: "payment.failed", good.ID: "payment.success"} {
+		var n int
+		if err := c.SQL().QueryRow(`SELECT count(*) FROM events WHERE type = $1 AND data->>'payment_id' = $2`, typ, id).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		if n != 1 {
+			t.Errorf("%s: %d %s events, want one", id, n, typ)
+		}
 	}
 }

@@ -159,7 +159,7 @@ func Build(cfg *config.Config, d Deps) (*Services, error) {
 	s.Payments.WithOriginators(s.Originators).WithThresholds(s.Originators).WithAccountChecks(s.Funding)
 	s.Merchants.WithOriginatorNames(originator.NameAfter)
 	s.Consequences = consequence.NewService(db.Consequences(), s.Funding, s.Payments)
-	s.Advances = advance.NewRunner(db, s.clockWorld, cfg.ACHWindows.Schedule, ids.New("adv_"), now)
+	s.Advances = advance.NewRunner(db, s.ClockWorld, cfg.ACHWindows.Schedule, ids.New("adv_"), now)
 	s.Metrics.GaugeFunc("fundsource_payment_reversal_then_return_alerts",
 		"Payments that came back after their reversal had left, over 30 days (-1 when the count failed): the customer may have been paid back twice.",
 		func() int64 {
@@ -212,10 +212,10 @@ func Build(cfg *config.Config, d Deps) (*Services, error) {
 	return s, nil
 }
 
-// clockWorld is production's jobs on test clock id: an ACH originator of
+// ClockWorld is production's jobs on test clock id: an ACH originator of
 // its own, whose transport is the clock's exchange with its simulated
 // bank (banksim's sandbox rules), beside the shared services.
-func (s *Services) clockWorld(id string) advance.World {
+func (s *Services) ClockWorld(id string) advance.World {
 	files := s.DB.ClockFiles(id)
 	cfg := advance.ACHConfig(s.Config.ACHWindows.Schedule, s.Config.ACHWindows.SameDayMicro)
 	o := ach.NewOriginator(cfg, s.DB.ACH(), s.Funding, s.Payments, s.Consequences, s.Now).WithLog(s.Log)

@@ -27,7 +27,7 @@ type clocked struct {
 	customer string
 }
 
-func newClocked(t *testing.T) *clocked {
+func newClocked(t testing.TB) *clocked {
 	t.Helper()
 	f := fixture.New(t)
 	c := &clocked{Fixture: f, scope: f.Sandbox("Clocked"), clock: "clk_advance_test"}
@@ -35,11 +35,18 @@ func newClocked(t *testing.T) *clocked {
 		VALUES ($1, 'sandbox', $2, $3, $3)`, c.scope.MerchantID, c.clock, fixture.Start); err != nil {
 		t.Fatal(err)
 	}
-	c.customer = f.Customer(c.scope)
-	if _, err := f.SQL().Exec(`UPDATE customers SET test_clock_id = $1 WHERE id = $2`, c.clock, c.customer); err != nil {
-		t.Fatal(err)
-	}
+	c.customer = c.customerOnClock()
 	return c
+}
+
+// customerOnClock is a new customer on the clock.
+func (c *clocked) customerOnClock() string {
+	c.T.Helper()
+	id := c.Customer(c.scope)
+	if _, err := c.SQL().Exec(`UPDATE customers SET test_clock_id = $1 WHERE id = $2`, c.clock, id); err != nil {
+		c.T.Fatal(err)
+	}
+	return id
 }
 
 // at is ctx on the clock at t.
@@ -51,8 +58,13 @@ func (c *clocked) at(t time.Time) context.Context {
 // at ctx's time.
 func (c *clocked) VerifiedSourceAt(ctx context.Context, account string) string {
 	c.T.Helper()
+	return c.verifiedSourceOf(ctx, c.customer, account)
+}
+
+func (c *clocked) verifiedSourceOf(ctx context.Context, customerID, account string) string {
+	c.T.Helper()
 	src, err := c.Funding.CreateOnDemand(ctx, funding.Caller{Scope: c.scope, OnDemand: true, ThirdPartyVerification: true},
-		funding.Input{CustomerID: c.customer, RoutingNumber: fixture.RoutingNumber, AccountNumber: account})
+		funding.Input{CustomerID: customerID, RoutingNumber: fixture.RoutingNumber, AccountNumber: account})
 	if err != nil {
 		c.T.Fatal(err)
 	}
@@ -60,12 +72,30 @@ func (c *clocked) VerifiedSourceAt(ctx context.Context, account string) string {
 }
 
 func (c *clocked) debit(ctx context.Context, sourceID, amount string) payment.Payment {
+	return c.pay(ctx, sourceID, amount, payment.Debit)
+}
+
+func (c *clocked) credit(ctx context.Context, sourceID, amount string) payment.Payment {
+	return c.pay(ctx, sourceID, amount, payment.Credit)
+}
+
+func (c *clocked) pay(ctx context.Context, sourceID, amount string, d payment.Direction) payment.Payment {
 	c.T.Helper()
-	p, err := c.Payments.Create(ctx, c.scope, payment.Input{SourceID: sourceID, Amount: json.RawMessage(`"` + amount + `"`), Direction: payment.Debit})
+	p, err := c.Payments.Create(ctx, c.scope, payment.Input{SourceID: sourceID, Amount: json.RawMessage(`"` + amount + `"`), Direction: d})
 	if err != nil {
 		c.T.Fatal(err)
 	}
 	return p
+}
+
+func (c *clocked) subscribe(ctx context.Context, sourceID, amount string) payment.Subscription {
+	c.T.Helper()
+	sub, err := c.Payments.Subscribe(ctx, c.scope, payment.SubscriptionInput{SourceID: sourceID, Amount: json.RawMessage(`"` + amount + `"`),
+		Interval: payment.Monthly, StartDate: "2026-11-10"})
+	if err != nil {
+		c.T.Fatal(err)
+	}
+	return sub
 }
 
 // advance asks the clock to go to to and runs the advance.
@@ -168,11 +198,7 @@ func TestAnAdvanceRunsMicroDepositsAndSubscriptions(t *testing.T) {
 		}
 	}
 	src := c.VerifiedSourceAt(start, "444455556666")
-	sub, err := c.Payments.Subscribe(start, c.scope, payment.SubscriptionInput{SourceID: src, Amount: json.RawMessage(`"9.99"`),
-		Interval: payment.Monthly, StartDate: "2026-11-10"})
-	if err != nil {
-		t.Fatal(err)
-	}
+	sub := c.subscribe(start, src, "9.99")
 
 	c.advance(fixture.Start.AddDate(0, 0, 60))
 

@@ -10,7 +10,8 @@
 //     and the originator imports them; micro-deposits past their expiry
 //     expire; subscriptions due that day make their debits;
 //   - each ACH window of each banking day: the originator builds the
-//     window's file and delivers it to the simulated bank;
+//     window's file and delivers it to the simulated bank, which reads it
+//     that day (a file settles on its effective date);
 //   - noon UTC of each day: payments whose settlement time has come
 //     settle (what a return did not take back becomes processed), the
 //     same job the wall clock runs every second;

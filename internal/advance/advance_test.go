@@ -27,12 +27,15 @@ type clocked struct {
 	customer string
 }
 
-func newClocked(t testing.TB) *clocked {
+func newClocked(t testing.TB) *clocked { return newClockedAt(t, fixture.Start) }
+
+// newClockedAt is newClocked with the clock at start.
+func newClockedAt(t testing.TB, start time.Time) *clocked {
 	t.Helper()
 	f := fixture.New(t)
 	c := &clocked{Fixture: f, scope: f.Sandbox("Clocked"), clock: "clk_advance_test"}
 	if _, err := f.SQL().Exec(`INSERT INTO test_clocks (merchant_id, environment, id, frozen_time, created_at)
-		VALUES ($1, 'sandbox', $2, $3, $3)`, c.scope.MerchantID, c.clock, fixture.Start); err != nil {
+		VALUES ($1, 'sandbox', $2, $3, $3)`, c.scope.MerchantID, c.clock, start); err != nil {
 		t.Fatal(err)
 	}
 	c.customer = c.customerOnClock()
@@ -323,4 +326,51 @@ func TestAnInterruptedAdvanceResumesAndDoesEverythingOnce(t *testing.T) {
 			t.Errorf("%s: %d %s events, want one", id, n, typ)
 		}
 	}
+}
+
+// TestTheCalendarsEdgesOnAClock: on a clock the bank's calendar decides
+// as it does in production: a Same Day ACH debit created a minute before
+// the cut-off's window is effective that day, one created a minute after
+// it the next banking day; a debit filed the day before Thanksgiving is
+// effective the Friday after it and its R01 comes two banking days later,
+// over the weekend, on Tuesday.
+func TestTheCalendarsEdgesOnAClock(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		name               string
+		at                 time.Time
+		sameDay            bool
+		effective, settled string
+	}{
+		{"a minute before the cut-off", eastern(2026, 11, 2, 15, 44), true, "2026-11-02", "2026-11-04"},
+		{"a minute after the cut-off", eastern(2026, 11, 2, 15, 46), true, "2026-11-03", "2026-11-05"},
+		{"the day before a holiday", eastern(2026, 11, 25, 10, 0), false, "2026-11-27", "2026-12-01"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			k := newClockedAt(t, c.at)
+			at := k.at(c.at)
+			p, err := k.Payments.Create(at, k.scope, payment.Input{SourceID: k.VerifiedSourceAt(at, "000000001"),
+				Amount: json.RawMessage(`"10.00"`), Direction: payment.Debit, SameDay: c.sameDay})
+			if err != nil {
+				t.Fatal(err)
+			}
+			k.advance(c.at.AddDate(0, 0, 12))
+			got, err := k.Payments.Get(ctx, k.scope, p.ID)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got.EffectiveDate == nil || *got.EffectiveDate != c.effective {
+				t.Errorf("effective %v, want %s", got.EffectiveDate, c.effective)
+			}
+			if got.Status != payment.Failed || got.SettledAt == nil || calendar.DateOf(*got.SettledAt).Format(time.DateOnly) != c.settled {
+				t.Errorf("%s, returned at %v; want R01 on %s", got.Status, got.SettledAt, c.settled)
+			}
+		})
+	}
+}
+
+// eastern is a time of day in US Eastern.
+func eastern(y int, m time.Month, d, h, min int) time.Time {
+	return time.Date(y, m, d, h, min, 0, 0, calendar.Eastern)
 }

@@ -7,7 +7,7 @@ import (
 	"github.com/fundsource/fundsource/internal/core/calendar"
 )
 
-func eastern(s string) time.Time {
+func easternAt(s string) time.Time {
 	t, err := time.ParseInLocation("2006-01-02 15:04", s, calendar.Eastern)
 	if err != nil {
 		panic(err)
@@ -21,7 +21,7 @@ func eastern(s string) time.Time {
 func TestStepsStopAtEveryInstantProductionActsAt(t *testing.T) {
 	sch := calendar.DefaultSchedule()
 	// Friday 2026-12-04 18:00 to Monday 2026-12-07 09:00.
-	from, to := eastern("2026-12-04 18:00"), eastern("2026-12-07 09:00")
+	from, to := easternAt("2026-12-04 18:00"), easternAt("2026-12-07 09:00")
 	steps := Steps(sch, from, to)
 	var windows, mornings, noons int
 	last := from

@@ -33,12 +33,8 @@ type Production struct {
 // Morning: the bank's answers due by today, imported; expiries;
 // subscriptions due.
 func (p Production) Morning(ctx context.Context) error {
-	c, _ := testclock.From(ctx)
-	if err := p.Bank.Step(ctx, calendar.DateOf(c.Now)); err != nil {
-		return fmt.Errorf("the simulated bank's day: %w", err)
-	}
-	if _, err := p.Originator.Poll(ctx); err != nil {
-		return fmt.Errorf("import the bank's answers: %w", err)
+	if err := p.answers(ctx); err != nil {
+		return err
 	}
 	if _, err := p.Funding.ExpireDue(ctx); err != nil {
 		return fmt.Errorf("expire micro-deposits: %w", err)
@@ -49,10 +45,25 @@ func (p Production) Morning(ctx context.Context) error {
 	return nil
 }
 
-// Window builds and delivers the window due now.
+// Window builds and delivers the window due now; the bank reads the file
+// as the network does, the day it comes (its settlement date is its
+// effective date, not the next day's morning), and what it answers at
+// once is imported.
 func (p Production) Window(ctx context.Context) error {
 	if _, err := p.Originator.Tick(ctx); err != nil {
 		return fmt.Errorf("build the ACH window: %w", err)
+	}
+	return p.answers(ctx)
+}
+
+// answers is the bank's day so far, and its answers imported.
+func (p Production) answers(ctx context.Context) error {
+	c, _ := testclock.From(ctx)
+	if err := p.Bank.Step(ctx, calendar.DateOf(c.Now)); err != nil {
+		return fmt.Errorf("the simulated bank's day: %w", err)
+	}
+	if _, err := p.Originator.Poll(ctx); err != nil {
+		return fmt.Errorf("import the bank's answers: %w", err)
 	}
 	return nil
 }

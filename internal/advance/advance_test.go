@@ -374,3 +374,35 @@ func TestTheCalendarsEdgesOnAClock(t *testing.T) {
 func eastern(y int, m time.Month, d, h, min int) time.Time {
 	return time.Date(y, m, d, h, min, 0, 0, calendar.Eastern)
 }
+
+// TestAnUntimelyReturnIsDishonoredOnTheClock: an R01 the bank sends past
+// its deadline (an account ending 6801, four banking days after
+// settlement) is dishonored R68 by the clock's originator in its next
+// window, in the clock's own file. While it waits, a release that does
+// not know clocks reads it as kept back, never as one for the bank's file.
+func TestAnUntimelyReturnIsDishonoredOnTheClock(t *testing.T) {
+	t.Parallel()
+	c := newClocked(t)
+	start := c.at(fixture.Start)
+	c.debit(start, c.VerifiedSourceAt(start, "556801"), "10.00")
+	// Settled Tuesday 11-03; the untimely R01 comes Monday 11-09.
+	c.advance(eastern(2026, 11, 9, 8, 0))
+	var waiting, older int
+	if err := c.SQL().QueryRow(`SELECT count(*) FILTER (WHERE file_id IS NULL),
+		count(*) FILTER (WHERE file_id IS NULL AND late_for_dishonor_at IS NULL) FROM ach_dishonors`).Scan(&waiting, &older); err != nil {
+		t.Fatal(err)
+	}
+	if waiting != 1 || older != 0 {
+		t.Fatalf("%d dishonors waiting, %d of them an older release would send; want one, none", waiting, older)
+	}
+	c.advance(eastern(2026, 11, 10, 8, 0))
+	var code string
+	var sent, clock *string
+	if err := c.SQL().QueryRow(`SELECT d.code, d.file_id, f.test_clock_id FROM ach_dishonors d LEFT JOIN ach_files f ON f.id = d.file_id`).
+		Scan(&code, &sent, &clock); err != nil {
+		t.Fatal(err)
+	}
+	if code != "R68" || sent == nil || clock == nil || *clock != c.clock {
+		t.Fatalf("dishonor %s in file %v of clock %v; want R68 sent in a file of %s", code, sent, clock, c.clock)
+	}
+}

@@ -174,8 +174,9 @@ WITH ` + paymentSource + `, ` + withParams(originatorLocked, "$25", "'debit'", "
   FROM ok, (SELECT id FROM named UNION ALL SELECT id FROM fresh) man
   RETURNING 1
 ), ` + withParams(originatorCount, "$25", "'debit'", "$5") + `, ev AS (
-  INSERT INTO events (merchant_id, environment, id, type, data, created_at)
-  SELECT $1, $2, $17, $20, $21::jsonb || jsonb_build_object('user_id', fresh.customer_id, 'sec_code', fresh.sec_code), $9
+  INSERT INTO events (merchant_id, environment, id, type, data, created_at, test_clock_id, clock_time)
+  SELECT $1, $2, $17, $20, $21::jsonb || jsonb_build_object('user_id', fresh.customer_id, 'sec_code', fresh.sec_code), $9,
+    NULLIF($31, ''), NULLIF($32, '')::timestamptz
   FROM fresh
   RETURNING id
 ), queued AS (
@@ -193,14 +194,16 @@ FROM src s CROSS JOIN decision d LEFT JOIN org ON true LEFT JOIN returned ret ON
 func (q queries) CreateDebit(ctx context.Context, d payment.NewDebit) (payment.DebitOutcome, error) {
 	p := d.Payment
 	var named, fresh, ip, ua, text, sha, evID, evType, data, delivery *string
+	var clock, clockAt string
 	var accepted *time.Time
 	if m := d.Mandate; m != nil {
 		fresh, ip, ua, text, sha, accepted = &m.ID, m.IPAddress, m.UserAgent, &m.Text, &m.TextSHA256, &m.AcceptedAt
-		c, err := arraysOf([]event.Event{d.Created}, true)
+		c, err := arraysOf(ctx, []event.Event{d.Created}, true)
 		if err != nil {
 			return payment.DebitOutcome{}, err
 		}
 		evID, evType, delivery, data = &c.ids[0], &c.types[0], &c.deliveries[0], &c.data[0]
+		clock, clockAt = c.clocks[0], c.clockAt[0]
 	} else {
 		named = p.MandateID
 	}
@@ -223,7 +226,7 @@ func (q queries) CreateDebit(ctx context.Context, d payment.NewDebit) (payment.D
 		p.Description, p.Status, p.SettleAt, p.CreatedAt, named, fresh, accepted, ip, ua, text, sha, evID,
 		d.SECCodes[0], d.SECCodes[1], evType, data, delivery, p.EntryDescription, p.SameDay, dayOf(p),
 		pq.Array(d.Reinitiation.Codes), d.Reinitiation.Since.Format(time.DateOnly), d.Reinitiation.AuthorizedAt,
-		p.Purpose, pq.Array(p.DescriptionFits))
+		p.Purpose, pq.Array(p.DescriptionFits), clock, clockAt)
 	if err != nil {
 		return payment.DebitOutcome{}, translate(err)
 	}

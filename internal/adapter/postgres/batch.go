@@ -379,7 +379,7 @@ func (q queries) createSources(ctx context.Context, cs []*creation) (map[string]
 			hashes[i], bodies[i] = r.Hash, c.resp.Body
 		}
 		for _, e := range c.evs {
-			if err := evs.add(e); err != nil {
+			if err := evs.add(e, q.wall()); err != nil {
 				return nil, 0, err
 			}
 			evSources = append(evSources, s.ID)
@@ -393,7 +393,7 @@ func (q queries) createSources(ctx context.Context, cs []*creation) (map[string]
 		pq.ByteaArray(hashes), pq.Array(statusCodes), pq.ByteaArray(bodies), pq.Array(nows),
 		pq.StringArray(evs.ids), pq.StringArray(evs.types), pq.StringArray(evs.data), pq.StringArray(evs.at),
 		pq.StringArray(evs.deliveries), pq.StringArray(evSources), pq.ByteaArray(accountFPs), pq.BoolArray(noHistory),
-		pq.StringArray(holders), pq.BoolArray(guessed), pq.StringArray(metas), pq.StringArray(evs.clocks), pq.StringArray(evs.clockAt))
+		pq.StringArray(holders), pq.BoolArray(guessed), pq.StringArray(metas), pq.StringArray(evs.clocks), pq.StringArray(evs.clockAt), pq.StringArray(evs.due))
 	if err != nil {
 		return nil, 0, err
 	}

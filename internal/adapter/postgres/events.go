@@ -54,7 +54,7 @@ func (q queries) recordEvent(ctx context.Context, e event.Event, deliver bool) e
 // wakes the dispatchers for the deliveries it queued, and returns e's
 // arrays (its delivery's id among them) and how many it queued.
 func (q queries) writeEvent(ctx context.Context, query string, e event.Event, deliver bool) (eventArrays, int, error) {
-	c, err := arraysOf(ctx, []event.Event{e}, deliver)
+	c, err := arraysOf(ctx, q.wall(), []event.Event{e}, deliver)
 	if err != nil {
 		return c, 0, err
 	}
@@ -95,8 +95,8 @@ func (q queries) RecordEventForEndpoint(ctx context.Context, e event.Event) (web
 // endpoint; the statement reports how many, for q.queued, which wakes the
 // dispatchers after the commit). $1 and $2 are the scope; $p to $p+6 are
 // eventArgs: the events' ids, types, data and creation times, the
-// deliveries' ids, and the events' test clocks and clock times ("" for
-// none).
+// deliveries' ids, the events' test clocks and clock times ("" for none),
+// and when their deliveries are due.
 func eventsSQL(cond string, p int) string {
 	return eventCTEs(p, p+5, "", "$1", "$2", cond)
 }
@@ -105,7 +105,7 @@ func eventsSQL(cond string, p int) string {
 // scopes at once: each event belongs to a row of rows (a relation with
 // id, merchant_id and environment), named by its id in $p+5, and is
 // written, with its delivery, only when that row is. The events' test
-// clocks and clock times are $clock and $clock+1.
+// clocks, clock times and deliveries' due times are $clock to $clock+2.
 func rowEventsSQL(rows string, p, clock int) string {
 	return eventCTEs(p, clock, rows, "o.merchant_id", "o.environment", "true")
 }
@@ -138,7 +138,7 @@ func eventCTEs(p, clock int, rows, merchant, env, cond string) string {
 ), queued AS (
   ` + insertDelivery + `
   SELECT d.id, ` + merchant + `, ` + env + `, d.event_id, d.at::timestamptz, d.at::timestamptz, d.at::timestamptz
-  FROM unnest(` + n(4) + `::text[], ` + n(0) + `::text[], ` + n(3) + `::text[]` + owner + `) AS d(id, event_id, at` + dCols + `)` + dJoin + `
+  FROM unnest(` + n(4) + `::text[], ` + n(0) + `::text[], ` + k(2) + `::text[]` + owner + `) AS d(id, event_id, at` + dCols + `)` + dJoin + `
   JOIN webhook_endpoints w ON w.merchant_id = ` + merchant + ` AND w.environment = ` + env + `
   WHERE d.id IS NOT NULL AND ` + cond + `
   RETURNING 1
@@ -146,17 +146,18 @@ func eventCTEs(p, clock int, rows, merchant, env, cond string) string {
 }
 
 // eventArgs are the parameters of eventsSQL for evs, with their deliveries.
-func eventArgs(ctx context.Context, evs []event.Event) ([]any, error) {
-	c, err := arraysOf(ctx, evs, true)
+func eventArgs(ctx context.Context, wall time.Time, evs []event.Event) ([]any, error) {
+	c, err := arraysOf(ctx, wall, evs, true)
 	return c.args(), err
 }
 
-// arraysOf is evs as eventsSQL's arrays, on the test clock of ctx if any;
-// with deliver false they queue no delivery.
-func arraysOf(ctx context.Context, evs []event.Event, deliver bool) (eventArrays, error) {
+// arraysOf is evs as eventsSQL's arrays, on the test clock of ctx if any,
+// at the wall clock's time wall; with deliver false they queue no
+// delivery.
+func arraysOf(ctx context.Context, wall time.Time, evs []event.Event, deliver bool) (eventArrays, error) {
 	var c eventArrays
 	for _, e := range evs {
-		if err := c.add(event.OnClock(ctx, e)); err != nil {
+		if err := c.add(event.OnClock(ctx, e), wall); err != nil {
 			return c, err
 		}
 	}
@@ -168,14 +169,18 @@ func arraysOf(ctx context.Context, evs []event.Event, deliver bool) (eventArrays
 
 // eventArrays are events as a statement's array parameters: their ids,
 // types, JSON data and creation times, the ids of their deliveries, and
-// their test clocks and clock times ("" for none).
+// their test clocks and clock times ("" for none), and when their
+// deliveries are due.
 type eventArrays struct {
 	ids, types, data, at, deliveries []string
-	clocks, clockAt                  []string
+	clocks, clockAt, due             []string
 }
 
-// add appends e, with a new delivery id.
-func (c *eventArrays) add(e event.Event) error {
+// add appends e, with a new delivery id. A delivery is due when its event
+// was created; one of an event on a test clock, whose creation time may
+// be the clock's and so ahead of the wall clock, at the latest at wall:
+// merchants hear of what happens on a clock as it happens.
+func (c *eventArrays) add(e event.Event, wall time.Time) error {
 	b, err := json.Marshal(e.Data)
 	if err != nil {
 		return fmt.Errorf("record event %s: %w", e.Type, err)
@@ -186,14 +191,19 @@ func (c *eventArrays) add(e event.Event) error {
 	if e.TestClock != "" {
 		clockAt = e.ClockTime.UTC().Format(time.RFC3339Nano)
 	}
+	due := e.CreatedAt
+	if e.TestClock != "" && wall.Before(due) {
+		due = wall
+	}
 	c.clocks, c.clockAt = append(c.clocks, e.TestClock), append(c.clockAt, clockAt)
+	c.due = append(c.due, due.UTC().Format(time.RFC3339Nano))
 	return nil
 }
 
 // args are the arrays as eventsSQL's parameters, in its order.
 func (c eventArrays) args() []any {
 	return []any{pq.StringArray(c.ids), pq.StringArray(c.types), pq.StringArray(c.data), pq.StringArray(c.at),
-		pq.StringArray(c.deliveries), pq.StringArray(c.clocks), pq.StringArray(c.clockAt)}
+		pq.StringArray(c.deliveries), pq.StringArray(c.clocks), pq.StringArray(c.clockAt), pq.StringArray(c.due)}
 }
 
 // recording is write (a data-modifying statement whose first two
@@ -219,7 +229,7 @@ func (q queries) writeRecording(ctx context.Context, write, withEvents string, a
 		}
 		return res.RowsAffected()
 	}
-	evArgs, err := eventArgs(ctx, evs)
+	evArgs, err := eventArgs(ctx, q.wall(), evs)
 	if err != nil {
 		return 0, err
 	}

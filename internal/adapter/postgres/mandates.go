@@ -181,7 +181,7 @@ WITH ` + paymentSource + `, ` + withParams(originatorLocked, "$25", "'debit'", "
   RETURNING id
 ), queued AS (
   ` + insertDelivery + `
-  SELECT $22, $1, $2, ev.id, $9, $9, $9
+  SELECT $22, $1, $2, ev.id, $33::timestamptz, $33::timestamptz, $33::timestamptz
   FROM ev JOIN webhook_endpoints w ON w.merchant_id = $1 AND w.environment = $2
   RETURNING 1
 )
@@ -195,15 +195,16 @@ func (q queries) CreateDebit(ctx context.Context, d payment.NewDebit) (payment.D
 	p := d.Payment
 	var named, fresh, ip, ua, text, sha, evID, evType, data, delivery *string
 	var clock, clockAt string
+	due := p.CreatedAt.UTC().Format(time.RFC3339Nano)
 	var accepted *time.Time
 	if m := d.Mandate; m != nil {
 		fresh, ip, ua, text, sha, accepted = &m.ID, m.IPAddress, m.UserAgent, &m.Text, &m.TextSHA256, &m.AcceptedAt
-		c, err := arraysOf(ctx, []event.Event{d.Created}, true)
+		c, err := arraysOf(ctx, q.wall(), []event.Event{d.Created}, true)
 		if err != nil {
 			return payment.DebitOutcome{}, err
 		}
 		evID, evType, delivery, data = &c.ids[0], &c.types[0], &c.deliveries[0], &c.data[0]
-		clock, clockAt = c.clocks[0], c.clockAt[0]
+		clock, clockAt, due = c.clocks[0], c.clockAt[0], c.due[0]
 	} else {
 		named = p.MandateID
 	}
@@ -226,7 +227,7 @@ func (q queries) CreateDebit(ctx context.Context, d payment.NewDebit) (payment.D
 		p.Description, p.Status, p.SettleAt, p.CreatedAt, named, fresh, accepted, ip, ua, text, sha, evID,
 		d.SECCodes[0], d.SECCodes[1], evType, data, delivery, p.EntryDescription, p.SameDay, dayOf(p),
 		pq.Array(d.Reinitiation.Codes), d.Reinitiation.Since.Format(time.DateOnly), d.Reinitiation.AuthorizedAt,
-		p.Purpose, pq.Array(p.DescriptionFits), clock, clockAt)
+		p.Purpose, pq.Array(p.DescriptionFits), clock, clockAt, due)
 	if err != nil {
 		return payment.DebitOutcome{}, translate(err)
 	}

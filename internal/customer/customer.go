@@ -170,6 +170,7 @@ func (s *Service) Update(ctx context.Context, scope tenant.Scope, id string, u U
 			return err
 		}
 		next.Scope, next.ID, next.CreatedAt, next.Screening = c.Scope, c.ID, c.CreatedAt, c.Screening
+		next.TestClock = c.TestClock
 		out = next
 		if next.FirstName == c.FirstName && next.LastName == c.LastName && next.Email == c.Email &&
 			ptrEqual(next.BusinessName, c.BusinessName) && maps.Equal(next.Metadata, c.Metadata) {

@@ -80,6 +80,7 @@ func (s *Surface) onClock(c *gin.Context) {
 	for _, prm := range c.Params {
 		o.Add(prm.Value)
 	}
+	o.Add(c.Query("funding_source_id")) // a list of one source's payments, subscriptions, mandates
 	if body := surface.Body(c); len(body) > 0 {
 		var f clockFields
 		_ = json.Unmarshal(body, &f) // what does not read is the handler's to refuse

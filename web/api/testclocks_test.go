@@ -9,6 +9,7 @@ import (
 
 	"github.com/fundsource/fundsource/internal/core/tenant"
 	th "github.com/fundsource/fundsource/internal/testing/harness"
+	"github.com/fundsource/fundsource/internal/testing/pgtest"
 	"github.com/fundsource/fundsource/internal/testing/webtest"
 )
 
@@ -170,7 +171,9 @@ func TestARequestAboutAnObjectOnAClockRunsOnTheClock(t *testing.T) {
 	if k := th.WantOK(t, h.Get("/v2/sandbox/test-clocks/"+id, key)); k["status"] != "ready" || k["frozen_time"] != rfc(to) {
 		t.Errorf("after the advance: %s", th.MustJSON(k))
 	}
-	th.WantOK(t, h.Post("/v2/customers/"+user, key, `{"email":"new@example.com"}`))
+	if upd := th.WantOK(t, h.Post("/v2/customers/"+user, key, `{"email":"new@example.com"}`)); upd["test_clock"] != id {
+		t.Errorf("the updated customer lost its clock: %s", th.MustJSON(upd))
+	}
 	var clock, at string
 	if err := h.SQL().QueryRow(`SELECT test_clock_id, clock_time FROM events WHERE type = 'customer.updated' AND data->>'user_id' = $1`, user).Scan(&clock, &at); err != nil {
 		t.Fatal(err)
@@ -264,5 +267,37 @@ func TestDeletingAClockDeletesEverythingOnItAndNothingElse(t *testing.T) {
 	}
 	if n := count(`SELECT count(*) FROM test_clocks`); n != 2 {
 		t.Errorf("%d clocks left, want 2", n)
+	}
+}
+
+// TestOnlyAMerchantWithClocksPaysForThem: a request of a merchant without
+// a clock costs what it did (its key, cached, says so), one of a merchant
+// with clocks one query more, which finds the clock of its objects.
+func TestOnlyAMerchantWithClocksPaysForThem(t *testing.T) {
+	t.Parallel()
+	url := pgtest.URL(t)
+	db, trips := pgtest.CountingOn(t, url)
+	h := webtest.NewHarnessOn(t, db, url)
+	plain, clocked := h.Merchant("Plain").Sandbox.SecretKey, h.Merchant("Clocked").Sandbox.SecretKey
+	plainUser := h.Customer(plain)
+	clk := newClock(t, h, clocked, h.Clock.Now().Add(time.Hour))
+	clockUser := th.WantOK(t, h.Post("/v2/customers", clocked, `{"first_name":"A","last_name":"B","email":"a@example.com","test_clock":"`+clk+`"}`))["user_id"].(string)
+	wallUser := h.Customer(clocked)
+	measure := func(key, user string) int {
+		t.Helper()
+		th.WantOK(t, h.Get("/v2/customers/"+user, key)) // caches the key, prepares the statements
+		trips.Reset()
+		th.WantOK(t, h.Get("/v2/customers/"+user, key))
+		return trips.Count()
+	}
+	base := measure(plain, plainUser)
+	if got := measure(clocked, clockUser); got != base+1 {
+		t.Errorf("a customer on a clock: %d round trips, want %d (one more than without clocks)", got, base+1)
+	}
+	if got := measure(clocked, wallUser); got != base+1 {
+		t.Errorf("a wall-clock customer of a merchant with clocks: %d round trips, want %d", got, base+1)
+	}
+	if got := measure(plain, plainUser); got != base {
+		t.Errorf("without clocks, after another merchant's: %d round trips, want %d", got, base)
 	}
 }

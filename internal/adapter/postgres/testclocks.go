@@ -123,10 +123,14 @@ const (
 )
 
 // deleteClockSteps delete a clock's objects in the order their foreign
-// keys allow: what references a payment, the payments, subscriptions and
-// mandates, what references a source, the sources, the clock's events
-// (their deliveries and attempts cascade), the customers, the clock.
+// keys allow, after locking the clock's customers (a source or payment
+// being created for one waits, then finds it gone): what references a
+// payment, the payments, subscriptions and mandates, what references a
+// source, the sources, the clock's events (their deliveries and attempts
+// cascade), the customers, the clock. The caller holds the clock's row,
+// so no customer joins it meanwhile.
 var deleteClockSteps = []string{
+	`SELECT 1 FROM customers WHERE ` + scoped + `test_clock_id = $3 FOR UPDATE`,
 	`DELETE FROM instant_credits WHERE ` + scoped + `payment_id IN ` + clockPayments,
 	`DELETE FROM fraud_alerts WHERE ` + scoped + `(payment_id IN ` + clockPayments + ` OR funding_source_id IN ` + clockSources + `)`,
 	`DELETE FROM ach_entries WHERE ` + scoped + `(customer_id IN ` + clockCustomers + ` OR funding_source_id IN ` + clockSources +

@@ -10,6 +10,7 @@ import (
 	"github.com/fundsource/fundsource/internal/core/event"
 	"github.com/fundsource/fundsource/internal/core/paging"
 	"github.com/fundsource/fundsource/internal/core/tenant"
+	"github.com/fundsource/fundsource/internal/customer"
 	"github.com/fundsource/fundsource/internal/testclock"
 	"github.com/fundsource/fundsource/internal/testing/fixture"
 	"github.com/fundsource/fundsource/internal/testing/pgtest"
@@ -233,5 +234,64 @@ func TestEventsRecordedOffAClockCarryNoClock(t *testing.T) {
 	b, _ := evs[0].MarshalJSON()
 	if s := string(b); strings.Contains(s, "test_clock") || strings.Contains(s, "clock_time") {
 		t.Errorf("envelope off a clock: %s", s)
+	}
+}
+
+// TestResolveFindsTheClockOfTheObjectsNamed: a customer's clock through
+// the customer or its source; none for the wall clock's, another
+// merchant's or an unknown object; objects of two clocks are refused.
+func TestResolveFindsTheClockOfTheObjectsNamed(t *testing.T) {
+	t.Parallel()
+	f := fixture.New(t)
+	scope, other := f.Sandbox("Acme"), f.Sandbox("Other")
+	frozen := f.Clock.Now().Add(time.Hour).Truncate(time.Second)
+	onClock := func(scope tenant.Scope) (testclock.Clock, string) {
+		k, err := f.TestClocks.Create(ctx, scope, testclock.Input{FrozenTime: &frozen})
+		if err != nil {
+			t.Fatal(err)
+		}
+		in := customer.Input{FirstName: "Ada", LastName: "Lovelace", Email: "ada@example.com", TestClock: &k.ID}
+		c, err := f.Customers.Create(k.Context(ctx), scope, in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return k, c.ID
+	}
+	a, userA := onClock(scope)
+	_, userB := onClock(scope)
+	_, theirs := onClock(other)
+	srcA := f.Source(scope, userA, "123456789").ID
+	wall := f.Customer(scope)
+	objects := func(ids ...string) testclock.Objects {
+		var o testclock.Objects
+		for _, id := range ids {
+			o.Add(id)
+		}
+		return o
+	}
+	for _, c := range []struct {
+		name  string
+		o     testclock.Objects
+		clock string
+	}{
+		{"the customer", objects(userA), a.ID},
+		{"its source", objects(srcA), a.ID},
+		{"the customer and its source", objects(userA, srcA), a.ID},
+		{"a wall-clock customer", objects(wall), ""},
+		{"another merchant's customer on a clock", objects(theirs), ""},
+		{"an unknown source", objects("fs_unknown"), ""},
+		{"no object", objects("evt_x", "clk_x"), ""},
+	} {
+		r, ok, err := f.TestClocks.Resolve(ctx, scope, c.o)
+		if err != nil || ok != (c.clock != "") || r.Clock.ID != c.clock {
+			t.Errorf("%s: %+v %v %v, want clock %q", c.name, r, ok, err, c.clock)
+			continue
+		}
+		if ok && (!r.Clock.Now.Equal(frozen) || r.Status != testclock.Ready) {
+			t.Errorf("%s: resolved %+v, want ready at %v", c.name, r, frozen)
+		}
+	}
+	if _, _, err := f.TestClocks.Resolve(ctx, scope, objects(userA, userB)); !errs.Is(err, errs.InvalidRequest) {
+		t.Errorf("objects of two clocks: got %v, want invalid_request", err)
 	}
 }

@@ -47,6 +47,7 @@ import (
 	"github.com/fundsource/fundsource/internal/payment"
 	"github.com/fundsource/fundsource/internal/requestlog"
 	"github.com/fundsource/fundsource/internal/sanctions"
+	"github.com/fundsource/fundsource/internal/testclock"
 	"github.com/fundsource/fundsource/internal/webhook"
 	"github.com/fundsource/fundsource/web"
 	"github.com/fundsource/fundsource/web/api"
@@ -91,6 +92,8 @@ type Services struct {
 	Audit *audit.Service
 	// Originators are the merchant environments as ACH originators.
 	Originators *originator.Service
+	// TestClocks are the sandbox's test clocks.
+	TestClocks *testclock.Service
 	// Sanctions is the SDN list names are screened against; the process
 	// reloads it when its files change (Sanctions.Watch).
 	Sanctions *sanctions.List
@@ -116,6 +119,7 @@ func Build(cfg *config.Config, d Deps) (*Services, error) {
 	}
 	db, now := d.DB, d.Now
 	db.SetAuditKey(cfg.AuditKey)
+	db.SetClock(now)
 	fund := funding.NewService(db.Funding(), banks, v, now)
 	if cfg.PlaidBaseURL != "" {
 		fund.WithProvider(provider.New(cfg.PlaidBaseURL, cfg.PlaidClientID, cfg.PlaidSecret, d.Log))
@@ -153,6 +157,7 @@ func Build(cfg *config.Config, d Deps) (*Services, error) {
 	s.Payments.WithOriginators(s.Originators).WithThresholds(s.Originators).WithAccountChecks(s.Funding)
 	s.Merchants.WithOriginatorNames(originator.NameAfter)
 	s.Consequences = consequence.NewService(db.Consequences(), s.Funding, s.Payments)
+	s.TestClocks = testclock.NewService(db.TestClocks(), now).OnCreated(s.Merchants.KeysChanged)
 	s.Metrics.GaugeFunc("fundsource_payment_reversal_then_return_alerts",
 		"Payments that came back after their reversal had left, over 30 days (-1 when the count failed): the customer may have been paid back twice.",
 		func() int64 {
@@ -253,6 +258,7 @@ func (s *Services) Handler() *gin.Engine {
 		Overview:     s.Overview,
 		Audit:        s.Audit,
 		Originators:  s.Originators,
+		TestClocks:   s.TestClocks,
 	})
 }
 
@@ -267,6 +273,7 @@ func (s *Services) On(tx postgres.Tx) api.Services {
 		Webhooks:     s.Webhooks.On(tx.Webhooks()),
 		Payments:     p,
 		Consequences: s.Consequences.On(tx.Consequences(), f, p),
+		TestClocks:   s.TestClocks.On(tx.TestClocks()),
 	}
 }
 

@@ -37,6 +37,7 @@ import (
 	"github.com/fundsource/fundsource/internal/overview"
 	"github.com/fundsource/fundsource/internal/payment"
 	"github.com/fundsource/fundsource/internal/requestlog"
+	"github.com/fundsource/fundsource/internal/testclock"
 	"github.com/fundsource/fundsource/internal/webhook"
 	"github.com/fundsource/fundsource/static"
 	"github.com/fundsource/fundsource/templates/components"
@@ -60,6 +61,8 @@ type Deps struct {
 	Payments    *payment.Service
 	// Consequences are the requests whose effects cross domains.
 	Consequences *consequence.Service
+	// TestClocks are the sandbox's test clocks; nil: none.
+	TestClocks *testclock.Service
 	// Metrics record the requests; nil gives the engine its own.
 	Metrics *surface.Metrics
 	// Requests is the API request log; nil records and shows none.
@@ -115,7 +118,8 @@ func New(d Deps) *gin.Engine {
 	// the dashboard share one.
 	ev := evidence.NewService(d.Payments, d.Funding, d.Customers, d.Audit)
 	ad := api.Deps{Config: d.Config, DB: d.DB, Idempotency: d.Idempotency, Services: api.Services{Merchants: d.Merchants,
-		Customers: d.Customers, Funding: d.Funding, Webhooks: d.Webhooks, Payments: d.Payments, Consequences: d.Consequences}, Audit: d.Audit, Evidence: ev, Originators: d.Originators}
+		Customers: d.Customers, Funding: d.Funding, Webhooks: d.Webhooks, Payments: d.Payments, Consequences: d.Consequences,
+		TestClocks: d.TestClocks}, Audit: d.Audit, Evidence: ev, Originators: d.Originators}
 	if d.Requests != nil {
 		ad.Requests = d.Requests
 	}

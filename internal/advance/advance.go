@@ -37,11 +37,13 @@ import (
 	"time"
 
 	"github.com/fundsource/fundsource/internal/core/calendar"
+	"github.com/fundsource/fundsource/internal/core/tenant"
 	"github.com/fundsource/fundsource/internal/core/testclock"
 )
 
 // Claim is an advancing clock, leased to the process that runs it.
 type Claim struct {
+	Scope   tenant.Scope
 	ClockID string
 	Now     time.Time // the clock's time: its last finished step
 	Target  time.Time // where the merchant asked it to go
@@ -56,11 +58,12 @@ type Store interface {
 	// t are done (t is its time now) and extends the lease to until.
 	// false when the lease was lost.
 	StepDone(ctx context.Context, id, owner string, t, until time.Time) (bool, error)
-	// Ready ends the advance of clock id under owner's lease, after its
-	// last step (the target): the clock is ready at its target and
-	// test_clock.ready fires.
-	Ready(ctx context.Context, id, owner string) error
 }
+
+// Ready ends the advance of clock id of scope after its last step (the
+// target): the clock is ready at its target, holds no lease, and
+// test_clock.ready fires (testclock.Service.MarkReady).
+type Ready func(ctx context.Context, scope tenant.Scope, id string) error
 
 // World is what production does, run on a clock: the jobs of one step.
 type World interface {
@@ -76,6 +79,7 @@ type World interface {
 // Runner runs advances.
 type Runner struct {
 	store    Store
+	ready    Ready
 	world    func(clockID string) World
 	schedule calendar.Schedule
 	now      func() time.Time
@@ -85,8 +89,8 @@ type Runner struct {
 
 // NewRunner returns a Runner whose owner is this process; world gives a
 // clock's jobs.
-func NewRunner(store Store, world func(clockID string) World, schedule calendar.Schedule, owner string, now func() time.Time) *Runner {
-	return &Runner{store: store, world: world, schedule: schedule, now: now, owner: owner, lease: time.Minute}
+func NewRunner(store Store, ready Ready, world func(clockID string) World, schedule calendar.Schedule, owner string, now func() time.Time) *Runner {
+	return &Runner{store: store, ready: ready, world: world, schedule: schedule, now: now, owner: owner, lease: time.Minute}
 }
 
 // RunDue runs the advances waiting, one clock at a time, to their
@@ -129,7 +133,7 @@ func (r *Runner) Run(ctx context.Context, c Claim) error {
 			return nil // another process took the advance over
 		}
 	}
-	if err := r.store.Ready(ctx, c.ClockID, r.owner); err != nil {
+	if err := r.ready(ctx, c.Scope, c.ClockID); err != nil {
 		return fmt.Errorf("end the advance of test clock %s: %w", c.ClockID, err)
 	}
 	return nil

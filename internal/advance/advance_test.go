@@ -4,15 +4,19 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/fundsource/fundsource/internal/advance"
 	"github.com/fundsource/fundsource/internal/core/calendar"
 	"github.com/fundsource/fundsource/internal/core/tenant"
-	"github.com/fundsource/fundsource/internal/core/testclock"
+	core "github.com/fundsource/fundsource/internal/core/testclock"
+	"github.com/fundsource/fundsource/internal/customer"
 	"github.com/fundsource/fundsource/internal/funding"
 	"github.com/fundsource/fundsource/internal/payment"
+	"github.com/fundsource/fundsource/internal/testclock"
 	"github.com/fundsource/fundsource/internal/testing/fixture"
 )
 
@@ -33,11 +37,12 @@ func newClocked(t testing.TB) *clocked { return newClockedAt(t, fixture.Start) }
 func newClockedAt(t testing.TB, start time.Time) *clocked {
 	t.Helper()
 	f := fixture.New(t)
-	c := &clocked{Fixture: f, scope: f.Sandbox("Clocked"), clock: "clk_advance_test"}
-	if _, err := f.SQL().Exec(`INSERT INTO test_clocks (merchant_id, environment, id, frozen_time, created_at)
-		VALUES ($1, 'sandbox', $2, $3, $3)`, c.scope.MerchantID, c.clock, start); err != nil {
+	c := &clocked{Fixture: f, scope: f.Sandbox("Clocked")}
+	clock, err := f.TestClocks.Create(ctx, c.scope, testclock.Input{FrozenTime: &start})
+	if err != nil {
 		t.Fatal(err)
 	}
+	c.clock = clock.ID
 	c.customer = c.customerOnClock()
 	return c
 }
@@ -45,16 +50,39 @@ func newClockedAt(t testing.TB, start time.Time) *clocked {
 // customerOnClock is a new customer on the clock.
 func (c *clocked) customerOnClock() string {
 	c.T.Helper()
-	id := c.Customer(c.scope)
-	if _, err := c.SQL().Exec(`UPDATE customers SET test_clock_id = $1 WHERE id = $2`, c.clock, id); err != nil {
+	clock, err := c.TestClocks.Get(ctx, c.scope, c.clock)
+	if err != nil {
 		c.T.Fatal(err)
 	}
-	return id
+	cu, err := c.Customers.Create(clock.Context(ctx), c.scope, customer.Input{FirstName: "Clocked", LastName: "Customer",
+		Email: "clocked@example.com", TestClock: &c.clock})
+	if err != nil {
+		c.T.Fatal(err)
+	}
+	return cu.ID
+}
+
+// ticking moves the wall clock on by a millisecond every tenth of one,
+// as time passes while an advance runs, until the returned stop.
+func (c *clocked) ticking() (stop func()) {
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		for {
+			select {
+			case <-done:
+				return
+			case <-time.After(100 * time.Microsecond):
+				c.Clock.Advance(time.Millisecond)
+			}
+		}
+	})
+	return func() { close(done); wg.Wait() }
 }
 
 // at is ctx on the clock at t.
 func (c *clocked) at(t time.Time) context.Context {
-	return testclock.With(ctx, testclock.Clock{ID: c.clock, Now: t})
+	return core.With(ctx, core.Clock{ID: c.clock, Now: t})
 }
 
 // VerifiedSourceAt is a Verified source of the clock's customer, created
@@ -104,19 +132,18 @@ func (c *clocked) subscribe(ctx context.Context, sourceID, amount string) paymen
 // advance asks the clock to go to to and runs the advance.
 func (c *clocked) advance(to time.Time) {
 	c.T.Helper()
-	if _, err := c.SQL().Exec(`UPDATE test_clocks SET status = 'advancing', advance_to = $2 WHERE id = $1`, c.clock, to); err != nil {
+	if _, err := c.TestClocks.Advance(ctx, c.scope, c.clock, testclock.AdvanceInput{FrozenTime: &to}); err != nil {
 		c.T.Fatal(err)
 	}
 	if n, err := c.Advances.RunDue(ctx); err != nil || n != 1 {
 		c.T.Fatalf("RunDue = %d, %v; want the one advance", n, err)
 	}
-	var status string
-	var frozen time.Time
-	if err := c.SQL().QueryRow(`SELECT status, frozen_time FROM test_clocks WHERE id = $1`, c.clock).Scan(&status, &frozen); err != nil {
+	clock, err := c.TestClocks.Get(ctx, c.scope, c.clock)
+	if err != nil {
 		c.T.Fatal(err)
 	}
-	if status != "ready" || !frozen.Equal(to) {
-		c.T.Fatalf("after the advance: %s at %s, want ready at %s", status, frozen, to)
+	if clock.Status != testclock.Ready || !clock.FrozenTime.Equal(to) {
+		c.T.Fatalf("after the advance: %s at %s, want ready at %s", clock.Status, clock.FrozenTime, to)
 	}
 }
 
@@ -143,7 +170,9 @@ func TestAnAdvanceRunsTheBankPath(t *testing.T) {
 		t.Fatalf("the wall clock settled %d (%v)", n, err)
 	}
 
+	stop := c.ticking()
 	c.advance(fixture.Start.AddDate(0, 0, 10))
+	stop()
 
 	r, err := c.Payments.Get(ctx, c.scope, returned.ID)
 	if err != nil {
@@ -169,6 +198,35 @@ func TestAnAdvanceRunsTheBankPath(t *testing.T) {
 	noon := time.Date(2026, 11, 5, 12, 0, 0, 0, time.UTC) // Tuesday + 2 banking days
 	if s.Status != payment.Processed || s.SettledAt == nil || !s.SettledAt.Equal(noon) {
 		t.Errorf("the other debit: %s at %v, want processed at %s", s.Status, s.SettledAt, noon)
+	}
+	// Every event of the clock carries it and its time; written step
+	// after step, they come in the clock's order, ending with the
+	// clock's readiness.
+	rows, err := c.SQL().Query(`SELECT type, clock_time, data->>'payment_id' FROM events WHERE test_clock_id = $1 ORDER BY created_at, id`, c.clock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	var last time.Time
+	var types []string
+	for rows.Next() {
+		var typ string
+		var at time.Time
+		var pay *string
+		if err := rows.Scan(&typ, &at, &pay); err != nil {
+			t.Fatal(err)
+		}
+		if at.Before(last) {
+			t.Errorf("%s at %s after an event at %s", typ, at, last)
+		}
+		last = at
+		types = append(types, typ)
+		if typ == "payment.failed" && (pay == nil || *pay != returned.ID || !at.Equal(thursday)) {
+			t.Errorf("payment.failed of %v at %s, want %s at %s", pay, at, returned.ID, thursday.UTC())
+		}
+	}
+	if len(types) == 0 || types[len(types)-1] != "test_clock.ready" {
+		t.Errorf("the clock's events: %v, want them to end with test_clock.ready", types)
 	}
 	// Nothing is left to do: a second run has no advance.
 	if n, err := c.Advances.RunDue(ctx); err != nil || n != 0 {
@@ -291,11 +349,15 @@ func TestAnInterruptedAdvanceResumesAndDoesEverythingOnce(t *testing.T) {
 	bad := c.debit(start, c.VerifiedSourceAt(start, "000000001"), "10.00")
 	good := c.debit(start, c.VerifiedSourceAt(start, "123456789"), "20.00")
 	to := fixture.Start.AddDate(0, 0, 10)
-	if _, err := c.SQL().Exec(`UPDATE test_clocks SET status = 'advancing', advance_to = $2 WHERE id = $1`, c.clock, to); err != nil {
+	if _, err := c.TestClocks.Advance(ctx, c.scope, c.clock, testclock.AdvanceInput{FrozenTime: &to}); err != nil {
 		t.Fatal(err)
 	}
 	calls := 0
-	dying := advance.NewRunner(c.DB, func(id string) advance.World {
+	ready := func(ctx context.Context, scope tenant.Scope, id string) error {
+		_, err := c.TestClocks.MarkReady(ctx, scope, id)
+		return err
+	}
+	dying := advance.NewRunner(c.DB, ready, func(id string) advance.World {
 		return crashing{World: c.ClockWorld(id), calls: &calls, n: 6}
 	}, calendar.DefaultSchedule(), "adv_dying", c.Clock.Now)
 	if _, err := dying.RunDue(ctx); err == nil {
@@ -404,5 +466,47 @@ func TestAnUntimelyReturnIsDishonoredOnTheClock(t *testing.T) {
 	}
 	if code != "R68" || sent == nil || clock == nil || *clock != c.clock {
 		t.Fatalf("dishonor %s in file %v of clock %v; want R68 sent in a file of %s", code, sent, clock, c.clock)
+	}
+}
+
+// TestDeletingAClockDeletesItsBankPath: once a clock has run its files
+// through its bank, deleting it leaves none of its ACH files, entries,
+// windows or exchange, and another clock's stay.
+func TestDeletingAClockDeletesItsBankPath(t *testing.T) {
+	t.Parallel()
+	c := newClocked(t)
+	other, err := c.TestClocks.Create(ctx, c.scope, testclock.Input{FrozenTime: &fixture.Start})
+	if err != nil {
+		t.Fatal(err)
+	}
+	first := c.clock
+	for i, id := range []string{first, other.ID} {
+		c.clock = id
+		cu := c.customerOnClock()
+		start := c.at(fixture.Start)
+		c.debit(start, c.verifiedSourceOf(start, cu, fmt.Sprintf("55%d6801", i)), "10.00")
+		c.advance(fixture.Start.AddDate(0, 0, 12))
+	}
+	count := func(clock string) int {
+		var n int
+		if err := c.SQL().QueryRow(`SELECT (SELECT count(*) FROM ach_files WHERE test_clock_id = $1)
+			+ (SELECT count(*) FROM test_clock_windows WHERE test_clock_id = $1)
+			+ (SELECT count(*) FROM test_clock_files WHERE test_clock_id = $1)
+			+ (SELECT count(*) FROM test_clock_banks WHERE test_clock_id = $1)`, clock).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	if count(first) == 0 || count(other.ID) == 0 {
+		t.Fatal("the clocks ran no files")
+	}
+	if _, err := c.TestClocks.Delete(ctx, c.scope, first); err != nil {
+		t.Fatal(err)
+	}
+	if n := count(first); n != 0 {
+		t.Errorf("%d rows of the deleted clock's bank path are left", n)
+	}
+	if count(other.ID) == 0 {
+		t.Error("deleting one clock deleted another's files")
 	}
 }

@@ -33,7 +33,10 @@ type Customer struct {
 	Screening sanctions.Screening `json:"screening"`
 	// Metadata is the merchant's own (metadata package).
 	Metadata  metadata.Metadata `json:"metadata"`
-	CreatedAt time.Time         `json:"created_at"` // UTC
+	CreatedAt time.Time         `json:"created_at"` // UTC; on a test clock, the clock's time
+	// TestClock is the sandbox test clock the customer lives on (clk_…);
+	// "" (absent from the JSON) for the wall clock.
+	TestClock string `json:"test_clock,omitempty"`
 }
 
 // Input is what a merchant sends to create a customer.
@@ -44,6 +47,9 @@ type Input struct {
 	BusinessName *string `json:"business_name"`
 	// Metadata is the merchant's own (metadata package).
 	Metadata metadata.Metadata `json:"metadata"`
+	// TestClock puts the customer on a sandbox test clock (clk_…); the
+	// request runs on that clock (its context carries it).
+	TestClock *string `json:"test_clock"`
 }
 
 // Update is a partial change of a customer: only the fields given change.
@@ -66,6 +72,11 @@ type Store interface {
 	// WithTx runs fn in one transaction, on the store bound to it; on a
 	// store that is a transaction's already, under a savepoint of it.
 	WithTx(ctx context.Context, fn func(tx Store) error) error
+	// InsertCustomer stores a new customer. One on a test clock is
+	// stored only when the clock is the scope's, ready and carrying fewer
+	// than MaxPerClock customers, decided in the insert's statement under
+	// the clock's row lock; else ErrNoClock, ErrClockAdvancing or
+	// ErrClockFull, with nothing written.
 	InsertCustomer(ctx context.Context, c Customer) error
 	// Customer returns errs.NotFound for an id unknown in the scope.
 	Customer(ctx context.Context, scope tenant.Scope, id string) (Customer, error)
@@ -110,9 +121,17 @@ func (s *Service) Create(ctx context.Context, scope tenant.Scope, in Input) (Cus
 	c.Scope = scope
 	c.ID = ids.New(ids.Customer)
 	c.CreatedAt = s.now(ctx).UTC()
+	if in.TestClock != nil {
+		if c, err = onClock(ctx, scope, c, *in.TestClock); err != nil {
+			return Customer{}, err
+		}
+	}
 	c.Screening = s.screen(sanctions.Screening{}, c)
 	err = s.store.WithTx(ctx, func(tx Store) error {
 		if err := tx.InsertCustomer(ctx, c); err != nil {
+			if refused := clockRefusal(err); refused != err {
+				return refused
+			}
 			return fmt.Errorf("insert customer %s: %w", c.ID, err)
 		}
 		if err := tx.RecordEvent(ctx, event.New(scope, event.CustomerCreated, c, c.CreatedAt)); err != nil {
@@ -156,6 +175,7 @@ func (s *Service) Update(ctx context.Context, scope tenant.Scope, id string, u U
 			return err
 		}
 		next.Scope, next.ID, next.CreatedAt, next.Screening = c.Scope, c.ID, c.CreatedAt, c.Screening
+		next.TestClock = c.TestClock
 		out = next
 		if next.FirstName == c.FirstName && next.LastName == c.LastName && next.Email == c.Email &&
 			ptrEqual(next.BusinessName, c.BusinessName) && maps.Equal(next.Metadata, c.Metadata) {

@@ -57,6 +57,7 @@ func (s *Service) Authenticate(ctx context.Context, key string) (Principal, erro
 		Permissions:            k.Permissions,
 		ThirdPartyVerification: e.ThirdPartyVerification,
 		Policies:               e.Policies,
+		HasTestClocks:          e.HasTestClocks,
 	}
 	s.keys.put(string(hash), p, gen)
 	return p, nil

@@ -66,6 +66,10 @@ type Environment struct {
 	// OriginatorName is the company name the environment's ACH originator
 	// takes on creation; "" leaves the store's default.
 	OriginatorName string
+	// HasTestClocks reports whether the environment has a sandbox test
+	// clock (read with its keys; creating the first one drops the
+	// servers' cached keys).
+	HasTestClocks bool
 }
 
 // Policies are what the checks of a new funding source do to its
@@ -104,6 +108,10 @@ type Principal struct {
 	Permissions            []string
 	ThirdPartyVerification bool
 	Policies
+	// HasTestClocks reports whether the environment had a test clock when
+	// the key was resolved: only then does a request look for the clock
+	// of its objects.
+	HasTestClocks bool
 }
 
 // Can reports whether the key carries permission perm.
@@ -311,6 +319,11 @@ func (s *Service) ActivateProduction(ctx context.Context, merchantID string, by 
 
 // UseKeyCache makes Authenticate remember resolved keys in c (see KeyCache).
 func (s *Service) UseKeyCache(c *KeyCache) { s.keys = c }
+
+// KeysChanged forgets this process's resolved keys after a change to what
+// they resolve to made elsewhere (a merchant's first test clock); other
+// processes forget theirs on the trigger's notification.
+func (s *Service) KeysChanged() { s.keys.Clear() }
 
 // RollKey replaces the scope's secret key; the old one stops working at once.
 // The new key keeps the old one's permissions.

@@ -51,6 +51,7 @@ import (
 	"github.com/fundsource/fundsource/internal/payment"
 	"github.com/fundsource/fundsource/internal/requestlog"
 	"github.com/fundsource/fundsource/internal/sanctions"
+	"github.com/fundsource/fundsource/internal/testclock"
 	"github.com/fundsource/fundsource/internal/webhook"
 	"github.com/fundsource/fundsource/web"
 	"github.com/fundsource/fundsource/web/api"
@@ -97,6 +98,8 @@ type Services struct {
 	Audit *audit.Service
 	// Originators are the merchant environments as ACH originators.
 	Originators *originator.Service
+	// TestClocks are the sandbox's test clocks.
+	TestClocks *testclock.Service
 	// Sanctions is the SDN list names are screened against; the process
 	// reloads it when its files change (Sanctions.Watch).
 	Sanctions *sanctions.List
@@ -122,6 +125,7 @@ func Build(cfg *config.Config, d Deps) (*Services, error) {
 	}
 	db, now := d.DB, d.Now
 	db.SetAuditKey(cfg.AuditKey)
+	db.SetClock(now)
 	fund := funding.NewService(db.Funding(), banks, v, now)
 	if cfg.PlaidBaseURL != "" {
 		fund.WithProvider(provider.New(cfg.PlaidBaseURL, cfg.PlaidClientID, cfg.PlaidSecret, d.Log))
@@ -159,7 +163,8 @@ func Build(cfg *config.Config, d Deps) (*Services, error) {
 	s.Payments.WithOriginators(s.Originators).WithThresholds(s.Originators).WithAccountChecks(s.Funding)
 	s.Merchants.WithOriginatorNames(originator.NameAfter)
 	s.Consequences = consequence.NewService(db.Consequences(), s.Funding, s.Payments)
-	s.Advances = advance.NewRunner(db, s.ClockWorld, cfg.ACHWindows.Schedule, ids.New("adv_"), now)
+	s.TestClocks = testclock.NewService(db.TestClocks(), now).OnCreated(s.Merchants.KeysChanged)
+	s.Advances = advance.NewRunner(db, s.markReady, s.ClockWorld, cfg.ACHWindows.Schedule, ids.New("adv_"), now)
 	s.Metrics.GaugeFunc("fundsource_payment_reversal_then_return_alerts",
 		"Payments that came back after their reversal had left, over 30 days (-1 when the count failed): the customer may have been paid back twice.",
 		func() int64 {
@@ -212,6 +217,12 @@ func Build(cfg *config.Config, d Deps) (*Services, error) {
 	return s, nil
 }
 
+// markReady ends a clock's advance (advance.Ready).
+func (s *Services) markReady(ctx context.Context, scope tenant.Scope, id string) error {
+	_, err := s.TestClocks.MarkReady(ctx, scope, id)
+	return err
+}
+
 // ClockWorld is production's jobs on test clock id: an ACH originator of
 // its own, whose transport is the clock's exchange with its simulated
 // bank (banksim's sandbox rules), beside the shared services.
@@ -220,7 +231,7 @@ func (s *Services) ClockWorld(id string) advance.World {
 	cfg := advance.ACHConfig(s.Config.ACHWindows.Schedule, s.Config.ACHWindows.SameDayMicro)
 	o := ach.NewOriginator(cfg, s.DB.ACH(), s.Funding, s.Payments, s.Consequences, s.Now).WithLog(s.Log)
 	o.WithTransport(files)
-	bank := &banksim.Network{Exchange: files.Bank(), Rules: banksim.Sandbox, NoStatements: true}
+	bank := &banksim.Network{Exchange: files.Bank(), Rules: banksim.Sandbox, NoStatements: true, Amounts: payment.SandboxReturnCode}
 	return advance.Production{Originator: o, Bank: clockBank{bank}, Funding: s.Funding, Payments: s.Payments, Consequences: s.Consequences}
 }
 
@@ -280,6 +291,7 @@ func (s *Services) Handler() *gin.Engine {
 		Overview:     s.Overview,
 		Audit:        s.Audit,
 		Originators:  s.Originators,
+		TestClocks:   s.TestClocks,
 	})
 }
 
@@ -294,6 +306,7 @@ func (s *Services) On(tx postgres.Tx) api.Services {
 		Webhooks:     s.Webhooks.On(tx.Webhooks()),
 		Payments:     p,
 		Consequences: s.Consequences.On(tx.Consequences(), f, p),
+		TestClocks:   s.TestClocks.On(tx.TestClocks()),
 	}
 }
 

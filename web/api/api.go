@@ -30,6 +30,7 @@ import (
 	"github.com/fundsource/fundsource/internal/originator"
 	"github.com/fundsource/fundsource/internal/payment"
 	"github.com/fundsource/fundsource/internal/requestlog"
+	"github.com/fundsource/fundsource/internal/testclock"
 	"github.com/fundsource/fundsource/internal/webhook"
 	"github.com/fundsource/fundsource/web/surface"
 )
@@ -50,6 +51,9 @@ type Services struct {
 	// Consequences are the requests whose effects cross domains (a
 	// removal, a sandbox return).
 	Consequences *consequence.Service
+	// TestClocks are the sandbox's test clocks; nil: none (no request
+	// looks for one).
+	TestClocks *testclock.Service
 }
 
 // IdempotencyStore runs a POST at most once per key: it takes the claim on
@@ -143,7 +147,7 @@ func (s *Surface) Mount(r *gin.Engine) {
 	}
 	r.GET("/v2/openapi.json", s.serveOpenAPI)
 
-	before := []gin.HandlerFunc{s.record, s.authenticate, s.rateLimit, s.knownQuery, s.ReadBody}
+	before := []gin.HandlerFunc{s.record, s.authenticate, s.rateLimit, s.knownQuery, s.ReadBody, s.onClock}
 	// The two account-number creations take their Idempotency-Key
 	// themselves (createSource); every other POST runs once per key (once).
 	r.POST("/v2/on-demand/funding-source", append(before, s.createOnDemand)...)
@@ -171,6 +175,11 @@ func (s *Surface) Mount(r *gin.Engine) {
 	sb.POST("/funding-source/:funding_source_id/notification-of-change", s.once(s.simulateChange))
 	sb.POST("/payments/:id/return", s.once(s.simulatePaymentReturn))
 	sb.POST("/subscriptions/:id/advance", s.once(s.advanceSubscription))
+	sb.POST("/test-clocks", s.once(s.createTestClock))
+	sb.GET("/test-clocks", s.run(s.listTestClocks))
+	sb.GET("/test-clocks/:id", s.run(s.getTestClock))
+	sb.POST("/test-clocks/:id/advance", s.once(s.advanceTestClock))
+	sb.DELETE("/test-clocks/:id", s.run(s.deleteTestClock))
 	g.POST("/webhooks", s.once(s.registerWebhook))
 	g.GET("/webhooks", s.run(s.getWebhook))
 	g.DELETE("/webhooks", s.run(s.deleteWebhook))
@@ -239,6 +248,7 @@ var queryParams = map[string][]string{
 	"GET /v2/subscriptions":                      {"limit", "starting_after", "funding_source_id"},
 	"GET /v2/mandates":                           {"limit", "starting_after", "funding_source_id"},
 	"GET /v2/audit-events":                       {"limit", "starting_after"},
+	"GET /v2/sandbox/test-clocks":                {"limit", "starting_after"},
 }
 
 // knownQuery refuses a query parameter the route does not take, as an

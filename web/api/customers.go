@@ -3,6 +3,7 @@ package api
 import (
 	"github.com/gin-gonic/gin"
 
+	"github.com/fundsource/fundsource/internal/core/errs"
 	"github.com/fundsource/fundsource/internal/customer"
 	"github.com/fundsource/fundsource/web/surface"
 )
@@ -13,7 +14,21 @@ func (s *Surface) createCustomer(c *gin.Context, svc Services) {
 		s.Fail(c, err)
 		return
 	}
-	cus, err := svc.Customers.Create(c.Request.Context(), surface.Scope(c), in)
+	ctx := c.Request.Context()
+	if in.TestClock != nil && svc.TestClocks != nil {
+		// The customer is created on its clock, at the clock's time; an
+		// unknown clock or a production key is the customer service's to
+		// refuse (it finds no clock in the context).
+		k, err := svc.TestClocks.Get(ctx, surface.Scope(c), *in.TestClock)
+		switch {
+		case err == nil:
+			ctx = k.Context(ctx)
+		case !errs.Is(err, errs.TestClockNotFound) && !errs.Is(err, errs.PermissionDenied):
+			s.Fail(c, err)
+			return
+		}
+	}
+	cus, err := svc.Customers.Create(ctx, surface.Scope(c), in)
 	surface.Reply(s.Shared, c, cus, err)
 }
 

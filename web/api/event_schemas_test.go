@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/fundsource/fundsource/internal/audit"
+	"github.com/fundsource/fundsource/internal/core/tenant"
 	th "github.com/fundsource/fundsource/internal/testing/harness"
 	"github.com/fundsource/fundsource/internal/testing/webtest"
 )
@@ -21,7 +22,8 @@ import (
 func TestEveryEventTypeIsDeliveredMatchingItsSchema(t *testing.T) {
 	t.Parallel()
 	h := webtest.NewHarness(t)
-	key := h.Merchant("Acme").Sandbox.SecretKey
+	m := h.Merchant("Acme")
+	key := m.Sandbox.SecretKey
 	rc := th.NewReceiver(t, nil)
 	h.RegisterWebhook(key, rc.URL())
 
@@ -75,6 +77,15 @@ func TestEveryEventTypeIsDeliveredMatchingItsSchema(t *testing.T) {
 	th.WantOK(t, h.Post("/v2/sandbox/subscriptions/"+sub+"/advance", key, ``))
 	th.WantOK(t, h.Post("/v2/subscriptions/"+sub+"/cancel", key, ``))
 	th.WantOK(t, h.Post("/v2/accounts/delete", key, `{"funding_source_id":"`+a+`"}`))
+	// A customer on a test clock (its customer.created carries test_clock
+	// and clock_time), and the clock's advance coming to its end
+	// (test_clock.ready).
+	clk := th.WantOK(t, h.Post("/v2/sandbox/test-clocks", key, `{"frozen_time":"2026-12-01T09:00:00Z"}`))["test_clock_id"].(string)
+	th.WantOK(t, h.Post("/v2/customers", key, `{"first_name":"Tess","last_name":"Clock","email":"tess@example.com","test_clock":"`+clk+`"}`))
+	th.WantOK(t, h.Post("/v2/sandbox/test-clocks/"+clk+"/advance", key, `{"frozen_time":"2027-01-01T09:00:00Z"}`))
+	if _, err := h.Svc.TestClocks.MarkReady(context.Background(), tenant.Scope{MerchantID: m.Merchant.ID, Env: tenant.Sandbox}, clk); err != nil {
+		t.Fatal(err)
+	}
 	h.Deliver()
 
 	doc, _, err := th.LoadSpec()
@@ -103,7 +114,7 @@ func TestEveryEventTypeIsDeliveredMatchingItsSchema(t *testing.T) {
 	}
 	slices.Sort(want)
 	slices.Sort(got)
-	if !slices.Equal(got, want) || len(want) != 25 {
+	if !slices.Equal(got, want) || len(want) != 26 {
 		t.Errorf("delivered types:\n%v\nthe document's:\n%v", got, want)
 	}
 }

@@ -23,7 +23,7 @@ import (
 func returnCodeOptions() []view.Option {
 	var out []view.Option
 	for _, code := range achcode.Known() {
-		out = append(out, view.Option{Value: code, Label: code + " " + achcode.Reason(code)})
+		out = append(out, view.Option{Value: code, Label: code + " " + achcode.Title(code)})
 	}
 	return out
 }

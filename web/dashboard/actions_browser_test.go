@@ -79,13 +79,18 @@ func TestBrowserDashboardPaymentActions(t *testing.T) {
 			tb.Open(srv.URL + "/dashboard/payments/" + returned)
 			open(t, tb, "Sandbox: simulate a return")
 			check()
-			if width >= 1280 {
-				if cut := tb.Eval(`(() => { const s = document.querySelector('#payment-return-code'), cs = getComputedStyle(s);
+			// At 1280 px every option fits the closed select; at 390 px
+			// (where the picker shows the options whole) the chosen one
+			// does, whichever it is.
+			for _, code := range []string{"R01", "R10", "R29"} {
+				tb.Choose("#payment-return-code", code)
+				if cut := tb.Eval(`((wide) => { const s = document.querySelector('#payment-return-code'), cs = getComputedStyle(s);
 					const c = document.createElement('canvas').getContext('2d'); c.font = cs.font;
-					const w = Math.max(...[...s.options].map(o => c.measureText(o.text).width));
+					const texts = wide ? [...s.options].map(o => o.text) : [s.options[s.selectedIndex].text];
+					const w = Math.max(...texts.map(t => c.measureText(t).width));
 					return Math.max(0, Math.ceil(w - (s.clientWidth - parseFloat(cs.paddingLeft) - parseFloat(cs.paddingRight))));
-				})()`); fmt.Sprint(cut) != "0" {
-					t.Errorf("the return code select cuts its longest option by %v px", cut)
+				})(` + fmt.Sprint(width >= 1280) + `)`); fmt.Sprint(cut) != "0" {
+					t.Errorf("with %s chosen the return code select cuts its text by %v px", code, cut)
 				}
 			}
 			tb.Choose("#payment-return-code", "R03")

@@ -45,6 +45,7 @@ var statusOf = map[errs.Code]int{
 	errs.WebhookNotFound:              http.StatusNotFound,
 	errs.PaymentNotFound:              http.StatusNotFound,
 	errs.SubscriptionNotFound:         http.StatusNotFound,
+	errs.TestClockNotFound:            http.StatusNotFound,
 	errs.NotFound:                     http.StatusNotFound,
 	errs.RouteNotFound:                http.StatusNotFound,
 	errs.MethodNotAllowed:             http.StatusMethodNotAllowed,

@@ -38,9 +38,9 @@ func (q queries) InsertACHFile(ctx context.Context, f ach.File) (int64, error) {
 	return serial, translate(err)
 }
 
-// onClockDeposit keeps depositsToOriginate to the clock of $2 (f is the
+// clockDeposits keeps depositsToOriginate to the clock of $2 (f is the
 // deposit's source).
-var onClockDeposit = onClock("f", "f.customer_id", 2)
+var clockDeposits = clockRows("f", "f.customer_id", 2)
 
 var depositsToOriginate = `
 SELECT m.merchant_id, m.environment, m.funding_source_id, f.customer_id, m.seq,
@@ -48,7 +48,7 @@ SELECT m.merchant_id, m.environment, m.funding_source_id, f.customer_id, m.seq,
 FROM micro_deposits m
 JOIN funding_sources f ON f.merchant_id = m.merchant_id AND f.environment = m.environment AND f.id = m.funding_source_id
 WHERE (m.environment = 'production' OR $2::text IS NOT NULL) AND m.status = 'pending' AND m.method = 'micro_deposits'
-  AND ` + onClockDeposit + `
+  AND ` + clockDeposits + `
   AND NOT EXISTS (SELECT 1 FROM ach_entries e
                   WHERE e.merchant_id = m.merchant_id AND e.environment = m.environment
                     AND e.funding_source_id = m.funding_source_id AND e.deposit_seq = m.seq)
@@ -80,7 +80,7 @@ func (q queries) DepositsToOriginate(ctx context.Context, limit int) ([]ach.Depo
 
 var paymentsToOriginate = `SELECT ` + paymentReadColumns + `, ` + paymentLinks + `,` + paymentStanding + ` FROM payments p
 WHERE (environment = 'production' OR $2::text IS NOT NULL) AND status = 'pending' AND settle_at IS NULL AND ` + achRail + `
-  AND ` + onClock("p", "p.customer_id", 2) + `
+  AND ` + clockRows("p", "p.customer_id", 2) + `
   AND NOT EXISTS (SELECT 1 FROM ach_entries e
                   WHERE e.merchant_id = p.merchant_id AND e.environment = p.environment AND e.payment_id = p.id)
 ORDER BY created_at

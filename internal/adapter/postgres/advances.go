@@ -9,6 +9,7 @@ import (
 	"github.com/jmoiron/sqlx"
 
 	"github.com/fundsource/fundsource/internal/advance"
+	"github.com/fundsource/fundsource/internal/core/tenant"
 )
 
 // claimAdvance leases the advancing clock whose lease ran out first (or
@@ -23,15 +24,17 @@ WITH due AS (
 )
 UPDATE test_clocks t SET advance_lease_owner = $1, advance_lease_until = $3
 FROM due WHERE (t.merchant_id, t.environment, t.id) = (due.merchant_id, due.environment, due.id)
-RETURNING t.id, t.frozen_time, t.advance_to`
+RETURNING t.merchant_id, t.environment, t.id, t.frozen_time, t.advance_to`
 
 // ClaimAdvance leases an advancing clock whose lease is free
 // (advance.Store).
 func (db *DB) ClaimAdvance(ctx context.Context, owner string, now, until time.Time) (advance.Claim, bool, error) {
 	var row struct {
-		ID     string    `db:"id"`
-		Frozen time.Time `db:"frozen_time"`
-		Target time.Time `db:"advance_to"`
+		MerchantID  string    `db:"merchant_id"`
+		Environment string    `db:"environment"`
+		ID          string    `db:"id"`
+		Frozen      time.Time `db:"frozen_time"`
+		Target      time.Time `db:"advance_to"`
 	}
 	err := sqlx.GetContext(ctx, db.x, &row, claimAdvance, owner, now, until)
 	if errors.Is(err, sql.ErrNoRows) {
@@ -40,7 +43,7 @@ func (db *DB) ClaimAdvance(ctx context.Context, owner string, now, until time.Ti
 	if err != nil {
 		return advance.Claim{}, false, translate(err)
 	}
-	return advance.Claim{ClockID: row.ID, Now: row.Frozen.UTC(), Target: row.Target.UTC()}, true, nil
+	return advance.Claim{Scope: tenant.Scope{MerchantID: row.MerchantID, Env: tenant.Environment(row.Environment)}, ClockID: row.ID, Now: row.Frozen.UTC(), Target: row.Target.UTC()}, true, nil
 }
 
 const advanceStepDone = `
@@ -55,15 +58,4 @@ func (db *DB) StepDone(ctx context.Context, id, owner string, t, until time.Time
 	}
 	n, err := res.RowsAffected()
 	return n == 1, translate(err)
-}
-
-const advanceReady = `
-UPDATE test_clocks SET frozen_time = advance_to, status = 'ready', advance_to = NULL,
-       advance_lease_owner = NULL, advance_lease_until = NULL
-WHERE id = $1 AND status = 'advancing' AND advance_lease_owner = $2`
-
-// Ready ends clock id's advance under owner's lease (advance.Store).
-func (db *DB) Ready(ctx context.Context, id, owner string) error {
-	_, err := db.x.ExecContext(ctx, advanceReady, id, owner)
-	return translate(err)
 }

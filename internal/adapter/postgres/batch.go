@@ -133,7 +133,7 @@ WITH r AS (
   SELECT ok.environment, ok.account_fp, k.kind, ok.merchant_id, ok.customer_id, ok.id, ok.created_at
   FROM ok JOIN src USING (id) CROSS JOIN (VALUES ('linked'), ('verified')) k(kind)
   WHERE ok.account_fp IS NOT NULL AND (k.kind = 'linked' OR ok.status = 'Verified')
-), ` + rowEventsSQL("src", 21) + `, stored AS (
+), ` + rowEventsSQL("src", 21, 32) + `, stored AS (
   INSERT INTO idempotency_keys (merchant_id, environment, key, request_hash, response_status, response_body, created_at)
   SELECT ok.merchant_id, ok.environment, ok.key, ok.request_hash, ok.response_status, ok.response_body, ok.now
   FROM ok JOIN src USING (id)
@@ -209,7 +209,7 @@ type batchResult struct {
 // history, and the number's holder with created false when another source
 // holds the number.
 func (q queries) CreateSource(ctx context.Context, s funding.Source, evs []event.Event) (funding.AccountClaim, bool, error) {
-	c := &creation{src: s, evs: evs}
+	c := &creation{src: s, evs: onClock(ctx, evs)}
 	b, err := q.batched(ctx, c)
 	if err != nil {
 		return funding.AccountClaim{}, false, err
@@ -278,7 +278,7 @@ func (q queries) batched(ctx context.Context, c *creation) (batchResult, error) 
 func (q queries) CreateSourceKeyed(ctx context.Context, s funding.Source, evs []event.Event, req idempotency.Request, resp idempotency.Response) (bool, *idempotency.Response, error) {
 	// A whole request commits on its own, never inside another
 	// transaction: there, batched answers ok false.
-	b, err := q.batched(ctx, &creation{src: s, evs: evs, req: &req, resp: resp})
+	b, err := q.batched(ctx, &creation{src: s, evs: onClock(ctx, evs), req: &req, resp: resp})
 	if err != nil {
 		return false, nil, err
 	}
@@ -379,7 +379,7 @@ func (q queries) createSources(ctx context.Context, cs []*creation) (map[string]
 			hashes[i], bodies[i] = r.Hash, c.resp.Body
 		}
 		for _, e := range c.evs {
-			if err := evs.add(e); err != nil {
+			if err := evs.add(e, q.wall()); err != nil {
 				return nil, 0, err
 			}
 			evSources = append(evSources, s.ID)
@@ -393,7 +393,7 @@ func (q queries) createSources(ctx context.Context, cs []*creation) (map[string]
 		pq.ByteaArray(hashes), pq.Array(statusCodes), pq.ByteaArray(bodies), pq.Array(nows),
 		pq.StringArray(evs.ids), pq.StringArray(evs.types), pq.StringArray(evs.data), pq.StringArray(evs.at),
 		pq.StringArray(evs.deliveries), pq.StringArray(evSources), pq.ByteaArray(accountFPs), pq.BoolArray(noHistory),
-		pq.StringArray(holders), pq.BoolArray(guessed), pq.StringArray(metas))
+		pq.StringArray(holders), pq.BoolArray(guessed), pq.StringArray(metas), pq.StringArray(evs.clocks), pq.StringArray(evs.clockAt), pq.StringArray(evs.due))
 	if err != nil {
 		return nil, 0, err
 	}

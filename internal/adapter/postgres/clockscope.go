@@ -13,7 +13,7 @@ import (
 // work of one clock: the wall clock's when the job's context has no test
 // clock, the test clock's when an advance runs it on one
 // (internal/core/testclock). Each claiming statement takes the clock as a
-// parameter (NULL: the wall clock) and keeps to its rows with onClock, so
+// parameter (NULL: the wall clock) and keeps to its rows with clockRows, so
 // a wall-clock job never touches a clock's customers and an advance
 // touches nothing else. A customer's clock is set when it is created and
 // never changes, so the statements read it from the customer's row.
@@ -27,14 +27,14 @@ func clockParam(ctx context.Context) sql.NullString {
 
 // onClock is the predicate keeping a row of alias a, whose customer is
 // the expression customer, to the clock of parameter $n.
-func onClock(a, customer string, n int) string {
+func clockRows(a, customer string, n int) string {
 	return fmt.Sprintf(`(SELECT c.test_clock_id FROM customers c
    WHERE c.merchant_id = %[1]s.merchant_id AND c.environment = %[1]s.environment AND c.id = %[2]s) IS NOT DISTINCT FROM $%[3]d::text`,
 		a, customer, n)
 }
 
 // sourceOnClock is onClock for a row of alias a naming its funding source.
-func sourceOnClock(a string, n int) string {
+func sourceClockRows(a string, n int) string {
 	return fmt.Sprintf(`(SELECT c.test_clock_id FROM funding_sources fs
    JOIN customers c ON c.merchant_id = fs.merchant_id AND c.environment = fs.environment AND c.id = fs.customer_id
    WHERE fs.merchant_id = %[1]s.merchant_id AND fs.environment = %[1]s.environment AND fs.id = %[1]s.funding_source_id) IS NOT DISTINCT FROM $%[2]d::text`,
@@ -43,7 +43,7 @@ func sourceOnClock(a string, n int) string {
 
 // fileOnClock keeps a row naming an ACH file by the column fileID to the
 // clock of parameter $n.
-func fileOnClock(fileID string, n int) string {
+func fileClockRows(fileID string, n int) string {
 	return fmt.Sprintf(`(SELECT af.test_clock_id FROM ach_files af WHERE af.id = %s) IS NOT DISTINCT FROM $%d::text`, fileID, n)
 }
 

@@ -13,6 +13,7 @@ import (
 	"github.com/fundsource/fundsource/internal/core/tenant"
 	"github.com/fundsource/fundsource/internal/customer"
 	"github.com/fundsource/fundsource/internal/sanctions"
+	"github.com/fundsource/fundsource/internal/testclock"
 )
 
 type customerRow struct {
@@ -26,13 +27,14 @@ type customerRow struct {
 	CreatedAt    time.Time         `db:"created_at"`
 	Screening    []byte            `db:"screening"`
 	Metadata     metadata.Metadata `db:"metadata"`
+	TestClock    *string           `db:"test_clock_id"`
 }
 
 func (r customerRow) domain() customer.Customer {
 	c := customer.Customer{
 		Scope: tenant.Scope{MerchantID: r.MerchantID, Env: tenant.Environment(r.Environment)},
 		ID:    r.ID, FirstName: r.FirstName, LastName: r.LastName, Email: r.Email,
-		BusinessName: r.BusinessName, CreatedAt: r.CreatedAt.UTC(), Metadata: r.Metadata,
+		BusinessName: r.BusinessName, CreatedAt: r.CreatedAt.UTC(), Metadata: r.Metadata, TestClock: deref(r.TestClock),
 	}
 	// A screening that does not read is shown clear rather than failing
 	// the read; only this service writes the column.
@@ -44,14 +46,53 @@ const insertCustomer = `
 INSERT INTO customers (merchant_id, environment, id, first_name, last_name, email, business_name, created_at, screening, metadata)
 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10::jsonb)`
 
-// InsertCustomer stores a new customer.
+// insertClockCustomer is insertCustomer for a customer on a test clock: it
+// counts the customer on the clock's row ($11, ready, fewer than $12
+// customers) and inserts it only when that row changed. The UPDATE waits
+// for a concurrent creation's lock on the row and then reads the count it
+// committed, so racing creations cannot pass the limit. It answers whether
+// it inserted and, when not, the clock's status (NULL: no such clock).
+const insertClockCustomer = `
+WITH k AS (
+  UPDATE test_clocks SET customer_count = customer_count + 1
+  WHERE merchant_id = $1 AND environment = $2 AND id = $11 AND status = 'ready' AND customer_count < $12
+  RETURNING id
+), ins AS (
+  INSERT INTO customers (merchant_id, environment, id, first_name, last_name, email, business_name, created_at, screening, metadata, test_clock_id)
+  SELECT $1, $2, $3, $4, $5, $6, $7, $8, $9, $10::jsonb, k.id FROM k
+  RETURNING 1
+)
+SELECT EXISTS (SELECT 1 FROM ins) AS inserted,
+  (SELECT status FROM test_clocks WHERE merchant_id = $1 AND environment = $2 AND id = $11) AS status`
+
+// InsertCustomer stores a new customer; one on a test clock only when the
+// clock takes it (customer.ErrNoClock, ErrClockAdvancing, ErrClockFull).
 func (q queries) InsertCustomer(ctx context.Context, c customer.Customer) error {
-	_, err := q.ex.ExecContext(ctx, insertCustomer, c.Scope.MerchantID, c.Scope.Env, c.ID,
-		c.FirstName, c.LastName, c.Email, c.BusinessName, c.CreatedAt, screeningJSON(c.Screening), c.Metadata)
-	return translate(err)
+	args := []any{c.Scope.MerchantID, c.Scope.Env, c.ID,
+		c.FirstName, c.LastName, c.Email, c.BusinessName, c.CreatedAt, screeningJSON(c.Screening), c.Metadata}
+	if c.TestClock == "" {
+		_, err := q.ex.ExecContext(ctx, insertCustomer, args...)
+		return translate(err)
+	}
+	var r struct {
+		Inserted bool    `db:"inserted"`
+		Status   *string `db:"status"`
+	}
+	if err := sqlx.GetContext(ctx, q.ex, &r, insertClockCustomer, append(args, c.TestClock, customer.MaxPerClock)...); err != nil {
+		return translate(err)
+	}
+	switch {
+	case r.Inserted:
+		return nil
+	case r.Status == nil:
+		return customer.ErrNoClock
+	case *r.Status != string(testclock.Ready):
+		return customer.ErrClockAdvancing
+	}
+	return customer.ErrClockFull
 }
 
-const customerColumns = `merchant_id, environment, id, first_name, last_name, email, business_name, created_at, screening, metadata`
+const customerColumns = `merchant_id, environment, id, first_name, last_name, email, business_name, created_at, screening, metadata, test_clock_id`
 
 const selectCustomer = `
 SELECT ` + customerColumns + `

@@ -58,11 +58,26 @@ type DB struct {
 	// auditKey keys the audit chain's new events (nil: unkeyed); set once
 	// by SetAuditKey before use.
 	auditKey []byte
+	// now is the service's wall clock (nil: time.Now); set once by
+	// SetClock before use.
+	now func() time.Time
 }
 
 // SetAuditKey sets the key (AUDIT_KEY) new audit events are hashed under.
 // Call it before the database is used.
 func (db *DB) SetAuditKey(key []byte) { db.auditKey = key }
+
+// SetClock sets the service's wall clock, which the deliveries of events on
+// a test clock are due by. Call it before the database is used.
+func (db *DB) SetClock(now func() time.Time) { db.now = now }
+
+// wall is the service's wall clock's time.
+func (q queries) wall() time.Time {
+	if q.db != nil && q.db.now != nil {
+		return q.db.now()
+	}
+	return time.Now()
+}
 
 // Open connects to databaseURL (any form ConnString accepts) and checks
 // the connection.

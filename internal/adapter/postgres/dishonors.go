@@ -78,7 +78,7 @@ func (q queries) EntryDishonored(ctx context.Context, fileID, trace string) (boo
 }
 
 var dishonorsToSend = `SELECT ` + dishonorColumns + ` FROM ach_dishonors
-WHERE file_id IS NULL AND ` + fileOnClock("original_file_id", 2) + `
+WHERE file_id IS NULL AND ` + fileClockRows("original_file_id", 2) + `
   AND (late_for_dishonor_at IS NULL OR (late_for_dishonor_at = '` + clockDishonorHold + `' AND $2::text IS NOT NULL))
 ORDER BY created_at, id
 LIMIT $1

@@ -22,6 +22,7 @@ import (
 	"github.com/fundsource/fundsource/internal/core/ids"
 	"github.com/fundsource/fundsource/internal/core/paging"
 	"github.com/fundsource/fundsource/internal/core/tenant"
+	"github.com/fundsource/fundsource/internal/core/testclock"
 	"github.com/fundsource/fundsource/internal/webhook"
 )
 
@@ -53,7 +54,7 @@ func (q queries) recordEvent(ctx context.Context, e event.Event, deliver bool) e
 // wakes the dispatchers for the deliveries it queued, and returns e's
 // arrays (its delivery's id among them) and how many it queued.
 func (q queries) writeEvent(ctx context.Context, query string, e event.Event, deliver bool) (eventArrays, int, error) {
-	c, err := arraysOf([]event.Event{e}, deliver)
+	c, err := arraysOf(ctx, q.wall(), []event.Event{e}, deliver)
 	if err != nil {
 		return c, 0, err
 	}
@@ -92,19 +93,21 @@ func (q queries) RecordEventForEndpoint(ctx context.Context, e event.Event) (web
 // statement of the change they are about, when cond holds: "ev" (the
 // events) and "queued" (their webhook deliveries, when the scope has an
 // endpoint; the statement reports how many, for q.queued, which wakes the
-// dispatchers after the commit). $1 and $2 are the scope; $p to $p+4 are
-// eventArgs: the events' ids, types, data and creation times, and the
-// deliveries' ids.
+// dispatchers after the commit). $1 and $2 are the scope; $p to $p+6 are
+// eventArgs: the events' ids, types, data and creation times, the
+// deliveries' ids, the events' test clocks and clock times ("" for none),
+// and when their deliveries are due.
 func eventsSQL(cond string, p int) string {
-	return eventCTEs(p, "", "$1", "$2", cond)
+	return eventCTEs(p, p+5, "", "$1", "$2", cond)
 }
 
 // rowEventsSQL is eventsSQL for a statement that changes rows of several
 // scopes at once: each event belongs to a row of rows (a relation with
 // id, merchant_id and environment), named by its id in $p+5, and is
-// written, with its delivery, only when that row is.
-func rowEventsSQL(rows string, p int) string {
-	return eventCTEs(p, rows, "o.merchant_id", "o.environment", "true")
+// written, with its delivery, only when that row is. The events' test
+// clocks, clock times and deliveries' due times are $clock to $clock+2.
+func rowEventsSQL(rows string, p, clock int) string {
+	return eventCTEs(p, clock, rows, "o.merchant_id", "o.environment", "true")
 }
 
 // insertDelivery is the one writer of new webhook deliveries: every
@@ -117,22 +120,25 @@ const insertDelivery = `INSERT INTO webhook_deliveries (id, merchant_id, environ
 // eventCTEs writes eventsSQL and rowEventsSQL. The deliveries read the
 // events from the arguments rather than from "ev" (no join in the plan);
 // their foreign key still checks each event at the end of the statement.
-func eventCTEs(p int, rows, merchant, env, cond string) string {
+func eventCTEs(p, clock int, rows, merchant, env, cond string) string {
 	n := func(i int) string { return "$" + strconv.Itoa(p+i) }
+	k := func(i int) string { return "$" + strconv.Itoa(clock+i) }
 	owner, eCols, dCols, eJoin, dJoin := "", "", "", "", ""
 	if rows != "" {
 		owner, eCols, dCols = ", "+n(5)+"::text[]", ", owner", ", owner"
 		eJoin, dJoin = "\n  JOIN "+rows+" o ON o.id = e.owner", "\n  JOIN "+rows+" o ON o.id = d.owner"
 	}
 	return `ev AS (
-  INSERT INTO events (merchant_id, environment, id, type, data, created_at)
-  SELECT ` + merchant + `, ` + env + `, e.id, e.type, e.data::jsonb, e.created_at::timestamptz
-  FROM unnest(` + n(0) + `::text[], ` + n(1) + `::text[], ` + n(2) + `::text[], ` + n(3) + `::text[]` + owner + `) AS e(id, type, data, created_at` + eCols + `)` + eJoin + `
+  INSERT INTO events (merchant_id, environment, id, type, data, created_at, test_clock_id, clock_time)
+  SELECT ` + merchant + `, ` + env + `, e.id, e.type, e.data::jsonb, e.created_at::timestamptz,
+    NULLIF(e.clock, ''), NULLIF(e.clock_time, '')::timestamptz
+  FROM unnest(` + n(0) + `::text[], ` + n(1) + `::text[], ` + n(2) + `::text[], ` + n(3) + `::text[]` + owner + `, ` + k(0) + `::text[], ` + k(1) + `::text[])
+    AS e(id, type, data, created_at` + eCols + `, clock, clock_time)` + eJoin + `
   WHERE ` + cond + `
 ), queued AS (
   ` + insertDelivery + `
   SELECT d.id, ` + merchant + `, ` + env + `, d.event_id, d.at::timestamptz, d.at::timestamptz, d.at::timestamptz
-  FROM unnest(` + n(4) + `::text[], ` + n(0) + `::text[], ` + n(3) + `::text[]` + owner + `) AS d(id, event_id, at` + dCols + `)` + dJoin + `
+  FROM unnest(` + n(4) + `::text[], ` + n(0) + `::text[], ` + k(2) + `::text[]` + owner + `) AS d(id, event_id, at` + dCols + `)` + dJoin + `
   JOIN webhook_endpoints w ON w.merchant_id = ` + merchant + ` AND w.environment = ` + env + `
   WHERE d.id IS NOT NULL AND ` + cond + `
   RETURNING 1
@@ -140,17 +146,18 @@ func eventCTEs(p int, rows, merchant, env, cond string) string {
 }
 
 // eventArgs are the parameters of eventsSQL for evs, with their deliveries.
-func eventArgs(evs []event.Event) ([]any, error) {
-	c, err := arraysOf(evs, true)
+func eventArgs(ctx context.Context, wall time.Time, evs []event.Event) ([]any, error) {
+	c, err := arraysOf(ctx, wall, evs, true)
 	return c.args(), err
 }
 
-// arraysOf is evs as eventsSQL's arrays; with deliver false they queue no
+// arraysOf is evs as eventsSQL's arrays, on the test clock of ctx if any,
+// at the wall clock's time wall; with deliver false they queue no
 // delivery.
-func arraysOf(evs []event.Event, deliver bool) (eventArrays, error) {
+func arraysOf(ctx context.Context, wall time.Time, evs []event.Event, deliver bool) (eventArrays, error) {
 	var c eventArrays
 	for _, e := range evs {
-		if err := c.add(e); err != nil {
+		if err := c.add(event.OnClock(ctx, e), wall); err != nil {
 			return c, err
 		}
 	}
@@ -161,25 +168,41 @@ func arraysOf(evs []event.Event, deliver bool) (eventArrays, error) {
 }
 
 // eventArrays are events as a statement's array parameters: their ids,
-// types, JSON data and creation times, and the ids of their deliveries.
+// types, JSON data and creation times, the ids of their deliveries, and
+// their test clocks and clock times ("" for none), and when their
+// deliveries are due.
 type eventArrays struct {
 	ids, types, data, at, deliveries []string
+	clocks, clockAt, due             []string
 }
 
-// add appends e, with a new delivery id.
-func (c *eventArrays) add(e event.Event) error {
+// add appends e, with a new delivery id, due when its event was created.
+// An event on a test clock is created when it is written, on the wall
+// clock (wall), and carries the clock's time as clock_time: merchants
+// hear of what happens on a clock as it happens, the events list and its
+// retention keep the wall clock's order, and an advance's events, written
+// step after step, come in the clock's order either way.
+func (c *eventArrays) add(e event.Event, wall time.Time) error {
 	b, err := json.Marshal(e.Data)
 	if err != nil {
 		return fmt.Errorf("record event %s: %w", e.Type, err)
 	}
+	clockAt, created := "", e.CreatedAt
+	if e.TestClock != "" {
+		clockAt, created = e.ClockTime.UTC().Format(time.RFC3339Nano), wall
+	}
 	c.ids, c.types, c.data = append(c.ids, e.ID), append(c.types, e.Type), append(c.data, string(b))
-	c.at, c.deliveries = append(c.at, e.CreatedAt.Format(time.RFC3339Nano)), append(c.deliveries, ids.New(webhook.DeliveryPrefix))
+	c.at, c.deliveries = append(c.at, created.UTC().Format(time.RFC3339Nano)), append(c.deliveries, ids.New(webhook.DeliveryPrefix))
+	due := created
+	c.clocks, c.clockAt = append(c.clocks, e.TestClock), append(c.clockAt, clockAt)
+	c.due = append(c.due, due.UTC().Format(time.RFC3339Nano))
 	return nil
 }
 
 // args are the arrays as eventsSQL's parameters, in its order.
 func (c eventArrays) args() []any {
-	return []any{pq.StringArray(c.ids), pq.StringArray(c.types), pq.StringArray(c.data), pq.StringArray(c.at), pq.StringArray(c.deliveries)}
+	return []any{pq.StringArray(c.ids), pq.StringArray(c.types), pq.StringArray(c.data), pq.StringArray(c.at),
+		pq.StringArray(c.deliveries), pq.StringArray(c.clocks), pq.StringArray(c.clockAt), pq.StringArray(c.due)}
 }
 
 // recording is write (a data-modifying statement whose first two
@@ -205,7 +228,7 @@ func (q queries) writeRecording(ctx context.Context, write, withEvents string, a
 		}
 		return res.RowsAffected()
 	}
-	evArgs, err := eventArgs(evs)
+	evArgs, err := eventArgs(ctx, q.wall(), evs)
 	if err != nil {
 		return 0, err
 	}
@@ -227,17 +250,23 @@ type eventRow struct {
 	Type        string          `db:"type"`
 	Data        json.RawMessage `db:"data"`
 	CreatedAt   time.Time       `db:"created_at"`
+	TestClock   *string         `db:"test_clock_id"`
+	ClockTime   *time.Time      `db:"clock_time"`
 }
 
 func (r eventRow) domain() event.Event {
-	return event.Event{
+	e := event.Event{
 		ID:    r.ID,
 		Scope: tenant.Scope{MerchantID: r.MerchantID, Env: tenant.Environment(r.Environment)},
 		Type:  r.Type, CreatedAt: r.CreatedAt.UTC(), Data: r.Data,
 	}
+	if r.TestClock != nil && r.ClockTime != nil {
+		e.TestClock, e.ClockTime = *r.TestClock, r.ClockTime.UTC()
+	}
+	return e
 }
 
-const eventColumns = `merchant_id, environment, id, type, data, created_at`
+const eventColumns = `merchant_id, environment, id, type, data, created_at, test_clock_id, clock_time`
 
 const selectEvent = `SELECT ` + eventColumns + ` FROM events WHERE merchant_id = $1 AND environment = $2 AND id = $3`
 
@@ -293,4 +322,18 @@ func (q queries) DeleteEventsBefore(ctx context.Context, t time.Time, limit int)
 		return 0, translate(err)
 	}
 	return res.RowsAffected()
+}
+
+// onClock is evs on the test clock of ctx, if any (event.OnClock): for
+// events written later by a statement that runs without the request's
+// context (a creation batch).
+func onClock(ctx context.Context, evs []event.Event) []event.Event {
+	if _, ok := testclock.From(ctx); !ok {
+		return evs
+	}
+	out := make([]event.Event, len(evs))
+	for i, e := range evs {
+		out[i] = event.OnClock(ctx, e)
+	}
+	return out
 }

@@ -534,7 +534,7 @@ var selectExpiringDeposits = `
 SELECT ` + depositColumns + `
 FROM micro_deposits m
 WHERE status = 'pending' AND expires_at <= $1
-  AND ` + sourceOnClock("m", 3) + `
+  AND ` + sourceClockRows("m", 3) + `
 ORDER BY expires_at
 LIMIT $2
 FOR UPDATE SKIP LOCKED`

@@ -147,7 +147,7 @@ WITH due AS (
   JOIN payments p ON p.merchant_id = i.merchant_id AND p.environment = i.environment AND p.id = i.payment_id
   WHERE i.state IN ('queued', 'sending', 'unknown') AND i.next_attempt_at <= $1
     AND (i.lease_until IS NULL OR i.lease_until < $1) AND p.status = 'pending'
-    AND ` + onClock("p", "p.customer_id", 5) + `
+    AND ` + clockRows("p", "p.customer_id", 5) + `
   ORDER BY i.next_attempt_at
   LIMIT $4
   FOR UPDATE OF i, p SKIP LOCKED

@@ -221,13 +221,14 @@ WITH ` + paymentSource + `, ` + withParams(originatorLocked, "$25", "'debit'", "
   FROM ok, (SELECT id FROM named UNION ALL SELECT id FROM fresh) man
   RETURNING 1
 ), ` + withParams(originatorCount, "$25", "'debit'", "$5") + `, ev AS (
-  INSERT INTO events (merchant_id, environment, id, type, data, created_at)
-  SELECT $1, $2, $17, $20, $21::jsonb || jsonb_build_object('user_id', fresh.customer_id, 'sec_code', fresh.sec_code), $9
+  INSERT INTO events (merchant_id, environment, id, type, data, created_at, test_clock_id, clock_time)
+  SELECT $1, $2, $17, $20, $21::jsonb || jsonb_build_object('user_id', fresh.customer_id, 'sec_code', fresh.sec_code), $9,
+    NULLIF($31, ''), NULLIF($32, '')::timestamptz
   FROM fresh
   RETURNING id
 ), queued AS (
   ` + insertDelivery + `
-  SELECT $22, $1, $2, ev.id, $9, $9, $9
+  SELECT $22, $1, $2, ev.id, $33::timestamptz, $33::timestamptz, $33::timestamptz
   FROM ev JOIN webhook_endpoints w ON w.merchant_id = $1 AND w.environment = $2
   RETURNING 1
 )
@@ -241,14 +242,17 @@ FROM src s CROSS JOIN decision d LEFT JOIN org ON true LEFT JOIN returned ret ON
 func (q queries) CreateDebit(ctx context.Context, d payment.NewDebit) (payment.DebitOutcome, error) {
 	p := d.Payment
 	var named, fresh, ip, ua, text, sha, evID, evType, data, delivery *string
+	var clock, clockAt string
+	due := p.CreatedAt.UTC().Format(time.RFC3339Nano)
 	var accepted *time.Time
 	if m := d.Mandate; m != nil {
 		fresh, ip, ua, text, sha, accepted = &m.ID, m.IPAddress, m.UserAgent, &m.Text, &m.TextSHA256, &m.AcceptedAt
-		c, err := arraysOf([]event.Event{d.Created}, true)
+		c, err := arraysOf(ctx, q.wall(), []event.Event{d.Created}, true)
 		if err != nil {
 			return payment.DebitOutcome{}, err
 		}
 		evID, evType, delivery, data = &c.ids[0], &c.types[0], &c.deliveries[0], &c.data[0]
+		clock, clockAt, due = c.clocks[0], c.clockAt[0], c.due[0]
 	} else {
 		named = p.MandateID
 	}
@@ -271,7 +275,7 @@ func (q queries) CreateDebit(ctx context.Context, d payment.NewDebit) (payment.D
 		p.Description, p.Status, p.SettleAt, p.CreatedAt, named, fresh, accepted, ip, ua, text, sha, evID,
 		d.SECCodes[0], d.SECCodes[1], evType, data, delivery, p.EntryDescription, p.SameDay, dayOf(p),
 		pq.Array(d.Reinitiation.Codes), d.Reinitiation.Since.Format(time.DateOnly), d.Reinitiation.AuthorizedAt,
-		p.Purpose, pq.Array(p.DescriptionFits))
+		p.Purpose, pq.Array(p.DescriptionFits), clock, clockAt, due)
 	if err != nil {
 		return payment.DebitOutcome{}, translate(err)
 	}

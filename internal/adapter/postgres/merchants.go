@@ -186,11 +186,13 @@ type keyRow struct {
 	ThirdPartyVerification bool           `db:"third_party_verification"`
 	AccountCheckPolicy     string         `db:"account_check_policy"`
 	OwnershipPolicy        string         `db:"ownership_policy"`
+	HasTestClocks          bool           `db:"has_test_clocks"`
 }
 
 const selectAPIKeyByHash = `
 SELECT k.id, k.merchant_id, k.environment, k.secret_hash, k.last_four, k.permissions,
-       k.created_at, k.revoked_at, e.public_key, e.third_party_verification, e.account_check_policy, e.ownership_policy
+       k.created_at, k.revoked_at, e.public_key, e.third_party_verification, e.account_check_policy, e.ownership_policy,
+       EXISTS (SELECT 1 FROM test_clocks t WHERE t.merchant_id = k.merchant_id AND t.environment = k.environment) AS has_test_clocks
 FROM api_keys k
 JOIN merchant_environments e ON e.merchant_id = k.merchant_id AND e.environment = k.environment
 WHERE k.secret_hash = $1`
@@ -207,7 +209,8 @@ func (q queries) APIKeyByHash(ctx context.Context, hash []byte) (merchant.APIKey
 			Permissions: r.Permissions, CreatedAt: r.CreatedAt.UTC(), RevokedAt: utcPtr(r.RevokedAt),
 		}, merchant.Environment{
 			Scope: scope, PublicKey: r.PublicKey, ThirdPartyVerification: r.ThirdPartyVerification,
-			Policies: merchant.Policies{AccountCheck: r.AccountCheckPolicy, Ownership: r.OwnershipPolicy},
+			Policies:      merchant.Policies{AccountCheck: r.AccountCheckPolicy, Ownership: r.OwnershipPolicy},
+			HasTestClocks: r.HasTestClocks,
 		}, nil
 }
 

@@ -312,7 +312,7 @@ var settlingPayments = `SELECT ` + paymentReadColumns + `, ` + paymentLinks + `,
 WHERE status = 'pending' AND settle_at IS NOT NULL AND settle_at <= $1
   AND (environment <> 'production' OR sent_at IS NOT NULL)
   AND ` + achRail + `
-  AND ` + onClock("p", "p.customer_id", 3) + `
+  AND ` + clockRows("p", "p.customer_id", 3) + `
 ORDER BY settle_at
 LIMIT $2
 FOR UPDATE SKIP LOCKED`
@@ -530,7 +530,7 @@ func (q queries) ListSubscriptions(ctx context.Context, scope tenant.Scope, f pa
 
 var dueSubscriptions = `SELECT ` + subscriptionColumns + ` FROM subscriptions s
 WHERE status = 'active' AND (next_date <= $1 OR retry_date <= $1)
-  AND ` + onClock("s", "s.customer_id", 3) + `
+  AND ` + clockRows("s", "s.customer_id", 3) + `
 ORDER BY LEAST(next_date, retry_date)
 LIMIT $2
 FOR UPDATE SKIP LOCKED`

@@ -214,7 +214,7 @@ func wantBatchReadsByKey(t *testing.T, conn *sqlx.Conn, when string) {
 	}
 	var batch []byte
 	if err := conn.GetContext(ctx, &batch, `EXPLAIN (FORMAT JSON) EXECUTE batch (`+
-		strings.TrimSuffix(strings.Repeat(`'{}', `, 31), ", ")+`)`); err != nil {
+		strings.TrimSuffix(strings.Repeat(`'{}', `, 34), ", ")+`)`); err != nil {
 		t.Fatal(err)
 	}
 	for table, index := range map[string]string{"customers": "customers_id", "idempotency_keys": "idempotency_keys_pkey",

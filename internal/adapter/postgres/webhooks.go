@@ -151,7 +151,7 @@ func (r logRow) domain() webhook.LogEntry {
 }
 
 const deliveryLog = `
-SELECT e.merchant_id, e.environment, e.id, e.type, e.data, e.created_at,
+SELECT e.merchant_id, e.environment, e.id, e.type, e.data, e.created_at, e.test_clock_id, e.clock_time,
        d.status AS d_status, d.attempts AS d_attempts, d.next_attempt_at AS d_next_attempt_at,
        a.status_code AS a_status_code, a.latency_ms AS a_latency_ms
 FROM events e
@@ -277,6 +277,8 @@ type deliveryClaimRow struct {
 	Type              string          `db:"type"`
 	Data              json.RawMessage `db:"data"`
 	EventCreatedAt    time.Time       `db:"event_created_at"`
+	TestClock         *string         `db:"test_clock_id"`
+	ClockTime         *time.Time      `db:"clock_time"`
 	URL               string          `db:"url"`
 	SecretKeyID       string          `db:"secret_key_id"`
 	SecretSealed      []byte          `db:"secret_sealed"`
@@ -327,7 +329,7 @@ WITH room AS (
   FROM pick WHERE d.id = pick.id
   RETURNING d.*
 )
-SELECT ` + deliveryColumns + `, d.lease_token, e.type, e.data, e.created_at AS event_created_at,
+SELECT ` + deliveryColumns + `, d.lease_token, e.type, e.data, e.created_at AS event_created_at, e.test_clock_id, e.clock_time,
   w.url, w.secret_key_id, w.secret_sealed, w.previous_secret_key_id, w.previous_secret_sealed,
   w.previous_secret_expires_at, w.consecutive_failures
 FROM leased d
@@ -355,9 +357,13 @@ func (q queries) ClaimDeliveries(ctx context.Context, r webhook.ClaimRequest) ([
 			PreviousKeyID: row.PreviousKeyID, PreviousSealed: row.PreviousSealed, PreviousExpiresAt: row.PreviousExpiresAt,
 			Failures: row.Failures,
 		}
+		ev := event.Event{ID: d.EventID, Scope: d.Scope, Type: row.Type, CreatedAt: row.EventCreatedAt.UTC(), Data: row.Data}
+		if row.TestClock != nil && row.ClockTime != nil {
+			ev.TestClock, ev.ClockTime = *row.TestClock, row.ClockTime.UTC()
+		}
 		out[i] = webhook.Claim{
 			Delivery:   d,
-			Event:      event.Event{ID: d.EventID, Scope: d.Scope, Type: row.Type, CreatedAt: row.EventCreatedAt.UTC(), Data: row.Data},
+			Event:      ev,
 			Endpoint:   ep.domain(),
 			LeaseToken: row.LeaseToken,
 		}

@@ -23,6 +23,25 @@ var returnReasons = map[string]string{
 	"R29": "Corporate customer advises not authorized",
 }
 
+// returnTitles are the codes' names short enough for a form's choice on
+// a phone; the reasons above stay the answer's words.
+var returnTitles = map[string]string{
+	"R01": "Insufficient funds",
+	"R02": "Account closed",
+	"R03": "No account",
+	"R04": "Invalid account number",
+	"R05": "Unauthorized (consumer)",
+	"R07": "Authorization revoked",
+	"R08": "Payment stopped",
+	"R09": "Uncollected funds",
+	"R10": "Not authorized",
+	"R11": "Not as authorized",
+	"R16": "Account frozen",
+	"R17": "Questionable",
+	"R20": "Non-transaction account",
+	"R29": "Corporate: not authorized",
+}
+
 // Re-presentment (NACHA): a debit returned for insufficient or uncollected
 // funds may be presented again at most twice; every other return is final.
 const MaxAttempts = 3 // the first presentment and two re-presentments
@@ -46,6 +65,14 @@ func Reason(code string) string {
 		return r
 	}
 	return "Returned by the receiving bank"
+}
+
+// Title is the short name of a code the service names (Reason otherwise).
+func Title(code string) string {
+	if t, ok := returnTitles[code]; ok {
+		return t
+	}
+	return Reason(code)
 }
 
 // Known returns the codes the service names, in order.

@@ -62,6 +62,7 @@ const (
 	InvalidAmount        Code = "invalid_amount"         // 400: not a positive amount within the limit
 	PaymentNotFound      Code = "payment_not_found"      // 404
 	SubscriptionNotFound Code = "subscription_not_found" // 404
+	TestClockNotFound    Code = "test_clock_not_found"   // 404: a sandbox test clock unknown to the scope
 	FundingSourceRemoved Code = "funding_source_removed" // 409: a payment or subscription on a removed source
 
 	// AuthorizationRequired is 400: a production debit or subscription

@@ -27,6 +27,7 @@ import (
 
 	"github.com/fundsource/fundsource/internal/core/ids"
 	"github.com/fundsource/fundsource/internal/core/tenant"
+	"github.com/fundsource/fundsource/internal/core/testclock"
 )
 
 // Event types of the contract.
@@ -57,6 +58,7 @@ const (
 	CustomerScreeningMatch           = "customer.screening_match"
 	OriginatorReturnRateWarning      = "originator.return_rate_warning"
 	PaymentRefunded                  = "payment.refunded"
+	TestClockReady                   = "test_clock.ready"
 )
 
 // Event is one notification. Data is marshalled to JSON as the envelope's
@@ -67,6 +69,12 @@ type Event struct {
 	Type      string
 	CreatedAt time.Time // UTC
 	Data      any
+	// TestClock is the sandbox test clock the event happened on ("" for
+	// the wall clock), and ClockTime that clock's time then (UTC; zero
+	// without a clock). The store sets both from the context the event is
+	// recorded under (OnClock) unless they are set already.
+	TestClock string
+	ClockTime time.Time
 }
 
 // Types lists every event type, in the order of the contract.
@@ -77,7 +85,7 @@ var Types = []string{
 	CustomerUpdated, FundingSourceUpdated, PaymentCanceled, SubscriptionCanceled,
 	MandateCreated, MandateRevoked, FundingSourceBlocked, FundingSourceUnblocked,
 	PaymentReversed, PaymentHeld, PaymentReleased, CustomerScreeningMatch, OriginatorReturnRateWarning,
-	PaymentRefunded,
+	PaymentRefunded, TestClockReady,
 }
 
 // ValidFilter reports whether f names an event type or a group of them
@@ -98,11 +106,31 @@ type Envelope struct {
 	CreatedAt time.Time `json:"created_at"`
 	Livemode  bool      `json:"livemode"`
 	Data      any       `json:"data"`
+	// TestClock and ClockTime are present only for an event on a test clock.
+	TestClock string     `json:"test_clock,omitempty"`
+	ClockTime *time.Time `json:"clock_time,omitempty"`
 }
 
 // Envelope returns the event's JSON form.
 func (e Event) Envelope() Envelope {
-	return Envelope{ID: e.ID, Type: e.Type, CreatedAt: e.CreatedAt, Livemode: e.Scope.Env.Live(), Data: e.Data}
+	env := Envelope{ID: e.ID, Type: e.Type, CreatedAt: e.CreatedAt, Livemode: e.Scope.Env.Live(), Data: e.Data}
+	if e.TestClock != "" {
+		at := e.ClockTime.UTC()
+		env.TestClock, env.ClockTime = e.TestClock, &at
+	}
+	return env
+}
+
+// OnClock returns e on the test clock ctx carries, if e names none yet:
+// an event recorded under a clock is the clock's, at the clock's time.
+func OnClock(ctx context.Context, e Event) Event {
+	if e.TestClock != "" {
+		return e
+	}
+	if c, ok := testclock.From(ctx); ok {
+		e.TestClock, e.ClockTime = c.ID, c.Now.UTC()
+	}
+	return e
 }
 
 // MarshalJSON writes {id, type, created_at, livemode, data}.

@@ -1,6 +1,7 @@
 package event_test
 
 import (
+	"context"
 	"encoding/json"
 	"strings"
 	"testing"
@@ -8,6 +9,7 @@ import (
 
 	"github.com/fundsource/fundsource/internal/core/event"
 	"github.com/fundsource/fundsource/internal/core/tenant"
+	"github.com/fundsource/fundsource/internal/core/testclock"
 )
 
 func TestValidFilterTakesTypesAndGroups(t *testing.T) {
@@ -83,4 +85,38 @@ func TestEnvelopeCarriesLivemodeOfTheEnvironment(t *testing.T) {
 func mustJSON(v any) string {
 	b, _ := json.Marshal(v)
 	return string(b)
+}
+
+// TestAnEventOnAClockCarriesItInItsEnvelope: OnClock takes the clock of
+// the context (not over one the event names already), and the envelope
+// has test_clock and clock_time only then.
+func TestAnEventOnAClockCarriesItInItsEnvelope(t *testing.T) {
+	scope := tenant.Scope{MerchantID: "m_1", Env: tenant.Sandbox}
+	at := time.Date(2026, 11, 2, 15, 4, 5, 0, time.UTC)
+	clockAt := time.Date(2027, 3, 1, 9, 0, 0, 0, time.FixedZone("EST", -5*3600))
+	e := event.New(scope, event.CustomerCreated, map[string]string{"user_id": "cus_1"}, at)
+	if got := event.OnClock(context.Background(), e); got.TestClock != "" || !got.ClockTime.IsZero() {
+		t.Errorf("off a clock: %+v", got)
+	}
+	b, _ := json.Marshal(e)
+	if s := string(b); strings.Contains(s, "test_clock") || strings.Contains(s, "clock_time") {
+		t.Errorf("envelope off a clock: %s", s)
+	}
+	ctx := testclock.With(context.Background(), testclock.Clock{ID: "clk_1", Now: clockAt})
+	on := event.OnClock(ctx, e)
+	if on.TestClock != "clk_1" || !on.ClockTime.Equal(clockAt) || on.ClockTime.Location() != time.UTC {
+		t.Errorf("on a clock: %+v", on)
+	}
+	other := testclock.With(context.Background(), testclock.Clock{ID: "clk_2", Now: at})
+	if again := event.OnClock(other, on); again.TestClock != "clk_1" {
+		t.Errorf("an event on a clock moved to %s", again.TestClock)
+	}
+	var got map[string]any
+	b, _ = json.Marshal(on)
+	if err := json.Unmarshal(b, &got); err != nil {
+		t.Fatal(err)
+	}
+	if got["test_clock"] != "clk_1" || got["clock_time"] != "2027-03-01T14:00:00Z" || got["created_at"] != "2026-11-02T15:04:05Z" {
+		t.Errorf("envelope on a clock: %s", b)
+	}
 }

@@ -481,6 +481,7 @@ const (
 	ErrorResponseErrorCodeRouteNotFound                ErrorResponseErrorCode = "route_not_found"
 	ErrorResponseErrorCodeServiceUnavailable           ErrorResponseErrorCode = "service_unavailable"
 	ErrorResponseErrorCodeSubscriptionNotFound         ErrorResponseErrorCode = "subscription_not_found"
+	ErrorResponseErrorCodeTestClockNotFound            ErrorResponseErrorCode = "test_clock_not_found"
 	ErrorResponseErrorCodeUnauthorized                 ErrorResponseErrorCode = "unauthorized"
 	ErrorResponseErrorCodeUnblockLimit                 ErrorResponseErrorCode = "unblock_limit"
 	ErrorResponseErrorCodeUnsupportedMediaType         ErrorResponseErrorCode = "unsupported_media_type"
@@ -587,6 +588,8 @@ func (e ErrorResponseErrorCode) Valid() bool {
 	case ErrorResponseErrorCodeServiceUnavailable:
 		return true
 	case ErrorResponseErrorCodeSubscriptionNotFound:
+		return true
+	case ErrorResponseErrorCodeTestClockNotFound:
 		return true
 	case ErrorResponseErrorCodeUnauthorized:
 		return true
@@ -722,6 +725,7 @@ const (
 	EventDetailTypePaymentSuccess                   EventDetailType = "payment.success"
 	EventDetailTypeSubscriptionCanceled             EventDetailType = "subscription.canceled"
 	EventDetailTypeSubscriptionCreated              EventDetailType = "subscription.created"
+	EventDetailTypeTestClockReady                   EventDetailType = "test_clock.ready"
 	EventDetailTypeWebhookDisabled                  EventDetailType = "webhook.disabled"
 	EventDetailTypeWebhookTest                      EventDetailType = "webhook.test"
 )
@@ -768,6 +772,8 @@ func (e EventDetailType) Valid() bool {
 	case EventDetailTypeSubscriptionCanceled:
 		return true
 	case EventDetailTypeSubscriptionCreated:
+		return true
+	case EventDetailTypeTestClockReady:
 		return true
 	case EventDetailTypeWebhookDisabled:
 		return true
@@ -2548,12 +2554,15 @@ func (e PaymentListSuccess) Valid() bool {
 // Defines values for PaymentRefundedEventType.
 const (
 	PaymentRefundedEventTypePaymentRefunded PaymentRefundedEventType = "payment.refunded"
+	PaymentRefundedEventTypeTestClockReady  PaymentRefundedEventType = "test_clock.ready"
 )
 
 // Valid indicates whether the value is a known member of the PaymentRefundedEventType enum.
 func (e PaymentRefundedEventType) Valid() bool {
 	switch e {
 	case PaymentRefundedEventTypePaymentRefunded:
+		return true
+	case PaymentRefundedEventTypeTestClockReady:
 		return true
 	default:
 		return false
@@ -3742,6 +3751,117 @@ func (e SubscriptionResponseSuccess) Valid() bool {
 	}
 }
 
+// Defines values for TestClockStatus.
+const (
+	TestClockStatusAdvancing TestClockStatus = "advancing"
+	TestClockStatusReady     TestClockStatus = "ready"
+)
+
+// Valid indicates whether the value is a known member of the TestClockStatus enum.
+func (e TestClockStatus) Valid() bool {
+	switch e {
+	case TestClockStatusAdvancing:
+		return true
+	case TestClockStatusReady:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for TestClockDeletedDeleted.
+const (
+	TestClockDeletedDeletedTrue TestClockDeletedDeleted = true
+)
+
+// Valid indicates whether the value is a known member of the TestClockDeletedDeleted enum.
+func (e TestClockDeletedDeleted) Valid() bool {
+	switch e {
+	case TestClockDeletedDeletedTrue:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for TestClockDeletedSuccess.
+const (
+	TestClockDeletedSuccessTrue TestClockDeletedSuccess = true
+)
+
+// Valid indicates whether the value is a known member of the TestClockDeletedSuccess enum.
+func (e TestClockDeletedSuccess) Valid() bool {
+	switch e {
+	case TestClockDeletedSuccessTrue:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for TestClockListSuccess.
+const (
+	TestClockListSuccessTrue TestClockListSuccess = true
+)
+
+// Valid indicates whether the value is a known member of the TestClockListSuccess enum.
+func (e TestClockListSuccess) Valid() bool {
+	switch e {
+	case TestClockListSuccessTrue:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for TestClockReadyEventType.
+const (
+	TestClockReadyEventTypeTestClockReady TestClockReadyEventType = "test_clock.ready"
+)
+
+// Valid indicates whether the value is a known member of the TestClockReadyEventType enum.
+func (e TestClockReadyEventType) Valid() bool {
+	switch e {
+	case TestClockReadyEventTypeTestClockReady:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for TestClockResponseStatus.
+const (
+	TestClockResponseStatusAdvancing TestClockResponseStatus = "advancing"
+	TestClockResponseStatusReady     TestClockResponseStatus = "ready"
+)
+
+// Valid indicates whether the value is a known member of the TestClockResponseStatus enum.
+func (e TestClockResponseStatus) Valid() bool {
+	switch e {
+	case TestClockResponseStatusAdvancing:
+		return true
+	case TestClockResponseStatusReady:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for TestClockResponseSuccess.
+const (
+	TestClockResponseSuccessTrue TestClockResponseSuccess = true
+)
+
+// Valid indicates whether the value is a known member of the TestClockResponseSuccess enum.
+func (e TestClockResponseSuccess) Valid() bool {
+	switch e {
+	case TestClockResponseSuccessTrue:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for WebhookStatus.
 const (
 	BackingOff WebhookStatus = "backing_off"
@@ -3870,13 +3990,13 @@ func (e Readyz200JSONResponseBodyDatabase) Valid() bool {
 
 // Defines values for Readyz200JSONResponseBodyStatus.
 const (
-	Ready Readyz200JSONResponseBodyStatus = "ready"
+	Readyz200JSONResponseBodyStatusReady Readyz200JSONResponseBodyStatus = "ready"
 )
 
 // Valid indicates whether the value is a known member of the Readyz200JSONResponseBodyStatus enum.
 func (e Readyz200JSONResponseBodyStatus) Valid() bool {
 	switch e {
-	case Ready:
+	case Readyz200JSONResponseBodyStatusReady:
 		return true
 	default:
 		return false
@@ -4125,16 +4245,24 @@ type Customer struct {
 	// Screening Sanctions screening of the customer's names (first and last name, business_name) against OFAC's SDN list and its aliases, at creation and when a name changes: a person matches a listed individual whose surname and one of whose given names are alike the customer's last name and first given name (Jaro–Winkler similarity 0.92 or more over folded names; middle names and patronymics are not compared), a business_name matches a listed entity's name with legal forms (LLC, LTD, …) set aside. A potential match holds the customer's payments (hold_reason sanctions_screening) until the platform clears it.
 	Screening CustomerScreening `json:"screening"`
 
+	// TestClock The sandbox test clock the customer lives on; absent for the wall clock.
+	TestClock *string `json:"test_clock,omitempty"`
+
 	// UserId Example: cus_gdsepu2dh2gnolqhyuh3aeerhm
 	UserId string `json:"user_id"`
 }
 
 // CustomerCreatedEvent The customer.created event.
 type CustomerCreatedEvent struct {
-	CreatedAt time.Time                `json:"created_at"`
-	Data      Customer                 `json:"data"`
-	Id        string                   `json:"id"`
-	Livemode  bool                     `json:"livemode"`
+	// ClockTime Present only for an event on a sandbox test clock: the clock's time when it happened.
+	ClockTime *time.Time `json:"clock_time,omitempty"`
+	CreatedAt time.Time  `json:"created_at"`
+	Data      Customer   `json:"data"`
+	Id        string     `json:"id"`
+	Livemode  bool       `json:"livemode"`
+
+	// TestClock Present only for an event on a sandbox test clock.
+	TestClock *string                  `json:"test_clock,omitempty"`
 	Type      CustomerCreatedEventType `json:"type"`
 }
 
@@ -4150,6 +4278,9 @@ type CustomerInput struct {
 
 	// Metadata Metadata to set: a key set to "" is removed (see Metadata).
 	Metadata *MetadataInput `json:"metadata,omitempty"`
+
+	// TestClock Sandbox only: a test clock (clk_…) of the merchant to put the customer on (404 test_clock_not_found otherwise; 422 limit_exceeded past 100 customers on the clock; 409 conflict while it advances). The customer's created_at is the clock's time.
+	TestClock *string `json:"test_clock,omitempty"`
 }
 
 // CustomerList defines model for CustomerList.
@@ -4178,6 +4309,9 @@ type CustomerResponse struct {
 	// Screening Sanctions screening of the customer's names (first and last name, business_name) against OFAC's SDN list and its aliases, at creation and when a name changes: a person matches a listed individual whose surname and one of whose given names are alike the customer's last name and first given name (Jaro–Winkler similarity 0.92 or more over folded names; middle names and patronymics are not compared), a business_name matches a listed entity's name with legal forms (LLC, LTD, …) set aside. A potential match holds the customer's payments (hold_reason sanctions_screening) until the platform clears it.
 	Screening CustomerScreening       `json:"screening"`
 	Success   CustomerResponseSuccess `json:"success"`
+
+	// TestClock The sandbox test clock the customer lives on; absent for the wall clock.
+	TestClock *string `json:"test_clock,omitempty"`
 
 	// UserId Example: cus_gdsepu2dh2gnolqhyuh3aeerhm
 	UserId string `json:"user_id"`
@@ -4217,13 +4351,18 @@ type CustomerScreeningMatch struct {
 
 // CustomerScreeningMatchEvent The customer.screening_match event: a customer's name became a potential match on OFAC's SDN list; its payments are held.
 type CustomerScreeningMatchEvent struct {
-	CreatedAt time.Time `json:"created_at"`
+	// ClockTime Present only for an event on a sandbox test clock: the clock's time when it happened.
+	ClockTime *time.Time `json:"clock_time,omitempty"`
+	CreatedAt time.Time  `json:"created_at"`
 
 	// Data The customer (at least its user_id and screening).
-	Data     CustomerScreeningMatch          `json:"data"`
-	Id       string                          `json:"id"`
-	Livemode bool                            `json:"livemode"`
-	Type     CustomerScreeningMatchEventType `json:"type"`
+	Data     CustomerScreeningMatch `json:"data"`
+	Id       string                 `json:"id"`
+	Livemode bool                   `json:"livemode"`
+
+	// TestClock Present only for an event on a sandbox test clock.
+	TestClock *string                         `json:"test_clock,omitempty"`
+	Type      CustomerScreeningMatchEventType `json:"type"`
 }
 
 // CustomerScreeningMatchEventType defines model for CustomerScreeningMatchEvent.Type.
@@ -4231,10 +4370,15 @@ type CustomerScreeningMatchEventType string
 
 // CustomerUpdatedEvent The customer.updated event.
 type CustomerUpdatedEvent struct {
-	CreatedAt time.Time                `json:"created_at"`
-	Data      Customer                 `json:"data"`
-	Id        string                   `json:"id"`
-	Livemode  bool                     `json:"livemode"`
+	// ClockTime Present only for an event on a sandbox test clock: the clock's time when it happened.
+	ClockTime *time.Time `json:"clock_time,omitempty"`
+	CreatedAt time.Time  `json:"created_at"`
+	Data      Customer   `json:"data"`
+	Id        string     `json:"id"`
+	Livemode  bool       `json:"livemode"`
+
+	// TestClock Present only for an event on a sandbox test clock.
+	TestClock *string                  `json:"test_clock,omitempty"`
 	Type      CustomerUpdatedEventType `json:"type"`
 }
 
@@ -4326,13 +4470,18 @@ type Event struct {
 
 // EventDetail defines model for EventDetail.
 type EventDetail struct {
+	// ClockTime Present only for an event on a sandbox test clock: the clock's time when it happened.
+	ClockTime  *time.Time             `json:"clock_time,omitempty"`
 	CreatedAt  time.Time              `json:"created_at"`
 	Data       map[string]interface{} `json:"data"`
 	Deliveries []Delivery             `json:"deliveries"`
 	Id         string                 `json:"id"`
 	Livemode   bool                   `json:"livemode"`
 	Success    EventDetailSuccess     `json:"success"`
-	Type       EventDetailType        `json:"type"`
+
+	// TestClock Present only for an event on a sandbox test clock.
+	TestClock *string         `json:"test_clock,omitempty"`
+	Type      EventDetailType `json:"type"`
 }
 
 // EventDetailSuccess defines model for EventDetail.Success.
@@ -4468,13 +4617,18 @@ type FundingSourceVerificationStatus string
 
 // FundingSourceBlockedEvent The funding_source.blocked event.
 type FundingSourceBlockedEvent struct {
-	CreatedAt time.Time `json:"created_at"`
+	// ClockTime Present only for an event on a sandbox test clock: the clock's time when it happened.
+	ClockTime *time.Time `json:"clock_time,omitempty"`
+	CreatedAt time.Time  `json:"created_at"`
 
 	// Data A funding source as event data: its status is PendingVerified in funding_source.verification_pending.
-	Data     FundingSourceEventData        `json:"data"`
-	Id       string                        `json:"id"`
-	Livemode bool                          `json:"livemode"`
-	Type     FundingSourceBlockedEventType `json:"type"`
+	Data     FundingSourceEventData `json:"data"`
+	Id       string                 `json:"id"`
+	Livemode bool                   `json:"livemode"`
+
+	// TestClock Present only for an event on a sandbox test clock.
+	TestClock *string                       `json:"test_clock,omitempty"`
+	Type      FundingSourceBlockedEventType `json:"type"`
 }
 
 // FundingSourceBlockedEventType defines model for FundingSourceBlockedEvent.Type.
@@ -4482,13 +4636,18 @@ type FundingSourceBlockedEventType string
 
 // FundingSourceCreatedEvent The funding_source.created event.
 type FundingSourceCreatedEvent struct {
-	CreatedAt time.Time `json:"created_at"`
+	// ClockTime Present only for an event on a sandbox test clock: the clock's time when it happened.
+	ClockTime *time.Time `json:"clock_time,omitempty"`
+	CreatedAt time.Time  `json:"created_at"`
 
 	// Data A funding source as event data: its status is PendingVerified in funding_source.verification_pending.
-	Data     FundingSourceEventData        `json:"data"`
-	Id       string                        `json:"id"`
-	Livemode bool                          `json:"livemode"`
-	Type     FundingSourceCreatedEventType `json:"type"`
+	Data     FundingSourceEventData `json:"data"`
+	Id       string                 `json:"id"`
+	Livemode bool                   `json:"livemode"`
+
+	// TestClock Present only for an event on a sandbox test clock.
+	TestClock *string                       `json:"test_clock,omitempty"`
+	Type      FundingSourceCreatedEventType `json:"type"`
 }
 
 // FundingSourceCreatedEventType defines model for FundingSourceCreatedEvent.Type.
@@ -4651,13 +4810,18 @@ type FundingSourceListSuccess bool
 
 // FundingSourceRemovedEvent The funding_source.removed event.
 type FundingSourceRemovedEvent struct {
-	CreatedAt time.Time `json:"created_at"`
+	// ClockTime Present only for an event on a sandbox test clock: the clock's time when it happened.
+	ClockTime *time.Time `json:"clock_time,omitempty"`
+	CreatedAt time.Time  `json:"created_at"`
 
 	// Data A funding source as event data: its status is PendingVerified in funding_source.verification_pending.
-	Data     FundingSourceEventData        `json:"data"`
-	Id       string                        `json:"id"`
-	Livemode bool                          `json:"livemode"`
-	Type     FundingSourceRemovedEventType `json:"type"`
+	Data     FundingSourceEventData `json:"data"`
+	Id       string                 `json:"id"`
+	Livemode bool                   `json:"livemode"`
+
+	// TestClock Present only for an event on a sandbox test clock.
+	TestClock *string                       `json:"test_clock,omitempty"`
+	Type      FundingSourceRemovedEventType `json:"type"`
 }
 
 // FundingSourceRemovedEventType defines model for FundingSourceRemovedEvent.Type.
@@ -4771,13 +4935,18 @@ type FundingSourceResponseVerificationStatus string
 
 // FundingSourceUnblockedEvent The funding_source.unblocked event.
 type FundingSourceUnblockedEvent struct {
-	CreatedAt time.Time `json:"created_at"`
+	// ClockTime Present only for an event on a sandbox test clock: the clock's time when it happened.
+	ClockTime *time.Time `json:"clock_time,omitempty"`
+	CreatedAt time.Time  `json:"created_at"`
 
 	// Data A funding source as event data: its status is PendingVerified in funding_source.verification_pending.
-	Data     FundingSourceEventData          `json:"data"`
-	Id       string                          `json:"id"`
-	Livemode bool                            `json:"livemode"`
-	Type     FundingSourceUnblockedEventType `json:"type"`
+	Data     FundingSourceEventData `json:"data"`
+	Id       string                 `json:"id"`
+	Livemode bool                   `json:"livemode"`
+
+	// TestClock Present only for an event on a sandbox test clock.
+	TestClock *string                         `json:"test_clock,omitempty"`
+	Type      FundingSourceUnblockedEventType `json:"type"`
 }
 
 // FundingSourceUnblockedEventType defines model for FundingSourceUnblockedEvent.Type.
@@ -4785,13 +4954,18 @@ type FundingSourceUnblockedEventType string
 
 // FundingSourceUpdatedEvent The funding_source.updated event.
 type FundingSourceUpdatedEvent struct {
-	CreatedAt time.Time `json:"created_at"`
+	// ClockTime Present only for an event on a sandbox test clock: the clock's time when it happened.
+	ClockTime *time.Time `json:"clock_time,omitempty"`
+	CreatedAt time.Time  `json:"created_at"`
 
 	// Data A funding source as event data: its status is PendingVerified in funding_source.verification_pending.
-	Data     FundingSourceEventData        `json:"data"`
-	Id       string                        `json:"id"`
-	Livemode bool                          `json:"livemode"`
-	Type     FundingSourceUpdatedEventType `json:"type"`
+	Data     FundingSourceEventData `json:"data"`
+	Id       string                 `json:"id"`
+	Livemode bool                   `json:"livemode"`
+
+	// TestClock Present only for an event on a sandbox test clock.
+	TestClock *string                       `json:"test_clock,omitempty"`
+	Type      FundingSourceUpdatedEventType `json:"type"`
 }
 
 // FundingSourceUpdatedEventType defines model for FundingSourceUpdatedEvent.Type.
@@ -4799,13 +4973,18 @@ type FundingSourceUpdatedEventType string
 
 // FundingSourceVerificationExpiredEvent The funding_source.verification_expired event.
 type FundingSourceVerificationExpiredEvent struct {
-	CreatedAt time.Time `json:"created_at"`
+	// ClockTime Present only for an event on a sandbox test clock: the clock's time when it happened.
+	ClockTime *time.Time `json:"clock_time,omitempty"`
+	CreatedAt time.Time  `json:"created_at"`
 
 	// Data A funding source as event data: its status is PendingVerified in funding_source.verification_pending.
-	Data     FundingSourceEventData                    `json:"data"`
-	Id       string                                    `json:"id"`
-	Livemode bool                                      `json:"livemode"`
-	Type     FundingSourceVerificationExpiredEventType `json:"type"`
+	Data     FundingSourceEventData `json:"data"`
+	Id       string                 `json:"id"`
+	Livemode bool                   `json:"livemode"`
+
+	// TestClock Present only for an event on a sandbox test clock.
+	TestClock *string                                   `json:"test_clock,omitempty"`
+	Type      FundingSourceVerificationExpiredEventType `json:"type"`
 }
 
 // FundingSourceVerificationExpiredEventType defines model for FundingSourceVerificationExpiredEvent.Type.
@@ -4813,13 +4992,18 @@ type FundingSourceVerificationExpiredEventType string
 
 // FundingSourceVerificationFailedEvent The funding_source.verification_failed event.
 type FundingSourceVerificationFailedEvent struct {
-	CreatedAt time.Time `json:"created_at"`
+	// ClockTime Present only for an event on a sandbox test clock: the clock's time when it happened.
+	ClockTime *time.Time `json:"clock_time,omitempty"`
+	CreatedAt time.Time  `json:"created_at"`
 
 	// Data A funding source as event data: its status is PendingVerified in funding_source.verification_pending.
-	Data     FundingSourceEventData                   `json:"data"`
-	Id       string                                   `json:"id"`
-	Livemode bool                                     `json:"livemode"`
-	Type     FundingSourceVerificationFailedEventType `json:"type"`
+	Data     FundingSourceEventData `json:"data"`
+	Id       string                 `json:"id"`
+	Livemode bool                   `json:"livemode"`
+
+	// TestClock Present only for an event on a sandbox test clock.
+	TestClock *string                                  `json:"test_clock,omitempty"`
+	Type      FundingSourceVerificationFailedEventType `json:"type"`
 }
 
 // FundingSourceVerificationFailedEventType defines model for FundingSourceVerificationFailedEvent.Type.
@@ -4827,13 +5011,18 @@ type FundingSourceVerificationFailedEventType string
 
 // FundingSourceVerificationPendingEvent The funding_source.verification_pending event.
 type FundingSourceVerificationPendingEvent struct {
-	CreatedAt time.Time `json:"created_at"`
+	// ClockTime Present only for an event on a sandbox test clock: the clock's time when it happened.
+	ClockTime *time.Time `json:"clock_time,omitempty"`
+	CreatedAt time.Time  `json:"created_at"`
 
 	// Data A funding source as event data: its status is PendingVerified in funding_source.verification_pending.
-	Data     FundingSourceEventData                    `json:"data"`
-	Id       string                                    `json:"id"`
-	Livemode bool                                      `json:"livemode"`
-	Type     FundingSourceVerificationPendingEventType `json:"type"`
+	Data     FundingSourceEventData `json:"data"`
+	Id       string                 `json:"id"`
+	Livemode bool                   `json:"livemode"`
+
+	// TestClock Present only for an event on a sandbox test clock.
+	TestClock *string                                   `json:"test_clock,omitempty"`
+	Type      FundingSourceVerificationPendingEventType `json:"type"`
 }
 
 // FundingSourceVerificationPendingEventType defines model for FundingSourceVerificationPendingEvent.Type.
@@ -4841,13 +5030,18 @@ type FundingSourceVerificationPendingEventType string
 
 // FundingSourceVerifiedEvent The funding_source.verified event.
 type FundingSourceVerifiedEvent struct {
-	CreatedAt time.Time `json:"created_at"`
+	// ClockTime Present only for an event on a sandbox test clock: the clock's time when it happened.
+	ClockTime *time.Time `json:"clock_time,omitempty"`
+	CreatedAt time.Time  `json:"created_at"`
 
 	// Data A funding source as event data: its status is PendingVerified in funding_source.verification_pending.
-	Data     FundingSourceEventData         `json:"data"`
-	Id       string                         `json:"id"`
-	Livemode bool                           `json:"livemode"`
-	Type     FundingSourceVerifiedEventType `json:"type"`
+	Data     FundingSourceEventData `json:"data"`
+	Id       string                 `json:"id"`
+	Livemode bool                   `json:"livemode"`
+
+	// TestClock Present only for an event on a sandbox test clock.
+	TestClock *string                        `json:"test_clock,omitempty"`
+	Type      FundingSourceVerifiedEventType `json:"type"`
 }
 
 // FundingSourceVerifiedEventType defines model for FundingSourceVerifiedEvent.Type.
@@ -4905,13 +5099,18 @@ type MandateType string
 
 // MandateCreatedEvent The mandate.created event.
 type MandateCreatedEvent struct {
-	CreatedAt time.Time `json:"created_at"`
+	// ClockTime Present only for an event on a sandbox test clock: the clock's time when it happened.
+	ClockTime *time.Time `json:"clock_time,omitempty"`
+	CreatedAt time.Time  `json:"created_at"`
 
 	// Data A customer's authorization of debits from one funding source, kept as evidence at least two years after its revocation; removing the source does not delete it.
-	Data     Mandate                 `json:"data"`
-	Id       string                  `json:"id"`
-	Livemode bool                    `json:"livemode"`
-	Type     MandateCreatedEventType `json:"type"`
+	Data     Mandate `json:"data"`
+	Id       string  `json:"id"`
+	Livemode bool    `json:"livemode"`
+
+	// TestClock Present only for an event on a sandbox test clock.
+	TestClock *string                 `json:"test_clock,omitempty"`
+	Type      MandateCreatedEventType `json:"type"`
 }
 
 // MandateCreatedEventType defines model for MandateCreatedEvent.Type.
@@ -4978,13 +5177,18 @@ type MandateRevokeInput struct {
 
 // MandateRevokedEvent The mandate.revoked event.
 type MandateRevokedEvent struct {
-	CreatedAt time.Time `json:"created_at"`
+	// ClockTime Present only for an event on a sandbox test clock: the clock's time when it happened.
+	ClockTime *time.Time `json:"clock_time,omitempty"`
+	CreatedAt time.Time  `json:"created_at"`
 
 	// Data A customer's authorization of debits from one funding source, kept as evidence at least two years after its revocation; removing the source does not delete it.
-	Data     Mandate                 `json:"data"`
-	Id       string                  `json:"id"`
-	Livemode bool                    `json:"livemode"`
-	Type     MandateRevokedEventType `json:"type"`
+	Data     Mandate `json:"data"`
+	Id       string  `json:"id"`
+	Livemode bool    `json:"livemode"`
+
+	// TestClock Present only for an event on a sandbox test clock.
+	TestClock *string                 `json:"test_clock,omitempty"`
+	Type      MandateRevokedEventType `json:"type"`
 }
 
 // MandateRevokedEventType defines model for MandateRevokedEvent.Type.
@@ -5122,10 +5326,15 @@ type OriginatorLimits struct {
 
 // OriginatorReturnRateWarningEvent The originator.return_rate_warning event: a debit return rate over 60 days (at least 20 debits) reached half its threshold; once per rate per day.
 type OriginatorReturnRateWarningEvent struct {
-	CreatedAt time.Time                            `json:"created_at"`
-	Data      ReturnRateWarning                    `json:"data"`
-	Id        string                               `json:"id"`
-	Livemode  bool                                 `json:"livemode"`
+	// ClockTime Present only for an event on a sandbox test clock: the clock's time when it happened.
+	ClockTime *time.Time        `json:"clock_time,omitempty"`
+	CreatedAt time.Time         `json:"created_at"`
+	Data      ReturnRateWarning `json:"data"`
+	Id        string            `json:"id"`
+	Livemode  bool              `json:"livemode"`
+
+	// TestClock Present only for an event on a sandbox test clock.
+	TestClock *string                              `json:"test_clock,omitempty"`
 	Type      OriginatorReturnRateWarningEventType `json:"type"`
 }
 
@@ -5275,10 +5484,15 @@ type PaymentStatus string
 
 // PaymentCanceledEvent The payment.canceled event: the payment, canceled, with its cancel_reason.
 type PaymentCanceledEvent struct {
-	CreatedAt time.Time                `json:"created_at"`
-	Data      Payment                  `json:"data"`
-	Id        string                   `json:"id"`
-	Livemode  bool                     `json:"livemode"`
+	// ClockTime Present only for an event on a sandbox test clock: the clock's time when it happened.
+	ClockTime *time.Time `json:"clock_time,omitempty"`
+	CreatedAt time.Time  `json:"created_at"`
+	Data      Payment    `json:"data"`
+	Id        string     `json:"id"`
+	Livemode  bool       `json:"livemode"`
+
+	// TestClock Present only for an event on a sandbox test clock.
+	TestClock *string                  `json:"test_clock,omitempty"`
 	Type      PaymentCanceledEventType `json:"type"`
 }
 
@@ -5359,10 +5573,15 @@ type PaymentEvidenceResponseSuccess bool
 
 // PaymentFailedEvent The payment.failed event.
 type PaymentFailedEvent struct {
-	CreatedAt time.Time              `json:"created_at"`
-	Data      Payment                `json:"data"`
-	Id        string                 `json:"id"`
-	Livemode  bool                   `json:"livemode"`
+	// ClockTime Present only for an event on a sandbox test clock: the clock's time when it happened.
+	ClockTime *time.Time `json:"clock_time,omitempty"`
+	CreatedAt time.Time  `json:"created_at"`
+	Data      Payment    `json:"data"`
+	Id        string     `json:"id"`
+	Livemode  bool       `json:"livemode"`
+
+	// TestClock Present only for an event on a sandbox test clock.
+	TestClock *string                `json:"test_clock,omitempty"`
 	Type      PaymentFailedEventType `json:"type"`
 }
 
@@ -5371,10 +5590,15 @@ type PaymentFailedEventType string
 
 // PaymentHeldEvent The payment.held event: the payment, held, with its hold_reason.
 type PaymentHeldEvent struct {
-	CreatedAt time.Time            `json:"created_at"`
-	Data      Payment              `json:"data"`
-	Id        string               `json:"id"`
-	Livemode  bool                 `json:"livemode"`
+	// ClockTime Present only for an event on a sandbox test clock: the clock's time when it happened.
+	ClockTime *time.Time `json:"clock_time,omitempty"`
+	CreatedAt time.Time  `json:"created_at"`
+	Data      Payment    `json:"data"`
+	Id        string     `json:"id"`
+	Livemode  bool       `json:"livemode"`
+
+	// TestClock Present only for an event on a sandbox test clock.
+	TestClock *string              `json:"test_clock,omitempty"`
 	Type      PaymentHeldEventType `json:"type"`
 }
 
@@ -5443,10 +5667,15 @@ type PaymentListSuccess bool
 
 // PaymentRefundedEvent The payment.refunded event: the refunded debit, with its refunded_amount.
 type PaymentRefundedEvent struct {
-	CreatedAt time.Time                `json:"created_at"`
-	Data      Payment                  `json:"data"`
-	Id        string                   `json:"id"`
-	Livemode  bool                     `json:"livemode"`
+	// ClockTime Present only for an event on a sandbox test clock: the clock's time when it happened.
+	ClockTime *time.Time `json:"clock_time,omitempty"`
+	CreatedAt time.Time  `json:"created_at"`
+	Data      Payment    `json:"data"`
+	Id        string     `json:"id"`
+	Livemode  bool       `json:"livemode"`
+
+	// TestClock Present only for an event on a sandbox test clock.
+	TestClock *string                  `json:"test_clock,omitempty"`
 	Type      PaymentRefundedEventType `json:"type"`
 }
 
@@ -5586,13 +5815,18 @@ type PaymentReleasedStatus string
 
 // PaymentReleasedEvent The payment.released event: a held payment released by the platform's review.
 type PaymentReleasedEvent struct {
-	CreatedAt time.Time `json:"created_at"`
+	// ClockTime Present only for an event on a sandbox test clock: the clock's time when it happened.
+	ClockTime *time.Time `json:"clock_time,omitempty"`
+	CreatedAt time.Time  `json:"created_at"`
 
 	// Data The payment, pending again, with the hold it was released from and the reviewer's note.
-	Data     PaymentReleased          `json:"data"`
-	Id       string                   `json:"id"`
-	Livemode bool                     `json:"livemode"`
-	Type     PaymentReleasedEventType `json:"type"`
+	Data     PaymentReleased `json:"data"`
+	Id       string          `json:"id"`
+	Livemode bool            `json:"livemode"`
+
+	// TestClock Present only for an event on a sandbox test clock.
+	TestClock *string                  `json:"test_clock,omitempty"`
+	Type      PaymentReleasedEventType `json:"type"`
 }
 
 // PaymentReleasedEventType defines model for PaymentReleasedEvent.Type.
@@ -5743,10 +5977,15 @@ type PaymentReversalReason string
 
 // PaymentReversedEvent The payment.reversed event: the reversed payment, its reversal named.
 type PaymentReversedEvent struct {
-	CreatedAt time.Time                `json:"created_at"`
-	Data      Payment                  `json:"data"`
-	Id        string                   `json:"id"`
-	Livemode  bool                     `json:"livemode"`
+	// ClockTime Present only for an event on a sandbox test clock: the clock's time when it happened.
+	ClockTime *time.Time `json:"clock_time,omitempty"`
+	CreatedAt time.Time  `json:"created_at"`
+	Data      Payment    `json:"data"`
+	Id        string     `json:"id"`
+	Livemode  bool       `json:"livemode"`
+
+	// TestClock Present only for an event on a sandbox test clock.
+	TestClock *string                  `json:"test_clock,omitempty"`
 	Type      PaymentReversedEventType `json:"type"`
 }
 
@@ -5755,10 +5994,15 @@ type PaymentReversedEventType string
 
 // PaymentSuccessEvent The payment.success event.
 type PaymentSuccessEvent struct {
-	CreatedAt time.Time               `json:"created_at"`
-	Data      Payment                 `json:"data"`
-	Id        string                  `json:"id"`
-	Livemode  bool                    `json:"livemode"`
+	// ClockTime Present only for an event on a sandbox test clock: the clock's time when it happened.
+	ClockTime *time.Time `json:"clock_time,omitempty"`
+	CreatedAt time.Time  `json:"created_at"`
+	Data      Payment    `json:"data"`
+	Id        string     `json:"id"`
+	Livemode  bool       `json:"livemode"`
+
+	// TestClock Present only for an event on a sandbox test clock.
+	TestClock *string                 `json:"test_clock,omitempty"`
 	Type      PaymentSuccessEventType `json:"type"`
 }
 
@@ -6034,10 +6278,15 @@ type SubscriptionStatus string
 
 // SubscriptionCanceledEvent The subscription.canceled event.
 type SubscriptionCanceledEvent struct {
-	CreatedAt time.Time                     `json:"created_at"`
-	Data      Subscription                  `json:"data"`
-	Id        string                        `json:"id"`
-	Livemode  bool                          `json:"livemode"`
+	// ClockTime Present only for an event on a sandbox test clock: the clock's time when it happened.
+	ClockTime *time.Time   `json:"clock_time,omitempty"`
+	CreatedAt time.Time    `json:"created_at"`
+	Data      Subscription `json:"data"`
+	Id        string       `json:"id"`
+	Livemode  bool         `json:"livemode"`
+
+	// TestClock Present only for an event on a sandbox test clock.
+	TestClock *string                       `json:"test_clock,omitempty"`
 	Type      SubscriptionCanceledEventType `json:"type"`
 }
 
@@ -6046,10 +6295,15 @@ type SubscriptionCanceledEventType string
 
 // SubscriptionCreatedEvent The subscription.created event.
 type SubscriptionCreatedEvent struct {
-	CreatedAt time.Time                    `json:"created_at"`
-	Data      Subscription                 `json:"data"`
-	Id        string                       `json:"id"`
-	Livemode  bool                         `json:"livemode"`
+	// ClockTime Present only for an event on a sandbox test clock: the clock's time when it happened.
+	ClockTime *time.Time   `json:"clock_time,omitempty"`
+	CreatedAt time.Time    `json:"created_at"`
+	Data      Subscription `json:"data"`
+	Id        string       `json:"id"`
+	Livemode  bool         `json:"livemode"`
+
+	// TestClock Present only for an event on a sandbox test clock.
+	TestClock *string                      `json:"test_clock,omitempty"`
 	Type      SubscriptionCreatedEventType `json:"type"`
 }
 
@@ -6156,6 +6410,101 @@ type SubscriptionResponseStatus string
 // SubscriptionResponseSuccess defines model for SubscriptionResponse.Success.
 type SubscriptionResponseSuccess bool
 
+// TestClock A sandbox test clock.
+type TestClock struct {
+	// AdvanceTo While advancing: the time the clock is moving to.
+	AdvanceTo *time.Time `json:"advance_to,omitempty"`
+	CreatedAt time.Time  `json:"created_at"`
+
+	// FrozenTime The clock's time: its customers and everything of theirs live on it.
+	FrozenTime time.Time       `json:"frozen_time"`
+	Name       *string         `json:"name"`
+	Status     TestClockStatus `json:"status"`
+
+	// TestClockId Example: clk_gdsepu2dh2gnolqhyuh3aeerhm
+	TestClockId string `json:"test_clock_id"`
+}
+
+// TestClockStatus defines model for TestClock.Status.
+type TestClockStatus string
+
+// TestClockAdvanceInput defines model for TestClockAdvanceInput.
+type TestClockAdvanceInput struct {
+	// FrozenTime RFC 3339; later than the clock's frozen_time, at most two calendar years after it.
+	FrozenTime time.Time `json:"frozen_time"`
+}
+
+// TestClockDeleted defines model for TestClockDeleted.
+type TestClockDeleted struct {
+	Deleted     TestClockDeletedDeleted `json:"deleted"`
+	Success     TestClockDeletedSuccess `json:"success"`
+	TestClockId string                  `json:"test_clock_id"`
+}
+
+// TestClockDeletedDeleted defines model for TestClockDeleted.Deleted.
+type TestClockDeletedDeleted bool
+
+// TestClockDeletedSuccess defines model for TestClockDeleted.Success.
+type TestClockDeletedSuccess bool
+
+// TestClockInput defines model for TestClockInput.
+type TestClockInput struct {
+	// FrozenTime RFC 3339; not before now.
+	FrozenTime time.Time `json:"frozen_time"`
+	Name       *string   `json:"name,omitempty"`
+}
+
+// TestClockList defines model for TestClockList.
+type TestClockList struct {
+	Data    []TestClock          `json:"data"`
+	HasMore bool                 `json:"has_more"`
+	Success TestClockListSuccess `json:"success"`
+}
+
+// TestClockListSuccess defines model for TestClockList.Success.
+type TestClockListSuccess bool
+
+// TestClockReadyEvent The test_clock.ready event: the clock, ready at its new frozen_time once an advance has run everything due up to it.
+type TestClockReadyEvent struct {
+	// ClockTime Present only for an event on a sandbox test clock: the clock's time when it happened.
+	ClockTime *time.Time `json:"clock_time,omitempty"`
+	CreatedAt time.Time  `json:"created_at"`
+
+	// Data A sandbox test clock.
+	Data     TestClock `json:"data"`
+	Id       string    `json:"id"`
+	Livemode bool      `json:"livemode"`
+
+	// TestClock Present only for an event on a sandbox test clock.
+	TestClock *string                 `json:"test_clock,omitempty"`
+	Type      TestClockReadyEventType `json:"type"`
+}
+
+// TestClockReadyEventType defines model for TestClockReadyEvent.Type.
+type TestClockReadyEventType string
+
+// TestClockResponse defines model for TestClockResponse.
+type TestClockResponse struct {
+	// AdvanceTo While advancing: the time the clock is moving to.
+	AdvanceTo *time.Time `json:"advance_to,omitempty"`
+	CreatedAt time.Time  `json:"created_at"`
+
+	// FrozenTime The clock's time: its customers and everything of theirs live on it.
+	FrozenTime time.Time                `json:"frozen_time"`
+	Name       *string                  `json:"name"`
+	Status     TestClockResponseStatus  `json:"status"`
+	Success    TestClockResponseSuccess `json:"success"`
+
+	// TestClockId Example: clk_gdsepu2dh2gnolqhyuh3aeerhm
+	TestClockId string `json:"test_clock_id"`
+}
+
+// TestClockResponseStatus defines model for TestClockResponse.Status.
+type TestClockResponseStatus string
+
+// TestClockResponseSuccess defines model for TestClockResponse.Success.
+type TestClockResponseSuccess bool
+
 // UpdateMetadataInput defines model for UpdateMetadataInput.
 type UpdateMetadataInput struct {
 	// Metadata Metadata to set: a key set to "" is removed (see Metadata).
@@ -6238,10 +6587,15 @@ type WebhookDisabledData struct {
 
 // WebhookDisabledEvent The webhook.disabled event.
 type WebhookDisabledEvent struct {
-	CreatedAt time.Time                `json:"created_at"`
-	Data      WebhookDisabledData      `json:"data"`
-	Id        string                   `json:"id"`
-	Livemode  bool                     `json:"livemode"`
+	// ClockTime Present only for an event on a sandbox test clock: the clock's time when it happened.
+	ClockTime *time.Time          `json:"clock_time,omitempty"`
+	CreatedAt time.Time           `json:"created_at"`
+	Data      WebhookDisabledData `json:"data"`
+	Id        string              `json:"id"`
+	Livemode  bool                `json:"livemode"`
+
+	// TestClock Present only for an event on a sandbox test clock.
+	TestClock *string                  `json:"test_clock,omitempty"`
 	Type      WebhookDisabledEventType `json:"type"`
 }
 
@@ -6260,10 +6614,15 @@ type WebhookTestData struct {
 
 // WebhookTestEvent The webhook.test event.
 type WebhookTestEvent struct {
-	CreatedAt time.Time            `json:"created_at"`
-	Data      WebhookTestData      `json:"data"`
-	Id        string               `json:"id"`
-	Livemode  bool                 `json:"livemode"`
+	// ClockTime Present only for an event on a sandbox test clock: the clock's time when it happened.
+	ClockTime *time.Time      `json:"clock_time,omitempty"`
+	CreatedAt time.Time       `json:"created_at"`
+	Data      WebhookTestData `json:"data"`
+	Id        string          `json:"id"`
+	Livemode  bool            `json:"livemode"`
+
+	// TestClock Present only for an event on a sandbox test clock.
+	TestClock *string              `json:"test_clock,omitempty"`
 	Type      WebhookTestEventType `json:"type"`
 }
 
@@ -6579,6 +6938,26 @@ type AdvanceSubscriptionParams struct {
 	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
 }
 
+// ListTestClocksParams defines parameters for ListTestClocks.
+type ListTestClocksParams struct {
+	Limit *Limit `form:"limit,omitempty" json:"limit,omitempty"`
+
+	// StartingAfter Id of the last object of the previous page.
+	StartingAfter *StartingAfter `form:"starting_after,omitempty" json:"starting_after,omitempty"`
+}
+
+// CreateTestClockParams defines parameters for CreateTestClock.
+type CreateTestClockParams struct {
+	// IdempotencyKey Makes the POST safe to retry: a replay within 24 h returns the first status and body with Idempotent-Replayed: true.
+	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
+}
+
+// AdvanceTestClockParams defines parameters for AdvanceTestClock.
+type AdvanceTestClockParams struct {
+	// IdempotencyKey Makes the POST safe to retry: a replay within 24 h returns the first status and body with Idempotent-Replayed: true.
+	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
+}
+
 // ListSubscriptionsParams defines parameters for ListSubscriptions.
 type ListSubscriptionsParams struct {
 	Limit *Limit `form:"limit,omitempty" json:"limit,omitempty"`
@@ -6727,6 +7106,12 @@ type SimulatePaymentReturnJSONRequestBody = ReturnCodeInput
 
 // AdvanceSubscriptionJSONRequestBody defines body for AdvanceSubscription for application/json ContentType.
 type AdvanceSubscriptionJSONRequestBody = AdvanceSubscriptionJSONBody
+
+// CreateTestClockJSONRequestBody defines body for CreateTestClock for application/json ContentType.
+type CreateTestClockJSONRequestBody = TestClockInput
+
+// AdvanceTestClockJSONRequestBody defines body for AdvanceTestClock for application/json ContentType.
+type AdvanceTestClockJSONRequestBody = TestClockAdvanceInput
 
 // CreateSubscriptionJSONRequestBody defines body for CreateSubscription for application/json ContentType.
 type CreateSubscriptionJSONRequestBody = SubscriptionInput
@@ -7848,6 +8233,40 @@ func (t *Event) MergePaymentRefundedEvent(v PaymentRefundedEvent) error {
 	return err
 }
 
+// AsTestClockReadyEvent returns the union data inside the Event as a TestClockReadyEvent
+func (t Event) AsTestClockReadyEvent() (TestClockReadyEvent, error) {
+	var body TestClockReadyEvent
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromTestClockReadyEvent overwrites any union data inside the Event as the provided TestClockReadyEvent
+func (t *Event) FromTestClockReadyEvent(v TestClockReadyEvent) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"type":"test_clock.ready"}`))
+	t.union = b
+	return err
+}
+
+// MergeTestClockReadyEvent performs a merge with any union data inside the Event, using the provided TestClockReadyEvent
+func (t *Event) MergeTestClockReadyEvent(v TestClockReadyEvent) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"type":"test_clock.ready"}`))
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
 func (t Event) Discriminator() (string, error) {
 	var discriminator struct {
 		Discriminator string `json:"type"`
@@ -7910,6 +8329,8 @@ func (t Event) ValueByDiscriminator() (interface{}, error) {
 		return t.AsSubscriptionCanceledEvent()
 	case "subscription.created":
 		return t.AsSubscriptionCreatedEvent()
+	case "test_clock.ready":
+		return t.AsTestClockReadyEvent()
 	case "webhook.disabled":
 		return t.AsWebhookDisabledEvent()
 	case "webhook.test":
@@ -8855,6 +9276,63 @@ type ClientInterface interface {
 	//
 	// Corresponds with POST /v2/sandbox/subscriptions/{id}/advance (the `AdvanceSubscription` operationId).
 	AdvanceSubscription(ctx context.Context, id string, params *AdvanceSubscriptionParams, body AdvanceSubscriptionJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// ListTestClocks List test clocks, newest first (sandbox)
+	//
+	// The merchant's test clocks. Sandbox keys only: a production key gets 403 permission_denied.
+	//
+	// Corresponds with GET /v2/sandbox/test-clocks (the `ListTestClocks` operationId).
+	ListTestClocks(ctx context.Context, params *ListTestClocksParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// CreateTestClockWithBody Create a test clock (sandbox)
+	//
+	// Creates a clock frozen at frozen_time (not before now; else 400 invalid_request), status ready. Customers created with test_clock live on it: their funding sources, verifications, payments, subscriptions and mandates run on the clock's time, and their events carry test_clock and clock_time. At most 20 clocks per merchant: 422 limit_exceeded (limit: test_clocks). Sandbox keys only: a production key gets 403 permission_denied.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /v2/sandbox/test-clocks (the `CreateTestClock` operationId).
+	CreateTestClockWithBody(ctx context.Context, params *CreateTestClockParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// CreateTestClock Create a test clock (sandbox)
+	//
+	// Creates a clock frozen at frozen_time (not before now; else 400 invalid_request), status ready. Customers created with test_clock live on it: their funding sources, verifications, payments, subscriptions and mandates run on the clock's time, and their events carry test_clock and clock_time. At most 20 clocks per merchant: 422 limit_exceeded (limit: test_clocks). Sandbox keys only: a production key gets 403 permission_denied.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /v2/sandbox/test-clocks (the `CreateTestClock` operationId).
+	CreateTestClock(ctx context.Context, params *CreateTestClockParams, body CreateTestClockJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// DeleteTestClock Delete a test clock and everything on it (sandbox)
+	//
+	// Deletes the clock and everything on it, at once: its customers, their funding sources, micro-deposits, mandates, subscriptions, payments and ACH entries, and the events recorded on the clock. 409 conflict while the clock is advancing. Sandbox keys only: a production key gets 403 permission_denied.
+	//
+	// Corresponds with DELETE /v2/sandbox/test-clocks/{id} (the `DeleteTestClock` operationId).
+	DeleteTestClock(ctx context.Context, id string, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetTestClock Get a test clock (sandbox)
+	//
+	// 404 test_clock_not_found for an id unknown to the merchant. Sandbox keys only: a production key gets 403 permission_denied.
+	//
+	// Corresponds with GET /v2/sandbox/test-clocks/{id} (the `GetTestClock` operationId).
+	GetTestClock(ctx context.Context, id string, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// AdvanceTestClockWithBody Advance a test clock (sandbox)
+	//
+	// Moves the clock to frozen_time (later than its frozen_time and at most two calendar years after it; else 400 invalid_request). The clock answers status advancing (with advance_to) until everything due up to the new time has happened on its objects, then ready, and test_clock.ready fires. While advancing, its objects can be read and a write about them gets 409 conflict; a second advance gets 409 conflict. Sandbox keys only: a production key gets 403 permission_denied.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /v2/sandbox/test-clocks/{id}/advance (the `AdvanceTestClock` operationId).
+	AdvanceTestClockWithBody(ctx context.Context, id string, params *AdvanceTestClockParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// AdvanceTestClock Advance a test clock (sandbox)
+	//
+	// Moves the clock to frozen_time (later than its frozen_time and at most two calendar years after it; else 400 invalid_request). The clock answers status advancing (with advance_to) until everything due up to the new time has happened on its objects, then ready, and test_clock.ready fires. While advancing, its objects can be read and a write about them gets 409 conflict; a second advance gets 409 conflict. Sandbox keys only: a production key gets 403 permission_denied.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /v2/sandbox/test-clocks/{id}/advance (the `AdvanceTestClock` operationId).
+	AdvanceTestClock(ctx context.Context, id string, params *AdvanceTestClockParams, body AdvanceTestClockJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// ListSubscriptions List subscriptions, newest first
 	//
@@ -10368,6 +10846,133 @@ func (c *Client) AdvanceSubscriptionWithBody(ctx context.Context, id string, par
 // Corresponds with POST /v2/sandbox/subscriptions/{id}/advance (the `AdvanceSubscription` operationId).
 func (c *Client) AdvanceSubscription(ctx context.Context, id string, params *AdvanceSubscriptionParams, body AdvanceSubscriptionJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewAdvanceSubscriptionRequest(c.Server, id, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ListTestClocks List test clocks, newest first (sandbox)
+//
+// The merchant's test clocks. Sandbox keys only: a production key gets 403 permission_denied.
+//
+// Corresponds with GET /v2/sandbox/test-clocks (the `ListTestClocks` operationId).
+func (c *Client) ListTestClocks(ctx context.Context, params *ListTestClocksParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewListTestClocksRequest(c.Server, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// CreateTestClockWithBody Create a test clock (sandbox)
+//
+// Creates a clock frozen at frozen_time (not before now; else 400 invalid_request), status ready. Customers created with test_clock live on it: their funding sources, verifications, payments, subscriptions and mandates run on the clock's time, and their events carry test_clock and clock_time. At most 20 clocks per merchant: 422 limit_exceeded (limit: test_clocks). Sandbox keys only: a production key gets 403 permission_denied.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /v2/sandbox/test-clocks (the `CreateTestClock` operationId).
+func (c *Client) CreateTestClockWithBody(ctx context.Context, params *CreateTestClockParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewCreateTestClockRequestWithBody(c.Server, params, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// CreateTestClock Create a test clock (sandbox)
+//
+// Creates a clock frozen at frozen_time (not before now; else 400 invalid_request), status ready. Customers created with test_clock live on it: their funding sources, verifications, payments, subscriptions and mandates run on the clock's time, and their events carry test_clock and clock_time. At most 20 clocks per merchant: 422 limit_exceeded (limit: test_clocks). Sandbox keys only: a production key gets 403 permission_denied.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /v2/sandbox/test-clocks (the `CreateTestClock` operationId).
+func (c *Client) CreateTestClock(ctx context.Context, params *CreateTestClockParams, body CreateTestClockJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewCreateTestClockRequest(c.Server, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// DeleteTestClock Delete a test clock and everything on it (sandbox)
+//
+// Deletes the clock and everything on it, at once: its customers, their funding sources, micro-deposits, mandates, subscriptions, payments and ACH entries, and the events recorded on the clock. 409 conflict while the clock is advancing. Sandbox keys only: a production key gets 403 permission_denied.
+//
+// Corresponds with DELETE /v2/sandbox/test-clocks/{id} (the `DeleteTestClock` operationId).
+func (c *Client) DeleteTestClock(ctx context.Context, id string, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewDeleteTestClockRequest(c.Server, id)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetTestClock Get a test clock (sandbox)
+//
+// 404 test_clock_not_found for an id unknown to the merchant. Sandbox keys only: a production key gets 403 permission_denied.
+//
+// Corresponds with GET /v2/sandbox/test-clocks/{id} (the `GetTestClock` operationId).
+func (c *Client) GetTestClock(ctx context.Context, id string, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetTestClockRequest(c.Server, id)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// AdvanceTestClockWithBody Advance a test clock (sandbox)
+//
+// Moves the clock to frozen_time (later than its frozen_time and at most two calendar years after it; else 400 invalid_request). The clock answers status advancing (with advance_to) until everything due up to the new time has happened on its objects, then ready, and test_clock.ready fires. While advancing, its objects can be read and a write about them gets 409 conflict; a second advance gets 409 conflict. Sandbox keys only: a production key gets 403 permission_denied.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /v2/sandbox/test-clocks/{id}/advance (the `AdvanceTestClock` operationId).
+func (c *Client) AdvanceTestClockWithBody(ctx context.Context, id string, params *AdvanceTestClockParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewAdvanceTestClockRequestWithBody(c.Server, id, params, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// AdvanceTestClock Advance a test clock (sandbox)
+//
+// Moves the clock to frozen_time (later than its frozen_time and at most two calendar years after it; else 400 invalid_request). The clock answers status advancing (with advance_to) until everything due up to the new time has happened on its objects, then ready, and test_clock.ready fires. While advancing, its objects can be read and a write about them gets 409 conflict; a second advance gets 409 conflict. Sandbox keys only: a production key gets 403 permission_denied.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /v2/sandbox/test-clocks/{id}/advance (the `AdvanceTestClock` operationId).
+func (c *Client) AdvanceTestClock(ctx context.Context, id string, params *AdvanceTestClockParams, body AdvanceTestClockJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewAdvanceTestClockRequest(c.Server, id, params, body)
 	if err != nil {
 		return nil, err
 	}
@@ -13324,6 +13929,257 @@ func NewAdvanceSubscriptionRequestWithBody(server string, id string, params *Adv
 	return req, nil
 }
 
+// NewListTestClocksRequest constructs an http.Request for the ListTestClocks method
+func NewListTestClocksRequest(server string, params *ListTestClocksParams) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v2/sandbox/test-clocks")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Limit != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "limit", *params.Limit, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.StartingAfter != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "starting_after", *params.StartingAfter, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewCreateTestClockRequest calls the generic CreateTestClock builder with application/json body
+func NewCreateTestClockRequest(server string, params *CreateTestClockParams, body CreateTestClockJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewCreateTestClockRequestWithBody(server, params, "application/json", bodyReader)
+}
+
+// NewCreateTestClockRequestWithBody constructs an http.Request for the CreateTestClock method, with any body, and a specified content type
+func NewCreateTestClockRequestWithBody(server string, params *CreateTestClockParams, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v2/sandbox/test-clocks")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		if params.IdempotencyKey != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "Idempotency-Key", *params.IdempotencyKey, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Idempotency-Key", headerParam0)
+		}
+
+	}
+
+	return req, nil
+}
+
+// NewDeleteTestClockRequest constructs an http.Request for the DeleteTestClock method
+func NewDeleteTestClockRequest(server string, id string) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v2/sandbox/test-clocks/%s", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodDelete, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewGetTestClockRequest constructs an http.Request for the GetTestClock method
+func NewGetTestClockRequest(server string, id string) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v2/sandbox/test-clocks/%s", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewAdvanceTestClockRequest calls the generic AdvanceTestClock builder with application/json body
+func NewAdvanceTestClockRequest(server string, id string, params *AdvanceTestClockParams, body AdvanceTestClockJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewAdvanceTestClockRequestWithBody(server, id, params, "application/json", bodyReader)
+}
+
+// NewAdvanceTestClockRequestWithBody constructs an http.Request for the AdvanceTestClock method, with any body, and a specified content type
+func NewAdvanceTestClockRequestWithBody(server string, id string, params *AdvanceTestClockParams, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v2/sandbox/test-clocks/%s/advance", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		if params.IdempotencyKey != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "Idempotency-Key", *params.IdempotencyKey, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Idempotency-Key", headerParam0)
+		}
+
+	}
+
+	return req, nil
+}
+
 // NewListSubscriptionsRequest constructs an http.Request for the ListSubscriptions method
 func NewListSubscriptionsRequest(server string, params *ListSubscriptionsParams) (*http.Request, error) {
 	var err error
@@ -14638,6 +15494,69 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with POST /v2/sandbox/subscriptions/{id}/advance (the `AdvanceSubscription` operationId).
 	AdvanceSubscriptionWithResponse(ctx context.Context, id string, params *AdvanceSubscriptionParams, body AdvanceSubscriptionJSONRequestBody, reqEditors ...RequestEditorFn) (*AdvanceSubscriptionResponse, error)
+
+	// ListTestClocksWithResponse List test clocks, newest first (sandbox)
+	//
+	// The merchant's test clocks. Sandbox keys only: a production key gets 403 permission_denied.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v2/sandbox/test-clocks (the `ListTestClocks` operationId).
+	ListTestClocksWithResponse(ctx context.Context, params *ListTestClocksParams, reqEditors ...RequestEditorFn) (*ListTestClocksResponse, error)
+
+	// CreateTestClockWithBodyWithResponse Create a test clock (sandbox)
+	//
+	// Creates a clock frozen at frozen_time (not before now; else 400 invalid_request), status ready. Customers created with test_clock live on it: their funding sources, verifications, payments, subscriptions and mandates run on the clock's time, and their events carry test_clock and clock_time. At most 20 clocks per merchant: 422 limit_exceeded (limit: test_clocks). Sandbox keys only: a production key gets 403 permission_denied.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v2/sandbox/test-clocks (the `CreateTestClock` operationId).
+	CreateTestClockWithBodyWithResponse(ctx context.Context, params *CreateTestClockParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*CreateTestClockResponse, error)
+
+	// CreateTestClockWithResponse Create a test clock (sandbox)
+	//
+	// Creates a clock frozen at frozen_time (not before now; else 400 invalid_request), status ready. Customers created with test_clock live on it: their funding sources, verifications, payments, subscriptions and mandates run on the clock's time, and their events carry test_clock and clock_time. At most 20 clocks per merchant: 422 limit_exceeded (limit: test_clocks). Sandbox keys only: a production key gets 403 permission_denied.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v2/sandbox/test-clocks (the `CreateTestClock` operationId).
+	CreateTestClockWithResponse(ctx context.Context, params *CreateTestClockParams, body CreateTestClockJSONRequestBody, reqEditors ...RequestEditorFn) (*CreateTestClockResponse, error)
+
+	// DeleteTestClockWithResponse Delete a test clock and everything on it (sandbox)
+	//
+	// Deletes the clock and everything on it, at once: its customers, their funding sources, micro-deposits, mandates, subscriptions, payments and ACH entries, and the events recorded on the clock. 409 conflict while the clock is advancing. Sandbox keys only: a production key gets 403 permission_denied.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with DELETE /v2/sandbox/test-clocks/{id} (the `DeleteTestClock` operationId).
+	DeleteTestClockWithResponse(ctx context.Context, id string, reqEditors ...RequestEditorFn) (*DeleteTestClockResponse, error)
+
+	// GetTestClockWithResponse Get a test clock (sandbox)
+	//
+	// 404 test_clock_not_found for an id unknown to the merchant. Sandbox keys only: a production key gets 403 permission_denied.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v2/sandbox/test-clocks/{id} (the `GetTestClock` operationId).
+	GetTestClockWithResponse(ctx context.Context, id string, reqEditors ...RequestEditorFn) (*GetTestClockResponse, error)
+
+	// AdvanceTestClockWithBodyWithResponse Advance a test clock (sandbox)
+	//
+	// Moves the clock to frozen_time (later than its frozen_time and at most two calendar years after it; else 400 invalid_request). The clock answers status advancing (with advance_to) until everything due up to the new time has happened on its objects, then ready, and test_clock.ready fires. While advancing, its objects can be read and a write about them gets 409 conflict; a second advance gets 409 conflict. Sandbox keys only: a production key gets 403 permission_denied.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v2/sandbox/test-clocks/{id}/advance (the `AdvanceTestClock` operationId).
+	AdvanceTestClockWithBodyWithResponse(ctx context.Context, id string, params *AdvanceTestClockParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*AdvanceTestClockResponse, error)
+
+	// AdvanceTestClockWithResponse Advance a test clock (sandbox)
+	//
+	// Moves the clock to frozen_time (later than its frozen_time and at most two calendar years after it; else 400 invalid_request). The clock answers status advancing (with advance_to) until everything due up to the new time has happened on its objects, then ready, and test_clock.ready fires. While advancing, its objects can be read and a write about them gets 409 conflict; a second advance gets 409 conflict. Sandbox keys only: a production key gets 403 permission_denied.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v2/sandbox/test-clocks/{id}/advance (the `AdvanceTestClock` operationId).
+	AdvanceTestClockWithResponse(ctx context.Context, id string, params *AdvanceTestClockParams, body AdvanceTestClockJSONRequestBody, reqEditors ...RequestEditorFn) (*AdvanceTestClockResponse, error)
 
 	// ListSubscriptionsWithResponse List subscriptions, newest first
 	//
@@ -17812,6 +18731,316 @@ func (r AdvanceSubscriptionResponse) ContentType() string {
 	return ""
 }
 
+// ListTestClocksResponse200Headers the declared response headers of an HTTP 200 response for ListTestClocks
+type ListTestClocksResponse200Headers struct {
+	XRequestId *string
+}
+
+// ListTestClocksResponseDefaultHeaders the declared response headers of an HTTP default response for ListTestClocks
+type ListTestClocksResponseDefaultHeaders struct {
+	XRequestId *string
+}
+
+type ListTestClocksResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *TestClockList
+	// JSONDefault the response for an HTTP default `application/json` response
+	JSONDefault *Error
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *ListTestClocksResponse200Headers
+	// HeadersDefault the parsed response headers for an HTTP default response
+	HeadersDefault *ListTestClocksResponseDefaultHeaders
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r ListTestClocksResponse) GetJSON200() *TestClockList {
+	return r.JSON200
+}
+
+// GetJSONDefault returns the response for an HTTP default `application/json` response
+func (r ListTestClocksResponse) GetJSONDefault() *Error {
+	return r.JSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r ListTestClocksResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ListTestClocksResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ListTestClocksResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ListTestClocksResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// CreateTestClockResponse200Headers the declared response headers of an HTTP 200 response for CreateTestClock
+type CreateTestClockResponse200Headers struct {
+	XRequestId *string
+}
+
+// CreateTestClockResponseDefaultHeaders the declared response headers of an HTTP default response for CreateTestClock
+type CreateTestClockResponseDefaultHeaders struct {
+	XRequestId *string
+}
+
+type CreateTestClockResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *TestClockResponse
+	// JSONDefault the response for an HTTP default `application/json` response
+	JSONDefault *Error
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *CreateTestClockResponse200Headers
+	// HeadersDefault the parsed response headers for an HTTP default response
+	HeadersDefault *CreateTestClockResponseDefaultHeaders
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r CreateTestClockResponse) GetJSON200() *TestClockResponse {
+	return r.JSON200
+}
+
+// GetJSONDefault returns the response for an HTTP default `application/json` response
+func (r CreateTestClockResponse) GetJSONDefault() *Error {
+	return r.JSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r CreateTestClockResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r CreateTestClockResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r CreateTestClockResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r CreateTestClockResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// DeleteTestClockResponse200Headers the declared response headers of an HTTP 200 response for DeleteTestClock
+type DeleteTestClockResponse200Headers struct {
+	XRequestId *string
+}
+
+// DeleteTestClockResponseDefaultHeaders the declared response headers of an HTTP default response for DeleteTestClock
+type DeleteTestClockResponseDefaultHeaders struct {
+	XRequestId *string
+}
+
+type DeleteTestClockResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *TestClockDeleted
+	// JSONDefault the response for an HTTP default `application/json` response
+	JSONDefault *Error
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *DeleteTestClockResponse200Headers
+	// HeadersDefault the parsed response headers for an HTTP default response
+	HeadersDefault *DeleteTestClockResponseDefaultHeaders
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r DeleteTestClockResponse) GetJSON200() *TestClockDeleted {
+	return r.JSON200
+}
+
+// GetJSONDefault returns the response for an HTTP default `application/json` response
+func (r DeleteTestClockResponse) GetJSONDefault() *Error {
+	return r.JSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r DeleteTestClockResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r DeleteTestClockResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r DeleteTestClockResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r DeleteTestClockResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// GetTestClockResponse200Headers the declared response headers of an HTTP 200 response for GetTestClock
+type GetTestClockResponse200Headers struct {
+	XRequestId *string
+}
+
+// GetTestClockResponseDefaultHeaders the declared response headers of an HTTP default response for GetTestClock
+type GetTestClockResponseDefaultHeaders struct {
+	XRequestId *string
+}
+
+type GetTestClockResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *TestClockResponse
+	// JSONDefault the response for an HTTP default `application/json` response
+	JSONDefault *Error
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *GetTestClockResponse200Headers
+	// HeadersDefault the parsed response headers for an HTTP default response
+	HeadersDefault *GetTestClockResponseDefaultHeaders
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetTestClockResponse) GetJSON200() *TestClockResponse {
+	return r.JSON200
+}
+
+// GetJSONDefault returns the response for an HTTP default `application/json` response
+func (r GetTestClockResponse) GetJSONDefault() *Error {
+	return r.JSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r GetTestClockResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetTestClockResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetTestClockResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetTestClockResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// AdvanceTestClockResponse200Headers the declared response headers of an HTTP 200 response for AdvanceTestClock
+type AdvanceTestClockResponse200Headers struct {
+	XRequestId *string
+}
+
+// AdvanceTestClockResponseDefaultHeaders the declared response headers of an HTTP default response for AdvanceTestClock
+type AdvanceTestClockResponseDefaultHeaders struct {
+	XRequestId *string
+}
+
+type AdvanceTestClockResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *TestClockResponse
+	// JSONDefault the response for an HTTP default `application/json` response
+	JSONDefault *Error
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *AdvanceTestClockResponse200Headers
+	// HeadersDefault the parsed response headers for an HTTP default response
+	HeadersDefault *AdvanceTestClockResponseDefaultHeaders
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r AdvanceTestClockResponse) GetJSON200() *TestClockResponse {
+	return r.JSON200
+}
+
+// GetJSONDefault returns the response for an HTTP default `application/json` response
+func (r AdvanceTestClockResponse) GetJSONDefault() *Error {
+	return r.JSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r AdvanceTestClockResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r AdvanceTestClockResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r AdvanceTestClockResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r AdvanceTestClockResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 // ListSubscriptionsResponse200Headers the declared response headers of an HTTP 200 response for ListSubscriptions
 type ListSubscriptionsResponse200Headers struct {
 	XRequestId *string
@@ -19655,6 +20884,111 @@ func (c *ClientWithResponses) AdvanceSubscriptionWithResponse(ctx context.Contex
 		return nil, err
 	}
 	return ParseAdvanceSubscriptionResponse(rsp)
+}
+
+// ListTestClocksWithResponse List test clocks, newest first (sandbox)
+//
+// The merchant's test clocks. Sandbox keys only: a production key gets 403 permission_denied.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v2/sandbox/test-clocks (the `ListTestClocks` operationId).
+func (c *ClientWithResponses) ListTestClocksWithResponse(ctx context.Context, params *ListTestClocksParams, reqEditors ...RequestEditorFn) (*ListTestClocksResponse, error) {
+	rsp, err := c.ListTestClocks(ctx, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseListTestClocksResponse(rsp)
+}
+
+// CreateTestClockWithBodyWithResponse Create a test clock (sandbox)
+//
+// Creates a clock frozen at frozen_time (not before now; else 400 invalid_request), status ready. Customers created with test_clock live on it: their funding sources, verifications, payments, subscriptions and mandates run on the clock's time, and their events carry test_clock and clock_time. At most 20 clocks per merchant: 422 limit_exceeded (limit: test_clocks). Sandbox keys only: a production key gets 403 permission_denied.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v2/sandbox/test-clocks (the `CreateTestClock` operationId).
+func (c *ClientWithResponses) CreateTestClockWithBodyWithResponse(ctx context.Context, params *CreateTestClockParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*CreateTestClockResponse, error) {
+	rsp, err := c.CreateTestClockWithBody(ctx, params, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseCreateTestClockResponse(rsp)
+}
+
+// CreateTestClockWithResponse Create a test clock (sandbox)
+//
+// Creates a clock frozen at frozen_time (not before now; else 400 invalid_request), status ready. Customers created with test_clock live on it: their funding sources, verifications, payments, subscriptions and mandates run on the clock's time, and their events carry test_clock and clock_time. At most 20 clocks per merchant: 422 limit_exceeded (limit: test_clocks). Sandbox keys only: a production key gets 403 permission_denied.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v2/sandbox/test-clocks (the `CreateTestClock` operationId).
+func (c *ClientWithResponses) CreateTestClockWithResponse(ctx context.Context, params *CreateTestClockParams, body CreateTestClockJSONRequestBody, reqEditors ...RequestEditorFn) (*CreateTestClockResponse, error) {
+	rsp, err := c.CreateTestClock(ctx, params, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseCreateTestClockResponse(rsp)
+}
+
+// DeleteTestClockWithResponse Delete a test clock and everything on it (sandbox)
+//
+// Deletes the clock and everything on it, at once: its customers, their funding sources, micro-deposits, mandates, subscriptions, payments and ACH entries, and the events recorded on the clock. 409 conflict while the clock is advancing. Sandbox keys only: a production key gets 403 permission_denied.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with DELETE /v2/sandbox/test-clocks/{id} (the `DeleteTestClock` operationId).
+func (c *ClientWithResponses) DeleteTestClockWithResponse(ctx context.Context, id string, reqEditors ...RequestEditorFn) (*DeleteTestClockResponse, error) {
+	rsp, err := c.DeleteTestClock(ctx, id, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseDeleteTestClockResponse(rsp)
+}
+
+// GetTestClockWithResponse Get a test clock (sandbox)
+//
+// 404 test_clock_not_found for an id unknown to the merchant. Sandbox keys only: a production key gets 403 permission_denied.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v2/sandbox/test-clocks/{id} (the `GetTestClock` operationId).
+func (c *ClientWithResponses) GetTestClockWithResponse(ctx context.Context, id string, reqEditors ...RequestEditorFn) (*GetTestClockResponse, error) {
+	rsp, err := c.GetTestClock(ctx, id, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetTestClockResponse(rsp)
+}
+
+// AdvanceTestClockWithBodyWithResponse Advance a test clock (sandbox)
+//
+// Moves the clock to frozen_time (later than its frozen_time and at most two calendar years after it; else 400 invalid_request). The clock answers status advancing (with advance_to) until everything due up to the new time has happened on its objects, then ready, and test_clock.ready fires. While advancing, its objects can be read and a write about them gets 409 conflict; a second advance gets 409 conflict. Sandbox keys only: a production key gets 403 permission_denied.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v2/sandbox/test-clocks/{id}/advance (the `AdvanceTestClock` operationId).
+func (c *ClientWithResponses) AdvanceTestClockWithBodyWithResponse(ctx context.Context, id string, params *AdvanceTestClockParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*AdvanceTestClockResponse, error) {
+	rsp, err := c.AdvanceTestClockWithBody(ctx, id, params, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseAdvanceTestClockResponse(rsp)
+}
+
+// AdvanceTestClockWithResponse Advance a test clock (sandbox)
+//
+// Moves the clock to frozen_time (later than its frozen_time and at most two calendar years after it; else 400 invalid_request). The clock answers status advancing (with advance_to) until everything due up to the new time has happened on its objects, then ready, and test_clock.ready fires. While advancing, its objects can be read and a write about them gets 409 conflict; a second advance gets 409 conflict. Sandbox keys only: a production key gets 403 permission_denied.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v2/sandbox/test-clocks/{id}/advance (the `AdvanceTestClock` operationId).
+func (c *ClientWithResponses) AdvanceTestClockWithResponse(ctx context.Context, id string, params *AdvanceTestClockParams, body AdvanceTestClockJSONRequestBody, reqEditors ...RequestEditorFn) (*AdvanceTestClockResponse, error) {
+	rsp, err := c.AdvanceTestClock(ctx, id, params, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseAdvanceTestClockResponse(rsp)
 }
 
 // ListSubscriptionsWithResponse List subscriptions, newest first
@@ -22616,6 +23950,286 @@ func ParseAdvanceSubscriptionResponse(rsp *http.Response) (*AdvanceSubscriptionR
 		response.Headers200 = &headers
 	case true:
 		var headers AdvanceSubscriptionResponseDefaultHeaders
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.HeadersDefault = &headers
+	}
+
+	return response, nil
+}
+
+// ParseListTestClocksResponse parses an HTTP response from a ListTestClocksWithResponse call
+func ParseListTestClocksResponse(rsp *http.Response) (*ListTestClocksResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ListTestClocksResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest TestClockList
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSONDefault = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers ListTestClocksResponse200Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers200 = &headers
+	case true:
+		var headers ListTestClocksResponseDefaultHeaders
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.HeadersDefault = &headers
+	}
+
+	return response, nil
+}
+
+// ParseCreateTestClockResponse parses an HTTP response from a CreateTestClockWithResponse call
+func ParseCreateTestClockResponse(rsp *http.Response) (*CreateTestClockResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &CreateTestClockResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest TestClockResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSONDefault = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers CreateTestClockResponse200Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers200 = &headers
+	case true:
+		var headers CreateTestClockResponseDefaultHeaders
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.HeadersDefault = &headers
+	}
+
+	return response, nil
+}
+
+// ParseDeleteTestClockResponse parses an HTTP response from a DeleteTestClockWithResponse call
+func ParseDeleteTestClockResponse(rsp *http.Response) (*DeleteTestClockResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &DeleteTestClockResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest TestClockDeleted
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSONDefault = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers DeleteTestClockResponse200Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers200 = &headers
+	case true:
+		var headers DeleteTestClockResponseDefaultHeaders
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.HeadersDefault = &headers
+	}
+
+	return response, nil
+}
+
+// ParseGetTestClockResponse parses an HTTP response from a GetTestClockWithResponse call
+func ParseGetTestClockResponse(rsp *http.Response) (*GetTestClockResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetTestClockResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest TestClockResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSONDefault = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers GetTestClockResponse200Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers200 = &headers
+	case true:
+		var headers GetTestClockResponseDefaultHeaders
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.HeadersDefault = &headers
+	}
+
+	return response, nil
+}
+
+// ParseAdvanceTestClockResponse parses an HTTP response from a AdvanceTestClockWithResponse call
+func ParseAdvanceTestClockResponse(rsp *http.Response) (*AdvanceTestClockResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &AdvanceTestClockResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest TestClockResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSONDefault = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers AdvanceTestClockResponse200Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers200 = &headers
+	case true:
+		var headers AdvanceTestClockResponseDefaultHeaders
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {

@@ -201,7 +201,7 @@ func (o *Originator) importInbound(ctx context.Context, tx Store, digest string,
 	if err != nil {
 		return res, malformed{err}
 	}
-	for _, s := range SettlementsOf(in.File, false, o.cfg.ODFIRouting) {
+	for _, s := range o.expected(in.File, false) {
 		s.InboundSHA256 = digest
 		if err := tx.InsertSettlement(ctx, s); err != nil {
 			return res, err

@@ -148,7 +148,7 @@ func (o *Originator) deliver(ctx context.Context, f File) (bool, error) {
 		if err := tx.MarkFilePaymentsSent(ctx, f.ID, at); err != nil {
 			return err
 		}
-		for _, s := range SettlementsOf(&file, true, o.cfg.ODFIRouting) {
+		for _, s := range o.expected(&file, true) {
 			s.FileID = f.ID
 			if err := tx.InsertSettlement(ctx, s); err != nil {
 				return err
@@ -270,6 +270,15 @@ func fileTotals(f *nacha.File, data []byte) Totals {
 		t.Entries += len(b.GetEntries())
 	}
 	return t
+}
+
+// expected is the settlements the bank's statements should show of f
+// (SettlementsOf), none from a bank that sends no statements.
+func (o *Originator) expected(f *nacha.File, outbound bool) []Settlement {
+	if o.cfg.NoStatements {
+		return nil
+	}
+	return SettlementsOf(f, outbound, o.cfg.ODFIRouting)
 }
 
 // SettlementsOf is what file f moves on the originator's account at its

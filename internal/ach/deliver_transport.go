@@ -16,6 +16,9 @@ import (
 const (
 	TransportFolder = "folder" // the outbox folder; an operator's job moves it on
 	TransportSFTP   = "sftp"   // the bank's SFTP server (package sftp)
+	// TransportTestClock is a sandbox test clock's simulated bank, kept
+	// in the database.
+	TransportTestClock = "test_clock"
 )
 
 // Transport carries files between the service and its bank: built files
@@ -34,7 +37,7 @@ type Transport interface {
 	// Reject moves a file the service cannot read out of the listing
 	// (into a rejected/ folder beside it), for a person to look at.
 	Reject(ctx context.Context, name string) error
-	// Kind is TransportFolder or TransportSFTP.
+	// Kind is TransportFolder, TransportSFTP or TransportTestClock.
 	Kind() string
 }
 

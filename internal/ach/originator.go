@@ -161,6 +161,9 @@ type Config struct {
 	// its camt.053 statements name it (an account number or IBAN): only
 	// its statements are read (reconcile_camt.go). Empty: every statement is refused.
 	SettlementAccount string
+	// NoStatements: the bank sends no statements (a sandbox test clock's
+	// simulated bank), so no settlement is expected of a file or a return.
+	NoStatements bool
 }
 
 // Validate checks c for origination.

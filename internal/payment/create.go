@@ -400,16 +400,23 @@ func (s *Service) pending(ctx context.Context, scope tenant.Scope, sourceID, cus
 }
 
 // sandboxSettleAt is when a sandbox payment leaving at now becomes final
-// without a bank: after the sandbox's delay. Nil in production, and on a
-// test clock, where the payment goes the production path (an ACH file,
-// the simulated bank's answers, settlement SettleDays after its
-// effective date) on the clock's time.
+// without a bank: after the sandbox's delay. Nil where a bank answers.
 func (s *Service) sandboxSettleAt(ctx context.Context, scope tenant.Scope, now time.Time) *time.Time {
-	if scope.Env != tenant.Sandbox || testclock.ID(ctx) != "" {
+	if !withoutBank(ctx, scope) {
 		return nil
 	}
 	at := now.Add(s.cfg.SettleDelay)
 	return &at
+}
+
+// withoutBank reports whether payments of scope, in ctx, go without a
+// bank: the sandbox's, off any test clock, which settle after a delay
+// with the outcome their amount names (SandboxReturnCode). Production's
+// and a test clock's go the bank's path (an ACH file, the bank's answers
+// — a clock's bank answers the same amounts —, settlement SettleDays
+// after the effective date).
+func withoutBank(ctx context.Context, scope tenant.Scope) bool {
+	return scope.Env == tenant.Sandbox && testclock.ID(ctx) == ""
 }
 
 func (s *Service) amount(raw json.RawMessage) (int64, error) {

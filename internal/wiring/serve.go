@@ -108,7 +108,8 @@ func (s *Services) serveAside(name, addr string, h http.Handler) func() {
 
 // runJobs runs the background work of this process until ctx ends:
 // delivering webhooks (woken by PostgreSQL notifications, polling besides),
-// expiring micro-deposit verifications every minute, reloading the SDN
+// expiring micro-deposit verifications every minute, running the sandbox
+// test clocks' advances (checked every second), reloading the SDN
 // list when its files changed (checked every minute), building ACH files
 // at their windows (checked every minute), writing the API
 // request log, sweeping idempotency keys, events and logged requests past
@@ -160,6 +161,12 @@ func (s *Services) runJobs(ctx context.Context, dbURL string) {
 		// Instant credits without an answer are asked again, and released
 		// ones sent, each under its lease (consequence.ResolveInstant).
 		s.every(ctx, time.Second, "instant credit status", counted(s.Consequences.ResolveInstant))
+	})
+	wg.Go(func() {
+		// A test clock's advance runs to its target in one claim; a
+		// process that stops mid-way leaves it to the next claim
+		// (advance.Runner).
+		s.every(ctx, time.Second, "test clock advances", counted(s.Advances.RunDue))
 	})
 	if s.Originator != nil {
 		wg.Go(func() {

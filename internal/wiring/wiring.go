@@ -27,6 +27,7 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"github.com/fundsource/fundsource/internal/ach"
+	"github.com/fundsource/fundsource/internal/adapter/banksim"
 	"github.com/fundsource/fundsource/internal/adapter/postgres"
 	"github.com/fundsource/fundsource/internal/adapter/provider"
 	"github.com/fundsource/fundsource/internal/adapter/rail"
@@ -34,10 +35,13 @@ import (
 	"github.com/fundsource/fundsource/internal/adapter/routing"
 	"github.com/fundsource/fundsource/internal/adapter/sftp"
 	"github.com/fundsource/fundsource/internal/adapter/vault"
+	"github.com/fundsource/fundsource/internal/advance"
 	"github.com/fundsource/fundsource/internal/audit"
 	"github.com/fundsource/fundsource/internal/config"
 	"github.com/fundsource/fundsource/internal/consequence"
+	"github.com/fundsource/fundsource/internal/core/calendar"
 	"github.com/fundsource/fundsource/internal/core/idempotency"
+	"github.com/fundsource/fundsource/internal/core/ids"
 	"github.com/fundsource/fundsource/internal/core/tenant"
 	"github.com/fundsource/fundsource/internal/customer"
 	"github.com/fundsource/fundsource/internal/funding"
@@ -81,6 +85,8 @@ type Services struct {
 	Consequences *consequence.Service
 	// Originator writes NACHA files; nil unless ACH_ODFI_ROUTING is set.
 	Originator *ach.Originator
+	// Advances run the sandbox test clocks' advances.
+	Advances *advance.Runner
 	// Metrics are the HTTP series of Handler, for METRICS_ADDR.
 	Metrics *surface.Metrics
 	// Requests is the API request log; the process runs its writer
@@ -158,6 +164,7 @@ func Build(cfg *config.Config, d Deps) (*Services, error) {
 	s.Merchants.WithOriginatorNames(originator.NameAfter)
 	s.Consequences = consequence.NewService(db.Consequences(), s.Funding, s.Payments)
 	s.TestClocks = testclock.NewService(db.TestClocks(), now).OnCreated(s.Merchants.KeysChanged)
+	s.Advances = advance.NewRunner(db, s.markReady, s.ClockWorld, cfg.ACHWindows.Schedule, ids.New("adv_"), now)
 	s.Metrics.GaugeFunc("fundsource_payment_reversal_then_return_alerts",
 		"Payments that came back after their reversal had left, over 30 days (-1 when the count failed): the customer may have been paid back twice.",
 		func() int64 {
@@ -208,6 +215,32 @@ func Build(cfg *config.Config, d Deps) (*Services, error) {
 			"Expected settlements (files, returns) the bank's statements have not shown.", func() int64 { _, svc := s.Originator.Unmatched(); return svc })
 	}
 	return s, nil
+}
+
+// markReady ends a clock's advance (advance.Ready).
+func (s *Services) markReady(ctx context.Context, scope tenant.Scope, id string) error {
+	_, err := s.TestClocks.MarkReady(ctx, scope, id)
+	return err
+}
+
+// ClockWorld is production's jobs on test clock id: an ACH originator of
+// its own, whose transport is the clock's exchange with its simulated
+// bank (banksim's sandbox rules), beside the shared services.
+func (s *Services) ClockWorld(id string) advance.World {
+	files := s.DB.ClockFiles(id)
+	cfg := advance.ACHConfig(s.Config.ACHWindows.Schedule, s.Config.ACHWindows.SameDayMicro)
+	o := ach.NewOriginator(cfg, s.DB.ACH(), s.Funding, s.Payments, s.Consequences, s.Now).WithLog(s.Log)
+	o.WithTransport(files)
+	bank := &banksim.Network{Exchange: files.Bank(), Rules: banksim.Sandbox, NoStatements: true, Amounts: payment.SandboxReturnCode}
+	return advance.Production{Originator: o, Bank: clockBank{bank}, Funding: s.Funding, Payments: s.Payments, Consequences: s.Consequences}
+}
+
+// clockBank is banksim's network as advance.Bank.
+type clockBank struct{ n *banksim.Network }
+
+func (b clockBank) Step(ctx context.Context, date calendar.Date) error {
+	_, err := b.n.Step(ctx, date)
+	return err
 }
 
 // BackgroundConns are the connections a process keeps for its background

@@ -24,6 +24,35 @@ import (
 type Network struct {
 	Exchange Exchange // the originator's files, where the answers go, and the network's memory
 	Rules    Rules
+	// NoStatements: the bank writes no camt.053 statements (a sandbox
+	// test clock's bank, whose originator reconciles nothing).
+	NoStatements bool
+	// Amounts, when set, names the return an entry's amount asks for (a
+	// sandbox's magic amounts; retry: the entry is a re-presentment,
+	// described RETRY PYMT), tried before the account rules; "" for
+	// none. Its return comes when an account rule of the same code would
+	// send it (2 banking days when no rule has the code).
+	Amounts func(cents int64, retry bool) string
+}
+
+// byAmount is the rule n.Amounts gives entry ed of batch bh, if any.
+func (n *Network) byAmount(ed *nacha.EntryDetail, bh *nacha.BatchHeader) (Rule, bool) {
+	if n.Amounts == nil {
+		return Rule{}, false
+	}
+	retry := strings.TrimSpace(bh.CompanyEntryDescription) == ach.DescriptionRetry
+	code := n.Amounts(int64(ed.Amount), retry)
+	if code == "" {
+		return Rule{}, false
+	}
+	r := Rule{Answer: code, AfterBankingDays: 2}
+	for _, known := range n.Rules {
+		if known.Answer == code && !known.Untimely && known.RepeatAfterBankingDays == 0 {
+			r.AfterBankingDays = known.AfterBankingDays
+			break
+		}
+	}
+	return r, true
 }
 
 // Summary is what one Step did.
@@ -173,6 +202,9 @@ func (n *Network) Step(ctx context.Context, date calendar.Date) (Summary, error)
 		return sum, err
 	}
 	books = append(books, answered...)
+	if n.NoStatements {
+		return sum, n.save(ctx, st)
+	}
 	if err := n.statements(ctx, &st, date, books, &sum); err != nil {
 		return sum, err
 	}
@@ -183,7 +215,10 @@ func (n *Network) Step(ctx context.Context, date calendar.Date) (Summary, error)
 // false when the entry is accepted.
 func (n *Network) answerFor(ed *nacha.EntryDetail, bh *nacha.BatchHeader, debit bool, settles calendar.Date, noticed map[string]bool) (answer, calendar.Date, bool) {
 	account := strings.TrimSpace(ed.DFIAccountNumber)
-	r, ok := n.Rules.Match(account)
+	r, ok := n.byAmount(ed, bh)
+	if !ok {
+		r, ok = n.Rules.Match(account)
+	}
 	if !ok || r.Answer == Accept {
 		return answer{}, time.Time{}, false
 	}

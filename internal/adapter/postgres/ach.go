@@ -26,22 +26,29 @@ func (r achFileRow) domain() ach.File {
 		OffsetTraces: []string(r.Offsets)}
 }
 
-const insertACHFile = `
-INSERT INTO ach_files (id, name, status, created_at, offset_traces) VALUES ($1, $2, $3, $4, $5) RETURNING serial`
+var insertACHFile = `
+INSERT INTO ach_files (id, name, status, created_at, offset_traces, test_clock_id, lease_owner, lease_until)
+VALUES ($1, $2, $3, $4, $5, $6::text, CASE WHEN $6::text IS NOT NULL THEN '` + clockFileLease + `' END,
+        CASE WHEN $6::text IS NOT NULL THEN 'infinity'::timestamptz END) RETURNING serial`
 
 // InsertACHFile stores a new file record and returns its serial.
 func (q queries) InsertACHFile(ctx context.Context, f ach.File) (int64, error) {
 	var serial int64
-	err := sqlx.GetContext(ctx, q.ex, &serial, insertACHFile, f.ID, f.Name, f.Status, f.CreatedAt, pq.StringArray(append([]string{}, f.OffsetTraces...)))
+	err := sqlx.GetContext(ctx, q.ex, &serial, insertACHFile, f.ID, f.Name, f.Status, f.CreatedAt, pq.StringArray(append([]string{}, f.OffsetTraces...)), clockParam(ctx))
 	return serial, translate(err)
 }
 
-const depositsToOriginate = `
+// clockDeposits keeps depositsToOriginate to the clock of $2 (f is the
+// deposit's source).
+var clockDeposits = clockRows("f", "f.customer_id", 2)
+
+var depositsToOriginate = `
 SELECT m.merchant_id, m.environment, m.funding_source_id, f.customer_id, m.seq,
        (f.removed_at IS NOT NULL OR f.blocked_at IS NOT NULL) AS source_gone
 FROM micro_deposits m
 JOIN funding_sources f ON f.merchant_id = m.merchant_id AND f.environment = m.environment AND f.id = m.funding_source_id
-WHERE m.environment = 'production' AND m.status = 'pending' AND m.method = 'micro_deposits'
+WHERE (m.environment = 'production' OR $2::text IS NOT NULL) AND m.status = 'pending' AND m.method = 'micro_deposits'
+  AND ` + clockDeposits + `
   AND NOT EXISTS (SELECT 1 FROM ach_entries e
                   WHERE e.merchant_id = m.merchant_id AND e.environment = m.environment
                     AND e.funding_source_id = m.funding_source_id AND e.deposit_seq = m.seq)
@@ -60,7 +67,7 @@ func (q queries) DepositsToOriginate(ctx context.Context, limit int) ([]ach.Depo
 		Seq         int    `db:"seq"`
 		SourceGone  bool   `db:"source_gone"`
 	}
-	if err := sqlx.SelectContext(ctx, q.ex, &rows, depositsToOriginate, limit); err != nil {
+	if err := sqlx.SelectContext(ctx, q.ex, &rows, depositsToOriginate, limit, clockParam(ctx)); err != nil {
 		return nil, translate(err)
 	}
 	out := make([]ach.Deposit, len(rows))
@@ -71,8 +78,9 @@ func (q queries) DepositsToOriginate(ctx context.Context, limit int) ([]ach.Depo
 	return out, nil
 }
 
-const paymentsToOriginate = `SELECT ` + paymentReadColumns + `, ` + paymentLinks + `,` + paymentStanding + ` FROM payments p
-WHERE environment = 'production' AND status = 'pending' AND settle_at IS NULL AND ` + achRail + `
+var paymentsToOriginate = `SELECT ` + paymentReadColumns + `, ` + paymentLinks + `,` + paymentStanding + ` FROM payments p
+WHERE (environment = 'production' OR $2::text IS NOT NULL) AND status = 'pending' AND settle_at IS NULL AND ` + achRail + `
+  AND ` + clockRows("p", "p.customer_id", 2) + `
   AND NOT EXISTS (SELECT 1 FROM ach_entries e
                   WHERE e.merchant_id = p.merchant_id AND e.environment = p.environment AND e.payment_id = p.id)
 ORDER BY created_at
@@ -86,7 +94,7 @@ FOR UPDATE OF p SKIP LOCKED`
 // EXISTS on ach_entries, which keeps the statement's older snapshot.
 func (q queries) PaymentsToOriginate(ctx context.Context, limit int) ([]payment.Payment, error) {
 	var rows []standingRow
-	if err := sqlx.SelectContext(ctx, q.ex, &rows, paymentsToOriginate, limit); err != nil {
+	if err := sqlx.SelectContext(ctx, q.ex, &rows, paymentsToOriginate, limit, clockParam(ctx)); err != nil {
 		return nil, translate(err)
 	}
 	return mapRows(rows, standingRow.domain), nil

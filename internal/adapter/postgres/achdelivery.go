@@ -14,26 +14,28 @@ import (
 
 const undeliveredACHFiles = `
 SELECT id, serial, name, status, created_at, offset_traces FROM ach_files
-WHERE status IN ('building', 'built', 'failed') ORDER BY created_at`
+WHERE status IN ('building', 'built', 'failed') AND test_clock_id IS NOT DISTINCT FROM $1::text ORDER BY created_at`
 
 // UndeliveredACHFiles lists the files built or failed, oldest first.
 func (q queries) UndeliveredACHFiles(ctx context.Context) ([]ach.File, error) {
 	var rows []achFileRow
-	if err := sqlx.SelectContext(ctx, q.ex, &rows, undeliveredACHFiles); err != nil {
+	if err := sqlx.SelectContext(ctx, q.ex, &rows, undeliveredACHFiles, clockParam(ctx)); err != nil {
 		return nil, translate(err)
 	}
 	return mapRows(rows, achFileRow.domain), nil
 }
 
-const claimACHFile = `
-UPDATE ach_files SET lease_owner = $2, lease_until = $4
-WHERE id = $1 AND status IN ('building', 'built', 'failed') AND (lease_until IS NULL OR lease_until <= $3)`
+var claimACHFile = `
+UPDATE ach_files SET lease_owner = CASE WHEN test_clock_id IS NULL THEN $2 ELSE '` + clockFileLease + `:' || $2 END,
+       lease_until = CASE WHEN test_clock_id IS NULL THEN $4::timestamptz ELSE 'infinity'::timestamptz END
+WHERE id = $1 AND status IN ('building', 'built', 'failed') AND test_clock_id IS NOT DISTINCT FROM $5::text
+  AND (lease_until IS NULL OR lease_until <= $3 OR (test_clock_id IS NOT NULL AND lease_owner LIKE '` + clockFileLease + `%'))`
 
 // ClaimACHFile takes the delivery lease of a file still to deliver until
 // until; false when another process holds an unexpired lease or the file
 // was delivered meanwhile.
 func (q queries) ClaimACHFile(ctx context.Context, id, owner string, now, until time.Time) (bool, error) {
-	res, err := q.ex.ExecContext(ctx, claimACHFile, id, owner, now, until)
+	res, err := q.ex.ExecContext(ctx, claimACHFile, id, owner, now, until, clockParam(ctx))
 	if err != nil {
 		return false, translate(err)
 	}
@@ -99,10 +101,10 @@ func (q queries) ACHFileByName(ctx context.Context, name string) (ach.File, erro
 	return r.domain(), nil
 }
 
-const markACHFileDelivered = `
+var markACHFileDelivered = `
 UPDATE ach_files SET status = 'delivered', transport = $3, delivered_at = $4, written_at = $4, last_error = NULL,
        entry_count = $5, debit_cents = $6, credit_cents = $7, sha256 = $8, lease_owner = NULL, lease_until = NULL
-WHERE id = $1 AND lease_owner = $2 AND status IN ('building', 'built', 'failed')`
+WHERE id = $1 AND lease_owner IN ($2, '` + clockFileLease + `:' || $2) AND status IN ('building', 'built', 'failed')`
 
 // MarkACHFileDelivered records that the transport has the file, under
 // the lease owner's claim; false when the lease was lost and another
@@ -116,10 +118,11 @@ func (q queries) MarkACHFileDelivered(ctx context.Context, id, owner, transport 
 	return n == 1, translate(err)
 }
 
-const markACHFileFailed = `
+var markACHFileFailed = `
 UPDATE ach_files SET status = 'failed', attempts = attempts + 1, last_error = $3,
-       entry_count = $4, debit_cents = $5, credit_cents = $6, sha256 = $7, lease_owner = NULL, lease_until = NULL
-WHERE id = $1 AND lease_owner = $2 AND status IN ('building', 'built', 'failed')`
+       entry_count = $4, debit_cents = $5, credit_cents = $6, sha256 = $7, lease_owner = CASE WHEN test_clock_id IS NULL THEN NULL ELSE '` + clockFileLease + `' END,
+       lease_until = CASE WHEN test_clock_id IS NULL THEN NULL ELSE 'infinity'::timestamptz END
+WHERE id = $1 AND lease_owner IN ($2, '` + clockFileLease + `:' || $2) AND status IN ('building', 'built', 'failed')`
 
 // MarkACHFileFailed records a failed delivery and gives the lease back.
 func (q queries) MarkACHFileFailed(ctx context.Context, id, owner, reason string, t ach.Totals) error {

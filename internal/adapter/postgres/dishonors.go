@@ -38,12 +38,21 @@ func (r dishonorRow) domain() ach.Dishonor {
 }
 
 const dishonorColumns = `id, code, original_trace, original_file_id, return_trace, return_code, return_settlement, rdfi,
-       created_at, file_id, trace_number, contested_code, return_settled_on, late_for_dishonor_at`
+       created_at, file_id, trace_number, contested_code, return_settled_on,
+       NULLIF(late_for_dishonor_at, '` + clockDishonorHold + `') AS late_for_dishonor_at`
 
-const insertDishonor = `
+// clockDishonorHold is the late_for_dishonor_at a test clock's dishonor
+// is stored with until it is sent: a release that does not know clocks
+// reads it as kept back and never puts it into a file for the bank;
+// dishonorsToSend on the clock takes it.
+const clockDishonorHold = "infinity"
+
+var insertDishonor = `
 INSERT INTO ach_dishonors (id, code, original_trace, original_file_id, return_trace, return_code, return_settlement, rdfi, created_at,
                            return_settled_on, late_for_dishonor_at)
-VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)
+VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10,
+        CASE WHEN $11::timestamptz IS NULL AND (SELECT f.test_clock_id FROM ach_files f WHERE f.id = $4) IS NOT NULL
+             THEN '` + clockDishonorHold + `'::timestamptz ELSE $11::timestamptz END)
 ON CONFLICT (original_file_id, original_trace, return_trace) DO NOTHING`
 
 // InsertDishonor stores a dishonor; false when the same return of the
@@ -68,8 +77,9 @@ func (q queries) EntryDishonored(ctx context.Context, fileID, trace string) (boo
 	return ok, translate(err)
 }
 
-const dishonorsToSend = `SELECT ` + dishonorColumns + ` FROM ach_dishonors
-WHERE file_id IS NULL AND late_for_dishonor_at IS NULL
+var dishonorsToSend = `SELECT ` + dishonorColumns + ` FROM ach_dishonors
+WHERE file_id IS NULL AND ` + fileClockRows("original_file_id", 2) + `
+  AND (late_for_dishonor_at IS NULL OR (late_for_dishonor_at = '` + clockDishonorHold + `' AND $2::text IS NOT NULL))
 ORDER BY created_at, id
 LIMIT $1
 FOR UPDATE SKIP LOCKED`
@@ -77,7 +87,7 @@ FOR UPDATE SKIP LOCKED`
 // DishonorsToSend locks dishonors not yet in a file.
 func (q queries) DishonorsToSend(ctx context.Context, limit int) ([]ach.Dishonor, error) {
 	var rows []dishonorRow
-	if err := sqlx.SelectContext(ctx, q.ex, &rows, dishonorsToSend, limit); err != nil {
+	if err := sqlx.SelectContext(ctx, q.ex, &rows, dishonorsToSend, limit, clockParam(ctx)); err != nil {
 		return nil, translate(err)
 	}
 	return mapRows(rows, dishonorRow.domain), nil

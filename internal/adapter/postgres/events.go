@@ -176,25 +176,24 @@ type eventArrays struct {
 	clocks, clockAt, due             []string
 }
 
-// add appends e, with a new delivery id. A delivery is due when its event
-// was created; one of an event on a test clock, whose creation time may
-// be the clock's and so ahead of the wall clock, at the latest at wall:
-// merchants hear of what happens on a clock as it happens.
+// add appends e, with a new delivery id, due when its event was created.
+// An event on a test clock is created when it is written, on the wall
+// clock (wall), and carries the clock's time as clock_time: merchants
+// hear of what happens on a clock as it happens, the events list and its
+// retention keep the wall clock's order, and an advance's events, written
+// step after step, come in the clock's order either way.
 func (c *eventArrays) add(e event.Event, wall time.Time) error {
 	b, err := json.Marshal(e.Data)
 	if err != nil {
 		return fmt.Errorf("record event %s: %w", e.Type, err)
 	}
-	c.ids, c.types, c.data = append(c.ids, e.ID), append(c.types, e.Type), append(c.data, string(b))
-	c.at, c.deliveries = append(c.at, e.CreatedAt.Format(time.RFC3339Nano)), append(c.deliveries, ids.New(webhook.DeliveryPrefix))
-	clockAt := ""
+	clockAt, created := "", e.CreatedAt
 	if e.TestClock != "" {
-		clockAt = e.ClockTime.UTC().Format(time.RFC3339Nano)
+		clockAt, created = e.ClockTime.UTC().Format(time.RFC3339Nano), wall
 	}
-	due := e.CreatedAt
-	if e.TestClock != "" && wall.Before(due) {
-		due = wall
-	}
+	c.ids, c.types, c.data = append(c.ids, e.ID), append(c.types, e.Type), append(c.data, string(b))
+	c.at, c.deliveries = append(c.at, created.UTC().Format(time.RFC3339Nano)), append(c.deliveries, ids.New(webhook.DeliveryPrefix))
+	due := created
 	c.clocks, c.clockAt = append(c.clocks, e.TestClock), append(c.clockAt, clockAt)
 	c.due = append(c.due, due.UTC().Format(time.RFC3339Nano))
 	return nil

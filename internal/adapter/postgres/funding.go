@@ -530,10 +530,11 @@ func (q queries) UpdateMicroDeposit(ctx context.Context, m funding.MicroDeposit,
 	return changed(n, err)
 }
 
-const selectExpiringDeposits = `
+var selectExpiringDeposits = `
 SELECT ` + depositColumns + `
-FROM micro_deposits
+FROM micro_deposits m
 WHERE status = 'pending' AND expires_at <= $1
+  AND ` + sourceClockRows("m", 3) + `
 ORDER BY expires_at
 LIMIT $2
 FOR UPDATE SKIP LOCKED`
@@ -541,7 +542,7 @@ FOR UPDATE SKIP LOCKED`
 // ExpiringMicroDeposits locks pending verifications due to expire.
 func (q queries) ExpiringMicroDeposits(ctx context.Context, now time.Time, limit int) ([]funding.MicroDeposit, error) {
 	var rows []depositRow
-	if err := sqlx.SelectContext(ctx, q.ex, &rows, selectExpiringDeposits, now, limit); err != nil {
+	if err := sqlx.SelectContext(ctx, q.ex, &rows, selectExpiringDeposits, now, limit, clockParam(ctx)); err != nil {
 		return nil, translate(err)
 	}
 	return mapRows(rows, depositRow.domain), nil

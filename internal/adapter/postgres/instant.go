@@ -140,13 +140,14 @@ func (r instantRow) domain() payment.InstantCredit {
 // that waits for them sees rail_status sending and leaves the credit to
 // its rail; one that went first left the payment canceled, which this
 // statement then skips.
-const claimInstantCredits = `
+var claimInstantCredits = `
 WITH due AS (
   SELECT i.merchant_id, i.environment, i.payment_id
   FROM instant_credits i
   JOIN payments p ON p.merchant_id = i.merchant_id AND p.environment = i.environment AND p.id = i.payment_id
   WHERE i.state IN ('queued', 'sending', 'unknown') AND i.next_attempt_at <= $1
     AND (i.lease_until IS NULL OR i.lease_until < $1) AND p.status = 'pending'
+    AND ` + clockRows("p", "p.customer_id", 5) + `
   ORDER BY i.next_attempt_at
   LIMIT $4
   FOR UPDATE OF i, p SKIP LOCKED
@@ -167,7 +168,7 @@ FROM claimed c JOIN marked m ON m.id = c.payment_id`
 // ClaimInstantCredits leases due instant credits to token.
 func (q queries) ClaimInstantCredits(ctx context.Context, now time.Time, token string, until time.Time, limit int) ([]payment.InstantCredit, error) {
 	var rows []instantRow
-	if err := sqlx.SelectContext(ctx, q.ex, &rows, claimInstantCredits, now, token, until, limit); err != nil {
+	if err := sqlx.SelectContext(ctx, q.ex, &rows, claimInstantCredits, now, token, until, limit, clockParam(ctx)); err != nil {
 		return nil, translate(err)
 	}
 	return mapRows(rows, instantRow.domain), nil

@@ -109,7 +109,7 @@ lines AS (
   JOIN payments p ON p.merchant_id = e.merchant_id AND p.environment = e.environment AND p.id = e.payment_id
   CROSS JOIN LATERAL (VALUES ('_return', 'return', -1), ('', 'dishonor', 1)) AS x (suffix, type, sign)
   WHERE e.merchant_id = $1 AND e.environment = $2 AND d.contested_at IS NULL
-    AND (x.type = 'return' OR d.late_for_dishonor_at IS NULL)
+    AND (x.type = 'return' OR d.late_for_dishonor_at IS NULL OR d.late_for_dishonor_at = '` + clockDishonorHold + `')
 )`
 
 // listBalanceLines pages the ledger newest first; the cursor is a line of

@@ -308,10 +308,11 @@ func (q queries) ListPayments(ctx context.Context, scope tenant.Scope, f payment
 	return mapRows(rows, paymentRow.domain), nil
 }
 
-const settlingPayments = `SELECT ` + paymentReadColumns + `, ` + paymentLinks + `,` + paymentStanding + ` FROM payments p
+var settlingPayments = `SELECT ` + paymentReadColumns + `, ` + paymentLinks + `,` + paymentStanding + ` FROM payments p
 WHERE status = 'pending' AND settle_at IS NOT NULL AND settle_at <= $1
   AND (environment <> 'production' OR sent_at IS NOT NULL)
   AND ` + achRail + `
+  AND ` + clockRows("p", "p.customer_id", 3) + `
 ORDER BY settle_at
 LIMIT $2
 FOR UPDATE SKIP LOCKED`
@@ -321,7 +322,7 @@ FOR UPDATE SKIP LOCKED`
 // (sent_at), so one whose delivery keeps failing never reads as settled.
 func (q queries) SettlingPayments(ctx context.Context, now time.Time, limit int) ([]payment.Payment, error) {
 	var rows []standingRow
-	if err := sqlx.SelectContext(ctx, q.ex, &rows, settlingPayments, now, limit); err != nil {
+	if err := sqlx.SelectContext(ctx, q.ex, &rows, settlingPayments, now, limit, clockParam(ctx)); err != nil {
 		return nil, translate(err)
 	}
 	return mapRows(rows, standingRow.domain), nil
@@ -527,8 +528,9 @@ func (q queries) ListSubscriptions(ctx context.Context, scope tenant.Scope, f pa
 	return mapRows(rows, subscriptionRow.domain), nil
 }
 
-const dueSubscriptions = `SELECT ` + subscriptionColumns + ` FROM subscriptions
+var dueSubscriptions = `SELECT ` + subscriptionColumns + ` FROM subscriptions s
 WHERE status = 'active' AND (next_date <= $1 OR retry_date <= $1)
+  AND ` + clockRows("s", "s.customer_id", 3) + `
 ORDER BY LEAST(next_date, retry_date)
 LIMIT $2
 FOR UPDATE SKIP LOCKED`
@@ -536,7 +538,7 @@ FOR UPDATE SKIP LOCKED`
 // DueSubscriptions locks up to limit active subscriptions due on or before today.
 func (q queries) DueSubscriptions(ctx context.Context, today string, limit int) ([]payment.Subscription, error) {
 	var rows []subscriptionRow
-	if err := sqlx.SelectContext(ctx, q.ex, &rows, dueSubscriptions, today, limit); err != nil {
+	if err := sqlx.SelectContext(ctx, q.ex, &rows, dueSubscriptions, today, limit, clockParam(ctx)); err != nil {
 		return nil, translate(err)
 	}
 	return mapRows(rows, subscriptionRow.domain), nil

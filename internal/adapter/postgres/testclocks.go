@@ -120,6 +120,10 @@ const (
 	clockSources   = `(SELECT id FROM funding_sources WHERE merchant_id = $1 AND environment = $2 AND customer_id IN ` + clockCustomers + `)`
 	clockPayments  = `(SELECT id FROM payments WHERE merchant_id = $1 AND environment = $2 AND customer_id IN ` + clockCustomers + `)`
 	scoped         = `merchant_id = $1 AND environment = $2 AND `
+	// ownClock holds when clock $3 is the scope's: the clock's ACH rows
+	// carry no merchant.
+	ownClock      = `EXISTS (SELECT 1 FROM test_clocks WHERE merchant_id = $1 AND environment = $2 AND id = $3)`
+	ownClockFiles = `(SELECT id FROM ach_files WHERE test_clock_id = $3 AND ` + ownClock + `)`
 )
 
 // deleteClockSteps delete a clock's objects in the order their foreign
@@ -127,7 +131,8 @@ const (
 // being created for one waits, then finds it gone): what references a
 // payment, the payments, subscriptions and mandates, what references a
 // source, the sources, the clock's events (their deliveries and attempts
-// cascade), the customers, the clock. The caller holds the clock's row,
+// cascade), the customers, the clock's ACH files and exchange, the clock.
+// The caller holds the clock's row,
 // so no customer joins it meanwhile.
 var deleteClockSteps = []string{
 	`SELECT 1 FROM customers WHERE ` + scoped + `test_clock_id = $3 FOR UPDATE`,
@@ -147,6 +152,15 @@ var deleteClockSteps = []string{
 	`DELETE FROM funding_sources WHERE ` + scoped + `customer_id IN ` + clockCustomers,
 	`DELETE FROM events WHERE ` + scoped + `test_clock_id = $3`,
 	`DELETE FROM customers WHERE ` + scoped + `test_clock_id = $3`,
+	// The clock's ACH files, the dishonors in them and of their entries,
+	// its windows and its exchange with its simulated bank.
+	`DELETE FROM ach_dishonors WHERE original_file_id IN ` + ownClockFiles + ` OR file_id IN ` + ownClockFiles,
+	`DELETE FROM ach_entries WHERE file_id IN ` + ownClockFiles,
+	`DELETE FROM ach_settlements WHERE file_id IN ` + ownClockFiles,
+	`DELETE FROM test_clock_windows WHERE test_clock_id = $3 AND ` + ownClock,
+	`DELETE FROM ach_files WHERE id IN ` + ownClockFiles,
+	`DELETE FROM test_clock_files WHERE test_clock_id = $3 AND ` + ownClock,
+	`DELETE FROM test_clock_banks WHERE test_clock_id = $3 AND ` + ownClock,
 	`DELETE FROM test_clocks WHERE ` + scoped + `id = $3`,
 }
 

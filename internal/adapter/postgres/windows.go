@@ -50,22 +50,39 @@ const claimACHWindow = `
 INSERT INTO ach_windows (window_date, window_time, claimed_at) VALUES ($1, $2, $3)
 ON CONFLICT (window_date, window_time) DO NOTHING`
 
-// ClaimACHWindow inserts window w's row; false when it exists. A
-// concurrent claim's insert waits for this transaction, then finds the row.
+const claimClockWindow = `
+INSERT INTO test_clock_windows (test_clock_id, window_date, window_time, claimed_at) VALUES ($4, $1, $2, $3)
+ON CONFLICT (test_clock_id, window_date, window_time) DO NOTHING`
+
+// ClaimACHWindow inserts window w's row (of the context's test clock, if
+// any); false when it exists. A concurrent claim's insert waits for this
+// transaction, then finds the row.
 func (q queries) ClaimACHWindow(ctx context.Context, w calendar.Window, at time.Time) (bool, error) {
-	res, err := q.ex.ExecContext(ctx, claimACHWindow, w.Date.Format(time.DateOnly), w.At.String(), at)
+	args := []any{w.Date.Format(time.DateOnly), w.At.String(), at}
+	query := claimACHWindow
+	if c := clockParam(ctx); c.Valid {
+		query, args = claimClockWindow, append(args, c.String)
+	}
+	res, err := q.ex.ExecContext(ctx, query, args...)
 	if err != nil {
 		return false, translate(err)
 	}
 	n, err := res.RowsAffected()
-	return n == 1, err
+	return n == 1, translate(err)
 }
 
 const setACHWindowFile = `UPDATE ach_windows SET file_id = $3 WHERE window_date = $1 AND window_time = $2`
 
+const setClockWindowFile = `UPDATE test_clock_windows SET file_id = $3 WHERE window_date = $1 AND window_time = $2 AND test_clock_id = $4`
+
 // SetACHWindowFile names the file a window built.
 func (q queries) SetACHWindowFile(ctx context.Context, w calendar.Window, fileID string) error {
-	_, err := q.ex.ExecContext(ctx, setACHWindowFile, w.Date.Format(time.DateOnly), w.At.String(), fileID)
+	args := []any{w.Date.Format(time.DateOnly), w.At.String(), fileID}
+	query := setACHWindowFile
+	if c := clockParam(ctx); c.Valid {
+		query, args = setClockWindowFile, append(args, c.String)
+	}
+	_, err := q.ex.ExecContext(ctx, query, args...)
 	return translate(err)
 }
 

@@ -38,9 +38,7 @@ func (s slowRecords) WithTx(ctx context.Context, fn func(tx webhook.Store) error
 // endpoint's places bound what it is sent at once, not the commits after
 // its answers: when a success held its place until its record committed,
 // the endpoint took at most PerEndpoint ÷ 40 ms = 200 a second, the 300
-// a second queued, and each waited longer than the one before (the
-// bench's webhook load at 500 a second saw a p50 of 185 ms and a p99 of
-// 340 ms of queue).
+// a second queued, and each waited longer than the one before.
 func TestDeliveriesKeepPaceWhileRecordsWaitForTheDisk(t *testing.T) {
 	h := newHarness(t)
 	m := h.Merchant("Steady")

@@ -144,9 +144,11 @@ func cleanInput(k *surface.Shared) gin.HandlerFunc {
 				bad = p.Key
 			}
 		}
-		for name, values := range c.Request.URL.Query() {
-			if !surface.CleanText(name) || slices.ContainsFunc(values, func(v string) bool { return !surface.CleanText(v) }) {
-				bad = cmp.Or(strings.ToValidUTF8(strings.ReplaceAll(name, "\x00", ""), ""), "query")
+		if c.Request.URL.RawQuery != "" { // most requests have none to parse
+			for name, values := range c.Request.URL.Query() {
+				if !surface.CleanText(name) || slices.ContainsFunc(values, func(v string) bool { return !surface.CleanText(v) }) {
+					bad = cmp.Or(strings.ToValidUTF8(strings.ReplaceAll(name, "\x00", ""), ""), "query")
+				}
 			}
 		}
 		if bad == "" {

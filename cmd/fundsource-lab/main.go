@@ -25,8 +25,9 @@ import (
 const usage = `fundsource-lab: measure and break fundsource on this machine
 
 Usage:
-  fundsource-lab bench [--duration 5s] [--workers 32] [--statements N] [--out bench/results.json] [--server BIN]
-        measure the service against PostgreSQL's own limits (make bench)
+  fundsource-lab bench [--duration 5s] [--workers 32] [--runs 3] [--statements N] [--out bench/results.json] [--server BIN]
+        measure the service against PostgreSQL's own limits (make bench);
+        each load runs --runs times, the targets judged on the median run
   fundsource-lab bench --baseline REV [--rounds 3] [--duration 5s] [--workers 32] [--server BIN]
         creation and GET of this tree's server ÷ REV's (built from git), the
         two alternating on one PostgreSQL (make bench BASELINE=REV)

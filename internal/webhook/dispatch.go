@@ -54,8 +54,8 @@ const claimBatch = 64
 
 // DispatcherOptions tune a Dispatcher; zero values take the defaults.
 type DispatcherOptions struct {
-	InFlight     int           // deliveries this process sends at once; default DefaultInFlight
-	PerEndpoint  int           // of those, to one endpoint; default DefaultPerEndpoint
+	InFlight     int           // deliveries this process sends or records at once; default DefaultInFlight
+	PerEndpoint  int           // of those, waiting for one endpoint's answer (a failure: until recorded); default DefaultPerEndpoint
 	Poll         time.Duration // how often to look for due deliveries without a notification; default 1 s
 	Timeout      time.Duration // limit of one attempt; default DefaultTimeout, at most Timeout
 	DisableAfter time.Duration // an endpoint failing this long is disabled; default DefaultDisableAfter
@@ -78,8 +78,8 @@ type Dispatcher struct {
 	opts   DispatcherOptions
 
 	mu       sync.Mutex
-	inFlight map[string]int // deliveries being sent per endpoint key; guarded by mu
-	total    int            // all deliveries being sent; guarded by mu
+	inFlight map[string]int // deliveries waiting for their endpoint, per endpoint key; guarded by mu
+	total    int            // all deliveries being sent or recorded; guarded by mu
 	peak     int            // the most ever at once; guarded by mu
 	claims   int            // claim statements run; guarded by mu
 }
@@ -153,18 +153,38 @@ func (d *Dispatcher) claimRounds(ctx context.Context, wg *sync.WaitGroup, freed 
 			}
 			return
 		}
+		free := func() {
+			select {
+			case freed <- struct{}{}:
+			default:
+			}
+		}
 		for _, c := range claims {
 			wg.Go(func() {
-				delivered, err := d.deliver(context.WithoutCancel(ctx), c)
+				key := endpointKey(c)
+				backingOff := c.Endpoint.Status() == StatusBackingOff
+				a := d.send(context.WithoutCancel(ctx), c)
+				// A success to a healthy endpoint gives its place back as
+				// soon as the endpoint has answered: the place bounds what
+				// the endpoint is sent at once, and recording the attempt
+				// is a commit that waits for the disk, during which the
+				// endpoint could have had the next delivery. (A failure
+				// keeps its place until its streak is recorded: the next
+				// claim backs off by it.)
+				early := succeeded(a) && !backingOff
+				if early && d.leaveEndpoint(key) {
+					free()
+				}
+				delivered, err := d.record(context.WithoutCancel(ctx), c, a)
 				if err != nil {
 					d.opts.Logger.Warn("webhook delivery not recorded", slog.String("delivery_id", c.Delivery.ID), slog.Any("error", err))
 				}
-				full := d.done(endpointKey(c))
-				if full || !delivered || c.Endpoint.Status() == StatusBackingOff {
-					select {
-					case freed <- struct{}{}:
-					default:
-					}
+				full := d.leaveProcess()
+				if !early {
+					full = d.leaveEndpoint(key) || full
+				}
+				if full || !delivered || backingOff {
+					free()
 				}
 			})
 		}
@@ -253,12 +273,28 @@ func (d *Dispatcher) room() int {
 // done counts a finished delivery to the endpoint key out, and reports
 // whether the process or the endpoint was at its limit until then.
 func (d *Dispatcher) done(key string) (full bool) {
+	endpoint := d.leaveEndpoint(key)
+	return d.leaveProcess() || endpoint
+}
+
+// leaveEndpoint counts a delivery out of its endpoint's places, and
+// reports whether the endpoint was at its limit until then.
+func (d *Dispatcher) leaveEndpoint(key string) (full bool) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	full = d.total >= d.opts.InFlight || d.inFlight[key] >= d.opts.PerEndpoint
+	full = d.inFlight[key] >= d.opts.PerEndpoint
 	if d.inFlight[key]--; d.inFlight[key] <= 0 {
 		delete(d.inFlight, key)
 	}
+	return full
+}
+
+// leaveProcess counts a recorded delivery out of the process's places,
+// and reports whether the process was at its limit until then.
+func (d *Dispatcher) leaveProcess() (full bool) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	full = d.total >= d.opts.InFlight
 	d.total--
 	return full
 }
@@ -270,7 +306,12 @@ func (d *Dispatcher) done(key string) (full bool) {
 // out (another process took the delivery over) drops this attempt. It
 // reports whether the endpoint accepted the delivery.
 func (d *Dispatcher) deliver(ctx context.Context, c Claim) (bool, error) {
-	a := d.send(ctx, c)
+	return d.record(ctx, c, d.send(ctx, c))
+}
+
+// record stores attempt a of the leased delivery c and its next state (see
+// deliver).
+func (d *Dispatcher) record(ctx context.Context, c Claim, a Attempt) (bool, error) {
 	now := d.now().UTC()
 	var err error
 	if succeeded(a) {

@@ -13,7 +13,8 @@
 // works in three steps, and none holds a transaction or a database
 // connection while a receiver thinks:
 //
-//  1. Claim (one statement, committed at once): the oldest due delivery of
+//  1. Claim (one statement, committed at once without waiting for the
+//     disk: a lost lease is a process that died): the oldest due delivery of
 //     each endpoint, skipping endpoints this process has at
 //     WEBHOOK_PER_ENDPOINT, disabled endpoints, and backing-off endpoints
 //     with a delivery in flight. Rows are locked with FOR UPDATE SKIP
@@ -29,7 +30,12 @@
 //     mid-send leaves the delivery due again when the lease ends and
 //     another process sends it (at least once: receivers dedupe on the
 //     event id); a late record from a process that was only slow finds the
-//     token changed and is dropped.
+//     token changed and is dropped. The record is a durable commit: a
+//     success gives its endpoint's WEBHOOK_PER_ENDPOINT place back when
+//     the endpoint has answered, before it (its process place is kept
+//     until the record is written), so an endpoint's rate is not bounded
+//     by the disk's; a failure keeps its place until its streak is
+//     recorded, which the next claim's backoff reads.
 //
 // Fairness comes from the claim's per-endpoint pick: a backlog on one
 // endpoint leaves another endpoint's first event waiting for one claim

@@ -255,6 +255,10 @@ var queryParams = map[string][]string{
 // unknown JSON field is refused: a misspelt filter must not silently
 // return everything.
 func (s *Surface) knownQuery(c *gin.Context) {
+	if c.Request.URL.RawQuery == "" { // most requests: nothing to parse
+		c.Next()
+		return
+	}
 	allowed := queryParams[c.Request.Method+" "+c.FullPath()]
 	for _, name := range slices.Sorted(maps.Keys(c.Request.URL.Query())) {
 		// "metadata[]" allows every metadata[KEY].

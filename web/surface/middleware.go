@@ -127,13 +127,22 @@ func (k *Shared) Observe(c *gin.Context) {
 	status := c.Writer.Status()
 	elapsed := time.Since(start)
 	k.metrics.observe(c.Request.Method, route, status, elapsed)
-	attrs := []slog.Attr{
+	ctx := c.Request.Context()
+	if !k.Log.Enabled(ctx, slog.LevelInfo) {
+		return
+	}
+	// The attributes in an array of their own (they are at most eight),
+	// and the record handed to the handler without the caller's program
+	// counter, which Logger.LogAttrs looks up on every call for a source
+	// the handler does not print: the same line for less of every request.
+	var buf [8]slog.Attr
+	attrs := append(buf[:0],
 		slog.String("request_id", RequestID(c)),
 		slog.String("method", c.Request.Method),
 		slog.String("route", route),
 		slog.Int("status", status),
 		slog.Float64("latency_ms", float64(elapsed.Microseconds())/1000),
-	}
+	)
 	if p, found := c.Get(ctxPrincipal); found {
 		pr := p.(merchant.Principal)
 		attrs = append(attrs, slog.String("merchant_id", pr.Scope.MerchantID), slog.String("environment", string(pr.Scope.Env)))
@@ -147,7 +156,9 @@ func (k *Shared) Observe(c *gin.Context) {
 		path := strings.ToValidUTF8(c.Request.URL.EscapedPath(), "?")
 		attrs = append(attrs, slog.String("path", path[:min(len(path), 200)]))
 	}
-	k.Log.LogAttrs(c.Request.Context(), slog.LevelInfo, "request", attrs...)
+	r := slog.NewRecord(time.Now(), slog.LevelInfo, "request", 0)
+	r.AddAttrs(attrs...)
+	_ = k.Log.Handler().Handle(ctx, r)
 }
 
 // Recover turns a panic into the 500 envelope and logs the stack.

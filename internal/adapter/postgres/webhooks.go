@@ -298,8 +298,19 @@ type deliveryClaimRow struct {
 // with SKIP LOCKED so concurrent claims never take the same row, and
 // leases them: next_attempt_at moves to the lease's end ($4), when the
 // delivery is due again should this process die.
+//
+// Its commit does not wait for the disk (synchronous_commit off for this
+// statement's transaction, "lazy"): a lease is visible to every other
+// claim once committed, flushed or not, and a lease lost with an
+// unflushed commit is a process that died: the delivery is due again and
+// sent again, as the lease's end would have it. The attempt's record,
+// which waits for the disk, flushes the lease's commit before its own.
+// The dispatcher claims one round at a time, so a claim that waited for
+// the disk held up every delivery behind it.
 const claimDeliveries = `
-WITH room AS (
+WITH lazy AS (
+  SELECT set_config('synchronous_commit', 'off', true) AS v
+), room AS (
   SELECT k, n FROM unnest($2::text[], $7::int[]) AS f(k, n)
 ), cand AS (
   SELECT c.id, c.next_attempt_at, c.rn
@@ -334,7 +345,8 @@ SELECT ` + deliveryColumns + `, d.lease_token, e.type, e.data, e.created_at AS e
   w.previous_secret_expires_at, w.consecutive_failures
 FROM leased d
 JOIN events e ON e.merchant_id = d.merchant_id AND e.environment = d.environment AND e.id = d.event_id
-JOIN webhook_endpoints w ON w.merchant_id = d.merchant_id AND w.environment = d.environment`
+JOIN webhook_endpoints w ON w.merchant_id = d.merchant_id AND w.environment = d.environment
+WHERE (SELECT v FROM lazy) = 'off'`
 
 // ClaimDeliveries leases due deliveries (see claimDeliveries). Run outside
 // a transaction, it commits at once: no lock outlives the statement.

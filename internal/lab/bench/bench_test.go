@@ -46,7 +46,7 @@ func TestBenchRunsEveryLoad(t *testing.T) {
 		t.Fatal(err)
 	}
 	var stdout, stderr bytes.Buffer
-	err = bench.Run(context.Background(), []string{"--duration", "300ms", "--workers", "8", "--statements", "3", "--verifications", "20", "--payouts", "20", "--out", out, "--server", bin},
+	err = bench.Run(context.Background(), []string{"--duration", "300ms", "--workers", "8", "--runs", "3", "--statements", "3", "--verifications", "20", "--payouts", "20", "--out", out, "--server", bin},
 		rig.IO{Getenv: func(string) string { return "" }, Stdout: &stdout, Stderr: &stderr})
 	if err != nil {
 		t.Fatalf("bench: %v\n%s", err, stdout.String())
@@ -69,7 +69,13 @@ func TestBenchRunsEveryLoad(t *testing.T) {
 				Query string `json:"query"`
 				Calls int    `json:"calls"`
 			} `json:"statements"`
+			Spread *struct {
+				Runs   int        `json:"runs"`
+				PerSec [3]float64 `json:"per_second_min_median_max"`
+				P99MS  [3]float64 `json:"p99_ms_min_median_max"`
+			} `json:"spread"`
 		} `json:"loads"`
+		Runs   int `json:"runs"`
 		Checks []struct {
 			Name string `json:"name"`
 		} `json:"checks"`
@@ -77,12 +83,28 @@ func TestBenchRunsEveryLoad(t *testing.T) {
 	if err := json.Unmarshal(data, &rep); err != nil {
 		t.Fatal(err)
 	}
-	if len(rep.Loads) != 20 || len(rep.Checks) != 25 {
+	if len(rep.Loads) != 20 || len(rep.Checks) != 26 {
 		t.Fatalf("results: %d loads, %d checks\n%s", len(rep.Loads), len(rep.Checks), data)
+	}
+	if rep.Runs != 3 {
+		t.Errorf("results: runs %d, want 3", rep.Runs)
 	}
 	for _, l := range rep.Loads {
 		if l.Ops == 0 || l.Errors != 0 || l.PerSec <= 0 {
 			t.Errorf("load %q: %+v", l.Name, l)
+		}
+		// Every load but the cold-statistics pair ran three times, and
+		// reports its median run with the lowest and highest beside it.
+		switch sp := l.Spread; {
+		case strings.Contains(l.Name, "cold statistics") || strings.Contains(l.Name, "just analyzed"):
+			if sp != nil {
+				t.Errorf("load %q: a spread over %d runs, want one run", l.Name, sp.Runs)
+			}
+		case sp == nil || sp.Runs != 3:
+			t.Errorf("load %q: spread %+v, want 3 runs", l.Name, sp)
+		case !(sp.PerSec[0] <= sp.PerSec[1] && sp.PerSec[1] <= sp.PerSec[2]) || sp.PerSec[1] != l.PerSec ||
+			!(sp.P99MS[0] <= sp.P99MS[1] && sp.P99MS[1] <= sp.P99MS[2]):
+			t.Errorf("load %q: per second %.1f, spread %+v: want min ≤ median = the load's ≤ max", l.Name, l.PerSec, sp)
 		}
 		if !strings.Contains(stdout.String(), l.Name) {
 			t.Errorf("the table lacks %q", l.Name)
@@ -111,14 +133,14 @@ func TestBenchRunsEveryLoad(t *testing.T) {
 	if st := rep.Loads[0].Statements; len(st) == 0 || !strings.HasPrefix(st[0].Query, "WITH r AS") || st[0].Calls > rep.Loads[0].Ops+2*8 {
 		t.Errorf("create over HTTP (%d creations): top statements %+v", rep.Loads[0].Ops, st)
 	}
-	// The instant verifications and payouts: as many as asked, each
-	// through to Verified or processed.
+	// The instant verifications and payouts: as many as asked in each
+	// run, each through to Verified or processed.
 	for _, prefix := range []string{"instant verification", "instant payout"} {
 		found := false
 		for _, l := range rep.Loads {
 			if strings.HasPrefix(l.Name, prefix) {
 				found = true
-				if l.Ops != 20 || l.Errors != 0 {
+				if l.Ops != 3*20 || l.Errors != 0 { // 20 in each of three runs
 					t.Errorf("%s load: %+v", prefix, l)
 				}
 			}

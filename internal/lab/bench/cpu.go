@@ -148,26 +148,33 @@ func statements(ctx context.Context, db *sqlx.DB, n int) ([]statementStat, error
 	return out, err
 }
 
-// mergeLoads combines two measured parts of one load; the top statements
-// are summed by statement and the n most expensive kept.
-func mergeLoads(a, b benchLoad, n int) benchLoad {
-	m := benchLoad{Result: loadgen.Merge(a.Result, b.Result)}
-	perOp := func(x, y float64) float64 {
-		if m.Ops == 0 {
-			return 0
-		}
-		return (x*float64(a.Ops) + y*float64(b.Ops)) / float64(m.Ops)
+// mergeLoads combines measured parts of one load: operations, errors and
+// latencies pooled (loadgen.Merge), processor time per operation weighted
+// by each part's operations; the top statements are summed by statement
+// and the n most expensive kept.
+func mergeLoads(n int, parts ...benchLoad) benchLoad {
+	results := make([]loadgen.Result, len(parts))
+	for i, p := range parts {
+		results[i] = p.Result
 	}
-	m.CPU = cpuUse{
-		ServerUS:   perOp(a.CPU.ServerUS, b.CPU.ServerUS),
-		PostgresUS: perOp(a.CPU.PostgresUS, b.CPU.PostgresUS),
-		BenchUS:    perOp(a.CPU.BenchUS, b.CPU.BenchUS),
+	m := benchLoad{Result: loadgen.Merge(results...)}
+	var cores float64
+	var all []statementStat
+	for _, p := range parts {
+		if m.Ops > 0 {
+			w := float64(p.Ops) / float64(m.Ops)
+			m.CPU.ServerUS += p.CPU.ServerUS * w
+			m.CPU.PostgresUS += p.CPU.PostgresUS * w
+			m.CPU.BenchUS += p.CPU.BenchUS * w
+		}
+		cores += p.CPU.Cores * p.Seconds
+		all = append(all, p.Statements...)
 	}
 	if m.Seconds > 0 {
-		m.CPU.Cores = (a.CPU.Cores*a.Seconds + b.CPU.Cores*b.Seconds) / m.Seconds
+		m.CPU.Cores = cores / m.Seconds
 	}
 	byQuery := map[string]*statementStat{}
-	for _, st := range append(slices.Clone(a.Statements), b.Statements...) {
+	for _, st := range all {
 		if s, ok := byQuery[st.Query]; ok {
 			s.Calls += st.Calls
 			s.TotalMS += st.TotalMS
@@ -184,4 +191,38 @@ func mergeLoads(a, b benchLoad, n int) benchLoad {
 		m.Statements = m.Statements[:n]
 	}
 	return m
+}
+
+// spread is how a load's runs differed: the lowest, median and highest
+// run's rate and p99.
+type spread struct {
+	Runs   int        `json:"runs"`
+	PerSec [3]float64 `json:"per_second_min_median_max"`
+	P99MS  [3]float64 `json:"p99_ms_min_median_max"`
+}
+
+// overRuns is one load measured in several runs: the runs merged
+// (mergeLoads), with the median run's rate, p50 and p99 as the load's
+// (each the median of its own over the runs, which the targets judge)
+// and the runs' spread beside them.
+func overRuns(n int, runs ...benchLoad) benchLoad {
+	m := mergeLoads(n, runs...)
+	rates, p50s, p99s := make([]float64, len(runs)), make([]float64, len(runs)), make([]float64, len(runs))
+	for i, r := range runs {
+		rates[i], p50s[i], p99s[i] = r.PerSec, float64(r.P50), float64(r.P99)
+	}
+	m.PerSec, m.P50, m.P99 = median(rates), time.Duration(median(p50s)), time.Duration(median(p99s))
+	p99ms := make([]float64, len(runs))
+	for i, p := range p99s {
+		p99ms[i] = p / float64(time.Millisecond)
+	}
+	m.Spread = &spread{Runs: len(runs), PerSec: minMedMax(rates), P99MS: minMedMax(p99ms)}
+	return m
+}
+
+func minMedMax(xs []float64) [3]float64 {
+	if len(xs) == 0 {
+		return [3]float64{}
+	}
+	return [3]float64{slices.Min(xs), median(xs), slices.Max(xs)}
 }

@@ -17,15 +17,16 @@ import (
 // rail and the pacs.002 back) until GET shows it processed, through the
 // API at base with the secret key. Its sources, at the sandbox's RTP bank,
 // are created first, untimed, for customerID. One at a time, a credit's
-// time is what the merchant waits, not a queue behind other loads.
-func InstantPayouts(ctx context.Context, client *http.Client, base, key, customerID string, n int) (loadgen.Result, error) {
+// time is what the merchant waits, not a queue behind other loads. run
+// (0 to 9) keeps each run's account numbers apart.
+func InstantPayouts(ctx context.Context, client *http.Client, base, key, customerID string, run, n int) (loadgen.Result, error) {
 	api := payoutAPI{client: client, base: base, key: key}
 	ids := make([]string, n)
 	for i := range ids {
 		var src struct {
 			ID string `json:"funding_source_id"`
 		}
-		body := fmt.Sprintf(`{"user_id":%q,"routing_number":"110000000","account_number":"91%010d"}`, customerID, i)
+		body := fmt.Sprintf(`{"user_id":%q,"routing_number":"110000000","account_number":"91%d%09d"}`, customerID, run, i)
 		if err := api.do(ctx, http.MethodPost, "/v2/funding-source", body, &src); err != nil {
 			return loadgen.Result{}, err
 		}

@@ -26,7 +26,7 @@ func TestInstantPayoutsMeasure(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r, err := bench.InstantPayouts(context.Background(), http.DefaultClient, api.URL, m.Sandbox.SecretKey, c.ID, 20)
+	r, err := bench.InstantPayouts(context.Background(), http.DefaultClient, api.URL, m.Sandbox.SecretKey, c.ID, 0, 20)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -175,7 +175,11 @@ func OldCommit(ctx context.Context, repo string, progress io.Writer) (Base, erro
 // Build builds the product at commit (from git archive, so the checkout is
 // left alone) and returns the binary. The module proxy supplies what the
 // old go.mod names. Binaries are kept by commit in the user's cache
-// folder; other commits' binaries are removed.
+// folder; other commits' binaries are removed once they are an hour old.
+// Several builds may run at once (other checkouts' tests on one machine,
+// or the same commit twice): each unpacks and builds in a folder of its
+// own and moves its binary into place whole, and none removes a folder
+// that another may still be using.
 func Build(ctx context.Context, repo, commit string, progress io.Writer) (string, error) {
 	cache, err := os.UserCacheDir()
 	if err != nil {
@@ -190,16 +194,16 @@ func Build(ctx context.Context, repo, commit string, progress io.Writer) (string
 	}
 	if old, err := os.ReadDir(root); err == nil {
 		for _, e := range old {
-			if e.Name() != commit {
+			if info, err := e.Info(); err == nil && e.Name() != commit && time.Since(info.ModTime()) > staleBuild {
 				os.RemoveAll(filepath.Join(root, e.Name()))
 			}
 		}
 	}
-	src := filepath.Join(dir, "src")
-	if err := os.RemoveAll(src); err != nil {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return "", err
 	}
-	if err := os.MkdirAll(src, 0o755); err != nil {
+	src, err := os.MkdirTemp(dir, "src-")
+	if err != nil {
 		return "", err
 	}
 	defer os.RemoveAll(src)
@@ -212,18 +216,23 @@ func Build(ctx context.Context, repo, commit string, progress io.Writer) (string
 	}
 	fmt.Fprintf(progress, "upgrade: building %s…\n", short(commit))
 	start := time.Now()
-	cmd := exec.CommandContext(ctx, "go", "build", "-o", bin+".tmp", "./cmd/fundsource")
+	tmp := filepath.Join(src, "fundsource.bin")
+	cmd := exec.CommandContext(ctx, "go", "build", "-o", tmp, "./cmd/fundsource")
 	cmd.Dir = src
 	cmd.Env = append(os.Environ(), "GOFLAGS=-mod=mod", "GOWORK=off")
 	if out, err := cmd.CombinedOutput(); err != nil {
 		return "", fmt.Errorf("upgrade: go build at %s: %v\n%s", short(commit), err, out)
 	}
-	if err := os.Rename(bin+".tmp", bin); err != nil {
+	if err := os.Rename(tmp, bin); err != nil {
 		return "", err
 	}
 	fmt.Fprintf(progress, "upgrade: built %s in %s\n", short(commit), time.Since(start).Round(100*time.Millisecond))
 	return bin, nil
 }
+
+// staleBuild is how old another commit's build folder must be before a
+// build removes it: older than any build still running.
+const staleBuild = time.Hour
 
 // untar writes a tar stream's folders, files and links under dir.
 func untar(r io.Reader, dir string) error {

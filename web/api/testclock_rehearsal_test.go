@@ -82,11 +82,11 @@ func (r *rehearsal) payment(id string) map[string]any {
 }
 
 // want checks a payment's status, failure code (nil for none), effective
-// date and settled_at.
+// date (its settlement date too) and settled_at.
 func (r *rehearsal) want(what, id, status string, code any, effective string, settled time.Time) {
 	r.t.Helper()
 	p := r.payment(id)
-	if p["status"] != status || p["failure_code"] != code || p["effective_date"] != effective || p["settled_at"] != rfc(settled) {
+	if p["status"] != status || p["failure_code"] != code || p["effective_date"] != effective || p["settlement_date"] != effective || p["settled_at"] != rfc(settled) {
 		r.t.Errorf("%s: %v %v effective %v settled %v; want %s %v effective %s settled %s", what,
 			p["status"], p["failure_code"], p["effective_date"], p["settled_at"], status, code, effective, rfc(settled))
 	}
@@ -133,6 +133,8 @@ func TestSixtyDaysOnAClockThroughTheAPI(t *testing.T) {
 	r.user = th.WantOK(t, h.Post("/v2/customers", key, `{"first_name":"Ada","last_name":"Lovelace","email":"ada@example.com","business_name":"Analytical Engines","test_clock":"`+r.id+`"}`))["user_id"].(string)
 	magic["13.29"], amounts["13.29"] = r.debit(r.verified(), "13.29"), "R29"
 	r.user = person
+	// R01 is a funds return, a debit's only: a credit of 13.01 is accepted.
+	credit := th.WantOK(t, h.Post("/v2/payments", key, th.PaymentBody(r.verified(), `"13.01"`, "credit")))["payment_id"].(string)
 	once := r.debit(r.verified(), "13.91")
 	good := r.verified()
 	fine := r.debit(good, "20.00")
@@ -155,6 +157,7 @@ func TestSixtyDaysOnAClockThroughTheAPI(t *testing.T) {
 		}
 	}
 	r.want("an individual's 13.29", individual29, "processed", nil, "2027-03-02", noon(time.March, 4))
+	r.want("a credit of 13.01", credit, "processed", nil, "2027-03-02", noon(time.March, 4))
 	r.want("the 13.91 debit", once, "failed", "R01", "2027-03-02", midnight(4))
 	r.want("the good debit", fine, "processed", nil, "2027-03-02", noon(time.March, 4))
 	if v := th.WantOK(t, h.Get("/v2/funding-source/"+noAccount, key))["verification"].(map[string]any); v["status"] != "failed" {
@@ -249,6 +252,10 @@ func TestSixtyDaysOnAClockThroughTheAPI(t *testing.T) {
 		if err != nil {
 			t.Errorf("%s without a clock_time: %s", e["type"], th.MustJSON(e))
 			continue
+		}
+		// Written on the wall clock, which is months before the clock.
+		if created, _ := time.Parse(time.RFC3339, fmt.Sprint(e["created_at"])); created.After(h.Clock.Now()) {
+			t.Errorf("%s created at %v, after the wall clock's %s", e["type"], e["created_at"], h.Clock.Now())
 		}
 		if at.Before(last2) {
 			t.Errorf("%s at %s (created %v) listed after an event at %s", e["type"], at, e["created_at"], last2)

@@ -222,7 +222,7 @@ WITH ` + paymentSource + `, ` + withParams(originatorLocked, "$25", "'debit'", "
   RETURNING 1
 ), ` + withParams(originatorCount, "$25", "'debit'", "$5") + `, ev AS (
   INSERT INTO events (merchant_id, environment, id, type, data, created_at, test_clock_id, clock_time)
-  SELECT $1, $2, $17, $20, $21::jsonb || jsonb_build_object('user_id', fresh.customer_id, 'sec_code', fresh.sec_code), $9,
+  SELECT $1, $2, $17, $20, $21::jsonb || jsonb_build_object('user_id', fresh.customer_id, 'sec_code', fresh.sec_code), $34::timestamptz,
     NULLIF($31, ''), NULLIF($32, '')::timestamptz
   FROM fresh
   RETURNING id
@@ -243,7 +243,10 @@ func (q queries) CreateDebit(ctx context.Context, d payment.NewDebit) (payment.D
 	p := d.Payment
 	var named, fresh, ip, ua, text, sha, evID, evType, data, delivery *string
 	var clock, clockAt string
+	// The event's creation time is arraysOf's (the wall clock's on a test
+	// clock, whose time is the payment's), not the payment's.
 	due := p.CreatedAt.UTC().Format(time.RFC3339Nano)
+	evAt := due
 	var accepted *time.Time
 	if m := d.Mandate; m != nil {
 		fresh, ip, ua, text, sha, accepted = &m.ID, m.IPAddress, m.UserAgent, &m.Text, &m.TextSHA256, &m.AcceptedAt
@@ -252,7 +255,7 @@ func (q queries) CreateDebit(ctx context.Context, d payment.NewDebit) (payment.D
 			return payment.DebitOutcome{}, err
 		}
 		evID, evType, delivery, data = &c.ids[0], &c.types[0], &c.deliveries[0], &c.data[0]
-		clock, clockAt, due = c.clocks[0], c.clockAt[0], c.due[0]
+		clock, clockAt, due, evAt = c.clocks[0], c.clockAt[0], c.due[0], c.at[0]
 	} else {
 		named = p.MandateID
 	}
@@ -275,7 +278,7 @@ func (q queries) CreateDebit(ctx context.Context, d payment.NewDebit) (payment.D
 		p.Description, p.Status, p.SettleAt, p.CreatedAt, named, fresh, accepted, ip, ua, text, sha, evID,
 		d.SECCodes[0], d.SECCodes[1], evType, data, delivery, p.EntryDescription, p.SameDay, dayOf(p),
 		pq.Array(d.Reinitiation.Codes), d.Reinitiation.Since.Format(time.DateOnly), d.Reinitiation.AuthorizedAt,
-		p.Purpose, pq.Array(p.DescriptionFits), clock, clockAt, due)
+		p.Purpose, pq.Array(p.DescriptionFits), clock, clockAt, due, evAt)
 	if err != nil {
 		return payment.DebitOutcome{}, translate(err)
 	}

@@ -1,6 +1,7 @@
 package payment_test
 
 import (
+	"context"
 	"encoding/json"
 	"sync"
 	"testing"
@@ -11,8 +12,11 @@ import (
 	"github.com/fundsource/fundsource/internal/core/errs"
 	"github.com/fundsource/fundsource/internal/core/event"
 	"github.com/fundsource/fundsource/internal/core/tenant"
+	"github.com/fundsource/fundsource/internal/customer"
+	"github.com/fundsource/fundsource/internal/funding"
 	orig "github.com/fundsource/fundsource/internal/originator"
 	"github.com/fundsource/fundsource/internal/payment"
+	"github.com/fundsource/fundsource/internal/testclock"
 	"github.com/fundsource/fundsource/internal/testing/fixture"
 )
 
@@ -157,30 +161,69 @@ func TestARefundIsJudgedAsACredit(t *testing.T) {
 	}
 }
 
-// TestTheRefundWindowIs180Days: settled 180 days ago, a debit is
-// refunded; 181 days ago, it is not.
+// TestTheRefundWindowIs180Days: on a test clock, a debit settles the
+// bank's way; 180 days after its settlement date it is refunded, 181 days
+// after it is not.
 func TestTheRefundWindowIs180Days(t *testing.T) {
 	t.Parallel()
 	f := fixture.New(t)
 	scope := achRefunds(t, f, f.Sandbox("Acme"))
-	today := calendar.DateOf(f.Clock.Now())
-	for _, c := range []struct {
-		days int
-		ok   bool
-	}{{180, true}, {181, false}} {
-		d := refundable(t, f, scope, "44445555"+string(rune('0'+c.days%10))+"666", "10.00")
-		if _, err := f.SQL().Exec(`UPDATE payments SET settlement_date = $1 WHERE id = $2`,
-			today.AddDate(0, 0, -c.days).Format(time.DateOnly), d.ID); err != nil {
+	start := fixture.Start
+	clock, err := f.TestClocks.Create(ctx, scope, testclock.Input{FrozenTime: &start})
+	if err != nil {
+		t.Fatal(err)
+	}
+	advance := func(to time.Time) context.Context {
+		t.Helper()
+		if _, err := f.TestClocks.Advance(ctx, scope, clock.ID, testclock.AdvanceInput{FrozenTime: &to}); err != nil {
 			t.Fatal(err)
 		}
-		_, err := refund(f, scope, d.ID, "")
-		if c.ok && err != nil {
-			t.Errorf("day %d: %v, want refunded", c.days, err)
+		if n, err := f.Advances.RunDue(ctx); err != nil || n != 1 {
+			t.Fatalf("advance to %s: %d, %v", to, n, err)
 		}
-		if !c.ok {
-			wantRefundRefused(t, err, payment.RefundWindowClosed)
+		c, err := f.TestClocks.Get(ctx, scope, clock.ID)
+		if err != nil {
+			t.Fatal(err)
 		}
+		return c.Context(ctx)
 	}
+	on := clock.Context(ctx)
+	cu, err := f.Customers.Create(on, scope, customer.Input{FirstName: "Ada", LastName: "L", Email: "ada@example.com", TestClock: &clock.ID})
+	if err != nil {
+		t.Fatal(err)
+	}
+	src, err := f.Funding.CreateOnDemand(on, funding.Caller{Scope: scope, OnDemand: true, ThirdPartyVerification: true},
+		funding.Input{CustomerID: cu.ID, RoutingNumber: fixture.RoutingNumber, AccountNumber: "444455556666"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var debits []payment.Payment
+	for range 2 {
+		d, err := f.Payments.Create(on, scope, payment.Input{SourceID: src.ID, Amount: json.RawMessage(`"10.00"`), Direction: payment.Debit})
+		if err != nil {
+			t.Fatal(err)
+		}
+		debits = append(debits, d)
+	}
+	advance(start.AddDate(0, 0, 7))
+	d, err := f.Payments.Get(ctx, scope, debits[0].ID)
+	if err != nil || d.Status != payment.Processed || d.SettlementDate == nil {
+		t.Fatalf("the debit after a week: %+v %v", d, err)
+	}
+	settled, err := time.ParseInLocation(time.DateOnly, *d.SettlementDate, calendar.Eastern)
+	if err != nil {
+		t.Fatal(err)
+	}
+	refundOn := func(at context.Context, id string) error {
+		_, err := f.Payments.Refund(at, scope, id, payment.RefundInput{})
+		return err
+	}
+	at := advance(settled.AddDate(0, 0, 180).Add(12 * time.Hour))
+	if err := refundOn(at, debits[0].ID); err != nil {
+		t.Errorf("day 180: %v, want refunded", err)
+	}
+	at = advance(settled.AddDate(0, 0, 181).Add(12 * time.Hour))
+	wantRefundRefused(t, refundOn(at, debits[1].ID), payment.RefundWindowClosed)
 }
 
 // TestTwoRefundsRaceForTheLastDollar: of two refunds of the whole

@@ -78,6 +78,8 @@ type Party struct {
 // Payment is one payment's page.
 type Payment struct {
 	PaymentRow
+	// Clock is the test clock its customer lives on; nil on the wall clock.
+	Clock          *ClockMark
 	SourceID       string
 	CustomerID     string
 	Description    string

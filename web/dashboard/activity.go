@@ -263,6 +263,10 @@ func (s *Surface) paymentPage(c *gin.Context) {
 	}
 	v := view.Payment{PaymentRow: paymentRow(p), SourceID: p.SourceID, CustomerID: p.CustomerID, Finality: finalityOf(p),
 		Actions: actionsOf(current(c).Scope, p, canRetry), Party: partyOf(labels[p.SourceID])}
+	if v.Clock, err = s.paymentClock(c, p); err != nil {
+		s.Fail(c, err)
+		return
+	}
 	if p.Description != nil {
 		v.Description = *p.Description
 	}

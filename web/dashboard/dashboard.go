@@ -75,6 +75,7 @@ import (
 	"github.com/fundsource/fundsource/internal/overview"
 	"github.com/fundsource/fundsource/internal/payment"
 	"github.com/fundsource/fundsource/internal/requestlog"
+	"github.com/fundsource/fundsource/internal/testclock"
 	"github.com/fundsource/fundsource/internal/webhook"
 	"github.com/fundsource/fundsource/templates/components"
 	view "github.com/fundsource/fundsource/templates/dashboard"
@@ -118,6 +119,8 @@ type Deps struct {
 	Originators *originator.Service
 	// Answers are the bank's answers kept unmatched; nil shows none.
 	Answers Answers
+	// TestClocks are the sandbox's test clocks; nil shows none.
+	TestClocks *testclock.Service
 }
 
 // Answers reads the bank's answers (returns, notifications of change)
@@ -143,7 +146,8 @@ type Surface struct {
 	evidence     *evidence.Service
 	// originators: nil shows no originator in Settings.
 	originators *originator.Service
-	answers     Answers // nil: none shown
+	answers     Answers            // nil: none shown
+	clocks      *testclock.Service // nil: no clocks
 
 	sessions    *sessions.CookieStore
 	attempts    signInLimits
@@ -153,7 +157,7 @@ type Surface struct {
 // New returns the dashboard on k.
 func New(k *surface.Shared, d Deps) *Surface {
 	return &Surface{Shared: k, cfg: d.Config, merchants: d.Merchants, customers: d.Customers, funding: d.Funding, payments: d.Payments, consequences: d.Consequences, webhooks: d.Webhooks, requests: d.Requests, overview: d.Overview, audit: d.Audit,
-		evidence: d.Evidence, originators: d.Originators, answers: d.Answers, sessions: newSessionStore(d.Config),
+		evidence: d.Evidence, originators: d.Originators, answers: d.Answers, clocks: d.TestClocks, sessions: newSessionStore(d.Config),
 		attempts: signInLimits{
 			perIP:        surface.NewKeyLimiter(signInWindow, d.Config.SignInAttemptsPerIP),
 			perEmailAtIP: surface.NewKeyLimiter(signInWindow, d.Config.SignInAttemptsPerEmail),
@@ -220,6 +224,10 @@ func (s *Surface) Mount(r *gin.Engine) {
 	g.POST("/settings/password", s.changePassword)
 	g.POST("/settings/brand", s.setBrand)
 	g.GET("/security", s.securityPage)
+	g.GET("/test-clocks", s.testClocksPage)
+	g.POST("/test-clocks", s.createTestClock)
+	g.POST("/test-clocks/:id/advance", s.advanceTestClock)
+	g.POST("/test-clocks/:id/delete", s.deleteTestClock)
 }
 
 // formPosts guards the dashboard's form posts before anything else runs:

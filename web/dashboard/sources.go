@@ -39,8 +39,17 @@ func (s *Surface) customersPage(c *gin.Context) {
 		s.Fail(c, err)
 		return
 	}
+	marks, err := s.clockMarks(c.Request.Context(), current(c).Scope, list)
+	if err != nil {
+		s.Fail(c, err)
+		return
+	}
 	v := view.Customers{Query: q}
-	v.Rows, v.Page = rowsOf(c, list, more, customerRow, func(cu customer.Customer) string { return cu.ID })
+	v.Rows, v.Page = rowsOf(c, list, more, func(cu customer.Customer) view.CustomerRow {
+		r := customerRow(cu)
+		r.Clock = marks[cu.TestClock]
+		return r
+	}, func(cu customer.Customer) string { return cu.ID })
 	s.Page(c, http.StatusOK, view.CustomersPage(s.frame(c, "Customers", "customers"), v))
 }
 
@@ -98,6 +107,10 @@ func (s *Surface) customerPage(c *gin.Context) {
 		return
 	}
 	v := view.Customer{CustomerRow: customerRow(cu)}
+	if v.Clock, err = s.clockMark(ctx, scope, cu.TestClock); err != nil {
+		s.Fail(c, err)
+		return
+	}
 	if cu.BusinessName != nil {
 		v.Business = *cu.BusinessName
 	}
@@ -167,6 +180,10 @@ func (s *Surface) sourcePage(c *gin.Context) {
 	v := view.Source{
 		SourceRow:  sourceRow(funding.Listed{Source: src, CustomerName: cu.FirstName + " " + cu.LastName, CustomerEmail: cu.Email}),
 		CustomerID: src.CustomerID, Removed: src.Removed, Verification: "none",
+	}
+	if v.Clock, err = s.clockMark(ctx, scope, cu.TestClock); err != nil {
+		s.Fail(c, err)
+		return
 	}
 	if b := src.Block; b != nil {
 		v.Blocked = b.Code + " " + b.Reason + ", since " + shortTime(b.BlockedAt)

@@ -207,6 +207,8 @@ type SourceRow struct {
 	Nickname string
 	Status   string // Verified, Unverified, Pending, Removed
 	Created  string
+	// Clock is the test clock its customer lives on; nil on the wall clock.
+	Clock *ClockMark
 }
 
 // Source is one funding source's page.

@@ -39,7 +39,11 @@ func (s *Surface) customersPage(c *gin.Context) {
 		s.Fail(c, err)
 		return
 	}
-	marks, err := s.clockMarks(c.Request.Context(), current(c).Scope, list)
+	clocks := make([]string, len(list))
+	for i, cu := range list {
+		clocks[i] = cu.TestClock
+	}
+	marks, err := s.clockMarks(c.Request.Context(), current(c).Scope, clocks)
 	if err != nil {
 		s.Fail(c, err)
 		return
@@ -140,7 +144,20 @@ func (s *Surface) sourcesPage(c *gin.Context) {
 	if unknown != "" {
 		v.Error = fmt.Sprintf("There is no status filter %q; showing every status. Choose one from the list.", unknown)
 	}
-	v.Rows, v.Page = rowsOf(c, list, more, sourceRow, func(l funding.Listed) string { return l.ID })
+	clocks := make([]string, len(list))
+	for i, l := range list {
+		clocks[i] = l.CustomerTestClock
+	}
+	marks, err := s.clockMarks(c.Request.Context(), current(c).Scope, clocks)
+	if err != nil {
+		s.Fail(c, err)
+		return
+	}
+	v.Rows, v.Page = rowsOf(c, list, more, func(l funding.Listed) view.SourceRow {
+		r := sourceRow(l)
+		r.Clock = marks[l.CustomerTestClock]
+		return r
+	}, func(l funding.Listed) string { return l.ID })
 	s.Page(c, status, view.SourcesPage(s.frame(c, "Funding sources", "sources"), v))
 }
 

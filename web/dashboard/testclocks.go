@@ -3,6 +3,7 @@ package dashboard
 import (
 	"context"
 	"net/http"
+	"slices"
 	"strings"
 	"time"
 
@@ -11,8 +12,6 @@ import (
 	"github.com/fundsource/fundsource/internal/core/errs"
 	"github.com/fundsource/fundsource/internal/core/paging"
 	"github.com/fundsource/fundsource/internal/core/tenant"
-	"github.com/fundsource/fundsource/internal/customer"
-	"github.com/fundsource/fundsource/internal/payment"
 	"github.com/fundsource/fundsource/internal/testclock"
 	view "github.com/fundsource/fundsource/templates/dashboard"
 )
@@ -121,9 +120,23 @@ func parseLocal(v string) (time.Time, bool) {
 	return time.Time{}, false
 }
 
+// clocksHere reports whether the shown environment has clocks; when not,
+// it answers the post with the refusal on the clocks page (a stale page
+// or a hand-made form: production's page offers none).
+func (s *Surface) clocksHere(c *gin.Context) bool {
+	if current(c).Scope.Env == tenant.Sandbox && s.clocks != nil {
+		return true
+	}
+	s.done(c, errs.New(errs.PermissionDenied, "Test clocks are sandbox only; switch to Sandbox to use them."), "", "/dashboard/test-clocks")
+	return false
+}
+
 // createTestClock creates a clock from the form; a refusal is shown on
 // the page in the service's words, with the form as typed.
 func (s *Surface) createTestClock(c *gin.Context) {
+	if !s.clocksHere(c) {
+		return
+	}
 	form := view.ClockForm{Name: c.PostForm("name"), FrozenTime: c.PostForm("frozen_time")}
 	var in testclock.Input
 	if n := strings.TrimSpace(form.Name); n != "" {
@@ -141,10 +154,6 @@ func (s *Surface) createTestClock(c *gin.Context) {
 		frozen = t
 	}
 	in.FrozenTime = &frozen
-	if s.clocks == nil {
-		s.Fail(c, errs.New(errs.PermissionDenied, "Test clocks are sandbox only."))
-		return
-	}
 	k, err := s.clocks.Create(c.Request.Context(), current(c).Scope, in)
 	if e, ok := errs.As(err); ok && (e.Code == errs.InvalidRequest || e.Code == errs.LimitExceeded) {
 		s.Resolve(c, err)
@@ -163,8 +172,7 @@ func (s *Surface) createTestClock(c *gin.Context) {
 // frozen time, or to the time typed.
 func (s *Surface) advanceTestClock(c *gin.Context) {
 	ctx, scope, id := c.Request.Context(), current(c).Scope, c.Param("id")
-	if s.clocks == nil {
-		s.Fail(c, errs.New(errs.PermissionDenied, "Test clocks are sandbox only."))
+	if !s.clocksHere(c) {
 		return
 	}
 	var to time.Time
@@ -198,8 +206,7 @@ func (s *Surface) advanceTestClock(c *gin.Context) {
 
 // deleteTestClock deletes a clock and everything on it.
 func (s *Surface) deleteTestClock(c *gin.Context) {
-	if s.clocks == nil {
-		s.Fail(c, errs.New(errs.PermissionDenied, "Test clocks are sandbox only."))
+	if !s.clocksHere(c) {
 		return
 	}
 	k, err := s.clocks.Delete(c.Request.Context(), current(c).Scope, c.Param("id"))
@@ -234,12 +241,8 @@ func markOf(k testclock.Clock) *view.ClockMark {
 // clockMarks are the scope's clocks by id, for a list whose rows name
 // their customers' clocks: one read for the whole list (a merchant has at
 // most testclock.MaxClocks), none when no row is on a clock.
-func (s *Surface) clockMarks(ctx context.Context, scope tenant.Scope, customers []customer.Customer) (map[string]*view.ClockMark, error) {
-	onClock := false
-	for _, cu := range customers {
-		onClock = onClock || cu.TestClock != ""
-	}
-	if !onClock || s.clocks == nil {
+func (s *Surface) clockMarks(ctx context.Context, scope tenant.Scope, clockIDs []string) (map[string]*view.ClockMark, error) {
+	if !slices.ContainsFunc(clockIDs, func(id string) bool { return id != "" }) || s.clocks == nil {
 		return nil, nil
 	}
 	clocks, _, err := s.clocks.List(ctx, scope, paging.Page{Limit: testclock.MaxClocks})
@@ -251,18 +254,4 @@ func (s *Surface) clockMarks(ctx context.Context, scope tenant.Scope, customers 
 		out[k.ID] = markOf(k)
 	}
 	return out, nil
-}
-
-// paymentClock is the clock of a payment's customer: sandbox only, where
-// clocks exist.
-func (s *Surface) paymentClock(c *gin.Context, p payment.Payment) (*view.ClockMark, error) {
-	ctx, scope := c.Request.Context(), current(c).Scope
-	if scope.Env != tenant.Sandbox || s.clocks == nil {
-		return nil, nil
-	}
-	cu, err := s.customers.Get(ctx, scope, p.CustomerID)
-	if err != nil {
-		return nil, err
-	}
-	return s.clockMark(ctx, scope, cu.TestClock)
 }

@@ -35,8 +35,11 @@
 // (status, direction and customer filters added to them), each page of
 // payments named by its customers and bank accounts in one more read by
 // primary key (funding.Service.Labels), and API requests from the
-// request log (requestlog); Home's charts come from one aggregate read
-// (overview) and are drawn on the server as SVG with a table each. The
+// request log (requestlog); the Test clocks page names each clock's
+// newest customers and counts them in one read for all the clocks
+// (customer.Service.OnClocks), and a list naming customers on clocks
+// reads the merchant's clocks (at most 20) once; Home's charts come from
+// one aggregate read (overview) and are drawn on the server as SVG with a table each. The
 // Security log pages through the audit log (audit.Service.List); every
 // form action that changes a key, the webhook, a setting, the sessions or
 // the password passes the signed-in merchant and the client's address to

@@ -136,3 +136,30 @@ func TestDashboardClockMarks(t *testing.T) {
 		t.Error("the clocks page lists a customer on the wall clock")
 	}
 }
+
+// TestDashboardClockCustomersShown: the clocks page names ten of a
+// clock's customers (the newest; on one clock time they tie, so any ten)
+// and counts the rest; another merchant's customers on its own clock are
+// not counted.
+func TestDashboardClockCustomersShown(t *testing.T) {
+	t.Parallel()
+	h := webtest.NewHarness(t)
+	d, key := webtest.SignedIn(t, h, "Acme Books")
+	other := h.Merchant("Other Shop").Sandbox.SecretKey
+	id := th.WantOK(t, h.Post("/v2/sandbox/test-clocks", key, `{"frozen_time":"2026-11-10T09:00:00Z"}`))["test_clock_id"].(string)
+	theirs := th.WantOK(t, h.Post("/v2/sandbox/test-clocks", other, `{"frozen_time":"2026-11-10T09:00:00Z"}`))["test_clock_id"].(string)
+	for i := range 12 {
+		th.WantOK(t, h.Post("/v2/customers", key, fmt.Sprintf(`{"first_name":"N%02d","last_name":"L","email":"n%d@example.com","test_clock":%q}`, i, i, id)))
+	}
+	th.WantOK(t, h.Post("/v2/customers", other, fmt.Sprintf(`{"first_name":"Theirs","last_name":"L","email":"t@example.com","test_clock":%q}`, theirs)))
+	body := webtest.WantPage(t, d.Get("/dashboard/test-clocks"), http.StatusOK,
+		`<dd class="clock-customers">12</dd>`, "and 2 more.", "its 12 customers with")
+	if n := strings.Count(body, `<li><a href="/dashboard/customers/`); n != 10 {
+		t.Errorf("the clock names %d customers, want 10", n)
+	}
+	for _, absent := range []string{"Theirs", theirs} {
+		if strings.Contains(body, absent) {
+			t.Errorf("the clocks page shows %q", absent)
+		}
+	}
+}

@@ -142,7 +142,12 @@ func (s *Surface) createTestClock(c *gin.Context) {
 	if n := strings.TrimSpace(form.Name); n != "" {
 		in.Name = &n
 	}
+	// Empty is now, rounded up to the second: the service refuses a time
+	// before its own now's second, which may be a later one.
 	frozen := s.Now().UTC()
+	if whole := frozen.Truncate(time.Second); whole.Before(frozen) {
+		frozen = whole.Add(time.Second)
+	}
 	if form.FrozenTime != "" {
 		t, ok := parseLocal(form.FrozenTime)
 		if !ok {

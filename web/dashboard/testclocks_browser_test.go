@@ -152,7 +152,7 @@ func TestBrowserDashboardTestClocksProduction(t *testing.T) {
 // clockNamed is the id of the merchant's clock with the name.
 func clockNamed(t *testing.T, h *webtest.Harness, key, name string) string {
 	t.Helper()
-	for _, k := range th.WantOK(t, h.Get("/v2/sandbox/test-clocks", key))["data"].([]any) {
+	for _, k := range th.WantOK(t, h.Get("/v2/sandbox/test-clocks?limit=100", key))["data"].([]any) {
 		if k := k.(map[string]any); k["name"] == name {
 			return k["test_clock_id"].(string)
 		}

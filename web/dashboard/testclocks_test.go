@@ -14,7 +14,7 @@ import (
 // clockCount is how many clocks the merchant of key has.
 func clockCount(t *testing.T, h *webtest.Harness, key string) int {
 	t.Helper()
-	return len(th.WantOK(t, h.Get("/v2/sandbox/test-clocks", key))["data"].([]any))
+	return len(th.WantOK(t, h.Get("/v2/sandbox/test-clocks?limit=100", key))["data"].([]any))
 }
 
 // TestDashboardTestClockRefusals: a create the service refuses (a frozen
@@ -47,7 +47,7 @@ func TestDashboardTestClockRefusals(t *testing.T) {
 	// At the current time exactly (the field left empty) is allowed.
 	p = d.Follow(d.Post("/dashboard/test-clocks", url.Values{"frozen_time": {""}}))
 	webtest.WantPage(t, p, http.StatusOK, "at Mon, Nov 2, 2026, 15:04 UTC.", "2026-11-02T15:04:05Z")
-	id := th.WantOK(t, h.Get("/v2/sandbox/test-clocks", key))["data"].([]any)[0].(map[string]any)["test_clock_id"].(string)
+	id := th.WantOK(t, h.Get("/v2/sandbox/test-clocks?limit=100", key))["data"].([]any)[0].(map[string]any)["test_clock_id"].(string)
 	if p.Header.Get("Refresh") != "" {
 		t.Error("a page of ready clocks reloads itself")
 	}
@@ -161,5 +161,31 @@ func TestDashboardClockCustomersShown(t *testing.T) {
 		if strings.Contains(body, absent) {
 			t.Errorf("the clocks page shows %q", absent)
 		}
+	}
+}
+
+// TestDashboardTestClocksFull: at 20 clocks the page offers no create
+// form, and a create posted anyway shows the service's limit and stores
+// nothing.
+func TestDashboardTestClocksFull(t *testing.T) {
+	t.Parallel()
+	h := webtest.NewHarness(t)
+	d, key := webtest.SignedIn(t, h, "Acme Books")
+	for range 19 {
+		th.WantOK(t, h.Post("/v2/sandbox/test-clocks", key, `{"frozen_time":"2026-11-10T09:00:00Z"}`))
+	}
+	body := webtest.WantPage(t, d.Get("/dashboard/test-clocks"), http.StatusOK)
+	if !strings.Contains(body, `id="clock-frozen-time"`) {
+		t.Error("19 clocks: no create form")
+	}
+	th.WantOK(t, h.Post("/v2/sandbox/test-clocks", key, `{"frozen_time":"2026-11-10T09:00:00Z"}`))
+	body = webtest.WantPage(t, d.Get("/dashboard/test-clocks"), http.StatusOK, "You have 20 test clocks, the most an account may have.")
+	if strings.Contains(body, `id="clock-frozen-time"`) {
+		t.Error("20 clocks: the create form is still offered")
+	}
+	p := d.Post("/dashboard/test-clocks", url.Values{"frozen_time": {"2026-11-10T09:00"}})
+	webtest.WantPage(t, p, http.StatusUnprocessableEntity, "A merchant has at most 20 test clocks; delete one first.")
+	if n := clockCount(t, h, key); n != 20 {
+		t.Errorf("clocks = %d", n)
 	}
 }

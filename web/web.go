@@ -128,7 +128,7 @@ func New(d Deps) *gin.Engine {
 		d.Config.HostedSubmitsPerIP, d.Config.HostedSubmitsPerSource).Mount(r)
 	dashboard.New(k, dashboard.Deps{Config: d.Config, Merchants: d.Merchants, Customers: d.Customers,
 		Funding: d.Funding, Payments: d.Payments, Consequences: d.Consequences, Webhooks: d.Webhooks, Requests: d.Requests, Overview: d.Overview, Audit: d.Audit,
-		Evidence: ev, Originators: d.Originators, Answers: d.Answers}).Mount(r)
+		Evidence: ev, Originators: d.Originators, Answers: d.Answers, TestClocks: d.TestClocks}).Mount(r)
 	return r
 }
 

@@ -54,3 +54,28 @@ func clockRefusal(err error) error {
 func clockNotFound() error {
 	return &errs.Error{Code: errs.TestClockNotFound, Message: "No test clock with this id exists.", Param: "test_clock"}
 }
+
+// OnClocks are the customers of some test clocks, by clock id: up to
+// perClock of each, newest first, and how many each clock carries.
+type OnClocks struct {
+	Newest map[string][]Customer
+	Count  map[string]int
+}
+
+// OnClocks reads the customers of the scope's clocks named, for the
+// dashboard's clocks page: one read for every clock of the page.
+func (s *Service) OnClocks(ctx context.Context, scope tenant.Scope, clocks []string, perClock int) (OnClocks, error) {
+	out := OnClocks{Newest: map[string][]Customer{}, Count: map[string]int{}}
+	if len(clocks) == 0 || scope.Env != tenant.Sandbox {
+		return out, nil
+	}
+	cs, counts, err := s.store.CustomersOnClocks(ctx, scope, clocks, perClock)
+	if err != nil {
+		return OnClocks{}, err
+	}
+	for _, c := range cs {
+		out.Newest[c.TestClock] = append(out.Newest[c.TestClock], c)
+	}
+	out.Count = counts
+	return out, nil
+}

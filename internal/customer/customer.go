@@ -84,6 +84,9 @@ type Store interface {
 	// or those matching search (see Search); errs.NotFound when
 	// p.StartingAfter is unknown.
 	ListCustomers(ctx context.Context, scope tenant.Scope, search string, p paging.Page) ([]Customer, error)
+	// CustomersOnClocks returns up to perClock customers of each of the
+	// scope's test clocks named, newest first, and how many each carries.
+	CustomersOnClocks(ctx context.Context, scope tenant.Scope, clocks []string, perClock int) ([]Customer, map[string]int, error)
 	event.Recorder
 }
 

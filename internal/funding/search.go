@@ -17,6 +17,9 @@ type Listed struct {
 	Source
 	CustomerName  string
 	CustomerEmail string
+	// CustomerTestClock is the sandbox test clock the customer lives on;
+	// "" for the wall clock.
+	CustomerTestClock string
 }
 
 // Status filters of Search.
@@ -67,6 +70,7 @@ type Label struct {
 	BankName                           string // "" when the routing directory names none
 	AccountType, LastFour              string
 	Screening                          string // the customer's sanctions screening status
+	TestClock                          string // the customer's sandbox test clock; "" for the wall clock
 }
 
 // maxLabels bounds one call of Labels: a page of a list.

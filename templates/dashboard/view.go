@@ -12,7 +12,7 @@ import (
 // Frame is what every signed-in page shows around its content.
 type Frame struct {
 	Title         string
-	Section       string // the nav entry to mark: overview, customers, sources, payments, subscriptions, events, requests, webhooks or settings
+	Section       string // the nav entry to mark: overview, customers, sources, payments, subscriptions, events, requests, webhooks, test-clocks or settings
 	Merchant      string // the merchant's name
 	Email         string // the signed-in login
 	Env           string // sandbox or production
@@ -165,6 +165,8 @@ type CustomerRow struct {
 	// match the platform has not cleared; Cleared: it cleared one.
 	Sanctions, Cleared bool
 	Matched            string // the listed name it resembles
+	// Clock is the test clock the customer lives on; nil on the wall clock.
+	Clock *ClockMark
 }
 
 // Customer is one customer's page.
@@ -205,12 +207,16 @@ type SourceRow struct {
 	Nickname string
 	Status   string // Verified, Unverified, Pending, Removed
 	Created  string
+	// Clock is the test clock its customer lives on; nil on the wall clock.
+	Clock *ClockMark
 }
 
 // Source is one funding source's page.
 type Source struct {
 	SourceRow
-	CustomerID   string
+	CustomerID string
+	// Clock is the test clock its customer lives on; nil on the wall clock.
+	Clock        *ClockMark
 	Removed      bool
 	Verification string // none, pending, succeeded, failed or expired
 	Initiated    string
@@ -334,11 +340,11 @@ const PendingLabel = "Verification pending"
 // statusClass is the badge style of a status or delivery state.
 func statusClass(s string) string {
 	switch s {
-	case "Verified", "delivered", "succeeded", "active":
+	case "Verified", "delivered", "succeeded", "active", "ready":
 		return "badge badge-ok"
 	case "failed", "Removed", "expired", "canceled", "suspended":
 		return "badge badge-bad"
-	case PendingLabel, "pending", "retrying", "held", "pending_review":
+	case PendingLabel, "pending", "retrying", "held", "pending_review", "advancing":
 		return "badge badge-wait"
 	}
 	return "badge"

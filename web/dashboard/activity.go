@@ -239,7 +239,20 @@ func (s *Surface) paymentsPage(c *gin.Context) {
 		s.Fail(c, err)
 		return
 	}
-	v.Rows, v.Page = rowsOf(c, list, more, row, func(p payment.Payment) string { return p.ID })
+	clocks := make([]string, 0, len(labels))
+	for _, l := range labels {
+		clocks = append(clocks, l.TestClock)
+	}
+	marks, err := s.clockMarks(ctx, scope, clocks)
+	if err != nil {
+		s.Fail(c, err)
+		return
+	}
+	v.Rows, v.Page = rowsOf(c, list, more, func(p payment.Payment) view.PaymentListRow {
+		r := row(p)
+		r.Clock = marks[labels[p.SourceID].TestClock]
+		return r
+	}, func(p payment.Payment) string { return p.ID })
 	s.Page(c, http.StatusOK, view.PaymentsPage(s.frame(c, "Payments", "payments"), v))
 }
 
@@ -263,6 +276,10 @@ func (s *Surface) paymentPage(c *gin.Context) {
 	}
 	v := view.Payment{PaymentRow: paymentRow(p), SourceID: p.SourceID, CustomerID: p.CustomerID, Finality: finalityOf(p),
 		Actions: actionsOf(current(c).Scope, p, canRetry), Party: partyOf(labels[p.SourceID])}
+	if v.Clock, err = s.clockMark(c.Request.Context(), current(c).Scope, labels[p.SourceID].TestClock); err != nil {
+		s.Fail(c, err)
+		return
+	}
 	if p.Description != nil {
 		v.Description = *p.Description
 	}

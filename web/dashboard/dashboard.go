@@ -35,8 +35,11 @@
 // (status, direction and customer filters added to them), each page of
 // payments named by its customers and bank accounts in one more read by
 // primary key (funding.Service.Labels), and API requests from the
-// request log (requestlog); Home's charts come from one aggregate read
-// (overview) and are drawn on the server as SVG with a table each. The
+// request log (requestlog); the Test clocks page names each clock's
+// newest customers and counts them in one read for all the clocks
+// (customer.Service.OnClocks), and a list naming customers on clocks
+// reads the merchant's clocks (at most 20) once; Home's charts come from
+// one aggregate read (overview) and are drawn on the server as SVG with a table each. The
 // Security log pages through the audit log (audit.Service.List); every
 // form action that changes a key, the webhook, a setting, the sessions or
 // the password passes the signed-in merchant and the client's address to
@@ -75,6 +78,7 @@ import (
 	"github.com/fundsource/fundsource/internal/overview"
 	"github.com/fundsource/fundsource/internal/payment"
 	"github.com/fundsource/fundsource/internal/requestlog"
+	"github.com/fundsource/fundsource/internal/testclock"
 	"github.com/fundsource/fundsource/internal/webhook"
 	"github.com/fundsource/fundsource/templates/components"
 	view "github.com/fundsource/fundsource/templates/dashboard"
@@ -118,6 +122,8 @@ type Deps struct {
 	Originators *originator.Service
 	// Answers are the bank's answers kept unmatched; nil shows none.
 	Answers Answers
+	// TestClocks are the sandbox's test clocks; nil shows none.
+	TestClocks *testclock.Service
 }
 
 // Answers reads the bank's answers (returns, notifications of change)
@@ -143,7 +149,8 @@ type Surface struct {
 	evidence     *evidence.Service
 	// originators: nil shows no originator in Settings.
 	originators *originator.Service
-	answers     Answers // nil: none shown
+	answers     Answers            // nil: none shown
+	clocks      *testclock.Service // nil: no clocks
 
 	sessions    *sessions.CookieStore
 	attempts    signInLimits
@@ -153,7 +160,7 @@ type Surface struct {
 // New returns the dashboard on k.
 func New(k *surface.Shared, d Deps) *Surface {
 	return &Surface{Shared: k, cfg: d.Config, merchants: d.Merchants, customers: d.Customers, funding: d.Funding, payments: d.Payments, consequences: d.Consequences, webhooks: d.Webhooks, requests: d.Requests, overview: d.Overview, audit: d.Audit,
-		evidence: d.Evidence, originators: d.Originators, answers: d.Answers, sessions: newSessionStore(d.Config),
+		evidence: d.Evidence, originators: d.Originators, answers: d.Answers, clocks: d.TestClocks, sessions: newSessionStore(d.Config),
 		attempts: signInLimits{
 			perIP:        surface.NewKeyLimiter(signInWindow, d.Config.SignInAttemptsPerIP),
 			perEmailAtIP: surface.NewKeyLimiter(signInWindow, d.Config.SignInAttemptsPerEmail),
@@ -220,6 +227,10 @@ func (s *Surface) Mount(r *gin.Engine) {
 	g.POST("/settings/password", s.changePassword)
 	g.POST("/settings/brand", s.setBrand)
 	g.GET("/security", s.securityPage)
+	g.GET("/test-clocks", s.testClocksPage)
+	g.POST("/test-clocks", s.createTestClock)
+	g.POST("/test-clocks/:id/advance", s.advanceTestClock)
+	g.POST("/test-clocks/:id/delete", s.deleteTestClock)
 }
 
 // formPosts guards the dashboard's form posts before anything else runs:

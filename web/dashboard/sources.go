@@ -39,8 +39,21 @@ func (s *Surface) customersPage(c *gin.Context) {
 		s.Fail(c, err)
 		return
 	}
+	clocks := make([]string, len(list))
+	for i, cu := range list {
+		clocks[i] = cu.TestClock
+	}
+	marks, err := s.clockMarks(c.Request.Context(), current(c).Scope, clocks)
+	if err != nil {
+		s.Fail(c, err)
+		return
+	}
 	v := view.Customers{Query: q}
-	v.Rows, v.Page = rowsOf(c, list, more, customerRow, func(cu customer.Customer) string { return cu.ID })
+	v.Rows, v.Page = rowsOf(c, list, more, func(cu customer.Customer) view.CustomerRow {
+		r := customerRow(cu)
+		r.Clock = marks[cu.TestClock]
+		return r
+	}, func(cu customer.Customer) string { return cu.ID })
 	s.Page(c, http.StatusOK, view.CustomersPage(s.frame(c, "Customers", "customers"), v))
 }
 
@@ -98,6 +111,10 @@ func (s *Surface) customerPage(c *gin.Context) {
 		return
 	}
 	v := view.Customer{CustomerRow: customerRow(cu)}
+	if v.Clock, err = s.clockMark(ctx, scope, cu.TestClock); err != nil {
+		s.Fail(c, err)
+		return
+	}
 	if cu.BusinessName != nil {
 		v.Business = *cu.BusinessName
 	}
@@ -127,7 +144,20 @@ func (s *Surface) sourcesPage(c *gin.Context) {
 	if unknown != "" {
 		v.Error = fmt.Sprintf("There is no status filter %q; showing every status. Choose one from the list.", unknown)
 	}
-	v.Rows, v.Page = rowsOf(c, list, more, sourceRow, func(l funding.Listed) string { return l.ID })
+	clocks := make([]string, len(list))
+	for i, l := range list {
+		clocks[i] = l.CustomerTestClock
+	}
+	marks, err := s.clockMarks(c.Request.Context(), current(c).Scope, clocks)
+	if err != nil {
+		s.Fail(c, err)
+		return
+	}
+	v.Rows, v.Page = rowsOf(c, list, more, func(l funding.Listed) view.SourceRow {
+		r := sourceRow(l)
+		r.Clock = marks[l.CustomerTestClock]
+		return r
+	}, func(l funding.Listed) string { return l.ID })
 	s.Page(c, status, view.SourcesPage(s.frame(c, "Funding sources", "sources"), v))
 }
 
@@ -167,6 +197,10 @@ func (s *Surface) sourcePage(c *gin.Context) {
 	v := view.Source{
 		SourceRow:  sourceRow(funding.Listed{Source: src, CustomerName: cu.FirstName + " " + cu.LastName, CustomerEmail: cu.Email}),
 		CustomerID: src.CustomerID, Removed: src.Removed, Verification: "none",
+	}
+	if v.Clock, err = s.clockMark(ctx, scope, cu.TestClock); err != nil {
+		s.Fail(c, err)
+		return
 	}
 	if b := src.Block; b != nil {
 		v.Blocked = b.Code + " " + b.Reason + ", since " + shortTime(b.BlockedAt)

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/jmoiron/sqlx"
+	"github.com/lib/pq"
 
 	"github.com/fundsource/fundsource/internal/core/errs"
 	"github.com/fundsource/fundsource/internal/core/metadata"
@@ -150,4 +151,35 @@ func screeningJSON(sc sanctions.Screening) []byte {
 	}
 	b, _ := json.Marshal(sc) // plain strings and numbers: never fails
 	return b
+}
+
+// customersOnClocks ranks each clock's customers newest first (the index
+// customers_by_test_clock finds them) and keeps the first $4 of each,
+// with the clock's count on every row.
+const customersOnClocks = `
+SELECT ` + customerColumns + `, n FROM (
+  SELECT ` + customerColumns + `,
+    row_number() OVER (PARTITION BY test_clock_id ORDER BY created_at DESC, id DESC) AS rank,
+    count(*) OVER (PARTITION BY test_clock_id) AS n
+  FROM customers
+  WHERE merchant_id = $1 AND environment = $2 AND test_clock_id = ANY($3)
+) c WHERE rank <= $4
+ORDER BY test_clock_id, created_at DESC, id DESC`
+
+// CustomersOnClocks returns up to perClock customers of each clock named,
+// newest first, and how many each clock carries (absent: none).
+func (q queries) CustomersOnClocks(ctx context.Context, scope tenant.Scope, clocks []string, perClock int) ([]customer.Customer, map[string]int, error) {
+	var rows []struct {
+		customerRow
+		N int `db:"n"`
+	}
+	if err := sqlx.SelectContext(ctx, q.ex, &rows, customersOnClocks, scope.MerchantID, scope.Env, pq.Array(clocks), perClock); err != nil {
+		return nil, nil, translate(err)
+	}
+	out, counts := make([]customer.Customer, len(rows)), map[string]int{}
+	for i, r := range rows {
+		out[i] = r.domain()
+		counts[out[i].TestClock] = r.N
+	}
+	return out, counts, nil
 }

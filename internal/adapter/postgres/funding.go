@@ -320,18 +320,20 @@ func (q queries) ListSources(ctx context.Context, scope tenant.Scope, customerID
 
 type listedRow struct {
 	sourceRow
-	FirstName string `db:"first_name"`
-	LastName  string `db:"last_name"`
-	Email     string `db:"email"`
+	FirstName string  `db:"first_name"`
+	LastName  string  `db:"last_name"`
+	Email     string  `db:"email"`
+	TestClock *string `db:"customer_test_clock"`
 }
 
 func (r listedRow) domain() funding.Listed {
-	return funding.Listed{Source: r.sourceRow.domain(), CustomerName: r.FirstName + " " + r.LastName, CustomerEmail: r.Email}
+	return funding.Listed{Source: r.sourceRow.domain(), CustomerName: r.FirstName + " " + r.LastName, CustomerEmail: r.Email,
+		CustomerTestClock: deref(r.TestClock)}
 }
 
 // searchSources: $6 the search text, $7 its ILIKE pattern, $8 the status filter.
 const searchSources = `
-SELECT s.*, c.first_name, c.last_name, c.email
+SELECT s.*, c.first_name, c.last_name, c.email, c.test_clock_id AS customer_test_clock
 FROM (` + sourceSelect + `) s
 JOIN customers c ON c.merchant_id = s.merchant_id AND c.environment = s.environment AND c.id = s.customer_id
 WHERE s.merchant_id = $1 AND s.environment = $2 AND (s.created_at, s.id) < ($3, $4)
@@ -360,7 +362,7 @@ func (q queries) SearchSources(ctx context.Context, scope tenant.Scope, f fundin
 // sourceLabels: $3 the source ids; by primary key, one page of a list.
 const sourceLabels = `
 SELECT f.id, f.customer_id, c.first_name, c.last_name, coalesce(f.bank_name, '') AS bank_name, f.account_type, f.last_four,
-       coalesce(c.screening->>'status', '') AS screening_status
+       coalesce(c.screening->>'status', '') AS screening_status, coalesce(c.test_clock_id, '') AS test_clock_id
 FROM funding_sources f
 JOIN customers c ON c.merchant_id = f.merchant_id AND c.environment = f.environment AND c.id = f.customer_id
 WHERE f.merchant_id = $1 AND f.environment = $2 AND f.id = ANY ($3::text[])`
@@ -376,6 +378,7 @@ func (q queries) SourceLabels(ctx context.Context, scope tenant.Scope, ids []str
 		AccountType string `db:"account_type"`
 		LastFour    string `db:"last_four"`
 		Screening   string `db:"screening_status"`
+		TestClock   string `db:"test_clock_id"`
 	}
 	if err := sqlx.SelectContext(ctx, q.ex, &rows, sourceLabels, scope.MerchantID, scope.Env, pq.StringArray(ids)); err != nil {
 		return nil, translate(err)
@@ -383,7 +386,7 @@ func (q queries) SourceLabels(ctx context.Context, scope tenant.Scope, ids []str
 	out := make([]funding.Label, len(rows))
 	for i, r := range rows {
 		out[i] = funding.Label{SourceID: r.ID, CustomerID: r.CustomerID, CustomerName: r.FirstName + " " + r.LastName,
-			BankName: r.BankName, AccountType: r.AccountType, LastFour: r.LastFour, Screening: r.Screening}
+			BankName: r.BankName, AccountType: r.AccountType, LastFour: r.LastFour, Screening: r.Screening, TestClock: r.TestClock}
 	}
 	return out, nil
 }

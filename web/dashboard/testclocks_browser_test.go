@@ -1,0 +1,162 @@
+package dashboard_test
+
+import (
+	"fmt"
+	"net/http"
+	"testing"
+
+	"github.com/playwright-community/playwright-go"
+
+	th "github.com/fundsource/fundsource/internal/testing/harness"
+	"github.com/fundsource/fundsource/internal/testing/webtest"
+)
+
+// TestBrowserDashboardTestClocks: with JavaScript off, at 1280 and 390 px,
+// the Test clocks page creates a clock, lists it with the customer the API
+// put on it (whose page names the clock and its time), asks for an advance
+// by a quick choice and then shows the clock advancing with neither
+// advance nor delete offered, and deletes a ready clock once its
+// disclosure, which says it deletes everything on the clock, is opened.
+func TestBrowserDashboardTestClocks(t *testing.T) {
+	h := webtest.NewHarness(t)
+	srv := h.Live()
+	m := h.Merchant("Acme Books")
+	key := m.Sandbox.SecretKey
+
+	for _, width := range []int{1280, 390} {
+		t.Run(fmt.Sprint(width), func(t *testing.T) {
+			tb := webtest.NewTab(t, webtest.WithViewport(width, 900), webtest.WithoutJavaScript)
+			tb.SignIn(srv.URL, m.Merchant.Email, "correct horse battery")
+			twin := tb.AxeTwin()
+			check := func() {
+				t.Helper()
+				tb.Accessible()
+				tb.FitsWidth()
+				tb.InsideCards()
+				twin.Open(tb.Page.URL())
+				twin.Axe()
+			}
+			tb.Click("link", "Test clocks")
+			tb.WaitURL(`/dashboard/test-clocks$`)
+			check()
+
+			name := fmt.Sprintf("Renewals %d", width)
+			tb.Fill("Name (optional)", name)
+			tb.Fill("Frozen time (UTC)", "2026-11-10T09:00")
+			tb.Click("button", "Create the clock")
+			tb.WaitURL(`/dashboard/test-clocks$`)
+			tb.WantText("Created test clock " + name + " at Tue, Nov 10, 2026, 09:00 UTC.")
+			id := clockNamed(t, h, key, name)
+			card := "#clock-" + id
+			if got := tb.Text(card + " .clock-status"); got != "ready" {
+				t.Errorf("new clock's status = %q", got)
+			}
+
+			first := fmt.Sprintf("Clocked%d", width)
+			cus := th.WantOK(t, h.Post("/v2/customers", key,
+				fmt.Sprintf(`{"first_name":%q,"last_name":"Reader","email":"clocked%d@example.com","test_clock":%q}`, first, width, id)))["user_id"].(string)
+			tb.Open(srv.URL + "/dashboard/test-clocks")
+			if got := tb.Text(card + " .clock-customers"); got != "1" {
+				t.Errorf("customers on the clock = %q", got)
+			}
+			tb.WantText("2026-11-10T09:00:00Z")
+			check()
+			if err := tb.Page.Locator(card).GetByRole("link", playwright.LocatorGetByRoleOptions{Name: first + " Reader"}).Click(); err != nil {
+				t.Fatal(err)
+			}
+			tb.WaitURL(`/dashboard/customers/` + cus + `$`)
+			if got := tb.Text("#clock-mark"); got != "Test clock "+name+" at Tue, Nov 10, 2026, 09:00 UTC" {
+				t.Errorf("customer page's clock line = %q", got)
+			}
+			check()
+			tb.Open(srv.URL + "/dashboard/customers")
+			tb.WantText("Test clock " + name + " at Tue, Nov 10, 2026, 09:00 UTC")
+
+			// Advance by a quick choice: the clock then advances, and
+			// offers nothing until it is ready.
+			tb.Open(srv.URL + "/dashboard/test-clocks")
+			if err := tb.Page.Locator(card + " .advance-action summary").Click(); err != nil {
+				t.Fatal(err)
+			}
+			if err := tb.Page.Locator(card).GetByRole("button", playwright.LocatorGetByRoleOptions{Name: "+1 week", Exact: playwright.Bool(true)}).Click(); err != nil {
+				t.Fatal(err)
+			}
+			tb.WaitURL(`/dashboard/test-clocks$`)
+			tb.WantText("Advancing "+name+" to Tue, Nov 17, 2026, 09:00 UTC.", "A clock is advancing")
+			if got := tb.Text(card + " .clock-status"); got != "advancing to Tue, Nov 17, 2026, 09:00 UTC" {
+				t.Errorf("advancing clock's status = %q", got)
+			}
+			if n, _ := tb.Page.Locator(card + " form").Count(); n != 0 {
+				t.Errorf("an advancing clock offers %d forms", n)
+			}
+			check()
+			if got := th.WantOK(t, h.Get("/v2/sandbox/test-clocks/"+id, key)); got["status"] != "advancing" || got["advance_to"] != "2026-11-17T09:00:00Z" {
+				t.Errorf("clock after the page's advance: %s", th.MustJSON(got))
+			}
+
+			// Delete a ready clock: the disclosure says what goes.
+			scratch := fmt.Sprintf("Scratch %d", width)
+			tb.Fill("Name (optional)", scratch)
+			tb.Click("button", "Create the clock")
+			tb.WaitURL(`/dashboard/test-clocks$`)
+			other := clockNamed(t, h, key, scratch)
+			del := tb.Page.Locator("#clock-"+other).GetByRole("button", playwright.LocatorGetByRoleOptions{Name: "Delete the clock and everything on it"})
+			if ok, _ := del.IsVisible(); ok {
+				t.Error("the delete button shows before its disclosure is opened")
+			}
+			if err := tb.Page.Locator("#clock-" + other + " .delete-action summary").Click(); err != nil {
+				t.Fatal(err)
+			}
+			tb.WantText("This deletes the clock and everything on it: its 0 customers with their funding sources, payments, subscriptions, mandates and events.")
+			check()
+			if err := del.Click(); err != nil {
+				t.Fatal(err)
+			}
+			tb.WaitURL(`/dashboard/test-clocks$`)
+			tb.WantText("Deleted test clock " + scratch + " and everything on it.")
+			if n, _ := tb.Page.Locator("#clock-" + other).Count(); n != 0 {
+				t.Error("the deleted clock is still listed")
+			}
+			if r := h.Get("/v2/sandbox/test-clocks/"+other, key); r.Code != http.StatusNotFound {
+				t.Errorf("deleted clock: %d", r.Code)
+			}
+		})
+	}
+}
+
+// TestBrowserDashboardTestClocksProduction: in production the page says
+// clocks are sandbox only and offers no form of its own.
+func TestBrowserDashboardTestClocksProduction(t *testing.T) {
+	h := webtest.NewHarness(t)
+	srv := h.Live()
+	m := h.Merchant("Acme Books")
+	h.Production(m)
+	for _, width := range []int{1280, 390} {
+		t.Run(fmt.Sprint(width), func(t *testing.T) {
+			tb := webtest.NewTab(t, webtest.WithViewport(width, 900), webtest.WithoutJavaScript)
+			tb.SignIn(srv.URL, m.Merchant.Email, "correct horse battery")
+			tb.Choose("#env-select", "production")
+			tb.Click("button", "Switch")
+			tb.WaitURL(`/dashboard$`)
+			tb.Open(srv.URL + "/dashboard/test-clocks")
+			tb.WantText("Test clocks are sandbox only")
+			if n, _ := tb.Page.Locator("main.app form").Count(); n != 0 {
+				t.Errorf("production's clocks page offers %d forms", n)
+			}
+			tb.Accessible()
+			tb.FitsWidth()
+		})
+	}
+}
+
+// clockNamed is the id of the merchant's clock with the name.
+func clockNamed(t *testing.T, h *webtest.Harness, key, name string) string {
+	t.Helper()
+	for _, k := range th.WantOK(t, h.Get("/v2/sandbox/test-clocks?limit=100", key))["data"].([]any) {
+		if k := k.(map[string]any); k["name"] == name {
+			return k["test_clock_id"].(string)
+		}
+	}
+	t.Fatalf("no clock named %q", name)
+	return ""
+}

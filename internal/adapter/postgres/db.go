@@ -242,7 +242,7 @@ type txState struct {
 func (db *DB) begin(ctx context.Context) (queries, error) {
 	tx, err := db.x.BeginTxx(ctx, nil)
 	if err != nil {
-		return queries{}, translate(err)
+		return queries{}, fmt.Errorf("begin a transaction: %w", translate(err))
 	}
 	return queries{ex: tx, db: db, tx: &txState{tx: tx}}, nil
 }
@@ -251,7 +251,7 @@ func (db *DB) begin(ctx context.Context) (queries, error) {
 // deliveries.
 func (q queries) commit() error {
 	if err := q.tx.tx.Commit(); err != nil {
-		return translate(err)
+		return fmt.Errorf("commit a transaction: %w", translate(err))
 	}
 	if q.tx.queued {
 		q.db.wake()
@@ -282,16 +282,18 @@ func (q queries) withTx(ctx context.Context, fn func(tx queries) error) error {
 		defer func() { st.depth-- }()
 		sp := fmt.Sprintf("sp%d", st.depth)
 		if _, err := st.tx.ExecContext(ctx, "SAVEPOINT "+sp); err != nil {
-			return translate(err)
+			return fmt.Errorf("take a savepoint: %w", translate(err))
 		}
 		if err := fn(q); err != nil {
 			if _, rerr := st.tx.ExecContext(ctx, "ROLLBACK TO SAVEPOINT "+sp); rerr != nil {
-				return errors.Join(err, translate(rerr))
+				return errors.Join(err, fmt.Errorf("roll back to a savepoint: %w", translate(rerr)))
 			}
 			return err
 		}
-		_, err := st.tx.ExecContext(ctx, "RELEASE SAVEPOINT "+sp)
-		return translate(err)
+		if _, err := st.tx.ExecContext(ctx, "RELEASE SAVEPOINT "+sp); err != nil {
+			return fmt.Errorf("release a savepoint: %w", translate(err))
+		}
+		return nil
 	}
 	tx, err := q.db.begin(ctx)
 	if err != nil {

@@ -60,7 +60,7 @@ func TestAHundredCustomersPerClock(t *testing.T) {
 	if err := f.SQL().Get(&n, `SELECT count(*) FROM customers WHERE test_clock_id = $1`, k.ID); err != nil || n != customer.MaxPerClock {
 		t.Fatalf("%d customers on the clock (%v), want 100", n, err)
 	}
-	// Off the clock, the merchant creates customers as before.
+	// Off the clock, the merchant's customers have no such limit.
 	if _, err := f.Customers.Create(ctx, scope, valid()); err != nil {
 		t.Fatal(err)
 	}

@@ -367,8 +367,8 @@ func (b *bench) run(ctx context.Context) (benchReport, error) {
 	// half a phase a run, in passes whose order alternates:
 	// 1 2 3 4 5 6, 6 5 4 3 2 1, 1 2 … so that none gains from its place
 	// in the run: a load's PostgreSQL CPU moves with its place (tables
-	// grow, and the same statement was seen to cost 40% less later in one
-	// run), and the ratios compare these loads. Each run's account numbers
+	// grow, and a statement costs less once its pages and plans are warm),
+	// and the ratios compare these loads. Each run's account numbers
 	// and keys carry its number.
 	writes := []struct {
 		name string

@@ -47,7 +47,7 @@ func tinyRepo(t *testing.T, say string) (string, string) {
 // TestBuildsOfOneCommitAtOnceBothSucceed: two builds of the same commit
 // at once (two checkouts' tests on one machine) each get the whole
 // binary, and a build of another commit leaves a fresh build's folder
-// alone. They used to unpack into, and remove, one shared folder.
+// alone: each build unpacks into a folder of its own.
 func TestBuildsOfOneCommitAtOnceBothSucceed(t *testing.T) {
 	t.Setenv("XDG_CACHE_HOME", t.TempDir())
 	repo, commit := tinyRepo(t, "one")

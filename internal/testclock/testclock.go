@@ -228,6 +228,16 @@ func CheckAdvance(c Clock, to time.Time) error {
 	return nil
 }
 
+// lockClock reads clock id of scope locked for tx's transaction;
+// test_clock_not_found when the scope has none.
+func lockClock(ctx context.Context, tx Store, scope tenant.Scope, id string) (Clock, error) {
+	c, err := tx.ClockForUpdate(ctx, scope, id)
+	if errs.Is(err, errs.NotFound) {
+		return Clock{}, NotFound("id")
+	}
+	return c, err
+}
+
 // Advance starts moving a clock to in.FrozenTime: the clock answers
 // advancing until the engine has run everything due up to that time and
 // marked it ready.
@@ -241,10 +251,7 @@ func (s *Service) Advance(ctx context.Context, scope tenant.Scope, id string, in
 	to := in.FrozenTime.UTC()
 	var out Clock
 	err := s.store.WithTx(ctx, func(tx Store) error {
-		c, err := tx.ClockForUpdate(ctx, scope, id)
-		if errs.Is(err, errs.NotFound) {
-			return NotFound("id")
-		}
+		c, err := lockClock(ctx, tx, scope, id)
 		if err != nil {
 			return err
 		}
@@ -269,10 +276,7 @@ func (s *Service) Advance(ctx context.Context, scope tenant.Scope, id string, in
 func (s *Service) MarkReady(ctx context.Context, scope tenant.Scope, id string) (Clock, error) {
 	var out Clock
 	err := s.store.WithTx(ctx, func(tx Store) error {
-		c, err := tx.ClockForUpdate(ctx, scope, id)
-		if errs.Is(err, errs.NotFound) {
-			return NotFound("id")
-		}
+		c, err := lockClock(ctx, tx, scope, id)
 		if err != nil {
 			return err
 		}
@@ -302,10 +306,7 @@ func (s *Service) Delete(ctx context.Context, scope tenant.Scope, id string) (Cl
 	}
 	var out Clock
 	err := s.store.WithTx(ctx, func(tx Store) error {
-		c, err := tx.ClockForUpdate(ctx, scope, id)
-		if errs.Is(err, errs.NotFound) {
-			return NotFound("id")
-		}
+		c, err := lockClock(ctx, tx, scope, id)
 		if err != nil {
 			return err
 		}

@@ -50,8 +50,7 @@ func (s *Services) serveOn(ctx context.Context, ln net.Listener, dbURL string) e
 	done := make(chan struct{})
 	go func() { defer close(done); s.runJobs(jobs, dbURL) }()
 
-	errc := make(chan error, 1)
-	go func() { errc <- srv.Serve(ln) }()
+	// The operator's listeners first: once the service answers, they do.
 	if s.Config.PprofAddr != "" {
 		stop := s.serveAside("profiler", s.Config.PprofAddr, profiler())
 		defer stop()
@@ -64,6 +63,8 @@ func (s *Services) serveOn(ctx context.Context, ln net.Listener, dbURL string) e
 	} else if s.Config.Mode == config.Production {
 		s.Log.Warn("/metrics is not served: set METRICS_ADDR to a private address to serve it")
 	}
+	errc := make(chan error, 1)
+	go func() { errc <- srv.Serve(ln) }()
 	s.Log.Info("serving", slog.String("addr", ln.Addr().String()), slog.String("mode", string(s.Config.Mode)))
 
 	var serveErr error
@@ -95,10 +96,17 @@ func profiler() http.Handler {
 
 // serveAside serves an operator's handler (the profiler, the metrics) on
 // a listener of its own, never the service's, and returns how to stop it.
+// It binds before it returns, so the listener is there by the time the
+// service's own answers (serveOn starts it after these).
 func (s *Services) serveAside(name, addr string, h http.Handler) func() {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		s.Log.Warn(name+" stopped", slog.Any("error", err))
+		return func() {}
+	}
 	srv := &http.Server{Addr: addr, Handler: h, ReadHeaderTimeout: 10 * time.Second}
 	go func() {
-		if err := srv.ListenAndServe(); err != nil && !errors.Is(err, http.ErrServerClosed) {
+		if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
 			s.Log.Warn(name+" stopped", slog.Any("error", err))
 		}
 	}()

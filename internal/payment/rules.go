@@ -25,11 +25,14 @@ package payment
 //     originator's row lock by the creating statements and reported by
 //     Store.OriginatorTerms (Terms.Refusal) for a new subscription
 //     (Terms.subscriptionRefusal); explained by Terms.refusal.
-//   - SEC code of a new entry: EntrySEC (a new mandate's, and the one a
-//     credit's entry description is judged by, which the creating
-//     statements take as parameters, and the entry's as ach.Classify
-//     writes it); a debit under a mandate goes out under the mandate's
-//     (ach.Classify over EntrySEC).
+//   - SEC code of a new entry: EntrySEC, which the creating statements
+//     take as parameters and pick from by the locked source's holder. A
+//     debit's is its mandate's (mandates.sec_code), chosen once: by
+//     Store.CreateDebit's decision, which judges the entry description by
+//     it and writes it into a new mandate, or by Service.authorize for
+//     a subscription's; ach.Classify reads it from the mandate and uses
+//     EntrySEC only for entries without one (credits, and debits older
+//     than mandates).
 //   - Same Day ACH: sameDayAllowed.
 //   - Entry description: its form, entryDescription; whether it fits an
 //     entry, entryDescriptionRefusal, from which descriptionFits derives

@@ -176,7 +176,9 @@ WITH ` + paymentSource + `, ` + withParams(originatorLocked, "$25", "'debit'", "
   -- The source's, the reinitiation's, the entry description's and the
   -- originator's rules, decided once: the refusal's name
   -- (payment.Refused*), NULL to write the debit; and the debit's SEC
-  -- code: the named mandate's, else the new one's.
+  -- code, its mandate's: the named one's, else the one the new mandate
+  -- takes (payment.EntrySEC: $18 for an individual's account, $19 for a
+  -- company's), written into it below.
   SELECT coalesce(` + withParams(sourceRefusal, "", "'debit'", "") + `,
          CASE WHEN EXISTS (SELECT 1 FROM returned) THEN 'reinitiation'
            -- a named entry description fits the debit's SEC code (one of
@@ -211,9 +213,9 @@ WITH ` + paymentSource + `, ` + withParams(originatorLocked, "$25", "'debit'", "
   RETURNING m.id
 ), fresh AS (
   INSERT INTO mandates (` + mandateColumns + `)
-  SELECT $1, $2, $11, $3, ok.customer_id, 'single', CASE WHEN ok.business THEN $19 ELSE $18 END, 'active',
+  SELECT $1, $2, $11, $3, ok.customer_id, 'single', decision.sec, 'active',
          $12, $13, $14, $15, $16, NULL, NULL, $9, $9
-  FROM ok WHERE $11::text IS NOT NULL
+  FROM ok, decision WHERE $11::text IS NOT NULL
   RETURNING id, customer_id, sec_code
 ), ins AS (
   INSERT INTO payments (` + paymentColumns + `)

@@ -34,7 +34,7 @@ const (
 // a planned switchover first (it needs both nodes), then the primary
 // killed. Each runs two servers on the formation's multi-host URL, as
 // pg_autoctl prints it, under eight clients creating funding sources.
-func failoverScenarios(ctx context.Context, base *chaos, progress io.Writer) ([]chaosResult, error) {
+func failoverScenarios(ctx context.Context, base *chaos, progress io.Writer) (results []chaosResult, err error) {
 	dir, err := os.MkdirTemp("", "fundsource-formation-")
 	if err != nil {
 		return nil, err
@@ -42,9 +42,23 @@ func failoverScenarios(ctx context.Context, base *chaos, progress io.Writer) ([]
 	if err := os.Chmod(dir, 0o711); err != nil {
 		return nil, err
 	}
+	// pg_autoctl's output is kept beside the formation's folder, which Stop
+	// removes; a failed scenario prints where it is and its last lines.
+	log, err := os.CreateTemp("", "fundsource-formation-*.log")
+	if err != nil {
+		return nil, err
+	}
+	defer func() {
+		log.Close()
+		if err == nil {
+			os.Remove(log.Name())
+			return
+		}
+		fmt.Fprintf(progress, "chaos: pg_autoctl's output is in %s; its end:\n%s", log.Name(), rig.Tail(log.Name(), 40))
+	}()
 	fmt.Fprintln(progress, "chaos: starting a pg_auto_failover formation (monitor and two nodes)…")
 	start := time.Now()
-	f, err := formation.Start(ctx, dir, nil)
+	f, err := formation.Start(ctx, dir, log)
 	if err != nil {
 		os.RemoveAll(dir)
 		return nil, fmt.Errorf("formation: %w", err)
@@ -63,7 +77,6 @@ func failoverScenarios(ctx context.Context, base *chaos, progress io.Writer) ([]
 		vars[k] = v
 	}
 	vars["DATABASE_URL"] = f.URI
-	var results []chaosResult
 	err = rig.Wire(ctx, vars, func(svc *wiring.Services, raw *sqlx.DB) error {
 		c := &chaos{svc: svc, raw: raw, run: base.run, vars: vars, client: base.client, load: base.load}
 		for _, sc := range []struct {

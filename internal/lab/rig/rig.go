@@ -273,3 +273,15 @@ func BuildServer() (string, error) {
 	})
 	return buildPath, buildErr
 }
+
+// Tail is the last n lines of a file: what a failed step's log shows.
+func Tail(path string, n int) string {
+	b, _ := os.ReadFile(path)
+	return TailString(string(b), n)
+}
+
+// TailString is the last n lines of s.
+func TailString(s string, n int) string {
+	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
+	return strings.Join(lines[max(0, len(lines)-n):], "\n")
+}

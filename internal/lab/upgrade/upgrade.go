@@ -420,7 +420,7 @@ func (c Config) start(ctx context.Context, name, bin, data string) (*process, er
 		// walkthrough: no per-key limit between them.
 		"RATE_LIMIT_SANDBOX": "0"}
 	if p.srv, err = rig.StartProcessLogging(ctx, addr, vars, f, bin, "dev"); err != nil {
-		return nil, fmt.Errorf("%s: %w\n%s", name, err, tail(p.log, 30))
+		return nil, fmt.Errorf("%s: %w\n%s", name, err, rig.Tail(p.log, 30))
 	}
 	env := config.ReadEnvFile(filepath.Join(data, "demo.env"))
 	p.target = walkthrough.Target{Base: "http://" + addr, Sim: "http://" + sim, SecretKey: env["DEMO_SECRET_KEY"],
@@ -487,7 +487,7 @@ func (c Config) walk(ctx context.Context, p *process, script string) walkResult 
 	start := time.Now()
 	out, err := walkthrough.Run(ctx, script, p.target)
 	if err != nil {
-		err = fmt.Errorf("%v\n--- walkthrough output ---\n%s\n--- the %s binary's log ---\n%s", err, tailString(out, 40), p.name, tail(p.log, 20))
+		err = fmt.Errorf("%v\n--- walkthrough output ---\n%s\n--- the %s binary's log ---\n%s", err, rig.TailString(out, 40), p.name, rig.Tail(p.log, 20))
 	}
 	return walkResult{took: time.Since(start), err: err}
 }
@@ -600,17 +600,6 @@ func short(commit string) string {
 		return "the uncommitted migrations"
 	}
 	return commit[:min(len(commit), 12)]
-}
-
-// tail is the last n lines of a file.
-func tail(path string, n int) string {
-	b, _ := os.ReadFile(path)
-	return tailString(string(b), n)
-}
-
-func tailString(s string, n int) string {
-	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
-	return strings.Join(lines[max(0, len(lines)-n):], "\n")
 }
 
 // WalkthroughFile is where the walkthrough lives, relative to the module

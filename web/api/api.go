@@ -193,13 +193,13 @@ func (s *Surface) Mount(r *gin.Engine) {
 	g.GET("/payments", s.run(s.listPayments))
 	g.GET("/payments/:id", s.run(s.getPayment))
 	g.GET("/payments/:id/evidence", s.run(s.paymentEvidence))
-	g.GET("/balances", s.run(s.balances))
+	g.GET("/balances", s.clockQuery, s.run(s.balances))
 	g.POST("/payments/:id/cancel", s.once(s.cancelPayment))
 	g.POST("/payments/:id/retry", s.once(s.retryPayment))
 	g.POST("/payments/:id/reverse", s.once(s.reversePayment))
 	g.POST("/payments/:id/refund", s.onceSend(s.refundPayment))
 	g.POST("/payments/:id", s.once(s.updatePayment))
-	g.GET("/balance-transactions", s.run(s.listBalanceTransactions))
+	g.GET("/balance-transactions", s.clockQuery, s.run(s.listBalanceTransactions))
 	g.GET("/reports/settlements", s.run(s.settlementsReport))
 	g.POST("/customers/:user_id", s.once(s.updateCustomer))
 	g.POST("/funding-source/:funding_source_id", s.once(s.updateSource))
@@ -243,7 +243,8 @@ var queryParams = map[string][]string{
 	"GET /v2/customers/:user_id/funding-sources": {"limit", "starting_after", "removed"},
 	"GET /v2/events":                             {"limit", "starting_after", "type"},
 	"GET /v2/payments":                           {"limit", "starting_after", "funding_source_id", "rail", "method", "metadata[]"},
-	"GET /v2/balance-transactions":               {"limit", "starting_after"},
+	"GET /v2/balances":                           {"test_clock"},
+	"GET /v2/balance-transactions":               {"limit", "starting_after", "test_clock"},
 	"GET /v2/reports/settlements":                {"date"},
 	"GET /v2/subscriptions":                      {"limit", "starting_after", "funding_source_id"},
 	"GET /v2/mandates":                           {"limit", "starting_after", "funding_source_id"},

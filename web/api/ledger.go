@@ -13,7 +13,8 @@ import (
 	"github.com/fundsource/fundsource/web/surface"
 )
 
-// listBalanceTransactions pages the merchant environment's ledger.
+// listBalanceTransactions pages the merchant environment's ledger, of the
+// wall clock or of the test clock the request reads (clockQuery).
 func (s *Surface) listBalanceTransactions(c *gin.Context, svc Services) {
 	surface.List(s.Shared, c, func(ctx context.Context, sc tenant.Scope, p paging.Page) ([]payment.BalanceTransaction, bool, error) {
 		return svc.Payments.BalanceTransactions(ctx, sc, p)

@@ -89,7 +89,8 @@ func (s *Surface) paymentEvidence(c *gin.Context, _ Services) {
 	surface.Reply(s.Shared, c, ev, err)
 }
 
-// balances is the money in flight and at risk of the key's environment.
+// balances is the money in flight and at risk of the key's environment,
+// of the wall clock or of the test clock the request reads (clockQuery).
 func (s *Surface) balances(c *gin.Context, svc Services) {
 	b, err := svc.Payments.Balances(c.Request.Context(), surface.Scope(c))
 	surface.Reply(s.Shared, c, b, err)

@@ -7,14 +7,16 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"github.com/fundsource/fundsource/internal/core/errs"
+	"github.com/fundsource/fundsource/internal/core/ids"
 	"github.com/fundsource/fundsource/internal/core/tenant"
 	core "github.com/fundsource/fundsource/internal/core/testclock"
 	"github.com/fundsource/fundsource/internal/testclock"
 	"github.com/fundsource/fundsource/web/surface"
 )
 
-// Sandbox test clocks (/v2/sandbox/test-clocks), and the clock a request
-// about an object on one runs on (onClock).
+// Sandbox test clocks (/v2/sandbox/test-clocks), the clock a request
+// about an object on one runs on (onClock), and the clock whose money a
+// read of the balances or the ledger is about (clockQuery).
 
 func (s *Surface) createTestClock(c *gin.Context, svc Services) {
 	var in testclock.Input
@@ -102,5 +104,43 @@ func (s *Surface) onClock(c *gin.Context) {
 		return
 	}
 	c.Request = c.Request.WithContext(core.With(c.Request.Context(), r.Clock))
+	c.Next()
+}
+
+// clockQuery runs a read of the merchant's money (balances, the ledger) on
+// the test clock its test_clock query parameter names, at the clock's
+// frozen time: the money of that clock's customers, judged on its day.
+// Without the parameter the read stays on the wall clock, which leaves
+// every clock's customers out. Sandbox keys only (permission_denied); a
+// value that is not one clock id is invalid_request, a clock the merchant
+// environment does not have test_clock_not_found.
+func (s *Surface) clockQuery(c *gin.Context) {
+	vs, ok := c.GetQueryArray("test_clock")
+	if !ok {
+		c.Next()
+		return
+	}
+	scope := surface.Scope(c)
+	if err := tenant.SandboxOnly(scope); err != nil {
+		s.Fail(c, err)
+		return
+	}
+	if len(vs) != 1 || !ids.Valid(testclock.Prefix, vs[0]) {
+		s.Fail(c, errs.Invalid("test_clock", "test_clock must be one test clock id (clk_…)."))
+		return
+	}
+	if s.Services.TestClocks == nil {
+		s.Fail(c, testclock.NotFound("test_clock"))
+		return
+	}
+	k, err := s.Services.TestClocks.Get(c.Request.Context(), scope, vs[0])
+	if errs.Is(err, errs.TestClockNotFound) {
+		err = testclock.NotFound("test_clock")
+	}
+	if err != nil {
+		s.Fail(c, err)
+		return
+	}
+	c.Request = c.Request.WithContext(k.Context(c.Request.Context()))
 	c.Next()
 }

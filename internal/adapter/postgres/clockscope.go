@@ -17,6 +17,10 @@ import (
 // a wall-clock job never touches a clock's customers and an advance
 // touches nothing else. A customer's clock is set when it is created and
 // never changes, so the statements read it from the customer's row.
+//
+// The merchant's money is read the same way (ledgerClock): the ledger and
+// the balances summed from it are one clock's, the wall clock's leaving
+// out every clock's customers, whose money belongs to their clock's time.
 
 // clockParam is the test clock of ctx as a statement parameter: NULL on
 // the wall clock.
@@ -32,6 +36,12 @@ func clockRows(a, customer string, n int) string {
    WHERE c.merchant_id = %[1]s.merchant_id AND c.environment = %[1]s.environment AND c.id = %[2]s) IS NOT DISTINCT FROM $%[3]d::text`,
 		a, customer, n)
 }
+
+// ledgerClock keeps a payment of alias p, a line of the merchant's ledger
+// or a figure of its balances, to the clock of parameter $3: the one
+// predicate of every part of the statements that read them (balanceLines,
+// balances).
+var ledgerClock = clockRows("p", "p.customer_id", 3)
 
 // sourceOnClock is onClock for a row of alias a naming its funding source.
 func sourceClockRows(a string, n int) string {

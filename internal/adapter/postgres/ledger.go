@@ -62,10 +62,10 @@ func (q queries) RefundsLeft(ctx context.Context, scope tenant.Scope, debitID st
 	return n, translate(err)
 }
 
-// balanceLines is the merchant's ledger of scope ($1, $2), the one home of
-// its rule (payment/balance.go): each line's id, type, signed amount,
-// payment, status, available_on, the debit's dates its at_risk_until is
-// computed from, and created_at.
+// balanceLines is the merchant's ledger of scope ($1, $2) on the clock of
+// $3 (ledgerClock), the one home of its rule (payment/balance.go): each
+// line's id, type, signed amount, payment, status, available_on, the
+// debit's dates its at_risk_until is computed from, and created_at.
 //
 //   - A payment that may move or moved money (pending, processed or
 //     failed; never held or canceled) has its movement: positive for a
@@ -78,7 +78,7 @@ func (q queries) RefundsLeft(ctx context.Context, scope tenant.Scope, debitID st
 //     the bank booked it: a return line, and unless the dishonor was too
 //     late to send, a dishonor line that brings it back, pending until
 //     the dishonor is in a file.
-const balanceLines = `
+var balanceLines = `
 lines AS (
   SELECT 'txn_' || substr(p.id, 5) AS id,
          CASE WHEN p.refund_of IS NOT NULL THEN 'refund' WHEN p.reversal_of IS NOT NULL THEN 'reversal' ELSE p.direction END AS type,
@@ -91,6 +91,7 @@ lines AS (
          p.created_at
   FROM payments p
   WHERE p.merchant_id = $1 AND p.environment = $2 AND p.status IN ('pending', 'processed', 'failed')
+    AND ` + ledgerClock + `
   UNION ALL
   SELECT 'txn_' || substr(p.id, 5) || '_return', 'return', p.id,
          CASE WHEN p.direction = 'debit' THEN -p.amount_cents ELSE p.amount_cents END,
@@ -98,6 +99,7 @@ lines AS (
          p.settled_at
   FROM payments p
   WHERE p.merchant_id = $1 AND p.environment = $2 AND p.status = 'failed'
+    AND ` + ledgerClock + `
   UNION ALL
   SELECT 'txn_' || d.id || x.suffix, x.type, p.id,
          x.sign * CASE WHEN p.direction = 'debit' THEN p.amount_cents ELSE -p.amount_cents END,
@@ -110,14 +112,15 @@ lines AS (
   CROSS JOIN LATERAL (VALUES ('_return', 'return', -1), ('', 'dishonor', 1)) AS x (suffix, type, sign)
   WHERE e.merchant_id = $1 AND e.environment = $2 AND d.contested_at IS NULL
     AND (x.type = 'return' OR d.late_for_dishonor_at IS NULL OR d.late_for_dishonor_at = '` + clockDishonorHold + `')
+    AND ` + ledgerClock + `
 )`
 
 // listBalanceLines pages the ledger newest first; the cursor is a line of
-// it ($3), found in the same statement (no row: an unknown cursor).
-const listBalanceLines = `
+// it ($4), found in the same statement (no row: an unknown cursor).
+var listBalanceLines = `
 WITH ` + balanceLines + `, cur AS (
-  SELECT created_at, id FROM lines WHERE id = $3
-  UNION ALL SELECT 'infinity'::timestamptz, '' WHERE $3 = ''
+  SELECT created_at, id FROM lines WHERE id = $4
+  UNION ALL SELECT 'infinity'::timestamptz, '' WHERE $4 = ''
 )
 SELECT l.id, l.type, l.payment_id, l.cents, l.status, l.available_on, l.settlement, l.unauthorized_until, l.created_at, true AS found
 FROM lines l, cur
@@ -125,10 +128,11 @@ WHERE (l.created_at, l.id) < (cur.created_at, cur.id)
 UNION ALL
 SELECT '', '', '', 0, '', NULL, NULL, NULL, 'epoch', false WHERE NOT EXISTS (SELECT 1 FROM cur)
 ORDER BY created_at DESC, id DESC
-LIMIT $4`
+LIMIT $5`
 
-// BalanceLines returns up to p.Limit+1 lines of scope's ledger, newest
-// first; errs.NotFound when p.StartingAfter names no line.
+// BalanceLines returns up to p.Limit+1 lines of scope's ledger on the
+// context's clock, newest first; errs.NotFound when p.StartingAfter names
+// no line.
 func (q queries) BalanceLines(ctx context.Context, scope tenant.Scope, p paging.Page) ([]payment.LineRow, error) {
 	var rows []struct {
 		ID                string     `db:"id"`
@@ -142,7 +146,7 @@ func (q queries) BalanceLines(ctx context.Context, scope tenant.Scope, p paging.
 		CreatedAt         time.Time  `db:"created_at"`
 		Found             bool       `db:"found"`
 	}
-	if err := sqlx.SelectContext(ctx, q.ex, &rows, listBalanceLines, scope.MerchantID, scope.Env, p.StartingAfter, p.Limit+1); err != nil {
+	if err := sqlx.SelectContext(ctx, q.ex, &rows, listBalanceLines, scope.MerchantID, scope.Env, clockParam(ctx), p.StartingAfter, p.Limit+1); err != nil {
 		return nil, translate(err)
 	}
 	out := make([]payment.LineRow, 0, len(rows))

@@ -125,25 +125,28 @@ func (q queries) SetPaymentSettlement(ctx context.Context, scope tenant.Scope, i
 
 // balances sums a scope's pending payments by direction, and its
 // processed debits whose unauthorized-return window is still open on the
-// day given; and the sums of its ledger's available and pending lines,
-// from the statement that lists them (balanceLines).
-const balances = `
+// day $4; and the sums of its ledger's available and pending lines, from
+// the statement that lists them (balanceLines): all of them the money of
+// the clock of $3 (ledgerClock).
+var balances = `
 WITH ` + balanceLines + `, sums AS (
   SELECT COALESCE(sum(cents) FILTER (WHERE status = 'available'), 0)::bigint AS available,
          COALESCE(sum(cents) FILTER (WHERE status = 'pending'), 0)::bigint AS pending
   FROM lines
 )
 SELECT (SELECT available FROM sums) AS available, (SELECT pending FROM sums) AS pending,
-       COALESCE(sum(amount_cents) FILTER (WHERE status = 'pending' AND direction = 'debit'), 0) AS pending_debits,
-       COALESCE(sum(amount_cents) FILTER (WHERE status = 'pending' AND direction = 'credit'), 0) AS pending_credits,
-       COALESCE(sum(amount_cents) FILTER (WHERE status = 'processed'), 0) AS at_risk_debits
-FROM payments
-WHERE merchant_id = $1 AND environment = $2
-  AND (status = 'pending'
-       OR (status = 'processed' AND direction = 'debit' AND unauthorized_return_until IS NOT NULL
-           AND unauthorized_return_until >= $3::date))`
+       COALESCE(sum(p.amount_cents) FILTER (WHERE p.status = 'pending' AND p.direction = 'debit'), 0) AS pending_debits,
+       COALESCE(sum(p.amount_cents) FILTER (WHERE p.status = 'pending' AND p.direction = 'credit'), 0) AS pending_credits,
+       COALESCE(sum(p.amount_cents) FILTER (WHERE p.status = 'processed'), 0) AS at_risk_debits
+FROM payments p
+WHERE p.merchant_id = $1 AND p.environment = $2
+  AND (p.status = 'pending'
+       OR (p.status = 'processed' AND p.direction = 'debit' AND p.unauthorized_return_until IS NOT NULL
+           AND p.unauthorized_return_until >= $4::date))
+  AND ` + ledgerClock
 
-// Balances sums a scope's money in flight and at risk on today.
+// Balances sums a scope's money in flight and at risk on today, of the
+// context's clock.
 func (q queries) Balances(ctx context.Context, scope tenant.Scope, today calendar.Date) (payment.BalanceCents, error) {
 	var r struct {
 		PendingDebits  int64 `db:"pending_debits"`
@@ -152,7 +155,7 @@ func (q queries) Balances(ctx context.Context, scope tenant.Scope, today calenda
 		Available      int64 `db:"available"`
 		Pending        int64 `db:"pending"`
 	}
-	if err := sqlx.GetContext(ctx, q.ex, &r, balances, scope.MerchantID, scope.Env, today.Format(time.DateOnly)); err != nil {
+	if err := sqlx.GetContext(ctx, q.ex, &r, balances, scope.MerchantID, scope.Env, clockParam(ctx), today.Format(time.DateOnly)); err != nil {
 		return payment.BalanceCents{}, translate(err)
 	}
 	return payment.BalanceCents{PendingDebits: r.PendingDebits, PendingCredits: r.PendingCredits, AtRiskDebits: r.AtRiskDebits,

@@ -32,12 +32,31 @@ func New(prefix string) string {
 	var b [16]byte
 	_, _ = rand.Read(b[:]) // crypto/rand.Read never fails (Go 1.24+)
 	var out [64]byte
-	if len(prefix)+26 > len(out) {
+	if len(prefix)+idLen > len(out) {
 		return prefix + lower32.EncodeToString(b[:])
 	}
 	n := copy(out[:], prefix)
 	lower32.Encode(out[n:], b[:])
 	return string(out[:n+26])
+}
+
+// idLen is the length of the random part of New's ids.
+const idLen = 26
+
+// Valid reports whether s has the shape New(prefix) gives: prefix and 26
+// characters of lowercase base32. A value of another shape names nothing,
+// so a parameter may refuse it as malformed rather than look it up.
+func Valid(prefix, s string) bool {
+	rest, ok := strings.CutPrefix(s, prefix)
+	if !ok || len(rest) != idLen {
+		return false
+	}
+	for i := 0; i < len(rest); i++ {
+		if c := rest[i]; (c < 'a' || c > 'z') && (c < '2' || c > '7') {
+			return false
+		}
+	}
+	return true
 }
 
 const base62 = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"

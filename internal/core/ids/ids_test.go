@@ -17,6 +17,9 @@ func TestNewAndSecret(t *testing.T) {
 		if raw, err := base32.StdEncoding.WithPadding(base32.NoPadding).DecodeString(strings.ToUpper(id[len(Customer):])); err != nil || len(raw) != 16 {
 			t.Fatalf("New = %q: %d bytes, %v", id, len(raw), err)
 		}
+		if !Valid(Customer, id) || Valid(Payment, id) {
+			t.Fatalf("Valid(%q) by its prefix: false, or true for another", id)
+		}
 		if seen[id] {
 			t.Fatalf("duplicate id %q", id)
 		}
@@ -25,5 +28,18 @@ func TestNewAndSecret(t *testing.T) {
 		if len(s) != len("sk_test_")+SecretLen || !IsBase62(s[len("sk_test_"):]) {
 			t.Fatalf("Secret = %q", s)
 		}
+	}
+}
+
+func TestValidRefusesOtherShapes(t *testing.T) {
+	for _, s := range []string{"", "clk_", "clk_abc", "CLK_aaaaaaaaaaaaaaaaaaaaaaaaaa", "clk_aaaaaaaaaaaaaaaaaaaaaaaaa",
+		"clk_aaaaaaaaaaaaaaaaaaaaaaaaaaa", "clk_Aaaaaaaaaaaaaaaaaaaaaaaaaa", "clk_aaaaaaaaaaaaaaaaaaaaaaaaa1",
+		"clk_aaaaaaaaaaaaaaaaaaaaaaaaa8", "clk_aaaaaaaaaaaaaaaaaaaaaaaaa-", "cus_aaaaaaaaaaaaaaaaaaaaaaaaaa"} {
+		if Valid("clk_", s) {
+			t.Errorf("Valid(clk_, %q) = true", s)
+		}
+	}
+	if !Valid("clk_", "clk_abcdefghijklmnopqrstuvwxyz") || !Valid("clk_", "clk_234567abcdefghijklmnopqrst") {
+		t.Error("Valid refuses well-formed clock ids")
 	}
 }

@@ -6638,6 +6638,9 @@ type Limit = int
 // StartingAfter defines model for StartingAfter.
 type StartingAfter = string
 
+// TestClockQuery defines model for TestClockQuery.
+type TestClockQuery = string
+
 // Error defines model for Error.
 type Error = ErrorResponse
 
@@ -6694,6 +6697,15 @@ type ListBalanceTransactionsParams struct {
 
 	// StartingAfter Id of the last object of the previous page.
 	StartingAfter *StartingAfter `form:"starting_after,omitempty" json:"starting_after,omitempty"`
+
+	// TestClock Sandbox keys only (a production key gets 403 permission_denied): the money of the customers on this test clock, judged on the date (US Eastern) of the clock's frozen_time. Without it, only customers not on a test clock count. 404 test_clock_not_found for a clock the merchant does not have; 400 invalid_request for a value that is not one clock id.
+	TestClock *TestClockQuery `form:"test_clock,omitempty" json:"test_clock,omitempty"`
+}
+
+// GetBalancesParams defines parameters for GetBalances.
+type GetBalancesParams struct {
+	// TestClock Sandbox keys only (a production key gets 403 permission_denied): the money of the customers on this test clock, judged on the date (US Eastern) of the clock's frozen_time. Without it, only customers not on a test clock count. 404 test_clock_not_found for a clock the merchant does not have; 400 invalid_request for a value that is not one clock id.
+	TestClock *TestClockQuery `form:"test_clock,omitempty" json:"test_clock,omitempty"`
 }
 
 // ListCustomersParams defines parameters for ListCustomers.
@@ -8770,17 +8782,17 @@ type ClientInterface interface {
 
 	// ListBalanceTransactions List the ledger's lines, newest first
 	//
-	// One line per money movement of the key's environment: each payment's movement (debit, credit, refund, reversal), each return, and each dishonored return's return and dishonor. GET /v2/balances' available and pending are the sums of the available and pending lines.
+	// One line per money movement of the key's environment: each payment's movement (debit, credit, refund, reversal), each return, and each dishonored return's return and dishonor. GET /v2/balances' available and pending are the sums of the available and pending lines. Customers on a test clock are listed only with test_clock.
 	//
 	// Corresponds with GET /v2/balance-transactions (the `ListBalanceTransactions` operationId).
 	ListBalanceTransactions(ctx context.Context, params *ListBalanceTransactionsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// GetBalances Get the money in flight and at risk
 	//
-	// Per environment (the key's): the pending debits and credits, and the processed debits whose unauthorized-return window is still open (at_risk_debits), in dollars.
+	// Per environment (the key's): the pending debits and credits, and the processed debits whose unauthorized-return window is still open (at_risk_debits), in dollars. Customers on a test clock count only with test_clock, on the clock's time.
 	//
 	// Corresponds with GET /v2/balances (the `GetBalances` operationId).
-	GetBalances(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
+	GetBalances(ctx context.Context, params *GetBalancesParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// GetMonitoring Fraud monitoring
 	//
@@ -9719,7 +9731,7 @@ func (c *Client) ListAuditEvents(ctx context.Context, params *ListAuditEventsPar
 
 // ListBalanceTransactions List the ledger's lines, newest first
 //
-// One line per money movement of the key's environment: each payment's movement (debit, credit, refund, reversal), each return, and each dishonored return's return and dishonor. GET /v2/balances' available and pending are the sums of the available and pending lines.
+// One line per money movement of the key's environment: each payment's movement (debit, credit, refund, reversal), each return, and each dishonored return's return and dishonor. GET /v2/balances' available and pending are the sums of the available and pending lines. Customers on a test clock are listed only with test_clock.
 //
 // Corresponds with GET /v2/balance-transactions (the `ListBalanceTransactions` operationId).
 func (c *Client) ListBalanceTransactions(ctx context.Context, params *ListBalanceTransactionsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -9736,11 +9748,11 @@ func (c *Client) ListBalanceTransactions(ctx context.Context, params *ListBalanc
 
 // GetBalances Get the money in flight and at risk
 //
-// Per environment (the key's): the pending debits and credits, and the processed debits whose unauthorized-return window is still open (at_risk_debits), in dollars.
+// Per environment (the key's): the pending debits and credits, and the processed debits whose unauthorized-return window is still open (at_risk_debits), in dollars. Customers on a test clock count only with test_clock, on the clock's time.
 //
 // Corresponds with GET /v2/balances (the `GetBalances` operationId).
-func (c *Client) GetBalances(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewGetBalancesRequest(c.Server)
+func (c *Client) GetBalances(ctx context.Context, params *GetBalancesParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetBalancesRequest(c.Server, params)
 	if err != nil {
 		return nil, err
 	}
@@ -11768,6 +11780,18 @@ func NewListBalanceTransactionsRequest(server string, params *ListBalanceTransac
 
 		}
 
+		if params.TestClock != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "test_clock", *params.TestClock, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
 		if encoded := queryValues.Encode(); encoded != "" {
 			rawQueryFragments = append(rawQueryFragments, encoded)
 		}
@@ -11783,7 +11807,7 @@ func NewListBalanceTransactionsRequest(server string, params *ListBalanceTransac
 }
 
 // NewGetBalancesRequest constructs an http.Request for the GetBalances method
-func NewGetBalancesRequest(server string) (*http.Request, error) {
+func NewGetBalancesRequest(server string, params *GetBalancesParams) (*http.Request, error) {
 	var err error
 
 	serverURL, err := url.Parse(server)
@@ -11799,6 +11823,33 @@ func NewGetBalancesRequest(server string) (*http.Request, error) {
 	queryURL, err := serverURL.Parse(operationPath)
 	if err != nil {
 		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.TestClock != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "test_clock", *params.TestClock, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
 	}
 
 	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
@@ -14950,7 +15001,7 @@ type ClientWithResponsesInterface interface {
 
 	// ListBalanceTransactionsWithResponse List the ledger's lines, newest first
 	//
-	// One line per money movement of the key's environment: each payment's movement (debit, credit, refund, reversal), each return, and each dishonored return's return and dishonor. GET /v2/balances' available and pending are the sums of the available and pending lines.
+	// One line per money movement of the key's environment: each payment's movement (debit, credit, refund, reversal), each return, and each dishonored return's return and dishonor. GET /v2/balances' available and pending are the sums of the available and pending lines. Customers on a test clock are listed only with test_clock.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -14959,12 +15010,12 @@ type ClientWithResponsesInterface interface {
 
 	// GetBalancesWithResponse Get the money in flight and at risk
 	//
-	// Per environment (the key's): the pending debits and credits, and the processed debits whose unauthorized-return window is still open (at_risk_debits), in dollars.
+	// Per environment (the key's): the pending debits and credits, and the processed debits whose unauthorized-return window is still open (at_risk_debits), in dollars. Customers on a test clock count only with test_clock, on the clock's time.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with GET /v2/balances (the `GetBalances` operationId).
-	GetBalancesWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*GetBalancesResponse, error)
+	GetBalancesWithResponse(ctx context.Context, params *GetBalancesParams, reqEditors ...RequestEditorFn) (*GetBalancesResponse, error)
 
 	// GetMonitoringWithResponse Fraud monitoring
 	//
@@ -19963,7 +20014,7 @@ func (c *ClientWithResponses) ListAuditEventsWithResponse(ctx context.Context, p
 
 // ListBalanceTransactionsWithResponse List the ledger's lines, newest first
 //
-// One line per money movement of the key's environment: each payment's movement (debit, credit, refund, reversal), each return, and each dishonored return's return and dishonor. GET /v2/balances' available and pending are the sums of the available and pending lines.
+// One line per money movement of the key's environment: each payment's movement (debit, credit, refund, reversal), each return, and each dishonored return's return and dishonor. GET /v2/balances' available and pending are the sums of the available and pending lines. Customers on a test clock are listed only with test_clock.
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -19978,13 +20029,13 @@ func (c *ClientWithResponses) ListBalanceTransactionsWithResponse(ctx context.Co
 
 // GetBalancesWithResponse Get the money in flight and at risk
 //
-// Per environment (the key's): the pending debits and credits, and the processed debits whose unauthorized-return window is still open (at_risk_debits), in dollars.
+// Per environment (the key's): the pending debits and credits, and the processed debits whose unauthorized-return window is still open (at_risk_debits), in dollars. Customers on a test clock count only with test_clock, on the clock's time.
 //
 // Returns a wrapper object for the known response body format(s).
 //
 // Corresponds with GET /v2/balances (the `GetBalances` operationId).
-func (c *ClientWithResponses) GetBalancesWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*GetBalancesResponse, error) {
-	rsp, err := c.GetBalances(ctx, reqEditors...)
+func (c *ClientWithResponses) GetBalancesWithResponse(ctx context.Context, params *GetBalancesParams, reqEditors ...RequestEditorFn) (*GetBalancesResponse, error) {
+	rsp, err := c.GetBalances(ctx, params, reqEditors...)
 	if err != nil {
 		return nil, err
 	}

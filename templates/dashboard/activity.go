@@ -63,8 +63,6 @@ type PaymentListRow struct {
 	Description string
 	Code        string   // the return code of a failed payment, "" otherwise
 	Marks       []string // "reversed", "reversal", "retry, attempt 2"
-	// Clock is the test clock its customer lives on; nil on the wall clock.
-	Clock *ClockMark
 }
 
 // Party names a payment's or an event's customer and bank account for
@@ -80,8 +78,6 @@ type Party struct {
 // Payment is one payment's page.
 type Payment struct {
 	PaymentRow
-	// Clock is the test clock its customer lives on; nil on the wall clock.
-	Clock          *ClockMark
 	SourceID       string
 	CustomerID     string
 	Description    string

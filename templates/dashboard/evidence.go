@@ -12,6 +12,8 @@ type Evidence struct {
 	Settled     string
 
 	Mandate *EvidenceMandate // nil for a credit
+	// Clock is the test clock the customer lives on; nil on the wall clock.
+	Clock *ClockMark
 
 	SourceID     string
 	Account      string // "Checking account ending 6789 at …"

@@ -53,7 +53,8 @@ type ClockCustomer struct {
 }
 
 // ClockMark is the test clock a customer and everything of theirs live
-// on, shown on their pages and list rows; nil on the wall clock.
+// on, shown on their pages and list rows; nil on the wall clock. For an
+// event, Frozen is the clock's time when the event happened.
 type ClockMark struct {
 	ID, Label string
 	Frozen    string // readable, UTC

@@ -112,6 +112,9 @@ type LogRow struct {
 	Attempts int
 	Code     string // last response status, "—" when none
 	Latency  string // "123 ms", "" when no attempt
+	// Clock is the test clock the event happened on, at the clock's time
+	// then; nil on the wall clock.
+	Clock *ClockMark
 }
 
 // Event is one event's page: payload and every delivery attempt.
@@ -122,6 +125,9 @@ type Event struct {
 	Payload    string // indented JSON
 	Deliveries []Delivery
 	CanResend  bool // a webhook URL is registered
+	// Clock is the test clock the event happened on, at the clock's time
+	// then; nil on the wall clock.
+	Clock *ClockMark
 }
 
 // Delivery is one delivery of an event.
@@ -267,6 +273,8 @@ type MandateRow struct {
 	Text       string // the authorization as the customer saw it
 	TextSHA256 string
 	Revoked    string // "" while active; else when and why
+	// Clock is the test clock its customer lives on; nil on the wall clock.
+	Clock *ClockMark
 }
 
 // PaymentRow is one payment of a source.
@@ -280,6 +288,8 @@ type PaymentRow struct {
 	Attempt   string // "subscription, attempt 2", "" for a one-off payment
 	Created   string
 	CanReturn bool // sandbox: pending or processed, so a return can be simulated
+	// Clock is the test clock its customer lives on; nil on the wall clock.
+	Clock *ClockMark
 }
 
 // SubscriptionRow is one subscription of a source.
@@ -291,6 +301,8 @@ type SubscriptionRow struct {
 	Retry      string // the re-presentment's day, "" when none
 	Reason     string // why it was canceled
 	CanAdvance bool   // sandbox: active, so its next debit can be created now
+	// Clock is the test clock its customer lives on; nil on the wall clock.
+	Clock *ClockMark
 }
 
 // Settings is the settings page.

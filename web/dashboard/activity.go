@@ -206,53 +206,51 @@ func (s *Surface) paymentsPage(c *gin.Context) {
 		s.Fail(c, err)
 		return
 	}
-	var labels map[string]funding.Label
-	row := func(p payment.Payment) view.PaymentListRow { return paymentListRow(p, labels[p.SourceID]) }
+	var list []payment.Payment
+	var more bool
 	if v.Filters.Query != "" {
 		p, err := s.payments.Get(ctx, scope, v.Filters.Query)
 		switch {
 		case err == nil:
-			if labels, err = s.funding.Labels(ctx, scope, []string{p.SourceID}); err != nil {
-				s.Fail(c, err)
-				return
-			}
-			v.Rows = append(v.Rows, row(p))
+			list = []payment.Payment{p}
 		case !missing(err):
 			s.Fail(c, err)
 			return
 		}
-		s.Page(c, http.StatusOK, view.PaymentsPage(s.frame(c, "Payments", "payments"), v))
-		return
-	}
-	vals := valuesOf(v.Filters)
-	list, more, err := s.payments.Search(ctx, scope, payment.Filter{SourceID: v.Source, Status: vals.get("status"),
-		Direction: payment.Direction(vals.get("direction"))}, pageOf(c, listSize))
-	if err != nil {
-		s.Fail(c, err)
-		return
+	} else {
+		vals := valuesOf(v.Filters)
+		if list, more, err = s.payments.Search(ctx, scope, payment.Filter{SourceID: v.Source, Status: vals.get("status"),
+			Direction: payment.Direction(vals.get("direction"))}, pageOf(c, listSize)); err != nil {
+			s.Fail(c, err)
+			return
+		}
 	}
 	ids := make([]string, len(list))
 	for i, p := range list {
 		ids[i] = p.SourceID
 	}
-	if labels, err = s.funding.Labels(ctx, scope, ids); err != nil {
-		s.Fail(c, err)
-		return
-	}
-	clocks := make([]string, 0, len(labels))
-	for _, l := range labels {
-		clocks = append(clocks, l.TestClock)
-	}
-	marks, err := s.clockMarks(ctx, scope, clocks)
+	labels, err := s.funding.Labels(ctx, scope, ids)
 	if err != nil {
 		s.Fail(c, err)
 		return
 	}
-	v.Rows, v.Page = rowsOf(c, list, more, func(p payment.Payment) view.PaymentListRow {
-		r := row(p)
+	marks, err := s.labelClocks(ctx, scope, labels)
+	if err != nil {
+		s.Fail(c, err)
+		return
+	}
+	row := func(p payment.Payment) view.PaymentListRow {
+		r := paymentListRow(p, labels[p.SourceID])
 		r.Clock = marks[labels[p.SourceID].TestClock]
 		return r
-	}, func(p payment.Payment) string { return p.ID })
+	}
+	if v.Filters.Query != "" {
+		for _, p := range list {
+			v.Rows = append(v.Rows, row(p))
+		}
+	} else {
+		v.Rows, v.Page = rowsOf(c, list, more, row, func(p payment.Payment) string { return p.ID })
+	}
 	s.Page(c, http.StatusOK, view.PaymentsPage(s.frame(c, "Payments", "payments"), v))
 }
 
@@ -331,39 +329,66 @@ func subscriptionRow(sub payment.Subscription) view.SubscriptionRow {
 func (s *Surface) subscriptionsPage(c *gin.Context) {
 	ctx, scope := c.Request.Context(), current(c).Scope
 	v := view.Subscriptions{Filters: filtersOf(c, view.Select{Name: "status", Label: "Status", Options: subscriptionStatuses})}
-	row := subscriptionListRow
+	var list []payment.Subscription
+	var more bool
+	var err error
 	if v.Filters.Query != "" {
 		sub, err := s.payments.GetSubscription(ctx, scope, v.Filters.Query)
 		switch {
 		case err == nil:
-			v.Rows = append(v.Rows, row(sub))
+			list = []payment.Subscription{sub}
 		case !missing(err):
 			s.Fail(c, err)
 			return
 		}
-		s.Page(c, http.StatusOK, view.SubscriptionsPage(s.frame(c, "Subscriptions", "subscriptions"), v))
+	} else if list, more, err = s.payments.SearchSubscriptions(ctx, scope, payment.Filter{Status: valuesOf(v.Filters).get("status")}, pageOf(c, listSize)); err != nil {
+		s.Fail(c, err)
 		return
 	}
-	list, more, err := s.payments.SearchSubscriptions(ctx, scope, payment.Filter{Status: valuesOf(v.Filters).get("status")}, pageOf(c, listSize))
+	// The customers' clocks: one read of the sources' labels and one of
+	// the clocks, for the whole list.
+	ids := make([]string, len(list))
+	for i, sub := range list {
+		ids[i] = sub.SourceID
+	}
+	labels, err := s.funding.Labels(ctx, scope, ids)
 	if err != nil {
 		s.Fail(c, err)
 		return
 	}
-	v.Rows, v.Page = rowsOf(c, list, more, row, func(sub payment.Subscription) string { return sub.ID })
+	marks, err := s.labelClocks(ctx, scope, labels)
+	if err != nil {
+		s.Fail(c, err)
+		return
+	}
+	row := func(sub payment.Subscription) view.SubscriptionListRow {
+		r := subscriptionListRow(sub)
+		r.Clock = marks[labels[sub.SourceID].TestClock]
+		return r
+	}
+	if v.Filters.Query != "" {
+		for _, sub := range list {
+			v.Rows = append(v.Rows, row(sub))
+		}
+	} else {
+		v.Rows, v.Page = rowsOf(c, list, more, row, func(sub payment.Subscription) string { return sub.ID })
+	}
 	s.Page(c, http.StatusOK, view.SubscriptionsPage(s.frame(c, "Subscriptions", "subscriptions"), v))
 }
 
 func (s *Surface) eventsPage(c *gin.Context) {
 	ctx, scope := c.Request.Context(), current(c).Scope
 	v := view.Events{Filters: filtersOf(c, view.Select{Name: "type", Label: "Type", Options: eventTypes()})}
-	row := func(e event.Event) view.LogRow {
-		return view.LogRow{ID: e.ID, Type: e.Type, Time: shortTime(e.CreatedAt)}
-	}
 	if v.Filters.Query != "" {
 		d, err := s.webhooks.Event(ctx, scope, v.Filters.Query)
 		switch {
 		case err == nil:
-			v.Rows = append(v.Rows, row(d.Event))
+			marks, err := s.eventClocks(ctx, scope, []event.Event{d.Event})
+			if err != nil {
+				s.Fail(c, err)
+				return
+			}
+			v.Rows = append(v.Rows, eventRow(d.Event, marks))
 		case !missing(err):
 			s.Fail(c, err)
 			return
@@ -387,12 +412,23 @@ func (s *Surface) eventsPage(c *gin.Context) {
 		s.Fail(c, err)
 		return
 	}
+	marks, err := s.eventClocks(ctx, scope, list)
+	if err != nil {
+		s.Fail(c, err)
+		return
+	}
 	v.Rows, v.Page = rowsOf(c, list, more, func(e event.Event) view.LogRow {
-		r := row(e)
+		r := eventRow(e, marks)
 		r.About = about[e.ID].words(labels)
 		return r
 	}, func(e event.Event) string { return e.ID })
 	s.Page(c, http.StatusOK, view.EventsPage(s.frame(c, "Events", "events"), v))
+}
+
+// eventRow is an event of a list, with the clock it happened on (marks
+// are the clocks by id).
+func eventRow(e event.Event, marks map[string]*view.ClockMark) view.LogRow {
+	return view.LogRow{ID: e.ID, Type: e.Type, Time: shortTime(e.CreatedAt), Clock: eventMark(marks, e)}
 }
 
 func (s *Surface) requestsPage(c *gin.Context) {

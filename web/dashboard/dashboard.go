@@ -37,8 +37,10 @@
 // primary key (funding.Service.Labels), and API requests from the
 // request log (requestlog); the Test clocks page names each clock's
 // newest customers and counts them in one read for all the clocks
-// (customer.Service.OnClocks), and a list naming customers on clocks
-// reads the merchant's clocks (at most 20) once; Home's charts come from
+// (customer.Service.OnClocks), and a list naming the clocks of its rows
+// (customers, sources, payments, subscriptions, events, the delivery
+// log) reads the merchant's clocks (at most 20) once, the subscriptions
+// list after its sources' labels (funding.Service.Labels); Home's charts come from
 // one aggregate read (overview) and are drawn on the server as SVG with a table each. The
 // Security log pages through the audit log (audit.Service.List); every
 // form action that changes a key, the webhook, a setting, the sessions or

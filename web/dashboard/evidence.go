@@ -18,12 +18,23 @@ import (
 // evidencePage is a payment's authorization evidence in words, to print:
 // the facts of GET /v2/payments/{id}/evidence from the same service.
 func (s *Surface) evidencePage(c *gin.Context) {
-	ev, err := s.evidence.Of(c.Request.Context(), current(c).Scope, c.Param("id"))
+	ctx, scope := c.Request.Context(), current(c).Scope
+	ev, err := s.evidence.Of(ctx, scope, c.Param("id"))
 	if err != nil {
 		s.Fail(c, err)
 		return
 	}
-	s.Page(c, http.StatusOK, view.EvidencePage(s.frame(c, "Evidence for payment "+ev.Payment.ID, "payments"), evidenceView(ev)))
+	v := evidenceView(ev)
+	labels, err := s.funding.Labels(ctx, scope, []string{ev.Payment.SourceID})
+	if err != nil {
+		s.Fail(c, err)
+		return
+	}
+	if v.Clock, err = s.clockMark(ctx, scope, labels[ev.Payment.SourceID].TestClock); err != nil {
+		s.Fail(c, err)
+		return
+	}
+	s.Page(c, http.StatusOK, view.EvidencePage(s.frame(c, "Evidence for payment "+ev.Payment.ID, "payments"), v))
 }
 
 // verifiedByWords says how a source was verified.

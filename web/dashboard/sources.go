@@ -67,7 +67,8 @@ func customerRow(cu customer.Customer) view.CustomerRow {
 const customerShown = 25
 
 // addCustomerActivity adds the customer's newest payments and
-// subscriptions, across its sources, to its page.
+// subscriptions, across its sources, to its page; each names the
+// customer's clock (v.Clock).
 func (s *Surface) addCustomerActivity(c *gin.Context, v *view.Customer) error {
 	ctx, scope := c.Request.Context(), current(c).Scope
 	pays, more, err := s.payments.Search(ctx, scope, payment.Filter{CustomerID: v.ID}, paging.Page{Limit: customerShown})
@@ -83,7 +84,9 @@ func (s *Surface) addCustomerActivity(c *gin.Context, v *view.Customer) error {
 		return err
 	}
 	for _, p := range pays {
-		v.Payments = append(v.Payments, paymentListRow(p, labels[p.SourceID]))
+		r := paymentListRow(p, labels[p.SourceID])
+		r.Clock = v.Clock
+		v.Payments = append(v.Payments, r)
 	}
 	v.MorePayments = more
 	subs, _, err := s.payments.SearchSubscriptions(ctx, scope, payment.Filter{CustomerID: v.ID}, paging.Page{Limit: customerShown})
@@ -91,7 +94,9 @@ func (s *Surface) addCustomerActivity(c *gin.Context, v *view.Customer) error {
 		return err
 	}
 	for _, sub := range subs {
-		v.Subscriptions = append(v.Subscriptions, subscriptionListRow(sub))
+		r := subscriptionListRow(sub)
+		r.Clock = v.Clock
+		v.Subscriptions = append(v.Subscriptions, r)
 	}
 	return nil
 }
@@ -119,7 +124,9 @@ func (s *Surface) customerPage(c *gin.Context) {
 		v.Business = *cu.BusinessName
 	}
 	for _, src := range srcs {
-		v.Sources = append(v.Sources, sourceRow(funding.Listed{Source: src}))
+		r := sourceRow(funding.Listed{Source: src})
+		r.Clock = v.Clock
+		v.Sources = append(v.Sources, r)
 	}
 	if err := s.addCustomerActivity(c, &v); err != nil {
 		s.Fail(c, err)
@@ -261,8 +268,13 @@ func (s *Surface) sourcePage(c *gin.Context) {
 		s.Fail(c, err)
 		return
 	}
+	// The source's events are on its customer's clock, read above.
+	var marks map[string]*view.ClockMark
+	if v.Clock != nil {
+		marks = map[string]*view.ClockMark{v.Clock.ID: v.Clock}
+	}
 	for _, e := range events {
-		v.Events = append(v.Events, view.LogRow{ID: e.ID, Type: e.Type, Time: shortTime(e.CreatedAt)})
+		v.Events = append(v.Events, eventRow(e, marks))
 	}
 	if err := s.addPayments(c, &v); err != nil {
 		s.Fail(c, err)
@@ -273,7 +285,7 @@ func (s *Surface) sourcePage(c *gin.Context) {
 
 // addPayments adds a source's newest payments, subscriptions and mandates
 // (with their evidence) to its page, and in sandbox the simulations that
-// apply to them.
+// apply to them; each names the customer's clock (v.Clock).
 func (s *Surface) addPayments(c *gin.Context, v *view.Source) error {
 	ctx, scope := c.Request.Context(), current(c).Scope
 	v.Sandbox = scope.Env == tenant.Sandbox
@@ -287,7 +299,8 @@ func (s *Surface) addPayments(c *gin.Context, v *view.Source) error {
 	}
 	for _, p := range pays {
 		r := view.PaymentRow{ID: p.ID, Amount: usd(p.Amount), Direction: string(p.Direction), Status: string(p.Status),
-			Created: shortTime(p.CreatedAt), CanReturn: v.Sandbox && (p.Status == payment.Pending || p.Status == payment.Processed)}
+			Created: shortTime(p.CreatedAt), CanReturn: v.Sandbox && (p.Status == payment.Pending || p.Status == payment.Processed),
+			Clock: v.Clock}
 		if p.FailureCode != nil && p.FailureReason != nil {
 			r.Failure = *p.FailureCode + " " + *p.FailureReason
 		}
@@ -303,6 +316,7 @@ func (s *Surface) addPayments(c *gin.Context, v *view.Source) error {
 	for _, sub := range subs {
 		r := subscriptionRow(sub)
 		r.CanAdvance = v.Sandbox && sub.Status == payment.Active
+		r.Clock = v.Clock
 		v.Subscriptions = append(v.Subscriptions, r)
 	}
 	mandates, _, err := s.payments.ListMandates(ctx, scope, v.ID, paging.Page{Limit: listSize})
@@ -311,7 +325,7 @@ func (s *Surface) addPayments(c *gin.Context, v *view.Source) error {
 	}
 	for _, m := range mandates {
 		r := view.MandateRow{ID: m.ID, Type: string(m.Type), SECCode: m.SECCode, Status: m.Status,
-			Accepted: m.AcceptedAt.Format("Jan 2, 2006 15:04:05 UTC"), Text: m.Text, TextSHA256: m.TextSHA256}
+			Accepted: m.AcceptedAt.Format("Jan 2, 2006 15:04:05 UTC"), Text: m.Text, TextSHA256: m.TextSHA256, Clock: v.Clock}
 		if m.IPAddress != nil {
 			r.IP = *m.IPAddress
 		}

@@ -10,8 +10,10 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"github.com/fundsource/fundsource/internal/core/errs"
+	"github.com/fundsource/fundsource/internal/core/event"
 	"github.com/fundsource/fundsource/internal/core/paging"
 	"github.com/fundsource/fundsource/internal/core/tenant"
+	"github.com/fundsource/fundsource/internal/funding"
 	"github.com/fundsource/fundsource/internal/testclock"
 	view "github.com/fundsource/fundsource/templates/dashboard"
 )
@@ -259,4 +261,39 @@ func (s *Surface) clockMarks(ctx context.Context, scope tenant.Scope, clockIDs [
 		out[k.ID] = markOf(k)
 	}
 	return out, nil
+}
+
+// eventMark is the clock event e happened on, at the clock's time then;
+// marks are the clocks by id (clockMarks), nil on the wall clock. A clock
+// not among them (deleted since the read) is named by its id.
+func eventMark(marks map[string]*view.ClockMark, e event.Event) *view.ClockMark {
+	if e.TestClock == "" {
+		return nil
+	}
+	m := view.ClockMark{ID: e.TestClock, Label: e.TestClock}
+	if k := marks[e.TestClock]; k != nil {
+		m = *k
+	}
+	m.Frozen, m.FrozenUTC, m.Advancing = clockTime(e.ClockTime), e.ClockTime.UTC().Format(time.RFC3339), false
+	return &m
+}
+
+// eventClocks are the clocks of the events' test clocks by id, in one
+// read for all of them (clockMarks).
+func (s *Surface) eventClocks(ctx context.Context, scope tenant.Scope, events []event.Event) (map[string]*view.ClockMark, error) {
+	ids := make([]string, len(events))
+	for i, e := range events {
+		ids[i] = e.TestClock
+	}
+	return s.clockMarks(ctx, scope, ids)
+}
+
+// labelClocks are the clocks of the labelled sources' customers by id,
+// in one read for all of them (clockMarks).
+func (s *Surface) labelClocks(ctx context.Context, scope tenant.Scope, labels map[string]funding.Label) (map[string]*view.ClockMark, error) {
+	ids := make([]string, 0, len(labels))
+	for _, l := range labels {
+		ids = append(ids, l.TestClock)
+	}
+	return s.clockMarks(ctx, scope, ids)
 }

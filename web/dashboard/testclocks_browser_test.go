@@ -72,6 +72,51 @@ func TestBrowserDashboardTestClocks(t *testing.T) {
 			tb.Open(srv.URL + "/dashboard/customers")
 			tb.WantText("Test clock " + name + " at Tue, Nov 10, 2026, 09:00 UTC")
 
+			// The customer's subscription, mandate and events name the
+			// clock too, each with its chip linked to the clock; the
+			// pages fit the window.
+			chip := "Test clock " + name + " at Tue, Nov 10, 2026, 09:00 UTC"
+			src := h.VerifiedSource(key, cus, fmt.Sprintf("%09d", width))
+			th.WantOK(t, h.Post("/v2/payments", key, th.PaymentBody(src, `"12.00"`, "debit")))
+			sub := th.WantOK(t, h.Post("/v2/subscriptions", key, webtest.SubscriptionBody(src, "9.99", "monthly", "2026-12-01")))["subscription_id"].(string)
+			wantChip := func(selector string) {
+				t.Helper()
+				if got := tb.Text(selector + " .clock-chip"); got != chip {
+					t.Errorf("%s: the clock chip says %q, want %q", selector, got, chip)
+				}
+				if href, _ := tb.Page.Locator(selector + " .clock-chip").First().GetAttribute("href"); href != "/dashboard/test-clocks#clock-"+id {
+					t.Errorf("%s: the clock chip links to %q", selector, href)
+				}
+			}
+			tb.Open(srv.URL + "/dashboard/funding-sources/" + src)
+			wantChip("#mandates")
+			wantChip("#subscription-" + sub)
+			wantChip("#source-events")
+			check()
+			tb.Open(srv.URL + "/dashboard/subscriptions")
+			wantChip("#subscription-" + sub)
+			check()
+			created := eventAbout(t, h, key, "customer.created", "user_id", cus)
+			tb.Open(srv.URL + "/dashboard/events?type=customer.created")
+			wantChip("#event-" + created)
+			check()
+			if err := tb.Page.Locator("#event-" + created + " a.mono").Click(); err != nil {
+				t.Fatal(err)
+			}
+			tb.WaitURL(`/dashboard/events/` + created + `$`)
+			if got := tb.Text("#clock-mark"); got != chip {
+				t.Errorf("event page's clock line = %q", got)
+			}
+			check()
+			logged := `#delivery-log tr:has(a[href="/dashboard/events/` + eventAbout(t, h, key, "subscription.created", "subscription_id", sub) + `"])`
+			tb.Open(srv.URL + "/dashboard/webhooks")
+			wantChip(logged)
+			check()
+			if err := tb.Page.Locator(logged + " .clock-chip").Click(); err != nil {
+				t.Fatal(err)
+			}
+			tb.WaitURL(`/dashboard/test-clocks#clock-` + id + `$`)
+
 			// Advance by a quick choice: the clock then advances, and
 			// offers nothing until it is ready.
 			tb.Open(srv.URL + "/dashboard/test-clocks")
@@ -147,6 +192,19 @@ func TestBrowserDashboardTestClocksProduction(t *testing.T) {
 			tb.FitsWidth()
 		})
 	}
+}
+
+// eventAbout is the id of the merchant's newest event of the type whose
+// data's field is value.
+func eventAbout(t *testing.T, h *webtest.Harness, key, typ, field, value string) string {
+	t.Helper()
+	for _, e := range th.WantOK(t, h.Get("/v2/events?limit=100&type="+typ, key))["data"].([]any) {
+		if e := e.(map[string]any); e["data"].(map[string]any)[field] == value {
+			return e["id"].(string)
+		}
+	}
+	t.Fatalf("no %s event with %s %s", typ, field, value)
+	return ""
 }
 
 // clockNamed is the id of the merchant's clock with the name.

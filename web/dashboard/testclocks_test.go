@@ -6,7 +6,9 @@ import (
 	"net/url"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/fundsource/fundsource/internal/core/tenant"
 	th "github.com/fundsource/fundsource/internal/testing/harness"
 	"github.com/fundsource/fundsource/internal/testing/webtest"
 )
@@ -187,5 +189,165 @@ func TestDashboardTestClocksFull(t *testing.T) {
 	webtest.WantPage(t, p, http.StatusUnprocessableEntity, "A merchant has at most 20 test clocks; delete one first.")
 	if n := clockCount(t, h, key); n != 20 {
 		t.Errorf("clocks = %d", n)
+	}
+}
+
+// rowOf is the table row or list item of body whose id (or link) is
+// marker, up to its end: what one object of a list shows.
+func rowOf(t *testing.T, body, marker string) string {
+	t.Helper()
+	i := strings.Index(body, marker)
+	if i < 0 {
+		t.Fatalf("the page has no %s", marker)
+	}
+	rest := body[i:]
+	end := len(rest)
+	for _, close := range []string{"</tr>", "</li>"} {
+		if j := strings.Index(rest, close); j >= 0 && j < end {
+			end = j
+		}
+	}
+	return rest[:end]
+}
+
+// TestDashboardClockMarksOfActivity: a clocked customer's subscription,
+// mandate, payment and events name the clock, linked to it, on every
+// page that lists them (an event at the clock's time when it happened,
+// not the clock's time now); a wall-clock customer's show none.
+func TestDashboardClockMarksOfActivity(t *testing.T) {
+	t.Parallel()
+	h := webtest.NewHarness(t)
+	m := h.Merchant("Acme Books")
+	d, key := webtest.NewDash(h), m.Sandbox.SecretKey
+	d.SignIn(m.Merchant.Email, "correct horse battery")
+	clk := th.WantOK(t, h.Post("/v2/sandbox/test-clocks", key, `{"frozen_time":"2026-11-10T09:00:00Z","name":"Dunning"}`))["test_clock_id"].(string)
+	link := `href="/dashboard/test-clocks#clock-` + clk + `"`
+
+	type party struct{ cus, src, pay, sub, mandate string }
+	setUp := func(body, account string) party {
+		var p party
+		p.cus = th.WantOK(t, h.Post("/v2/customers", key, body))["user_id"].(string)
+		p.src = h.VerifiedSource(key, p.cus, account)
+		p.pay = th.WantOK(t, h.Post("/v2/payments", key, th.PaymentBody(p.src, `"12.00"`, "debit")))["payment_id"].(string)
+		p.sub = th.WantOK(t, h.Post("/v2/subscriptions", key, webtest.SubscriptionBody(p.src, "9.99", "monthly", "2026-12-01")))["subscription_id"].(string)
+		p.mandate = th.WantOK(t, h.Get("/v2/mandates?funding_source_id="+p.src, key))["data"].([]any)[0].(map[string]any)["mandate_id"].(string)
+		return p
+	}
+	plain := setUp(`{"first_name":"Wall","last_name":"Time","email":"wall@example.com"}`, "987654321")
+	on := setUp(fmt.Sprintf(`{"first_name":"Ada","last_name":"Clock","email":"ada@example.com","test_clock":%q}`, clk), "123456789")
+	events := th.WantOK(t, h.Get("/v2/events?type=customer.created", key))["data"].([]any)
+	created := map[string]string{} // the customers' customer.created events by customer
+	for _, e := range events {
+		e := e.(map[string]any)
+		created[e["data"].(map[string]any)["user_id"].(string)] = e["id"].(string)
+	}
+
+	// The clock moves on; the customer's objects show its time now, its
+	// events the time they happened.
+	th.WantOK(t, h.Post("/v2/sandbox/test-clocks/"+clk+"/advance", key, `{"frozen_time":"2026-11-17T09:00:00Z"}`))
+	if _, err := h.Svc.TestClocks.MarkReady(t.Context(), tenant.Scope{MerchantID: m.Merchant.ID, Env: tenant.Sandbox}, clk); err != nil {
+		t.Fatal(err)
+	}
+	nowAt, thenAt := "Tue, Nov 17, 2026, 09:00 UTC", "Tue, Nov 10, 2026, 09:00 UTC"
+	now, then := "Test clock Dunning at "+nowAt, "Test clock Dunning at "+thenAt
+	th.WantOK(t, h.Post("/v2/customers", key, `{"first_name":"Late","last_name":"Wall","email":"late@example.com"}`))
+
+	wantMark := func(where, row, text string) {
+		t.Helper()
+		if !strings.Contains(row, text) || !strings.Contains(row, link) {
+			t.Errorf("%s: want %q linked to the clock, got %s", where, text, row)
+		}
+	}
+	// wantLine: a page's clock line, at the time.
+	wantLine := func(where, body, at string) {
+		t.Helper()
+		if !strings.Contains(body, `id="clock-mark"`) {
+			t.Errorf("%s names no clock", where)
+		}
+		wantMark(where, body, `<span class="clock-time">`+at+`</span>`)
+	}
+	wantNone := func(where, row string) {
+		t.Helper()
+		if strings.Contains(row, "clock-chip") || strings.Contains(row, "clock-mark") {
+			t.Errorf("%s: a wall-clock object shows a clock: %s", where, row)
+		}
+	}
+
+	subs := webtest.WantPage(t, d.Get("/dashboard/subscriptions"), http.StatusOK)
+	wantMark("subscriptions list", rowOf(t, subs, `id="subscription-`+on.sub+`"`), now)
+	wantNone("subscriptions list", rowOf(t, subs, `id="subscription-`+plain.sub+`"`))
+	wantMark("subscription search", rowOf(t, webtest.WantPage(t, d.Get("/dashboard/subscriptions?q="+on.sub), http.StatusOK),
+		`id="subscription-`+on.sub+`"`), now)
+	wantMark("payment search", rowOf(t, webtest.WantPage(t, d.Get("/dashboard/payments?q="+on.pay), http.StatusOK),
+		`id="payment-`+on.pay+`"`), now)
+
+	for _, c := range []struct {
+		who   party
+		check func(where, row string)
+	}{
+		{on, func(where, row string) { t.Helper(); wantMark(where, row, now) }},
+		{plain, wantNone},
+	} {
+		src := webtest.WantPage(t, d.Get("/dashboard/funding-sources/"+c.who.src), http.StatusOK)
+		c.check("source's mandate", rowOf(t, src, `id="mandate-`+c.who.mandate+`"`))
+		c.check("source's subscription", rowOf(t, src, `id="subscription-`+c.who.sub+`"`))
+		c.check("source's payment", rowOf(t, src, `id="payment-`+c.who.pay+`"`))
+		cus := webtest.WantPage(t, d.Get("/dashboard/customers/"+c.who.cus), http.StatusOK)
+		c.check("customer's subscription", rowOf(t, cus, `id="subscription-`+c.who.sub+`"`))
+		c.check("customer's payment", rowOf(t, cus, `id="payment-`+c.who.pay+`"`))
+		c.check("customer's source", rowOf(t, cus, `href="/dashboard/funding-sources/`+c.who.src+`"`))
+	}
+	wantLine("a clocked payment's evidence", webtest.WantPage(t, d.Get("/dashboard/payments/"+on.pay+"/evidence"), http.StatusOK), nowAt)
+	wantNone("evidence", webtest.WantPage(t, d.Get("/dashboard/payments/"+plain.pay+"/evidence"), http.StatusOK))
+
+	// Events: at the clock's time when they happened.
+	list := webtest.WantPage(t, d.Get("/dashboard/events?type=customer.created"), http.StatusOK)
+	wantMark("events list", rowOf(t, list, `id="event-`+created[on.cus]+`"`), then)
+	wantNone("events list", rowOf(t, list, `id="event-`+created[plain.cus]+`"`))
+	wantMark("event search", rowOf(t, webtest.WantPage(t, d.Get("/dashboard/events?q="+created[on.cus]), http.StatusOK),
+		`id="event-`+created[on.cus]+`"`), then)
+	page := webtest.WantPage(t, d.Get("/dashboard/events/"+created[on.cus]), http.StatusOK)
+	wantLine("a clocked event's page", page, thenAt)
+	if strings.Contains(page, nowAt) {
+		t.Error("the event page shows the clock's time now, not the event's")
+	}
+	wantNone("event page", webtest.WantPage(t, d.Get("/dashboard/events/"+created[plain.cus]), http.StatusOK))
+	src := webtest.WantPage(t, d.Get("/dashboard/funding-sources/"+on.src), http.StatusOK)
+	var srcEvent string
+	for _, e := range th.WantOK(t, h.Get("/v2/events?type=funding_source.created", key))["data"].([]any) {
+		if e := e.(map[string]any); e["data"].(map[string]any)["funding_source_id"] == on.src {
+			srcEvent = e["id"].(string)
+		}
+	}
+	wantMark("source's event", rowOf(t, src, `href="/dashboard/events/`+srcEvent+`"`), then)
+
+	// The newest events, on the events page and in the delivery log: a
+	// clocked event shows its clock time, a wall-clock one nothing.
+	all := webtest.WantPage(t, d.Get("/dashboard/events"), http.StatusOK)
+	log := webtest.WantPage(t, d.Get("/dashboard/webhooks"), http.StatusOK)
+	clocked, wall := 0, 0
+	for _, e := range th.WantOK(t, h.Get("/v2/events?limit=10", key))["data"].([]any) {
+		e := e.(map[string]any)
+		id := e["id"].(string)
+		rows := map[string]string{"events list": rowOf(t, all, `id="event-`+id+`"`), "delivery log": rowOf(t, log, `href="/dashboard/events/`+id+`"`)}
+		for where, row := range rows {
+			if e["test_clock"] == nil {
+				wantNone(where, row)
+				continue
+			}
+			at, err := time.Parse(time.RFC3339, e["clock_time"].(string))
+			if err != nil {
+				t.Fatal(err)
+			}
+			wantMark(where, row, "Test clock Dunning at "+at.Format("Mon, Jan 2, 2006, 15:04 UTC"))
+		}
+		if e["test_clock"] == nil {
+			wall++
+		} else {
+			clocked++
+		}
+	}
+	if clocked == 0 || wall == 0 {
+		t.Errorf("the newest events: %d on the clock, %d on the wall clock; want some of each", clocked, wall)
 	}
 }

@@ -49,14 +49,25 @@ func (s *Surface) renderWebhooks(c *gin.Context, status int, v view.Webhooks, re
 		s.Fail(c, err)
 		return
 	}
-	v.Log, v.Page = rowsOf(c, entries, more, logRow, func(e webhook.LogEntry) string { return e.Event.ID })
+	events := make([]event.Event, len(entries))
+	for i, e := range entries {
+		events[i] = e.Event
+	}
+	marks, err := s.eventClocks(ctx, scope, events)
+	if err != nil {
+		s.Fail(c, err)
+		return
+	}
+	v.Log, v.Page = rowsOf(c, entries, more, func(e webhook.LogEntry) view.LogRow { return logRow(e, marks) },
+		func(e webhook.LogEntry) string { return e.Event.ID })
 	s.Page(c, status, view.WebhooksPage(s.frame(c, "Webhooks", "webhooks"), v))
 }
 
-// logRow is a delivery-log entry for people.
-func logRow(e webhook.LogEntry) view.LogRow {
-	r := view.LogRow{ID: e.Event.ID, Type: e.Event.Type, Time: shortTime(e.Event.CreatedAt),
-		State: e.State(), Attempts: e.Attempts, Code: "—"}
+// logRow is a delivery-log entry for people, with the clock its event
+// happened on (marks are the clocks by id).
+func logRow(e webhook.LogEntry, marks map[string]*view.ClockMark) view.LogRow {
+	r := eventRow(e.Event, marks)
+	r.State, r.Attempts, r.Code = e.State(), e.Attempts, "—"
 	if e.LastStatusCode != nil {
 		r.Code = strconv.Itoa(*e.LastStatusCode)
 	} else if e.Attempts > 0 {
@@ -119,7 +130,13 @@ func (s *Surface) eventPage(c *gin.Context) {
 		return
 	}
 	_, hookErr := s.webhooks.Get(ctx, scope)
-	v := view.Event{ID: d.ID, Type: d.Type, Time: shortTime(d.CreatedAt), Payload: payload(d.Event), CanResend: hookErr == nil}
+	marks, err := s.eventClocks(ctx, scope, []event.Event{d.Event})
+	if err != nil {
+		s.Fail(c, err)
+		return
+	}
+	v := view.Event{ID: d.ID, Type: d.Type, Time: shortTime(d.CreatedAt), Payload: payload(d.Event), CanResend: hookErr == nil,
+		Clock: eventMark(marks, d.Event)}
 	for _, del := range d.Deliveries {
 		dv := view.Delivery{ID: del.ID, State: webhook.State(del.Status, del.Attempts)}
 		if del.NextAttemptAt != nil {

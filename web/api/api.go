@@ -200,7 +200,7 @@ func (s *Surface) Mount(r *gin.Engine) {
 	g.POST("/payments/:id/refund", s.onceSend(s.refundPayment))
 	g.POST("/payments/:id", s.once(s.updatePayment))
 	g.GET("/balance-transactions", s.clockQuery, s.run(s.listBalanceTransactions))
-	g.GET("/reports/settlements", s.run(s.settlementsReport))
+	g.GET("/reports/settlements", s.clockQuery, s.run(s.settlementsReport))
 	g.POST("/customers/:user_id", s.once(s.updateCustomer))
 	g.POST("/funding-source/:funding_source_id", s.once(s.updateSource))
 	g.POST("/funding-source/:funding_source_id/unblock", s.once(s.unblockSource))
@@ -245,7 +245,7 @@ var queryParams = map[string][]string{
 	"GET /v2/payments":                           {"limit", "starting_after", "funding_source_id", "rail", "method", "metadata[]"},
 	"GET /v2/balances":                           {"test_clock"},
 	"GET /v2/balance-transactions":               {"limit", "starting_after", "test_clock"},
-	"GET /v2/reports/settlements":                {"date"},
+	"GET /v2/reports/settlements":                {"date", "test_clock"},
 	"GET /v2/subscriptions":                      {"limit", "starting_after", "funding_source_id"},
 	"GET /v2/mandates":                           {"limit", "starting_after", "funding_source_id"},
 	"GET /v2/audit-events":                       {"limit", "starting_after"},

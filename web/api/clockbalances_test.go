@@ -47,7 +47,7 @@ func ledgerPayments(t *testing.T, h *webtest.Harness, key, clock string) []strin
 }
 
 // TestAClocksBalancesAreItsOwnOnItsDay: a clock's customer's debit counts
-// in the clock's balances and ledger only, never the wall clock's or
+// in the clock's balances, ledger and settlement report only, never the wall clock's or
 // another clock's; processed, it is at risk through the last day of its
 // unauthorized-return window on the clock's calendar, and not on the next
 // banking day, while the wall clock's today is months before.
@@ -95,6 +95,20 @@ func TestAClocksBalancesAreItsOwnOnItsDay(t *testing.T) {
 	}
 	wantFigures(t, "the clock's processed debit", clockBalances(t, h, key, r.id), "0.00", "25.00", "25.00")
 	wall("the clock's debit processed")
+	// The settlement report of its settlement date is the clock's too.
+	for clock, want := range map[string][]string{r.id: {debit}, other: nil, "": nil} {
+		path := "/v2/reports/settlements?date=2027-03-04"
+		if clock != "" {
+			path += "&test_clock=" + clock
+		}
+		var got []string
+		for _, row := range th.WantOK(t, h.Get(path, key))["data"].([]any) {
+			got = append(got, row.(map[string]any)["payment_id"].(string))
+		}
+		if strings.Join(got, ",") != strings.Join(want, ",") {
+			t.Errorf("the settlement report of 2027-03-04, clock %q: %v, want %v", clock, got, want)
+		}
+	}
 
 	// 23:59 Eastern on the window's last day, then midnight: the next
 	// banking day.
@@ -106,8 +120,8 @@ func TestAClocksBalancesAreItsOwnOnItsDay(t *testing.T) {
 	wantFigures(t, "the other clock, not advanced", clockBalances(t, h, key, other), "5.00", "0.00", "0.00")
 }
 
-// TestClockBalancesRefuseWhatIsNotTheMerchantsClock: the balances and the
-// ledger of a clock take a sandbox key, one clock id, and a clock of the
+// TestClockBalancesRefuseWhatIsNotTheMerchantsClock: the balances, the
+// ledger and the settlement report of a clock take a sandbox key, one clock id, and a clock of the
 // merchant's.
 func TestClockBalancesRefuseWhatIsNotTheMerchantsClock(t *testing.T) {
 	t.Parallel()
@@ -118,7 +132,7 @@ func TestClockBalancesRefuseWhatIsNotTheMerchantsClock(t *testing.T) {
 	mine := newClock(t, h, key, frozen)
 	theirs := newClock(t, h, h.Merchant("Other").Sandbox.SecretKey, frozen)
 	live := h.Production(m).SecretKey
-	for _, route := range []string{"/v2/balances?", "/v2/balance-transactions?limit=10&"} {
+	for _, route := range []string{"/v2/balances?", "/v2/balance-transactions?limit=10&", "/v2/reports/settlements?date=2027-03-04&"} {
 		for _, c := range []struct {
 			key, query string
 			status     int

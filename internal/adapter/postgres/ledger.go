@@ -166,8 +166,9 @@ func (q queries) BalanceLines(ctx context.Context, scope tenant.Scope, p paging.
 // originator's account (a debit brings money in: credit), and
 // reconciliation ties each to one statement line; the line of the
 // settlement of the payment's settlement date comes first (the statement's
-// booking date may be later than the date the file expected).
-const settledPayments = `
+// booking date may be later than the date the file expected). They are
+// the money of the clock of $3 (ledgerClock), as the ledger is.
+var settledPayments = `
 SELECT p.id, p.direction, p.amount_cents, p.status, p.settlement_date, p.metadata, p.refund_of, p.reversal_of,
        e.trace_number, l.statement_id, l.entry_ref, l.booking_date, l.direction AS line_direction, l.amount_cents AS line_cents
 FROM payments p
@@ -180,11 +181,13 @@ LEFT JOIN LATERAL (
   ORDER BY st.settle_date = p.settlement_date DESC, sl.booking_date = p.settlement_date DESC, sl.id
   LIMIT 1
 ) l ON true
-WHERE p.merchant_id = $1 AND p.environment = $2 AND p.settlement_date = $3::date AND p.status IN ('processed', 'failed')
+WHERE p.merchant_id = $1 AND p.environment = $2 AND p.settlement_date = $4::date AND p.status IN ('processed', 'failed')
+  AND ` + ledgerClock + `
 ORDER BY p.created_at, p.id
-LIMIT $4`
+LIMIT $5`
 
-// SettledPayments returns up to limit payments settled on day.
+// SettledPayments returns up to limit payments settled on day, of the
+// context's clock.
 func (q queries) SettledPayments(ctx context.Context, scope tenant.Scope, day calendar.Date, limit int) ([]payment.SettledPayment, error) {
 	var rows []struct {
 		ID          string            `db:"id"`
@@ -202,7 +205,7 @@ func (q queries) SettledPayments(ctx context.Context, scope tenant.Scope, day ca
 		LineDir     *string           `db:"line_direction"`
 		LineCents   *int64            `db:"line_cents"`
 	}
-	if err := sqlx.SelectContext(ctx, q.ex, &rows, settledPayments, scope.MerchantID, scope.Env, day.Format(time.DateOnly), limit); err != nil {
+	if err := sqlx.SelectContext(ctx, q.ex, &rows, settledPayments, scope.MerchantID, scope.Env, clockParam(ctx), day.Format(time.DateOnly), limit); err != nil {
 		return nil, translate(err)
 	}
 	out := make([]payment.SettledPayment, len(rows))

@@ -6912,6 +6912,9 @@ type ReversePaymentParams struct {
 // SettlementsReportParams defines parameters for SettlementsReport.
 type SettlementsReportParams struct {
 	Date openapi_types.Date `form:"date" json:"date"`
+
+	// TestClock Sandbox keys only (a production key gets 403 permission_denied): the money of the customers on this test clock, judged on the date (US Eastern) of the clock's frozen_time. Without it, only customers not on a test clock count. 404 test_clock_not_found for a clock the merchant does not have; 400 invalid_request for a value that is not one clock id.
+	TestClock *TestClockQuery `form:"test_clock,omitempty" json:"test_clock,omitempty"`
 }
 
 // SimulateMicroDepositExpiryJSONBody defines parameters for SimulateMicroDepositExpiry.
@@ -13620,6 +13623,18 @@ func NewSettlementsReportRequest(server string, params *SettlementsReportParams)
 			for _, qp := range strings.Split(queryFrag, "&") {
 				rawQueryFragments = append(rawQueryFragments, qp)
 			}
+		}
+
+		if params.TestClock != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "test_clock", *params.TestClock, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
 		}
 
 		if encoded := queryValues.Encode(); encoded != "" {

@@ -39,9 +39,15 @@ func ledgerPayments(t *testing.T, h *webtest.Harness, key, clock string) []strin
 	if clock != "" {
 		path += "&test_clock=" + clock
 	}
+	return dataPayments(t, h, key, path)
+}
+
+// dataPayments are the payment_id of each row of a list's data.
+func dataPayments(t *testing.T, h *webtest.Harness, key, path string) []string {
+	t.Helper()
 	var out []string
-	for _, l := range th.WantOK(t, h.Get(path, key))["data"].([]any) {
-		out = append(out, l.(map[string]any)["payment_id"].(string))
+	for _, row := range th.WantOK(t, h.Get(path, key))["data"].([]any) {
+		out = append(out, row.(map[string]any)["payment_id"].(string))
 	}
 	return out
 }
@@ -101,11 +107,7 @@ func TestAClocksBalancesAreItsOwnOnItsDay(t *testing.T) {
 		if clock != "" {
 			path += "&test_clock=" + clock
 		}
-		var got []string
-		for _, row := range th.WantOK(t, h.Get(path, key))["data"].([]any) {
-			got = append(got, row.(map[string]any)["payment_id"].(string))
-		}
-		if strings.Join(got, ",") != strings.Join(want, ",") {
+		if got := dataPayments(t, h, key, path); strings.Join(got, ",") != strings.Join(want, ",") {
 			t.Errorf("the settlement report of 2027-03-04, clock %q: %v, want %v", clock, got, want)
 		}
 	}

@@ -131,34 +131,19 @@ func (k *Shared) Observe(c *gin.Context) {
 	if !k.Log.Enabled(ctx, slog.LevelInfo) {
 		return
 	}
-	// The attributes in an array of their own (they are at most eight),
-	// and the record handed to the handler without the caller's program
-	// counter, which Logger.LogAttrs looks up on every call for a source
-	// the handler does not print: the same line for less of every request.
-	var buf [8]slog.Attr
-	attrs := append(buf[:0],
-		slog.String("request_id", RequestID(c)),
-		slog.String("method", c.Request.Method),
-		slog.String("route", route),
-		slog.Int("status", status),
-		slog.Float64("latency_ms", float64(elapsed.Microseconds())/1000),
-	)
+	a := access{requestID: RequestID(c), method: c.Request.Method, route: route, status: status, latency: elapsed,
+		errorCode: c.GetString(ctxErrorCode)}
 	if p, found := c.Get(ctxPrincipal); found {
 		pr := p.(merchant.Principal)
-		attrs = append(attrs, slog.String("merchant_id", pr.Scope.MerchantID), slog.String("environment", string(pr.Scope.Env)))
-	}
-	if code := c.GetString(ctxErrorCode); code != "" {
-		attrs = append(attrs, slog.String("error_code", code))
+		a.principal, a.merchantID, a.environment = true, pr.Scope.MerchantID, string(pr.Scope.Env)
 	}
 	if route == "unmatched" {
 		// Which address nobody serves; the path only (a query may hold
 		// anything), valid UTF-8, at most 200 bytes.
 		path := strings.ToValidUTF8(c.Request.URL.EscapedPath(), "?")
-		attrs = append(attrs, slog.String("path", path[:min(len(path), 200)]))
+		a.unmatched, a.path = true, path[:min(len(path), 200)]
 	}
-	r := slog.NewRecord(time.Now(), slog.LevelInfo, "request", 0)
-	r.AddAttrs(attrs...)
-	_ = k.Log.Handler().Handle(ctx, r)
+	logAccess(ctx, k.Log.Handler(), &a, time.Now())
 }
 
 // Recover turns a panic into the 500 envelope and logs the stack.

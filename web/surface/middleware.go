@@ -19,7 +19,7 @@ import (
 // X-Request-Id. An incoming X-Request-Id is not trusted (it would reach
 // the logs).
 func (k *Shared) WithRequestID(c *gin.Context) {
-	id := ids.New(ids.Request)
+	id := ids.Batched(ids.Request)
 	c.Set(ctxRequestID, id)
 	c.Header("X-Request-Id", id)
 	c.Next()

@@ -7,7 +7,6 @@ import (
 	"crypto/rand"
 	"encoding/base32"
 	"math/big"
-	"strings"
 	"sync"
 )
 
@@ -97,9 +96,18 @@ func Secret(prefix string) string {
 // IsBase62 reports whether s consists only of base62 characters.
 func IsBase62(s string) bool {
 	for i := 0; i < len(s); i++ {
-		if strings.IndexByte(base62, s[i]) < 0 {
+		if !isBase62[s[i]] {
 			return false
 		}
 	}
 	return true
 }
+
+// isBase62 marks the bytes of base62: a key's 43 characters are checked on
+// every API request.
+var isBase62 = func() (t [256]bool) {
+	for i := range len(base62) {
+		t[base62[i]] = true
+	}
+	return t
+}()

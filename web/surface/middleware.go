@@ -30,14 +30,25 @@ func (k *Shared) WithRequestID(c *gin.Context) {
 // carry account details. The static files override Cache-Control.
 func (k *Shared) NoStore(c *gin.Context) {
 	h := c.Writer.Header()
-	h.Set("Cache-Control", "no-store")
-	h.Set("X-Content-Type-Options", "nosniff")
+	h["Cache-Control"] = noStore
+	h["X-Content-Type-Options"] = noSniff
 	c.Next()
 }
+
+// The values of NoStore's headers, shared by every answer rather than made
+// for each: Header.Set replaces a value and Header.Add appends to a slice
+// of capacity one, which copies it, so neither changes these.
+var (
+	noStore = []string{"no-store"}
+	noSniff = []string{"nosniff"}
+)
 
 // hsts is the Strict-Transport-Security of production mode: two years,
 // subdomains included.
 const hsts = "max-age=63072000; includeSubDomains"
+
+// hstsValue is hsts as the header's value, shared as NoStore's are.
+var hstsValue = []string{hsts}
 
 // StrictTransport sets Strict-Transport-Security on every answer in
 // production mode (JSON, pages, redirects, errors and 404s alike): a
@@ -46,7 +57,7 @@ const hsts = "max-age=63072000; includeSubDomains"
 // HSTS would stick to every other local service on the host name.
 func (k *Shared) StrictTransport(c *gin.Context) {
 	if k.Production {
-		c.Writer.Header().Set("Strict-Transport-Security", hsts)
+		c.Writer.Header()["Strict-Transport-Security"] = hstsValue
 	}
 	c.Next()
 }

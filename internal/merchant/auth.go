@@ -2,6 +2,7 @@ package merchant
 
 import (
 	"context"
+	"crypto/sha256"
 	"fmt"
 	"strings"
 
@@ -27,16 +28,51 @@ func ParseSecretKey(key string) (tenant.Environment, error) {
 	return "", errs.New(errs.Unauthorized, "The API key is malformed: secret keys begin with sk_test_ or sk_live_.")
 }
 
+// SecretKey is a secret key whose shape ParseKey checked: its
+// environment and its hash, not the key.
+type SecretKey struct {
+	Env  tenant.Environment
+	hash [sha256.Size]byte
+}
+
+// ParseKey checks the shape of a secret key as ParseSecretKey does and
+// hashes it: what a request checks the key's host against and
+// authenticates with, parsed once.
+func ParseKey(key string) (SecretKey, error) {
+	env, err := ParseSecretKey(key)
+	if err != nil {
+		return SecretKey{}, err
+	}
+	// The key's bytes in an array of the function's own: a conversion of
+	// the whole key would allocate them.
+	var b [64]byte
+	if len(key) > len(b) {
+		return SecretKey{Env: env, hash: sha256.Sum256([]byte(key))}, nil
+	}
+	return SecretKey{Env: env, hash: sha256.Sum256(b[:copy(b[:], key)])}, nil
+}
+
 // Authenticate resolves a secret key to the principal it acts for.
 func (s *Service) Authenticate(ctx context.Context, key string) (Principal, error) {
-	env, err := ParseSecretKey(key)
+	k, err := ParseKey(key)
 	if err != nil {
 		return Principal{}, err
 	}
-	hash := HashSecret(key)
-	if p, ok := s.keys.get(string(hash)); ok && p.Scope.Env == env {
+	return s.AuthenticateKey(ctx, k)
+}
+
+// AuthenticateKey resolves a parsed secret key to the principal it acts for.
+func (s *Service) AuthenticateKey(ctx context.Context, key SecretKey) (Principal, error) {
+	env := key.Env
+	if p, ok := s.keys.getHash(key.hash[:]); ok && p.Scope.Env == env {
 		return p, nil
 	}
+	return s.lookUpKey(ctx, env, key.hash)
+}
+
+// lookUpKey resolves the key of a hash from the database and caches it.
+func (s *Service) lookUpKey(ctx context.Context, env tenant.Environment, sum [sha256.Size]byte) (Principal, error) {
+	hash := sum[:]
 	gen := s.keys.generation()
 	k, e, err := s.store.APIKeyByHash(ctx, hash)
 	if errs.Is(err, errs.NotFound) {

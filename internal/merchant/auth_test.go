@@ -1,6 +1,7 @@
 package merchant
 
 import (
+	"bytes"
 	"strings"
 	"testing"
 
@@ -50,4 +51,21 @@ func FuzzParseSecretKey(f *testing.F) {
 			t.Fatalf("error without unauthorized code: %v", err)
 		}
 	})
+}
+
+// TestParseKeyHashesAsStored: a parsed key's environment is
+// ParseSecretKey's and its hash is HashSecret's, the stored one; what
+// ParseSecretKey refuses, ParseKey refuses.
+func TestParseKeyHashesAsStored(t *testing.T) {
+	for _, key := range []string{"sk_test_" + strings.Repeat("A", 43), "sk_live_" + strings.Repeat("z9", 21) + "Q",
+		"pk_test_" + strings.Repeat("A", 43), "sk_test_short", ""} {
+		env, err := ParseSecretKey(key)
+		k, kerr := ParseKey(key)
+		if (err == nil) != (kerr == nil) || (err != nil && err.Error() != kerr.Error()) {
+			t.Fatalf("ParseKey(%q) error %v, ParseSecretKey %v", key, kerr, err)
+		}
+		if err == nil && (k.Env != env || !bytes.Equal(k.hash[:], HashSecret(key))) {
+			t.Errorf("ParseKey(%q) = %s %x, want %s %x", key, k.Env, k.hash, env, HashSecret(key))
+		}
+	}
 }

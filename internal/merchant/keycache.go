@@ -67,6 +67,20 @@ func (c *KeyCache) get(hash string) (Principal, bool) {
 	return lookup(c, c.keys, hash)
 }
 
+// getHash is get for a hash as its bytes, without making a string of them.
+func (c *KeyCache) getHash(hash []byte) (Principal, bool) {
+	if c == nil || !c.live() {
+		return Principal{}, false
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	e, ok := c.keys[string(hash)]
+	if !ok || !c.now().Before(e.until) {
+		return Principal{}, false
+	}
+	return e.v, true
+}
+
 func (c *KeyCache) owner(publicKey string) (LinkOwner, bool) {
 	if c == nil {
 		return LinkOwner{}, false

@@ -7,6 +7,8 @@ import (
 	"log/slog"
 	"sync"
 	"time"
+
+	"github.com/fundsource/fundsource/web/surface"
 )
 
 // logFlushEvery is the longest a log line waits in the buffer.
@@ -76,7 +78,7 @@ func (b *logBuffer) Close() {
 // product logs through it ('serve', 'dev', the operator commands).
 func NewLogger(w io.Writer) (*slog.Logger, func()) {
 	b := newLogBuffer(w)
-	return slog.New(flushingHandler{slog.NewJSONHandler(b, nil), b}), b.Close
+	return slog.New(flushingHandler{surface.NewJSONHandler(b), b}), b.Close
 }
 
 // flushingHandler writes a warning or an error out at once: those are
@@ -92,6 +94,15 @@ func (h flushingHandler) Handle(ctx context.Context, r slog.Record) error {
 		h.b.Flush()
 	}
 	return err
+}
+
+// Lines are the JSON handler's, for the access log's lines (written at
+// info level, so never flushed at once).
+func (h flushingHandler) Lines() (io.Writer, bool) {
+	if lh, ok := h.Handler.(surface.LineHandler); ok {
+		return lh.Lines()
+	}
+	return nil, false
 }
 
 func (h flushingHandler) WithAttrs(attrs []slog.Attr) slog.Handler {

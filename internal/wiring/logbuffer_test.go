@@ -7,6 +7,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/fundsource/fundsource/web/surface"
 )
 
 // writes records each write it receives.
@@ -65,5 +67,32 @@ func TestLogBufferBatchesWholeLines(t *testing.T) {
 	stop()
 	if !strings.Contains(out.text(), `"msg":"last"`) {
 		t.Error("the last line was not written at close")
+	}
+}
+
+// TestNewLoggerTakesTheAccessLogsLines: the service's logger hands the
+// access log its buffered writer (so the line is made without a record),
+// and a logger with attributes of its own does not.
+func TestNewLoggerTakesTheAccessLogsLines(t *testing.T) {
+	w := &writes{}
+	log, flush := NewLogger(w)
+	lh, ok := log.Handler().(surface.LineHandler)
+	if !ok {
+		t.Fatalf("NewLogger's handler %T is not a surface.LineHandler", log.Handler())
+	}
+	lines, ok := lh.Lines()
+	if !ok {
+		t.Fatal("NewLogger's handler takes no lines")
+	}
+	_, _ = lines.Write([]byte("{\"msg\":\"request\"}\n"))
+	log.Info("after")
+	flush()
+	if got := w.text(); !strings.HasPrefix(got, "{\"msg\":\"request\"}\n{\"time\":") || !strings.Contains(got, `"msg":"after"`) {
+		t.Errorf("written: %q", got)
+	}
+	if lh, ok := log.With("k", "v").Handler().(surface.LineHandler); ok {
+		if _, ok := lh.Lines(); ok {
+			t.Error("a logger with attributes of its own takes lines without them")
+		}
 	}
 }

@@ -27,17 +27,17 @@ func (s *Surface) authenticate(c *gin.Context) {
 		s.Fail(c, errs.New(errs.Unauthorized, "Use the Bearer scheme: Authorization: Bearer <secret key>."))
 		return
 	}
-	key = strings.TrimSpace(key)
-	env, err := merchant.ParseSecretKey(key)
+	// Parsed once: its shape, its environment and its hash.
+	sk, err := merchant.ParseKey(strings.TrimSpace(key))
 	if err != nil {
 		s.Fail(c, err)
 		return
 	}
-	if s.onOtherEnvironmentHost(c.Request, env) {
+	if env := sk.Env; s.onOtherEnvironmentHost(c.Request, env) {
 		s.Fail(c, errs.Newf(errs.Unauthorized, "This is a %s key; send it to %s.", env, s.Config.BaseURL(env).String()))
 		return
 	}
-	p, err := s.Services.Merchants.Authenticate(c.Request.Context(), key)
+	p, err := s.Services.Merchants.AuthenticateKey(c.Request.Context(), sk)
 	if err != nil {
 		s.Fail(c, err)
 		return
@@ -64,8 +64,12 @@ func (s *Surface) onOtherEnvironmentHost(r *http.Request, env tenant.Environment
 // without IPv6 brackets, and without the trailing dot of a fully
 // qualified name ("API.example.:443" is "api.example").
 func hostName(host string) string {
-	if h, _, err := net.SplitHostPort(host); err == nil {
-		host = h
+	// Without a colon there is no port: SplitHostPort would fail, and
+	// make an error to say so.
+	if strings.IndexByte(host, ':') >= 0 {
+		if h, _, err := net.SplitHostPort(host); err == nil {
+			host = h
+		}
 	}
 	return strings.TrimSuffix(strings.ToLower(strings.Trim(host, "[]")), ".")
 }

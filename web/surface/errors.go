@@ -1,7 +1,9 @@
 package surface
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"log/slog"
 	"maps"
 	"net/http"
@@ -206,5 +208,18 @@ func (k *Shared) Fail(c *gin.Context, err error) {
 	for key, v := range o.Details {
 		body[key] = v
 	}
-	c.AbortWithStatusJSON(o.Status, errorEnvelope{Success: false, Error: body})
+	c.Abort()
+	// As c.JSON encodes it (json.Marshal: HTML escaped, no newline), in a
+	// pooled buffer instead of a new slice.
+	buf := okBuffers.Get().(*bytes.Buffer)
+	buf.Reset()
+	if err := json.NewEncoder(buf).Encode(errorEnvelope{Success: false, Error: body}); err != nil {
+		c.JSON(o.Status, errorEnvelope{Success: false, Error: body}) // Gin's way with what does not encode
+		return
+	}
+	buf.Truncate(buf.Len() - 1)
+	writeJSON(c, o.Status, buf.Bytes(), false)
+	if buf.Cap() <= 64<<10 {
+		okBuffers.Put(buf)
+	}
 }

@@ -226,13 +226,37 @@ func writeOK(c *gin.Context, v any) {
 	buf := okBuffers.Get().(*bytes.Buffer)
 	buf.Reset()
 	encodeOK(buf, v)
-	c.Data(http.StatusOK, "application/json; charset=utf-8", buf.Bytes())
+	writeJSON(c, http.StatusOK, buf.Bytes(), true)
 	if buf.Cap() <= 64<<10 {
 		okBuffers.Put(buf)
 	}
 }
 
 var okBuffers = sync.Pool{New: func() any { return new(bytes.Buffer) }}
+
+// jsonType is the Content-Type of JSON answers, one slice for all as
+// Gin's own JSON rendering shares it: the header map's value is replaced,
+// never written into.
+var jsonType = []string{"application/json; charset=utf-8"}
+
+// writeJSON answers status with body, JSON, without making the
+// Content-Type's value for each answer (one already set stays): as
+// c.Data(status, "application/json; charset=utf-8", body) does with
+// length, which sets Content-Length, and as c.JSON does without.
+func writeJSON(c *gin.Context, status int, body []byte, length bool) {
+	c.Status(status)
+	h := c.Writer.Header()
+	if len(h["Content-Type"]) == 0 {
+		h["Content-Type"] = jsonType
+	}
+	if length && len(body) > 0 {
+		h.Set("Content-Length", strconv.Itoa(len(body)))
+	}
+	if _, err := c.Writer.Write(body); err != nil {
+		_ = c.Error(err)
+		c.Abort()
+	}
+}
 
 // OKBody is the body of a success response: "success": true and the fields
 // of v (a struct or map) at the top level.

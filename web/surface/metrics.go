@@ -1,8 +1,11 @@
 package surface
 
 import (
+	"maps"
 	"net/http"
 	"strconv"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -16,6 +19,28 @@ type Metrics struct {
 	registry *prometheus.Registry
 	requests *prometheus.CounterVec
 	latency  *prometheus.HistogramVec
+
+	// series are the children of requests and latency by route, method
+	// and status, looked up once: a lookup by label values hashes and
+	// checks every value, on every request. The map is replaced, never
+	// changed, so a request reads it without a lock; adding (a new route,
+	// method or status) copies it under mu.
+	series atomic.Pointer[map[seriesKey]*requestSeries]
+	mu     sync.Mutex
+}
+
+// maxSeries bounds series: past it (methods nobody serves, each a series
+// of its own) a request looks its children up by label values instead.
+const maxSeries = 4096
+
+type seriesKey struct {
+	route, method string
+	status        int
+}
+
+type requestSeries struct {
+	requests prometheus.Counter
+	latency  prometheus.Observer
 }
 
 // NewMetrics returns the series with their own registry.
@@ -32,6 +57,7 @@ func NewMetrics() *Metrics {
 			Buckets: []float64{.001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10},
 		}, []string{"route", "method"}),
 	}
+	m.series.Store(&map[seriesKey]*requestSeries{})
 	m.registry.MustRegister(m.requests, m.latency,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
@@ -43,8 +69,34 @@ func (m *Metrics) Handler() http.Handler {
 }
 
 func (m *Metrics) observe(method, route string, status int, d time.Duration) {
-	m.requests.WithLabelValues(route, method, strconv.Itoa(status)).Inc()
-	m.latency.WithLabelValues(route, method).Observe(d.Seconds())
+	k := seriesKey{route: route, method: method, status: status}
+	rs, ok := (*m.series.Load())[k]
+	if !ok {
+		rs = m.children(k)
+	}
+	rs.requests.Inc()
+	rs.latency.Observe(d.Seconds())
+}
+
+// children are the series of k, kept for the next request while there
+// are fewer than maxSeries.
+func (m *Metrics) children(k seriesKey) *requestSeries {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	old := *m.series.Load()
+	if rs, ok := old[k]; ok {
+		return rs
+	}
+	rs := &requestSeries{requests: m.requests.WithLabelValues(k.route, k.method, strconv.Itoa(k.status)),
+		latency: m.latency.WithLabelValues(k.route, k.method)}
+	if len(old) >= maxSeries {
+		return rs
+	}
+	next := make(map[seriesKey]*requestSeries, len(old)+1)
+	maps.Copy(next, old)
+	next[k] = rs
+	m.series.Store(&next)
+	return rs
 }
 
 // CounterFunc serves a counter named name whose value f reads when

@@ -19,7 +19,7 @@ import (
 // X-Request-Id. An incoming X-Request-Id is not trusted (it would reach
 // the logs).
 func (k *Shared) WithRequestID(c *gin.Context) {
-	id := ids.New(ids.Request)
+	id := ids.Batched(ids.Request)
 	c.Set(ctxRequestID, id)
 	c.Header("X-Request-Id", id)
 	c.Next()
@@ -30,14 +30,25 @@ func (k *Shared) WithRequestID(c *gin.Context) {
 // carry account details. The static files override Cache-Control.
 func (k *Shared) NoStore(c *gin.Context) {
 	h := c.Writer.Header()
-	h.Set("Cache-Control", "no-store")
-	h.Set("X-Content-Type-Options", "nosniff")
+	h["Cache-Control"] = noStore
+	h["X-Content-Type-Options"] = noSniff
 	c.Next()
 }
+
+// The values of NoStore's headers, shared by every answer rather than made
+// for each: Header.Set replaces a value and Header.Add appends to a slice
+// of capacity one, which copies it, so neither changes these.
+var (
+	noStore = []string{"no-store"}
+	noSniff = []string{"nosniff"}
+)
 
 // hsts is the Strict-Transport-Security of production mode: two years,
 // subdomains included.
 const hsts = "max-age=63072000; includeSubDomains"
+
+// hstsValue is hsts as the header's value, shared as NoStore's are.
+var hstsValue = []string{hsts}
 
 // StrictTransport sets Strict-Transport-Security on every answer in
 // production mode (JSON, pages, redirects, errors and 404s alike): a
@@ -46,7 +57,7 @@ const hsts = "max-age=63072000; includeSubDomains"
 // HSTS would stick to every other local service on the host name.
 func (k *Shared) StrictTransport(c *gin.Context) {
 	if k.Production {
-		c.Writer.Header().Set("Strict-Transport-Security", hsts)
+		c.Writer.Header()["Strict-Transport-Security"] = hstsValue
 	}
 	c.Next()
 }
@@ -131,34 +142,19 @@ func (k *Shared) Observe(c *gin.Context) {
 	if !k.Log.Enabled(ctx, slog.LevelInfo) {
 		return
 	}
-	// The attributes in an array of their own (they are at most eight),
-	// and the record handed to the handler without the caller's program
-	// counter, which Logger.LogAttrs looks up on every call for a source
-	// the handler does not print: the same line for less of every request.
-	var buf [8]slog.Attr
-	attrs := append(buf[:0],
-		slog.String("request_id", RequestID(c)),
-		slog.String("method", c.Request.Method),
-		slog.String("route", route),
-		slog.Int("status", status),
-		slog.Float64("latency_ms", float64(elapsed.Microseconds())/1000),
-	)
+	a := access{requestID: RequestID(c), method: c.Request.Method, route: route, status: status, latency: elapsed,
+		errorCode: c.GetString(ctxErrorCode)}
 	if p, found := c.Get(ctxPrincipal); found {
 		pr := p.(merchant.Principal)
-		attrs = append(attrs, slog.String("merchant_id", pr.Scope.MerchantID), slog.String("environment", string(pr.Scope.Env)))
-	}
-	if code := c.GetString(ctxErrorCode); code != "" {
-		attrs = append(attrs, slog.String("error_code", code))
+		a.principal, a.merchantID, a.environment = true, pr.Scope.MerchantID, string(pr.Scope.Env)
 	}
 	if route == "unmatched" {
 		// Which address nobody serves; the path only (a query may hold
 		// anything), valid UTF-8, at most 200 bytes.
 		path := strings.ToValidUTF8(c.Request.URL.EscapedPath(), "?")
-		attrs = append(attrs, slog.String("path", path[:min(len(path), 200)]))
+		a.unmatched, a.path = true, path[:min(len(path), 200)]
 	}
-	r := slog.NewRecord(time.Now(), slog.LevelInfo, "request", 0)
-	r.AddAttrs(attrs...)
-	_ = k.Log.Handler().Handle(ctx, r)
+	logAccess(ctx, k.Log.Handler(), &a, time.Now())
 }
 
 // Recover turns a panic into the 500 envelope and logs the stack.

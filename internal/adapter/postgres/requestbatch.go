@@ -37,29 +37,46 @@ type requestBatch struct {
 
 // batchesOf groups entries by scope and cuts each scope's entries, in
 // arrival order, into rows that span at most maxBatchSpan and hold at most
-// requestlog.BatchSize entries.
+// requestlog.BatchSize entries. The entries are copied once, grouped by
+// scope into one slice, and a row's entries are a part of it; they arrive
+// nearly in order, so a scope's are sorted only when they are not.
 func batchesOf(entries []requestlog.Entry) []*requestBatch {
-	byScope := map[tenant.Scope][]requestlog.Entry{}
+	next := map[tenant.Scope]int{} // a scope's count, then where its next entry goes
 	var scopes []tenant.Scope
 	for _, e := range entries {
-		if _, ok := byScope[e.Scope]; !ok {
+		if _, ok := next[e.Scope]; !ok {
 			scopes = append(scopes, e.Scope)
 		}
-		byScope[e.Scope] = append(byScope[e.Scope], e)
+		next[e.Scope]++
 	}
+	starts := make([]int, len(scopes)+1)
+	for i, scope := range scopes {
+		starts[i+1] = starts[i] + next[scope]
+		next[scope] = starts[i]
+	}
+	grouped := make([]requestlog.Entry, len(entries))
+	for _, e := range entries {
+		grouped[next[e.Scope]] = e
+		next[e.Scope]++
+	}
+	byArrival := func(a, b requestlog.Entry) int { return a.At.Compare(b.At) }
 	var out []*requestBatch
-	for _, scope := range scopes {
-		list := byScope[scope]
-		slices.SortStableFunc(list, func(a, b requestlog.Entry) int { return a.At.Compare(b.At) })
+	for i, scope := range scopes {
+		list := grouped[starts[i]:starts[i+1]]
+		if !slices.IsSortedFunc(list, byArrival) {
+			slices.SortStableFunc(list, byArrival)
+		}
 		var cur *requestBatch
-		for _, e := range list {
+		first := 0
+		for j, e := range list {
 			at := e.At.UnixMicro()
-			if cur == nil || at-cur.firstUS > maxBatchSpan.Microseconds() || len(cur.entries) == requestlog.BatchSize {
+			if cur == nil || at-cur.firstUS > maxBatchSpan.Microseconds() || j-first == requestlog.BatchSize {
 				cur = &requestBatch{scope: scope, firstUS: at}
 				out = append(out, cur)
+				first = j
 			}
 			cur.lastUS = at
-			cur.entries = append(cur.entries, e)
+			cur.entries = list[first : j+1 : j+1]
 		}
 	}
 	return out

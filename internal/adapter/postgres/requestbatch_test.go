@@ -1,7 +1,10 @@
 package postgres
 
 import (
+	"fmt"
+	"math/rand/v2"
 	"reflect"
+	"slices"
 	"testing"
 	"time"
 
@@ -76,6 +79,63 @@ func TestABrokenBatchBodyIsAnErrorNotAPanic(t *testing.T) {
 	for name, b := range map[string][]byte{"wrong format": wrongFormat, "trailing byte": trailing, "path index past the paths": badPath} {
 		if _, err := decodeBatch(s, now, b); err == nil {
 			t.Errorf("%s: decoded", name)
+		}
+	}
+}
+
+// TestBatchesAreTheScopesEntriesInArrivalOrder: over random flushes
+// (several scopes interleaved, arrivals mostly in order, some late, some
+// equal, past BatchSize and across seconds), the rows are each scope's
+// entries, scopes in order of first appearance, stably sorted by arrival
+// and cut at maxBatchSpan and BatchSize: what grouping them by appending
+// and sorting every scope's entries makes.
+func TestBatchesAreTheScopesEntriesInArrivalOrder(t *testing.T) {
+	scopes := []tenant.Scope{{MerchantID: "mer_a", Env: tenant.Sandbox}, {MerchantID: "mer_a", Env: tenant.Production},
+		{MerchantID: "mer_b", Env: tenant.Sandbox}}
+	t0 := time.Date(2026, 11, 27, 12, 0, 0, 0, time.UTC)
+	want := func(entries []requestlog.Entry) []*requestBatch {
+		byScope := map[tenant.Scope][]requestlog.Entry{}
+		var order []tenant.Scope
+		for _, e := range entries {
+			if _, ok := byScope[e.Scope]; !ok {
+				order = append(order, e.Scope)
+			}
+			byScope[e.Scope] = append(byScope[e.Scope], e)
+		}
+		var out []*requestBatch
+		for _, scope := range order {
+			list := byScope[scope]
+			slices.SortStableFunc(list, func(a, b requestlog.Entry) int { return a.At.Compare(b.At) })
+			var cur *requestBatch
+			for _, e := range list {
+				at := e.At.UnixMicro()
+				if cur == nil || at-cur.firstUS > maxBatchSpan.Microseconds() || len(cur.entries) == requestlog.BatchSize {
+					cur = &requestBatch{scope: scope, firstUS: at}
+					out = append(out, cur)
+				}
+				cur.lastUS = at
+				cur.entries = append(cur.entries, e)
+			}
+		}
+		return out
+	}
+	for round := range 200 {
+		n := rand.IntN(1200)
+		in := make([]requestlog.Entry, n)
+		at := t0
+		for i := range in {
+			step := time.Duration(rand.Int64N(int64(5 * time.Millisecond)))
+			switch rand.IntN(10) {
+			case 0:
+				step = -time.Duration(rand.Int64N(int64(50 * time.Millisecond))) // late
+			case 1:
+				step = 0
+			}
+			at = at.Add(step)
+			in[i] = requestlog.Entry{Scope: scopes[rand.IntN(1+round%len(scopes))], RequestID: fmt.Sprintf("req_%d", i), At: at}
+		}
+		if got, want := batchesOf(slices.Clone(in)), want(slices.Clone(in)); !reflect.DeepEqual(got, want) {
+			t.Fatalf("round %d, %d entries: %d rows, want %d", round, n, len(got), len(want))
 		}
 	}
 }

@@ -3,6 +3,7 @@ package ids
 import (
 	"encoding/base32"
 	"strings"
+	"sync"
 	"testing"
 )
 
@@ -41,5 +42,34 @@ func TestValidRefusesOtherShapes(t *testing.T) {
 	}
 	if !Valid("clk_", "clk_abcdefghijklmnopqrstuvwxyz") || !Valid("clk_", "clk_234567abcdefghijklmnopqrst") {
 		t.Error("Valid refuses well-formed clock ids")
+	}
+}
+
+// TestBatched: Batched ids have New's form, and none repeats, across many
+// goroutines and many refills of their batches.
+func TestBatched(t *testing.T) {
+	const workers, each = 8, 5000
+	got := make([][]string, workers)
+	var wg sync.WaitGroup
+	for w := range workers {
+		wg.Go(func() {
+			for range each {
+				got[w] = append(got[w], Batched(Request))
+			}
+		})
+	}
+	wg.Wait()
+	seen := map[string]bool{}
+	for _, ids := range got {
+		for _, id := range ids {
+			raw, err := base32.StdEncoding.WithPadding(base32.NoPadding).DecodeString(strings.ToUpper(id[len(Request):]))
+			if len(id) != len(Request)+26 || !strings.HasPrefix(id, Request) || id != strings.ToLower(id) || err != nil || len(raw) != 16 {
+				t.Fatalf("Batched = %q (%v)", id, err)
+			}
+			if seen[id] {
+				t.Fatalf("duplicate id %q", id)
+			}
+			seen[id] = true
+		}
 	}
 }

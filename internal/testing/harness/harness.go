@@ -47,6 +47,7 @@ import (
 	"github.com/fundsource/fundsource/internal/webhook"
 	"github.com/fundsource/fundsource/internal/wiring"
 	"github.com/fundsource/fundsource/web/api"
+	"github.com/fundsource/fundsource/web/surface"
 )
 
 // Clock is the settable test clock.
@@ -124,7 +125,9 @@ func New(t testing.TB, opts ...Option) *Harness {
 func NewOn(t testing.TB, db *postgres.DB, url string, opts ...Option) *Harness {
 	t.Helper()
 	h := &Harness{T: t, DB: db, URL: url, Cfg: Config(t, opts...), Clock: NewClock(), Logs: &bytes.Buffer{}}
-	h.Logger = slog.New(slog.NewJSONHandler(&LockedWriter{W: h.Logs}, nil))
+	// The service's JSON handler, so the access log's lines are made as a
+	// server makes them.
+	h.Logger = slog.New(surface.NewJSONHandler(h.Logs))
 	svc, err := wiring.Build(h.Cfg, wiring.Deps{DB: db, Log: h.Logger, Now: h.Clock.Now, PasswordCost: bcrypt.MinCost})
 	if err != nil {
 		t.Fatal(err)

@@ -30,7 +30,7 @@ func TestEveryErrorCodeThroughEverySurface(t *testing.T) {
 	gin.SetMode(gin.ReleaseMode)
 	cfg := th.Config(t)
 	var logs bytes.Buffer
-	k := surface.New(slog.New(slog.NewJSONHandler(&th.LockedWriter{W: &logs}, nil)), th.NewClock().Now, false, nil)
+	k := surface.New(slog.New(surface.NewJSONHandler(&logs)), th.NewClock().Now, false, nil)
 	surfaces := []struct {
 		name string
 		fail func(*gin.Context, error)

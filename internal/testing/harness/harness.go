@@ -170,18 +170,6 @@ func (h *Harness) Deliver() int {
 	return n
 }
 
-// LockedWriter serializes writes to W.
-type LockedWriter struct {
-	mu sync.Mutex
-	W  io.Writer
-}
-
-func (l *LockedWriter) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.W.Write(p)
-}
-
 // Merchant creates a merchant and returns it with its sandbox keys.
 func (h *Harness) Merchant(name string) merchant.Created {
 	h.T.Helper()

@@ -36,9 +36,10 @@ func (s slowRecords) WithTx(ctx context.Context, fn func(tx webhook.Store) error
 // rate to one healthy endpoint, each attempt's record taking 40 ms (a
 // commit behind other writers' flushes), reach the endpoint at once. An
 // endpoint's places bound what it is sent at once, not the commits after
-// its answers: when a success held its place until its record committed,
-// the endpoint took at most PerEndpoint ÷ 40 ms = 200 a second, the 300
-// a second queued, and each waited longer than the one before.
+// its answers: a success that held its place until its record committed
+// would let the endpoint take at most PerEndpoint ÷ 40 ms = 200 a second,
+// so the 300 a second would queue, each waiting longer than the one
+// before.
 func TestDeliveriesKeepPaceWhileRecordsWaitForTheDisk(t *testing.T) {
 	h := newHarness(t)
 	m := h.Merchant("Steady")

@@ -43,13 +43,7 @@ func ParseKey(key string) (SecretKey, error) {
 	if err != nil {
 		return SecretKey{}, err
 	}
-	// The key's bytes in an array of the function's own: a conversion of
-	// the whole key would allocate them.
-	var b [64]byte
-	if len(key) > len(b) {
-		return SecretKey{Env: env, hash: sha256.Sum256([]byte(key))}, nil
-	}
-	return SecretKey{Env: env, hash: sha256.Sum256(b[:copy(b[:], key)])}, nil
+	return SecretKey{Env: env, hash: hashSecret(key)}, nil
 }
 
 // Authenticate resolves a secret key to the principal it acts for.

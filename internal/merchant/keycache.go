@@ -69,16 +69,10 @@ func (c *KeyCache) get(hash string) (Principal, bool) {
 
 // getHash is get for a hash as its bytes, without making a string of them.
 func (c *KeyCache) getHash(hash []byte) (Principal, bool) {
-	if c == nil || !c.live() {
+	if c == nil {
 		return Principal{}, false
 	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	e, ok := c.keys[string(hash)]
-	if !ok || !c.now().Before(e.until) {
-		return Principal{}, false
-	}
-	return e.v, true
+	return lookup(c, c.keys, hash)
 }
 
 func (c *KeyCache) owner(publicKey string) (LinkOwner, bool) {
@@ -88,14 +82,16 @@ func (c *KeyCache) owner(publicKey string) (LinkOwner, bool) {
 	return lookup(c, c.owners, publicKey)
 }
 
-func lookup[V any](c *KeyCache, m map[string]cached[V], k string) (V, bool) {
+// lookup is the live entry of m under k; k as bytes is looked up without
+// making a string of it (m[string(k)] does not allocate).
+func lookup[V any, K string | []byte](c *KeyCache, m map[string]cached[V], k K) (V, bool) {
 	var zero V
 	if !c.live() {
 		return zero, false
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	e, ok := m[k]
+	e, ok := m[string(k)]
 	if !ok || !c.now().Before(e.until) {
 		return zero, false
 	}

@@ -164,7 +164,7 @@ func Build(cfg *config.Config, d Deps) (*Services, error) {
 	s.Merchants.WithOriginatorNames(originator.NameAfter)
 	s.Consequences = consequence.NewService(db.Consequences(), s.Funding, s.Payments)
 	s.TestClocks = testclock.NewService(db.TestClocks(), now).OnCreated(s.Merchants.KeysChanged)
-	s.Advances = advance.NewRunner(db, s.markReady, s.ClockWorld, cfg.ACHWindows.Schedule, ids.New("adv_"), now)
+	s.Advances = advance.NewRunner(db, s.markReady, s.ClockWorld, cfg.ACHWindows.Schedule, ids.New(ids.AdvanceOwner), now)
 	s.Metrics.GaugeFunc("fundsource_payment_reversal_then_return_alerts",
 		"Payments that came back after their reversal had left, over 30 days (-1 when the count failed): the customer may have been paid back twice.",
 		func() int64 {

@@ -39,7 +39,7 @@
 // newest customers and counts them in one read for all the clocks
 // (customer.Service.OnClocks), and a list naming the clocks of its rows
 // (customers, sources, payments, subscriptions, events, the delivery
-// log) reads the merchant's clocks (at most 20) once, the subscriptions
+// log) reads the merchant's clocks (at most testclock.MaxClocks) once, the subscriptions
 // list after its sources' labels (funding.Service.Labels); Home's charts come from
 // one aggregate read (overview) and are drawn on the server as SVG with a table each. The
 // Security log pages through the audit log (audit.Service.List); every

@@ -29,7 +29,7 @@ func clockParam(ctx context.Context) sql.NullString {
 	return sql.NullString{String: id, Valid: id != ""}
 }
 
-// onClock is the predicate keeping a row of alias a, whose customer is
+// clockRows is the predicate keeping a row of alias a, whose customer is
 // the expression customer, to the clock of parameter $n.
 func clockRows(a, customer string, n int) string {
 	return fmt.Sprintf(`(SELECT c.test_clock_id FROM customers c
@@ -43,7 +43,8 @@ func clockRows(a, customer string, n int) string {
 // balances).
 var ledgerClock = clockRows("p", "p.customer_id", 3)
 
-// sourceOnClock is onClock for a row of alias a naming its funding source.
+// sourceClockRows is clockRows for a row of alias a naming its funding
+// source.
 func sourceClockRows(a string, n int) string {
 	return fmt.Sprintf(`(SELECT c.test_clock_id FROM funding_sources fs
    JOIN customers c ON c.merchant_id = fs.merchant_id AND c.environment = fs.environment AND c.id = fs.customer_id
@@ -51,7 +52,7 @@ func sourceClockRows(a string, n int) string {
 		a, n)
 }
 
-// fileOnClock keeps a row naming an ACH file by the column fileID to the
+// fileClockRows keeps a row naming an ACH file by the column fileID to the
 // clock of parameter $n.
 func fileClockRows(fileID string, n int) string {
 	return fmt.Sprintf(`(SELECT af.test_clock_id FROM ach_files af WHERE af.id = %s) IS NOT DISTINCT FROM $%d::text`, fileID, n)

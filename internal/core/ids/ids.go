@@ -23,6 +23,9 @@ const (
 	Subscription  = "sub_"
 	Mandate       = "man_"
 	Audit         = "aud_"
+	// AdvanceOwner names a process that runs test clock advances, the
+	// owner of an advance's lease.
+	AdvanceOwner = "adv_"
 )
 
 // lower32 is base32's standard alphabet in lower case, unpadded.

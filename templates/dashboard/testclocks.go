@@ -25,6 +25,7 @@ type ClockForm struct {
 type ClockRow struct {
 	ID        string
 	Name      string // "" when unnamed
+	Label     string // its name, else its id
 	Frozen    string // readable, UTC
 	FrozenUTC string // RFC 3339
 	Advancing bool
@@ -36,15 +37,7 @@ type ClockRow struct {
 	// Next is the advance form's default value (a day later), Min and
 	// Max its bounds (datetime-local values).
 	Next, Min, Max string
-	Quick          []Option // the quick advances: value a preset, label with its time
-}
-
-// Label names the clock: its name, else its id.
-func (r ClockRow) Label() string {
-	if r.Name != "" {
-		return r.Name
-	}
-	return r.ID
+	Quick          []Option // the quick advances: value a preset, label what it adds
 }
 
 // ClockCustomer is a customer shown under its clock.

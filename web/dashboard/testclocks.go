@@ -88,23 +88,32 @@ func (s *Surface) renderTestClocks(c *gin.Context, status int, form view.ClockFo
 	s.Page(c, status, view.TestClocksPage(s.frame(c, "Test clocks", "test-clocks"), v))
 }
 
-// clockRow is a clock as the clocks page shows it.
+// clockRow is a clock as the clocks page shows it. Its form's values are
+// in UTC, as the page says.
 func clockRow(k testclock.Clock, customers int) view.ClockRow {
-	r := view.ClockRow{ID: k.ID, Frozen: clockTime(k.FrozenTime), FrozenUTC: k.FrozenTime.UTC().Format(time.RFC3339),
+	ft := k.FrozenTime.UTC()
+	r := view.ClockRow{ID: k.ID, Label: clockLabel(k), Frozen: clockTime(ft), FrozenUTC: ft.Format(time.RFC3339),
 		Advancing: k.Status == testclock.Advancing, Customers: customers,
-		Next: k.FrozenTime.AddDate(0, 0, 1).Format(localTime),
-		Min:  k.FrozenTime.Add(time.Minute).Format(localTime), Max: testclock.MaxAdvance(k.FrozenTime).Format(localTime)}
+		Next: ft.AddDate(0, 0, 1).Format(localTime),
+		Min:  ft.Add(time.Minute).Format(localTime), Max: testclock.MaxAdvance(ft).Format(localTime), Quick: quickOptions}
 	if k.Name != nil {
 		r.Name = *k.Name
 	}
 	if k.AdvanceTo != nil {
 		r.AdvanceTo = clockTime(*k.AdvanceTo)
 	}
-	for _, q := range quickAdvances {
-		r.Quick = append(r.Quick, view.Option{Value: q.value, Label: q.label})
-	}
 	return r
 }
+
+// quickOptions are quickAdvances as the advance form's choices, the same
+// under every clock.
+var quickOptions = func() []view.Option {
+	out := make([]view.Option, len(quickAdvances))
+	for i, q := range quickAdvances {
+		out[i] = view.Option{Value: q.value, Label: q.label}
+	}
+	return out
+}()
 
 // clockTime is a clock's time for people: with the weekday, since banking
 // days are what an advance is about.
@@ -168,11 +177,7 @@ func (s *Surface) createTestClock(c *gin.Context) {
 		s.renderTestClocks(c, http.StatusUnprocessableEntity, form)
 		return
 	}
-	name := k.ID
-	if k.Name != nil {
-		name = *k.Name
-	}
-	s.done(c, err, "Created test clock "+name+" at "+clockTime(k.FrozenTime)+".", "/dashboard/test-clocks")
+	s.done(c, err, "Created test clock "+clockLabel(k)+" at "+clockTime(k.FrozenTime)+".", "/dashboard/test-clocks")
 }
 
 // advanceTestClock asks for an advance: by a preset from the clock's

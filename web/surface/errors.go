@@ -211,15 +211,15 @@ func (k *Shared) Fail(c *gin.Context, err error) {
 	c.Abort()
 	// As c.JSON encodes it (json.Marshal: HTML escaped, no newline), in a
 	// pooled buffer instead of a new slice.
-	buf := okBuffers.Get().(*bytes.Buffer)
-	buf.Reset()
-	if err := json.NewEncoder(buf).Encode(errorEnvelope{Success: false, Error: body}); err != nil {
-		c.JSON(o.Status, errorEnvelope{Success: false, Error: body}) // Gin's way with what does not encode
-		return
-	}
-	buf.Truncate(buf.Len() - 1)
-	writeJSON(c, o.Status, buf.Bytes(), false)
-	if buf.Cap() <= 64<<10 {
-		okBuffers.Put(buf)
+	env := errorEnvelope{Success: false, Error: body}
+	if !writePooled(func(buf *bytes.Buffer) bool {
+		if json.NewEncoder(buf).Encode(env) != nil {
+			return false
+		}
+		buf.Truncate(buf.Len() - 1)
+		writeJSON(c, o.Status, buf.Bytes(), false)
+		return true
+	}) {
+		c.JSON(o.Status, env) // Gin's way with what does not encode
 	}
 }

@@ -223,13 +223,23 @@ func DecodeNone(c *gin.Context) error {
 // writeOK writes a success response: HTTP 200 and OKBody(v), encoded in a
 // pooled buffer (the writer copies what it is given).
 func writeOK(c *gin.Context, v any) {
+	writePooled(func(buf *bytes.Buffer) bool {
+		encodeOK(buf, v)
+		writeJSON(c, http.StatusOK, buf.Bytes(), true)
+		return true
+	})
+}
+
+// writePooled runs write with an empty buffer of okBuffers, and gives it
+// back unless it grew past 64 KiB; write reports whether it used it.
+func writePooled(write func(buf *bytes.Buffer) bool) bool {
 	buf := okBuffers.Get().(*bytes.Buffer)
 	buf.Reset()
-	encodeOK(buf, v)
-	writeJSON(c, http.StatusOK, buf.Bytes(), true)
+	ok := write(buf)
 	if buf.Cap() <= 64<<10 {
 		okBuffers.Put(buf)
 	}
+	return ok
 }
 
 var okBuffers = sync.Pool{New: func() any { return new(bytes.Buffer) }}

@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/http"
 	"os"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -43,18 +44,19 @@ func failoverScenarios(ctx context.Context, base *chaos, progress io.Writer) (re
 		return nil, err
 	}
 	// pg_autoctl's output is kept beside the formation's folder, which Stop
-	// removes; a failed scenario prints where it is and its last lines.
+	// removes; a scenario that fails or loses a write prints where it is
+	// and its last lines.
 	log, err := os.CreateTemp("", "fundsource-formation-*.log")
 	if err != nil {
 		return nil, err
 	}
 	defer func() {
 		log.Close()
-		if err == nil {
+		if err == nil && !slices.ContainsFunc(results, func(r chaosResult) bool { return !r.ok() }) {
 			os.Remove(log.Name())
 			return
 		}
-		fmt.Fprintf(progress, "chaos: pg_autoctl's output is in %s; its end:\n%s", log.Name(), rig.Tail(log.Name(), 40))
+		fmt.Fprintf(progress, "chaos: pg_autoctl's output is in %s; its end:\n%s\n", log.Name(), rig.Tail(log.Name(), 40))
 	}()
 	fmt.Fprintln(progress, "chaos: starting a pg_auto_failover formation (monitor and two nodes)…")
 	start := time.Now()

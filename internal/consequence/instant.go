@@ -35,8 +35,19 @@ func (s *Service) ResolveInstant(ctx context.Context) (int, error) {
 
 // deliverInstant sends ic under its lease, outside any transaction, then
 // records the answer and what an accepted credit sets off (its account's
-// use, FinishedTx) in one transaction.
+// use, FinishedTx) in one transaction. A credit that never left (queued)
+// first passes the departure check (leaveInstant) and is not sent when it
+// fails it.
 func (s *Service) deliverInstant(ctx context.Context, ic payment.InstantCredit, first bool) (payment.Payment, error) {
+	if ic.State == payment.RailQueued {
+		leaves, err := s.leaveInstant(ctx, ic)
+		if err != nil {
+			return payment.Payment{}, err
+		}
+		if !leaves {
+			return s.payments.Get(ctx, ic.Scope, ic.PaymentID)
+		}
+	}
 	ans, err := s.payments.SendInstant(ctx, ic)
 	if err != nil {
 		return s.payments.Unanswered(ctx, ic, first, err)
@@ -51,4 +62,23 @@ func (s *Service) deliverInstant(ctx context.Context, ic payment.InstantCredit, 
 		return payment.Payment{}, fmt.Errorf("record the answer to instant credit %s: %w", ic.PaymentID, err)
 	}
 	return s.payments.Get(ctx, ic.Scope, ic.PaymentID)
+}
+
+// leaveInstant decides in a transaction of its own whether ic may leave
+// (payment.Service.LeaveInstantTx), screening the account holder's name
+// its source's entries carry (funding.Receiver: a notification of change
+// may have corrected the customer's).
+func (s *Service) leaveInstant(ctx context.Context, ic payment.InstantCredit) (bool, error) {
+	r, err := s.funding.Receiver(ctx, ic.Scope, ic.SourceID)
+	if err != nil {
+		return false, fmt.Errorf("read the account holder of instant credit %s: %w", ic.PaymentID, err)
+	}
+	var leaves bool
+	if err := s.store.WithTx(ctx, func(tx Tx) (err error) {
+		leaves, err = s.payments.LeaveInstantTx(ctx, tx.Payments(), ic, r.Name, r.Company)
+		return err
+	}); err != nil {
+		return false, fmt.Errorf("let instant credit %s leave: %w", ic.PaymentID, err)
+	}
+	return leaves, nil
 }

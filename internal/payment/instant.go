@@ -29,7 +29,12 @@ import (
 // message id unique on the rail, is written and committed with the
 // payment before the message leaves, and the message leaves only under a
 // lease on that row (as an ACH file is delivered under its lease): no
-// network call is made inside a transaction or under a row lock. A
+// network call is made inside a transaction or under a row lock. Before
+// its first send a credit passes the departure check an ACH entry passes
+// when its file claims it (LeaveInstantTx): a customer or account holder
+// the current sanctions list matches holds it, a suspended originator or
+// a removed source cancels it, whether it was created a moment ago or
+// released from review days later. A
 // credit whose answer did not come (a timeout, an unreadable report, a
 // process that died between the send and the answer) stays pending with
 // rail_status "unknown"; the status worker (ResolveInstant) claims it once
@@ -49,7 +54,7 @@ import (
 // own (per_entry_instant_credit, daily_instant_credit) besides the daily
 // credit limit every credit counts toward. The risk rules judge them at
 // creation like any credit; a held one is queued and leaves only once an
-// operator released it.
+// operator released it, through the departure check.
 
 // Methods of a payment.
 const (
@@ -74,6 +79,11 @@ const (
 	FallbackInstantOff         = "originator_instant_off" // the originator's instant switch is off
 )
 
+// CancelInstantOff is the cancel_reason of an "instant" credit whose
+// originator's instant switch was off when it was to leave ("auto" goes
+// over ACH instead, with the fallback reason of the same name).
+const CancelInstantOff = FallbackInstantOff
+
 // Instant limits, as limit_exceeded names them.
 const (
 	LimitRail                  = "rail"
@@ -83,7 +93,7 @@ const (
 
 // States of an instant credit on its rail (rail_status).
 const (
-	RailQueued   = "queued"   // not sent yet: held, or waiting for its sender
+	RailQueued   = "queued"   // never sent: held, or waiting to leave (LeaveInstantTx)
 	RailSending  = "sending"  // a process is sending it under its lease
 	RailUnknown  = "unknown"  // sent, no readable answer yet
 	RailAccepted = "accepted" // ACSC or ACCP: processed
@@ -317,7 +327,7 @@ func (s *Service) createInstant(ctx context.Context, scope tenant.Scope, n newPa
 	now := s.now(ctx).UTC()
 	var p Payment
 	ic := InstantCredit{Scope: scope, SourceID: n.in.SourceID, MessageID: ids.New("msg_"), Rail: n.rail, Method: n.method,
-		Cents: n.cents, State: RailSending, LeaseToken: ids.New("lse_"), LeaseUntil: now.Add(s.instantCfg.Lease),
+		Cents: n.cents, State: RailQueued, LeaseToken: ids.New("lse_"), LeaseUntil: now.Add(s.instantCfg.Lease),
 		NextAttemptAt: now.Add(s.instantCfg.Lease), CreatedAt: now}
 	err := s.store.WithTx(ctx, func(tx Store) error {
 		t, err := tx.InstantTerms(ctx, scope, BankingDay(now).Format(time.DateOnly), true)
@@ -338,7 +348,7 @@ func (s *Service) createInstant(ctx context.Context, scope tenant.Scope, n newPa
 			if p, err = s.hold(ctx, tx, p, v); err != nil {
 				return err
 			}
-			ic.State, ic.LeaseToken, ic.LeaseUntil, ic.NextAttemptAt = RailQueued, "", time.Time{}, now
+			ic.LeaseToken, ic.LeaseUntil, ic.NextAttemptAt = "", time.Time{}, now
 		}
 		p.RailStatus = &ic.State
 		return tx.InsertInstantCredit(ctx, ic)
@@ -351,6 +361,74 @@ func (s *Service) createInstant(ctx context.Context, scope tenant.Scope, n newPa
 	// caller's transaction, or a credit a rollback forgets.
 	p.PendingInstant = &ic
 	return p, nil
+}
+
+// LeaveInstantTx decides, in tx, whether the claimed instant credit ic,
+// which has never left (queued), may leave now. It is the departure check
+// an ACH file's claim makes (ReleaseTx, then ScreenEntryTx), made where
+// an instant credit departs: its payment still pending; its source,
+// originator and customer's screening against the current list standing
+// (ReleaseTx); the account holder's name, holder (a company's when
+// business), screening clear (ScreenEntryTx); and the originator's
+// instant switch on. A credit that may leave is marked sending under
+// ic's lease and LeaveInstantTx reports true: the caller sends it once tx
+// committed. Otherwise it reports false and the payment is as the rule
+// left it: held (the credit stays queued, its lease given up, and leaves
+// through here once released), canceled, or, for "auto" with the switch
+// off, an ACH credit (fallback originator_instant_off).
+func (s *Service) LeaveInstantTx(ctx context.Context, tx Store, ic InstantCredit, holder string, business bool) (bool, error) {
+	p, err := tx.PaymentToLeave(ctx, ic.Scope, ic.PaymentID)
+	if err != nil {
+		return false, fmt.Errorf("lock instant credit %s to leave: %w", ic.PaymentID, err)
+	}
+	ok := p.Status == Pending
+	if ok {
+		ok, err = s.ReleaseTx(ctx, tx, p)
+	}
+	if ok && err == nil {
+		ok, err = s.ScreenEntryTx(ctx, tx, p.Scope, p.CustomerID, &p, holder, business)
+	}
+	if ok && err == nil {
+		ok, err = s.instantStillOn(ctx, tx, p, ic)
+	}
+	if err != nil {
+		return false, err
+	}
+	leaves, err := tx.InstantLeaving(ctx, ic, ok, s.now(ctx).UTC())
+	if err != nil {
+		return false, fmt.Errorf("mark instant credit %s leaving: %w", ic.PaymentID, err)
+	}
+	return ok && leaves, nil
+}
+
+// instantStillOn reports whether the originator of the locked payment p
+// still has instant payouts on as its credit ic is to leave; when not,
+// "auto" goes over ACH and "instant" is canceled.
+func (s *Service) instantStillOn(ctx context.Context, tx Store, p Payment, ic InstantCredit) (bool, error) {
+	t, err := tx.InstantTerms(ctx, p.Scope, ic.Day, false)
+	if err != nil {
+		return false, fmt.Errorf("read the instant terms of merchant %s: %w", p.Scope.MerchantID, err)
+	}
+	switch {
+	case t.Found && t.Instant:
+		return true, nil
+	case ic.Method == MethodAuto:
+		return false, s.achFallbackTx(ctx, tx, ic, FallbackInstantOff)
+	}
+	_, err = s.void(ctx, tx, p, CancelInstantOff)
+	return false, err
+}
+
+// achFallbackTx makes, in tx, the "auto" credit ic an ACH credit with
+// fallback reason: same-day when it still can be, and in sandbox with
+// its simulated settlement time.
+func (s *Service) achFallbackTx(ctx context.Context, tx Store, ic InstantCredit, reason string) error {
+	sameDay := s.sameDayFallback(ctx, ic.Scope, ic.Cents)
+	settleAt := s.sandboxSettleAt(ctx, ic.Scope, s.now(ctx).UTC())
+	if err := tx.InstantToACH(ctx, ic, reason, sameDay, settleAt); err != nil {
+		return fmt.Errorf("send instant credit %s over ACH (%s): %w", ic.PaymentID, reason, err)
+	}
+	return nil
 }
 
 // SendInstant sends ic over its rail under the message id it keeps
@@ -371,13 +449,18 @@ func (s *Service) SendInstant(ctx context.Context, ic InstantCredit) (InstantAns
 // undone ("instant") or sent over ACH ("auto") instead. It returns the
 // payment as it now stands.
 func (s *Service) Unanswered(ctx context.Context, ic InstantCredit, first bool, err error) (Payment, error) {
-	if first && errors.Is(err, ErrRailDown) && !errors.Is(err, ErrRailNoAnswer) {
+	tookNothing := errors.Is(err, ErrRailDown) && !errors.Is(err, ErrRailNoAnswer)
+	if first && tookNothing {
 		return s.notTaken(ctx, ic)
 	}
+	// A credit that had never left (ic as claimed: queued) and that the
+	// rail took nothing of still has not: it waits queued, not sent, and
+	// is judged again as it leaves.
+	taken := !tookNothing || ic.State != RailQueued
 	now := s.now(ctx).UTC()
 	next := now.Add(s.backoff(ic.Attempts))
 	if err := s.store.WithTx(ctx, func(tx Store) error {
-		_, err := tx.InstantUnanswered(ctx, ic, now, next)
+		_, err := tx.InstantUnanswered(ctx, ic, now, next, taken)
 		return err
 	}); err != nil {
 		return Payment{}, fmt.Errorf("record an instant credit's missing answer: %w", err)
@@ -451,10 +534,8 @@ func (s *Service) notTaken(ctx context.Context, ic InstantCredit) (Payment, erro
 			Message: `The instant rail is unavailable; nothing was sent. Try again later, or send the credit with method "auto" or "standard".`}).
 			WithDetail("retry_after", strconv.Itoa(railRetryAfter))
 	}
-	sameDay := s.sameDayFallback(ctx, ic.Scope, ic.Cents)
-	settleAt := s.sandboxSettleAt(ctx, ic.Scope, s.now(ctx).UTC())
-	if err := s.store.WithTx(ctx, func(tx Store) error { return tx.InstantToACH(ctx, ic, sameDay, settleAt) }); err != nil {
-		return Payment{}, fmt.Errorf("send over ACH an instant credit the rail did not take: %w", err)
+	if err := s.store.WithTx(ctx, func(tx Store) error { return s.achFallbackTx(ctx, tx, ic, FallbackRailUnavailable) }); err != nil {
+		return Payment{}, err
 	}
 	return s.Get(ctx, ic.Scope, ic.PaymentID)
 }
@@ -463,9 +544,10 @@ func (s *Service) notTaken(ctx context.Context, ic InstantCredit) (Payment, erro
 const railRetryAfter = 30
 
 // DueInstant claims the instant credits that are due to be sent: queued
-// ones (released from review, or whose sender died before sending) and
-// those without an answer whose lease ran out, each under a new lease
-// for the caller to send (SendInstant) under its own message id. Several
+// ones (released from review, or whose sender died before they left),
+// which the caller lets leave first (LeaveInstantTx), and those sent
+// without an answer whose lease ran out, each under a new lease for the
+// caller to send (SendInstant) under its own message id. Several
 // processes may claim at once; each credit goes to one.
 func (s *Service) DueInstant(ctx context.Context) ([]InstantCredit, error) {
 	if s.instant == nil {

@@ -19,7 +19,9 @@ package payment
 //     blocked for a debit, mandate not revoked or used elsewhere):
 //     Payment.refusal, over the Standing the claiming statement reads;
 //     ReleaseTx adds the originator's state. A reversal is refused when
-//     it is created by the same rule.
+//     it is created by the same rule. An instant credit departs through
+//     LeaveInstantTx, which applies ReleaseTx and ScreenEntryTx where the
+//     credit leaves instead of where a file claims it.
 //   - Limits (originator active, per-entry debit, daily debit and credit
 //     totals): the SQL fragment originatorRefusal, decided under the
 //     originator's row lock by the creating statements and reported by

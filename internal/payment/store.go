@@ -201,10 +201,18 @@ type Store interface {
 	SetPaymentRoute(ctx context.Context, p Payment) error
 	// ClaimInstantCredits leases up to limit due instant credits of
 	// pending payments (queued, or unanswered with an expired lease) to
-	// token until until, counting an attempt, and marks queued ones
-	// sending; the payments' rows are locked while it runs, so a cancel
-	// or removal either sees the claim or goes first.
+	// token until until, counting an attempt; the payments' rows are
+	// locked while it runs, so a cancel or removal either sees the claim
+	// or goes first. A queued credit stays queued until it leaves.
 	ClaimInstantCredits(ctx context.Context, now time.Time, token string, until time.Time, limit int) ([]InstantCredit, error)
+	// PaymentToLeave locks a payment until the transaction ends and
+	// reads it with its Standing, as the statements that claim payments
+	// for departure do.
+	PaymentToLeave(ctx context.Context, scope tenant.Scope, id string) (Payment, error)
+	// InstantLeaving marks ic, queued under its lease, sending when
+	// leaves, and otherwise gives its lease up (it stays queued, due
+	// from now on); false when ic is no longer queued under that lease.
+	InstantLeaving(ctx context.Context, ic InstantCredit, leaves bool, now time.Time) (bool, error)
 	// InstantAnswered settles ic (state accepted or rejected, with
 	// reason) under its lease; false when it is no longer ic's sender's
 	// or already settled. It also stores the payment's rail status and
@@ -212,14 +220,16 @@ type Store interface {
 	InstantAnswered(ctx context.Context, ic InstantCredit, state, reason string, at time.Time) (bool, error)
 	// InstantUnanswered marks ic sent at sent (unless it was before)
 	// without an answer (unknown), its lease given up, to be asked again
-	// at next; false as InstantAnswered.
-	InstantUnanswered(ctx context.Context, ic InstantCredit, sent, next time.Time) (bool, error)
+	// at next; when not taken (the rail took nothing of a credit that had
+	// never left) it stays queued and unsent instead. False as
+	// InstantAnswered.
+	InstantUnanswered(ctx context.Context, ic InstantCredit, sent, next time.Time, taken bool) (bool, error)
 	// DropInstantCredit deletes ic, still sending under its lease, and its
 	// pending payment, giving its amount back to the day's credit usage.
 	DropInstantCredit(ctx context.Context, ic InstantCredit) error
-	// InstantToACH makes ic's payment an ACH credit (fallback
-	// rail_unavailable), still under ic's lease, and deletes ic.
-	InstantToACH(ctx context.Context, ic InstantCredit, sameDay bool, settleAt *time.Time) error
+	// InstantToACH makes ic's payment an ACH credit with fallback reason
+	// fallback, still under ic's lease, and deletes ic.
+	InstantToACH(ctx context.Context, ic InstantCredit, fallback string, sameDay bool, settleAt *time.Time) error
 
 	// OriginatorTerms reads a scope's originator with its usage of the
 	// banking day day (YYYY-MM-DD) and, in Terms.Refusal, its refusal of

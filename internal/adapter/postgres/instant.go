@@ -152,8 +152,7 @@ WITH due AS (
   LIMIT $4
   FOR UPDATE OF i, p SKIP LOCKED
 ), claimed AS (
-  UPDATE instant_credits i SET lease_token = $2, lease_until = $3, attempts = i.attempts + 1,
-         state = CASE WHEN i.state = 'queued' THEN 'sending' ELSE i.state END
+  UPDATE instant_credits i SET lease_token = $2, lease_until = $3, attempts = i.attempts + 1
   FROM due WHERE (i.merchant_id, i.environment, i.payment_id) = (due.merchant_id, due.environment, due.payment_id)
   RETURNING i.*
 ), marked AS (
@@ -172,6 +171,32 @@ func (q queries) ClaimInstantCredits(ctx context.Context, now time.Time, token s
 		return nil, translate(err)
 	}
 	return mapRows(rows, instantRow.domain), nil
+}
+
+var paymentToLeave = `SELECT ` + paymentReadColumns + `, ` + paymentLinks + `,` + paymentStanding + ` FROM payments p
+WHERE ` + byID + `
+FOR UPDATE OF p`
+
+// PaymentToLeave locks a payment and reads it with its standing.
+func (q queries) PaymentToLeave(ctx context.Context, scope tenant.Scope, id string) (payment.Payment, error) {
+	return getOne[standingRow](ctx, q.ex, paymentToLeave, scope.MerchantID, scope.Env, id)
+}
+
+const instantLeaving = `
+WITH ic AS (
+  UPDATE instant_credits SET state = CASE WHEN $5 THEN 'sending' ELSE state END,
+         lease_token = CASE WHEN $5 THEN lease_token END, lease_until = CASE WHEN $5 THEN lease_until END,
+         next_attempt_at = CASE WHEN $5 THEN next_attempt_at ELSE $6 END
+  WHERE merchant_id = $1 AND environment = $2 AND payment_id = $3 AND lease_token = $4 AND state = 'queued'
+  RETURNING payment_id, state
+)
+UPDATE payments p SET rail_status = ic.state
+FROM ic WHERE p.merchant_id = $1 AND p.environment = $2 AND p.id = ic.payment_id`
+
+// InstantLeaving marks a queued credit sending, or gives its lease up.
+func (q queries) InstantLeaving(ctx context.Context, ic payment.InstantCredit, leaves bool, now time.Time) (bool, error) {
+	res, err := q.ex.ExecContext(ctx, instantLeaving, ic.Scope.MerchantID, ic.Scope.Env, ic.PaymentID, ic.LeaseToken, leaves, now)
+	return affected(res, err)
 }
 
 const instantAnswered = `
@@ -193,18 +218,20 @@ func (q queries) InstantAnswered(ctx context.Context, ic payment.InstantCredit, 
 
 const instantUnanswered = `
 WITH ic AS (
-  UPDATE instant_credits SET state = 'unknown', next_attempt_at = $5, sent_at = coalesce(sent_at, $6),
+  UPDATE instant_credits SET state = CASE WHEN $7 THEN 'unknown' ELSE 'queued' END, next_attempt_at = $5,
+         sent_at = CASE WHEN $7 THEN coalesce(sent_at, $6) ELSE sent_at END,
          lease_token = NULL, lease_until = NULL
   WHERE merchant_id = $1 AND environment = $2 AND payment_id = $3 AND lease_token = $4
     AND state IN ('queued', 'sending', 'unknown')
-  RETURNING payment_id, sent_at
+  RETURNING payment_id, state, sent_at
 )
-UPDATE payments p SET rail_status = 'unknown', sent_at = coalesce(p.sent_at, ic.sent_at)
+UPDATE payments p SET rail_status = ic.state, sent_at = coalesce(p.sent_at, ic.sent_at)
 FROM ic WHERE p.merchant_id = $1 AND p.environment = $2 AND p.id = ic.payment_id`
 
-// InstantUnanswered marks an instant credit sent without an answer.
-func (q queries) InstantUnanswered(ctx context.Context, ic payment.InstantCredit, sent, next time.Time) (bool, error) {
-	res, err := q.ex.ExecContext(ctx, instantUnanswered, ic.Scope.MerchantID, ic.Scope.Env, ic.PaymentID, ic.LeaseToken, next, sent)
+// InstantUnanswered marks an instant credit sent without an answer, or
+// (not taken) back in its queue unsent.
+func (q queries) InstantUnanswered(ctx context.Context, ic payment.InstantCredit, sent, next time.Time, taken bool) (bool, error) {
+	res, err := q.ex.ExecContext(ctx, instantUnanswered, ic.Scope.MerchantID, ic.Scope.Env, ic.PaymentID, ic.LeaseToken, next, sent, taken)
 	return affected(res, err)
 }
 
@@ -231,15 +258,15 @@ func (q queries) DropInstantCredit(ctx context.Context, ic payment.InstantCredit
 const instantToACH = `
 WITH ic AS (
   DELETE FROM instant_credits
-  WHERE merchant_id = $1 AND environment = $2 AND payment_id = $3 AND lease_token = $4 AND state = 'sending'
+  WHERE merchant_id = $1 AND environment = $2 AND payment_id = $3 AND lease_token = $4 AND state IN ('queued', 'sending')
   RETURNING payment_id
 )
-UPDATE payments p SET rail = 'ach', rail_status = NULL, fallback_reason = 'rail_unavailable', same_day = $5, settle_at = $6
+UPDATE payments p SET rail = 'ach', rail_status = NULL, fallback_reason = $7, same_day = $5, settle_at = $6
 FROM ic WHERE p.merchant_id = $1 AND p.environment = $2 AND p.id = ic.payment_id AND p.status = 'pending'`
 
-// InstantToACH sends a credit the rail took nothing of over ACH.
-func (q queries) InstantToACH(ctx context.Context, ic payment.InstantCredit, sameDay bool, settleAt *time.Time) error {
-	_, err := q.ex.ExecContext(ctx, instantToACH, ic.Scope.MerchantID, ic.Scope.Env, ic.PaymentID, ic.LeaseToken, sameDay, settleAt)
+// InstantToACH sends over ACH an "auto" credit that does not go instant.
+func (q queries) InstantToACH(ctx context.Context, ic payment.InstantCredit, fallback string, sameDay bool, settleAt *time.Time) error {
+	_, err := q.ex.ExecContext(ctx, instantToACH, ic.Scope.MerchantID, ic.Scope.Env, ic.PaymentID, ic.LeaseToken, sameDay, settleAt, fallback)
 	return translate(err)
 }
 

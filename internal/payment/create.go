@@ -3,6 +3,7 @@ package payment
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -118,7 +119,11 @@ func (s *Service) createWith(ctx context.Context, scope tenant.Scope, in Input, 
 			return Payment{}, err
 		}
 		if n.rail != RailACH {
-			return s.createInstant(ctx, scope, n, v)
+			p, err := s.createInstant(ctx, scope, n, v)
+			if !errors.Is(err, errInstantRoomTaken) {
+				return p, err
+			}
+			s.fallBack(ctx, scope, &n, FallbackOverRailLimit)
 		}
 	}
 	if v.reason == "" && n.fallback == "" && !l.kept() {

@@ -278,10 +278,21 @@ func (s *Service) route(ctx context.Context, scope tenant.Scope, n *newPayment) 
 	if n.method == MethodInstant {
 		return routeRefusal(fallback, f)
 	}
-	n.rail, n.fallback = RailACH, fallback
-	n.in.SameDay = s.sameDayFallback(ctx, scope, n.cents)
+	s.fallBack(ctx, scope, n, fallback)
 	return nil
 }
+
+// fallBack sends the "auto" credit n over ACH for reason: same-day when
+// it still can go same-day.
+func (s *Service) fallBack(ctx context.Context, scope tenant.Scope, n *newPayment, reason string) {
+	n.rail, n.fallback = RailACH, reason
+	n.in.SameDay = s.sameDayFallback(ctx, scope, n.cents)
+}
+
+// errInstantRoomTaken is createInstant's refusal of an "auto" credit the
+// originator's instant limits no longer had room for once locked: other
+// credits took it after route read them. It falls back as route would.
+var errInstantRoomTaken = errors.New("instant limits taken meanwhile")
 
 // sameDayFallback reports whether an auto credit that does not go
 // instant goes same-day: before the cut-off, within the same-day entry
@@ -335,6 +346,9 @@ func (s *Service) createInstant(ctx context.Context, scope tenant.Scope, n newPa
 			return err
 		}
 		if err := t.refusal(n.cents); err != nil {
+			if n.method == MethodAuto {
+				return errInstantRoomTaken
+			}
 			return err
 		}
 		if p, err = s.On(tx).create(ctx, scope, n); err != nil {

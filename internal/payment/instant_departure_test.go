@@ -1,6 +1,7 @@
 package payment_test
 
 import (
+	"sync"
 	"testing"
 	"time"
 
@@ -210,5 +211,40 @@ func TestProductionInstantCreditsAreScreenedAsTheyLeave(t *testing.T) {
 	got, err := r.Payments.Get(ctx, r.scope, p.ID)
 	if err != nil || got.Status != payment.Processed || len(r.sim.Credits()) != 1 {
 		t.Errorf("cleared: %s, %d credits (%v); want processed, one credit", got.Status, len(r.sim.Credits()), err)
+	}
+}
+
+// TestAutoCreditsRacingForTheLastInstantRoom: "auto" credits that all
+// find room under the daily instant limit before any is written take it
+// in turns; those the room ran out for go over ACH, and none is refused.
+func TestAutoCreditsRacingForTheLastInstantRoom(t *testing.T) {
+	t.Parallel()
+	r := newInstantRig(t)
+	daily := "30.00"
+	if _, err := r.Originators.Set(ctx, r.scope, orig.Change{DailyInstantCredit: &daily}, audit.Actor{Type: "operator", ID: "test"}); err != nil {
+		t.Fatal(err)
+	}
+	src := r.source(rtpBank, "123456789")
+	const n = 8
+	got := make([]payment.Payment, n)
+	errs := make([]error, n)
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Go(func() { got[i], errs[i] = r.create(credit(src, "10.00", payment.MethodAuto)) })
+	}
+	wg.Wait()
+	instant := 0
+	for i, p := range got {
+		switch {
+		case errs[i] != nil:
+			t.Errorf("auto credit %d refused: %v", i, errs[i])
+		case p.Rail == payment.RailRTP:
+			instant++
+		case p.Rail != payment.RailACH || deref(p.FallbackReason) != payment.FallbackOverRailLimit:
+			t.Errorf("auto credit %d: on %s, fallback %q; want rtp, or ach over the limit", i, p.Rail, deref(p.FallbackReason))
+		}
+	}
+	if instant != 3 || len(r.sim.Credits()) != 3 {
+		t.Errorf("%d credits went instant, the rail received %d; want the 3 the daily limit has room for", instant, len(r.sim.Credits()))
 	}
 }

@@ -111,10 +111,10 @@ type Payment struct {
 // each a form posted to the service method the API calls; the service
 // still decides, and its refusal is shown as the API words it.
 type PaymentActions struct {
-	Cancel  bool // held or pending
+	Cancel  bool // held or pending, not in a production file, an instant credit not sent
 	Retry   bool // a failed one-off debit returned R01 or R09
-	Reverse bool // pending or processed, not a reversal, not reversed
-	Return  bool // sandbox: pending or processed
+	Reverse bool // left, not a reversal, not reversed, within the window, not instant
+	Return  bool // sandbox: pending or processed, not instant
 	// ReverseReasons and ReturnCodes are the selects' options.
 	ReverseReasons, ReturnCodes []Option
 }

@@ -265,15 +265,21 @@ func (s *Surface) paymentPage(c *gin.Context) {
 		s.Fail(c, err)
 		return
 	}
-	// Retry is offered only where the service's rule would present it
-	// again (a debit retried already is retried by its latest attempt).
+	// Retry and Reverse are offered only where the service's rule would
+	// do them (a debit retried already is retried by its latest attempt;
+	// an instant credit is final).
 	canRetry, err := s.payments.CanRetry(c.Request.Context(), current(c).Scope, p)
 	if err != nil {
 		s.Fail(c, err)
 		return
 	}
+	canReverse, err := s.payments.CanReverse(c.Request.Context(), current(c).Scope, p)
+	if err != nil {
+		s.Fail(c, err)
+		return
+	}
 	v := view.Payment{PaymentRow: paymentRow(p), SourceID: p.SourceID, CustomerID: p.CustomerID, Finality: finalityOf(p),
-		Actions: actionsOf(current(c).Scope, p, canRetry), Party: partyOf(labels[p.SourceID])}
+		Actions: actionsOf(current(c).Scope, p, canRetry, canReverse), Party: partyOf(labels[p.SourceID])}
 	if v.Clock, err = s.clockMark(c.Request.Context(), current(c).Scope, labels[p.SourceID].TestClock); err != nil {
 		s.Fail(c, err)
 		return

@@ -95,6 +95,9 @@ type Payment struct {
 	// Rail is how it went ("Instant (RTP)", "ACH, same day"), with why an
 	// auto credit did not go instant ("" when it did or was not asked).
 	Rail, Fallback string
+	// RailStatus is where an instant credit stands on its rail, in words
+	// ("" for one not on an instant rail).
+	RailStatus string
 	// Trace is its ACH entry's trace number once the bank took the file.
 	Trace string
 	// RefundOf is the debit this refund pays back, ""; Refunded is what

@@ -188,6 +188,27 @@ func railWords(p payment.Payment) (rail, fallback string) {
 	return rail, fallback
 }
 
+// railStatusWords says where an instant credit stands on its rail
+// (rail_status); "" for a payment that is not on one.
+func railStatusWords(p payment.Payment) string {
+	if p.RailStatus == nil {
+		return ""
+	}
+	switch *p.RailStatus {
+	case payment.RailQueued:
+		return "Queued: not sent to the rail yet"
+	case payment.RailSending:
+		return "Being sent to the rail"
+	case payment.RailUnknown:
+		return "Sent, waiting for the rail's status answer (rail status unknown): the credit may have been made, and it is never sent twice"
+	case payment.RailAccepted:
+		return "Accepted by the rail"
+	case payment.RailRejected:
+		return "Rejected by the rail"
+	}
+	return *p.RailStatus
+}
+
 func (s *Surface) paymentsPage(c *gin.Context) {
 	ctx, scope := c.Request.Context(), current(c).Scope
 	v := view.Payments{Filters: filtersOf(c,
@@ -295,6 +316,7 @@ func (s *Surface) paymentPage(c *gin.Context) {
 		v.Settled = shortTime(*p.SettledAt)
 	}
 	v.Rail, v.Fallback = railWords(p)
+	v.RailStatus = railStatusWords(p)
 	if p.TraceNumber != nil {
 		v.Trace = *p.TraceNumber
 	}

@@ -39,7 +39,8 @@ func TestDashboardShowsAnUnknownRailStatus(t *testing.T) {
 // sandbox return; a pending one whose rail answer could not be read was
 // sent, so it offers no Cancel; a pending ACH credit beside them still
 // offers Cancel and the sandbox return. Each absent form is one the API
-// refuses.
+// refuses. The pages say where each credit stands on its rail, and the
+// evidence pages name the rail and an auto credit's fallback reason.
 func TestDashboardOffersWhatTheServiceDoesForInstantCredits(t *testing.T) {
 	t.Parallel()
 	sim := railsim.New()
@@ -64,9 +65,10 @@ func TestDashboardOffersWhatTheServiceDoesForInstantCredits(t *testing.T) {
 		t.Helper()
 		return th.WantOK(t, h.Post("/v2/payments", key, `{"funding_source_id":"`+src+`","amount":"12.00","direction":"credit","method":"`+method+`"}`))
 	}
+	var body string // the last payment page forms read
 	forms := func(id string) (cancel, reverse, ret bool) {
 		t.Helper()
-		body := webtest.WantPage(t, d.Get("/dashboard/payments/"+id), http.StatusOK)
+		body = webtest.WantPage(t, d.Get("/dashboard/payments/"+id), http.StatusOK)
 		return strings.Contains(body, `id="cancel-action"`), strings.Contains(body, `id="reverse-action"`), strings.Contains(body, `id="return-action"`)
 	}
 
@@ -76,6 +78,9 @@ func TestDashboardOffersWhatTheServiceDoesForInstantCredits(t *testing.T) {
 	}
 	if cancel, reverse, ret := forms(done["payment_id"].(string)); cancel || reverse || ret {
 		t.Errorf("a processed instant credit offers cancel %t, reverse %t, return %t; want none", cancel, reverse, ret)
+	}
+	if !strings.Contains(body, `<dd id="payment-rail-status">Accepted by the rail</dd>`) {
+		t.Errorf("a processed instant credit's page does not say the rail accepted it:\n%s", body)
 	}
 	th.WantError(t, h.Post("/v2/payments/"+done["payment_id"].(string)+"/reverse", key, `{"reason":"duplicate"}`), http.StatusConflict, "not_reversible")
 
@@ -88,6 +93,9 @@ func TestDashboardOffersWhatTheServiceDoesForInstantCredits(t *testing.T) {
 	if cancel, reverse, ret := forms(sent["payment_id"].(string)); cancel || reverse || ret {
 		t.Errorf("a sent instant credit without an answer offers cancel %t, reverse %t, return %t; want none", cancel, reverse, ret)
 	}
+	if !strings.Contains(body, `id="payment-rail-status">Sent, waiting for the rail&#39;s status answer (rail status unknown)`) {
+		t.Errorf("an instant credit without an answer's page does not say it waits for the rail:\n%s", body)
+	}
 	th.WantError(t, h.Post("/v2/payments/"+sent["payment_id"].(string)+"/cancel", key, ""), http.StatusConflict, "conflict")
 
 	slow := credit(ach, "auto")
@@ -97,4 +105,14 @@ func TestDashboardOffersWhatTheServiceDoesForInstantCredits(t *testing.T) {
 	if cancel, reverse, ret := forms(slow["payment_id"].(string)); !cancel || reverse || !ret {
 		t.Errorf("a pending sandbox ACH credit offers cancel %t, reverse %t, return %t; want cancel and return", cancel, reverse, ret)
 	}
+	if strings.Contains(body, `id="payment-rail-status"`) {
+		t.Error("an ACH credit's page shows a rail status")
+	}
+
+	// The evidence page names the rail, and why an auto credit did not
+	// go instant.
+	webtest.WantPage(t, d.Get("/dashboard/payments/"+slow["payment_id"].(string)+"/evidence"), http.StatusOK,
+		`id="evidence-rail"`, "ACH", "not instant: instant unavailable")
+	webtest.WantPage(t, d.Get("/dashboard/payments/"+done["payment_id"].(string)+"/evidence"), http.StatusOK,
+		`id="evidence-rail"`, "Instant (RTP)")
 }

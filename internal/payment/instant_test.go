@@ -292,17 +292,29 @@ func TestInstantOriginatorLimits(t *testing.T) {
 	if _, err := r.create(credit(src, "20.00", payment.MethodInstant)); err != nil {
 		t.Fatalf("at the per-entry limit: %v", err)
 	}
+	// written fails the test if the refusal named left a payment or an
+	// instant credit behind.
+	payments, credits := r.count(`SELECT count(*) FROM payments`), r.count(`SELECT count(*) FROM instant_credits`)
+	written := func(name string) {
+		t.Helper()
+		if p, c := r.count(`SELECT count(*) FROM payments`), r.count(`SELECT count(*) FROM instant_credits`); p != payments || c != credits {
+			t.Errorf("%s: %d payments and %d instant credits written", name, p-payments, c-credits)
+		}
+	}
 	_, err := r.create(credit(src, "20.01", payment.MethodInstant))
 	if e, ok := errs.As(err); !ok || e.Code != errs.LimitExceeded || e.Details["limit"] != payment.LimitPerEntryInstantCredit {
 		t.Errorf("over the per-entry limit: %v", err)
 	}
+	written("over the per-entry limit")
 	if _, err := r.create(credit(src, "10.00", payment.MethodInstant)); err != nil {
 		t.Fatalf("up to the daily limit: %v", err)
 	}
+	payments, credits = payments+1, credits+1
 	_, err = r.create(credit(src, "0.01", payment.MethodInstant))
 	if e, ok := errs.As(err); !ok || e.Code != errs.LimitExceeded || e.Details["limit"] != payment.LimitDailyInstantCredit {
 		t.Errorf("over the daily limit: %v", err)
 	}
+	written("over the daily limit")
 	p, err := r.create(credit(src, "0.01", payment.MethodAuto))
 	if err != nil || p.Rail != payment.RailACH || deref(p.FallbackReason) != payment.FallbackOverRailLimit {
 		t.Errorf("auto over the daily instant limit: %v %v %v", p.Rail, p.FallbackReason, err)

@@ -152,20 +152,38 @@ func (s *Service) Cancel(ctx context.Context, scope tenant.Scope, id string) (Pa
 			return fmt.Errorf("lock payment %s: %w", id, err)
 		}
 		out = p
-		switch {
-		case p.Status == Voided:
+		if p.Status == Voided {
 			return nil
-		case p.Status != Pending && p.Status != Held:
-			return errs.Newf(errs.Conflict, "This payment is %s; only a pending payment can be canceled.", p.Status)
-		case scope.Env.Live() && p.SettleAt != nil:
-			return errs.New(errs.Conflict, "This payment is already in an ACH file sent to the bank; it can no longer be canceled.")
-		case instantPayment(p) && (p.RailStatus == nil || *p.RailStatus != RailQueued):
-			return errs.New(errs.Conflict, "This instant credit was sent to the rail; it can no longer be canceled.")
+		}
+		if err := cancelJudged(scope, p); err != nil {
+			return err
 		}
 		out, err = s.void(ctx, tx, p, CancelRequested)
 		return err
 	})
 	return out, err
+}
+
+// CanCancel says whether Cancel of p in scope would cancel it now (a page
+// offers the action only then): the same judgment, read without a lock.
+// A canceled payment is not offered again.
+func CanCancel(scope tenant.Scope, p Payment) bool {
+	return p.Status != Voided && cancelJudged(scope, p) == nil
+}
+
+// cancelJudged is the judgment of a cancel of p in scope: nil when it may
+// be canceled, conflict saying why not otherwise. A canceled payment is
+// the caller's to answer as it is.
+func cancelJudged(scope tenant.Scope, p Payment) error {
+	switch {
+	case p.Status != Pending && p.Status != Held:
+		return errs.Newf(errs.Conflict, "This payment is %s; only a pending payment can be canceled.", p.Status)
+	case scope.Env.Live() && p.SettleAt != nil:
+		return errs.New(errs.Conflict, "This payment is already in an ACH file sent to the bank; it can no longer be canceled.")
+	case instantPayment(p) && (p.RailStatus == nil || *p.RailStatus != RailQueued):
+		return errs.New(errs.Conflict, "This instant credit was sent to the rail; it can no longer be canceled.")
+	}
+	return nil
 }
 
 // OriginatedTx records, in the caller's transaction tx, that a payment
@@ -247,11 +265,8 @@ func (s *Service) SimulateReturnTx(ctx context.Context, tx Store, scope tenant.S
 	if err != nil {
 		return Finished{}, fmt.Errorf("lock payment %s: %w", id, err)
 	}
-	if instantPayment(p) {
-		return Finished{}, notReversible()
-	}
-	if p.Status != Pending && p.Status != Processed {
-		return Finished{}, errs.Newf(errs.Conflict, "This payment is %s; only a pending or processed payment can come back.", p.Status)
+	if err := simulatedReturnJudged(p); err != nil {
+		return Finished{}, err
 	}
 	if err := s.finish(ctx, tx, p, code); err != nil {
 		return Finished{}, fmt.Errorf("return payment %s with %s: %w", id, code, err)
@@ -276,4 +291,24 @@ func (s *Service) lockPayment(ctx context.Context, tx Store, scope tenant.Scope,
 		return Payment{}, paymentNotFound()
 	}
 	return p, err
+}
+
+// CanSimulateReturn says whether the sandbox's return of p in scope
+// (SimulateReturnTx) would take it back now (a page offers the action only
+// then): the same judgment, read without a lock.
+func CanSimulateReturn(scope tenant.Scope, p Payment) bool {
+	return tenant.SandboxOnly(scope) == nil && simulatedReturnJudged(p) == nil
+}
+
+// simulatedReturnJudged is the judgment of a sandbox return of p: an
+// instant credit is final (not_reversible); only a pending or processed
+// payment can come back (conflict).
+func simulatedReturnJudged(p Payment) error {
+	if instantPayment(p) {
+		return notReversible()
+	}
+	if p.Status != Pending && p.Status != Processed {
+		return errs.Newf(errs.Conflict, "This payment is %s; only a pending or processed payment can come back.", p.Status)
+	}
+	return nil
 }

@@ -96,14 +96,8 @@ func (s *Service) Reverse(ctx context.Context, scope tenant.Scope, id string, in
 		if err != nil {
 			return fmt.Errorf("reload payment %s: %w", id, err)
 		}
-		settled, err := s.reversible(ctx, tx, p)
-		if err != nil {
+		if err := s.reverseJudged(ctx, tx, scope, p); err != nil {
 			return err
-		}
-		last := ReversalLastDay(settled)
-		if leaves := ReversalLeaves(s.cfg.Schedule, scope.Env.Live(), s.now(ctx)); leaves.After(last) {
-			return errs.Newf(errs.ReversalWindowClosed, "This payment settled on %s; a reversal must leave by the fifth banking day after that, %s, and the next file leaves on %s.",
-				settled.Format(time.DateOnly), last.Format(time.DateOnly), leaves.Format(time.DateOnly))
 		}
 		d := Credit
 		if p.Direction == Credit {
@@ -137,6 +131,32 @@ func (s *Service) Reverse(ctx context.Context, scope tenant.Scope, id string, in
 		return tx.RecordEvent(ctx, event.New(scope, event.PaymentReversed, p, r.CreatedAt))
 	})
 	return out, err
+}
+
+// CanReverse says whether Reverse of p would reverse it now (a page
+// offers the action only then): the same judgment, read without a lock.
+func (s *Service) CanReverse(ctx context.Context, scope tenant.Scope, p Payment) (bool, error) {
+	err := s.reverseJudged(ctx, s.store, scope, p)
+	if errs.Is(err, errs.Conflict) || errs.Is(err, errs.NotReversible) || errs.Is(err, errs.ReversalWindowClosed) {
+		return false, nil
+	}
+	return err == nil, err
+}
+
+// reverseJudged is the judgment of a reversal of p in scope, read in tx:
+// p may be reversed at all (reversible), and a reversal asked for now
+// leaves within the window after its settlement date.
+func (s *Service) reverseJudged(ctx context.Context, tx Store, scope tenant.Scope, p Payment) error {
+	settled, err := s.reversible(ctx, tx, p)
+	if err != nil {
+		return err
+	}
+	last := ReversalLastDay(settled)
+	if leaves := ReversalLeaves(s.cfg.Schedule, scope.Env.Live(), s.now(ctx)); leaves.After(last) {
+		return errs.Newf(errs.ReversalWindowClosed, "This payment settled on %s; a reversal must leave by the fifth banking day after that, %s, and the next file leaves on %s.",
+			settled.Format(time.DateOnly), last.Format(time.DateOnly), leaves.Format(time.DateOnly))
+	}
+	return nil
 }
 
 // reversible answers p's settlement date when p may be reversed at all,

@@ -95,6 +95,9 @@ type Payment struct {
 	// Rail is how it went ("Instant (RTP)", "ACH, same day"), with why an
 	// auto credit did not go instant ("" when it did or was not asked).
 	Rail, Fallback string
+	// RailStatus is where an instant credit stands on its rail, in words
+	// ("" for one not on an instant rail).
+	RailStatus string
 	// Trace is its ACH entry's trace number once the bank took the file.
 	Trace string
 	// RefundOf is the debit this refund pays back, ""; Refunded is what
@@ -111,10 +114,10 @@ type Payment struct {
 // each a form posted to the service method the API calls; the service
 // still decides, and its refusal is shown as the API words it.
 type PaymentActions struct {
-	Cancel  bool // held or pending
+	Cancel  bool // held or pending, not in a production file, an instant credit not sent
 	Retry   bool // a failed one-off debit returned R01 or R09
-	Reverse bool // pending or processed, not a reversal, not reversed
-	Return  bool // sandbox: pending or processed
+	Reverse bool // left, not a reversal, not reversed, within the window, not instant
+	Return  bool // sandbox: pending or processed, not instant
 	// ReverseReasons and ReturnCodes are the selects' options.
 	ReverseReasons, ReturnCodes []Option
 }

@@ -10,6 +10,9 @@ type Evidence struct {
 	Description string
 	Created     string
 	Settled     string
+	// Rail is how it went ("Instant (RTP)", "ACH"), with why an auto
+	// credit did not go instant ("" when it did or was not asked).
+	Rail, Fallback string
 
 	Mandate *EvidenceMandate // nil for a credit
 	// Clock is the test clock the customer lives on; nil on the wall clock.

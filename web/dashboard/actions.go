@@ -17,7 +17,9 @@ import (
 // API's handlers call (Cancel, Retry, Reverse, SimulateReturn,
 // SimulateChange), so a refusal reads as the API's message. What moves
 // money opens first and says what it will do; the page offers only what
-// the payment's state allows, and the service still decides.
+// the service's own judgment allows (payment.CanCancel, Service.CanRetry,
+// Service.CanReverse, payment.CanSimulateReturn), and the service still
+// decides.
 
 // returnCodeOptions are the ACH return codes a simulation takes.
 func returnCodeOptions() []view.Option {
@@ -28,15 +30,13 @@ func returnCodeOptions() []view.Option {
 	return out
 }
 
-// actionsOf are the forms payment p's state allows in scope; canRetry is
-// the payment service's answer for a retry (payment.Service.CanRetry).
-func actionsOf(scope tenant.Scope, p payment.Payment, canRetry bool) view.PaymentActions {
-	sandbox := scope.Env == tenant.Sandbox
-	a := view.PaymentActions{Cancel: p.Status == payment.Held || p.Status == payment.Pending, Retry: canRetry}
-	// A pending sandbox payment is canceled instead: it never left.
-	a.Reverse = p.ReversalOf == nil && p.Reversal == nil &&
-		(p.Status == payment.Processed || (p.Status == payment.Pending && !sandbox))
-	a.Return = sandbox && (p.Status == payment.Pending || p.Status == payment.Processed)
+// actionsOf are the forms payment p's state allows in scope, each as the
+// payment service judges it: canRetry and canReverse are its answers for
+// a retry and a reversal (payment.Service.CanRetry, CanReverse), which
+// read the store; cancel and the sandbox return are judged from p alone.
+func actionsOf(scope tenant.Scope, p payment.Payment, canRetry, canReverse bool) view.PaymentActions {
+	a := view.PaymentActions{Cancel: payment.CanCancel(scope, p), Retry: canRetry, Reverse: canReverse,
+		Return: payment.CanSimulateReturn(scope, p)}
 	if a.Reverse {
 		for _, r := range payment.ReverseReasons {
 			a.ReverseReasons = append(a.ReverseReasons, view.Option{Value: r, Label: strings.ReplaceAll(r, "_", " ")})

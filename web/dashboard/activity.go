@@ -188,6 +188,27 @@ func railWords(p payment.Payment) (rail, fallback string) {
 	return rail, fallback
 }
 
+// railStatusWords says where an instant credit stands on its rail
+// (rail_status); "" for a payment that is not on one.
+func railStatusWords(p payment.Payment) string {
+	if p.RailStatus == nil {
+		return ""
+	}
+	switch *p.RailStatus {
+	case payment.RailQueued:
+		return "Queued: not sent to the rail yet"
+	case payment.RailSending:
+		return "Being sent to the rail"
+	case payment.RailUnknown:
+		return "Sent, waiting for the rail's status answer (rail status unknown): the credit may have been made, and it is never sent twice"
+	case payment.RailAccepted:
+		return "Accepted by the rail"
+	case payment.RailRejected:
+		return "Rejected by the rail"
+	}
+	return *p.RailStatus
+}
+
 func (s *Surface) paymentsPage(c *gin.Context) {
 	ctx, scope := c.Request.Context(), current(c).Scope
 	v := view.Payments{Filters: filtersOf(c,
@@ -265,15 +286,21 @@ func (s *Surface) paymentPage(c *gin.Context) {
 		s.Fail(c, err)
 		return
 	}
-	// Retry is offered only where the service's rule would present it
-	// again (a debit retried already is retried by its latest attempt).
+	// Retry and Reverse are offered only where the service's rule would
+	// do them (a debit retried already is retried by its latest attempt;
+	// an instant credit is final).
 	canRetry, err := s.payments.CanRetry(c.Request.Context(), current(c).Scope, p)
 	if err != nil {
 		s.Fail(c, err)
 		return
 	}
+	canReverse, err := s.payments.CanReverse(c.Request.Context(), current(c).Scope, p)
+	if err != nil {
+		s.Fail(c, err)
+		return
+	}
 	v := view.Payment{PaymentRow: paymentRow(p), SourceID: p.SourceID, CustomerID: p.CustomerID, Finality: finalityOf(p),
-		Actions: actionsOf(current(c).Scope, p, canRetry), Party: partyOf(labels[p.SourceID])}
+		Actions: actionsOf(current(c).Scope, p, canRetry, canReverse), Party: partyOf(labels[p.SourceID])}
 	if v.Clock, err = s.clockMark(c.Request.Context(), current(c).Scope, labels[p.SourceID].TestClock); err != nil {
 		s.Fail(c, err)
 		return
@@ -289,6 +316,7 @@ func (s *Surface) paymentPage(c *gin.Context) {
 		v.Settled = shortTime(*p.SettledAt)
 	}
 	v.Rail, v.Fallback = railWords(p)
+	v.RailStatus = railStatusWords(p)
 	if p.TraceNumber != nil {
 		v.Trace = *p.TraceNumber
 	}

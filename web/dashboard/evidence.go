@@ -56,6 +56,7 @@ func evidenceView(ev evidence.Evidence) view.Evidence {
 	if p.SettledAt != nil {
 		v.Settled = shortTime(*p.SettledAt)
 	}
+	v.Rail, v.Fallback = railWords(p)
 	kind := map[string]string{"checking": "Checking", "savings": "Savings"}[src.AccountType]
 	v.Account = fmt.Sprintf("%s account ending %s", kind, src.LastFour)
 	if src.BankName != nil {

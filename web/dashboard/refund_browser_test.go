@@ -10,7 +10,8 @@ import (
 
 // TestBrowserPaymentPageShowsRailsAndRefunds: a refunded debit's page
 // says how much was refunded; its refund's page names the debit it pays
-// back and the instant rail it went on; the payments list marks both;
+// back and the instant rail it went on, and offers no action the service
+// refuses for a final instant credit; the payments list marks both;
 // an ACH payment's page says ACH; each passes axe-core and fits a phone.
 func TestBrowserPaymentPageShowsRailsAndRefunds(t *testing.T) {
 	h := webtest.NewHarness(t)
@@ -41,6 +42,11 @@ func TestBrowserPaymentPageShowsRailsAndRefunds(t *testing.T) {
 	}
 	if got := tb.Text("#payment-rail"); !containsAll(got, "Instant") {
 		t.Errorf("the refund's rail: %q", got)
+	}
+	// An instant credit is final: the page offers no reversal or return,
+	// which the service refuses (not_reversible).
+	if n, _ := tb.Page.Locator("#reverse-action, #return-action, #cancel-action").Count(); n != 0 {
+		t.Errorf("the processed instant refund offers %d cancel, reverse or return actions", n)
 	}
 	tb.Accessible()
 	tb.FitsWidth()

@@ -2078,6 +2078,7 @@ const (
 	PaymentCancelReasonLessThannil          PaymentCancelReason = "<nil>"
 	PaymentCancelReasonMandateRevoked       PaymentCancelReason = "mandate_revoked"
 	PaymentCancelReasonOriginalReturned     PaymentCancelReason = "original_returned"
+	PaymentCancelReasonOriginatorInstantOff PaymentCancelReason = "originator_instant_off"
 	PaymentCancelReasonOriginatorSuspended  PaymentCancelReason = "originator_suspended"
 	PaymentCancelReasonRefundNotAllowed     PaymentCancelReason = "refund_not_allowed"
 	PaymentCancelReasonRejectedByReview     PaymentCancelReason = "rejected_by_review"
@@ -2097,6 +2098,8 @@ func (e PaymentCancelReason) Valid() bool {
 	case PaymentCancelReasonMandateRevoked:
 		return true
 	case PaymentCancelReasonOriginalReturned:
+		return true
+	case PaymentCancelReasonOriginatorInstantOff:
 		return true
 	case PaymentCancelReasonOriginatorSuspended:
 		return true
@@ -2576,6 +2579,7 @@ const (
 	PaymentReleasedCancelReasonLessThannil          PaymentReleasedCancelReason = "<nil>"
 	PaymentReleasedCancelReasonMandateRevoked       PaymentReleasedCancelReason = "mandate_revoked"
 	PaymentReleasedCancelReasonOriginalReturned     PaymentReleasedCancelReason = "original_returned"
+	PaymentReleasedCancelReasonOriginatorInstantOff PaymentReleasedCancelReason = "originator_instant_off"
 	PaymentReleasedCancelReasonOriginatorSuspended  PaymentReleasedCancelReason = "originator_suspended"
 	PaymentReleasedCancelReasonRefundNotAllowed     PaymentReleasedCancelReason = "refund_not_allowed"
 	PaymentReleasedCancelReasonRejectedByReview     PaymentReleasedCancelReason = "rejected_by_review"
@@ -2595,6 +2599,8 @@ func (e PaymentReleasedCancelReason) Valid() bool {
 	case PaymentReleasedCancelReasonMandateRevoked:
 		return true
 	case PaymentReleasedCancelReasonOriginalReturned:
+		return true
+	case PaymentReleasedCancelReasonOriginatorInstantOff:
 		return true
 	case PaymentReleasedCancelReasonOriginatorSuspended:
 		return true
@@ -2819,6 +2825,7 @@ const (
 	PaymentResponseCancelReasonLessThannil          PaymentResponseCancelReason = "<nil>"
 	PaymentResponseCancelReasonMandateRevoked       PaymentResponseCancelReason = "mandate_revoked"
 	PaymentResponseCancelReasonOriginalReturned     PaymentResponseCancelReason = "original_returned"
+	PaymentResponseCancelReasonOriginatorInstantOff PaymentResponseCancelReason = "originator_instant_off"
 	PaymentResponseCancelReasonOriginatorSuspended  PaymentResponseCancelReason = "originator_suspended"
 	PaymentResponseCancelReasonRefundNotAllowed     PaymentResponseCancelReason = "refund_not_allowed"
 	PaymentResponseCancelReasonRejectedByReview     PaymentResponseCancelReason = "rejected_by_review"
@@ -2838,6 +2845,8 @@ func (e PaymentResponseCancelReason) Valid() bool {
 	case PaymentResponseCancelReasonMandateRevoked:
 		return true
 	case PaymentResponseCancelReasonOriginalReturned:
+		return true
+	case PaymentResponseCancelReasonOriginatorInstantOff:
 		return true
 	case PaymentResponseCancelReasonOriginatorSuspended:
 		return true
@@ -4066,6 +4075,30 @@ func (e ListPaymentsParamsRail) Valid() bool {
 	case ListPaymentsParamsRailFednow:
 		return true
 	case ListPaymentsParamsRailRtp:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ListPaymentsParamsMethod.
+const (
+	ListPaymentsParamsMethodAuto     ListPaymentsParamsMethod = "auto"
+	ListPaymentsParamsMethodInstant  ListPaymentsParamsMethod = "instant"
+	ListPaymentsParamsMethodSameDay  ListPaymentsParamsMethod = "same_day"
+	ListPaymentsParamsMethodStandard ListPaymentsParamsMethod = "standard"
+)
+
+// Valid indicates whether the value is a known member of the ListPaymentsParamsMethod enum.
+func (e ListPaymentsParamsMethod) Valid() bool {
+	switch e {
+	case ListPaymentsParamsMethodAuto:
+		return true
+	case ListPaymentsParamsMethodInstant:
+		return true
+	case ListPaymentsParamsMethodSameDay:
+		return true
+	case ListPaymentsParamsMethodStandard:
 		return true
 	default:
 		return false
@@ -5363,7 +5396,7 @@ type Payment struct {
 	// Attempt Subscription debits: 1 for the due date's first presentment, 2 and 3 for re-presentments after an R01 or R09 return. A one-off debit's re-presentment (POST /v2/payments/{id}/retry): 2 or 3; null on the original.
 	Attempt *int `json:"attempt"`
 
-	// CancelReason Why a canceled payment was canceled; null otherwise. requested: the merchant canceled it. funding_source_blocked, funding_source_removed, mandate_revoked, originator_suspended: its authorization no longer stood when it was to leave, or when its source was blocked or removed or its mandate revoked (its unsent debits, and a removed source's unsent credits, are canceled at once). rejected_by_review: held, and rejected by the platform's review. reversal_window_closed: a reversal whose file was assigned after the fifth banking day after the reversed payment's settlement date. original_returned: a reversal whose reversed payment came back before it left.
+	// CancelReason Why a canceled payment was canceled; null otherwise. requested: the merchant canceled it. funding_source_blocked, funding_source_removed, mandate_revoked, originator_suspended: its authorization no longer stood when it was to leave, or when its source was blocked or removed or its mandate revoked (its unsent debits, and a removed source's unsent credits, are canceled at once). rejected_by_review: held, and rejected by the platform's review. reversal_window_closed: a reversal whose file was assigned after the fifth banking day after the reversed payment's settlement date. original_returned: a reversal whose reversed payment came back before it left. originator_instant_off: an instant credit whose originator's instant payouts were turned off before it left.
 	CancelReason *PaymentCancelReason `json:"cancel_reason"`
 	CreatedAt    time.Time            `json:"created_at"`
 	Currency     PaymentCurrency      `json:"currency"`
@@ -5455,7 +5488,7 @@ type Payment struct {
 	UserId                           string     `json:"user_id"`
 }
 
-// PaymentCancelReason Why a canceled payment was canceled; null otherwise. requested: the merchant canceled it. funding_source_blocked, funding_source_removed, mandate_revoked, originator_suspended: its authorization no longer stood when it was to leave, or when its source was blocked or removed or its mandate revoked (its unsent debits, and a removed source's unsent credits, are canceled at once). rejected_by_review: held, and rejected by the platform's review. reversal_window_closed: a reversal whose file was assigned after the fifth banking day after the reversed payment's settlement date. original_returned: a reversal whose reversed payment came back before it left.
+// PaymentCancelReason Why a canceled payment was canceled; null otherwise. requested: the merchant canceled it. funding_source_blocked, funding_source_removed, mandate_revoked, originator_suspended: its authorization no longer stood when it was to leave, or when its source was blocked or removed or its mandate revoked (its unsent debits, and a removed source's unsent credits, are canceled at once). rejected_by_review: held, and rejected by the platform's review. reversal_window_closed: a reversal whose file was assigned after the fifth banking day after the reversed payment's settlement date. original_returned: a reversal whose reversed payment came back before it left. originator_instant_off: an instant credit whose originator's instant payouts were turned off before it left.
 type PaymentCancelReason string
 
 // PaymentCurrency defines model for Payment.Currency.
@@ -5692,7 +5725,7 @@ type PaymentReleased struct {
 	// Attempt Subscription debits: 1 for the due date's first presentment, 2 and 3 for re-presentments after an R01 or R09 return. A one-off debit's re-presentment (POST /v2/payments/{id}/retry): 2 or 3; null on the original.
 	Attempt *int `json:"attempt"`
 
-	// CancelReason Why a canceled payment was canceled; null otherwise. requested: the merchant canceled it. funding_source_blocked, funding_source_removed, mandate_revoked, originator_suspended: its authorization no longer stood when it was to leave, or when its source was blocked or removed or its mandate revoked (its unsent debits, and a removed source's unsent credits, are canceled at once). rejected_by_review: held, and rejected by the platform's review. reversal_window_closed: a reversal whose file was assigned after the fifth banking day after the reversed payment's settlement date. original_returned: a reversal whose reversed payment came back before it left.
+	// CancelReason Why a canceled payment was canceled; null otherwise. requested: the merchant canceled it. funding_source_blocked, funding_source_removed, mandate_revoked, originator_suspended: its authorization no longer stood when it was to leave, or when its source was blocked or removed or its mandate revoked (its unsent debits, and a removed source's unsent credits, are canceled at once). rejected_by_review: held, and rejected by the platform's review. reversal_window_closed: a reversal whose file was assigned after the fifth banking day after the reversed payment's settlement date. original_returned: a reversal whose reversed payment came back before it left. originator_instant_off: an instant credit whose originator's instant payouts were turned off before it left.
 	CancelReason *PaymentReleasedCancelReason `json:"cancel_reason"`
 	CreatedAt    time.Time                    `json:"created_at"`
 	Currency     PaymentReleasedCurrency      `json:"currency"`
@@ -5786,7 +5819,7 @@ type PaymentReleased struct {
 	UserId                           string     `json:"user_id"`
 }
 
-// PaymentReleasedCancelReason Why a canceled payment was canceled; null otherwise. requested: the merchant canceled it. funding_source_blocked, funding_source_removed, mandate_revoked, originator_suspended: its authorization no longer stood when it was to leave, or when its source was blocked or removed or its mandate revoked (its unsent debits, and a removed source's unsent credits, are canceled at once). rejected_by_review: held, and rejected by the platform's review. reversal_window_closed: a reversal whose file was assigned after the fifth banking day after the reversed payment's settlement date. original_returned: a reversal whose reversed payment came back before it left.
+// PaymentReleasedCancelReason Why a canceled payment was canceled; null otherwise. requested: the merchant canceled it. funding_source_blocked, funding_source_removed, mandate_revoked, originator_suspended: its authorization no longer stood when it was to leave, or when its source was blocked or removed or its mandate revoked (its unsent debits, and a removed source's unsent credits, are canceled at once). rejected_by_review: held, and rejected by the platform's review. reversal_window_closed: a reversal whose file was assigned after the fifth banking day after the reversed payment's settlement date. original_returned: a reversal whose reversed payment came back before it left. originator_instant_off: an instant credit whose originator's instant payouts were turned off before it left.
 type PaymentReleasedCancelReason string
 
 // PaymentReleasedCurrency defines model for PaymentReleased.Currency.
@@ -5842,7 +5875,7 @@ type PaymentResponse struct {
 	// Attempt Subscription debits: 1 for the due date's first presentment, 2 and 3 for re-presentments after an R01 or R09 return. A one-off debit's re-presentment (POST /v2/payments/{id}/retry): 2 or 3; null on the original.
 	Attempt *int `json:"attempt"`
 
-	// CancelReason Why a canceled payment was canceled; null otherwise. requested: the merchant canceled it. funding_source_blocked, funding_source_removed, mandate_revoked, originator_suspended: its authorization no longer stood when it was to leave, or when its source was blocked or removed or its mandate revoked (its unsent debits, and a removed source's unsent credits, are canceled at once). rejected_by_review: held, and rejected by the platform's review. reversal_window_closed: a reversal whose file was assigned after the fifth banking day after the reversed payment's settlement date. original_returned: a reversal whose reversed payment came back before it left.
+	// CancelReason Why a canceled payment was canceled; null otherwise. requested: the merchant canceled it. funding_source_blocked, funding_source_removed, mandate_revoked, originator_suspended: its authorization no longer stood when it was to leave, or when its source was blocked or removed or its mandate revoked (its unsent debits, and a removed source's unsent credits, are canceled at once). rejected_by_review: held, and rejected by the platform's review. reversal_window_closed: a reversal whose file was assigned after the fifth banking day after the reversed payment's settlement date. original_returned: a reversal whose reversed payment came back before it left. originator_instant_off: an instant credit whose originator's instant payouts were turned off before it left.
 	CancelReason *PaymentResponseCancelReason `json:"cancel_reason"`
 	CreatedAt    time.Time                    `json:"created_at"`
 	Currency     PaymentResponseCurrency      `json:"currency"`
@@ -5933,7 +5966,7 @@ type PaymentResponse struct {
 	UserId                           string     `json:"user_id"`
 }
 
-// PaymentResponseCancelReason Why a canceled payment was canceled; null otherwise. requested: the merchant canceled it. funding_source_blocked, funding_source_removed, mandate_revoked, originator_suspended: its authorization no longer stood when it was to leave, or when its source was blocked or removed or its mandate revoked (its unsent debits, and a removed source's unsent credits, are canceled at once). rejected_by_review: held, and rejected by the platform's review. reversal_window_closed: a reversal whose file was assigned after the fifth banking day after the reversed payment's settlement date. original_returned: a reversal whose reversed payment came back before it left.
+// PaymentResponseCancelReason Why a canceled payment was canceled; null otherwise. requested: the merchant canceled it. funding_source_blocked, funding_source_removed, mandate_revoked, originator_suspended: its authorization no longer stood when it was to leave, or when its source was blocked or removed or its mandate revoked (its unsent debits, and a removed source's unsent credits, are canceled at once). rejected_by_review: held, and rejected by the platform's review. reversal_window_closed: a reversal whose file was assigned after the fifth banking day after the reversed payment's settlement date. original_returned: a reversal whose reversed payment came back before it left. originator_instant_off: an instant credit whose originator's instant payouts were turned off before it left.
 type PaymentResponseCancelReason string
 
 // PaymentResponseCurrency defines model for PaymentResponse.Currency.
@@ -6860,12 +6893,18 @@ type ListPaymentsParams struct {
 	// Rail Only payments on this rail.
 	Rail *ListPaymentsParamsRail `form:"rail,omitempty" json:"rail,omitempty"`
 
+	// Method Only payments asked to go by this method.
+	Method *ListPaymentsParamsMethod `form:"method,omitempty" json:"method,omitempty"`
+
 	// Metadata metadata[KEY]=VALUE: only payments whose metadata has KEY with VALUE (several: all of them).
 	Metadata *map[string]string `json:"metadata,omitempty"`
 }
 
 // ListPaymentsParamsRail defines parameters for ListPayments.
 type ListPaymentsParamsRail string
+
+// ListPaymentsParamsMethod defines parameters for ListPayments.
+type ListPaymentsParamsMethod string
 
 // CreatePaymentParams defines parameters for CreatePayment.
 type CreatePaymentParams struct {
@@ -13121,6 +13160,18 @@ func NewListPaymentsRequest(server string, params *ListPaymentsParams) (*http.Re
 		if params.Rail != nil {
 
 			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "rail", *params.Rail, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Method != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "method", *params.Method, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			} else {
 				for _, qp := range strings.Split(queryFrag, "&") {

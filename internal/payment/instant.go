@@ -52,7 +52,10 @@ import (
 // Instant credits are final: no return window, no reversal
 // (not_reversible), no sandbox return. Their originator limits are their
 // own (per_entry_instant_credit, daily_instant_credit) besides the daily
-// credit limit every credit counts toward. The risk rules judge them at
+// credit limit every credit counts toward. A credit counts toward its
+// day's instant limit from the moment it is written, whatever the rail
+// answers, as entries count toward the ACH limits; only one the rail took
+// nothing of on its first send is removed, and with it its place. The risk rules judge them at
 // creation like any credit; a held one is queued and leaves only once an
 // operator released it, through the departure check.
 

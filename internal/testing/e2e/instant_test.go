@@ -62,3 +62,51 @@ func TestInstantVerificationDeliversSignedEvents(t *testing.T) {
 		t.Error("a refused instant deposit fired verification_pending")
 	}
 }
+
+// Instant payouts end to end: credits over RTP and FedNow through the API
+// and the rail simulator over HTTP, each answered by a signed
+// payment.success or payment.failed (with the ISO reason) that the
+// document's Event schema accepts, as for any payment.
+func TestInstantPayoutsDeliverSignedEvents(t *testing.T) {
+	t.Parallel()
+	sim := railsim.New()
+	rail := httptest.NewServer(sim.Handler())
+	defer rail.Close()
+	h := newHarness(t, th.WithRail(rail.URL))
+	key := h.Merchant("Acme").Sandbox.SecretKey
+	rc := th.NewReceiver(t, nil)
+	secret := h.RegisterWebhook(key, rc.URL())["secret"].(string)
+
+	user := h.Customer(key)
+	paid := th.WantOK(t, h.Post("/v2/funding-source", key, th.SourceBody(user, "110000000", "123456789")))["funding_source_id"].(string)
+	closed := th.WantOK(t, h.Post("/v2/funding-source", key, th.SourceBody(user, "222222226", railsim.AccountClosed)))["funding_source_id"].(string)
+	payout := func(src, method string) string {
+		body := `{"funding_source_id":"` + src + `","amount":"12.50","direction":"credit","method":"` + method + `"}`
+		return th.WantOK(t, h.Post("/v2/payments", key, body))["payment_id"].(string)
+	}
+	ok, rejected := payout(paid, "instant"), payout(closed, "auto")
+
+	h.Deliver()
+	byType := map[string]map[string]any{}
+	for i, r := range rc.Requests() {
+		if err := th.VerifyStandardWebhook(secret, r.Header, r.Body, h.Clock.Now()); err != nil {
+			t.Errorf("request %d: %v", i, err)
+		}
+		if strings.Contains(string(r.Body), "123456789") || strings.Contains(string(r.Body), railsim.AccountClosed) {
+			t.Errorf("request %d carries an account number: %s", i, r.Body)
+		}
+		p := r.Payload(t)
+		d := p["data"].(map[string]any)
+		id, _ := d["payment_id"].(string)
+		byType[p["type"].(string)+" "+id] = d
+	}
+	if d := byType["payment.success "+ok]; d == nil || d["status"] != "processed" || d["rail"] != "rtp" || d["rail_status"] != "accepted" {
+		t.Errorf("payment.success of the RTP credit = %v", d)
+	}
+	if d := byType["payment.failed "+rejected]; d == nil || d["status"] != "failed" || d["rail"] != "fednow" || d["failure_code"] != "AC04" || d["method"] != "auto" {
+		t.Errorf("payment.failed of the FedNow credit = %v", d)
+	}
+	if byType["payment.failed "+ok] != nil || byType["payment.success "+rejected] != nil {
+		t.Error("a credit fired the other outcome's event too")
+	}
+}

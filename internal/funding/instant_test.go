@@ -1,8 +1,6 @@
 package funding_test
 
 import (
-	"bytes"
-	"net/http"
 	"net/http/httptest"
 	"strings"
 	"sync"
@@ -17,6 +15,7 @@ import (
 	"github.com/fundsource/fundsource/internal/core/tenant"
 	"github.com/fundsource/fundsource/internal/funding"
 	"github.com/fundsource/fundsource/internal/testing/fixture"
+	th "github.com/fundsource/fundsource/internal/testing/harness"
 )
 
 // instantSource creates an Unverified source at routing with account.
@@ -320,19 +319,9 @@ func TestCodeDescriptionsFollowTheCode(t *testing.T) {
 func TestUnreadableRailAnswerLeavesTheVerificationPending(t *testing.T) {
 	t.Parallel()
 	sim := railsim.New()
-	h := sim.Handler()
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		rec := httptest.NewRecorder()
-		h.ServeHTTP(rec, r)
-		body := bytes.Replace(rec.Body.Bytes(), []byte("pacs.002.001.10"), []byte("pacs.002.001.13"), 1)
-		if bytes.Equal(body, rec.Body.Bytes()) {
-			t.Errorf("the simulator's report is not a pacs.002.001.10: %s", body)
-		}
-		w.WriteHeader(rec.Code)
-		_, _ = w.Write(body)
-	}))
-	t.Cleanup(srv.Close)
-	f := fixture.New(t, func(c *config.Config) { c.InstantRailURL = srv.URL })
+	railURL, unreadable := th.UnreadableRail(t, sim)
+	unreadable.Store(true)
+	f := fixture.New(t, func(c *config.Config) { c.InstantRailURL = railURL })
 	scope := f.Sandbox("Acme")
 	for i, method := range []string{funding.MethodInstant, funding.MethodAuto} {
 		id := instantSource(t, f, scope, "110000000", "12345678"+string(rune('0'+i)))

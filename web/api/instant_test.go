@@ -1,9 +1,7 @@
 package api_test
 
 import (
-	"bytes"
 	"fmt"
-	"net/http"
 	"net/http/httptest"
 	"slices"
 	"strings"
@@ -126,14 +124,9 @@ func TestRailDownAnswers503WithRetryAfter(t *testing.T) {
 func TestUnreadableRailAnswerOverHTTP(t *testing.T) {
 	t.Parallel()
 	sim := railsim.New()
-	sh := sim.Handler()
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		rec := httptest.NewRecorder()
-		sh.ServeHTTP(rec, r)
-		_, _ = w.Write(bytes.Replace(rec.Body.Bytes(), []byte("pacs.002.001.10"), []byte("pacs.002.001.13"), 1))
-	}))
-	defer srv.Close()
-	h := webtest.NewHarness(t, th.WithRail(srv.URL))
+	railURL, unreadable := th.UnreadableRail(t, sim)
+	unreadable.Store(true)
+	h := webtest.NewHarness(t, th.WithRail(railURL))
 	key := h.Merchant("Acme").Sandbox.SecretKey
 	id := th.WantOK(t, h.Post("/v2/funding-source", key, th.SourceBody(h.Customer(key), "110000000", "123456789")))["funding_source_id"].(string)
 	v := th.WantOK(t, h.InitiateBy(key, id, "instant"))["verification"].(map[string]any)

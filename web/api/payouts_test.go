@@ -1,12 +1,10 @@
 package api_test
 
 import (
-	"bytes"
 	"context"
 	"net/http"
 	"net/http/httptest"
 	"slices"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -120,27 +118,6 @@ func TestInstantPayoutUnderAnIdempotencyKey(t *testing.T) {
 	}
 }
 
-// unreadableRail is the simulator behind a proxy that, while the flag it
-// returns is set, rewrites the rail's pacs.002 to a version the service
-// cannot read (.001.13): the rail took the credit, its answer is lost.
-func unreadableRail(t *testing.T, sim *railsim.Sim) (string, *atomic.Bool) {
-	t.Helper()
-	var unreadable atomic.Bool
-	sh := sim.Handler()
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		rec := httptest.NewRecorder()
-		sh.ServeHTTP(rec, r)
-		body := rec.Body.Bytes()
-		if unreadable.Load() {
-			body = bytes.Replace(body, []byte("pacs.002.001.10"), []byte("pacs.002.001.13"), 1)
-		}
-		w.WriteHeader(rec.Code)
-		_, _ = w.Write(body)
-	}))
-	t.Cleanup(srv.Close)
-	return srv.URL, &unreadable
-}
-
 func creditBody(src, amount, method string) string {
 	return `{"funding_source_id":"` + src + `","amount":"` + amount + `","direction":"credit","method":"` + method + `"}`
 }
@@ -154,7 +131,7 @@ func creditBody(src, amount, method string) string {
 func TestUnreadableRailAnswerOfAPayoutOverHTTP(t *testing.T) {
 	t.Parallel()
 	sim := railsim.New()
-	url, unreadable := unreadableRail(t, sim)
+	url, unreadable := th.UnreadableRail(t, sim)
 	unreadable.Store(true)
 	h := webtest.NewHarness(t, th.WithRail(url))
 	key := h.Merchant("Acme").Sandbox.SecretKey
@@ -189,7 +166,7 @@ func TestUnreadableRailAnswerOfAPayoutOverHTTP(t *testing.T) {
 func TestInstantCreditsInTheBalancesOverHTTP(t *testing.T) {
 	t.Parallel()
 	sim := railsim.New()
-	url, unreadable := unreadableRail(t, sim)
+	url, unreadable := th.UnreadableRail(t, sim)
 	h := webtest.NewHarness(t, th.WithRail(url))
 	key := h.Merchant("Acme").Sandbox.SecretKey
 	user := h.Customer(key)

@@ -1,12 +1,9 @@
 package dashboard_test
 
 import (
-	"bytes"
 	"net/http"
-	"net/http/httptest"
 	"net/url"
 	"strings"
-	"sync/atomic"
 	"testing"
 
 	"github.com/fundsource/fundsource/internal/adapter/rail/railsim"
@@ -19,15 +16,9 @@ import (
 // arrived and not "nothing was sent".
 func TestDashboardShowsAnUnknownRailStatus(t *testing.T) {
 	t.Parallel()
-	sim := railsim.New()
-	sh := sim.Handler()
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		rec := httptest.NewRecorder()
-		sh.ServeHTTP(rec, r)
-		_, _ = w.Write(bytes.Replace(rec.Body.Bytes(), []byte("pacs.002.001.10"), []byte("pacs.002.001.13"), 1))
-	}))
-	defer srv.Close()
-	h := webtest.NewHarness(t, th.WithRail(srv.URL))
+	railURL, unreadable := th.UnreadableRail(t, railsim.New())
+	unreadable.Store(true)
+	h := webtest.NewHarness(t, th.WithRail(railURL))
 	d, key := webtest.SignedIn(t, h, "Acme Books")
 	src := th.WantOK(t, h.Post("/v2/funding-source", key, th.SourceBody(h.Customer(key), "110000000", "123456789")))["funding_source_id"].(string)
 	webtest.WantPage(t, d.Follow(d.Post("/dashboard/funding-sources/"+src+"/initiate", url.Values{"method": {"instant"}})), http.StatusOK,
@@ -44,19 +35,8 @@ func TestDashboardShowsAnUnknownRailStatus(t *testing.T) {
 func TestDashboardOffersWhatTheServiceDoesForInstantCredits(t *testing.T) {
 	t.Parallel()
 	sim := railsim.New()
-	sh := sim.Handler()
-	var unreadable atomic.Bool
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		rec := httptest.NewRecorder()
-		sh.ServeHTTP(rec, r)
-		body := rec.Body.Bytes()
-		if unreadable.Load() {
-			body = bytes.Replace(body, []byte("pacs.002.001.10"), []byte("pacs.002.001.13"), 1)
-		}
-		_, _ = w.Write(body)
-	}))
-	defer srv.Close()
-	h := webtest.NewHarness(t, th.WithRail(srv.URL))
+	railURL, unreadable := th.UnreadableRail(t, sim)
+	h := webtest.NewHarness(t, th.WithRail(railURL))
 	d, key := webtest.SignedIn(t, h, "Acme Books")
 	user := h.Customer(key)
 	src := th.WantOK(t, h.Post("/v2/funding-source", key, th.SourceBody(user, "110000000", "123456789")))["funding_source_id"].(string)

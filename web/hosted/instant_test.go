@@ -1,11 +1,7 @@
 package hosted_test
 
 import (
-	"bytes"
-	"net/http"
-	"net/http/httptest"
 	"strings"
-	"sync/atomic"
 	"testing"
 
 	"github.com/fundsource/fundsource/internal/adapter/rail/railsim"
@@ -19,19 +15,8 @@ import (
 func TestHostedInstantWithUnknownRailStatus(t *testing.T) {
 	t.Parallel()
 	sim := railsim.New()
-	sh := sim.Handler()
-	var unreadable atomic.Bool
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		rec := httptest.NewRecorder()
-		sh.ServeHTTP(rec, r)
-		body := rec.Body.Bytes()
-		if unreadable.Load() {
-			body = bytes.Replace(body, []byte("pacs.002.001.10"), []byte("pacs.002.001.13"), 1)
-		}
-		_, _ = w.Write(body)
-	}))
-	defer srv.Close()
-	s := webtest.NewHostedSetup(t, th.WithRail(srv.URL))
+	railURL, unreadable := th.UnreadableRail(t, sim)
+	s := webtest.NewHostedSetup(t, th.WithRail(railURL))
 	h := s.H
 
 	th.WantOK(t, h.InitiateBy(s.Key, s.Src, "instant"))

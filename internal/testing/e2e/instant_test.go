@@ -9,17 +9,24 @@ import (
 	th "github.com/fundsource/fundsource/internal/testing/harness"
 )
 
+// instantRig is a harness whose instant rail is the simulator over HTTP,
+// with a merchant's sandbox key and a webhook receiver registered for it
+// (and its signing secret).
+func instantRig(t *testing.T) (*harness, *railsim.Sim, string, *th.Receiver, string) {
+	sim := railsim.New()
+	rail := httptest.NewServer(sim.Handler())
+	t.Cleanup(rail.Close)
+	h := newHarness(t, th.WithRail(rail.URL))
+	key := h.Merchant("Acme").Sandbox.SecretKey
+	rc := th.NewReceiver(t, nil)
+	return h, sim, key, rc, h.RegisterWebhook(key, rc.URL())["secret"].(string)
+}
+
 // Instant verification end to end: the API, the rail simulator over HTTP,
 // PostgreSQL and signed webhooks checked against the OpenAPI document.
 func TestInstantVerificationDeliversSignedEvents(t *testing.T) {
 	t.Parallel()
-	sim := railsim.New()
-	rail := httptest.NewServer(sim.Handler())
-	defer rail.Close()
-	h := newHarness(t, th.WithRail(rail.URL))
-	key := h.Merchant("Acme").Sandbox.SecretKey
-	rc := th.NewReceiver(t, nil)
-	secret := h.RegisterWebhook(key, rc.URL())["secret"].(string)
+	h, sim, key, rc, secret := instantRig(t)
 
 	user := h.Customer(key)
 	ok := th.WantOK(t, h.Post("/v2/funding-source", key, th.SourceBody(user, "110000000", "123456789")))["funding_source_id"].(string)
@@ -69,13 +76,7 @@ func TestInstantVerificationDeliversSignedEvents(t *testing.T) {
 // document's Event schema accepts, as for any payment.
 func TestInstantPayoutsDeliverSignedEvents(t *testing.T) {
 	t.Parallel()
-	sim := railsim.New()
-	rail := httptest.NewServer(sim.Handler())
-	defer rail.Close()
-	h := newHarness(t, th.WithRail(rail.URL))
-	key := h.Merchant("Acme").Sandbox.SecretKey
-	rc := th.NewReceiver(t, nil)
-	secret := h.RegisterWebhook(key, rc.URL())["secret"].(string)
+	h, sim, key, rc, secret := instantRig(t)
 
 	user := h.Customer(key)
 	paid := th.WantOK(t, h.Post("/v2/funding-source", key, th.SourceBody(user, "110000000", "123456789")))["funding_source_id"].(string)
@@ -85,6 +86,9 @@ func TestInstantPayoutsDeliverSignedEvents(t *testing.T) {
 		return th.WantOK(t, h.Post("/v2/payments", key, body))["payment_id"].(string)
 	}
 	ok, rejected := payout(paid, "instant"), payout(closed, "auto")
+	if credits := sim.Credits(); len(credits) != 2 || credits[0].Remittance != ok || credits[1].Reason != "AC04" {
+		t.Errorf("the rail got %+v, want the two credits, the second refused with AC04", credits)
+	}
 
 	h.Deliver()
 	byType := map[string]map[string]any{}

@@ -81,9 +81,7 @@ func TestBrowserDashboardActivityPages(t *testing.T) {
 	tb.WaitURL(`q=` + sub)
 	tb.WantText(sub)
 
-	if err := tb.Page.Locator(".subnav").GetByRole("link", playwright.LocatorGetByRoleOptions{Name: "Events", Exact: playwright.Bool(true)}).Click(); err != nil {
-		t.Fatal(err)
-	}
+	tb.ClickOn(tb.Page.Locator(".subnav").GetByRole("link", playwright.LocatorGetByRoleOptions{Name: "Events", Exact: playwright.Bool(true)}))
 	tb.WaitURL(`/dashboard/events$`)
 	check("Events")
 	if _, err := tb.Page.Locator("#type").SelectOption(playwright.SelectOptionValues{Values: &[]string{"payment.*"}}); err != nil {
@@ -95,9 +93,7 @@ func TestBrowserDashboardActivityPages(t *testing.T) {
 	if !strings.Contains(rows, "payment.canceled") || strings.Contains(rows, "customer.created") {
 		t.Errorf("payment events:\n%s", rows)
 	}
-	if err := tb.Page.Locator("#event-list tbody a").First().Click(); err != nil {
-		t.Fatal(err)
-	}
+	tb.ClickOn(tb.Page.Locator("#event-list tbody a").First())
 	tb.WaitURL(`/dashboard/events/evt_`)
 	check("payment.canceled")
 	tb.Click("button", "Resend")

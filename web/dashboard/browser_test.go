@@ -267,9 +267,7 @@ func TestBrowserDashboardHidesOtherMerchantsAndRefusesCrossSitePosts(t *testing.
 	shop.Pages["/attack"] = `<!doctype html><title>Prize</title><form method="post" action="` +
 		srv.URL + `/dashboard/webhooks"><input name="url" value="https://evil.example/hook"><button id="go">Claim</button></form>`
 	tb.Open(shop.URL("localhost") + "/attack")
-	if err := tb.Page.Locator("#go").Click(); err != nil {
-		t.Fatal(err)
-	}
+	tb.ClickOn(tb.Page.Locator("#go"))
 	tb.WaitURL(`/dashboard/webhooks$`)
 	tb.WantText("This form was sent from another site")
 	if _, err := h.Webhooks.Get(t.Context(), tenant.Scope{MerchantID: acme.Merchant.ID, Env: tenant.Sandbox}); err == nil {

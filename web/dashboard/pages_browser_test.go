@@ -96,12 +96,8 @@ func TestBrowserDashboardEveryPageNamesPeopleAndFitsAPhone(t *testing.T) {
 				if visible, _ := tb.Page.Locator(".sidenav").IsVisible(); visible {
 					t.Error("the full navigation shows on a phone")
 				}
-				if err := tb.Page.Locator(".phone-nav summary").Click(); err != nil {
-					t.Fatal(err)
-				}
-				if err := tb.Page.Locator(".phone-nav").GetByRole("link", playwright.LocatorGetByRoleOptions{Name: "Payments", Exact: playwright.Bool(true)}).Click(); err != nil {
-					t.Fatal(err)
-				}
+				tb.ClickOn(tb.Page.Locator(".phone-nav summary"))
+				tb.ClickOn(tb.Page.Locator(".phone-nav").GetByRole("link", playwright.LocatorGetByRoleOptions{Name: "Payments", Exact: playwright.Bool(true)}))
 				tb.WaitURL(`/dashboard/payments$`)
 			}
 		})

@@ -81,9 +81,7 @@ func TestBrowserDashboardShowsMandateEvidence(t *testing.T) {
 	if visible, err := tb.Page.GetByText("I authorize Acme to debit my account.").IsVisible(); err != nil || visible {
 		t.Errorf("the text is shown before its disclosure is opened: %v, %v", visible, err)
 	}
-	if err := tb.Page.GetByText("Authorization text").Click(); err != nil {
-		t.Fatal(err)
-	}
+	tb.ClickOn(tb.Page.GetByText("Authorization text"))
 	tb.WantText("I authorize Acme to debit my account.")
 	tb.Accessible()
 }

@@ -61,9 +61,7 @@ func TestBrowserDashboardTestClocks(t *testing.T) {
 			}
 			tb.WantText("2026-11-10T09:00:00Z")
 			check()
-			if err := tb.Page.Locator(card).GetByRole("link", playwright.LocatorGetByRoleOptions{Name: first + " Reader"}).Click(); err != nil {
-				t.Fatal(err)
-			}
+			tb.ClickOn(tb.Page.Locator(card).GetByRole("link", playwright.LocatorGetByRoleOptions{Name: first + " Reader"}))
 			tb.WaitURL(`/dashboard/customers/` + cus + `$`)
 			if got := tb.Text("#clock-mark"); got != "Test clock "+name+" at Tue, Nov 10, 2026, 09:00 UTC" {
 				t.Errorf("customer page's clock line = %q", got)
@@ -100,9 +98,7 @@ func TestBrowserDashboardTestClocks(t *testing.T) {
 			tb.Open(srv.URL + "/dashboard/events?type=customer.created")
 			wantChip("#event-" + created)
 			check()
-			if err := tb.Page.Locator("#event-" + created + " a.mono").Click(); err != nil {
-				t.Fatal(err)
-			}
+			tb.ClickOn(tb.Page.Locator("#event-" + created + " a.mono"))
 			tb.WaitURL(`/dashboard/events/` + created + `$`)
 			if got := tb.Text("#clock-mark"); got != chip {
 				t.Errorf("event page's clock line = %q", got)
@@ -112,20 +108,14 @@ func TestBrowserDashboardTestClocks(t *testing.T) {
 			tb.Open(srv.URL + "/dashboard/webhooks")
 			wantChip(logged)
 			check()
-			if err := tb.Page.Locator(logged + " .clock-chip").Click(); err != nil {
-				t.Fatal(err)
-			}
+			tb.ClickOn(tb.Page.Locator(logged + " .clock-chip"))
 			tb.WaitURL(`/dashboard/test-clocks#clock-` + id + `$`)
 
 			// Advance by a quick choice: the clock then advances, and
 			// offers nothing until it is ready.
 			tb.Open(srv.URL + "/dashboard/test-clocks")
-			if err := tb.Page.Locator(card + " .advance-action summary").Click(); err != nil {
-				t.Fatal(err)
-			}
-			if err := tb.Page.Locator(card).GetByRole("button", playwright.LocatorGetByRoleOptions{Name: "+1 week", Exact: playwright.Bool(true)}).Click(); err != nil {
-				t.Fatal(err)
-			}
+			tb.ClickOn(tb.Page.Locator(card + " .advance-action summary"))
+			tb.ClickOn(tb.Page.Locator(card).GetByRole("button", playwright.LocatorGetByRoleOptions{Name: "+1 week", Exact: playwright.Bool(true)}))
 			tb.WaitURL(`/dashboard/test-clocks$`)
 			tb.WantText("Advancing "+name+" to Tue, Nov 17, 2026, 09:00 UTC.", "A clock is advancing")
 			if got := tb.Text(card + " .clock-status"); got != "advancing to Tue, Nov 17, 2026, 09:00 UTC" {
@@ -144,19 +134,18 @@ func TestBrowserDashboardTestClocks(t *testing.T) {
 			tb.Fill("Name (optional)", scratch)
 			tb.Click("button", "Create the clock")
 			tb.WaitURL(`/dashboard/test-clocks$`)
+			// The page's message says the post has been answered: only then
+			// does the API have the clock to read.
+			tb.WantText("Created test clock " + scratch + " at ")
 			other := clockNamed(t, h, key, scratch)
 			del := tb.Page.Locator("#clock-"+other).GetByRole("button", playwright.LocatorGetByRoleOptions{Name: "Delete the clock and everything on it"})
 			if ok, _ := del.IsVisible(); ok {
 				t.Error("the delete button shows before its disclosure is opened")
 			}
-			if err := tb.Page.Locator("#clock-" + other + " .delete-action summary").Click(); err != nil {
-				t.Fatal(err)
-			}
+			tb.ClickOn(tb.Page.Locator("#clock-" + other + " .delete-action summary"))
 			tb.WantText("This deletes the clock and everything on it: its 0 customers with their funding sources, payments, subscriptions, mandates and events.")
 			check()
-			if err := del.Click(); err != nil {
-				t.Fatal(err)
-			}
+			tb.ClickOn(del)
 			tb.WaitURL(`/dashboard/test-clocks$`)
 			tb.WantText("Deleted test clock " + scratch + " and everything on it.")
 			if n, _ := tb.Page.Locator("#clock-" + other).Count(); n != 0 {

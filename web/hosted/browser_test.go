@@ -93,9 +93,7 @@ func TestBrowserHostedCancel(t *testing.T) {
 
 	tb := webtest.NewTab(t)
 	tb.Open(s.FragmentLink(srv.URL, shop.URL("127.0.0.1")+"/done", shop.URL("127.0.0.1")+"/cart?step=bank"))
-	if err := tb.Page.GetByRole("button", playwright.PageGetByRoleOptions{Name: "Cancel"}).Click(); err != nil {
-		t.Fatal(err)
-	}
+	tb.ClickOn(tb.Page.GetByRole("button", playwright.PageGetByRoleOptions{Name: "Cancel"}))
 	tb.WaitURL(`/cart\?step=bank&funding_source_id=` + s.Src + `$`)
 	if n := attemptsLeft(t, s); n != 3 {
 		t.Errorf("attempts after cancel = %v", n)
@@ -161,9 +159,7 @@ func TestBrowserHostedStates(t *testing.T) {
 	check("failed", sourceIn("failed").FragmentLink(srv.URL, success, cancel), "Verification locked", "Ask Acme Books to send new deposits")
 	verified := sourceIn("verified")
 	check("verified", verified.FragmentLink(srv.URL, success, cancel), "Bank account verified", "Continue to Acme Books")
-	if err := tb.Page.GetByRole("link", playwright.PageGetByRoleOptions{Name: "Continue to Acme Books"}).Click(); err != nil {
-		t.Fatal(err)
-	}
+	tb.ClickOn(tb.Page.GetByRole("link", playwright.PageGetByRoleOptions{Name: "Continue to Acme Books"}))
 	tb.WaitURL(`/done\?funding_source_id=` + verified.Src + `&status=Verified$`)
 
 	expired := sourceIn("expired")
@@ -201,9 +197,7 @@ func TestBrowserHostedRefusesCrossSitePost(t *testing.T) {
 
 	tb := webtest.NewTab(t)
 	tb.Open(shop.URL("localhost") + "/attack")
-	if err := tb.Page.Locator("#go").Click(); err != nil {
-		t.Fatal(err)
-	}
+	tb.ClickOn(tb.Page.Locator("#go"))
 	if err := tb.Page.WaitForURL(regexp.MustCompile(`/bank-account/`)); err != nil {
 		t.Fatal(err)
 	}

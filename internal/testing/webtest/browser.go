@@ -14,6 +14,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/playwright-community/playwright-go"
 )
@@ -105,6 +106,11 @@ type Tab struct {
 	t    testing.TB
 	Page playwright.Page
 	shot bool // a failure's screenshot was taken
+
+	mu    sync.Mutex
+	docs  int           // documents the main frame has committed; guarded by mu
+	next  chan struct{} // closed when the main frame commits the next one; guarded by mu
+	acted int           // docs when the last click, key press or choice began; -1 before any
 }
 
 // expect retries a locator's assertion until it holds or the tab's
@@ -142,7 +148,19 @@ func NewTab(t testing.TB, opts ...TabOption) *Tab {
 	if err != nil {
 		t.Fatalf("browser page: %v", err)
 	}
-	tb := &Tab{t: t, Page: page}
+	tb := &Tab{t: t, Page: page, next: make(chan struct{}), acted: -1}
+	// Counting the main frame's navigations lets a wait tell the page an
+	// action leads to from the one it was taken on, even at the same address.
+	page.OnFrameNavigated(func(f playwright.Frame) {
+		if f.ParentFrame() != nil {
+			return
+		}
+		tb.mu.Lock()
+		tb.docs++
+		close(tb.next)
+		tb.next = make(chan struct{})
+		tb.mu.Unlock()
+	})
 	t.Cleanup(func() {
 		if t.Failed() && !tb.shot {
 			tb.failureShot()
@@ -184,6 +202,51 @@ func (tb *Tab) Fatalf(format string, args ...any) {
 		tb.failureShot()
 	}
 	tb.t.Fatalf(format, args...)
+}
+
+// Error fails the test after a screenshot of the page (the first failure's).
+func (tb *Tab) Error(args ...any) {
+	tb.t.Helper()
+	if !tb.shot {
+		tb.failureShot()
+	}
+	tb.t.Error(args...)
+}
+
+// Fatal fails and stops the test after a screenshot of the page.
+func (tb *Tab) Fatal(args ...any) {
+	tb.t.Helper()
+	if !tb.shot {
+		tb.failureShot()
+	}
+	tb.t.Fatal(args...)
+}
+
+// act marks the start of an action that may lead to another page.
+func (tb *Tab) act() {
+	tb.mu.Lock()
+	tb.acted = tb.docs
+	tb.mu.Unlock()
+}
+
+// waitLeft waits until the main frame commits a document after the last
+// action's start, and reports whether it did within the tab's timeout.
+func (tb *Tab) waitLeft() bool {
+	timeout := time.NewTimer(waitMillis * time.Millisecond)
+	defer timeout.Stop()
+	for {
+		tb.mu.Lock()
+		left, next := tb.docs > tb.acted, tb.next
+		tb.mu.Unlock()
+		if left {
+			return true
+		}
+		select {
+		case <-next:
+		case <-timeout.C:
+			return false
+		}
+	}
 }
 
 // WantFocus waits until the element matching selector has the focus.
@@ -260,12 +323,22 @@ func (tb *Tab) WantText(want ...string) {
 	}
 }
 
-// WaitURL waits until the page's address matches re: the navigation is
-// committed (the locators that read the page wait for what they read),
-// so a load event that fired before the wait began is not waited for.
+// WaitURL waits until the page's address matches re on a document
+// committed after the last action (Click, ClickOn, Inside, Press, Choose)
+// began: a form that posts and comes back to the same address is waited
+// for, not the page it was sent from. The navigation is committed (the
+// locators that read the page wait for what they read), so a load event
+// that fired before the wait began is not waited for.
 func (tb *Tab) WaitURL(re string) {
 	tb.t.Helper()
-	if err := tb.Page.WaitForURL(regexp.MustCompile(re), playwright.PageWaitForURLOptions{WaitUntil: playwright.WaitUntilStateCommit}); err != nil {
+	rx := regexp.MustCompile(re)
+	tb.mu.Lock()
+	stay := tb.acted >= 0 && tb.docs == tb.acted
+	tb.mu.Unlock()
+	if stay && rx.MatchString(tb.Page.URL()) && !tb.waitLeft() {
+		tb.Fatalf("no page followed the last action: still %s", tb.Page.URL())
+	}
+	if err := tb.Page.WaitForURL(rx, playwright.PageWaitForURLOptions{WaitUntil: playwright.WaitUntilStateCommit}); err != nil {
 		tb.Fatalf("address never matched %s: now %s: %v", re, tb.Page.URL(), err)
 	}
 }
@@ -283,6 +356,7 @@ func (tb *Tab) Eval(expr string) any {
 // Press types keys on the keyboard.
 func (tb *Tab) Press(keys ...string) {
 	tb.t.Helper()
+	tb.act()
 	for _, k := range keys {
 		if err := tb.Page.Keyboard().Press(k); err != nil {
 			tb.Fatalf("press %s: %v", k, err)
@@ -419,26 +493,47 @@ func (tb *Tab) Fill(label, value string) {
 	}
 }
 
-// Click presses the button or link with the accessible name. A link of
-// the navigation that a phone folds into its menu is pressed there, the
+// Click presses the shown button or link with the accessible name. A link
+// of the navigation that a phone folds into its menu is pressed there, the
 // menu opened first.
 func (tb *Tab) Click(role, name string) {
 	tb.t.Helper()
-	target := tb.Page.GetByRole(playwright.AriaRole(role), playwright.PageGetByRoleOptions{Name: name, Exact: playwright.Bool(true)}).First()
-	if visible, _ := target.IsVisible(); !visible && role == "link" {
-		menu := tb.Page.Locator(".phone-nav")
-		if shown, _ := menu.Locator("summary").IsVisible(); shown {
-			if open, _ := menu.GetAttribute("open"); open == "" {
-				if err := menu.Locator("summary").Click(); err != nil {
+	shown := playwright.LocatorFilterOptions{Visible: playwright.Bool(true)}
+	target := tb.Page.GetByRole(playwright.AriaRole(role), playwright.PageGetByRoleOptions{Name: name, Exact: playwright.Bool(true)}).Filter(shown).First()
+	if role == "link" {
+		// Decided on a parsed page, once the link or the folded menu
+		// holding it shows: each check waits, none reads a page half there.
+		if err := tb.Page.WaitForLoadState(playwright.PageWaitForLoadStateOptions{State: playwright.LoadStateDomcontentloaded}); err != nil {
+			tb.Fatalf("click link %q: the page never loaded: %v", name, err)
+		}
+		menu := tb.Page.Locator("details.phone-nav")
+		inMenu := menu.GetByRole("link", playwright.LocatorGetByRoleOptions{Name: name, Exact: playwright.Bool(true), IncludeHidden: playwright.Bool(true)}).First()
+		summary := menu.Locator("summary").Filter(shown)
+		if err := target.Or(summary).First().WaitFor(playwright.LocatorWaitForOptions{State: playwright.WaitForSelectorStateVisible}); err != nil {
+			tb.Fatalf("click link %q: neither it nor the menu shows: %v", name, err)
+		}
+		folded, _ := inMenu.Count()
+		if n, _ := target.Count(); n == 0 && folded > 0 {
+			if open, _ := inMenu.IsVisible(); !open {
+				if err := summary.Click(); err != nil {
 					tb.Fatalf("open the menu: %v", err)
 				}
 			}
-			target = menu.GetByRole(playwright.AriaRole(role), playwright.LocatorGetByRoleOptions{Name: name, Exact: playwright.Bool(true)}).First()
+			target = inMenu
 		}
 	}
-	err := target.Click()
-	if err != nil {
+	tb.act()
+	if err := target.Click(); err != nil {
 		tb.Fatalf("click %s %q: %v", role, name, err)
+	}
+}
+
+// ClickOn presses the element l finds, as an action WaitURL waits after.
+func (tb *Tab) ClickOn(l playwright.Locator) {
+	tb.t.Helper()
+	tb.act()
+	if err := l.Click(); err != nil {
+		tb.Fatalf("click %v: %v", l, err)
 	}
 }
 
@@ -531,20 +626,26 @@ func (tb *Tab) InsideCards() {
 }
 
 // Inside clicks the first button within the element matching selector
-// and waits for the page it leads to.
+// and waits for the page it leads to: a document committed after the
+// click, then its load.
 func (tb *Tab) Inside(selector string) {
 	tb.t.Helper()
+	tb.act()
 	if err := tb.Page.Locator(selector + " button").First().Click(); err != nil {
 		tb.Fatalf("click the button in %s: %v", selector, err)
 	}
+	if !tb.waitLeft() {
+		tb.Fatalf("the button in %s led to no page: still %s", selector, tb.Page.URL())
+	}
 	if err := tb.Page.WaitForLoadState(playwright.PageWaitForLoadStateOptions{State: playwright.LoadStateLoad}); err != nil {
-		tb.t.Fatal(err)
+		tb.Fatal(err)
 	}
 }
 
 // Choose selects value in the select matching selector.
 func (tb *Tab) Choose(selector, value string) {
 	tb.t.Helper()
+	tb.act()
 	if _, err := tb.Page.Locator(selector).SelectOption(playwright.SelectOptionValues{Values: &[]string{value}}); err != nil {
 		tb.Fatalf("choose %s in %s: %v", value, selector, err)
 	}

@@ -53,17 +53,17 @@ func TestBrowserHeldPaymentsAndReturnRateBanner(t *testing.T) {
 			tb.Open(srv.URL + "/dashboard")
 			check()
 			if got := tb.Text("#rate-banner"); !containsAll(got, "unauthorized 5.00%", "New debits are held") {
-				t.Errorf("banner: %q", got)
+				tb.Errorf("banner: %q", got)
 			}
 			if got := tb.Text("#held-count"); !containsAll(got, "2 payments held for review") {
-				t.Errorf("held count: %q", got)
+				tb.Errorf("held count: %q", got)
 			}
 			// A warning's amber, never a success's green.
 			if got := tb.Eval(`getComputedStyle(document.querySelector('#held-count')).borderLeftColor`); got != "rgb(183, 121, 31)" {
-				t.Errorf("the held banner's edge is %v, want the warning's rgb(183, 121, 31)", got)
+				tb.Errorf("the held banner's edge is %v, want the warning's rgb(183, 121, 31)", got)
 			}
 			if got := tb.Eval(`getComputedStyle(document.querySelector('#held-count')).backgroundColor`); got != "rgb(255, 244, 214)" {
-				t.Errorf("the held banner's background is %v, want the warning's rgb(255, 244, 214)", got)
+				tb.Errorf("the held banner's background is %v, want the warning's rgb(255, 244, 214)", got)
 			}
 			tb.Click("link", "2 payments held for review")
 			tb.WaitURL(`/dashboard/payments\?status=held`)
@@ -71,7 +71,7 @@ func TestBrowserHeldPaymentsAndReturnRateBanner(t *testing.T) {
 			got := tb.Text("#payment-list")
 			if !containsAll(got, credit["payment_id"].(string), debit["payment_id"].(string), "unverified_credit", "Unauthorized return rate above 0.5%") ||
 				containsAll(got, first) {
-				t.Errorf("held payments: %q", got)
+				tb.Errorf("held payments: %q", got)
 			}
 			tb.Open(srv.URL + "/dashboard/payments/" + debit["payment_id"].(string))
 			check()

@@ -31,24 +31,24 @@ func TestBrowserPaymentPageShowsRailsAndRefunds(t *testing.T) {
 	tb.Open(srv.URL + "/dashboard/payments/" + debit)
 	tb.WantText("Refunded", "$1,000.00")
 	if got := tb.Text("#payment-rail"); got != "ACH" {
-		t.Errorf("the debit's rail: %q", got)
+		tb.Errorf("the debit's rail: %q", got)
 	}
 	tb.Accessible()
 	tb.FitsWidth()
 	tb.Open(srv.URL + "/dashboard/payments/" + id)
 	if got := tb.Text("#refund-of"); got != debit {
-		t.Errorf("the refund names %q, want %s", got, debit)
+		tb.Errorf("the refund names %q, want %s", got, debit)
 	}
 	if got := tb.Text("#payment-rail"); !containsAll(got, "Instant") {
-		t.Errorf("the refund's rail: %q", got)
+		tb.Errorf("the refund's rail: %q", got)
 	}
 	tb.Accessible()
 	tb.FitsWidth()
 	tb.Open(srv.URL + "/dashboard/payments")
 	if got := tb.Text("#payment-" + id); !containsAll(got, "refund", "instant") {
-		t.Errorf("the refund's row: %q", got)
+		tb.Errorf("the refund's row: %q", got)
 	}
 	if got := tb.Text("#payment-" + debit); !containsAll(got, "refunded") {
-		t.Errorf("the debit's row: %q", got)
+		tb.Errorf("the debit's row: %q", got)
 	}
 }

@@ -28,7 +28,7 @@ func TestBrowserDashboardSandboxSimulations(t *testing.T) {
 	tb.WaitURL(`/dashboard/funding-sources/` + src + `$`)
 	tb.WantText("came back with R01", "The last micro-deposit verification failed (the bank returned a deposit: R01)")
 	if ev := h.Events("funding_source.verification_failed"); len(ev) != 1 {
-		t.Errorf("verification_failed events: %d", len(ev))
+		tb.Errorf("verification_failed events: %d", len(ev))
 	}
 
 	th.WantOK(t, h.Initiate(key, src))
@@ -37,10 +37,10 @@ func TestBrowserDashboardSandboxSimulations(t *testing.T) {
 	tb.WaitURL(`/dashboard/funding-sources/` + src + `$`)
 	tb.WantText("the micro-deposits expired", "The last micro-deposits expired")
 	if ev := h.Events("funding_source.verification_expired"); len(ev) != 1 {
-		t.Errorf("verification_expired events: %d", len(ev))
+		tb.Errorf("verification_expired events: %d", len(ev))
 	}
 	if n, err := tb.Page.Locator("#deposit-simulations").Count(); err != nil || n != 0 {
-		t.Errorf("deposit simulations shown without open deposits: %d, %v", n, err)
+		tb.Errorf("deposit simulations shown without open deposits: %d, %v", n, err)
 	}
 
 	verified := h.VerifiedSource(key, user, "222222222")
@@ -55,7 +55,7 @@ func TestBrowserDashboardSandboxSimulations(t *testing.T) {
 	tb.Inside("#payment-" + id)
 	tb.WantText("came back with R01", "R01 Insufficient funds", "presented again 2026-11-03")
 	if got := th.WantOK(t, h.Get("/v2/payments/"+id, key)); got["status"] != "failed" || got["failure_code"] != "R01" {
-		t.Errorf("payment after the page's return: %s", th.MustJSON(got))
+		tb.Errorf("payment after the page's return: %s", th.MustJSON(got))
 	}
 	tb.Inside("#subscription-" + sub)
 	tb.WantText("subscription debit, attempt 2")
@@ -79,7 +79,7 @@ func TestBrowserDashboardShowsMandateEvidence(t *testing.T) {
 	tb.WantText("Mandates", m["mandate_id"].(string), "recurring · WEB · active", "Nov 1, 2026 15:04:05 UTC",
 		"203.0.113.7", "Mozilla/5.0 (Test)", m["text_sha256"].(string))
 	if visible, err := tb.Page.GetByText("I authorize Acme to debit my account.").IsVisible(); err != nil || visible {
-		t.Errorf("the text is shown before its disclosure is opened: %v, %v", visible, err)
+		tb.Errorf("the text is shown before its disclosure is opened: %v, %v", visible, err)
 	}
 	tb.ClickOn(tb.Page.GetByText("Authorization text"))
 	tb.WantText("I authorize Acme to debit my account.")
@@ -117,12 +117,12 @@ func TestBrowserDashboardShowsReturnRates(t *testing.T) {
 	// The chart names its window and, all debits in both windows, agrees
 	// with the table.
 	if got := tb.Text("#debit-returns figcaption"); !containsAll(got, "last 30 days", "10.00%", "1 of 10 debits", "last 60 days") {
-		t.Errorf("the return-rate chart's caption: %q", got)
+		tb.Errorf("the return-rate chart's caption: %q", got)
 	}
 	tb.WantText("Debit return rate by day · last 30 days", "Debit return rates · last 60 days")
 	for level, n := range map[string]int{"too_few": 3, "ok": 0, "warning": 0, "exceeded": 0} {
 		if got, err := tb.Page.Locator(`#return-rates tr[data-level="` + level + `"]`).Count(); err != nil || got != n {
-			t.Errorf("%s rows: %d, %v; want %d", level, got, err, n)
+			tb.Errorf("%s rows: %d, %v; want %d", level, got, err, n)
 		}
 	}
 	// An unauthorized return on a third source: on the clean one it would
@@ -132,7 +132,7 @@ func TestBrowserDashboardShowsReturnRates(t *testing.T) {
 	tb.Open(srv.URL + "/dashboard")
 	tb.WantText("Not enough debits yet (11 of 20)", "1 of 11 debits")
 	if got, err := tb.Page.Locator(`#return-rates tr[data-level="exceeded"]`).Count(); err != nil || got != 0 {
-		t.Errorf("rows above their threshold at 11 debits: %d, %v; want none", got, err)
+		tb.Errorf("rows above their threshold at 11 debits: %d, %v; want none", got, err)
 	}
 	tb.Accessible()
 }

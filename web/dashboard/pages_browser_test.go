@@ -114,7 +114,7 @@ func TestBrowserDashboardEveryPageNamesPeopleAndFitsAPhone(t *testing.T) {
 		}
 	}
 	row := func(id string) string { return tb.Text("#payment-" + id) }
-	if got := row(big); !containsAll(got, "Ada Baker", "•••• 6666", "Invoice 1042", "$9,345.67") {
+	if got := row(big); !containsAll(got, "Ada Baker", "JPMorgan Chase Bank", "•••• 6666", "Invoice 1042", "$9,345.67") {
 		tb.Errorf("the large debit's row: %q", got)
 	}
 	if got := row(credit); !containsAll(got, "$1,234.56 credit") {
@@ -130,8 +130,11 @@ func TestBrowserDashboardEveryPageNamesPeopleAndFitsAPhone(t *testing.T) {
 		tb.Errorf("a date may wrap: white-space %v", d)
 	}
 	tb.Open(srv.URL + "/dashboard/payments/" + big)
-	if got := tb.Text("#payment-customer") + " " + tb.Text("#payment-source"); !containsAll(got, "Ada Baker", "•••• 6666") {
+	if got := tb.Text("#payment-customer") + " " + tb.Text("#payment-source"); !containsAll(got, "Ada Baker", "JPMorgan Chase Bank", "•••• 6666") {
 		tb.Errorf("the payment's customer and source: %q", got)
+	}
+	if got := tb.Text(`xpath=//dt[normalize-space()="Description"]/following-sibling::dd[1]`); got != "Invoice 1042" {
+		tb.Errorf("the payment's description: %q, want Invoice 1042", got)
 	}
 	tb.Open(srv.URL + "/dashboard/customers")
 	if got := tb.Text("#customer-" + matched); !strings.Contains(got, "Sanctions match") {

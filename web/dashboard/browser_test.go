@@ -22,7 +22,8 @@ import (
 // the tour also saves the README's pictures there (`make screenshots`).
 
 // TestBrowserDashboardTour is the whole first day of a merchant: sign up,
-// keys, webhook, test event delivered, a customer and source made through
+// keys, webhook, test event delivered, the endpoint healthy and then
+// backing off, a customer and source made through
 // the API with the key the dashboard showed, micro-deposits, the hosted
 // link, and the source Verified.
 func TestBrowserDashboardTour(t *testing.T) {
@@ -89,6 +90,34 @@ func TestBrowserDashboardTour(t *testing.T) {
 	}
 	tb.Accessible()
 	tb.Shot(shots, "dashboard-webhooks")
+	// The endpoint's health: healthy with no failures, then backing off
+	// after three failures in a row, in the badge, the count and a banner.
+	health := func(badge, failures string, banner bool) {
+		t.Helper()
+		if got := tb.Text("#endpoint-health .badge"); got != badge {
+			tb.Errorf("the endpoint's health badge says %q, want %q", got, badge)
+		}
+		if got := tb.Text("#consecutive-failures"); got != failures {
+			tb.Errorf("consecutive failures shown: %q, want %s", got, failures)
+		}
+		if shown, _ := tb.Page.Locator("#backoff-banner").IsVisible(); shown != banner {
+			tb.Errorf("the backing-off banner shows: %v, want %v", shown, banner)
+		}
+	}
+	health("Healthy", "0", false)
+	setFailures := func(n int) {
+		t.Helper()
+		if _, err := h.SQL().Exec(`UPDATE webhook_endpoints SET consecutive_failures = $1`, n); err != nil {
+			tb.Fatal(err)
+		}
+		tb.Open(srv.URL + "/dashboard/webhooks")
+	}
+	setFailures(3)
+	tb.WantText("The endpoint failed 3 deliveries in a row")
+	health("Backing off", "3", true)
+	tb.Accessible()
+	setFailures(0)
+	health("Healthy", "0", false)
 	tb.Click("link", "webhook.test")
 	tb.WantText("Deliveries", "delivered", "200", `"type": "webhook.test"`)
 

@@ -2,6 +2,7 @@ package dashboard_test
 
 import (
 	"testing"
+	"time"
 
 	"github.com/fundsource/fundsource/internal/testing/webtest"
 
@@ -36,6 +37,16 @@ func TestBrowserDashboardSandboxSimulations(t *testing.T) {
 	tb.Click("button", "Expire the deposits now")
 	tb.WaitURL(`/dashboard/funding-sources/` + src + `$`)
 	tb.WantText("the micro-deposits expired", "The last micro-deposits expired")
+	// The page says when, as the API's expires_at does.
+	expired := th.WantOK(t, h.Get("/v2/funding-source/"+src, key))["verification"].(map[string]any)
+	at, err := time.Parse(time.RFC3339Nano, expired["expires_at"].(string))
+	if err != nil || expired["status"] != "expired" {
+		tb.Fatalf("the API's verification after the page's expiry: %v (%v)", expired, err)
+	}
+	want := "The last micro-deposits expired " + at.UTC().Format("Jan 2, 2006, 15:04 UTC") + ", before they were confirmed."
+	if got := tb.Text("#verification-expired"); got != want {
+		tb.Errorf("the expired verification says %q, want %q", got, want)
+	}
 	if ev := h.Events("funding_source.verification_expired"); len(ev) != 1 {
 		tb.Errorf("verification_expired events: %d", len(ev))
 	}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"os"
 	"strings"
 	"testing"
 
@@ -65,6 +66,9 @@ func TestBrowserDashboardPaymentActions(t *testing.T) {
 			}
 			open(t, tb, "Cancel this payment")
 			tb.WantText("will not be sent")
+			if width == 1280 {
+				tb.Shot(os.Getenv("DASHBOARD_SCREENSHOTS"), "dashboard-payment-actions")
+			}
 			tb.Click("button", "Cancel the payment")
 			tb.WaitURL(`/dashboard/payments/` + pending + `$`)
 			tb.WantText("Payment canceled.")

@@ -60,7 +60,7 @@ templ-check:
 screenshots: browser
 	@if [ -z "$$TEST_DATABASE_URL" ]; then $(MAKE) --no-print-directory postgres; fi
 	HOSTED_SCREENSHOTS=$(CURDIR)/static/screenshots DASHBOARD_SCREENSHOTS=$(CURDIR)/static/screenshots \
-		$(GO) test -count=1 -run 'TestBrowserHostedStates|TestBrowserDashboardTour|TestBrowserDashboardActivityPages' ./web/hosted ./web/dashboard
+		$(GO) test -count=1 -run 'TestBrowserHostedStates|TestBrowserDashboardTour|TestBrowserDashboardActivityPages|TestBrowserDashboardPaymentActions|TestBrowserHeldPaymentsAndReturnRateBanner|TestBrowserDashboardShowsReturnRates' ./web/hosted ./web/dashboard
 
 ## fuzz: run each fuzz target briefly
 fuzz:

@@ -28,8 +28,13 @@ type slowClient struct {
 	err      error
 }
 
-func trickle(ctx context.Context, addr, key string, res *slowClient, sent *sync.WaitGroup) {
+// trickle is one slow client; it marks started once its headers are sent
+// (or it failed to send them), and sent once it is done.
+func trickle(ctx context.Context, addr, key string, res *slowClient, started, sent *sync.WaitGroup) {
 	defer sent.Done()
+	var once sync.Once
+	begun := func() { once.Do(started.Done) }
+	defer begun()
 	conn, err := net.Dial("tcp", addr)
 	if err != nil {
 		res.err = err
@@ -44,6 +49,7 @@ func trickle(ctx context.Context, addr, key string, res *slowClient, sent *sync.
 		res.err = err
 		return
 	}
+	begun()
 	start := time.Now()
 	go func() { // a byte a second until the server stops listening
 		t := time.NewTicker(time.Second)
@@ -119,16 +125,17 @@ func TestSlowBodiesHoldNoConnections(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	results := make([]slowClient, anonymous+keyed)
-	var sent sync.WaitGroup
+	var started, sent sync.WaitGroup
 	for i := range results {
+		started.Add(1)
 		sent.Add(1)
 		k := ""
 		if i >= anonymous {
 			k = key
 		}
-		go trickle(ctx, ln.Addr().String(), k, &results[i], &sent)
+		go trickle(ctx, ln.Addr().String(), k, &results[i], &started, &sent)
 	}
-	time.Sleep(500 * time.Millisecond) // every slow client has connected and is trickling
+	started.Wait() // every slow client has connected and sent its headers
 	for i := range 5 {
 		for _, r := range []struct{ method, body string }{
 			{http.MethodGet, ""},

@@ -227,7 +227,7 @@ type Source struct {
 	Verification string // none, pending, succeeded, failed or expired
 	Initiated    string
 	Arrival      string
-	Expires      string
+	Expires      string // when it expires, or when it expired (the API's expires_at)
 	Attempts     int
 	ReturnCode   string
 	Method       string // micro_deposits or instant

@@ -94,6 +94,8 @@ func TestFundingSourceValidation(t *testing.T) {
 		{"missing routing", body(`"account_number":"1234"`), 400, "invalid_request", "routing_number", ""},
 		{"short routing", body(`"routing_number":"02100002","account_number":"1234"`), 400, "invalid_routing_number", "routing_number", "9 digits"},
 		{"bad check digit", body(`"routing_number":"021000022","account_number":"1234"`), 400, "invalid_routing_number", "routing_number", "check digit"},
+		// Nine zeros pass the check digit (0 is a multiple of 10) but name no bank.
+		{"all zeros routing", body(`"routing_number":"000000000","account_number":"1234"`), 400, "invalid_routing_number", "routing_number", "names no bank"},
 		{"routing as number", body(`"routing_number":21000021,"account_number":"1234"`), 400, "invalid_request", "routing_number", "string"},
 		{"missing account", body(`"routing_number":"021000021"`), 400, "invalid_request", "account_number", ""},
 		{"account too short", body(`"routing_number":"021000021","account_number":"123"`), 400, "invalid_account_number", "account_number", ""},

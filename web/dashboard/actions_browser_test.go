@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"os"
 	"strings"
 	"testing"
 
@@ -17,7 +18,7 @@ import (
 func open(t *testing.T, tb *webtest.Tab, summary string) {
 	t.Helper()
 	if err := tb.Page.Locator("summary", playwright.PageLocatorOptions{HasText: summary}).Click(); err != nil {
-		t.Fatalf("open %q: %v", summary, err)
+		tb.Fatalf("open %q: %v", summary, err)
 	}
 }
 
@@ -58,21 +59,24 @@ func TestBrowserDashboardPaymentActions(t *testing.T) {
 			tb.Open(srv.URL + "/dashboard/payments/" + pending)
 			check()
 			if ok, _ := tb.Page.GetByRole("button", playwright.PageGetByRoleOptions{Name: "Cancel the payment"}).IsVisible(); ok {
-				t.Error("the cancel button shows before its confirmation is opened")
+				tb.Error("the cancel button shows before its confirmation is opened")
 			}
 			if n, _ := tb.Page.Locator("#retry-action, #reverse-action").Count(); n != 0 {
-				t.Errorf("a pending sandbox debit offers %d retry or reverse actions", n)
+				tb.Errorf("a pending sandbox debit offers %d retry or reverse actions", n)
 			}
 			open(t, tb, "Cancel this payment")
 			tb.WantText("will not be sent")
+			if width == 1280 {
+				tb.Shot(os.Getenv("DASHBOARD_SCREENSHOTS"), "dashboard-payment-actions")
+			}
 			tb.Click("button", "Cancel the payment")
 			tb.WaitURL(`/dashboard/payments/` + pending + `$`)
 			tb.WantText("Payment canceled.")
 			if got := th.WantOK(t, h.Get("/v2/payments/"+pending, key))["status"]; got != "canceled" {
-				t.Errorf("status after Cancel = %v", got)
+				tb.Errorf("status after Cancel = %v", got)
 			}
 			if n, _ := tb.Page.Locator("#payment-actions").Count(); n != 0 {
-				t.Error("a canceled payment still offers actions")
+				tb.Error("a canceled payment still offers actions")
 			}
 
 			// Simulate return: the select's options are shown whole.
@@ -90,7 +94,7 @@ func TestBrowserDashboardPaymentActions(t *testing.T) {
 					const w = Math.max(...texts.map(t => c.measureText(t).width));
 					return Math.max(0, Math.ceil(w - (s.clientWidth - parseFloat(cs.paddingLeft) - parseFloat(cs.paddingRight))));
 				})(` + fmt.Sprint(width >= 1280) + `)`); fmt.Sprint(cut) != "0" {
-					t.Errorf("with %s chosen the return code select cuts its text by %v px", code, cut)
+					tb.Errorf("with %s chosen the return code select cuts its text by %v px", code, cut)
 				}
 			}
 			tb.Choose("#payment-return-code", "R03")
@@ -98,7 +102,7 @@ func TestBrowserDashboardPaymentActions(t *testing.T) {
 			tb.WaitURL(`/dashboard/payments/` + returned + `$`)
 			tb.WantText("came back with R03", "R03 No account")
 			if got := th.WantOK(t, h.Get("/v2/payments/"+returned, key)); got["status"] != "failed" || got["failure_code"] != "R03" {
-				t.Errorf("after the simulated return: %s", th.MustJSON(got))
+				tb.Errorf("after the simulated return: %s", th.MustJSON(got))
 			}
 		})
 	}
@@ -109,7 +113,7 @@ func TestBrowserDashboardPaymentActions(t *testing.T) {
 	tb.Open(srv.URL + "/dashboard/payments/" + orig)
 	tb.WantText("R01")
 	if n, _ := tb.Page.Locator("#cancel-action, #reverse-action, #return-action").Count(); n != 0 {
-		t.Errorf("a failed debit offers %d cancel, reverse or return actions", n)
+		tb.Errorf("a failed debit offers %d cancel, reverse or return actions", n)
 	}
 	open(t, tb, "Retry this debit")
 	tb.Click("button", "Present the debit again")
@@ -118,13 +122,13 @@ func TestBrowserDashboardPaymentActions(t *testing.T) {
 	list := th.WantOK(t, h.Get("/v2/payments?funding_source_id="+src, key))["data"].([]any)
 	retry := list[0].(map[string]any)
 	if retry["retry_of"] != orig || retry["status"] != "pending" {
-		t.Fatalf("newest payment after Retry: %s", th.MustJSON(retry))
+		tb.Fatalf("newest payment after Retry: %s", th.MustJSON(retry))
 	}
 	id := retry["payment_id"].(string)
 	tb.WantText(id)
 	webtest.SettleSandbox(t, h)
 	if got := th.WantOK(t, h.Get("/v2/payments/"+id, key))["status"]; got != "processed" {
-		t.Fatalf("the retry of 13.91 = %v, want processed", got)
+		tb.Fatalf("the retry of 13.91 = %v, want processed", got)
 	}
 	tb.Open(srv.URL + "/dashboard/payments/" + id)
 	open(t, tb, "Reverse this payment")
@@ -134,10 +138,10 @@ func TestBrowserDashboardPaymentActions(t *testing.T) {
 	tb.WantText("Reversal pay_", "wrong amount")
 	got := th.WantOK(t, h.Get("/v2/payments/"+id, key))
 	if rev, _ := got["reversal"].(map[string]any); rev == nil || rev["reason"] != "wrong_amount" {
-		t.Errorf("after Reverse: %s", th.MustJSON(got))
+		tb.Errorf("after Reverse: %s", th.MustJSON(got))
 	}
 	if n, _ := tb.Page.Locator("#reverse-action").Count(); n != 0 {
-		t.Error("a reversed payment still offers Reverse")
+		tb.Error("a reversed payment still offers Reverse")
 	}
 
 	// A refusal reads as the API's message: the page's form, sent after
@@ -153,7 +157,7 @@ func TestBrowserDashboardPaymentActions(t *testing.T) {
 		} `json:"error"`
 	}
 	if err := json.Unmarshal(again.Body, &refusal); err != nil || again.Code != http.StatusConflict || refusal.Error.Message == "" {
-		t.Fatalf("a cancel of a processed payment through the API: %d %s", again.Code, again.Body)
+		tb.Fatalf("a cancel of a processed payment through the API: %d %s", again.Code, again.Body)
 	}
 	msg := refusal.Error.Message
 	tb.Click("button", "Cancel the payment")
@@ -162,12 +166,12 @@ func TestBrowserDashboardPaymentActions(t *testing.T) {
 
 	d := webtest.NewDash(h)
 	if r := d.SignIn(m.Merchant.Email, "correct horse battery"); r.Code != http.StatusSeeOther {
-		t.Fatalf("sign in: %d", r.Code)
+		tb.Fatalf("sign in: %d", r.Code)
 	}
 	r := d.Post("/dashboard/payments/"+orig+"/reverse", url.Values{"reason": {"because"}})
 	page := d.Follow(r)
 	if page.Code != http.StatusOK || !strings.Contains(string(page.Body), "Reason must be &#34;duplicate&#34;") {
-		t.Errorf("a reverse with an unknown reason: %d\n%s", page.Code, page.Body)
+		tb.Errorf("a reverse with an unknown reason: %d\n%s", page.Code, page.Body)
 	}
 }
 
@@ -192,7 +196,7 @@ func TestBrowserDashboardSimulatesNotificationOfChange(t *testing.T) {
 	tb.WaitURL(`/dashboard/funding-sources/` + src + `$`)
 	refusal := tb.Text(".error-summary, [role=alert]")
 	if !strings.Contains(strings.ToLower(refusal), "account_number") && !strings.Contains(strings.ToLower(refusal), "account number") {
-		t.Errorf("a C01 without the account number: %q", refusal)
+		tb.Errorf("a C01 without the account number: %q", refusal)
 	}
 	open(t, tb, "Sandbox: simulate a notification of change")
 	tb.Choose("#change-code", "C01")
@@ -201,7 +205,7 @@ func TestBrowserDashboardSimulatesNotificationOfChange(t *testing.T) {
 	tb.WaitURL(`/dashboard/funding-sources/` + src + `$`)
 	tb.WantText("notification of change C01 was applied", "•••• 4321")
 	if got := th.WantOK(t, h.Get("/v2/funding-source/"+src, key)); !strings.Contains(th.MustJSON(got), "4321") {
-		t.Errorf("source after the C01: %s", th.MustJSON(got))
+		tb.Errorf("source after the C01: %s", th.MustJSON(got))
 	}
 	twin := tb.AxeTwin()
 	twin.Open(tb.Page.URL())

@@ -37,7 +37,7 @@ func TestBrowserDashboardActivityPages(t *testing.T) {
 	check := func(heading string) {
 		t.Helper()
 		if got := tb.Text("h1"); got != heading {
-			t.Errorf("%s: heading %q, want %q", tb.Page.URL(), got, heading)
+			tb.Errorf("%s: heading %q, want %q", tb.Page.URL(), got, heading)
 		}
 		tb.Accessible()
 		tb.FitsWidth()
@@ -48,7 +48,7 @@ func TestBrowserDashboardActivityPages(t *testing.T) {
 	tb.Open(srv.URL + "/dashboard")
 	tb.WantText("The last 30 days", "Verification funnel by method", "Debit return rate by day")
 	if n := tb.Eval(`document.querySelectorAll('#overview svg[role=img] title').length`); fmt.Sprint(n) != "6" {
-		t.Errorf("charts with a title: %v, want 6", n)
+		tb.Errorf("charts with a title: %v, want 6", n)
 	}
 	tb.FitsWidth()
 	axe()
@@ -60,12 +60,12 @@ func TestBrowserDashboardActivityPages(t *testing.T) {
 	check("Payments")
 	tb.WantText(debit, credit)
 	if _, err := tb.Page.Locator("#direction").SelectOption(playwright.SelectOptionValues{Values: &[]string{"debit"}}); err != nil {
-		t.Fatal(err)
+		tb.Fatal(err)
 	}
 	tb.Click("button", "Filter")
 	tb.WaitURL(`direction=debit`)
 	if rows := tb.Text("#payment-list tbody"); !strings.Contains(rows, debit) || strings.Contains(rows, credit) {
-		t.Errorf("debits only:\n%s", rows)
+		tb.Errorf("debits only:\n%s", rows)
 	}
 	tb.Click("link", debit)
 	check("$12.34 debit")
@@ -81,23 +81,19 @@ func TestBrowserDashboardActivityPages(t *testing.T) {
 	tb.WaitURL(`q=` + sub)
 	tb.WantText(sub)
 
-	if err := tb.Page.Locator(".subnav").GetByRole("link", playwright.LocatorGetByRoleOptions{Name: "Events", Exact: playwright.Bool(true)}).Click(); err != nil {
-		t.Fatal(err)
-	}
+	tb.ClickOn(tb.Page.Locator(".subnav").GetByRole("link", playwright.LocatorGetByRoleOptions{Name: "Events", Exact: playwright.Bool(true)}))
 	tb.WaitURL(`/dashboard/events$`)
 	check("Events")
 	if _, err := tb.Page.Locator("#type").SelectOption(playwright.SelectOptionValues{Values: &[]string{"payment.*"}}); err != nil {
-		t.Fatal(err)
+		tb.Fatal(err)
 	}
 	tb.Click("button", "Filter")
 	tb.WaitURL(`type=payment`)
 	rows := tb.Text("#event-list tbody")
 	if !strings.Contains(rows, "payment.canceled") || strings.Contains(rows, "customer.created") {
-		t.Errorf("payment events:\n%s", rows)
+		tb.Errorf("payment events:\n%s", rows)
 	}
-	if err := tb.Page.Locator("#event-list tbody a").First().Click(); err != nil {
-		t.Fatal(err)
-	}
+	tb.ClickOn(tb.Page.Locator("#event-list tbody a").First())
 	tb.WaitURL(`/dashboard/events/evt_`)
 	check("payment.canceled")
 	tb.Click("button", "Resend")
@@ -108,7 +104,7 @@ func TestBrowserDashboardActivityPages(t *testing.T) {
 	tb.WantText("GET /v2/payments/"+debit, "POST /v2/payments")
 	tb.Shot(os.Getenv("DASHBOARD_SCREENSHOTS"), "dashboard-requests")
 	if _, err := tb.Page.Locator("#status").SelectOption(playwright.SelectOptionValues{Values: &[]string{"4"}}); err != nil {
-		t.Fatal(err)
+		tb.Fatal(err)
 	}
 	tb.Click("button", "Filter")
 	tb.WaitURL(`status=4`)

@@ -40,19 +40,19 @@ func TestBrowserHostedPageShowsTheBrand(t *testing.T) {
 		})
 		tb.Open(srv.URL + s.Path(webtest.OkQuery()))
 		if got := tb.Eval(`(() => { const i = document.querySelector('#payee-logo'); return i.complete ? i.naturalWidth : -1 })()`); fmt.Sprint(got) != "240" {
-			t.Errorf("at %d px the logo's natural width is %v, want 240 (loaded)", width, got)
+			tb.Errorf("at %d px the logo's natural width is %v, want 240 (loaded)", width, got)
 		}
 		// The name stands beside the logo, so the logo is decorative and a
 		// screen reader hears the name once.
 		if alt := tb.Eval(`document.querySelector('#payee-logo').getAttribute('alt')`); alt != "" {
-			t.Errorf("at %d px the logo's alt is %q, want empty", width, alt)
+			tb.Errorf("at %d px the logo's alt is %q, want empty", width, alt)
 		}
 		if got := tb.Text("#payee-name"); got != "Acme Books & Co" {
-			t.Errorf("at %d px the name reads %q", width, got)
+			tb.Errorf("at %d px the name reads %q", width, got)
 		}
 		logo, name, card, heading := tb.Box("#payee-logo"), tb.Box("#payee-name"), tb.Box(".card"), tb.Box("#page-heading")
 		if logo.Y < card.Y || logo.Y+logo.Height > heading.Y || name.Y+name.Height > heading.Y || logo.Height > 49 {
-			t.Errorf("at %d px the logo (y=%.0f h=%.0f) and name (y=%.0f) do not head the card (y=%.0f, heading at %.0f)",
+			tb.Errorf("at %d px the logo (y=%.0f h=%.0f) and name (y=%.0f) do not head the card (y=%.0f, heading at %.0f)",
 				width, logo.Y, logo.Height, name.Y, card.Y, heading.Y)
 		}
 
@@ -60,21 +60,21 @@ func TestBrowserHostedPageShowsTheBrand(t *testing.T) {
 		banner := tb.Box("#sandbox-banner")
 		inner := tb.Eval(`document.documentElement.clientWidth`)
 		if banner.X != 0 || banner.Y != 0 || math.Abs(banner.Width-toFloat(inner)) > 1 || banner.Y+banner.Height > card.Y {
-			t.Errorf("at %d px the banner is at x=%.0f y=%.0f w=%.0f (window %v wide), the card at y=%.0f",
+			tb.Errorf("at %d px the banner is at x=%.0f y=%.0f w=%.0f (window %v wide), the card at y=%.0f",
 				width, banner.X, banner.Y, banner.Width, inner, card.Y)
 		}
 
 		if bg := tb.Eval(`getComputedStyle(document.querySelector('#verify')).backgroundColor`); bg != "rgb(26, 127, 90)" {
-			t.Errorf("at %d px the button is %v, want the accent rgb(26, 127, 90)", width, bg)
+			tb.Errorf("at %d px the button is %v, want the accent rgb(26, 127, 90)", width, bg)
 		}
 		if err := tb.Page.Locator("#amount1").Focus(); err != nil {
-			t.Fatal(err)
+			tb.Fatal(err)
 		}
 		if ring := tb.Eval(`getComputedStyle(document.querySelector('.money')).outlineColor`); ring != "rgb(26, 127, 90)" {
-			t.Errorf("at %d px the focus ring is %v, want the accent", width, ring)
+			tb.Errorf("at %d px the focus ring is %v, want the accent", width, ring)
 		}
 		if len(blocked) > 0 {
-			t.Errorf("at %d px the console reports: %v", width, blocked)
+			tb.Errorf("at %d px the console reports: %v", width, blocked)
 		}
 		tb.FitsWidth()
 		tb.Axe()
@@ -106,31 +106,31 @@ func TestBrowserSettingsBrandUpload(t *testing.T) {
 	tb.Fill("Accent colour", "#1a7f5a")
 	svg := []byte(`<svg xmlns="http://www.w3.org/2000/svg"><script>alert(1)</script></svg>`)
 	if err := tb.Page.Locator("#logo").SetInputFiles([]playwright.InputFile{{Name: "logo.png", MimeType: "image/png", Buffer: svg}}); err != nil {
-		t.Fatal(err)
+		tb.Fatal(err)
 	}
 	tb.Click("button", "Save brand")
 	if got := tb.Text("#brand-error"); got != "SVG logos are not accepted because they can carry script; upload a PNG or JPEG." {
-		t.Errorf("the refusal reads %q", got)
+		tb.Errorf("the refusal reads %q", got)
 	}
 	if got := tb.Value("#display_name"); got != "Acme Books & Co" {
-		t.Errorf("the typed name is not kept: %q", got)
+		tb.Errorf("the typed name is not kept: %q", got)
 	}
 	tb.WantFocus("#logo")
 	tb.Axe()
 
 	if err := tb.Page.Locator("#logo").SetInputFiles([]playwright.InputFile{{Name: "acme.png", MimeType: "image/png",
 		Buffer: webtest.PngOf(t, 64, 32, color.RGBA{0x1a, 0x7f, 0x5a, 0xff})}}); err != nil {
-		t.Fatal(err)
+		tb.Fatal(err)
 	}
 	tb.Click("button", "Save brand")
 	tb.WaitURL(`/dashboard/settings$`)
 	tb.WantText("Saved the hosted page's brand.")
 	if got := tb.Eval(`(() => { const i = document.querySelector('#logo-preview'); return i.complete ? i.naturalWidth : -1 })()`); fmt.Sprint(got) != "64" {
-		t.Errorf("the preview's natural width is %v, want 64", got)
+		tb.Errorf("the preview's natural width is %v, want 64", got)
 	}
 	b, err := h.Merchants.Brand(context.Background(), m.Merchant.ID)
 	if err != nil || b.DisplayName != "Acme Books & Co" || b.Accent != "#1a7f5a" || b.LogoType != merchant.LogoTypePNG {
-		t.Errorf("stored brand %+v, %v", b, err)
+		tb.Errorf("stored brand %+v, %v", b, err)
 	}
 	tb.Axe()
 }

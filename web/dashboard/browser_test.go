@@ -22,7 +22,8 @@ import (
 // the tour also saves the README's pictures there (`make screenshots`).
 
 // TestBrowserDashboardTour is the whole first day of a merchant: sign up,
-// keys, webhook, test event delivered, a customer and source made through
+// keys, webhook, test event delivered, the endpoint healthy and then
+// backing off, a customer and source made through
 // the API with the key the dashboard showed, micro-deposits, the hosted
 // link, and the source Verified.
 func TestBrowserDashboardTour(t *testing.T) {
@@ -40,7 +41,7 @@ func TestBrowserDashboardTour(t *testing.T) {
 	tb.Click("button", "Create account")
 	tb.WantText("Password must be at least 12 characters.")
 	if inv, _ := tb.Page.Locator("#password").GetAttribute("aria-invalid"); inv != "true" {
-		t.Errorf("password aria-invalid = %q", inv)
+		tb.Errorf("password aria-invalid = %q", inv)
 	}
 	tb.Accessible()
 	tb.Shot(shots, "dashboard-sign-up")
@@ -51,13 +52,13 @@ func TestBrowserDashboardTour(t *testing.T) {
 	tb.WantText("Your new secret key", "shown only once", "Sandbox: test data only")
 	secret, public := tb.Value("#new-secret"), tb.Value("#public-key")
 	if !regexp.MustCompile(`^sk_test_[A-Za-z0-9]{40,}$`).MatchString(secret) || !strings.HasPrefix(public, "pk_test_") {
-		t.Fatalf("keys shown: %q %q", secret, public)
+		tb.Fatalf("keys shown: %q %q", secret, public)
 	}
 	if hint := tb.Text("#secret-hint"); hint != "sk_test_…"+secret[len(secret)-4:] {
-		t.Errorf("secret hint = %q", hint)
+		tb.Errorf("secret hint = %q", hint)
 	}
 	if got := tb.Text("#env-current"); got != "Sandbox" {
-		t.Errorf("environment shown = %q", got)
+		tb.Errorf("environment shown = %q", got)
 	}
 	tb.Accessible()
 	tb.Shot(shots, "dashboard-home")
@@ -71,24 +72,52 @@ func TestBrowserDashboardTour(t *testing.T) {
 	tb.Click("button", "Send test event")
 	tb.WantText("Test event sent")
 	if n := h.Deliver(); n != 1 {
-		t.Fatalf("deliveries = %d, want 1 (the test event)", n)
+		tb.Fatalf("deliveries = %d, want 1 (the test event)", n)
 	}
 	if len(rc.Requests()) != 1 || rc.Requests()[0].Payload(t)["type"] != "webhook.test" {
-		t.Fatalf("receiver got %d requests", len(rc.Requests()))
+		tb.Fatalf("receiver got %d requests", len(rc.Requests()))
 	}
 	tb.Open(srv.URL + "/dashboard/webhooks")
 	row := tb.Text("#delivery-log tbody tr")
 	for _, want := range []string{"webhook.test", "delivered", "200"} {
 		if !strings.Contains(row, want) {
-			t.Errorf("log row %q lacks %q", row, want)
+			tb.Errorf("log row %q lacks %q", row, want)
 		}
 	}
 	tb.Click("button", "Reveal secret")
 	if s := tb.Value("#webhook-secret"); !strings.HasPrefix(s, "whsec_") {
-		t.Errorf("revealed secret = %q", s)
+		tb.Errorf("revealed secret = %q", s)
 	}
 	tb.Accessible()
 	tb.Shot(shots, "dashboard-webhooks")
+	// The endpoint's health: healthy with no failures, then backing off
+	// after three failures in a row, in the badge, the count and a banner.
+	health := func(badge, failures string, banner bool) {
+		t.Helper()
+		if got := tb.Text("#endpoint-health .badge"); got != badge {
+			tb.Errorf("the endpoint's health badge says %q, want %q", got, badge)
+		}
+		if got := tb.Text("#consecutive-failures"); got != failures {
+			tb.Errorf("consecutive failures shown: %q, want %s", got, failures)
+		}
+		if shown, _ := tb.Page.Locator("#backoff-banner").IsVisible(); shown != banner {
+			tb.Errorf("the backing-off banner shows: %v, want %v", shown, banner)
+		}
+	}
+	health("Healthy", "0", false)
+	setFailures := func(n int) {
+		t.Helper()
+		if _, err := h.SQL().Exec(`UPDATE webhook_endpoints SET consecutive_failures = $1`, n); err != nil {
+			tb.Fatal(err)
+		}
+		tb.Open(srv.URL + "/dashboard/webhooks")
+	}
+	setFailures(3)
+	tb.WantText("The endpoint failed 3 deliveries in a row")
+	health("Backing off", "3", true)
+	tb.Accessible()
+	setFailures(0)
+	health("Healthy", "0", false)
 	tb.Click("link", "webhook.test")
 	tb.WantText("Deliveries", "delivered", "200", `"type": "webhook.test"`)
 
@@ -108,10 +137,10 @@ func TestBrowserDashboardTour(t *testing.T) {
 	tb.Click("link", "JPMorgan Chase Bank · Checking •••• 6789")
 	tb.WaitURL(`/dashboard/funding-sources/` + src + `$`)
 	if got := tb.Text("#nickname"); got != nickname {
-		t.Errorf("nickname shown as %q, want the text %q", got, nickname)
+		tb.Errorf("nickname shown as %q, want the text %q", got, nickname)
 	}
 	if n, _ := tb.Page.Locator("#nickname b, #nickname img").Count(); n != 0 {
-		t.Errorf("the nickname's HTML became %d elements", n)
+		tb.Errorf("the nickname's HTML became %d elements", n)
 	}
 
 	// Micro-deposits, their sandbox amounts, and the hosted link.
@@ -119,14 +148,14 @@ func TestBrowserDashboardTour(t *testing.T) {
 	tb.WantText("Micro-deposits sent", "3 attempts remaining", "Sandbox amounts")
 	amounts := regexp.MustCompile(`\$(0\.\d\d) and \$(0\.\d\d)`).FindStringSubmatch(tb.Text("#sandbox-amounts"))
 	if amounts == nil {
-		t.Fatalf("sandbox amounts = %q", tb.Text("#sandbox-amounts"))
+		tb.Fatalf("sandbox amounts = %q", tb.Text("#sandbox-amounts"))
 	}
 	if api := h.Amounts(secret, src); api[0] != amounts[1] || api[1] != amounts[2] {
-		t.Errorf("dashboard amounts %v, API %v", amounts[1:], api)
+		tb.Errorf("dashboard amounts %v, API %v", amounts[1:], api)
 	}
 	link := tb.Value("#hosted-link")
 	if want := srv.URL + "/#/bank-account/" + public + "/" + cus + "/" + src; link != want {
-		t.Errorf("hosted link = %q, want %q", link, want)
+		tb.Errorf("hosted link = %q, want %q", link, want)
 	}
 	tb.Accessible()
 	tb.Shot(shots, "dashboard-source")
@@ -141,7 +170,7 @@ func TestBrowserDashboardTour(t *testing.T) {
 	// Back in the dashboard: Verified, and the history shows it.
 	tb.Open(srv.URL + "/dashboard/funding-sources/" + src)
 	if got := tb.Text(".badge"); got != "Verified" {
-		t.Errorf("status after the hosted page = %q", got)
+		tb.Errorf("status after the hosted page = %q", got)
 	}
 	tb.WantText("funding_source.verified", "funding_source.verification_pending", "funding_source.created")
 	tb.Open(srv.URL + "/dashboard/funding-sources?status=verified")
@@ -153,7 +182,7 @@ func TestBrowserDashboardTour(t *testing.T) {
 	for _, p := range []string{"/dashboard", "/dashboard/funding-sources", "/dashboard/funding-sources/" + src, "/dashboard/customers/" + cus} {
 		tb.Open(srv.URL + p)
 		if html, _ := tb.Page.Content(); strings.Contains(html, "000123456789") || strings.Contains(html, "123456789") {
-			t.Errorf("%s shows the account number", p)
+			tb.Errorf("%s shows the account number", p)
 		}
 	}
 	tb.Open(srv.URL + "/dashboard/customers")
@@ -168,17 +197,17 @@ func TestBrowserDashboardTour(t *testing.T) {
 	other := th.WantOK(t, h.Post("/v2/funding-source", secret, th.SourceBody(cus, "021000021", "555566667777")))["funding_source_id"].(string)
 	tb.Open(srv.URL + "/dashboard/funding-sources/" + other)
 	if ok, _ := tb.Page.Locator(`button[data-copy="hosted-link"]`).IsVisible(); !ok {
-		t.Error("the Copy button stays hidden with JavaScript on")
+		tb.Error("the Copy button stays hidden with JavaScript on")
 	}
 	tb.Click("button", "Remove funding source") // dismissed: nothing happens
 	if got := th.WantOK(t, h.Get("/v2/funding-source/"+other, secret))["removed"]; got != false {
-		t.Fatalf("a dismissed confirmation removed the source")
+		tb.Fatalf("a dismissed confirmation removed the source")
 	}
 	tb.AcceptDialogs()
 	tb.Click("button", "Remove funding source")
 	tb.WantText("Funding source removed.", "This funding source was removed.")
 	if got := th.WantOK(t, h.Get("/v2/funding-source/"+other, secret))["removed"]; got != true {
-		t.Errorf("removed = %v after confirming", got)
+		tb.Errorf("removed = %v after confirming", got)
 	}
 }
 
@@ -195,7 +224,7 @@ func TestBrowserDashboardSignInFailureAndExpiry(t *testing.T) {
 	tb.Click("button", "Sign in")
 	tb.WantText("That email and password don't match an account.")
 	if got := tb.Value("#email"); got != "acme.books@example.com" {
-		t.Errorf("email after a failure = %q (should stay typed)", got)
+		tb.Errorf("email after a failure = %q (should stay typed)", got)
 	}
 	// The right password lands where the merchant was going.
 	tb.Fill("Password", "correct horse battery")
@@ -203,19 +232,19 @@ func TestBrowserDashboardSignInFailureAndExpiry(t *testing.T) {
 	tb.WaitURL(`/dashboard/customers\?q=ada$`)
 	tb.WantText("No customer matches")
 	if w := tb.Eval(`document.documentElement.scrollWidth`).(int); w > 375 {
-		t.Errorf("the dashboard is %d px wide on a 375 px phone", w)
+		tb.Errorf("the dashboard is %d px wide on a 375 px phone", w)
 	}
 
 	// The cookie's flags, as the browser holds them.
 	cookies, err := tb.Page.Context().Cookies()
 	if err != nil || len(cookies) != 1 {
-		t.Fatalf("cookies = %v, %v", cookies, err)
+		tb.Fatalf("cookies = %v, %v", cookies, err)
 	}
 	if c := cookies[0]; !c.HttpOnly || c.SameSite == nil || *c.SameSite != *playwright.SameSiteAttributeLax || c.Path != "/dashboard" {
-		t.Errorf("session cookie = %+v", c)
+		tb.Errorf("session cookie = %+v", c)
 	}
 	if tb.Eval(`document.cookie`) != "" {
-		t.Error("script can read the session cookie")
+		tb.Error("script can read the session cookie")
 	}
 
 	// Idle for longer than the timeout: signed out, and back after signing in.
@@ -257,7 +286,7 @@ func TestBrowserDashboardHidesOtherMerchantsAndRefusesCrossSitePosts(t *testing.
 	tb.SignIn(srv.URL, "acme.books@example.com", "correct horse battery")
 	for _, p := range []string{"/dashboard/funding-sources/" + otherSrc, "/dashboard/customers/" + otherUser, "/dashboard/funding-sources/fs_nope"} {
 		if status := tb.Open(srv.URL + p); status != http.StatusNotFound {
-			t.Errorf("%s: %d, want 404", p, status)
+			tb.Errorf("%s: %d, want 404", p, status)
 		}
 		tb.WantText("Not found")
 	}
@@ -267,12 +296,10 @@ func TestBrowserDashboardHidesOtherMerchantsAndRefusesCrossSitePosts(t *testing.
 	shop.Pages["/attack"] = `<!doctype html><title>Prize</title><form method="post" action="` +
 		srv.URL + `/dashboard/webhooks"><input name="url" value="https://evil.example/hook"><button id="go">Claim</button></form>`
 	tb.Open(shop.URL("localhost") + "/attack")
-	if err := tb.Page.Locator("#go").Click(); err != nil {
-		t.Fatal(err)
-	}
+	tb.ClickOn(tb.Page.Locator("#go"))
 	tb.WaitURL(`/dashboard/webhooks$`)
 	tb.WantText("This form was sent from another site")
 	if _, err := h.Webhooks.Get(t.Context(), tenant.Scope{MerchantID: acme.Merchant.ID, Env: tenant.Sandbox}); err == nil {
-		t.Error("a cross-site post set the webhook URL")
+		tb.Error("a cross-site post set the webhook URL")
 	}
 }

@@ -25,11 +25,11 @@ func TestBrowserEventsNameWhomTheyAreAbout(t *testing.T) {
 	tb.SignIn(srv.URL, m.Merchant.Email, "correct horse battery")
 	tb.Open(srv.URL + "/dashboard/events?type=payment.success")
 	if got := tb.Text("#event-list tbody tr"); !containsAll(got, "payment.success", "Grace Hopper", "•••• 2222", "$1,234.56") {
-		t.Errorf("the payment's event row: %q", got)
+		tb.Errorf("the payment's event row: %q", got)
 	}
 	tb.Open(srv.URL + "/dashboard/events?type=customer.created")
 	if got := tb.Text("#event-list tbody tr"); !containsAll(got, "customer.created") || containsAll(got, "••••") {
-		t.Errorf("the customer's event row: %q", got)
+		tb.Errorf("the customer's event row: %q", got)
 	}
 	tb.Accessible()
 }

@@ -32,7 +32,7 @@ func TestBrowserDashboardEvidencePage(t *testing.T) {
 		tb.Click("link", "Authorization evidence (printable)")
 		tb.WaitURL(`/dashboard/payments/pay_[a-z2-7]+/evidence$`)
 		if got := tb.Text("h1"); got != "Authorization evidence" {
-			t.Errorf("%d px: heading %q", width, got)
+			tb.Errorf("%d px: heading %q", width, got)
 		}
 		body := tb.Text("main")
 		for _, want := range []string{
@@ -45,11 +45,11 @@ func TestBrowserDashboardEvidencePage(t *testing.T) {
 			"mandate.revoked", "API key",
 		} {
 			if !strings.Contains(body, want) {
-				t.Errorf("%d px: the evidence page lacks %q:\n%s", width, want, body)
+				tb.Errorf("%d px: the evidence page lacks %q:\n%s", width, want, body)
 			}
 		}
 		if strings.Contains(body, "444455556666") {
-			t.Errorf("%d px: the evidence page shows the account number", width)
+			tb.Errorf("%d px: the evidence page shows the account number", width)
 		}
 		tb.Accessible()
 		tb.FitsWidth()
@@ -61,18 +61,18 @@ func TestBrowserDashboardEvidencePage(t *testing.T) {
 			nav = ".phone-nav"
 		}
 		if shown := tb.Eval(`getComputedStyle(document.querySelector('` + nav + `')).display`); shown == "none" {
-			t.Errorf("%d px: on screen, the navigation (%s) is hidden", width, nav)
+			tb.Errorf("%d px: on screen, the navigation (%s) is hidden", width, nav)
 		}
 		if err := tb.Page.EmulateMedia(playwright.PageEmulateMediaOptions{Media: playwright.MediaPrint}); err != nil {
-			t.Fatal(err)
+			tb.Fatal(err)
 		}
 		for _, sel := range []string{".sidenav", ".phone-nav", ".topbar", ".env-banner", ".crumb"} {
 			if shown := tb.Eval(`getComputedStyle(document.querySelector('` + sel + `')).display`); shown != "none" {
-				t.Errorf("%d px: printed, %s is displayed (%v)", width, sel, shown)
+				tb.Errorf("%d px: printed, %s is displayed (%v)", width, sel, shown)
 			}
 		}
 		if shown := tb.Eval(`getComputedStyle(document.querySelector('#mandate-text')).display`); shown == "none" {
-			t.Errorf("%d px: printed, the mandate's text is hidden", width)
+			tb.Errorf("%d px: printed, the mandate's text is hidden", width)
 		}
 		twin := tb.AxeTwin()
 		twin.Open(tb.Page.URL())

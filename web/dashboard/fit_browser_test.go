@@ -42,17 +42,17 @@ func TestBrowserDashboardTablesFitTheirCards(t *testing.T) {
 			status := tb.Page.Locator("#return-rates tbody tr").First().Locator("td").Last()
 			box, err := status.BoundingBox()
 			if err != nil || box == nil {
-				t.Fatalf("the return-rate table's status cell: %v", err)
+				tb.Fatalf("the return-rate table's status cell: %v", err)
 			}
 			wrap, err := tb.Page.Locator("#return-rates .table-wrap").BoundingBox()
 			if err != nil || wrap == nil {
-				t.Fatal(err)
+				tb.Fatal(err)
 			}
 			if box.X+box.Width > wrap.X+wrap.Width+0.5 {
-				t.Errorf("the return-rate table's Status column ends at %.0f px, past its card at %.0f px", box.X+box.Width, wrap.X+wrap.Width)
+				tb.Errorf("the return-rate table's Status column ends at %.0f px, past its card at %.0f px", box.X+box.Width, wrap.X+wrap.Width)
 			}
 			if visible, _ := status.IsVisible(); !visible {
-				t.Error("the return-rate table's Status column is hidden")
+				tb.Error("the return-rate table's Status column is hidden")
 			}
 		})
 	}

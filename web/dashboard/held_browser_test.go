@@ -2,6 +2,7 @@ package dashboard_test
 
 import (
 	"fmt"
+	"os"
 	"testing"
 
 	th "github.com/fundsource/fundsource/internal/testing/harness"
@@ -12,7 +13,8 @@ import (
 // payments held for review and, once the unauthorized return rate is past
 // its threshold, says so in a banner; the payments page filters held
 // payments and shows why each is held. Each page passes axe-core at a
-// desktop's and a phone's width.
+// desktop's and a phone's width. A held credit is then canceled from its
+// page and leaves the held list.
 func TestBrowserHeldPaymentsAndReturnRateBanner(t *testing.T) {
 	h := webtest.NewHarness(t)
 	srv := h.Live()
@@ -52,18 +54,21 @@ func TestBrowserHeldPaymentsAndReturnRateBanner(t *testing.T) {
 			}
 			tb.Open(srv.URL + "/dashboard")
 			check()
+			if width == 1280 {
+				tb.Shot(os.Getenv("DASHBOARD_SCREENSHOTS"), "dashboard-held")
+			}
 			if got := tb.Text("#rate-banner"); !containsAll(got, "unauthorized 5.00%", "New debits are held") {
-				t.Errorf("banner: %q", got)
+				tb.Errorf("banner: %q", got)
 			}
 			if got := tb.Text("#held-count"); !containsAll(got, "2 payments held for review") {
-				t.Errorf("held count: %q", got)
+				tb.Errorf("held count: %q", got)
 			}
 			// A warning's amber, never a success's green.
 			if got := tb.Eval(`getComputedStyle(document.querySelector('#held-count')).borderLeftColor`); got != "rgb(183, 121, 31)" {
-				t.Errorf("the held banner's edge is %v, want the warning's rgb(183, 121, 31)", got)
+				tb.Errorf("the held banner's edge is %v, want the warning's rgb(183, 121, 31)", got)
 			}
 			if got := tb.Eval(`getComputedStyle(document.querySelector('#held-count')).backgroundColor`); got != "rgb(255, 244, 214)" {
-				t.Errorf("the held banner's background is %v, want the warning's rgb(255, 244, 214)", got)
+				tb.Errorf("the held banner's background is %v, want the warning's rgb(255, 244, 214)", got)
 			}
 			tb.Click("link", "2 payments held for review")
 			tb.WaitURL(`/dashboard/payments\?status=held`)
@@ -71,11 +76,31 @@ func TestBrowserHeldPaymentsAndReturnRateBanner(t *testing.T) {
 			got := tb.Text("#payment-list")
 			if !containsAll(got, credit["payment_id"].(string), debit["payment_id"].(string), "unverified_credit", "Unauthorized return rate above 0.5%") ||
 				containsAll(got, first) {
-				t.Errorf("held payments: %q", got)
+				tb.Errorf("held payments: %q", got)
 			}
 			tb.Open(srv.URL + "/dashboard/payments/" + debit["payment_id"].(string))
 			check()
 			tb.WantText("Held for review", "Unauthorized return rate above 0.5%")
 		})
+	}
+
+	// Cancel a held payment from its page: it is canceled, and the held
+	// list no longer shows it.
+	tb := webtest.NewTab(t, webtest.WithViewport(1280, 900), webtest.WithoutJavaScript)
+	tb.SignIn(srv.URL, m.Merchant.Email, "correct horse battery")
+	id := credit["payment_id"].(string)
+	tb.Open(srv.URL + "/dashboard/payments/" + id)
+	tb.WantText("Held for review")
+	open(t, tb, "Cancel this payment")
+	tb.WantText("will not be sent")
+	tb.Click("button", "Cancel the payment")
+	tb.WaitURL(`/dashboard/payments/` + id + `$`)
+	tb.WantText("Payment canceled.")
+	if got := th.WantOK(t, h.Get("/v2/payments/"+id, key)); got["status"] != "canceled" {
+		tb.Errorf("the held credit after Cancel: %s", th.MustJSON(got))
+	}
+	tb.Open(srv.URL + "/dashboard/payments?status=held")
+	if got := tb.Text("#payment-list"); containsAll(got, id) || !containsAll(got, debit["payment_id"].(string)) {
+		tb.Errorf("held payments after the credit's cancel: %q", got)
 	}
 }

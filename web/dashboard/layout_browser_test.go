@@ -33,7 +33,7 @@ func TestBrowserHostedSandboxBannerSpansTheWindow(t *testing.T) {
 		banner, card := tb.Box("#sandbox-banner"), tb.Box(".card")
 		inner := toFloat(tb.Eval(`document.documentElement.clientWidth`))
 		if banner.X != 0 || banner.Y != 0 || math.Abs(banner.Width-inner) > 1 || banner.Y+banner.Height > card.Y {
-			t.Errorf("at %d px the banner is at x=%.0f y=%.0f w=%.0f, the window %.0f wide, the card at y=%.0f (the banner must span the window, above the card)",
+			tb.Errorf("at %d px the banner is at x=%.0f y=%.0f w=%.0f, the window %.0f wide, the card at y=%.0f (the banner must span the window, above the card)",
 				width, banner.X, banner.Y, banner.Width, inner, card.Y)
 		}
 		// In the picture: the banner's colour at both edges of the window.
@@ -41,7 +41,7 @@ func TestBrowserHostedSandboxBannerSpansTheWindow(t *testing.T) {
 		y := int(banner.Y + banner.Height/2)
 		for _, x := range []int{2, int(inner) - 3} {
 			if c := img.At(x, y); !sameColour(c, 0xfff4d6) {
-				t.Errorf("at %d px the screenshot shows #%06x at (%d,%d), want the banner's #fff4d6", width, hexOf(c), x, y)
+				tb.Errorf("at %d px the screenshot shows #%06x at (%d,%d), want the banner's #fff4d6", width, hexOf(c), x, y)
 			}
 		}
 	}
@@ -67,12 +67,12 @@ func TestBrowserDashboardSidebarReachesThePageBottom(t *testing.T) {
 		img := tb.Capture(true)
 		b := img.Bounds()
 		if c.name == "long page" && b.Dy() <= c.height {
-			t.Fatalf("%s: the page is %d px tall, not longer than the window", c.name, b.Dy())
+			tb.Fatalf("%s: the page is %d px tall, not longer than the window", c.name, b.Dy())
 		}
 		nav := tb.Box(".sidenav")
 		for _, y := range []int{b.Max.Y - 2, b.Max.Y / 2} {
 			if px := img.At(int(nav.Width/2), y); !sameColour(px, 0xffffff) {
-				t.Errorf("%s: the sidebar column at y=%d of %d is #%06x, want white", c.name, y, b.Dy(), hexOf(px))
+				tb.Errorf("%s: the sidebar column at y=%d of %d is #%06x, want white", c.name, y, b.Dy(), hexOf(px))
 			}
 		}
 	}

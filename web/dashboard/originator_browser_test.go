@@ -34,14 +34,14 @@ func TestBrowserSettingsShowTheOriginator(t *testing.T) {
 				"#originator-same-day":        "On",
 			} {
 				if got := strings.TrimSpace(tb.Text(sel)); got != want {
-					t.Errorf("%s = %q, want %q", sel, got, want)
+					tb.Errorf("%s = %q, want %q", sel, got, want)
 				}
 			}
 			if n := tb.Eval(`document.querySelectorAll('#originator input, #originator select, #originator button, #originator form').length`); fmt.Sprint(n) != "0" {
-				t.Errorf("the originator card has %v form controls; it is read-only", n)
+				tb.Errorf("the originator card has %v form controls; it is read-only", n)
 			}
 			if id := tb.Text("#originator-company-id"); len(strings.TrimSpace(id)) != 10 {
-				t.Errorf("company id %q", id)
+				tb.Errorf("company id %q", id)
 			}
 			tb.FitsWidth()
 			tb.Accessible()

@@ -35,7 +35,7 @@ func TestBrowserDashboardExplainsOwnership(t *testing.T) {
 		tb.WantText("Partial: the owner shares only part of the customer's name", "Scores: name 60 of 100, email 100 of 100.")
 		tb.Open(srv.URL + "/dashboard/funding-sources/" + other)
 		if n, err := tb.Page.Locator("#ownership").Count(); err != nil || n != 0 {
-			t.Errorf("a source linked by account number shows an owner match: %d, %v", n, err)
+			tb.Errorf("a source linked by account number shows an owner match: %d, %v", n, err)
 		}
 	}
 
@@ -43,7 +43,7 @@ func TestBrowserDashboardExplainsOwnership(t *testing.T) {
 	tb.SignIn(srv.URL, "acme.books@example.com", "correct horse battery")
 	tb.Open(srv.URL + "/dashboard/settings")
 	if err := tb.Page.GetByLabel("Link only a match").Check(); err != nil {
-		t.Fatal(err)
+		tb.Fatal(err)
 	}
 	tb.Click("button", "Save checks")
 	tb.WantText("Saved: account check flag, ownership require_match.")

@@ -73,7 +73,7 @@ func TestBrowserDashboardEveryPageNamesPeopleAndFitsAPhone(t *testing.T) {
 			tb.SignIn(srv.URL, m.Merchant.Email, "correct horse battery")
 			for _, p := range pages {
 				if status := tb.Open(srv.URL + p); status != 200 {
-					t.Errorf("%s: %d", p, status)
+					tb.Errorf("%s: %d", p, status)
 					continue
 				}
 				tb.Accessible()
@@ -84,24 +84,20 @@ func TestBrowserDashboardEveryPageNamesPeopleAndFitsAPhone(t *testing.T) {
 				}
 				tb.InsideCards()
 				if top := tb.Box("main h1").Y; top > 740-60 {
-					t.Errorf("%s: the heading starts at %.0f px, below the first screen of 740 px", p, top)
+					tb.Errorf("%s: the heading starts at %.0f px, below the first screen of 740 px", p, top)
 				}
 				if out := tb.Eval(outsideCards); out != "" {
-					t.Errorf("%s at 390 px: %v", p, out)
+					tb.Errorf("%s at 390 px: %v", p, out)
 				}
 			}
 			// The menu opens without script and leads on.
 			tb.Open(srv.URL + "/dashboard")
 			if width <= 400 {
 				if visible, _ := tb.Page.Locator(".sidenav").IsVisible(); visible {
-					t.Error("the full navigation shows on a phone")
+					tb.Error("the full navigation shows on a phone")
 				}
-				if err := tb.Page.Locator(".phone-nav summary").Click(); err != nil {
-					t.Fatal(err)
-				}
-				if err := tb.Page.Locator(".phone-nav").GetByRole("link", playwright.LocatorGetByRoleOptions{Name: "Payments", Exact: playwright.Bool(true)}).Click(); err != nil {
-					t.Fatal(err)
-				}
+				tb.ClickOn(tb.Page.Locator(".phone-nav summary"))
+				tb.ClickOn(tb.Page.Locator(".phone-nav").GetByRole("link", playwright.LocatorGetByRoleOptions{Name: "Payments", Exact: playwright.Bool(true)}))
 				tb.WaitURL(`/dashboard/payments$`)
 			}
 		})
@@ -114,44 +110,47 @@ func TestBrowserDashboardEveryPageNamesPeopleAndFitsAPhone(t *testing.T) {
 	q := tb.Box("#q")
 	for _, sel := range []string{"#status", "#direction", ".filters button"} {
 		if b := tb.Box(sel); b.Y+b.Height < q.Y+q.Height-1 || b.Y+b.Height > q.Y+q.Height+1 || b.Height < q.Height-1 || b.Height > q.Height+1 {
-			t.Errorf("filter %s is at y=%.0f, %.0f px tall; the search box at y=%.0f, %.0f px tall", sel, b.Y, b.Height, q.Y, q.Height)
+			tb.Errorf("filter %s is at y=%.0f, %.0f px tall; the search box at y=%.0f, %.0f px tall", sel, b.Y, b.Height, q.Y, q.Height)
 		}
 	}
 	row := func(id string) string { return tb.Text("#payment-" + id) }
-	if got := row(big); !containsAll(got, "Ada Baker", "•••• 6666", "Invoice 1042", "$9,345.67") {
-		t.Errorf("the large debit's row: %q", got)
+	if got := row(big); !containsAll(got, "Ada Baker", "JPMorgan Chase Bank", "•••• 6666", "Invoice 1042", "$9,345.67") {
+		tb.Errorf("the large debit's row: %q", got)
 	}
 	if got := row(credit); !containsAll(got, "$1,234.56 credit") {
-		t.Errorf("the credit's row: %q", got)
+		tb.Errorf("the credit's row: %q", got)
 	}
 	if got := row(returned); !containsAll(got, "failed", "R01") {
-		t.Errorf("the returned debit's row: %q", got)
+		tb.Errorf("the returned debit's row: %q", got)
 	}
 	if got := row(settled); !containsAll(got, "reversed") {
-		t.Errorf("the reversed debit's row: %q", got)
+		tb.Errorf("the reversed debit's row: %q", got)
 	}
 	if d := tb.Eval(`getComputedStyle(document.querySelector('#payment-list td.date')).whiteSpace`); d != "nowrap" {
-		t.Errorf("a date may wrap: white-space %v", d)
+		tb.Errorf("a date may wrap: white-space %v", d)
 	}
 	tb.Open(srv.URL + "/dashboard/payments/" + big)
-	if got := tb.Text("#payment-customer") + " " + tb.Text("#payment-source"); !containsAll(got, "Ada Baker", "•••• 6666") {
-		t.Errorf("the payment's customer and source: %q", got)
+	if got := tb.Text("#payment-customer") + " " + tb.Text("#payment-source"); !containsAll(got, "Ada Baker", "JPMorgan Chase Bank", "•••• 6666") {
+		tb.Errorf("the payment's customer and source: %q", got)
+	}
+	if got := tb.Text(`xpath=//dt[normalize-space()="Description"]/following-sibling::dd[1]`); got != "Invoice 1042" {
+		tb.Errorf("the payment's description: %q, want Invoice 1042", got)
 	}
 	tb.Open(srv.URL + "/dashboard/customers")
 	if got := tb.Text("#customer-" + matched); !strings.Contains(got, "Sanctions match") {
-		t.Errorf("the matched customer's row: %q", got)
+		tb.Errorf("the matched customer's row: %q", got)
 	}
 	if got := tb.Text("#customer-" + ada); strings.Contains(got, "Sanctions match") {
-		t.Errorf("a clear customer is marked: %q", got)
+		tb.Errorf("a clear customer is marked: %q", got)
 	}
 	tb.Open(srv.URL + "/dashboard/customers/" + matched)
 	tb.WantText("Sanctions match", "Mirela Drakovic")
 	tb.Open(srv.URL + "/dashboard/customers/" + ada)
 	tb.WantText("No match.")
 	if got := tb.Text("#customer-payments"); !containsAll(got, big, credit, returned, "$9,345.67") {
-		t.Errorf("the customer's payments: %q", got)
+		tb.Errorf("the customer's payments: %q", got)
 	}
 	if got := tb.Text("#customer-subscriptions"); !containsAll(got, sub, "$9.99 weekly") {
-		t.Errorf("the customer's subscriptions: %q", got)
+		tb.Errorf("the customer's subscriptions: %q", got)
 	}
 }

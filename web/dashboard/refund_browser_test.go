@@ -29,32 +29,41 @@ func TestBrowserPaymentPageShowsRailsAndRefunds(t *testing.T) {
 
 	tb := webtest.NewTab(t, webtest.WithViewport(390, 844), webtest.WithoutJavaScript)
 	tb.SignIn(srv.URL, m.Merchant.Email, "correct horse battery")
+	// axe-core needs timers, which are off with JavaScript: a twin tab
+	// signed in as tb checks each page tb sees.
+	twin := tb.AxeTwin()
+	check := func() {
+		t.Helper()
+		tb.Accessible()
+		tb.FitsWidth()
+		twin.Open(tb.Page.URL())
+		twin.Axe()
+	}
 	tb.Open(srv.URL + "/dashboard/payments/" + debit)
 	tb.WantText("Refunded", "$1,000.00")
 	if got := tb.Text("#payment-rail"); got != "ACH" {
-		t.Errorf("the debit's rail: %q", got)
+		tb.Errorf("the debit's rail: %q", got)
 	}
-	tb.Accessible()
-	tb.FitsWidth()
+	check()
 	tb.Open(srv.URL + "/dashboard/payments/" + id)
 	if got := tb.Text("#refund-of"); got != debit {
-		t.Errorf("the refund names %q, want %s", got, debit)
+		tb.Errorf("the refund names %q, want %s", got, debit)
 	}
 	if got := tb.Text("#payment-rail"); !containsAll(got, "Instant") {
-		t.Errorf("the refund's rail: %q", got)
+		tb.Errorf("the refund's rail: %q", got)
 	}
 	// An instant credit is final: the page offers no reversal or return,
 	// which the service refuses (not_reversible).
 	if n, _ := tb.Page.Locator("#reverse-action, #return-action, #cancel-action").Count(); n != 0 {
-		t.Errorf("the processed instant refund offers %d cancel, reverse or return actions", n)
+		tb.Errorf("the processed instant refund offers %d cancel, reverse or return actions", n)
 	}
-	tb.Accessible()
-	tb.FitsWidth()
+	check()
 	tb.Open(srv.URL + "/dashboard/payments")
 	if got := tb.Text("#payment-" + id); !containsAll(got, "refund", "instant") {
-		t.Errorf("the refund's row: %q", got)
+		tb.Errorf("the refund's row: %q", got)
 	}
 	if got := tb.Text("#payment-" + debit); !containsAll(got, "refunded") {
-		t.Errorf("the debit's row: %q", got)
+		tb.Errorf("the debit's row: %q", got)
 	}
+	check()
 }

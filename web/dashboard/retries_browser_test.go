@@ -31,7 +31,7 @@ func TestBrowserPaymentPageShowsRetriesAndReversal(t *testing.T) {
 	check := func(heading string) {
 		t.Helper()
 		if got := tb.Text("h1"); got != heading {
-			t.Errorf("%s: heading %q, want %q", tb.Page.URL(), got, heading)
+			tb.Errorf("%s: heading %q, want %q", tb.Page.URL(), got, heading)
 		}
 		tb.Accessible()
 		tb.FitsWidth()
@@ -43,11 +43,11 @@ func TestBrowserPaymentPageShowsRetriesAndReversal(t *testing.T) {
 	check("$13.01 debit")
 	tb.WantText("Re-presentments", "R01")
 	if got := tb.Text("#retries"); !containsAll(got, retry, "attempt 2", "pending") {
-		t.Errorf("re-presentments: %q", got)
+		tb.Errorf("re-presentments: %q", got)
 	}
 	// Presented again already: only its latest attempt may be retried.
 	if tb.Eval(`document.querySelector("#retry-action") !== null`) == true {
-		t.Errorf("the original debit, presented again already, offers Retry")
+		tb.Errorf("the original debit, presented again already, offers Retry")
 	}
 	tb.Click("link", retry)
 	tb.WaitURL(`/dashboard/payments/` + retry)
@@ -59,7 +59,7 @@ func TestBrowserPaymentPageShowsRetriesAndReversal(t *testing.T) {
 	tb.Open(srv.URL + "/dashboard/payments/" + credit)
 	check("$40.00 credit")
 	if got := tb.Text("#reversal"); !containsAll(got, rev, "wrong amount") {
-		t.Errorf("reversal: %q", got)
+		tb.Errorf("reversal: %q", got)
 	}
 	tb.Click("link", rev)
 	tb.WaitURL(`/dashboard/payments/` + rev)

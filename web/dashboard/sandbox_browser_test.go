@@ -1,7 +1,9 @@
 package dashboard_test
 
 import (
+	"os"
 	"testing"
+	"time"
 
 	"github.com/fundsource/fundsource/internal/testing/webtest"
 
@@ -28,7 +30,7 @@ func TestBrowserDashboardSandboxSimulations(t *testing.T) {
 	tb.WaitURL(`/dashboard/funding-sources/` + src + `$`)
 	tb.WantText("came back with R01", "The last micro-deposit verification failed (the bank returned a deposit: R01)")
 	if ev := h.Events("funding_source.verification_failed"); len(ev) != 1 {
-		t.Errorf("verification_failed events: %d", len(ev))
+		tb.Errorf("verification_failed events: %d", len(ev))
 	}
 
 	th.WantOK(t, h.Initiate(key, src))
@@ -36,11 +38,21 @@ func TestBrowserDashboardSandboxSimulations(t *testing.T) {
 	tb.Click("button", "Expire the deposits now")
 	tb.WaitURL(`/dashboard/funding-sources/` + src + `$`)
 	tb.WantText("the micro-deposits expired", "The last micro-deposits expired")
+	// The page says when, as the API's expires_at does.
+	expired := th.WantOK(t, h.Get("/v2/funding-source/"+src, key))["verification"].(map[string]any)
+	at, err := time.Parse(time.RFC3339Nano, expired["expires_at"].(string))
+	if err != nil || expired["status"] != "expired" {
+		tb.Fatalf("the API's verification after the page's expiry: %v (%v)", expired, err)
+	}
+	want := "The last micro-deposits expired " + at.UTC().Format("Jan 2, 2006, 15:04 UTC") + ", before they were confirmed."
+	if got := tb.Text("#verification-expired"); got != want {
+		tb.Errorf("the expired verification says %q, want %q", got, want)
+	}
 	if ev := h.Events("funding_source.verification_expired"); len(ev) != 1 {
-		t.Errorf("verification_expired events: %d", len(ev))
+		tb.Errorf("verification_expired events: %d", len(ev))
 	}
 	if n, err := tb.Page.Locator("#deposit-simulations").Count(); err != nil || n != 0 {
-		t.Errorf("deposit simulations shown without open deposits: %d, %v", n, err)
+		tb.Errorf("deposit simulations shown without open deposits: %d, %v", n, err)
 	}
 
 	verified := h.VerifiedSource(key, user, "222222222")
@@ -55,7 +67,7 @@ func TestBrowserDashboardSandboxSimulations(t *testing.T) {
 	tb.Inside("#payment-" + id)
 	tb.WantText("came back with R01", "R01 Insufficient funds", "presented again 2026-11-03")
 	if got := th.WantOK(t, h.Get("/v2/payments/"+id, key)); got["status"] != "failed" || got["failure_code"] != "R01" {
-		t.Errorf("payment after the page's return: %s", th.MustJSON(got))
+		tb.Errorf("payment after the page's return: %s", th.MustJSON(got))
 	}
 	tb.Inside("#subscription-" + sub)
 	tb.WantText("subscription debit, attempt 2")
@@ -79,11 +91,9 @@ func TestBrowserDashboardShowsMandateEvidence(t *testing.T) {
 	tb.WantText("Mandates", m["mandate_id"].(string), "recurring · WEB · active", "Nov 1, 2026 15:04:05 UTC",
 		"203.0.113.7", "Mozilla/5.0 (Test)", m["text_sha256"].(string))
 	if visible, err := tb.Page.GetByText("I authorize Acme to debit my account.").IsVisible(); err != nil || visible {
-		t.Errorf("the text is shown before its disclosure is opened: %v, %v", visible, err)
+		tb.Errorf("the text is shown before its disclosure is opened: %v, %v", visible, err)
 	}
-	if err := tb.Page.GetByText("Authorization text").Click(); err != nil {
-		t.Fatal(err)
-	}
+	tb.ClickOn(tb.Page.GetByText("Authorization text"))
 	tb.WantText("I authorize Acme to debit my account.")
 	tb.Accessible()
 }
@@ -116,15 +126,23 @@ func TestBrowserDashboardShowsReturnRates(t *testing.T) {
 	// Ten debits are too few for a rate to count (the hold on new debits
 	// waits for twenty): each row says so instead of judging the rate.
 	tb.WantText("Debit return rates", "All returns", "10.00%", "1 of 10 debits", "15%", "0.5%", "Not enough debits yet (10 of 20)")
+	if dir := os.Getenv("DASHBOARD_SCREENSHOTS"); dir != "" {
+		// The picture is a desktop's: on a phone the table stacks into a long column.
+		desk := webtest.NewTab(t, webtest.WithViewport(1280, 860))
+		desk.SignIn(srv.URL, "acme.books@example.com", "correct horse battery")
+		desk.Open(srv.URL + "/dashboard")
+		desk.WantText("Not enough debits yet (10 of 20)")
+		desk.Shot(dir, "dashboard-return-rates")
+	}
 	// The chart names its window and, all debits in both windows, agrees
 	// with the table.
 	if got := tb.Text("#debit-returns figcaption"); !containsAll(got, "last 30 days", "10.00%", "1 of 10 debits", "last 60 days") {
-		t.Errorf("the return-rate chart's caption: %q", got)
+		tb.Errorf("the return-rate chart's caption: %q", got)
 	}
 	tb.WantText("Debit return rate by day · last 30 days", "Debit return rates · last 60 days")
 	for level, n := range map[string]int{"too_few": 3, "ok": 0, "warning": 0, "exceeded": 0} {
 		if got, err := tb.Page.Locator(`#return-rates tr[data-level="` + level + `"]`).Count(); err != nil || got != n {
-			t.Errorf("%s rows: %d, %v; want %d", level, got, err, n)
+			tb.Errorf("%s rows: %d, %v; want %d", level, got, err, n)
 		}
 	}
 	// An unauthorized return on a third source: on the clean one it would
@@ -134,7 +152,7 @@ func TestBrowserDashboardShowsReturnRates(t *testing.T) {
 	tb.Open(srv.URL + "/dashboard")
 	tb.WantText("Not enough debits yet (11 of 20)", "1 of 11 debits")
 	if got, err := tb.Page.Locator(`#return-rates tr[data-level="exceeded"]`).Count(); err != nil || got != 0 {
-		t.Errorf("rows above their threshold at 11 debits: %d, %v; want none", got, err)
+		tb.Errorf("rows above their threshold at 11 debits: %d, %v; want none", got, err)
 	}
 	tb.Accessible()
 }

@@ -24,12 +24,12 @@ func TestBrowserDashboardSecurityLog(t *testing.T) {
 	tb.Click("link", "Security log")
 	tb.WaitURL(`/dashboard/security`)
 	if got := tb.Text("h1"); got != "Security log" {
-		t.Errorf("heading %q", got)
+		tb.Errorf("heading %q", got)
 	}
 	rows := tb.Text("#security-log tbody")
 	for _, want := range []string{"webhook.url_set", "API key", "url host: https://hooks.example", "dashboard.signed_in", "Dashboard user", "Whole account"} {
 		if !strings.Contains(rows, want) {
-			t.Errorf("security log lacks %q:\n%s", want, rows)
+			tb.Errorf("security log lacks %q:\n%s", want, rows)
 		}
 	}
 	tb.Accessible()

@@ -49,7 +49,7 @@ func TestBrowserDashboardTestClocks(t *testing.T) {
 			id := clockNamed(t, h, key, name)
 			card := "#clock-" + id
 			if got := tb.Text(card + " .clock-status"); got != "ready" {
-				t.Errorf("new clock's status = %q", got)
+				tb.Errorf("new clock's status = %q", got)
 			}
 
 			first := fmt.Sprintf("Clocked%d", width)
@@ -57,16 +57,14 @@ func TestBrowserDashboardTestClocks(t *testing.T) {
 				fmt.Sprintf(`{"first_name":%q,"last_name":"Reader","email":"clocked%d@example.com","test_clock":%q}`, first, width, id)))["user_id"].(string)
 			tb.Open(srv.URL + "/dashboard/test-clocks")
 			if got := tb.Text(card + " .clock-customers"); got != "1" {
-				t.Errorf("customers on the clock = %q", got)
+				tb.Errorf("customers on the clock = %q", got)
 			}
 			tb.WantText("2026-11-10T09:00:00Z")
 			check()
-			if err := tb.Page.Locator(card).GetByRole("link", playwright.LocatorGetByRoleOptions{Name: first + " Reader"}).Click(); err != nil {
-				t.Fatal(err)
-			}
+			tb.ClickOn(tb.Page.Locator(card).GetByRole("link", playwright.LocatorGetByRoleOptions{Name: first + " Reader"}))
 			tb.WaitURL(`/dashboard/customers/` + cus + `$`)
 			if got := tb.Text("#clock-mark"); got != "Test clock "+name+" at Tue, Nov 10, 2026, 09:00 UTC" {
-				t.Errorf("customer page's clock line = %q", got)
+				tb.Errorf("customer page's clock line = %q", got)
 			}
 			check()
 			tb.Open(srv.URL + "/dashboard/customers")
@@ -82,10 +80,10 @@ func TestBrowserDashboardTestClocks(t *testing.T) {
 			wantChip := func(selector string) {
 				t.Helper()
 				if got := tb.Text(selector + " .clock-chip"); got != chip {
-					t.Errorf("%s: the clock chip says %q, want %q", selector, got, chip)
+					tb.Errorf("%s: the clock chip says %q, want %q", selector, got, chip)
 				}
 				if href, _ := tb.Page.Locator(selector + " .clock-chip").First().GetAttribute("href"); href != "/dashboard/test-clocks#clock-"+id {
-					t.Errorf("%s: the clock chip links to %q", selector, href)
+					tb.Errorf("%s: the clock chip links to %q", selector, href)
 				}
 			}
 			tb.Open(srv.URL + "/dashboard/funding-sources/" + src)
@@ -100,43 +98,35 @@ func TestBrowserDashboardTestClocks(t *testing.T) {
 			tb.Open(srv.URL + "/dashboard/events?type=customer.created")
 			wantChip("#event-" + created)
 			check()
-			if err := tb.Page.Locator("#event-" + created + " a.mono").Click(); err != nil {
-				t.Fatal(err)
-			}
+			tb.ClickOn(tb.Page.Locator("#event-" + created + " a.mono"))
 			tb.WaitURL(`/dashboard/events/` + created + `$`)
 			if got := tb.Text("#clock-mark"); got != chip {
-				t.Errorf("event page's clock line = %q", got)
+				tb.Errorf("event page's clock line = %q", got)
 			}
 			check()
 			logged := `#delivery-log tr:has(a[href="/dashboard/events/` + eventAbout(t, h, key, "subscription.created", "subscription_id", sub) + `"])`
 			tb.Open(srv.URL + "/dashboard/webhooks")
 			wantChip(logged)
 			check()
-			if err := tb.Page.Locator(logged + " .clock-chip").Click(); err != nil {
-				t.Fatal(err)
-			}
+			tb.ClickOn(tb.Page.Locator(logged + " .clock-chip"))
 			tb.WaitURL(`/dashboard/test-clocks#clock-` + id + `$`)
 
 			// Advance by a quick choice: the clock then advances, and
 			// offers nothing until it is ready.
 			tb.Open(srv.URL + "/dashboard/test-clocks")
-			if err := tb.Page.Locator(card + " .advance-action summary").Click(); err != nil {
-				t.Fatal(err)
-			}
-			if err := tb.Page.Locator(card).GetByRole("button", playwright.LocatorGetByRoleOptions{Name: "+1 week", Exact: playwright.Bool(true)}).Click(); err != nil {
-				t.Fatal(err)
-			}
+			tb.ClickOn(tb.Page.Locator(card + " .advance-action summary"))
+			tb.ClickOn(tb.Page.Locator(card).GetByRole("button", playwright.LocatorGetByRoleOptions{Name: "+1 week", Exact: playwright.Bool(true)}))
 			tb.WaitURL(`/dashboard/test-clocks$`)
 			tb.WantText("Advancing "+name+" to Tue, Nov 17, 2026, 09:00 UTC.", "A clock is advancing")
 			if got := tb.Text(card + " .clock-status"); got != "advancing to Tue, Nov 17, 2026, 09:00 UTC" {
-				t.Errorf("advancing clock's status = %q", got)
+				tb.Errorf("advancing clock's status = %q", got)
 			}
 			if n, _ := tb.Page.Locator(card + " form").Count(); n != 0 {
-				t.Errorf("an advancing clock offers %d forms", n)
+				tb.Errorf("an advancing clock offers %d forms", n)
 			}
 			check()
 			if got := th.WantOK(t, h.Get("/v2/sandbox/test-clocks/"+id, key)); got["status"] != "advancing" || got["advance_to"] != "2026-11-17T09:00:00Z" {
-				t.Errorf("clock after the page's advance: %s", th.MustJSON(got))
+				tb.Errorf("clock after the page's advance: %s", th.MustJSON(got))
 			}
 
 			// Delete a ready clock: the disclosure says what goes.
@@ -144,26 +134,25 @@ func TestBrowserDashboardTestClocks(t *testing.T) {
 			tb.Fill("Name (optional)", scratch)
 			tb.Click("button", "Create the clock")
 			tb.WaitURL(`/dashboard/test-clocks$`)
+			// The page's message says the post has been answered: only then
+			// does the API have the clock to read.
+			tb.WantText("Created test clock " + scratch + " at ")
 			other := clockNamed(t, h, key, scratch)
 			del := tb.Page.Locator("#clock-"+other).GetByRole("button", playwright.LocatorGetByRoleOptions{Name: "Delete the clock and everything on it"})
 			if ok, _ := del.IsVisible(); ok {
-				t.Error("the delete button shows before its disclosure is opened")
+				tb.Error("the delete button shows before its disclosure is opened")
 			}
-			if err := tb.Page.Locator("#clock-" + other + " .delete-action summary").Click(); err != nil {
-				t.Fatal(err)
-			}
+			tb.ClickOn(tb.Page.Locator("#clock-" + other + " .delete-action summary"))
 			tb.WantText("This deletes the clock and everything on it: its 0 customers with their funding sources, payments, subscriptions, mandates and events.")
 			check()
-			if err := del.Click(); err != nil {
-				t.Fatal(err)
-			}
+			tb.ClickOn(del)
 			tb.WaitURL(`/dashboard/test-clocks$`)
 			tb.WantText("Deleted test clock " + scratch + " and everything on it.")
 			if n, _ := tb.Page.Locator("#clock-" + other).Count(); n != 0 {
-				t.Error("the deleted clock is still listed")
+				tb.Error("the deleted clock is still listed")
 			}
 			if r := h.Get("/v2/sandbox/test-clocks/"+other, key); r.Code != http.StatusNotFound {
-				t.Errorf("deleted clock: %d", r.Code)
+				tb.Errorf("deleted clock: %d", r.Code)
 			}
 		})
 	}
@@ -186,7 +175,7 @@ func TestBrowserDashboardTestClocksProduction(t *testing.T) {
 			tb.Open(srv.URL + "/dashboard/test-clocks")
 			tb.WantText("Test clocks are sandbox only")
 			if n, _ := tb.Page.Locator("main.app form").Count(); n != 0 {
-				t.Errorf("production's clocks page offers %d forms", n)
+				tb.Errorf("production's clocks page offers %d forms", n)
 			}
 			tb.Accessible()
 			tb.FitsWidth()

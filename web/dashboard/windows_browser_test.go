@@ -38,19 +38,19 @@ func TestBrowserDashboardBalancesAndFinality(t *testing.T) {
 			for _, page := range []string{"/dashboard", "/dashboard/payments"} {
 				tb.Open(srv.URL + page)
 				if got := tb.Text("#balances"); !containsAll(got, "Pending debits", "$12.00", "Pending credits", "$7.50", "Debits at risk", "$25.00") {
-					t.Errorf("%s: balances %q", page, got)
+					tb.Errorf("%s: balances %q", page, got)
 				}
 				check()
 			}
 			tb.Open(srv.URL + "/dashboard/payments/" + debit)
 			if got := tb.Text("#return-window"); got != "Wed, Nov 4, 2026, 11:59 PM EST" {
-				t.Errorf("return window: %q", got)
+				tb.Errorf("return window: %q", got)
 			}
 			if got := tb.Text("#unauthorized-window"); got != "Fri, Jan 1, 2027, 11:59 PM EST" {
-				t.Errorf("unauthorized-return window: %q", got)
+				tb.Errorf("unauthorized-return window: %q", got)
 			}
 			if got := tb.Text("#purpose"); got != "other" {
-				t.Errorf("purpose: %q, want the new originator's default, other", got)
+				tb.Errorf("purpose: %q, want the new originator's default, other", got)
 			}
 			check()
 		})

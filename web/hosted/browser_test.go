@@ -32,7 +32,7 @@ func TestBrowserHostedVerificationByKeyboard(t *testing.T) {
 	tb.WantText("Confirm your bank account", "Acme Books", "JPMorgan Chase Bank", "Checking •••• 6789",
 		"today, Monday, November 2, 2026", "3 attempts remaining", "like 0.12")
 	if w := tb.Eval(`document.documentElement.scrollWidth`).(int); w > 375 {
-		t.Errorf("the page is %d px wide on a 375 px phone", w)
+		tb.Errorf("the page is %d px wide on a 375 px phone", w)
 	}
 
 	// Keyboard only: Tab to the first input, type, Tab, type, Enter.
@@ -40,21 +40,21 @@ func TestBrowserHostedVerificationByKeyboard(t *testing.T) {
 	tb.Press("Tab")
 	tb.WantFocus("#amount1") // the first Tab
 	if err := tb.Page.Keyboard().Type(wrong[0]); err != nil {
-		t.Fatal(err)
+		tb.Fatal(err)
 	}
 	tb.Press("Tab")
 	if err := tb.Page.Keyboard().Type(wrong[1]); err != nil {
-		t.Fatal(err)
+		tb.Fatal(err)
 	}
 	tb.Press("Enter")
 	if err := tb.Page.Locator("#form-error").WaitFor(playwright.LocatorWaitForOptions{State: playwright.WaitForSelectorStateVisible}); err != nil {
-		t.Fatalf("no error after a wrong pair: %v", err)
+		tb.Fatalf("no error after a wrong pair: %v", err)
 	}
 	if msg := tb.Text("#form-error"); !strings.Contains(msg, "You have 2 attempts left") {
-		t.Errorf("error = %q", msg)
+		tb.Errorf("error = %q", msg)
 	}
 	if role, _ := tb.Page.Locator("#form-error").GetAttribute("role"); role != "alert" {
-		t.Errorf("error role = %q, want alert (announced)", role)
+		tb.Errorf("error role = %q, want alert (announced)", role)
 	}
 	tb.WantFocus("#amount1") // after the error
 	tb.WantText("2 attempts remaining")
@@ -66,7 +66,7 @@ func TestBrowserHostedVerificationByKeyboard(t *testing.T) {
 
 	// The same service as the API: Verified, one event, delivered signed.
 	if got := th.WantOK(t, h.Get("/v2/funding-source/"+s.Src, s.Key))["status"]; got != "Verified" {
-		t.Errorf("status = %v", got)
+		tb.Errorf("status = %v", got)
 	}
 	h.Deliver()
 	var verified []th.Received
@@ -76,13 +76,13 @@ func TestBrowserHostedVerificationByKeyboard(t *testing.T) {
 		}
 	}
 	if len(verified) != 1 {
-		t.Fatalf("funding_source.verified deliveries = %d, want 1", len(verified))
+		tb.Fatalf("funding_source.verified deliveries = %d, want 1", len(verified))
 	}
 	if err := th.VerifyStandardWebhook(secret, verified[0].Header, verified[0].Body, h.Clock.Now()); err != nil {
-		t.Errorf("verified event signature: %v", err)
+		tb.Errorf("verified event signature: %v", err)
 	}
 	if d := verified[0].Payload(t)["data"].(map[string]any); d["funding_source_id"] != s.Src || d["status"] != "Verified" {
-		t.Errorf("verified event data = %v", d)
+		tb.Errorf("verified event data = %v", d)
 	}
 }
 
@@ -93,12 +93,10 @@ func TestBrowserHostedCancel(t *testing.T) {
 
 	tb := webtest.NewTab(t)
 	tb.Open(s.FragmentLink(srv.URL, shop.URL("127.0.0.1")+"/done", shop.URL("127.0.0.1")+"/cart?step=bank"))
-	if err := tb.Page.GetByRole("button", playwright.PageGetByRoleOptions{Name: "Cancel"}).Click(); err != nil {
-		t.Fatal(err)
-	}
+	tb.ClickOn(tb.Page.GetByRole("button", playwright.PageGetByRoleOptions{Name: "Cancel"}))
 	tb.WaitURL(`/cart\?step=bank&funding_source_id=` + s.Src + `$`)
 	if n := attemptsLeft(t, s); n != 3 {
-		t.Errorf("attempts after cancel = %v", n)
+		tb.Errorf("attempts after cancel = %v", n)
 	}
 }
 
@@ -139,7 +137,7 @@ func TestBrowserHostedStates(t *testing.T) {
 		}
 		tb.WantText(want...)
 		if w := tb.Eval(`document.documentElement.scrollWidth`).(int); w > 375 {
-			t.Errorf("%s: %d px wide on a 375 px phone", name, w)
+			tb.Errorf("%s: %d px wide on a 375 px phone", name, w)
 		}
 		if shots != "" {
 			tb.Screenshot(shots, "hosted-"+name)
@@ -161,9 +159,7 @@ func TestBrowserHostedStates(t *testing.T) {
 	check("failed", sourceIn("failed").FragmentLink(srv.URL, success, cancel), "Verification locked", "Ask Acme Books to send new deposits")
 	verified := sourceIn("verified")
 	check("verified", verified.FragmentLink(srv.URL, success, cancel), "Bank account verified", "Continue to Acme Books")
-	if err := tb.Page.GetByRole("link", playwright.PageGetByRoleOptions{Name: "Continue to Acme Books"}).Click(); err != nil {
-		t.Fatal(err)
-	}
+	tb.ClickOn(tb.Page.GetByRole("link", playwright.PageGetByRoleOptions{Name: "Continue to Acme Books"}))
 	tb.WaitURL(`/done\?funding_source_id=` + verified.Src + `&status=Verified$`)
 
 	expired := sourceIn("expired")
@@ -176,14 +172,14 @@ func TestBrowserHostedStates(t *testing.T) {
 	check("invalid-link", bad.FragmentLink(srv.URL, success, cancel), "This link is not valid")
 	check("refused-redirect", s.FragmentLink(srv.URL, "javascript:alert(1)", cancel), "This link cannot be used", "successUrl was refused")
 	if strings.HasPrefix(tb.Page.URL(), "javascript:") {
-		t.Error("followed a javascript: successUrl")
+		tb.Error("followed a javascript: successUrl")
 	}
 	tb.Open(srv.URL + "/#/bank-account/../../evil.example")
 	if err := tb.Page.Locator("#bad-link").WaitFor(playwright.LocatorWaitForOptions{State: playwright.WaitForSelectorStateVisible}); err != nil {
-		t.Errorf("a malformed fragment does not say the link is not valid: %v", err)
+		tb.Errorf("a malformed fragment does not say the link is not valid: %v", err)
 	}
 	if u := tb.Page.URL(); !strings.HasPrefix(u, srv.URL+"/#") {
-		t.Errorf("a malformed fragment navigated to %s", u)
+		tb.Errorf("a malformed fragment navigated to %s", u)
 	}
 }
 
@@ -201,18 +197,16 @@ func TestBrowserHostedRefusesCrossSitePost(t *testing.T) {
 
 	tb := webtest.NewTab(t)
 	tb.Open(shop.URL("localhost") + "/attack")
-	if err := tb.Page.Locator("#go").Click(); err != nil {
-		t.Fatal(err)
-	}
+	tb.ClickOn(tb.Page.Locator("#go"))
 	if err := tb.Page.WaitForURL(regexp.MustCompile(`/bank-account/`)); err != nil {
-		t.Fatal(err)
+		tb.Fatal(err)
 	}
 	tb.WantText("This form was sent from another site")
 	if got := th.WantOK(t, s.H.Get("/v2/funding-source/"+s.Src, s.Key))["status"]; got != "Unverified" {
-		t.Errorf("a cross-site post changed the source to %v", got)
+		tb.Errorf("a cross-site post changed the source to %v", got)
 	}
 	if n := attemptsLeft(t, s); n != 3 {
-		t.Errorf("attempts after a cross-site post = %v", n)
+		tb.Errorf("attempts after a cross-site post = %v", n)
 	}
 }
 
@@ -226,7 +220,7 @@ func TestBrowserHostedWithoutJavaScript(t *testing.T) {
 	tb.Open(srv.URL + "/")
 	tb.WantText("JavaScript turned off")
 	if status := tb.Open(srv.URL + s.Path("successUrl="+url.QueryEscape(shop.URL("127.0.0.1")+"/done"))); status != 200 {
-		t.Fatalf("direct route without JavaScript: %d", status)
+		tb.Fatalf("direct route without JavaScript: %d", status)
 	}
 	tb.Verify(right[1], right[0]) // either order
 	tb.WaitURL(`/done\?funding_source_id=` + s.Src + `&status=Verified$`)

@@ -32,19 +32,19 @@ func TestBrowserHostedInstantCode(t *testing.T) {
 			tb.WantText("Confirm your bank account", "$0.01", "over RTP", "starts with FS", "3 attempts remaining",
 				"The code is FS followed by four letters or digits, like FS7KQ2. Upper or lower case both work, and you can leave out FS.")
 			if ph, err := tb.Page.Locator("#code").GetAttribute("placeholder"); err != nil || ph != "FS" {
-				t.Errorf("the code input's placeholder is %q (%v), want FS", ph, err)
+				tb.Errorf("the code input's placeholder is %q (%v), want FS", ph, err)
 			}
 			tb.Accessible()
 			tb.Axe()
 			if w := tb.Eval(`document.documentElement.scrollWidth`).(int); w > width {
-				t.Errorf("the page is %d px wide at %d px", w, width)
+				tb.Errorf("the page is %d px wide at %d px", w, width)
 			}
 			if n := tb.Eval(`document.querySelectorAll('#amount1, #amount2').length`); n != 0 {
-				t.Errorf("%v amount inputs on an instant verification", n)
+				tb.Errorf("%v amount inputs on an instant verification", n)
 			}
 			// A touch target as large as the amount inputs: 44 px and more.
 			if box := tb.Box("#code"); box.Height < 44 || box.Width < 200 {
-				t.Errorf("the code input is %.0f × %.0f px at %d px, want at least 44 px tall", box.Width, box.Height, width)
+				tb.Errorf("the code input is %.0f × %.0f px at %d px, want at least 44 px tall", box.Width, box.Height, width)
 			}
 
 			wrong := "FS2222"
@@ -54,20 +54,20 @@ func TestBrowserHostedInstantCode(t *testing.T) {
 			tb.Fill("Code from the $0.01 deposit", wrong)
 			tb.Click("button", "Verify account")
 			if err := tb.Page.Locator("#form-error").WaitFor(playwright.LocatorWaitForOptions{State: playwright.WaitForSelectorStateVisible}); err != nil {
-				t.Fatalf("no error after a wrong code: %v", err)
+				tb.Fatalf("no error after a wrong code: %v", err)
 			}
 			if msg := tb.Text("#form-error"); !strings.Contains(msg, "That code doesn't match") || !strings.Contains(msg, "2 attempts left") {
-				t.Errorf("error = %q", msg)
+				tb.Errorf("error = %q", msg)
 			}
 			tb.WantFocus("#code") // after the error
 			tb.Axe()
 			tb.Fill("Code from the $0.01 deposit", "x")
 			tb.Click("button", "Verify account")
 			if err := tb.Page.Locator("#code-error").WaitFor(playwright.LocatorWaitForOptions{State: playwright.WaitForSelectorStateVisible}); err != nil {
-				t.Fatalf("no field error after a malformed code: %v", err)
+				tb.Fatalf("no field error after a malformed code: %v", err)
 			}
 			if inv, _ := tb.Page.Locator("#code").GetAttribute("aria-invalid"); inv != "true" {
-				t.Errorf("aria-invalid = %q on a malformed code", inv)
+				tb.Errorf("aria-invalid = %q on a malformed code", inv)
 			}
 			tb.WantText("2 attempts remaining") // a malformed code costs nothing
 
@@ -101,7 +101,7 @@ func TestBrowserHostedInstantWithoutJavaScript(t *testing.T) {
 
 	tb := webtest.NewTab(t, webtest.WithoutJavaScript)
 	if status := tb.Open(srv.URL + inst.Path("successUrl="+url.QueryEscape(shop.URL("127.0.0.1")+"/done"))); status != 200 {
-		t.Fatalf("direct route without JavaScript: %d", status)
+		tb.Fatalf("direct route without JavaScript: %d", status)
 	}
 	tb.WantText("over FedNow")
 	tb.Fill("Code from the $0.01 deposit", " "+code[:3]+" "+code[3:]+" ")

@@ -26,7 +26,7 @@ func TestBrowserHostedSameDayArrival(t *testing.T) {
 			tb.Accessible()
 			tb.Axe()
 			if w := tb.Eval(`document.documentElement.scrollWidth`).(int); w > width {
-				t.Errorf("the page is %d px wide at %d px", w, width)
+				tb.Errorf("the page is %d px wide at %d px", w, width)
 			}
 		})
 	}

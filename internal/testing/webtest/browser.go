@@ -105,6 +105,11 @@ type Tab struct {
 	t    testing.TB
 	Page playwright.Page
 	shot bool // a failure's screenshot was taken
+
+	mu    sync.Mutex
+	docs  int           // documents the main frame has committed; guarded by mu
+	next  chan struct{} // closed when the main frame commits the next one; guarded by mu
+	acted int           // docs when the last click, key press or choice began; -1 before any
 }
 
 // expect retries a locator's assertion until it holds or the tab's
@@ -142,7 +147,19 @@ func NewTab(t testing.TB, opts ...TabOption) *Tab {
 	if err != nil {
 		t.Fatalf("browser page: %v", err)
 	}
-	tb := &Tab{t: t, Page: page}
+	tb := &Tab{t: t, Page: page, next: make(chan struct{}), acted: -1}
+	// Counting the main frame's navigations lets a wait tell the page an
+	// action leads to from the one it was taken on, even at the same address.
+	page.OnFrameNavigated(func(f playwright.Frame) {
+		if f.ParentFrame() != nil {
+			return
+		}
+		tb.mu.Lock()
+		tb.docs++
+		close(tb.next)
+		tb.next = make(chan struct{})
+		tb.mu.Unlock()
+	})
 	t.Cleanup(func() {
 		if t.Failed() && !tb.shot {
 			tb.failureShot()
@@ -184,6 +201,24 @@ func (tb *Tab) Fatalf(format string, args ...any) {
 		tb.failureShot()
 	}
 	tb.t.Fatalf(format, args...)
+}
+
+// Error fails the test after a screenshot of the page (the first failure's).
+func (tb *Tab) Error(args ...any) {
+	tb.t.Helper()
+	if !tb.shot {
+		tb.failureShot()
+	}
+	tb.t.Error(args...)
+}
+
+// Fatal fails and stops the test after a screenshot of the page.
+func (tb *Tab) Fatal(args ...any) {
+	tb.t.Helper()
+	if !tb.shot {
+		tb.failureShot()
+	}
+	tb.t.Fatal(args...)
 }
 
 // WantFocus waits until the element matching selector has the focus.
@@ -260,16 +295,6 @@ func (tb *Tab) WantText(want ...string) {
 	}
 }
 
-// WaitURL waits until the page's address matches re: the navigation is
-// committed (the locators that read the page wait for what they read),
-// so a load event that fired before the wait began is not waited for.
-func (tb *Tab) WaitURL(re string) {
-	tb.t.Helper()
-	if err := tb.Page.WaitForURL(regexp.MustCompile(re), playwright.PageWaitForURLOptions{WaitUntil: playwright.WaitUntilStateCommit}); err != nil {
-		tb.Fatalf("address never matched %s: now %s: %v", re, tb.Page.URL(), err)
-	}
-}
-
 // Eval runs a JavaScript expression in the page.
 func (tb *Tab) Eval(expr string) any {
 	tb.t.Helper()
@@ -278,16 +303,6 @@ func (tb *Tab) Eval(expr string) any {
 		tb.Fatalf("evaluate %s: %v", expr, err)
 	}
 	return v
-}
-
-// Press types keys on the keyboard.
-func (tb *Tab) Press(keys ...string) {
-	tb.t.Helper()
-	for _, k := range keys {
-		if err := tb.Page.Keyboard().Press(k); err != nil {
-			tb.Fatalf("press %s: %v", k, err)
-		}
-	}
 }
 
 // Live serves the harness's engine over real HTTP on 127.0.0.1:0.
@@ -411,37 +426,6 @@ func WithViewport(w, h int) TabOption {
 	return func(o *playwright.BrowserNewContextOptions) { o.Viewport = &playwright.Size{Width: w, Height: h} }
 }
 
-// Fill types value into the input labelled label.
-func (tb *Tab) Fill(label, value string) {
-	tb.t.Helper()
-	if err := tb.Page.GetByLabel(label, playwright.PageGetByLabelOptions{Exact: playwright.Bool(true)}).Fill(value); err != nil {
-		tb.Fatalf("fill %q: %v", label, err)
-	}
-}
-
-// Click presses the button or link with the accessible name. A link of
-// the navigation that a phone folds into its menu is pressed there, the
-// menu opened first.
-func (tb *Tab) Click(role, name string) {
-	tb.t.Helper()
-	target := tb.Page.GetByRole(playwright.AriaRole(role), playwright.PageGetByRoleOptions{Name: name, Exact: playwright.Bool(true)}).First()
-	if visible, _ := target.IsVisible(); !visible && role == "link" {
-		menu := tb.Page.Locator(".phone-nav")
-		if shown, _ := menu.Locator("summary").IsVisible(); shown {
-			if open, _ := menu.GetAttribute("open"); open == "" {
-				if err := menu.Locator("summary").Click(); err != nil {
-					tb.Fatalf("open the menu: %v", err)
-				}
-			}
-			target = menu.GetByRole(playwright.AriaRole(role), playwright.LocatorGetByRoleOptions{Name: name, Exact: playwright.Bool(true)}).First()
-		}
-	}
-	err := target.Click()
-	if err != nil {
-		tb.Fatalf("click %s %q: %v", role, name, err)
-	}
-}
-
 // Value is the value of the input matching selector.
 func (tb *Tab) Value(selector string) string {
 	tb.t.Helper()
@@ -455,18 +439,6 @@ func (tb *Tab) Value(selector string) string {
 // AcceptDialogs answers every confirm() with OK.
 func (tb *Tab) AcceptDialogs() {
 	tb.Page.OnDialog(func(d playwright.Dialog) { _ = d.Accept() })
-}
-
-// SignIn signs in through the form and waits to leave the sign-in page.
-func (tb *Tab) SignIn(base, email, password string) {
-	tb.t.Helper()
-	if !strings.Contains(tb.Page.URL(), "/dashboard/sign-in") {
-		tb.Open(base + "/dashboard/sign-in")
-	}
-	tb.Fill("Email", email)
-	tb.Fill("Password", password)
-	tb.Click("button", "Sign in")
-	tb.WaitURL(`/dashboard(/[a-z-]+.*)?$`)
 }
 
 // Shot saves a screenshot as dir/name.png when dir is set (make screenshots).
@@ -527,26 +499,6 @@ func (tb *Tab) InsideCards() {
 	lines := tb.Eval(`Math.max(0, ...[...document.querySelectorAll('main a[href*="/dashboard/payments/pay_"]')].map(a => a.getClientRects().length))`)
 	if n, _ := lines.(int); n > 2 {
 		tb.Errorf("%s: a payment id wraps onto %d lines", tb.Page.URL(), n)
-	}
-}
-
-// Inside clicks the first button within the element matching selector
-// and waits for the page it leads to.
-func (tb *Tab) Inside(selector string) {
-	tb.t.Helper()
-	if err := tb.Page.Locator(selector + " button").First().Click(); err != nil {
-		tb.Fatalf("click the button in %s: %v", selector, err)
-	}
-	if err := tb.Page.WaitForLoadState(playwright.PageWaitForLoadStateOptions{State: playwright.LoadStateLoad}); err != nil {
-		tb.t.Fatal(err)
-	}
-}
-
-// Choose selects value in the select matching selector.
-func (tb *Tab) Choose(selector, value string) {
-	tb.t.Helper()
-	if _, err := tb.Page.Locator(selector).SelectOption(playwright.SelectOptionValues{Values: &[]string{value}}); err != nil {
-		tb.Fatalf("choose %s in %s: %v", value, selector, err)
 	}
 }
 

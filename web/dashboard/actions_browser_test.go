@@ -42,14 +42,11 @@ func TestBrowserDashboardPaymentActions(t *testing.T) {
 		t.Run(fmt.Sprint(width), func(t *testing.T) {
 			tb := webtest.NewTab(t, webtest.WithViewport(width, 900), webtest.WithoutJavaScript)
 			tb.SignIn(srv.URL, m.Merchant.Email, "correct horse battery")
-			twin := tb.AxeTwin()
+			checkPage := tb.PageChecks()
 			check := func() {
 				t.Helper()
-				tb.Accessible()
-				tb.FitsWidth()
 				tb.InsideCards()
-				twin.Open(tb.Page.URL())
-				twin.Axe()
+				checkPage()
 			}
 			other := h.VerifiedSource(key, user, fmt.Sprintf("3333%05d", width))
 			pending := th.WantOK(t, h.Post("/v2/payments", key, th.PaymentBody(other, `"7.00"`, "debit")))["payment_id"].(string)

@@ -44,14 +44,7 @@ func TestBrowserHeldPaymentsAndReturnRateBanner(t *testing.T) {
 		t.Run(fmt.Sprint(width), func(t *testing.T) {
 			tb := webtest.NewTab(t, webtest.WithViewport(width, 900), webtest.WithoutJavaScript)
 			tb.SignIn(srv.URL, m.Merchant.Email, "correct horse battery")
-			twin := tb.AxeTwin()
-			check := func() {
-				t.Helper()
-				tb.Accessible()
-				tb.FitsWidth()
-				twin.Open(tb.Page.URL())
-				twin.Axe()
-			}
+			check := tb.PageChecks()
 			tb.Open(srv.URL + "/dashboard")
 			check()
 			if width == 1280 {

@@ -29,16 +29,7 @@ func TestBrowserPaymentPageShowsRailsAndRefunds(t *testing.T) {
 
 	tb := webtest.NewTab(t, webtest.WithViewport(390, 844), webtest.WithoutJavaScript)
 	tb.SignIn(srv.URL, m.Merchant.Email, "correct horse battery")
-	// axe-core needs timers, which are off with JavaScript: a twin tab
-	// signed in as tb checks each page tb sees.
-	twin := tb.AxeTwin()
-	check := func() {
-		t.Helper()
-		tb.Accessible()
-		tb.FitsWidth()
-		twin.Open(tb.Page.URL())
-		twin.Axe()
-	}
+	check := tb.PageChecks()
 	tb.Open(srv.URL + "/dashboard/payments/" + debit)
 	tb.WantText("Refunded", "$1,000.00")
 	if got := tb.Text("#payment-rail"); got != "ACH" {

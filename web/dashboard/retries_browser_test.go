@@ -27,16 +27,13 @@ func TestBrowserPaymentPageShowsRetriesAndReversal(t *testing.T) {
 
 	tb := webtest.NewTab(t, webtest.WithViewport(390, 844), webtest.WithoutJavaScript)
 	tb.SignIn(srv.URL, m.Merchant.Email, "correct horse battery")
-	twin := tb.AxeTwin()
+	checkPage := tb.PageChecks()
 	check := func(heading string) {
 		t.Helper()
 		if got := tb.Text("h1"); got != heading {
 			tb.Errorf("%s: heading %q, want %q", tb.Page.URL(), got, heading)
 		}
-		tb.Accessible()
-		tb.FitsWidth()
-		twin.Open(tb.Page.URL())
-		twin.Axe()
+		checkPage()
 	}
 
 	tb.Open(srv.URL + "/dashboard/payments/" + debit)

@@ -27,14 +27,11 @@ func TestBrowserDashboardTestClocks(t *testing.T) {
 		t.Run(fmt.Sprint(width), func(t *testing.T) {
 			tb := webtest.NewTab(t, webtest.WithViewport(width, 900), webtest.WithoutJavaScript)
 			tb.SignIn(srv.URL, m.Merchant.Email, "correct horse battery")
-			twin := tb.AxeTwin()
+			checkPage := tb.PageChecks()
 			check := func() {
 				t.Helper()
-				tb.Accessible()
-				tb.FitsWidth()
 				tb.InsideCards()
-				twin.Open(tb.Page.URL())
-				twin.Axe()
+				checkPage()
 			}
 			tb.Click("link", "Test clocks")
 			tb.WaitURL(`/dashboard/test-clocks$`)

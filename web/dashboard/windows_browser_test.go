@@ -27,14 +27,7 @@ func TestBrowserDashboardBalancesAndFinality(t *testing.T) {
 
 			tb := webtest.NewTab(t, webtest.WithViewport(width, 844), webtest.WithoutJavaScript)
 			tb.SignIn(srv.URL, m.Merchant.Email, "correct horse battery")
-			twin := tb.AxeTwin()
-			check := func() {
-				t.Helper()
-				tb.Accessible()
-				tb.FitsWidth()
-				twin.Open(tb.Page.URL())
-				twin.Axe()
-			}
+			check := tb.PageChecks()
 			for _, page := range []string{"/dashboard", "/dashboard/payments"} {
 				tb.Open(srv.URL + page)
 				if got := tb.Text("#balances"); !containsAll(got, "Pending debits", "$12.00", "Pending credits", "$7.50", "Debits at risk", "$25.00") {

@@ -413,6 +413,22 @@ func (tb *Tab) AxeTwin() *Tab {
 	return twin
 }
 
+// PageChecks returns a check of the page a tab without JavaScript shows
+// when it is called: its names and labels (Accessible), its width
+// (FitsWidth), and axe-core, which needs timers, run on the same address
+// by a twin tab signed in as tb (AxeTwin).
+func (tb *Tab) PageChecks() func() {
+	tb.t.Helper()
+	twin := tb.AxeTwin()
+	return func() {
+		tb.t.Helper()
+		tb.Accessible()
+		tb.FitsWidth()
+		twin.Open(tb.Page.URL())
+		twin.Axe()
+	}
+}
+
 // FitsWidth fails when the page scrolls sideways (wider than the window).
 func (tb *Tab) FitsWidth() {
 	tb.t.Helper()

@@ -2,7 +2,6 @@ package dashboard_test
 
 import (
 	"context"
-	"fmt"
 	"image/color"
 	"math"
 	"testing"
@@ -39,7 +38,7 @@ func TestBrowserHostedPageShowsTheBrand(t *testing.T) {
 			}
 		})
 		tb.Open(srv.URL + s.Path(webtest.OkQuery()))
-		if got := tb.Eval(`(() => { const i = document.querySelector('#payee-logo'); return i.complete ? i.naturalWidth : -1 })()`); fmt.Sprint(got) != "240" {
+		if got := tb.ImageWidth("#payee-logo"); got != 240 {
 			tb.Errorf("at %d px the logo's natural width is %v, want 240 (loaded)", width, got)
 		}
 		// The name stands beside the logo, so the logo is decorative and a
@@ -125,7 +124,7 @@ func TestBrowserSettingsBrandUpload(t *testing.T) {
 	tb.Click("button", "Save brand")
 	tb.WaitURL(`/dashboard/settings$`)
 	tb.WantText("Saved the hosted page's brand.")
-	if got := tb.Eval(`(() => { const i = document.querySelector('#logo-preview'); return i.complete ? i.naturalWidth : -1 })()`); fmt.Sprint(got) != "64" {
+	if got := tb.ImageWidth("#logo-preview"); got != 64 {
 		tb.Errorf("the preview's natural width is %v, want 64", got)
 	}
 	b, err := h.Merchants.Brand(context.Background(), m.Merchant.ID)

@@ -305,6 +305,29 @@ func (tb *Tab) Eval(expr string) any {
 	return v
 }
 
+// ImageWidth waits until the image matching selector has finished
+// loading (or failing to) and returns its natural width: 0 for an image
+// the browser could not decode. It needs JavaScript.
+func (tb *Tab) ImageWidth(selector string) int {
+	tb.t.Helper()
+	cond := `s => { const i = document.querySelector(s); return i !== null && i.complete }`
+	if _, err := tb.Page.WaitForFunction(cond, selector, playwright.PageWaitForFunctionOptions{Timeout: playwright.Float(waitMillis)}); err != nil {
+		tb.Fatalf("image %s never finished loading: %v", selector, err)
+	}
+	v, err := tb.Page.Evaluate(`s => document.querySelector(s).naturalWidth`, selector)
+	if err != nil {
+		tb.Fatalf("width of image %s: %v", selector, err)
+	}
+	switch w := v.(type) {
+	case int:
+		return w
+	case float64:
+		return int(w)
+	}
+	tb.Fatalf("width of image %s: %v is not a number", selector, v)
+	return 0
+}
+
 // Live serves the harness's engine over real HTTP on 127.0.0.1:0.
 func (h *Harness) Live() *httptest.Server {
 	srv := httptest.NewServer(h.Engine)

@@ -14,6 +14,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/playwright-community/playwright-go"
 )
@@ -307,25 +308,34 @@ func (tb *Tab) Eval(expr string) any {
 
 // ImageWidth waits until the image matching selector has finished
 // loading (or failing to) and returns its natural width: 0 for an image
-// the browser could not decode. It needs JavaScript.
+// the browser could not decode. It polls with Evaluate, which the pages'
+// Content-Security-Policy allows; Playwright's WaitForFunction evaluates
+// a string in the page, which script-src 'self' refuses.
 func (tb *Tab) ImageWidth(selector string) int {
 	tb.t.Helper()
-	cond := `s => { const i = document.querySelector(s); return i !== null && i.complete }`
-	if _, err := tb.Page.WaitForFunction(cond, selector, playwright.PageWaitForFunctionOptions{Timeout: playwright.Float(waitMillis)}); err != nil {
-		tb.Fatalf("image %s never finished loading: %v", selector, err)
+	const width = `s => { const i = document.querySelector(s); return i !== null && i.complete ? i.naturalWidth : -1 }`
+	for deadline := time.Now().Add(waitMillis * time.Millisecond); ; {
+		v, err := tb.Page.Evaluate(width, selector)
+		if err != nil {
+			tb.Fatalf("width of image %s: %v", selector, err)
+		}
+		var w int
+		switch n := v.(type) {
+		case int:
+			w = n
+		case float64:
+			w = int(n)
+		default:
+			tb.Fatalf("width of image %s: %v is not a number", selector, v)
+		}
+		if w >= 0 {
+			return w
+		}
+		if time.Now().After(deadline) {
+			tb.Fatalf("image %s never finished loading", selector)
+		}
+		time.Sleep(20 * time.Millisecond) // the next look at the image's state
 	}
-	v, err := tb.Page.Evaluate(`s => document.querySelector(s).naturalWidth`, selector)
-	if err != nil {
-		tb.Fatalf("width of image %s: %v", selector, err)
-	}
-	switch w := v.(type) {
-	case int:
-		return w
-	case float64:
-		return int(w)
-	}
-	tb.Fatalf("width of image %s: %v is not a number", selector, v)
-	return 0
 }
 
 // Live serves the harness's engine over real HTTP on 127.0.0.1:0.
